@@ -1,0 +1,21 @@
+// Lint that teaches: floating promises, `any` and stray console output are the bugs we have seen.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'bench/**', 'coverage/**', 'eslint.config.js', 'tools/**', 'inbox/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts', '**/*.tsx'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-explicit-any': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'no-console': 'error',
+    },
+  },
+  // The UI layer (CLI printing, the harness pane) is where output to a person belongs.
+  { files: ['src/cli/**', 'src/harness/**', 'src/watch/**', 'test/**'], rules: { 'no-console': 'off' } },
+);

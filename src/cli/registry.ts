@@ -1,0 +1,12 @@
+import type { Command } from 'commander';
+
+/** A command file: builds its commander `Command`; its action imports what it needs lazily. */
+export interface CommandModule {
+  command(): Command;
+}
+
+/**
+ * Every command, loaded on demand. Adding a command = one file in `commands/` + one line here.
+ */
+export const COMMANDS: Record<string, () => Promise<CommandModule>> = {
+};

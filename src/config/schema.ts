@@ -1,0 +1,170 @@
+import { z } from 'zod';
+
+/**
+ * The one declarative config schema (§2, STYLE 9). Validation, `config show`, the JSON
+ * schema and the `FLOTILLA_*` environment names are all derived from it. Every key has a
+ * default and a description.
+ */
+
+const hookCommand = z.object({
+  command: z.string().min(1).describe('Shell command run with sh -c'),
+  timeout_secs: z.number().positive().default(30).describe('Kill the hook (and its process group) after this many seconds'),
+});
+
+export const DEFAULT_DENY_COMMANDS = [
+  'rm -rf /',
+  'rm -rf /*',
+  'rm -rf ~',
+  'rm -rf $HOME',
+  'sudo',
+  'su',
+  'doas',
+  'mkfs',
+  'dd of=/dev/',
+  'shutdown',
+  'reboot',
+  'halt',
+  'poweroff',
+  'chmod -R 777 /',
+  'chown -R',
+  ':(){ :|:& };:',
+  'curl | sh',
+  'curl | bash',
+  'wget | sh',
+  'wget | bash',
+  'git push --force',
+  'git reset --hard origin',
+] as const;
+
+export const configSchema = z
+  .object({
+    model: z
+      .string()
+      .nullable()
+      .default(null)
+      .describe("Default model as provider:model-id (e.g. anthropic:claude-sonnet-4-5); null = pick by API keys, else the scripted demo model"),
+    models: z
+      .object({
+        aliases: z
+          .record(z.string(), z.string())
+          .default({
+            sonnet: 'anthropic:claude-sonnet-4-5',
+            opus: 'anthropic:claude-opus-4-1',
+            haiku: 'anthropic:claude-haiku-4-5',
+          })
+          .describe("Claude-style model aliases used by definitions ('inherit' means the parent's model)"),
+        providers: z
+          .record(
+            z.string(),
+            z.object({
+              base_url: z.string().describe('OpenAI-compatible base URL, e.g. http://localhost:11434/v1'),
+              api_key_env: z.string().optional().describe('Environment variable holding the API key'),
+            }),
+          )
+          .default({})
+          .describe('Named OpenAI-compatible servers, used as openai-compatible:<name>/<model>'),
+        prices: z
+          .record(z.string(), z.object({ input_per_mtok: z.number().nonnegative(), output_per_mtok: z.number().nonnegative() }))
+          .default({})
+          .describe('USD per million tokens by model string, for cost accounting and budget.max_cost_usd_per_tree'),
+        max_retries: z.number().int().nonnegative().default(3).describe('Retries with backoff for HTTP 429/5xx model errors'),
+      })
+      .prefault({})
+      .describe('Model providers, aliases and prices'),
+    limits: z
+      .object({
+        max_depth: z.number().int().nonnegative().default(3).describe('Deepest spawn depth allowed (a root is depth 0)'),
+        max_running: z.number().int().positive().default(8).describe('Live agents allowed in the whole fleet'),
+        max_children: z.number().int().nonnegative().default(4).describe("Live children allowed per parent"),
+        max_spawns_per_tree: z.number().int().positive().default(32).describe('Total spawns allowed in one tree, ever'),
+        max_turns: z.number().int().positive().default(20).describe('Model turns per task unless the definition says otherwise'),
+        timeout_secs: z.number().positive().default(600).describe('Wall-clock limit of one task'),
+        idle_timeout_secs: z.number().nonnegative().default(900).describe('A persistent agent exits after this long idle (0 = never)'),
+        cancel_grace_secs: z.number().nonnegative().default(5).describe('Seconds between SIGTERM and SIGKILL on cancel'),
+      })
+      .prefault({})
+      .describe('Spawn and run limits (§5)'),
+    budget: z
+      .object({
+        max_tokens_per_tree: z.number().int().positive().nullable().default(null).describe('Token budget shared by a root and all its descendants (null = unlimited)'),
+        max_cost_usd_per_tree: z.number().positive().nullable().default(null).describe('USD budget shared by a tree, priced by models.prices (null = unlimited)'),
+      })
+      .prefault({})
+      .describe('Budgets per tree (§11)'),
+    tmux: z
+      .object({
+        socket: z.string().nullable().default(null).describe('tmux server socket name (tmux -L); null = the default server'),
+        session_prefix: z.string().default('flotilla').describe('Fleet session name prefix: <prefix>-<project-slug>'),
+      })
+      .prefault({})
+      .describe('tmux (§5.4)'),
+    agents: z
+      .object({
+        default_disallowed_tools: z.array(z.string()).default([]).describe('Tools no agent gets, whatever its definition says'),
+        default_permission_mode: z
+          .enum(['plan', 'default', 'accept_edits', 'dont_ask', 'bypass_permissions'])
+          .default('default')
+          .describe('Permission mode of a definition that names none'),
+        allow_bypass_permissions: z.boolean().default(false).describe('Allow definitions with permission_mode bypass_permissions to load'),
+        approval_timeout_secs: z.number().positive().default(300).describe('An approval nobody answers within this many seconds is denied'),
+        default_memory_scope: z.enum(['user', 'project', 'local']).nullable().default(null).describe('Memory scope of a definition that names none (null = no memory)'),
+        context_window_turns: z.number().int().nonnegative().default(6).describe('Parent turns passed to a child with --context'),
+        default: z.string().default('general').describe('Definition used when spawn names none'),
+      })
+      .prefault({})
+      .describe('Agent defaults and policy (§7)'),
+    security: z
+      .object({
+        deny_commands: z.array(z.string()).default([...DEFAULT_DENY_COMMANDS]).describe('Shell gate deny list, matched per simple command (§7)'),
+        sandbox: z.enum(['none', 'bubblewrap']).default('none').describe('OS sandbox for shell commands (§11)'),
+        sandbox_network: z.boolean().default(false).describe('Allow network inside the sandbox'),
+      })
+      .prefault({})
+      .describe('Shell gate and sandbox'),
+    tools: z
+      .object({
+        shell_timeout_secs: z.number().positive().default(120).describe('Default timeout of one shell command'),
+        max_output_bytes: z.number().int().positive().default(30_000).describe('Tool output shown to the model, head and tail kept'),
+      })
+      .prefault({})
+      .describe('Built-in tools (§6)'),
+    transcripts: z
+      .object({
+        enabled: z.boolean().default(true).describe('Write transcripts (resume needs them)'),
+        max_files: z.number().int().nonnegative().default(50).describe('Finished transcripts kept (0 = unlimited)'),
+      })
+      .prefault({})
+      .describe('Transcripts (§8)'),
+    output: z
+      .object({
+        max_bytes: z.number().int().positive().default(1_048_576).describe('Cap of each final answer file'),
+        retention_secs: z.number().nonnegative().default(0).describe('Delete finished outputs older than this (0 = keep)'),
+      })
+      .prefault({})
+      .describe('Final answers (§8)'),
+    hooks: z
+      .object({
+        start: z.array(hookCommand).default([]).describe('Commands run when any agent starts'),
+        stop: z.array(hookCommand).default([]).describe('Commands run once when any agent reaches a terminal state'),
+      })
+      .prefault({})
+      .describe('Config-level lifecycle hooks (§9)'),
+    inbox: z
+      .object({
+        rescan_secs: z.number().positive().default(30).describe('Rescan new/ this often to catch events the kernel dropped'),
+        poll: z.enum(['auto', 'always']).default('auto').describe("'always' polls instead of inotify (network filesystems)"),
+        poll_interval_ms: z.number().int().positive().default(100).describe('Polling interval when polling'),
+        max_body_bytes: z.number().int().positive().default(1_048_576).describe('Largest message body'),
+      })
+      .prefault({})
+      .describe('Inbox (§4)'),
+  })
+  .strict();
+
+export type Config = z.infer<typeof configSchema>;
+export type ConfigInput = z.input<typeof configSchema>;
+
+/** The defaults alone. */
+export function defaultConfig(): Config {
+  return configSchema.parse({});
+}

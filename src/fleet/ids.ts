@@ -1,0 +1,50 @@
+import { customAlphabet } from 'nanoid';
+import { FlotillaError, UsageError } from '../errors.js';
+
+/** Agent ids and definition names: §1. */
+export const ID_PATTERN = /^[a-zA-Z0-9][a-zA-Z0-9_-]{0,63}$/;
+
+const suffix = customAlphabet('0123456789abcdefghijklmnopqrstuvwxyz', 6);
+const random = customAlphabet('0123456789abcdefghijklmnopqrstuvwxyz', 10);
+
+/** A fresh agent id: `<name>-<6 chars>`, e.g. `reviewer-7k2m9q`. */
+export function newAgentId(name: string): string {
+  const base = name.slice(0, 57);
+  return `${base}-${suffix()}`;
+}
+
+/** Checks a caller-given id (`--id`). */
+export function assertValidId(id: string, what = 'id'): void {
+  if (!ID_PATTERN.test(id)) {
+    throw new UsageError(
+      `invalid ${what} '${id}': use 1-64 letters, digits, '_' or '-', starting with a letter or digit`,
+    );
+  }
+}
+
+/**
+ * A unique, time-sortable id for messages and events: 9 base-36 chars of milliseconds,
+ * then 10 random chars. Sorting the strings sorts by time.
+ */
+export function newSortableId(now = Date.now()): string {
+  return now.toString(36).padStart(9, '0') + random();
+}
+
+/**
+ * Resolves a unique prefix among candidates (§1). An exact match wins; an ambiguous
+ * prefix lists the candidates; no match says how to list them.
+ */
+export function resolvePrefix(prefix: string, candidates: readonly string[], what = 'agent'): string {
+  if (candidates.includes(prefix)) return prefix;
+  const matches = candidates.filter((c) => c.startsWith(prefix));
+  if (matches.length === 1) return matches[0]!;
+  if (matches.length === 0) {
+    throw new FlotillaError(`no ${what} matches '${prefix}' — run 'flotilla status' to list agents`, {
+      code: 'not-found',
+    });
+  }
+  const shown = matches.slice(0, 10).join(', ') + (matches.length > 10 ? `, … (${matches.length} in all)` : '');
+  throw new FlotillaError(`'${prefix}' matches ${matches.length} ${what}s: ${shown} — give more characters`, {
+    code: 'ambiguous',
+  });
+}

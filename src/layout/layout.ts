@@ -1,0 +1,129 @@
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+
+/**
+ * The only code that builds paths under the fleet root (§1). Everything else asks a
+ * `Layout` for its paths, so the on-disk shape is defined in exactly one place.
+ */
+export interface Layout {
+  /** The fleet root, normally `<project>/.flotilla`. */
+  readonly root: string;
+  /** The project the fleet works on. */
+  readonly project: string;
+  readonly configFile: string;
+  readonly agentsDir: string;
+  readonly state: string;
+  readonly registryDir: string;
+  readonly registryTmp: string;
+  readonly inboxRoot: string;
+  readonly transcriptsDir: string;
+  readonly outputDir: string;
+  readonly logsDir: string;
+  readonly auditFile: string;
+  readonly slotsDir: string;
+  readonly worktreesDir: string;
+  registryFile(id: string): string;
+  inbox(id: string): string;
+  transcript(id: string): string;
+  transcriptMeta(id: string): string;
+  output(id: string): string;
+  log(id: string): string;
+  worktree(id: string): string;
+  projectMemory(name: string): string;
+  localMemory(name: string): string;
+}
+
+export function layoutFor(root: string, project = dirname(resolve(root))): Layout {
+  const r = resolve(root);
+  const state = join(r, 'state');
+  const registryDir = join(state, 'agents');
+  const inboxRoot = join(state, 'inbox');
+  const transcriptsDir = join(state, 'transcripts');
+  const outputDir = join(state, 'output');
+  const logsDir = join(state, 'logs');
+  const worktreesDir = join(state, 'worktrees');
+  return {
+    root: r,
+    project: resolve(project),
+    configFile: join(r, 'config.yaml'),
+    agentsDir: join(r, 'agents'),
+    state,
+    registryDir,
+    registryTmp: join(registryDir, '.tmp'),
+    inboxRoot,
+    transcriptsDir,
+    outputDir,
+    logsDir,
+    auditFile: join(state, 'audit.jsonl'),
+    slotsDir: join(state, 'slots'),
+    worktreesDir,
+    registryFile: (id) => join(registryDir, `${id}.json`),
+    inbox: (id) => join(inboxRoot, id),
+    transcript: (id) => join(transcriptsDir, `${id}.jsonl`),
+    transcriptMeta: (id) => join(transcriptsDir, `${id}.meta.json`),
+    output: (id) => join(outputDir, `${id}.md`),
+    log: (id) => join(logsDir, `${id}.log`),
+    worktree: (id) => join(worktreesDir, id),
+    projectMemory: (name) => join(r, 'agent-memory', name),
+    localMemory: (name) => join(r, 'agent-memory-local', name),
+  };
+}
+
+/** The project directory: the git top-level above `cwd` (found without running git), else `cwd`. */
+export function findProject(cwd: string): string {
+  let dir = resolve(cwd);
+  for (;;) {
+    if (existsSync(join(dir, '.git'))) return dir;
+    const up = dirname(dir);
+    if (up === dir) return resolve(cwd);
+    dir = up;
+  }
+}
+
+/**
+ * Finds the fleet root: `--root`, then `FLOTILLA_ROOT`, then `<project>/.flotilla`.
+ */
+export function resolveLayout(opts: { root?: string | undefined; cwd?: string; env?: NodeJS.ProcessEnv } = {}): Layout {
+  const cwd = opts.cwd ?? process.cwd();
+  const env = opts.env ?? process.env;
+  const explicit = opts.root ?? env.FLOTILLA_ROOT;
+  if (explicit) {
+    const root = resolve(cwd, explicit);
+    return layoutFor(root, findProject(dirname(root)));
+  }
+  const project = findProject(cwd);
+  return layoutFor(join(project, '.flotilla'), project);
+}
+
+/**
+ * Creates `state/` and its folders on first use, and git-ignores runtime state with a
+ * `.flotilla/.gitignore` so a person's own `.gitignore` is never edited.
+ */
+export function ensureState(layout: Layout): void {
+  if (existsSync(layout.registryTmp)) return;
+  for (const dir of [layout.registryTmp, layout.inboxRoot, layout.transcriptsDir, layout.outputDir, layout.logsDir, layout.slotsDir]) {
+    mkdirSync(dir, { recursive: true });
+  }
+  const ignore = join(layout.root, '.gitignore');
+  if (!existsSync(ignore)) writeFileSync(ignore, 'state/\nagent-memory-local/\n');
+}
+
+/** User-scope paths (§1): `$XDG_CONFIG_HOME/flotilla/` and `~/.flotilla/agent-memory/`. */
+export function userPaths(env: NodeJS.ProcessEnv = process.env): {
+  configDir: string;
+  configFile: string;
+  agentsDir: string;
+  claudeAgentsDir: string;
+  memory(name: string): string;
+} {
+  const home = env.HOME ?? homedir();
+  const configDir = join(env.XDG_CONFIG_HOME || join(home, '.config'), 'flotilla');
+  return {
+    configDir,
+    configFile: join(configDir, 'config.yaml'),
+    agentsDir: join(configDir, 'agents'),
+    claudeAgentsDir: join(home, '.claude', 'agents'),
+    memory: (name) => join(home, '.flotilla', 'agent-memory', name),
+  };
+}

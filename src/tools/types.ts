@@ -1,0 +1,43 @@
+import type { z } from 'zod';
+
+/**
+ * The contract between tools and the loop (§6, STYLE 3-4). A tool is a zod schema plus an
+ * `execute` whose file-system or process operations were injected by its factory.
+ */
+
+/** What a tool may do, for permission modes (§7): `read` never asks; `write` and `exec` may. */
+export type ToolClass = 'read' | 'write' | 'exec' | 'fleet';
+
+export interface ToolContext {
+  /** Aborted when the turn is cancelled (Ctrl-C, SIGTERM, timeout): stop work, kill processes. */
+  signal: AbortSignal;
+  /** The agent's working directory; relative paths resolve against it. */
+  cwd: string;
+  /** The calling agent's id. */
+  agentId: string;
+}
+
+export interface ToolResult {
+  /** Text given to the model (before central truncation and scrubbing). */
+  output: string;
+  /** True when the call failed; the text then says what was received and how to fix it. */
+  isError?: boolean;
+  /** Facts for the audit trail (exit code, path, …); never shown to the model. */
+  meta?: Record<string, unknown>;
+}
+
+export interface Tool<I = unknown> {
+  /** Canonical id: shell, read, write, edit, glob, grep, send_message, … */
+  name: string;
+  description: string;
+  inputSchema: z.ZodType<I>;
+  klass: ToolClass;
+  execute(input: I, ctx: ToolContext): Promise<ToolResult>;
+}
+
+/** A tool call as the loop sees it. */
+export interface ToolCall {
+  id: string;
+  name: string;
+  input: unknown;
+}

@@ -1,0 +1,57 @@
+import { execa } from 'execa';
+import { nanoid } from 'nanoid';
+
+/** A private tmux server (`tmux -L <unique>`), killed by `kill()`. */
+export interface TmuxServer {
+  socket: string;
+  tmux(...args: string[]): Promise<string>;
+  /** The visible text of a pane or window target. */
+  capture(target: string): Promise<string>;
+  /** Polls `capture(target)` until `pattern` matches or `timeoutMs` passes; returns the last capture. */
+  waitFor(target: string, pattern: RegExp, timeoutMs?: number): Promise<string>;
+  kill(): Promise<void>;
+}
+
+export function tmuxServer(): TmuxServer {
+  const socket = `flotilla-test-${nanoid(8).replace(/[^a-zA-Z0-9]/g, 'x')}`;
+  const tmux = async (...args: string[]): Promise<string> => {
+    const r = await execa('tmux', ['-L', socket, ...args], { reject: false });
+    if (r.exitCode !== 0) throw new Error(`tmux ${args.join(' ')}: ${r.stderr}`);
+    return r.stdout;
+  };
+  const capture = (target: string) => tmux('capture-pane', '-p', '-J', '-S', '-200', '-t', target);
+  return {
+    socket,
+    tmux,
+    capture,
+    async waitFor(target, pattern, timeoutMs = 15_000) {
+      const end = Date.now() + timeoutMs;
+      let last = '';
+      while (Date.now() < end) {
+        last = await capture(target).catch(() => last);
+        if (pattern.test(last)) return last;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      throw new Error(`timed out waiting for ${pattern} in ${target}; last screen:\n${last}`);
+    },
+    async kill() {
+      await execa('tmux', ['-L', socket, 'kill-server'], { reject: false });
+    },
+  };
+}
+
+/** Polls an async predicate until true or throws after `timeoutMs`. */
+export async function eventually<T>(fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 15_000, what = 'condition'): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  let lastErr: unknown;
+  while (Date.now() < end) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (err) {
+      lastErr = err;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`timed out waiting for ${what}${lastErr ? `: ${String(lastErr)}` : ''}`);
+}
