@@ -1,0 +1,106 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { FlotillaError, isErrno } from '../errors.js';
+import { writeFileAtomic } from '../layout/atomic.js';
+import type { Layout } from '../layout/layout.js';
+import { resolvePrefix } from './ids.js';
+import { agentRecordSchema, canTransition, type AgentRecord, type AgentRecordInput } from './record.js';
+
+/**
+ * The registry (§3): one zod-validated JSON file per agent, written atomically. One writer
+ * at a time per record (spawner, then harness, then only the reaper for a dead pid), so a
+ * read-modify-write needs no lock; atomic rename means readers never see a torn file.
+ */
+
+export function readRecord(layout: Layout, id: string): AgentRecord | undefined {
+  let text: string;
+  try {
+    text = readFileSync(layout.registryFile(id), 'utf8');
+  } catch (err) {
+    if (isErrno(err, 'ENOENT')) return undefined;
+    throw err;
+  }
+  const parsed = agentRecordSchema.safeParse(JSON.parse(text));
+  if (!parsed.success) {
+    throw new FlotillaError(`registry record ${layout.registryFile(id)} is invalid: ${parsed.error.issues[0]?.message ?? 'unknown'} — remove it or run 'flotilla gc'`);
+  }
+  return parsed.data;
+}
+
+/** Like readRecord, but a missing record is an error that says how to list agents. */
+export function getRecord(layout: Layout, id: string): AgentRecord {
+  const rec = readRecord(layout, id);
+  if (!rec) throw new FlotillaError(`no agent '${id}' in the registry — run 'flotilla status' to list agents`, { code: 'not-found' });
+  return rec;
+}
+
+export function listIds(layout: Layout): string[] {
+  try {
+    return readdirSync(layout.registryDir)
+      .filter((f) => f.endsWith('.json') && !f.startsWith('.'))
+      .map((f) => f.slice(0, -5))
+      .sort();
+  } catch (err) {
+    if (isErrno(err, 'ENOENT')) return [];
+    throw err;
+  }
+}
+
+/** Every readable record, oldest first; an unreadable file is skipped (gc reports it). */
+export function listRecords(layout: Layout): AgentRecord[] {
+  const out: AgentRecord[] = [];
+  for (const id of listIds(layout)) {
+    try {
+      const rec = readRecord(layout, id);
+      if (rec) out.push(rec);
+    } catch {
+      // A corrupt record must not hide the rest of the fleet.
+    }
+  }
+  return out.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
+}
+
+/** Resolves a unique id prefix (§1) to a record. */
+export function resolveAgent(layout: Layout, prefix: string): AgentRecord {
+  return getRecord(layout, resolvePrefix(prefix, listIds(layout)));
+}
+
+/** Creates a record; fails if the id is taken. */
+export function createRecord(layout: Layout, input: AgentRecordInput): AgentRecord {
+  const rec = agentRecordSchema.parse(input);
+  if (readRecord(layout, rec.id)) {
+    throw new FlotillaError(`agent id '${rec.id}' is already in use — choose another --id`, { code: 'id-taken' });
+  }
+  writeFileAtomic(layout.registryFile(rec.id), JSON.stringify(rec, null, 2) + '\n', layout.registryTmp);
+  return rec;
+}
+
+/**
+ * Updates a record, enforcing the status machine: a terminal state never changes and an
+ * illegal move is an error naming both states.
+ */
+export function updateRecord(
+  layout: Layout,
+  id: string,
+  change: Partial<AgentRecord> | ((rec: AgentRecord) => Partial<AgentRecord>),
+): AgentRecord {
+  const current = getRecord(layout, id);
+  const patch = typeof change === 'function' ? change(current) : change;
+  if (patch.status && !canTransition(current.status, patch.status)) {
+    throw new FlotillaError(`agent '${id}' cannot go from '${current.status}' to '${patch.status}'`, { code: 'illegal-transition' });
+  }
+  const next = agentRecordSchema.parse({ ...current, ...patch, id: current.id });
+  writeFileAtomic(layout.registryFile(id), JSON.stringify(next, null, 2) + '\n', layout.registryTmp);
+  return next;
+}
+
+/** Ends a record if it is not already terminal; returns the record and whether this call ended it. */
+export function endRecord(
+  layout: Layout,
+  id: string,
+  end: Pick<AgentRecord, 'status'> & Partial<AgentRecord>,
+): { record: AgentRecord; ended: boolean } {
+  const current = getRecord(layout, id);
+  if (!canTransition(current.status, end.status)) return { record: current, ended: false };
+  const record = updateRecord(layout, id, { finishedAt: new Date().toISOString(), ...end });
+  return { record, ended: true };
+}
