@@ -1,0 +1,65 @@
+import { readFileSync } from 'node:fs';
+import { errorMessage, FlotillaError, isErrno } from '../errors.js';
+import { writeFileAtomic } from '../layout/atomic.js';
+import type { Layout } from '../layout/layout.js';
+
+export interface WrittenOutput {
+  path: string;
+  /** Bytes in the file, marker included. */
+  bytes: number;
+  /** Bytes of the full answer. */
+  totalBytes: number;
+  truncated: boolean;
+}
+
+/** The marker line ending a truncated answer; says where the rest is. */
+export function truncationMarker(id: string, keptBytes: number, totalBytes: number): string {
+  return `\n\n[flotilla: output truncated to ${keptBytes} of ${totalBytes} bytes — the full text is in the transcript: flotilla transcript ${id}]\n`;
+}
+
+/**
+ * Cuts `buf` to at most `max` bytes without splitting a UTF-8 character: a cut that would
+ * land on a continuation byte (10xxxxxx) moves back to the start of that character.
+ */
+export function utf8Prefix(buf: Uint8Array, max: number): Uint8Array {
+  if (buf.length <= max) return buf;
+  let cut = Math.max(0, max);
+  while (cut > 0 && (buf[cut]! & 0xc0) === 0x80) cut--;
+  return buf.subarray(0, cut);
+}
+
+/**
+ * Writes a task's final answer to `output/<id>.md` (§8), atomically so `flotilla output`
+ * never reads half of it. Over `maxBytes`, the answer is cut at a character boundary and a
+ * marker line is added; the file, marker included, stays within `maxBytes`.
+ */
+export function writeOutput(layout: Layout, id: string, text: string, maxBytes: number): WrittenOutput {
+  const path = layout.output(id);
+  const full = Buffer.from(text);
+  if (full.length <= maxBytes) {
+    writeFileAtomic(path, full);
+    return { path, bytes: full.length, totalBytes: full.length, truncated: false };
+  }
+  // The marker's length depends on the kept count; measure it with the widest possible count.
+  const room = Math.max(0, maxBytes - Buffer.byteLength(truncationMarker(id, full.length, full.length)));
+  const kept = utf8Prefix(full, room);
+  const data = Buffer.concat([kept, Buffer.from(truncationMarker(id, kept.length, full.length))]);
+  writeFileAtomic(path, data);
+  return { path, bytes: data.length, totalBytes: full.length, truncated: true };
+}
+
+/** Reads a final answer; a missing one is a clear `not-found` error. */
+export function readOutput(layout: Layout, id: string): string {
+  const path = layout.output(id);
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (err) {
+    if (isErrno(err, 'ENOENT')) {
+      throw new FlotillaError(`no output for '${id}' — it has not finished a task yet, or output.retention_secs removed it (${path})`, {
+        code: 'not-found',
+        cause: err,
+      });
+    }
+    throw new FlotillaError(`cannot read ${path}: ${errorMessage(err)} — check its permissions`, { cause: err });
+  }
+}
