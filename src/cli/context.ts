@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import type { LoadedConfig } from '../config/load.js';
 import { ensureState, resolveLayout, type Layout } from '../layout/layout.js';
 
 /** What every command needs: the fleet layout (from --root / FLOTILLA_ROOT / the project). */
@@ -11,4 +12,12 @@ export function cliContext(cmd: Command, opts: { createState?: boolean } = {}): 
   const layout = resolveLayout({ root: globals.root });
   if (opts.createState !== false) ensureState(layout);
   return { layout };
+}
+
+/** Loads the effective config for a command, printing unknown-key warnings to stderr. */
+export async function cliConfig(layout: Layout, flags: Record<string, unknown> = {}): Promise<LoadedConfig> {
+  const { loadConfig } = await import('../config/load.js');
+  const loaded = loadConfig({ layout, flags });
+  for (const w of loaded.warnings) process.stderr.write(`flotilla: warning: ${w}\n`);
+  return loaded;
 }

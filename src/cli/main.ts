@@ -14,14 +14,14 @@ export async function main(argv: string[]): Promise<number> {
     .option('--root <dir>', 'fleet root (default: <git top-level>/.flotilla, or $FLOTILLA_ROOT)')
     .showSuggestionAfterError(true)
     .exitOverride()
-    .configureOutput({ writeErr: () => undefined, outputError: () => undefined });
+    .configureOutput({ outputError: () => undefined });
 
   const name = firstCommandName(argv.slice(2));
   const wanted = name && name in COMMANDS ? [name] : Object.keys(COMMANDS);
   const modules: CommandModule[] = await Promise.all(wanted.map((n) => COMMANDS[n]!()));
   for (const mod of modules) {
     const cmd = mod.command();
-    cmd.exitOverride().configureOutput({ writeErr: () => undefined, outputError: () => undefined });
+    quiet(cmd);
     program.addCommand(cmd);
   }
 
@@ -36,6 +36,12 @@ export async function main(argv: string[]): Promise<number> {
 
 const VERSION = '0.1.0';
 
+/** Commander must throw (so we choose exit codes and print one line) at every depth. */
+function quiet(cmd: Command): void {
+  cmd.exitOverride().configureOutput({ outputError: () => undefined });
+  for (const sub of cmd.commands) quiet(sub);
+}
+
 /** The first argument that is not an option (or an option's value) of the program itself. */
 function firstCommandName(args: string[]): string | undefined {
   for (let i = 0; i < args.length; i++) {
@@ -48,12 +54,20 @@ function firstCommandName(args: string[]): string | undefined {
 }
 
 function commanderExit(err: CommanderError): number {
-  if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return 0;
+  if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return 0;
+  // Help shown because a subcommand was missing: a usage error, and the help already said what to do.
+  if (err.code === 'commander.help') return 2;
   // commander's messages are "error: unknown command 'x'\n(Did you mean y?)": fold to one line.
   const text = err.message.replace(/^error:\s*/i, '').replace(/\s*\n\s*/g, ' ').trim();
   process.stderr.write(`flotilla: ${text} — run 'flotilla --help' for usage\n`);
   return 2;
 }
+
+// `flotilla status | head` closes our stdout early: that is not an error.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(0);
+  throw err;
+});
 
 main(process.argv).then(
   (code) => { process.exitCode = code; },

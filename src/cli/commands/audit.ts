@@ -1,0 +1,21 @@
+import { Command } from 'commander';
+import { cliContext } from '../context.js';
+
+export function command(): Command {
+  return new Command('audit')
+    .description('read the audit trail (state/audit.jsonl)')
+    .option('--agent <id>', 'only events about this agent (id prefix)')
+    .option('--event <name>', 'only this event (e.g. tool_call, spawn, message_sent)')
+    .option('-f, --follow', 'keep printing new events as they are appended')
+    .option('--json', 'print raw JSON lines')
+    .action(async (opts: { agent?: string; event?: string; follow?: boolean; json?: boolean }, cmd: Command) => {
+      const { layout } = cliContext(cmd);
+      const { readAudit, followAudit, formatAuditLine } = await import('../../audit/read.js');
+      const filter = { agent: opts.agent, event: opts.event };
+      const print = (line: Record<string, unknown>) =>
+        process.stdout.write((opts.json ? JSON.stringify(line) : formatAuditLine(line)) + '\n');
+      const { lines, offset } = readAudit(layout, filter);
+      lines.forEach(print);
+      if (opts.follow) await followAudit(layout, filter, offset, print);
+    });
+}

@@ -1,0 +1,17 @@
+import { Command } from 'commander';
+import { cliContext } from '../context.js';
+import { printJson } from '../output.js';
+
+export function command(): Command {
+  return new Command('doctor')
+    .description('check node, tmux, inotify limits and the fleet root; each failure says how to fix it')
+    .option('--json', 'print the checks as JSON')
+    .action(async (opts: { json?: boolean }, cmd: Command) => {
+      const { layout } = cliContext(cmd, { createState: false });
+      const { runChecks } = await import('../../harness/doctor.js');
+      const checks = await runChecks(layout);
+      if (opts.json) printJson(checks);
+      else for (const c of checks) process.stdout.write(`${c.ok ? 'ok  ' : 'FAIL'}  ${c.name}: ${c.detail}${c.ok ? '' : ` — ${c.fix}`}\n`);
+      if (checks.some((c) => !c.ok)) process.exitCode = 1;
+    });
+}

@@ -1,0 +1,145 @@
+import { readFileSync } from 'node:fs';
+import { parseDocument } from 'yaml';
+import { FlotillaError, isErrno } from '../errors.js';
+import { userPaths, type Layout } from '../layout/layout.js';
+import { configSchema, type Config } from './schema.js';
+import { deletePath, getPath, leaves, setPath, unknownKeys, type Leaf } from './walk.js';
+
+/**
+ * Loads the effective config (§2): defaults < user file < project file < `FLOTILLA_*`
+ * environment < command-line flags, remembering where each value came from.
+ */
+
+export interface LoadedConfig {
+  config: Config;
+  /** Dotted key → where its value came from: `default`, a file path, `env NAME` or `flag`. */
+  sources: Record<string, string>;
+  warnings: string[];
+}
+
+interface Layer {
+  source: string;
+  values: Record<string, unknown>;
+}
+
+export interface LoadOptions {
+  layout: Layout;
+  env?: NodeJS.ProcessEnv;
+  /** Dotted key → value, from command-line flags. */
+  flags?: Record<string, unknown>;
+  /** Skip the user file (tests). */
+  userFile?: string | null;
+}
+
+export function loadConfig(opts: LoadOptions): LoadedConfig {
+  const env = opts.env ?? process.env;
+  const warnings: string[] = [];
+  const userFile = opts.userFile === undefined ? userPaths(env).configFile : opts.userFile;
+  const layers: Layer[] = [];
+  for (const file of [userFile, opts.layout.configFile]) {
+    if (!file) continue;
+    const values = readConfigFile(file);
+    if (!values) continue;
+    for (const key of unknownKeys(configSchema, values)) {
+      warnings.push(`${file}: unknown key '${key}' is ignored — see 'flotilla config schema' for the keys`);
+      deletePath(values, key);
+    }
+    layers.push({ source: file, values });
+  }
+  const allLeaves = leaves(configSchema);
+  layers.push({ source: 'env', values: envLayer(allLeaves, env) });
+  const flagValues: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(opts.flags ?? {})) if (v !== undefined) setPath(flagValues, k, v);
+  layers.push({ source: 'flag', values: flagValues });
+
+  const merged: Record<string, unknown> = {};
+  for (const layer of layers) deepMerge(merged, layer.values);
+  const parsed = configSchema.safeParse(merged);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const key = issue.path.join('.');
+    const from = [...layers].reverse().find((l) => getPath(l.values, key) !== undefined);
+    const where = from ? describeSource(from.source, key, allLeaves) : 'config';
+    const found = JSON.stringify(getPath(merged, key));
+    throw new FlotillaError(`${where}: '${key}' ${issue.message.replace(/^Invalid input: /, '')}, found ${found} — fix the value or remove the key`, { code: 'config-invalid' });
+  }
+
+  const sources: Record<string, string> = {};
+  for (const leaf of allLeaves) {
+    const from = [...layers].reverse().find((l) => getPath(l.values, leaf.path) !== undefined);
+    sources[leaf.path] = from ? describeSource(from.source, leaf.path, allLeaves) : 'default';
+  }
+  return { config: parsed.data, sources, warnings };
+}
+
+function describeSource(source: string, key: string, allLeaves: Leaf[]): string {
+  if (source === 'env') return `env ${allLeaves.find((l) => l.path === key)?.envName ?? 'FLOTILLA_*'}`;
+  if (source === 'flag') return 'flag';
+  return source;
+}
+
+function readConfigFile(file: string): Record<string, unknown> | undefined {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    if (isErrno(err, 'ENOENT')) return undefined;
+    throw new FlotillaError(`cannot read config file ${file}: ${(err as Error).message}`, { cause: err });
+  }
+  return parseConfigYaml(text, file);
+}
+
+/** Parses a config file's YAML; invalid YAML is an error with the file and line. */
+export function parseConfigYaml(text: string, file: string): Record<string, unknown> {
+  const doc = parseDocument(text);
+  const err = doc.errors[0];
+  if (err) {
+    const line = err.linePos?.[0]?.line;
+    throw new FlotillaError(`${file}${line ? `:${line}` : ''}: invalid YAML: ${err.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')} — fix the syntax at that line`, { code: 'config-invalid' });
+  }
+  const value: unknown = doc.toJS();
+  if (value === null || value === undefined) return {};
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    throw new FlotillaError(`${file}: expected a mapping of keys (e.g. 'limits:'), found ${Array.isArray(value) ? 'a list' : typeof value}`, { code: 'config-invalid' });
+  }
+  return value as Record<string, unknown>;
+}
+
+
+function envLayer(allLeaves: Leaf[], env: NodeJS.ProcessEnv): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const leaf of allLeaves) {
+    const raw = env[leaf.envName];
+    if (raw === undefined || leaf.kind === 'record') continue;
+    setPath(out, leaf.path, parseEnvValue(raw, leaf));
+  }
+  return out;
+}
+
+/** Env values are strings: read them as the key's type, leaving bad ones for the schema to reject. */
+function parseEnvValue(raw: string, leaf: Leaf): unknown {
+  const s = raw.trim();
+  if (leaf.nullable && (s === '' || s === 'null')) return null;
+  switch (leaf.kind) {
+    case 'number': return s !== '' && Number.isFinite(Number(s)) ? Number(s) : s;
+    case 'boolean': return /^(1|true|yes|on)$/i.test(s) ? true : /^(0|false|no|off)$/i.test(s) ? false : s;
+    case 'array':
+      if (s.startsWith('[')) {
+        try { return JSON.parse(s) as unknown; } catch { return s; }
+      }
+      return s === '' ? [] : s.split(',').map((x) => x.trim());
+    default: return raw;
+  }
+}
+
+function deepMerge(target: Record<string, unknown>, source: Record<string, unknown>): void {
+  for (const [k, v] of Object.entries(source)) {
+    const t = target[k];
+    if (isPlainObject(v) && isPlainObject(t)) deepMerge(t, v);
+    else target[k] = isPlainObject(v) ? structuredClone(v) : v;
+  }
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

@@ -1,0 +1,62 @@
+import { execFileSync } from 'node:child_process';
+import { accessSync, constants, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Layout } from '../layout/layout.js';
+
+export interface Check {
+  name: string;
+  ok: boolean;
+  detail: string;
+  fix: string;
+}
+
+/** Compares dotted versions; `3.3a` counts as 3.3. */
+export function versionAtLeast(found: string, min: string): boolean {
+  const a = found.split('.').map((x) => parseInt(x, 10) || 0);
+  const b = min.split('.').map((x) => parseInt(x, 10) || 0);
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    if ((a[i] ?? 0) !== (b[i] ?? 0)) return (a[i] ?? 0) > (b[i] ?? 0);
+  }
+  return true;
+}
+
+export async function runChecks(layout: Layout): Promise<Check[]> {
+  const checks: Check[] = [];
+  const node = process.versions.node;
+  checks.push({ name: 'node', ok: versionAtLeast(node, '20.19'), detail: `v${node}`, fix: 'install Node.js 20.19 or newer' });
+
+  let tmux = '';
+  try { tmux = execFileSync('tmux', ['-V'], { encoding: 'utf8' }).trim(); } catch { /* missing */ }
+  const tv = /(\d+\.\d+)/.exec(tmux)?.[1];
+  checks.push({
+    name: 'tmux',
+    ok: !!tv && versionAtLeast(tv, '3.2'),
+    detail: tmux || 'not found',
+    fix: tmux ? 'upgrade tmux to 3.2 or newer' : 'install tmux 3.2+ (apt-get install tmux / brew install tmux)',
+  });
+
+  for (const [file, min] of [['max_user_watches', 8192], ['max_user_instances', 128]] as const) {
+    const path = `/proc/sys/fs/inotify/${file}`;
+    if (!existsSync(path)) continue;
+    const v = parseInt(readFileSync(path, 'utf8'), 10);
+    checks.push({
+      name: `inotify ${file}`,
+      ok: v >= min,
+      detail: String(v),
+      fix: `raise it: sudo sysctl fs.inotify.${file}=${min * 4} (inboxes fall back to slower rescans otherwise)`,
+    });
+  }
+
+  let writable = false;
+  let detail = layout.root;
+  try {
+    const target = existsSync(layout.root) ? layout.root : dirname(layout.root);
+    accessSync(target, constants.W_OK);
+    if (!existsSync(layout.root)) mkdirSync(layout.root, { recursive: true });
+    writable = true;
+  } catch (err) {
+    detail = `${layout.root}: ${(err as Error).message}`;
+  }
+  checks.push({ name: 'fleet root', ok: writable, detail, fix: 'make the directory writable or choose another with --root / FLOTILLA_ROOT' });
+  return checks;
+}

@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { flotilla } from '../helpers/cli.js';
+import { tempFleet } from '../helpers/fleet.js';
+
+describe('CLI conventions', () => {
+  it('an unknown command exits 2 with a one-line error and a suggestion', async () => {
+    const r = await flotilla(['confg']);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toBe("flotilla: unknown command 'confg' (Did you mean config?) — run 'flotilla --help' for usage");
+  });
+
+  it('an unknown option exits 2', async () => {
+    const r = await flotilla(['config', 'show', '--jsn']);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toMatch(/^flotilla: unknown option '--jsn'/);
+  });
+
+  it('config show --json parses and names sources; doctor --json parses', async () => {
+    const f = tempFleet();
+    try {
+      const r = await flotilla(['--root', f.layout.root, 'config', 'show', '--json'], { env: { FLOTILLA_LIMITS_MAX_DEPTH: '2' } });
+      expect(r.exitCode).toBe(0);
+      const shown = JSON.parse(String(r.stdout)) as Record<string, { value: unknown; source: string }>;
+      expect(shown['limits.max_depth']).toEqual({ value: 2, source: 'env FLOTILLA_LIMITS_MAX_DEPTH' });
+      expect(shown['limits.max_running']).toEqual({ value: 8, source: 'default' });
+      const d = await flotilla(['--root', f.layout.root, 'doctor', '--json']);
+      const checks = JSON.parse(String(d.stdout)) as { name: string; ok: boolean }[];
+      expect(checks.map((c) => c.name)).toEqual(expect.arrayContaining(['node', 'tmux', 'fleet root']));
+      expect(checks.find((c) => c.name === 'node')!.ok).toBe(true);
+    } finally {
+      f.cleanup();
+    }
+  });
+
+  it('config schema prints a JSON Schema with descriptions', async () => {
+    const r = await flotilla(['config', 'schema']);
+    const schema = JSON.parse(String(r.stdout)) as { properties: { limits: { properties: { max_depth: { description: string; default: number } } } } };
+    expect(schema.properties.limits.properties.max_depth.description).toMatch(/spawn depth/);
+    expect(schema.properties.limits.properties.max_depth.default).toBe(3);
+  });
+});
