@@ -32,6 +32,10 @@ export interface Tool<I = unknown> {
   description: string;
   inputSchema: z.ZodType<I>;
   klass: ToolClass;
+  /** Told to the model when this tool's output was truncated: how to see the cut part. */
+  outputHint?: string;
+  /** A valid input, shown in the error for an invalid call so the model can copy its shape. */
+  inputExample?: I;
   execute(input: I, ctx: ToolContext): Promise<ToolResult>;
 }
 

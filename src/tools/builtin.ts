@@ -1,0 +1,57 @@
+import { createEditTool } from './edit.js';
+import { nodeFileOperations, type FileOperations } from './file-operations.js';
+import { createGlobTool } from './glob.js';
+import { createGrepTool } from './grep.js';
+import { createReadTool } from './read.js';
+import { createShellTool, nodeShellOperations, type ShellGate, type ShellOperations } from './shell.js';
+import type { Tool } from './types.js';
+import { createWriteTool } from './write.js';
+
+/**
+ * The six built-in workspace tools of one agent (§6), configured from config and the agent's
+ * place in the fleet. The fleet tools (send_message, spawn_agent, …) live with the harness.
+ */
+export interface BuiltinToolsOptions {
+  /** The agent's working directory. Each call resolves paths against `ToolContext.cwd`, which the harness sets to this. */
+  cwd: string;
+  /** No file tool writes inside these (the fleet root `.flotilla/`). */
+  protectedRoots: readonly string[];
+  /** Exceptions inside protectedRoots (the agent's memory dir, §10). */
+  writableWithin: readonly string[];
+  /** Default shell timeout (config `tools.shell_timeout_secs`). */
+  shellTimeoutSecs: number;
+  /** Environment of shell commands: the harness's own. */
+  env: NodeJS.ProcessEnv;
+  /** The shell gate of §7. */
+  gate?: ShellGate;
+  /** The sandbox wrapper of §11. */
+  wrap?: (argv: string[]) => string[];
+  /** Bytes a read shows per call; match config `tools.max_output_bytes` (default 30000). */
+  maxOutputBytes?: number;
+  /** Back-ends; default the local machine. */
+  fileOperations?: FileOperations;
+  shellOperations?: ShellOperations;
+}
+
+export function createBuiltinTools(options: BuiltinToolsOptions): Tool[] {
+  const fileOps = options.fileOperations ?? nodeFileOperations;
+  const scope = { protectedRoots: options.protectedRoots, writableWithin: options.writableWithin };
+  const tools: Tool[] = [
+    createShellTool(
+      {
+        timeoutSecs: options.shellTimeoutSecs,
+        env: options.env,
+        ...(options.gate ? { gate: options.gate } : {}),
+        ...(options.wrap ? { wrap: options.wrap } : {}),
+      },
+      options.shellOperations ?? nodeShellOperations,
+    ),
+    // Leave room for the hint line within the central cap, so read's own hint is never cut.
+    createReadTool(options.maxOutputBytes ? { maxOutputBytes: Math.max(1000, options.maxOutputBytes - 200) } : {}, fileOps),
+    createWriteTool(scope, fileOps),
+    createEditTool(scope, fileOps),
+    createGlobTool({}, fileOps),
+    createGrepTool({}, fileOps),
+  ];
+  return tools;
+}

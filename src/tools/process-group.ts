@@ -1,0 +1,157 @@
+import { spawn } from 'node:child_process';
+import { isErrno } from '../errors.js';
+import { OutputCapture } from './output-capture.js';
+
+/**
+ * Runs a command as the leader of its own process group (`detached` = setsid), so a timeout or
+ * a cancel can kill it together with everything it started: `process.kill(-pid, …)` reaches
+ * grandchildren that a kill of the child alone would orphan. This is the one place where abort
+ * and timeout plumbing for processes lives (STYLE: no hand-written abort per tool).
+ */
+
+export interface GroupRunOptions {
+  cwd: string;
+  /** The whole environment of the command (not merged with this process's). */
+  env: NodeJS.ProcessEnv;
+  /** Kill the group after this many milliseconds. */
+  timeoutMs: number;
+  /** Aborting kills the group (Ctrl-C, a cancelled turn). */
+  signal: AbortSignal;
+  /** Between SIGTERM and SIGKILL (default 2000 ms). */
+  killGraceMs?: number;
+  /** Output kept in memory, head and tail halves (default 1 MiB). */
+  maxCaptureBytes?: number;
+  /**
+   * After the command exits, how long to wait for processes it left in the background that
+   * still hold its output open (default 300 ms); then stop reading and return.
+   */
+  drainMs?: number;
+}
+
+export interface GroupRunResult {
+  /** stdout and stderr as the command interleaved them (when it sent both to one pipe). */
+  output: string;
+  outputBytes: number;
+  exitCode: number | null;
+  /** The signal that ended the command, if any. */
+  exitSignal: NodeJS.Signals | null;
+  timedOut: boolean;
+  aborted: boolean;
+  /** Background processes still held the output open after exit; their later output is lost. */
+  heldOpen: boolean;
+  /** The command could not be started (missing program or cwd). */
+  spawnError?: string;
+  durationMs: number;
+}
+
+export function runInProcessGroup(argv: readonly string[], opts: GroupRunOptions): Promise<GroupRunResult> {
+  const started = Date.now();
+  const [file, ...args] = argv;
+  const base = { output: '', outputBytes: 0, exitCode: null, exitSignal: null, timedOut: false, aborted: false, heldOpen: false };
+  if (file === undefined) return Promise.resolve({ ...base, spawnError: 'empty argv', durationMs: 0 });
+  if (opts.signal.aborted) return Promise.resolve({ ...base, aborted: true, durationMs: 0 });
+
+  const capture = new OutputCapture(opts.maxCaptureBytes ?? 1024 * 1024);
+  const child = spawn(file, args, { cwd: opts.cwd, env: opts.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout.on('data', (chunk: Buffer) => capture.push(chunk));
+  child.stderr.on('data', (chunk: Buffer) => capture.push(chunk));
+
+  return new Promise((resolve) => {
+    let timedOut = false;
+    let aborted = false;
+    let exitCode: number | null = null;
+    let exitSignal: NodeJS.Signals | null = null;
+    let killing: Promise<void> | undefined;
+    let drainTimer: NodeJS.Timeout | undefined;
+    let done = false;
+
+    const kill = (): void => {
+      if (child.pid !== undefined) killing ??= killProcessGroup(child.pid, opts.killGraceMs ?? 2000);
+    };
+    const onAbort = (): void => {
+      aborted = true;
+      kill();
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      kill();
+    }, opts.timeoutMs);
+    opts.signal.addEventListener('abort', onAbort, { once: true });
+
+    const finish = (spawnError?: string, heldOpen = false): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      clearTimeout(drainTimer);
+      opts.signal.removeEventListener('abort', onAbort);
+      if (heldOpen) {
+        child.stdout.destroy();
+        child.stderr.destroy();
+      }
+      void (killing ?? Promise.resolve()).then(() =>
+        resolve({
+          output: capture.text(),
+          outputBytes: capture.total,
+          exitCode,
+          exitSignal,
+          timedOut,
+          aborted,
+          heldOpen,
+          ...(spawnError === undefined ? {} : { spawnError }),
+          durationMs: Date.now() - started,
+        }),
+      );
+    };
+
+    child.on('error', (err) => finish(err.message));
+    child.on('exit', (code, sig) => {
+      exitCode = code;
+      exitSignal = sig;
+      clearTimeout(timer);
+      // Once killed, wait for the kill to finish; otherwise give background holders a moment.
+      const wait = killing ? (killing.then(() => opts.drainMs ?? 300) as Promise<number>) : Promise.resolve(opts.drainMs ?? 300);
+      void wait.then((ms) => {
+        if (!done) drainTimer = setTimeout(() => finish(undefined, true), ms);
+      });
+    });
+    child.on('close', () => finish());
+  });
+}
+
+/**
+ * SIGTERM to the whole group, then SIGKILL to whatever is left after `graceMs`; resolves when
+ * the group is gone (or 2 s after SIGKILL, for a process stuck in the kernel).
+ */
+export async function killProcessGroup(pgid: number, graceMs: number): Promise<void> {
+  if (!signalGroup(pgid, 'SIGTERM')) return;
+  const deadline = Date.now() + graceMs;
+  while (Date.now() < deadline) {
+    await sleep(50);
+    if (!groupAlive(pgid)) return;
+  }
+  signalGroup(pgid, 'SIGKILL');
+  for (let i = 0; i < 40 && groupAlive(pgid); i++) await sleep(50);
+}
+
+function signalGroup(pgid: number, sig: NodeJS.Signals): boolean {
+  try {
+    process.kill(-pgid, sig);
+    return true;
+  } catch (err) {
+    if (isErrno(err, 'ESRCH')) return false;
+    throw err;
+  }
+}
+
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (err) {
+    return isErrno(err, 'EPERM');
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}

@@ -1,0 +1,105 @@
+import { z } from 'zod';
+import { runInProcessGroup, type GroupRunOptions, type GroupRunResult } from './process-group.js';
+import type { Tool } from './types.js';
+
+/**
+ * shell {command, timeout_secs?}: `sh -c` in its own process group, stdin closed, stdout and
+ * stderr in one stream, the exit code reported; a timeout or an aborted turn kills the whole
+ * group (§6). The shell gate (§7) and the sandbox wrapper (§11) plug in as hooks.
+ */
+
+/** The shell gate's answer (src/policy/shell-gate.ts): a denial names the rule that matched. */
+export type ShellGateVerdict = { decision: 'allow' } | { decision: 'deny'; rule: string; reason?: string };
+export type ShellGate = (command: string) => ShellGateVerdict | Promise<ShellGateVerdict>;
+
+/** Runs argv in a process group; the default is the local machine. */
+export interface ShellOperations {
+  run(argv: readonly string[], opts: GroupRunOptions): Promise<GroupRunResult>;
+}
+
+export const nodeShellOperations: ShellOperations = { run: runInProcessGroup };
+
+export interface ShellOptions {
+  /** Default timeout of one command (config `tools.shell_timeout_secs`, default 120). */
+  timeoutSecs: number;
+  /** Largest timeout_secs a call may ask for (default: the larger of 600 and timeoutSecs). */
+  maxTimeoutSecs?: number;
+  /** Environment of every command: the harness's own, injected. */
+  env: NodeJS.ProcessEnv;
+  /** Checked before running; a denial is returned to the model and the command never runs. */
+  gate?: ShellGate;
+  /** Rewrites the argv before spawning, e.g. to run inside bubblewrap. */
+  wrap?: (argv: string[]) => string[];
+  /** Between SIGTERM and SIGKILL when killing the group (default 2000 ms). */
+  killGraceMs?: number;
+  /** Output kept in memory per command, head and tail (default 1 MiB). */
+  maxCaptureBytes?: number;
+}
+
+export function createShellTool(options: ShellOptions, ops: ShellOperations = nodeShellOperations): Tool<ShellInput> {
+  const maxTimeoutSecs = options.maxTimeoutSecs ?? Math.max(600, options.timeoutSecs);
+  const input = shellInput(options.timeoutSecs, maxTimeoutSecs);
+  return {
+    name: 'shell',
+    klass: 'exec',
+    description:
+      'Run a command with sh -c in your working directory and get its combined stdout+stderr and exit code. ' +
+      `No stdin (it is closed): never start interactive programs. Killed after timeout_secs (default ${options.timeoutSecs}). ` +
+      'Each call is a fresh shell: cd and variables do not carry over. ' +
+      'Example: {"command": "npm test 2>&1 | tail -n 40", "timeout_secs": 300}.',
+    inputSchema: input,
+    inputExample: { command: 'git status --short' },
+    outputHint: 'To see all of it, redirect the output to a file (cmd > out.txt 2>&1) and read it with offset/limit, or filter it with grep, head or tail.',
+    async execute({ command, timeout_secs }, ctx) {
+      const verdict = options.gate ? await options.gate(command) : ({ decision: 'allow' } as const);
+      if (verdict.decision === 'deny') {
+        return {
+          output:
+            `Command refused by the shell gate (rule: ${verdict.rule})${verdict.reason ? `: ${verdict.reason}` : ''}. It was not run. ` +
+            'The deny list guards against destructive or privileged commands; reach the goal another way, or ask a person to run it.',
+          isError: true,
+          meta: { command, denied: true, rule: verdict.rule },
+        };
+      }
+      const timeoutSecs = timeout_secs ?? options.timeoutSecs;
+      // One pipe for both streams keeps stdout and stderr in the order the command wrote them.
+      const argv = ['sh', '-c', `exec 2>&1; ${command}`];
+      const r = await ops.run(options.wrap ? options.wrap(argv) : argv, {
+        cwd: ctx.cwd,
+        env: options.env,
+        timeoutMs: timeoutSecs * 1000,
+        signal: ctx.signal,
+        ...(options.killGraceMs === undefined ? {} : { killGraceMs: options.killGraceMs }),
+        ...(options.maxCaptureBytes === undefined ? {} : { maxCaptureBytes: options.maxCaptureBytes }),
+      });
+      const meta = { command, exitCode: r.exitCode, signal: r.exitSignal, timedOut: r.timedOut, aborted: r.aborted, outputBytes: r.outputBytes, durationMs: r.durationMs };
+      if (r.spawnError !== undefined) {
+        return { output: `Could not start the command in ${ctx.cwd}: ${r.spawnError}. Check that the working directory exists.`, isError: true, meta };
+      }
+      const body = r.output === '' ? '(no output)' : r.output.replace(/\n$/, '');
+      return { output: `${body}\n${footer(r, timeoutSecs, maxTimeoutSecs)}`, isError: r.timedOut || r.aborted, meta };
+    },
+  };
+}
+
+function shellInput(defaultSecs: number, maxSecs: number) {
+  return z.strictObject({
+    command: z.string().trim().min(1).describe('Shell command line, run with sh -c'),
+    timeout_secs: z.number().positive().max(maxSecs).optional().describe(`Seconds before the command is killed (default ${defaultSecs}, at most ${maxSecs})`),
+  });
+}
+export type ShellInput = z.infer<ReturnType<typeof shellInput>>;
+
+function footer(r: GroupRunResult, timeoutSecs: number, maxSecs: number): string {
+  if (r.aborted) return '[cancelled: the turn was aborted, so the command and every process it started were killed]';
+  if (r.timedOut) {
+    return (
+      `[timed out after ${timeoutSecs} s: the command and every process it started were killed. ` +
+      `Pass a larger timeout_secs (at most ${maxSecs}), or start long jobs in the background with output redirected to a file ` +
+      '(nohup cmd > job.log 2>&1 &) and read the file later.]'
+    );
+  }
+  const end = r.exitSignal ? `[killed by signal ${r.exitSignal}]` : `[exit code ${r.exitCode ?? 'unknown'}]`;
+  if (!r.heldOpen) return end;
+  return `${end}\n[processes it started in the background still hold its output; what they print from now on is not captured. Redirect their output to a file to keep it.]`;
+}
