@@ -11,29 +11,36 @@ const hookCommand = z.object({
   timeout_secs: z.number().positive().default(30).describe('Kill the hook (and its process group) after this many seconds'),
 });
 
+/**
+ * Shell gate defaults (§7; syntax in docs/security.md). Options are sets (`rm -r /` also
+ * matches `rm -rf /` and `rm --recursive --force /`); unquoted `*` and `{a,b}` are globs,
+ * quoted ones literal.
+ */
 export const DEFAULT_DENY_COMMANDS = [
-  'rm -rf /',
-  'rm -rf /*',
-  'rm -rf ~',
-  'rm -rf $HOME',
+  'rm -r /',
+  "rm -r '/*'",
+  'rm -r ~',
+  "rm -r '~/*'",
+  'rm -r $HOME',
+  "rm -r '$HOME/*'",
   'sudo',
   'su',
   'doas',
-  'mkfs',
-  'dd of=/dev/',
+  'pkexec',
+  'mkfs*',
+  'dd of=/dev/{sd,hd,vd,xvd,nvme,mmcblk,disk,rdisk}*',
   'shutdown',
   'reboot',
   'halt',
   'poweroff',
+  'systemctl {poweroff,reboot,halt}',
   'chmod -R 777 /',
-  'chown -R',
+  'chown -R /',
+  'kill -9 -1',
   ':(){ :|:& };:',
-  'curl | sh',
-  'curl | bash',
-  'wget | sh',
-  'wget | bash',
+  '{curl,wget} | {sh,bash,zsh,dash,ksh}',
   'git push --force',
-  'git reset --hard origin',
+  'git reset --hard origin*',
 ] as const;
 
 export const configSchema = z

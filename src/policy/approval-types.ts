@@ -1,0 +1,25 @@
+/**
+ * Shapes of a pending approval and its answer (§7, §11). Suggested for the harness and
+ * `flotilla approve/deny`; only types live here, so policy stays free of I/O.
+ */
+
+/** A tool call waiting for a person. */
+export interface ApprovalRequest {
+  /** Unique, sortable id (see `newSortableId`). */
+  id: string;
+  /** The agent that wants to run the call. */
+  agentId: string;
+  /** Canonical tool id, e.g. `shell`. */
+  tool: string;
+  /** One line a person can judge: `$ npm publish`, `write src/app.ts (1.2 KB)`. */
+  summary: string;
+  /** ISO timestamp; an unanswered request is denied after `agents.approval_timeout_secs`. */
+  createdAt: string;
+  /** The permission mode that asked, for the record. */
+  mode?: string;
+}
+
+/** A person's answer. `always` approves this tool for the rest of the agent's life. */
+export type ApprovalAnswer =
+  | { requestId: string; decision: 'approve'; scope: 'once' | 'always' }
+  | { requestId: string; decision: 'deny'; reason: string };

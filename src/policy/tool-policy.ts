@@ -1,0 +1,89 @@
+import { CANONICAL_TOOLS, canonicalToolName } from './tool-names.js';
+import type { PermissionMode } from './permission-mode.js';
+
+/**
+ * Tool policy (§7): which tools an agent is shown and may call. Pure: lists in, lists out.
+ */
+
+/** The `tools` field of a definition as written (names not yet canonical). */
+export interface ToolsSpec {
+  /** Allow list; `null` means every tool (minus `deny`). */
+  allow: string[] | null;
+  /** Deny list; only used without an allow list. */
+  deny: string[];
+  /** Removed from the result either way. */
+  except: string[];
+}
+
+/** Which list kept a tool out; `tools.allow` means "not in the allow list". */
+export type ToolRule = 'agents.default_disallowed_tools' | 'tools.deny' | 'tools.except' | 'tools.allow' | 'unknown-tool';
+
+/** An agent's effective policy, as stored in its registry record (§3) and compared at spawn. */
+export interface EffectivePolicy {
+  /** Canonical ids the agent may call, in canonical order. */
+  tools: string[];
+  /** Why each withheld built-in tool was withheld. */
+  withheld: Record<string, ToolRule>;
+  permissionMode: PermissionMode;
+  /** Secret keys the agent may request. */
+  secrets: string[];
+}
+
+const canonicalSet = (names: readonly string[]): Set<string> => new Set(names.map(canonicalToolName));
+
+/**
+ * Effective tools = (allow list, or all minus deny) minus `except` minus
+ * `agents.default_disallowed_tools`. Deny always wins: the checks run deny-first, so a tool
+ * both allowed and denied is denied.
+ */
+export function resolveTools(
+  spec: ToolsSpec,
+  defaultDisallowed: readonly string[] = [],
+  available: readonly string[] = CANONICAL_TOOLS,
+): Pick<EffectivePolicy, 'tools' | 'withheld'> {
+  const disallowed = canonicalSet(defaultDisallowed);
+  const deny = canonicalSet(spec.deny);
+  const except = canonicalSet(spec.except);
+  const allow = spec.allow === null ? null : canonicalSet(spec.allow);
+  const tools: string[] = [];
+  const withheld: Record<string, ToolRule> = {};
+  for (const tool of available) {
+    const rule: ToolRule | undefined = disallowed.has(tool)
+      ? 'agents.default_disallowed_tools'
+      : deny.has(tool)
+        ? 'tools.deny'
+        : except.has(tool)
+          ? 'tools.except'
+          : allow !== null && !allow.has(tool)
+            ? 'tools.allow'
+            : undefined;
+    if (rule) withheld[tool] = rule;
+    else tools.push(tool);
+  }
+  return { tools, withheld };
+}
+
+/** The whole effective policy of a definition-like input. */
+export function effectivePolicy(
+  def: { tools: ToolsSpec; permissionMode: PermissionMode; secrets: readonly string[] },
+  defaultDisallowed: readonly string[] = [],
+): EffectivePolicy {
+  return { ...resolveTools(def.tools, defaultDisallowed), permissionMode: def.permissionMode, secrets: [...def.secrets] };
+}
+
+export interface ToolCallDecision {
+  decision: 'allow' | 'deny';
+  /** `tools` when allowed; otherwise the list that withheld it. */
+  rule: 'tools' | ToolRule;
+}
+
+/**
+ * Checks a call the model made. The model is only shown its effective tools, so a denial
+ * here means it asked for something it was not given: the harness returns a policy error,
+ * logs WARN and audits `policy_denied` with the rule.
+ */
+export function checkToolCall(policy: Pick<EffectivePolicy, 'tools' | 'withheld'>, toolName: string): ToolCallDecision {
+  const id = canonicalToolName(toolName);
+  if (policy.tools.includes(id)) return { decision: 'allow', rule: 'tools' };
+  return { decision: 'deny', rule: policy.withheld[id] ?? 'unknown-tool' };
+}
