@@ -1,0 +1,122 @@
+import { readFileSync } from 'node:fs';
+import { refusal, type FlotillaError } from '../errors.js';
+import type { Layout } from '../layout/layout.js';
+import { ancestors, processStartTime } from './proc.js';
+import { isTerminal, type AgentRecord, type AgentStatus } from './record.js';
+import { listIds, readRecord } from './registry.js';
+
+/**
+ * Who is the parent (§5.1). The caller's agent is the nearest process in its own ancestry
+ * (itself included, so a harness spawning in-process is its own parent) that is a live,
+ * registered harness: a non-terminal record whose pid and pid start time match. The
+ * environment cannot make a process someone else's child: `FLOTILLA_AGENT_ID` is only a
+ * hint, and a hint that names no ancestor is reported as forged.
+ */
+export interface Lineage {
+  /** The caller's agent, or null when the caller is a person (a root spawn, depth 0). */
+  parent: AgentRecord | null;
+  /** Set when `FLOTILLA_AGENT_ID` names an agent that is not an ancestor of the caller. */
+  forged?: string;
+}
+
+export interface FindParentOptions {
+  /** The calling process; default `process.pid`. */
+  pid?: number;
+  /** Where the `FLOTILLA_AGENT_ID` hint is read; default `process.env`. */
+  env?: NodeJS.ProcessEnv;
+}
+
+interface Candidate {
+  id: string;
+  pid: number;
+  pidStartTime: string;
+}
+
+/** The caller's pid chain, nearest first, with start times read lazily and once. */
+class Chain {
+  readonly pids: number[];
+  private readonly starts = new Map<number, string | null>();
+  constructor(pid: number) {
+    this.pids = [pid, ...ancestors(pid)];
+  }
+  startTime(pid: number): string | null {
+    if (!this.starts.has(pid)) this.starts.set(pid, processStartTime(pid));
+    return this.starts.get(pid) ?? null;
+  }
+  /** Position of a harness in the chain, or -1: pid present and the same process (start time). */
+  indexOf(c: { pid: number | null; pidStartTime: string | null }): number {
+    if (c.pid === null || c.pidStartTime === null) return -1;
+    const i = this.pids.indexOf(c.pid);
+    return i >= 0 && this.startTime(c.pid) === c.pidStartTime ? i : -1;
+  }
+}
+
+/**
+ * Non-terminal records that name a pid, indexed by pid. Read with a bare JSON.parse: only
+ * the matching record is later read in full (validated), which keeps a spawn cheap in a
+ * large registry.
+ */
+function liveCandidatesByPid(layout: Layout): Map<number, Candidate[]> {
+  const byPid = new Map<number, Candidate[]>();
+  for (const id of listIds(layout)) {
+    let raw: { pid?: unknown; pidStartTime?: unknown; status?: unknown };
+    try {
+      raw = JSON.parse(readFileSync(layout.registryFile(id), 'utf8')) as typeof raw;
+    } catch {
+      continue; // Vanished or corrupt: it cannot be a running parent.
+    }
+    if (typeof raw.pid !== 'number' || typeof raw.pidStartTime !== 'string') continue;
+    if (typeof raw.status !== 'string' || isTerminal(raw.status as AgentStatus)) continue;
+    const list = byPid.get(raw.pid) ?? [];
+    list.push({ id, pid: raw.pid, pidStartTime: raw.pidStartTime });
+    byPid.set(raw.pid, list);
+  }
+  return byPid;
+}
+
+export function findParentAgent(layout: Layout, opts: FindParentOptions = {}): Lineage {
+  const chain = new Chain(opts.pid ?? process.pid);
+  const hint = (opts.env ?? process.env).FLOTILLA_AGENT_ID?.trim();
+
+  // The hint costs one file read: a hint that is no ancestor is refused without a scan.
+  let hintAt = -1;
+  let hinted: AgentRecord | undefined;
+  if (hint) {
+    try {
+      hinted = readRecord(layout, hint);
+    } catch {
+      hinted = undefined;
+    }
+    hintAt = hinted ? chain.indexOf(hinted) : -1;
+    if (hintAt < 0) return { parent: null, forged: hint };
+  }
+
+  // The nearest registered harness wins, even over a farther hinted one: otherwise an agent
+  // at the depth limit could name its root and spawn below it. Past the hint's position
+  // nothing nearer can exist, so the walk stops there (unless the hinted agent has ended).
+  const byPid = liveCandidatesByPid(layout);
+  const end = hinted && !isTerminal(hinted.status) ? hintAt + 1 : chain.pids.length;
+  for (let i = 0; i < end; i++) {
+    for (const c of byPid.get(chain.pids[i]!) ?? []) {
+      if (chain.indexOf(c) !== i) continue;
+      // Re-read in full: the record may have ended since the scan.
+      const rec = readRecord(layout, c.id);
+      if (rec && !isTerminal(rec.status) && chain.indexOf(rec) === i) return { parent: rec };
+    }
+  }
+  return { parent: null };
+}
+
+/** The refusal for a forged `FLOTILLA_AGENT_ID` (§5.1). */
+export function forgedParentRefusal(id: string): FlotillaError {
+  return refusal(
+    'forged-parent',
+    `spawn refused: FLOTILLA_AGENT_ID names '${id}', which is not an ancestor of this process — unset it (env -u FLOTILLA_AGENT_ID) or spawn from that agent's own shell`,
+    { id },
+  );
+}
+
+/** The depth a child of `parent` gets: 0 for a root. */
+export function childDepth(parent: Pick<AgentRecord, 'depth'> | null): number {
+  return parent ? parent.depth + 1 : 0;
+}
