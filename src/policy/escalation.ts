@@ -42,7 +42,7 @@ export function checkEscalation(parent: ParentPolicy, child: ChildPolicy, remain
     if (!parent.tools.includes(tool)) return refuse('tools', `asks for tool '${tool}', which ${par} does not have`);
   }
   if (modeRank(child.permissionMode) > modeRank(parent.permissionMode)) {
-    return refuse('permission_mode', `asks for permission mode '${child.permissionMode}', above ${par}'s '${parent.permissionMode}'`);
+    return refuse('permission_mode', `asks for permission mode '${child.permissionMode}', above the '${parent.permissionMode}' of ${par}`);
   }
   for (const key of child.secrets) {
     if (!parent.secrets.includes(key)) return refuse('secrets', `asks for secret '${key}', which ${par} may not request`);

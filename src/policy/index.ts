@@ -1,0 +1,7 @@
+/** Pure policy decisions (§7): tool filter, permission modes, shell gate, no escalation. */
+export * from './tool-names.js';
+export * from './tool-policy.js';
+export * from './permission-mode.js';
+export * from './approval-types.js';
+export * from './shell-gate.js';
+export * from './escalation.js';
