@@ -12,4 +12,6 @@ export const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   audit: () => import('./commands/audit.js'),
   config: () => import('./commands/config.js'),
   doctor: () => import('./commands/doctor.js'),
+  inbox: () => import('./commands/inbox.js'),
+  send: () => import('./commands/send.js'),
 };

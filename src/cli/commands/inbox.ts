@@ -1,0 +1,103 @@
+import { Command } from 'commander';
+import type { Log } from '../../audit/logger.js';
+import type { InboxItem } from '../../inbox/read.js';
+import { cliContext } from '../context.js';
+import { formatDuration, printJson } from '../output.js';
+
+interface InboxOpts {
+  read?: string;
+  peek?: boolean;
+  json?: boolean;
+  all?: boolean;
+}
+
+/** Files that are not messages are moved aside by the reader; a person hears about it on stderr. */
+const stderrLog: Log = {
+  debug() {},
+  info() {},
+  warn(_obj, msg) {
+    process.stderr.write(`flotilla: warning: ${msg ?? 'inbox problem'}\n`);
+  },
+  error(_obj, msg) {
+    process.stderr.write(`flotilla: ${msg ?? 'inbox error'}\n`);
+  },
+};
+
+/** `flotilla inbox [id]` (§2, §4): list or read the human inbox, or an agent's. */
+export function command(): Command {
+  return new Command('inbox')
+    .description("list or read messages: the human inbox by default, or an agent's by id prefix")
+    .argument('[id]', "whose inbox: an agent id or prefix, or 'human' (default)")
+    .option('--read <message-id>', 'show one message (id prefix) and mark it read (claim it)')
+    .option('--peek', 'show without marking read: with --read, that message; alone, every unread message in full')
+    .option('--all', 'include read messages (cur/)')
+    .option('--json', 'print JSON')
+    .action(async (who: string | undefined, opts: InboxOpts, cmd: Command) => {
+      const { layout } = cliContext(cmd);
+      const [{ resolveRecipient, senderIdentity }, read, { claim }, { compareForReader }, { headerOf }, { loadConfig }, { UsageError }] = await Promise.all([
+        import('../../inbox/address.js'),
+        import('../../inbox/read.js'),
+        import('../../inbox/claim.js'),
+        import('../../inbox/surface.js'),
+        import('../../inbox/message.js'),
+        import('../../config/load.js'),
+        import('../../errors.js'),
+      ]);
+      const me = senderIdentity();
+      const owner = who ? resolveRecipient(layout, who, me) : 'human';
+      const readOpts = { log: stderrLog, maxBodyBytes: loadConfig({ layout }).config.inbox.max_body_bytes };
+
+      if (opts.read !== undefined) {
+        const item = await read.peek(layout, owner, opts.read, readOpts);
+        let claimed = false;
+        if (!opts.peek && !item.read) {
+          // Claiming takes the message from its owner: only the owner may do it (§4 claim).
+          if (owner !== me) {
+            throw new UsageError(`'${item.message.id}' is in the inbox of '${owner}', not yours ('${me}'); reading it would take it from them — add --peek to look without claiming`);
+          }
+          claimed = (await claim(layout, owner, item)).status === 'claimed';
+        }
+        if (opts.json) printJson({ ...headerOf(item.message), body: item.message.body, read: item.read || claimed, claimed });
+        else process.stdout.write(formatFull(item) + '\n');
+        return;
+      }
+
+      const items = await read.list(layout, owner, { ...readOpts, includeRead: opts.all === true });
+      const unread = items.filter((i) => !i.read).sort((a, b) => compareForReader(a.message, b.message));
+      const shown = [...unread, ...items.filter((i) => i.read)];
+      if (opts.json) {
+        const now = Date.now();
+        printJson(shown.map((i) => ({ ...headerOf(i.message), read: i.read, age_secs: Math.max(0, Math.round((now - Date.parse(i.message.timestamp)) / 1000)), file: i.file })));
+        return;
+      }
+      if (opts.peek) {
+        process.stdout.write(shown.map(formatFull).join('\n\n') + (shown.length ? '\n' : ''));
+        return;
+      }
+      if (shown.length === 0) {
+        process.stdout.write(`no ${opts.all ? '' : 'unread '}messages for ${owner}\n`);
+        return;
+      }
+      process.stdout.write(table(shown) + '\n');
+    });
+}
+
+function formatFull(item: InboxItem): string {
+  const m = item.message;
+  const { body: _b, ...header } = m;
+  const lines = Object.entries(header).map(([k, v]) => `${k}: ${typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v)}`);
+  lines.push(`state: ${item.read ? 'read' : 'unread'}`);
+  return `${lines.join('\n')}\n\n${m.body.replace(/\s+$/, '')}`;
+}
+
+function table(items: InboxItem[]): string {
+  const now = Date.now();
+  const rows = items.map((i) => [
+    i.message.id, i.message.from, i.message.kind, i.message.priority,
+    formatDuration(now - Date.parse(i.message.timestamp)), i.read ? 'read' : 'unread', i.message.summary,
+  ]);
+  const head = ['ID', 'FROM', 'KIND', 'PRIORITY', 'AGE', 'STATE', 'SUMMARY'];
+  const widths = head.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c]!.length)));
+  const fmt = (r: string[]) => r.map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c]!))).join('  ');
+  return [fmt(head), ...rows.map(fmt)].join('\n');
+}

@@ -1,0 +1,74 @@
+import { Command, Option } from 'commander';
+import { cliContext } from '../context.js';
+
+interface SendOpts {
+  summary?: string;
+  priority: 'low' | 'normal' | 'high' | 'urgent';
+  replyTo?: string;
+  kind: 'message' | 'system';
+  json?: boolean;
+}
+
+/**
+ * `flotilla send <to> [text…]` (§2, §4). Agents call it constantly, so the top of this file
+ * imports only commander; the inbox modules load inside the action (never chokidar).
+ */
+export function command(): Command {
+  return new Command('send')
+    .description("deliver a message to an agent (id or prefix), 'human', 'parent' or 'root'; reads stdin when no text is given")
+    .argument('<to>', "recipient: agent id or unique prefix, 'human', 'parent' or 'root'")
+    .argument('[text...]', 'message text (default: stdin)')
+    .option('--summary <text>', 'one-line summary, ≤ 200 chars (default: the first line of the text)')
+    .addOption(new Option('--priority <level>', 'priority').choices(['low', 'normal', 'high', 'urgent']).default('normal'))
+    .option('--reply-to <id>', 'id of the message this answers')
+    .addOption(new Option('--kind <kind>', 'kind of message').choices(['message', 'system']).default('message'))
+    .option('--json', 'print the delivered message header as JSON instead of its id')
+    .action(async (to: string, words: string[], opts: SendOpts, cmd: Command) => {
+      const { layout } = cliContext(cmd);
+      const [{ deliver }, { resolveRecipient, senderIdentity }, { loadConfig }, { UsageError }, { headerOf }] = await Promise.all([
+        import('../../inbox/deliver.js'),
+        import('../../inbox/address.js'),
+        import('../../config/load.js'),
+        import('../../errors.js'),
+        import('../../inbox/message.js'),
+      ]);
+      const { config } = loadConfig({ layout });
+      const max = config.inbox.max_body_bytes;
+      const body = words.length > 0 ? words.join(' ') : await readStdin(max);
+      if (!body.trim()) throw new UsageError("empty message — give the text as arguments or on stdin, e.g. flotilla send human 'done'");
+      // Identity comes from this process's environment, never from the arguments (§4).
+      const from = senderIdentity();
+      const recipient = resolveRecipient(layout, to, from);
+      const { message } = await deliver(
+        layout,
+        {
+          from,
+          to: recipient,
+          kind: opts.kind,
+          priority: opts.priority,
+          body,
+          ...(opts.summary !== undefined ? { summary: opts.summary } : {}),
+          ...(opts.replyTo !== undefined ? { in_reply_to: opts.replyTo } : {}),
+        },
+        { maxBodyBytes: max },
+      );
+      process.stdout.write(opts.json ? JSON.stringify(headerOf(message), null, 2) + '\n' : message.id + '\n');
+    });
+}
+
+/** Reads stdin, stopping just past the limit so a huge pipe is refused without being held in memory. */
+async function readStdin(max: number): Promise<string> {
+  if (process.stdin.isTTY) {
+    const { UsageError } = await import('../../errors.js');
+    throw new UsageError("no message text — give it as arguments or pipe it on stdin, e.g. echo done | flotilla send human");
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of process.stdin) {
+    const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
+    chunks.push(buf);
+    size += buf.length;
+    if (size > max) break;
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}

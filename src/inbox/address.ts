@@ -1,0 +1,52 @@
+import { FlotillaError, UsageError } from '../errors.js';
+import { ID_PATTERN, resolvePrefix } from '../fleet/ids.js';
+import { listIds, readRecord } from '../fleet/registry.js';
+import type { Layout } from '../layout/layout.js';
+
+/** Addresses that are not agent ids (§4). An agent cannot be reached under these names. */
+export const RESERVED_RECIPIENTS = ['human', 'parent', 'root'] as const;
+
+/**
+ * Who is sending: the agent named by `FLOTILLA_AGENT_ID`, else a person (`human`). Set by
+ * the sending process from its own environment — never from a command's or model's
+ * arguments, so `from` cannot be chosen by whoever writes the message.
+ */
+export function senderIdentity(env: NodeJS.ProcessEnv = process.env): string {
+  const id = env.FLOTILLA_AGENT_ID?.trim();
+  if (!id) return 'human';
+  if (!ID_PATTERN.test(id)) {
+    throw new FlotillaError(`FLOTILLA_AGENT_ID '${id}' is not a valid agent id — unset it to send as 'human'`, { code: 'bad-identity' });
+  }
+  return id;
+}
+
+/**
+ * Resolves a recipient to an inbox owner: `human`; `parent` and `root` from the sender's
+ * registry record (the parent of a root is `human`); otherwise an agent id or a unique
+ * prefix of one. Finished agents are valid recipients (their mail shows as unread).
+ * An unknown recipient is an error, so nothing is ever written to a made-up inbox.
+ */
+export function resolveRecipient(layout: Layout, to: string, sender: string): string {
+  const target = to.trim();
+  if (target === 'human') return 'human';
+  if (target === 'parent' || target === 'root') {
+    if (sender === 'human') {
+      throw new UsageError(`'${target}' means the sender's ${target}, and a person sending from a shell has none — name an agent id or 'human'`);
+    }
+    const rec = readRecord(layout, sender);
+    if (!rec) {
+      throw new FlotillaError(`cannot resolve '${target}': the sender '${sender}' has no registry record — name the recipient's id instead`, { code: 'not-found' });
+    }
+    if (target === 'parent') return rec.parentId ?? 'human';
+    return rec.rootId;
+  }
+  if (!target) throw new UsageError("no recipient given — name an agent id (or prefix), 'human', 'parent' or 'root'");
+  try {
+    return resolvePrefix(target, listIds(layout));
+  } catch (err) {
+    if (err instanceof FlotillaError && err.code === 'not-found') {
+      throw new FlotillaError(`unknown recipient '${target}': no agent id starts with it — run 'flotilla status' to list agents, or send to 'human', 'parent' or 'root'`, { code: 'unknown-recipient' });
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,183 @@
+import { watch as chokidarWatch, type FSWatcher } from 'chokidar';
+import { readdir } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { nullLog, type Log } from '../audit/logger.js';
+import { errorMessage, isErrno } from '../errors.js';
+import type { Layout } from '../layout/layout.js';
+import { ensureMaildir, isCandidate } from './maildir.js';
+import { readItem, type InboxItem } from './read.js';
+
+export interface WatchOptions {
+  /** `inbox.poll`: 'always' polls instead of using inotify (network filesystems). Default 'auto'. */
+  poll?: 'auto' | 'always';
+  /** `inbox.poll_interval_ms` (default 100), used only when polling. */
+  pollIntervalMs?: number;
+  /** `inbox.rescan_secs` (default 30): rescan new/ this often to catch events the kernel dropped. */
+  rescanSecs?: number;
+  /** `inbox.max_body_bytes`. */
+  maxBodyBytes?: number;
+  log?: Log;
+}
+
+export type MessageListener = (item: InboxItem) => void;
+
+/**
+ * A live view of new mail. Each message in new/ is reported once (by file name) to the
+ * `message` listeners; messages found before any listener is attached are kept and handed
+ * to the first one, and to the async iterator when listeners are not used.
+ */
+export interface InboxWatcher extends AsyncIterable<InboxItem> {
+  /** Resolves once the watcher is armed and the startup scan is done. */
+  readonly ready: Promise<void>;
+  /** True when the watcher polls (poll: always, or inotify could not start). */
+  readonly polling: boolean;
+  on(event: 'message', listener: MessageListener): this;
+  off(event: 'message', listener: MessageListener): this;
+  /** Scans new/ now (the periodic rescan calls this). */
+  rescan(): Promise<void>;
+  /** Stops watching; a pending iterator ends. */
+  close(): Promise<void>;
+}
+
+/** Errors that mean inotify cannot work here (limits, unsupported filesystem): fall back to polling. */
+export function isWatchUnavailable(err: unknown): boolean {
+  return ['ENOSPC', 'EMFILE', 'ENFILE', 'ENOSYS', 'EPERM', 'EACCES', 'ENOTSUP', 'EINVAL'].some((c) => isErrno(err, c));
+}
+
+/**
+ * Watches `owner`'s new/ (§4): creates the Maildir first, watches only new/ (chokidar,
+ * depth 0, an error listener), scans at startup and every `rescanSecs`, polls only when
+ * asked or when inotify fails. Idle cost is one inotify watch and a timer every 30 s.
+ */
+export function watchInbox(layout: Layout, owner: string, opts: WatchOptions = {}): InboxWatcher {
+  const log = opts.log ?? nullLog;
+  const box = ensureMaildir(layout, owner);
+  const seen = new Set<string>();
+  const listeners = new Set<MessageListener>();
+  const queue: InboxItem[] = [];
+  const waiters: ((r: IteratorResult<InboxItem>) => void)[] = [];
+  let closed = false;
+  let polling = opts.poll === 'always';
+  let fsw: FSWatcher | undefined;
+  let timer: NodeJS.Timeout | undefined;
+
+  const emit = (item: InboxItem): void => {
+    if (closed) return;
+    if (listeners.size > 0) {
+      for (const fn of listeners) {
+        try {
+          fn(item);
+        } catch (err) {
+          log.error({ inbox: owner, err: errorMessage(err) }, 'inbox: a message listener threw');
+        }
+      }
+      return;
+    }
+    const waiter = waiters.shift();
+    if (waiter) waiter({ value: item, done: false });
+    else queue.push(item);
+  };
+
+  const handle = async (name: string): Promise<void> => {
+    if (closed || !isCandidate(name) || seen.has(name)) return;
+    seen.add(name);
+    try {
+      const item = await readItem(layout, owner, join(box.new, name), opts);
+      if (item) emit(item);
+    } catch (err) {
+      // Unreadable for a reason other than its content (EACCES, EIO): let the rescan retry it.
+      seen.delete(name);
+      log.warn({ inbox: owner, file: name, err: errorMessage(err) }, 'inbox: could not read a message');
+    }
+  };
+
+  const rescan = async (): Promise<void> => {
+    if (closed) return;
+    let names: string[];
+    try {
+      names = (await readdir(box.new)).sort();
+    } catch (err) {
+      log.warn({ inbox: owner, err: errorMessage(err) }, 'inbox: rescan failed');
+      return;
+    }
+    // Forget names no longer in new/ (claimed): keeps `seen` as small as the inbox.
+    const present = new Set(names);
+    for (const n of seen) if (!present.has(n)) seen.delete(n);
+    for (const n of names) await handle(n);
+  };
+
+  const start = (usePolling: boolean): Promise<void> => {
+    polling = usePolling;
+    const w = chokidarWatch(box.new, {
+      depth: 0,
+      ignoreInitial: true,
+      persistent: true,
+      usePolling,
+      interval: opts.pollIntervalMs ?? 100,
+      // Files appear whole (link), so neither write-finish waiting nor editor-save folding is wanted.
+      awaitWriteFinish: false,
+      atomic: false,
+    });
+    fsw = w;
+    w.on('add', (path: string) => void handle(basename(path)));
+    w.on('error', (err: unknown) => {
+      if (!usePolling && !closed && fsw === w && isWatchUnavailable(err)) {
+        log.warn({ inbox: owner, err: errorMessage(err) }, 'inbox: inotify unavailable, polling instead');
+        fsw = undefined;
+        void w.close().then(() => (closed ? undefined : start(true).then(rescan)));
+        return;
+      }
+      log.warn({ inbox: owner, err: errorMessage(err) }, 'inbox: watcher error');
+    });
+    return new Promise((resolve) => w.once('ready', () => resolve()));
+  };
+
+  const ready = (async () => {
+    await start(polling);
+    // The startup scan runs after the watcher is armed, so nothing falls between the two.
+    await rescan();
+    if (closed) return;
+    timer = setInterval(() => void rescan(), (opts.rescanSecs ?? 30) * 1000);
+    // The chokidar watcher keeps the process alive while watching; the rescan timer need not.
+    timer.unref();
+  })();
+
+  const watcher: InboxWatcher = {
+    ready,
+    get polling() {
+      return polling;
+    },
+    on(_event, listener) {
+      listeners.add(listener);
+      while (queue.length > 0 && listeners.size > 0) emit(queue.shift()!);
+      return watcher;
+    },
+    off(_event, listener) {
+      listeners.delete(listener);
+      return watcher;
+    },
+    rescan,
+    async close() {
+      if (closed) return;
+      closed = true;
+      if (timer) clearInterval(timer);
+      for (const w of waiters.splice(0)) w({ value: undefined, done: true });
+      await fsw?.close();
+    },
+    [Symbol.asyncIterator](): AsyncIterator<InboxItem> {
+      return {
+        next: () => {
+          const item = queue.shift();
+          if (item) return Promise.resolve({ value: item, done: false });
+          if (closed) return Promise.resolve({ value: undefined, done: true });
+          return new Promise((resolve) => waiters.push(resolve));
+        },
+        return: async () => {
+          await watcher.close();
+          return { value: undefined, done: true };
+        },
+      };
+    },
+  };
+  return watcher;
+}
