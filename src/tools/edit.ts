@@ -123,6 +123,7 @@ function looseMatchLine(text: string, old: string): number | undefined {
 /** The changed region with line numbers and two lines of context, at most 20 lines. */
 function snippet(text: string, firstLine: number, replacement: string): string {
   const lines = text.split('\n');
+  if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
   const from = Math.max(1, firstLine - 2);
   const to = Math.min(lines.length, firstLine + replacement.split('\n').length + 1, from + 19);
   const width = String(to).length;

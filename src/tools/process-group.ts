@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { isErrno } from '../errors.js';
 import { OutputCapture } from './output-capture.js';
 
@@ -146,10 +147,33 @@ function signalGroup(pgid: number, sig: NodeJS.Signals): boolean {
 function groupAlive(pgid: number): boolean {
   try {
     process.kill(-pgid, 0);
-    return true;
   } catch (err) {
     return isErrno(err, 'EPERM');
   }
+  // kill(0) also succeeds for zombies, which an init that does not reap (some containers)
+  // leaves around forever; on Linux, look for a member that still runs.
+  return process.platform === 'linux' ? linuxGroupHasLiveMember(pgid) : true;
+}
+
+function linuxGroupHasLiveMember(pgid: number): boolean {
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
+  } catch {
+    return true;
+  }
+  for (const pid of pids) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      continue; // exited while we looked
+    }
+    // Fields after the parenthesised command name: state ppid pgrp …
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') return true;
+  }
+  return false;
 }
 
 function sleep(ms: number): Promise<void> {
