@@ -32,6 +32,8 @@ export async function* runLoop(opts: LoopOptions): AsyncGenerator<LoopEvent> {
     cause ??= 'timeout';
     ctl.abort(new Error(`timed out after ${Math.round(opts.timeoutMs / 1000)}s`));
   }, opts.timeoutMs);
+  // The timer only aborts work that keeps the process alive anyway; it must not do so itself.
+  timer.unref();
 
   const done = (reason: StopReason, error?: string): LoopEvent => ({
     type: 'done',
@@ -42,7 +44,7 @@ export async function* runLoop(opts: LoopOptions): AsyncGenerator<LoopEvent> {
     usage: { ...usage },
     messages: [...messages],
   });
-  const modelTools = toModelTools(opts.tools);
+  let modelTools: ReturnType<typeof toModelTools> = [];
   const toolCtx = { ...opts.toolContext, signal: ctl.signal };
 
   let appended: ModelMessage[] = [];
@@ -59,6 +61,7 @@ export async function* runLoop(opts: LoopOptions): AsyncGenerator<LoopEvent> {
   }
 
   try {
+    modelTools = toModelTools(opts.tools);
     for (;;) {
       if (cause) return yield done(cause);
       if (turns >= opts.maxTurns) return yield done('max_turns', `stopped after ${turns} turns (max_turns ${opts.maxTurns})`);
