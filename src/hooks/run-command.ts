@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { errorMessage, isErrno } from '../errors.js';
 
 export interface HookCommandOptions {
@@ -33,6 +34,7 @@ export interface HookCommandResult {
 const DEFAULT_MAX_OUTPUT = 64 * 1024;
 /** After sh exits, how long to wait for output still in the pipes before giving up on them. */
 const DRAIN_MS = 200;
+const SIGKILL_WAIT_MS = 2000;
 
 /**
  * Runs one hook command (§9): `/bin/sh -c` as the leader of its own process group, with only
@@ -87,9 +89,10 @@ export function runHookCommand(opts: HookCommandOptions): Promise<HookCommandRes
 
     const killGroup = async (pid: number): Promise<void> => {
       signalGroup(pid, 'SIGTERM');
-      const deadline = Date.now() + grace;
-      while (Date.now() < deadline && groupAlive(pid)) await sleep(25);
-      if (groupAlive(pid)) signalGroup(pid, 'SIGKILL');
+      if (await groupGone(pid, grace)) return;
+      signalGroup(pid, 'SIGKILL');
+      // SIGKILL is delivered asynchronously; wait (briefly) until the kernel has acted on it.
+      await groupGone(pid, SIGKILL_WAIT_MS);
     };
     const kill = (): void => {
       if (killing === undefined && child.pid !== undefined) killing = killGroup(child.pid);
@@ -144,13 +147,51 @@ function signalGroup(pgid: number, signal: NodeJS.Signals): void {
   }
 }
 
+/** Polls until no live process is left in the group; false when `ms` passed first. */
+async function groupGone(pgid: number, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    if (!groupAlive(pgid)) return true;
+    if (Date.now() >= deadline) return false;
+    await sleep(25);
+  }
+}
+
+const HAS_PROC = existsSync('/proc/self/stat');
+
+/**
+ * True while any process of the group is alive. On Linux, zombies do not count: a killed
+ * grandchild is reparented to init, and an init that reaps slowly (containers) would
+ * otherwise keep the group "alive" until the grace period ends.
+ */
 function groupAlive(pgid: number): boolean {
+  if (HAS_PROC) {
+    let names: string[];
+    try {
+      names = readdirSync('/proc');
+    } catch {
+      names = [];
+    }
+    if (names.length > 0) return names.some((n) => /^\d+$/.test(n) && liveMemberOf(n, pgid));
+  }
   try {
     process.kill(-pgid, 0);
     return true;
   } catch (err) {
     return isErrno(err, 'EPERM');
   }
+}
+
+/** `/proc/<pid>/stat`: after the `(comm)` field come state, ppid, pgrp. */
+function liveMemberOf(pid: string, pgid: number): boolean {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return false;
+  }
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return fields[0] !== 'Z' && Number(fields[2]) === pgid;
 }
 
 function sleep(ms: number): Promise<void> {

@@ -38,15 +38,15 @@ export async function runPreToolUse(hooks: Partial<DefinitionHooks> | undefined,
   for (const hook of matching(hooks?.PreToolUse, call.name)) {
     const payload = { ...basePayload('PreToolUse', ctx), tool_name: tool, tool_input: call.input };
     const result = await runOne('PreToolUse', hook, payload, ctx, tool);
+    const blocks = !succeeded(result) && hook.fail_closed;
+    ctx.onRun?.(record('PreToolUse', hook, result, tool, blocks));
     if (succeeded(result)) continue;
-    if (hook.fail_closed) {
-      ctx.onRun?.(record('PreToolUse', hook, result, tool, true));
+    if (blocks) {
       return {
         allow: false,
         reason: `tool call blocked by a PreToolUse hook (\`${short(hook.command)}\`, ${failure(result, hook)})${detail(result)} — change the call so the hook accepts it, or do without it`,
       };
     }
-    ctx.onRun?.(record('PreToolUse', hook, result, tool));
     ctx.onWarn?.(`PreToolUse hook \`${short(hook.command)}\` ${failure(result, hook)}${detail(result)} — the '${tool}' call goes ahead (the hook is not fail_closed)`);
   }
   return { allow: true };
