@@ -161,8 +161,9 @@ export async function* runLoop(opts: LoopOptions): AsyncGenerator<LoopEvent> {
     }
   } catch (err) {
     // A callback (gate, hooks, pending, budget) threw: the run fails, the caller does not crash.
-    closeDanglingCalls(messages, errorMessage(err));
-    yield done('failed', errorMessage(err));
+    // An abort that surfaced through a callback (e.g. a pending approval) is still an abort.
+    closeDanglingCalls(messages, cause ? `the turn was stopped (${cause})` : errorMessage(err));
+    yield cause ? done(cause) : done('failed', errorMessage(err));
   } finally {
     clearTimeout(timer);
     opts.signal?.removeEventListener('abort', onAbort);

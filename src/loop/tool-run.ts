@@ -2,7 +2,7 @@ import { errorMessage } from '../errors.js';
 import type { Tool, ToolCall, ToolContext, ToolResult } from '../tools/types.js';
 import { abortable } from './abort.js';
 import type { ModelToolCall } from './model-call.js';
-import type { LoopOptions } from './types.js';
+import type { GateDecision, LoopOptions } from './types.js';
 
 /**
  * Runs one tool call the way the model should experience it: every failure (bad JSON, an
@@ -36,7 +36,7 @@ export async function runToolCall(
   const tool = tools.find((t) => t.name === mc.name);
   if (!tool) {
     // The gate still hears about it: a call to a tool the agent was not given is a policy event (§7).
-    const decision = opts.gate ? await opts.gate(call, undefined) : { allow: true as const };
+    const decision = opts.gate ? await gated(opts, call, undefined, ctx.signal) : { allow: true as const };
     const names = tools.map((t) => t.name).join(', ') || '(none)';
     const why = decision.allow ? '' : ` (${decision.reason})`;
     return notRun(`Unknown tool '${mc.name}'${why}. Available tools: ${names}. Call one of these by its exact name.`);
@@ -52,7 +52,8 @@ export async function runToolCall(
   }
 
   if (opts.gate) {
-    const decision = await opts.gate(call, tool);
+    // Approvals may wait for a person; Ctrl-C or a timeout must not wait with them.
+    const decision = await gated(opts, call, tool, ctx.signal);
     if (!decision.allow) return notRun(`Tool call denied: ${decision.reason}. Do not retry the same call; choose another approach or ask for permission.`);
   }
 
@@ -66,6 +67,16 @@ export async function runToolCall(
       ? `Tool '${tool.name}' was interrupted: ${errorMessage(ctx.signal.reason)}`
       : `Tool '${tool.name}' failed: ${errorMessage(err)}`;
     return { result: { output, isError: true }, durationMs: Math.round(performance.now() - started), executed: true };
+  }
+}
+
+/** Asks the gate; a stopped turn answers for it, so an unanswered approval never blocks Ctrl-C. */
+async function gated(opts: Pick<LoopOptions, 'gate'>, call: ToolCall, tool: Tool | undefined, signal: AbortSignal): Promise<GateDecision> {
+  try {
+    return await abortable(opts.gate!(call, tool, signal), signal);
+  } catch (err) {
+    if (signal.aborted) return { allow: false, reason: `the turn was stopped before approval (${errorMessage(signal.reason)})` };
+    throw err;
   }
 }
 

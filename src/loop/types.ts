@@ -77,8 +77,12 @@ export interface LoopOptions {
   maxRetries?: number;
   /** First retry delay in ms, doubled each retry; a provider's retry-after header wins when shorter than 60 s. Default 2000. */
   retryDelayMs?: number;
-  /** Policy, approvals and PreToolUse hooks. A denial becomes an error result for the model. */
-  gate?: (call: ToolCall, tool: Tool | undefined) => Promise<GateDecision>;
+  /**
+   * Policy, approvals and PreToolUse hooks. A denial becomes an error result for the model.
+   * `tool` is undefined for a call to a tool the model was not given. `signal` aborts a
+   * pending approval when the turn is stopped.
+   */
+  gate?: (call: ToolCall, tool: Tool | undefined, signal: AbortSignal) => Promise<GateDecision>;
   /** PostToolUse hooks; runs after every executed call. */
   afterTool?: (call: ToolCall, result: ToolResult) => Promise<void>;
   /**

@@ -249,3 +249,25 @@ describe('tool errors are written for the model', () => {
     expect(done.messages.at(-1)?.role).toBe('tool');
   });
 });
+
+describe('stopping while a person is asked to approve', () => {
+  it('an abort during a pending approval ends aborted with a valid history', async () => {
+    const ac = new AbortController();
+    const model = new ScriptedModel([{ text: 'x', tool_calls: [{ tool: 'echo', input: { text: 'a' } }] }, { text: 'after' }]);
+    let asked = false;
+    const gate = (_call: unknown, _tool: unknown, signal: AbortSignal) =>
+      new Promise<{ allow: true }>((resolve) => {
+        asked = true;
+        // A person who never answers; the harness would also cancel its question on abort.
+        signal.addEventListener('abort', () => setTimeout(() => resolve({ allow: true }), 10_000).unref());
+        setTimeout(() => ac.abort(), 20);
+      });
+    const events = await collect(runLoop(base(model, { signal: ac.signal, gate })));
+    const done = doneOf(events);
+    expect(asked).toBe(true);
+    const result = events.find((e) => e.type === 'tool_result');
+    expect(result?.type === 'tool_result' && result.result.output).toContain('stopped before approval');
+    expect(done.reason).toBe('aborted');
+    expect(done.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool']);
+  });
+});
