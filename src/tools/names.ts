@@ -22,7 +22,11 @@ export const BUILTIN_TOOL_NAMES = [
 
 export type BuiltinToolName = (typeof BUILTIN_TOOL_NAMES)[number];
 
-/** Claude Code tool names → canonical ids. Keys are as Claude spells them. */
+/**
+ * Claude Code tool names → canonical ids. Keys are as Claude spells them. `LS` lists a
+ * directory, which `glob` covers; `Task` starts a subagent, which is `spawn_agent` here.
+ * Kept equal to src/policy/tool-names.ts so hooks and policy canonicalize alike.
+ */
 export const CLAUDE_TOOL_ALIASES: Readonly<Record<string, BuiltinToolName>> = Object.freeze({
   Bash: 'shell',
   Read: 'read',
@@ -31,6 +35,8 @@ export const CLAUDE_TOOL_ALIASES: Readonly<Record<string, BuiltinToolName>> = Ob
   MultiEdit: 'edit',
   Glob: 'glob',
   Grep: 'grep',
+  LS: 'glob',
+  Task: 'spawn_agent',
 });
 
 const aliasByLowerName = new Map<string, string>(Object.entries(CLAUDE_TOOL_ALIASES).map(([k, v]) => [k.toLowerCase(), v]));

@@ -8,8 +8,16 @@ import type { Tool } from './types.js';
  * group (§6). The shell gate (§7) and the sandbox wrapper (§11) plug in as hooks.
  */
 
-/** The shell gate's answer (src/policy/shell-gate.ts): a denial names the rule that matched. */
-export type ShellGateVerdict = { decision: 'allow' } | { decision: 'deny'; rule: string; reason?: string };
+/**
+ * The shell gate's answer; `checkShellCommand` of src/policy/shell-gate.ts fits as is. A denial
+ * names the deny-list rule and, when known, the simple command it matched after unwrapping.
+ */
+export interface ShellGateVerdict {
+  decision: 'allow' | 'deny';
+  rule?: string;
+  command?: string;
+  reason?: string;
+}
 export type ShellGate = (command: string) => ShellGateVerdict | Promise<ShellGateVerdict>;
 
 /** Runs argv in a process group; the default is the local machine. */
@@ -51,14 +59,16 @@ export function createShellTool(options: ShellOptions, ops: ShellOperations = no
     inputExample: { command: 'git status --short' },
     outputHint: 'To see all of it, redirect the output to a file (cmd > out.txt 2>&1) and read it with offset/limit, or filter it with grep, head or tail.',
     async execute({ command, timeout_secs }, ctx) {
-      const verdict = options.gate ? await options.gate(command) : ({ decision: 'allow' } as const);
-      if (verdict.decision === 'deny') {
+      const verdict: ShellGateVerdict = options.gate ? await options.gate(command) : { decision: 'allow' };
+      if (verdict.decision !== 'allow') {
+        const rule = verdict.rule ?? 'deny list';
+        const matched = verdict.command && verdict.command !== command ? `, matched \`${verdict.command}\`` : '';
         return {
           output:
-            `Command refused by the shell gate (rule: ${verdict.rule})${verdict.reason ? `: ${verdict.reason}` : ''}. It was not run. ` +
+            `Command refused by the shell gate (rule: ${rule}${matched})${verdict.reason ? `: ${verdict.reason}` : ''}. It was not run. ` +
             'The deny list guards against destructive or privileged commands; reach the goal another way, or ask a person to run it.',
           isError: true,
-          meta: { command, denied: true, rule: verdict.rule },
+          meta: { command, denied: true, rule },
         };
       }
       const timeoutSecs = timeout_secs ?? options.timeoutSecs;

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { tempFleet, type TempFleet } from '../helpers/fleet.js';
+import { checkShellCommand } from '../../src/policy/shell-gate.js';
 import { createBuiltinTools } from '../../src/tools/builtin.js';
 import { BUILTIN_TOOL_NAMES, canonicalToolName, CLAUDE_TOOL_ALIASES, isBuiltinToolName } from '../../src/tools/names.js';
 import { runTool } from '../../src/tools/run-tool.js';
@@ -20,6 +21,8 @@ describe('tool names', () => {
     ['GREP', 'grep'],
     ['shell', 'shell'],
     ['send_message', 'send_message'],
+    ['LS', 'glob'],
+    ['Task', 'spawn_agent'],
     ['WebFetch', 'webfetch'],
   ])('%s → %s', (name, canonical) => {
     expect(canonicalToolName(name)).toBe(canonical);
@@ -47,7 +50,8 @@ describe('createBuiltinTools', () => {
       writableWithin: [memory],
       shellTimeoutSecs: 30,
       env: { ...process.env, FROM_HARNESS: 'yes' },
-      gate: (command) => (command.startsWith('sudo') ? { decision: 'deny', rule: 'sudo' } : { decision: 'allow' }),
+      // The real shell gate of §7 plugs in without an adapter.
+      gate: (command) => checkShellCommand(command, ['sudo']),
     });
     expect(tools.map((t) => t.name)).toEqual(['shell', 'read', 'write', 'edit', 'glob', 'grep']);
     for (const t of tools) expect(BUILTIN_TOOL_NAMES).toContain(t.name);
@@ -64,7 +68,9 @@ describe('createBuiltinTools', () => {
     const ctx = ctxFor(fleet.project);
     const o = { maxOutputBytes: 30_000 };
     expect((await runTool(byName('shell'), { command: 'echo $FROM_HARNESS' }, ctx, o)).output).toBe('yes\n[exit code 0]');
-    expect((await runTool(byName('shell'), { command: 'sudo ls' }, ctx, o)).isError).toBe(true);
+    const denied = await runTool(byName('shell'), { command: 'echo ok && sudo ls' }, ctx, o);
+    expect(denied.isError).toBe(true);
+    expect(denied.output).toMatch(/^Command refused by the shell gate \(rule: sudo, matched `sudo ls`\)\. It was not run\./);
     expect((await runTool(byName('write'), { path: '.flotilla/state/x', content: '' }, ctx, o)).isError).toBe(true);
     await runTool(byName('write'), { path: join(memory, 'MEMORY.md'), content: 'remember\n' }, ctx, o);
     expect(readFileSync(join(memory, 'MEMORY.md'), 'utf8')).toBe('remember\n');
