@@ -9,6 +9,7 @@ export interface CommandModule {
  * Every command, loaded on demand. Adding a command = one file in `commands/` + one line here.
  */
 export const COMMANDS: Record<string, () => Promise<CommandModule>> = {
+  agents: () => import('./commands/agents.js'),
   audit: () => import('./commands/audit.js'),
   config: () => import('./commands/config.js'),
   doctor: () => import('./commands/doctor.js'),
