@@ -13,6 +13,11 @@ export interface DeliverOptions {
   maxBodyBytes?: number;
   /** Clock, for tests. */
   now?: number;
+  /**
+   * Called with the temp path after the file is written and fsynced, before link(): the
+   * window a crash test kills the sender in. Nothing is in new/ yet at that point.
+   */
+  beforeLink?: (tmpPath: string) => void | Promise<void>;
 }
 
 export interface Delivered {
@@ -55,6 +60,7 @@ export async function deliver(layout: Layout, draft: MessageDraft, opts: Deliver
     } finally {
       await fh.close();
     }
+    await opts.beforeLink?.(tmpPath);
     await link(tmpPath, newPath);
   } finally {
     // Linked or failed, the temp name has done its job.
