@@ -98,12 +98,13 @@ export function runHookCommand(opts: HookCommandOptions): Promise<HookCommandRes
       if (killing === undefined && child.pid !== undefined) killing = killGroup(child.pid);
     };
     // Fails when the `timeout` is exceeded: the hook and everything it started are killed.
+    // (setTimeout fires at once past 2^31-1 ms, so longer timeouts are capped at ~24 days.)
     const timer = setTimeout(() => {
       // sh already exited and we are only draining its pipes: that is not a timeout.
       if (exit !== undefined) return;
       timedOut = true;
       kill();
-    }, opts.timeoutSecs * 1000);
+    }, Math.min(opts.timeoutSecs * 1000, 2 ** 31 - 1));
     const onAbort = (): void => kill();
     if (opts.signal?.aborted) onAbort();
     else opts.signal?.addEventListener('abort', onAbort, { once: true });

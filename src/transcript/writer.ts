@@ -1,5 +1,6 @@
-import { closeSync, constants, fstatSync, fsyncSync, ftruncateSync, openSync, writeSync } from 'node:fs';
-import { errorMessage, FlotillaError } from '../errors.js';
+import { closeSync, constants, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { errorMessage, FlotillaError, isErrno } from '../errors.js';
 import type { Layout } from '../layout/layout.js';
 import {
   TRANSCRIPT_VERSION,
@@ -20,8 +21,19 @@ export interface TranscriptFileOps {
   close(fd: number): void;
 }
 
+const APPEND = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT;
+
 export const nodeTranscriptOps: TranscriptFileOps = {
-  open: (path) => openSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT, 0o644),
+  open: (path) => {
+    try {
+      return openSync(path, APPEND, 0o644);
+    } catch (err) {
+      // A fleet root whose state/ was never set up (or was removed under us).
+      if (!isErrno(err, 'ENOENT')) throw err;
+      mkdirSync(dirname(path), { recursive: true });
+      return openSync(path, APPEND, 0o644);
+    }
+  },
   size: (fd) => fstatSync(fd).size,
   write: (fd, buf, offset, length) => writeSync(fd, buf, offset, length),
   truncate: (fd, length) => ftruncateSync(fd, length),

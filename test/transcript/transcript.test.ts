@@ -216,3 +216,20 @@ describe('historyFromTranscript', () => {
     });
   });
 });
+
+describe('transcript writer without state/', () => {
+  it('creates the transcripts folder when it is missing', () => {
+    const fleet = tempFleet();
+    try {
+      const layout = { ...fleet.layout, transcript: (id: string) => `${fleet.project}/elsewhere/deep/${id}.jsonl` };
+      const errors: unknown[] = [];
+      const w = openTranscript(layout, { agent_id: 'w-2', def_name: 'worker' }, { onError: (e) => errors.push(e) });
+      expect(w.append({ type: 'surfaced', source: 'human', text: 'hi' })).toBe(true);
+      w.close();
+      expect(errors).toEqual([]);
+      expect(readFileSync(`${fleet.project}/elsewhere/deep/w-2.jsonl`, 'utf8').split('\n')).toHaveLength(3);
+    } finally {
+      fleet.cleanup();
+    }
+  });
+});
