@@ -1,0 +1,86 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readFileSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ancestors, isProcessAlive, parentPid, parseProcStat, processStartTime } from '../../src/fleet/proc.js';
+import { tempDir } from '../helpers/fleet.js';
+import { eventually } from '../helpers/tmux.js';
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const c of cleanups.splice(0)) c();
+});
+
+function sleeper(cmd = process.execPath, args = ['-e', 'setInterval(() => {}, 1000)']) {
+  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'ignore'] });
+  cleanups.push(() => child.kill('SIGKILL'));
+  return child;
+}
+
+describe('proc', () => {
+  it('reads its own start time, parent and liveness', () => {
+    const own = readFileSync('/proc/self/stat', 'utf8');
+    // /proc/self is this process; field 22 is the 20th after the comm.
+    expect(processStartTime(process.pid)).toBe(own.slice(own.lastIndexOf(')') + 2).split(' ')[19]);
+    expect(parentPid(process.pid)).toBe(process.ppid);
+    expect(isProcessAlive(process.pid)).toBe(true);
+    expect(isProcessAlive(process.pid, processStartTime(process.pid))).toBe(true);
+    expect(ancestors(process.pid)[0]).toBe(process.ppid);
+    expect(ancestors(process.pid)).not.toContain(process.pid);
+  });
+
+  it("reads a child's start time and parent; the child is dead after SIGKILL", async () => {
+    const child = sleeper();
+    const start = processStartTime(child.pid!);
+    expect(start).toMatch(/^\d+$/);
+    expect(parentPid(child.pid!)).toBe(process.pid);
+    expect(ancestors(child.pid!).slice(0, 2)).toEqual([process.pid, process.ppid]);
+    expect(isProcessAlive(child.pid!, start)).toBe(true);
+    child.kill('SIGKILL');
+    await once(child, 'exit');
+    expect(isProcessAlive(child.pid!, start)).toBe(false);
+    expect(isProcessAlive(child.pid!)).toBe(false);
+    expect(processStartTime(child.pid!)).toBeNull();
+  });
+
+  it('a reused pid (start time differs) is not alive', () => {
+    const child = sleeper();
+    const start = processStartTime(child.pid!)!;
+    expect(isProcessAlive(child.pid!, String(Number(start) + 1))).toBe(false);
+    expect(isProcessAlive(child.pid!, start)).toBe(true);
+  });
+
+  it('a zombie counts as dead', async () => {
+    // sh starts `sleep 0` in the background, then becomes `sleep 30`, which never reaps it.
+    const child = sleeper('sh', ['-c', 'sleep 0 & echo $!; exec sleep 30']);
+    const [line] = (await once(child.stdout!, 'data')) as [Buffer];
+    const zombie = Number(line.toString().trim());
+    await eventually(() => parseProcStat(readFileSync(`/proc/${zombie}/stat`, 'utf8'))?.state === 'Z', 15_000, 'zombie');
+    // kill(pid, 0) succeeds on a zombie, so only the state check can tell.
+    expect(() => process.kill(zombie, 0)).not.toThrow();
+    expect(isProcessAlive(zombie)).toBe(false);
+  });
+
+  it('parses stat of a process whose name holds spaces and parentheses', async () => {
+    const { dir, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    const odd = join(dir, 'a) b (c');
+    symlinkSync(process.execPath, odd);
+    const child = sleeper(odd);
+    await eventually(() => readFileSync(`/proc/${child.pid}/stat`, 'utf8').includes('(a) b (c)'), 15_000, 'odd comm');
+    expect(parentPid(child.pid!)).toBe(process.pid);
+    expect(processStartTime(child.pid!)).toMatch(/^\d+$/);
+    expect(isProcessAlive(child.pid!, processStartTime(child.pid!))).toBe(true);
+    expect(parseProcStat('42 (x) y) (z) S 7 42 42 0 -1 4194304 1 0 0 0 0 0 0 0 20 0 1 0 999 0 0')).toEqual({ state: 'S', ppid: 7, startTime: '999' });
+    expect(parseProcStat('garbage')).toBeNull();
+  });
+
+  it('nonsense pids are neither alive nor have parents', () => {
+    for (const pid of [0, -1, 1.5, Number.NaN]) {
+      expect(isProcessAlive(pid)).toBe(false);
+      expect(parentPid(pid)).toBeNull();
+      expect(processStartTime(pid)).toBeNull();
+    }
+  });
+});
