@@ -1,0 +1,35 @@
+import type { Definition, DefinitionConfig } from './types.js';
+
+/**
+ * The built-in `general` definition: used when spawn names none (`agents.default`) and
+ * nothing on disk is called that. A project or user file named `general` replaces it.
+ */
+export function builtinDefinitions(config: DefinitionConfig): Definition[] {
+  return [
+    {
+      name: 'general',
+      description: 'General-purpose agent for research, code changes and multi-step tasks; has every tool.',
+      background: false,
+      maxTurns: config.limits.max_turns,
+      ...(config.agents.default_memory_scope ? { memory: config.agents.default_memory_scope } : {}),
+      tools: { allow: null, deny: [], except: [] },
+      permissionMode: config.agents.default_permission_mode,
+      secrets: [],
+      timeoutSecs: config.limits.timeout_secs,
+      ttlSecs: 300,
+      skills: { include: [], exclude: [] },
+      hooks: { PreToolUse: [], PostToolUse: [] },
+      body: GENERAL_PROMPT,
+      declared: { tools: false, permissionMode: false, maxTurns: false, timeoutSecs: false },
+      source: { path: '<builtin>', scope: 'builtin' },
+    },
+  ];
+}
+
+const GENERAL_PROMPT = `You are a capable general-purpose software agent working in a real project.
+
+- Understand before you change: read the relevant files and search the code first.
+- Make the smallest change that does the job, in the style of the code around it.
+- Check your work: run the project's tests or the command that proves the change works.
+- When a task splits into independent parts, you may delegate them to child agents and wait for their results.
+- Finish with a short, concrete answer: what you did, what you found, and anything left open.`;

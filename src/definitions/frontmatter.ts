@@ -1,0 +1,124 @@
+import { parse as parseToml } from 'smol-toml';
+import { parse as parseYaml } from 'yaml';
+import { errorMessage } from '../errors.js';
+import type { FieldIssue } from './types.js';
+
+/**
+ * Splits a definition file into frontmatter and body and parses the frontmatter: `---` YAML,
+ * or deprecated `+++` TOML (§7). Files that are not strict YAML — most often an unquoted
+ * `description:` that itself contains `: ` — are read leniently, key by key, with a warning,
+ * because the tools people use today accept them.
+ */
+
+export interface ParsedFrontmatter {
+  data: Record<string, unknown>;
+  body: string;
+  warnings: FieldIssue[];
+}
+
+export type FrontmatterResult = ({ ok: true } & ParsedFrontmatter) | { ok: false; error: FieldIssue };
+
+const EXAMPLE = "'---' / 'name: reviewer' / 'description: Reviews diffs for bugs' / '---'";
+
+export function parseFrontmatter(text: string): FrontmatterResult {
+  const src = text.replace(/^\uFEFF/, '').replace(/\r\n?/g, '\n');
+  const open = /^(---|\+\+\+)[ \t]*\n/.exec(src);
+  if (!open) {
+    return fail(`no frontmatter: the file must start with a '---' line (frontmatter) — put the fields first, e.g. ${EXAMPLE} then the prompt`);
+  }
+  const delim = open[1]!;
+  const rest = src.slice(open[0].length);
+  const close = new RegExp(`^${delim === '---' ? '---' : '\\+\\+\\+'}[ \\t]*$`, 'm').exec(rest);
+  if (!close) return fail(`frontmatter has no closing '${delim}' line (frontmatter) — end the fields with a '${delim}' line, e.g. ${EXAMPLE}`);
+  const raw = rest.slice(0, close.index);
+  const body = rest.slice(close.index + close[0].length).replace(/^\n+/, '').trimEnd();
+  const warnings: FieldIssue[] = [];
+
+  let data: unknown;
+  if (delim === '+++') {
+    warnings.push({
+      field: 'frontmatter',
+      message: `'+++' TOML frontmatter is deprecated (frontmatter) — rewrite it as '---' YAML, e.g. ${EXAMPLE}`,
+    });
+    try {
+      data = parseToml(raw);
+    } catch (err) {
+      return fail(`frontmatter is not valid TOML: ${firstLine(err)} (frontmatter) — fix the syntax or switch to '---' YAML, e.g. ${EXAMPLE}`);
+    }
+  } else {
+    try {
+      data = raw.trim() === '' ? {} : parseYaml(raw);
+    } catch (err) {
+      const lenient = parseLenient(raw);
+      if (!lenient) return fail(`frontmatter is not valid YAML: ${firstLine(err)} (frontmatter) — write one 'key: value' per line and quote values containing ': ', e.g. description: "Use when: reviewing"`);
+      data = lenient.data;
+      const keys = lenient.plain.length ? lenient.plain.map((k) => `'${k}'`).join(', ') : 'some lines';
+      warnings.push({
+        field: 'frontmatter',
+        message: `frontmatter is not strict YAML (${firstLine(err)}); read ${keys} as plain text (frontmatter) — quote such values to silence this, e.g. ${lenient.plain[0] ?? 'description'}: "Use when: …"`,
+      });
+    }
+  }
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) {
+    return fail(`frontmatter must be a set of 'key: value' fields, got ${describe(data)} (frontmatter) — e.g. ${EXAMPLE}`);
+  }
+  return { ok: true, data: data as Record<string, unknown>, body, warnings };
+}
+
+/**
+ * Reads frontmatter block by block: a line starting a top-level `key:` begins a block, indented
+ * lines belong to it. Each block is tried as YAML on its own; a block that still fails is
+ * taken as plain text (folded onto one line, surrounding quotes removed). Returns undefined
+ * when the text does not look like `key: value` lines at all.
+ */
+export function parseLenient(raw: string): { data: Record<string, unknown>; plain: string[] } | undefined {
+  const blocks: { key: string; lines: string[] }[] = [];
+  for (const line of raw.split('\n')) {
+    const m = /^([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]|$)/.exec(line);
+    if (m) blocks.push({ key: m[1]!, lines: [line] });
+    else if (blocks.length) blocks[blocks.length - 1]!.lines.push(line);
+    else if (line.trim() !== '' && !line.trimStart().startsWith('#')) return undefined;
+  }
+  if (!blocks.length) return undefined;
+  const data: Record<string, unknown> = {};
+  const plain: string[] = [];
+  for (const { key, lines } of blocks) {
+    if (key in data) continue;
+    try {
+      const parsed: unknown = parseYaml(lines.join('\n'));
+      if (typeof parsed === 'object' && parsed !== null && key in parsed) {
+        data[key] = (parsed as Record<string, unknown>)[key];
+        continue;
+      }
+    } catch {
+      // Not YAML on its own either: fall through to plain text.
+    }
+    const first = lines[0]!.slice(lines[0]!.indexOf(':') + 1);
+    const text = [first, ...lines.slice(1)].map((l) => l.trim()).filter(Boolean).join(' ');
+    data[key] = unquote(text);
+    plain.push(key);
+  }
+  return { data, plain };
+}
+
+function unquote(s: string): string {
+  const q = s[0];
+  if ((q === '"' || q === "'") && s.length >= 2 && s.endsWith(q)) return s.slice(1, -1);
+  return s;
+}
+
+function fail(message: string): FrontmatterResult {
+  return { ok: false, error: { field: 'frontmatter', message } };
+}
+
+function firstLine(err: unknown): string {
+  return errorMessage(err).split('\n')[0]!.replace(/:$/, '');
+}
+
+export function describe(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'a list';
+  if (typeof v === 'object') return 'a mapping';
+  if (typeof v === 'string') return `'${v.length > 40 ? v.slice(0, 40) + '…' : v}' (text)`;
+  return `${String(v)} (${typeof v})`;
+}

@@ -1,0 +1,131 @@
+import { lstat, readdir, readFile, realpath, stat } from 'node:fs/promises';
+import { join, relative, sep } from 'node:path';
+import { FlotillaError, errorMessage, isErrno } from '../errors.js';
+import type { Layout } from '../layout/layout.js';
+import { builtinDefinitions } from './builtin.js';
+import { definitionDirs } from './locations.js';
+import { parseDefinition } from './parse.js';
+import type { Definition, DefinitionConfig, DefinitionIssue, DefinitionScope, LoadResult } from './types.js';
+
+/** Largest definition file read (§7); checked with stat before reading. */
+export const MAX_DEFINITION_BYTES = 256 * 1024;
+
+export interface LoadOptions {
+  layout: Pick<Layout, 'agentsDir' | 'project'>;
+  config: DefinitionConfig;
+  env?: NodeJS.ProcessEnv;
+  /** Override the searched directories (tests, `--dir`). */
+  dirs?: { dir: string; scope: DefinitionScope }[];
+}
+
+/**
+ * Loads every definition from every location (§7). One bad file never hides the rest: it
+ * becomes an entry in `errors` and the others load.
+ */
+export async function loadDefinitions(opts: LoadOptions): Promise<LoadResult> {
+  const dirs = dedupe(opts.dirs ?? definitionDirs(opts.layout, opts.env));
+  const perDir = await Promise.all(dirs.map((d) => loadDirectory(d.dir, d.scope, opts.config)));
+  const result: LoadResult = { definitions: [], errors: [], warnings: [], shadowed: [] };
+  const byName = new Map<string, Definition>();
+  for (const r of perDir) {
+    result.errors.push(...r.errors);
+    result.warnings.push(...r.warnings);
+    for (const def of r.definitions) {
+      const winner = byName.get(def.name);
+      if (winner) result.shadowed.push({ name: def.name, path: def.source.path, scope: def.source.scope, by: winner.source.path });
+      else byName.set(def.name, def);
+    }
+  }
+  for (const def of builtinDefinitions(opts.config)) {
+    const winner = byName.get(def.name);
+    if (winner) result.shadowed.push({ name: def.name, path: def.source.path, scope: 'builtin', by: winner.source.path });
+    else byName.set(def.name, def);
+  }
+  result.definitions = [...byName.values()];
+  return result;
+}
+
+/** Loads the `*.md` files of one directory; a missing directory is simply empty. */
+export async function loadDirectory(dir: string, scope: DefinitionScope, config: DefinitionConfig): Promise<LoadResult> {
+  const result: LoadResult = { definitions: [], errors: [], warnings: [], shadowed: [] };
+  let names: string[];
+  try {
+    names = (await readdir(dir)).filter((n) => n.endsWith('.md')).sort();
+  } catch (err) {
+    if (!isErrno(err, 'ENOENT') && !isErrno(err, 'ENOTDIR')) {
+      result.warnings.push({ path: dir, field: 'file', message: `cannot read the directory: ${errorMessage(err)} (file) — check its permissions` });
+    }
+    return result;
+  }
+  const realDir = await realpath(dir);
+  const seen = new Map<string, string>();
+  for (const name of names) {
+    const path = join(dir, name);
+    const r = await loadFile(path, realDir, scope, config);
+    result.errors.push(...r.errors);
+    result.warnings.push(...r.warnings);
+    const def = r.definition;
+    if (!def) continue;
+    const first = seen.get(def.name);
+    if (first) {
+      result.errors.push({ path, field: 'name', name: def.name, message: `name '${def.name}' is already used by ${first} (name) — give each definition its own name, e.g. name: ${def.name}-2` });
+      continue;
+    }
+    seen.set(def.name, path);
+    result.definitions.push(def);
+  }
+  return result;
+}
+
+async function loadFile(
+  path: string,
+  realDir: string,
+  scope: DefinitionScope,
+  config: DefinitionConfig,
+): Promise<{ definition?: Definition; errors: DefinitionIssue[]; warnings: DefinitionIssue[] }> {
+  const issue = (field: string, message: string): DefinitionIssue[] => [{ path, field, message }];
+  try {
+    const link = await lstat(path);
+    if (link.isSymbolicLink()) {
+      const target = await realpath(path).catch(() => undefined);
+      const rel = target === undefined ? undefined : relative(realDir, target);
+      if (rel === undefined || rel === '' || rel.startsWith('..') || rel.startsWith(sep)) {
+        // A link out of the folder could pull in any file on the machine as a system prompt.
+        return { errors: [], warnings: issue('file', `symlink to ${target ?? 'a missing file'} resolves outside ${realDir}; skipped (file) — copy the file into the folder instead, e.g. cp "${target ?? 'TARGET'}" "${path}"`) };
+      }
+    }
+    const st = await stat(path);
+    if (!st.isFile()) return { errors: [], warnings: [] };
+    if (st.size > MAX_DEFINITION_BYTES) {
+      return {
+        errors: issue('file', `file is ${st.size} bytes, over the ${MAX_DEFINITION_BYTES}-byte (256 KiB) limit (file) — keep the prompt short and move reference material into a file the agent reads, e.g. "Read docs/conventions.md before you start"`),
+        warnings: [],
+      };
+    }
+    const text = await readFile(path, 'utf8');
+    return parseDefinition(text, { path, scope, config });
+  } catch (err) {
+    return { errors: issue('file', `cannot read the file: ${errorMessage(err)} (file) — check that it exists and is readable`), warnings: [] };
+  }
+}
+
+/** The same folder reached twice (project = home) is read once, at its first position. */
+function dedupe(dirs: { dir: string; scope: DefinitionScope }[]): { dir: string; scope: DefinitionScope }[] {
+  const seen = new Set<string>();
+  return dirs.filter((d) => (seen.has(d.dir) ? false : (seen.add(d.dir), true)));
+}
+
+/**
+ * The definition to run: `name`, or config `agents.default`. Unknown → an error saying how to
+ * list or create one; a file with that name that failed to load → its first error.
+ */
+export function pickDefinition(result: LoadResult, name: string): Definition {
+  const def = result.definitions.find((d) => d.name === name);
+  if (def) return def;
+  const broken = result.errors.find((e) => e.name === name);
+  if (broken) throw new FlotillaError(`definition '${name}' did not load: ${broken.path}: ${broken.message}`, { code: 'invalid-definition' });
+  throw new FlotillaError(
+    `no agent definition named '${name}' — run 'flotilla agents list' to see them, or 'flotilla agents create ${name} --description "…"' to make one`,
+    { code: 'unknown-definition' },
+  );
+}

@@ -1,0 +1,192 @@
+import { ID_PATTERN } from '../fleet/ids.js';
+import { PERMISSION_MODES, parsePermissionMode, type PermissionMode } from '../policy/permission-mode.js';
+import { describe } from './frontmatter.js';
+import { normalizeHooks, normalizeSkills } from './normalize-extras.js';
+import { normalizeTools } from './normalize-tools.js';
+import type { Definition, DefinitionConfig, DefinitionScope, FieldIssue, MemoryScope } from './types.js';
+
+/**
+ * Turns parsed frontmatter into a `Definition` (§7): validates every field, applies defaults
+ * from config, collects errors (the file is not loaded) and warnings (it is). Every message
+ * names the field and shows a corrected example.
+ */
+
+const KNOWN = new Set([
+  'name', 'description', 'model', 'background', 'max_turns', 'maxTurns', 'memory', 'tools', 'disallowedTools',
+  'disallowed_tools', 'permissions', 'permission_mode', 'permissionMode', 'skills', 'hooks', 'color',
+]);
+const PERMISSION_KEYS = new Set(['permission_mode', 'permissionMode', 'secrets', 'timeout_secs', 'ttl_secs']);
+const SECRET_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** Definition names: the id pattern (§1), plus inner dots as Claude Code allows. */
+export const CLAUDE_NAME_PATTERN = /^[a-zA-Z0-9](?:[a-zA-Z0-9_-]|\.(?!\.)){0,63}(?<!\.)$/;
+const USER_SCOPES: readonly DefinitionScope[] = ['user', 'claude-user'];
+
+export interface NormalizeInput {
+  data: Record<string, unknown>;
+  body: string;
+  path: string;
+  scope: DefinitionScope;
+  config: DefinitionConfig;
+  /** File name without extension, used to suggest a name. */
+  stem: string;
+}
+
+export function normalizeDefinition(input: NormalizeInput): { definition?: Definition; errors: FieldIssue[]; warnings: FieldIssue[] } {
+  const { data, config } = input;
+  const errors: FieldIssue[] = [];
+  const warnings: FieldIssue[] = [];
+  const issues = { errors, warnings };
+  const err = (field: string, message: string): undefined => {
+    errors.push({ field, message });
+    return undefined;
+  };
+
+  for (const key of Object.keys(data)) {
+    if (!KNOWN.has(key)) {
+      warnings.push({ field: key, message: `unknown field '${key}' is ignored (${key}) — check the spelling; known fields: name, description, model, background, max_turns, memory, tools, permissions, skills, hooks, color` });
+    }
+  }
+
+  const suggested = suggestName(input.stem);
+  const name = data.name;
+  if (name === undefined || name === null || name === '') err('name', `missing required field 'name' (name) — add it to the frontmatter, e.g. name: ${suggested}`);
+  else if (typeof name === 'string' && !ID_PATTERN.test(name) && CLAUDE_NAME_PATTERN.test(name)) {
+    // Claude Code accepts dots (`powershell-5.1-expert`, in the corpus); keep the name as written.
+    warnings.push({ field: 'name', message: `name '${name}' contains '.', accepted for Claude compatibility; agent ids made from it use '-' instead (name) — prefer e.g. name: ${agentIdBase(name)}` });
+  } else if (typeof name !== 'string' || !ID_PATTERN.test(name)) {
+    err('name', `name ${typeof name === 'string' ? `'${name}'` : describe(name)} is not valid (name) — use 1-64 letters, digits, '_' or '-', starting with a letter or digit, e.g. name: ${suggestName(String(name)) || suggested}`);
+  }
+
+  const description = data.description;
+  if (description === undefined || description === null || (typeof description === 'string' && description.trim() === '')) {
+    err('description', "missing required field 'description' (description) — say what the agent does and when to use it, e.g. description: Reviews code changes for bugs; use after every edit");
+  } else if (typeof description !== 'string') {
+    err('description', `description must be text, got ${describe(description)} (description) — quote it, e.g. description: "Reviews code changes for bugs"`);
+  }
+
+  const model = data.model;
+  if (model !== undefined && model !== null && (typeof model !== 'string' || model.trim() === '')) {
+    err('model', `model must be a model name such as sonnet, inherit or anthropic:claude-sonnet-4-5, got ${describe(model)} (model) — e.g. model: sonnet`);
+  }
+
+  const background = optional(data.background, false, (v) => typeof v === 'boolean', () =>
+    err('background', `background must be true or false, got ${describe(data.background)} (background) — e.g. background: true`));
+
+  const maxTurnsRaw = data.max_turns ?? data.maxTurns;
+  const maxTurns = optional(maxTurnsRaw, config.limits.max_turns, (v) => Number.isInteger(v) && (v as number) >= 1, () =>
+    err('max_turns', `max_turns must be a whole number of at least 1, got ${describe(maxTurnsRaw)} (max_turns) — e.g. max_turns: 20`));
+
+  const memory = optional<MemoryScope | null>(data.memory, config.agents.default_memory_scope, (v) => v === 'user' || v === 'project' || v === 'local', () =>
+    err('memory', `memory must be user, project or local, got ${describe(data.memory)} (memory) — e.g. memory: project`));
+
+  const tools = normalizeTools(data.tools, data.disallowedTools ?? data.disallowed_tools, issues);
+
+  // permissions: nested as Flotilla writes it; `permissionMode` at top level as Claude Code writes it.
+  const perms = data.permissions ?? {};
+  let p: Record<string, unknown> = {};
+  if (typeof perms !== 'object' || perms === null || Array.isArray(perms)) {
+    err('permissions', `permissions must be a mapping, got ${describe(perms)} (permissions) — e.g. permissions: {permission_mode: accept_edits, secrets: [GITHUB_TOKEN]}`);
+  } else {
+    p = perms as Record<string, unknown>;
+    for (const key of Object.keys(p)) {
+      if (!PERMISSION_KEYS.has(key)) warnings.push({ field: `permissions.${key}`, message: `unknown field 'permissions.${key}' is ignored (permissions) — known: permission_mode, secrets, timeout_secs, ttl_secs` });
+    }
+  }
+  const modeRaw = p.permission_mode ?? p.permissionMode ?? data.permission_mode ?? data.permissionMode;
+  const permissionMode = normalizeMode(modeRaw, config, issues);
+
+  const secretsRaw = p.secrets ?? [];
+  const secrets = Array.isArray(secretsRaw) && secretsRaw.every((s) => typeof s === 'string' && SECRET_KEY.test(s)) ? (secretsRaw as string[]) : undefined;
+  if (!secrets) err('permissions.secrets', `permissions.secrets must be a list of environment variable names, got ${describe(secretsRaw)} (permissions.secrets) — e.g. secrets: [GITHUB_TOKEN, NPM_TOKEN]`);
+
+  const positive = (v: unknown): boolean => typeof v === 'number' && Number.isFinite(v) && v > 0;
+  const timeoutSecs = optional(p.timeout_secs, config.limits.timeout_secs, positive, () =>
+    err('permissions.timeout_secs', `permissions.timeout_secs must be a number of seconds > 0, got ${describe(p.timeout_secs)} (permissions.timeout_secs) — e.g. timeout_secs: 600`));
+  const ttlSecs = optional(p.ttl_secs, 300, positive, () =>
+    err('permissions.ttl_secs', `permissions.ttl_secs must be a number of seconds > 0, got ${describe(p.ttl_secs)} (permissions.ttl_secs) — e.g. ttl_secs: 300`));
+
+  const skills = normalizeSkills(data.skills, issues);
+  let hooks = normalizeHooks(data.hooks, issues);
+  if (hooks && USER_SCOPES.includes(input.scope) && (hooks.PreToolUse.length || hooks.PostToolUse.length)) {
+    // A user-level file applies to every project; it must not run commands in one it never saw.
+    warnings.push({ field: 'hooks', message: "hooks in user-level definitions are ignored (hooks) — put the definition in the project's .flotilla/agents/ to use hooks there" });
+    hooks = { PreToolUse: [], PostToolUse: [] };
+  }
+
+  const color = data.color;
+  if (color !== undefined && color !== null && typeof color !== 'string') err('color', `color must be a color name, got ${describe(color)} (color) — e.g. color: blue`);
+
+  if (input.body.trim() === '') {
+    warnings.push({ field: 'body', message: 'the prompt (the Markdown after the frontmatter) is empty (body) — write the instructions below the closing ---, e.g. "You review diffs for bugs."' });
+  }
+
+  if (errors.length || !tools || !skills || !hooks || !secrets || permissionMode === undefined) return { errors, warnings };
+  const definition: Definition = {
+    name: name as string,
+    description: (description as string).trim(),
+    ...(typeof model === 'string' ? { model: model.trim() } : {}),
+    background: background as boolean,
+    maxTurns: maxTurns as number,
+    ...(memory ? { memory } : {}),
+    tools,
+    permissionMode,
+    secrets,
+    timeoutSecs: timeoutSecs as number,
+    ttlSecs: ttlSecs as number,
+    skills,
+    hooks,
+    ...(typeof color === 'string' ? { color } : {}),
+    body: input.body,
+    declared: {
+      tools: data.tools !== undefined && data.tools !== null,
+      permissionMode: modeRaw !== undefined && modeRaw !== null,
+      maxTurns: maxTurnsRaw !== undefined && maxTurnsRaw !== null,
+      timeoutSecs: p.timeout_secs !== undefined && p.timeout_secs !== null,
+    },
+    source: { path: input.path, scope: input.scope },
+  };
+  return { definition, errors, warnings };
+}
+
+function normalizeMode(raw: unknown, config: DefinitionConfig, issues: { errors: FieldIssue[]; warnings: FieldIssue[] }): PermissionMode | undefined {
+  const field = 'permissions.permission_mode';
+  if (raw === undefined || raw === null) return config.agents.default_permission_mode;
+  const mode = typeof raw === 'string' ? parsePermissionMode(raw) : undefined;
+  if (!mode) {
+    issues.errors.push({
+      field,
+      message: `permission_mode ${describe(raw)} is not a mode (${field}) — use one of ${PERMISSION_MODES.join(', ')} (Claude's acceptEdits, dontAsk, bypassPermissions also work), e.g. permissions: {permission_mode: accept_edits}`,
+    });
+    return undefined;
+  }
+  if (mode === 'bypass_permissions') {
+    if (!config.agents.allow_bypass_permissions) {
+      issues.errors.push({
+        field,
+        message: `permission_mode bypass_permissions is refused by config (${field}) — set agents.allow_bypass_permissions: true in .flotilla/config.yaml, or use a mode that keeps approvals, e.g. permissions: {permission_mode: accept_edits}`,
+      });
+      return undefined;
+    }
+    issues.warnings.push({ field, message: `permission_mode bypass_permissions runs every tool call without asking (${field}) — allowed by agents.allow_bypass_permissions; prefer accept_edits, e.g. permissions: {permission_mode: accept_edits}` });
+  }
+  return mode;
+}
+
+/** A default when absent; the value when valid; otherwise `onBad()` is called. */
+function optional<T>(v: unknown, fallback: T, valid: (v: unknown) => boolean, onBad: () => void): T | undefined {
+  if (v === undefined || v === null) return fallback;
+  if (valid(v)) return v as T;
+  onBad();
+  return undefined;
+}
+
+/** The base of agent ids for a definition name: dots become dashes (`powershell-5.1` → `powershell-5-1`). */
+export function agentIdBase(name: string): string {
+  return name.replace(/\./g, '-');
+}
+
+/** `My Agent!` → `my-agent`: a valid name close to what was written. */
+export function suggestName(s: string): string {
+  const slug = s.toLowerCase().replace(/[^a-z0-9_-]+/g, '-').replace(/^[-_]+|-+$/g, '').slice(0, 64);
+  return slug || 'my-agent';
+}

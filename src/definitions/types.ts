@@ -1,0 +1,99 @@
+import type { Config } from '../config/schema.js';
+import type { PermissionMode } from '../policy/permission-mode.js';
+import type { Declared } from '../policy/escalation.js';
+import type { ToolsSpec } from '../policy/tool-policy.js';
+
+/** Where a definition came from, in precedence order (§7). */
+export type DefinitionScope = 'project' | 'claude-project' | 'user' | 'claude-user' | 'builtin';
+
+export type MemoryScope = 'user' | 'project' | 'local';
+
+/** One hook command (§9). */
+export interface HookCommand {
+  type: 'command';
+  /** Run with `sh -c`. */
+  command: string;
+  /** Default 30. */
+  timeoutSecs: number;
+  /** A failing PreToolUse hook blocks the call when true. Default false. */
+  failClosed: boolean;
+}
+
+/** `matcher` is `|`-separated substrings of the tool name; empty matches every tool. */
+export interface HookMatcher {
+  matcher: string;
+  hooks: HookCommand[];
+}
+
+export interface DefinitionHooks {
+  PreToolUse: HookMatcher[];
+  PostToolUse: HookMatcher[];
+}
+
+/** A loaded, validated agent definition with every default applied. */
+export interface Definition {
+  name: string;
+  description: string;
+  /** As written (`sonnet`, `inherit`, `anthropic:…`); the model module resolves aliases. */
+  model?: string;
+  /** Default false. */
+  background: boolean;
+  /** Default `limits.max_turns` (20). */
+  maxTurns: number;
+  /** Default `agents.default_memory_scope` (none). */
+  memory?: MemoryScope;
+  /** The `tools` field as written; `resolveTools` turns it into the effective list. */
+  tools: ToolsSpec;
+  /** Default `agents.default_permission_mode` (`default`). */
+  permissionMode: PermissionMode;
+  /** Secret keys the agent may request (§11). */
+  secrets: string[];
+  /** Default `limits.timeout_secs` (600). */
+  timeoutSecs: number;
+  /** Lifetime of a granted secret. Default 300. */
+  ttlSecs: number;
+  skills: { include: string[]; exclude: string[] };
+  hooks: DefinitionHooks;
+  color?: string;
+  /** The Markdown body: the agent's system prompt. */
+  body: string;
+  /** Which limits and policy fields the file set itself (the rest are defaults); see `fitToParent`. */
+  declared: Declared;
+  source: { path: string; scope: DefinitionScope };
+}
+
+/** An error or warning about one file. `message` is one line saying what, where (field) and how to fix. */
+export interface DefinitionIssue {
+  path: string;
+  /** The field concerned, e.g. `tools` or `permissions.permission_mode`; `file` for the file itself. */
+  field: string;
+  message: string;
+  /** The definition's name, when it could be read. */
+  name?: string;
+}
+
+export interface LoadResult {
+  /** Winners only, in precedence order then by name. */
+  definitions: Definition[];
+  errors: DefinitionIssue[];
+  warnings: DefinitionIssue[];
+  /** Definitions hidden by one of the same name in a location that comes first. */
+  shadowed: { name: string; path: string; scope: DefinitionScope; by: string }[];
+}
+
+/** The part of the config the loader reads. */
+export interface DefinitionConfig {
+  agents: Pick<Config['agents'], 'default_permission_mode' | 'allow_bypass_permissions' | 'default_memory_scope' | 'default'>;
+  limits: Pick<Config['limits'], 'max_turns' | 'timeout_secs'>;
+}
+
+/** One issue before the path is attached. */
+export interface FieldIssue {
+  field: string;
+  message: string;
+}
+
+/** Formats an issue as the one line a person reads: `<path>: <message>`. */
+export function formatIssue(issue: DefinitionIssue): string {
+  return `${issue.path}: ${issue.message}`;
+}
