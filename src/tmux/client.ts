@@ -219,10 +219,13 @@ export class Tmux {
     });
   }
 
-  /** The pane's text; `start` lines of history (negative = back into scrollback). */
-  capturePane(pane: string, opts: { start?: number } = {}): Promise<string> {
+  /**
+   * The pane's text. `start`: first line (negative = back into scrollback), or 'history'
+   * for all of it — tmux scrolls a dead pane's last screen up when it prints "Pane is dead".
+   */
+  capturePane(pane: string, opts: { start?: number | 'history' } = {}): Promise<string> {
     const args = ['capture-pane', '-p', '-J', '-t', pane];
-    if (opts.start !== undefined) args.push('-S', String(opts.start));
+    if (opts.start !== undefined) args.push('-S', opts.start === 'history' ? '-' : String(opts.start));
     return this.run(args);
   }
 
