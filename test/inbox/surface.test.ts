@@ -44,6 +44,7 @@ describe('surfacing messages', () => {
     const m = { ...at(1, 'urgent'), summary: 'deploy \u001b[2J now' };
     const line = noticeLine(m);
     expect(line).toBe(`✉ urgent message from worker-7k2m9q: deploy  [2J now [${m.id.slice(0, 12)}]`);
+    // eslint-disable-next-line no-control-regex
     expect(line).not.toMatch(/[\x00-\x1f]/);
     expect(noticeLine({ ...m, summary: 'x'.repeat(500) }, 80).length).toBeLessThanOrEqual(80);
   });
