@@ -43,7 +43,8 @@ export function formatStatusLine(header: PaneHeader, facts: StatusFacts, style: 
   const marker = header.scripted ? ` ${SCRIPTED_MARKER}` : '';
   const max = Math.max(10, width - 1);
   const room = max - fixed.length - marker.length - 3;
-  const model = room >= 6 ? ` · ${truncate(header.model, room)}` : '';
+  // A model name cut to a few letters says nothing (the banner has it in full): drop it instead.
+  const model = room >= Math.min(header.model.length, 12) ? ` · ${truncate(header.model, room)}` : '';
   const plain = truncate(fixed + model, max - marker.length);
   if (!style.enabled) return plain + marker;
   const colored = plain.replace(` · ${facts.status} · `, ` · ${colorState(facts.status, style)} · `);
