@@ -273,7 +273,8 @@ export async function holdSlot(layout: Layout, index: number, token: string): Pr
 
 /** Takes a slot for this very process (e.g. `flotilla run` in a terminal): reserve, hold, drop the reservation. Null when all are taken. */
 export async function acquireSlot(layout: Layout, cap: number): Promise<SlotHold | null> {
-  for (;;) {
+  // Bounded: a k-b busy after a free probe is a passing late harness, not a steady state.
+  for (let attempt = 0; attempt <= cap + 2; attempt++) {
     const reservation = await reserveSlot(layout, cap);
     if (!reservation) return null;
     const server = await bind(slotAddress(layout, reservation.index, 'b'), dropConnection);
@@ -281,6 +282,7 @@ export async function acquireSlot(layout: Layout, cap: number): Promise<SlotHold
     reservation.release();
     if (server) return holdOf(reservation.index, server);
   }
+  return null;
 }
 
 /** Indexes of the slots in 0..cap-1 that are held (reserved or running). */
