@@ -13,6 +13,7 @@ export const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   audit: () => import('./commands/audit.js'),
   config: () => import('./commands/config.js'),
   doctor: () => import('./commands/doctor.js'),
+  run: () => import('./commands/run.js'),
   inbox: () => import('./commands/inbox.js'),
   send: () => import('./commands/send.js'),
 };

@@ -23,7 +23,12 @@ export interface Layout {
   readonly auditFile: string;
   readonly slotsDir: string;
   readonly worktreesDir: string;
+  /** Exactly-once markers (completion sent, stop hook fired), created with O_EXCL. */
+  readonly markersDir: string;
   registryFile(id: string): string;
+  /** The task prompt the spawner hands to a child harness. */
+  taskFile(id: string): string;
+  marker(name: string): string;
   inbox(id: string): string;
   transcript(id: string): string;
   transcriptMeta(id: string): string;
@@ -58,7 +63,10 @@ export function layoutFor(root: string, project = dirname(resolve(root))): Layou
     auditFile: join(state, 'audit.jsonl'),
     slotsDir: join(state, 'slots'),
     worktreesDir,
+    markersDir: join(state, 'markers'),
     registryFile: (id) => join(registryDir, `${id}.json`),
+    taskFile: (id) => join(state, 'tasks', `${id}.md`),
+    marker: (name) => join(state, 'markers', name),
     inbox: (id) => join(inboxRoot, id),
     transcript: (id) => join(transcriptsDir, `${id}.jsonl`),
     transcriptMeta: (id) => join(transcriptsDir, `${id}.meta.json`),
@@ -102,7 +110,7 @@ export function resolveLayout(opts: { root?: string | undefined; cwd?: string; e
  */
 export function ensureState(layout: Layout): void {
   if (existsSync(layout.registryTmp)) return;
-  for (const dir of [layout.registryTmp, layout.inboxRoot, layout.transcriptsDir, layout.outputDir, layout.logsDir, layout.slotsDir]) {
+  for (const dir of [layout.registryTmp, layout.inboxRoot, layout.transcriptsDir, layout.outputDir, layout.logsDir, layout.slotsDir, layout.markersDir, join(layout.state, 'tasks')]) {
     mkdirSync(dir, { recursive: true });
   }
   const ignore = join(layout.root, '.gitignore');

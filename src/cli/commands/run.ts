@@ -1,0 +1,27 @@
+import { Command, Option } from 'commander';
+import { cliConfig, cliContext } from '../context.js';
+
+export function command(): Command {
+  return new Command('run')
+    .description('be an agent in this terminal: a REPL on a TTY, one-shot with a prompt or stdin (§6)')
+    .argument('[prompt...]', 'the task (default: stdin when it is not a TTY)')
+    .option('--agent <name>', 'definition to run (default: agents.default)')
+    .option('--id <id>', 'choose the agent id')
+    .option('--model <spec>', 'model as provider:model-id, an alias, or script:<file.yaml>')
+    .option('--prompt <text>', 'the task, instead of arguments')
+    .option('--oneshot', 'exit after the task even on a TTY')
+    .addOption(new Option('--context <mode>', "what of the parent's conversation to pass").choices(['none', 'last_turn', 'summary']))
+    .addOption(new Option('--spawned <id>', 'internal: run the registered agent <id> (used by spawn-agent)').hideHelp())
+    .action(async (words: string[], opts: { agent?: string; id?: string; model?: string; prompt?: string; oneshot?: boolean; context?: 'none' | 'last_turn' | 'summary'; spawned?: string }, cmd: Command) => {
+      const { layout } = cliContext(cmd);
+      const { config } = await cliConfig(layout);
+      const { runHarness } = await import('../../harness/run.js');
+      const prompt = opts.prompt ?? (words.length ? words.join(' ') : undefined);
+      const code = await runHarness({
+        layout, config, spawnedId: opts.spawned, prompt, agent: opts.agent, id: opts.id, model: opts.model, oneshot: opts.oneshot,
+        context: opts.context, stdinIsTTY: !!process.stdin.isTTY, stdoutIsTTY: !!process.stdout.isTTY,
+      });
+      // Watchers, sockets and timers must not keep a finished agent alive.
+      process.exit(code);
+    });
+}

@@ -1,0 +1,98 @@
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { audit } from '../audit/audit.js';
+import { newSortableId } from '../fleet/ids.js';
+import { summarize } from '../inbox/message.js';
+import type { Layout } from '../layout/layout.js';
+import type { ApprovalAnswer, ApprovalRequest } from '../policy/approval-types.js';
+import type { ToolCall } from '../tools/types.js';
+import type { SessionEvent } from './session-types.js';
+
+/**
+ * Approvals (§7): a tool call that needs a person waits here. The question goes to the
+ * agent's pane (answered by typing) and to the human inbox (answered with `flotilla approve
+ * / deny`, which writes `state/approvals/<request>.answer` after checking the caller is a
+ * person). No answer within `agents.approval_timeout_secs` is a denial.
+ */
+
+export type ApprovalOutcome = { approved: true; by: string } | { approved: false; by: string; reason: string };
+
+export function approvalAnswerPath(layout: Layout, requestId: string): string {
+  return join(layout.state, 'approvals', `${requestId}.answer`);
+}
+
+/** One line a person can judge: `$ npm publish`, `write src/app.ts (1.2 KB)`. */
+export function describeCall(call: ToolCall): string {
+  const input = (call.input ?? {}) as Record<string, unknown>;
+  if (typeof input.command === 'string') return `$ ${input.command}`;
+  if (typeof input.path === 'string') {
+    const size = typeof input.content === 'string' ? ` (${input.content.length} chars)` : '';
+    return `${call.name} ${input.path}${size}`;
+  }
+  return `${call.name} ${JSON.stringify(call.input).slice(0, 160)}`;
+}
+
+export class Approvals {
+  private readonly always = new Set<string>();
+  private pending: { request: ApprovalRequest; settle: (a: ApprovalOutcome) => void } | null = null;
+
+  constructor(
+    private readonly layout: Layout,
+    private readonly agentId: string,
+    private readonly timeoutSecs: number,
+    private readonly emit: (e: SessionEvent) => void,
+    private readonly setWaiting: (waiting: boolean) => void,
+  ) {}
+
+  /** Asks a person about one call; resolves with the decision. */
+  async ask(call: ToolCall, mode: string): Promise<ApprovalOutcome> {
+    if (this.always.has(call.name)) return { approved: true, by: 'always' };
+    const request: ApprovalRequest = { id: newSortableId(), agentId: this.agentId, tool: call.name, summary: describeCall(call), createdAt: new Date().toISOString(), mode };
+    const { deliver } = await import('../inbox/deliver.js');
+    await deliver(this.layout, {
+      from: this.agentId, to: 'human', kind: 'approval_request', request_id: request.id, tool: call.name, priority: 'high',
+      summary: summarize(`${this.agentId} asks to run ${request.summary}`),
+      body: `Agent ${this.agentId} asks to run:\n\n    ${request.summary}\n\nAnswer with \`flotilla approve ${request.id}\` or \`flotilla deny ${request.id} --reason "…"\`, or type y / a / n in its window.`,
+    }).catch(() => undefined);
+    this.setWaiting(true);
+    this.emit({ type: 'approval', request });
+    const outcome = await new Promise<ApprovalOutcome>((resolve) => {
+      const answerFile = approvalAnswerPath(this.layout, request.id);
+      const finish = (o: ApprovalOutcome, by: 'pane' | 'cli' | 'timeout') => {
+        clearTimeout(timer);
+        clearInterval(poll);
+        this.pending = null;
+        rmSync(answerFile, { force: true });
+        this.emit({ type: 'approval_resolved', requestId: request.id, decision: o.approved ? 'approve' : 'deny', by });
+        resolve(o);
+      };
+      const timer = setTimeout(() => finish({ approved: false, by: 'timeout', reason: `nobody answered within ${this.timeoutSecs}s (agents.approval_timeout_secs)` }, 'timeout'), this.timeoutSecs * 1000);
+      // Only while a question is open: a cheap check for the CLI's answer file.
+      const poll = setInterval(() => {
+        if (!existsSync(answerFile)) return;
+        try {
+          const a = JSON.parse(readFileSync(answerFile, 'utf8')) as ApprovalAnswer;
+          finish(this.apply(a, call.name, 'cli'), 'cli');
+        } catch { /* half-written: next tick */ }
+      }, 150);
+      this.pending = { request, settle: (o) => finish(o, 'pane') };
+    });
+    this.setWaiting(false);
+    audit(this.layout, { event: 'approval', agent: this.agentId, request: request.id, tool: call.name, decision: outcome.approved ? 'approved' : 'denied', by: outcome.by, ...(outcome.approved ? {} : { reason: outcome.reason }) });
+    return outcome;
+  }
+
+  /** An answer typed in the pane. */
+  answer(a: ApprovalAnswer): void {
+    if (!this.pending || this.pending.request.id !== a.requestId) return;
+    this.pending.settle(this.apply(a, this.pending.request.tool, 'human'));
+  }
+
+  private apply(a: ApprovalAnswer, tool: string, by: string): ApprovalOutcome {
+    if (a.decision === 'approve') {
+      if (a.scope === 'always') this.always.add(tool);
+      return { approved: true, by };
+    }
+    return { approved: false, by, reason: a.reason || 'denied by a person' };
+  }
+}

@@ -1,0 +1,139 @@
+import type { Config } from '../config/schema.js';
+import { errorMessage, FlotillaError, UsageError } from '../errors.js';
+import { endRecord, getRecord } from '../fleet/registry.js';
+import type { AgentRecord } from '../fleet/record.js';
+import { holdSlot, type SlotHold } from '../fleet/slots.js';
+import type { Layout } from '../layout/layout.js';
+import { sendCompletionOnce } from '../lifecycle/completion.js';
+import type { ContextMode } from '../spawn/context.js';
+import { admitSelf } from './admit.js';
+import { startAgent, type StartedAgent } from './start.js';
+
+/**
+ * `flotilla run`: be one agent in this process (§6). Either spawned (`--spawned <id>`: the
+ * record exists, the slot is handed over) or started directly by a person or a shell, in
+ * which case this process does the spawner's part itself and is a child of whatever agent
+ * it descends from.
+ */
+export interface RunOptions {
+  layout: Layout;
+  config: Config;
+  spawnedId?: string | undefined;
+  prompt?: string | undefined;
+  agent?: string | undefined;
+  id?: string | undefined;
+  model?: string | undefined;
+  oneshot?: boolean | undefined;
+  context?: ContextMode | undefined;
+  /** Conversation to continue (resume). */
+  resumedFrom?: string | undefined;
+  stdinIsTTY: boolean;
+  stdoutIsTTY: boolean;
+}
+
+/** Returns the process exit code. */
+export async function runHarness(opts: RunOptions): Promise<number> {
+  const { layout, config } = opts;
+  let record: AgentRecord;
+  let slot: SlotHold;
+  if (opts.spawnedId) {
+    record = getRecord(layout, opts.spawnedId);
+    try {
+      slot = await admitSelf(layout, config, record, process.env.FLOTILLA_SLOT);
+    } catch (err) {
+      await refuse(layout, record, err);
+      throw err;
+    }
+  } else {
+    const interactive = !opts.prompt && opts.stdinIsTTY && opts.stdoutIsTTY && !opts.oneshot;
+    const prompt = opts.prompt ?? (interactive ? '' : await readStdin());
+    if (!interactive && !prompt.trim()) {
+      throw new UsageError("no instruction given — pass it as arguments, with --prompt, or on stdin (echo 'task' | flotilla run)");
+    }
+    const { prepareSpawn } = await import('../spawn/prepare.js');
+    const prepared = await prepareSpawn(layout, config, {
+      agent: opts.agent, id: opts.id, prompt, model: opts.model, mode: interactive ? 'interactive' : opts.stdinIsTTY || opts.stdoutIsTTY ? 'oneshot' : 'headless',
+      context: opts.context, cwd: process.cwd(), resumedFrom: opts.resumedFrom,
+    });
+    record = prepared.record;
+    // This process is both spawner and harness: hand the reservation to itself.
+    const [hold, handed] = await Promise.all([holdSlot(layout, prepared.slot.index, prepared.slot.token), prepared.slot.waitForHandoff(5_000)]);
+    if (!handed) throw new FlotillaError('could not take the running slot — try again');
+    slot = hold;
+  }
+
+  const { loadDefinitions, pickDefinition } = await import('../definitions/load.js');
+  const definition = pickDefinition(await loadDefinitions({ layout, config }), record.name);
+  let history;
+  if (record.resumedFrom) {
+    const { readTranscript } = await import('../transcript/reader.js');
+    const { historyFromTranscript } = await import('../transcript/history.js');
+    history = historyFromTranscript(readTranscript(layout, record.resumedFrom).entries);
+  }
+  const started = await startAgent({ layout, config, record, definition, slot, interactive: record.mode === 'interactive', ...(history ? { history } : {}) });
+  const { session } = started;
+  onSignals((reason) => void session.shutdown('cancelled', reason));
+
+  if (record.mode === 'interactive' && opts.stdinIsTTY) return runInteractive(started, config, layout);
+  return runOneShot(started);
+}
+
+async function runOneShot(started: StartedAgent): Promise<number> {
+  const { session, record, prompt } = started;
+  process.stderr.write(`[flotilla:agent id=${record.id} pid=${process.pid} depth=${record.depth}${started.scripted ? ' model=scripted' : ''}]\n`);
+  let answer = '';
+  session.on((e) => {
+    if (e.type === 'task_end') answer = e.text;
+    if (e.type === 'done' && e.error && e.reason !== 'completed') process.stderr.write(`flotilla: ${e.reason}: ${e.error}\n`);
+  });
+  await session.runTask(prompt);
+  await session.whenFinished();
+  const final = session.record();
+  if (answer) process.stdout.write(answer.endsWith('\n') ? answer : answer + '\n');
+  return final.lastTask?.status === 'completed' || final.status === 'completed' ? 0 : 1;
+}
+
+async function runInteractive(started: StartedAgent, config: Config, layout: Layout): Promise<number> {
+  const { session, record, prompt } = started;
+  const { startRepl } = await import('./repl.js');
+  const { chatActionsFor } = await import('./chat-actions.js');
+  const repl = startRepl(session, {
+    input: process.stdin,
+    output: process.stdout,
+    chat: await chatActionsFor(layout, config, record),
+    header: { id: record.id, name: record.name, depth: record.depth, maxDepth: config.limits.max_depth, model: record.model, scripted: record.scripted, parentId: record.parentId },
+  });
+  if (prompt.trim()) void session.runTask(prompt);
+  await repl;
+  await session.whenFinished();
+  return session.record().status === 'completed' ? 0 : 1;
+}
+
+/** A refused harness (§5.6): terminal state, its parent told, the bracketed line printed by the CLI. */
+async function refuse(layout: Layout, record: AgentRecord, err: unknown): Promise<void> {
+  const reason = errorMessage(err);
+  try {
+    const { record: ended } = endRecord(layout, record.id, { status: 'refused', exitReason: reason });
+    await sendCompletionOnce(layout, ended, { task: ended.task, status: 'refused', exitReason: reason, finishedAt: new Date().toISOString(), outputPath: null }, { text: reason });
+  } catch {
+    // The refusal itself is what matters; the CLI prints it.
+  }
+}
+
+function onSignals(stop: (reason: string) => void): void {
+  let count = 0;
+  const handler = (sig: NodeJS.Signals) => {
+    count++;
+    if (count > 1) process.exit(130);
+    stop(sig === 'SIGHUP' ? 'window closed' : `cancelled (${sig})`);
+  };
+  process.on('SIGTERM', handler);
+  process.on('SIGHUP', handler);
+}
+
+async function readStdin(): Promise<string> {
+  if (process.stdin.isTTY) return '';
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}

@@ -1,0 +1,301 @@
+import type { LanguageModelV3 } from '@ai-sdk/provider';
+import { audit } from '../audit/audit.js';
+import type { Log } from '../audit/logger.js';
+import type { Config } from '../config/schema.js';
+import { errorMessage } from '../errors.js';
+import { toLastLine, type AgentRecord, type TaskResult } from '../fleet/record.js';
+import type { Layout } from '../layout/layout.js';
+import type { GateDecision, Injection, LoopEvent, ModelMessage, StopReason } from '../loop/types.js';
+import type { ApprovalAnswer } from '../policy/approval-types.js';
+import type { Tool, ToolCall, ToolResult } from '../tools/types.js';
+import type { TranscriptWriter } from '../transcript/writer.js';
+import { RecordKeeper } from './record-keeper.js';
+import type { Session, SessionEvent } from './session-types.js';
+
+/**
+ * One agent's engine: runs tasks through the loop and feeds every event to the transcript,
+ * the registry, the audit trail and whoever watches (pane or one-shot). It owns the
+ * conversation, the queue of human lines and the unread inbox messages.
+ */
+
+export interface InboxPort {
+  /** Unread messages in surfacing order (urgent first, then by time), as one injection, or undefined. */
+  take(): Promise<Injection | undefined>;
+  /** Claims the messages once the transcript has recorded them (§4). */
+  claim(ids: string[]): Promise<void>;
+  /** Called when a new message arrives. */
+  onArrival(listener: (notice: string) => void): void;
+  close(): Promise<void>;
+}
+
+export interface SessionDeps {
+  layout: Layout;
+  config: Config;
+  record: AgentRecord;
+  model: LanguageModelV3;
+  system: string;
+  tools: Tool[];
+  /** Conversation so far (resume); the first task's prompt is appended to it. */
+  history: ModelMessage[];
+  log: Log;
+  transcript: TranscriptWriter | null;
+  inbox: InboxPort;
+  gate: (call: ToolCall, tool: Tool | undefined) => Promise<GateDecision>;
+  afterTool?: (call: ToolCall, result: ToolResult) => Promise<void>;
+  /** Budget check before every model call (§11). */
+  beforeModelCall?: () => Promise<string | undefined>;
+  /** Pending approvals answered in the pane land here (wired by the gate). */
+  onApprovalAnswer?: (answer: ApprovalAnswer) => void;
+  /** Ends the agent's life: completion, stop hooks, children, slot. */
+  finish: (rec: AgentRecord, status: TaskResult['status'], reason: string, openTask: { text: string } | null) => Promise<void>;
+  /** Writes a task's final answer; returns its path. */
+  writeOutput: (text: string) => string | null;
+  /** Sends the task's completion (exactly once per task). */
+  complete: (rec: AgentRecord, result: TaskResult, text: string) => Promise<void>;
+  /** One-shot agents end after their first task. */
+  oneshot: boolean;
+}
+
+const STOP_STATUS: Record<StopReason, TaskResult['status']> = {
+  completed: 'completed', max_turns: 'failed', timeout: 'timed_out', aborted: 'cancelled', failed: 'failed', budget: 'failed',
+};
+
+export class AgentSession implements Session {
+  readonly id: string;
+  private readonly listeners = new Set<(e: SessionEvent) => void>();
+  private readonly humanQueue: string[] = [];
+  private conversation: ModelMessage[];
+  private readonly keeper: RecordKeeper;
+  private turnAbort: AbortController | null = null;
+  private running: Promise<void> | null = null;
+  private taskOpen = false;
+  private ending: { status: TaskResult['status']; reason: string } | null = null;
+  private finished: Promise<void> | null = null;
+  private lastText = '';
+  private idleTimer: NodeJS.Timeout | undefined;
+  private markEnded: () => void = () => undefined;
+  private readonly ended = new Promise<void>((resolve) => { this.markEnded = resolve; });
+
+  constructor(private readonly deps: SessionDeps) {
+    this.id = deps.record.id;
+    this.conversation = [...deps.history];
+    this.keeper = new RecordKeeper(deps.layout, deps.record, deps.config, (record) => this.emit({ type: 'status', record }));
+    deps.inbox.onArrival((notice) => {
+      this.emit({ type: 'notice', text: notice });
+      // Idle agents react at once (§4); one-shot agents only between their own steps.
+      if (!this.running && !this.ending && !deps.oneshot) this.startRun(null);
+    });
+  }
+
+  record(): AgentRecord {
+    return this.keeper.current;
+  }
+
+  on(listener: (e: SessionEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  busy(): boolean {
+    return this.running !== null;
+  }
+
+  /** Starts the first task (the spawn prompt) and returns when it ends. */
+  async runTask(prompt: string): Promise<void> {
+    this.startRun(prompt);
+    await this.running;
+  }
+
+  submitHuman(text: string): void {
+    if (!text.trim() || this.ending) return;
+    this.humanQueue.push(text);
+    if (!this.running) this.startRun(null);
+  }
+
+  abortTurn(): void {
+    this.turnAbort?.abort(new Error('interrupted by the user'));
+  }
+
+  answerApproval(answer: ApprovalAnswer): void {
+    this.deps.onApprovalAnswer?.(answer);
+  }
+
+  shutdown(status: 'cancelled' | 'completed', reason: string): Promise<void> {
+    this.finished ??= (async () => {
+      this.ending = { status, reason };
+      clearTimeout(this.idleTimer);
+      this.turnAbort?.abort(new Error(reason));
+      await this.running?.catch(() => undefined);
+      const open = this.taskOpen ? { text: this.lastText } : null;
+      await this.deps.finish(this.keeper.current, status, reason, open);
+      await this.deps.inbox.close();
+    })().finally(() => this.markEnded());
+    return this.finished;
+  }
+
+  /** Settles when the agent has ended for good. */
+  whenFinished(): Promise<void> {
+    return this.ended;
+  }
+
+  emit(e: SessionEvent): void {
+    for (const l of this.listeners) {
+      try { l(e); } catch (err) { this.deps.log.error({ err: errorMessage(err) }, 'session listener failed'); }
+    }
+  }
+
+  private startRun(prompt: string | null): void {
+    if (this.running) return;
+    this.running = this.run(prompt).finally(() => {
+      this.running = null;
+      // Lines or messages that came in as the run ended start the next one.
+      if (!this.ending && !this.deps.oneshot && this.humanQueue.length > 0) this.startRun(null);
+      else this.armIdleTimer();
+    });
+  }
+
+  private armIdleTimer(): void {
+    clearTimeout(this.idleTimer);
+    const secs = this.deps.config.limits.idle_timeout_secs;
+    if (secs > 0 && !this.ending && !this.deps.oneshot) {
+      this.idleTimer = setTimeout(() => void this.shutdown('completed', 'idle timeout'), secs * 1000);
+      this.idleTimer.unref();
+    }
+  }
+
+  private async run(prompt: string | null): Promise<void> {
+    clearTimeout(this.idleTimer);
+    const { deps } = this;
+    if (!this.taskOpen) {
+      this.taskOpen = true;
+      this.keeper.beginTask();
+      this.emit({ type: 'task_start', task: this.keeper.current.task, prompt: prompt ?? this.humanQueue[0] ?? '(inbox)' });
+    }
+    if (prompt !== null) {
+      const message: ModelMessage = { role: 'user', content: prompt };
+      this.conversation.push(message);
+      deps.transcript?.append({ type: 'message', message });
+    }
+    this.keeper.set({ status: 'working' });
+    this.turnAbort = new AbortController();
+    const surfaced = new Map<ModelMessage, Injection>();
+    let recorded = this.conversation.length;
+    const record = async (messages: ModelMessage[]) => {
+      for (const m of messages) {
+        const inj = surfaced.get(m);
+        if (!inj) deps.transcript?.append({ type: 'message', message: m });
+        else if (inj.source === 'human') deps.transcript?.append({ type: 'surfaced', source: 'human', text: inj.text });
+        else {
+          deps.transcript?.append({ type: 'surfaced', source: 'inbox', ids: inj.ids ?? [], text: inj.text });
+          // Claimed only now that the transcript holds it: a crash before this re-delivers.
+          await deps.inbox.claim(inj.ids ?? []);
+        }
+      }
+      recorded += messages.length;
+    };
+
+    const { runLoop } = await import('../loop/run-loop.js');
+    let done: Extract<LoopEvent, { type: 'done' }> | undefined;
+    const rec = this.keeper.current;
+    for await (const e of runLoop({
+      model: deps.model,
+      system: deps.system,
+      messages: this.conversation,
+      tools: deps.tools,
+      toolContext: { cwd: rec.cwd, agentId: rec.id },
+      maxTurns: Math.max(1, rec.maxTurns - rec.turns),
+      timeoutMs: rec.timeoutSecs * 1000,
+      signal: this.turnAbort.signal,
+      maxRetries: deps.config.models.max_retries,
+      gate: deps.gate,
+      ...(deps.afterTool ? { afterTool: deps.afterTool } : {}),
+      pending: () => this.pending(),
+      ...(deps.beforeModelCall ? { beforeModelCall: deps.beforeModelCall } : {}),
+    })) {
+      this.emit(e);
+      switch (e.type) {
+        case 'turn_start': this.keeper.set({ turns: this.keeper.current.turns + 1 }); break;
+        case 'tool_call': this.onToolCall(e.call); break;
+        case 'tool_result':
+          audit(deps.layout, { event: 'tool_result', agent: this.id, tool: e.call.name, is_error: !!e.result.isError, duration_ms: Math.round(e.durationMs), ...(e.result.meta ?? {}) });
+          break;
+        case 'message_surfaced':
+          surfaced.set(e.message, e.injection);
+          if (e.injection.source === 'human') audit(deps.layout, { event: 'human_input', agent: this.id, source: 'human', chars: e.injection.text.length });
+          break;
+        case 'usage': this.keeper.addUsage(e.inputTokens, e.outputTokens); break;
+        case 'turn_end': {
+          await record(e.messages);
+          const text = lastAssistantText(e.messages);
+          if (text) this.keeper.set({ lastLine: toLastLine(text) });
+          break;
+        }
+        case 'done': done = e; break;
+      }
+    }
+    if (!done) return;
+    await record(done.messages.slice(recorded));
+    this.conversation = done.messages;
+    if (done.text) this.lastText = done.text;
+    this.turnAbort = null;
+
+    const interrupted = done.reason === 'aborted' && !this.ending;
+    if (interrupted) {
+      // Ctrl-C once: the task stays open; the person types how to go on.
+      this.keeper.set({ status: 'idle', lastLine: 'interrupted — waiting for input' });
+      return;
+    }
+    if (done.reason === 'aborted') return; // shutdown() ends the task itself
+    await this.endTask(STOP_STATUS[done.reason], done.error ?? (done.reason === 'completed' ? null : done.reason), done.text);
+  }
+
+  private async endTask(status: TaskResult['status'], exitReason: string | null, text: string): Promise<void> {
+    const { deps } = this;
+    this.taskOpen = false;
+    const outputPath = deps.writeOutput(text);
+    const result: TaskResult = { task: this.keeper.current.task, status, exitReason, finishedAt: new Date().toISOString(), outputPath };
+    this.keeper.set({ lastTask: result, ...(deps.oneshot ? {} : { status: 'idle' }) });
+    this.emit({ type: 'task_end', result, text });
+    await deps.complete(this.keeper.current, result, text);
+    if (deps.oneshot) await this.shutdownAfterTask(result);
+  }
+
+  private async shutdownAfterTask(result: TaskResult): Promise<void> {
+    this.finished ??= (async () => {
+      this.ending = { status: result.status, reason: result.exitReason ?? result.status };
+      await this.deps.finish(this.keeper.current, result.status, result.exitReason ?? result.status, null);
+      await this.deps.inbox.close();
+    })().finally(() => this.markEnded());
+    await this.finished;
+  }
+
+  private onToolCall(call: ToolCall): void {
+    const input = (call.input ?? {}) as Record<string, unknown>;
+    const what = typeof input.command === 'string' ? `$ ${input.command}` : typeof input.path === 'string' ? `${call.name} ${input.path}` : call.name;
+    this.keeper.set({ lastLine: toLastLine(what) });
+    audit(this.deps.layout, {
+      event: 'tool_call', agent: this.id, tool: call.name, decision: 'allow',
+      ...(typeof input.command === 'string' ? { command: input.command } : {}),
+      ...(typeof input.path === 'string' ? { path: input.path } : {}),
+    });
+  }
+
+  private async pending(): Promise<Injection[]> {
+    const out: Injection[] = [];
+    while (this.humanQueue.length > 0) out.push({ source: 'human', text: this.humanQueue.shift()! });
+    const mail = await this.deps.inbox.take();
+    if (mail) out.push(mail);
+    return out;
+  }
+}
+
+function lastAssistantText(messages: ModelMessage[]): string {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!;
+    if (m.role !== 'assistant') continue;
+    if (typeof m.content === 'string') return m.content;
+    const text = m.content.filter((p) => p.type === 'text').map((p) => (p as { text: string }).text).join('');
+    if (text.trim()) return text;
+  }
+  return '';
+}

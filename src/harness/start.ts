@@ -1,0 +1,173 @@
+import { readFileSync } from 'node:fs';
+import { audit } from '../audit/audit.js';
+import { createAgentLogger, type Log } from '../audit/logger.js';
+import type { Config } from '../config/schema.js';
+import type { Definition } from '../definitions/types.js';
+import { errorMessage, FlotillaError } from '../errors.js';
+import type { AgentRecord } from '../fleet/record.js';
+import { getRecord, readRecord, updateRecord } from '../fleet/registry.js';
+import { processStartTime } from '../fleet/proc.js';
+import type { SlotHold } from '../fleet/slots.js';
+import type { Layout } from '../layout/layout.js';
+import { CLI_ENTRY, TOOLS_DIR } from '../layout/package.js';
+import type { ModelMessage } from '../loop/types.js';
+import type { Tool } from '../tools/types.js';
+import { Approvals } from './approvals.js';
+import { buildTools } from './build-tools.js';
+import { finishAgent } from './finish.js';
+import { createGate, hookSpec } from './gate.js';
+import { openInboxPort } from './inbox-port.js';
+import { memoryDir, readMemory } from './memory.js';
+import { AgentSession } from './session.js';
+import { buildSystemPrompt } from './system-prompt.js';
+
+/**
+ * Turns a registered agent into a running session: the harness's start-up (§5.6, §6).
+ * The caller has already admitted the agent and holds its slot.
+ */
+export interface StartedAgent {
+  session: AgentSession;
+  record: AgentRecord;
+  definition: Definition;
+  prompt: string;
+  log: Log;
+  scripted: boolean;
+}
+
+export async function startAgent(opts: {
+  layout: Layout;
+  config: Config;
+  record: AgentRecord;
+  definition: Definition;
+  slot: SlotHold;
+  interactive: boolean;
+  history?: ModelMessage[];
+  env?: NodeJS.ProcessEnv;
+}): Promise<StartedAgent> {
+  const { layout, config, definition } = opts;
+  const env = opts.env ?? process.env;
+  const log = await createAgentLogger(layout, opts.record.id);
+  let rec = updateRecord(layout, opts.record.id, {
+    status: 'starting', pid: process.pid, pidStartTime: processStartTime(process.pid), startedAt: new Date().toISOString(),
+  });
+  audit(layout, { event: 'agent_start', agent: rec.id, parent: rec.parentId ?? 'human', depth: rec.depth, model: rec.model, mode: rec.mode });
+
+  // Children of this agent find their way back here: §5's environment, PATH with spawn-agent.
+  const childEnv: NodeJS.ProcessEnv = {
+    ...env,
+    FLOTILLA_ROOT: layout.root,
+    FLOTILLA_AGENT_ID: rec.id,
+    FLOTILLA_DEPTH: String(rec.depth),
+    FLOTILLA_PARENT_ID: rec.parentId ?? '',
+    FLOTILLA_NODE: process.execPath,
+    FLOTILLA_CLI: CLI_ENTRY,
+    PATH: `${TOOLS_DIR}:${env.PATH ?? ''}`,
+  };
+  delete childEnv.FLOTILLA_SLOT;
+  Object.assign(process.env, childEnv);
+
+  const scope = definition.memory ?? config.agents.default_memory_scope ?? undefined;
+  const memDir = scope ? memoryDir(layout, scope, definition.name, env) : undefined;
+  const memory = memDir ? readMemory(memDir, (m) => log.warn({}, m)) : undefined;
+
+  const { createModel } = await import('../model/create.js');
+  let model;
+  try {
+    model = await createModel(rec.model, config, env, { cwd: rec.cwd });
+  } catch (err) {
+    throw new FlotillaError(`cannot start model '${rec.model}': ${errorMessage(err)}`, { code: 'model', cause: err });
+  }
+
+  const parent = rec.parentId ? readRecord(layout, rec.parentId) : null;
+  const root = rec.rootId !== rec.id ? readRecord(layout, rec.rootId) : null;
+  const { openTranscript } = await import('../transcript/writer.js');
+  const transcript = config.transcripts.enabled
+    ? openTranscript(layout, { agent_id: rec.id, def_name: definition.name, parent_id: rec.parentId, model: rec.model, cwd: rec.cwd, resumed_from: rec.resumedFrom },
+      { onError: (err) => log.error({ err: err.message }, 'transcript write failed') })
+    : null;
+  const { writeMeta, updateMeta } = await import('../transcript/meta.js');
+  const meta = () => ({
+    agent_id: rec.id, agent_name: rec.id, def_name: definition.name, status: rec.status, exit_reason: rec.exitReason,
+    started_at: rec.startedAt ?? new Date().toISOString(), finished_at: rec.finishedAt, resumed_from: rec.resumedFrom, turns_used: rec.turns, model: rec.model,
+    usage: rec.usage,
+  });
+  if (transcript) {
+    try { writeMeta(layout, meta()); } catch (err) { log.error({ err: errorMessage(err) }, 'meta write failed'); }
+  }
+
+  const inbox = await openInboxPort(layout, rec.id, config, log);
+  const hookContext = {
+    agentId: rec.id, agentName: definition.name, parentId: rec.parentId, cwd: rec.cwd,
+    onRun: (r: { hook: string; command: string; exitCode: number | null; durationMs: number; timedOut: boolean }) =>
+      audit(layout, { event: 'hook_run', agent: rec.id, hook: r.hook, command: r.command, exit_code: r.exitCode, duration_ms: Math.round(r.durationMs), timed_out: r.timedOut }),
+    onWarn: (m: string) => log.warn({}, m),
+  };
+
+  // The approvals need the session to show questions; the session needs the approvals' gate.
+  const ref: { session?: AgentSession } = {};
+  const emit: ConstructorParameters<typeof Approvals>[3] = (e) => ref.session?.emit(e);
+  const approvals = new Approvals(layout, rec.id, config.agents.approval_timeout_secs, emit, (waiting) => {
+    try { rec = updateRecord(layout, rec.id, { status: waiting ? 'waiting_approval' : 'working' }); } catch { /* ended meanwhile */ }
+  });
+  const tools: Tool[] = await buildTools({ layout, config, record: rec, env: childEnv, memoryDir: memDir, inbox, log });
+  const policy = { tools: rec.effectivePolicy.tools, withheld: {} };
+  const gate = createGate({ layout, record: rec, policy, definition, approvals, canAsk: !rec.background && rec.mode !== 'headless', hookContext, log });
+  const system = buildSystemPrompt({
+    identity: {
+      id: rec.id, name: definition.name, description: definition.description, depth: rec.depth, maxDepth: config.limits.max_depth,
+      parent: parent ? { id: parent.id, name: parent.name } : null, root: root ? { id: root.id, name: root.name } : null, cwd: rec.cwd, mode: rec.mode,
+    },
+    body: definition.body, tools: tools.map((t) => t.name), ...(memory ? { memory } : {}),
+  });
+
+  const { budgetRefusal } = await import('../spawn/budget.js');
+  const { listRecords } = await import('../fleet/registry.js');
+  const { runPostToolUse, runLifecycleHooks } = await import('../hooks/run-hooks.js');
+  const { stopHookOnce } = await import('../hooks/stop-once.js');
+  const { writeOutput } = await import('../transcript/output.js');
+  const { sendCompletionOnce } = await import('../lifecycle/completion.js');
+  const spec = hookSpec(definition);
+  const prompt = readTask(layout, rec.id);
+
+  const session = new AgentSession({
+    layout, config, record: rec, model, system, tools, history: opts.history ?? [], log, transcript, inbox,
+    gate: (call, tool) => gate(call, tool),
+    afterTool: (call, result) => runPostToolUse(spec, { name: call.name, input: call.input, output: result.output, isError: !!result.isError }, hookContext),
+    beforeModelCall: async () => budgetRefusal(rec.rootId, listRecords(layout), config.budget)?.message,
+    onApprovalAnswer: (a) => approvals.answer(a),
+    oneshot: rec.mode !== 'interactive',
+    writeOutput: (text) => {
+      try { return writeOutput(layout, rec.id, text, config.output.max_bytes).path; } catch (err) { log.error({ err: errorMessage(err) }, 'output write failed'); return null; }
+    },
+    complete: async (r, result, text) => {
+      rec = r;
+      await sendCompletionOnce(layout, r, result, { text, maxBodyBytes: config.inbox.max_body_bytes });
+      if (transcript) try { updateMeta(layout, r.id, { status: r.status, turns_used: r.turns, usage: r.usage }); } catch { /* logged by writer */ }
+    },
+    finish: async (r, status, reason, open) => {
+      const outputPath = open ? (open.text ? writeOutput(layout, r.id, open.text, config.output.max_bytes).path : null) : null;
+      rec = await finishAgent({
+        layout, config, record: r, status, reason, log,
+        openTask: open ? { text: open.text, outputPath } : null,
+        appendEnd: (s, why) => { transcript?.append({ type: 'end', status: s, exit_reason: why }); transcript?.close(); },
+        runStopHooks: async (s, why) => {
+          await stopHookOnce(layout, r.id, () => runLifecycleHooks('stop', config.hooks.stop, { ...hookContext, status: s, exitReason: why }));
+        },
+      });
+      if (transcript) try { updateMeta(layout, r.id, { status: rec.status, exit_reason: rec.exitReason, finished_at: rec.finishedAt, turns_used: rec.turns, usage: rec.usage }); } catch { /* logged */ }
+      opts.slot.release();
+    },
+  });
+  ref.session = session;
+  await runLifecycleHooks('start', config.hooks.start, hookContext);
+  rec = updateRecord(layout, rec.id, { status: 'working' });
+  return { session, record: getRecord(layout, rec.id), definition, prompt, log, scripted: rec.scripted };
+}
+
+function readTask(layout: Layout, id: string): string {
+  try {
+    return readFileSync(layout.taskFile(id), 'utf8');
+  } catch {
+    return '';
+  }
+}

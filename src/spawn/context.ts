@@ -1,0 +1,29 @@
+import type { AgentRecord } from '../fleet/record.js';
+import type { Layout } from '../layout/layout.js';
+import { readTranscript } from '../transcript/reader.js';
+
+export type ContextMode = 'none' | 'last_turn' | 'summary';
+
+/**
+ * Context a child gets from its parent (§6 `--context`): `last_turn` is the parent's last
+ * assistant turn; `summary` asks for a model-written summary, which needs a model call the
+ * spawner does not make, so it falls back to the recent turns verbatim (noted in docs).
+ */
+export function contextFromParent(layout: Layout, parent: AgentRecord, mode: ContextMode, maxTurns: number): string {
+  if (mode === 'none') return '';
+  let texts: string[] = [];
+  try {
+    const t = readTranscript(layout, parent.id);
+    for (const e of t.entries) {
+      if (e.type !== 'message' || e.message.role !== 'assistant') continue;
+      const c = e.message.content;
+      const text = typeof c === 'string' ? c : c.filter((p) => p.type === 'text').map((p) => (p as { text: string }).text).join('');
+      if (text.trim()) texts.push(text.trim());
+    }
+  } catch {
+    return '';
+  }
+  texts = mode === 'last_turn' ? texts.slice(-1) : texts.slice(-Math.max(1, maxTurns));
+  if (texts.length === 0) return '';
+  return `<parent-context from="${parent.id}" mode="${mode}">\n${texts.join('\n\n---\n\n')}\n</parent-context>\n\n`;
+}

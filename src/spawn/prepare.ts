@@ -1,0 +1,144 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { audit } from '../audit/audit.js';
+import type { Config } from '../config/schema.js';
+import type { Definition } from '../definitions/types.js';
+import { FlotillaError, refusal } from '../errors.js';
+import { admitSpawn } from '../fleet/caps.js';
+import { assertValidId, newAgentId } from '../fleet/ids.js';
+import { findParentAgent, forgedParentRefusal } from '../fleet/lineage.js';
+import type { AgentRecord } from '../fleet/record.js';
+import { createRecord, listRecords, readRecord } from '../fleet/registry.js';
+import type { SlotReservation } from '../fleet/slots.js';
+import type { Layout } from '../layout/layout.js';
+import { DEMO_SCRIPT } from '../layout/package.js';
+import { isScripted, resolveModelSpec } from '../model/spec.js';
+import { checkEscalation, effectivePolicy, fitToParent, parsePermissionMode } from '../policy/index.js';
+import { budgetRefusal } from './budget.js';
+import { contextFromParent, type ContextMode } from './context.js';
+
+/**
+ * Everything that happens before an agent's process opens (§5.1-5.2): who the parent is,
+ * which definition, no escalation, the model, the budget, the caps — then the registry
+ * record (status `spawning`) and the task file. Any refusal leaves nothing behind but an
+ * audit line. Shared by `spawn-agent` and a `flotilla run` started by a person or a shell.
+ */
+
+export interface SpawnRequest {
+  agent?: string | undefined;
+  id?: string | undefined;
+  prompt: string;
+  cwd?: string | undefined;
+  worktree?: boolean | undefined;
+  mode: AgentRecord['mode'];
+  background?: boolean | undefined;
+  context?: ContextMode | undefined;
+  model?: string | undefined;
+  resumedFrom?: string | null | undefined;
+}
+
+export interface PreparedSpawn {
+  record: AgentRecord;
+  definition: Definition;
+  /** The running slot reserved for the child: hand `slot.envValue` to it as FLOTILLA_SLOT. */
+  slot: SlotReservation;
+}
+
+export interface PrepareOptions {
+  /** The calling process (lineage is walked from here). */
+  pid?: number;
+  env?: NodeJS.ProcessEnv;
+  /** Force the parent (a harness spawning for its own model or pane). */
+  parent?: AgentRecord | null;
+}
+
+export async function prepareSpawn(layout: Layout, config: Config, req: SpawnRequest, opts: PrepareOptions = {}): Promise<PreparedSpawn> {
+  const env = opts.env ?? process.env;
+  let parent: AgentRecord | null;
+  if (opts.parent !== undefined) parent = opts.parent;
+  else {
+    const lineage = findParentAgent(layout, { pid: opts.pid ?? process.pid, env });
+    if (lineage.forged) throw refused(layout, null, req, forgedParentRefusal(lineage.forged));
+    parent = lineage.parent;
+  }
+  try {
+    return await prepareFor(layout, config, req, parent, env);
+  } catch (err) {
+    throw refused(layout, parent, req, err);
+  }
+}
+
+function refused(layout: Layout, parent: AgentRecord | null, req: SpawnRequest, err: unknown): unknown {
+  if (err instanceof FlotillaError) {
+    audit(layout, { event: 'spawn_refused', agent: parent?.id ?? 'human', definition: req.agent ?? null, code: err.code, reason: err.message });
+  }
+  return err;
+}
+
+async function prepareFor(layout: Layout, config: Config, req: SpawnRequest, parent: AgentRecord | null, env: NodeJS.ProcessEnv): Promise<PreparedSpawn> {
+  const { loadDefinitions, pickDefinition } = await import('../definitions/load.js');
+  const loaded = await loadDefinitions({ layout, config, env });
+  const name = req.agent ?? config.agents.default;
+  let definition: Definition;
+  try {
+    definition = pickDefinition(loaded, name);
+  } catch (err) {
+    const kind = err instanceof FlotillaError ? err.code : 'unknown-definition';
+    throw refusal(kind, `spawn refused: ${(err as Error).message}`, { definition: name });
+  }
+
+  if (req.id !== undefined) {
+    assertValidId(req.id);
+    if (readRecord(layout, req.id)) throw new FlotillaError(`agent id '${req.id}' is already in use — choose another --id`, { code: 'id-taken' });
+  }
+  const id = req.id ?? newAgentId(definition.name);
+  const rootId = parent?.rootId ?? id;
+
+  // No escalation (§7): the child gets at most what its parent has left.
+  let policy = effectivePolicy(definition, config.agents.default_disallowed_tools);
+  let maxTurns = definition.maxTurns;
+  let timeoutSecs = definition.timeoutSecs;
+  if (parent) {
+    const parentMode = parsePermissionMode(parent.effectivePolicy.permissionMode) ?? 'default';
+    const parentPolicy = { tools: parent.effectivePolicy.tools, permissionMode: parentMode, secrets: parent.effectivePolicy.secrets, name: parent.id, id: parent.id };
+    const elapsed = parent.startedAt ? (Date.now() - Date.parse(parent.startedAt)) / 1000 : 0;
+    const remaining = { turns: Math.max(0, parent.maxTurns - parent.turns), secs: Math.max(0, parent.timeoutSecs - elapsed) };
+    const child = { tools: policy.tools, permissionMode: policy.permissionMode, secrets: policy.secrets, maxTurns, timeoutSecs, name: definition.name };
+    const fitted = fitToParent(child, definition.declared, parentPolicy, remaining);
+    const verdict = checkEscalation(parentPolicy, fitted, remaining);
+    if (!verdict.ok) throw refusal('escalation', verdict.message, { field: verdict.field, definition: definition.name });
+    policy = { ...policy, tools: fitted.tools, permissionMode: fitted.permissionMode };
+    maxTurns = Math.max(1, fitted.maxTurns);
+    timeoutSecs = Math.max(1, fitted.timeoutSecs);
+  }
+
+  const model = resolveModelSpec({ flag: req.model, definition: definition.model, parent: parent?.model, config, env, demoScript: DEMO_SCRIPT });
+  const records = listRecords(layout);
+  const broke = budgetRefusal(rootId, records, config.budget);
+  if (broke) throw broke;
+  const admission = await admitSpawn(layout, config.limits, { id, parent, rootId }, records);
+
+  try {
+    const cwd = resolve(req.cwd ?? parent?.cwd ?? process.cwd());
+    let task = req.prompt;
+    if (parent && req.context && req.context !== 'none') task = contextFromParent(layout, parent, req.context, config.agents.context_window_turns) + task;
+    const now = new Date().toISOString();
+    const record = createRecord(layout, {
+      id, name: definition.name, parentId: parent?.id ?? null, rootId, depth: admission.depth,
+      pid: null, pidStartTime: null, tmux: null, cwd, worktree: null, mode: req.mode,
+      status: 'spawning', exitReason: null, createdAt: now, startedAt: null, finishedAt: null,
+      turns: 0, maxTurns, timeoutSecs, usage: { inputTokens: 0, outputTokens: 0, costUsd: null },
+      lastLine: '', model: model.spec, scripted: isScripted(model.spec), permissionMode: policy.permissionMode,
+      effectivePolicy: { tools: policy.tools, permissionMode: policy.permissionMode, secrets: policy.secrets },
+      background: req.background ?? definition.background, resumedFrom: req.resumedFrom ?? null,
+      spawnedBy: parent ? 'agent' : 'human', slot: admission.slot.index,
+    });
+    mkdirSync(dirname(layout.taskFile(id)), { recursive: true });
+    writeFileSync(layout.taskFile(id), task);
+    audit(layout, { event: 'spawn', agent: id, parent: parent?.id ?? 'human', definition: definition.name, depth: admission.depth, model: model.spec, mode: req.mode });
+    return { record, definition, slot: admission.slot };
+  } catch (err) {
+    admission.slot.release();
+    throw err;
+  }
+}
