@@ -1,0 +1,201 @@
+#!/usr/bin/env node
+// Inbox benchmark (§14), run against the built dist/ (npm run build first):
+//   node bench/inbox.mjs [--messages 1000] [--senders 50] [--each 200] [--idle-secs 3]
+// Prints one JSON document. bench/run.mjs imports `runInboxBench(opts)` and gets the same object.
+//  - latency_inotify / latency_polling: link() into new/ (the instant of delivery, §4) → message
+//    reported by watchInbox(), ms; `send_call` adds the sender's own work (write + 2 fsyncs)
+//  - load: N sender processes × M messages to one inbox while this process claims them; wall
+//    time and lost / duplicated / partial counts (each body carries a sha256 of itself)
+//  - idle: CPU used by an open watcher over a quiet interval
+import { execFile } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const DIST = new URL('../dist/', import.meta.url);
+const load = (p) => import(new URL(p, DIST).href);
+
+async function modules() {
+  const [{ layoutFor, ensureState }, { deliver }, { claim }, { ensureMaildir }, { readItem }, { watchInbox }] = await Promise.all([
+    load('layout/layout.js'), load('inbox/deliver.js'), load('inbox/claim.js'), load('inbox/maildir.js'), load('inbox/read.js'), load('inbox/watch.js'),
+  ]);
+  return { layoutFor, ensureState, deliver, claim, ensureMaildir, readItem, watchInbox };
+}
+
+function tempFleet(m) {
+  const project = realpathSync(mkdtempSync(join(tmpdir(), 'flotilla-bench-')));
+  const layout = m.layoutFor(join(project, '.flotilla'), project);
+  m.ensureState(layout);
+  return { layout, cleanup: () => rmSync(project, { recursive: true, force: true }) };
+}
+
+function stats(samples) {
+  const s = [...samples].sort((a, b) => a - b);
+  const q = (p) => s[Math.min(s.length - 1, Math.floor(p * s.length))];
+  const r = (x) => Math.round(x * 100) / 100;
+  return { n: s.length, p50_ms: r(q(0.5)), p99_ms: r(q(0.99)), max_ms: r(s.at(-1)), mean_ms: r(s.reduce((a, b) => a + b, 0) / s.length) };
+}
+
+/** Latency deliver → watcher, one message in flight at a time (what an agent conversation looks like). */
+async function latencyInotify(m, count) {
+  const f = tempFleet(m);
+  const w = m.watchInbox(f.layout, 'bench', {});
+  let waiting;
+  w.on('message', (item) => {
+    const t = performance.now();
+    void m.claim(f.layout, 'bench', item);
+    waiting?.(t);
+  });
+  await w.ready;
+  const samples = [];
+  const fromCall = [];
+  try {
+    for (let i = 0; i < count; i++) {
+      const got = new Promise((r) => (waiting = r));
+      const t0 = performance.now();
+      let tLink = 0;
+      await m.deliver(f.layout, { from: 'bench', to: 'bench', kind: 'message', body: `m${i}` }, { beforeLink: () => { tLink = performance.now(); } });
+      const t1 = await got;
+      samples.push(t1 - tLink);
+      fromCall.push(t1 - t0);
+    }
+  } finally {
+    await w.close();
+    f.cleanup();
+  }
+  return { ...stats(samples), polling: w.polling, send_call: stats(fromCall) };
+}
+
+/** Polling latency: messages sent every `gapMs` without waiting (polling is slow; sequential would take minutes). */
+async function latencyPolling(m, count, gapMs = 10) {
+  const f = tempFleet(m);
+  const w = m.watchInbox(f.layout, 'bench', { poll: 'always' });
+  const linked = new Map();
+  const samples = [];
+  let all;
+  const done = new Promise((r) => (all = r));
+  w.on('message', (item) => {
+    samples.push(performance.now() - linked.get(item.message.id));
+    void m.claim(f.layout, 'bench', item);
+    if (samples.length === count) all();
+  });
+  await w.ready;
+  try {
+    for (let i = 0; i < count; i++) {
+      const id = `${Date.now().toString(36).padStart(9, '0')}${String(i).padStart(10, '0')}`;
+      await m.deliver(f.layout, { id, from: 'bench', to: 'bench', kind: 'message', body: `m${i}` }, { beforeLink: () => void linked.set(id, performance.now()) });
+      await new Promise((r) => setTimeout(r, gapMs));
+    }
+    await done;
+  } finally {
+    await w.close();
+    f.cleanup();
+  }
+  return { ...stats(samples), polling: w.polling, send_gap_ms: gapMs, poll_interval_ms: 100 };
+}
+
+function verify(body) {
+  const x = /^([\s\S]*)sha256:([0-9a-f]{64})\n$/.exec(body);
+  return x !== null && createHash('sha256').update(x[1]).digest('hex') === x[2];
+}
+
+/** N sender processes × M messages to one inbox, this process claiming concurrently. */
+async function loadRun(m, senders, each) {
+  const f = tempFleet(m);
+  const box = m.ensureMaildir(f.layout, 'bench');
+  const self = fileURLToPath(import.meta.url);
+  const t0 = performance.now();
+  let running = senders;
+  let failed = 0;
+  for (let i = 0; i < senders; i++) {
+    execFile(process.execPath, [self, '--sender', f.layout.root, 'bench', String(i), String(each)], (err) => {
+      if (err) failed++;
+      running--;
+    });
+  }
+  const ids = new Set();
+  const perSender = new Map();
+  let duplicated = 0;
+  let partial = 0;
+  try {
+    for (;;) {
+      const finished = running === 0;
+      const names = readdirSync(box.new);
+      for (const name of names) {
+        const item = await m.readItem(f.layout, 'bench', join(box.new, name));
+        if (!item) continue;
+        if (!verify(item.message.body)) partial++;
+        if ((await m.claim(f.layout, 'bench', item)).status !== 'claimed') continue;
+        if (ids.has(item.message.id)) duplicated++;
+        ids.add(item.message.id);
+        const [, s, q] = /^sender (\d+) seq (\d+)\n/.exec(item.message.body) ?? [];
+        if (!perSender.has(s)) perSender.set(s, new Set());
+        perSender.get(s).add(q);
+      }
+      if (finished && names.length === 0) break;
+      if (names.length === 0) await new Promise((r) => setTimeout(r, 5));
+    }
+    const wall = performance.now() - t0;
+    let received = 0;
+    for (const set of perSender.values()) received += set.size;
+    return {
+      senders, each, expected: senders * each, claimed: ids.size, lost: senders * each - received,
+      duplicated, partial, failed_senders: failed, wall_ms: Math.round(wall), msgs_per_sec: Math.round((ids.size / wall) * 1000),
+    };
+  } finally {
+    f.cleanup();
+  }
+}
+
+/** CPU used by an open, quiet watcher (inotify): should be ~0. */
+async function idleCpu(m, secs) {
+  const f = tempFleet(m);
+  const w = m.watchInbox(f.layout, 'bench', {});
+  await w.ready;
+  const before = process.cpuUsage();
+  await new Promise((r) => setTimeout(r, secs * 1000));
+  const used = process.cpuUsage(before);
+  await w.close();
+  f.cleanup();
+  const cpuMs = (used.user + used.system) / 1000;
+  return { secs, cpu_ms: Math.round(cpuMs * 10) / 10, cpu_percent: Math.round((cpuMs / (secs * 1000)) * 10000) / 100 };
+}
+
+export async function runInboxBench(opts = {}) {
+  const m = await modules();
+  const messages = opts.messages ?? 1000;
+  return {
+    bench: 'inbox',
+    node: process.version,
+    latency_inotify: await latencyInotify(m, messages),
+    latency_polling: await latencyPolling(m, messages),
+    load: await loadRun(m, opts.senders ?? 50, opts.each ?? 200),
+    idle: await idleCpu(m, opts.idleSecs ?? 3),
+  };
+}
+
+async function sender([root, to, index, count]) {
+  const m = await modules();
+  const layout = m.layoutFor(root);
+  for (let seq = 0; seq < Number(count); seq++) {
+    const text = `sender ${index} seq ${seq}\n${randomBytes(50 + ((seq * 97) % 1500)).toString('base64')}\n`;
+    const body = `${text}sha256:${createHash('sha256').update(text).digest('hex')}\n`;
+    await m.deliver(layout, { from: `sender-${index}`, to, kind: 'message', body });
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const args = process.argv.slice(2);
+  if (args[0] === '--sender') {
+    await sender(args.slice(1));
+  } else {
+    const num = (flag) => {
+      const i = args.indexOf(flag);
+      return i === -1 ? undefined : Number(args[i + 1]);
+    };
+    const result = await runInboxBench({ messages: num('--messages'), senders: num('--senders'), each: num('--each'), idleSecs: num('--idle-secs') });
+    process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+  }
+}
