@@ -119,6 +119,6 @@ export function describe(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'a list';
   if (typeof v === 'object') return 'a mapping';
-  if (typeof v === 'string') return `'${v.length > 40 ? v.slice(0, 40) + '…' : v}' (text)`;
+  if (typeof v === 'string') return `'${v.length > 40 ? v.slice(0, 40) + '…' : v}'`;
   return `${String(v)} (${typeof v})`;
 }
