@@ -36,9 +36,11 @@ const WRAPPERS: Record<string, WrapperSpec> = {
   sudo: { short: 'ugCDhprtUT', long: ['--user', '--group', '--close-from', '--chdir', '--host', '--prompt', '--role', '--type', '--other-user', '--command-timeout'] },
   doas: { short: 'uC' },
   chroot: { short: '', long: ['--userspec', '--groups'], positional: 1 },
+  // `busybox sh -c …`, `busybox rm -rf /`: the applet is the command.
+  busybox: { short: '' },
 };
 
-const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'ash', 'mksh', 'fish', 'busybox']);
+const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'ash', 'mksh', 'fish']);
 const SHELL_VALUE_OPTIONS = new Set(['-o', '+o', '-O', '+O', '--rcfile', '--init-file']);
 /** Words that start a compound command or negate one; the real command follows them. */
 const PREFIX_WORDS = new Set(['!', '{', '}', 'if', 'then', 'else', 'elif', 'do', 'while', 'until', 'fi', 'done', 'esac']);
