@@ -5,7 +5,7 @@ import type { ApprovalRequest } from '../policy/approval-types.js';
 import type { ChatActions } from './chat/actions.js';
 import { parseChat } from './chat/parse.js';
 import { CHAT_ERROR_PREFIX, runChat } from './chat/run.js';
-import { colorEnabled, makeStyle, type Style } from './pane/ansi.js';
+import { colorEnabled, makeStyle, sanitize, type Style } from './pane/ansi.js';
 import { APPROVAL_PROMPT, formatApprovalQuestion, formatEvent } from './pane/format-event.js';
 import { formatBanner, formatStatusLine, type PaneHeader } from './pane/format-status.js';
 import { PaneScreen } from './pane/screen.js';
@@ -76,6 +76,8 @@ class Repl {
     rl.on('line', (line) => this.onLine(line));
     rl.on('SIGINT', () => this.onInterrupt());
     rl.on('close', () => this.onClose());
+    // A suspended harness would hold its slot and stop answering its inbox, so Ctrl-Z does nothing.
+    rl.on('SIGTSTP', () => this.print(this.style.yellow('Ctrl-Z is disabled in an agent pane: Ctrl-C aborts the turn')));
     this.screen.attach(rl);
   }
 
@@ -150,7 +152,8 @@ class Repl {
       }
       if (cmd.type !== 'not_chat') {
         const out = await runChat(cmd, this.opts.chat);
-        const lines = out === '' ? [] : out.split('\n');
+        // Replies may carry a model's text (`/agent output`): no escape codes reach the terminal.
+        const lines = out === '' ? [] : sanitize(out).split('\n');
         this.screen.lines(lines.map((l) => (l.startsWith(CHAT_ERROR_PREFIX) ? this.style.red(l) : l)));
         return;
       }

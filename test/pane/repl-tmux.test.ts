@@ -52,6 +52,10 @@ describe('interactive pane in tmux', () => {
     pane.control(
       { emit: { type: 'text_delta', text: 'Let me look at the ' } },
       { emit: { type: 'text_delta', text: 'repository.\nChecking status now.' } },
+    );
+    // A second batch after the first is drawn: the live area must be erased and redrawn, not stacked.
+    await pane.waitFor(/Checking status now\./);
+    pane.control(
       { emit: { type: 'tool_call', call: shellCall } },
       {
         emit: {
@@ -69,6 +73,9 @@ describe('interactive pane in tmux', () => {
     // 80 columns leave no room for the model name, but the scripted marker always shows.
     expect(lines.at(-2)).toBe('lead-ab12cd · working · depth 0/3 · turn 1/20 · 0 tok [scripted model]');
     expect(lines.at(-3)).toBe('STREAM-END');
+    // Exactly one status line and one prompt: earlier drawings of the live area were erased.
+    expect(lines.filter((l) => l.startsWith('lead-ab12cd · '))).toHaveLength(1);
+    expect(lines.filter((l) => l.startsWith('› '))).toEqual(['› stop and rea']);
     const text = lines.join('\n');
     expect(text).toContain('Let me look at the repository.\nChecking status now.\n$ git status\n  l1\n');
     expect(text).toContain('  l5\n  … (3 more lines)\n');
