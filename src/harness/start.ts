@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 import { audit } from '../audit/audit.js';
 import { createAgentLogger, type Log } from '../audit/logger.js';
 import type { Config } from '../config/schema.js';
@@ -73,7 +73,7 @@ export async function startAgent(opts: {
   const { createModel } = await import('../model/create.js');
   let model;
   try {
-    model = await createModel(rec.model, config, env, { cwd: rec.cwd });
+    model = await createModel(rec.model, config, env, { cwd: rec.cwd, ...scriptLog(env) });
   } catch (err) {
     throw new FlotillaError(`cannot start model '${rec.model}': ${errorMessage(err)}`, { code: 'model', cause: err });
   }
@@ -162,6 +162,13 @@ export async function startAgent(opts: {
   await runLifecycleHooks('start', config.hooks.start, hookContext);
   rec = updateRecord(layout, rec.id, { status: 'working' });
   return { session, record: getRecord(layout, rec.id), definition, prompt, log, scripted: rec.scripted };
+}
+
+/** `FLOTILLA_SCRIPT_LOG=<file>`: every scripted-model call's input as a JSON line, for tests and debugging scripts. */
+function scriptLog(env: NodeJS.ProcessEnv): { scripted?: { onCall: (call: { prompt: unknown; turn: number; reply: number | undefined; tools: string[] }) => void } } {
+  const file = env.FLOTILLA_SCRIPT_LOG;
+  if (!file) return {};
+  return { scripted: { onCall: (call) => appendFileSync(file, JSON.stringify({ pid: process.pid, turn: call.turn, reply: call.reply ?? null, tools: call.tools, prompt: call.prompt }) + '\n') } };
 }
 
 function readTask(layout: Layout, id: string): string {

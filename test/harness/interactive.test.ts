@@ -1,0 +1,72 @@
+import { execa } from 'execa';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { listRecords } from '../../src/fleet/registry.js';
+import { CLI, flotilla } from '../helpers/cli.js';
+import { tempFleet, type TempFleet } from '../helpers/fleet.js';
+import { fixture, scriptCalls, userTexts } from '../helpers/scripts.js';
+import { eventually, tmuxServer, type TmuxServer } from '../helpers/tmux.js';
+
+let fleet: TempFleet;
+let tmux: TmuxServer;
+afterEach(async () => {
+  await tmux?.kill();
+  fleet?.cleanup();
+});
+
+/** Starts an interactive agent (`flotilla run` on a TTY) in a pane of a private tmux server. */
+async function startAgent(script: string, extraEnv: Record<string, string> = {}): Promise<{ log: string }> {
+  fleet = tempFleet();
+  tmux = tmuxServer();
+  const log = join(fleet.project, 'calls.jsonl');
+  const env = { FLOTILLA_ROOT: fleet.layout.root, FLOTILLA_AGENTS_DEFAULT_PERMISSION_MODE: 'dont_ask', FLOTILLA_SCRIPT_LOG: log, NO_COLOR: '1', ...extraEnv };
+  const envArgs = Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
+  await tmux.tmux('new-session', '-d', '-s', 'agent', '-x', '100', '-y', '30', '-c', fleet.project, ...envArgs, process.execPath, CLI, 'run', '--model', `script:${fixture(script)}`);
+  await tmux.waitFor('agent', /›/);
+  return { log };
+}
+
+function agentRecord() {
+  const [rec] = listRecords(fleet.layout);
+  return rec!;
+}
+
+describe('interactive agent in tmux', () => {
+  it('a line typed while a tool runs is in the next model input', async () => {
+    const { log } = await startAgent('harness/slow-tool.yaml');
+    await tmux.tmux('send-keys', '-t', 'agent', 'count the files', 'Enter');
+    await tmux.waitFor('agent', /\$ sleep 2; echo slept/);
+    await tmux.tmux('send-keys', '-t', 'agent', 'also check hidden ones', 'Enter');
+    await tmux.waitFor('agent', /Saw: also check hidden ones/);
+    const calls = scriptCalls(log);
+    expect(calls).toHaveLength(2);
+    expect(userTexts(calls[1]!).at(-1)).toBe('also check hidden ones');
+    expect(agentRecord().status).toBe('idle');
+  });
+
+  it('Ctrl-C stops a running sleep 60 within 2 s and the agent waits for input', async () => {
+    const mark = `m${process.pid}${Date.now()}`;
+    await startAgent('harness/sleep-forever.yaml', { MARK: mark });
+    await tmux.tmux('send-keys', '-t', 'agent', 'sleep please', 'Enter');
+    await eventually(async () => (await execa('pgrep', ['-f', `never-${mark}`], { reject: false })).exitCode === 0, 10_000, 'the sleep to start');
+    await tmux.tmux('send-keys', '-t', 'agent', 'C-c');
+    await eventually(async () => (await execa('pgrep', ['-f', `never-${mark}`], { reject: false })).exitCode === 1, 2_000, 'the sleep to be killed');
+    await eventually(() => agentRecord().status === 'idle', 5_000, 'the agent to go idle');
+    expect(agentRecord().lastTask).toBeNull();
+  });
+
+  it('a message sent with flotilla send shows in the pane and in the next model input', async () => {
+    const { log } = await startAgent('harness/mail.yaml');
+    await tmux.tmux('send-keys', '-t', 'agent', 'wait for mail', 'Enter');
+    await tmux.waitFor('agent', /Ready for mail\./);
+    await eventually(() => agentRecord().status === 'idle', 5_000, 'idle');
+    const sent = await flotilla(['send', agentRecord().id, '--summary', 'status check', 'the build is green'], { cwd: fleet.project, env: { FLOTILLA_ROOT: fleet.layout.root } });
+    expect(sent.exitCode).toBe(0);
+    const screen = await tmux.waitFor('agent', /Got mail:/);
+    expect(screen).toMatch(/status check/);
+    const last = scriptCalls(log).at(-1)!;
+    const mail = userTexts(last).at(-1)!;
+    expect(mail).toMatch(/^<inbox-message id="?[0-9a-z]+"? from="?human"? kind="?message"?/);
+    expect(mail).toContain('the build is green');
+  });
+});
