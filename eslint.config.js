@@ -16,6 +16,16 @@ export default tseslint.config(
       'no-console': 'error',
     },
   },
+  // Plain-Node fixture and bench scripts.
+  {
+    files: ['**/*.mjs'],
+    languageOptions: {
+      globals: {
+        process: 'readonly', console: 'readonly', Buffer: 'readonly', URL: 'readonly',
+        setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', performance: 'readonly',
+      },
+    },
+  },
   // The UI layer (CLI printing, the harness pane) is where output to a person belongs.
   { files: ['src/cli/**', 'src/harness/**', 'src/watch/**', 'test/**'], rules: { 'no-console': 'off' } },
 );

@@ -10,7 +10,7 @@ import type { InboxPort } from './session.js';
  * not-yet-surfaced messages to the loop as one injection; `claim()` renames them into cur/
  * only after the transcript has recorded them, so a crash in between re-delivers.
  */
-export async function openInboxPort(layout: Layout, owner: string, config: Config, log: Log): Promise<InboxPort & { takeForTool(peek: boolean): Promise<string>; claimPending(): Promise<void> }> {
+export async function openInboxPort(layout: Layout, owner: string, config: Config, log: Log, alreadySurfaced: ReadonlySet<string> = new Set()): Promise<InboxPort & { takeForTool(peek: boolean): Promise<string>; claimPending(): Promise<void> }> {
   const [{ watchInbox }, { formatForModel, noticeLine, sortForReader }, { claim }, { list }] = await Promise.all([
     import('../inbox/watch.js'), import('../inbox/surface.js'), import('../inbox/claim.js'), import('../inbox/read.js'),
   ]);
@@ -24,6 +24,11 @@ export async function openInboxPort(layout: Layout, owner: string, config: Confi
   });
   watcher.on('message', (item) => {
     if (unread.has(item.file)) return;
+    if (alreadySurfaced.has(item.file)) {
+      // The transcript recorded it before a crash stopped the claim: finish the claim, show it no more.
+      void claim(layout, owner, item).catch((err: unknown) => log.error({ err: String(err), file: item.file }, 'claim failed'));
+      return;
+    }
     unread.set(item.file, item);
     for (const l of arrivals) l(noticeLine(item.message));
   });
@@ -31,6 +36,8 @@ export async function openInboxPort(layout: Layout, owner: string, config: Confi
 
   const fresh = () => sortForReader([...unread.values()].filter((i) => !surfaced.has(i.file)).map((i) => ({ ...i.message, item: i }))).map((m) => m.item);
   const doClaim = async (files: Iterable<string>) => {
+    // Fault point for the crash-safety test (§4): die after the transcript recorded, before the claim.
+    if (process.env.FLOTILLA_FAULT === 'kill-before-claim') process.kill(process.pid, 'SIGKILL');
     for (const file of files) {
       const item = unread.get(file);
       await claim(layout, owner, item ?? file).catch((err: unknown) => log.error({ err: String(err), file }, 'claim failed'));

@@ -6,6 +6,7 @@ import { holdSlot, type SlotHold } from '../fleet/slots.js';
 import type { Layout } from '../layout/layout.js';
 import { sendCompletionOnce } from '../lifecycle/completion.js';
 import type { ContextMode } from '../spawn/context.js';
+import type { TranscriptEntry } from '../transcript/entries.js';
 import { admitSelf } from './admit.js';
 import { startAgent, type StartedAgent } from './start.js';
 
@@ -64,13 +65,12 @@ export async function runHarness(opts: RunOptions): Promise<number> {
 
   const { loadDefinitions, pickDefinition } = await import('../definitions/load.js');
   const definition = pickDefinition(await loadDefinitions({ layout, config }), record.name);
-  let history;
+  let previous: TranscriptEntry[] | undefined;
   if (record.resumedFrom) {
     const { readTranscript } = await import('../transcript/reader.js');
-    const { historyFromTranscript } = await import('../transcript/history.js');
-    history = historyFromTranscript(readTranscript(layout, record.resumedFrom).entries);
+    previous = readTranscript(layout, record.resumedFrom).entries;
   }
-  const started = await startAgent({ layout, config, record, definition, slot, interactive: record.mode === 'interactive', ...(history ? { history } : {}) });
+  const started = await startAgent({ layout, config, record, definition, slot, interactive: record.mode === 'interactive', ...(previous ? { previous } : {}) });
   const { session } = started;
   onSignals((reason) => void session.shutdown('cancelled', reason));
 

@@ -1,4 +1,5 @@
-import { appendFileSync, readFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readdirSync, readFileSync, renameSync } from 'node:fs';
+import { join } from 'node:path';
 import { audit } from '../audit/audit.js';
 import { createAgentLogger, type Log } from '../audit/logger.js';
 import type { Config } from '../config/schema.js';
@@ -11,6 +12,7 @@ import type { SlotHold } from '../fleet/slots.js';
 import type { Layout } from '../layout/layout.js';
 import { CLI_ENTRY, TOOLS_DIR } from '../layout/package.js';
 import type { ModelMessage } from '../loop/types.js';
+import type { TranscriptEntry } from '../transcript/entries.js';
 import type { Tool } from '../tools/types.js';
 import { Approvals } from './approvals.js';
 import { buildTools } from './build-tools.js';
@@ -41,7 +43,8 @@ export async function startAgent(opts: {
   definition: Definition;
   slot: SlotHold;
   interactive: boolean;
-  history?: ModelMessage[];
+  /** The transcript being resumed (§8): copied into this agent's transcript as its history. */
+  previous?: TranscriptEntry[];
   env?: NodeJS.ProcessEnv;
 }): Promise<StartedAgent> {
   const { layout, config, definition } = opts;
@@ -95,7 +98,19 @@ export async function startAgent(opts: {
     try { writeMeta(layout, meta()); } catch (err) { log.error({ err: errorMessage(err) }, 'meta write failed'); }
   }
 
-  const inbox = await openInboxPort(layout, rec.id, config, log);
+  // Resume: the old conversation becomes this transcript's start, and the old agent's
+  // unread mail is adopted; what the old transcript already surfaced is not shown twice (§4).
+  const previous = (opts.previous ?? []).filter((e) => e.type !== 'end');
+  const alreadySurfaced = new Set<string>();
+  for (const e of previous) {
+    const { seq: _seq, ts: _ts, ...entry } = e;
+    transcript?.append(entry);
+    if (e.type === 'surfaced' && e.source === 'inbox') for (const id of e.ids) alreadySurfaced.add(id);
+  }
+  if (rec.resumedFrom) adoptUnread(layout, rec.resumedFrom, rec.id);
+  const { historyFromTranscript } = await import('../transcript/history.js');
+  const history: ModelMessage[] = historyFromTranscript(previous);
+  const inbox = await openInboxPort(layout, rec.id, config, log, alreadySurfaced);
   const hookContext = {
     agentId: rec.id, agentName: definition.name, parentId: rec.parentId, cwd: rec.cwd,
     onRun: (r: { hook: string; command: string; exitCode: number | null; durationMs: number; timedOut: boolean }) =>
@@ -130,7 +145,7 @@ export async function startAgent(opts: {
   const prompt = readTask(layout, rec.id);
 
   const session = new AgentSession({
-    layout, config, record: rec, model, system, tools, history: opts.history ?? [], log, transcript, inbox,
+    layout, config, record: rec, model, system, tools, history, log, transcript, inbox,
     gate: (call, tool) => gate(call, tool),
     afterTool: (call, result) => runPostToolUse(spec, { name: call.name, input: call.input, output: result.output, isError: !!result.isError }, hookContext),
     beforeModelCall: async () => budgetRefusal(rec.rootId, listRecords(layout), config.budget)?.message,
@@ -169,6 +184,18 @@ function scriptLog(env: NodeJS.ProcessEnv): { scripted?: { onCall: (call: { prom
   const file = env.FLOTILLA_SCRIPT_LOG;
   if (!file) return {};
   return { scripted: { onCall: (call) => appendFileSync(file, JSON.stringify({ pid: process.pid, turn: call.turn, reply: call.reply ?? null, tools: call.tools, prompt: call.prompt }) + '\n') } };
+}
+
+/** Moves the unread messages of a resumed agent into its successor's new/ (same names, atomic renames). */
+function adoptUnread(layout: Layout, fromId: string, toId: string): void {
+  const from = join(layout.inbox(fromId), 'new');
+  const to = join(layout.inbox(toId), 'new');
+  let names: string[];
+  try { names = readdirSync(from); } catch { return; }
+  mkdirSync(to, { recursive: true });
+  for (const name of names) {
+    try { renameSync(join(from, name), join(to, name)); } catch { /* claimed meanwhile */ }
+  }
 }
 
 function readTask(layout: Layout, id: string): string {
