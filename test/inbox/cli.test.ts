@@ -1,4 +1,4 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { maildir, unreadCount } from '../../src/inbox/maildir.js';
@@ -104,5 +104,25 @@ describe('flotilla send / flotilla inbox (built CLI)', () => {
     expect(steal.exitCode).toBe(2);
     expect(String(steal.stderr)).toMatch(/--peek/);
     expect(unreadCount(f.layout, 'lead-3kd9p1')).toBe(1);
+  });
+});
+
+describe('inbox settings', () => {
+  it('the built-in defaults equal the config schema defaults', async () => {
+    const { DEFAULT_INBOX_SETTINGS } = await import('../../src/inbox/settings.js');
+    const { defaultConfig } = await import('../../src/config/schema.js');
+    expect(DEFAULT_INBOX_SETTINGS).toEqual(defaultConfig().inbox);
+  });
+
+  it('a project config lowering inbox.max_body_bytes is honoured by send', async () => {
+    const f = tempFleet();
+    try {
+      writeFileSync(f.layout.configFile, 'inbox:\n  max_body_bytes: 10\n');
+      const r = await flotilla(['--root', f.layout.root, 'send', 'human', 'more than ten bytes'], { cwd: f.project, env: { FLOTILLA_AGENT_ID: '', XDG_CONFIG_HOME: join(f.project, 'xdg') } });
+      expect(r.exitCode).toBe(1);
+      expect(String(r.stderr)).toMatch(/over the 10 bytes limit/);
+    } finally {
+      f.cleanup();
+    }
   });
 });

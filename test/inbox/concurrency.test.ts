@@ -106,8 +106,9 @@ describe('concurrent delivery and claiming (real processes)', () => {
     expect(all).toHaveLength(N);
     expect(readdirSync(maildir(f.layout, 'lead-1').new)).toEqual([]);
     expect(readdirSync(maildir(f.layout, 'lead-1').cur)).toHaveLength(N);
-    // Both really raced: each won some and lost some to the other.
-    expect(results.every((r) => r.won.length > 0)).toBe(true);
+    // How the 2000 split depends on scheduling (on a loaded machine one may win nearly all),
+    // so only exactly-once is asserted; the split is printed for whoever reads the log.
+    console.log(`claimers won ${results.map((r) => r.won.length).join(' / ')}, lost races ${results.map((r) => r.lost).join(' / ')}`);
   }, 60_000);
 });
 

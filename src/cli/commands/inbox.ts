@@ -34,18 +34,18 @@ export function command(): Command {
     .option('--json', 'print JSON')
     .action(async (who: string | undefined, opts: InboxOpts, cmd: Command) => {
       const { layout } = cliContext(cmd);
-      const [{ resolveRecipient, senderIdentity }, read, { claim }, { compareForReader }, { headerOf }, { loadConfig }, { UsageError }] = await Promise.all([
+      const [{ resolveRecipient, senderIdentity }, read, { claim }, { compareForReader }, { headerOf }, { inboxSettings }, { UsageError }] = await Promise.all([
         import('../../inbox/address.js'),
         import('../../inbox/read.js'),
         import('../../inbox/claim.js'),
         import('../../inbox/surface.js'),
         import('../../inbox/message.js'),
-        import('../../config/load.js'),
+        import('../../inbox/settings.js'),
         import('../../errors.js'),
       ]);
       const me = senderIdentity();
       const owner = who ? resolveRecipient(layout, who, me) : 'human';
-      const readOpts = { log: stderrLog, maxBodyBytes: loadConfig({ layout }).config.inbox.max_body_bytes };
+      const readOpts = { log: stderrLog, maxBodyBytes: (await inboxSettings(layout)).max_body_bytes };
 
       if (opts.read !== undefined) {
         const item = await read.peek(layout, owner, opts.read, readOpts);

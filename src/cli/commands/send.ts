@@ -25,15 +25,14 @@ export function command(): Command {
     .option('--json', 'print the delivered message header as JSON instead of its id')
     .action(async (to: string, words: string[], opts: SendOpts, cmd: Command) => {
       const { layout } = cliContext(cmd);
-      const [{ deliver }, { resolveRecipient, senderIdentity }, { loadConfig }, { UsageError }, { headerOf }] = await Promise.all([
+      const [{ deliver }, { resolveRecipient, senderIdentity }, { inboxSettings }, { UsageError }, { headerOf }] = await Promise.all([
         import('../../inbox/deliver.js'),
         import('../../inbox/address.js'),
-        import('../../config/load.js'),
+        import('../../inbox/settings.js'),
         import('../../errors.js'),
         import('../../inbox/message.js'),
       ]);
-      const { config } = loadConfig({ layout });
-      const max = config.inbox.max_body_bytes;
+      const max = (await inboxSettings(layout)).max_body_bytes;
       const body = words.length > 0 ? words.join(' ') : await readStdin(max);
       if (!body.trim()) throw new UsageError("empty message — give the text as arguments or on stdin, e.g. flotilla send human 'done'");
       // Identity comes from this process's environment, never from the arguments (§4).
