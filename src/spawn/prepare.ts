@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { audit } from '../audit/audit.js';
 import type { Config } from '../config/schema.js';
 import type { Definition } from '../definitions/types.js';
+import { agentIdBase } from '../definitions/normalize.js';
 import { FlotillaError, refusal } from '../errors.js';
 import { admitSpawn } from '../fleet/caps.js';
 import { assertValidId, newAgentId } from '../fleet/ids.js';
@@ -91,7 +92,8 @@ async function prepareFor(layout: Layout, config: Config, req: SpawnRequest, par
     assertValidId(req.id);
     if (readRecord(layout, req.id)) throw new FlotillaError(`agent id '${req.id}' is already in use — choose another --id`, { code: 'id-taken' });
   }
-  const id = req.id ?? newAgentId(definition.name);
+  // tmux reads '.' as a separator: ids from dotted (Claude-compatible) names use '-'.
+  const id = req.id ?? newAgentId(agentIdBase(definition.name));
   const rootId = parent?.rootId ?? id;
 
   // No escalation (§7): the child gets at most what its parent has left.
