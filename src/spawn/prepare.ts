@@ -15,6 +15,7 @@ import type { Layout } from '../layout/layout.js';
 import { DEMO_SCRIPT } from '../layout/package.js';
 import { isScripted, resolveModelSpec } from '../model/spec.js';
 import { checkEscalation, effectivePolicy, fitToParent, parsePermissionMode } from '../policy/index.js';
+import { applyFleetRetention } from '../outputs/retention.js';
 import { budgetRefusal } from './budget.js';
 import { contextFromParent, type ContextMode } from './context.js';
 
@@ -138,6 +139,8 @@ async function prepareFor(layout: Layout, config: Config, req: SpawnRequest, par
     mkdirSync(dirname(layout.taskFile(id)), { recursive: true });
     writeFileSync(layout.taskFile(id), task);
     audit(layout, { event: 'spawn', agent: id, parent: parent?.id ?? 'human', definition: definition.name, depth: admission.depth, model: model.spec, mode: req.mode });
+    // Retention (§8) runs on each spawn; the new record is not terminal, so it is never pruned.
+    try { applyFleetRetention(layout, config); } catch { /* retention never fails a spawn */ }
     return { record, definition, slot: admission.slot };
   } catch (err) {
     admission.slot.release();

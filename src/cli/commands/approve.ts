@@ -1,0 +1,25 @@
+import { Command, Option } from 'commander';
+import { cliConfig, cliContext } from '../context.js';
+import { printJson } from '../output.js';
+
+/** `flotilla approve <request-id>` (§7, §11): allow a tool call an agent is waiting on. */
+export function command(): Command {
+  return new Command('approve')
+    .description('approve a pending approval request (id or unique prefix, from flotilla inbox)')
+    .argument('<request-id>', 'the request id shown in the approval_request message')
+    .option('--always', "approve this tool for the rest of that agent's life, not just this call")
+    .addOption(new Option('--ttl <secs>', 'lifetime of a granted secret (secret requests, §11)'))
+    .option('--json', 'print the answered request as JSON')
+    .action(async (requestId: string, opts: { always?: boolean; ttl?: string; json?: boolean }, cmd: Command) => {
+      const { layout } = cliContext(cmd);
+      const { config } = await cliConfig(layout);
+      const { answerRequest } = await import('../../outputs/approve.js');
+      if (opts.ttl !== undefined) {
+        const { UsageError } = await import('../../errors.js');
+        if (!/^\d+$/.test(opts.ttl)) throw new UsageError(`--ttl takes whole seconds, got '${opts.ttl}'`);
+      }
+      const done = await answerRequest(layout, config, requestId, { decision: 'approve', scope: opts.always ? 'always' : 'once' });
+      if (opts.json) printJson(done);
+      else process.stdout.write(`approved ${done.requestId}: ${done.agentId} may run ${done.summary.replace(/^\S+ asks to run /, '')}${opts.always ? ` (and '${done.tool}' from now on)` : ''}\n`);
+    });
+}

@@ -1,0 +1,103 @@
+import { existsSync } from 'node:fs';
+import { audit } from '../audit/audit.js';
+import type { Config } from '../config/schema.js';
+import { FlotillaError, refusal } from '../errors.js';
+import { findParentAgent } from '../fleet/lineage.js';
+import { recordLiveness } from '../fleet/liveness.js';
+import { readRecord } from '../fleet/registry.js';
+import { approvalAnswerPath } from '../harness/approvals.js';
+import { claim } from '../inbox/claim.js';
+import { list, type InboxItem } from '../inbox/read.js';
+import { writeFileAtomic } from '../layout/atomic.js';
+import type { Layout } from '../layout/layout.js';
+import type { ApprovalAnswer } from '../policy/approval-types.js';
+
+export type Decision = { decision: 'approve'; scope: 'once' | 'always' } | { decision: 'deny'; reason: string };
+
+export interface AnsweredRequest {
+  requestId: string;
+  agentId: string;
+  tool: string;
+  summary: string;
+  decision: 'approve' | 'deny';
+}
+
+/**
+ * `flotilla approve` / `flotilla deny` (§7): answers one pending approval request from the
+ * human inbox. Only a person may answer — a caller with a registered agent among its
+ * process ancestors is refused, whatever its environment says. The answer goes to
+ * `state/approvals/<request>.answer` (atomically: the waiting harness never reads half of
+ * it), then the request message is claimed so it leaves the list of unread mail.
+ */
+export async function answerRequest(
+  layout: Layout,
+  config: Pick<Config, 'agents'>,
+  prefix: string,
+  decision: Decision,
+  opts: { pid?: number; env?: NodeJS.ProcessEnv; now?: number } = {},
+): Promise<AnsweredRequest> {
+  const verb = decision.decision;
+  const caller = findParentAgent(layout, { pid: opts.pid ?? process.pid, env: opts.env ?? process.env });
+  if (caller.parent) {
+    throw refusal(
+      'not-a-person',
+      `${verb} refused: approvals must come from a person, and this command runs inside agent '${caller.parent.id}' — ask a person to run 'flotilla ${verb} ${prefix}'`,
+      { agent: caller.parent.id },
+    );
+  }
+  const item = await findRequest(layout, prefix);
+  const m = item.message;
+  if (m.kind === 'secret_request') {
+    throw new FlotillaError(
+      `secrets are not supported yet: request ${m.request_id} from '${m.from}' asks for secret '${m.key}', which this version of flotilla cannot grant or deny — it is denied when agents.approval_timeout_secs passes`,
+      { code: 'unsupported' },
+    );
+  }
+  if (m.kind !== 'approval_request') throw new FlotillaError(`message ${m.id} is not an approval request`, { code: 'not-found' });
+  const requestId = m.request_id;
+  const answerFile = approvalAnswerPath(layout, requestId);
+  if (item.read || existsSync(answerFile)) {
+    throw new FlotillaError(`request ${requestId} (${m.from}: ${m.summary}) was already answered — run 'flotilla inbox' to list pending requests`, { code: 'already-answered' });
+  }
+  const agent = readRecord(layout, m.from);
+  const state = agent ? recordLiveness(agent) : 'ended';
+  if (state === 'ended' || state === 'dead') {
+    await claim(layout, 'human', item);
+    throw new FlotillaError(`request ${requestId} is moot: agent '${m.from}' has ended${agent ? ` (${agent.status})` : ''}, so nothing is waiting for an answer`, { code: 'agent-ended' });
+  }
+  const age = (opts.now ?? Date.now()) - Date.parse(m.timestamp);
+  if (age > config.agents.approval_timeout_secs * 1000) {
+    await claim(layout, 'human', item);
+    throw new FlotillaError(
+      `request ${requestId} expired: nobody answered within ${config.agents.approval_timeout_secs}s (agents.approval_timeout_secs), so '${m.from}' was told it was denied`,
+      { code: 'expired' },
+    );
+  }
+  const answer: ApprovalAnswer = decision.decision === 'approve'
+    ? { requestId, decision: 'approve', scope: decision.scope }
+    : { requestId, decision: 'deny', reason: decision.reason };
+  writeFileAtomic(answerFile, JSON.stringify(answer) + '\n');
+  await claim(layout, 'human', item);
+  audit(layout, { event: 'approval', agent: m.from, request: requestId, tool: m.tool, decision: verb === 'approve' ? 'approved' : 'denied', by: 'human', source: 'cli' });
+  return { requestId, agentId: m.from, tool: m.tool, summary: m.summary, decision: verb };
+}
+
+/** The request whose `request_id` (or message id) starts with `prefix`; unread ones first. */
+async function findRequest(layout: Layout, prefix: string): Promise<InboxItem> {
+  const items = (await list(layout, 'human', { includeRead: true })).filter(
+    (i) => i.message.kind === 'approval_request' || i.message.kind === 'secret_request',
+  );
+  const idOf = (i: InboxItem): string => (i.message.kind === 'approval_request' || i.message.kind === 'secret_request' ? i.message.request_id : i.message.id);
+  const exact = items.filter((i) => idOf(i) === prefix || i.message.id === prefix);
+  if (exact.length > 0) return exact.find((i) => !i.read) ?? exact[0]!;
+  const matches = items.filter((i) => idOf(i).startsWith(prefix));
+  // A prefix shared with answered requests still names the one that is pending.
+  const pending = matches.filter((i) => !i.read);
+  if (pending.length === 1) return pending[0]!;
+  if (matches.length === 1) return matches[0]!;
+  if (matches.length === 0) {
+    throw new FlotillaError(`no approval request matches '${prefix}' — run 'flotilla inbox' to list pending requests`, { code: 'not-found' });
+  }
+  const shown = (pending.length > 0 ? pending : matches).slice(0, 5).map((i) => `${idOf(i)} (${i.message.from})`).join(', ');
+  throw new FlotillaError(`'${prefix}' matches ${pending.length > 0 ? pending.length : matches.length} requests: ${shown} — give more characters`, { code: 'ambiguous' });
+}
