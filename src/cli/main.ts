@@ -16,7 +16,13 @@ export async function main(argv: string[]): Promise<number> {
     .exitOverride()
     .configureOutput({ outputError: () => undefined });
 
-  const name = firstCommandName(argv.slice(2));
+  const args = argv.slice(2);
+  // `--version` needs no command module at all.
+  if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
+    process.stdout.write(VERSION + '\n');
+    return 0;
+  }
+  const name = firstCommandName(args);
   const wanted = name && name in COMMANDS ? [name] : Object.keys(COMMANDS);
   const modules: CommandModule[] = await Promise.all(wanted.map((n) => COMMANDS[n]!()));
   for (const mod of modules) {

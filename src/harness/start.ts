@@ -110,6 +110,8 @@ export async function startAgent(opts: {
   if (rec.resumedFrom) adoptUnread(layout, rec.resumedFrom, rec.id);
   const { historyFromTranscript } = await import('../transcript/history.js');
   const history: ModelMessage[] = historyFromTranscript(previous);
+  const { sweepStaleTemp } = await import('../inbox/maildir.js');
+  sweepStaleTemp(layout, rec.id);
   const inbox = await openInboxPort(layout, rec.id, config, log, alreadySurfaced);
   const hookContext = {
     agentId: rec.id, agentName: definition.name, parentId: rec.parentId, cwd: rec.cwd,
@@ -183,7 +185,7 @@ export async function startAgent(opts: {
 function scriptLog(env: NodeJS.ProcessEnv): { scripted?: { onCall: (call: { prompt: unknown; turn: number; reply: number | undefined; tools: string[] }) => void } } {
   const file = env.FLOTILLA_SCRIPT_LOG;
   if (!file) return {};
-  return { scripted: { onCall: (call) => appendFileSync(file, JSON.stringify({ pid: process.pid, turn: call.turn, reply: call.reply ?? null, tools: call.tools, prompt: call.prompt }) + '\n') } };
+  return { scripted: { onCall: (call) => appendFileSync(file, JSON.stringify({ ts: Date.now(), pid: process.pid, turn: call.turn, reply: call.reply ?? null, tools: call.tools, prompt: call.prompt }) + '\n') } };
 }
 
 /** Moves the unread messages of a resumed agent into its successor's new/ (same names, atomic renames). */

@@ -1,0 +1,29 @@
+// `npm run bench`: every §14 figure, measured on this machine in one run. Prints JSON and
+// writes bench/results/latest.json (not committed); docs/benchmarks.md records the figures.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+
+const parts = [
+  ['cold_start', './cold-start.mjs', 'runColdStartBench'],
+  ['inbox', './inbox.mjs', 'runInboxBench'],
+  ['spawn', './spawn.mjs', 'runSpawnBench'],
+  ['idle_agents', './idle.mjs', 'runIdleBench'],
+];
+
+const results = { machine: { node: process.version, cpus: (await import('node:os')).cpus().length, date: new Date().toISOString() } };
+for (const [key, file, fn] of parts) {
+  if (!existsSync(new URL(file, import.meta.url))) continue;
+  process.stderr.write(`bench: ${key}…\n`);
+  const t0 = performance.now();
+  try {
+    const mod = await import(file);
+    results[key] = await mod[fn]();
+  } catch (err) {
+    results[key] = { error: String(err && err.message ? err.message : err) };
+    process.exitCode = 1;
+  }
+  process.stderr.write(`bench: ${key} done in ${Math.round((performance.now() - t0) / 1000)} s\n`);
+}
+mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
+writeFileSync(new URL('./results/latest.json', import.meta.url), JSON.stringify(results, null, 2) + '\n');
+console.log(JSON.stringify(results, null, 2));
