@@ -16,4 +16,11 @@ export const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   run: () => import('./commands/run.js'),
   inbox: () => import('./commands/inbox.js'),
   send: () => import('./commands/send.js'),
+  spawn: () => import('./commands/spawn.js'),
+  wait: () => import('./commands/wait.js'),
+  cancel: () => import('./commands/cancel.js'),
+  reap: () => import('./commands/reap.js'),
+  gc: () => import('./commands/gc.js'),
+  attach: () => import('./commands/attach.js'),
+  status: () => import('./commands/status.js'),
 };

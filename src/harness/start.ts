@@ -145,6 +145,9 @@ export async function startAgent(opts: {
   const { sendCompletionOnce } = await import('../lifecycle/completion.js');
   const spec = hookSpec(definition);
   const prompt = readTask(layout, rec.id);
+  // A child whose harness dies without ending itself is reaped by its parent within ~2 s (§5.7).
+  const { superviseChildren } = await import('../lifecycle/supervise.js');
+  const stopSupervising = superviseChildren(layout, config, rec.id);
 
   const session = new AgentSession({
     layout, config, record: rec, model, system, tools, history, log, transcript, inbox,
@@ -162,6 +165,7 @@ export async function startAgent(opts: {
       if (transcript) try { updateMeta(layout, r.id, { status: r.status, turns_used: r.turns, usage: r.usage }); } catch { /* logged by writer */ }
     },
     finish: async (r, status, reason, open) => {
+      stopSupervising();
       const outputPath = open ? (open.text ? writeOutput(layout, r.id, open.text, config.output.max_bytes).path : null) : null;
       rec = await finishAgent({
         layout, config, record: r, status, reason, log,

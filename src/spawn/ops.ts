@@ -1,11 +1,57 @@
 import type { Config } from '../config/schema.js';
 import { FlotillaError } from '../errors.js';
 import type { AgentRecord } from '../fleet/record.js';
+import { listRecords, readRecord, resolveAgent } from '../fleet/registry.js';
 import type { Layout } from '../layout/layout.js';
+import { descendants } from '../lifecycle/signal.js';
 import type { FleetOps } from '../tools/fleet-agents.js';
 
-/** The fleet tools' operations bound to one agent as parent (§6). */
-export function fleetOpsFor(_layout: Layout, _config: Config, _rec: AgentRecord): FleetOps {
-  const later = () => Promise.reject(new FlotillaError('spawning from the model is being wired in this change'));
-  return { spawn: later, list: later, wait: later, cancel: later };
+/** Answers handed to a model are cut here; the whole answer stays in the output file. */
+const MODEL_OUTPUT_CHARS = 20_000;
+
+/**
+ * The fleet tools' operations bound to one agent as parent (§6): the same functions the CLI
+ * uses, with `rec` forced as the parent (no ancestry walk), listing and cancelling only its
+ * own subtree.
+ */
+export function fleetOpsFor(layout: Layout, config: Config, rec: AgentRecord): FleetOps {
+  // The parent's latest record: turns used so far bound the child's (§7 no escalation).
+  const self = (): AgentRecord => readRecord(layout, rec.id) ?? rec;
+  return {
+    async spawn(req) {
+      const { spawnAgent } = await import('./spawn.js');
+      try {
+        const child = await spawnAgent(
+          layout, config,
+          { prompt: req.prompt, agent: req.agent, id: req.id, context: req.context, mode: 'interactive' },
+          { parent: self(), worktree: req.worktree },
+        );
+        return { id: child.id };
+      } catch (err) {
+        // The model reads the message; the bracketed line tells a program what kind of refusal.
+        if (err instanceof FlotillaError && err.bracket) throw new FlotillaError(`${err.message} ${err.bracket}`, { code: err.code, bracket: err.bracket });
+        throw err;
+      }
+    },
+    list() {
+      return Promise.resolve(descendants(rec.id, listRecords(layout)).map((r) => ({
+        id: r.id, name: r.name, status: r.status, depth: r.depth, turns: r.turns, lastLine: r.lastLine,
+      })));
+    },
+    async wait(ids, opts) {
+      const { waitForAgents } = await import('./wait.js');
+      return waitForAgents(layout, config, ids, {
+        any: opts.any, signal: opts.signal, maxOutputChars: MODEL_OUTPUT_CHARS,
+        ...(opts.timeoutSecs !== undefined ? { timeoutMs: opts.timeoutSecs * 1000 } : {}),
+      });
+    },
+    async cancel(prefix) {
+      const target = resolveAgent(layout, prefix);
+      if (!descendants(rec.id, listRecords(layout)).some((r) => r.id === target.id)) {
+        throw new FlotillaError(`'${target.id}' is not one of your agents — you may cancel only agents you spawned (and theirs); see list_agents`, { code: 'not-yours' });
+      }
+      const { cancelAgent } = await import('./cancel.js');
+      return cancelAgent(layout, config, target, { by: rec.id });
+    },
+  };
 }

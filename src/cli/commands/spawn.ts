@@ -1,0 +1,74 @@
+import { Command, Option } from 'commander';
+import { cliConfig, cliContext } from '../context.js';
+
+interface SpawnOpts {
+  agent?: string;
+  id?: string;
+  prompt?: string;
+  cwd?: string;
+  worktree?: boolean;
+  oneshot?: boolean;
+  wait?: boolean;
+  session?: boolean;
+  background?: boolean;
+  context?: 'none' | 'last_turn' | 'summary';
+  model?: string;
+  json?: boolean;
+}
+
+/**
+ * `flotilla spawn` = `spawn-agent` (§5): open an agent and print its id. Called by agents'
+ * shells all the time, so the top imports only commander (§14).
+ */
+export function command(): Command {
+  return new Command('spawn')
+    .description('open an agent in tmux and print its id (the same as spawn-agent, §5)')
+    .argument('[prompt...]', 'the task (default: stdin when it is not a terminal)')
+    .option('--agent <name>', 'definition to run (default: agents.default)')
+    .option('--id <id>', 'choose the agent id')
+    .option('--prompt <text>', 'the task, instead of arguments')
+    .option('--cwd <dir>', "the agent's working directory (default: the parent's, or here)")
+    .option('--worktree', 'give the agent its own git worktree and branch flotilla/<id>')
+    .option('--oneshot', 'exit after the task (the dead pane stays readable)')
+    .option('--wait', "block until the agent's task ends, print its answer; exit 0 only if it completed")
+    .option('--session', 'open in its own detached tmux session')
+    .option('--background', 'no tmux: a detached headless process writing to its log')
+    .addOption(new Option('--context <mode>', "what of the parent's conversation the child gets").choices(['none', 'last_turn', 'summary']))
+    .option('--model <spec>', 'model as provider:model-id, an alias, or script:<file.yaml>')
+    .option('--json', 'print the registry record (with --wait: the result) as JSON')
+    .action(async (words: string[], opts: SpawnOpts, cmd: Command) => {
+      const { layout } = cliContext(cmd);
+      const { config } = await cliConfig(layout);
+      const [{ spawnAgent }, { waitForAgents }, { reconcileDead }, { UsageError }, { printJson }] = await Promise.all([
+        import('../../spawn/spawn.js'), import('../../spawn/wait.js'), import('../../lifecycle/reconcile.js'), import('../../errors.js'), import('../output.js'),
+      ]);
+      const prompt = opts.prompt ?? (words.length ? words.join(' ') : await readStdin());
+      if (!prompt.trim() && (opts.wait || opts.oneshot || opts.background)) {
+        throw new UsageError("no task given — pass it as arguments, with --prompt, or on stdin (echo 'task' | spawn-agent --wait)");
+      }
+      await reconcileDead(layout, config);
+      const rec = await spawnAgent(
+        layout, config,
+        { prompt, agent: opts.agent, id: opts.id, cwd: opts.cwd, context: opts.context, model: opts.model, mode: opts.oneshot ? 'oneshot' : 'interactive' },
+        { session: opts.session, background: opts.background, worktree: opts.worktree },
+      );
+      if (!opts.wait) {
+        if (opts.json) printJson(rec);
+        else process.stdout.write(rec.id + '\n');
+        process.exit(0);
+      }
+      const { results } = await waitForAgents(layout, config, [rec.id]);
+      const result = results[0]!;
+      if (opts.json) printJson(result);
+      else if (result.output) process.stdout.write(result.output.endsWith('\n') ? result.output : result.output + '\n');
+      if (result.status !== 'completed') process.stderr.write(`flotilla: ${rec.id} ended ${result.status}${result.exitReason && result.exitReason !== result.status ? `: ${result.exitReason}` : ''}\n`);
+      process.exit(result.status === 'completed' ? 0 : 1);
+    });
+}
+
+async function readStdin(): Promise<string> {
+  if (process.stdin.isTTY) return '';
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}

@@ -1,0 +1,27 @@
+import { Command } from 'commander';
+import { cliConfig, cliContext } from '../context.js';
+
+/** `flotilla status` / `ls` (§2): the agent tree; dead harnesses are reaped first. */
+export function command(): Command {
+  return new Command('status')
+    .alias('ls')
+    .description('the agent tree with state, depth, turns, tokens, cost, elapsed, unread mail and last line')
+    .option('--json', 'print an array of registry records, each with its unread count')
+    .action(async (opts: { json?: boolean }, cmd: Command) => {
+      const { layout } = cliContext(cmd);
+      const { config } = await cliConfig(layout);
+      const [{ reconcileDead }, { listRecords }, { unreadCount }, { formatStatus }] = await Promise.all([
+        import('../../lifecycle/reconcile.js'), import('../../fleet/registry.js'), import('../../inbox/maildir.js'), import('../../spawn/status-view.js'),
+      ]);
+      await reconcileDead(layout, config);
+      const entries = listRecords(layout).map((record) => ({ record, unread: unreadCount(layout, record.id) }));
+      if (opts.json) {
+        process.stdout.write(JSON.stringify(entries.map((e) => ({ ...e.record, unread: e.unread })), null, 2) + '\n');
+        return;
+      }
+      const width = process.stdout.isTTY ? process.stdout.columns : undefined;
+      process.stdout.write(formatStatus(entries, width ? { width } : {}) + '\n');
+      const human = unreadCount(layout, 'human');
+      if (human) process.stdout.write(`\n${human} unread message${human === 1 ? '' : 's'} for you — flotilla inbox\n`);
+    });
+}

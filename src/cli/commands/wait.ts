@@ -1,0 +1,30 @@
+import { Command } from 'commander';
+import { cliConfig, cliContext } from '../context.js';
+
+/** `flotilla wait <id…>` (§2): block until those agents' tasks end; print their results. */
+export function command(): Command {
+  return new Command('wait')
+    .description("block until those agents' tasks end and print their answers; exit 0 only if all completed")
+    .argument('<ids...>', 'agent ids or unique prefixes')
+    .option('--any', 'return when the first one ends')
+    .option('--timeout <secs>', 'give up after this many seconds (exit 1; the agents keep running)')
+    .option('--json', 'print the results as JSON')
+    .action(async (ids: string[], opts: { any?: boolean; timeout?: string; json?: boolean }, cmd: Command) => {
+      const { layout } = cliContext(cmd);
+      const { config } = await cliConfig(layout);
+      const [{ waitForAgents }, { UsageError }, { printJson }] = await Promise.all([import('../../spawn/wait.js'), import('../../errors.js'), import('../output.js')]);
+      const timeout = opts.timeout === undefined ? undefined : Number(opts.timeout);
+      if (timeout !== undefined && !(timeout >= 0)) throw new UsageError(`--timeout must be a number of seconds ≥ 0, got '${opts.timeout}'`);
+      const out = await waitForAgents(layout, config, ids, { any: opts.any, ...(timeout !== undefined ? { timeoutMs: timeout * 1000 } : {}) });
+      if (opts.json) printJson(out);
+      else {
+        for (const r of out.results) {
+          process.stdout.write(`## ${r.id}: ${r.status}${r.exitReason && r.exitReason !== r.status ? ` (${r.exitReason})` : ''}\n`);
+          if (r.output.trim()) process.stdout.write(r.output.endsWith('\n') ? r.output : r.output + '\n');
+        }
+        if (out.pending.length) process.stderr.write(`flotilla: still running after ${opts.timeout} s: ${out.pending.join(', ')}\n`);
+      }
+      const ok = (opts.any ? out.results.length > 0 : out.pending.length === 0) && out.results.every((r) => r.status === 'completed');
+      process.exitCode = ok ? 0 : 1;
+    });
+}

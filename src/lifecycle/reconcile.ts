@@ -1,0 +1,124 @@
+import { constants } from 'node:os';
+import { audit } from '../audit/audit.js';
+import type { Config } from '../config/schema.js';
+import { recordLiveness } from '../fleet/liveness.js';
+import { isTerminal, type AgentRecord, type TaskResult } from '../fleet/record.js';
+import { endRecord, listRecords } from '../fleet/registry.js';
+import { heldSlots } from '../fleet/slots.js';
+import type { Layout } from '../layout/layout.js';
+import { sendCompletionOnce } from './completion.js';
+import { claimOnce } from './once.js';
+import { terminateForegroundChildren } from './signal.js';
+
+/**
+ * The crash path of §5.7: an agent whose harness died without ending its record gets its
+ * terminal state, its parent one completion, its stop hooks one run — exactly once,
+ * whichever of the pane-died hook (`flotilla reap`), the parent's liveness check, or any
+ * `flotilla` command gets there first. Exactly-once comes from the O_EXCL markers of
+ * `sendCompletionOnce` / `stopHookOnce`; the record write itself is idempotent.
+ */
+
+export interface ReconcileFilter {
+  ids?: readonly string[];
+  /** Only the children of this agent (a parent's check). */
+  parentId?: string;
+  /** The tmux pane that died (`reap --pane`): its agent is dead even if it never wrote a pid. */
+  pane?: { paneId: string; socket?: string | null | undefined };
+}
+
+export interface ReconcileOptions {
+  /** End as cancelled instead of crashed (a cancel that needed SIGKILL). */
+  cancelled?: string;
+}
+
+/** A spawner has 10 s to hand its slot over; a record still pending long after that lost its spawner. */
+export const PENDING_GRACE_MS = 30_000;
+
+/** Ends every dead, non-terminal record matching `filter`; returns the records this call ended. */
+export async function reconcileDead(layout: Layout, config: Config, filter: ReconcileFilter = {}, opts: ReconcileOptions = {}): Promise<AgentRecord[]> {
+  const out: AgentRecord[] = [];
+  for (const rec of listRecords(layout)) {
+    if (isTerminal(rec.status)) continue;
+    if (filter.ids && !filter.ids.includes(rec.id)) continue;
+    if (filter.parentId !== undefined && rec.parentId !== filter.parentId) continue;
+    const paneDied = !!filter.pane && rec.tmux?.paneId === filter.pane.paneId && (!filter.pane.socket || !rec.tmux.socket || filter.pane.socket === rec.tmux.socket);
+    if (filter.pane && !paneDied) continue;
+    const why = await deathOf(layout, rec, paneDied);
+    if (why === null) continue;
+    const ended = await endDead(layout, config, rec, opts.cancelled ?? why, opts.cancelled ? 'cancelled' : 'crashed');
+    if (ended) out.push(ended);
+  }
+  return out;
+}
+
+/** Why the agent is dead, or null while it runs (or may still be starting). */
+async function deathOf(layout: Layout, rec: AgentRecord, paneDied: boolean): Promise<string | null> {
+  const live = recordLiveness(rec);
+  if (live === 'live' || live === 'ended') return null;
+  if (live === 'pending') {
+    if (!paneDied) {
+      if (Date.now() - Date.parse(rec.createdAt) < PENDING_GRACE_MS) return null;
+      // A held slot means its spawner or harness may still be at work.
+      if (rec.slot !== null && (await heldSlots(layout, rec.slot + 1)).includes(rec.slot)) return null;
+      return 'never started (its spawner is gone)';
+    }
+    return `exited before starting (${await paneEnd(rec)})`;
+  }
+  return rec.tmux ? await paneEnd(rec) : 'process died';
+}
+
+const SIGNAL_NAMES = new Map(Object.entries(constants.signals).map(([name, n]) => [n, name]));
+
+/** How a pane's process ended, from tmux: `killed (SIGKILL)`, `exited with status 3`, `window closed`. */
+async function paneEnd(rec: AgentRecord): Promise<string> {
+  if (!rec.tmux) return 'process died';
+  const { Tmux } = await import('../tmux/client.js');
+  const tmux = new Tmux({ socket: rec.tmux.socket });
+  const r = await tmux.exec(['display-message', '-p', '-t', rec.tmux.paneId, '#{pane_dead} #{pane_dead_status} #{pane_dead_signal}']).catch(() => null);
+  if (!r || r.code !== 0) return 'window closed';
+  const [dead, status, signal] = r.stdout.trim().split(' ');
+  if (dead !== '1') return 'process died';
+  if (signal) return `killed (${SIGNAL_NAMES.get(Number(signal)) ?? `signal ${signal}`})`;
+  return status ? `exited with status ${status}` : 'process died';
+}
+
+/**
+ * Writes the terminal state of one dead agent and does the rest of an ending: completion
+ * (when a task was open), stop hooks, the transcript sidecar, its foreground children, the
+ * audit line. Returns the ended record, or null when another path had already ended it.
+ */
+export async function endDead(layout: Layout, config: Config, rec: AgentRecord, reason: string, status: 'crashed' | 'cancelled' = 'crashed'): Promise<AgentRecord | null> {
+  // A persistent agent that had answered its task and sat idle did nothing wrong.
+  const taskDone = rec.lastTask !== null && rec.lastTask.task >= rec.task;
+  const finalStatus = taskDone && status === 'crashed' ? 'completed' : status;
+  const exitReason = taskDone && status === 'crashed' ? 'exited while idle' : reason;
+  const result: TaskResult | null = taskDone ? null : { task: rec.task, status, exitReason, finishedAt: new Date().toISOString(), outputPath: null };
+  let ended;
+  try {
+    ended = endRecord(layout, rec.id, { status: finalStatus, exitReason, ...(result ? { lastTask: result } : {}) });
+  } catch {
+    return null; // Vanished (gc) meanwhile.
+  }
+  const final = ended.record;
+  if (result) {
+    // Another path may have ended it first and died before telling anyone: the marker decides.
+    const task = final.lastTask && final.lastTask.task === rec.task ? final.lastTask : result;
+    await sendCompletionOnce(layout, final, task, { text: `Agent ${rec.id} ${task.status}: ${task.exitReason ?? ''}`, maxBodyBytes: config.inbox.max_body_bytes });
+  }
+  const [{ stopHookOnce }, { runLifecycleHooks }] = await Promise.all([import('../hooks/stop-once.js'), import('../hooks/run-hooks.js')]);
+  await stopHookOnce(layout, rec.id, () => runLifecycleHooks('stop', config.hooks.stop, {
+    agentId: rec.id, agentName: rec.name, parentId: rec.parentId, cwd: rec.cwd, status: final.status, exitReason: final.exitReason,
+    onRun: (r) => audit(layout, { event: 'hook_run', agent: rec.id, hook: r.hook, command: r.command, exit_code: r.exitCode, duration_ms: Math.round(r.durationMs), timed_out: r.timedOut }),
+  }));
+  try {
+    const { tryReadMeta, updateMeta } = await import('../transcript/meta.js');
+    if (tryReadMeta(layout, rec.id)) updateMeta(layout, rec.id, { status: final.status, exit_reason: final.exitReason, finished_at: final.finishedAt });
+  } catch {
+    // A damaged sidecar must not stop the reaping; the registry holds the truth.
+  }
+  terminateForegroundChildren(layout, rec.id, 'reaper');
+  // A harness that ended itself just as it died (seen here as dead) is no reaping.
+  if (!ended.ended || !claimOnce(layout.marker(`${rec.id}.reaped`))) return null;
+  audit(layout, { event: 'reap', agent: rec.id, status: final.status, reason: final.exitReason });
+  return final;
+}

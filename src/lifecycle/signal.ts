@@ -1,0 +1,46 @@
+import { audit } from '../audit/audit.js';
+import { isRecordLive } from '../fleet/liveness.js';
+import type { AgentRecord } from '../fleet/record.js';
+import { listRecords } from '../fleet/registry.js';
+import type { Layout } from '../layout/layout.js';
+
+/** Process signals to agents, by record (pid start time checked, so a reused pid is never hit). */
+
+/** Sends `signal` to a live agent's harness; false when it is not running (or already gone). */
+export function signalAgent(rec: AgentRecord, signal: NodeJS.Signals): boolean {
+  if (!rec.pid || !isRecordLive(rec)) return false;
+  try {
+    process.kill(rec.pid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Every descendant of `id` (children, their children, …), background ones included, nearest first. */
+export function descendants(id: string, records: readonly AgentRecord[]): AgentRecord[] {
+  const out: AgentRecord[] = [];
+  let frontier = [id];
+  while (frontier.length > 0) {
+    const next = records.filter((r) => r.parentId !== null && frontier.includes(r.parentId));
+    out.push(...next);
+    frontier = next.map((r) => r.id);
+  }
+  return out;
+}
+
+/**
+ * SIGTERM to the live foreground children of an agent that ended without doing it itself
+ * (a crash): they cancel their own foreground children in turn (§5.8).
+ */
+export function terminateForegroundChildren(layout: Layout, parentId: string, by: string): string[] {
+  const hit: string[] = [];
+  for (const child of listRecords(layout)) {
+    if (child.parentId !== parentId || child.background) continue;
+    if (signalAgent(child, 'SIGTERM')) {
+      hit.push(child.id);
+      audit(layout, { event: 'cancel', agent: child.id, by, cascade: true });
+    }
+  }
+  return hit;
+}

@@ -1,0 +1,97 @@
+import { audit } from '../audit/audit.js';
+import type { Config } from '../config/schema.js';
+import { recordLiveness } from '../fleet/liveness.js';
+import type { AgentRecord } from '../fleet/record.js';
+import { endRecord, listRecords, readRecord } from '../fleet/registry.js';
+import type { Layout } from '../layout/layout.js';
+import { sendCompletionOnce } from '../lifecycle/completion.js';
+import { reconcileDead } from '../lifecycle/reconcile.js';
+import { descendants, signalAgent } from '../lifecycle/signal.js';
+
+/**
+ * `flotilla cancel` (§5.8): SIGTERM to the harness, which aborts its model call and tool,
+ * ends `cancelled`, cancels its foreground children, sends its completion and runs its stop
+ * hooks. Whatever is still alive after `limits.cancel_grace_secs` gets SIGKILL and is then
+ * ended `cancelled` by the reaper path. `tree` takes the whole subtree, background
+ * children included.
+ */
+
+export interface CancelOptions {
+  tree?: boolean;
+  /** Who asks, for the audit trail (an agent id or `human`). */
+  by?: string;
+  /** Override of limits.cancel_grace_secs, in ms. */
+  graceMs?: number;
+}
+
+const POLL_MS = 50;
+
+/** Cancels `target` (and its foreground children, or with `tree` its whole subtree); returns the ids that were still running. */
+export async function cancelAgent(layout: Layout, config: Config, target: AgentRecord, opts: CancelOptions = {}): Promise<string[]> {
+  const records = listRecords(layout);
+  const below = descendants(target.id, records);
+  const byId = new Map(records.map((r) => [r.id, r]));
+  // Foreground children get SIGTERM from their own parent; signal the rest directly.
+  const covered = (r: AgentRecord): boolean => {
+    const parent = r.parentId ? byId.get(r.parentId) : undefined;
+    return !r.background && !!parent && recordLiveness(parent) === 'live';
+  };
+  const watched = opts.tree ? [target, ...below] : [target, ...foregroundBelow(target.id, records)];
+  const direct = opts.tree ? [target, ...below.filter((r) => !covered(r))] : [target];
+  const hit = watched.filter((r) => ['live', 'pending'].includes(recordLiveness(r))).map((r) => r.id);
+
+  for (const rec of direct) {
+    const live = recordLiveness(rec);
+    if (live === 'live' && signalAgent(rec, 'SIGTERM')) audit(layout, { event: 'cancel', agent: rec.id, by: opts.by ?? 'human', tree: !!opts.tree });
+    else if (live === 'pending') await cancelPending(layout, config, rec, opts.by ?? 'human');
+  }
+
+  const graceMs = opts.graceMs ?? config.limits.cancel_grace_secs * 1000;
+  const ids = watched.map((r) => r.id);
+  const end = Date.now() + graceMs;
+  let alive = stillAlive(layout, ids);
+  while (alive.length > 0 && Date.now() < end) {
+    await new Promise((r) => setTimeout(r, POLL_MS));
+    alive = stillAlive(layout, ids);
+  }
+  const killed = alive.filter((r) => signalAgent(r, 'SIGKILL')).map((r) => r.id);
+  if (killed.length) {
+    await waitDead(layout, killed);
+    await reconcileDead(layout, config, { ids: killed }, { cancelled: `cancelled (SIGKILL after ${Math.round(graceMs / 1000)} s grace)` });
+  }
+  await reconcileDead(layout, config, { ids });
+  return hit;
+}
+
+/** Foreground descendants: the ones a cancel cascades to. */
+function foregroundBelow(id: string, records: readonly AgentRecord[]): AgentRecord[] {
+  const out: AgentRecord[] = [];
+  let frontier = [id];
+  while (frontier.length > 0) {
+    const next = records.filter((r) => !r.background && r.parentId !== null && frontier.includes(r.parentId));
+    out.push(...next);
+    frontier = next.map((r) => r.id);
+  }
+  return out;
+}
+
+function stillAlive(layout: Layout, ids: readonly string[]): AgentRecord[] {
+  return ids.flatMap((id) => {
+    const rec = readRecord(layout, id);
+    return rec && recordLiveness(rec) === 'live' ? [rec] : [];
+  });
+}
+
+async function waitDead(layout: Layout, ids: readonly string[]): Promise<void> {
+  const end = Date.now() + 2_000;
+  while (stillAlive(layout, ids).length > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+}
+
+/** A child not started yet: its record ends now, and its harness will find it no longer fresh and exit. */
+async function cancelPending(layout: Layout, config: Config, rec: AgentRecord, by: string): Promise<void> {
+  const reason = `cancelled before it started (by ${by})`;
+  const { record, ended } = endRecord(layout, rec.id, { status: 'cancelled', exitReason: reason });
+  if (!ended) return;
+  audit(layout, { event: 'cancel', agent: rec.id, by });
+  await sendCompletionOnce(layout, record, { task: record.task, status: 'cancelled', exitReason: reason, finishedAt: record.finishedAt ?? new Date().toISOString(), outputPath: null }, { maxBodyBytes: config.inbox.max_body_bytes });
+}

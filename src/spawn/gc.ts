@@ -1,0 +1,106 @@
+import { readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { audit } from '../audit/audit.js';
+import type { Config } from '../config/schema.js';
+import { errorMessage } from '../errors.js';
+import { recordLiveness } from '../fleet/liveness.js';
+import { isTerminal, type AgentRecord } from '../fleet/record.js';
+import { listRecords } from '../fleet/registry.js';
+import type { Layout } from '../layout/layout.js';
+import { reconcileDead } from '../lifecycle/reconcile.js';
+import { applyFleetRetention } from '../outputs/retention.js';
+import type { RetentionResult } from '../transcript/retention.js';
+import { isFleetWorktree, removeWorktree } from './worktree.js';
+
+/**
+ * `flotilla gc`: what finished agents leave behind. Dead panes of finished agents are killed;
+ * worktrees under state/worktrees/ that no live agent works in are removed (branches kept,
+ * §12); records of agents finished at least `olderThanMs` ago go, with their task file and
+ * once-markers; spawn counters of trees with no record left go; transcript and output
+ * retention (§8) runs. Inboxes stay: unread mail is for a person to read or delete.
+ */
+
+export interface GcResult {
+  panes: string[];
+  worktrees: string[];
+  records: string[];
+  markers: number;
+  retention: RetentionResult;
+  problems: string[];
+}
+
+export async function gcFleet(layout: Layout, config: Config, opts: { olderThanMs?: number; now?: number } = {}): Promise<GcResult> {
+  const now = opts.now ?? Date.now();
+  const result: GcResult = { panes: [], worktrees: [], records: [], markers: 0, retention: { transcripts: [], outputs: [], problems: [] }, problems: [] };
+  await reconcileDead(layout, config);
+  const records = listRecords(layout);
+  const finished = records.filter((r) => isTerminal(r.status));
+
+  await killDeadPanes(finished, result);
+
+  const liveCwds = new Set(records.filter((r) => recordLiveness(r) !== 'ended').map((r) => r.cwd));
+  for (const r of finished) {
+    if (!r.worktree || !isFleetWorktree(layout, r.worktree) || liveCwds.has(r.worktree)) continue;
+    try {
+      await removeWorktree(layout, r.worktree);
+      result.worktrees.push(r.worktree);
+    } catch (err) {
+      if (!/is not a working tree|No such file/i.test(errorMessage(err))) result.problems.push(errorMessage(err));
+    }
+  }
+
+  const old = finished.filter((r) => now - Date.parse(r.finishedAt ?? r.createdAt) >= (opts.olderThanMs ?? 0));
+  const markerNames = safeList(layout.markersDir);
+  for (const r of old) {
+    try {
+      rmSync(layout.registryFile(r.id), { force: true });
+      rmSync(layout.taskFile(r.id), { force: true });
+      rmSync(join(layout.state, 'hooks', `${r.id}.stop`), { force: true });
+      for (const m of markerNames.filter((n) => n.startsWith(`${r.id}.`))) {
+        rmSync(join(layout.markersDir, m), { force: true });
+        result.markers++;
+      }
+      result.records.push(r.id);
+    } catch (err) {
+      result.problems.push(`could not remove the record of ${r.id}: ${errorMessage(err)}`);
+    }
+  }
+  const removed = new Set(result.records);
+  const trees = new Set(records.filter((r) => !removed.has(r.id)).map((r) => r.rootId));
+  for (const dir of safeList(layout.slotsDir).filter((n) => n.startsWith('tree-'))) {
+    if (!trees.has(dir.slice('tree-'.length))) rmSync(join(layout.slotsDir, dir), { recursive: true, force: true });
+  }
+
+  result.retention = applyFleetRetention(layout, config, now);
+  audit(layout, { event: 'gc', agent: 'human', records: result.records.length, panes: result.panes.length, worktrees: result.worktrees.length, transcripts: result.retention.transcripts.length });
+  return result;
+}
+
+async function killDeadPanes(finished: readonly AgentRecord[], result: GcResult): Promise<void> {
+  const bySocket = new Map<string | null, AgentRecord[]>();
+  for (const r of finished) if (r.tmux) bySocket.set(r.tmux.socket, [...(bySocket.get(r.tmux.socket) ?? []), r]);
+  if (bySocket.size === 0) return;
+  const { Tmux } = await import('../tmux/client.js');
+  for (const [socket, recs] of bySocket) {
+    const tmux = new Tmux({ socket });
+    const panes = await tmux.listPanes().catch(() => []);
+    const dead = new Set(panes.filter((p) => p.dead).map((p) => p.paneId));
+    for (const r of recs) {
+      if (!dead.has(r.tmux!.paneId)) continue;
+      try {
+        await tmux.killPane(r.tmux!.paneId);
+        result.panes.push(r.tmux!.paneId);
+      } catch (err) {
+        result.problems.push(`could not kill the dead pane of ${r.id}: ${errorMessage(err)}`);
+      }
+    }
+  }
+}
+
+function safeList(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}

@@ -1,0 +1,217 @@
+import { spawn } from 'node:child_process';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Config } from '../config/schema.js';
+import { errorMessage, FlotillaError } from '../errors.js';
+import { isTerminal, type AgentRecord, type TmuxPlace } from '../fleet/record.js';
+import { endRecord, readRecord, updateRecord } from '../fleet/registry.js';
+import type { Layout } from '../layout/layout.js';
+import { CLI_ENTRY, TOOLS_DIR } from '../layout/package.js';
+import { sendCompletionOnce } from '../lifecycle/completion.js';
+import { Tmux, tmuxSocket, type NewWindowOptions, type PaneRef } from '../tmux/client.js';
+import { currentTmux } from '../tmux/current.js';
+import { runShellCommand, tmuxFormat } from '../tmux/quote.js';
+import { fleetSessionName } from '../tmux/session-name.js';
+import { tmuxVersionRefusal } from '../tmux/version.js';
+import type { PreparedSpawn } from './prepare.js';
+import { addWorktree } from './worktree.js';
+
+/**
+ * Opens a prepared agent (§5.4): a tmux window (or session, or a headless process) running
+ * `<node> <cli> run --spawned <id>` as an argv, with the child's environment, then waits
+ * until the child holds its running slot. Whatever fails after the record exists ends the
+ * record (`failed`, with the reason) so nothing is left `spawning`.
+ */
+
+export interface LaunchOptions {
+  /** The caller's environment: `$TMUX` decides where the window opens; PATH and FLOTILLA_* settings pass on. Default process.env. */
+  env?: NodeJS.ProcessEnv;
+  /** Its own detached session instead of a window. */
+  session?: boolean;
+  /** No tmux: a detached headless process writing to its log. */
+  background?: boolean;
+  /** A git worktree and branch for the child (§12). */
+  worktree?: boolean;
+  /** How long the child has to take its slot (default 10 s). */
+  handoffTimeoutMs?: number;
+}
+
+const HANDOFF_TIMEOUT_MS = 10_000;
+const POLL_MS = 100;
+
+/** The refusal for a missing or too old tmux, checked before anything opens (§5.2). */
+export async function tmuxPreflight(config: Config, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const err = tmuxVersionRefusal(await new Tmux({ socket: tmuxSocket(config.tmux.socket, env) }).version());
+  if (err) throw err;
+}
+
+/** Identity variables a child gets from its spawner; never passed through from the spawner's own environment. */
+const IDENTITY = new Set(['FLOTILLA_AGENT_ID', 'FLOTILLA_DEPTH', 'FLOTILLA_PARENT_ID', 'FLOTILLA_SLOT', 'FLOTILLA_ROOT', 'FLOTILLA_NODE', 'FLOTILLA_CLI']);
+
+/**
+ * The child's environment (§5): identity, the slot token, the same Node, PATH with
+ * spawn-agent first, and the spawner's FLOTILLA_* settings (so config from the environment
+ * means the same to the child, whose tmux server may have an older environment).
+ */
+export function childEnvironment(layout: Layout, rec: AgentRecord, slotEnv: string, env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) {
+    if (k.startsWith('FLOTILLA_') && !IDENTITY.has(k) && v !== undefined) out[k] = v;
+  }
+  if (env.XDG_CONFIG_HOME) out.XDG_CONFIG_HOME = env.XDG_CONFIG_HOME;
+  Object.assign(out, {
+    FLOTILLA_ROOT: layout.root,
+    FLOTILLA_AGENT_ID: rec.id,
+    FLOTILLA_DEPTH: String(rec.depth),
+    FLOTILLA_PARENT_ID: rec.parentId ?? '',
+    FLOTILLA_SLOT: slotEnv,
+    FLOTILLA_NODE: process.execPath,
+    FLOTILLA_CLI: CLI_ENTRY,
+    PATH: `${TOOLS_DIR}:${(env.PATH ?? '').split(':').filter((p) => p && p !== TOOLS_DIR).join(':')}`,
+  });
+  return out;
+}
+
+/** The child's argv: never a shell string. */
+export function childArgv(id: string): string[] {
+  return [process.execPath, CLI_ENTRY, 'run', '--spawned', id];
+}
+
+export async function launchAgent(layout: Layout, config: Config, prepared: PreparedSpawn, opts: LaunchOptions = {}): Promise<AgentRecord> {
+  const env = opts.env ?? process.env;
+  let rec = prepared.record;
+  let place: TmuxPlace | null = null;
+  let tmux: Tmux | null = null;
+  let exited: (() => Promise<string | null>) | null = null;
+  try {
+    if (opts.worktree) {
+      const path = await addWorktree(layout, rec.id);
+      rec = updateRecord(layout, rec.id, { cwd: path, worktree: path });
+    }
+    const childEnv = childEnvironment(layout, rec, prepared.slot.envValue, env);
+    if (opts.background) {
+      exited = openHeadless(layout, rec, { ...env, ...childEnv });
+    } else {
+      ({ tmux, place } = await openInTmux(layout, config, rec, childEnv, env, opts.session ?? false));
+      // Written before the child can write: its first write comes after the slot handoff,
+      // which it cannot finish before this process answers — long after tmux returned.
+      rec = updateRecord(layout, rec.id, { tmux: place });
+      const t = tmux;
+      const pane = place.paneId;
+      exited = () => paneExit(t, pane);
+    }
+  } catch (err) {
+    prepared.slot.release();
+    await failRecord(layout, config, rec.id, `could not open: ${errorMessage(err)}`);
+    throw err;
+  }
+
+  const outcome = await awaitHandoff(layout, prepared, exited, opts.handoffTimeoutMs ?? HANDOFF_TIMEOUT_MS);
+  if (outcome.ok) return readRecord(layout, rec.id) ?? rec;
+  prepared.slot.release();
+  if (outcome.ended) {
+    const code = outcome.ended.status === 'refused' ? 'refused' : 'start-failed';
+    throw new FlotillaError(`agent '${rec.id}' ${outcome.ended.status} at startup: ${outcome.ended.exitReason ?? 'no reason given'}`, { code });
+  }
+  if (outcome.timedOut && tmux && place) await tmux.killWindow(place.windowId).catch(() => undefined);
+  await failRecord(layout, config, rec.id, outcome.reason);
+  throw new FlotillaError(`agent '${rec.id}' did not start: ${outcome.reason} — see ${layout.log(rec.id)}`, { code: 'start-failed' });
+}
+
+async function openInTmux(
+  layout: Layout, config: Config, rec: AgentRecord, childEnv: Record<string, string>, env: NodeJS.ProcessEnv, ownSession: boolean,
+): Promise<{ tmux: Tmux; place: TmuxPlace }> {
+  const current = await currentTmux(env);
+  const socket = current ? current.socketPath : tmuxSocket(config.tmux.socket, env);
+  const tmux = new Tmux({ socket });
+  const reap = [process.execPath, CLI_ENTRY, '--root', layout.root, 'reap', '--pane', tmuxFormat('pane_id'), ...(socket ? ['--socket', socket] : [])];
+  const common = {
+    command: childArgv(rec.id), cwd: rec.cwd, env: childEnv, remainOnExit: true, paneDiedHook: runShellCommand(reap),
+  };
+  let ref;
+  if (ownSession) {
+    ref = await tmux.newSession({ ...common, name: rec.id, windowName: rec.id });
+  } else if (current) {
+    ref = await tmux.newWindow({ ...common, target: current.sessionId, name: rec.id });
+  } else {
+    const session = fleetSessionName(config.tmux.session_prefix, layout.project);
+    ref = await openInFleetSession(tmux, session, { ...common, name: rec.id });
+  }
+  return { tmux, place: { socket, sessionId: ref.sessionId, windowId: ref.windowId, paneId: ref.paneId } };
+}
+
+/** A window in the fleet session, creating the session (detached) when missing; two spawners racing to create it both end up with a window. */
+async function openInFleetSession(tmux: Tmux, session: string, opts: Omit<NewWindowOptions, 'target'>): Promise<PaneRef> {
+  if (!(await tmux.hasSession(session))) {
+    try {
+      return await tmux.newSession({ ...opts, name: session, windowName: opts.name });
+    } catch (err) {
+      if (!(await tmux.hasSession(session))) throw err;
+    }
+  }
+  return tmux.newWindow({ ...opts, target: `=${session}` });
+}
+
+function openHeadless(layout: Layout, rec: AgentRecord, env: NodeJS.ProcessEnv): () => Promise<string | null> {
+  mkdirSync(dirname(layout.log(rec.id)), { recursive: true });
+  const fd = openSync(layout.log(rec.id), 'a');
+  let exit: string | null = null;
+  try {
+    const [node, ...args] = childArgv(rec.id);
+    const child = spawn(node!, args, { detached: true, stdio: ['ignore', fd, fd], env, cwd: rec.cwd });
+    child.once('error', (err) => (exit = `could not start: ${err.message}`));
+    child.once('exit', (code, signal) => (exit = signal ? `killed (${signal})` : `exited with status ${code ?? '?'}`));
+    child.unref();
+  } finally {
+    closeSync(fd);
+  }
+  return () => Promise.resolve(exit);
+}
+
+/** Why a pane's process has ended (its last line of output), or null while it runs. */
+async function paneExit(tmux: Tmux, pane: string): Promise<string | null> {
+  const r = await tmux.exec(['display-message', '-p', '-t', pane, '#{pane_dead} #{pane_dead_status}']);
+  if (r.code !== 0) return 'its window was closed';
+  const [dead, status] = r.stdout.trim().split(' ');
+  if (dead !== '1') return null;
+  const text = await tmux.capturePane(pane, { start: 'history' }).catch(() => '');
+  const last = text.split('\n').map((l) => l.trim()).filter((l) => l && !/^Pane is dead/.test(l)).at(-1);
+  return `exited with status ${status || '?'}${last ? `: ${last}` : ''}`;
+}
+
+type Outcome = { ok: true } | { ok: false; ended: AgentRecord } | { ok: false; ended?: undefined; reason: string; timedOut: boolean };
+
+/** Waits for the slot handoff, but gives up early when the child ends (refused) or its process dies. */
+async function awaitHandoff(layout: Layout, prepared: PreparedSpawn, exited: (() => Promise<string | null>) | null, timeoutMs: number): Promise<Outcome> {
+  let handed: boolean | null = null;
+  const handoff = prepared.slot.waitForHandoff(timeoutMs).then((ok) => (handed = ok));
+  for (;;) {
+    await Promise.race([handoff, sleep(POLL_MS)]);
+    if (handed === true) return { ok: true };
+    const rec = readRecord(layout, prepared.record.id);
+    if (rec && isTerminal(rec.status)) return { ok: false, ended: rec };
+    if (handed === false) return { ok: false, reason: `it did not take its running slot within ${Math.round(timeoutMs / 1000)} s`, timedOut: true };
+    const why = exited ? await exited() : null;
+    if (why) {
+      // The child may have written its own end just before dying.
+      const again = readRecord(layout, prepared.record.id);
+      if (again && isTerminal(again.status)) return { ok: false, ended: again };
+      return { ok: false, reason: why, timedOut: false };
+    }
+  }
+}
+
+/** Ends a record the child never took over, and tells its parent (once). */
+async function failRecord(layout: Layout, config: Config, id: string, reason: string): Promise<void> {
+  try {
+    const { record, ended } = endRecord(layout, id, { status: 'failed', exitReason: reason });
+    if (!ended) return;
+    await sendCompletionOnce(layout, record, { task: record.task, status: 'failed', exitReason: reason, finishedAt: record.finishedAt ?? new Date().toISOString(), outputPath: null }, { text: reason, maxBodyBytes: config.inbox.max_body_bytes });
+  } catch {
+    // The spawner reports the failure itself; the record is best effort.
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}

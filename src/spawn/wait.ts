@@ -1,0 +1,90 @@
+import { readFileSync } from 'node:fs';
+import type { Config } from '../config/schema.js';
+import { isTerminal, type AgentRecord } from '../fleet/record.js';
+import { readRecord, resolveAgent } from '../fleet/registry.js';
+import type { Layout } from '../layout/layout.js';
+import { reconcileDead } from '../lifecycle/reconcile.js';
+import type { WaitResult } from '../tools/fleet-agents.js';
+
+/**
+ * `flotilla wait` / `wait_for_agents` / `spawn-agent --wait` (§2, §5.5): blocks until the
+ * agents' current tasks end — a terminal state, or a persistent agent's answered task — and
+ * gives back how each ended with its final answer. Dead harnesses are reaped on the way, so
+ * a crashed child ends the wait as `crashed` instead of hanging it.
+ */
+
+export interface WaitOptions {
+  /** Return as soon as one has ended. */
+  any?: boolean;
+  /** Give up after this long; the rest are returned as `pending`. */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  /** Cut each answer to this many characters (the full text stays in the output file). */
+  maxOutputChars?: number;
+}
+
+export interface WaitOutcome {
+  results: WaitResult[];
+  pending: string[];
+}
+
+const POLL_MS = 100;
+const RECONCILE_EVERY_MS = 1_000;
+
+/** True when the agent's current task has ended (it may still be alive and idle). */
+export function taskEnded(rec: AgentRecord): boolean {
+  return isTerminal(rec.status) || (rec.lastTask !== null && rec.lastTask.task >= rec.task);
+}
+
+/** How the agent's current task ended, with its final answer. */
+export function waitResult(layout: Layout, rec: AgentRecord, maxOutputChars = Infinity): WaitResult {
+  const task = rec.lastTask && rec.lastTask.task >= rec.task ? rec.lastTask : null;
+  const outputPath = task?.outputPath ?? null;
+  let output = '';
+  if (outputPath) {
+    try {
+      output = readFileSync(outputPath, 'utf8');
+    } catch {
+      output = '';
+    }
+  }
+  if (output.length > maxOutputChars) output = output.slice(0, maxOutputChars) + `\n… (cut; the whole answer is in ${outputPath})`;
+  return { id: rec.id, status: task?.status ?? rec.status, exitReason: task?.exitReason ?? rec.exitReason, outputPath, output };
+}
+
+export async function waitForAgents(layout: Layout, config: Config, prefixes: readonly string[], opts: WaitOptions = {}): Promise<WaitOutcome> {
+  const ids = [...new Set(prefixes.map((p) => resolveAgent(layout, p).id))];
+  const deadline = opts.timeoutMs === undefined ? Infinity : Date.now() + opts.timeoutMs;
+  const done = new Map<string, WaitResult>();
+  let lastReconcile = 0;
+  for (;;) {
+    if (opts.signal?.aborted) throw opts.signal.reason instanceof Error ? opts.signal.reason : new Error('wait was aborted');
+    if (Date.now() - lastReconcile >= RECONCILE_EVERY_MS) {
+      lastReconcile = Date.now();
+      await reconcileDead(layout, config, { ids: ids.filter((id) => !done.has(id)) });
+    }
+    for (const id of ids) {
+      if (done.has(id)) continue;
+      const rec = readRecord(layout, id);
+      if (!rec) done.set(id, { id, status: 'failed', exitReason: 'its registry record was removed', outputPath: null, output: '' });
+      else if (taskEnded(rec)) done.set(id, waitResult(layout, rec, opts.maxOutputChars));
+    }
+    const pending = ids.filter((id) => !done.has(id));
+    if (pending.length === 0 || (opts.any && done.size > 0) || Date.now() >= deadline) {
+      return { results: ids.flatMap((id) => (done.has(id) ? [done.get(id)!] : [])), pending };
+    }
+    await sleep(Math.min(POLL_MS, Math.max(1, deadline - Date.now())), opts.signal);
+  }
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
