@@ -5,6 +5,7 @@ import type { AgentRecord } from '../fleet/record.js';
 import type { Layout } from '../layout/layout.js';
 import { checkShellCommand } from '../policy/shell-gate.js';
 import { createBuiltinTools } from '../tools/builtin.js';
+import { bubblewrapArgv, findBubblewrap } from '../tools/sandbox.js';
 import { createCheckInboxTool } from '../tools/check-inbox.js';
 import { runTool } from '../tools/run-tool.js';
 import { createSendMessageTool } from '../tools/send-message.js';
@@ -26,6 +27,9 @@ export async function buildTools(opts: {
   log: Log;
 }): Promise<Tool[]> {
   const { layout, config, record: rec } = opts;
+  // Asked for and missing is a refusal to start, never a silently unsandboxed agent.
+  const bwrap = config.security.sandbox === 'bubblewrap' ? findBubblewrap(opts.env) : undefined;
+  const sandbox = { writable: [rec.cwd, ...(opts.memoryDir ? [opts.memoryDir] : [])], readOnly: [layout.root], network: config.security.sandbox_network, ...(bwrap ? { bwrap } : {}) };
   const builtins = createBuiltinTools({
     cwd: rec.cwd,
     protectedRoots: [layout.root],
@@ -33,6 +37,7 @@ export async function buildTools(opts: {
     shellTimeoutSecs: config.tools.shell_timeout_secs,
     env: opts.env,
     maxOutputBytes: config.tools.max_output_bytes,
+    ...(bwrap ? { wrap: (argv: string[]) => bubblewrapArgv(sandbox, argv) } : {}),
     gate: (command) => {
       const verdict = checkShellCommand(command, config.security.deny_commands);
       if (verdict.decision === 'deny') {

@@ -1,0 +1,43 @@
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createShellTool } from '../../src/tools/shell.js';
+import { bubblewrapArgv, findBubblewrap } from '../../src/tools/sandbox.js';
+import { tempDir } from '../helpers/fleet.js';
+
+let tmp: { dir: string; cleanup(): void };
+afterEach(() => tmp?.cleanup());
+
+describe('bubblewrap sandbox for shell commands', () => {
+  it('writes only in the cwd and memory dir; the fleet root stays read-only', async () => {
+    tmp = tempDir();
+    const project = join(tmp.dir, 'project');
+    const fleetRoot = join(project, '.flotilla');
+    const memory = join(fleetRoot, 'agent-memory', 'worker');
+    const outside = join(tmp.dir, 'outside');
+    for (const d of [project, memory, outside, join(fleetRoot, 'state')]) mkdirSync(d, { recursive: true });
+    const spec = { writable: [project, memory], readOnly: [fleetRoot], network: false, bwrap: findBubblewrap() };
+    const shell = createShellTool({ timeoutSecs: 20, env: process.env, wrap: (argv) => bubblewrapArgv(spec, argv) });
+    const run = (command: string) => shell.execute({ command }, { signal: new AbortController().signal, cwd: project, agentId: 't' });
+
+    const r = await run(`echo in > ok.txt; echo mem > ${memory}/MEMORY.md; echo out > ${outside}/x 2>&1; echo st > ${fleetRoot}/state/x 2>&1; echo done`);
+    expect(r.output).toContain('done');
+    expect(readFileSync(join(project, 'ok.txt'), 'utf8')).toBe('in\n');
+    expect(readFileSync(join(memory, 'MEMORY.md'), 'utf8')).toBe('mem\n');
+    expect(existsSync(join(outside, 'x'))).toBe(false);
+    expect(existsSync(join(fleetRoot, 'state', 'x'))).toBe(false);
+    expect(r.output).toMatch(/Read-only file system/);
+  });
+
+  it('has no network interfaces but loopback unless allowed', async () => {
+    tmp = tempDir();
+    const spec = { writable: [tmp.dir], readOnly: [], bwrap: findBubblewrap() };
+    const ifaces = async (network: boolean) => {
+      const sh = createShellTool({ timeoutSecs: 20, env: process.env, wrap: (argv) => bubblewrapArgv({ ...spec, network }, argv) });
+      const r = await sh.execute({ command: "tail -n +3 /proc/net/dev | cut -d: -f1" }, { signal: new AbortController().signal, cwd: tmp.dir, agentId: 't' });
+      return r.output.split('\n').map((l) => l.trim()).filter((l) => /^[a-z][\w.-]*$/.test(l)).sort();
+    };
+    expect(await ifaces(false)).toEqual(['lo']);
+    expect((await ifaces(true)).length).toBeGreaterThan(1);
+  });
+});
