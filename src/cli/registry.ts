@@ -23,4 +23,10 @@ export const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   gc: () => import('./commands/gc.js'),
   attach: () => import('./commands/attach.js'),
   status: () => import('./commands/status.js'),
+  resume: () => import('./commands/resume.js'),
+  output: () => import('./commands/output.js'),
+  collect: () => import('./commands/collect.js'),
+  transcript: () => import('./commands/transcript.js'),
+  approve: () => import('./commands/approve.js'),
+  deny: () => import('./commands/deny.js'),
 };
