@@ -246,7 +246,10 @@ export class AgentSession implements Session {
       return;
     }
     if (done.reason === 'aborted') return; // shutdown() ends the task itself
-    await this.endTask(STOP_STATUS[done.reason], done.error ?? (done.reason === 'completed' ? null : done.reason), done.text);
+    // Limits end with their name as the reason (`budget`, `max_turns`, `timeout`); failures with the error.
+    const exitReason = done.reason === 'completed' ? null : done.reason === 'failed' ? (done.error ?? 'failed') : done.reason;
+    if (done.error && done.reason !== 'failed') deps.log.warn({ reason: done.reason }, done.error);
+    await this.endTask(STOP_STATUS[done.reason], exitReason, done.text || (done.error ?? ''));
   }
 
   private async endTask(status: TaskResult['status'], exitReason: string | null, text: string): Promise<void> {
