@@ -1,0 +1,37 @@
+import { Command } from 'commander';
+import { cliConfig, cliContext } from '../context.js';
+import { printJson } from '../output.js';
+
+/** `flotilla up` (§2): open or re-attach the fleet's tmux session; `npm start` runs it. */
+export function command(): Command {
+  return new Command('up')
+    .description("open (or re-attach) the fleet's tmux session: a dashboard window and a root agent window; with no model configured the root runs the offline demo")
+    .option('--detach', 'do not attach; print how to')
+    .option('--model <spec>', "the root agent's model (provider:model-id, an alias, or script:<file.yaml>)")
+    .option('--agent <name>', 'definition the root agent runs (default: agents.default)')
+    .option('--prompt <text>', 'a first task for the root agent')
+    .option('--json', 'print what was opened as JSON (implies --detach)')
+    .action(async (opts: { detach?: boolean; model?: string; agent?: string; prompt?: string; json?: boolean }, cmd: Command) => {
+      const { layout } = cliContext(cmd);
+      const { config } = await cliConfig(layout);
+      const { fleetUp, attachFleet } = await import('../../up/up.js');
+      const result = await fleetUp({ layout, config, model: opts.model, agent: opts.agent, prompt: opts.prompt });
+      if (opts.json) {
+        printJson(result);
+        return;
+      }
+      const what = result.created ? 'opened' : 'found';
+      const root = result.root.created ? `root agent ${result.root.id}` : 'its root window';
+      const demo = result.demo ? ' — no model configured, so the root runs the offline demo on the scripted model' : '';
+      process.stderr.write(`flotilla: ${what} session ${result.session} with the dashboard and ${root}${demo}\n`);
+      for (const path of result.demo?.kept ?? []) {
+        process.stderr.write(`flotilla: warning: ${path} is your own definition, so the demo uses it instead of the bundled one\n`);
+      }
+      if (opts.detach) {
+        process.stdout.write(`attach with: ${result.attachCommand}\n`);
+        return;
+      }
+      const how = await attachFleet(result);
+      if (how === 'elsewhere') process.stdout.write(`the fleet runs on another tmux server; attach from a shell outside tmux with: ${result.attachCommand}\n`);
+    });
+}

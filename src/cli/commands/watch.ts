@@ -1,0 +1,22 @@
+import { Command, Option } from 'commander';
+import { cliConfig, cliContext } from '../context.js';
+
+/** `flotilla watch` (§2): the live dashboard. Ink and React load inside the action only. */
+export function command(): Command {
+  return new Command('watch')
+    .description('live dashboard of the agent tree, redrawn on change; keys to attach, message, cancel, approve/deny')
+    .addOption(new Option('--tick <secs>', 'refresh elapsed times this often').default('5').hideHelp())
+    .action(async (opts: { tick: string }, cmd: Command) => {
+      const { layout } = cliContext(cmd);
+      const { config } = await cliConfig(layout);
+      const [{ runWatch }, { tmuxSocket }] = await Promise.all([import('../../watch/index.js'), import('../../tmux/client.js')]);
+      const tick = Number(opts.tick);
+      process.exitCode = await runWatch({
+        layout, config,
+        socket: tmuxSocket(config.tmux.socket),
+        title: `flotilla · ${layout.project}`,
+        statsFile: process.env.FLOTILLA_WATCH_STATS || undefined,
+        tickMs: Number.isFinite(tick) && tick > 0 ? tick * 1000 : undefined,
+      });
+    });
+}

@@ -1,0 +1,173 @@
+import { basename } from 'node:path';
+import type { Config } from '../config/schema.js';
+import { FlotillaError } from '../errors.js';
+import { newAgentId } from '../fleet/ids.js';
+import type { Layout } from '../layout/layout.js';
+import { CLI_ENTRY, DEMO_SCRIPT } from '../layout/package.js';
+import { resolveModelSpec } from '../model/spec.js';
+import { Tmux, socketArgs, tmuxSocket, type PaneInfo } from '../tmux/client.js';
+import { currentTmux } from '../tmux/current.js';
+import { fleetSessionName } from '../tmux/session-name.js';
+import { DEMO_LEAD, DEMO_TASK, installDemoAgents, type DemoInstall } from './demo.js';
+
+/**
+ * `flotilla up` (§2): the fleet's tmux session with a `dashboard` window (`flotilla watch`)
+ * and a `root` window (an interactive agent). Idempotent: a second run finds the session
+ * and only puts back what is missing (a closed dashboard, a root whose process ended), so
+ * there is never a second session or a duplicate window.
+ */
+
+export const DASHBOARD_WINDOW = 'dashboard';
+export const ROOT_WINDOW = 'root';
+
+export interface UpOptions {
+  layout: Layout;
+  config: Config;
+  env?: NodeJS.ProcessEnv;
+  /** The root's model (`--model`). */
+  model?: string | undefined;
+  /** The root's definition (`--agent`); default: `agents.default`, or the demo lead. */
+  agent?: string | undefined;
+  /** A first task for the root (`--prompt`); the demo has its own. */
+  prompt?: string | undefined;
+}
+
+export interface UpResult {
+  session: string;
+  socket: string | null;
+  /** The session was made by this call (false: it was there and was reused). */
+  created: boolean;
+  dashboard: { windowId: string; created: boolean };
+  root: { windowId: string; id: string | null; created: boolean };
+  /** The offline demo runs (no model configured), and which definitions it installed. */
+  demo: DemoInstall | null;
+  /** How a person attaches from a shell. */
+  attachCommand: string;
+}
+
+export async function fleetUp(opts: UpOptions): Promise<UpResult> {
+  const { layout, config } = opts;
+  const env = opts.env ?? process.env;
+  const socket = tmuxSocket(config.tmux.socket, env);
+  const tmux = new Tmux({ socket });
+  const { tmuxPreflight } = await import('../spawn/launch.js');
+  await tmuxPreflight(config, env);
+
+  const session = fleetSessionName(config.tmux.session_prefix, layout.project);
+  const dashboardArgv = [process.execPath, CLI_ENTRY, '--root', layout.root, 'watch'];
+  const sessionEnv = passEnv(layout, config, env);
+  let created = false;
+  let dashboard: UpResult['dashboard'];
+  if (!(await tmux.hasSession(session))) {
+    try {
+      const ref = await tmux.newSession({ name: session, windowName: DASHBOARD_WINDOW, command: dashboardArgv, cwd: layout.project, env: sessionEnv });
+      created = true;
+      dashboard = { windowId: ref.windowId, created: true };
+    } catch (err) {
+      // Someone else (a spawn from a shell, a second `up`) made it first: use theirs.
+      if (!(await tmux.hasSession(session))) throw err;
+      dashboard = await ensureWindow(tmux, session, DASHBOARD_WINDOW, dashboardArgv, layout, sessionEnv);
+    }
+  } else {
+    dashboard = await ensureWindow(tmux, session, DASHBOARD_WINDOW, dashboardArgv, layout, sessionEnv);
+  }
+
+  const wantsDemo = resolveModelSpec({ flag: opts.model, config, env, demoScript: DEMO_SCRIPT }).source === 'demo' && !opts.agent;
+  let demo: DemoInstall | null = null;
+  let root: UpResult['root'];
+  const existing = await liveWindow(tmux, session, ROOT_WINDOW);
+  if (existing) {
+    root = { windowId: existing.windowId, id: null, created: false };
+  } else {
+    if (wantsDemo) demo = installDemoAgents(layout);
+    root = await openRoot(tmux, opts, session, wantsDemo, env);
+  }
+  // A person arriving sees the tree first; Enter on the root opens its window.
+  await tmux.selectWindow(dashboard.windowId).catch(() => undefined);
+  return { session, socket, created, dashboard, root, demo, attachCommand: attachCommand(socket, session) };
+}
+
+/** Attaches this terminal to the session, or moves the tmux client there when already inside tmux on the same server. */
+export async function attachFleet(result: UpResult, env: NodeJS.ProcessEnv = process.env): Promise<'switched' | 'attached' | 'elsewhere'> {
+  const tmux = new Tmux({ socket: result.socket });
+  const here = await currentTmux(env);
+  if (here) {
+    if (!sameServer(here.socketPath, result.socket)) return 'elsewhere';
+    await tmux.switchClient(`=${result.session}`);
+    return 'switched';
+  }
+  const code = await tmux.attachSession(`=${result.session}`);
+  if (code !== 0) throw new FlotillaError(`tmux attach ended with status ${code} — attach yourself with: ${result.attachCommand}`);
+  return 'attached';
+}
+
+export function attachCommand(socket: string | null, session: string): string {
+  return ['tmux', ...socketArgs(socket), 'attach', '-t', session].join(' ');
+}
+
+/** Whether `$TMUX`'s server is the one `socket` selects (null = the caller's own). */
+export function sameServer(currentSocketPath: string, socket: string | null): boolean {
+  if (!socket) return true;
+  return socket.startsWith('/') ? socket === currentSocketPath : basename(currentSocketPath) === socket;
+}
+
+async function openRoot(tmux: Tmux, opts: UpOptions, session: string, demo: boolean, env: NodeJS.ProcessEnv): Promise<UpResult['root']> {
+  const { layout, config } = opts;
+  const { spawnAgent } = await import('../spawn/spawn.js');
+  // The root opens in the fleet session whatever terminal `up` runs in, so $TMUX is not passed on.
+  const spawnEnv: NodeJS.ProcessEnv = { ...env };
+  delete spawnEnv.TMUX;
+  delete spawnEnv.TMUX_PANE;
+  const rec = await spawnAgent(
+    layout, config,
+    {
+      agent: demo ? DEMO_LEAD : opts.agent,
+      id: demo ? newAgentId('lead') : undefined,
+      prompt: demo ? DEMO_TASK : opts.prompt ?? '',
+      model: opts.model,
+      mode: 'interactive',
+      cwd: layout.project,
+    },
+    { parent: null, env: spawnEnv },
+  );
+  if (!rec.tmux) throw new FlotillaError(`the root agent '${rec.id}' opened without a tmux window — run 'flotilla status' and 'flotilla doctor'`);
+  if (rec.tmux.sessionId !== (await tmux.display('#{session_id}', `=${session}:`))) {
+    throw new FlotillaError(`the root agent '${rec.id}' opened outside the fleet session '${session}' — attach to it with 'flotilla attach ${rec.id}'`);
+  }
+  await tmux.run(['rename-window', '-t', rec.tmux.windowId, ROOT_WINDOW]);
+  return { windowId: rec.tmux.windowId, id: rec.id, created: true };
+}
+
+/** The window of that name in the session, or a new one running `argv`. A dead pane is replaced. */
+async function ensureWindow(tmux: Tmux, session: string, name: string, argv: string[], layout: Layout, env: Record<string, string>): Promise<{ windowId: string; created: boolean }> {
+  const live = await liveWindow(tmux, session, name);
+  if (live) return { windowId: live.windowId, created: false };
+  const ref = await tmux.newWindow({ target: `=${session}`, name, command: argv, cwd: layout.project, env });
+  // The dashboard goes first, where a person looks.
+  await tmux.exec(['move-window', '-b', '-s', ref.windowId, '-t', `=${session}:^`]);
+  return { windowId: ref.windowId, created: true };
+}
+
+/** The first window named `name` whose pane still runs; windows of that name with a dead pane are closed. */
+async function liveWindow(tmux: Tmux, session: string, name: string): Promise<PaneInfo | undefined> {
+  const panes = (await tmux.listPanes(`=${session}`)).filter((p) => p.windowName === name);
+  for (const p of panes.filter((x) => x.dead)) await tmux.killWindow(p.windowId).catch(() => undefined);
+  return panes.find((p) => !p.dead);
+}
+
+/**
+ * What the dashboard (and, through the session, every window opened in it later) needs from
+ * this environment: the fleet root, Flotilla's own settings, the config home, and the model
+ * keys — a tmux server started earlier would otherwise hand new windows its old environment.
+ */
+export function passEnv(layout: Layout, config: Config, env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  const identity = new Set(['FLOTILLA_AGENT_ID', 'FLOTILLA_DEPTH', 'FLOTILLA_PARENT_ID', 'FLOTILLA_SLOT', 'FLOTILLA_NODE', 'FLOTILLA_CLI']);
+  const keys = new Set(['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'XDG_CONFIG_HOME', ...Object.values(config.models.providers).map((p) => p.api_key_env).filter((k): k is string => !!k)]);
+  for (const [k, v] of Object.entries(env)) {
+    if (v === undefined) continue;
+    if ((k.startsWith('FLOTILLA_') && !identity.has(k)) || keys.has(k)) out[k] = v;
+  }
+  out.FLOTILLA_ROOT = layout.root;
+  return out;
+}

@@ -1,0 +1,79 @@
+import type { Layout } from '../layout/layout.js';
+import { FleetChanges } from './changes.js';
+import { formatElapsed } from './format.js';
+import { FleetReader } from './gather.js';
+import { sameSnapshot, type Snapshot } from './rows.js';
+
+/**
+ * The dashboard's data source: a snapshot of the fleet, re-read when files change and on a
+ * slow tick (elapsed times of live agents), handed to subscribers only when it would draw
+ * differently. So an idle fleet causes no reads beyond the tick and no renders at all.
+ */
+export interface FeedOptions {
+  /** Folding window for bursts of file events (default 100 ms). */
+  debounceMs?: number;
+  /** Re-read interval for elapsed times (default 5 s). */
+  tickMs?: number;
+  now?: () => number;
+}
+
+export class FleetFeed {
+  private readonly reader: FleetReader;
+  private readonly changes: FleetChanges;
+  private readonly listeners = new Set<(s: Snapshot) => void>();
+  private readonly now: () => number;
+  private readonly tickMs: number;
+  private tick: NodeJS.Timeout | null = null;
+  private snap: Snapshot;
+
+  constructor(layout: Layout, opts: FeedOptions = {}) {
+    this.reader = new FleetReader(layout);
+    this.now = opts.now ?? Date.now;
+    this.tickMs = opts.tickMs ?? 5_000;
+    this.changes = new FleetChanges(layout, () => this.refresh(), opts.debounceMs ?? 100);
+    this.snap = this.read();
+  }
+
+  get current(): Snapshot {
+    return this.snap;
+  }
+
+  start(): void {
+    this.changes.start();
+    this.tick = setInterval(() => this.refresh(), this.tickMs);
+    // Changes between the first read and the watches starting would otherwise be missed.
+    this.refresh();
+  }
+
+  subscribe(fn: (s: Snapshot) => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  /** Re-reads the fleet; tells subscribers only when the screen would change. */
+  refresh(): void {
+    const next = this.read();
+    if (sameSnapshot(this.snap, next, formatElapsed)) {
+      // Keep the newest data for actions (pids, approvals) without a redraw.
+      this.snap = next;
+      return;
+    }
+    this.snap = next;
+    for (const fn of this.listeners) fn(next);
+  }
+
+  close(): void {
+    if (this.tick) clearInterval(this.tick);
+    this.changes.close();
+    this.listeners.clear();
+  }
+
+  private read(): Snapshot {
+    try {
+      return this.reader.snapshot(this.now());
+    } catch {
+      // A folder removed under us (gc): show what we had until the next change.
+      return this.snap ?? { rows: [], humanUnread: 0, approvals: [] };
+    }
+  }
+}

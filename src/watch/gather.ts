@@ -1,0 +1,69 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { isErrno } from '../errors.js';
+import { recordLiveness } from '../fleet/liveness.js';
+import { listRecords } from '../fleet/registry.js';
+import { approvalAnswerPath } from '../harness/approvals.js';
+import { baseName, listNames, maildir } from '../inbox/maildir.js';
+import { parseMessage } from '../inbox/parse.js';
+import type { Layout } from '../layout/layout.js';
+import { buildSnapshot, pendingApprovals, type PendingApproval, type Snapshot } from './rows.js';
+
+/**
+ * Reads the fleet from disk for the dashboard: registry records, unread counts (files in each
+ * new/), and approval requests in the human inbox. Read-only: it never claims, moves or
+ * quarantines a message. Message files never change once delivered, so each is parsed once.
+ */
+export class FleetReader {
+  /** Parsed approval requests by message base name (null: not an approval request, or unreadable). */
+  private readonly requests = new Map<string, PendingApproval | null>();
+
+  constructor(private readonly layout: Layout) {}
+
+  snapshot(now = Date.now()): Snapshot {
+    const records = listRecords(this.layout);
+    const unread = new Map<string, number>();
+    for (const rec of records) unread.set(rec.id, listNames(maildir(this.layout, rec.id).new).length);
+    const status = new Map(records.map((r) => [r.id, r.status]));
+    const approvals = pendingApprovals(this.approvalRequests(), (id) => status.get(id), (req) => existsSync(approvalAnswerPath(this.layout, req)));
+    return buildSnapshot({
+      records, unread, approvals, now,
+      liveness: recordLiveness,
+      humanUnread: listNames(maildir(this.layout, 'human').new).length,
+    });
+  }
+
+  /** Every approval request in the human inbox, read or not. */
+  private approvalRequests(): PendingApproval[] {
+    const box = maildir(this.layout, 'human');
+    const out: PendingApproval[] = [];
+    const present = new Set<string>();
+    for (const [dir, names] of [[box.new, listNames(box.new)], [box.cur, listNames(box.cur)]] as const) {
+      for (const name of names) {
+        const key = baseName(name);
+        present.add(key);
+        if (!this.requests.has(key)) {
+          const read = readRequest(join(dir, name));
+          // undefined: moved while we looked (claimed into cur/); it is read on the next pass.
+          if (read !== undefined) this.requests.set(key, read);
+        }
+        const req = this.requests.get(key);
+        if (req) out.push(req);
+      }
+    }
+    // Forget files that are gone (deleted by a person or gc).
+    for (const key of this.requests.keys()) if (!present.has(key)) this.requests.delete(key);
+    return out;
+  }
+}
+
+/** The request in a message file; null for other messages and bad files; undefined when the file is gone. */
+function readRequest(path: string): PendingApproval | null | undefined {
+  try {
+    const msg = parseMessage(readFileSync(path, 'utf8'));
+    if (msg.kind !== 'approval_request') return null;
+    return { requestId: msg.request_id, agentId: msg.from, tool: msg.tool, summary: msg.summary, timestamp: msg.timestamp };
+  } catch (err) {
+    return isErrno(err, 'ENOENT') ? undefined : null;
+  }
+}

@@ -1,0 +1,128 @@
+import { isTerminal } from '../fleet/record.js';
+import type { PendingApproval, Snapshot, WatchRow } from './rows.js';
+
+/**
+ * The dashboard's keys as a pure state machine: (state, key) → (state, effect). The Ink
+ * component only feeds keys in and runs the effects, so every key is tested without a
+ * terminal.
+ */
+
+export type Mode =
+  | { kind: 'browse' }
+  | { kind: 'message'; id: string; text: string }
+  | { kind: 'confirm-cancel'; id: string }
+  | { kind: 'deny'; approval: PendingApproval; text: string };
+
+export interface UiState {
+  /** The selected agent, by id, so the selection stays put when rows move. */
+  selectedId: string | null;
+  mode: Mode;
+  /** One line of feedback at the bottom (cleared by the next key). */
+  flash: string;
+}
+
+export type Effect =
+  | { kind: 'attach'; row: WatchRow }
+  | { kind: 'send'; row: WatchRow; text: string }
+  | { kind: 'cancel'; row: WatchRow }
+  | { kind: 'approve'; approval: PendingApproval }
+  | { kind: 'deny'; approval: PendingApproval; reason: string }
+  | { kind: 'quit' };
+
+/** The parts of Ink's `Key` that matter here. */
+export interface KeyInfo {
+  upArrow?: boolean;
+  downArrow?: boolean;
+  pageUp?: boolean;
+  pageDown?: boolean;
+  return?: boolean;
+  escape?: boolean;
+  backspace?: boolean;
+  delete?: boolean;
+  ctrl?: boolean;
+  meta?: boolean;
+  tab?: boolean;
+}
+
+export const initialUi: UiState = { selectedId: null, mode: { kind: 'browse' }, flash: '' };
+
+/** Index of the selected row (the first row when the selection is gone). */
+export function selectedIndex(ui: UiState, snap: Snapshot): number {
+  const i = ui.selectedId ? snap.rows.findIndex((r) => r.id === ui.selectedId) : -1;
+  return i === -1 ? 0 : i;
+}
+
+export function selectedRow(ui: UiState, snap: Snapshot): WatchRow | undefined {
+  return snap.rows[selectedIndex(ui, snap)];
+}
+
+export function reduceKey(ui: UiState, input: string, key: KeyInfo, snap: Snapshot): { ui: UiState; effect?: Effect } {
+  const mode = ui.mode;
+  if (mode.kind === 'message' || mode.kind === 'deny') return typing(ui, mode, input, key, snap);
+  if (mode.kind === 'confirm-cancel') {
+    const row = snap.rows.find((r) => r.id === mode.id);
+    if (input === 'y' || input === 'Y') {
+      const next = { ...ui, mode: { kind: 'browse' } as const, flash: '' };
+      return row ? { ui: next, effect: { kind: 'cancel', row } } : { ui: { ...next, flash: `${mode.id} is gone` } };
+    }
+    return { ui: { ...ui, mode: { kind: 'browse' }, flash: 'not cancelled' } };
+  }
+
+  const clear = { ...ui, flash: '' };
+  const count = snap.rows.length;
+  const at = selectedIndex(ui, snap);
+  const row = snap.rows[at];
+  const move = (to: number): { ui: UiState } => ({ ui: { ...clear, selectedId: snap.rows[Math.max(0, Math.min(count - 1, to))]?.id ?? null } });
+
+  if (input === 'q' || (key.ctrl && input === 'c')) return { ui: clear, effect: { kind: 'quit' } };
+  if (key.downArrow || input === 'j') return move(at + 1);
+  if (key.upArrow || input === 'k') return move(at - 1);
+  if (key.pageDown) return move(at + 10);
+  if (key.pageUp) return move(at - 10);
+  if (input === 'g') return move(0);
+  if (input === 'G') return move(count - 1);
+  if (!row) return { ui: input.trim() ? { ...clear, flash: 'no agents yet — spawn one with spawn-agent or flotilla up' } : clear };
+
+  if (key.return) return { ui: clear, effect: { kind: 'attach', row } };
+  if (input === 'm') return { ui: { ...clear, selectedId: row.id, mode: { kind: 'message', id: row.id, text: '' } } };
+  if (input === 'c') {
+    if (isTerminal(row.status)) return { ui: { ...clear, flash: `${row.id} already ended (${row.status})` } };
+    return { ui: { ...clear, selectedId: row.id, mode: { kind: 'confirm-cancel', id: row.id } } };
+  }
+  if (input === 'a' || input === 'd') {
+    const approval = approvalFor(row, snap);
+    if (!approval) return { ui: { ...clear, flash: `${row.id} has no pending approval` } };
+    if (input === 'a') return { ui: clear, effect: { kind: 'approve', approval } };
+    return { ui: { ...clear, mode: { kind: 'deny', approval, text: '' } } };
+  }
+  return { ui: clear };
+}
+
+/** The selected agent's pending approval; with only one open in the fleet, that one. */
+export function approvalFor(row: WatchRow, snap: Snapshot): PendingApproval | undefined {
+  return row.approval ?? (snap.approvals.length === 1 ? snap.approvals[0] : undefined);
+}
+
+function typing(
+  ui: UiState,
+  mode: Extract<Mode, { kind: 'message' | 'deny' }>,
+  input: string,
+  key: KeyInfo,
+  snap: Snapshot,
+): { ui: UiState; effect?: Effect } {
+  if (key.escape || (key.ctrl && input === 'c')) return { ui: { ...ui, mode: { kind: 'browse' }, flash: mode.kind === 'message' ? 'message not sent' : 'not denied' } };
+  if (key.return) {
+    const browse = { ...ui, mode: { kind: 'browse' } as const, flash: '' };
+    if (mode.kind === 'deny') return { ui: browse, effect: { kind: 'deny', approval: mode.approval, reason: mode.text } };
+    const row = snap.rows.find((r) => r.id === mode.id);
+    if (!row) return { ui: { ...browse, flash: `${mode.id} is gone` } };
+    if (!mode.text.trim()) return { ui: { ...browse, flash: 'message not sent (empty)' } };
+    return { ui: browse, effect: { kind: 'send', row, text: mode.text } };
+  }
+  if (key.backspace || key.delete) return { ui: { ...ui, mode: { ...mode, text: mode.text.slice(0, -1) } } };
+  if (key.ctrl || key.meta || key.tab || key.upArrow || key.downArrow) return { ui };
+  // A paste arrives as one string; keep it on one line.
+  // eslint-disable-next-line no-control-regex
+  const text = input.replace(/[\r\n]+/g, ' ').replace(/[\x00-\x1f\x7f]/g, '');
+  return { ui: { ...ui, mode: { ...mode, text: mode.text + text } } };
+}

@@ -1,0 +1,176 @@
+import type { AgentRecord, AgentStatus } from '../fleet/record.js';
+import type { Liveness } from '../fleet/liveness.js';
+import { elapsedMs, treeOrder } from '../spawn/status-view.js';
+
+/**
+ * The dashboard's data (§2 `flotilla watch`): registry records plus unread counts and pending
+ * approvals, turned into rows in tree order. Pure: everything it needs is passed in, so the
+ * tests feed it plain objects and the clock. Order, elapsed time and token counts are
+ * `flotilla status`'s own (src/spawn/status-view.ts), so both always agree.
+ */
+
+/** An approval request a person has not answered yet (from the human inbox). */
+export interface PendingApproval {
+  requestId: string;
+  agentId: string;
+  tool: string;
+  /** One line a person can judge: `lead-3kd9p1 asks to run $ npm publish`. */
+  summary: string;
+  timestamp: string;
+}
+
+/** What one agent looks like on the dashboard. */
+export interface WatchRow {
+  id: string;
+  name: string;
+  depth: number;
+  /** Tree drawing before the id: `""` for a root, `"├ "`, `"│ └ "` … below. */
+  branch: string;
+  status: AgentStatus;
+  /** The state as shown: the status, or `idle ✓` / `idle ✗` once a persistent agent's task ended. */
+  state: string;
+  /** How to colour the state. */
+  tone: 'live' | 'waiting' | 'idle' | 'ok' | 'bad' | 'muted';
+  /** The harness process is gone but the record is not terminal (not reaped yet). */
+  dead: boolean;
+  turns: number;
+  maxTurns: number;
+  tokens: number;
+  costUsd: number | null;
+  elapsedMs: number;
+  unread: number;
+  lastLine: string;
+  model: string;
+  scripted: boolean;
+  approval: PendingApproval | null;
+  /** Where its window is, for attach. */
+  tmux: AgentRecord['tmux'];
+  pid: number | null;
+}
+
+export interface Snapshot {
+  rows: WatchRow[];
+  /** Unread messages for people (`inbox/human/new`). */
+  humanUnread: number;
+  approvals: PendingApproval[];
+}
+
+export interface RowInputs {
+  records: readonly AgentRecord[];
+  /** Unread count per agent id (files in its new/). */
+  unread: ReadonlyMap<string, number>;
+  approvals: readonly PendingApproval[];
+  liveness: (rec: AgentRecord) => Liveness;
+  now: number;
+  humanUnread?: number;
+}
+
+/** Rows in tree order (`flotilla status`'s order): each root oldest first, then its children depth-first. */
+export function buildSnapshot(input: RowInputs): Snapshot {
+  const approvalsByAgent = new Map<string, PendingApproval>();
+  for (const a of input.approvals) approvalsByAgent.set(a.agentId, a);
+  const ordered = treeOrder(input.records.map((record) => ({ record })));
+  const branches = treeBranches(ordered.map((o) => o.level));
+  const rows = ordered.map(({ entry }, i) => toRow(entry.record, branches[i]!, input, approvalsByAgent.get(entry.record.id) ?? null));
+  return { rows, humanUnread: input.humanUnread ?? 0, approvals: [...input.approvals] };
+}
+
+/**
+ * Tree drawing for rows in depth-first order given their levels: `├ ` / `└ ` before a
+ * child, `│ ` where an ancestor has later siblings.
+ */
+export function treeBranches(levels: readonly number[]): string[] {
+  // Whether another row at `level` follows row i before the tree climbs above that level.
+  const more = (i: number, level: number): boolean => {
+    for (let j = i + 1; j < levels.length; j++) {
+      if (levels[j]! < level) return false;
+      if (levels[j] === level) return true;
+    }
+    return false;
+  };
+  return levels.map((level, i) => {
+    if (level === 0) return '';
+    let out = '';
+    for (let l = 1; l < level; l++) out += more(i, l) ? '│ ' : '  ';
+    return out + (more(i, level) ? '├ ' : '└ ');
+  });
+}
+
+function toRow(rec: AgentRecord, branch: string, input: RowInputs, approval: PendingApproval | null): WatchRow {
+  const liveness = input.liveness(rec);
+  const { state, tone } = stateOf(rec, liveness === 'dead');
+  return {
+    id: rec.id,
+    name: rec.name,
+    depth: rec.depth,
+    branch,
+    status: rec.status,
+    state,
+    tone,
+    dead: liveness === 'dead',
+    turns: rec.turns,
+    maxTurns: rec.maxTurns,
+    tokens: rec.usage.inputTokens + rec.usage.outputTokens,
+    costUsd: rec.usage.costUsd,
+    elapsedMs: elapsedMs(rec, input.now),
+    unread: input.unread.get(rec.id) ?? 0,
+    lastLine: rec.lastLine,
+    model: rec.model,
+    scripted: rec.scripted,
+    approval,
+    tmux: rec.tmux,
+    pid: rec.pid,
+  };
+}
+
+/** The state a person reads: a persistent agent that finished its task is `idle ✓` (or `idle ✗`). */
+export function stateOf(rec: Pick<AgentRecord, 'status' | 'lastTask'>, dead = false): { state: string; tone: WatchRow['tone'] } {
+  const s = rec.status;
+  if (dead) return { state: `${s}†`, tone: 'bad' };
+  if (s === 'completed') return { state: s, tone: 'ok' };
+  if (s === 'failed' || s === 'crashed' || s === 'refused' || s === 'timed_out') return { state: s, tone: 'bad' };
+  if (s === 'cancelled') return { state: s, tone: 'muted' };
+  if (s === 'waiting_approval') return { state: 'approval?', tone: 'waiting' };
+  if (s === 'idle' && rec.lastTask) {
+    return rec.lastTask.status === 'completed' ? { state: 'idle ✓', tone: 'ok' } : { state: 'idle ✗', tone: 'bad' };
+  }
+  if (s === 'idle') return { state: s, tone: 'idle' };
+  if (s === 'working') return { state: s, tone: 'live' };
+  return { state: s, tone: 'muted' };
+}
+
+/**
+ * Which approval requests are still open: the latest request of each agent that is now
+ * `waiting_approval`, whose answer file has not been written yet. Older requests of the same
+ * agent were answered (or timed out) before it could ask again.
+ */
+export function pendingApprovals(
+  requests: readonly PendingApproval[],
+  statusOf: (agentId: string) => AgentStatus | undefined,
+  answered: (requestId: string) => boolean,
+): PendingApproval[] {
+  const latest = new Map<string, PendingApproval>();
+  for (const r of requests) {
+    const prev = latest.get(r.agentId);
+    if (!prev || prev.timestamp.localeCompare(r.timestamp) < 0 || (prev.timestamp === r.timestamp && prev.requestId < r.requestId)) latest.set(r.agentId, r);
+  }
+  return [...latest.values()]
+    .filter((r) => statusOf(r.agentId) === 'waiting_approval' && !answered(r.requestId))
+    .sort((a, b) => a.timestamp.localeCompare(b.timestamp));
+}
+
+/** True when two snapshots would draw the same screen (so the dashboard need not render). */
+export function sameSnapshot(a: Snapshot, b: Snapshot, elapsedText: (ms: number) => string): boolean {
+  if (a.humanUnread !== b.humanUnread || a.rows.length !== b.rows.length || a.approvals.length !== b.approvals.length) return false;
+  for (let i = 0; i < a.rows.length; i++) {
+    const x = a.rows[i]!;
+    const y = b.rows[i]!;
+    if (elapsedText(x.elapsedMs) !== elapsedText(y.elapsedMs)) return false;
+    const { elapsedMs: _x, approval: ax, tmux: tx, ...restX } = x;
+    const { elapsedMs: _y, approval: ay, tmux: ty, ...restY } = y;
+    if (JSON.stringify(restX) !== JSON.stringify(restY)) return false;
+    if ((ax?.requestId ?? null) !== (ay?.requestId ?? null)) return false;
+    if (JSON.stringify(tx) !== JSON.stringify(ty)) return false;
+  }
+  return a.approvals.every((p, i) => p.requestId === b.approvals[i]?.requestId);
+}
