@@ -1,0 +1,134 @@
+import { execa, type Result } from 'execa';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { AgentRecord } from '../../src/fleet/record.js';
+import { listRecords, readRecord } from '../../src/fleet/registry.js';
+import { CLI, SPAWN_AGENT } from '../helpers/cli.js';
+import { tempDir, tempFleet, type TempFleet } from '../helpers/fleet.js';
+import { eventually, tmuxServer, type TmuxServer } from '../helpers/tmux.js';
+
+export const FIXTURES = fileURLToPath(new URL('../fixtures/spawn/', import.meta.url));
+export const fixture = (name: string): string => join(FIXTURES, name);
+
+/**
+ * A real project (git repo) with a fleet root, a private tmux server, definitions whose
+ * models are scripts from test/fixtures/spawn, and a clean environment for the CLI: no
+ * $TMUX, no inherited FLOTILLA_* identity, a private user config dir.
+ */
+export interface SpawnFleet extends TempFleet {
+  tmux: TmuxServer;
+  env: Record<string, string>;
+  /** Runs `spawn-agent` (tools/spawn-agent) in the project. */
+  spawnAgent(args: string[], env?: Record<string, string>): Promise<Result>;
+  /** Runs `flotilla <args>` in the project. */
+  flotilla(args: string[], env?: Record<string, string>): Promise<Result>;
+  record(id: string): AgentRecord;
+  records(): AgentRecord[];
+  /** Messages (new/ and cur/) in an inbox, parsed loosely: header fields as strings, plus body. */
+  mail(owner: string): Record<string, string>[];
+  /** Window names in the whole test server. */
+  windows(): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+export interface FleetOptions {
+  config?: string;
+  /** Definitions: name → script file in test/fixtures/spawn. */
+  definitions?: Record<string, string>;
+}
+
+const BASE_CONFIG = `agents:
+  default_permission_mode: dont_ask
+models:
+  max_retries: 0
+limits:
+  cancel_grace_secs: 5
+`;
+
+export function spawnFleet(opts: FleetOptions = {}): SpawnFleet {
+  const fleet = tempFleet('flotilla-spawn-');
+  const xdg = tempDir('flotilla-xdg-');
+  const tmux = tmuxServer();
+  writeFileSync(join(fleet.project, 'README'), 'test project\n');
+  mkdirSync(fleet.layout.agentsDir, { recursive: true });
+  writeFileSync(fleet.layout.configFile, BASE_CONFIG + (opts.config ?? ''));
+  for (const [name, script] of Object.entries(opts.definitions ?? {})) {
+    writeFileSync(join(fleet.layout.agentsDir, `${name}.md`), `---\nname: ${name}\ndescription: test agent ${name}\nmodel: script:${fixture(script)}\n---\nYou are ${name}.\n`);
+  }
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: process.env.HOME ?? xdg.dir,
+    XDG_CONFIG_HOME: xdg.dir,
+    FLOTILLA_TMUX_SOCKET: tmux.socket,
+    LANG: 'C.UTF-8',
+  };
+  const run = (file: string, args: string[], extra: Record<string, string> = {}) =>
+    execa(file, args, { cwd: fleet.project, env: { ...env, ...extra }, extendEnv: false, reject: false, stdin: 'ignore' }) as Promise<Result>;
+  return {
+    ...fleet,
+    tmux,
+    env,
+    spawnAgent: (args, extra) => run(SPAWN_AGENT, args, extra),
+    flotilla: (args, extra) => run(process.execPath, [CLI, ...args], extra),
+    record: (id) => {
+      const r = readRecord(fleet.layout, id);
+      if (!r) throw new Error(`no record ${id}`);
+      return r;
+    },
+    records: () => listRecords(fleet.layout),
+    mail: (owner) => readMail(join(fleet.layout.inbox(owner))),
+    windows: async () => (await tmux.tmux('list-windows', '-a', '-F', '#{window_name}').catch(() => '')).split('\n').filter(Boolean),
+    async close() {
+      await tmux.kill();
+      // Harnesses get SIGHUP from the closed windows; give them a moment to let go of files.
+      await eventually(() => listRecords(fleet.layout).every((r) => !r.pid || !isAlive(r.pid)), 10_000, 'harnesses to exit').catch(() => undefined);
+      for (const r of listRecords(fleet.layout)) if (r.pid && isAlive(r.pid)) try { process.kill(r.pid, 'SIGKILL'); } catch { /* gone */ }
+      // A reaper started by a pane-died hook may still be writing: retry the removal briefly.
+      rmSync(fleet.project, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+      xdg.cleanup();
+    },
+  };
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    return !/^\S+ \(.*\) [ZX]/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+function readMail(box: string): Record<string, string>[] {
+  const out: Record<string, string>[] = [];
+  for (const sub of ['new', 'cur']) {
+    let names: string[] = [];
+    try {
+      names = readdirSync(join(box, sub));
+    } catch {
+      continue;
+    }
+    for (const n of names.filter((x) => !x.startsWith('.'))) {
+      const text = readFileSync(join(box, sub, n), 'utf8');
+      const m = /^---\n([\s\S]*?)\n---\n?([\s\S]*)$/.exec(text);
+      if (!m) continue;
+      const fields: Record<string, string> = { body: m[2]!, file: join(sub, n) };
+      for (const line of m[1]!.split('\n')) {
+        const kv = /^([a-z_]+):\s*(.*)$/.exec(line);
+        if (kv) fields[kv[1]!] = kv[2]!.replace(/^['"]|['"]$/g, '');
+      }
+      out.push(fields);
+    }
+  }
+  return out;
+}
+
+/** Completion messages from `from` in `owner`'s inbox. */
+export function completionsFrom(f: SpawnFleet, owner: string, from: string): Record<string, string>[] {
+  return f.mail(owner).filter((m) => m.kind === 'completion' && m.from === from);
+}
