@@ -42,8 +42,6 @@ const BASE_CONFIG = `agents:
   default_permission_mode: dont_ask
 models:
   max_retries: 0
-limits:
-  cancel_grace_secs: 5
 `;
 
 export function spawnFleet(opts: FleetOptions = {}): SpawnFleet {
