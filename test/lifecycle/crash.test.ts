@@ -1,0 +1,107 @@
+import { execa } from 'execa';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/load.js';
+import { processStartTime } from '../../src/fleet/proc.js';
+import { createRecord } from '../../src/fleet/registry.js';
+import { reconcileDead } from '../../src/lifecycle/reconcile.js';
+import { CLI } from '../helpers/cli.js';
+import { recordInput } from '../helpers/records.js';
+import { eventually } from '../helpers/tmux.js';
+import { completionsFrom, isAlive, spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
+
+let f: SpawnFleet | undefined;
+afterEach(async () => {
+  await f?.close();
+  f = undefined;
+});
+
+describe('crashes (§5.7)', () => {
+  it('SIGKILL of a working child: its parent gets exactly one crashed completion within 5 s', async () => {
+    f = spawnFleet({ definitions: { lead: 'lead-one-sleeper.yaml', sleeper: 'sleeper.yaml' } });
+    expect((await f.spawnAgent(['--agent', 'lead', '--id', 'lead-k', 'spawn a sleeper'])).exitCode).toBe(0);
+    const child = await eventually(() => {
+      const r = f!.records().find((x) => x.id === 's-one');
+      return r && r.status === 'working' && r.lastLine.startsWith('$ sleep') && r;
+    }, 15_000, 'the sleeper to be working');
+    const killedAt = Date.now();
+    process.kill(child.pid!, 'SIGKILL');
+    const mail = await eventually(() => completionsFrom(f!, 'lead-k', 's-one')[0], 5_000, 'a crashed completion');
+    const latency = Date.now() - killedAt;
+    expect(latency).toBeLessThan(5_000);
+    expect(mail.status).toBe('crashed');
+    expect(mail.exit_reason).toBe('killed (SIGKILL)');
+    const rec = f.record('s-one');
+    expect(rec.status).toBe('crashed');
+    expect(rec.exitReason).toBe('killed (SIGKILL)');
+    expect(rec.lastTask?.status).toBe('crashed');
+    expect(JSON.parse(readFileSync(f.layout.transcriptMeta('s-one'), 'utf8')).status).toBe('crashed');
+    // Both paths (pane-died hook and the parent's check) ran by now; still exactly one.
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect(completionsFrom(f, 'lead-k', 's-one')).toHaveLength(1);
+    const reaps = readFileSync(f.layout.auditFile, 'utf8').split('\n').filter((l) => l.includes('"event":"reap"') && l.includes('"s-one"'));
+    expect(reaps).toHaveLength(1);
+    // The dead pane stays readable until gc.
+    expect(await f.tmux.tmux('display-message', '-p', '-t', rec.tmux!.paneId, '#{pane_dead}')).toBe('1');
+  });
+
+  it('racing reapers (five `flotilla reap` processes and in-process reconciles) end a dead agent exactly once', async () => {
+    f = spawnFleet({ config: `hooks:\n  stop:\n    - command: "echo $FLOTILLA_AGENT_ID >> stop-hooks.txt"\n` });
+    // A real process that dies: its pid and start time are what a harness would have registered.
+    const proc = execa('sleep', ['30']);
+    const pid = proc.pid!;
+    const start = processStartTime(pid);
+    createRecord(f.layout, recordInput('par-aaaaaa', { status: 'idle', cwd: f.project }));
+    createRecord(f.layout, recordInput('dead-aaaaa', { status: 'working', parentId: 'par-aaaaaa', rootId: 'par-aaaaaa', depth: 1, pid, pidStartTime: start, cwd: f.project }));
+    proc.kill('SIGKILL');
+    await proc.catch(() => undefined);
+    expect(isAlive(pid)).toBe(false);
+    const { config } = loadConfig({ layout: f.layout, env: f.env, userFile: null });
+    const cli = Array.from({ length: 5 }, () => execa(process.execPath, [CLI, 'reap'], { cwd: f!.project, env: f!.env, extendEnv: false, reject: false }));
+    const inproc = Array.from({ length: 3 }, () => reconcileDead(f!.layout, config, { parentId: 'par-aaaaaa' }));
+    const [cliResults, ended] = await Promise.all([Promise.all(cli), Promise.all(inproc)]);
+    for (const r of cliResults) expect(r.exitCode).toBe(0);
+    const mail = completionsFrom(f, 'par-aaaaaa', 'dead-aaaaa');
+    expect(mail).toHaveLength(1);
+    expect(mail[0]!.status).toBe('crashed');
+    expect(f.record('dead-aaaaa').status).toBe('crashed');
+    expect(readFileSync(join(f.project, 'stop-hooks.txt'), 'utf8')).toBe('dead-aaaaa\n');
+    const reapLines = readFileSync(f.layout.auditFile, 'utf8').split('\n').filter((l) => l.includes('"event":"reap"'));
+    expect(reapLines).toHaveLength(1);
+    // Exactly one of all the callers reports having ended it.
+    const fromCli = cliResults.filter((r) => r.stdout.includes('dead-aaaaa crashed')).length;
+    const fromInproc = ended.filter((e) => e.length === 1).length;
+    expect(fromCli + fromInproc).toBe(1);
+  });
+
+  it('an idle persistent agent that dies ends completed (exited while idle) with no second completion', async () => {
+    f = spawnFleet();
+    const proc = execa('sleep', ['30']);
+    const pid = proc.pid!;
+    createRecord(f.layout, recordInput('idle-aaaaa', {
+      status: 'idle', pid, pidStartTime: processStartTime(pid), cwd: f.project,
+      lastTask: { task: 1, status: 'completed', exitReason: null, finishedAt: new Date().toISOString(), outputPath: null },
+    }));
+    writeFileSync(f.layout.marker('idle-aaaaa.task-1.completion'), '');
+    proc.kill('SIGKILL');
+    await proc.catch(() => undefined);
+    const r = await f.flotilla(['status', '--json']);
+    const rec = (JSON.parse(r.stdout) as { id: string; status: string; exitReason: string }[]).find((x) => x.id === 'idle-aaaaa')!;
+    expect(rec.status).toBe('completed');
+    expect(rec.exitReason).toBe('exited while idle');
+    expect(f.mail('human')).toHaveLength(0);
+  });
+
+  it('a record left pending by a spawner that died is ended after the grace period, not before', async () => {
+    f = spawnFleet();
+    const { config } = loadConfig({ layout: f.layout, env: f.env, userFile: null });
+    createRecord(f.layout, recordInput('fresh-aaaa', { status: 'spawning', cwd: f.project }));
+    createRecord(f.layout, recordInput('stale-aaaa', { status: 'spawning', cwd: f.project, createdAt: new Date(Date.now() - 60_000).toISOString() }));
+    const ended = await reconcileDead(f.layout, config);
+    expect(ended.map((r) => r.id)).toEqual(['stale-aaaa']);
+    expect(f.record('stale-aaaa').status).toBe('crashed');
+    expect(f.record('stale-aaaa').exitReason).toBe('never started (its spawner is gone)');
+    expect(f.record('fresh-aaaa').status).toBe('spawning');
+  });
+});
