@@ -21,12 +21,19 @@ export interface Project extends TempFleet {
   script(name: string, content: Record<string, unknown>): string;
   env(extra?: Record<string, string>): Record<string, string>;
   /** `flotilla <args>` in the project, waiting for it. */
-  run(args: string[], opts?: { env?: Record<string, string>; input?: string }): ReturnType<typeof flotilla>;
+  run(args: string[], opts?: { env?: Record<string, string>; input?: string }): Promise<CliResult>;
   /** `flotilla <args>` started, not awaited. */
   start(args: string[], opts?: { env?: Record<string, string> }): ResultPromise;
   ids(): string[];
   record(id: string): AgentRecord;
   audit(): Record<string, unknown>[];
+}
+
+/** A finished CLI run (stdout/stderr without the final newline, as execa gives them). */
+export interface CliResult {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
 }
 
 export function project(prefix = 'flotilla-e2e-'): Project {
@@ -53,7 +60,10 @@ export function project(prefix = 'flotilla-e2e-'): Project {
       return path;
     },
     env: (extra = {}) => ({ ...baseEnv(), ...extra }),
-    run: (args, opts = {}) => flotilla(args, { cwd: fleet.project, env: p.env(opts.env), extendEnv: false, ...(opts.input !== undefined ? { input: opts.input } : { stdin: 'ignore' }) }),
+    run: async (args, opts = {}) => {
+      const r = await flotilla(args, { cwd: fleet.project, env: p.env(opts.env), extendEnv: false, ...(opts.input !== undefined ? { input: opts.input } : { stdin: 'ignore' }) });
+      return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) };
+    },
     start: (args, opts = {}) => execa(process.execPath, [CLI, ...args], { cwd: fleet.project, env: p.env(opts.env), extendEnv: false, reject: false, stdin: 'ignore' }),
     ids: () => (existsSync(layout.registryDir) ? readdirSync(layout.registryDir).filter((f) => f.endsWith('.json')).map((f) => f.slice(0, -5)).sort() : []),
     record(id) {
