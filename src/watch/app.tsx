@@ -35,7 +35,14 @@ export function Dashboard({ feed, actions, title }: DashboardProps): React.JSX.E
   const { exit } = useApp();
   const { stdout } = useStdout();
   const [snap, setSnap] = useState<Snapshot>(feed.current);
-  const [ui, setUi] = useState<UiState>(initialUi);
+  // Keys can arrive faster than React re-renders (a paste, tmux send-keys): the reducer
+  // always works on the latest state through the ref, never on a stale render's copy.
+  const uiRef = useRef<UiState>(initialUi);
+  const [ui, setUiState] = useState<UiState>(initialUi);
+  const setUi = (next: UiState): void => {
+    uiRef.current = next;
+    setUiState(next);
+  };
   const [size, setSize] = useState({ columns: stdout.columns || 80, rows: stdout.rows || 24 });
   const top = useRef(0);
 
@@ -59,14 +66,14 @@ export function Dashboard({ feed, actions, title }: DashboardProps): React.JSX.E
           : effect.kind === 'approve' ? actions.approve(effect.approval)
             : actions.deny(effect.approval, effect.reason);
     void job.then((flash) => {
-      setUi((u) => ({ ...u, flash }));
+      setUi({ ...uiRef.current, flash });
       // Act on the result now rather than at the next file event.
       feed.refresh();
     });
   };
 
   useInput((input, key) => {
-    const r = reduceKey(ui, input, key, feed.current);
+    const r = reduceKey(uiRef.current, input, key, feed.current);
     setUi(r.ui);
     if (r.effect) run(r.effect);
   });

@@ -53,15 +53,18 @@ export function agentLabel(row: WatchRow): string {
 export function layoutColumns(width: number, rows: readonly WatchRow[]): Column[] {
   const longest = Math.max(5, ...rows.map((r) => agentLabel(r).length));
   const withCost = rows.some((r) => r.costUsd !== null);
-  const cols: Column[] = [
-    { key: 'agent', title: 'AGENT', width: Math.min(longest, Math.max(16, Math.floor(width * 0.36))), align: 'left' },
+  const middle: Column[] = [
     { key: 'state', title: 'STATE', width: 10, align: 'left' },
     { key: 'turns', title: 'TURNS', width: 5, align: 'right' },
     { key: 'tokens', title: 'TOKENS', width: 6, align: 'right' },
   ];
-  if (withCost) cols.push({ key: 'cost', title: 'COST', width: 6, align: 'right' });
-  cols.push({ key: 'elapsed', title: 'TIME', width: 6, align: 'right' }, { key: 'mail', title: 'MAIL', width: 4, align: 'right' });
-  const used = 2 + cols.reduce((n, c) => n + c.width + 1, 0);
+  if (withCost) middle.push({ key: 'cost', title: 'COST', width: 6, align: 'right' });
+  middle.push({ key: 'elapsed', title: 'TIME', width: 6, align: 'right' }, { key: 'mail', title: 'MAIL', width: 4, align: 'right' });
+  const fixed = 2 + middle.reduce((n, c) => n + c.width + 1, 0);
+  // The agent column gets what it needs, but leaves the last line at least 12 columns.
+  const agent = Math.max(10, Math.min(longest, Math.floor(width * 0.4), width - fixed - 1 - 1 - 12));
+  const cols: Column[] = [{ key: 'agent', title: 'AGENT', width: agent, align: 'left' }, ...middle];
+  const used = fixed + agent + 1;
   cols.push({ key: 'last', title: 'LAST LINE', width: Math.max(0, width - used - 1), align: 'left' });
   return cols;
 }

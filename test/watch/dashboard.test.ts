@@ -1,0 +1,136 @@
+import { execa, type ResultPromise } from 'execa';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { processStartTime } from '../../src/fleet/proc.js';
+import { createRecord, updateRecord } from '../../src/fleet/registry.js';
+import { approvalAnswerPath } from '../../src/harness/approvals.js';
+import { deliver } from '../../src/inbox/deliver.js';
+import { listNames, maildir } from '../../src/inbox/maildir.js';
+import { CLI } from '../helpers/cli.js';
+import { tempFleet, type TempFleet } from '../helpers/fleet.js';
+import { recordInput } from '../helpers/records.js';
+import { eventually, tmuxServer, type TmuxServer } from '../helpers/tmux.js';
+
+let fleet: TempFleet | undefined;
+let tmux: TmuxServer | undefined;
+let sleeper: ResultPromise | undefined;
+afterEach(async () => {
+  sleeper?.kill('SIGKILL');
+  await sleeper?.catch(() => undefined);
+  sleeper = undefined;
+  await tmux?.kill();
+  fleet?.cleanup();
+});
+
+const DASH = 'dash:0';
+
+/** `flotilla watch` in an 80×24 window of a private tmux server; returns the render counter. */
+async function startDashboard(extraArgs: string[] = []): Promise<{ renders: () => number }> {
+  fleet = tempFleet();
+  tmux = tmuxServer();
+  const stats = join(fleet.project, 'watch-stats.json');
+  const env = { FLOTILLA_ROOT: fleet.layout.root, FLOTILLA_WATCH_STATS: stats, FLOTILLA_TMUX_SOCKET: tmux.socket, XDG_CONFIG_HOME: join(fleet.project, 'xdg') };
+  const envArgs = Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
+  await tmux.tmux('new-session', '-d', '-s', 'dash', '-x', '80', '-y', '24', '-c', fleet.project, ...envArgs, process.execPath, CLI, 'watch', ...extraArgs);
+  await tmux.waitFor(DASH, /No agents yet/);
+  const renders = (): number => (existsSync(stats) ? (JSON.parse(readFileSync(stats, 'utf8')) as { renders: number }).renders : 0);
+  return { renders };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('flotilla watch', () => {
+  it('redraws within 1 s of a registry or inbox change, and renders nothing while the fleet is quiet', async () => {
+    const { renders } = await startDashboard(['--tick', '0.5']);
+    const layout = fleet!.layout;
+
+    createRecord(layout, recordInput('worker-abc123', { status: 'working', lastLine: 'reading src/app.ts', turns: 2, startedAt: new Date().toISOString() }));
+    // 1 s is the correctness bound of "redrawn on change" (debounce 100 ms), not a speed test.
+    await tmux!.waitFor(DASH, /worker-abc123 \*\s+working\s+2\/20.*reading src\/app/, 1000);
+
+    createRecord(layout, recordInput('child-def456', { parentId: 'worker-abc123', rootId: 'worker-abc123', depth: 1, status: 'starting' }));
+    await tmux!.waitFor(DASH, /└ child-def456/, 1000);
+
+    await deliver(layout, { from: 'human', to: 'worker-abc123', kind: 'message', body: 'hello' });
+    await tmux!.waitFor(DASH, /worker-abc123 \*.*✉1/, 1000);
+
+    const now = new Date().toISOString();
+    updateRecord(layout, 'child-def456', { status: 'completed', finishedAt: now });
+    updateRecord(layout, 'worker-abc123', { status: 'failed', exitReason: 'boom', finishedAt: now, lastLine: 'gave up' });
+    await tmux!.waitFor(DASH, /worker-abc123 \*\s+failed[\s\S]*child-def456 \*\s+completed/, 1000);
+
+    // Quiet fleet: every agent ended, so nothing on screen can change. Ticks (every 0.5 s
+    // here) re-read the fleet but must not draw.
+    await sleep(300);
+    const before = renders();
+    expect(before).toBeGreaterThan(0);
+    await sleep(3000);
+    expect(renders()).toBe(before);
+
+    // And it still wakes up for the next change.
+    await deliver(layout, { from: 'human', to: 'child-def456', kind: 'message', body: 'late mail' });
+    await tmux!.waitFor(DASH, /child-def456 \*.*✉1/, 1000);
+    expect(renders()).toBeGreaterThan(before);
+  });
+
+  it('sends a message, approves, denies, attaches and cancels from the keyboard', async () => {
+    await startDashboard();
+    const layout = fleet!.layout;
+    sleeper = execa('sleep', ['120']);
+    const pid = sleeper.pid!;
+    const agentWin = (await tmux!.tmux('new-window', '-d', '-P', '-F', '#{session_id} #{window_id} #{pane_id}', '-t', 'dash:', '-n', 'agentwin', 'sleep', '120')).trim().split(' ');
+    createRecord(layout, recordInput('asker-aaa111', {
+      status: 'waiting_approval', pid, pidStartTime: processStartTime(pid), startedAt: new Date().toISOString(), mode: 'interactive',
+      tmux: { socket: tmux!.socket, sessionId: agentWin[0]!, windowId: agentWin[1]!, paneId: agentWin[2]! },
+    }));
+    await tmux!.waitFor(DASH, /asker-aaa111 \*\s+approval\?/, 2000);
+
+    // m: a prompt line, then the message arrives from `human`.
+    await tmux!.tmux('send-keys', '-t', DASH, 'm');
+    await tmux!.waitFor(DASH, /message to asker-aaa111/, 2000);
+    await tmux!.tmux('send-keys', '-t', DASH, '-l', 'please stop soon');
+    await tmux!.tmux('send-keys', '-t', DASH, 'Enter');
+    await tmux!.waitFor(DASH, /sent \S+ to asker-aaa111/, 2000);
+    const inbox = maildir(layout, 'asker-aaa111').new;
+    const [file] = listNames(inbox);
+    const text = readFileSync(join(inbox, file!), 'utf8');
+    expect(text).toMatch(/from: human/);
+    expect(text).toContain('please stop soon');
+
+    // a: the pending request is answered like `flotilla approve` does.
+    await deliver(layout, { from: 'asker-aaa111', to: 'human', kind: 'approval_request', request_id: 'req1aaaaaaaa', tool: 'shell', priority: 'high', summary: 'asker-aaa111 asks to run $ npm publish', body: 'x' });
+    await tmux!.waitFor(DASH, /Pending approvals[\s\S]*\$ npm publish/, 2000);
+    await tmux!.tmux('send-keys', '-t', DASH, 'a');
+    await tmux!.waitFor(DASH, /approved req1aaaaaaaa/, 2000);
+    expect(JSON.parse(readFileSync(approvalAnswerPath(layout, 'req1aaaaaaaa'), 'utf8'))).toEqual({ requestId: 'req1aaaaaaaa', decision: 'approve', scope: 'once' });
+
+    // d: a reason, then the denial.
+    await sleep(5);
+    await deliver(layout, { from: 'asker-aaa111', to: 'human', kind: 'approval_request', request_id: 'req2aaaaaaaa', tool: 'shell', priority: 'high', summary: 'asker-aaa111 asks to run $ rm -r build', body: 'x' });
+    await tmux!.waitFor(DASH, /\$ rm -r build/, 2000);
+    await tmux!.tmux('send-keys', '-t', DASH, 'd');
+    await tmux!.waitFor(DASH, /deny req2aaaaaaaa/, 2000);
+    await tmux!.tmux('send-keys', '-t', DASH, '-l', 'not now');
+    await tmux!.tmux('send-keys', '-t', DASH, 'Enter');
+    await tmux!.waitFor(DASH, /denied req2aaaaaaaa/, 2000);
+    expect(JSON.parse(readFileSync(approvalAnswerPath(layout, 'req2aaaaaaaa'), 'utf8'))).toEqual({ requestId: 'req2aaaaaaaa', decision: 'deny', reason: 'not now' });
+
+    // Enter: the agent's window is selected.
+    await tmux!.tmux('send-keys', '-t', DASH, 'Enter');
+    await eventually(async () => (await tmux!.tmux('display-message', '-p', '-t', 'dash', '#{window_name}')).trim() === 'agentwin', 3000, 'agent window selected');
+    await tmux!.tmux('select-window', '-t', DASH);
+
+    // c, then y: SIGTERM to the agent's process (`flotilla cancel`).
+    await tmux!.tmux('send-keys', '-t', DASH, 'c');
+    await tmux!.waitFor(DASH, /cancel asker-aaa111\? \(y\/n\)/, 2000);
+    await tmux!.tmux('send-keys', '-t', DASH, 'y');
+    const ended = await sleeper.catch((e: { signal?: string }) => e);
+    expect((ended as { signal?: string }).signal).toBe('SIGTERM');
+    await tmux!.waitFor(DASH, /cancelled asker-aaa111/, 10_000);
+
+    // q quits.
+    await tmux!.tmux('send-keys', '-t', DASH, 'q');
+    await eventually(async () => (await tmux!.tmux('list-panes', '-t', DASH, '-F', '#{pane_dead}#{pane_current_command}').catch(() => 'gone')).trim() !== 'node' || undefined, 5000, 'dashboard exit');
+  });
+});
