@@ -164,3 +164,56 @@ describe('flotilla resume (in a tmux window, like spawn)', () => {
     }
   });
 });
+
+describe('who the resumed agent belongs to', () => {
+  it('keeps the old parent while that parent is alive, and is a root once it has ended', async () => {
+    const p = project('flotilla-resume-parent-');
+    try {
+      p.agent('worker', { permissions: { permission_mode: 'dont_ask' } });
+      p.agent('lead', { permissions: { permission_mode: 'dont_ask' } });
+      const lead = p.start(['run', '--agent', 'lead', '--model', `script:${fixture('resume/parent.yaml')}`, '--oneshot', 'lead the work'], { env: { CHILD_SCRIPT: TWO_STEP } });
+      const child = await eventually(() => p.ids().map((i) => p.record(i)).find((r) => r.parentId !== null && r.status === 'completed'), 20_000, 'the child to complete');
+      const leadId = child.parentId!;
+      expect(p.record(leadId).status).toBe('working');
+
+      const r1 = await p.run(['resume', child.id, '--oneshot', 'one more thing']);
+      expect(r1.exitCode, r1.stderr).toBe(0);
+      const again = p.record(bannerId(r1.stderr));
+      expect(again.parentId).toBe(leadId);
+      expect(again.depth).toBe(1);
+      expect(again.rootId).toBe(leadId);
+
+      process.kill(p.record(leadId).pid!, 'SIGTERM');
+      await lead;
+      expect(p.record(leadId).status).toBe('cancelled');
+      const r2 = await p.run(['resume', child.id, '--oneshot', 'and another']);
+      expect(r2.exitCode, r2.stderr).toBe(0);
+      const root = p.record(bannerId(r2.stderr));
+      expect(root.parentId).toBeNull();
+      expect(root.depth).toBe(0);
+      expect(root.spawnedBy).toBe('human');
+    } finally {
+      p.cleanup();
+    }
+  });
+
+  it('--background opens a detached headless agent and prints its id', async () => {
+    const p = project('flotilla-resume-bg-');
+    try {
+      p.agent('worker', { permissions: { permission_mode: 'dont_ask' } });
+      const first = await p.run(['run', '--agent', 'worker', '--model', `script:${TWO_STEP}`, '--oneshot', 'count the things']);
+      const oldId = bannerId(first.stderr);
+      const r = await p.run(['resume', oldId, '--background', '--json', 'in the background']);
+      expect(r.exitCode, r.stderr).toBe(0);
+      const rec = JSON.parse(r.stdout) as { id: string; tmux: unknown; resumedFrom: string };
+      expect(rec.tmux).toBeNull();
+      expect(rec.resumedFrom).toBe(oldId);
+      await eventually(() => p.record(rec.id).lastTask?.status === 'completed', 20_000, 'the background task');
+      expect(readFileSync(p.layout.output(rec.id), 'utf8')).toBe('Continuing with: in the background');
+      process.kill(p.record(rec.id).pid!, 'SIGTERM');
+      await eventually(() => p.record(rec.id).status !== 'idle', 20_000, 'the agent to end');
+    } finally {
+      p.cleanup();
+    }
+  });
+});
