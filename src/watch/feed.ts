@@ -15,6 +15,8 @@ export interface FeedOptions {
   /** Re-read interval for elapsed times (default 5 s). */
   tickMs?: number;
   now?: () => number;
+  /** Called when a row's harness is dead but its record is not ended yet (the reaper's work, §5.7). */
+  onDead?: () => Promise<unknown>;
 }
 
 export class FleetFeed {
@@ -25,11 +27,14 @@ export class FleetFeed {
   private readonly tickMs: number;
   private tick: NodeJS.Timeout | null = null;
   private snap: Snapshot;
+  private readonly onDead: (() => Promise<unknown>) | undefined;
+  private reaping = false;
 
   constructor(layout: Layout, opts: FeedOptions = {}) {
     this.reader = new FleetReader(layout);
     this.now = opts.now ?? Date.now;
     this.tickMs = opts.tickMs ?? 5_000;
+    this.onDead = opts.onDead;
     this.changes = new FleetChanges(layout, () => this.refresh(), opts.debounceMs ?? 100);
     this.snap = this.read();
   }
@@ -53,6 +58,12 @@ export class FleetFeed {
   /** Re-reads the fleet; tells subscribers only when the screen would change. */
   refresh(): void {
     const next = this.read();
+    if (this.onDead && !this.reaping && next.rows.some((r) => r.dead)) {
+      // Like every flotilla command, the dashboard ends records of dead harnesses; the
+      // record change then redraws through the registry watch.
+      this.reaping = true;
+      void this.onDead().catch(() => undefined).finally(() => { this.reaping = false; });
+    }
     if (sameSnapshot(this.snap, next, formatElapsed)) {
       // Keep the newest data for actions (pids, approvals) without a redraw.
       this.snap = next;

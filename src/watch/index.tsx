@@ -25,7 +25,8 @@ export async function runWatch(opts: WatchOptions): Promise<number> {
     const { UsageError } = await import('../errors.js');
     throw new UsageError("flotilla watch needs a terminal — run it in tmux (flotilla up opens it there), or use 'flotilla status' for a one-off table");
   }
-  const feed = new FleetFeed(opts.layout, { tickMs: opts.tickMs });
+  const { reconcileDead } = await import('../lifecycle/reconcile.js');
+  const feed = new FleetFeed(opts.layout, { tickMs: opts.tickMs, onDead: () => reconcileDead(opts.layout, opts.config) });
   let renders = 0;
   const onRender = opts.statsFile
     ? (): void => {

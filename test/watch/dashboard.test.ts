@@ -74,6 +74,13 @@ describe('flotilla watch', () => {
     expect(renders()).toBeGreaterThan(before);
   });
 
+  it('ends the record of an agent whose harness died, as every flotilla command does', async () => {
+    await startDashboard();
+    const gone = await execa('sh', ['-c', 'echo $$']);
+    createRecord(fleet!.layout, recordInput('ghost-zzz999', { status: 'working', pid: Number(gone.stdout), pidStartTime: '1', startedAt: new Date().toISOString() }));
+    await tmux!.waitFor(DASH, /ghost-zzz999 \*\s+crashed/, 5000);
+  });
+
   it('sends a message, approves, denies, attaches and cancels from the keyboard', async () => {
     await startDashboard();
     const layout = fleet!.layout;
