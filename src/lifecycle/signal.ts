@@ -1,14 +1,20 @@
 import { audit } from '../audit/audit.js';
-import { isRecordLive } from '../fleet/liveness.js';
+import { isProcessAlive } from '../fleet/proc.js';
+import { recordLiveness } from '../fleet/liveness.js';
 import type { AgentRecord } from '../fleet/record.js';
 import { listRecords } from '../fleet/registry.js';
 import type { Layout } from '../layout/layout.js';
 
 /** Process signals to agents, by record (pid start time checked, so a reused pid is never hit). */
 
-/** Sends `signal` to a live agent's harness; false when it is not running (or already gone). */
+/** True while the agent's harness process runs — even after it wrote its terminal state, while it exits. */
+export function harnessRunning(rec: Pick<AgentRecord, 'pid' | 'pidStartTime'>): boolean {
+  return rec.pid !== null && isProcessAlive(rec.pid, rec.pidStartTime);
+}
+
+/** Sends `signal` to an agent's harness process; false when it is not running. */
 export function signalAgent(rec: AgentRecord, signal: NodeJS.Signals): boolean {
-  if (!rec.pid || !isRecordLive(rec)) return false;
+  if (!rec.pid || !harnessRunning(rec)) return false;
   try {
     process.kill(rec.pid, signal);
     return true;
@@ -36,7 +42,7 @@ export function descendants(id: string, records: readonly AgentRecord[]): AgentR
 export function terminateForegroundChildren(layout: Layout, parentId: string, by: string): string[] {
   const hit: string[] = [];
   for (const child of listRecords(layout)) {
-    if (child.parentId !== parentId || child.background) continue;
+    if (child.parentId !== parentId || child.background || recordLiveness(child) !== 'live') continue;
     if (signalAgent(child, 'SIGTERM')) {
       hit.push(child.id);
       audit(layout, { event: 'cancel', agent: child.id, by, cascade: true });

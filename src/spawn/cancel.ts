@@ -6,7 +6,7 @@ import { endRecord, listRecords, readRecord } from '../fleet/registry.js';
 import type { Layout } from '../layout/layout.js';
 import { sendCompletionOnce } from '../lifecycle/completion.js';
 import { reconcileDead } from '../lifecycle/reconcile.js';
-import { descendants, signalAgent } from '../lifecycle/signal.js';
+import { descendants, harnessRunning, signalAgent } from '../lifecycle/signal.js';
 
 /**
  * `flotilla cancel` (§5.8): SIGTERM to the harness, which aborts its model call and tool,
@@ -78,7 +78,7 @@ function foregroundBelow(id: string, records: readonly AgentRecord[]): AgentReco
 function stillAlive(layout: Layout, ids: readonly string[]): AgentRecord[] {
   return ids.flatMap((id) => {
     const rec = readRecord(layout, id);
-    return rec && recordLiveness(rec) === 'live' ? [rec] : [];
+    return rec && harnessRunning(rec) ? [rec] : [];
   });
 }
 

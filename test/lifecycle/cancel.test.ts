@@ -1,0 +1,79 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { eventually } from '../helpers/tmux.js';
+import { completionsFrom, isAlive, spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
+
+let f: SpawnFleet | undefined;
+afterEach(async () => {
+  await f?.close();
+  f = undefined;
+});
+
+describe('flotilla cancel (§5.8)', () => {
+  it('cancels a parent and its two foreground children: three cancelled, three completions, no process left; a background child survives', async () => {
+    f = spawnFleet({ definitions: { lead: 'lead-cancel.yaml', sleeper: 'sleeper.yaml' } });
+    expect((await f.spawnAgent(['--agent', 'lead', '--id', 'lead-c', 'spawn and wait'])).exitCode).toBe(0);
+    const ids = ['fg-one', 'fg-two', 'bg-one'];
+    const all = await eventually(() => {
+      const recs = ids.map((id) => f!.records().find((r) => r.id === id));
+      return recs.every((r) => r && r.status === 'working' && r.lastLine.startsWith('$ sleep')) && f!.record('lead-c').lastLine === 'wait_for_agents' && recs;
+    }, 20_000, 'three sleepers working and the lead waiting');
+    const pids = Object.fromEntries([...all, f.record('lead-c')].map((r) => [r!.id, r!.pid!]));
+    expect(f.record('bg-one').background).toBe(true);
+    expect(f.record('bg-one').parentId).toBe('lead-c');
+
+    const r = await f.flotilla(['cancel', 'lead-c']);
+    expect(r.stderr).toBe('');
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toBe('cancelled lead-c, fg-one, fg-two');
+    for (const id of ['lead-c', 'fg-one', 'fg-two']) {
+      expect(f.record(id).status).toBe('cancelled');
+      expect(isAlive(pids[id]!)).toBe(false);
+    }
+    // No process of the cancelled agents is left: harnesses, shells, sleeps (found by their environment).
+    // (`flotilla reap` run by the pane-died hooks of the closed panes is not the agents' own.)
+    const left = fleetProcesses(f.layout.root).filter((p) => !p.cmd.includes(' reap --pane '));
+    expect(left.filter((p) => ['lead-c', 'fg-one', 'fg-two'].includes(p.agent))).toEqual([]);
+    expect(left.filter((p) => p.agent === 'bg-one').length).toBeGreaterThanOrEqual(2);
+    expect(completionsFrom(f, 'human', 'lead-c').map((m) => m.status)).toEqual(['cancelled']);
+    expect(completionsFrom(f, 'lead-c', 'fg-one').map((m) => m.status)).toEqual(['cancelled']);
+    expect(completionsFrom(f, 'lead-c', 'fg-two').map((m) => m.status)).toEqual(['cancelled']);
+    // The background child is untouched…
+    expect(isAlive(pids['bg-one']!)).toBe(true);
+    expect(f.record('bg-one').status).toBe('working');
+    // …until the whole tree is cancelled.
+    const tree = await f.flotilla(['cancel', '--tree', 'lead-c']);
+    expect(tree.stdout).toBe('cancelled bg-one');
+    expect(isAlive(pids['bg-one']!)).toBe(false);
+    expect(f.record('bg-one').status).toBe('cancelled');
+    expect(completionsFrom(f, 'lead-c', 'bg-one').map((m) => m.status)).toEqual(['cancelled']);
+  });
+
+  it('an ambiguous prefix lists the candidates; an ended agent is reported as such', async () => {
+    f = spawnFleet();
+    const { fixture } = await import('../spawn/helpers.js');
+    for (const id of ['dup-one', 'dup-two']) expect((await f.spawnAgent(['--wait', '--oneshot', '--id', id, '--model', `script:${fixture('worker.yaml')}`, 'x'])).exitCode).toBe(0);
+    const amb = await f.flotilla(['cancel', 'dup']);
+    expect(amb.exitCode).toBe(1);
+    expect(amb.stderr).toMatch(/^flotilla: 'dup' matches 2 agents: dup-one, dup-two — give more characters/);
+    const done = await f.flotilla(['cancel', 'dup-one']);
+    expect(done.stdout).toBe('dup-one had already ended (completed)');
+  });
+});
+
+/** Live processes whose environment names this fleet root, with the agent id they run for. */
+function fleetProcesses(root: string): { pid: number; agent: string; cmd: string }[] {
+  const out: { pid: number; agent: string; cmd: string }[] = [];
+  for (const name of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
+    try {
+      if (/^\S+ \(.*\) [ZX]/.test(readFileSync(`/proc/${name}/stat`, 'utf8'))) continue;
+      const env = readFileSync(`/proc/${name}/environ`, 'utf8').split('\0');
+      if (!env.includes(`FLOTILLA_ROOT=${root}`)) continue;
+      const cmd = readFileSync(`/proc/${name}/cmdline`, 'utf8').replace(/\0/g, ' ');
+      out.push({ pid: Number(name), cmd, agent: env.find((e) => e.startsWith('FLOTILLA_AGENT_ID='))?.slice('FLOTILLA_AGENT_ID='.length) ?? '' });
+    } catch {
+      // Gone, or not ours to read.
+    }
+  }
+  return out;
+}
