@@ -10,7 +10,7 @@ import type { InboxPort } from './session.js';
  * not-yet-surfaced messages to the loop as one injection; `claim()` renames them into cur/
  * only after the transcript has recorded them, so a crash in between re-delivers.
  */
-export async function openInboxPort(layout: Layout, owner: string, config: Config, log: Log, alreadySurfaced: ReadonlySet<string> = new Set()): Promise<InboxPort & { takeForTool(peek: boolean): Promise<string>; claimPending(): Promise<void> }> {
+export async function openInboxPort(layout: Layout, owner: string, config: Config, log: Log, alreadySurfaced: ReadonlySet<string> = new Set(), aliases: readonly string[] = []): Promise<InboxPort & { takeForTool(peek: boolean): Promise<string>; claimPending(): Promise<void> }> {
   const [{ watchInbox }, { formatForModel, noticeLine, sortForReader }, { claim }, { list }] = await Promise.all([
     import('../inbox/watch.js'), import('../inbox/surface.js'), import('../inbox/claim.js'), import('../inbox/read.js'),
   ]);
@@ -20,7 +20,7 @@ export async function openInboxPort(layout: Layout, owner: string, config: Confi
   const arrivals = new Set<(notice: string) => void>();
   const watcher = watchInbox(layout, owner, {
     poll: config.inbox.poll, pollIntervalMs: config.inbox.poll_interval_ms, rescanSecs: config.inbox.rescan_secs,
-    maxBodyBytes: config.inbox.max_body_bytes, log,
+    maxBodyBytes: config.inbox.max_body_bytes, log, aliases,
   });
   watcher.on('message', (item) => {
     if (unread.has(item.file)) return;
@@ -56,7 +56,7 @@ export async function openInboxPort(layout: Layout, owner: string, config: Confi
     claim: doClaim,
     /** check_inbox: unread mail as text; without peek it is claimed once the turn is recorded. */
     async takeForTool(peek: boolean): Promise<string> {
-      const items = peek ? (await list(layout, owner, { log })).filter((i) => !i.read) : fresh();
+      const items = peek ? (await list(layout, owner, { log, aliases })).filter((i) => !i.read) : fresh();
       if (items.length === 0) return 'No unread messages.';
       if (!peek) for (const i of items) { surfaced.add(i.file); toClaim.add(i.file); }
       return formatForModel(items.map((i) => i.message));

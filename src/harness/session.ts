@@ -23,6 +23,8 @@ export interface InboxPort {
   take(): Promise<Injection | undefined>;
   /** Claims the messages once the transcript has recorded them (§4). */
   claim(ids: string[]): Promise<void>;
+  /** Claims what check_inbox handed to the model, once the transcript holds the tool result. */
+  claimPending(): Promise<void>;
   /** Called when a new message arrives. */
   onArrival(listener: (notice: string) => void): void;
   close(): Promise<void>;
@@ -226,6 +228,7 @@ export class AgentSession implements Session {
         case 'usage': this.keeper.addUsage(e.inputTokens, e.outputTokens); break;
         case 'turn_end': {
           await record(e.messages);
+          await deps.inbox.claimPending();
           const text = lastAssistantText(e.messages);
           if (text) this.keeper.set({ lastLine: toLastLine(text) });
           break;
@@ -235,6 +238,7 @@ export class AgentSession implements Session {
     }
     if (!done) return;
     await record(done.messages.slice(recorded));
+    await deps.inbox.claimPending();
     this.conversation = done.messages;
     if (done.text) this.lastText = done.text;
     this.turnAbort = null;

@@ -112,7 +112,7 @@ export async function startAgent(opts: {
   const history: ModelMessage[] = historyFromTranscript(previous);
   const { sweepStaleTemp } = await import('../inbox/maildir.js');
   sweepStaleTemp(layout, rec.id);
-  const inbox = await openInboxPort(layout, rec.id, config, log, alreadySurfaced);
+  const inbox = await openInboxPort(layout, rec.id, config, log, alreadySurfaced, predecessors(layout, rec));
   const hookContext = {
     agentId: rec.id, agentName: definition.name, parentId: rec.parentId, cwd: rec.cwd,
     onRun: (r: { hook: string; command: string; exitCode: number | null; durationMs: number; timedOut: boolean }) =>
@@ -190,6 +190,13 @@ function scriptLog(env: NodeJS.ProcessEnv): { scripted?: { onCall: (call: { prom
   const file = env.FLOTILLA_SCRIPT_LOG;
   if (!file) return {};
   return { scripted: { onCall: (call) => appendFileSync(file, JSON.stringify({ ts: Date.now(), pid: process.pid, turn: call.turn, reply: call.reply ?? null, tools: call.tools, prompt: call.prompt }) + '\n') } };
+}
+
+/** The agents this one continues (resume chain), whose adopted mail is addressed to them. */
+function predecessors(layout: Layout, rec: AgentRecord): string[] {
+  const out: string[] = [];
+  for (let id = rec.resumedFrom; id && !out.includes(id) && out.length < 64; id = readRecord(layout, id)?.resumedFrom ?? null) out.push(id);
+  return out;
 }
 
 /** Moves the unread messages of a resumed agent into its successor's new/ (same names, atomic renames). */

@@ -24,6 +24,8 @@ export interface ReadOptions {
   maxBodyBytes?: number;
   /** Where rejected files are reported (WARN). */
   log?: Log;
+  /** Other addresses this reader accepts: the agents a resumed agent continues, whose unread mail it adopted. */
+  aliases?: readonly string[];
 }
 
 // Frontmatter is small; anything this far beyond the body limit is not a message.
@@ -43,7 +45,7 @@ export async function readItem(layout: Layout, owner: string, path: string, opts
     if (!st.isFile()) throw new BadMessageError('not a regular file');
     if (st.size > max) throw new BadMessageError(`file is ${st.size} bytes, over the ${max}-byte limit`);
     const message = parseMessage(await readFile(path, 'utf8'));
-    if (message.to !== owner) throw new BadMessageError(`addressed to '${message.to}', found in the inbox of '${owner}'`);
+    if (message.to !== owner && !opts.aliases?.includes(message.to)) throw new BadMessageError(`addressed to '${message.to}', found in the inbox of '${owner}'`);
     return { file: baseName(name), path, read, message };
   } catch (err) {
     if (isErrno(err, 'ENOENT')) return undefined;

@@ -16,6 +16,8 @@ export interface WatchOptions {
   rescanSecs?: number;
   /** `inbox.max_body_bytes`. */
   maxBodyBytes?: number;
+  /** Addresses accepted besides the owner (see ReadOptions.aliases). */
+  aliases?: readonly string[];
   log?: Log;
 }
 
