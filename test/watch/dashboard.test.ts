@@ -91,14 +91,14 @@ describe('flotilla watch', () => {
       status: 'waiting_approval', pid, pidStartTime: processStartTime(pid), startedAt: new Date().toISOString(), mode: 'interactive',
       tmux: { socket: tmux!.socket, sessionId: agentWin[0]!, windowId: agentWin[1]!, paneId: agentWin[2]! },
     }));
-    await tmux!.waitFor(DASH, /asker-aaa111 \*\s+approval\?/, 2000);
+    await tmux!.waitFor(DASH, /asker-aaa111 \*\s+approval\?/, 5000);
 
     // m: a prompt line, then the message arrives from `human`.
     await tmux!.tmux('send-keys', '-t', DASH, 'm');
-    await tmux!.waitFor(DASH, /message to asker-aaa111/, 2000);
+    await tmux!.waitFor(DASH, /message to asker-aaa111/, 5000);
     await tmux!.tmux('send-keys', '-t', DASH, '-l', 'please stop soon');
     await tmux!.tmux('send-keys', '-t', DASH, 'Enter');
-    await tmux!.waitFor(DASH, /sent \S+ to asker-aaa111/, 2000);
+    await tmux!.waitFor(DASH, /sent \S+ to asker-aaa111/, 5000);
     const inbox = maildir(layout, 'asker-aaa111').new;
     const [file] = listNames(inbox);
     const text = readFileSync(join(inbox, file!), 'utf8');
@@ -107,30 +107,30 @@ describe('flotilla watch', () => {
 
     // a: the pending request is answered like `flotilla approve` does.
     await deliver(layout, { from: 'asker-aaa111', to: 'human', kind: 'approval_request', request_id: 'req1aaaaaaaa', tool: 'shell', priority: 'high', summary: 'asker-aaa111 asks to run $ npm publish', body: 'x' });
-    await tmux!.waitFor(DASH, /Pending approvals[\s\S]*\$ npm publish/, 2000);
+    await tmux!.waitFor(DASH, /Pending approvals[\s\S]*\$ npm publish/, 5000);
     await tmux!.tmux('send-keys', '-t', DASH, 'a');
-    await tmux!.waitFor(DASH, /approved req1aaaaaaaa/, 2000);
+    await tmux!.waitFor(DASH, /approved req1aaaaaaaa/, 5000);
     expect(JSON.parse(readFileSync(approvalAnswerPath(layout, 'req1aaaaaaaa'), 'utf8'))).toEqual({ requestId: 'req1aaaaaaaa', decision: 'approve', scope: 'once' });
 
     // d: a reason, then the denial.
     await sleep(5);
     await deliver(layout, { from: 'asker-aaa111', to: 'human', kind: 'approval_request', request_id: 'req2aaaaaaaa', tool: 'shell', priority: 'high', summary: 'asker-aaa111 asks to run $ rm -r build', body: 'x' });
-    await tmux!.waitFor(DASH, /\$ rm -r build/, 2000);
+    await tmux!.waitFor(DASH, /\$ rm -r build/, 5000);
     await tmux!.tmux('send-keys', '-t', DASH, 'd');
-    await tmux!.waitFor(DASH, /deny req2aaaaaaaa/, 2000);
+    await tmux!.waitFor(DASH, /deny req2aaaaaaaa/, 5000);
     await tmux!.tmux('send-keys', '-t', DASH, '-l', 'not now');
     await tmux!.tmux('send-keys', '-t', DASH, 'Enter');
-    await tmux!.waitFor(DASH, /denied req2aaaaaaaa/, 2000);
+    await tmux!.waitFor(DASH, /denied req2aaaaaaaa/, 5000);
     expect(JSON.parse(readFileSync(approvalAnswerPath(layout, 'req2aaaaaaaa'), 'utf8'))).toEqual({ requestId: 'req2aaaaaaaa', decision: 'deny', reason: 'not now' });
 
     // Enter: the agent's window is selected.
     await tmux!.tmux('send-keys', '-t', DASH, 'Enter');
-    await eventually(async () => (await tmux!.tmux('display-message', '-p', '-t', 'dash', '#{window_name}')).trim() === 'agentwin', 3000, 'agent window selected');
+    await eventually(async () => (await tmux!.tmux('display-message', '-p', '-t', 'dash', '#{window_name}')).trim() === 'agentwin', 5000, 'agent window selected');
     await tmux!.tmux('select-window', '-t', DASH);
 
     // c, then y: SIGTERM to the agent's process (`flotilla cancel`).
     await tmux!.tmux('send-keys', '-t', DASH, 'c');
-    await tmux!.waitFor(DASH, /cancel asker-aaa111\? \(y\/n\)/, 2000);
+    await tmux!.waitFor(DASH, /cancel asker-aaa111\? \(y\/n\)/, 5000);
     await tmux!.tmux('send-keys', '-t', DASH, 'y');
     const ended = await sleeper.catch((e: { signal?: string }) => e);
     expect((ended as { signal?: string }).signal).toBe('SIGTERM');
