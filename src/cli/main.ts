@@ -70,8 +70,10 @@ function commanderExit(err: CommanderError): number {
 }
 
 // `flotilla status | head` closes our stdout early: that is not an error.
+// A closed tmux window fails writes with EIO: the harness still has to finish its shutdown.
 process.stdout.on('error', (err: NodeJS.ErrnoException) => {
   if (err.code === 'EPIPE') process.exit(0);
+  if (err.code === 'EIO') return;
   throw err;
 });
 

@@ -76,6 +76,8 @@ class Repl {
     rl.on('line', (line) => this.onLine(line));
     rl.on('SIGINT', () => this.onInterrupt());
     rl.on('close', () => this.onClose());
+    // A closed window makes the terminal fail (EIO): the agent ends, it must not crash.
+    rl.on('error', () => this.onTerminalGone());
     // A suspended harness would hold its slot and stop answering its inbox, so Ctrl-Z does nothing.
     rl.on('SIGTSTP', () => this.print(this.style.yellow('Ctrl-Z is disabled in an agent pane: Ctrl-C aborts the turn')));
     this.screen.attach(rl);
@@ -183,12 +185,19 @@ class Repl {
     if (this.ended || this.shuttingDown) return;
     this.screen.detach();
     this.rl = null;
+    // Ctrl-D is a key readline handles; an ended input stream means the terminal hung up.
+    if (this.opts.input.readableEnded) return this.onTerminalGone();
     if (this.session.busy()) {
       this.print(this.style.yellow('Ctrl-D ignored while the agent works: Ctrl-C aborts the turn, Ctrl-C twice exits'));
       this.openReadline();
       return;
     }
     void this.shutdown('completed', 'closed by user');
+  }
+
+  private onTerminalGone(): void {
+    this.opts.output.on('error', () => undefined);
+    void this.shutdown('cancelled', 'window closed');
   }
 
   private async shutdown(status: 'cancelled' | 'completed', reason: string): Promise<void> {

@@ -106,6 +106,9 @@ async function runInteractive(started: StartedAgent, config: Config, layout: Lay
   if (prompt.trim()) void session.runTask(prompt);
   await repl;
   await session.whenFinished();
+  // The window was closed: everything is written, and Node's exit would abort restoring a
+  // terminal that no longer exists (ResetStdio asserts on EIO), so end without it.
+  if (process.stdin.readableEnded) process.kill(process.pid, 'SIGKILL');
   return session.record().status === 'completed' ? 0 : 1;
 }
 

@@ -69,4 +69,17 @@ describe('interactive agent in tmux', () => {
     expect(mail).toMatch(/^<inbox-message id="?[0-9a-z]+"? from="?human"? kind="?message"?/);
     expect(mail).toContain('the build is green');
   });
+
+  it('closing the window ends the agent: terminal state, audit line, no crash', async () => {
+    await startAgent('harness/mail.yaml');
+    await tmux.tmux('send-keys', '-t', 'agent', 'hello', 'Enter');
+    await tmux.waitFor('agent', /Ready for mail\./);
+    await eventually(() => agentRecord().status === 'idle', 5_000, 'idle');
+    // A second session keeps the server alive once the agent's window is gone.
+    await tmux.tmux('new-session', '-d', '-s', 'keep');
+    await tmux.tmux('kill-session', '-t', 'agent');
+    await eventually(() => agentRecord().status === 'cancelled', 5_000, 'the agent to end');
+    expect(agentRecord().exitReason).toBe('window closed');
+    expect(agentRecord().lastTask?.status).toBe('completed');
+  });
 });
