@@ -4,8 +4,44 @@ import type { Layout } from '../layout/layout.js';
 import { unavailableChatActions, type ChatActions } from './chat/actions.js';
 
 /** What the pane's chat commands do for this agent (§6): the CLI's operations, with this agent as parent. */
-export async function chatActionsFor(layout: Layout, config: Config, _rec: AgentRecord): Promise<ChatActions> {
+export async function chatActionsFor(layout: Layout, config: Config, rec: AgentRecord): Promise<ChatActions> {
   const { loadDefinitions } = await import('../definitions/load.js');
   const names = (await loadDefinitions({ layout, config })).definitions.map((d) => d.name);
-  return { ...unavailableChatActions(names), definitions: () => Promise.resolve(names) };
+  return {
+    ...unavailableChatActions(names),
+    definitions: () => Promise.resolve(names),
+    async spawn(name, prompt, opts) {
+      const { spawnAgent } = await import('../spawn/spawn.js');
+      const { readRecord } = await import('../fleet/registry.js');
+      const child = await spawnAgent(layout, config, { agent: name, prompt, mode: 'interactive' }, { parent: readRecord(layout, rec.id) ?? rec, background: opts.background });
+      return child.tmux ? `started ${child.id} (${child.name}) in window ${child.tmux.windowId}; its result comes back here` : `started ${child.id} (${child.name}) in the background; its result comes back here`;
+    },
+    async status() {
+      const [{ listRecords }, { descendants }, { unreadCount }, { formatStatus }] = await Promise.all([
+        import('../fleet/registry.js'), import('../lifecycle/signal.js'), import('../inbox/maildir.js'), import('../spawn/status-view.js'),
+      ]);
+      const records = listRecords(layout);
+      const mine = [rec.id, ...descendants(rec.id, records).map((r) => r.id)];
+      return formatStatus(records.filter((r) => mine.includes(r.id)).map((record) => ({ record, unread: unreadCount(layout, record.id) })));
+    },
+    async cancel(prefix) {
+      const [{ resolveAgent }, { cancelAgent }] = await Promise.all([import('../fleet/registry.js'), import('../spawn/cancel.js')]);
+      const target = resolveAgent(layout, prefix);
+      const hit = await cancelAgent(layout, config, target, { by: 'human' });
+      return hit.length ? `cancelled ${hit.join(', ')}` : `${target.id} had already ended (${target.status})`;
+    },
+    async send(to, text) {
+      const [{ deliver }, { resolveRecipient }] = await Promise.all([import('../inbox/deliver.js'), import('../inbox/address.js')]);
+      // A person typing in this pane sends as 'human'; 'parent' and 'root' are this agent's.
+      const recipient = resolveRecipient(layout, to, rec.id);
+      const { message } = await deliver(layout, { from: 'human', to: recipient, kind: 'message', body: text }, { maxBodyBytes: config.inbox.max_body_bytes });
+      return `sent ${message.id} to ${recipient}`;
+    },
+    async inbox() {
+      const { list } = await import('../inbox/read.js');
+      const items = await list(layout, rec.id, { includeRead: true });
+      if (items.length === 0) return 'no messages';
+      return items.map((i) => `${i.read ? ' ' : '●'} ${i.message.id}  ${i.message.from}  ${i.message.kind}  ${i.message.summary}`).join('\n');
+    },
+  };
 }
