@@ -81,5 +81,7 @@ describe('interactive agent in tmux', () => {
     await eventually(() => agentRecord().status === 'cancelled', 5_000, 'the agent to end');
     expect(agentRecord().exitReason).toBe('window closed');
     expect(agentRecord().lastTask?.status).toBe('completed');
+    const { readAudit } = await import('../../src/audit/read.js');
+    expect(readAudit(fleet.layout, { event: 'agent_end' }).lines).toEqual([expect.objectContaining({ agent: agentRecord().id, status: 'cancelled', reason: 'window closed' })]);
   });
 });
