@@ -72,7 +72,8 @@ export async function runHarness(opts: RunOptions): Promise<number> {
   }
   const started = await startAgent({ layout, config, record, definition, slot, interactive: record.mode === 'interactive', ...(previous ? { previous } : {}) });
   const { session } = started;
-  onSignals((reason) => void session.shutdown('cancelled', reason));
+  // Once ended, exit even if a REPL still holds the terminal: cancel waits for the process (§5.8).
+  onSignals((reason) => void session.shutdown('cancelled', reason).finally(() => process.exit(1)));
 
   if (record.mode === 'interactive' && opts.stdinIsTTY) return runInteractive(started, config, layout);
   return runOneShot(started);
