@@ -1,7 +1,8 @@
 import { execa } from 'execa';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { isProcessAlive } from '../../src/fleet/proc.js';
 import { listRecords } from '../../src/fleet/registry.js';
 import { resolveLayout } from '../../src/layout/layout.js';
 import { CLI } from '../helpers/cli.js';
@@ -11,8 +12,12 @@ import { eventually, tmuxServer, type TmuxServer } from '../helpers/tmux.js';
 let project: { dir: string; cleanup(): void } | undefined;
 let tmux: TmuxServer | undefined;
 afterEach(async () => {
+  // Harnesses end themselves when tmux goes (SIGHUP) and write their last records: wait for
+  // them to exit before removing the project under them.
+  const pids = project ? listRecords(resolveLayout({ cwd: project.dir, env: {} })).flatMap((r) => (r.pid ? [[r.pid, r.pidStartTime] as const] : [])) : [];
   await tmux?.kill();
-  project?.cleanup();
+  await eventually(() => pids.every(([pid, start]) => !isProcessAlive(pid, start)), 15_000, 'the harnesses to exit').catch(() => undefined);
+  if (project) rmSync(project.dir, { recursive: true, force: true, maxRetries: 5 });
 });
 
 /** A small git project with TODOs and an uncommitted change, for the demo to look at. */

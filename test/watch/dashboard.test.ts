@@ -109,7 +109,8 @@ describe('flotilla watch', () => {
     await deliver(layout, { from: 'asker-aaa111', to: 'human', kind: 'approval_request', request_id: 'req1aaaaaaaa', tool: 'shell', priority: 'high', summary: 'asker-aaa111 asks to run $ npm publish', body: 'x' });
     await tmux!.waitFor(DASH, /Pending approvals[\s\S]*\$ npm publish/, 5000);
     await tmux!.tmux('send-keys', '-t', DASH, 'a');
-    await tmux!.waitFor(DASH, /approved req1aaaaaaaa/, 5000);
+    // Waiting for either outcome makes a failure show the dashboard's reason.
+    expect(await tmux!.waitFor(DASH, /(approved|cannot answer) req1aaaaaaaa.*/, 5000)).toMatch(/approved req1aaaaaaaa/);
     expect(JSON.parse(readFileSync(approvalAnswerPath(layout, 'req1aaaaaaaa'), 'utf8'))).toEqual({ requestId: 'req1aaaaaaaa', decision: 'approve', scope: 'once' });
 
     // d: a reason, then the denial.
@@ -120,7 +121,7 @@ describe('flotilla watch', () => {
     await tmux!.waitFor(DASH, /deny req2aaaaaaaa/, 5000);
     await tmux!.tmux('send-keys', '-t', DASH, '-l', 'not now');
     await tmux!.tmux('send-keys', '-t', DASH, 'Enter');
-    await tmux!.waitFor(DASH, /denied req2aaaaaaaa/, 5000);
+    expect(await tmux!.waitFor(DASH, /(denied|cannot answer) req2aaaaaaaa.*/, 5000)).toMatch(/denied req2aaaaaaaa/);
     expect(JSON.parse(readFileSync(approvalAnswerPath(layout, 'req2aaaaaaaa'), 'utf8'))).toEqual({ requestId: 'req2aaaaaaaa', decision: 'deny', reason: 'not now' });
 
     // Enter: the agent's window is selected.
