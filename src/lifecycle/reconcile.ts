@@ -74,9 +74,17 @@ async function paneEnd(rec: AgentRecord): Promise<string> {
   if (!rec.tmux) return 'process died';
   const { Tmux } = await import('../tmux/client.js');
   const tmux = new Tmux({ socket: rec.tmux.socket });
-  const r = await tmux.exec(['display-message', '-p', '-t', rec.tmux.paneId, '#{pane_dead} #{pane_dead_status} #{pane_dead_signal}']).catch(() => null);
-  if (!r || r.code !== 0) return 'window closed';
-  const [dead, status, signal] = r.stdout.trim().split(' ');
+  // The pid is already gone; tmux learns of it a moment later (SIGCHLD), so give it up to 2 s.
+  const end = Date.now() + 2_000;
+  let fields: string[];
+  for (;;) {
+    const r = await tmux.exec(['display-message', '-p', '-t', rec.tmux.paneId, '#{pane_dead} #{pane_dead_status} #{pane_dead_signal}']).catch(() => null);
+    if (!r || r.code !== 0) return 'window closed';
+    fields = r.stdout.trim().split(' ');
+    if (fields[0] === '1' || Date.now() > end) break;
+    await new Promise((res) => setTimeout(res, 50));
+  }
+  const [dead, status, signal] = fields;
   if (dead !== '1') return 'process died';
   if (signal) return `killed (${SIGNAL_NAMES.get(Number(signal)) ?? `signal ${signal}`})`;
   return status ? `exited with status ${status}` : 'process died';

@@ -78,12 +78,17 @@ export function spawnFleet(opts: FleetOptions = {}): SpawnFleet {
     mail: (owner) => readMail(join(fleet.layout.inbox(owner))),
     windows: async () => (await tmux.tmux('list-windows', '-a', '-F', '#{window_name}').catch(() => '')).split('\n').filter(Boolean),
     async close() {
+      // A child still starting would write its record after we look: let it get a pid first.
+      await eventually(() => listRecords(fleet.layout).every((r) => r.status !== 'spawning'), 10_000, 'spawns to settle').catch(() => undefined);
       await tmux.kill();
       // Harnesses get SIGHUP from the closed windows; give them a moment to let go of files.
       await eventually(() => listRecords(fleet.layout).every((r) => !r.pid || !isAlive(r.pid)), 10_000, 'harnesses to exit').catch(() => undefined);
       for (const r of listRecords(fleet.layout)) if (r.pid && isAlive(r.pid)) try { process.kill(r.pid, 'SIGKILL'); } catch { /* gone */ }
       // A reaper started by a pane-died hook may still be writing: retry the removal briefly.
-      rmSync(fleet.project, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+      await eventually(() => {
+        rmSync(fleet.project, { recursive: true, force: true });
+        return true;
+      }, 10_000, `removal of ${fleet.project}`);
       xdg.cleanup();
     },
   };

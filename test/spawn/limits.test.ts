@@ -46,7 +46,7 @@ describe('limits at spawn', () => {
     const rec = f.record('too-deep');
     expect(rec.status).toBe('refused');
     expect(rec.exitReason).toMatch(/depth 2 exceeds limits.max_depth 1/);
-    const screen = await f.tmux.waitFor(rec.tmux!.paneId, /Pane is dead \(status 1/);
+    const screen = await f.tmux.waitFor(rec.tmux!.paneId, /Pane is dead \(status 1/, 40_000);
     expect(screen).toContain('[flotilla:depth-limit depth=2 max=1]');
     const mail = completionsFrom(f, 'mid-aaaaaa', 'too-deep');
     expect(mail).toHaveLength(1);
