@@ -1,4 +1,4 @@
-import { execa, type Result } from 'execa';
+import { execa } from 'execa';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,9 +20,9 @@ export interface SpawnFleet extends TempFleet {
   tmux: TmuxServer;
   env: Record<string, string>;
   /** Runs `spawn-agent` (tools/spawn-agent) in the project. */
-  spawnAgent(args: string[], env?: Record<string, string>): Promise<Result>;
+  spawnAgent(args: string[], env?: Record<string, string>): Promise<Run>;
   /** Runs `flotilla <args>` in the project. */
-  flotilla(args: string[], env?: Record<string, string>): Promise<Result>;
+  flotilla(args: string[], env?: Record<string, string>): Promise<Run>;
   record(id: string): AgentRecord;
   records(): AgentRecord[];
   /** Messages (new/ and cur/) in an inbox, parsed loosely: header fields as strings, plus body. */
@@ -30,6 +30,13 @@ export interface SpawnFleet extends TempFleet {
   /** Window names in the whole test server. */
   windows(): Promise<string[]>;
   close(): Promise<void>;
+}
+
+/** A finished command: exit code and its output, trimmed of the last newline. */
+export interface Run {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
 }
 
 export interface FleetOptions {
@@ -61,8 +68,10 @@ export function spawnFleet(opts: FleetOptions = {}): SpawnFleet {
     FLOTILLA_TMUX_SOCKET: tmux.socket,
     LANG: 'C.UTF-8',
   };
-  const run = (file: string, args: string[], extra: Record<string, string> = {}) =>
-    execa(file, args, { cwd: fleet.project, env: { ...env, ...extra }, extendEnv: false, reject: false, stdin: 'ignore' }) as Promise<Result>;
+  const run = async (file: string, args: string[], extra: Record<string, string> = {}): Promise<Run> => {
+    const r = await execa(file, args, { cwd: fleet.project, env: { ...env, ...extra }, extendEnv: false, reject: false, stdin: 'ignore' });
+    return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) };
+  };
   return {
     ...fleet,
     tmux,
