@@ -6,6 +6,7 @@ import type { Layout } from '../layout/layout.js';
 import { checkShellCommand } from '../policy/shell-gate.js';
 import { createBuiltinTools } from '../tools/builtin.js';
 import { bubblewrapArgv, findBubblewrap } from '../tools/sandbox.js';
+import { trackToolGroups } from '../lifecycle/tool-groups.js';
 import { createCheckInboxTool } from '../tools/check-inbox.js';
 import { runTool } from '../tools/run-tool.js';
 import { createSendMessageTool } from '../tools/send-message.js';
@@ -38,6 +39,7 @@ export async function buildTools(opts: {
     env: opts.env,
     maxOutputBytes: config.tools.max_output_bytes,
     ...(bwrap ? { wrap: (argv: string[]) => bubblewrapArgv(sandbox, argv) } : {}),
+    track: trackToolGroups(layout, rec.id),
     gate: (command) => {
       const verdict = checkShellCommand(command, config.security.deny_commands);
       if (verdict.decision === 'deny') {

@@ -253,7 +253,7 @@ export class AgentSession implements Session {
     // Limits end with their name as the reason (`budget`, `max_turns`, `timeout`); failures with the error.
     const exitReason = done.reason === 'completed' ? null : done.reason === 'failed' ? (done.error ?? 'failed') : done.reason;
     if (done.error && done.reason !== 'failed') deps.log.warn({ reason: done.reason }, done.error);
-    await this.endTask(STOP_STATUS[done.reason], exitReason, done.text || (done.error ?? ''));
+    await this.endTask(STOP_STATUS[done.reason], exitReason, done.text);
   }
 
   private async endTask(status: TaskResult['status'], exitReason: string | null, text: string): Promise<void> {

@@ -1,3 +1,4 @@
+import { killLeftoverGroups } from './tool-groups.js';
 import { constants } from 'node:os';
 import { audit } from '../audit/audit.js';
 import type { Config } from '../config/schema.js';
@@ -125,6 +126,8 @@ export async function endDead(layout: Layout, config: Config, rec: AgentRecord, 
     // A damaged sidecar must not stop the reaping; the registry holds the truth.
   }
   terminateForegroundChildren(layout, rec.id, 'reaper');
+  // Its running shell command lives on in its own process group unless we end it.
+  killLeftoverGroups(layout, rec.id);
   // A harness that ended itself just as it died (seen here as dead) is no reaping.
   if (!ended.ended || !claimOnce(layout.marker(`${rec.id}.reaped`))) return null;
   audit(layout, { event: 'reap', agent: rec.id, status: final.status, reason: final.exitReason });

@@ -28,6 +28,8 @@ export interface BuiltinToolsOptions {
   wrap?: (argv: string[]) => string[];
   /** Bytes a read shows per call; match config `tools.max_output_bytes` (default 30000). */
   maxOutputBytes?: number;
+  /** Told of each shell command's process group (see src/lifecycle/tool-groups.ts). */
+  track?: { started(pgid: number): void; ended(pgid: number): void };
   /** Back-ends; default the local machine. */
   fileOperations?: FileOperations;
   shellOperations?: ShellOperations;
@@ -43,6 +45,7 @@ export function createBuiltinTools(options: BuiltinToolsOptions): Tool[] {
         env: options.env,
         ...(options.gate ? { gate: options.gate } : {}),
         ...(options.wrap ? { wrap: options.wrap } : {}),
+        ...(options.track ? { track: options.track } : {}),
       },
       options.shellOperations ?? nodeShellOperations,
     ),

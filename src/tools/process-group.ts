@@ -27,6 +27,8 @@ export interface GroupRunOptions {
    * still hold its output open (default 300 ms); then stop reading and return.
    */
   drainMs?: number;
+  /** Told when the group starts and ends, so a reaper can kill it if this process dies first. */
+  track?: { started(pgid: number): void; ended(pgid: number): void };
 }
 
 export interface GroupRunResult {
@@ -54,6 +56,8 @@ export function runInProcessGroup(argv: readonly string[], opts: GroupRunOptions
 
   const capture = new OutputCapture(opts.maxCaptureBytes ?? 1024 * 1024);
   const child = spawn(file, args, { cwd: opts.cwd, env: opts.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const pgid = child.pid;
+  if (pgid !== undefined) opts.track?.started(pgid);
   child.stdout.on('data', (chunk: Buffer) => capture.push(chunk));
   child.stderr.on('data', (chunk: Buffer) => capture.push(chunk));
 
@@ -115,7 +119,10 @@ export function runInProcessGroup(argv: readonly string[], opts: GroupRunOptions
         if (!done) drainTimer = setTimeout(() => finish(undefined, true), ms);
       });
     });
-    child.on('close', () => finish());
+    child.on('close', () => {
+      if (pgid !== undefined) opts.track?.ended(pgid);
+      finish();
+    });
   });
 }
 

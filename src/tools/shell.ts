@@ -42,6 +42,8 @@ export interface ShellOptions {
   killGraceMs?: number;
   /** Output kept in memory per command, head and tail (default 1 MiB). */
   maxCaptureBytes?: number;
+  /** Told of each command's process group (the harness records them for the reaper). */
+  track?: GroupRunOptions['track'];
 }
 
 export function createShellTool(options: ShellOptions, ops: ShellOperations = nodeShellOperations): Tool<ShellInput> {
@@ -81,6 +83,7 @@ export function createShellTool(options: ShellOptions, ops: ShellOperations = no
         signal: ctx.signal,
         ...(options.killGraceMs === undefined ? {} : { killGraceMs: options.killGraceMs }),
         ...(options.maxCaptureBytes === undefined ? {} : { maxCaptureBytes: options.maxCaptureBytes }),
+        ...(options.track ? { track: options.track } : {}),
       });
       const meta = { command, exitCode: r.exitCode, signal: r.exitSignal, timedOut: r.timedOut, aborted: r.aborted, outputBytes: r.outputBytes, durationMs: r.durationMs };
       if (r.spawnError !== undefined) {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { listRecords } from '../../src/fleet/registry.js';
 import { CLI, flotilla } from '../helpers/cli.js';
-import { tempFleet, type TempFleet } from '../helpers/fleet.js';
+import { agentsExited, tempFleet, type TempFleet } from '../helpers/fleet.js';
 import { fixture, scriptCalls, userTexts } from '../helpers/scripts.js';
 import { eventually, tmuxServer, type TmuxServer } from '../helpers/tmux.js';
 
@@ -11,6 +11,7 @@ let fleet: TempFleet;
 let tmux: TmuxServer;
 afterEach(async () => {
   await tmux?.kill();
+  if (fleet) await agentsExited(fleet.layout);
   fleet?.cleanup();
 });
 
@@ -35,7 +36,7 @@ describe('interactive agent in tmux', () => {
   it('a line typed while a tool runs is in the next model input', async () => {
     const { log } = await startAgent('harness/slow-tool.yaml');
     await tmux.tmux('send-keys', '-t', 'agent', 'count the files', 'Enter');
-    await tmux.waitFor('agent', /\$ sleep 2; echo slept/);
+    await tmux.waitFor('agent', /\$ sleep 5; echo slept/);
     await tmux.tmux('send-keys', '-t', 'agent', 'also check hidden ones', 'Enter');
     await tmux.waitFor('agent', /Saw: also check hidden ones/);
     const calls = scriptCalls(log);

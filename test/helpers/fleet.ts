@@ -14,10 +14,25 @@ export function tempFleet(prefix = 'flotilla-test-'): TempFleet {
   const project = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
   const layout = layoutFor(join(project, '.flotilla'), project);
   ensureState(layout);
-  return { project, layout, cleanup: () => rmSync(project, { recursive: true, force: true }) };
+  return { project, layout, cleanup: () => rmSync(project, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }) };
 }
 
 export function tempDir(prefix = 'flotilla-tmp-'): { dir: string; cleanup(): void } {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
-  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }) };
+}
+
+/**
+ * Waits until no registered harness process of the fleet is alive (they finish their last
+ * writes after tmux is killed), so a temp fleet can be removed without racing them.
+ */
+export async function agentsExited(layout: Layout, timeoutMs = 15_000): Promise<void> {
+  const { listRecords } = await import('../../src/fleet/registry.js');
+  const { isProcessAlive } = await import('../../src/fleet/proc.js');
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    const live = listRecords(layout).filter((r) => r.pid !== null && isProcessAlive(r.pid, r.pidStartTime));
+    if (live.length === 0) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }

@@ -42,7 +42,8 @@ describe('tmux client on a private server', () => {
       [w.windowId, w.paneId, w.panePid, 'worker-abc123', false],
     ]);
     // The pane runs our argv directly (no shell in between) in the asked cwd.
-    expect(readFileSync(`/proc/${w.panePid}/cmdline`, 'utf8').split('\0')[0]).toBe(process.execPath);
+    // Right after the fork the pane process is still tmux until it execs our argv.
+    await eventually(() => readFileSync(`/proc/${w.panePid}/cmdline`, 'utf8').split('\0')[0] === process.execPath, 5_000, 'the pane to exec node');
     expect(await tmux.display('#{pane_current_path}', w.paneId)).toBe(dir);
     // Detached: the dashboard stays the current window.
     expect(await tmux.display('#{window_id}', s.sessionId)).toBe(s.windowId);
