@@ -1,6 +1,8 @@
 import { mkdtempSync, rmSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isProcessAlive } from '../../src/fleet/proc.js';
+import { listRecords } from '../../src/fleet/registry.js';
 import { ensureState, layoutFor, type Layout } from '../../src/layout/layout.js';
 
 /** A real temporary project with a fleet root; `cleanup()` removes it. */
@@ -14,7 +16,23 @@ export function tempFleet(prefix = 'flotilla-test-'): TempFleet {
   const project = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
   const layout = layoutFor(join(project, '.flotilla'), project);
   ensureState(layout);
-  return { project, layout, cleanup: () => rmSync(project, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }) };
+  return {
+    project,
+    layout,
+    cleanup: () => {
+      // A harness still finishing (SIGHUP from a killed tmux) would write into what we delete.
+      stopHarnesses(layout);
+      rmSync(project, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+    },
+  };
+}
+
+/** SIGKILLs every live harness process of a fleet (pid and start time from the registry). */
+export function stopHarnesses(layout: Layout): void {
+  for (const rec of listRecords(layout)) {
+    if (rec.pid === null || !isProcessAlive(rec.pid, rec.pidStartTime)) continue;
+    try { process.kill(rec.pid, 'SIGKILL'); } catch { /* gone */ }
+  }
 }
 
 export function tempDir(prefix = 'flotilla-tmp-'): { dir: string; cleanup(): void } {
@@ -27,8 +45,6 @@ export function tempDir(prefix = 'flotilla-tmp-'): { dir: string; cleanup(): voi
  * writes after tmux is killed), so a temp fleet can be removed without racing them.
  */
 export async function agentsExited(layout: Layout, timeoutMs = 15_000): Promise<void> {
-  const { listRecords } = await import('../../src/fleet/registry.js');
-  const { isProcessAlive } = await import('../../src/fleet/proc.js');
   const end = Date.now() + timeoutMs;
   while (Date.now() < end) {
     const live = listRecords(layout).filter((r) => r.pid !== null && isProcessAlive(r.pid, r.pidStartTime));
