@@ -23,6 +23,7 @@ export default tseslint.config(
       globals: {
         process: 'readonly', console: 'readonly', Buffer: 'readonly', URL: 'readonly',
         setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', performance: 'readonly',
+        setImmediate: 'readonly', clearImmediate: 'readonly', AbortController: 'readonly', TextDecoder: 'readonly', TextEncoder: 'readonly',
       },
     },
   },
