@@ -30,7 +30,8 @@ export function tempFleet(prefix = 'flotilla-test-'): TempFleet {
 /** SIGKILLs every live harness process of a fleet (pid and start time from the registry). */
 export function stopHarnesses(layout: Layout): void {
   for (const rec of listRecords(layout)) {
-    if (rec.pid === null || !isProcessAlive(rec.pid, rec.pidStartTime)) continue;
+    // Lineage tests register the test process itself as a harness: never kill ourselves.
+    if (rec.pid === null || rec.pid === process.pid || rec.pid === process.ppid || !isProcessAlive(rec.pid, rec.pidStartTime)) continue;
     try { process.kill(rec.pid, 'SIGKILL'); } catch { /* gone */ }
   }
 }
