@@ -54,7 +54,13 @@ export async function reconcileDead(layout: Layout, config: Config, filter: Reco
 
 /** Why the agent is dead, or null while it runs (or may still be starting). */
 async function deathOf(layout: Layout, rec: AgentRecord, paneDied: boolean): Promise<string | null> {
-  const live = recordLiveness(rec);
+  let live = recordLiveness(rec);
+  // tmux fires pane-died at the terminal's EOF, which a killed process reaches while it is
+  // still exiting (not yet a zombie): give it a moment to be seen dead.
+  for (let i = 0; paneDied && live === 'live' && i < 40; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    live = recordLiveness(rec);
+  }
   if (live === 'live' || live === 'ended') return null;
   if (live === 'pending') {
     if (!paneDied) {
@@ -78,17 +84,42 @@ async function paneEnd(rec: AgentRecord): Promise<string> {
   // The pid is already gone; tmux learns of it a moment later (SIGCHLD), so give it up to 2 s.
   const end = Date.now() + 2_000;
   let fields: string[];
+  let nudged = false;
   for (;;) {
     const r = await tmux.exec(['display-message', '-p', '-t', rec.tmux.paneId, '#{pane_dead} #{pane_dead_status} #{pane_dead_signal}']).catch(() => null);
     if (!r || r.code !== 0) return 'window closed';
     fields = r.stdout.trim().split(' ');
-    if (fields[0] === '1' || Date.now() > end) break;
+    if ((fields[0] === '1' && (fields[1] || fields[2])) || Date.now() > end) break;
+    if (!nudged) {
+      nudged = true;
+      await nudgeTmux(tmux);
+    }
     await new Promise((res) => setTimeout(res, 50));
   }
   const [dead, status, signal] = fields;
   if (dead !== '1') return 'process died';
-  if (signal) return `killed (${SIGNAL_NAMES.get(Number(signal)) ?? `signal ${signal}`})`;
+  if (signal) return killedBy(Number(signal));
+  // The harness runs under a waiting sh (paneArgv), which reports a signal as 128+N.
+  const code = Number(status);
+  if (code > 128 && code < 128 + 65) return killedBy(code - 128);
   return status ? `exited with status ${status}` : 'process died';
+}
+
+/**
+ * A tmux built with libutempter can miss a pane process's SIGCHLD (its handler is swapped
+ * in while a pane is being recorded), leaving the process a zombie, the pane not dead and
+ * pane-died never run (tmux issue #311). Another SIGCHLD makes tmux reap it.
+ */
+export async function nudgeTmux(tmux: { exec(args: string[]): Promise<{ code: number; stdout: string }> }): Promise<void> {
+  const r = await tmux.exec(['display-message', '-p', '#{pid}']).catch(() => null);
+  const pid = r && r.code === 0 ? Number(r.stdout.trim()) : NaN;
+  if (Number.isInteger(pid) && pid > 1) {
+    try { process.kill(pid, 'SIGCHLD'); } catch { /* gone */ }
+  }
+}
+
+function killedBy(signal: number): string {
+  return `killed (${SIGNAL_NAMES.get(signal) ?? `signal ${signal}`})`;
 }
 
 /**

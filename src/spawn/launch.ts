@@ -77,6 +77,7 @@ export function childArgv(id: string): string[] {
   return [process.execPath, CLI_ENTRY, 'run', '--spawned', id];
 }
 
+
 export async function launchAgent(layout: Layout, config: Config, prepared: PreparedSpawn, opts: LaunchOptions = {}): Promise<AgentRecord> {
   const env = opts.env ?? process.env;
   let rec = prepared.record;

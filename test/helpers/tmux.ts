@@ -7,6 +7,11 @@ export interface TmuxServer {
   tmux(...args: string[]): Promise<string>;
   /** The visible text of a pane or window target. */
   capture(target: string): Promise<string>;
+  /**
+   * Sends the server SIGCHLD: tmux built with libutempter can miss a pane process's exit and
+   * leave it a zombie until another SIGCHLD (tmux issue #311). The reaper does the same.
+   */
+  nudge(): Promise<void>;
   /** Polls `capture(target)` until `pattern` matches or `timeoutMs` passes; returns the last capture. */
   waitFor(target: string, pattern: RegExp, timeoutMs?: number): Promise<string>;
   kill(): Promise<void>;
@@ -20,14 +25,20 @@ export function tmuxServer(): TmuxServer {
     return r.stdout;
   };
   const capture = (target: string) => tmux('capture-pane', '-p', '-J', '-S', '-200', '-t', target);
+  const nudge = async () => {
+    const pid = Number(await tmux('display-message', '-p', '#{pid}').catch(() => ''));
+    if (Number.isInteger(pid) && pid > 1) try { process.kill(pid, 'SIGCHLD'); } catch { /* gone */ }
+  };
   return {
     socket,
     tmux,
     capture,
+    nudge,
     async waitFor(target, pattern, timeoutMs = 15_000) {
       const end = Date.now() + timeoutMs;
       let last = '';
       while (Date.now() < end) {
+        await nudge();
         last = await capture(target).catch(() => last);
         if (pattern.test(last)) return last;
         await new Promise((r) => setTimeout(r, 100));

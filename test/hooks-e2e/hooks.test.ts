@@ -191,8 +191,12 @@ describe('config hooks.start / hooks.stop: the stop hook fires exactly once howe
       const id = s.stdout.trim();
       await eventually(() => p.record(id).status === 'working', 15_000, 'the agent to work');
       process.kill(p.record(id).pid!, 'SIGKILL');
-      // Nobody runs reap here: tmux's pane-died hook does.
-      await eventually(() => stopRuns(id).length > 0, 20_000, 'the stop hook from the reaper');
+      // Nobody runs reap here: tmux's pane-died hook does. (tmux with libutempter can miss the
+      // SIGCHLD of a pane's process; the nudge is what the reaper itself does.)
+      await eventually(async () => {
+        await tmux.nudge();
+        return stopRuns(id).length > 0;
+      }, 20_000, 'the stop hook from the reaper');
       expect(p.record(id).status).toBe('crashed');
       await p.run(['reap'], { env });
       await p.run(['status'], { env });

@@ -43,7 +43,8 @@ describe('crashes (§5.7)', () => {
     const latency = Date.now() - killedAt;
     expect(latency).toBeLessThan(5_000);
     expect(mail.status).toBe('crashed');
-    // tmux before 3.4 does not say how a pane's process died (no #{pane_dead_signal}).
+    // The pane-died hook reports the signal; the parent's check may get there before tmux has
+    // processed the death (tmux 3.3 can lag until a client talks to it) and says less.
     expect(mail.exit_reason).toMatch(/^(killed \(SIGKILL\)|process died)$/);
     const rec = f.record('s-one');
     expect(rec.status).toBe('crashed');

@@ -52,7 +52,7 @@ describe('tmux client on a private server', () => {
   });
 
   it('passes env with -e and argv words verbatim; remain-on-exit keeps the dead pane readable', async () => {
-    const { tmux } = setup();
+    const { server, tmux } = setup();
     const s = await tmux.newSession({ name: 'fleet-y', command: LIVE });
     const script = 'console.log("env=" + process.env.FOO); console.log("arg=" + process.argv[1]); process.exit(3)';
     const w = await tmux.newWindow({
@@ -62,7 +62,11 @@ describe('tmux client on a private server', () => {
       env: { FOO: 'a b$c' },
       remainOnExit: true,
     });
-    const dead = await eventually(async () => (await tmux.listPanes()).find((p) => p.paneId === w.paneId && p.dead), 15_000, 'dead pane');
+    // Dead and reaped (status known); tmux with libutempter may need a nudge (tmux issue #311).
+    const dead = await eventually(async () => {
+      await server.nudge();
+      return (await tmux.listPanes()).find((p) => p.paneId === w.paneId && p.dead && p.deadStatus !== null);
+    }, 15_000, 'dead pane');
     expect(dead.deadStatus).toBe(3);
     const text = await tmux.capturePane(w.paneId, { start: 'history' });
     expect(text).toContain('env=a b$c');
@@ -70,7 +74,7 @@ describe('tmux client on a private server', () => {
   });
 
   it('runs the pane-died hook with each argument intact and the dead pane id expanded', async () => {
-    const { tmux, dir } = setup();
+    const { server, tmux, dir } = setup();
     const s = await tmux.newSession({ name: 'fleet-z', command: LIVE });
     const out = join(dir, 'hook out.json');
     const tricky = `a 'b' "c" $HOME \\ ; #{pane_id} ## ~ ${'`x`'}`;
@@ -78,12 +82,16 @@ describe('tmux client on a private server', () => {
     const w = await tmux.newWindow({
       target: s.sessionId,
       name: 'dies-fast',
-      // Exits at once: the option and the hook must already be in place.
-      command: [process.execPath, '-e', 'process.exit(0)'],
+      // Exits at once (a single-threaded process: see paneArgv): the option and the hook must already be in place.
+      command: ['sh', '-c', 'exit 0'],
       remainOnExit: true,
       paneDiedHook: hook,
     });
-    await eventually(() => existsSync(out), 15_000, 'hook output');
+    // tmux with libutempter can miss the exit of a pane's process (tmux issue #311): nudge it.
+    await eventually(async () => {
+      await server.nudge();
+      return existsSync(out);
+    }, 15_000, 'hook output');
     const args = await eventually(() => {
       try {
         return JSON.parse(readFileSync(out, 'utf8')) as string[];
