@@ -6,6 +6,13 @@ import { unavailableChatActions, type ChatActions } from './chat/actions.js';
 /** What the pane's chat commands do for this agent (§6): the CLI's operations, with this agent as parent. */
 export async function chatActionsFor(layout: Layout, config: Config, rec: AgentRecord): Promise<ChatActions> {
   const { loadDefinitions } = await import('../definitions/load.js');
+  // Lines typed in this pane come from the person at its terminal, so the approval's caller is
+  // the harness's parent (tmux or their shell), not the harness, which approvals refuse (§11).
+  const answer = async (id: string, decision: import('../outputs/approve.js').Decision): Promise<string> => {
+    const { answerRequest } = await import('../outputs/approve.js');
+    const done = await answerRequest(layout, config, id, decision, { pid: process.ppid });
+    return `${decision.decision === 'approve' ? 'approved' : 'denied'} ${done.requestId} (${done.agentId})`;
+  };
   const names = (await loadDefinitions({ layout, config })).definitions.map((d) => d.name);
   return {
     ...unavailableChatActions(names),
@@ -36,6 +43,27 @@ export async function chatActionsFor(layout: Layout, config: Config, rec: AgentR
       const recipient = resolveRecipient(layout, to, rec.id);
       const { message } = await deliver(layout, { from: 'human', to: recipient, kind: 'message', body: text }, { maxBodyBytes: config.inbox.max_body_bytes });
       return `sent ${message.id} to ${recipient}`;
+    },
+    async resume(prefix, prompt) {
+      const [{ planResume, resumingLine }, { spawnAgent }, { readRecord }] = await Promise.all([
+        import('../outputs/resume.js'), import('../spawn/spawn.js'), import('../fleet/registry.js'),
+      ]);
+      const plan = planResume(layout, config, prefix);
+      // Started from this pane, the resumed agent is this agent's child (§6): its result comes back here.
+      const child = await spawnAgent(layout, config, { agent: plan.definition, prompt, cwd: plan.cwd, mode: 'interactive', model: plan.model, resumedFrom: plan.oldId }, { parent: readRecord(layout, rec.id) ?? rec });
+      return resumingLine(plan, child.id);
+    },
+    approve: (id) => answer(id, { decision: 'approve', scope: 'once' }),
+    deny: (id, reason) => answer(id, { decision: 'deny', reason: reason ?? 'denied by a person' }),
+    async output(prefix) {
+      const { agentOutput } = await import('../outputs/output.js');
+      const { id, text } = agentOutput(layout, prefix);
+      return `${id}:\n${text}`;
+    },
+    async collect() {
+      const { collectFinished, formatCollected } = await import('../outputs/collect.js');
+      const results = collectFinished(layout);
+      return results.length ? results.map(formatCollected).join('\n\n') : 'nothing new to collect';
     },
     async inbox() {
       const { list } = await import('../inbox/read.js');

@@ -44,4 +44,34 @@ describe('pane chat commands backed by the fleet', () => {
     expect(completionsFrom(f, 'pane-aaaaaa', id)).toHaveLength(1);
     expect(await chat.inbox()).toMatch(new RegExp(`^● \\S+  ${id}  completion  ${id} cancelled`));
   });
+
+  it('/agent output, /agent collect, /agent approve and /agent deny answer for the person at the pane', async () => {
+    f = spawnFleet();
+    const { config } = loadConfig({ layout: f.layout, env: f.env, userFile: null });
+    const me = createRecord(f.layout, recordInput('pane-bbbbbb', { status: 'idle', cwd: f.project }));
+    const done = createRecord(f.layout, recordInput('done-cccccc', { status: 'completed', cwd: f.project }));
+    const { writeOutput } = await import('../../src/transcript/output.js');
+    const { updateRecord } = await import('../../src/fleet/registry.js');
+    const out = writeOutput(f.layout, done.id, 'the final answer', 10_000);
+    updateRecord(f.layout, done.id, { lastTask: { task: 1, status: 'completed', exitReason: null, finishedAt: new Date().toISOString(), outputPath: out.path } });
+    const chat = await chatActionsFor(f.layout, config, me);
+    expect(await chat.output('done')).toBe('done-cccccc:\nthe final answer');
+    expect(await chat.collect()).toContain('the final answer');
+    expect(await chat.collect()).toBe('nothing new to collect');
+
+    // Two pending requests from a working agent; the pane answers them (the harness itself is the caller here).
+    // A live process stands in for the asking harness (the fleet's close stops it).
+    const { spawn } = await import('node:child_process');
+    const stand = spawn('sleep', ['60'], { stdio: 'ignore' });
+    const asker = createRecord(f.layout, recordInput('asker-dddddd', { status: 'working', cwd: f.project, pid: stand.pid!, pidStartTime: (await import('../../src/fleet/proc.js')).processStartTime(stand.pid!) }));
+    const { deliver } = await import('../../src/inbox/deliver.js');
+    for (const request_id of ['0000000000req000001', '0000000000req000002']) {
+      await deliver(f.layout, { from: asker.id, to: 'human', kind: 'approval_request', request_id, tool: 'shell', summary: 'asks to run $ ls', body: 'asks' });
+    }
+    expect(await chat.approve('0000000000req000001')).toBe('approved 0000000000req000001 (asker-dddddd)');
+    expect(await chat.deny('0000000000req000002', 'not now')).toBe('denied 0000000000req000002 (asker-dddddd)');
+    const { readFileSync } = await import('node:fs');
+    const { approvalAnswerPath } = await import('../../src/harness/approvals.js');
+    expect(JSON.parse(readFileSync(approvalAnswerPath(f.layout, '0000000000req000002'), 'utf8'))).toMatchObject({ decision: 'deny', reason: 'not now' });
+  });
 });
