@@ -18,7 +18,7 @@ function rssMb(pid) {
   return m ? Number(m[1]) / 1024 : NaN;
 }
 
-export async function runIdleBench({ agents = 50, sampleSecs = 10 } = {}) {
+export async function runIdleBench({ agents = 50, sampleSecs = 10, settleSecs = 15 } = {}) {
   const p = tempProject();
   const socket = `flotilla-idle-${process.pid}`;
   const env = { ...process.env, FLOTILLA_ROOT: p.root, FLOTILLA_TMUX_SOCKET: socket, FLOTILLA_LIMITS_MAX_RUNNING: String(agents + 4), FLOTILLA_LIMITS_MAX_SPAWNS_PER_TREE: '1000' };
@@ -38,8 +38,8 @@ export async function runIdleBench({ agents = 50, sampleSecs = 10 } = {}) {
       if (Date.now() > deadline) throw new Error('agents did not all go idle within 120 s');
       await new Promise((r) => setTimeout(r, 250));
     }
-    // Let start-up work settle before sampling.
-    await new Promise((r) => setTimeout(r, 2000));
+    // Idle means steady state: let start-up work (V8's post-start GC and compilation) settle.
+    await new Promise((r) => setTimeout(r, settleSecs * 1000));
     const pids = records().map((r) => r.pid);
     const before = pids.map(cpuTicks);
     const t0 = performance.now();
@@ -50,6 +50,7 @@ export async function runIdleBench({ agents = 50, sampleSecs = 10 } = {}) {
     const cpuSecs = after.reduce((s, a, i) => s + (a - before[i]), 0) / TICKS;
     return {
       agents,
+      settle_secs: settleSecs,
       sample_secs: round(secs),
       cpu_percent_of_one_core_total: round((cpuSecs / secs) * 100, 2),
       rss_mb: { max: round(Math.max(...rss)), mean: round(rss.reduce((a, b) => a + b, 0) / rss.length) },

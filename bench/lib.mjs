@@ -1,6 +1,6 @@
 // Shared helpers for the benchmarks: real processes, real temp fleets, medians.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, realpathSync, rmSync, mkdirSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,7 +20,29 @@ export const round = (n, d = 1) => Math.round(n * 10 ** d) / 10 ** d;
 export function tempProject(prefix = 'flotilla-bench-') {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
   mkdirSync(join(dir, '.git'));
-  return { dir, root: join(dir, '.flotilla'), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+  const root = join(dir, '.flotilla');
+  return {
+    dir,
+    root,
+    cleanup: () => {
+      // Harnesses finishing after tmux is killed would write into what we delete.
+      stopHarnesses(root);
+      try { rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 }); } catch { /* leave it in /tmp */ }
+    },
+  };
+}
+
+/** SIGKILLs every harness process registered in a fleet root. */
+export function stopHarnesses(root) {
+  const dir = join(root, 'state', 'agents');
+  let names = [];
+  try { names = readdirSync(dir).filter((f) => f.endsWith('.json')); } catch { return; }
+  for (const f of names) {
+    try {
+      const { pid } = JSON.parse(readFileSync(join(dir, f), 'utf8'));
+      if (pid && pid !== process.pid) process.kill(pid, 'SIGKILL');
+    } catch { /* gone or unreadable */ }
+  }
 }
 
 /** Wall time of one run of a command, in ms. */

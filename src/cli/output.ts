@@ -20,13 +20,3 @@ export function reportError(err: unknown): number {
 function oneLine(s: string): string {
   return s.replace(/\s*\n\s*/g, ' ').trim();
 }
-
-/** Formats a duration in ms compactly: 850ms, 12s, 3m04s, 2h05m. */
-export function formatDuration(ms: number): string {
-  if (ms < 1000) return `${Math.max(0, Math.round(ms))}ms`;
-  const s = Math.floor(ms / 1000);
-  if (s < 60) return `${s}s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m}m${String(s % 60).padStart(2, '0')}s`;
-  return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
-}

@@ -29,6 +29,8 @@ export interface Layout {
   /** The task prompt the spawner hands to a child harness. */
   taskFile(id: string): string;
   marker(name: string): string;
+  /** One empty file per child, named by its id: a parent's cheap index of its children. */
+  children(parentId: string): string;
   inbox(id: string): string;
   transcript(id: string): string;
   transcriptMeta(id: string): string;
@@ -67,6 +69,7 @@ export function layoutFor(root: string, project = dirname(resolve(root))): Layou
     registryFile: (id) => join(registryDir, `${id}.json`),
     taskFile: (id) => join(state, 'tasks', `${id}.md`),
     marker: (name) => join(state, 'markers', name),
+    children: (parentId) => join(state, 'children', parentId),
     inbox: (id) => join(inboxRoot, id),
     transcript: (id) => join(transcriptsDir, `${id}.jsonl`),
     transcriptMeta: (id) => join(transcriptsDir, `${id}.meta.json`),

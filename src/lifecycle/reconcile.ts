@@ -4,7 +4,7 @@ import { audit } from '../audit/audit.js';
 import type { Config } from '../config/schema.js';
 import { recordLiveness } from '../fleet/liveness.js';
 import { isTerminal, type AgentRecord, type TaskResult } from '../fleet/record.js';
-import { endRecord, listRecords } from '../fleet/registry.js';
+import { endRecord, listRecords, readRecord } from '../fleet/registry.js';
 import { heldSlots } from '../fleet/slots.js';
 import type { Layout } from '../layout/layout.js';
 import { sendCompletionOnce } from './completion.js';
@@ -38,7 +38,9 @@ export const PENDING_GRACE_MS = 30_000;
 /** Ends every dead, non-terminal record matching `filter`; returns the records this call ended. */
 export async function reconcileDead(layout: Layout, config: Config, filter: ReconcileFilter = {}, opts: ReconcileOptions = {}): Promise<AgentRecord[]> {
   const out: AgentRecord[] = [];
-  for (const rec of listRecords(layout)) {
+  // Named agents are read alone (a parent's check of its children); otherwise the fleet.
+  const records = filter.ids ? filter.ids.map((id) => readRecordSafe(layout, id)).filter((r): r is AgentRecord => r !== undefined) : listRecords(layout);
+  for (const rec of records) {
     if (isTerminal(rec.status)) continue;
     if (filter.ids && !filter.ids.includes(rec.id)) continue;
     if (filter.parentId !== undefined && rec.parentId !== filter.parentId) continue;
@@ -50,6 +52,14 @@ export async function reconcileDead(layout: Layout, config: Config, filter: Reco
     if (ended) out.push(ended);
   }
   return out;
+}
+
+function readRecordSafe(layout: Layout, id: string): AgentRecord | undefined {
+  try {
+    return readRecord(layout, id);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Why the agent is dead, or null while it runs (or may still be starting). */

@@ -1,5 +1,5 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { audit } from '../audit/audit.js';
 import type { Config } from '../config/schema.js';
 import type { Definition } from '../definitions/types.js';
@@ -138,6 +138,10 @@ async function prepareFor(layout: Layout, config: Config, req: SpawnRequest, par
     });
     mkdirSync(dirname(layout.taskFile(id)), { recursive: true });
     writeFileSync(layout.taskFile(id), task);
+    if (parent) {
+      mkdirSync(layout.children(parent.id), { recursive: true });
+      writeFileSync(join(layout.children(parent.id), id), '');
+    }
     audit(layout, { event: 'spawn', agent: id, parent: parent?.id ?? 'human', definition: definition.name, depth: admission.depth, model: model.spec, mode: req.mode });
     // Retention (§8) runs on each spawn; the new record is not terminal, so it is never pruned.
     try { applyFleetRetention(layout, config); } catch { /* retention never fails a spawn */ }

@@ -3,6 +3,7 @@ import type { Config } from '../config/schema.js';
 import { FlotillaError } from '../errors.js';
 import type { AgentRecord } from '../fleet/record.js';
 import type { Layout } from '../layout/layout.js';
+import { childSpawned } from '../lifecycle/supervise.js';
 import { launchAgent, tmuxPreflight, type LaunchOptions } from './launch.js';
 import { prepareSpawn, type SpawnRequest } from './prepare.js';
 
@@ -35,5 +36,7 @@ export async function spawnAgent(layout: Layout, config: Config, req: Omit<Spawn
     { ...req, background: opts.background || undefined, worktree: opts.worktree, mode: opts.background ? 'headless' : req.mode },
     { env, ...(opts.pid !== undefined ? { pid: opts.pid } : {}), ...(opts.parent !== undefined ? { parent: opts.parent } : {}) },
   );
+  // A harness spawning for its model or pane watches its new child closely from now on.
+  if (prepared.record.parentId) childSpawned(prepared.record.parentId);
   return launchAgent(layout, config, prepared, { ...opts, env });
 }

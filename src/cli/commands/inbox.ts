@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import type { Log } from '../../audit/logger.js';
 import type { InboxItem } from '../../inbox/read.js';
 import { cliContext } from '../context.js';
-import { formatDuration, printJson } from '../output.js';
+import { printJson } from '../output.js';
 
 interface InboxOpts {
   read?: string;
@@ -78,7 +78,8 @@ export function command(): Command {
         process.stdout.write(`no ${opts.all ? '' : 'unread '}messages for ${owner}\n`);
         return;
       }
-      process.stdout.write(table(shown) + '\n');
+      const { formatElapsedMs } = await import('../../spawn/status-view.js');
+      process.stdout.write(table(shown, formatElapsedMs) + '\n');
     });
 }
 
@@ -90,11 +91,11 @@ function formatFull(item: InboxItem): string {
   return `${lines.join('\n')}\n\n${m.body.replace(/\s+$/, '')}`;
 }
 
-function table(items: InboxItem[]): string {
+function table(items: InboxItem[], age: (ms: number) => string): string {
   const now = Date.now();
   const rows = items.map((i) => [
     i.message.id, i.message.from, i.message.kind, i.message.priority,
-    formatDuration(now - Date.parse(i.message.timestamp)), i.read ? 'read' : 'unread', i.message.summary,
+    age(now - Date.parse(i.message.timestamp)), i.read ? 'read' : 'unread', i.message.summary,
   ]);
   const head = ['ID', 'FROM', 'KIND', 'PRIORITY', 'AGE', 'STATE', 'SUMMARY'];
   const widths = head.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c]!.length)));
