@@ -19,12 +19,27 @@ export function tempFleet(prefix = 'flotilla-test-'): TempFleet {
   return {
     project,
     layout,
-    cleanup: () => {
-      // A harness still finishing (SIGHUP from a killed tmux) would write into what we delete.
-      stopHarnesses(layout);
-      rmSync(project, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
-    },
+    cleanup: () => removePatiently(project, () => stopHarnesses(layout)),
   };
+}
+
+/**
+ * Removes a directory that processes of the fleet may still be writing into (a harness
+ * finishing after tmux was killed, a reaper run by a pane-died hook): stop them, retry for
+ * up to 10 s.
+ */
+export function removePatiently(dir: string, stop: () => void): void {
+  const end = Date.now() + 10_000;
+  for (;;) {
+    stop();
+    try {
+      rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+      return;
+    } catch (err) {
+      if (Date.now() > end) throw err;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
+    }
+  }
 }
 
 /** SIGKILLs every live harness process of a fleet (pid and start time from the registry). */

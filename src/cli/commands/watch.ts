@@ -9,6 +9,12 @@ export function command(): Command {
     .action(async (opts: { tick: string }, cmd: Command) => {
       const { layout } = cliContext(cmd);
       const { config } = await cliConfig(layout);
+      // Ink renders only a final frame when it believes it runs in CI (CI / CONTINUOUS_INTEGRATION
+      // set, read when ink loads); a dashboard on a terminal is interactive wherever it runs.
+      if (process.stdout.isTTY) {
+        delete process.env.CI;
+        delete process.env.CONTINUOUS_INTEGRATION;
+      }
       const [{ runWatch }, { tmuxSocket }] = await Promise.all([import('../../watch/index.js'), import('../../tmux/client.js')]);
       const tick = Number(opts.tick);
       process.exitCode = await runWatch({
