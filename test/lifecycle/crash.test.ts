@@ -35,8 +35,15 @@ describe('crashes (§5.7)', () => {
       return r && r.status === 'working' && r.lastLine.startsWith('$ sleep') && r;
     }, 15_000, 'the sleeper to be working');
     // The sleeper's running shell command: its own process group, recorded for the reaper.
-    const groups = JSON.parse(readFileSync(f.layout.marker('s-one.groups'), 'utf8')) as { pgid: number }[];
-    expect(groups).toHaveLength(1);
+    // (lastLine shows the call as it is announced; the group is recorded once the command starts.)
+    const groups = await eventually(() => {
+      try {
+        const g = JSON.parse(readFileSync(f!.layout.marker('s-one.groups'), 'utf8')) as { pgid: number }[];
+        return g.length === 1 && g;
+      } catch {
+        return false;
+      }
+    }, 5_000, 'the running command to be recorded');
     const killedAt = Date.now();
     process.kill(child.pid!, 'SIGKILL');
     const mail = await eventually(() => completionsFrom(f!, 'lead-k', 's-one')[0], 5_000, 'a crashed completion');
