@@ -1,4 +1,5 @@
 import { execa } from 'execa';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { listRecords } from '../../src/fleet/registry.js';
@@ -84,5 +85,18 @@ describe('interactive agent in tmux', () => {
     expect(agentRecord().lastTask?.status).toBe('completed');
     const { readAudit } = await import('../../src/audit/read.js');
     expect(readAudit(fleet.layout, { event: 'agent_end' }).lines).toEqual([expect.objectContaining({ agent: agentRecord().id, status: 'cancelled', reason: 'window closed' })]);
+  });
+
+  it('default mode: the pane asks before a shell command, and y typed there runs it', async () => {
+    await startAgent('harness/asks.yaml', { FLOTILLA_AGENTS_DEFAULT_PERMISSION_MODE: 'default' });
+    await tmux.tmux('send-keys', '-t', 'agent', 'make the marker', 'Enter');
+    await tmux.waitFor('agent', /\[y\]es once/);
+    expect(agentRecord().status).toBe('waiting_approval');
+    expect(existsSync(join(fleet.project, 'marker.txt'))).toBe(false);
+    await tmux.tmux('send-keys', '-t', 'agent', 'y', 'Enter');
+    await tmux.waitFor('agent', /Result: wrote-it/);
+    expect(readFileSync(join(fleet.project, 'marker.txt'), 'utf8')).toBe('approved\n');
+    const { readAudit } = await import('../../src/audit/read.js');
+    expect(readAudit(fleet.layout, { event: 'approval' }).lines).toEqual([expect.objectContaining({ tool: 'shell', decision: 'approved', by: 'human' })]);
   });
 });
