@@ -22,12 +22,28 @@ export function assertValidId(id: string, what = 'id'): void {
   }
 }
 
+let lastMs = 0;
+let lastRandom = 0n;
+const RANDOM_SPACE = 36n ** 10n;
+
 /**
  * A unique, time-sortable id for messages and events: 9 base-36 chars of milliseconds,
- * then 10 random chars. Sorting the strings sorts by time.
+ * then 10 random chars. Sorting the strings sorts by time, and ids made by one process in
+ * the same millisecond still sort in the order they were made (the random part counts up).
  */
 export function newSortableId(now = Date.now()): string {
-  return now.toString(36).padStart(9, '0') + random();
+  let ms = now;
+  let rnd: bigint;
+  if (ms === lastMs && lastRandom + 1n < RANDOM_SPACE) {
+    rnd = lastRandom + 1n;
+  } else {
+    // Leave room below the top so same-millisecond ids can count up from here.
+    rnd = BigInt(parseInt(random().slice(0, 8), 36)) * 36n ** 2n;
+    if (ms === lastMs) ms += 1;
+  }
+  lastMs = ms;
+  lastRandom = rnd;
+  return ms.toString(36).padStart(9, '0') + rnd.toString(36).padStart(10, '0');
 }
 
 /**
