@@ -121,6 +121,14 @@ function typing(
   }
   if (key.backspace || key.delete) return { ui: { ...ui, mode: { ...mode, text: mode.text.slice(0, -1) } } };
   if (key.ctrl || key.meta || key.tab || key.upArrow || key.downArrow) return { ui };
+  // Typing fast (or a busy machine) can deliver the text and its Enter in one read: take the
+  // text, then submit, as if Enter had come alone.
+  if (input.length > 1 && /[\r\n]$/.test(input)) {
+    const typed = typing(ui, mode, input.replace(/[\r\n]+$/, ''), key, snap);
+    const next = typed.ui.mode;
+    if (next.kind !== 'message' && next.kind !== 'deny') return typed;
+    return typing(typed.ui, next, '', { ...key, return: true }, snap);
+  }
   // A paste arrives as one string; keep it on one line.
   // eslint-disable-next-line no-control-regex
   const text = input.replace(/[\r\n]+/g, ' ').replace(/[\x00-\x1f\x7f]/g, '');

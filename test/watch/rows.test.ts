@@ -159,10 +159,15 @@ describe('keys', () => {
     expect(ui.mode).toEqual({ kind: 'message', id: 'lead-aaaaaa', text: '' });
     for (const ch of ['h', 'i', 'x']) ui = press(ui, ch).ui;
     ui = press(ui, '', { backspace: true }).ui;
-    ui = press(ui, ' there\n').ui;
+    ui = press(ui, ' there').ui;
     const sent = press(ui, '', { return: true });
-    expect(sent.effect).toMatchObject({ kind: 'send', row: { id: 'lead-aaaaaa' }, text: 'hi there ' });
+    expect(sent.effect).toMatchObject({ kind: 'send', row: { id: 'lead-aaaaaa' }, text: 'hi there' });
     expect(sent.ui.mode.kind).toBe('browse');
+    // Text and its Enter in one read (fast typing, a busy machine) still send.
+    const oneRead = press(press(initialUi, 'm').ui, 'all at once\r');
+    expect(oneRead.effect).toMatchObject({ kind: 'send', text: 'all at once' });
+    // A pasted line break inside the text stays on one line.
+    expect(press(press(initialUi, 'm').ui, 'a\nb').ui.mode).toMatchObject({ text: 'a b' });
     const dropped = press(press(initialUi, 'm').ui, '', { escape: true });
     expect(dropped.effect).toBeUndefined();
     expect(dropped.ui.flash).toBe('message not sent');
