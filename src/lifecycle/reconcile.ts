@@ -109,7 +109,7 @@ async function paneEnd(rec: AgentRecord): Promise<string> {
   const [dead, status, signal] = fields;
   if (dead !== '1') return 'process died';
   if (signal) return killedBy(Number(signal));
-  // The harness runs under a waiting sh (paneArgv), which reports a signal as 128+N.
+  // A signal death seen through a shell in between reads as status 128+N.
   const code = Number(status);
   if (code > 128 && code < 128 + 65) return killedBy(code - 128);
   return status ? `exited with status ${status}` : 'process died';
