@@ -24,7 +24,8 @@ export async function main(argv: string[]): Promise<number> {
   }
   const name = firstCommandName(args);
   const wanted = name && name in COMMANDS ? [name] : Object.keys(COMMANDS);
-  const modules: CommandModule[] = await Promise.all(wanted.map((n) => COMMANDS[n]!()));
+  // An alias maps to the same module: register each module once.
+  const modules = [...new Set<CommandModule>(await Promise.all(wanted.map((n) => COMMANDS[n]!())))];
   for (const mod of modules) {
     const cmd = mod.command();
     quiet(cmd);

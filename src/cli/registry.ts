@@ -23,6 +23,8 @@ export const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   gc: () => import('./commands/gc.js'),
   attach: () => import('./commands/attach.js'),
   status: () => import('./commands/status.js'),
+  // An alias: the status module registers `ls` itself; mapped here so `flotilla ls` loads only it.
+  ls: () => import('./commands/status.js'),
   up: () => import('./commands/up.js'),
   watch: () => import('./commands/watch.js'),
   resume: () => import('./commands/resume.js'),
