@@ -2,10 +2,10 @@ import { audit } from '../audit/audit.js';
 import type { Log } from '../audit/logger.js';
 import type { Config } from '../config/schema.js';
 import type { AgentRecord, TaskResult } from '../fleet/record.js';
-import { endRecord, listRecords } from '../fleet/registry.js';
-import { isRecordLive } from '../fleet/liveness.js';
+import { endRecord } from '../fleet/registry.js';
 import type { Layout } from '../layout/layout.js';
 import { sendCompletionOnce } from '../lifecycle/completion.js';
+import { terminateForegroundChildren } from '../lifecycle/signal.js';
 
 /**
  * Everything that happens once when an agent ends (§5.7-5.8), whichever way: its
@@ -24,7 +24,7 @@ export async function finishAgent(opts: {
   appendEnd: (status: TaskResult['status'], reason: string) => void;
 }): Promise<AgentRecord> {
   const { layout, record: rec, status, reason } = opts;
-  cancelForegroundChildren(layout, rec.id, opts.log);
+  terminateForegroundChildren(layout, rec.id, rec.id);
   const result: TaskResult | null = opts.openTask
     ? { task: rec.task, status, exitReason: reason, finishedAt: new Date().toISOString(), outputPath: opts.openTask.outputPath }
     : null;
@@ -34,20 +34,4 @@ export async function finishAgent(opts: {
   await opts.runStopHooks(status, reason);
   audit(layout, { event: 'agent_end', agent: rec.id, status, reason, turns: record.turns, input_tokens: record.usage.inputTokens, output_tokens: record.usage.outputTokens });
   return record;
-}
-
-/** SIGTERM to every live foreground child (§5.8); they cancel their own children in turn. */
-export function cancelForegroundChildren(layout: Layout, parentId: string, log: Log): string[] {
-  const hit: string[] = [];
-  for (const child of listRecords(layout)) {
-    if (child.parentId !== parentId || child.background || !child.pid || !isRecordLive(child)) continue;
-    try {
-      process.kill(child.pid, 'SIGTERM');
-      hit.push(child.id);
-      audit(layout, { event: 'cancel', agent: child.id, by: parentId, cascade: true });
-    } catch (err) {
-      log.warn({ child: child.id, err: String(err) }, 'could not signal child');
-    }
-  }
-  return hit;
 }
