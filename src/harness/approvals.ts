@@ -44,9 +44,10 @@ export class Approvals {
     private readonly setWaiting: (waiting: boolean) => void,
   ) {}
 
-  /** Asks a person about one call; resolves with the decision. */
-  async ask(call: ToolCall, mode: string): Promise<ApprovalOutcome> {
+  /** Asks a person about one call; resolves with the decision. A stopped turn (Ctrl-C, timeout) withdraws the question. */
+  async ask(call: ToolCall, mode: string, signal?: AbortSignal): Promise<ApprovalOutcome> {
     if (this.always.has(call.name)) return { approved: true, by: 'always' };
+    if (signal?.aborted) return { approved: false, by: 'aborted', reason: 'the turn was stopped' };
     const request: ApprovalRequest = { id: newSortableId(), agentId: this.agentId, tool: call.name, summary: describeCall(call), createdAt: new Date().toISOString(), mode };
     const { deliver } = await import('../inbox/deliver.js');
     await deliver(this.layout, {
@@ -58,9 +59,10 @@ export class Approvals {
     this.emit({ type: 'approval', request });
     const outcome = await new Promise<ApprovalOutcome>((resolve) => {
       const answerFile = approvalAnswerPath(this.layout, request.id);
-      const finish = (o: ApprovalOutcome, by: 'pane' | 'cli' | 'timeout') => {
+      const finish = (o: ApprovalOutcome, by: 'pane' | 'cli' | 'timeout' | 'aborted') => {
         clearTimeout(timer);
         clearInterval(poll);
+        signal?.removeEventListener('abort', onAbort);
         this.pending = null;
         rmSync(answerFile, { force: true });
         this.emit({ type: 'approval_resolved', requestId: request.id, decision: o.approved ? 'approve' : 'deny', by });
@@ -75,9 +77,12 @@ export class Approvals {
           finish(this.apply(a, call.name, 'cli'), 'cli');
         } catch { /* half-written: next tick */ }
       }, 150);
+      const onAbort = () => finish({ approved: false, by: 'aborted', reason: 'the turn was stopped before an answer' }, 'aborted');
+      signal?.addEventListener('abort', onAbort, { once: true });
       this.pending = { request, settle: (o) => finish(o, 'pane') };
     });
-    this.setWaiting(false);
+    // A stopped turn leaves the record to the session, which is going idle or ending.
+    if (outcome.by !== 'aborted') this.setWaiting(false);
     audit(this.layout, { event: 'approval', agent: this.agentId, request: request.id, tool: call.name, decision: outcome.approved ? 'approved' : 'denied', by: outcome.by, ...(outcome.approved ? {} : { reason: outcome.reason }) });
     return outcome;
   }

@@ -23,7 +23,7 @@ export function createGate(opts: {
   canAsk: boolean;
   hookContext: HookContext;
   log: Log;
-}): (call: ToolCall, tool: Tool | undefined) => Promise<GateDecision> {
+}): (call: ToolCall, tool: Tool | undefined, signal?: AbortSignal) => Promise<GateDecision> {
   const { layout, record, log } = opts;
   const mode = parsePermissionMode(record.permissionMode) ?? 'default';
   const deny = (call: ToolCall, rule: string, reason: string): GateDecision => {
@@ -32,7 +32,7 @@ export function createGate(opts: {
     return { allow: false, reason };
   };
 
-  return async (call, tool) => {
+  return async (call, tool, signal) => {
     const policy = checkToolCall(opts.policy, call.name);
     if (policy.decision === 'deny' || !tool) {
       return deny(call, policy.rule, `'${call.name}' is not among this agent's tools (rule: ${policy.rule})`);
@@ -45,7 +45,7 @@ export function createGate(opts: {
       return deny(call, perm.rule, why);
     }
     if (perm.decision === 'ask') {
-      const outcome = await opts.approvals.ask(call, mode);
+      const outcome = await opts.approvals.ask(call, mode, signal);
       if (!outcome.approved) return deny(call, `approval:${outcome.by}`, `a person denied it: ${outcome.reason}`);
     }
     const { runPreToolUse } = await import('../hooks/run-hooks.js');

@@ -42,7 +42,7 @@ export interface SessionDeps {
   log: Log;
   transcript: TranscriptWriter | null;
   inbox: InboxPort;
-  gate: (call: ToolCall, tool: Tool | undefined) => Promise<GateDecision>;
+  gate: (call: ToolCall, tool: Tool | undefined, signal: AbortSignal) => Promise<GateDecision>;
   afterTool?: (call: ToolCall, result: ToolResult) => Promise<void>;
   /** Budget check before every model call (§11). */
   beforeModelCall?: () => Promise<string | undefined>;

@@ -127,7 +127,8 @@ export async function startAgent(opts: {
     try { rec = updateRecord(layout, rec.id, { status: waiting ? 'waiting_approval' : 'working' }); } catch { /* ended meanwhile */ }
   });
   const tools: Tool[] = await buildTools({ layout, config, record: rec, env: childEnv, memoryDir: memDir, inbox, log });
-  const policy = { tools: rec.effectivePolicy.tools, withheld: {} };
+  const { withheldRules } = await import('../policy/tool-policy.js');
+  const policy = { tools: rec.effectivePolicy.tools, withheld: withheldRules(definition.tools, config.agents.default_disallowed_tools, rec.effectivePolicy.tools) };
   const gate = createGate({ layout, record: rec, policy, definition, approvals, canAsk: !rec.background && rec.mode !== 'headless', hookContext, log });
   const system = buildSystemPrompt({
     identity: {
@@ -151,7 +152,7 @@ export async function startAgent(opts: {
 
   const session = new AgentSession({
     layout, config, record: rec, model, system, tools, history, log, transcript, inbox,
-    gate: (call, tool) => gate(call, tool),
+    gate,
     afterTool: (call, result) => runPostToolUse(spec, { name: call.name, input: call.input, output: result.output, isError: !!result.isError }, hookContext),
     beforeModelCall: async () => budgetRefusal(rec.rootId, listRecords(layout), config.budget)?.message,
     onApprovalAnswer: (a) => approvals.answer(a),

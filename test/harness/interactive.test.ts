@@ -99,4 +99,19 @@ describe('interactive agent in tmux', () => {
     const { readAudit } = await import('../../src/audit/read.js');
     expect(readAudit(fleet.layout, { event: 'approval' }).lines).toEqual([expect.objectContaining({ tool: 'shell', decision: 'approved', by: 'human' })]);
   });
+
+  it('Ctrl-C during a pending approval withdraws the question; the agent stays idle past the approval timeout', async () => {
+    await startAgent('harness/asks.yaml', { FLOTILLA_AGENTS_DEFAULT_PERMISSION_MODE: 'default', FLOTILLA_AGENTS_APPROVAL_TIMEOUT_SECS: '2' });
+    await tmux.tmux('send-keys', '-t', 'agent', 'make the marker', 'Enter');
+    await tmux.waitFor('agent', /\[y\]es once/);
+    await tmux.tmux('send-keys', '-t', 'agent', 'C-c');
+    await tmux.waitFor('agent', /withdrawn: the turn was stopped/);
+    await eventually(() => agentRecord().status === 'idle', 5_000, 'idle');
+    // Past the approval timeout: a question left waiting would have set the record back to working.
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect(agentRecord().status).toBe('idle');
+    expect(existsSync(join(fleet.project, 'marker.txt'))).toBe(false);
+    const { readAudit } = await import('../../src/audit/read.js');
+    expect(readAudit(fleet.layout, { event: 'approval' }).lines).toEqual([expect.objectContaining({ decision: 'denied', by: 'aborted' })]);
+  });
 });
