@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkToolCall, effectivePolicy, resolveTools, type ToolsSpec } from '../../src/policy/tool-policy.js';
+import { checkToolCall, effectivePolicy, resolveTools, withheldRules, type ToolsSpec } from '../../src/policy/tool-policy.js';
 import { CANONICAL_TOOLS, canonicalToolName } from '../../src/policy/tool-names.js';
 
 const spec = (s: Partial<ToolsSpec>): ToolsSpec => ({ allow: null, deny: [], except: [], ...s });
@@ -66,5 +66,19 @@ describe('checkToolCall', () => {
     const p = effectivePolicy({ tools: spec({ allow: ['read'] }), permissionMode: 'plan', secrets: ['GH_TOKEN'] });
     expect(p).toMatchObject({ tools: ['read'], permissionMode: 'plan', secrets: ['GH_TOKEN'] });
     expect(JSON.parse(JSON.stringify(p))).toEqual(p);
+  });
+});
+
+describe('withheldRules', () => {
+  it('names the definition list that withheld a tool, or the parent that narrowed it', () => {
+    const spec = { allow: null, deny: ['write'], except: ['edit'] };
+    const withheld = withheldRules(spec, ['grep'], ['read', 'glob', 'shell']);
+    const policy = { tools: ['read', 'glob', 'shell'], withheld };
+    expect(checkToolCall(policy, 'Write')).toEqual({ decision: 'deny', rule: 'tools.deny' });
+    expect(checkToolCall(policy, 'edit')).toEqual({ decision: 'deny', rule: 'tools.except' });
+    expect(checkToolCall(policy, 'grep')).toEqual({ decision: 'deny', rule: 'agents.default_disallowed_tools' });
+    expect(checkToolCall(policy, 'spawn_agent')).toEqual({ decision: 'deny', rule: 'parent' });
+    expect(checkToolCall(policy, 'WebSearch')).toEqual({ decision: 'deny', rule: 'unknown-tool' });
+    expect(checkToolCall(policy, 'Bash(ls)')).toEqual({ decision: 'allow', rule: 'tools' });
   });
 });
