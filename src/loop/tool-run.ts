@@ -1,4 +1,5 @@
 import { errorMessage } from '../errors.js';
+import { formatInputError } from '../tools/run-tool.js';
 import type { Tool, ToolCall, ToolContext, ToolResult } from '../tools/types.js';
 import { abortable } from './abort.js';
 import type { ModelToolCall } from './model-call.js';
@@ -44,11 +45,8 @@ export async function runToolCall(
 
   const parsed = tool.inputSchema.safeParse(mc.input);
   if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => `- ${i.path.length ? i.path.map(String).join('.') : '(input)'}: ${i.message}`);
-    return notRun(
-      `Invalid input for tool '${tool.name}':\n${issues.join('\n')}\nReceived: ${clip(safeJson(mc.input))}\n` +
-        `Fix the fields above and call '${tool.name}' again.`,
-    );
+    // The one writer of input errors for the model (field by field, the fields, an example).
+    return notRun(`${formatInputError(tool, mc.input, parsed.error)}\nFix the fields above and call '${tool.name}' again.`);
   }
 
   if (opts.gate) {
@@ -80,13 +78,6 @@ async function gated(opts: Pick<LoopOptions, 'gate'>, call: ToolCall, tool: Tool
   }
 }
 
-function safeJson(v: unknown): string {
-  try {
-    return JSON.stringify(v) ?? String(v);
-  } catch {
-    return String(v);
-  }
-}
 
 function clip(s: string, max = 500): string {
   return s.length <= max ? s : `${s.slice(0, max)}… (${s.length} chars)`;

@@ -211,9 +211,11 @@ describe('tool errors are written for the model', () => {
   it('says what was received and how to fix invalid input', async () => {
     const [r] = await run([{ tool: 'echo', input: { text: 42 } }]);
     expect(r?.isError).toBe(true);
-    expect(r?.output).toContain("Invalid input for tool 'echo'");
+    expect(r?.output).toContain('Invalid input for echo:');
+    expect(r?.output).toContain("Fix the fields above and call 'echo' again.");
     expect(r?.output).toMatch(/- text: .*expected string/);
-    expect(r?.output).toContain('Received: {"text":42}');
+    expect(r?.output).toContain('You sent: {"text":42}');
+    expect(r?.output).toContain('Fields: text (string, required)');
   });
 
   it('turns a thrown error into an error result and goes on', async () => {
