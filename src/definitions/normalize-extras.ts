@@ -58,7 +58,7 @@ export function normalizeHooks(v: unknown, issues: Issues): DefinitionHooks | un
         if (typeof timeout !== 'number' || !(timeout > 0)) return bad(`${hf}.timeout_secs`, `${hf}.timeout_secs must be a number of seconds > 0, got ${describe(timeout)}`);
         const failClosed = c.fail_closed ?? false;
         if (typeof failClosed !== 'boolean') return bad(`${hf}.fail_closed`, `${hf}.fail_closed must be true or false, got ${describe(failClosed)}`);
-        commands.push({ type: 'command', command: c.command, timeoutSecs: timeout, failClosed });
+        commands.push({ type: 'command', command: c.command, timeout_secs: timeout, fail_closed: failClosed });
       }
       hooks[event].push({ matcher, hooks: commands } satisfies HookMatcher);
     }

@@ -2,33 +2,15 @@ import type { Config } from '../config/schema.js';
 import type { PermissionMode } from '../policy/permission-mode.js';
 import type { Declared } from '../policy/escalation.js';
 import type { ToolsSpec } from '../policy/tool-policy.js';
+import type { DefinitionHooks } from '../hooks/schema.js';
 
 /** Where a definition came from, in precedence order (§7). */
 export type DefinitionScope = 'project' | 'claude-project' | 'user' | 'claude-user' | 'builtin';
 
 export type MemoryScope = 'user' | 'project' | 'local';
 
-/** One hook command (§9). */
-export interface HookCommand {
-  type: 'command';
-  /** Run with `sh -c`. */
-  command: string;
-  /** Default 30. */
-  timeoutSecs: number;
-  /** A failing PreToolUse hook blocks the call when true. Default false. */
-  failClosed: boolean;
-}
-
-/** `matcher` is `|`-separated substrings of the tool name; empty matches every tool. */
-export interface HookMatcher {
-  matcher: string;
-  hooks: HookCommand[];
-}
-
-export interface DefinitionHooks {
-  PreToolUse: HookMatcher[];
-  PostToolUse: HookMatcher[];
-}
+/** Hooks (§9) are the hook runner's own shape: `{matcher, hooks: [{type, command, timeout_secs, fail_closed}]}`. */
+export type { DefinitionHooks, HookCommand, HookMatcher } from '../hooks/schema.js';
 
 /** A loaded, validated agent definition with every default applied. */
 export interface Definition {

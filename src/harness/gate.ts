@@ -49,15 +49,9 @@ export function createGate(opts: {
       if (!outcome.approved) return deny(call, `approval:${outcome.by}`, `a person denied it: ${outcome.reason}`);
     }
     const { runPreToolUse } = await import('../hooks/run-hooks.js');
-    const hooked = await runPreToolUse(hookSpec(opts.definition), { name: call.name, input: call.input }, opts.hookContext);
+    const hooked = await runPreToolUse(opts.definition.hooks, { name: call.name, input: call.input }, opts.hookContext);
     if (!hooked.allow) return deny(call, 'PreToolUse', hooked.reason);
     return { allow: true };
   };
 }
 
-/** The definition's hooks in the hook runner's shape. */
-export function hookSpec(def: Definition): import('../hooks/schema.js').DefinitionHooks {
-  const group = (gs: Definition['hooks']['PreToolUse']) =>
-    gs.map((g) => ({ matcher: g.matcher, hooks: g.hooks.map((h) => ({ type: 'command' as const, command: h.command, timeout_secs: h.timeoutSecs, fail_closed: h.failClosed })) }));
-  return { PreToolUse: group(def.hooks.PreToolUse), PostToolUse: group(def.hooks.PostToolUse) };
-}

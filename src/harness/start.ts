@@ -17,7 +17,7 @@ import type { Tool } from '../tools/types.js';
 import { Approvals } from './approvals.js';
 import { buildTools } from './build-tools.js';
 import { finishAgent } from './finish.js';
-import { createGate, hookSpec } from './gate.js';
+import { createGate } from './gate.js';
 import { openInboxPort } from './inbox-port.js';
 import { memoryDir, readMemory } from './memory.js';
 import { AgentSession } from './session.js';
@@ -144,7 +144,6 @@ export async function startAgent(opts: {
   const { stopHookOnce } = await import('../hooks/stop-once.js');
   const { writeOutput } = await import('../transcript/output.js');
   const { sendCompletionOnce } = await import('../lifecycle/completion.js');
-  const spec = hookSpec(definition);
   const prompt = readTask(layout, rec.id);
   // A child whose harness dies without ending itself is reaped by its parent within ~2 s (§5.7).
   const { superviseChildren } = await import('../lifecycle/supervise.js');
@@ -153,7 +152,7 @@ export async function startAgent(opts: {
   const session = new AgentSession({
     layout, config, record: rec, model, system, tools, history, log, transcript, inbox,
     gate,
-    afterTool: (call, result) => runPostToolUse(spec, { name: call.name, input: call.input, output: result.output, isError: !!result.isError }, hookContext),
+    afterTool: (call, result) => runPostToolUse(definition.hooks, { name: call.name, input: call.input, output: result.output, isError: !!result.isError }, hookContext),
     beforeModelCall: async () => budgetRefusal(rec.rootId, listRecords(layout), config.budget)?.message,
     onApprovalAnswer: (a) => approvals.answer(a),
     oneshot: rec.mode !== 'interactive',

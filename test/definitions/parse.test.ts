@@ -76,7 +76,7 @@ color: red`);
       timeoutSecs: 120,
       ttlSecs: 60,
       skills: { include: ['release/*'], exclude: ['release/old'] },
-      hooks: { PreToolUse: [{ matcher: 'Edit|Write', hooks: [{ type: 'command', command: 'npm run lint', timeoutSecs: 5, failClosed: true }] }], PostToolUse: [] },
+      hooks: { PreToolUse: [{ matcher: 'Edit|Write', hooks: [{ type: 'command', command: 'npm run lint', timeout_secs: 5, fail_closed: true }] }], PostToolUse: [] },
       color: 'red',
       declared: { tools: true, permissionMode: true, maxTurns: true, timeoutSecs: true },
     });

@@ -106,7 +106,7 @@ function skillsLine(def: Definition): string {
 
 function hooksLine(def: Definition): string {
   const parts = (['PreToolUse', 'PostToolUse'] as const).flatMap((e) =>
-    def.hooks[e].flatMap((m) => m.hooks.map((h) => `${e}[${m.matcher || '*'}]: ${h.command}${h.failClosed ? ' (fail closed)' : ''}`)),
+    def.hooks[e].flatMap((m) => m.hooks.map((h) => `${e}[${m.matcher || '*'}]: ${h.command}${h.fail_closed ? ' (fail closed)' : ''}`)),
   );
   return parts.join('; ') || '(none)';
 }
