@@ -1,6 +1,6 @@
-import { closeSync, openSync, readSync, statSync, watch } from 'node:fs';
-import { isErrno } from '../errors.js';
+import { watch } from 'node:fs';
 import type { Layout } from '../layout/layout.js';
+import { readNewLines } from '../layout/read-lines.js';
 
 export interface AuditFilter {
   agent?: string | undefined;
@@ -15,37 +15,15 @@ function matches(line: Line, f: AuditFilter): boolean {
   return true;
 }
 
-/** Reads bytes [from, end) and returns whole lines only (LF framing) plus the new offset. */
+/** Whole JSON lines from `from` on (LF framing), skipping foreign lines, plus the new offset. */
 function readLines(path: string, from: number): { lines: Line[]; offset: number } {
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch (err) {
-    if (isErrno(err, 'ENOENT')) return { lines: [], offset: from };
-    throw err;
+  const { lines: raw, offset } = readNewLines(path, from);
+  const lines: Line[] = [];
+  for (const text of raw) {
+    if (!text) continue;
+    try { lines.push(JSON.parse(text) as Line); } catch { /* a foreign line: skip */ }
   }
-  try {
-    const size = statSync(path).size;
-    if (size <= from) return { lines: [], offset: from };
-    const buf = Buffer.alloc(size - from);
-    let got = 0;
-    while (got < buf.length) {
-      const n = readSync(fd, buf, got, buf.length - got, from + got);
-      if (n === 0) break;
-      got += n;
-    }
-    const text = buf.subarray(0, got).toString('utf8');
-    const end = text.lastIndexOf('\n');
-    if (end < 0) return { lines: [], offset: from };
-    const lines: Line[] = [];
-    for (const raw of text.slice(0, end).split('\n')) {
-      if (!raw) continue;
-      try { lines.push(JSON.parse(raw) as Line); } catch { /* a foreign line: skip */ }
-    }
-    return { lines, offset: from + Buffer.byteLength(text.slice(0, end + 1)) };
-  } finally {
-    closeSync(fd);
-  }
+  return { lines, offset };
 }
 
 export function readAudit(layout: Layout, filter: AuditFilter = {}): { lines: Line[]; offset: number } {

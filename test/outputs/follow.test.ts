@@ -1,7 +1,8 @@
 import { appendFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { followTranscript, readNewLines, type TranscriptRecord } from '../../src/transcript/follow.js';
+import { readNewLines } from '../../src/layout/read-lines.js';
+import { followTranscript, type TranscriptRecord } from '../../src/transcript/follow.js';
 import { tempDir } from '../helpers/fleet.js';
 
 const header = JSON.stringify({ type: 'header', version: 1, agent_id: 'w-1', def_name: 'w', created_at: '2026-01-01T00:00:00.000Z' });
