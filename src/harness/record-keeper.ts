@@ -1,5 +1,5 @@
 import type { Config } from '../config/schema.js';
-import { errorMessage } from '../errors.js';
+import { FlotillaError } from '../errors.js';
 import type { AgentRecord } from '../fleet/record.js';
 import { updateRecord } from '../fleet/registry.js';
 import type { Layout } from '../layout/layout.js';
@@ -26,7 +26,7 @@ export class RecordKeeper {
     } catch (err) {
       // A state that can no longer change (terminal) or a vanished record: keep going in memory.
       this.current = { ...this.current, ...(patch.status ? {} : patch) };
-      if (!/cannot go from/.test(errorMessage(err))) throw err;
+      if (!(err instanceof FlotillaError && err.code === 'illegal-transition')) throw err;
     }
     this.onChange(this.current);
   }

@@ -90,7 +90,7 @@ export async function startAgent(opts: {
     : null;
   const { writeMeta, updateMeta } = await import('../transcript/meta.js');
   const meta = () => ({
-    agent_id: rec.id, agent_name: rec.id, def_name: definition.name, status: rec.status, exit_reason: rec.exitReason,
+    agent_id: rec.id, agent_name: rec.name, def_name: definition.name, status: rec.status, exit_reason: rec.exitReason,
     started_at: rec.startedAt ?? new Date().toISOString(), finished_at: rec.finishedAt, resumed_from: rec.resumedFrom, turns_used: rec.turns, model: rec.model,
     usage: rec.usage,
   });
