@@ -22,27 +22,28 @@ export async function openInboxPort(layout: Layout, owner: string, config: Confi
     poll: config.inbox.poll, pollIntervalMs: config.inbox.poll_interval_ms, rescanSecs: config.inbox.rescan_secs,
     maxBodyBytes: config.inbox.max_body_bytes, log, aliases,
   });
+  // Keyed by message id: the ids the transcript records (§8) and resume compares against.
   watcher.on('message', (item) => {
-    if (unread.has(item.file)) return;
-    if (alreadySurfaced.has(item.file)) {
+    if (unread.has(item.message.id)) return;
+    if (alreadySurfaced.has(item.message.id)) {
       // The transcript recorded it before a crash stopped the claim: finish the claim, show it no more.
       void claim(layout, owner, item).catch((err: unknown) => log.error({ err: String(err), file: item.file }, 'claim failed'));
       return;
     }
-    unread.set(item.file, item);
+    unread.set(item.message.id, item);
     for (const l of arrivals) l(noticeLine(item.message));
   });
   await watcher.ready;
 
-  const fresh = () => sortForReader([...unread.values()].filter((i) => !surfaced.has(i.file)).map((i) => ({ ...i.message, item: i }))).map((m) => m.item);
-  const doClaim = async (files: Iterable<string>) => {
+  const fresh = () => sortForReader([...unread.values()].filter((i) => !surfaced.has(i.message.id)).map((i) => ({ ...i.message, item: i }))).map((m) => m.item);
+  const doClaim = async (ids: Iterable<string>) => {
     // Fault point for the crash-safety test (§4): die after the transcript recorded, before the claim.
     if (process.env.FLOTILLA_FAULT === 'kill-before-claim') process.kill(process.pid, 'SIGKILL');
-    for (const file of files) {
-      const item = unread.get(file);
-      await claim(layout, owner, item ?? file).catch((err: unknown) => log.error({ err: String(err), file }, 'claim failed'));
-      unread.delete(file);
-      toClaim.delete(file);
+    for (const id of ids) {
+      const item = unread.get(id);
+      if (item) await claim(layout, owner, item).catch((err: unknown) => log.error({ err: String(err), id }, 'claim failed'));
+      unread.delete(id);
+      toClaim.delete(id);
     }
   };
 
@@ -50,15 +51,15 @@ export async function openInboxPort(layout: Layout, owner: string, config: Confi
     async take(): Promise<Injection | undefined> {
       const items = fresh();
       if (items.length === 0) return undefined;
-      for (const i of items) surfaced.add(i.file);
-      return { source: 'inbox', text: formatForModel(items.map((i) => i.message)), ids: items.map((i) => i.file) };
+      for (const i of items) surfaced.add(i.message.id);
+      return { source: 'inbox', text: formatForModel(items.map((i) => i.message)), ids: items.map((i) => i.message.id) };
     },
     claim: doClaim,
     /** check_inbox: unread mail as text; without peek it is claimed once the turn is recorded. */
     async takeForTool(peek: boolean): Promise<string> {
       const items = peek ? (await list(layout, owner, { log, aliases })).filter((i) => !i.read) : fresh();
       if (items.length === 0) return 'No unread messages.';
-      if (!peek) for (const i of items) { surfaced.add(i.file); toClaim.add(i.file); }
+      if (!peek) for (const i of items) { surfaced.add(i.message.id); toClaim.add(i.message.id); }
       return formatForModel(items.map((i) => i.message));
     },
     claimPending: () => doClaim([...toClaim]),

@@ -18,7 +18,7 @@ describe('crash between transcript append and claim (§4)', () => {
   it('re-surfaces the message exactly once after resume, and adopted mail arrives once', async () => {
     fleet = tempFleet();
     const env = { FLOTILLA_ROOT: fleet.layout.root, FLOTILLA_AGENTS_DEFAULT_PERMISSION_MODE: 'dont_ask' };
-    await deliver(fleet.layout, { from: 'human', to: 'crashy', kind: 'message', body: 'first-letter-body' });
+    const first = await deliver(fleet.layout, { from: 'human', to: 'crashy', kind: 'message', body: 'first-letter-body' });
 
     // The harness records the surfaced message, then dies before it can claim it.
     const crashed = await flotilla(['run', '--id', 'crashy', '--model', `script:${fixture('harness/mail-once.yaml')}`, 'start'], {
@@ -26,7 +26,10 @@ describe('crash between transcript append and claim (§4)', () => {
     });
     expect(crashed.signal).toBe('SIGKILL');
     const t = readTranscript(fleet.layout, 'crashy');
-    expect(t.entries.filter((e) => e.type === 'surfaced' && e.text.includes('first-letter-body'))).toHaveLength(1);
+    const surfaced = t.entries.filter((e) => e.type === 'surfaced' && e.text.includes('first-letter-body'));
+    expect(surfaced).toHaveLength(1);
+    // The transcript names surfaced mail by message id (docs/transcripts.md).
+    expect(surfaced[0]).toMatchObject({ source: 'inbox', ids: [first.message.id] });
     expect(box('crashy', 'new')).toHaveLength(1);
 
     // More mail arrives for the dead agent.
@@ -38,8 +41,7 @@ describe('crash between transcript append and claim (§4)', () => {
     // The crash came before the reply was recorded, so that turn is asked again: the first reply.
     expect(resumed.stdout).toBe('noted');
 
-    const first = scriptCalls(log)[0]!;
-    const users = userTexts(first);
+    const users = userTexts(scriptCalls(log)[0]!);
     expect(users.filter((t) => t.includes('first-letter-body'))).toHaveLength(1);
     expect(users.filter((t) => t.includes('second-letter-body'))).toHaveLength(1);
     expect(box('crashy', 'new')).toEqual([]);
