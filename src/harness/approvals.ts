@@ -50,7 +50,7 @@ export class Approvals {
     if (signal?.aborted) return { approved: false, by: 'aborted', reason: 'the turn was stopped' };
     const request: ApprovalRequest = { id: newSortableId(), agentId: this.agentId, tool: call.name, summary: describeCall(call), createdAt: new Date().toISOString(), mode };
     const { deliver } = await import('../inbox/deliver.js');
-    await deliver(this.layout, {
+    const delivered = await deliver(this.layout, {
       from: this.agentId, to: 'human', kind: 'approval_request', request_id: request.id, tool: call.name, priority: 'high',
       summary: summarize(`${this.agentId} asks to run ${request.summary}`),
       body: `Agent ${this.agentId} asks to run:\n\n    ${request.summary}\n\nAnswer with \`flotilla approve ${request.id}\` or \`flotilla deny ${request.id} --reason "…"\`, or type y / a / n in its window.`,
@@ -65,6 +65,8 @@ export class Approvals {
         signal?.removeEventListener('abort', onAbort);
         this.pending = null;
         rmSync(answerFile, { force: true });
+        // Settled however: the request leaves the human inbox, so no later answer claims to count.
+        if (delivered) void import('../inbox/claim.js').then(({ claim }) => claim(this.layout, 'human', delivered.file)).catch(() => undefined);
         this.emit({ type: 'approval_resolved', requestId: request.id, decision: o.approved ? 'approve' : 'deny', by });
         resolve(o);
       };

@@ -56,7 +56,14 @@ export async function answerRequest(
   if (m.kind !== 'approval_request') throw new FlotillaError(`message ${m.id} is not an approval request`, { code: 'not-found' });
   const requestId = m.request_id;
   const answerFile = approvalAnswerPath(layout, requestId);
+  const age = (opts.now ?? Date.now()) - Date.parse(m.timestamp);
+  const expired = () => new FlotillaError(
+    `request ${requestId} expired: nobody answered within ${config.agents.approval_timeout_secs}s (agents.approval_timeout_secs), so '${m.from}' was told it was denied`,
+    { code: 'expired' },
+  );
+  // The agent claims its request however it is settled (an answer, the timeout, a stopped turn).
   if (item.read || existsSync(answerFile)) {
+    if (age > config.agents.approval_timeout_secs * 1000) throw expired();
     throw new FlotillaError(`request ${requestId} (${m.from}: ${m.summary}) was already answered — run 'flotilla inbox' to list pending requests`, { code: 'already-answered' });
   }
   const agent = readRecord(layout, m.from);
@@ -65,13 +72,9 @@ export async function answerRequest(
     await claim(layout, 'human', item);
     throw new FlotillaError(`request ${requestId} is moot: agent '${m.from}' has ended${agent ? ` (${agent.status})` : ''}, so nothing is waiting for an answer`, { code: 'agent-ended' });
   }
-  const age = (opts.now ?? Date.now()) - Date.parse(m.timestamp);
   if (age > config.agents.approval_timeout_secs * 1000) {
     await claim(layout, 'human', item);
-    throw new FlotillaError(
-      `request ${requestId} expired: nobody answered within ${config.agents.approval_timeout_secs}s (agents.approval_timeout_secs), so '${m.from}' was told it was denied`,
-      { code: 'expired' },
-    );
+    throw expired();
   }
   const answer: ApprovalAnswer = decision.decision === 'approve'
     ? { requestId, decision: 'approve', scope: decision.scope }

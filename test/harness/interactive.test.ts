@@ -98,6 +98,12 @@ describe('interactive agent in tmux', () => {
     expect(readFileSync(join(fleet.project, 'marker.txt'), 'utf8')).toBe('approved\n');
     const { readAudit } = await import('../../src/audit/read.js');
     expect(readAudit(fleet.layout, { event: 'approval' }).lines).toEqual([expect.objectContaining({ tool: 'shell', decision: 'approved', by: 'human' })]);
+    // Answered in the pane, the request has left the human inbox: a later CLI answer says so.
+    const { list } = await import('../../src/inbox/read.js');
+    const request = await eventually(async () => (await list(fleet.layout, 'human', { includeRead: true })).find((i) => i.message.kind === 'approval_request' && i.read), 5_000, 'the request to be claimed');
+    const late = await flotilla(['approve', (request.message as { request_id: string }).request_id], { cwd: fleet.project, env: { FLOTILLA_ROOT: fleet.layout.root } });
+    expect(late.exitCode).toBe(1);
+    expect(late.stderr).toMatch(/was already answered/);
   });
 
   it('Ctrl-C during a pending approval withdraws the question; the agent stays idle past the approval timeout', async () => {
