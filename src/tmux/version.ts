@@ -11,7 +11,7 @@ export interface TmuxVersion {
   next: boolean;
 }
 
-/** The oldest tmux Flotilla supports (§ requirements): `new-session -e`, per-pane options and hooks. */
+/** The oldest tmux Flotilla supports (docs/design.md, requirements): `new-session -e`, per-pane options and hooks. */
 export const MIN_TMUX = { major: 3, minor: 2 } as const;
 
 /** Parses `tmux -V` output (`tmux 3.3a`, `tmux next-3.4`, `tmux 3.0-rc5`, `tmux master`); null when unrecognised. */
