@@ -43,10 +43,26 @@ export async function main(argv: string[]): Promise<number> {
 
 const VERSION = '0.1.0';
 
+/** Which command's help a usage error should point to, by the error commander threw. */
+const helpOf = new WeakMap<CommanderError, string>();
+
 /** Commander must throw (so we choose exit codes and print one line) at every depth. */
 function quiet(cmd: Command): void {
-  cmd.exitOverride().configureOutput({ outputError: () => undefined });
+  const path = commandPath(cmd);
+  cmd
+    .exitOverride((err) => {
+      helpOf.set(err, path);
+      throw err;
+    })
+    .configureOutput({ outputError: () => undefined });
   for (const sub of cmd.commands) quiet(sub);
+}
+
+/** `flotilla agents show`: the words that reach this command. */
+function commandPath(cmd: Command): string {
+  const names: string[] = [];
+  for (let c: Command | null = cmd; c; c = c.parent) names.unshift(c.name());
+  return names[0] === 'flotilla' ? names.join(' ') : ['flotilla', ...names].join(' ');
 }
 
 /** The first argument that is not an option (or an option's value) of the program itself. */
@@ -66,7 +82,8 @@ function commanderExit(err: CommanderError): number {
   if (err.code === 'commander.help') return 2;
   // commander's messages are "error: unknown command 'x'\n(Did you mean y?)": fold to one line.
   const text = err.message.replace(/^error:\s*/i, '').replace(/\s*\n\s*/g, ' ').trim();
-  process.stderr.write(`flotilla: ${text} — run 'flotilla --help' for usage\n`);
+  // A subcommand's mistake is explained by that subcommand's help, not the list of commands.
+  process.stderr.write(`flotilla: ${text} — run '${helpOf.get(err) ?? 'flotilla'} --help' for usage\n`);
   return 2;
 }
 

@@ -78,7 +78,9 @@ export async function startAgent(opts: {
   try {
     model = await createModel(rec.model, config, env, { cwd: rec.cwd, ...scriptLog(env) });
   } catch (err) {
-    throw new FlotillaError(`cannot start model '${rec.model}': ${errorMessage(err)}`, { code: 'model', cause: err });
+    // The model's own errors already name the model: say it once.
+    const why = errorMessage(err);
+    throw new FlotillaError(why.includes(`'${rec.model}'`) ? why : `cannot start model '${rec.model}': ${why}`, { code: 'model', cause: err });
   }
 
   const parent = rec.parentId ? readRecord(layout, rec.parentId) : null;

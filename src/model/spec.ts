@@ -78,7 +78,7 @@ export interface ParsedSpec {
 }
 
 const FORMS =
-  "use provider:model-id — anthropic:<id>, openai:<id>, ollama:<model>, openai-compatible:<name>/<model>, script:<file.yaml> — or an alias from models.aliases";
+  "use provider:model-id (anthropic:<id>, openai:<id>, ollama:<model>, openai-compatible:<name>/<model>, script:<file.yaml>) or an alias from models.aliases";
 
 /** Splits a model string; throws a UsageError that lists the valid forms. */
 export function parseModelSpec(spec: string): ParsedSpec {

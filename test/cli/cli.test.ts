@@ -15,6 +15,40 @@ describe('CLI conventions', () => {
     expect(r.stderr).toMatch(/^flotilla: unknown option '--jsn'/);
   });
 
+  it("a subcommand's usage error points to that subcommand's help", async () => {
+    const option = await flotilla(['send', '--bogus', 'x']);
+    expect(option.exitCode).toBe(2);
+    expect(option.stderr).toBe("flotilla: unknown option '--bogus' — run 'flotilla send --help' for usage");
+    const nested = await flotilla(['agents', 'show']);
+    expect(nested.exitCode).toBe(2);
+    expect(nested.stderr).toBe("flotilla: missing required argument 'name' — run 'flotilla agents show --help' for usage");
+  });
+
+  it('reading the inbox of an unknown agent says how to find one, not whom to send to', async () => {
+    const f = tempFleet();
+    try {
+      const r = await flotilla(['--root', f.layout.root, 'inbox', 'nosuch'], { env: { FLOTILLA_AGENT_ID: '' } });
+      expect(r.exitCode).toBe(1);
+      expect(r.stderr).toBe("flotilla: no agent id starts with 'nosuch' — run 'flotilla status' to list agents, or leave the id out to read the human inbox");
+    } finally {
+      f.cleanup();
+    }
+  });
+
+  it('an unknown model provider is named once, with the forms that work', async () => {
+    const f = tempFleet();
+    try {
+      const r = await flotilla(['--root', f.layout.root, 'run', '--model', 'nope:x', 'hi'], { cwd: f.project, env: { FLOTILLA_AGENT_ID: '' } });
+      expect(r.exitCode).toBe(1);
+      const lines = String(r.stderr).split('\n').filter((line) => line.startsWith('flotilla: '));
+      const error = lines.find((line) => line.includes("'nope:x'"));
+      expect(error).toMatch(/^flotilla: invalid model 'nope:x': unknown provider 'nope' — use provider:model-id \(anthropic:<id>/);
+      expect(error!.split("'nope:x'")).toHaveLength(2);
+    } finally {
+      f.cleanup();
+    }
+  });
+
   it('config show --json parses and names sources; doctor --json parses', async () => {
     const f = tempFleet();
     try {

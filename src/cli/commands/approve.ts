@@ -8,7 +8,7 @@ export function command(): Command {
     .description('approve a pending approval request (id or unique prefix, from flotilla inbox)')
     .argument('<request-id>', 'the request id shown in the approval_request message')
     .option('--always', "approve this tool for the rest of that agent's life, not just this call")
-    .addOption(new Option('--ttl <secs>', 'lifetime of a granted secret (secret requests, §11)'))
+    .addOption(new Option('--ttl <secs>', 'for a secret request: how many seconds the granted secret lives'))
     .option('--json', 'print the answered request as JSON')
     .action(async (requestId: string, opts: { always?: boolean; ttl?: string; json?: boolean }, cmd: Command) => {
       const { layout } = cliContext(cmd);

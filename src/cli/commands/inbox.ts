@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import type { Log } from '../../audit/logger.js';
 import type { InboxItem } from '../../inbox/read.js';
+import { FlotillaError } from '../../errors.js';
 import { cliContext } from '../context.js';
 import { printJson } from '../output.js';
 
@@ -44,7 +45,7 @@ export function command(): Command {
         import('../../errors.js'),
       ]);
       const me = senderIdentity();
-      const owner = who ? resolveRecipient(layout, who, me) : 'human';
+      const owner = who ? inboxOwner(() => resolveRecipient(layout, who, me), who) : 'human';
       const readOpts = { log: stderrLog, maxBodyBytes: (await inboxSettings(layout)).max_body_bytes };
 
       if (opts.read !== undefined) {
@@ -81,6 +82,16 @@ export function command(): Command {
       const { formatElapsedMs } = await import('../../spawn/status-view.js');
       process.stdout.write(table(shown, formatElapsedMs) + '\n');
     });
+}
+
+/** Reading is not sending: an unknown id says how to find one, not whom to send to instead. */
+function inboxOwner(resolve: () => string, who: string): string {
+  try {
+    return resolve();
+  } catch (err) {
+    if ((err as { code?: unknown }).code !== 'unknown-recipient') throw err;
+    throw new FlotillaError(`no agent id starts with '${who.trim()}' — run 'flotilla status' to list agents, or leave the id out to read the human inbox`, { code: 'not-found' });
+  }
 }
 
 function formatFull(item: InboxItem): string {

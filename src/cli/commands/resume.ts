@@ -15,7 +15,7 @@ interface ResumeOpts {
 /** `flotilla resume <id> [prompt…]` (§8): a new agent whose history is that agent's transcript. */
 export function command(): Command {
   return new Command('resume')
-    .description("start a new agent with an old agent's transcript as its history (§8); the prompt is its next user turn")
+    .description("start a new agent with an old agent's transcript as its history; the prompt is its next user turn")
     .argument('<id>', 'the agent to resume (id or unique prefix)')
     .argument('[prompt...]', 'what to say next (default: stdin when it is not a TTY; none opens the window waiting for input)')
     .option('--prompt <text>', 'the next user turn, instead of arguments')

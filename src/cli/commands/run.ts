@@ -3,7 +3,7 @@ import { cliConfig, cliContext } from '../context.js';
 
 export function command(): Command {
   return new Command('run')
-    .description('be an agent in this terminal: a REPL on a TTY, one-shot with a prompt or stdin (§6)')
+    .description('be an agent in this terminal: a REPL on a TTY, one-shot with a prompt or stdin; the answer goes to stdout')
     .argument('[prompt...]', 'the task (default: stdin when it is not a TTY)')
     .option('--agent <name>', 'definition to run (default: agents.default)')
     .option('--id <id>', 'choose the agent id')

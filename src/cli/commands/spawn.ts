@@ -22,7 +22,7 @@ interface SpawnOpts {
  */
 export function command(): Command {
   return new Command('spawn')
-    .description('open an agent in tmux and print its id (the same as spawn-agent, §5)')
+    .description('open an agent in its own tmux window (or --background) and print its id; the same as spawn-agent')
     .argument('[prompt...]', 'the task (default: stdin when it is not a terminal)')
     .option('--agent <name>', 'definition to run (default: agents.default)')
     .option('--id <id>', 'choose the agent id')
