@@ -72,7 +72,7 @@ export async function reserveRunningSlot(layout: Layout, maxRunning: number): Pr
 function treeDir(layout: Layout, rootId: string): string {
   // rootId names a directory: never let it climb out of slots/.
   if (!ID_PATTERN.test(rootId)) throw new FlotillaError(`invalid root id '${rootId}' — the registry record is damaged; run 'flotilla gc'`);
-  return join(layout.slotsDir, `tree-${rootId}`);
+  return layout.treeSpawns(rootId);
 }
 
 /** Spawns a tree has used so far (claimed numbers; they never go down). */

@@ -1,5 +1,4 @@
 import { existsSync, readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
 import { audit } from '../audit/audit.js';
 import { newSortableId } from '../fleet/ids.js';
 import { summarize } from '../inbox/message.js';
@@ -16,10 +15,6 @@ import type { SessionEvent } from './session-types.js';
  */
 
 export type ApprovalOutcome = { approved: true; by: string } | { approved: false; by: string; reason: string };
-
-export function approvalAnswerPath(layout: Layout, requestId: string): string {
-  return join(layout.state, 'approvals', `${requestId}.answer`);
-}
 
 /** One line a person can judge: `$ npm publish`, `write src/app.ts (1.2 KB)`. */
 export function describeCall(call: ToolCall): string {
@@ -58,7 +53,7 @@ export class Approvals {
     this.setWaiting(true);
     this.emit({ type: 'approval', request });
     const outcome = await new Promise<ApprovalOutcome>((resolve) => {
-      const answerFile = approvalAnswerPath(this.layout, request.id);
+      const answerFile = this.layout.approvalAnswer(request.id);
       const finish = (o: ApprovalOutcome, by: 'pane' | 'cli' | 'timeout' | 'aborted') => {
         clearTimeout(timer);
         clearInterval(poll);

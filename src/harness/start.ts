@@ -9,6 +9,7 @@ import type { AgentRecord } from '../fleet/record.js';
 import { getRecord, readRecord, updateRecord } from '../fleet/registry.js';
 import { processStartTime } from '../fleet/proc.js';
 import type { SlotHold } from '../fleet/slots.js';
+import { maildir } from '../inbox/maildir.js';
 import type { Layout } from '../layout/layout.js';
 import { CLI_ENTRY, TOOLS_DIR } from '../layout/package.js';
 import type { ModelMessage } from '../loop/types.js';
@@ -203,8 +204,8 @@ function predecessors(layout: Layout, rec: AgentRecord): string[] {
 
 /** Moves the unread messages of a resumed agent into its successor's new/ (same names, atomic renames). */
 function adoptUnread(layout: Layout, fromId: string, toId: string): void {
-  const from = join(layout.inbox(fromId), 'new');
-  const to = join(layout.inbox(toId), 'new');
+  const from = maildir(layout, fromId).new;
+  const to = maildir(layout, toId).new;
   let names: string[];
   try { names = readdirSync(from); } catch { return; }
   mkdirSync(to, { recursive: true });

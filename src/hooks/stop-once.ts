@@ -1,16 +1,7 @@
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname } from 'node:path';
 import { isErrno } from '../errors.js';
 import type { Layout } from '../layout/layout.js';
-
-/**
- * The marker that says an agent's stop hooks have been claimed.
- * TODO(layout): this path belongs in layout.ts (`state/hooks/<id>.stop`); built here until
- * the layout owner adds it.
- */
-export function stopHookMarker(layout: Layout, agentId: string): string {
-  return join(layout.state, 'hooks', `${agentId}.stop`);
-}
 
 /**
  * Runs an agent's stop hooks exactly once (§9), whichever process reaches its first
@@ -20,7 +11,7 @@ export function stopHookMarker(layout: Layout, agentId: string): string {
  * most once rather than twice. Returns true when this call ran `run`.
  */
 export async function stopHookOnce(layout: Layout, agentId: string, run: () => Promise<void>): Promise<boolean> {
-  const marker = stopHookMarker(layout, agentId);
+  const marker = layout.stopHookMarker(agentId);
   let fd: number;
   try {
     fd = claim(marker);
@@ -43,7 +34,7 @@ function claim(marker: string): number {
     return openSync(marker, 'wx', 0o644);
   } catch (err) {
     if (!isErrno(err, 'ENOENT')) throw err;
-    mkdirSync(join(marker, '..'), { recursive: true });
+    mkdirSync(dirname(marker), { recursive: true });
     return openSync(marker, 'wx', 0o644);
   }
 }

@@ -39,7 +39,16 @@ export interface Layout {
   worktree(id: string): string;
   projectMemory(name: string): string;
   localMemory(name: string): string;
+  /** The answer `flotilla approve`/`deny` writes for a waiting harness. */
+  approvalAnswer(requestId: string): string;
+  /** Claimed once, O_EXCL, by whoever runs an agent's stop hooks. */
+  stopHookMarker(agentId: string): string;
+  /** Numbered O_EXCL files counting a tree's spawns (`slots/tree-<root>/spawn-<n>`). */
+  treeSpawns(rootId: string): string;
 }
+
+/** `slots/tree-<root>`: the prefix lets gc tell a tree's spawn count from a slot. */
+export const TREE_SPAWNS_PREFIX = 'tree-';
 
 export function layoutFor(root: string, project = dirname(resolve(root))): Layout {
   const r = resolve(root);
@@ -78,6 +87,9 @@ export function layoutFor(root: string, project = dirname(resolve(root))): Layou
     worktree: (id) => join(worktreesDir, id),
     projectMemory: (name) => join(r, 'agent-memory', name),
     localMemory: (name) => join(r, 'agent-memory-local', name),
+    approvalAnswer: (requestId) => join(state, 'approvals', `${requestId}.answer`),
+    stopHookMarker: (agentId) => join(state, 'hooks', `${agentId}.stop`),
+    treeSpawns: (rootId) => join(state, 'slots', `${TREE_SPAWNS_PREFIX}${rootId}`),
   };
 }
 

@@ -5,7 +5,6 @@ import { FlotillaError, refusal } from '../errors.js';
 import { findParentAgent } from '../fleet/lineage.js';
 import { recordLiveness } from '../fleet/liveness.js';
 import { readRecord } from '../fleet/registry.js';
-import { approvalAnswerPath } from '../harness/approvals.js';
 import { claim } from '../inbox/claim.js';
 import { list, type InboxItem } from '../inbox/read.js';
 import { writeFileAtomic } from '../layout/atomic.js';
@@ -55,7 +54,7 @@ export async function answerRequest(
   }
   if (m.kind !== 'approval_request') throw new FlotillaError(`message ${m.id} is not an approval request`, { code: 'not-found' });
   const requestId = m.request_id;
-  const answerFile = approvalAnswerPath(layout, requestId);
+  const answerFile = layout.approvalAnswer(requestId);
   const age = (opts.now ?? Date.now()) - Date.parse(m.timestamp);
   const expired = () => new FlotillaError(
     `request ${requestId} expired: nobody answered within ${config.agents.approval_timeout_secs}s (agents.approval_timeout_secs), so '${m.from}' was told it was denied`,

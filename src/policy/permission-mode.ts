@@ -1,4 +1,5 @@
-import type { ToolClass } from '../tools/types.js';
+/** What a tool may do, for permission modes (§7): `read` never asks; `write` and `exec` may. */
+export type ToolClass = 'read' | 'write' | 'exec' | 'fleet';
 
 /**
  * Permission modes (§7), ordered from least to most trusting. The order is what

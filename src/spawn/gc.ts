@@ -1,12 +1,11 @@
 import { readdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
 import { audit } from '../audit/audit.js';
 import type { Config } from '../config/schema.js';
 import { errorMessage } from '../errors.js';
 import { recordLiveness } from '../fleet/liveness.js';
 import { isTerminal, type AgentRecord } from '../fleet/record.js';
 import { listRecords } from '../fleet/registry.js';
-import type { Layout } from '../layout/layout.js';
+import { TREE_SPAWNS_PREFIX, type Layout } from '../layout/layout.js';
 import { reconcileDead } from '../lifecycle/reconcile.js';
 import { applyFleetRetention } from '../outputs/retention.js';
 import type { RetentionResult } from '../transcript/retention.js';
@@ -55,9 +54,9 @@ export async function gcFleet(layout: Layout, config: Config, opts: { olderThanM
     try {
       rmSync(layout.registryFile(r.id), { force: true });
       rmSync(layout.taskFile(r.id), { force: true });
-      rmSync(join(layout.state, 'hooks', `${r.id}.stop`), { force: true });
+      rmSync(layout.stopHookMarker(r.id), { force: true });
       for (const m of markerNames.filter((n) => n.startsWith(`${r.id}.`))) {
-        rmSync(join(layout.markersDir, m), { force: true });
+        rmSync(layout.marker(m), { force: true });
         result.markers++;
       }
       result.records.push(r.id);
@@ -67,8 +66,9 @@ export async function gcFleet(layout: Layout, config: Config, opts: { olderThanM
   }
   const removed = new Set(result.records);
   const trees = new Set(records.filter((r) => !removed.has(r.id)).map((r) => r.rootId));
-  for (const dir of safeList(layout.slotsDir).filter((n) => n.startsWith('tree-'))) {
-    if (!trees.has(dir.slice('tree-'.length))) rmSync(join(layout.slotsDir, dir), { recursive: true, force: true });
+  for (const dir of safeList(layout.slotsDir).filter((n) => n.startsWith(TREE_SPAWNS_PREFIX))) {
+    const rootId = dir.slice(TREE_SPAWNS_PREFIX.length);
+    if (!trees.has(rootId)) rmSync(layout.treeSpawns(rootId), { recursive: true, force: true });
   }
 
   result.retention = applyFleetRetention(layout, config, now);

@@ -1,12 +1,13 @@
 import type { z } from 'zod';
+import type { ToolClass } from '../policy/permission-mode.js';
 
 /**
  * The contract between tools and the loop (§6, STYLE 3-4). A tool is a zod schema plus an
  * `execute` whose file-system or process operations were injected by its factory.
  */
 
-/** What a tool may do, for permission modes (§7): `read` never asks; `write` and `exec` may. */
-export type ToolClass = 'read' | 'write' | 'exec' | 'fleet';
+// Policy decides by a tool's class, so the class is policy's word; tools name theirs with it.
+export type { ToolClass };
 
 export interface ToolContext {
   /** Aborted when the turn is cancelled (Ctrl-C, SIGTERM, timeout): stop work, kill processes. */

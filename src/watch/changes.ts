@@ -1,5 +1,5 @@
 import { existsSync, readdirSync, watch, type FSWatcher } from 'node:fs';
-import { join } from 'node:path';
+import { maildir } from '../inbox/maildir.js';
 import type { Layout } from '../layout/layout.js';
 
 /**
@@ -37,7 +37,7 @@ export class FleetChanges {
     }
     for (const owner of owners) {
       if (owner.startsWith('.')) continue;
-      const dir = join(this.layout.inboxRoot, owner, 'new');
+      const dir = maildir(this.layout, owner).new;
       if (!this.watchers.has(dir) && existsSync(dir)) this.add(dir);
     }
     if (!this.watchers.has(this.layout.registryDir)) this.add(this.layout.registryDir);

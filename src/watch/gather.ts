@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import { isErrno } from '../errors.js';
 import { recordLiveness } from '../fleet/liveness.js';
 import { listRecords } from '../fleet/registry.js';
-import { approvalAnswerPath } from '../harness/approvals.js';
 import { baseName, listNames, maildir } from '../inbox/maildir.js';
 import { parseMessage } from '../inbox/parse.js';
 import type { Layout } from '../layout/layout.js';
@@ -25,7 +24,7 @@ export class FleetReader {
     const unread = new Map<string, number>();
     for (const rec of records) unread.set(rec.id, listNames(maildir(this.layout, rec.id).new).length);
     const status = new Map(records.map((r) => [r.id, r.status]));
-    const approvals = pendingApprovals(this.approvalRequests(), (id) => status.get(id), (req) => existsSync(approvalAnswerPath(this.layout, req)));
+    const approvals = pendingApprovals(this.approvalRequests(), (id) => status.get(id), (req) => existsSync(this.layout.approvalAnswer(req)));
     return buildSnapshot({
       records, unread, approvals, now,
       liveness: recordLiveness,

@@ -2,7 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { stopHookMarker, stopHookOnce } from '../../src/hooks/stop-once.js';
+import { stopHookOnce } from '../../src/hooks/stop-once.js';
 import { tempDir, tempFleet, type TempFleet } from '../helpers/fleet.js';
 import { eventually } from '../helpers/tmux.js';
 import { transpileForChild } from './helpers.js';
@@ -39,8 +39,8 @@ describe('stopHookOnce', () => {
     expect(results.filter(Boolean)).toHaveLength(1);
     expect(await stopHookOnce(fleet.layout, 'a-1', run)).toBe(false);
     expect(count).toBe(1);
-    expect(existsSync(stopHookMarker(fleet.layout, 'a-1'))).toBe(true);
-    expect(JSON.parse(readFileSync(stopHookMarker(fleet.layout, 'a-1'), 'utf8'))).toMatchObject({ pid: process.pid });
+    expect(existsSync(fleet.layout.stopHookMarker('a-1'))).toBe(true);
+    expect(JSON.parse(readFileSync(fleet.layout.stopHookMarker('a-1'), 'utf8'))).toMatchObject({ pid: process.pid });
     // Another agent is another claim.
     expect(await stopHookOnce(fleet.layout, 'a-2', run)).toBe(true);
     expect(count).toBe(2);

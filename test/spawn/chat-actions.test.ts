@@ -71,7 +71,6 @@ describe('pane chat commands backed by the fleet', () => {
     expect(await chat.approve('0000000000req000001')).toBe('approved 0000000000req000001 (asker-dddddd)');
     expect(await chat.deny('0000000000req000002', 'not now')).toBe('denied 0000000000req000002 (asker-dddddd)');
     const { readFileSync } = await import('node:fs');
-    const { approvalAnswerPath } = await import('../../src/harness/approvals.js');
-    expect(JSON.parse(readFileSync(approvalAnswerPath(f.layout, '0000000000req000002'), 'utf8'))).toMatchObject({ decision: 'deny', reason: 'not now' });
+    expect(JSON.parse(readFileSync(f.layout.approvalAnswer('0000000000req000002'), 'utf8'))).toMatchObject({ decision: 'deny', reason: 'not now' });
   });
 });

@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { processStartTime } from '../../src/fleet/proc.js';
 import { createRecord, updateRecord } from '../../src/fleet/registry.js';
-import { approvalAnswerPath } from '../../src/harness/approvals.js';
 import { deliver } from '../../src/inbox/deliver.js';
 import { listNames, maildir } from '../../src/inbox/maildir.js';
 import { CLI } from '../helpers/cli.js';
@@ -111,7 +110,7 @@ describe('flotilla watch', () => {
     await tmux!.tmux('send-keys', '-t', DASH, 'a');
     // Waiting for either outcome makes a failure show the dashboard's reason.
     expect(await tmux!.waitFor(DASH, /(approved|cannot answer) req1aaaaaaaa.*/, 5000)).toMatch(/approved req1aaaaaaaa/);
-    expect(JSON.parse(readFileSync(approvalAnswerPath(layout, 'req1aaaaaaaa'), 'utf8'))).toEqual({ requestId: 'req1aaaaaaaa', decision: 'approve', scope: 'once' });
+    expect(JSON.parse(readFileSync(layout.approvalAnswer('req1aaaaaaaa'), 'utf8'))).toEqual({ requestId: 'req1aaaaaaaa', decision: 'approve', scope: 'once' });
 
     // d: a reason, then the denial.
     await sleep(5);
@@ -122,7 +121,7 @@ describe('flotilla watch', () => {
     await tmux!.tmux('send-keys', '-t', DASH, '-l', 'not now');
     await tmux!.tmux('send-keys', '-t', DASH, 'Enter');
     expect(await tmux!.waitFor(DASH, /(denied|cannot answer) req2aaaaaaaa.*/, 5000)).toMatch(/denied req2aaaaaaaa/);
-    expect(JSON.parse(readFileSync(approvalAnswerPath(layout, 'req2aaaaaaaa'), 'utf8'))).toEqual({ requestId: 'req2aaaaaaaa', decision: 'deny', reason: 'not now' });
+    expect(JSON.parse(readFileSync(layout.approvalAnswer('req2aaaaaaaa'), 'utf8'))).toEqual({ requestId: 'req2aaaaaaaa', decision: 'deny', reason: 'not now' });
 
     // Enter: the agent's window is selected.
     await tmux!.tmux('send-keys', '-t', DASH, 'Enter');
