@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FlotillaError, isErrno } from '../errors.js';
 import type { Layout } from '../layout/layout.js';
+import { sleep } from '../sleep.js';
 
 /**
  * Concurrency slots (§5.3): at most `limits.max_running` agents run fleet-wide, exactly,
@@ -219,10 +220,6 @@ function holdOf(index: number, server: Server): SlotHold {
       closeServer(server);
     },
   };
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }
 
 /** Sends the token to the spawner's k-a and waits for its `ok`. */

@@ -5,13 +5,13 @@ import { createAgentLogger, type Log } from '../audit/logger.js';
 import type { Config } from '../config/schema.js';
 import type { Definition } from '../definitions/types.js';
 import { errorMessage, FlotillaError } from '../errors.js';
+import { agentEnvironment } from '../fleet/agent-env.js';
 import type { AgentRecord } from '../fleet/record.js';
 import { getRecord, readRecord, updateRecord } from '../fleet/registry.js';
 import { processStartTime } from '../fleet/proc.js';
 import type { SlotHold } from '../fleet/slots.js';
 import { maildir } from '../inbox/maildir.js';
 import type { Layout } from '../layout/layout.js';
-import { CLI_ENTRY, TOOLS_DIR } from '../layout/package.js';
 import type { ModelMessage } from '../loop/types.js';
 import type { TranscriptEntry } from '../transcript/entries.js';
 import type { Tool } from '../tools/types.js';
@@ -56,17 +56,8 @@ export async function startAgent(opts: {
   });
   audit(layout, { event: 'agent_start', agent: rec.id, parent: rec.parentId ?? 'human', depth: rec.depth, model: rec.model, mode: rec.mode });
 
-  // Children of this agent find their way back here: §5's environment, PATH with spawn-agent.
-  const childEnv: NodeJS.ProcessEnv = {
-    ...env,
-    FLOTILLA_ROOT: layout.root,
-    FLOTILLA_AGENT_ID: rec.id,
-    FLOTILLA_DEPTH: String(rec.depth),
-    FLOTILLA_PARENT_ID: rec.parentId ?? '',
-    FLOTILLA_NODE: process.execPath,
-    FLOTILLA_CLI: CLI_ENTRY,
-    PATH: `${TOOLS_DIR}:${env.PATH ?? ''}`,
-  };
+  // What this agent's tools run (and the children they spawn) find their way back here with.
+  const childEnv: NodeJS.ProcessEnv = { ...env, ...agentEnvironment(layout, rec, env.PATH) };
   delete childEnv.FLOTILLA_SLOT;
   Object.assign(process.env, childEnv);
 

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { errorMessage, isErrno } from '../errors.js';
+import { errorMessage } from '../errors.js';
+import { killProcessGroup } from '../tools/process-group.js';
 
 export interface HookCommandOptions {
   command: string;
@@ -34,7 +34,6 @@ export interface HookCommandResult {
 const DEFAULT_MAX_OUTPUT = 64 * 1024;
 /** After sh exits, how long to wait for output still in the pipes before giving up on them. */
 const DRAIN_MS = 200;
-const SIGKILL_WAIT_MS = 2000;
 
 /**
  * Runs one hook command (§9): `/bin/sh -c` as the leader of its own process group, with only
@@ -87,15 +86,8 @@ export function runHookCommand(opts: HookCommandOptions): Promise<HookCommandRes
       }));
     };
 
-    const killGroup = async (pid: number): Promise<void> => {
-      signalGroup(pid, 'SIGTERM');
-      if (await groupGone(pid, grace)) return;
-      signalGroup(pid, 'SIGKILL');
-      // SIGKILL is delivered asynchronously; wait (briefly) until the kernel has acted on it.
-      await groupGone(pid, SIGKILL_WAIT_MS);
-    };
     const kill = (): void => {
-      if (killing === undefined && child.pid !== undefined) killing = killGroup(child.pid);
+      if (killing === undefined && child.pid !== undefined) killing = killProcessGroup(child.pid, grace);
     };
     // Fails when the `timeout` is exceeded: the hook and everything it started are killed.
     // (setTimeout fires at once past 2^31-1 ms, so longer timeouts are capped at ~24 days.)
@@ -138,63 +130,4 @@ function capture(max: number): { add: (chunk: Buffer) => void; text: () => strin
     },
     text: () => Buffer.concat(chunks).toString('utf8') + (dropped > 0 ? `\n[flotilla: ${dropped} more bytes of hook output dropped]` : ''),
   };
-}
-
-function signalGroup(pgid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pgid, signal);
-  } catch {
-    // ESRCH: the group is already gone, which is what we wanted.
-  }
-}
-
-/** Polls until no live process is left in the group; false when `ms` passed first. */
-async function groupGone(pgid: number, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    if (!groupAlive(pgid)) return true;
-    if (Date.now() >= deadline) return false;
-    await sleep(25);
-  }
-}
-
-const HAS_PROC = existsSync('/proc/self/stat');
-
-/**
- * True while any process of the group is alive. On Linux, zombies do not count: a killed
- * grandchild is reparented to init, and an init that reaps slowly (containers) would
- * otherwise keep the group "alive" until the grace period ends.
- */
-function groupAlive(pgid: number): boolean {
-  if (HAS_PROC) {
-    let names: string[];
-    try {
-      names = readdirSync('/proc');
-    } catch {
-      names = [];
-    }
-    if (names.length > 0) return names.some((n) => /^\d+$/.test(n) && liveMemberOf(n, pgid));
-  }
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch (err) {
-    return isErrno(err, 'EPERM');
-  }
-}
-
-/** `/proc/<pid>/stat`: after the `(comm)` field come state, ppid, pgrp. */
-function liveMemberOf(pid: string, pgid: number): boolean {
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return false;
-  }
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return fields[0] !== 'Z' && Number(fields[2]) === pgid;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }

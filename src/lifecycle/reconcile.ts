@@ -7,6 +7,7 @@ import { isTerminal, type AgentRecord, type TaskResult } from '../fleet/record.j
 import { endRecord, listRecords, readRecord } from '../fleet/registry.js';
 import { heldSlots } from '../fleet/slots.js';
 import type { Layout } from '../layout/layout.js';
+import { sleep } from '../sleep.js';
 import { sendCompletionOnce } from './completion.js';
 import { claimOnce } from './once.js';
 import { terminateForegroundChildren } from './signal.js';
@@ -68,7 +69,7 @@ async function deathOf(layout: Layout, rec: AgentRecord, paneDied: boolean): Pro
   // tmux fires pane-died at the terminal's EOF, which a killed process reaches while it is
   // still exiting (not yet a zombie): give it a moment to be seen dead.
   for (let i = 0; paneDied && live === 'live' && i < 40; i++) {
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
     live = recordLiveness(rec);
   }
   if (live === 'live' || live === 'ended') return null;
@@ -104,7 +105,7 @@ async function paneEnd(rec: AgentRecord): Promise<string> {
       nudged = true;
       await nudgeTmux(tmux);
     }
-    await new Promise((res) => setTimeout(res, 50));
+    await sleep(50);
   }
   const [dead, status, signal] = fields;
   if (dead !== '1') return 'process died';

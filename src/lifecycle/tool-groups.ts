@@ -2,6 +2,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { writeFileAtomic } from '../layout/atomic.js';
 import type { Layout } from '../layout/layout.js';
 import { processStartTime } from '../fleet/proc.js';
+import { signalGroup } from '../tools/process-group.js';
 
 /**
  * The process groups of an agent's running tool calls, kept in `state/markers/<id>.groups`
@@ -50,12 +51,7 @@ export function killLeftoverGroups(layout: Layout, id: string): number[] {
   const killed: number[] = [];
   for (const e of read(layout, id)) {
     if (e.start === null || processStartTime(e.pgid) !== e.start) continue;
-    try {
-      process.kill(-e.pgid, 'SIGKILL');
-      killed.push(e.pgid);
-    } catch {
-      // Already gone.
-    }
+    if (signalGroup(e.pgid, 'SIGKILL')) killed.push(e.pgid);
   }
   rmSync(file(layout, id), { force: true });
   return killed;

@@ -1,3 +1,5 @@
+import { sleep as wait } from '../sleep.js';
+
 /** The one abort helper of the loop (STYLE: no abort plumbing hand-written at every call site). */
 
 /** Resolves or rejects with `p`, or rejects with the signal's reason as soon as it aborts. */
@@ -19,15 +21,10 @@ export function abortable<T>(p: PromiseLike<T>, signal: AbortSignal): Promise<T>
   });
 }
 
-/** Waits `ms`, or rejects when the signal aborts. */
-export function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  return abortable(
-    new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, ms);
-    }),
-    signal,
-  ).finally(() => clearTimeout(timer));
+/** Waits `ms`, or rejects with the signal's reason when it aborts (a retry delay ends the turn). */
+export async function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  await wait(ms, signal);
+  if (signal.aborted) throw reasonOf(signal);
 }
 
 function reasonOf(signal: AbortSignal): Error {

@@ -7,6 +7,7 @@ import type { Layout } from '../layout/layout.js';
 import { sendCompletionOnce } from '../lifecycle/completion.js';
 import { reconcileDead } from '../lifecycle/reconcile.js';
 import { descendants, harnessRunning, signalAgent } from '../lifecycle/signal.js';
+import { sleep } from '../sleep.js';
 
 /**
  * `flotilla cancel` (§5.8): SIGTERM to the harness, which aborts its model call and tool,
@@ -51,7 +52,7 @@ export async function cancelAgent(layout: Layout, config: Config, target: AgentR
   const end = Date.now() + graceMs;
   let alive = stillAlive(layout, ids);
   while (alive.length > 0 && Date.now() < end) {
-    await new Promise((r) => setTimeout(r, POLL_MS));
+    await sleep(POLL_MS);
     alive = stillAlive(layout, ids);
   }
   const killed = alive.filter((r) => signalAgent(r, 'SIGKILL')).map((r) => r.id);
@@ -84,7 +85,7 @@ function stillAlive(layout: Layout, ids: readonly string[]): AgentRecord[] {
 
 async function waitDead(layout: Layout, ids: readonly string[]): Promise<void> {
   const end = Date.now() + 2_000;
-  while (stillAlive(layout, ids).length > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+  while (stillAlive(layout, ids).length > 0 && Date.now() < end) await sleep(20);
 }
 
 /** A child not started yet: its record ends now, and its harness will find it no longer fresh and exit. */

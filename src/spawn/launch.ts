@@ -3,11 +3,13 @@ import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Config } from '../config/schema.js';
 import { errorMessage, FlotillaError } from '../errors.js';
+import { AGENT_IDENTITY_VARS, agentEnvironment } from '../fleet/agent-env.js';
 import { isTerminal, type AgentRecord, type TmuxPlace } from '../fleet/record.js';
 import { endRecord, readRecord, updateRecord } from '../fleet/registry.js';
 import type { Layout } from '../layout/layout.js';
-import { CLI_ENTRY, TOOLS_DIR } from '../layout/package.js';
+import { CLI_ENTRY } from '../layout/package.js';
 import { sendCompletionOnce } from '../lifecycle/completion.js';
+import { sleep } from '../sleep.js';
 import { Tmux, tmuxSocket, type NewWindowOptions, type PaneRef } from '../tmux/client.js';
 import { currentTmux } from '../tmux/current.js';
 import { runShellCommand, tmuxFormat } from '../tmux/quote.js';
@@ -45,9 +47,6 @@ export async function tmuxPreflight(config: Config, env: NodeJS.ProcessEnv = pro
   if (err) throw err;
 }
 
-/** Identity variables a child gets from its spawner; never passed through from the spawner's own environment. */
-const IDENTITY = new Set(['FLOTILLA_AGENT_ID', 'FLOTILLA_DEPTH', 'FLOTILLA_PARENT_ID', 'FLOTILLA_SLOT', 'FLOTILLA_ROOT', 'FLOTILLA_NODE', 'FLOTILLA_CLI']);
-
 /**
  * The child's environment (§5): identity, the slot token, the same Node, PATH with
  * spawn-agent first, and the spawner's FLOTILLA_* settings (so config from the environment
@@ -56,20 +55,10 @@ const IDENTITY = new Set(['FLOTILLA_AGENT_ID', 'FLOTILLA_DEPTH', 'FLOTILLA_PAREN
 export function childEnvironment(layout: Layout, rec: AgentRecord, slotEnv: string, env: NodeJS.ProcessEnv): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(env)) {
-    if (k.startsWith('FLOTILLA_') && !IDENTITY.has(k) && v !== undefined) out[k] = v;
+    if (k.startsWith('FLOTILLA_') && !AGENT_IDENTITY_VARS.has(k) && v !== undefined) out[k] = v;
   }
   if (env.XDG_CONFIG_HOME) out.XDG_CONFIG_HOME = env.XDG_CONFIG_HOME;
-  Object.assign(out, {
-    FLOTILLA_ROOT: layout.root,
-    FLOTILLA_AGENT_ID: rec.id,
-    FLOTILLA_DEPTH: String(rec.depth),
-    FLOTILLA_PARENT_ID: rec.parentId ?? '',
-    FLOTILLA_SLOT: slotEnv,
-    FLOTILLA_NODE: process.execPath,
-    FLOTILLA_CLI: CLI_ENTRY,
-    PATH: `${TOOLS_DIR}:${(env.PATH ?? '').split(':').filter((p) => p && p !== TOOLS_DIR).join(':')}`,
-  });
-  return out;
+  return { ...out, ...agentEnvironment(layout, rec, env.PATH), FLOTILLA_SLOT: slotEnv };
 }
 
 /** The child's argv: never a shell string. */
@@ -211,8 +200,4 @@ async function failRecord(layout: Layout, config: Config, id: string, reason: st
   } catch {
     // The spawner reports the failure itself; the record is best effort.
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }

@@ -4,6 +4,7 @@ import { isTerminal, type AgentRecord } from '../fleet/record.js';
 import { readRecord, resolveAgent } from '../fleet/registry.js';
 import type { Layout } from '../layout/layout.js';
 import { reconcileDead } from '../lifecycle/reconcile.js';
+import { sleep } from '../sleep.js';
 import type { WaitResult } from '../tools/fleet-agents.js';
 
 /**
@@ -75,16 +76,4 @@ export async function waitForAgents(layout: Layout, config: Config, prefixes: re
     }
     await sleep(Math.min(POLL_MS, Math.max(1, deadline - Date.now())), opts.signal);
   }
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
 }

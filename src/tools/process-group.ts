@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { isErrno } from '../errors.js';
+import { sleep } from '../sleep.js';
 import { OutputCapture } from './output-capture.js';
 
 /**
@@ -126,32 +127,46 @@ export function runInProcessGroup(argv: readonly string[], opts: GroupRunOptions
   });
 }
 
+/** How often a kill looks whether the group is gone. */
+const KILL_POLL_MS = 25;
+/** After SIGKILL, how long to wait for the kernel to act on it (a process stuck in I/O). */
+const SIGKILL_WAIT_MS = 2000;
+
 /**
  * SIGTERM to the whole group, then SIGKILL to whatever is left after `graceMs`; resolves when
- * the group is gone (or 2 s after SIGKILL, for a process stuck in the kernel).
+ * the group is gone (or 2 s after SIGKILL, for a process stuck in the kernel). Never rejects.
+ * Used by the shell tool, hook commands and the reaper alike.
  */
 export async function killProcessGroup(pgid: number, graceMs: number): Promise<void> {
   if (!signalGroup(pgid, 'SIGTERM')) return;
-  const deadline = Date.now() + graceMs;
-  while (Date.now() < deadline) {
-    await sleep(50);
-    if (!groupAlive(pgid)) return;
-  }
+  if (await groupGone(pgid, graceMs)) return;
   signalGroup(pgid, 'SIGKILL');
-  for (let i = 0; i < 40 && groupAlive(pgid); i++) await sleep(50);
+  await groupGone(pgid, SIGKILL_WAIT_MS);
 }
 
-function signalGroup(pgid: number, sig: NodeJS.Signals): boolean {
+/** Sends `sig` to every process of the group; false when there is no such group (or it is not ours). */
+export function signalGroup(pgid: number, sig: NodeJS.Signals): boolean {
   try {
     process.kill(-pgid, sig);
     return true;
   } catch (err) {
-    if (isErrno(err, 'ESRCH')) return false;
+    if (isErrno(err, 'ESRCH') || isErrno(err, 'EPERM')) return false;
     throw err;
   }
 }
 
-function groupAlive(pgid: number): boolean {
+/** Polls until no live process is left in the group; false when `ms` passed first. */
+async function groupGone(pgid: number, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    if (!groupAlive(pgid)) return true;
+    if (Date.now() >= deadline) return false;
+    await sleep(KILL_POLL_MS);
+  }
+}
+
+/** True while any process of the group is alive (zombies do not count on Linux). */
+export function groupAlive(pgid: number): boolean {
   try {
     process.kill(-pgid, 0);
   } catch (err) {
@@ -181,8 +196,4 @@ function linuxGroupHasLiveMember(pgid: number): boolean {
     if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') return true;
   }
   return false;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }
