@@ -1,0 +1,29 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { glob } from 'tinyglobby';
+import { describe, expect, it } from 'vitest';
+import { UNIT_TESTS } from '../../vitest.config.js';
+
+// What puts a test file in the integration tier: a tmux server, the built CLI, a harness,
+// or a crowd of fixture processes. A file listed as a unit test must use none of them.
+const INTEGRATION_MARKS = [/\btmuxServer\(/, /\bflotilla\(/, /\bSPAWN_AGENT\b/, /helpers\/cli\.js/, /\brunHarness\b/, /\bstartAgent\b/, /\bspawnAgent\b/, /\bstartFixture\(/];
+
+const repo = resolve(import.meta.dirname, '..', '..');
+
+describe('test tiers', () => {
+  it('the unit tier (npm run test:fast) uses no tmux, CLI, harness or fixture crowd', async () => {
+    const files = await glob(UNIT_TESTS, { cwd: repo });
+    expect(files.length).toBeGreaterThan(40);
+    const heavy = files.filter((file) => !file.endsWith('shape/tiers.test.ts')).flatMap((file) => {
+      const text = readFileSync(resolve(repo, file), 'utf8');
+      return INTEGRATION_MARKS.filter((mark) => mark.test(text)).map((mark) => `${file}: ${mark.source}`);
+    });
+    expect(heavy).toEqual([]);
+  });
+
+  it('every name in the unit list is a test file that exists', async () => {
+    const missing: string[] = [];
+    for (const pattern of UNIT_TESTS) if ((await glob(pattern, { cwd: repo })).length === 0) missing.push(pattern);
+    expect(missing).toEqual([]);
+  });
+});
