@@ -149,6 +149,28 @@ async function loadRun(m, senders, each) {
   }
 }
 
+/**
+ * Throughput into one inbox from one process (issue 15): `count` messages with `concurrency`
+ * deliveries in flight, each durable (file fsync, link, directory fsync) before it resolves.
+ */
+async function throughput(m, count, concurrency) {
+  const f = tempFleet(m);
+  const box = m.ensureMaildir(f.layout, 'bench');
+  let next = 0;
+  const t0 = performance.now();
+  const worker = async () => {
+    while (next < count) {
+      const i = next++;
+      await m.deliver(f.layout, { from: 'bench', to: 'bench', kind: 'message', body: `message ${i}` });
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const wall = performance.now() - t0;
+  const delivered = readdirSync(box.new).length;
+  f.cleanup();
+  return { messages: count, concurrency, delivered, wall_ms: Math.round(wall), msgs_per_sec: Math.round((count / wall) * 1000) };
+}
+
 /** CPU used by an open, quiet watcher (inotify): should be ~0. */
 async function idleCpu(m, secs) {
   const f = tempFleet(m);
@@ -171,6 +193,8 @@ export async function runInboxBench(opts = {}) {
     node: process.version,
     latency_inotify: await latencyInotify(m, messages),
     latency_polling: await latencyPolling(m, messages),
+    throughput_one_process: await throughput(m, opts.throughput ?? 5000, 64),
+    throughput_sequential: await throughput(m, Math.min(1000, opts.throughput ?? 5000), 1),
     load: await loadRun(m, opts.senders ?? 50, opts.each ?? 200),
     idle: await idleCpu(m, opts.idleSecs ?? 3),
   };
@@ -190,6 +214,10 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const args = process.argv.slice(2);
   if (args[0] === '--sender') {
     await sender(args.slice(1));
+  } else if (args[0] === '--throughput') {
+    const m = await modules();
+    const n = Number(args[1] ?? 5000);
+    process.stdout.write(JSON.stringify({ concurrent: await throughput(m, n, 64), sequential: await throughput(m, Math.min(1000, n), 1) }, null, 2) + '\n');
   } else {
     const num = (flag) => {
       const i = args.indexOf(flag);

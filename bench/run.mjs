@@ -8,6 +8,7 @@ const parts = [
   ['inbox', './inbox.mjs', 'runInboxBench'],
   ['spawn', './spawn.mjs', 'runSpawnBench'],
   ['idle_agents', './idle.mjs', 'runIdleBench'],
+  ['scale', './scale.mjs', 'runScaleBench'],
 ];
 
 const results = { machine: { node: process.version, cpus: (await import('node:os')).cpus().length, date: new Date().toISOString() } };
@@ -27,3 +28,4 @@ for (const [key, file, fn] of parts) {
 mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
 writeFileSync(new URL('./results/latest.json', import.meta.url), JSON.stringify(results, null, 2) + '\n');
 console.log(JSON.stringify(results, null, 2));
+if (results.scale && !results.scale.error) console.log('\n' + (await import('./scale.mjs')).formatScaleTable(results.scale));

@@ -7,7 +7,7 @@ import { ID_PATTERN } from './ids.js';
 import { childDepth } from './lineage.js';
 import { recordLiveness } from './liveness.js';
 import type { AgentRecord } from './record.js';
-import { listRecords } from './registry.js';
+import { liveRecords } from './live.js';
 import { reserveSlot, type SlotReservation } from './slots.js';
 
 /**
@@ -137,7 +137,8 @@ export async function admitSpawn(
   layout: Layout,
   limits: Limits,
   child: { id: string; parent: AgentRecord | null; rootId: string },
-  records: readonly AgentRecord[] = listRecords(layout),
+  /** The non-terminal records (liveRecords); finished agents never count against a cap. */
+  records: readonly AgentRecord[] = liveRecords(layout),
 ): Promise<SpawnAdmission> {
   const depthErr = depthRefusal(child.parent, limits.max_depth);
   if (depthErr) throw depthErr;

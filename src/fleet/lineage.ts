@@ -3,7 +3,10 @@ import { refusal, type FlotillaError } from '../errors.js';
 import type { Layout } from '../layout/layout.js';
 import { ancestors, processStartTime } from './proc.js';
 import { isTerminal, type AgentRecord, type AgentStatus } from './record.js';
-import { listIds, readRecord } from './registry.js';
+import { ensureIndex } from './live.js';
+import { liveIndexIds } from './registry-index.js';
+import { readRecord } from './registry.js';
+import { nodeIo } from './fleet-io.js';
 
 /**
  * Who is the parent (§5.1). The caller's agent is the nearest process in its own ancestry
@@ -58,7 +61,9 @@ class Chain {
  */
 function liveCandidatesByPid(layout: Layout): Map<number, Candidate[]> {
   const byPid = new Map<number, Candidate[]>();
-  for (const id of listIds(layout)) {
+  // The live index, not the registry: a spawn costs the same however many agents have finished.
+  ensureIndex(layout);
+  for (const id of liveIndexIds(layout, nodeIo)) {
     let raw: { pid?: unknown; pidStartTime?: unknown; status?: unknown };
     try {
       raw = JSON.parse(readFileSync(layout.registryFile(id), 'utf8')) as typeof raw;

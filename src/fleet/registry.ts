@@ -1,9 +1,10 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import { FlotillaError, isErrno } from '../errors.js';
 import { writeFileAtomic } from '../layout/atomic.js';
 import type { Layout } from '../layout/layout.js';
+import { nodeIo, type FleetIo } from './fleet-io.js';
 import { resolvePrefix } from './ids.js';
-import { agentRecordSchema, canTransition, type AgentRecord, type AgentRecordInput } from './record.js';
+import { agentRecordSchema, canTransition, isTerminal, type AgentRecord, type AgentRecordInput } from './record.js';
+import { markLive, noteEnded, unmarkLive } from './registry-index.js';
 
 /**
  * The registry (§3): one zod-validated JSON file per agent, written atomically. One writer
@@ -11,10 +12,10 @@ import { agentRecordSchema, canTransition, type AgentRecord, type AgentRecordInp
  * read-modify-write needs no lock; atomic rename means readers never see a torn file.
  */
 
-export function readRecord(layout: Layout, id: string): AgentRecord | undefined {
+export function readRecord(layout: Layout, id: string, io: FleetIo = nodeIo): AgentRecord | undefined {
   let text: string;
   try {
-    text = readFileSync(layout.registryFile(id), 'utf8');
+    text = io.readFile(layout.registryFile(id));
   } catch (err) {
     if (isErrno(err, 'ENOENT')) return undefined;
     throw err;
@@ -33,9 +34,9 @@ export function getRecord(layout: Layout, id: string): AgentRecord {
   return rec;
 }
 
-export function listIds(layout: Layout): string[] {
+export function listIds(layout: Layout, io: FleetIo = nodeIo): string[] {
   try {
-    return readdirSync(layout.registryDir)
+    return io.readdir(layout.registryDir)
       .filter((f) => f.endsWith('.json') && !f.startsWith('.'))
       .map((f) => f.slice(0, -5))
       .sort();
@@ -70,6 +71,8 @@ export function createRecord(layout: Layout, input: AgentRecordInput): AgentReco
   if (readRecord(layout, rec.id)) {
     throw new FlotillaError(`agent id '${rec.id}' is already in use — choose another --id`, { code: 'id-taken' });
   }
+  // Indexed as live before it exists (the live index is a superset of the live records).
+  if (!isTerminal(rec.status)) markLive(layout, rec.id);
   writeFileAtomic(layout.registryFile(rec.id), JSON.stringify(rec, null, 2) + '\n', layout.registryTmp);
   return rec;
 }
@@ -89,7 +92,11 @@ export function updateRecord(
     throw new FlotillaError(`agent '${id}' cannot go from '${current.status}' to '${patch.status}'`, { code: 'illegal-transition' });
   }
   const next = agentRecordSchema.parse({ ...current, ...patch, id: current.id });
+  const ending = isTerminal(next.status) && !isTerminal(current.status);
+  // Its final usage joins the tree's before the record says it ended (src/fleet/registry-index.ts).
+  if (ending) noteEnded(layout, next);
   writeFileAtomic(layout.registryFile(id), JSON.stringify(next, null, 2) + '\n', layout.registryTmp);
+  if (ending) unmarkLive(layout, id);
   return next;
 }
 

@@ -129,6 +129,7 @@ export class AgentSession implements Session {
       this.turnAbort?.abort(new Error(reason));
       await this.running?.catch(() => undefined);
       const open = this.taskOpen ? { text: this.lastText } : null;
+      this.keeper.flush();
       await this.deps.finish(this.keeper.current, status, reason, open);
       await this.deps.inbox.close();
     })().finally(() => this.markEnded());
@@ -231,6 +232,8 @@ export class AgentSession implements Session {
           await deps.inbox.claimPending();
           const text = lastAssistantText(e.messages);
           if (text) this.keeper.set({ lastLine: toLastLine(text) });
+          // The turn boundary: one record write for the whole turn.
+          this.keeper.flush();
           break;
         }
         case 'done': done = e; break;
@@ -270,6 +273,7 @@ export class AgentSession implements Session {
   private async shutdownAfterTask(result: TaskResult): Promise<void> {
     this.finished ??= (async () => {
       this.ending = { status: result.status, reason: result.exitReason ?? result.status };
+      this.keeper.flush();
       await this.deps.finish(this.keeper.current, result.status, result.exitReason ?? result.status, null);
       await this.deps.inbox.close();
     })().finally(() => this.markEnded());

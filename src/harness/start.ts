@@ -132,8 +132,7 @@ export async function startAgent(opts: {
     body: definition.body, tools: tools.map((t) => t.name), ...(memory ? { memory } : {}),
   });
 
-  const { budgetRefusal } = await import('../spawn/budget.js');
-  const { listRecords } = await import('../fleet/registry.js');
+  const { treeBudgetRefusal } = await import('../spawn/budget.js');
   const { runPostToolUse, runLifecycleHooks } = await import('../hooks/run-hooks.js');
   const { stopHookOnce } = await import('../hooks/stop-once.js');
   const { writeOutput } = await import('../transcript/output.js');
@@ -147,7 +146,7 @@ export async function startAgent(opts: {
     layout, config, record: rec, model, system, tools, history, log, transcript, inbox,
     gate,
     afterTool: (call, result) => runPostToolUse(definition.hooks, { name: call.name, input: call.input, output: result.output, isError: !!result.isError }, hookContext),
-    beforeModelCall: async () => budgetRefusal(rec.rootId, listRecords(layout), config.budget)?.message,
+    beforeModelCall: async () => treeBudgetRefusal(layout, rec.rootId, config.budget)?.message,
     onApprovalAnswer: (a) => approvals.answer(a),
     oneshot: rec.mode !== 'interactive',
     writeOutput: (text) => {

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { FlotillaError, UsageError } from '../errors.js';
 import { ID_PATTERN, resolvePrefix } from '../fleet/ids.js';
 import { listIds, readRecord } from '../fleet/registry.js';
@@ -41,6 +42,8 @@ export function resolveRecipient(layout: Layout, to: string, sender: string): st
     return rec.rootId;
   }
   if (!target) throw new UsageError("no recipient given — name an agent id (or prefix), 'human', 'parent' or 'root'");
+  // A whole id (what agents send to) is one stat, however many records the fleet keeps.
+  if (ID_PATTERN.test(target) && existsSync(layout.registryFile(target))) return target;
   try {
     return resolvePrefix(target, listIds(layout));
   } catch (err) {

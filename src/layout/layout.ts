@@ -31,6 +31,19 @@ export interface Layout {
   marker(name: string): string;
   /** One empty file per child, named by its id: a parent's cheap index of its children. */
   children(parentId: string): string;
+  /** Indexes beside the registry, rebuildable from the records (src/fleet/registry-index.ts). */
+  readonly indexDir: string;
+  /** One empty file per agent whose record may not be terminal yet. */
+  readonly liveIndexDir: string;
+  liveIndex(id: string): string;
+  /** Present once the indexes were built from the records (absent: rebuild). */
+  readonly indexMarker: string;
+  /** Agent ids in the order they ended, one a line (for `status`'s window of recent agents). */
+  readonly endedLog: string;
+  /** Final usage of each ended agent of a tree, one line each. */
+  treeUsage(rootId: string): string;
+  /** Cached effective config, keyed by the files and variables it came from. */
+  readonly configCache: string;
   inbox(id: string): string;
   transcript(id: string): string;
   transcriptMeta(id: string): string;
@@ -79,6 +92,13 @@ export function layoutFor(root: string, project = dirname(resolve(root))): Layou
     taskFile: (id) => join(state, 'tasks', `${id}.md`),
     marker: (name) => join(state, 'markers', name),
     children: (parentId) => join(state, 'children', parentId),
+    indexDir: join(state, 'index'),
+    liveIndexDir: join(state, 'index', 'live'),
+    liveIndex: (id) => join(state, 'index', 'live', id),
+    indexMarker: join(state, 'index', 'built-v1'),
+    endedLog: join(state, 'index', 'ended.log'),
+    treeUsage: (rootId) => join(state, 'index', 'trees', `${rootId}.usage`),
+    configCache: join(state, 'index', 'config-cache.json'),
     inbox: (id) => join(inboxRoot, id),
     transcript: (id) => join(transcriptsDir, `${id}.jsonl`),
     transcriptMeta: (id) => join(transcriptsDir, `${id}.meta.json`),

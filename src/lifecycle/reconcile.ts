@@ -4,7 +4,8 @@ import { audit } from '../audit/audit.js';
 import type { Config } from '../config/schema.js';
 import { recordLiveness } from '../fleet/liveness.js';
 import { isTerminal, type AgentRecord, type TaskResult } from '../fleet/record.js';
-import { endRecord, listRecords, readRecord } from '../fleet/registry.js';
+import { liveRecords } from '../fleet/live.js';
+import { endRecord, readRecord } from '../fleet/registry.js';
 import { heldSlots } from '../fleet/slots.js';
 import type { Layout } from '../layout/layout.js';
 import { sleep } from '../sleep.js';
@@ -26,6 +27,8 @@ export interface ReconcileFilter {
   parentId?: string;
   /** The tmux pane that died (`reap --pane`): its agent is dead even if it never wrote a pid. */
   pane?: { paneId: string; socket?: string | null | undefined };
+  /** The non-terminal records, when the caller has read them already (status). */
+  records?: readonly AgentRecord[];
 }
 
 export interface ReconcileOptions {
@@ -39,8 +42,9 @@ export const PENDING_GRACE_MS = 30_000;
 /** Ends every dead, non-terminal record matching `filter`; returns the records this call ended. */
 export async function reconcileDead(layout: Layout, config: Config, filter: ReconcileFilter = {}, opts: ReconcileOptions = {}): Promise<AgentRecord[]> {
   const out: AgentRecord[] = [];
-  // Named agents are read alone (a parent's check of its children); otherwise the fleet.
-  const records = filter.ids ? filter.ids.map((id) => readRecordSafe(layout, id)).filter((r): r is AgentRecord => r !== undefined) : listRecords(layout);
+  // Named agents are read alone (a parent's check of its children); otherwise the live index
+  // (only a non-terminal record can be dead and unreaped).
+  const records = filter.ids ? filter.ids.map((id) => readRecordSafe(layout, id)).filter((r): r is AgentRecord => r !== undefined) : filter.records ?? liveRecords(layout);
   for (const rec of records) {
     if (isTerminal(rec.status)) continue;
     if (filter.ids && !filter.ids.includes(rec.id)) continue;

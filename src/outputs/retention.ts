@@ -1,6 +1,6 @@
 import type { Config } from '../config/schema.js';
 import { recordLiveness } from '../fleet/liveness.js';
-import { listRecords } from '../fleet/registry.js';
+import { liveRecords } from '../fleet/live.js';
 import type { Layout } from '../layout/layout.js';
 import { applyRetention, type RetentionResult } from '../transcript/retention.js';
 
@@ -13,7 +13,7 @@ import { applyRetention, type RetentionResult } from '../transcript/retention.js
 export function applyFleetRetention(layout: Layout, config: Pick<Config, 'transcripts' | 'output'>, now = Date.now()): RetentionResult {
   let notEnded: Set<string>;
   try {
-    notEnded = new Set(listRecords(layout).filter((r) => recordLiveness(r) !== 'ended').map((r) => r.id));
+    notEnded = new Set(liveRecords(layout).filter((r) => recordLiveness(r) !== 'ended').map((r) => r.id));
   } catch (err) {
     // Without the registry we cannot tell live from finished: delete nothing.
     return { transcripts: [], outputs: [], problems: [`cannot list the registry: ${(err as Error).message}`] };

@@ -1,9 +1,17 @@
 import type { Config } from '../config/schema.js';
 import { refusal, type FlotillaError } from '../errors.js';
+import { nodeIo, type FleetIo } from '../fleet/fleet-io.js';
+import { treeUsage } from '../fleet/live.js';
 import type { AgentRecord } from '../fleet/record.js';
+import type { Layout } from '../layout/layout.js';
 
-/** Usage of a whole tree (§11): every record sharing the root. */
-export function treeUsage(rootId: string, records: readonly AgentRecord[]): { tokens: number; costUsd: number } {
+export interface TreeUsage {
+  tokens: number;
+  costUsd: number;
+}
+
+/** Usage of a whole tree (§11) summed over the given records (those sharing the root). */
+export function sumTreeUsage(rootId: string, records: readonly AgentRecord[]): TreeUsage {
   let tokens = 0;
   let costUsd = 0;
   for (const r of records) {
@@ -14,9 +22,21 @@ export function treeUsage(rootId: string, records: readonly AgentRecord[]): { to
   return { tokens, costUsd };
 }
 
+/**
+ * The budget check before every model call and every spawn (§11): reads the tree's usage
+ * index and the live records only, so it costs the same however many agents have finished.
+ * Free when no budget is set. `live` saves a second read when the caller has them already.
+ */
+export function treeBudgetRefusal(
+  layout: Layout, rootId: string, budget: Config['budget'], io: FleetIo = nodeIo, live?: readonly AgentRecord[],
+): FlotillaError | null {
+  if (budget.max_tokens_per_tree === null && budget.max_cost_usd_per_tree === null) return null;
+  return budgetRefusal(rootId, treeUsage(layout, rootId, io, live), budget);
+}
+
 /** The budget refusal for a tree, or null while budget is left. */
-export function budgetRefusal(rootId: string, records: readonly AgentRecord[], budget: Config['budget']): FlotillaError | null {
-  const used = treeUsage(rootId, records);
+export function budgetRefusal(rootId: string, usage: TreeUsage | readonly AgentRecord[], budget: Config['budget']): FlotillaError | null {
+  const used = Array.isArray(usage) ? sumTreeUsage(rootId, usage as readonly AgentRecord[]) : (usage as TreeUsage);
   if (budget.max_tokens_per_tree !== null && used.tokens >= budget.max_tokens_per_tree) {
     return refusal('budget', `budget exhausted: tree '${rootId}' used ${used.tokens} of ${budget.max_tokens_per_tree} tokens (budget.max_tokens_per_tree) — raise the budget or start a new tree`, {
       root: rootId, tokens: used.tokens, max: budget.max_tokens_per_tree,

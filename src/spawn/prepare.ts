@@ -9,14 +9,15 @@ import { admitSpawn } from '../fleet/caps.js';
 import { assertValidId, newAgentId } from '../fleet/ids.js';
 import { findParentAgent, forgedParentRefusal } from '../fleet/lineage.js';
 import type { AgentRecord } from '../fleet/record.js';
-import { createRecord, listRecords, readRecord } from '../fleet/registry.js';
+import { liveRecords } from '../fleet/live.js';
+import { createRecord, readRecord } from '../fleet/registry.js';
 import type { SlotReservation } from '../fleet/slots.js';
 import type { Layout } from '../layout/layout.js';
 import { DEMO_SCRIPT } from '../layout/package.js';
 import { isScripted, resolveModelSpec } from '../model/spec.js';
 import { checkEscalation, effectivePolicy, fitToParent, parsePermissionMode } from '../policy/index.js';
 import { applyFleetRetention } from '../outputs/retention.js';
-import { budgetRefusal } from './budget.js';
+import { treeBudgetRefusal } from './budget.js';
 import { contextFromParent, type ContextMode } from './context.js';
 
 /**
@@ -116,10 +117,11 @@ async function prepareFor(layout: Layout, config: Config, req: SpawnRequest, par
   }
 
   const model = resolveModelSpec({ flag: req.model, definition: definition.model, parent: parent?.model, config, env, demoScript: DEMO_SCRIPT });
-  const records = listRecords(layout);
-  const broke = budgetRefusal(rootId, records, config.budget);
+  // The live records only (the indexes of src/fleet/registry-index.ts): spawn costs the same in a long-lived fleet.
+  const live = liveRecords(layout);
+  const broke = treeBudgetRefusal(layout, rootId, config.budget, undefined, live);
   if (broke) throw broke;
-  const admission = await admitSpawn(layout, config.limits, { id, parent, rootId }, records);
+  const admission = await admitSpawn(layout, config.limits, { id, parent, rootId }, live);
 
   try {
     const cwd = resolve(req.cwd ?? parent?.cwd ?? process.cwd());

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isErrno } from '../errors.js';
 import { recordLiveness } from '../fleet/liveness.js';
-import { listRecords } from '../fleet/registry.js';
+import { recentRecords } from '../fleet/live.js';
 import { baseName, listNames, maildir } from '../inbox/maildir.js';
 import { parseMessage } from '../inbox/parse.js';
 import type { Layout } from '../layout/layout.js';
@@ -20,7 +20,8 @@ export class FleetReader {
   constructor(private readonly layout: Layout) {}
 
   snapshot(now = Date.now()): Snapshot {
-    const records = listRecords(this.layout);
+    // Live agents and the last ones to finish: a long history costs the dashboard nothing.
+    const { records } = recentRecords(this.layout);
     const unread = new Map<string, number>();
     for (const rec of records) unread.set(rec.id, listNames(maildir(this.layout, rec.id).new).length);
     const status = new Map(records.map((r) => [r.id, r.status]));

@@ -7,20 +7,27 @@ export function command(): Command {
     .alias('ls')
     .description('the agent tree with state, depth, turns, tokens, cost, elapsed, unread mail and last line')
     .option('--json', 'print an array of registry records, each with its unread count')
-    .action(async (opts: { json?: boolean }, cmd: Command) => {
+    .option('--all', 'list every finished agent, not only the 100 that ended last')
+    .action(async (opts: { json?: boolean; all?: boolean }, cmd: Command) => {
       const { layout } = cliContext(cmd);
       const { config } = await cliConfig(layout);
-      const [{ reconcileDead }, { listRecords }, { unreadCount }, { formatStatus }] = await Promise.all([
-        import('../../lifecycle/reconcile.js'), import('../../fleet/registry.js'), import('../../inbox/maildir.js'), import('../../spawn/status-view.js'),
+      const [{ reconcileDead }, { listRecords }, { liveRecords, recentRecords }, { unreadCount }, { formatStatus }] = await Promise.all([
+        import('../../lifecycle/reconcile.js'), import('../../fleet/registry.js'), import('../../fleet/live.js'), import('../../inbox/maildir.js'), import('../../spawn/status-view.js'),
       ]);
-      await reconcileDead(layout, config);
-      const entries = listRecords(layout).map((record) => ({ record, unread: unreadCount(layout, record.id) }));
+      // Each record is read once: the live ones, reaped if dead, then the window of finished ones.
+      const live = liveRecords(layout);
+      const reaped = new Map((await reconcileDead(layout, config, { records: live })).map((r) => [r.id, r]));
+      const { records, hidden } = opts.all
+        ? { records: listRecords(layout), hidden: 0 }
+        : recentRecords(layout, undefined, undefined, live.map((r) => reaped.get(r.id) ?? r));
+      const entries = records.map((record) => ({ record, unread: unreadCount(layout, record.id) }));
       if (opts.json) {
         process.stdout.write(JSON.stringify(entries.map((e) => ({ ...e.record, unread: e.unread })), null, 2) + '\n');
         return;
       }
       const width = process.stdout.isTTY ? process.stdout.columns : undefined;
       process.stdout.write(formatStatus(entries, width ? { width } : {}) + '\n');
+      if (hidden > 0) process.stdout.write(`… ${hidden.toLocaleString('en')} finished — flotilla status --all\n`);
       const human = unreadCount(layout, 'human');
       if (human) process.stdout.write(`\n${human} unread message${human === 1 ? '' : 's'} for you — flotilla inbox\n`);
     });

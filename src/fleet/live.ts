@@ -1,0 +1,87 @@
+import type { Layout } from '../layout/layout.js';
+import { nodeIo, type FleetIo } from './fleet-io.js';
+import { isTerminal, type AgentRecord } from './record.js';
+import { endedUsage, indexBuilt, liveIndexIds, rebuildIndex, recentEndedIds, unmarkLive } from './registry-index.js';
+import { listIds, listRecords, readRecord } from './registry.js';
+
+/**
+ * Reads of the fleet that must not grow with its history: the live agents, a tree's usage,
+ * a parent's live children, the agents that ended last. Each goes through the indexes of
+ * src/fleet/registry-index.ts and reads only the records it needs; finished agents' records
+ * are never read here (test/fleet/history-independent.test.ts counts the reads).
+ */
+
+/** Builds the indexes from the records when they are missing (a fleet made before them, or deleted). */
+export function ensureIndex(layout: Layout, io: FleetIo = nodeIo): void {
+  if (indexBuilt(layout, io)) return;
+  rebuildIndex(layout, listRecords(layout));
+}
+
+/** Every non-terminal record (running, starting, or dead but not yet reaped), oldest first. */
+export function liveRecords(layout: Layout, io: FleetIo = nodeIo): AgentRecord[] {
+  ensureIndex(layout, io);
+  const out: AgentRecord[] = [];
+  for (const id of liveIndexIds(layout, io)) {
+    let rec: AgentRecord | undefined;
+    try {
+      rec = readRecord(layout, id, io);
+    } catch {
+      continue; // A damaged record: gc reports it; it is not proof the agent ended.
+    }
+    // A leftover entry (its record ended, or was removed): drop it so nobody reads it again.
+    if (!rec || isTerminal(rec.status)) {
+      unmarkLive(layout, id);
+      continue;
+    }
+    out.push(rec);
+  }
+  return out.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
+}
+
+/** Usage of a whole tree (§11): the final usage of its ended agents plus its live ones' so far. */
+export function treeUsage(layout: Layout, rootId: string, io: FleetIo = nodeIo, live: readonly AgentRecord[] = liveRecords(layout, io)): { tokens: number; costUsd: number } {
+  const ended = endedUsage(layout, rootId, io);
+  let tokens = 0;
+  let costUsd = 0;
+  for (const r of live) {
+    if (r.rootId !== rootId) continue;
+    // Still live: its record is current, whatever an earlier crash left in the usage file.
+    ended.delete(r.id);
+    tokens += r.usage.inputTokens + r.usage.outputTokens;
+    costUsd += r.usage.costUsd ?? 0;
+  }
+  for (const u of ended.values()) {
+    tokens += u.tokens;
+    costUsd += u.costUsd;
+  }
+  return { tokens, costUsd };
+}
+
+/** The parent's children that are not terminal (from the live records, never the finished ones). */
+export function liveChildRecords(layout: Layout, parentId: string, io: FleetIo = nodeIo, live: readonly AgentRecord[] = liveRecords(layout, io)): AgentRecord[] {
+  return live.filter((r) => r.parentId === parentId);
+}
+
+/** How many finished agents `status` and `watch` show besides the live ones. */
+export const RECENT_WINDOW = 100;
+
+/**
+ * What `status` shows by default: every non-terminal record, plus the `window` agents that
+ * ended last; `hidden` is how many other finished records exist (`status --all` lists them).
+ */
+export function recentRecords(
+  layout: Layout, window = RECENT_WINDOW, io: FleetIo = nodeIo, live: readonly AgentRecord[] = liveRecords(layout, io),
+): { records: AgentRecord[]; hidden: number } {
+  const shown = new Set(live.map((r) => r.id));
+  const out = [...live];
+  for (const id of recentEndedIds(layout, window)) {
+    if (shown.has(id)) continue;
+    let rec: AgentRecord | undefined;
+    try { rec = readRecord(layout, id, io); } catch { rec = undefined; }
+    if (!rec) continue;
+    shown.add(id);
+    out.push(rec);
+  }
+  const total = listIds(layout, io).length;
+  return { records: out.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id)), hidden: Math.max(0, total - out.length) };
+}
