@@ -16,8 +16,9 @@ export function cliContext(cmd: Command, opts: { createState?: boolean } = {}): 
 
 /** Loads the effective config for a command, printing unknown-key warnings to stderr. */
 export async function cliConfig(layout: Layout, flags: Record<string, unknown> = {}): Promise<LoadedConfig> {
-  const { loadConfig } = await import('../config/load.js');
-  const loaded = loadConfig({ layout, flags });
+  // Cached by the files and variables it comes from: a hit loads neither zod nor YAML (§14).
+  const { loadConfigCached } = await import('../config/cached.js');
+  const loaded = await loadConfigCached(layout, flags);
   for (const w of loaded.warnings) process.stderr.write(`flotilla: warning: ${w}\n`);
   return loaded;
 }

@@ -1,6 +1,7 @@
 import type { Layout } from '../layout/layout.js';
 import { nodeIo, type FleetIo } from './fleet-io.js';
-import { isTerminal, type AgentRecord } from './record.js';
+import { isTerminal } from './record-status.js';
+import type { AgentRecord } from './record.js';
 import { endedUsage, indexBuilt, liveIndexIds, rebuildIndex, recentEndedIds, unmarkLive } from './registry-index.js';
 import { listIds, listRecords, readRecord } from './registry.js';
 

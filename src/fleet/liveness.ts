@@ -1,5 +1,6 @@
 import { isProcessAlive } from './proc.js';
-import { isTerminal, type AgentRecord } from './record.js';
+import { isTerminal } from './record-status.js';
+import type { AgentRecord } from './record.js';
 
 /**
  * Whether a record stands for a running agent (§3): `ended` (terminal status), `pending`

@@ -1,36 +1,8 @@
 import { z } from 'zod';
+import { AGENT_STATUSES } from './record-status.js';
 
-/** Agent states (§3). Terminal states never change. */
-export const AGENT_STATUSES = [
-  'spawning', 'starting', 'working', 'idle', 'waiting_approval',
-  'completed', 'failed', 'cancelled', 'timed_out', 'crashed', 'refused',
-] as const;
-export type AgentStatus = (typeof AGENT_STATUSES)[number];
-
-export const TERMINAL_STATUSES: ReadonlySet<AgentStatus> = new Set([
-  'completed', 'failed', 'cancelled', 'timed_out', 'crashed', 'refused',
-]);
-
-export function isTerminal(status: AgentStatus): boolean {
-  return TERMINAL_STATUSES.has(status);
-}
-
-/** Live states may move among themselves as the design's arrows allow; any may end. */
-const NEXT: Record<AgentStatus, readonly AgentStatus[]> = {
-  spawning: ['starting'],
-  starting: ['working', 'idle'],
-  working: ['idle', 'waiting_approval'],
-  idle: ['working', 'waiting_approval'],
-  waiting_approval: ['working', 'idle'],
-  completed: [], failed: [], cancelled: [], timed_out: [], crashed: [], refused: [],
-};
-
-/** True when `from → to` is a legal move of the status machine (staying put is legal for live states). */
-export function canTransition(from: AgentStatus, to: AgentStatus): boolean {
-  if (isTerminal(from)) return false;
-  if (from === to) return true;
-  return isTerminal(to) || NEXT[from].includes(to);
-}
+// The status machine lives in a zod-free module so hot paths can use it without loading zod.
+export { AGENT_STATUSES, TERMINAL_STATUSES, canTransition, isTerminal, toLastLine, type AgentStatus } from './record-status.js';
 
 export const usageSchema = z.object({
   inputTokens: z.number().int().nonnegative().default(0),
@@ -105,10 +77,3 @@ export const agentRecordSchema = z.object({
 });
 export type AgentRecord = z.infer<typeof agentRecordSchema>;
 export type AgentRecordInput = z.input<typeof agentRecordSchema>;
-
-/** Trims a line of output for `lastLine` (≤ 500 chars, one line). */
-export function toLastLine(text: string): string {
-  const lines = text.split('\n').map((l) => l.trim()).filter(Boolean);
-  const last = lines.at(-1) ?? '';
-  return last.length > 500 ? last.slice(0, 499) + '…' : last;
-}

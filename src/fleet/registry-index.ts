@@ -3,7 +3,8 @@ import { dirname } from 'node:path';
 import { isErrno } from '../errors.js';
 import type { Layout } from '../layout/layout.js';
 import type { FleetIo } from './fleet-io.js';
-import { isTerminal, type AgentRecord } from './record.js';
+import { isTerminal } from './record-status.js';
+import type { AgentRecord } from './record.js';
 
 /**
  * Indexes beside the registry (§3), so that the hot paths — the budget check before every

@@ -3,7 +3,9 @@ import { writeFileAtomic } from '../layout/atomic.js';
 import type { Layout } from '../layout/layout.js';
 import { nodeIo, type FleetIo } from './fleet-io.js';
 import { resolvePrefix } from './ids.js';
-import { agentRecordSchema, canTransition, isTerminal, type AgentRecord, type AgentRecordInput } from './record.js';
+import { canTransition, isTerminal } from './record-status.js';
+import type { AgentRecord, AgentRecordInput } from './record.js';
+import { parseAgentRecord } from './record-validate.generated.js';
 import { markLive, noteEnded, unmarkLive } from './registry-index.js';
 
 /**
@@ -20,9 +22,10 @@ export function readRecord(layout: Layout, id: string, io: FleetIo = nodeIo): Ag
     if (isErrno(err, 'ENOENT')) return undefined;
     throw err;
   }
-  const parsed = agentRecordSchema.safeParse(JSON.parse(text));
+  // The validator generated from the zod schema (tools/gen-validators.mjs): no zod at start-up.
+  const parsed = parseAgentRecord(JSON.parse(text));
   if (!parsed.success) {
-    throw new FlotillaError(`registry record ${layout.registryFile(id)} is invalid: ${parsed.error.issues[0]?.message ?? 'unknown'} — remove it or run 'flotilla gc'`);
+    throw new FlotillaError(`registry record ${layout.registryFile(id)} is invalid: ${describe(parsed.error.issues[0])} — remove it or run 'flotilla gc'`);
   }
   return parsed.data;
 }
@@ -67,7 +70,7 @@ export function resolveAgent(layout: Layout, prefix: string): AgentRecord {
 
 /** Creates a record; fails if the id is taken. */
 export function createRecord(layout: Layout, input: AgentRecordInput): AgentRecord {
-  const rec = agentRecordSchema.parse(input);
+  const rec = validRecord(input);
   if (readRecord(layout, rec.id)) {
     throw new FlotillaError(`agent id '${rec.id}' is already in use — choose another --id`, { code: 'id-taken' });
   }
@@ -91,7 +94,7 @@ export function updateRecord(
   if (patch.status && !canTransition(current.status, patch.status)) {
     throw new FlotillaError(`agent '${id}' cannot go from '${current.status}' to '${patch.status}'`, { code: 'illegal-transition' });
   }
-  const next = agentRecordSchema.parse({ ...current, ...patch, id: current.id });
+  const next = validRecord({ ...current, ...patch, id: current.id });
   const ending = isTerminal(next.status) && !isTerminal(current.status);
   // Its final usage joins the tree's before the record says it ended (src/fleet/registry-index.ts).
   if (ending) noteEnded(layout, next);
@@ -110,4 +113,16 @@ export function endRecord(
   if (!canTransition(current.status, end.status)) return { record: current, ended: false };
   const record = updateRecord(layout, id, { finishedAt: new Date().toISOString(), ...end });
   return { record, ended: true };
+}
+
+function describe(issue: { path: string; message: string } | undefined): string {
+  if (!issue) return 'unknown';
+  return issue.path ? `${issue.path}: ${issue.message}` : issue.message;
+}
+
+/** A record about to be written must be valid: a bug here must never reach the disk. */
+function validRecord(input: unknown): AgentRecord {
+  const parsed = parseAgentRecord(input);
+  if (!parsed.success) throw new FlotillaError(`invalid agent record: ${describe(parsed.error.issues[0])}`, { code: 'invalid-record' });
+  return parsed.data;
 }

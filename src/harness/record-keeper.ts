@@ -1,6 +1,7 @@
 import type { Config } from '../config/schema.js';
 import { FlotillaError } from '../errors.js';
-import { isTerminal, type AgentRecord } from '../fleet/record.js';
+import { isTerminal } from '../fleet/record-status.js';
+import type { AgentRecord } from '../fleet/record.js';
 import { updateRecord } from '../fleet/registry.js';
 import type { Layout } from '../layout/layout.js';
 

@@ -1,6 +1,7 @@
 import { createInterface, type Interface } from 'node:readline';
 import { errorMessage } from '../errors.js';
-import { isTerminal, type AgentRecord } from '../fleet/record.js';
+import { isTerminal } from '../fleet/record-status.js';
+import type { AgentRecord } from '../fleet/record.js';
 import type { ApprovalRequest } from '../policy/approval-types.js';
 import type { ChatActions } from './chat/actions.js';
 import { parseChat } from './chat/parse.js';

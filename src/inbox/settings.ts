@@ -29,6 +29,6 @@ export async function inboxSettings(layout: Layout, env: NodeJS.ProcessEnv = pro
     existsSync(userPaths(env).configFile) ||
     Object.keys(env).some((k) => k.startsWith('FLOTILLA_INBOX_'));
   if (!overridden) return { ...DEFAULT_INBOX_SETTINGS };
-  const { loadConfig } = await import('../config/load.js');
-  return loadConfig({ layout, env }).config.inbox;
+  const { loadConfigCached } = await import('../config/cached.js');
+  return (await loadConfigCached(layout, {}, env)).config.inbox;
 }

@@ -3,13 +3,13 @@ import { constants } from 'node:os';
 import { audit } from '../audit/audit.js';
 import type { Config } from '../config/schema.js';
 import { recordLiveness } from '../fleet/liveness.js';
-import { isTerminal, type AgentRecord, type TaskResult } from '../fleet/record.js';
+import { isTerminal } from '../fleet/record-status.js';
+import type { AgentRecord, TaskResult } from '../fleet/record.js';
 import { liveRecords } from '../fleet/live.js';
 import { endRecord, readRecord } from '../fleet/registry.js';
 import { heldSlots } from '../fleet/slots.js';
 import type { Layout } from '../layout/layout.js';
 import { sleep } from '../sleep.js';
-import { sendCompletionOnce } from './completion.js';
 import { claimOnce } from './once.js';
 import { terminateForegroundChildren } from './signal.js';
 
@@ -156,6 +156,8 @@ export async function endDead(layout: Layout, config: Config, rec: AgentRecord, 
   }
   const final = ended.record;
   if (result) {
+    // Loaded here: a status or watch that finds nobody dead never loads the message code.
+    const { sendCompletionOnce } = await import('./completion.js');
     // Another path may have ended it first and died before telling anyone: the marker decides.
     const task = final.lastTask && final.lastTask.task === rec.task ? final.lastTask : result;
     await sendCompletionOnce(layout, final, task, { text: `Agent ${rec.id} ${task.status}: ${task.exitReason ?? ''}`, maxBodyBytes: config.inbox.max_body_bytes });

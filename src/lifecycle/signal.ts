@@ -2,7 +2,7 @@ import { audit } from '../audit/audit.js';
 import { isProcessAlive } from '../fleet/proc.js';
 import { recordLiveness } from '../fleet/liveness.js';
 import type { AgentRecord } from '../fleet/record.js';
-import { listRecords } from '../fleet/registry.js';
+import { liveRecords } from '../fleet/live.js';
 import type { Layout } from '../layout/layout.js';
 
 /** Process signals to agents, by record (pid start time checked, so a reused pid is never hit). */
@@ -41,7 +41,8 @@ export function descendants(id: string, records: readonly AgentRecord[]): AgentR
  */
 export function terminateForegroundChildren(layout: Layout, parentId: string, by: string): string[] {
   const hit: string[] = [];
-  for (const child of listRecords(layout)) {
+  // Only live records can be live children: an agent's end costs the same in a long-lived fleet.
+  for (const child of liveRecords(layout)) {
     if (child.parentId !== parentId || child.background || recordLiveness(child) !== 'live') continue;
     if (signalAgent(child, 'SIGTERM')) {
       hit.push(child.id);

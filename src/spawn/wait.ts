@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Config } from '../config/schema.js';
-import { isTerminal, type AgentRecord } from '../fleet/record.js';
+import { isTerminal } from '../fleet/record-status.js';
+import type { AgentRecord } from '../fleet/record.js';
 import { readRecord, resolveAgent } from '../fleet/registry.js';
 import type { Layout } from '../layout/layout.js';
 import { reconcileDead } from '../lifecycle/reconcile.js';

@@ -1,6 +1,7 @@
 import type { ModelMessage } from 'ai';
 import { z } from 'zod';
-import { TERMINAL_STATUSES, type AgentStatus } from '../fleet/record.js';
+import { TERMINAL_STATUSES } from '../fleet/record-status.js';
+import type { AgentStatus } from '../fleet/record.js';
 
 /**
  * The transcript file format (§8): `transcripts/<id>.jsonl`, a versioned header line, then

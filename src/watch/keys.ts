@@ -1,4 +1,4 @@
-import { isTerminal } from '../fleet/record.js';
+import { isTerminal } from '../fleet/record-status.js';
 import type { PendingApproval, Snapshot, WatchRow } from './rows.js';
 
 /**

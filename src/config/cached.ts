@@ -1,0 +1,92 @@
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { userPaths, type Layout } from '../layout/layout.js';
+import type { LoadedConfig } from './load.js';
+
+/**
+ * The effective config without loading the loader (§14 start-up). Building it means the zod
+ * schema, a YAML parser and a walk over every key — most of what a `flotilla status` spent
+ * before doing its work. The result depends only on the two config files, the `FLOTILLA_*`
+ * variables that name config keys, the flags and this build, so it is kept in
+ * `state/index/config-cache.json` keyed by exactly those (file identity = inode, size and
+ * mtime in ns) and reused while they are unchanged. A miss, or any doubt, loads for real.
+ * The cache is never the truth: deleting it costs one slow start.
+ */
+
+interface FileKey {
+  path: string;
+  /** `ino:size:mtimeNs`, or null when the file does not exist. */
+  id: string | null;
+}
+
+interface CacheEntry {
+  build: string;
+  files: FileKey[];
+  /** Every variable that can set a key, with the value it had (absent: unset). */
+  env: Record<string, string>;
+  envNames: string[];
+  flags: string;
+  loaded: LoadedConfig;
+}
+
+function fileId(path: string): string | null {
+  try {
+    const st = statSync(path, { bigint: true });
+    return `${st.ino}:${st.size}:${st.mtimeNs}`;
+  } catch {
+    return null;
+  }
+}
+
+/** This build of the loader: a new version (new schema) never reads an old entry. */
+function buildId(): string {
+  const self = fileURLToPath(import.meta.url);
+  return `${self}:${fileId(self) ?? 'unknown'}`;
+}
+
+function filesOf(layout: Layout, env: NodeJS.ProcessEnv): FileKey[] {
+  return [userPaths(env).configFile, layout.configFile].map((path) => ({ path, id: fileId(path) }));
+}
+
+function read(layout: Layout, env: NodeJS.ProcessEnv, flags: string): LoadedConfig | undefined {
+  let entry: CacheEntry;
+  try {
+    entry = JSON.parse(readFileSync(layout.configCache, 'utf8')) as CacheEntry;
+  } catch {
+    return undefined;
+  }
+  if (entry.build !== buildId() || entry.flags !== flags) return undefined;
+  const files = filesOf(layout, env);
+  if (files.length !== entry.files.length || files.some((f, i) => f.path !== entry.files[i]!.path || f.id !== entry.files[i]!.id)) return undefined;
+  for (const name of entry.envNames) if (env[name] !== entry.env[name]) return undefined;
+  return entry.loaded;
+}
+
+function write(layout: Layout, entry: CacheEntry): void {
+  // No fsync: a cache lost in a crash is rebuilt by the next start.
+  const tmp = `${layout.configCache}.${process.pid}.tmp`;
+  try {
+    mkdirSync(dirname(layout.configCache), { recursive: true });
+    writeFileSync(tmp, JSON.stringify(entry));
+    renameSync(tmp, layout.configCache);
+  } catch {
+    // A read-only fleet root (a sandboxed shell) just goes without.
+  }
+}
+
+/** `loadConfig` with the cache in front; errors (invalid config) are never cached. */
+export async function loadConfigCached(layout: Layout, flags: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = process.env): Promise<LoadedConfig> {
+  const flagKey = JSON.stringify(Object.entries(flags).filter(([, v]) => v !== undefined).sort(([a], [b]) => a.localeCompare(b)));
+  const hit = read(layout, env, flagKey);
+  if (hit) return hit;
+  const files = filesOf(layout, env);
+  const [{ loadConfig }, { leaves }, { configSchema }] = await Promise.all([import('./load.js'), import('./walk.js'), import('./schema.js')]);
+  const loaded = loadConfig({ layout, flags, env });
+  const envNames = leaves(configSchema).map((l) => l.envName);
+  const values: Record<string, string> = {};
+  for (const name of envNames) if (env[name] !== undefined) values[name] = env[name];
+  // Keyed by the files as they were *before* reading them: an edit during the load is a miss next time.
+  write(layout, { build: buildId(), files, env: values, envNames, flags: flagKey, loaded });
+  return loaded;
+}

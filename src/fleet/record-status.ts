@@ -1,0 +1,43 @@
+/**
+ * The agent status machine (§3) and other record helpers that need no schema: kept apart
+ * from the zod schema in record.ts so that `status`, `send` and the registry load no zod.
+ */
+
+/** Agent states (§3). Terminal states never change. */
+export const AGENT_STATUSES = [
+  'spawning', 'starting', 'working', 'idle', 'waiting_approval',
+  'completed', 'failed', 'cancelled', 'timed_out', 'crashed', 'refused',
+] as const;
+export type AgentStatus = (typeof AGENT_STATUSES)[number];
+
+export const TERMINAL_STATUSES: ReadonlySet<AgentStatus> = new Set([
+  'completed', 'failed', 'cancelled', 'timed_out', 'crashed', 'refused',
+]);
+
+export function isTerminal(status: AgentStatus): boolean {
+  return TERMINAL_STATUSES.has(status);
+}
+
+/** Live states may move among themselves as the design's arrows allow; any may end. */
+const NEXT: Record<AgentStatus, readonly AgentStatus[]> = {
+  spawning: ['starting'],
+  starting: ['working', 'idle'],
+  working: ['idle', 'waiting_approval'],
+  idle: ['working', 'waiting_approval'],
+  waiting_approval: ['working', 'idle'],
+  completed: [], failed: [], cancelled: [], timed_out: [], crashed: [], refused: [],
+};
+
+/** True when `from → to` is a legal move of the status machine (staying put is legal for live states). */
+export function canTransition(from: AgentStatus, to: AgentStatus): boolean {
+  if (isTerminal(from)) return false;
+  if (from === to) return true;
+  return isTerminal(to) || NEXT[from].includes(to);
+}
+
+/** Trims a line of output for `lastLine` (≤ 500 chars, one line). */
+export function toLastLine(text: string): string {
+  const lines = text.split('\n').map((l) => l.trim()).filter(Boolean);
+  const last = lines.at(-1) ?? '';
+  return last.length > 500 ? last.slice(0, 499) + '…' : last;
+}
