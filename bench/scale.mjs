@@ -68,16 +68,19 @@ async function until(pred, timeoutMs, what, pollMs = 2) {
 }
 
 /**
- * Wall and CPU (user + sys) ms of one run. On a machine others share, CPU time moves much
- * less with their load than wall time does, so both are reported.
+ * Wall and CPU ms of one run. On a machine others share, CPU time moves much less with
+ * their load than wall time does, so both are reported: `perf stat` task-clock (ms
+ * precision) where perf works, else user + sys from /usr/bin/time (10 ms steps).
  */
-function timeCpu(cmd, args, opts) {
+const PERF = spawnSync('perf', ['stat', '-x,', '-e', 'task-clock', 'true'], { encoding: 'utf8' }).status === 0;
+export function timeCpu(cmd, args, opts) {
   const t0 = performance.now();
-  const r = spawnSync('/usr/bin/time', ['-f', 'cpu %U %S', cmd, ...args], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8', ...opts });
+  const wrap = PERF ? ['perf', ['stat', '-x,', '-e', 'task-clock', cmd, ...args]] : ['/usr/bin/time', ['-f', 'cpu %U %S', cmd, ...args]];
+  const r = spawnSync(wrap[0], wrap[1], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8', ...opts });
   const wall = performance.now() - t0;
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (${r.status}): ${r.stderr}`);
-  const m = /cpu ([\d.]+) ([\d.]+)\s*$/.exec(r.stderr);
-  return { wall, cpu: m ? (Number(m[1]) + Number(m[2])) * 1000 : NaN };
+  const m = PERF ? /([\d.]+),msec,task-clock/.exec(r.stderr) : /cpu ([\d.]+) ([\d.]+)\s*$/.exec(r.stderr);
+  return { wall, cpu: !m ? NaN : PERF ? Number(m[1]) : (Number(m[1]) + Number(m[2])) * 1000 };
 }
 
 /** ms from `tmux new-window` until the dashboard has drawn its first frame (FLOTILLA_WATCH_STATS). */
