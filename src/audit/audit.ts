@@ -1,11 +1,13 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
 import type { Layout } from '../layout/layout.js';
+import { redactValue } from '../secrets/redact.js';
 
 /**
  * The shared audit trail (§9): `state/audit.jsonl`, one JSON object per line, each line
  * written with a single write(2) on an O_APPEND descriptor and kept under 4 KiB, so
  * concurrent writers never interleave within a line. Never holds message bodies or secret
- * values: callers pass ids, names and decisions.
+ * values: callers pass ids, names and decisions, and any value this process holds is
+ * redacted from the line before it is written (§11).
  */
 
 export const AUDIT_LINE_MAX = 4096;
@@ -14,7 +16,7 @@ const FIELD_MAX = 512;
 export type AuditEventName =
   | 'agent_start' | 'agent_end' | 'spawn' | 'spawn_refused' | 'tool_call' | 'tool_result'
   | 'policy_denied' | 'approval' | 'message_sent' | 'message_claimed' | 'message_rejected'
-  | 'human_input' | 'hook_run' | 'secret_granted' | 'secret_denied' | 'secret_expired'
+  | 'human_input' | 'hook_run' | 'secret_requested' | 'secret_granted' | 'secret_denied' | 'secret_expired' | 'secret_revoked'
   | 'completion' | 'cancel' | 'reap' | 'gc';
 
 export interface AuditEvent {
@@ -65,7 +67,7 @@ export function audit(layout: Layout, event: AuditEvent): void {
       fd = openSync(path, 'a', 0o644);
       fds.set(path, fd);
     }
-    writeSync(fd, auditLine(event));
+    writeSync(fd, auditLine(redactValue(event)));
   } catch {
     // Best effort by design: the state directory may be gone (gc) or the disk full.
   }

@@ -11,6 +11,16 @@ const hookCommand = z.object({
   timeout_secs: z.number().positive().default(30).describe('Kill the hook (and its process group) after this many seconds'),
 });
 
+/** One secret key's source (§11): exactly one of `env` / `command`, or neither for the default variable. */
+const secretSourceSchema = z
+  .object({
+    env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).optional().describe("Environment variable of the approving person's process holding the value"),
+    command: z.string().min(1).optional().describe("Command run by the approving person's process (sh -c); its stdout is the value"),
+    var: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).optional().describe('Variable name shell commands see the granted value as (default: the upper-cased key)'),
+  })
+  .strict()
+  .refine((s) => !(s.env && s.command), { message: 'give env or command, not both' });
+
 /**
  * Shell gate defaults (§7; syntax in docs/security.md). Options are sets (`rm -r /` also
  * matches `rm -rf /` and `rm --recursive --force /`); unquoted `*` and `{a,b}` are globs,
@@ -125,6 +135,10 @@ export const configSchema = z
         deny_commands: z.array(z.string()).default([...DEFAULT_DENY_COMMANDS]).describe('Shell gate deny list, matched per simple command (§7)'),
         sandbox: z.enum(['none', 'bubblewrap']).default('none').describe('OS sandbox for shell commands (§11)'),
         sandbox_network: z.boolean().default(false).describe('Allow network inside the sandbox'),
+        secrets: z
+          .record(z.string(), secretSourceSchema)
+          .default({})
+          .describe("Per secret key (§11): where the approving person's process reads the value ({env: NAME} or {command: '…'}, default the variable of the upper-cased key) and the variable shell commands see it as (var)"),
       })
       .prefault({})
       .describe('Shell gate and sandbox'),

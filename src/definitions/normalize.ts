@@ -1,4 +1,5 @@
 import { ID_PATTERN } from '../fleet/ids.js';
+import { isSecretKey } from '../secrets/keys.js';
 import { PERMISSION_MODES, parsePermissionMode, type PermissionMode } from '../policy/permission-mode.js';
 import { describe } from './frontmatter.js';
 import { normalizeHooks, normalizeSkills } from './normalize-extras.js';
@@ -16,7 +17,6 @@ const KNOWN = new Set([
   'disallowed_tools', 'permissions', 'permission_mode', 'permissionMode', 'skills', 'hooks', 'color',
 ]);
 const PERMISSION_KEYS = new Set(['permission_mode', 'permissionMode', 'secrets', 'timeout_secs', 'ttl_secs']);
-const SECRET_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** Definition names: the id pattern (§1), plus inner dots as Claude Code allows. */
 export const CLAUDE_NAME_PATTERN = /^[a-zA-Z0-9](?:[a-zA-Z0-9_-]|\.(?!\.)){0,63}(?<!\.)$/;
 const USER_SCOPES: readonly DefinitionScope[] = ['user', 'claude-user'];
@@ -85,7 +85,7 @@ export function normalizeDefinition(input: NormalizeInput): { definition?: Defin
   const perms = data.permissions ?? {};
   let p: Record<string, unknown> = {};
   if (typeof perms !== 'object' || perms === null || Array.isArray(perms)) {
-    err('permissions', `permissions must be a mapping, got ${describe(perms)} (permissions) — e.g. permissions: {permission_mode: accept_edits, secrets: [GITHUB_TOKEN]}`);
+    err('permissions', `permissions must be a mapping, got ${describe(perms)} (permissions) — e.g. permissions: {permission_mode: accept_edits, secrets: [github-token]}`);
   } else {
     p = perms as Record<string, unknown>;
     for (const key of Object.keys(p)) {
@@ -96,8 +96,8 @@ export function normalizeDefinition(input: NormalizeInput): { definition?: Defin
   const permissionMode = normalizeMode(modeRaw, config, issues);
 
   const secretsRaw = p.secrets ?? [];
-  const secrets = Array.isArray(secretsRaw) && secretsRaw.every((s) => typeof s === 'string' && SECRET_KEY.test(s)) ? (secretsRaw as string[]) : undefined;
-  if (!secrets) err('permissions.secrets', `permissions.secrets must be a list of environment variable names, got ${describe(secretsRaw)} (permissions.secrets) — e.g. secrets: [GITHUB_TOKEN, NPM_TOKEN]`);
+  const secrets = Array.isArray(secretsRaw) && secretsRaw.every((s) => typeof s === 'string' && isSecretKey(s)) ? [...new Set(secretsRaw as string[])] : undefined;
+  if (!secrets) err('permissions.secrets', `permissions.secrets must be a list of secret key names (1-64 letters, digits, '_', '.' or '-', starting with a letter or digit), got ${describe(secretsRaw)} (permissions.secrets) — e.g. secrets: [github-token, npm-token]`);
 
   const positive = (v: unknown): boolean => typeof v === 'number' && Number.isFinite(v) && v > 0;
   const timeoutSecs = optional(p.timeout_secs, config.limits.timeout_secs, positive, () =>

@@ -37,6 +37,15 @@ export const taskResultSchema = z.object({
 });
 export type TaskResult = z.infer<typeof taskResultSchema>;
 
+/** A live secret grant as the registry shows it (`status`, the dashboard). */
+export const secretGrantSchema = z.object({
+  key: z.string(),
+  requestId: z.string(),
+  /** ISO time the grant ends unless revoked sooner. */
+  expiresAt: z.string(),
+});
+export type SecretGrantView = z.infer<typeof secretGrantSchema>;
+
 /** One agent instance: `state/agents/<id>.json` (§3). */
 export const agentRecordSchema = z.object({
   version: z.literal(1).default(1),
@@ -74,6 +83,8 @@ export const agentRecordSchema = z.object({
   /** Concurrency slot index held by this agent (§5.3), when slots are in use. */
   slot: z.number().int().nonnegative().nullable().default(null),
   collectedAt: z.string().nullable().default(null),
+  /** Secrets granted and live now (§11): key names and expiry only, never values. */
+  secretGrants: z.array(secretGrantSchema).default([]),
 });
 export type AgentRecord = z.infer<typeof agentRecordSchema>;
 export type AgentRecordInput = z.input<typeof agentRecordSchema>;

@@ -1,5 +1,6 @@
 import { FlotillaError, isErrno } from '../errors.js';
 import { writeFileAtomic } from '../layout/atomic.js';
+import { redactValue } from '../secrets/redact.js';
 import type { Layout } from '../layout/layout.js';
 import { nodeIo, type FleetIo } from './fleet-io.js';
 import { resolvePrefix } from './ids.js';
@@ -76,7 +77,7 @@ export function createRecord(layout: Layout, input: AgentRecordInput): AgentReco
   }
   // Indexed as live before it exists (the live index is a superset of the live records).
   if (!isTerminal(rec.status)) markLive(layout, rec.id);
-  writeFileAtomic(layout.registryFile(rec.id), JSON.stringify(rec, null, 2) + '\n', layout.registryTmp);
+  writeFileAtomic(layout.registryFile(rec.id), JSON.stringify(redactValue(rec), null, 2) + '\n', layout.registryTmp);
   return rec;
 }
 
@@ -98,7 +99,7 @@ export function updateRecord(
   const ending = isTerminal(next.status) && !isTerminal(current.status);
   // Its final usage joins the tree's before the record says it ended (src/fleet/registry-index.ts).
   if (ending) noteEnded(layout, next);
-  writeFileAtomic(layout.registryFile(id), JSON.stringify(next, null, 2) + '\n', layout.registryTmp);
+  writeFileAtomic(layout.registryFile(id), JSON.stringify(redactValue(next), null, 2) + '\n', layout.registryTmp);
   if (ending) unmarkLive(layout, id);
   return next;
 }

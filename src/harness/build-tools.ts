@@ -10,13 +10,17 @@ import { trackToolGroups } from '../lifecycle/tool-groups.js';
 import { createCheckInboxTool } from '../tools/check-inbox.js';
 import { runTool } from '../tools/run-tool.js';
 import { createSendMessageTool } from '../tools/send-message.js';
-import type { Tool } from '../tools/types.js';
+import type { Tool, ToolResult } from '../tools/types.js';
+import { createRequestSecretTool } from '../tools/request-secret.js';
+import { redact, redactValue } from '../secrets/redact.js';
+import type { SecretBroker } from './secret-broker.js';
 import { createFleetAgentTools } from '../tools/fleet-agents.js';
 
 /**
  * The tools one agent is shown (§6): the built-ins and the fleet tools, filtered to its
  * effective policy (§7), each run through the central wrapper (validation errors written
- * for the model, head+tail truncation, marker scrubbing).
+ * for the model, head+tail truncation, marker scrubbing), with granted secrets redacted
+ * from every output first (§11).
  */
 export async function buildTools(opts: {
   layout: Layout;
@@ -26,6 +30,8 @@ export async function buildTools(opts: {
   memoryDir: string | undefined;
   inbox: { takeForTool(peek: boolean): Promise<string> };
   log: Log;
+  /** The agent's secrets (§11), when its definition lists keys: adds request_secret and lends grants to shell commands. */
+  secrets?: SecretBroker;
 }): Promise<Tool[]> {
   const { layout, config, record: rec } = opts;
   // Asked for and missing is a refusal to start, never a silently unsandboxed agent.
@@ -64,11 +70,44 @@ export async function buildTools(opts: {
     }),
     createCheckInboxTool({ read: (peek) => opts.inbox.takeForTool(peek) }),
   ];
-  const all = [...builtins, ...messaging, ...createFleetAgentTools(await fleetOps(layout, config, rec))];
+  const broker = opts.secrets;
+  const secretTools: Tool[] = broker
+    ? [createRequestSecretTool({ keys: rec.effectivePolicy.secrets, request: (key, reason, signal) => broker.request(key, reason, signal) }) as Tool]
+    : [];
+  const all = [...builtins, ...messaging, ...createFleetAgentTools(await fleetOps(layout, config, rec)), ...secretTools];
   const allowed = new Set(rec.effectivePolicy.tools);
   return all
     .filter((t) => allowed.has(t.name))
+    .map((t) => (t.name === 'shell' && broker ? withSecretEnv(t, broker) : redacting(t)))
     .map((t) => ({ ...t, execute: (input: unknown, ctx) => runTool(t, input, ctx, { maxOutputBytes: config.tools.max_output_bytes }) }) as Tool);
+}
+
+/** Every tool's output is redacted (§11) before truncation, so a cut never leaves half a value. */
+function redacting(t: Tool): Tool {
+  return { ...t, execute: async (input, ctx) => redactResult(await t.execute(input, ctx)) };
+}
+
+/**
+ * The shell tool with the live grants as environment variables of this one command. The
+ * lease lasts until the output is redacted, so a grant that expires mid-command is still
+ * replaced in that command's output.
+ */
+function withSecretEnv(t: Tool, broker: SecretBroker): Tool {
+  return {
+    ...t,
+    execute: async (input, ctx) => {
+      const lease = broker.lease();
+      try {
+        return redactResult(await t.execute(input, Object.keys(lease.env).length ? { ...ctx, extraEnv: lease.env } : ctx));
+      } finally {
+        lease.release();
+      }
+    },
+  };
+}
+
+function redactResult(r: ToolResult): ToolResult {
+  return { ...r, output: redact(r.output), ...(r.meta ? { meta: redactValue(r.meta) } : {}) };
 }
 
 async function fleetOps(layout: Layout, config: Config, rec: AgentRecord) {

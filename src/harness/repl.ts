@@ -7,7 +7,7 @@ import type { ChatActions } from './chat/actions.js';
 import { parseChat } from './chat/parse.js';
 import { CHAT_ERROR_PREFIX, runChat } from './chat/run.js';
 import { colorEnabled, makeStyle, sanitize, type Style } from './pane/ansi.js';
-import { APPROVAL_PROMPT, formatApprovalQuestion, formatEvent } from './pane/format-event.js';
+import { APPROVAL_PROMPT, formatApprovalQuestion, formatEvent, SECRET_PROMPT } from './pane/format-event.js';
 import { formatBanner, formatStatusLine, type PaneHeader } from './pane/format-status.js';
 import { PaneScreen } from './pane/screen.js';
 import { InterruptTracker, parseApprovalAnswer } from './repl-input.js';
@@ -115,7 +115,7 @@ class Repl {
       return;
     }
     this.screen.push([{ kind: 'line', text: formatApprovalQuestion(req, this.style, this.screen.columns) }]);
-    this.screen.setPrompt(this.style.yellow(APPROVAL_PROMPT));
+    this.screen.setPrompt(this.style.yellow(req.kind === 'secret' ? SECRET_PROMPT : APPROVAL_PROMPT));
   }
 
   private onLine(line: string): void {
@@ -132,7 +132,7 @@ class Repl {
   }
 
   private answer(req: ApprovalRequest, line: string): void {
-    const answer = parseApprovalAnswer(line, req.id);
+    const answer = parseApprovalAnswer(line, req.id, req.kind === 'secret' ? 'secret' : 'tool');
     if ('error' in answer) {
       this.print(this.style.yellow(answer.error));
       return;

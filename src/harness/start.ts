@@ -16,6 +16,7 @@ import type { ModelMessage } from '../loop/types.js';
 import type { TranscriptEntry } from '../transcript/entries.js';
 import type { Tool } from '../tools/types.js';
 import { Approvals } from './approvals.js';
+import { ancestorLacking, SecretBroker } from './secret-broker.js';
 import { buildTools } from './build-tools.js';
 import { finishAgent } from './finish.js';
 import { createGate } from './gate.js';
@@ -59,6 +60,10 @@ export async function startAgent(opts: {
   // What this agent's tools run (and the children they spawn) find their way back here with.
   const childEnv: NodeJS.ProcessEnv = { ...env, ...agentEnvironment(layout, rec, env.PATH) };
   delete childEnv.FLOTILLA_SLOT;
+  // A secret reaches a command only through a grant (§11): variables holding secret values in
+  // this process's own environment are not passed on to commands or children.
+  const { secretSourceVars } = await import('../secrets/keys.js');
+  for (const name of secretSourceVars(rec.effectivePolicy.secrets, config)) delete childEnv[name];
   Object.assign(process.env, childEnv);
 
   const scope = definition.memory ?? config.agents.default_memory_scope ?? undefined;
@@ -120,7 +125,16 @@ export async function startAgent(opts: {
   const approvals = new Approvals(layout, rec.id, config.agents.approval_timeout_secs, emit, (waiting) => {
     try { rec = updateRecord(layout, rec.id, { status: waiting ? 'waiting_approval' : 'working' }); } catch { /* ended meanwhile */ }
   });
-  const tools: Tool[] = await buildTools({ layout, config, record: rec, env: childEnv, memoryDir: memDir, inbox, log });
+  const secrets = rec.effectivePolicy.secrets.length > 0 ? new SecretBroker({
+    layout, config, agentId: rec.id, keys: rec.effectivePolicy.secrets, ttlSecs: definition.ttlSecs, env, log, emit,
+    noApprover: rec.background ? 'this is a background agent' : rec.mode === 'headless' ? 'this agent runs headless' : null,
+    ancestorLacking: (key) => ancestorLacking(layout, rec, key),
+    setWaiting: (waiting) => {
+      try { rec = updateRecord(layout, rec.id, { status: waiting ? 'waiting_approval' : 'working' }); } catch { /* ended meanwhile */ }
+    },
+    onGrants: (grants) => { rec = updateRecord(layout, rec.id, { secretGrants: grants }); },
+  }) : undefined;
+  const tools: Tool[] = await buildTools({ layout, config, record: rec, env: childEnv, memoryDir: memDir, inbox, log, ...(secrets ? { secrets } : {}) });
   const { withheldRules } = await import('../policy/tool-policy.js');
   const policy = { tools: rec.effectivePolicy.tools, withheld: withheldRules(definition.tools, config.agents.default_disallowed_tools, rec.effectivePolicy.tools) };
   const gate = createGate({ layout, record: rec, policy, definition, approvals, canAsk: !rec.background && rec.mode !== 'headless', hookContext, log });
@@ -147,7 +161,7 @@ export async function startAgent(opts: {
     gate,
     afterTool: (call, result) => runPostToolUse(definition.hooks, { name: call.name, input: call.input, output: result.output, isError: !!result.isError }, hookContext),
     beforeModelCall: async () => treeBudgetRefusal(layout, rec.rootId, config.budget)?.message,
-    onApprovalAnswer: (a) => approvals.answer(a),
+    onApprovalAnswer: (a) => { approvals.answer(a); secrets?.answer(a); },
     oneshot: rec.mode !== 'interactive',
     writeOutput: (text) => {
       try { return writeOutput(layout, rec.id, text, config.output.max_bytes).path; } catch (err) { log.error({ err: errorMessage(err) }, 'output write failed'); return null; }
@@ -159,6 +173,7 @@ export async function startAgent(opts: {
     },
     finish: async (r, status, reason, open) => {
       stopSupervising();
+      secrets?.close(reason);
       const outputPath = open ? (open.text ? writeOutput(layout, r.id, open.text, config.output.max_bytes).path : null) : null;
       rec = await finishAgent({
         layout, config, record: r, status, reason, log,

@@ -8,6 +8,7 @@ import type { Layout } from '../layout/layout.js';
 import { maildir, messageFileName } from './maildir.js';
 import { DEFAULT_MAX_BODY_BYTES, composeMessage, type InboxMessage, type MessageDraft } from './message.js';
 import { serializeMessage } from './serialize.js';
+import { redactValue } from '../secrets/redact.js';
 
 export interface DeliverOptions {
   /** Largest body in bytes (`inbox.max_body_bytes`, default 1 MiB). */
@@ -35,7 +36,9 @@ export interface Delivered {
  * sender killed before that leaves only a temp file (sweepStaleTemp), never a partial message.
  * `draft.to` must already be resolved (resolveRecipient); `draft.from` is the sender's identity.
  */
-export async function deliver(layout: Layout, draft: MessageDraft, opts: DeliverOptions = {}): Promise<Delivered> {
+export async function deliver(layout: Layout, given: MessageDraft, opts: DeliverOptions = {}): Promise<Delivered> {
+  // Bodies and summaries never carry a secret value this process holds (§11).
+  const draft = redactValue(given);
   const max = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const bytes = Buffer.byteLength(draft.body ?? '');
   if (bytes > max) {

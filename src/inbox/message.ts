@@ -80,7 +80,8 @@ export const messageHeaderSchema = z
       ...base,
       kind: z.literal('secret_request').describe('An agent asks a person for a secret (the value never travels by inbox)'),
       request_id: messageId.describe('Id to pass to flotilla approve / deny'),
-      key: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a secret key is an environment-variable name').describe('The secret name'),
+      key: z.string().regex(/^(?:[a-zA-Z0-9][a-zA-Z0-9_.-]{0,63}|[A-Za-z_][A-Za-z0-9_]*)$/, 'a secret key is 1-64 letters, digits, _ . or -').describe('The secret key name (never its value)'),
+      ttl_secs: z.number().positive().optional().describe('How long a grant lasts unless the person chooses otherwise (approve --ttl)'),
     }),
   ])
   .describe('Frontmatter of a Flotilla inbox message (§4); the Markdown body follows the closing ---');

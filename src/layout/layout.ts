@@ -58,6 +58,12 @@ export interface Layout {
   stopHookMarker(agentId: string): string;
   /** Numbered O_EXCL files counting a tree's spawns (`slots/tree-<root>/spawn-<n>`). */
   treeSpawns(rootId: string): string;
+  /** Per-request handoff sockets and revoke markers of secret requests (§11); mode 0700. */
+  readonly secretsDir: string;
+  /** The Unix socket a harness listens on for the answer to one secret request. */
+  secretSocket(requestId: string): string;
+  /** An empty file `flotilla deny` leaves to revoke a live grant. */
+  secretRevoke(requestId: string): string;
 }
 
 /** `slots/tree-<root>`: the prefix lets gc tell a tree's spawn count from a slot. */
@@ -110,6 +116,9 @@ export function layoutFor(root: string, project = dirname(resolve(root))): Layou
     approvalAnswer: (requestId) => join(state, 'approvals', `${requestId}.answer`),
     stopHookMarker: (agentId) => join(state, 'hooks', `${agentId}.stop`),
     treeSpawns: (rootId) => join(state, 'slots', `${TREE_SPAWNS_PREFIX}${rootId}`),
+    secretsDir: join(state, 'secrets'),
+    secretSocket: (requestId) => join(state, 'secrets', `${requestId}.sock`),
+    secretRevoke: (requestId) => join(state, 'secrets', `${requestId}.revoke`),
   };
 }
 

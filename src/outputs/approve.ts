@@ -11,7 +11,7 @@ import { writeFileAtomic } from '../layout/atomic.js';
 import type { Layout } from '../layout/layout.js';
 import type { ApprovalAnswer } from '../policy/approval-types.js';
 
-export type Decision = { decision: 'approve'; scope: 'once' | 'always' } | { decision: 'deny'; reason: string };
+export type Decision = { decision: 'approve'; scope: 'once' | 'always'; ttlSecs?: number } | { decision: 'deny'; reason: string };
 
 export interface AnsweredRequest {
   requestId: string;
@@ -19,6 +19,10 @@ export interface AnsweredRequest {
   tool: string;
   summary: string;
   decision: 'approve' | 'deny';
+  /** Secret requests (§11): the key, and for a grant its expiry; `revoked` when deny ended a live grant. */
+  key?: string;
+  expiresAt?: string;
+  revoked?: boolean;
 }
 
 /**
@@ -30,10 +34,10 @@ export interface AnsweredRequest {
  */
 export async function answerRequest(
   layout: Layout,
-  config: Pick<Config, 'agents'>,
+  config: Pick<Config, 'agents' | 'security'>,
   prefix: string,
   decision: Decision,
-  opts: { pid?: number; env?: NodeJS.ProcessEnv; now?: number } = {},
+  opts: { pid?: number; env?: NodeJS.ProcessEnv; now?: number; interactive?: boolean; by?: string } = {},
 ): Promise<AnsweredRequest> {
   const verb = decision.decision;
   const caller = findParentAgent(layout, { pid: opts.pid ?? process.pid, env: opts.env ?? process.env });
@@ -47,10 +51,12 @@ export async function answerRequest(
   const item = await findRequest(layout, prefix);
   const m = item.message;
   if (m.kind === 'secret_request') {
-    throw new FlotillaError(
-      `secrets are not supported yet: request ${m.request_id} from '${m.from}' asks for secret '${m.key}', which this version of flotilla cannot grant or deny — it is denied when agents.approval_timeout_secs passes`,
-      { code: 'unsupported' },
-    );
+    const { answerSecretRequest } = await import('./approve-secret.js');
+    const d = decision.decision === 'approve' ? { decision: 'approve' as const, ...(decision.ttlSecs ? { ttlSecs: decision.ttlSecs } : {}) } : decision;
+    const done = await answerSecretRequest(layout, config, item, d, {
+      env: opts.env ?? process.env, interactive: opts.interactive ?? false, by: opts.by ?? 'cli', now: opts.now ?? Date.now(),
+    });
+    return { ...done, tool: 'request_secret', summary: m.summary };
   }
   if (m.kind !== 'approval_request') throw new FlotillaError(`message ${m.id} is not an approval request`, { code: 'not-found' });
   const requestId = m.request_id;

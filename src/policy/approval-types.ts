@@ -17,6 +17,14 @@ export interface ApprovalRequest {
   createdAt: string;
   /** The permission mode that asked, for the record. */
   mode?: string;
+  /** `secret` for a request_secret question (§11): answered y / n, never "always". */
+  kind?: 'tool' | 'secret';
+  /** The secret key asked for (kind `secret`). */
+  key?: string;
+  /** How long a grant would last (kind `secret`). */
+  ttlSecs?: number;
+  /** The agent's reason (kind `secret`). */
+  reason?: string;
 }
 
 /** A person's answer. `always` approves this tool for the rest of the agent's life. */

@@ -63,12 +63,23 @@ export function resolveTools(
   return { tools, withheld };
 }
 
-/** The whole effective policy of a definition-like input. */
+/**
+ * The whole effective policy of a definition-like input. Listing secret keys implies the
+ * `request_secret` tool even under an allow list that does not name it (a Claude-style
+ * `tools: Read, Bash` plus `secrets: [github-token]` means "may ask for it"); a deny,
+ * `except` or config list that names it still wins.
+ */
 export function effectivePolicy(
   def: { tools: ToolsSpec; permissionMode: PermissionMode; secrets: readonly string[] },
   defaultDisallowed: readonly string[] = [],
 ): EffectivePolicy {
-  return { ...resolveTools(def.tools, defaultDisallowed), permissionMode: def.permissionMode, secrets: [...def.secrets] };
+  const resolved = resolveTools(def.tools, defaultDisallowed);
+  if (def.secrets.length > 0 && resolved.withheld.request_secret === 'tools.allow') {
+    const { request_secret: _granted, ...withheld } = resolved.withheld;
+    resolved.tools = CANONICAL_TOOLS.filter((t) => t === 'request_secret' || resolved.tools.includes(t));
+    resolved.withheld = withheld;
+  }
+  return { ...resolved, permissionMode: def.permissionMode, secrets: [...def.secrets] };
 }
 
 export interface ToolCallDecision {

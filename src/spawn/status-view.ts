@@ -1,4 +1,4 @@
-import type { AgentRecord } from '../fleet/record.js';
+import { isTerminal, type AgentRecord } from '../fleet/record.js';
 
 /**
  * The agent tree as text (§2 `flotilla status`): pure functions over records, shared with
@@ -58,6 +58,18 @@ export function elapsedMs(rec: AgentRecord, now = Date.now()): number {
   return Math.max(0, to - from);
 }
 
+/**
+ * Live secret grants with their time left (§11): `github-token 1m 58s`. Key names only;
+ * an ended agent holds nothing, whatever its record still says (SIGKILL leaves it unwritten).
+ */
+export function secretGrantsText(rec: AgentRecord, now = Date.now()): string {
+  if (isTerminal(rec.status)) return '';
+  return rec.secretGrants
+    .filter((g) => Date.parse(g.expiresAt) > now)
+    .map((g) => `${g.key} ${formatElapsedMs(Date.parse(g.expiresAt) - now)}`)
+    .join(', ');
+}
+
 export const STATUS_COLUMNS = ['AGENT', 'STATE', 'DEPTH', 'TURNS', 'TOKENS', 'COST', 'ELAPSED', 'UNREAD', 'LAST'] as const;
 
 /** One row's cells, in STATUS_COLUMNS order; `level` indents the id. */
@@ -65,7 +77,8 @@ export function statusCells(e: StatusEntry, level: number, now = Date.now()): st
   const r = e.record;
   const tokens = r.usage.inputTokens + r.usage.outputTokens;
   const state = r.status + (r.background ? ' (bg)' : '');
-  const last = (r.scripted ? '[scripted] ' : '') + (r.exitReason && r.status !== 'idle' && !['working', 'starting', 'spawning'].includes(r.status) && r.exitReason !== r.status ? `(${r.exitReason}) ` : '') + r.lastLine;
+  const grants = secretGrantsText(r, now);
+  const last = (r.scripted ? '[scripted] ' : '') + (grants ? `[secrets: ${grants} left] ` : '') + (r.exitReason && r.status !== 'idle' && !['working', 'starting', 'spawning'].includes(r.status) && r.exitReason !== r.status ? `(${r.exitReason}) ` : '') + r.lastLine;
   return [
     `${'  '.repeat(level)}${r.id}`, state, String(r.depth), `${r.turns}/${r.maxTurns}`, formatTokens(tokens),
     r.usage.costUsd === null ? '-' : `$${r.usage.costUsd.toFixed(r.usage.costUsd < 1 ? 4 : 2)}`,

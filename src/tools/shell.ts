@@ -78,7 +78,7 @@ export function createShellTool(options: ShellOptions, ops: ShellOperations = no
       const argv = ['sh', '-c', `exec 2>&1; ${command}`];
       const r = await ops.run(options.wrap ? options.wrap(argv) : argv, {
         cwd: ctx.cwd,
-        env: options.env,
+        env: ctx.extraEnv ? { ...options.env, ...ctx.extraEnv } : options.env,
         timeoutMs: timeoutSecs * 1000,
         signal: ctx.signal,
         ...(options.killGraceMs === undefined ? {} : { killGraceMs: options.killGraceMs }),

@@ -16,6 +16,8 @@ export interface ToolContext {
   cwd: string;
   /** The calling agent's id. */
   agentId: string;
+  /** Extra environment for this one call's processes (granted secrets, §11); never shown to the model. */
+  extraEnv?: Readonly<Record<string, string>>;
 }
 
 export interface ToolResult {

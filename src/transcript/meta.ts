@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { errorMessage, FlotillaError, isErrno } from '../errors.js';
 import { AGENT_STATUSES, isTerminal, usageSchema } from '../fleet/record.js';
 import { writeFileAtomic } from '../layout/atomic.js';
+import { redactValue } from '../secrets/redact.js';
 import type { Layout } from '../layout/layout.js';
 
 /**
@@ -37,7 +38,7 @@ export function isFinishedMeta(meta: TranscriptMeta): boolean {
 /** Validates and writes the sidecar atomically; returns what was written. */
 export function writeMeta(layout: Layout, meta: TranscriptMetaInput): TranscriptMeta {
   const parsed = transcriptMetaSchema.parse(meta);
-  writeFileAtomic(layout.transcriptMeta(parsed.agent_id), JSON.stringify(parsed, null, 2) + '\n');
+  writeFileAtomic(layout.transcriptMeta(parsed.agent_id), JSON.stringify(redactValue(parsed), null, 2) + '\n');
   return parsed;
 }
 

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { errorMessage, FlotillaError, isErrno } from '../errors.js';
 import { writeFileAtomic } from '../layout/atomic.js';
+import { redact } from '../secrets/redact.js';
 import type { Layout } from '../layout/layout.js';
 
 export interface WrittenOutput {
@@ -35,7 +36,8 @@ export function utf8Prefix(buf: Uint8Array, max: number): Uint8Array {
  */
 export function writeOutput(layout: Layout, id: string, text: string, maxBytes: number): WrittenOutput {
   const path = layout.output(id);
-  const full = Buffer.from(text);
+  // A secret value this process holds never reaches the answer file (§11).
+  const full = Buffer.from(redact(text));
   if (full.length <= maxBytes) {
     writeFileAtomic(path, full);
     return { path, bytes: full.length, totalBytes: full.length, truncated: false };

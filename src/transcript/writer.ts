@@ -9,6 +9,7 @@ import {
   type TranscriptHeaderInput,
 } from './entries.js';
 import { readTranscriptFile } from './reader.js';
+import { redactValue } from '../secrets/redact.js';
 
 /** The file operations a writer uses; tests pass failing ones to simulate a full disk. */
 export interface TranscriptFileOps {
@@ -112,7 +113,8 @@ export class TranscriptWriter {
     }
     if (!this.ready()) return false;
     const seq = this.seq + 1;
-    const line = JSON.stringify({ seq, ts: this.now().toISOString(), ...entry });
+    // Any secret value this process holds is replaced before the line exists (§11).
+    const line = JSON.stringify({ seq, ts: this.now().toISOString(), ...redactValue(entry) });
     if (!this.writeLine(line, `entry ${seq} (${entry.type})`)) return false;
     this.seq = seq;
     return true;

@@ -26,7 +26,9 @@ export function fleetActions(layout: Layout, config: Config, opts: { socket: str
   const answer = async (a: PendingApproval, decision: Decision, done: string): Promise<string> => {
     try {
       const { answerRequest } = await import('../outputs/approve.js');
-      await answerRequest(layout, config, a.requestId, decision, { env });
+      const r = await answerRequest(layout, config, a.requestId, decision, { env, by: 'dashboard' });
+      if (r.key && r.revoked) return `revoked ${a.requestId}: ${a.agentId} no longer holds '${r.key}'`;
+      if (r.key && r.decision === 'approve') return `granted '${r.key}' to ${a.agentId}${r.expiresAt ? ` until ${r.expiresAt}` : ''}`;
       return done;
     } catch (err) {
       return `cannot answer ${a.requestId}: ${errorMessage(err)}`;

@@ -112,7 +112,7 @@ export function Dashboard({ feed, actions, title }: DashboardProps): React.JSX.E
       <Details row={row} width={width} scripted={scripted} />
       {approvals.length > 0 && <Text color="yellow" bold>{fit(`Pending approvals (a approve · d deny on the selected agent):`, width - 1)}</Text>}
       {approvals.map((a) => (
-        <Text key={a.requestId} color="yellow">{fit(`  ${a.agentId}: ${a.summary.replace(`${a.agentId} asks to run `, '')}   [${a.requestId}]`, width - 1)}</Text>
+        <Text key={a.requestId} color="yellow">{fit(`  ${a.agentId}: ${a.summary.replace(`${a.agentId} asks to run `, '').replace(`${a.agentId} asks for `, 'wants ')}   [${a.requestId}]`, width - 1)}</Text>
       ))}
       <PromptLine ui={ui} width={width} />
       <Text dimColor>{fit('j/k move · ⏎ attach · m message · c cancel · a/d approve/deny · q quit' + (scripted ? ' · * scripted model' : ''), width - 1)}</Text>
@@ -139,7 +139,7 @@ function Line({ prefix, cells, bold }: { prefix: string; cells: Cell[]; bold?: b
 function Details({ row, width, scripted }: { row: WatchRow | undefined; width: number; scripted: boolean }): React.JSX.Element {
   if (!row) return <Text dimColor>{fit(scripted ? '' : ' ', width - 1)}</Text>;
   const where = row.tmux ? `window ${row.tmux.windowId}` : 'no window';
-  const facts = [row.id, row.name, `depth ${row.depth}`, row.model + (row.scripted ? ' [scripted model]' : ''), where, row.pid ? `pid ${row.pid}` : '']
+  const facts = [row.id, row.name, `depth ${row.depth}`, row.model + (row.scripted ? ' [scripted model]' : ''), where, row.pid ? `pid ${row.pid}` : '', row.secrets ? `secrets: ${row.secrets} left` : '']
     .filter(Boolean).join(' · ');
   return (
     <Box flexDirection="column">

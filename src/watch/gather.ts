@@ -25,7 +25,11 @@ export class FleetReader {
     const unread = new Map<string, number>();
     for (const rec of records) unread.set(rec.id, listNames(maildir(this.layout, rec.id).new).length);
     const status = new Map(records.map((r) => [r.id, r.status]));
-    const approvals = pendingApprovals(this.approvalRequests(), (id) => status.get(id), (req) => existsSync(this.layout.approvalAnswer(req)));
+    // A secret request is answered once its handoff socket is gone (§11); a tool approval once its answer file exists.
+    const requests = this.approvalRequests();
+    const secret = new Set(requests.filter((r) => r.kind === 'secret').map((r) => r.requestId));
+    const answered = (req: string) => (secret.has(req) ? !existsSync(this.layout.secretSocket(req)) : existsSync(this.layout.approvalAnswer(req)));
+    const approvals = pendingApprovals(requests, (id) => status.get(id), answered);
     return buildSnapshot({
       records, unread, approvals, now,
       liveness: recordLiveness,
@@ -61,6 +65,9 @@ export class FleetReader {
 function readRequest(path: string): PendingApproval | null | undefined {
   try {
     const msg = parseMessage(readFileSync(path, 'utf8'));
+    if (msg.kind === 'secret_request') {
+      return { requestId: msg.request_id, agentId: msg.from, tool: 'request_secret', summary: msg.summary, timestamp: msg.timestamp, kind: 'secret', key: msg.key, ...(msg.ttl_secs ? { ttlSecs: msg.ttl_secs } : {}) };
+    }
     if (msg.kind !== 'approval_request') return null;
     return { requestId: msg.request_id, agentId: msg.from, tool: msg.tool, summary: msg.summary, timestamp: msg.timestamp };
   } catch (err) {

@@ -1,6 +1,6 @@
 import type { AgentRecord, AgentStatus } from '../fleet/record.js';
 import type { Liveness } from '../fleet/liveness.js';
-import { elapsedMs, treeOrder } from '../spawn/status-view.js';
+import { elapsedMs, secretGrantsText, treeOrder } from '../spawn/status-view.js';
 
 /**
  * The dashboard's data (§2 `flotilla watch`): registry records plus unread counts and pending
@@ -17,6 +17,10 @@ export interface PendingApproval {
   /** One line a person can judge: `lead-3kd9p1 asks to run $ npm publish`. */
   summary: string;
   timestamp: string;
+  /** `secret` for a secret request (§11): answered over its socket, so `a` reads the value in the dashboard's process. */
+  kind?: 'secret';
+  key?: string;
+  ttlSecs?: number;
 }
 
 /** What one agent looks like on the dashboard. */
@@ -43,6 +47,8 @@ export interface WatchRow {
   model: string;
   scripted: boolean;
   approval: PendingApproval | null;
+  /** Live secret grants with time left (`github-token 1m 58s`), or ''. */
+  secrets: string;
   /** Where its window is, for attach. */
   tmux: AgentRecord['tmux'];
   pid: number | null;
@@ -118,6 +124,7 @@ function toRow(rec: AgentRecord, branch: string, input: RowInputs, approval: Pen
     model: rec.model,
     scripted: rec.scripted,
     approval,
+    secrets: secretGrantsText(rec, input.now),
     tmux: rec.tmux,
     pid: rec.pid,
   };

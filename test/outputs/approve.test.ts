@@ -106,13 +106,13 @@ describe('who may answer', () => {
     expect(r.stdout).toContain('exit=1');
   });
 
-  it('secret requests are answered with a clear "not supported yet"; unknown ids say how to list requests', async () => {
+  it('a secret request whose agent is gone is moot (nothing is handed over); unknown ids say how to list requests', async () => {
     await deliver(p.layout, { from: 'human', to: 'human', kind: 'secret_request', request_id: 'sec0000001abc', key: 'GITHUB_TOKEN', body: 'please' });
-    const r = await p.run(['approve', 'sec0000001', '--ttl', '60']);
+    const r = await p.run(['approve', 'sec0000001', '--ttl', '60'], { env: { GITHUB_TOKEN: 'not-used-0123456789' } });
     expect(r.exitCode).toBe(1);
-    expect(r.stderr).toContain("flotilla: secrets are not supported yet: request sec0000001abc from 'human' asks for secret 'GITHUB_TOKEN'");
+    expect(r.stderr).toBe("flotilla: request sec0000001abc is moot: agent 'human' has ended, and its grants ended with it");
     const d = await p.run(['deny', 'sec0000001']);
-    expect(d.stderr).toContain('secrets are not supported yet');
+    expect(d.stderr).toContain('is moot');
     const none = await p.run(['deny', 'nothing-here']);
     expect(none.exitCode).toBe(1);
     expect(none.stderr).toBe("flotilla: no approval request matches 'nothing-here' — run 'flotilla inbox' to list pending requests");

@@ -64,8 +64,17 @@ describe('checkToolCall', () => {
 
   it('builds a whole policy for the registry', () => {
     const p = effectivePolicy({ tools: spec({ allow: ['read'] }), permissionMode: 'plan', secrets: ['GH_TOKEN'] });
-    expect(p).toMatchObject({ tools: ['read'], permissionMode: 'plan', secrets: ['GH_TOKEN'] });
+    // Listing keys implies request_secret under an allow list that does not name it (§11).
+    expect(p).toMatchObject({ tools: ['read', 'request_secret'], permissionMode: 'plan', secrets: ['GH_TOKEN'] });
+    expect(p.withheld.request_secret).toBeUndefined();
     expect(JSON.parse(JSON.stringify(p))).toEqual(p);
+  });
+
+  it('request_secret stays withheld without keys, and when a deny list names it', () => {
+    expect(effectivePolicy({ tools: spec({ allow: ['read'] }), permissionMode: 'plan', secrets: [] }).tools).toEqual(['read']);
+    const denied = effectivePolicy({ tools: spec({ allow: ['read'], except: ['request_secret'] }), permissionMode: 'plan', secrets: ['github-token'] });
+    expect(denied.tools).toEqual(['read']);
+    expect(denied.withheld.request_secret).toBe('tools.except');
   });
 });
 

@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import type { Config } from '../../config/schema.js';
 import { formatIssue, type Definition, type LoadResult } from '../../definitions/types.js';
-import { resolveTools } from '../../policy/tool-policy.js';
+import { effectivePolicy } from '../../policy/tool-policy.js';
+import { secretSource, secretVarName } from '../../secrets/keys.js';
 import { printJson } from '../output.js';
 import { loadForCli } from './agents-load.js';
 
@@ -51,7 +52,7 @@ export async function showAgent(cmd: Command, name: string, opts: { json?: boole
     ['tools', v.effectiveTools.join(', ') || '(none)'],
     ['tools as written', toolsLine(def)],
     ['permission mode', def.permissionMode],
-    ['secrets', def.secrets.join(', ') || '(none)'],
+    ['secrets', def.secrets.map((k) => secretLine(k, config)).join(', ') || '(none)'],
     ['max turns', String(def.maxTurns)],
     ['timeout', `${def.timeoutSecs} s`],
     ['secret ttl', `${def.ttlSecs} s`],
@@ -68,9 +69,15 @@ export async function showAgent(cmd: Command, name: string, opts: { json?: boole
   for (const w of warnings) process.stderr.write(`flotilla: warning: ${formatIssue(w)}\n`);
 }
 
+/** `github-token (as $GITHUB_TOKEN, value from $GITHUB_TOKEN)`: what a grant looks like and where the approver reads it. */
+function secretLine(key: string, config: Config): string {
+  const src = secretSource(key, config);
+  return `${key} (as $${secretVarName(key, config)}, value from ${'command' in src ? `command '${src.command}'` : `$${src.env}`})`;
+}
+
 /** A definition as printed by `--json`: every field plus the effective tool list. */
 function view(def: Definition, config: Config): Definition & { scope: string; path: string; effectiveTools: string[] } {
-  const { tools } = resolveTools(def.tools, config.agents.default_disallowed_tools);
+  const { tools } = effectivePolicy(def, config.agents.default_disallowed_tools);
   return { ...def, scope: def.source.scope, path: def.source.path, effectiveTools: tools };
 }
 

@@ -73,10 +73,18 @@ export function formatEvent(e: SessionEvent, ctx: FormatContext): PaneOutput[] {
   }
 }
 
-/** The question line of an approval: `Allow shell: $ rm -rf build ?`. */
+/**
+ * The question line of an approval: `Allow shell: $ rm -rf build ?`, or for a secret request
+ * `Give secret 'github-token' for 300 s? reason: push the tag`.
+ */
 export function formatApprovalQuestion(req: ApprovalRequest, style: Style, width: number): string {
-  return style.yellow(style.bold(truncate(`Allow ${req.tool}: ${sanitize(req.summary).replace(/\n+/g, ' ')} ?`, Math.max(20, width - 1))));
+  const text = req.kind === 'secret'
+    ? `Give secret '${req.key ?? '?'}' to ${req.agentId} for ${req.ttlSecs ?? '?'} s?${req.reason ? ` reason: ${req.reason}` : ''}`
+    : `Allow ${req.tool}: ${req.summary} ?`;
+  return style.yellow(style.bold(truncate(sanitize(text).replace(/\n+/g, ' '), Math.max(20, width - 1))));
 }
 
 /** The prompt while an approval waits for an answer. */
 export const APPROVAL_PROMPT = '[y]es once / [a]lways for this tool / [n]o (reason) › ';
+/** The prompt while a secret request waits: the value is read in this pane's process on `y`. */
+export const SECRET_PROMPT = '[y]es, give it / [n]o (reason) › ';

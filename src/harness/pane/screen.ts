@@ -1,4 +1,5 @@
 import { clearScreenDown, cursorTo, moveCursor, type Interface } from 'node:readline';
+import { redact } from '../../secrets/redact.js';
 import { displayWidth } from './ansi.js';
 import type { PaneOutput } from './format-event.js';
 
@@ -121,7 +122,7 @@ export class PaneScreen {
 
   private addText(text: string): void {
     if (this.rl === null) {
-      this.out.write(text.replace(/\n/g, '\r\n'));
+      this.write(text.replace(/\n/g, '\r\n'));
       this.midLine = !text.endsWith('\n');
       return;
     }
@@ -133,12 +134,12 @@ export class PaneScreen {
   private endText(): void {
     if (this.partial !== '') this.writeLine(this.partial);
     this.partial = '';
-    if (this.midLine) this.out.write('\r\n');
+    if (this.midLine) this.write('\r\n');
     this.midLine = false;
   }
 
   private writeLine(text: string): void {
-    this.out.write(text + '\r\n');
+    this.write(text + '\r\n');
   }
 
   private capPartial(): void {
@@ -166,12 +167,12 @@ export class PaneScreen {
     if (rl === null) return;
     let rows = 0;
     if (this.partial !== '') {
-      this.out.write(this.partial + '\r\n');
+      this.write(this.partial + '\r\n');
       rows += this.rowsOf(this.partial);
     }
     const status = this.status(this.columns);
     if (status !== '') {
-      this.out.write(status + '\r\n');
+      this.write(status + '\r\n');
       rows += 1;
     }
     this.drawnAbove = rows;
@@ -180,6 +181,11 @@ export class PaneScreen {
     // already erased that, so start readline from the current row.
     (rl as unknown as { prevRows?: number }).prevRows = 0;
     rl.prompt(true);
+  }
+
+  /** Every byte the pane writes passes here: secrets this process holds never reach the terminal (§11). */
+  private write(text: string): void {
+    this.out.write(redact(text));
   }
 
   private rowsOf(text: string): number {
