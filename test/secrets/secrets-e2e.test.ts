@@ -123,6 +123,19 @@ describe('secrets on request (§11), end to end in a real tmux pane', () => {
     expect(filesContaining(p.layout.root, [VALUE, VALUE_B64])).toEqual([]);
   });
 
+  it('the dashboard shows the request with key, agent, reason and TTL; a grants it, reading the value in the dashboard\'s process; the grant shows with its time left', async () => {
+    const { agentId } = await requestInPane();
+    const env = Object.entries(p.env({ FLOTILLA_TMUX_SOCKET: tmux.socket, GITHUB_TOKEN: VALUE })).map(([k, v]) => `${k}=${v}`);
+    await tmux.tmux('new-window', '-d', '-t', 'vault:', '-n', 'dash', '-c', p.project, '--', 'env', '-i', ...env, process.execPath, CLI, 'watch');
+    await tmux.waitFor('vault:dash', new RegExp(`${agentId}: wants secret 'github-token' for 300 s: push the release tag`), 20_000);
+    await tmux.tmux('send-keys', '-t', 'vault:dash', 'a');
+    expect(await tmux.waitFor('vault:dash', /(granted|cannot answer) .*/, 20_000)).toMatch(new RegExp(`granted 'github-token' to ${agentId} until`));
+    await tmux.waitFor('vault', /Saw: token=\[secret:github-token\]/, 20_000);
+    await tmux.waitFor('vault:dash', /secrets: github-token 4m\d+s left/, 20_000);
+    expect(p.audit().find((l) => l.event === 'secret_granted')).toMatchObject({ key: 'github-token', by: 'dashboard', ttl_secs: 300 });
+    expect(filesContaining(p.layout.root, [VALUE, VALUE_B64])).toEqual([]);
+  });
+
   it('n typed in the pane denies the request; the model reads the reason', async () => {
     await requestInPane();
     await tmux.waitFor('vault', /\[y\]es, give it/);

@@ -16,6 +16,9 @@ import { flotilla } from '../helpers/cli.js';
 import { tempFleet, type TempFleet } from '../helpers/fleet.js';
 import { recordInput } from '../helpers/records.js';
 import { fixture } from '../helpers/scripts.js';
+import { parseApprovalAnswer } from '../../src/harness/repl-input.js';
+import { formatApprovalQuestion } from '../../src/harness/pane/format-event.js';
+import { makeStyle } from '../../src/harness/pane/ansi.js';
 import { eventually } from '../helpers/tmux.js';
 
 const VALUE = 'ghp_unitTest0123456789/+ =&?';
@@ -165,6 +168,16 @@ describe('SecretBroker', () => {
     b.close('cancelled');
     expect(await asked).toEqual({ granted: false, key: 'github-token', reason: 'the agent ended (cancelled)' });
     expect(await b.request('github-token', undefined, signal())).toMatchObject({ granted: false, reason: 'the agent is ending' });
+  });
+});
+
+describe('the pane question', () => {
+  it('asks y / n for a secret (no "always") and shows key, agent, TTL and reason', () => {
+    expect(parseApprovalAnswer('y', 'r1', 'secret')).toEqual({ requestId: 'r1', decision: 'approve', scope: 'once' });
+    expect(parseApprovalAnswer('a', 'r1', 'secret')).toEqual({ error: 'answer y (give the secret) or n / n <reason>' });
+    expect(parseApprovalAnswer('n later', 'r1', 'secret')).toEqual({ requestId: 'r1', decision: 'deny', reason: 'later' });
+    const q = formatApprovalQuestion({ id: 'r1', agentId: 'bot-aaaaaa', tool: 'request_secret', kind: 'secret', key: 'github-token', ttlSecs: 120, reason: 'push', summary: '', createdAt: '' }, makeStyle(false), 120);
+    expect(q).toBe("Give secret 'github-token' to bot-aaaaaa for 120 s? reason: push");
   });
 });
 
