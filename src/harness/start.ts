@@ -73,7 +73,8 @@ export async function startAgent(opts: {
   const { createModel } = await import('../model/create.js');
   let model;
   try {
-    model = await createModel(rec.model, config, env, { cwd: rec.cwd, ...scriptLog(env) });
+    // childEnv: the model (a scripted one templates {{env.X}}) never sees variables holding secret values.
+    model = await createModel(rec.model, config, childEnv, { cwd: rec.cwd, ...scriptLog(env) });
   } catch (err) {
     // The model's own errors already name the model: say it once.
     const why = errorMessage(err);
