@@ -402,6 +402,40 @@ function v74(v: unknown, p: string, bad: Issue[]): unknown {
 }
 
 function v75(v: unknown, p: string, bad: Issue[]): unknown {
+  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
+  return v;
+}
+
+function v76(v: unknown, p: string, bad: Issue[]): unknown {
+  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
+  return v;
+}
+
+function v77(v: unknown, p: string, bad: Issue[]): unknown {
+  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
+  return v;
+}
+
+function v78(v: unknown, p: string, bad: Issue[]): unknown {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) { bad.push({ path: p, message: 'expected an object' }); return v; }
+  const o = v as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  { const r = v75(o["key"], p + ".key", bad); if (r !== undefined) out["key"] = r; }
+  { const r = v76(o["requestId"], p + ".requestId", bad); if (r !== undefined) out["requestId"] = r; }
+  { const r = v77(o["expiresAt"], p + ".expiresAt", bad); if (r !== undefined) out["expiresAt"] = r; }
+  return out;
+}
+
+function v79(v: unknown, p: string, bad: Issue[]): unknown {
+  if (!Array.isArray(v)) { bad.push({ path: p, message: 'expected an array' }); return v; }
+  return v.map((x, i) => v78(x, p + '.' + i, bad));
+}
+
+function v80(v: unknown, p: string, bad: Issue[]): unknown {
+  return v === undefined ? structuredClone([]) : v79(v, p, bad);
+}
+
+function v81(v: unknown, p: string, bad: Issue[]): unknown {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) { bad.push({ path: p, message: 'expected an object' }); return v; }
   const o = v as Record<string, unknown>;
   const out: Record<string, unknown> = {};
@@ -438,13 +472,14 @@ function v75(v: unknown, p: string, bad: Issue[]): unknown {
   { const r = v68(o["lastTask"], p + ".lastTask", bad); if (r !== undefined) out["lastTask"] = r; }
   { const r = v71(o["slot"], p + ".slot", bad); if (r !== undefined) out["slot"] = r; }
   { const r = v74(o["collectedAt"], p + ".collectedAt", bad); if (r !== undefined) out["collectedAt"] = r; }
+  { const r = v80(o["secretGrants"], p + ".secretGrants", bad); if (r !== undefined) out["secretGrants"] = r; }
   return out;
 }
 
 /** Same result as `safeParse` of the zod schema, without loading zod. */
 export function parseAgentRecord(input: unknown): { success: true; data: AgentRecord } | { success: false; error: { issues: Issue[] } } {
   const bad: Issue[] = [];
-  const data = v75(input, '', bad);
+  const data = v81(input, '', bad);
   if (bad.length > 0) return { success: false, error: { issues: bad.map((i) => ({ path: i.path.slice(1), message: i.message })) } };
   return { success: true, data: data as AgentRecord };
 }
