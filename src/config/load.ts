@@ -31,6 +31,8 @@ export interface LoadOptions {
   userFile?: string | null;
 }
 
+const BYPASS_KEY = 'agents.allow_bypass_permissions';
+
 export function loadConfig(opts: LoadOptions): LoadedConfig {
   const env = opts.env ?? process.env;
   const warnings: string[] = [];
@@ -69,7 +71,16 @@ export function loadConfig(opts: LoadOptions): LoadedConfig {
     const from = [...layers].reverse().find((l) => getPath(l.values, leaf.path) !== undefined);
     sources[leaf.path] = from ? describeSource(from.source, leaf.path, allLeaves) : 'default';
   }
-  return { config: parsed.data, sources, warnings };
+  const config = parsed.data;
+  // Running without approvals is a person's decision, written in a config file: an agent
+  // can set environment variables and flags for the commands it runs, so those cannot allow it.
+  const allowFrom = [...layers].reverse().find((l) => getPath(l.values, BYPASS_KEY) !== undefined)?.source;
+  if (config.agents.allow_bypass_permissions && (allowFrom === 'env' || allowFrom === 'flag')) {
+    warnings.push(`${sources[BYPASS_KEY]}: '${BYPASS_KEY}' is ignored — only a config file (${userFile ?? 'user config'} or ${opts.layout.configFile}) can allow bypass_permissions`);
+    config.agents.allow_bypass_permissions = false;
+    sources[BYPASS_KEY] = 'default';
+  }
+  return { config, sources, warnings };
 }
 
 function describeSource(source: string, key: string, allLeaves: Leaf[]): string {

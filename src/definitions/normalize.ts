@@ -150,8 +150,8 @@ export function normalizeDefinition(input: NormalizeInput): { definition?: Defin
 
 function normalizeMode(raw: unknown, config: DefinitionConfig, issues: { errors: FieldIssue[]; warnings: FieldIssue[] }): PermissionMode | undefined {
   const field = 'permissions.permission_mode';
-  if (raw === undefined || raw === null) return config.agents.default_permission_mode;
-  const mode = typeof raw === 'string' ? parsePermissionMode(raw) : undefined;
+  const fromDefault = raw === undefined || raw === null;
+  const mode = fromDefault ? config.agents.default_permission_mode : typeof raw === 'string' ? parsePermissionMode(raw) : undefined;
   if (!mode) {
     issues.errors.push({
       field,
@@ -163,7 +163,7 @@ function normalizeMode(raw: unknown, config: DefinitionConfig, issues: { errors:
     if (!config.agents.allow_bypass_permissions) {
       issues.errors.push({
         field,
-        message: `permission_mode bypass_permissions is refused by config (${field}) — set agents.allow_bypass_permissions: true in .flotilla/config.yaml, or use a mode that keeps approvals, e.g. permissions: {permission_mode: accept_edits}`,
+        message: `permission_mode bypass_permissions${fromDefault ? ' (from agents.default_permission_mode)' : ''} is refused by config (${field}) — set agents.allow_bypass_permissions: true in .flotilla/config.yaml, or use a mode that keeps approvals, e.g. permissions: {permission_mode: accept_edits}`,
       });
       return undefined;
     }

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { refusal, type FlotillaError } from '../errors.js';
 import type { Layout } from '../layout/layout.js';
-import { ancestors, processStartTime } from './proc.js';
+import { ancestors, processStartTime, selfPid } from './proc.js';
 import { isTerminal } from './record-status.js';
 import type { AgentRecord, AgentStatus } from './record.js';
 import { ensureIndex } from './live.js';
@@ -24,7 +24,7 @@ export interface Lineage {
 }
 
 export interface FindParentOptions {
-  /** The calling process; default `process.pid`. */
+  /** The calling process; default this process's host pid (`selfPid`). */
   pid?: number;
   /** Where the `FLOTILLA_AGENT_ID` hint is read; default `process.env`. */
   env?: NodeJS.ProcessEnv;
@@ -81,10 +81,10 @@ function liveCandidatesByPid(layout: Layout): Map<number, Candidate[]> {
 }
 
 export function findParentAgent(layout: Layout, opts: FindParentOptions = {}): Lineage {
-  const chain = new Chain(opts.pid ?? process.pid);
+  const chain = new Chain(opts.pid ?? selfPid());
   const hint = (opts.env ?? process.env).FLOTILLA_AGENT_ID?.trim();
 
-  // The hint costs one file read: a hint that is no ancestor is refused without a scan.
+  // The hint costs one file read and, when it names an ancestor, bounds the walk below.
   let hintAt = -1;
   let hinted: AgentRecord | undefined;
   if (hint) {
@@ -94,23 +94,25 @@ export function findParentAgent(layout: Layout, opts: FindParentOptions = {}): L
       hinted = undefined;
     }
     hintAt = hinted ? chain.indexOf(hinted) : -1;
-    if (hintAt < 0) return { parent: null, forged: hint };
   }
+  const forged = hint && hintAt < 0 ? { forged: hint } : {};
 
   // The nearest registered harness wins, even over a farther hinted one: otherwise an agent
   // at the depth limit could name its root and spawn below it. Past the hint's position
   // nothing nearer can exist, so the walk stops there (unless the hinted agent has ended).
+  // A forged hint still walks the whole chain: the caller's real agent is reported with it,
+  // so a refusal can name it and `approve` can refuse an agent that lies about its name.
   const byPid = liveCandidatesByPid(layout);
-  const end = hinted && !isTerminal(hinted.status) ? hintAt + 1 : chain.pids.length;
+  const end = hintAt >= 0 && hinted && !isTerminal(hinted.status) ? hintAt + 1 : chain.pids.length;
   for (let i = 0; i < end; i++) {
     for (const c of byPid.get(chain.pids[i]!) ?? []) {
       if (chain.indexOf(c) !== i) continue;
       // Re-read in full: the record may have ended since the scan.
       const rec = readRecord(layout, c.id);
-      if (rec && !isTerminal(rec.status) && chain.indexOf(rec) === i) return { parent: rec };
+      if (rec && !isTerminal(rec.status) && chain.indexOf(rec) === i) return { parent: rec, ...forged };
     }
   }
-  return { parent: null };
+  return { parent: null, ...forged };
 }
 
 /** The refusal for a forged `FLOTILLA_AGENT_ID` (§5.1). */

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readlinkSync } from 'node:fs';
 import { isErrno } from '../errors.js';
 
 /**
@@ -52,6 +52,27 @@ function validPid(pid: number): boolean {
   return Number.isInteger(pid) && pid > 0;
 }
 
+let hostPid: number | undefined;
+
+/**
+ * This process's pid as the fleet sees it. A tool command runs in its own pid namespace
+ * (docs/security.md), where `process.pid` is a small namespace-local number; `/proc/self` is
+ * resolved by the host's /proc and names the pid that registry records and ancestry walks use.
+ */
+export function selfPid(): number {
+  if (hostPid !== undefined) return hostPid;
+  let pid = process.pid;
+  if (LINUX) {
+    try {
+      const n = Number(readlinkSync('/proc/self'));
+      if (Number.isInteger(n) && n > 0) pid = n;
+    } catch {
+      // No /proc: the namespace-local pid is all there is.
+    }
+  }
+  return (hostPid = pid);
+}
+
 /** The process's start time as an opaque string (Linux: clock ticks since boot; macOS: `ps lstart`), or null if it does not exist. */
 export function processStartTime(pid: number): string | null {
   if (!validPid(pid)) return null;
@@ -65,16 +86,18 @@ export function processStartTime(pid: number): string | null {
  */
 export function isProcessAlive(pid: number, startTime?: string | null): boolean {
   if (!validPid(pid)) return false;
+  // Linux asks /proc, not kill(pid, 0): inside a tool command's pid namespace kill() cannot
+  // address host pids, while /proc is still the host's and answers for every process.
+  if (LINUX) {
+    const stat = readStat(pid);
+    if (!stat || stat.state === 'Z' || stat.state === 'X') return false;
+    return startTime == null || stat.startTime === startTime;
+  }
   try {
     process.kill(pid, 0);
   } catch (err) {
     // EPERM: it exists but belongs to someone else.
     if (!isErrno(err, 'EPERM')) return false;
-  }
-  if (LINUX) {
-    const stat = readStat(pid);
-    if (!stat || stat.state === 'Z' || stat.state === 'X') return false;
-    return startTime == null || stat.startTime === startTime;
   }
   const state = ps(pid, 'stat');
   if (state === null || state.startsWith('Z')) return false;

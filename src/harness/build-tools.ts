@@ -5,7 +5,9 @@ import type { AgentRecord } from '../fleet/record.js';
 import type { Layout } from '../layout/layout.js';
 import { checkShellCommand } from '../policy/shell-gate.js';
 import { createBuiltinTools } from '../tools/builtin.js';
-import { bubblewrapArgv, findBubblewrap } from '../tools/sandbox.js';
+import { homedir } from 'node:os';
+import { userPaths } from '../layout/layout.js';
+import { bubblewrapArgv, bubblewrapUserNamespace, findBubblewrap, hostExecutedPaths, pidNamespaceArgv } from '../tools/sandbox.js';
 import { trackToolGroups } from '../lifecycle/tool-groups.js';
 import { createCheckInboxTool } from '../tools/check-inbox.js';
 import { runTool } from '../tools/run-tool.js';
@@ -36,15 +38,23 @@ export async function buildTools(opts: {
   const { layout, config, record: rec } = opts;
   // Asked for and missing is a refusal to start, never a silently unsandboxed agent.
   const bwrap = config.security.sandbox === 'bubblewrap' ? findBubblewrap(opts.env) : undefined;
-  const sandbox = { writable: [rec.cwd, ...(opts.memoryDir ? [opts.memoryDir] : [])], readOnly: [layout.root], network: config.security.sandbox_network, ...(bwrap ? { bwrap } : {}) };
+  const writable = [rec.cwd, ...(opts.memoryDir ? [opts.memoryDir] : [])];
+  const readOnly = hostExecutedPaths({
+    fleetRoot: layout.root, project: layout.project, cwd: rec.cwd, home: opts.env.HOME ?? homedir(), userConfigDir: userPaths(opts.env).configDir,
+  });
+  const wrap = bwrap
+    ? (argv: string[]) => bubblewrapArgv({ writable, readOnly, network: config.security.sandbox_network, bwrap, userNamespace: bubblewrapUserNamespace(bwrap) }, argv)
+    : (argv: string[]) => pidNamespaceArgv(argv);
   const builtins = createBuiltinTools({
     cwd: rec.cwd,
-    protectedRoots: [layout.root],
-    writableWithin: opts.memoryDir ? [opts.memoryDir] : [],
+    // With the sandbox on, the file tools write where a sandboxed command could, no more.
+    ...(bwrap
+      ? { protectedRoots: readOnly, writableWithin: opts.memoryDir ? [opts.memoryDir] : [], writableRoots: writable }
+      : { protectedRoots: [layout.root], writableWithin: opts.memoryDir ? [opts.memoryDir] : [] }),
     shellTimeoutSecs: config.tools.shell_timeout_secs,
     env: opts.env,
     maxOutputBytes: config.tools.max_output_bytes,
-    ...(bwrap ? { wrap: (argv: string[]) => bubblewrapArgv(sandbox, argv) } : {}),
+    wrap,
     track: trackToolGroups(layout, rec.id),
     gate: (command) => {
       const verdict = checkShellCommand(command, config.security.deny_commands);

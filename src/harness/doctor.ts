@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Layout } from '../layout/layout.js';
+import { bubblewrapUserNamespace, findBubblewrap, pidNamespace } from '../tools/sandbox.js';
 
 export interface Check {
   name: string;
@@ -58,5 +59,42 @@ export async function runChecks(layout: Layout): Promise<Check[]> {
     detail = `${layout.root}: ${(err as Error).message}`;
   }
   checks.push({ name: 'fleet root', ok: writable, detail, fix: 'make the directory writable or choose another with --root / FLOTILLA_ROOT' });
+  checks.push(...containmentChecks());
+  return checks;
+}
+
+/**
+ * What the kernel enforces here (docs/security.md): lineage needs a pid namespace per tool
+ * command; the bubblewrap sandbox needs bwrap and, for a non-root user, user namespaces.
+ */
+function containmentChecks(): Check[] {
+  const ns = pidNamespace();
+  const checks: Check[] = [{
+    name: 'lineage (pid namespace per command)',
+    ok: ns.available,
+    detail: ns.available ? ns.prefix.join(' ') : `${ns.reason} — UNENFORCED: a command that detaches (setsid, nohup, double fork) can spawn, send and approve outside its agent's lineage`,
+    fix: 'use Linux with util-linux (unshare, setpriv) and, as a non-root user, user namespaces enabled (sysctl user.max_user_namespaces=15000; kernel.unprivileged_userns_clone=1 on Debian kernels)',
+  }];
+  let bwrap: string | undefined;
+  try {
+    bwrap = findBubblewrap();
+  } catch {
+    bwrap = undefined;
+  }
+  const userns = bwrap ? bubblewrapUserNamespace(bwrap) : false;
+  const root = process.geteuid?.() === 0;
+  checks.push({
+    name: 'sandbox (security.sandbox: bubblewrap)',
+    // Missing bwrap is not a failure: the sandbox is off unless configured (and then refuses to start).
+    ok: !bwrap || userns || root,
+    detail: !bwrap
+      ? 'bwrap not found — the sandbox cannot be turned on'
+      : userns
+        ? `${bwrap}: user + pid namespaces, no capabilities`
+        : root
+          ? `${bwrap}: no user namespaces here; as root the sandbox drops every capability (--cap-drop ALL) instead`
+          : `${bwrap}: no user namespaces here, so bwrap cannot run for this user`,
+    fix: 'install bubblewrap (apt-get install bubblewrap) and allow user namespaces; only needed with security.sandbox: bubblewrap',
+  });
   return checks;
 }

@@ -1,6 +1,7 @@
 import type { Config } from '../config/schema.js';
 import { errorMessage, FlotillaError, UsageError } from '../errors.js';
 import { endRecord, getRecord } from '../fleet/registry.js';
+import { selfPid } from '../fleet/proc.js';
 import type { AgentRecord } from '../fleet/record.js';
 import { holdSlot, type SlotHold } from '../fleet/slots.js';
 import type { Layout } from '../layout/layout.js';
@@ -81,7 +82,7 @@ export async function runHarness(opts: RunOptions): Promise<number> {
 
 async function runOneShot(started: StartedAgent): Promise<number> {
   const { session, record, prompt } = started;
-  process.stderr.write(`[flotilla:agent id=${record.id} pid=${process.pid} depth=${record.depth}${started.scripted ? ' model=scripted' : ''}]\n`);
+  process.stderr.write(`[flotilla:agent id=${record.id} pid=${selfPid()} depth=${record.depth}${started.scripted ? ' model=scripted' : ''}]\n`);
   let answer = '';
   session.on((e) => {
     if (e.type === 'task_end') answer = e.text;

@@ -8,7 +8,7 @@ import { errorMessage, FlotillaError } from '../errors.js';
 import { agentEnvironment } from '../fleet/agent-env.js';
 import type { AgentRecord } from '../fleet/record.js';
 import { getRecord, readRecord, updateRecord } from '../fleet/registry.js';
-import { processStartTime } from '../fleet/proc.js';
+import { processStartTime, selfPid } from '../fleet/proc.js';
 import type { SlotHold } from '../fleet/slots.js';
 import { maildir } from '../inbox/maildir.js';
 import type { Layout } from '../layout/layout.js';
@@ -53,7 +53,7 @@ export async function startAgent(opts: {
   const env = opts.env ?? process.env;
   const log = await createAgentLogger(layout, opts.record.id);
   let rec = updateRecord(layout, opts.record.id, {
-    status: 'starting', pid: process.pid, pidStartTime: processStartTime(process.pid), startedAt: new Date().toISOString(),
+    status: 'starting', pid: selfPid(), pidStartTime: processStartTime(selfPid()), startedAt: new Date().toISOString(),
   });
   audit(layout, { event: 'agent_start', agent: rec.id, parent: rec.parentId ?? 'human', depth: rec.depth, model: rec.model, mode: rec.mode });
 

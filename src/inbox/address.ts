@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
-import { FlotillaError, UsageError } from '../errors.js';
+import { FlotillaError, refusal, UsageError } from '../errors.js';
+import { findParentAgent } from '../fleet/lineage.js';
 import { ID_PATTERN, resolvePrefix } from '../fleet/ids.js';
 import { listIds, readRecord } from '../fleet/registry.js';
 import type { Layout } from '../layout/layout.js';
@@ -8,17 +9,23 @@ import type { Layout } from '../layout/layout.js';
 export const RESERVED_RECIPIENTS = ['human', 'parent', 'root'] as const;
 
 /**
- * Who is sending: the agent named by `FLOTILLA_AGENT_ID`, else a person (`human`). Set by
- * the sending process from its own environment — never from a command's or model's
- * arguments, so `from` cannot be chosen by whoever writes the message.
+ * Who is sending (§4): the agent among this process's ancestors (§5.1, as approvals and
+ * spawns find it), else a person (`human`). `FLOTILLA_AGENT_ID` is only a hint: naming an
+ * agent that is not an ancestor is refused as forged, and unsetting it changes nothing. So
+ * `from` cannot be chosen by whoever writes the message, nor by the sender's environment.
  */
-export function senderIdentity(env: NodeJS.ProcessEnv = process.env): string {
+export function senderIdentity(layout: Layout, opts: { env?: NodeJS.ProcessEnv; pid?: number } = {}): string {
+  const env = opts.env ?? process.env;
   const id = env.FLOTILLA_AGENT_ID?.trim();
-  if (!id) return 'human';
-  if (!ID_PATTERN.test(id)) {
+  if (id && !ID_PATTERN.test(id)) {
     throw new FlotillaError(`FLOTILLA_AGENT_ID '${id}' is not a valid agent id — unset it to send as 'human'`, { code: 'bad-identity' });
   }
-  return id;
+  const lineage = findParentAgent(layout, { env, ...(opts.pid === undefined ? {} : { pid: opts.pid }) });
+  if (lineage.forged) {
+    const real = lineage.parent ? `agent '${lineage.parent.id}'` : 'a person';
+    throw refusal('forged-sender', `refused: FLOTILLA_AGENT_ID names '${lineage.forged}', but this process belongs to ${real} — unset it (env -u FLOTILLA_AGENT_ID); mail is always sent as who you are`, { id: lineage.forged });
+  }
+  return lineage.parent?.id ?? 'human';
 }
 
 /**

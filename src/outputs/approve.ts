@@ -40,7 +40,7 @@ export async function answerRequest(
   opts: { pid?: number; env?: NodeJS.ProcessEnv; now?: number; interactive?: boolean; by?: string } = {},
 ): Promise<AnsweredRequest> {
   const verb = decision.decision;
-  const caller = findParentAgent(layout, { pid: opts.pid ?? process.pid, env: opts.env ?? process.env });
+  const caller = findParentAgent(layout, { ...(opts.pid === undefined ? {} : { pid: opts.pid }), env: opts.env ?? process.env });
   if (caller.parent) {
     throw refusal(
       'not-a-person',

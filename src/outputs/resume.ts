@@ -68,7 +68,7 @@ export function planResume(layout: Layout, config: Pick<Config, 'transcripts'>, 
   let parent: AgentRecord | null;
   if (oldParent && isRecordLive(oldParent)) parent = oldParent;
   else {
-    const lineage = findParentAgent(layout, { pid: opts.pid ?? process.pid, env: opts.env ?? process.env });
+    const lineage = findParentAgent(layout, { ...(opts.pid === undefined ? {} : { pid: opts.pid }), env: opts.env ?? process.env });
     if (lineage.forged) throw forgedParentRefusal(lineage.forged);
     parent = lineage.parent;
   }

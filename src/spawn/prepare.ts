@@ -60,8 +60,8 @@ export async function prepareSpawn(layout: Layout, config: Config, req: SpawnReq
   let parent: AgentRecord | null;
   if (opts.parent !== undefined) parent = opts.parent;
   else {
-    const lineage = findParentAgent(layout, { pid: opts.pid ?? process.pid, env });
-    if (lineage.forged) throw refused(layout, null, req, forgedParentRefusal(lineage.forged));
+    const lineage = findParentAgent(layout, { ...(opts.pid === undefined ? {} : { pid: opts.pid }), env });
+    if (lineage.forged) throw refused(layout, lineage.parent, req, forgedParentRefusal(lineage.forged));
     parent = lineage.parent;
   }
   try {

@@ -18,13 +18,15 @@ export interface BuiltinToolsOptions {
   protectedRoots: readonly string[];
   /** Exceptions inside protectedRoots (the agent's memory dir, §10). */
   writableWithin: readonly string[];
+  /** With the sandbox on: the only dirs file tools may write (see WriteScope). */
+  writableRoots?: readonly string[];
   /** Default shell timeout (config `tools.shell_timeout_secs`). */
   shellTimeoutSecs: number;
   /** Environment of shell commands: the harness's own. */
   env: NodeJS.ProcessEnv;
   /** The shell gate of §7. */
   gate?: ShellGate;
-  /** The sandbox wrapper of §11. */
+  /** The pid namespace or sandbox wrapper (tools/sandbox.ts). */
   wrap?: (argv: string[]) => string[];
   /** Bytes a read shows per call; match config `tools.max_output_bytes` (default 30000). */
   maxOutputBytes?: number;
@@ -37,7 +39,7 @@ export interface BuiltinToolsOptions {
 
 export function createBuiltinTools(options: BuiltinToolsOptions): Tool[] {
   const fileOps = options.fileOperations ?? nodeFileOperations;
-  const scope = { protectedRoots: options.protectedRoots, writableWithin: options.writableWithin };
+  const scope = { protectedRoots: options.protectedRoots, writableWithin: options.writableWithin, ...(options.writableRoots ? { writableRoots: options.writableRoots } : {}) };
   const tools: Tool[] = [
     createShellTool(
       {

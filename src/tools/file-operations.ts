@@ -27,10 +27,12 @@ export interface FileStat {
   isSymbolicLink: boolean;
   size: number;
   mtimeMs: number;
+  /** Hard links to the file (default 1 where a back-end cannot tell). */
+  nlink?: number;
 }
 
 function toStat(s: import('node:fs').Stats): FileStat {
-  return { isFile: s.isFile(), isDirectory: s.isDirectory(), isSymbolicLink: s.isSymbolicLink(), size: s.size, mtimeMs: s.mtimeMs };
+  return { isFile: s.isFile(), isDirectory: s.isDirectory(), isSymbolicLink: s.isSymbolicLink(), size: s.size, mtimeMs: s.mtimeMs, nlink: s.nlink };
 }
 
 /** The local file system. */

@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { constants } from 'node:os';
+import type { Readable } from 'node:stream';
 import { isErrno } from '../errors.js';
 import { sleep } from '../sleep.js';
 import { OutputCapture } from './output-capture.js';
@@ -28,6 +30,12 @@ export interface GroupRunOptions {
    * still hold its output open (default 300 ms); then stop reading and return.
    */
   drainMs?: number;
+  /**
+   * The command runs under the namespace init (tools/sandbox.ts), which reports the command's
+   * exit status as a line on fd 3 and may outlive it while background processes run: that
+   * line, not the wrapper's exit, ends the call.
+   */
+  statusFd?: boolean;
   /** Told when the group starts and ends, so a reaper can kill it if this process dies first. */
   track?: { started(pgid: number): void; ended(pgid: number): void };
 }
@@ -56,15 +64,18 @@ export function runInProcessGroup(argv: readonly string[], opts: GroupRunOptions
   if (opts.signal.aborted) return Promise.resolve({ ...base, aborted: true, durationMs: 0 });
 
   const capture = new OutputCapture(opts.maxCaptureBytes ?? 1024 * 1024);
-  const child = spawn(file, args, { cwd: opts.cwd, env: opts.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const stdio = opts.statusFd ? (['ignore', 'pipe', 'pipe', 'pipe'] as const) : (['ignore', 'pipe', 'pipe'] as const);
+  const child = spawn(file, args, { cwd: opts.cwd, env: opts.env, detached: true, stdio: [...stdio] });
   const pgid = child.pid;
   if (pgid !== undefined) opts.track?.started(pgid);
-  child.stdout.on('data', (chunk: Buffer) => capture.push(chunk));
-  child.stderr.on('data', (chunk: Buffer) => capture.push(chunk));
+  child.stdout!.on('data', (chunk: Buffer) => capture.push(chunk));
+  child.stderr!.on('data', (chunk: Buffer) => capture.push(chunk));
 
   return new Promise((resolve) => {
     let timedOut = false;
     let aborted = false;
+    let exited = false;
+    let openStreams = 2;
     let exitCode: number | null = null;
     let exitSignal: NodeJS.Signals | null = null;
     let killing: Promise<void> | undefined;
@@ -91,8 +102,8 @@ export function runInProcessGroup(argv: readonly string[], opts: GroupRunOptions
       clearTimeout(drainTimer);
       opts.signal.removeEventListener('abort', onAbort);
       if (heldOpen) {
-        child.stdout.destroy();
-        child.stderr.destroy();
+        child.stdout!.destroy();
+        child.stderr!.destroy();
       }
       void (killing ?? Promise.resolve()).then(() =>
         resolve({
@@ -109,20 +120,31 @@ export function runInProcessGroup(argv: readonly string[], opts: GroupRunOptions
       );
     };
 
-    child.on('error', (err) => finish(err.message));
-    child.on('exit', (code, sig) => {
+    // The command ended: by the init's status line or by the process itself, whichever is first.
+    const onExit = (code: number | null, sig: NodeJS.Signals | null): void => {
+      if (exited) return;
+      exited = true;
       exitCode = code;
       exitSignal = sig;
       clearTimeout(timer);
+      if (openStreams === 0) return finish();
       // Once killed, wait for the kill to finish; otherwise give background holders a moment.
       const wait = killing ? (killing.then(() => opts.drainMs ?? 300) as Promise<number>) : Promise.resolve(opts.drainMs ?? 300);
       void wait.then((ms) => {
         if (!done) drainTimer = setTimeout(() => finish(undefined, true), ms);
       });
-    });
-    child.on('close', () => {
+    };
+    const onStreamClosed = (): void => {
+      if (--openStreams === 0 && exited) finish();
+    };
+    child.stdout!.on('close', onStreamClosed);
+    child.stderr!.on('close', onStreamClosed);
+    if (opts.statusFd) readStatusLine(child.stdio[3] as Readable, (status) => onExit(...fromShellStatus(status)));
+
+    child.on('error', (err) => finish(err.message));
+    child.on('exit', (code, sig) => {
       if (pgid !== undefined) opts.track?.ended(pgid);
-      finish();
+      onExit(code, sig);
     });
   });
 }
@@ -131,6 +153,30 @@ export function runInProcessGroup(argv: readonly string[], opts: GroupRunOptions
 const KILL_POLL_MS = 25;
 /** After SIGKILL, how long to wait for the kernel to act on it (a process stuck in I/O). */
 const SIGKILL_WAIT_MS = 2000;
+
+/** Calls back once with the first whole line of `stream` as a number (the init's `echo "$s"`). */
+function readStatusLine(stream: Readable, cb: (status: number) => void): void {
+  let buf = '';
+  const onData = (chunk: Buffer): void => {
+    buf += chunk.toString('utf8');
+    const nl = buf.indexOf('\n');
+    if (nl < 0) return;
+    stream.off('data', onData);
+    const n = Number(buf.slice(0, nl).trim());
+    if (Number.isInteger(n)) cb(n);
+  };
+  stream.on('data', onData);
+  stream.on('error', () => undefined);
+}
+
+/** A shell's `$?`: above 128 it means killed by signal (status − 128). */
+function fromShellStatus(status: number): [number | null, NodeJS.Signals | null] {
+  if (status > 128) {
+    const name = Object.entries(constants.signals).find(([, n]) => n === status - 128)?.[0];
+    if (name) return [null, name as NodeJS.Signals];
+  }
+  return [status, null];
+}
 
 /**
  * SIGTERM to the whole group, then SIGKILL to whatever is left after `graceMs`; resolves when

@@ -15,6 +15,12 @@ export interface WriteScope {
   protectedRoots: readonly string[];
   /** Directories inside a protected root that may still be written (memory dirs). */
   writableWithin: readonly string[];
+  /**
+   * With the sandbox on (§11): the only directories that may be written at all (cwd, memory
+   * dir), the same set a sandboxed command gets, and a file with more than one hard link is
+   * refused (a link to a file outside would write through to it).
+   */
+  writableRoots?: readonly string[];
 }
 
 export type WriteCheck = { ok: true; canonical: string } | { ok: false; message: string };
@@ -59,20 +65,35 @@ export function isInside(child: string, parent: string): boolean {
 /** Decides whether `path` (absolute) may be written, with a refusal written for the model. */
 export async function checkWritable(path: string, scope: WriteScope, ops: FileOperations): Promise<WriteCheck> {
   const canonical = await canonicalPath(path, ops);
+  const via = canonical === resolve(path) ? '' : ` (it resolves to ${canonical})`;
+  if (scope.writableRoots) {
+    const roots = await Promise.all(scope.writableRoots.map((r) => canonicalPath(r, ops)));
+    if (!roots.some((r) => isInside(canonical, r))) {
+      return { ok: false, message: `Refused to write ${path}${via}: the sandbox lets you write only inside ${scope.writableRoots.join(', ')}. Write your files there.` };
+    }
+    const links = (await ops.lstat(canonical).catch(() => undefined))?.nlink ?? 1;
+    if (links > 1) {
+      return { ok: false, message: `Refused to write ${path}${via}: it has ${links} hard links, so writing it could change a file outside the sandbox. Write a new file instead (delete this one first).` };
+    }
+  }
   for (const root of scope.protectedRoots) {
     const realRoot = await canonicalPath(root, ops);
     if (!isInside(canonical, realRoot)) continue;
+    let inMemory = false;
     for (const allowed of scope.writableWithin) {
-      if (isInside(canonical, await canonicalPath(allowed, ops))) return { ok: true, canonical };
+      if (isInside(canonical, await canonicalPath(allowed, ops))) inMemory = true;
     }
-    const via = canonical === resolve(path) ? '' : ` (it resolves to ${canonical})`;
+    if (inMemory) continue;
     const memory = scope.writableWithin.length ? ` Only your memory dir may be written there: ${scope.writableWithin.join(', ')}.` : '';
+    const fleet = basename(root) === '.flotilla' && root === scope.protectedRoots[0];
     return {
       ok: false,
-      message:
-        `Refused to write ${path}${via}: it is inside the fleet root ${root}, which file tools may not change ` +
-        `(the fleet's messages, registry and transcripts live there).${memory} To talk to other agents use send_message; ` +
-        `write your work files elsewhere in the project.`,
+      message: fleet
+        ? `Refused to write ${path}${via}: it is inside the fleet root ${root}, which file tools may not change ` +
+          `(the fleet's messages, registry and transcripts live there).${memory} To talk to other agents use send_message; ` +
+          `write your work files elsewhere in the project.`
+        : `Refused to write ${path}${via}: ${root} holds what runs on the host later (hooks, agent definitions, config), ` +
+          'so the sandbox keeps it read-only. Ask a person to change it.',
     };
   }
   return { ok: true, canonical };

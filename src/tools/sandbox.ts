@@ -1,21 +1,30 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { FlotillaError } from '../errors.js';
 
 /**
  * The OS sandbox for shell commands (§11, `security.sandbox: bubblewrap`): the command sees
- * the whole filesystem read-only, may write only its working directory (and the agent's
- * memory dir), sees the fleet root read-only even inside the project, gets a private /tmp,
- * and has no network unless allowed. This, not the shell gate, is the boundary against a
- * hostile model (docs/security.md).
+ * the whole filesystem read-only and may write only its working directory, the agent's
+ * memory dir and a private /tmp; inside those, whatever later runs on the host (the fleet
+ * root, `.claude/`, `.git/hooks`, `.git/config`, user-level config) is bound read-only again.
+ * It runs in its own user and pid namespaces with no capabilities, in a new session, dies
+ * with the harness, sees only its own processes and has no network unless allowed. This, not
+ * the shell gate, is the boundary against a hostile model (docs/security.md).
  */
 export interface SandboxSpec {
   /** Directories the command may write (cwd, memory dir). */
   writable: readonly string[];
-  /** Directories kept read-only even when inside a writable one (the fleet root). */
+  /** Paths kept read-only even when inside a writable one (see `hostExecutedPaths`). */
   readOnly: readonly string[];
   network: boolean;
   /** The bwrap binary (default: found on PATH). */
   bwrap?: string;
+  /**
+   * Run in a new user namespace (default true). Without one (a kernel that forbids them),
+   * bwrap must be setuid or run by root, and `--cap-drop ALL` is what removes root's powers.
+   */
+  userNamespace?: boolean;
 }
 
 /** Finds bwrap or throws a one-line error saying how to get it or turn the sandbox off. */
@@ -27,14 +36,109 @@ export function findBubblewrap(env: NodeJS.ProcessEnv = process.env): string {
   }
 }
 
-/** Wraps a command's argv (`sh -c …`) in bubblewrap. Later binds win, so order matters. */
+const usernsProbe = new Map<string, boolean>();
+
+/** Whether bwrap can make a user namespace here (probed once per binary). */
+export function bubblewrapUserNamespace(bwrap: string): boolean {
+  let ok = usernsProbe.get(bwrap);
+  if (ok === undefined) {
+    ok = spawnSync(bwrap, ['--unshare-user', '--ro-bind', '/', '/', 'true'], { timeout: 10_000 }).status === 0;
+    usernsProbe.set(bwrap, ok);
+  }
+  return ok;
+}
+
+/**
+ * Wraps a command's argv (`sh -c …`) in bubblewrap, under the namespace init. A later mount
+ * hides what is below it, so mounts go parents first: the fleet root (read-only) before a
+ * worktree inside it (writable) before that worktree's `.claude/` (read-only).
+ */
 export function bubblewrapArgv(spec: SandboxSpec, argv: readonly string[]): string[] {
   const out = [spec.bwrap ?? 'bwrap', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
-  for (const dir of spec.writable) out.push('--bind', dir, dir);
-  for (const dir of spec.readOnly) out.push('--ro-bind-try', dir, dir);
-  // The memory dir lives under the fleet root: bind it writable again after the read-only root.
-  for (const dir of spec.writable) if (spec.readOnly.some((r) => dir.startsWith(r + '/'))) out.push('--bind', dir, dir);
+  out.push(...(spec.userNamespace === false ? [] : ['--unshare-user']), '--unshare-pid', '--unshare-ipc', '--cap-drop', 'ALL', '--new-session', '--die-with-parent');
+  const mounts = [...spec.writable.map((path) => ({ path, rw: true })), ...spec.readOnly.map((path) => ({ path, rw: false }))];
+  mounts.sort((a, b) => a.path.length - b.path.length);
+  for (const { path, rw } of mounts) {
+    if (rw) out.push('--bind', path, path);
+    else if (existsSync(path)) out.push('--ro-bind', path, path);
+    // A missing directory that could be created inside a writable one (`.claude/agents/x.md`,
+    // `.git/hooks/pre-commit`) is held by an empty read-only mount; its empty mount point
+    // stays behind on the host. Missing files (`.git/config`) have nothing to hold.
+    else if (spec.writable.some((w) => path.startsWith(w + '/')) && isDirectory(dirname(path)) && basename(path) !== 'config') {
+      out.push('--tmpfs', path, '--remount-ro', path);
+    }
+  }
   if (!spec.network) out.push('--unshare-net');
-  out.push('--die-with-parent', '--', ...argv);
+  out.push('--', ...initArgv(argv));
   return out;
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * What runs on the host later and so must stay read-only inside the writable dirs: the fleet
+ * root (definitions, hooks, config, fleet state), `.claude/` (definitions and settings other
+ * tools run), a repository's `.git/hooks` and `.git/config` (hooks, `core.hooksPath`, filters
+ * run by the next git command on the host), and the user-level config, definition and memory
+ * roots. The agent's own memory dir is written again on top.
+ */
+export function hostExecutedPaths(opts: { fleetRoot: string; project: string; cwd: string; home: string; userConfigDir: string }): string[] {
+  const dirs = new Set([opts.project, opts.cwd]);
+  const out = [opts.fleetRoot];
+  for (const d of dirs) out.push(join(d, '.claude'), join(d, '.flotilla'), join(d, '.git', 'hooks'), join(d, '.git', 'config'));
+  out.push(opts.userConfigDir, join(opts.home, '.claude'), join(opts.home, '.flotilla'));
+  return [...new Set(out)];
+}
+
+/**
+ * The namespace init every contained command runs under (`sh -c INIT flotilla-init <argv…>`).
+ * It starts the command, reports its exit status on fd 3 (the tool returns then), closes the
+ * output pipes, and stays alive while anything the command left behind still runs, so an
+ * orphan (`setsid -f`, `( … & )`, `nohup … &`, a double fork) is reparented to it, inside the
+ * agent's process tree, instead of to the host's init: ancestry, and with it lineage, holds.
+ * `kill -0 -1` fails once nothing but the init is left in the namespace.
+ */
+export const NAMESPACE_INIT = [
+  '"$@" 3>&- & m=$!',
+  'exec >/dev/null 2>&1',
+  'wait "$m"; s=$?',
+  'echo "$s" >&3; exec 3>&-',
+  'while kill -0 -1; do sleep 1 & wait $!; done',
+  'exit "$s"',
+].join('\n');
+
+export function initArgv(argv: readonly string[]): string[] {
+  return ['sh', '-c', NAMESPACE_INIT, 'flotilla-init', ...argv];
+}
+
+/** How tool commands are contained without the sandbox, or why they cannot be. */
+export type PidNamespace = { available: true; prefix: string[] } | { available: false; reason: string };
+
+let probed: PidNamespace | undefined;
+
+/**
+ * A pid namespace per tool command (util-linux `unshare`): root needs no user namespace;
+ * anyone else gets one that maps their own uid to itself. `setpriv --pdeathsig KILL` ends the
+ * namespace, and everything in it, when the harness dies however it dies. Probed once.
+ */
+export function pidNamespace(): PidNamespace {
+  if (probed) return probed;
+  if (process.platform !== 'linux') return (probed = { available: false, reason: `${process.platform} has no pid namespaces` });
+  const flags = ['--pid', '--fork', '--kill-child', ...(process.geteuid?.() === 0 ? [] : ['--map-current-user'])];
+  const prefix = ['setpriv', '--pdeathsig', 'KILL', 'unshare', ...flags];
+  const r = spawnSync(prefix[0]!, [...prefix.slice(1), 'true'], { encoding: 'utf8', timeout: 10_000 });
+  if (r.status === 0) return (probed = { available: true, prefix });
+  const why = r.error ? r.error.message : (r.stderr || `exit ${r.status}`).trim().split('\n')[0]!;
+  return (probed = { available: false, reason: `${prefix.join(' ')} failed: ${why}` });
+}
+
+/** Wraps a command in its own pid namespace under the namespace init; unchanged where there is none. */
+export function pidNamespaceArgv(argv: readonly string[], ns: PidNamespace = pidNamespace()): string[] {
+  return ns.available ? [...ns.prefix, ...initArgv(argv)] : [...argv];
 }

@@ -36,7 +36,7 @@ export interface ShellOptions {
   env: NodeJS.ProcessEnv;
   /** Checked before running; a denial is returned to the model and the command never runs. */
   gate?: ShellGate;
-  /** Rewrites the argv before spawning, e.g. to run inside bubblewrap. */
+  /** Rewrites the argv before spawning: a pid namespace or bubblewrap, under the namespace init (tools/sandbox.ts). */
   wrap?: (argv: string[]) => string[];
   /** Between SIGTERM and SIGKILL when killing the group (default 2000 ms). */
   killGraceMs?: number;
@@ -81,6 +81,8 @@ export function createShellTool(options: ShellOptions, ops: ShellOperations = no
         env: ctx.extraEnv ? { ...options.env, ...ctx.extraEnv } : options.env,
         timeoutMs: timeoutSecs * 1000,
         signal: ctx.signal,
+        // Every wrapper (pid namespace, sandbox) runs the command under the namespace init.
+        ...(options.wrap ? { statusFd: true } : {}),
         ...(options.killGraceMs === undefined ? {} : { killGraceMs: options.killGraceMs }),
         ...(options.maxCaptureBytes === undefined ? {} : { maxCaptureBytes: options.maxCaptureBytes }),
         ...(options.track ? { track: options.track } : {}),

@@ -61,6 +61,8 @@ describe('CLI conventions', () => {
       const checks = JSON.parse(String(d.stdout)) as { name: string; ok: boolean }[];
       expect(checks.map((c) => c.name)).toEqual(expect.arrayContaining(['node', 'tmux', 'fleet root']));
       expect(checks.find((c) => c.name === 'node')!.ok).toBe(true);
+      // Linux CI: lineage is enforced by a pid namespace per tool command (docs/security.md).
+      expect(checks.find((c) => c.name.startsWith('lineage'))!.ok).toBe(true);
     } finally {
       f.cleanup();
     }

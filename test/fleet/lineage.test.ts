@@ -69,7 +69,7 @@ describe('lineage', () => {
     await other.waitLine(/^ready /);
     registerLive('other-bbbbbb', other.pid);
     const r = await chain({ FLOTILLA_AGENT_ID: 'other-bbbbbb' }, (pid) => registerLive('lead-aaaaaa', pid));
-    expect(r).toMatchObject({ parent: null, forged: 'other-bbbbbb' });
+    expect(r).toMatchObject({ parent: 'lead-aaaaaa', forged: 'other-bbbbbb' });
   });
 
   it('reports an id with no record as forged, and a person with no hint as a root spawn', async () => {

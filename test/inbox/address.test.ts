@@ -35,10 +35,10 @@ describe('addressing', () => {
     expect(() => resolveRecipient(f.layout, 'root', 'ghost-000000')).toThrow(/has no registry record/);
   });
 
-  it('takes the sender from FLOTILLA_AGENT_ID, else human, and refuses a malformed one', () => {
-    expect(senderIdentity({})).toBe('human');
-    expect(senderIdentity({ FLOTILLA_AGENT_ID: '' })).toBe('human');
-    expect(senderIdentity({ FLOTILLA_AGENT_ID: 'worker-7k2m9q' })).toBe('worker-7k2m9q');
-    expect(() => senderIdentity({ FLOTILLA_AGENT_ID: '../lead' })).toThrow(/not a valid agent id/);
+  it('takes the sender from ancestry: human here; a hint naming a non-ancestor is forged; a malformed one is refused', () => {
+    expect(senderIdentity(f.layout, { env: {} })).toBe('human');
+    expect(senderIdentity(f.layout, { env: { FLOTILLA_AGENT_ID: '' } })).toBe('human');
+    expect(() => senderIdentity(f.layout, { env: { FLOTILLA_AGENT_ID: 'worker-7k2m9q' } })).toThrow(/names 'worker-7k2m9q', but this process belongs to a person/);
+    expect(() => senderIdentity(f.layout, { env: { FLOTILLA_AGENT_ID: '../lead' } })).toThrow(/not a valid agent id/);
   });
 });

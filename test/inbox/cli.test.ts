@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { maildir, unreadCount } from '../../src/inbox/maildir.js';
 import { list } from '../../src/inbox/read.js';
+import { processStartTime, selfPid } from '../../src/fleet/proc.js';
+import { updateRecord } from '../../src/fleet/registry.js';
 import { flotilla } from '../helpers/cli.js';
 import { tempFleet, type TempFleet } from '../helpers/fleet.js';
 import { addAgent } from './helpers.js';
@@ -47,12 +49,17 @@ describe('flotilla send / flotilla inbox (built CLI)', () => {
     expect((await list(f.layout, 'lead-3kd9p1'))[0]!.message.body).toBe('line one\nline two\n');
   });
 
-  it("takes 'from' from FLOTILLA_AGENT_ID and resolves parent from the registry", async () => {
+  it("takes 'from' from process ancestry, not the environment: a forged FLOTILLA_AGENT_ID is refused", async () => {
     addAgent(f.layout, 'lead-3kd9p1');
     addAgent(f.layout, 'worker-7k2m9q', { parentId: 'lead-3kd9p1', rootId: 'lead-3kd9p1', depth: 1 });
-    const r = await cli(['send', 'parent', 'done'], { env: { FLOTILLA_AGENT_ID: 'worker-7k2m9q' } });
+    // This test process plays the worker's harness: the CLI it starts is in its ancestry.
+    updateRecord(f.layout, 'worker-7k2m9q', { pid: selfPid(), pidStartTime: processStartTime(selfPid()) });
+    const r = await cli(['send', 'parent', 'done'], { env: { FLOTILLA_AGENT_ID: '' } });
     expect(r.exitCode).toBe(0);
-    expect((await list(f.layout, 'lead-3kd9p1')).map((i) => i.message.from)).toEqual(['worker-7k2m9q']);
+    const forged = await cli(['send', 'lead', 'I am the lead'], { env: { FLOTILLA_AGENT_ID: 'lead-3kd9p1' } });
+    expect(forged.exitCode).toBe(1);
+    expect(String(forged.stderr)).toMatch(/FLOTILLA_AGENT_ID names 'lead-3kd9p1', but this process belongs to agent 'worker-7k2m9q'/);
+    expect((await list(f.layout, 'lead-3kd9p1')).map((i) => [i.message.from, i.message.body])).toEqual([['worker-7k2m9q', 'done']]);
   });
 
   it('refuses what people may not send: other kinds, an empty body, a body over the limit', async () => {

@@ -15,7 +15,7 @@ export function command(): Command {
         import('../../fleet/registry.js'), import('../../spawn/cancel.js'), import('../../inbox/address.js'), import('../output.js'),
       ]);
       const target = resolveAgent(layout, prefix);
-      const hit = await cancelAgent(layout, config, target, { tree: opts.tree, by: senderIdentity() });
+      const hit = await cancelAgent(layout, config, target, { tree: opts.tree, by: senderIdentity(layout) });
       if (opts.json) printJson({ cancelled: hit });
       else if (hit.length) process.stdout.write(`cancelled ${hit.join(', ')}\n`);
       else process.stdout.write(`${target.id} had already ended (${target.status})\n`);

@@ -4,7 +4,7 @@ import { printJson } from '../output.js';
 
 export function command(): Command {
   return new Command('doctor')
-    .description('check node, tmux, inotify limits and the fleet root; each failure says how to fix it')
+    .description('check node, tmux, inotify limits, the fleet root and what the kernel enforces (lineage, sandbox); each failure says how to fix it')
     .option('--json', 'print the checks as JSON')
     .action(async (opts: { json?: boolean }, cmd: Command) => {
       const { layout } = cliContext(cmd, { createState: false });

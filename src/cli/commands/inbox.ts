@@ -44,7 +44,7 @@ export function command(): Command {
         import('../../inbox/settings.js'),
         import('../../errors.js'),
       ]);
-      const me = senderIdentity();
+      const me = senderIdentity(layout);
       const owner = who ? inboxOwner(() => resolveRecipient(layout, who, me), who) : 'human';
       const readOpts = { log: stderrLog, maxBodyBytes: (await inboxSettings(layout)).max_body_bytes };
 

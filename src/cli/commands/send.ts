@@ -36,7 +36,7 @@ export function command(): Command {
       const body = words.length > 0 ? words.join(' ') : await readStdin(max);
       if (!body.trim()) throw new UsageError("empty message — give the text as arguments or on stdin, e.g. flotilla send human 'done'");
       // Identity comes from this process's environment, never from the arguments (§4).
-      const from = senderIdentity();
+      const from = senderIdentity(layout);
       const recipient = resolveRecipient(layout, to, from);
       const { message } = await deliver(
         layout,
