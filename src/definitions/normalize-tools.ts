@@ -1,13 +1,17 @@
-import { CANONICAL_TOOLS, canonicalToolName, hasToolArguments, isKnownTool } from '../policy/tool-names.js';
+import { CANONICAL_TOOLS, CLAUDE_TOOL_NAMES, OTHER_TOOL_NAMES, canonicalToolName, hasToolArguments, isKnownTool } from '../policy/tool-names.js';
 import type { ToolsSpec } from '../policy/tool-policy.js';
 import { describe } from './frontmatter.js';
 import type { FieldIssue } from './types.js';
 
 /**
  * The `tools` field (§7): a Claude-style comma string or list (= allow list), or
- * `{allow: [...]}` / `{deny: [...]}` with an optional `except: [...]`. Claude's
- * `disallowedTools` is read too: subtracted from an allow list, else a deny list.
+ * `{allow: [...]}` / `{deny: [...]}` with an optional `except: [...]`, or OpenCode's map of
+ * names to true/false. Claude's `disallowedTools` is read too: subtracted from an allow
+ * list, else a deny list. Anything else is an error naming the field: a shape read wrong
+ * would hand the agent every tool.
  */
+
+const TOOL_ALIASES = [...Object.keys(CLAUDE_TOOL_NAMES), ...Object.keys(OTHER_TOOL_NAMES)];
 
 const SHAPE = "a comma-separated string, a list, or {allow: [...]} / {deny: [...]} with optional except";
 
@@ -34,6 +38,7 @@ export function normalizeTools(
   if (tools !== undefined && tools !== null) {
     if (typeof tools === 'object' && !Array.isArray(tools)) {
       const t = tools as Record<string, unknown>;
+      if (isToggleMap(t)) return toggles(t, disallowed, list, issues);
       if ('allow' in t && 'deny' in t) {
         issues.errors.push({
           field: 'tools',
@@ -41,9 +46,14 @@ export function normalizeTools(
         });
         return undefined;
       }
+      // A key this loader does not know could mean anything, including "deny": fail closed.
       for (const key of Object.keys(t)) {
         if (!['allow', 'deny', 'except'].includes(key)) {
-          issues.warnings.push({ field: `tools.${key}`, message: `unknown field 'tools.${key}' is ignored (tools) — use allow, deny or except, e.g. tools: {allow: [read, grep]}` });
+          issues.errors.push({
+            field: `tools.${key}`,
+            message: `tools.${key} is not understood (tools.${key}) — tools must be ${SHAPE}, or a map of tool names to true/false (OpenCode), e.g. tools: {write: false, bash: false}`,
+          });
+          ok = false;
         }
       }
       if ('allow' in t) spec.allow = list(t.allow, 'tools.allow');
@@ -60,14 +70,7 @@ export function normalizeTools(
   }
   if (!ok) return undefined;
 
-  for (const name of new Set([...(spec.allow ?? []), ...spec.deny, ...spec.except])) {
-    if (!isKnownTool(name)) {
-      issues.warnings.push({
-        field: 'tools',
-        message: `tool '${name}' is not available here and is ignored (tools) — available tools: ${CANONICAL_TOOLS.join(', ')}`,
-      });
-    }
-  }
+  warnUnknown(spec, issues);
   for (const name of spec.allow ?? []) {
     if (hasToolArguments(name) && isKnownTool(name)) {
       issues.warnings.push({
@@ -77,6 +80,54 @@ export function normalizeTools(
     }
   }
   return spec;
+}
+
+/** OpenCode's shape: `{write: false, bash: false}` — every value a boolean, no allow/deny/except key. */
+function isToggleMap(t: Record<string, unknown>): boolean {
+  const keys = Object.keys(t);
+  return keys.length > 0 && keys.every((k) => !['allow', 'deny', 'except'].includes(k) && typeof t[k] === 'boolean');
+}
+
+/**
+ * `{name: false}` denies the tool; `{name: true}` changes nothing, since every tool is on by
+ * default — unless `'*': false` turns everything off, when the `true` names are the allow
+ * list. Other globs (`'mcp_*': false`) deny the tools they match.
+ */
+function toggles(
+  t: Record<string, unknown>,
+  disallowed: unknown,
+  list: (v: unknown, field: string) => string[],
+  issues: { errors: FieldIssue[]; warnings: FieldIssue[] },
+): ToolsSpec | undefined {
+  const on = Object.keys(t).filter((k) => t[k] === true);
+  const off = Object.keys(t).filter((k) => t[k] === false);
+  const allOff = off.includes('*');
+  const spec: ToolsSpec = { allow: allOff ? on.filter((k) => !k.includes('*')) : null, deny: [], except: [] };
+  for (const name of off.filter((k) => k !== '*')) {
+    if (!name.includes('*')) spec.deny.push(name);
+    else {
+      const re = new RegExp(`^${name.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`, 'i');
+      spec.deny.push(...[...CANONICAL_TOOLS, ...TOOL_ALIASES].filter((c) => re.test(c)));
+    }
+  }
+  if (disallowed !== undefined && disallowed !== null) {
+    const names = list(disallowed, 'disallowedTools');
+    if (spec.allow === null) spec.deny.push(...names);
+    else spec.except.push(...names);
+  }
+  warnUnknown(spec, issues);
+  return spec;
+}
+
+function warnUnknown(spec: ToolsSpec, issues: { warnings: FieldIssue[] }): void {
+  for (const name of new Set([...(spec.allow ?? []), ...spec.deny, ...spec.except])) {
+    if (!isKnownTool(name)) {
+      issues.warnings.push({
+        field: 'tools',
+        message: `tool '${name}' is not available here and is ignored (tools) — available tools: ${CANONICAL_TOOLS.join(', ')}`,
+      });
+    }
+  }
 }
 
 /** A comma string or a list of strings → trimmed names; anything else → undefined. */

@@ -37,9 +37,33 @@ export const CLAUDE_TOOL_NAMES: Readonly<Record<string, CanonicalTool>> = Object
   Grep: 'grep',
   LS: 'glob',
   Task: 'spawn_agent',
+  Agent: 'spawn_agent',
+  SendMessage: 'send_message',
 });
 
-const byLowerName = new Map<string, string>(Object.entries(CLAUDE_TOOL_NAMES).map(([k, v]) => [k.toLowerCase(), v]));
+/**
+ * Gemini CLI's and OpenCode's built-in tool names → ours, so a definition written for them
+ * keeps its meaning: an allow list grants what it named, a deny list takes it away. Their
+ * web, todo and memory tools have no counterpart here and stay unknown (granted nothing).
+ */
+export const OTHER_TOOL_NAMES: Readonly<Record<string, CanonicalTool>> = Object.freeze({
+  read_file: 'read',
+  read_many_files: 'read',
+  list_directory: 'glob',
+  grep_search: 'grep',
+  search_file_content: 'grep',
+  run_shell_command: 'shell',
+  write_file: 'write',
+  replace: 'edit',
+  // OpenCode
+  bash: 'shell',
+  list: 'glob',
+  patch: 'edit',
+});
+
+const byLowerName = new Map<string, string>(
+  [...Object.entries(OTHER_TOOL_NAMES), ...Object.entries(CLAUDE_TOOL_NAMES)].map(([k, v]) => [k.toLowerCase(), v]),
+);
 
 /** Strips an argument suffix: `Bash(cargo *)` → `Bash`. */
 export function stripToolArguments(name: string): string {
