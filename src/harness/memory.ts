@@ -2,6 +2,7 @@ import { closeSync, mkdirSync, openSync, readSync, realpathSync, statSync } from
 import { join } from 'node:path';
 import type { Layout } from '../layout/layout.js';
 import { userPaths } from '../layout/layout.js';
+import { scrubHarnessMarkers } from '../tools/scrub.js';
 
 const MAX_BYTES = 256 * 1024;
 const MAX_LINES = 200;
@@ -30,7 +31,8 @@ export function readMemory(dir: string, warn: (msg: string) => void): string | u
   try { readSync(fd, buf, 0, size, 0); } finally { closeSync(fd); }
   if (buf.includes(0)) { warn(`memory file ${file} contains NUL bytes; skipped`); return undefined; }
   const lines = buf.toString('utf8').split('\n');
-  const shown = lines.slice(0, MAX_LINES).join('\n').replace(/<(\/?)(agent-memory|inbox-message)/gi, '&lt;$1$2');
+  const shown = lines.slice(0, MAX_LINES).join('\n');
+  const framed = scrubHarnessMarkers(shown);
   const more = lines.length > MAX_LINES ? `\n(${lines.length - MAX_LINES} more lines: read ${file} with offset=${MAX_LINES + 1})` : '';
-  return `Your memory directory is ${dir}; keep notes for future runs in ${file}.\n<agent-memory path="${file}">\n${shown}${more}\n</agent-memory>`;
+  return `Your memory directory is ${dir}; keep notes for future runs in ${file}.\n<agent-memory path="${file}">\n${framed}${more}\n</agent-memory>`;
 }

@@ -1,3 +1,4 @@
+import { scrubHarnessMarkers } from '../tools/scrub.js';
 import { PRIORITIES, type InboxMessage, type Priority } from './message.js';
 
 /**
@@ -16,16 +17,16 @@ export function sortForReader<T extends Pick<InboxMessage, 'priority' | 'id'>>(m
   return [...messages].sort(compareForReader);
 }
 
-// Tags the harness gives meaning to; text from another agent must not be able to open or close them.
-const MARKER = /<(\s*\/?\s*)(inbox-message|agent-memory)/gi;
-
-/** Escapes `<inbox-message`, `</inbox-message`, `<agent-memory`… (any case, any spacing) inside untrusted text. */
+/**
+ * Escapes the harness's tags (`<inbox-message`, `</inbox-message`, `<agent-memory`…, in any
+ * case, spacing or Unicode look-alike) inside untrusted text: see tools/scrub.ts.
+ */
 export function escapeMarkers(text: string): string {
-  return text.replace(MARKER, '&lt;$1$2');
+  return scrubHarnessMarkers(text);
 }
 
 function attr(value: string | number): string {
-  return '"' + String(value).replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;') + '"';
+  return '"' + scrubHarnessMarkers(String(value)).replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;') + '"';
 }
 
 /**

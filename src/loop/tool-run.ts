@@ -1,5 +1,6 @@
 import { errorMessage } from '../errors.js';
 import { formatInputError } from '../tools/run-tool.js';
+import { scrubHarnessMarkers } from '../tools/scrub.js';
 import type { Tool, ToolCall, ToolContext, ToolResult } from '../tools/types.js';
 import { abortable } from './abort.js';
 import type { ModelToolCall } from './model-call.js';
@@ -52,7 +53,7 @@ export async function runToolCall(
   if (opts.gate) {
     // Approvals may wait for a person; Ctrl-C or a timeout must not wait with them.
     const decision = await gated(opts, call, tool, ctx.signal);
-    if (!decision.allow) return notRun(`Tool call denied: ${decision.reason}. Do not retry the same call; choose another approach or ask for permission.`);
+    if (!decision.allow) return notRun(`Tool call denied: ${scrubHarnessMarkers(decision.reason)}. Do not retry the same call; choose another approach or ask for permission.`);
   }
 
   const started = performance.now();
@@ -63,7 +64,7 @@ export async function runToolCall(
   } catch (err) {
     const output = ctx.signal.aborted
       ? `Tool '${tool.name}' was interrupted: ${errorMessage(ctx.signal.reason)}`
-      : `Tool '${tool.name}' failed: ${errorMessage(err)}`;
+      : `Tool '${tool.name}' failed: ${scrubHarnessMarkers(errorMessage(err))}`;
     return { result: { output, isError: true }, durationMs: Math.round(performance.now() - started), executed: true };
   }
 }

@@ -1,5 +1,6 @@
 import type { AgentRecord } from '../fleet/record.js';
 import type { Layout } from '../layout/layout.js';
+import { scrubHarnessMarkers } from '../tools/scrub.js';
 import { readTranscript } from '../transcript/reader.js';
 
 export type ContextMode = 'none' | 'last_turn' | 'summary';
@@ -25,5 +26,6 @@ export function contextFromParent(layout: Layout, parent: AgentRecord, mode: Con
   }
   texts = mode === 'last_turn' ? texts.slice(-1) : texts.slice(-Math.max(1, maxTurns));
   if (texts.length === 0) return '';
-  return `<parent-context from="${parent.id}" mode="${mode}">\n${texts.join('\n\n---\n\n')}\n</parent-context>\n\n`;
+  // The parent's words are data to the child: they cannot close this block or open another.
+  return `<parent-context from="${parent.id}" mode="${mode}">\n${scrubHarnessMarkers(texts.join('\n\n---\n\n'))}\n</parent-context>\n\n`;
 }

@@ -1,20 +1,59 @@
 /**
  * Escapes the harness's own markers in text that came from outside the harness (tool output,
- * message bodies), so a command's output cannot pose as an inbox message, a memory block or a
- * system reminder (§6). Only the `<` of an opening or closing marker tag is touched:
- * `<inbox-message` → `&lt;inbox-message`; everything else is left as the model would see it.
+ * hook output and denial reasons, message bodies, memory, parent context), so that text
+ * cannot pose as an inbox message, a memory block, a system reminder or the parent's context
+ * (§6). Only the `<` that opens or closes a marker tag is touched (`<inbox-message` →
+ * `&lt;inbox-message`); everything else is left as the model would see it.
+ *
+ * A model reads look-alikes as the tag they imitate, so a marker is looked for in a skeleton
+ * of the text, not the text itself: each character NFKC-normalised (fullwidth `＜ｉｎｂｏｘ`,
+ * small `﹤`), format characters (Unicode Cf: zero-width spaces and joiners, soft hyphens,
+ * bidi controls) dropped, dashes and `<`-like brackets folded to `-` and `<`. The `<` found
+ * there is escaped at its place in the original text. Pure: issue 16's secret redaction
+ * composes with it (redact, then scrub).
  */
 
-const MARKER_NAMES = ['inbox-message', 'agent-memory', 'system-reminder'] as const;
+const MARKER_NAMES = ['inbox-message', 'agent-memory', 'system-reminder', 'parent-context'] as const;
 
-// `<`, optional whitespace, optional `/` and whitespace, then a marker name whose hyphen may also
-// be written as `_`, whitespace or nothing (a model reads `< inbox_message` the same way).
+// In the skeleton: `<`, optional whitespace, optional `/` and whitespace, then a marker name
+// whose hyphen may be written as `-`, `_`, whitespace or nothing (`< inbox_message`).
 const MARKER_RE = new RegExp(
   `<(?=\\s*/?\\s*(?:${MARKER_NAMES.map((n) => n.replace('-', '[-_\\s]*')).join('|')}))`,
   'gi',
 );
 
-/** Returns `text` with every harness marker tag escaped (`<` → `&lt;`). */
+/** Brackets and dashes a reader takes for `<` and `-` that NFKC leaves alone. */
+const FOLD: Record<string, string> = {
+  '\u2039': '<', '\u276e': '<', '\u3008': '<', '\u2329': '<', '\u02c2': '<', '\u1438': '<', '\u27e8': '<', '\u29fc': '<',
+  '\u2010': '-', '\u2011': '-', '\u2012': '-', '\u2013': '-', '\u2014': '-', '\u2015': '-', '\u2212': '-', '\u2043': '-',
+  '\u02d7': '-', '\u2e3a': '-', '\u2e3b': '-', '\ufe58': '-',
+};
+
+const FORMAT = /^\p{Cf}$/u;
+
+/** Returns `text` with every harness marker tag escaped (`<` → `&lt;`), look-alikes included. */
 export function scrubHarnessMarkers(text: string): string {
-  return text.replace(MARKER_RE, '&lt;');
+  // Fast path: plain ASCII text can only hold the plain spellings.
+  // eslint-disable-next-line no-control-regex
+  if (/^[\x00-\x7f]*$/.test(text)) return text.replace(MARKER_RE, '&lt;');
+  let skeleton = '';
+  const origin: number[] = [];
+  let i = 0;
+  for (const ch of text) {
+    const mapped = FORMAT.test(ch) ? '' : FOLD[ch] ?? ch.normalize('NFKC');
+    for (let k = 0; k < mapped.length; k++) origin.push(i);
+    skeleton += mapped;
+    i += ch.length;
+  }
+  const at = new Set<number>();
+  for (const m of skeleton.matchAll(MARKER_RE)) at.add(origin[m.index]!);
+  if (at.size === 0) return text;
+  let out = '';
+  let last = 0;
+  for (const pos of [...at].sort((a, b) => a - b)) {
+    const len = text.codePointAt(pos)! > 0xffff ? 2 : 1;
+    out += text.slice(last, pos) + '&lt;';
+    last = pos + len;
+  }
+  return out + text.slice(last);
 }
