@@ -6,6 +6,7 @@ import { endRecord } from '../fleet/registry.js';
 import type { Layout } from '../layout/layout.js';
 import { sendCompletionOnce } from '../lifecycle/completion.js';
 import { terminateForegroundChildren } from '../lifecycle/signal.js';
+import { killLeftoverGroups } from '../lifecycle/tool-groups.js';
 
 /**
  * Everything that happens once when an agent ends (§5.7-5.8), whichever way: its
@@ -25,6 +26,8 @@ export async function finishAgent(opts: {
 }): Promise<AgentRecord> {
   const { layout, record: rec, status, reason } = opts;
   terminateForegroundChildren(layout, rec.id, rec.id);
+  // What its commands left running ends with it (background child agents excepted).
+  killLeftoverGroups(layout, rec.id);
   const result: TaskResult | null = opts.openTask
     ? { task: rec.task, status, exitReason: reason, finishedAt: new Date().toISOString(), outputPath: opts.openTask.outputPath }
     : null;

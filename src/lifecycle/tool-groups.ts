@@ -1,7 +1,9 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { writeFileAtomic } from '../layout/atomic.js';
 import type { Layout } from '../layout/layout.js';
-import { processStartTime } from '../fleet/proc.js';
+import { ancestors, processStartTime } from '../fleet/proc.js';
+import { isTerminal } from '../fleet/record.js';
+import { listRecords } from '../fleet/registry.js';
 import { signalGroup } from '../tools/process-group.js';
 
 /**
@@ -46,13 +48,27 @@ export function trackToolGroups(layout: Layout, id: string): GroupTracker {
   };
 }
 
-/** Kills the tool process groups a dead agent left running (start time checked against pid reuse). */
+/**
+ * Kills the tool process groups an ended agent left running (start time checked against pid
+ * reuse): each is a command's pid namespace, so everything a command left behind, detached or
+ * not, ends with its agent (docs/security.md, Lineage). A namespace that holds a live
+ * background child agent (`spawn-agent --background` from the shell) is left alone: §5.8
+ * keeps background children running when their parent ends.
+ */
 export function killLeftoverGroups(layout: Layout, id: string): number[] {
   const killed: number[] = [];
+  const hosts = backgroundChildPids(layout, id);
   for (const e of read(layout, id)) {
     if (e.start === null || processStartTime(e.pgid) !== e.start) continue;
+    if (hosts.some((pid) => ancestors(pid).includes(e.pgid))) continue;
     if (signalGroup(e.pgid, 'SIGKILL')) killed.push(e.pgid);
   }
   rmSync(file(layout, id), { force: true });
   return killed;
+}
+
+function backgroundChildPids(layout: Layout, id: string): number[] {
+  return listRecords(layout)
+    .filter((r) => r.parentId === id && r.background && !isTerminal(r.status) && r.pid !== null)
+    .map((r) => r.pid!);
 }

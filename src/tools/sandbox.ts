@@ -124,14 +124,15 @@ let probed: PidNamespace | undefined;
 
 /**
  * A pid namespace per tool command (util-linux `unshare`): root needs no user namespace;
- * anyone else gets one that maps their own uid to itself. `setpriv --pdeathsig KILL` ends the
- * namespace, and everything in it, when the harness dies however it dies. Probed once.
+ * anyone else gets one that maps their own uid to itself. The namespace outlives the harness
+ * only until the harness's end (or the reaper) kills its recorded group
+ * (lifecycle/tool-groups.ts), which spares one holding a background child agent. Probed once.
  */
 export function pidNamespace(): PidNamespace {
   if (probed) return probed;
   if (process.platform !== 'linux') return (probed = { available: false, reason: `${process.platform} has no pid namespaces` });
   const flags = ['--pid', '--fork', '--kill-child', ...(process.geteuid?.() === 0 ? [] : ['--map-current-user'])];
-  const prefix = ['setpriv', '--pdeathsig', 'KILL', 'unshare', ...flags];
+  const prefix = ['unshare', ...flags];
   const r = spawnSync(prefix[0]!, [...prefix.slice(1), 'true'], { encoding: 'utf8', timeout: 10_000 });
   if (r.status === 0) return (probed = { available: true, prefix });
   const why = r.error ? r.error.message : (r.stderr || `exit ${r.status}`).trim().split('\n')[0]!;

@@ -1,4 +1,5 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { parentPid } from '../../src/fleet/proc.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/tmux.js';
 import { completionsFrom, isAlive, spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
@@ -33,7 +34,12 @@ describe('flotilla cancel (§5.8)', () => {
     // No process of the cancelled agents is left: harnesses, shells, sleeps (found by their environment).
     // (`flotilla reap` run by the pane-died hooks of the closed panes is not the agents' own.)
     const left = fleetProcesses(f.layout.root).filter((p) => !p.cmd.includes(' reap --pane '));
-    expect(left.filter((p) => ['lead-c', 'fg-one', 'fg-two'].includes(p.agent))).toEqual([]);
+    // Except the pid namespace of the shell command that started the background child: it
+    // hosts that child, so it lives on with it (docs/security.md, Lineage).
+    const hostNs = readlinkSync(`/proc/${pids['bg-one']!}/ns/pid`);
+    const inHost = (pid: number): boolean => { try { return readlinkSync(`/proc/${pid}/ns/pid`) === hostNs; } catch { return false; } };
+    const hosting = (p: { pid: number }): boolean => inHost(p.pid) || left.some((q) => inHost(q.pid) && parentPid(q.pid) === p.pid);
+    expect(left.filter((p) => ['lead-c', 'fg-one', 'fg-two'].includes(p.agent) && !hosting(p))).toEqual([]);
     expect(left.filter((p) => p.agent === 'bg-one').length).toBeGreaterThanOrEqual(2);
     expect(completionsFrom(f, 'human', 'lead-c').map((m) => m.status)).toEqual(['cancelled']);
     expect(completionsFrom(f, 'lead-c', 'fg-one').map((m) => m.status)).toEqual(['cancelled']);

@@ -1,11 +1,11 @@
-import { execa } from 'execa';
 import { existsSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ancestors, selfPid } from '../../src/fleet/proc.js';
 import { pidNamespace, pidNamespaceArgv } from '../../src/tools/sandbox.js';
 import { createShellTool } from '../../src/tools/shell.js';
-import { tempDir } from '../helpers/fleet.js';
+import { tempDir, tempFleet } from '../helpers/fleet.js';
+import { killLeftoverGroups, trackToolGroups } from '../../src/lifecycle/tool-groups.js';
 import { eventually } from '../helpers/tmux.js';
 import { ctxFor, isDead, readPid } from './process-helpers.js';
 
@@ -54,22 +54,20 @@ describe('a pid namespace per tool command', () => {
     await eventually(() => isDead(pid), 10_000, 'the escapee to die with its namespace');
   });
 
-  it('when the harness dies, whatever its commands left behind dies with it', async () => {
-    const file = join(tmp.dir, 'left');
-    const dist = resolve('dist/tools/sandbox.js');
-    // A stand-in harness: starts a command that leaves a detached process, then is SIGKILLed.
-    const script = `
-      const { spawn } = await import('node:child_process');
-      const { pidNamespaceArgv } = await import(${JSON.stringify(dist)});
-      const argv = pidNamespaceArgv(['sh', '-c', ${JSON.stringify(orphan(file, 'setsid -f CMD > /dev/null 2>&1'))}]);
-      spawn(argv[0], argv.slice(1), { stdio: 'ignore', detached: true });
-      setInterval(() => {}, 1000);`;
-    const harness = execa(process.execPath, ['--input-type=module', '-e', script], { reject: false });
-    await eventually(() => existsSync(file), 20_000, 'the orphan to write its pid');
-    const pid = readPid(file);
-    expect(ancestors(pid)).toContain(harness.pid);
-    harness.kill('SIGKILL');
-    await harness;
-    await eventually(() => isDead(pid), 10_000, 'the orphan to die with the harness');
+  it('when its agent ends, whatever its commands left behind is killed with the recorded group', async () => {
+    const fleet = tempFleet();
+    try {
+      const file = join(tmp.dir, 'left');
+      const tool = createShellTool({ timeoutSecs: 30, env: process.env, wrap: (argv) => pidNamespaceArgv(argv), track: trackToolGroups(fleet.layout, 'agent-abc123') });
+      const r = await tool.execute({ command: `${orphan(file, 'setsid -f CMD > /dev/null 2>&1')}\necho started` }, ctxFor(tmp.dir));
+      expect(r.output).toMatch(/^started/);
+      await eventually(() => existsSync(file), 20_000, 'the orphan to write its pid');
+      const pid = readPid(file);
+      // finishAgent and the reaper both call this for an agent that ended.
+      expect(killLeftoverGroups(fleet.layout, 'agent-abc123')).toHaveLength(1);
+      await eventually(() => isDead(pid), 10_000, 'the orphan to die with its namespace');
+    } finally {
+      fleet.cleanup();
+    }
   });
 });
