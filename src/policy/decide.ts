@@ -1,5 +1,4 @@
-import type { ToolClass } from '../tools/types.js';
-import { permissionDecision, type PermissionMode } from './permission-mode.js';
+import { permissionDecision, type PermissionMode, type ToolClass } from './permission-mode.js';
 import type { ShellVerdict } from './shell/classify.js';
 import { checkToolCall, type EffectivePolicy } from './tool-policy.js';
 
