@@ -9,6 +9,7 @@ const parts = [
   ['spawn', './spawn.mjs', 'runSpawnBench'],
   ['idle_agents', './idle.mjs', 'runIdleBench'],
   ['scale', './scale.mjs', 'runScaleBench'],
+  ['shell_gate', './shell-gate.mjs', 'runShellGateBench'],
 ];
 
 const results = { machine: { node: process.version, cpus: (await import('node:os')).cpus().length, date: new Date().toISOString() } };

@@ -46,7 +46,7 @@ export const DEFAULT_DENY_COMMANDS = [
   'systemctl {poweroff,reboot,halt}',
   'chmod -R 777 /',
   'chown -R /',
-  'kill -9 -1',
+  'kill -- -1',
   ':(){ :|:& };:',
   '{curl,wget} | {sh,bash,zsh,dash,ksh}',
   'git push --force',
@@ -133,6 +133,10 @@ export const configSchema = z
     security: z
       .object({
         deny_commands: z.array(z.string()).default([...DEFAULT_DENY_COMMANDS]).describe('Shell gate deny list, matched per simple command (§7)'),
+        opaque_commands: z
+          .enum(['ask', 'deny', 'allow'])
+          .optional()
+          .describe("What a shell command the gate cannot decide statically (eval of a variable, text piped to a shell, inline interpreter code, find -exec…) means: 'ask' a person, 'deny' it, or 'allow' it like any command. Unset: the permission mode decides (default/accept_edits ask, dont_ask runs it and audits it as opaque; nobody to ask → deny)"),
         sandbox: z.enum(['none', 'bubblewrap']).default('none').describe('OS sandbox for shell commands (§11)'),
         sandbox_network: z.boolean().default(false).describe('Allow network inside the sandbox'),
         secrets: z

@@ -40,8 +40,9 @@ export class Approvals {
   ) {}
 
   /** Asks a person about one call; resolves with the decision. A stopped turn (Ctrl-C, timeout) withdraws the question. */
-  async ask(call: ToolCall, mode: string, signal?: AbortSignal): Promise<ApprovalOutcome> {
-    if (this.always.has(call.name)) return { approved: true, by: 'always' };
+  async ask(call: ToolCall, mode: string, signal?: AbortSignal, opts: { ignoreAlways?: boolean } = {}): Promise<ApprovalOutcome> {
+    // "Always" covers the commands a person could judge; an opaque shell command is asked each time.
+    if (this.always.has(call.name) && !opts.ignoreAlways) return { approved: true, by: 'always' };
     if (signal?.aborted) return { approved: false, by: 'aborted', reason: 'the turn was stopped' };
     const request: ApprovalRequest = { id: newSortableId(), agentId: this.agentId, tool: call.name, summary: describeCall(call), createdAt: new Date().toISOString(), mode };
     const { deliver } = await import('../inbox/deliver.js');

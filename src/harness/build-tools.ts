@@ -1,9 +1,7 @@
 import type { Log } from '../audit/logger.js';
-import { audit } from '../audit/audit.js';
 import type { Config } from '../config/schema.js';
 import type { AgentRecord } from '../fleet/record.js';
 import type { Layout } from '../layout/layout.js';
-import { checkShellCommand } from '../policy/shell-gate.js';
 import { createBuiltinTools } from '../tools/builtin.js';
 import { homedir } from 'node:os';
 import { userPaths } from '../layout/layout.js';
@@ -56,14 +54,6 @@ export async function buildTools(opts: {
     maxOutputBytes: config.tools.max_output_bytes,
     wrap,
     track: trackToolGroups(layout, rec.id),
-    gate: (command) => {
-      const verdict = checkShellCommand(command, config.security.deny_commands);
-      if (verdict.decision === 'deny') {
-        opts.log.warn({ command, rule: verdict.rule }, 'shell gate denied a command');
-        audit(layout, { event: 'policy_denied', agent: rec.id, tool: 'shell', rule: `shell-gate:${verdict.rule ?? '?'}`, command });
-      }
-      return verdict;
-    },
   });
   const { deliver } = await import('../inbox/deliver.js');
   const { resolveRecipient } = await import('../inbox/address.js');

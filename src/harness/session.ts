@@ -284,12 +284,8 @@ export class AgentSession implements Session {
   private onToolCall(call: ToolCall): void {
     const input = (call.input ?? {}) as Record<string, unknown>;
     const what = typeof input.command === 'string' ? `$ ${input.command}` : typeof input.path === 'string' ? `${call.name} ${input.path}` : call.name;
+    // The audit's tool_call line is the gate's: written once the call is decided (harness/gate.ts).
     this.keeper.set({ lastLine: toLastLine(what) });
-    audit(this.deps.layout, {
-      event: 'tool_call', agent: this.id, tool: call.name, decision: 'allow',
-      ...(typeof input.command === 'string' ? { command: input.command } : {}),
-      ...(typeof input.path === 'string' ? { path: input.path } : {}),
-    });
   }
 
   private async pending(): Promise<Injection[]> {

@@ -20,6 +20,7 @@ import { ancestorLacking, SecretBroker } from './secret-broker.js';
 import { buildTools } from './build-tools.js';
 import { finishAgent } from './finish.js';
 import { createGate } from './gate.js';
+import type { ShellClassifier } from '../policy/shell/classify.js';
 import { openInboxPort } from './inbox-port.js';
 import { memoryDir, readMemory } from './memory.js';
 import { AgentSession } from './session.js';
@@ -138,7 +139,13 @@ export async function startAgent(opts: {
   const tools: Tool[] = await buildTools({ layout, config, record: rec, env: childEnv, memoryDir: memDir, inbox, log, ...(secrets ? { secrets } : {}) });
   const { withheldRules } = await import('../policy/tool-policy.js');
   const policy = { tools: rec.effectivePolicy.tools, withheld: withheldRules(definition.tools, config.agents.default_disallowed_tools, rec.effectivePolicy.tools) };
-  const gate = createGate({ layout, record: rec, policy, definition, approvals, canAsk: !rec.background && rec.mode !== 'headless', hookContext, log });
+  // The bash grammar loads on the first shell command, never at start-up (§14).
+  let classifier: Promise<ShellClassifier> | undefined;
+  const shellClassifier = () => (classifier ??= import('./shell-parser.js').then((m) => m.loadShellClassifier(config.security.deny_commands, childEnv)));
+  const gate = createGate({
+    layout, record: rec, policy, definition, approvals, canAsk: !rec.background && rec.mode !== 'headless', hookContext, log,
+    shellClassifier, opaqueCommands: config.security.opaque_commands,
+  });
   const system = buildSystemPrompt({
     identity: {
       id: rec.id, name: definition.name, description: definition.description, depth: rec.depth, maxDepth: config.limits.max_depth,

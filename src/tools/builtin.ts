@@ -3,7 +3,7 @@ import { nodeFileOperations, type FileOperations } from './file-operations.js';
 import { createGlobTool } from './glob.js';
 import { createGrepTool } from './grep.js';
 import { createReadTool } from './read.js';
-import { createShellTool, nodeShellOperations, type ShellGate, type ShellOperations } from './shell.js';
+import { createShellTool, nodeShellOperations, type ShellOperations } from './shell.js';
 import type { Tool } from './types.js';
 import { createWriteTool } from './write.js';
 
@@ -24,8 +24,6 @@ export interface BuiltinToolsOptions {
   shellTimeoutSecs: number;
   /** Environment of shell commands: the harness's own. */
   env: NodeJS.ProcessEnv;
-  /** The shell gate of §7. */
-  gate?: ShellGate;
   /** The pid namespace or sandbox wrapper (tools/sandbox.ts). */
   wrap?: (argv: string[]) => string[];
   /** Bytes a read shows per call; match config `tools.max_output_bytes` (default 30000). */
@@ -45,7 +43,6 @@ export function createBuiltinTools(options: BuiltinToolsOptions): Tool[] {
       {
         timeoutSecs: options.shellTimeoutSecs,
         env: options.env,
-        ...(options.gate ? { gate: options.gate } : {}),
         ...(options.wrap ? { wrap: options.wrap } : {}),
         ...(options.track ? { track: options.track } : {}),
       },

@@ -5,20 +5,9 @@ import type { Tool } from './types.js';
 /**
  * shell {command, timeout_secs?}: `sh -c` in its own process group, stdin closed, stdout and
  * stderr in one stream, the exit code reported; a timeout or an aborted turn kills the whole
- * group (§6). The shell gate (§7) and the sandbox wrapper (§11) plug in as hooks.
+ * group (§6). The sandbox wrapper (§11) plugs in as a hook. The shell gate (§7) is not here:
+ * the harness decides every call once, before it reaches the tool (src/policy/decide.ts).
  */
-
-/**
- * The shell gate's answer; `checkShellCommand` of src/policy/shell-gate.ts fits as is. A denial
- * names the deny-list rule and, when known, the simple command it matched after unwrapping.
- */
-export interface ShellGateVerdict {
-  decision: 'allow' | 'deny';
-  rule?: string;
-  command?: string;
-  reason?: string;
-}
-export type ShellGate = (command: string) => ShellGateVerdict | Promise<ShellGateVerdict>;
 
 /** Runs argv in a process group; the default is the local machine. */
 export interface ShellOperations {
@@ -34,8 +23,6 @@ export interface ShellOptions {
   maxTimeoutSecs?: number;
   /** Environment of every command: the harness's own, injected. */
   env: NodeJS.ProcessEnv;
-  /** Checked before running; a denial is returned to the model and the command never runs. */
-  gate?: ShellGate;
   /** Rewrites the argv before spawning: a pid namespace or bubblewrap, under the namespace init (tools/sandbox.ts). */
   wrap?: (argv: string[]) => string[];
   /** Between SIGTERM and SIGKILL when killing the group (default 2000 ms). */
@@ -61,18 +48,6 @@ export function createShellTool(options: ShellOptions, ops: ShellOperations = no
     inputExample: { command: 'git status --short' },
     outputHint: 'To see all of it, redirect the output to a file (cmd > out.txt 2>&1) and read it with offset/limit, or filter it with grep, head or tail.',
     async execute({ command, timeout_secs }, ctx) {
-      const verdict: ShellGateVerdict = options.gate ? await options.gate(command) : { decision: 'allow' };
-      if (verdict.decision !== 'allow') {
-        const rule = verdict.rule ?? 'deny list';
-        const matched = verdict.command && verdict.command !== command ? `, matched \`${verdict.command}\`` : '';
-        return {
-          output:
-            `Command refused by the shell gate (rule: ${rule}${matched})${verdict.reason ? `: ${verdict.reason}` : ''}. It was not run. ` +
-            'The deny list guards against destructive or privileged commands; reach the goal another way, or ask a person to run it.',
-          isError: true,
-          meta: { command, denied: true, rule },
-        };
-      }
       const timeoutSecs = timeout_secs ?? options.timeoutSecs;
       // One pipe for both streams keeps stdout and stderr in the order the command wrote them.
       const argv = ['sh', '-c', `exec 2>&1; ${command}`];

@@ -2,7 +2,6 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { tempFleet, type TempFleet } from '../helpers/fleet.js';
-import { checkShellCommand } from '../../src/policy/shell-gate.js';
 import { createBuiltinTools } from '../../src/tools/builtin.js';
 import { BUILTIN_TOOL_NAMES, canonicalToolName, CLAUDE_TOOL_ALIASES, isBuiltinToolName } from '../../src/tools/names.js';
 import { runTool } from '../../src/tools/run-tool.js';
@@ -42,7 +41,7 @@ describe('createBuiltinTools', () => {
   });
   afterEach(() => fleet.cleanup());
 
-  it('returns the six workspace tools, wired with scope, env and gate', async () => {
+  it('returns the six workspace tools, wired with scope and env', async () => {
     const memory = fleet.layout.projectMemory('tester');
     const tools = createBuiltinTools({
       cwd: fleet.project,
@@ -50,8 +49,6 @@ describe('createBuiltinTools', () => {
       writableWithin: [memory],
       shellTimeoutSecs: 30,
       env: { ...process.env, FROM_HARNESS: 'yes' },
-      // The real shell gate of §7 plugs in without an adapter.
-      gate: (command) => checkShellCommand(command, ['sudo']),
     });
     expect(tools.map((t) => t.name)).toEqual(['shell', 'read', 'write', 'edit', 'glob', 'grep']);
     for (const t of tools) expect(BUILTIN_TOOL_NAMES).toContain(t.name);
@@ -68,9 +65,6 @@ describe('createBuiltinTools', () => {
     const ctx = ctxFor(fleet.project);
     const o = { maxOutputBytes: 30_000 };
     expect((await runTool(byName('shell'), { command: 'echo $FROM_HARNESS' }, ctx, o)).output).toBe('yes\n[exit code 0]');
-    const denied = await runTool(byName('shell'), { command: 'echo ok && sudo ls' }, ctx, o);
-    expect(denied.isError).toBe(true);
-    expect(denied.output).toMatch(/^Command refused by the shell gate \(rule: sudo, matched `sudo ls`\)\. It was not run\./);
     expect((await runTool(byName('write'), { path: '.flotilla/state/x', content: '' }, ctx, o)).isError).toBe(true);
     await runTool(byName('write'), { path: join(memory, 'MEMORY.md'), content: 'remember\n' }, ctx, o);
     expect(readFileSync(join(memory, 'MEMORY.md'), 'utf8')).toBe('remember\n');

@@ -1,0 +1,133 @@
+import { readdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { delimiter, join } from 'node:path';
+import type { ShellParser, SyntaxNode } from '../policy/shell/syntax.js';
+import type { TreeCursor } from 'web-tree-sitter';
+import { createShellClassifier, type ShellClassifier } from '../policy/shell/classify.js';
+import { globToRegExp } from '../policy/shell/deny.js';
+
+/**
+ * Loads the bash grammar for the shell gate: tree-sitter-bash's WebAssembly build through
+ * web-tree-sitter, both shipped in node_modules (nothing downloads). Loaded once per process,
+ * on the first shell command, so `flotilla status`/`send` and a harness that never runs a
+ * shell command never pay for it (§14). docs/decisions.md says why this grammar.
+ */
+
+let loading: Promise<ShellParser> | undefined;
+
+export function loadShellParser(): Promise<ShellParser> {
+  loading ??= (async () => {
+    const { Parser, Language } = await import('web-tree-sitter');
+    await Parser.init();
+    const require = createRequire(import.meta.url);
+    const language = await Language.load(require.resolve('tree-sitter-bash/tree-sitter-bash.wasm'));
+    const parser = new Parser();
+    parser.setLanguage(language);
+    return {
+      parse(source) {
+        const tree = parser.parse(source);
+        if (!tree) throw new Error('the bash grammar returned no tree');
+        // One cursor walk copies the tree into plain objects: the gate visits nodes several
+        // times, and every visit of a WebAssembly node crosses into the module.
+        try {
+          return { root: copyTree(tree.walk(), source), dispose: () => undefined };
+        } finally {
+          tree.delete();
+        }
+      },
+    };
+  })();
+  // A failed load is retried on the next call rather than remembered.
+  loading.catch(() => (loading = undefined));
+  return loading;
+}
+
+/** The shell gate for one deny list, with command-name globs resolved against the file system. */
+export async function loadShellClassifier(denyList: readonly string[], env: NodeJS.ProcessEnv): Promise<ShellClassifier> {
+  const parser = await loadShellParser();
+  return createShellClassifier(parser, denyList, { expandCommandGlob: (pattern) => expandCommandGlob(pattern, env.PATH ?? '') });
+}
+
+/** `/usr/bin/s?do` → the files it names; `s?do` → the matching names on PATH. */
+export function expandCommandGlob(pattern: string, path: string): string[] {
+  const slash = pattern.lastIndexOf('/');
+  const dirs = slash === -1 ? path.split(delimiter).filter(Boolean) : [pattern.slice(0, slash) || '/'];
+  // A pattern in the directory part is not expanded; its basename still is matched.
+  const re = globToRegExp(pattern.slice(slash + 1));
+  const out: string[] = [];
+  for (const dir of dirs) {
+    if (/[*?[]/.test(dir)) continue;
+    try {
+      for (const name of readdirSync(dir)) if (re.test(name)) out.push(slash === -1 ? name : join(dir, name));
+    } catch {
+      /* a missing PATH entry names nothing */
+    }
+    if (out.length > 64) break;
+  }
+  return out;
+}
+
+class PlainNode implements SyntaxNode {
+  readonly kids: PlainNode[] = [];
+  readonly fieldNames: (string | null)[] = [];
+  hasError: boolean;
+
+  constructor(
+    private readonly source: string,
+    readonly type: string,
+    readonly isNamed: boolean,
+    readonly isMissing: boolean,
+    readonly startIndex: number,
+    readonly endIndex: number,
+  ) {
+    this.hasError = type === 'ERROR' || isMissing;
+  }
+
+  get text(): string {
+    return this.source.slice(this.startIndex, this.endIndex);
+  }
+  get childCount(): number {
+    return this.kids.length;
+  }
+  child(index: number): SyntaxNode | null {
+    return this.kids[index] ?? null;
+  }
+  fieldNameForChild(index: number): string | null {
+    return this.fieldNames[index] ?? null;
+  }
+}
+
+function copyTree(cursor: TreeCursor, source: string): PlainNode {
+  try {
+    const make = () => new PlainNode(source, cursor.nodeType, cursor.nodeIsNamed, cursor.nodeIsMissing, cursor.startIndex, cursor.endIndex);
+    const root = make();
+    const stack: PlainNode[] = [root];
+    let more = cursor.gotoFirstChild();
+    while (more) {
+      const node = make();
+      const parent = stack[stack.length - 1]!;
+      parent.kids.push(node);
+      parent.fieldNames.push(cursor.currentFieldName);
+      if (cursor.gotoFirstChild()) {
+        stack.push(node);
+        continue;
+      }
+      // Up until a node has a next sibling; the stack follows the cursor.
+      while (!cursor.gotoNextSibling()) {
+        if (!cursor.gotoParent() || (stack.pop(), stack.length === 0)) {
+          more = false;
+          break;
+        }
+      }
+    }
+    markErrors(root);
+    return root;
+  } finally {
+    cursor.delete();
+  }
+}
+
+function markErrors(node: PlainNode): boolean {
+  for (const k of node.kids) if (markErrors(k)) node.hasError = true;
+  return node.hasError;
+}

@@ -1,0 +1,161 @@
+import type { Analysis, FoundCommand } from './analyze.js';
+import { canonicalShape } from './analyze.js';
+import { normalizeArgs, normalizeOperand } from './options.js';
+import { children, fields, type ShellParser } from './syntax.js';
+import { basename } from './unwrap.js';
+import { evaluateWord, type Word } from './words.js';
+
+/**
+ * Deny-list patterns (`security.deny_commands`, §7). A pattern is written like a command and
+ * parsed by the same grammar, then compared on normalized arguments (options.ts):
+ * - the command name is a glob against the basename, without case (`mkfs*`, `/usr/bin/sudo`);
+ * - the pattern's options must all be among the command's (`rm -r /` matches `rm -rf /`);
+ * - each pattern operand must match some operand of the command (unquoted `*`, `?`, `{a,b}`
+ *   are globs; quoted ones literal);
+ * - `a | b` matches a pipeline where an `a` command comes before a `b` command, or a `b`
+ *   command (or `eval`/`source` for a shell) running an `a` command's output by substitution;
+ * - any other shape (the fork bomb `:(){ :|:& };:`) matches the same syntax anywhere in the
+ *   command line, function names aside — never the same characters inside a quoted string.
+ */
+
+interface StagePattern {
+  name: RegExp;
+  flags: string[];
+  operands: RegExp[];
+}
+
+export type DenyPattern =
+  | { kind: 'pipeline'; source: string; stages: StagePattern[] }
+  | { kind: 'shape'; source: string; shape: string };
+
+export interface DenyHit {
+  rule: string;
+  /** The simple command that matched, as the gate saw it after unwrapping. */
+  command: string;
+}
+
+export function compileDenyPattern(source: string, parser: ShellParser): DenyPattern {
+  // Lists, subshells and function definitions (the fork bomb) are matched by shape.
+  const stages = /[;&()<>`$]|\|\|/.test(source) ? undefined : source.split('|').map((s) => /^\s*(\S+)\s*(.*)$/s.exec(s));
+  if (!stages || stages.some((m) => !m)) return { kind: 'shape', source, shape: shapeOf(source, parser) };
+  return { kind: 'pipeline', source, stages: stages.map((m) => compileStage(m![1]!, m![2]!, parser)) };
+}
+
+/** One stage: the name is a glob as written (`{curl,wget}`, `mkfs*`); the rest is parsed like arguments. */
+function compileStage(nameSource: string, rest: string, parser: ShellParser): StagePattern {
+  const nameGlob = basename(nameSource.replace(/^(['"])(.*)\1$/, '$2')).toLowerCase();
+  const parsed = parser.parse(`x ${rest}`);
+  try {
+    const cmd = children(parsed.root).find((c) => c.type === 'command');
+    // Brace alternatives (`/dev/{sd,hd}*`) stay one glob, not several words.
+    const args = cmd ? fields(cmd).filter((f) => f.field === 'argument').flatMap((f) => evaluateWord(f.node, `x ${rest}`, { braces: false })) : [];
+    const normal = normalizeArgs(nameGlob, args);
+    return {
+      name: globToRegExp(nameGlob, 'i'),
+      // A pattern that names no signal (`kill -- -1`) matches every signal.
+      flags: [...normal.flags].filter((f) => f !== 'signal=TERM' || args.some((a) => /TERM|15/i.test(a.raw))),
+      operands: normal.operandWords.map((a) => globToRegExp(normalizeGlob(a, nameGlob))),
+    };
+  } finally {
+    parsed.dispose();
+  }
+}
+
+function shapeOf(source: string, parser: ShellParser): string {
+  const parsed = parser.parse(source);
+  try {
+    return shapeBody(canonicalShape(parsed.root, source));
+  } finally {
+    parsed.dispose();
+  }
+}
+
+/** The first rule that matches any command of the analysis. */
+export function matchDeny(patterns: readonly DenyPattern[], analysis: Analysis): DenyHit | undefined {
+  for (const p of patterns) {
+    if (p.kind === 'shape') {
+      if (p.shape && analysis.shapes.some((s) => s.includes(p.shape))) return { rule: p.source, command: p.source };
+      continue;
+    }
+    for (const cmd of analysis.commands) {
+      const hit = matchPipeline(p.stages, cmd, analysis.commands);
+      if (hit) return { rule: p.source, command: hit };
+    }
+  }
+  return undefined;
+}
+
+function matchPipeline(stages: StagePattern[], cmd: FoundCommand, all: FoundCommand[]): string | undefined {
+  const last = stages[stages.length - 1]!;
+  // `eval "$(curl …)"`, `source <(curl …)`: eval and source run scripts as a shell does.
+  const runsScript = (argv: readonly Word[]): boolean => stages.length === 2 && /^(eval|source|\.)$/.test(argv[0]?.value ?? '') && last.name.test('sh');
+  const level = cmd.levels.find((argv) => matchStage(last, argv) || runsScript(argv));
+  if (!level) return undefined;
+  if (stages.length === 1) return text(level);
+  const before = stages.slice(0, -1);
+  // Earlier stages of the same pipeline, in order.
+  const earlier = all.filter((c) => c.pipeline === cmd.pipeline && c.stage < cmd.stage).sort((a, b) => a.stage - b.stage);
+  let next = 0;
+  for (const c of earlier) if (next < before.length && c.levels.some((argv) => matchStage(before[next]!, argv))) next++;
+  if (next === before.length) return text(level);
+  // `bash <(curl …)`, `sh -c "$(wget …)"`: the producer runs inside the runner's substitutions.
+  if (stages.length === 2 && all.some((c) => c.inSubstitution && c.parent === cmd && c.levels.some((argv) => matchStage(before[0]!, argv)))) return text(level);
+  return undefined;
+}
+
+function matchStage(stage: StagePattern, argv: readonly Word[]): boolean {
+  const first = argv[0]?.value;
+  if (first === undefined) return false;
+  const name = basename(first).toLowerCase();
+  if (!stage.name.test(name)) return false;
+  const { flags, operands } = normalizeArgs(name, argv.slice(1));
+  if (!stage.flags.every((f) => flags.has(f))) return false;
+  return stage.operands.every((re) => operands.some((o) => re.test(o)));
+}
+
+const text = (argv: readonly Word[]): string => argv.map((w) => w.value ?? w.raw).join(' ');
+
+/** A pattern operand as a glob over normalized operands; quoted characters stay literal. */
+function normalizeGlob(w: Word, name: string): string {
+  if (!w.hasGlob && !/(^|[^\\])\{/.test(w.glob)) return escapeGlob(normalizeOperand(w, name));
+  // Normalize the path part of an unquoted glob operand (`//*` → `/*`), keeping its wildcards.
+  return w.glob.replace(/\/{2,}/g, '/').replace(/^\$HOME(?=\/|$)|^\\\$HOME(?=\/|$)/, '~');
+}
+
+const escapeGlob = (s: string): string => s.replace(/[\\*?[\]{}]/g, '\\$&');
+
+function shapeBody(shape: string): string {
+  // Drop the `(program` wrapper so the pattern matches inside a longer command line.
+  return shape.replace(/^\(program /, '').replace(/ \)$/, '');
+}
+
+/** Compiles a glob source (backslash-escaped literals) to an anchored RegExp; `{a,b}` are alternatives. */
+export function globToRegExp(glob: string, flags = ''): RegExp {
+  let re = '';
+  let braces = 0;
+  for (let k = 0; k < glob.length; k++) {
+    const c = glob[k]!;
+    if (c === '\\' && k + 1 < glob.length) re += escapeRe(glob[++k]!);
+    else if (c === '*') re += '.*';
+    else if (c === '?') re += '.';
+    else if (c === '[') {
+      const end = glob.indexOf(']', k + 2);
+      if (end === -1) re += '\\[';
+      else {
+        re += `[${glob.slice(k + 1, end).replace(/^!/, '^').replace(/\\/g, '\\\\')}]`;
+        k = end;
+      }
+    } else if (c === '{') {
+      braces++;
+      re += '(?:';
+    } else if (c === '}' && braces > 0) {
+      braces--;
+      re += ')';
+    } else if (c === ',' && braces > 0) re += '|';
+    else re += escapeRe(c);
+  }
+  re += ')'.repeat(braces);
+  return new RegExp(`^${re}$`, flags);
+}
+
+const escapeRe = (c: string): string => c.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');

@@ -1,0 +1,56 @@
+/**
+ * The slice of a bash syntax tree the shell gate reads. The harness hands policy a parser
+ * (tree-sitter-bash through web-tree-sitter, src/harness/shell-parser.ts) whose nodes fit
+ * this shape; policy itself never loads a grammar or touches a file.
+ */
+
+export interface SyntaxNode {
+  readonly type: string;
+  readonly text: string;
+  readonly isNamed: boolean;
+  readonly childCount: number;
+  /** Offsets into the parsed source, in UTF-16 code units. */
+  readonly startIndex: number;
+  readonly endIndex: number;
+  /** True for a node the grammar could not place (an `ERROR`) or inserted to recover (`MISSING`). */
+  readonly hasError: boolean;
+  readonly isMissing: boolean;
+  child(index: number): SyntaxNode | null;
+  fieldNameForChild(index: number): string | null;
+}
+
+export interface ParsedShell {
+  readonly root: SyntaxNode;
+  /** Frees the tree (tree-sitter trees live in WebAssembly memory). */
+  dispose(): void;
+}
+
+/** Parses one bash command line. */
+export interface ShellParser {
+  parse(source: string): ParsedShell;
+}
+
+export function children(node: SyntaxNode): SyntaxNode[] {
+  const out: SyntaxNode[] = [];
+  for (let i = 0; i < node.childCount; i++) {
+    const c = node.child(i);
+    if (c) out.push(c);
+  }
+  return out;
+}
+
+/** Children with the field each was given (`name`, `argument`, `redirect`, `body`, …). */
+export function fields(node: SyntaxNode): { field: string | null; node: SyntaxNode }[] {
+  const out: { field: string | null; node: SyntaxNode }[] = [];
+  for (let i = 0; i < node.childCount; i++) {
+    const c = node.child(i);
+    if (c) out.push({ field: node.fieldNameForChild(i), node: c });
+  }
+  return out;
+}
+
+/** Depth-first, the node itself first. */
+export function* descendants(node: SyntaxNode): Generator<SyntaxNode> {
+  yield node;
+  for (const c of children(node)) yield* descendants(c);
+}

@@ -1,0 +1,508 @@
+import { literalWord as literal, type Word } from './words.js';
+import { COMMAND_VARIABLES, INTERPRETERS, MULTICALL, SHELLS, SHELL_VALUED, WRAPPERS, interpreterKey, type WrapperSpec } from './programs.js';
+import { gitOpaqueReason, splitGitArgs } from './git.js';
+
+/**
+ * One simple command's argv → each command it really runs (§7): wrappers are skipped with
+ * their own options, shells and `eval` hand their literal script back to be parsed, and
+ * whatever runs text the gate cannot see (inline interpreter code, input from a pipe, a
+ * command name from an expansion) is reported as opaque.
+ */
+
+/** Where a command's standard input comes from, as far as the syntax shows. */
+export type Stdin = { kind: 'pipe' } | { kind: 'text'; text: string | undefined } | { kind: 'file'; word: Word | undefined };
+
+export interface UnwrapSink {
+  opaque(reason: string): void;
+  /** A literal script this command runs (`sh -c '…'`, `eval …`, a here-document fed to a shell). */
+  script(text: string): void;
+  /** A command this one runs with an argv of its own (`find -exec …`). */
+  nested(argv: Word[]): void;
+  isFunction(name: string): boolean;
+  alias(name: string): string | undefined;
+  /** True when the command line itself writes this file. */
+  written(path: string): boolean;
+  expandCommandGlob: ((pattern: string) => string[]) | undefined;
+}
+
+interface Levels {
+  levels: Word[][];
+}
+
+const MAX_STEPS = 32;
+
+export function unwrapCommand(found: Levels, argv: Word[], stdin: Stdin | undefined, sink: UnwrapSink): void {
+  let cur: Word[] | undefined = argv;
+  for (let steps = 0; cur && cur.length > 0 && steps < MAX_STEPS; steps++) {
+    found.levels.push(cur);
+    const first = cur[0]!;
+    if (first.value === undefined) {
+      sink.opaque(`the command name comes from an expansion (${first.raw})`);
+      return;
+    }
+    if (first.hasGlob) {
+      sink.opaque(`the command name is a pathname pattern (${first.raw})`);
+      // The shell runs the first match: each possible match is checked as if written out.
+      for (const match of sink.expandCommandGlob?.(first.value) ?? []) found.levels.push([{ ...first, value: match, symbolic: match, glob: match, hasGlob: false }, ...cur.slice(1)]);
+    }
+    const name = basename(first.value);
+    const alias = sink.alias(name);
+    if (alias !== undefined) {
+      sink.script([alias, ...cur.slice(1).map((w) => w.raw)].join(' '));
+      return;
+    }
+    if (sink.isFunction(name)) return;
+    cur = step(name.toLowerCase(), cur.slice(1), stdin, sink, found);
+    // A wrapper's command reads the same stdin as the wrapper.
+  }
+}
+
+export const basename = (p: string): string => p.slice(p.lastIndexOf('/') + 1);
+
+function step(name: string, args: Word[], stdin: Stdin | undefined, sink: UnwrapSink, found: Levels): Word[] | undefined {
+  if (name === 'env') return env(args, sink);
+  if (MULTICALL.has(name)) return args[0]?.value?.startsWith('-') ? undefined : args;
+  if (name === 'command' && args.some((a) => /^-[a-zA-Z]*[vV]/.test(a.value ?? ''))) return undefined;
+  if (name === 'exec' && args.length === 0) return undefined;
+  const wrapper = WRAPPERS[name];
+  if (wrapper) return wrap(name, wrapper, args, sink);
+  if (SHELLS.has(name)) return shell(name, args, stdin, sink);
+  if (name === 'eval') {
+    if (args.every((a) => a.value !== undefined)) sink.script(args.map((a) => a.value).join(' '));
+    else sink.opaque('eval runs text built by an expansion');
+    return undefined;
+  }
+  if (name === 'source' || name === '.') {
+    if (args[0]) runsFile(args[0], name, sink);
+    return undefined;
+  }
+  if (name === 'trap') {
+    const action = args[0];
+    if (action && !/^-[lp]/.test(action.value ?? '')) {
+      if (action.value === undefined) sink.opaque('trap runs text built by an expansion');
+      else if (action.value !== '-' && !/^\d+$/.test(action.value)) sink.script(action.value);
+    }
+    return undefined;
+  }
+  if (name === 'at' || name === 'batch') {
+    readsCode(stdin, name, true, sink);
+    return undefined;
+  }
+  if ((name === 'enable' && args.some((a) => /^-[a-zA-Z]*f/.test(a.value ?? ''))) || (name === 'hash' && args.some((a) => a.value === '-p'))) {
+    sink.opaque(`${name} changes which program a name runs`);
+    return undefined;
+  }
+  const interp = interpreterKey(name);
+  if (interp) return interpreter(name, interp, args, stdin, sink);
+  if (['awk', 'gawk', 'mawk', 'nawk'].includes(name)) return awk(args, sink);
+  if (name === 'sed' || name === 'gsed') return sed(args, sink);
+  if (name === 'find') return find(args, sink, found);
+  if (name === 'git') {
+    const why = gitOpaqueReason(args);
+    if (why) sink.opaque(why);
+    if (why === undefined) gitScripts(args, sink);
+    return undefined;
+  }
+  if (['ssh', 'scp', 'sftp'].includes(name)) return sshOptions(args, sink);
+  if (name === 'rsync') {
+    args.forEach((a, k) => {
+      const v = /^(?:-e|--rsh)$/.test(a.value ?? '') ? args[k + 1]?.value : /^--rsh=(.*)$/s.exec(a.value ?? '')?.[1];
+      if (v !== undefined && (!/^ssh(\s|$)/.test(v) || /proxycommand|localcommand/i.test(v))) sink.opaque('rsync -e runs its value as a command');
+    });
+    return undefined;
+  }
+  if (name === 'tar' || name === 'bsdtar' || name === 'gtar') {
+    if (args.some((a) => /^--(checkpoint-action=exec|to-command|info-script|new-volume-script)/.test(a.value ?? '') || (a.value !== undefined && /^(-I|--use-compress-program=?)$/.test(a.value) === false && /^--use-compress-program=.*\s/.test(a.value)))) {
+      sink.opaque(`${name} runs a command given in its options`);
+    }
+    return undefined;
+  }
+  if (['vim', 'vi', 'nvim', 'ex', 'view', 'vimdiff', 'gvim', 'rvim'].includes(name)) {
+    if (args.some((a, k) => (/^(-c|--cmd|-S)$/.test(a.value ?? '') && args[k + 1] !== undefined) || /^\+(?!\d*$)/.test(a.value ?? ''))) sink.opaque(`${name} runs editor commands given on its command line`);
+    return undefined;
+  }
+  if (name === 'man' && args.some((a) => /^(-P|--pager|-H|--html)/.test(a.value ?? ''))) {
+    sink.opaque('man -P runs its value as a pager command');
+    return undefined;
+  }
+  return undefined;
+}
+
+/** `env [-i] [-u NAME] [NAME=value]… [-S 'cmd args'] cmd args`. */
+function env(args: Word[], sink: UnwrapSink): Word[] | undefined {
+  const spec = WRAPPERS.env!;
+  let k = 0;
+  while (k < args.length) {
+    const a = args[k]!.value;
+    if (a === undefined) {
+      sink.opaque('env options built by an expansion');
+      return undefined;
+    }
+    const split = /^(?:-S|--split-string=?)(.*)$/s.exec(a) ?? (/^-[i0v]+S(.*)$/s.exec(a));
+    if (split) {
+      const text = split[1] ? split[1] : args[k + 1]?.value;
+      const rest = args.slice(split[1] ? k + 1 : k + 2);
+      if (text === undefined || rest.some((w) => w.value === undefined)) sink.opaque('env -S splits text built by an expansion');
+      else sink.script([text, ...rest.map((w) => quoteWord(w.value!))].join(' '));
+      return undefined;
+    }
+    if (a === '--') {
+      k++;
+      break;
+    }
+    if (a === '-') {
+      k++;
+      continue;
+    }
+    const assign = /^([A-Za-z_][A-Za-z0-9_]*)=/.exec(a);
+    if (assign) {
+      if (COMMAND_VARIABLES.has(assign[1]!)) sink.opaque(`it sets ${assign[1]}, whose value programs run as a command`);
+      k++;
+      continue;
+    }
+    if (!a.startsWith('-')) break;
+    const skip = optionWidth(a, args[k + 1], spec);
+    if (skip === undefined) {
+      sink.opaque(`env option ${a} is not one the gate knows`);
+      return undefined;
+    }
+    k += skip;
+  }
+  return args.slice(k);
+}
+
+/**
+ * How many words an option takes (1 or 2); undefined for an option the table does not know.
+ * Short clusters end at the first letter that takes a value (`-n10`, `-fn 10`).
+ */
+function optionWidth(a: string, next: Word | undefined, spec: WrapperSpec): number | undefined {
+  if (a.startsWith('--')) {
+    const name = a.split('=')[0]!;
+    if (spec.long?.includes(name)) return a.includes('=') ? 1 : 2;
+    if (spec.longFlags?.includes(name) || spec.flags === '*') return 1;
+    return undefined;
+  }
+  const letters = a.slice(1);
+  for (let i = 0; i < letters.length; i++) {
+    const ch = letters[i]!;
+    if (spec.valued.includes(ch)) return i === letters.length - 1 ? (next ? 2 : 1) : 1;
+    if (!spec.flags.includes(ch) && spec.flags !== '*' && !/\d/.test(ch)) return undefined;
+  }
+  return 1;
+}
+
+function wrap(name: string, spec: WrapperSpec, args: Word[], sink: UnwrapSink): Word[] | undefined {
+  if (spec.opaque) sink.opaque(spec.opaque);
+  let k = 0;
+  const operands: Word[] = [];
+  while (k < args.length) {
+    const w = args[k]!;
+    const a = w.value;
+    if (a === undefined) {
+      sink.opaque(`${name} is given arguments built by an expansion`);
+      return undefined;
+    }
+    if (a === '--') {
+      k++;
+      break;
+    }
+    // `nice -10 cmd`, `nice --5 cmd`: an adjustment, not an option.
+    if (name === 'nice' && /^--?\d+$/.test(a)) {
+      k++;
+      continue;
+    }
+    if (!a.startsWith('-') || a === '-') {
+      if (operands.length < (spec.positional ?? 0) && spec.positional !== Infinity) {
+        operands.push(w);
+        k++;
+        continue;
+      }
+      break;
+    }
+    const opt = a.split('=')[0]!;
+    // `-qc 'cmd'`: a script option at the end of a short cluster.
+    const clustered = !a.startsWith('--') && a.length > 2 && spec.script?.includes(`-${a.at(-1)}`) && optionWidth(a.slice(0, -1), undefined, spec) !== undefined;
+    if (clustered) {
+      const text = args[k + 1]?.value;
+      if (text === undefined) sink.opaque(`${name} ${a} runs text built by an expansion`);
+      else sink.script(text);
+      k += 2;
+      continue;
+    }
+    if (spec.script?.includes(opt) || spec.script?.includes(a.slice(0, 2))) {
+      const text = a.includes('=') ? a.slice(a.indexOf('=') + 1) : a.length > 2 && !a.startsWith('--') ? a.slice(2) : args[k + 1]?.value;
+      if (text === undefined) sink.opaque(`${name} ${opt} runs text built by an expansion`);
+      else sink.script(text);
+      k += a.includes('=') || (a.length > 2 && !a.startsWith('--')) ? 1 : 2;
+      continue;
+    }
+    const width = optionWidth(a, args[k + 1], spec);
+    if (width === undefined) {
+      sink.opaque(`${name} option ${a} is not one the gate knows, so the command it runs is uncertain`);
+      return undefined;
+    }
+    k += width;
+  }
+  const rest = args.slice(k);
+  if (spec.operandsAreScript) {
+    const scripts = name === 'watch' ? [rest] : rest.map((w) => [w]);
+    for (const s of scripts) {
+      if (s.length === 0) continue;
+      if (s.some((w) => w.value === undefined)) sink.opaque(`${name} runs text built by an expansion`);
+      else sink.script(s.map((w) => w.value).join(' '));
+    }
+    return undefined;
+  }
+  // `script [file]` (no -c) runs an interactive shell: nothing more to see.
+  if (spec.positional === Infinity) return undefined;
+  return rest;
+}
+
+/** `sh [-opts] -c 'script' [$0 args…]`, `sh file args`, `sh` / `sh -s` reading stdin. */
+function shell(name: string, args: Word[], stdin: Stdin | undefined, sink: UnwrapSink): undefined {
+  let k = 0;
+  let inline = false;
+  let fromStdin = false;
+  while (k < args.length) {
+    const a = args[k]!.value;
+    if (a === undefined) {
+      sink.opaque(`${name} is given options built by an expansion`);
+      return undefined;
+    }
+    if (a === '--' || a === '-') {
+      fromStdin ||= a === '-';
+      k++;
+      break;
+    }
+    if (!/^[-+]/.test(a)) break;
+    if (SHELL_VALUED.has(a)) {
+      k += 2;
+      continue;
+    }
+    if (a === '--command' || a.startsWith('--command=')) {
+      inline = true;
+      if (a.includes('=')) {
+        sink.script(a.slice(a.indexOf('=') + 1));
+        return undefined;
+      }
+    } else if (!a.startsWith('--')) {
+      if (/^-[a-zA-Z]*c/.test(a)) inline = true;
+      if (/^-[a-zA-Z]*s/.test(a)) fromStdin = true;
+    }
+    k++;
+  }
+  if (inline) {
+    const script = args[k];
+    if (!script) return undefined;
+    if (script.value === undefined) sink.opaque(`${name} -c runs text built by an expansion`);
+    else sink.script(script.value);
+    return undefined;
+  }
+  if (!fromStdin && args[k]) {
+    runsFile(args[k]!, name, sink);
+    return undefined;
+  }
+  readsCode(stdin, name, true, sink);
+  return undefined;
+}
+
+/** A shell or interpreter running a script file: opaque when its name or contents are not fixed. */
+function runsFile(file: Word, who: string, sink: UnwrapSink): void {
+  const path = file.value;
+  if (path === undefined) sink.opaque(`${who} runs a file named by an expansion or substitution (${file.raw})`);
+  else if (/^\/dev\/(stdin|fd\/)|^\/proc\/self\/fd\//.test(path)) sink.opaque(`${who} runs its standard input through ${path}`);
+  else if (sink.written(path)) sink.opaque(`${who} runs ${path}, which this same command line writes`);
+}
+
+function readsCode(stdin: Stdin | undefined, who: string, isShell: boolean, sink: UnwrapSink): void {
+  if (!stdin) return;
+  if (stdin.kind === 'pipe') sink.opaque(`text from a pipe is run by ${who}`);
+  else if (stdin.kind === 'file') {
+    if (stdin.word) runsFile(stdin.word, who, sink);
+  } else if (stdin.text === undefined) sink.opaque(`${who} runs a here-document built by expansions`);
+  else if (isShell) sink.script(stdin.text);
+  else if (stdin.text.trim() !== '') sink.opaque(`${who} runs code given on its standard input`);
+}
+
+function interpreter(name: string, key: string, args: Word[], stdin: Stdin | undefined, sink: UnwrapSink): undefined {
+  const spec = INTERPRETERS[key]!;
+  const lower = (s: string) => (key === 'pwsh' || key === 'powershell' ? s.toLowerCase() : s);
+  for (let k = 0; k < args.length; k++) {
+    const raw = args[k]!.value;
+    if (raw === undefined) {
+      sink.opaque(`${name} is given arguments built by an expansion`);
+      return undefined;
+    }
+    const a = lower(raw);
+    if (k === 0 && spec.evalSubcommand?.includes(a)) {
+      sink.opaque(`${name} ${a} runs code given on its command line`);
+      return undefined;
+    }
+    if (a === '--') {
+      if (args[k + 1]) runsFile(args[k + 1]!, name, sink);
+      else readsCode(stdin, name, false, sink);
+      return undefined;
+    }
+    if (a === '-') {
+      readsCode(stdin, name, false, sink);
+      return undefined;
+    }
+    if (!a.startsWith('-')) {
+      runsFile(args[k]!, name, sink);
+      return undefined;
+    }
+    const opt = a.split('=')[0]!;
+    if (spec.inline.includes(opt)) {
+      sink.opaque(`${name} ${opt} runs code given on its command line`);
+      return undefined;
+    }
+    if (a.startsWith('--') || (a.length > 2 && spec.inline.some((i) => i.length > 2 && a === i))) {
+      if (spec.long?.includes(opt) && !a.includes('=')) k++;
+      continue;
+    }
+    // A short cluster: `-ne`, `-Bc`, `-pi.bak`: an inline letter is code, a valued letter ends it.
+    const letters = a.slice(1);
+    for (let i = 0; i < letters.length; i++) {
+      const ch = letters[i]!;
+      if (spec.inline.includes(`-${ch}`)) {
+        sink.opaque(`${name} -${ch} runs code given on its command line`);
+        return undefined;
+      }
+      // perl's `-i.bak`, `-l`, `-0777`: a value that is only ever attached.
+      if (spec.attached?.includes(ch)) {
+        // `-i[ext]`: the rest of the cluster is the extension.
+        if (ch === 'i') break;
+        // `-l[octal]`, `-0[digits]`: digits, then the cluster goes on.
+        i += /^[0-9]*/.exec(letters.slice(i + 1))![0].length;
+        continue;
+      }
+      if (spec.valued.includes(ch)) {
+        if (i === letters.length - 1) k++;
+        break;
+      }
+    }
+  }
+  readsCode(stdin, name, false, sink);
+  return undefined;
+}
+
+function awk(args: Word[], sink: UnwrapSink): undefined {
+  let program: Word | undefined;
+  for (let k = 0; k < args.length; k++) {
+    const a = args[k]!.value ?? '';
+    if (/^(-f|--file)$/.test(a) || /^(-f.|--file=)/.test(a)) return undefined;
+    if (/^(-[FvWe]|--(field-separator|assign|source|include|load))$/.test(a)) {
+      if (/^(-e|--source)$/.test(a)) program = args[k + 1];
+      k++;
+      continue;
+    }
+    if (a.startsWith('-') && a !== '-' && args[k]!.value !== undefined) continue;
+    program = args[k];
+    break;
+  }
+  if (!program) return undefined;
+  if (program.value === undefined) sink.opaque('awk runs a program built by an expansion');
+  else if (/\bsystem\s*\(/.test(program.value) || /\|/.test(program.value.replace(/\|\|/g, ''))) sink.opaque('the awk program runs commands (system() or a pipe)');
+  return undefined;
+}
+
+function sed(args: Word[], sink: UnwrapSink): undefined {
+  const scripts: (string | undefined)[] = [];
+  let sandbox = false;
+  let sawScript = false;
+  for (let k = 0; k < args.length; k++) {
+    const a = args[k]!.value;
+    if (a === '--sandbox') sandbox = true;
+    else if (a === '-e' || a === '--expression') {
+      scripts.push(args[k + 1]?.value);
+      sawScript = true;
+      k++;
+    } else if (a?.startsWith('--expression=')) {
+      scripts.push(a.slice(13));
+      sawScript = true;
+    } else if (a === '-f' || a === '--file' || a?.startsWith('--file=')) {
+      sawScript = true;
+      if (a === '-f' || a === '--file') k++;
+    } else if (a === '-l' || a === '--line-length') k++;
+    else if (a !== undefined && a.startsWith('-') && a !== '-') continue;
+    else if (!sawScript) {
+      scripts.push(a);
+      sawScript = true;
+    }
+  }
+  if (sandbox) return undefined;
+  for (const s of scripts) {
+    if (s === undefined) sink.opaque('sed runs a script built by an expansion');
+    else if (sedExecutes(s)) sink.opaque('the sed script runs commands (the e command or s///e)');
+  }
+  return undefined;
+}
+
+/** GNU sed's `e [command]` and the `e` flag of `s///`. */
+export function sedExecutes(script: string): boolean {
+  if (/(^|[;\n{}]|^\s*)\s*(\d+|\$|\/(?:\\.|[^/])*\/)?\s*,?\s*(\d+|\$)?\s*!?\s*e(\s|;|$)/.test(script)) return true;
+  const re = /s(.)((?:\\.|(?!\1).)*)\1((?:\\.|(?!\1).)*)\1([a-zA-Z0-9]*)/g;
+  for (let m = re.exec(script); m; m = re.exec(script)) if (m[4]!.includes('e')) return true;
+  return false;
+}
+
+/** `find PATH… -exec CMD {} ;`: CMD runs for every file; `-delete` is `rm -r` of the paths. */
+function find(args: Word[], sink: UnwrapSink, found: Levels): undefined {
+  let k = 0;
+  while (k < args.length && /^-[HLP]$|^-D$|^-O\d*$/.test(args[k]!.value ?? '')) k += args[k]!.value === '-D' ? 2 : 1;
+  const paths: Word[] = [];
+  while (k < args.length && args[k]!.value !== undefined && !/^[-(!),]/.test(args[k]!.value!)) paths.push(args[k++]!);
+  const starts = paths.length ? paths : [literal('.')];
+  for (; k < args.length; k++) {
+    const a = args[k]!.value;
+    if (a === '-delete') found.levels.push([literal('rm'), literal('-r'), literal('-f'), ...starts]);
+    if (a === '-exec' || a === '-execdir' || a === '-ok' || a === '-okdir') {
+      sink.opaque(`find ${a} runs a command for every file it finds`);
+      let end = k + 1;
+      while (end < args.length && args[end]!.value !== ';' && args[end]!.value !== '+') end++;
+      const inner = args.slice(k + 1, end);
+      // `{}` stands for every file found, the start paths among them.
+      for (const start of starts) sink.nested(inner.map((w) => (w.value?.includes('{}') ? { ...start, value: start.value && w.value.replaceAll('{}', start.value), symbolic: w.symbolic.replaceAll('{}', start.symbolic) } : w)));
+      k = end;
+    }
+  }
+  return undefined;
+}
+
+function sshOptions(args: Word[], sink: UnwrapSink): undefined {
+  args.forEach((w, k) => {
+    const a = w.value ?? '';
+    const opt = a === '-o' ? args[k + 1]?.value : a.startsWith('-o') ? a.slice(2) : undefined;
+    if (opt !== undefined && /^\s*(proxycommand|localcommand|permitlocalcommand|knownhostscommand|match)\b/i.test(opt)) sink.opaque(`ssh -o ${opt.split(/[=\s]/)[0]} runs a local command`);
+  });
+  return undefined;
+}
+
+/** `git submodule foreach 'cmd'`, `git rebase --exec 'cmd'`, `git bisect run cmd …`. */
+function gitScripts(args: Word[], sink: UnwrapSink): void {
+  const values = args.map((w) => w.value);
+  const { sub } = splitGitArgs(values);
+  if (sub === -1) return;
+  const rest = args.slice(sub + 1);
+  const s = values[sub];
+  if (s === 'submodule' && rest.some((w) => w.value === 'foreach')) {
+    const cmd = rest.slice(rest.findIndex((w) => w.value === 'foreach') + 1).filter((w) => !w.value?.startsWith('-'));
+    if (cmd.some((w) => w.value === undefined)) sink.opaque('git submodule foreach runs text built by an expansion');
+    else if (cmd.length) sink.script(cmd.map((w) => w.value).join(' '));
+  }
+  if (s === 'rebase') {
+    rest.forEach((w, k) => {
+      const v = w.value;
+      const text = v === '-x' || v === '--exec' ? rest[k + 1]?.value : v?.startsWith('--exec=') ? v.slice(7) : v?.startsWith('-x') && v.length > 2 ? v.slice(2) : null;
+      if (text === undefined) sink.opaque('git rebase --exec runs text built by an expansion');
+      else if (text !== null) sink.script(text);
+    });
+  }
+  if (s === 'bisect' && rest[0]?.value === 'run' && rest.length > 1) sink.nested(rest.slice(1));
+}
+
+
+/** Quotes a word for re-parsing as part of a script. */
+function quoteWord(v: string): string {
+  return /^[A-Za-z0-9_./=:@%+-]+$/.test(v) ? v : `'${v.replace(/'/g, `'\\''`)}'`;
+}
