@@ -105,9 +105,7 @@ async function runInteractive(started: StartedAgent, config: Config, layout: Lay
     chat: await chatActionsFor(layout, config, record),
     header: { id: record.id, name: record.name, depth: record.depth, maxDepth: config.limits.max_depth, model: record.model, scripted: record.scripted, parentId: record.parentId },
   });
-  // No prompt (a resume, a bare `flotilla run`): mail already waiting is surfaced at once.
   if (prompt.trim()) void session.runTask(prompt);
-  else void session.wake();
   await repl;
   await session.whenFinished();
   // The window was closed: everything is written, and Node's exit would abort restoring a
@@ -130,9 +128,8 @@ async function refuse(layout: Layout, record: AgentRecord, err: unknown): Promis
 function onSignals(stop: (reason: string) => void): void {
   let count = 0;
   const handler = (sig: NodeJS.Signals) => {
-    // A second signal while ending changes nothing: exiting now would skip the completion or
-    // the stop hooks half-way. `flotilla cancel` escalates to SIGKILL, and the reaper finishes.
-    if (count++ > 0) return;
+    count++;
+    if (count > 1) process.exit(130);
     stop(sig === 'SIGHUP' ? 'window closed' : `cancelled (${sig})`);
   };
   process.on('SIGTERM', handler);

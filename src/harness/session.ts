@@ -22,10 +22,8 @@ import type { Session, SessionEvent } from './session-types.js';
 export interface InboxPort {
   /** Unread messages in surfacing order (urgent first, then by time), as one injection, or undefined. */
   take(): Promise<Injection | undefined>;
-  /** Claims the messages (by Maildir file name) once the transcript has recorded them (§4). */
-  claim(files: string[]): Promise<void>;
-  /** Re-reads new/: true when mail not yet shown to the model is waiting. */
-  hasUnread(): Promise<boolean>;
+  /** Claims the messages once the transcript has recorded them (§4). */
+  claim(ids: string[]): Promise<void>;
   /** Claims what check_inbox handed to the model, once the transcript holds the tool result. */
   claimPending(): Promise<void>;
   /** Called when a new message arrives. */
@@ -75,10 +73,6 @@ export class AgentSession implements Session {
   private running: Promise<void> | null = null;
   private taskOpen = false;
   private ending: { status: TaskResult['status']; reason: string } | null = null;
-  private interrupted = false;
-  /** The record's turn count when the open task began: `max_turns` is per task (§6). */
-  private taskTurnsStart = 0;
-  private transcriptBroken = false;
   private finished: Promise<void> | null = null;
   private lastText = '';
   private idleTimer: NodeJS.Timeout | undefined;
@@ -129,23 +123,7 @@ export class AgentSession implements Session {
     this.deps.onApprovalAnswer?.(answer);
   }
 
-  /**
-   * Starts a run if unread mail waits and the agent is idle: the state check behind every
-   * surfacing (start, run end, a resumed agent's adopted mail). Events only make it sooner.
-   */
-  async wake(): Promise<void> {
-    if (this.running || this.ending || this.deps.oneshot) return;
-    let unread = false;
-    try {
-      unread = await this.deps.inbox.hasUnread();
-    } catch (err) {
-      this.deps.log.warn({ err: errorMessage(err) }, 'inbox check failed');
-    }
-    if (unread && !this.running && !this.ending) this.startRun(null);
-    else if (!this.running) this.armIdleTimer();
-  }
-
-  shutdown(status: 'cancelled' | 'completed' | 'failed', reason: string): Promise<void> {
+  shutdown(status: 'cancelled' | 'completed', reason: string): Promise<void> {
     this.finished ??= (async () => {
       this.ending = { status, reason };
       clearTimeout(this.idleTimer);
@@ -172,25 +150,12 @@ export class AgentSession implements Session {
 
   private startRun(prompt: string | null): void {
     if (this.running) return;
-    this.interrupted = false;
-    this.running = this.run(prompt).catch((err: unknown) => this.fail(err)).finally(() => {
+    this.running = this.run(prompt).finally(() => {
       this.running = null;
-      if (this.ending || this.deps.oneshot) return;
-      // Lines or messages that came in as the run ended start the next one. Mail is looked
-      // for in new/ itself, not remembered from events: an arrival during the run's last
-      // step has no event left to wake anyone. After Ctrl-C the person speaks first.
-      if (this.humanQueue.length > 0) this.startRun(null);
-      else if (!this.interrupted) void this.wake();
+      // Lines or messages that came in as the run ended start the next one.
+      if (!this.ending && !this.deps.oneshot && this.humanQueue.length > 0) this.startRun(null);
       else this.armIdleTimer();
     });
-  }
-
-  /** An error the run could not turn into data (a disk full, a corrupt record): the agent ends `failed`, saying why. */
-  private fail(err: unknown): void {
-    const cause = errorMessage(err);
-    this.deps.log.error({ err: cause }, 'agent failed');
-    this.emit({ type: 'notice', text: `agent failed: ${cause}`, level: 'error' });
-    void this.shutdown('failed', cause);
   }
 
   private armIdleTimer(): void {
@@ -208,7 +173,6 @@ export class AgentSession implements Session {
     if (!this.taskOpen) {
       this.taskOpen = true;
       this.keeper.beginTask();
-      this.taskTurnsStart = this.keeper.current.turns;
       this.emit({ type: 'task_start', task: this.keeper.current.task, prompt: prompt ?? this.humanQueue[0] ?? '(inbox)' });
     }
     if (prompt !== null) {
@@ -226,12 +190,9 @@ export class AgentSession implements Session {
         if (!inj) deps.transcript?.append({ type: 'message', message: m });
         else if (inj.source === 'human') deps.transcript?.append({ type: 'surfaced', source: 'human', text: inj.text });
         else {
-          const kept = deps.transcript ? deps.transcript.append({ type: 'surfaced', source: 'inbox', ids: inj.ids ?? [], files: inj.files ?? [], text: inj.text }) : true;
+          deps.transcript?.append({ type: 'surfaced', source: 'inbox', ids: inj.ids ?? [], text: inj.text });
           // Claimed only now that the transcript holds it: a crash before this re-delivers.
-          if (kept) {
-            this.transcriptBroken = false;
-            await deps.inbox.claim(inj.files ?? []);
-          } else this.transcriptFailed();
+          await deps.inbox.claim(inj.ids ?? []);
         }
       }
       recorded += messages.length;
@@ -246,7 +207,7 @@ export class AgentSession implements Session {
       messages: this.conversation,
       tools: deps.tools,
       toolContext: { cwd: rec.cwd, agentId: rec.id },
-      maxTurns: Math.max(1, rec.maxTurns - (rec.turns - this.taskTurnsStart)),
+      maxTurns: Math.max(1, rec.maxTurns - rec.turns),
       timeoutMs: rec.timeoutSecs * 1000,
       signal: this.turnAbort.signal,
       maxRetries: deps.config.models.max_retries,
@@ -288,7 +249,6 @@ export class AgentSession implements Session {
 
     const interrupted = done.reason === 'aborted' && !this.ending;
     if (interrupted) {
-      this.interrupted = true;
       // Ctrl-C once: the task stays open; the person types how to go on.
       this.keeper.set({ status: 'idle', lastLine: 'interrupted — waiting for input' });
       return;
@@ -319,15 +279,6 @@ export class AgentSession implements Session {
       await this.deps.inbox.close();
     })().finally(() => this.markEnded());
     await this.finished;
-  }
-
-  /** Transcript writes fail (disk full): the agent goes on, but claims nothing it could not record, and says so once. */
-  private transcriptFailed(): void {
-    if (this.transcriptBroken) return;
-    this.transcriptBroken = true;
-    const text = 'transcript cannot be written (disk full?): mail shown to the model stays unread in new/ until the transcript records again';
-    this.deps.log.warn({}, text);
-    this.emit({ type: 'notice', text, level: 'warn' });
   }
 
   private onToolCall(call: ToolCall): void {
