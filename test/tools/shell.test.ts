@@ -67,7 +67,7 @@ describe('shell', () => {
     const pidfile = join(tmp.dir, 'pid');
     const started = Date.now();
     const running = shell().execute({ command: `sleep 60 & echo $! > ${pidfile}; wait` }, ctxFor(tmp.dir, ac.signal));
-    await eventually(() => existsSync(pidfile), 5000, 'the command to start');
+    await eventually(() => existsSync(pidfile), 30_000, 'the command to start');
     ac.abort();
     const r = await running;
     // Far below the 60 s of the sleep: the abort killed it (a starved machine can take seconds).
