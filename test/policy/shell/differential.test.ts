@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -26,6 +26,21 @@ const MARK = '\x01';
 const PREAMBLE = `command_not_found_handle() { __flotilla_nf=1; }; enable -n kill suspend; set -r; PS4=$'${MARK}'; set -x\n`;
 const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh']);
 const HAS_BASH = spawnSync(BASH, ['--version']).status === 0;
+/**
+ * Inputs that never end on their own (fork bombs). They run bounded: as root, in a pid
+ * namespace of their own (the whole tree dies with it when the timeout kills `unshare`) and as
+ * `nobody`, whose process limit root does not have; otherwise under the user's own limit.
+ */
+const FORK_BOMBS = new Set([':(){ :|:& };:', 'bomb(){ bomb|bomb& }; bomb', 'f(){ f | f & }; f']);
+const AS_ROOT = process.getuid?.() === 0;
+function bounded(script: string): { argv: string[]; timeout: number } {
+  if (AS_ROOT) {
+    const cmd = `ulimit -u 16; ${PREAMBLE}${script}`;
+    return { argv: ['/usr/bin/unshare', '--pid', '--fork', '--kill-child', '/usr/bin/setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', BASH, '-c', cmd], timeout: 2_000 };
+  }
+  const cmd = `P=/usr/bin:/bin; ulimit -u $(( $(PATH=$P ps -U "$(id -u)" -o pid= | PATH=$P wc -l) + 16 )); ${PREAMBLE}${script}`;
+  return { argv: [BASH, '-c', cmd], timeout: 2_000 };
+}
 
 let parser: ShellParser;
 let classify: ShellClassifier;
@@ -34,12 +49,14 @@ beforeAll(async () => {
   parser = await loadShellParser();
   classify = createShellClassifier(parser, [...DEFAULT_DENY_COMMANDS]);
   dir = mkdtempSync(join(tmpdir(), 'flotilla-diff-'));
+  chmodSync(dir, 0o755); // the fork bombs run as nobody, from here
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** The argv of every simple command bash executes for `script`, following `sh -c` scripts too. */
 function executed(script: string, depth = 0): string[][] {
-  const r = spawnSync(BASH, ['-c', PREAMBLE + script], { cwd: dir, env: { PATH: join(dir, 'empty-path'), HOME: dir }, encoding: 'utf8', timeout: 10_000, input: '' });
+  const run = FORK_BOMBS.has(script) ? bounded(script) : { argv: [BASH, '-c', PREAMBLE + script], timeout: 10_000 };
+  const r = spawnSync(run.argv[0]!, run.argv.slice(1), { cwd: dir, env: { PATH: join(dir, 'empty-path'), HOME: dir }, encoding: 'utf8', timeout: run.timeout, input: '' });
   const lines = r.stderr.split('\n');
   const out: string[][] = [];
   for (let k = 0; k < lines.length; k++) {
