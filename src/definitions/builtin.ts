@@ -1,11 +1,17 @@
-import type { Definition, DefinitionConfig } from './types.js';
+import { bypassRefusal } from './normalize.js';
+import type { Definition, DefinitionConfig, DefinitionIssue } from './types.js';
 
 /**
  * The built-in `general` definition: used when spawn names none (`agents.default`) and
  * nothing on disk is called that. A project or user file named `general` replaces it.
+ * It takes `agents.default_permission_mode` like any file without a mode, so the same
+ * bypass_permissions check applies: otherwise an environment variable would be enough.
  */
-export function builtinDefinitions(config: DefinitionConfig): Definition[] {
-  return [
+export function builtinDefinitions(config: DefinitionConfig): { definitions: Definition[]; errors: DefinitionIssue[] } {
+  const mode = config.agents.default_permission_mode;
+  const refused = mode === 'bypass_permissions' ? bypassRefusal(config, true) : undefined;
+  if (refused) return { definitions: [], errors: [{ path: '<builtin>', field: 'permissions.permission_mode', name: 'general', message: refused }] };
+  const definitions: Definition[] = [
     {
       name: 'general',
       description: 'General-purpose agent for research, code changes and multi-step tasks; has every tool.',
@@ -13,7 +19,7 @@ export function builtinDefinitions(config: DefinitionConfig): Definition[] {
       maxTurns: config.limits.max_turns,
       ...(config.agents.default_memory_scope ? { memory: config.agents.default_memory_scope } : {}),
       tools: { allow: null, deny: [], except: [] },
-      permissionMode: config.agents.default_permission_mode,
+      permissionMode: mode,
       secrets: [],
       timeoutSecs: config.limits.timeout_secs,
       ttlSecs: 300,
@@ -24,6 +30,7 @@ export function builtinDefinitions(config: DefinitionConfig): Definition[] {
       source: { path: '<builtin>', scope: 'builtin' },
     },
   ];
+  return { definitions, errors: [] };
 }
 
 const GENERAL_PROMPT = `You are a capable general-purpose software agent working in a real project.

@@ -36,7 +36,9 @@ export async function loadDefinitions(opts: LoadOptions): Promise<LoadResult> {
       else byName.set(def.name, def);
     }
   }
-  for (const def of builtinDefinitions(opts.config)) {
+  const builtin = builtinDefinitions(opts.config);
+  for (const issue of builtin.errors) if (!byName.has(issue.name!)) result.errors.push(issue);
+  for (const def of builtin.definitions) {
     const winner = byName.get(def.name);
     if (winner) result.shadowed.push({ name: def.name, path: def.source.path, scope: 'builtin', by: winner.source.path });
     else byName.set(def.name, def);

@@ -160,16 +160,24 @@ function normalizeMode(raw: unknown, config: DefinitionConfig, issues: { errors:
     return undefined;
   }
   if (mode === 'bypass_permissions') {
-    if (!config.agents.allow_bypass_permissions) {
-      issues.errors.push({
-        field,
-        message: `permission_mode bypass_permissions${fromDefault ? ' (from agents.default_permission_mode)' : ''} is refused by config (${field}) — set agents.allow_bypass_permissions: true in .flotilla/config.yaml, or use a mode that keeps approvals, e.g. permissions: {permission_mode: accept_edits}`,
-      });
+    const refused = bypassRefusal(config, fromDefault);
+    if (refused) {
+      issues.errors.push({ field, message: refused });
       return undefined;
     }
     issues.warnings.push({ field, message: `permission_mode bypass_permissions runs every tool call without asking (${field}) — allowed by agents.allow_bypass_permissions; prefer accept_edits, e.g. permissions: {permission_mode: accept_edits}` });
   }
   return mode;
+}
+
+/**
+ * Why bypass_permissions is refused, or undefined when a config file allows it. Used for
+ * every definition, the built-in one included, whether the mode is its own or the default.
+ */
+export function bypassRefusal(config: DefinitionConfig, fromDefault: boolean): string | undefined {
+  if (config.agents.allow_bypass_permissions) return undefined;
+  const field = 'permissions.permission_mode';
+  return `permission_mode bypass_permissions${fromDefault ? ' (from agents.default_permission_mode)' : ''} is refused by config (${field}) — set agents.allow_bypass_permissions: true in .flotilla/config.yaml, or use a mode that keeps approvals, e.g. permissions: {permission_mode: accept_edits}`;
 }
 
 /** A default when absent; the value when valid; otherwise `onBad()` is called. */
