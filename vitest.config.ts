@@ -61,8 +61,9 @@ export default defineConfig({
     pool: 'forks',
     // Two cores: tmux and process tests are heavy, so run two files at a time.
     maxWorkers: 2,
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
+    // Generous: a test's timeout only bounds a failure; a loaded 2-core machine is slow.
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
     reporters: ['default'],
     projects: [
       { extends: true, test: { name: 'unit', include: UNIT_TESTS } },

@@ -1,4 +1,5 @@
-import { existsSync, readdirSync, utimesSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { applyFleetRetention } from '../../src/outputs/retention.js';
 import { readMeta } from '../../src/transcript/meta.js';
@@ -23,12 +24,27 @@ describe('output, collect, transcript --follow, retention', () => {
     return bannerId(r.stderr);
   }
 
-  /** A slow agent, started and not awaited; resolves once it is working. */
+  /**
+   * A slow agent, started and not awaited; resolves once its shell command runs. The command
+   * waits for a `release` file in the project, so the agent is still working whatever the
+   * machine's load, until `done` (which releases it and waits for the end).
+   */
   async function running(): Promise<{ id: string; done: Promise<unknown> }> {
     const before = new Set(p.ids());
+    rmSync(join(p.project, 'release'), { force: true });
     const proc = p.start(['run', '--agent', 'worker', '--model', `script:${SLOW}`, '--oneshot', 'take your time']);
-    const id = await eventually(() => p.ids().find((i) => !before.has(i) && p.record(i).status === 'working'), 15_000, 'the slow agent to work');
-    return { id, done: proc };
+    const id = await eventually(() => p.ids().find((i) => !before.has(i) && p.record(i).status === 'working' && p.record(i).lastLine.startsWith('$ for i')), 30_000, 'the slow agent to run its command');
+    let done: Promise<unknown> | undefined;
+    return {
+      id,
+      get done() {
+        if (!done) {
+          writeFileSync(join(p.project, 'release'), '');
+          done = proc;
+        }
+        return done;
+      },
+    };
   }
 
   it('output prints a finished answer; unknown and unfinished agents are clear errors', async () => {
@@ -82,15 +98,18 @@ describe('output, collect, transcript --follow, retention', () => {
 
   it('transcript --follow prints entries as they are appended and stops when the agent ends', async () => {
     const slow = await running();
-    const follow = await p.run(['transcript', '--follow', slow.id]);
+    const following = p.run(['transcript', '--follow', slow.id]);
+    // Let --follow attach while the agent still works, then let the agent finish.
+    await new Promise((r) => setTimeout(r, 1_000));
+    await slow.done;
+    const follow = await following;
     expect(follow.exitCode, follow.stderr).toBe(0);
     const out = follow.stdout;
     expect(out).toContain(`━━ ${slow.id} · worker`);
     expect(out).toContain('take your time');
-    expect(out).toContain('$ sleep 3; echo slow-done');
+    expect(out).toContain('$ for i in $(seq 1200); do [ -e release ] && break; sleep 0.1; done; echo slow-done');
     expect(out).toContain('Slow answer: slow-done');
     expect(out).toMatch(/━━ end: completed/);
-    await slow.done;
 
     // After the end, --follow prints the whole file and returns at once; --json is one record per line.
     const json = await p.run(['transcript', '--json', '--follow', slow.id]);
@@ -99,7 +118,8 @@ describe('output, collect, transcript --follow, retention', () => {
     expect(lines.at(-1)!.type).toBe('end');
   });
 
-  it('transcripts.max_files: 3 keeps the 3 newest finished transcripts and the live agent, with no orphan sidecars', async () => {
+  // Seven agent runs one after another: minutes on a loaded machine.
+  it('transcripts.max_files: 3 keeps the 3 newest finished transcripts and the live agent, with no orphan sidecars', { timeout: 240_000 }, async () => {
     p.config({ transcripts: { max_files: 3 } });
     const done: string[] = [];
     for (let i = 0; i < 6; i++) done.push(await finished(`task ${i}`));
@@ -124,7 +144,6 @@ describe('output, collect, transcript --follow, retention', () => {
     const old = await finished('old one');
     const slow = await running();
     // Make both outputs look an hour old; the running agent's is written when it ends, so give it one now.
-    const { writeFileSync } = await import('node:fs');
     writeFileSync(p.layout.output(slow.id), 'partial');
     const hourAgo = new Date(Date.now() - 3_600_000);
     utimesSync(p.layout.output(old), hourAgo, hourAgo);
