@@ -8,7 +8,6 @@ import { userPaths } from '../layout/layout.js';
 import { bubblewrapArgv, bubblewrapUserNamespace, findBubblewrap, hostExecutedPaths, pidNamespaceArgv } from '../tools/sandbox.js';
 import { trackToolGroups } from '../lifecycle/tool-groups.js';
 import { createCheckInboxTool } from '../tools/check-inbox.js';
-import { runTool } from '../tools/run-tool.js';
 import { createSendMessageTool } from '../tools/send-message.js';
 import type { Tool, ToolResult } from '../tools/types.js';
 import { createRequestSecretTool } from '../tools/request-secret.js';
@@ -18,9 +17,9 @@ import { createFleetAgentTools } from '../tools/fleet-agents.js';
 
 /**
  * The tools one agent is shown (§6): the built-ins and the fleet tools, filtered to its
- * effective policy (§7), each run through the central wrapper (validation errors written
- * for the model, head+tail truncation, marker scrubbing), with granted secrets redacted
- * from every output first (§11).
+ * effective policy (§7), with granted secrets redacted from every output (§11). The loop runs
+ * each call through the one tool wrapper (`tools/run-tool.ts`), which cuts output only after
+ * this redaction, so a cut never leaves half a value.
  */
 export async function buildTools(opts: {
   layout: Layout;
@@ -78,8 +77,7 @@ export async function buildTools(opts: {
   const allowed = new Set(rec.effectivePolicy.tools);
   return all
     .filter((t) => allowed.has(t.name))
-    .map((t) => (t.name === 'shell' && broker ? withSecretEnv(t, broker) : redacting(t)))
-    .map((t) => ({ ...t, execute: (input: unknown, ctx) => runTool(t, input, ctx, { maxOutputBytes: config.tools.max_output_bytes }) }) as Tool);
+    .map((t) => (t.name === 'shell' && broker ? withSecretEnv(t, broker) : redacting(t)));
 }
 
 /** Every tool's output is redacted (§11) before truncation, so a cut never leaves half a value. */

@@ -206,6 +206,7 @@ export class AgentSession implements Session {
       system: deps.system,
       messages: this.conversation,
       tools: deps.tools,
+      maxOutputBytes: deps.config.tools.max_output_bytes,
       toolContext: { cwd: rec.cwd, agentId: rec.id },
       maxTurns: Math.max(1, rec.maxTurns - rec.turns),
       timeoutMs: rec.timeoutSecs * 1000,

@@ -5,7 +5,7 @@ import type {
   SharedV3ProviderMetadata,
 } from '@ai-sdk/provider';
 import type { AssistantContent } from 'ai';
-import { abortable, sleep } from './abort.js';
+import { abortable, sleep } from '../abort.js';
 import type { Usage } from './types.js';
 
 /**

@@ -1,29 +1,22 @@
+import { abortable } from '../abort.js';
 import { errorMessage } from '../errors.js';
-import { formatInputError } from '../tools/run-tool.js';
-import { scrubHarnessMarkers } from '../tools/scrub.js';
-import type { Tool, ToolCall, ToolContext, ToolResult } from '../tools/types.js';
-import { abortable } from './abort.js';
+import { runToolOutcome, type ToolOutcome } from '../tools/run-tool.js';
+import type { Tool, ToolCall, ToolContext } from '../tools/types.js';
 import type { ModelToolCall } from './model-call.js';
 import type { GateDecision, LoopOptions } from './types.js';
 
 /**
- * Runs one tool call the way the model should experience it: every failure (bad JSON, an
- * unknown tool, input that does not fit the schema, a policy denial, a thrown error) comes
- * back as an error result that says what was received and how to fix it.
+ * One tool call as the model made it. What is wrong with the call itself (input that is not
+ * JSON, a tool it was not given) is answered here; everything else — validation, the policy
+ * gate, running, errors, scrubbing, truncation — is the one tool wrapper, `runTool`.
  */
 
-export interface ToolOutcome {
-  result: ToolResult;
-  /** Milliseconds spent in the tool itself (0 when it never ran). */
-  durationMs: number;
-  /** True when the tool's execute ran (PostToolUse hooks only see those). */
-  executed: boolean;
-}
+export type { ToolOutcome };
 
 export async function runToolCall(
   mc: ModelToolCall,
   tools: readonly Tool[],
-  opts: Pick<LoopOptions, 'gate'>,
+  opts: Pick<LoopOptions, 'gate' | 'maxOutputBytes'>,
   ctx: ToolContext,
 ): Promise<ToolOutcome> {
   const call: ToolCall = { id: mc.id, name: mc.name, input: mc.input };
@@ -43,30 +36,12 @@ export async function runToolCall(
     const why = decision.allow ? '' : ` (${decision.reason})`;
     return notRun(`Unknown tool '${mc.name}'${why}. Available tools: ${names}. Call one of these by its exact name.`);
   }
-
-  const parsed = tool.inputSchema.safeParse(mc.input);
-  if (!parsed.success) {
-    // The one writer of input errors for the model (field by field, the fields, an example).
-    return notRun(`${formatInputError(tool, mc.input, parsed.error)}\nFix the fields above and call '${tool.name}' again.`);
-  }
-
-  if (opts.gate) {
+  const gate = opts.gate;
+  return runToolOutcome(tool, mc.input, ctx, {
+    ...(opts.maxOutputBytes !== undefined ? { maxOutputBytes: opts.maxOutputBytes } : {}),
     // Approvals may wait for a person; Ctrl-C or a timeout must not wait with them.
-    const decision = await gated(opts, call, tool, ctx.signal);
-    if (!decision.allow) return notRun(`Tool call denied: ${scrubHarnessMarkers(decision.reason)}. Do not retry the same call; choose another approach or ask for permission.`);
-  }
-
-  const started = performance.now();
-  try {
-    // Racing the signal ends the turn on time even if a tool ignores its signal.
-    const result = await abortable(tool.execute(parsed.data, ctx), ctx.signal);
-    return { result, durationMs: Math.round(performance.now() - started), executed: true };
-  } catch (err) {
-    const output = ctx.signal.aborted
-      ? `Tool '${tool.name}' was interrupted: ${errorMessage(ctx.signal.reason)}`
-      : `Tool '${tool.name}' failed: ${scrubHarnessMarkers(errorMessage(err))}`;
-    return { result: { output, isError: true }, durationMs: Math.round(performance.now() - started), executed: true };
-  }
+    ...(gate ? { admit: async () => { const d = await gated({ gate }, call, tool, ctx.signal); return d.allow ? undefined : d.reason; } } : {}),
+  });
 }
 
 /** Asks the gate; a stopped turn answers for it, so an unanswered approval never blocks Ctrl-C. */
@@ -78,7 +53,6 @@ async function gated(opts: Pick<LoopOptions, 'gate'>, call: ToolCall, tool: Tool
     throw err;
   }
 }
-
 
 function clip(s: string, max = 500): string {
   return s.length <= max ? s : `${s.slice(0, max)}… (${s.length} chars)`;

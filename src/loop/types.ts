@@ -65,6 +65,8 @@ export interface LoopOptions {
   messages: ModelMessage[];
   /** The model is shown exactly these tools. */
   tools: Tool[];
+  /** Tool output shown to the model, in UTF-8 bytes (config `tools.max_output_bytes`); unset: no cut. */
+  maxOutputBytes?: number;
   /** Identity and working directory handed to every tool call. */
   toolContext: { cwd: string; agentId: string };
   /** Model calls allowed in this run (§6, default 20 in config). */

@@ -1,50 +1,78 @@
 import { z } from 'zod';
+import { abortable } from '../abort.js';
 import { errorMessage, FlotillaError } from '../errors.js';
 import { scrubHarnessMarkers } from './scrub.js';
 import { truncateHeadTail } from './truncate.js';
 import type { Tool, ToolContext, ToolResult } from './types.js';
 
 /**
- * The one wrapper every tool call goes through (STYLE 4, opencode `tool/tool.ts`): validate the
- * input and explain a bad call to the model, turn anything thrown into an error result, then
- * scrub harness markers and truncate the output head+tail with a hint how to see more.
+ * The one wrapper every tool call goes through (STYLE 4, opencode `tool/tool.ts`), whether the
+ * agent loop or `flotilla mcp` makes it: validate the input and explain a bad call to the
+ * model, ask the policy gate, run the tool raced against the turn's signal, turn anything
+ * thrown into an error result, then scrub harness markers and truncate the output head+tail
+ * with a hint how to see more. Every failure reads the same way to the model.
  */
 
 export interface RunToolOptions {
-  /** Output shown to the model, in UTF-8 bytes (config `tools.max_output_bytes`, default 30000). */
-  maxOutputBytes: number;
+  /** Output shown to the model, in UTF-8 bytes (config `tools.max_output_bytes`); unset: no cut. */
+  maxOutputBytes?: number;
+  /** Asked once the input is valid and before the tool runs (the policy gate); a string is the refusal. */
+  admit?: (input: unknown) => Promise<string | undefined>;
+}
+
+export interface ToolOutcome {
+  result: ToolResult;
+  /** Milliseconds spent in the tool itself (0 when it never ran). */
+  durationMs: number;
+  /** True when the tool's execute ran (PostToolUse hooks only see those). */
+  executed: boolean;
 }
 
 const GENERIC_HINT = 'Ask for less at a time to see the cut part (narrow the path, pattern or line range).';
 
-export async function runTool<I>(tool: Tool<I>, rawInput: unknown, ctx: ToolContext, opts: RunToolOptions): Promise<ToolResult> {
-  const result = await execute(tool, rawInput, ctx);
-  const cut = truncateHeadTail(scrubHarnessMarkers(result.output), opts.maxOutputBytes, tool.outputHint ?? GENERIC_HINT);
-  if (!cut.truncated) return { ...result, output: cut.text };
+export async function runTool<I>(tool: Tool<I>, rawInput: unknown, ctx: ToolContext, opts: RunToolOptions = {}): Promise<ToolResult> {
+  return (await runToolOutcome(tool, rawInput, ctx, opts)).result;
+}
+
+/** `runTool`, also saying whether the tool ran and for how long (the loop's audit and hooks need both). */
+export async function runToolOutcome<I>(tool: Tool<I>, rawInput: unknown, ctx: ToolContext, opts: RunToolOptions = {}): Promise<ToolOutcome> {
+  const outcome = await execute(tool, rawInput, ctx, opts);
+  const result = outcome.result;
+  const scrubbed = scrubHarnessMarkers(result.output);
+  if (opts.maxOutputBytes === undefined) return { ...outcome, result: { ...result, output: scrubbed } };
+  const cut = truncateHeadTail(scrubbed, opts.maxOutputBytes, tool.outputHint ?? GENERIC_HINT);
+  if (!cut.truncated) return { ...outcome, result: { ...result, output: cut.text } };
   return {
-    ...result,
-    output: cut.text,
-    meta: { ...result.meta, truncated: true, outputBytes: cut.originalBytes, omittedBytes: cut.omittedBytes },
+    ...outcome,
+    result: { ...result, output: cut.text, meta: { ...result.meta, truncated: true, outputBytes: cut.originalBytes, omittedBytes: cut.omittedBytes } },
   };
 }
 
-async function execute<I>(tool: Tool<I>, rawInput: unknown, ctx: ToolContext): Promise<ToolResult> {
-  if (ctx.signal.aborted) return cancelled(tool);
+async function execute<I>(tool: Tool<I>, rawInput: unknown, ctx: ToolContext, opts: RunToolOptions): Promise<ToolOutcome> {
+  const notRun = (output: string, meta: Record<string, unknown>): ToolOutcome => ({ result: { output, isError: true, meta }, durationMs: 0, executed: false });
+  if (ctx.signal.aborted) return notRun(interrupted(tool, ctx.signal), { aborted: true });
   const parsed = tool.inputSchema.safeParse(rawInput);
-  if (!parsed.success) {
-    return { output: formatInputError(tool, rawInput, parsed.error), isError: true, meta: { invalidInput: true } };
+  if (!parsed.success) return notRun(`${formatInputError(tool, rawInput, parsed.error)}\nFix the fields above and call '${tool.name}' again.`, { invalidInput: true });
+  if (opts.admit) {
+    const refusal = await opts.admit(parsed.data);
+    if (refusal !== undefined) return notRun(`Tool call denied: ${refusal}. Do not retry the same call; choose another approach or ask for permission.`, { denied: true });
   }
+  const started = performance.now();
+  const took = () => Math.round(performance.now() - started);
   try {
-    return await tool.execute(parsed.data, ctx);
+    // Racing the signal ends the turn on time even if a tool ignores its signal.
+    const result = await abortable(tool.execute(parsed.data, ctx), ctx.signal);
+    return { result, durationMs: took(), executed: true };
   } catch (err) {
-    if (ctx.signal.aborted || isAbortError(err)) return cancelled(tool);
+    if (ctx.signal.aborted || isAbortError(err)) return { result: { output: interrupted(tool, ctx.signal), isError: true, meta: { aborted: true } }, durationMs: took(), executed: true };
     const kind = err instanceof FlotillaError ? '' : ' unexpectedly';
-    return { output: `${tool.name} failed${kind}: ${errorMessage(err)}`, isError: true, meta: { thrown: true } };
+    return { result: { output: `${tool.name} failed${kind}: ${errorMessage(err)}`, isError: true, meta: { thrown: true } }, durationMs: took(), executed: true };
   }
 }
 
-function cancelled(tool: { name: string }): ToolResult {
-  return { output: `${tool.name} was cancelled before it finished (the turn was aborted).`, isError: true, meta: { aborted: true } };
+function interrupted(tool: { name: string }, signal: AbortSignal): string {
+  const why = signal.reason === undefined ? 'the turn was aborted' : errorMessage(signal.reason);
+  return `${tool.name} was interrupted before it finished (${why}).`;
 }
 
 function isAbortError(err: unknown): boolean {
@@ -61,7 +89,7 @@ function isAbortError(err: unknown): boolean {
  *   Fields: path (string, required), offset (number), limit (number)
  *   Example: {"path":"src/main.ts","offset":1,"limit":200}
  */
-export function formatInputError<I>(tool: Tool<I>, rawInput: unknown, error: z.ZodError): string {
+function formatInputError<I>(tool: Tool<I>, rawInput: unknown, error: z.ZodError): string {
   const lines = [`Invalid input for ${tool.name}:`];
   if (rawInput === null || typeof rawInput !== 'object' || Array.isArray(rawInput)) {
     lines.push(`- expected an object of named arguments, received ${describeType(rawInput)}`);

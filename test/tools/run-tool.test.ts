@@ -43,6 +43,7 @@ describe('runTool input validation', () => {
         'You sent: {"path":3,"offst":5}',
         'Fields: path (string, required), offset (number), limit (number)',
         'Example: {"path":"src/main.ts","offset":1,"limit":200}',
+        "Fix the fields above and call 'read' again.",
       ].join('\n'),
     );
   });
@@ -90,11 +91,24 @@ describe('runTool errors', () => {
     expect((await runTool(known, { text: 'x' }, ctxFor(tmp.dir), opts)).output).toBe('echo failed: quota reached; wait for a child to finish');
   });
 
-  it('reports a cancelled call when the signal is aborted', async () => {
+  it('reports an interrupted call, with why, when the signal is aborted', async () => {
     const ac = new AbortController();
-    ac.abort();
+    ac.abort(new Error('interrupted by the user'));
     const r = await runTool(echoTool((t) => t), { text: 'x' }, ctxFor(tmp.dir, ac.signal), opts);
-    expect(r).toMatchObject({ isError: true, output: 'echo was cancelled before it finished (the turn was aborted).' });
+    expect(r).toMatchObject({ isError: true, output: 'echo was interrupted before it finished (interrupted by the user).', meta: { aborted: true } });
+  });
+
+  it('asks the gate only for valid input, and a refusal is the result without running the tool', async () => {
+    let ran = 0;
+    const asked: unknown[] = [];
+    const tool = echoTool((t) => { ran++; return t; });
+    const admit = (input: unknown) => { asked.push(input); return Promise.resolve('not in this policy'); };
+    const bad = await runTool(tool, { text: 1 }, ctxFor(tmp.dir), { ...opts, admit });
+    expect(bad.meta).toMatchObject({ invalidInput: true });
+    const denied = await runTool(tool, { text: 'x' }, ctxFor(tmp.dir), { ...opts, admit });
+    expect(denied).toMatchObject({ isError: true, output: 'Tool call denied: not in this policy. Do not retry the same call; choose another approach or ask for permission.' });
+    expect(asked).toEqual([{ text: 'x' }]);
+    expect(ran).toBe(0);
   });
 });
 

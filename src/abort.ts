@@ -1,6 +1,6 @@
-import { sleep as wait } from '../sleep.js';
+import { sleep as wait } from './sleep.js';
 
-/** The one abort helper of the loop (STYLE: no abort plumbing hand-written at every call site). */
+/** The one abort helper (STYLE: no abort plumbing hand-written at every call site): the loop and the tool wrapper race their work against a signal with it. */
 
 /** Resolves or rejects with `p`, or rejects with the signal's reason as soon as it aborts. */
 export function abortable<T>(p: PromiseLike<T>, signal: AbortSignal): Promise<T> {
