@@ -52,8 +52,9 @@ describe('proc', () => {
   });
 
   it('a zombie counts as dead', async () => {
-    // sh starts `sleep 0` in the background, then becomes `sleep 30`, which never reaps it.
-    const child = sleeper('sh', ['-c', 'sleep 0 & echo $!; exec sleep 30']);
+    // sh starts a subshell that exits only once sh has become `sleep 30`, which never reaps it
+    // (a child that exits sooner could be reaped by sh itself on a slow machine).
+    const child = sleeper('sh', ['-c', 'p=$$; (while [ "$(cat /proc/$p/comm)" = sh ]; do sleep 0.05; done) & echo $!; exec sleep 30']);
     const [line] = (await once(child.stdout!, 'data')) as [Buffer];
     const zombie = Number(line.toString().trim());
     await eventually(() => parseProcStat(readFileSync(`/proc/${zombie}/stat`, 'utf8'))?.state === 'Z', 15_000, 'zombie');
