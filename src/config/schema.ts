@@ -100,21 +100,21 @@ export const configSchema = z
         cancel_grace_secs: z.number().nonnegative().default(5).describe('Seconds between SIGTERM and SIGKILL on cancel'),
       })
       .prefault({})
-      .describe('Spawn and run limits (§5)'),
+      .describe('Spawn and run limits'),
     budget: z
       .object({
         max_tokens_per_tree: z.number().int().positive().nullable().default(null).describe('Token budget shared by a root and all its descendants (null = unlimited)'),
         max_cost_usd_per_tree: z.number().positive().nullable().default(null).describe('USD budget shared by a tree, priced by models.prices (null = unlimited)'),
       })
       .prefault({})
-      .describe('Budgets per tree (§11)'),
+      .describe('Budgets per tree'),
     tmux: z
       .object({
         socket: z.string().nullable().default(null).describe('tmux server socket name (tmux -L); null = the default server'),
         session_prefix: z.string().default('flotilla').describe('Fleet session name prefix: <prefix>-<project-slug>'),
       })
       .prefault({})
-      .describe('tmux (§5.4)'),
+      .describe('tmux'),
     agents: z
       .object({
         default_disallowed_tools: z.array(z.string()).default([]).describe('Tools no agent gets, whatever its definition says'),
@@ -129,20 +129,20 @@ export const configSchema = z
         default: z.string().default('general').describe('Definition used when spawn names none'),
       })
       .prefault({})
-      .describe('Agent defaults and policy (§7)'),
+      .describe('Agent defaults and policy'),
     security: z
       .object({
-        deny_commands: z.array(z.string()).default([...DEFAULT_DENY_COMMANDS]).describe('Shell gate deny list, matched per simple command (§7)'),
+        deny_commands: z.array(z.string()).default([...DEFAULT_DENY_COMMANDS]).describe('Shell gate deny list, matched per simple command'),
         opaque_commands: z
           .enum(['ask', 'deny', 'allow'])
           .optional()
           .describe("What a shell command the gate cannot decide statically (eval of a variable, text piped to a shell, inline interpreter code, find -exec…) means: 'ask' a person, 'deny' it, or 'allow' it like any command. Unset: the permission mode decides (default/accept_edits ask, dont_ask runs it and audits it as opaque; nobody to ask → deny)"),
-        sandbox: z.enum(['none', 'bubblewrap']).default('none').describe('OS sandbox for shell commands (§11)'),
+        sandbox: z.enum(['none', 'bubblewrap']).default('none').describe('OS sandbox for shell commands'),
         sandbox_network: z.boolean().default(false).describe('Allow network inside the sandbox'),
         secrets: z
           .record(z.string(), secretSourceSchema)
           .default({})
-          .describe("Per secret key (§11): where the approving person's process reads the value ({env: NAME} or {command: '…'}, default the variable of the upper-cased key) and the variable shell commands see it as (var)"),
+          .describe("Per secret key: where the approving person's process reads the value ({env: NAME} or {command: '…'}, default the variable of the upper-cased key) and the variable shell commands see it as (var)"),
       })
       .prefault({})
       .describe('Shell gate and sandbox'),
@@ -152,28 +152,28 @@ export const configSchema = z
         max_output_bytes: z.number().int().positive().default(30_000).describe('Tool output shown to the model, head and tail kept'),
       })
       .prefault({})
-      .describe('Built-in tools (§6)'),
+      .describe('Built-in tools'),
     transcripts: z
       .object({
         enabled: z.boolean().default(true).describe('Write transcripts (resume needs them)'),
         max_files: z.number().int().nonnegative().default(50).describe('Finished transcripts kept (0 = unlimited)'),
       })
       .prefault({})
-      .describe('Transcripts (§8)'),
+      .describe('Transcripts'),
     output: z
       .object({
         max_bytes: z.number().int().positive().default(1_048_576).describe('Cap of each final answer file'),
         retention_secs: z.number().nonnegative().default(0).describe('Delete finished outputs older than this (0 = keep)'),
       })
       .prefault({})
-      .describe('Final answers (§8)'),
+      .describe('Final answers'),
     hooks: z
       .object({
         start: z.array(hookCommand).default([]).describe('Commands run when any agent starts'),
         stop: z.array(hookCommand).default([]).describe('Commands run once when any agent reaches a terminal state'),
       })
       .prefault({})
-      .describe('Config-level lifecycle hooks (§9)'),
+      .describe('Config-level lifecycle hooks'),
     inbox: z
       .object({
         rescan_secs: z.number().positive().default(30).describe('Rescan new/ this often to catch events the kernel dropped'),
@@ -182,7 +182,7 @@ export const configSchema = z
         max_body_bytes: z.number().int().positive().default(1_048_576).describe('Largest message body'),
       })
       .prefault({})
-      .describe('Inbox (§4)'),
+      .describe('Inbox'),
   })
   .strict();
 

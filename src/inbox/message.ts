@@ -84,7 +84,7 @@ export const messageHeaderSchema = z
       ttl_secs: z.number().positive().optional().describe('How long a grant lasts unless the person chooses otherwise (approve --ttl)'),
     }),
   ])
-  .describe('Frontmatter of a Flotilla inbox message (§4); the Markdown body follows the closing ---');
+  .describe('Frontmatter of a Flotilla inbox message (protocol: inbox/README.md); the Markdown body follows the closing ---');
 
 export type MessageHeader = z.infer<typeof messageHeaderSchema>;
 export type MessageHeaderInput = z.input<typeof messageHeaderSchema>;

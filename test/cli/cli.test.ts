@@ -73,5 +73,7 @@ describe('CLI conventions', () => {
     const schema = JSON.parse(String(r.stdout)) as { properties: { limits: { properties: { max_depth: { description: string; default: number } } } } };
     expect(schema.properties.limits.properties.max_depth.description).toMatch(/spawn depth/);
     expect(schema.properties.limits.properties.max_depth.default).toBe(3);
+    // Descriptions say what a setting does, never a section number of the design.
+    expect(String(r.stdout)).not.toContain('§');
   });
 });
