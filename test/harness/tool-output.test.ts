@@ -25,16 +25,17 @@ describe('the one tool wrapper in a real harness', () => {
       cwd: fleet.project,
       env: { FLOTILLA_ROOT: fleet.layout.root, FLOTILLA_AGENTS_DEFAULT_PERMISSION_MODE: 'dont_ask', FLOTILLA_SCRIPT_LOG: log },
     });
-    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.exitCode, String(r.stderr)).toBe(0);
     // The second model call carries the answer to the bad read.
     const calls = scriptCalls(log).map((c) => JSON.stringify(c));
     expect(calls[1]).toContain('Invalid input for read:');
     expect(calls[1]).toContain("Fix the fields above and call 'read' again.");
     // The last answer quotes what the model read from the shell: both ends, the middle cut.
-    expect(r.stdout.startsWith('Model read: FIRST\n1\n2\n')).toBe(true);
-    expect(r.stdout).toContain('200000\nLAST\n[exit code 0]');
-    expect(r.stdout).toMatch(/cut from the middle/);
-    expect(r.stdout).not.toContain('\n100000\n');
-    expect(Buffer.byteLength(r.stdout)).toBeLessThan(3000);
+    const stdout = String(r.stdout);
+    expect(stdout.startsWith('Model read: FIRST\n1\n2\n')).toBe(true);
+    expect(stdout).toContain('200000\nLAST\n[exit code 0]');
+    expect(stdout).toMatch(/cut from the middle/);
+    expect(stdout).not.toContain('\n100000\n');
+    expect(Buffer.byteLength(stdout)).toBeLessThan(3000);
   }, 180_000);
 });
