@@ -14,6 +14,8 @@ import { createRequestSecretTool } from '../tools/request-secret.js';
 import { redact, redactValue } from '../secrets/redact.js';
 import type { SecretBroker } from './secret-broker.js';
 import { createFleetAgentTools } from '../tools/fleet-agents.js';
+import { DOOR_ENV } from '../inbox/door.js';
+import { openAgentDoor, sendAs } from './door-send.js';
 
 /**
  * The tools one agent is shown (§6): the built-ins and the fleet tools, filtered to its
@@ -39,9 +41,14 @@ export async function buildTools(opts: {
   const readOnly = hostExecutedPaths({
     fleetRoot: layout.root, project: layout.project, cwd: rec.cwd, home: opts.env.HOME ?? homedir(), userConfigDir: userPaths(opts.env).configDir,
   });
-  const wrap = bwrap
-    ? (argv: string[]) => bubblewrapArgv({ writable, readOnly, network: config.security.sandbox_network, bwrap, userNamespace: bubblewrapUserNamespace(bwrap) }, argv)
-    : (argv: string[]) => pidNamespaceArgv(argv);
+  const send = sendAs(layout, config, rec);
+  // A sandboxed command reaches the fleet only through its agent's door (inbox/door.ts).
+  const door = bwrap ? await openAgentDoor(layout, config, rec, send) : undefined;
+  const sandbox = bwrap && {
+    writable, readOnly, network: config.security.sandbox_network, bwrap, userNamespace: bubblewrapUserNamespace(bwrap),
+    hidden: [layout.doorsDir, layout.secretsDir], sockets: door ? [door] : [],
+  };
+  const wrap = sandbox ? (argv: string[]) => bubblewrapArgv(sandbox, argv) : (argv: string[]) => pidNamespaceArgv(argv);
   const builtins = createBuiltinTools({
     cwd: rec.cwd,
     // With the sandbox on, the file tools write where a sandboxed command could, no more.
@@ -49,22 +56,16 @@ export async function buildTools(opts: {
       ? { protectedRoots: readOnly, writableWithin: opts.memoryDir ? [opts.memoryDir] : [], writableRoots: writable }
       : { protectedRoots: [layout.root], writableWithin: opts.memoryDir ? [opts.memoryDir] : [] }),
     shellTimeoutSecs: config.tools.shell_timeout_secs,
-    env: opts.env,
+    env: door ? { ...opts.env, [DOOR_ENV]: door } : opts.env,
     maxOutputBytes: config.tools.max_output_bytes,
     wrap,
     track: trackToolGroups(layout, rec.id),
   });
-  const { deliver } = await import('../inbox/deliver.js');
-  const { resolveRecipient } = await import('../inbox/address.js');
   const messaging: Tool[] = [
     createSendMessageTool({
       async send(m) {
-        const to = resolveRecipient(layout, m.to, rec.id);
-        const d = await deliver(layout, {
-          from: rec.id, to, kind: 'message', body: m.body,
-          ...(m.summary ? { summary: m.summary } : {}), ...(m.priority ? { priority: m.priority } : {}), ...(m.inReplyTo ? { in_reply_to: m.inReplyTo } : {}),
-        }, { maxBodyBytes: config.inbox.max_body_bytes });
-        return { id: d.message.id, to };
+        const message = await send({ to: m.to, body: m.body, summary: m.summary, priority: m.priority, inReplyTo: m.inReplyTo });
+        return { id: message.id, to: message.to };
       },
     }),
     createCheckInboxTool({ read: (peek) => opts.inbox.takeForTool(peek) }),

@@ -64,6 +64,10 @@ export interface Layout {
   secretSocket(requestId: string): string;
   /** An empty file `flotilla deny` leaves to revoke a live grant. */
   secretRevoke(requestId: string): string;
+  /** Sandboxed agents' doors (inbox/door.ts); mode 0700, hidden inside every sandbox. */
+  readonly doorsDir: string;
+  /** The Unix socket a sandboxed agent's harness listens on for its commands' `flotilla send`. */
+  door(agentId: string): string;
 }
 
 /** `slots/tree-<root>`: the prefix lets gc tell a tree's spawn count from a slot. */
@@ -119,6 +123,8 @@ export function layoutFor(root: string, project = dirname(resolve(root))): Layou
     secretsDir: join(state, 'secrets'),
     secretSocket: (requestId) => join(state, 'secrets', `${requestId}.sock`),
     secretRevoke: (requestId) => join(state, 'secrets', `${requestId}.revoke`),
+    doorsDir: join(state, 'doors'),
+    door: (agentId) => join(state, 'doors', `${agentId}.sock`),
   };
 }
 

@@ -17,6 +17,13 @@ export interface SandboxSpec {
   writable: readonly string[];
   /** Paths kept read-only even when inside a writable one (see `hostExecutedPaths`). */
   readOnly: readonly string[];
+  /**
+   * Existing directories replaced by an empty one: sockets that answer whoever connects
+   * (secret handoffs, other agents' doors) must not be reachable from inside.
+   */
+  hidden?: readonly string[];
+  /** Unix sockets bound back in at their own path (the agent's own door, inbox/door.ts). */
+  sockets?: readonly string[];
   network: boolean;
   /** The bwrap binary (default: found on PATH). */
   bwrap?: string;
@@ -56,10 +63,17 @@ export function bubblewrapUserNamespace(bwrap: string): boolean {
 export function bubblewrapArgv(spec: SandboxSpec, argv: readonly string[]): string[] {
   const out = [spec.bwrap ?? 'bwrap', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
   out.push(...(spec.userNamespace === false ? [] : ['--unshare-user']), '--unshare-pid', '--unshare-ipc', '--cap-drop', 'ALL', '--new-session', '--die-with-parent');
-  const mounts = [...spec.writable.map((path) => ({ path, rw: true })), ...spec.readOnly.map((path) => ({ path, rw: false }))];
+  type Mount = { path: string; how: 'rw' | 'ro' | 'hide' | 'socket' };
+  const mounts: Mount[] = [
+    ...spec.writable.map((path) => ({ path, how: 'rw' as const })),
+    ...spec.readOnly.map((path) => ({ path, how: 'ro' as const })),
+    ...(spec.hidden ?? []).filter((path) => isDirectory(path)).map((path) => ({ path, how: 'hide' as const })),
+    ...(spec.sockets ?? []).map((path) => ({ path, how: 'socket' as const })),
+  ];
   mounts.sort((a, b) => a.path.length - b.path.length);
-  for (const { path, rw } of mounts) {
-    if (rw) out.push('--bind', path, path);
+  for (const { path, how } of mounts) {
+    if (how === 'rw' || how === 'socket') out.push('--bind', path, path);
+    else if (how === 'hide') out.push('--tmpfs', path);
     else if (existsSync(path)) out.push('--ro-bind', path, path);
     // A missing directory that could be created inside a writable one (`.claude/agents/x.md`,
     // `.git/hooks/pre-commit`) is held by an empty read-only mount; its empty mount point

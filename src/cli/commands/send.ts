@@ -24,6 +24,9 @@ export function command(): Command {
     .addOption(new Option('--kind <kind>', 'kind of message').choices(['message', 'system']).default('message'))
     .option('--json', 'print the delivered message header as JSON instead of its id')
     .action(async (to: string, words: string[], opts: SendOpts, cmd: Command) => {
+      // Inside a sandbox the fleet root is read-only: the agent's harness delivers for us.
+      const door = process.env.FLOTILLA_DOOR;
+      if (door) return sendFromSandbox(door, to, words, opts);
       const { layout } = cliContext(cmd);
       const [{ deliver }, { resolveRecipient, senderIdentity }, { inboxSettings }, { UsageError }, { headerOf }] = await Promise.all([
         import('../../inbox/deliver.js'),
@@ -53,6 +56,22 @@ export function command(): Command {
       );
       process.stdout.write(opts.json ? JSON.stringify(headerOf(message), null, 2) + '\n' : message.id + '\n');
     });
+}
+
+/**
+ * `send` from a sandboxed agent's command: the request goes to its harness's door
+ * (inbox/door.ts), which delivers it as that agent; `from` is not ours to say.
+ */
+async function sendFromSandbox(door: string, to: string, words: string[], opts: SendOpts): Promise<void> {
+  const [{ sendThroughDoor }, { UsageError }] = await Promise.all([import('../../inbox/door.js'), import('../../errors.js')]);
+  const body = words.length > 0 ? words.join(' ') : await readStdin(64 * 1_048_576); // the harness applies inbox.max_body_bytes
+  if (!body.trim()) throw new UsageError("empty message — give the text as arguments or on stdin, e.g. flotilla send human 'done'");
+  const header = await sendThroughDoor(door, {
+    op: 'send', to, body, kind: opts.kind, priority: opts.priority,
+    ...(opts.summary !== undefined ? { summary: opts.summary } : {}),
+    ...(opts.replyTo !== undefined ? { in_reply_to: opts.replyTo } : {}),
+  });
+  process.stdout.write(opts.json ? JSON.stringify(header, null, 2) + '\n' : `${String(header.id)}\n`);
 }
 
 /** Reads stdin, stopping just past the limit so a huge pipe is refused without being held in memory. */
