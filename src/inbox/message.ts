@@ -36,7 +36,7 @@ const address = z
 
 const base = {
   id: messageId,
-  from: address.describe("Sender: set by the sending process from its own identity (FLOTILLA_AGENT_ID, else 'human'), never by a model"),
+  from: address.describe("Sender: derived by Flotilla's writers from the sending process's identity (the agent among its ancestors, else 'human'), never by a model; unauthenticated when written raw (inbox/README.md)"),
   to: address.describe("Recipient, already resolved: an agent id or 'human' (never 'parent' or 'root')"),
   summary: z
     .string()

@@ -62,12 +62,17 @@ describe('the shell delivery script in inbox/README.md', () => {
     }
   });
 
-  it('sends as FLOTILLA_AGENT_ID to a registered agent', async () => {
+  it('refuses inside an agent (FLOTILLA_AGENT_ID set), pointing to flotilla send, and writes nothing', async () => {
     addAgent(f.layout, 'lead-3kd9p1');
+    // A raw writer cannot prove which agent it is: it never claims to be one.
     const r = await run(['lead-3kd9p1', 'hello lead'], 'body\n', { FLOTILLA_AGENT_ID: 'worker-7k2m9q' });
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toBe("deliver.sh: inside an agent use 'flotilla send' (it proves who sends)");
+    expect(await list(f.layout, 'lead-3kd9p1')).toEqual([]);
+    // Outside an agent it sends as a person.
+    expect((await run(['lead-3kd9p1', 'hello lead'], 'body\n')).exitCode).toBe(0);
     const items = await list(f.layout, 'lead-3kd9p1');
-    expect(items.map((i) => [i.message.from, i.message.to, i.message.summary])).toEqual([['worker-7k2m9q', 'lead-3kd9p1', 'hello lead']]);
+    expect(items.map((i) => [i.message.from, i.message.to, i.message.summary])).toEqual([['human', 'lead-3kd9p1', 'hello lead']]);
   });
 
   it('refuses an unknown or unsafe recipient and writes nothing', async () => {
