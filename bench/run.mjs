@@ -10,6 +10,7 @@ const parts = [
   ['idle_agents', './idle.mjs', 'runIdleBench'],
   ['scale', './scale.mjs', 'runScaleBench'],
   ['shell_gate', './shell-gate.mjs', 'runShellGateBench'],
+  ['tool_command_containment', './namespace.mjs', 'runNamespaceBench'],
 ];
 
 const results = { machine: { node: process.version, cpus: (await import('node:os')).cpus().length, date: new Date().toISOString() } };
