@@ -96,7 +96,7 @@ export const configSchema = z
         max_spawns_per_tree: z.number().int().positive().default(32).describe('Total spawns allowed in one tree, ever'),
         max_turns: z.number().int().positive().default(20).describe('Model turns per task unless the definition says otherwise'),
         timeout_secs: z.number().positive().default(600).describe('Wall-clock limit of one task'),
-        idle_timeout_secs: z.number().nonnegative().default(900).describe('A persistent agent exits after this long idle (0 = never)'),
+        idle_timeout_secs: z.number().nonnegative().default(0).describe('A persistent agent exits after this long idle; 0 (the default) = never, so an agent in a window stays usable'),
         cancel_grace_secs: z.number().nonnegative().default(5).describe('Seconds between SIGTERM and SIGKILL on cancel'),
       })
       .prefault({})

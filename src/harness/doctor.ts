@@ -1,7 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import type { Layout } from '../layout/layout.js';
+import { TOOLS_DIR } from '../layout/package.js';
 import { bubblewrapUserNamespace, findBubblewrap, pidNamespace } from '../tools/sandbox.js';
 
 export interface Check {
@@ -21,7 +22,35 @@ export function versionAtLeast(found: string, min: string): boolean {
   return true;
 }
 
-export async function runChecks(layout: Layout): Promise<Check[]> {
+/** The first executable file called `name` on a PATH, or null. */
+export function whichOnPath(name: string, path: string | undefined): string | null {
+  for (const dir of (path ?? '').split(delimiter)) {
+    if (!dir) continue;
+    const file = join(dir, name);
+    try {
+      accessSync(file, constants.X_OK);
+      return file;
+    } catch {
+      // Not here.
+    }
+  }
+  return null;
+}
+
+/** Whether a shell here finds `flotilla` and `spawn-agent` (README quick start, §2). */
+export function commandChecks(env: NodeJS.ProcessEnv = process.env): Check[] {
+  return ['flotilla', 'spawn-agent'].map((name) => {
+    const found = whichOnPath(name, env.PATH);
+    return {
+      name: `${name} on PATH`,
+      ok: found !== null,
+      detail: found ?? 'not found',
+      fix: `add it for this shell: export PATH="${TOOLS_DIR.replace(/\/$/, '')}:$PATH" (or run 'npm link' once in ${dirname(TOOLS_DIR)}); agents' shells always have it`,
+    };
+  });
+}
+
+export async function runChecks(layout: Layout, env: NodeJS.ProcessEnv = process.env): Promise<Check[]> {
   const checks: Check[] = [];
   const node = process.versions.node;
   checks.push({ name: 'node', ok: versionAtLeast(node, '20.19'), detail: `v${node}`, fix: 'install Node.js 20.19 or newer' });
@@ -59,6 +88,7 @@ export async function runChecks(layout: Layout): Promise<Check[]> {
     detail = `${layout.root}: ${(err as Error).message}`;
   }
   checks.push({ name: 'fleet root', ok: writable, detail, fix: 'make the directory writable or choose another with --root / FLOTILLA_ROOT' });
+  checks.push(...commandChecks(env));
   checks.push(...containmentChecks());
   return checks;
 }

@@ -222,7 +222,11 @@ class Repl {
     this.rl = null;
     rl?.close();
     const status = this.facts.status;
-    this.screen.lines([this.style.dim(`— ${this.opts.header.id} ended: ${status}${this.facts.exitReason ? ` (${this.facts.exitReason})` : ''}`)]);
+    const id = this.opts.header.id;
+    this.screen.lines([
+      this.style.dim(`— ${id} ended: ${status}${this.facts.exitReason ? ` (${this.facts.exitReason})` : ''}`),
+      this.style.dim(`  to continue its conversation: flotilla resume ${id}`),
+    ]);
     this.resolve();
   }
 

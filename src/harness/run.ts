@@ -106,7 +106,8 @@ async function runInteractive(started: StartedAgent, config: Config, layout: Lay
     header: { id: record.id, name: record.name, depth: record.depth, maxDepth: config.limits.max_depth, model: record.model, scripted: record.scripted, parentId: record.parentId },
   });
   if (prompt.trim()) void session.runTask(prompt);
-  await repl;
+  // Whichever ends first: the pane (Ctrl-D, /exit) or the agent (idle timeout, cancel).
+  await Promise.race([repl, session.whenFinished()]);
   await session.whenFinished();
   // The window was closed: everything is written, and Node's exit would abort restoring a
   // terminal that no longer exists (ResetStdio asserts on EIO), so end without it.

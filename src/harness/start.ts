@@ -193,6 +193,9 @@ export async function startAgent(opts: {
       });
       if (transcript) try { updateMeta(layout, r.id, { status: rec.status, exit_reason: rec.exitReason, finished_at: rec.finishedAt, turns_used: rec.turns, usage: rec.usage }); } catch { /* logged */ }
       opts.slot.release();
+      // The pane learns of the end from this event and lets the process exit (§5.9: no
+      // terminal record while its harness lives).
+      ref.session?.emit({ type: 'status', record: rec });
     },
   });
   ref.session = session;

@@ -3,7 +3,7 @@ import type { Config } from '../config/schema.js';
 import { FlotillaError } from '../errors.js';
 import { newAgentId } from '../fleet/ids.js';
 import type { Layout } from '../layout/layout.js';
-import { CLI_ENTRY, DEMO_SCRIPT } from '../layout/package.js';
+import { CLI_ENTRY, DEMO_SCRIPT, TOOLS_DIR } from '../layout/package.js';
 import { resolveModelSpec } from '../model/spec.js';
 import { Tmux, socketArgs, tmuxSocket, type PaneInfo } from '../tmux/client.js';
 import { currentTmux } from '../tmux/current.js';
@@ -169,5 +169,7 @@ export function passEnv(layout: Layout, config: Config, env: NodeJS.ProcessEnv):
     if ((k.startsWith('FLOTILLA_') && !identity.has(k)) || keys.has(k)) out[k] = v;
   }
   out.FLOTILLA_ROOT = layout.root;
+  // A window a person opens in the fleet session finds `flotilla` and `spawn-agent`.
+  out.PATH = [TOOLS_DIR, ...(env.PATH ?? '').split(':').filter((p) => p && p !== TOOLS_DIR)].join(':');
   return out;
 }

@@ -39,7 +39,7 @@ describe('loadConfig', () => {
     expect(config.limits.max_spawns_per_tree).toBe(12);
     expect(sources['limits.max_spawns_per_tree']).toBe('flag');
     expect(config.tmux.socket).toBe('sock');
-    expect(config.limits.idle_timeout_secs).toBe(900);
+    expect(config.limits.idle_timeout_secs).toBe(0);
     expect(sources['limits.idle_timeout_secs']).toBe('default');
   });
 

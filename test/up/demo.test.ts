@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { defaultConfig } from '../../src/config/schema.js';
 import { loadDefinitions } from '../../src/definitions/load.js';
 import { DEMO_DIR, installDemoAgents } from '../../src/up/demo.js';
+import { TOOLS_DIR } from '../../src/layout/package.js';
 import { attachCommand, passEnv, sameServer } from '../../src/up/up.js';
 import { tempFleet, type TempFleet } from '../helpers/fleet.js';
 
@@ -70,6 +71,6 @@ describe('up helpers', () => {
     const env = passEnv(fleet.layout, defaultConfig(), {
       FLOTILLA_TMUX_SOCKET: 's', FLOTILLA_AGENT_ID: 'x', FLOTILLA_SLOT: '1:ab', ANTHROPIC_API_KEY: 'k', HOME: '/h', FLOTILLA_ROOT: '/elsewhere',
     });
-    expect(env).toEqual({ FLOTILLA_TMUX_SOCKET: 's', ANTHROPIC_API_KEY: 'k', FLOTILLA_ROOT: fleet.layout.root });
+    expect(env).toEqual({ FLOTILLA_TMUX_SOCKET: 's', ANTHROPIC_API_KEY: 'k', FLOTILLA_ROOT: fleet.layout.root, PATH: TOOLS_DIR });
   });
 });
