@@ -5,9 +5,10 @@ import type { FieldIssue } from './types.js';
 
 /**
  * Splits a definition file into frontmatter and body and parses the frontmatter: `---` YAML,
- * or deprecated `+++` TOML (§7). Files that are not strict YAML — most often an unquoted
- * `description:` that itself contains `: ` — are read leniently, key by key, with a warning,
- * because the tools people use today accept them.
+ * or deprecated `+++` TOML (§7). A `description:` that is not strict YAML — most often
+ * unquoted text that itself contains `: ` — is read as plain text with a warning, because
+ * the tools people use today accept it; any other field that is not strict YAML is an error
+ * naming its line.
  */
 
 export interface ParsedFrontmatter {
@@ -17,6 +18,9 @@ export interface ParsedFrontmatter {
 }
 
 export type FrontmatterResult = ({ ok: true } & ParsedFrontmatter) | { ok: false; error: FieldIssue };
+
+/** Fields that are prose, which may be read as plain text when they are not strict YAML. */
+const FREE_TEXT: ReadonlySet<string> = new Set(['description']);
 
 const EXAMPLE = "'---' / 'name: reviewer' / 'description: Reviews diffs for bugs' / '---'";
 
@@ -50,7 +54,15 @@ export function parseFrontmatter(text: string): FrontmatterResult {
       data = raw.trim() === '' ? {} : parseYaml(raw);
     } catch (err) {
       const lenient = parseLenient(raw);
-      if (!lenient) return fail(`frontmatter is not valid YAML: ${firstLine(err)} (frontmatter) — write one 'key: value' per line and quote values containing ': ', e.g. description: "Use when: reviewing"`);
+      // Only free text may be read as plain text: any other field read that way is a guess
+      // (a model string, a tool list) that would load as garbage, so it is an error (issue 14).
+      const guessed = lenient?.plain.find((k) => !FREE_TEXT.has(k));
+      if (lenient && guessed !== undefined) {
+        const line = open[0].split('\n').length - 1 + raw.split('\n').findIndex((l) => new RegExp(`^${guessed}[ \\t]*:`).test(l)) + 1;
+        return fail(`frontmatter is not valid YAML at line ${line} ('${guessed}'): ${firstLine(err)} (frontmatter) — fix that line; quote a value that contains ': ' or starts with a special character, e.g. ${guessed}: "…"`);
+      }
+      const at = (err as { linePos?: { line: number }[] }).linePos?.[0]?.line;
+      if (!lenient) return fail(`frontmatter is not valid YAML${at ? ` at line ${at + 1}` : ''}: ${firstLine(err)} (frontmatter) — write one 'key: value' per line and quote values containing ': ', e.g. description: "Use when: reviewing"`);
       data = lenient.data;
       const keys = lenient.plain.length ? lenient.plain.map((k) => `'${k}'`).join(', ') : 'some lines';
       warnings.push({

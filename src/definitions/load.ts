@@ -124,7 +124,8 @@ function dedupe(dirs: { dir: string; scope: DefinitionScope }[]): { dir: string;
 export function pickDefinition(result: LoadResult, name: string): Definition {
   const def = result.definitions.find((d) => d.name === name);
   if (def) return def;
-  const broken = result.errors.find((e) => e.name === name);
+  // A file whose frontmatter did not parse has no name yet: its file name stands in.
+  const broken = result.errors.find((e) => e.name === name) ?? result.errors.find((e) => e.name === undefined && e.path.replace(/^.*[\\/]/, '').replace(/\.md$/, '') === name);
   if (broken) throw new FlotillaError(`definition '${name}' did not load: ${broken.path}: ${broken.message}`, { code: 'invalid-definition' });
   throw new FlotillaError(
     `no agent definition named '${name}' — run 'flotilla agents list' to see them, or 'flotilla agents create ${name} --description "…"' to make one`,

@@ -1,3 +1,5 @@
+import { appendFileSync, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { Config } from '../config/schema.js';
 import { errorMessage, FlotillaError, UsageError } from '../errors.js';
 import { endRecord, getRecord } from '../fleet/registry.js';
@@ -64,14 +66,22 @@ export async function runHarness(opts: RunOptions): Promise<number> {
     slot = hold;
   }
 
-  const { loadDefinitions, pickDefinition } = await import('../definitions/load.js');
-  const definition = pickDefinition(await loadDefinitions({ layout, config }), record.name);
-  let previous: TranscriptEntry[] | undefined;
-  if (record.resumedFrom) {
-    const { readTranscript } = await import('../transcript/reader.js');
-    previous = readTranscript(layout, record.resumedFrom).entries;
+  let started: StartedAgent;
+  try {
+    const { loadDefinitions, pickDefinition } = await import('../definitions/load.js');
+    const definition = pickDefinition(await loadDefinitions({ layout, config }), record.name);
+    let previous: TranscriptEntry[] | undefined;
+    if (record.resumedFrom) {
+      const { readTranscript } = await import('../transcript/reader.js');
+      previous = readTranscript(layout, record.resumedFrom).entries;
+    }
+    started = await startAgent({ layout, config, record, definition, slot, interactive: record.mode === 'interactive', ...(previous ? { previous } : {}) });
+  } catch (err) {
+    // Whatever fails once the window is open ends the record `failed` with the message, so
+    // `--wait`, `status` and the log say why, not just "exited with status 1".
+    await failStart(layout, record, err);
+    throw err;
   }
-  const started = await startAgent({ layout, config, record, definition, slot, interactive: record.mode === 'interactive', ...(previous ? { previous } : {}) });
   const { session } = started;
   // Once ended, exit even if a REPL still holds the terminal: cancel waits for the process (§5.8).
   onSignals((reason) => void session.shutdown('cancelled', reason).finally(() => process.exit(1)));
@@ -113,6 +123,21 @@ async function runInteractive(started: StartedAgent, config: Config, layout: Lay
   // terminal that no longer exists (ResetStdio asserts on EIO), so end without it.
   if (process.stdin.readableEnded) process.kill(process.pid, 'SIGKILL');
   return session.record().status === 'completed' ? 0 : 1;
+}
+
+/** A harness that could not start: record `failed` with the reason, its parent told, the log written. */
+async function failStart(layout: Layout, record: AgentRecord, err: unknown): Promise<void> {
+  const reason = errorMessage(err);
+  try {
+    mkdirSync(dirname(layout.log(record.id)), { recursive: true });
+    appendFileSync(layout.log(record.id), JSON.stringify({ level: 50, time: Date.now(), agent: record.id, pid: process.pid, msg: `could not start: ${reason}` }) + '\n');
+  } catch { /* the record below still says it */ }
+  try {
+    const { record: ended, ended: changed } = endRecord(layout, record.id, { status: 'failed', exitReason: reason });
+    if (changed) await sendCompletionOnce(layout, ended, { task: ended.task, status: 'failed', exitReason: reason, finishedAt: new Date().toISOString(), outputPath: null }, { text: reason });
+  } catch {
+    // The CLI prints the error in the pane either way.
+  }
 }
 
 /** A refused harness (§5.6): terminal state, its parent told, the bracketed line printed by the CLI. */

@@ -18,6 +18,7 @@ import { isScripted, resolveModelSpec } from '../model/spec.js';
 import { checkEscalation, effectivePolicy, fitToParent, parsePermissionMode } from '../policy/index.js';
 import { applyFleetRetention } from '../outputs/retention.js';
 import { treeBudgetRefusal } from './budget.js';
+import { checkCwd, checkDemoReady, checkModel } from './preflight.js';
 import { contextFromParent, type ContextMode } from './context.js';
 
 /**
@@ -117,6 +118,11 @@ async function prepareFor(layout: Layout, config: Config, req: SpawnRequest, par
   }
 
   const model = resolveModelSpec({ flag: req.model, definition: definition.model, parent: parent?.model, config, env, demoScript: DEMO_SCRIPT });
+  // Everything that would only fail once the window is open is refused here (issue 14).
+  const cwd = resolve(req.cwd ?? parent?.cwd ?? process.cwd());
+  checkCwd(cwd);
+  await checkModel(model, config, env, cwd);
+  checkDemoReady(model, loaded);
   // The live records only (the indexes of src/fleet/registry-index.ts): spawn costs the same in a long-lived fleet.
   const live = liveRecords(layout);
   const broke = treeBudgetRefusal(layout, rootId, config.budget, undefined, live);
@@ -124,7 +130,6 @@ async function prepareFor(layout: Layout, config: Config, req: SpawnRequest, par
   const admission = await admitSpawn(layout, config.limits, { id, parent, rootId }, live);
 
   try {
-    const cwd = resolve(req.cwd ?? parent?.cwd ?? process.cwd());
     let task = req.prompt;
     if (parent && req.context && req.context !== 'none') task = contextFromParent(layout, parent, req.context, config.agents.context_window_turns) + task;
     const now = new Date().toISOString();

@@ -23,6 +23,8 @@ export interface WaitOptions {
   signal?: AbortSignal;
   /** Cut each answer to this many characters (the full text stays in the output file). */
   maxOutputChars?: number;
+  /** Called each time an agent waited for starts waiting for a person's approval. */
+  onApproval?: (rec: AgentRecord) => void;
 }
 
 export interface WaitOutcome {
@@ -58,6 +60,7 @@ export async function waitForAgents(layout: Layout, config: Config, prefixes: re
   const ids = [...new Set(prefixes.map((p) => resolveAgent(layout, p).id))];
   const deadline = opts.timeoutMs === undefined ? Infinity : Date.now() + opts.timeoutMs;
   const done = new Map<string, WaitResult>();
+  const asking = new Set<string>();
   let lastReconcile = 0;
   for (;;) {
     if (opts.signal?.aborted) throw opts.signal.reason instanceof Error ? opts.signal.reason : new Error('wait was aborted');
@@ -70,6 +73,11 @@ export async function waitForAgents(layout: Layout, config: Config, prefixes: re
       const rec = readRecord(layout, id);
       if (!rec) done.set(id, { id, status: 'failed', exitReason: 'its registry record was removed', outputPath: null, output: '' });
       else if (taskEnded(rec)) done.set(id, waitResult(layout, rec, opts.maxOutputChars));
+      else if (rec.status !== 'waiting_approval') asking.delete(id);
+      else if (!asking.has(id)) {
+        asking.add(id);
+        opts.onApproval?.(rec);
+      }
     }
     const pending = ids.filter((id) => !done.has(id));
     if (pending.length === 0 || (opts.any && done.size > 0) || Date.now() >= deadline) {

@@ -68,7 +68,7 @@ describe('spawn-agent', () => {
     expect(f.record('w-bad').lastTask?.status).toBe('failed');
   });
 
-  it('prints the id alone, or the record with --json; a usage error for --wait without a task', async () => {
+  it('prints the id alone, or the record with --json; a refusal for --wait without a task', async () => {
     f = spawnFleet();
     const r = await f.spawnAgent(['--oneshot', '--model', `script:${fixture('worker.yaml')}`, 'do it']);
     expect(r.exitCode).toBe(0);
@@ -79,8 +79,8 @@ describe('spawn-agent', () => {
     expect(rec.mode).toBe('oneshot');
     expect(rec.tmux.windowId).toMatch(/^@\d+$/);
     const u = await f.spawnAgent(['--wait']);
-    expect(u.exitCode).toBe(2);
-    expect(u.stderr).toMatch(/^flotilla: no task given/);
+    expect(u.exitCode).toBe(1);
+    expect(u.stderr).toMatch(/^flotilla: spawn refused: no task given/);
   });
 
   it('outside tmux with no server running, opens the detached fleet session', async () => {

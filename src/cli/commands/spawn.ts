@@ -39,12 +39,13 @@ export function command(): Command {
     .action(async (words: string[], opts: SpawnOpts, cmd: Command) => {
       const { layout } = cliContext(cmd);
       const { config } = await cliConfig(layout);
-      const [{ spawnAgent }, { waitForAgents }, { reconcileDead }, { UsageError }, { printJson }] = await Promise.all([
+      const [{ spawnAgent }, { waitForAgents }, { reconcileDead }, { FlotillaError }, { printJson }] = await Promise.all([
         import('../../spawn/spawn.js'), import('../../spawn/wait.js'), import('../../lifecycle/reconcile.js'), import('../../errors.js'), import('../output.js'),
       ]);
       const prompt = opts.prompt ?? (words.length ? words.join(' ') : await readStdin());
-      if (!prompt.trim() && (opts.wait || opts.oneshot || opts.background)) {
-        throw new UsageError("no task given — pass it as arguments, with --prompt, or on stdin (echo 'task' | spawn-agent --wait)");
+      // An agent opened with nothing to do only sits there; refused before anything opens (issue 14).
+      if (!prompt.trim()) {
+        throw new FlotillaError("spawn refused: no task given — pass it as arguments, with --prompt, or on stdin (echo 'task' | spawn-agent); for an agent to talk to, use flotilla up or flotilla run", { code: 'empty-prompt' });
       }
       await reconcileDead(layout, config);
       const rec = await spawnAgent(
@@ -57,7 +58,10 @@ export function command(): Command {
         else process.stdout.write(rec.id + '\n');
         process.exit(0);
       }
-      const { results } = await waitForAgents(layout, config, [rec.id]);
+      const { approvalNotice } = await import('../../spawn/approval-notice.js');
+      const { results } = await waitForAgents(layout, config, [rec.id], {
+        onApproval: (asking) => void approvalNotice(layout, asking).then((line) => process.stderr.write(line + '\n')),
+      });
       const result = results[0]!;
       if (opts.json) printJson(result);
       else if (result.output) process.stdout.write(result.output.endsWith('\n') ? result.output : result.output + '\n');

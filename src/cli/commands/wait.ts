@@ -15,7 +15,11 @@ export function command(): Command {
       const [{ waitForAgents }, { UsageError }, { printJson }] = await Promise.all([import('../../spawn/wait.js'), import('../../errors.js'), import('../output.js')]);
       const timeout = opts.timeout === undefined ? undefined : Number(opts.timeout);
       if (timeout !== undefined && !(timeout >= 0)) throw new UsageError(`--timeout must be a number of seconds ≥ 0, got '${opts.timeout}'`);
-      const out = await waitForAgents(layout, config, ids, { any: opts.any, ...(timeout !== undefined ? { timeoutMs: timeout * 1000 } : {}) });
+      const { approvalNotice } = await import('../../spawn/approval-notice.js');
+      const out = await waitForAgents(layout, config, ids, {
+        any: opts.any, ...(timeout !== undefined ? { timeoutMs: timeout * 1000 } : {}),
+        onApproval: (asking) => void approvalNotice(layout, asking).then((line) => process.stderr.write(line + '\n')),
+      });
       if (opts.json) printJson(out);
       else {
         for (const r of out.results) {
