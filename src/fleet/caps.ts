@@ -8,6 +8,7 @@ import { childDepth } from './lineage.js';
 import { recordLiveness } from './liveness.js';
 import type { AgentRecord } from './record.js';
 import { liveRecords } from './live.js';
+import { inTurn, type QueueOptions } from './slot-queue.js';
 import { reserveSlot, type SlotReservation } from './slots.js';
 
 /**
@@ -57,14 +58,17 @@ export function childrenRefusal(parent: AgentRecord | null, maxChildren: number,
 export function concurrencyRefusal(running: number, max: number): FlotillaError {
   return refusal(
     'concurrency-limit',
-    `spawn refused: ${running} agents are running (limits.max_running ${max}) — wait for one to finish (flotilla wait), or raise limits.max_running`,
+    `spawn refused: ${running} agents are working (limits.max_running ${max}) — spawn with --queue to wait for a slot, wait for one to finish (flotilla wait), or raise limits.max_running`,
     { running, max },
   );
 }
 
-/** Reserves a concurrency slot or throws the concurrency refusal. */
-export async function reserveRunningSlot(layout: Layout, maxRunning: number): Promise<SlotReservation> {
-  const reservation = await reserveSlot(layout, maxRunning);
+/**
+ * Reserves a concurrency slot, or throws the concurrency refusal — or, with `queue`
+ * (`spawn-agent --queue`), waits in line for one (issue 14).
+ */
+export async function reserveRunningSlot(layout: Layout, maxRunning: number, queue?: QueueOptions): Promise<SlotReservation> {
+  const reservation = queue ? await inTurn(layout, () => reserveSlot(layout, maxRunning), queue) : await reserveSlot(layout, maxRunning);
   if (!reservation) throw concurrencyRefusal(maxRunning, maxRunning);
   return reservation;
 }
@@ -139,12 +143,13 @@ export async function admitSpawn(
   child: { id: string; parent: AgentRecord | null; rootId: string },
   /** The non-terminal records (liveRecords); finished agents never count against a cap. */
   records: readonly AgentRecord[] = liveRecords(layout),
+  queue?: QueueOptions,
 ): Promise<SpawnAdmission> {
   const depthErr = depthRefusal(child.parent, limits.max_depth);
   if (depthErr) throw depthErr;
   const childrenErr = childrenRefusal(child.parent, limits.max_children, records);
   if (childrenErr) throw childrenErr;
-  const slot = await reserveRunningSlot(layout, limits.max_running);
+  const slot = await reserveRunningSlot(layout, limits.max_running, queue);
   try {
     const spawnNumber = claimTreeSpawn(layout, child.rootId, limits.max_spawns_per_tree, child.id);
     return { depth: childDepth(child.parent), slot, spawnNumber };

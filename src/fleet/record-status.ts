@@ -6,6 +6,8 @@
 /** Agent states (§3). Terminal states never change. */
 export const AGENT_STATUSES = [
   'spawning', 'starting', 'working', 'idle', 'waiting_approval',
+  /** Work arrived while every running slot was busy: waiting in line for one (issue 14). */
+  'queued',
   'completed', 'failed', 'cancelled', 'timed_out', 'crashed', 'refused',
 ] as const;
 export type AgentStatus = (typeof AGENT_STATUSES)[number];
@@ -21,10 +23,11 @@ export function isTerminal(status: AgentStatus): boolean {
 /** Live states may move among themselves as the design's arrows allow; any may end. */
 const NEXT: Record<AgentStatus, readonly AgentStatus[]> = {
   spawning: ['starting'],
-  starting: ['working', 'idle'],
+  starting: ['working', 'idle', 'queued'],
   working: ['idle', 'waiting_approval'],
-  idle: ['working', 'waiting_approval'],
+  idle: ['working', 'waiting_approval', 'queued'],
   waiting_approval: ['working', 'idle'],
+  queued: ['working', 'idle'],
   completed: [], failed: [], cancelled: [], timed_out: [], crashed: [], refused: [],
 };
 

@@ -12,6 +12,7 @@ import type { ContextMode } from '../spawn/context.js';
 import type { TranscriptEntry } from '../transcript/entries.js';
 import { admitSelf } from './admit.js';
 import { startAgent, type StartedAgent } from './start.js';
+import { WorkSlot } from './work-slot.js';
 
 /**
  * `flotilla run`: be one agent in this process (§6). Either spawned (`--spawned <id>`: the
@@ -75,7 +76,8 @@ export async function runHarness(opts: RunOptions): Promise<number> {
       const { readTranscript } = await import('../transcript/reader.js');
       previous = readTranscript(layout, record.resumedFrom).entries;
     }
-    started = await startAgent({ layout, config, record, definition, slot, interactive: record.mode === 'interactive', ...(previous ? { previous } : {}) });
+    const work = new WorkSlot(layout, config.limits.max_running, slot);
+    started = await startAgent({ layout, config, record, definition, slot: work, interactive: record.mode === 'interactive', ...(previous ? { previous } : {}) });
   } catch (err) {
     // Whatever fails once the window is open ends the record `failed` with the message, so
     // `--wait`, `status` and the log say why, not just "exited with status 1".
@@ -116,6 +118,8 @@ async function runInteractive(started: StartedAgent, config: Config, layout: Lay
     header: { id: record.id, name: record.name, depth: record.depth, maxDepth: config.limits.max_depth, model: record.model, scripted: record.scripted, parentId: record.parentId },
   });
   if (prompt.trim()) void session.runTask(prompt);
+  // No task yet: the slot handed over at spawn goes back until work arrives.
+  else session.idleWithoutTask();
   // Whichever ends first: the pane (Ctrl-D, /exit) or the agent (idle timeout, cancel).
   await Promise.race([repl, session.whenFinished()]);
   await session.whenFinished();

@@ -57,6 +57,15 @@ export interface SessionDeps {
   complete: (rec: AgentRecord, result: TaskResult, text: string) => Promise<void>;
   /** One-shot agents end after their first task. */
   oneshot: boolean;
+  /** The running slot: taken before work runs, given back while idle (issue 14). None: always free to run. */
+  slot?: WorkSlotPort;
+}
+
+export interface WorkSlotPort {
+  readonly index: number;
+  held(): boolean;
+  take(signal: AbortSignal, onWait: (line: string) => void): Promise<boolean>;
+  give(): void;
 }
 
 const STOP_STATUS: Record<StopReason, TaskResult['status']> = {
@@ -70,6 +79,7 @@ export class AgentSession implements Session {
   private conversation: ModelMessage[];
   private readonly keeper: RecordKeeper;
   private turnAbort: AbortController | null = null;
+  private slotWait: AbortController | null = null;
   private running: Promise<void> | null = null;
   private taskOpen = false;
   private ending: { status: TaskResult['status']; reason: string } | null = null;
@@ -128,6 +138,7 @@ export class AgentSession implements Session {
       this.ending = { status, reason };
       clearTimeout(this.idleTimer);
       this.turnAbort?.abort(new Error(reason));
+      this.slotWait?.abort();
       await this.running?.catch(() => undefined);
       const open = this.taskOpen ? { text: this.lastText } : null;
       this.keeper.flush();
@@ -148,14 +159,46 @@ export class AgentSession implements Session {
     }
   }
 
+  /** An interactive agent opened with no task: it gives its slot back until work arrives. */
+  idleWithoutTask(): void {
+    if (this.running || this.deps.oneshot) return;
+    this.deps.slot?.give();
+    this.keeper.set({ status: 'idle', slot: null });
+  }
+
   private startRun(prompt: string | null): void {
     if (this.running) return;
-    this.running = this.run(prompt).finally(() => {
+    this.running = this.takeSlot().then((ok) => (ok ? this.run(prompt) : undefined)).finally(() => {
       this.running = null;
       // Lines or messages that came in as the run ended start the next one.
       if (!this.ending && !this.deps.oneshot && this.humanQueue.length > 0) this.startRun(null);
-      else this.armIdleTimer();
+      else {
+        // Idle is not work: the slot goes back (issue 14).
+        if (!this.deps.oneshot && this.deps.slot?.held()) {
+          this.deps.slot.give();
+          if (!this.ending) this.keeper.set({ slot: null });
+        }
+        this.armIdleTimer();
+      }
     });
+  }
+
+  /** Work arrived: take a running slot first, in line when none is free. False when the agent ends meanwhile. */
+  private async takeSlot(): Promise<boolean> {
+    const slot = this.deps.slot;
+    if (!slot || slot.held()) return true;
+    clearTimeout(this.idleTimer);
+    this.slotWait = new AbortController();
+    try {
+      const ok = await slot.take(this.slotWait.signal, (line) => {
+        this.keeper.set({ status: 'queued', lastLine: line });
+        this.emit({ type: 'notice', text: `${line} — waiting in line; the work starts when one is free`, level: 'warn' });
+      });
+      if (ok) this.keeper.set({ slot: slot.index });
+      return ok && !this.ending;
+    } finally {
+      this.slotWait = null;
+    }
   }
 
   private armIdleTimer(): void {

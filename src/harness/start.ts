@@ -9,7 +9,6 @@ import { agentEnvironment } from '../fleet/agent-env.js';
 import type { AgentRecord } from '../fleet/record.js';
 import { getRecord, readRecord, updateRecord } from '../fleet/registry.js';
 import { processStartTime, selfPid } from '../fleet/proc.js';
-import type { SlotHold } from '../fleet/slots.js';
 import { maildir } from '../inbox/maildir.js';
 import type { Layout } from '../layout/layout.js';
 import type { ModelMessage } from '../loop/types.js';
@@ -24,6 +23,7 @@ import type { ShellClassifier } from '../policy/shell/classify.js';
 import { openInboxPort } from './inbox-port.js';
 import { memoryDir, readMemory } from './memory.js';
 import { AgentSession } from './session.js';
+import type { WorkSlot } from './work-slot.js';
 import { buildSystemPrompt } from './system-prompt.js';
 
 /**
@@ -44,7 +44,8 @@ export async function startAgent(opts: {
   config: Config;
   record: AgentRecord;
   definition: Definition;
-  slot: SlotHold;
+  /** Held while the agent works; given back while it is idle (issue 14). */
+  slot: WorkSlot;
   interactive: boolean;
   /** The transcript being resumed (§8): copied into this agent's transcript as its history. */
   previous?: TranscriptEntry[];
@@ -171,6 +172,7 @@ export async function startAgent(opts: {
     beforeModelCall: async () => treeBudgetRefusal(layout, rec.rootId, config.budget)?.message,
     onApprovalAnswer: (a) => { approvals.answer(a); secrets?.answer(a); },
     oneshot: rec.mode !== 'interactive',
+    slot: opts.slot,
     writeOutput: (text) => {
       try { return writeOutput(layout, rec.id, text, config.output.max_bytes).path; } catch (err) { log.error({ err: errorMessage(err) }, 'output write failed'); return null; }
     },

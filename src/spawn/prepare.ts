@@ -39,6 +39,8 @@ export interface SpawnRequest {
   context?: ContextMode | undefined;
   model?: string | undefined;
   resumedFrom?: string | null | undefined;
+  /** Wait in line for a running slot instead of being refused (`spawn-agent --queue`); told when it starts waiting. */
+  queue?: { onWait?: () => void | Promise<void> } | undefined;
 }
 
 export interface PreparedSpawn {
@@ -127,7 +129,7 @@ async function prepareFor(layout: Layout, config: Config, req: SpawnRequest, par
   const live = liveRecords(layout);
   const broke = treeBudgetRefusal(layout, rootId, config.budget, undefined, live);
   if (broke) throw broke;
-  const admission = await admitSpawn(layout, config.limits, { id, parent, rootId }, live);
+  const admission = await admitSpawn(layout, config.limits, { id, parent, rootId }, live, req.queue);
 
   try {
     let task = req.prompt;

@@ -138,6 +138,8 @@ export function stateOf(rec: Pick<AgentRecord, 'status' | 'lastTask'>, dead = fa
   if (s === 'failed' || s === 'crashed' || s === 'refused' || s === 'timed_out') return { state: s, tone: 'bad' };
   if (s === 'cancelled') return { state: s, tone: 'muted' };
   if (s === 'waiting_approval') return { state: 'approval?', tone: 'waiting' };
+  // Work arrived while every running slot was busy; its last line says `waiting for a slot N/M`.
+  if (s === 'queued') return { state: 'queued', tone: 'waiting' };
   if (s === 'idle' && rec.lastTask) {
     return rec.lastTask.status === 'completed' ? { state: 'idle ✓', tone: 'ok' } : { state: 'idle ✗', tone: 'bad' };
   }

@@ -96,7 +96,7 @@ describe('spawn caps', () => {
   it('concurrency refusal names running and max', () => {
     const err = concurrencyRefusal(8, 8);
     expect(err.bracket).toBe('[flotilla:concurrency-limit running=8 max=8]');
-    expect(err.message).toMatch(/^spawn refused: 8 agents are running \(limits\.max_running 8\) — /);
+    expect(err.message).toMatch(/^spawn refused: 8 agents are working \(limits\.max_running 8\) — /);
   });
 
   it('admitSpawn reserves a slot and a tree spawn; with all slots held it refuses and burns no tree spawn', async () => {

@@ -11,6 +11,7 @@ interface SpawnOpts {
   wait?: boolean;
   session?: boolean;
   background?: boolean;
+  queue?: boolean;
   context?: 'none' | 'last_turn' | 'summary';
   model?: string;
   json?: boolean;
@@ -33,6 +34,7 @@ export function command(): Command {
     .option('--wait', "block until the agent's task ends, print its answer; exit 0 only if it completed")
     .option('--session', 'open in its own detached tmux session')
     .option('--background', 'no tmux: a detached headless process writing to its log')
+    .option('--queue', 'when every running slot is busy, wait in line for one instead of being refused')
     .addOption(new Option('--context <mode>', "what of the parent's conversation the child gets").choices(['none', 'last_turn', 'summary']))
     .option('--model <spec>', 'model as provider:model-id, an alias, or script:<file.yaml>')
     .option('--json', 'print the registry record (with --wait: the result) as JSON')
@@ -50,7 +52,14 @@ export function command(): Command {
       await reconcileDead(layout, config);
       const rec = await spawnAgent(
         layout, config,
-        { prompt, agent: opts.agent, id: opts.id, cwd: opts.cwd, context: opts.context, model: opts.model, mode: opts.oneshot ? 'oneshot' : 'interactive' },
+        {
+          prompt, agent: opts.agent, id: opts.id, cwd: opts.cwd, context: opts.context, model: opts.model, mode: opts.oneshot ? 'oneshot' : 'interactive',
+          ...(opts.queue ? { queue: { onWait: async () => {
+            const { countHeld } = await import('../../fleet/slots.js');
+            const max = config.limits.max_running;
+            process.stderr.write(`flotilla: waiting for a slot ${await countHeld(layout, max)}/${max} (limits.max_running) — in line, first come first served\n`);
+          } } } : {}),
+        },
         { session: opts.session, background: opts.background, worktree: opts.worktree },
       );
       if (!opts.wait) {

@@ -1,0 +1,64 @@
+import { inTurn } from '../fleet/slot-queue.js';
+import { acquireSlot, countHeld, type SlotHold } from '../fleet/slots.js';
+import type { Layout } from '../layout/layout.js';
+
+/**
+ * A harness's running slot, held only while it works (issue 14: slots count work, not
+ * windows). The slot handed over at spawn is held for the first task; an idle agent gives it
+ * back, and takes one again — in line when none is free — before new work (a typed line, a
+ * message, a task) runs. `release()` gives it up for good when the agent ends.
+ */
+export class WorkSlot implements SlotHold {
+  private hold: SlotHold | null;
+  private ended = false;
+
+  constructor(
+    private readonly layout: Layout,
+    private readonly cap: number,
+    initial: SlotHold | null,
+  ) {
+    this.hold = initial;
+  }
+
+  /** The held slot's index, or -1 when idle without one. */
+  get index(): number {
+    return this.hold?.index ?? -1;
+  }
+
+  held(): boolean {
+    return this.hold !== null;
+  }
+
+  /**
+   * Takes a slot for new work; `onWait` hears `waiting for a slot N/M` when it must wait in
+   * line. False when aborted (the agent is ending).
+   */
+  async take(signal: AbortSignal, onWait: (line: string) => void): Promise<boolean> {
+    if (this.hold) return true;
+    if (this.ended) return false;
+    const { layout, cap } = this;
+    const hold = await inTurn(layout, () => acquireSlot(layout, cap), {
+      signal,
+      onWait: async () => onWait(`waiting for a slot ${await countHeld(layout, cap)}/${cap}`),
+    });
+    if (!hold) return false;
+    if (signal.aborted || this.ended) {
+      hold.release();
+      return false;
+    }
+    this.hold = hold;
+    return true;
+  }
+
+  /** Gives the slot back while idle. */
+  give(): void {
+    this.hold?.release();
+    this.hold = null;
+  }
+
+  /** Gives it up for good (the agent ends). */
+  release(): void {
+    this.ended = true;
+    this.give();
+  }
+}
