@@ -3,11 +3,11 @@ import { useEffect, useRef, useState } from 'react';
 import type { WatchActions } from './actions.js';
 import type { FleetFeed } from './feed.js';
 import { fit, headerCells, layoutColumns, rowCells, scrollTop, type Cell } from './format.js';
-import { initialUi, reduceKey, selectedIndex, type Effect, type UiState } from './keys.js';
+import { initialUi, reduceInput, selectedIndex, type Effect, type UiState } from './keys.js';
 import type { Snapshot, WatchRow } from './rows.js';
 
 /**
- * The dashboard screen (Ink). Data comes from the feed, keys go through `reduceKey`, and
+ * The dashboard screen (Ink). Data comes from the feed, keys go through `reduceInput`, and
  * effects run through `actions`; this file only draws. Layout for 80×24: a title line, the
  * column header, the agent tree (scrolled around the selection), the selected agent's
  * details and any pending approvals, then the prompt / feedback line and the key help.
@@ -73,9 +73,9 @@ export function Dashboard({ feed, actions, title }: DashboardProps): React.JSX.E
   };
 
   useInput((input, key) => {
-    const r = reduceKey(uiRef.current, input, key, feed.current);
+    const r = reduceInput(uiRef.current, input, key, feed.current);
     setUi(r.ui);
-    if (r.effect) run(r.effect);
+    for (const effect of r.effects) run(effect);
   });
 
   const width = Math.max(40, size.columns);

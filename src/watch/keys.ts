@@ -98,6 +98,33 @@ export function reduceKey(ui: UiState, input: string, key: KeyInfo, snap: Snapsh
   return { ui: clear };
 }
 
+/**
+ * Everything in one read of the terminal (issue 14): `tmux send-keys jj`, fast typing or a
+ * busy machine deliver several keys at once, and each counts — `jj` moves two rows. Keys are
+ * taken one by one until a mode that types text takes the rest as its text.
+ */
+export function reduceInput(ui: UiState, input: string, key: KeyInfo, snap: Snapshot): { ui: UiState; effects: Effect[] } {
+  const special = key.ctrl || key.meta || key.escape || key.upArrow || key.downArrow || key.pageUp || key.pageDown || key.tab || key.backspace || key.delete;
+  const chars = [...input];
+  if (special || chars.length <= 1) {
+    const r = reduceKey(ui, input, key, snap);
+    return { ui: r.ui, effects: r.effect ? [r.effect] : [] };
+  }
+  let state = ui;
+  const effects: Effect[] = [];
+  for (let i = 0; i < chars.length; i++) {
+    const mode = state.mode.kind;
+    const rest = chars.slice(i).join('');
+    const r = mode === 'message' || mode === 'deny'
+      ? reduceKey(state, rest, {}, snap)
+      : /[\r\n]/.test(chars[i]!) ? reduceKey(state, '', { return: true }, snap) : reduceKey(state, chars[i]!, {}, snap);
+    state = r.ui;
+    if (r.effect) effects.push(r.effect);
+    if (mode === 'message' || mode === 'deny' || r.effect?.kind === 'quit') break;
+  }
+  return { ui: state, effects };
+}
+
 /** The selected agent's pending approval; with only one open in the fleet, that one. */
 export function approvalFor(row: WatchRow, snap: Snapshot): PendingApproval | undefined {
   return row.approval ?? (snap.approvals.length === 1 ? snap.approvals[0] : undefined);
