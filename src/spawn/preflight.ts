@@ -54,8 +54,8 @@ export async function checkModel(model: ResolvedModel, config: Config, env: Node
     key = requiredKey(spec, config);
   } catch (err) {
     if (err instanceof FlotillaError && err.code === 'model-provider-unknown') throw err;
-    // A usage error elsewhere; here it is a refused spawn (exit 1) with the forms it lists.
-    throw new FlotillaError(`spawn refused: ${errorMessage(err)}`, { code: 'model-invalid' });
+    // A usage error elsewhere; here it is a refused spawn (exit 1), same words.
+    throw new FlotillaError(errorMessage(err), { code: 'model-invalid' });
   }
   if (key && !env[key]?.trim()) {
     throw new FlotillaError(`spawn refused: model '${spec}' needs ${key}, which is not set — export it, or choose another model with --model`, { code: 'model-key-missing' });
