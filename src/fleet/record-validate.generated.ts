@@ -126,7 +126,7 @@ function v22(v: unknown, p: string, bad: Issue[]): unknown {
 }
 
 function v23(v: unknown, p: string, bad: Issue[]): unknown {
-  if (!(["spawning","starting","working","idle","waiting_approval","completed","failed","cancelled","timed_out","crashed","refused"] as unknown[]).includes(v)) bad.push({ path: p, message: "expected one of spawning, starting, working, idle, waiting_approval, completed, failed, cancelled, timed_out, crashed, refused" });
+  if (!(["spawning","starting","working","idle","waiting_approval","queued","completed","failed","cancelled","timed_out","crashed","refused"] as unknown[]).includes(v)) bad.push({ path: p, message: "expected one of spawning, starting, working, idle, waiting_approval, queued, completed, failed, cancelled, timed_out, crashed, refused" });
   return v;
 }
 
