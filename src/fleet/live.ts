@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import type { Layout } from '../layout/layout.js';
 import { nodeIo, type FleetIo } from './fleet-io.js';
 import { isTerminal } from './record-status.js';
@@ -18,6 +19,18 @@ export function ensureIndex(layout: Layout, io: FleetIo = nodeIo): void {
   rebuildIndex(layout, listRecords(layout));
 }
 
+/** Longer than any spawner takes from marking an agent live to writing its record. */
+const SPAWN_WRITE_GRACE_MS = 60_000;
+
+/** How old a live entry is (0 when it is gone: nothing to remove). */
+function entryAgeMs(layout: Layout, id: string): number {
+  try {
+    return Date.now() - statSync(layout.liveIndex(id)).mtimeMs;
+  } catch {
+    return 0;
+  }
+}
+
 /** Every non-terminal record (running, starting, or dead but not yet reaped), oldest first. */
 export function liveRecords(layout: Layout, io: FleetIo = nodeIo): AgentRecord[] {
   ensureIndex(layout, io);
@@ -30,7 +43,13 @@ export function liveRecords(layout: Layout, io: FleetIo = nodeIo): AgentRecord[]
       continue; // A damaged record: gc reports it; it is not proof the agent ended.
     }
     // A leftover entry (its record ended, or was removed): drop it so nobody reads it again.
-    if (!rec || isTerminal(rec.status)) {
+    // A fresh entry with no record yet is a spawn between marking and writing: keep it, or
+    // the agent would be missing from every live view for good (issue 14's 12-way spawn).
+    if (!rec) {
+      if (entryAgeMs(layout, id) > SPAWN_WRITE_GRACE_MS) unmarkLive(layout, id);
+      continue;
+    }
+    if (isTerminal(rec.status)) {
       unmarkLive(layout, id);
       continue;
     }

@@ -1,4 +1,4 @@
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
@@ -104,6 +104,24 @@ describe('hot paths independent of the fleet history (issue 15)', () => {
     const again = countingIo();
     liveRecords(fleet.layout, again);
     expect(finishedReads(fleet.layout, again.reads)).toEqual([]);
+  });
+
+  it('keeps a fresh live entry whose record is not written yet (a spawn in progress), drops an old one', () => {
+    fleet = tempFleet();
+    historyAndLead(fleet.layout);
+    liveRecords(fleet.layout);
+    // A spawner marks the agent live, then writes its record: a reader in between must not drop it.
+    writeFileSync(fleet.layout.liveIndex('kid-new'), '');
+    expect(liveRecords(fleet.layout).map((r) => r.id)).toEqual(['lead']);
+    createRecord(fleet.layout, recordInput('kid-new', { parentId: 'lead', rootId: 'lead', depth: 1 }));
+    expect(liveRecords(fleet.layout).map((r) => r.id)).toEqual(['lead', 'kid-new']);
+    // An entry left long ago by a record since removed goes.
+    writeFileSync(fleet.layout.liveIndex('kid-gone'), '');
+    const old = new Date(Date.now() - 3_600_000);
+    utimesSync(fleet.layout.liveIndex('kid-gone'), old, old);
+    liveRecords(fleet.layout);
+    expect(existsSync(fleet.layout.liveIndex('kid-gone'))).toBe(false);
+    expect(existsSync(fleet.layout.liveIndex('kid-new'))).toBe(true);
   });
 
   it('a usage line written before a crash is not counted twice once the agent is reaped', () => {

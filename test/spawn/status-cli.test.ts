@@ -50,7 +50,12 @@ describe('flotilla status / wait / gc', () => {
   it('gc kills dead panes of finished agents and removes their records and markers', async () => {
     f = spawnFleet();
     expect((await f.spawnAgent(['--wait', '--oneshot', '--id', 'done1', '--model', `script:${fixture('worker.yaml')}`, 'x'])).exitCode).toBe(0);
-    await eventually(async () => (await f!.tmux.tmux('display-message', '-p', '-t', f!.record('done1').tmux!.paneId, '#{pane_dead}')) === '1', 5_000, 'dead pane');
+    // The harness exits after its record ends; on a loaded machine that can take a while, and
+    // tmux may need a SIGCHLD to notice (nudge).
+    await eventually(async () => {
+      await f!.tmux.nudge();
+      return (await f!.tmux.tmux('display-message', '-p', '-t', f!.record('done1').tmux!.paneId, '#{pane_dead}')) === '1';
+    }, 30_000, 'dead pane');
     await f.spawnAgent(['--id', 'alive', '--model', `script:${fixture('sleeper.yaml')}`, 'sleep']);
     const r = await f.flotilla(['gc', '--json']);
     const out = JSON.parse(r.stdout) as { records: string[]; panes: string[] };

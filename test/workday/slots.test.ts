@@ -53,7 +53,8 @@ describe('slots for work, not for windows', () => {
       expect(f.record('w4').lastLine).toBe('waiting for a slot 4/4');
       await f.tmux.waitFor(f.record('w4').tmux!.paneId, /waiting for a slot 4\/4/, 10_000);
       const status = await f.flotilla(['status']);
-      expect(status.stdout).toMatch(/w4.*queued.*waiting for a slot 4\/4/);
+      const { readdirSync } = await import('node:fs');
+      expect(status.stdout, `${status.stderr}\nlive: ${readdirSync(f.layout.liveIndexDir).join(' ')}\n${f.records().map((r) => `${r.id} ${r.status}`).join('\n')}`).toMatch(/w4.*queued.*waiting for a slot 4\/4/);
       // …then runs once a slot is free, and the model sees the message.
       await eventually(() => /^Mail: .*hello from the test/.test(f!.record('w4').lastLine), 60_000, 'w4 to handle its mail');
       await eventually(() => ids.slice(0, 4).every((id) => f!.record(id).lastLine === 'Long job: long-done'), 60_000, 'the long jobs to end');
