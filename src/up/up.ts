@@ -9,6 +9,7 @@ import { Tmux, socketArgs, tmuxSocket, type PaneInfo } from '../tmux/client.js';
 import { currentTmux } from '../tmux/current.js';
 import { fleetSessionName } from '../tmux/session-name.js';
 import { DEMO_LEAD, DEMO_TASK, installDemoAgents, type DemoInstall } from './demo.js';
+import { withUpLock } from './up-lock.js';
 
 /**
  * `flotilla up` (§2): the fleet's tmux session with a `dashboard` window (`flotilla watch`)
@@ -30,6 +31,8 @@ export interface UpOptions {
   agent?: string | undefined;
   /** A first task for the root (`--prompt`); the demo has its own. */
   prompt?: string | undefined;
+  /** Told when another `up` is opening this fleet and this one waits for it. */
+  onWait?: () => void;
 }
 
 export interface UpResult {
@@ -46,6 +49,11 @@ export interface UpResult {
 }
 
 export async function fleetUp(opts: UpOptions): Promise<UpResult> {
+  // Two `up` at once would both find no root and open two (issue 14).
+  return withUpLock(opts.layout, () => openFleet(opts), opts.onWait ? { onWait: opts.onWait } : {});
+}
+
+async function openFleet(opts: UpOptions): Promise<UpResult> {
   const { layout, config } = opts;
   const env = opts.env ?? process.env;
   const socket = tmuxSocket(config.tmux.socket, env);

@@ -17,7 +17,14 @@ afterEach(async () => {
   const pids = project ? listRecords(resolveLayout({ cwd: project.dir, env: {} })).flatMap((r) => (r.pid ? [[r.pid, r.pidStartTime] as const] : [])) : [];
   await tmux?.kill();
   await eventually(() => pids.every(([pid, start]) => !isProcessAlive(pid, start)), 15_000, 'the harnesses to exit').catch(() => undefined);
-  if (project) rmSync(project.dir, { recursive: true, force: true, maxRetries: 5 });
+  // A spawn under way when tmux went may still write a file or two: retry the removal.
+  if (project) {
+    const dir = project.dir;
+    await eventually(() => {
+      rmSync(dir, { recursive: true, force: true, maxRetries: 5 });
+      return true;
+    }, 15_000, `removal of ${dir}`);
+  }
 });
 
 /** A small git project with TODOs and an uncommitted change, for the demo to look at. */
@@ -94,6 +101,23 @@ describe('flotilla up', () => {
     expect(await windows()).toEqual(before);
     expect((await tmux.tmux('list-sessions', '-F', '#{session_name}')).trim().split('\n')).toEqual([session]);
     expect(listRecords(layout)).toHaveLength(3);
+  }, 90_000);
+
+  it('two ups at once open one session and one root: the second uses the first one\'s', async () => {
+    const dir = await demoProject();
+    tmux = tmuxServer();
+    const runs = await Promise.all([up(dir, tmux.socket, '--detach', '--json'), up(dir, tmux.socket, '--detach', '--json'), up(dir, tmux.socket, '--detach', '--json')]);
+    for (const r of runs) expect(r.exitCode, r.stderr).toBe(0);
+    const results = runs.map((r) => JSON.parse(r.stdout) as { created: boolean; root: { created: boolean; windowId: string } });
+    expect(results.filter((r) => r.created)).toHaveLength(1);
+    expect(results.filter((r) => r.root.created)).toHaveLength(1);
+    expect(new Set(results.map((r) => r.root.windowId)).size).toBe(1);
+    expect((await tmux.tmux('list-sessions', '-F', '#{session_name}')).trim().split('\n')).toHaveLength(1);
+    const session = (await tmux.tmux('list-sessions', '-F', '#{session_name}')).trim();
+    const names = (await tmux.tmux('list-windows', '-t', `=${session}`, '-F', '#{window_name}')).trim().split('\n');
+    expect(names.filter((n) => n === 'root')).toHaveLength(1);
+    expect(names.filter((n) => n === 'dashboard')).toHaveLength(1);
+    expect(listRecords(resolveLayout({ cwd: dir, env: {} })).filter((r) => r.depth === 0)).toHaveLength(1);
   }, 90_000);
 
   it('puts back a dashboard that was closed, without a second session or root', async () => {

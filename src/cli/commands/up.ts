@@ -15,7 +15,8 @@ export function command(): Command {
       const { layout } = cliContext(cmd);
       const { config } = await cliConfig(layout);
       const { fleetUp, attachFleet } = await import('../../up/up.js');
-      const result = await fleetUp({ layout, config, model: opts.model, agent: opts.agent, prompt: opts.prompt });
+      const onWait = (): void => void process.stderr.write("flotilla: another 'flotilla up' is opening this fleet — waiting for it, then using its session\n");
+      const result = await fleetUp({ layout, config, model: opts.model, agent: opts.agent, prompt: opts.prompt, onWait });
       if (opts.json) {
         printJson(result);
         return;
