@@ -5,6 +5,7 @@ import type { Layout } from '../layout/layout.js';
 import { fleetActions } from './actions.js';
 import { Dashboard } from './app.js';
 import { FleetFeed } from './feed.js';
+import { FrameScreen } from './screen.js';
 
 /**
  * `flotilla watch`: the live dashboard (§2). Loaded only by the watch command, so no other
@@ -39,7 +40,11 @@ export async function runWatch(opts: WatchOptions): Promise<number> {
     }
     : undefined;
   feed.start();
+  // Frames drawn whole from the top, so a resize leaves nothing of the old one (screen.ts).
+  const screen = new FrameScreen(process.stdout);
+  screen.open();
   const app = render(<Dashboard feed={feed} actions={fleetActions(opts.layout, opts.config, { socket: opts.socket })} title={opts.title} />, {
+    stdout: screen as unknown as NodeJS.WriteStream,
     exitOnCtrlC: true,
     ...(onRender ? { onRender } : {}),
   });
@@ -51,6 +56,7 @@ export async function runWatch(opts: WatchOptions): Promise<number> {
     await app.waitUntilExit();
   } finally {
     feed.close();
+    screen.close();
   }
   return 0;
 }

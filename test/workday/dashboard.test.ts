@@ -4,9 +4,9 @@ import { createRecord } from '../../src/fleet/registry.js';
 import { CLI } from '../helpers/cli.js';
 import { tempFleet, type TempFleet } from '../helpers/fleet.js';
 import { recordInput } from '../helpers/records.js';
-import { tmuxServer, type TmuxServer } from '../helpers/tmux.js';
+import { eventually, tmuxServer, type TmuxServer } from '../helpers/tmux.js';
 
-/** Issue 14: the dashboard takes every key of a read. */
+/** Issue 14: the dashboard takes every key of a read, and redraws whole after a resize. */
 
 let fleet: TempFleet | undefined;
 let tmux: TmuxServer | undefined;
@@ -40,4 +40,41 @@ describe('dashboard keys and redraws', () => {
     await tmux!.tmux('send-keys', '-t', DASH, 'kk');
     await tmux!.waitFor(DASH, /› alpha-aaaaaa/, 5_000);
   });
+
+  it('after each tmux resize the screen holds one whole frame that fits, and nothing of the old one', async () => {
+    await dashboardWithFour();
+    const ids = ['alpha-aaaaaa', 'bravo-bbbbbb', 'charl-cccccc', 'delta-dddddd'];
+    // Shrink, grow, height only, width only, very small, back: each leaves a different old frame behind without the fix.
+    for (const [w, h] of [[60, 16], [120, 40], [120, 14], [70, 14], [44, 12], [100, 30]] as const) {
+      await tmux!.tmux('resize-window', '-t', DASH, '-x', String(w), '-y', String(h));
+      const screen = await eventually(async () => {
+        const size = (await tmux!.tmux('display-message', '-p', '-t', DASH, '#{pane_width} #{pane_height}')).trim();
+        if (size !== `${w} ${h}`) return undefined;
+        const text = await tmux!.tmux('capture-pane', '-p', '-t', DASH);
+        return wholeFrame(text, w, h, ids) ? text : undefined;
+      }, 30_000, `one whole ${w}x${h} frame`).catch(async (err: Error) => {
+        throw new Error(`${err.message}; last screen:\n${await tmux!.tmux('capture-pane', '-p', '-t', DASH)}`);
+      });
+      expect(screen.split('\n')[0]).toMatch(/4 agents, 0 working/);
+    }
+    // Still alive and answering keys at the last size.
+    await tmux!.tmux('send-keys', '-t', DASH, 'j');
+    await tmux!.waitFor(DASH, /› bravo-bbbbbb/, 15_000);
+  }, 120_000);
 });
+
+/**
+ * True when the visible screen is one dashboard frame for a w×h window: the title first and
+ * once, each agent's row once, the key help once and last, no line wider than the window.
+ */
+function wholeFrame(text: string, w: number, h: number, ids: readonly string[]): boolean {
+  const lines = text.replace(/\n+$/, '').split('\n');
+  if (lines.length > h || lines.some((l) => [...l].length > w)) return false;
+  const count = (re: RegExp) => lines.filter((l) => re.test(l)).length;
+  if (!/4 agents, 0 working/.test(lines[0] ?? '') || count(/agents, \d+ working/) !== 1) return false;
+  if (!/j\/k move/.test(lines.at(-1) ?? '') || count(/j\/k move/) !== 1) return false;
+  // Rows: the selected one and the rest; tiny windows scroll, so each shown id is shown once.
+  // Narrow windows cut ids (`alpha-aaa…`): the first nine characters always show.
+  const rows = ids.map((id) => count(new RegExp(`^[› ] ${id.slice(0, 9)}`)));
+  return rows.every((n) => n <= 1) && rows[0] === 1;
+}
