@@ -1,5 +1,6 @@
 import type { Config } from '../config/schema.js';
 import type { AgentRecord } from '../fleet/record.js';
+import type { LoadResult } from '../definitions/types.js';
 import type { Layout } from '../layout/layout.js';
 import { unavailableChatActions, type ChatActions } from './chat/actions.js';
 
@@ -13,10 +14,12 @@ export async function chatActionsFor(layout: Layout, config: Config, rec: AgentR
     const done = await answerRequest(layout, config, id, decision, { pid: process.ppid });
     return `${decision.decision === 'approve' ? 'approved' : 'denied'} ${done.requestId} (${done.agentId})`;
   };
-  const names = (await loadDefinitions({ layout, config })).definitions.map((d) => d.name);
+  const loaded = await loadDefinitions({ layout, config });
+  const names = loaded.definitions.map((d) => d.name);
   return {
     ...unavailableChatActions(names),
     definitions: () => Promise.resolve(names),
+    list: () => Promise.resolve(formatDefinitionList(loaded)),
     async spawn(name, prompt, opts) {
       const { spawnAgent } = await import('../spawn/spawn.js');
       const { readRecord } = await import('../fleet/registry.js');
@@ -72,4 +75,14 @@ export async function chatActionsFor(layout: Layout, config: Config, rec: AgentR
       return items.map((i) => `${i.read ? ' ' : '●'} ${i.message.id}  ${i.message.from}  ${i.message.kind}  ${i.message.summary}`).join('\n');
     },
   };
+}
+
+/** `/agent list`: one line per definition (name, description, model when set), then the files that did not load. */
+export function formatDefinitionList(loaded: Pick<LoadResult, 'definitions' | 'errors'>): string {
+  const defs = loaded.definitions;
+  const width = Math.max(0, ...defs.map((d) => d.name.length));
+  const lines = defs.map((d) => `${d.name.padEnd(width)}  ${d.description.replace(/\s+/g, ' ').trim()}${d.model ? `  (${d.model})` : ''}`);
+  if (defs.length === 0) lines.push('no agent definitions — add one in .flotilla/agents/<name>.md (docs/definitions.md)');
+  for (const e of loaded.errors) lines.push(`✗ ${e.message.includes(e.path) ? e.message : `${e.path}: ${e.message}`}`);
+  return lines.join('\n');
 }

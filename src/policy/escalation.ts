@@ -14,18 +14,19 @@ export interface ParentPolicy extends Pick<EffectivePolicy, 'tools' | 'permissio
 export interface ChildPolicy extends Pick<EffectivePolicy, 'tools' | 'permissionMode' | 'secrets'> {
   /** The child's definition name, named in the refusal. */
   name: string;
-  maxTurns: number;
   timeoutSecs: number;
 }
 
+/**
+ * What the parent has left that a child shares. Turns are not here: they are per agent
+ * (issue 14), so a child's `max_turns` is its own and never checked against the parent's.
+ */
 export interface Remaining {
-  /** Turns the parent has left in its current task. */
-  turns: number;
   /** Seconds of wall clock the parent has left. */
   secs: number;
 }
 
-export type EscalationField = 'tools' | 'permission_mode' | 'secrets' | 'max_turns' | 'timeout_secs';
+export type EscalationField = 'tools' | 'permission_mode' | 'secrets' | 'timeout_secs';
 
 export type EscalationResult = { ok: true } | { ok: false; field: EscalationField; message: string };
 
@@ -47,9 +48,6 @@ export function checkEscalation(parent: ParentPolicy, child: ChildPolicy, remain
   for (const key of child.secrets) {
     if (!parent.secrets.includes(key)) return refuse('secrets', `asks for secret '${key}', which ${par} may not request`);
   }
-  if (child.maxTurns > remaining.turns) {
-    return refuse('max_turns', `asks for max_turns ${child.maxTurns}, above the ${remaining.turns} turns ${par} has left`);
-  }
   if (child.timeoutSecs > remaining.secs) {
     return refuse('timeout_secs', `asks for timeout_secs ${child.timeoutSecs}, above the ${Math.floor(remaining.secs)} s ${par} has left`);
   }
@@ -67,8 +65,8 @@ export interface Declared {
 /**
  * Narrows the fields a definition did not set itself to what the parent can give, so a
  * definition that merely took the defaults inherits rather than gets refused (a child of a
- * parent three turns in would otherwise always ask for more turns than are left). Fields the
- * definition set explicitly are left alone for `checkEscalation` to judge.
+ * parent an hour into its time would otherwise always ask for more seconds than are left).
+ * Fields the definition set explicitly are left alone for `checkEscalation` to judge.
  */
 export function fitToParent(child: ChildPolicy, declared: Declared, parent: ParentPolicy, remaining: Remaining): ChildPolicy {
   return {
@@ -78,7 +76,6 @@ export function fitToParent(child: ChildPolicy, declared: Declared, parent: Pare
       declared.permissionMode || modeRank(child.permissionMode) <= modeRank(parent.permissionMode)
         ? child.permissionMode
         : parent.permissionMode,
-    maxTurns: declared.maxTurns ? child.maxTurns : Math.max(0, Math.min(child.maxTurns, remaining.turns)),
     timeoutSecs: declared.timeoutSecs ? child.timeoutSecs : Math.max(0, Math.min(child.timeoutSecs, Math.floor(remaining.secs))),
   };
 }

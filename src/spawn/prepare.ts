@@ -103,19 +103,20 @@ async function prepareFor(layout: Layout, config: Config, req: SpawnRequest, par
 
   // No escalation (§7): the child gets at most what its parent has left.
   let policy = effectivePolicy(definition, config.agents.default_disallowed_tools);
-  let maxTurns = definition.maxTurns;
+  // Turns are the child's own (its definition's or the default), never the parent's remainder.
+  const maxTurns = definition.maxTurns;
   let timeoutSecs = definition.timeoutSecs;
   if (parent) {
     const parentMode = parsePermissionMode(parent.effectivePolicy.permissionMode) ?? 'default';
     const parentPolicy = { tools: parent.effectivePolicy.tools, permissionMode: parentMode, secrets: parent.effectivePolicy.secrets, name: parent.id, id: parent.id };
     const elapsed = parent.startedAt ? (Date.now() - Date.parse(parent.startedAt)) / 1000 : 0;
-    const remaining = { turns: Math.max(0, parent.maxTurns - parent.turns), secs: Math.max(0, parent.timeoutSecs - elapsed) };
-    const child = { tools: policy.tools, permissionMode: policy.permissionMode, secrets: policy.secrets, maxTurns, timeoutSecs, name: definition.name };
+    // Turns are per agent (issue 14): only the wall clock is shared down the tree.
+    const remaining = { secs: Math.max(0, parent.timeoutSecs - elapsed) };
+    const child = { tools: policy.tools, permissionMode: policy.permissionMode, secrets: policy.secrets, timeoutSecs, name: definition.name };
     const fitted = fitToParent(child, definition.declared, parentPolicy, remaining);
     const verdict = checkEscalation(parentPolicy, fitted, remaining);
     if (!verdict.ok) throw refusal('escalation', verdict.message, { field: verdict.field, definition: definition.name });
     policy = { ...policy, tools: fitted.tools, permissionMode: fitted.permissionMode };
-    maxTurns = Math.max(1, fitted.maxTurns);
     timeoutSecs = Math.max(1, fitted.timeoutSecs);
   }
 

@@ -58,6 +58,8 @@ describe('tool lines', () => {
     const c = call('spawn_agent', { prompt: 'go', agent: 'worker' });
     expect(lines(formatEvent(result(c, 'Spawned worker-ab12cd in window @3.'), ctx))).toEqual(['spawn_agent → worker-ab12cd']);
     expect(lines(formatEvent(result(c, 'ok', { meta: { id: 'worker-zz9999' } }), ctx))).toEqual(['spawn_agent → worker-zz9999']);
+    // The tool's own `child` key wins over an id-shaped word in the answer (wait: true).
+    expect(lines(formatEvent(result(c, '## kid: completed\nEcho: report to boss-785x8g', { meta: { child: 'kid' } }), ctx))).toEqual(['spawn_agent → kid']);
   });
 
   it('tool errors are one red line', () => {

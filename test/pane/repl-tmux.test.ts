@@ -88,6 +88,27 @@ describe('interactive pane in tmux', () => {
     expect(call.text).toBe('stop and read the spec');
   });
 
+  it('a chat command typed while text streams goes above the streamed line, which goes on unbroken', async () => {
+    pane = await startPane({ scripted: true });
+    pane.control({ busy: true });
+    await pane.waitFor(/working/);
+    pane.control({ emit: { type: 'text_delta', text: 'The answer is ' } });
+    await pane.waitFor(/The answer is/);
+    await pane.type('/inbox');
+    await pane.keys('Enter');
+    await pane.waitFor(/\/inbox is not yet available/);
+    pane.control({ emit: { type: 'text_delta', text: 'forty-two, as computed.\nNext line.' } });
+    await pane.waitFor(/Next line\./);
+    const lines = await pane.screenLines();
+    expect(lines).toContain('The answer is forty-two, as computed.');
+    // The command and its reply sit above the streamed text, each once.
+    const at = (s: string) => lines.findIndex((l) => l.startsWith(s));
+    expect(at('› /inbox')).toBeGreaterThan(-1);
+    expect(at('/inbox is not yet available')).toBeGreaterThan(at('› /inbox'));
+    expect(at('The answer is forty-two')).toBeGreaterThan(at('/inbox is not yet available'));
+    expect(lines.filter((l) => l.startsWith('The answer is'))).toHaveLength(1);
+  });
+
   it('Ctrl-C once aborts the turn; Ctrl-C again exits as cancelled', async () => {
     pane = await startPane();
     pane.control({ busy: true });

@@ -7,15 +7,14 @@ const child = (c: Partial<ChildPolicy> = {}): ChildPolicy => ({
   tools: ['read'],
   permissionMode: 'default',
   secrets: [],
-  maxTurns: 10,
   timeoutSecs: 300,
   ...c,
 });
-const remaining = { turns: 15, secs: 400 };
+const remaining = { secs: 400 };
 
 describe('checkEscalation', () => {
   it('allows a child within the parent', () => {
-    expect(checkEscalation(parent, child({ tools: ['read', 'grep'], permissionMode: 'accept_edits', secrets: ['GH_TOKEN'], maxTurns: 15, timeoutSecs: 400 }), remaining)).toEqual({ ok: true });
+    expect(checkEscalation(parent, child({ tools: ['read', 'grep'], permissionMode: 'accept_edits', secrets: ['GH_TOKEN'], timeoutSecs: 400 }), remaining)).toEqual({ ok: true });
   });
 
   it('refuses a tool the parent lacks, with the exact message', () => {
@@ -29,7 +28,6 @@ describe('checkEscalation', () => {
   it.each([
     ['permission_mode', { permissionMode: 'dont_ask' as const }, "spawn refused: 'deployer' asks for permission mode 'dont_ask', above the 'accept_edits' of parent 'lead-3kd9p1' (permission_mode)"],
     ['secrets', { secrets: ['AWS_SECRET_ACCESS_KEY'] }, "spawn refused: 'deployer' asks for secret 'AWS_SECRET_ACCESS_KEY', which parent 'lead-3kd9p1' may not request (secrets)"],
-    ['max_turns', { maxTurns: 16 }, "spawn refused: 'deployer' asks for max_turns 16, above the 15 turns parent 'lead-3kd9p1' has left (max_turns)"],
     ['timeout_secs', { timeoutSecs: 401 }, "spawn refused: 'deployer' asks for timeout_secs 401, above the 400 s parent 'lead-3kd9p1' has left (timeout_secs)"],
   ])('refuses more %s', (field, c, message) => {
     expect(checkEscalation(parent, child(c), remaining)).toEqual({ ok: false, field, message });
@@ -48,9 +46,9 @@ describe('checkEscalation', () => {
 
 describe('fitToParent', () => {
   it('narrows only what the definition did not declare', () => {
-    const wide = child({ tools: ['read', 'shell', 'grep'], permissionMode: 'dont_ask', maxTurns: 20, timeoutSecs: 600 });
+    const wide = child({ tools: ['read', 'shell', 'grep'], permissionMode: 'dont_ask', timeoutSecs: 600 });
     const fitted = fitToParent(wide, { tools: false, permissionMode: false, maxTurns: false, timeoutSecs: false }, parent, remaining);
-    expect(fitted).toMatchObject({ tools: ['read', 'grep'], permissionMode: 'accept_edits', maxTurns: 15, timeoutSecs: 400 });
+    expect(fitted).toMatchObject({ tools: ['read', 'grep'], permissionMode: 'accept_edits', timeoutSecs: 400 });
     expect(checkEscalation(parent, fitted, remaining)).toEqual({ ok: true });
     const declared = fitToParent(wide, { tools: true, permissionMode: true, maxTurns: true, timeoutSecs: true }, parent, remaining);
     expect(checkEscalation(parent, declared, remaining)).toMatchObject({ ok: false, field: 'tools' });

@@ -2,10 +2,10 @@ import { Command } from 'commander';
 import { cliContext } from '../context.js';
 import { printJson } from '../output.js';
 
-/** `flotilla collect` (§2): every finished, uncollected agent's result, once. */
+/** `flotilla collect` (§2): every finished, uncollected result, once (an open agent's finished task too). */
 export function command(): Command {
   return new Command('collect')
-    .description('print the result of every finished agent not collected yet, and mark it collected; running agents are skipped, never waited for')
+    .description("print every result not collected yet, once: each finished agent's, and the last finished task's of an agent still open in its window; tasks still running are skipped, never waited for")
     .option('--json', 'print a JSON array of results')
     .action(async (opts: { json?: boolean }, cmd: Command) => {
       const { layout } = cliContext(cmd);
@@ -17,7 +17,8 @@ export function command(): Command {
       const results = collectFinished(layout, { warn: (m) => process.stderr.write(`flotilla: warning: ${m}\n`) });
       if (opts.json) printJson(results);
       else process.stdout.write(results.map(formatCollected).join('\n'));
-      const running = listRecords(layout).filter((r) => recordLiveness(r) !== 'ended').length;
+      // Idle agents were handed out above; what is skipped is work still under way.
+      const running = listRecords(layout).filter((r) => recordLiveness(r) !== 'ended' && r.status !== 'idle').length;
       if (!opts.json && process.stderr.isTTY) {
         const note = results.length === 0 ? 'nothing new to collect' : `collected ${results.length}`;
         process.stderr.write(`flotilla: ${note}${running ? ` (${running} still running, skipped)` : ''}\n`);

@@ -55,6 +55,8 @@ export function command(): Command {
         { maxBodyBytes: max },
       );
       process.stdout.write(opts.json ? JSON.stringify(headerOf(message), null, 2) + '\n' : message.id + '\n');
+      const note = await endedNote(layout, recipient);
+      if (note) process.stderr.write(`flotilla: ${note}\n`);
     });
 }
 
@@ -72,6 +74,29 @@ async function sendFromSandbox(door: string, to: string, words: string[], opts: 
     ...(opts.replyTo !== undefined ? { in_reply_to: opts.replyTo } : {}),
   });
   process.stdout.write(opts.json ? JSON.stringify(header, null, 2) + '\n' : `${String(header.id)}\n`);
+}
+
+/**
+ * Mail to an agent that is no longer running is kept (a resume reads it), but nobody reads
+ * it now: say so instead of a silent success (issue 14).
+ */
+async function endedNote(layout: import('../../layout/layout.js').Layout, recipient: string): Promise<string | null> {
+  if (recipient === 'human') return null;
+  const [{ readRecord }, { recordLiveness }] = await Promise.all([import('../../fleet/registry.js'), import('../../fleet/liveness.js')]);
+  let rec;
+  try {
+    rec = readRecord(layout, recipient);
+  } catch {
+    return null;
+  }
+  if (!rec) return null;
+  const liveness = recordLiveness(rec);
+  if (liveness === 'ended') {
+    const why = rec.exitReason && rec.exitReason !== rec.status ? `: ${rec.exitReason}` : '';
+    return `${rec.id} has ended (${rec.status}${why}), so no one reads this now; it waits in its inbox, and 'flotilla resume ${rec.id}' continues that agent with it`;
+  }
+  if (liveness === 'dead') return `${rec.id} is not running (its process is gone), so no one reads this now; it waits in its inbox — see 'flotilla status'`;
+  return null;
 }
 
 /** Reads stdin, stopping just past the limit so a huge pipe is refused without being held in memory. */

@@ -97,7 +97,8 @@ const AGENT_ID = /\b[a-zA-Z0-9][a-zA-Z0-9_-]*-[a-z0-9]{6}\b/;
 /** The new agent's id: from the result's meta when the tool gives it, else the first id-shaped word. */
 function spawnedId(result: ToolResult): string {
   const meta = result.meta ?? {};
-  for (const key of ['id', 'agentId', 'childId']) {
+  // spawn_agent's own key is `child`: the answer text (with wait) may name other agents first.
+  for (const key of ['child', 'id', 'agentId', 'childId']) {
     const v = meta[key];
     if (typeof v === 'string' && v !== '') return v;
   }

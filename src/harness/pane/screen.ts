@@ -22,7 +22,8 @@ export class PaneScreen {
   private partial = '';
   private prompt = '› ';
   private status: (width: number) => string = () => '';
-  private pending: PaneOutput[] = [];
+  /** `aside`: a line of the pane itself (the person's input, a chat reply), not of the model's stream. */
+  private pending: (PaneOutput | { kind: 'aside'; text: string })[] = [];
   private scheduled = false;
   /** Rows of the live area above the prompt line, when the area is on screen. */
   private drawnAbove = -1;
@@ -68,9 +69,13 @@ export class PaneScreen {
     this.schedule();
   }
 
-  /** Writes lines now (chat replies, notices of the pane itself). */
+  /**
+   * Writes lines now (chat replies, notices of the pane itself). They go above the model's
+   * unfinished line, which stays in the live area and goes on where it was (issue 14: a chat
+   * command typed while text streams used to split the streamed line in two).
+   */
   lines(lines: readonly string[]): void {
-    this.pending.push(...lines.map((text) => ({ kind: 'line' as const, text })));
+    this.pending.push(...lines.map((text) => ({ kind: 'aside' as const, text })));
     this.flush();
   }
 
@@ -87,7 +92,7 @@ export class PaneScreen {
       clearScreenDown(this.out);
       this.drawnAbove = -1;
     }
-    if (line.trim() !== '') this.pending.push({ kind: 'line', text: this.prompt + line });
+    if (line.trim() !== '') this.pending.push({ kind: 'aside', text: this.prompt + line });
     this.flush();
   }
 
@@ -112,9 +117,10 @@ export class PaneScreen {
     this.pending = [];
     for (const o of outputs) {
       if (o.kind === 'text') this.addText(o.text);
+      else if (o.kind === 'aside' && this.rl !== null) this.writeLine(o.text);
       else {
         this.endText();
-        if (o.kind === 'line') this.writeLine(o.text);
+        if (o.kind !== 'break') this.writeLine(o.text);
       }
     }
     this.capPartial();
