@@ -309,9 +309,13 @@ export class AgentSession implements Session {
     this.taskOpen = false;
     const outputPath = deps.writeOutput(text);
     const result: TaskResult = { task: this.keeper.current.task, status, exitReason, finishedAt: new Date().toISOString(), outputPath };
-    this.keeper.set({ lastTask: result, ...(deps.oneshot ? {} : { status: 'idle' }) });
+    const change = { lastTask: result, ...(deps.oneshot ? {} : { status: 'idle' as const }) };
+    // The completion is delivered before the record says the task is done: a parent whose
+    // wait_for_agents returns on the record then finds it already in its inbox, instead of
+    // ending its own task first and answering the late completion a second time.
+    await deps.complete({ ...this.keeper.current, ...change }, result, text);
+    this.keeper.set(change);
     this.emit({ type: 'task_end', result, text });
-    await deps.complete(this.keeper.current, result, text);
     if (deps.oneshot) await this.shutdownAfterTask(result);
   }
 
