@@ -110,7 +110,7 @@ async function runOneShot(started: StartedAgent): Promise<number> {
 async function runInteractive(started: StartedAgent, config: Config, layout: Layout): Promise<number> {
   const { session, record, prompt } = started;
   const { startRepl } = await import('./repl.js');
-  const { chatActionsFor } = await import('./chat-actions.js');
+  const { chatActionsFor } = await import('./chat/fleet-actions.js');
   const repl = startRepl(session, {
     input: process.stdin,
     output: process.stdout,

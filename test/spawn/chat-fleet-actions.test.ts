@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { createRecord } from '../../src/fleet/registry.js';
-import { chatActionsFor } from '../../src/harness/chat-actions.js';
+import { chatActionsFor } from '../../src/harness/chat/fleet-actions.js';
 import { recordInput } from '../helpers/records.js';
 import { eventually } from '../helpers/tmux.js';
 import { completionsFrom, spawnFleet, type SpawnFleet } from './helpers.js';
