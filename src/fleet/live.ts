@@ -82,6 +82,37 @@ export function liveChildRecords(layout: Layout, parentId: string, io: FleetIo =
   return live.filter((r) => r.parentId === parentId);
 }
 
+/**
+ * An agent's subtree (children, theirs, …), nearest level first, from the children index
+ * (`state/children/<parent>/<child>`, written at spawn): only those records are read, never
+ * the rest of the fleet. A child whose record gc removed is skipped, its own children not.
+ */
+export function subtreeRecords(layout: Layout, id: string, io: FleetIo = nodeIo): AgentRecord[] {
+  ensureIndex(layout, io);
+  const out: AgentRecord[] = [];
+  const seen = new Set([id]);
+  let frontier = [id];
+  while (frontier.length > 0) {
+    const level: AgentRecord[] = [];
+    const next: string[] = [];
+    for (const parent of frontier) {
+      let kids: string[];
+      try { kids = io.readdir(layout.children(parent)); } catch { continue; }
+      for (const kid of kids) {
+        if (seen.has(kid)) continue;
+        seen.add(kid);
+        next.push(kid);
+        let rec: AgentRecord | undefined;
+        try { rec = readRecord(layout, kid, io); } catch { rec = undefined; }
+        if (rec) level.push(rec);
+      }
+    }
+    out.push(...level.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id)));
+    frontier = next;
+  }
+  return out;
+}
+
 /** How many finished agents `status` and `watch` show besides the live ones. */
 export const RECENT_WINDOW = 100;
 

@@ -1,5 +1,5 @@
 import { appendFileSync, closeSync, fstatSync, fsyncSync, mkdirSync, openSync, readSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { isErrno } from '../errors.js';
 import type { Layout } from '../layout/layout.js';
 import type { FleetIo } from './fleet-io.js';
@@ -136,6 +136,11 @@ export function rebuildIndex(layout: Layout, records: readonly AgentRecord[]): v
   const ended: AgentRecord[] = [];
   const usage = new Map<string, string>();
   for (const rec of records) {
+    // The children index predates this marker; a fleet whose index was deleted gets it back.
+    if (rec.parentId) {
+      mkdirSync(layout.children(rec.parentId), { recursive: true });
+      writeFileSync(join(layout.children(rec.parentId), rec.id), '');
+    }
     if (!isTerminal(rec.status)) {
       markLive(layout, rec.id);
       continue;

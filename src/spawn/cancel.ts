@@ -2,11 +2,12 @@ import { audit } from '../audit/audit.js';
 import type { Config } from '../config/schema.js';
 import { recordLiveness } from '../fleet/liveness.js';
 import type { AgentRecord } from '../fleet/record.js';
-import { endRecord, listRecords, readRecord } from '../fleet/registry.js';
+import { subtreeRecords } from '../fleet/live.js';
+import { endRecord, readRecord } from '../fleet/registry.js';
 import type { Layout } from '../layout/layout.js';
 import { sendCompletionOnce } from '../lifecycle/completion.js';
 import { reconcileDead } from '../lifecycle/reconcile.js';
-import { descendants, harnessRunning, signalAgent } from '../lifecycle/signal.js';
+import { harnessRunning, signalAgent } from '../lifecycle/signal.js';
 import { sleep } from '../sleep.js';
 
 /**
@@ -29,8 +30,9 @@ const POLL_MS = 50;
 
 /** Cancels `target` (and its foreground children, or with `tree` its whole subtree); returns the ids that were still running. */
 export async function cancelAgent(layout: Layout, config: Config, target: AgentRecord, opts: CancelOptions = {}): Promise<string[]> {
-  const records = listRecords(layout);
-  const below = descendants(target.id, records);
+  // The target's subtree only (children index): cost does not grow with the fleet's history.
+  const below = subtreeRecords(layout, target.id);
+  const records = [target, ...below];
   const byId = new Map(records.map((r) => [r.id, r]));
   // Foreground children get SIGTERM from their own parent; signal the rest directly.
   const covered = (r: AgentRecord): boolean => {

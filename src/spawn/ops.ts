@@ -1,9 +1,9 @@
 import type { Config } from '../config/schema.js';
 import { FlotillaError } from '../errors.js';
 import type { AgentRecord } from '../fleet/record.js';
-import { listRecords, readRecord, resolveAgent } from '../fleet/registry.js';
+import { subtreeRecords } from '../fleet/live.js';
+import { readRecord, resolveAgent } from '../fleet/registry.js';
 import type { Layout } from '../layout/layout.js';
-import { descendants } from '../lifecycle/signal.js';
 import type { FleetOps } from '../tools/fleet-agents.js';
 
 /** Answers handed to a model are cut here; the whole answer stays in the output file. */
@@ -34,7 +34,8 @@ export function fleetOpsFor(layout: Layout, config: Config, rec: AgentRecord): F
       }
     },
     list() {
-      return Promise.resolve(descendants(rec.id, listRecords(layout)).map((r) => ({
+      // Its own subtree, from the children index: the rest of the fleet's history is never read.
+      return Promise.resolve(subtreeRecords(layout, rec.id).map((r) => ({
         id: r.id, name: r.name, status: r.status, depth: r.depth, turns: r.turns, lastLine: r.lastLine,
       })));
     },
@@ -47,11 +48,21 @@ export function fleetOpsFor(layout: Layout, config: Config, rec: AgentRecord): F
     },
     async cancel(prefix) {
       const target = resolveAgent(layout, prefix);
-      if (!descendants(rec.id, listRecords(layout)).some((r) => r.id === target.id)) {
+      if (!isBelow(layout, target, rec.id)) {
         throw new FlotillaError(`'${target.id}' is not one of your agents — you may cancel only agents you spawned (and theirs); see list_agents`, { code: 'not-yours' });
       }
       const { cancelAgent } = await import('./cancel.js');
       return cancelAgent(layout, config, target, { by: rec.id });
     },
   };
+}
+
+/** Whether `target` is in `ancestorId`'s subtree: its parent chain, a few record reads. */
+function isBelow(layout: Layout, target: AgentRecord, ancestorId: string): boolean {
+  const seen = new Set<string>();
+  for (let p = target.parentId; p !== null && !seen.has(p); p = readRecord(layout, p)?.parentId ?? null) {
+    if (p === ancestorId) return true;
+    seen.add(p);
+  }
+  return false;
 }

@@ -4,12 +4,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { admitSpawn } from '../../src/fleet/caps.js';
 import { nodeIo, type FleetIo } from '../../src/fleet/fleet-io.js';
-import { liveRecords, recentRecords, treeUsage } from '../../src/fleet/live.js';
+import { ensureIndex, liveRecords, recentRecords, subtreeRecords, treeUsage } from '../../src/fleet/live.js';
 import { processStartTime } from '../../src/fleet/proc.js';
 import { createRecord, endRecord, readRecord, updateRecord } from '../../src/fleet/registry.js';
 import { admitSelf } from '../../src/harness/admit.js';
 import type { Layout } from '../../src/layout/layout.js';
 import { treeBudgetRefusal } from '../../src/spawn/budget.js';
+import { fleetOpsFor } from '../../src/spawn/ops.js';
 import { tempFleet, type TempFleet } from '../helpers/fleet.js';
 import { recordInput } from '../helpers/records.js';
 
@@ -133,6 +134,24 @@ describe('hot paths independent of the fleet history (issue 15)', () => {
     expect(treeUsage(fleet.layout, 'solo').tokens).toBe(70);
     endRecord(fleet.layout, 'solo', { status: 'crashed' });
     expect(treeUsage(fleet.layout, 'solo').tokens).toBe(70);
+  });
+
+  it('list_agents and cancel_agent read the agent\'s own subtree, never the rest of the history', async () => {
+    fleet = tempFleet();
+    historyAndLead(fleet.layout);
+    finished(fleet.layout, 'grandkid', 'lead', 5, 'kid-a');
+    // These records were written without a spawn: the children index comes from a rebuild.
+    rmSync(fleet.layout.indexDir, { recursive: true, force: true });
+    ensureIndex(fleet.layout);
+    const io = countingIo();
+    expect(subtreeRecords(fleet.layout, 'lead', io).map((r) => r.id)).toEqual(['kid-a', 'kid-b', 'kid-c', 'grandkid']);
+    expect(io.reads.filter((p) => /\/old-\d+\.json$/.test(p))).toEqual([]);
+    expect(io.reads).not.toContain(fleet.layout.registryDir);
+
+    const config = loadConfig({ layout: fleet.layout, env: {}, userFile: null }).config;
+    const ops = fleetOpsFor(fleet.layout, config, readRecord(fleet.layout, 'lead')!);
+    expect((await ops.list()).map((r) => [r.id, r.status])).toEqual([['kid-a', 'completed'], ['kid-b', 'completed'], ['kid-c', 'completed'], ['grandkid', 'completed']]);
+    await expect(ops.cancel('old-0007')).rejects.toMatchObject({ code: 'not-yours' });
   });
 
   it('status lists the live agents and the last ones to finish, and counts the rest', () => {
