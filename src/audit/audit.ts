@@ -17,7 +17,7 @@ export type AuditEventName =
   | 'agent_start' | 'agent_end' | 'spawn' | 'spawn_refused' | 'tool_call' | 'tool_result'
   | 'policy_denied' | 'approval' | 'message_sent' | 'message_claimed' | 'message_rejected'
   | 'human_input' | 'hook_run' | 'secret_requested' | 'secret_granted' | 'secret_denied' | 'secret_expired' | 'secret_revoked'
-  | 'completion' | 'cancel' | 'reap' | 'gc';
+  | 'completion' | 'cancel' | 'reap' | 'gc' | 'message_duplicate_id';
 
 export interface AuditEvent {
   event: AuditEventName;

@@ -1,3 +1,5 @@
+import { mkdirSync, readdirSync, renameSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Log } from '../audit/logger.js';
 import type { Config } from '../config/schema.js';
 import type { Layout } from '../layout/layout.js';
@@ -5,65 +7,101 @@ import type { Injection } from '../loop/types.js';
 import type { InboxItem } from '../inbox/read.js';
 import type { InboxPort } from './session.js';
 
+/** What the transcript being resumed already surfaced: by file name, or by id for older transcripts. */
+export interface RecordedMail {
+  files: ReadonlySet<string>;
+  ids: ReadonlySet<string>;
+}
+
 /**
- * The harness's side of its Maildir (§4): a watcher fills `unread`; `take()` hands the
- * not-yet-surfaced messages to the loop as one injection; `claim()` renames them into cur/
- * only after the transcript has recorded them, so a crash in between re-delivers.
+ * The harness's side of its Maildir (§4). Unread mail is state, not events: every `take()`
+ * and `hasUnread()` re-reads new/ (one readdir) and compares it with what this agent has
+ * claimed, so mail is surfaced even when no event came; `fs.watch` only makes it sooner.
+ * `claim()` renames into cur/ only after the transcript has recorded them, so a crash in
+ * between re-delivers. Mail to the agents this one continues (resume) is forwarded here.
  */
-export async function openInboxPort(layout: Layout, owner: string, config: Config, log: Log, alreadySurfaced: ReadonlySet<string> = new Set(), aliases: readonly string[] = []): Promise<InboxPort & { takeForTool(peek: boolean): Promise<string>; claimPending(): Promise<void> }> {
-  const [{ watchInbox }, { formatForModel, noticeLine, sortForReader }, { claim }, { list }] = await Promise.all([
-    import('../inbox/watch.js'), import('../inbox/surface.js'), import('../inbox/claim.js'), import('../inbox/read.js'),
+export async function openInboxPort(layout: Layout, owner: string, config: Config, log: Log, recorded: RecordedMail = { files: new Set(), ids: new Set() }, aliases: readonly string[] = []): Promise<InboxPort & { takeForTool(peek: boolean): Promise<string>; claimPending(): Promise<void> }> {
+  const [{ UnreadMail }, { watchDir }, { formatForModel, noticeLine, sortForReader }, { list }, { ensureMaildir }] = await Promise.all([
+    import('../inbox/unread.js'), import('../inbox/watch-dir.js'), import('../inbox/surface.js'), import('../inbox/read.js'), import('../inbox/maildir.js'),
   ]);
-  const unread = new Map<string, InboxItem>();
+  const box = ensureMaildir(layout, owner);
   const surfaced = new Set<string>();
   const toClaim = new Set<string>();
   const arrivals = new Set<(notice: string) => void>();
-  const watcher = watchInbox(layout, owner, {
-    poll: config.inbox.poll, pollIntervalMs: config.inbox.poll_interval_ms, rescanSecs: config.inbox.rescan_secs,
-    maxBodyBytes: config.inbox.max_body_bytes, log, aliases,
+  const wasRecorded = (item: InboxItem) => recorded.files.has(item.file) || (recorded.files.size === 0 && recorded.ids.has(item.message.id));
+  const mail = new UnreadMail(layout, owner, {
+    maxBodyBytes: config.inbox.max_body_bytes, aliases, log,
+    onNew: (item) => {
+      if (wasRecorded(item)) {
+        // The transcript recorded it before a crash stopped the claim: finish the claim, show it no more.
+        surfaced.add(item.file);
+        void mail.claim([item.file]);
+        return;
+      }
+      for (const l of arrivals) l(noticeLine(item.message));
+    },
   });
-  // Keyed by message id: the ids the transcript records (§8) and resume compares against.
-  watcher.on('message', (item) => {
-    if (unread.has(item.message.id)) return;
-    if (alreadySurfaced.has(item.message.id)) {
-      // The transcript recorded it before a crash stopped the claim: finish the claim, show it no more.
-      void claim(layout, owner, item).catch((err: unknown) => log.error({ err: String(err), file: item.file }, 'claim failed'));
-      return;
-    }
-    unread.set(item.message.id, item);
-    for (const l of arrivals) l(noticeLine(item.message));
-  });
-  await watcher.ready;
+  const watchOpts = { poll: config.inbox.poll, pollIntervalMs: config.inbox.poll_interval_ms, log, label: owner };
+  const watcher = watchDir(box.new, (name) => void (name === null ? mail.sync() : mail.note(name)), watchOpts);
 
-  const fresh = () => sortForReader([...unread.values()].filter((i) => !surfaced.has(i.message.id)).map((i) => ({ ...i.message, item: i }))).map((m) => m.item);
-  const doClaim = async (ids: Iterable<string>) => {
-    // Fault point for the crash-safety test (§4): die after the transcript recorded, before the claim.
-    if (process.env.FLOTILLA_FAULT === 'kill-before-claim') process.kill(process.pid, 'SIGKILL');
-    for (const id of ids) {
-      const item = unread.get(id);
-      if (item) await claim(layout, owner, item).catch((err: unknown) => log.error({ err: String(err), id }, 'claim failed'));
-      unread.delete(id);
-      toClaim.delete(id);
+  // Mail sent to a predecessor after this resume lands in its Maildir: move it here (same name, atomic).
+  const forward = () => {
+    for (const from of aliases) {
+      const dir = join(layout.inbox(from), 'new');
+      let names: string[];
+      try { names = readdirSync(dir); } catch { continue; }
+      for (const name of names) {
+        try { renameSync(join(dir, name), join(box.new, name)); } catch { /* claimed or moved meanwhile */ }
+      }
     }
+  };
+  const forwarders = aliases.map((from) => {
+    const dir = join(layout.inbox(from), 'new');
+    mkdirSync(dir, { recursive: true });
+    return watchDir(dir, () => forward(), { ...watchOpts, label: from });
+  });
+  forward();
+  const rescan = setInterval(() => { forward(); void mail.sync(); }, config.inbox.rescan_secs * 1000);
+  rescan.unref();
+  await mail.sync();
+
+  const fresh = () => sortForReader(mail.items().filter((i) => !surfaced.has(i.file)).map((i) => ({ ...i.message, item: i }))).map((m) => m.item);
+  const doClaim = async (files: Iterable<string>) => {
+    // Fault point for the crash-safety test (§4): die after the transcript recorded, before the claim.
+    if (process.env.FLOTILLA_FAULT?.split(',').includes('kill-before-claim')) process.kill(process.pid, 'SIGKILL');
+    const names = [...files];
+    await mail.claim(names);
+    for (const n of names) toClaim.delete(n);
   };
 
   return {
     async take(): Promise<Injection | undefined> {
+      await mail.sync();
       const items = fresh();
       if (items.length === 0) return undefined;
-      for (const i of items) surfaced.add(i.message.id);
-      return { source: 'inbox', text: formatForModel(items.map((i) => i.message)), ids: items.map((i) => i.message.id) };
+      for (const i of items) surfaced.add(i.file);
+      return { source: 'inbox', text: formatForModel(items.map((i) => i.message)), ids: items.map((i) => i.message.id), files: items.map((i) => i.file) };
+    },
+    async hasUnread(): Promise<boolean> {
+      forward();
+      await mail.sync();
+      return mail.items().some((i) => !surfaced.has(i.file));
     },
     claim: doClaim,
     /** check_inbox: unread mail as text; without peek it is claimed once the turn is recorded. */
     async takeForTool(peek: boolean): Promise<string> {
+      if (!peek) await mail.sync();
       const items = peek ? (await list(layout, owner, { log, aliases })).filter((i) => !i.read) : fresh();
       if (items.length === 0) return 'No unread messages.';
-      if (!peek) for (const i of items) { surfaced.add(i.message.id); toClaim.add(i.message.id); }
+      if (!peek) for (const i of items) { surfaced.add(i.file); toClaim.add(i.file); }
       return formatForModel(items.map((i) => i.message));
     },
     claimPending: () => doClaim([...toClaim]),
     onArrival(listener) { arrivals.add(listener); },
-    close: () => watcher.close(),
+    async close() {
+      clearInterval(rescan);
+      watcher.close();
+      for (const f of forwarders) f.close();
+    },
   };
 }

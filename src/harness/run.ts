@@ -117,9 +117,13 @@ async function runInteractive(started: StartedAgent, config: Config, layout: Lay
     chat: await chatActionsFor(layout, config, record),
     header: { id: record.id, name: record.name, depth: record.depth, maxDepth: config.limits.max_depth, model: record.model, scripted: record.scripted, parentId: record.parentId },
   });
+  // No prompt (a resume, a bare `flotilla run`): mail already waiting is surfaced at once.
   if (prompt.trim()) void session.runTask(prompt);
-  // No task yet: the slot handed over at spawn goes back until work arrives.
-  else session.idleWithoutTask();
+  // No task yet: the slot handed over at spawn goes back until work arrives (mail already waiting is such work).
+  else {
+    session.idleWithoutTask();
+    void session.wake();
+  }
   // Whichever ends first: the pane (Ctrl-D, /exit) or the agent (idle timeout, cancel).
   await Promise.race([repl, session.whenFinished()]);
   await session.whenFinished();
@@ -158,8 +162,9 @@ async function refuse(layout: Layout, record: AgentRecord, err: unknown): Promis
 function onSignals(stop: (reason: string) => void): void {
   let count = 0;
   const handler = (sig: NodeJS.Signals) => {
-    count++;
-    if (count > 1) process.exit(130);
+    // A second signal while ending changes nothing: exiting now would skip the completion or
+    // the stop hooks half-way. `flotilla cancel` escalates to SIGKILL, and the reaper finishes.
+    if (count++ > 0) return;
     stop(sig === 'SIGHUP' ? 'window closed' : `cancelled (${sig})`);
   };
   process.on('SIGTERM', handler);

@@ -37,5 +37,5 @@ export interface Session {
   /** Answers a pending approval asked in this pane. */
   answerApproval(answer: ApprovalAnswer): void;
   /** Ends the agent (Ctrl-C twice, /exit, SIGTERM, idle timeout) and resolves when it may exit. */
-  shutdown(status: 'cancelled' | 'completed', reason: string): Promise<void>;
+  shutdown(status: 'cancelled' | 'completed' | 'failed', reason: string): Promise<void>;
 }

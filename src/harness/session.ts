@@ -22,8 +22,10 @@ import type { Session, SessionEvent } from './session-types.js';
 export interface InboxPort {
   /** Unread messages in surfacing order (urgent first, then by time), as one injection, or undefined. */
   take(): Promise<Injection | undefined>;
-  /** Claims the messages once the transcript has recorded them (§4). */
-  claim(ids: string[]): Promise<void>;
+  /** Claims the messages (by Maildir file name) once the transcript has recorded them (§4). */
+  claim(files: string[]): Promise<void>;
+  /** Re-reads new/: true when mail not yet shown to the model is waiting. */
+  hasUnread(): Promise<boolean>;
   /** Claims what check_inbox handed to the model, once the transcript holds the tool result. */
   claimPending(): Promise<void>;
   /** Called when a new message arrives. */
@@ -83,6 +85,10 @@ export class AgentSession implements Session {
   private running: Promise<void> | null = null;
   private taskOpen = false;
   private ending: { status: TaskResult['status']; reason: string } | null = null;
+  private interrupted = false;
+  /** The record's turn count when the open task began: `max_turns` is per task (§6). */
+  private taskTurnsStart = 0;
+  private transcriptBroken = false;
   private finished: Promise<void> | null = null;
   private lastText = '';
   private idleTimer: NodeJS.Timeout | undefined;
@@ -133,7 +139,24 @@ export class AgentSession implements Session {
     this.deps.onApprovalAnswer?.(answer);
   }
 
-  shutdown(status: 'cancelled' | 'completed', reason: string): Promise<void> {
+  /**
+   * Starts a run if unread mail waits and the agent is idle: the state check behind every
+   * surfacing (start, run end, a resumed agent's adopted mail). Events only make it sooner.
+   */
+  async wake(): Promise<void> {
+    if (this.running || this.ending || this.deps.oneshot) return;
+    let unread = false;
+    try {
+      unread = await this.deps.inbox.hasUnread();
+    } catch (err) {
+      this.deps.log.warn({ err: errorMessage(err) }, 'inbox check failed');
+    }
+    if (this.running || this.ending) return;
+    if (unread) this.startRun(null);
+    else this.rest();
+  }
+
+  shutdown(status: 'cancelled' | 'completed' | 'failed', reason: string): Promise<void> {
     this.finished ??= (async () => {
       this.ending = { status, reason };
       clearTimeout(this.idleTimer);
@@ -168,19 +191,25 @@ export class AgentSession implements Session {
 
   private startRun(prompt: string | null): void {
     if (this.running) return;
-    this.running = this.takeSlot().then((ok) => (ok ? this.run(prompt) : undefined)).finally(() => {
+    this.interrupted = false;
+    this.running = this.takeSlot().then((ok) => (ok ? this.run(prompt) : undefined)).catch((err: unknown) => this.fail(err)).finally(() => {
       this.running = null;
-      // Lines or messages that came in as the run ended start the next one.
+      // Lines or messages that came in as the run ended start the next one. Mail is looked
+      // for in new/ itself, not remembered from events: an arrival during the run's last
+      // step has no event left to wake anyone. After Ctrl-C the person speaks first.
       if (!this.ending && !this.deps.oneshot && this.humanQueue.length > 0) this.startRun(null);
-      else {
-        // Idle is not work: the slot goes back (issue 14).
-        if (!this.deps.oneshot && this.deps.slot?.held()) {
-          this.deps.slot.give();
-          if (!this.ending) this.keeper.set({ slot: null });
-        }
-        this.armIdleTimer();
-      }
+      else if (!this.ending && !this.deps.oneshot && !this.interrupted) void this.wake();
+      else this.rest();
     });
+  }
+
+  /** No work: the slot goes back (issue 14) and the idle timer runs. */
+  private rest(): void {
+    if (!this.deps.oneshot && this.deps.slot?.held()) {
+      this.deps.slot.give();
+      if (!this.ending) this.keeper.set({ slot: null });
+    }
+    this.armIdleTimer();
   }
 
   /** Work arrived: take a running slot first, in line when none is free. False when the agent ends meanwhile. */
@@ -201,6 +230,14 @@ export class AgentSession implements Session {
     }
   }
 
+  /** An error the run could not turn into data (a disk full, a corrupt record): the agent ends `failed`, saying why. */
+  private fail(err: unknown): void {
+    const cause = errorMessage(err);
+    this.deps.log.error({ err: cause }, 'agent failed');
+    this.emit({ type: 'notice', text: `agent failed: ${cause}`, level: 'error' });
+    void this.shutdown('failed', cause);
+  }
+
   private armIdleTimer(): void {
     clearTimeout(this.idleTimer);
     const secs = this.deps.config.limits.idle_timeout_secs;
@@ -216,6 +253,7 @@ export class AgentSession implements Session {
     if (!this.taskOpen) {
       this.taskOpen = true;
       this.keeper.beginTask();
+      this.taskTurnsStart = this.keeper.current.turns;
       this.emit({ type: 'task_start', task: this.keeper.current.task, prompt: prompt ?? this.humanQueue[0] ?? '(inbox)' });
     }
     if (prompt !== null) {
@@ -233,9 +271,12 @@ export class AgentSession implements Session {
         if (!inj) deps.transcript?.append({ type: 'message', message: m });
         else if (inj.source === 'human') deps.transcript?.append({ type: 'surfaced', source: 'human', text: inj.text });
         else {
-          deps.transcript?.append({ type: 'surfaced', source: 'inbox', ids: inj.ids ?? [], text: inj.text });
+          const kept = deps.transcript ? deps.transcript.append({ type: 'surfaced', source: 'inbox', ids: inj.ids ?? [], files: inj.files ?? [], text: inj.text }) : true;
           // Claimed only now that the transcript holds it: a crash before this re-delivers.
-          await deps.inbox.claim(inj.ids ?? []);
+          if (kept) {
+            this.transcriptBroken = false;
+            await deps.inbox.claim(inj.files ?? []);
+          } else this.transcriptFailed();
         }
       }
       recorded += messages.length;
@@ -251,7 +292,7 @@ export class AgentSession implements Session {
       tools: deps.tools,
       maxOutputBytes: deps.config.tools.max_output_bytes,
       toolContext: { cwd: rec.cwd, agentId: rec.id },
-      maxTurns: Math.max(1, rec.maxTurns - rec.turns),
+      maxTurns: Math.max(1, rec.maxTurns - (rec.turns - this.taskTurnsStart)),
       timeoutMs: rec.timeoutSecs * 1000,
       signal: this.turnAbort.signal,
       maxRetries: deps.config.models.max_retries,
@@ -293,6 +334,7 @@ export class AgentSession implements Session {
 
     const interrupted = done.reason === 'aborted' && !this.ending;
     if (interrupted) {
+      this.interrupted = true;
       // Ctrl-C once: the task stays open; the person types how to go on.
       this.keeper.set({ status: 'idle', lastLine: 'interrupted — waiting for input' });
       return;
@@ -327,6 +369,15 @@ export class AgentSession implements Session {
       await this.deps.inbox.close();
     })().finally(() => this.markEnded());
     await this.finished;
+  }
+
+  /** Transcript writes fail (disk full): the agent goes on, but claims nothing it could not record, and says so once. */
+  private transcriptFailed(): void {
+    if (this.transcriptBroken) return;
+    this.transcriptBroken = true;
+    const text = 'transcript cannot be written (disk full?): mail shown to the model stays unread in new/ until the transcript records again';
+    this.deps.log.warn({}, text);
+    this.emit({ type: 'notice', text, level: 'warn' });
   }
 
   private onToolCall(call: ToolCall): void {

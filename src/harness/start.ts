@@ -103,18 +103,21 @@ export async function startAgent(opts: {
   // Resume: the old conversation becomes this transcript's start, and the old agent's
   // unread mail is adopted; what the old transcript already surfaced is not shown twice (§4).
   const previous = (opts.previous ?? []).filter((e) => e.type !== 'end');
-  const alreadySurfaced = new Set<string>();
+  const recorded = { files: new Set<string>(), ids: new Set<string>() };
   for (const e of previous) {
     const { seq: _seq, ts: _ts, ...entry } = e;
     transcript?.append(entry);
-    if (e.type === 'surfaced' && e.source === 'inbox') for (const id of e.ids) alreadySurfaced.add(id);
+    if (e.type === 'surfaced' && e.source === 'inbox') {
+      for (const id of e.ids) recorded.ids.add(id);
+      for (const f of e.files ?? []) recorded.files.add(f);
+    }
   }
   if (rec.resumedFrom) adoptUnread(layout, rec.resumedFrom, rec.id);
   const { historyFromTranscript } = await import('../transcript/history.js');
   const history: ModelMessage[] = historyFromTranscript(previous);
   const { sweepStaleTemp } = await import('../inbox/maildir.js');
   sweepStaleTemp(layout, rec.id);
-  const inbox = await openInboxPort(layout, rec.id, config, log, alreadySurfaced, predecessors(layout, rec));
+  const inbox = await openInboxPort(layout, rec.id, config, log, recorded, predecessors(layout, rec));
   const hookContext = {
     agentId: rec.id, agentName: definition.name, parentId: rec.parentId, cwd: rec.cwd,
     onRun: (r: { hook: string; command: string; exitCode: number | null; durationMs: number; timedOut: boolean }) =>

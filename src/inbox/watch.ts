@@ -1,11 +1,13 @@
-import { watch as chokidarWatch, type FSWatcher } from 'chokidar';
 import { readdir } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import { nullLog, type Log } from '../audit/logger.js';
-import { errorMessage, isErrno } from '../errors.js';
+import { errorMessage } from '../errors.js';
 import type { Layout } from '../layout/layout.js';
 import { ensureMaildir, isCandidate } from './maildir.js';
 import { readItem, type InboxItem } from './read.js';
+import { watchDir } from './watch-dir.js';
+
+export { isWatchUnavailable } from './watch-dir.js';
 
 export interface WatchOptions {
   /** `inbox.poll`: 'always' polls instead of using inotify (network filesystems). Default 'auto'. */
@@ -41,15 +43,10 @@ export interface InboxWatcher extends AsyncIterable<InboxItem> {
   close(): Promise<void>;
 }
 
-/** Errors that mean inotify cannot work here (limits, unsupported filesystem): fall back to polling. */
-export function isWatchUnavailable(err: unknown): boolean {
-  return ['ENOSPC', 'EMFILE', 'ENFILE', 'ENOSYS', 'EPERM', 'EACCES', 'ENOTSUP', 'EINVAL'].some((c) => isErrno(err, c));
-}
-
 /**
- * Watches `owner`'s new/ (§4): creates the Maildir first, watches only new/ (chokidar,
- * depth 0, an error listener), scans at startup and every `rescanSecs`, polls only when
- * asked or when inotify fails. Idle cost is one inotify watch and a timer every 30 s.
+ * Watches `owner`'s new/ (§4): creates the Maildir first, watches only new/ (`fs.watch`; an
+ * event names the file, which is read alone), scans at startup and every `rescanSecs`,
+ * polls only when asked or when inotify fails. Idle cost is one inotify watch and a timer.
  */
 export function watchInbox(layout: Layout, owner: string, opts: WatchOptions = {}): InboxWatcher {
   const log = opts.log ?? nullLog;
@@ -59,8 +56,6 @@ export function watchInbox(layout: Layout, owner: string, opts: WatchOptions = {
   const queue: InboxItem[] = [];
   const waiters: ((r: IteratorResult<InboxItem>) => void)[] = [];
   let closed = false;
-  let polling = opts.poll === 'always';
-  let fsw: FSWatcher | undefined;
   let timer: NodeJS.Timeout | undefined;
 
   const emit = (item: InboxItem): void => {
@@ -85,7 +80,9 @@ export function watchInbox(layout: Layout, owner: string, opts: WatchOptions = {
     seen.add(name);
     try {
       const item = await readItem(layout, owner, join(box.new, name), opts);
+      // Gone (claimed, moved): forget it, so the name means nothing if it comes back.
       if (item) emit(item);
+      else seen.delete(name);
     } catch (err) {
       // Unreadable for a reason other than its content (EACCES, EIO): let the rescan retry it.
       seen.delete(name);
@@ -93,8 +90,10 @@ export function watchInbox(layout: Layout, owner: string, opts: WatchOptions = {
     }
   };
 
-  const rescan = async (): Promise<void> => {
-    if (closed) return;
+  // One readdir at a time; hints that come in meanwhile fold into one more.
+  let scanning: Promise<void> | null = null;
+  let again = false;
+  const scanOnce = async (): Promise<void> => {
     let names: string[];
     try {
       names = (await readdir(box.new)).sort();
@@ -105,49 +104,40 @@ export function watchInbox(layout: Layout, owner: string, opts: WatchOptions = {
     // Forget names no longer in new/ (claimed): keeps `seen` as small as the inbox.
     const present = new Set(names);
     for (const n of seen) if (!present.has(n)) seen.delete(n);
-    for (const n of names) await handle(n);
+    for (const n of names) if (!seen.has(n)) await handle(n);
+  };
+  const rescan = (): Promise<void> => {
+    if (closed) return Promise.resolve();
+    if (scanning) {
+      again = true;
+      return scanning;
+    }
+    scanning = (async () => {
+      do {
+        again = false;
+        await scanOnce();
+      } while (again && !closed);
+    })().finally(() => { scanning = null; });
+    return scanning;
   };
 
-  const start = (usePolling: boolean): Promise<void> => {
-    polling = usePolling;
-    const w = chokidarWatch(box.new, {
-      depth: 0,
-      ignoreInitial: true,
-      persistent: true,
-      usePolling,
-      interval: opts.pollIntervalMs ?? 100,
-      // Files appear whole (link), so neither write-finish waiting nor editor-save folding is wanted.
-      awaitWriteFinish: false,
-      atomic: false,
-    });
-    fsw = w;
-    w.on('add', (path: string) => void handle(basename(path)));
-    w.on('error', (err: unknown) => {
-      if (!usePolling && !closed && fsw === w && isWatchUnavailable(err)) {
-        log.warn({ inbox: owner, err: errorMessage(err) }, 'inbox: inotify unavailable, polling instead');
-        fsw = undefined;
-        void w.close().then(() => (closed ? undefined : start(true).then(rescan)));
-        return;
-      }
-      log.warn({ inbox: owner, err: errorMessage(err) }, 'inbox: watcher error');
-    });
-    return new Promise((resolve) => w.once('ready', () => resolve()));
-  };
-
+  let dirWatcher: ReturnType<typeof watchDir> | undefined;
   const ready = (async () => {
-    await start(polling);
+    dirWatcher = watchDir(box.new, (name) => void (name === null ? rescan() : handle(name)), {
+      poll: opts.poll ?? 'auto', pollIntervalMs: opts.pollIntervalMs ?? 100, log, label: owner,
+    });
     // The startup scan runs after the watcher is armed, so nothing falls between the two.
     await rescan();
     if (closed) return;
     timer = setInterval(() => void rescan(), (opts.rescanSecs ?? 30) * 1000);
-    // The chokidar watcher keeps the process alive while watching; the rescan timer need not.
+    // The watch keeps the process alive while watching; the rescan timer need not.
     timer.unref();
   })();
 
   const watcher: InboxWatcher = {
     ready,
     get polling() {
-      return polling;
+      return dirWatcher?.polling ?? opts.poll === 'always';
     },
     on(_event, listener) {
       listeners.add(listener);
@@ -163,8 +153,8 @@ export function watchInbox(layout: Layout, owner: string, opts: WatchOptions = {
       if (closed) return;
       closed = true;
       if (timer) clearInterval(timer);
+      dirWatcher?.close();
       for (const w of waiters.splice(0)) w({ value: undefined, done: true });
-      await fsw?.close();
     },
     [Symbol.asyncIterator](): AsyncIterator<InboxItem> {
       return {

@@ -19,6 +19,8 @@ export interface Injection {
   text: string;
   /** Inbox message ids carried by this injection, so the caller can claim them. */
   ids?: string[];
+  /** Their Maildir file names (unique, unlike ids a sender may repeat): what the caller claims. */
+  files?: string[];
 }
 
 export interface Usage {

@@ -54,6 +54,8 @@ const surfacedInboxEntry = z.object({
   type: z.literal('surfaced'),
   source: z.literal('inbox'),
   ids: z.array(z.string()),
+  /** Maildir file names of the same messages (absent in older transcripts); resume de-duplicates by these. */
+  files: z.array(z.string()).optional(),
   text: z.string(),
 });
 

@@ -11,7 +11,7 @@ interface SendOpts {
 
 /**
  * `flotilla send <to> [text…]` (§2, §4). Agents call it constantly, so the top of this file
- * imports only commander; the inbox modules load inside the action (never chokidar).
+ * imports only commander; the inbox modules load inside the action (never the watcher).
  */
 export function command(): Command {
   return new Command('send')

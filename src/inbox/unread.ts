@@ -1,0 +1,127 @@
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { audit } from '../audit/audit.js';
+import { nullLog, type Log } from '../audit/logger.js';
+import { errorMessage } from '../errors.js';
+import type { Layout } from '../layout/layout.js';
+import { claim } from './claim.js';
+import { isCandidate, maildir } from './maildir.js';
+import { readItem, type InboxItem } from './read.js';
+
+/**
+ * One reader's unread mail (§4), keyed by Maildir file name — unique by the Maildir rules —
+ * never by the `id` inside, which a careless sender can repeat. What is in new/ and not yet
+ * claimed by this reader is unread; `sync()` compares new/ (one readdir) against that, so a
+ * message no event reported is found by the next sync, whatever was "seen" before.
+ */
+export interface UnreadOptions {
+  maxBodyBytes?: number;
+  /** Addresses accepted besides the owner (a resumed agent's predecessors). */
+  aliases?: readonly string[];
+  log?: Log;
+  /** Called once per newly found message. */
+  onNew?: (item: InboxItem) => void;
+}
+
+export class UnreadMail {
+  private readonly held = new Map<string, InboxItem>();
+  private readonly reading = new Map<string, Promise<void>>();
+  private readonly ids = new Map<string, string>();
+  private readonly dir: string;
+  private syncing: Promise<void> | null = null;
+  private again = false;
+
+  constructor(private readonly layout: Layout, private readonly owner: string, private readonly opts: UnreadOptions = {}) {
+    this.dir = maildir(layout, owner).new;
+  }
+
+  private get log(): Log {
+    return this.opts.log ?? nullLog;
+  }
+
+  /** Unread messages held now, in no particular order. */
+  items(): InboxItem[] {
+    return [...this.held.values()];
+  }
+
+  get size(): number {
+    return this.held.size;
+  }
+
+  /** Reads one name (an event's hint) unless it is already held. */
+  note(name: string): Promise<void> {
+    if (!isCandidate(name) || this.held.has(name)) return Promise.resolve();
+    const pending = this.reading.get(name);
+    if (pending) return pending;
+    const p = this.read(name).finally(() => this.reading.delete(name));
+    this.reading.set(name, p);
+    return p;
+  }
+
+  /** One readdir of new/: reads every name not held; forgets held names another hand took away. Coalesced. */
+  sync(): Promise<void> {
+    if (this.syncing) {
+      this.again = true;
+      return this.syncing;
+    }
+    this.syncing = (async () => {
+      do {
+        this.again = false;
+        await this.syncOnce();
+      } while (this.again);
+    })().finally(() => { this.syncing = null; });
+    return this.syncing;
+  }
+
+  /** Claims (new/ → cur/) and forgets the named messages; a failed claim is logged, the message stays held. */
+  async claim(names: Iterable<string>): Promise<void> {
+    for (const name of names) {
+      const item = this.held.get(name);
+      if (!item) continue;
+      try {
+        await claim(this.layout, this.owner, item);
+        this.held.delete(name);
+      } catch (err) {
+        this.log.error({ inbox: this.owner, file: name, err: errorMessage(err) }, 'inbox: claim failed; the message stays unread');
+      }
+    }
+  }
+
+  private async syncOnce(): Promise<void> {
+    let names: string[];
+    try {
+      names = await readdir(this.dir);
+    } catch (err) {
+      this.log.warn({ inbox: this.owner, err: errorMessage(err) }, 'inbox: could not list new/');
+      return;
+    }
+    const present = new Set(names);
+    for (const name of this.held.keys()) if (!present.has(name)) this.held.delete(name);
+    const fresh = names.filter((n) => isCandidate(n) && !this.held.has(n));
+    // Oldest first, so duplicate-id warnings name the later file.
+    fresh.sort();
+    for (const name of fresh) await this.note(name);
+  }
+
+  private async read(name: string): Promise<void> {
+    let item: InboxItem | undefined;
+    try {
+      item = await readItem(this.layout, this.owner, join(this.dir, name), { ...this.opts, log: this.log });
+    } catch (err) {
+      // Unreadable for a reason other than its content (EACCES, EIO): the next sync retries it.
+      this.log.warn({ inbox: this.owner, file: name, err: errorMessage(err) }, 'inbox: could not read a message');
+      return;
+    }
+    if (!item || this.held.has(name)) return;
+    this.held.set(name, item);
+    const other = this.ids.get(item.message.id);
+    if (other !== undefined && other !== name) {
+      // Delivered all the same: a repeated id is the sender's bug, not a reason to lose mail.
+      this.log.warn({ inbox: this.owner, id: item.message.id, file: name, earlier_file: other }, `inbox: message id ${item.message.id} was used twice (files ${other} and ${name}); both are delivered — the sender must make unique ids`);
+      audit(this.layout, { event: 'message_duplicate_id', agent: this.owner, id: item.message.id, file: name, earlier_file: other, from: item.message.from });
+    } else {
+      this.ids.set(item.message.id, name);
+    }
+    this.opts.onNew?.(item);
+  }
+}
