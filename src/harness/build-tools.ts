@@ -13,7 +13,7 @@ import type { Tool, ToolResult } from '../tools/types.js';
 import { createRequestSecretTool } from '../tools/request-secret.js';
 import { redact, redactValue } from '../secrets/redact.js';
 import type { SecretBroker } from './secret-broker.js';
-import { createFleetAgentTools } from '../tools/fleet-agents.js';
+import { createFleetAgentTools, type FleetOps } from '../tools/fleet-agents.js';
 import { DOOR_ENV } from '../inbox/door.js';
 import { openAgentDoor, sendAs } from './door-send.js';
 
@@ -29,7 +29,7 @@ export async function buildTools(opts: {
   record: AgentRecord;
   env: NodeJS.ProcessEnv;
   memoryDir: string | undefined;
-  inbox: { takeForTool(peek: boolean): Promise<string> };
+  inbox: { takeForTool(peek: boolean): Promise<string>; returned(completions: { from: string; task: number }[]): void };
   log: Log;
   /** The agent's secrets (§11), when its definition lists keys: adds request_secret and lends grants to shell commands. */
   secrets?: SecretBroker;
@@ -74,7 +74,7 @@ export async function buildTools(opts: {
   const secretTools: Tool[] = broker
     ? [createRequestSecretTool({ keys: rec.effectivePolicy.secrets, request: (key, reason, signal) => broker.request(key, reason, signal) }) as Tool]
     : [];
-  const all = [...builtins, ...messaging, ...createFleetAgentTools(await fleetOps(layout, config, rec)), ...secretTools];
+  const all = [...builtins, ...messaging, ...createFleetAgentTools(await fleetOps(layout, config, rec, opts.inbox)), ...secretTools];
   const allowed = new Set(rec.effectivePolicy.tools);
   return all
     .filter((t) => allowed.has(t.name))
@@ -109,7 +109,20 @@ function redactResult(r: ToolResult): ToolResult {
   return { ...r, output: redact(r.output), ...(r.meta ? { meta: redactValue(r.meta) } : {}) };
 }
 
-async function fleetOps(layout: Layout, config: Config, rec: AgentRecord) {
+/**
+ * The fleet tools' operations for this agent. A completion that wait_for_agents (or
+ * spawn_agent with wait) hands to the model is claimed from its inbox, not shown again as
+ * mail: otherwise the model would read the same result twice and answer it twice.
+ */
+async function fleetOps(layout: Layout, config: Config, rec: AgentRecord, inbox: { returned(completions: { from: string; task: number }[]): void }): Promise<FleetOps> {
   const { fleetOpsFor } = await import('../spawn/ops.js');
-  return fleetOpsFor(layout, config, rec);
+  const ops = fleetOpsFor(layout, config, rec);
+  return {
+    ...ops,
+    async wait(ids, o) {
+      const r = await ops.wait(ids, o);
+      inbox.returned(r.results.flatMap((x) => (x.task === null ? [] : [{ from: x.id, task: x.task }])));
+      return r;
+    },
+  };
 }

@@ -7,6 +7,15 @@ import type { Injection } from '../loop/types.js';
 import type { InboxItem } from '../inbox/read.js';
 import type { InboxPort } from './session.js';
 
+/** A completion the model already has from a tool (wait_for_agents): claimed when it comes, never shown as mail. */
+export interface ReturnedCompletion {
+  from: string;
+  task: number;
+}
+
+/** Records mail a tool handed to the model (transcript `surfaced`, via tool); false when it could not be written. */
+export type RecordTaken = (taken: { ids: string[]; files: string[] }) => boolean;
+
 /** What the transcript being resumed already surfaced: by file name, or by id for older transcripts. */
 export interface RecordedMail {
   files: ReadonlySet<string>;
@@ -19,15 +28,39 @@ export interface RecordedMail {
  * claimed, so mail is surfaced even when no event came; `fs.watch` only makes it sooner.
  * `claim()` renames into cur/ only after the transcript has recorded them, so a crash in
  * between re-delivers. Mail to the agents this one continues (resume) is forwarded here.
+ *
+ * Mail a tool handed to the model — check_inbox's, and the completions wait_for_agents
+ * returned — is recorded (`recordTaken`) and claimed once the turn holding the tool result
+ * is in the transcript (`claimPending`). A returned completion that arrives later (the
+ * child's record says "done" a moment before its completion is delivered) is claimed when
+ * it comes; it is never shown again as mail.
  */
-export async function openInboxPort(layout: Layout, owner: string, config: Config, log: Log, recorded: RecordedMail = { files: new Set(), ids: new Set() }, aliases: readonly string[] = []): Promise<InboxPort & { takeForTool(peek: boolean): Promise<string>; claimPending(): Promise<void> }> {
-  const [{ UnreadMail }, { watchDir }, { formatForModel, noticeLine, sortForReader }, { list }, { ensureMaildir }] = await Promise.all([
+export async function openInboxPort(
+  layout: Layout, owner: string, config: Config, log: Log,
+  recorded: RecordedMail = { files: new Set(), ids: new Set() }, aliases: readonly string[] = [], recordTaken: RecordTaken = () => true,
+): Promise<InboxPort & { takeForTool(peek: boolean): Promise<string>; claimPending(): Promise<void>; returned(completions: ReturnedCompletion[]): void }> {
+  const [{ UnreadMail }, { watchDir }, { formatForModel, noticeLine, sortForReader }, { list }, { ensureMaildir }, { isCompletionOf }] = await Promise.all([
     import('../inbox/unread.js'), import('../inbox/watch-dir.js'), import('../inbox/surface.js'), import('../inbox/read.js'), import('../inbox/maildir.js'),
+    import('../lifecycle/completion.js'),
   ]);
   const box = ensureMaildir(layout, owner);
   const surfaced = new Set<string>();
   const toClaim = new Set<string>();
   const arrivals = new Set<(notice: string) => void>();
+  // Completions the model has from wait_for_agents and that have not come in yet.
+  const expected: ReturnedCompletion[] = [];
+  // A tool handed mail over in the turn under way: claim it when the turn is recorded, not before.
+  let turnOpen = false;
+  const takeIfReturned = (item: InboxItem): boolean => {
+    const at = expected.findIndex((e) => isCompletionOf(item.message, e.from, e.task));
+    if (at < 0) return false;
+    expected.splice(at, 1);
+    // Already shown as mail (it came before the wait returned): that surfacing claims it.
+    if (surfaced.has(item.file)) return true;
+    surfaced.add(item.file);
+    toClaim.add(item.file);
+    return true;
+  };
   const wasRecorded = (item: InboxItem) => recorded.files.has(item.file) || (recorded.files.size === 0 && recorded.ids.has(item.message.id));
   const mail = new UnreadMail(layout, owner, {
     maxBodyBytes: config.inbox.max_body_bytes, aliases, log,
@@ -36,6 +69,10 @@ export async function openInboxPort(layout: Layout, owner: string, config: Confi
         // The transcript recorded it before a crash stopped the claim: finish the claim, show it no more.
         surfaced.add(item.file);
         void mail.claim([item.file]);
+        return;
+      }
+      if (takeIfReturned(item)) {
+        if (!turnOpen) void claimPending();
         return;
       }
       for (const l of arrivals) l(noticeLine(item.message));
@@ -63,7 +100,6 @@ export async function openInboxPort(layout: Layout, owner: string, config: Confi
   forward();
   const rescan = setInterval(() => { forward(); void mail.sync(); }, config.inbox.rescan_secs * 1000);
   rescan.unref();
-  await mail.sync();
 
   const fresh = () => sortForReader(mail.items().filter((i) => !surfaced.has(i.file)).map((i) => ({ ...i.message, item: i }))).map((m) => m.item);
   const doClaim = async (files: Iterable<string>) => {
@@ -73,6 +109,17 @@ export async function openInboxPort(layout: Layout, owner: string, config: Confi
     await mail.claim(names);
     for (const n of names) toClaim.delete(n);
   };
+  // Mail a tool handed to the model: recorded as read through a tool, then claimed (§4).
+  const claimPending = async (): Promise<void> => {
+    turnOpen = false;
+    if (toClaim.size === 0) return;
+    const files = [...toClaim];
+    const held = new Map(mail.items().map((i) => [i.file, i]));
+    const taken = files.filter((f) => held.has(f));
+    if (taken.length > 0 && !recordTaken({ ids: taken.map((f) => held.get(f)!.message.id), files: taken })) return;
+    await doClaim(files);
+  };
+  await mail.sync();
 
   return {
     async take(): Promise<Injection | undefined> {
@@ -93,10 +140,21 @@ export async function openInboxPort(layout: Layout, owner: string, config: Confi
       if (!peek) await mail.sync();
       const items = peek ? (await list(layout, owner, { log, aliases })).filter((i) => !i.read) : fresh();
       if (items.length === 0) return 'No unread messages.';
-      if (!peek) for (const i of items) { surfaced.add(i.file); toClaim.add(i.file); }
+      if (!peek) {
+        turnOpen = true;
+        for (const i of items) { surfaced.add(i.file); toClaim.add(i.file); }
+      }
       return formatForModel(items.map((i) => i.message));
     },
-    claimPending: () => doClaim([...toClaim]),
+    claimPending,
+    returned(completions: ReturnedCompletion[]): void {
+      turnOpen = true;
+      expected.push(...completions);
+      // Bounded: one sent elsewhere (its parent is another agent) never comes here.
+      if (expected.length > 1000) expected.splice(0, expected.length - 1000);
+      for (const item of mail.items()) takeIfReturned(item);
+      void mail.sync();
+    },
     onArrival(listener) { arrivals.add(listener); },
     async close() {
       clearInterval(rescan);

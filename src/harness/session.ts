@@ -53,8 +53,8 @@ export interface SessionDeps {
   onApprovalAnswer?: (answer: ApprovalAnswer) => void;
   /** Ends the agent's life: completion, stop hooks, children, slot. */
   finish: (rec: AgentRecord, status: TaskResult['status'], reason: string, openTask: { text: string } | null) => Promise<void>;
-  /** Writes a task's final answer; returns its path. */
-  writeOutput: (text: string) => string | null;
+  /** Writes task `task`'s final answer; returns its path. */
+  writeOutput: (task: number, text: string) => string | null;
   /** Sends the task's completion (exactly once per task). */
   complete: (rec: AgentRecord, result: TaskResult, text: string) => Promise<void>;
   /** One-shot agents end after their first task. */
@@ -349,8 +349,9 @@ export class AgentSession implements Session {
   private async endTask(status: TaskResult['status'], exitReason: string | null, text: string): Promise<void> {
     const { deps } = this;
     this.taskOpen = false;
-    const outputPath = deps.writeOutput(text);
-    const result: TaskResult = { task: this.keeper.current.task, status, exitReason, finishedAt: new Date().toISOString(), outputPath };
+    const task = this.keeper.current.task;
+    const outputPath = deps.writeOutput(task, text);
+    const result: TaskResult = { task, status, exitReason, finishedAt: new Date().toISOString(), outputPath };
     const change = { lastTask: result, ...(deps.oneshot ? {} : { status: 'idle' as const }) };
     // The completion is delivered before the record says the task is done: a parent whose
     // wait_for_agents returns on the record then finds it already in its inbox, instead of

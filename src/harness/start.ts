@@ -117,7 +117,9 @@ export async function startAgent(opts: {
   const history: ModelMessage[] = historyFromTranscript(previous);
   const { sweepStaleTemp } = await import('../inbox/maildir.js');
   sweepStaleTemp(layout, rec.id);
-  const inbox = await openInboxPort(layout, rec.id, config, log, recorded, predecessors(layout, rec));
+  const inbox = await openInboxPort(layout, rec.id, config, log, recorded, predecessors(layout, rec), ({ ids, files }) => (
+    transcript ? transcript.append({ type: 'surfaced', source: 'inbox', via: 'tool', ids, files, text: `read through a tool: ${ids.join(', ')}` }) : true
+  ));
   const hookContext = {
     agentId: rec.id, agentName: definition.name, parentId: rec.parentId, cwd: rec.cwd,
     onRun: (r: { hook: string; command: string; exitCode: number | null; durationMs: number; timedOut: boolean }) =>
@@ -161,7 +163,7 @@ export async function startAgent(opts: {
   const { treeBudgetRefusal } = await import('../spawn/budget.js');
   const { runPostToolUse, runLifecycleHooks } = await import('../hooks/run-hooks.js');
   const { stopHookOnce } = await import('../hooks/stop-once.js');
-  const { writeOutput } = await import('../transcript/output.js');
+  const { writeOutput, writeTaskResult } = await import('../transcript/output.js');
   const { sendCompletionOnce } = await import('../lifecycle/completion.js');
   const prompt = readTask(layout, rec.id);
   // A child whose harness dies without ending itself is reaped by its parent within ~2 s (§5.7).
@@ -176,18 +178,19 @@ export async function startAgent(opts: {
     onApprovalAnswer: (a) => { approvals.answer(a); secrets?.answer(a); },
     oneshot: rec.mode !== 'interactive',
     slot: opts.slot,
-    writeOutput: (text) => {
-      try { return writeOutput(layout, rec.id, text, config.output.max_bytes).path; } catch (err) { log.error({ err: errorMessage(err) }, 'output write failed'); return null; }
+    writeOutput: (task, text) => {
+      try { return writeOutput(layout, rec.id, text, config.output.max_bytes, task).path; } catch (err) { log.error({ err: errorMessage(err) }, 'output write failed'); return null; }
     },
     complete: async (r, result, text) => {
       rec = r;
+      try { writeTaskResult(layout, r.id, result); } catch (err) { log.error({ err: errorMessage(err) }, 'task result write failed'); }
       await sendCompletionOnce(layout, r, result, { text, maxBodyBytes: config.inbox.max_body_bytes });
       if (transcript) try { updateMeta(layout, r.id, { status: r.status, turns_used: r.turns, usage: r.usage }); } catch { /* logged by writer */ }
     },
     finish: async (r, status, reason, open) => {
       stopSupervising();
       secrets?.close(reason);
-      const outputPath = open ? (open.text ? writeOutput(layout, r.id, open.text, config.output.max_bytes).path : null) : null;
+      const outputPath = open ? (open.text ? writeOutput(layout, r.id, open.text, config.output.max_bytes, r.task).path : null) : null;
       rec = await finishAgent({
         layout, config, record: r, status, reason, log,
         openTask: open ? { text: open.text, outputPath } : null,

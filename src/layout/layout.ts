@@ -48,6 +48,9 @@ export interface Layout {
   transcript(id: string): string;
   transcriptMeta(id: string): string;
   output(id: string): string;
+  /** One task's final answer (`output/<id>.tasks/<n>.md`) and how it ended (`<n>.json`): never overwritten by a later task. */
+  taskOutput(id: string, task: number): string;
+  taskResult(id: string, task: number): string;
   log(id: string): string;
   worktree(id: string): string;
   projectMemory(name: string): string;
@@ -113,6 +116,8 @@ export function layoutFor(root: string, project = dirname(resolve(root))): Layou
     transcript: (id) => join(transcriptsDir, `${id}.jsonl`),
     transcriptMeta: (id) => join(transcriptsDir, `${id}.meta.json`),
     output: (id) => join(outputDir, `${id}.md`),
+    taskOutput: (id, task) => join(outputDir, `${id}.tasks`, `${task}.md`),
+    taskResult: (id, task) => join(outputDir, `${id}.tasks`, `${task}.json`),
     log: (id) => join(logsDir, `${id}.log`),
     worktree: (id) => join(worktreesDir, id),
     projectMemory: (name) => join(r, 'agent-memory', name),

@@ -1,9 +1,24 @@
+import { createHash } from 'node:crypto';
 import { audit } from '../audit/audit.js';
 import type { Layout } from '../layout/layout.js';
 import type { AgentRecord, TaskResult } from '../fleet/record.js';
 import { readRecord } from '../fleet/registry.js';
 import { summarize } from '../inbox/message.js';
 import { claimOnce } from './once.js';
+
+/**
+ * The last 10 characters of the completion id of `agentId`'s task `task`: fixed by agent and
+ * task, so a reader that already has the result another way (wait_for_agents) can tell
+ * which message in its inbox that result was, and claim it instead of showing it again.
+ */
+export function completionKey(agentId: string, task: number): string {
+  return createHash('sha256').update(`${agentId}\0${task}`).digest('hex').slice(0, 10);
+}
+
+/** True when `msg` is the completion of `agentId`'s task `task`. */
+export function isCompletionOf(msg: { kind: string; from: string; id: string }, agentId: string, task: number): boolean {
+  return msg.kind === 'completion' && msg.from === agentId && msg.id.endsWith(completionKey(agentId, task));
+}
 
 /**
  * The guaranteed terminal message (§5.7): one `completion` to the parent (or `human` for a
@@ -27,9 +42,12 @@ export async function sendCompletionOnce(
     answer ? `\n${answer.length > 4000 ? answer.slice(0, 4000) + `\n… (full answer in ${result.outputPath ?? 'the transcript'})` : answer}` : '',
   ].filter(Boolean).join('\n');
   const summaryText = answer ? `${headline}: ${answer.split('\n').find((l) => l.trim()) ?? ''}` : headline;
+  const ms = Date.now();
   await deliver(
     layout,
     {
+      // Time-sortable like every id, with the task's key in place of the random part.
+      id: ms.toString(36).padStart(9, '0') + completionKey(rec.id, result.task),
       from: rec.id,
       to,
       kind: 'completion',
@@ -42,7 +60,7 @@ export async function sendCompletionOnce(
       usage: { input_tokens: rec.usage.inputTokens, output_tokens: rec.usage.outputTokens, cost_usd: rec.usage.costUsd },
       output_path: result.outputPath,
     },
-    opts.maxBodyBytes ? { maxBodyBytes: opts.maxBodyBytes } : {},
+    { now: ms, ...(opts.maxBodyBytes ? { maxBodyBytes: opts.maxBodyBytes } : {}) },
   );
   audit(layout, { event: 'completion', agent: rec.id, to, status: result.status, exit_reason: result.exitReason, task: result.task });
   return true;

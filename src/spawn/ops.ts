@@ -42,7 +42,7 @@ export function fleetOpsFor(layout: Layout, config: Config, rec: AgentRecord): F
     async wait(ids, opts) {
       const { waitForAgents } = await import('./wait.js');
       return waitForAgents(layout, config, ids, {
-        any: opts.any, signal: opts.signal, maxOutputChars: MODEL_OUTPUT_CHARS,
+        any: opts.any, signal: opts.signal, maxOutputChars: MODEL_OUTPUT_CHARS, ...(opts.tasks ? { tasks: opts.tasks } : {}),
         ...(opts.timeoutSecs !== undefined ? { timeoutMs: opts.timeoutSecs * 1000 } : {}),
       });
     },

@@ -18,6 +18,8 @@ export interface AgentSummary {
 
 export interface WaitResult {
   id: string;
+  /** The task waited for (null when the agent's record was gone). */
+  task: number | null;
   status: string;
   exitReason: string | null;
   outputPath: string | null;
@@ -28,7 +30,8 @@ export interface WaitResult {
 export interface FleetOps {
   spawn(req: { prompt: string; agent?: string | undefined; id?: string | undefined; worktree?: boolean | undefined; context?: 'none' | 'last_turn' | 'summary' | undefined }, signal: AbortSignal): Promise<{ id: string }>;
   list(): Promise<AgentSummary[]>;
-  wait(ids: string[], opts: { any: boolean; timeoutSecs?: number | undefined; signal: AbortSignal }): Promise<{ results: WaitResult[]; pending: string[] }>;
+  /** `tasks`: the task to wait for by id (default: each agent's current one). */
+  wait(ids: string[], opts: { any: boolean; timeoutSecs?: number | undefined; signal: AbortSignal; tasks?: Record<string, number> }): Promise<{ results: WaitResult[]; pending: string[] }>;
   cancel(id: string): Promise<string[]>;
 }
 
@@ -62,7 +65,8 @@ export function createFleetAgentTools(ops: FleetOps): Tool[] {
     async execute(i, ctx) {
       const { id } = await ops.spawn({ prompt: i.prompt, agent: i.agent, id: i.id, worktree: i.worktree, context: i.context }, ctx.signal);
       if (!i.wait) return { output: `Started ${id}. Its result will arrive as a completion message; or call wait_for_agents with ["${id}"].`, meta: { child: id } };
-      return { output: formatResults(await ops.wait([id], { any: false, signal: ctx.signal })), meta: { child: id } };
+      // A new agent's first task is task 1.
+      return { output: formatResults(await ops.wait([id], { any: false, signal: ctx.signal, tasks: { [id]: 1 } })), meta: { child: id } };
     },
   };
   const list: Tool<Record<string, never>> = {

@@ -56,6 +56,12 @@ const surfacedInboxEntry = z.object({
   ids: z.array(z.string()),
   /** Maildir file names of the same messages (absent in older transcripts); resume de-duplicates by these. */
   files: z.array(z.string()).optional(),
+  /**
+   * `tool`: the model read these in a tool result already in the transcript (check_inbox,
+   * or completions wait_for_agents returned); recorded so they are claimed once and never
+   * shown again, but not a turn of their own when the conversation is rebuilt.
+   */
+  via: z.literal('tool').optional(),
   text: z.string(),
 });
 

@@ -56,6 +56,7 @@ export function formatEntry(record: TranscriptHeader | TranscriptEntry, opts: Fo
       return formatMessage(record.message, time, s);
     case 'surfaced':
       if (record.source === 'human') return `${time} ${s.yellow(s.bold('human'))} ${s.dim('(typed by a person)')}\n${indent(clean(record.text))}\n`;
+      if (record.via === 'tool') return `${time} ${s.magenta(`inbox: ${record.ids.length} message${record.ids.length === 1 ? '' : 's'} read through a tool`)} ${s.dim(record.ids.join(', '))}\n`;
       return `${time} ${s.magenta(`inbox: ${record.ids.length} message${record.ids.length === 1 ? '' : 's'}`)} ${s.dim(record.ids.join(', '))}\n${excerpt(record.text, s.lines + 2, s)}`;
     case 'approval': {
       const verdict = record.decision === 'approved' ? s.green('approved') : s.red('denied');

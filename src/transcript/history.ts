@@ -6,7 +6,8 @@ export const MISSING_RESULT_TEXT = 'no result was recorded: the agent stopped be
 
 /**
  * Rebuilds the conversation for resume (§8): messages as recorded, surfaced inbox messages
- * and human input as the user turns they were, in order. Approvals and the end marker are
+ * and human input as the user turns they were, in order (mail a tool handed over is in
+ * that tool's result already). Approvals and the end marker are
  * records for people, not conversation.
  *
  * A transcript cut short mid-tool (crash, cancel) ends with tool calls that have no results;
@@ -43,6 +44,8 @@ export function historyFromTranscript(entries: readonly TranscriptEntry[]): Mode
         }
       }
     } else if (entry.type === 'surfaced') {
+      // Read in a tool result that is itself in the history: not a turn of its own.
+      if (entry.source === 'inbox' && entry.via === 'tool') continue;
       settle();
       out.push({ role: 'user', content: entry.text });
     }

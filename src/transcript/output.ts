@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { linkSync, readdirSync, readFileSync, renameSync, unlinkSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { errorMessage, FlotillaError, isErrno } from '../errors.js';
 import { writeFileAtomic } from '../layout/atomic.js';
 import { redact } from '../secrets/redact.js';
@@ -29,13 +30,55 @@ export function utf8Prefix(buf: Uint8Array, max: number): Uint8Array {
   return buf.subarray(0, cut);
 }
 
+/** How many finished tasks of one agent keep their own answer file; older ones are removed as new ones come. */
+export const TASK_OUTPUTS_KEPT = 16;
+
 /**
  * Writes a task's final answer to `output/<id>.md` (§8), atomically so `flotilla output`
  * never reads half of it. Over `maxBytes`, the answer is cut at a character boundary and a
  * marker line is added; the file, marker included, stays within `maxBytes`.
+ *
+ * With `task`, the answer is written to that task's own file (`output/<id>.tasks/<n>.md`,
+ * the returned path) and `output/<id>.md` becomes a second name for it: a waiter for task n
+ * reads task n's answer even when the agent has finished another task since.
  */
-export function writeOutput(layout: Layout, id: string, text: string, maxBytes: number): WrittenOutput {
-  const path = layout.output(id);
+export function writeOutput(layout: Layout, id: string, text: string, maxBytes: number, task?: number): WrittenOutput {
+  if (task === undefined) return writeAnswer(layout.output(id), id, text, maxBytes);
+  const written = writeAnswer(layout.taskOutput(id, task), id, text, maxBytes);
+  const latest = layout.output(id);
+  const tmp = join(dirname(latest), `.${basename(latest)}.${process.pid}.${task}.link`);
+  try { unlinkSync(tmp); } catch { /* none left over */ }
+  linkSync(written.path, tmp);
+  renameSync(tmp, latest);
+  pruneTaskFiles(layout, id, task);
+  return written;
+}
+
+/** Records how task `task` ended beside its answer, for a waiter that comes after a later task. */
+export function writeTaskResult(layout: Layout, id: string, result: { task: number }): void {
+  writeFileAtomic(layout.taskResult(id, result.task), JSON.stringify(result) + '\n');
+}
+
+/** How task `task` ended, from its result file; null when there is none (never ended, or pruned). */
+export function readTaskResult<T extends { task: number }>(layout: Layout, id: string, task: number): T | null {
+  try {
+    return JSON.parse(readFileSync(layout.taskResult(id, task), 'utf8')) as T;
+  } catch {
+    return null;
+  }
+}
+
+function pruneTaskFiles(layout: Layout, id: string, task: number): void {
+  const dir = dirname(layout.taskOutput(id, task));
+  let names: string[];
+  try { names = readdirSync(dir); } catch { return; }
+  for (const name of names) {
+    const n = Number.parseInt(name, 10);
+    if (Number.isInteger(n) && n <= task - TASK_OUTPUTS_KEPT) try { unlinkSync(join(dir, name)); } catch { /* gone */ }
+  }
+}
+
+function writeAnswer(path: string, id: string, text: string, maxBytes: number): WrittenOutput {
   // A secret value this process holds never reaches the answer file (§11).
   const full = Buffer.from(redact(text));
   if (full.length <= maxBytes) {

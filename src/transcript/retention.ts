@@ -1,4 +1,5 @@
-import { readdirSync, statSync, unlinkSync } from 'node:fs';
+import { readdirSync, rmSync, statSync, unlinkSync } from 'node:fs';
+import { join } from 'node:path';
 import { errorMessage, isErrno } from '../errors.js';
 import type { Layout } from '../layout/layout.js';
 import { isFinishedMeta, tryReadMeta } from './meta.js';
@@ -26,6 +27,8 @@ export interface RetentionResult {
 const TRANSCRIPT_EXT = '.jsonl';
 const META_EXT = '.meta.json';
 const OUTPUT_EXT = '.md';
+/** `output/<id>.tasks/`: each task's own answer and result (transcript/output.ts). */
+const TASKS_EXT = '.tasks';
 
 /**
  * Prunes old records (§8), run on each spawn: the oldest *finished* transcripts with their
@@ -74,6 +77,13 @@ function pruneTranscripts(layout: Layout, opts: RetentionOptions, result: Retent
 function pruneOutputs(layout: Layout, opts: RetentionOptions, now: number, result: RetentionResult): void {
   const cutoff = now - opts.outputRetentionSecs * 1000;
   for (const name of list(layout.outputDir, result)) {
+    if (!name.startsWith('.') && name.endsWith(TASKS_EXT)) {
+      const dir = join(layout.outputDir, name);
+      const written = mtime(dir);
+      if (opts.isLive(name.slice(0, -TASKS_EXT.length)) || Number.isNaN(written) || written >= cutoff) continue;
+      try { rmSync(dir, { recursive: true, force: true }); } catch (err) { result.problems.push(`cannot remove ${dir}: ${errorMessage(err)}`); }
+      continue;
+    }
     if (name.startsWith('.') || !name.endsWith(OUTPUT_EXT)) continue;
     const id = name.slice(0, -OUTPUT_EXT.length);
     if (opts.isLive(id)) continue;

@@ -24,7 +24,7 @@ describe('flotilla run, one-shot', () => {
 
     const [rec] = listRecords(fleet.layout);
     expect(rec).toMatchObject({ status: 'completed', depth: 0, spawnedBy: 'human', mode: 'headless', turns: 2, scripted: true });
-    expect(rec!.lastTask).toMatchObject({ status: 'completed', outputPath: fleet.layout.output(rec!.id) });
+    expect(rec!.lastTask).toMatchObject({ status: 'completed', outputPath: fleet.layout.taskOutput(rec!.id, 1) });
     expect(readFileSync(fleet.layout.output(rec!.id), 'utf8')).toBe('There are 2 lines.');
 
     const t = readTranscript(fleet.layout, rec!.id);

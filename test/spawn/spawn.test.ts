@@ -42,7 +42,8 @@ describe('spawn-agent', () => {
       const mail = completionsFrom(f, 'lead-root', id);
       expect(mail).toHaveLength(1);
       expect(mail[0]!.status).toBe('completed');
-      expect(mail[0]!.output_path).toBe(f.layout.output(id));
+      // The answer of that task, in its own file; output/<id>.md is the latest answer.
+      expect(mail[0]!.output_path).toBe(f.layout.taskOutput(id, 1));
       expect(readFileSync(f.layout.output(id), 'utf8')).toContain(`result-of-${id}`);
       const transcript = readFileSync(f.layout.transcript(id), 'utf8');
       expect(transcript).toContain(`result-of-${id}`);
@@ -52,8 +53,16 @@ describe('spawn-agent', () => {
     expect(root.depth).toBe(0);
     expect(root.spawnedBy).toBe('human');
     expect(root.lastTask?.status).toBe('completed');
+    // The children's completions, which wait_for_agents already returned, are claimed and not
+    // answered again: once both are in cur/, any second task would be open or done, and a
+    // cancel gives an open one its completion — so exactly one completion stays exactly one.
+    const claimed = (id: string) => completionsFrom(f!, 'lead-root', id).some((m) => m.file!.startsWith('cur/'));
+    await eventually(() => claimed('w-alpha') && claimed('w-beta'), 60_000, "the children's completions claimed");
+    await eventually(async () => (await f!.flotilla(['cancel', 'lead-root'])).exitCode === 0, 30_000, 'cancel lead-root');
+    await eventually(() => ['completed', 'cancelled'].includes(f!.record('lead-root').status), 30_000, 'lead-root ended');
+    expect(f.record('lead-root').task).toBe(1);
     expect(completionsFrom(f, 'human', 'lead-root')).toHaveLength(1);
-  });
+  }, 180_000);
 
   it('--wait prints only the child\'s answer, and exits 1 when the child fails', async () => {
     f = spawnFleet();

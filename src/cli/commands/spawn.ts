@@ -68,7 +68,9 @@ export function command(): Command {
         process.exit(0);
       }
       const { approvalNotice } = await import('../../spawn/approval-notice.js');
+      // This spawn's task, not whatever task the agent is on when the wait looks (it may have had mail since).
       const { results } = await waitForAgents(layout, config, [rec.id], {
+        tasks: { [rec.id]: rec.task },
         onApproval: (asking) => void approvalNotice(layout, asking).then((line) => process.stderr.write(line + '\n')),
       });
       const result = results[0]!;
