@@ -33,4 +33,5 @@ export const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   transcript: () => import('./commands/transcript.js'),
   approve: () => import('./commands/approve.js'),
   deny: () => import('./commands/deny.js'),
+  mcp: () => import('./commands/mcp.js'),
 };

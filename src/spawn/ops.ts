@@ -2,7 +2,7 @@ import type { Config } from '../config/schema.js';
 import { FlotillaError } from '../errors.js';
 import type { AgentRecord } from '../fleet/record.js';
 import { subtreeRecords } from '../fleet/live.js';
-import { readRecord, resolveAgent } from '../fleet/registry.js';
+import { listRecords, readRecord, resolveAgent } from '../fleet/registry.js';
 import type { Layout } from '../layout/layout.js';
 import type { FleetOps } from '../tools/fleet-agents.js';
 
@@ -65,4 +65,44 @@ function isBelow(layout: Layout, target: AgentRecord, ancestorId: string): boole
     seen.add(p);
   }
   return false;
+}
+
+/**
+ * The same operations for a person (an MCP client outside any agent, §13): a spawn is a
+ * root, and the whole fleet is theirs to list, wait for and cancel, as with `flotilla
+ * status` / `wait` / `cancel` at a shell.
+ */
+export function personFleetOps(layout: Layout, config: Config): FleetOps {
+  return {
+    async spawn(req) {
+      const { spawnAgent } = await import('./spawn.js');
+      try {
+        const child = await spawnAgent(
+          layout, config,
+          { prompt: req.prompt, agent: req.agent, id: req.id, mode: 'interactive' },
+          { parent: null, worktree: req.worktree },
+        );
+        return { id: child.id };
+      } catch (err) {
+        if (err instanceof FlotillaError && err.bracket) throw new FlotillaError(`${err.message} ${err.bracket}`, { code: err.code, bracket: err.bracket });
+        throw err;
+      }
+    },
+    list() {
+      return Promise.resolve(listRecords(layout).map((r) => ({
+        id: r.id, name: r.name, status: r.status, depth: r.depth, turns: r.turns, lastLine: r.lastLine,
+      })));
+    },
+    async wait(ids, opts) {
+      const { waitForAgents } = await import('./wait.js');
+      return waitForAgents(layout, config, ids, {
+        any: opts.any, signal: opts.signal, maxOutputChars: MODEL_OUTPUT_CHARS,
+        ...(opts.timeoutSecs !== undefined ? { timeoutMs: opts.timeoutSecs * 1000 } : {}),
+      });
+    },
+    async cancel(prefix) {
+      const { cancelAgent } = await import('./cancel.js');
+      return cancelAgent(layout, config, resolveAgent(layout, prefix), { by: 'human' });
+    },
+  };
 }

@@ -1,0 +1,29 @@
+import { refusal } from '../errors.js';
+import { findParentAgent } from '../fleet/lineage.js';
+import type { AgentRecord } from '../fleet/record.js';
+import type { Layout } from '../layout/layout.js';
+
+/**
+ * Who an MCP client is (§13): the agent it runs inside, found by the same process-ancestry
+ * walk that decides a spawn's parent (fleet/lineage.ts), or a person when no registered
+ * agent is among its ancestors. `FLOTILLA_AGENT_ID` is only a hint; one that names no
+ * ancestor is refused rather than served under either identity.
+ */
+export type McpIdentity = { kind: 'agent'; record: AgentRecord } | { kind: 'person' };
+
+export function mcpIdentity(layout: Layout, opts: { pid?: number; env?: NodeJS.ProcessEnv } = {}): McpIdentity {
+  const lineage = findParentAgent(layout, opts);
+  if (lineage.forged) {
+    throw refusal(
+      'forged-identity',
+      `flotilla mcp refused: FLOTILLA_AGENT_ID names '${lineage.forged}', which is not an ancestor of this process — unset it, or start the MCP client from that agent's own window`,
+      { id: lineage.forged },
+    );
+  }
+  return lineage.parent ? { kind: 'agent', record: lineage.parent } : { kind: 'person' };
+}
+
+/** The id this identity acts as: an agent id, or `human`. */
+export function actorId(identity: McpIdentity): string {
+  return identity.kind === 'agent' ? identity.record.id : 'human';
+}

@@ -1,0 +1,49 @@
+import type { Config } from '../config/schema.js';
+import type { Layout } from '../layout/layout.js';
+import { createCheckInboxTool } from '../tools/check-inbox.js';
+import { createFleetAgentTools } from '../tools/fleet-agents.js';
+import { createSendMessageTool } from '../tools/send-message.js';
+import type { Tool } from '../tools/types.js';
+import { actorId, type McpIdentity } from './identity.js';
+
+/**
+ * The fleet tools an MCP client is offered (§13): the harness's own tool factories
+ * (send_message, check_inbox, spawn_agent, list_agents, wait_for_agents, cancel_agent)
+ * with operations bound to the client's identity — an agent's own fleet ops (its
+ * subtree, its inbox, mail from its id), or a person's (the whole fleet, the human inbox).
+ * An agent is offered only the fleet tools its effective policy allows.
+ */
+export const MCP_TOOL_NAMES = ['send_message', 'check_inbox', 'spawn_agent', 'list_agents', 'wait_for_agents', 'cancel_agent'] as const;
+
+export async function mcpTools(layout: Layout, config: Config, identity: McpIdentity): Promise<Tool[]> {
+  const me = actorId(identity);
+  const [{ deliver }, { resolveRecipient }, { list }, { claim }, { formatForModel, sortForReader }] = await Promise.all([
+    import('../inbox/deliver.js'), import('../inbox/address.js'), import('../inbox/read.js'), import('../inbox/claim.js'), import('../inbox/surface.js'),
+  ]);
+  const send = createSendMessageTool({
+    async send(m) {
+      const to = resolveRecipient(layout, m.to, me);
+      const d = await deliver(layout, {
+        from: me, to, kind: 'message', body: m.body,
+        ...(m.summary ? { summary: m.summary } : {}), ...(m.priority ? { priority: m.priority } : {}), ...(m.inReplyTo ? { in_reply_to: m.inReplyTo } : {}),
+      }, { maxBodyBytes: config.inbox.max_body_bytes });
+      return { id: d.message.id, to };
+    },
+  });
+  // No transcript records what an MCP client saw, so reading is the claim (rename new/ → cur/,
+  // which exactly one reader wins); peek leaves the mail unread.
+  const inbox = createCheckInboxTool({
+    async read(peek) {
+      const items = sortForReader((await list(layout, me, { maxBodyBytes: config.inbox.max_body_bytes })).map((i) => ({ ...i.message, item: i }))).map((m) => m.item);
+      if (items.length === 0) return 'No unread messages.';
+      if (!peek) for (const i of items) await claim(layout, me, i);
+      return formatForModel(items.map((i) => i.message));
+    },
+  });
+  const { fleetOpsFor, personFleetOps } = await import('../spawn/ops.js');
+  const ops = identity.kind === 'agent' ? fleetOpsFor(layout, config, identity.record) : personFleetOps(layout, config);
+  const all: Tool[] = [send as Tool, inbox as Tool, ...createFleetAgentTools(ops)];
+  if (identity.kind === 'person') return all;
+  const allowed = new Set(identity.record.effectivePolicy.tools);
+  return all.filter((t) => allowed.has(t.name));
+}
