@@ -34,4 +34,5 @@ export const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   approve: () => import('./commands/approve.js'),
   deny: () => import('./commands/deny.js'),
   mcp: () => import('./commands/mcp.js'),
+  'runtime-hook': () => import('./commands/runtime-hook.js'),
 };

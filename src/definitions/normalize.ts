@@ -4,6 +4,7 @@ import { PERMISSION_MODES, parsePermissionMode, type PermissionMode } from '../p
 import { describe } from './frontmatter.js';
 import { normalizeHooks, normalizeSkills } from './normalize-extras.js';
 import { normalizeTools } from './normalize-tools.js';
+import { isRuntimeName, RUNTIME_NAMES } from '../runtimes/types.js';
 import type { Definition, DefinitionConfig, DefinitionScope, FieldIssue, MemoryScope } from './types.js';
 
 /**
@@ -14,7 +15,7 @@ import type { Definition, DefinitionConfig, DefinitionScope, FieldIssue, MemoryS
 
 const KNOWN = new Set([
   'name', 'description', 'model', 'background', 'max_turns', 'maxTurns', 'memory', 'tools', 'disallowedTools',
-  'disallowed_tools', 'permissions', 'permission_mode', 'permissionMode', 'skills', 'hooks', 'color',
+  'disallowed_tools', 'permissions', 'permission_mode', 'permissionMode', 'skills', 'hooks', 'color', 'runtime',
 ]);
 const PERMISSION_KEYS = new Set(['permission_mode', 'permissionMode', 'secrets', 'timeout_secs', 'ttl_secs']);
 /** Definition names: the id pattern (§1), plus inner dots as Claude Code allows. */
@@ -43,7 +44,7 @@ export function normalizeDefinition(input: NormalizeInput): { definition?: Defin
 
   for (const key of Object.keys(data)) {
     if (!KNOWN.has(key)) {
-      warnings.push({ field: key, message: `unknown field '${key}' is ignored (${key}) — check the spelling; known fields: name, description, model, background, max_turns, memory, tools, permissions, skills, hooks, color` });
+      warnings.push({ field: key, message: `unknown field '${key}' is ignored (${key}) — check the spelling; known fields: name, description, model, background, max_turns, memory, tools, permissions, skills, hooks, color, runtime` });
     }
   }
 
@@ -116,6 +117,11 @@ export function normalizeDefinition(input: NormalizeInput): { definition?: Defin
   const color = data.color;
   if (color !== undefined && color !== null && typeof color !== 'string') err('color', `color must be a color name, got ${describe(color)} (color) — e.g. color: blue`);
 
+  const runtime = data.runtime;
+  if (runtime !== undefined && runtime !== null && !(typeof runtime === 'string' && isRuntimeName(runtime))) {
+    err('runtime', `runtime must be one of ${RUNTIME_NAMES.join(', ')}, got ${describe(runtime)} (runtime) — e.g. runtime: claude`);
+  }
+
   if (input.body.trim() === '') {
     warnings.push({ field: 'body', message: 'the prompt (the Markdown after the frontmatter) is empty (body) — write the instructions below the closing ---, e.g. "You review diffs for bugs."' });
   }
@@ -136,6 +142,7 @@ export function normalizeDefinition(input: NormalizeInput): { definition?: Defin
     skills,
     hooks,
     ...(typeof color === 'string' ? { color } : {}),
+    ...(typeof runtime === 'string' && isRuntimeName(runtime) ? { runtime } : {}),
     body: input.body,
     declared: {
       tools: data.tools !== undefined && data.tools !== null,

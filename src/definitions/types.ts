@@ -3,6 +3,7 @@ import type { PermissionMode } from '../policy/permission-mode.js';
 import type { Declared } from '../policy/escalation.js';
 import type { ToolsSpec } from '../policy/tool-policy.js';
 import type { DefinitionHooks } from '../hooks/schema.js';
+import type { RuntimeName } from '../runtimes/types.js';
 
 /** Where a definition came from, in precedence order (§7). */
 export type DefinitionScope = 'project' | 'claude-project' | 'user' | 'claude-user' | 'builtin';
@@ -37,6 +38,8 @@ export interface Definition {
   skills: { include: string[]; exclude: string[] };
   hooks: DefinitionHooks;
   color?: string;
+  /** Who runs it (§13): `flotilla` (default), `claude`, `codex`, `gemini`. */
+  runtime?: RuntimeName;
   /** The Markdown body: the agent's system prompt. */
   body: string;
   /** Which limits and policy fields the file set itself (the rest are defaults); see `fitToParent`. */

@@ -85,6 +85,8 @@ export const agentRecordSchema = z.object({
   collectedAt: z.string().nullable().default(null),
   /** Secrets granted and live now (§11): key names and expiry only, never values. */
   secretGrants: z.array(secretGrantSchema).default([]),
+  /** What runs the agent (§13): Flotilla's own harness, or a vendor CLI under a Flotilla shim. */
+  runtime: z.enum(['flotilla', 'claude', 'codex', 'gemini']).default('flotilla'),
 });
 export type AgentRecord = z.infer<typeof agentRecordSchema>;
 export type AgentRecordInput = z.input<typeof agentRecordSchema>;

@@ -90,6 +90,7 @@ export async function runChecks(layout: Layout, env: NodeJS.ProcessEnv = process
   checks.push({ name: 'fleet root', ok: writable, detail, fix: 'make the directory writable or choose another with --root / FLOTILLA_ROOT' });
   checks.push(...commandChecks(env));
   checks.push(...containmentChecks());
+  checks.push(...(await runtimeChecks()));
   return checks;
 }
 
@@ -127,4 +128,24 @@ function containmentChecks(): Check[] {
     fix: 'install bubblewrap (apt-get install bubblewrap) and allow user namespaces; only needed with security.sandbox: bubblewrap',
   });
   return checks;
+}
+
+/**
+ * The vendor CLIs `--runtime` can run (§13): installed or not, and their versions. A missing
+ * one is information, not a failure: only agents asking for it need it.
+ */
+async function runtimeChecks(env: NodeJS.ProcessEnv = process.env): Promise<Check[]> {
+  const [{ findRuntimeBinary, runtimeVersion }, { claude }] = await Promise.all([import('./vendor/binary.js'), import('../runtimes/claude.js')]);
+  const out: Check[] = [];
+  for (const rt of [claude]) {
+    const bin = findRuntimeBinary(rt, env);
+    const version = bin ? await runtimeVersion(bin, env) : undefined;
+    out.push({
+      name: `runtime ${rt.name}`,
+      ok: true,
+      detail: bin ? `${rt.title} ${version ?? '(version unknown)'} at ${bin}` : `${rt.title} not installed (optional: npm install -g ${rt.npmPackage}, or set ${rt.binEnv})`,
+      fix: '',
+    });
+  }
+  return out;
 }

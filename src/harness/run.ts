@@ -71,6 +71,11 @@ export async function runHarness(opts: RunOptions): Promise<number> {
   try {
     const { loadDefinitions, pickDefinition } = await import('../definitions/load.js');
     const definition = pickDefinition(await loadDefinitions({ layout, config }), record.name);
+    if (record.runtime !== 'flotilla') {
+      // A vendor CLI (§13): this process is its shim, the registered agent, the CLI its child.
+      const { runVendorAgent } = await import('./vendor/shim.js');
+      return await runVendorAgent({ layout, config, record, definition, slot });
+    }
     let previous: TranscriptEntry[] | undefined;
     if (record.resumedFrom) {
       const { readTranscript } = await import('../transcript/reader.js');

@@ -28,6 +28,8 @@ export interface Layout {
   registryFile(id: string): string;
   /** The task prompt the spawner hands to a child harness. */
   taskFile(id: string): string;
+  /** A vendor-runtime agent's own config folder (CLAUDE_CONFIG_DIR, CODEX_HOME, …; §13). */
+  runtimeDir(id: string): string;
   marker(name: string): string;
   /** One empty file per child, named by its id: a parent's cheap index of its children. */
   children(parentId: string): string;
@@ -103,6 +105,7 @@ export function layoutFor(root: string, project = dirname(resolve(root))): Layou
     markersDir: join(state, 'markers'),
     registryFile: (id) => join(registryDir, `${id}.json`),
     taskFile: (id) => join(state, 'tasks', `${id}.md`),
+    runtimeDir: (id) => join(state, 'runtimes', id),
     marker: (name) => join(state, 'markers', name),
     children: (parentId) => join(state, 'children', parentId),
     indexDir: join(state, 'index'),

@@ -1,6 +1,8 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { audit } from '../audit/audit.js';
 import type { Config } from '../config/schema.js';
@@ -48,6 +50,11 @@ export async function serveMcp(layout: Layout, config: Config, identity: McpIden
     return { content: [{ type: 'text', text: result.output }], ...(result.isError ? { isError: true } : {}) };
   });
 
+  // A vendor CLI's first turn waits for this (harness/vendor/hook.ts): its fleet tools are offered from the start.
+  if (identity.kind === 'agent' && identity.record.runtime !== 'flotilla') {
+    const ready = join(layout.runtimeDir(identity.record.id), 'mcp-ready');
+    server.oninitialized = () => { try { writeFileSync(ready, String(process.pid)); } catch { /* only a wait is shortened */ } };
+  }
   const transport = new StdioServerTransport(io.stdin as never, io.stdout as never);
   const closed = new Promise<void>((resolve) => { server.onclose = () => resolve(); });
   await server.connect(transport);

@@ -17,6 +17,7 @@ import { runShellCommand, tmuxFormat } from '../tmux/quote.js';
 import { fleetSessionName } from '../tmux/session-name.js';
 import { tmuxVersionRefusal } from '../tmux/version.js';
 import type { PreparedSpawn } from './prepare.js';
+import { writeRuntimeEnv } from './runtime-env.js';
 import { addWorktree } from './worktree.js';
 
 /**
@@ -80,6 +81,7 @@ export async function launchAgent(layout: Layout, config: Config, prepared: Prep
       rec = updateRecord(layout, rec.id, { cwd: path, worktree: path });
     }
     const childEnv = childEnvironment(layout, rec, prepared.slot.envValue, env);
+    if (rec.runtime !== 'flotilla') writeRuntimeEnv(layout, rec.id, env);
     if (opts.background) {
       exited = openHeadless(layout, rec, { ...env, ...childEnv });
     } else {

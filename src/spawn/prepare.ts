@@ -17,6 +17,7 @@ import { DEMO_SCRIPT } from '../layout/package.js';
 import { isScripted, resolveModelSpec } from '../model/spec.js';
 import { checkEscalation, effectivePolicy, fitToParent, parsePermissionMode } from '../policy/index.js';
 import { applyFleetRetention } from '../outputs/retention.js';
+import type { RuntimeName } from '../runtimes/types.js';
 import { treeBudgetRefusal } from './budget.js';
 import { checkCwd, checkDemoReady, checkModel } from './preflight.js';
 import { contextFromParent, type ContextMode } from './context.js';
@@ -41,6 +42,8 @@ export interface SpawnRequest {
   resumedFrom?: string | null | undefined;
   /** Wait in line for a running slot instead of being refused (`spawn-agent --queue`); told when it starts waiting. */
   queue?: { onWait?: () => void | Promise<void> } | undefined;
+  /** Who runs it (§13): Flotilla's harness (default) or a vendor CLI under a shim. */
+  runtime?: RuntimeName | undefined;
 }
 
 export interface PreparedSpawn {
@@ -120,12 +123,19 @@ async function prepareFor(layout: Layout, config: Config, req: SpawnRequest, par
     timeoutSecs = Math.max(1, fitted.timeoutSecs);
   }
 
-  const model = resolveModelSpec({ flag: req.model, definition: definition.model, parent: parent?.model, config, env, demoScript: DEMO_SCRIPT });
+  const runtime = req.runtime ?? definition.runtime ?? 'flotilla';
+  // A vendor CLI picks its own model unless one is named (`claude:opus`); a harness resolves as §6 says.
+  const resolved = runtime === 'flotilla'
+    ? resolveModelSpec({ flag: req.model, definition: definition.model, parent: parent?.runtime === 'flotilla' ? parent.model : undefined, config, env, demoScript: DEMO_SCRIPT })
+    : undefined;
+  const model = resolved ?? { spec: req.model ? `${runtime}:${req.model}` : runtime };
   // Everything that would only fail once the window is open is refused here (issue 14).
   const cwd = resolve(req.cwd ?? parent?.cwd ?? process.cwd());
   checkCwd(cwd);
-  await checkModel(model, config, env, cwd);
-  checkDemoReady(model, loaded);
+  if (resolved) {
+    await checkModel(resolved, config, env, cwd);
+    checkDemoReady(resolved, loaded);
+  }
   // The live records only (the indexes of src/fleet/registry-index.ts): spawn costs the same in a long-lived fleet.
   const live = liveRecords(layout);
   const broke = treeBudgetRefusal(layout, rootId, config.budget, undefined, live);
@@ -141,7 +151,7 @@ async function prepareFor(layout: Layout, config: Config, req: SpawnRequest, par
       pid: null, pidStartTime: null, tmux: null, cwd, worktree: null, mode: req.mode,
       status: 'spawning', exitReason: null, createdAt: now, startedAt: null, finishedAt: null,
       turns: 0, maxTurns, timeoutSecs, usage: { inputTokens: 0, outputTokens: 0, costUsd: null },
-      lastLine: '', model: model.spec, scripted: isScripted(model.spec), permissionMode: policy.permissionMode,
+      lastLine: '', model: model.spec, scripted: runtime === 'flotilla' && isScripted(model.spec), runtime, permissionMode: policy.permissionMode,
       effectivePolicy: { tools: policy.tools, permissionMode: policy.permissionMode, secrets: policy.secrets },
       background: req.background ?? definition.background, resumedFrom: req.resumedFrom ?? null,
       spawnedBy: parent ? 'agent' : 'human', slot: admission.slot.index,

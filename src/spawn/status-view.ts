@@ -78,7 +78,7 @@ export function statusCells(e: StatusEntry, level: number, now = Date.now()): st
   const tokens = r.usage.inputTokens + r.usage.outputTokens;
   const state = r.status + (r.background ? ' (bg)' : '');
   const grants = secretGrantsText(r, now);
-  const last = (r.scripted ? '[scripted] ' : '') + (grants ? `[secrets: ${grants} left] ` : '') + (r.exitReason && r.status !== 'idle' && !['working', 'starting', 'spawning'].includes(r.status) && r.exitReason !== r.status ? `(${r.exitReason}) ` : '') + r.lastLine;
+  const last = (r.scripted ? '[scripted] ' : '') + (r.runtime !== 'flotilla' ? `[${r.runtime}] ` : '') + (grants ? `[secrets: ${grants} left] ` : '') + (r.exitReason && r.status !== 'idle' && !['working', 'starting', 'spawning'].includes(r.status) && r.exitReason !== r.status ? `(${r.exitReason}) ` : '') + r.lastLine;
   return [
     `${'  '.repeat(level)}${r.id}`, state, String(r.depth), `${r.turns}/${r.maxTurns}`, formatTokens(tokens),
     r.usage.costUsd === null ? '-' : `$${r.usage.costUsd.toFixed(r.usage.costUsd < 1 ? 4 : 2)}`,

@@ -5,6 +5,7 @@ import { newAgentId } from '../fleet/ids.js';
 import type { Layout } from '../layout/layout.js';
 import { CLI_ENTRY, DEMO_SCRIPT, TOOLS_DIR } from '../layout/package.js';
 import { resolveModelSpec } from '../model/spec.js';
+import type { RuntimeName } from '../runtimes/types.js';
 import { Tmux, socketArgs, tmuxSocket, type PaneInfo } from '../tmux/client.js';
 import { currentTmux } from '../tmux/current.js';
 import { fleetSessionName } from '../tmux/session-name.js';
@@ -33,6 +34,8 @@ export interface UpOptions {
   prompt?: string | undefined;
   /** Told when another `up` is opening this fleet and this one waits for it. */
   onWait?: () => void;
+  /** What runs the root (`--runtime`, §13): a vendor CLI root is never the demo. */
+  runtime?: RuntimeName | undefined;
 }
 
 export interface UpResult {
@@ -80,7 +83,7 @@ async function openFleet(opts: UpOptions): Promise<UpResult> {
     dashboard = await ensureWindow(tmux, session, DASHBOARD_WINDOW, dashboardArgv, layout, sessionEnv);
   }
 
-  const wantsDemo = resolveModelSpec({ flag: opts.model, config, env, demoScript: DEMO_SCRIPT }).source === 'demo' && !opts.agent;
+  const wantsDemo = resolveModelSpec({ flag: opts.model, config, env, demoScript: DEMO_SCRIPT }).source === 'demo' && !opts.agent && (opts.runtime ?? 'flotilla') === 'flotilla';
   let demo: DemoInstall | null = null;
   let root: UpResult['root'];
   const existing = await liveWindow(tmux, session, ROOT_WINDOW);
@@ -133,6 +136,7 @@ async function openRoot(tmux: Tmux, opts: UpOptions, session: string, demo: bool
       id: demo ? newAgentId('lead') : undefined,
       prompt: demo ? DEMO_TASK : opts.prompt ?? '',
       model: opts.model,
+      runtime: demo ? undefined : opts.runtime,
       mode: 'interactive',
       cwd: layout.project,
     },

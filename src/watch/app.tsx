@@ -139,7 +139,7 @@ function Line({ prefix, cells, bold }: { prefix: string; cells: Cell[]; bold?: b
 function Details({ row, width, scripted }: { row: WatchRow | undefined; width: number; scripted: boolean }): React.JSX.Element {
   if (!row) return <Text dimColor>{fit(scripted ? '' : ' ', width - 1)}</Text>;
   const where = row.tmux ? `window ${row.tmux.windowId}` : 'no window';
-  const facts = [row.id, row.name, `depth ${row.depth}`, row.model + (row.scripted ? ' [scripted model]' : ''), where, row.pid ? `pid ${row.pid}` : '', row.secrets ? `secrets: ${row.secrets} left` : '']
+  const facts = [row.id, row.name, `depth ${row.depth}`, row.model + (row.scripted ? ' [scripted model]' : '') + (row.runtime !== 'flotilla' ? ` [runtime ${row.runtime}]` : ''), where, row.pid ? `pid ${row.pid}` : '', row.secrets ? `secrets: ${row.secrets} left` : '']
     .filter(Boolean).join(' · ');
   return (
     <Box flexDirection="column">

@@ -46,7 +46,7 @@ function pad(text: string, width: number, align: 'left' | 'right'): string {
 
 /** The agent cell: tree branch, id, and `*` for the scripted model. */
 export function agentLabel(row: WatchRow): string {
-  return `${row.branch}${row.id}${row.scripted ? ' *' : ''}`;
+  return `${row.branch}${row.id}${row.scripted ? ' *' : ''}${row.runtime !== 'flotilla' ? ` [${row.runtime}]` : ''}`;
 }
 
 /** The columns for this terminal width and these rows. The selection marker takes 2 columns before them. */

@@ -46,6 +46,8 @@ export interface WatchRow {
   lastLine: string;
   model: string;
   scripted: boolean;
+  /** What runs it: `flotilla`, or a vendor CLI (§13). */
+  runtime: string;
   approval: PendingApproval | null;
   /** Live secret grants with time left (`github-token 1m 58s`), or ''. */
   secrets: string;
@@ -123,6 +125,7 @@ function toRow(rec: AgentRecord, branch: string, input: RowInputs, approval: Pen
     lastLine: rec.lastLine,
     model: rec.model,
     scripted: rec.scripted,
+    runtime: rec.runtime,
     approval,
     secrets: secretGrantsText(rec, input.now),
     tmux: rec.tmux,

@@ -14,6 +14,7 @@ interface SpawnOpts {
   queue?: boolean;
   context?: 'none' | 'last_turn' | 'summary';
   model?: string;
+  runtime?: 'flotilla' | 'claude' | 'codex' | 'gemini';
   json?: boolean;
 }
 
@@ -37,6 +38,7 @@ export function command(): Command {
     .option('--queue', 'when every running slot is busy, wait in line for one instead of being refused')
     .addOption(new Option('--context <mode>', "what of the parent's conversation the child gets").choices(['none', 'last_turn', 'summary']))
     .option('--model <spec>', 'model as provider:model-id, an alias, or script:<file.yaml>')
+    .addOption(new Option('--runtime <name>', 'what runs the agent: Flotilla\'s harness, or Claude Code / Codex / Gemini CLI under a Flotilla shim (default: the definition\'s runtime:, else flotilla)').choices(['flotilla', 'claude', 'codex', 'gemini']))
     .option('--json', 'print the registry record (with --wait: the result) as JSON')
     .action(async (words: string[], opts: SpawnOpts, cmd: Command) => {
       const { layout } = cliContext(cmd);
@@ -53,7 +55,7 @@ export function command(): Command {
       const rec = await spawnAgent(
         layout, config,
         {
-          prompt, agent: opts.agent, id: opts.id, cwd: opts.cwd, context: opts.context, model: opts.model, mode: opts.oneshot ? 'oneshot' : 'interactive',
+          prompt, agent: opts.agent, id: opts.id, cwd: opts.cwd, context: opts.context, model: opts.model, runtime: opts.runtime, mode: opts.oneshot ? 'oneshot' : 'interactive',
           ...(opts.queue ? { queue: { onWait: async () => {
             const { countHeld } = await import('../../fleet/slots.js');
             const max = config.limits.max_running;

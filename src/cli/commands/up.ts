@@ -1,4 +1,4 @@
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { cliConfig, cliContext } from '../context.js';
 import { printJson } from '../output.js';
 
@@ -10,13 +10,14 @@ export function command(): Command {
     .option('--model <spec>', "the root agent's model (provider:model-id, an alias, or script:<file.yaml>)")
     .option('--agent <name>', 'definition the root agent runs (default: agents.default)')
     .option('--prompt <text>', 'a first task for the root agent')
+    .addOption(new Option('--runtime <name>', 'what runs the root agent: Flotilla\'s harness, or Claude Code / Codex / Gemini CLI under a Flotilla shim').choices(['flotilla', 'claude', 'codex', 'gemini']))
     .option('--json', 'print what was opened as JSON (implies --detach)')
-    .action(async (opts: { detach?: boolean; model?: string; agent?: string; prompt?: string; json?: boolean }, cmd: Command) => {
+    .action(async (opts: { detach?: boolean; model?: string; agent?: string; prompt?: string; runtime?: 'flotilla' | 'claude' | 'codex' | 'gemini'; json?: boolean }, cmd: Command) => {
       const { layout } = cliContext(cmd);
       const { config } = await cliConfig(layout);
       const { fleetUp, attachFleet } = await import('../../up/up.js');
       const onWait = (): void => void process.stderr.write("flotilla: another 'flotilla up' is opening this fleet — waiting for it, then using its session\n");
-      const result = await fleetUp({ layout, config, model: opts.model, agent: opts.agent, prompt: opts.prompt, onWait });
+      const result = await fleetUp({ layout, config, model: opts.model, agent: opts.agent, prompt: opts.prompt, runtime: opts.runtime, onWait });
       if (opts.json) {
         printJson(result);
         return;

@@ -1,0 +1,120 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { audit } from '../../audit/audit.js';
+import type { Config } from '../../config/schema.js';
+import { findParentAgent } from '../../fleet/lineage.js';
+import { toLastLine, type AgentRecord, type TaskResult } from '../../fleet/record.js';
+import { readRecord, updateRecord } from '../../fleet/registry.js';
+import type { Layout } from '../../layout/layout.js';
+import { loadRuntime, type FleetHookEvent, type HookReply, type Runtime, type VendorRuntimeName } from '../../runtimes/index.js';
+import { drainInbox } from './mail.js';
+
+/**
+ * `flotilla runtime-hook <event>`: what a vendor CLI's hooks run (§13). The hook process
+ * descends from the CLI, which descends from the shim that is the registered agent, so the
+ * agent is found by the same ancestry walk as every identity (fleet/lineage.ts); a hook run
+ * outside any vendor agent does nothing.
+ *
+ * - turn-start: a task begins (a person's prompt or a wake-up paste); unread mail joins it.
+ * - turn-end: unread mail continues the turn (capped per task); otherwise the task ends: its
+ *   final answer → output/<id>.md, the record idle with usage from the CLI's transcript,
+ *   one completion to the parent.
+ * - pre-tool: the audit line, and the shell gate (§7) for shell commands.
+ */
+export const MAX_MAIL_CONTINUES = 5;
+
+export async function runRuntimeHook(layout: Layout, config: Config, event: FleetHookEvent, stdin: string): Promise<HookReply | null> {
+  const self = findParentAgent(layout).parent;
+  if (!self || self.runtime === 'flotilla') return null;
+  const runtime = await loadRuntime(self.runtime as VendorRuntimeName);
+  let payload: Record<string, unknown> = {};
+  try { payload = JSON.parse(stdin || '{}') as Record<string, unknown>; } catch { /* an empty or odd payload is still an event */ }
+  switch (event) {
+    case 'pre-tool': return preTool(layout, config, runtime, self, payload);
+    case 'turn-start': return turnStart(layout, config, runtime, self);
+    case 'turn-end': return turnEnd(layout, config, runtime, self, payload);
+  }
+}
+
+async function preTool(layout: Layout, config: Config, runtime: Runtime, rec: AgentRecord, payload: Record<string, unknown>): Promise<HookReply | null> {
+  const call = runtime.toolCall(payload);
+  if (!call) return null;
+  if (call.tool === 'shell' && call.command !== undefined) {
+    const { checkShellCommand } = await import('../../policy/shell-gate.js');
+    const verdict = checkShellCommand(call.command, config.security.deny_commands);
+    if (verdict.decision === 'deny') {
+      audit(layout, { event: 'policy_denied', agent: rec.id, tool: 'shell', rule: `shell-gate:${verdict.rule ?? '?'}`, command: call.command, via: runtime.name });
+      return runtime.denyTool(`the fleet's shell gate refused this command (rule: ${verdict.rule ?? '?'})`);
+    }
+  }
+  audit(layout, { event: 'tool_call', agent: rec.id, tool: call.tool, decision: 'allow', via: runtime.name, ...(call.command !== undefined ? { command: call.command } : {}) });
+  updateQuietly(layout, rec.id, { lastLine: toLastLine(call.command !== undefined ? `$ ${call.command}` : call.tool) });
+  return null;
+}
+
+async function turnStart(layout: Layout, config: Config, runtime: Runtime, rec: AgentRecord): Promise<HookReply | null> {
+  const ended = rec.lastTask !== null && rec.lastTask.task >= rec.task;
+  updateQuietly(layout, rec.id, { status: 'working', ...(ended ? { task: rec.task + 1 } : {}) });
+  const mail = await drainInbox(layout, rec.id, config.inbox.max_body_bytes);
+  return mail.count ? runtime.addContext(mail.text) : null;
+}
+
+async function turnEnd(layout: Layout, config: Config, runtime: Runtime, rec: AgentRecord, payload: Record<string, unknown>): Promise<HookReply | null> {
+  const usage = readUsage(runtime, payload);
+  if (continues(layout, rec) < MAX_MAIL_CONTINUES) {
+    const mail = await drainInbox(layout, rec.id, config.inbox.max_body_bytes);
+    if (mail.count) {
+      countContinue(layout, rec);
+      if (usage) updateQuietly(layout, rec.id, usage);
+      return runtime.continueWith(mail.text);
+    }
+  }
+  if (rec.lastTask && rec.lastTask.task >= rec.task) return null; // already ended (a repeated Stop)
+  const text = runtime.finalAnswer(payload) ?? '';
+  const { writeOutput } = await import('../../transcript/output.js');
+  let outputPath: string | null = null;
+  try { outputPath = writeOutput(layout, rec.id, text, config.output.max_bytes).path; } catch { /* the completion still goes out */ }
+  const result: TaskResult = { task: rec.task, status: 'completed', exitReason: null, finishedAt: new Date().toISOString(), outputPath };
+  const done = updateQuietly(layout, rec.id, { status: 'idle', lastTask: result, ...(text.trim() ? { lastLine: toLastLine(text) } : {}), ...(usage ?? {}) }) ?? rec;
+  const { sendCompletionOnce } = await import('../../lifecycle/completion.js');
+  await sendCompletionOnce(layout, done, result, { text, maxBodyBytes: config.inbox.max_body_bytes });
+  return null;
+}
+
+function readUsage(runtime: Runtime, payload: Record<string, unknown>): Pick<AgentRecord, 'usage' | 'turns'> | undefined {
+  const path = runtime.transcriptPath(payload);
+  if (!path) return undefined;
+  try {
+    const u = runtime.parseUsage(readFileSync(path, 'utf8'));
+    return { usage: { inputTokens: u.inputTokens, outputTokens: u.outputTokens, costUsd: null }, turns: u.turns };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Mail continuations used by the current task: a chatty peer cannot keep an agent busy forever. */
+function continues(layout: Layout, rec: AgentRecord): number {
+  try {
+    const [task, n] = readFileSync(counterFile(layout, rec.id), 'utf8').split(' ').map(Number);
+    return task === rec.task ? (n ?? 0) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+function countContinue(layout: Layout, rec: AgentRecord): void {
+  try { writeFileSync(counterFile(layout, rec.id), `${rec.task} ${continues(layout, rec) + 1}`); } catch { /* the cap is best effort */ }
+}
+
+function counterFile(layout: Layout, id: string): string {
+  return join(layout.runtimeDir(id), 'mail-continues');
+}
+
+/** The hook is a short-lived writer of a live agent's record; a record that ended meanwhile stays ended. */
+function updateQuietly(layout: Layout, id: string, patch: Partial<AgentRecord>): AgentRecord | undefined {
+  try {
+    return updateRecord(layout, id, patch);
+  } catch {
+    return readRecord(layout, id);
+  }
+}

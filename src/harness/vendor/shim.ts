@@ -1,0 +1,215 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { audit } from '../../audit/audit.js';
+import { createAgentLogger } from '../../audit/logger.js';
+import type { Config } from '../../config/schema.js';
+import type { Definition } from '../../definitions/types.js';
+import type { AgentRecord, TaskResult } from '../../fleet/record.js';
+import { processStartTime } from '../../fleet/proc.js';
+import { readRecord, updateRecord } from '../../fleet/registry.js';
+import type { SlotHold } from '../../fleet/slots.js';
+import type { Layout } from '../../layout/layout.js';
+import { CLI_ENTRY, TOOLS_DIR } from '../../layout/package.js';
+import { parsePermissionMode } from '../../policy/permission-mode.js';
+import { loadRuntime, type Runtime, type VendorRuntimeName } from '../../runtimes/index.js';
+import { shellCommand } from '../../tmux/quote.js';
+import { finishAgent } from '../finish.js';
+import { findRuntimeBinary } from './binary.js';
+import { unreadCount } from './mail.js';
+
+/**
+ * The shim (§13): this process is the registered agent — it was admitted like any harness
+ * (record, lineage, depth, slot) — and runs the vendor CLI as its child on the same
+ * terminal, so a person types straight into the CLI. Tasks end in the CLI's own hooks
+ * (harness/vendor/hook.ts); this process wakes an idle CLI for new mail and, whichever way
+ * the CLI ends (exit, SIGKILL, a closed window, a cancel), ends the agent exactly once.
+ */
+export async function runVendorAgent(opts: { layout: Layout; config: Config; record: AgentRecord; definition: Definition; slot: SlotHold }): Promise<number> {
+  const { layout, config, definition } = opts;
+  // The spawner's vendor settings (base URLs, keys) win over the tmux server's older environment.
+  const { takeRuntimeEnv } = await import('../../spawn/runtime-env.js');
+  const env: NodeJS.ProcessEnv = { ...process.env, ...takeRuntimeEnv(layout, opts.record.id) };
+  const log = await createAgentLogger(layout, opts.record.id);
+  let rec = updateRecord(layout, opts.record.id, { status: 'starting', pid: process.pid, pidStartTime: processStartTime(process.pid), startedAt: new Date().toISOString() });
+  audit(layout, { event: 'agent_start', agent: rec.id, parent: rec.parentId ?? 'human', depth: rec.depth, model: rec.model, mode: rec.mode, runtime: rec.runtime });
+  const runtime = await loadRuntime(rec.runtime as VendorRuntimeName);
+  const prompt = readTask(layout, rec.id);
+
+  const finishOnce = onceAsync(async (status: TaskResult['status'], reason: string) => {
+    const now = readRecord(layout, rec.id) ?? rec;
+    const open = now.status !== 'idle' && !(now.lastTask && now.lastTask.task >= now.task);
+    // An agent whose last task completed ends `completed`; an open task ends with the CLI's fate.
+    const final = open ? status : now.lastTask?.status === 'completed' || status === 'completed' ? 'completed' : status;
+    const { stopHookOnce } = await import('../../hooks/stop-once.js');
+    const { runLifecycleHooks } = await import('../../hooks/run-hooks.js');
+    const hookContext = { agentId: now.id, agentName: definition.name, parentId: now.parentId, cwd: now.cwd, onWarn: (m: string) => log.warn({}, m) };
+    rec = await finishAgent({
+      layout, config, record: now, status: final, reason, log,
+      openTask: open ? { text: '', outputPath: null } : null,
+      appendEnd: () => undefined,
+      runStopHooks: async (s, why) => { await stopHookOnce(layout, now.id, () => runLifecycleHooks('stop', config.hooks.stop, { ...hookContext, status: s, exitReason: why })); },
+    });
+    opts.slot.release();
+  });
+
+  const bin = findRuntimeBinary(runtime, env);
+  if (!bin) {
+    const why = `${runtime.title} is not installed — install it (npm install -g ${runtime.npmPackage}) or set ${runtime.binEnv} to its path`;
+    process.stderr.write(`flotilla: ${why}\n`);
+    await finishOnce('failed', why);
+    return 1;
+  }
+
+  const configDir = layout.runtimeDir(rec.id);
+  mkdirSync(configDir, { recursive: true, mode: 0o700 });
+  const mode = parsePermissionMode(rec.permissionMode) ?? 'default';
+  const policy = { tools: rec.effectivePolicy.tools, permissionMode: mode };
+  const cli = [process.execPath, CLI_ENTRY, '--root', layout.root];
+  const launch = runtime.launch({
+    id: rec.id, cwd: rec.cwd, configDir, prompt: runtime.promptAfterMcp ? '' : prompt,
+    mcp: { command: process.execPath, args: [CLI_ENTRY, '--root', layout.root, 'mcp'] },
+    hookCommand: (event) => shellCommand([...cli, 'runtime-hook', event]),
+    model: rec.model.startsWith(`${rec.runtime}:`) ? rec.model.slice(rec.runtime.length + 1) || undefined : undefined,
+    env,
+  }, policy);
+  for (const f of launch.files) {
+    mkdirSync(dirname(join(configDir, f.path)), { recursive: true });
+    writeFileSync(join(configDir, f.path), f.content, { mode: 0o600 });
+  }
+
+  // The CLI, its hooks and its MCP server find their agent by ancestry; these are hints and PATH.
+  const childEnv: NodeJS.ProcessEnv = {
+    ...env,
+    FLOTILLA_ROOT: layout.root, FLOTILLA_AGENT_ID: rec.id, FLOTILLA_DEPTH: String(rec.depth), FLOTILLA_PARENT_ID: rec.parentId ?? '',
+    FLOTILLA_NODE: process.execPath, FLOTILLA_CLI: CLI_ENTRY, PATH: `${TOOLS_DIR}:${env.PATH ?? ''}`,
+    ...launch.env,
+  };
+  delete childEnv.FLOTILLA_SLOT;
+  rec = updateRecord(layout, rec.id, { status: prompt.trim() ? 'working' : 'idle' });
+
+  let child: ChildProcess;
+  try {
+    child = spawn(bin, launch.argv, { stdio: 'inherit', cwd: rec.cwd, env: childEnv });
+  } catch (err) {
+    await finishOnce('failed', `could not start ${runtime.title}: ${(err as Error).message}`);
+    return 1;
+  }
+  log.info({ bin, argv: launch.argv, runtime: runtime.name }, 'vendor CLI started');
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+    child.once('error', () => resolve({ code: 127, signal: null }));
+  });
+
+  const pane = readRecord(layout, rec.id)?.tmux ?? null;
+  const typist = pane ? await paneTypist(pane, configDir) : null;
+  if (runtime.promptAfterMcp && prompt.trim()) {
+    // The CLI would send an argv prompt before its MCP servers are connected, without the fleet tools.
+    void firstPrompt(configDir, prompt, typist, log);
+  }
+  const waker = await wakeOnMail(layout, config, runtime, rec, typist);
+  // The terminal's Ctrl-C is the CLI's to handle; a cancel or a closed window ends both.
+  process.on('SIGINT', () => undefined);
+  let ending: { status: TaskResult['status']; reason: string } | null = null;
+  const stop = (reason: string) => {
+    if (ending) return;
+    ending = { status: 'cancelled', reason };
+    try { child.kill('SIGTERM'); } catch { /* gone */ }
+    setTimeout(() => { try { child.kill('SIGKILL'); } catch { /* gone */ } }, 3_000).unref();
+  };
+  process.on('SIGTERM', () => stop('cancelled (SIGTERM)'));
+  process.on('SIGHUP', () => stop('window closed'));
+
+  const { code, signal } = await exited;
+  await waker.close();
+  const fate = ending ?? cliFate(runtime, code, signal);
+  await finishOnce(fate.status, fate.reason);
+  return fate.status === 'completed' ? 0 : 1;
+}
+
+function cliFate(runtime: Runtime, code: number | null, signal: NodeJS.Signals | null): { status: TaskResult['status']; reason: string } {
+  if (signal) return { status: 'crashed', reason: `${runtime.title} killed (${signal})` };
+  if (code === 0) return { status: 'cancelled', reason: `${runtime.title} exited before its task ended` };
+  return { status: 'failed', reason: `${runtime.title} exited with status ${code ?? '?'}` };
+}
+
+/**
+ * New mail for an idle CLI wakes it: a one-line notice pasted into the pane, then Enter on
+ * its own (a paste and its Enter in one write can land as a newline in the input box). The
+ * turn-start hook then hands the mail over as data. While the CLI works (or shows a
+ * permission prompt, which is part of a turn) mail waits for the turn-end hook instead.
+ */
+async function wakeOnMail(layout: Layout, config: Config, runtime: Runtime, rec: AgentRecord, typist: Typist | null): Promise<{ close(): Promise<void> }> {
+  const { watchInbox } = await import('../../inbox/watch.js');
+  const watcher = watchInbox(layout, rec.id, { poll: config.inbox.poll, pollIntervalMs: config.inbox.poll_interval_ms, rescanSecs: config.inbox.rescan_secs, maxBodyBytes: config.inbox.max_body_bytes });
+  if (!typist) return watcher;
+  let busy = false;
+  let again = false;
+  let lastWake = 0;
+  const wake = async (): Promise<void> => {
+    if (busy) { again = true; return; }
+    busy = true;
+    try {
+      do {
+        again = false;
+        const now = readRecord(layout, rec.id);
+        if (!now || now.status !== 'idle') break;
+        const count = await unreadCount(layout, rec.id);
+        // One paste per burst: the hook drains everything that arrived meanwhile.
+        if (count === 0 || Date.now() - lastWake < 5_000) break;
+        lastWake = Date.now();
+        await typist.submit(runtime.deliver(count));
+      } while (again);
+    } finally {
+      busy = false;
+    }
+  };
+  watcher.on('message', () => void wake());
+  // Mail that came while the CLI worked and was left when its turn ended: look again every few seconds.
+  const timer = setInterval(() => void wake(), 5_000);
+  timer.unref();
+  return { close: async () => { clearInterval(timer); await watcher.close(); } };
+}
+
+/** Types into the CLI's pane as a person would: a bracketed paste, then Enter on its own. */
+interface Typist {
+  submit(text: string): Promise<void>;
+}
+
+async function paneTypist(place: { socket: string | null; paneId: string }, configDir: string): Promise<Typist> {
+  const { Tmux } = await import('../../tmux/client.js');
+  const tmux = new Tmux({ socket: place.socket });
+  const buffer = `flotilla-${place.paneId.replace(/\W/g, '')}`;
+  return {
+    async submit(text) {
+      const file = join(configDir, 'paste.txt');
+      writeFileSync(file, text, { mode: 0o600 });
+      await tmux.exec(['load-buffer', '-b', buffer, file]);
+      await tmux.exec(['paste-buffer', '-p', '-d', '-b', buffer, '-t', place.paneId]);
+      // A paste and its Enter in one read can land as a newline in the input box.
+      await new Promise((r) => setTimeout(r, 300));
+      await tmux.exec(['send-keys', '-t', place.paneId, 'Enter']);
+    },
+  };
+}
+
+/** The first task, typed once the CLI's fleet tools are connected (≤ 30 s), as a person would. */
+async function firstPrompt(configDir: string, prompt: string, typist: Typist | null, log: { warn(o: object, m: string): void }): Promise<void> {
+  if (!typist) return;
+  const ready = join(configDir, 'mcp-ready');
+  const end = Date.now() + 30_000;
+  while (!existsSync(ready) && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+  if (!existsSync(ready)) log.warn({}, 'the fleet MCP server did not answer within 30 s; sending the task anyway');
+  // The input box mounts a moment after the MCP connection.
+  await new Promise((r) => setTimeout(r, 500));
+  await typist.submit(prompt.trim());
+}
+
+function onceAsync<A extends unknown[]>(fn: (...args: A) => Promise<void>): (...args: A) => Promise<void> {
+  let p: Promise<void> | undefined;
+  return (...args: A) => (p ??= fn(...args));
+}
+
+function readTask(layout: Layout, id: string): string {
+  try { return readFileSync(layout.taskFile(id), 'utf8'); } catch { return ''; }
+}

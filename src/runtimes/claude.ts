@@ -1,0 +1,143 @@
+import { join } from 'node:path';
+import type { HookReply, Launch, LaunchInput, PolicyInput, Runtime } from './types.js';
+
+/**
+ * Claude Code (`@anthropic-ai/claude-code`). Its config folder is CLAUDE_CONFIG_DIR (a
+ * per-agent one: the person's ~/.claude is never read for settings nor written); settings
+ * come from `settings.json` there (hooks, permissions), the fleet tools from
+ * `--mcp-config` with `--strict-mcp-config`, MCP tools are named `mcp__flotilla__<tool>`.
+ */
+const TOOL_NAMES = { shell: 'Bash', read: 'Read', write: 'Write', edit: 'Edit', glob: 'Glob', grep: 'Grep' } as const;
+const MCP_PREFIX = 'mcp__flotilla__';
+/** Claude's own tools with no Flotilla equivalent: sub-agents, the web, notebooks, background shells. */
+const EXTRA = ['Task', 'Agent', 'WebFetch', 'WebSearch', 'NotebookEdit'];
+const FLEET = ['send_message', 'check_inbox', 'spawn_agent', 'list_agents', 'wait_for_agents', 'cancel_agent'];
+
+export interface ClaudePermissions {
+  defaultMode: 'plan' | 'default' | 'acceptEdits' | 'dontAsk' | 'bypassPermissions';
+  allow: string[];
+  deny: string[];
+}
+
+/**
+ * The policy as Claude's own permission settings. Claude's `dontAsk` *denies* whatever is
+ * not pre-approved, so Flotilla's `dont_ask` becomes `dontAsk` plus an allow rule for each
+ * permitted tool; every tool the policy withholds is a deny rule (deny wins in every mode,
+ * bypassPermissions included). Fleet tools never ask, as in the harness.
+ */
+export function compileClaudePolicy(policy: PolicyInput): ClaudePermissions {
+  const allowed = new Set(policy.tools);
+  const name = (t: string): string => (t in TOOL_NAMES ? TOOL_NAMES[t as keyof typeof TOOL_NAMES] : MCP_PREFIX + t);
+  const builtins = Object.keys(TOOL_NAMES);
+  const deny = [...builtins.filter((t) => !allowed.has(t)).map(name), ...FLEET.filter((t) => !allowed.has(t)).map(name), ...EXTRA];
+  const fleetAllowed = FLEET.filter((t) => allowed.has(t)).map(name);
+  const all = [...builtins.filter((t) => allowed.has(t)).map(name), ...fleetAllowed];
+  switch (policy.permissionMode) {
+    case 'plan': return { defaultMode: 'plan', allow: [], deny };
+    case 'default': return { defaultMode: 'default', allow: [...allowed.has('read') ? ['Read'] : [], ...['glob', 'grep'].filter((t) => allowed.has(t)).map(name), ...fleetAllowed], deny };
+    case 'accept_edits': return { defaultMode: 'acceptEdits', allow: fleetAllowed, deny };
+    case 'dont_ask': return { defaultMode: 'dontAsk', allow: all, deny };
+    // Reached only when agents.allow_bypass_permissions let the definition load.
+    case 'bypass_permissions': return { defaultMode: 'bypassPermissions', allow: all, deny };
+  }
+}
+
+function hookReply(obj: unknown, exitCode = 0): HookReply {
+  return { stdout: JSON.stringify(obj) + '\n', exitCode };
+}
+
+export const claude: Runtime = {
+  name: 'claude',
+  title: 'Claude Code',
+  npmPackage: '@anthropic-ai/claude-code',
+  binary: 'claude',
+  binEnv: 'FLOTILLA_CLAUDE_BIN',
+  hookEvents: { 'turn-start': 'UserPromptSubmit', 'turn-end': 'Stop', 'pre-tool': 'PreToolUse' },
+  mcpToolPrefix: MCP_PREFIX,
+  toolNames: TOOL_NAMES,
+  extraTools: EXTRA,
+  promptAfterMcp: true,
+  compilePolicy: compileClaudePolicy,
+
+  launch(input: LaunchInput, policy: PolicyInput): Launch {
+    const permissions = compileClaudePolicy(policy);
+    const hook = (event: 'turn-start' | 'turn-end' | 'pre-tool') => [{ hooks: [{ type: 'command', command: input.hookCommand(event), timeout: 60 }] }];
+    const settings = {
+      permissions,
+      hooks: { UserPromptSubmit: hook('turn-start'), Stop: hook('turn-end'), PreToolUse: [{ matcher: '*', hooks: hook('pre-tool')[0]!.hooks }] },
+      // Nothing leaves the machine but the model calls themselves.
+      env: QUIET_ENV,
+      includeCoAuthoredBy: false,
+    };
+    const state = {
+      hasCompletedOnboarding: true,
+      bypassPermissionsModeAccepted: policy.permissionMode === 'bypass_permissions',
+      projects: { [input.cwd]: { hasTrustDialogAccepted: true, hasCompletedProjectOnboarding: true } },
+    };
+    // alwaysLoad: the fleet tools are offered from the first request, not deferred behind a tool search.
+    const mcp = { mcpServers: { flotilla: { type: 'stdio', command: input.mcp.command, args: input.mcp.args, alwaysLoad: true } } };
+    const argv = [
+      '--mcp-config', join(input.configDir, 'mcp.json'), '--strict-mcp-config',
+      '--settings', join(input.configDir, 'settings.json'),
+      '--permission-mode', permissions.defaultMode,
+      ...(input.model ? ['--model', input.model] : []),
+      ...(input.prompt.trim() ? ['--', input.prompt] : []),
+    ];
+    return {
+      argv,
+      env: { CLAUDE_CONFIG_DIR: input.configDir, ...QUIET_ENV },
+      files: [
+        { path: 'settings.json', content: JSON.stringify(settings, null, 2) },
+        { path: '.claude.json', content: JSON.stringify(state, null, 2) },
+        { path: 'mcp.json', content: JSON.stringify(mcp, null, 2) },
+      ],
+    };
+  },
+
+  deliver(count) {
+    return `[flotilla] ${count} new inbox message${count === 1 ? '' : 's'} — they are attached below as data.`;
+  },
+
+  parseUsage(text) {
+    // One line per content block; a message's usage repeats on each of its lines: count each message id once.
+    const seen = new Map<string, { input: number; output: number }>();
+    for (const line of text.split('\n')) {
+      if (!line.includes('"usage"')) continue;
+      let entry: { type?: string; message?: { id?: string; usage?: Record<string, number> } };
+      try { entry = JSON.parse(line) as typeof entry; } catch { continue; }
+      const u = entry.type === 'assistant' ? entry.message?.usage : undefined;
+      if (!u) continue;
+      const input = (u.input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0);
+      seen.set(entry.message?.id ?? String(seen.size), { input, output: u.output_tokens ?? 0 });
+    }
+    let inputTokens = 0;
+    let outputTokens = 0;
+    for (const u of seen.values()) { inputTokens += u.input; outputTokens += u.output; }
+    return { inputTokens, outputTokens, turns: seen.size };
+  },
+
+  continueWith: (text) => hookReply({ decision: 'block', reason: text }),
+  addContext: (text) => hookReply({ hookSpecificOutput: { hookEventName: 'UserPromptSubmit', additionalContext: text } }),
+  denyTool: (reason) => hookReply({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: reason } }),
+  finalAnswer: (p) => (typeof p.last_assistant_message === 'string' ? p.last_assistant_message : undefined),
+  transcriptPath: (p) => (typeof p.transcript_path === 'string' ? p.transcript_path : undefined),
+  toolCall(p) {
+    const name = typeof p.tool_name === 'string' ? p.tool_name : undefined;
+    if (!name) return undefined;
+    const input = (p.tool_input ?? {}) as Record<string, unknown>;
+    const canonical = Object.entries(TOOL_NAMES).find(([, v]) => v === name)?.[0] ?? (name.startsWith(MCP_PREFIX) ? name.slice(MCP_PREFIX.length) : name);
+    return { tool: canonical, ...(typeof input.command === 'string' ? { command: input.command } : {}) };
+  },
+};
+
+const QUIET_ENV: Record<string, string> = {
+  // Wait for the fleet's MCP server before the first model call: its tools are the agent's link to the fleet.
+  MCP_CONNECTION_NONBLOCKING: 'false',
+  DISABLE_AUTOUPDATER: '1',
+  DISABLE_TELEMETRY: '1',
+  DISABLE_ERROR_REPORTING: '1',
+  DISABLE_BUG_COMMAND: '1',
+  CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+  CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY: '1',
+  CLAUDE_CODE_DISABLE_TERMINAL_TITLE: '1',
+};

@@ -1,0 +1,98 @@
+import type { PermissionMode } from '../policy/permission-mode.js';
+
+/**
+ * Other agent runtimes (§13). A runtime is data (how to launch the vendor CLI, its hook
+ * events, its MCP config, the names it gives tools) plus three functions: the definition's
+ * policy compiled into the CLI's own permission settings, how a message wakes an idle CLI,
+ * and how to read token usage from the CLI's own transcript. No I/O here: the shim
+ * (harness/vendor/) writes the files and runs the process.
+ */
+export const RUNTIME_NAMES = ['flotilla', 'claude', 'codex', 'gemini'] as const;
+export type RuntimeName = (typeof RUNTIME_NAMES)[number];
+export type VendorRuntimeName = Exclude<RuntimeName, 'flotilla'>;
+
+export function isRuntimeName(s: string): s is RuntimeName {
+  return (RUNTIME_NAMES as readonly string[]).includes(s);
+}
+
+/** Flotilla's own events, which each runtime maps its hook events onto. */
+export type FleetHookEvent = 'turn-start' | 'turn-end' | 'pre-tool';
+
+/** What a policy compiles to, before a runtime writes it into its settings. */
+export interface PolicyInput {
+  /** Canonical tool ids the agent may use (effective policy). */
+  tools: readonly string[];
+  permissionMode: PermissionMode;
+}
+
+export interface LaunchInput {
+  id: string;
+  cwd: string;
+  /** This agent's own config folder (state/runtimes/<id>/): the CLI's settings live here, never in the user's. */
+  configDir: string;
+  /** The first task, or '' for an interactive CLI waiting for a person. */
+  prompt: string;
+  /** The MCP server that gives the CLI the fleet tools: `flotilla mcp`. */
+  mcp: { command: string; args: string[] };
+  /** The shell command a vendor hook runs for a Flotilla event (it reads the payload on stdin). */
+  hookCommand(event: FleetHookEvent): string;
+  /** `--model` passed through when the definition or spawn named one. */
+  model?: string | undefined;
+  env: NodeJS.ProcessEnv;
+}
+
+export interface Launch {
+  argv: string[];
+  env: Record<string, string>;
+  /** Files to write before start, paths relative to configDir. */
+  files: { path: string; content: string }[];
+}
+
+export interface HookReply {
+  /** Printed on the hook's stdout. */
+  stdout: string;
+  /** The hook's exit code (Claude and Gemini read 2 as "blocked"). */
+  exitCode: number;
+}
+
+export interface Runtime {
+  name: VendorRuntimeName;
+  /** What a person calls it. */
+  title: string;
+  /** The npm package the CLI ships in, and the binary it installs. */
+  npmPackage: string;
+  binary: string;
+  /** Environment variable that names the binary's path (overrides PATH lookup). */
+  binEnv: string;
+  /** The vendor's hook events for Flotilla's (undefined: the CLI has no such hook). */
+  hookEvents: Partial<Record<FleetHookEvent, string>>;
+  /** How the CLI names Flotilla's MCP tools: prefix + tool name. */
+  mcpToolPrefix: string;
+  /** The CLI's own tools for Flotilla's canonical ones (shell → Bash …). */
+  toolNames: Readonly<Record<string, string>>;
+  /** The vendor's own tools with no Flotilla equivalent, denied so they cannot escape the policy. */
+  extraTools: readonly string[];
+  /**
+   * The CLI sends a prompt given on its command line before its MCP servers connect: the
+   * shim types the first task into the pane once `flotilla mcp` has answered instead.
+   */
+  promptAfterMcp: boolean;
+  compilePolicy(policy: PolicyInput): unknown;
+  launch(input: LaunchInput, policy: PolicyInput): Launch;
+  /** Text pasted into the pane to wake an idle CLI for `count` new messages (Enter is sent separately). */
+  deliver(count: number): string;
+  /** Tokens used so far, from the CLI's own transcript / session file text. */
+  parseUsage(text: string): { inputTokens: number; outputTokens: number; turns: number };
+  /** What the turn-end hook prints to continue the CLI with `text` as the next input. */
+  continueWith(text: string): HookReply;
+  /** What the turn-start hook prints to add `text` to the turn's context. */
+  addContext(text: string): HookReply;
+  /** What the pre-tool hook prints to refuse a call. */
+  denyTool(reason: string): HookReply;
+  /** The final answer in a turn-end payload, when the payload carries it. */
+  finalAnswer(payload: Record<string, unknown>): string | undefined;
+  /** The CLI's transcript path in a hook payload, when it has one. */
+  transcriptPath(payload: Record<string, unknown>): string | undefined;
+  /** A tool call in a pre-tool payload: canonical name and shell command if any. */
+  toolCall(payload: Record<string, unknown>): { tool: string; command?: string } | undefined;
+}
