@@ -10,9 +10,9 @@ import { describe, expect, it } from 'vitest';
  */
 const LAYERS: readonly (readonly string[])[] = [
   ['cli'],
-  ['harness', 'watch', 'up'],
+  ['harness', 'watch', 'up', 'mcp'],
   ['spawn', 'lifecycle', 'outputs'],
-  ['fleet', 'inbox', 'tmux', 'transcript', 'tools', 'policy', 'model', 'loop', 'hooks', 'definitions', 'audit', 'secrets'],
+  ['fleet', 'inbox', 'tmux', 'transcript', 'tools', 'policy', 'model', 'loop', 'hooks', 'definitions', 'audit', 'secrets', 'runtimes'],
   ['config', 'layout'],
   // Files directly in src/ (errors.ts): everyone may use them.
   ['.'],

@@ -10,10 +10,12 @@ import { processStartTime } from '../../fleet/proc.js';
 import { readRecord, updateRecord } from '../../fleet/registry.js';
 import type { SlotHold } from '../../fleet/slots.js';
 import type { Layout } from '../../layout/layout.js';
-import { CLI_ENTRY, TOOLS_DIR } from '../../layout/package.js';
+import { CLI_ENTRY } from '../../layout/package.js';
+import { agentEnvironment } from '../../fleet/agent-env.js';
 import { parsePermissionMode } from '../../policy/permission-mode.js';
 import { loadRuntime, type Runtime, type VendorRuntimeName } from '../../runtimes/index.js';
 import { shellCommand } from '../../tmux/quote.js';
+import { sleep } from '../../sleep.js';
 import { finishAgent } from '../finish.js';
 import { findRuntimeBinary } from './binary.js';
 import { unreadCount } from './mail.js';
@@ -79,12 +81,7 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
   }
 
   // The CLI, its hooks and its MCP server find their agent by ancestry; these are hints and PATH.
-  const childEnv: NodeJS.ProcessEnv = {
-    ...env,
-    FLOTILLA_ROOT: layout.root, FLOTILLA_AGENT_ID: rec.id, FLOTILLA_DEPTH: String(rec.depth), FLOTILLA_PARENT_ID: rec.parentId ?? '',
-    FLOTILLA_NODE: process.execPath, FLOTILLA_CLI: CLI_ENTRY, PATH: `${TOOLS_DIR}:${env.PATH ?? ''}`,
-    ...launch.env,
-  };
+  const childEnv: NodeJS.ProcessEnv = { ...env, ...agentEnvironment(layout, rec, env.PATH), ...launch.env };
   delete childEnv.FLOTILLA_SLOT;
   rec = updateRecord(layout, rec.id, { status: prompt.trim() ? 'working' : 'idle' });
 
@@ -187,7 +184,7 @@ async function paneTypist(place: { socket: string | null; paneId: string }, conf
       await tmux.exec(['load-buffer', '-b', buffer, file]);
       await tmux.exec(['paste-buffer', '-p', '-d', '-b', buffer, '-t', place.paneId]);
       // A paste and its Enter in one read can land as a newline in the input box.
-      await new Promise((r) => setTimeout(r, 300));
+      await sleep(300);
       await tmux.exec(['send-keys', '-t', place.paneId, 'Enter']);
     },
   };
@@ -198,10 +195,10 @@ async function firstPrompt(configDir: string, prompt: string, typist: Typist | n
   if (!typist) return;
   const ready = join(configDir, 'mcp-ready');
   const end = Date.now() + 30_000;
-  while (!existsSync(ready) && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+  while (!existsSync(ready) && Date.now() < end) await sleep(50);
   if (!existsSync(ready)) log.warn({}, 'the fleet MCP server did not answer within 30 s; sending the task anyway');
   // The input box mounts a moment after the MCP connection.
-  await new Promise((r) => setTimeout(r, 500));
+  await sleep(500);
   await typist.submit(prompt.trim());
 }
 
