@@ -436,6 +436,15 @@ function v80(v: unknown, p: string, bad: Issue[]): unknown {
 }
 
 function v81(v: unknown, p: string, bad: Issue[]): unknown {
+  if (!(["flotilla","claude","codex","gemini"] as unknown[]).includes(v)) bad.push({ path: p, message: "expected one of flotilla, claude, codex, gemini" });
+  return v;
+}
+
+function v82(v: unknown, p: string, bad: Issue[]): unknown {
+  return v === undefined ? structuredClone("flotilla") : v81(v, p, bad);
+}
+
+function v83(v: unknown, p: string, bad: Issue[]): unknown {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) { bad.push({ path: p, message: 'expected an object' }); return v; }
   const o = v as Record<string, unknown>;
   const out: Record<string, unknown> = {};
@@ -473,13 +482,14 @@ function v81(v: unknown, p: string, bad: Issue[]): unknown {
   { const r = v71(o["slot"], p + ".slot", bad); if (r !== undefined) out["slot"] = r; }
   { const r = v74(o["collectedAt"], p + ".collectedAt", bad); if (r !== undefined) out["collectedAt"] = r; }
   { const r = v80(o["secretGrants"], p + ".secretGrants", bad); if (r !== undefined) out["secretGrants"] = r; }
+  { const r = v82(o["runtime"], p + ".runtime", bad); if (r !== undefined) out["runtime"] = r; }
   return out;
 }
 
 /** Same result as `safeParse` of the zod schema, without loading zod. */
 export function parseAgentRecord(input: unknown): { success: true; data: AgentRecord } | { success: false; error: { issues: Issue[] } } {
   const bad: Issue[] = [];
-  const data = v81(input, '', bad);
+  const data = v83(input, '', bad);
   if (bad.length > 0) return { success: false, error: { issues: bad.map((i) => ({ path: i.path.slice(1), message: i.message })) } };
   return { success: true, data: data as AgentRecord };
 }

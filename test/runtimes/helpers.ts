@@ -1,5 +1,4 @@
-import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { processStartTime } from '../../src/fleet/proc.js';
@@ -10,23 +9,25 @@ import { recordInput } from '../helpers/records.js';
 import { spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
 import { namingFor, startFakeVendor, type FakeVendor, type Wire } from './fake-vendor.js';
 
-const INSTALLER = fileURLToPath(new URL('../../tools/install-runtimes.mjs', import.meta.url));
 export const RUNTIME_FIXTURES = fileURLToPath(new URL('../fixtures/runtimes/', import.meta.url));
+const NODE_MODULES = fileURLToPath(new URL('../../node_modules/', import.meta.url));
 
 /**
- * The pinned vendor CLI, installed into the cache folder by tools/install-runtimes.mjs (as
- * `.ci/run` does), or the reason it is not available — printed, and the tests skip.
+ * Where `npm ci` puts each vendor CLI the runtime tests drive: the pinned devDependency's
+ * native binary for this platform (its own package, so no install script has to run).
  */
-export function installedRuntime(name: string): { bin?: string; reason?: string } {
-  try {
-    const out = execFileSync(process.execPath, [INSTALLER, name], { encoding: 'utf8', timeout: 900_000 }).trim();
-    const [, bin] = /^\S+ (\/.+)$/.exec(out) ?? [];
-    if (bin) return { bin };
-    return { reason: out };
-  } catch (err) {
-    const out = String((err as { stdout?: string }).stdout ?? (err as Error).message).trim();
-    return { reason: out || `could not install ${name}` };
-  }
+const PINNED: Record<string, () => string> = {
+  claude: () => join(NODE_MODULES, '@anthropic-ai', `claude-code-${process.platform}-${process.arch}`, 'claude'),
+};
+
+/**
+ * The pinned vendor CLI (package.json devDependencies, installed by `npm ci`); throws with
+ * what to do when it is missing, so a broken install fails the tests instead of skipping them.
+ */
+export function pinnedRuntimeBinary(name: string): string {
+  const bin = PINNED[name]?.();
+  if (!bin || !existsSync(bin)) throw new Error(`${name} CLI not found at ${bin ?? '(no pin)'}: run npm ci (it installs the pinned devDependency)`);
+  return bin;
 }
 
 export interface VendorFleet extends SpawnFleet {
@@ -72,7 +73,8 @@ export async function vendorFleet(opts: {
     cliPid(id) {
       const rec = listRecords(fleet.layout).find((r) => r.id === id);
       if (!rec?.pid) return undefined;
-      return childrenOf(rec.pid)[0];
+      // The shim's child that runs the CLI binary (it also starts short-lived helpers such as tmux clients).
+      return childrenOf(rec.pid).find((pid) => cmdline(pid)[0] === opts.bin);
     },
     async dispose() {
       // The fleet's cleanup kills every registered pid: this process must not be one of them.
@@ -81,6 +83,14 @@ export async function vendorFleet(opts: {
       await fleet.close();
     },
   };
+}
+
+function cmdline(pid: number): string[] {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+  } catch {
+    return [];
+  }
 }
 
 function childrenOf(pid: number): number[] {

@@ -40,9 +40,10 @@ async function preTool(layout: Layout, config: Config, runtime: Runtime, rec: Ag
   const call = runtime.toolCall(payload);
   if (!call) return null;
   if (call.tool === 'shell' && call.command !== undefined) {
-    const { checkShellCommand } = await import('../../policy/shell-gate.js');
-    const verdict = checkShellCommand(call.command, config.security.deny_commands);
-    if (verdict.decision === 'deny') {
+    const { loadShellClassifier } = await import('../shell-parser.js');
+    const verdict = (await loadShellClassifier(config.security.deny_commands, process.env))(call.command);
+    // An opaque command is left to the CLI's own permission prompt: the fleet cannot ask from inside a hook.
+    if (verdict.verdict === 'deny') {
       audit(layout, { event: 'policy_denied', agent: rec.id, tool: 'shell', rule: `shell-gate:${verdict.rule ?? '?'}`, command: call.command, via: runtime.name });
       return runtime.denyTool(`the fleet's shell gate refused this command (rule: ${verdict.rule ?? '?'})`);
     }
