@@ -135,7 +135,7 @@ function containmentChecks(): Check[] {
  * one is information, not a failure: only agents asking for it need it.
  */
 async function runtimeChecks(env: NodeJS.ProcessEnv = process.env): Promise<Check[]> {
-  const [{ findRuntimeBinary, runtimeVersion }, { claude }] = await Promise.all([import('./vendor/binary.js'), import('../runtimes/claude.js')]);
+  const [{ findRuntimeBinary, runtimeVersion }, { claude }] = await Promise.all([import('../runtimes/binary.js'), import('../runtimes/claude.js')]);
   const out: Check[] = [];
   for (const rt of [claude]) {
     const bin = findRuntimeBinary(rt, env);

@@ -124,6 +124,11 @@ async function prepareFor(layout: Layout, config: Config, req: SpawnRequest, par
   }
 
   const runtime = req.runtime ?? definition.runtime ?? 'flotilla';
+  if (runtime !== 'flotilla') {
+    const { runtimeRefusal } = await import('../runtimes/index.js');
+    const refused = await runtimeRefusal(runtime, env);
+    if (refused) throw refused;
+  }
   // A vendor CLI picks its own model unless one is named (`claude:opus`); a harness resolves as §6 says.
   const resolved = runtime === 'flotilla'
     ? resolveModelSpec({ flag: req.model, definition: definition.model, parent: parent?.runtime === 'flotilla' ? parent.model : undefined, config, env, demoScript: DEMO_SCRIPT })

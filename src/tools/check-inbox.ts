@@ -14,6 +14,8 @@ export function createCheckInboxTool(ops: InboxOperations): Tool<z.infer<typeof 
     description: 'Read your unread inbox messages now (they also arrive by themselves after each tool call). Example: {"peek": true}',
     inputSchema: input,
     klass: 'read',
+    // The messages come framed by inbox/surface.ts, bodies and attributes already escaped.
+    framedOutput: true,
     async execute(i) {
       return { output: await ops.read(i.peek ?? false) };
     },

@@ -38,7 +38,8 @@ export async function runTool<I>(tool: Tool<I>, rawInput: unknown, ctx: ToolCont
 export async function runToolOutcome<I>(tool: Tool<I>, rawInput: unknown, ctx: ToolContext, opts: RunToolOptions = {}): Promise<ToolOutcome> {
   const outcome = await execute(tool, rawInput, ctx, opts);
   const result = outcome.result;
-  const scrubbed = scrubHarnessMarkers(result.output);
+  // check_inbox's output is the harness's own framing, untrusted parts already escaped; errors are scrubbed.
+  const scrubbed = tool.framedOutput && !result.isError ? result.output : scrubHarnessMarkers(result.output);
   if (opts.maxOutputBytes === undefined) return { ...outcome, result: { ...result, output: scrubbed } };
   const cut = truncateHeadTail(scrubbed, opts.maxOutputBytes, tool.outputHint ?? GENERIC_HINT);
   if (!cut.truncated) return { ...outcome, result: { ...result, output: cut.text } };

@@ -39,6 +39,12 @@ export interface Tool<I = unknown> {
   outputHint?: string;
   /** A valid input, shown in the error for an invalid call so the model can copy its shape. */
   inputExample?: I;
+  /**
+   * The output is the harness's own framing with every untrusted part already escaped
+   * (check_inbox's `<inbox-message>` blocks): runTool leaves its markers alone so the model
+   * sees real framing. An error result is still scrubbed.
+   */
+  framedOutput?: boolean;
   execute(input: I, ctx: ToolContext): Promise<ToolResult>;
 }
 

@@ -44,7 +44,7 @@ function auditLines(f: SpawnFleet): Record<string, unknown>[] {
   return readFileSync(f.layout.auditFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
-describe('flotilla mcp as a person (no agent among its ancestors)', () => {
+describe('flotilla mcp as a person (no agent among its ancestors)', { timeout: 300_000 }, () => {
   it('offers the six fleet tools; send_message and check_inbox use the human inbox; list_agents sees the fleet', async () => {
     fleet = spawnFleet();
     const f = fleet;
@@ -61,7 +61,8 @@ describe('flotilla mcp as a person (no agent among its ancestors)', () => {
     expect(peeked.text).toContain('note to self');
     expect(f.mail('human')[0]!.file).toMatch(/^new\//);
     const read = await s.call('check_inbox');
-    expect(read.text).toMatch(/inbox-message [^>]*from="human"/);
+    // The model sees real framing, not the scrubbed look-alike (`&lt;inbox-message`).
+    expect(read.text).toMatch(/^<inbox-message [^>]*from="human"[^>]*>\nnote to self\n<\/inbox-message>$/);
     expect(f.mail('human')[0]!.file).toMatch(/^cur\//);
     expect((await s.call('check_inbox')).text).toBe('No unread messages.');
 
@@ -83,11 +84,11 @@ describe('flotilla mcp as a person (no agent among its ancestors)', () => {
     expect(waited.text).toContain('Answer: result-of-w-mcp');
 
     await s.call('spawn_agent', { prompt: 'sleep', agent: 'sleeper', id: 's-mcp' });
-    await eventually(() => f.record('s-mcp').status === 'working', 30_000, 'sleeper working');
+    await eventually(() => f.record('s-mcp').status === 'working', 120_000, 'sleeper working');
     const cancelled = await s.call('cancel_agent', { id: 's-mcp' });
     expect(cancelled.text).toContain('Cancelled s-mcp');
-    await eventually(() => f.record('s-mcp').status === 'cancelled', 30_000, 'sleeper cancelled');
-    await eventually(() => completionsFrom(f, 'human', 's-mcp').length === 1, 30_000, 'one completion');
+    await eventually(() => f.record('s-mcp').status === 'cancelled', 120_000, 'sleeper cancelled');
+    await eventually(() => completionsFrom(f, 'human', 's-mcp').length === 1, 120_000, 'one completion');
   });
 
   it('refuses what the harness refuses: unknown recipients, invalid input (written for the model), unknown tools, unknown agents', async () => {
@@ -107,7 +108,7 @@ describe('flotilla mcp as a person (no agent among its ancestors)', () => {
   });
 });
 
-describe('flotilla mcp inside an agent (a registered harness among its ancestors)', () => {
+describe('flotilla mcp inside an agent (a registered harness among its ancestors)', { timeout: 300_000 }, () => {
   it('is that agent: mail goes out from its id to its parent; a spawn is its child at depth + 1; list_agents is its subtree', async () => {
     fleet = spawnFleet({ definitions: { worker: 'worker.yaml' } });
     const f = fleet;
@@ -123,7 +124,7 @@ describe('flotilla mcp inside an agent (a registered harness among its ancestors
     const spawned = await s.call('spawn_agent', { prompt: 'do it', agent: 'worker', id: 'kid-mcp', wait: true });
     expect(spawned.text).toContain('Answer: result-of-kid-mcp');
     expect(f.record('kid-mcp')).toMatchObject({ parentId: 'me-cccccc', rootId: 'boss-aaaaaa', depth: 2, spawnedBy: 'agent' });
-    await eventually(() => completionsFrom(f, 'me-cccccc', 'kid-mcp').length === 1, 10_000, "the child's completion in my inbox");
+    await eventually(() => completionsFrom(f, 'me-cccccc', 'kid-mcp').length === 1, 120_000, "the child's completion in my inbox");
     const inbox = await s.call('check_inbox');
     expect(inbox.text).toMatch(/inbox-message [^>]*from="kid-mcp" kind="completion"/);
 

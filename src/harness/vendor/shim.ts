@@ -17,7 +17,7 @@ import { loadRuntime, type Runtime, type VendorRuntimeName } from '../../runtime
 import { shellCommand } from '../../tmux/quote.js';
 import { sleep } from '../../sleep.js';
 import { finishAgent } from '../finish.js';
-import { findRuntimeBinary } from './binary.js';
+import { findRuntimeBinary } from '../../runtimes/binary.js';
 import { unreadCount } from './mail.js';
 
 /**

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import type { Runtime } from '../../runtimes/types.js';
+import type { Runtime } from './types.js';
 
 /** The vendor CLI to run: `$FLOTILLA_<NAME>_BIN`, else the binary on PATH; undefined when missing. */
 export function findRuntimeBinary(runtime: Pick<Runtime, 'binary' | 'binEnv'>, env: NodeJS.ProcessEnv = process.env): string | undefined {

@@ -1,0 +1,53 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { listRecords } from '../../src/fleet/registry.js';
+import { spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
+
+/**
+ * A runtime this build cannot run is refused at spawn (§13), before any record, window or
+ * slot exists: one line that says what to do, the bracketed refusal, an audit line.
+ */
+
+let f: SpawnFleet | undefined;
+afterEach(async () => {
+  await f?.close();
+  f = undefined;
+});
+
+function refusalsIn(fleet: SpawnFleet): Record<string, unknown>[] {
+  try {
+    return readFileSync(fleet.layout.auditFile, 'utf8').split('\n').filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.event === 'spawn_refused');
+  } catch {
+    return [];
+  }
+}
+
+describe('spawn on a runtime that cannot run here', { timeout: 300_000 }, () => {
+  it.each(['codex', 'gemini'])('--runtime %s is refused at spawn with what to use instead; nothing is registered', async (name) => {
+    f = spawnFleet();
+    const r = await f.spawnAgent(['--runtime', name, '--id', `x-${name}`, 'do it']);
+    expect(r.exitCode).not.toBe(0);
+    expect(r.stderr).toContain(`spawn refused: runtime '${name}' is not built yet — use --runtime flotilla or --runtime claude`);
+    expect(listRecords(f.layout)).toEqual([]);
+    expect(refusalsIn(f)).toContainEqual(expect.objectContaining({ code: 'unknown-runtime' }));
+  });
+
+  it('a definition with runtime: gemini is refused the same way', async () => {
+    f = spawnFleet();
+    writeFileSync(join(f.layout.agentsDir, 'gem.md'), '---\nname: gem\ndescription: gemini agent\nruntime: gemini\n---\nYou are gem.\n');
+    const r = await f.spawnAgent(['--agent', 'gem', 'do it']);
+    expect(r.exitCode).not.toBe(0);
+    expect(r.stderr).toContain("spawn refused: runtime 'gemini' is not built yet");
+    expect(listRecords(f.layout)).toEqual([]);
+  });
+
+  it('--runtime claude without Claude Code installed is refused with how to install it', async () => {
+    f = spawnFleet();
+    const r = await f.spawnAgent(['--runtime', 'claude', '--id', 'no-cc', 'do it'], { FLOTILLA_CLAUDE_BIN: join(f.project, 'no-such-claude') });
+    expect(r.exitCode).not.toBe(0);
+    expect(r.stderr).toContain('spawn refused: Claude Code is not installed — npm install -g @anthropic-ai/claude-code, or set FLOTILLA_CLAUDE_BIN to its path');
+    expect(listRecords(f.layout)).toEqual([]);
+  });
+});
