@@ -1,6 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { delimiter, join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
 import type { ShellParser, SyntaxNode } from '../policy/shell/syntax.js';
 import type { TreeCursor } from 'web-tree-sitter';
 import { createShellClassifier, type ShellClassifier } from '../policy/shell/classify.js';
@@ -17,6 +18,11 @@ let loading: Promise<ShellParser> | undefined;
 
 export function loadShellParser(): Promise<ShellParser> {
   loading ??= (async () => {
+    // Baseline WebAssembly code only. By default V8 goes on compiling optimized code for the
+    // grammar on background threads, and a process cannot exit until they are done: a harness
+    // that had run one shell command took 4–12 s to exit on a busy machine, 0.4 s with this
+    // (docs/benchmarks.md). Parsing one command needs no optimized code.
+    setFlagsFromString('--liftoff-only');
     const { Parser, Language } = await import('web-tree-sitter');
     await Parser.init();
     const require = createRequire(import.meta.url);
