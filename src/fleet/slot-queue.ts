@@ -1,6 +1,7 @@
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { isErrno } from '../errors.js';
+import { sleep } from '../sleep.js';
 import type { Layout } from '../layout/layout.js';
 import { newSortableId } from './ids.js';
 import { isProcessAlive, processStartTime } from './proc.js';
@@ -109,16 +110,4 @@ export async function inTurn<T>(layout: Layout, attempt: () => Promise<T | null>
   } finally {
     try { unlinkSync(join(dir, name)); } catch { /* already gone */ }
   }
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
 }
