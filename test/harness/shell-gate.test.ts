@@ -51,7 +51,8 @@ describe('decision order in a real pane (permission mode default)', () => {
       ['echo plain-ran', 'ask→approved', 'plain', 'default'],
       ["echo 'echo opaque-ran' | sh", 'ask→approved', 'opaque', 'default'],
     ]);
-    expect(listRecords(fleet.layout)[0]!.status).toBe('idle');
+    // The answer streams to the pane before the task's end is recorded.
+    await eventually(() => listRecords(fleet.layout)[0]!.status === 'idle', 30_000, 'the agent to be idle after its task');
   }, 180_000);
 });
 
