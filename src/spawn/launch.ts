@@ -36,11 +36,13 @@ export interface LaunchOptions {
   background?: boolean;
   /** A git worktree and branch for the child (§12). */
   worktree?: boolean;
-  /** How long the child has to take its slot (default 10 s). */
+  /** How long a live child has to take its slot (default 60 s; a child that dies or refuses ends the wait at once). */
   handoffTimeoutMs?: number;
 }
 
-const HANDOFF_TIMEOUT_MS = 10_000;
+// Generous: the wait ends as soon as the child dies or refuses, so this only bounds a hung
+// child — and a loaded 2-core machine can take over 10 s to load a harness (seen in CI).
+const HANDOFF_TIMEOUT_MS = 60_000;
 const POLL_MS = 100;
 
 /** The refusal for a missing or too old tmux, checked before anything opens (§5.2). */
