@@ -18,34 +18,10 @@ export function fleetOpsFor(layout: Layout, config: Config, rec: AgentRecord): F
   // The parent's latest record: turns used so far bound the child's (§7 no escalation).
   const self = (): AgentRecord => readRecord(layout, rec.id) ?? rec;
   return {
-    async spawn(req) {
-      const { spawnAgent } = await import('./spawn.js');
-      try {
-        const child = await spawnAgent(
-          layout, config,
-          { prompt: req.prompt, agent: req.agent, id: req.id, context: req.context, mode: 'interactive' },
-          { parent: self(), worktree: req.worktree },
-        );
-        return { id: child.id };
-      } catch (err) {
-        // The model reads the message; the bracketed line tells a program what kind of refusal.
-        if (err instanceof FlotillaError && err.bracket) throw new FlotillaError(`${err.message} ${err.bracket}`, { code: err.code, bracket: err.bracket });
-        throw err;
-      }
-    },
-    list() {
-      // Its own subtree, from the children index: the rest of the fleet's history is never read.
-      return Promise.resolve(subtreeRecords(layout, rec.id).map((r) => ({
-        id: r.id, name: r.name, status: r.status, depth: r.depth, turns: r.turns, lastLine: r.lastLine,
-      })));
-    },
-    async wait(ids, opts) {
-      const { waitForAgents } = await import('./wait.js');
-      return waitForAgents(layout, config, ids, {
-        any: opts.any, signal: opts.signal, maxOutputChars: MODEL_OUTPUT_CHARS, ...(opts.tasks ? { tasks: opts.tasks } : {}),
-        ...(opts.timeoutSecs !== undefined ? { timeoutMs: opts.timeoutSecs * 1000 } : {}),
-      });
-    },
+    spawn: (req) => spawnAs(layout, config, req, self()),
+    // Its own subtree, from the children index: the rest of the fleet's history is never read.
+    list: () => Promise.resolve(subtreeRecords(layout, rec.id).map(row)),
+    wait: (ids, opts) => waitAs(layout, config, ids, opts),
     async cancel(prefix) {
       const target = resolveAgent(layout, prefix);
       if (!isBelow(layout, target, rec.id)) {
@@ -57,6 +33,52 @@ export function fleetOpsFor(layout: Layout, config: Config, rec: AgentRecord): F
   };
 }
 
+/**
+ * The same operations for a person (an MCP client outside any agent, §13): a spawn is a
+ * root, and the whole fleet is theirs to list, wait for and cancel, as with `flotilla
+ * status` / `wait` / `cancel` at a shell.
+ */
+export function personFleetOps(layout: Layout, config: Config): FleetOps {
+  return {
+    spawn: (req) => spawnAs(layout, config, req, null),
+    list: () => Promise.resolve(listRecords(layout).map(row)),
+    wait: (ids, opts) => waitAs(layout, config, ids, opts),
+    async cancel(prefix) {
+      const { cancelAgent } = await import('./cancel.js');
+      return cancelAgent(layout, config, resolveAgent(layout, prefix), { by: 'human' });
+    },
+  };
+}
+
+/** A spawn by the tool's caller: `parent` null is a person's root spawn (no conversation to pass on). */
+async function spawnAs(layout: Layout, config: Config, req: Parameters<FleetOps['spawn']>[0], parent: AgentRecord | null): Promise<{ id: string }> {
+  const { spawnAgent } = await import('./spawn.js');
+  try {
+    const child = await spawnAgent(
+      layout, config,
+      { prompt: req.prompt, agent: req.agent, id: req.id, ...(parent ? { context: req.context } : {}), mode: 'interactive' },
+      { parent, worktree: req.worktree },
+    );
+    return { id: child.id };
+  } catch (err) {
+    // The model reads the message; the bracketed line tells a program what kind of refusal.
+    if (err instanceof FlotillaError && err.bracket) throw new FlotillaError(`${err.message} ${err.bracket}`, { code: err.code, bracket: err.bracket });
+    throw err;
+  }
+}
+
+async function waitAs(layout: Layout, config: Config, ids: string[], opts: Parameters<FleetOps['wait']>[1]): ReturnType<FleetOps['wait']> {
+  const { waitForAgents } = await import('./wait.js');
+  return waitForAgents(layout, config, ids, {
+    any: opts.any, signal: opts.signal, maxOutputChars: MODEL_OUTPUT_CHARS, ...(opts.tasks ? { tasks: opts.tasks } : {}),
+    ...(opts.timeoutSecs !== undefined ? { timeoutMs: opts.timeoutSecs * 1000 } : {}),
+  });
+}
+
+function row(r: AgentRecord): Awaited<ReturnType<FleetOps['list']>>[number] {
+  return { id: r.id, name: r.name, status: r.status, depth: r.depth, turns: r.turns, lastLine: r.lastLine };
+}
+
 /** Whether `target` is in `ancestorId`'s subtree: its parent chain, a few record reads. */
 function isBelow(layout: Layout, target: AgentRecord, ancestorId: string): boolean {
   const seen = new Set<string>();
@@ -65,44 +87,4 @@ function isBelow(layout: Layout, target: AgentRecord, ancestorId: string): boole
     seen.add(p);
   }
   return false;
-}
-
-/**
- * The same operations for a person (an MCP client outside any agent, §13): a spawn is a
- * root, and the whole fleet is theirs to list, wait for and cancel, as with `flotilla
- * status` / `wait` / `cancel` at a shell.
- */
-export function personFleetOps(layout: Layout, config: Config): FleetOps {
-  return {
-    async spawn(req) {
-      const { spawnAgent } = await import('./spawn.js');
-      try {
-        const child = await spawnAgent(
-          layout, config,
-          { prompt: req.prompt, agent: req.agent, id: req.id, mode: 'interactive' },
-          { parent: null, worktree: req.worktree },
-        );
-        return { id: child.id };
-      } catch (err) {
-        if (err instanceof FlotillaError && err.bracket) throw new FlotillaError(`${err.message} ${err.bracket}`, { code: err.code, bracket: err.bracket });
-        throw err;
-      }
-    },
-    list() {
-      return Promise.resolve(listRecords(layout).map((r) => ({
-        id: r.id, name: r.name, status: r.status, depth: r.depth, turns: r.turns, lastLine: r.lastLine,
-      })));
-    },
-    async wait(ids, opts) {
-      const { waitForAgents } = await import('./wait.js');
-      return waitForAgents(layout, config, ids, {
-        any: opts.any, signal: opts.signal, maxOutputChars: MODEL_OUTPUT_CHARS,
-        ...(opts.timeoutSecs !== undefined ? { timeoutMs: opts.timeoutSecs * 1000 } : {}),
-      });
-    },
-    async cancel(prefix) {
-      const { cancelAgent } = await import('./cancel.js');
-      return cancelAgent(layout, config, resolveAgent(layout, prefix), { by: 'human' });
-    },
-  };
 }
