@@ -27,22 +27,18 @@ describe('output, collect, transcript --follow, retention', () => {
   /**
    * A slow agent, started and not awaited; resolves once its shell command runs. The command
    * waits for a `release` file in the project, so the agent is still working whatever the
-   * machine's load, until `done` (which releases it and waits for the end).
+   * machine's load, until `finish()` creates the file and waits for the end.
    */
-  async function running(): Promise<{ id: string; done: Promise<unknown> }> {
+  async function running(): Promise<{ id: string; finish(): Promise<unknown> }> {
     const before = new Set(p.ids());
     rmSync(join(p.project, 'release'), { force: true });
     const proc = p.start(['run', '--agent', 'worker', '--model', `script:${SLOW}`, '--oneshot', 'take your time']);
     const id = await eventually(() => p.ids().find((i) => !before.has(i) && p.record(i).status === 'working' && p.record(i).lastLine.startsWith('$ for i')), 30_000, 'the slow agent to run its command');
-    let done: Promise<unknown> | undefined;
     return {
       id,
-      get done() {
-        if (!done) {
-          writeFileSync(join(p.project, 'release'), '');
-          done = proc;
-        }
-        return done;
+      finish() {
+        writeFileSync(join(p.project, 'release'), '');
+        return proc;
       },
     };
   }
@@ -63,7 +59,7 @@ describe('output, collect, transcript --follow, retention', () => {
     const early = await p.run(['output', slow.id]);
     expect(early.exitCode).toBe(1);
     expect(early.stderr).toContain(`'${slow.id}' has not finished a task yet (working) — run 'flotilla wait ${slow.id}'`);
-    await slow.done;
+    await slow.finish();
   });
 
   it('collect prints each finished result once, marks it collected, and skips running agents', async () => {
@@ -88,7 +84,7 @@ describe('output, collect, transcript --follow, retention', () => {
     expect(second.exitCode).toBe(0);
     expect(second.stdout).toBe('');
 
-    await slow.done;
+    await slow.finish();
     const third = await p.run(['collect', '--json']);
     const results = JSON.parse(third.stdout) as { id: string; status: string; output: string }[];
     expect(results).toHaveLength(1);
@@ -101,7 +97,7 @@ describe('output, collect, transcript --follow, retention', () => {
     const following = p.run(['transcript', '--follow', slow.id]);
     // Let --follow attach while the agent still works, then let the agent finish.
     await new Promise((r) => setTimeout(r, 1_000));
-    await slow.done;
+    await slow.finish();
     const follow = await following;
     expect(follow.exitCode, follow.stderr).toBe(0);
     const out = follow.stdout;
@@ -136,7 +132,7 @@ describe('output, collect, transcript --follow, retention', () => {
     expect(gc.exitCode, gc.stderr).toBe(0);
     expect(kept()).toEqual(expected);
     expect(metas()).toEqual(expected);
-    await live.done;
+    await live.finish();
     expect(readdirSync(p.layout.transcriptsDir).filter((n) => n.startsWith('.'))).toEqual([]);
   });
 
@@ -153,6 +149,6 @@ describe('output, collect, transcript --follow, retention', () => {
     expect(existsSync(p.layout.output(old))).toBe(false);
     expect(existsSync(p.layout.output(slow.id))).toBe(true);
     expect(existsSync(p.layout.transcript(old))).toBe(true);
-    await slow.done;
+    await slow.finish();
   });
 });
