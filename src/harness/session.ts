@@ -157,12 +157,21 @@ export class AgentSession implements Session {
   }
 
   shutdown(status: 'cancelled' | 'completed' | 'failed', reason: string): Promise<void> {
+    return this.end(status, reason, { fromRun: false });
+  }
+
+  /**
+   * The one way an agent ends (a signal, the pane, an idle timeout, a oneshot task's end):
+   * stop the run, then finish once — terminal record, open task's completion, stop hooks.
+   * `fromRun`: called by the run itself as its task ends, so there is no run to wait for.
+   */
+  private end(status: TaskResult['status'], reason: string, opts: { fromRun: boolean }): Promise<void> {
     this.finished ??= (async () => {
       this.ending = { status, reason };
       clearTimeout(this.idleTimer);
       this.turnAbort?.abort(new Error(reason));
       this.slotWait?.abort();
-      await this.running?.catch(() => undefined);
+      if (!opts.fromRun) await this.running?.catch(() => undefined);
       const open = this.taskOpen ? { text: this.lastText } : null;
       this.keeper.flush();
       await this.deps.finish(this.keeper.current, status, reason, open);
@@ -359,17 +368,7 @@ export class AgentSession implements Session {
     await deps.complete({ ...this.keeper.current, ...change }, result, text);
     this.keeper.set(change);
     this.emit({ type: 'task_end', result, text });
-    if (deps.oneshot) await this.shutdownAfterTask(result);
-  }
-
-  private async shutdownAfterTask(result: TaskResult): Promise<void> {
-    this.finished ??= (async () => {
-      this.ending = { status: result.status, reason: result.exitReason ?? result.status };
-      this.keeper.flush();
-      await this.deps.finish(this.keeper.current, result.status, result.exitReason ?? result.status, null);
-      await this.deps.inbox.close();
-    })().finally(() => this.markEnded());
-    await this.finished;
+    if (deps.oneshot) await this.end(result.status, result.exitReason ?? result.status, { fromRun: true });
   }
 
   /** Transcript writes fail (disk full): the agent goes on, but claims nothing it could not record, and says so once. */
