@@ -26,6 +26,7 @@ export const UNIT_TESTS = [
   'test/inbox/address.test.ts',
   'test/inbox/maildir.test.ts',
   'test/inbox/message.test.ts',
+  'test/inbox/message-validate.test.ts',
   'test/inbox/surface.test.ts',
   'test/inbox/watch.test.ts',
   'test/loop/providers.test.ts',

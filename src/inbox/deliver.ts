@@ -1,12 +1,11 @@
 import { close as fsClose, fsync as fsFsync, open as fsOpen, write as fsWrite } from 'node:fs';
 import { link, mkdir, open, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ZodError } from 'zod';
 import { audit } from '../audit/audit.js';
 import { FlotillaError, UsageError, isErrno } from '../errors.js';
 import type { Layout } from '../layout/layout.js';
 import { maildir, messageFileName } from './maildir.js';
-import { DEFAULT_MAX_BODY_BYTES, composeMessage, type InboxMessage, type MessageDraft } from './message.js';
+import { DEFAULT_MAX_BODY_BYTES, MessageFieldError, composeMessage, type InboxMessage, type MessageDraft } from './message.js';
 import { serializeMessage } from './serialize.js';
 import { redactValue } from '../secrets/redact.js';
 
@@ -85,10 +84,8 @@ function compose(draft: MessageDraft, now: number): InboxMessage {
   try {
     return composeMessage(draft, now);
   } catch (err) {
-    if (!(err instanceof ZodError)) throw err;
-    const issue = err.issues[0];
-    const field = issue?.path.join('.') || 'message';
-    throw new UsageError(`invalid message field '${field}': ${issue?.message ?? 'invalid'} — fix it and send again`, { cause: err });
+    if (!(err instanceof MessageFieldError)) throw err;
+    throw new UsageError(`invalid message field '${err.field}': ${err.problem} — fix it and send again`, { cause: err });
   }
 }
 

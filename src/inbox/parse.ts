@@ -1,5 +1,5 @@
 import matter from 'gray-matter';
-import { messageHeaderSchema, type InboxMessage } from './message.js';
+import { MessageFieldError, checkHeader, type InboxMessage } from './message.js';
 
 /** What is wrong with a file that is not a valid message (it goes to `bad/`). */
 export class BadMessageError extends Error {
@@ -31,13 +31,12 @@ export function parseMessage(text: string): InboxMessage {
     throw new BadMessageError(`invalid YAML frontmatter: ${firstLine(err)}`);
   }
   const data = normalize(parsed.data);
-  const result = messageHeaderSchema.safeParse(data);
-  if (!result.success) {
-    const issue = result.error.issues[0];
-    const where = issue?.path.length ? issue.path.join('.') : 'frontmatter';
-    throw new BadMessageError(`invalid field '${where}': ${issue?.message ?? 'unknown problem'}`);
+  try {
+    return { ...checkHeader(data), body: parsed.content };
+  } catch (err) {
+    if (err instanceof MessageFieldError) throw new BadMessageError(err.message);
+    throw err;
   }
-  return { ...result.data, body: parsed.content };
 }
 
 /** YAML reads an unquoted ISO timestamp as a Date; the schema wants the ISO string back. */

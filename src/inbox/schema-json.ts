@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { z } from 'zod';
-import { messageHeaderSchema } from './message.js';
+import { messageHeaderSchema } from './message-schema.js';
 
 /**
  * `inbox/message.schema.json`: the JSON Schema of a message's frontmatter, generated from
