@@ -1,11 +1,27 @@
-import { customAlphabet } from 'nanoid';
+import { randomFillSync } from 'node:crypto';
 import { FlotillaError, UsageError } from '../errors.js';
 
 /** Agent ids and definition names: §1. */
 export const ID_PATTERN = /^[a-zA-Z0-9][a-zA-Z0-9_-]{0,63}$/;
 
-const suffix = customAlphabet('0123456789abcdefghijklmnopqrstuvwxyz', 6);
-const random = customAlphabet('0123456789abcdefghijklmnopqrstuvwxyz', 10);
+const BASE36 = '0123456789abcdefghijklmnopqrstuvwxyz';
+
+/**
+ * `length` uniformly random base-36 characters. From randomFillSync, not nanoid: nanoid reaches
+ * for Web Crypto, whose first use cost up to 10 ms of every `flotilla send` (§14).
+ */
+function randomBase36(length: number): string {
+  let out = '';
+  const bytes = Buffer.alloc(length * 2);
+  while (out.length < length) {
+    randomFillSync(bytes);
+    // 252 = 7 × 36: bytes above it are dropped so every character is equally likely.
+    for (const b of bytes) if (b < 252 && out.length < length) out += BASE36[b % 36];
+  }
+  return out;
+}
+const suffix = (): string => randomBase36(6);
+const random = (): string => randomBase36(10);
 
 /** A fresh agent id: `<name>-<6 chars>`, e.g. `reviewer-7k2m9q`. */
 export function newAgentId(name: string): string {

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { AGENT_STATUSES } from './record-status.js';
 
-// The status machine lives in a zod-free module so hot paths can use it without loading zod.
-export { AGENT_STATUSES, TERMINAL_STATUSES, canTransition, isTerminal, toLastLine, type AgentStatus } from './record-status.js';
+// The zod schema of an agent record, the source of truth for its fields. Code imports types and
+// status rules from record.ts (zod-free); hot paths parse with record-validate.generated.ts.
 
 export const usageSchema = z.object({
   inputTokens: z.number().int().nonnegative().default(0),

@@ -1,4 +1,5 @@
-import { isTerminal, type AgentRecord } from '../fleet/record.js';
+import type { AgentRecord } from '../fleet/record.js';
+import { isTerminal } from '../fleet/record-status.js';
 
 /**
  * The agent tree as text (§2 `flotilla status`): pure functions over records, shared with

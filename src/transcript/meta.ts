@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { errorMessage, FlotillaError, isErrno } from '../errors.js';
-import { AGENT_STATUSES, isTerminal, usageSchema } from '../fleet/record.js';
+import { AGENT_STATUSES, isTerminal } from '../fleet/record.js';
+import { usageSchema } from '../fleet/record-schema.js';
 import { writeFileAtomic } from '../layout/atomic.js';
 import { redactValue } from '../secrets/redact.js';
 import type { Layout } from '../layout/layout.js';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { agentRecordSchema } from '../../src/fleet/record.js';
+import { agentRecordSchema } from '../../src/fleet/record-schema.js';
 import { parseAgentRecord } from '../../src/fleet/record-validate.generated.js';
 import { recordInput } from '../helpers/records.js';
 // @ts-expect-error a plain .mjs build tool without types

@@ -24,7 +24,7 @@ describe('budget refusal at spawn', () => {
   it('refuses a tree that used its tokens or money, with the bracketed line', async () => {
     const { budgetRefusal } = await import('../../src/spawn/budget.js');
     const { recordInput } = await import('../helpers/records.js');
-    const { agentRecordSchema } = await import('../../src/fleet/record.js');
+    const { agentRecordSchema } = await import('../../src/fleet/record-schema.js');
     const records = [
       agentRecordSchema.parse(recordInput('lead-aaaaaa', { rootId: 'lead-aaaaaa', usage: { inputTokens: 700, outputTokens: 100, costUsd: 0.5 } })),
       agentRecordSchema.parse(recordInput('kid-bbbbbb', { rootId: 'lead-aaaaaa', usage: { inputTokens: 150, outputTokens: 50, costUsd: 0.25 } })),

@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRecord, endRecord, listRecords, readRecord, resolveAgent, updateRecord } from '../../src/fleet/registry.js';
-import { agentRecordSchema } from '../../src/fleet/record.js';
+import { agentRecordSchema } from '../../src/fleet/record-schema.js';
 import { tempFleet, type TempFleet } from '../helpers/fleet.js';
 import { recordInput } from '../helpers/records.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { agentRecordSchema } from '../../src/fleet/record.js';
+import { agentRecordSchema } from '../../src/fleet/record-schema.js';
 import { formatElapsedMs, formatStatus, formatTokens, statusCells, treeOrder } from '../../src/spawn/status-view.js';
 import { recordInput } from '../helpers/records.js';
 

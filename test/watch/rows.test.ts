@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { agentRecordSchema, type AgentRecord } from '../../src/fleet/record.js';
+import type { AgentRecord } from '../../src/fleet/record.js';
+import { agentRecordSchema } from '../../src/fleet/record-schema.js';
 import { layoutColumns, rowText, scrollTop, formatElapsed } from '../../src/watch/format.js';
 import { buildSnapshot, pendingApprovals, sameSnapshot, stateOf, treeBranches, type PendingApproval, type Snapshot } from '../../src/watch/rows.js';
 import { initialUi, reduceKey, type UiState } from '../../src/watch/keys.js';
