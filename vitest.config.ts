@@ -10,6 +10,7 @@ import { defineConfig } from 'vitest/config';
  * the CLI or a harness.
  */
 export const UNIT_TESTS = [
+  'test/audit/logger.test.ts',
   'test/chat/parse.test.ts',
   'test/chat/run.test.ts',
   'test/cli/help.test.ts',
@@ -51,6 +52,7 @@ export const UNIT_TESTS = [
   'test/tools/sandbox.test.ts',
   'test/tools/shell.test.ts',
   'test/tools/write-edit.test.ts',
+  'test/transcript/meta-validate.test.ts',
   'test/transcript/records.test.ts',
   'test/transcript/transcript.test.ts',
   'test/up/demo.test.ts',

@@ -13,6 +13,8 @@ import { pathToFileURL } from 'node:url';
 export const TARGETS = [
   ['fleet/record-schema.js', 'agentRecordSchema', 'src/fleet/record-validate.generated.ts', 'parseAgentRecord', 'AgentRecord', 'test/fleet/validators.test.ts'],
   // `flotilla send` and every inbox reader check messages with this one (issue 15).
+  // `spawn` and `gc` read transcript sidecars for retention (issue 15).
+  ['transcript/meta-schema.js', 'transcriptMetaSchema', 'src/transcript/meta-validate.generated.ts', 'parseTranscriptMeta', 'TranscriptMeta', 'test/transcript/meta-validate.test.ts'],
   ['inbox/message-schema.js', 'messageHeaderSchema', 'src/inbox/message-validate.generated.ts', 'parseMessageHeader', 'MessageHeader', 'test/inbox/message-validate.test.ts'],
 ];
 
@@ -100,6 +102,11 @@ export function generateValidator(schema, fnName, typeName, typeModule, testFile
         const f = walk(d.innerType);
         // zod fills a default without validating it; a fresh copy each time, as zod does for objects.
         return emit(`  return v === undefined ? structuredClone(${lit(d.defaultValue)}) : ${f}(v, p, bad);`);
+      }
+      case 'prefault': {
+        const f = walk(d.innerType);
+        // Unlike a default, a prefault is parsed: it goes through the inner schema in place of undefined.
+        return emit(`  return ${f}(v === undefined ? structuredClone(${lit(d.defaultValue)}) : v, p, bad);`);
       }
       case 'array': {
         if (d.checks?.length) throw new Error('gen-validators: array checks are not supported');

@@ -11,7 +11,7 @@ import { sendCompletionOnce } from '../lifecycle/completion.js';
 import type { ContextMode } from '../spawn/context.js';
 import type { TranscriptEntry } from '../transcript/entries.js';
 import { admitSelf } from './admit.js';
-import { startAgent, type StartedAgent } from './start.js';
+import type { StartedAgent } from './start.js';
 import { WorkSlot } from './work-slot.js';
 
 /**
@@ -82,6 +82,9 @@ export async function runHarness(opts: RunOptions): Promise<number> {
       previous = readTranscript(layout, record.resumedFrom).entries;
     }
     const work = new WorkSlot(layout, config.limits.max_running, slot);
+    // Loaded only now, after the slot handoff: the spawner waits for that handoff, not for the
+    // tools, the session and the model to load (§14).
+    const { startAgent } = await import('./start.js');
     started = await startAgent({ layout, config, record, definition, slot: work, interactive: record.mode === 'interactive', ...(previous ? { previous } : {}) });
   } catch (err) {
     // Whatever fails once the window is open ends the record `failed` with the message, so

@@ -1,7 +1,6 @@
 import type { AgentRecord } from '../fleet/record.js';
 import type { Layout } from '../layout/layout.js';
 import { scrubHarnessMarkers } from '../tools/scrub.js';
-import { readTranscript } from '../transcript/reader.js';
 
 export type ContextMode = 'none' | 'last_turn' | 'summary';
 
@@ -10,8 +9,10 @@ export type ContextMode = 'none' | 'last_turn' | 'summary';
  * assistant turn; `summary` asks for a model-written summary, which needs a model call the
  * spawner does not make, so it falls back to the recent turns verbatim (noted in docs).
  */
-export function contextFromParent(layout: Layout, parent: AgentRecord, mode: ContextMode, maxTurns: number): string {
+export async function contextFromParent(layout: Layout, parent: AgentRecord, mode: ContextMode, maxTurns: number): Promise<string> {
   if (mode === 'none') return '';
+  // Loaded only when asked: the transcript reader brings zod, which a plain spawn does without (§14).
+  const { readTranscript } = await import('../transcript/reader.js');
   let texts: string[] = [];
   try {
     const t = readTranscript(layout, parent.id);

@@ -15,7 +15,10 @@ import type { SlotReservation } from '../fleet/slots.js';
 import type { Layout } from '../layout/layout.js';
 import { DEMO_SCRIPT } from '../layout/package.js';
 import { isScripted, resolveModelSpec } from '../model/spec.js';
-import { checkEscalation, effectivePolicy, fitToParent, parsePermissionMode } from '../policy/index.js';
+// Not the policy index: it would load the shell analyser, which a spawn does not use.
+import { checkEscalation, fitToParent } from '../policy/escalation.js';
+import { parsePermissionMode } from '../policy/permission-mode.js';
+import { effectivePolicy } from '../policy/tool-policy.js';
 import { applyFleetRetention } from '../outputs/retention.js';
 import type { RuntimeName } from '../runtimes/types.js';
 import { treeBudgetRefusal } from './budget.js';
@@ -149,7 +152,7 @@ async function prepareFor(layout: Layout, config: Config, req: SpawnRequest, par
 
   try {
     let task = req.prompt;
-    if (parent && req.context && req.context !== 'none') task = contextFromParent(layout, parent, req.context, config.agents.context_window_turns) + task;
+    if (parent && req.context && req.context !== 'none') task = (await contextFromParent(layout, parent, req.context, config.agents.context_window_turns)) + task;
     const now = new Date().toISOString();
     const record = createRecord(layout, {
       id, name: definition.name, parentId: parent?.id ?? null, rootId, depth: admission.depth,

@@ -1,4 +1,3 @@
-import { glob } from 'tinyglobby';
 import { lstat, mkdir, readFile, readlink, realpath, stat, writeFile } from 'node:fs/promises';
 
 /**
@@ -46,8 +45,9 @@ export const nodeFileOperations: FileOperations = {
   lstat: async (path) => toStat(await lstat(path)),
   realpath: (path) => realpath(path),
   readlink: (path) => readlink(path),
-  glob: (pattern, opts) =>
-    glob(pattern, { cwd: opts.cwd, ignore: [...opts.ignore], absolute: true, onlyFiles: true, dot: true, followSymbolicLinks: false }),
+  // tinyglobby (and picomatch, CommonJS) load on the first search, not at every harness start (§14).
+  glob: async (pattern, opts) =>
+    (await import('tinyglobby')).glob(pattern, { cwd: opts.cwd, ignore: [...opts.ignore], absolute: true, onlyFiles: true, dot: true, followSymbolicLinks: false }),
 };
 
 /** True when the first 8 KiB hold a NUL byte: the heuristic git and ripgrep use for binary files. */

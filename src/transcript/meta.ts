@@ -1,35 +1,21 @@
 import { readFileSync } from 'node:fs';
-import { z } from 'zod';
 import { errorMessage, FlotillaError, isErrno } from '../errors.js';
-import { AGENT_STATUSES, isTerminal } from '../fleet/record.js';
-import { usageSchema } from '../fleet/record-schema.js';
+import { isTerminal } from '../fleet/record.js';
 import { writeFileAtomic } from '../layout/atomic.js';
 import { redactValue } from '../secrets/redact.js';
 import type { Layout } from '../layout/layout.js';
+import type { TranscriptMeta, TranscriptMetaInput } from './meta-schema.js';
+import { parseTranscriptMeta } from './meta-validate.generated.js';
+
+export type { TranscriptMeta, TranscriptMetaInput } from './meta-schema.js';
 
 /**
  * The transcript's sidecar `transcripts/<id>.meta.json` (§8): what a person or `collect`
  * wants to know without reading the whole transcript. Written atomically, one writer (the
- * agent's harness, or the reaper for a dead one).
+ * agent's harness, or the reaper for a dead one). Its zod schema is meta-schema.ts; this file
+ * checks with the validator generated from it, so `spawn` and `gc` (retention) load no zod.
  */
-export const transcriptMetaSchema = z.object({
-  agent_id: z.string(),
-  /** The instance's display name (normally the definition name). */
-  agent_name: z.string(),
-  def_name: z.string(),
-  status: z.enum(AGENT_STATUSES),
-  exit_reason: z.string().nullable().default(null),
-  started_at: z.string(),
-  finished_at: z.string().nullable().default(null),
-  resumed_from: z.string().nullable().default(null),
-  turns_used: z.number().int().nonnegative().default(0),
-  model: z.string().nullable().default(null),
-  usage: usageSchema.prefault({}),
-  /** When `flotilla collect` last handed this agent's output to a person. */
-  collected_at: z.string().nullable().default(null),
-});
-export type TranscriptMeta = z.infer<typeof transcriptMetaSchema>;
-export type TranscriptMetaInput = z.input<typeof transcriptMetaSchema>;
+
 
 /** True when the agent behind this sidecar has ended; only such transcripts may be pruned. */
 export function isFinishedMeta(meta: TranscriptMeta): boolean {
@@ -38,7 +24,12 @@ export function isFinishedMeta(meta: TranscriptMeta): boolean {
 
 /** Validates and writes the sidecar atomically; returns what was written. */
 export function writeMeta(layout: Layout, meta: TranscriptMetaInput): TranscriptMeta {
-  const parsed = transcriptMetaSchema.parse(meta);
+  const result = parseTranscriptMeta(meta);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    throw new FlotillaError(`invalid transcript metadata for '${meta.agent_id}' (${issue?.path || 'root'}: ${issue?.message ?? 'invalid'}) — this is a bug in Flotilla`);
+  }
+  const parsed = result.data;
   writeFileAtomic(layout.transcriptMeta(parsed.agent_id), JSON.stringify(redactValue(parsed), null, 2) + '\n');
   return parsed;
 }
@@ -73,11 +64,11 @@ export function tryReadMeta(layout: Layout, id: string): TranscriptMeta | null {
       cause: err,
     });
   }
-  const parsed = transcriptMetaSchema.safeParse(json);
+  const parsed = parseTranscriptMeta(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     throw new FlotillaError(
-      `transcript metadata ${path} is invalid (${issue?.path.join('.') || 'root'}: ${issue?.message ?? 'invalid'}) — delete it; the transcript itself is still readable`,
+      `transcript metadata ${path} is invalid (${issue?.path || 'root'}: ${issue?.message ?? 'invalid'}) — delete it; the transcript itself is still readable`,
       { code: 'meta-corrupt' },
     );
   }
