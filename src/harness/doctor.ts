@@ -135,9 +135,9 @@ function containmentChecks(): Check[] {
  * one is information, not a failure: only agents asking for it need it.
  */
 async function runtimeChecks(env: NodeJS.ProcessEnv = process.env): Promise<Check[]> {
-  const [{ findRuntimeBinary, runtimeVersion }, { claude }] = await Promise.all([import('../runtimes/binary.js'), import('../runtimes/claude.js')]);
+  const [{ findRuntimeBinary, runtimeVersion }, { BUILT_RUNTIMES, loadRuntime }] = await Promise.all([import('../runtimes/binary.js'), import('../runtimes/index.js')]);
   const out: Check[] = [];
-  for (const rt of [claude]) {
+  for (const rt of await Promise.all(BUILT_RUNTIMES.map(loadRuntime))) {
     const bin = findRuntimeBinary(rt, env);
     const version = bin ? await runtimeVersion(bin, env) : undefined;
     out.push({

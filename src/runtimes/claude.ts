@@ -1,5 +1,6 @@
 import { join } from 'node:path';
-import type { HookReply, Launch, LaunchInput, PolicyInput, Runtime } from './types.js';
+import { CLAUDE_HOOK_EVENTS, claudeStyleHooks, hookSettings } from './hook-protocol.js';
+import type { Launch, LaunchInput, PolicyInput, Runtime } from './types.js';
 
 /**
  * Claude Code (`@anthropic-ai/claude-code`). Its config folder is CLAUDE_CONFIG_DIR (a
@@ -42,17 +43,13 @@ export function compileClaudePolicy(policy: PolicyInput): ClaudePermissions {
   }
 }
 
-function hookReply(obj: unknown, exitCode = 0): HookReply {
-  return { stdout: JSON.stringify(obj) + '\n', exitCode };
-}
-
 export const claude: Runtime = {
   name: 'claude',
   title: 'Claude Code',
   npmPackage: '@anthropic-ai/claude-code',
   binary: 'claude',
   binEnv: 'FLOTILLA_CLAUDE_BIN',
-  hookEvents: { 'turn-start': 'UserPromptSubmit', 'turn-end': 'Stop', 'pre-tool': 'PreToolUse' },
+  hookEvents: CLAUDE_HOOK_EVENTS,
   mcpToolPrefix: MCP_PREFIX,
   toolNames: TOOL_NAMES,
   extraTools: EXTRA,
@@ -61,10 +58,9 @@ export const claude: Runtime = {
 
   launch(input: LaunchInput, policy: PolicyInput): Launch {
     const permissions = compileClaudePolicy(policy);
-    const hook = (event: 'turn-start' | 'turn-end' | 'pre-tool') => [{ hooks: [{ type: 'command', command: input.hookCommand(event), timeout: 60 }] }];
     const settings = {
       permissions,
-      hooks: { UserPromptSubmit: hook('turn-start'), Stop: hook('turn-end'), PreToolUse: [{ matcher: '*', hooks: hook('pre-tool')[0]!.hooks }] },
+      hooks: hookSettings(input, claude.hookEvents),
       // Nothing leaves the machine but the model calls themselves.
       env: QUIET_ENV,
       includeCoAuthoredBy: false,
@@ -116,18 +112,7 @@ export const claude: Runtime = {
     return { inputTokens, outputTokens, turns: seen.size };
   },
 
-  continueWith: (text) => hookReply({ decision: 'block', reason: text }),
-  addContext: (text) => hookReply({ hookSpecificOutput: { hookEventName: 'UserPromptSubmit', additionalContext: text } }),
-  denyTool: (reason) => hookReply({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: reason } }),
-  finalAnswer: (p) => (typeof p.last_assistant_message === 'string' ? p.last_assistant_message : undefined),
-  transcriptPath: (p) => (typeof p.transcript_path === 'string' ? p.transcript_path : undefined),
-  toolCall(p) {
-    const name = typeof p.tool_name === 'string' ? p.tool_name : undefined;
-    if (!name) return undefined;
-    const input = (p.tool_input ?? {}) as Record<string, unknown>;
-    const canonical = Object.entries(TOOL_NAMES).find(([, v]) => v === name)?.[0] ?? (name.startsWith(MCP_PREFIX) ? name.slice(MCP_PREFIX.length) : name);
-    return { tool: canonical, ...(typeof input.command === 'string' ? { command: input.command } : {}) };
-  },
+  ...claudeStyleHooks(TOOL_NAMES, MCP_PREFIX),
 };
 
 const QUIET_ENV: Record<string, string> = {

@@ -5,12 +5,13 @@ import type { Runtime, RuntimeName, VendorRuntimeName } from './types.js';
 export * from './types.js';
 
 /** The vendor runtimes this build can run; the others are names a definition may not use yet. */
-export const BUILT_RUNTIMES: readonly VendorRuntimeName[] = ['claude'];
+export const BUILT_RUNTIMES: readonly VendorRuntimeName[] = ['claude', 'codex'];
 
 /** A vendor runtime's module, loaded only when an agent runs on it. */
 export async function loadRuntime(name: VendorRuntimeName): Promise<Runtime> {
   switch (name) {
     case 'claude': return (await import('./claude.js')).claude;
+    case 'codex': return (await import('./codex.js')).codex;
     default: throw new FlotillaError(`runtime '${name}' is not built yet — use ${builtList()} (docs/runtimes.md)`, { code: 'unknown-runtime' });
   }
 }

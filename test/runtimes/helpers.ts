@@ -18,6 +18,12 @@ const NODE_MODULES = fileURLToPath(new URL('../../node_modules/', import.meta.ur
  */
 const PINNED: Record<string, () => string> = {
   claude: () => join(NODE_MODULES, '@anthropic-ai', `claude-code-${process.platform}-${process.arch}`, 'claude'),
+  // The native binary under the JS launcher, so a test's SIGKILL reaches the CLI itself.
+  codex: () => {
+    const vendor = join(NODE_MODULES, '@openai', `codex-${process.platform}-${process.arch}`, 'vendor');
+    const triple = existsSync(vendor) ? readdirSync(vendor).find((d) => existsSync(join(vendor, d, 'bin', 'codex'))) : undefined;
+    return triple ? join(vendor, triple, 'bin', 'codex') : join(vendor, '(missing)', 'bin', 'codex');
+  },
 };
 
 /**

@@ -25,11 +25,11 @@ function refusalsIn(fleet: SpawnFleet): Record<string, unknown>[] {
 }
 
 describe('spawn on a runtime that cannot run here', { timeout: 300_000 }, () => {
-  it.each(['codex', 'gemini'])('--runtime %s is refused at spawn with what to use instead; nothing is registered', async (name) => {
+  it('--runtime gemini is refused at spawn with what to use instead; nothing is registered', async () => {
     f = spawnFleet();
-    const r = await f.spawnAgent(['--runtime', name, '--id', `x-${name}`, 'do it']);
+    const r = await f.spawnAgent(['--runtime', 'gemini', '--id', 'x-gemini', 'do it']);
     expect(r.exitCode).not.toBe(0);
-    expect(r.stderr).toContain(`spawn refused: runtime '${name}' is not built yet — use --runtime flotilla or --runtime claude`);
+    expect(r.stderr).toContain("spawn refused: runtime 'gemini' is not built yet — use --runtime flotilla or --runtime claude or --runtime codex");
     expect(listRecords(f.layout)).toEqual([]);
     expect(refusalsIn(f)).toContainEqual(expect.objectContaining({ code: 'unknown-runtime' }));
   });
@@ -43,11 +43,14 @@ describe('spawn on a runtime that cannot run here', { timeout: 300_000 }, () => 
     expect(listRecords(f.layout)).toEqual([]);
   });
 
-  it('--runtime claude without Claude Code installed is refused with how to install it', async () => {
+  it.each([
+    ['claude', 'Claude Code', '@anthropic-ai/claude-code', 'FLOTILLA_CLAUDE_BIN'],
+    ['codex', 'Codex', '@openai/codex', 'FLOTILLA_CODEX_BIN'],
+  ])('--runtime %s without its CLI installed is refused with how to install it', async (name, title, pkg, binEnv) => {
     f = spawnFleet();
-    const r = await f.spawnAgent(['--runtime', 'claude', '--id', 'no-cc', 'do it'], { FLOTILLA_CLAUDE_BIN: join(f.project, 'no-such-claude') });
+    const r = await f.spawnAgent(['--runtime', name, '--id', `no-${name}`, 'do it'], { [binEnv]: join(f.project, `no-such-${name}`) });
     expect(r.exitCode).not.toBe(0);
-    expect(r.stderr).toContain('spawn refused: Claude Code is not installed — npm install -g @anthropic-ai/claude-code, or set FLOTILLA_CLAUDE_BIN to its path');
+    expect(r.stderr).toContain(`spawn refused: ${title} is not installed — npm install -g ${pkg}, or set ${binEnv} to its path`);
     expect(listRecords(f.layout)).toEqual([]);
   });
 });

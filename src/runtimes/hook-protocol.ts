@@ -1,0 +1,49 @@
+import type { FleetHookEvent, HookReply, LaunchInput, Runtime } from './types.js';
+
+/**
+ * The hook protocol Claude Code defined and Codex follows: JSON on stdin with
+ * `transcript_path`, `last_assistant_message` (turn end), `tool_name`/`tool_input` (pre-tool);
+ * JSON on stdout with `decision: block` to continue a turn, `additionalContext` to add to
+ * one, `permissionDecision: deny` to refuse a tool. One copy, so both CLIs read the same answers.
+ */
+export type HookProtocol = Pick<Runtime, 'continueWith' | 'addContext' | 'denyTool' | 'finalAnswer' | 'transcriptPath' | 'toolCall'>;
+
+/** Claude's hook events for Flotilla's (Codex uses the same names). */
+export const CLAUDE_HOOK_EVENTS = { 'turn-start': 'UserPromptSubmit', 'turn-end': 'Stop', 'pre-tool': 'PreToolUse' } as const;
+
+function reply(obj: unknown, exitCode = 0): HookReply {
+  return { stdout: JSON.stringify(obj) + '\n', exitCode };
+}
+
+/** The protocol for a CLI that calls Flotilla's tools `names` (canonical → its own) and MCP tools `mcpPrefix` + name. */
+export function claudeStyleHooks(names: Readonly<Record<string, string>>, mcpPrefix: string, turnStartEvent = 'UserPromptSubmit'): HookProtocol {
+  return {
+    continueWith: (text) => reply({ decision: 'block', reason: text }),
+    addContext: (text) => reply({ hookSpecificOutput: { hookEventName: turnStartEvent, additionalContext: text } }),
+    denyTool: (reason) => reply({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: reason } }),
+    finalAnswer: (p) => (typeof p.last_assistant_message === 'string' ? p.last_assistant_message : undefined),
+    transcriptPath: (p) => (typeof p.transcript_path === 'string' ? p.transcript_path : undefined),
+    toolCall(p) {
+      const name = typeof p.tool_name === 'string' ? p.tool_name : undefined;
+      if (!name) return undefined;
+      const input = (p.tool_input ?? {}) as Record<string, unknown>;
+      const canonical = Object.entries(names).find(([, v]) => v === name)?.[0] ?? (name.startsWith(mcpPrefix) ? name.slice(mcpPrefix.length) : name);
+      const command = typeof input.command === 'string' ? input.command : typeof input.cmd === 'string' ? input.cmd : undefined;
+      return { tool: canonical, ...(command !== undefined ? { command } : {}) };
+    },
+  };
+}
+
+/**
+ * The `hooks` settings block (Claude Code's shape, which Codex and Gemini CLI read too): each
+ * Flotilla event runs `flotilla runtime-hook <event>` under the CLI's own event name; the
+ * pre-tool hook matches every tool (`toolMatcher`: Claude and Codex take `*`, Gemini a regex).
+ */
+export function hookSettings(input: Pick<LaunchInput, 'hookCommand'>, events: Readonly<Partial<Record<FleetHookEvent, string>>>, toolMatcher = '*'): Record<string, unknown[]> {
+  const out: Record<string, unknown[]> = {};
+  for (const [event, vendor] of Object.entries(events) as [FleetHookEvent, string][]) {
+    const hooks = [{ type: 'command', command: input.hookCommand(event), timeout: 60 }];
+    out[vendor] = [event === 'pre-tool' ? { matcher: toolMatcher, hooks } : { hooks }];
+  }
+  return out;
+}

@@ -1,0 +1,123 @@
+import type { LanguageModelV3Message, LanguageModelV3Prompt, LanguageModelV3StreamPart } from '@ai-sdk/provider';
+import type { ServerResponse } from 'node:http';
+import { finishOf, replyOf, type Adapter, type ToolNaming } from './wire.js';
+
+/**
+ * The OpenAI Responses API as Codex calls it (a `[model_providers.x]` with `wire_api =
+ * "responses"`): `input` items in, SSE `response.*` events out. Codex offers MCP tools in a
+ * namespace (`mcp__flotilla` holding `send_message` …) and its shell as `exec_command`
+ * (`{cmd}`), so names and the shell's input are mapped here.
+ */
+export const responsesWire: Adapter = {
+  isModelCall: (m, url) => m === 'POST' && /\/responses(\?|$)/.test(url),
+  otherReply: (url) => (url.includes('/models') ? '{"object":"list","data":[],"models":[]}' : '{}'),
+  hasTools: (b) => Array.isArray(b.tools) && b.tools.length > 0,
+  toolNames,
+  toPrompt,
+  stream,
+};
+
+interface Item {
+  type: string;
+  role?: string;
+  content?: { type: string; text?: string }[] | string;
+  name?: string;
+  namespace?: string;
+  arguments?: string;
+  call_id?: string;
+  output?: string | { type: string; text?: string }[];
+}
+
+function toolNames(b: Record<string, unknown>): string[] {
+  const out: string[] = [];
+  for (const t of (b.tools ?? []) as { type: string; name?: string; tools?: { name: string }[] }[]) {
+    if (t.type === 'namespace') for (const inner of t.tools ?? []) out.push(`${t.name}__${inner.name}`);
+    else if (t.name) out.push(t.name);
+  }
+  return out;
+}
+
+const texts = (c: Item['content'] | Item['output']): string =>
+  typeof c === 'string' ? c : (c ?? []).map((p) => p.text ?? '').join('');
+
+function toPrompt(body: Record<string, unknown>, naming: ToolNaming): LanguageModelV3Prompt {
+  const out: LanguageModelV3Prompt = [];
+  const names = new Map<string, string>();
+  let assistant: Extract<LanguageModelV3Message, { role: 'assistant' }> | undefined;
+  let answered = false;
+  for (const item of (body.input ?? []) as Item[]) {
+    const isAssistant = (item.type === 'message' && item.role === 'assistant') || item.type === 'function_call';
+    if (!isAssistant) assistant = undefined;
+    if (item.type === 'message' && item.role === 'assistant') {
+      // One model reply is its text and its calls: consecutive assistant items are one message.
+      if (!assistant) { assistant = { role: 'assistant', content: [] }; out.push(assistant); }
+      assistant.content.push({ type: 'text', text: texts(item.content) });
+      answered = true;
+    } else if (item.type === 'function_call') {
+      if (!assistant) { assistant = { role: 'assistant', content: [] }; out.push(assistant); }
+      const name = naming.fromVendor(item.namespace ? `${item.namespace}__${item.name ?? ''}` : item.name ?? '');
+      names.set(item.call_id ?? '', name);
+      let input: unknown = {};
+      try { input = JSON.parse(item.arguments ?? '{}'); } catch { /* keep {} */ }
+      assistant.content.push({ type: 'tool-call', toolCallId: item.call_id ?? '', toolName: name, input });
+      answered = true;
+    } else if (item.type === 'function_call_output') {
+      const value = texts(item.output);
+      out.push({ role: 'tool', content: [{ type: 'tool-result', toolCallId: item.call_id ?? '', toolName: names.get(item.call_id ?? '') ?? 'unknown', output: isRefusal(value) ? { type: 'error-text', value } : { type: 'text', value } }] });
+    } else if (item.type === 'message') {
+      // Developer messages before the first reply are Codex's instructions; later ones are what hooks added.
+      if (item.role !== 'user' && !answered) continue;
+      out.push({ role: 'user', content: [{ type: 'text', text: hookPrompt(texts(item.content)) }] });
+    }
+  }
+  return out;
+}
+
+/**
+ * Codex hands a hook's text to the model inside `<hook_prompt …>`, XML-escaped; the model
+ * reads `&lt;inbox-message …&gt;`. Decoded here so the scripted model sees the framing as
+ * a real model would understand it (docs/runtimes.md records the escaping).
+ */
+function hookPrompt(text: string): string {
+  return text.replace(/<hook_prompt[^>]*>([\s\S]*?)<\/hook_prompt>/g, (_, inner: string) =>
+    inner.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;|&apos;/g, "'").replace(/&amp;/g, '&'));
+}
+
+/** Codex's answer to a call it would not run (a tool it does not offer, a command it refused). */
+function isRefusal(output: string): boolean {
+  return /^(unsupported call|unknown tool|tool .* not found|.*\brejected\b|.*\bdenied\b|.*\bnot allowed\b)/i.test(output.trim());
+}
+
+/** Flotilla's canonical shell input ({command, timeout}) as exec_command's ({cmd, yield_time_ms}). */
+function vendorInput(vendorName: string, input: Record<string, unknown>): Record<string, unknown> {
+  if (vendorName !== 'exec_command') return input;
+  return { cmd: input.command, yield_time_ms: typeof input.timeout === 'number' ? input.timeout : 300_000 };
+}
+
+async function stream(res: ServerResponse, parts: LanguageModelV3StreamPart[], naming: ToolNaming): Promise<void> {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  const ev = (type: string, data: Record<string, unknown>) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+  const id = `resp_${Date.now()}${Math.random().toString(36).slice(2, 8)}`;
+  const usage = finishOf(parts);
+  const { text, calls } = replyOf(parts);
+  ev('response.created', { response: { id, status: 'in_progress' } });
+  let index = 0;
+  if (text) {
+    const item = { type: 'message', id: `msg_${id}`, role: 'assistant', status: 'completed', content: [{ type: 'output_text', text, annotations: [] }] };
+    ev('response.output_item.added', { output_index: index, item: { ...item, content: [] } });
+    ev('response.output_text.delta', { output_index: index, item_id: item.id, content_index: 0, delta: text });
+    ev('response.output_item.done', { output_index: index, item });
+    index++;
+  }
+  for (const c of calls) {
+    const vendor = naming.toVendor(c.name);
+    const ns = vendor.lastIndexOf('__');
+    const where = vendor.startsWith('mcp__') && ns > 0 ? { namespace: vendor.slice(0, ns), name: vendor.slice(ns + 2) } : { name: vendor };
+    const item = { type: 'function_call', id: `fc_${c.id}_${id}`, call_id: `call_${c.id}_${id}`, ...where, arguments: JSON.stringify(vendorInput(vendor, c.input)), status: 'completed' };
+    ev('response.output_item.added', { output_index: index, item });
+    ev('response.output_item.done', { output_index: index, item });
+    index++;
+  }
+  ev('response.completed', { response: { id, status: 'completed', usage: { input_tokens: usage.input, output_tokens: Math.max(1, usage.output), total_tokens: usage.input + Math.max(1, usage.output) } } });
+  res.end();
+}
