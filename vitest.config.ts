@@ -42,6 +42,7 @@ export const UNIT_TESTS = [
   'test/registry/ids.test.ts',
   'test/shape/**/*.test.ts',
   'test/sleep.test.ts',
+  'test/spawn/context.test.ts',
   'test/spawn/status-view.test.ts',
   'test/tmux/pure.test.ts',
   'test/tools/glob-grep.test.ts',

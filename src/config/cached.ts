@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { userPaths, type Layout } from '../layout/layout.js';
 import type { LoadedConfig } from './load.js';
+import { byCodeUnit } from '../compare.js';
 
 /**
  * The effective config without loading the loader (§14 start-up). Building it means the zod
@@ -77,7 +78,7 @@ function write(layout: Layout, entry: CacheEntry): void {
 
 /** `loadConfig` with the cache in front; errors (invalid config) are never cached. */
 export async function loadConfigCached(layout: Layout, flags: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = process.env): Promise<LoadedConfig> {
-  const flagKey = JSON.stringify(Object.entries(flags).filter(([, v]) => v !== undefined).sort(([a], [b]) => a.localeCompare(b)));
+  const flagKey = JSON.stringify(Object.entries(flags).filter(([, v]) => v !== undefined).sort(([a], [b]) => byCodeUnit(a, b)));
   const hit = read(layout, env, flagKey);
   if (hit) return hit;
   const files = filesOf(layout, env);

@@ -5,6 +5,7 @@ import { isTerminal } from './record-status.js';
 import type { AgentRecord } from './record.js';
 import { endedUsage, indexBuilt, liveIndexIds, rebuildIndex, recentEndedIds, unmarkLive } from './registry-index.js';
 import { listIds, listRecords, readRecord } from './registry.js';
+import { byCodeUnit } from '../compare.js';
 
 /**
  * Reads of the fleet that must not grow with its history: the live agents, a tree's usage,
@@ -55,7 +56,7 @@ export function liveRecords(layout: Layout, io: FleetIo = nodeIo): AgentRecord[]
     }
     out.push(rec);
   }
-  return out.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
+  return out.sort((a, b) => byCodeUnit(a.createdAt, b.createdAt) || byCodeUnit(a.id, b.id));
 }
 
 /** Usage of a whole tree (§11): the final usage of its ended agents plus its live ones' so far. */
@@ -107,7 +108,7 @@ export function subtreeRecords(layout: Layout, id: string, io: FleetIo = nodeIo)
         if (rec) level.push(rec);
       }
     }
-    out.push(...level.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id)));
+    out.push(...level.sort((a, b) => byCodeUnit(a.createdAt, b.createdAt) || byCodeUnit(a.id, b.id)));
     frontier = next;
   }
   return out;
@@ -134,5 +135,5 @@ export function recentRecords(
     out.push(rec);
   }
   const total = listIds(layout, io).length;
-  return { records: out.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id)), hidden: Math.max(0, total - out.length) };
+  return { records: out.sort((a, b) => byCodeUnit(a.createdAt, b.createdAt) || byCodeUnit(a.id, b.id)), hidden: Math.max(0, total - out.length) };
 }

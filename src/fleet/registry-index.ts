@@ -5,6 +5,7 @@ import type { Layout } from '../layout/layout.js';
 import type { FleetIo } from './fleet-io.js';
 import { isTerminal } from './record-status.js';
 import type { AgentRecord } from './record.js';
+import { byCodeUnit } from '../compare.js';
 
 /**
  * Indexes beside the registry (§3), so that the hot paths — the budget check before every
@@ -151,7 +152,7 @@ export function rebuildIndex(layout: Layout, records: readonly AgentRecord[]): v
   mkdirSync(dirname(layout.treeUsage('x')), { recursive: true });
   // Appended, never overwritten: a line another process adds meanwhile must survive.
   for (const [rootId, lines] of usage) appendFileSync(layout.treeUsage(rootId), lines);
-  ended.sort((a, b) => (a.finishedAt ?? a.createdAt).localeCompare(b.finishedAt ?? b.createdAt));
+  ended.sort((a, b) => byCodeUnit(a.finishedAt ?? a.createdAt, b.finishedAt ?? b.createdAt));
   if (ended.length) appendFileSync(layout.endedLog, ended.map((r) => r.id).join('\n') + '\n');
   writeFileSync(layout.indexMarker, `built ${new Date().toISOString()} from ${records.length} records\n`);
 }

@@ -8,6 +8,7 @@ import { canTransition, isTerminal } from './record-status.js';
 import type { AgentRecord, AgentRecordInput } from './record.js';
 import { parseAgentRecord } from './record-validate.generated.js';
 import { markLive, noteEnded, unmarkLive } from './registry-index.js';
+import { byCodeUnit } from '../compare.js';
 
 /**
  * The registry (§3): one zod-validated JSON file per agent, written atomically. One writer
@@ -61,7 +62,7 @@ export function listRecords(layout: Layout): AgentRecord[] {
       // A corrupt record must not hide the rest of the fleet.
     }
   }
-  return out.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
+  return out.sort((a, b) => byCodeUnit(a.createdAt, b.createdAt) || byCodeUnit(a.id, b.id));
 }
 
 /** Resolves a unique id prefix (§1) to a record. */

@@ -4,6 +4,7 @@ import type { Layout } from '../layout/layout.js';
 import type { TranscriptEntry } from '../transcript/entries.js';
 import { tryReadMeta } from '../transcript/meta.js';
 import { readTranscript, type Transcript } from '../transcript/reader.js';
+import { byCodeUnit } from '../compare.js';
 
 /** One link of a resume chain: an agent and (when it still exists) its transcript. */
 export interface ChainLink {
@@ -60,7 +61,7 @@ export function resumeChain(layout: Layout, id: string): ChainLink[] {
   const ids = [...back];
   const queue = [id];
   while (queue.length > 0) {
-    const next = (children.get(queue.shift()!) ?? []).sort((a, b) => a.started.localeCompare(b.started) || a.id.localeCompare(b.id));
+    const next = (children.get(queue.shift()!) ?? []).sort((a, b) => byCodeUnit(a.started, b.started) || byCodeUnit(a.id, b.id));
     for (const c of next) {
       if (seen.has(c.id)) continue;
       seen.add(c.id);

@@ -1,5 +1,6 @@
 import type { AgentRecord } from '../fleet/record.js';
 import { isTerminal } from '../fleet/record-status.js';
+import { byCodeUnit } from '../compare.js';
 
 /**
  * The agent tree as text (§2 `flotilla status`): pure functions over records, shared with
@@ -18,7 +19,7 @@ export function treeOrder<T extends { record: AgentRecord }>(entries: readonly T
   const ids = new Set(entries.map((e) => e.record.id));
   const children = new Map<string, T[]>();
   const roots: T[] = [];
-  for (const e of [...entries].sort((a, b) => a.record.createdAt.localeCompare(b.record.createdAt) || a.record.id.localeCompare(b.record.id))) {
+  for (const e of [...entries].sort((a, b) => byCodeUnit(a.record.createdAt, b.record.createdAt) || byCodeUnit(a.record.id, b.record.id))) {
     const p = e.record.parentId;
     if (p && ids.has(p) && p !== e.record.id) children.set(p, [...(children.get(p) ?? []), e]);
     else roots.push(e);
