@@ -4,8 +4,9 @@ import { nodeIo, type FleetIo } from './fleet-io.js';
 import { isTerminal } from './record-status.js';
 import type { AgentRecord } from './record.js';
 import { endedUsage, indexBuilt, liveIndexIds, rebuildIndex, recentEndedIds, unmarkLive } from './registry-index.js';
-import { listIds, listRecords, readRecord } from './registry.js';
 import { byCodeUnit } from '../compare.js';
+import { errorMessage } from '../errors.js';
+import { listIds, listRecords, readRecord, type CorruptRecord } from './registry.js';
 
 /**
  * Reads of the fleet that must not grow with its history: the live agents, a tree's usage,
@@ -32,16 +33,18 @@ function entryAgeMs(layout: Layout, id: string): number {
   }
 }
 
-/** Every non-terminal record (running, starting, or dead but not yet reaped), oldest first. */
-export function liveRecords(layout: Layout, io: FleetIo = nodeIo): AgentRecord[] {
+/** Every non-terminal record (running, starting, or dead but not yet reaped), oldest first; a damaged one goes to `onCorrupt`. */
+export function liveRecords(layout: Layout, io: FleetIo = nodeIo, onCorrupt?: (c: CorruptRecord) => void): AgentRecord[] {
   ensureIndex(layout, io);
   const out: AgentRecord[] = [];
   for (const id of liveIndexIds(layout, io)) {
     let rec: AgentRecord | undefined;
     try {
       rec = readRecord(layout, id, io);
-    } catch {
-      continue; // A damaged record: gc reports it; it is not proof the agent ended.
+    } catch (err) {
+      // A damaged record: status shows it, gc sets it aside; it is not proof the agent ended.
+      onCorrupt?.({ id, file: layout.registryFile(id), error: errorMessage(err) });
+      continue;
     }
     // A leftover entry (its record ended, or was removed): drop it so nobody reads it again.
     // A fresh entry with no record yet is a spawn between marking and writing: keep it, or

@@ -1,4 +1,5 @@
-import { FlotillaError, isErrno } from '../errors.js';
+import { join } from 'node:path';
+import { errorMessage, FlotillaError, isErrno } from '../errors.js';
 import { writeFileAtomic } from '../layout/atomic.js';
 import { redactValue } from '../secrets/redact.js';
 import type { Layout } from '../layout/layout.js';
@@ -24,12 +25,32 @@ export function readRecord(layout: Layout, id: string, io: FleetIo = nodeIo): Ag
     if (isErrno(err, 'ENOENT')) return undefined;
     throw err;
   }
-  // The validator generated from the zod schema (tools/gen-validators.mjs): no zod at start-up.
-  const parsed = parseAgentRecord(JSON.parse(text));
-  if (!parsed.success) {
-    throw new FlotillaError(`registry record ${layout.registryFile(id)} is invalid: ${describe(parsed.error.issues[0])} — remove it or run 'flotilla gc'`);
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw corrupt(layout, id, `not JSON (${errorMessage(err)})`);
   }
+  // The validator generated from the zod schema (tools/gen-validators.mjs): no zod at start-up.
+  const parsed = parseAgentRecord(json);
+  if (!parsed.success) throw corrupt(layout, id, `invalid: ${describe(parsed.error.issues[0])}`);
   return parsed.data;
+}
+
+/** Where corrupt records are set aside by `flotilla gc`. */
+export function corruptDir(layout: Layout): string {
+  return join(layout.registryDir, 'corrupt');
+}
+
+function corrupt(layout: Layout, id: string, what: string): FlotillaError {
+  return new FlotillaError(`registry record ${layout.registryFile(id)} is ${what} — repair it, or run 'flotilla gc' to set it aside in ${corruptDir(layout)}`, { code: 'corrupt-record' });
+}
+
+/** A registry file that cannot be read as a record. */
+export interface CorruptRecord {
+  id: string;
+  file: string;
+  error: string;
 }
 
 /** Like readRecord, but a missing record is an error that says how to list agents. */
@@ -51,15 +72,16 @@ export function listIds(layout: Layout, io: FleetIo = nodeIo): string[] {
   }
 }
 
-/** Every readable record, oldest first; an unreadable file is skipped (gc reports it). */
-export function listRecords(layout: Layout): AgentRecord[] {
+/** Every readable record, oldest first; an unreadable file is skipped and handed to `onCorrupt` (status shows it, gc sets it aside). */
+export function listRecords(layout: Layout, onCorrupt?: (c: CorruptRecord) => void): AgentRecord[] {
   const out: AgentRecord[] = [];
   for (const id of listIds(layout)) {
     try {
       const rec = readRecord(layout, id);
       if (rec) out.push(rec);
-    } catch {
+    } catch (err) {
       // A corrupt record must not hide the rest of the fleet.
+      onCorrupt?.({ id, file: layout.registryFile(id), error: errorMessage(err) });
     }
   }
   return out.sort((a, b) => byCodeUnit(a.createdAt, b.createdAt) || byCodeUnit(a.id, b.id));
@@ -115,6 +137,19 @@ export function endRecord(
   if (!canTransition(current.status, end.status)) return { record: current, ended: false };
   const record = updateRecord(layout, id, { finishedAt: new Date().toISOString(), ...end });
   return { record, ended: true };
+}
+
+/**
+ * Replaces a record that can no longer be read (corrupt) with its harness's own copy — the
+ * one writer's last word (§3), so an agent whose file was damaged still ends in a terminal
+ * state. The indexes are kept as updateRecord keeps them.
+ */
+export function overwriteRecord(layout: Layout, rec: AgentRecord): AgentRecord {
+  const next = validRecord(rec);
+  if (isTerminal(next.status)) noteEnded(layout, next);
+  writeFileAtomic(layout.registryFile(rec.id), JSON.stringify(redactValue(next), null, 2) + '\n', layout.registryTmp);
+  if (isTerminal(next.status)) unmarkLive(layout, rec.id);
+  return next;
 }
 
 function describe(issue: { path: string; message: string } | undefined): string {

@@ -2,12 +2,11 @@ import { appendFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Config } from '../config/schema.js';
 import { errorMessage, FlotillaError, UsageError } from '../errors.js';
-import { endRecord, getRecord } from '../fleet/registry.js';
+import { getRecord } from '../fleet/registry.js';
 import { selfPid } from '../fleet/proc.js';
 import type { AgentRecord } from '../fleet/record.js';
 import { holdSlot, type SlotHold } from '../fleet/slots.js';
 import type { Layout } from '../layout/layout.js';
-import { sendCompletionOnce } from '../lifecycle/completion.js';
 import type { ContextMode } from '../spawn/context.js';
 import type { TranscriptEntry } from '../transcript/entries.js';
 import { admitSelf } from './admit.js';
@@ -46,7 +45,7 @@ export async function runHarness(opts: RunOptions): Promise<number> {
     try {
       slot = await admitSelf(layout, config, record, process.env.FLOTILLA_SLOT);
     } catch (err) {
-      await refuse(layout, record, err);
+      await refuse(layout, config, record, err);
       throw err;
     }
   } else {
@@ -68,6 +67,7 @@ export async function runHarness(opts: RunOptions): Promise<number> {
   }
 
   let started: StartedAgent;
+  let signals: ReturnType<typeof onSignals>;
   try {
     const { loadDefinitions, pickDefinition } = await import('../definitions/load.js');
     const definition = pickDefinition(await loadDefinitions({ layout, config }), record.name);
@@ -76,6 +76,8 @@ export async function runHarness(opts: RunOptions): Promise<number> {
       const { runVendorAgent } = await import('./vendor/shim.js');
       return await runVendorAgent({ layout, config, record, definition, slot });
     }
+    // Signals are caught from here on: one that comes while the agent starts is acted on once it has.
+    signals = onSignals();
     let previous: TranscriptEntry[] | undefined;
     if (record.resumedFrom) {
       const { readTranscript } = await import('../transcript/reader.js');
@@ -89,12 +91,14 @@ export async function runHarness(opts: RunOptions): Promise<number> {
   } catch (err) {
     // Whatever fails once the window is open ends the record `failed` with the message, so
     // `--wait`, `status` and the log say why, not just "exited with status 1".
-    await failStart(layout, record, err);
+    await failStart(layout, config, record, err);
     throw err;
   }
   const { session } = started;
   // Once ended, exit even if a REPL still holds the terminal: cancel waits for the process (§5.8).
-  onSignals((reason) => void session.shutdown('cancelled', reason).finally(() => process.exit(1)));
+  const stop = (reason: string) => void session.shutdown('cancelled', reason).finally(() => process.exit(1));
+  signals.stop = stop;
+  if (signals.pending) stop(signals.pending);
 
   if (record.mode === 'interactive' && opts.stdinIsTTY) return runInteractive(started, config, layout);
   return runOneShot(started);
@@ -107,6 +111,7 @@ async function runOneShot(started: StartedAgent): Promise<number> {
   session.on((e) => {
     if (e.type === 'task_end') answer = e.text;
     if (e.type === 'done' && e.error && e.reason !== 'completed') process.stderr.write(`flotilla: ${e.reason}: ${e.error}\n`);
+    if (e.type === 'notice' && e.level === 'error') process.stderr.write(`flotilla: ${e.text}\n`);
   });
   await session.runTask(prompt);
   await session.whenFinished();
@@ -141,42 +146,49 @@ async function runInteractive(started: StartedAgent, config: Config, layout: Lay
   return session.record().status === 'completed' ? 0 : 1;
 }
 
-/** A harness that could not start: record `failed` with the reason, its parent told, the log written. */
-async function failStart(layout: Layout, record: AgentRecord, err: unknown): Promise<void> {
+/** A harness that could not start: record `failed` with the reason, its parent told (once), its stop hooks run, the log written. */
+async function failStart(layout: Layout, config: Config, record: AgentRecord, err: unknown): Promise<void> {
   const reason = errorMessage(err);
   try {
     mkdirSync(dirname(layout.log(record.id)), { recursive: true });
     appendFileSync(layout.log(record.id), JSON.stringify({ level: 50, time: Date.now(), agent: record.id, pid: process.pid, msg: `could not start: ${reason}` }) + '\n');
   } catch { /* the record below still says it */ }
   try {
-    const { record: ended, ended: changed } = endRecord(layout, record.id, { status: 'failed', exitReason: reason });
-    if (changed) await sendCompletionOnce(layout, ended, { task: ended.task, status: 'failed', exitReason: reason, finishedAt: new Date().toISOString(), outputPath: null }, { text: reason });
+    const { endDead } = await import('../lifecycle/reconcile.js');
+    await endDead(layout, config, record, reason, 'failed');
   } catch {
     // The CLI prints the error in the pane either way.
   }
 }
 
-/** A refused harness (§5.6): terminal state, its parent told, the bracketed line printed by the CLI. */
-async function refuse(layout: Layout, record: AgentRecord, err: unknown): Promise<void> {
-  const reason = errorMessage(err);
+/**
+ * A refused harness (§5.6): terminal state, its parent told (one completion), its stop hooks
+ * run like any other ending's — a hook that cleans up after an agent must not miss the ones
+ * that never started — and the bracketed line printed by the CLI.
+ */
+async function refuse(layout: Layout, config: Config, record: AgentRecord, err: unknown): Promise<void> {
   try {
-    const { record: ended } = endRecord(layout, record.id, { status: 'refused', exitReason: reason });
-    await sendCompletionOnce(layout, ended, { task: ended.task, status: 'refused', exitReason: reason, finishedAt: new Date().toISOString(), outputPath: null }, { text: reason });
+    const { endDead } = await import('../lifecycle/reconcile.js');
+    await endDead(layout, config, record, errorMessage(err), 'refused');
   } catch {
     // The refusal itself is what matters; the CLI prints it.
   }
 }
 
-function onSignals(stop: (reason: string) => void): void {
+function onSignals(): { stop: ((reason: string) => void) | null; pending: string | null } {
+  const state: { stop: ((reason: string) => void) | null; pending: string | null } = { stop: null, pending: null };
   let count = 0;
   const handler = (sig: NodeJS.Signals) => {
     // A second signal while ending changes nothing: exiting now would skip the completion or
     // the stop hooks half-way. `flotilla cancel` escalates to SIGKILL, and the reaper finishes.
     if (count++ > 0) return;
-    stop(sig === 'SIGHUP' ? 'window closed' : `cancelled (${sig})`);
+    const reason = sig === 'SIGHUP' ? 'window closed' : `cancelled (${sig})`;
+    if (state.stop) state.stop(reason);
+    else state.pending = reason;
   };
   process.on('SIGTERM', handler);
   process.on('SIGHUP', handler);
+  return state;
 }
 
 async function readStdin(): Promise<string> {

@@ -52,7 +52,7 @@ export interface SessionDeps {
   /** Pending approvals answered in the pane land here (wired by the gate). */
   onApprovalAnswer?: (answer: ApprovalAnswer) => void;
   /** Ends the agent's life: completion, stop hooks, children, slot. */
-  finish: (rec: AgentRecord, status: TaskResult['status'], reason: string, openTask: { text: string } | null) => Promise<void>;
+  finish: (rec: AgentRecord, status: TaskResult['status'], reason: string, openTask: { text: string } | null) => Promise<AgentRecord | void>;
   /** Writes task `task`'s final answer; returns its path. */
   writeOutput: (task: number, text: string) => string | null;
   /** Sends the task's completion (exactly once per task). */
@@ -173,9 +173,12 @@ export class AgentSession implements Session {
       this.slotWait?.abort();
       if (!opts.fromRun) await this.running?.catch(() => undefined);
       const open = this.taskOpen ? { text: this.lastText } : null;
-      this.keeper.flush();
-      await this.deps.finish(this.keeper.current, status, reason, open);
-      await this.deps.inbox.close();
+      this.flushQuietly();
+      try {
+        this.showEnded(await this.deps.finish(this.keeper.current, status, reason, open));
+      } finally {
+        await this.deps.inbox.close();
+      }
     })().finally(() => this.markEnded());
     return this.finished;
   }
@@ -239,12 +242,28 @@ export class AgentSession implements Session {
     }
   }
 
+  /** The terminal record, shown to whoever watches (the pane ends on it). */
+  private showEnded(rec: AgentRecord | void): void {
+    if (!rec) return;
+    this.keeper.current = rec;
+    this.emit({ type: 'status', record: rec });
+  }
+
+  /** Writes what the record keeper holds; a record that cannot be written now (ENOSPC, corrupt) is the ending's to settle. */
+  private flushQuietly(): void {
+    try {
+      this.keeper.flush();
+    } catch (err) {
+      this.deps.log.warn({ err: errorMessage(err) }, 'record not written before the ending');
+    }
+  }
+
   /** An error the run could not turn into data (a disk full, a corrupt record): the agent ends `failed`, saying why. */
   private fail(err: unknown): void {
     const cause = errorMessage(err);
     this.deps.log.error({ err: cause }, 'agent failed');
     this.emit({ type: 'notice', text: `agent failed: ${cause}`, level: 'error' });
-    void this.shutdown('failed', cause);
+    void this.shutdown('failed', cause).catch((e: unknown) => this.deps.log.error({ err: errorMessage(e) }, 'ending after a failure failed'));
   }
 
   private armIdleTimer(): void {
@@ -365,8 +384,13 @@ export class AgentSession implements Session {
     // The completion is delivered before the record says the task is done: a parent whose
     // wait_for_agents returns on the record then finds it already in its inbox, instead of
     // ending its own task first and answering the late completion a second time.
-    await deps.complete({ ...this.keeper.current, ...change }, result, text);
-    this.keeper.set(change);
+    try {
+      await deps.complete({ ...this.keeper.current, ...change }, result, text);
+    } finally {
+      // Also when the completion could not go out (a full disk): the record then says the task
+      // ended, and the ending sends the completion it still owes (once).
+      this.keeper.set(change);
+    }
     this.emit({ type: 'task_end', result, text });
     if (deps.oneshot) await this.end(result.status, result.exitReason ?? result.status, { fromRun: true });
   }

@@ -14,6 +14,7 @@ import type { Layout } from '../layout/layout.js';
 import type { ModelMessage } from '../loop/types.js';
 import type { TranscriptEntry } from '../transcript/entries.js';
 import type { Tool } from '../tools/types.js';
+import { holdReserve } from '../lifecycle/reserve.js';
 import { Approvals } from './approvals.js';
 import { ancestorLacking, SecretBroker } from './secret-broker.js';
 import { buildTools } from './build-tools.js';
@@ -58,6 +59,7 @@ export async function startAgent(opts: {
     status: 'starting', pid: selfPid(), pidStartTime: processStartTime(selfPid()), startedAt: new Date().toISOString(),
   });
   audit(layout, { event: 'agent_start', agent: rec.id, parent: rec.parentId ?? 'human', depth: rec.depth, model: rec.model, mode: rec.mode });
+  if (!holdReserve(layout, rec.id)) log.warn({}, 'no room for the 64 KiB reserve that lets an agent end cleanly on a full disk');
 
   // What this agent's tools run (and the children they spawn) find their way back here with.
   const childEnv: NodeJS.ProcessEnv = { ...env, ...agentEnvironment(layout, rec, env.PATH) };
@@ -83,8 +85,9 @@ export async function startAgent(opts: {
     throw new FlotillaError(why.includes(`'${rec.model}'`) ? why : `cannot start model '${rec.model}': ${why}`, { code: 'model', cause: err });
   }
 
-  const parent = rec.parentId ? readRecord(layout, rec.parentId) : null;
-  const root = rec.rootId !== rec.id ? readRecord(layout, rec.rootId) : null;
+  // A damaged parent or root record must not stop this agent: it only names them in the prompt.
+  const parent = rec.parentId ? readRecordOrNull(layout, rec.parentId, log) : null;
+  const root = rec.rootId !== rec.id ? readRecordOrNull(layout, rec.rootId, log) : null;
   const { openTranscript } = await import('../transcript/writer.js');
   const transcript = config.transcripts.enabled
     ? openTranscript(layout, { agent_id: rec.id, def_name: definition.name, parent_id: rec.parentId, model: rec.model, cwd: rec.cwd, resumed_from: rec.resumedFrom },
@@ -190,7 +193,10 @@ export async function startAgent(opts: {
     finish: async (r, status, reason, open) => {
       stopSupervising();
       secrets?.close(reason);
-      const outputPath = open ? (open.text ? writeOutput(layout, r.id, open.text, config.output.max_bytes, r.task).path : null) : null;
+      let outputPath: string | null = null;
+      if (open?.text) {
+        try { outputPath = writeOutput(layout, r.id, open.text, config.output.max_bytes, r.task).path; } catch (err) { log.error({ err: errorMessage(err) }, 'output write failed'); }
+      }
       rec = await finishAgent({
         layout, config, record: r, status, reason, log,
         openTask: open ? { text: open.text, outputPath } : null,
@@ -201,9 +207,9 @@ export async function startAgent(opts: {
       });
       if (transcript) try { updateMeta(layout, r.id, { status: rec.status, exit_reason: rec.exitReason, finished_at: rec.finishedAt, turns_used: rec.turns, usage: rec.usage }); } catch { /* logged */ }
       opts.slot.release();
-      // The pane learns of the end from this event and lets the process exit (§5.9: no
+      // The session shows this to the pane, which then lets the process exit (§5.9: no
       // terminal record while its harness lives).
-      ref.session?.emit({ type: 'status', record: rec });
+      return rec;
     },
   });
   ref.session = session;
@@ -222,7 +228,7 @@ function scriptLog(env: NodeJS.ProcessEnv): { scripted?: { onCall: (call: { prom
 /** The agents this one continues (resume chain), whose adopted mail is addressed to them. */
 function predecessors(layout: Layout, rec: AgentRecord): string[] {
   const out: string[] = [];
-  for (let id = rec.resumedFrom; id && !out.includes(id) && out.length < 64; id = readRecord(layout, id)?.resumedFrom ?? null) out.push(id);
+  for (let id = rec.resumedFrom; id && !out.includes(id) && out.length < 64; id = readRecordOrNull(layout, id)?.resumedFrom ?? null) out.push(id);
   return out;
 }
 
@@ -235,6 +241,15 @@ function adoptUnread(layout: Layout, fromId: string, toId: string): void {
   mkdirSync(to, { recursive: true });
   for (const name of names) {
     try { renameSync(join(from, name), join(to, name)); } catch { /* claimed meanwhile */ }
+  }
+}
+
+function readRecordOrNull(layout: Layout, id: string, log?: Log): AgentRecord | null {
+  try {
+    return readRecord(layout, id) ?? null;
+  } catch (err) {
+    log?.warn({ agent: id, err: errorMessage(err) }, 'record unreadable');
+    return null;
   }
 }
 

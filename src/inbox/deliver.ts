@@ -1,10 +1,10 @@
 import { close as fsClose, fsync as fsFsync, open as fsOpen, write as fsWrite } from 'node:fs';
-import { link, mkdir, open, unlink } from 'node:fs/promises';
+import { access, link, mkdir, open, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { audit } from '../audit/audit.js';
 import { FlotillaError, UsageError, isErrno } from '../errors.js';
 import type { Layout } from '../layout/layout.js';
-import { maildir, messageFileName } from './maildir.js';
+import { maildir, messageFileName, READ_SUFFIX } from './maildir.js';
 import { DEFAULT_MAX_BODY_BYTES, MessageFieldError, composeMessage, type InboxMessage, type MessageDraft } from './message.js';
 import { serializeMessage } from './serialize.js';
 import { redactValue } from '../secrets/redact.js';
@@ -19,6 +19,11 @@ export interface DeliverOptions {
    * window a crash test kills the sender in. Nothing is in new/ yet at that point.
    */
   beforeLink?: (tmpPath: string) => void | Promise<void>;
+  /**
+   * A fixed file name, for a message that may be sent again after a crash (a completion):
+   * when that name is already in new/ or cur/ nothing is written. Give `draft.id` too.
+   */
+  fixedName?: string;
 }
 
 export interface Delivered {
@@ -49,11 +54,18 @@ export async function deliver(layout: Layout, given: MessageDraft, opts: Deliver
   const now = opts.now ?? Date.now();
   const message = compose(draft, now);
   const box = maildir(layout, message.to);
-  const file = messageFileName(message.id, now);
-  const tmpPath = join(box.tmp, file);
+  const file = opts.fixedName ?? messageFileName(message.id, now);
+  // A fixed name may be retried by several processes: each writes its own temp file.
+  const tmpPath = join(box.tmp, opts.fixedName ? `${file}.${process.pid}.tmp` : file);
   const newPath = join(box.new, file);
   const data = Buffer.from(serializeMessage(message));
 
+  if (opts.fixedName) {
+    const read = join(box.cur, `${file}${READ_SUFFIX}`);
+    // Delivered and already claimed by an earlier try: nothing to do.
+    if (await access(read).then(() => true, () => false)) return { message, file, path: read };
+    await unlink(tmpPath).catch(() => undefined);
+  }
   const fd = await openTemp(tmpPath, box);
   try {
     try {
@@ -64,6 +76,8 @@ export async function deliver(layout: Layout, given: MessageDraft, opts: Deliver
     }
     await opts.beforeLink?.(tmpPath);
     await link(tmpPath, newPath).catch(async (err: unknown) => {
+      // Sent before by a process that died before it could say so: delivered, once.
+      if (opts.fixedName && isErrno(err, 'EEXIST')) return;
       // new/ removed since this process last made the Maildir: make it again, link once more.
       if (!isErrno(err, 'ENOENT')) throw err;
       await mkdir(box.new, { recursive: true });

@@ -38,6 +38,9 @@ export interface Layout {
   /** One empty file per agent whose record may not be terminal yet. */
   readonly liveIndexDir: string;
   liveIndex(id: string): string;
+  /** One file per agent whose ending is under way (`state/index/finishing/<id>`): a dead harness leaving one owes the rest. */
+  readonly finishingDir: string;
+  finishing(id: string): string;
   /** Present once the indexes were built from the records (absent: rebuild). */
   readonly indexMarker: string;
   /** Agent ids in the order they ended, one a line (for `status`'s window of recent agents). */
@@ -111,6 +114,8 @@ export function layoutFor(root: string, project = dirname(resolve(root))): Layou
     indexDir: join(state, 'index'),
     liveIndexDir: join(state, 'index', 'live'),
     liveIndex: (id) => join(state, 'index', 'live', id),
+    finishingDir: join(state, 'index', 'finishing'),
+    finishing: (id) => join(state, 'index', 'finishing', id),
     indexMarker: join(state, 'index', 'built-v1'),
     endedLog: join(state, 'index', 'ended.log'),
     treeUsage: (rootId) => join(state, 'index', 'trees', `${rootId}.usage`),

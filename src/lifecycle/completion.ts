@@ -1,10 +1,20 @@
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { audit } from '../audit/audit.js';
 import type { Layout } from '../layout/layout.js';
 import type { AgentRecord, TaskResult } from '../fleet/record.js';
-import { readRecord } from '../fleet/registry.js';
+import { doneOnce, isDone } from '../fleet/done-once.js';
+import { messageFileName } from '../inbox/maildir.js';
 import { summarize } from '../inbox/message.js';
-import { claimOnce } from './once.js';
+
+function completionMarker(layout: Layout, agentId: string, task: number): string {
+  return layout.marker(`${agentId}.task-${task}.completion`);
+}
+
+/** True once the completion of `task` has been delivered. */
+export function completionSent(layout: Layout, agentId: string, task: number): boolean {
+  return isDone(completionMarker(layout, agentId, task));
+}
 
 /**
  * The last 10 characters of the completion id of `agentId`'s task `task`: fixed by agent and
@@ -24,6 +34,10 @@ export function isCompletionOf(msg: { kind: string; from: string; id: string }, 
  * The guaranteed terminal message (§5.7): one `completion` to the parent (or `human` for a
  * root) per task, exactly once whichever path gets there first — the harness on a clean
  * end, the reaper on a crash, a parent's liveness check, or any `flotilla` command.
+ * At-least-once work, exactly-once effect: the message goes out under a name fixed by
+ * agent, task and end time, and the marker is written only after that (`doneOnce`). A
+ * sender killed in between leaves no marker; the next one finds the file already
+ * delivered (new/ or cur/) and only writes the marker.
  */
 export async function sendCompletionOnce(
   layout: Layout,
@@ -31,9 +45,10 @@ export async function sendCompletionOnce(
   result: TaskResult,
   opts: { text?: string; maxBodyBytes?: number } = {},
 ): Promise<boolean> {
-  if (!claimOnce(layout.marker(`${rec.id}.task-${result.task}.completion`))) return false;
+  if (completionSent(layout, rec.id, result.task)) return false;
   const { deliver } = await import('../inbox/deliver.js');
-  const to = rec.parentId && readRecord(layout, rec.parentId) ? rec.parentId : 'human';
+  // The parent's inbox is named by its id: a record that exists but cannot be read (corrupt) still has one.
+  const to = rec.parentId && existsSync(layout.registryFile(rec.parentId)) ? rec.parentId : 'human';
   const answer = (opts.text ?? '').trim();
   const headline = `${rec.id} ${result.status}${result.exitReason && result.exitReason !== result.status ? ` (${result.exitReason})` : ''}`;
   const body = [
@@ -42,26 +57,27 @@ export async function sendCompletionOnce(
     answer ? `\n${answer.length > 4000 ? answer.slice(0, 4000) + `\n… (full answer in ${result.outputPath ?? 'the transcript'})` : answer}` : '',
   ].filter(Boolean).join('\n');
   const summaryText = answer ? `${headline}: ${answer.split('\n').find((l) => l.trim()) ?? ''}` : headline;
-  const ms = Date.now();
-  await deliver(
-    layout,
-    {
-      // Time-sortable like every id, with the task's key in place of the random part.
-      id: ms.toString(36).padStart(9, '0') + completionKey(rec.id, result.task),
-      from: rec.id,
-      to,
-      kind: 'completion',
-      summary: summarize(summaryText),
-      priority: result.status === 'completed' ? 'normal' : 'high',
-      body,
-      status: result.status,
-      exit_reason: result.exitReason ?? result.status,
-      turns: rec.turns,
-      usage: { input_tokens: rec.usage.inputTokens, output_tokens: rec.usage.outputTokens, cost_usd: rec.usage.costUsd },
-      output_path: result.outputPath,
-    },
-    { now: ms, ...(opts.maxBodyBytes ? { maxBodyBytes: opts.maxBodyBytes } : {}) },
-  );
+  // Fixed by the task's end time: a retry after a crash writes the same name, which deliver() finds.
+  const ms = Date.parse(result.finishedAt) || 0;
+  // Time-sortable like every id, with the task's key in place of the random part.
+  const id = ms.toString(36).padStart(9, '0') + completionKey(rec.id, result.task);
+  const draft = {
+    id,
+    from: rec.id,
+    to,
+    kind: 'completion' as const,
+    summary: summarize(summaryText),
+    priority: result.status === 'completed' ? ('normal' as const) : ('high' as const),
+    body,
+    status: result.status,
+    exit_reason: result.exitReason ?? result.status,
+    turns: rec.turns,
+    usage: { input_tokens: rec.usage.inputTokens, output_tokens: rec.usage.outputTokens, cost_usd: rec.usage.costUsd },
+    output_path: result.outputPath,
+  };
+  const options = { fixedName: messageFileName(id, ms, 0), now: ms, ...(opts.maxBodyBytes ? { maxBodyBytes: opts.maxBodyBytes } : {}) };
+  const sent = await doneOnce(completionMarker(layout, rec.id, result.task), async () => { await deliver(layout, draft, options); }, { to });
+  if (!sent) return false;
   audit(layout, { event: 'completion', agent: rec.id, to, status: result.status, exit_reason: result.exitReason, task: result.task });
   return true;
 }

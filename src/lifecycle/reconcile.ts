@@ -11,7 +11,8 @@ import { heldSlots } from '../fleet/slots.js';
 import type { Layout } from '../layout/layout.js';
 import { sleep } from '../sleep.js';
 import { claimOnce } from './once.js';
-import { terminateForegroundChildren } from './signal.js';
+import { clearFinishing, finishingIds, markFinishing, releaseReserve } from './reserve.js';
+import { harnessRunning, terminateForegroundChildren } from './signal.js';
 
 /**
  * The crash path of §5.7: an agent whose harness died without ending its record gets its
@@ -56,7 +57,27 @@ export async function reconcileDead(layout: Layout, config: Config, filter: Reco
     const ended = await endDead(layout, config, rec, opts.cancelled ?? why, opts.cancelled ? 'cancelled' : 'crashed');
     if (ended) out.push(ended);
   }
+  await finishAbandoned(layout, config, filter);
   return out;
+}
+
+/**
+ * Endings a harness began and did not finish (killed between its terminal record and its
+ * last step): the record is terminal, so nothing above looks at it; the finishing mark says
+ * a completion or the stop hooks may still be owed, and endDead sends what is (once).
+ */
+async function finishAbandoned(layout: Layout, config: Config, filter: ReconcileFilter): Promise<void> {
+  for (const id of finishingIds(layout)) {
+    if (filter.ids && !filter.ids.includes(id)) continue;
+    const rec = readRecordSafe(layout, id);
+    if (!rec) {
+      clearFinishing(layout, id);
+      continue;
+    }
+    if (!isTerminal(rec.status) || harnessRunning(rec)) continue;
+    if (filter.parentId !== undefined && rec.parentId !== filter.parentId) continue;
+    await endDead(layout, config, rec, rec.exitReason ?? rec.status);
+  }
 }
 
 function readRecordSafe(layout: Layout, id: string): AgentRecord | undefined {
@@ -142,7 +163,9 @@ function killedBy(signal: number): string {
  * (when a task was open), stop hooks, the transcript sidecar, its foreground children, the
  * audit line. Returns the ended record, or null when another path had already ended it.
  */
-export async function endDead(layout: Layout, config: Config, rec: AgentRecord, reason: string, status: 'crashed' | 'cancelled' = 'crashed'): Promise<AgentRecord | null> {
+export async function endDead(layout: Layout, config: Config, rec: AgentRecord, reason: string, status: 'crashed' | 'cancelled' | 'refused' | 'failed' = 'crashed'): Promise<AgentRecord | null> {
+  releaseReserve(layout, rec.id);
+  markFinishing(layout, rec.id);
   // A persistent agent that had answered its task and sat idle did nothing wrong.
   const taskDone = rec.lastTask !== null && rec.lastTask.task >= rec.task;
   const finalStatus = taskDone && status === 'crashed' ? 'completed' : status;
@@ -155,12 +178,15 @@ export async function endDead(layout: Layout, config: Config, rec: AgentRecord, 
     return null; // Vanished (gc) meanwhile.
   }
   const final = ended.record;
-  if (result) {
+  // The open task's completion, or one a harness owed when it died (after the terminal write,
+  // or between a persistent agent's answer and its completion): the marker decides.
+  const task = final.lastTask ?? result;
+  if (task) {
     // Loaded here: a status or watch that finds nobody dead never loads the message code.
-    const { sendCompletionOnce } = await import('./completion.js');
-    // Another path may have ended it first and died before telling anyone: the marker decides.
-    const task = final.lastTask && final.lastTask.task === rec.task ? final.lastTask : result;
-    await sendCompletionOnce(layout, final, task, { text: `Agent ${rec.id} ${task.status}: ${task.exitReason ?? ''}`, maxBodyBytes: config.inbox.max_body_bytes });
+    const { completionSent, sendCompletionOnce } = await import('./completion.js');
+    if (!completionSent(layout, rec.id, task.task)) {
+      await sendCompletionOnce(layout, final, task, { text: `Agent ${rec.id} ${task.status}: ${task.exitReason ?? ''}`, maxBodyBytes: config.inbox.max_body_bytes });
+    }
   }
   const [{ stopHookOnce }, { runLifecycleHooks }] = await Promise.all([import('../hooks/stop-once.js'), import('../hooks/run-hooks.js')]);
   await stopHookOnce(layout, rec.id, () => runLifecycleHooks('stop', config.hooks.stop, {
@@ -176,8 +202,9 @@ export async function endDead(layout: Layout, config: Config, rec: AgentRecord, 
   terminateForegroundChildren(layout, rec.id, 'reaper');
   // Its running shell command lives on in its own process group unless we end it.
   killLeftoverGroups(layout, rec.id);
-  // A harness that ended itself just as it died (seen here as dead) is no reaping.
-  if (!ended.ended || !claimOnce(layout.marker(`${rec.id}.reaped`))) return null;
+  clearFinishing(layout, rec.id);
+  // A harness that ended itself just as it died (seen here as dead) is no reaping; a refusal or failed start is none either.
+  if (!ended.ended || status === 'refused' || status === 'failed' || !claimOnce(layout.marker(`${rec.id}.reaped`))) return null;
   audit(layout, { event: 'reap', agent: rec.id, status: final.status, reason: final.exitReason });
   return final;
 }

@@ -1,11 +1,12 @@
-import { readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { audit } from '../audit/audit.js';
 import type { Config } from '../config/schema.js';
 import { errorMessage } from '../errors.js';
 import { recordLiveness } from '../fleet/liveness.js';
 import { isTerminal } from '../fleet/record-status.js';
 import type { AgentRecord } from '../fleet/record.js';
-import { listRecords } from '../fleet/registry.js';
+import { corruptDir, listRecords } from '../fleet/registry.js';
 import { TREE_SPAWNS_PREFIX, type Layout } from '../layout/layout.js';
 import { reconcileDead } from '../lifecycle/reconcile.js';
 import { applyFleetRetention } from '../outputs/retention.js';
@@ -25,15 +26,17 @@ export interface GcResult {
   worktrees: string[];
   records: string[];
   markers: number;
+  /** Corrupt records set aside in state/agents/corrupt/ (ids). */
+  corrupt: string[];
   retention: RetentionResult;
   problems: string[];
 }
 
 export async function gcFleet(layout: Layout, config: Config, opts: { olderThanMs?: number; now?: number } = {}): Promise<GcResult> {
   const now = opts.now ?? Date.now();
-  const result: GcResult = { panes: [], worktrees: [], records: [], markers: 0, retention: { transcripts: [], outputs: [], problems: [] }, problems: [] };
+  const result: GcResult = { panes: [], worktrees: [], records: [], markers: 0, corrupt: [], retention: { transcripts: [], outputs: [], problems: [] }, problems: [] };
   await reconcileDead(layout, config);
-  const records = listRecords(layout);
+  const records = listRecords(layout, (c) => setAside(layout, c.id, result));
   const finished = records.filter((r) => isTerminal(r.status));
 
   await killDeadPanes(finished, result);
@@ -75,6 +78,21 @@ export async function gcFleet(layout: Layout, config: Config, opts: { olderThanM
   result.retention = applyFleetRetention(layout, config, now);
   audit(layout, { event: 'gc', agent: 'human', records: result.records.length, panes: result.panes.length, worktrees: result.worktrees.length, transcripts: result.retention.transcripts.length });
   return result;
+}
+
+/**
+ * Moves a registry file that cannot be read to state/agents/corrupt/ (kept for a person to
+ * look at). Its harness, if one still runs, writes a fresh record with its end state.
+ */
+function setAside(layout: Layout, id: string, result: GcResult): void {
+  try {
+    mkdirSync(corruptDir(layout), { recursive: true });
+    renameSync(layout.registryFile(id), join(corruptDir(layout), `${id}.${Date.now()}.json`));
+    result.corrupt.push(id);
+    audit(layout, { event: 'gc', agent: id, corrupt_record: true });
+  } catch (err) {
+    result.problems.push(`could not set aside the corrupt record of ${id}: ${errorMessage(err)}`);
+  }
 }
 
 async function killDeadPanes(finished: readonly AgentRecord[], result: GcResult): Promise<void> {

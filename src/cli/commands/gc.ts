@@ -16,6 +16,7 @@ export function command(): Command {
       const r = await gcFleet(layout, config, { olderThanMs: secs * 1000 });
       if (opts.json) return printJson(r);
       process.stdout.write(`removed ${r.records.length} records, ${r.panes.length} dead panes, ${r.worktrees.length} worktrees, ${r.retention.transcripts.length} transcripts, ${r.retention.outputs.length} outputs\n`);
+      if (r.corrupt.length > 0) process.stdout.write(`set aside ${r.corrupt.length} corrupt record${r.corrupt.length === 1 ? '' : 's'} (${r.corrupt.join(', ')}) in state/agents/corrupt/\n`);
       for (const p of [...r.problems, ...r.retention.problems]) process.stderr.write(`flotilla: warning: ${p}\n`);
     });
 }
