@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, unlinkSync } from 'node:fs';
+import { mkdirSync, realpathSync, unlinkSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -71,8 +71,15 @@ export interface SlotHold {
   release(): void;
 }
 
+/** One fleet, one hash, however its root was reached: through a symlink it is still the same slots. */
 function fleetHash(layout: Layout): string {
-  return createHash('sha256').update(layout.root).digest('hex').slice(0, 16);
+  let root = layout.root;
+  try {
+    root = realpathSync(root);
+  } catch {
+    // Not made yet: nobody can hold its slots through another path either.
+  }
+  return createHash('sha256').update(root).digest('hex').slice(0, 16);
 }
 
 /** The socket address of one side of a slot. */

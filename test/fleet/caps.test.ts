@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { admitSpawn, childrenRefusal, claimTreeSpawn, concurrencyRefusal, depthRefusal, liveChildren, treeSpawnCount } from '../../src/fleet/caps.js';
@@ -6,6 +6,7 @@ import { processStartTime } from '../../src/fleet/proc.js';
 import { listRecords } from '../../src/fleet/registry.js';
 import { acquireSlot, countHeld } from '../../src/fleet/slots.js';
 import { FlotillaError } from '../../src/errors.js';
+import { layoutFor } from '../../src/layout/layout.js';
 import { tempFleet, type TempFleet } from '../helpers/fleet.js';
 import { compileSources, type CompiledSources } from './helpers/compile.js';
 import { startFixture, type Fixture } from './helpers/fixture.js';
@@ -97,6 +98,25 @@ describe('spawn caps', () => {
     const err = concurrencyRefusal(8, 8);
     expect(err.bracket).toBe('[flotilla:concurrency-limit running=8 max=8]');
     expect(err.message).toMatch(/^spawn refused: 8 agents are working \(limits\.max_running 8\) — /);
+  });
+
+  it('a fleet reached through a symlink has the same slots: max_running stays exact', async () => {
+    fleet = tempFleet();
+    const link = `${fleet.project}-link`;
+    symlinkSync(fleet.project, link);
+    try {
+      const viaLink = layoutFor(join(link, '.flotilla'), link);
+      const one = { ...limits, max_running: 1 };
+      const first = await admitSpawn(fleet.layout, one, { id: 'root-one', parent: null, rootId: 'root-one' });
+      await expect(admitSpawn(viaLink, one, { id: 'root-two', parent: null, rootId: 'root-two' })).rejects.toMatchObject({
+        bracket: '[flotilla:concurrency-limit running=1 max=1]',
+      });
+      first.slot.release();
+      const second = await admitSpawn(viaLink, one, { id: 'root-two', parent: null, rootId: 'root-two' });
+      second.slot.release();
+    } finally {
+      rmSync(link);
+    }
   });
 
   it('admitSpawn reserves a slot and a tree spawn; with all slots held it refuses and burns no tree spawn', async () => {
