@@ -1,0 +1,31 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { eventually } from '../helpers/tmux.js';
+import { completionsFrom, fixture, spawnFleet, type SpawnFleet } from './helpers.js';
+
+// Issue 11: max_turns bounds each task of a persistent agent, not its whole life.
+let f: SpawnFleet | undefined;
+afterEach(async () => {
+  await f?.close();
+  f = undefined;
+});
+
+describe('max_turns per task', () => {
+  it('a persistent agent runs 4 tasks of max_turns turns each, and every one completes', async () => {
+    f = spawnFleet();
+    writeFileSync(join(f.layout.agentsDir, 'stepper.md'),
+      `---\nname: stepper\ndescription: three turns a task\nmax_turns: 3\nmodel: script:${fixture('three-turns.yaml')}\n---\nYou are stepper.\n`);
+    const r = await f.spawnAgent(['--agent', 'stepper', '--id', 'st', 'task one']);
+    expect(r.exitCode, r.stderr).toBe(0);
+    for (let task = 1; task <= 4; task++) {
+      if (task > 1) expect((await f.flotilla(['send', 'st', `task number ${task}`])).exitCode).toBe(0);
+      await eventually(() => f!.record('st').lastTask?.task === task && f!.record('st').status === 'idle', 60_000, `task ${task} answered`);
+      expect(f.record('st').lastTask).toMatchObject({ task, status: 'completed' });
+    }
+    expect(f.record('st').turns).toBe(12);
+    const answers = completionsFrom(f, 'human', 'st');
+    expect(answers).toHaveLength(4);
+    expect(answers.every((m) => m.status === 'completed')).toBe(true);
+  }, 240_000);
+});
