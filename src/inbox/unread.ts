@@ -23,6 +23,9 @@ export interface UnreadOptions {
   onNew?: (item: InboxItem) => void;
 }
 
+/** Files read or claimed at once: enough to hide each file operation's latency, few enough for any fd limit. */
+const BATCH = 32;
+
 export class UnreadMail {
   private readonly held = new Map<string, InboxItem>();
   private readonly reading = new Map<string, Promise<void>>();
@@ -75,15 +78,17 @@ export class UnreadMail {
 
   /** Claims (new/ → cur/) and forgets the named messages; a failed claim is logged, the message stays held. */
   async claim(names: Iterable<string>): Promise<void> {
-    for (const name of names) {
-      const item = this.held.get(name);
-      if (!item) continue;
-      try {
-        await claim(this.layout, this.owner, item);
-        this.held.delete(name);
-      } catch (err) {
-        this.log.error({ inbox: this.owner, file: name, err: errorMessage(err) }, 'inbox: claim failed; the message stays unread');
-      }
+    const held = [...names].filter((name) => this.held.has(name));
+    // In batches: one rename at a time is bound by latency, and a resumed agent may claim 10,000.
+    for (let i = 0; i < held.length; i += BATCH) {
+      await Promise.all(held.slice(i, i + BATCH).map(async (name) => {
+        try {
+          await claim(this.layout, this.owner, this.held.get(name)!);
+          this.held.delete(name);
+        } catch (err) {
+          this.log.error({ inbox: this.owner, file: name, err: errorMessage(err) }, 'inbox: claim failed; the message stays unread');
+        }
+      }));
     }
   }
 
@@ -100,18 +105,29 @@ export class UnreadMail {
     const fresh = names.filter((n) => isCandidate(n) && !this.held.has(n));
     // Oldest first, so duplicate-id warnings name the later file.
     fresh.sort();
-    for (const name of fresh) await this.note(name);
+    // Read in parallel batches, registered in name order.
+    for (let i = 0; i < fresh.length; i += BATCH) {
+      const batch = fresh.slice(i, i + BATCH);
+      const items = await Promise.all(batch.map((name) => this.load(name)));
+      batch.forEach((name, k) => this.register(name, items[k]));
+    }
   }
 
   private async read(name: string): Promise<void> {
-    let item: InboxItem | undefined;
+    this.register(name, await this.load(name));
+  }
+
+  private async load(name: string): Promise<InboxItem | undefined> {
     try {
-      item = await readItem(this.layout, this.owner, join(this.dir, name), { ...this.opts, log: this.log });
+      return await readItem(this.layout, this.owner, join(this.dir, name), { ...this.opts, log: this.log });
     } catch (err) {
       // Unreadable for a reason other than its content (EACCES, EIO): the next sync retries it.
       this.log.warn({ inbox: this.owner, file: name, err: errorMessage(err) }, 'inbox: could not read a message');
-      return;
+      return undefined;
     }
+  }
+
+  private register(name: string, item: InboxItem | undefined): void {
     if (!item || this.held.has(name)) return;
     this.held.set(name, item);
     const other = this.ids.get(item.message.id);
