@@ -9,6 +9,7 @@ const parts = [
   ['spawn', './spawn.mjs', 'runSpawnBench'],
   ['idle_agents', './idle.mjs', 'runIdleBench'],
   ['scale', './scale.mjs', 'runScaleBench'],
+  ['surfacing', './surfacing.mjs', 'runSurfacingBench'],
   ['shell_gate', './shell-gate.mjs', 'runShellGateBench'],
   ['tool_command_containment', './namespace.mjs', 'runNamespaceBench'],
 ];
