@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { cliConfig, cliContext } from '../context.js';
+import type { Layout } from '../../layout/layout.js';
 import { printJson } from '../output.js';
 
 interface ResumeOpts {
@@ -38,8 +39,9 @@ export function command(): Command {
       let prompt = opts.prompt ?? (words.length ? words.join(' ') : undefined);
       if (prompt === undefined && !process.stdin.isTTY) prompt = await readStdin();
       prompt ??= '';
-      if ((opts.oneshot || opts.background) && !prompt.trim()) {
-        throw new UsageError(`no prompt given — a ${opts.oneshot ? 'one-shot' : 'background'} resume needs the next instruction: flotilla resume ${plan.oldId} "continue with …"`);
+      // A background agent with mail waiting has its next instruction: the mail (adopted at start).
+      if ((opts.oneshot || (opts.background && !(await hasUnread(layout, plan.oldId)))) && !prompt.trim()) {
+        throw new UsageError(`no prompt given — a ${opts.oneshot ? 'one-shot' : 'background'} resume needs the next instruction (or, in the background, mail waiting for it): flotilla resume ${plan.oldId} "continue with …"`);
       }
       const tty = !!process.stdin.isTTY || !!process.stdout.isTTY;
       const mode = opts.oneshot ? (tty ? 'oneshot' : 'headless') : opts.background ? 'headless' : 'interactive';
@@ -69,6 +71,11 @@ export function command(): Command {
       if (opts.json) printJson(rec);
       else process.stdout.write(rec.id + '\n');
     });
+}
+
+async function hasUnread(layout: Layout, id: string): Promise<boolean> {
+  const [{ readdir }, { isCandidate, maildir }] = await Promise.all([import('node:fs/promises'), import('../../inbox/maildir.js')]);
+  return (await readdir(maildir(layout, id).new).catch(() => [])).some(isCandidate);
 }
 
 async function readStdin(): Promise<string> {
