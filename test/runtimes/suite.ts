@@ -97,7 +97,7 @@ export function runtimeSuite(o: SuiteOptions): void {
       await eventually(() => f.vendor.prompts.length >= 1 && f.cliPid(id), 240_000, 'the CLI working');
       await new Promise((r) => setTimeout(r, 1000));
       process.kill(f.cliPid(id)!, 'SIGKILL');
-      await eventually(() => f.record(id).status === 'crashed', 120_000, 'crashed');
+      await eventually(() => f.record(id).status === 'crashed', 120_000, `crashed (it is ${f.record(id).status}: ${f.record(id).exitReason})`);
       const done = await oneCompletion(f, id);
       expect(done).toMatchObject({ status: 'crashed' });
       expect(f.record(id).exitReason).toContain('killed (SIGKILL)');
