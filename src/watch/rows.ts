@@ -1,6 +1,7 @@
 import type { AgentRecord, AgentStatus } from '../fleet/record.js';
 import type { Liveness } from '../fleet/liveness.js';
 import { elapsedMs, secretGrantsText, treeOrder } from '../spawn/status-view.js';
+import { byCodeUnit } from '../compare.js';
 
 /**
  * The dashboard's data (§2 `flotilla watch`): registry records plus unread counts and pending
@@ -164,11 +165,11 @@ export function pendingApprovals(
   const latest = new Map<string, PendingApproval>();
   for (const r of requests) {
     const prev = latest.get(r.agentId);
-    if (!prev || prev.timestamp.localeCompare(r.timestamp) < 0 || (prev.timestamp === r.timestamp && prev.requestId < r.requestId)) latest.set(r.agentId, r);
+    if (!prev || byCodeUnit(prev.timestamp, r.timestamp) < 0 || (prev.timestamp === r.timestamp && prev.requestId < r.requestId)) latest.set(r.agentId, r);
   }
   return [...latest.values()]
     .filter((r) => statusOf(r.agentId) === 'waiting_approval' && !answered(r.requestId))
-    .sort((a, b) => a.timestamp.localeCompare(b.timestamp));
+    .sort((a, b) => byCodeUnit(a.timestamp, b.timestamp));
 }
 
 /** True when two snapshots would draw the same screen (so the dashboard need not render). */
