@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { CLAUDE_HOOK_EVENTS, claudeStyleHooks, hookSettings } from './hook-protocol.js';
+import { usageByMessage, wakeNotice } from './session-file.js';
 import type { Launch, LaunchInput, PolicyInput, Runtime } from './types.js';
 
 /**
@@ -90,27 +91,14 @@ export const claude: Runtime = {
     };
   },
 
-  deliver(count) {
-    return `[flotilla] ${count} new inbox message${count === 1 ? '' : 's'} — they are attached below as data.`;
-  },
+  deliver: wakeNotice,
 
-  parseUsage(text) {
-    // One line per content block; a message's usage repeats on each of its lines: count each message id once.
-    const seen = new Map<string, { input: number; output: number }>();
-    for (const line of text.split('\n')) {
-      if (!line.includes('"usage"')) continue;
-      let entry: { type?: string; message?: { id?: string; usage?: Record<string, number> } };
-      try { entry = JSON.parse(line) as typeof entry; } catch { continue; }
-      const u = entry.type === 'assistant' ? entry.message?.usage : undefined;
-      if (!u) continue;
-      const input = (u.input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0);
-      seen.set(entry.message?.id ?? String(seen.size), { input, output: u.output_tokens ?? 0 });
-    }
-    let inputTokens = 0;
-    let outputTokens = 0;
-    for (const u of seen.values()) { inputTokens += u.input; outputTokens += u.output; }
-    return { inputTokens, outputTokens, turns: seen.size };
-  },
+  parseUsage: (text) => usageByMessage(text, '"usage"', (e) => {
+    const m = e.message as { id?: string; usage?: Record<string, number> } | undefined;
+    const u = e.type === 'assistant' ? m?.usage : undefined;
+    // One line per content block, each repeating its message's usage.
+    return u ? { id: m?.id, input: (u.input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0), output: u.output_tokens ?? 0 } : undefined;
+  }),
 
   ...claudeStyleHooks(TOOL_NAMES, MCP_PREFIX),
 };

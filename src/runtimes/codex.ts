@@ -1,4 +1,5 @@
 import { CLAUDE_HOOK_EVENTS, claudeStyleHooks, hookSettings } from './hook-protocol.js';
+import { wakeNotice } from './session-file.js';
 import type { Launch, LaunchInput, PolicyInput, Runtime } from './types.js';
 
 /**
@@ -112,9 +113,7 @@ export const codex: Runtime = {
     };
   },
 
-  deliver(count) {
-    return `[flotilla] ${count} new inbox message${count === 1 ? '' : 's'} — they are attached below as data.`;
-  },
+  deliver: wakeNotice,
 
   parseUsage(text) {
     // Each model response logs a token_count event whose total_token_usage is the session's running total.

@@ -37,13 +37,14 @@ export function claudeStyleHooks(names: Readonly<Record<string, string>>, mcpPre
 /**
  * The `hooks` settings block (Claude Code's shape, which Codex and Gemini CLI read too): each
  * Flotilla event runs `flotilla runtime-hook <event>` under the CLI's own event name; the
- * pre-tool hook matches every tool (`toolMatcher`: Claude and Codex take `*`, Gemini a regex).
+ * pre-tool hook matches every tool (`toolMatcher`: Claude and Codex take `*`, Gemini a regex);
+ * `timeout` in the CLI's unit (Claude and Codex: seconds, Gemini: milliseconds), 60 s.
  */
-export function hookSettings(input: Pick<LaunchInput, 'hookCommand'>, events: Readonly<Partial<Record<FleetHookEvent, string>>>, toolMatcher = '*'): Record<string, unknown[]> {
+export function hookSettings(input: Pick<LaunchInput, 'hookCommand'>, events: Readonly<Partial<Record<FleetHookEvent, string>>>, opts: { toolMatcher?: string; timeout?: number } = {}): Record<string, unknown[]> {
   const out: Record<string, unknown[]> = {};
   for (const [event, vendor] of Object.entries(events) as [FleetHookEvent, string][]) {
-    const hooks = [{ type: 'command', command: input.hookCommand(event), timeout: 60 }];
-    out[vendor] = [event === 'pre-tool' ? { matcher: toolMatcher, hooks } : { hooks }];
+    const hooks = [{ type: 'command', command: input.hookCommand(event), timeout: opts.timeout ?? 60 }];
+    out[vendor] = [event === 'pre-tool' ? { matcher: opts.toolMatcher ?? '*', hooks } : { hooks }];
   }
   return out;
 }

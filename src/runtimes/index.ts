@@ -5,13 +5,14 @@ import type { Runtime, RuntimeName, VendorRuntimeName } from './types.js';
 export * from './types.js';
 
 /** The vendor runtimes this build can run; the others are names a definition may not use yet. */
-export const BUILT_RUNTIMES: readonly VendorRuntimeName[] = ['claude', 'codex'];
+export const BUILT_RUNTIMES: readonly VendorRuntimeName[] = ['claude', 'codex', 'gemini'];
 
 /** A vendor runtime's module, loaded only when an agent runs on it. */
 export async function loadRuntime(name: VendorRuntimeName): Promise<Runtime> {
   switch (name) {
     case 'claude': return (await import('./claude.js')).claude;
     case 'codex': return (await import('./codex.js')).codex;
+    case 'gemini': return (await import('./gemini.js')).gemini;
     default: throw new FlotillaError(`runtime '${name}' is not built yet — use ${builtList()} (docs/runtimes.md)`, { code: 'unknown-runtime' });
   }
 }

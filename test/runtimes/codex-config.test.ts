@@ -1,18 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { codex, compileCodexPolicy } from '../../src/runtimes/codex.js';
-
-const ALL = ['shell', 'read', 'write', 'edit', 'glob', 'grep', 'send_message', 'check_inbox', 'spawn_agent', 'list_agents', 'wait_for_agents', 'cancel_agent'];
-const input = (env: NodeJS.ProcessEnv) => ({
-  id: 'a', cwd: '/p', configDir: '/c', prompt: 'do it', mcp: { command: '/node', args: ['cli.js', 'mcp'] },
-  hookCommand: (e: string) => `flotilla runtime-hook ${e}`, env,
-});
+import { ALL_TOOLS, launchInput } from './launch-input.js';
 
 describe('codex runtime: policy and config', () => {
   it('a withheld shell is a shell Codex does not offer; withheld fleet tools are left out of enabled_tools', () => {
     const p = compileCodexPolicy({ tools: ['read', 'send_message'], permissionMode: 'dont_ask' });
     expect(p.features).toMatchObject({ shell_tool: false, unified_exec: false, multi_agent: false });
     expect(p.fleetTools).toEqual(['send_message']);
-    expect(compileCodexPolicy({ tools: ALL, permissionMode: 'dont_ask' }).features).toMatchObject({ shell_tool: true, unified_exec: true });
+    expect(compileCodexPolicy({ tools: ALL_TOOLS, permissionMode: 'dont_ask' }).features).toMatchObject({ shell_tool: true, unified_exec: true });
   });
 
   it.each([
@@ -22,13 +17,13 @@ describe('codex runtime: policy and config', () => {
     ['dont_ask', 'never', 'danger-full-access', true],
     ['bypass_permissions', 'never', 'danger-full-access', true],
   ] as const)('%s → approval %s, sandbox %s', (mode, approval, sandbox, shell) => {
-    const p = compileCodexPolicy({ tools: ALL, permissionMode: mode });
+    const p = compileCodexPolicy({ tools: ALL_TOOLS, permissionMode: mode });
     expect(p).toMatchObject({ approvalPolicy: approval, sandboxMode: sandbox });
     expect(p.features.shell_tool).toBe(shell);
   });
 
   it('OPENAI_BASE_URL and OPENAI_API_KEY become a Responses provider in config.toml; the hooks go to hooks.json', () => {
-    const l = codex.launch(input({ OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', OPENAI_API_KEY: 'k' }), { tools: ALL, permissionMode: 'dont_ask' });
+    const l = codex.launch(launchInput({ OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', OPENAI_API_KEY: 'k' }), { tools: ALL_TOOLS, permissionMode: 'dont_ask' });
     const toml = l.files.find((f) => f.path === 'config.toml')!.content;
     expect(toml).toContain('model_provider = "flotilla"');
     expect(toml).toMatch(/\[model_providers\.flotilla\][^[]*base_url = "http:\/\/127\.0\.0\.1:9\/v1"[^[]*wire_api = "responses"[^[]*env_key = "OPENAI_API_KEY"/);
@@ -38,7 +33,7 @@ describe('codex runtime: policy and config', () => {
     expect(Object.keys(hooks.hooks)).toEqual(['UserPromptSubmit', 'Stop', 'PreToolUse']);
     expect(l.env).toEqual({ CODEX_HOME: '/c' });
     expect(l.argv).toEqual(['--no-daemon', '--dangerously-bypass-hook-trust', '--', 'do it']);
-    expect(codex.launch(input({}), { tools: ALL, permissionMode: 'dont_ask' }).files[0]!.content).not.toContain('model_provider');
+    expect(codex.launch(launchInput({}), { tools: ALL_TOOLS, permissionMode: 'dont_ask' }).files[0]!.content).not.toContain('model_provider');
   });
 
   it('usage is the last running total in the session file; each model response is a turn', () => {

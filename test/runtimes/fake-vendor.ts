@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { loadScriptedModel } from '../../src/model/scripted/index.js';
 import { anthropicWire } from './wire-anthropic.js';
+import { geminiWire } from './wire-gemini.js';
 import { responsesWire } from './wire-responses.js';
 import type { Adapter, ToolNaming } from './wire.js';
 
@@ -107,5 +108,5 @@ function textParts(text: string): LanguageModelV3StreamPart[] {
 const ADAPTERS: Record<Wire, Adapter> = {
   anthropic: anthropicWire,
   responses: responsesWire,
-  gemini: undefined as unknown as Adapter,
+  gemini: geminiWire,
 };

@@ -24,6 +24,8 @@ const PINNED: Record<string, () => string> = {
     const triple = existsSync(vendor) ? readdirSync(vendor).find((d) => existsSync(join(vendor, d, 'bin', 'codex'))) : undefined;
     return triple ? join(vendor, triple, 'bin', 'codex') : join(vendor, '(missing)', 'bin', 'codex');
   },
+  // A node script (its shebang runs node): the CLI's process is the node that runs it.
+  gemini: () => join(NODE_MODULES, '@google', 'gemini-cli', 'bundle', 'gemini.js'),
 };
 
 /**
@@ -79,8 +81,9 @@ export async function vendorFleet(opts: {
     cliPid(id) {
       const rec = listRecords(fleet.layout).find((r) => r.id === id);
       if (!rec?.pid) return undefined;
-      // The shim's child that runs the CLI binary (it also starts short-lived helpers such as tmux clients).
-      return childrenOf(rec.pid).find((pid) => cmdline(pid)[0] === opts.bin);
+      // The shim's child that runs the CLI binary (it also starts short-lived helpers such as tmux clients);
+      // a script CLI runs as `node <script>`.
+      return childrenOf(rec.pid).find((pid) => cmdline(pid).slice(0, 2).includes(opts.bin));
     },
     async dispose() {
       // The fleet's cleanup kills every registered pid: this process must not be one of them.

@@ -5,7 +5,7 @@ import { listRecords } from '../../src/fleet/registry.js';
 import { spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
 
 /**
- * A runtime this build cannot run is refused at spawn (§13), before any record, window or
+ * A runtime whose CLI the spawner cannot find is refused at spawn (§13), before any record, window or
  * slot exists: one line that says what to do, the bracketed refusal, an audit line.
  */
 
@@ -25,27 +25,20 @@ function refusalsIn(fleet: SpawnFleet): Record<string, unknown>[] {
 }
 
 describe('spawn on a runtime that cannot run here', { timeout: 300_000 }, () => {
-  it('--runtime gemini is refused at spawn with what to use instead; nothing is registered', async () => {
-    f = spawnFleet();
-    const r = await f.spawnAgent(['--runtime', 'gemini', '--id', 'x-gemini', 'do it']);
-    expect(r.exitCode).not.toBe(0);
-    expect(r.stderr).toContain("spawn refused: runtime 'gemini' is not built yet — use --runtime flotilla or --runtime claude or --runtime codex");
-    expect(listRecords(f.layout)).toEqual([]);
-    expect(refusalsIn(f)).toContainEqual(expect.objectContaining({ code: 'unknown-runtime' }));
-  });
-
-  it('a definition with runtime: gemini is refused the same way', async () => {
+  it('a definition with runtime: gemini whose CLI is missing is refused the same way; nothing is registered', async () => {
     f = spawnFleet();
     writeFileSync(join(f.layout.agentsDir, 'gem.md'), '---\nname: gem\ndescription: gemini agent\nruntime: gemini\n---\nYou are gem.\n');
-    const r = await f.spawnAgent(['--agent', 'gem', 'do it']);
+    const r = await f.spawnAgent(['--agent', 'gem', 'do it'], { FLOTILLA_GEMINI_BIN: join(f.project, 'no-such-gemini') });
     expect(r.exitCode).not.toBe(0);
-    expect(r.stderr).toContain("spawn refused: runtime 'gemini' is not built yet");
+    expect(r.stderr).toContain('spawn refused: Gemini CLI is not installed');
     expect(listRecords(f.layout)).toEqual([]);
+    expect(refusalsIn(f)).toContainEqual(expect.objectContaining({ code: 'runtime-missing' }));
   });
 
   it.each([
     ['claude', 'Claude Code', '@anthropic-ai/claude-code', 'FLOTILLA_CLAUDE_BIN'],
     ['codex', 'Codex', '@openai/codex', 'FLOTILLA_CODEX_BIN'],
+    ['gemini', 'Gemini CLI', '@google/gemini-cli', 'FLOTILLA_GEMINI_BIN'],
   ])('--runtime %s without its CLI installed is refused with how to install it', async (name, title, pkg, binEnv) => {
     f = spawnFleet();
     const r = await f.spawnAgent(['--runtime', name, '--id', `no-${name}`, 'do it'], { [binEnv]: join(f.project, `no-such-${name}`) });

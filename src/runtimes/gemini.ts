@@ -1,0 +1,111 @@
+import { join } from 'node:path';
+import { claudeStyleHooks, hookSettings } from './hook-protocol.js';
+import { usageByMessage, wakeNotice } from './session-file.js';
+import type { HookReply, Launch, LaunchInput, PolicyInput, Runtime } from './types.js';
+
+/**
+ * Gemini CLI (`@google/gemini-cli`). Its home is GEMINI_CLI_HOME (a per-agent one: the
+ * person's ~/.gemini is never read nor written): `.gemini/settings.json` there carries the
+ * hooks, the fleet MCP server and the auth choice; the permissions are a policy file passed
+ * with `--policy`, plus `--approval-mode`. Gemini names MCP tools `mcp_flotilla_<tool>`.
+ */
+const TOOL_NAMES = { shell: 'run_shell_command', read: 'read_file', write: 'write_file', edit: 'replace', glob: 'glob', grep: 'grep_search' } as const;
+const MCP_PREFIX = 'mcp_flotilla_';
+const FLEET = ['send_message', 'check_inbox', 'spawn_agent', 'list_agents', 'wait_for_agents', 'cancel_agent'];
+/** Gemini's own tools with no Flotilla equivalent: sub-agents and the web. */
+const EXTRA = ['invoke_agent', 'web_fetch', 'google_web_search'];
+const HOOK_EVENTS = { 'turn-start': 'BeforeAgent', 'turn-end': 'AfterAgent', 'pre-tool': 'BeforeTool' } as const;
+
+export interface GeminiPermissions {
+  approvalMode: 'plan' | 'default' | 'auto_edit' | 'yolo';
+  /** Built-in tools the policy withholds, plus Gemini's extras: `deny` rules. */
+  deny: string[];
+  /** The fleet tools offered (`includeTools` of the flotilla MCP server). */
+  fleetTools: string[];
+}
+
+/**
+ * The policy as Gemini's own settings: every withheld tool is a `deny` rule in a user-tier
+ * policy file at the top priority, above the allow-everything of `yolo` and any workspace
+ * policy a repository brings; the fleet tools are the MCP server's `includeTools` (trusted,
+ * so they never ask, as in the harness). Modes map onto Gemini's approval modes.
+ */
+export function compileGeminiPolicy(policy: PolicyInput): GeminiPermissions {
+  const allowed = new Set(policy.tools);
+  const deny = [...Object.entries(TOOL_NAMES).filter(([t]) => !allowed.has(t)).map(([, v]) => v), ...EXTRA];
+  const fleetTools = FLEET.filter((t) => allowed.has(t));
+  const approvalMode = ({ plan: 'plan', default: 'default', accept_edits: 'auto_edit', dont_ask: 'yolo', bypass_permissions: 'yolo' } as const)[policy.permissionMode];
+  return { approvalMode, deny, fleetTools };
+}
+
+function policyToml(p: GeminiPermissions): string {
+  const rules = p.deny.map((tool) => `[[rule]]\ntoolName = ${JSON.stringify(tool)}\ndecision = "deny"\npriority = 999\ndenyMessage = "withheld by this agent's Flotilla definition"\n`);
+  return `# Written by Flotilla for one fleet agent: the tools its definition withholds.\n${rules.join('\n')}`;
+}
+
+const hooks = claudeStyleHooks(TOOL_NAMES, MCP_PREFIX, HOOK_EVENTS['turn-start']);
+
+export const gemini: Runtime = {
+  name: 'gemini',
+  title: 'Gemini CLI',
+  npmPackage: '@google/gemini-cli',
+  binary: 'gemini',
+  binEnv: 'FLOTILLA_GEMINI_BIN',
+  hookEvents: HOOK_EVENTS,
+  mcpToolPrefix: MCP_PREFIX,
+  toolNames: TOOL_NAMES,
+  extraTools: EXTRA,
+  // `-i` holds the first prompt until the CLI (its MCP servers included) is initialised.
+  promptAfterMcp: false,
+  compilePolicy: compileGeminiPolicy,
+
+  launch(input: LaunchInput, policy: PolicyInput): Launch {
+    const p = compileGeminiPolicy(policy);
+    const keyed = Boolean(input.env.GEMINI_API_KEY?.trim() || input.env.GOOGLE_GEMINI_BASE_URL?.trim());
+    const settings = {
+      general: { disableAutoUpdate: true, disableUpdateNag: true },
+      privacy: { usageStatisticsEnabled: false },
+      telemetry: { enabled: false },
+      ...(keyed ? { security: { auth: { selectedType: 'gemini-api-key' } } } : {}),
+      hooks: hookSettings(input, HOOK_EVENTS, { toolMatcher: '.*', timeout: 60_000 }),
+      mcpServers: { flotilla: { command: input.mcp.command, args: input.mcp.args, trust: true, includeTools: p.fleetTools, timeout: 3_600_000 } },
+    };
+    const argv = [
+      '--approval-mode', p.approvalMode,
+      '--policy', join(input.configDir, 'policy.toml'),
+      // The repository's own MCP servers stay out; the fleet's is the only one.
+      '--allowed-mcp-server-names', 'flotilla',
+      // The agent works in the folder it was spawned in; a trust dialog would wait for a person.
+      '--skip-trust',
+      ...(input.model ? ['--model', input.model] : []),
+      ...(input.prompt.trim() ? ['--prompt-interactive', input.prompt] : []),
+    ];
+    return {
+      argv,
+      env: {
+        GEMINI_CLI_HOME: input.configDir,
+        // One process: Gemini would otherwise relaunch itself as a child, and a SIGKILL would leave that child.
+        GEMINI_CLI_NO_RELAUNCH: 'true',
+        // Gemini runs each hook with `bash -c` over socket pipes, which bash takes for an ssh
+        // session unless SHLVL is set: it would read ~/.bashrc before every hook.
+        SHLVL: '1',
+      },
+      files: [
+        { path: '.gemini/settings.json', content: JSON.stringify(settings, null, 2) },
+        { path: 'policy.toml', content: policyToml(p) },
+      ],
+    };
+  },
+
+  deliver: wakeNotice,
+
+  parseUsage: (text) => usageByMessage(text, '"tokens"', (e) => {
+    const t = e.type === 'gemini' ? (e.tokens as { input?: number; output?: number } | undefined) : undefined;
+    return t ? { id: typeof e.id === 'string' ? e.id : undefined, input: t.input ?? 0, output: t.output ?? 0 } : undefined;
+  }),
+
+  ...hooks,
+  finalAnswer: (p) => (typeof p.prompt_response === 'string' ? p.prompt_response : undefined),
+  // Gemini's tool hooks read a top-level decision.
+  denyTool: (reason): HookReply => ({ stdout: JSON.stringify({ decision: 'deny', reason }) + '\n', exitCode: 0 }),
+};
