@@ -12,6 +12,7 @@ const parts = [
   ['surfacing', './surfacing.mjs', 'runSurfacingBench'],
   ['shell_gate', './shell-gate.mjs', 'runShellGateBench'],
   ['tool_command_containment', './namespace.mjs', 'runNamespaceBench'],
+  ['runtimes', './runtime.mjs', 'runRuntimeBench'],
 ];
 
 const results = { machine: { node: process.version, cpus: (await import('node:os')).cpus().length, date: new Date().toISOString() } };
