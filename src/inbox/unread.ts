@@ -78,12 +78,14 @@ export class UnreadMail {
 
   /** Claims (new/ → cur/) and forgets the named messages; a failed claim is logged, the message stays held. */
   async claim(names: Iterable<string>): Promise<void> {
-    const held = [...names].filter((name) => this.held.has(name));
+    const wanted = [...names];
     // In batches: one rename at a time is bound by latency, and a resumed agent may claim 10,000.
-    for (let i = 0; i < held.length; i += BATCH) {
-      await Promise.all(held.slice(i, i + BATCH).map(async (name) => {
+    for (let i = 0; i < wanted.length; i += BATCH) {
+      await Promise.all(wanted.slice(i, i + BATCH).map(async (name) => {
+        const item = this.held.get(name);
+        if (!item) return; // Not ours, or claimed by a call running beside this one.
         try {
-          await claim(this.layout, this.owner, this.held.get(name)!);
+          await claim(this.layout, this.owner, item);
           this.held.delete(name);
         } catch (err) {
           this.log.error({ inbox: this.owner, file: name, err: errorMessage(err) }, 'inbox: claim failed; the message stays unread');
