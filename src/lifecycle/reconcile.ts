@@ -37,7 +37,10 @@ export interface ReconcileOptions {
   cancelled?: string;
 }
 
-/** A spawner has 10 s to hand its slot over; a record still pending long after that lost its spawner. */
+/**
+ * A record still pending this long, with its slot free, lost its spawner. (A spawner waits up to
+ * 60 s for the handoff, but holds the slot all that time, so the held-slot check below covers it.)
+ */
 export const PENDING_GRACE_MS = 30_000;
 
 /** Ends every dead, non-terminal record matching `filter`; returns the records this call ended. */

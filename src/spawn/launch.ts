@@ -36,12 +36,11 @@ export interface LaunchOptions {
   background?: boolean;
   /** A git worktree and branch for the child (§12). */
   worktree?: boolean;
-  /** How long a live child has to take its slot (default 60 s; a child that dies or refuses ends the wait at once). */
-  handoffTimeoutMs?: number;
 }
 
-// Generous: the wait ends as soon as the child dies or refuses, so this only bounds a hung
-// child — and a loaded 2-core machine can take over 10 s to load a harness (seen in CI).
+// How long a live child has to take its slot. Generous: the wait ends as soon as the child
+// dies or refuses, so this only bounds a hung child — and a loaded 2-core machine can take
+// over 10 s to load a harness (seen in CI).
 const HANDOFF_TIMEOUT_MS = 60_000;
 const POLL_MS = 100;
 
@@ -101,7 +100,7 @@ export async function launchAgent(layout: Layout, config: Config, prepared: Prep
     throw err;
   }
 
-  const outcome = await awaitHandoff(layout, prepared, exited, opts.handoffTimeoutMs ?? HANDOFF_TIMEOUT_MS);
+  const outcome = await awaitHandoff(layout, prepared, exited, HANDOFF_TIMEOUT_MS);
   if (outcome.ok) return readRecord(layout, rec.id) ?? rec;
   prepared.slot.release();
   if (outcome.ended) {
