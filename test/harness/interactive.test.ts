@@ -4,17 +4,13 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { listRecords } from '../../src/fleet/registry.js';
 import { CLI, flotilla } from '../helpers/cli.js';
-import { agentsExited, tempFleet, type TempFleet } from '../helpers/fleet.js';
+import { closeTmuxFleet, tempFleet, type TempFleet } from '../helpers/fleet.js';
 import { fixture, scriptCalls, userTexts } from '../helpers/scripts.js';
 import { eventually, tmuxServer, type TmuxServer } from '../helpers/tmux.js';
 
 let fleet: TempFleet;
 let tmux: TmuxServer;
-afterEach(async () => {
-  await tmux?.kill();
-  if (fleet) await agentsExited(fleet.layout);
-  fleet?.cleanup();
-});
+afterEach(() => closeTmuxFleet(tmux, fleet));
 
 /** Starts an interactive agent (`flotilla run` on a TTY) in a pane of a private tmux server. */
 async function startAgent(script: string, extraEnv: Record<string, string> = {}): Promise<{ log: string }> {

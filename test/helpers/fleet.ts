@@ -68,3 +68,10 @@ export async function agentsExited(layout: Layout, timeoutMs = 15_000): Promise<
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/** A test's teardown: its tmux server killed, then its fleet removed once the harnesses in it have exited. */
+export async function closeTmuxFleet(tmux: { kill(): Promise<void> } | undefined, fleet: TempFleet | undefined): Promise<void> {
+  await tmux?.kill();
+  if (fleet) await agentsExited(fleet.layout);
+  fleet?.cleanup();
+}

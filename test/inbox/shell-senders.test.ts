@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { listRecords } from '../../src/fleet/registry.js';
 import { CLI } from '../helpers/cli.js';
-import { agentsExited, tempFleet, type TempFleet } from '../helpers/fleet.js';
+import { closeTmuxFleet, tempFleet, type TempFleet } from '../helpers/fleet.js';
 import { fixture, scriptCalls, userTexts } from '../helpers/scripts.js';
 import { eventually, tmuxServer, type TmuxServer } from '../helpers/tmux.js';
 
@@ -28,11 +28,7 @@ function which(cmd: string): string {
 
 let fleet: TempFleet;
 let tmux: TmuxServer;
-afterEach(async () => {
-  await tmux?.kill();
-  if (fleet) await agentsExited(fleet.layout);
-  fleet?.cleanup();
-});
+afterEach(() => closeTmuxFleet(tmux, fleet));
 
 describe("inbox/README.md's shell recipe under load (issue 11)", () => {
   it(`${SENDERS} concurrent dash senders, with mawk and with gawk: every id unique, every message reaches the model once`, async () => {

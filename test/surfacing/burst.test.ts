@@ -5,17 +5,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { listRecords } from '../../src/fleet/registry.js';
 import { readTranscript } from '../../src/transcript/reader.js';
 import { CLI } from '../helpers/cli.js';
-import { agentsExited, tempFleet, type TempFleet } from '../helpers/fleet.js';
+import { closeTmuxFleet, tempFleet, type TempFleet } from '../helpers/fleet.js';
 import { fixture, scriptCalls, userTexts } from '../helpers/scripts.js';
 import { eventually, tmuxServer, type TmuxServer } from '../helpers/tmux.js';
 
 let fleet: TempFleet;
 let tmux: TmuxServer;
-afterEach(async () => {
-  await tmux?.kill();
-  if (fleet) await agentsExited(fleet.layout);
-  fleet?.cleanup();
-});
+afterEach(() => closeTmuxFleet(tmux, fleet));
 
 const SENDERS = 6;
 const EACH = 500;
