@@ -14,6 +14,7 @@ export const UNIT_TESTS = [
   'test/chat/parse.test.ts',
   'test/chat/run.test.ts',
   'test/cli/help.test.ts',
+  'test/cli/spec.test.ts',
   'test/config/load.test.ts',
   'test/definitions/fixtures.test.ts',
   'test/definitions/load.test.ts',

@@ -1,8 +1,11 @@
-// Bundles the CLI into dist/cli/main.js plus lazily loaded chunks, so that a call like
-// `flotilla send` reads a few files instead of hundreds (§14 start-up budget). Heavy
-// packages that only some commands need stay external and load from node_modules.
+// Bundles the CLI (§14 start-up budget) into
+// - dist/cli/main.js, CommonJS: the entry, and dist/cli/fast-<name>.js, one CommonJS bundle
+//   per fast command (src/cli/fast.ts), so that `flotilla send` reads two files of ours and
+//   never starts Node's ES module loader; packages load from node_modules, only when needed;
+// - dist/cli/full.mjs plus lazily loaded chunks in dist/chunks/, ES modules: every other
+//   command, loaded by main.js. Heavy packages that only some commands need stay external.
 import { build } from 'esbuild';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 
 // gray-matter's js-yaml loads esprima (a JavaScript parser, ~25 ms of start-up) only for the
@@ -21,10 +24,13 @@ const noEsprima = {
 };
 
 const root = fileURLToPath(new URL('..', import.meta.url));
+// A build names its chunks by content hash: clear the last build's, or they pile up.
+await rm(new URL('../dist/chunks', import.meta.url), { recursive: true, force: true });
 await build({
   absWorkingDir: root,
-  entryPoints: ['src/cli/main.ts'],
+  entryPoints: ['src/cli/full.ts'],
   outdir: 'dist/cli',
+  outExtension: { '.js': '.mjs' },
   chunkNames: '../chunks/[name]-[hash]',
   bundle: true,
   splitting: true,
@@ -43,3 +49,35 @@ await build({
   // CommonJS dependencies (gray-matter) call require() for Node built-ins.
   banner: { js: "import { createRequire as __flotillaRequire } from 'node:module'; const require = __flotillaRequire(import.meta.url);" },
 });
+
+// main.ts loads the full CLI with import('./full.js'): at run time that is the ES module above.
+const fullIsExternal = {
+  name: 'full-is-external',
+  setup(b) {
+    b.onResolve({ filter: /^\.\/full\.js$/ }, () => ({ path: './full.mjs', external: true }));
+  },
+};
+await build({
+  absWorkingDir: root,
+  // Each its own bundle: `flotilla send` compiles only what sending needs.
+  entryPoints: [
+    { in: 'src/cli/main.ts', out: 'main' },
+    { in: 'src/cli/fast/send.ts', out: 'fast-send' },
+    { in: 'src/cli/fast/status.ts', out: 'fast-status' },
+  ],
+  outdir: 'dist/cli',
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  sourcemap: true,
+  logLevel: 'warning',
+  packages: 'external',
+  plugins: [fullIsExternal],
+  // Modules find files relative to themselves; main.js sits at the same depth as their sources.
+  define: { 'import.meta.url': '__flotillaUrl' },
+  banner: { js: "const __flotillaUrl = require('node:url').pathToFileURL(__filename).href;" },
+});
+// dist/cli/main.js is CommonJS in an ES module package: this folder says so to Node.
+await mkdir(new URL('../dist/cli', import.meta.url), { recursive: true });
+await writeFile(new URL('../dist/cli/package.json', import.meta.url), JSON.stringify({ type: 'commonjs' }) + '\n');

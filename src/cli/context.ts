@@ -8,7 +8,16 @@ export interface CliContext {
 }
 
 export function cliContext(cmd: Command, opts: { createState?: boolean } = {}): CliContext {
-  const globals = cmd.optsWithGlobals<{ root?: string }>();
+  return contextOf(cmd.optsWithGlobals<Globals>(), opts);
+}
+
+/** The program's own options (`--root`), wherever on the command line they were given. */
+export interface Globals {
+  root?: string | undefined;
+}
+
+/** `cliContext` from the program's options, for commands run without commander (fast.ts). */
+export function contextOf(globals: Globals, opts: { createState?: boolean } = {}): CliContext {
   const layout = resolveLayout({ root: globals.root });
   if (opts.createState !== false) ensureState(layout);
   return { layout };

@@ -1,101 +1,44 @@
 #!/usr/bin/env node
-import { Command, CommanderError } from 'commander';
-import { COMMANDS, type CommandModule } from './registry.js';
-import { reportError } from './output.js';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { requireCached } from './compile-cache.js';
+import { reportError, writeOut } from './output.js';
+import { FAST_COMMANDS, firstCommandName, VERSION } from './route.js';
 
 /**
- * The `flotilla` executable. Only the module of the command being run is loaded, so a
- * call like `flotilla send` pays for commander and that one file (§14).
+ * The `flotilla` executable. Built as CommonJS (tools/build-cli.mjs): Node's ES module loader
+ * alone costs ~8 ms of a ~40 ms start, and agents call `flotilla send` constantly (§14).
+ * `send` and `status` run from their own small CommonJS bundles (fast.ts), loaded through V8's
+ * code cache (compile-cache.ts); everything else,
+ * and any command line those do not take, loads the full CLI (full.ts: commander and the
+ * command's own module) as ES modules.
  */
-export async function main(argv: string[]): Promise<number> {
-  const program = new Command('flotilla')
-    .description('Run a fleet of LLM agents as real processes in tmux')
-    .version(VERSION, '-V, --version')
-    .option('--root <dir>', 'fleet root (default: <git top-level>/.flotilla, or $FLOTILLA_ROOT)')
-    .showSuggestionAfterError(true)
-    .exitOverride()
-    .configureOutput({ outputError: () => undefined });
-
+async function start(argv: string[]): Promise<number> {
   const args = argv.slice(2);
-  // `--version` needs no command module at all.
   if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
-    process.stdout.write(VERSION + '\n');
+    writeOut(VERSION + '\n');
     return 0;
   }
   const name = firstCommandName(args);
-  const wanted = name && name in COMMANDS ? [name] : Object.keys(COMMANDS);
-  // An alias maps to the same module: register each module once.
-  const modules = [...new Set<CommandModule>(await Promise.all(wanted.map((n) => COMMANDS[n]!())))];
-  for (const mod of modules) {
-    const cmd = mod.command();
-    quiet(cmd);
-    program.addCommand(cmd);
+  const bundle = name === undefined ? undefined : FAST_COMMANDS[name];
+  if (bundle) {
+    const fast = requireCached(join(dirname(fileURLToPath(import.meta.url)), `fast-${bundle}.js`)) as { run(args: string[]): Promise<number> | null };
+    const done = fast.run(args);
+    if (done) return done;
   }
-
-  try {
-    await program.parseAsync(argv);
-    return typeof process.exitCode === 'number' ? process.exitCode : 0;
-  } catch (err) {
-    if (err instanceof CommanderError) return commanderExit(err);
-    return reportError(err);
-  }
+  // The fast commands never touch process.stdout (writeOut): it is made here, for the rest.
+  // `flotilla agents | head` closes our stdout early: that is not an error.
+  // A closed tmux window fails writes with EIO: the harness still has to finish its shutdown.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(0);
+    if (err.code === 'EIO') return;
+    throw err;
+  });
+  const { main } = await import('./full.js');
+  return main(argv);
 }
 
-const VERSION = '0.1.0';
-
-/** Which command's help a usage error should point to, by the error commander threw. */
-const helpOf = new WeakMap<CommanderError, string>();
-
-/** Commander must throw (so we choose exit codes and print one line) at every depth. */
-function quiet(cmd: Command): void {
-  const path = commandPath(cmd);
-  cmd
-    .exitOverride((err) => {
-      helpOf.set(err, path);
-      throw err;
-    })
-    .configureOutput({ outputError: () => undefined });
-  for (const sub of cmd.commands) quiet(sub);
-}
-
-/** `flotilla agents show`: the words that reach this command. */
-function commandPath(cmd: Command): string {
-  const names: string[] = [];
-  for (let c: Command | null = cmd; c; c = c.parent) names.unshift(c.name());
-  return names[0] === 'flotilla' ? names.join(' ') : ['flotilla', ...names].join(' ');
-}
-
-/** The first argument that is not an option (or an option's value) of the program itself. */
-function firstCommandName(args: string[]): string | undefined {
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i]!;
-    if (a === '--root') { i++; continue; }
-    if (a.startsWith('-')) continue;
-    return a;
-  }
-  return undefined;
-}
-
-function commanderExit(err: CommanderError): number {
-  if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return 0;
-  // Help shown because a subcommand was missing: a usage error, and the help already said what to do.
-  if (err.code === 'commander.help') return 2;
-  // commander's messages are "error: unknown command 'x'\n(Did you mean y?)": fold to one line.
-  const text = err.message.replace(/^error:\s*/i, '').replace(/\s*\n\s*/g, ' ').trim();
-  // A subcommand's mistake is explained by that subcommand's help, not the list of commands.
-  process.stderr.write(`flotilla: ${text} — run '${helpOf.get(err) ?? 'flotilla'} --help' for usage\n`);
-  return 2;
-}
-
-// `flotilla status | head` closes our stdout early: that is not an error.
-// A closed tmux window fails writes with EIO: the harness still has to finish its shutdown.
-process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-  if (err.code === 'EPIPE') process.exit(0);
-  if (err.code === 'EIO') return;
-  throw err;
-});
-
-main(process.argv).then(
+start(process.argv).then(
   (code) => { process.exitCode = code; },
   (err: unknown) => { process.exitCode = reportError(err); },
 );

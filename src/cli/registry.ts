@@ -1,8 +1,16 @@
 import type { Command } from 'commander';
+import type { Globals } from './context.js';
+import type { CommandSpec, Parsed } from './spec.js';
 
-/** A command file: builds its commander `Command`; its action imports what it needs lazily. */
-export interface CommandModule {
-  command(): Command;
+/**
+ * A command file: builds its commander `Command`, or declares a spec and a `run` (the
+ * commands on the fast path, fast.ts). Either way its action imports what it needs lazily.
+ */
+export type CommandModule = { command(): Command } | SpecCommandModule;
+
+export interface SpecCommandModule {
+  spec: CommandSpec;
+  run(parsed: Parsed, globals: Globals): Promise<void>;
 }
 
 /**

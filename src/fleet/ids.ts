@@ -1,4 +1,4 @@
-import { randomFillSync } from 'node:crypto';
+import { closeSync, openSync, readSync } from 'node:fs';
 import { FlotillaError, UsageError } from '../errors.js';
 
 /** Agent ids and definition names: §1. */
@@ -7,19 +7,36 @@ export const ID_PATTERN = /^[a-zA-Z0-9][a-zA-Z0-9_-]{0,63}$/;
 const BASE36 = '0123456789abcdefghijklmnopqrstuvwxyz';
 
 /**
- * `length` uniformly random base-36 characters. From randomFillSync, not nanoid: nanoid reaches
- * for Web Crypto, whose first use cost up to 10 ms of every `flotilla send` (§14).
+ * `length` uniformly random base-36 characters, from the kernel's random source. Not nanoid
+ * nor node:crypto: nanoid reaches for Web Crypto, whose first use cost up to 10 ms of every
+ * `flotilla send`, and loading node:crypto costs ~6 ms (§14).
  */
 function randomBase36(length: number): string {
   let out = '';
   const bytes = Buffer.alloc(length * 2);
   while (out.length < length) {
-    randomFillSync(bytes);
+    randomBytes(bytes);
     // 252 = 7 × 36: bytes above it are dropped so every character is equally likely.
     for (const b of bytes) if (b < 252 && out.length < length) out += BASE36[b % 36];
   }
   return out;
 }
+/** Fills `buf` from /dev/urandom (cryptographically strong, never blocks once the system has booted); node:crypto where there is none. */
+function randomBytes(buf: Buffer): void {
+  let fd: number;
+  try {
+    fd = openSync('/dev/urandom', 'r');
+  } catch {
+    process.getBuiltinModule('node:crypto').randomFillSync(buf);
+    return;
+  }
+  try {
+    for (let off = 0; off < buf.length;) off += readSync(fd, buf, off, buf.length - off, null);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 const suffix = (): string => randomBase36(6);
 const random = (): string => randomBase36(10);
 

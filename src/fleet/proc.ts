@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import { readFileSync, readlinkSync } from 'node:fs';
 import { isErrno } from '../errors.js';
 
@@ -42,7 +41,7 @@ function readStat(pid: number): Stat | null {
 }
 
 function ps(pid: number, field: string): string | null {
-  const r = spawnSync('ps', ['-o', `${field}=`, '-p', String(pid)], { encoding: 'utf8' });
+  const r = psSync(['-o', `${field}=`, '-p', String(pid)]);
   if (r.status !== 0) return null;
   const out = r.stdout.trim();
   return out === '' ? null : out;
@@ -116,7 +115,7 @@ export function parentPid(pid: number): number | null {
 /** Every process's parent in one `ps` call (macOS), so a walk costs one child process, not one per level. */
 function psParentTable(): Map<number, number> {
   const table = new Map<number, number>();
-  const r = spawnSync('ps', ['-A', '-o', 'pid=,ppid='], { encoding: 'utf8' });
+  const r = psSync(['-A', '-o', 'pid=,ppid=']);
   if (r.status !== 0) return table;
   for (const line of r.stdout.split('\n')) {
     const [a, b] = line.trim().split(/\s+/);
@@ -140,4 +139,12 @@ export function ancestors(pid: number): number[] {
     cur = up;
   }
   return out;
+}
+
+/**
+ * `ps`, for systems without /proc. child_process is loaded only here: it costs ~10 ms, and
+ * `flotilla send` reaches this module on every call (§14).
+ */
+function psSync(args: string[]): { status: number | null; stdout: string } {
+  return process.getBuiltinModule('node:child_process').spawnSync('ps', args, { encoding: 'utf8' });
 }

@@ -1,11 +1,15 @@
-import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, realpathSync, unlinkSync } from 'node:fs';
-import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import type { Server, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FlotillaError, isErrno } from '../errors.js';
 import type { Layout } from '../layout/layout.js';
 import { sleep } from '../sleep.js';
+
+// node:net and node:crypto load on first use: `flotilla status` reaches this module through
+// the reaper on every call and, with no live agent, never opens a socket (§14 start-up).
+const net = (): typeof import('node:net') => process.getBuiltinModule('node:net');
+const crypto = (): typeof import('node:crypto') => process.getBuiltinModule('node:crypto');
 
 /**
  * Concurrency slots (§5.3): at most `limits.max_running` agents run fleet-wide, exactly,
@@ -79,7 +83,7 @@ function fleetHash(layout: Layout): string {
   } catch {
     // Not made yet: nobody can hold its slots through another path either.
   }
-  return createHash('sha256').update(root).digest('hex').slice(0, 16);
+  return crypto().createHash('sha256').update(root).digest('hex').slice(0, 16);
 }
 
 /** The socket address of one side of a slot. */
@@ -115,7 +119,7 @@ export async function tryLock(layout: Layout, name: string): Promise<SlotHold | 
 /** True when something listens on the address. Errors other than "nobody there" count as bound: never over-admit. */
 function probe(address: string): Promise<boolean> {
   return new Promise((resolve) => {
-    const sock = createConnection({ path: address });
+    const sock = net().createConnection({ path: address });
     sock.unref();
     sock.once('connect', () => {
       sock.destroy();
@@ -130,7 +134,7 @@ function probe(address: string): Promise<boolean> {
 
 function tryListen(address: string, onConnection: (sock: Socket) => void): Promise<Server | null> {
   return new Promise((resolve, reject) => {
-    const server = createServer(onConnection);
+    const server = net().createServer(onConnection);
     server.once('error', (err) => (isErrno(err, 'EADDRINUSE') ? resolve(null) : reject(err)));
     server.listen({ path: address }, () => {
       // A held slot must never keep a process from exiting.
@@ -178,7 +182,7 @@ function dropConnection(sock: Socket): void {
 
 /** Reserves a free slot in 0..cap-1 for a child about to be opened; null when all are taken. */
 export async function reserveSlot(layout: Layout, cap: number): Promise<SlotReservation | null> {
-  const token = randomBytes(12).toString('hex');
+  const token = crypto().randomBytes(12).toString('hex');
   for (let index = 0; index < cap; index++) {
     const pending = new Set<Socket>();
     let settle: ((handed: boolean) => void) | undefined;
@@ -251,7 +255,7 @@ function holdOf(index: number, server: Server): SlotHold {
 /** Sends the token to the spawner's k-a and waits for its `ok`. */
 function signalSpawner(address: string, token: string, timeoutMs: number): Promise<boolean> {
   return new Promise((resolve) => {
-    const sock = createConnection({ path: address });
+    const sock = net().createConnection({ path: address });
     let buf = '';
     const end = (ok: boolean): void => {
       clearTimeout(timer);

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { audit } from '../audit/audit.js';
 import type { Layout } from '../layout/layout.js';
@@ -22,7 +21,7 @@ export function completionSent(layout: Layout, agentId: string, task: number): b
  * which message in its inbox that result was, and claim it instead of showing it again.
  */
 export function completionKey(agentId: string, task: number): string {
-  return createHash('sha256').update(`${agentId}\0${task}`).digest('hex').slice(0, 10);
+  return process.getBuiltinModule('node:crypto').createHash('sha256').update(`${agentId}\0${task}`).digest('hex').slice(0, 10);
 }
 
 /** True when `msg` is the completion of `agentId`'s task `task`. */

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
+import { commandOf } from '../../src/cli/from-spec.js';
 import { COMMANDS } from '../../src/cli/registry.js';
 
 /** Every command and subcommand, built the way `flotilla` builds them. */
@@ -9,7 +10,7 @@ async function allCommands(): Promise<Command[]> {
     found.push(cmd);
     cmd.commands.forEach(walk);
   };
-  for (const load of new Set(Object.values(COMMANDS))) walk((await load()).command());
+  for (const load of new Set(Object.values(COMMANDS))) walk(commandOf(await load()));
   return found;
 }
 

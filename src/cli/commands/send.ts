@@ -1,5 +1,6 @@
-import { Command, Option } from 'commander';
-import { cliContext } from '../context.js';
+import { contextOf, type Globals } from '../context.js';
+import { writeOut } from '../output.js';
+import type { CommandSpec, Parsed } from '../spec.js';
 
 interface SendOpts {
   summary?: string;
@@ -10,54 +11,63 @@ interface SendOpts {
 }
 
 /**
- * `flotilla send <to> [text…]` (§2, §4). Agents call it constantly, so the top of this file
- * imports only commander; the inbox modules load inside the action (never the watcher).
+ * `flotilla send <to> [text…]` (§2, §4). Agents call it constantly, so it runs on the fast
+ * path (fast.ts, no commander) and the top of this file imports nothing heavy; the inbox
+ * modules load inside `run` (never the watcher).
  */
-export function command(): Command {
-  return new Command('send')
-    .description("deliver a message to an agent (id or prefix), 'human', 'parent' or 'root'; reads stdin when no text is given")
-    .argument('<to>', "recipient: agent id or unique prefix, 'human', 'parent' or 'root'")
-    .argument('[text...]', 'message text (default: stdin)')
-    .option('--summary <text>', 'one-line summary, ≤ 200 chars (default: the first line of the text)')
-    .addOption(new Option('--priority <level>', 'priority').choices(['low', 'normal', 'high', 'urgent']).default('normal'))
-    .option('--reply-to <id>', 'id of the message this answers')
-    .addOption(new Option('--kind <kind>', 'kind of message').choices(['message', 'system']).default('message'))
-    .option('--json', 'print the delivered message header as JSON instead of its id')
-    .action(async (to: string, words: string[], opts: SendOpts, cmd: Command) => {
-      // Inside a sandbox the fleet root is read-only: the agent's harness delivers for us.
-      const door = process.env.FLOTILLA_DOOR;
-      if (door) return sendFromSandbox(door, to, words, opts);
-      const { layout } = cliContext(cmd);
-      const [{ deliver }, { resolveRecipient, senderIdentity }, { inboxSettings }, { UsageError }, { headerOf }] = await Promise.all([
-        import('../../inbox/deliver.js'),
-        import('../../inbox/address.js'),
-        import('../../inbox/settings.js'),
-        import('../../errors.js'),
-        import('../../inbox/message.js'),
-      ]);
-      const max = (await inboxSettings(layout)).max_body_bytes;
-      const body = words.length > 0 ? words.join(' ') : await readStdin(max);
-      if (!body.trim()) throw new UsageError("empty message — give the text as arguments or on stdin, e.g. flotilla send human 'done'");
-      // Identity comes from this process's environment, never from the arguments (§4).
-      const from = senderIdentity(layout);
-      const recipient = resolveRecipient(layout, to, from);
-      const { message } = await deliver(
-        layout,
-        {
-          from,
-          to: recipient,
-          kind: opts.kind,
-          priority: opts.priority,
-          body,
-          ...(opts.summary !== undefined ? { summary: opts.summary } : {}),
-          ...(opts.replyTo !== undefined ? { in_reply_to: opts.replyTo } : {}),
-        },
-        { maxBodyBytes: max },
-      );
-      process.stdout.write(opts.json ? JSON.stringify(headerOf(message), null, 2) + '\n' : message.id + '\n');
-      const note = await endedNote(layout, recipient);
-      if (note) process.stderr.write(`flotilla: ${note}\n`);
-    });
+export const spec: CommandSpec = {
+  name: 'send',
+  description: "deliver a message to an agent (id or prefix), 'human', 'parent' or 'root'; reads stdin when no text is given",
+  args: [
+    { name: '<to>', description: "recipient: agent id or unique prefix, 'human', 'parent' or 'root'" },
+    { name: '[text...]', description: 'message text (default: stdin)' },
+  ],
+  options: [
+    { flags: '--summary <text>', description: 'one-line summary, ≤ 200 chars (default: the first line of the text)' },
+    { flags: '--priority <level>', description: 'priority', choices: ['low', 'normal', 'high', 'urgent'], default: 'normal' },
+    { flags: '--reply-to <id>', description: 'id of the message this answers' },
+    { flags: '--kind <kind>', description: 'kind of message', choices: ['message', 'system'], default: 'message' },
+    { flags: '--json', description: 'print the delivered message header as JSON instead of its id' },
+  ],
+};
+
+export async function run(parsed: Parsed, globals: Globals): Promise<void> {
+  const to = parsed.args[0] as string;
+  const words = parsed.args[1] as string[];
+  const opts = parsed.opts as unknown as SendOpts;
+  // Inside a sandbox the fleet root is read-only: the agent's harness delivers for us.
+  const door = process.env.FLOTILLA_DOOR;
+  if (door) return sendFromSandbox(door, to, words, opts);
+  const { layout } = contextOf(globals);
+  const [{ deliver }, { resolveRecipient, senderIdentity }, { inboxSettings }, { UsageError }, { headerOf }] = await Promise.all([
+    import('../../inbox/deliver.js'),
+    import('../../inbox/address.js'),
+    import('../../inbox/settings.js'),
+    import('../../errors.js'),
+    import('../../inbox/message.js'),
+  ]);
+  const max = (await inboxSettings(layout)).max_body_bytes;
+  const body = words.length > 0 ? words.join(' ') : await readStdin(max);
+  if (!body.trim()) throw new UsageError("empty message — give the text as arguments or on stdin, e.g. flotilla send human 'done'");
+  // Identity comes from this process's environment, never from the arguments (§4).
+  const from = senderIdentity(layout);
+  const recipient = resolveRecipient(layout, to, from);
+  const { message } = await deliver(
+    layout,
+    {
+      from,
+      to: recipient,
+      kind: opts.kind,
+      priority: opts.priority,
+      body,
+      ...(opts.summary !== undefined ? { summary: opts.summary } : {}),
+      ...(opts.replyTo !== undefined ? { in_reply_to: opts.replyTo } : {}),
+    },
+    { maxBodyBytes: max },
+  );
+  writeOut(opts.json ? JSON.stringify(headerOf(message), null, 2) + '\n' : message.id + '\n');
+  const note = await endedNote(layout, recipient);
+  if (note) process.stderr.write(`flotilla: ${note}\n`);
 }
 
 /**
@@ -73,7 +83,7 @@ async function sendFromSandbox(door: string, to: string, words: string[], opts: 
     ...(opts.summary !== undefined ? { summary: opts.summary } : {}),
     ...(opts.replyTo !== undefined ? { in_reply_to: opts.replyTo } : {}),
   });
-  process.stdout.write(opts.json ? JSON.stringify(header, null, 2) + '\n' : `${String(header.id)}\n`);
+  writeOut(opts.json ? JSON.stringify(header, null, 2) + '\n' : `${String(header.id)}\n`);
 }
 
 /**

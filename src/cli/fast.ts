@@ -1,0 +1,22 @@
+import { reportError } from './output.js';
+import type { SpecCommandModule } from './registry.js';
+import { commandIndex } from './route.js';
+import { parseBySpec } from './spec.js';
+
+/**
+ * The commands agents and people run constantly (route.ts FAST_COMMANDS), run without
+ * commander (§14): `send` and `status` start at close to Node's own start-up. A command line
+ * is taken here only when the command's spec parses it without doubt (spec.ts); for help and
+ * every mistake this returns null and main.ts hands the line to the full CLI.
+ * Errors are reported here, by the same bundle that threw them (their classes are its own).
+ */
+export function fastRun(module: SpecCommandModule, args: string[]): Promise<number> | null {
+  const at = commandIndex(args);
+  if (at === -1) return null;
+  const parsed = parseBySpec(module.spec, args.filter((_, i) => i !== at));
+  if (!parsed) return null;
+  return module.run({ args: parsed.args, opts: parsed.opts }, parsed.globals).then(
+    () => (typeof process.exitCode === 'number' ? process.exitCode : 0),
+    (err: unknown) => reportError(err),
+  );
+}

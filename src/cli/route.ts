@@ -1,0 +1,26 @@
+/** The CLI's version, printed by `flotilla --version`. */
+export const VERSION = '0.1.0';
+
+/** The first argument that is not an option (or an option's value) of the program itself. */
+export function firstCommandName(args: string[]): string | undefined {
+  const i = commandIndex(args);
+  return i === -1 ? undefined : args[i];
+}
+
+/** Where that argument is, or -1. */
+export function commandIndex(args: string[]): number {
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '--root') { i++; continue; }
+    if (a === '--') return -1;
+    if (a.startsWith('-')) continue;
+    return i;
+  }
+  return -1;
+}
+
+/**
+ * The commands that run on the fast path (fast.ts), by the name or alias a person types,
+ * mapped to the bundle that holds each (dist/cli/fast-<bundle>.js, tools/build-cli.mjs).
+ */
+export const FAST_COMMANDS: Record<string, 'send' | 'status'> = { send: 'send', status: 'status', ls: 'status' };

@@ -1,0 +1,102 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+
+/**
+ * A command's arguments and options, declared once. The full CLI turns a spec into a
+ * commander command (from-spec.ts: help, suggestions, every error message); the fast path
+ * (fast.ts) parses the same spec with node's own `parseArgs`, so `flotilla send` and
+ * `flotilla status` run without loading commander at all (§14). The fast parse takes only
+ * what it is sure of: anything it would have to guess at — help, an unknown option, a
+ * value that is not one of the choices, a missing argument — goes to commander, which
+ * stays the one judge of a command line's errors.
+ */
+export interface CommandSpec {
+  name: string;
+  aliases?: string[];
+  description: string;
+  /** In order; only the last may be variadic (`[text...]`). */
+  args: ArgSpec[];
+  options: OptionSpec[];
+}
+
+export interface ArgSpec {
+  /** As commander writes it: `<to>`, `[text...]`. */
+  name: string;
+  description: string;
+}
+
+export interface OptionSpec {
+  /** As commander writes it: `--json`, `--summary <text>`. Long options only. */
+  flags: string;
+  description: string;
+  choices?: readonly string[];
+  default?: string;
+  hidden?: boolean;
+}
+
+/** What a command's action receives: its arguments in order (a variadic one as an array) and its options. */
+export interface Parsed {
+  args: (string | string[] | undefined)[];
+  opts: Record<string, string | boolean | undefined>;
+}
+
+/** Options the program itself takes, before or after the command name (main.ts). */
+export const GLOBAL_OPTIONS: OptionSpec[] = [
+  { flags: '--root <dir>', description: 'fleet root (default: <git top-level>/.flotilla, or $FLOTILLA_ROOT)' },
+];
+
+/** `--reply-to <id>` → its long name, commander's key for it and whether it takes a value. */
+export function optionParts(o: OptionSpec): { long: string; key: string; takesValue: boolean } {
+  const m = /^--([a-z][a-z0-9-]*)(?:\s+<[^>]+>)?$/.exec(o.flags);
+  if (!m) throw new Error(`spec: unsupported option flags '${o.flags}'`);
+  const long = m[1]!;
+  return { long, key: long.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase()), takesValue: o.flags.includes('<') };
+}
+
+/** `[text...]` → its shape. */
+export function argParts(a: ArgSpec): { required: boolean; variadic: boolean } {
+  return { required: a.name.startsWith('<'), variadic: a.name.includes('...') };
+}
+
+/**
+ * Parses `args` (what follows the command name, global options included) by `spec`, or
+ * returns null when commander should decide. Never throws.
+ */
+export function parseBySpec(spec: CommandSpec, args: string[]): (Parsed & { globals: Record<string, string | undefined> }) | null {
+  const all = [...GLOBAL_OPTIONS, ...spec.options];
+  const config: ParseArgsConfig['options'] = {};
+  for (const o of all) config[optionParts(o).long] = { type: optionParts(o).takesValue ? 'string' : 'boolean' };
+  let values: Record<string, string | boolean | (string | boolean)[] | undefined>;
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({ args, options: config, allowPositionals: true, strict: true }));
+  } catch {
+    return null;
+  }
+  const opts: Parsed['opts'] = {};
+  for (const o of spec.options) {
+    const { long, key } = optionParts(o);
+    const v = values[long];
+    if (Array.isArray(v)) return null;
+    if (v === undefined) {
+      if (o.default !== undefined) opts[key] = o.default;
+      continue;
+    }
+    if (o.choices && (typeof v !== 'string' || !o.choices.includes(v))) return null;
+    opts[key] = v;
+  }
+  const parsed: Parsed['args'] = [];
+  let i = 0;
+  for (const a of spec.args) {
+    const { required, variadic } = argParts(a);
+    if (variadic) {
+      parsed.push(positionals.slice(i));
+      i = positionals.length;
+    } else {
+      if (i >= positionals.length && required) return null;
+      parsed.push(positionals[i++]);
+    }
+  }
+  if (i < positionals.length) return null;
+  const root = values.root;
+  return { args: parsed, opts, globals: { root: typeof root === 'string' ? root : undefined } };
+}

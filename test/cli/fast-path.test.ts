@@ -1,0 +1,90 @@
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { listNames, maildir } from '../../src/inbox/maildir.js';
+import { flotilla } from '../helpers/cli.js';
+import { tempFleet, type TempFleet } from '../helpers/fleet.js';
+
+/**
+ * `send` and `status` run from their own bundles, through V8's code cache (src/cli/fast.ts,
+ * compile-cache.ts). Whatever state that cache is in, the user gets the same results.
+ */
+
+let fleet: TempFleet | undefined;
+afterEach(() => fleet?.cleanup());
+
+function setup(): { env: Record<string, string>; cacheDir: string } {
+  fleet = tempFleet();
+  const cacheHome = join(fleet.project, 'cache');
+  return { env: { FLOTILLA_ROOT: fleet.layout.root, XDG_CACHE_HOME: cacheHome, FLOTILLA_AGENT_ID: '' }, cacheDir: join(cacheHome, 'flotilla', 'v8') };
+}
+
+const humanBodies = (): string[] => {
+  const box = maildir(fleet!.layout, 'human');
+  return listNames(box.new).map((n) => readFileSync(join(box.new, n), 'utf8').split('\n---\n').at(-1)!.trim()).sort();
+};
+
+describe('the fast path', () => {
+  it('delivers with no cache, writes one, and delivers again through it', async () => {
+    const { env, cacheDir } = setup();
+    const first = await flotilla(['send', 'human', 'one'], { env });
+    expect(first.exitCode, first.stderr).toBe(0);
+    const caches = readdirSync(cacheDir).filter((n) => n.startsWith('fast-send-'));
+    expect(caches).toHaveLength(1);
+    const second = await flotilla(['send', 'human', 'two'], { env });
+    expect(second.exitCode, second.stderr).toBe(0);
+    expect(second.stdout).toMatch(/^[0-9a-z]+$/);
+    expect(humanBodies()).toEqual(['one', 'two']);
+    // A good cache is not written again.
+    expect(readdirSync(cacheDir).filter((n) => n.startsWith('fast-send-'))).toEqual(caches);
+  });
+
+  it('a corrupt cache costs a compile, never a message, and is replaced', async () => {
+    const { env, cacheDir } = setup();
+    expect((await flotilla(['send', 'human', 'warm'], { env })).exitCode).toBe(0);
+    const [name] = readdirSync(cacheDir).filter((n) => n.startsWith('fast-send-'));
+    writeFileSync(join(cacheDir, name!), Buffer.from('not a V8 code cache at all, just bytes'));
+    const r = await flotilla(['send', 'human', 'after corruption'], { env });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stderr).toBe('');
+    expect(humanBodies()).toEqual(['after corruption', 'warm']);
+    expect(readFileSync(join(cacheDir, name!)).length).toBeGreaterThan(1000);
+  });
+
+  it('works where no cache can be written', async () => {
+    const { env } = setup();
+    // The cache home is a file: every mkdir under it fails.
+    writeFileSync(join(fleet!.project, 'not-a-dir'), '');
+    const r = await flotilla(['send', 'human', 'no cache'], { env: { ...env, XDG_CACHE_HOME: join(fleet!.project, 'not-a-dir') } });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stderr).toBe('');
+    expect(humanBodies()).toEqual(['no cache']);
+  });
+
+  it('takes --root before or after the command, as the full CLI does', async () => {
+    const { env } = setup();
+    const other = join(fleet!.project, 'other-root');
+    mkdirSync(other);
+    const { FLOTILLA_ROOT: _, ...noRoot } = env;
+    const before = await flotilla(['--root', other, 'send', 'human', 'before'], { env: noRoot, cwd: fleet!.project });
+    const after = await flotilla(['send', 'human', 'after', '--root', other], { env: noRoot, cwd: fleet!.project });
+    expect([before.exitCode, after.exitCode]).toEqual([0, 0]);
+    const box = join(other, 'state', 'inbox', 'human', 'new');
+    const bodies = readdirSync(box).map((n) => readFileSync(join(box, n), 'utf8').split('\n---\n').at(-1)!.trim()).sort();
+    expect(bodies).toEqual(['after', 'before']);
+    const status = await flotilla(['status', '--json', '--root', other], { env: noRoot, cwd: fleet!.project });
+    expect(status.exitCode, status.stderr).toBe(0);
+    expect(JSON.parse(status.stdout)).toEqual([]);
+  });
+
+  it('hands help and mistakes to the full CLI', async () => {
+    const { env } = setup();
+    const help = await flotilla(['send', '--help'], { env });
+    expect(help.exitCode).toBe(0);
+    expect(help.stdout).toContain('Usage: flotilla send [options] <to> [text...]');
+    const bad = await flotilla(['send', 'human', 'x', '--priority', 'soon'], { env });
+    expect(bad.exitCode).toBe(2);
+    expect(bad.stderr).toMatch(/^flotilla: option '--priority <level>' argument 'soon' is invalid\. Allowed choices are low, normal, high, urgent\. — run 'flotilla send --help' for usage$/);
+    expect(humanBodies()).toEqual([]);
+  });
+});

@@ -1,0 +1,99 @@
+import { Command, CommanderError } from 'commander';
+import { describe, expect, it } from 'vitest';
+import * as send from '../../src/cli/commands/send.js';
+import * as status from '../../src/cli/commands/status.js';
+import { commandFromSpec } from '../../src/cli/from-spec.js';
+import type { SpecCommandModule } from '../../src/cli/registry.js';
+import { commandIndex } from '../../src/cli/route.js';
+import { GLOBAL_OPTIONS, parseBySpec, type Parsed } from '../../src/cli/spec.js';
+
+/**
+ * The fast path (fast.ts) parses `send` and `status` without commander. It must take a command
+ * line exactly as commander would, and leave every line commander would refuse (or answer
+ * with help) to commander.
+ */
+
+type Outcome = { ok: true; parsed: Parsed; root: string | undefined } | { ok: false; code: string };
+
+/** What the full CLI makes of `args` (the words after `flotilla`). */
+async function byCommander(mod: SpecCommandModule, args: string[]): Promise<Outcome> {
+  let got: Outcome | undefined;
+  const program = new Command('flotilla').exitOverride().configureOutput({ writeOut: () => undefined, writeErr: () => undefined });
+  for (const o of GLOBAL_OPTIONS) program.option(o.flags, o.description);
+  const cmd = commandFromSpec(mod.spec, async (parsed, self) => {
+    got = { ok: true, parsed, root: self.optsWithGlobals<{ root?: string }>().root };
+  });
+  cmd.exitOverride().configureOutput({ writeOut: () => undefined, writeErr: () => undefined });
+  program.addCommand(cmd);
+  try {
+    await program.parseAsync(args, { from: 'user' });
+  } catch (err) {
+    if (err instanceof CommanderError) return { ok: false, code: err.code };
+    throw err;
+  }
+  return got!;
+}
+
+/** What the fast path makes of them: null means "hand it to commander". */
+function byFastPath(mod: SpecCommandModule, args: string[]): Outcome | null {
+  const at = commandIndex(args);
+  const r = parseBySpec(mod.spec, args.filter((_, i) => i !== at));
+  return r && { ok: true, parsed: { args: r.args, opts: r.opts }, root: r.globals.root };
+}
+
+const taken: [SpecCommandModule, string[]][] = [
+  [send, ['send', 'bob', 'hello']],
+  [send, ['send', 'bob', 'hello', 'there', 'world']],
+  [send, ['send', 'bob']],
+  [send, ['send', 'bob', 'hi', '--priority', 'high']],
+  [send, ['send', '--priority=urgent', 'bob', 'hi']],
+  [send, ['send', 'bob', '--summary', 'short', 'long text']],
+  [send, ['send', 'bob', '--summary=', 'x']],
+  [send, ['send', 'bob', 'hi', '--json']],
+  [send, ['send', 'bob', '--reply-to', 'm-1', '--kind', 'system', 'x']],
+  [send, ['send', 'bob', '--', '--not-an-option', '-x']],
+  [send, ['--root', '/r', 'send', 'bob', 'hi']],
+  [send, ['--root=/r', 'send', 'bob', 'hi']],
+  [send, ['send', 'bob', 'hi', '--root', '/r']],
+  [send, ['--root', 'send', 'send', 'bob', 'hi']],
+  [send, ['send', 'bob', 'hi', '--priority', 'low', '--priority', 'high']],
+  [status, ['status']],
+  [status, ['ls', '--json']],
+  [status, ['status', '--all', '--json']],
+  [status, ['status', '--root', '/x']],
+];
+
+const refused: [SpecCommandModule, string[]][] = [
+  [send, ['send', 'bob', 'hi', '--priority', 'bogus']],
+  [send, ['send', '--bogus', 'bob']],
+  [send, ['send', 'bob', '--help']],
+  [send, ['send', '-h']],
+  [send, ['send']],
+  [send, ['send', 'bob', '--summary']],
+  [send, ['send', 'bob', '--json=yes']],
+  [send, ['send', 'bob', '-x']],
+  [status, ['status', 'extra']],
+  [status, ['status', '--jsn']],
+  [status, ['status', '--help']],
+];
+
+describe('the fast path parses like commander', () => {
+  it.each(taken)('takes %#: the same arguments, options and --root as commander', async (mod, args) => {
+    const fast = byFastPath(mod, args);
+    expect(fast, `fast path refused ${args.join(' ')}`).not.toBeNull();
+    expect(fast).toEqual(await byCommander(mod, args));
+  });
+
+  it.each(refused)('leaves %# to commander, which refuses it or shows help', async (mod, args) => {
+    expect(byFastPath(mod, args)).toBeNull();
+    const full = await byCommander(mod, args);
+    expect(full.ok).toBe(false);
+  });
+
+  it('gives the defaults commander gives, and camel-cases options as commander does', () => {
+    expect(byFastPath(send, ['send', 'bob', 'hi', '--reply-to', 'm-1'])).toEqual({
+      ok: true, root: undefined,
+      parsed: { args: ['bob', ['hi']], opts: { priority: 'normal', kind: 'message', replyTo: 'm-1' } },
+    });
+  });
+});
