@@ -58,7 +58,10 @@ export const UNIT_TESTS = [
   'test/transcript/records.test.ts',
   'test/transcript/transcript.test.ts',
   'test/up/demo.test.ts',
+  'test/watch/key-decoder.test.ts',
+  'test/watch/loop.test.ts',
   'test/watch/rows.test.ts',
+  'test/watch/view.test.ts',
 ];
 
 export default defineConfig({

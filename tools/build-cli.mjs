@@ -40,12 +40,7 @@ await build({
   sourcemap: true,
   logLevel: 'warning',
   plugins: [noEsprima],
-  // Ink and React are bundled into the watch command's lazily loaded chunks: loading them from
-  // node_modules read ~415 files and took ~400 ms before the dashboard's first frame (issue 15).
-  // react-devtools-core is only imported by Ink when DEV=true and is not installed.
-  external: ['ai', '@ai-sdk/*', '@modelcontextprotocol/sdk', '@modelcontextprotocol/sdk/*', 'execa', 'react-devtools-core', 'web-tree-sitter'],
-  // React picks its production build by NODE_ENV at run time; the bundle fixes it (Ink renders the same).
-  define: { 'process.env.NODE_ENV': '"production"' },
+  external: ['ai', '@ai-sdk/*', '@modelcontextprotocol/sdk', '@modelcontextprotocol/sdk/*', 'execa', 'web-tree-sitter'],
   // CommonJS dependencies (gray-matter) call require() for Node built-ins.
   banner: { js: "import { createRequire as __flotillaRequire } from 'node:module'; const require = __flotillaRequire(import.meta.url);" },
 });

@@ -1,7 +1,7 @@
 import { Command, Option } from 'commander';
 import { cliConfig, cliContext } from '../context.js';
 
-/** `flotilla watch` (§2): the live dashboard. Ink and React load inside the action only. */
+/** `flotilla watch` (§2): the live dashboard, loaded inside the action only. */
 export function command(): Command {
   return new Command('watch')
     .description('live dashboard of the agent tree, redrawn on change; keys to attach, message, cancel, approve/deny')
@@ -9,12 +9,6 @@ export function command(): Command {
     .action(async (opts: { tick: string }, cmd: Command) => {
       const { layout } = cliContext(cmd);
       const { config } = await cliConfig(layout);
-      // Ink renders only a final frame when it believes it runs in CI (CI / CONTINUOUS_INTEGRATION
-      // set, read when ink loads); a dashboard on a terminal is interactive wherever it runs.
-      if (process.stdout.isTTY) {
-        delete process.env.CI;
-        delete process.env.CONTINUOUS_INTEGRATION;
-      }
       const [{ runWatch }, { tmuxSocket }] = await Promise.all([import('../../watch/index.js'), import('../../tmux/client.js')]);
       const tick = Number(opts.tick);
       process.exitCode = await runWatch({

@@ -1,0 +1,63 @@
+import { writeFileSync } from 'node:fs';
+import type { Config } from '../config/schema.js';
+import type { Layout } from '../layout/layout.js';
+import { fleetActions } from './actions.js';
+import { Dashboard } from './dashboard.js';
+import { FleetFeed } from './feed.js';
+
+/**
+ * `flotilla watch`: the live dashboard (§2). Loaded only by the watch command. With
+ * `statsFile` (FLOTILLA_WATCH_STATS) every frame written bumps `{"renders": N}` there, which
+ * is how tests check that a quiet fleet draws nothing.
+ */
+export interface WatchOptions {
+  layout: Layout;
+  config: Config;
+  socket: string | null;
+  title: string;
+  statsFile?: string | undefined;
+  tickMs?: number | undefined;
+}
+
+export async function runWatch(opts: WatchOptions): Promise<number> {
+  if (!process.stdin.isTTY || !process.stdout.isTTY) {
+    const { UsageError } = await import('../errors.js');
+    throw new UsageError("flotilla watch needs a terminal — run it in tmux (flotilla up opens it there), or use 'flotilla status' for a one-off table");
+  }
+  // Ending dead harnesses' records is only needed once one is seen; it loads on first use.
+  const onDead = async (): Promise<unknown> => (await import('../lifecycle/reconcile.js')).reconcileDead(opts.layout, opts.config);
+  const feed = new FleetFeed(opts.layout, { tickMs: opts.tickMs, onDead });
+  let renders = 0;
+  const onDraw = opts.statsFile
+    ? (): void => {
+      renders++;
+      try {
+        writeFileSync(opts.statsFile!, JSON.stringify({ renders, pid: process.pid }) + '\n');
+      } catch {
+        // Stats are for tests; never let them stop the dashboard.
+      }
+    }
+    : undefined;
+  const env = process.env;
+  const dashboard = new Dashboard({
+    feed, title: opts.title,
+    actions: fleetActions(opts.layout, opts.config, { socket: opts.socket }),
+    input: process.stdin, output: process.stdout,
+    // https://no-color.org, and terminals that cannot show styles.
+    styles: !env.NO_COLOR && env.TERM !== 'dumb',
+    ...(onDraw ? { onDraw } : {}),
+  });
+  // tmux closing the window sends SIGHUP: leave quietly.
+  const signals = ['SIGHUP', 'SIGTERM', 'SIGINT'] as const;
+  for (const s of signals) process.on(s, dashboard.stop);
+  try {
+    // The first frame from the snapshot already read, then the file watches.
+    const done = dashboard.start();
+    feed.start();
+    await done;
+  } finally {
+    for (const s of signals) process.off(s, dashboard.stop);
+    feed.close();
+  }
+  return 0;
+}

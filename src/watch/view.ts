@@ -1,0 +1,122 @@
+import { fit, headerCells, layoutColumns, rowCells, scrollTop, type Cell } from './format.js';
+import { selectedIndex, type UiState } from './keys.js';
+import type { Snapshot, WatchRow } from './rows.js';
+
+/**
+ * The dashboard's screen as a pure function: (snapshot, keys' state, terminal size) → the
+ * frame's lines, each a list of styled segments. Layout for 80×24: a title line, the column
+ * header, the agent tree (scrolled around the selection), the selected agent's details and
+ * any pending approvals, then the prompt / feedback line and the key help. Every line is
+ * cut to the width when painted (paint.ts), so a line never wraps onto the next.
+ */
+
+export type Color = 'green' | 'yellow' | 'cyan' | 'red';
+
+export interface Segment {
+  text: string;
+  color?: Color | undefined;
+  bold?: boolean | undefined;
+  dim?: boolean | undefined;
+}
+
+export type Line = Segment[];
+
+export interface ViewSize {
+  columns: number;
+  rows: number;
+}
+
+export interface Frame {
+  lines: Line[];
+  /** The first agent row shown; pass it back next time so the list scrolls only as the selection needs. */
+  top: number;
+}
+
+type Style = Omit<Segment, 'text'>;
+
+const TONES: Record<NonNullable<Cell['tone']>, Style> = {
+  live: { color: 'green' },
+  waiting: { color: 'yellow', bold: true },
+  idle: { color: 'cyan' },
+  ok: { color: 'green' },
+  bad: { color: 'red' },
+  muted: { dim: true },
+  mark: { color: 'yellow' },
+  dim: { dim: true },
+  alert: { color: 'yellow', bold: true },
+};
+
+const HELP = 'j/k move · ⏎ attach · m message · c cancel · a/d approve/deny · q quit';
+
+/** The frame for this snapshot, state and size. `previousTop` is the last frame's `top`. */
+export function dashboardView(snap: Snapshot, ui: UiState, size: ViewSize, title: string, previousTop = 0): Frame {
+  const width = frameWidth(size.columns);
+  const cols = layoutColumns(width, snap.rows);
+  const selected = selectedIndex(ui, snap);
+  const row = snap.rows[selected];
+  const approvals = snap.approvals.slice(0, 3);
+  // Title, header, blank, 2 detail lines, approvals (+1 title), prompt, help.
+  const fixed = 2 + 1 + 2 + (approvals.length ? approvals.length + 1 : 0) + 2;
+  const room = Math.max(1, size.rows - fixed - 1);
+  const top = scrollTop(selected, snap.rows.length, room, previousTop);
+  const visible = snap.rows.slice(top, top + room);
+
+  const live = snap.rows.filter((r) => r.tone === 'live' || r.tone === 'waiting').length;
+  const scripted = snap.rows.some((r) => r.scripted);
+  const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
+  const counts = `${plural(snap.rows.length, 'agent')}, ${live} working` +
+    (snap.approvals.length ? `, ${plural(snap.approvals.length, 'approval')} waiting` : '') +
+    (snap.humanUnread ? `, ${snap.humanUnread} unread for you` : '');
+
+  const lines: Line[] = [
+    [{ text: fit(title, Math.max(10, width - counts.length - 3)), bold: true }, { text: `  ${counts}`, dim: true }],
+    cellsLine('  ', headerCells(cols), false),
+  ];
+  if (visible.length === 0) lines.push([{ text: fit('  No agents yet. Start one with: spawn-agent "a task"   (or flotilla up)', width - 1), dim: true }]);
+  for (const r of visible) lines.push(cellsLine(r.id === row?.id ? '› ' : '  ', rowCells(r, cols), r.id === row?.id));
+  lines.push([{ text: ' ' }], ...details(row, width));
+  if (approvals.length > 0) lines.push([{ text: fit('Pending approvals (a approve · d deny on the selected agent):', width - 1), color: 'yellow', bold: true }]);
+  for (const a of approvals) {
+    const what = a.summary.replace(`${a.agentId} asks to run `, '').replace(`${a.agentId} asks for `, 'wants ');
+    lines.push([{ text: fit(`  ${a.agentId}: ${what}   [${a.requestId}]`, width - 1), color: 'yellow' }]);
+  }
+  lines.push(promptLine(ui, width));
+  lines.push([{ text: fit(HELP + (scripted ? ' · * scripted model' : ''), width - 1), dim: true }]);
+  return { lines, top };
+}
+
+/** The width the frame is laid out for: the terminal's, but never under 40 columns (narrower windows cut the lines). */
+export function frameWidth(columns: number): number {
+  return Math.max(40, columns);
+}
+
+/** A row or the header: the selection marker, then the cells joined by single spaces; the selected row all bold. */
+function cellsLine(prefix: string, cells: readonly Cell[], bold: boolean): Line {
+  const line: Line = [{ text: prefix, bold }];
+  cells.forEach((c, i) => {
+    const t = c.tone ? TONES[c.tone] : {};
+    line.push({ text: (i === 0 ? '' : ' ') + c.text, color: t.color, dim: t.dim, bold: (t.bold ?? false) || bold });
+  });
+  return line;
+}
+
+function details(row: WatchRow | undefined, width: number): Line[] {
+  if (!row) return [[{ text: ' ', dim: true }]];
+  const where = row.tmux ? `window ${row.tmux.windowId}` : 'no window';
+  const model = row.model + (row.scripted ? ' [scripted model]' : '') + (row.runtime !== 'flotilla' ? ` [runtime ${row.runtime}]` : '');
+  const facts = [row.id, row.name, `depth ${row.depth}`, model, where, row.pid ? `pid ${row.pid}` : '', row.secrets ? `secrets: ${row.secrets} left` : '']
+    .filter(Boolean).join(' · ');
+  return [
+    [{ text: fit(facts, width - 1), color: 'cyan' }],
+    [{ text: fit(`  ${row.approval ? `asks: ${row.approval.summary}` : row.lastLine || '(no output yet)'}`, width - 1) }],
+  ];
+}
+
+/** The line above the help: what is being typed, a question, or the last key's feedback. */
+function promptLine(ui: UiState, width: number): Line {
+  const m = ui.mode;
+  if (m.kind === 'message') return [{ text: fit(`message to ${m.id} (⏎ send, Esc cancel): ${m.text}`, width - 2) + '▏', color: 'cyan' }];
+  if (m.kind === 'deny') return [{ text: fit(`deny ${m.approval.requestId} — reason (⏎ deny, Esc back): ${m.text}`, width - 2) + '▏', color: 'yellow' }];
+  if (m.kind === 'confirm-cancel') return [{ text: fit(`cancel ${m.id}? (y/n)`, width - 1), color: 'red', bold: true }];
+  return [{ text: fit(ui.flash || ' ', width - 1) }];
+}
