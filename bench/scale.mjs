@@ -3,6 +3,8 @@
 // median of `flotilla status`, `spawn-agent` (to exit), the first frame of `flotilla watch`,
 // and delivery → the model seeing it in a live agent (p50 / p99), each also as a ratio to
 // `node -e 0` measured in the same run. Run: node bench/scale.mjs [--sizes 10,1000] [--runs 5]
+// Only the dashboard, optionally A/B against another build's dist/cli/main.js, interleaved:
+// node bench/scale.mjs --only watch [--compare /path/to/other/dist/cli/main.js]
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -84,9 +86,9 @@ export function timeCpu(cmd, args, opts) {
 }
 
 /** ms from `tmux new-window` until the dashboard has drawn its first frame (FLOTILLA_WATCH_STATS). */
-async function watchFirstFrame(p, socket, env, i) {
-  const stats = join(p.dir, `watch-${i}.json`);
-  const argv = ['env', `FLOTILLA_ROOT=${p.root}`, `FLOTILLA_WATCH_STATS=${stats}`, `FLOTILLA_TMUX_SOCKET=${socket}`, `XDG_CONFIG_HOME=${env.XDG_CONFIG_HOME}`, process.execPath, CLI, 'watch'];
+async function watchFirstFrame(p, socket, env, i, cli = CLI) {
+  const stats = join(p.dir, `watch-${i}-${Math.random().toString(36).slice(2)}.json`);
+  const argv = ['env', `FLOTILLA_ROOT=${p.root}`, `FLOTILLA_WATCH_STATS=${stats}`, `FLOTILLA_TMUX_SOCKET=${socket}`, `XDG_CONFIG_HOME=${env.XDG_CONFIG_HOME}`, process.execPath, cli, 'watch'];
   const t0 = performance.now();
   const r = spawnSync('tmux', ['-L', socket, 'new-window', '-d', '-P', '-F', '#{window_id}', '-c', p.dir, ...argv], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`tmux new-window failed: ${r.stderr}`);
@@ -94,6 +96,54 @@ async function watchFirstFrame(p, socket, env, i) {
   const ms = performance.now() - t0;
   spawnSync('tmux', ['-L', socket, 'kill-window', '-t', r.stdout.trim()]);
   return ms;
+}
+
+/**
+ * CPU of `flotilla watch` up to its terminal check, with stdin not a terminal: node, the CLI,
+ * config and every module the dashboard loads, then the one-line usage error (exit 2).
+ */
+function watchLoadCpu(cli, opts) {
+  const r = spawnSync('perf', ['stat', '-x,', '-e', 'task-clock', process.execPath, cli, 'watch'], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8', ...opts });
+  const m = /([\d.]+),msec,task-clock/.exec(r.stderr);
+  if (r.status !== 2 || !/needs a terminal/.test(r.stderr)) throw new Error(`flotilla watch without a terminal: exit ${r.status}: ${r.stderr}`);
+  return m ? Number(m[1]) : NaN;
+}
+
+/**
+ * The dashboard alone (`--only watch`): first frame at each N and the CPU of loading the watch
+ * path, for this build and, with `compare`, another build's main.js, runs interleaved.
+ */
+export async function runWatchBench({ sizes = [10, 1000], runs = 7, compare } = {}) {
+  const builds = { this: CLI, ...(compare ? { compare } : {}) };
+  const out = { runs, builds, load_average_at_start: (await import('node:os')).loadavg().map((x) => round(x, 1)), sizes: {} };
+  for (const n of sizes) {
+    const p = tempProject('flotilla-bench-watch-');
+    const socket = `flotilla-watch-${process.pid}-${n}`;
+    const env = { PATH: process.env.PATH, HOME: process.env.HOME, XDG_CONFIG_HOME: join(p.dir, 'xdg'), FLOTILLA_ROOT: p.root, FLOTILLA_TMUX_SOCKET: socket };
+    const opts = { cwd: p.dir, env };
+    try {
+      populate(p.root, n);
+      spawnSync('tmux', ['-L', socket, 'new-session', '-d', '-s', 'bench', '-x', '200', '-y', '50'], { env });
+      timeRun(process.execPath, [CLI, 'status'], opts); // warm the file cache
+      const samples = { node: [] };
+      for (const b of Object.keys(builds)) Object.assign(samples, { [`${b} frame`]: [], [`${b} load cpu`]: [] });
+      for (let i = 0; i < runs; i++) {
+        samples.node.push(timeCpu(process.execPath, ['-e', '0'], opts).cpu);
+        // Alternate which build goes first, so neither always follows the other's cache state.
+        const order = i % 2 ? Object.entries(builds).reverse() : Object.entries(builds);
+        for (const [b, cli] of order) {
+          samples[`${b} frame`].push(await watchFirstFrame(p, socket, env, i, cli));
+          samples[`${b} load cpu`].push(watchLoadCpu(cli, opts));
+        }
+      }
+      out.sizes[n] = Object.fromEntries(Object.entries(samples).map(([k, v]) => [k === 'node' ? 'node -e 0 cpu' : k, { median_ms: round(median(v)), min_ms: round(Math.min(...v)), max_ms: round(Math.max(...v)) }]));
+    } finally {
+      tmuxKill(socket);
+      p.cleanup();
+    }
+  }
+  out.load_average_at_end = (await import('node:os')).loadavg().map((x) => round(x, 1));
+  return out;
 }
 
 /** Delivery (link into new/) → the scripted model is called with that message, in a live idle agent. */
@@ -214,6 +264,11 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     return i === -1 ? undefined : args[i + 1];
   };
   const sizes = arg('--sizes')?.split(',').map(Number);
+  if (arg('--only') === 'watch') {
+    const result = await runWatchBench({ ...(sizes ? { sizes } : {}), ...(arg('--runs') ? { runs: Number(arg('--runs')) } : {}), compare: arg('--compare') });
+    console.log(JSON.stringify(result, null, 2));
+    process.exit(0);
+  }
   const result = await runScaleBench({
     ...(sizes ? { sizes } : {}),
     ...(arg('--runs') ? { runs: Number(arg('--runs')) } : {}),
