@@ -1,8 +1,8 @@
 import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createRequire, Module } from 'node:module';
-import { homedir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { Script } from 'node:vm';
+import { userPaths } from '../layout/layout.js';
 
 /**
  * Loads a CommonJS bundle (the fast commands' own, main.ts) with V8's code cache, so that a
@@ -11,7 +11,8 @@ import { Script } from 'node:vm';
  * (`module.enableCompileCache`); Node 20 does not.
  *
  * The cache is the code V8 compiled while running the bundle, written once when the process
- * exits, under `$XDG_CACHE_HOME/flotilla/v8` (default ~/.cache), readable only by its owner.
+ * exits, under `$XDG_CACHE_HOME/flotilla/v8` (default ~/.cache), readable only by its owner
+ * and read-only inside an agent's sandbox (tools/sandbox.ts: it is code the host runs).
  * Its name holds the bundle's path, size and mtime and the Node version, so a rebuild or
  * another Node never reads an old one, and V8 itself refuses a cache that does not fit (then
  * the bundle compiles as usual and the cache is written again). Nothing depends on it: a
@@ -48,14 +49,13 @@ interface CacheKey {
 }
 
 function cacheFile(file: string): CacheKey | null {
-  const home = process.env.XDG_CACHE_HOME || join(homedir(), '.cache');
   let st;
   try {
     st = statSync(file);
   } catch {
     return null;
   }
-  const dir = join(home, 'flotilla', 'v8');
+  const dir = join(userPaths().cacheDir, 'v8');
   const prefix = `${basename(file, '.js')}-${fnv1a(file)}-`;
   return { dir, prefix, path: join(dir, `${prefix}${st.size}-${Math.trunc(st.mtimeMs)}-${process.version}-${process.arch}.cache`) };
 }

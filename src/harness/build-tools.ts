@@ -1,3 +1,4 @@
+import { mkdirSync } from 'node:fs';
 import type { Log } from '../audit/logger.js';
 import type { Config } from '../config/schema.js';
 import type { AgentRecord } from '../fleet/record.js';
@@ -38,8 +39,11 @@ export async function buildTools(opts: {
   // Asked for and missing is a refusal to start, never a silently unsandboxed agent.
   const bwrap = config.security.sandbox === 'bubblewrap' ? findBubblewrap(opts.env) : undefined;
   const writable = [rec.cwd, ...(opts.memoryDir ? [opts.memoryDir] : [])];
+  const user = userPaths(opts.env);
+  // The compile cache is ours: made now, it is held read-only below even when ~/.cache did not exist.
+  if (bwrap) ensureDirQuietly(user.cacheDir);
   const readOnly = hostExecutedPaths({
-    fleetRoot: layout.root, project: layout.project, cwd: rec.cwd, home: opts.env.HOME ?? homedir(), userConfigDir: userPaths(opts.env).configDir,
+    fleetRoot: layout.root, project: layout.project, cwd: rec.cwd, home: opts.env.HOME ?? homedir(), userConfigDir: user.configDir, userCacheDir: user.cacheDir,
   });
   const send = sendAs(layout, config, rec);
   // A sandboxed command reaches the fleet only through its agent's door (inbox/door.ts).
@@ -125,4 +129,12 @@ async function fleetOps(layout: Layout, config: Config, rec: AgentRecord, inbox:
       return r;
     },
   };
+}
+
+function ensureDirQuietly(dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch {
+    // A read-only home: nothing can be written there from inside either.
+  }
 }

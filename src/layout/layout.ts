@@ -180,9 +180,11 @@ export function ensureState(layout: Layout): void {
   if (!existsSync(ignore)) writeFileSync(ignore, 'state/\nagent-memory-local/\n');
 }
 
-/** User-scope paths (§1): `$XDG_CONFIG_HOME/flotilla/` and `~/.flotilla/agent-memory/`. */
+/** User-scope paths (§1): `$XDG_CONFIG_HOME/flotilla/`, `~/.flotilla/agent-memory/` and `$XDG_CACHE_HOME/flotilla/`. */
 export function userPaths(env: NodeJS.ProcessEnv = process.env): {
   configDir: string;
+  /** The CLI's compiled-code cache (src/cli/compile-cache.ts). It runs on the host: never writable by a sandbox. */
+  cacheDir: string;
   configFile: string;
   agentsDir: string;
   claudeAgentsDir: string;
@@ -192,6 +194,7 @@ export function userPaths(env: NodeJS.ProcessEnv = process.env): {
   const configDir = join(env.XDG_CONFIG_HOME || join(home, '.config'), 'flotilla');
   return {
     configDir,
+    cacheDir: join(env.XDG_CACHE_HOME || join(home, '.cache'), 'flotilla'),
     configFile: join(configDir, 'config.yaml'),
     agentsDir: join(configDir, 'agents'),
     claudeAgentsDir: join(home, '.claude', 'agents'),

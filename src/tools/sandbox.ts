@@ -99,14 +99,15 @@ function isDirectory(path: string): boolean {
  * What runs on the host later and so must stay read-only inside the writable dirs: the fleet
  * root (definitions, hooks, config, fleet state), `.claude/` (definitions and settings other
  * tools run), a repository's `.git/hooks` and `.git/config` (hooks, `core.hooksPath`, filters
- * run by the next git command on the host), and the user-level config, definition and memory
- * roots. The agent's own memory dir is written again on top.
+ * run by the next git command on the host), the user-level config, definition and memory
+ * roots, and the CLI's compiled-code cache (code the next `flotilla send` on the host runs).
+ * The agent's own memory dir is written again on top.
  */
-export function hostExecutedPaths(opts: { fleetRoot: string; project: string; cwd: string; home: string; userConfigDir: string }): string[] {
+export function hostExecutedPaths(opts: { fleetRoot: string; project: string; cwd: string; home: string; userConfigDir: string; userCacheDir: string }): string[] {
   const dirs = new Set([opts.project, opts.cwd]);
   const out = [opts.fleetRoot];
   for (const d of dirs) out.push(join(d, '.claude'), join(d, '.flotilla'), join(d, '.git', 'hooks'), join(d, '.git', 'config'));
-  out.push(opts.userConfigDir, join(opts.home, '.claude'), join(opts.home, '.flotilla'));
+  out.push(opts.userConfigDir, opts.userCacheDir, join(opts.home, '.claude'), join(opts.home, '.flotilla'));
   return [...new Set(out)];
 }
 

@@ -28,11 +28,11 @@ describe('the fast path', () => {
   it('delivers with no cache, writes one, and delivers again through it', async () => {
     const { env, cacheDir } = setup();
     const first = await flotilla(['send', 'human', 'one'], { env });
-    expect(first.exitCode, first.stderr).toBe(0);
+    expect(first.exitCode, String(first.stderr)).toBe(0);
     const caches = readdirSync(cacheDir).filter((n) => n.startsWith('fast-send-'));
     expect(caches).toHaveLength(1);
     const second = await flotilla(['send', 'human', 'two'], { env });
-    expect(second.exitCode, second.stderr).toBe(0);
+    expect(second.exitCode, String(second.stderr)).toBe(0);
     expect(second.stdout).toMatch(/^[0-9a-z]+$/);
     expect(humanBodies()).toEqual(['one', 'two']);
     // A good cache is not written again.
@@ -45,7 +45,7 @@ describe('the fast path', () => {
     const [name] = readdirSync(cacheDir).filter((n) => n.startsWith('fast-send-'));
     writeFileSync(join(cacheDir, name!), Buffer.from('not a V8 code cache at all, just bytes'));
     const r = await flotilla(['send', 'human', 'after corruption'], { env });
-    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.exitCode, String(r.stderr)).toBe(0);
     expect(r.stderr).toBe('');
     expect(humanBodies()).toEqual(['after corruption', 'warm']);
     expect(readFileSync(join(cacheDir, name!)).length).toBeGreaterThan(1000);
@@ -56,7 +56,7 @@ describe('the fast path', () => {
     // The cache home is a file: every mkdir under it fails.
     writeFileSync(join(fleet!.project, 'not-a-dir'), '');
     const r = await flotilla(['send', 'human', 'no cache'], { env: { ...env, XDG_CACHE_HOME: join(fleet!.project, 'not-a-dir') } });
-    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.exitCode, String(r.stderr)).toBe(0);
     expect(r.stderr).toBe('');
     expect(humanBodies()).toEqual(['no cache']);
   });
@@ -73,8 +73,8 @@ describe('the fast path', () => {
     const bodies = readdirSync(box).map((n) => readFileSync(join(box, n), 'utf8').split('\n---\n').at(-1)!.trim()).sort();
     expect(bodies).toEqual(['after', 'before']);
     const status = await flotilla(['status', '--json', '--root', other], { env: noRoot, cwd: fleet!.project });
-    expect(status.exitCode, status.stderr).toBe(0);
-    expect(JSON.parse(status.stdout)).toEqual([]);
+    expect(status.exitCode, String(status.stderr)).toBe(0);
+    expect(JSON.parse(String(status.stdout))).toEqual([]);
   });
 
   it('hands help and mistakes to the full CLI', async () => {

@@ -24,10 +24,10 @@ beforeEach(async () => {
   project = join(tmp.dir, 'project');
   home = join(project, 'home');
   memory = join(project, '.flotilla', 'agent-memory', 'worker');
-  for (const d of [memory, join(project, '.flotilla', 'agents'), join(project, '.claude', 'agents'), join(home, '.config', 'flotilla'), join(home, '.claude')]) mkdirSync(d, { recursive: true });
+  for (const d of [memory, join(project, '.flotilla', 'agents'), join(project, '.claude', 'agents'), join(home, '.config', 'flotilla'), join(home, '.claude'), join(home, '.cache', 'flotilla')]) mkdirSync(d, { recursive: true });
   await execa('git', ['init', '-q', project]);
   const bwrap = findBubblewrap();
-  const readOnly = hostExecutedPaths({ fleetRoot: join(project, '.flotilla'), project, cwd: project, home, userConfigDir: join(home, '.config', 'flotilla') });
+  const readOnly = hostExecutedPaths({ fleetRoot: join(project, '.flotilla'), project, cwd: project, home, userConfigDir: join(home, '.config', 'flotilla'), userCacheDir: join(home, '.cache', 'flotilla') });
   spec = { writable: [project, memory], readOnly, network: false, bwrap, userNamespace: bubblewrapUserNamespace(bwrap) };
 });
 afterEach(() => tmp.cleanup());
@@ -66,7 +66,7 @@ describe('the bubblewrap sandbox contains (issue 12)', () => {
     const targets = [
       '.flotilla/agents/evil.md', '.flotilla/config.yaml', '.claude/agents/evil.md', '.claude/settings.json',
       '.git/hooks/pre-commit', '.git/config', 'home/.config/flotilla/config.yaml', 'home/.config/flotilla/agents/evil.md',
-      'home/.claude/agents/evil.md', 'home/.flotilla/agent-memory/other/MEMORY.md',
+      'home/.claude/agents/evil.md', 'home/.flotilla/agent-memory/other/MEMORY.md', 'home/.cache/flotilla/v8/fast-send-x.cache',
     ];
     const before = readFileSync(join(project, '.git', 'config'), 'utf8');
     const r = await sandboxed([...targets.map((t) => `mkdir -p $(dirname ${t}) 2>/dev/null; echo pwned >> ${t} 2>/dev/null && echo WROTE ${t}`), 'echo ok > work.txt', `echo mem > ${memory}/MEMORY.md`, 'echo t > /tmp/x && echo TMP-OK'].join('\n'));
@@ -81,7 +81,7 @@ describe('the bubblewrap sandbox contains (issue 12)', () => {
   it('cannot create a missing .claude/ or .git/hooks inside its cwd', async () => {
     const bare = join(tmp.dir, 'bare');
     mkdirSync(join(bare, '.git'), { recursive: true });
-    spec = { ...spec, writable: [bare], readOnly: hostExecutedPaths({ fleetRoot: join(bare, '.flotilla'), project: bare, cwd: bare, home, userConfigDir: join(home, '.config', 'flotilla') }) };
+    spec = { ...spec, writable: [bare], readOnly: hostExecutedPaths({ fleetRoot: join(bare, '.flotilla'), project: bare, cwd: bare, home, userConfigDir: join(home, '.config', 'flotilla'), userCacheDir: join(home, '.cache', 'flotilla') }) };
     const r = await createShellTool({ timeoutSecs: 30, env: process.env, wrap: (argv) => bubblewrapArgv(spec, argv) }).execute(
       { command: 'mkdir -p .claude/agents && echo x > .claude/agents/evil.md && echo WROTE1; mkdir -p .git/hooks && echo x > .git/hooks/post-checkout && echo WROTE2; echo end' },
       ctxFor(bare),
