@@ -58,6 +58,7 @@ export const UNIT_TESTS = [
   'test/transcript/records.test.ts',
   'test/transcript/transcript.test.ts',
   'test/up/demo.test.ts',
+  'test/watch/gather.test.ts',
   'test/watch/key-decoder.test.ts',
   'test/watch/loop.test.ts',
   'test/watch/rows.test.ts',

@@ -29,6 +29,7 @@ export class FleetFeed {
   private snap: Snapshot;
   private readonly onDead: (() => Promise<unknown>) | undefined;
   private reaping = false;
+  private loadingParser = false;
 
   constructor(layout: Layout, opts: FeedOptions = {}) {
     this.reader = new FleetReader(layout);
@@ -41,6 +42,13 @@ export class FleetFeed {
 
   get current(): Snapshot {
     return this.snap;
+  }
+
+  /** Loads the message parser if the first read met an approval request, and reads again, so the first frame shows it. */
+  async ready(): Promise<void> {
+    if (!this.reader.needsParser) return;
+    await this.reader.loadParser();
+    this.snap = this.read();
   }
 
   start(): void {
@@ -58,6 +66,11 @@ export class FleetFeed {
   /** Re-reads the fleet; tells subscribers only when the screen would change. */
   refresh(): void {
     const next = this.read();
+    if (this.reader.needsParser && !this.loadingParser) {
+      // A request arrived: load the parser once, then read again to show it.
+      this.loadingParser = true;
+      void this.reader.loadParser().then(() => this.refresh(), () => undefined);
+    }
     if (this.onDead && !this.reaping && next.rows.some((r) => r.dead)) {
       // Like every flotilla command, the dashboard ends records of dead harnesses; the
       // record change then redraws through the registry watch.

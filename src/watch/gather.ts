@@ -4,7 +4,7 @@ import { isErrno } from '../errors.js';
 import { recordLiveness } from '../fleet/liveness.js';
 import { recentRecords } from '../fleet/live.js';
 import { baseName, listNames, maildir } from '../inbox/maildir.js';
-import { parseMessage } from '../inbox/parse.js';
+import type { InboxMessage } from '../inbox/message.js';
 import type { Layout } from '../layout/layout.js';
 import { buildSnapshot, pendingApprovals, type PendingApproval, type Snapshot } from './rows.js';
 
@@ -13,11 +13,27 @@ import { buildSnapshot, pendingApprovals, type PendingApproval, type Snapshot } 
  * new/), and approval requests in the human inbox. Read-only: it never claims, moves or
  * quarantines a message. Message files never change once delivered, so each is parsed once.
  */
+export type ParseMessage = (text: string) => InboxMessage;
+
+/**
+ * Text that may hold an approval or secret request. Only such files need the message parser
+ * (gray-matter and js-yaml, ~10 ms to load), so a dashboard whose human inbox holds only
+ * completions and messages draws its first frame without loading it.
+ */
+const MAYBE_REQUEST = /approval_request|secret_request/;
+
 export class FleetReader {
   /** Parsed approval requests by message base name (null: not an approval request, or unreadable). */
   private readonly requests = new Map<string, PendingApproval | null>();
+  private parse: ParseMessage | null = null;
+  /** The last snapshot skipped a file that may be a request because the parser was not loaded: `loadParser()`, then read again. */
+  needsParser = false;
 
   constructor(private readonly layout: Layout) {}
+
+  async loadParser(): Promise<void> {
+    this.parse ??= (await import('../inbox/parse.js')).parseMessage;
+  }
 
   snapshot(now = Date.now()): Snapshot {
     // Live agents and the last ones to finish: a long history costs the dashboard nothing.
@@ -42,14 +58,16 @@ export class FleetReader {
     const box = maildir(this.layout, 'human');
     const out: PendingApproval[] = [];
     const present = new Set<string>();
+    let skipped = false;
     for (const [dir, names] of [[box.new, listNames(box.new)], [box.cur, listNames(box.cur)]] as const) {
       for (const name of names) {
         const key = baseName(name);
         present.add(key);
         if (!this.requests.has(key)) {
-          const read = readRequest(join(dir, name));
+          const read = readRequest(join(dir, name), this.parse);
           // undefined: moved while we looked (claimed into cur/); it is read on the next pass.
-          if (read !== undefined) this.requests.set(key, read);
+          if (read === 'needs-parser') skipped = true;
+          else if (read !== undefined) this.requests.set(key, read);
         }
         const req = this.requests.get(key);
         if (req) out.push(req);
@@ -57,14 +75,21 @@ export class FleetReader {
     }
     // Forget files that are gone (deleted by a person or gc).
     for (const key of this.requests.keys()) if (!present.has(key)) this.requests.delete(key);
+    this.needsParser = skipped;
     return out;
   }
 }
 
-/** The request in a message file; null for other messages and bad files; undefined when the file is gone. */
-function readRequest(path: string): PendingApproval | null | undefined {
+/**
+ * The request in a message file; null for other messages and bad files; undefined when the
+ * file is gone; 'needs-parser' when it may be a request and no parser is loaded yet.
+ */
+function readRequest(path: string, parse: ParseMessage | null): PendingApproval | null | undefined | 'needs-parser' {
   try {
-    const msg = parseMessage(readFileSync(path, 'utf8'));
+    const text = readFileSync(path, 'utf8');
+    if (!MAYBE_REQUEST.test(text)) return null;
+    if (!parse) return 'needs-parser';
+    const msg = parse(text);
     if (msg.kind === 'secret_request') {
       return { requestId: msg.request_id, agentId: msg.from, tool: 'request_secret', summary: msg.summary, timestamp: msg.timestamp, kind: 'secret', key: msg.key, ...(msg.ttl_secs ? { ttlSecs: msg.ttl_secs } : {}) };
     }

@@ -27,6 +27,7 @@ export async function runWatch(opts: WatchOptions): Promise<number> {
   // Ending dead harnesses' records is only needed once one is seen; it loads on first use.
   const onDead = async (): Promise<unknown> => (await import('../lifecycle/reconcile.js')).reconcileDead(opts.layout, opts.config);
   const feed = new FleetFeed(opts.layout, { tickMs: opts.tickMs, onDead });
+  await feed.ready();
   let renders = 0;
   const onDraw = opts.statsFile
     ? (): void => {

@@ -8,8 +8,11 @@ export function command(): Command {
     .addOption(new Option('--tick <secs>', 'refresh elapsed times this often').default('5').hideHelp())
     .action(async (opts: { tick: string }, cmd: Command) => {
       const { layout } = cliContext(cmd);
+      // The dashboard's modules load while the config is read.
+      const modules = Promise.all([import('../../watch/index.js'), import('../../tmux/client.js')]);
+      modules.catch(() => undefined);
       const { config } = await cliConfig(layout);
-      const [{ runWatch }, { tmuxSocket }] = await Promise.all([import('../../watch/index.js'), import('../../tmux/client.js')]);
+      const [{ runWatch }, { tmuxSocket }] = await modules;
       const tick = Number(opts.tick);
       process.exitCode = await runWatch({
         layout, config,
