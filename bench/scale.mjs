@@ -4,7 +4,7 @@
 // and delivery → the model seeing it in a live agent (p50 / p99), each also as a ratio to
 // `node -e 0` measured in the same run. Run: node bench/scale.mjs [--sizes 10,1000] [--runs 5]
 // Only the dashboard, optionally A/B against another build's dist/cli/main.js, interleaved:
-// node bench/scale.mjs --only watch [--compare /path/to/other/dist/cli/main.js]
+// node bench/scale.mjs --only watch [--compare /other/dist/cli/main.js[,/another/dist/cli/main.js]]
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -114,7 +114,8 @@ function watchLoadCpu(cli, opts) {
  * path, for this build and, with `compare`, another build's main.js, runs interleaved.
  */
 export async function runWatchBench({ sizes = [10, 1000], runs = 7, compare } = {}) {
-  const builds = { this: CLI, ...(compare ? { compare } : {}) };
+  // `compare`: other builds' main.js, comma-separated, each reported under its path.
+  const builds = { this: CLI, ...Object.fromEntries((compare ? compare.split(',') : []).map((c) => [c, c])) };
   const out = { runs, builds, load_average_at_start: (await import('node:os')).loadavg().map((x) => round(x, 1)), sizes: {} };
   for (const n of sizes) {
     const p = tempProject('flotilla-bench-watch-');
@@ -129,8 +130,9 @@ export async function runWatchBench({ sizes = [10, 1000], runs = 7, compare } = 
       for (const b of Object.keys(builds)) Object.assign(samples, { [`${b} frame`]: [], [`${b} load cpu`]: [] });
       for (let i = 0; i < runs; i++) {
         samples.node.push(timeCpu(process.execPath, ['-e', '0'], opts).cpu);
-        // Alternate which build goes first, so neither always follows the other's cache state.
-        const order = i % 2 ? Object.entries(builds).reverse() : Object.entries(builds);
+        // Rotate which build goes first, so none always follows another's cache state.
+        const all = Object.entries(builds);
+        const order = [...all.slice(i % all.length), ...all.slice(0, i % all.length)];
         for (const [b, cli] of order) {
           samples[`${b} frame`].push(await watchFirstFrame(p, socket, env, i, cli));
           samples[`${b} load cpu`].push(watchLoadCpu(cli, opts));
