@@ -67,10 +67,14 @@ describe('limits at spawn', () => {
     for (const r of refused) expect(r.stderr).toMatch(/^\[flotilla:concurrency-limit running=4 max=4\]$/m);
     expect((await f.windows()).length).toBe(4);
     // spawn-agent returns once the child holds its slot; the child writes its pid just after.
+    // On a loaded machine four harnesses starting at once can take a while: wait for the
+    // condition, and if it never comes say what the records show.
     const running = await eventually(() => {
       const live = f!.records().filter((r) => r.pid && isAlive(r.pid));
       return live.length >= 4 && live;
-    }, 10_000, 'four running harnesses');
+    }, 60_000, 'four running harnesses').catch((err: unknown) => {
+      throw new Error(`${String(err)}; records: ${f!.records().map((r) => `${r.id} ${r.status} pid=${r.pid ?? '-'} ${r.exitReason ?? ''}`).join(', ')}`);
+    });
     expect(running).toHaveLength(4);
     expect((await f.spawnAgent(args(20), env)).exitCode).toBe(1);
     process.kill(running[0]!.pid!, 'SIGKILL');
