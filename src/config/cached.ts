@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { userPaths, type Layout } from '../layout/layout.js';
+import { CLI_ENTRY } from '../layout/package.js';
 import type { LoadedConfig } from './load.js';
 import { byCodeUnit } from '../compare.js';
 
@@ -40,36 +40,51 @@ function fileId(path: string): string | null {
   }
 }
 
-/** This build of the loader: a new version (new schema) never reads an old entry. */
+/**
+ * This build: a new version (new schema) never reads an old entry. Named by the CLI's entry,
+ * which every build rewrites, not by the file this code is in: the fast commands' bundles and
+ * the full CLI's chunks each hold a copy of it, and keyed by those they replaced each other's
+ * entry, so every `status` after a `send` loaded the config for real.
+ */
 function buildId(): string {
-  const self = fileURLToPath(import.meta.url);
-  return `${self}:${fileId(self) ?? 'unknown'}`;
+  return `${CLI_ENTRY}:${fileId(CLI_ENTRY) ?? 'unknown'}`;
 }
 
 function filesOf(layout: Layout, env: NodeJS.ProcessEnv): FileKey[] {
   return [userPaths(env).configFile, layout.configFile].map((path) => ({ path, id: fileId(path) }));
 }
 
-function read(layout: Layout, env: NodeJS.ProcessEnv, flags: string): LoadedConfig | undefined {
-  let entry: CacheEntry;
+/**
+ * Up to this many entries are kept, newest first: a fleet's agents run with environments of
+ * their own (`FLOTILLA_*` variables that set keys), and with one entry every `send` from an
+ * agent and every `status` from a person's shell replaced the other's.
+ */
+const MAX_ENTRIES = 8;
+
+function entriesIn(layout: Layout): CacheEntry[] {
   try {
-    entry = JSON.parse(readFileSync(layout.configCache, 'utf8')) as CacheEntry;
+    const parsed = JSON.parse(readFileSync(layout.configCache, 'utf8')) as { entries?: unknown };
+    return Array.isArray(parsed.entries) ? (parsed.entries as CacheEntry[]) : [];
   } catch {
-    return undefined;
+    return [];
   }
-  if (entry.build !== buildId() || entry.flags !== flags) return undefined;
-  const files = filesOf(layout, env);
-  if (files.length !== entry.files.length || files.some((f, i) => f.path !== entry.files[i]!.path || f.id !== entry.files[i]!.id)) return undefined;
-  for (const name of entry.envNames) if (env[name] !== entry.env[name]) return undefined;
-  return entry.loaded;
 }
 
-function write(layout: Layout, entry: CacheEntry): void {
+function matches(entry: CacheEntry, build: string, files: FileKey[], env: NodeJS.ProcessEnv, flags: string): boolean {
+  if (entry.build !== build || entry.flags !== flags || !Array.isArray(entry.files) || !Array.isArray(entry.envNames)) return false;
+  if (files.length !== entry.files.length || files.some((f, i) => f.path !== entry.files[i]!.path || f.id !== entry.files[i]!.id)) return false;
+  for (const name of entry.envNames) if (env[name] !== entry.env[name]) return false;
+  return true;
+}
+
+function write(layout: Layout, entry: CacheEntry, env: NodeJS.ProcessEnv): void {
+  // Entries of another build, or that the same inputs would now match, make way for this one.
+  const kept = entriesIn(layout).filter((e) => e.build === entry.build && !matches(e, entry.build, entry.files, env, entry.flags));
   // No fsync: a cache lost in a crash is rebuilt by the next start.
   const tmp = `${layout.configCache}.${process.pid}.tmp`;
   try {
     mkdirSync(dirname(layout.configCache), { recursive: true });
-    writeFileSync(tmp, JSON.stringify(entry));
+    writeFileSync(tmp, JSON.stringify({ entries: [entry, ...kept].slice(0, MAX_ENTRIES) }));
     renameSync(tmp, layout.configCache);
   } catch {
     // A read-only fleet root (a sandboxed shell) just goes without.
@@ -79,15 +94,16 @@ function write(layout: Layout, entry: CacheEntry): void {
 /** `loadConfig` with the cache in front; errors (invalid config) are never cached. */
 export async function loadConfigCached(layout: Layout, flags: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = process.env): Promise<LoadedConfig> {
   const flagKey = JSON.stringify(Object.entries(flags).filter(([, v]) => v !== undefined).sort(([a], [b]) => byCodeUnit(a, b)));
-  const hit = read(layout, env, flagKey);
-  if (hit) return hit;
+  const build = buildId();
   const files = filesOf(layout, env);
+  const hit = entriesIn(layout).find((e) => matches(e, build, files, env, flagKey));
+  if (hit) return hit.loaded;
   const [{ loadConfig }, { leaves }, { configSchema }] = await Promise.all([import('./load.js'), import('./walk.js'), import('./schema.js')]);
   const loaded = loadConfig({ layout, flags, env });
   const envNames = leaves(configSchema).map((l) => l.envName);
   const values: Record<string, string> = {};
   for (const name of envNames) if (env[name] !== undefined) values[name] = env[name];
   // Keyed by the files as they were *before* reading them: an edit during the load is a miss next time.
-  write(layout, { build: buildId(), files, env: values, envNames, flags: flagKey, loaded });
+  write(layout, { build, files, env: values, envNames, flags: flagKey, loaded }, env);
   return loaded;
 }
