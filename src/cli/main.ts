@@ -8,10 +8,9 @@ import { FAST_COMMANDS, firstCommandName, VERSION } from './route.js';
 /**
  * The `flotilla` executable. Built as CommonJS (tools/build-cli.mjs): Node's ES module loader
  * alone costs ~8 ms of a ~40 ms start, and agents call `flotilla send` constantly (§14).
- * `send` and `status` run from their own small CommonJS bundles (fast.ts), loaded through V8's
- * code cache (compile-cache.ts); everything else,
- * and any command line those do not take, loads the full CLI (full.ts: commander and the
- * command's own module) as ES modules.
+ * `send` and `status` run from their own small CommonJS bundles (fast.ts), loaded through
+ * V8's code cache (compile-cache.ts); everything else, and any command line those do not
+ * take, loads the full CLI (full.ts: commander and the command's own module) as ES modules.
  */
 async function start(argv: string[]): Promise<number> {
   const args = argv.slice(2);
