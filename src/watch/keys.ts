@@ -2,9 +2,9 @@ import { isTerminal } from '../fleet/record-status.js';
 import type { PendingApproval, Snapshot, WatchRow } from './rows.js';
 
 /**
- * The dashboard's keys as a pure state machine: (state, key) → (state, effect). The Ink
- * component only feeds keys in and runs the effects, so every key is tested without a
- * terminal.
+ * The dashboard's keys as a pure state machine: (state, key) → (state, effect). The loop
+ * (dashboard.ts) only feeds decoded keys in (key-decoder.ts) and runs the effects, so every
+ * key is tested without a terminal.
  */
 
 export type Mode =
@@ -29,7 +29,7 @@ export type Effect =
   | { kind: 'deny'; approval: PendingApproval; reason: string }
   | { kind: 'quit' };
 
-/** The parts of Ink's `Key` that matter here. */
+/** A key as key-decoder.ts reports it (the names follow Ink's `Key`, which the dashboard once used). */
 export interface KeyInfo {
   upArrow?: boolean;
   downArrow?: boolean;
