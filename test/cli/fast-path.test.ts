@@ -1,9 +1,11 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createRecord, endRecord } from '../../src/fleet/registry.js';
 import { listNames, maildir } from '../../src/inbox/maildir.js';
 import { flotilla } from '../helpers/cli.js';
 import { tempFleet, type TempFleet } from '../helpers/fleet.js';
+import { recordInput } from '../helpers/records.js';
 
 /**
  * `send` and `status` run from their own bundles, through V8's code cache (src/cli/fast.ts,
@@ -86,5 +88,21 @@ describe('the fast path', () => {
     expect(bad.exitCode).toBe(2);
     expect(bad.stderr).toMatch(/^flotilla: option '--priority <level>' argument 'soon' is invalid\. Allowed choices are low, normal, high, urgent\. — run 'flotilla send --help' for usage$/);
     expect(humanBodies()).toEqual([]);
+  });
+
+  it('status lists the last 100 to finish and counts the rest, with thousands separated', async () => {
+    const { env } = setup();
+    for (let i = 0; i < 1_105; i++) {
+      const id = `old-${String(i).padStart(5, '0')}`;
+      createRecord(fleet!.layout, recordInput(id, { status: 'working', startedAt: new Date().toISOString() }));
+      endRecord(fleet!.layout, id, { status: 'completed' });
+    }
+    const r = await flotilla(['status'], { env });
+    expect(r.exitCode, String(r.stderr)).toBe(0);
+    const lines = String(r.stdout).split('\n');
+    expect(lines.filter((l) => /^old-\d{5}\s+completed/.test(l))).toHaveLength(100);
+    expect(lines).toContain('… 1,005 finished — flotilla status --all');
+    const all = await flotilla(['status', '--all', '--json'], { env });
+    expect((JSON.parse(String(all.stdout)) as unknown[]).length).toBe(1_105);
   });
 });

@@ -39,7 +39,12 @@ export async function run(parsed: Parsed, globals: Globals): Promise<void> {
   const width = terminalColumns();
   writeOut(formatStatus(entries, width ? { width } : {}) + '\n');
   for (const [id, error] of corrupt) writeOut(`${id}  corrupt  ${error}\n`);
-  if (hidden > 0) writeOut(`… ${hidden.toLocaleString('en')} finished — flotilla status --all\n`);
+  if (hidden > 0) writeOut(`… ${thousands(hidden)} finished — flotilla status --all\n`);
   const human = unreadCount(layout, 'human');
   if (human) writeOut(`\n${human} unread message${human === 1 ? '' : 's'} for you — flotilla inbox\n`);
+}
+
+/** 4890 → `4,890`. Not toLocaleString: its first call loads ICU's number formatting, ~35 ms (§14). */
+function thousands(n: number): string {
+  return String(n).replace(/\B(?=(\d{3})+$)/g, ',');
 }
