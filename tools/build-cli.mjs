@@ -59,6 +59,7 @@ await build({
     { in: 'src/cli/main.ts', out: 'main' },
     { in: 'src/cli/fast/send.ts', out: 'fast-send' },
     { in: 'src/cli/fast/status.ts', out: 'fast-status' },
+    { in: 'src/cli/fast/watch.ts', out: 'fast-watch' },
   ],
   outdir: 'dist/cli',
   bundle: true,

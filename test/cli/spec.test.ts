@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { describe, expect, it } from 'vitest';
 import * as send from '../../src/cli/commands/send.js';
 import * as status from '../../src/cli/commands/status.js';
+import * as watch from '../../src/cli/commands/watch.js';
 import { commandFromSpec } from '../../src/cli/from-spec.js';
 import type { SpecCommandModule } from '../../src/cli/registry.js';
 import { commandIndex } from '../../src/cli/route.js';
@@ -61,6 +62,8 @@ const taken: [SpecCommandModule, string[]][] = [
   [status, ['ls', '--json']],
   [status, ['status', '--all', '--json']],
   [status, ['status', '--root', '/x']],
+  [watch, ['watch']],
+  [watch, ['--root', '/x', 'watch', '--tick', '0.5']],
 ];
 
 const refused: [SpecCommandModule, string[]][] = [
@@ -75,6 +78,8 @@ const refused: [SpecCommandModule, string[]][] = [
   [status, ['status', 'extra']],
   [status, ['status', '--jsn']],
   [status, ['status', '--help']],
+  [watch, ['watch', '--tick']],
+  [watch, ['watch', 'now']],
 ];
 
 describe('the fast path parses like commander', () => {
