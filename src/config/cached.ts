@@ -11,7 +11,8 @@ import { byCodeUnit } from '../compare.js';
  * before doing its work. The result depends only on the two config files, the `FLOTILLA_*`
  * variables that name config keys, the flags and this build, so it is kept in
  * `state/index/config-cache.json` keyed by exactly those (file identity = inode, size and
- * mtime in ns) and reused while they are unchanged. A miss, or any doubt, loads for real.
+ * mtime in ns) and reused while they are unchanged; a few entries side by side, one per set
+ * of variables and flags in use. A miss, or any doubt, loads for real.
  * The cache is never the truth: deleting it costs one slow start.
  */
 
@@ -70,16 +71,21 @@ function entriesIn(layout: Layout): CacheEntry[] {
   }
 }
 
+/** Made by this build from these files: otherwise it can never match again. */
+function current(entry: CacheEntry, build: string, files: FileKey[]): boolean {
+  return entry.build === build && Array.isArray(entry.files) && files.length === entry.files.length &&
+    files.every((f, i) => f.path === entry.files[i]!.path && f.id === entry.files[i]!.id);
+}
+
 function matches(entry: CacheEntry, build: string, files: FileKey[], env: NodeJS.ProcessEnv, flags: string): boolean {
-  if (entry.build !== build || entry.flags !== flags || !Array.isArray(entry.files) || !Array.isArray(entry.envNames)) return false;
-  if (files.length !== entry.files.length || files.some((f, i) => f.path !== entry.files[i]!.path || f.id !== entry.files[i]!.id)) return false;
+  if (!current(entry, build, files) || entry.flags !== flags || !Array.isArray(entry.envNames)) return false;
   for (const name of entry.envNames) if (env[name] !== entry.env[name]) return false;
   return true;
 }
 
 function write(layout: Layout, entry: CacheEntry, env: NodeJS.ProcessEnv): void {
-  // Entries of another build, or that the same inputs would now match, make way for this one.
-  const kept = entriesIn(layout).filter((e) => e.build === entry.build && !matches(e, entry.build, entry.files, env, entry.flags));
+  // This one replaces any for the same inputs, and any that can never match again.
+  const kept = entriesIn(layout).filter((e) => current(e, entry.build, entry.files) && !matches(e, entry.build, entry.files, env, entry.flags));
   // No fsync: a cache lost in a crash is rebuilt by the next start.
   const tmp = `${layout.configCache}.${process.pid}.tmp`;
   try {
