@@ -5,6 +5,7 @@
 // - dist/cli/full.mjs plus lazily loaded chunks in dist/chunks/, ES modules: every other
 //   command, loaded by main.js. Heavy packages that only some commands need stay external.
 import { build } from 'esbuild';
+import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 
@@ -24,8 +25,11 @@ const noEsprima = {
 };
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-// A build names its chunks by content hash: clear the last build's, or they pile up.
+// A build names its chunks by content hash: clear the last build's, or they pile up; and a
+// fast command that is gone leaves no bundle behind.
 await rm(new URL('../dist/chunks', import.meta.url), { recursive: true, force: true });
+const cliOut = new URL('../dist/cli', import.meta.url);
+for (const f of existsSync(cliOut) ? readdirSync(cliOut).filter((n) => n.startsWith('fast-')) : []) await rm(new URL(`../dist/cli/${f}`, import.meta.url));
 await build({
   absWorkingDir: root,
   entryPoints: ['src/cli/full.ts'],
@@ -54,12 +58,11 @@ const fullIsExternal = {
 };
 await build({
   absWorkingDir: root,
-  // Each its own bundle: `flotilla send` compiles only what sending needs.
+  // Each its own bundle: `flotilla send` compiles only what sending needs. One per file in
+  // src/cli/fast/ (route.ts FAST_COMMANDS names them).
   entryPoints: [
     { in: 'src/cli/main.ts', out: 'main' },
-    { in: 'src/cli/fast/send.ts', out: 'fast-send' },
-    { in: 'src/cli/fast/status.ts', out: 'fast-status' },
-    { in: 'src/cli/fast/watch.ts', out: 'fast-watch' },
+    ...readdirSync(new URL('../src/cli/fast', import.meta.url)).filter((f) => f.endsWith('.ts')).map((f) => ({ in: `src/cli/fast/${f}`, out: `fast-${f.slice(0, -3)}` })),
   ],
   outdir: 'dist/cli',
   bundle: true,

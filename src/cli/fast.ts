@@ -6,9 +6,9 @@ import { parseBySpec } from './spec.js';
 /**
  * The commands agents and people run constantly (route.ts FAST_COMMANDS), run without
  * commander (§14): `send` and `status` start at close to Node's own start-up, and `watch`
- * draws its first frame sooner. A command line
- * is taken here only when the command's spec parses it without doubt (spec.ts); for help and
- * every mistake this returns null and main.ts hands the line to the full CLI.
+ * draws its first frame sooner. A command line is taken here only when the command's spec
+ * parses it without doubt (spec.ts); for help and every mistake this returns null and
+ * main.ts hands the line to the full CLI.
  * Errors are reported here, by the same bundle that threw them (their classes are its own).
  */
 export function fastRun(module: SpecCommandModule, args: string[]): Promise<number> | null {

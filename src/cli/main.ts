@@ -2,13 +2,13 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { requireCached } from './compile-cache.js';
-import { reportError, writeOut } from './output.js';
+import { guardStdout, reportError, writeOut } from './output.js';
 import { FAST_COMMANDS, firstCommandName, VERSION } from './route.js';
 
 /**
  * The `flotilla` executable. Built as CommonJS (tools/build-cli.mjs): Node's ES module loader
  * alone costs ~8 ms of a ~40 ms start, and agents call `flotilla send` constantly (§14).
- * `send` and `status` run from their own small CommonJS bundles (fast.ts), loaded through
+ * `send`, `status` and `watch` run from their own small CommonJS bundles (fast.ts), loaded through
  * V8's code cache (compile-cache.ts); everything else, and any command line those do not
  * take, loads the full CLI (full.ts: commander and the command's own module) as ES modules.
  */
@@ -25,14 +25,8 @@ async function start(argv: string[]): Promise<number> {
     const done = fast.run(args);
     if (done) return done;
   }
-  // The fast commands never touch process.stdout (writeOut): it is made here, for the rest.
-  // `flotilla agents | head` closes our stdout early: that is not an error.
-  // A closed tmux window fails writes with EIO: the harness still has to finish its shutdown.
-  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code === 'EPIPE') process.exit(0);
-    if (err.code === 'EIO') return;
-    throw err;
-  });
+  // `send` and `status` never touch process.stdout (writeOut): it is made here, for the rest.
+  guardStdout();
   const { main } = await import('./full.js');
   return main(argv);
 }

@@ -14,11 +14,29 @@ export function writeOut(text: string): void {
   try {
     while (off < buf.length) off += writeSync(1, buf, off);
   } catch (err) {
-    if (isErrno(err, 'EAGAIN')) process.stdout.write(buf.subarray(off));
+    if (isErrno(err, 'EAGAIN')) guardStdout().write(buf.subarray(off));
     else if (isErrno(err, 'EPIPE')) process.exit(0);
     else if (!isErrno(err, 'EIO')) throw err;
   }
 }
+
+/**
+ * process.stdout, with the errors that are not errors handled: a reader that has gone
+ * (`flotilla agents | head`) ends the process quietly, and a closed tmux window (EIO) must not
+ * stop a harness finishing its shutdown. Once per process.
+ */
+export function guardStdout(): NodeJS.WriteStream {
+  if (!stdoutGuarded) {
+    stdoutGuarded = true;
+    process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EPIPE') process.exit(0);
+      if (err.code === 'EIO') return;
+      throw err;
+    });
+  }
+  return process.stdout;
+}
+let stdoutGuarded = false;
 
 /** The terminal's width when stdout is one, without loading streams when it is a pipe, a file or /dev/null. */
 export function terminalColumns(): number | undefined {

@@ -3,8 +3,8 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 /**
  * A command's arguments and options, declared once. The full CLI turns a spec into a
  * commander command (from-spec.ts: help, suggestions, every error message); the fast path
- * (fast.ts) parses the same spec with node's own `parseArgs`, so `flotilla send` and
- * `flotilla status` run without loading commander at all (§14). The fast parse takes only
+ * (fast.ts) parses the same spec with node's own `parseArgs`, so `flotilla send`, `status`
+ * and `watch` run without loading commander at all (§14). The fast parse takes only
  * what it is sure of: anything it would have to guess at — help, an unknown option, a
  * value that is not one of the choices, a missing argument — goes to commander, which
  * stays the one judge of a command line's errors.
@@ -39,7 +39,7 @@ export interface Parsed {
   opts: Record<string, string | boolean | undefined>;
 }
 
-/** Options the program itself takes, before or after the command name (main.ts). */
+/** Options the program itself takes, before or after the command name (full.ts, and parseBySpec). */
 export const GLOBAL_OPTIONS: OptionSpec[] = [
   { flags: '--root <dir>', description: 'fleet root (default: <git top-level>/.flotilla, or $FLOTILLA_ROOT)' },
 ];
@@ -62,9 +62,11 @@ export function argParts(a: ArgSpec): { required: boolean; variadic: boolean } {
  * returns null when commander should decide. Never throws.
  */
 export function parseBySpec(spec: CommandSpec, args: string[]): (Parsed & { globals: Record<string, string | undefined> }) | null {
-  const all = [...GLOBAL_OPTIONS, ...spec.options];
   const config: ParseArgsConfig['options'] = {};
-  for (const o of all) config[optionParts(o).long] = { type: optionParts(o).takesValue ? 'string' : 'boolean' };
+  for (const o of [...GLOBAL_OPTIONS, ...spec.options]) {
+    const { long, takesValue } = optionParts(o);
+    config[long] = { type: takesValue ? 'string' : 'boolean' };
+  }
   let values: Record<string, string | boolean | (string | boolean)[] | undefined>;
   let positionals: string[];
   try {

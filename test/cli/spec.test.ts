@@ -1,11 +1,12 @@
 import { Command, CommanderError } from 'commander';
+import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import * as send from '../../src/cli/commands/send.js';
 import * as status from '../../src/cli/commands/status.js';
 import * as watch from '../../src/cli/commands/watch.js';
 import { commandFromSpec } from '../../src/cli/from-spec.js';
 import type { SpecCommandModule } from '../../src/cli/registry.js';
-import { commandIndex } from '../../src/cli/route.js';
+import { commandIndex, FAST_COMMANDS } from '../../src/cli/route.js';
 import { GLOBAL_OPTIONS, parseBySpec, type Parsed } from '../../src/cli/spec.js';
 
 /**
@@ -100,5 +101,12 @@ describe('the fast path parses like commander', () => {
       ok: true, root: undefined,
       parsed: { args: ['bob', ['hi']], opts: { priority: 'normal', kind: 'message', replyTo: 'm-1' } },
     });
+  });
+
+  it('main.ts routes each fast command, by name and alias, to a bundle that is built from its own file', () => {
+    const byName: Record<string, string> = {};
+    for (const mod of [send, status, watch]) for (const name of [mod.spec.name, ...(mod.spec.aliases ?? [])]) byName[name] = mod.spec.name;
+    expect(FAST_COMMANDS).toEqual(byName);
+    for (const bundle of new Set(Object.values(FAST_COMMANDS))) expect(existsSync(new URL(`../../src/cli/fast/${bundle}.ts`, import.meta.url)), bundle).toBe(true);
   });
 });
