@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRecord, endRecord } from '../../src/fleet/registry.js';
@@ -33,12 +33,15 @@ describe('the fast path', () => {
     expect(first.exitCode, String(first.stderr)).toBe(0);
     const caches = readdirSync(cacheDir).filter((n) => n.startsWith('fast-send-'));
     expect(caches).toHaveLength(1);
+    const written = statSync(join(cacheDir, caches[0]!));
     const second = await flotilla(['send', 'human', 'two'], { env });
     expect(second.exitCode, String(second.stderr)).toBe(0);
     expect(second.stdout).toMatch(/^[0-9a-z]+$/);
     expect(humanBodies()).toEqual(['one', 'two']);
-    // A good cache is not written again.
+    // V8 took the cache: it is not written again (a refused one would be, under a new inode).
     expect(readdirSync(cacheDir).filter((n) => n.startsWith('fast-send-'))).toEqual(caches);
+    const after = statSync(join(cacheDir, caches[0]!));
+    expect([after.ino, after.mtimeMs]).toEqual([written.ino, written.mtimeMs]);
   });
 
   it('a corrupt cache costs a compile, never a message, and is replaced', async () => {
