@@ -23,6 +23,15 @@ export function readPid(file: string): number {
   return pid;
 }
 
+/** True once `file` holds a whole pid (a shell creates the file before it writes to it). */
+export function hasPid(file: string): boolean {
+  try {
+    return /^\d+\n$/.test(readFileSync(file, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
 export function ctxFor(cwd: string, signal: AbortSignal = new AbortController().signal) {
   return { signal, cwd, agentId: 'tester-abc123' };
 }

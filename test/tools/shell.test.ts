@@ -5,7 +5,7 @@ import { tempDir } from '../helpers/fleet.js';
 import { eventually } from '../helpers/tmux.js';
 import { runTool } from '../../src/tools/run-tool.js';
 import { createShellTool } from '../../src/tools/shell.js';
-import { ctxFor, isDead, readPid } from './process-helpers.js';
+import { ctxFor, hasPid, isDead, readPid } from './process-helpers.js';
 
 let tmp: { dir: string; cleanup(): void };
 beforeEach(() => {
@@ -53,10 +53,11 @@ describe('shell', () => {
     // never returns and the test times out.
     const r = await shell().execute(
       // 2 s, not less: on a busy machine the shell must get to write the pid file before the timeout.
-      { command: `trap '' TERM; sleep 3600 > /dev/null 2>&1 & echo $! > ${pidfile}; wait; wait`, timeout_secs: 2 },
+      { command: `trap '' TERM; sleep 3600 > /dev/null 2>&1 & echo $! > ${pidfile}; echo started; wait; wait`, timeout_secs: 2 },
       ctxFor(tmp.dir),
     );
     expect(r.meta).toMatchObject({ timedOut: true });
+    expect(r.output).toContain('started\n');
     const grandchild = readPid(pidfile);
     await eventually(() => isDead(grandchild), 5000, `TERM-ignoring grandchild ${grandchild} to die`);
   });
@@ -66,7 +67,9 @@ describe('shell', () => {
     const pidfile = join(tmp.dir, 'pid');
     // An hour-long sleep: unless the abort kills it, this never returns and the test times out.
     const running = shell().execute({ command: `sleep 3600 & echo $! > ${pidfile}; wait` }, ctxFor(tmp.dir, ac.signal));
-    await eventually(() => existsSync(pidfile), 30_000, 'the command to start');
+    // Wait for the pid itself, not the file: the shell creates the file before echo writes to
+    // it, and an abort in between would leave nothing to check.
+    await eventually(() => hasPid(pidfile), 30_000, 'the command to start');
     ac.abort();
     const r = await running;
     expect(r.isError).toBe(true);
