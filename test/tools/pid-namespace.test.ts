@@ -47,9 +47,14 @@ describe('a pid namespace per tool command', () => {
   it('reports exit codes and output as before; a timeout kills a setsid escapee too', async () => {
     expect((await shell().execute({ command: 'echo out; echo err >&2; exit 3' }, ctxFor(tmp.dir))).output).toBe('out\nerr\n[exit code 3]');
     const file = join(tmp.dir, 'esc');
-    const r = await shell(2).execute({ command: `${orphan(file, 'setsid -f CMD > /dev/null 2>&1')}; sleep 60` }, ctxFor(tmp.dir));
+    // The command waits for the escapee's pid before it idles, so a slow machine cannot time it
+    // out before there is an escapee to check.
+    const r = await shell(5).execute(
+      { command: `${orphan(file, 'setsid -f CMD > /dev/null 2>&1')}; while [ ! -e ${file} ]; do sleep 0.05; done; echo ready; sleep 60` },
+      ctxFor(tmp.dir),
+    );
     expect(r.isError).toBe(true);
-    expect(r.output).toMatch(/timed out after 2 s/);
+    expect(r.output).toMatch(/^ready\n[\s\S]*timed out after 5 s/);
     const pid = readPid(file);
     await eventually(() => isDead(pid), 10_000, 'the escapee to die with its namespace');
   });
