@@ -83,7 +83,9 @@ describe('flotilla watch', () => {
   it('sends a message, approves, denies, attaches and cancels from the keyboard', async () => {
     await startDashboard();
     const layout = fleet!.layout;
-    sleeper = execa('sleep', ['120']);
+    // reject: false — the dashboard's cancel can end it before this test awaits it, and a
+    // rejection nobody has awaited yet is an unhandled error that fails the run.
+    sleeper = execa('sleep', ['120'], { reject: false });
     const pid = sleeper.pid!;
     const agentWin = (await tmux!.tmux('new-window', '-d', '-P', '-F', '#{session_id} #{window_id} #{pane_id}', '-t', 'dash:', '-n', 'agentwin', 'sleep', '120')).trim().split(' ');
     createRecord(layout, recordInput('asker-aaa111', {
@@ -132,8 +134,7 @@ describe('flotilla watch', () => {
     await tmux!.tmux('send-keys', '-t', DASH, 'c');
     await tmux!.waitFor(DASH, /cancel asker-aaa111\? \(y\/n\)/, 5000);
     await tmux!.tmux('send-keys', '-t', DASH, 'y');
-    const ended = await sleeper.catch((e: { signal?: string }) => e);
-    expect((ended as { signal?: string }).signal).toBe('SIGTERM');
+    expect((await sleeper).signal).toBe('SIGTERM');
     await tmux!.waitFor(DASH, /cancelled asker-aaa111/, 10_000);
 
     // q quits.
