@@ -6,7 +6,7 @@ import type { AgentRecord } from './record.js';
 import { endedUsage, indexBuilt, liveIndexIds, rebuildIndex, recentEndedIds, unmarkLive } from './registry-index.js';
 import { byCodeUnit } from '../compare.js';
 import { errorMessage } from '../errors.js';
-import { listIds, listRecords, readRecord, type CorruptRecord } from './registry.js';
+import { countIds, listRecords, readRecord, type CorruptRecord } from './registry.js';
 
 /**
  * Reads of the fleet that must not grow with its history: the live agents, a tree's usage,
@@ -137,6 +137,5 @@ export function recentRecords(
     shown.add(id);
     out.push(rec);
   }
-  const total = listIds(layout, io).length;
-  return { records: out.sort((a, b) => byCodeUnit(a.createdAt, b.createdAt) || byCodeUnit(a.id, b.id)), hidden: Math.max(0, total - out.length) };
+  return { records: out.sort((a, b) => byCodeUnit(a.createdAt, b.createdAt) || byCodeUnit(a.id, b.id)), hidden: Math.max(0, countIds(layout, io) - out.length) };
 }

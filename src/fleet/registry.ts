@@ -72,6 +72,20 @@ export function listIds(layout: Layout, io: FleetIo = nodeIo): string[] {
   }
 }
 
+/** How many records the registry holds (status's hidden count): one readdir, nothing sorted or read. */
+export function countIds(layout: Layout, io: FleetIo = nodeIo): number {
+  let names: string[];
+  try {
+    names = io.readdir(layout.registryDir);
+  } catch (err) {
+    if (isErrno(err, 'ENOENT')) return 0;
+    throw err;
+  }
+  let n = 0;
+  for (const f of names) if (f.endsWith('.json') && !f.startsWith('.')) n++;
+  return n;
+}
+
 /** Every readable record, oldest first; an unreadable file is skipped and handed to `onCorrupt` (status shows it, gc sets it aside). */
 export function listRecords(layout: Layout, onCorrupt?: (c: CorruptRecord) => void): AgentRecord[] {
   const out: AgentRecord[] = [];

@@ -65,9 +65,17 @@ export function listNames(dir: string): string[] {
   }
 }
 
-/** Unread messages (files in new/), for `status`: mail nobody has read yet. */
+/**
+ * Unread messages (files in new/), for `status`: mail nobody has read yet. Counted, not
+ * listed: status asks this for every row it shows, so it builds one path and sorts nothing.
+ */
 export function unreadCount(layout: Layout, owner: string): number {
-  return listNames(maildir(layout, owner).new).length;
+  try {
+    return readdirSync(join(layout.inbox(owner), 'new')).filter(isCandidate).length;
+  } catch (err) {
+    if (isErrno(err, 'ENOENT')) return 0;
+    throw err;
+  }
 }
 
 export const STALE_TEMP_MS = 24 * 60 * 60 * 1000;
