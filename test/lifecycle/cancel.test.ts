@@ -1,5 +1,4 @@
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
-import { parentPid } from '../../src/fleet/proc.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/tmux.js';
 import { completionsFrom, isAlive, spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
@@ -36,9 +35,9 @@ describe('flotilla cancel (§5.8)', () => {
     const left = fleetProcesses(f.layout.root).filter((p) => !p.cmd.includes(' reap --pane '));
     // Except the pid namespace of the shell command that started the background child: it
     // hosts that child, so it lives on with it (docs/security.md, Lineage).
+    // Namespace and parent are read with the listing: the init's `sleep 1` can exit in between.
     const hostNs = readlinkSync(`/proc/${pids['bg-one']!}/ns/pid`);
-    const inHost = (pid: number): boolean => { try { return readlinkSync(`/proc/${pid}/ns/pid`) === hostNs; } catch { return false; } };
-    const hosting = (p: { pid: number }): boolean => inHost(p.pid) || left.some((q) => inHost(q.pid) && parentPid(q.pid) === p.pid);
+    const hosting = (p: FleetProcess): boolean => p.ns === hostNs || left.some((q) => q.ns === hostNs && q.ppid === p.pid);
     expect(left.filter((p) => ['lead-c', 'fg-one', 'fg-two'].includes(p.agent) && !hosting(p))).toEqual([]);
     expect(left.filter((p) => p.agent === 'bg-one').length).toBeGreaterThanOrEqual(2);
     expect(completionsFrom(f, 'human', 'lead-c').map((m) => m.status)).toEqual(['cancelled']);
@@ -67,16 +66,22 @@ describe('flotilla cancel (§5.8)', () => {
   });
 });
 
+interface FleetProcess { pid: number; ppid: number; ns: string; agent: string; cmd: string }
+
 /** Live processes whose environment names this fleet root, with the agent id they run for. */
-function fleetProcesses(root: string): { pid: number; agent: string; cmd: string }[] {
-  const out: { pid: number; agent: string; cmd: string }[] = [];
+function fleetProcesses(root: string): FleetProcess[] {
+  const out: FleetProcess[] = [];
   for (const name of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
     try {
-      if (/^\S+ \(.*\) [ZX]/.test(readFileSync(`/proc/${name}/stat`, 'utf8'))) continue;
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      if (/^\S+ \(.*\) [ZX]/.test(stat)) continue;
       const env = readFileSync(`/proc/${name}/environ`, 'utf8').split('\0');
       if (!env.includes(`FLOTILLA_ROOT=${root}`)) continue;
       const cmd = readFileSync(`/proc/${name}/cmdline`, 'utf8').replace(/\0/g, ' ');
-      out.push({ pid: Number(name), cmd, agent: env.find((e) => e.startsWith('FLOTILLA_AGENT_ID='))?.slice('FLOTILLA_AGENT_ID='.length) ?? '' });
+      const ns = readlinkSync(`/proc/${name}/ns/pid`);
+      // The fields after the command's name, which may itself hold spaces or parentheses.
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      out.push({ pid: Number(name), ppid, ns, cmd, agent: env.find((e) => e.startsWith('FLOTILLA_AGENT_ID='))?.slice('FLOTILLA_AGENT_ID='.length) ?? '' });
     } catch {
       // Gone, or not ours to read.
     }
