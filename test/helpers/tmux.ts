@@ -1,5 +1,8 @@
 import { execa } from 'execa';
 import { nanoid } from 'nanoid';
+import { rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 /** A private tmux server (`tmux -L <unique>`), killed by `kill()`. */
 export interface TmuxServer {
@@ -47,6 +50,8 @@ export function tmuxServer(): TmuxServer {
     },
     async kill() {
       await execa('tmux', ['-L', socket, 'kill-server'], { reject: false });
+      // tmux 3.3 leaves its socket file behind; thousands of test runs would litter /tmp with them.
+      rmSync(join(process.env.TMUX_TMPDIR || tmpdir(), `tmux-${process.getuid?.() ?? 0}`, socket), { force: true });
     },
   };
 }
