@@ -13,7 +13,8 @@ beforeEach(() => {
   fleet = tempFleet('flotilla-agents-');
   mkdirSync(join(fleet.project, '.git'));
   const home = join(fleet.project, 'home');
-  env = { HOME: home, XDG_CONFIG_HOME: join(home, 'xdg'), FLOTILLA_ROOT: '', VISUAL: '', EDITOR: '' };
+  // TMPDIR: a failed edit keeps the user's copy in a temp dir, on purpose; keep it in ours.
+  env = { HOME: home, XDG_CONFIG_HOME: join(home, 'xdg'), FLOTILLA_ROOT: '', VISUAL: '', EDITOR: '', TMPDIR: fleet.project };
 });
 afterEach(() => fleet.cleanup());
 
