@@ -53,8 +53,12 @@ const crypto = (): typeof import('node:crypto') => process.getBuiltinModule('nod
  */
 
 const ABSTRACT = process.platform === 'linux';
-/** How long a harness waits for the spawner's `ok`, and keeps retrying a busy k-b. */
-const HANDOFF_TIMEOUT_MS = 5_000;
+/**
+ * How long a harness waits for the spawner's `ok`. The spawner answers only once it waits for
+ * the handoff, after its last write to the child's record (the tmux place), which on a loaded
+ * machine can take seconds; a spawner that died closes the socket and is noticed at once.
+ */
+const HANDOFF_TIMEOUT_MS = 30_000;
 const REBIND_WINDOW_MS = 2_000;
 
 export interface SlotReservation {
@@ -63,7 +67,12 @@ export interface SlotReservation {
   readonly token: string;
   /** The value of `FLOTILLA_SLOT` for the child: `<index>:<token>`. */
   readonly envValue: string;
-  /** Resolves true once the harness holds the slot (and this reservation is gone); false on timeout (reservation released). */
+  /**
+   * Lets the harness take the slot, then resolves true once it holds it (and this reservation
+   * is gone); false on timeout (reservation released). Until this is called a harness that
+   * asks is kept waiting: its first record write comes after the handoff, so the spawner must
+   * have made its own last write to the record (launch.ts) — else one would overwrite the other.
+   */
   waitForHandoff(timeoutMs: number): Promise<boolean>;
   /** Gives the reservation up; idempotent. */
   release(): void;
@@ -187,6 +196,15 @@ export async function reserveSlot(layout: Layout, cap: number): Promise<SlotRese
     const pending = new Set<Socket>();
     let settle: ((handed: boolean) => void) | undefined;
     let done = false;
+    let waiting = false;
+    let asked: Socket | null = null;
+    const answer = (sock: Socket): void => {
+      pending.delete(sock);
+      // The harness gave up while the spawner was still writing: it holds nothing.
+      if (sock.destroyed) return;
+      sock.end('ok\n');
+      finish(true);
+    };
     const handed = new Promise<boolean>((resolve) => (settle = resolve));
     const finish = (ok: boolean): void => {
       if (done) return;
@@ -207,10 +225,10 @@ export async function reserveSlot(layout: Layout, cap: number): Promise<SlotRese
         buf += chunk;
         if (!buf.includes('\n')) return;
         if (buf.slice(0, buf.indexOf('\n')) !== token || done) return void sock.destroy();
-        // The harness has bound k-b before sending the token, so k-a may go now.
-        pending.delete(sock);
-        sock.end('ok\n');
-        finish(true);
+        // The harness has bound k-b before sending the token, so k-a may go now — once the
+        // spawner waits for the handoff.
+        if (waiting) answer(sock);
+        else asked = sock;
       });
     });
     if (!server) continue;
@@ -223,6 +241,9 @@ export async function reserveSlot(layout: Layout, cap: number): Promise<SlotRese
       token,
       envValue: `${index}:${token}`,
       waitForHandoff(timeoutMs) {
+        if (done) return handed;
+        waiting = true;
+        if (asked) answer(asked);
         if (done) return handed;
         // A referenced timer keeps the spawner alive while it waits (the server is unref'd).
         const timer = setTimeout(() => finish(false), timeoutMs);

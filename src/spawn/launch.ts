@@ -88,7 +88,9 @@ export async function launchAgent(layout: Layout, config: Config, prepared: Prep
     } else {
       ({ tmux, place } = await openInTmux(layout, config, rec, childEnv, env, opts.session ?? false));
       // Written before the child can write: its first write comes after the slot handoff,
-      // which it cannot finish before this process answers — long after tmux returned.
+      // which this process answers only once it waits for it (awaitHandoff, below). The child
+      // may well be up and asking by now; had it been answered, its `starting` could be lost
+      // to this read-modify-write (seen under load: the agent then failed at its next write).
       rec = updateRecord(layout, rec.id, { tmux: place });
       const t = tmux;
       const pane = place.paneId;

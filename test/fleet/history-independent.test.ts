@@ -74,7 +74,11 @@ describe('hot paths independent of the fleet history (issue 15)', () => {
     const admission = await admitSpawn(fleet.layout, limits, { id: 'kid-new', parent: lead, rootId: 'lead' }, liveRecords(fleet.layout, io));
     try {
       createRecord(fleet.layout, recordInput('kid-new', { parentId: 'lead', rootId: 'lead', depth: 1 }));
-      const hold = await admitSelf(fleet.layout, { ...config, budget: { max_tokens_per_tree: 1000, max_cost_usd_per_tree: null } }, readRecord(fleet.layout, 'kid-new')!, admission.slot.envValue, io);
+      // The spawner's side of the handoff runs beside the harness's, as in launch.ts.
+      const [hold] = await Promise.all([
+        admitSelf(fleet.layout, { ...config, budget: { max_tokens_per_tree: 1000, max_cost_usd_per_tree: null } }, readRecord(fleet.layout, 'kid-new')!, admission.slot.envValue, io),
+        admission.slot.waitForHandoff(30_000),
+      ]);
       hold.release();
     } finally {
       admission.slot.release();

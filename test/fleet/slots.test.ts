@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { acquireSlot, countHeld, heldSlots, parseSlotEnv, reserveSlot } from '../../src/fleet/slots.js';
+import { acquireSlot, countHeld, heldSlots, holdSlot, parseSlotEnv, reserveSlot } from '../../src/fleet/slots.js';
 import { isProcessAlive } from '../../src/fleet/proc.js';
 import { tempFleet, type TempFleet } from '../helpers/fleet.js';
 import { eventually } from '../helpers/tmux.js';
@@ -77,6 +77,25 @@ describe('concurrency slots', () => {
     expect(mine?.index).toBe(0);
     mine!.release();
     expect(await countHeld(fleet.layout, 1)).toBe(0);
+  });
+
+  it('a harness that asks before the spawner waits for the handoff is kept waiting, then gets the slot', async () => {
+    fleet = tempFleet();
+    const r = (await reserveSlot(fleet.layout, 2))!;
+    const events: string[] = [];
+    const held = holdSlot(fleet.layout, r.index, r.token).then((hold) => {
+      events.push('harness holds');
+      return hold;
+    });
+    // The spawner is still writing the child's record (launch.ts): the harness must not be
+    // answered, or its own first write could race that one.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    events.push('spawner waits');
+    expect(await r.waitForHandoff(30_000)).toBe(true);
+    const hold = await held;
+    expect(events).toEqual(['spawner waits', 'harness holds']);
+    expect(await heldSlots(fleet.layout, 2)).toEqual([r.index]);
+    hold.release();
   });
 
   it('a reservation counts as held, and a released reservation frees the slot', async () => {
