@@ -15,7 +15,10 @@ export interface TmuxServer {
    * leave it a zombie until another SIGCHLD (tmux issue #311). The reaper does the same.
    */
   nudge(): Promise<void>;
-  /** Polls `capture(target)` until `pattern` matches or `timeoutMs` passes; returns the last capture. */
+  /**
+   * Polls `capture(target)` until `pattern` matches; returns that capture. Like `eventually`,
+   * the deadline is never shorter than 30 s: it only bounds how long a failing test waits.
+   */
   waitFor(target: string, pattern: RegExp, timeoutMs?: number): Promise<string>;
   kill(): Promise<void>;
 }
@@ -37,8 +40,8 @@ export function tmuxServer(): TmuxServer {
     tmux,
     capture,
     nudge,
-    async waitFor(target, pattern, timeoutMs = 15_000) {
-      const end = Date.now() + timeoutMs;
+    async waitFor(target, pattern, timeoutMs = 30_000) {
+      const end = Date.now() + Math.max(timeoutMs, 30_000);
       let last = '';
       while (Date.now() < end) {
         await nudge();

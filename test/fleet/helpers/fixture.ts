@@ -35,7 +35,7 @@ export function startFixture(script: string, args: string[], env: NodeJS.Process
     child,
     pid: child.pid!,
     lines,
-    waitLine(pattern, timeoutMs = 20_000) {
+    waitLine(pattern, timeoutMs = 60_000) {
       const seen = lines.find((l) => pattern.test(l));
       if (seen !== undefined) return Promise.resolve(seen);
       return new Promise((resolve, reject) => {
