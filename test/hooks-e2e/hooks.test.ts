@@ -55,12 +55,16 @@ describe('PreToolUse / PostToolUse hooks in a real agent (flotilla run --oneshot
 
   it('a hook that sleeps past its timeout is killed with its children; not fail_closed, the call goes ahead', async () => {
     const dir = p.project;
-    hooked([{ type: 'command', command: `echo $$ > ${dir}/hook.pid; sleep 60 & echo $! > ${dir}/child.pid; wait`, timeout_secs: 1 }]);
+    // 5 s: the hook must get to write both pids before the timeout, on a loaded machine too.
+    hooked([{ type: 'command', command: `echo $$ > ${dir}/hook.pid; sleep 60 & echo $! > ${dir}/child.pid; wait`, timeout_secs: 5 }]);
     const r = await p.run(['run', '--agent', 'hooked', '--model', `script:${ONE_SHELL}`, '--oneshot', 'run it']);
     expect(r.exitCode, r.stderr).toBe(0);
     const id = bannerId(r.stderr);
     const hookPid = Number(readFileSync(join(dir, 'hook.pid'), 'utf8'));
     const childPid = Number(readFileSync(join(dir, 'child.pid'), 'utf8'));
+    // Whole pids, or "not running" below would hold for an empty file too.
+    expect(hookPid).toBeGreaterThan(0);
+    expect(childPid).toBeGreaterThan(0);
     expect(processRunning(hookPid)).toBe(false);
     expect(processRunning(childPid)).toBe(false);
     expect(readFileSync(join(dir, 'ran.txt'), 'utf8')).toBe('ran\n');

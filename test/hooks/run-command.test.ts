@@ -34,7 +34,8 @@ describe('runHookCommand', () => {
     const r = await runHookCommand({
       // The child ignores SIGTERM, so only the SIGKILL after the grace period ends it.
       command: `(trap '' TERM; exec sleep 60) & echo "$$ $! $(ps -o pgid= -p $$)" > ${pids}; wait`,
-      timeoutSecs: 0.5,
+      // Long enough for sh to fork and run ps before it is killed, on a loaded machine too.
+      timeoutSecs: 5,
       killGraceMs: 300,
       env: env(),
       stdin: '',
@@ -45,6 +46,7 @@ describe('runHookCommand', () => {
     const [shPid, childPid, pgid] = readFileSync(pids, 'utf8').trim().split(/\s+/).map(Number);
     expect(shPid).toBe(r.pid);
     expect(pgid).toBe(r.pid);
+    expect(childPid).toBeGreaterThan(0);
     expect(isRunning(shPid!)).toBe(false);
     expect(isRunning(childPid!)).toBe(false);
   });

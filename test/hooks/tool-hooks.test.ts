@@ -59,15 +59,19 @@ describe('PreToolUse', () => {
 
   it('a hook that is not fail_closed and sleeps past its timeout is killed, warned about, and the call proceeds', async () => {
     const pids = join(tmp.dir, 'pids');
-    const h = hooks([{ matcher: 'Bash', hooks: [{ command: `sleep 60 & echo "$$ $!" > ${pids}; wait`, timeout_secs: 0.5 }] }]);
+    // 5 s: the hook must get to write its pids before the timeout, on a loaded machine too.
+    const h = hooks([{ matcher: 'Bash', hooks: [{ command: `sleep 60 & echo "$$ $!" > ${pids}; wait`, timeout_secs: 5 }] }]);
     const decision = await runPreToolUse(h, { name: 'shell', input: { command: 'make' } }, ctx);
     expect(decision).toEqual({ allow: true });
     const [hookPid, childPid] = readFileSync(pids, 'utf8').trim().split(' ').map(Number);
+    // Whole pids, or "not running" below would hold for an empty file too.
+    expect(hookPid).toBeGreaterThan(0);
+    expect(childPid).toBeGreaterThan(0);
     expect(isRunning(hookPid!)).toBe(false);
     expect(isRunning(childPid!)).toBe(false);
     expect(runs).toEqual([expect.objectContaining({ hook: 'PreToolUse', timedOut: true, exitCode: null, tool: 'shell' })]);
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatch(/timed out after 0.5s and was killed — the 'shell' call goes ahead/);
+    expect(warnings[0]).toMatch(/timed out after 5s and was killed — the 'shell' call goes ahead/);
   });
 
   it('a fail_closed hook that times out blocks the call', async () => {

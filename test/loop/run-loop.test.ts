@@ -99,7 +99,8 @@ describe('runLoop on the scripted model', () => {
   });
 
   it('ends with timeout during a tool and interrupts the tool through its signal', async () => {
-    const events = await collect(runLoop(base(loadScriptedModel(fixture('slow-tool.yaml')), { timeoutMs: 300 })));
+    // 2 s: the model's reply must be in and the tool started before the clock runs out, on a loaded machine too.
+    const events = await collect(runLoop(base(loadScriptedModel(fixture('slow-tool.yaml')), { timeoutMs: 2_000 })));
     const done = doneOf(events);
     expect(done.reason).toBe('timeout');
     const results = events.filter((e) => e.type === 'tool_result');

@@ -77,12 +77,13 @@ describe('flotilla approve / deny answer a default-mode agent in a real tmux pan
   });
 
   it('an unanswered request is denied after agents.approval_timeout_secs; answering later says it expired', async () => {
-    p.config({ agents: { approval_timeout_secs: 1 } });
+    // 5 s, not less: askInPane must see the agent waiting before the request times out, on a loaded machine too.
+    p.config({ agents: { approval_timeout_secs: 5 } });
     const { requestId, agentId } = await askInPane();
     await ended(agentId);
     expect(existsSync(join(p.project, 'ran.txt'))).toBe(false);
     const next = scriptCalls(log).at(-1)!;
-    expect(toolResults(next.prompt).join('\n')).toContain('nobody answered within 1s (agents.approval_timeout_secs)');
+    expect(toolResults(next.prompt).join('\n')).toContain('nobody answered within 5s (agents.approval_timeout_secs)');
     const late = await p.run(['approve', requestId]);
     expect(late.exitCode).toBe(1);
     expect(late.stderr).toMatch(new RegExp(`request ${requestId} (is moot: agent '${agentId}' has ended|expired)`));

@@ -39,9 +39,10 @@ describe('shell', () => {
 
   it('timeout kills the whole process group, grandchildren included', async () => {
     const pidfile = join(tmp.dir, 'pid');
-    const r = await shell().execute({ command: `sleep 60 & echo $! > ${pidfile}; echo started; wait`, timeout_secs: 3 }, ctxFor(tmp.dir));
+    // 5 s: the shell must get to write the pid file before the timeout, on a loaded machine too.
+    const r = await shell().execute({ command: `sleep 60 & echo $! > ${pidfile}; echo started; wait`, timeout_secs: 5 }, ctxFor(tmp.dir));
     expect(r.isError).toBe(true);
-    expect(r.output).toContain('started\n[timed out after 3 s');
+    expect(r.output).toContain('started\n[timed out after 5 s');
     expect(r.meta).toMatchObject({ timedOut: true });
     const grandchild = readPid(pidfile);
     await eventually(() => isDead(grandchild), 5000, `grandchild ${grandchild} to die`);
@@ -52,8 +53,8 @@ describe('shell', () => {
     // The group ignores SIGTERM and would live for an hour: without the SIGKILL escalation this
     // never returns and the test times out.
     const r = await shell().execute(
-      // 2 s, not less: on a busy machine the shell must get to write the pid file before the timeout.
-      { command: `trap '' TERM; sleep 3600 > /dev/null 2>&1 & echo $! > ${pidfile}; echo started; wait; wait`, timeout_secs: 2 },
+      // 5 s: on a busy machine the shell must get to write the pid file before the timeout.
+      { command: `trap '' TERM; sleep 3600 > /dev/null 2>&1 & echo $! > ${pidfile}; echo started; wait; wait`, timeout_secs: 5 },
       ctxFor(tmp.dir),
     );
     expect(r.meta).toMatchObject({ timedOut: true });
