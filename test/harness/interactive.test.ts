@@ -1,5 +1,5 @@
 import { execa } from 'execa';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { listRecords } from '../../src/fleet/registry.js';
@@ -33,8 +33,11 @@ describe('interactive agent in tmux', () => {
   it('a line typed while a tool runs is in the next model input', async () => {
     const { log } = await startAgent('harness/slow-tool.yaml');
     await tmux.tmux('send-keys', '-t', 'agent', 'count the files', 'Enter');
-    await tmux.waitFor('agent', /\$ sleep 5; echo slept/);
+    await tmux.waitFor('agent', /\$ i=0; while/);
     await tmux.tmux('send-keys', '-t', 'agent', 'also check hidden ones', 'Enter');
+    // The tool runs until the line is queued, so it cannot end first on a slow machine.
+    await tmux.waitFor('agent', /\(queued: will be given to the agent at the next step\)/);
+    writeFileSync(join(fleet.project, 'typed'), '');
     await tmux.waitFor('agent', /Saw: also check hidden ones/);
     const calls = scriptCalls(log);
     expect(calls).toHaveLength(2);
@@ -104,14 +107,18 @@ describe('interactive agent in tmux', () => {
   });
 
   it('Ctrl-C during a pending approval withdraws the question; the agent stays idle past the approval timeout', async () => {
-    await startAgent('harness/asks.yaml', { FLOTILLA_AGENTS_DEFAULT_PERMISSION_MODE: 'default', FLOTILLA_AGENTS_APPROVAL_TIMEOUT_SECS: '2' });
+    // 8 s: Ctrl-C must land before the question times out, on a loaded machine too.
+    const timeoutSecs = 8;
+    await startAgent('harness/asks.yaml', { FLOTILLA_AGENTS_DEFAULT_PERMISSION_MODE: 'default', FLOTILLA_AGENTS_APPROVAL_TIMEOUT_SECS: String(timeoutSecs) });
     await tmux.tmux('send-keys', '-t', 'agent', 'make the marker', 'Enter');
     await tmux.waitFor('agent', /\[y\]es once/);
+    // The question's timer started before it was drawn, so before this.
+    const askedBy = Date.now();
     await tmux.tmux('send-keys', '-t', 'agent', 'C-c');
     await tmux.waitFor('agent', /withdrawn: the turn was stopped/);
     await eventually(() => agentRecord().status === 'idle', 5_000, 'idle');
     // Past the approval timeout: a question left waiting would have set the record back to working.
-    await new Promise((r) => setTimeout(r, 3_000));
+    await new Promise((r) => setTimeout(r, Math.max(0, askedBy + (timeoutSecs + 1) * 1000 - Date.now())));
     expect(agentRecord().status).toBe('idle');
     expect(existsSync(join(fleet.project, 'marker.txt'))).toBe(false);
     const { readAudit } = await import('../../src/audit/read.js');

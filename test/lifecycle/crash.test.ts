@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { processStartTime } from '../../src/fleet/proc.js';
-import { createRecord } from '../../src/fleet/registry.js';
+import { createRecord, updateRecord } from '../../src/fleet/registry.js';
 import { reconcileDead } from '../../src/lifecycle/reconcile.js';
 import { CLI } from '../helpers/cli.js';
 import { recordInput } from '../helpers/records.js';
@@ -63,8 +63,12 @@ describe('crashes (§5.7)', () => {
     expect(completionsFrom(f, 'lead-k', 's-one')).toHaveLength(1);
     const reaps = readFileSync(f.layout.auditFile, 'utf8').split('\n').filter((l) => l.includes('"event":"reap"') && l.includes('"s-one"'));
     expect(reaps).toHaveLength(1);
-    // The dead pane stays readable until gc.
-    expect(await f.tmux.tmux('display-message', '-p', '-t', rec.tmux!.paneId, '#{pane_dead}')).toBe('1');
+    // The dead pane stays readable until gc. (tmux with libutempter can miss the SIGCHLD of a
+    // pane's process, and the parent's check may have ended the agent first: nudge it.)
+    await eventually(async () => {
+      await f!.tmux.nudge();
+      return (await f!.tmux.tmux('display-message', '-p', '-t', rec.tmux!.paneId, '#{pane_dead}')) === '1';
+    }, 30_000, 'the dead pane');
   });
 
   it('racing reapers (five `flotilla reap` processes and in-process reconciles) end a dead agent exactly once', async () => {
@@ -124,5 +128,7 @@ describe('crashes (§5.7)', () => {
     expect(f.record('stale-aaaa').status).toBe('crashed');
     expect(f.record('stale-aaaa').exitReason).toBe('never started (its spawner is gone)');
     expect(f.record('fresh-aaaa').status).toBe('spawning');
+    // End it, or the fleet's close waits out its deadline for this spawn to settle.
+    updateRecord(f.layout, 'fresh-aaaa', { status: 'crashed', exitReason: 'test over' });
   });
 });

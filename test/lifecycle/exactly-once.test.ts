@@ -15,6 +15,7 @@ import { project, type Project } from '../hooks-e2e/project.js';
 
 const LONG = fixture('hooks/long.yaml');
 const STEPS = fixture('lifecycle/many-steps.yaml');
+const HELD = fixture('lifecycle/held-step.yaml');
 
 let p: Project;
 let stopLog: string;
@@ -105,10 +106,12 @@ describe('exactly one completion and one stop hook (issue 11)', () => {
   }, 120_000);
 
   it('a corrupt own record: the agent ends failed, saying why, with one completion', async () => {
-    const { id, proc } = await startWorking(STEPS);
-    // While a long step runs the harness does not write its record: damage it then.
-    await eventually(() => p.record(id).lastLine.includes('sleep 1.5'), 30_000, 'the long step');
+    const { id, proc } = await startWorking(HELD);
+    // While a long step runs the harness does not write its record: damage it then. The step
+    // runs until the damage is done (a fixed-length step could end first on a slow machine).
+    await eventually(() => p.record(id).lastLine.includes('! -e damaged'), 30_000, 'the held step');
     writeFileSync(p.layout.registryFile(id), 'not json at all');
+    writeFileSync(join(p.project, 'damaged'), '');
     const r = await proc;
     expect(r.exitCode).toBe(1);
     expect(p.record(id).status).toBe('failed');

@@ -94,13 +94,16 @@ describe('output, collect, transcript --follow, retention', () => {
 
   it('transcript --follow prints entries as they are appended and stops when the agent ends', async () => {
     const slow = await running();
-    const following = p.run(['transcript', '--follow', slow.id]);
-    // Let --follow attach while the agent still works, then let the agent finish.
-    await new Promise((r) => setTimeout(r, 1_000));
+    const following = p.start(['transcript', '--follow', slow.id]);
+    // --follow is attached and printing while the agent still works (a fixed pause could end
+    // before a slow machine had started it); then the agent finishes.
+    let early = '';
+    following.stdout!.on('data', (d: Buffer) => { early += d.toString(); });
+    await eventually(() => early.includes('take your time'), 60_000, '--follow to print the running agent');
     await slow.finish();
     const follow = await following;
-    expect(follow.exitCode, follow.stderr).toBe(0);
-    const out = follow.stdout;
+    expect(follow.exitCode, String(follow.stderr)).toBe(0);
+    const out = String(follow.stdout);
     expect(out).toContain(`━━ ${slow.id} · worker`);
     expect(out).toContain('take your time');
     expect(out).toContain('$ for i in $(seq 1200); do [ -e release ] && break; sleep 0.1; done; echo slow-done');

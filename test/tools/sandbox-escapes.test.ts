@@ -49,7 +49,8 @@ describe('the bubblewrap sandbox contains (issue 12)', () => {
       expect(r.output).toMatch(/No such (process|file)/);
       // Only the sandbox's own few processes are visible.
       expect(Number(/\n(\d+)\nend/.exec(r.output)?.[1])).toBeLessThan(10);
-      expect(state(pid)).toBe('S');
+      // Neither stopped (T) nor killed (Z): sleeping, or running if the machine was slow to start it.
+      expect(state(pid)).toMatch(/^[SR]$/);
     } finally {
       other.kill('SIGKILL');
     }

@@ -70,6 +70,15 @@ const actions: WatchActions = {
 
 const tick = () => new Promise((r) => setImmediate(r));
 
+/**
+ * Waits until `cond` holds (or 30 s pass), for what lands after a timer: a fixed sleep could
+ * end in the same turn of the event loop as the dashboard's own timer, before its draw.
+ */
+async function until(cond: () => boolean): Promise<void> {
+  const end = Date.now() + 30_000;
+  while (!cond() && Date.now() < end) await new Promise((r) => setTimeout(r, 5));
+}
+
 function setup() {
   const input = new FakeInput();
   const output = new FakeOutput();
@@ -130,7 +139,7 @@ describe('the dashboard loop', () => {
     await tick();
     expect(output.lastFrame()).toMatch(/message to alpha-aaaaaa \(⏎ send, Esc cancel\): ▏/);
     input.type('hi\r');
-    await new Promise((r) => setTimeout(r, 10));
+    await until(() => /sent "hi"/.test(output.lastFrame()));
     expect(output.lastFrame()).toMatch(/sent "hi" to alpha-aaaaaa/);
     expect(feed.refreshed).toBe(1);
     dash.stop();
@@ -140,7 +149,7 @@ describe('the dashboard loop', () => {
     const { input, output, dash } = setup();
     input.type('m');
     input.type('\u001B');
-    await new Promise((r) => setTimeout(r, 30));
+    await until(() => /message not sent/.test(output.lastFrame()));
     expect(output.lastFrame()).toMatch(/message not sent/);
     input.type('\u001B[B');
     await tick();

@@ -1,3 +1,5 @@
+import { readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AgentRecord } from '../../src/fleet/record.js';
 import { eventually } from '../helpers/tmux.js';
@@ -45,7 +47,7 @@ describe('slots for work, not for windows', () => {
       // Four idle agents get long work: they take the four slots.
       const sent = await Promise.all(ids.slice(0, 4).map((id) => f!.flotilla(['send', id, 'please do the long job'])));
       expect(sent.map((r) => r.exitCode)).toEqual([0, 0, 0, 0]);
-      // Each long job runs `sleep 25`: long enough to overlap on a loaded machine.
+      // Each long job runs until the test releases it, so the four overlap however slow the machine.
       await eventually(() => f!.records().filter((r) => WORKING.has(r.status)).length === 4, 20_000, 'four agents working');
       // A message to a fifth waits, visibly, in its pane and in status…
       expect((await f.flotilla(['send', 'w4', 'hello from the test'])).exitCode).toBe(0);
@@ -53,9 +55,9 @@ describe('slots for work, not for windows', () => {
       expect(f.record('w4').lastLine).toBe('waiting for a slot 4/4');
       await f.tmux.waitFor(f.record('w4').tmux!.paneId, /waiting for a slot 4\/4/, 10_000);
       const status = await f.flotilla(['status']);
-      const { readdirSync } = await import('node:fs');
       expect(status.stdout, `${status.stderr}\nlive: ${readdirSync(f.layout.liveIndexDir).join(' ')}\n${f.records().map((r) => `${r.id} ${r.status}`).join('\n')}`).toMatch(/w4.*queued.*waiting for a slot 4\/4/);
       // …then runs once a slot is free, and the model sees the message.
+      writeFileSync(join(f.project, 'long-job.release'), '');
       await eventually(() => /^Mail: .*hello from the test/.test(f!.record('w4').lastLine), 60_000, 'w4 to handle its mail');
       await eventually(() => ids.slice(0, 4).every((id) => f!.record(id).lastLine === 'Long job: long-done'), 60_000, 'the long jobs to end');
     } finally {
