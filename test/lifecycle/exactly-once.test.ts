@@ -153,5 +153,5 @@ describe('exactly one completion and one stop hook (issue 11)', () => {
     const r = await p.run(['run', '--spawned', 'lonely-000001']);
     expect(r.exitCode).not.toBe(0);
     await expectOneEnding('lonely-000001', 'refused');
-  }, 60_000);
+  }, 120_000);
 });

@@ -26,7 +26,9 @@ export async function connectMcp(root: string, env: Record<string, string>, cwd:
   return {
     client,
     async call(name, args = {}) {
-      const r = await client.callTool({ name, arguments: args });
+      // The SDK gives up on a request after 60 s; wait_for_agents and spawn_agent with wait
+      // run whole agents, which a loaded machine can take longer over.
+      const r = await client.callTool({ name, arguments: args }, undefined, { timeout: 240_000 });
       const content = r.content as { type: string; text?: string }[];
       return { text: content.map((c) => c.text ?? '').join(''), isError: r.isError === true };
     },

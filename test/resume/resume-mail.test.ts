@@ -62,5 +62,5 @@ describe('resume and mail', () => {
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toContain('no prompt given');
     expect(p.ids()).toEqual([oldId]);
-  }, 60_000);
+  }, 120_000);
 });

@@ -101,7 +101,7 @@ describe('flotilla up', () => {
     expect(await windows()).toEqual(before);
     expect((await tmux.tmux('list-sessions', '-F', '#{session_name}')).trim().split('\n')).toEqual([session]);
     expect(listRecords(layout)).toHaveLength(3);
-  }, 90_000);
+  }, 180_000);
 
   it('two ups at once open one session and one root: the second uses the first one\'s', async () => {
     const dir = await demoProject();
@@ -118,7 +118,7 @@ describe('flotilla up', () => {
     expect(names.filter((n) => n === 'root')).toHaveLength(1);
     expect(names.filter((n) => n === 'dashboard')).toHaveLength(1);
     expect(listRecords(resolveLayout({ cwd: dir, env: {} })).filter((r) => r.depth === 0)).toHaveLength(1);
-  }, 90_000);
+  }, 180_000);
 
   it('puts back a dashboard that was closed, without a second session or root', async () => {
     const dir = await demoProject();
@@ -134,5 +134,5 @@ describe('flotilla up', () => {
     expect(names[0]).toMatch(/ dashboard$/);
     expect(names.filter((n) => n.endsWith(' root'))).toHaveLength(1);
     expect((await tmux.tmux('list-sessions')).trim().split('\n')).toHaveLength(1);
-  }, 60_000);
+  }, 120_000);
 });
