@@ -48,7 +48,8 @@ describe('lineage survives detaching (issue 12)', () => {
     for (const kid of kids) expect([kid.id, kid.parentId, kid.depth, kid.rootId]).toEqual([kid.id, 'pr', 1, 'pr']);
     expect(f.records().filter((x) => x.parentId === null).map((x) => x.id)).toEqual(['pr']);
 
-    const read = (name: string) => eventually(() => { try { return readFileSync(join(f!.project, name), 'utf8') || false; } catch { return false; } }, 60_000, name);
+    // Whole lines only: the shell creates the file before the command writes to it.
+    const read = (name: string) => eventually(() => { try { const t = readFileSync(join(f!.project, name), 'utf8'); return t.endsWith('\n') && t; } catch { return false; } }, 60_000, name);
     expect(await read('approve.out')).toMatch(/approve refused: approvals must come from a person, and this command runs inside agent 'pr'/);
     expect(await read('forged.out')).toMatch(/FLOTILLA_AGENT_ID names 'worker-000000', but this process belongs to agent 'pr'/);
     const human = await eventually(() => f!.mail('human').find((m) => (m.body ?? '').includes('from-a-detached-process')) ?? false, 60_000, 'the detached send');
@@ -62,7 +63,9 @@ describe('lineage survives detaching (issue 12)', () => {
     expect(r.exitCode).toBe(0);
     const refused = await eventually(() => {
       try {
-        return readFileSync(join(f!.project, 'spawned.2.txt'), 'utf8').includes('depth-limit') && readFileSync(join(f!.project, 'spawned.2.txt'), 'utf8');
+        // The whole bracketed line, not a part of it still being written.
+        const text = readFileSync(join(f!.project, 'spawned.2.txt'), 'utf8');
+        return /\[flotilla:depth-limit [^\]\n]*\]/.test(text) && text;
       } catch {
         return false;
       }

@@ -18,6 +18,11 @@ describe('flotilla status / wait / gc', () => {
     const one = await f.spawnAgent(['--wait', '--oneshot', '--id', 'solo', '--model', `script:${fixture('worker.yaml')}`, 'x']);
     expect(one.exitCode).toBe(0);
     await deliver(f.layout, { from: 'human', to: 'solo', kind: 'message', body: 'nobody reads this' });
+    // Let the fleet settle first: w-alpha answers the ping as its second task, and lead-s its
+    // completion as its own second one. On a slow machine status could otherwise catch either
+    // mid-task, and wait (which takes the task current when it starts) report w-alpha's first.
+    const second = (id: string) => (f!.record(id).lastTask?.task ?? 0) >= 2 && f!.record(id).status === 'idle';
+    await eventually(() => second('w-alpha') && second('lead-s'), 60_000, 'w-alpha and lead-s to answer their mail');
     const s = await f.flotilla(['status']);
     expect(s.exitCode).toBe(0);
     const lines = s.stdout.split('\n');
