@@ -67,11 +67,12 @@ export function listNames(dir: string): string[] {
 
 /**
  * Unread messages (files in new/), for `status`: mail nobody has read yet. Counted, not
- * listed: status asks this for every row it shows, so it builds one path and sorts nothing.
+ * listed: status asks this for every row it shows, so it builds one path (by hand: path.join
+ * normalizes it character by character, ~10 µs in a fresh process) and sorts nothing.
  */
 export function unreadCount(layout: Layout, owner: string): number {
   try {
-    return readdirSync(join(layout.inbox(owner), 'new')).filter(isCandidate).length;
+    return readdirSync(`${layout.inbox(owner)}/new`).filter(isCandidate).length;
   } catch (err) {
     if (isErrno(err, 'ENOENT')) return 0;
     throw err;
