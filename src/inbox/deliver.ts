@@ -1,8 +1,7 @@
-import { close as fsClose, fsync as fsFsync, open as fsOpen, write as fsWrite } from 'node:fs';
-import { access, link, mkdir, open, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { audit } from '../audit/audit.js';
 import { FlotillaError, UsageError, isErrno } from '../errors.js';
+import { closeFd, exists, fsyncFd, link, mkdirp, openExcl, openRead, unlink, writeAll } from './fs-calls.js';
 import type { Layout } from '../layout/layout.js';
 import { maildir, messageFileName, READ_SUFFIX } from './maildir.js';
 import { DEFAULT_MAX_BODY_BYTES, MessageFieldError, composeMessage, type InboxMessage, type MessageDraft } from './message.js';
@@ -63,7 +62,7 @@ export async function deliver(layout: Layout, given: MessageDraft, opts: Deliver
   if (opts.fixedName) {
     const read = join(box.cur, `${file}${READ_SUFFIX}`);
     // Delivered and already claimed by an earlier try: nothing to do.
-    if (await access(read).then(() => true, () => false)) return { message, file, path: read };
+    if (await exists(read)) return { message, file, path: read };
     await unlink(tmpPath).catch(() => undefined);
   }
   const fd = await openTemp(tmpPath, box);
@@ -80,8 +79,8 @@ export async function deliver(layout: Layout, given: MessageDraft, opts: Deliver
       if (opts.fixedName && isErrno(err, 'EEXIST')) return;
       // new/ removed since this process last made the Maildir: make it again, link once more.
       if (!isErrno(err, 'ENOENT')) throw err;
-      await mkdir(box.new, { recursive: true });
-      await mkdir(box.cur, { recursive: true });
+      await mkdirp(box.new);
+      await mkdirp(box.cur);
       await link(tmpPath, newPath);
     });
   } finally {
@@ -116,21 +115,9 @@ async function openTemp(tmpPath: string, box: { tmp: string; new: string; cur: s
       knownBoxes.delete(box.tmp);
     }
   }
-  for (const d of [box.tmp, box.new, box.cur]) await mkdir(d, { recursive: true });
+  for (const d of [box.tmp, box.new, box.cur]) await mkdirp(d);
   knownBoxes.add(box.tmp);
   return openExcl(tmpPath);
-}
-
-// Plain descriptors through the callback API: a FileHandle costs an fstat and extra promise
-// hops per message, which at thousands of messages a second is most of the user-space time.
-const openExcl = (path: string): Promise<number> => new Promise((res, rej) => fsOpen(path, 'wx', 0o644, (e, fd) => (e ? rej(e) : res(fd))));
-const fsyncFd = (fd: number): Promise<void> => new Promise((res, rej) => fsFsync(fd, (e) => (e ? rej(e) : res())));
-const closeFd = (fd: number): Promise<void> => new Promise((res, rej) => fsClose(fd, (e) => (e ? rej(e) : res())));
-
-async function writeAll(fd: number, data: Buffer): Promise<void> {
-  for (let off = 0; off < data.length;) {
-    off += await new Promise<number>((res, rej) => fsWrite(fd, data, off, data.length - off, null, (e, n) => (e ? rej(e) : res(n))));
-  }
 }
 
 /**
@@ -167,13 +154,13 @@ function advance(dir: string): void {
 
 /** fsync a directory so the new entry survives a power cut; some platforms refuse, which is fine. */
 async function syncDir(dir: string): Promise<void> {
-  const fh = await open(dir, 'r');
+  const fd = await openRead(dir);
   try {
-    await fh.sync();
+    await fsyncFd(fd);
   } catch (err) {
     if (!isErrno(err, 'EINVAL') && !isErrno(err, 'EISDIR') && !isErrno(err, 'EPERM') && !isErrno(err, 'EBADF')) throw err;
   } finally {
-    await fh.close();
+    await closeFd(fd);
   }
 }
 
