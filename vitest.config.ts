@@ -22,6 +22,7 @@ export const UNIT_TESTS = [
   'test/fleet/agent-env.test.ts',
   'test/fleet/history-independent.test.ts',
   'test/fleet/proc.test.ts',
+  'test/fleet/record-count.test.ts',
   'test/fleet/validators.test.ts',
   'test/hooks/run-command.test.ts',
   'test/hooks/tool-hooks.test.ts',

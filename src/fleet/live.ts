@@ -6,7 +6,8 @@ import type { AgentRecord } from './record.js';
 import { endedUsage, indexBuilt, liveIndexIds, rebuildIndex, recentEndedIds, unmarkLive } from './registry-index.js';
 import { byCodeUnit } from '../compare.js';
 import { errorMessage } from '../errors.js';
-import { countIds, listRecords, readRecord, type CorruptRecord } from './registry.js';
+import { countRecords } from './record-count.js';
+import { listRecords, readRecord, type CorruptRecord } from './registry.js';
 
 /**
  * Reads of the fleet that must not grow with its history: the live agents, a tree's usage,
@@ -137,5 +138,5 @@ export function recentRecords(
     shown.add(id);
     out.push(rec);
   }
-  return { records: out.sort((a, b) => byCodeUnit(a.createdAt, b.createdAt) || byCodeUnit(a.id, b.id)), hidden: Math.max(0, countIds(layout, io) - out.length) };
+  return { records: out.sort((a, b) => byCodeUnit(a.createdAt, b.createdAt) || byCodeUnit(a.id, b.id)), hidden: Math.max(0, countRecords(layout, io) - out.length) };
 }
