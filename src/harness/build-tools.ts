@@ -6,7 +6,8 @@ import type { Layout } from '../layout/layout.js';
 import { createBuiltinTools } from '../tools/builtin.js';
 import { homedir } from 'node:os';
 import { userPaths } from '../layout/layout.js';
-import { bubblewrapArgv, bubblewrapUserNamespace, findBubblewrap, hostExecutedPaths, pidNamespaceArgv } from '../tools/sandbox.js';
+import { bubblewrapArgv, bubblewrapUserNamespace, findBubblewrap, hostExecutedPaths, installedPaths, pidNamespaceArgv } from '../tools/sandbox.js';
+import { PACKAGE_ROOT } from '../layout/package.js';
 import { trackToolGroups } from '../lifecycle/tool-groups.js';
 import { createCheckInboxTool } from '../tools/check-inbox.js';
 import { createSendMessageTool } from '../tools/send-message.js';
@@ -44,6 +45,7 @@ export async function buildTools(opts: {
   if (bwrap) ensureDirQuietly(user.cacheDir);
   const readOnly = hostExecutedPaths({
     fleetRoot: layout.root, project: layout.project, cwd: rec.cwd, home: opts.env.HOME ?? homedir(), userConfigDir: user.configDir, userCacheDir: user.cacheDir,
+    installed: installedPaths(PACKAGE_ROOT, process.execPath),
   });
   const send = sendAs(layout, config, rec);
   // A sandboxed command reaches the fleet only through its agent's door (inbox/door.ts).

@@ -100,15 +100,28 @@ function isDirectory(path: string): boolean {
  * root (definitions, hooks, config, fleet state), `.claude/` (definitions and settings other
  * tools run), a repository's `.git/hooks` and `.git/config` (hooks, `core.hooksPath`, filters
  * run by the next git command on the host), the user-level config, definition and memory
- * roots, and the CLI's compiled-code cache (code the next `flotilla send` on the host runs).
+ * roots, the CLI's compiled-code cache (code the next `flotilla send` on the host runs), and
+ * Flotilla's own install and Node (`installed`, see `installedPaths`).
  * The agent's own memory dir is written again on top.
  */
-export function hostExecutedPaths(opts: { fleetRoot: string; project: string; cwd: string; home: string; userConfigDir: string; userCacheDir: string }): string[] {
+export function hostExecutedPaths(opts: { fleetRoot: string; project: string; cwd: string; home: string; userConfigDir: string; userCacheDir: string; installed?: readonly string[] }): string[] {
   const dirs = new Set([opts.project, opts.cwd]);
   const out = [opts.fleetRoot];
   for (const d of dirs) out.push(join(d, '.claude'), join(d, '.flotilla'), join(d, '.git', 'hooks'), join(d, '.git', 'config'));
   out.push(opts.userConfigDir, opts.userCacheDir, join(opts.home, '.claude'), join(opts.home, '.flotilla'));
-  return [...new Set(out)];
+  return [...new Set([...out, ...(opts.installed ?? [])])];
+}
+
+/**
+ * The parts of Flotilla's install a contained command runs (`flotilla send`, `spawn-agent`)
+ * and the host runs next (the harness loads dist/ lazily), and the directory of the Node that
+ * runs them. Bound read-only, they are visible even when the private /tmp covers the install
+ * (a checkout or `npm ci` under /tmp), and not writable when it lies inside the agent's cwd.
+ * The package's sources are not here: an agent may edit them, not what the host executes.
+ */
+export function installedPaths(packageRoot: string, execPath: string): string[] {
+  const root = packageRoot.replace(/\/+$/, '');
+  return ['dist', 'node_modules', 'tools', 'package.json'].map((p) => join(root, p)).concat(dirname(execPath));
 }
 
 /**

@@ -3,7 +3,7 @@ import { existsSync, linkSync, mkdirSync, readFileSync, symlinkSync, writeFileSy
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { bubblewrapArgv, bubblewrapUserNamespace, findBubblewrap, hostExecutedPaths, type SandboxSpec } from '../../src/tools/sandbox.js';
+import { bubblewrapArgv, bubblewrapUserNamespace, findBubblewrap, hostExecutedPaths, installedPaths, type SandboxSpec } from '../../src/tools/sandbox.js';
 import { createShellTool } from '../../src/tools/shell.js';
 import { createWriteTool } from '../../src/tools/write.js';
 import { tempDir } from '../helpers/fleet.js';
@@ -90,6 +90,38 @@ describe('the bubblewrap sandbox contains (issue 12)', () => {
     expect(r.output).not.toMatch(/WROTE/);
     expect(existsSync(join(bare, '.claude', 'agents', 'evil.md'))).toBe(false);
     expect(existsSync(join(bare, '.git', 'hooks', 'post-checkout'))).toBe(false);
+  });
+
+  it('runs Flotilla and Node from an install under /tmp or inside its cwd, and cannot change what the host runs from it', async () => {
+    // One install where the private /tmp would cover it, one inside the writable cwd (an
+    // agent working in a Flotilla checkout).
+    const installs = [join(tmp.dir, 'install'), join(project, 'vendor', 'flotilla')];
+    for (const root of installs) {
+      for (const d of ['dist', 'node_modules', 'tools', 'src']) mkdirSync(join(root, d), { recursive: true });
+      writeFileSync(join(root, 'package.json'), '{"type":"module"}\n');
+      writeFileSync(join(root, 'tools', 'hello'), `#!/bin/sh\necho hello-from-${root.endsWith('install') ? 'tmp' : 'cwd'}\n`, { mode: 0o755 });
+    }
+    const readOnly = hostExecutedPaths({
+      fleetRoot: join(project, '.flotilla'), project, cwd: project, home, userConfigDir: join(home, '.config', 'flotilla'), userCacheDir: join(home, '.cache', 'flotilla'),
+      installed: installs.flatMap((root) => installedPaths(root, process.execPath)),
+    });
+    spec = { ...spec, readOnly };
+    const writes = installs.flatMap((root) => ['tools/hello', 'dist/main.js', 'node_modules/x.js', 'package.json'].map((p) => join(root, p)));
+    const r = await sandboxed([
+      ...installs.map((root) => join(root, 'tools', 'hello')),
+      `"${process.execPath}" -e 'console.log("node-" + (6 * 7))'`,
+      ...writes.map((w) => `echo pwned >> ${w} 2>/dev/null && echo WROTE ${w}`),
+      `echo edit > ${join(installs[1]!, 'src', 'edit.ts')} && echo SRC-OK`,
+    ].join('\n'));
+    expect(r.output).toContain('hello-from-tmp');
+    expect(r.output).toContain('hello-from-cwd');
+    expect(r.output).toContain('node-42');
+    expect(r.output).not.toContain('WROTE');
+    for (const root of installs) {
+      expect(readFileSync(join(root, 'package.json'), 'utf8')).toBe('{"type":"module"}\n');
+      expect(existsSync(join(root, 'dist', 'main.js'))).toBe(false);
+    }
+    expect(r.output).toContain('SRC-OK');
   });
 
   it('the write tool applies the same write set: not $HOME, not .git/hooks, not through a symlink or a hard link', async () => {
