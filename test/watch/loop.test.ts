@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { WatchActions } from '../../src/watch/actions.js';
 import { Dashboard, type DashboardFeed } from '../../src/watch/dashboard.js';
 import type { Snapshot, WatchRow } from '../../src/watch/rows.js';
+import { eventually } from '../helpers/tmux.js';
 
 /**
  * The dashboard loop against a terminal made of two event emitters: what it writes is what a
@@ -70,15 +71,6 @@ const actions: WatchActions = {
 
 const tick = () => new Promise((r) => setImmediate(r));
 
-/**
- * Waits until `cond` holds (or 30 s pass), for what lands after a timer: a fixed sleep could
- * end in the same turn of the event loop as the dashboard's own timer, before its draw.
- */
-async function until(cond: () => boolean): Promise<void> {
-  const end = Date.now() + 30_000;
-  while (!cond() && Date.now() < end) await new Promise((r) => setTimeout(r, 5));
-}
-
 function setup() {
   const input = new FakeInput();
   const output = new FakeOutput();
@@ -139,7 +131,7 @@ describe('the dashboard loop', () => {
     await tick();
     expect(output.lastFrame()).toMatch(/message to alpha-aaaaaa \(⏎ send, Esc cancel\): ▏/);
     input.type('hi\r');
-    await until(() => /sent "hi"/.test(output.lastFrame()));
+    await eventually(() => /sent "hi"/.test(output.lastFrame()), 30_000, 'the sent line');
     expect(output.lastFrame()).toMatch(/sent "hi" to alpha-aaaaaa/);
     expect(feed.refreshed).toBe(1);
     dash.stop();
@@ -149,7 +141,7 @@ describe('the dashboard loop', () => {
     const { input, output, dash } = setup();
     input.type('m');
     input.type('\u001B');
-    await until(() => /message not sent/.test(output.lastFrame()));
+    await eventually(() => /message not sent/.test(output.lastFrame()), 30_000, 'the cancel line');
     expect(output.lastFrame()).toMatch(/message not sent/);
     input.type('\u001B[B');
     await tick();
