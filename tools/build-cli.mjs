@@ -25,6 +25,9 @@ const noEsprima = {
 };
 
 const root = fileURLToPath(new URL('..', import.meta.url));
+// The one version (src/versions.ts): package.json's, written into the bundles here.
+const { version } = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8'));
+const define = { __FLOTILLA_VERSION__: JSON.stringify(version) };
 // A build names its chunks by content hash: clear the last build's, or they pile up; and a
 // fast command that is gone leaves no bundle behind.
 await rm(new URL('../dist/chunks', import.meta.url), { recursive: true, force: true });
@@ -44,6 +47,7 @@ await build({
   sourcemap: true,
   logLevel: 'warning',
   plugins: [noEsprima],
+  define,
   external: ['ai', '@ai-sdk/*', '@modelcontextprotocol/sdk', '@modelcontextprotocol/sdk/*', 'execa', 'web-tree-sitter'],
   // CommonJS dependencies (gray-matter) call require() for Node built-ins.
   banner: { js: "import { createRequire as __flotillaRequire } from 'node:module'; const require = __flotillaRequire(import.meta.url);" },
@@ -74,7 +78,7 @@ await build({
   packages: 'external',
   plugins: [fullIsExternal],
   // Modules find files relative to themselves; main.js sits at the same depth as their sources.
-  define: { 'import.meta.url': '__flotillaUrl' },
+  define: { ...define, 'import.meta.url': '__flotillaUrl' },
   banner: { js: "const __flotillaUrl = require('node:url').pathToFileURL(__filename).href;" },
 });
 // dist/cli/main.js is CommonJS in an ES module package: this folder says so to Node.

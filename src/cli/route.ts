@@ -1,5 +1,4 @@
-/** The CLI's version, printed by `flotilla --version`. */
-export const VERSION = '0.1.0';
+export { VERSION } from '../versions.js';
 
 /** The first argument that is not an option (or an option's value) of the program itself. */
 export function firstCommandName(args: string[]): string | undefined {

@@ -3,4 +3,4 @@ export { Tmux, tmuxVersion, tmuxSocket, socketArgs, parsePaneInfo, type PaneRef,
 export { currentTmux, parseTmuxEnv, type CurrentTmux, type TmuxEnv } from './current.js';
 export { runShellCommand, shellCommand, shellQuote, tmuxFormat, tmuxQuote, type TmuxFormat } from './quote.js';
 export { fleetSessionName } from './session-name.js';
-export { MIN_TMUX, parseTmuxVersion, tmuxVersionRefusal, versionAtLeast, type TmuxVersion } from './version.js';
+export { parseTmuxVersion, tmuxNewEnough, tmuxVersionRefusal, type TmuxVersion } from './version.js';

@@ -1,4 +1,5 @@
 import { refusal, type FlotillaError } from '../errors.js';
+import { MINIMUM, versionAtLeast } from '../versions.js';
 
 /** A parsed `tmux -V`. `next-3.4` is a development build of 3.4; `master` is newer than any release. */
 export interface TmuxVersion {
@@ -11,9 +12,6 @@ export interface TmuxVersion {
   next: boolean;
 }
 
-/** The oldest tmux Flotilla supports (docs/design.md, requirements): `new-session -e`, per-pane options and hooks. */
-export const MIN_TMUX = { major: 3, minor: 2 } as const;
-
 /** Parses `tmux -V` output (`tmux 3.3a`, `tmux next-3.4`, `tmux 3.0-rc5`, `tmux master`); null when unrecognised. */
 export function parseTmuxVersion(text: string): TmuxVersion | null {
   const raw = text.trim();
@@ -24,18 +22,21 @@ export function parseTmuxVersion(text: string): TmuxVersion | null {
   return { raw, major: Number(m[2]), minor: Number(m[3]), suffix: m[4] ?? '', next: Boolean(m[1]) };
 }
 
-/** True when `v` is at least `major.minor` (a `next-3.4` build counts as 3.4). */
-export function versionAtLeast(v: TmuxVersion, min: { major: number; minor: number } = MIN_TMUX): boolean {
-  return v.major > min.major || (v.major === min.major && v.minor >= min.minor);
+/**
+ * True when `v` is at least the oldest tmux Flotilla supports (MINIMUM in versions.ts:
+ * `new-session -e`, per-pane options and hooks); a `next-3.4` build counts as 3.4.
+ */
+export function tmuxNewEnough(v: TmuxVersion): boolean {
+  return !Number.isFinite(v.major) || versionAtLeast(`${v.major}.${v.minor}`, MINIMUM.tmux);
 }
 
 /** The refusal for a missing or too old tmux (§5.2); null when `v` is new enough. */
 export function tmuxVersionRefusal(v: TmuxVersion | null): FlotillaError | null {
-  const min = `${MIN_TMUX.major}.${MIN_TMUX.minor}`;
+  const min = MINIMUM.tmux;
   if (v === null) {
     return refusal('tmux-missing', `spawn refused: tmux is not installed or not on PATH — install tmux ≥ ${min}, or spawn with --background`, { min });
   }
-  if (versionAtLeast(v)) return null;
+  if (tmuxNewEnough(v)) return null;
   const have = `${v.major}.${v.minor}${v.suffix}`;
   return refusal('tmux-too-old', `spawn refused: tmux ${have} is too old — Flotilla needs tmux ≥ ${min}; upgrade tmux, or spawn with --background`, { version: have, min });
 }

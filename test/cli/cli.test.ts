@@ -1,8 +1,17 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { flotilla } from '../helpers/cli.js';
 import { tempFleet } from '../helpers/fleet.js';
 
 describe('CLI conventions', () => {
+  it('--version and -V print the version in package.json', async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    for (const flag of ['--version', '-V']) {
+      const r = await flotilla([flag]);
+      expect([r.exitCode, String(r.stdout)]).toEqual([0, version]);
+    }
+  });
+
   it('an unknown command exits 2 with a one-line error and a suggestion', async () => {
     const r = await flotilla(['confg']);
     expect(r.exitCode).toBe(2);

@@ -13,6 +13,8 @@ import { connectMcp, type McpSession } from './helpers.js';
  * (a person outside any agent; the agent whose process it runs under), and the refusals.
  */
 
+const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
 let fleet: SpawnFleet | undefined;
 const sessions: McpSession[] = [];
 
@@ -50,6 +52,8 @@ describe('flotilla mcp as a person (no agent among its ancestors)', { timeout: 3
     const f = fleet;
     createRecord(f.layout, recordInput('other-aaaaaa', { status: 'working' }));
     const s = await open(f);
+    // The server announces the package's version (src/versions.ts), not a literal of its own.
+    expect(s.client.getServerVersion()?.version).toBe(PACKAGE_VERSION);
     const names = (await s.client.listTools()).tools.map((t) => t.name).sort();
     expect(names).toEqual(['cancel_agent', 'check_inbox', 'list_agents', 'send_message', 'spawn_agent', 'wait_for_agents']);
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { socketArgs, tmuxSocket } from '../../src/tmux/client.js';
 import { shellCommand, shellQuote, tmuxQuote } from '../../src/tmux/quote.js';
 import { fleetSessionName } from '../../src/tmux/session-name.js';
-import { parseTmuxVersion, tmuxVersionRefusal, versionAtLeast } from '../../src/tmux/version.js';
+import { parseTmuxVersion, tmuxNewEnough, tmuxVersionRefusal } from '../../src/tmux/version.js';
 
 describe('tmux version', () => {
   it.each([
@@ -17,12 +17,12 @@ describe('tmux version', () => {
   ])('%j → %i.%i%s', (text, major, minor, suffix, next, ok) => {
     const v = parseTmuxVersion(text)!;
     expect(v).toMatchObject({ major, minor, suffix, next });
-    expect(versionAtLeast(v)).toBe(ok);
+    expect(tmuxNewEnough(v)).toBe(ok);
     expect(tmuxVersionRefusal(v) === null).toBe(ok);
   });
 
   it('treats master as new enough and rejects nonsense', () => {
-    expect(versionAtLeast(parseTmuxVersion('tmux master')!)).toBe(true);
+    expect(tmuxNewEnough(parseTmuxVersion('tmux master')!)).toBe(true);
     expect(parseTmuxVersion('bash: tmux: command not found')).toBeNull();
     expect(tmuxVersionRefusal(parseTmuxVersion('tmux 3.1c'))?.bracket).toBe('[flotilla:tmux-too-old version=3.1c min=3.2]');
     expect(tmuxVersionRefusal(null)?.bracket).toBe('[flotilla:tmux-missing min=3.2]');

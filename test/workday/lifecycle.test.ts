@@ -65,7 +65,7 @@ describe('the working day: lifecycle', () => {
 
 describe('flotilla doctor', () => {
   it('says whether flotilla and spawn-agent resolve on PATH, and how to fix it', async () => {
-    const { commandChecks } = await import('../../src/harness/doctor.js');
+    const { commandChecks } = await import('../../src/cli/commands/doctor-checks.js');
     const found = commandChecks({ PATH: `/nonexistent:${TOOLS_DIR}` });
     expect(found.map((c) => [c.name, c.ok, c.detail])).toEqual([
       ['flotilla on PATH', true, join(TOOLS_DIR, 'flotilla')],

@@ -8,7 +8,7 @@ export function command(): Command {
     .option('--json', 'print the checks as JSON')
     .action(async (opts: { json?: boolean }, cmd: Command) => {
       const { layout } = cliContext(cmd, { createState: false });
-      const { runChecks } = await import('../../harness/doctor.js');
+      const { runChecks } = await import('./doctor-checks.js');
       const checks = await runChecks(layout);
       if (opts.json) printJson(checks);
       else for (const c of checks) process.stdout.write(`${c.ok ? 'ok  ' : 'FAIL'}  ${c.name}: ${c.detail}${c.ok ? '' : ` — ${c.fix}`}\n`);

@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { VERSION } from '../../versions.js';
 import { cliConfig, cliContext } from '../context.js';
 
 /**
@@ -15,7 +16,7 @@ export function command(): Command {
       const { config } = await cliConfig(layout);
       const [{ mcpIdentity }, { serveMcp }] = await Promise.all([import('../../mcp/identity.js'), import('../../mcp/server.js')]);
       const identity = mcpIdentity(layout);
-      const { closed } = await serveMcp(layout, config, identity, { version: '0.1.0' });
+      const { closed } = await serveMcp(layout, config, identity, { version: VERSION });
       await closed;
     });
 }

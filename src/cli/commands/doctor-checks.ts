@@ -1,25 +1,17 @@
 import { execFileSync } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
-import type { Layout } from '../layout/layout.js';
-import { TOOLS_DIR } from '../layout/package.js';
-import { bubblewrapUserNamespace, findBubblewrap, pidNamespace } from '../tools/sandbox.js';
+import type { Layout } from '../../layout/layout.js';
+import { TOOLS_DIR } from '../../layout/package.js';
+import { parseTmuxVersion, tmuxNewEnough } from '../../tmux/version.js';
+import { bubblewrapUserNamespace, findBubblewrap, pidNamespace } from '../../tools/sandbox.js';
+import { MINIMUM, parseVersion, versionAtLeast } from '../../versions.js';
 
 export interface Check {
   name: string;
   ok: boolean;
   detail: string;
   fix: string;
-}
-
-/** Compares dotted versions; `3.3a` counts as 3.3. */
-export function versionAtLeast(found: string, min: string): boolean {
-  const a = found.split('.').map((x) => parseInt(x, 10) || 0);
-  const b = min.split('.').map((x) => parseInt(x, 10) || 0);
-  for (let i = 0; i < Math.max(a.length, b.length); i++) {
-    if ((a[i] ?? 0) !== (b[i] ?? 0)) return (a[i] ?? 0) > (b[i] ?? 0);
-  }
-  return true;
 }
 
 /** The first executable file called `name` on a PATH, or null. */
@@ -53,16 +45,16 @@ export function commandChecks(env: NodeJS.ProcessEnv = process.env): Check[] {
 export async function runChecks(layout: Layout, env: NodeJS.ProcessEnv = process.env): Promise<Check[]> {
   const checks: Check[] = [];
   const node = process.versions.node;
-  checks.push({ name: 'node', ok: versionAtLeast(node, '20.19'), detail: `v${node}`, fix: 'install Node.js 20.19 or newer' });
+  checks.push({ name: 'node', ok: versionAtLeast(node, MINIMUM.node), detail: `v${node}`, fix: `install Node.js ${MINIMUM.node} or newer` });
 
   let tmux = '';
   try { tmux = execFileSync('tmux', ['-V'], { encoding: 'utf8' }).trim(); } catch { /* missing */ }
-  const tv = /(\d+\.\d+)/.exec(tmux)?.[1];
+  const tv = parseTmuxVersion(tmux);
   checks.push({
     name: 'tmux',
-    ok: !!tv && versionAtLeast(tv, '3.2'),
+    ok: tv !== null && tmuxNewEnough(tv),
     detail: tmux || 'not found',
-    fix: tmux ? 'upgrade tmux to 3.2 or newer' : 'install tmux 3.2+ (apt-get install tmux / brew install tmux)',
+    fix: tmux ? `upgrade tmux to ${MINIMUM.tmux} or newer` : `install tmux ${MINIMUM.tmux}+ (apt-get install tmux / brew install tmux)`,
   });
 
   for (const [file, min] of [['max_user_watches', 8192], ['max_user_instances', 128]] as const) {
@@ -132,19 +124,22 @@ function containmentChecks(): Check[] {
 
 /**
  * The vendor CLIs `--runtime` can run (§13): installed or not, and their versions. A missing
- * one is information, not a failure: only agents asking for it need it.
+ * one is information, not a failure: only agents asking for it need it. One older than its
+ * runtime was tested against (MINIMUM) fails: its hooks may not speak our protocol.
  */
 async function runtimeChecks(env: NodeJS.ProcessEnv = process.env): Promise<Check[]> {
-  const [{ findRuntimeBinary, runtimeVersion }, { BUILT_RUNTIMES, loadRuntime }] = await Promise.all([import('../runtimes/binary.js'), import('../runtimes/index.js')]);
+  const [{ findRuntimeBinary, runtimeVersion }, { BUILT_RUNTIMES, loadRuntime }] = await Promise.all([import('../../runtimes/binary.js'), import('../../runtimes/index.js')]);
   const out: Check[] = [];
   for (const rt of await Promise.all(BUILT_RUNTIMES.map(loadRuntime))) {
     const bin = findRuntimeBinary(rt, env);
     const version = bin ? await runtimeVersion(bin, env) : undefined;
+    const min = MINIMUM[rt.name];
     out.push({
       name: `runtime ${rt.name}`,
-      ok: true,
+      // A version we cannot read is not held against it: the CLI may print it differently.
+      ok: !bin || version === undefined || parseVersion(version) === null || versionAtLeast(version, min),
       detail: bin ? `${rt.title} ${version ?? '(version unknown)'} at ${bin}` : `${rt.title} not installed (optional: npm install -g ${rt.npmPackage}, or set ${rt.binEnv})`,
-      fix: '',
+      fix: `upgrade it to ${min} or newer: npm install -g ${rt.npmPackage}@${min}`,
     });
   }
   return out;
