@@ -1,5 +1,5 @@
 import { execa } from 'execa';
-import { nanoid } from 'nanoid';
+import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,7 +24,7 @@ export interface TmuxServer {
 }
 
 export function tmuxServer(): TmuxServer {
-  const socket = `flotilla-test-${nanoid(8).replace(/[^a-zA-Z0-9]/g, 'x')}`;
+  const socket = `flotilla-test-${randomBytes(6).toString('hex')}`;
   const tmux = async (...args: string[]): Promise<string> => {
     const r = await execa('tmux', ['-L', socket, ...args], { reject: false });
     if (r.exitCode !== 0) throw new Error(`tmux ${args.join(' ')}: ${r.stderr}`);

@@ -1,13 +1,13 @@
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { nanoid } from 'nanoid';
 import ts from 'typescript';
 
 /**
  * Fixture processes are plain Node (no TypeScript loader on Node 20), so tests transpile
  * the modules under test — and the relative imports they pull in — into a folder inside the
- * repository's node_modules/.cache, where `zod` and `nanoid` still resolve. Fixtures then
+ * repository's node_modules/.cache, where `zod` still resolves. Fixtures then
  * import `${FLOTILLA_TEST_SRC}/fleet/slots.js`, always the current source, never a stale build.
  */
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -19,7 +19,7 @@ export interface CompiledSources {
 }
 
 export function compileSources(entries: string[]): CompiledSources {
-  const out = join(REPO, 'node_modules', '.cache', 'flotilla-fleet-tests', nanoid(8).replace(/[^a-zA-Z0-9]/g, 'x'));
+  const out = join(REPO, 'node_modules', '.cache', 'flotilla-fleet-tests', randomBytes(6).toString('hex'));
   const seen = new Set<string>();
   const queue = entries.map((e) => resolve(REPO, e));
   while (queue.length > 0) {
