@@ -128,9 +128,10 @@ describe('exactly one completion and one stop hook (issue 11)', () => {
     await expectOneEnding(id, 'completed');
   }, 120_000);
 
-  it('ENOSPC on state/ (a small tmpfs): the agent ends failed with the cause and one completion', async () => {
+  it('ENOSPC on state/ (a small tmpfs; needs root): the agent ends failed with the cause and one completion', async () => {
+    // Mounting the tmpfs needs root, as CI runs: say so before anything starts, never midway.
+    expect(process.getuid?.(), 'this test mounts a 4 MiB tmpfs and needs root: run it as root (CI does)').toBe(0);
     const state = p.layout.state;
-    // CI runs as root on the same kind of machine: a failed mount is a failed test, never a skip.
     const mounted = await execa('mount', ['-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', state], { reject: false });
     expect(mounted.exitCode, `cannot mount a 4 MiB tmpfs on ${state} (${String(mounted.stderr).trim()}) — the ENOSPC test runs as root`).toBe(0);
     try {
