@@ -6,7 +6,9 @@ import type { Layout } from '../layout/layout.js';
 import { createBuiltinTools } from '../tools/builtin.js';
 import { homedir } from 'node:os';
 import { userPaths } from '../layout/layout.js';
-import { bubblewrapArgv, bubblewrapUserNamespace, findBubblewrap, hostExecutedPaths, installedPaths, pidNamespaceArgv } from '../tools/sandbox.js';
+import { bubblewrapArgv, bubblewrapUserNamespace, findBubblewrap, hostExecutedPaths, installedPaths, pidNamespaceArgv, tmuxHiding } from '../tools/sandbox.js';
+import { tmuxSocketPaths } from '../tmux/sockets.js';
+import { commandEnvironment } from '../tools/command-env.js';
 import { PACKAGE_ROOT } from '../layout/package.js';
 import { trackToolGroups } from '../lifecycle/tool-groups.js';
 import { createCheckInboxTool } from '../tools/check-inbox.js';
@@ -43,9 +45,10 @@ export async function buildTools(opts: {
   const user = userPaths(opts.env);
   // The compile cache is ours: made now, it is held read-only below even when ~/.cache did not exist.
   if (bwrap) ensureDirQuietly(user.cacheDir);
+  const home = opts.env.HOME ?? homedir();
+  const installed = installedPaths(PACKAGE_ROOT, process.execPath);
   const readOnly = hostExecutedPaths({
-    fleetRoot: layout.root, project: layout.project, cwd: rec.cwd, home: opts.env.HOME ?? homedir(), userConfigDir: user.configDir, userCacheDir: user.cacheDir,
-    installed: installedPaths(PACKAGE_ROOT, process.execPath),
+    fleetRoot: layout.root, project: layout.project, cwd: rec.cwd, home, userConfigDir: user.configDir, userCacheDir: user.cacheDir, installed,
   });
   const send = sendAs(layout, config, rec);
   // A sandboxed command reaches the fleet only through its agent's door (inbox/door.ts).
@@ -54,7 +57,14 @@ export async function buildTools(opts: {
     writable, readOnly, network: config.security.sandbox_network, bwrap, userNamespace: bubblewrapUserNamespace(bwrap),
     hidden: [layout.doorsDir, layout.secretsDir], sockets: door ? [door] : [],
   };
-  const wrap = sandbox ? (argv: string[]) => bubblewrapArgv(sandbox, argv) : (argv: string[]) => pidNamespaceArgv(argv);
+  // tmux servers are looked for at each command: one started since the last is hidden too.
+  const needed = [...writable, home, PACKAGE_ROOT, ...installed];
+  const wrap = sandbox
+    ? (argv: string[]) => {
+        const tmux = tmuxHiding(tmuxSocketPaths(opts.env), needed);
+        return bubblewrapArgv({ ...sandbox, hidden: [...sandbox.hidden, ...tmux.hidden], covered: tmux.covered }, argv);
+      }
+    : (argv: string[]) => pidNamespaceArgv(argv);
   const builtins = createBuiltinTools({
     cwd: rec.cwd,
     // With the sandbox on, the file tools write where a sandboxed command could, no more.
@@ -62,7 +72,7 @@ export async function buildTools(opts: {
       ? { protectedRoots: readOnly, writableWithin: opts.memoryDir ? [opts.memoryDir] : [], writableRoots: writable }
       : { protectedRoots: [layout.root], writableWithin: opts.memoryDir ? [opts.memoryDir] : [] }),
     shellTimeoutSecs: config.tools.shell_timeout_secs,
-    env: door ? { ...opts.env, [DOOR_ENV]: door } : opts.env,
+    env: commandEnvironment(door ? { ...opts.env, [DOOR_ENV]: door } : opts.env),
     maxOutputBytes: config.tools.max_output_bytes,
     wrap,
     track: trackToolGroups(layout, rec.id),

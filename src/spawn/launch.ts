@@ -117,7 +117,8 @@ export async function launchAgent(layout: Layout, config: Config, prepared: Prep
 async function openInTmux(
   layout: Layout, config: Config, rec: AgentRecord, childEnv: Record<string, string>, env: NodeJS.ProcessEnv, ownSession: boolean,
 ): Promise<{ tmux: Tmux; place: TmuxPlace }> {
-  const current = await currentTmux(env);
+  // A tool command has no $TMUX (tools/command-env.ts): its agent's child opens beside the agent.
+  const current = (await currentTmux(env)) ?? (await parentTmux(layout, rec));
   const socket = current ? current.socketPath : tmuxSocket(config.tmux.socket, env);
   const tmux = new Tmux({ socket });
   const reap = [process.execPath, CLI_ENTRY, '--root', layout.root, 'reap', '--pane', tmuxFormat('pane_id'), ...(socket ? ['--socket', socket] : [])];
@@ -134,6 +135,18 @@ async function openInTmux(
     ref = await openInFleetSession(tmux, session, { ...common, name: rec.id });
   }
   return { tmux, place: { socket, sessionId: ref.sessionId, windowId: ref.windowId, paneId: ref.paneId } };
+}
+
+/** The parent agent's tmux server and session, while that session lives; null for a root or a headless parent. */
+async function parentTmux(layout: Layout, rec: AgentRecord): Promise<{ socketPath: string | null; sessionId: string } | null> {
+  const place = rec.parentId ? readRecord(layout, rec.parentId)?.tmux : null;
+  if (!place) return null;
+  try {
+    const sessionId = await new Tmux({ socket: place.socket }).display('#{session_id}', place.sessionId);
+    return sessionId === place.sessionId ? { socketPath: place.socket, sessionId } : null;
+  } catch {
+    return null;
+  }
 }
 
 /** A window in the fleet session, creating the session (detached) when missing; two spawners racing to create it both end up with a window. */

@@ -9,9 +9,15 @@ import type { Layout } from '../layout/layout.js';
  * branch, so the agent's commits stay reachable.
  */
 
+/**
+ * Flotilla's own git calls run no hook and no fsmonitor (docs/security.md): an agent that
+ * could write the repository's git dir must not get code run by the harness through it.
+ */
+export const SAFE_GIT = ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false'] as const;
+
 function git(cwd: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    execFile('git', ['-C', cwd, ...args], { encoding: 'utf8' }, (err, stdout, stderr) => {
+    execFile('git', [...SAFE_GIT, '-C', cwd, ...args], { encoding: 'utf8' }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
       done({ code, stdout, stderr: err && typeof err.code === 'string' ? `${err.code}: git not found` : stderr });
     });

@@ -1,13 +1,14 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { FlotillaError } from '../errors.js';
 
 /**
  * The OS sandbox for shell commands (§11, `security.sandbox: bubblewrap`): the command sees
  * the whole filesystem read-only and may write only its working directory, the agent's
  * memory dir and a private /tmp; inside those, whatever later runs on the host (the fleet
- * root, `.claude/`, `.git/hooks`, `.git/config`, user-level config) is bound read-only again.
+ * root, `.claude/`, the git dir, user-level config) is bound read-only again, and tmux servers
+ * are hidden.
  * It runs in its own user and pid namespaces with no capabilities, in a new session, dies
  * with the harness, sees only its own processes and has no network unless allowed. This, not
  * the shell gate, is the boundary against a hostile model (docs/security.md).
@@ -24,6 +25,11 @@ export interface SandboxSpec {
   hidden?: readonly string[];
   /** Unix sockets bound back in at their own path (the agent's own door, inbox/door.ts). */
   sockets?: readonly string[];
+  /**
+   * Sockets covered by /dev/null where their directory cannot be hidden (a tmux socket placed
+   * in a directory the command needs, see `tmuxHiding`).
+   */
+  covered?: readonly string[];
   network: boolean;
   /** The bwrap binary (default: found on PATH). */
   bwrap?: string;
@@ -63,28 +69,51 @@ export function bubblewrapUserNamespace(bwrap: string): boolean {
 export function bubblewrapArgv(spec: SandboxSpec, argv: readonly string[]): string[] {
   const out = [spec.bwrap ?? 'bwrap', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
   out.push(...(spec.userNamespace === false ? [] : ['--unshare-user']), '--unshare-pid', '--unshare-ipc', '--cap-drop', 'ALL', '--new-session', '--die-with-parent');
-  type Mount = { path: string; how: 'rw' | 'ro' | 'hide' | 'socket' };
+  type Mount = { path: string; how: 'rw' | 'ro' | 'hide' | 'socket' | 'cover' };
   const mounts: Mount[] = [
     ...spec.writable.map((path) => ({ path, how: 'rw' as const })),
     ...spec.readOnly.map((path) => ({ path, how: 'ro' as const })),
     ...(spec.hidden ?? []).filter((path) => isDirectory(path)).map((path) => ({ path, how: 'hide' as const })),
     ...(spec.sockets ?? []).map((path) => ({ path, how: 'socket' as const })),
+    ...(spec.covered ?? []).filter((path) => existsSync(path)).map((path) => ({ path, how: 'cover' as const })),
   ];
   mounts.sort((a, b) => a.path.length - b.path.length);
   for (const { path, how } of mounts) {
     if (how === 'rw' || how === 'socket') out.push('--bind', path, path);
     else if (how === 'hide') out.push('--tmpfs', path);
+    else if (how === 'cover') out.push('--ro-bind', '/dev/null', path);
     else if (existsSync(path)) out.push('--ro-bind', path, path);
     // A missing directory that could be created inside a writable one (`.claude/agents/x.md`,
     // `.git/hooks/pre-commit`) is held by an empty read-only mount; its empty mount point
     // stays behind on the host. Missing files (`.git/config`) have nothing to hold.
-    else if (spec.writable.some((w) => path.startsWith(w + '/')) && isDirectory(dirname(path)) && basename(path) !== 'config') {
+    // Never `.git`: an empty one left behind would confuse the person's git; a repository the agent makes is its own (docs/security.md).
+    else if (spec.writable.some((w) => path.startsWith(w + '/')) && isDirectory(dirname(path)) && basename(path) !== '.git') {
       out.push('--tmpfs', path, '--remount-ro', path);
     }
   }
   if (!spec.network) out.push('--unshare-net');
   out.push('--', ...initArgv(argv));
   return out;
+}
+
+/**
+ * How to keep tmux servers out of reach (docs/security.md): each socket's directory is
+ * hidden behind an empty tmpfs, so neither the socket nor one the server makes again later
+ * (tmux re-creates it on SIGUSR1) can be reached. A directory the command needs — `/`, or one
+ * holding a writable dir, the home or the install — cannot be hidden; there the socket itself
+ * is covered by /dev/null.
+ */
+export function tmuxHiding(tmux: { sockets: readonly string[]; dirs: readonly string[] }, needed: readonly string[]): { hidden: string[]; covered: string[] } {
+  const hidden = new Set<string>();
+  const covered = new Set<string>();
+  const holdsNeeded = (dir: string) => dir === '/' || needed.some((n) => n === dir || n.startsWith(dir.replace(/\/+$/, '') + '/'));
+  for (const dir of tmux.dirs) if (!holdsNeeded(dir)) hidden.add(dir);
+  for (const socket of tmux.sockets) {
+    const dir = dirname(socket);
+    if (holdsNeeded(dir)) covered.add(socket);
+    else hidden.add(dir);
+  }
+  return { hidden: [...hidden], covered: [...covered] };
 }
 
 function isDirectory(path: string): boolean {
@@ -98,18 +127,47 @@ function isDirectory(path: string): boolean {
 /**
  * What runs on the host later and so must stay read-only inside the writable dirs: the fleet
  * root (definitions, hooks, config, fleet state), `.claude/` (definitions and settings other
- * tools run), a repository's `.git/hooks` and `.git/config` (hooks, `core.hooksPath`, filters
- * run by the next git command on the host), the user-level config, definition and memory
- * roots, the CLI's compiled-code cache (code the next `flotilla send` on the host runs), and
- * Flotilla's own install and Node (`installed`, see `installedPaths`).
- * The agent's own memory dir is written again on top.
+ * tools run), a repository's whole git dir (below), the user-level config, definition and
+ * memory roots, the CLI's compiled-code cache (code the next `flotilla send` on the host
+ * runs), and Flotilla's own install and Node (`installed`, see `installedPaths`).
+ * Each is bound as a directory, and a mount point can be neither renamed nor replaced: a
+ * command cannot move `.git` aside and build another with hooks beside it. The agent's own
+ * memory dir is written again on top.
  */
 export function hostExecutedPaths(opts: { fleetRoot: string; project: string; cwd: string; home: string; userConfigDir: string; userCacheDir: string; installed?: readonly string[] }): string[] {
   const dirs = new Set([opts.project, opts.cwd]);
   const out = [opts.fleetRoot];
-  for (const d of dirs) out.push(join(d, '.claude'), join(d, '.flotilla'), join(d, '.git', 'hooks'), join(d, '.git', 'config'));
+  for (const d of dirs) out.push(join(d, '.claude'), join(d, '.flotilla'), ...gitPaths(d));
   out.push(opts.userConfigDir, opts.userCacheDir, join(opts.home, '.claude'), join(opts.home, '.flotilla'));
   return [...new Set([...out, ...(opts.installed ?? [])])];
+}
+
+/**
+ * A repository's git dir, whole (docs/decisions.md, "The git dir is read-only in the
+ * sandbox"): hooks and config run on the host, and so does whatever a new `commondir`,
+ * `worktrees/*` or `modules/*` entry points git at, so no part of it is writable. For a
+ * worktree or submodule `.git` is a file naming the git dir; the file, that git dir and its
+ * common dir are all held.
+ */
+export function gitPaths(dir: string): string[] {
+  const dotGit = join(dir, '.git');
+  let gitFile: string;
+  try {
+    if (!statSync(dotGit).isFile()) return [dotGit];
+    gitFile = readFileSync(dotGit, 'utf8');
+  } catch {
+    return [dotGit];
+  }
+  const named = /^gitdir:\s*(.+?)\s*$/m.exec(gitFile)?.[1];
+  if (!named) return [dotGit];
+  const gitDir = resolve(dir, named);
+  let common: string[] = [];
+  try {
+    common = [resolve(gitDir, readFileSync(join(gitDir, 'commondir'), 'utf8').trim())];
+  } catch {
+    // A submodule's git dir has no common dir of its own.
+  }
+  return [dotGit, gitDir, ...common];
 }
 
 /**

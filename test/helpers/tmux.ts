@@ -1,8 +1,9 @@
 import { execa } from 'execa';
 import { randomBytes } from 'node:crypto';
-import { rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** A private tmux server (`tmux -L <unique>`), killed by `kill()`. */
 export interface TmuxServer {
@@ -23,10 +24,17 @@ export interface TmuxServer {
   kill(): Promise<void>;
 }
 
-export function tmuxServer(): TmuxServer {
-  const socket = `flotilla-test-${randomBytes(6).toString('hex')}`;
+/**
+ * A private tmux server: `-L <unique>` by default; with `outsideTmp`, `-S` on a socket in a
+ * fresh directory of the repository (`.test-sockets/`), where nothing under /tmp covers it.
+ */
+export function tmuxServer(opts: { outsideTmp?: boolean } = {}): TmuxServer {
+  const name = `flotilla-test-${randomBytes(6).toString('hex')}`;
+  const dir = opts.outsideTmp ? join(fileURLToPath(new URL('../../.test-sockets/', import.meta.url)), name.slice(-8)) : null;
+  if (dir) mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const socket = dir ? join(dir, 's') : name;
   const tmux = async (...args: string[]): Promise<string> => {
-    const r = await execa('tmux', ['-L', socket, ...args], { reject: false });
+    const r = await execa('tmux', [dir ? '-S' : '-L', socket, ...args], { reject: false });
     if (r.exitCode !== 0) throw new Error(`tmux ${args.join(' ')}: ${r.stderr}`);
     return r.stdout;
   };
@@ -52,7 +60,8 @@ export function tmuxServer(): TmuxServer {
       throw new Error(`timed out waiting for ${pattern} in ${target}; last screen:\n${last}`);
     },
     async kill() {
-      await execa('tmux', ['-L', socket, 'kill-server'], { reject: false });
+      await execa('tmux', [dir ? '-S' : '-L', socket, 'kill-server'], { reject: false });
+      if (dir) return rmSync(dir, { recursive: true, force: true });
       // tmux 3.3 leaves its socket file behind; thousands of test runs would litter /tmp with them.
       rmSync(join(process.env.TMUX_TMPDIR || tmpdir(), `tmux-${process.getuid?.() ?? 0}`, socket), { force: true });
     },
