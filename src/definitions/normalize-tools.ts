@@ -1,4 +1,4 @@
-import { CANONICAL_TOOLS, CLAUDE_TOOL_NAMES, OTHER_TOOL_NAMES, canonicalToolName, hasToolArguments, isKnownTool } from '../policy/tool-names.js';
+import { CANONICAL_TOOLS, TOOL_ALIASES, canonicalToolName, hasToolArguments, isKnownTool } from '../policy/tool-names.js';
 import type { ToolsSpec } from '../policy/tool-policy.js';
 import { describe } from './frontmatter.js';
 import type { FieldIssue } from './types.js';
@@ -11,7 +11,7 @@ import type { FieldIssue } from './types.js';
  * would hand the agent every tool.
  */
 
-const TOOL_ALIASES = [...Object.keys(CLAUDE_TOOL_NAMES), ...Object.keys(OTHER_TOOL_NAMES)];
+const ALIAS_NAMES = Object.keys(TOOL_ALIASES);
 
 const SHAPE = "a comma-separated string, a list, or {allow: [...]} / {deny: [...]} with optional except";
 
@@ -107,7 +107,7 @@ function toggles(
     if (!name.includes('*')) spec.deny.push(name);
     else {
       const re = new RegExp(`^${name.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`, 'i');
-      spec.deny.push(...[...CANONICAL_TOOLS, ...TOOL_ALIASES].filter((c) => re.test(c)));
+      spec.deny.push(...[...CANONICAL_TOOLS, ...ALIAS_NAMES].filter((c) => re.test(c)));
     }
   }
   if (disallowed !== undefined && disallowed !== null) {

@@ -1,5 +1,6 @@
 import type { Config } from '../config/schema.js';
 import type { Layout } from '../layout/layout.js';
+import { MCP_FLEET_TOOLS } from '../policy/tool-table.js';
 import { createCheckInboxTool } from '../tools/check-inbox.js';
 import { createFleetAgentTools } from '../tools/fleet-agents.js';
 import { createSendMessageTool } from '../tools/send-message.js';
@@ -7,13 +8,13 @@ import type { Tool } from '../tools/types.js';
 import { actorId, type McpIdentity } from './identity.js';
 
 /**
- * The fleet tools an MCP client is offered (§13): the harness's own tool factories
- * (send_message, check_inbox, spawn_agent, list_agents, wait_for_agents, cancel_agent)
+ * The fleet tools an MCP client is offered (§13): the tool table's rows marked `mcp`
+ * (policy/tool-table.ts), built by the harness's own tool factories
  * with operations bound to the client's identity — an agent's own fleet ops (its
  * subtree, its inbox, mail from its id), or a person's (the whole fleet, the human inbox).
  * An agent is offered only the fleet tools its effective policy allows.
  */
-export const MCP_TOOL_NAMES = ['send_message', 'check_inbox', 'spawn_agent', 'list_agents', 'wait_for_agents', 'cancel_agent'] as const;
+export const MCP_TOOL_NAMES = MCP_FLEET_TOOLS;
 
 export async function mcpTools(layout: Layout, config: Config, identity: McpIdentity): Promise<Tool[]> {
   const me = actorId(identity);
@@ -42,7 +43,7 @@ export async function mcpTools(layout: Layout, config: Config, identity: McpIden
   });
   const { fleetOpsFor, personFleetOps } = await import('../spawn/ops.js');
   const ops = identity.kind === 'agent' ? fleetOpsFor(layout, config, identity.record) : personFleetOps(layout, config);
-  const all: Tool[] = [send as Tool, inbox as Tool, ...createFleetAgentTools(ops)];
+  const all = ([send as Tool, inbox as Tool, ...createFleetAgentTools(ops)]).filter((t) => MCP_TOOL_NAMES.includes(t.name));
   if (identity.kind === 'person') return all;
   const allowed = new Set(identity.record.effectivePolicy.tools);
   return all.filter((t) => allowed.has(t.name));

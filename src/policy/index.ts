@@ -1,4 +1,5 @@
 /** Pure policy decisions (§7): tool filter, permission modes, shell gate, no escalation. */
+export * from './tool-table.js';
 export * from './tool-names.js';
 export * from './tool-policy.js';
 export * from './permission-mode.js';

@@ -1,69 +1,32 @@
+import { TOOL_TABLE, VENDOR_CLIS, type CanonicalTool, type ToolRow } from './tool-table.js';
+
 /**
- * Canonical tool ids and the Claude Code names that map onto them (§6, §7). Policy compares
- * names only after `canonicalToolName`, so `Bash(cargo *)`, `bash`, `BASH` and `shell` are the
- * same tool.
+ * Canonical tool ids and the other names that map onto them (§6, §7), all from the tool table
+ * (tool-table.ts). Policy compares names only after `canonicalToolName`, so `Bash(cargo *)`,
+ * `bash`, `BASH`, `run_shell_command` and `shell` are the same tool.
  */
 
-export const CANONICAL_TOOLS = [
-  'shell',
-  'read',
-  'write',
-  'edit',
-  'glob',
-  'grep',
-  'send_message',
-  'check_inbox',
-  'spawn_agent',
-  'list_agents',
-  'wait_for_agents',
-  'cancel_agent',
-  'request_secret',
-] as const;
+export type { CanonicalTool };
 
-export type CanonicalTool = (typeof CANONICAL_TOOLS)[number];
+export const CANONICAL_TOOLS: readonly CanonicalTool[] = TOOL_TABLE.map((r) => r.name);
 
 /**
- * Claude Code tool names → canonical ids. `LS` lists a directory, which `glob` covers;
- * `Task` starts a subagent, which is `spawn_agent` here. `NotebookEdit` is deliberately not
- * mapped: granting it as `edit` would widen an allow list from notebook cells to every file.
- */
-export const CLAUDE_TOOL_NAMES: Readonly<Record<string, CanonicalTool>> = Object.freeze({
-  Bash: 'shell',
-  Read: 'read',
-  Write: 'write',
-  Edit: 'edit',
-  MultiEdit: 'edit',
-  Glob: 'glob',
-  Grep: 'grep',
-  LS: 'glob',
-  Task: 'spawn_agent',
-  Agent: 'spawn_agent',
-  SendMessage: 'send_message',
-});
-
-/**
- * Gemini CLI's and OpenCode's built-in tool names → ours, so a definition written for them
+ * Every other name for a tool → its canonical id: each vendor CLI's own names (Claude Code's
+ * `Bash`, Gemini CLI's `list_directory`, Codex's `apply_patch`) and the aliases (OpenCode's
+ * `bash`, Claude Code's older `MultiEdit`, `LS`), so a definition written for any of them
  * keeps its meaning: an allow list grants what it named, a deny list takes it away. Their
  * web, todo and memory tools have no counterpart here and stay unknown (granted nothing).
  */
-export const OTHER_TOOL_NAMES: Readonly<Record<string, CanonicalTool>> = Object.freeze({
-  read_file: 'read',
-  read_many_files: 'read',
-  list_directory: 'glob',
-  grep_search: 'grep',
-  search_file_content: 'grep',
-  run_shell_command: 'shell',
-  write_file: 'write',
-  replace: 'edit',
-  // OpenCode
-  bash: 'shell',
-  list: 'glob',
-  patch: 'edit',
-});
+export const TOOL_ALIASES: Readonly<Record<string, CanonicalTool>> = aliasMap((r) => [...VENDOR_CLIS.flatMap((cli) => r.vendor[cli]), ...r.claudeAliases, ...r.otherAliases]);
 
-const byLowerName = new Map<string, string>(
-  [...Object.entries(OTHER_TOOL_NAMES), ...Object.entries(CLAUDE_TOOL_NAMES)].map(([k, v]) => [k.toLowerCase(), v]),
-);
+/** Claude Code's names → canonical ids (`Bash` → shell, `MultiEdit` → edit): what a Claude-style hook matcher may say. */
+export const CLAUDE_TOOL_NAMES: Readonly<Record<string, CanonicalTool>> = aliasMap((r) => [...r.vendor.claude, ...r.claudeAliases]);
+
+function aliasMap(names: (row: ToolRow) => readonly string[]): Readonly<Record<string, CanonicalTool>> {
+  return Object.freeze(Object.fromEntries((TOOL_TABLE as readonly ToolRow[]).flatMap((r) => names(r).filter((n) => n !== r.name).map((n) => [n, r.name as CanonicalTool]))));
+}
+
+const byLowerName = new Map<string, string>(Object.entries(TOOL_ALIASES).map(([k, v]) => [k.toLowerCase(), v]));
 
 /** Strips an argument suffix: `Bash(cargo *)` → `Bash`. */
 export function stripToolArguments(name: string): string {

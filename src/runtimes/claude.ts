@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { canonicalOfVendorTool, MCP_FLEET_TOOLS, TOOL_TABLE, vendorPrimaryNames, vendorToolNames } from '../policy/tool-table.js';
 import { CLAUDE_HOOK_EVENTS, claudeStyleHooks, hookSettings } from './hook-protocol.js';
 import { usageByMessage, wakeNotice } from './session-file.js';
 import type { Launch, LaunchInput, PolicyInput, Runtime } from './types.js';
@@ -9,11 +10,9 @@ import type { Launch, LaunchInput, PolicyInput, Runtime } from './types.js';
  * come from `settings.json` there (hooks, permissions), the fleet tools from
  * `--mcp-config` with `--strict-mcp-config`, MCP tools are named `mcp__flotilla__<tool>`.
  */
-const TOOL_NAMES = { shell: 'Bash', read: 'Read', write: 'Write', edit: 'Edit', glob: 'Glob', grep: 'Grep' } as const;
 const MCP_PREFIX = 'mcp__flotilla__';
 /** Claude's own tools with no Flotilla equivalent: sub-agents, the web, notebooks, background shells. */
 const EXTRA = ['Task', 'Agent', 'WebFetch', 'WebSearch', 'NotebookEdit'];
-const FLEET = ['send_message', 'check_inbox', 'spawn_agent', 'list_agents', 'wait_for_agents', 'cancel_agent'];
 
 export interface ClaudePermissions {
   defaultMode: 'plan' | 'default' | 'acceptEdits' | 'dontAsk' | 'bypassPermissions';
@@ -29,14 +28,16 @@ export interface ClaudePermissions {
  */
 export function compileClaudePolicy(policy: PolicyInput): ClaudePermissions {
   const allowed = new Set(policy.tools);
-  const name = (t: string): string => (t in TOOL_NAMES ? TOOL_NAMES[t as keyof typeof TOOL_NAMES] : MCP_PREFIX + t);
-  const builtins = Object.keys(TOOL_NAMES);
-  const deny = [...builtins.filter((t) => !allowed.has(t)).map(name), ...FLEET.filter((t) => !allowed.has(t)).map(name), ...EXTRA];
-  const fleetAllowed = FLEET.filter((t) => allowed.has(t)).map(name);
-  const all = [...builtins.filter((t) => allowed.has(t)).map(name), ...fleetAllowed];
+  // The tool table (policy/tool-table.ts) names Claude's own tools for each canonical one; the fleet tools are MCP tools.
+  const names = (t: string): readonly string[] => (MCP_FLEET_TOOLS.includes(t) ? [MCP_PREFIX + t] : vendorToolNames('claude', t));
+  const tools = TOOL_TABLE.map((r) => r.name as string);
+  const deny = [...tools.filter((t) => !allowed.has(t)).flatMap(names), ...EXTRA];
+  const fleetAllowed = MCP_FLEET_TOOLS.filter((t) => allowed.has(t)).flatMap(names);
+  const all = tools.filter((t) => allowed.has(t)).flatMap(names);
+  const reads = TOOL_TABLE.filter((r) => r.class === 'read' && !r.mcp && allowed.has(r.name)).flatMap((r) => names(r.name));
   switch (policy.permissionMode) {
     case 'plan': return { defaultMode: 'plan', allow: [], deny };
-    case 'default': return { defaultMode: 'default', allow: [...allowed.has('read') ? ['Read'] : [], ...['glob', 'grep'].filter((t) => allowed.has(t)).map(name), ...fleetAllowed], deny };
+    case 'default': return { defaultMode: 'default', allow: [...reads, ...fleetAllowed], deny };
     case 'accept_edits': return { defaultMode: 'acceptEdits', allow: fleetAllowed, deny };
     case 'dont_ask': return { defaultMode: 'dontAsk', allow: all, deny };
     // Reached only when agents.allow_bypass_permissions let the definition load.
@@ -52,7 +53,7 @@ export const claude: Runtime = {
   binEnv: 'FLOTILLA_CLAUDE_BIN',
   hookEvents: CLAUDE_HOOK_EVENTS,
   mcpToolPrefix: MCP_PREFIX,
-  toolNames: TOOL_NAMES,
+  toolNames: vendorPrimaryNames('claude'),
   extraTools: EXTRA,
   promptAfterMcp: true,
   compilePolicy: compileClaudePolicy,
@@ -100,7 +101,7 @@ export const claude: Runtime = {
     return u ? { id: m?.id, input: (u.input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0), output: u.output_tokens ?? 0 } : undefined;
   }),
 
-  ...claudeStyleHooks(TOOL_NAMES, MCP_PREFIX),
+  ...claudeStyleHooks((name) => canonicalOfVendorTool('claude', name), MCP_PREFIX),
 };
 
 const QUIET_ENV: Record<string, string> = {

@@ -1,3 +1,4 @@
+import { canonicalOfVendorTool, MCP_FLEET_TOOLS, vendorPrimaryNames } from '../policy/tool-table.js';
 import { CLAUDE_HOOK_EVENTS, claudeStyleHooks, hookSettings } from './hook-protocol.js';
 import { wakeNotice } from './session-file.js';
 import type { Launch, LaunchInput, PolicyInput, Runtime } from './types.js';
@@ -9,10 +10,7 @@ import type { Launch, LaunchInput, PolicyInput, Runtime } from './types.js';
  * MCP tools in a `mcp__flotilla` namespace and names them `mcp__flotilla__<tool>` in hooks;
  * its shell is `exec_command` (`Bash` in hook payloads).
  */
-const TOOL_NAMES = { shell: 'exec_command' } as const;
-const HOOK_TOOL_NAMES = { shell: 'Bash' } as const;
 const MCP_PREFIX = 'mcp__flotilla__';
-const FLEET = ['send_message', 'check_inbox', 'spawn_agent', 'list_agents', 'wait_for_agents', 'cancel_agent'];
 /** Codex's own features with no Flotilla equivalent (sub-agents, goals, apps, browsers, images), off so they cannot escape the policy. */
 const EXTRA_FEATURES = ['multi_agent', 'multi_agent_v2', 'goals', 'apps', 'plugins', 'browser_use', 'computer_use', 'image_generation', 'in_app_browser', 'memories'];
 
@@ -39,7 +37,7 @@ export function compileCodexPolicy(policy: PolicyInput): CodexPermissions {
   const shell = allowed.has('shell') && policy.permissionMode !== 'plan';
   const features: Record<string, boolean> = { shell_tool: shell, unified_exec: shell };
   for (const f of EXTRA_FEATURES) features[f] = false;
-  const fleetTools = FLEET.filter((t) => allowed.has(t));
+  const fleetTools = MCP_FLEET_TOOLS.filter((t) => allowed.has(t));
   switch (policy.permissionMode) {
     case 'plan': return { approvalPolicy: 'never', sandboxMode: 'read-only', features, fleetTools };
     case 'default': return { approvalPolicy: 'untrusted', sandboxMode: 'danger-full-access', features, fleetTools };
@@ -87,7 +85,7 @@ export const codex: Runtime = {
   binEnv: 'FLOTILLA_CODEX_BIN',
   hookEvents: CLAUDE_HOOK_EVENTS,
   mcpToolPrefix: MCP_PREFIX,
-  toolNames: TOOL_NAMES,
+  toolNames: vendorPrimaryNames('codex'),
   extraTools: EXTRA_FEATURES,
   // Codex connects its MCP servers (required = true) before the first turn.
   promptAfterMcp: false,
@@ -131,5 +129,5 @@ export const codex: Runtime = {
     return { inputTokens: last?.input_tokens ?? 0, outputTokens: last?.output_tokens ?? 0, turns };
   },
 
-  ...claudeStyleHooks(HOOK_TOOL_NAMES, MCP_PREFIX),
+  ...claudeStyleHooks((name) => canonicalOfVendorTool('codex', name), MCP_PREFIX),
 };

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { canonicalOfVendorTool, MCP_FLEET_TOOLS, TOOL_TABLE, vendorPrimaryNames } from '../policy/tool-table.js';
 import { claudeStyleHooks, hookSettings } from './hook-protocol.js';
 import { usageByMessage, wakeNotice } from './session-file.js';
 import type { HookReply, Launch, LaunchInput, PolicyInput, Runtime } from './types.js';
@@ -9,9 +10,7 @@ import type { HookReply, Launch, LaunchInput, PolicyInput, Runtime } from './typ
  * hooks, the fleet MCP server and the auth choice; the permissions are a policy file passed
  * with `--policy`, plus `--approval-mode`. Gemini names MCP tools `mcp_flotilla_<tool>`.
  */
-const TOOL_NAMES = { shell: 'run_shell_command', read: 'read_file', write: 'write_file', edit: 'replace', glob: 'glob', grep: 'grep_search' } as const;
 const MCP_PREFIX = 'mcp_flotilla_';
-const FLEET = ['send_message', 'check_inbox', 'spawn_agent', 'list_agents', 'wait_for_agents', 'cancel_agent'];
 /** Gemini's own tools with no Flotilla equivalent: sub-agents and the web. */
 const EXTRA = ['invoke_agent', 'web_fetch', 'google_web_search'];
 const HOOK_EVENTS = { 'turn-start': 'BeforeAgent', 'turn-end': 'AfterAgent', 'pre-tool': 'BeforeTool' } as const;
@@ -32,8 +31,9 @@ export interface GeminiPermissions {
  */
 export function compileGeminiPolicy(policy: PolicyInput): GeminiPermissions {
   const allowed = new Set(policy.tools);
-  const deny = [...Object.entries(TOOL_NAMES).filter(([t]) => !allowed.has(t)).map(([, v]) => v), ...EXTRA];
-  const fleetTools = FLEET.filter((t) => allowed.has(t));
+  // Every Gemini tool the tool table (policy/tool-table.ts) files under a withheld canonical one: `glob` takes `list_directory` with it.
+  const deny = [...TOOL_TABLE.filter((r) => !allowed.has(r.name)).flatMap((r) => r.vendor.gemini), ...EXTRA];
+  const fleetTools = MCP_FLEET_TOOLS.filter((t) => allowed.has(t));
   const approvalMode = ({ plan: 'plan', default: 'default', accept_edits: 'auto_edit', dont_ask: 'yolo', bypass_permissions: 'yolo' } as const)[policy.permissionMode];
   return { approvalMode, deny, fleetTools };
 }
@@ -43,7 +43,7 @@ function policyToml(p: GeminiPermissions): string {
   return `# Written by Flotilla for one fleet agent: the tools its definition withholds.\n${rules.join('\n')}`;
 }
 
-const hooks = claudeStyleHooks(TOOL_NAMES, MCP_PREFIX, HOOK_EVENTS['turn-start']);
+const hooks = claudeStyleHooks((name) => canonicalOfVendorTool('gemini', name), MCP_PREFIX, HOOK_EVENTS['turn-start']);
 
 export const gemini: Runtime = {
   name: 'gemini',
@@ -53,7 +53,7 @@ export const gemini: Runtime = {
   binEnv: 'FLOTILLA_GEMINI_BIN',
   hookEvents: HOOK_EVENTS,
   mcpToolPrefix: MCP_PREFIX,
-  toolNames: TOOL_NAMES,
+  toolNames: vendorPrimaryNames('gemini'),
   extraTools: EXTRA,
   // `-i` holds the first prompt until the CLI (its MCP servers included) is initialised.
   promptAfterMcp: false,

@@ -15,8 +15,8 @@ function reply(obj: unknown, exitCode = 0): HookReply {
   return { stdout: JSON.stringify(obj) + '\n', exitCode };
 }
 
-/** The protocol for a CLI that calls Flotilla's tools `names` (canonical → its own) and MCP tools `mcpPrefix` + name. */
-export function claudeStyleHooks(names: Readonly<Record<string, string>>, mcpPrefix: string, turnStartEvent = 'UserPromptSubmit'): HookProtocol {
+/** The protocol for a CLI whose own tool names `canonicalOf` maps to Flotilla's (the tool table), and MCP tools `mcpPrefix` + name. */
+export function claudeStyleHooks(canonicalOf: (vendorName: string) => string | undefined, mcpPrefix: string, turnStartEvent = 'UserPromptSubmit'): HookProtocol {
   return {
     continueWith: (text) => reply({ decision: 'block', reason: text }),
     addContext: (text) => reply({ hookSpecificOutput: { hookEventName: turnStartEvent, additionalContext: text } }),
@@ -27,7 +27,7 @@ export function claudeStyleHooks(names: Readonly<Record<string, string>>, mcpPre
       const name = typeof p.tool_name === 'string' ? p.tool_name : undefined;
       if (!name) return undefined;
       const input = (p.tool_input ?? {}) as Record<string, unknown>;
-      const canonical = Object.entries(names).find(([, v]) => v === name)?.[0] ?? (name.startsWith(mcpPrefix) ? name.slice(mcpPrefix.length) : name);
+      const canonical = canonicalOf(name) ?? (name.startsWith(mcpPrefix) ? name.slice(mcpPrefix.length) : name);
       const command = typeof input.command === 'string' ? input.command : typeof input.cmd === 'string' ? input.cmd : undefined;
       return { tool: canonical, ...(command !== undefined ? { command } : {}) };
     },

@@ -5,7 +5,7 @@ import { ALL_TOOLS, launchInput } from './launch-input.js';
 describe('gemini runtime: policy and settings', () => {
   it('withheld tools and Gemini\'s extras are deny rules; withheld fleet tools are left out of includeTools', () => {
     const p = compileGeminiPolicy({ tools: ['read', 'send_message'], permissionMode: 'dont_ask' });
-    expect(p.deny).toEqual(['run_shell_command', 'write_file', 'replace', 'glob', 'grep_search', 'invoke_agent', 'web_fetch', 'google_web_search']);
+    expect(p.deny).toEqual(['run_shell_command', 'write_file', 'replace', 'glob', 'list_directory', 'grep_search', 'invoke_agent', 'web_fetch', 'google_web_search']);
     expect(p.fleetTools).toEqual(['send_message']);
     const l = gemini.launch(launchInput({}), { tools: ['read'], permissionMode: 'dont_ask' });
     const toml = l.files.find((f) => f.path === 'policy.toml')!.content;

@@ -1,7 +1,8 @@
+import { TOOL_TABLE } from '../../src/policy/tool-table.js';
 import type { LaunchInput } from '../../src/runtimes/types.js';
 
-/** Every tool a definition can grant, canonical names. */
-export const ALL_TOOLS = ['shell', 'read', 'write', 'edit', 'glob', 'grep', 'send_message', 'check_inbox', 'spawn_agent', 'list_agents', 'wait_for_agents', 'cancel_agent'];
+/** Every tool a definition can grant a vendor agent, canonical names (the secret broker is the harness's own). */
+export const ALL_TOOLS: string[] = TOOL_TABLE.filter((r) => r.group !== 'secrets').map((r) => r.name);
 
 /** A runtime's launch input with fixed paths, for reading what it would write. */
 export const launchInput = (env: NodeJS.ProcessEnv): LaunchInput => ({

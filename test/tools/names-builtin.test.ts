@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { tempFleet, type TempFleet } from '../helpers/fleet.js';
 import { createBuiltinTools } from '../../src/tools/builtin.js';
-import { BUILTIN_TOOL_NAMES, canonicalToolName, CLAUDE_TOOL_ALIASES, isBuiltinToolName } from '../../src/tools/names.js';
+import { BUILTIN_TOOL_NAMES, canonicalToolName, isBuiltinToolName, TOOL_ALIASES } from '../../src/tools/names.js';
 import { runTool } from '../../src/tools/run-tool.js';
 import { ctxFor } from './process-helpers.js';
 
@@ -28,7 +28,7 @@ describe('tool names', () => {
   });
 
   it('maps every Claude alias onto a built-in name', () => {
-    for (const target of Object.values(CLAUDE_TOOL_ALIASES)) expect(BUILTIN_TOOL_NAMES).toContain(target);
+    for (const target of Object.values(TOOL_ALIASES)) expect(BUILTIN_TOOL_NAMES).toContain(target);
     expect(isBuiltinToolName('Bash(git *)')).toBe(true);
     expect(isBuiltinToolName('WebFetch')).toBe(false);
   });

@@ -6,6 +6,7 @@ import { findParentAgent } from '../../fleet/lineage.js';
 import { toLastLine, type AgentRecord, type TaskResult } from '../../fleet/record.js';
 import { readRecord, updateRecord } from '../../fleet/registry.js';
 import type { Layout } from '../../layout/layout.js';
+import { toolRow } from '../../policy/tool-table.js';
 import { loadRuntime, type FleetHookEvent, type HookReply, type Runtime, type VendorRuntimeName } from '../../runtimes/index.js';
 import { drainInbox } from './mail.js';
 
@@ -19,7 +20,8 @@ import { drainInbox } from './mail.js';
  * - turn-end: unread mail continues the turn (capped per task); otherwise the task ends: its
  *   final answer → output/<id>.md, the record idle with usage from the CLI's transcript,
  *   one completion to the parent.
- * - pre-tool: the audit line, and the shell gate (§7) for shell commands.
+ * - pre-tool: the audit line, the agent's tools (`toolRefusal`), and the shell gate (§7) for
+ *   shell commands.
  */
 export const MAX_MAIL_CONTINUES = 5;
 
@@ -39,6 +41,11 @@ export async function runRuntimeHook(layout: Layout, config: Config, event: Flee
 async function preTool(layout: Layout, config: Config, runtime: Runtime, rec: AgentRecord, payload: Record<string, unknown>): Promise<HookReply | null> {
   const call = runtime.toolCall(payload);
   if (!call) return null;
+  const refused = toolRefusal(call, rec);
+  if (refused) {
+    audit(layout, { event: 'policy_denied', agent: rec.id, tool: call.tool, rule: refused.rule, via: runtime.name, ...(call.command !== undefined ? { command: call.command } : {}) });
+    return runtime.denyTool(refused.reason);
+  }
   if (call.tool === 'shell' && call.command !== undefined) {
     const { loadShellClassifier } = await import('../shell-parser.js');
     const verdict = (await loadShellClassifier(config.security.deny_commands, process.env))(call.command);
@@ -51,6 +58,19 @@ async function preTool(layout: Layout, config: Config, runtime: Runtime, rec: Ag
   audit(layout, { event: 'tool_call', agent: rec.id, tool: call.tool, decision: 'allow', via: runtime.name, ...(call.command !== undefined ? { command: call.command } : {}) });
   updateQuietly(layout, rec.id, { lastLine: toLastLine(call.command !== undefined ? `$ ${call.command}` : call.tool) });
   return null;
+}
+
+/**
+ * Why the fleet refuses a vendor CLI's call before the CLI runs it; undefined leaves it to the
+ * CLI's own permission settings (written from the same policy). A CLI tool the tool table files
+ * under a canonical one (policy/tool-table.ts) is that tool: withheld there, refused here, for
+ * every runtime whose hook sees the call — Codex's `apply_patch` included, which its settings
+ * cannot withhold.
+ */
+export function toolRefusal(call: { tool: string }, rec: Pick<AgentRecord, 'effectivePolicy'>): { rule: string; reason: string } | undefined {
+  if (!toolRow(call.tool)) return undefined;
+  if (rec.effectivePolicy.tools.includes(call.tool)) return undefined;
+  return { rule: 'tools', reason: `'${call.tool}' is not among this agent's tools — its definition withholds it` };
 }
 
 async function turnStart(layout: Layout, config: Config, runtime: Runtime, rec: AgentRecord): Promise<HookReply | null> {
