@@ -1,7 +1,13 @@
-import { children, descendants, fields, type ShellParser, type SyntaxNode } from './syntax.js';
+import { children, fields, type ShellParser, type SyntaxNode } from './syntax.js';
 import { evaluateWord, literalWord, type Word } from './words.js';
 import { COMMAND_VARIABLES } from './programs.js';
-import { unwrapCommand, type Stdin } from './unwrap.js';
+import { basename, unwrapCommand, type Stdin } from './unwrap.js';
+import { DirState } from './dirs.js';
+import { fileKey, type Cwd } from './paths.js';
+import { destination, heredocText, hereString, joinContinuations, normalizePath, operator, prepass, type Scope } from './prepass.js';
+import { canonicalShape } from './shape.js';
+import { made } from './writes.js';
+import { gitAliasDefinition } from './git.js';
 
 /**
  * Walks a parsed command line and lists every simple command bash would run, at every
@@ -23,6 +29,15 @@ export interface FoundCommand {
   parent: FoundCommand | undefined;
   /** It runs inside a command or process substitution (its output feeds the parent). */
   inSubstitution: boolean;
+  /** The directory it runs in (paths.ts). */
+  cwd: Cwd;
+}
+
+/** A file some command line redirection writes (`> F`, `>> F`, `&> F`, `<> F`), in the directory it runs in. */
+export interface Write {
+  word: Word;
+  cwd: Cwd;
+  command: string;
 }
 
 export interface OpaquePart {
@@ -35,6 +50,8 @@ export interface Analysis {
   opaque: OpaquePart[];
   /** Each parsed script's syntax in a canonical form, for deny patterns that are not simple commands. */
   shapes: string[];
+  /** Files written by redirection. */
+  writes: Write[];
 }
 
 export interface AnalyzeOptions {
@@ -44,14 +61,6 @@ export interface AnalyzeOptions {
 
 /** Scripts nested deeper than this (`sh -c "sh -c '…'"`) are opaque rather than guessed at. */
 const MAX_DEPTH = 8;
-
-interface Scope {
-  source: string;
-  functions: Set<string>;
-  aliases: Map<string, string>;
-  /** Files this command line writes (redirections, `tee`, `curl -o`): running one is opaque. */
-  written: Set<string>;
-}
 
 interface Ctx {
   scope: Scope;
@@ -66,14 +75,21 @@ interface Ctx {
 export function analyzeShell(command: string, parser: ShellParser, opts: AnalyzeOptions = {}): Analysis {
   const a = new Analyzer(parser, opts);
   a.script(command, undefined, 0);
-  return { commands: a.commands, opaque: a.opaque, shapes: a.shapes };
+  return { commands: a.commands, opaque: a.opaque, shapes: a.shapes, writes: a.writes };
 }
 
 class Analyzer {
   readonly commands: FoundCommand[] = [];
   readonly opaque: OpaquePart[] = [];
   readonly shapes: string[] = [];
+  readonly writes: Write[] = [];
   private pipelines = 0;
+  /** Files this line made as copies of or links to others, by normalized path; `undefined` from an unknown file. */
+  private readonly madeFiles = new Map<string, Word | undefined>();
+  /** `git config alias.NAME VALUE` run earlier on the line. */
+  private readonly gitAliases = new Map<string, string>();
+  /** The directory each command runs in, as `cd`, `pushd` and `popd` move it. */
+  private dirs = new DirState();
 
   constructor(
     private readonly parser: ShellParser,
@@ -92,7 +108,8 @@ class Analyzer {
       if (root.hasError) this.opaque.push({ reason: 'the bash grammar cannot parse it, so a shell may read it differently than the gate', command: clip(source) });
       const scope = prepass(root, text);
       this.shapes.push(canonicalShape(root, text));
-      this.walk(root, { scope, parent, depth, pipeline: ++this.pipelines, stage: 0, stdin: undefined, inSubstitution: false });
+      // A script another program runs (`sh -c`, `eval` too, for simplicity) moves no directory of ours.
+      this.inSubshell(() => this.walk(root, { scope, parent, depth, pipeline: ++this.pipelines, stage: 0, stdin: undefined, inSubstitution: false }));
     } finally {
       parsed.dispose();
     }
@@ -109,17 +126,24 @@ class Analyzer {
         let stage = 0;
         for (const c of children(node)) {
           if (!c.isNamed) continue;
-          this.walk(c, { ...ctx, pipeline: id, stage, stdin: stage > 0 ? { kind: 'pipe' } : ctx.stdin });
+          // Each stage of a pipeline runs in a subshell of its own.
+          const at = stage;
+          this.inSubshell(() => this.walk(c, { ...ctx, pipeline: id, stage: at, stdin: at > 0 ? { kind: 'pipe' } : ctx.stdin }));
           stage++;
         }
         return;
       }
+      case 'subshell':
+        return this.inSubshell(() => children(node).forEach((c) => this.walk(c, ctx)));
+      case 'file_redirect':
+        this.redirect(node, ctx);
+        break;
       case 'redirected_statement':
         return this.redirected(node, ctx);
       case 'test_command':
         // `[ … ]` is the `[` command (a builtin); `[[ … ]]` is syntax.
         if (!node.text.startsWith('[[') && node.text.startsWith('[')) {
-          this.commands.push({ levels: [testArgv(node, ctx.scope.source)], text: node.text, pipeline: ctx.pipeline, stage: ctx.stage, parent: ctx.parent, inSubstitution: ctx.inSubstitution });
+          this.commands.push({ levels: [testArgv(node, ctx.scope.source)], text: node.text, pipeline: ctx.pipeline, stage: ctx.stage, parent: ctx.parent, inSubstitution: ctx.inSubstitution, cwd: this.dirs.cwd });
         }
         break;
       case 'variable_assignment':
@@ -128,7 +152,9 @@ class Analyzer {
       case 'command_substitution':
       case 'process_substitution':
         // Runs in a subshell of its own: not part of the enclosing pipeline, stdin not redirected.
-        for (const c of children(node)) this.walk(c, { ...ctx, pipeline: ++this.pipelines, stage: 0, stdin: undefined, inSubstitution: true });
+        this.inSubshell(() => {
+          for (const c of children(node)) this.walk(c, { ...ctx, pipeline: ++this.pipelines, stage: 0, stdin: undefined, inSubstitution: true });
+        });
         return;
     }
     for (const c of children(node)) this.walk(c, ctx);
@@ -162,6 +188,25 @@ class Analyzer {
     }
   }
 
+  private inSubshell(run: () => void): void {
+    const saved = this.dirs;
+    this.dirs = saved.copy();
+    try {
+      run();
+    } finally {
+      this.dirs = saved;
+    }
+  }
+
+  /** `> F`, `>> F`, `>| F`, `&> F`, `<> F` write F; `>&2`, `2>&1` only duplicate a descriptor. */
+  private redirect(node: SyntaxNode, ctx: Ctx): void {
+    const op = operator(node);
+    if (!/>/.test(op)) return;
+    const dest = destination(node, ctx.scope.source);
+    if (!dest || (op.endsWith('>&') && /^(\d+|-)$/.test(dest.value ?? ''))) return;
+    this.writes.push({ word: dest, cwd: this.dirs.cwd, command: clip(node.text) });
+  }
+
   private assignment(node: SyntaxNode, _ctx: Ctx): void {
     const name = children(node).find((c) => c.type === 'variable_name')?.text ?? '';
     if (COMMAND_VARIABLES.has(name)) this.opaque.push({ reason: `it sets ${name}, whose value programs run as a command`, command: clip(node.text) });
@@ -177,12 +222,42 @@ class Analyzer {
       else if (c.type === 'herestring_redirect') stdin = hereString(c, source);
       else if (c.type === 'file_redirect' && /^\d*<$/.test(operator(c))) stdin = { kind: 'file', word: destination(c, source) };
     }
-    const found: FoundCommand = { levels: [], text: node.text, pipeline: ctx.pipeline, stage: ctx.stage, parent: ctx.parent, inSubstitution: ctx.inSubstitution };
+    const found: FoundCommand = { levels: [], text: node.text, pipeline: ctx.pipeline, stage: ctx.stage, parent: ctx.parent, inSubstitution: ctx.inSubstitution, cwd: this.dirs.cwd };
     this.commands.push(found);
     if (argv.length) this.unwrap(found, argv, ctx, stdin);
+    this.afterRun(found);
     // Substitutions inside the words and redirections, and prefix assignments.
     const inner: Ctx = { ...ctx, parent: found, stdin: undefined, inSubstitution: false };
     for (const c of children(node)) this.walk(c, inner);
+  }
+
+  /** What a command changes for the ones after it: the directory, and programs copied under new names. */
+  private afterRun(found: FoundCommand): void {
+    for (const level of found.levels) {
+      const name = basename(level[0]?.value ?? '').toLowerCase();
+      const args = level.slice(1);
+      if (level === found.levels.at(-1)) this.dirs.apply(name, args);
+      const alias = name === 'git' ? gitAliasDefinition(args.map((w) => w.value)) : undefined;
+      if (alias) this.gitAliases.set(alias[0], alias[1]);
+      for (const m of made(name, args)) {
+        const path = fileKey(m.path, found.cwd);
+        if (path === undefined) continue;
+        // A copy of a copy is still the first program.
+        const from = m.from.value === undefined ? undefined : (this.madeFiles.get(fileKey(m.from, found.cwd) ?? '') ?? m.from);
+        this.madeFiles.set(path, from);
+      }
+    }
+  }
+
+  /** The program a command name runs when this line made that file from another (`ln -s /usr/bin/sudo s`). */
+  private madeFrom(name: string, cwd: Cwd): Word | null | undefined {
+    if (this.madeFiles.size === 0) return undefined;
+    // A bare name is found on PATH, which may hold the directory the file was made in.
+    const key = name.includes('/') ? fileKey(literalWord(name), cwd) : undefined;
+    for (const [path, from] of this.madeFiles) {
+      if (key !== undefined ? path === key : basename(path) === name) return from ?? null;
+    }
+    return undefined;
   }
 
   private unwrap(found: FoundCommand, argv: Word[], ctx: Ctx, stdin: Stdin | undefined): void {
@@ -191,13 +266,15 @@ class Analyzer {
       opaque: (reason) => this.opaque.push({ reason, command: clip(found.text) }),
       script: (text) => this.script(text, found, ctx.depth + 1),
       nested: (inner) => {
-        const child: FoundCommand = { levels: [], text: inner.map((w) => w.raw).join(' '), pipeline: ++this.pipelines, stage: 0, parent: found, inSubstitution: false };
+        const child: FoundCommand = { levels: [], text: inner.map((w) => w.raw).join(' '), pipeline: ++this.pipelines, stage: 0, parent: found, inSubstitution: false, cwd: found.cwd };
         this.commands.push(child);
         this.unwrap(child, inner, { ...ctx, parent: found }, undefined);
       },
       isFunction: (name) => scope.functions.has(name),
       alias: (name) => scope.aliases.get(name),
       written: (path) => scope.written.has(normalizePath(path)),
+      madeFrom: (name) => this.madeFrom(name, found.cwd),
+      gitAlias: (name) => this.gitAliases.get(name),
       expandCommandGlob: this.opts.expandCommandGlob,
     });
   }
@@ -220,128 +297,4 @@ function testArgv(node: SyntaxNode, source: string): Word[] {
 }
 
 /** Here-document text as the shell hands it over; undefined text when it has expansions. */
-function heredocText(r: SyntaxNode, source: string): Stdin {
-  const start = children(r).find((c) => c.type === 'heredoc_start')?.text ?? '';
-  const body = children(r).find((c) => c.type === 'heredoc_body');
-  if (!body) return { kind: 'text', text: '' };
-  const quoted = /['"\\]/.test(start);
-  if (quoted) return { kind: 'text', text: body.text };
-  if (children(body).some((c) => c.isNamed && c.type !== 'heredoc_content')) return { kind: 'text', text: undefined };
-  return { kind: 'text', text: body.text.replace(/\\\n/g, '').replace(/\\([$`\\])/g, '$1') };
-  void source;
-}
-
-function hereString(r: SyntaxNode, source: string): Stdin {
-  const word = children(r).find((c) => c.isNamed);
-  if (!word) return { kind: 'text', text: '' };
-  const words = evaluateWord(word, source);
-  return { kind: 'text', text: words.length === 1 ? words[0]!.value : undefined };
-}
-
-function operator(r: SyntaxNode): string {
-  return children(r).filter((c) => !c.isNamed).map((c) => c.type).join('');
-}
-
-function destination(r: SyntaxNode, source: string): Word | undefined {
-  const d = fields(r).find((f) => f.field === 'destination');
-  return d ? evaluateWord(d.node, source)[0] : undefined;
-}
-
-/** Function names, aliases and written files of one script, known before its commands run. */
-function prepass(root: SyntaxNode, source: string): Scope {
-  const scope: Scope = { source, functions: new Set(), aliases: new Map(), written: new Set() };
-  for (const n of descendants(root)) {
-    if (n.type === 'function_definition') {
-      const name = fields(n).find((f) => f.field === 'name');
-      if (name) scope.functions.add(name.node.text);
-    } else if (n.type === 'file_redirect' && operator(n).includes('>')) {
-      const d = destination(n, source)?.value;
-      if (d) scope.written.add(normalizePath(d));
-    } else if (n.type === 'command') {
-      const words = fields(n).filter((f) => f.field === 'name' || f.field === 'argument').flatMap((f) => evaluateWord(f.field === 'name' ? (f.node.child(0) ?? f.node) : f.node, source));
-      const name = words[0]?.value?.replace(/^.*\//, '');
-      const args = words.slice(1).map((w) => w.value);
-      if (name === 'alias') {
-        for (const a of args) {
-          const m = a === undefined ? null : /^([^=\s]+)=(.*)$/s.exec(a);
-          if (m) scope.aliases.set(m[1]!, m[2]!);
-        }
-      } else if (name === 'tee') {
-        for (const a of args) if (a && !a.startsWith('-')) scope.written.add(normalizePath(a));
-      } else if (name === 'curl' || name === 'wget') {
-        args.forEach((a, k) => {
-          if (a && /^(-o|-O|--output|--output-document)$/.test(a) && args[k + 1]) scope.written.add(normalizePath(args[k + 1]!));
-          const eq = a && /^(?:--output|--output-document)=(.+)$/.exec(a);
-          if (eq) scope.written.add(normalizePath(eq[1]!));
-        });
-      }
-    }
-  }
-  return scope;
-}
-
-export function normalizePath(p: string): string {
-  return p.replace(/^(\.\/)+/, '').replace(/\/{2,}/g, '/');
-}
-
-/**
- * Backslash-newline joins lines everywhere except inside single quotes, comments and quoted
- * here-documents; the grammar reads it as a word break (`su\⏎do` is one word to bash). The
- * joined text is what bash parses, so it is what the gate parses.
- */
-function joinContinuations(source: string, parser: ShellParser): string {
-  if (!source.includes('\\\n')) return source;
-  const kept: [number, number][] = [];
-  const parsed = parser.parse(source);
-  try {
-    for (const n of descendants(parsed.root)) {
-      if (n.type === 'raw_string' || n.type === 'ansi_c_string' || n.type === 'comment') kept.push([n.startIndex, n.endIndex]);
-      if (n.type === 'heredoc_redirect' && /['"\\]/.test(children(n).find((c) => c.type === 'heredoc_start')?.text ?? '')) {
-        const body = children(n).find((c) => c.type === 'heredoc_body');
-        if (body) kept.push([body.startIndex, body.endIndex]);
-      }
-    }
-  } finally {
-    parsed.dispose();
-  }
-  let out = '';
-  for (let k = 0; k < source.length; k++) {
-    const c = source[k]!;
-    if (c === '\\' && source[k + 1] === '\n' && !kept.some(([a, b]) => k >= a && k < b)) {
-      k++;
-      continue;
-    }
-    out += c;
-    // An escaped backslash is not the start of a continuation.
-    if (c === '\\' && k + 1 < source.length) out += source[++k];
-  }
-  return out;
-}
-
-/** Node types and literal words, whitespace-free, function names numbered: for structural deny patterns. */
-export function canonicalShape(root: SyntaxNode, source: string): string {
-  const names = new Map<string, string>();
-  for (const n of descendants(root)) {
-    if (n.type === 'function_definition') {
-      const name = fields(n).find((f) => f.field === 'name')?.node.text;
-      if (name && !names.has(name)) names.set(name, `F${names.size}`);
-    }
-  }
-  const out: string[] = [];
-  const visit = (n: SyntaxNode): void => {
-    if (n.type === 'comment') return;
-    if (n.childCount === 0 || n.type === 'word' || n.type === 'raw_string') {
-      const text = n.text;
-      out.push(names.get(text) ?? (n.isNamed ? `${n.type}:${text}` : text));
-      return;
-    }
-    out.push(`(${n.type}`);
-    for (const c of children(n)) visit(c);
-    out.push(')');
-  };
-  visit(root);
-  void source;
-  return out.join(' ');
-}
-
 const clip = (s: string): string => (s.length > 200 ? `${s.slice(0, 200)}…` : s);

@@ -1,5 +1,5 @@
 import { analyzeShell, type AnalyzeOptions } from './analyze.js';
-import { compileDenyPattern, matchDeny, type DenyPattern } from './deny.js';
+import { compileDenyPattern, matchDeny, matchPossible, type DenyPattern } from './deny.js';
 import type { ShellParser } from './syntax.js';
 
 /**
@@ -34,6 +34,8 @@ export function createShellClassifier(parser: ShellParser, denyList: readonly st
     if (hit) return { verdict: 'deny', rule: hit.rule, command: hit.command };
     const first = analysis.opaque[0];
     if (first) return { verdict: 'opaque', reason: first.reason, command: first.command };
+    const maybe = matchPossible(patterns, analysis);
+    if (maybe) return { verdict: 'opaque', reason: `an operand comes from an expansion, so the gate cannot tell whether it is what the deny rule \`${maybe.rule}\` names`, command: maybe.command };
     return { verdict: 'plain' };
   };
 }

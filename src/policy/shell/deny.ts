@@ -1,9 +1,12 @@
 import type { Analysis, FoundCommand } from './analyze.js';
-import { canonicalShape } from './analyze.js';
-import { normalizeArgs, normalizeOperand } from './options.js';
+import { canonicalShape } from './shape.js';
+import { couldMatch } from './maybe.js';
+import { isFileOperand, normalizeArgs, normalizeOperand } from './options.js';
 import { children, fields, type ShellParser } from './syntax.js';
+import { inDir, type Cwd } from './paths.js';
 import { basename } from './unwrap.js';
 import { evaluateWord, type Word } from './words.js';
+import { writtenBy } from './writes.js';
 
 /**
  * Deny-list patterns (`security.deny_commands`, §7). A pattern is written like a command and
@@ -22,10 +25,15 @@ interface StagePattern {
   name: RegExp;
   flags: string[];
   operands: RegExp[];
+  /** The same operands as glob sources, to ask whether a word the gate cannot know could match (maybe.ts). */
+  operandGlobs: string[];
+  /** The pattern names operands beyond a subcommand (`git push --force` names none). */
+  hasOperands: boolean;
 }
 
 export type DenyPattern =
   | { kind: 'pipeline'; source: string; stages: StagePattern[] }
+  | { kind: 'write'; source: string; path: RegExp }
   | { kind: 'shape'; source: string; shape: string };
 
 export interface DenyHit {
@@ -35,6 +43,9 @@ export interface DenyHit {
 }
 
 export function compileDenyPattern(source: string, parser: ShellParser): DenyPattern {
+  // `> /dev/sd*`: any write to such a file, by redirection or by a command's own arguments.
+  const write = /^\s*>\s*(\S.*)$/s.exec(source);
+  if (write) return { kind: 'write', source, path: compileStage('x', write[1]!, parser).operands[0] ?? /^$/ };
   // Lists, subshells and function definitions (the fork bomb) are matched by shape.
   const stages = /[;&()<>`$]|\|\|/.test(source) ? undefined : source.split('|').map((s) => /^\s*(\S+)\s*(.*)$/s.exec(s));
   if (!stages || stages.some((m) => !m)) return { kind: 'shape', source, shape: shapeOf(source, parser) };
@@ -50,11 +61,14 @@ function compileStage(nameSource: string, rest: string, parser: ShellParser): St
     // Brace alternatives (`/dev/{sd,hd}*`) stay one glob, not several words.
     const args = cmd ? fields(cmd).filter((f) => f.field === 'argument').flatMap((f) => evaluateWord(f.node, `x ${rest}`, { braces: false })) : [];
     const normal = normalizeArgs(nameGlob, args);
+    const operandGlobs = normal.operandWords.map((a) => normalizeGlob(a, nameGlob));
     return {
       name: globToRegExp(nameGlob, 'i'),
       // A pattern that names no signal (`kill -- -1`) matches every signal.
       flags: [...normal.flags].filter((f) => f !== 'signal=TERM' || args.some((a) => /TERM|15/i.test(a.raw))),
-      operands: normal.operandWords.map((a) => globToRegExp(normalizeGlob(a, nameGlob))),
+      operands: operandGlobs.map((g) => globToRegExp(g)),
+      operandGlobs,
+      hasOperands: normal.operandWords.length > (nameGlob === 'git' ? 1 : 0),
     };
   } finally {
     parsed.dispose();
@@ -77,6 +91,11 @@ export function matchDeny(patterns: readonly DenyPattern[], analysis: Analysis):
       if (p.shape && analysis.shapes.some((s) => s.includes(p.shape))) return { rule: p.source, command: p.source };
       continue;
     }
+    if (p.kind === 'write') {
+      const hit = matchWrite(p.path, analysis);
+      if (hit) return { rule: p.source, command: hit };
+      continue;
+    }
     for (const cmd of analysis.commands) {
       const hit = matchPipeline(p.stages, cmd, analysis.commands);
       if (hit) return { rule: p.source, command: hit };
@@ -85,11 +104,49 @@ export function matchDeny(patterns: readonly DenyPattern[], analysis: Analysis):
   return undefined;
 }
 
+/**
+ * A command that would match a rule if a word the gate cannot know had the right value
+ * (`rm -rf $(…)`, `rm -rf "$X"/*`, `cd "$D" && rm -rf *`): the verdict is opaque. Only rules
+ * with operands: a word from an expansion is how every ordinary `git push "$BRANCH"` is
+ * written. `kill` is left out: its operands are process ids, in ordinary use always from
+ * `$(pgrep …)` or `$!`, and `-1` there is read as a signal unless `--` or a signal precedes it.
+ */
+export function matchPossible(patterns: readonly DenyPattern[], analysis: Analysis): DenyHit | undefined {
+  for (const p of patterns) {
+    if (p.kind !== 'pipeline' || p.stages.length !== 1) continue;
+    const stage = p.stages[0]!;
+    if (!stage.hasOperands) continue;
+    for (const cmd of analysis.commands) {
+      for (const argv of cmd.levels) {
+        const first = argv[0]?.value;
+        if (first === undefined || (cmd.cwd !== null && argv.every((w) => w.value !== undefined))) continue;
+        const name = basename(first).toLowerCase();
+        if (name === 'kill' || !stage.name.test(name)) continue;
+        const { flags, operands, operandWords } = normalizeArgs(name, argv.slice(1), cmd.cwd);
+        const unknown = operandWords.filter((w, i) => w.value === undefined && isFileOperand(name, i));
+        if (unknown.length === 0) continue;
+        const operandsOk = (without?: Word): boolean =>
+          stage.operandGlobs.every((g, i) => operands.some((o) => stage.operands[i]!.test(o)) || unknown.some((w) => w !== without && couldMatch(w, g)));
+        // An expansion at the front of a word could be the missing options (`rm $OPTS /`); a
+        // quoted one is one word, so it cannot be an operand as well.
+        const ok = stage.flags.every((f) => flags.has(f)) ? operandsOk() : unknown.some((w) => w.glob.startsWith('*') && operandsOk(mightSplit(w) ? undefined : w));
+        if (ok) return { rule: p.source, command: text(argv) };
+      }
+    }
+  }
+  return undefined;
+}
+
+/** An unquoted expansion is split into words by the shell (`$X` may be `-r /`). */
+function mightSplit(w: Word): boolean {
+  return /[$`]/.test(w.raw.replace(/"(?:\\.|[^"\\])*"|'[^']*'/g, ''));
+}
+
 function matchPipeline(stages: StagePattern[], cmd: FoundCommand, all: FoundCommand[]): string | undefined {
   const last = stages[stages.length - 1]!;
   // `eval "$(curl …)"`, `source <(curl …)`: eval and source run scripts as a shell does.
   const runsScript = (argv: readonly Word[]): boolean => stages.length === 2 && /^(eval|source|\.)$/.test(argv[0]?.value ?? '') && last.name.test('sh');
-  const level = cmd.levels.find((argv) => matchStage(last, argv) || runsScript(argv));
+  const level = cmd.levels.find((argv) => matchStage(last, argv, cmd.cwd) || runsScript(argv));
   if (!level) return undefined;
   if (stages.length === 1) return text(level);
   const before = stages.slice(0, -1);
@@ -103,12 +160,28 @@ function matchPipeline(stages: StagePattern[], cmd: FoundCommand, all: FoundComm
   return undefined;
 }
 
-function matchStage(stage: StagePattern, argv: readonly Word[]): boolean {
+/** A redirection or a command's own argument (`tee F`, `cp x F`, `dd of=F`) writing a file the pattern names. */
+function matchWrite(path: RegExp, analysis: Analysis): string | undefined {
+  const hits = (w: Word, cwd: Cwd): boolean => {
+    const word = inDir(w, cwd);
+    return word.value !== undefined && path.test(normalizeOperand(word));
+  };
+  for (const w of analysis.writes) if (hits(w.word, w.cwd)) return w.command;
+  for (const cmd of analysis.commands) {
+    for (const argv of cmd.levels) {
+      const name = basename(argv[0]?.value ?? '').toLowerCase();
+      if (writtenBy(name, argv.slice(1)).some((w) => hits(w, cmd.cwd))) return text(argv);
+    }
+  }
+  return undefined;
+}
+
+function matchStage(stage: StagePattern, argv: readonly Word[], cwd: Cwd = undefined): boolean {
   const first = argv[0]?.value;
   if (first === undefined) return false;
   const name = basename(first).toLowerCase();
   if (!stage.name.test(name)) return false;
-  const { flags, operands } = normalizeArgs(name, argv.slice(1));
+  const { flags, operands } = normalizeArgs(name, argv.slice(1), cwd);
   if (!stage.flags.every((f) => flags.has(f))) return false;
   return stage.operands.every((re) => operands.some((o) => re.test(o)));
 }

@@ -1,4 +1,5 @@
 import { splitGitArgs } from './git.js';
+import { inDir, normalizePathText, type Cwd } from './paths.js';
 import type { Word } from './words.js';
 
 /**
@@ -44,6 +45,10 @@ const TABLES: Record<string, Table> = {
     longValued: ['push-option', 'repo', 'receive-pack', 'exec'],
   },
   kill: { long: {}, valued: 'sn' },
+  wipefs: { long: { all: 'a', offset: 'o', backup: 'b', force: 'f', 'no-act': 'n', types: 't', output: 'O' }, valued: 'otO', longValued: ['offset', 'types', 'output'] },
+  sgdisk: { long: { 'zap-all': 'Z', zap: 'z', clear: 'o', delete: 'd' }, valued: 'AcdnNtuUr', longValued: ['delete'] },
+  sfdisk: { long: { delete: 'delete' } },
+  hdparm: { long: { 'security-erase': 'security-erase', 'security-erase-enhanced': 'security-erase' }, longValued: ['security-erase', 'security-erase-enhanced'] },
 };
 TABLES.chgrp = TABLES.chown!;
 
@@ -53,8 +58,18 @@ const signalName = (s: string): string => {
   return SIGNALS[up] ?? up;
 };
 
-/** `name` is the lower-case basename; `args` the words after it. */
-export function normalizeArgs(name: string, args: readonly Word[]): NormalArgs {
+/** Commands whose operands are files, read in the directory the command runs in (paths.ts). */
+const FILE_OPERANDS = new Set(['rm', 'rmdir', 'unlink', 'shred', 'chmod', 'chown', 'chgrp', 'chattr', 'dd', 'cp', 'mv', 'ln', 'install', 'tee', 'truncate']);
+/** …whose first operand is not a file (a mode, an owner). */
+const FIRST_NOT_FILE = new Set(['chmod', 'chown', 'chgrp', 'chattr']);
+
+/** Whether the operand at `index` of `name` can be a file (not `chmod`'s mode, not `chown`'s owner). */
+export function isFileOperand(name: string, index: number): boolean {
+  return !(FIRST_NOT_FILE.has(name) && index === 0);
+}
+
+/** `name` is the lower-case basename; `args` the words after it; `cwd` where it runs. */
+export function normalizeArgs(name: string, args: readonly Word[], cwd?: Cwd): NormalArgs {
   if (name === 'kill') return killArgs(args);
   let words = args;
   if (name === 'git') {
@@ -70,8 +85,10 @@ export function normalizeArgs(name: string, args: readonly Word[]): NormalArgs {
     const w = words[k]!;
     const a = w.value ?? w.symbolic;
     if (ended || a === '-' || !a.startsWith('-') || w.value === undefined) {
-      operands.push(normalizeOperand(w, name));
-      operandWords.push(w);
+      const file = FILE_OPERANDS.has(name) && !(FIRST_NOT_FILE.has(name) && operandWords.length === 0);
+      const word = file ? inFileDir(w, name, cwd) : w;
+      operands.push(normalizeOperand(word, name));
+      operandWords.push(word);
       // `git push origin +main` forces the update of main.
       if (name === 'git' && words[0]?.value === 'push' && /^\+./.test(a)) flags.add('f');
     } else if (a === '--') ended = true;
@@ -126,25 +143,30 @@ function killArgs(args: readonly Word[]): NormalArgs {
   return { flags, operands, operandWords };
 }
 
+/** `dd of=FILE`: the file part of a `key=value` operand is read in `cwd` like any file. */
+function inFileDir(w: Word, name: string, cwd: Cwd): Word {
+  if (name !== 'dd') return inDir(w, cwd);
+  const key = /^[a-z]+=/.exec(w.value ?? w.symbolic)?.[0];
+  if (!key) return w;
+  const file = inDir({ ...w, value: w.value?.slice(key.length), symbolic: w.symbolic.slice(key.length), glob: w.glob.slice(key.length) }, cwd);
+  return { ...file, value: file.value === undefined ? undefined : key + file.value, symbolic: key + file.symbolic, glob: key + file.glob };
+}
+
+/** A pattern that matches every name in a directory (`*`, `?*`, `[!.]*`, `.[!.]*`) means "all of it". */
+export const WHOLE_DIR = /^[*?]+$|^\[[^\]]*\]\*$|^\.\[[^\]]*\]\*$/;
+
 /** Makes equivalent spellings of an operand equal. */
 export function normalizeOperand(w: Word, command = ''): string {
   let s = w.value ?? w.symbolic;
   if (w.value === undefined) s = s.replace(/^\$HOME(?=\/|$)/, '~');
   if (command === 'chmod') s = chmodMode(s);
-  if (!/^(\/|~)/.test(s)) return s;
-  s = s.replace(/\/{2,}/g, '/');
-  const home = s.startsWith('~');
-  const parts: string[] = [];
-  for (const seg of s.split('/').slice(1)) {
-    if (seg === '' || seg === '.') continue;
-    if (seg === '..') parts.pop();
-    else parts.push(seg);
-  }
-  // A pattern that matches every name in a directory (`/*`, `/?*`, `/[!.]*`) means "all of it".
-  if (w.hasGlob && parts.length && /^[*?]+$|^\[[^\]]*\]\*$|^\.\[[^\]]*\]\*$/.test(parts.at(-1)!) && parts.at(-1)!.includes('*')) parts[parts.length - 1] = '*';
-  const body = parts.join('/');
-  if (home) return body ? `~/${body}` : '~';
-  return `/${body}`;
+  // `of=/dev/./sda`, `--output=//dev/sda`: the path after `=` too.
+  const key = /^(?:[a-z]+|--?[a-z][a-z-]*)=(?=[/~])/.exec(s)?.[0] ?? '';
+  s = s.slice(key.length);
+  if (!/^(\/|~(\/|$))/.test(s)) return key + s;
+  const parts = normalizePathText(s).split('/');
+  if (w.hasGlob && parts.length > 1 && WHOLE_DIR.test(parts.at(-1)!) && parts.at(-1)!.includes('*')) parts[parts.length - 1] = '*';
+  return key + parts.join('/').replace(/^\/\//, '/');
 }
 
 function chmodMode(m: string): string {

@@ -1,6 +1,6 @@
 import { literalWord as literal, type Word } from './words.js';
 import { COMMAND_VARIABLES, INTERPRETERS, MULTICALL, SHELLS, SHELL_VALUED, WRAPPERS, interpreterKey, type WrapperSpec } from './programs.js';
-import { gitOpaqueReason, splitGitArgs } from './git.js';
+import { expandGitAlias, gitOpaqueReason, splitGitArgs } from './git.js';
 
 /**
  * One simple command's argv → each command it really runs (§7): wrappers are skipped with
@@ -20,8 +20,12 @@ export interface UnwrapSink {
   nested(argv: Word[]): void;
   isFunction(name: string): boolean;
   alias(name: string): string | undefined;
+  /** A git alias this command line defined with `git config alias.NAME VALUE`. */
+  gitAlias(name: string): string | undefined;
   /** True when the command line itself writes this file. */
   written(path: string): boolean;
+  /** The file a path or name was copied or linked from on this line; null when from one the gate cannot know. */
+  madeFrom(name: string): Word | null | undefined;
   expandCommandGlob: ((pattern: string) => string[]) | undefined;
 }
 
@@ -35,7 +39,7 @@ export function unwrapCommand(found: Levels, argv: Word[], stdin: Stdin | undefi
   let cur: Word[] | undefined = argv;
   for (let steps = 0; cur && cur.length > 0 && steps < MAX_STEPS; steps++) {
     found.levels.push(cur);
-    const first = cur[0]!;
+    const first: Word = cur[0]!;
     if (first.value === undefined) {
       sink.opaque(`the command name comes from an expansion (${first.raw})`);
       return;
@@ -52,6 +56,16 @@ export function unwrapCommand(found: Levels, argv: Word[], stdin: Stdin | undefi
       return;
     }
     if (sink.isFunction(name)) return;
+    // `ln -s /usr/bin/sudo s; ./s id` runs sudo.
+    const from = sink.madeFrom(first.value);
+    if (from === null) {
+      sink.opaque(`${first.raw} is a copy or link this command line made of a file named by an expansion`);
+      return;
+    }
+    if (from !== undefined && from.value !== first.value) {
+      cur = [{ ...from, raw: first.raw }, ...cur.slice(1)];
+      continue;
+    }
     cur = step(name.toLowerCase(), cur.slice(1), stdin, sink, found);
     // A wrapper's command reads the same stdin as the wrapper.
   }
@@ -101,7 +115,10 @@ function step(name: string, args: Word[], stdin: Stdin | undefined, sink: Unwrap
     const why = gitOpaqueReason(args);
     if (why) sink.opaque(why);
     if (why === undefined) gitScripts(args, sink);
-    return undefined;
+    // `git -c alias.p='push --force' p` runs `git push --force`.
+    const alias = expandGitAlias(args, sink.gitAlias);
+    if (alias === null) sink.opaque('git runs an alias whose value comes from the environment');
+    return alias ? [literal('git'), ...alias] : undefined;
   }
   if (['ssh', 'scp', 'sftp'].includes(name)) return sshOptions(args, sink);
   if (name === 'rsync') {
