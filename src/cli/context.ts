@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
 import type { LoadedConfig } from '../config/load.js';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { ensureState, resolveLayout, type Layout } from '../layout/layout.js';
 
 /** What every command needs: the fleet layout (from --root / FLOTILLA_ROOT / the project). */
@@ -21,6 +23,18 @@ export function contextOf(globals: Globals, opts: { createState?: boolean } = {}
   const layout = resolveLayout({ root: globals.root });
   if (opts.createState !== false) ensureState(layout);
   return { layout };
+}
+
+/**
+ * For the read-only commands (`status`, `watch`, `audit`, `doctor`), which never create a
+ * fleet root: the line saying there is no fleet here yet and where one would be, or
+ * undefined when there is one. Only `up`, a spawn or a send makes a fleet.
+ */
+export function noFleetLine(layout: Layout): string | undefined {
+  if (existsSync(layout.registryDir)) return undefined;
+  if (existsSync(layout.root)) return `no agent has run in ${layout.root} yet — start one with 'flotilla up' or spawn-agent`;
+  if (existsSync(join(layout.project, '.git'))) return `no fleet here: ${layout.root} does not exist yet — 'flotilla up' or spawn-agent in ${layout.project} makes it (or pass --root DIR)`;
+  return `no fleet here: ${layout.root} does not exist yet (${layout.project} is not in a git checkout, so a fleet would be made right there) — 'flotilla up' or spawn-agent makes it, or pass --root DIR`;
 }
 
 /** Loads the effective config for a command, printing unknown-key warnings to stderr. */

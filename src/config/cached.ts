@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { userPaths, type Layout } from '../layout/layout.js';
 import { CLI_ENTRY } from '../layout/package.js';
@@ -88,6 +88,8 @@ function write(layout: Layout, entry: CacheEntry, env: NodeJS.ProcessEnv): void 
   const kept = entriesIn(layout).filter((e) => current(e, entry.build, entry.files) && !matches(e, entry.build, entry.files, env, entry.flags));
   // No fsync: a cache lost in a crash is rebuilt by the next start.
   const tmp = `${layout.configCache}.${process.pid}.tmp`;
+  // A read-only command (status, doctor) run where no fleet is never makes a fleet root for its cache.
+  if (!existsSync(layout.state)) return;
   try {
     mkdirSync(dirname(layout.configCache), { recursive: true });
     writeFileSync(tmp, JSON.stringify({ entries: [entry, ...kept].slice(0, MAX_ENTRIES) }));

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { cliContext } from '../context.js';
+import { cliContext, noFleetLine } from '../context.js';
 
 export function command(): Command {
   return new Command('audit')
@@ -9,7 +9,17 @@ export function command(): Command {
     .option('-f, --follow', 'keep printing new events as they are appended')
     .option('--json', 'print raw JSON lines')
     .action(async (opts: { agent?: string; event?: string; follow?: boolean; json?: boolean }, cmd: Command) => {
-      const { layout } = cliContext(cmd);
+      const { layout } = cliContext(cmd, { createState: false });
+      const none = noFleetLine(layout);
+      if (none) {
+        // Nothing to read, and reading never makes a fleet root; following one that is not there would wait forever.
+        if (opts.follow) {
+          const { FlotillaError } = await import('../../errors.js');
+          throw new FlotillaError(none, { code: 'no-fleet' });
+        }
+        process.stderr.write(`flotilla: ${none}\n`);
+        return;
+      }
       const { readAudit, followAudit, formatAuditLine } = await import('../../audit/read.js');
       const filter = { agent: opts.agent, event: opts.event };
       const print = (line: Record<string, unknown>) =>

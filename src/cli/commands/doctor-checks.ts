@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { accessSync, constants, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import type { Layout } from '../../layout/layout.js';
 import { TOOLS_DIR } from '../../layout/package.js';
@@ -72,9 +72,11 @@ export async function runChecks(layout: Layout, env: NodeJS.ProcessEnv = process
   let writable = false;
   let detail = layout.root;
   try {
-    const target = existsSync(layout.root) ? layout.root : dirname(layout.root);
+    // A check only looks: the root is made by the first `up` or spawn, never by doctor.
+    let target = layout.root;
+    while (!existsSync(target) && dirname(target) !== target) target = dirname(target);
     accessSync(target, constants.W_OK);
-    if (!existsSync(layout.root)) mkdirSync(layout.root, { recursive: true });
+    if (target !== layout.root) detail = `${layout.root} (not created yet; ${target} is writable)`;
     writable = true;
   } catch (err) {
     detail = `${layout.root}: ${(err as Error).message}`;

@@ -1,4 +1,4 @@
-import { cliConfig, contextOf, type Globals } from '../context.js';
+import { cliConfig, contextOf, noFleetLine, type Globals } from '../context.js';
 import { terminalColumns, writeOut } from '../output.js';
 import type { CommandSpec, Parsed } from '../spec.js';
 
@@ -16,7 +16,13 @@ export const spec: CommandSpec = {
 
 export async function run(parsed: Parsed, globals: Globals): Promise<void> {
   const opts = parsed.opts as { json?: boolean; all?: boolean };
-  const { layout } = contextOf(globals);
+  const { layout } = contextOf(globals, { createState: false });
+  // A read-only look never makes a fleet root (it would show up in the person's checkout).
+  const none = noFleetLine(layout);
+  if (none) {
+    writeOut(opts.json ? '[]\n' : `${none}\n`);
+    return;
+  }
   const { config } = await cliConfig(layout);
   const [{ reconcileDead }, { listRecords }, { liveRecords, recentRecords }, { unreadCount }, { formatStatus }] = await Promise.all([
     import('../../lifecycle/reconcile.js'), import('../../fleet/registry.js'), import('../../fleet/live.js'), import('../../inbox/maildir.js'), import('../../spawn/status-view.js'),

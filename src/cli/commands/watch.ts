@@ -1,4 +1,4 @@
-import { cliConfig, contextOf, type Globals } from '../context.js';
+import { cliConfig, contextOf, noFleetLine, type Globals } from '../context.js';
 import type { CommandSpec, Parsed } from '../spec.js';
 
 /** `flotilla watch` (§2): the live dashboard, loaded inside `run` only. On the fast path (fast.ts): its first frame has a 250 ms budget. */
@@ -10,7 +10,12 @@ export const spec: CommandSpec = {
 };
 
 export async function run(parsed: Parsed, globals: Globals): Promise<void> {
-  const { layout } = contextOf(globals);
+  const { layout } = contextOf(globals, { createState: false });
+  const none = noFleetLine(layout);
+  if (none) {
+    const { FlotillaError } = await import('../../errors.js');
+    throw new FlotillaError(none, { code: 'no-fleet' });
+  }
   // The dashboard's modules load while the config is read.
   const modules = Promise.all([import('../../watch/index.js'), import('../../tmux/client.js')]);
   modules.catch(() => undefined);
