@@ -3,6 +3,7 @@ import { join, relative, sep } from 'node:path';
 import { FlotillaError, errorMessage, isErrno } from '../errors.js';
 import type { Layout } from '../layout/layout.js';
 import { builtinDefinitions } from './builtin.js';
+import { demoDefinitions, inDemo } from './demo.js';
 import { definitionDirs } from './locations.js';
 import { parseDefinition } from './parse.js';
 import type { Definition, DefinitionConfig, DefinitionIssue, DefinitionScope, LoadResult } from './types.js';
@@ -25,6 +26,8 @@ export interface LoadOptions {
 export async function loadDefinitions(opts: LoadOptions): Promise<LoadResult> {
   const dirs = dedupe(opts.dirs ?? definitionDirs(opts.layout, opts.env));
   const perDir = await Promise.all(dirs.map((d) => loadDirectory(d.dir, d.scope, opts.config)));
+  // The demo's tree runs the demo's own definitions, whatever files of those names exist.
+  if (!opts.dirs && inDemo(opts.env ?? process.env)) perDir.unshift(demoDefinitions(opts.config));
   const result: LoadResult = { definitions: [], errors: [], warnings: [], shadowed: [] };
   const byName = new Map<string, Definition>();
   for (const r of perDir) {

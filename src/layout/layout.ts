@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 
@@ -181,8 +181,28 @@ export function ensureState(layout: Layout): void {
   for (const dir of [layout.registryTmp, layout.inboxRoot, layout.transcriptsDir, layout.outputDir, layout.logsDir, layout.slotsDir, layout.markersDir, join(layout.state, 'tasks')]) {
     mkdirSync(dir, { recursive: true });
   }
+  ensureGitignore(layout);
+}
+
+/** What `.flotilla/.gitignore` held before it ignored itself: such a file is ours to update. */
+const OLD_GITIGNORE = 'state/\nagent-memory-local/\n';
+/**
+ * Runtime state, local memory, and this file itself: a fleet that only ran leaves `git
+ * status` as it found it (docs/decisions.md), while `agents/`, `config.yaml` and
+ * `agent-memory/` stay visible for a team to commit.
+ */
+const GITIGNORE = '# Made by Flotilla: runtime state is never committed. This file ignores itself.\n.gitignore\nstate/\nagent-memory-local/\n';
+
+/** Writes `.flotilla/.gitignore` when missing, or when it is the older one Flotilla wrote; a person's own is left alone. */
+export function ensureGitignore(layout: Pick<Layout, 'root'>): void {
   const ignore = join(layout.root, '.gitignore');
-  if (!existsSync(ignore)) writeFileSync(ignore, 'state/\nagent-memory-local/\n');
+  let current: string | undefined;
+  try {
+    current = readFileSync(ignore, 'utf8');
+  } catch {
+    current = undefined;
+  }
+  if (current === undefined || current === OLD_GITIGNORE) writeFileSync(ignore, GITIGNORE);
 }
 
 /** User-scope paths (§1): `$XDG_CONFIG_HOME/flotilla/`, `~/.flotilla/agent-memory/` and `$XDG_CACHE_HOME/flotilla/`. */

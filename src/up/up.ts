@@ -2,14 +2,16 @@ import { basename } from 'node:path';
 import type { Config } from '../config/schema.js';
 import { FlotillaError } from '../errors.js';
 import { newAgentId } from '../fleet/ids.js';
-import type { Layout } from '../layout/layout.js';
+import { ensureGitignore, type Layout } from '../layout/layout.js';
 import { CLI_ENTRY, DEMO_SCRIPT, TOOLS_DIR } from '../layout/package.js';
 import { resolveModelSpec } from '../model/spec.js';
 import type { RuntimeName } from '../runtimes/types.js';
 import { Tmux, socketArgs, tmuxSocket, type PaneInfo } from '../tmux/client.js';
 import { currentTmux } from '../tmux/current.js';
+import { prepareFleetSession } from '../tmux/fleet-session.js';
 import { fleetSessionName } from '../tmux/session-name.js';
-import { DEMO_LEAD, DEMO_TASK, installDemoAgents, type DemoInstall } from './demo.js';
+import { DEMO_ENV } from '../definitions/demo.js';
+import { DEMO_LEAD, DEMO_TASK, removeInstalledDemoAgents } from './demo.js';
 import { withUpLock } from './up-lock.js';
 
 /**
@@ -45,8 +47,8 @@ export interface UpResult {
   created: boolean;
   dashboard: { windowId: string; created: boolean };
   root: { windowId: string; id: string | null; created: boolean };
-  /** The offline demo runs (no model configured), and which definitions it installed. */
-  demo: DemoInstall | null;
+  /** The offline demo runs (no model configured); `removed`: demo files an older version had installed into `.flotilla/agents/`. */
+  demo: { removed: string[] } | null;
   /** How a person attaches from a shell. */
   attachCommand: string;
 }
@@ -83,14 +85,18 @@ async function openFleet(opts: UpOptions): Promise<UpResult> {
     dashboard = await ensureWindow(tmux, session, DASHBOARD_WINDOW, dashboardArgv, layout, sessionEnv);
   }
 
+  await prepareFleetSession(tmux, session);
+
   const wantsDemo = resolveModelSpec({ flag: opts.model, config, env, demoScript: DEMO_SCRIPT }).source === 'demo' && !opts.agent && (opts.runtime ?? 'flotilla') === 'flotilla';
-  let demo: DemoInstall | null = null;
+  let demo: UpResult['demo'] = null;
+  // A fleet root made by an older version has a .gitignore that did not ignore itself.
+  ensureGitignore(layout);
   let root: UpResult['root'];
   const existing = await liveWindow(tmux, session, ROOT_WINDOW);
   if (existing) {
     root = { windowId: existing.windowId, id: null, created: false };
   } else {
-    if (wantsDemo) demo = installDemoAgents(layout);
+    if (wantsDemo) demo = { removed: removeInstalledDemoAgents(layout) };
     root = await openRoot(tmux, opts, session, wantsDemo, env);
   }
   // A person arriving sees the tree first; Enter on the root opens its window.
@@ -129,6 +135,9 @@ async function openRoot(tmux: Tmux, opts: UpOptions, session: string, demo: bool
   const spawnEnv: NodeJS.ProcessEnv = { ...env };
   delete spawnEnv.TMUX;
   delete spawnEnv.TMUX_PANE;
+  // The demo's tree loads the demo's built-in definitions (definitions/demo.ts); nothing else does.
+  if (demo) spawnEnv[DEMO_ENV] = '1';
+  else delete spawnEnv[DEMO_ENV];
   const rec = await spawnAgent(
     layout, config,
     {
@@ -174,7 +183,7 @@ async function liveWindow(tmux: Tmux, session: string, name: string): Promise<Pa
  */
 export function passEnv(layout: Layout, config: Config, env: NodeJS.ProcessEnv): Record<string, string> {
   const out: Record<string, string> = {};
-  const identity = new Set(['FLOTILLA_AGENT_ID', 'FLOTILLA_DEPTH', 'FLOTILLA_PARENT_ID', 'FLOTILLA_SLOT', 'FLOTILLA_NODE', 'FLOTILLA_CLI']);
+  const identity = new Set(['FLOTILLA_AGENT_ID', 'FLOTILLA_DEPTH', 'FLOTILLA_PARENT_ID', 'FLOTILLA_SLOT', 'FLOTILLA_NODE', 'FLOTILLA_CLI', DEMO_ENV]);
   const keys = new Set(['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'XDG_CONFIG_HOME', ...Object.values(config.models.providers).map((p) => p.api_key_env).filter((k): k is string => !!k)]);
   for (const [k, v] of Object.entries(env)) {
     if (v === undefined) continue;

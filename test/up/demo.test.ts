@@ -1,9 +1,10 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defaultConfig } from '../../src/config/schema.js';
 import { loadDefinitions } from '../../src/definitions/load.js';
-import { DEMO_DIR, installDemoAgents } from '../../src/up/demo.js';
+import { DEMO_DIR, demoDefinitions } from '../../src/definitions/demo.js';
+import { removeInstalledDemoAgents } from '../../src/up/demo.js';
 import { TOOLS_DIR } from '../../src/layout/package.js';
 import { attachCommand, passEnv, sameServer } from '../../src/up/up.js';
 import { tempFleet, type TempFleet } from '../helpers/fleet.js';
@@ -12,34 +13,23 @@ let fleet: TempFleet | undefined;
 afterEach(() => fleet?.cleanup());
 
 describe('demo definitions', () => {
-  it('installs the lead and both children with absolute script paths, loadable by spawn', async () => {
+  it('are built in for the demo\'s tree only, with absolute script paths, and win over files of the same name', async () => {
     fleet = tempFleet();
-    const { written, kept } = installDemoAgents(fleet.layout);
-    expect(written.map((p) => p.slice(fleet!.layout.agentsDir.length + 1))).toEqual(['checker.md', 'demo-lead.md', 'todo-finder.md']);
-    expect(kept).toEqual([]);
+    mkdirSync(fleet.layout.agentsDir, { recursive: true });
+    writeFileSync(join(fleet.layout.agentsDir, 'checker.md'), '---\nname: checker\ndescription: mine\n---\nmy body\n');
     const env = { HOME: fleet.project, XDG_CONFIG_HOME: join(fleet.project, 'xdg') };
-    const loaded = await loadDefinitions({ layout: fleet.layout, config: defaultConfig(), env });
+    const plain = await loadDefinitions({ layout: fleet.layout, config: defaultConfig(), env });
+    expect(plain.definitions.map((d) => d.name).sort()).toEqual(['checker', 'general']);
+
+    const loaded = await loadDefinitions({ layout: fleet.layout, config: defaultConfig(), env: { ...env, FLOTILLA_DEMO: '1' } });
     expect(loaded.errors).toEqual([]);
     const byName = new Map(loaded.definitions.map((d) => [d.name, d]));
     expect(byName.get('todo-finder')?.model).toBe(`script:${join(DEMO_DIR, 'todo-finder.yaml')}`);
     expect(byName.get('checker')?.model).toBe(`script:${join(DEMO_DIR, 'checker.yaml')}`);
     expect(byName.get('demo-lead')?.model).toBe(`script:${join(DEMO_DIR, 'lead.yaml')}`);
     expect(byName.get('todo-finder')?.permissionMode).toBe('dont_ask');
-  });
-
-  it('is idempotent, refreshes its own files, and never overwrites a person\'s definition', () => {
-    fleet = tempFleet();
-    installDemoAgents(fleet.layout);
-    expect(installDemoAgents(fleet.layout).written).toEqual([]);
-    const own = join(fleet.layout.agentsDir, 'checker.md');
-    writeFileSync(own, '---\nname: checker\ndescription: mine\n---\nmy body\n');
-    const stale = join(fleet.layout.agentsDir, 'todo-finder.md');
-    writeFileSync(stale, readFileSync(stale, 'utf8').replace('dont_ask', 'default'));
-    const again = installDemoAgents(fleet.layout);
-    expect(again.kept).toEqual([own]);
-    expect(again.written).toEqual([stale]);
-    expect(readFileSync(own, 'utf8')).toContain('my body');
-    expect(readFileSync(stale, 'utf8')).toContain('dont_ask');
+    expect(byName.get('checker')?.source.scope).toBe('builtin');
+    expect(loaded.shadowed.map((s) => s.name)).toEqual(['checker']);
   });
 
   it('fills a scripts folder that needs quoting', () => {
@@ -47,8 +37,25 @@ describe('demo definitions', () => {
     const shipped = join(fleet.project, 'shipped');
     mkdirSync(shipped);
     writeFileSync(join(shipped, 'x.md'), '---\nname: x\ndescription: d\nmodel: script:{{demo_dir}}/x.yaml\n---\nbody\n');
-    installDemoAgents(fleet.layout, { shippedDir: shipped, demoDir: '/opt/my demo: #1' });
-    expect(readFileSync(join(fleet.layout.agentsDir, 'x.md'), 'utf8')).toContain('model: "script:/opt/my demo: #1/x.yaml"');
+    const r = demoDefinitions(defaultConfig(), { shippedDir: shipped, demoDir: '/opt/my demo: #1' });
+    expect(r.definitions[0]?.model).toBe('script:/opt/my demo: #1/x.yaml');
+  });
+
+  it('removes the files an older up installed into .flotilla/agents/, and never a person\'s', () => {
+    fleet = tempFleet();
+    mkdirSync(fleet.layout.agentsDir, { recursive: true });
+    const old = join(fleet.layout.agentsDir, 'todo-finder.md');
+    writeFileSync(old, "---\n# Installed by 'flotilla up' for the offline demo (no model configured); refreshed on each demo run. Delete it freely.\nname: todo-finder\n---\nx\n");
+    const own = join(fleet.layout.agentsDir, 'checker.md');
+    writeFileSync(own, '---\nname: checker\ndescription: mine\n---\nmy body\n');
+    expect(removeInstalledDemoAgents(fleet.layout)).toEqual([old]);
+    expect(existsSync(old)).toBe(false);
+    expect(readFileSync(own, 'utf8')).toContain('my body');
+    // Only the demo's own files: the folder goes when nothing else was in it.
+    rmSync(own);
+    writeFileSync(old, "---\n# Installed by 'flotilla up' for the offline demo (no model configured); refreshed on each demo run. Delete it freely.\n---\n");
+    removeInstalledDemoAgents(fleet.layout);
+    expect(existsSync(fleet.layout.agentsDir)).toBe(false);
   });
 });
 
@@ -69,7 +76,7 @@ describe('up helpers', () => {
   it('passes settings, keys and the root to the session, never an agent identity', () => {
     fleet = tempFleet();
     const env = passEnv(fleet.layout, defaultConfig(), {
-      FLOTILLA_TMUX_SOCKET: 's', FLOTILLA_AGENT_ID: 'x', FLOTILLA_SLOT: '1:ab', ANTHROPIC_API_KEY: 'k', HOME: '/h', FLOTILLA_ROOT: '/elsewhere',
+      FLOTILLA_TMUX_SOCKET: 's', FLOTILLA_AGENT_ID: 'x', FLOTILLA_DEMO: '1', FLOTILLA_SLOT: '1:ab', ANTHROPIC_API_KEY: 'k', HOME: '/h', FLOTILLA_ROOT: '/elsewhere',
     });
     expect(env).toEqual({ FLOTILLA_TMUX_SOCKET: 's', ANTHROPIC_API_KEY: 'k', FLOTILLA_ROOT: fleet.layout.root, PATH: TOOLS_DIR });
   });

@@ -80,7 +80,8 @@ describe('flotilla up', () => {
     expect(summary).toContain(`## ${check.id}: completed`);
     expect(summary).toContain('Result: 3 TODO/FIXME comments found.');
     expect(summary).toMatch(/app\.ts:1:\/\/ TODO: handle errors/);
-    expect(summary).toMatch(/Result: 2 changed or untracked files on branch/);
+    // notes.md; the fleet root ignores itself (.flotilla/.gitignore), so it is not one of them.
+    expect(summary).toMatch(/Result: 1 changed or untracked files on branch/);
 
     // The dashboard lists every agent in its final state.
     const session = (await tmux.tmux('list-sessions', '-F', '#{session_name}')).trim();

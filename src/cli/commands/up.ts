@@ -26,9 +26,7 @@ export function command(): Command {
       const root = result.root.created ? `root agent ${result.root.id}` : 'its root window';
       const demo = result.demo ? ' — no model configured, so the root runs the offline demo on the scripted model' : '';
       process.stderr.write(`flotilla: ${what} session ${result.session} with the dashboard and ${root}${demo}\n`);
-      for (const path of result.demo?.kept ?? []) {
-        process.stderr.write(`flotilla: warning: ${path} is your own definition, so the demo uses it instead of the bundled one\n`);
-      }
+      for (const path of result.demo?.removed ?? []) process.stderr.write(`flotilla: removed ${path}, a demo definition an older version installed (the demo's are built in now)\n`);
       if (opts.detach) {
         process.stdout.write(`attach with: ${result.attachCommand}\n`);
         return;
