@@ -13,6 +13,7 @@ import { sendCompletionOnce } from '../lifecycle/completion.js';
 import { sleep } from '../sleep.js';
 import { Tmux, tmuxSocket, type NewWindowOptions, type PaneRef } from '../tmux/client.js';
 import { currentTmux } from '../tmux/current.js';
+import { prepareFleetSession } from '../tmux/fleet-session.js';
 import { runShellCommand, tmuxFormat } from '../tmux/quote.js';
 import { fleetSessionName } from '../tmux/session-name.js';
 import { tmuxVersionRefusal } from '../tmux/version.js';
@@ -152,10 +153,16 @@ async function parentTmux(layout: Layout, rec: AgentRecord): Promise<{ socketPat
 /** A window in the fleet session, creating the session (detached) when missing; two spawners racing to create it both end up with a window. */
 async function openInFleetSession(tmux: Tmux, session: string, opts: Omit<NewWindowOptions, 'target'>): Promise<PaneRef> {
   if (!(await tmux.hasSession(session))) {
+    let ref: PaneRef | undefined;
     try {
-      return await tmux.newSession({ ...opts, name: session, windowName: opts.name });
+      ref = await tmux.newSession({ ...opts, name: session, windowName: opts.name });
     } catch (err) {
       if (!(await tmux.hasSession(session))) throw err;
+    }
+    if (ref) {
+      // A window a person opens there later finds flotilla and spawn-agent, and is not this agent.
+      await prepareFleetSession(tmux, session).catch(() => undefined);
+      return ref;
     }
   }
   return tmux.newWindow({ ...opts, target: `=${session}` });

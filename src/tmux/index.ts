@@ -3,4 +3,5 @@ export { Tmux, tmuxVersion, tmuxSocket, socketArgs, parsePaneInfo, type PaneRef,
 export { currentTmux, parseTmuxEnv, type CurrentTmux, type TmuxEnv } from './current.js';
 export { runShellCommand, shellCommand, shellQuote, tmuxFormat, tmuxQuote, type TmuxFormat } from './quote.js';
 export { fleetSessionName } from './session-name.js';
+export { prepareFleetSession, FLEET_SHELL } from './fleet-session.js';
 export { parseTmuxVersion, tmuxNewEnough, tmuxVersionRefusal, type TmuxVersion } from './version.js';
