@@ -59,6 +59,7 @@ export const UNIT_TESTS = [
   'test/transcript/records.test.ts',
   'test/transcript/transcript.test.ts',
   'test/up/demo.test.ts',
+  'test/watch/attention.test.ts',
   'test/watch/gather.test.ts',
   'test/watch/key-decoder.test.ts',
   'test/watch/loop.test.ts',

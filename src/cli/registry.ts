@@ -35,6 +35,7 @@ export const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   ls: () => import('./commands/status.js'),
   up: () => import('./commands/up.js'),
   watch: () => import('./commands/watch.js'),
+  next: () => import('./commands/next.js'),
   resume: () => import('./commands/resume.js'),
   output: () => import('./commands/output.js'),
   collect: () => import('./commands/collect.js'),

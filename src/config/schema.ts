@@ -136,6 +136,12 @@ export const configSchema = z
       })
       .prefault({})
       .describe('tmux'),
+    watch: z
+      .object({
+        bell: z.boolean().default(true).describe("Ring the terminal bell when an agent newly needs a person (an approval, mail for you, a failure, a place in line); tmux marks the dashboard's window and passes the bell to your terminal"),
+      })
+      .prefault({})
+      .describe('The dashboard (flotilla watch)'),
     agents: z
       .object({
         default_disallowed_tools: z.array(z.string()).default([]).describe('Tools no agent gets, whatever its definition says'),

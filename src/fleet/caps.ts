@@ -149,7 +149,7 @@ export async function admitSpawn(
   if (depthErr) throw depthErr;
   const childrenErr = childrenRefusal(child.parent, limits.max_children, records);
   if (childrenErr) throw childrenErr;
-  const slot = await reserveRunningSlot(layout, limits.max_running, queue);
+  const slot = await reserveRunningSlot(layout, limits.max_running, queue && { ...queue, agentId: child.id });
   try {
     const spawnNumber = claimTreeSpawn(layout, child.rootId, limits.max_spawns_per_tree, child.id);
     return { depth: childDepth(child.parent), slot, spawnNumber };

@@ -21,6 +21,8 @@ const POLL_MS = 100;
 
 export interface QueueOptions {
   signal?: AbortSignal;
+  /** The agent waiting, written on its ticket so `status` and the dashboard can show who is in line and where. */
+  agentId?: string;
   /** Told once when the first try failed and the caller joins the line. */
   onWait?: () => void | Promise<void>;
 }
@@ -33,6 +35,7 @@ interface Ticket {
   name: string;
   pid: number;
   start: string | null;
+  agentId: string | null;
 }
 
 function readTickets(dir: string): Ticket[] {
@@ -46,8 +49,8 @@ function readTickets(dir: string): Ticket[] {
   const out: Ticket[] = [];
   for (const name of names) {
     try {
-      const [pid, start] = readFileSync(join(dir, name), 'utf8').split('\n');
-      out.push({ name, pid: Number(pid), start: start || null });
+      const [pid, start, agentId] = readFileSync(join(dir, name), 'utf8').split('\n');
+      out.push({ name, pid: Number(pid), start: start || null, agentId: agentId || null });
     } catch {
       // Taken out of the line meanwhile.
     }
@@ -65,10 +68,10 @@ function liveTickets(dir: string): Ticket[] {
 }
 
 /** A ticket appears whole (written under a dot name, then renamed), so no reader sees it empty. */
-function writeTicket(dir: string, name: string): void {
+function writeTicket(dir: string, name: string, agentId: string | undefined): void {
   const tmp = join(dir, `.${name}.${process.pid}`);
   const fd = openSync(tmp, 'w');
-  writeSync(fd, `${process.pid}\n${processStartTime(process.pid) ?? ''}\n`);
+  writeSync(fd, `${process.pid}\n${processStartTime(process.pid) ?? ''}\n${agentId ?? ''}\n`);
   closeSync(fd);
   renameSync(tmp, join(dir, name));
 }
@@ -76,6 +79,19 @@ function writeTicket(dir: string, name: string): void {
 /** How many wait in line now. */
 export function waitingCount(layout: Layout): number {
   return liveTickets(queueDir(layout)).length;
+}
+
+/** Who waits in line for a running slot, first in line first; `position` counts from 1. */
+export interface InLine {
+  /** The agent waiting (null: a ticket written before tickets named their agent). */
+  agentId: string | null;
+  pid: number;
+  position: number;
+}
+
+/** The line as it stands now (read-only but for dead processes' tickets, which anyone may remove). */
+export function queueLine(layout: Layout): InLine[] {
+  return liveTickets(queueDir(layout)).map((t, i) => ({ agentId: t.agentId, pid: t.pid, position: i + 1 }));
 }
 
 /**
@@ -92,7 +108,7 @@ export async function inTurn<T>(layout: Layout, attempt: () => Promise<T | null>
   if (opts.signal?.aborted) return null;
   mkdirSync(dir, { recursive: true });
   const name = newSortableId();
-  writeTicket(dir, name);
+  writeTicket(dir, name, opts.agentId);
   try {
     await opts.onWait?.();
     for (;;) {
@@ -103,7 +119,7 @@ export async function inTurn<T>(layout: Layout, attempt: () => Promise<T | null>
         if (got !== null) return got;
       } else if (!line.some((t) => t.name === name)) {
         // Removed by mistake (a process that took this pid for dead): back in at the same place.
-        writeTicket(dir, name);
+        writeTicket(dir, name, opts.agentId);
       }
       await sleep(POLL_MS, opts.signal);
     }

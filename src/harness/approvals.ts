@@ -55,7 +55,7 @@ export class Approvals {
     this.emit({ type: 'approval', request });
     const outcome = await new Promise<ApprovalOutcome>((resolve) => {
       const answerFile = this.layout.approvalAnswer(request.id);
-      const finish = (o: ApprovalOutcome, by: 'pane' | 'cli' | 'timeout' | 'aborted') => {
+      const finish = (o: ApprovalOutcome, by: 'pane' | 'cli' | 'dashboard' | 'timeout' | 'aborted') => {
         clearTimeout(timer);
         clearInterval(poll);
         signal?.removeEventListener('abort', onAbort);
@@ -72,7 +72,8 @@ export class Approvals {
         if (!existsSync(answerFile)) return;
         try {
           const a = JSON.parse(readFileSync(answerFile, 'utf8')) as ApprovalAnswer;
-          finish(this.apply(a, call.name, 'cli'), 'cli');
+          const from = a.by === 'dashboard' ? 'dashboard' : 'cli';
+          finish(this.apply(a, call.name, from), from);
         } catch { /* half-written: next tick */ }
       }, 150);
       const onAbort = () => finish({ approved: false, by: 'aborted', reason: 'the turn was stopped before an answer' }, 'aborted');

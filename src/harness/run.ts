@@ -83,7 +83,7 @@ export async function runHarness(opts: RunOptions): Promise<number> {
       const { readTranscript } = await import('../transcript/reader.js');
       previous = readTranscript(layout, record.resumedFrom).entries;
     }
-    const work = new WorkSlot(layout, config.limits.max_running, slot);
+    const work = new WorkSlot(layout, config.limits.max_running, slot, record.id);
     // Loaded only now, after the slot handoff: the spawner waits for that handoff, not for the
     // tools, the session and the model to load (§14).
     const { startAgent } = await import('./start.js');

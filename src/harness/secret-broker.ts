@@ -216,7 +216,7 @@ export class SecretBroker {
     const { o } = this;
     if (!this.pending.delete(requestId)) return { granted: false, key, reason: 'already answered' };
     if (this.pending.size === 0) o.setWaiting(false);
-    o.emit({ type: 'approval_resolved', requestId, decision: a.decision, by: a.by === 'pane' ? 'pane' : a.by === 'timeout' ? 'timeout' : a.by === 'aborted' || a.by === 'ended' ? 'aborted' : 'cli' });
+    o.emit({ type: 'approval_resolved', requestId, decision: a.decision, by: a.by === 'pane' ? 'pane' : a.by === 'timeout' ? 'timeout' : a.by === 'aborted' || a.by === 'ended' ? 'aborted' : a.by === 'dashboard' ? 'dashboard' : 'cli' });
     if (a.decision === 'deny') {
       audit(o.layout, { event: 'secret_denied', agent: o.agentId, key, request: requestId, by: a.by, reason: a.reason });
       return { granted: false, key, reason: a.by === 'timeout' || a.by === 'aborted' || a.by === 'ended' ? a.reason : `a person denied it: ${a.reason}` };

@@ -16,6 +16,8 @@ export class WorkSlot implements SlotHold {
     private readonly layout: Layout,
     private readonly cap: number,
     initial: SlotHold | null,
+    /** Named on its ticket while it waits in line. */
+    private readonly agentId?: string,
   ) {
     this.hold = initial;
   }
@@ -39,6 +41,7 @@ export class WorkSlot implements SlotHold {
     const { layout, cap } = this;
     const hold = await inTurn(layout, () => acquireSlot(layout, cap), {
       signal,
+      ...(this.agentId ? { agentId: this.agentId } : {}),
       onWait: async () => onWait(`waiting for a slot ${await countHeld(layout, cap)}/${cap}`),
     });
     if (!hold) return false;

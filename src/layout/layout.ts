@@ -76,6 +76,9 @@ export interface Layout {
   readonly doorsDir: string;
   /** The Unix socket a sandboxed agent's harness listens on for its commands' `flotilla send`. */
   door(agentId: string): string;
+  /** One empty file per ended agent a person has looked at since it failed: it no longer needs them (`flotilla next`, the dashboard). */
+  readonly seenDir: string;
+  seen(agentId: string): string;
 }
 
 /** `slots/tree-<root>`: the prefix lets gc tell a tree's spawn count from a slot. */
@@ -143,6 +146,8 @@ export function layoutFor(root: string, project = dirname(resolve(root))): Layou
     secretRevoke: (requestId) => join(state, 'secrets', `${requestId}.revoke`),
     doorsDir: join(state, 'doors'),
     door: (agentId) => join(state, 'doors', `${agentId}.sock`),
+    seenDir: join(state, 'seen'),
+    seen: (agentId) => join(state, 'seen', agentId),
   };
 }
 

@@ -81,12 +81,13 @@ export async function answerRequest(
     await claim(layout, 'human', item);
     throw expired();
   }
+  const by = opts.by === 'dashboard' ? 'dashboard' : 'cli';
   const answer: ApprovalAnswer = decision.decision === 'approve'
-    ? { requestId, decision: 'approve', scope: decision.scope }
-    : { requestId, decision: 'deny', reason: decision.reason };
+    ? { requestId, decision: 'approve', scope: decision.scope, by }
+    : { requestId, decision: 'deny', reason: decision.reason, by };
   writeFileAtomic(answerFile, JSON.stringify(answer) + '\n');
   await claim(layout, 'human', item);
-  audit(layout, { event: 'approval', agent: m.from, request: requestId, tool: m.tool, decision: verb === 'approve' ? 'approved' : 'denied', by: 'human', source: 'cli' });
+  audit(layout, { event: 'approval', agent: m.from, request: requestId, tool: m.tool, decision: verb === 'approve' ? 'approved' : 'denied', by: 'human', source: by });
   return { requestId, agentId: m.from, tool: m.tool, summary: m.summary, decision: verb };
 }
 

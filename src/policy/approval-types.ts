@@ -29,5 +29,8 @@ export interface ApprovalRequest {
 
 /** A person's answer. `always` approves this tool for the rest of the agent's life. */
 export type ApprovalAnswer =
-  | { requestId: string; decision: 'approve'; scope: 'once' | 'always' }
-  | { requestId: string; decision: 'deny'; reason: string };
+  | { requestId: string; decision: 'approve'; scope: 'once' | 'always'; by?: AnsweredBy }
+  | { requestId: string; decision: 'deny'; reason: string; by?: AnsweredBy };
+
+/** Where a person answered from, so the agent's pane says so truly (`flotilla approve` or the dashboard). */
+export type AnsweredBy = 'cli' | 'dashboard';

@@ -12,6 +12,8 @@ export interface StatusEntry {
   record: AgentRecord;
   /** Messages in the agent's new/ (mail nobody has read yet). */
   unread: number;
+  /** Its place in line for a running slot (1 = next) while it is `queued`. */
+  queuePosition?: number | null | undefined;
 }
 
 /** Depth-first order: each root (oldest first), then its children (oldest first), recursively. */
@@ -78,7 +80,7 @@ export const STATUS_COLUMNS = ['AGENT', 'STATE', 'DEPTH', 'TURNS', 'TOKENS', 'CO
 export function statusCells(e: StatusEntry, level: number, now = Date.now()): string[] {
   const r = e.record;
   const tokens = r.usage.inputTokens + r.usage.outputTokens;
-  const state = r.status + (r.background ? ' (bg)' : '');
+  const state = r.status + (r.status === 'queued' && e.queuePosition ? ` #${e.queuePosition}` : '') + (r.background ? ' (bg)' : '');
   const grants = secretGrantsText(r, now);
   const last = (r.scripted ? '[scripted] ' : '') + (r.runtime !== 'flotilla' ? `[${r.runtime}] ` : '') + (grants ? `[secrets: ${grants} left] ` : '') + (r.exitReason && r.status !== 'idle' && !['working', 'starting', 'spawning'].includes(r.status) && r.exitReason !== r.status ? `(${r.exitReason}) ` : '') + r.lastLine;
   return [

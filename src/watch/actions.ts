@@ -18,6 +18,8 @@ export interface WatchActions {
   cancel(row: WatchRow): Promise<string>;
   approve(approval: PendingApproval): Promise<string>;
   deny(approval: PendingApproval, reason: string): Promise<string>;
+  /** Marks a failed agent's failure as seen (seen.ts); '' or why it could not. */
+  seen(row: WatchRow): Promise<string>;
 }
 
 export function fleetActions(layout: Layout, config: Config, opts: { socket: string | null; env?: NodeJS.ProcessEnv }): WatchActions {
@@ -34,8 +36,22 @@ export function fleetActions(layout: Layout, config: Config, opts: { socket: str
       return `cannot answer ${a.requestId}: ${errorMessage(err)}`;
     }
   };
+  const seen = async (row: WatchRow): Promise<string> => {
+    if (row.need?.kind !== 'failed') return '';
+    try {
+      const { markSeen } = await import('./seen.js');
+      markSeen(layout, row.id, row.need.stamp);
+      return '';
+    } catch (err) {
+      return `cannot mark ${row.id} seen: ${errorMessage(err)}`;
+    }
+  };
   return {
+    seen,
     async attach(row) {
+      // Going to a failed agent is looking at its failure.
+      await seen(row);
+      if (row.pending) return `${row.id} has not started: it waits for a running slot (#${row.queuePosition ?? '?'} in line)`;
       if (!row.tmux) return `${row.id} has no tmux window (it runs in the background) — read it with 'flotilla transcript ${row.id}'`;
       try {
         const { Tmux, currentTmux } = await import('../tmux/index.js');

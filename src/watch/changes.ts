@@ -1,11 +1,13 @@
-import { existsSync, readdirSync, watch, type FSWatcher } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, watch, type FSWatcher } from 'node:fs';
+import { join } from 'node:path';
 import { maildir } from '../inbox/maildir.js';
 import type { Layout } from '../layout/layout.js';
 
 /**
  * Tells the dashboard when the fleet may have changed: kernel file watches (inotify on
  * Linux) on `state/agents/` (atomic renames of registry records), `state/inbox/` (a new
- * agent's Maildir appears) and every `state/inbox/<id>/new/` (mail arrives or is claimed).
+ * agent's Maildir appears), every `state/inbox/<id>/new/` (mail arrives or is claimed),
+ * `state/slots/queue/` (who waits for a running slot) and `state/seen/` (failures looked at).
  * Bursts are folded into one call after `debounceMs`. Nothing polls: a quiet fleet costs no
  * CPU. A watch that fails (its folder was removed) is dropped and re-added on the next sync.
  */
@@ -21,9 +23,18 @@ export class FleetChanges {
   ) {}
 
   start(): void {
-    this.add(this.layout.registryDir);
-    this.add(this.layout.inboxRoot);
+    // Made here if missing (inside a fleet that exists only: never recursive), so the first
+    // ticket or seen mark is heard at once rather than at the next tick.
+    for (const dir of [join(this.layout.slotsDir, 'queue'), this.layout.seenDir]) {
+      try { mkdirSync(dir); } catch { /* there already, or no fleet here */ }
+    }
+    for (const dir of this.fixed()) this.add(dir);
     this.sync();
+  }
+
+  /** The folders watched whatever the fleet holds: the registry, the inboxes, the line for slots, the seen marks (attention.ts). */
+  private fixed(): string[] {
+    return [this.layout.registryDir, this.layout.inboxRoot, join(this.layout.slotsDir, 'queue'), this.layout.seenDir];
   }
 
   /** Watches the new/ folder of every Maildir that exists now (cheap; called after each change). */
@@ -40,8 +51,7 @@ export class FleetChanges {
       const dir = maildir(this.layout, owner).new;
       if (!this.watchers.has(dir) && existsSync(dir)) this.add(dir);
     }
-    if (!this.watchers.has(this.layout.registryDir)) this.add(this.layout.registryDir);
-    if (!this.watchers.has(this.layout.inboxRoot)) this.add(this.layout.inboxRoot);
+    for (const dir of this.fixed()) if (!this.watchers.has(dir)) this.add(dir);
   }
 
   /** How many folders are watched (for tests). */

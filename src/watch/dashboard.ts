@@ -53,6 +53,10 @@ export interface DashboardOptions {
   onDraw?: () => void;
   /** How long a lone ESC waits for the rest of a sequence before it counts as Escape (default 50 ms). */
   escapeMs?: number;
+  /** How long a line of feedback stays (default 5 s). */
+  flashMs?: number;
+  /** Told of each snapshot shown (signal.ts: the tmux status count and the bell). */
+  onSnapshot?: (s: Snapshot) => void;
 }
 
 export class Dashboard {
@@ -64,6 +68,8 @@ export class Dashboard {
   private drawQueued = false;
   private clearNext = true;
   private escTimer: NodeJS.Timeout | null = null;
+  private flashTimer: NodeJS.Timeout | null = null;
+  private flashShown = '';
   private unsubscribe: (() => void) | null = null;
   private stopped = false;
   private finish: () => void = () => undefined;
@@ -89,8 +95,10 @@ export class Dashboard {
     this.screen.open();
     this.unsubscribe = feed.subscribe((s) => {
       this.snap = s;
+      this.opts.onSnapshot?.(s);
       this.queueDraw();
     });
+    this.opts.onSnapshot?.(this.snap);
     this.draw();
     return this.done;
   }
@@ -102,6 +110,7 @@ export class Dashboard {
     const { input, output } = this.opts;
     this.unsubscribe?.();
     if (this.escTimer) clearTimeout(this.escTimer);
+    if (this.flashTimer) clearTimeout(this.flashTimer);
     input.off('data', this.onData);
     output.off('resize', this.onResize);
     try {
@@ -157,10 +166,11 @@ export class Dashboard {
       : effect.kind === 'send' ? actions.send(effect.row, effect.text)
         : effect.kind === 'cancel' ? actions.cancel(effect.row)
           : effect.kind === 'approve' ? actions.approve(effect.approval)
-            : actions.deny(effect.approval, effect.reason);
+            : effect.kind === 'seen' ? actions.seen(effect.row)
+              : actions.deny(effect.approval, effect.reason);
     void job.then((flash) => {
       if (this.stopped) return;
-      this.ui = { ...this.ui, flash };
+      if (flash) this.ui = { ...this.ui, flash };
       // Act on the result now rather than at the next file event.
       feed.refresh();
       this.queueDraw();
@@ -177,8 +187,27 @@ export class Dashboard {
     });
   }
 
+  /** A line of feedback goes away by itself after `flashMs`, so an old answer is never read as news. */
+  private ageFlash(): void {
+    const flash = this.ui.flash;
+    if (flash === this.flashShown) return;
+    this.flashShown = flash;
+    if (this.flashTimer) clearTimeout(this.flashTimer);
+    this.flashTimer = null;
+    if (!flash) return;
+    this.flashTimer = setTimeout(() => {
+      this.flashTimer = null;
+      if (this.ui.flash === flash) {
+        this.ui = { ...this.ui, flash: '' };
+        this.queueDraw();
+      }
+    }, this.opts.flashMs ?? 5_000);
+    this.flashTimer.unref?.();
+  }
+
   private draw(): void {
     if (this.stopped) return;
+    this.ageFlash();
     const { output } = this.opts;
     const size = { columns: output.columns || 80, rows: output.rows || 24 };
     const frame = dashboardView(this.snap, this.ui, size, this.opts.title, this.top);

@@ -3,9 +3,11 @@ import { join } from 'node:path';
 import { isErrno } from '../errors.js';
 import { recordLiveness } from '../fleet/liveness.js';
 import { recentRecords } from '../fleet/live.js';
+import { queueLine } from '../fleet/slot-queue.js';
 import { baseName, listNames, maildir } from '../inbox/maildir.js';
 import type { InboxMessage } from '../inbox/message.js';
 import type { Layout } from '../layout/layout.js';
+import { readSeen } from './seen.js';
 import { buildSnapshot, pendingApprovals, type PendingApproval, type Snapshot } from './rows.js';
 
 /**
@@ -25,6 +27,8 @@ const MAYBE_REQUEST = /approval_request|secret_request/;
 export class FleetReader {
   /** Parsed approval requests by message base name (null: not an approval request, or unreadable). */
   private readonly requests = new Map<string, PendingApproval | null>();
+  /** The sender of each unread plain message to `human` (null: another kind), by file name. */
+  private readonly senders = new Map<string, string | null>();
   private parse: ParseMessage | null = null;
   /** The last snapshot skipped a file that may be a request because the parser was not loaded: `loadParser()`, then read again. */
   needsParser = false;
@@ -46,11 +50,29 @@ export class FleetReader {
     const secret = new Set(requests.filter((r) => r.kind === 'secret').map((r) => r.requestId));
     const answered = (req: string) => (secret.has(req) ? !existsSync(this.layout.secretSocket(req)) : existsSync(this.layout.approvalAnswer(req)));
     const approvals = pendingApprovals(requests, (id) => status.get(id), answered);
+    const humanNew = listNames(maildir(this.layout, 'human').new);
     return buildSnapshot({
       records, unread, approvals, now,
       liveness: recordLiveness,
-      humanUnread: listNames(maildir(this.layout, 'human').new).length,
+      humanUnread: humanNew.length,
+      queue: queueLine(this.layout),
+      asks: this.asks(humanNew),
+      seen: readSeen(this.layout),
     });
+  }
+
+  /** Unread plain messages to `human`, counted by sender (each file's header read once). */
+  private asks(names: readonly string[]): Map<string, number> {
+    const dir = maildir(this.layout, 'human').new;
+    const out = new Map<string, number>();
+    const present = new Set(names);
+    for (const name of names) {
+      if (!this.senders.has(name)) this.senders.set(name, messageSender(join(dir, name)));
+      const from = this.senders.get(name);
+      if (from) out.set(from, (out.get(from) ?? 0) + 1);
+    }
+    for (const name of this.senders.keys()) if (!present.has(name)) this.senders.delete(name);
+    return out;
   }
 
   /** Every approval request in the human inbox, read or not. */
@@ -77,6 +99,23 @@ export class FleetReader {
     for (const key of this.requests.keys()) if (!present.has(key)) this.requests.delete(key);
     this.needsParser = skipped;
     return out;
+  }
+}
+
+/**
+ * Who sent a plain message (`kind: message`), from its header lines; null for other kinds
+ * (completions, requests, system notices) and unreadable files. Headers are written one
+ * `key: value` a line by serialize.ts, and agent ids are plain words.
+ */
+function messageSender(path: string): string | null {
+  try {
+    const text = readFileSync(path, 'utf8');
+    const head = text.slice(0, text.indexOf('\n---', 3) + 1 || 2000);
+    if (!/^kind: message$/m.test(head)) return null;
+    const from = /^from: ([A-Za-z0-9_-]+)$/m.exec(head)?.[1];
+    return from && from !== 'human' ? from : null;
+  } catch {
+    return null;
   }
 }
 

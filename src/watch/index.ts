@@ -4,6 +4,7 @@ import type { Layout } from '../layout/layout.js';
 import { fleetActions } from './actions.js';
 import { Dashboard } from './dashboard.js';
 import { FleetFeed } from './feed.js';
+import { AttentionSignal } from './signal.js';
 
 /**
  * `flotilla watch`: the live dashboard (§2). Loaded only by the watch command. With
@@ -40,7 +41,15 @@ export async function runWatch(opts: WatchOptions): Promise<number> {
     }
     : undefined;
   const env = process.env;
+  // The tmux status count and the bell (signal.ts); tmux's client loads after the first frame.
+  const [{ Tmux }, { fleetSessionName }] = await Promise.all([import('../tmux/client.js'), import('../tmux/session-name.js')]);
+  const signal = new AttentionSignal({
+    session: fleetSessionName(opts.config.tmux.session_prefix, opts.layout.project),
+    tmux: new Tmux({ socket: opts.socket }),
+    ring: opts.config.watch.bell ? () => process.stdout.write('\u0007') : null,
+  });
   const dashboard = new Dashboard({
+    onSnapshot: (s) => signal.update(s),
     feed, title: opts.title,
     actions: fleetActions(opts.layout, opts.config, { socket: opts.socket }),
     input: process.stdin, output: process.stdout,
@@ -59,6 +68,7 @@ export async function runWatch(opts: WatchOptions): Promise<number> {
   } finally {
     for (const s of signals) process.off(s, dashboard.stop);
     feed.close();
+    await signal.close();
   }
   return 0;
 }

@@ -1,4 +1,5 @@
 import { isTerminal } from '../fleet/record-status.js';
+import { nextNeedy } from './attention.js';
 import type { PendingApproval, Snapshot, WatchRow } from './rows.js';
 
 /**
@@ -11,13 +12,14 @@ export type Mode =
   | { kind: 'browse' }
   | { kind: 'message'; id: string; text: string }
   | { kind: 'confirm-cancel'; id: string }
+  | { kind: 'help' }
   | { kind: 'deny'; approval: PendingApproval; text: string };
 
 export interface UiState {
   /** The selected agent, by id, so the selection stays put when rows move. */
   selectedId: string | null;
   mode: Mode;
-  /** One line of feedback at the bottom (cleared by the next key). */
+  /** One line of feedback at the bottom (cleared by the next key, or after a few seconds: dashboard.ts). */
   flash: string;
 }
 
@@ -27,6 +29,8 @@ export type Effect =
   | { kind: 'cancel'; row: WatchRow }
   | { kind: 'approve'; approval: PendingApproval }
   | { kind: 'deny'; approval: PendingApproval; reason: string }
+  /** A person went to a failed agent: its failure no longer needs them (seen.ts). */
+  | { kind: 'seen'; row: WatchRow }
   | { kind: 'quit' };
 
 /** A key as key-decoder.ts reports it (the names follow Ink's `Key`, which the dashboard once used). */
@@ -59,6 +63,8 @@ export function selectedRow(ui: UiState, snap: Snapshot): WatchRow | undefined {
 export function reduceKey(ui: UiState, input: string, key: KeyInfo, snap: Snapshot): { ui: UiState; effect?: Effect } {
   const mode = ui.mode;
   if (mode.kind === 'message' || mode.kind === 'deny') return typing(ui, mode, input, key, snap);
+  // Any key closes the help (q too: it would be a surprise to quit from the help screen).
+  if (mode.kind === 'help') return { ui: { ...ui, mode: { kind: 'browse' }, flash: '' } };
   if (mode.kind === 'confirm-cancel') {
     const row = snap.rows.find((r) => r.id === mode.id);
     if (input === 'y' || input === 'Y') {
@@ -81,6 +87,14 @@ export function reduceKey(ui: UiState, input: string, key: KeyInfo, snap: Snapsh
   if (key.pageUp) return move(at - 10);
   if (input === 'g') return move(0);
   if (input === 'G') return move(count - 1);
+  if (input === '?') return { ui: { ...clear, mode: { kind: 'help' } } };
+  if (input === 'n') {
+    // Nothing chosen yet (the cursor rests on the first row): n goes to the first that needs you.
+    const next = nextNeedy(snap.rows, ui.selectedId && row?.need ? row.id : null);
+    if (!next?.need) return { ui: { ...clear, flash: 'nothing needs you' } };
+    const ui2 = { ...clear, selectedId: next.id, flash: `${next.id} ${next.need.mark}: ${next.need.hint}` };
+    return next.need.kind === 'failed' ? { ui: ui2, effect: { kind: 'seen', row: next } } : { ui: ui2 };
+  }
   if (!row) return { ui: input.trim() ? { ...clear, flash: 'no agents yet — spawn one with spawn-agent or flotilla up' } : clear };
 
   if (key.return) return { ui: clear, effect: { kind: 'attach', row } };

@@ -2,6 +2,7 @@ import type { AgentRecord, AgentStatus } from '../fleet/record.js';
 import type { Liveness } from '../fleet/liveness.js';
 import { elapsedMs, secretGrantsText, treeOrder } from '../spawn/status-view.js';
 import { byCodeUnit } from '../compare.js';
+import { attentionFirst, needCount, needOf, type Need } from './attention.js';
 
 /**
  * The dashboard's data (§2 `flotilla watch`): registry records plus unread counts and pending
@@ -55,6 +56,12 @@ export interface WatchRow {
   /** Where its window is, for attach. */
   tmux: AgentRecord['tmux'];
   pid: number | null;
+  /** Why it needs a person now (attention.ts), or null. */
+  need: Need | null;
+  /** Its place in line for a running slot (1 = next), or null. */
+  queuePosition: number | null;
+  /** A `spawn-agent --queue` still waiting for a slot: no registry record yet. */
+  pending: boolean;
 }
 
 export interface Snapshot {
@@ -62,6 +69,8 @@ export interface Snapshot {
   /** Unread messages for people (`inbox/human/new`). */
   humanUnread: number;
   approvals: PendingApproval[];
+  /** How many rows need a person (they come first). */
+  needs: number;
 }
 
 export interface RowInputs {
@@ -72,16 +81,48 @@ export interface RowInputs {
   liveness: (rec: AgentRecord) => Liveness;
   now: number;
   humanUnread?: number;
+  /** The line for running slots (slot-queue.ts `queueLine`): agent id → place, and spawns not yet in the registry. */
+  queue?: readonly { agentId: string | null; pid: number; position: number }[];
+  /** Unread messages each agent wrote to `human`. */
+  asks?: ReadonlyMap<string, number>;
+  /** The failure stamp a person has looked at, per agent (attention.ts). */
+  seen?: ReadonlyMap<string, string>;
 }
 
-/** Rows in tree order (`flotilla status`'s order): each root oldest first, then its children depth-first. */
+/**
+ * Rows that need a person first (attention.ts: approvals, mail for you, failures, the line
+ * for slots — shown without tree drawing), then the rest in tree order (`flotilla status`'s
+ * order): each root oldest first, then its children depth-first.
+ */
 export function buildSnapshot(input: RowInputs): Snapshot {
   const approvalsByAgent = new Map<string, PendingApproval>();
   for (const a of input.approvals) approvalsByAgent.set(a.agentId, a);
+  const place = new Map<string, number>();
+  for (const q of input.queue ?? []) if (q.agentId) place.set(q.agentId, q.position);
   const ordered = treeOrder(input.records.map((record) => ({ record })));
-  const branches = treeBranches(ordered.map((o) => o.level));
-  const rows = ordered.map(({ entry }, i) => toRow(entry.record, branches[i]!, input, approvalsByAgent.get(entry.record.id) ?? null));
-  return { rows, humanUnread: input.humanUnread ?? 0, approvals: [...input.approvals] };
+  const tree = ordered.map(({ entry, level }) => ({ row: toRow(entry.record, input, approvalsByAgent.get(entry.record.id) ?? null, place.get(entry.record.id) ?? null), level }));
+  const known = new Set(input.records.map((r) => r.id));
+  const waiting = (input.queue ?? []).filter((q) => q.agentId && !known.has(q.agentId)).map((q) => pendingRow(q.agentId!, q.pid, q.position));
+  const sorted = attentionFirst([...tree.map((t) => t.row), ...waiting]);
+  // The rest keep their tree drawing, computed over the rows left in the tree.
+  const rest = tree.filter((t) => !t.row.need);
+  const branches = treeBranches(rest.map((t) => t.level));
+  const branchOf = new Map(rest.map((t, i) => [t.row.id, branches[i]!]));
+  const rows = sorted.map((r) => ({ ...r, branch: branchOf.get(r.id) ?? '' }));
+  return { rows, humanUnread: input.humanUnread ?? 0, approvals: [...input.approvals], needs: needCount(rows) };
+}
+
+/** A `spawn-agent --queue` waiting for a slot: its id is chosen, its record not written yet. */
+function pendingRow(id: string, pid: number, position: number): WatchRow {
+  const row: WatchRow = {
+    id, name: id.replace(/-[a-z0-9]{6}$/, ''), depth: 0, branch: '', status: 'queued', state: 'queued', tone: 'waiting', dead: false,
+    turns: 0, maxTurns: 0, tokens: 0, costUsd: null, elapsedMs: 0, unread: 0,
+    lastLine: `spawn-agent --queue (pid ${pid}): not started, waiting for a running slot`, model: '', scripted: false, runtime: 'flotilla',
+    approval: null, secrets: '', tmux: null, pid, need: null, queuePosition: position, pending: true,
+  };
+  row.need = needOf({ record: { id, status: 'queued', exitReason: null, finishedAt: null, lastTask: null }, dead: false, approval: null, asks: 0, queuePosition: position, seen: null });
+  row.state = row.need?.mark ?? 'queued';
+  return row;
 }
 
 /**
@@ -105,17 +146,20 @@ export function treeBranches(levels: readonly number[]): string[] {
   });
 }
 
-function toRow(rec: AgentRecord, branch: string, input: RowInputs, approval: PendingApproval | null): WatchRow {
+function toRow(rec: AgentRecord, input: RowInputs, approval: PendingApproval | null, queuePosition: number | null): WatchRow {
   const liveness = input.liveness(rec);
   const { state, tone } = stateOf(rec, liveness === 'dead');
+  // A place in line counts only while the agent waits for new work, not after it got its slot.
+  const position = rec.status === 'queued' ? queuePosition : null;
+  const need = needOf({ record: rec, dead: liveness === 'dead', approval, asks: input.asks?.get(rec.id) ?? 0, queuePosition: position, seen: input.seen?.get(rec.id) ?? null });
   return {
     id: rec.id,
     name: rec.name,
     depth: rec.depth,
-    branch,
+    branch: '',
     status: rec.status,
-    state,
-    tone,
+    state: need?.kind === 'queued' || need?.kind === 'asks' ? need.mark : state,
+    tone: need && tone !== 'bad' ? 'waiting' : tone,
     dead: liveness === 'dead',
     turns: rec.turns,
     maxTurns: rec.maxTurns,
@@ -131,6 +175,9 @@ function toRow(rec: AgentRecord, branch: string, input: RowInputs, approval: Pen
     secrets: secretGrantsText(rec, input.now),
     tmux: rec.tmux,
     pid: rec.pid,
+    need,
+    queuePosition: position,
+    pending: false,
   };
 }
 
@@ -174,13 +221,14 @@ export function pendingApprovals(
 
 /** True when two snapshots would draw the same screen (so the dashboard need not render). */
 export function sameSnapshot(a: Snapshot, b: Snapshot, elapsedText: (ms: number) => string): boolean {
-  if (a.humanUnread !== b.humanUnread || a.rows.length !== b.rows.length || a.approvals.length !== b.approvals.length) return false;
+  if (a.humanUnread !== b.humanUnread || a.needs !== b.needs || a.rows.length !== b.rows.length || a.approvals.length !== b.approvals.length) return false;
   for (let i = 0; i < a.rows.length; i++) {
     const x = a.rows[i]!;
     const y = b.rows[i]!;
     if (elapsedText(x.elapsedMs) !== elapsedText(y.elapsedMs)) return false;
-    const { elapsedMs: _x, approval: ax, tmux: tx, ...restX } = x;
-    const { elapsedMs: _y, approval: ay, tmux: ty, ...restY } = y;
+    const { elapsedMs: _x, approval: ax, tmux: tx, need: nx, ...restX } = x;
+    const { elapsedMs: _y, approval: ay, tmux: ty, need: ny, ...restY } = y;
+    if ((nx?.stamp ?? null) !== (ny?.stamp ?? null) || (nx?.mark ?? null) !== (ny?.mark ?? null)) return false;
     if (JSON.stringify(restX) !== JSON.stringify(restY)) return false;
     if ((ax?.requestId ?? null) !== (ay?.requestId ?? null)) return false;
     if (JSON.stringify(tx) !== JSON.stringify(ty)) return false;

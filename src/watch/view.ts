@@ -1,4 +1,4 @@
-import { fit, headerCells, layoutColumns, rowCells, scrollTop, type Cell } from './format.js';
+import { fit, headerCells, layoutColumns, rowCells, scrollTop, type Cell, type Column } from './format.js';
 import { selectedIndex, type UiState } from './keys.js';
 import type { Snapshot, WatchRow } from './rows.js';
 
@@ -46,7 +46,23 @@ const TONES: Record<NonNullable<Cell['tone']>, Style> = {
   alert: { color: 'yellow', bold: true },
 };
 
-const HELP = 'j/k move · ⏎ attach · m message · c cancel · a/d approve/deny · q quit';
+// j/k and the rest are on the `?` screen: the line keeps to 80 columns.
+const HELP = 'n next · ⏎ attach · m message · c cancel · a/d approve/deny · ? keys · q quit';
+
+/** Every key, for `?` (README "The dashboard" lists the same). */
+export const KEYS: readonly (readonly [string, string])[] = [
+  ['n', 'next agent that needs you: an approval or secret request, mail for you, a failure, a place in line'],
+  ['j k ↑ ↓', 'move the selection'],
+  ['g G', 'first / last agent'],
+  ['PgUp PgDn', 'ten agents up / down'],
+  ['⏎', "attach: switch to the agent's tmux window"],
+  ['m', 'message the agent (⏎ sends, Esc cancels)'],
+  ['c', 'cancel the agent (asks y/n)'],
+  ['a', "approve the agent's pending request"],
+  ['d', 'deny it, with a reason (⏎ denies, Esc goes back)'],
+  ['?', 'this list (any key closes it)'],
+  ['q  Ctrl-C', 'quit the dashboard (the agents go on)'],
+];
 
 /** The frame for this snapshot, state and size. `previousTop` is the last frame's `top`. */
 export function dashboardView(snap: Snapshot, ui: UiState, size: ViewSize, title: string, previousTop = 0): Frame {
@@ -65,16 +81,18 @@ export function dashboardView(snap: Snapshot, ui: UiState, size: ViewSize, title
   const scripted = snap.rows.some((r) => r.scripted);
   const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
   const counts = `${plural(snap.rows.length, 'agent')}, ${live} working` +
+    (snap.needs ? `, ${snap.needs} need${snap.needs === 1 ? 's' : ''} you (n)` : '') +
     (snap.approvals.length ? `, ${plural(snap.approvals.length, 'approval')} waiting` : '') +
     (snap.humanUnread ? `, ${snap.humanUnread} unread for you` : '');
 
   const lines: Line[] = [
-    [{ text: fit(title, Math.max(10, width - counts.length - 3)), bold: true }, { text: `  ${counts}`, dim: true }],
-    cellsLine('  ', headerCells(cols), false),
+    [{ text: fit(title, Math.max(10, width - counts.length - 3)), bold: true }, { text: `  ${counts}`, dim: true, ...(snap.needs ? { color: 'yellow' as const, dim: false } : {}) }],
   ];
+  if (ui.mode.kind === 'help') return { lines: [...lines, ...helpLines(width, size.rows - 1)], top: previousTop };
+  lines.push(cellsLine('  ', headerCells(cols), false));
   if (visible.length === 0) lines.push([{ text: fit('  No agents yet. Start one with: spawn-agent "a task"   (or flotilla up)', width - 1), dim: true }]);
-  for (const r of visible) lines.push(cellsLine(r.id === row?.id ? '› ' : '  ', rowCells(r, cols), r.id === row?.id));
-  lines.push([{ text: ' ' }], ...details(row, width));
+  for (const r of visible) lines.push(rowLine(r, cols, r.id === row?.id));
+  lines.push(moreLine(top, visible.length, snap.rows.length, width), ...details(row, width));
   if (approvals.length > 0) lines.push([{ text: fit('Pending approvals (a approve · d deny on the selected agent):', width - 1), color: 'yellow', bold: true }]);
   for (const a of approvals) {
     const what = a.summary.replace(`${a.agentId} asks to run `, '').replace(`${a.agentId} asks for `, 'wants ');
@@ -88,6 +106,31 @@ export function dashboardView(snap: Snapshot, ui: UiState, size: ViewSize, title
 /** The width the frame is laid out for: the terminal's, but never under 40 columns (narrower windows cut the lines). */
 export function frameWidth(columns: number): number {
   return Math.max(40, columns);
+}
+
+/** An agent's line: the selection marker, `!` when it needs a person, then its cells. */
+function rowLine(r: WatchRow, cols: Column[], selected: boolean): Line {
+  const line = cellsLine(selected ? '›' : ' ', rowCells(r, cols), selected);
+  line.splice(1, 0, r.need ? { text: '!', color: 'yellow', bold: true } : { text: ' ' });
+  return line;
+}
+
+/** Under the list: how many rows are above and below the window, or a blank line when all fit. */
+function moreLine(top: number, shown: number, total: number, width: number): Line {
+  const above = top;
+  const below = total - top - shown;
+  if (above <= 0 && below <= 0) return [{ text: ' ' }];
+  const parts = [below > 0 ? `↓ ${below} more below` : '', above > 0 ? `↑ ${above} above` : ''].filter(Boolean);
+  return [{ text: fit(`  ${parts.join(' · ')} (j/k, PgUp/PgDn, g/G)`, width - 1), dim: true }];
+}
+
+/** The `?` screen: every key and what it does. */
+function helpLines(width: number, room: number): Line[] {
+  const keyWidth = Math.max(...KEYS.map(([k]) => k.length)) + 2;
+  const out: Line[] = [[{ text: ' ' }], [{ text: fit('Keys', width - 1), bold: true }]];
+  for (const [k, what] of KEYS) out.push([{ text: `  ${k.padEnd(keyWidth)}`, color: 'cyan' }, { text: fit(what, Math.max(1, width - keyWidth - 3)) }]);
+  out.push([{ text: ' ' }], [{ text: fit('Marked ! and listed first: the agents that need you. Any key closes this.', width - 1), dim: true }]);
+  return out.slice(0, Math.max(1, room));
 }
 
 /** A row or the header: the selection marker, then the cells joined by single spaces; the selected row all bold. */

@@ -149,7 +149,7 @@ describe('interactive pane in tmux', () => {
     pane.control({ busy: true }, { emit: approval });
     await pane.waitFor(/\[n\]o \(reason\) › /);
     pane.control({ emit: { type: 'approval_resolved', requestId: 'appr-1', decision: 'deny', by: 'cli' } });
-    await pane.waitFor(/approval appr-1 denied \(answered from the CLI\)/);
+    await pane.waitFor(/approval appr-1 denied \(answered with flotilla approve\/deny\)/);
     await pane.type('y');
     await pane.keys('Enter');
     // `y` is now an ordinary line for the agent, not an answer.

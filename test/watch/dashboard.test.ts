@@ -115,7 +115,7 @@ describe('flotilla watch', () => {
     await tmux!.tmux('send-keys', '-t', DASH, 'a');
     // Waiting for either outcome makes a failure show the dashboard's reason.
     expect(await tmux!.waitFor(DASH, /(approved|cannot answer) req1aaaaaaaa.*/, 5000)).toMatch(/approved req1aaaaaaaa/);
-    expect(JSON.parse(readFileSync(layout.approvalAnswer('req1aaaaaaaa'), 'utf8'))).toEqual({ requestId: 'req1aaaaaaaa', decision: 'approve', scope: 'once' });
+    expect(JSON.parse(readFileSync(layout.approvalAnswer('req1aaaaaaaa'), 'utf8'))).toEqual({ requestId: 'req1aaaaaaaa', decision: 'approve', scope: 'once', by: 'dashboard' });
 
     // d: a reason, then the denial.
     await sleep(5);
@@ -126,7 +126,7 @@ describe('flotilla watch', () => {
     await tmux!.tmux('send-keys', '-t', DASH, '-l', 'not now');
     await tmux!.tmux('send-keys', '-t', DASH, 'Enter');
     expect(await tmux!.waitFor(DASH, /(denied|cannot answer) req2aaaaaaaa.*/, 5000)).toMatch(/denied req2aaaaaaaa/);
-    expect(JSON.parse(readFileSync(layout.approvalAnswer('req2aaaaaaaa'), 'utf8'))).toEqual({ requestId: 'req2aaaaaaaa', decision: 'deny', reason: 'not now' });
+    expect(JSON.parse(readFileSync(layout.approvalAnswer('req2aaaaaaaa'), 'utf8'))).toEqual({ requestId: 'req2aaaaaaaa', decision: 'deny', reason: 'not now', by: 'dashboard' });
 
     // Enter: the agent's window is selected.
     await tmux!.tmux('send-keys', '-t', DASH, 'Enter');

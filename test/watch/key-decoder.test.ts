@@ -82,9 +82,9 @@ describe('decoded keys drive the dashboard state', () => {
   const row = (id: string): WatchRow => ({
     id, name: 'w', depth: 0, branch: '', status: 'working', state: 'working', tone: 'live', dead: false, turns: 0, maxTurns: 20,
     tokens: 0, costUsd: null, elapsedMs: 0, unread: 0, lastLine: '', model: 'm', scripted: false, runtime: 'flotilla', approval: null,
-    secrets: '', tmux: null, pid: null,
+    secrets: '', tmux: null, pid: null, need: null, queuePosition: null, pending: false,
   });
-  const snap: Snapshot = { rows: [row('a'), row('b'), row('c')], humanUnread: 0, approvals: [] };
+  const snap: Snapshot = { rows: [row('a'), row('b'), row('c')], humanUnread: 0, approvals: [], needs: 0 };
   const feed = (ui: UiState, ...chunks: string[]) => {
     const d = new KeyDecoder();
     const effects: Effect[] = [];

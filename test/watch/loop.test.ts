@@ -42,12 +42,12 @@ function row(id: string): WatchRow {
   return {
     id, name: 'w', depth: 0, branch: '', status: 'working', state: 'working', tone: 'live', dead: false, turns: 0, maxTurns: 20, tokens: 0,
     costUsd: null, elapsedMs: 0, unread: 0, lastLine: `line of ${id}`, model: 'm', scripted: false, runtime: 'flotilla', approval: null,
-    secrets: '', tmux: null, pid: null,
+    secrets: '', tmux: null, pid: null, need: null, queuePosition: null, pending: false,
   };
 }
 
 class FakeFeed implements DashboardFeed {
-  current: Snapshot = { rows: [row('alpha-aaaaaa'), row('bravo-bbbbbb')], humanUnread: 0, approvals: [] };
+  current: Snapshot = { rows: [row('alpha-aaaaaa'), row('bravo-bbbbbb')], humanUnread: 0, approvals: [], needs: 0 };
   refreshed = 0;
   private fn: ((s: Snapshot) => void) | null = null;
   subscribe(fn: (s: Snapshot) => void): () => void {
@@ -67,6 +67,7 @@ const actions: WatchActions = {
   cancel: (r) => Promise.resolve(`cancelled ${r.id}`),
   approve: (a) => Promise.resolve(`approved ${a.requestId}`),
   deny: (a) => Promise.resolve(`denied ${a.requestId}`),
+  seen: () => Promise.resolve(''),
 };
 
 const tick = () => new Promise((r) => setImmediate(r));

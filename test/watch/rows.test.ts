@@ -136,27 +136,29 @@ describe('keys', () => {
     approvals: [{ requestId: 'req0000001', agentId: 'lead-aaaaaa-check', tool: 'shell', summary: 'x asks to run $ ls', timestamp: iso(1) }],
   });
   const press = (ui: UiState, input: string, key = {}) => reduceKey(ui, input, key, snap);
+  const lead: UiState = { ...initialUi, selectedId: 'lead-aaaaaa' };
 
   it('moves with j/k and arrows, clamped at the ends', () => {
+    // The agent waiting for an approval comes first (attention.ts), the tree after it.
     let ui = press(initialUi, 'j').ui;
-    expect(ui.selectedId).toBe('lead-aaaaaa-todos');
+    expect(ui.selectedId).toBe('lead-aaaaaa');
     ui = press(ui, '', { downArrow: true }).ui;
-    expect(ui.selectedId).toBe('deep-bbbbbb');
+    expect(ui.selectedId).toBe('lead-aaaaaa-todos');
     ui = press(ui, 'G').ui;
     ui = press(ui, 'j').ui;
     expect(ui.selectedId).toBe('other-cccccc');
     ui = press(ui, '', { upArrow: true }).ui;
-    expect(ui.selectedId).toBe('lead-aaaaaa-check');
-    expect(press(initialUi, 'k').ui.selectedId).toBe('lead-aaaaaa');
+    expect(ui.selectedId).toBe('deep-bbbbbb');
+    expect(press(initialUi, 'k').ui.selectedId).toBe('lead-aaaaaa-check');
   });
 
   it('attaches on Enter and quits on q', () => {
-    expect(press(initialUi, '', { return: true }).effect).toMatchObject({ kind: 'attach', row: { id: 'lead-aaaaaa' } });
-    expect(press(initialUi, 'q').effect).toEqual({ kind: 'quit' });
+    expect(press(lead, '', { return: true }).effect).toMatchObject({ kind: 'attach', row: { id: 'lead-aaaaaa' } });
+    expect(press(lead, 'q').effect).toEqual({ kind: 'quit' });
   });
 
   it('m opens a prompt line; typing, backspace, Enter sends; Esc drops it', () => {
-    let ui = press(initialUi, 'm').ui;
+    let ui = press(lead, 'm').ui;
     expect(ui.mode).toEqual({ kind: 'message', id: 'lead-aaaaaa', text: '' });
     for (const ch of ['h', 'i', 'x']) ui = press(ui, ch).ui;
     ui = press(ui, '', { backspace: true }).ui;
@@ -165,18 +167,18 @@ describe('keys', () => {
     expect(sent.effect).toMatchObject({ kind: 'send', row: { id: 'lead-aaaaaa' }, text: 'hi there' });
     expect(sent.ui.mode.kind).toBe('browse');
     // Text and its Enter in one read (fast typing, a busy machine) still send.
-    const oneRead = press(press(initialUi, 'm').ui, 'all at once\r');
+    const oneRead = press(press(lead, 'm').ui, 'all at once\r');
     expect(oneRead.effect).toMatchObject({ kind: 'send', text: 'all at once' });
     // A pasted line break inside the text stays on one line.
-    expect(press(press(initialUi, 'm').ui, 'a\nb').ui.mode).toMatchObject({ text: 'a b' });
-    const dropped = press(press(initialUi, 'm').ui, '', { escape: true });
+    expect(press(press(lead, 'm').ui, 'a\nb').ui.mode).toMatchObject({ text: 'a b' });
+    const dropped = press(press(lead, 'm').ui, '', { escape: true });
     expect(dropped.effect).toBeUndefined();
     expect(dropped.ui.flash).toBe('message not sent');
-    expect(press(press(initialUi, 'm').ui, 'q').effect).toBeUndefined();
+    expect(press(press(lead, 'm').ui, 'q').effect).toBeUndefined();
   });
 
   it('c asks y/n before cancelling, and refuses an ended agent', () => {
-    const asking = press(initialUi, 'c').ui;
+    const asking = press(lead, 'c').ui;
     expect(asking.mode).toEqual({ kind: 'confirm-cancel', id: 'lead-aaaaaa' });
     expect(press(asking, 'y').effect).toMatchObject({ kind: 'cancel', row: { id: 'lead-aaaaaa' } });
     const no = press(asking, 'n');

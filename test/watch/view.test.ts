@@ -8,11 +8,11 @@ function row(id: string, over: Partial<WatchRow> = {}): WatchRow {
   return {
     id, name: 'worker', depth: 0, branch: '', status: 'working', state: 'working', tone: 'live', dead: false, turns: 2, maxTurns: 20,
     tokens: 1500, costUsd: null, elapsedMs: 12_000, unread: 0, lastLine: `line of ${id}`, model: 'script:x.yaml', scripted: true,
-    runtime: 'flotilla', approval: null, secrets: '', tmux: null, pid: 4242, ...over,
+    runtime: 'flotilla', approval: null, secrets: '', tmux: null, pid: 4242, need: null, queuePosition: null, pending: false, ...over,
   };
 }
 
-const snap = (rows: WatchRow[], over: Partial<Snapshot> = {}): Snapshot => ({ rows, humanUnread: 0, approvals: [], ...over });
+const snap = (rows: WatchRow[], over: Partial<Snapshot> = {}): Snapshot => ({ rows, humanUnread: 0, approvals: [], needs: rows.filter((r) => r.need).length, ...over });
 const text = (s: Snapshot, ui: UiState = initialUi, size = { columns: 80, rows: 24 }): string[] => dashboardView(s, ui, size, 'flotilla · demo').lines.map((l) => plainLine(l).trimEnd());
 
 describe('dashboardView', () => {
@@ -21,7 +21,7 @@ describe('dashboardView', () => {
     expect(lines[0]).toBe('flotilla · demo  0 agents, 0 working');
     expect(lines[1]).toMatch(/^ {2}AGENT\s+STATE\s+TURNS\s+TOKENS\s+TIME\s+MAIL\s+LAST LINE$/);
     expect(lines[2]).toBe(' No agents yet. Start one with: spawn-agent "a task" (or flotilla up)');
-    expect(lines.at(-1)).toBe('j/k move · ⏎ attach · m message · c cancel · a/d approve/deny · q quit');
+    expect(lines.at(-1)).toBe('n next · ⏎ attach · m message · c cancel · a/d approve/deny · ? keys · q quit');
   });
 
   it('rows in order with the selection marked, the selected agent\'s details below', () => {
@@ -33,7 +33,7 @@ describe('dashboardView', () => {
     expect(lines[4]).toBe('');
     expect(lines[5]).toBe('kid-bbbbbb · worker · depth 1 · script:x.yaml [scripted model] · no window · p…');
     expect(lines[6]).toBe(' line of kid-bbbbbb');
-    expect(lines.at(-1)).toMatch(/q quit · \* scr…$/);
+    expect(lines.at(-1)).toMatch(/q quit …$/);
     // No line is wider than the window, so none wraps.
     for (const l of lines) expect([...l].length).toBeLessThan(80);
   });

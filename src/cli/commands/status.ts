@@ -24,8 +24,9 @@ export async function run(parsed: Parsed, globals: Globals): Promise<void> {
     return;
   }
   const { config } = await cliConfig(layout);
-  const [{ reconcileDead }, { listRecords }, { liveRecords, recentRecords }, { unreadCount }, { formatStatus }] = await Promise.all([
+  const [{ reconcileDead }, { listRecords }, { liveRecords, recentRecords }, { unreadCount }, { formatStatus }, { queueLine }] = await Promise.all([
     import('../../lifecycle/reconcile.js'), import('../../fleet/registry.js'), import('../../fleet/live.js'), import('../../inbox/maildir.js'), import('../../spawn/status-view.js'),
+    import('../../fleet/slot-queue.js'),
   ]);
   // Each record is read once: the live ones, reaped if dead, then the window of finished ones.
   // A damaged record hides nothing else; it is listed with what to do about it.
@@ -36,14 +37,24 @@ export async function run(parsed: Parsed, globals: Globals): Promise<void> {
   const { records, hidden } = opts.all
     ? { records: listRecords(layout, onCorrupt), hidden: 0 }
     : recentRecords(layout, undefined, undefined, live.map((r) => reaped.get(r.id) ?? r));
-  const entries = records.map((record) => ({ record, unread: unreadCount(layout, record.id) }));
+  // The line for running slots: agents waiting for new work to start, and spawn-agent --queue not started yet.
+  const line = queueLine(layout);
+  const place = new Map(line.flatMap((q) => (q.agentId ? [[q.agentId, q.position] as const] : [])));
+  const entries = records.map((record) => ({ record, unread: unreadCount(layout, record.id), queuePosition: record.status === 'queued' ? place.get(record.id) ?? null : null }));
+  const known = new Set(records.map((r) => r.id));
+  const waiting = line.filter((q) => q.agentId && !known.has(q.agentId) && !corrupt.has(q.agentId));
   if (opts.json) {
     const bad = [...corrupt].map(([id, error]) => ({ id, status: 'corrupt', error }));
-    writeOut(JSON.stringify([...entries.map((e) => ({ ...e.record, unread: e.unread })), ...bad], null, 2) + '\n');
+    const spawns = waiting.map((q) => ({ id: q.agentId, status: 'queued', queuePosition: q.position, pid: q.pid, started: false }));
+    writeOut(JSON.stringify([...entries.map((e) => ({ ...e.record, unread: e.unread, ...(e.record.status === 'queued' ? { queuePosition: e.queuePosition } : {}) })), ...spawns, ...bad], null, 2) + '\n');
     return;
   }
   const width = terminalColumns();
   writeOut(formatStatus(entries, width ? { width } : {}) + '\n');
+  if (waiting.length) {
+    writeOut(`\nIn line for a running slot (limits.max_running ${config.limits.max_running}), not started yet:\n`);
+    for (const q of waiting) writeOut(`  #${q.position}  ${q.agentId}  spawn-agent --queue, pid ${q.pid}\n`);
+  }
   for (const [id, error] of corrupt) writeOut(`${id}  corrupt  ${error}\n`);
   if (hidden > 0) writeOut(`… ${thousands(hidden)} finished — flotilla status --all\n`);
   const human = unreadCount(layout, 'human');

@@ -47,7 +47,7 @@ export function formatEvent(e: SessionEvent, ctx: FormatContext): PaneOutput[] {
     }
     case 'approval_resolved': {
       const verb = e.decision === 'approve' ? 'approved' : 'denied';
-      const by = e.by === 'timeout' ? 'timed out' : e.by === 'aborted' ? 'withdrawn: the turn was stopped' : e.by === 'cli' ? 'answered from the CLI' : 'answered here';
+      const by = e.by === 'timeout' ? 'timed out' : e.by === 'aborted' ? 'withdrawn: the turn was stopped' : e.by === 'cli' ? 'answered with flotilla approve/deny' : e.by === 'dashboard' ? 'answered in the dashboard' : 'answered here';
       const text = `approval ${e.requestId} ${verb} (${by})`;
       return [line(e.decision === 'approve' ? style.green(text) : style.yellow(text))];
     }
