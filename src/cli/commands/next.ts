@@ -1,4 +1,4 @@
-import { cliConfig, contextOf, type Globals } from '../context.js';
+import { cliConfig, contextOf, noFleetLine, type Globals } from '../context.js';
 import { writeOut } from '../output.js';
 import type { CommandSpec, Parsed } from '../spec.js';
 
@@ -11,7 +11,13 @@ export const spec: CommandSpec = {
 };
 
 export async function run(_parsed: Parsed, globals: Globals): Promise<void> {
-  const { layout } = contextOf(globals);
+  const { layout } = contextOf(globals, { createState: false });
+  // A look never makes a fleet root: with none here, nothing can need you.
+  const none = noFleetLine(layout);
+  if (none) {
+    writeOut(`nothing needs you — ${none}\n`);
+    return;
+  }
   const { config } = await cliConfig(layout);
   const [{ goNext }, { tmuxSocket }, { fleetSessionName }] = await Promise.all([
     import('../../watch/next.js'), import('../../tmux/client.js'), import('../../tmux/session-name.js'),
