@@ -15,7 +15,7 @@ const MCP_PREFIX = 'mcp__flotilla__';
 const EXTRA = ['Task', 'Agent', 'WebFetch', 'WebSearch', 'NotebookEdit'];
 
 export interface ClaudePermissions {
-  defaultMode: 'plan' | 'default' | 'acceptEdits' | 'dontAsk' | 'bypassPermissions';
+  defaultMode: 'plan' | 'default' | 'acceptEdits' | 'dontAsk';
   allow: string[];
   deny: string[];
 }
@@ -40,8 +40,10 @@ export function compileClaudePolicy(policy: PolicyInput): ClaudePermissions {
     case 'default': return { defaultMode: 'default', allow: [...reads, ...fleetAllowed], deny };
     case 'accept_edits': return { defaultMode: 'acceptEdits', allow: fleetAllowed, deny };
     case 'dont_ask': return { defaultMode: 'dontAsk', allow: all, deny };
-    // Reached only when agents.allow_bypass_permissions let the definition load.
-    case 'bypass_permissions': return { defaultMode: 'bypassPermissions', allow: all, deny };
+    // Reached only when agents.allow_bypass_permissions let the definition load. Claude's own
+    // bypassPermissions exits at start for root (and asks a person to accept it once): the
+    // same outcome — nothing asks, withheld tools stay denied — is dontAsk with every tool allowed.
+    case 'bypass_permissions': return { defaultMode: 'dontAsk', allow: all, deny };
   }
 }
 
@@ -67,11 +69,7 @@ export const claude: Runtime = {
       env: QUIET_ENV,
       includeCoAuthoredBy: false,
     };
-    const state = {
-      hasCompletedOnboarding: true,
-      bypassPermissionsModeAccepted: policy.permissionMode === 'bypass_permissions',
-      projects: { [input.cwd]: { hasTrustDialogAccepted: true, hasCompletedProjectOnboarding: true } },
-    };
+    const state = firstRunAnswers(input);
     // alwaysLoad: the fleet tools are offered from the first request, not deferred behind a tool search.
     const mcp = { mcpServers: { flotilla: { type: 'stdio', command: input.mcp.command, args: input.mcp.args, alwaysLoad: true } } };
     const argv = [
@@ -103,6 +101,22 @@ export const claude: Runtime = {
 
   ...claudeStyleHooks((name) => canonicalOfVendorTool('claude', name), MCP_PREFIX),
 };
+
+/**
+ * What Claude asks a person the first time, answered in the agent's own `.claude.json`
+ * (docs/runtimes.md, "First-run answers"): onboarding done; the folder the agent was spawned
+ * in trusted; and the spawner's
+ * ANTHROPIC_API_KEY approved — Claude asks "Detected a custom API key … use this API key?"
+ * (default No) and remembers a Yes as the key's last 20 characters, which is what is written.
+ */
+function firstRunAnswers(input: LaunchInput): Record<string, unknown> {
+  const key = input.env.ANTHROPIC_API_KEY?.trim();
+  return {
+    hasCompletedOnboarding: true,
+    ...(key ? { customApiKeyResponses: { approved: [key.slice(-20)], rejected: [] } } : {}),
+    projects: { [input.cwd]: { hasTrustDialogAccepted: true, hasCompletedProjectOnboarding: true } },
+  };
+}
 
 const QUIET_ENV: Record<string, string> = {
   // Wait for the fleet's MCP server before the first model call: its tools are the agent's link to the fleet.

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
 import { canonicalOfVendorTool, MCP_FLEET_TOOLS, vendorPrimaryNames } from '../policy/tool-table.js';
 import { CLAUDE_HOOK_EVENTS, claudeStyleHooks, hookSettings } from './hook-protocol.js';
 import { wakeNotice } from './session-file.js';
@@ -15,7 +17,7 @@ const MCP_PREFIX = 'mcp__flotilla__';
 const EXTRA_FEATURES = ['multi_agent', 'multi_agent_v2', 'goals', 'apps', 'plugins', 'browser_use', 'computer_use', 'image_generation', 'in_app_browser', 'memories'];
 
 export interface CodexPermissions {
-  approvalPolicy: 'untrusted' | 'on-request' | 'never';
+  approvalPolicy: 'on-request' | 'never';
   sandboxMode: 'read-only' | 'workspace-write' | 'danger-full-access';
   /** `[features]`: the shell tools off when the policy withholds the shell (or in plan mode), Codex's extras always off. */
   features: Record<string, boolean>;
@@ -27,10 +29,11 @@ export interface CodexPermissions {
  * The policy as Codex's own settings. Codex has no per-tool deny rules for its built-ins, so a
  * withheld shell is a tool Codex does not offer at all (`features.shell_tool`/`unified_exec`
  * off: a call to it is refused by Codex as unsupported); the fleet tools are the flotilla MCP
- * server's `enabled_tools`. Modes: `plan` runs nothing (no shell, read-only sandbox);
- * `default` asks in the pane before any command Codex does not know to be read-only
- * (`untrusted`); `accept_edits` adds writes inside the workspace; `dont_ask` and
- * `bypass_permissions` never ask (every offered tool runs).
+ * server's `enabled_tools`. Modes (Codex 0.169 accepts only `on-request`, `never` and a
+ * granular table; `untrusted` is refused at start): `plan` runs nothing (no shell, read-only
+ * sandbox); `default` runs commands in Codex's read-only sandbox and asks in the pane before
+ * anything that needs more (`on-request`); `accept_edits` adds writes inside the workspace;
+ * `dont_ask` and `bypass_permissions` never ask (every offered tool runs).
  */
 export function compileCodexPolicy(policy: PolicyInput): CodexPermissions {
   const allowed = new Set(policy.tools);
@@ -40,8 +43,8 @@ export function compileCodexPolicy(policy: PolicyInput): CodexPermissions {
   const fleetTools = MCP_FLEET_TOOLS.filter((t) => allowed.has(t));
   switch (policy.permissionMode) {
     case 'plan': return { approvalPolicy: 'never', sandboxMode: 'read-only', features, fleetTools };
-    case 'default': return { approvalPolicy: 'untrusted', sandboxMode: 'danger-full-access', features, fleetTools };
-    case 'accept_edits': return { approvalPolicy: 'untrusted', sandboxMode: 'workspace-write', features, fleetTools };
+    case 'default': return { approvalPolicy: 'on-request', sandboxMode: 'read-only', features, fleetTools };
+    case 'accept_edits': return { approvalPolicy: 'on-request', sandboxMode: 'workspace-write', features, fleetTools };
     case 'dont_ask': return { approvalPolicy: 'never', sandboxMode: 'danger-full-access', features, fleetTools };
     // Reached only when agents.allow_bypass_permissions let the definition load.
     case 'bypass_permissions': return { approvalPolicy: 'never', sandboxMode: 'danger-full-access', features, fleetTools };
@@ -51,7 +54,33 @@ export function compileCodexPolicy(policy: PolicyInput): CodexPermissions {
 /** A TOML value: JSON's strings, numbers, booleans and arrays are valid TOML. */
 const t = (v: unknown): string => JSON.stringify(v);
 
-function configToml(input: LaunchInput, p: CodexPermissions): string {
+/** Codex's own names for the hook events (its `hooks.state` keys use them). */
+const EVENT_KEYS: Record<string, string> = { UserPromptSubmit: 'user_prompt_submit', Stop: 'stop', PreToolUse: 'pre_tool_use' };
+
+/**
+ * Codex runs a hook only once it is trusted: `[hooks.state."<file>:<event>:0:0"]` with
+ * `trusted_hash` = sha256 of the hook's normalised declaration (sorted-key compact JSON). The
+ * hooks are Flotilla's own, written just now, so they are trusted by hash — a repository's
+ * hooks still need a person's review (docs/runtimes.md). A Codex release that changes the hash
+ * shows its "Hooks need review" screen, which the mode tests catch.
+ */
+function hookTrust(configDir: string, hooks: Record<string, unknown[]>): string[] {
+  const lines: string[] = [];
+  for (const [event, groups] of Object.entries(hooks)) {
+    const group = groups[0] as { matcher?: string; hooks: { command: string; timeout: number }[] };
+    const handler = group.hooks[0]!;
+    const identity = {
+      event_name: EVENT_KEYS[event],
+      hooks: [{ async: false, command: handler.command, timeout: handler.timeout, type: 'command' }],
+      ...(group.matcher !== undefined ? { matcher: group.matcher } : {}),
+    };
+    const hash = createHash('sha256').update(JSON.stringify(identity)).digest('hex');
+    lines.push('', `[hooks.state.${t(`${join(configDir, 'hooks.json')}:${EVENT_KEYS[event]}:0:0`)}]`, `trusted_hash = ${t(`sha256:${hash}`)}`);
+  }
+  return lines;
+}
+
+function configToml(input: LaunchInput, p: CodexPermissions, hooks: Record<string, unknown[]>): string {
   const lines = [
     '# Written by Flotilla for one fleet agent; the person\'s ~/.codex is not read.',
     `approval_policy = ${t(p.approvalPolicy)}`,
@@ -70,11 +99,24 @@ function configToml(input: LaunchInput, p: CodexPermissions): string {
   for (const [k, v] of Object.entries(p.features)) lines.push(`${k} = ${v}`);
   lines.push('', '[mcp_servers.flotilla]', `command = ${t(input.mcp.command)}`, `args = ${t(input.mcp.args)}`,
     'startup_timeout_sec = 120', 'tool_timeout_sec = 3600', 'required = true', `enabled_tools = ${t(p.fleetTools)}`);
+  // "Trust this folder?" stands before every start in a folder this CODEX_HOME has not seen,
+  // and "untrusted" still asks ("Open restricted"). The person spawned the agent in this
+  // folder: it is trusted here, in the agent's own config; the permissions above are repeated
+  // on the command line, which outranks a repository's .codex/config.toml.
+  lines.push('', `[projects.${t(input.cwd)}]`, 'trust_level = "trusted"');
+  lines.push(...hookTrust(input.configDir, hooks));
   if (base || key) {
     lines.push('', '[model_providers.flotilla]', 'name = "OpenAI (from the spawner\'s environment)"',
       `base_url = ${t(base || 'https://api.openai.com/v1')}`, 'wire_api = "responses"', ...(key ? ['env_key = "OPENAI_API_KEY"'] : []));
   }
   return lines.join('\n') + '\n';
+}
+
+/** The permissions as command-line overrides: Codex's session flags outrank a trusted project's config. */
+function permissionFlags(p: CodexPermissions): string[] {
+  const out = ['--ask-for-approval', p.approvalPolicy, '--sandbox', p.sandboxMode];
+  for (const [k, v] of Object.entries(p.features)) out.push(v ? '--enable' : '--disable', k);
+  return out;
 }
 
 export const codex: Runtime = {
@@ -97,15 +139,14 @@ export const codex: Runtime = {
     const argv = [
       // No shared background server: the CLI and everything it starts stay this agent's descendants.
       '--no-daemon',
-      // The hooks are Flotilla's own, written just now into this agent's config folder.
-      '--dangerously-bypass-hook-trust',
+      ...permissionFlags(permissions),
       ...(input.prompt.trim() ? ['--', input.prompt] : []),
     ];
     return {
       argv,
       env: { CODEX_HOME: input.configDir },
       files: [
-        { path: 'config.toml', content: configToml(input, permissions) },
+        { path: 'config.toml', content: configToml(input, permissions, hooks.hooks) },
         { path: 'hooks.json', content: JSON.stringify(hooks, null, 2) },
       ],
     };

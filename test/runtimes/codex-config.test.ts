@@ -12,8 +12,8 @@ describe('codex runtime: policy and config', () => {
 
   it.each([
     ['plan', 'never', 'read-only', false],
-    ['default', 'untrusted', 'danger-full-access', true],
-    ['accept_edits', 'untrusted', 'workspace-write', true],
+    ['default', 'on-request', 'read-only', true],
+    ['accept_edits', 'on-request', 'workspace-write', true],
     ['dont_ask', 'never', 'danger-full-access', true],
     ['bypass_permissions', 'never', 'danger-full-access', true],
   ] as const)('%s → approval %s, sandbox %s', (mode, approval, sandbox, shell) => {
@@ -32,8 +32,23 @@ describe('codex runtime: policy and config', () => {
     const hooks = JSON.parse(l.files.find((f) => f.path === 'hooks.json')!.content) as { hooks: Record<string, unknown> };
     expect(Object.keys(hooks.hooks)).toEqual(['UserPromptSubmit', 'Stop', 'PreToolUse']);
     expect(l.env).toEqual({ CODEX_HOME: '/c' });
-    expect(l.argv).toEqual(['--no-daemon', '--dangerously-bypass-hook-trust', '--', 'do it']);
+    // The permissions again on the command line (they outrank a trusted folder's .codex/config.toml); no blanket hook trust.
+    expect(l.argv.slice(0, 5)).toEqual(['--no-daemon', '--ask-for-approval', 'never', '--sandbox', 'danger-full-access']);
+    expect(l.argv).toEqual(expect.arrayContaining(['--disable', 'multi_agent', '--enable', 'shell_tool']));
+    expect(l.argv).not.toContain('--dangerously-bypass-hook-trust');
+    expect(l.argv.slice(-2)).toEqual(['--', 'do it']);
     expect(codex.launch(launchInput({}), { tools: ALL_TOOLS, permissionMode: 'dont_ask' }).files[0]!.content).not.toContain('model_provider');
+  });
+
+  it('answers "Trust this folder?" for the spawn folder and trusts exactly its own hooks, by their hash', () => {
+    const l = codex.launch(launchInput({}), { tools: ALL_TOOLS, permissionMode: 'default' });
+    const toml = l.files.find((f) => f.path === 'config.toml')!.content;
+    expect(toml).toContain('[projects."/p"]\ntrust_level = "trusted"');
+    const keys = [...toml.matchAll(/\[hooks\.state\."([^"]+)"\]\ntrusted_hash = "sha256:[0-9a-f]{64}"/g)].map((m) => m[1]);
+    expect(keys).toEqual(['/c/hooks.json:user_prompt_submit:0:0', '/c/hooks.json:stop:0:0', '/c/hooks.json:pre_tool_use:0:0']);
+    // The hash covers the command: a different hook command is a different trust.
+    const other = codex.launch({ ...launchInput({}), hookCommand: (e) => `other ${e}` }, { tools: ALL_TOOLS, permissionMode: 'default' }).files[0]!.content;
+    expect(other.match(/sha256:[0-9a-f]+/)![0]).not.toBe(toml.match(/sha256:[0-9a-f]+/)![0]);
   });
 
   it('usage is the last running total in the session file; each model response is a turn', () => {

@@ -5,6 +5,7 @@ import { processStartTime } from '../../src/fleet/proc.js';
 import { createRecord, listRecords, updateRecord } from '../../src/fleet/registry.js';
 import type { AgentRecord } from '../../src/fleet/record.js';
 import type { Runtime } from '../../src/runtimes/types.js';
+import { tempDir } from '../helpers/fleet.js';
 import { recordInput } from '../helpers/records.js';
 import { spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
 import { namingFor, startFakeVendor, type FakeVendor, type Wire } from './fake-vendor.js';
@@ -44,6 +45,8 @@ export interface VendorFleet extends SpawnFleet {
   parent: AgentRecord;
   /** Spawns a child on the runtime under the parent; returns its id. */
   spawnChild(definition: string, id: string, prompt: string, extra?: string[]): Promise<string>;
+  /** The fresh HOME every command of the test runs with (nothing in it but what the product writes). */
+  home: string;
   /** Pid of the vendor CLI (the shim's child). */
   cliPid(id: string): number | undefined;
   dispose(): Promise<void>;
@@ -57,8 +60,13 @@ export async function vendorFleet(opts: {
   runtime: Runtime; wire: Wire; script: string; bin: string;
   env: (vendorUrl: string) => Record<string, string>;
   definitions: Record<string, string>;
+  /** The registered parent's permission mode (a child may not ask for more); dont_ask unless said. */
+  parentMode?: 'dont_ask' | 'bypass_permissions';
 }): Promise<VendorFleet> {
   const fleet = spawnFleet();
+  // A fresh HOME: a CLI finds no login, trust or first-run answers but what the product writes.
+  const home = tempDir('flotilla-home-');
+  fleet.env.HOME = home.dir;
   for (const [name, extra] of Object.entries(opts.definitions)) {
     writeFileSync(join(fleet.layout.agentsDir, `${name}.md`), `---\nname: ${name}\ndescription: ${opts.runtime.name} test agent ${name}\nruntime: ${opts.runtime.name}\n${extra}---\nYou are ${name}.\n`);
   }
@@ -66,13 +74,14 @@ export async function vendorFleet(opts: {
   Object.assign(fleet.env, { [opts.runtime.binEnv]: opts.bin }, opts.env(vendor.url));
   const parent = createRecord(fleet.layout, recordInput('lead-parent', {
     name: 'general', pid: process.pid, pidStartTime: processStartTime(process.pid), cwd: fleet.project,
-    mode: 'interactive', status: 'working', startedAt: new Date().toISOString(), permissionMode: 'dont_ask', maxTurns: 100,
-    effectivePolicy: { tools: ['shell', 'read', 'write', 'edit', 'glob', 'grep', 'send_message', 'check_inbox', 'spawn_agent', 'list_agents', 'wait_for_agents', 'cancel_agent'], permissionMode: 'dont_ask', secrets: [] },
+    mode: 'interactive', status: 'working', startedAt: new Date().toISOString(), permissionMode: opts.parentMode ?? 'dont_ask', maxTurns: 100,
+    effectivePolicy: { tools: ['shell', 'read', 'write', 'edit', 'glob', 'grep', 'send_message', 'check_inbox', 'spawn_agent', 'list_agents', 'wait_for_agents', 'cancel_agent'], permissionMode: opts.parentMode ?? 'dont_ask', secrets: [] },
   }));
   return {
     ...fleet,
     vendor,
     parent,
+    home: home.dir,
     async spawnChild(definition, id, prompt, extra = []) {
       const r = await fleet.spawnAgent(['--agent', definition, '--id', id, ...extra, prompt]);
       if (r.exitCode !== 0) throw new Error(`spawn-agent failed (${r.exitCode}): ${r.stderr}`);
@@ -90,6 +99,7 @@ export async function vendorFleet(opts: {
       for (const r of listRecords(fleet.layout)) if (r.pid === process.pid) updateRecord(fleet.layout, r.id, { pid: null, pidStartTime: null });
       await vendor.close();
       await fleet.close();
+      home.cleanup();
     },
   };
 }

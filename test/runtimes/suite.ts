@@ -125,7 +125,7 @@ export function runtimeSuite(o: SuiteOptions): void {
 }
 
 /** What a failing test prints: each agent's screen and log, and what the model was asked. */
-async function explain(f: VendorFleet): Promise<void> {
+export async function explain(f: VendorFleet): Promise<void> {
   for (const r of listRecords(f.layout)) {
     if (r.id === 'lead-parent') continue;
     const screen = r.tmux ? await f.tmux.capture(r.tmux.paneId).catch(() => '(pane gone)') : '(no pane)';

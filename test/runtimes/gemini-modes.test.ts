@@ -1,0 +1,4 @@
+import { modeSuite } from './modes.js';
+import { TARGETS } from './targets.js';
+
+modeSuite(TARGETS.gemini);

@@ -1,0 +1,43 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { PERMISSION_MODES } from '../../src/policy/permission-mode.js';
+import { eventually } from '../helpers/tmux.js';
+import { completionsFrom } from '../spawn/helpers.js';
+import { explain } from './suite.js';
+import { vendorFleet, type VendorFleet } from './helpers.js';
+import type { Target } from './targets.js';
+
+/**
+ * Nobody at the keyboard (docs/runtimes.md, "First-run answers"): in every permission mode, a
+ * spawn in a fresh folder with a fresh HOME and only an API key in the environment reaches the
+ * model — no first-run dialog (key confirmation, folder trust, onboarding, hook review, update
+ * notice) stands in between. The real CLI, started by spawn-agent exactly as a person's spawn
+ * starts it; the fake server sees the task, and its answer comes back as one completion.
+ */
+export function modeSuite(target: () => Target): void {
+  let fleet: VendorFleet | undefined;
+  afterEach(async (ctx) => {
+    if (fleet && ctx.task.result?.state === 'fail') await explain(fleet);
+    await fleet?.dispose();
+    fleet = undefined;
+  });
+
+  const t = target();
+  describe(`${t.runtime.title}: the first model request, untouched, in every mode`, { timeout: 600_000 }, () => {
+    it.each(PERMISSION_MODES)('%s', async (mode) => {
+      const f = await vendorFleet({
+        ...t, script: 'first.yaml',
+        definitions: { a: `permissions:\n  permission_mode: ${mode}\n` },
+        parentMode: mode === 'bypass_permissions' ? 'bypass_permissions' : 'dont_ask',
+      });
+      fleet = f;
+      // The person's allowance, without which a bypass definition does not load.
+      if (mode === 'bypass_permissions') writeFileSync(f.layout.configFile, readFileSync(f.layout.configFile, 'utf8').replace('agents:\n', 'agents:\n  allow_bypass_permissions: true\n'));
+      const id = await f.spawnChild('a', `${t.runtime.name}-${mode.replace('_', '-')}`, 'first-task-marker-31', t.spawnArgs);
+      await eventually(() => f.vendor.prompts.length >= 1, 240_000, 'the first model request');
+      expect(f.vendor.seen()).toContain('first-task-marker-31');
+      await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 240_000, 'the completion');
+      expect(completionsFrom(f, 'lead-parent', id)[0]!.body).toContain('the first request arrived');
+    });
+  });
+}
