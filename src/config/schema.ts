@@ -74,6 +74,19 @@ export const DEFAULT_DENY_COMMANDS = [
   'git reset --hard origin*',
 ] as const;
 
+/** One vendor CLI's settings (docs/runtimes.md). */
+const runtimeSettings = (title: string) => z
+  .object({
+    command: z.string().min(1).nullable().default(null).describe(`Path of the ${title} CLI to run; null = PATH, then the project's node_modules/.bin, then the CLIs installed beside Flotilla`),
+    login: z
+      .enum(['shared', 'isolated'])
+      .default('shared')
+      .describe(`'shared': agents use the person's own ${title} login by reference (docs/runtimes.md lists the files read); 'isolated': only keys in the environment, or a login typed into the agent's window`),
+  })
+  .strict()
+  .prefault({})
+  .describe(title);
+
 export const configSchema = z
   .object({
     model: z
@@ -201,6 +214,11 @@ export const configSchema = z
       })
       .prefault({})
       .describe('Config-level lifecycle hooks'),
+    runtimes: z
+      .object({ claude: runtimeSettings('Claude Code'), codex: runtimeSettings('Codex'), gemini: runtimeSettings('Gemini CLI') })
+      .strict()
+      .prefault({})
+      .describe('Vendor CLIs run as agents (--runtime)'),
     inbox: z
       .object({
         rescan_secs: z.number().positive().default(30).describe('Rescan new/ this often to catch events the kernel dropped'),

@@ -1,18 +1,63 @@
 import { execFile } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { basename, delimiter, dirname, join } from 'node:path';
+import { PACKAGE_ROOT } from '../layout/package.js';
 import type { Runtime } from './types.js';
 
-/** The vendor CLI to run: `$FLOTILLA_<NAME>_BIN`, else the binary on PATH; undefined when missing. */
-export function findRuntimeBinary(runtime: Pick<Runtime, 'binary' | 'binEnv'>, env: NodeJS.ProcessEnv = process.env): string | undefined {
+/** Where a vendor CLI was found, in the order it is looked for (docs/runtimes.md, "Which CLI runs"). */
+export type BinarySource = 'env' | 'config' | 'PATH' | 'project' | 'beside Flotilla';
+
+export interface FoundBinary {
+  path: string;
+  via: BinarySource;
+}
+
+export interface LookupPlaces {
+  /** `runtimes.<name>.command` from the config. */
+  command?: string | null | undefined;
+  /** The project folder: its node_modules/.bin is searched after PATH. */
+  project?: string | undefined;
+}
+
+/**
+ * The vendor CLI to run: `$FLOTILLA_<NAME>_BIN`, then `runtimes.<name>.command`, then PATH,
+ * then the project's node_modules/.bin (a devDependency, as `npx` would find it), then the
+ * CLIs installed beside Flotilla (its own node_modules/.bin, the node_modules/.bin it is
+ * installed into, the bin folder of the Node that runs it, where `npm install -g` puts them).
+ * An explicit path that is not executable is not silently replaced by another.
+ */
+export function locateRuntimeBinary(runtime: Pick<Runtime, 'binary' | 'binEnv'>, env: NodeJS.ProcessEnv = process.env, places: LookupPlaces = {}): FoundBinary | undefined {
   const explicit = env[runtime.binEnv]?.trim();
-  if (explicit) return executable(explicit) ? explicit : undefined;
-  for (const dir of (env.PATH ?? '').split(delimiter)) {
-    if (!dir) continue;
-    const p = join(dir, runtime.binary);
-    if (executable(p)) return p;
-  }
-  return undefined;
+  if (explicit) return executable(explicit) ? { path: explicit, via: 'env' } : undefined;
+  const configured = places.command?.trim();
+  if (configured) return executable(configured) ? { path: configured, via: 'config' } : undefined;
+  const inDirs = (dirs: string[], via: BinarySource): FoundBinary | undefined => {
+    for (const dir of dirs) {
+      if (!dir) continue;
+      const p = join(dir, runtime.binary);
+      if (executable(p)) return { path: p, via };
+    }
+    return undefined;
+  };
+  return inDirs((env.PATH ?? '').split(delimiter), 'PATH')
+    ?? (places.project ? inDirs([join(places.project, 'node_modules', '.bin')], 'project') : undefined)
+    ?? inDirs(besideFlotilla(), 'beside Flotilla');
+}
+
+/** The path of the CLI to run, or undefined when it is not installed anywhere we look. */
+export function findRuntimeBinary(runtime: Pick<Runtime, 'binary' | 'binEnv'>, env: NodeJS.ProcessEnv = process.env, places: LookupPlaces = {}): string | undefined {
+  return locateRuntimeBinary(runtime, env, places)?.path;
+}
+
+function besideFlotilla(): string[] {
+  const root = PACKAGE_ROOT.replace(/\/+$/, '');
+  const dirs = [join(root, 'node_modules', '.bin')];
+  // Installed as a dependency: …/node_modules/flotilla (or …/node_modules/@scope/flotilla).
+  const parent = dirname(root);
+  if (basename(parent) === 'node_modules') dirs.push(join(parent, '.bin'));
+  else if (basename(dirname(parent)) === 'node_modules') dirs.push(join(dirname(parent), '.bin'));
+  dirs.push(dirname(process.execPath));
+  return dirs;
 }
 
 function executable(p: string): boolean {

@@ -81,7 +81,14 @@ export const claude: Runtime = {
     ];
     return {
       argv,
-      env: { CLAUDE_CONFIG_DIR: input.configDir, ...QUIET_ENV },
+      env: {
+        CLAUDE_CONFIG_DIR: input.configDir,
+        ...QUIET_ENV,
+        // A shared login by reference: Claude keeps its login ("secure storage": the credentials
+        // file, or the keychain on macOS) in this folder instead of CLAUDE_CONFIG_DIR; empty
+        // means the default ~/.claude and the default keychain entry. A refresh lands there too.
+        ...(input.loginFile ? { CLAUDE_SECURESTORAGE_CONFIG_DIR: input.env.CLAUDE_CONFIG_DIR?.trim() ?? '' } : {}),
+      },
       files: [
         { path: 'settings.json', content: JSON.stringify(settings, null, 2) },
         { path: '.claude.json', content: JSON.stringify(state, null, 2) },

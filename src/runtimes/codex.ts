@@ -107,7 +107,9 @@ function configToml(input: LaunchInput, p: CodexPermissions, hooks: Record<strin
   lines.push(...hookTrust(input.configDir, hooks));
   if (base || key) {
     lines.push('', '[model_providers.flotilla]', 'name = "OpenAI (from the spawner\'s environment)"',
-      `base_url = ${t(base || 'https://api.openai.com/v1')}`, 'wire_api = "responses"', ...(key ? ['env_key = "OPENAI_API_KEY"'] : []));
+      `base_url = ${t(base || 'https://api.openai.com/v1')}`, 'wire_api = "responses"',
+      // No key: the person's login (auth.json, linked in) authenticates the requests.
+      ...(key ? ['env_key = "OPENAI_API_KEY"'] : input.loginFile ? ['requires_openai_auth = true'] : []));
   }
   return lines.join('\n') + '\n';
 }
@@ -145,6 +147,8 @@ export const codex: Runtime = {
     return {
       argv,
       env: { CODEX_HOME: input.configDir },
+      // The person's login by reference: Codex rewrites auth.json in place when it refreshes.
+      ...(input.loginFile ? { links: [{ path: 'auth.json', target: input.loginFile }] } : {}),
       files: [
         { path: 'config.toml', content: configToml(input, permissions, hooks.hooks) },
         { path: 'hooks.json', content: JSON.stringify(hooks, null, 2) },

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { canonicalOfVendorTool, MCP_FLEET_TOOLS, TOOL_TABLE, vendorPrimaryNames } from '../policy/tool-table.js';
 import { claudeStyleHooks, hookSettings } from './hook-protocol.js';
+import { geminiSelectedAuth } from './login.js';
 import { usageByMessage, wakeNotice } from './session-file.js';
 import type { HookReply, Launch, LaunchInput, PolicyInput, Runtime } from './types.js';
 
@@ -66,7 +67,9 @@ export const gemini: Runtime = {
       general: { disableAutoUpdate: true, disableUpdateNag: true },
       privacy: { usageStatisticsEnabled: false },
       telemetry: { enabled: false },
-      ...(keyed ? { security: { auth: { selectedType: 'gemini-api-key' } } } : {}),
+      ...(keyed ? { security: { auth: { selectedType: 'gemini-api-key' } } }
+        // The person's Google login by reference, with the auth type they selected.
+        : input.loginFile ? { security: { auth: { selectedType: geminiSelectedAuth(input.env) ?? 'oauth-personal' } } } : {}),
       hooks: hookSettings(input, HOOK_EVENTS, { toolMatcher: '.*', timeout: 60_000 }),
       mcpServers: { flotilla: { command: input.mcp.command, args: input.mcp.args, trust: true, includeTools: p.fleetTools, timeout: 3_600_000 } },
     };
@@ -90,6 +93,8 @@ export const gemini: Runtime = {
         // session unless SHLVL is set: it would read ~/.bashrc before every hook.
         SHLVL: '1',
       },
+      // Gemini rewrites oauth_creds.json in place (writeFile) when it refreshes: the link stays a link.
+      ...(input.loginFile && !keyed ? { links: [{ path: '.gemini/oauth_creds.json', target: input.loginFile }] } : {}),
       files: [
         { path: '.gemini/settings.json', content: JSON.stringify(settings, null, 2) },
         { path: 'policy.toml', content: policyToml(p) },

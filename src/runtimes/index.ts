@@ -1,5 +1,6 @@
 import { FlotillaError, refusal } from '../errors.js';
-import { findRuntimeBinary } from './binary.js';
+import { findRuntimeBinary, type LookupPlaces } from './binary.js';
+import { planLogin, type LoginMode } from './login.js';
 import type { Runtime, RuntimeName, VendorRuntimeName } from './types.js';
 
 export * from './types.js';
@@ -17,16 +18,30 @@ export async function loadRuntime(name: VendorRuntimeName): Promise<Runtime> {
   }
 }
 
+/** A vendor runtime's settings from the config (`runtimes.<name>`). */
+export interface RuntimeSettings {
+  command: string | null;
+  login: LoginMode;
+}
+
 /**
  * Why a spawn on `name` cannot run, decided before any record exists (§13): a runtime this
- * build does not have, or a CLI the spawner's environment cannot find. Undefined: it can run.
+ * build does not have, a CLI that cannot be found, or one that could not authenticate (no key
+ * in the environment and no login of the person's to share) — rather than a window that
+ * waits at a login screen. Undefined: it can run.
  */
-export async function runtimeRefusal(name: RuntimeName, env: NodeJS.ProcessEnv): Promise<FlotillaError | undefined> {
+export async function runtimeRefusal(name: RuntimeName, env: NodeJS.ProcessEnv, settings?: RuntimeSettings, project?: string): Promise<FlotillaError | undefined> {
   if (name === 'flotilla') return undefined;
   if (!BUILT_RUNTIMES.includes(name)) return refusal('unknown-runtime', `spawn refused: runtime '${name}' is not built yet — use ${builtList()} (docs/runtimes.md)`, { runtime: name });
   const runtime = await loadRuntime(name);
-  if (findRuntimeBinary(runtime, env)) return undefined;
-  return refusal('runtime-missing', `spawn refused: ${runtime.title} is not installed — npm install -g ${runtime.npmPackage}, or set ${runtime.binEnv} to its path`, { runtime: name });
+  const places: LookupPlaces = { command: settings?.command, project };
+  if (!findRuntimeBinary(runtime, env, places)) {
+    const how = settings?.command ? `runtimes.${name}.command (${settings.command}) is not an executable file — fix the path` : `npm install -g ${runtime.npmPackage}, or set runtimes.${name}.command (or ${runtime.binEnv}) to its path`;
+    return refusal('runtime-missing', `spawn refused: ${runtime.title} is not installed — ${how}`, { runtime: name });
+  }
+  const login = planLogin(runtime.name, env, settings?.login ?? 'shared');
+  if ('fix' in login) return refusal('runtime-login', `spawn refused: ${login.fix}`, { runtime: name });
+  return undefined;
 }
 
 function builtList(): string {

@@ -39,6 +39,8 @@ export interface LaunchInput {
   /** `--model` passed through when the definition or spawn named one. */
   model?: string | undefined;
   env: NodeJS.ProcessEnv;
+  /** The person's own login file, used by reference (`runtimes.<name>.login: shared` and no key in env). */
+  loginFile?: string | undefined;
 }
 
 export interface Launch {
@@ -46,6 +48,8 @@ export interface Launch {
   env: Record<string, string>;
   /** Files to write before start, paths relative to configDir. */
   files: { path: string; content: string }[];
+  /** Symbolic links to make before start (path relative to configDir → absolute target): a login used by reference. */
+  links?: { path: string; target: string }[];
 }
 
 export interface HookReply {

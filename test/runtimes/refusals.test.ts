@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { listRecords } from '../../src/fleet/registry.js';
@@ -43,7 +43,35 @@ describe('spawn on a runtime that cannot run here', { timeout: 300_000 }, () => 
     f = spawnFleet();
     const r = await f.spawnAgent(['--runtime', name, '--id', `no-${name}`, 'do it'], { [binEnv]: join(f.project, `no-such-${name}`) });
     expect(r.exitCode).not.toBe(0);
-    expect(r.stderr).toContain(`spawn refused: ${title} is not installed — npm install -g ${pkg}, or set ${binEnv} to its path`);
+    expect(r.stderr).toContain(`spawn refused: ${title} is not installed — npm install -g ${pkg}, or set runtimes.${name}.command (or ${binEnv}) to its path`);
+    expect(listRecords(f.layout)).toEqual([]);
+  });
+});
+
+describe('spawn on a runtime that could not authenticate', { timeout: 300_000 }, () => {
+  it.each([
+    ['claude', 'Claude Code has no login here — run `claude` once in a terminal and /login, or set ANTHROPIC_API_KEY'],
+    ['codex', 'Codex has no login here — run `codex login` once in a terminal, or set OPENAI_API_KEY'],
+    ['gemini', 'Gemini CLI has no login here — run `gemini` once in a terminal and sign in with Google, or set GEMINI_API_KEY'],
+  ])('--runtime %s with no key and no login of the person is refused up front, in one line naming the fix', async (name, fix) => {
+    f = spawnFleet();
+    const home = mkdtempSync(join(f.project, 'home-'));
+    const r = await f.spawnAgent(['--runtime', name, '--id', `nologin-${name}`, 'do it'], { HOME: home });
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr.split('\n')[0]).toBe(`flotilla: spawn refused: ${fix}`);
+    expect(listRecords(f.layout)).toEqual([]);
+    expect(await f.windows()).not.toContain(`nologin-${name}`);
+    expect(refusalsIn(f)).toContainEqual(expect.objectContaining({ code: 'runtime-login' }));
+  });
+
+  it('login: isolated ignores the person\'s login file and says so', async () => {
+    f = spawnFleet({ config: 'runtimes:\n  codex:\n    login: isolated\n' });
+    const home = mkdtempSync(join(f.project, 'home-'));
+    mkdirSync(join(home, '.codex'));
+    writeFileSync(join(home, '.codex', 'auth.json'), '{"OPENAI_API_KEY":"sk-person"}');
+    const r = await f.spawnAgent(['--runtime', 'codex', '--id', 'iso', 'do it'], { HOME: home });
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toContain('spawn refused: Codex has no key here — set OPENAI_API_KEY (runtimes.codex.login is isolated: set the key, or set it to shared)');
     expect(listRecords(f.layout)).toEqual([]);
   });
 });

@@ -84,7 +84,7 @@ export async function runChecks(layout: Layout, env: NodeJS.ProcessEnv = process
   checks.push({ name: 'fleet root', ok: writable, detail, fix: 'make the directory writable or choose another with --root / FLOTILLA_ROOT' });
   checks.push(...commandChecks(env));
   checks.push(...containmentChecks());
-  checks.push(...(await runtimeChecks()));
+  checks.push(...(await runtimeChecks(layout, env)));
   return checks;
 }
 
@@ -129,18 +129,27 @@ function containmentChecks(): Check[] {
  * one is information, not a failure: only agents asking for it need it. One older than its
  * runtime was tested against (MINIMUM) fails: its hooks may not speak our protocol.
  */
-async function runtimeChecks(env: NodeJS.ProcessEnv = process.env): Promise<Check[]> {
-  const [{ findRuntimeBinary, runtimeVersion }, { BUILT_RUNTIMES, loadRuntime }] = await Promise.all([import('../../runtimes/binary.js'), import('../../runtimes/index.js')]);
+async function runtimeChecks(layout: Layout, env: NodeJS.ProcessEnv = process.env): Promise<Check[]> {
+  const [{ locateRuntimeBinary, runtimeVersion }, { BUILT_RUNTIMES, loadRuntime }, { planLogin }, { loadConfig }] = await Promise.all([
+    import('../../runtimes/binary.js'), import('../../runtimes/index.js'), import('../../runtimes/login.js'), import('../../config/load.js'),
+  ]);
+  // An invalid config is reported by its own commands; the runtimes are then looked up with defaults.
+  let settings: Record<string, { command: string | null; login: 'shared' | 'isolated' } | undefined> = {};
+  try { settings = loadConfig({ layout, env }).config.runtimes; } catch { /* defaults */ }
   const out: Check[] = [];
   for (const rt of await Promise.all(BUILT_RUNTIMES.map(loadRuntime))) {
-    const bin = findRuntimeBinary(rt, env);
-    const version = bin ? await runtimeVersion(bin, env) : undefined;
+    const s = settings[rt.name];
+    const found = locateRuntimeBinary(rt, env, { command: s?.command, project: layout.project });
+    const version = found ? await runtimeVersion(found.path, env) : undefined;
     const min = MINIMUM[rt.name];
+    const login = planLogin(rt.name, env, s?.login ?? 'shared');
     out.push({
       name: `runtime ${rt.name}`,
       // A version we cannot read is not held against it: the CLI may print it differently.
-      ok: !bin || version === undefined || parseVersion(version) === null || versionAtLeast(version, min),
-      detail: bin ? `${rt.title} ${version ?? '(version unknown)'} at ${bin}` : `${rt.title} not installed (optional: npm install -g ${rt.npmPackage}, or set ${rt.binEnv})`,
+      ok: !found || version === undefined || parseVersion(version) === null || versionAtLeast(version, min),
+      detail: found
+        ? `${rt.title} ${version ?? '(version unknown)'} at ${found.path} (${found.via}); login: ${'fix' in login ? `none — ${login.fix}` : login.via}`
+        : `${rt.title} not installed (optional: npm install -g ${rt.npmPackage}, or set runtimes.${rt.name}.command)`,
       fix: `upgrade it to ${min} or newer: npm install -g ${rt.npmPackage}@${min}`,
     });
   }

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { audit } from '../../audit/audit.js';
 import { createAgentLogger } from '../../audit/logger.js';
@@ -18,6 +18,7 @@ import { shellCommand } from '../../tmux/quote.js';
 import { sleep } from '../../sleep.js';
 import { finishAgent } from '../finish.js';
 import { findRuntimeBinary } from '../../runtimes/binary.js';
+import { planLogin } from '../../runtimes/login.js';
 import { unreadCount } from './mail.js';
 
 /**
@@ -55,7 +56,8 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
     opts.slot.release();
   });
 
-  const bin = findRuntimeBinary(runtime, env);
+  const settings = config.runtimes[runtime.name];
+  const bin = findRuntimeBinary(runtime, env, { command: settings.command, project: layout.project });
   if (!bin) {
     const why = `${runtime.title} is not installed — install it (npm install -g ${runtime.npmPackage}) or set ${runtime.binEnv} to its path`;
     process.stderr.write(`flotilla: ${why}\n`);
@@ -63,6 +65,13 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
     return 1;
   }
 
+  // Checked at spawn too; the environment may have changed since (docs/runtimes.md, "Logins").
+  const login = planLogin(runtime.name, env, settings.login);
+  if ('fix' in login) {
+    process.stderr.write(`flotilla: ${login.fix}\n`);
+    await finishOnce('failed', login.fix);
+    return 1;
+  }
   const configDir = layout.runtimeDir(rec.id);
   mkdirSync(configDir, { recursive: true, mode: 0o700 });
   const mode = parsePermissionMode(rec.permissionMode) ?? 'default';
@@ -74,11 +83,19 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
     hookCommand: (event) => shellCommand([...cli, 'runtime-hook', event]),
     model: rec.model.startsWith(`${rec.runtime}:`) ? rec.model.slice(rec.runtime.length + 1) || undefined : undefined,
     env,
+    loginFile: login.file,
   }, policy);
   for (const f of launch.files) {
     mkdirSync(dirname(join(configDir, f.path)), { recursive: true });
     writeFileSync(join(configDir, f.path), f.content, { mode: 0o600 });
   }
+  // The person's login by reference: a link, so a token the CLI refreshes is refreshed for everyone.
+  for (const l of launch.links ?? []) {
+    mkdirSync(dirname(join(configDir, l.path)), { recursive: true });
+    rmSync(join(configDir, l.path), { force: true });
+    symlinkSync(l.target, join(configDir, l.path));
+  }
+  log.info({ login: login.via }, 'vendor CLI login');
 
   // The CLI, its hooks and its MCP server find their agent by ancestry; these are hints and PATH.
   const childEnv: NodeJS.ProcessEnv = { ...env, ...agentEnvironment(layout, rec, env.PATH), ...launch.env };
