@@ -9,10 +9,15 @@ import type { Layout } from '../layout/layout.js';
  * The shim reads it once and deletes it.
  */
 const PREFIXES = ['ANTHROPIC_', 'CLAUDE_', 'OPENAI_', 'CODEX_', 'GEMINI_', 'GOOGLE_'];
+/**
+ * HOME too: the spawn decided the CLI can authenticate from the spawner's home (the person's
+ * login, docs/runtimes.md "Logins"); the tmux server's may be another's.
+ */
+const EXACT = ['HOME'];
 
 export function writeRuntimeEnv(layout: Layout, id: string, env: NodeJS.ProcessEnv): void {
   const picked: Record<string, string> = {};
-  for (const [k, v] of Object.entries(env)) if (v !== undefined && PREFIXES.some((p) => k.startsWith(p))) picked[k] = v;
+  for (const [k, v] of Object.entries(env)) if (v !== undefined && (EXACT.includes(k) || PREFIXES.some((p) => k.startsWith(p)))) picked[k] = v;
   const dir = layout.runtimeDir(id);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   writeFileSync(join(dir, 'spawner-env.json'), JSON.stringify(picked), { mode: 0o600 });

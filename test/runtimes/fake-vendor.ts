@@ -29,6 +29,8 @@ export interface FakeVendor {
   bodies: Record<string, unknown>[];
   /** Tool names the CLI offered in each scripted request (vendor spelling). */
   tools: string[][];
+  /** The credential each scripted request carried: its Authorization header, else its API-key header. */
+  auth: string[];
   /** The text of every user turn and tool result the model was shown, across all requests. */
   seen(): string;
   close(): Promise<void>;
@@ -40,6 +42,7 @@ export async function startFakeVendor(wire: Wire, scriptFile: string, naming: To
   const promptTimes: number[] = [];
   const bodies: Record<string, unknown>[] = [];
   const tools: string[][] = [];
+  const auth: string[] = [];
   const server = createServer((req, res) => {
     void handle(req, res).catch((err: unknown) => {
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
@@ -68,6 +71,8 @@ export async function startFakeVendor(wire: Wire, scriptFile: string, naming: To
     promptTimes.push(performance.now());
     bodies.push(body);
     tools.push(adapter.toolNames(body));
+    const h = req.headers;
+    auth.push(String(h.authorization ?? h['x-api-key'] ?? h['x-goog-api-key'] ?? ''));
     const result = await model.doStream({ prompt, tools: [] } as never);
     const parts: LanguageModelV3StreamPart[] = [];
     const reader = result.stream.getReader();
@@ -86,6 +91,7 @@ export async function startFakeVendor(wire: Wire, scriptFile: string, naming: To
     promptTimes,
     bodies,
     tools,
+    auth,
     seen: () => prompts.flatMap((p) => p.flatMap(messageTexts)).join('\n'),
     close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }),
   };
