@@ -6,6 +6,7 @@ import { DirState } from './dirs.js';
 import { fileKey, type Cwd } from './paths.js';
 import { destination, heredocText, hereString, joinContinuations, normalizePath, operator, prepass, type Scope } from './prepass.js';
 import { canonicalShape } from './shape.js';
+import { WordJoiner } from './join-words.js';
 import { made } from './writes.js';
 import { gitAliasDefinition } from './git.js';
 
@@ -107,6 +108,8 @@ class Analyzer {
       const root = parsed.root;
       if (root.hasError) this.opaque.push({ reason: 'the bash grammar cannot parse it, so a shell may read it differently than the gate', command: clip(source) });
       const scope = prepass(root, text);
+      // bash ends `$'…'` at the first quote no backslash escapes; the grammar's pattern can run past it.
+      if (scope.misreadAnsiC !== undefined) this.opaque.push({ reason: `the bash grammar ends ${clip(scope.misreadAnsiC)} where bash does not, so bash reads the line differently`, command: clip(source) });
       this.shapes.push(canonicalShape(root, text));
       // A script another program runs (`sh -c`, `eval` too, for simplicity) moves no directory of ours.
       this.inSubshell(() => this.walk(root, { scope, parent, depth, pipeline: ++this.pipelines, stage: 0, stdin: undefined, inSubstitution: false }));
@@ -214,14 +217,15 @@ class Analyzer {
 
   private simple(node: SyntaxNode, ctx: Ctx): void {
     const { source } = ctx.scope;
-    const argv: Word[] = [];
+    const words = new WordJoiner(source, (reason) => this.opaque.push({ reason, command: clip(node.text) }));
     let stdin = ctx.stdin;
     for (const { field, node: c } of fields(node)) {
-      if (field === 'name') argv.push(...evaluateWord(c.child(0) ?? c, source));
-      else if (field === 'argument') argv.push(...evaluateWord(c, source));
-      else if (c.type === 'herestring_redirect') stdin = hereString(c, source);
+      if (field === 'name' || field === 'argument') words.add(c, field === 'name' ? (c.child(0) ?? c) : c);
+      else words.skip(c);
+      if (c.type === 'herestring_redirect') stdin = hereString(c, source);
       else if (c.type === 'file_redirect' && /^\d*<$/.test(operator(c))) stdin = { kind: 'file', word: destination(c, source) };
     }
+    const argv = words.words;
     const found: FoundCommand = { levels: [], text: node.text, pipeline: ctx.pipeline, stage: ctx.stage, parent: ctx.parent, inSubstitution: ctx.inSubstitution, cwd: this.dirs.cwd };
     this.commands.push(found);
     if (argv.length) this.unwrap(found, argv, ctx, stdin);

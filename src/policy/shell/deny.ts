@@ -86,17 +86,25 @@ function shapeOf(source: string, parser: ShellParser): string {
 
 /** The first rule that matches any command of the analysis. */
 export function matchDeny(patterns: readonly DenyPattern[], analysis: Analysis): DenyHit | undefined {
+  // Each command is looked at only by the rules whose names could match one of its levels.
+  const names = anyName(patterns);
+  const candidates = analysis.commands.filter((c) => c.levels.some((argv) => names.test(basename(argv[0]?.value ?? '').toLowerCase())));
+  let written: { word: Word; cwd: Cwd; command: string }[] | undefined;
   for (const p of patterns) {
     if (p.kind === 'shape') {
       if (p.shape && analysis.shapes.some((s) => s.includes(p.shape))) return { rule: p.source, command: p.source };
       continue;
     }
     if (p.kind === 'write') {
-      const hit = matchWrite(p.path, analysis);
-      if (hit) return { rule: p.source, command: hit };
+      written ??= writes(analysis);
+      const hit = written.find((w) => {
+        const word = inDir(w.word, w.cwd);
+        return word.value !== undefined && p.path.test(normalizeOperand(word));
+      });
+      if (hit) return { rule: p.source, command: hit.command };
       continue;
     }
-    for (const cmd of analysis.commands) {
+    for (const cmd of candidates) {
       const hit = matchPipeline(p.stages, cmd, analysis.commands);
       if (hit) return { rule: p.source, command: hit };
     }
@@ -112,11 +120,13 @@ export function matchDeny(patterns: readonly DenyPattern[], analysis: Analysis):
  * `$(pgrep …)` or `$!`, and `-1` there is read as a signal unless `--` or a signal precedes it.
  */
 export function matchPossible(patterns: readonly DenyPattern[], analysis: Analysis): DenyHit | undefined {
+  const uncertain = analysis.commands.filter((c) => c.cwd === null || c.levels.some((argv) => argv.some((w) => w.value === undefined)));
+  if (uncertain.length === 0) return undefined;
   for (const p of patterns) {
     if (p.kind !== 'pipeline' || p.stages.length !== 1) continue;
     const stage = p.stages[0]!;
     if (!stage.hasOperands) continue;
-    for (const cmd of analysis.commands) {
+    for (const cmd of uncertain) {
       for (const argv of cmd.levels) {
         const first = argv[0]?.value;
         if (first === undefined || (cmd.cwd !== null && argv.every((w) => w.value !== undefined))) continue;
@@ -161,19 +171,28 @@ function matchPipeline(stages: StagePattern[], cmd: FoundCommand, all: FoundComm
 }
 
 /** A redirection or a command's own argument (`tee F`, `cp x F`, `dd of=F`) writing a file the pattern names. */
-function matchWrite(path: RegExp, analysis: Analysis): string | undefined {
-  const hits = (w: Word, cwd: Cwd): boolean => {
-    const word = inDir(w, cwd);
-    return word.value !== undefined && path.test(normalizeOperand(word));
-  };
-  for (const w of analysis.writes) if (hits(w.word, w.cwd)) return w.command;
+function writes(analysis: Analysis): { word: Word; cwd: Cwd; command: string }[] {
+  const out = [...analysis.writes];
   for (const cmd of analysis.commands) {
     for (const argv of cmd.levels) {
       const name = basename(argv[0]?.value ?? '').toLowerCase();
-      if (writtenBy(name, argv.slice(1)).some((w) => hits(w, cmd.cwd))) return text(argv);
+      for (const word of writtenBy(name, argv.slice(1))) out.push({ word, cwd: cmd.cwd, command: text(argv) });
     }
   }
-  return undefined;
+  return out;
+}
+
+const unions = new WeakMap<readonly DenyPattern[], RegExp>();
+
+/** One RegExp for every command name the rules name (and `eval`/`source`, which run scripts as a shell does). */
+function anyName(patterns: readonly DenyPattern[]): RegExp {
+  let re = unions.get(patterns);
+  if (!re) {
+    const names = patterns.flatMap((p) => (p.kind === 'pipeline' ? p.stages.map((s) => s.name.source) : []));
+    re = new RegExp([...names, '^(eval|source|\\.)$'].map((n) => `(?:${n})`).join('|'), 'i');
+    unions.set(patterns, re);
+  }
+  return re;
 }
 
 function matchStage(stage: StagePattern, argv: readonly Word[], cwd: Cwd = undefined): boolean {

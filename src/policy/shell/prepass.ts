@@ -1,6 +1,6 @@
 import { children, descendants, fields, type ShellParser, type SyntaxNode } from './syntax.js';
 import type { Stdin } from './unwrap.js';
-import { evaluateWord, type Word } from './words.js';
+import { ansiCEnd, evaluateWord, type Word } from './words.js';
 
 /**
  * What the analyzer knows of one script before it walks it: the text as bash reads it
@@ -14,6 +14,8 @@ export interface Scope {
   aliases: Map<string, string>;
   /** Files this command line writes (redirections, `tee`, `curl -o`): running one is opaque. */
   written: Set<string>;
+  /** A `$'…'` string the grammar ends where bash does not (words.ts `ansiCEnd`). */
+  misreadAnsiC: string | undefined;
 }
 
 export function heredocText(r: SyntaxNode, source: string): Stdin {
@@ -45,8 +47,9 @@ export function destination(r: SyntaxNode, source: string): Word | undefined {
 
 /** Function names, aliases and written files of one script, known before its commands run. */
 export function prepass(root: SyntaxNode, source: string): Scope {
-  const scope: Scope = { source, functions: new Set(), aliases: new Map(), written: new Set() };
+  const scope: Scope = { source, functions: new Set(), aliases: new Map(), written: new Set(), misreadAnsiC: undefined };
   for (const n of descendants(root)) {
+    if (n.type === 'ansi_c_string' && ansiCEnd(n.text) !== n.text.length) scope.misreadAnsiC ??= n.text;
     if (n.type === 'function_definition') {
       const name = fields(n).find((f) => f.field === 'name');
       if (name) scope.functions.add(name.node.text);

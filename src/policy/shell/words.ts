@@ -88,10 +88,13 @@ function escapedForm(node: SyntaxNode, source: string): string {
     case 'concatenation': {
       let out = '';
       let at = node.startIndex;
-      for (const c of children(node)) {
-        out += unquoted(source.slice(at, c.startIndex)) + escapedForm(c, source);
+      const parts = children(node);
+      parts.forEach((c, k) => {
+        // `$"…"` is a translated string: the `$` adds nothing.
+        const translated = c.type === '$' && parts[k + 1]?.type === 'string' && parts[k + 1]!.startIndex === c.endIndex;
+        out += unquoted(source.slice(at, c.startIndex)) + (translated ? '' : escapedForm(c, source));
         at = c.endIndex;
-      }
+      });
       return out + unquoted(source.slice(at, node.endIndex));
     }
     default:
@@ -144,6 +147,15 @@ function doubleQuoted(node: SyntaxNode, source: string): string {
   return out;
 }
 
+/** Where bash ends the `$'…'` string that `text` starts with (the index after its closing quote); -1 when it does not end. */
+export function ansiCEnd(text: string): number {
+  for (let k = 2; k < text.length; k++) {
+    if (text[k] === '\\') k++;
+    else if (text[k] === "'") return k + 1;
+  }
+  return -1;
+}
+
 const ANSI_ESCAPES: Record<string, string> = { a: '\x07', b: '\b', e: '\x1b', E: '\x1b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', "'": "'", '"': '"', '?': '?' };
 
 /** bash's `$'…'`: `\xHH`, `\uHHHH`, `\UHHHHHHHH`, octal `\NNN`, `\cX` and the C escapes. */
@@ -173,7 +185,11 @@ export function decodeAnsiC(body: string): string {
       const m = /^[0-7]{1,3}/.exec(body.slice(k))!;
       out += String.fromCharCode(parseInt(m[0], 8) & 0xff);
       k += m[0].length - 1;
-    } else if (n === 'c' && k + 1 < body.length) out += String.fromCharCode(body[++k]!.toUpperCase().charCodeAt(0) ^ 0x40);
+    } else if (n === 'c' && k + 1 < body.length) {
+      // `\c\\` is control-backslash: bash takes both backslashes.
+      if (body[k + 1] === '\\' && body[k + 2] === '\\') k++;
+      out += String.fromCharCode(body[++k]!.toUpperCase().charCodeAt(0) ^ 0x40);
+    }
     else out += `\\${n}`;
   }
   return out;

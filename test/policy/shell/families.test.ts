@@ -1,7 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_DENY_COMMANDS } from '../../../src/config/schema.js';
 import { loadShellParser } from '../../../src/harness/shell-parser.js';
+import { analyzeShell } from '../../../src/policy/shell/analyze.js';
 import { createShellClassifier, type ShellClassifier } from '../../../src/policy/shell/classify.js';
+import type { ShellParser } from '../../../src/policy/shell/syntax.js';
 
 /**
  * The evasion families of the gate's second round (docs/security.md), each tested as a rule:
@@ -11,8 +13,10 @@ import { createShellClassifier, type ShellClassifier } from '../../../src/policy
  */
 
 let classify: ShellClassifier;
+let parser: ShellParser;
 beforeAll(async () => {
-  classify = createShellClassifier(await loadShellParser(), [...DEFAULT_DENY_COMMANDS]);
+  parser = await loadShellParser();
+  classify = createShellClassifier(parser, [...DEFAULT_DENY_COMMANDS]);
 });
 
 const verdict = (c: string) => classify(c).verdict;
@@ -131,5 +135,29 @@ describe('the default deny list covers effects, not names', () => {
   });
   it.each([['wipefs /dev/sda'], ['lsblk'], ['fdisk -l'], ['parted -l'], ['systemctl status'], ['loginctl list-sessions'], ['dd if=/dev/sda of=disk.img bs=1M'], ['cat /dev/sda | head -c 512 | xxd'], ['cp /dev/null x'], ['echo hi > /dev/stderr'], ['init --version'], ['busctl list']])('%j is plain', (c) => {
     expect(verdict(c)).toBe('plain');
+  });
+});
+
+describe('parser differentials: where the grammar reads words or commands other than bash, the gate reads as bash or calls it opaque', () => {
+  // bash ends `$'…'` at the first quote no backslash escapes; the grammar's pattern can run on to a later quote and hide what lies between.
+  const ansi = ["$'a\\\\'", "$'\\\\'", "$'x\\\\\\\\'", "$'\\c\\\\'"];
+  it.each(cross(ansi, ['; sudo id ', ' && sudo id ', ' | sudo id ', '\nsudo id ']).map(([s, rest]) => [`echo ${s}${rest}'x'`]))('%j is not plain', (c) => {
+    expect(verdict(c)).not.toBe('plain');
+  });
+  // The grammar drops `\ ` before `$''`, and after `$""` runs a word on across a line break.
+  it.each(["b \\ $'' x; sudo id", 'echo y$""\n\\sudo id', 'echo y$""\n\\rm -rf /', "a \\ $''\n\\sudo id"].map((c) => [c]))('%j is not plain', (c) => {
+    expect(verdict(c)).not.toBe('plain');
+  });
+  const words = (c: string) => analyzeShell(c, parser).commands[0]!.levels[0]!.map((w) => w.value);
+  it.each([
+    ['a {,x}\\-f', ['a', '-f', 'x-f']],
+    ['a -f$" "', ['a', '-f ']],
+    ['a $"x y"z', ['a', 'x yz']],
+    ["a $'\\c\\\\x'", ['a', '\x1cx']],
+    ["a $'a'\\,b", ['a', 'a,b']],
+    ['a {,x}', ['a', 'x']],
+    ["a ''{,x}", ['a', '', 'x']],
+  ])('%j has the words bash gives it', (c, expected) => {
+    expect(words(c)).toEqual(expected);
   });
 });
