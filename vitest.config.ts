@@ -28,8 +28,8 @@ export const UNIT_TESTS = [
   'test/hooks/tool-hooks.test.ts',
   'test/inbox/address.test.ts',
   'test/inbox/maildir.test.ts',
-  'test/inbox/message.test.ts',
   'test/inbox/message-validate.test.ts',
+  'test/inbox/message.test.ts',
   'test/inbox/surface.test.ts',
   'test/inbox/watch.test.ts',
   'test/loop/providers.test.ts',
@@ -39,13 +39,13 @@ export const UNIT_TESTS = [
   'test/outputs/follow.test.ts',
   'test/pane/format.test.ts',
   'test/pane/repl-input.test.ts',
-  // Policy decides without I/O: every test of it is a unit test.
   'test/policy/**/*.test.ts',
   'test/registry/ids.test.ts',
   'test/shape/**/*.test.ts',
   'test/sleep.test.ts',
   'test/spawn/context.test.ts',
   'test/spawn/status-view.test.ts',
+  'test/tasks/board.test.ts',
   'test/tmux/pure.test.ts',
   'test/tools/glob-grep.test.ts',
   'test/tools/names-builtin.test.ts',
@@ -65,6 +65,7 @@ export const UNIT_TESTS = [
   'test/watch/loop.test.ts',
   'test/watch/rows.test.ts',
   'test/watch/view.test.ts',
+  // Policy decides without I/O: every test of it is a unit test.
 ];
 
 export default defineConfig({

@@ -6,6 +6,7 @@ import type { AgentRecord, TaskResult } from '../fleet/record.js';
 import { endRecord, overwriteRecord } from '../fleet/registry.js';
 import type { Layout } from '../layout/layout.js';
 import { completionSent, sendCompletionOnce } from '../lifecycle/completion.js';
+import { reopenClaims } from '../lifecycle/reopen-claims.js';
 import { clearFinishing, markFinishing, releaseReserve } from '../lifecycle/reserve.js';
 import { terminateForegroundChildren } from '../lifecycle/signal.js';
 import { killLeftoverGroups } from '../lifecycle/tool-groups.js';
@@ -41,6 +42,8 @@ export async function finishAgent(opts: {
   // The last task as this process knows it: a full disk may have kept it from the file.
   const lastTask = result ?? rec.lastTask;
   const record = endOwnRecord(layout, rec, { status, exitReason: reason, ...(lastTask ? { lastTask } : {}) }, log);
+  // Whatever it had claimed on a task board is open again for its teammates (§15).
+  await reopenClaims(layout, rec.id, reason);
   // The open task's completion, or the last task's if sending it failed earlier (a full disk).
   const owed = record.lastTask && !completionSent(layout, rec.id, record.lastTask.task) ? record.lastTask : null;
   if (owed) {

@@ -79,6 +79,27 @@ export interface Layout {
   /** One empty file per ended agent a person has looked at since it failed: it no longer needs them (`flotilla next`, the dashboard). */
   readonly seenDir: string;
   seen(agentId: string): string;
+  /** Task boards (src/tasks/): one folder per board under `state/boards/`. */
+  readonly boardsDir: string;
+  board(name: string): BoardPaths;
+}
+
+/** One task board's files (docs/architecture.md, "Task boards"). */
+export interface BoardPaths {
+  readonly name: string;
+  readonly dir: string;
+  /** One JSON file per task, replaced atomically. */
+  readonly tasksDir: string;
+  task(id: string): string;
+  /** One empty file per task that may not be finished yet, named so a sorted readdir is the claim order. */
+  readonly activeDir: string;
+  /** One empty file per task that may be claimed right now (a superset, like the live index). */
+  readonly claimedDir: string;
+  claimed(id: string): string;
+  /** `<status> <id>` per finished task, appended (a reader keeps each id's last line). */
+  readonly endedLog: string;
+  /** The last task number handed out (`t<n>`). */
+  readonly seqFile: string;
 }
 
 /** `slots/tree-<root>`: the prefix lets gc tell a tree's spawn count from a slot. */
@@ -148,6 +169,24 @@ export function layoutFor(root: string, project = dirname(resolve(root))): Layou
     door: (agentId) => join(state, 'doors', `${agentId}.sock`),
     seenDir: join(state, 'seen'),
     seen: (agentId) => join(state, 'seen', agentId),
+    boardsDir: join(state, 'boards'),
+    board: (name) => boardPaths(join(state, 'boards', name), name),
+  };
+}
+
+function boardPaths(dir: string, name: string): BoardPaths {
+  const tasksDir = `${dir}/tasks`;
+  const claimedDir = `${dir}/claimed`;
+  return {
+    name,
+    dir,
+    tasksDir,
+    task: (id) => `${tasksDir}/${id}.json`,
+    activeDir: `${dir}/active`,
+    claimedDir,
+    claimed: (id) => `${claimedDir}/${id}`,
+    endedLog: `${dir}/ended.log`,
+    seqFile: `${dir}/seq`,
   };
 }
 

@@ -11,6 +11,7 @@ import { heldSlots } from '../fleet/slots.js';
 import type { Layout } from '../layout/layout.js';
 import { sleep } from '../sleep.js';
 import { claimOnce } from './once.js';
+import { reopenClaims } from './reopen-claims.js';
 import { clearFinishing, finishingIds, markFinishing, releaseReserve } from './reserve.js';
 import { harnessRunning, terminateForegroundChildren } from './signal.js';
 
@@ -181,6 +182,7 @@ export async function endDead(layout: Layout, config: Config, rec: AgentRecord, 
     return null; // Vanished (gc) meanwhile.
   }
   const final = ended.record;
+  await reopenClaims(layout, rec.id, final.exitReason ?? final.status);
   // The open task's completion, or one a harness owed when it died (after the terminal write,
   // or between a persistent agent's answer and its completion): the marker decides.
   const task = final.lastTask ?? result;
@@ -211,3 +213,4 @@ export async function endDead(layout: Layout, config: Config, rec: AgentRecord, 
   audit(layout, { event: 'reap', agent: rec.id, status: final.status, reason: final.exitReason });
   return final;
 }
+
