@@ -43,5 +43,6 @@ export const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   approve: () => import('./commands/approve.js'),
   deny: () => import('./commands/deny.js'),
   mcp: () => import('./commands/mcp.js'),
+  task: () => import('./commands/task.js'),
   'runtime-hook': () => import('./commands/runtime-hook.js'),
 };
