@@ -102,7 +102,13 @@ describe('flotilla task (§15)', () => {
     expect((await f.spawnAgent(['--agent', 'claimer', '--id', 'cl-1', 'claim it'])).exitCode).toBe(0);
     await eventually(() => task('t1').claimed_by === 'cl-1', 60_000, 'cl-1 to claim t1');
     process.kill(f.record('cl-1').pid!, 'SIGKILL');
-    const open = await eventually(() => task('t1').status === 'open' && task('t1'), 60_000, 't1 to be reopened');
+    // tmux built with libutempter can miss the pane's death until it gets another SIGCHLD (as in crash.test.ts).
+    const open = await eventually(async () => {
+      await f!.tmux.nudge();
+      return task('t1').status === 'open' && task('t1');
+    }, 60_000, 't1 to be reopened').catch((err: unknown) => {
+      throw new Error(`${String(err)}; record: ${f!.record('cl-1').status}; audit: ${readFileSync(f!.layout.auditFile, 'utf8').split('\n').filter((l) => /reap|task_/.test(l)).join(' | ')}`);
+    });
     expect(open.claimed_by).toBeNull();
     expect(open.notes.at(-1)!.text).toMatch(/^reopened: its claimant cl-1 ended \((killed \(SIGKILL\)|process died)\)$/);
     // Open means claimable: a person takes it over.
