@@ -1,5 +1,6 @@
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { audit } from '../audit/audit.js';
+import { readProvenAnswer } from '../fleet/answer-proof.js';
 import { newSortableId } from '../fleet/ids.js';
 import { summarize } from '../inbox/message.js';
 import type { Layout } from '../layout/layout.js';
@@ -10,8 +11,11 @@ import type { SessionEvent } from './session-types.js';
 /**
  * Approvals (§7): a tool call that needs a person waits here. The question goes to the
  * agent's pane (answered by typing) and to the human inbox (answered with `flotilla approve
- * / deny`, which writes `state/approvals/<request>.answer` after checking the caller is a
- * person). No answer within `agents.approval_timeout_secs` is a denial.
+ * / deny` or the dashboard, which write `state/approvals/<request>.answer`). This harness,
+ * not the answering client, decides whether an answer file came from a person
+ * (fleet/answer-proof.ts); one that did not is refused, audited and the question stays open.
+ * The audit names the route as it is known: `pane` (keys typed in the agent's window),
+ * `cli`, `dashboard`, `chat`. No answer within `agents.approval_timeout_secs` is a denial.
  */
 
 export type ApprovalOutcome = { approved: true; by: string } | { approved: false; by: string; reason: string };
@@ -55,7 +59,7 @@ export class Approvals {
     this.emit({ type: 'approval', request });
     const outcome = await new Promise<ApprovalOutcome>((resolve) => {
       const answerFile = this.layout.approvalAnswer(request.id);
-      const finish = (o: ApprovalOutcome, by: 'pane' | 'cli' | 'dashboard' | 'timeout' | 'aborted') => {
+      const finish = (o: ApprovalOutcome, by: 'pane' | 'cli' | 'dashboard' | 'chat' | 'timeout' | 'aborted') => {
         clearTimeout(timer);
         clearInterval(poll);
         signal?.removeEventListener('abort', onAbort);
@@ -70,11 +74,14 @@ export class Approvals {
       // Only while a question is open: a cheap check for the CLI's answer file.
       const poll = setInterval(() => {
         if (!existsSync(answerFile)) return;
-        try {
-          const a = JSON.parse(readFileSync(answerFile, 'utf8')) as ApprovalAnswer;
-          const from = a.by === 'dashboard' ? 'dashboard' : 'cli';
-          finish(this.apply(a, call.name, from), from);
-        } catch { /* half-written: next tick */ }
+        const proven = readProvenAnswer(this.layout, answerFile);
+        if (!proven) return; // half-written: next tick
+        rmSync(answerFile, { force: true });
+        if (!proven.ok) {
+          audit(this.layout, { event: 'approval_refused', agent: this.agentId, request: request.id, tool: call.name, route: proven.route, reason: proven.reason });
+          return;
+        }
+        finish(this.apply(proven.body as unknown as ApprovalAnswer, call.name, proven.route), proven.route);
       }, 150);
       const onAbort = () => finish({ approved: false, by: 'aborted', reason: 'the turn was stopped before an answer' }, 'aborted');
       signal?.addEventListener('abort', onAbort, { once: true });
@@ -89,7 +96,8 @@ export class Approvals {
   /** An answer typed in the pane. */
   answer(a: ApprovalAnswer): void {
     if (!this.pending || this.pending.request.id !== a.requestId) return;
-    this.pending.settle(this.apply(a, this.pending.request.tool, 'human'));
+    // Keys typed in the pane: a person at its terminal, as far as anything can tell (docs/security.md).
+    this.pending.settle(this.apply(a, this.pending.request.tool, 'pane'));
   }
 
   private apply(a: ApprovalAnswer, tool: string, by: string): ApprovalOutcome {

@@ -4,6 +4,7 @@ import type { Log } from '../audit/logger.js';
 import type { Config } from '../config/schema.js';
 import { errorMessage } from '../errors.js';
 import type { AgentRecord, SecretGrantView } from '../fleet/record.js';
+import { readProvenAnswer } from '../fleet/answer-proof.js';
 import { readRecord } from '../fleet/registry.js';
 import { newSortableId } from '../fleet/ids.js';
 import type { Layout } from '../layout/layout.js';
@@ -196,7 +197,14 @@ export class SecretBroker {
   private fromSocket(requestId: string, h: HandoffHeader, value: Buffer): Promise<{ ok: boolean; message: string; expires_at?: string; settled: boolean }> {
     const p = this.pending.get(requestId);
     if (!p) return Promise.resolve({ ok: false, message: 'this request is no longer waiting for an answer', settled: true });
-    const by = h.by === 'dashboard' ? 'dashboard' : 'cli';
+    // Whoever connects is not trusted for it: the answering process must prove it is a person's.
+    const proven = readProvenAnswer(this.o.layout, this.o.layout.approvalAnswer(requestId));
+    if (!proven?.ok) {
+      const reason = proven ? proven.reason : 'no answering process holds the answer file';
+      audit(this.o.layout, { event: 'approval_refused', agent: this.o.agentId, request: requestId, tool: 'request_secret', route: proven?.route ?? 'unknown', reason });
+      return Promise.resolve({ ok: false, message: `answer refused: ${reason}`, settled: false });
+    }
+    const by = proven.route;
     if (h.decision === 'deny') {
       p.settle({ decision: 'deny', reason: h.reason?.trim() || 'denied by a person', by });
       return Promise.resolve({ ok: true, message: 'denied', settled: true });
@@ -216,7 +224,7 @@ export class SecretBroker {
     const { o } = this;
     if (!this.pending.delete(requestId)) return { granted: false, key, reason: 'already answered' };
     if (this.pending.size === 0) o.setWaiting(false);
-    o.emit({ type: 'approval_resolved', requestId, decision: a.decision, by: a.by === 'pane' ? 'pane' : a.by === 'timeout' ? 'timeout' : a.by === 'aborted' || a.by === 'ended' ? 'aborted' : a.by === 'dashboard' ? 'dashboard' : 'cli' });
+    o.emit({ type: 'approval_resolved', requestId, decision: a.decision, by: a.by === 'pane' || a.by === 'timeout' || a.by === 'dashboard' || a.by === 'chat' ? a.by : a.by === 'aborted' || a.by === 'ended' ? 'aborted' : 'cli' });
     if (a.decision === 'deny') {
       audit(o.layout, { event: 'secret_denied', agent: o.agentId, key, request: requestId, by: a.by, reason: a.reason });
       return { granted: false, key, reason: a.by === 'timeout' || a.by === 'aborted' || a.by === 'ended' ? a.reason : `a person denied it: ${a.reason}` };

@@ -1,6 +1,7 @@
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import type { Config } from '../config/schema.js';
 import { FlotillaError } from '../errors.js';
+import { holdAnswer, type AnswerRoute } from '../fleet/answer-proof.js';
 import { recordLiveness } from '../fleet/liveness.js';
 import { readRecord } from '../fleet/registry.js';
 import { claim } from '../inbox/claim.js';
@@ -33,7 +34,7 @@ export async function answerSecretRequest(
   config: Pick<Config, 'agents' | 'security'>,
   item: InboxItem,
   decision: SecretDecision,
-  opts: { env: NodeJS.ProcessEnv; interactive: boolean; by: string; now: number },
+  opts: { env: NodeJS.ProcessEnv; interactive: boolean; by: AnswerRoute; now: number },
 ): Promise<AnsweredSecret> {
   const m = item.message;
   if (m.kind !== 'secret_request') throw new FlotillaError(`message ${m.id} is not a secret request`, { code: 'not-found' });
@@ -59,7 +60,18 @@ export async function answerSecretRequest(
     }
     throw new FlotillaError(`request ${m.request_id} ('${m.from}' asks for '${m.key}') was already answered, or its grant has ended — run 'flotilla inbox' to list pending requests`, { code: 'already-answered' });
   }
-  const { sendAnswer } = await import('../secrets/handoff.js');
+  const { sendAnswer: send } = await import('../secrets/handoff.js');
+  // The harness takes an answer only from a person's process that holds this file (fleet/answer-proof.ts).
+  const proof = layout.approvalAnswer(m.request_id);
+  const sendAnswer: typeof send = async (...args) => {
+    const held = holdAnswer(proof, { requestId: m.request_id, decision: decision.decision }, opts.by);
+    try {
+      return await send(...args);
+    } finally {
+      held.release();
+      rmSync(proof, { force: true });
+    }
+  };
   if (decision.decision === 'deny') {
     const reply = await sendAnswer(socket, { decision: 'deny', reason: decision.reason, by: opts.by });
     if (!reply.ok) throw new FlotillaError(`deny of ${m.request_id} failed: ${reply.message}`, { code: 'handoff' });

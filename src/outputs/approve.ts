@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { audit } from '../audit/audit.js';
 import type { Config } from '../config/schema.js';
 import { FlotillaError, refusal } from '../errors.js';
@@ -7,7 +7,7 @@ import { recordLiveness } from '../fleet/liveness.js';
 import { readRecord } from '../fleet/registry.js';
 import { claim } from '../inbox/claim.js';
 import { list, type InboxItem } from '../inbox/read.js';
-import { writeFileAtomic } from '../layout/atomic.js';
+import { holdAnswer, type AnswerRoute } from '../fleet/answer-proof.js';
 import type { Layout } from '../layout/layout.js';
 import type { ApprovalAnswer } from '../policy/approval-types.js';
 
@@ -28,16 +28,17 @@ export interface AnsweredRequest {
 /**
  * `flotilla approve` / `flotilla deny` (§7): answers one pending approval request from the
  * human inbox. Only a person may answer — a caller with a registered agent among its
- * process ancestors is refused, whatever its environment says. The answer goes to
- * `state/approvals/<request>.answer` (atomically: the waiting harness never reads half of
- * it), then the request message is claimed so it leaves the list of unread mail.
+ * process ancestors is refused, whatever its environment says. That check is a courtesy: the
+ * waiting harness decides (fleet/answer-proof.ts). The answer goes to
+ * `state/approvals/<request>.answer`, held open by this process until the harness has taken
+ * it, then the request message is claimed so it leaves the list of unread mail.
  */
 export async function answerRequest(
   layout: Layout,
   config: Pick<Config, 'agents' | 'security'>,
   prefix: string,
   decision: Decision,
-  opts: { pid?: number; env?: NodeJS.ProcessEnv; now?: number; interactive?: boolean; by?: string } = {},
+  opts: { pid?: number; env?: NodeJS.ProcessEnv; now?: number; interactive?: boolean; by?: AnswerRoute } = {},
 ): Promise<AnsweredRequest> {
   const verb = decision.decision;
   const caller = findParentAgent(layout, { ...(opts.pid === undefined ? {} : { pid: opts.pid }), env: opts.env ?? process.env });
@@ -81,13 +82,17 @@ export async function answerRequest(
     await claim(layout, 'human', item);
     throw expired();
   }
-  const by = opts.by === 'dashboard' ? 'dashboard' : 'cli';
   const answer: ApprovalAnswer = decision.decision === 'approve'
-    ? { requestId, decision: 'approve', scope: decision.scope, by }
-    : { requestId, decision: 'deny', reason: decision.reason, by };
-  writeFileAtomic(answerFile, JSON.stringify(answer) + '\n');
+    ? { requestId, decision: 'approve', scope: decision.scope }
+    : { requestId, decision: 'deny', reason: decision.reason };
+  const route = opts.by ?? 'cli';
+  const held = holdAnswer(answerFile, answer, route);
+  if (!(await held.taken)) {
+    rmSync(answerFile, { force: true });
+    throw new FlotillaError(`'${m.from}' did not take the answer to ${requestId} within 15 s; it is still waiting — check it with 'flotilla status' and answer again`, { code: 'not-taken' });
+  }
   await claim(layout, 'human', item);
-  audit(layout, { event: 'approval', agent: m.from, request: requestId, tool: m.tool, decision: verb === 'approve' ? 'approved' : 'denied', by: 'human', source: by });
+  audit(layout, { event: 'approval', agent: m.from, request: requestId, tool: m.tool, decision: verb === 'approve' ? 'approved' : 'denied', by: route, source: route });
   return { requestId, agentId: m.from, tool: m.tool, summary: m.summary, decision: verb };
 }
 

@@ -97,7 +97,7 @@ describe('interactive agent in tmux', () => {
     await tmux.waitFor('agent', /Result: wrote-it/);
     expect(readFileSync(join(fleet.project, 'marker.txt'), 'utf8')).toBe('approved\n');
     const { readAudit } = await import('../../src/audit/read.js');
-    expect(readAudit(fleet.layout, { event: 'approval' }).lines).toEqual([expect.objectContaining({ tool: 'shell', decision: 'approved', by: 'human' })]);
+    expect(readAudit(fleet.layout, { event: 'approval' }).lines).toEqual([expect.objectContaining({ tool: 'shell', decision: 'approved', by: 'pane' })]);
     // Answered in the pane, the request has left the human inbox: a later CLI answer says so.
     const { list } = await import('../../src/inbox/read.js');
     const request = await eventually(async () => (await list(fleet.layout, 'human', { includeRead: true })).find((i) => i.message.kind === 'approval_request' && i.read), 5_000, 'the request to be claimed');

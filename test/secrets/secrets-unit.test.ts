@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { configSchema, defaultConfig } from '../../src/config/schema.js';
 import { parseDefinition } from '../../src/definitions/parse.js';
+import { holdAnswer } from '../../src/fleet/answer-proof.js';
 import { createRecord } from '../../src/fleet/registry.js';
 import { ancestorLacking, SecretBroker } from '../../src/harness/secret-broker.js';
 import { list } from '../../src/inbox/read.js';
@@ -148,8 +149,14 @@ describe('SecretBroker', () => {
     const asked = b.request('github-token', 'deploy', signal());
     const item = await eventually(async () => (await list(fleet.layout, 'human'))[0], 5000, 'the request');
     if (item.message.kind !== 'secret_request') throw new Error('not a secret request');
+    const socket = fleet.layout.secretSocket(item.message.request_id);
+    // Whoever merely connects is refused: the answering process must hold the answer file.
+    const unproven = await sendAnswer(socket, { decision: 'approve', ttl_secs: 3 }, Buffer.from(VALUE));
+    expect(unproven).toMatchObject({ ok: false, message: expect.stringMatching(/^answer refused: /) });
+    const held = holdAnswer(fleet.layout.approvalAnswer(item.message.request_id), { decision: 'approve' }, 'cli');
     // 3 s: the lease below must be taken before the grant expires, on a loaded machine too.
-    const reply = await sendAnswer(fleet.layout.secretSocket(item.message.request_id), { decision: 'approve', ttl_secs: 3 }, Buffer.from(VALUE));
+    const reply = await sendAnswer(socket, { decision: 'approve', ttl_secs: 3 }, Buffer.from(VALUE));
+    held.release();
     expect(reply.ok).toBe(true);
     expect(await asked).toMatchObject({ granted: true, key: 'github-token', varName: 'GITHUB_TOKEN' });
     const lease = b.lease();

@@ -1,7 +1,8 @@
 import { execa, type ResultPromise } from 'execa';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { readProvenAnswer } from '../../src/fleet/answer-proof.js';
 import { processStartTime } from '../../src/fleet/proc.js';
 import { createRecord, updateRecord } from '../../src/fleet/registry.js';
 import { deliver } from '../../src/inbox/deliver.js';
@@ -38,6 +39,17 @@ async function startDashboard(extraArgs: string[] = []): Promise<{ renders: () =
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** What the waiting harness does with an answer file: takes it only when the dashboard proves it wrote it. */
+async function takeAnswer(requestId: string): Promise<Record<string, unknown>> {
+  const file = fleet!.layout.approvalAnswer(requestId);
+  const proven = await eventually(() => readProvenAnswer(fleet!.layout, file) ?? undefined, 10_000, `the answer to ${requestId}`);
+  rmSync(file, { force: true });
+  if (!proven.ok) throw new Error(`answer refused: ${proven.reason}`);
+  expect(proven.route).toBe('dashboard');
+  const { answerer: _answerer, ...body } = proven.body;
+  return body;
+}
 
 describe('flotilla watch', () => {
   it('redraws on a registry or inbox change, and renders nothing while the fleet is quiet', async () => {
@@ -113,9 +125,10 @@ describe('flotilla watch', () => {
     await deliver(layout, { from: 'asker-aaa111', to: 'human', kind: 'approval_request', request_id: 'req1aaaaaaaa', tool: 'shell', priority: 'high', summary: 'asker-aaa111 asks to run $ npm publish', body: 'x' });
     await tmux!.waitFor(DASH, /Pending approvals[\s\S]*\$ npm publish/, 5000);
     await tmux!.tmux('send-keys', '-t', DASH, 'a');
+    // This test plays the waiting harness: the answer is proven to come from the dashboard, then taken.
+    expect(await takeAnswer('req1aaaaaaaa')).toEqual({ requestId: 'req1aaaaaaaa', decision: 'approve', scope: 'once' });
     // Waiting for either outcome makes a failure show the dashboard's reason.
     expect(await tmux!.waitFor(DASH, /(approved|cannot answer) req1aaaaaaaa.*/, 5000)).toMatch(/approved req1aaaaaaaa/);
-    expect(JSON.parse(readFileSync(layout.approvalAnswer('req1aaaaaaaa'), 'utf8'))).toEqual({ requestId: 'req1aaaaaaaa', decision: 'approve', scope: 'once', by: 'dashboard' });
 
     // d: a reason, then the denial.
     await sleep(5);
@@ -125,8 +138,8 @@ describe('flotilla watch', () => {
     await tmux!.waitFor(DASH, /deny req2aaaaaaaa/, 5000);
     await tmux!.tmux('send-keys', '-t', DASH, '-l', 'not now');
     await tmux!.tmux('send-keys', '-t', DASH, 'Enter');
+    expect(await takeAnswer('req2aaaaaaaa')).toEqual({ requestId: 'req2aaaaaaaa', decision: 'deny', reason: 'not now' });
     expect(await tmux!.waitFor(DASH, /(denied|cannot answer) req2aaaaaaaa.*/, 5000)).toMatch(/denied req2aaaaaaaa/);
-    expect(JSON.parse(readFileSync(layout.approvalAnswer('req2aaaaaaaa'), 'utf8'))).toEqual({ requestId: 'req2aaaaaaaa', decision: 'deny', reason: 'not now', by: 'dashboard' });
 
     // Enter: the agent's window is selected.
     await tmux!.tmux('send-keys', '-t', DASH, 'Enter');

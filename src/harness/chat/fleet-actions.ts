@@ -11,7 +11,7 @@ export async function chatActionsFor(layout: Layout, config: Config, rec: AgentR
   // the harness's parent (tmux or their shell), not the harness, which approvals refuse (§11).
   const answer = async (id: string, decision: import('../../outputs/approve.js').Decision): Promise<string> => {
     const { answerRequest } = await import('../../outputs/approve.js');
-    const done = await answerRequest(layout, config, id, decision, { pid: process.ppid });
+    const done = await answerRequest(layout, config, id, decision, { pid: process.ppid, by: 'chat' });
     return `${decision.decision === 'approve' ? 'approved' : 'denied'} ${done.requestId} (${done.agentId})`;
   };
   const loaded = await loadDefinitions({ layout, config });
