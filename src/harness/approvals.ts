@@ -76,11 +76,13 @@ export class Approvals {
         if (!existsSync(answerFile)) return;
         const proven = readProvenAnswer(this.layout, answerFile);
         if (!proven) return; // half-written: next tick
-        rmSync(answerFile, { force: true });
         if (!proven.ok) {
+          // Audited before the file goes, so whoever sees it gone finds the refusal written.
           audit(this.layout, { event: 'approval_refused', agent: this.agentId, request: request.id, tool: call.name, route: proven.route, reason: proven.reason });
+          rmSync(answerFile, { force: true });
           return;
         }
+        rmSync(answerFile, { force: true });
         finish(this.apply(proven.body as unknown as ApprovalAnswer, call.name, proven.route), proven.route);
       }, 150);
       const onAbort = () => finish({ approved: false, by: 'aborted', reason: 'the turn was stopped before an answer' }, 'aborted');
