@@ -11,11 +11,11 @@ import { pathToFileURL } from 'node:url';
 
 /** The generated files: [module with the schema, export name, output file, function name, type name, test]. */
 export const TARGETS = [
-  ['fleet/record-schema.js', 'agentRecordSchema', 'src/fleet/record-validate.generated.ts', 'parseAgentRecord', 'AgentRecord', 'test/fleet/validators.test.ts'],
+  ['fleet/record-schema.js', 'agentRecordSchema', 'src/fleet/record-validate.generated.ts', 'parseAgentRecord', 'AgentRecord', 'test/fleet/validators.unit.test.ts'],
   // `flotilla send` and every inbox reader check messages with this one (issue 15).
   // `spawn` and `gc` read transcript sidecars for retention (issue 15).
-  ['transcript/meta-schema.js', 'transcriptMetaSchema', 'src/transcript/meta-validate.generated.ts', 'parseTranscriptMeta', 'TranscriptMeta', 'test/transcript/meta-validate.test.ts'],
-  ['inbox/message-schema.js', 'messageHeaderSchema', 'src/inbox/message-validate.generated.ts', 'parseMessageHeader', 'MessageHeader', 'test/inbox/message-validate.test.ts'],
+  ['transcript/meta-schema.js', 'transcriptMetaSchema', 'src/transcript/meta-validate.generated.ts', 'parseTranscriptMeta', 'TranscriptMeta', 'test/transcript/meta-validate.unit.test.ts'],
+  ['inbox/message-schema.js', 'messageHeaderSchema', 'src/inbox/message-validate.generated.ts', 'parseMessageHeader', 'MessageHeader', 'test/inbox/message-validate.unit.test.ts'],
 ];
 
 const def = (schema) => schema._zod.def;

@@ -13,7 +13,7 @@ import { listRecords, readRecord, type CorruptRecord } from './registry.js';
  * Reads of the fleet that must not grow with its history: the live agents, a tree's usage,
  * a parent's live children, the agents that ended last. Each goes through the indexes of
  * src/fleet/registry-index.ts and reads only the records it needs; finished agents' records
- * are never read here (test/fleet/history-independent.test.ts counts the reads).
+ * are never read here (test/fleet/history-independent.unit.test.ts counts the reads).
  */
 
 /** Builds the indexes from the records when they are missing (a fleet made before them, or deleted). */

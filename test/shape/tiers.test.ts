@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { UNIT_TESTS } from '../../vitest.config.js';
 
 // What puts a test file in the integration tier: a tmux server, the built CLI, a harness,
-// or a crowd of fixture processes. A file listed as a unit test must use none of them.
+// or a crowd of fixture processes. A unit file (by its name or folder, vitest.config.ts) must use none of them.
 const INTEGRATION_MARKS = [/\btmuxServer\(/, /\bflotilla\(/, /\bSPAWN_AGENT\b/, /helpers\/cli\.js/, /\brunHarness\b/, /\bstartAgent\b/, /\bspawnAgent\b/, /\bstartFixture\(/];
 
 const repo = resolve(import.meta.dirname, '..', '..');
@@ -21,7 +21,7 @@ describe('test tiers', () => {
     expect(heavy).toEqual([]);
   });
 
-  it('every name in the unit list is a test file that exists', async () => {
+  it('every rule of the unit tier picks up test files', async () => {
     const missing: string[] = [];
     for (const pattern of UNIT_TESTS) if ((await glob(pattern, { cwd: repo })).length === 0) missing.push(pattern);
     expect(missing).toEqual([]);
