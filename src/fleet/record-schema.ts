@@ -76,7 +76,8 @@ export const agentRecordSchema = z.object({
   effectivePolicy: effectivePolicySchema,
   background: z.boolean(),
   resumedFrom: z.string().nullable(),
-  spawnedBy: z.enum(['agent', 'human']),
+  /** Where the spawn came from (§5.10): an agent's spawn, a person (terminal, pane), or a schedule. */
+  spawnedBy: z.enum(['agent', 'human', 'cron']),
   /** The task counter: 1 for the first task, +1 for each new one a persistent agent takes. */
   task: z.number().int().positive().default(1),
   lastTask: taskResultSchema.nullable().default(null),
@@ -87,6 +88,8 @@ export const agentRecordSchema = z.object({
   secretGrants: z.array(secretGrantSchema).default([]),
   /** What runs the agent (§13): Flotilla's own harness, or a vendor CLI under a Flotilla shim. */
   runtime: z.enum(['flotilla', 'claude', 'codex', 'gemini']).default('flotilla'),
+  /** A scheduled run (§5.10): its schedule, the run's id and the slot it fired for. */
+  schedule: z.object({ name: z.string(), runId: z.string(), slot: z.string() }).nullable().default(null),
 });
 export type AgentRecord = z.infer<typeof agentRecordSchema>;
 export type AgentRecordInput = z.input<typeof agentRecordSchema>;

@@ -303,7 +303,7 @@ function v55(v: unknown, p: string, bad: Issue[]): unknown {
 }
 
 function v56(v: unknown, p: string, bad: Issue[]): unknown {
-  if (!(["agent","human"] as unknown[]).includes(v)) bad.push({ path: p, message: "expected one of agent, human" });
+  if (!(["agent","human","cron"] as unknown[]).includes(v)) bad.push({ path: p, message: "expected one of agent, human, cron" });
   return v;
 }
 
@@ -445,6 +445,39 @@ function v82(v: unknown, p: string, bad: Issue[]): unknown {
 }
 
 function v83(v: unknown, p: string, bad: Issue[]): unknown {
+  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
+  return v;
+}
+
+function v84(v: unknown, p: string, bad: Issue[]): unknown {
+  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
+  return v;
+}
+
+function v85(v: unknown, p: string, bad: Issue[]): unknown {
+  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
+  return v;
+}
+
+function v86(v: unknown, p: string, bad: Issue[]): unknown {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) { bad.push({ path: p, message: 'expected an object' }); return v; }
+  const o = v as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  { const r = v83(o["name"], p + ".name", bad); if (r !== undefined) out["name"] = r; }
+  { const r = v84(o["runId"], p + ".runId", bad); if (r !== undefined) out["runId"] = r; }
+  { const r = v85(o["slot"], p + ".slot", bad); if (r !== undefined) out["slot"] = r; }
+  return out;
+}
+
+function v87(v: unknown, p: string, bad: Issue[]): unknown {
+  return v === null ? null : v86(v, p, bad);
+}
+
+function v88(v: unknown, p: string, bad: Issue[]): unknown {
+  return v === undefined ? structuredClone(null) : v87(v, p, bad);
+}
+
+function v89(v: unknown, p: string, bad: Issue[]): unknown {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) { bad.push({ path: p, message: 'expected an object' }); return v; }
   const o = v as Record<string, unknown>;
   const out: Record<string, unknown> = {};
@@ -483,13 +516,14 @@ function v83(v: unknown, p: string, bad: Issue[]): unknown {
   { const r = v74(o["collectedAt"], p + ".collectedAt", bad); if (r !== undefined) out["collectedAt"] = r; }
   { const r = v80(o["secretGrants"], p + ".secretGrants", bad); if (r !== undefined) out["secretGrants"] = r; }
   { const r = v82(o["runtime"], p + ".runtime", bad); if (r !== undefined) out["runtime"] = r; }
+  { const r = v88(o["schedule"], p + ".schedule", bad); if (r !== undefined) out["schedule"] = r; }
   return out;
 }
 
 /** Same result as `safeParse` of the zod schema, without loading zod. */
 export function parseAgentRecord(input: unknown): { success: true; data: AgentRecord } | { success: false; error: { issues: Issue[] } } {
   const bad: Issue[] = [];
-  const data = v83(input, '', bad);
+  const data = v89(input, '', bad);
   if (bad.length > 0) return { success: false, error: { issues: bad.map((i) => ({ path: i.path.slice(1), message: i.message })) } };
   return { success: true, data: data as AgentRecord };
 }

@@ -79,6 +79,17 @@ export interface Layout {
   /** One empty file per ended agent a person has looked at since it failed: it no longer needs them (`flotilla next`, the dashboard). */
   readonly seenDir: string;
   seen(agentId: string): string;
+  /** Schedules added with `flotilla schedule add` (`state/schedules/<name>.json`; src/schedule/). */
+  readonly schedulesDir: string;
+  schedule(name: string): string;
+  /** What the scheduler remembers of a schedule: cursor, last run, queued slots, today's spend. */
+  scheduleState(name: string): string;
+  /** One O_EXCL file per fired slot (`<name>.fired/<epoch ms>`): a slot fires at most once. */
+  scheduleFired(name: string): string;
+  /** The scheduler's lock: a Unix socket bound by the one scheduler of the fleet root. */
+  readonly schedulerSocket: string;
+  /** Who holds the scheduler lock (pid, since), for the one that waits. */
+  readonly schedulerInfo: string;
   /** Task boards (src/tasks/): one folder per board under `state/boards/`. */
   readonly boardsDir: string;
   board(name: string): BoardPaths;
@@ -169,6 +180,12 @@ export function layoutFor(root: string, project = dirname(resolve(root))): Layou
     door: (agentId) => join(state, 'doors', `${agentId}.sock`),
     seenDir: join(state, 'seen'),
     seen: (agentId) => join(state, 'seen', agentId),
+    schedulesDir: join(state, 'schedules'),
+    schedule: (name) => join(state, 'schedules', `${name}.json`),
+    scheduleState: (name) => join(state, 'schedules', `${name}.state.json`),
+    scheduleFired: (name) => join(state, 'schedules', `${name}.fired`),
+    schedulerSocket: join(state, 'scheduler.sock'),
+    schedulerInfo: join(state, 'scheduler.json'),
     boardsDir: join(state, 'boards'),
     board: (name) => boardPaths(join(state, 'boards', name), name),
   };

@@ -47,6 +47,10 @@ export interface SpawnRequest {
   queue?: { onWait?: () => void | Promise<void> } | undefined;
   /** Who runs it (§13): Flotilla's harness (default) or a vendor CLI under a shim. */
   runtime?: RuntimeName | undefined;
+  /** A scheduled run (src/schedule/): a root spawned by the scheduler, with its schedule's name, run id and slot. */
+  schedule?: { name: string; runId: string; slot: string } | undefined;
+  /** Overrides the definition's wall-clock limit (a schedule's `timeout`). */
+  timeoutSecs?: number | undefined;
 }
 
 export interface PreparedSpawn {
@@ -111,7 +115,7 @@ async function prepareFor(layout: Layout, config: Config, req: SpawnRequest, par
   let policy = effectivePolicy(definition, config.agents.default_disallowed_tools);
   // Turns are the child's own (its definition's or the default), never the parent's remainder.
   const maxTurns = definition.maxTurns;
-  let timeoutSecs = definition.timeoutSecs;
+  let timeoutSecs = req.timeoutSecs ?? definition.timeoutSecs;
   if (parent) {
     const parentMode = parsePermissionMode(parent.effectivePolicy.permissionMode) ?? 'default';
     const parentPolicy = { tools: parent.effectivePolicy.tools, permissionMode: parentMode, secrets: parent.effectivePolicy.secrets, name: parent.id, id: parent.id };
@@ -162,7 +166,8 @@ async function prepareFor(layout: Layout, config: Config, req: SpawnRequest, par
       lastLine: '', model: model.spec, scripted: runtime === 'flotilla' && isScripted(model.spec), runtime, permissionMode: policy.permissionMode,
       effectivePolicy: { tools: policy.tools, permissionMode: policy.permissionMode, secrets: policy.secrets },
       background: req.background ?? definition.background, resumedFrom: req.resumedFrom ?? null,
-      spawnedBy: parent ? 'agent' : 'human', slot: admission.slot.index,
+      spawnedBy: parent ? 'agent' : req.schedule ? 'cron' : 'human', slot: admission.slot.index,
+      schedule: req.schedule ?? null,
     });
     mkdirSync(dirname(layout.taskFile(id)), { recursive: true });
     writeFileSync(layout.taskFile(id), task);
@@ -170,7 +175,10 @@ async function prepareFor(layout: Layout, config: Config, req: SpawnRequest, par
       mkdirSync(layout.children(parent.id), { recursive: true });
       writeFileSync(join(layout.children(parent.id), id), '');
     }
-    audit(layout, { event: 'spawn', agent: id, parent: parent?.id ?? 'human', definition: definition.name, depth: admission.depth, model: model.spec, mode: req.mode });
+    audit(layout, {
+      event: 'spawn', agent: id, parent: parent?.id ?? (req.schedule ? 'cron' : 'human'), definition: definition.name, depth: admission.depth, model: model.spec, mode: req.mode,
+      ...(req.schedule ? { spawn_site: 'cron', schedule: req.schedule.name, run_id: req.schedule.runId } : {}),
+    });
     // Retention (§8) runs on each spawn; the new record is not terminal, so it is never pruned.
     try { applyFleetRetention(layout, config); } catch { /* retention never fails a spawn */ }
     return { record, definition, slot: admission.slot };

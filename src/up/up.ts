@@ -22,6 +22,8 @@ import { withUpLock } from './up-lock.js';
  */
 
 export const DASHBOARD_WINDOW = 'dashboard';
+/** The scheduler's window (`flotilla scheduler`), opened when the fleet has schedules (§5.10). */
+export const SCHEDULE_WINDOW = 'schedule';
 export const ROOT_WINDOW = 'root';
 
 export interface UpOptions {
@@ -99,6 +101,11 @@ async function openFleet(opts: UpOptions): Promise<UpResult> {
     if (wantsDemo) demo = { removed: removeInstalledDemoAgents(layout) };
     root = await openRoot(tmux, opts, session, wantsDemo, env);
   }
+  // Put back after a crash, like the dashboard: the scheduler picks up where it left off.
+  const { listSchedules } = await import('../schedule/store.js');
+  if (listSchedules(layout).schedules.length > 0) {
+    await ensureWindow(tmux, session, SCHEDULE_WINDOW, [process.execPath, CLI_ENTRY, '--root', layout.root, 'scheduler'], layout, sessionEnv, false);
+  }
   // A person arriving sees the tree first; Enter on the root opens its window.
   await tmux.selectWindow(dashboard.windowId).catch(() => undefined);
   return { session, socket, created, dashboard, root, demo, attachCommand: attachCommand(socket, session) };
@@ -160,12 +167,12 @@ async function openRoot(tmux: Tmux, opts: UpOptions, session: string, demo: bool
 }
 
 /** The window of that name in the session, or a new one running `argv`. A dead pane is replaced. */
-async function ensureWindow(tmux: Tmux, session: string, name: string, argv: string[], layout: Layout, env: Record<string, string>): Promise<{ windowId: string; created: boolean }> {
+async function ensureWindow(tmux: Tmux, session: string, name: string, argv: string[], layout: Layout, env: Record<string, string>, first = true): Promise<{ windowId: string; created: boolean }> {
   const live = await liveWindow(tmux, session, name);
   if (live) return { windowId: live.windowId, created: false };
   const ref = await tmux.newWindow({ target: `=${session}`, name, command: argv, cwd: layout.project, env });
   // The dashboard goes first, where a person looks.
-  await tmux.exec(['move-window', '-b', '-s', ref.windowId, '-t', `=${session}:^`]);
+  if (first) await tmux.exec(['move-window', '-b', '-s', ref.windowId, '-t', `=${session}:^`]);
   return { windowId: ref.windowId, created: true };
 }
 

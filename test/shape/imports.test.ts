@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
  */
 const LAYERS: readonly (readonly string[])[] = [
   ['cli'],
-  ['harness', 'watch', 'up', 'mcp'],
+  ['harness', 'watch', 'up', 'mcp', 'schedule'],
   ['spawn', 'lifecycle', 'outputs'],
   ['fleet', 'inbox', 'tmux', 'transcript', 'tools', 'policy', 'model', 'loop', 'hooks', 'definitions', 'audit', 'secrets', 'runtimes', 'tasks'],
   ['config', 'layout'],
