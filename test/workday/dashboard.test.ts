@@ -72,7 +72,7 @@ function wholeFrame(text: string, w: number, h: number, ids: readonly string[]):
   if (lines.length > h || lines.some((l) => [...l].length > w)) return false;
   const count = (re: RegExp) => lines.filter((l) => re.test(l)).length;
   if (!/4 agents, 0 working/.test(lines[0] ?? '') || count(/agents, \d+ working/) !== 1) return false;
-  if (!/j\/k move/.test(lines.at(-1) ?? '') || count(/j\/k move/) !== 1) return false;
+  if (!/n next/.test(lines.at(-1) ?? '') || count(/n next/) !== 1) return false;
   // Rows: the selected one and the rest; tiny windows scroll, so each shown id is shown once.
   // Narrow windows cut ids (`alpha-aaa…`): the first nine characters always show.
   const rows = ids.map((id) => count(new RegExp(`^[› ] ${id.slice(0, 9)}`)));
