@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
+import { rmSync } from 'node:fs';
+import { readProvenAnswer } from '../../src/fleet/answer-proof.js';
 import { createRecord } from '../../src/fleet/registry.js';
 import { chatActionsFor } from '../../src/harness/chat/fleet-actions.js';
 import { recordInput } from '../helpers/records.js';
@@ -68,9 +70,19 @@ describe('pane chat commands backed by the fleet', () => {
     for (const request_id of ['0000000000req000001', '0000000000req000002']) {
       await deliver(f.layout, { from: asker.id, to: 'human', kind: 'approval_request', request_id, tool: 'shell', summary: 'asks to run $ ls', body: 'asks' });
     }
-    expect(await chat.approve('0000000000req000001')).toBe('approved 0000000000req000001 (asker-dddddd)');
-    expect(await chat.deny('0000000000req000002', 'not now')).toBe('denied 0000000000req000002 (asker-dddddd)');
-    const { readFileSync } = await import('node:fs');
-    expect(JSON.parse(readFileSync(f.layout.approvalAnswer('0000000000req000002'), 'utf8'))).toMatchObject({ decision: 'deny', reason: 'not now' });
+    // The test plays the waiting harness: it takes an answer only once its writer is proven (fleet/answer-proof.ts).
+    const take = async (requestId: string) => {
+      const file = f!.layout.approvalAnswer(requestId);
+      const proven = await eventually(() => readProvenAnswer(f!.layout, file) ?? undefined, 10_000, `the answer to ${requestId}`);
+      rmSync(file, { force: true });
+      if (!proven.ok) throw new Error(`answer refused: ${proven.reason}`);
+      return proven;
+    };
+    const [approved, first] = await Promise.all([chat.approve('0000000000req000001'), take('0000000000req000001')]);
+    expect(approved).toBe('approved 0000000000req000001 (asker-dddddd)');
+    expect(first.route).toBe('chat');
+    const [denied, second] = await Promise.all([chat.deny('0000000000req000002', 'not now'), take('0000000000req000002')]);
+    expect(denied).toBe('denied 0000000000req000002 (asker-dddddd)');
+    expect(second.body).toMatchObject({ decision: 'deny', reason: 'not now' });
   });
 });
