@@ -23,6 +23,8 @@ export interface TrustedFolder {
   root: string;
   /** sha256 of the project's files when they were trusted (see `projectFilesHash`). */
   hash: string;
+  /** Each covered file (relative to the project) → its sha256, so a change can be named. */
+  files?: Record<string, string>;
   trustedAt: string;
 }
 
@@ -79,7 +81,7 @@ export function trustedEntry(layout: TrustLayout, env: NodeJS.ProcessEnv = proce
 export function trustFolder(layout: TrustLayout, env: NodeJS.ProcessEnv = process.env, now = new Date()): TrustedFolder {
   const project = canonical(layout.project);
   const root = canonical(layout.root);
-  const entry: TrustedFolder = { project, root, hash: projectFilesHash(layout), trustedAt: now.toISOString() };
+  const entry: TrustedFolder = { project, root, hash: projectFilesHash(layout), files: fileHashes(layout), trustedAt: now.toISOString() };
   const rest = readTrustedFolders(env).filter((f) => !(f.project === project && f.root === root));
   writeTrustedFolders([...rest, entry], env);
   return entry;
@@ -113,17 +115,30 @@ export function projectFiles(layout: TrustLayout): string[] {
   });
 }
 
+/** Each covered file, relative to the project, → the sha256 of its bytes. */
+export function fileHashes(layout: TrustLayout): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const file of projectFiles(layout)) {
+    try {
+      out[relative(layout.project, file)] = createHash('sha256').update(readFileSync(file)).digest('hex');
+    } catch {
+      // Gone since it was listed.
+    }
+  }
+  return out;
+}
+
 /** sha256 over each covered file's path (relative to the project) and bytes. */
 export function projectFilesHash(layout: TrustLayout): string {
   const hash = createHash('sha256');
-  for (const file of projectFiles(layout)) {
-    let bytes: Buffer;
-    try {
-      bytes = readFileSync(file);
-    } catch {
-      continue;
-    }
-    hash.update(relative(layout.project, file)).update('\0').update(bytes).update('\0');
-  }
+  for (const [rel, digest] of Object.entries(fileHashes(layout))) hash.update(rel).update('\0').update(digest).update('\0');
   return hash.digest('hex');
+}
+
+/** Files added, changed or removed since the folder was trusted (all of them when the entry has no per-file list). */
+export function changedSince(layout: TrustLayout, entry: TrustedFolder): string[] {
+  const now = fileHashes(layout);
+  const then = entry.files ?? {};
+  const names = [...new Set([...Object.keys(now), ...Object.keys(then)])].sort();
+  return names.filter((n) => now[n] !== then[n]).map((n) => (then[n] === undefined ? `${n} (new)` : now[n] === undefined ? `${n} (removed)` : n));
 }

@@ -45,14 +45,15 @@ export async function loadDefinitions(opts: LoadOptions): Promise<LoadResult> {
     result.warnings.push(...r.warnings);
   }
   const builtin = builtinDefinitions(opts.config);
-  const project = perDir.filter((r) => (r.scope !== undefined && isProjectScope(r.scope))).flatMap((r) => r.definitions);
-  const personal = perDir.filter((r) => !(r.scope !== undefined && isProjectScope(r.scope))).flatMap((r) => r.definitions);
-  if (trusted) [...project, ...personal, ...builtin.definitions].forEach(take);
+  const isProject = (r: { scope?: DefinitionScope }): boolean => r.scope !== undefined && isProjectScope(r.scope);
+  // Folders in precedence order; the built-in comes last.
+  const inOrder = [...perDir.flatMap((r) => r.definitions), ...builtin.definitions];
+  if (trusted) inOrder.forEach(take);
   else {
     // Untrusted, the person's own definitions and the built-in come first: a stranger's
     // `general.md` or `reviewer.md` never replaces them (docs/security.md "Folder trust").
-    [...personal, ...builtin.definitions].forEach(take);
-    for (const def of project) {
+    [...perDir.filter((r) => !isProject(r)).flatMap((r) => r.definitions), ...builtin.definitions].forEach(take);
+    for (const def of perDir.filter(isProject).flatMap((r) => r.definitions)) {
       const winner = byName.get(def.name);
       if (winner && !isProjectScope(winner.source.scope)) {
         result.trust.ignored.push(`${def.source.path} (would replace ${winner.source.scope === 'builtin' ? 'the built-in' : winner.source.path} '${def.name}')`);
@@ -62,7 +63,7 @@ export async function loadDefinitions(opts: LoadOptions): Promise<LoadResult> {
   }
   for (const issue of builtin.errors) if (!byName.has(issue.name!)) result.errors.push(issue);
   // Listed in the folders' order whichever won, so `agents list` reads the same trusted or not.
-  const order = [...project, ...personal, ...builtin.definitions].map((d) => d.source.path);
+  const order = inOrder.map((d) => d.source.path);
   result.definitions = [...byName.values()].sort((a, b) => order.indexOf(a.source.path) - order.indexOf(b.source.path));
   return result;
 }

@@ -115,6 +115,12 @@ describe('trusting the folder', () => {
     expect(r.stderr).not.toContain('not trusted');
     expect(readRecord(c.fleet.layout, 'g2')).toMatchObject({ name: 'general', permissionMode: 'dont_ask' });
     await eventually(() => existsSync(c!.marker('general-hook')) && existsSync(c!.marker('start-hook')), 30_000, 'the project hooks to run');
+    // A change after trust does not ask again (docs/decisions.md); doctor names it.
+    writeFileSync(join(c.fleet.layout.agentsDir, 'helper.md'), '---\nname: helper\ndescription: changed upstream\n---\nHelp.\n');
+    const doctor = await execa(process.execPath, [CLI, 'doctor'], { cwd: c.fleet.project, env: c.env, extendEnv: false, reject: false });
+    expect(doctor.stdout).toMatch(/^WARN {2}folder trust: .*files changed since you trusted it on .*: \.flotilla\/agents\/helper\.md — read the changes/m);
+    const again = await c.spawn(['--background', '--wait', '--id', 'g2b', 'echo again']);
+    expect(again.stderr).not.toContain('not trusted');
     // --revoke takes it back.
     const revoke = await execa(process.execPath, [CLI, 'trust', '--revoke'], { cwd: c.fleet.project, env: c.env, extendEnv: false, reject: false });
     expect(revoke.stdout).toBe(`no longer trusted: ${c.fleet.project}`);

@@ -22,11 +22,11 @@ export function command(): Command {
       if (opts.list) {
         const rows = store.readTrustedFolders().map((f) => {
           const layout = resolveLayout({ root: f.root, cwd: f.project, env: {} });
-          return { ...f, changed: store.projectFilesHash(layout) !== f.hash };
+          return { ...f, changed: store.changedSince(layout, f) };
         });
         if (opts.json) printJson(rows);
         else if (!rows.length) process.stdout.write("no trusted folders — trust one with 'flotilla trust [DIR]'\n");
-        else for (const r of rows) process.stdout.write(`${r.project}  trusted ${r.trustedAt}${r.changed ? '  (its files changed since)' : ''}\n`);
+        else for (const r of rows) process.stdout.write(`${r.project}  trusted ${r.trustedAt}${r.changed.length ? `  (changed since: ${r.changed.join(', ')})` : ''}\n`);
         return;
       }
       const { existsSync, statSync } = await import('node:fs');
