@@ -94,12 +94,8 @@ export function fleetRedactor(layout: Pick<Layout, 'secretsDir'>): (text: string
   let byLen = new Map<number, Entry[]>();
   let s: Buffer | undefined;
   let base = 0;
-  let checkedAt = 0;
   const reload = (): void => {
-    // One stat per 10 ms at most: a record write redacts dozens of strings in a row.
-    const t = Date.now();
-    if (t - checkedAt < 10 && size >= 0) return;
-    checkedAt = t;
+    // One stat a call (a few µs): a value recorded a moment ago must already count here.
     const now = statSync(setFile(layout), { throwIfNoEntry: false })?.size ?? 0;
     if (now === size) return;
     size = now;
