@@ -27,7 +27,7 @@ beforeEach(() => {
 });
 afterEach(() => fleet.cleanup());
 
-// Precedence as a trusted folder has it; untrusted folders: test/config/trust.test.ts.
+// Precedence as a trusted folder has it; untrusted folders: test/config/trust.unit.test.ts.
 const load = () => loadDefinitions({ layout: fleet.layout, config, env, trusted: true });
 const put = (dir: string, file: string, text: string) => writeFileSync(join(dir, file), text);
 
