@@ -46,6 +46,5 @@ export const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   task: () => import('./commands/task.js'),
   schedule: () => import('./commands/schedule.js'),
   scheduler: () => import('./commands/scheduler.js'),
-  trust: () => import('./commands/trust.js'),
   'runtime-hook': () => import('./commands/runtime-hook.js'),
 };

@@ -27,8 +27,7 @@ beforeEach(() => {
 });
 afterEach(() => fleet.cleanup());
 
-// Precedence as a trusted folder has it; untrusted folders: test/config/trust.unit.test.ts.
-const load = () => loadDefinitions({ layout: fleet.layout, config, env, trusted: true });
+const load = () => loadDefinitions({ layout: fleet.layout, config, env });
 const put = (dir: string, file: string, text: string) => writeFileSync(join(dir, file), text);
 
 describe('locations and precedence', () => {
@@ -167,7 +166,7 @@ describe('files', () => {
 
 describe('pickDefinition', () => {
   it('says how to list or create an unknown name', async () => {
-    expect(() => pickDefinition({ definitions: [], errors: [], warnings: [], shadowed: [], trust: { trusted: true, ignored: [] } }, 'nope')).toThrow(
+    expect(() => pickDefinition({ definitions: [], errors: [], warnings: [], shadowed: [] }, 'nope')).toThrow(
       "no agent definition named 'nope' — run 'flotilla agents list' to see them, or 'flotilla agents create nope --description \"…\"' to make one",
     );
   });
