@@ -1,6 +1,6 @@
 import { createInterface, type Interface } from 'node:readline';
 import { errorMessage } from '../errors.js';
-import { isTerminal } from '../fleet/record-status.js';
+import { isTerminal, statusWithReason } from '../fleet/record-status.js';
 import type { AgentRecord } from '../fleet/record.js';
 import type { ApprovalRequest } from '../policy/approval-types.js';
 import type { ChatActions } from './chat/actions.js';
@@ -232,7 +232,7 @@ class Repl {
     const status = this.facts.status;
     const id = this.opts.header.id;
     this.screen.lines([
-      this.style.dim(`— ${id} ended: ${status}${this.facts.exitReason ? ` (${this.facts.exitReason})` : ''}`),
+      this.style.dim(`— ${id} ended: ${statusWithReason(status, this.facts.exitReason)}`),
       this.style.dim(`  to continue its conversation: flotilla resume ${id}`),
     ]);
     this.resolve();
