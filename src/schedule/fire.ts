@@ -16,11 +16,10 @@ import type { Schedule, ScheduleState } from './store.js';
  * than risk two.
  */
 
+/** What starting a claimed slot's run came to (queueing and overlap are decided before, in scheduler.ts). */
 export type FireOutcome =
   | { kind: 'started'; id: string; runId: string }
-  | { kind: 'queued' }
-  | { kind: 'skipped'; reason: string }
-  | { kind: 'taken' };
+  | { kind: 'skipped'; reason: string };
 
 /** The slot's marker name: its epoch milliseconds, so markers sort and compare as times. */
 function markerPath(layout: Layout, schedule: Schedule, slot: Date): string {

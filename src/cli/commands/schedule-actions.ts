@@ -128,7 +128,7 @@ export async function runNow(sub: Command, name: string, opts: { json?: boolean 
   const s = mustRead(layout, name);
   const { config } = await cliConfig(layout);
   const out = await startRun(layout, config, s, new Date(), { waitForSlot: false, manual: true });
-  if (out.kind !== 'started') throw new FlotillaError(`run of '${name}' refused: ${out.kind === 'skipped' ? out.reason : out.kind}`, { code: 'schedule-run-refused' });
+  if (out.kind !== 'started') throw new FlotillaError(`run of '${name}' refused: ${out.reason}`, { code: 'schedule-run-refused' });
   if (opts.json) return printJson(out);
   process.stdout.write(`${out.id}\n`);
 }
