@@ -170,6 +170,12 @@ export const configSchema = z
       })
       .prefault({})
       .describe('Agent defaults and policy'),
+    permissions: z
+      .object({
+        read_dirs: z.array(z.string()).default([]).describe("Folders outside the project that agents' read, glob and grep use without asking (~/ is your home; relative to the project)"),
+      })
+      .prefault({})
+      .describe('Where agents may read without asking (docs/security.md)'),
     security: z
       .object({
         deny_commands: z.array(z.string()).default([...DEFAULT_DENY_COMMANDS]).describe('Shell gate deny list, matched per simple command'),

@@ -44,3 +44,14 @@ export function toLastLine(text: string): string {
   const last = lines.at(-1) ?? '';
   return last.length > 500 ? last.slice(0, 499) + '…' : last;
 }
+
+/**
+ * A status with why it ended, for one line a person reads: `cancelled (SIGTERM)`. A reason
+ * that already starts with the status is shown alone, so it never reads
+ * `cancelled (cancelled (SIGTERM))`; no reason, or the status again, is the status.
+ */
+export function statusWithReason(status: string, reason: string | null | undefined): string {
+  if (!reason || reason === status) return status;
+  if (reason.startsWith(`${status} `) || reason.startsWith(`${status}:`)) return reason;
+  return `${status} (${reason})`;
+}

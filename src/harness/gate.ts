@@ -5,7 +5,7 @@ import type { AgentRecord } from '../fleet/record.js';
 import type { HookContext } from '../hooks/run-hooks.js';
 import type { Layout } from '../layout/layout.js';
 import type { GateDecision } from '../loop/types.js';
-import { canonicalToolName, decideToolCall, parsePermissionMode, type EffectivePolicy, type OpaqueSetting, type ShellClassifier, type ShellVerdict } from '../policy/index.js';
+import { canonicalToolName, decideToolCall, parsePermissionMode, type EffectivePolicy, type OpaqueSetting, type ReadScopeDecision, type ShellClassifier, type ShellVerdict } from '../policy/index.js';
 import type { Tool, ToolCall } from '../tools/types.js';
 import type { Approvals } from './approvals.js';
 
@@ -28,6 +28,8 @@ export function createGate(opts: {
   /** The shell gate, loaded on the first shell command (src/harness/shell-parser.ts). */
   shellClassifier: () => Promise<ShellClassifier>;
   opaqueCommands?: OpaqueSetting | undefined;
+  /** Where `read`, `glob` and `grep` may look (harness/read-scope.ts); undefined for other tools. */
+  readScope?: (tool: string, input: unknown) => ReadScopeDecision | undefined;
 }): (call: ToolCall, tool: Tool | undefined, signal?: AbortSignal) => Promise<GateDecision> {
   const { layout, record, log } = opts;
   const mode = parsePermissionMode(record.permissionMode) ?? 'default';
@@ -64,9 +66,14 @@ export function createGate(opts: {
       ...(shell ? { shell } : {}), ...(opts.opaqueCommands ? { opaqueCommands: opts.opaqueCommands } : {}),
     });
     if (d.decision === 'deny') return deny(call, 'deny', d.rule, d.reason ?? d.rule, shell);
+    // A read outside the agent's folders asks (or is refused) whatever the mode lets reads do.
+    const scope = tool ? opts.readScope?.(call.name, call.input) : undefined;
+    if (scope && scope.decision === 'deny') return deny(call, 'deny', scope.rule, scope.reason);
+    if (scope?.decision === 'ask' && !opts.canAsk) return deny(call, 'deny', 'no-approver', `${scope.reason}, and nobody can answer here; it was not read`);
     let decision = d.opaque ? 'opaque' : 'allow';
-    if (d.decision === 'ask') {
-      const outcome = await opts.approvals.ask(call, mode, signal, { ignoreAlways: d.opaque });
+    if (d.decision === 'ask' || scope?.decision === 'ask') {
+      // An "always" answer covers a tool, not a folder: each read outside asks again.
+      const outcome = await opts.approvals.ask(call, mode, signal, { ignoreAlways: d.opaque || scope?.decision === 'ask' });
       decision = outcome.approved ? 'ask→approved' : outcome.by === 'timeout' ? 'ask→timeout' : 'ask→denied';
       if (!outcome.approved) return deny(call, decision, `approval:${outcome.by}`, `a person denied it: ${outcome.reason}`, shell);
     }

@@ -1,6 +1,6 @@
 import { createInterface, type Interface } from 'node:readline';
 import { errorMessage } from '../errors.js';
-import { isTerminal } from '../fleet/record-status.js';
+import { isTerminal, statusWithReason } from '../fleet/record-status.js';
 import type { AgentRecord } from '../fleet/record.js';
 import type { ApprovalRequest } from '../policy/approval-types.js';
 import type { ChatActions } from './chat/actions.js';
@@ -21,6 +21,8 @@ export interface ReplOptions {
   /** What chat commands (`/agent …`, `@name …`, `/send`, `/inbox`) do. */
   chat: ChatActions;
   header: PaneHeader;
+  /** One-line notices for the pane that come from outside the session (definitions or config reloaded, or broken); `✗ ` lines are errors. */
+  notices?: { subscribe(fn: (line: string) => void): () => void };
   /** Read for `NO_COLOR`; default `process.env`. */
   env?: NodeJS.ProcessEnv;
 }
@@ -66,7 +68,12 @@ class Repl {
   start(): void {
     this.screen.lines(formatBanner(this.opts.header, this.style, this.screen.columns));
     this.screen.setStatus((w) => formatStatusLine(this.opts.header, this.facts, this.style, w));
-    this.unsubscribe = this.session.on((e) => this.onEvent(e));
+    const off = this.session.on((e) => this.onEvent(e));
+    const offNotices = this.opts.notices?.subscribe((line) => this.print(line.startsWith(CHAT_ERROR_PREFIX) ? this.style.red(line) : this.style.dim(line)));
+    this.unsubscribe = () => {
+      off();
+      offNotices?.();
+    };
     this.openReadline();
     if (isTerminal(this.facts.status)) this.finish();
   }
@@ -149,6 +156,7 @@ class Repl {
       const defs = await this.opts.chat.definitions().catch(() => []);
       const cmd = parseChat(text, defs);
       if (cmd.type === 'usage') return this.print(this.style.yellow(cmd.message));
+      if (cmd.type === 'error') return this.print(this.style.red(CHAT_ERROR_PREFIX + cmd.message));
       if (cmd.type === 'exit') {
         if (this.session.busy()) return this.print(this.style.yellow('the agent is working: Ctrl-C aborts the turn, Ctrl-C twice exits'));
         return this.shutdown('completed', 'closed by user');
@@ -224,7 +232,7 @@ class Repl {
     const status = this.facts.status;
     const id = this.opts.header.id;
     this.screen.lines([
-      this.style.dim(`— ${id} ended: ${status}${this.facts.exitReason ? ` (${this.facts.exitReason})` : ''}`),
+      this.style.dim(`— ${id} ended: ${statusWithReason(status, this.facts.exitReason)}`),
       this.style.dim(`  to continue its conversation: flotilla resume ${id}`),
     ]);
     this.resolve();

@@ -124,10 +124,12 @@ async function runInteractive(started: StartedAgent, config: Config, layout: Lay
   const { session, record, prompt } = started;
   const { startRepl } = await import('./repl.js');
   const { chatActionsFor } = await import('./chat/fleet-actions.js');
+  const chat = await chatActionsFor(layout, config, record);
   const repl = startRepl(session, {
     input: process.stdin,
     output: process.stdout,
-    chat: await chatActionsFor(layout, config, record),
+    chat: chat.actions,
+    notices: chat.notices,
     header: { id: record.id, name: record.name, depth: record.depth, maxDepth: config.limits.max_depth, model: record.model, scripted: record.scripted, parentId: record.parentId },
   });
   // No prompt (a resume, a bare `flotilla run`): mail already waiting is surfaced at once.
@@ -140,6 +142,7 @@ async function runInteractive(started: StartedAgent, config: Config, layout: Lay
   // Whichever ends first: the pane (Ctrl-D, /exit) or the agent (idle timeout, cancel).
   await Promise.race([repl, session.whenFinished()]);
   await session.whenFinished();
+  chat.close();
   // The window was closed: everything is written, and Node's exit would abort restoring a
   // terminal that no longer exists (ResetStdio asserts on EIO), so end without it.
   if (process.stdin.readableEnded) process.kill(process.pid, 'SIGKILL');

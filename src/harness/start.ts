@@ -7,6 +7,7 @@ import type { AgentRecord } from '../fleet/record.js';
 import { getRecord, updateRecord } from '../fleet/registry.js';
 import type { HookContext } from '../hooks/run-hooks.js';
 import type { Layout } from '../layout/layout.js';
+import { parsePermissionMode } from '../policy/permission-mode.js';
 import type { ShellClassifier } from '../policy/shell/classify.js';
 import type { TranscriptEntry } from '../transcript/entries.js';
 import type { TranscriptWriter } from '../transcript/writer.js';
@@ -16,6 +17,7 @@ import { buildTools } from './build-tools.js';
 import { finishAgent } from './finish.js';
 import { createGate } from './gate.js';
 import { openInboxPort } from './inbox-port.js';
+import { agentReadScope, readScopeCheck } from './read-scope.js';
 import { ancestorLacking, SecretBroker } from './secret-broker.js';
 import { AgentSession, type SessionDeps } from './session.js';
 import { agentMemory, loadModel, markStarting, openHistory, predecessors, readRecordOrNull, readTask, toolEnvironment } from './start-steps.js';
@@ -90,6 +92,7 @@ export async function startAgent(opts: {
   const gate = createGate({
     layout, record: rec, policy, definition, approvals, canAsk: !rec.background && rec.mode !== 'headless', hookContext, log,
     shellClassifier, opaqueCommands: config.security.opaque_commands,
+    readScope: readScopeCheck(agentReadScope({ layout, cwd: rec.cwd, memoryDir: memory.dir, readDirs: config.permissions.read_dirs, env: childEnv }), parsePermissionMode(rec.permissionMode) ?? 'default', rec.cwd, childEnv.HOME),
   });
   const parent = rec.parentId ? readRecordOrNull(layout, rec.parentId, log) : null;
   const root = rec.rootId !== rec.id ? readRecordOrNull(layout, rec.rootId, log) : null;

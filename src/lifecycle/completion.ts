@@ -1,3 +1,4 @@
+import { statusWithReason } from '../fleet/record-status.js';
 import { existsSync } from 'node:fs';
 import { audit } from '../audit/audit.js';
 import type { Layout } from '../layout/layout.js';
@@ -49,7 +50,7 @@ export async function sendCompletionOnce(
   // The parent's inbox is named by its id: a record that exists but cannot be read (corrupt) still has one.
   const to = rec.parentId && existsSync(layout.registryFile(rec.parentId)) ? rec.parentId : 'human';
   const answer = (opts.text ?? '').trim();
-  const headline = `${rec.id} ${result.status}${result.exitReason && result.exitReason !== result.status ? ` (${result.exitReason})` : ''}`;
+  const headline = `${rec.id} ${statusWithReason(result.status, result.exitReason)}`;
   const body = [
     `Agent ${rec.id} (${rec.name}) finished its task with status **${result.status}**${result.exitReason ? `: ${result.exitReason}` : ''}.`,
     result.outputPath ? `Final answer file: ${result.outputPath}` : '',

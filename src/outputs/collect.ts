@@ -1,3 +1,4 @@
+import { statusWithReason } from '../fleet/record-status.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { errorMessage, isErrno } from '../errors.js';
 import { recordLiveness } from '../fleet/liveness.js';
@@ -105,9 +106,8 @@ function readAnswer(outputPath: string, exitReason: string | null): { output: st
 
 /** How `flotilla collect` prints one result: a header line, then the answer. */
 export function formatCollected(r: CollectedResult): string {
-  const why = r.exitReason && r.exitReason !== r.status ? ` (${r.exitReason})` : '';
   const open = r.task !== undefined ? ` · task ${r.task}, agent still open` : '';
-  const head = `━━ ${r.id} · ${r.name} · ${r.status}${why}${open}${r.finishedAt ? ` · finished ${r.finishedAt}` : ''}`;
+  const head = `━━ ${r.id} · ${r.name} · ${statusWithReason(r.status, r.exitReason)}${open}${r.finishedAt ? ` · finished ${r.finishedAt}` : ''}`;
   const body = r.output === null ? `(${r.missing ?? 'no output'})` : r.output.replace(/\n+$/, '');
   return `${head}\n${body}\n`;
 }

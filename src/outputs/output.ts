@@ -1,3 +1,4 @@
+import { statusWithReason } from '../fleet/record-status.js';
 import { FlotillaError } from '../errors.js';
 import { recordLiveness } from '../fleet/liveness.js';
 import { readRecord } from '../fleet/registry.js';
@@ -21,7 +22,7 @@ export function agentOutput(layout: Layout, prefix: string): { id: string; text:
         throw new FlotillaError(`'${id}' has not finished a task yet (${rec.status}) — run 'flotilla wait ${id}' to block until it does`, { code: 'not-finished', cause: err });
       }
       if (state === 'ended' && !rec.lastTask) {
-        throw new FlotillaError(`'${id}' ended ${rec.status}${rec.exitReason ? ` (${rec.exitReason})` : ''} without a final answer — see 'flotilla transcript ${id}'`, { code: 'not-found', cause: err });
+        throw new FlotillaError(`'${id}' ended ${statusWithReason(rec.status, rec.exitReason)} without a final answer — see 'flotilla transcript ${id}'`, { code: 'not-found', cause: err });
       }
     }
     throw err;

@@ -7,3 +7,4 @@ export * from './approval-types.js';
 export * from './decide.js';
 export * from './shell/index.js';
 export * from './escalation.js';
+export * from './read-scope.js';

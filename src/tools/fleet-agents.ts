@@ -1,3 +1,4 @@
+import { statusWithReason } from '../fleet/record-status.js';
 import { z } from 'zod';
 import type { Tool } from './types.js';
 
@@ -50,7 +51,7 @@ const waitInput = z.object({
 });
 
 function formatResults(r: { results: WaitResult[]; pending: string[] }): string {
-  const parts = r.results.map((x) => `## ${x.id}: ${x.status}${x.exitReason && x.exitReason !== x.status ? ` (${x.exitReason})` : ''}\n${x.output.trim() || '(no answer)'}${x.outputPath ? `\n(answer file: ${x.outputPath})` : ''}`);
+  const parts = r.results.map((x) => `## ${x.id}: ${statusWithReason(x.status, x.exitReason)}\n${x.output.trim() || '(no answer)'}${x.outputPath ? `\n(answer file: ${x.outputPath})` : ''}`);
   if (r.pending.length) parts.push(`Still running: ${r.pending.join(', ')}`);
   return parts.join('\n\n');
 }

@@ -22,13 +22,14 @@ export interface WatchActions {
   seen(row: WatchRow): Promise<string>;
 }
 
-export function fleetActions(layout: Layout, config: Config, opts: { socket: string | null; env?: NodeJS.ProcessEnv }): WatchActions {
+/** `config` is read at each action: the dashboard's config is live (config/live.ts). */
+export function fleetActions(layout: Layout, config: () => Config, opts: { socket: string | null; env?: NodeJS.ProcessEnv }): WatchActions {
   const env = opts.env ?? process.env;
   // The same checks and the same answer file as `flotilla approve` / `deny`.
   const answer = async (a: PendingApproval, decision: Decision, done: string): Promise<string> => {
     try {
       const { answerRequest } = await import('../outputs/approve.js');
-      const r = await answerRequest(layout, config, a.requestId, decision, { env, by: 'dashboard' });
+      const r = await answerRequest(layout, config(), a.requestId, decision, { env, by: 'dashboard' });
       if (r.key && r.revoked) return `revoked ${a.requestId}: ${a.agentId} no longer holds '${r.key}'`;
       if (r.key && r.decision === 'approve') return `granted '${r.key}' to ${a.agentId}${r.expiresAt ? ` until ${r.expiresAt}` : ''}`;
       return done;
@@ -84,7 +85,7 @@ export function fleetActions(layout: Layout, config: Config, opts: { socket: str
       try {
         // `flotilla cancel`'s own code: SIGTERM, its foreground children, SIGKILL after the grace.
         const { cancelAgent } = await import('../spawn/cancel.js');
-        const hit = await cancelAgent(layout, config, rec, { by: 'human' });
+        const hit = await cancelAgent(layout, config(), rec, { by: 'human' });
         return hit.length ? `cancelled ${hit.join(', ')}` : `${row.id} had already finished`;
       } catch (err) {
         return `cannot cancel ${row.id}: ${errorMessage(err)}`;

@@ -4,7 +4,7 @@ import { initialUi, reduceInput, type Effect, type UiState } from './keys.js';
 import { paintFrame } from './paint.js';
 import type { Snapshot } from './rows.js';
 import { FrameScreen } from './screen.js';
-import { dashboardView, frameWidth } from './view.js';
+import { dashboardView, frameWidth, type Line, type Segment } from './view.js';
 
 /**
  * The dashboard's loop: the terminal in raw mode, keys through `reduceInput`, effects through
@@ -72,6 +72,7 @@ export class Dashboard {
   private flashShown = '';
   private unsubscribe: (() => void) | null = null;
   private stopped = false;
+  private notice: readonly string[] = [];
   private finish: () => void = () => undefined;
   readonly done: Promise<void>;
 
@@ -177,6 +178,15 @@ export class Dashboard {
     });
   }
 
+  /**
+   * Lines shown above the message line until replaced: a config file or a definition that
+   * no longer loads (the whole message, wrapped, never cut), or what a reload changed.
+   */
+  setNotice(lines: readonly string[]): void {
+    this.notice = lines;
+    this.queueDraw();
+  }
+
   /** One draw for everything that happened in this turn of the event loop. */
   private queueDraw(): void {
     if (this.drawQueued || this.stopped) return;
@@ -210,11 +220,25 @@ export class Dashboard {
     this.ageFlash();
     const { output } = this.opts;
     const size = { columns: output.columns || 80, rows: output.rows || 24 };
-    const frame = dashboardView(this.snap, this.ui, size, this.opts.title, this.top);
+    const width = frameWidth(size.columns);
+    const notice = wrapNotice(this.notice, width - 1, Math.max(0, size.rows - 8));
+    const frame = dashboardView(this.snap, this.ui, { ...size, rows: size.rows - notice.length }, this.opts.title, this.top);
     this.top = frame.top;
-    const lines = paintFrame(frame.lines, frameWidth(size.columns), { styles: this.opts.styles ?? true });
+    // Above the message line and the key help, the frame's last two lines.
+    if (notice.length) frame.lines.splice(frame.lines.length - 2, 0, ...notice);
+    const lines = paintFrame(frame.lines, width, { styles: this.opts.styles ?? true });
     const clear = this.clearNext;
     this.clearNext = false;
     if (this.screen.show(lines, clear)) this.opts.onDraw?.();
   }
+}
+
+/** Notice lines wrapped to the width (at most `max` lines); `✗ ` lines in red, others dim. */
+export function wrapNotice(notice: readonly string[], width: number, max: number): Line[] {
+  const out: Line[] = [];
+  for (const text of notice) {
+    const style: Omit<Segment, 'text'> = text.startsWith('✗ ') ? { color: 'red' } : { dim: true };
+    for (let i = 0; i < text.length; i += Math.max(1, width)) out.push([{ text: text.slice(i, i + Math.max(1, width)), ...style }]);
+  }
+  return out.slice(0, max);
 }

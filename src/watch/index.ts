@@ -5,6 +5,7 @@ import { fleetActions } from './actions.js';
 import { Dashboard } from './dashboard.js';
 import { FleetFeed } from './feed.js';
 import { AttentionSignal } from './signal.js';
+import { liveSources, type LiveSources } from './live-sources.js';
 
 /**
  * `flotilla watch`: the live dashboard (§2). Loaded only by the watch command. With
@@ -48,10 +49,12 @@ export async function runWatch(opts: WatchOptions): Promise<number> {
     tmux: new Tmux({ socket: opts.socket }),
     ring: opts.config.watch.bell ? () => process.stdout.write('\u0007') : null,
   });
+  // Config and definitions go live after the first frame (its budget is 250 ms, §14).
+  let live: LiveSources | undefined;
   const dashboard = new Dashboard({
     onSnapshot: (s) => signal.update(s),
     feed, title: opts.title,
-    actions: fleetActions(opts.layout, opts.config, { socket: opts.socket }),
+    actions: fleetActions(opts.layout, () => live?.config() ?? opts.config, { socket: opts.socket }),
     input: process.stdin, output: process.stdout,
     // https://no-color.org, and terminals that cannot show styles.
     styles: !env.NO_COLOR && env.TERM !== 'dumb',
@@ -64,11 +67,13 @@ export async function runWatch(opts: WatchOptions): Promise<number> {
     // The first frame from the snapshot already read, then the file watches.
     const done = dashboard.start();
     feed.start();
+    live = await liveSources(opts.layout, opts.config, (notice) => dashboard.setNotice(notice));
     await done;
   } finally {
     for (const s of signals) process.off(s, dashboard.stop);
     feed.close();
     await signal.close();
+    live?.close();
   }
   return 0;
 }

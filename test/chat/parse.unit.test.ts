@@ -26,7 +26,13 @@ describe('parseChat', () => {
     // Not chat: the text goes to the model unchanged.
     ['explain src/main.ts', { type: 'not_chat' }],
     ['@src/main.ts explain', { type: 'not_chat' }],
-    ['@unknown do it', { type: 'not_chat' }],
+    // An unknown definition is an error listing the known ones, never a message to the model.
+    ['@unknown do it', { type: 'error', message: "no agent definition named 'unknown' — you can spawn: reviewer, worker (/agent list shows them)" }],
+    ['/agent spawn unknown do it', { type: 'error', message: "no agent definition named 'unknown' — you can spawn: reviewer, worker (/agent list shows them)" }],
+    ['/agent bg unknown do it', { type: 'error', message: "no agent definition named 'unknown' — you can spawn: reviewer, worker (/agent list shows them)" }],
+    // A path or a file name is not a definition's name: the model gets it.
+    ['@src/main.ts explain', { type: 'not_chat' }],
+    ['@notes.md summarize', { type: 'not_chat' }],
     ['@ hello', { type: 'not_chat' }],
     ['/src/main.ts explain this', { type: 'not_chat' }],
     ['email me @worker later', { type: 'not_chat' }],
@@ -66,7 +72,8 @@ describe('parseChat', () => {
   });
 
   it('@name is a spawn only for a definition the caller knows', () => {
-    expect(parseChat('@worker go', []).type).toBe('not_chat');
+    expect(parseChat('@worker go', [])).toEqual({ type: 'error', message: "no agent definition named 'worker' — there are none — add one in .flotilla/agents/<name>.md (/agent list shows them)" });
+    expect(parseChat('@b go', ['c', 'a']).type === 'error' && (parseChat('@b go', ['c', 'a']) as { message: string }).message).toContain('you can spawn: a, c');
     expect(parseChat('@worker go', ['worker']).type).toBe('spawn');
   });
 });

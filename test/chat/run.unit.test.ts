@@ -22,7 +22,7 @@ function recording(): { actions: ChatActions; seen: unknown[][] } {
 
 const cmd = (line: string): ChatCommand => {
   const c = parseChat(line, ['worker']);
-  if (c.type === 'not_chat' || c.type === 'usage') throw new Error(`not a command: ${line}`);
+  if (c.type === 'not_chat' || c.type === 'usage' || c.type === 'error') throw new Error(`not a command: ${line}`);
   return c;
 };
 

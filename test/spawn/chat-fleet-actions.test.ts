@@ -28,7 +28,8 @@ describe('pane chat commands backed by the fleet', () => {
     // The spawner's environment is this test's: point it at the private tmux server.
     process.env.FLOTILLA_TMUX_SOCKET = f.tmux.socket;
     delete process.env.TMUX;
-    const chat = await chatActionsFor(f.layout, config, me);
+    const pane = await chatActionsFor(f.layout, config, me);
+    const chat = pane.actions;
     expect(await chat.definitions()).toContain('sleeper');
     const started = await chat.spawn('sleeper', 'sleep a while', { background: false });
     expect(started).toMatch(/^started sleeper-[a-z0-9]{6} \(sleeper\) in window @\d+; its result comes back here$/);
@@ -56,7 +57,7 @@ describe('pane chat commands backed by the fleet', () => {
     const { updateRecord } = await import('../../src/fleet/registry.js');
     const out = writeOutput(f.layout, done.id, 'the final answer', 10_000);
     updateRecord(f.layout, done.id, { lastTask: { task: 1, status: 'completed', exitReason: null, finishedAt: new Date().toISOString(), outputPath: out.path } });
-    const chat = await chatActionsFor(f.layout, config, me);
+    const chat = (await chatActionsFor(f.layout, config, me)).actions;
     expect(await chat.output('done')).toBe('done-cccccc:\nthe final answer');
     expect(await chat.collect()).toContain('the final answer');
     expect(await chat.collect()).toBe('nothing new to collect');

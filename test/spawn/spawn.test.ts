@@ -73,7 +73,7 @@ describe('spawn-agent', () => {
     expect(bad.exitCode).toBe(1);
     // Only the child's final answer file (here the failure it recorded), nothing else.
     expect(bad.stdout).toBe(readFileSync(f.layout.output('w-bad'), 'utf8').trim());
-    expect(bad.stderr).toMatch(/^flotilla: w-bad ended failed: .*scripted failure/m);
+    expect(bad.stderr).toMatch(/^flotilla: w-bad ended failed \(.*scripted failure.*\) — its transcript: flotilla transcript w-bad$/m);
     expect(f.record('w-bad').lastTask?.status).toBe('failed');
   });
 
@@ -87,8 +87,9 @@ describe('spawn-agent', () => {
     expect(rec.id).toBe('as-json');
     expect(rec.mode).toBe('oneshot');
     expect(rec.tmux.windowId).toMatch(/^@\d+$/);
+    // No task is a usage error (§2: exit 2), with --wait as without.
     const u = await f.spawnAgent(['--wait']);
-    expect(u.exitCode).toBe(1);
+    expect(u.exitCode).toBe(2);
     expect(u.stderr).toMatch(/^flotilla: spawn refused: no task given/);
   });
 

@@ -44,3 +44,14 @@ describe('status view', () => {
     expect(formatStatus([])).toMatch(/^No agents/);
   });
 });
+
+describe('statusWithReason', () => {
+  it('says the status and why once: never the status twice', async () => {
+    const { statusWithReason } = await import('../../src/fleet/record-status.js');
+    expect(statusWithReason('cancelled', 'cancelled (SIGTERM)')).toBe('cancelled (SIGTERM)');
+    expect(statusWithReason('failed', 'model error: 500')).toBe('failed (model error: 500)');
+    expect(statusWithReason('cancelled', 'cancelled')).toBe('cancelled');
+    expect(statusWithReason('completed', null)).toBe('completed');
+    expect(statusWithReason('cancelled', 'window closed')).toBe('cancelled (window closed)');
+  });
+});

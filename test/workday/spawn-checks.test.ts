@@ -21,11 +21,12 @@ afterEach(async () => {
 });
 
 describe('check before opening', () => {
-  it('each bad spawn exits 1 with one line on stderr, opens no window and writes no record', async () => {
+  it('each bad spawn exits 1 (2 for no task) with one line on stderr, opens no window and writes no record', async () => {
     f = spawnFleet({ definitions: { echo: ECHO } });
     writeFileSync(join(f.layout.agentsDir, 'broken.md'), '---\nname: broken\ndescription: a file whose model line is not YAML\nmodel: [script:x.yaml\n---\nbody\n');
-    const cases: [string, string[], RegExp][] = [
-      ['empty prompt', ['--agent', 'echo', '  '], /no task given/],
+    // A spawn with no task is a usage error (exit 2); the rest are refusals (exit 1).
+    const cases: [string, string[], RegExp, number?][] = [
+      ['empty prompt', ['--agent', 'echo', '  '], /no task given/, 2],
       ['nonexistent --cwd', ['--agent', 'echo', '--cwd', join(f.project, 'nope'), 'hi'], /working directory '.*nope' does not exist/],
       ['unknown provider', ['--model', 'nope:x', 'hi'], /invalid model 'nope:x': unknown provider 'nope'/],
       ['missing provider key', ['--model', 'anthropic:claude-x', 'hi'], /needs ANTHROPIC_API_KEY, which is not set/],
@@ -34,9 +35,9 @@ describe('check before opening', () => {
       ['definition that is not YAML', ['--agent', 'broken', 'hi'], /broken\.md: frontmatter is not valid YAML at line 4 \('model'\)/],
       ['no model and no demo definitions', ['hi'], /no model is configured — .*flotilla up/],
     ];
-    for (const [what, args, message] of cases) {
+    for (const [what, args, message, code] of cases) {
       const r = await f.spawnAgent(args);
-      expect(r.exitCode, what).toBe(1);
+      expect(r.exitCode, what).toBe(code ?? 1);
       // One line for a person (a refusal may add its machine-readable bracketed line, §2).
       expect(r.stderr.split('\n').filter((l) => !l.startsWith('[flotilla:')), what).toHaveLength(1);
       expect(r.stderr, what).toMatch(message);

@@ -19,7 +19,7 @@ export function command(): Command {
       const { answerRequest } = await import('../../outputs/approve.js');
       if (opts.ttl !== undefined) {
         const { UsageError } = await import('../../errors.js');
-        if (!/^\d+$/.test(opts.ttl)) throw new UsageError(`--ttl takes whole seconds, got '${opts.ttl}'`);
+        if (!/^\d+$/.test(opts.ttl)) throw new UsageError(`--ttl takes whole seconds, got '${opts.ttl}' — e.g. --ttl 300`);
       }
       const ttlSecs = opts.ttl === undefined ? undefined : Number(opts.ttl);
       if (ttlSecs === 0) {

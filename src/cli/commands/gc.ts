@@ -12,7 +12,7 @@ export function command(): Command {
       const { config } = await cliConfig(layout);
       const [{ gcFleet }, { UsageError }, { printJson }] = await Promise.all([import('../../spawn/gc.js'), import('../../errors.js'), import('../output.js')]);
       const secs = Number(opts.olderThan);
-      if (!(secs >= 0)) throw new UsageError(`--older-than must be a number of seconds ≥ 0, got '${opts.olderThan}'`);
+      if (!(secs >= 0)) throw new UsageError(`--older-than must be a number of seconds ≥ 0, got '${opts.olderThan}' — e.g. --older-than 3600`);
       const r = await gcFleet(layout, config, { olderThanMs: secs * 1000 });
       if (opts.json) return printJson(r);
       process.stdout.write(`removed ${r.records.length} records, ${r.panes.length} dead panes, ${r.worktrees.length} worktrees, ${r.retention.transcripts.length} transcripts, ${r.retention.outputs.length} outputs\n`);

@@ -1,5 +1,6 @@
 import { Command, Option } from 'commander';
 import { cliConfig, cliContext } from '../context.js';
+import { statusWithReason } from '../../fleet/record-status.js';
 
 interface SpawnOpts {
   agent?: string;
@@ -43,13 +44,14 @@ export function command(): Command {
     .action(async (words: string[], opts: SpawnOpts, cmd: Command) => {
       const { layout } = cliContext(cmd);
       const { config } = await cliConfig(layout);
-      const [{ spawnAgent }, { waitForAgents }, { reconcileDead }, { FlotillaError }, { printJson }] = await Promise.all([
+      const [{ spawnAgent }, { waitForAgents }, { reconcileDead }, { UsageError }, { printJson }] = await Promise.all([
         import('../../spawn/spawn.js'), import('../../spawn/wait.js'), import('../../lifecycle/reconcile.js'), import('../../errors.js'), import('../output.js'),
       ]);
       const prompt = opts.prompt ?? (words.length ? words.join(' ') : await readStdin());
-      // An agent opened with nothing to do only sits there; refused before anything opens (issue 14).
+      // An agent opened with nothing to do only sits there; refused before anything opens.
+      // A mistake in how it was called: exit 2, with --wait as without (§2).
       if (!prompt.trim()) {
-        throw new FlotillaError("spawn refused: no task given — pass it as arguments, with --prompt, or on stdin (echo 'task' | spawn-agent); for an agent to talk to, use flotilla up or flotilla run", { code: 'empty-prompt' });
+        throw new UsageError("spawn refused: no task given — pass it as arguments, with --prompt, or on stdin (echo 'task' | spawn-agent); for an agent to talk to, use flotilla up or flotilla run", { code: 'empty-prompt' });
       }
       await reconcileDead(layout, config);
       const rec = await spawnAgent(
@@ -78,7 +80,7 @@ export function command(): Command {
       const result = results[0]!;
       if (opts.json) printJson(result);
       else if (result.output) process.stdout.write(result.output.endsWith('\n') ? result.output : result.output + '\n');
-      if (result.status !== 'completed') process.stderr.write(`flotilla: ${rec.id} ended ${result.status}${result.exitReason && result.exitReason !== result.status ? `: ${result.exitReason}` : ''}\n`);
+      if (result.status !== 'completed') process.stderr.write(`flotilla: ${rec.id} ended ${statusWithReason(result.status, result.exitReason)} — its transcript: flotilla transcript ${rec.id}\n`);
       process.exit(result.status === 'completed' ? 0 : 1);
     });
 }

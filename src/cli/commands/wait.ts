@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { cliConfig, cliContext } from '../context.js';
+import { statusWithReason } from '../../fleet/record-status.js';
 
 /** `flotilla wait <id…>` (§2): block until those agents' tasks end; print their results. */
 export function command(): Command {
@@ -14,7 +15,7 @@ export function command(): Command {
       const { config } = await cliConfig(layout);
       const [{ waitForAgents }, { UsageError }, { printJson }] = await Promise.all([import('../../spawn/wait.js'), import('../../errors.js'), import('../output.js')]);
       const timeout = opts.timeout === undefined ? undefined : Number(opts.timeout);
-      if (timeout !== undefined && !(timeout >= 0)) throw new UsageError(`--timeout must be a number of seconds ≥ 0, got '${opts.timeout}'`);
+      if (timeout !== undefined && !(timeout >= 0)) throw new UsageError(`--timeout must be a number of seconds ≥ 0, got '${opts.timeout}' — e.g. --timeout 600`);
       const { approvalNotice } = await import('../../spawn/approval-notice.js');
       const out = await waitForAgents(layout, config, ids, {
         any: opts.any, ...(timeout !== undefined ? { timeoutMs: timeout * 1000 } : {}),
@@ -23,7 +24,7 @@ export function command(): Command {
       if (opts.json) printJson(out);
       else {
         for (const r of out.results) {
-          process.stdout.write(`## ${r.id}: ${r.status}${r.exitReason && r.exitReason !== r.status ? ` (${r.exitReason})` : ''}\n`);
+          process.stdout.write(`## ${r.id}: ${statusWithReason(r.status, r.exitReason)}\n`);
           if (r.output.trim()) process.stdout.write(r.output.endsWith('\n') ? r.output : r.output + '\n');
         }
         if (out.pending.length) process.stderr.write(`flotilla: still running after ${opts.timeout} s: ${out.pending.join(', ')}\n`);

@@ -2,28 +2,84 @@ import type { Config } from '../../config/schema.js';
 import type { AgentRecord } from '../../fleet/record.js';
 import type { LoadResult } from '../../definitions/types.js';
 import type { Layout } from '../../layout/layout.js';
+import type { DefinitionsChange } from '../../definitions/live.js';
 import { unavailableChatActions, type ChatActions } from './actions.js';
+import { CHAT_ERROR_PREFIX } from './run.js';
 
-/** What the pane's chat commands do for this agent (§6): the CLI's operations, with this agent as parent. */
-export async function chatActionsFor(layout: Layout, config: Config, rec: AgentRecord): Promise<ChatActions> {
-  const { loadDefinitions } = await import('../../definitions/load.js');
-  // Lines typed in this pane come from the person at its terminal, so the approval's caller is
-  // the harness's parent (tmux or their shell), not the harness, which approvals refuse (§11).
+/** A pane's chat commands, and the notices they have for the pane when definitions or config change. */
+export interface PaneChat {
+  actions: ChatActions;
+  notices: { subscribe(fn: (line: string) => void): () => void };
+  close(): void;
+}
+
+/**
+ * What the pane's chat commands do for this agent (§6): the CLI's operations, with this agent
+ * as parent. Definitions and config are live (`LiveDefinitions`, `LiveConfig`): a file added,
+ * changed or removed is seen by `/agent list` and `@name` within a second, without a restart.
+ */
+export async function chatActionsFor(layout: Layout, initialConfig: Config, rec: AgentRecord): Promise<PaneChat> {
+  const [{ loadDefinitions }, { definitionDirs }, { LiveDefinitions }, { LiveConfig }] = await Promise.all([
+    import('../../definitions/load.js'), import('../../definitions/locations.js'), import('../../definitions/live.js'), import('../../config/live.js'),
+  ]);
+  const listeners = new Set<(line: string) => void>();
+  const notify = (line: string): void => {
+    for (const fn of listeners) fn(line);
+  };
+  // Set once the definitions are loaded; a config change before that has nothing to reload.
+  const loaded: { defs?: import('../../definitions/live.js').LiveDefinitions } = {};
+  const live = new LiveConfig(layout, initialConfig, {
+    onChange: (c) => {
+      notify(c.error ? `${CHAT_ERROR_PREFIX}${c.error}` : 'config reloaded: chat commands use it now (this agent keeps the limits it was spawned with)');
+      // Definitions take defaults from the config (permission mode, max_turns).
+      void loaded.defs?.reload();
+    },
+  });
+  const definitions = await LiveDefinitions.open({
+    load: () => loadDefinitions({ layout, config: live.current }),
+    folders: definitionDirs(layout).map((d) => d.dir),
+    onChange: (c) => { for (const line of describeDefinitionsChange(c)) notify(line); },
+  });
+  loaded.defs = definitions;
+  const actions = liveChatActions(layout, () => live.current, rec, () => definitions.current);
+  return {
+    actions,
+    notices: { subscribe: (fn) => (listeners.add(fn), () => listeners.delete(fn)) },
+    close: () => {
+      live.close();
+      definitions.close();
+    },
+  };
+}
+
+/** The pane's lines for a reload: one for what was added, changed or removed, one per file kept at its last good version. */
+export function describeDefinitionsChange(c: DefinitionsChange): string[] {
+  const parts = [
+    ...(c.added.length ? [`added ${c.added.join(', ')}`] : []),
+    ...(c.changed.length ? [`changed ${c.changed.join(', ')}`] : []),
+    ...(c.removed.length ? [`removed ${c.removed.join(', ')}`] : []),
+  ];
+  return [
+    ...(parts.length ? [`definitions reloaded: ${parts.join('; ')}`] : []),
+    ...c.kept.map((e) => `${CHAT_ERROR_PREFIX}${e.message.includes(e.path) ? e.message : `${e.path}: ${e.message}`}`),
+  ];
+}
+
+function liveChatActions(layout: Layout, configNow: () => Config, rec: AgentRecord, loadedNow: () => LoadResult): ChatActions {
   const answer = async (id: string, decision: import('../../outputs/approve.js').Decision): Promise<string> => {
     const { answerRequest } = await import('../../outputs/approve.js');
-    const done = await answerRequest(layout, config, id, decision, { pid: process.ppid, by: 'chat' });
+    const done = await answerRequest(layout, configNow(), id, decision, { pid: process.ppid, by: 'chat' });
     return `${decision.decision === 'approve' ? 'approved' : 'denied'} ${done.requestId} (${done.agentId})`;
   };
-  const loaded = await loadDefinitions({ layout, config });
-  const names = loaded.definitions.map((d) => d.name);
+  const names = (): string[] => loadedNow().definitions.map((d) => d.name);
   return {
-    ...unavailableChatActions(names),
-    definitions: () => Promise.resolve(names),
-    list: () => Promise.resolve(formatDefinitionList(loaded)),
+    ...unavailableChatActions(),
+    definitions: () => Promise.resolve(names()),
+    list: () => Promise.resolve(formatDefinitionList(loadedNow())),
     async spawn(name, prompt, opts) {
       const { spawnAgent } = await import('../../spawn/spawn.js');
       const { readRecord } = await import('../../fleet/registry.js');
-      const child = await spawnAgent(layout, config, { agent: name, prompt, mode: 'interactive' }, { parent: readRecord(layout, rec.id) ?? rec, background: opts.background });
+      const child = await spawnAgent(layout, configNow(), { agent: name, prompt, mode: 'interactive' }, { parent: readRecord(layout, rec.id) ?? rec, background: opts.background });
       return child.tmux ? `started ${child.id} (${child.name}) in window ${child.tmux.windowId}; its result comes back here` : `started ${child.id} (${child.name}) in the background; its result comes back here`;
     },
     async status() {
@@ -37,23 +93,23 @@ export async function chatActionsFor(layout: Layout, config: Config, rec: AgentR
     async cancel(prefix) {
       const [{ resolveAgent }, { cancelAgent }] = await Promise.all([import('../../fleet/registry.js'), import('../../spawn/cancel.js')]);
       const target = resolveAgent(layout, prefix);
-      const hit = await cancelAgent(layout, config, target, { by: 'human' });
+      const hit = await cancelAgent(layout, configNow(), target, { by: 'human' });
       return hit.length ? `cancelled ${hit.join(', ')}` : `${target.id} had already ended (${target.status})`;
     },
     async send(to, text) {
       const [{ deliver }, { resolveRecipient }] = await Promise.all([import('../../inbox/deliver.js'), import('../../inbox/address.js')]);
       // A person typing in this pane sends as 'human'; 'parent' and 'root' are this agent's.
       const recipient = resolveRecipient(layout, to, rec.id);
-      const { message } = await deliver(layout, { from: 'human', to: recipient, kind: 'message', body: text }, { maxBodyBytes: config.inbox.max_body_bytes });
+      const { message } = await deliver(layout, { from: 'human', to: recipient, kind: 'message', body: text }, { maxBodyBytes: configNow().inbox.max_body_bytes });
       return `sent ${message.id} to ${recipient}`;
     },
     async resume(prefix, prompt) {
       const [{ planResume, resumingLine }, { spawnAgent }, { readRecord }] = await Promise.all([
         import('../../outputs/resume.js'), import('../../spawn/spawn.js'), import('../../fleet/registry.js'),
       ]);
-      const plan = planResume(layout, config, prefix);
+      const plan = planResume(layout, configNow(), prefix);
       // Started from this pane, the resumed agent is this agent's child (§6): its result comes back here.
-      const child = await spawnAgent(layout, config, { agent: plan.definition, prompt, cwd: plan.cwd, mode: 'interactive', model: plan.model, resumedFrom: plan.oldId }, { parent: readRecord(layout, rec.id) ?? rec });
+      const child = await spawnAgent(layout, configNow(), { agent: plan.definition, prompt, cwd: plan.cwd, mode: 'interactive', model: plan.model, resumedFrom: plan.oldId }, { parent: readRecord(layout, rec.id) ?? rec });
       return resumingLine(plan, child.id);
     },
     approve: (id) => answer(id, { decision: 'approve', scope: 'once' }),

@@ -4,6 +4,8 @@
  * Pure: the known definition names are passed in.
  */
 
+import { byCodeUnit } from '../../compare.js';
+
 export type ChatCommand =
   | { type: 'list' }
   | { type: 'spawn'; name: string; prompt: string; background: boolean }
@@ -19,7 +21,8 @@ export type ChatCommand =
   | { type: 'help' }
   | { type: 'exit' };
 
-export type ChatParse = ChatCommand | { type: 'not_chat' } | { type: 'usage'; message: string };
+/** `error`: a command that cannot run as typed (an unknown definition), printed as one `✗` line; never given to the model. */
+export type ChatParse = ChatCommand | { type: 'not_chat' } | { type: 'usage'; message: string } | { type: 'error'; message: string };
 
 /** The usage line of each form, shown when it is typed wrong and by `/help`. */
 export const CHAT_USAGE = {
@@ -65,13 +68,13 @@ export function parseChat(line: string, knownDefinitions: readonly string[]): Ch
     }
     case '/agent':
     case '/agents':
-      return parseAgent(rest);
+      return parseAgent(rest, knownDefinitions);
     default:
       return { type: 'usage', message: `unknown command ${command} — type /help for the list` };
   }
 }
 
-function parseAgent(args: string): ChatParse {
+function parseAgent(args: string, known: readonly string[]): ChatParse {
   const [sub, rest] = splitWord(args);
   const [first, remainder] = splitWord(rest);
   switch (sub) {
@@ -82,6 +85,7 @@ function parseAgent(args: string): ChatParse {
     case 'spawn':
     case 'bg':
       if (first === '' || remainder === '') return usage(sub);
+      if (!known.includes(first)) return unknownDefinition(first, known);
       return { type: 'spawn', name: first, prompt: remainder, background: sub === 'bg' };
     case 'cancel':
       return first !== '' && remainder === '' ? { type: 'cancel', prefix: first } : usage('cancel');
@@ -101,13 +105,28 @@ function parseAgent(args: string): ChatParse {
   }
 }
 
-/** `@<name> <prompt>` is a spawn only for a known definition; `@src/main.ts explain` goes to the model. */
+/** A word that can only mean a definition: the id pattern (§1), so `@src/main.ts` or `@notes.md` is not one. */
+const DEFINITION_WORD = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+
+/**
+ * `@<name> <prompt>` spawns a known definition. An unknown name is an error listing the
+ * known ones — a typo must not reach the model as a plain message; `@src/main.ts explain`
+ * (a path, a file) still goes to the model.
+ */
 function parseAt(text: string, known: readonly string[]): ChatParse {
   const [word, prompt] = splitWord(text);
   const name = word.slice(1);
-  if (name === '' || !known.includes(name)) return { type: 'not_chat' };
+  if (name === '') return { type: 'not_chat' };
+  if (!known.includes(name)) return DEFINITION_WORD.test(name) ? unknownDefinition(name, known) : { type: 'not_chat' };
   if (prompt === '') return usage('at');
   return { type: 'spawn', name, prompt, background: false };
+}
+
+/** `no agent definition named 'x' — you can spawn: a, b, c`. */
+function unknownDefinition(name: string, known: readonly string[]): ChatParse {
+  const names = [...known].sort(byCodeUnit);
+  const which = names.length ? `you can spawn: ${names.join(', ')}` : 'there are none — add one in .flotilla/agents/<name>.md';
+  return { type: 'error', message: `no agent definition named '${name}' — ${which} (/agent list shows them)` };
 }
 
 /** The first whitespace-separated word and the rest of the line (inner spacing kept), both trimmed. */
