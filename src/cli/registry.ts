@@ -46,5 +46,6 @@ export const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   task: () => import('./commands/task.js'),
   schedule: () => import('./commands/schedule.js'),
   scheduler: () => import('./commands/scheduler.js'),
+  trust: () => import('./commands/trust.js'),
   'runtime-hook': () => import('./commands/runtime-hook.js'),
 };

@@ -4,6 +4,7 @@ import { userPaths, type Layout } from '../layout/layout.js';
 import { CLI_ENTRY } from '../layout/package.js';
 import type { LoadedConfig } from './load.js';
 import { byCodeUnit } from '../compare.js';
+import { trustFile } from './trust-store.js';
 
 /**
  * The effective config without loading the loader (§14 start-up). Building it means the zod
@@ -52,7 +53,8 @@ function buildId(): string {
 }
 
 function filesOf(layout: Layout, env: NodeJS.ProcessEnv): FileKey[] {
-  return [userPaths(env).configFile, layout.configFile].map((path) => ({ path, id: fileId(path) }));
+  // The trust list decides which of the project file's keys count (docs/security.md "Folder trust").
+  return [userPaths(env).configFile, layout.configFile, trustFile(env)].map((path) => ({ path, id: fileId(path) }));
 }
 
 /**

@@ -3,6 +3,8 @@ import { parseDocument } from 'yaml';
 import { FlotillaError, isErrno } from '../errors.js';
 import { userPaths, type Layout } from '../layout/layout.js';
 import { configSchema, type Config } from './schema.js';
+import { stripUntrusted } from './trust-filter.js';
+import { isTrusted } from './trust-store.js';
 import { deletePath, getPath, leaves, setPath, unknownKeys, type Leaf } from './walk.js';
 
 /**
@@ -15,6 +17,11 @@ export interface LoadedConfig {
   /** Dotted key → where its value came from: `default`, a file path, `env NAME` or `flag`. */
   sources: Record<string, string>;
   warnings: string[];
+  /**
+   * Folder trust (docs/security.md "Folder trust"): whether the project's files were trusted,
+   * and which keys of its config.yaml were ignored because they were not.
+   */
+  trust: { trusted: boolean; ignored: string[] };
 }
 
 interface Layer {
@@ -29,6 +36,8 @@ export interface LoadOptions {
   flags?: Record<string, unknown>;
   /** Skip the user file (tests). */
   userFile?: string | null;
+  /** Whether the project's files are trusted; default: what the person's trust list says. */
+  trusted?: boolean;
 }
 
 const BYPASS_KEY = 'agents.allow_bypass_permissions';
@@ -38,6 +47,8 @@ export function loadConfig(opts: LoadOptions): LoadedConfig {
   const warnings: string[] = [];
   const userFile = opts.userFile === undefined ? userPaths(env).configFile : opts.userFile;
   const layers: Layer[] = [];
+  const trusted = opts.trusted ?? isTrusted(opts.layout, env);
+  let ignored: string[] = [];
   for (const file of [userFile, opts.layout.configFile]) {
     if (!file) continue;
     const values = readConfigFile(file);
@@ -45,6 +56,13 @@ export function loadConfig(opts: LoadOptions): LoadedConfig {
     for (const key of unknownKeys(configSchema, values)) {
       warnings.push(`${file}: unknown key '${key}' is ignored — see 'flotilla config schema' for the keys`);
       deletePath(values, key);
+    }
+    if (file === opts.layout.configFile && !trusted) {
+      // Judged against what the person's own layers make, so "tighter" means tighter than theirs.
+      const lower: Record<string, unknown> = {};
+      for (const layer of layers) deepMerge(lower, layer.values);
+      const lowerParsed = configSchema.safeParse(lower);
+      ignored = stripUntrusted(values, lowerParsed.success ? lowerParsed.data : configSchema.parse({}));
     }
     layers.push({ source: file, values });
   }
@@ -80,7 +98,7 @@ export function loadConfig(opts: LoadOptions): LoadedConfig {
     config.agents.allow_bypass_permissions = false;
     sources[BYPASS_KEY] = 'default';
   }
-  return { config, sources, warnings };
+  return { config, sources, warnings, trust: { trusted, ignored } };
 }
 
 function describeSource(source: string, key: string, allLeaves: Leaf[]): string {

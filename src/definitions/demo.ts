@@ -32,7 +32,7 @@ export function demoDefinitionText(shipped: string, demoDir = DEMO_DIR): string 
 /** The demo's definitions, scope `builtin`, each with its shipped file as its path. */
 export function demoDefinitions(config: DefinitionConfig, opts: { shippedDir?: string; demoDir?: string } = {}): LoadResult {
   const dir = opts.shippedDir ?? DEMO_AGENTS_DIR;
-  const result: LoadResult = { definitions: [], errors: [], warnings: [], shadowed: [] };
+  const result: LoadResult = { definitions: [], errors: [], warnings: [], shadowed: [], trust: { trusted: true, ignored: [] } };
   for (const name of readdirSync(dir).filter((f) => f.endsWith('.md')).sort()) {
     const path = join(dir, name);
     const r = parseDefinition(demoDefinitionText(readFileSync(path, 'utf8'), opts.demoDir), { path, scope: 'builtin', config });

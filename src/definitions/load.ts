@@ -2,6 +2,7 @@ import { lstat, readdir, readFile, realpath, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { FlotillaError, errorMessage, isErrno } from '../errors.js';
 import type { Layout } from '../layout/layout.js';
+import { isTrusted } from '../config/trust-store.js';
 import { builtinDefinitions } from './builtin.js';
 import { demoDefinitions, inDemo } from './demo.js';
 import { definitionDirs } from './locations.js';
@@ -12,11 +13,13 @@ import type { Definition, DefinitionConfig, DefinitionIssue, DefinitionScope, Lo
 export const MAX_DEFINITION_BYTES = 256 * 1024;
 
 export interface LoadOptions {
-  layout: Pick<Layout, 'agentsDir' | 'project'>;
+  layout: Pick<Layout, 'agentsDir' | 'project' | 'root' | 'configFile'>;
   config: DefinitionConfig;
   env?: NodeJS.ProcessEnv;
   /** Override the searched directories (tests, `--dir`). */
   dirs?: { dir: string; scope: DefinitionScope }[];
+  /** Whether the project's files are trusted; default: what the person's trust list says. */
+  trusted?: boolean;
 }
 
 /**
@@ -24,35 +27,70 @@ export interface LoadOptions {
  * becomes an entry in `errors` and the others load.
  */
 export async function loadDefinitions(opts: LoadOptions): Promise<LoadResult> {
+  const trusted = opts.trusted ?? isTrusted(opts.layout, opts.env);
   const dirs = dedupe(opts.dirs ?? definitionDirs(opts.layout, opts.env));
-  const perDir = await Promise.all(dirs.map((d) => loadDirectory(d.dir, d.scope, opts.config)));
+  const perDir: (Pick<LoadResult, 'definitions' | 'errors' | 'warnings'> & { scope?: DefinitionScope })[] =
+    await Promise.all(dirs.map((d) => loadDirectory(d.dir, d.scope, opts.config)));
   // The demo's tree runs the demo's own definitions, whatever files of those names exist.
   if (!opts.dirs && inDemo(opts.env ?? process.env)) perDir.unshift(demoDefinitions(opts.config));
-  const result: LoadResult = { definitions: [], errors: [], warnings: [], shadowed: [] };
+  const result: LoadResult = { definitions: [], errors: [], warnings: [], shadowed: [], trust: { trusted, ignored: [] } };
   const byName = new Map<string, Definition>();
+  const take = (def: Definition): void => {
+    const winner = byName.get(def.name);
+    if (winner) result.shadowed.push({ name: def.name, path: def.source.path, scope: def.source.scope, by: winner.source.path });
+    else byName.set(def.name, def);
+  };
   for (const r of perDir) {
     result.errors.push(...r.errors);
     result.warnings.push(...r.warnings);
-    for (const def of r.definitions) {
-      const winner = byName.get(def.name);
-      if (winner) result.shadowed.push({ name: def.name, path: def.source.path, scope: def.source.scope, by: winner.source.path });
-      else byName.set(def.name, def);
-    }
   }
   const builtin = builtinDefinitions(opts.config);
-  for (const issue of builtin.errors) if (!byName.has(issue.name!)) result.errors.push(issue);
-  for (const def of builtin.definitions) {
-    const winner = byName.get(def.name);
-    if (winner) result.shadowed.push({ name: def.name, path: def.source.path, scope: 'builtin', by: winner.source.path });
-    else byName.set(def.name, def);
+  const isProject = (r: { scope?: DefinitionScope }): boolean => r.scope !== undefined && isProjectScope(r.scope);
+  // Folders in precedence order; the built-in comes last.
+  const inOrder = [...perDir.flatMap((r) => r.definitions), ...builtin.definitions];
+  if (trusted) inOrder.forEach(take);
+  else {
+    // Untrusted, the person's own definitions and the built-in come first: a stranger's
+    // `general.md` or `reviewer.md` never replaces them (docs/security.md "Folder trust").
+    [...perDir.filter((r) => !isProject(r)).flatMap((r) => r.definitions), ...builtin.definitions].forEach(take);
+    for (const def of perDir.filter(isProject).flatMap((r) => r.definitions)) {
+      const winner = byName.get(def.name);
+      if (winner && !isProjectScope(winner.source.scope)) {
+        result.trust.ignored.push(`${def.source.path} (would replace ${winner.source.scope === 'builtin' ? 'the built-in' : winner.source.path} '${def.name}')`);
+      }
+      take(winner ? def : untrustedDefinition(def, result.trust.ignored));
+    }
   }
-  result.definitions = [...byName.values()];
+  for (const issue of builtin.errors) if (!byName.has(issue.name!)) result.errors.push(issue);
+  // Listed in the folders' order whichever won, so `agents list` reads the same trusted or not.
+  const order = inOrder.map((d) => d.source.path);
+  result.definitions = [...byName.values()].sort((a, b) => order.indexOf(a.source.path) - order.indexOf(b.source.path));
   return result;
 }
 
+const isProjectScope = (scope: DefinitionScope): boolean => scope === 'project' || scope === 'claude-project';
+
+/**
+ * An untrusted project's definition as it may run: no hooks, and no permission mode above
+ * `default` (docs/security.md "Folder trust"). What was taken away is added to `ignored`.
+ */
+function untrustedDefinition(def: Definition, ignored: string[]): Definition {
+  let out = def;
+  if (def.hooks.PreToolUse.length || def.hooks.PostToolUse.length) {
+    ignored.push(`hooks of ${def.source.path}`);
+    out = { ...out, hooks: { PreToolUse: [], PostToolUse: [] } };
+  }
+  // A mode the file does not set is the person's own default (an untrusted config cannot raise it).
+  if (def.declared.permissionMode && def.permissionMode !== 'plan' && def.permissionMode !== 'default') {
+    ignored.push(`permission_mode ${def.permissionMode} of ${def.source.path}`);
+    out = { ...out, permissionMode: 'default' };
+  }
+  return out;
+}
+
 /** Loads the `*.md` files of one directory; a missing directory is simply empty. */
-export async function loadDirectory(dir: string, scope: DefinitionScope, config: DefinitionConfig): Promise<LoadResult> {
-  const result: LoadResult = { definitions: [], errors: [], warnings: [], shadowed: [] };
+export async function loadDirectory(dir: string, scope: DefinitionScope, config: DefinitionConfig): Promise<LoadResult & { scope: DefinitionScope }> {
+  const result: LoadResult & { scope: DefinitionScope } = { definitions: [], errors: [], warnings: [], shadowed: [], trust: { trusted: true, ignored: [] }, scope };
   let names: string[];
   try {
     names = (await readdir(dir)).filter((n) => n.endsWith('.md')).sort();

@@ -64,6 +64,11 @@ export interface LoadResult {
   warnings: DefinitionIssue[];
   /** Definitions hidden by one of the same name in a location that comes first. */
   shadowed: { name: string; path: string; scope: DefinitionScope; by: string }[];
+  /**
+   * Folder trust (docs/security.md "Folder trust"): whether the project's files were trusted,
+   * and what of them was ignored because they were not, one phrase each.
+   */
+  trust: { trusted: boolean; ignored: string[] };
 }
 
 /** The part of the config the loader reads. */

@@ -3,6 +3,8 @@ import type { Config } from '../config/schema.js';
 import type { AgentRecord } from '../fleet/record.js';
 import type { InboxMessage } from '../inbox/message.js';
 import type { Layout } from '../layout/layout.js';
+import { FlotillaError } from '../errors.js';
+import { SYSTEM_KIND_REFUSAL } from '../inbox/address.js';
 
 export interface OutgoingMessage {
   to: string;
@@ -37,8 +39,9 @@ export async function openAgentDoor(layout: Layout, config: Config, rec: AgentRe
   const [{ openDoor }, { headerOf }] = await Promise.all([import('../inbox/door.js'), import('../inbox/message.js')]);
   try {
     const door = await openDoor(layout.door(rec.id), config.inbox.max_body_bytes + 64 * 1024, async (req) => {
-      const kind = req.kind === 'system' ? 'system' : 'message';
-      return { ...headerOf(await send({ to: req.to, body: req.body, summary: req.summary, priority: req.priority, kind, inReplyTo: req.in_reply_to })) };
+      // `kind: system` is Flotilla's own word (docs/security.md "Framing"): an agent's command never gets to say it.
+      if (req.kind === 'system') throw new FlotillaError(SYSTEM_KIND_REFUSAL, { code: 'system-kind', exitCode: 1 });
+      return { ...headerOf(await send({ to: req.to, body: req.body, summary: req.summary, priority: req.priority, kind: 'message', inReplyTo: req.in_reply_to })) };
     });
     return door.path;
   } catch {

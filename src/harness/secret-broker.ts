@@ -11,7 +11,9 @@ import type { Layout } from '../layout/layout.js';
 import type { ApprovalAnswer } from '../policy/approval-types.js';
 import { listenForAnswer, type HandoffHeader, type HandoffListener } from '../secrets/handoff.js';
 import { MIN_SECRET_CHARS, secretSource, secretVarName } from '../secrets/keys.js';
+import { recordSecretDigests } from '../secrets/digests.js';
 import { holdForRedaction } from '../secrets/redact.js';
+import { endHolders } from '../secrets/holders.js';
 import type { SecretRequestOutcome } from '../tools/request-secret.js';
 import type { SessionEvent } from './session-types.js';
 
@@ -42,7 +44,12 @@ export interface SecretBrokerOptions {
   /** The live grants changed (for the registry record). */
   onGrants: (grants: SecretGrantView[]) => void;
   log: Log;
+  /** Whether this agent's commands run in the OS sandbox; without it, the question says who else could read the value. */
+  sandboxed: boolean;
 }
+
+/** Said with every secret question of an unsandboxed agent (docs/security.md "What this does not protect against"). */
+export const UNSANDBOXED_WARNING = 'no sandbox: sibling agents of the same user could read the value while it is held';
 
 interface Grant {
   key: string;
@@ -173,6 +180,7 @@ export class SecretBroker {
       summary: `${o.agentId} asks for secret '${key}' for ${ttlSecs} s${why ? `: ${why}` : ''}`.slice(0, 200),
       body:
         `Agent ${o.agentId} asks for the secret '${key}' for ${ttlSecs} s.${why ? `\n\nReason: ${why}` : ''}\n\n` +
+        (o.sandboxed ? '' : `Warning: ${UNSANDBOXED_WARNING}.\n\n`) +
         `Approve with \`flotilla approve ${requestId} [--ttl SECS]\` (the value is read in your shell: ${describeSource(key, o.config)}), ` +
         `or deny with \`flotilla deny ${requestId}\`; or type y / n in its window, or a / d in the dashboard.`,
     }).catch(() => undefined);
@@ -184,7 +192,7 @@ export class SecretBroker {
     o.setWaiting(true);
     o.emit({
       type: 'approval',
-      request: { id: requestId, agentId: o.agentId, tool: 'request_secret', kind: 'secret', key, ttlSecs, ...(why ? { reason: why } : {}), summary: `secret '${key}' for ${ttlSecs} s${why ? ` — ${why}` : ''}`, createdAt: new Date().toISOString() },
+      request: { id: requestId, agentId: o.agentId, tool: 'request_secret', kind: 'secret', key, ttlSecs, ...(why ? { reason: why } : {}), ...(o.sandboxed ? {} : { warning: UNSANDBOXED_WARNING }), summary: `secret '${key}' for ${ttlSecs} s${why ? ` — ${why}` : ''}`, createdAt: new Date().toISOString() },
     });
     const outcome = await settled;
     clearTimeout(timer);
@@ -231,6 +239,15 @@ export class SecretBroker {
     }
     const value = Buffer.alloc(a.value.length);
     a.value.copy(value);
+    // Before any command sees it: the fleet redacts it by digest from now on, in every agent,
+    // after expiry and in a resumed agent (docs/security.md "Redaction").
+    try {
+      recordSecretDigests(o.layout, key, value.toString('utf8'));
+    } catch (err) {
+      value.fill(0);
+      audit(o.layout, { event: 'secret_denied', agent: o.agentId, key, request: requestId, rule: 'digest', reason: errorMessage(err) });
+      return { granted: false, key, reason: `the value could not be registered for redaction: ${errorMessage(err)}` };
+    }
     const ttlMs = Math.round(a.ttlSecs * 1000);
     const g: Grant = {
       key, requestId, varName: secretVarName(key, o.config), value, expiresAt: Date.now() + ttlMs,
@@ -259,6 +276,12 @@ export class SecretBroker {
     g.expired = true;
     clearTimeout(g.timer);
     if (this.grants.get(g.key) === g) this.grants.delete(g.key);
+    // Expiry stops handing the value out; a process still holding it in its environment (a
+    // server started during the grant, a command still running) is ended and reported.
+    for (const h of endHolders(g.varName, g.value)) {
+      audit(this.o.layout, { event: 'secret_holder_ended', agent: this.o.agentId, key: g.key, request: g.requestId, pid: h.pid, command: h.command });
+      this.o.emit({ type: 'notice', text: `secret '${g.key}': ended process ${h.pid} (${h.command}), which still held it in its environment` });
+    }
     this.wipe(g);
     // The record first: whoever reads the audit line finds the grant already gone.
     this.publish();

@@ -51,6 +51,9 @@ export async function startAgent(opts: {
 }): Promise<StartedAgent> {
   const { layout, config, definition } = opts;
   const env = opts.env ?? process.env;
+  // Every value the fleet was granted stays redacted here, whoever held it (docs/security.md "Redaction").
+  const [{ fleetRedactor }, { setFleetRedactor }] = await Promise.all([import('../secrets/digests.js'), import('../secrets/redact.js')]);
+  setFleetRedactor(fleetRedactor(layout));
   const log = await createAgentLogger(layout, opts.record.id);
   const rec = markStarting(layout, opts.record.id, log);
   const childEnv = await toolEnvironment(layout, config, rec, env);
@@ -82,6 +85,7 @@ export async function startAgent(opts: {
     ancestorLacking: (key) => ancestorLacking(layout, rec, key),
     setWaiting,
     onGrants: (grants) => { updateRecord(layout, rec.id, { secretGrants: grants }); },
+    sandboxed: await commandsSandboxed(config, env),
   }) : undefined;
   const tools: Tool[] = await buildTools({ layout, config, record: rec, env: childEnv, memoryDir: memory.dir, inbox, log, ...(secrets ? { secrets } : {}) });
   const { withheldRules } = await import('../policy/tool-policy.js');
@@ -171,4 +175,15 @@ async function endings(ctx: {
       return ended;
     },
   };
+}
+
+/** Whether this agent's shell commands run in the OS sandbox (then siblings cannot read a granted value from them). */
+async function commandsSandboxed(config: Config, env: NodeJS.ProcessEnv): Promise<boolean> {
+  if (config.security.sandbox === 'none') return false;
+  const { findBubblewrap } = await import('../tools/sandbox.js');
+  try {
+    return Boolean(findBubblewrap(env));
+  } catch {
+    return false;
+  }
 }

@@ -14,6 +14,9 @@ export const RESERVED_RECIPIENTS = ['human', 'parent', 'root'] as const;
  * agent that is not an ancestor is refused as forged, and unsetting it changes nothing. So
  * `from` cannot be chosen by whoever writes the message, nor by the sender's environment.
  */
+/** Why an agent may not send `kind: system` (docs/security.md "Framing"). */
+export const SYSTEM_KIND_REFUSAL = "refused: kind 'system' is Flotilla's own, and this message comes from an agent — send it as an ordinary message (drop --kind system)";
+
 export function senderIdentity(layout: Layout, opts: { env?: NodeJS.ProcessEnv; pid?: number } = {}): string {
   const env = opts.env ?? process.env;
   const id = env.FLOTILLA_AGENT_ID?.trim();

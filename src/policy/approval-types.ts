@@ -25,6 +25,8 @@ export interface ApprovalRequest {
   ttlSecs?: number;
   /** The agent's reason (kind `secret`). */
   reason?: string;
+  /** What the person should know before answering (kind `secret` without a sandbox: who else could read the value). */
+  warning?: string;
 }
 
 /** A person's answer. `always` approves this tool for the rest of the agent's life. */

@@ -74,17 +74,39 @@ export function holdForRedaction(key: string, value: string): () => void {
   return () => { heldNow.delete(token); };
 }
 
+/**
+ * A redactor for values this process does not hold: the fleet's digest set
+ * (secrets/digests.ts), installed by a harness so that a value any agent of the fleet was
+ * ever granted is replaced wherever it shows up, after expiry and in a resumed agent too.
+ * It returns its input (the same string) when it finds nothing.
+ */
+let fleetRedactor: ((text: string) => string) | undefined;
+
+export function setFleetRedactor(fn: ((text: string) => string) | undefined): void {
+  fleetRedactor = fn;
+}
+
 /** True when this process holds any secret. */
 export function holdingSecrets(): boolean {
   return heldNow.size > 0;
 }
 
-/** `text` with every secret this process holds replaced by `[secret:<key>]`. */
+/** `text` with every secret this process holds, and every one the fleet knows by digest, replaced by `[secret:<key>]`. */
 export function redact(text: string): string {
-  return heldNow.size === 0 ? text : redactText(text, heldNow.values());
+  const held = heldNow.size === 0 ? text : redactText(text, heldNow.values());
+  return fleetRedactor ? fleetRedactor(held) : held;
 }
 
 /** `value` with every string inside it redacted (see `redact`). */
 export function redactValue<T>(value: T): T {
-  return heldNow.size === 0 ? value : redactDeep(value, heldNow.values());
+  if (heldNow.size === 0 && !fleetRedactor) return value;
+  const walk = (v: unknown): unknown => {
+    if (typeof v === 'string') return redact(v);
+    if (Array.isArray(v)) return v.map(walk);
+    if (v !== null && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype) {
+      return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]));
+    }
+    return v;
+  };
+  return walk(value) as T;
 }

@@ -15,11 +15,14 @@
 
 const MARKER_NAMES = ['inbox-message', 'agent-memory', 'system-reminder', 'parent-context'] as const;
 
-// In the skeleton: `<`, optional whitespace, optional `/` and whitespace, then a marker name
-// whose hyphen may be written as `-`, `_`, whitespace or nothing (`< inbox_message`).
+// In the skeleton: `<`, then up to three separators (anything but a letter, a digit or `>`),
+// optional `/`, then a marker name with up to three separators between *any* two of its
+// letters: `< inbox_message`, `<in-box-message`, `<i n b o x - m e s s a g e` all read as
+// the tag to a model, so all are escaped.
+const SEP = '[^\\p{L}\\p{N}>]{0,3}';
 const MARKER_RE = new RegExp(
-  `<(?=\\s*/?\\s*(?:${MARKER_NAMES.map((n) => n.replace('-', '[-_\\s]*')).join('|')}))`,
-  'gi',
+  `<(?=${SEP}/?${SEP}(?:${MARKER_NAMES.map((n) => [...n.replace(/-/g, '')].join(SEP)).join('|')}))`,
+  'giu',
 );
 
 /** Brackets and dashes a reader takes for `<` and `-` that NFKC leaves alone. */

@@ -57,16 +57,27 @@ describe('bypass_permissions from the environment', () => {
   // The same mode is allowed when a person wrote the permission in a file: proves the
   // refusals above come from where the permission was set, not from the mode itself.
   it.each([
-    ['the project config', () => fleet.layout.configFile],
+    ['the project config (of a folder the person trusted)', () => fleet.layout.configFile],
     ['the user config', () => join(env.XDG_CONFIG_HOME!, 'flotilla', 'config.yaml')],
-  ])('runs when %s allows it', async (_what, file) => {
+  ])('runs when %s allows it', async (what, file) => {
     mkdirSync(join(file(), '..'), { recursive: true });
     writeFileSync(file(), 'agents:\n  allow_bypass_permissions: true\n');
+    if (what.includes('trusted')) expect((await flotilla(['trust'], { cwd: fleet.project, env })).exitCode).toBe(0);
     const r = await run([], { FLOTILLA_AGENTS_DEFAULT_PERMISSION_MODE: 'bypass_permissions' });
     expect(r.stdout).toBe('There are 2 lines.');
     expect(r.exitCode).toBe(0);
     expect(scriptCalls(calls)).toHaveLength(2);
     const [rec] = listRecords(fleet.layout);
     expect(rec).toMatchObject({ status: 'completed', permissionMode: 'bypass_permissions' });
+  });
+
+  // docs/security.md "Folder trust": the allowance is the person's only once they trust the folder.
+  it("is refused when only an untrusted project's config allows it", async () => {
+    writeFileSync(fleet.layout.configFile, 'agents:\n  allow_bypass_permissions: true\n');
+    const r = await run([], { FLOTILLA_AGENTS_DEFAULT_PERMISSION_MODE: 'bypass_permissions' });
+    expect(r.exitCode).not.toBe(0);
+    expect(r.stderr).toContain(REFUSED);
+    expect(r.stderr).toContain("agents.allow_bypass_permissions in");
+    expect(scriptCalls(calls)).toEqual([]);
   });
 });

@@ -27,7 +27,8 @@ beforeEach(() => {
 });
 afterEach(() => fleet.cleanup());
 
-const load = () => loadDefinitions({ layout: fleet.layout, config, env });
+// Precedence as a trusted folder has it; untrusted folders: test/config/trust.unit.test.ts.
+const load = () => loadDefinitions({ layout: fleet.layout, config, env, trusted: true });
 const put = (dir: string, file: string, text: string) => writeFileSync(join(dir, file), text);
 
 describe('locations and precedence', () => {
@@ -166,7 +167,7 @@ describe('files', () => {
 
 describe('pickDefinition', () => {
   it('says how to list or create an unknown name', async () => {
-    expect(() => pickDefinition({ definitions: [], errors: [], warnings: [], shadowed: [] }, 'nope')).toThrow(
+    expect(() => pickDefinition({ definitions: [], errors: [], warnings: [], shadowed: [], trust: { trusted: true, ignored: [] } }, 'nope')).toThrow(
       "no agent definition named 'nope' — run 'flotilla agents list' to see them, or 'flotilla agents create nope --description \"…\"' to make one",
     );
   });

@@ -7,6 +7,7 @@ import type { AgentRecord } from '../../src/fleet/record.js';
 import type { Layout } from '../../src/layout/layout.js';
 import { CLI, flotilla } from '../helpers/cli.js';
 import { tempFleet, type TempFleet } from '../helpers/fleet.js';
+import { trustProject } from '../helpers/trust.js';
 
 /**
  * A real project for end-to-end tests of one agent run by the built CLI: definitions in
@@ -73,6 +74,8 @@ export function project(prefix = 'flotilla-e2e-'): Project {
     },
     audit: () => auditLines(layout),
   };
+  // Its definitions set modes and hooks, which only a trusted folder may (docs/security.md "Folder trust").
+  trustProject(fleet.project, baseEnv());
   return p;
 }
 

@@ -128,7 +128,7 @@ describe('SecretBroker', () => {
   afterEach(() => fleet.cleanup());
 
   const broker = (over: Partial<ConstructorParameters<typeof SecretBroker>[0]> = {}) => new SecretBroker({
-    layout: fleet.layout, config: defaultConfig(), agentId: 'kid-aaaaaa', keys: ['github-token'], ttlSecs: 1, noApprover: null,
+    layout: fleet.layout, config: defaultConfig(), agentId: 'kid-aaaaaa', keys: ['github-token'], ttlSecs: 1, noApprover: null, sandboxed: true,
     ancestorLacking: () => undefined, env: {}, emit: (e) => events.push(e), setWaiting: () => undefined, onGrants: () => undefined, log: nullLog, ...over,
   });
   const signal = () => new AbortController().signal;
@@ -197,7 +197,10 @@ describe('the full example definition', () => {
   it('loads with every documented field and agents show displays it', async () => {
     mkdirSync(fleet.layout.agentsDir, { recursive: true });
     writeFileSync(join(fleet.layout.agentsDir, 'release-bot.md'), readFileSync(fixture('secrets/agents/release-bot.md')));
-    const r = await flotilla(['agents', 'show', 'release-bot'], { cwd: fleet.project, env: { FLOTILLA_ROOT: fleet.layout.root } });
+    // Its hooks and mode count once the person trusts the folder (docs/security.md "Folder trust").
+    const env = { FLOTILLA_ROOT: fleet.layout.root, HOME: join(fleet.project, 'home'), XDG_CONFIG_HOME: join(fleet.project, 'home', '.config') };
+    expect((await flotilla(['trust'], { cwd: fleet.project, env })).exitCode).toBe(0);
+    const r = await flotilla(['agents', 'show', 'release-bot'], { cwd: fleet.project, env });
     expect(r.exitCode, String(r.stderr)).toBe(0);
     expect(r.stderr).toBe('');
     const out = String(r.stdout);
@@ -218,7 +221,7 @@ describe('the full example definition', () => {
       'color:            magenta',
     ]) expect(out).toContain(line);
     expect(out).toContain('call request_secret with key github-token');
-    const json = JSON.parse(String((await flotilla(['agents', 'show', 'release-bot', '--json'], { cwd: fleet.project, env: { FLOTILLA_ROOT: fleet.layout.root } })).stdout));
+    const json = JSON.parse(String((await flotilla(['agents', 'show', 'release-bot', '--json'], { cwd: fleet.project, env })).stdout));
     expect(json).toMatchObject({ secrets: ['github-token'], ttlSecs: 120, timeoutSecs: 900, warnings: [] });
   });
 });

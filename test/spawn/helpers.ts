@@ -7,6 +7,7 @@ import { listRecords, readRecord } from '../../src/fleet/registry.js';
 import { CLI, SPAWN_AGENT } from '../helpers/cli.js';
 import { tempDir, tempFleet, type TempFleet } from '../helpers/fleet.js';
 import { eventually, tmuxServer, type TmuxServer } from '../helpers/tmux.js';
+import { trustProject } from '../helpers/trust.js';
 
 export const FIXTURES = fileURLToPath(new URL('../fixtures/spawn/', import.meta.url));
 export const fixture = (name: string): string => join(FIXTURES, name);
@@ -68,6 +69,8 @@ export function spawnFleet(opts: FleetOptions = {}): SpawnFleet {
     FLOTILLA_TMUX_SOCKET: tmux.socket,
     LANG: 'C.UTF-8',
   };
+  // The base config raises the default mode, which only a trusted folder may (docs/security.md "Folder trust").
+  trustProject(fleet.project, env);
   const run = async (file: string, args: string[], extra: Record<string, string> = {}): Promise<Run> => {
     const r = await execa(file, args, { cwd: fleet.project, env: { ...env, ...extra }, extendEnv: false, reject: false, stdin: 'ignore' });
     return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) };

@@ -3,7 +3,7 @@ import { execa } from 'execa';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
+import { ask } from '../ask.js';
 import { FlotillaError, UsageError } from '../../errors.js';
 import { parseDefinition } from '../../definitions/parse.js';
 import { pickDefinition } from '../../definitions/load.js';
@@ -105,18 +105,3 @@ function fileDefinition(result: LoadResult, name: string, verb: string): Definit
 }
 
 /** Reads one line of answer; end of input (nobody there) counts as No. */
-function ask(question: string): Promise<string> {
-  process.stderr.write(question);
-  const rl = createInterface({ input: process.stdin, terminal: false });
-  return new Promise((res) => {
-    let answered = false;
-    rl.once('line', (line) => {
-      answered = true;
-      rl.close();
-      res(line);
-    });
-    rl.once('close', () => {
-      if (!answered) res('');
-    });
-  });
-}

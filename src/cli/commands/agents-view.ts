@@ -16,6 +16,7 @@ export async function listAgents(cmd: Command, opts: { json?: boolean; verbose?:
       errors: result.errors,
       warnings: result.warnings,
       shadowed: result.shadowed,
+      trust: result.trust,
     });
     return;
   }
@@ -30,6 +31,14 @@ export async function listAgents(cmd: Command, opts: { json?: boolean; verbose?:
   };
   process.stdout.write(line(['NAME', 'SCOPE', 'MODEL', 'DESCRIPTION']) + '\n');
   for (const r of rows) process.stdout.write(line(r) + '\n');
+  // Which file hides which, in words: a name that resolves elsewhere than a person expects is how a stranger's file takes over.
+  for (const s of result.shadowed) {
+    process.stdout.write(`${s.name}: ${s.by === '<builtin>' ? 'the built-in' : s.by} shadows ${s.path === '<builtin>' ? 'the built-in' : s.path} (${s.scope})\n`);
+  }
+  if (!result.trust.trusted && result.trust.ignored.length) {
+    const { trustNotice } = await import('../trust-prompt.js');
+    process.stderr.write(trustNotice(result.trust.ignored) + '\n');
+  }
   reportIssues(result, opts.verbose === true);
 }
 

@@ -3,6 +3,7 @@ import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import type { Layout } from '../../layout/layout.js';
 import { TOOLS_DIR } from '../../layout/package.js';
+import { changedSince, trustedEntry } from '../../config/trust-store.js';
 import { parseTmuxVersion, tmuxNewEnough } from '../../tmux/version.js';
 import { bubblewrapUserNamespace, findBubblewrap, pidNamespace } from '../../tools/sandbox.js';
 import { MINIMUM, parseVersion, versionAtLeast } from '../../versions.js';
@@ -10,6 +11,8 @@ import { MINIMUM, parseVersion, versionAtLeast } from '../../versions.js';
 export interface Check {
   name: string;
   ok: boolean;
+  /** Worth a look but not a failure: printed as WARN, and doctor still exits 0. */
+  warn?: boolean;
   detail: string;
   fix: string;
 }
@@ -83,6 +86,7 @@ export async function runChecks(layout: Layout, env: NodeJS.ProcessEnv = process
   }
   checks.push({ name: 'fleet root', ok: writable, detail, fix: 'make the directory writable or choose another with --root / FLOTILLA_ROOT' });
   checks.push(...commandChecks(env));
+  checks.push(trustCheck(layout, env));
   checks.push(...containmentChecks());
   checks.push(...(await runtimeChecks(layout, env)));
   return checks;
@@ -154,4 +158,20 @@ async function runtimeChecks(layout: Layout, env: NodeJS.ProcessEnv = process.en
     });
   }
   return out;
+}
+
+/** Folder trust (docs/security.md "Folder trust"): whether it is trusted, and whether its files changed since. */
+export function trustCheck(layout: Layout, env: NodeJS.ProcessEnv = process.env): Check {
+  const entry = trustedEntry(layout, env);
+  const name = 'folder trust';
+  if (!entry) {
+    return { name, ok: true, detail: `${layout.project} is not trusted: its own config and definitions run no hooks, no mode above default and shadow nothing`, fix: '' };
+  }
+  const changed = changedSince(layout, entry);
+  if (!changed.length) return { name, ok: true, detail: `${layout.project} trusted since ${entry.trustedAt}`, fix: '' };
+  return {
+    name, ok: true, warn: true,
+    detail: `${layout.project}: files changed since you trusted it on ${entry.trustedAt}: ${changed.join(', ')}`,
+    fix: "read the changes (hooks, permission modes, config), then 'flotilla trust' to accept them or 'flotilla trust --revoke'",
+  };
 }

@@ -11,7 +11,7 @@ export function command(): Command {
       const { runChecks } = await import('./doctor-checks.js');
       const checks = await runChecks(layout);
       if (opts.json) printJson(checks);
-      else for (const c of checks) process.stdout.write(`${c.ok ? 'ok  ' : 'FAIL'}  ${c.name}: ${c.detail}${c.ok ? '' : ` — ${c.fix}`}\n`);
+      else for (const c of checks) process.stdout.write(`${!c.ok ? 'FAIL' : c.warn ? 'WARN' : 'ok  '}  ${c.name}: ${c.detail}${c.ok && !c.warn ? '' : ` — ${c.fix}`}\n`);
       if (checks.some((c) => !c.ok)) process.exitCode = 1;
     });
 }

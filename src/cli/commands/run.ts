@@ -14,6 +14,8 @@ export function command(): Command {
     .addOption(new Option('--spawned <id>', 'internal: run the registered agent <id> (used by spawn-agent)').hideHelp())
     .action(async (words: string[], opts: { agent?: string; id?: string; model?: string; prompt?: string; oneshot?: boolean; context?: 'none' | 'last_turn' | 'summary'; spawned?: string }, cmd: Command) => {
       const { layout } = cliContext(cmd);
+      // A person's own run asks about an untrusted folder first; a spawned harness never asks (docs/security.md "Folder trust").
+      if (!opts.spawned) await (await import('../trust-prompt.js')).settleTrust(layout);
       const { config } = await cliConfig(layout);
       const { runHarness } = await import('../../harness/run.js');
       const prompt = opts.prompt ?? (words.length ? words.join(' ') : undefined);

@@ -51,6 +51,11 @@ export async function run(parsed: Parsed, globals: Globals): Promise<void> {
   if (!body.trim()) throw new UsageError("empty message — give the text as arguments or on stdin, e.g. flotilla send human 'done'");
   // Identity comes from this process's environment, never from the arguments (§4).
   const from = senderIdentity(layout);
+  // `kind: system` is Flotilla's own word, or a person's acting for it (docs/security.md "Framing").
+  if (opts.kind === 'system' && from !== 'human') {
+    const [{ FlotillaError }, { SYSTEM_KIND_REFUSAL }] = await Promise.all([import('../../errors.js'), import('../../inbox/address.js')]);
+    throw new FlotillaError(SYSTEM_KIND_REFUSAL, { code: 'system-kind' });
+  }
   const recipient = resolveRecipient(layout, to, from);
   const { message } = await deliver(
     layout,

@@ -43,6 +43,8 @@ export function command(): Command {
     .option('--json', 'print the registry record (with --wait: the result) as JSON')
     .action(async (words: string[], opts: SpawnOpts, cmd: Command) => {
       const { layout } = cliContext(cmd);
+      // Asked before the config is read: a yes changes what it says (docs/security.md "Folder trust").
+      await (await import('../trust-prompt.js')).settleTrust(layout);
       const { config } = await cliConfig(layout);
       const [{ spawnAgent }, { waitForAgents }, { reconcileDead }, { UsageError }, { printJson }] = await Promise.all([
         import('../../spawn/spawn.js'), import('../../spawn/wait.js'), import('../../lifecycle/reconcile.js'), import('../../errors.js'), import('../output.js'),

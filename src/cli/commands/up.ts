@@ -14,6 +14,8 @@ export function command(): Command {
     .option('--json', 'print what was opened as JSON (implies --detach)')
     .action(async (opts: { detach?: boolean; model?: string; agent?: string; prompt?: string; runtime?: 'flotilla' | 'claude' | 'codex' | 'gemini'; json?: boolean }, cmd: Command) => {
       const { layout } = cliContext(cmd);
+      // Asked before the config is read: a yes changes what it says (docs/security.md "Folder trust").
+      await (await import('../trust-prompt.js')).settleTrust(layout);
       const { config } = await cliConfig(layout);
       const { fleetUp, attachFleet } = await import('../../up/up.js');
       const onWait = (): void => void process.stderr.write("flotilla: another 'flotilla up' is opening this fleet — waiting for it, then using its session\n");

@@ -79,7 +79,7 @@ export function formatEvent(e: SessionEvent, ctx: FormatContext): PaneOutput[] {
  */
 export function formatApprovalQuestion(req: ApprovalRequest, style: Style, width: number): string {
   const text = req.kind === 'secret'
-    ? `Give secret '${req.key ?? '?'}' to ${req.agentId} for ${req.ttlSecs ?? '?'} s?${req.reason ? ` reason: ${req.reason}` : ''}`
+    ? `Give secret '${req.key ?? '?'}' to ${req.agentId} for ${req.ttlSecs ?? '?'} s?${req.reason ? ` reason: ${req.reason}` : ''}${req.warning ? ` (${req.warning})` : ''}`
     : `Allow ${req.tool}: ${req.summary} ?`;
   return style.yellow(style.bold(truncate(sanitize(text).replace(/\n+/g, ' '), Math.max(20, width - 1))));
 }
