@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
+import type { Config } from '../../config/schema.js';
 import type { Layout } from '../../layout/layout.js';
 import { TOOLS_DIR } from '../../layout/package.js';
 import { changedSince, trustedEntry } from '../../config/trust-store.js';
@@ -87,8 +88,12 @@ export async function runChecks(layout: Layout, env: NodeJS.ProcessEnv = process
   checks.push({ name: 'fleet root', ok: writable, detail, fix: 'make the directory writable or choose another with --root / FLOTILLA_ROOT' });
   checks.push(...commandChecks(env));
   checks.push(trustCheck(layout, env));
-  checks.push(...containmentChecks());
-  checks.push(...(await runtimeChecks(layout, env)));
+  const { loadConfig } = await import('../../config/load.js');
+  // An invalid config is reported by its own commands; the checks then judge the defaults.
+  let config: Config | undefined;
+  try { config = loadConfig({ layout, env }).config; } catch { /* defaults */ }
+  checks.push(...containmentChecks(config?.security.sandbox ?? 'none', env));
+  checks.push(...(await runtimeChecks(layout, config, env)));
   return checks;
 }
 
@@ -96,7 +101,7 @@ export async function runChecks(layout: Layout, env: NodeJS.ProcessEnv = process
  * What the kernel enforces here (docs/security.md): lineage needs a pid namespace per tool
  * command; the bubblewrap sandbox needs bwrap and, for a non-root user, user namespaces.
  */
-function containmentChecks(): Check[] {
+function containmentChecks(sandbox: Config['security']['sandbox'], env: NodeJS.ProcessEnv): Check[] {
   const ns = pidNamespace();
   const checks: Check[] = [{
     name: 'lineage (pid namespace per command)',
@@ -106,57 +111,124 @@ function containmentChecks(): Check[] {
   }];
   let bwrap: string | undefined;
   try {
-    bwrap = findBubblewrap();
+    bwrap = findBubblewrap(env);
   } catch {
     bwrap = undefined;
   }
   const userns = bwrap ? bubblewrapUserNamespace(bwrap) : false;
   const root = process.geteuid?.() === 0;
+  // A setting whose tool is missing is a WARN, never `ok` (docs/decisions.md "doctor judges
+  // the settings"): with security.sandbox: bubblewrap every shell command is refused.
+  const needed = sandbox === 'bubblewrap';
   checks.push({
     name: 'sandbox (security.sandbox: bubblewrap)',
-    // Missing bwrap is not a failure: the sandbox is off unless configured (and then refuses to start).
     ok: !bwrap || userns || root,
+    warn: !bwrap && needed,
     detail: !bwrap
-      ? 'bwrap not found — the sandbox cannot be turned on'
+      ? needed
+        ? 'bwrap not found, but security.sandbox is bubblewrap: every shell command will be refused'
+        : 'bwrap not found — the sandbox cannot be turned on'
       : userns
         ? `${bwrap}: user + pid namespaces, no capabilities`
         : root
           ? `${bwrap}: no user namespaces here; as root the sandbox drops every capability (--cap-drop ALL) instead`
           : `${bwrap}: no user namespaces here, so bwrap cannot run for this user`,
-    fix: 'install bubblewrap (apt-get install bubblewrap) and allow user namespaces; only needed with security.sandbox: bubblewrap',
+    fix: needed && !bwrap
+      ? 'install bubblewrap (apt-get install bubblewrap / it is Linux only) or set security.sandbox: none'
+      : 'install bubblewrap (apt-get install bubblewrap) and allow user namespaces; only needed with security.sandbox: bubblewrap',
   });
   return checks;
 }
 
 /**
  * The vendor CLIs `--runtime` can run (§13): installed or not, and their versions. A missing
- * one is information, not a failure: only agents asking for it need it. One older than its
- * runtime was tested against (MINIMUM) fails: its hooks may not speak our protocol.
+ * one nobody asks for is information; one a setting asks for (runtimes.<name>.command,
+ * $FLOTILLA_<NAME>_BIN, a definition's `runtime:`) is a WARN. One older than its runtime was
+ * tested against (MINIMUM) fails: its hooks may not speak our protocol.
  */
-async function runtimeChecks(layout: Layout, env: NodeJS.ProcessEnv = process.env): Promise<Check[]> {
-  const [{ locateRuntimeBinary, runtimeVersion }, { BUILT_RUNTIMES, loadRuntime }, { planLogin }, { loadConfig }] = await Promise.all([
-    import('../../runtimes/binary.js'), import('../../runtimes/index.js'), import('../../runtimes/login.js'), import('../../config/load.js'),
+async function runtimeChecks(layout: Layout, config: Config | undefined, env: NodeJS.ProcessEnv): Promise<Check[]> {
+  const [{ locateRuntimeBinary, runtimeVersion }, { BUILT_RUNTIMES, loadRuntime }, { planLogin }] = await Promise.all([
+    import('../../runtimes/binary.js'), import('../../runtimes/index.js'), import('../../runtimes/login.js'),
   ]);
-  // An invalid config is reported by its own commands; the runtimes are then looked up with defaults.
-  let settings: Record<string, { command: string | null; login: 'shared' | 'isolated' } | undefined> = {};
-  try { settings = loadConfig({ layout, env }).config.runtimes; } catch { /* defaults */ }
+  const wanted = config ? await definitionsByRuntime(layout, config, env) : new Map<string, string[]>();
   const out: Check[] = [];
   for (const rt of await Promise.all(BUILT_RUNTIMES.map(loadRuntime))) {
-    const s = settings[rt.name];
+    const s = config?.runtimes[rt.name];
     const found = locateRuntimeBinary(rt, env, { command: s?.command, project: layout.project });
     const version = found ? await runtimeVersion(found.path, env) : undefined;
-    const min = MINIMUM[rt.name];
     const login = planLogin(rt.name, env, s?.login ?? 'shared');
-    out.push({
-      name: `runtime ${rt.name}`,
-      // A version we cannot read is not held against it: the CLI may print it differently.
-      ok: !found || version === undefined || parseVersion(version) === null || versionAtLeast(version, min),
-      detail: found
-        ? `${rt.title} ${version ?? '(version unknown)'} at ${found.path} (${found.via}); login: ${'fix' in login ? `none — ${login.fix}` : login.via}`
-        : `${rt.title} not installed (optional: npm install -g ${rt.npmPackage}, or set runtimes.${rt.name}.command)`,
-      fix: `upgrade it to ${min} or newer: npm install -g ${rt.npmPackage}@${min}`,
-    });
+    out.push(runtimeCheck({
+      name: rt.name, title: rt.title, npmPackage: rt.npmPackage, minimum: MINIMUM[rt.name],
+      found: found && { ...found, version, login: 'fix' in login ? `none — ${login.fix}` : login.via },
+      env: env[rt.binEnv]?.trim() ? { name: rt.binEnv, value: env[rt.binEnv]!.trim() } : undefined,
+      command: s?.command?.trim() || undefined,
+      wantedBy: wanted.get(rt.name) ?? [],
+    }));
   }
+  return out;
+}
+
+export interface RuntimeFacts {
+  name: string;
+  title: string;
+  npmPackage: string;
+  minimum: string;
+  found: { path: string; via: string; version: string | undefined; login: string } | undefined;
+  /** `$FLOTILLA_<NAME>_BIN` when set: it replaces every other place. */
+  env: { name: string; value: string } | undefined;
+  /** `runtimes.<name>.command` when set. */
+  command: string | undefined;
+  /** Definitions that name this runtime. */
+  wantedBy: string[];
+}
+
+/** One runtime's doctor line from what was found (pure, so every case is tested). */
+export function runtimeCheck(f: RuntimeFacts): Check {
+  const name = `runtime ${f.name}`;
+  const install = `npm install -g ${f.npmPackage}`;
+  if (f.found) {
+    const { version } = f.found;
+    return {
+      name,
+      // A version we cannot read is not held against it: the CLI may print it differently.
+      ok: version === undefined || parseVersion(version) === null || versionAtLeast(version, f.minimum),
+      detail: `${f.title} ${version ?? '(version unknown)'} at ${f.found.path} (${f.found.via}); login: ${f.found.login}`,
+      fix: `upgrade it to ${f.minimum} or newer: ${install}@${f.minimum}`,
+    };
+  }
+  if (f.env) {
+    return {
+      name, ok: true, warn: true,
+      detail: `$${f.env.name} (${f.env.value}) is not an executable file: agents with runtime ${f.name} cannot start`,
+      fix: `point $${f.env.name} at the ${f.title} CLI, or unset it to look on PATH`,
+    };
+  }
+  if (f.command) {
+    return {
+      name, ok: true, warn: true,
+      detail: `runtimes.${f.name}.command (${f.command}) is not an executable file: agents with runtime ${f.name} cannot start`,
+      fix: `fix the path in the config, or set runtimes.${f.name}.command: null to look on PATH`,
+    };
+  }
+  if (f.wantedBy.length) {
+    return {
+      name, ok: true, warn: true,
+      detail: `${f.title} not installed, but ${f.wantedBy.length === 1 ? 'definition' : 'definitions'} ${f.wantedBy.join(', ')} ${f.wantedBy.length === 1 ? 'asks' : 'ask'} for it`,
+      fix: `${install}, or set runtimes.${f.name}.command to its path`,
+    };
+  }
+  return { name, ok: true, detail: `${f.title} not installed (optional: ${install}, or set runtimes.${f.name}.command)`, fix: '' };
+}
+
+/** Runtime name → the definitions (by name) that ask for it. A load error is `agents check`'s to report. */
+async function definitionsByRuntime(layout: Layout, config: Config, env: NodeJS.ProcessEnv): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  try {
+    const { loadDefinitions } = await import('../../definitions/load.js');
+    for (const def of (await loadDefinitions({ layout, config, env })).definitions) {
+      if (def.runtime) out.set(def.runtime, [...(out.get(def.runtime) ?? []), def.name]);
+    }
+  } catch { /* none known */ }
   return out;
 }
 

@@ -1,0 +1,88 @@
+import { existsSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { TOOLS_DIR } from '../../src/layout/package.js';
+import { runtimeCheck, type RuntimeFacts } from '../../src/cli/commands/doctor-checks.js';
+import { tempDir } from '../helpers/fleet.js';
+import { spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
+
+/**
+ * `flotilla doctor` judges the settings, not only the machine: a setting whose tool is
+ * missing (security.sandbox: bubblewrap without bwrap, a runtime pointed at a CLI that is
+ * not there) is a WARN with what to do, never `ok` (docs/decisions.md "doctor judges the settings").
+ */
+let f: SpawnFleet | undefined;
+const cleanups: (() => void)[] = [];
+afterEach(async () => {
+  await f?.close();
+  f = undefined;
+  for (const c of cleanups.splice(0)) c();
+});
+
+/** A PATH holding every command of /usr/bin and /bin but `left`: a machine without that tool. */
+function pathWithout(left: string): string {
+  const bin = tempDir('flotilla-bin-');
+  cleanups.push(bin.cleanup);
+  for (const dir of ['/usr/bin', '/bin']) {
+    if (!existsSync(dir)) continue;
+    for (const name of readdirSync(dir)) {
+      if (name === left || existsSync(join(bin.dir, name))) continue;
+      symlinkSync(join(dir, name), join(bin.dir, name));
+    }
+  }
+  return bin.dir;
+}
+
+const line = (out: string, name: string): string => out.split('\n').find((l) => l.includes(` ${name}:`)) ?? '';
+
+describe('flotilla doctor and the settings', { timeout: 300_000 }, () => {
+  it('WARNs, and says what to do, when security.sandbox is bubblewrap and bwrap is not on PATH', async () => {
+    f = spawnFleet({ config: 'security:\n  sandbox: bubblewrap\n' });
+    const PATH = pathWithout('bwrap');
+    const r = await f.flotilla(['doctor'], { PATH });
+    const sandbox = line(r.stdout, 'sandbox (security.sandbox: bubblewrap)');
+    expect(sandbox).toMatch(/^WARN {2}sandbox/);
+    expect(sandbox).toContain('bwrap not found, but security.sandbox is bubblewrap');
+    expect(sandbox).toContain('— install bubblewrap');
+    expect(sandbox).toContain('or set security.sandbox: none');
+
+    // The same machine with the sandbox off has nothing to warn about.
+    writeFileSync(f.layout.configFile, 'agents:\n  default_permission_mode: dont_ask\n');
+    const off = await f.flotilla(['doctor'], { PATH });
+    expect(line(off.stdout, 'sandbox (security.sandbox: bubblewrap)')).toMatch(/^ok +sandbox.*bwrap not found — the sandbox cannot be turned on$/);
+  });
+
+  it('WARNs when runtimes.<name>.command or $FLOTILLA_<NAME>_BIN names a CLI that is not there', async () => {
+    f = spawnFleet({ config: 'runtimes:\n  codex:\n    command: /nonexistent/codex\n' });
+    const r = await f.flotilla(['doctor'], { PATH: `${TOOLS_DIR}:${f.env.PATH}`, FLOTILLA_GEMINI_BIN: '/nonexistent/gemini' });
+    expect(line(r.stdout, 'runtime codex')).toBe(
+      'WARN  runtime codex: runtimes.codex.command (/nonexistent/codex) is not an executable file: agents with runtime codex cannot start'
+      + ' — fix the path in the config, or set runtimes.codex.command: null to look on PATH',
+    );
+    expect(line(r.stdout, 'runtime gemini')).toMatch(/^WARN {2}runtime gemini: \$FLOTILLA_GEMINI_BIN \(\/nonexistent\/gemini\) is not an executable file/);
+    // A WARN is not a failure: doctor exits 0 unless a check failed.
+    expect(r.stdout.split('\n').filter((l) => l.startsWith('FAIL'))).toEqual([]);
+    expect(r.exitCode).toBe(0);
+    // The runtime left alone is found where it always is.
+    expect(line(r.stdout, 'runtime claude')).toMatch(/^ok +runtime claude: Claude Code \S+/);
+  });
+});
+
+describe('runtimeCheck', () => {
+  const facts: RuntimeFacts = { name: 'gemini', title: 'Gemini CLI', npmPackage: '@google/gemini-cli', minimum: '0.61.0', found: undefined, env: undefined, command: undefined, wantedBy: [] };
+
+  it('a CLI nobody asks for is optional; one a definition names is a WARN naming the definitions', () => {
+    expect(runtimeCheck(facts)).toMatchObject({ ok: true, detail: expect.stringContaining('not installed (optional') });
+    expect(runtimeCheck(facts).warn).toBeFalsy();
+    const wanted = runtimeCheck({ ...facts, wantedBy: ['researcher', 'scout'] });
+    expect(wanted).toMatchObject({ ok: true, warn: true, detail: 'Gemini CLI not installed, but definitions researcher, scout ask for it' });
+    expect(wanted.fix).toBe('npm install -g @google/gemini-cli, or set runtimes.gemini.command to its path');
+  });
+
+  it('a found CLI older than the tested version fails; a newer one or an unreadable version is ok', () => {
+    const found = (version: string | undefined): RuntimeFacts => ({ ...facts, found: { path: '/x/gemini', via: 'PATH', version, login: 'shared' } });
+    expect(runtimeCheck(found('0.60.9')).ok).toBe(false);
+    expect(runtimeCheck(found('0.62.0'))).toMatchObject({ ok: true, detail: 'Gemini CLI 0.62.0 at /x/gemini (PATH); login: shared' });
+    expect(runtimeCheck(found(undefined)).ok).toBe(true);
+  });
+});
