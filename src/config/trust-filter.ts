@@ -26,6 +26,8 @@ const TIGHTEN_ONLY: Record<string, Check> = {
   'agents.default_permission_mode': (v) => typeof v === 'string' && MODE_ORDER.indexOf(v) >= 0 && MODE_ORDER.indexOf(v) <= MODE_ORDER.indexOf('default'),
   'agents.allow_bypass_permissions': (v) => v === false,
   'agents.default_disallowed_tools': (v, lower) => subsetOf(lower.agents.default_disallowed_tools)(v),
+  // Each folder listed widens where agents read without asking: only the person's own folders.
+  'permissions.read_dirs': (v, lower) => Array.isArray(v) && v.every((d) => lower.permissions.read_dirs.includes(d as string)),
 };
 
 /** Whole subtrees an untrusted project never sets: commands, secret sources, provider endpoints. */

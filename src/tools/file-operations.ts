@@ -1,7 +1,7 @@
 import { lstat, mkdir, readFile, readlink, realpath, stat, writeFile } from 'node:fs/promises';
 
 /**
- * The file-system operations the file tools need, injected (STYLE 3, pi-mono `WriteOperations`)
+ * The file-system operations the file tools need, injected (CONTRIBUTING.md, "A tool")
  * so a tool can be pointed at another back-end (a container, a remote host) without changing it.
  * Errors are Node errors (`code: 'ENOENT'`, …); tools turn them into messages for the model.
  */
@@ -16,7 +16,11 @@ export interface FileOperations {
   lstat(path: string): Promise<FileStat>;
   realpath(path: string): Promise<string>;
   readlink(path: string): Promise<string>;
-  /** Files (not directories) matching `pattern` under `cwd`, as absolute paths, in no set order. */
+  /**
+   * Files (not directories) matching `pattern` under `cwd`, as absolute paths, in no set order.
+   * Symbolic links are neither followed nor listed: the read scope is checked at the search's
+   * root, and a link inside could lead anywhere (docs/security.md, "What reads may touch").
+   */
   glob(pattern: string, opts: { cwd: string; ignore: readonly string[] }): Promise<string[]>;
 }
 

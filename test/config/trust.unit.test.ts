@@ -113,6 +113,17 @@ describe("an untrusted project's config", () => {
     expect(config().config.agents.default_disallowed_tools).toEqual(['write']);
   });
 
+  it('cannot open a folder to reads (permissions.read_dirs) beyond the person\'s own list', () => {
+    writeFileSync(join(env.XDG_CONFIG_HOME!, 'flotilla', 'config.yaml'), 'permissions:\n  read_dirs: [~/docs]\n');
+    writeFileSync(fleet.layout.configFile, 'permissions:\n  read_dirs: [~/docs, ~/.]\n');
+    const { config: c, trust } = config();
+    expect(c.permissions.read_dirs).toEqual(['~/docs']);
+    expect(trust.ignored).toEqual(['permissions.read_dirs']);
+    // Repeating (or narrowing) the person's own list is kept.
+    writeFileSync(fleet.layout.configFile, 'permissions:\n  read_dirs: []\n');
+    expect(config().config.permissions.read_dirs).toEqual([]);
+  });
+
   it('counts in full once the folder is trusted', () => {
     writeFileSync(fleet.layout.configFile, 'hooks:\n  start: [{command: "true"}]\nagents:\n  default_permission_mode: dont_ask\n');
     trustFolder(fleet.layout, env);
