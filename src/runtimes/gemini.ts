@@ -113,4 +113,6 @@ export const gemini: Runtime = {
   finalAnswer: (p) => (typeof p.prompt_response === 'string' ? p.prompt_response : undefined),
   // Gemini's tool hooks read a top-level decision.
   denyTool: (reason): HookReply => ({ stdout: JSON.stringify({ decision: 'deny', reason }) + '\n', exitCode: 0 }),
+  // `ask` makes Gemini show its own confirmation whatever its approval mode.
+  askTool: (reason): HookReply => ({ stdout: JSON.stringify({ decision: 'ask', reason, systemMessage: reason }) + '\n', exitCode: 0 }),
 };

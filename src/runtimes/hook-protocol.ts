@@ -4,9 +4,9 @@ import type { FleetHookEvent, HookReply, LaunchInput, Runtime } from './types.js
  * The hook protocol Claude Code defined and Codex follows: JSON on stdin with
  * `transcript_path`, `last_assistant_message` (turn end), `tool_name`/`tool_input` (pre-tool);
  * JSON on stdout with `decision: block` to continue a turn, `additionalContext` to add to
- * one, `permissionDecision: deny` to refuse a tool. One copy, so both CLIs read the same answers.
+ * one, `permissionDecision: deny` to refuse a tool (`ask` to have the CLI ask its person). One copy, so both CLIs read the same answers.
  */
-export type HookProtocol = Pick<Runtime, 'continueWith' | 'addContext' | 'denyTool' | 'finalAnswer' | 'transcriptPath' | 'toolCall'>;
+export type HookProtocol = Pick<Runtime, 'continueWith' | 'addContext' | 'denyTool' | 'askTool' | 'finalAnswer' | 'transcriptPath' | 'toolCall'>;
 
 /** Claude's hook events for Flotilla's (Codex uses the same names). */
 export const CLAUDE_HOOK_EVENTS = { 'turn-start': 'UserPromptSubmit', 'turn-end': 'Stop', 'pre-tool': 'PreToolUse' } as const;
@@ -21,6 +21,7 @@ export function claudeStyleHooks(canonicalOf: (vendorName: string) => string | u
     continueWith: (text) => reply({ decision: 'block', reason: text }),
     addContext: (text) => reply({ hookSpecificOutput: { hookEventName: turnStartEvent, additionalContext: text } }),
     denyTool: (reason) => reply({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: reason } }),
+    askTool: (reason) => reply({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'ask', permissionDecisionReason: reason } }),
     finalAnswer: (p) => (typeof p.last_assistant_message === 'string' ? p.last_assistant_message : undefined),
     transcriptPath: (p) => (typeof p.transcript_path === 'string' ? p.transcript_path : undefined),
     toolCall(p) {
@@ -29,7 +30,7 @@ export function claudeStyleHooks(canonicalOf: (vendorName: string) => string | u
       const input = (p.tool_input ?? {}) as Record<string, unknown>;
       const canonical = canonicalOf(name) ?? (name.startsWith(mcpPrefix) ? name.slice(mcpPrefix.length) : name);
       const command = typeof input.command === 'string' ? input.command : typeof input.cmd === 'string' ? input.cmd : undefined;
-      return { tool: canonical, ...(command !== undefined ? { command } : {}) };
+      return { tool: canonical, ...(command !== undefined ? { command } : {}), input };
     },
   };
 }

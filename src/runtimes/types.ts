@@ -93,10 +93,12 @@ export interface Runtime {
   addContext(text: string): HookReply;
   /** What the pre-tool hook prints to refuse a call. */
   denyTool(reason: string): HookReply;
+  /** What the pre-tool hook prints to have the CLI ask its person about a call (its own prompt, in its pane). */
+  askTool(reason: string): HookReply;
   /** The final answer in a turn-end payload, when the payload carries it. */
   finalAnswer(payload: Record<string, unknown>): string | undefined;
   /** The CLI's transcript path in a hook payload, when it has one. */
   transcriptPath(payload: Record<string, unknown>): string | undefined;
-  /** A tool call in a pre-tool payload: canonical name and shell command if any. */
-  toolCall(payload: Record<string, unknown>): { tool: string; command?: string } | undefined;
+  /** A tool call in a pre-tool payload: canonical name, shell command if any, and the CLI's own input. */
+  toolCall(payload: Record<string, unknown>): { tool: string; command?: string; input?: Record<string, unknown> } | undefined;
 }

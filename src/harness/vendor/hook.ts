@@ -20,8 +20,8 @@ import { drainInbox } from './mail.js';
  * - turn-end: unread mail continues the turn (capped per task); otherwise the task ends: its
  *   final answer → output/<id>.md, the record idle with usage from the CLI's transcript,
  *   one completion to the parent.
- * - pre-tool: the audit line, the agent's tools (`toolRefusal`), and the shell gate (§7) for
- *   shell commands.
+ * - pre-tool: the audit line, the agent's tools (`toolRefusal`), the read scope for the CLI's
+ *   read tools (vendor/read-scope.ts), and the shell gate (§7) for shell commands.
  */
 export const MAX_MAIL_CONTINUES = 5;
 
@@ -45,6 +45,13 @@ async function preTool(layout: Layout, config: Config, runtime: Runtime, rec: Ag
   if (refused) {
     audit(layout, { event: 'policy_denied', agent: rec.id, tool: call.tool, rule: refused.rule, via: runtime.name, ...(call.command !== undefined ? { command: call.command } : {}) });
     return runtime.denyTool(refused.reason);
+  }
+  // Reads outside the agent's folders ask through the CLI's own prompt, or are refused (docs/security.md, "What reads may touch").
+  const { vendorReadDecision } = await import('./read-scope.js');
+  const scoped = vendorReadDecision(call, rec, layout, config, process.env);
+  if (scoped && scoped.decision !== 'allow') {
+    audit(layout, { event: scoped.decision === 'deny' ? 'policy_denied' : 'tool_call', agent: rec.id, tool: call.tool, rule: scoped.rule, via: runtime.name, ...(scoped.decision === 'ask' ? { decision: 'ask' } : {}) });
+    return scoped.decision === 'deny' ? runtime.denyTool(scoped.reason) : runtime.askTool(scoped.reason);
   }
   if (call.tool === 'shell' && call.command !== undefined) {
     const { loadShellClassifier } = await import('../shell-parser.js');
