@@ -65,7 +65,9 @@ export const agentRecordSchema = z.object({
   createdAt: z.string(),
   startedAt: z.string().nullable(),
   finishedAt: z.string().nullable(),
+  /** Model turns over the agent's whole life (usage, audit); `taskTurns` is what `maxTurns` bounds. */
   turns: z.number().int().nonnegative(),
+  /** max_turns, per task (§5.9): a persistent agent gets the whole limit for each new task. */
   maxTurns: z.number().int().positive(),
   timeoutSecs: z.number().positive(),
   usage: usageSchema,
@@ -81,6 +83,8 @@ export const agentRecordSchema = z.object({
   /** The task counter: 1 for the first task, +1 for each new one a persistent agent takes. */
   task: z.number().int().positive().default(1),
   lastTask: taskResultSchema.nullable().default(null),
+  /** Model turns of the current task (the last one while idle): what the pane, status and the dashboard show against maxTurns. */
+  taskTurns: z.number().int().nonnegative().default(0),
   /** Concurrency slot index held by this agent (§5.3), when slots are in use. */
   slot: z.number().int().nonnegative().nullable().default(null),
   collectedAt: z.string().nullable().default(null),

@@ -381,34 +381,35 @@ function v69(v: unknown, p: string, bad: Issue[]): unknown {
 }
 
 function v70(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === null ? null : v69(v, p, bad);
+  return v === undefined ? structuredClone(0) : v69(v, p, bad);
 }
 
 function v71(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === undefined ? structuredClone(null) : v70(v, p, bad);
+  if (typeof v !== 'number' || !Number.isFinite(v)) { bad.push({ path: p, message: 'expected a number' }); return v; }
+  if (!Number.isSafeInteger(v)) bad.push({ path: p, message: 'expected an integer' });
+  if (!((v as number) >= 0)) bad.push({ path: p, message: 'too small: expected >=0' });
+  return v;
 }
 
 function v72(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  return v;
+  return v === null ? null : v71(v, p, bad);
 }
 
 function v73(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === null ? null : v72(v, p, bad);
+  return v === undefined ? structuredClone(null) : v72(v, p, bad);
 }
 
 function v74(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === undefined ? structuredClone(null) : v73(v, p, bad);
+  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
+  return v;
 }
 
 function v75(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  return v;
+  return v === null ? null : v74(v, p, bad);
 }
 
 function v76(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  return v;
+  return v === undefined ? structuredClone(null) : v75(v, p, bad);
 }
 
 function v77(v: unknown, p: string, bad: Issue[]): unknown {
@@ -417,41 +418,41 @@ function v77(v: unknown, p: string, bad: Issue[]): unknown {
 }
 
 function v78(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) { bad.push({ path: p, message: 'expected an object' }); return v; }
-  const o = v as Record<string, unknown>;
-  const out: Record<string, unknown> = {};
-  { const r = v75(o["key"], p + ".key", bad); if (r !== undefined) out["key"] = r; }
-  { const r = v76(o["requestId"], p + ".requestId", bad); if (r !== undefined) out["requestId"] = r; }
-  { const r = v77(o["expiresAt"], p + ".expiresAt", bad); if (r !== undefined) out["expiresAt"] = r; }
-  return out;
+  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
+  return v;
 }
 
 function v79(v: unknown, p: string, bad: Issue[]): unknown {
-  if (!Array.isArray(v)) { bad.push({ path: p, message: 'expected an array' }); return v; }
-  return v.map((x, i) => v78(x, p + '.' + i, bad));
+  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
+  return v;
 }
 
 function v80(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === undefined ? structuredClone([]) : v79(v, p, bad);
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) { bad.push({ path: p, message: 'expected an object' }); return v; }
+  const o = v as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  { const r = v77(o["key"], p + ".key", bad); if (r !== undefined) out["key"] = r; }
+  { const r = v78(o["requestId"], p + ".requestId", bad); if (r !== undefined) out["requestId"] = r; }
+  { const r = v79(o["expiresAt"], p + ".expiresAt", bad); if (r !== undefined) out["expiresAt"] = r; }
+  return out;
 }
 
 function v81(v: unknown, p: string, bad: Issue[]): unknown {
+  if (!Array.isArray(v)) { bad.push({ path: p, message: 'expected an array' }); return v; }
+  return v.map((x, i) => v80(x, p + '.' + i, bad));
+}
+
+function v82(v: unknown, p: string, bad: Issue[]): unknown {
+  return v === undefined ? structuredClone([]) : v81(v, p, bad);
+}
+
+function v83(v: unknown, p: string, bad: Issue[]): unknown {
   if (!(["flotilla","claude","codex","gemini"] as unknown[]).includes(v)) bad.push({ path: p, message: "expected one of flotilla, claude, codex, gemini" });
   return v;
 }
 
-function v82(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === undefined ? structuredClone("flotilla") : v81(v, p, bad);
-}
-
-function v83(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  return v;
-}
-
 function v84(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  return v;
+  return v === undefined ? structuredClone("flotilla") : v83(v, p, bad);
 }
 
 function v85(v: unknown, p: string, bad: Issue[]): unknown {
@@ -460,24 +461,34 @@ function v85(v: unknown, p: string, bad: Issue[]): unknown {
 }
 
 function v86(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) { bad.push({ path: p, message: 'expected an object' }); return v; }
-  const o = v as Record<string, unknown>;
-  const out: Record<string, unknown> = {};
-  { const r = v83(o["name"], p + ".name", bad); if (r !== undefined) out["name"] = r; }
-  { const r = v84(o["runId"], p + ".runId", bad); if (r !== undefined) out["runId"] = r; }
-  { const r = v85(o["slot"], p + ".slot", bad); if (r !== undefined) out["slot"] = r; }
-  return out;
+  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
+  return v;
 }
 
 function v87(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === null ? null : v86(v, p, bad);
+  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
+  return v;
 }
 
 function v88(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === undefined ? structuredClone(null) : v87(v, p, bad);
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) { bad.push({ path: p, message: 'expected an object' }); return v; }
+  const o = v as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  { const r = v85(o["name"], p + ".name", bad); if (r !== undefined) out["name"] = r; }
+  { const r = v86(o["runId"], p + ".runId", bad); if (r !== undefined) out["runId"] = r; }
+  { const r = v87(o["slot"], p + ".slot", bad); if (r !== undefined) out["slot"] = r; }
+  return out;
 }
 
 function v89(v: unknown, p: string, bad: Issue[]): unknown {
+  return v === null ? null : v88(v, p, bad);
+}
+
+function v90(v: unknown, p: string, bad: Issue[]): unknown {
+  return v === undefined ? structuredClone(null) : v89(v, p, bad);
+}
+
+function v91(v: unknown, p: string, bad: Issue[]): unknown {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) { bad.push({ path: p, message: 'expected an object' }); return v; }
   const o = v as Record<string, unknown>;
   const out: Record<string, unknown> = {};
@@ -512,18 +523,19 @@ function v89(v: unknown, p: string, bad: Issue[]): unknown {
   { const r = v56(o["spawnedBy"], p + ".spawnedBy", bad); if (r !== undefined) out["spawnedBy"] = r; }
   { const r = v58(o["task"], p + ".task", bad); if (r !== undefined) out["task"] = r; }
   { const r = v68(o["lastTask"], p + ".lastTask", bad); if (r !== undefined) out["lastTask"] = r; }
-  { const r = v71(o["slot"], p + ".slot", bad); if (r !== undefined) out["slot"] = r; }
-  { const r = v74(o["collectedAt"], p + ".collectedAt", bad); if (r !== undefined) out["collectedAt"] = r; }
-  { const r = v80(o["secretGrants"], p + ".secretGrants", bad); if (r !== undefined) out["secretGrants"] = r; }
-  { const r = v82(o["runtime"], p + ".runtime", bad); if (r !== undefined) out["runtime"] = r; }
-  { const r = v88(o["schedule"], p + ".schedule", bad); if (r !== undefined) out["schedule"] = r; }
+  { const r = v70(o["taskTurns"], p + ".taskTurns", bad); if (r !== undefined) out["taskTurns"] = r; }
+  { const r = v73(o["slot"], p + ".slot", bad); if (r !== undefined) out["slot"] = r; }
+  { const r = v76(o["collectedAt"], p + ".collectedAt", bad); if (r !== undefined) out["collectedAt"] = r; }
+  { const r = v82(o["secretGrants"], p + ".secretGrants", bad); if (r !== undefined) out["secretGrants"] = r; }
+  { const r = v84(o["runtime"], p + ".runtime", bad); if (r !== undefined) out["runtime"] = r; }
+  { const r = v90(o["schedule"], p + ".schedule", bad); if (r !== undefined) out["schedule"] = r; }
   return out;
 }
 
 /** Same result as `safeParse` of the zod schema, without loading zod. */
 export function parseAgentRecord(input: unknown): { success: true; data: AgentRecord } | { success: false; error: { issues: Issue[] } } {
   const bad: Issue[] = [];
-  const data = v89(input, '', bad);
+  const data = v91(input, '', bad);
   if (bad.length > 0) return { success: false, error: { issues: bad.map((i) => ({ path: i.path.slice(1), message: i.message })) } };
   return { success: true, data: data as AgentRecord };
 }

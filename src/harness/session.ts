@@ -282,6 +282,7 @@ export class AgentSession implements Session {
       this.taskOpen = true;
       this.keeper.beginTask();
       this.taskTurnsStart = this.keeper.current.turns;
+      this.keeper.set({ taskTurns: 0 });
       this.emit({ type: 'task_start', task: this.keeper.current.task, prompt: prompt ?? this.humanQueue[0] ?? '(inbox)' });
     }
     if (prompt !== null) {
@@ -331,7 +332,7 @@ export class AgentSession implements Session {
     })) {
       this.emit(e);
       switch (e.type) {
-        case 'turn_start': this.keeper.set({ turns: this.keeper.current.turns + 1 }); break;
+        case 'turn_start': this.keeper.set({ turns: this.keeper.current.turns + 1, taskTurns: this.keeper.current.turns + 1 - this.taskTurnsStart }); break;
         case 'tool_call': this.onToolCall(e.call); break;
         case 'tool_result':
           audit(deps.layout, { event: 'tool_result', agent: this.id, tool: e.call.name, is_error: !!e.result.isError, duration_ms: Math.round(e.durationMs), ...(e.result.meta ?? {}) });

@@ -1,6 +1,7 @@
 import type { AgentRecord } from '../fleet/record.js';
 import { isTerminal } from '../fleet/record-status.js';
 import { byCodeUnit } from '../compare.js';
+import { formatTurns } from '../fleet/turn-counter.js';
 
 /**
  * The agent tree as text (§2 `flotilla status`): pure functions over records, shared with
@@ -84,7 +85,7 @@ export function statusCells(e: StatusEntry, level: number, now = Date.now()): st
   const grants = secretGrantsText(r, now);
   const last = (r.scripted ? '[scripted] ' : '') + (r.runtime !== 'flotilla' ? `[${r.runtime}] ` : '') + (grants ? `[secrets: ${grants} left] ` : '') + (r.exitReason && r.status !== 'idle' && !['working', 'starting', 'spawning'].includes(r.status) && r.exitReason !== r.status ? `(${r.exitReason}) ` : '') + r.lastLine;
   return [
-    `${'  '.repeat(level)}${r.id}`, state, String(r.depth), `${r.turns}/${r.maxTurns}`, formatTokens(tokens),
+    `${'  '.repeat(level)}${r.id}`, state, String(r.depth), formatTurns(r), formatTokens(tokens),
     r.usage.costUsd === null ? '-' : `$${r.usage.costUsd.toFixed(r.usage.costUsd < 1 ? 4 : 2)}`,
     formatElapsedMs(elapsedMs(r, now)), e.unread ? String(e.unread) : '-', last,
   ];

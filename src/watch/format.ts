@@ -82,7 +82,7 @@ export function rowCells(row: WatchRow, cols: readonly Column[]): Cell[] {
       case 'state':
         return { text: pad(row.state, c.width, c.align), tone: row.tone };
       case 'turns':
-        return { text: pad(`${row.turns}/${row.maxTurns}`, c.width, c.align) };
+        return { text: pad(row.maxTurns ? `${row.turns}/${row.maxTurns}` : String(row.turns), c.width, c.align) };
       case 'tokens':
         return { text: pad(formatTokens(row.tokens), c.width, c.align) };
       case 'cost':

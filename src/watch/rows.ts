@@ -2,6 +2,7 @@ import type { AgentRecord, AgentStatus } from '../fleet/record.js';
 import type { Liveness } from '../fleet/liveness.js';
 import { elapsedMs, secretGrantsText, treeOrder } from '../spawn/status-view.js';
 import { byCodeUnit } from '../compare.js';
+import { turnCounter } from '../fleet/turn-counter.js';
 import { attentionFirst, needCount, needOf, type Need } from './attention.js';
 
 /**
@@ -39,6 +40,7 @@ export interface WatchRow {
   tone: 'live' | 'waiting' | 'idle' | 'ok' | 'bad' | 'muted';
   /** The harness process is gone but the record is not terminal (not reaped yet). */
   dead: boolean;
+  /** The current task's turns, against maxTurns (per task); 0 maxTurns: a vendor CLI, no limit (fleet/turn-counter.ts). */
   turns: number;
   maxTurns: number;
   tokens: number;
@@ -161,8 +163,8 @@ function toRow(rec: AgentRecord, input: RowInputs, approval: PendingApproval | n
     state: need?.kind === 'queued' || need?.kind === 'asks' ? need.mark : state,
     tone: need && tone !== 'bad' ? 'waiting' : tone,
     dead: liveness === 'dead',
-    turns: rec.turns,
-    maxTurns: rec.maxTurns,
+    turns: turnCounter(rec).turns,
+    maxTurns: turnCounter(rec).limit ?? 0,
     tokens: rec.usage.inputTokens + rec.usage.outputTokens,
     costUsd: rec.usage.costUsd,
     elapsedMs: elapsedMs(rec, input.now),

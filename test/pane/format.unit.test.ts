@@ -15,7 +15,7 @@ const result = (c: ToolCall, output: string, extra: { isError?: boolean; meta?: 
   ({ type: 'tool_result', call: c, result: { output, ...extra }, durationMs: 5 });
 
 const header: PaneHeader = { id: 'worker-ab12cd', name: 'worker', depth: 1, maxDepth: 3, model: 'script:demo.yaml', scripted: true, parentId: 'lead-3kd9p1' };
-const facts: StatusFacts = { status: 'working', turns: 4, maxTurns: 20, usage: { inputTokens: 10_000, outputTokens: 2_345, costUsd: null } };
+const facts: StatusFacts = { status: 'working', turns: 4, taskTurns: 4, maxTurns: 20, runtime: 'flotilla', usage: { inputTokens: 10_000, outputTokens: 2_345, costUsd: null } };
 
 describe('tool lines', () => {
   it('shell: `$ command`, then the first 5 output lines dimmed and a count of the rest', () => {
@@ -120,6 +120,13 @@ describe('status line and banner', () => {
     expect(formatStatusLine({ ...header, scripted: false, model: 'anthropic:claude-x' }, facts, plain, 120)).toBe(
       'worker-ab12cd · working · depth 1/3 · turn 4/20 · 12.3k tok · anthropic:claude-x',
     );
+  });
+
+  it("counts the current task's turns against max_turns, which is per task: a persistent agent's 13th turn in its third task is turn 3/10", () => {
+    const line = formatStatusLine(header, { ...facts, turns: 13, taskTurns: 3, maxTurns: 10 }, plain, 120);
+    expect(line).toContain(' · turn 3/10 · ');
+    // A vendor CLI takes no turn limit from Flotilla: its own count, with no limit beside it.
+    expect(formatStatusLine(header, { ...facts, turns: 13, taskTurns: 0, runtime: 'codex' }, plain, 120)).toContain(' · turn 13 · ');
   });
 
   it('never wraps, and keeps the scripted marker when it must cut', () => {

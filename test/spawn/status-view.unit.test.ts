@@ -26,7 +26,7 @@ describe('status view', () => {
 
   it('a row shows state, depth, turns/max, tokens, cost, elapsed, unread and the last line with the scripted marker', () => {
     const r = rec('w-1', {
-      status: 'crashed', exitReason: 'killed (SIGKILL)', finishedAt: at(75), depth: 2, turns: 3, maxTurns: 20,
+      status: 'crashed', exitReason: 'killed (SIGKILL)', finishedAt: at(75), depth: 2, turns: 9, taskTurns: 3, maxTurns: 20,
       usage: { inputTokens: 1000, outputTokens: 500, costUsd: 0.0123 }, lastLine: '$ make test', background: true,
     });
     expect(statusCells({ record: r, unread: 2 }, 2, T0 + 999_000)).toEqual([

@@ -57,7 +57,7 @@ describe('flotilla watch', () => {
     const layout = fleet!.layout;
 
     // How fast a change shows is for `npm run bench`; here, that each one shows.
-    createRecord(layout, recordInput('worker-abc123', { status: 'working', lastLine: 'reading src/app.ts', turns: 2, startedAt: new Date().toISOString() }));
+    createRecord(layout, recordInput('worker-abc123', { status: 'working', lastLine: 'reading src/app.ts', turns: 2, taskTurns: 2, startedAt: new Date().toISOString() }));
     await tmux!.waitFor(DASH, /worker-abc123 \*\s+working\s+2\/20.*reading src\/app/);
 
     createRecord(layout, recordInput('child-def456', { parentId: 'worker-abc123', rootId: 'worker-abc123', depth: 1, status: 'starting' }));

@@ -24,7 +24,7 @@ function snapshot(records: AgentRecord[], opts: { approvals?: PendingApproval[];
 }
 
 const fleet = (): AgentRecord[] => [
-  rec('lead-aaaaaa', { createdAt: iso(0), turns: 3, usage: { inputTokens: 4000, outputTokens: 700, costUsd: null } }),
+  rec('lead-aaaaaa', { createdAt: iso(0), turns: 3, taskTurns: 3, usage: { inputTokens: 4000, outputTokens: 700, costUsd: null } }),
   rec('lead-aaaaaa-todos', { parentId: 'lead-aaaaaa', rootId: 'lead-aaaaaa', depth: 1, createdAt: iso(100), status: 'completed', finishedAt: iso(4000) }),
   rec('lead-aaaaaa-check', { parentId: 'lead-aaaaaa', rootId: 'lead-aaaaaa', depth: 1, createdAt: iso(200), status: 'waiting_approval' }),
   rec('deep-bbbbbb', { parentId: 'lead-aaaaaa-todos', rootId: 'lead-aaaaaa', depth: 2, createdAt: iso(300) }),

@@ -1,4 +1,5 @@
 import type { AgentRecord } from '../../fleet/record.js';
+import { formatTurns } from '../../fleet/turn-counter.js';
 import { truncate, type Style } from './ansi.js';
 
 /** What the pane knows about its agent from the start (passed to `startRepl`). */
@@ -13,7 +14,7 @@ export interface PaneHeader {
   parentId: string | null;
 }
 
-export type StatusFacts = Pick<AgentRecord, 'status' | 'turns' | 'maxTurns' | 'usage'>;
+export type StatusFacts = Pick<AgentRecord, 'status' | 'turns' | 'taskTurns' | 'maxTurns' | 'runtime' | 'usage'>;
 
 export const SCRIPTED_MARKER = '[scripted model]';
 
@@ -37,7 +38,7 @@ export function formatStatusLine(header: PaneHeader, facts: StatusFacts, style: 
     header.id,
     facts.status,
     `depth ${header.depth}/${header.maxDepth}`,
-    `turn ${facts.turns}/${facts.maxTurns}`,
+    `turn ${formatTurns(facts)}`,
     `${formatTokens(tokens)} tok${cost}`,
   ].join(' · ');
   const marker = header.scripted ? ` ${SCRIPTED_MARKER}` : '';
