@@ -1,5 +1,5 @@
 // §14: cold start of `flotilla status` / `send` / `spawn-agent` against `node -e 0`, and
-// issue 4's time from `flotilla run` start to its first model call (scripted model).
+// The time from `flotilla run` start to its first model call (scripted model).
 //   node bench/cold-start.mjs [--runs 10] [--repo /other/checkout]   (A/B: both built)
 // Wall time and CPU time (perf task-clock, else user+sys) are both reported: on a machine
 // others share, CPU moves much less with their load than wall time does. NODE_EXTRA_CA_CERTS

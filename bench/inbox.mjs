@@ -152,7 +152,7 @@ async function loadRun(m, senders, each) {
 }
 
 /**
- * Throughput into one inbox from one process (issue 15): `count` messages with `concurrency`
+ * Throughput into one inbox from one process: `count` messages with `concurrency`
  * deliveries in flight, each durable (file fsync, link, directory fsync) before it resolves.
  */
 async function throughput(m, count, concurrency) {
@@ -174,7 +174,7 @@ async function throughput(m, count, concurrency) {
 }
 
 /**
- * The floor under `throughput` (issue 15): the same syscalls per message with no Flotilla code
+ * The floor under `throughput`: the same syscalls per message with no Flotilla code
  * in between — open(O_EXCL), write, fsync, close, link, unlink, and an fsync of new/ — in a
  * bare Node loop, with `concurrency` in flight. On a disk whose flush takes milliseconds this,
  * not our code, bounds msg/s; deliver's figure is reported as a ratio to it.

@@ -1,4 +1,4 @@
-// Issue 12: what containment costs per tool command. The same `sh -c true` run plain, in its
+// What containment costs per tool command. The same `sh -c true` run plain, in its
 // own pid namespace under the namespace init (the default on Linux), and in the bubblewrap
 // sandbox (`security.sandbox: bubblewrap`). The three are interleaved so load on a shared
 // machine falls on all alike; wall time per command (median, p90) and CPU time of the

@@ -1,4 +1,4 @@
-// Issue 15: cost against the fleet's history. For N = 10, 1,000 and 5,000 finished agent
+// Cost against the fleet's history (docs/decisions.md has the why). For N = 10, 1,000 and 5,000 finished agent
 // records (with transcripts, sidecars and outputs, as a long-lived fleet keeps them), the
 // median of `flotilla status`, `spawn-agent` (to exit), the first frame of `flotilla watch`,
 // and delivery → the model seeing it in a live agent (p50 / p99), each also as a ratio to
@@ -259,7 +259,7 @@ export async function runScaleBench({ sizes = [10, 1000, 5000], runs = 5, messag
   return out;
 }
 
-/** The table of issue 15, one row per figure, one column per N. */
+/** The history table of docs/benchmarks.md, one row per figure, one column per N. */
 export function formatScaleTable(result) {
   const ns = Object.keys(result.sizes);
   const rows = ['node -e 0', 'flotilla status', 'flotilla send', 'spawn-agent --background (to exit)', 'watch first frame', 'delivery → model (live agent)'];

@@ -1,4 +1,4 @@
-// Issue 13: what the harness's first shell command pays for the bash grammar (load
+// What the harness's first shell command pays for the bash grammar (load
 // web-tree-sitter + tree-sitter-bash.wasm, compile the deny list, classify one command),
 // and what each later command costs. Each sample is a fresh process, as a harness is; its
 // whole life (start to exit) shows what background compilation of the grammar would add

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Surfacing benchmark (issue 11), against the built dist/ (npm run build first):
+// Surfacing benchmark, against the built dist/ (npm run build first):
 //   node bench/surfacing.mjs [--unread 10000] [--messages 200] [--gap-ms 40]
 // Prints one JSON document; bench/run.mjs imports `runSurfacingBench(opts)`.
 //  - claim_at_start: N messages waiting in new/ when a one-shot agent starts; ms from the

@@ -1,6 +1,6 @@
 import { sleep as wait } from './sleep.js';
 
-/** The one abort helper (STYLE: no abort plumbing hand-written at every call site): the loop and the tool wrapper race their work against a signal with it. */
+/** The one abort helper (CONTRIBUTING.md, "How the code reads" 11: no abort plumbing hand-written at every call site): the loop and the tool wrapper race their work against a signal with it. */
 
 /** Resolves or rejects with `p`, or rejects with the signal's reason as soon as it aborts. */
 export function abortable<T>(p: PromiseLike<T>, signal: AbortSignal): Promise<T> {

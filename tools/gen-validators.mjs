@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Generates zod-free validators for the hot records from their zod schemas (issue 15):
+// Generates zod-free validators for the hot records from their zod schemas (docs/decisions.md, "Cost against the fleet's history"):
 // building zod's schemas at import was ~30 ms of every `flotilla status`. zod stays the single
 // source of truth: this walks the schema's definition and writes plain checks with zod's
 // meaning (unknown keys stripped, defaults filled, the same constraints). A kind of schema it
@@ -12,8 +12,8 @@ import { pathToFileURL } from 'node:url';
 /** The generated files: [module with the schema, export name, output file, function name, type name, test]. */
 export const TARGETS = [
   ['fleet/record-schema.js', 'agentRecordSchema', 'src/fleet/record-validate.generated.ts', 'parseAgentRecord', 'AgentRecord', 'test/fleet/validators.unit.test.ts'],
-  // `flotilla send` and every inbox reader check messages with this one (issue 15).
-  // `spawn` and `gc` read transcript sidecars for retention (issue 15).
+  // `flotilla send` and every inbox reader check messages with this one: zod is too slow to load on every send.
+  // `spawn` and `gc` read transcript sidecars for retention, over the whole history.
   ['transcript/meta-schema.js', 'transcriptMetaSchema', 'src/transcript/meta-validate.generated.ts', 'parseTranscriptMeta', 'TranscriptMeta', 'test/transcript/meta-validate.unit.test.ts'],
   ['inbox/message-schema.js', 'messageHeaderSchema', 'src/inbox/message-validate.generated.ts', 'parseMessageHeader', 'MessageHeader', 'test/inbox/message-validate.unit.test.ts'],
 ];

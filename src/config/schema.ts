@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * The one declarative config schema (§2, STYLE 9). Validation, `config show`, the JSON
+ * The one declarative config schema (§2; CONTRIBUTING.md, "A config key"). Validation, `config show`, the JSON
  * schema and the `FLOTILLA_*` environment names are all derived from it. Every key has a
  * default and a description.
  */

@@ -55,7 +55,7 @@ export function parseFrontmatter(text: string): FrontmatterResult {
     } catch (err) {
       const lenient = parseLenient(raw);
       // Only free text may be read as plain text: any other field read that way is a guess
-      // (a model string, a tool list) that would load as garbage, so it is an error (issue 14).
+      // (a model string, a tool list) that would load as garbage, so it is an error.
       const guessed = lenient?.plain.find((k) => !FREE_TEXT.has(k));
       if (lenient && guessed !== undefined) {
         const line = open[0].split('\n').length - 1 + raw.split('\n').findIndex((l) => new RegExp(`^${guessed}[ \\t]*:`).test(l)) + 1;

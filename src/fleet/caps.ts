@@ -65,7 +65,7 @@ export function concurrencyRefusal(running: number, max: number): FlotillaError 
 
 /**
  * Reserves a concurrency slot, or throws the concurrency refusal — or, with `queue`
- * (`spawn-agent --queue`), waits in line for one (issue 14).
+ * (`spawn-agent --queue`), waits in line for one (§5.2).
  */
 export async function reserveRunningSlot(layout: Layout, maxRunning: number, queue?: QueueOptions): Promise<SlotReservation> {
   const reservation = queue ? await inTurn(layout, () => reserveSlot(layout, maxRunning), queue) : await reserveSlot(layout, maxRunning);

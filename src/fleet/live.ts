@@ -49,7 +49,7 @@ export function liveRecords(layout: Layout, io: FleetIo = nodeIo, onCorrupt?: (c
     }
     // A leftover entry (its record ended, or was removed): drop it so nobody reads it again.
     // A fresh entry with no record yet is a spawn between marking and writing: keep it, or
-    // the agent would be missing from every live view for good (issue 14's 12-way spawn).
+    // the agent would be missing from every live view for good (a dozen spawns at once hit this).
     if (!rec) {
       if (entryAgeMs(layout, id) > SPAWN_WRITE_GRACE_MS) unmarkLive(layout, id);
       continue;

@@ -6,7 +6,7 @@
 /** Agent states (§3). Terminal states never change. */
 export const AGENT_STATUSES = [
   'spawning', 'starting', 'working', 'idle', 'waiting_approval',
-  /** Work arrived while every running slot was busy: waiting in line for one (issue 14). */
+  /** Work arrived while every running slot was busy: waiting in line for one (§5.2). */
   'queued',
   'completed', 'failed', 'cancelled', 'timed_out', 'crashed', 'refused',
 ] as const;

@@ -7,7 +7,7 @@ import { newSortableId } from './ids.js';
 import { isProcessAlive, processStartTime } from './proc.js';
 
 /**
- * The line for a running slot (issue 14): an agent whose work arrives while every slot is
+ * The line for a running slot (§5.2): an agent whose work arrives while every slot is
  * busy — and a `spawn-agent --queue` — waits here, and they get slots in arrival order.
  *
  * The slots themselves stay exact (`slots.ts`: the kernel decides who binds a name); this

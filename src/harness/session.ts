@@ -59,7 +59,7 @@ export interface SessionDeps {
   complete: (rec: AgentRecord, result: TaskResult, text: string) => Promise<void>;
   /** One-shot agents end after their first task. */
   oneshot: boolean;
-  /** The running slot: taken before work runs, given back while idle (issue 14). None: always free to run. */
+  /** The running slot: taken before work runs, given back while idle (§5.2: slots count work). None: always free to run. */
   slot?: WorkSlotPort;
 }
 
@@ -215,7 +215,7 @@ export class AgentSession implements Session {
     });
   }
 
-  /** No work: the slot goes back (issue 14) and the idle timer runs. */
+  /** No work: the slot goes back (§5.2) and the idle timer runs. */
   private rest(): void {
     if (!this.deps.oneshot && this.deps.slot?.held()) {
       this.deps.slot.give();

@@ -42,7 +42,7 @@ export async function startAgent(opts: {
   config: Config;
   record: AgentRecord;
   definition: Definition;
-  /** Held while the agent works; given back while it is idle (issue 14). */
+  /** Held while the agent works; given back while it is idle (§5.2). */
   slot: WorkSlot;
   interactive: boolean;
   /** The transcript being resumed (§8): copied into this agent's transcript as its history. */

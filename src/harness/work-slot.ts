@@ -3,7 +3,7 @@ import { acquireSlot, countHeld, type SlotHold } from '../fleet/slots.js';
 import type { Layout } from '../layout/layout.js';
 
 /**
- * A harness's running slot, held only while it works (issue 14: slots count work, not
+ * A harness's running slot, held only while it works (§5.2: slots count work, not
  * windows). The slot handed over at spawn is held for the first task; an idle agent gives it
  * back, and takes one again — in line when none is free — before new work (a typed line, a
  * message, a task) runs. `release()` gives it up for good when the agent ends.

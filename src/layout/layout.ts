@@ -129,7 +129,7 @@ export function layoutFor(root: string, project = dirname(resolve(root))): Layou
   const treesDir = join(state, 'index', 'trees');
   // The paths `status`, the budget check and delivery build once per agent are joined by hand:
   // path.join normalizes character by character, ~10 µs a call in a fresh process, and 100
-  // rows of status built hundreds of them (issue 15). Ids never hold '/' (ID_PATTERN).
+  // rows of status built hundreds of them (docs/decisions.md, "Cost against the fleet's history"). Ids never hold '/' (ID_PATTERN).
   return {
     root: r,
     project: resolve(project),

@@ -148,7 +148,7 @@ async function paneEnd(rec: AgentRecord): Promise<string> {
 /**
  * A tmux built with libutempter can miss a pane process's SIGCHLD (its handler is swapped
  * in while a pane is being recorded), leaving the process a zombie, the pane not dead and
- * pane-died never run (tmux issue #311). Another SIGCHLD makes tmux reap it.
+ * pane-died never run (github.com/tmux/tmux/issues/311). Another SIGCHLD makes tmux reap it.
  */
 export async function nudgeTmux(tmux: { exec(args: string[]): Promise<{ code: number; stdout: string }> }): Promise<void> {
   const r = await tmux.exec(['display-message', '-p', '#{pid}']).catch(() => null);

@@ -3,7 +3,7 @@ import type { ModelMessage } from 'ai';
 import type { Tool, ToolCall, ToolResult } from '../tools/types.js';
 
 /**
- * The agent loop's contract (§6, STYLE 1-2): messages, a model, tools and callbacks in; one
+ * The agent loop's contract (§6; CONTRIBUTING.md, "How the code reads" 2-3): messages, a model, tools and callbacks in; one
  * union of events out. Every consumer (pane, transcript, registry, audit) reads these events.
  */
 

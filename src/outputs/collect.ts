@@ -40,8 +40,8 @@ export function taskCollectMarker(layout: Layout, id: string, task: number): str
  * oldest first, each handed out exactly once — even to two collects running at the same
  * time — and marked collected in its registry record (`collectedAt`) and its transcript
  * sidecar (`collected_at`). An agent still open whose last task finished (an interactive
- * agent idle in its window) hands out that task's answer, once per task (issue 14: such
- * agents were skipped until they ended); an agent that ends later without a new task does
+ * agent idle in its window) hands out that task's answer, once per task (rather than
+ * skipping it until it ends); an agent that ends later without a new task does
  * not hand the same answer out again. Tasks still running (and dead agents not reaped yet)
  * are skipped, never waited for.
  */

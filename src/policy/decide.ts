@@ -3,7 +3,7 @@ import type { ShellVerdict } from './shell/classify.js';
 import { checkToolCall, type EffectivePolicy } from './tool-policy.js';
 
 /**
- * The one place a tool call is decided (§7, issue 13), in this order:
+ * The one place a tool call is decided (§7; docs/security.md, "One decision per call, in order"), in this order:
  * 1. the shell deny list — a denied command is refused before anyone is asked;
  * 2. the tool policy — a tool the agent was not given is refused;
  * 3. the permission mode, where an opaque shell command (one the gate cannot decide)

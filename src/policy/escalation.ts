@@ -19,7 +19,7 @@ export interface ChildPolicy extends Pick<EffectivePolicy, 'tools' | 'permission
 
 /**
  * What the parent has left that a child shares. Turns are not here: they are per agent
- * (issue 14), so a child's `max_turns` is its own and never checked against the parent's.
+ * (§7, "No escalation"), so a child's `max_turns` is its own and never checked against the parent's.
  */
 export interface Remaining {
   /** Seconds of wall clock the parent has left. */

@@ -4,7 +4,7 @@ import type { Layout } from '../layout/layout.js';
 
 /**
  * The line `spawn-agent --wait` and `flotilla wait` print on stderr when an agent they wait
- * for stops to ask a person (issue 14): without it the wait just looks hung. Names the
+ * for stops to ask a person: without it the wait just looks hung. Names the
  * request and every way to answer it.
  */
 export async function approvalNotice(layout: Layout, rec: AgentRecord): Promise<string> {

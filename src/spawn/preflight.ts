@@ -6,7 +6,7 @@ import { errorMessage, FlotillaError } from '../errors.js';
 import { parseModelSpec, type ResolvedModel } from '../model/spec.js';
 
 /**
- * What a spawn can know is wrong before anything opens (issue 14, §5.2): the working
+ * What a spawn can know is wrong before anything opens (§5.2): the working
  * directory, the model string, its provider and key, a scripted model's file, the demo's
  * definitions. Each problem is a one-line error (exit 1) that says what to do; no window,
  * no record. The harness re-checks what it uses when it starts; what fails there ends the

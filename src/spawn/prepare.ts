@@ -120,7 +120,7 @@ async function prepareFor(layout: Layout, config: Config, req: SpawnRequest, par
     const parentMode = parsePermissionMode(parent.effectivePolicy.permissionMode) ?? 'default';
     const parentPolicy = { tools: parent.effectivePolicy.tools, permissionMode: parentMode, secrets: parent.effectivePolicy.secrets, name: parent.id, id: parent.id };
     const elapsed = parent.startedAt ? (Date.now() - Date.parse(parent.startedAt)) / 1000 : 0;
-    // Turns are per agent (issue 14): only the wall clock is shared down the tree.
+    // Turns are per agent (§7, "No escalation"): only the wall clock is shared down the tree.
     const remaining = { secs: Math.max(0, parent.timeoutSecs - elapsed) };
     const child = { tools: policy.tools, permissionMode: policy.permissionMode, secrets: policy.secrets, timeoutSecs, name: definition.name };
     const fitted = fitToParent(child, definition.declared, parentPolicy, remaining);
@@ -141,7 +141,7 @@ async function prepareFor(layout: Layout, config: Config, req: SpawnRequest, par
     ? resolveModelSpec({ flag: req.model, definition: definition.model, parent: parent?.runtime === 'flotilla' ? parent.model : undefined, config, env, demoScript: DEMO_SCRIPT })
     : undefined;
   const model = resolved ?? { spec: req.model ? `${runtime}:${req.model}` : runtime };
-  // Everything that would only fail once the window is open is refused here (issue 14).
+  // Everything that would only fail once the window is open is refused here: a window that opens only to fail leaves a person a mess to clean up.
   const cwd = resolve(req.cwd ?? parent?.cwd ?? process.cwd());
   checkCwd(cwd);
   if (resolved) {

@@ -10,7 +10,7 @@ import { OutputCapture } from './output-capture.js';
  * Runs a command as the leader of its own process group (`detached` = setsid), so a timeout or
  * a cancel can kill it together with everything it started: `process.kill(-pid, …)` reaches
  * grandchildren that a kill of the child alone would orphan. This is the one place where abort
- * and timeout plumbing for processes lives (STYLE: no hand-written abort per tool).
+ * and timeout plumbing for processes lives (CONTRIBUTING.md, "How the code reads" 11: no hand-written abort per tool).
  */
 
 export interface GroupRunOptions {

@@ -6,7 +6,7 @@ import { truncateHeadTail } from './truncate.js';
 import type { Tool, ToolContext, ToolResult } from './types.js';
 
 /**
- * The one wrapper every tool call goes through (STYLE 4, opencode `tool/tool.ts`), whether the
+ * The one wrapper every tool call goes through (CONTRIBUTING.md, "A tool"), whether the
  * agent loop or `flotilla mcp` makes it: validate the input and explain a bad call to the
  * model, ask the policy gate, run the tool raced against the turn's signal, turn anything
  * thrown into an error result, then scrub harness markers and truncate the output head+tail

@@ -9,7 +9,7 @@
  * of the text, not the text itself: each character NFKC-normalised (fullwidth `＜ｉｎｂｏｘ`,
  * small `﹤`), format characters (Unicode Cf: zero-width spaces and joiners, soft hyphens,
  * bidi controls) dropped, dashes and `<`-like brackets folded to `-` and `<`. The `<` found
- * there is escaped at its place in the original text. Pure: issue 16's secret redaction
+ * there is escaped at its place in the original text. Pure: secret redaction (§11)
  * composes with it (redact, then scrub).
  */
 

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { ToolClass } from '../policy/permission-mode.js';
 
 /**
- * The contract between tools and the loop (§6, STYLE 3-4). A tool is a zod schema plus an
+ * The contract between tools and the loop (§6; CONTRIBUTING.md, "A tool"). A tool is a zod schema plus an
  * `execute` whose file-system or process operations were injected by its factory.
  */
 

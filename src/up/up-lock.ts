@@ -4,7 +4,7 @@ import type { Layout } from '../layout/layout.js';
 import { sleep } from '../sleep.js';
 
 /**
- * One `flotilla up` at a time per fleet (issue 14). Two at once would each find no root
+ * One `flotilla up` at a time per fleet. Two at once would each find no root
  * window and open one. The lock is a bound socket name like a running slot, so a killed `up`
  * never leaves it behind. The second `up` waits for the first and then, `up` being
  * idempotent, finds its session and root and attaches to them.

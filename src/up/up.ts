@@ -56,7 +56,7 @@ export interface UpResult {
 }
 
 export async function fleetUp(opts: UpOptions): Promise<UpResult> {
-  // Two `up` at once would both find no root and open two (issue 14).
+  // Two `up` at once would both find no root and open two.
   return withUpLock(opts.layout, () => openFleet(opts), opts.onWait ? { onWait: opts.onWait } : {});
 }
 

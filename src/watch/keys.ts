@@ -113,7 +113,7 @@ export function reduceKey(ui: UiState, input: string, key: KeyInfo, snap: Snapsh
 }
 
 /**
- * Everything in one read of the terminal (issue 14): `tmux send-keys jj`, fast typing or a
+ * Everything in one read of the terminal counts: `tmux send-keys jj`, fast typing or a
  * busy machine deliver several keys at once, and each counts — `jj` moves two rows. Keys are
  * taken one by one until a mode that types text takes the rest as its text.
  */

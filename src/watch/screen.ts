@@ -1,6 +1,6 @@
 /**
- * The dashboard's terminal (issue 14: after a resize it redraws whole, with nothing of the
- * old frame left). Each frame is drawn from the top-left corner, every line erased before it
+ * The dashboard's terminal: after a resize it redraws whole, with nothing of the old frame
+ * left. Each frame is drawn from the top-left corner, every line erased before it
  * is written and everything below the frame erased, on the alternate screen with line wrap
  * and the cursor off (a line too long for a narrower window is cut, never wrapped onto the
  * next). A frame identical to the one on screen is not written again, unless the screen was

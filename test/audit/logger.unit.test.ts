@@ -4,7 +4,7 @@ import { createAgentLogger } from '../../src/audit/logger.js';
 import { holdForRedaction } from '../../src/secrets/redact.js';
 import { tempFleet, type TempFleet } from '../helpers/fleet.js';
 
-/** The harness log (state/logs/<id>.log): pino's JSON-lines shape, without loading pino (issue 15). */
+/** The harness log (state/logs/<id>.log): pino's JSON-lines shape, without loading pino. */
 describe('agent log', () => {
   let fleet: TempFleet | undefined;
   afterEach(() => fleet?.cleanup());

@@ -6,7 +6,7 @@ import { flotilla } from '../helpers/cli.js';
 import { tempFleet, type TempFleet } from '../helpers/fleet.js';
 import { fixture, scriptCalls } from '../helpers/scripts.js';
 
-// Issue 12: bypass_permissions (every tool call runs without asking) is a person's decision,
+// `bypass_permissions` (every tool call runs without asking) is a person's decision,
 // written in a config file. An agent can set environment variables for the commands it runs,
 // so a mode reached through the environment must be refused unless a file allows it.
 

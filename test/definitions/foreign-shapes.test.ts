@@ -32,7 +32,7 @@ const toolsOf = async (name: string): Promise<string[]> => {
   return resolveTools(def.tools).tools;
 };
 
-describe('definitions written for other tools fail closed (issue 12)', async () => {
+describe('definitions written for other tools fail closed', async () => {
   it('OpenCode {name: false} denies those tools; {"*": false, name: true} allows only the true ones', async () => {
     const reviewer = await toolsOf('opencode-reviewer');
     expect(reviewer).not.toEqual(expect.arrayContaining(['write']));

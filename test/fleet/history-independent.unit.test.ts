@@ -51,7 +51,7 @@ function finishedReads(layout: Layout, reads: string[]): string[] {
 
 const limits = { max_depth: 3, max_children: 2, max_spawns_per_tree: 32, max_running: 8 };
 
-describe('hot paths independent of the fleet history (issue 15)', () => {
+describe('hot paths independent of the fleet history', () => {
   it('the budget check counts ended agents of the tree without reading their records', () => {
     fleet = tempFleet();
     historyAndLead(fleet.layout);

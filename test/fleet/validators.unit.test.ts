@@ -9,7 +9,7 @@ import { generateValidator, TARGETS } from '../../tools/gen-validators.mjs';
 
 const repo = (p: string): string => fileURLToPath(new URL(`../../${p}`, import.meta.url));
 
-describe('validators generated from the zod schemas (issue 15)', () => {
+describe('validators generated from the zod schemas', () => {
   it('the checked-in file is what the schema generates now (run tools/gen-validators.mjs after changing it)', () => {
     const [mod, , out, fnName, typeName] = (TARGETS as [string, string, string, string, string][])[0]!;
     expect(readFileSync(repo(out), 'utf8')).toBe(generateValidator(agentRecordSchema, fnName, typeName, mod));

@@ -8,7 +8,7 @@ import { agentsExited, tempFleet, type TempFleet } from '../helpers/fleet.js';
 import { fixture, scriptCalls } from '../helpers/scripts.js';
 import { eventually, tmuxServer, type TmuxServer } from '../helpers/tmux.js';
 
-/** Issue 13: the deny list decides before anyone is asked; opaque commands ask, or are denied headless. */
+/** The deny list decides before anyone is asked; opaque commands ask, or are denied headless. */
 
 let fleet: TempFleet;
 let tmux: TmuxServer | undefined;

@@ -6,7 +6,7 @@ import { agentsExited, tempFleet, type TempFleet } from '../helpers/fleet.js';
 import { fixture, scriptCalls } from '../helpers/scripts.js';
 
 /**
- * Issue 18: every tool call of a real harness goes through the one wrapper — the model reads a
+ * Every tool call of a real harness goes through the one wrapper — the model reads a
  * bad call explained field by field, and output cut head+tail to `tools.max_output_bytes`.
  */
 

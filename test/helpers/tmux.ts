@@ -13,7 +13,7 @@ export interface TmuxServer {
   capture(target: string): Promise<string>;
   /**
    * Sends the server SIGCHLD: tmux built with libutempter can miss a pane process's exit and
-   * leave it a zombie until another SIGCHLD (tmux issue #311). The reaper does the same.
+   * leave it a zombie until another SIGCHLD (github.com/tmux/tmux/issues/311). The reaper does the same.
    */
   nudge(): Promise<void>;
   /**

@@ -127,7 +127,7 @@ describe('config hooks.start / hooks.stop: the stop hook fires exactly once howe
   async function longRunning(agent: string): Promise<{ id: string; pid: number; proc: ReturnType<Project['start']> }> {
     const before = new Set(p.ids());
     const proc = p.start(['run', '--agent', agent, '--model', `script:${LONG}`, '--oneshot', 'wait a long time']);
-    // Working in its command, past start-up: a signal during start-up is issue 11's open item.
+    // Working in its command, past start-up: a signal during start-up is not covered yet.
     const id = await eventually(() => p.ids().find((i) => !before.has(i) && p.record(i).status === 'working' && p.record(i).lastLine.startsWith('$ sleep')), 30_000, 'the agent to run its command');
     return { id, pid: p.record(id).pid!, proc };
   }

@@ -9,7 +9,7 @@ import { generateValidator, TARGETS } from '../../tools/gen-validators.mjs';
 
 /**
  * `flotilla send` and the inbox readers check messages with a validator generated from the zod
- * schema, so they do not load zod (issue 15). zod stays the source of truth: this file fails
+ * schema, so they do not load zod. zod stays the source of truth: this file fails
  * when the generated file is stale, and compares the two on thousands of generated headers.
  */
 
@@ -85,7 +85,7 @@ const dropUndefined = (v: unknown): unknown => JSON.parse(JSON.stringify(v)) as 
 const paths = (issues: readonly { path: readonly PropertyKey[] | string }[]): string[] =>
   [...new Set(issues.map((i) => (typeof i.path === 'string' ? i.path : i.path.join('.'))))].sort();
 
-describe('message validator generated from the zod schema (issue 15)', () => {
+describe('message validator generated from the zod schema', () => {
   it('the checked-in file is what the schema generates now (npm run build && node tools/gen-validators.mjs)', () => {
     const target = (TARGETS as string[][]).find((t) => t[3] === 'parseMessageHeader')!;
     const [mod, , out, fnName, typeName, testFile] = target as [string, string, string, string, string, string];

@@ -30,7 +30,7 @@ let fleet: TempFleet;
 let tmux: TmuxServer;
 afterEach(() => closeTmuxFleet(tmux, fleet));
 
-describe("inbox/README.md's shell recipe under load (issue 11)", () => {
+describe("inbox/README.md's shell recipe under load", () => {
   it(`${SENDERS} concurrent dash senders, with mawk and with gawk: every id unique, every message reaches the model once`, async () => {
     const dash = which('dash');
     fleet = tempFleet();

@@ -18,7 +18,7 @@ function memoryLog(): { lines: { level: string; msg: string }[]; log: Log } {
   return { lines, log: { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') } };
 }
 
-describe('unread mail, keyed by file name (issue 11)', () => {
+describe('unread mail, keyed by file name', () => {
   let f: TempFleet;
   beforeEach(() => { f = tempFleet(); });
   afterEach(() => f.cleanup());

@@ -69,7 +69,7 @@ async function expectOneEnding(id: string, status: string, to = 'human'): Promis
   expect(stopRuns(id)).toBe(1);
 }
 
-describe('exactly one completion and one stop hook (issue 11)', () => {
+describe('exactly one completion and one stop hook', () => {
   for (const delay of [0, 10, 20, 40]) {
     it(`a second SIGTERM ${delay} ms after the first skips neither (twice)`, async () => {
       for (let round = 0; round < 2; round++) {

@@ -6,7 +6,7 @@ import { fixture, scriptCalls, userTexts } from '../helpers/scripts.js';
 import { eventually, tmuxServer, type TmuxServer } from '../helpers/tmux.js';
 import { bannerId, project, type Project } from '../hooks-e2e/project.js';
 
-// Issue 11: a resumed agent shows the mail it adopted at once (no prompt, no further send),
+// A resumed agent shows the mail it adopted at once (no prompt, no further send),
 // and mail still addressed to the agent it continues reaches it while it lives.
 const TWO_STEP = fixture('resume/two-step.yaml');
 

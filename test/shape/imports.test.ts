@@ -4,7 +4,7 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 /**
- * Imports point one way (STYLE.md, docs/architecture.md "Source map"): a folder may import
+ * Imports point one way (CONTRIBUTING.md, "The layers"; docs/architecture.md "Source map"): a folder may import
  * from its own layer or any lower one, never a higher one, and folders never form a cycle.
  * A new folder under src/ must be placed in LAYERS (and in docs/architecture.md) on purpose.
  */
@@ -18,7 +18,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['.'],
 ];
 
-/** Folders that decide without touching disk or processes (STYLE.md). */
+/** Folders that decide without touching disk or processes (CONTRIBUTING.md, "The layers"). */
 const PURE = ['loop', 'policy'];
 const IO_MODULES = /^(node:)?(fs|fs\/promises|child_process|net|dgram|os|worker_threads|cluster|http|https|tty)$|^(execa|chokidar|pino)$/;
 

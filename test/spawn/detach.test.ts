@@ -25,7 +25,7 @@ const TRICKS: Record<string, string> = {
   't-run': `setsid -f ${UNSET} ${CLI} run --id t-run --model script:${fixture('worker.yaml')} hi > run.out 2>&1`,
 };
 
-describe('lineage survives detaching (issue 12)', () => {
+describe('lineage survives detaching', () => {
   it('every detaching trick from an agent\'s shell makes that agent\'s child; send is from it; approve and a forged send are refused', async () => {
     f = spawnFleet({
       config: 'limits:\n  max_children: 10\n  max_running: 12\n  max_spawns_per_tree: 20\n',

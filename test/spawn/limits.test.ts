@@ -57,7 +57,7 @@ describe('limits at spawn', () => {
   it('20 simultaneous spawns against max_running 4: exactly 4 run, 16 refused; SIGKILL of one frees a slot at once', async () => {
     f = spawnFleet();
     const env = { FLOTILLA_LIMITS_MAX_RUNNING: '4' };
-    // Slots count work (issue 14): each child keeps working (a long sleep), so it keeps its slot.
+    // Slots count work (§5.2): each child keeps working (a long sleep), so it keeps its slot.
     const args = (i: number) => ['--id', `c${i}`, '--model', `script:${fixture('sleeper.yaml')}`, 'keep working'];
     const results = await Promise.all(Array.from({ length: 20 }, (_, i) => f!.spawnAgent(args(i), env)));
     const ok = results.filter((r) => r.exitCode === 0);

@@ -21,12 +21,12 @@ function procState(pid: number): string {
 }
 
 /**
- * Issue 12: a real harness with `security.sandbox: bubblewrap`, in real tmux, whose scripted
+ * A real harness with `security.sandbox: bubblewrap`, in real tmux, whose scripted
  * model runs shell commands that try to leave the sandbox, next to a second (victim) agent.
  * Each escape must fail; an ordinary command must work, and so must `flotilla send` to the
  * parent (through the harness's door: the fleet root is read-only inside).
  */
-describe('a sandboxed agent end to end (issue 12)', () => {
+describe('a sandboxed agent end to end', () => {
   it('cannot kill or read another agent, write host-executed paths or the fleet, or remount; can work and send to its parent', async () => {
     f = spawnFleet({ config: 'security:\n  sandbox: bubblewrap\n', definitions: { prober: 'run-prompt.yaml', victim: 'sleeper.yaml', worker: 'worker.yaml' } });
     await execa('git', ['init', '-q', f.project]);

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/tmux.js';
 import { completionsFrom, fixture, spawnFleet, type SpawnFleet } from './helpers.js';
 
-// Issue 11: max_turns bounds each task of a persistent agent, not its whole life.
+// `max_turns` bounds each task of a persistent agent, not its whole life.
 let f: SpawnFleet | undefined;
 afterEach(async () => {
   await f?.close();

@@ -8,7 +8,7 @@ import { scriptCalls, userTexts } from '../helpers/scripts.js';
 import { eventually } from '../helpers/tmux.js';
 import { completionsFrom, fixture, spawnFleet, type SpawnFleet } from './helpers.js';
 
-// Issue 11: a result the model already has from a tool is never shown to it again as mail,
+// A result the model already has from a tool is never shown to it again as mail,
 // and `spawn-agent --wait` gives back the answer of the task it started, whatever came after.
 beforeAll(() => {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build first`);
@@ -22,7 +22,7 @@ afterEach(async () => {
 
 const inCur = (fl: SpawnFleet, owner: string, from: string) => completionsFrom(fl, owner, from).filter((m) => m.file!.startsWith('cur/'));
 
-describe('results handed over by a tool are claimed (issue 11)', () => {
+describe('results handed over by a tool are claimed', () => {
   it("wait_for_agents returns a child's completion: it is claimed, and the parent's later model calls never see it as inbox mail", async () => {
     f = spawnFleet({ definitions: { lead: 'lead-wait-one.yaml', worker: 'worker.yaml' } });
     const log = join(f.project, 'calls.jsonl');

@@ -16,7 +16,7 @@ afterEach(() => closeTmuxFleet(tmux, fleet));
 const SENDERS = 6;
 const EACH = 500;
 
-describe('surfacing is driven by what is in new/, not by events (issue 11)', () => {
+describe('surfacing is driven by what is in new/, not by events', () => {
   it(`${SENDERS} senders × ${EACH} messages to an agent busy in a multi-turn task: the model sees every one exactly once, with no further send`, async () => {
     fleet = tempFleet();
     tmux = tmuxServer();

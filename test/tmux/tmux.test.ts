@@ -62,7 +62,7 @@ describe('tmux client on a private server', () => {
       env: { FOO: 'a b$c' },
       remainOnExit: true,
     });
-    // Dead and reaped (status known); tmux with libutempter may need a nudge (tmux issue #311).
+    // Dead and reaped (status known); tmux with libutempter may need a nudge (github.com/tmux/tmux/issues/311).
     const dead = await eventually(async () => {
       await server.nudge();
       return (await tmux.listPanes()).find((p) => p.paneId === w.paneId && p.dead && p.deadStatus !== null);
@@ -87,7 +87,7 @@ describe('tmux client on a private server', () => {
       remainOnExit: true,
       paneDiedHook: hook,
     });
-    // tmux with libutempter can miss the exit of a pane's process (tmux issue #311): nudge it.
+    // tmux with libutempter can miss the exit of a pane's process (github.com/tmux/tmux/issues/311): nudge it.
     await eventually(async () => {
       await server.nudge();
       return existsSync(out);

@@ -15,7 +15,7 @@ import { tempDir } from '../helpers/fleet.js';
 import { ctxFor } from './process-helpers.js';
 
 /**
- * Every framing trick of issue 12 must arrive escaped in every untrusted text the model
+ * Every framing trick (docs/security.md, "Framing") must arrive escaped in every untrusted text the model
  * reads. "Escaped" = no harness tag can be opened or closed: in the text as the model would
  * read it (look-alikes folded), no `<` starts a marker tag.
  */
@@ -59,7 +59,7 @@ let tmp: { dir: string; cleanup(): void };
 beforeEach(() => { tmp = tempDir('flotilla-framing-'); });
 afterEach(() => tmp.cleanup());
 
-describe('unforgeable framing (issue 12)', () => {
+describe('unforgeable framing', () => {
   it.each(Object.entries(TRICKS))('tool output: %s arrives escaped', async (name, trick) => {
     const tool: Tool<{ x?: string }> = { name: 'echo', klass: 'read', description: 'echo', inputSchema: z.object({ x: z.string().optional() }), inputExample: {}, execute: async () => ({ output: `before\n${trick}\nafter` }) };
     const r = await runTool(tool, {}, ctxFor(tmp.dir), { maxOutputBytes: 30_000 });

@@ -10,7 +10,7 @@ import { tempDir } from '../helpers/fleet.js';
 import { ctxFor } from './process-helpers.js';
 
 /**
- * Each escape from the bubblewrap sandbox that issue 12 found, tried from inside it. A test
+ * Each known escape from the bubblewrap sandbox (docs/security.md), tried from inside it. A test
  * fails if the escape works. The project is a git repo with a fleet root, `.claude/`, and a
  * user home inside it (so the user-level dirs are inside the writable cwd too).
  */
@@ -39,7 +39,7 @@ function state(pid: number): string {
   return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[0]!;
 }
 
-describe('the bubblewrap sandbox contains (issue 12)', () => {
+describe('the bubblewrap sandbox contains', () => {
   it('cannot kill or stop another harness, read its environ, or see it at all', async () => {
     const other = execa('sleep', ['120'], { env: { SECRET_TOKEN: 'hunter2' }, reject: false });
     try {

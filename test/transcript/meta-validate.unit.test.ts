@@ -7,7 +7,7 @@ import { parseTranscriptMeta } from '../../src/transcript/meta-validate.generate
 // @ts-expect-error a plain .mjs build tool without types
 import { generateValidator, TARGETS } from '../../tools/gen-validators.mjs';
 
-/** `spawn` and `gc` read sidecars with a validator generated from the zod schema (issue 15). */
+/** `spawn` and `gc` read sidecars with a validator generated from the zod schema. */
 
 const repo = (p: string): string => fileURLToPath(new URL(`../../${p}`, import.meta.url));
 
@@ -41,7 +41,7 @@ function* cases(count: number): Generator<unknown> {
   }
 }
 
-describe('transcript sidecar validator generated from the zod schema (issue 15)', () => {
+describe('transcript sidecar validator generated from the zod schema', () => {
   it('the checked-in file is what the schema generates now (npm run build && node tools/gen-validators.mjs)', () => {
     const target = (TARGETS as string[][]).find((t) => t[3] === 'parseTranscriptMeta')!;
     const [mod, , out, fnName, typeName, testFile] = target as [string, string, string, string, string, string];

@@ -6,7 +6,7 @@ import { tempFleet, type TempFleet } from '../helpers/fleet.js';
 import { recordInput } from '../helpers/records.js';
 import { eventually, tmuxServer, type TmuxServer } from '../helpers/tmux.js';
 
-/** Issue 14: the dashboard takes every key of a read, and redraws whole after a resize. */
+/** The dashboard takes every key of a read, and redraws whole after a resize. */
 
 let fleet: TempFleet | undefined;
 let tmux: TmuxServer | undefined;

@@ -6,7 +6,7 @@ import { TOOLS_DIR } from '../../src/layout/package.js';
 import { eventually } from '../helpers/tmux.js';
 import { isAlive, spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
 
-/** Issue 14: agents that stay usable, and a parent agent's shell that can use the whole CLI. */
+/** Agents that stay usable, and a parent agent's shell that can use the whole CLI. */
 
 const ECHO = '../workday/echo.yaml';
 let f: SpawnFleet | undefined;

@@ -5,7 +5,7 @@ import type { AgentRecord } from '../../src/fleet/record.js';
 import { eventually } from '../helpers/tmux.js';
 import { spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
 
-/** Issue 14: max_running counts agents that work, not windows. */
+/** `limits.max_running` counts agents that work, not windows. */
 
 let f: SpawnFleet | undefined;
 afterEach(async () => {

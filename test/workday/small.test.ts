@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/tmux.js';
 import { fixture, spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
 
-/** Issue 14, the smaller items: what a person sees in a pane and from the CLI. */
+/** What a person sees in a pane and from the CLI. */
 
 const ECHO = '../workday/echo.yaml';
 let f: SpawnFleet | undefined;

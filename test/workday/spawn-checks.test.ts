@@ -11,7 +11,7 @@ import { recordInput } from '../helpers/records.js';
 import { eventually } from '../helpers/tmux.js';
 import { spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
 
-/** Issue 14: spawns that fail up front — exit 1, one line, no window, no record. */
+/** Spawns that fail up front — exit 1, one line, no window, no record. */
 
 const ECHO = '../workday/echo.yaml';
 let f: SpawnFleet | undefined;

@@ -93,7 +93,7 @@ async function sendFromSandbox(door: string, to: string, words: string[], opts: 
 
 /**
  * Mail to an agent that is no longer running is kept (a resume reads it), but nobody reads
- * it now: say so instead of a silent success (issue 14).
+ * it now: say so instead of a silent success.
  */
 async function endedNote(layout: import('../../layout/layout.js').Layout, recipient: string): Promise<string | null> {
   if (recipient === 'human') return null;

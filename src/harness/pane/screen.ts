@@ -71,8 +71,8 @@ export class PaneScreen {
 
   /**
    * Writes lines now (chat replies, notices of the pane itself). They go above the model's
-   * unfinished line, which stays in the live area and goes on where it was (issue 14: a chat
-   * command typed while text streams used to split the streamed line in two).
+   * unfinished line, which stays in the live area and goes on where it was: a chat command typed
+   * while text streams must not split the streamed line in two.
    */
   lines(lines: readonly string[]): void {
     this.pending.push(...lines.map((text) => ({ kind: 'aside' as const, text })));
