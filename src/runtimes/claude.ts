@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { canonicalOfVendorTool, MCP_FLEET_TOOLS, TOOL_TABLE, vendorPrimaryNames, vendorToolNames } from '../policy/tool-table.js';
 import { CLAUDE_HOOK_EVENTS, claudeStyleHooks, hookSettings } from './hook-protocol.js';
 import { usageByMessage, wakeNotice } from './session-file.js';
-import type { Launch, LaunchInput, PolicyInput, Runtime } from './types.js';
+import type { Launch, LaunchInput, PolicyInput, Runtime, SessionLine } from './types.js';
 
 /**
  * Claude Code (`@anthropic-ai/claude-code`). Its config folder is CLAUDE_CONFIG_DIR (a
@@ -84,6 +84,9 @@ export const claude: Runtime = {
       env: {
         CLAUDE_CONFIG_DIR: input.configDir,
         ...QUIET_ENV,
+        // Claude retries every failed request ten times (a refused key too: minutes at an error
+        // in its pane); the fleet's own count applies unless the spawner set one.
+        CLAUDE_CODE_MAX_RETRIES: input.env.CLAUDE_CODE_MAX_RETRIES?.trim() || String(input.maxRetries),
         // A shared login by reference: Claude keeps its login ("secure storage": the credentials
         // file, or the keychain on macOS) in this folder instead of CLAUDE_CONFIG_DIR; empty
         // means the default ~/.claude and the default keychain entry. A refresh lands there too.
@@ -106,8 +109,30 @@ export const claude: Runtime = {
     return u ? { id: m?.id, input: (u.input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0), output: u.output_tokens ?? 0 } : undefined;
   }),
 
+  // CLAUDE_CONFIG_DIR/projects/<the folder, dashed>/<session id>.jsonl
+  sessionFiles: { under: 'projects', name: /\.jsonl$/ },
+  sessionLine: claudeSessionLine,
+
   ...claudeStyleHooks((name) => canonicalOfVendorTool('claude', name), MCP_PREFIX),
 };
+
+/**
+ * Claude's transcript lines: a person's prompt opens a turn; a turn the API ended (after
+ * Claude's own retries) is a synthetic assistant message with `isApiErrorMessage`, Claude's
+ * words for it ("Invalid API key · Fix external API key"), its `error` kind and HTTP status.
+ * Claude runs StopFailure, not Stop, for it, so no task end of ours races this one.
+ */
+export function claudeSessionLine(line: string): SessionLine {
+  if (!line.includes('"isApiErrorMessage":true') && !line.includes('"promptId"')) return undefined;
+  let entry: { type?: string; isApiErrorMessage?: boolean; error?: string; apiErrorStatus?: number; message?: { content?: unknown } };
+  try { entry = JSON.parse(line) as typeof entry; } catch { return undefined; }
+  if (entry.type === 'user' && typeof entry.message?.content === 'string') return { kind: 'turn' };
+  if (entry.type !== 'assistant' || !entry.isApiErrorMessage) return undefined;
+  const content = Array.isArray(entry.message?.content) ? (entry.message.content as { text?: string }[]) : [];
+  const words = content.map((c) => c.text ?? '').join(' ').trim() || `API error (${entry.error ?? 'unknown'})`;
+  const auth = entry.error === 'authentication_failed' || entry.error === 'oauth_org_not_allowed' || entry.apiErrorStatus === 401;
+  return { kind: 'failure', failure: { reason: `Claude Code: ${words}${entry.apiErrorStatus ? ` (HTTP ${entry.apiErrorStatus})` : ''}`, auth } };
+}
 
 /**
  * What Claude asks a person the first time, answered in the agent's own `.claude.json`

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { canonicalOfVendorTool, MCP_FLEET_TOOLS, vendorPrimaryNames } from '../policy/tool-table.js';
 import { CLAUDE_HOOK_EVENTS, claudeStyleHooks, hookSettings } from './hook-protocol.js';
 import { wakeNotice } from './session-file.js';
-import type { Launch, LaunchInput, PolicyInput, Runtime } from './types.js';
+import type { Launch, LaunchInput, PolicyInput, Runtime, SessionLine } from './types.js';
 
 /**
  * Codex CLI (`@openai/codex`). Its config folder is CODEX_HOME (a per-agent one: the person's
@@ -174,5 +174,28 @@ export const codex: Runtime = {
     return { inputTokens: last?.input_tokens ?? 0, outputTokens: last?.output_tokens ?? 0, turns };
   },
 
+  // CODEX_HOME/sessions/<yyyy>/<mm>/<dd>/rollout-<time>-<thread>.jsonl
+  sessionFiles: { under: 'sessions', name: /^rollout-.*\.jsonl$/ },
+  sessionLine: codexSessionLine,
+
   ...claudeStyleHooks((name) => canonicalOfVendorTool('codex', name), MCP_PREFIX),
 };
+
+/**
+ * Codex's rollout lines: `task_started` opens a turn; a turn the API ended with an error is a
+ * `task_complete` carrying `error` (its message, and the HTTP status in `codex_error_info`) —
+ * Codex runs no Stop hook for it. A refused credential (401, 403) is an authentication failure.
+ */
+export function codexSessionLine(line: string): SessionLine {
+  if (!line.includes('"task_')) return undefined;
+  let entry: { type?: string; payload?: { type?: string; error?: { message?: string; codex_error_info?: unknown } | null } };
+  try { entry = JSON.parse(line) as typeof entry; } catch { return undefined; }
+  if (entry.type !== 'event_msg') return undefined;
+  if (entry.payload?.type === 'task_started') return { kind: 'turn' };
+  const error = entry.payload?.type === 'task_complete' ? entry.payload.error : undefined;
+  if (!error) return undefined;
+  const reason = error.message?.trim() || 'Codex ended the turn with an error';
+  const status = /"http_status_code":(\d+)/.exec(JSON.stringify(error.codex_error_info ?? {}))?.[1];
+  const auth = status === '401' || status === '403' || /\b(401 Unauthorized|403 Forbidden)\b/.test(reason);
+  return { kind: 'failure', failure: { reason: `Codex: ${reason}`, auth } };
+}

@@ -3,7 +3,7 @@ import { canonicalOfVendorTool, MCP_FLEET_TOOLS, TOOL_TABLE, vendorPrimaryNames 
 import { claudeStyleHooks, hookSettings } from './hook-protocol.js';
 import { geminiSelectedAuth } from './login.js';
 import { usageByMessage, wakeNotice } from './session-file.js';
-import type { HookReply, Launch, LaunchInput, PolicyInput, Runtime } from './types.js';
+import type { HookReply, Launch, LaunchInput, PolicyInput, Runtime, SessionLine } from './types.js';
 
 /**
  * Gemini CLI (`@google/gemini-cli`). Its home is GEMINI_CLI_HOME (a per-agent one: the
@@ -109,10 +109,31 @@ export const gemini: Runtime = {
     return t ? { id: typeof e.id === 'string' ? e.id : undefined, input: t.input ?? 0, output: t.output ?? 0 } : undefined;
   }),
 
+  // GEMINI_CLI_HOME/.gemini/tmp/<project>/chats/session-<time>-<id>.jsonl
+  sessionFiles: { under: '.gemini/tmp', name: /^session-.*\.jsonl$/ },
+  sessionLine: geminiSessionLine,
+
   ...hooks,
-  finalAnswer: (p) => (typeof p.prompt_response === 'string' ? p.prompt_response : undefined),
+  // "[no response text]" is Gemini's stand-in for a turn with no answer (an API error among them), not an answer.
+  finalAnswer: (p) => (typeof p.prompt_response === 'string' && p.prompt_response !== '[no response text]' ? p.prompt_response : undefined),
   // Gemini's tool hooks read a top-level decision.
   denyTool: (reason): HookReply => ({ stdout: JSON.stringify({ decision: 'deny', reason }) + '\n', exitCode: 0 }),
   // `ask` makes Gemini show its own confirmation whatever its approval mode.
   askTool: (reason): HookReply => ({ stdout: JSON.stringify({ decision: 'ask', reason, systemMessage: reason }) + '\n', exitCode: 0 }),
 };
+
+/**
+ * Gemini's session lines: a `user` message opens a turn; an API error is an `error` entry
+ * (`[API Error: {"error":{"code":401,…}}]`). Gemini still runs its AfterAgent hook for that
+ * turn, with no answer: the turn-end hook leaves such a turn to the shim, which reads this.
+ */
+export function geminiSessionLine(line: string): SessionLine {
+  if (!line.includes('"type":"user"') && !line.includes('"type":"error"')) return undefined;
+  let entry: { type?: string; content?: unknown };
+  try { entry = JSON.parse(line) as typeof entry; } catch { return undefined; }
+  if (entry.type === 'user') return { kind: 'turn' };
+  if (entry.type !== 'error') return undefined;
+  const reason = typeof entry.content === 'string' ? entry.content.trim() : 'Gemini CLI ended the turn with an error';
+  const auth = /"code":\s*(401|403)\b|UNAUTHENTICATED|PERMISSION_DENIED|API_KEY_INVALID/.test(reason);
+  return { kind: 'failure', failure: { reason: `Gemini CLI: ${reason}`, auth } };
+}

@@ -41,7 +41,22 @@ export interface LaunchInput {
   env: NodeJS.ProcessEnv;
   /** The person's own login file, used by reference (`runtimes.<name>.login: shared` and no key in env). */
   loginFile?: string | undefined;
+  /** How often a failed model request is retried (the fleet's `models.max_retries`), where the CLI lets us say. */
+  maxRetries: number;
 }
+
+/**
+ * A turn the vendor API ended with an error, as the CLI recorded it in its session file.
+ * `auth`: the vendor refused the credential (a revoked key, an expired login) — nothing the
+ * CLI does next can succeed, so the agent ends `failed`; otherwise only the task does.
+ */
+export interface TurnFailure {
+  reason: string;
+  auth: boolean;
+}
+
+/** One line of a CLI's session file, as far as the fleet cares: a turn began, a turn failed, or neither. */
+export type SessionLine = { kind: 'turn' } | { kind: 'failure'; failure: TurnFailure } | undefined;
 
 export interface Launch {
   argv: string[];
@@ -97,6 +112,10 @@ export interface Runtime {
   askTool(reason: string): HookReply;
   /** The final answer in a turn-end payload, when the payload carries it. */
   finalAnswer(payload: Record<string, unknown>): string | undefined;
+  /** Where the CLI keeps its session files in the agent's own config folder: a folder (searched downwards) and the file name; the newest is the current one. */
+  sessionFiles: { under: string; name: RegExp };
+  /** What one session-file line says about the turn (docs/runtimes.md, "Fail fast"). */
+  sessionLine(line: string): SessionLine;
   /** The CLI's transcript path in a hook payload, when it has one. */
   transcriptPath(payload: Record<string, unknown>): string | undefined;
   /** A tool call in a pre-tool payload: canonical name, shell command if any, and the CLI's own input. */

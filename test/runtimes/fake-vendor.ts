@@ -31,6 +31,12 @@ export interface FakeVendor {
   tools: string[][];
   /** The credential each scripted request carried: its Authorization header, else its API-key header. */
   auth: string[];
+  /**
+   * While set, every request is refused with this status and the vendor's own error body
+   * (401: a revoked key or an expired login), counted in `rejected`.
+   */
+  reject: 401 | 403 | null;
+  rejected: number;
   /** The text of every user turn and tool result the model was shown, across all requests. */
   seen(): string;
   close(): Promise<void>;
@@ -43,6 +49,7 @@ export async function startFakeVendor(wire: Wire, scriptFile: string, naming: To
   const bodies: Record<string, unknown>[] = [];
   const tools: string[][] = [];
   const auth: string[] = [];
+  const self = { reject: null, rejected: 0 } as FakeVendor;
   const server = createServer((req, res) => {
     void handle(req, res).catch((err: unknown) => {
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
@@ -55,6 +62,12 @@ export async function startFakeVendor(wire: Wire, scriptFile: string, naming: To
     const raw = Buffer.concat(chunks).toString('utf8');
     const body = raw ? (JSON.parse(raw) as Record<string, unknown>) : {};
     const adapter = ADAPTERS[wire];
+    if (self.reject) {
+      self.rejected++;
+      res.writeHead(self.reject, { 'content-type': 'application/json' });
+      res.end(REJECTIONS[wire](self.reject));
+      return;
+    }
     // FAKE_VENDOR_LOG=<file>: every request, for working out what a new CLI version sends.
     if (process.env.FAKE_VENDOR_LOG) appendFileSync(process.env.FAKE_VENDOR_LOG, `=== ${req.method ?? ''} ${req.url ?? ''}\n${raw}\n`);
     if (!adapter.isModelCall(req.method ?? 'GET', req.url ?? '/')) {
@@ -85,7 +98,7 @@ export async function startFakeVendor(wire: Wire, scriptFile: string, naming: To
   }
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as AddressInfo).port;
-  return {
+  Object.assign(self, {
     url: `http://127.0.0.1:${port}`,
     prompts,
     promptTimes,
@@ -93,8 +106,9 @@ export async function startFakeVendor(wire: Wire, scriptFile: string, naming: To
     tools,
     auth,
     seen: () => prompts.flatMap((p) => p.flatMap(messageTexts)).join('\n'),
-    close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }),
-  };
+    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+  });
+  return self;
 }
 
 function messageTexts(m: LanguageModelV3Message): string[] {
@@ -110,6 +124,13 @@ function textParts(text: string): LanguageModelV3StreamPart[] {
     { type: 'finish', finishReason: { unified: 'stop', raw: 'stop' }, usage: { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } } },
   ];
 }
+
+/** Each API's own body for a refused credential, as the CLI would read it from the vendor. */
+const REJECTIONS: Record<Wire, (status: number) => string> = {
+  anthropic: (s) => JSON.stringify({ type: 'error', error: { type: s === 401 ? 'authentication_error' : 'permission_error', message: s === 401 ? 'invalid x-api-key' : 'Your API key does not have permission to use this resource.' } }),
+  responses: (s) => JSON.stringify({ error: { message: s === 401 ? 'Incorrect API key provided: sk-fake***. You can find your API key at https://platform.openai.com/account/api-keys.' : 'You are not allowed to sample from this model', type: 'invalid_request_error', param: null, code: s === 401 ? 'invalid_api_key' : null } }),
+  gemini: (s) => JSON.stringify({ error: { code: s, message: s === 401 ? 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.' : 'The caller does not have permission', status: s === 401 ? 'UNAUTHENTICATED' : 'PERMISSION_DENIED' } }),
+};
 
 const ADAPTERS: Record<Wire, Adapter> = {
   anthropic: anthropicWire,

@@ -3,12 +3,14 @@ import { join } from 'node:path';
 import { audit } from '../../audit/audit.js';
 import type { Config } from '../../config/schema.js';
 import { findParentAgent } from '../../fleet/lineage.js';
-import { toLastLine, type AgentRecord, type TaskResult } from '../../fleet/record.js';
-import { readRecord, updateRecord } from '../../fleet/registry.js';
+import { toLastLine, type AgentRecord } from '../../fleet/record.js';
 import type { Layout } from '../../layout/layout.js';
 import { toolRow } from '../../policy/tool-table.js';
 import { loadRuntime, type FleetHookEvent, type HookReply, type Runtime, type VendorRuntimeName } from '../../runtimes/index.js';
 import { drainInbox } from './mail.js';
+import { sleep } from '../../sleep.js';
+import { lastTurnFailure, newestSessionFile } from './session-watch.js';
+import { endVendorTask, updateQuietly } from './task-end.js';
 
 /**
  * `flotilla runtime-hook <event>`: what a vendor CLI's hooks run (§13). The hook process
@@ -98,15 +100,26 @@ async function turnEnd(layout: Layout, config: Config, runtime: Runtime, rec: Ag
     }
   }
   if (rec.lastTask && rec.lastTask.task >= rec.task) return null; // already ended (a repeated Stop)
-  const text = runtime.finalAnswer(payload) ?? '';
-  const { writeOutput } = await import('../../transcript/output.js');
-  let outputPath: string | null = null;
-  try { outputPath = writeOutput(layout, rec.id, text, config.output.max_bytes).path; } catch { /* the completion still goes out */ }
-  const result: TaskResult = { task: rec.task, status: 'completed', exitReason: null, finishedAt: new Date().toISOString(), outputPath };
-  const done = updateQuietly(layout, rec.id, { status: 'idle', lastTask: result, ...(text.trim() ? { lastLine: toLastLine(text) } : {}), ...(usage ?? {}) }) ?? rec;
-  const { sendCompletionOnce } = await import('../../lifecycle/completion.js');
-  await sendCompletionOnce(layout, done, result, { text, maxBodyBytes: config.inbox.max_body_bytes });
+  // A turn the vendor API ended with an error is the shim's to end, from the CLI's session
+  // file: failed, never completed. Gemini runs this hook for such a turn too, with no answer,
+  // and may record the error a moment after: a turn without an answer is looked at for 3 s.
+  const answer = runtime.finalAnswer(payload);
+  if (await turnFailed(layout, runtime, rec, payload, answer?.trim() ? 0 : 3_000)) {
+    if (usage) updateQuietly(layout, rec.id, usage);
+    return null;
+  }
+  await endVendorTask(layout, config, rec.id, { status: 'completed', text: answer ?? '', reason: null, ...(usage ? { patch: usage } : {}) });
   return null;
+}
+
+async function turnFailed(layout: Layout, runtime: Runtime, rec: AgentRecord, payload: Record<string, unknown>, waitMs: number): Promise<boolean> {
+  const end = Date.now() + waitMs;
+  for (;;) {
+    const file = runtime.transcriptPath(payload) || newestSessionFile(runtime, layout.runtimeDir(rec.id));
+    try { if (file && lastTurnFailure(runtime, readFileSync(file, 'utf8'))) return true; } catch { /* not written yet */ }
+    if (Date.now() >= end) return false;
+    await sleep(200);
+  }
 }
 
 function readUsage(runtime: Runtime, payload: Record<string, unknown>): Pick<AgentRecord, 'usage' | 'turns'> | undefined {
@@ -138,11 +151,3 @@ function counterFile(layout: Layout, id: string): string {
   return join(layout.runtimeDir(id), 'mail-continues');
 }
 
-/** The hook is a short-lived writer of a live agent's record; a record that ended meanwhile stays ended. */
-function updateQuietly(layout: Layout, id: string, patch: Partial<AgentRecord>): AgentRecord | undefined {
-  try {
-    return updateRecord(layout, id, patch);
-  } catch {
-    return readRecord(layout, id);
-  }
-}

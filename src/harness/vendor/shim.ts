@@ -20,6 +20,8 @@ import { finishAgent } from '../finish.js';
 import { findRuntimeBinary } from '../../runtimes/binary.js';
 import { planLogin } from '../../runtimes/login.js';
 import { unreadCount } from './mail.js';
+import { watchSession } from './session-watch.js';
+import { endVendorTask } from './task-end.js';
 
 /**
  * The shim (§13): this process is the registered agent — it was admitted like any harness
@@ -84,6 +86,7 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
     model: rec.model.startsWith(`${rec.runtime}:`) ? rec.model.slice(rec.runtime.length + 1) || undefined : undefined,
     env,
     loginFile: login.file,
+    maxRetries: config.models.max_retries,
   }, policy);
   for (const f of launch.files) {
     mkdirSync(dirname(join(configDir, f.path)), { recursive: true });
@@ -125,16 +128,27 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
   // The terminal's Ctrl-C is the CLI's to handle; a cancel or a closed window ends both.
   process.on('SIGINT', () => undefined);
   let ending: { status: TaskResult['status']; reason: string } | null = null;
-  const stop = (reason: string) => {
+  const stop = (reason: string, status: TaskResult['status'] = 'cancelled') => {
     if (ending) return;
-    ending = { status: 'cancelled', reason };
+    ending = { status, reason };
     try { child.kill('SIGTERM'); } catch { /* gone */ }
     setTimeout(() => { try { child.kill('SIGKILL'); } catch { /* gone */ } }, 3_000).unref();
   };
   process.on('SIGTERM', () => stop('cancelled (SIGTERM)'));
   process.on('SIGHUP', () => stop('window closed'));
+  // Fail fast (docs/runtimes.md): a refused credential ends the agent, any other API error the task.
+  const session = watchSession(runtime, configDir, (failure) => {
+    log.warn({ reason: failure.reason, auth: failure.auth }, 'the vendor API ended a turn with an error');
+    if (failure.auth) {
+      process.stderr.write(`\nflotilla: ${failure.reason} — the agent ends failed\n`);
+      stop(failure.reason, 'failed');
+      return;
+    }
+    void endVendorTask(layout, config, rec.id, { status: 'failed', text: '', reason: failure.reason });
+  });
 
   const { code, signal } = await exited;
+  session.close();
   await waker.close();
   const fate = ending ?? cliFate(runtime, code, signal);
   await finishOnce(fate.status, fate.reason);

@@ -1,0 +1,84 @@
+import { closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Runtime, TurnFailure } from '../../runtimes/index.js';
+
+/**
+ * The vendor CLI's own session file, read as it grows (docs/runtimes.md, "Fail fast"). A turn
+ * the vendor API ended with an error is written there by every CLI, while not every CLI runs a
+ * hook for it (Codex runs none; Gemini runs its turn-end hook with no answer): this is where
+ * the shim learns that a revoked key or an expired login stopped the CLI, and ends the agent
+ * instead of leaving it `working` at an error in its pane.
+ *
+ * Polled once a second: the file is this agent's own, appended whole lines at a time, and
+ * only the bytes added since the last look are read.
+ */
+export interface SessionWatch {
+  close(): void;
+}
+
+export function watchSession(runtime: Runtime, configDir: string, onFailure: (f: TurnFailure) => void, intervalMs = 1000): SessionWatch {
+  let file: string | undefined;
+  let offset = 0;
+  let rest = '';
+  const look = (): void => {
+    const newest = newestSessionFile(runtime, configDir);
+    if (!newest) return;
+    // A new session file (a resumed or restarted session): read it from its start.
+    if (newest !== file) { file = newest; offset = 0; rest = ''; }
+    let size: number;
+    try { size = statSync(file).size; } catch { return; }
+    if (size <= offset) return;
+    const text = rest + readRange(file, offset, size);
+    offset = size;
+    const lines = text.split('\n');
+    rest = lines.pop() ?? '';
+    for (const line of lines) {
+      const seen = runtime.sessionLine(line);
+      if (seen?.kind === 'failure') onFailure(seen.failure);
+    }
+  };
+  const timer = setInterval(() => { try { look(); } catch { /* a file mid-rotation: the next look reads it */ } }, intervalMs);
+  timer.unref();
+  return { close: () => clearInterval(timer) };
+}
+
+/** The newest file named like the CLI's session files under its folder in `configDir` (undefined before the CLI wrote one). */
+export function newestSessionFile(runtime: Pick<Runtime, 'sessionFiles'>, configDir: string): string | undefined {
+  let best: { path: string; mtime: number } | undefined;
+  const walk = (dir: string, depth: number): void => {
+    let entries;
+    try { entries = readdirSync(dir, { withFileTypes: true }); } catch { return; }
+    for (const e of entries) {
+      const path = join(dir, e.name);
+      if (e.isDirectory()) { if (depth < 5) walk(path, depth + 1); continue; }
+      if (!e.isFile() || !runtime.sessionFiles.name.test(e.name)) continue;
+      let mtime = 0;
+      try { mtime = statSync(path).mtimeMs; } catch { continue; }
+      if (!best || mtime > best.mtime || (mtime === best.mtime && path > best.path)) best = { path, mtime };
+    }
+  };
+  walk(join(configDir, runtime.sessionFiles.under), 0);
+  return best?.path;
+}
+
+/** The last failure of the session's latest turn, if that turn ended in one. */
+export function lastTurnFailure(runtime: Pick<Runtime, 'sessionLine'>, text: string): TurnFailure | undefined {
+  let failure: TurnFailure | undefined;
+  for (const line of text.split('\n')) {
+    const seen = runtime.sessionLine(line);
+    if (seen?.kind === 'turn') failure = undefined;
+    else if (seen?.kind === 'failure') failure = seen.failure;
+  }
+  return failure;
+}
+
+function readRange(file: string, from: number, to: number): string {
+  const fd = openSync(file, 'r');
+  try {
+    const buf = Buffer.alloc(to - from);
+    const n = readSync(fd, buf, 0, buf.length, from);
+    return buf.subarray(0, n).toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
+}

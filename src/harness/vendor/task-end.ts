@@ -1,0 +1,40 @@
+import type { Config } from '../../config/schema.js';
+import { toLastLine, type AgentRecord, type TaskResult } from '../../fleet/record.js';
+import { readRecord, updateRecord } from '../../fleet/registry.js';
+import type { Layout } from '../../layout/layout.js';
+
+/**
+ * One task of a vendor agent ends (§13): its answer → output/<id>.md, the record `idle` with
+ * the task's result, exactly one completion to the parent. The turn-end hook ends a task the
+ * CLI finished; the shim ends one the vendor API failed or a fleet limit stopped. Whichever
+ * comes second finds the task already ended and does nothing.
+ */
+export async function endVendorTask(layout: Layout, config: Config, id: string, end: {
+  status: TaskResult['status'];
+  text: string;
+  reason: string | null;
+  patch?: Partial<AgentRecord>;
+}): Promise<AgentRecord | undefined> {
+  const rec = readRecord(layout, id);
+  if (!rec || (rec.lastTask && rec.lastTask.task >= rec.task)) return undefined;
+  const { writeOutput } = await import('../../transcript/output.js');
+  let outputPath: string | null = null;
+  if (end.text.trim() || end.status === 'completed') {
+    try { outputPath = writeOutput(layout, id, end.text, config.output.max_bytes).path; } catch { /* the completion still goes out */ }
+  }
+  const result: TaskResult = { task: rec.task, status: end.status, exitReason: end.reason, finishedAt: new Date().toISOString(), outputPath };
+  const lastLine = end.text.trim() ? toLastLine(end.text) : end.reason ? toLastLine(end.reason) : undefined;
+  const done = updateQuietly(layout, id, { status: 'idle', lastTask: result, ...(lastLine ? { lastLine } : {}), ...(end.patch ?? {}) }) ?? rec;
+  const { sendCompletionOnce } = await import('../../lifecycle/completion.js');
+  await sendCompletionOnce(layout, done, result, { text: end.text, maxBodyBytes: config.inbox.max_body_bytes });
+  return done;
+}
+
+/** A short-lived writer of a live agent's record; a record that ended meanwhile stays ended. */
+export function updateQuietly(layout: Layout, id: string, patch: Partial<AgentRecord>): AgentRecord | undefined {
+  try {
+    return updateRecord(layout, id, patch);
+  } catch {
+    return readRecord(layout, id);
+  }
+}
