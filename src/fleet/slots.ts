@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { FlotillaError, isErrno } from '../errors.js';
 import type { Layout } from '../layout/layout.js';
 import { sleep } from '../sleep.js';
+import { liveRecords } from './live.js';
+import { SlotCensus, type SlotHolder } from './slot-census.js';
 
 // node:net and node:crypto load on first use: `flotilla status` reaches this module through
 // the reaper on every call and, with no live agent, never opens a socket (§14 start-up).
@@ -95,10 +97,15 @@ function fleetHash(layout: Layout): string {
   return crypto().createHash('sha256').update(root).digest('hex').slice(0, 16);
 }
 
+/** The abstract names of this fleet's slots start with this (Linux; without the NUL). */
+function slotPrefix(layout: Layout): string {
+  return `flotilla-${fleetHash(layout)}-slot-`;
+}
+
 /** The socket address of one side of a slot. */
 export function slotAddress(layout: Layout, index: number, side: 'a' | 'b'): string {
   const hash = fleetHash(layout);
-  if (ABSTRACT) return `\0flotilla-${hash}-slot-${index}-${side}`;
+  if (ABSTRACT) return `\0${slotPrefix(layout)}${index}-${side}`;
   const name = `slot-${index}-${side}.sock`;
   // sun_path is 104 bytes on macOS; long project paths fall back to the temp dir.
   const dir = join(layout.slotsDir, name).length < 100 ? layout.slotsDir : join(tmpdir(), `flotilla-${hash}`);
@@ -189,10 +196,30 @@ function dropConnection(sock: Socket): void {
   sock.destroy();
 }
 
-/** Reserves a free slot in 0..cap-1 for a child about to be opened; null when all are taken. */
+/**
+ * How many names held by impostors a reservation steps over. One process can bind many
+ * names; past this many the spawn is refused rather than probing without end.
+ */
+const MAX_IGNORED = 256;
+
+/** A look at who holds this fleet's slot names (slot-census.ts); live harnesses are looked at first. */
+function censusOf(layout: Layout): SlotCensus {
+  return new SlotCensus(slotPrefix(layout), () => new Set(liveRecords(layout).flatMap((r) => (r.pid ? [r.pid] : []))));
+}
+
+/**
+ * Reserves a free slot for a child about to be opened; null when `cap` slots are taken.
+ * A slot whose names are held by something that is not Flotilla (slot-census.ts) is stepped
+ * over and not counted: the reservation looks one index further for each, so `cap` slots
+ * stay available to harnesses whoever squats names (docs/security.md "Slots belong to
+ * harnesses"). Every spawner sees the same squatters, so they still meet on the same index.
+ */
 export async function reserveSlot(layout: Layout, cap: number): Promise<SlotReservation | null> {
   const token = crypto().randomBytes(12).toString('hex');
-  for (let index = 0; index < cap; index++) {
+  const census = ABSTRACT ? censusOf(layout) : null;
+  const squatted = (index: number, side: 'a' | 'b'): boolean => census?.isImpostor(slotAddress(layout, index, side).slice(1)) ?? false;
+  let ignored = 0;
+  for (let index = 0; index < cap + ignored && ignored <= MAX_IGNORED; index++) {
     const pending = new Set<Socket>();
     let settle: ((handed: boolean) => void) | undefined;
     let done = false;
@@ -231,9 +258,14 @@ export async function reserveSlot(layout: Layout, cap: number): Promise<SlotRese
         else asked = sock;
       });
     });
-    if (!server) continue;
+    if (!server) {
+      // Held unless an impostor has the reservation name and no harness runs on the slot.
+      if (squatted(index, 'a') && (!(await probe(slotAddress(layout, index, 'b'))) || squatted(index, 'b'))) ignored++;
+      continue;
+    }
     if (await probe(slotAddress(layout, index, 'b'))) {
       finish(false);
+      if (squatted(index, 'b')) ignored++;
       continue;
     }
     return {
@@ -333,14 +365,32 @@ export async function acquireSlot(layout: Layout, cap: number): Promise<SlotHold
   return null;
 }
 
-/** Indexes of the slots in 0..cap-1 that are held (reserved or running). */
+/** Indexes of the slots in 0..cap-1 that Flotilla holds (reserved or running); names impostors hold do not count. */
 export async function heldSlots(layout: Layout, cap: number): Promise<number[]> {
-  const held = await Promise.all(
-    Array.from({ length: cap }, async (_, k) =>
-      (await probe(slotAddress(layout, k, 'b'))) || (await probe(slotAddress(layout, k, 'a'))),
-    ),
+  const sides = await Promise.all(
+    Array.from({ length: cap }, async (_, k) => [await probe(slotAddress(layout, k, 'a')), await probe(slotAddress(layout, k, 'b'))] as const),
   );
-  return held.flatMap((h, k) => (h ? [k] : []));
+  const census = ABSTRACT && sides.some(([a, b]) => a || b) ? censusOf(layout) : null;
+  const counts = (k: number, side: 'a' | 'b'): boolean => !census?.isImpostor(slotAddress(layout, k, side).slice(1));
+  return sides.flatMap(([a, b], k) => ((a && counts(k, 'a')) || (b && counts(k, 'b')) ? [k] : []));
+}
+
+/** Slot names held by processes that are not Flotilla's (Linux; empty elsewhere), for `status` and `doctor`. */
+export function slotImpostors(layout: Layout): SlotHolder[] {
+  if (!ABSTRACT) return [];
+  return [...censusOf(layout).all().values()].filter((h) => h.kind === 'impostor').sort((x, y) => x.index - y.index || x.side.localeCompare(y.side));
+}
+
+/** One line per process squatting slot names: which, that they are ignored, and how to end it. */
+export function impostorLines(holders: readonly SlotHolder[]): string[] {
+  const byPid = new Map<number | null, SlotHolder[]>();
+  for (const h of holders) byPid.set(h.pid, [...(byPid.get(h.pid) ?? []), h]);
+  return [...byPid].map(([pid, hs]) => {
+    const slots = [...new Set(hs.map((h) => h.index))];
+    const names = `${hs.length} slot name${hs.length === 1 ? '' : 's'} (slot${slots.length === 1 ? '' : 's'} ${slots.length > 6 ? `${slots.slice(0, 6).join(', ')}, …` : slots.join(', ')})`;
+    const who = pid === null ? 'a process of another user' : `pid ${pid} (${hs[0]!.command})`;
+    return `${names} held by ${who}, not a Flotilla harness — ignored, they take no agent's place${pid === null ? '' : `; end it with: kill ${pid}`}`;
+  });
 }
 
 /** How many of the slots in 0..cap-1 are held. */

@@ -93,6 +93,7 @@ export async function runChecks(layout: Layout, env: NodeJS.ProcessEnv = process
   let config: Config | undefined;
   try { config = loadConfig({ layout, env }).config; } catch { /* defaults */ }
   checks.push(...containmentChecks(config?.security.sandbox ?? 'none', env));
+  checks.push(await slotCheck(layout));
   checks.push(...(await runtimeChecks(layout, config, env)));
   return checks;
 }
@@ -138,6 +139,17 @@ function containmentChecks(sandbox: Config['security']['sandbox'], env: NodeJS.P
       : 'install bubblewrap (apt-get install bubblewrap) and allow user namespaces; only needed with security.sandbox: bubblewrap',
   });
   return checks;
+}
+
+/** Slot names held by something that is not Flotilla (docs/security.md "Slots belong to harnesses"): ignored, but worth a look. */
+async function slotCheck(layout: Layout): Promise<Check> {
+  const { slotImpostors, impostorLines } = await import('../../fleet/slots.js');
+  const found = existsSync(layout.root) ? slotImpostors(layout) : [];
+  return {
+    name: 'slots', ok: true, warn: found.length > 0,
+    detail: found.length ? impostorLines(found).join('; ') : 'held only by Flotilla harnesses and spawners',
+    fix: found.length ? 'a process that is not Flotilla binds the fleet\'s slot names; find out what started it and end it' : '',
+  };
 }
 
 /**

@@ -56,6 +56,8 @@ export async function run(parsed: Parsed, globals: Globals): Promise<void> {
     for (const q of waiting) writeOut(`  #${q.position}  ${q.agentId}  spawn-agent --queue, pid ${q.pid}\n`);
   }
   for (const [id, error] of corrupt) writeOut(`${id}  corrupt  ${error}\n`);
+  const { slotImpostors, impostorLines } = await import('../../fleet/slots.js');
+  for (const line of impostorLines(slotImpostors(layout))) writeOut(`${line}\n`);
   if (hidden > 0) writeOut(`… ${thousands(hidden)} finished — flotilla status --all\n`);
   const human = unreadCount(layout, 'human');
   if (human) writeOut(`\n${human} unread message${human === 1 ? '' : 's'} for you — flotilla inbox\n`);
