@@ -1,0 +1,57 @@
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { readAudit } from '../../src/audit/read.js';
+import { eventually } from '../helpers/tmux.js';
+import { completionsFrom } from '../spawn/helpers.js';
+import { explain } from './suite.js';
+import { vendorFleet, type VendorFleet } from './helpers.js';
+import { TARGETS } from './targets.js';
+
+/**
+ * The read scope in a real vendor CLI (docs/security.md, "What reads may touch"): Claude Code
+ * and Gemini CLI, started by spawn-agent exactly as a person's spawn starts them, in
+ * dont_ask, are told by their model (the fake vendor API replaying read-key.yaml) to read a
+ * key through a link in the project into the fresh HOME's ~/.ssh, then a file in the fleet's
+ * secrets folder. Claude Code would read both on its own (reads are allowed); Gemini CLI
+ * refuses the link itself (it resolves links and keeps to its workspace) but would read the
+ * secrets folder, which is inside the project. What stops them is the fleet's pre-tool hook:
+ * the model sees the refusal and never the key. Codex has no read tool its hooks see (it
+ * reads through its shell), so it has no case here.
+ */
+const KEY = 'FAKE-PRIVATE-KEY-4711';
+
+let fleet: VendorFleet | undefined;
+afterEach(async (ctx) => {
+  if (fleet && ctx.task.result?.state === 'fail') await explain(fleet);
+  await fleet?.dispose();
+  fleet = undefined;
+  delete process.env.RS_KEY_PATH;
+  delete process.env.RS_SECRET_PATH;
+});
+
+describe('a vendor CLI\'s own read of a credentials folder is refused by the fleet\'s hook', { timeout: 600_000 }, () => {
+  it.each(['claude', 'gemini'] as const)('%s', async (name) => {
+    const t = TARGETS[name]();
+    const f = await vendorFleet({ ...t, script: 'read-key.yaml', definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' } });
+    fleet = f;
+    mkdirSync(join(f.home, '.ssh'), { recursive: true });
+    writeFileSync(join(f.home, '.ssh', 'id_ed25519'), `${KEY}\n`);
+    symlinkSync(join(f.home, '.ssh'), join(f.project, 'keys'));
+    // The fake vendor renders the script's {{env.…}} from this process's environment.
+    process.env.RS_KEY_PATH = join(f.project, 'keys', 'id_ed25519');
+    // The fleet's secrets folder is inside the project, so inside every CLI's workspace.
+    mkdirSync(f.layout.secretsDir, { recursive: true });
+    writeFileSync(join(f.layout.secretsDir, 'grant.txt'), `${KEY}\n`);
+    process.env.RS_SECRET_PATH = join(f.layout.secretsDir, 'grant.txt');
+
+    const id = await f.spawnChild('a', `${name}-read-key`, 'read the key', t.spawnArgs);
+    await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 480_000, 'the completion');
+    const body = completionsFrom(f, 'lead-parent', id)[0]!.body;
+    expect(f.vendor.seen()).toMatch(/in a credentials folder, which no agent reads/);
+    expect(f.vendor.seen()).not.toContain(KEY);
+    expect(body).toMatch(/Final answer: .*credentials folder/);
+    expect(body).not.toContain(KEY);
+    expect(readAudit(f.layout, { event: 'policy_denied' }).lines).toContainEqual(expect.objectContaining({ agent: id, tool: 'read', rule: 'read-scope:credentials', via: name }));
+  });
+});
