@@ -1,5 +1,6 @@
 import type { Config } from '../config/schema.js';
 import { FlotillaError } from '../errors.js';
+import { isTerminal } from '../fleet/record-status.js';
 import type { AgentRecord } from '../fleet/record.js';
 import { subtreeRecords } from '../fleet/live.js';
 import { listRecords, readRecord, resolveAgent } from '../fleet/registry.js';
@@ -18,7 +19,7 @@ export function fleetOpsFor(layout: Layout, config: Config, rec: AgentRecord): F
   // The parent's latest record: turns used so far bound the child's (§7 no escalation).
   const self = (): AgentRecord => readRecord(layout, rec.id) ?? rec;
   return {
-    spawn: (req) => spawnAs(layout, config, req, self()),
+    spawn: (req, signal) => spawnAs(layout, config, req, self(), signal),
     // Its own subtree, from the children index: the rest of the fleet's history is never read.
     list: () => Promise.resolve(subtreeRecords(layout, rec.id).map(row)),
     wait: (ids, opts) => waitAs(layout, config, ids, opts),
@@ -40,7 +41,7 @@ export function fleetOpsFor(layout: Layout, config: Config, rec: AgentRecord): F
  */
 export function personFleetOps(layout: Layout, config: Config): FleetOps {
   return {
-    spawn: (req) => spawnAs(layout, config, req, null),
+    spawn: (req, signal) => spawnAs(layout, config, req, null, signal),
     list: () => Promise.resolve(listRecords(layout).map(row)),
     wait: (ids, opts) => waitAs(layout, config, ids, opts),
     async cancel(prefix) {
@@ -51,15 +52,30 @@ export function personFleetOps(layout: Layout, config: Config): FleetOps {
 }
 
 /** A spawn by the tool's caller: `parent` null is a person's root spawn (no conversation to pass on). */
-async function spawnAs(layout: Layout, config: Config, req: Parameters<FleetOps['spawn']>[0], parent: AgentRecord | null): Promise<{ id: string }> {
+async function spawnAs(layout: Layout, config: Config, req: Parameters<FleetOps['spawn']>[0], parent: AgentRecord | null, signal: AbortSignal): ReturnType<FleetOps['spawn']> {
   const { spawnAgent } = await import('./spawn.js');
+  const max = config.limits.max_running;
+  // The calling agent keeps its slot while its tool call waits, and so do the agents above it
+  // that wait for it: when they hold every slot, a child in line would wait for its own
+  // parent forever (docs/decisions.md "Running slots count work").
+  const held = req.queue && parent ? slotsHeldAbove(layout, parent) : [];
+  if (held.length >= max) {
+    throw new FlotillaError(
+      `spawn refused: every running slot (limits.max_running ${max}) is held by ${held.map((id) => `'${id}'`).join(', ')}, which ${held.length === 1 ? 'waits' : 'wait'} for this spawn, so a child in line could never start — raise limits.max_running to ${held.length + 1} or more`,
+      { code: 'concurrency-limit', bracket: `[flotilla:concurrency-limit running=${held.length} max=${max}]` },
+    );
+  }
+  let waited = false;
   try {
     const child = await spawnAgent(
       layout, config,
-      { prompt: req.prompt, agent: req.agent, id: req.id, ...(parent ? { context: req.context } : {}), mode: 'interactive' },
+      {
+        prompt: req.prompt, agent: req.agent, id: req.id, ...(parent ? { context: req.context } : {}), mode: 'interactive',
+        ...(req.queue ? { queue: { signal, onWait: () => { waited = true; } } } : {}),
+      },
       { parent, worktree: req.worktree },
     );
-    return { id: child.id };
+    return { id: child.id, waited };
   } catch (err) {
     // The model reads the message; the bracketed line tells a program what kind of refusal.
     if (err instanceof FlotillaError && err.bracket) throw new FlotillaError(`${err.message} ${err.bracket}`, { code: err.code, bracket: err.bracket });
@@ -77,6 +93,17 @@ async function waitAs(layout: Layout, config: Config, ids: string[], opts: Param
 
 function row(r: AgentRecord): Awaited<ReturnType<FleetOps['list']>>[number] {
   return { id: r.id, name: r.name, status: r.status, depth: r.depth, turns: r.turns, lastLine: r.lastLine };
+}
+
+/** `agent` and its ancestors that hold a running slot now (their records say which). */
+function slotsHeldAbove(layout: Layout, agent: AgentRecord): string[] {
+  const out: string[] = [];
+  const seen = new Set<string>();
+  for (let r: AgentRecord | null = agent; r && !seen.has(r.id); r = r.parentId ? readRecord(layout, r.parentId) ?? null : null) {
+    seen.add(r.id);
+    if (r.slot !== null && !isTerminal(r.status)) out.push(r.id);
+  }
+  return out;
 }
 
 /** Whether `target` is in `ancestorId`'s subtree: its parent chain, a few record reads. */

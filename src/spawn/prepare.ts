@@ -44,7 +44,7 @@ export interface SpawnRequest {
   model?: string | undefined;
   resumedFrom?: string | null | undefined;
   /** Wait in line for a running slot instead of being refused (`spawn-agent --queue`); told when it starts waiting. */
-  queue?: { onWait?: () => void | Promise<void> } | undefined;
+  queue?: { onWait?: () => void | Promise<void>; signal?: AbortSignal } | undefined;
   /** Who runs it (§13): Flotilla's harness (default) or a vendor CLI under a shim. */
   runtime?: RuntimeName | undefined;
   /** A scheduled run (src/schedule/): a root spawned by the scheduler, with its schedule's name, run id and slot. */

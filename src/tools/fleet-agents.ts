@@ -29,7 +29,7 @@ export interface WaitResult {
 }
 
 export interface FleetOps {
-  spawn(req: { prompt: string; agent?: string | undefined; id?: string | undefined; worktree?: boolean | undefined; context?: 'none' | 'last_turn' | 'summary' | undefined }, signal: AbortSignal): Promise<{ id: string }>;
+  spawn(req: { prompt: string; agent?: string | undefined; id?: string | undefined; worktree?: boolean | undefined; context?: 'none' | 'last_turn' | 'summary' | undefined; queue?: boolean | undefined }, signal: AbortSignal): Promise<{ id: string; waited?: boolean }>;
   list(): Promise<AgentSummary[]>;
   /** `tasks`: the task to wait for by id (default: each agent's current one). */
   wait(ids: string[], opts: { any: boolean; timeoutSecs?: number | undefined; signal: AbortSignal; tasks?: Record<string, number> }): Promise<{ results: WaitResult[]; pending: string[] }>;
@@ -43,6 +43,7 @@ const spawnInput = z.object({
   worktree: z.boolean().optional().describe('Give the child its own git worktree and branch'),
   wait: z.boolean().optional().describe('Block until the child finishes and return its answer'),
   context: z.enum(['none', 'last_turn', 'summary']).optional().describe('What of your conversation the child gets (default none)'),
+  queue: z.boolean().optional().describe('When every running slot is busy (limits.max_running), wait in line for one instead of being refused; the call returns once the child has started'),
 });
 const waitInput = z.object({
   ids: z.array(z.string().min(1)).min(1).describe('Agent ids (or unique prefixes) to wait for'),
@@ -64,8 +65,9 @@ export function createFleetAgentTools(ops: FleetOps): Tool[] {
     klass: 'fleet',
     inputExample: { prompt: 'List TODO comments in src/ with file:line' },
     async execute(i, ctx) {
-      const { id } = await ops.spawn({ prompt: i.prompt, agent: i.agent, id: i.id, worktree: i.worktree, context: i.context }, ctx.signal);
-      if (!i.wait) return { output: `Started ${id}. Its result will arrive as a completion message; or call wait_for_agents with ["${id}"].`, meta: { child: id } };
+      const { id, waited } = await ops.spawn({ prompt: i.prompt, agent: i.agent, id: i.id, worktree: i.worktree, context: i.context, queue: i.queue }, ctx.signal);
+      const inLine = waited ? ' after waiting in line for a running slot' : '';
+      if (!i.wait) return { output: `Started ${id}${inLine}. Its result will arrive as a completion message; or call wait_for_agents with ["${id}"].`, meta: { child: id } };
       // A new agent's first task is task 1.
       return { output: formatResults(await ops.wait([id], { any: false, signal: ctx.signal, tasks: { [id]: 1 } })), meta: { child: id } };
     },
