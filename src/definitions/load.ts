@@ -71,8 +71,8 @@ export async function loadDefinitions(opts: LoadOptions): Promise<LoadResult> {
 const isProjectScope = (scope: DefinitionScope): boolean => scope === 'project' || scope === 'claude-project';
 
 /**
- * An untrusted project's definition as it may run: no hooks, and no permission mode above
- * `default` (docs/security.md "Folder trust"). What was taken away is added to `ignored`.
+ * An untrusted project's definition as it may run: no hooks, no permission mode above
+ * `default`, no provider keys for its commands (docs/security.md "Folder trust"). What was taken away is added to `ignored`.
  */
 function untrustedDefinition(def: Definition, ignored: string[]): Definition {
   let out = def;
@@ -84,6 +84,12 @@ function untrustedDefinition(def: Definition, ignored: string[]): Definition {
   if (def.declared.permissionMode && def.permissionMode !== 'plan' && def.permissionMode !== 'default') {
     ignored.push(`permission_mode ${def.permissionMode} of ${def.source.path}`);
     out = { ...out, permissionMode: 'default' };
+  }
+  // Provider keys are the person's: a stranger's file cannot hand them to its commands.
+  if (def.passEnv?.length) {
+    ignored.push(`permissions.env ${def.passEnv.join(', ')} of ${def.source.path}`);
+    const { passEnv: _dropped, ...rest } = out;
+    out = rest;
   }
   return out;
 }

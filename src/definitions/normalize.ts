@@ -17,7 +17,7 @@ const KNOWN = new Set([
   'name', 'description', 'model', 'background', 'max_turns', 'maxTurns', 'memory', 'tools', 'disallowedTools',
   'disallowed_tools', 'permissions', 'permission_mode', 'permissionMode', 'skills', 'hooks', 'color', 'runtime',
 ]);
-const PERMISSION_KEYS = new Set(['permission_mode', 'permissionMode', 'secrets', 'timeout_secs', 'ttl_secs']);
+const PERMISSION_KEYS = new Set(['permission_mode', 'permissionMode', 'secrets', 'timeout_secs', 'ttl_secs', 'env']);
 /** Definition names: the id pattern (§1), plus inner dots as Claude Code allows. */
 export const CLAUDE_NAME_PATTERN = /^[a-zA-Z0-9](?:[a-zA-Z0-9_-]|\.(?!\.)){0,63}(?<!\.)$/;
 const USER_SCOPES: readonly DefinitionScope[] = ['user', 'claude-user'];
@@ -90,7 +90,7 @@ export function normalizeDefinition(input: NormalizeInput): { definition?: Defin
   } else {
     p = perms as Record<string, unknown>;
     for (const key of Object.keys(p)) {
-      if (!PERMISSION_KEYS.has(key)) warnings.push({ field: `permissions.${key}`, message: `unknown field 'permissions.${key}' is ignored (permissions) — known: permission_mode, secrets, timeout_secs, ttl_secs` });
+      if (!PERMISSION_KEYS.has(key)) warnings.push({ field: `permissions.${key}`, message: `unknown field 'permissions.${key}' is ignored (permissions) — known: permission_mode, secrets, timeout_secs, ttl_secs, env` });
     }
   }
   const modeRaw = p.permission_mode ?? p.permissionMode ?? data.permission_mode ?? data.permissionMode;
@@ -99,6 +99,11 @@ export function normalizeDefinition(input: NormalizeInput): { definition?: Defin
   const secretsRaw = p.secrets ?? [];
   const secrets = Array.isArray(secretsRaw) && secretsRaw.every((s) => typeof s === 'string' && isSecretKey(s)) ? [...new Set(secretsRaw as string[])] : undefined;
   if (!secrets) err('permissions.secrets', `permissions.secrets must be a list of secret key names (1-64 letters, digits, '_', '.' or '-', starting with a letter or digit), got ${describe(secretsRaw)} (permissions.secrets) — e.g. secrets: [github-token, npm-token]`);
+
+  // Provider keys reach the agent's commands only when listed here (docs/security.md, "Keys").
+  const envRaw = p.env ?? [];
+  const passEnv = Array.isArray(envRaw) && envRaw.every((v) => typeof v === 'string' && /^[A-Za-z_][A-Za-z0-9_]*$/.test(v)) ? [...new Set(envRaw as string[])] : undefined;
+  if (!passEnv) err('permissions.env', `permissions.env must be a list of environment variable names, got ${describe(envRaw)} (permissions.env) — e.g. env: [OPENAI_API_KEY]`);
 
   const positive = (v: unknown): boolean => typeof v === 'number' && Number.isFinite(v) && v > 0;
   const timeoutSecs = optional(p.timeout_secs, config.limits.timeout_secs, positive, () =>
@@ -126,7 +131,7 @@ export function normalizeDefinition(input: NormalizeInput): { definition?: Defin
     warnings.push({ field: 'body', message: 'the prompt (the Markdown after the frontmatter) is empty (body) — write the instructions below the closing ---, e.g. "You review diffs for bugs."' });
   }
 
-  if (errors.length || !tools || !skills || !hooks || !secrets || permissionMode === undefined) return { errors, warnings };
+  if (errors.length || !tools || !skills || !hooks || !secrets || !passEnv || permissionMode === undefined) return { errors, warnings };
   const definition: Definition = {
     name: name as string,
     description: (description as string).trim(),
@@ -137,6 +142,7 @@ export function normalizeDefinition(input: NormalizeInput): { definition?: Defin
     tools,
     permissionMode,
     secrets,
+    ...(passEnv.length ? { passEnv } : {}),
     timeoutSecs: timeoutSecs as number,
     ttlSecs: ttlSecs as number,
     skills,

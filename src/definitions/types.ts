@@ -31,6 +31,8 @@ export interface Definition {
   permissionMode: PermissionMode;
   /** Secret keys the agent may request (§11). */
   secrets: string[];
+  /** `permissions.env`: provider keys its commands may see (otherwise removed, docs/security.md). */
+  passEnv?: string[];
   /** Default `limits.timeout_secs` (600). */
   timeoutSecs: number;
   /** Lifetime of a granted secret. Default 300. */

@@ -8,7 +8,7 @@ import { homedir } from 'node:os';
 import { userPaths } from '../layout/layout.js';
 import { bubblewrapArgv, bubblewrapUserNamespace, findBubblewrap, hostExecutedPaths, installedPaths, pidNamespaceArgv, tmuxHiding } from '../tools/sandbox.js';
 import { tmuxSocketPaths } from '../tmux/sockets.js';
-import { commandEnvironment } from '../tools/command-env.js';
+import { commandEnvironment, providerKeyVars } from '../tools/command-env.js';
 import { PACKAGE_ROOT } from '../layout/package.js';
 import { trackToolGroups } from '../lifecycle/tool-groups.js';
 import { createCheckInboxTool } from '../tools/check-inbox.js';
@@ -35,6 +35,8 @@ export async function buildTools(opts: {
   memoryDir: string | undefined;
   inbox: { takeForTool(peek: boolean): Promise<string>; returned(completions: { from: string; task: number }[]): void };
   log: Log;
+  /** `permissions.env` of the definition: provider keys its commands may see. */
+  passEnv?: readonly string[];
   /** The agent's secrets (§11), when its definition lists keys: adds request_secret and lends grants to shell commands. */
   secrets?: SecretBroker;
 }): Promise<Tool[]> {
@@ -72,7 +74,7 @@ export async function buildTools(opts: {
       ? { protectedRoots: readOnly, writableWithin: opts.memoryDir ? [opts.memoryDir] : [], writableRoots: writable }
       : { protectedRoots: [layout.root], writableWithin: opts.memoryDir ? [opts.memoryDir] : [] }),
     shellTimeoutSecs: config.tools.shell_timeout_secs,
-    env: commandEnvironment(door ? { ...opts.env, [DOOR_ENV]: door } : opts.env),
+    env: commandEnvironment(door ? { ...opts.env, [DOOR_ENV]: door } : opts.env, { keys: providerKeyVars(config), allow: opts.passEnv ?? [] }),
     maxOutputBytes: config.tools.max_output_bytes,
     wrap,
     track: trackToolGroups(layout, rec.id),

@@ -87,7 +87,7 @@ export async function startAgent(opts: {
     onGrants: (grants) => { updateRecord(layout, rec.id, { secretGrants: grants }); },
     sandboxed: await commandsSandboxed(config, env),
   }) : undefined;
-  const tools: Tool[] = await buildTools({ layout, config, record: rec, env: childEnv, memoryDir: memory.dir, inbox, log, ...(secrets ? { secrets } : {}) });
+  const tools: Tool[] = await buildTools({ layout, config, record: rec, env: childEnv, memoryDir: memory.dir, inbox, log, passEnv: definition.passEnv ?? [], ...(secrets ? { secrets } : {}) });
   const { withheldRules } = await import('../policy/tool-policy.js');
   const policy = { tools: rec.effectivePolicy.tools, withheld: withheldRules(definition.tools, config.agents.default_disallowed_tools, rec.effectivePolicy.tools) };
   // The bash grammar loads on the first shell command, never at start-up (§14).
