@@ -79,5 +79,7 @@ export async function sendCompletionOnce(
   const sent = await doneOnce(completionMarker(layout, rec.id, result.task), async () => { await deliver(layout, draft, options); }, { to });
   if (!sent) return false;
   audit(layout, { event: 'completion', agent: rec.id, to, status: result.status, exit_reason: result.exitReason, task: result.task });
+  // A person's `wait` may have printed this answer before it was delivered: then it is read.
+  if (to === 'human') await (await import('./handed-on.js')).claimIfHandedOn(layout, rec.id, result.task);
   return true;
 }

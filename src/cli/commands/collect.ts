@@ -15,6 +15,9 @@ export function command(): Command {
         import('../../fleet/liveness.js'),
       ]);
       const results = collectFinished(layout, { warn: (m) => process.stderr.write(`flotilla: warning: ${m}\n`) });
+      // An agent that ended hands out its last task's answer.
+      const last = new Map(results.length ? listRecords(layout).map((x) => [x.id, x.lastTask?.task]) : []);
+      await (await import('../../lifecycle/handed-on.js')).markHandedOn(layout, results.map((r) => ({ id: r.id, task: r.task ?? last.get(r.id) })));
       if (opts.json) printJson(results);
       else process.stdout.write(results.map(formatCollected).join('\n'));
       // Idle agents were handed out above; what is skipped is work still under way.

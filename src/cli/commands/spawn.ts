@@ -80,6 +80,7 @@ export function command(): Command {
         onApproval: (asking) => void approvalNotice(layout, asking).then((line) => process.stderr.write(line + '\n')),
       });
       const result = results[0]!;
+      await (await import('../../lifecycle/handed-on.js')).markHandedOn(layout, results);
       if (opts.json) printJson(result);
       else if (result.output) process.stdout.write(result.output.endsWith('\n') ? result.output : result.output + '\n');
       if (result.status !== 'completed') process.stderr.write(`flotilla: ${rec.id} ended ${statusWithReason(result.status, result.exitReason)} — its transcript: flotilla transcript ${rec.id}\n`);

@@ -21,6 +21,7 @@ export function command(): Command {
         any: opts.any, ...(timeout !== undefined ? { timeoutMs: timeout * 1000 } : {}),
         onApproval: (asking) => void approvalNotice(layout, asking).then((line) => process.stderr.write(line + '\n')),
       });
+      await (await import('../../lifecycle/handed-on.js')).markHandedOn(layout, out.results);
       if (opts.json) printJson(out);
       else {
         for (const r of out.results) {
