@@ -5,14 +5,29 @@ import { readNewLines } from '../layout/read-lines.js';
 export interface AuditFilter {
   agent?: string | undefined;
   event?: string | undefined;
+  /** A schedule's own events and everything its runs did (§5.10). */
+  schedule?: string | undefined;
 }
 
 type Line = Record<string, unknown>;
 
-function matches(line: Line, f: AuditFilter): boolean {
-  if (f.event && line.event !== f.event) return false;
-  if (f.agent && !(typeof line.agent === 'string' && line.agent.startsWith(f.agent))) return false;
-  return true;
+/**
+ * A filter over lines read in order. For `schedule`, a line naming the schedule makes its
+ * agent one of the schedule's runs (the spawn comes before anything the run does), so the
+ * runs' own lines match from then on, also while following.
+ */
+function matcher(f: AuditFilter): (line: Line) => boolean {
+  const runs = new Set<string>();
+  return (line) => {
+    if (f.event && line.event !== f.event) return false;
+    if (f.agent && !(typeof line.agent === 'string' && line.agent.startsWith(f.agent))) return false;
+    if (f.schedule) {
+      const agent = typeof line.agent === 'string' ? line.agent : '';
+      if (line.schedule === f.schedule && agent && agent !== 'human') runs.add(agent);
+      if (line.schedule !== f.schedule && !runs.has(agent)) return false;
+    }
+    return true;
+  };
 }
 
 /** Whole JSON lines from `from` on (LF framing), skipping foreign lines, plus the new offset. */
@@ -26,18 +41,27 @@ function readLines(path: string, from: number): { lines: Line[]; offset: number 
   return { lines, offset };
 }
 
-export function readAudit(layout: Layout, filter: AuditFilter = {}): { lines: Line[]; offset: number } {
+export interface AuditRead {
+  lines: Line[];
+  offset: number;
+  /** The filter as it stands after those lines (it knows the schedule's runs), for `followAudit`. */
+  matches: (line: Line) => boolean;
+}
+
+export function readAudit(layout: Layout, filter: AuditFilter = {}): AuditRead {
   const { lines, offset } = readLines(layout.auditFile, 0);
-  return { lines: lines.filter((l) => matches(l, filter)), offset };
+  const matches = matcher(filter);
+  return { lines: lines.filter(matches), offset, matches };
 }
 
 /** Prints new matching lines as they are appended, until the process is stopped. */
-export async function followAudit(layout: Layout, filter: AuditFilter, offset: number, onLine: (l: Line) => void): Promise<never> {
+export async function followAudit(layout: Layout, from: Pick<AuditRead, 'offset' | 'matches'>, onLine: (l: Line) => void): Promise<never> {
+  const { offset, matches } = from;
   let pos = offset;
   const drain = () => {
     const r = readLines(layout.auditFile, pos);
     pos = r.offset;
-    r.lines.filter((l) => matches(l, filter)).forEach(onLine);
+    r.lines.filter(matches).forEach(onLine);
   };
   // fs.watch wakes us on appends; the slow timer covers filesystems where it does not.
   try { watch(layout.state, { persistent: true }, drain); } catch { /* polling only */ }

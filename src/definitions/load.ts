@@ -71,14 +71,21 @@ export async function loadDefinitions(opts: LoadOptions): Promise<LoadResult> {
 const isProjectScope = (scope: DefinitionScope): boolean => scope === 'project' || scope === 'claude-project';
 
 /**
- * An untrusted project's definition as it may run: no hooks, no permission mode above
- * `default`, no provider keys for its commands (docs/security.md "Folder trust"). What was taken away is added to `ignored`.
+ * An untrusted project's definition as it may run: no hooks, no schedule, no permission mode
+ * above `default`, no provider keys for its commands (docs/security.md "Folder trust"). What
+ * was taken away is added to `ignored`.
  */
 function untrustedDefinition(def: Definition, ignored: string[]): Definition {
   let out = def;
   if (def.hooks.PreToolUse.length || def.hooks.PostToolUse.length) {
     ignored.push(`hooks of ${def.source.path}`);
     out = { ...out, hooks: { PreToolUse: [], PostToolUse: [] } };
+  }
+  if (def.schedules?.length) {
+    // A schedule starts runs with nobody asking: a stranger's file must not.
+    ignored.push(`schedule of ${def.source.path}`);
+    const { schedules: _dropped, ...rest } = out;
+    out = rest;
   }
   // A mode the file does not set is the person's own default (an untrusted config cannot raise it).
   if (def.declared.permissionMode && def.permissionMode !== 'plan' && def.permissionMode !== 'default') {

@@ -3,6 +3,7 @@ import { isSecretKey } from '../secrets/keys.js';
 import { PERMISSION_MODES, parsePermissionMode, type PermissionMode } from '../policy/permission-mode.js';
 import { describe } from './frontmatter.js';
 import { normalizeHooks, normalizeSkills } from './normalize-extras.js';
+import { normalizeSchedule } from './normalize-schedule.js';
 import { normalizeTools } from './normalize-tools.js';
 import { isRuntimeName, RUNTIME_NAMES } from '../runtimes/types.js';
 import type { Definition, DefinitionConfig, DefinitionScope, FieldIssue, MemoryScope } from './types.js';
@@ -15,7 +16,7 @@ import type { Definition, DefinitionConfig, DefinitionScope, FieldIssue, MemoryS
 
 const KNOWN = new Set([
   'name', 'description', 'model', 'background', 'max_turns', 'maxTurns', 'memory', 'tools', 'disallowedTools',
-  'disallowed_tools', 'permissions', 'permission_mode', 'permissionMode', 'skills', 'hooks', 'color', 'runtime',
+  'disallowed_tools', 'permissions', 'permission_mode', 'permissionMode', 'skills', 'hooks', 'color', 'runtime', 'schedule',
 ]);
 const PERMISSION_KEYS = new Set(['permission_mode', 'permissionMode', 'secrets', 'timeout_secs', 'ttl_secs', 'env']);
 /** Definition names: the id pattern (§1), plus inner dots as Claude Code allows. */
@@ -44,7 +45,7 @@ export function normalizeDefinition(input: NormalizeInput): { definition?: Defin
 
   for (const key of Object.keys(data)) {
     if (!KNOWN.has(key)) {
-      warnings.push({ field: key, message: `unknown field '${key}' is ignored (${key}) — check the spelling; known fields: name, description, model, background, max_turns, memory, tools, permissions, skills, hooks, color, runtime` });
+      warnings.push({ field: key, message: `unknown field '${key}' is ignored (${key}) — check the spelling; known fields: name, description, model, background, max_turns, memory, tools, permissions, skills, hooks, schedule, color, runtime` });
     }
   }
 
@@ -119,6 +120,13 @@ export function normalizeDefinition(input: NormalizeInput): { definition?: Defin
     hooks = { PreToolUse: [], PostToolUse: [] };
   }
 
+  let schedules = normalizeSchedule(data.schedule, name, issues);
+  if (schedules?.length && (USER_SCOPES.includes(input.scope) || input.scope === 'builtin')) {
+    // A user-level file is seen from every project; it must not start runs in one it never saw.
+    warnings.push({ field: 'schedule', message: "a schedule in a user-level definition is ignored (schedule) — put the definition in the project's .flotilla/agents/, or add it with flotilla schedule add" });
+    schedules = [];
+  }
+
   const color = data.color;
   if (color !== undefined && color !== null && typeof color !== 'string') err('color', `color must be a color name, got ${describe(color)} (color) — e.g. color: blue`);
 
@@ -131,7 +139,7 @@ export function normalizeDefinition(input: NormalizeInput): { definition?: Defin
     warnings.push({ field: 'body', message: 'the prompt (the Markdown after the frontmatter) is empty (body) — write the instructions below the closing ---, e.g. "You review diffs for bugs."' });
   }
 
-  if (errors.length || !tools || !skills || !hooks || !secrets || !passEnv || permissionMode === undefined) return { errors, warnings };
+  if (errors.length || !tools || !skills || !hooks || !secrets || !passEnv || !schedules || permissionMode === undefined) return { errors, warnings };
   const definition: Definition = {
     name: name as string,
     description: (description as string).trim(),
@@ -147,6 +155,7 @@ export function normalizeDefinition(input: NormalizeInput): { definition?: Defin
     ttlSecs: ttlSecs as number,
     skills,
     hooks,
+    ...(schedules.length ? { schedules } : {}),
     ...(typeof color === 'string' ? { color } : {}),
     ...(typeof runtime === 'string' && isRuntimeName(runtime) ? { runtime } : {}),
     body: input.body,

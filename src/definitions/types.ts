@@ -39,6 +39,8 @@ export interface Definition {
   ttlSecs: number;
   skills: { include: string[]; exclude: string[] };
   hooks: DefinitionHooks;
+  /** `schedule:` (§5.10): runs of this definition the scheduler fires; project definitions only. */
+  schedules?: DefinitionSchedule[];
   color?: string;
   /** Who runs it (§13): `flotilla` (default), `claude`, `codex`, `gemini`. */
   runtime?: RuntimeName;
@@ -47,6 +49,23 @@ export interface Definition {
   /** Which limits and policy fields the file set itself (the rest are defaults); see `fitToParent`. */
   declared: Declared;
   source: { path: string; scope: DefinitionScope };
+}
+
+/** One entry of a definition's `schedule:` block, shape-checked (the cron is checked by the scheduler). */
+export interface DefinitionSchedule {
+  name: string;
+  cron: string;
+  task: string;
+  timezone: string | null;
+  model: string | null;
+  /** Who gets each run's completion: an agent id, or null for the person (`human`). */
+  notify: string | null;
+  overlap: 'skip' | 'queue' | 'allow';
+  catchUp: 'none' | 'once';
+  timeoutSecs: number | null;
+  maxCostPerDay: number | null;
+  maxTokensPerDay: number | null;
+  background: boolean;
 }
 
 /** An error or warning about one file. `message` is one line saying what, where (field) and how to fix. */

@@ -92,8 +92,8 @@ export const agentRecordSchema = z.object({
   secretGrants: z.array(secretGrantSchema).default([]),
   /** What runs the agent (§13): Flotilla's own harness, or a vendor CLI under a Flotilla shim. */
   runtime: z.enum(['flotilla', 'claude', 'codex', 'gemini']).default('flotilla'),
-  /** A scheduled run (§5.10): its schedule, the run's id and the slot it fired for. */
-  schedule: z.object({ name: z.string(), runId: z.string(), slot: z.string() }).nullable().default(null),
+  /** A scheduled run (§5.10): its schedule, the run's id, the slot it fired for, and who gets its completion (null: the person). */
+  schedule: z.object({ name: z.string(), runId: z.string(), slot: z.string(), notify: z.string().nullable().default(null) }).nullable().default(null),
 });
 export type AgentRecord = z.infer<typeof agentRecordSchema>;
 export type AgentRecordInput = z.input<typeof agentRecordSchema>;

@@ -471,13 +471,8 @@ function v87(v: unknown, p: string, bad: Issue[]): unknown {
 }
 
 function v88(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) { bad.push({ path: p, message: 'expected an object' }); return v; }
-  const o = v as Record<string, unknown>;
-  const out: Record<string, unknown> = {};
-  { const r = v85(o["name"], p + ".name", bad); if (r !== undefined) out["name"] = r; }
-  { const r = v86(o["runId"], p + ".runId", bad); if (r !== undefined) out["runId"] = r; }
-  { const r = v87(o["slot"], p + ".slot", bad); if (r !== undefined) out["slot"] = r; }
-  return out;
+  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
+  return v;
 }
 
 function v89(v: unknown, p: string, bad: Issue[]): unknown {
@@ -489,6 +484,25 @@ function v90(v: unknown, p: string, bad: Issue[]): unknown {
 }
 
 function v91(v: unknown, p: string, bad: Issue[]): unknown {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) { bad.push({ path: p, message: 'expected an object' }); return v; }
+  const o = v as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  { const r = v85(o["name"], p + ".name", bad); if (r !== undefined) out["name"] = r; }
+  { const r = v86(o["runId"], p + ".runId", bad); if (r !== undefined) out["runId"] = r; }
+  { const r = v87(o["slot"], p + ".slot", bad); if (r !== undefined) out["slot"] = r; }
+  { const r = v90(o["notify"], p + ".notify", bad); if (r !== undefined) out["notify"] = r; }
+  return out;
+}
+
+function v92(v: unknown, p: string, bad: Issue[]): unknown {
+  return v === null ? null : v91(v, p, bad);
+}
+
+function v93(v: unknown, p: string, bad: Issue[]): unknown {
+  return v === undefined ? structuredClone(null) : v92(v, p, bad);
+}
+
+function v94(v: unknown, p: string, bad: Issue[]): unknown {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) { bad.push({ path: p, message: 'expected an object' }); return v; }
   const o = v as Record<string, unknown>;
   const out: Record<string, unknown> = {};
@@ -528,14 +542,14 @@ function v91(v: unknown, p: string, bad: Issue[]): unknown {
   { const r = v76(o["collectedAt"], p + ".collectedAt", bad); if (r !== undefined) out["collectedAt"] = r; }
   { const r = v82(o["secretGrants"], p + ".secretGrants", bad); if (r !== undefined) out["secretGrants"] = r; }
   { const r = v84(o["runtime"], p + ".runtime", bad); if (r !== undefined) out["runtime"] = r; }
-  { const r = v90(o["schedule"], p + ".schedule", bad); if (r !== undefined) out["schedule"] = r; }
+  { const r = v93(o["schedule"], p + ".schedule", bad); if (r !== undefined) out["schedule"] = r; }
   return out;
 }
 
 /** Same result as `safeParse` of the zod schema, without loading zod. */
 export function parseAgentRecord(input: unknown): { success: true; data: AgentRecord } | { success: false; error: { issues: Issue[] } } {
   const bad: Issue[] = [];
-  const data = v91(input, '', bad);
+  const data = v94(input, '', bad);
   if (bad.length > 0) return { success: false, error: { issues: bad.map((i) => ({ path: i.path.slice(1), message: i.message })) } };
   return { success: true, data: data as AgentRecord };
 }

@@ -86,6 +86,10 @@ export interface Layout {
   scheduleState(name: string): string;
   /** One O_EXCL file per fired slot (`<name>.fired/<epoch ms>`): a slot fires at most once. */
   scheduleFired(name: string): string;
+  /** Present while a schedule is paused (`flotilla schedule pause`). */
+  schedulePaused(name: string): string;
+  /** What the running scheduler sees of every schedule (next fire, last result), for `status` and the dashboard. */
+  readonly scheduleView: string;
   /** The scheduler's lock: a Unix socket bound by the one scheduler of the fleet root. */
   readonly schedulerSocket: string;
   /** Who holds the scheduler lock (pid, since), for the one that waits. */
@@ -184,8 +188,10 @@ export function layoutFor(root: string, project = dirname(resolve(root))): Layou
     schedule: (name) => join(state, 'schedules', `${name}.json`),
     scheduleState: (name) => join(state, 'schedules', `${name}.state.json`),
     scheduleFired: (name) => join(state, 'schedules', `${name}.fired`),
+    schedulePaused: (name) => join(state, 'schedules', `${name}.paused`),
     schedulerSocket: join(state, 'scheduler.sock'),
     schedulerInfo: join(state, 'scheduler.json'),
+    scheduleView: join(state, 'scheduler-view.json'),
     boardsDir: join(state, 'boards'),
     board: (name) => boardPaths(join(state, 'boards', name), name),
   };

@@ -1,4 +1,5 @@
-import { statusWithReason } from '../fleet/record-status.js';
+import { isTerminal, statusWithReason } from '../fleet/record-status.js';
+import { readRecord } from '../fleet/registry.js';
 import { existsSync } from 'node:fs';
 import { audit } from '../audit/audit.js';
 import type { Layout } from '../layout/layout.js';
@@ -31,6 +32,19 @@ export function isCompletionOf(msg: { kind: string; from: string; id: string }, 
 }
 
 /**
+ * Who gets a completion: the parent; for a root, the person — or, for a scheduled run with a
+ * `notify:` agent that is still live, that agent (a finished one would never read it).
+ */
+function recipient(layout: Layout, rec: AgentRecord): string {
+  // The parent's inbox is named by its id: a record that exists but cannot be read (corrupt) still has one.
+  if (rec.parentId) return existsSync(layout.registryFile(rec.parentId)) ? rec.parentId : 'human';
+  const notify = rec.schedule?.notify;
+  if (!notify || notify === 'human') return 'human';
+  const target = readRecord(layout, notify);
+  return target && !isTerminal(target.status) ? notify : 'human';
+}
+
+/**
  * The guaranteed terminal message (§5.7): one `completion` to the parent (or `human` for a
  * root) per task, exactly once whichever path gets there first — the harness on a clean
  * end, the reaper on a crash, a parent's liveness check, or any `flotilla` command.
@@ -47,8 +61,7 @@ export async function sendCompletionOnce(
 ): Promise<boolean> {
   if (completionSent(layout, rec.id, result.task)) return false;
   const { deliver } = await import('../inbox/deliver.js');
-  // The parent's inbox is named by its id: a record that exists but cannot be read (corrupt) still has one.
-  const to = rec.parentId && existsSync(layout.registryFile(rec.parentId)) ? rec.parentId : 'human';
+  const to = recipient(layout, rec);
   const answer = (opts.text ?? '').trim();
   const headline = `${rec.id} ${statusWithReason(result.status, result.exitReason)}`;
   const body = [

@@ -74,7 +74,7 @@ export async function startRun(layout: Layout, config: Config, schedule: Schedul
       prompt: schedule.task,
       mode: schedule.background ? 'headless' : 'oneshot',
       model: schedule.model ?? undefined,
-      schedule: { name: schedule.name, runId, slot: slot.toISOString() },
+      schedule: { name: schedule.name, runId, slot: slot.toISOString(), notify: schedule.notify },
       ...(schedule.timeoutSecs !== null ? { timeoutSecs: schedule.timeoutSecs } : {}),
       ...(opts.waitForSlot ? { queue: {} } : {}),
     }, { parent: null, background: schedule.background, ...(opts.env ? { env: opts.env } : {}) });

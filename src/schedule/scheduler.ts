@@ -2,15 +2,18 @@ import { existsSync } from 'node:fs';
 import type { Cron } from 'croner';
 import { audit } from '../audit/audit.js';
 import type { Config } from '../config/schema.js';
+import type { Definition } from '../definitions/types.js';
 import { errorMessage } from '../errors.js';
 import { isTerminal } from '../fleet/record-status.js';
 import { readRecord } from '../fleet/registry.js';
 import type { Layout } from '../layout/layout.js';
 import { sleep } from '../sleep.js';
-import { parseCron, slotsBetween } from './cron.js';
+import { nextFires, parseCron, slotsBetween } from './cron.js';
 import { budgetRefusal, claimSlot, liveRun, startRun } from './fire.js';
 import { acquireSchedulerLock } from './lock.js';
-import { listSchedules, readScheduleState, writeScheduleState, type Schedule, type ScheduleState } from './store.js';
+import { allSchedules } from './sources.js';
+import { writeScheduleView, type ScheduleView } from './view.js';
+import { readScheduleState, writeScheduleState, type Schedule, type ScheduleState } from './store.js';
 
 /**
  * The fleet's scheduler (§5.10): one per fleet root, in the `schedule` window of `flotilla up`
@@ -24,6 +27,8 @@ export interface SchedulerOptions {
   signal: AbortSignal;
   /** The effective config, reread each tick (cached by its files). */
   config: () => Promise<Config>;
+  /** The fleet's definitions as they are now (their `schedule:` blocks fire too). */
+  definitions?: () => readonly Definition[];
   env?: NodeJS.ProcessEnv;
   log: (line: string) => void;
   tickMs?: number;
@@ -49,10 +54,11 @@ export async function runScheduler(layout: Layout, opts: SchedulerOptions): Prom
   const tracked = new Map<string, Tracked>();
   const inflight = new Set<Promise<void>>();
   let lastErrors = '';
+  let lastView = '';
   try {
     while (!opts.signal.aborted) {
       const config = await opts.config();
-      const { schedules, errors } = listSchedules(layout);
+      const { schedules, errors } = allSchedules(layout, opts.definitions?.() ?? []);
       if (errors.join('\n') !== lastErrors) errors.forEach((e) => opts.log(`scheduler: ${e}`));
       lastErrors = errors.join('\n');
       for (const name of tracked.keys()) if (!schedules.some((s) => s.name === name)) tracked.delete(name);
@@ -63,12 +69,34 @@ export async function runScheduler(layout: Layout, opts: SchedulerOptions): Prom
           opts.log(`scheduler: ${s.name}: ${errorMessage(err)}`);
         }
       }
+      const view = viewOf(schedules, tracked, errors);
+      const text = JSON.stringify(view);
+      if (text !== lastView) {
+        writeScheduleView(layout, { pid: process.pid, ...view });
+        lastView = text;
+      }
       await sleep(opts.tickMs ?? 250, opts.signal);
     }
   } finally {
+    // Readers tell a stopped scheduler by pid 0; one killed outright by its pid being gone.
+    if (lastView) writeScheduleView(layout, { pid: 0, ...(JSON.parse(lastView) as Omit<ScheduleView, 'pid'>) });
     lock.release();
     audit(layout, { event: 'scheduler_stop', agent: 'human', root: layout.root });
   }
+}
+
+function viewOf(schedules: Schedule[], tracked: Map<string, Tracked>, errors: string[]): Omit<ScheduleView, 'pid'> {
+  return {
+    schedules: schedules.map((s) => {
+      const t = tracked.get(s.name);
+      return {
+        name: s.name, cron: s.cron, timezone: s.timezone, agent: s.agent, paused: s.paused, definedIn: s.definedIn,
+        next: s.paused || !t ? null : (nextFires(t.cron, 1)[0]?.toISOString() ?? null),
+        lastResult: t?.state.lastResult ?? null,
+      };
+    }),
+    errors,
+  };
 }
 
 function track(layout: Layout, s: Schedule, tracked: Map<string, Tracked>): Tracked {

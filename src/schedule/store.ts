@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { z } from 'zod';
 import { FlotillaError, isErrno, UsageError } from '../errors.js';
 import type { Layout } from '../layout/layout.js';
@@ -34,11 +34,17 @@ export const scheduleSchema = z.object({
   maxTokensPerDay: z.number().int().nonnegative().nullable().default(null),
   /** Runs open headless (no tmux window), as `spawn-agent --background`. */
   background: z.boolean().default(false),
-  paused: z.boolean().default(false),
+  /** Who gets each run's completion: an agent id; null, or that agent gone, for the person. */
+  notify: z.string().nullable().default(null),
   createdAt: z.string(),
 });
-export type Schedule = z.infer<typeof scheduleSchema>;
 export type ScheduleInput = z.input<typeof scheduleSchema>;
+/**
+ * A schedule as the scheduler and the CLI see it: the stored fields, whether it is paused (a
+ * marker file beside it, so a definition's schedule pauses the same way), and the definition
+ * file it comes from (null: added with `flotilla schedule add`).
+ */
+export type Schedule = z.infer<typeof scheduleSchema> & { paused: boolean; definedIn: string | null };
 
 export const scheduleStateSchema = z.object({
   /** Every slot at or before this time has been dealt with (fired, skipped or missed). */
@@ -66,7 +72,17 @@ export function readSchedule(layout: Layout, name: string): Schedule | null {
   }
   const parsed = scheduleSchema.safeParse(JSON.parse(text));
   if (!parsed.success) throw new FlotillaError(`schedule file ${layout.schedule(name)} is damaged (${parsed.error.issues[0]?.message}); remove it with 'flotilla schedule rm ${name}' and add it again`, { code: 'bad-schedule' });
-  return parsed.data;
+  return { ...parsed.data, paused: isPaused(layout, name), definedIn: null };
+}
+
+export function isPaused(layout: Layout, name: string): boolean {
+  return existsSync(layout.schedulePaused(name));
+}
+
+export function setPaused(layout: Layout, name: string, paused: boolean): void {
+  mkdirSync(layout.schedulesDir, { recursive: true });
+  if (paused) writeFileAtomic(layout.schedulePaused(name), `${new Date().toISOString()}\n`);
+  else rmSync(layout.schedulePaused(name), { force: true });
 }
 
 /** Every schedule, by name; a damaged file is reported, never fatal to the others. */
@@ -92,20 +108,23 @@ export function listSchedules(layout: Layout): { schedules: Schedule[]; errors: 
 }
 
 export function writeSchedule(layout: Layout, schedule: ScheduleInput): Schedule {
-  const parsed = scheduleSchema.safeParse(schedule);
+  // Only the stored fields: `paused` and `definedIn` are not the file's to hold.
+  const { paused: _p, definedIn: _d, ...fields } = schedule as ScheduleInput & Partial<Pick<Schedule, 'paused' | 'definedIn'>>;
+  const parsed = scheduleSchema.safeParse(fields);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     throw new UsageError(`schedule ${issue.path.join('.') || 'field'}: ${issue.message}`, { code: 'bad-schedule' });
   }
   mkdirSync(layout.schedulesDir, { recursive: true });
   writeFileAtomic(layout.schedule(parsed.data.name), `${JSON.stringify(parsed.data, null, 2)}\n`);
-  return parsed.data;
+  return { ...parsed.data, paused: isPaused(layout, parsed.data.name), definedIn: null };
 }
 
 export function removeSchedule(layout: Layout, name: string): boolean {
   if (!readSchedule(layout, name)) return false;
   rmSync(layout.schedule(name), { force: true });
   rmSync(layout.scheduleState(name), { force: true });
+  rmSync(layout.schedulePaused(name), { force: true });
   rmSync(layout.scheduleFired(name), { recursive: true, force: true });
   return true;
 }

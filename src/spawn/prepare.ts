@@ -48,7 +48,7 @@ export interface SpawnRequest {
   /** Who runs it (§13): Flotilla's harness (default) or a vendor CLI under a shim. */
   runtime?: RuntimeName | undefined;
   /** A scheduled run (src/schedule/): a root spawned by the scheduler, with its schedule's name, run id and slot. */
-  schedule?: { name: string; runId: string; slot: string } | undefined;
+  schedule?: { name: string; runId: string; slot: string; notify: string | null } | undefined;
   /** Overrides the definition's wall-clock limit (a schedule's `timeout`). */
   timeoutSecs?: number | undefined;
 }

@@ -102,13 +102,20 @@ async function openFleet(opts: UpOptions): Promise<UpResult> {
     root = await openRoot(tmux, opts, session, wantsDemo, env);
   }
   // Put back after a crash, like the dashboard: the scheduler picks up where it left off.
-  const { listSchedules } = await import('../schedule/store.js');
-  if (listSchedules(layout).schedules.length > 0) {
+  if (await hasSchedules(layout, config)) {
     await ensureWindow(tmux, session, SCHEDULE_WINDOW, [process.execPath, CLI_ENTRY, '--root', layout.root, 'scheduler'], layout, sessionEnv, false);
   }
   // A person arriving sees the tree first; Enter on the root opens its window.
   await tmux.selectWindow(dashboard.windowId).catch(() => undefined);
   return { session, socket, created, dashboard, root, demo, attachCommand: attachCommand(socket, session) };
+}
+
+/** Whether the fleet has a schedule: added with `flotilla schedule add`, or in a definition's `schedule:` block. */
+async function hasSchedules(layout: Layout, config: Config): Promise<boolean> {
+  const { listSchedules } = await import('../schedule/store.js');
+  if (listSchedules(layout).schedules.length > 0) return true;
+  const { loadDefinitions } = await import('../definitions/load.js');
+  return (await loadDefinitions({ layout, config })).definitions.some((d) => (d.schedules?.length ?? 0) > 0);
 }
 
 /** Attaches this terminal to the session, or moves the tmux client there when already inside tmux on the same server. */

@@ -7,6 +7,7 @@ import { queueLine } from '../fleet/slot-queue.js';
 import { baseName, listNames, maildir } from '../inbox/maildir.js';
 import type { InboxMessage } from '../inbox/message.js';
 import type { Layout } from '../layout/layout.js';
+import { formatScheduleSummary, scheduleSummary } from '../schedule/status-lines.js';
 import { readSeen } from './seen.js';
 import { buildSnapshot, pendingApprovals, type PendingApproval, type Snapshot } from './rows.js';
 
@@ -51,14 +52,18 @@ export class FleetReader {
     const answered = (req: string) => (secret.has(req) ? !existsSync(this.layout.secretSocket(req)) : existsSync(this.layout.approvalAnswer(req)));
     const approvals = pendingApprovals(requests, (id) => status.get(id), answered);
     const humanNew = listNames(maildir(this.layout, 'human').new);
-    return buildSnapshot({
-      records, unread, approvals, now,
-      liveness: recordLiveness,
-      humanUnread: humanNew.length,
-      queue: queueLine(this.layout),
-      asks: this.asks(humanNew),
-      seen: readSeen(this.layout),
-    });
+    const schedules = scheduleSummary(this.layout);
+    return {
+      ...buildSnapshot({
+        records, unread, approvals, now,
+        liveness: recordLiveness,
+        humanUnread: humanNew.length,
+        queue: queueLine(this.layout),
+        asks: this.asks(humanNew),
+        seen: readSeen(this.layout),
+      }),
+      ...(schedules ? { schedules: formatScheduleSummary(schedules) } : {}),
+    };
   }
 
   /** Unread plain messages to `human`, counted by sender (each file's header read once). */

@@ -73,6 +73,8 @@ export interface Snapshot {
   approvals: PendingApproval[];
   /** How many rows need a person (they come first). */
   needs: number;
+  /** The fleet's schedules, a title line then one line each (src/schedule/status-lines.ts); absent without any. */
+  schedules?: string[];
 }
 
 export interface RowInputs {

@@ -71,8 +71,9 @@ export function dashboardView(snap: Snapshot, ui: UiState, size: ViewSize, title
   const selected = selectedIndex(ui, snap);
   const row = snap.rows[selected];
   const approvals = snap.approvals.slice(0, 3);
-  // Title, header, blank, 2 detail lines, approvals (+1 title), prompt, help.
-  const fixed = 2 + 1 + 2 + (approvals.length ? approvals.length + 1 : 0) + 2;
+  const schedules = scheduleLines(snap.schedules ?? [], width);
+  // Title, header, blank, 2 detail lines, approvals (+1 title), schedules, prompt, help.
+  const fixed = 2 + 1 + 2 + (approvals.length ? approvals.length + 1 : 0) + schedules.length + 2;
   const room = Math.max(1, size.rows - fixed - 1);
   const top = scrollTop(selected, snap.rows.length, room, previousTop);
   const visible = snap.rows.slice(top, top + room);
@@ -98,9 +99,19 @@ export function dashboardView(snap: Snapshot, ui: UiState, size: ViewSize, title
     const what = a.summary.replace(`${a.agentId} asks to run `, '').replace(`${a.agentId} asks for `, 'wants ');
     lines.push([{ text: fit(`  ${a.agentId}: ${what}   [${a.requestId}]`, width - 1), color: 'yellow' }]);
   }
+  lines.push(...schedules);
   lines.push(promptLine(ui, width));
   lines.push([{ text: fit(HELP + (scripted ? ' · * scripted model' : ''), width - 1), dim: true }]);
   return { lines, top };
+}
+
+/** The schedules block: its title and at most three schedules, then how many more there are. */
+function scheduleLines(summary: readonly string[], width: number): Line[] {
+  if (summary.length === 0) return [];
+  const [title, ...rows] = summary;
+  const shown = rows.slice(0, 3).map((r): Line => [{ text: fit(r, width - 1) }]);
+  const more = rows.length > 3 ? [[{ text: fit(`  … ${rows.length - 3} more — flotilla schedule list`, width - 1), dim: true }] as Line] : [];
+  return [[{ text: fit(title!, width - 1), bold: true }], ...shown, ...more];
 }
 
 /** The width the frame is laid out for: the terminal's, but never under 40 columns (narrower windows cut the lines). */

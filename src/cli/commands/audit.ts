@@ -6,9 +6,10 @@ export function command(): Command {
     .description('read the audit trail (state/audit.jsonl)')
     .option('--agent <id>', 'only events about this agent (id prefix)')
     .option('--event <name>', 'only this event (e.g. tool_call, spawn, message_sent)')
+    .option('--schedule <name>', "only this schedule's events and what its runs did")
     .option('-f, --follow', 'keep printing new events as they are appended')
     .option('--json', 'print raw JSON lines')
-    .action(async (opts: { agent?: string; event?: string; follow?: boolean; json?: boolean }, cmd: Command) => {
+    .action(async (opts: { agent?: string; event?: string; schedule?: string; follow?: boolean; json?: boolean }, cmd: Command) => {
       const { layout } = cliContext(cmd, { createState: false });
       const none = noFleetLine(layout);
       if (none) {
@@ -21,11 +22,11 @@ export function command(): Command {
         return;
       }
       const { readAudit, followAudit, formatAuditLine } = await import('../../audit/read.js');
-      const filter = { agent: opts.agent, event: opts.event };
+      const filter = { agent: opts.agent, event: opts.event, schedule: opts.schedule };
       const print = (line: Record<string, unknown>) =>
         process.stdout.write((opts.json ? JSON.stringify(line) : formatAuditLine(line)) + '\n');
-      const { lines, offset } = readAudit(layout, filter);
-      lines.forEach(print);
-      if (opts.follow) await followAudit(layout, filter, offset, print);
+      const read = readAudit(layout, filter);
+      read.lines.forEach(print);
+      if (opts.follow) await followAudit(layout, read, print);
     });
 }

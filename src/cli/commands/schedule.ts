@@ -24,6 +24,7 @@ export function command(): Command {
     .option('--max-cost-per-day <usd>', "no more runs today once today's runs cost this much")
     .option('--max-tokens-per-day <n>', "no more runs today once today's runs used this many tokens")
     .option('--background', 'runs open headless, not in a tmux window')
+    .option('--notify <agent>', "the agent id that gets each run's completion (default: you, the human inbox)")
     .option('--json', 'print the schedule and its next fire times as JSON')
     .action(async (name: string, cron: string, task: string[], opts: AddOptions, sub: Command) => (await actions()).addSchedule(sub, name, cron, task, opts));
 

@@ -7,13 +7,26 @@ export function command(): Command {
     .description('fire the fleet\'s schedules (one per fleet root; a second waits); runs until Ctrl-C or SIGTERM')
     .action(async (_opts: unknown, cmd: Command) => {
       const { layout } = cliContext(cmd);
-      const { runScheduler } = await import('../../schedule/scheduler.js');
+      const [{ runScheduler }, { LiveDefinitions }, { loadDefinitions }, { definitionDirs }] = await Promise.all([
+        import('../../schedule/scheduler.js'), import('../../definitions/live.js'), import('../../definitions/load.js'), import('../../definitions/locations.js'),
+      ]);
+      const config = async () => (await cliConfig(layout)).config;
+      // Definitions are watched, so a `schedule:` block added, changed or removed counts within a second.
+      const definitions = await LiveDefinitions.open({
+        load: async () => loadDefinitions({ layout, config: await config() }),
+        folders: definitionDirs(layout).map((d) => d.dir),
+      });
       const controller = new AbortController();
       for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(sig, () => controller.abort());
-      await runScheduler(layout, {
-        signal: controller.signal,
-        config: async () => (await cliConfig(layout)).config,
-        log: (line) => process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`),
-      });
+      try {
+        await runScheduler(layout, {
+          signal: controller.signal,
+          config,
+          definitions: () => definitions.current.definitions,
+          log: (line) => process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`),
+        });
+      } finally {
+        definitions.close();
+      }
     });
 }

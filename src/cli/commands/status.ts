@@ -59,6 +59,9 @@ export async function run(parsed: Parsed, globals: Globals): Promise<void> {
   const { slotImpostors, impostorLines } = await import('../../fleet/slots.js');
   for (const line of impostorLines(slotImpostors(layout))) writeOut(`${line}\n`);
   if (hidden > 0) writeOut(`… ${thousands(hidden)} finished — flotilla status --all\n`);
+  const { scheduleSummary, formatScheduleSummary } = await import('../../schedule/status-lines.js');
+  const schedules = scheduleSummary(layout);
+  if (schedules) writeOut(`\n${formatScheduleSummary(schedules).join('\n')}\n`);
   const human = unreadCount(layout, 'human');
   if (human) writeOut(`\n${human} unread message${human === 1 ? '' : 's'} for you — flotilla inbox\n`);
 }
