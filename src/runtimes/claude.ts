@@ -123,11 +123,13 @@ export const claude: Runtime = {
  * Claude runs StopFailure, not Stop, for it, so no task end of ours races this one.
  */
 export function claudeSessionLine(line: string): SessionLine {
-  if (!line.includes('"isApiErrorMessage":true') && !line.includes('"promptId"')) return undefined;
-  let entry: { type?: string; isApiErrorMessage?: boolean; error?: string; apiErrorStatus?: number; message?: { content?: unknown } };
+  if (!line.includes('"type":"assistant"') && !line.includes('"promptId"')) return undefined;
+  let entry: { type?: string; isApiErrorMessage?: boolean; error?: string; apiErrorStatus?: number; message?: { id?: string; content?: unknown } };
   try { entry = JSON.parse(line) as typeof entry; } catch { return undefined; }
   if (entry.type === 'user' && typeof entry.message?.content === 'string') return { kind: 'turn' };
-  if (entry.type !== 'assistant' || !entry.isApiErrorMessage) return undefined;
+  if (entry.type !== 'assistant') return undefined;
+  // One line per content block, each with its message's id.
+  if (!entry.isApiErrorMessage) return { kind: 'model', ...(entry.message?.id ? { id: entry.message.id } : {}) };
   const content = Array.isArray(entry.message?.content) ? (entry.message.content as { text?: string }[]) : [];
   const words = content.map((c) => c.text ?? '').join(' ').trim() || `API error (${entry.error ?? 'unknown'})`;
   const auth = entry.error === 'authentication_failed' || entry.error === 'oauth_org_not_allowed' || entry.apiErrorStatus === 401;

@@ -182,16 +182,18 @@ export const codex: Runtime = {
 };
 
 /**
- * Codex's rollout lines: `task_started` opens a turn; a turn the API ended with an error is a
+ * Codex's rollout lines: `task_started` opens a turn, a `token_count` ends each model response; a turn the API ended with an error is a
  * `task_complete` carrying `error` (its message, and the HTTP status in `codex_error_info`) —
  * Codex runs no Stop hook for it. A refused credential (401, 403) is an authentication failure.
  */
 export function codexSessionLine(line: string): SessionLine {
-  if (!line.includes('"task_')) return undefined;
-  let entry: { type?: string; payload?: { type?: string; error?: { message?: string; codex_error_info?: unknown } | null } };
+  if (!line.includes('"task_') && !line.includes('"token_count"')) return undefined;
+  let entry: { type?: string; payload?: { type?: string; info?: unknown; error?: { message?: string; codex_error_info?: unknown } | null } };
   try { entry = JSON.parse(line) as typeof entry; } catch { return undefined; }
   if (entry.type !== 'event_msg') return undefined;
   if (entry.payload?.type === 'task_started') return { kind: 'turn' };
+  // Each model response logs its token count (parseUsage reads the same lines).
+  if (entry.payload?.type === 'token_count') return entry.payload.info ? { kind: 'model' } : undefined;
   const error = entry.payload?.type === 'task_complete' ? entry.payload.error : undefined;
   if (!error) return undefined;
   const reason = error.message?.trim() || 'Codex ended the turn with an error';

@@ -123,15 +123,16 @@ export const gemini: Runtime = {
 };
 
 /**
- * Gemini's session lines: a `user` message opens a turn; an API error is an `error` entry
+ * Gemini's session lines: a `user` message opens a turn, a `gemini` message is a model answer; an API error is an `error` entry
  * (`[API Error: {"error":{"code":401,…}}]`). Gemini still runs its AfterAgent hook for that
  * turn, with no answer: the turn-end hook leaves such a turn to the shim, which reads this.
  */
 export function geminiSessionLine(line: string): SessionLine {
-  if (!line.includes('"type":"user"') && !line.includes('"type":"error"')) return undefined;
-  let entry: { type?: string; content?: unknown };
+  if (!line.includes('"type":"user"') && !line.includes('"type":"error"') && !line.includes('"type":"gemini"')) return undefined;
+  let entry: { type?: string; id?: unknown; content?: unknown };
   try { entry = JSON.parse(line) as typeof entry; } catch { return undefined; }
   if (entry.type === 'user') return { kind: 'turn' };
+  if (entry.type === 'gemini') return { kind: 'model', ...(typeof entry.id === 'string' ? { id: entry.id } : {}) };
   if (entry.type !== 'error') return undefined;
   const reason = typeof entry.content === 'string' ? entry.content.trim() : 'Gemini CLI ended the turn with an error';
   const auth = /"code":\s*(401|403)\b|UNAUTHENTICATED|PERMISSION_DENIED|API_KEY_INVALID/.test(reason);

@@ -55,8 +55,12 @@ export interface TurnFailure {
   auth: boolean;
 }
 
-/** One line of a CLI's session file, as far as the fleet cares: a turn began, a turn failed, or neither. */
-export type SessionLine = { kind: 'turn' } | { kind: 'failure'; failure: TurnFailure } | undefined;
+/**
+ * One line of a CLI's session file, as far as the fleet cares: a prompt began a turn, the
+ * model answered (one model turn: `id` when the CLI writes one answer over several lines),
+ * the API failed the turn, or none of these.
+ */
+export type SessionLine = { kind: 'turn' } | { kind: 'model'; id?: string } | { kind: 'failure'; failure: TurnFailure } | undefined;
 
 export interface Launch {
   argv: string[];

@@ -29,7 +29,8 @@ describe('session lines: a turn the vendor API ended', () => {
     expect(claudeSessionLine(CLAUDE_401)).toEqual({ kind: 'failure', failure: { reason: 'Claude Code: Invalid API key · Fix external API key (HTTP 401)', auth: true } });
     expect(claudeSessionLine(CLAUDE_529)).toMatchObject({ kind: 'failure', failure: { auth: false } });
     expect(claudeSessionLine(CLAUDE_PROMPT)).toEqual({ kind: 'turn' });
-    expect(claudeSessionLine('{"type":"assistant","message":{"content":[{"type":"text","text":"fine"}]}}')).toBeUndefined();
+    // A model answer (max_turns counts it once by its id, however many lines it spans).
+    expect(claudeSessionLine('{"type":"assistant","message":{"id":"msg_1","content":[{"type":"text","text":"fine"}]}}')).toEqual({ kind: 'model', id: 'msg_1' });
   });
 
   it('Codex: task_complete with an error; its HTTP status decides authentication; a clean task_complete is no failure', () => {
@@ -37,12 +38,15 @@ describe('session lines: a turn the vendor API ended', () => {
     expect(codexSessionLine(CODEX_500)).toMatchObject({ kind: 'failure', failure: { auth: false } });
     expect(codexSessionLine(CODEX_DONE)).toBeUndefined();
     expect(codexSessionLine(CODEX_START)).toEqual({ kind: 'turn' });
+    expect(codexSessionLine(JSON.stringify({ type: 'event_msg', payload: { type: 'token_count', info: { total_token_usage: { input_tokens: 5 } } } }))).toEqual({ kind: 'model' });
+    expect(codexSessionLine(JSON.stringify({ type: 'event_msg', payload: { type: 'token_count', info: null } }))).toBeUndefined();
   });
 
   it('Gemini CLI: an error entry; 401/UNAUTHENTICATED is an authentication failure, 429 is not', () => {
     expect(geminiSessionLine(GEMINI_401)).toMatchObject({ kind: 'failure', failure: { auth: true, reason: expect.stringContaining('UNAUTHENTICATED') } });
     expect(geminiSessionLine(GEMINI_429)).toMatchObject({ kind: 'failure', failure: { auth: false } });
     expect(geminiSessionLine(GEMINI_USER)).toEqual({ kind: 'turn' });
+    expect(geminiSessionLine(JSON.stringify({ id: 'g1', type: 'gemini', content: 'hi', tokens: { input: 3, output: 1 } }))).toEqual({ kind: 'model', id: 'g1' });
     expect(geminiSessionLine('not json "type":"error"')).toBeUndefined();
   });
 
@@ -66,7 +70,7 @@ describe('the session watch', () => {
     writeFileSync(join(folder, 'current.jsonl'), `${CLAUDE_PROMPT}\n`);
     expect(newestSessionFile(claude, d.dir)).toBe(join(folder, 'current.jsonl'));
     const seen: TurnFailure[] = [];
-    const watch = watchSession(claude, d.dir, (f) => seen.push(f), 50);
+    const watch = watchSession(claude, d.dir, { onFailure: (f) => seen.push(f) }, 50);
     try {
       // Half a line first: nothing until it is whole.
       appendFileSync(join(folder, 'current.jsonl'), CLAUDE_401.slice(0, 40));

@@ -43,6 +43,13 @@ export async function runRuntimeHook(layout: Layout, config: Config, event: Flee
 async function preTool(layout: Layout, config: Config, runtime: Runtime, rec: AgentRecord, payload: Record<string, unknown>): Promise<HookReply | null> {
   const call = runtime.toolCall(payload);
   if (!call) return null;
+  const stopped = limitRefusal(rec);
+  if (stopped) {
+    audit(layout, { event: 'policy_denied', agent: rec.id, tool: call.tool, rule: stopped.rule, via: runtime.name });
+    // A tool asked for after the limit's answer: that answer was not the last, so the task ends here (the shim stops the turn).
+    if (stopped.rule === 'limit:max_turns') await endVendorTask(layout, config, rec.id, { status: 'failed', text: '', reason: 'max_turns' });
+    return runtime.denyTool(stopped.reason);
+  }
   const refused = toolRefusal(call, rec);
   if (refused) {
     audit(layout, { event: 'policy_denied', agent: rec.id, tool: call.tool, rule: refused.rule, via: runtime.name, ...(call.command !== undefined ? { command: call.command } : {}) });
@@ -70,6 +77,23 @@ async function preTool(layout: Layout, config: Config, runtime: Runtime, rec: Ag
 }
 
 /**
+ * A limit that stopped the task (docs/runtimes.md, "Limits"): the task's model answers reached
+ * `max_turns`, or the shim ended the task (`max_turns`, `timeout`, `budget`) while the CLI
+ * was still at it — it runs no more tools for it.
+ */
+export function limitRefusal(rec: Pick<AgentRecord, 'task' | 'lastTask' | 'taskTurns' | 'maxTurns' | 'status'>): { rule: string; reason: string } | undefined {
+  const ended = rec.lastTask !== null && rec.lastTask.task >= rec.task;
+  if (ended && rec.lastTask?.status !== 'completed') {
+    const why = rec.lastTask?.exitReason ?? rec.lastTask?.status ?? 'stopped';
+    return { rule: `limit:${why}`, reason: `this task was stopped by the fleet (${why}) — end your turn now and say what is left undone` };
+  }
+  if (!ended && rec.taskTurns >= rec.maxTurns) {
+    return { rule: 'limit:max_turns', reason: `this task reached its max_turns (${rec.maxTurns}) — end your turn now and say what is left undone` };
+  }
+  return undefined;
+}
+
+/**
  * Why the fleet refuses a vendor CLI's call before the CLI runs it; undefined leaves it to the
  * CLI's own permission settings (written from the same policy). A CLI tool the tool table files
  * under a canonical one (policy/tool-table.ts) is that tool: withheld there, refused here, for
@@ -84,7 +108,7 @@ export function toolRefusal(call: { tool: string }, rec: Pick<AgentRecord, 'effe
 
 async function turnStart(layout: Layout, config: Config, runtime: Runtime, rec: AgentRecord): Promise<HookReply | null> {
   const ended = rec.lastTask !== null && rec.lastTask.task >= rec.task;
-  updateQuietly(layout, rec.id, { status: 'working', ...(ended ? { task: rec.task + 1 } : {}) });
+  updateQuietly(layout, rec.id, { status: 'working', ...(ended ? { task: rec.task + 1, taskTurns: 0 } : {}) });
   const mail = await drainInbox(layout, rec.id, config.inbox.max_body_bytes);
   return mail.count ? runtime.addContext(mail.text) : null;
 }

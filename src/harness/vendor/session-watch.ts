@@ -9,19 +9,32 @@ import type { Runtime, TurnFailure } from '../../runtimes/index.js';
  * the shim learns that a revoked key or an expired login stopped the CLI, and ends the agent
  * instead of leaving it `working` at an error in its pane.
  *
- * Polled once a second: the file is this agent's own, appended whole lines at a time, and
- * only the bytes added since the last look are read.
+ * Polled four times a second (a model answer counts against max_turns as soon as it is
+ * written): the file is this agent's own, appended whole lines at a time, and only the bytes
+ * added since the last look are read.
  */
 export interface SessionWatch {
+  /** The session file being read, once the CLI wrote one. */
+  file(): string | undefined;
   close(): void;
 }
 
-export function watchSession(runtime: Runtime, configDir: string, onFailure: (f: TurnFailure) => void, intervalMs = 1000): SessionWatch {
+export interface SessionHandlers {
+  onFailure(f: TurnFailure): void;
+  /** A model answer (each once, however many lines the CLI writes it over). */
+  onModel?(): void;
+}
+
+export function watchSession(runtime: Runtime, configDir: string, handlers: SessionHandlers, intervalMs = 250): SessionWatch {
+  const answers = new Set<string>();
   let file: string | undefined;
   let offset = 0;
   let rest = '';
+  let searched = 0;
+  let newest: string | undefined;
   const look = (): void => {
-    const newest = newestSessionFile(runtime, configDir);
+    // The folder is searched every 2 s (a new session file is rare); the file itself is looked at every tick.
+    if (!newest || Date.now() - searched >= 2000) { newest = newestSessionFile(runtime, configDir) ?? newest; searched = Date.now(); }
     if (!newest) return;
     // A new session file (a resumed or restarted session): read it from its start.
     if (newest !== file) { file = newest; offset = 0; rest = ''; }
@@ -34,12 +47,16 @@ export function watchSession(runtime: Runtime, configDir: string, onFailure: (f:
     rest = lines.pop() ?? '';
     for (const line of lines) {
       const seen = runtime.sessionLine(line);
-      if (seen?.kind === 'failure') onFailure(seen.failure);
+      if (seen?.kind === 'failure') handlers.onFailure(seen.failure);
+      if (seen?.kind === 'model' && (seen.id === undefined || !answers.has(seen.id))) {
+        if (seen.id !== undefined) answers.add(seen.id);
+        handlers.onModel?.();
+      }
     }
   };
   const timer = setInterval(() => { try { look(); } catch { /* a file mid-rotation: the next look reads it */ } }, intervalMs);
   timer.unref();
-  return { close: () => clearInterval(timer) };
+  return { file: () => file, close: () => clearInterval(timer) };
 }
 
 /** The newest file named like the CLI's session files under its folder in `configDir` (undefined before the CLI wrote one). */

@@ -20,6 +20,7 @@ import { finishAgent } from '../finish.js';
 import { findRuntimeBinary } from '../../runtimes/binary.js';
 import { planLogin } from '../../runtimes/login.js';
 import { unreadCount } from './mail.js';
+import { enforceLimits } from './limits.js';
 import { watchSession } from './session-watch.js';
 import { endVendorTask } from './task-end.js';
 
@@ -136,19 +137,30 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
   };
   process.on('SIGTERM', () => stop('cancelled (SIGTERM)'));
   process.on('SIGHUP', () => stop('window closed'));
+  // The fleet's limits (docs/runtimes.md, "Limits"): the CLI's answers counted from its session file.
+  const limits = enforceLimits({
+    layout, config, runtime, id: rec.id, log,
+    sessionFile: () => session.file(),
+    interrupt: async () => { await typist?.key('Escape'); },
+    endAgent: (reason) => stop(reason, 'completed'),
+  });
   // Fail fast (docs/runtimes.md): a refused credential ends the agent, any other API error the task.
-  const session = watchSession(runtime, configDir, (failure) => {
-    log.warn({ reason: failure.reason, auth: failure.auth }, 'the vendor API ended a turn with an error');
-    if (failure.auth) {
-      process.stderr.write(`\nflotilla: ${failure.reason} — the agent ends failed\n`);
-      stop(failure.reason, 'failed');
-      return;
-    }
-    void endVendorTask(layout, config, rec.id, { status: 'failed', text: '', reason: failure.reason });
+  const session = watchSession(runtime, configDir, {
+    onModel: () => limits.onModel(),
+    onFailure: (failure) => {
+      log.warn({ reason: failure.reason, auth: failure.auth }, 'the vendor API ended a turn with an error');
+      if (failure.auth) {
+        process.stderr.write(`\nflotilla: ${failure.reason} — the agent ends failed\n`);
+        stop(failure.reason, 'failed');
+        return;
+      }
+      void endVendorTask(layout, config, rec.id, { status: 'failed', text: '', reason: failure.reason });
+    },
   });
 
   const { code, signal } = await exited;
   session.close();
+  limits.close();
   await waker.close();
   const fate = ending ?? cliFate(runtime, code, signal);
   await finishOnce(fate.status, fate.reason);
@@ -202,6 +214,8 @@ async function wakeOnMail(layout: Layout, config: Config, runtime: Runtime, rec:
 /** Types into the CLI's pane as a person would: a bracketed paste, then Enter on its own. */
 interface Typist {
   submit(text: string): Promise<void>;
+  /** A key as a person presses it (Escape stops the CLI's turn). */
+  key(name: string): Promise<void>;
 }
 
 async function paneTypist(place: { socket: string | null; paneId: string }, configDir: string): Promise<Typist> {
@@ -217,6 +231,9 @@ async function paneTypist(place: { socket: string | null; paneId: string }, conf
       // A paste and its Enter in one read can land as a newline in the input box.
       await sleep(300);
       await tmux.exec(['send-keys', '-t', place.paneId, 'Enter']);
+    },
+    async key(name) {
+      await tmux.exec(['send-keys', '-t', place.paneId, name]);
     },
   };
 }

@@ -1,0 +1,73 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { eventually } from '../helpers/tmux.js';
+import { completionsFrom } from '../spawn/helpers.js';
+import { explain } from './suite.js';
+import { vendorFleet, type VendorFleet } from './helpers.js';
+import { TARGETS } from './targets.js';
+
+/**
+ * The fleet's limits for a vendor CLI (docs/runtimes.md, "Limits"), with the harness's
+ * semantics: a task whose model answers reach max_turns ends `failed` (`max_turns`); one that
+ * runs past timeout_secs ends `timed_out` (`timeout`). Each is exactly one completion, and the
+ * agent stays, idle, with its CLI alive for the next message.
+ */
+let fleet: VendorFleet | undefined;
+afterEach(async (ctx) => {
+  if (fleet && ctx.task.result?.state === 'fail') await explain(fleet);
+  await fleet?.dispose();
+  fleet = undefined;
+});
+
+const DONT_ASK = 'permissions:\n  permission_mode: dont_ask\n';
+const RUNTIMES = Object.keys(TARGETS) as (keyof typeof TARGETS)[];
+
+async function oneCompletion(f: VendorFleet, id: string) {
+  await eventually(() => completionsFrom(f, 'lead-parent', id).length > 0, 240_000, 'the completion');
+  await new Promise((r) => setTimeout(r, 1500));
+  const done = completionsFrom(f, 'lead-parent', id);
+  expect(done).toHaveLength(1);
+  return done[0]!;
+}
+
+describe('max_turns and timeout_secs end a vendor task as they end ours', { timeout: 600_000 }, () => {
+  it.each(RUNTIMES)('%s: max_turns 2 ends a task that never stops on its own: failed (max_turns), the agent idle', async (name) => {
+    const t = TARGETS[name]();
+    const f = await vendorFleet({ ...t, script: 'loop.yaml', definitions: { a: `max_turns: 2\n${DONT_ASK}` } });
+    fleet = f;
+    const id = await f.spawnChild('a', `${name}-turns`, 'loop forever', t.spawnArgs);
+    const done = await oneCompletion(f, id);
+    expect(done).toMatchObject({ status: 'failed', exit_reason: 'max_turns' });
+    await eventually(() => f.record(id).status === 'idle', 60_000, 'idle');
+    expect(f.record(id).lastTask).toMatchObject({ status: 'failed', exitReason: 'max_turns' });
+    // Stopped at the limit: the model was not asked on and on (a turn or two past it while the CLI stops).
+    const asked = f.vendor.prompts.length;
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(f.vendor.prompts.length).toBe(asked);
+    expect(asked).toBeLessThanOrEqual(5);
+    expect(f.cliPid(id)).toBeDefined();
+  });
+
+  it.each(RUNTIMES)('%s: timeout_secs 5 ends a task still working: timed_out (timeout), the agent idle', async (name) => {
+    const t = TARGETS[name]();
+    const f = await vendorFleet({ ...t, script: 'sleeper.yaml', definitions: { a: `${DONT_ASK}  timeout_secs: 5\n` } });
+    fleet = f;
+    const id = await f.spawnChild('a', `${name}-timeout`, 'sleep', t.spawnArgs);
+    const done = await oneCompletion(f, id);
+    expect(done).toMatchObject({ status: 'timed_out', exit_reason: 'timeout' });
+    expect(f.record(id)).toMatchObject({ status: 'idle', lastTask: expect.objectContaining({ status: 'timed_out' }) });
+    expect(f.cliPid(id)).toBeDefined();
+  });
+
+  it('codex: the tree budget, fed by the CLI\'s own token counts while it works, ends the task failed (budget)', async () => {
+    const t = TARGETS.codex();
+    const f = await vendorFleet({ ...t, script: 'loop.yaml', definitions: { a: DONT_ASK } });
+    fleet = f;
+    writeFileSync(f.layout.configFile, `${readFileSync(f.layout.configFile, 'utf8')}budget:\n  max_tokens_per_tree: 50\n`);
+    const id = await f.spawnChild('a', 'codex-budget', 'loop forever', t.spawnArgs);
+    const done = await oneCompletion(f, id);
+    expect(done).toMatchObject({ status: 'failed', exit_reason: 'budget' });
+    expect(f.record(id).usage.inputTokens + f.record(id).usage.outputTokens).toBeGreaterThanOrEqual(50);
+    expect(f.record(id).lastTask).toMatchObject({ status: 'failed', exitReason: 'budget' });
+  });
+});
