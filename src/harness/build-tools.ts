@@ -6,7 +6,8 @@ import type { Layout } from '../layout/layout.js';
 import { createBuiltinTools } from '../tools/builtin.js';
 import { homedir } from 'node:os';
 import { userPaths } from '../layout/layout.js';
-import { bubblewrapArgv, bubblewrapUserNamespace, findBubblewrap, hostExecutedPaths, installedPaths, pidNamespaceArgv, tmuxHiding } from '../tools/sandbox.js';
+import { effectiveSandbox } from '../tools/sandbox-mode.js';
+import { bubblewrapArgv, bubblewrapUserNamespace, hostExecutedPaths, installedPaths, pidNamespaceArgv, tmuxHiding } from '../tools/sandbox.js';
 import { tmuxSocketPaths } from '../tmux/sockets.js';
 import { commandEnvironment, providerKeyVars } from '../tools/command-env.js';
 import { PACKAGE_ROOT } from '../layout/package.js';
@@ -41,8 +42,10 @@ export async function buildTools(opts: {
   secrets?: SecretBroker;
 }): Promise<Tool[]> {
   const { layout, config, record: rec } = opts;
-  // Asked for and missing is a refusal to start, never a silently unsandboxed agent.
-  const bwrap = config.security.sandbox === 'bubblewrap' ? findBubblewrap(opts.env) : undefined;
+  // Asked for and missing is a refusal to start, never a silently unsandboxed agent; `auto`
+  // without a working bwrap runs unsandboxed, as `up` and the spawn said (tools/sandbox-mode.ts).
+  const effective = effectiveSandbox(config, opts.env);
+  const bwrap = effective.kind === 'bubblewrap' ? effective.bwrap : undefined;
   const writable = [rec.cwd, ...(opts.memoryDir ? [opts.memoryDir] : [])];
   const user = userPaths(opts.env);
   // The compile cache is ours: made now, it is held read-only below even when ~/.cache did not exist.

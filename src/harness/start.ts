@@ -180,9 +180,9 @@ async function endings(ctx: {
 /** Whether this agent's shell commands run in the OS sandbox (then siblings cannot read a granted value from them). */
 async function commandsSandboxed(config: Config, env: NodeJS.ProcessEnv): Promise<boolean> {
   if (config.security.sandbox === 'none') return false;
-  const { findBubblewrap } = await import('../tools/sandbox.js');
+  const { effectiveSandbox } = await import('../tools/sandbox-mode.js');
   try {
-    return Boolean(findBubblewrap(env));
+    return effectiveSandbox(config, env).kind === 'bubblewrap';
   } catch {
     return false;
   }

@@ -46,10 +46,26 @@ describe('flotilla doctor and the settings', { timeout: 300_000 }, () => {
     expect(sandbox).toContain('— install bubblewrap');
     expect(sandbox).toContain('or set security.sandbox: none');
 
-    // The same machine with the sandbox off has nothing to warn about.
-    writeFileSync(f.layout.configFile, 'agents:\n  default_permission_mode: dont_ask\n');
-    const off = await f.flotilla(['doctor'], { PATH });
-    expect(line(off.stdout, 'sandbox (security.sandbox: bubblewrap)')).toMatch(/^ok +sandbox.*bwrap not found — the sandbox cannot be turned on$/);
+  });
+
+  it('names the effective sandbox of auto, and WARNs when it is none while agents run commands without asking', async () => {
+    f = spawnFleet({ config: 'security:\n  sandbox: auto\n' });
+    const PATH = pathWithout('bwrap');
+    // The spawn fleet's default mode is dont_ask: no bwrap here means commands run as the person, unasked.
+    const auto = line((await f.flotilla(['doctor'], { PATH })).stdout, 'sandbox (security.sandbox: auto)');
+    expect(auto).toBe('WARN  sandbox (security.sandbox: auto): effective: none (bwrap is not installed) while agents.default_permission_mode dont_ask runs commands without asking'
+      + ' — they run as you, with your files, keys and network — install bubblewrap (apt-get install bubblewrap) and allow user namespaces, or lower that permission mode to default');
+    // none chosen outright warns just the same; a definition in dont_ask is named like the default.
+    writeFileSync(f.layout.configFile, 'security:\n  sandbox: none\n');
+    writeFileSync(join(f.layout.agentsDir, 'free.md'), '---\nname: free\ndescription: runs freely\npermission_mode: dont_ask\n---\nYou run.\n');
+    expect(line((await f.flotilla(['doctor'], { PATH })).stdout, 'sandbox (security.sandbox: none)'))
+      .toMatch(/^WARN {2}sandbox \(security\.sandbox: none\): effective: none \(security\.sandbox: none\) while definition 'free' \(dont_ask\) runs commands without asking/);
+    // Nothing runs unasked: no warning, the effective value named.
+    writeFileSync(join(f.layout.agentsDir, 'free.md'), '---\nname: free\ndescription: asks\n---\nYou ask.\n');
+    expect(line((await f.flotilla(['doctor'], { PATH })).stdout, 'sandbox (security.sandbox: none)')).toBe('ok    sandbox (security.sandbox: none): effective: none (security.sandbox: none)');
+    // Where bwrap works, auto is bubblewrap.
+    writeFileSync(f.layout.configFile, 'agents:\n  default_permission_mode: dont_ask\nsecurity:\n  sandbox: auto\n');
+    expect(line((await f.flotilla(['doctor'])).stdout, 'sandbox (security.sandbox: auto)')).toMatch(/^ok +sandbox \(security\.sandbox: auto\): effective: bubblewrap \(\S*bwrap: user \+ pid namespaces, no capabilities\)$/);
   });
 
   it('WARNs when runtimes.<name>.command or $FLOTILLA_<NAME>_BIN names a CLI that is not there', async () => {

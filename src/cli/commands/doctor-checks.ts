@@ -6,7 +6,8 @@ import type { Layout } from '../../layout/layout.js';
 import { TOOLS_DIR } from '../../layout/package.js';
 import { changedSince, trustedEntry } from '../../config/trust-store.js';
 import { parseTmuxVersion, tmuxNewEnough } from '../../tmux/version.js';
-import { bubblewrapUserNamespace, findBubblewrap, pidNamespace } from '../../tools/sandbox.js';
+import { bubblewrapUserNamespace, pidNamespace } from '../../tools/sandbox.js';
+import { effectiveSandbox, type EffectiveSandbox } from '../../tools/sandbox-mode.js';
 import { MINIMUM, parseVersion, versionAtLeast } from '../../versions.js';
 
 export interface Check {
@@ -92,7 +93,7 @@ export async function runChecks(layout: Layout, env: NodeJS.ProcessEnv = process
   // An invalid config is reported by its own commands; the checks then judge the defaults.
   let config: Config | undefined;
   try { config = loadConfig({ layout, env }).config; } catch { /* defaults */ }
-  checks.push(...containmentChecks(config?.security.sandbox ?? 'none', env));
+  checks.push(...containmentChecks(config?.security.sandbox ?? 'none', env, await runsWithoutAsking(layout, config, env)));
   checks.push(await slotCheck(layout));
   checks.push(...(await runtimeChecks(layout, config, env)));
   return checks;
@@ -102,7 +103,7 @@ export async function runChecks(layout: Layout, env: NodeJS.ProcessEnv = process
  * What the kernel enforces here (docs/security.md): lineage needs a pid namespace per tool
  * command; the bubblewrap sandbox needs bwrap and, for a non-root user, user namespaces.
  */
-function containmentChecks(sandbox: Config['security']['sandbox'], env: NodeJS.ProcessEnv): Check[] {
+function containmentChecks(sandbox: Config['security']['sandbox'], env: NodeJS.ProcessEnv, asksNobody: string | null): Check[] {
   const ns = pidNamespace();
   const checks: Check[] = [{
     name: 'lineage (pid namespace per command)',
@@ -110,35 +111,50 @@ function containmentChecks(sandbox: Config['security']['sandbox'], env: NodeJS.P
     detail: ns.available ? ns.prefix.join(' ') : `${ns.reason} — UNENFORCED: a command that detaches (setsid, nohup, double fork) can spawn, send and approve outside its agent's lineage`,
     fix: 'use Linux with util-linux (unshare, setpriv) and, as a non-root user, user namespaces enabled (sysctl user.max_user_namespaces=15000; kernel.unprivileged_userns_clone=1 on Debian kernels)',
   }];
-  let bwrap: string | undefined;
-  try {
-    bwrap = findBubblewrap(env);
-  } catch {
-    bwrap = undefined;
-  }
-  const userns = bwrap ? bubblewrapUserNamespace(bwrap) : false;
-  const root = process.geteuid?.() === 0;
-  // A setting whose tool is missing is a WARN, never `ok` (docs/decisions.md "doctor judges
-  // the settings"): with security.sandbox: bubblewrap every shell command is refused.
-  const needed = sandbox === 'bubblewrap';
-  checks.push({
-    name: 'sandbox (security.sandbox: bubblewrap)',
-    ok: !bwrap || userns || root,
-    warn: !bwrap && needed,
-    detail: !bwrap
-      ? needed
-        ? 'bwrap not found, but security.sandbox is bubblewrap: every shell command will be refused'
-        : 'bwrap not found — the sandbox cannot be turned on'
-      : userns
-        ? `${bwrap}: user + pid namespaces, no capabilities`
-        : root
-          ? `${bwrap}: no user namespaces here; as root the sandbox drops every capability (--cap-drop ALL) instead`
-          : `${bwrap}: no user namespaces here, so bwrap cannot run for this user`,
-    fix: needed && !bwrap
-      ? 'install bubblewrap (apt-get install bubblewrap / it is Linux only) or set security.sandbox: none'
-      : 'install bubblewrap (apt-get install bubblewrap) and allow user namespaces; only needed with security.sandbox: bubblewrap',
-  });
+  checks.push(sandboxCheck(sandbox, env, asksNobody));
   return checks;
+}
+
+/**
+ * The sandbox agents' commands really get (tools/sandbox-mode.ts), named as it is, not as
+ * configured; a WARN when it is none while something runs commands without asking, or when
+ * a setting asks for bwrap that is missing (docs/decisions.md "doctor judges the settings").
+ */
+function sandboxCheck(sandbox: Config['security']['sandbox'], env: NodeJS.ProcessEnv, asksNobody: string | null): Check {
+  const name = `sandbox (security.sandbox: ${sandbox})`;
+  let effective: EffectiveSandbox;
+  try {
+    effective = effectiveSandbox({ security: { sandbox } as Config['security'] }, env);
+  } catch {
+    return {
+      name, ok: true, warn: true,
+      detail: 'bwrap not found, but security.sandbox is bubblewrap: every agent will refuse to start its commands',
+      fix: 'install bubblewrap (apt-get install bubblewrap / it is Linux only) or set security.sandbox: none',
+    };
+  }
+  if (effective.kind === 'bubblewrap') {
+    const userns = process.geteuid?.() === 0 && !bubblewrapUserNamespace(effective.bwrap) ? 'no user namespaces; as root every capability is dropped' : 'user + pid namespaces, no capabilities';
+    return { name, ok: true, detail: `effective: bubblewrap (${effective.bwrap}: ${userns})`, fix: '' };
+  }
+  return {
+    name, ok: true, warn: asksNobody !== null,
+    detail: `effective: none (${effective.why})${asksNobody ? ` while ${asksNobody} runs commands without asking — they run as you, with your files, keys and network` : ''}`,
+    fix: asksNobody ? 'install bubblewrap (apt-get install bubblewrap) and allow user namespaces, or lower that permission mode to default' : '',
+  };
+}
+
+/** What runs commands without asking: the configured default mode or a definition in dont_ask/bypass_permissions; null when nothing does. */
+async function runsWithoutAsking(layout: Layout, config: Config | undefined, env: NodeJS.ProcessEnv): Promise<string | null> {
+  const free = (mode: string): boolean => mode === 'dont_ask' || mode === 'bypass_permissions';
+  if (!config) return null;
+  if (free(config.agents.default_permission_mode)) return `agents.default_permission_mode ${config.agents.default_permission_mode}`;
+  try {
+    const { loadDefinitions } = await import('../../definitions/load.js');
+    const found = (await loadDefinitions({ layout, config, env })).definitions.find((d) => free(d.permissionMode));
+    return found ? `definition '${found.name}' (${found.permissionMode})` : null;
+  } catch {
+    return null;
+  }
 }
 
 /** Slot names held by something that is not Flotilla (docs/security.md "Slots belong to harnesses"): ignored, but worth a look. */

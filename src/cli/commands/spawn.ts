@@ -46,6 +46,11 @@ export function command(): Command {
       // Asked before the config is read: a yes changes what it says (docs/security.md "Folder trust").
       await (await import('../trust-prompt.js')).settleTrust(layout);
       const { config } = await cliConfig(layout);
+      // A person's spawn says once when `auto` found no sandbox; an agent's model would only read it as noise.
+      if (!process.env.FLOTILLA_AGENT_ID) {
+        const warning = (await import('../../tools/sandbox-mode.js')).sandboxWarning(config);
+        if (warning) process.stderr.write(`${warning}\n`);
+      }
       const [{ spawnAgent }, { waitForAgents }, { reconcileDead }, { UsageError }, { printJson }] = await Promise.all([
         import('../../spawn/spawn.js'), import('../../spawn/wait.js'), import('../../lifecycle/reconcile.js'), import('../../errors.js'), import('../output.js'),
       ]);

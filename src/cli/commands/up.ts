@@ -17,6 +17,9 @@ export function command(): Command {
       // Asked before the config is read: a yes changes what it says (docs/security.md "Folder trust").
       await (await import('../trust-prompt.js')).settleTrust(layout);
       const { config } = await cliConfig(layout);
+      // Said once, before anything opens (docs/security.md "The default: auto").
+      const warning = (await import('../../tools/sandbox-mode.js')).sandboxWarning(config);
+      if (warning) process.stderr.write(`${warning}\n`);
       const { fleetUp, attachFleet } = await import('../../up/up.js');
       const onWait = (): void => void process.stderr.write("flotilla: another 'flotilla up' is opening this fleet — waiting for it, then using its session\n");
       const result = await fleetUp({ layout, config, model: opts.model, agent: opts.agent, prompt: opts.prompt, runtime: opts.runtime, onWait });

@@ -1,0 +1,48 @@
+import { spawnSync } from 'node:child_process';
+import type { Config } from '../config/schema.js';
+import { bubblewrapUserNamespace, findBubblewrap } from './sandbox.js';
+
+/**
+ * The sandbox an agent's commands really get (docs/security.md "The default: auto").
+ * `security.sandbox: auto`, the default, is bubblewrap where bubblewrap works here and none
+ * elsewhere, with a warning; `bubblewrap` refuses to start without it; `none` is a choice.
+ */
+
+export type EffectiveSandbox =
+  | { kind: 'bubblewrap'; bwrap: string }
+  | { kind: 'none'; chosen: boolean; why: string };
+
+const works = new Map<string, boolean>();
+
+/** Whether bwrap runs a command here, as this user (probed once per binary and process). */
+function bubblewrapWorks(bwrap: string): boolean {
+  let ok = works.get(bwrap);
+  if (ok === undefined) {
+    ok = process.geteuid?.() === 0
+      ? spawnSync(bwrap, ['--ro-bind', '/', '/', '--unshare-pid', 'true'], { timeout: 10_000 }).status === 0
+      : bubblewrapUserNamespace(bwrap);
+    works.set(bwrap, ok);
+  }
+  return ok;
+}
+
+/** Resolves the setting; `bubblewrap` without bwrap throws the one-line refusal (findBubblewrap). */
+export function effectiveSandbox(config: Pick<Config, 'security'>, env: NodeJS.ProcessEnv = process.env): EffectiveSandbox {
+  const setting = config.security.sandbox;
+  if (setting === 'none') return { kind: 'none', chosen: true, why: 'security.sandbox: none' };
+  if (setting === 'bubblewrap') return { kind: 'bubblewrap', bwrap: findBubblewrap(env) };
+  let bwrap: string;
+  try {
+    bwrap = findBubblewrap(env);
+  } catch {
+    return { kind: 'none', chosen: false, why: 'bwrap is not installed' };
+  }
+  return bubblewrapWorks(bwrap) ? { kind: 'bubblewrap', bwrap } : { kind: 'none', chosen: false, why: `${bwrap} cannot make a user namespace here` };
+}
+
+/** The one line `up` and a person's spawn print when `auto` found no sandbox; null otherwise. */
+export function sandboxWarning(config: Pick<Config, 'security'>, env: NodeJS.ProcessEnv = process.env): string | null {
+  const s = effectiveSandbox(config, env);
+  if (s.kind !== 'none' || s.chosen) return null;
+  return `flotilla: no sandbox (security.sandbox: auto, but ${s.why}) — agents' commands run as you, with your files and network; install bubblewrap (apt-get install bubblewrap), or set security.sandbox: none to say so`;
+}
