@@ -2,7 +2,7 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { requireCached } from './compile-cache.js';
-import { guardStdout, reportError, writeOut } from './output.js';
+import { guardStdout, guardStderr, reportError, writeOut } from './output.js';
 import { FAST_COMMANDS, firstCommandName, VERSION } from './route.js';
 
 /**
@@ -27,6 +27,7 @@ async function start(argv: string[]): Promise<number> {
   }
   // `send` and `status` never touch process.stdout (writeOut): it is made here, for the rest.
   guardStdout();
+  guardStderr();
   const { main } = await import('./full.js');
   return main(argv);
 }

@@ -38,6 +38,21 @@ export function guardStdout(): NodeJS.WriteStream {
 }
 let stdoutGuarded = false;
 
+/**
+ * process.stderr, with a reader that has gone or a closed window not an error: a warning that
+ * cannot be shown must not end the command that writes it (a spawn detached from the shell
+ * that started it still spawns). Once per process.
+ */
+export function guardStderr(): void {
+  if (stderrGuarded) return;
+  stderrGuarded = true;
+  process.stderr.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE' || err.code === 'EIO') return;
+    throw err;
+  });
+}
+let stderrGuarded = false;
+
 /** The terminal's width when stdout is one, without loading streams when it is a pipe, a file or /dev/null. */
 export function terminalColumns(): number | undefined {
   try {

@@ -9,6 +9,9 @@ import type { Layout } from '../layout/layout.js';
  */
 export async function settleTrust(layout: Layout, io: TrustIo = processIo()): Promise<void> {
   if (io.env.FLOTILLA_AGENT_ID) return;
+  // An agent's command with its identity stripped (env -i, setsid) is still an agent's: found by its ancestors.
+  const { findParentAgent } = await import('../fleet/lineage.js');
+  if (findParentAgent(layout).parent) return;
   const { isTrusted } = await import('../config/trust-store.js');
   if (isTrusted(layout, io.env)) return;
   const ignored = await untrustedIgnores(layout, io.env);
