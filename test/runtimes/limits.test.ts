@@ -70,4 +70,17 @@ describe('max_turns and timeout_secs end a vendor task as they end ours', { time
     expect(f.record(id).usage.inputTokens + f.record(id).usage.outputTokens).toBeGreaterThanOrEqual(50);
     expect(f.record(id).lastTask).toMatchObject({ status: 'failed', exitReason: 'budget' });
   });
+
+  it('codex: idle_timeout_secs ends an agent idle that long: completed (idle timeout), its CLI stopped, the task\'s one completion only', async () => {
+    const t = TARGETS.codex();
+    const f = await vendorFleet({ ...t, script: 'first.yaml', definitions: { a: DONT_ASK } });
+    fleet = f;
+    writeFileSync(f.layout.configFile, `${readFileSync(f.layout.configFile, 'utf8')}limits:\n  idle_timeout_secs: 5\n`);
+    const id = await f.spawnChild('a', 'codex-idle', 'first-task-marker-31', t.spawnArgs);
+    await oneCompletion(f, id);
+    await eventually(() => f.record(id).status === 'completed', 120_000, 'the agent ended');
+    expect(f.record(id).exitReason).toBe('idle timeout');
+    expect(f.cliPid(id)).toBeUndefined();
+    expect(completionsFrom(f, 'lead-parent', id)).toHaveLength(1);
+  });
 });
