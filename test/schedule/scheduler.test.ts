@@ -151,4 +151,27 @@ describe('the scheduler (real processes, scripted model)', () => {
     expect(new Set(slots).size).toBe(slots.length);
     expect(auditLines().filter((l) => l.event === 'scheduler_start')).toHaveLength(2);
   });
+
+  it("a per-schedule token budget: once today's runs used it, the next slots are skipped and audited, and nothing more starts", async () => {
+    await add('budget', '*/2 * * * * *', ['--overlap', 'allow', '--catch-up', 'none', '--max-tokens-per-day', '1']);
+    void startScheduler();
+    await holds(() => expect(auditLines().some((l) => l.event === 'schedule_skipped' && l.schedule === 'budget' && String(l.reason).startsWith('budget: '))).toBe(true), 90_000);
+    const skipped = auditLines().find((l) => l.event === 'schedule_skipped' && l.schedule === 'budget')!;
+    expect(String(skipped.reason)).toMatch(/^budget: today's runs used \d+ tokens, at its max_tokens_per_day of 1$/);
+    // Every run is of a slot before the first one the budget refused; none after.
+    const spentAt = Date.parse(String(skipped.slot));
+    await holds(() => expect(auditLines().filter((l) => l.event === 'schedule_skipped' && l.schedule === 'budget').length).toBeGreaterThanOrEqual(3), 60_000);
+    expect(runs('budget').filter((r) => Date.parse(r.schedule!.slot) > spentAt)).toEqual([]);
+    expect(runs('budget').length).toBeGreaterThanOrEqual(1);
+  });
+
+  it('--timeout ends a run that works too long as timed_out, and the schedule shows that result', async () => {
+    await add('late', '*/2 * * * * *', ['--catch-up', 'none', '--timeout', '1'], 'slow.yaml');
+    void startScheduler();
+    await holds(() => expect(runs('late')[0]?.status).toBe('timed_out'), 90_000);
+    await holds(async () => {
+      const show = await cli(['schedule', 'list', '--json']);
+      expect(JSON.parse(String(show.stdout)).schedules[0].lastResult).toMatchObject({ id: runs('late')[0]!.id, status: 'timed_out' });
+    }, 30_000);
+  });
 });
