@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Layout } from '../layout/layout.js';
 import { completionKey } from './completion.js';
@@ -33,7 +33,6 @@ export async function markHandedOn(layout: Layout, tasks: readonly { id: string;
 
 /** After a completion to `human` was delivered: claimed at once when its answer was already handed on. */
 export async function claimIfHandedOn(layout: Layout, agentId: string, task: number): Promise<void> {
-  const { existsSync } = await import('node:fs');
   if (existsSync(marker(layout, agentId, task))) await claimCompletion(layout, agentId, task);
 }
 
