@@ -171,7 +171,10 @@ describe('the scheduler (real processes, scripted model)', () => {
     await holds(() => expect(runs('late')[0]?.status).toBe('timed_out'), 90_000);
     await holds(async () => {
       const show = await cli(['schedule', 'list', '--json']);
-      expect(JSON.parse(String(show.stdout)).schedules[0].lastResult).toMatchObject({ id: runs('late')[0]!.id, status: 'timed_out' });
+      // Every run works 6 s, so whichever ended last timed out.
+      const last = JSON.parse(String(show.stdout)).schedules[0].lastResult as { id: string; status: string };
+      expect(last.status).toBe('timed_out');
+      expect(runs('late').map((r) => r.id)).toContain(last.id);
     }, 30_000);
   });
 });
