@@ -32,7 +32,7 @@ describe.each(MODES)('a command squatting the slot names ($mode)', ({ config }) 
     const out = join(f.project, 'squat.out');
     const command = `"$FLOTILLA_NODE" ${fixture('squat-slots.mjs')} ${f.layout.root} ${out} ${join(f.project, 'release')}`;
     expect((await f.spawnAgent(['--agent', 'squatter', '--id', 'sq', command])).exitCode).toBe(0);
-    const bound = await eventually(() => existsSync(out) && readFileSync(out, 'utf8'), 60_000, 'the squatter to bind the names');
+    const bound = await eventually(() => existsSync(out) && readFileSync(out, 'utf8'), 120_000, 'the squatter to bind the names');
     // Its own agent holds one running name; the command took every other one of 0..39.
     expect(bound).toBe('bound 79\n');
 
