@@ -1,0 +1,28 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * The fast commands (`send`, `status`, `watch`, `task`) run from bundles loaded through V8's
+ * compile cache (src/cli/compile-cache.ts), where a dynamic `import()` left in the bundle
+ * throws "A dynamic import callback was not specified" — the dashboard once could not cancel an
+ * agent for that. esbuild inlines every dynamic import of our own modules; one of a Node
+ * built-in (`await import('node:fs')`) stays, so code those bundles include imports built-ins
+ * statically.
+ */
+// An integration test: its global setup rebuilds dist/ first when a source is newer.
+const dist = resolve(import.meta.dirname, '..', '..', 'dist', 'cli');
+
+describe('fast bundles', () => {
+  const bundles = readdirSync(dist).filter((f) => /^fast-.*\.js$/.test(f));
+
+  it('exist (the build made them)', () => {
+    expect(bundles.length).toBeGreaterThanOrEqual(4);
+  });
+
+  it('hold no dynamic import()', () => {
+    const found = bundles.flatMap((f) =>
+      readFileSync(join(dist, f), 'utf8').split('\n').flatMap((line, i) => (/\bimport\s*\(/.test(line) ? [`dist/cli/${f}:${i + 1}: ${line.trim().slice(0, 120)}`] : [])));
+    expect(found).toEqual([]);
+  });
+});
