@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { userPaths, type Layout } from '../layout/layout.js';
 import { FolderWatch } from './folder-watch.js';
@@ -16,6 +17,14 @@ export interface ConfigChange {
   error: string | undefined;
 }
 
+function modifiedSince(path: string, ms: number): boolean {
+  try {
+    return statSync(path).mtimeMs >= ms;
+  } catch {
+    return false;
+  }
+}
+
 export class LiveConfig {
   private value: Config;
   private problem: string | undefined;
@@ -28,7 +37,11 @@ export class LiveConfig {
   ) {
     this.value = initial;
     const env = opts.env ?? process.env;
-    this.watch = new FolderWatch([dirname(userPaths(env).configFile), dirname(layout.configFile)], () => void this.reload(), opts.debounceMs ?? 100);
+    const files = [userPaths(env).configFile, layout.configFile];
+    this.watch = new FolderWatch(files.map((f) => dirname(f)), () => void this.reload(), opts.debounceMs ?? 100);
+    // A change between this process's first load and the watch above (a slow start) has no
+    // event: a file written since the process began is read once more now.
+    if (files.some((f) => modifiedSince(f, performance.timeOrigin))) void this.reload();
   }
 
   get current(): Config {

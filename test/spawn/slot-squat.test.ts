@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/tmux.js';
@@ -30,7 +30,10 @@ describe.each(MODES)('a command squatting the slot names ($mode)', ({ config }) 
       definitions: { squatter: 'run-prompt.yaml', worker: 'worker.yaml', sleeper: 'sleeper.yaml' },
     });
     const out = join(f.project, 'squat.out');
-    const command = `"$FLOTILLA_NODE" ${fixture('squat-slots.mjs')} ${f.layout.root} ${out} ${join(f.project, 'release')}`;
+    // Inside the project: the sandbox shows the agent its project, not this checkout (a clone under /tmp is hidden).
+    const squat = join(f.project, 'squat-slots.mjs');
+    copyFileSync(fixture('squat-slots.mjs'), squat);
+    const command = `"$FLOTILLA_NODE" ${squat} ${f.layout.root} ${out} ${join(f.project, 'release')}`;
     expect((await f.spawnAgent(['--agent', 'squatter', '--id', 'sq', command])).exitCode).toBe(0);
     const bound = await eventually(() => existsSync(out) && readFileSync(out, 'utf8'), 120_000, 'the squatter to bind the names');
     // Its own agent holds one running name; the command took every other one of 0..39.
