@@ -21,11 +21,11 @@ beforeEach(() => {
   home = join(base, 'home');
   project = join(base, 'project');
   elsewhere = join(base, 'elsewhere');
-  for (const d of [join(home, '.ssh'), join(home, '.aws'), project, elsewhere, join(base, 'shared')]) mkdirSync(d, { recursive: true });
+  for (const d of [join(home, '.ssh'), join(home, '.aws'), project, elsewhere, join(base, 'common')]) mkdirSync(d, { recursive: true });
   writeFileSync(join(home, '.ssh', 'id_ed25519'), 'FAKE KEY\n');
   writeFileSync(join(project, 'README.md'), 'hello\n');
   writeFileSync(join(elsewhere, 'notes.txt'), 'elsewhere\n');
-  writeFileSync(join(base, 'shared', 'spec.md'), 'shared\n');
+  writeFileSync(join(base, 'common', 'spec.md'), 'common\n');
   symlinkSync(join(home, '.ssh'), join(project, 'keys'));
 });
 afterEach(() => rmSync(base, { recursive: true, force: true }));
@@ -65,10 +65,10 @@ describe('read scope', () => {
   });
 
   it('permissions.read_dirs opens a folder (relative to the project, or ~/), not its neighbours', () => {
-    const c = check('dont_ask', ['../shared', '~/docs']);
-    expect(c('read', { path: join(base, 'shared', 'spec.md') })).toEqual({ decision: 'allow' });
+    const c = check('dont_ask', ['../common', '~/docs']);
+    expect(c('read', { path: join(base, 'common', 'spec.md') })).toEqual({ decision: 'allow' });
     expect(c('read', { path: join(home, 'docs', 'a.md') })).toEqual({ decision: 'allow' });
-    expect(c('read', { path: join(base, 'shared-not', 'x') })).toMatchObject({ decision: 'deny' });
+    expect(c('read', { path: join(base, 'common-not', 'x') })).toMatchObject({ decision: 'deny' });
     // A credentials folder stays closed even when a read_dir contains it.
     expect(check('dont_ask', ['~'])('read', { path: '~/.ssh/id_ed25519' })).toMatchObject({ decision: 'deny', rule: 'read-scope:credentials' });
   });

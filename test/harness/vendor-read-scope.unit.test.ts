@@ -25,7 +25,7 @@ beforeEach(() => {
   home = join(base, 'home');
   project = join(base, 'project');
   elsewhere = join(base, 'elsewhere');
-  for (const d of [join(home, '.ssh'), project, elsewhere, join(base, 'shared')]) mkdirSync(d, { recursive: true });
+  for (const d of [join(home, '.ssh'), project, elsewhere, join(base, 'common')]) mkdirSync(d, { recursive: true });
   writeFileSync(join(home, '.ssh', 'id_ed25519'), 'FAKE KEY\n');
   symlinkSync(join(home, '.ssh'), join(project, 'keys'));
 });
@@ -62,7 +62,7 @@ describe('read scope in the vendor CLIs\' hooks', () => {
   it('the project and permissions.read_dirs read without asking, in dont_ask too', () => {
     expect(decide(claude, 'Read', { file_path: join(project, 'README.md') }, 'dont_ask')).toEqual({ decision: 'allow' });
     expect(decide(gemini, 'grep_search', { pattern: 'x' }, 'dont_ask')).toEqual({ decision: 'allow' });
-    expect(decide(claude, 'Grep', { pattern: 'x', path: join(base, 'shared') }, 'dont_ask', ['../shared'])).toEqual({ decision: 'allow' });
+    expect(decide(claude, 'Grep', { pattern: 'x', path: join(base, 'common') }, 'dont_ask', ['../common'])).toEqual({ decision: 'allow' });
   });
 
   it('other tools are not its business: shell, writes, fleet tools', () => {

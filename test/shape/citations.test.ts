@@ -45,7 +45,7 @@ describe('citations stay inside the repository', () => {
       'a.ts': [
         '// Turns are per agent (issue 14).',
         ' * (STYLE 4, a wrapper)',
-        '// see ../shared/design/x.md',
+        '// see ..' + '/shared/design/x.md',
         '// Issue 12: the sandbox',
         '// tmux may need a nudge (github.com/tmux/tmux/issues/311)',
         '// styles and issues of layout are fine; §5.2 too',
