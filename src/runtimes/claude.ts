@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { canonicalOfVendorTool, MCP_FLEET_TOOLS, TOOL_TABLE, vendorPrimaryNames, vendorToolNames } from '../policy/tool-table.js';
-import { CLAUDE_HOOK_EVENTS, claudeStyleHooks, hookSettings } from './hook-protocol.js';
+import { CLAUDE_HOOK_EVENTS, claudeStyleHooks, hookSettings, permissionHookTimeout } from './hook-protocol.js';
 import { usageByMessage, wakeNotice } from './session-file.js';
 import type { Launch, LaunchInput, PolicyInput, Runtime, SessionLine } from './types.js';
 
@@ -64,7 +64,7 @@ export const claude: Runtime = {
     const permissions = compileClaudePolicy(policy);
     const settings = {
       permissions,
-      hooks: hookSettings(input, claude.hookEvents),
+      hooks: hookSettings(input, claude.hookEvents, { permissionTimeout: permissionHookTimeout(input) }),
       // Nothing leaves the machine but the model calls themselves.
       env: QUIET_ENV,
       includeCoAuthoredBy: false,

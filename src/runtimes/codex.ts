@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { canonicalOfVendorTool, MCP_FLEET_TOOLS, vendorPrimaryNames } from '../policy/tool-table.js';
-import { CLAUDE_HOOK_EVENTS, claudeStyleHooks, hookSettings } from './hook-protocol.js';
+import { CLAUDE_HOOK_EVENTS, claudeStyleHooks, hookSettings, permissionHookTimeout } from './hook-protocol.js';
 import { wakeNotice } from './session-file.js';
 import type { Launch, LaunchInput, PolicyInput, Runtime, SessionLine } from './types.js';
 
@@ -55,7 +55,7 @@ export function compileCodexPolicy(policy: PolicyInput): CodexPermissions {
 const t = (v: unknown): string => JSON.stringify(v);
 
 /** Codex's own names for the hook events (its `hooks.state` keys use them). */
-const EVENT_KEYS: Record<string, string> = { UserPromptSubmit: 'user_prompt_submit', Stop: 'stop', PreToolUse: 'pre_tool_use' };
+const EVENT_KEYS: Record<string, string> = { UserPromptSubmit: 'user_prompt_submit', Stop: 'stop', PreToolUse: 'pre_tool_use', PermissionRequest: 'permission_request' };
 
 /**
  * Codex runs a hook only once it is trusted: `[hooks.state."<file>:<event>:0:0"]` with
@@ -137,7 +137,7 @@ export const codex: Runtime = {
 
   launch(input: LaunchInput, policy: PolicyInput): Launch {
     const permissions = compileCodexPolicy(policy);
-    const hooks = { hooks: hookSettings(input, codex.hookEvents) };
+    const hooks = { hooks: hookSettings(input, codex.hookEvents, { permissionTimeout: permissionHookTimeout(input) }) };
     const argv = [
       // No shared background server: the CLI and everything it starts stay this agent's descendants.
       '--no-daemon',

@@ -6,10 +6,10 @@ import type { FleetHookEvent, HookReply, LaunchInput, Runtime } from './types.js
  * JSON on stdout with `decision: block` to continue a turn, `additionalContext` to add to
  * one, `permissionDecision: deny` to refuse a tool (`ask` to have the CLI ask its person). One copy, so both CLIs read the same answers.
  */
-export type HookProtocol = Pick<Runtime, 'continueWith' | 'addContext' | 'denyTool' | 'askTool' | 'finalAnswer' | 'transcriptPath' | 'toolCall'>;
+export type HookProtocol = Pick<Runtime, 'continueWith' | 'addContext' | 'denyTool' | 'askTool' | 'answerPermission' | 'finalAnswer' | 'transcriptPath' | 'toolCall'>;
 
 /** Claude's hook events for Flotilla's (Codex uses the same names). */
-export const CLAUDE_HOOK_EVENTS = { 'turn-start': 'UserPromptSubmit', 'turn-end': 'Stop', 'pre-tool': 'PreToolUse' } as const;
+export const CLAUDE_HOOK_EVENTS = { 'turn-start': 'UserPromptSubmit', 'turn-end': 'Stop', 'pre-tool': 'PreToolUse', permission: 'PermissionRequest' } as const;
 
 function reply(obj: unknown, exitCode = 0): HookReply {
   return { stdout: JSON.stringify(obj) + '\n', exitCode };
@@ -22,6 +22,7 @@ export function claudeStyleHooks(canonicalOf: (vendorName: string) => string | u
     addContext: (text) => reply({ hookSpecificOutput: { hookEventName: turnStartEvent, additionalContext: text } }),
     denyTool: (reason) => reply({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: reason } }),
     askTool: (reason) => reply({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'ask', permissionDecisionReason: reason } }),
+    answerPermission: (approved, reason) => reply({ hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: approved ? { behavior: 'allow' } : { behavior: 'deny', message: reason } } }),
     finalAnswer: (p) => (typeof p.last_assistant_message === 'string' ? p.last_assistant_message : undefined),
     transcriptPath: (p) => (typeof p.transcript_path === 'string' ? p.transcript_path : undefined),
     toolCall(p) {
@@ -38,14 +39,25 @@ export function claudeStyleHooks(canonicalOf: (vendorName: string) => string | u
 /**
  * The `hooks` settings block (Claude Code's shape, which Codex and Gemini CLI read too): each
  * Flotilla event runs `flotilla runtime-hook <event>` under the CLI's own event name; the
- * pre-tool hook matches every tool (`toolMatcher`: Claude and Codex take `*`, Gemini a regex);
- * `timeout` in the CLI's unit (Claude and Codex: seconds, Gemini: milliseconds), 60 s.
+ * tool hooks match every tool (`toolMatcher`: Claude and Codex take `*`, Gemini a regex);
+ * `timeout` in the CLI's unit (Claude and Codex: seconds, Gemini: milliseconds), 60 s — the
+ * permission hook's is `permissionTimeout`: it waits for a person, and gives up on its own first.
  */
-export function hookSettings(input: Pick<LaunchInput, 'hookCommand'>, events: Readonly<Partial<Record<FleetHookEvent, string>>>, opts: { toolMatcher?: string; timeout?: number } = {}): Record<string, unknown[]> {
+export function hookSettings(input: Pick<LaunchInput, 'hookCommand'>, events: Readonly<Partial<Record<FleetHookEvent, string>>>, opts: { toolMatcher?: string; timeout?: number; permissionTimeout?: number } = {}): Record<string, unknown[]> {
   const out: Record<string, unknown[]> = {};
   for (const [event, vendor] of Object.entries(events) as [FleetHookEvent, string][]) {
-    const hooks = [{ type: 'command', command: input.hookCommand(event), timeout: opts.timeout ?? 60 }];
-    out[vendor] = [event === 'pre-tool' ? { matcher: opts.toolMatcher ?? '*', hooks } : { hooks }];
+    const timeout = event === 'permission' ? (opts.permissionTimeout ?? opts.timeout ?? 60) : (opts.timeout ?? 60);
+    const hooks = [{ type: 'command', command: input.hookCommand(event), timeout }];
+    out[vendor] = [event === 'pre-tool' || event === 'permission' ? { matcher: opts.toolMatcher ?? '*', hooks } : { hooks }];
   }
   return out;
+}
+
+/**
+ * The permission hook's timeout, in seconds: longer than `agents.approval_timeout_secs`, so the
+ * hook itself ends an unanswered question (a denial, withdrawn from the queue) rather than
+ * being killed by the CLI with the request left behind.
+ */
+export function permissionHookTimeout(input: Pick<LaunchInput, 'approvalTimeoutSecs'>): number {
+  return Math.ceil(input.approvalTimeoutSecs) + 30;
 }

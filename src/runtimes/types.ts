@@ -16,7 +16,11 @@ export function isRuntimeName(s: string): s is RuntimeName {
 }
 
 /** Flotilla's own events, which each runtime maps its hook events onto. */
-export type FleetHookEvent = 'turn-start' | 'turn-end' | 'pre-tool';
+/**
+ * `permission`: the CLI is about to ask its person about a tool call (Claude Code and Codex
+ * `PermissionRequest`); the hook files it in the fleet's approval queue too (docs/runtimes.md, "Approvals").
+ */
+export type FleetHookEvent = 'turn-start' | 'turn-end' | 'pre-tool' | 'permission';
 
 /** What a policy compiles to, before a runtime writes it into its settings. */
 export interface PolicyInput {
@@ -43,6 +47,8 @@ export interface LaunchInput {
   loginFile?: string | undefined;
   /** How often a failed model request is retried (the fleet's `models.max_retries`), where the CLI lets us say. */
   maxRetries: number;
+  /** `agents.approval_timeout_secs`: how long the permission hook waits for the fleet's answer (its own timeout is longer). */
+  approvalTimeoutSecs: number;
 }
 
 /**
@@ -114,6 +120,8 @@ export interface Runtime {
   denyTool(reason: string): HookReply;
   /** What the pre-tool hook prints to have the CLI ask its person about a call (its own prompt, in its pane). */
   askTool(reason: string): HookReply;
+  /** What the permission hook prints for the fleet's answer to the CLI's question (runtimes with a `permission` hook event). */
+  answerPermission(approved: boolean, reason: string): HookReply;
   /** The final answer in a turn-end payload, when the payload carries it. */
   finalAnswer(payload: Record<string, unknown>): string | undefined;
   /** Where the CLI keeps its session files in the agent's own config folder: a folder (searched downwards) and the file name; the newest is the current one. */

@@ -30,7 +30,7 @@ describe('codex runtime: policy and config', () => {
     expect(toml).toMatch(/\[mcp_servers\.flotilla\]\ncommand = "\/node"\nargs = \["cli.js","mcp"\]/);
     expect(toml).not.toContain('k"');
     const hooks = JSON.parse(l.files.find((f) => f.path === 'hooks.json')!.content) as { hooks: Record<string, unknown> };
-    expect(Object.keys(hooks.hooks)).toEqual(['UserPromptSubmit', 'Stop', 'PreToolUse']);
+    expect(Object.keys(hooks.hooks)).toEqual(['UserPromptSubmit', 'Stop', 'PreToolUse', 'PermissionRequest']);
     expect(l.env).toEqual({ CODEX_HOME: '/c' });
     // The permissions again on the command line (they outrank a trusted folder's .codex/config.toml); no blanket hook trust.
     expect(l.argv.slice(0, 5)).toEqual(['--no-daemon', '--ask-for-approval', 'never', '--sandbox', 'danger-full-access']);
@@ -45,7 +45,7 @@ describe('codex runtime: policy and config', () => {
     const toml = l.files.find((f) => f.path === 'config.toml')!.content;
     expect(toml).toContain('[projects."/p"]\ntrust_level = "trusted"');
     const keys = [...toml.matchAll(/\[hooks\.state\."([^"]+)"\]\ntrusted_hash = "sha256:[0-9a-f]{64}"/g)].map((m) => m[1]);
-    expect(keys).toEqual(['/c/hooks.json:user_prompt_submit:0:0', '/c/hooks.json:stop:0:0', '/c/hooks.json:pre_tool_use:0:0']);
+    expect(keys).toEqual(['/c/hooks.json:user_prompt_submit:0:0', '/c/hooks.json:stop:0:0', '/c/hooks.json:pre_tool_use:0:0', '/c/hooks.json:permission_request:0:0']);
     // The hash covers the command: a different hook command is a different trust.
     const other = codex.launch({ ...launchInput({}), hookCommand: (e) => `other ${e}` }, { tools: ALL_TOOLS, permissionMode: 'default' }).files[0]!.content;
     expect(other.match(/sha256:[0-9a-f]+/)![0]).not.toBe(toml.match(/sha256:[0-9a-f]+/)![0]);

@@ -88,10 +88,15 @@ function isRefusal(output: string): boolean {
   return /^(unsupported call|unknown tool|tool .* not found|.*\brejected\b|.*\bdenied\b|.*\bnot allowed\b)/i.test(output.trim());
 }
 
-/** Flotilla's canonical shell input ({command, timeout}) as exec_command's ({cmd, yield_time_ms}). */
+/**
+ * Flotilla's canonical shell input ({command, timeout}) as exec_command's ({cmd, yield_time_ms});
+ * a script's `sandbox_permissions` / `justification` pass through (how a Codex model asks to
+ * run a command outside its sandbox, which Codex then asks a person about).
+ */
 function vendorInput(vendorName: string, input: Record<string, unknown>): Record<string, unknown> {
   if (vendorName !== 'exec_command') return input;
-  return { cmd: input.command, yield_time_ms: typeof input.timeout === 'number' ? input.timeout : 300_000 };
+  const escalation = typeof input.sandbox_permissions === 'string' ? { sandbox_permissions: input.sandbox_permissions, justification: input.justification ?? 'the task needs it' } : {};
+  return { cmd: input.command, yield_time_ms: typeof input.timeout === 'number' ? input.timeout : 300_000, ...escalation };
 }
 
 async function stream(res: ServerResponse, parts: LanguageModelV3StreamPart[], naming: ToolNaming): Promise<void> {

@@ -4,15 +4,15 @@ import { cliConfig, cliContext } from '../context.js';
 /**
  * `flotilla runtime-hook <event>` (internal): run by a vendor CLI's hooks (§13) with the
  * hook payload on stdin. Prints the CLI's own hook answer (continue with mail, add context,
- * refuse a tool) and exits with the code it expects.
+ * refuse a tool, answer a permission question) and exits with the code it expects.
  */
 export function command(): Command {
   return new Command('runtime-hook')
     .description('internal: called by a vendor CLI hook (Claude Code, Codex, Gemini CLI) of a fleet agent')
-    .argument('<event>', 'turn-start | turn-end | pre-tool')
+    .argument('<event>', 'turn-start | turn-end | pre-tool | permission')
     .action(async (event: string, _opts: unknown, cmd: Command) => {
       const { UsageError } = await import('../../errors.js');
-      if (event !== 'turn-start' && event !== 'turn-end' && event !== 'pre-tool') throw new UsageError(`unknown hook event '${event}' — use turn-start, turn-end or pre-tool`);
+      if (event !== 'turn-start' && event !== 'turn-end' && event !== 'pre-tool' && event !== 'permission') throw new UsageError(`unknown hook event '${event}' — use turn-start, turn-end, pre-tool or permission`);
       const { layout } = cliContext(cmd);
       const { config } = await cliConfig(layout);
       const chunks: Buffer[] = [];

@@ -24,6 +24,8 @@ import { endVendorTask, updateQuietly } from './task-end.js';
  *   one completion to the parent.
  * - pre-tool: the audit line, the agent's tools (`toolRefusal`), the read scope for the CLI's
  *   read tools (vendor/read-scope.ts), and the shell gate (§7) for shell commands.
+ * - permission: the CLI would ask its person about a call; the question goes to the fleet's
+ *   approval queue as well (vendor/approval.ts).
  */
 export const MAX_MAIL_CONTINUES = 5;
 
@@ -37,6 +39,10 @@ export async function runRuntimeHook(layout: Layout, config: Config, event: Flee
     case 'pre-tool': return preTool(layout, config, runtime, self, payload);
     case 'turn-start': return turnStart(layout, config, runtime, self);
     case 'turn-end': return turnEnd(layout, config, runtime, self, payload);
+    case 'permission': {
+      const { vendorApproval } = await import('./approval.js');
+      return vendorApproval(layout, config, runtime, self, payload);
+    }
   }
 }
 

@@ -88,6 +88,7 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
     env,
     loginFile: login.file,
     maxRetries: config.models.max_retries,
+    approvalTimeoutSecs: config.agents.approval_timeout_secs,
   }, policy);
   for (const f of launch.files) {
     mkdirSync(dirname(join(configDir, f.path)), { recursive: true });

@@ -1,0 +1,117 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { readAudit } from '../../src/audit/read.js';
+import { list } from '../../src/inbox/read.js';
+import { CLI } from '../helpers/cli.js';
+import { eventually } from '../helpers/tmux.js';
+import { completionsFrom } from '../spawn/helpers.js';
+import { explain } from './suite.js';
+import { vendorFleet, type VendorFleet } from './helpers.js';
+import { TARGETS } from './targets.js';
+
+/**
+ * A vendor CLI's permission question in the fleet's approval queue (docs/runtimes.md,
+ * "Approvals"): Claude Code and Codex, started by spawn-agent in `default` mode exactly as a
+ * person's spawn starts them, are told by their model to run a command their CLI asks about.
+ * The question reaches the human inbox; `flotilla approve` (run by a person: a shell in a tmux
+ * window, descending from no agent) lets the command run — the marker file exists — and
+ * `flotilla deny` refuses it — the file never appears and the model reads the reason. Claude
+ * Code also shows its own prompt meanwhile: an answer typed there wins and withdraws the
+ * queued request. Gemini CLI has no hook that can answer its prompt: it is not routed.
+ */
+let fleet: VendorFleet | undefined;
+afterEach(async (ctx) => {
+  if (fleet && ctx.task.result?.state === 'fail') await explain(fleet);
+  await fleet?.dispose();
+  fleet = undefined;
+});
+
+const DEFAULT_MODE = 'permissions:\n  permission_mode: default\n';
+
+/** The pending approval request in the human inbox, once it arrives. */
+async function pendingRequest(f: VendorFleet, agent: string): Promise<{ requestId: string; summary: string }> {
+  return eventually(async () => {
+    const item = (await list(f.layout, 'human')).find((i) => i.message.kind === 'approval_request' && i.message.from === agent);
+    return item?.message.kind === 'approval_request' ? { requestId: item.message.request_id, summary: item.message.summary } : undefined;
+  }, 300_000, 'the approval request in the human inbox');
+}
+
+/**
+ * `flotilla <args>` as a person runs it: from a shell in a window of the tmux server (whose
+ * processes descend from no agent), with a clean environment. This test process is registered
+ * as the parent agent, so a command it started itself would rightly be refused as an agent's.
+ */
+async function asPerson(f: VendorFleet, args: string[]): Promise<{ exitCode: number; out: string }> {
+  const dir = f.home;
+  const tag = `person-${Date.now()}`;
+  const script = join(dir, `${tag}.sh`);
+  const quoted = [process.execPath, CLI, '--root', f.layout.root, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
+  writeFileSync(script, `cd '${f.project}' && env -i PATH='${process.env.PATH ?? '/usr/bin:/bin'}' HOME='${f.home}' XDG_CONFIG_HOME='${f.env.XDG_CONFIG_HOME ?? f.home}' LANG=C.UTF-8 ${quoted} > '${dir}/${tag}.out' 2>&1; echo $? > '${dir}/${tag}.rc'\n`);
+  await f.tmux.tmux('new-window', '-d', '-n', tag, `sh '${script}'`);
+  const rc = await eventually(() => existsSync(join(dir, `${tag}.rc`)) && readFileSync(join(dir, `${tag}.rc`), 'utf8').trim(), 120_000, `flotilla ${args.join(' ')}`);
+  return { exitCode: Number(rc), out: readFileSync(join(dir, `${tag}.out`), 'utf8') };
+}
+
+const CASES = [
+  { name: 'claude' as const, script: 'approve.yaml' },
+  { name: 'codex' as const, script: 'approve-escalated.yaml' },
+];
+
+describe('an approval answered with `flotilla approve` / `deny` reaches the vendor CLI', { timeout: 900_000 }, () => {
+  it.each(CASES)('$name: approve → the command runs', async ({ name, script }) => {
+    const t = TARGETS[name]();
+    const f = await vendorFleet({ ...t, script, definitions: { a: DEFAULT_MODE } });
+    fleet = f;
+    const id = await f.spawnChild('a', `${name}-approve`, 'make the marker', t.spawnArgs);
+    const req = await pendingRequest(f, id);
+    expect(req.summary).toContain('touch approve-marker');
+    expect(f.record(id).status).toBe('waiting_approval');
+    expect(existsSync(join(f.project, 'approve-marker'))).toBe(false);
+
+    const approved = await asPerson(f, ['approve', req.requestId]);
+    expect(approved.out).toContain(`approved ${req.requestId}`);
+    expect(approved.exitCode).toBe(0);
+    await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 300_000, 'the completion');
+    expect(existsSync(join(f.project, 'approve-marker'))).toBe(true);
+    expect(completionsFrom(f, 'lead-parent', id)[0]!.body).toContain('It ran.');
+    expect(readAudit(f.layout, { event: 'approval' }).lines).toContainEqual(expect.objectContaining({ agent: id, request: req.requestId, decision: 'approved', by: 'cli', via: name }));
+    // Answered: the request has left the human inbox.
+    expect((await list(f.layout, 'human')).filter((i) => i.message.kind === 'approval_request')).toEqual([]);
+  });
+
+  it.each(CASES)('$name: deny → the command never runs, the model reads the reason', async ({ name, script }) => {
+    const t = TARGETS[name]();
+    const f = await vendorFleet({ ...t, script, definitions: { a: DEFAULT_MODE } });
+    fleet = f;
+    const id = await f.spawnChild('a', `${name}-deny`, 'make the marker', t.spawnArgs);
+    const req = await pendingRequest(f, id);
+    const denied = await asPerson(f, ['deny', req.requestId, '--reason', 'denied: no marker files today']);
+    expect(denied.exitCode).toBe(0);
+    await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 300_000, 'the completion');
+    expect(existsSync(join(f.project, 'approve-marker'))).toBe(false);
+    expect(f.vendor.seen()).toContain('no marker files today');
+    expect(readAudit(f.layout, { event: 'approval' }).lines).toContainEqual(expect.objectContaining({ agent: id, request: req.requestId, decision: 'denied', by: 'cli', via: name }));
+  });
+});
+
+describe("Claude Code: an answer typed in the CLI's own prompt wins", { timeout: 900_000 }, () => {
+  it('Yes in the pane runs the command and withdraws the queued request; a late approve says so', async () => {
+    const t = TARGETS.claude();
+    const f = await vendorFleet({ ...t, script: 'approve.yaml', definitions: { a: DEFAULT_MODE } });
+    fleet = f;
+    const id = await f.spawnChild('a', 'claude-pane', 'make the marker', t.spawnArgs);
+    const req = await pendingRequest(f, id);
+    const pane = () => f.tmux.capture(f.record(id).tmux!.paneId).catch(() => '');
+    await eventually(async () => /Do you want to proceed\?/.test(await pane()), 300_000, "Claude's own prompt");
+    // Claude's first choice is "Yes".
+    await f.tmux.tmux('send-keys', '-t', f.record(id).tmux!.paneId, 'Enter');
+    await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 300_000, 'the completion');
+    expect(existsSync(join(f.project, 'approve-marker'))).toBe(true);
+    await eventually(async () => (await list(f.layout, 'human')).every((i) => i.message.kind !== 'approval_request'), 60_000, 'the request withdrawn');
+    expect(readAudit(f.layout, { event: 'approval' }).lines).toContainEqual(expect.objectContaining({ agent: id, request: req.requestId, decision: 'withdrawn', by: 'pane' }));
+    const late = await asPerson(f, ['approve', req.requestId]);
+    expect(late.exitCode).toBe(1);
+    expect(late.out).toMatch(/already answered/);
+  });
+});
