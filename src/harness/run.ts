@@ -95,6 +95,8 @@ export async function runHarness(opts: RunOptions): Promise<number> {
     throw err;
   }
   const { session } = started;
+  // A cancel that comes before the run begins still ends a task the agent was given.
+  if (started.prompt.trim()) session.openTask();
   // Once ended, exit even if a REPL still holds the terminal: cancel waits for the process (§5.8).
   const stop = (reason: string) => void session.shutdown('cancelled', reason).finally(() => process.exit(1));
   signals.stop = stop;

@@ -84,6 +84,8 @@ export class AgentSession implements Session {
   private slotWait: AbortController | null = null;
   private running: Promise<void> | null = null;
   private taskOpen = false;
+  /** Its task_start shown: a task opened before the pane listened is shown when its run begins. */
+  private taskAnnounced = false;
   private ending: { status: TaskResult['status']; reason: string } | null = null;
   private interrupted = false;
   /** The record's turn count when the open task began: `max_turns` is per task (§6). */
@@ -275,14 +277,25 @@ export class AgentSession implements Session {
     }
   }
 
+  /**
+   * The task is open from the moment the agent holds it, not from its first model call: an
+   * agent cancelled before its run began still owes its parent that task's one completion.
+   */
+  openTask(): void {
+    if (this.taskOpen) return;
+    this.taskOpen = true;
+    this.taskAnnounced = false;
+    this.keeper.beginTask();
+    this.taskTurnsStart = this.keeper.current.turns;
+    this.keeper.set({ taskTurns: 0 });
+  }
+
   private async run(prompt: string | null): Promise<void> {
     clearTimeout(this.idleTimer);
     const { deps } = this;
-    if (!this.taskOpen) {
-      this.taskOpen = true;
-      this.keeper.beginTask();
-      this.taskTurnsStart = this.keeper.current.turns;
-      this.keeper.set({ taskTurns: 0 });
+    this.openTask();
+    if (!this.taskAnnounced) {
+      this.taskAnnounced = true;
       this.emit({ type: 'task_start', task: this.keeper.current.task, prompt: prompt ?? this.humanQueue[0] ?? '(inbox)' });
     }
     if (prompt !== null) {

@@ -1,4 +1,6 @@
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/tmux.js';
 import { completionsFrom, isAlive, spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
@@ -52,6 +54,20 @@ describe('flotilla cancel (§5.8)', () => {
     expect(isAlive(pids['bg-one']!)).toBe(false);
     expect(f.record('bg-one').status).toBe('cancelled');
     expect(completionsFrom(f, 'lead-c', 'bg-one').map((m) => m.status)).toEqual(['cancelled']);
+  });
+
+  it('an agent cancelled while it starts, before its task has run, still sends its task one completion (cancelled)', async () => {
+    // The start hook holds the harness between its start and its first model call: the cancel lands there.
+    const began = join(tmpdir(), `flotilla-cancel-start-${process.pid}-${Date.now()}`);
+    f = spawnFleet({ definitions: { sleeper: 'sleeper.yaml' }, config: `hooks:\n  start:\n    - command: "touch ${began}; sleep 3"\n` });
+    expect((await f.spawnAgent(['--agent', 'sleeper', '--id', 'early', 'sleep'])).exitCode).toBe(0);
+    await eventually(() => existsSync(began), 60_000, 'the start hook running');
+    const r = await f.flotilla(['cancel', 'early']);
+    expect(r.exitCode).toBe(0);
+    await eventually(() => f!.record('early').status === 'cancelled', 60_000, 'cancelled');
+    await eventually(() => completionsFrom(f!, 'human', 'early').length > 0, 60_000, 'its completion');
+    expect(completionsFrom(f, 'human', 'early').map((m) => m.status)).toEqual(['cancelled']);
+    rmSync(began, { force: true });
   });
 
   it('an ambiguous prefix lists the candidates; an ended agent is reported as such', async () => {

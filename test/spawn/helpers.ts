@@ -55,6 +55,8 @@ models:
 export function spawnFleet(opts: FleetOptions = {}): SpawnFleet {
   const fleet = tempFleet('flotilla-spawn-');
   const xdg = tempDir('flotilla-xdg-');
+  const home = join(xdg.dir, 'home');
+  mkdirSync(home);
   const tmux = tmuxServer();
   writeFileSync(join(fleet.project, 'README'), 'test project\n');
   mkdirSync(fleet.layout.agentsDir, { recursive: true });
@@ -64,7 +66,8 @@ export function spawnFleet(opts: FleetOptions = {}): SpawnFleet {
   }
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
-    HOME: process.env.HOME ?? xdg.dir,
+    // A fresh HOME, as on a new machine: nothing of the person running the tests is read.
+    HOME: home,
     XDG_CONFIG_HOME: xdg.dir,
     FLOTILLA_TMUX_SOCKET: tmux.socket,
     LANG: 'C.UTF-8',

@@ -113,8 +113,12 @@ export function toolRefusal(call: { tool: string }, rec: Pick<AgentRecord, 'effe
 }
 
 async function turnStart(layout: Layout, config: Config, runtime: Runtime, rec: AgentRecord): Promise<HookReply | null> {
-  const ended = rec.lastTask !== null && rec.lastTask.task >= rec.task;
-  updateQuietly(layout, rec.id, { status: 'working', ...(ended ? { task: rec.task + 1, taskTurns: 0 } : {}) });
+  // Decided on the record as it is now, not as this hook found it: a limit may have ended the
+  // task while the hook process started.
+  updateQuietly(layout, rec.id, (now) => {
+    const ended = now.lastTask !== null && now.lastTask.task >= now.task;
+    return { status: 'working', ...(ended ? { task: now.task + 1, taskTurns: 0 } : {}) };
+  });
   const mail = await drainInbox(layout, rec.id, config.inbox.max_body_bytes);
   return mail.count ? runtime.addContext(mail.text) : null;
 }

@@ -51,7 +51,8 @@ export function enforceLimits(opts: {
 
   const open = () => {
     const rec = readRecord(layout, id);
-    return rec && rec.status !== 'idle' && !(rec.lastTask && rec.lastTask.task >= rec.task) ? rec : undefined;
+    // `starting`: the CLI has not begun the task's turn yet (vendor/shim.ts); its clock has not started.
+    return rec && rec.status !== 'idle' && rec.status !== 'starting' && !(rec.lastTask && rec.lastTask.task >= rec.task) ? rec : undefined;
   };
   const follow = (): ReturnType<typeof open> => {
     const rec = open();

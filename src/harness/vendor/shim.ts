@@ -37,6 +37,20 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
   const { takeRuntimeEnv } = await import('../../spawn/runtime-env.js');
   const env: NodeJS.ProcessEnv = { ...process.env, ...takeRuntimeEnv(layout, opts.record.id) };
   const log = await createAgentLogger(layout, opts.record.id);
+  // The terminal's Ctrl-C is the CLI's to handle; a cancel or a closed window ends both. Taken
+  // from the first moment: a window closed while the CLI starts must still end the agent.
+  process.on('SIGINT', () => undefined);
+  let child: ChildProcess | undefined;
+  type Ending = { status: TaskResult['status']; reason: string };
+  let ending: Ending | null = null;
+  const stop = (reason: string, status: TaskResult['status'] = 'cancelled') => {
+    if (ending) return;
+    ending = { status, reason };
+    try { child?.kill('SIGTERM'); } catch { /* gone */ }
+    setTimeout(() => { try { child?.kill('SIGKILL'); } catch { /* gone */ } }, 3_000).unref();
+  };
+  process.on('SIGTERM', () => stop('cancelled (SIGTERM)'));
+  process.on('SIGHUP', () => stop('window closed'));
   let rec = updateRecord(layout, opts.record.id, { status: 'starting', pid: process.pid, pidStartTime: processStartTime(process.pid), startedAt: new Date().toISOString() });
   audit(layout, { event: 'agent_start', agent: rec.id, parent: rec.parentId ?? 'human', depth: rec.depth, model: rec.model, mode: rec.mode, runtime: rec.runtime });
   const runtime = await loadRuntime(rec.runtime as VendorRuntimeName);
@@ -105,9 +119,15 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
   // The CLI, its hooks and its MCP server find their agent by ancestry; these are hints and PATH.
   const childEnv: NodeJS.ProcessEnv = { ...env, ...agentEnvironment(layout, rec, env.PATH), ...launch.env };
   delete childEnv.FLOTILLA_SLOT;
-  rec = updateRecord(layout, rec.id, { status: prompt.trim() ? 'working' : 'idle' });
+  // With a task the record stays `starting` until the CLI's turn-start hook marks it `working`:
+  // the task's clock (timeout_secs) runs from then, never from the CLI's own start-up.
+  if (!prompt.trim()) rec = updateRecord(layout, rec.id, { status: 'idle' });
 
-  let child: ChildProcess;
+  const early = ending as Ending | null; // set by a signal during the awaits above
+  if (early) {
+    await finishOnce(early.status, early.reason);
+    return 1;
+  }
   try {
     child = spawn(bin, launch.argv, { stdio: 'inherit', cwd: rec.cwd, env: childEnv });
   } catch (err) {
@@ -127,17 +147,6 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
     void firstPrompt(configDir, prompt, typist, log);
   }
   const waker = await wakeOnMail(layout, config, runtime, rec, typist);
-  // The terminal's Ctrl-C is the CLI's to handle; a cancel or a closed window ends both.
-  process.on('SIGINT', () => undefined);
-  let ending: { status: TaskResult['status']; reason: string } | null = null;
-  const stop = (reason: string, status: TaskResult['status'] = 'cancelled') => {
-    if (ending) return;
-    ending = { status, reason };
-    try { child.kill('SIGTERM'); } catch { /* gone */ }
-    setTimeout(() => { try { child.kill('SIGKILL'); } catch { /* gone */ } }, 3_000).unref();
-  };
-  process.on('SIGTERM', () => stop('cancelled (SIGTERM)'));
-  process.on('SIGHUP', () => stop('window closed'));
   // The fleet's limits (docs/runtimes.md, "Limits"): the CLI's answers counted from its session file.
   const limits = enforceLimits({
     layout, config, runtime, id: rec.id, log,

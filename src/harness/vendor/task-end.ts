@@ -31,7 +31,7 @@ export async function endVendorTask(layout: Layout, config: Config, id: string, 
 }
 
 /** A short-lived writer of a live agent's record; a record that ended meanwhile stays ended. */
-export function updateQuietly(layout: Layout, id: string, patch: Partial<AgentRecord>): AgentRecord | undefined {
+export function updateQuietly(layout: Layout, id: string, patch: Partial<AgentRecord> | ((rec: AgentRecord) => Partial<AgentRecord>)): AgentRecord | undefined {
   try {
     return updateRecord(layout, id, patch);
   } catch {
