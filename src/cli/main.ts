@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { requireCached } from './compile-cache.js';
 import { guardStdout, guardStderr, reportError, writeOut } from './output.js';
-import { FAST_COMMANDS, firstCommandName, VERSION } from './route.js';
+import { commandIndex, FAST_COMMANDS, firstCommandName, VERSION } from './route.js';
 
 /**
  * The `flotilla` executable. Built as CommonJS (tools/build-cli.mjs): Node's ES module loader
@@ -19,6 +19,14 @@ async function start(argv: string[]): Promise<number> {
     return 0;
   }
   const name = firstCommandName(args);
+  // Where the fleet root is read-only (an agent's sandbox), fleet commands are run by the
+  // agent's harness through its door (cli/door-forward.ts); nothing is loaded for anyone else.
+  const door = process.env.FLOTILLA_DOOR;
+  if (door && name !== undefined && name !== 'send' && name !== 'status') {
+    const { forwardThroughDoor } = await import('./door-forward.js');
+    const code = await forwardThroughDoor(door, args, commandIndex(args));
+    if (code !== null) return code;
+  }
   const bundle = name === undefined ? undefined : FAST_COMMANDS[name];
   if (bundle) {
     const fast = requireCached(join(dirname(fileURLToPath(import.meta.url)), `fast-${bundle}.js`)) as { run(args: string[]): Promise<number> | null };

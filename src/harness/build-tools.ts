@@ -56,8 +56,10 @@ export async function buildTools(opts: {
     fleetRoot: layout.root, project: layout.project, cwd: rec.cwd, home, userConfigDir: user.configDir, userCacheDir: user.cacheDir, installed,
   });
   const send = sendAs(layout, config, rec);
-  // A sandboxed command reaches the fleet only through its agent's door (inbox/door.ts).
-  const door = bwrap ? await openAgentDoor(layout, config, rec, send) : undefined;
+  const baseEnv = commandEnvironment(opts.env, { keys: providerKeyVars(config), allow: opts.passEnv ?? [] });
+  // Every command reaches the fleet through its agent's door (inbox/door.ts): its mail in
+  // every mode (redacted, `from` the harness's word), and in the sandbox its fleet commands.
+  const door = await openAgentDoor(layout, config, rec, send, { env: baseEnv, writable });
   const sandbox = bwrap && {
     writable, readOnly, network: config.security.sandbox_network, bwrap, userNamespace: bubblewrapUserNamespace(bwrap),
     hidden: [layout.doorsDir, layout.secretsDir], sockets: door ? [door] : [],
@@ -77,7 +79,7 @@ export async function buildTools(opts: {
       ? { protectedRoots: readOnly, writableWithin: opts.memoryDir ? [opts.memoryDir] : [], writableRoots: writable }
       : { protectedRoots: [layout.root], writableWithin: opts.memoryDir ? [opts.memoryDir] : [] }),
     shellTimeoutSecs: config.tools.shell_timeout_secs,
-    env: commandEnvironment(door ? { ...opts.env, [DOOR_ENV]: door } : opts.env, { keys: providerKeyVars(config), allow: opts.passEnv ?? [] }),
+    env: door ? { ...baseEnv, [DOOR_ENV]: door } : baseEnv,
     maxOutputBytes: config.tools.max_output_bytes,
     wrap,
     track: trackToolGroups(layout, rec.id),

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import type { Config } from '../config/schema.js';
 import type { AgentRecord } from '../fleet/record.js';
@@ -5,6 +6,8 @@ import type { InboxMessage } from '../inbox/message.js';
 import type { Layout } from '../layout/layout.js';
 import { FlotillaError } from '../errors.js';
 import { SYSTEM_KIND_REFUSAL } from '../inbox/address.js';
+import { DOOR_COMMANDS, type DoorRun, type DoorRunResult } from '../inbox/door.js';
+import { CLI_ENTRY } from '../layout/package.js';
 
 export interface OutgoingMessage {
   to: string;
@@ -28,17 +31,27 @@ export function sendAs(layout: Layout, config: Config, rec: AgentRecord): (m: Ou
   };
 }
 
+/** What the harness needs to run a door `run` as its own child: where and with what environment. */
+export interface DoorRunContext {
+  /** The environment the agent's commands get (no secrets: a grant is lent to one shell call only). */
+  env: NodeJS.ProcessEnv;
+  /** Directories the agent may work in; a caller's cwd elsewhere (the sandbox's private /tmp) becomes the agent's cwd. */
+  writable: readonly string[];
+}
+
 /**
- * Opens the agent's door (inbox/door.ts) for its sandboxed commands' `flotilla send`, and
- * makes the secrets folder exist so every sandbox can hide it (a handoff socket answers
- * whoever connects). Undefined when the socket cannot be made (a path over the Unix socket
- * limit): the commands then cannot send, as before, and the agent still has send_message.
+ * Opens the agent's door (inbox/door.ts) for its commands, in every sandbox mode, and makes
+ * the secrets folder exist so every sandbox can hide it (a handoff socket answers whoever
+ * connects). Undefined when the socket cannot be made (a path over the Unix socket limit):
+ * `flotilla send` then delivers itself, with the fleet's redaction (cli/commands/send.ts).
  */
-export async function openAgentDoor(layout: Layout, config: Config, rec: AgentRecord, send: (m: OutgoingMessage) => Promise<InboxMessage>): Promise<string | undefined> {
+export async function openAgentDoor(layout: Layout, config: Config, rec: AgentRecord, send: (m: OutgoingMessage) => Promise<InboxMessage>, runCtx: DoorRunContext): Promise<string | undefined> {
   mkdirSync(layout.secretsDir, { recursive: true, mode: 0o700 });
   const [{ openDoor }, { headerOf }] = await Promise.all([import('../inbox/door.js'), import('../inbox/message.js')]);
   try {
-    const door = await openDoor(layout.door(rec.id), config.inbox.max_body_bytes + 64 * 1024, async (req) => {
+    const door = await openDoor(layout.door(rec.id), config.inbox.max_body_bytes + 64 * 1024, async (req, closed) => {
+      if (req.op === 'whoami') return { id: rec.id };
+      if (req.op === 'run') return { ...(await runForAgent(layout, rec, req, runCtx, closed)) };
       // `kind: system` is Flotilla's own word (docs/security.md "Framing"): an agent's command never gets to say it.
       if (req.kind === 'system') throw new FlotillaError(SYSTEM_KIND_REFUSAL, { code: 'system-kind', exitCode: 1 });
       return { ...headerOf(await send({ to: req.to, body: req.body, summary: req.summary, priority: req.priority, kind: 'message', inReplyTo: req.in_reply_to })) };
@@ -47,4 +60,40 @@ export async function openAgentDoor(layout: Layout, config: Config, rec: AgentRe
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Runs `flotilla <args>` for the agent, as the harness's own child on the host: the process
+ * ancestry makes the agent its caller, so a spawn is this agent's child (its depth, caps and
+ * budget) and every refusal is the one the agent would get from its own shell without a
+ * sandbox. What the caller chooses is only the arguments: the environment is the one the
+ * harness gives its commands and the fleet root is the harness's (`--root` is refused), so
+ * nothing inside can point the command at another fleet or run code of its choosing on the
+ * host (docs/security.md "The door").
+ */
+function runForAgent(layout: Layout, rec: AgentRecord, req: DoorRun, ctx: DoorRunContext, closed: AbortSignal): Promise<DoorRunResult> {
+  // The command's name comes first: the program's one option of its own is --root, refused below.
+  const name = req.args[0];
+  if (!name || !DOOR_COMMANDS.has(name)) {
+    throw new FlotillaError(`the door runs only ${[...DOOR_COMMANDS].join(', ')} — '${name ?? ''}' runs in the sandbox itself, or is a person's to run`, { code: 'door-command', exitCode: 2 });
+  }
+  if (req.args.some((a) => a === '--root' || a.startsWith('--root='))) {
+    throw new FlotillaError("--root is refused through the door: a command acts on its own agent's fleet — drop --root", { code: 'door-root', exitCode: 2 });
+  }
+  const cwd = req.cwd && ctx.writable.some((w) => req.cwd === w || req.cwd!.startsWith(w.replace(/\/+$/, '') + '/')) ? req.cwd : rec.cwd;
+  const env: NodeJS.ProcessEnv = { ...ctx.env, FLOTILLA_ROOT: layout.root };
+  delete env.FLOTILLA_DOOR;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI_ENTRY, ...req.args], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'], signal: closed, killSignal: 'SIGTERM' });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (c: Buffer) => out.push(c));
+    child.stderr.on('data', (c: Buffer) => err.push(c));
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(req.stdin ?? '');
+    child.on('error', (e) => { if (!closed.aborted) reject(e); });
+    child.on('close', (code, signal) => {
+      resolve({ stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), exitCode: code ?? (signal ? 1 : 0) });
+    });
+  });
 }

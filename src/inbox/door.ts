@@ -1,15 +1,20 @@
-import { chmodSync, mkdirSync, rmSync } from 'node:fs';
+import { accessSync, chmodSync, constants, mkdirSync, rmSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { dirname } from 'node:path';
 import { errorMessage, FlotillaError } from '../errors.js';
 
 /**
- * The door of a sandboxed agent (§11): a Unix socket its harness listens on, the only way a
- * sandboxed command reaches the fleet. The fleet root is read-only inside the sandbox and
- * the process ancestry there is the sandbox's own, so `flotilla send` can neither write an
- * inbox nor prove who it is; it asks the harness instead, which delivers as itself. The
- * socket is bound into that agent's sandbox only (the doors folder is hidden there), so who
- * can connect is that agent: `from` needs no proof beyond reaching the door.
+ * An agent's door (§11, docs/security.md "The door"): a Unix socket its harness listens on,
+ * through which the agent's commands reach the fleet. Every `flotilla send` from an agent's
+ * command comes through it, in every sandbox mode, so the harness redacts what it holds and
+ * `from` is its word. Inside the sandbox it is the only way: the fleet root is read-only
+ * there and the process ancestry is the sandbox's own, so a command can neither write an
+ * inbox nor prove who it is. There the socket is bound into that agent's sandbox only (the
+ * doors folder is hidden), so who can connect is that agent.
+ *
+ * Operations: `send` (the harness delivers as the agent), `whoami` (the agent's id: identity
+ * inside the sandbox), `run` (a fleet command — spawn, cancel, inbox, task — that the harness
+ * runs on the host as its own child, so ancestry makes the agent its caller).
  *
  * Protocol: one JSON request line, then half-close; one JSON reply line.
  */
@@ -24,17 +29,59 @@ export interface DoorSend {
   in_reply_to?: string;
 }
 
+export interface DoorWhoami {
+  op: 'whoami';
+}
+
+/** A fleet command (`flotilla <args…>`) the harness runs for its agent; `cwd` is the caller's. */
+export interface DoorRun {
+  op: 'run';
+  args: string[];
+  cwd?: string;
+  stdin?: string;
+}
+
+export type DoorRequest = DoorSend | DoorWhoami | DoorRun;
+
+/** What a `run` gives back: the command's output and exit code. */
+export interface DoorRunResult {
+  stdout: string;
+  stderr: string;
+  exitCode: number;
+}
+
 export type DoorReply = { ok: true; header: Record<string, unknown> } | { ok: false; message: string; code?: string; exitCode?: number };
 
-export type DoorHandler = (req: DoorSend) => Promise<Record<string, unknown>>;
+/** Answers one request; `closed` aborts when the caller hangs up first (a `run` then stops its command). */
+export type DoorHandler = (req: DoorRequest, closed: AbortSignal) => Promise<Record<string, unknown>>;
 
 export interface Door {
   readonly path: string;
   close(): void;
 }
 
-/** The environment variable naming a sandboxed command's door. */
+/** The environment variable naming an agent's door, set for each of its commands. */
 export const DOOR_ENV = 'FLOTILLA_DOOR';
+
+/**
+ * The fleet commands a command has its harness run (`run`) where the fleet root is read-only
+ * to it: those that write fleet state. Everything else only reads (and runs where it is) or
+ * is a person's alone (`approve`, `deny`, `trust`: refused for an agent wherever it runs).
+ */
+export const DOOR_COMMANDS: ReadonlySet<string> = new Set(['spawn', 'cancel', 'inbox', 'task', 'wait', 'collect']);
+
+/**
+ * Whether the fleet state behind a door (`<root>/state/doors/<id>.sock`) is writable here:
+ * false inside the sandbox (bound read-only), where the harness must do the writing.
+ */
+export function fleetWritable(doorPath: string): boolean {
+  try {
+    accessSync(dirname(dirname(doorPath)), constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** Listens on `path` (0600, in a 0700 folder) until `close()`; a request larger than `maxBytes` is refused. */
 export async function openDoor(path: string, maxBytes: number, handle: DoorHandler): Promise<Door> {
@@ -44,8 +91,10 @@ export async function openDoor(path: string, maxBytes: number, handle: DoorHandl
   const server: Server = createServer({ allowHalfOpen: true }, (sock) => {
     void readRequest(sock, maxBytes).then(async (req) => {
       if ('error' in req) return answer(sock, { ok: false, message: req.error });
+      const hangUp = new AbortController();
+      sock.once('close', () => hangUp.abort());
       try {
-        answer(sock, { ok: true, header: await handle(req) });
+        answer(sock, { ok: true, header: await handle(req, hangUp.signal) });
       } catch (err) {
         const known = err instanceof FlotillaError ? { code: err.code, exitCode: err.exitCode } : {};
         answer(sock, { ok: false, message: errorMessage(err), ...known });
@@ -77,10 +126,20 @@ export async function openDoor(path: string, maxBytes: number, handle: DoorHandl
 }
 
 function answer(sock: Socket, r: DoorReply): void {
-  sock.end(JSON.stringify(r) + '\n');
+  if (!sock.destroyed) sock.end(JSON.stringify(r) + '\n');
 }
 
-function readRequest(sock: Socket, maxBytes: number): Promise<DoorSend | { error: string }> {
+/** The request if its shape is one of the operations, else why not. */
+function validRequest(req: Partial<DoorSend> & Partial<DoorRun> & { op?: unknown }): DoorRequest | { error: string } {
+  if (req.op === 'send' && typeof req.to === 'string' && typeof req.body === 'string') return req as DoorSend;
+  if (req.op === 'whoami') return { op: 'whoami' };
+  if (req.op === 'run' && Array.isArray(req.args) && req.args.every((a) => typeof a === 'string') && (req.cwd === undefined || typeof req.cwd === 'string') && (req.stdin === undefined || typeof req.stdin === 'string')) {
+    return req as DoorRun;
+  }
+  return { error: "malformed request: expected {op: 'send', to, body}, {op: 'whoami'} or {op: 'run', args}" };
+}
+
+function readRequest(sock: Socket, maxBytes: number): Promise<DoorRequest | { error: string }> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -91,27 +150,30 @@ function readRequest(sock: Socket, maxBytes: number): Promise<DoorSend | { error
     sock.on('error', () => resolve({ error: 'connection lost' }));
     sock.on('end', () => {
       if (size > maxBytes) return resolve({ error: `the request is over ${maxBytes} bytes — put large content in a file and send its path` });
-      let req: Partial<DoorSend>;
+      let req: Parameters<typeof validRequest>[0];
       try {
-        req = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Partial<DoorSend>;
+        req = JSON.parse(Buffer.concat(chunks).toString('utf8')) as typeof req;
       } catch {
         return resolve({ error: 'malformed request: not JSON' });
       }
-      if (req.op !== 'send' || typeof req.to !== 'string' || typeof req.body !== 'string') return resolve({ error: "malformed request: expected {op: 'send', to, body}" });
-      resolve(req as DoorSend);
+      resolve(req !== null && typeof req === 'object' ? validRequest(req) : { error: 'malformed request: not an object' });
     });
   });
 }
 
-/** Sends one request through the door at `path`; resolves with the delivered header or throws the harness's one-line reason. */
-export function sendThroughDoor(path: string, req: DoorSend, timeoutMs = 60_000): Promise<Record<string, unknown>> {
+/**
+ * Sends one request through the door at `path`; resolves with the harness's reply (a send's
+ * delivered header, `{id}` for whoami, a run's output) or throws its one-line reason.
+ * `timeoutMs: 0` waits as long as the harness takes (a `run` of `spawn-agent --wait`).
+ */
+export function sendThroughDoor(path: string, req: DoorRequest, timeoutMs = 60_000): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
     const sock = connect({ path, allowHalfOpen: true });
     const chunks: Buffer[] = [];
-    const timer = setTimeout(() => {
+    const timer = timeoutMs > 0 ? setTimeout(() => {
       sock.destroy();
       reject(new FlotillaError(`the agent's harness did not answer on ${path} within ${timeoutMs / 1000} s — check it with flotilla status`, { code: 'door-timeout' }));
-    }, timeoutMs);
+    }, timeoutMs) : undefined;
     sock.on('connect', () => sock.end(JSON.stringify(req) + '\n'));
     sock.on('data', (c: Buffer) => chunks.push(c));
     sock.on('error', (err) => {

@@ -1,18 +1,19 @@
 import { refusal } from '../errors.js';
-import { findParentAgent } from '../fleet/lineage.js';
+import { callerLineage } from '../inbox/caller.js';
 import type { AgentRecord } from '../fleet/record.js';
 import type { Layout } from '../layout/layout.js';
 
 /**
  * Who an MCP client is (§13): the agent it runs inside, found by the same process-ancestry
- * walk that decides a spawn's parent (fleet/lineage.ts), or a person when no registered
- * agent is among its ancestors. `FLOTILLA_AGENT_ID` is only a hint; one that names no
- * ancestor is refused rather than served under either identity.
+ * walk that decides a spawn's parent (fleet/lineage.ts) — inside an agent's sandbox, the
+ * agent whose door it reaches (inbox/caller.ts) — or a person when neither finds one.
+ * `FLOTILLA_AGENT_ID` is only a hint; one that names no ancestor is refused rather than
+ * served under either identity.
  */
 export type McpIdentity = { kind: 'agent'; record: AgentRecord } | { kind: 'person' };
 
-export function mcpIdentity(layout: Layout, opts: { pid?: number; env?: NodeJS.ProcessEnv } = {}): McpIdentity {
-  const lineage = findParentAgent(layout, opts);
+export async function mcpIdentity(layout: Layout, opts: { pid?: number; env?: NodeJS.ProcessEnv } = {}): Promise<McpIdentity> {
+  const lineage = await callerLineage(layout, opts);
   if (lineage.forged) {
     throw refusal(
       'forged-identity',

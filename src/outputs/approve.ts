@@ -2,7 +2,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { audit } from '../audit/audit.js';
 import type { Config } from '../config/schema.js';
 import { FlotillaError, refusal } from '../errors.js';
-import { findParentAgent } from '../fleet/lineage.js';
+import { callerLineage } from '../inbox/caller.js';
 import { recordLiveness } from '../fleet/liveness.js';
 import { readRecord } from '../fleet/registry.js';
 import { claim } from '../inbox/claim.js';
@@ -41,7 +41,7 @@ export async function answerRequest(
   opts: { pid?: number; env?: NodeJS.ProcessEnv; now?: number; interactive?: boolean; by?: AnswerRoute } = {},
 ): Promise<AnsweredRequest> {
   const verb = decision.decision;
-  const caller = findParentAgent(layout, { ...(opts.pid === undefined ? {} : { pid: opts.pid }), env: opts.env ?? process.env });
+  const caller = await callerLineage(layout, { ...(opts.pid === undefined ? {} : { pid: opts.pid }), env: opts.env ?? process.env });
   if (caller.parent) {
     throw refusal(
       'not-a-person',

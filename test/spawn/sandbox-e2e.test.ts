@@ -57,7 +57,8 @@ describe('a sandboxed agent end to end', () => {
       probe('remount', 'mount -o remount,rw /'),
       probe('secret-socket', `test -S ${f.layout.secretSocket('req-1')}`),
       probe('other-door', `FLOTILLA_DOOR=${f.layout.door('vic')} ${CLI} send human as-the-victim`),
-      probe('spawn', `${CLI} spawn --oneshot --agent worker --id w-escaped hi`),
+      // Fleet commands go through the door (door-e2e.test.ts); without it the fleet is read-only.
+      probe('spawn', `env -u FLOTILLA_DOOR ${CLI} spawn --oneshot --agent worker --id w-escaped hi`),
       'echo ordinary > ordinary.txt',
       `${CLI} send parent hello-from-the-sandbox > send.out 2>&1; echo "send:$?" >> probe.txt`,
       `FLOTILLA_AGENT_ID=vic ${CLI} send human forged-as-victim > forged.out 2>&1; echo "forged:$?" >> probe.txt`,

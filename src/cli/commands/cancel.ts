@@ -11,11 +11,17 @@ export function command(): Command {
     .action(async (prefix: string, opts: { tree?: boolean; json?: boolean }, cmd: Command) => {
       const { layout } = cliContext(cmd);
       const { config } = await cliConfig(layout);
-      const [{ resolveAgent }, { cancelAgent }, { senderIdentity }, { printJson }] = await Promise.all([
-        import('../../fleet/registry.js'), import('../../spawn/cancel.js'), import('../../inbox/address.js'), import('../output.js'),
+      const [{ resolveAgent }, { cancelAgent }, { senderIdentity }, { subtreeRecords }, { FlotillaError }, { printJson }] = await Promise.all([
+        import('../../fleet/registry.js'), import('../../spawn/cancel.js'), import('../../inbox/address.js'), import('../../fleet/live.js'), import('../../errors.js'), import('../output.js'),
       ]);
+      const by = senderIdentity(layout);
       const target = resolveAgent(layout, prefix);
-      const hit = await cancelAgent(layout, config, target, { tree: opts.tree, by: senderIdentity(layout) });
+      // An agent's command cancels what its cancel_agent tool may (spawn/ops.ts): only its own
+      // subtree — from its shell and, in its sandbox, through its door alike.
+      if (by !== 'human' && !subtreeRecords(layout, by).some((r) => r.id === target.id)) {
+        throw new FlotillaError(`'${target.id}' is not one of your agents — you may cancel only agents you spawned (and theirs); see flotilla status`, { code: 'not-yours' });
+      }
+      const hit = await cancelAgent(layout, config, target, { tree: opts.tree, by });
       if (opts.json) printJson({ cancelled: hit });
       else if (hit.length) process.stdout.write(`cancelled ${hit.join(', ')}\n`);
       else process.stdout.write(`${target.id} had already ended (${target.status})\n`);

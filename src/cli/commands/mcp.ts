@@ -15,7 +15,7 @@ export function command(): Command {
       const { layout } = cliContext(cmd);
       const { config } = await cliConfig(layout);
       const [{ mcpIdentity }, { serveMcp }] = await Promise.all([import('../../mcp/identity.js'), import('../../mcp/server.js')]);
-      const identity = mcpIdentity(layout);
+      const identity = await mcpIdentity(layout);
       const { closed } = await serveMcp(layout, config, identity, { version: VERSION });
       await closed;
     });

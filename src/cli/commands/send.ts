@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { contextOf, type Globals } from '../context.js';
 import { writeOut } from '../output.js';
 import type { CommandSpec, Parsed } from '../spec.js';
@@ -37,7 +38,8 @@ export async function run(parsed: Parsed, globals: Globals): Promise<void> {
   const opts = parsed.opts as unknown as SendOpts;
   // Inside a sandbox the fleet root is read-only: the agent's harness delivers for us.
   const door = process.env.FLOTILLA_DOOR;
-  if (door) return sendFromSandbox(door, to, words, opts);
+  const { fleetWritable } = await import('../../inbox/door.js');
+  if (door && !fleetWritable(door)) return sendThroughHarness(door, to, words, opts);
   const { layout } = contextOf(globals);
   const [{ deliver }, { resolveRecipient, senderIdentity }, { inboxSettings }, { UsageError }, { headerOf }] = await Promise.all([
     import('../../inbox/deliver.js'),
@@ -46,11 +48,22 @@ export async function run(parsed: Parsed, globals: Globals): Promise<void> {
     import('../../errors.js'),
     import('../../inbox/message.js'),
   ]);
+  // Identity comes from this process's ancestry, never from the arguments or FLOTILLA_DOOR (§4).
+  const from = senderIdentity(layout);
+  if (from !== 'human') {
+    // An agent's command sends through its harness in every mode, so what the harness holds
+    // is redacted and `from` is its word (docs/security.md "The door"); the harness's own
+    // door, whatever FLOTILLA_DOOR says or whether it was wiped (env -i).
+    const own = layout.door(from);
+    if (existsSync(own)) return sendThroughHarness(own, to, words, opts);
+    // A harness without a door (a vendor CLI's shim): deliver here, with every value the
+    // fleet was ever granted redacted from body and summary (docs/security.md "Redaction").
+    const [{ fleetRedactor }, { setFleetRedactor }] = await Promise.all([import('../../secrets/digests.js'), import('../../secrets/redact.js')]);
+    setFleetRedactor(fleetRedactor(layout));
+  }
   const max = (await inboxSettings(layout)).max_body_bytes;
   const body = words.length > 0 ? words.join(' ') : await readStdin(max);
   if (!body.trim()) throw new UsageError("empty message — give the text as arguments or on stdin, e.g. flotilla send human 'done'");
-  // Identity comes from this process's environment, never from the arguments (§4).
-  const from = senderIdentity(layout);
   // `kind: system` is Flotilla's own word, or a person's acting for it (docs/security.md "Framing").
   if (opts.kind === 'system' && from !== 'human') {
     const [{ FlotillaError }, { SYSTEM_KIND_REFUSAL }] = await Promise.all([import('../../errors.js'), import('../../inbox/address.js')]);
@@ -76,10 +89,10 @@ export async function run(parsed: Parsed, globals: Globals): Promise<void> {
 }
 
 /**
- * `send` from a sandboxed agent's command: the request goes to its harness's door
- * (inbox/door.ts), which delivers it as that agent; `from` is not ours to say.
+ * `send` from an agent's command: the request goes to its harness's door (inbox/door.ts),
+ * which delivers it as that agent, redacted; `from` is not ours to say.
  */
-async function sendFromSandbox(door: string, to: string, words: string[], opts: SendOpts): Promise<void> {
+async function sendThroughHarness(door: string, to: string, words: string[], opts: SendOpts): Promise<void> {
   const [{ sendThroughDoor }, { UsageError }] = await Promise.all([import('../../inbox/door.js'), import('../../errors.js')]);
   const body = words.length > 0 ? words.join(' ') : await readStdin(64 * 1_048_576); // the harness applies inbox.max_body_bytes
   if (!body.trim()) throw new UsageError("empty message — give the text as arguments or on stdin, e.g. flotilla send human 'done'");

@@ -35,8 +35,8 @@ export function command(): Command {
       if (!existsSync(where) || !statSync(where).isDirectory()) throw new UsageError(`no folder at ${where} — give a project folder, e.g. flotilla trust ~/code/my-project`);
       const globals = cmd.optsWithGlobals<Globals>();
       const layout = resolveLayout({ root: globals.root, cwd: where });
-      const { findParentAgent } = await import('../../fleet/lineage.js');
-      const caller = findParentAgent(layout);
+      const { callerLineage } = await import('../../inbox/caller.js');
+      const caller = await callerLineage(layout);
       if (caller.parent) {
         throw refusal('not-a-person', `trust refused: only a person may trust a folder, and this command runs inside agent '${caller.parent.id}' — ask a person to run 'flotilla trust'`, { agent: caller.parent.id });
       }

@@ -1,0 +1,30 @@
+import { FlotillaError } from '../errors.js';
+import { DOOR_COMMANDS, fleetWritable, sendThroughDoor } from '../inbox/door.js';
+import { writeOut } from './output.js';
+
+/**
+ * A fleet command run where the fleet root is read-only (inside an agent's sandbox): the
+ * agent's harness runs it on the host through the door (inbox/door.ts `run`), as its own
+ * child, so it acts as that agent with the refusals it would get from the harness
+ * (docs/security.md "The door"). Returns the exit code, or null when this command line is
+ * not one to forward (it then runs here as usual).
+ */
+export async function forwardThroughDoor(door: string, args: string[], at: number): Promise<number | null> {
+  const name = args[at];
+  if (name === undefined || !DOOR_COMMANDS.has(name) || fleetWritable(door)) return null;
+  if (args.some((a) => a === '--root' || a.startsWith('--root='))) {
+    throw new FlotillaError("--root is refused here: inside an agent's sandbox a fleet command acts on its own agent's fleet, through its harness — drop --root", { code: 'door-root', exitCode: 2 });
+  }
+  // A task given on stdin (`echo task | spawn-agent`) goes along; other commands read none.
+  const stdin = name === 'spawn' && !process.stdin.isTTY ? await readAll() : undefined;
+  const r = await sendThroughDoor(door, { op: 'run', args: args.slice(at), cwd: process.cwd(), ...(stdin !== undefined ? { stdin } : {}) }, 0);
+  writeOut(String(r.stdout ?? ''));
+  if (r.stderr) process.stderr.write(String(r.stderr));
+  return typeof r.exitCode === 'number' ? r.exitCode : 1;
+}
+
+async function readAll(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(Buffer.isBuffer(c) ? c : Buffer.from(String(c)));
+  return Buffer.concat(chunks).toString('utf8');
+}
