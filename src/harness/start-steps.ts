@@ -1,5 +1,4 @@
-import { appendFileSync, mkdirSync, readdirSync, readFileSync, renameSync } from 'node:fs';
-import { join } from 'node:path';
+import { appendFileSync, readFileSync } from 'node:fs';
 import { audit } from '../audit/audit.js';
 import type { Log } from '../audit/logger.js';
 import type { Config } from '../config/schema.js';
@@ -9,7 +8,7 @@ import { agentEnvironment } from '../fleet/agent-env.js';
 import type { AgentRecord } from '../fleet/record.js';
 import { readRecord, updateRecord } from '../fleet/registry.js';
 import { processStartTime, selfPid } from '../fleet/proc.js';
-import { maildir } from '../inbox/maildir.js';
+import { adoptUnread, predecessors } from '../inbox/adopt.js';
 import type { Layout } from '../layout/layout.js';
 import { holdReserve } from '../lifecycle/reserve.js';
 import type { ModelMessage } from '../loop/types.js';
@@ -119,25 +118,6 @@ function scriptLog(env: NodeJS.ProcessEnv): { scripted?: { onCall: (call: { prom
   return { scripted: { onCall: (call) => appendFileSync(file, JSON.stringify({ ts: Date.now(), pid: process.pid, turn: call.turn, reply: call.reply ?? null, tools: call.tools, prompt: call.prompt }) + '\n') } };
 }
 
-/** The agents this one continues (resume chain), whose adopted mail is addressed to them. */
-export function predecessors(layout: Layout, rec: AgentRecord): string[] {
-  const out: string[] = [];
-  for (let id = rec.resumedFrom; id && !out.includes(id) && out.length < 64; id = readRecordOrNull(layout, id)?.resumedFrom ?? null) out.push(id);
-  return out;
-}
-
-/** Moves the unread messages of a resumed agent into its successor's new/ (same names, atomic renames). */
-function adoptUnread(layout: Layout, fromId: string, toId: string): void {
-  const from = maildir(layout, fromId).new;
-  const to = maildir(layout, toId).new;
-  let names: string[];
-  try { names = readdirSync(from); } catch { return; }
-  mkdirSync(to, { recursive: true });
-  for (const name of names) {
-    try { renameSync(join(from, name), join(to, name)); } catch { /* claimed meanwhile */ }
-  }
-}
-
 /** A damaged parent or root record must not stop an agent: it only names them in the prompt. */
 export function readRecordOrNull(layout: Layout, id: string, log?: Log): AgentRecord | null {
   try {
@@ -155,3 +135,5 @@ export function readTask(layout: Layout, id: string): string {
     return '';
   }
 }
+
+export { predecessors };

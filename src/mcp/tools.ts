@@ -18,9 +18,11 @@ export const MCP_TOOL_NAMES = MCP_FLEET_TOOLS;
 
 export async function mcpTools(layout: Layout, config: Config, identity: McpIdentity): Promise<Tool[]> {
   const me = actorId(identity);
-  const [{ deliver }, { resolveRecipient }, { list }, { claim }, { formatForModel, sortForReader }] = await Promise.all([
-    import('../inbox/deliver.js'), import('../inbox/address.js'), import('../inbox/read.js'), import('../inbox/claim.js'), import('../inbox/surface.js'),
+  const [{ deliver }, { resolveRecipient }, { list }, { claim }, { formatForModel, sortForReader }, { predecessors }] = await Promise.all([
+    import('../inbox/deliver.js'), import('../inbox/address.js'), import('../inbox/read.js'), import('../inbox/claim.js'), import('../inbox/surface.js'), import('../inbox/adopt.js'),
   ]);
+  // A resumed agent reads the mail it adopted, addressed to the agents it continues (§8).
+  const aliases = identity.kind === 'agent' ? predecessors(layout, identity.record) : [];
   const send = createSendMessageTool({
     async send(m) {
       const to = resolveRecipient(layout, m.to, me);
@@ -35,7 +37,7 @@ export async function mcpTools(layout: Layout, config: Config, identity: McpIden
   // which exactly one reader wins); peek leaves the mail unread.
   const inbox = createCheckInboxTool({
     async read(peek) {
-      const items = sortForReader((await list(layout, me, { maxBodyBytes: config.inbox.max_body_bytes })).map((i) => ({ ...i.message, item: i }))).map((m) => m.item);
+      const items = sortForReader((await list(layout, me, { maxBodyBytes: config.inbox.max_body_bytes, aliases })).map((i) => ({ ...i.message, item: i }))).map((m) => m.item);
       if (items.length === 0) return 'No unread messages.';
       if (!peek) for (const i of items) await claim(layout, me, i);
       return formatForModel(items.map((i) => i.message));

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { canonicalOfVendorTool, MCP_FLEET_TOOLS, TOOL_TABLE, vendorPrimaryNames, vendorToolNames } from '../policy/tool-table.js';
 import { CLAUDE_HOOK_EVENTS, claudeStyleHooks, hookSettings, permissionHookTimeout } from './hook-protocol.js';
+import { claudeSessionId, claudeSessionTurns } from './claude-session.js';
 import { usageByMessage, wakeNotice } from './session-file.js';
 import type { Launch, LaunchInput, PolicyInput, Runtime, SessionLine } from './types.js';
 
@@ -77,6 +78,8 @@ export const claude: Runtime = {
       '--settings', join(input.configDir, 'settings.json'),
       '--permission-mode', permissions.defaultMode,
       ...(input.model ? ['--model', input.model] : []),
+      // `flotilla resume`: Claude continues the session in its own file, in this agent's folder.
+      ...(input.resume ? ['--resume', input.resume] : []),
       ...(input.prompt.trim() ? ['--', input.prompt] : []),
     ];
     return {
@@ -111,7 +114,10 @@ export const claude: Runtime = {
 
   // CLAUDE_CONFIG_DIR/projects/<the folder, dashed>/<session id>.jsonl
   sessionFiles: { under: 'projects', name: /\.jsonl$/ },
+  sessionState: ['projects'],
   sessionLine: claudeSessionLine,
+  sessionId: (file) => claudeSessionId(file),
+  sessionTurns: claudeSessionTurns,
 
   ...claudeStyleHooks((name) => canonicalOfVendorTool('claude', name), MCP_PREFIX),
 };

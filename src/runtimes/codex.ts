@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { canonicalOfVendorTool, MCP_FLEET_TOOLS, vendorPrimaryNames } from '../policy/tool-table.js';
 import { CLAUDE_HOOK_EVENTS, claudeStyleHooks, hookSettings, permissionHookTimeout } from './hook-protocol.js';
+import { codexSessionId, codexSessionTurns } from './codex-session.js';
 import { wakeNotice } from './session-file.js';
 import type { Launch, LaunchInput, PolicyInput, Runtime, SessionLine } from './types.js';
 
@@ -139,10 +140,12 @@ export const codex: Runtime = {
     const permissions = compileCodexPolicy(policy);
     const hooks = { hooks: hookSettings(input, codex.hookEvents, { permissionTimeout: permissionHookTimeout(input) }) };
     const argv = [
+      // `flotilla resume`: `codex resume <thread id> [prompt]` takes the same options as a new session.
+      ...(input.resume ? ['resume'] : []),
       // No shared background server: the CLI and everything it starts stay this agent's descendants.
       '--no-daemon',
       ...permissionFlags(permissions),
-      ...(input.prompt.trim() ? ['--', input.prompt] : []),
+      ...(input.resume ? ['--', input.resume, ...(input.prompt.trim() ? [input.prompt] : [])] : input.prompt.trim() ? ['--', input.prompt] : []),
     ];
     return {
       argv,
@@ -176,7 +179,11 @@ export const codex: Runtime = {
 
   // CODEX_HOME/sessions/<yyyy>/<mm>/<dd>/rollout-<time>-<thread>.jsonl
   sessionFiles: { under: 'sessions', name: /^rollout-.*\.jsonl$/ },
+  // Not its state databases: they hold each rollout's absolute path, and `codex resume` would append to the old agent's file.
+  sessionState: ['sessions'],
   sessionLine: codexSessionLine,
+  sessionId: (_file, text) => codexSessionId(text),
+  sessionTurns: codexSessionTurns,
 
   ...claudeStyleHooks((name) => canonicalOfVendorTool('codex', name), MCP_PREFIX),
 };

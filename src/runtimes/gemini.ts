@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { canonicalOfVendorTool, MCP_FLEET_TOOLS, TOOL_TABLE, vendorPrimaryNames } from '../policy/tool-table.js';
 import { claudeStyleHooks, hookSettings } from './hook-protocol.js';
 import { geminiSelectedAuth } from './login.js';
+import { geminiSessionId, geminiSessionTurns } from './gemini-session.js';
 import { usageByMessage, wakeNotice } from './session-file.js';
 import type { HookReply, Launch, LaunchInput, PolicyInput, Runtime, SessionLine } from './types.js';
 
@@ -81,6 +82,8 @@ export const gemini: Runtime = {
       // The agent works in the folder it was spawned in; a trust dialog would wait for a person.
       '--skip-trust',
       ...(input.model ? ['--model', input.model] : []),
+      // `flotilla resume`: the session by its id, from this agent's own project folder.
+      ...(input.resume ? ['--resume', input.resume] : []),
       ...(input.prompt.trim() ? ['--prompt-interactive', input.prompt] : []),
     ];
     return {
@@ -111,7 +114,11 @@ export const gemini: Runtime = {
 
   // GEMINI_CLI_HOME/.gemini/tmp/<project>/chats/session-<time>-<id>.jsonl
   sessionFiles: { under: '.gemini/tmp', name: /^session-.*\.jsonl$/ },
+  // The project map names each folder's chats directory (`tmp/<project>/chats`).
+  sessionState: ['.gemini/projects.json', '.gemini/tmp'],
   sessionLine: geminiSessionLine,
+  sessionId: (_file, text) => geminiSessionId(text),
+  sessionTurns: geminiSessionTurns,
 
   ...hooks,
   // "[no response text]" is Gemini's stand-in for a turn with no answer (an API error among them), not an answer.

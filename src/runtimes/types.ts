@@ -1,3 +1,4 @@
+import type { ModelMessage } from 'ai';
 import type { PermissionMode } from '../policy/permission-mode.js';
 
 /**
@@ -49,6 +50,15 @@ export interface LaunchInput {
   maxRetries: number;
   /** `agents.approval_timeout_secs`: how long the permission hook waits for the fleet's answer (its own timeout is longer). */
   approvalTimeoutSecs: number;
+  /** The CLI's own session id to continue with its resume command (`flotilla resume`; its session files are already in configDir). */
+  resume?: string | undefined;
+}
+
+/** One message of a CLI's session, as the AI SDK shapes ours, for `flotilla transcript` and `flotilla resume`. */
+export interface SessionTurn {
+  /** When the CLI wrote it (ISO 8601), when it says. */
+  ts: string | undefined;
+  message: ModelMessage;
 }
 
 /**
@@ -126,8 +136,18 @@ export interface Runtime {
   finalAnswer(payload: Record<string, unknown>): string | undefined;
   /** Where the CLI keeps its session files in the agent's own config folder: a folder (searched downwards) and the file name; the newest is the current one. */
   sessionFiles: { under: string; name: RegExp };
+  /**
+   * What a resumed agent copies from its predecessor's config folder for the CLI to find the
+   * session (paths relative to it): the session files and what indexes them by relative path —
+   * never a database that records the old folder's absolute paths (the CLI would write on there).
+   */
+  sessionState: readonly string[];
   /** What one session-file line says about the turn (docs/runtimes.md, "Fail fast"). */
   sessionLine(line: string): SessionLine;
+  /** The CLI's own id for the session a session file holds (what its resume command takes). */
+  sessionId(file: string, text: string): string | undefined;
+  /** The session's prompts, model text, tool calls and results, in order (docs/runtimes.md, "Resume and transcript"). */
+  sessionTurns(text: string): SessionTurn[];
   /** The CLI's transcript path in a hook payload, when it has one. */
   transcriptPath(payload: Record<string, unknown>): string | undefined;
   /** A tool call in a pre-tool payload: canonical name, shell command if any, and the CLI's own input. */

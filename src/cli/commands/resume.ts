@@ -35,7 +35,11 @@ export function command(): Command {
         import('../../errors.js'),
       ]);
       if (opts.oneshot && opts.background) throw new UsageError('--oneshot and --background exclude each other — --oneshot runs here, --background detaches');
-      const plan = planResume(layout, config, id);
+      const plan = await planResume(layout, config, id);
+      // A vendor CLI runs in its own window, where it continues its session (docs/runtimes.md).
+      if (plan.runtime !== 'flotilla' && (opts.oneshot || opts.background)) {
+        throw new UsageError(`${plan.oldId} runs on --runtime ${plan.runtime}, whose CLI continues its session in a window — resume it without ${opts.oneshot ? '--oneshot' : '--background'} (add --session for a detached tmux session)`);
+      }
       let prompt = opts.prompt ?? (words.length ? words.join(' ') : undefined);
       if (prompt === undefined && !process.stdin.isTTY) prompt = await readStdin();
       prompt ??= '';
@@ -52,7 +56,7 @@ export function command(): Command {
       }
       const prepared = await prepareSpawn(
         layout, config,
-        { agent: plan.definition, id: opts.id, prompt, cwd: plan.cwd, mode, background: opts.background, model: opts.model ?? plan.model, resumedFrom: plan.oldId },
+        { agent: plan.definition, id: opts.id, prompt, cwd: plan.cwd, mode, background: opts.background, model: opts.model ?? plan.model, runtime: plan.runtime, resumedFrom: plan.oldId },
         { parent: plan.parent },
       );
       process.stderr.write(resumingLine(plan, prepared.record.id) + '\n');

@@ -107,9 +107,9 @@ function liveChatActions(layout: Layout, configNow: () => Config, rec: AgentReco
       const [{ planResume, resumingLine }, { spawnAgent }, { readRecord }] = await Promise.all([
         import('../../outputs/resume.js'), import('../../spawn/spawn.js'), import('../../fleet/registry.js'),
       ]);
-      const plan = planResume(layout, configNow(), prefix);
+      const plan = await planResume(layout, configNow(), prefix);
       // Started from this pane, the resumed agent is this agent's child (§6): its result comes back here.
-      const child = await spawnAgent(layout, configNow(), { agent: plan.definition, prompt, cwd: plan.cwd, mode: 'interactive', model: plan.model, resumedFrom: plan.oldId }, { parent: readRecord(layout, rec.id) ?? rec });
+      const child = await spawnAgent(layout, configNow(), { agent: plan.definition, prompt, cwd: plan.cwd, mode: 'interactive', model: plan.model, runtime: plan.runtime, resumedFrom: plan.oldId }, { parent: readRecord(layout, rec.id) ?? rec });
       return resumingLine(plan, child.id);
     },
     approve: (id) => answer(id, { decision: 'approve', scope: 'once' }),

@@ -7,6 +7,8 @@ import { toLastLine, type AgentRecord } from '../../fleet/record.js';
 import type { Layout } from '../../layout/layout.js';
 import { toolRow } from '../../policy/tool-table.js';
 import { loadRuntime, type FleetHookEvent, type HookReply, type Runtime, type VendorRuntimeName } from '../../runtimes/index.js';
+import { predecessors } from '../../inbox/adopt.js';
+import { ownUsage } from './inherited.js';
 import { drainInbox } from './mail.js';
 import { sleep } from '../../sleep.js';
 import { lastTurnFailure, newestSessionFile } from './session-watch.js';
@@ -119,14 +121,14 @@ async function turnStart(layout: Layout, config: Config, runtime: Runtime, rec: 
     const ended = now.lastTask !== null && now.lastTask.task >= now.task;
     return { status: 'working', ...(ended ? { task: now.task + 1, taskTurns: 0 } : {}) };
   });
-  const mail = await drainInbox(layout, rec.id, config.inbox.max_body_bytes);
+  const mail = await drainInbox(layout, rec.id, config.inbox.max_body_bytes, predecessors(layout, rec));
   return mail.count ? runtime.addContext(mail.text) : null;
 }
 
 async function turnEnd(layout: Layout, config: Config, runtime: Runtime, rec: AgentRecord, payload: Record<string, unknown>): Promise<HookReply | null> {
   const usage = readUsage(runtime, payload);
   if (continues(layout, rec) < MAX_MAIL_CONTINUES) {
-    const mail = await drainInbox(layout, rec.id, config.inbox.max_body_bytes);
+    const mail = await drainInbox(layout, rec.id, config.inbox.max_body_bytes, predecessors(layout, rec));
     if (mail.count) {
       countContinue(layout, rec);
       if (usage) updateQuietly(layout, rec.id, usage);
@@ -156,15 +158,9 @@ async function turnFailed(layout: Layout, runtime: Runtime, rec: AgentRecord, pa
   }
 }
 
+/** The agent's own usage so far, from the session file the payload names (an inherited part left out). */
 function readUsage(runtime: Runtime, payload: Record<string, unknown>): Pick<AgentRecord, 'usage' | 'turns'> | undefined {
-  const path = runtime.transcriptPath(payload);
-  if (!path) return undefined;
-  try {
-    const u = runtime.parseUsage(readFileSync(path, 'utf8'));
-    return { usage: { inputTokens: u.inputTokens, outputTokens: u.outputTokens, costUsd: null }, turns: u.turns };
-  } catch {
-    return undefined;
-  }
+  return ownUsage(runtime, runtime.transcriptPath(payload));
 }
 
 /** Mail continuations used by the current task: a chatty peer cannot keep an agent busy forever. */

@@ -1,9 +1,9 @@
-import { readFileSync } from 'node:fs';
 import type { Config } from '../../config/schema.js';
 import type { TaskResult } from '../../fleet/record.js';
 import { readRecord } from '../../fleet/registry.js';
 import type { Layout } from '../../layout/layout.js';
 import type { Runtime } from '../../runtimes/index.js';
+import { ownUsage } from './inherited.js';
 import { endVendorTask, updateQuietly } from './task-end.js';
 
 /**
@@ -96,7 +96,7 @@ export function enforceLimits(opts: {
       const rec = follow();
       if (!rec) return;
       taskTurns++;
-      const usage = readUsage(runtime, opts.sessionFile());
+      const usage = ownUsage(runtime, opts.sessionFile());
       const now = updateQuietly(layout, id, { taskTurns, ...(usage ?? {}) }) ?? rec;
       if (taskTurns >= now.maxTurns) {
         // The limit's answer may be the final one: the turn-end hook then completes the task
@@ -114,14 +114,4 @@ export function enforceLimits(opts: {
     },
     close: () => clearInterval(timer),
   };
-}
-
-function readUsage(runtime: Runtime, file: string | undefined): { usage: { inputTokens: number; outputTokens: number; costUsd: null }; turns: number } | undefined {
-  if (!file) return undefined;
-  try {
-    const u = runtime.parseUsage(readFileSync(file, 'utf8'));
-    return { usage: { inputTokens: u.inputTokens, outputTokens: u.outputTokens, costUsd: null }, turns: u.turns };
-  } catch {
-    return undefined;
-  }
 }

@@ -1,6 +1,9 @@
-import { closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import type { Runtime, TurnFailure } from '../../runtimes/index.js';
+import { newestSessionFile } from '../../runtimes/session-file.js';
+import { ownStart } from './inherited.js';
+
+export { newestSessionFile };
 
 /**
  * The vendor CLI's own session file, read as it grows (docs/runtimes.md, "Fail fast"). A turn
@@ -37,7 +40,8 @@ export function watchSession(runtime: Runtime, configDir: string, handlers: Sess
     if (!newest || Date.now() - searched >= 2000) { newest = newestSessionFile(runtime, configDir) ?? newest; searched = Date.now(); }
     if (!newest) return;
     // A new session file (a resumed or restarted session): read it from its start.
-    if (newest !== file) { file = newest; offset = 0; rest = ''; }
+    // An inherited start (a resumed session) was the predecessor's: only what follows is this agent's.
+    if (newest !== file) { file = newest; offset = ownStart(newest); rest = ''; }
     let size: number;
     try { size = statSync(file).size; } catch { return; }
     if (size <= offset) return;
@@ -57,25 +61,6 @@ export function watchSession(runtime: Runtime, configDir: string, handlers: Sess
   const timer = setInterval(() => { try { look(); } catch { /* a file mid-rotation: the next look reads it */ } }, intervalMs);
   timer.unref();
   return { file: () => file, close: () => clearInterval(timer) };
-}
-
-/** The newest file named like the CLI's session files under its folder in `configDir` (undefined before the CLI wrote one). */
-export function newestSessionFile(runtime: Pick<Runtime, 'sessionFiles'>, configDir: string): string | undefined {
-  let best: { path: string; mtime: number } | undefined;
-  const walk = (dir: string, depth: number): void => {
-    let entries;
-    try { entries = readdirSync(dir, { withFileTypes: true }); } catch { return; }
-    for (const e of entries) {
-      const path = join(dir, e.name);
-      if (e.isDirectory()) { if (depth < 5) walk(path, depth + 1); continue; }
-      if (!e.isFile() || !runtime.sessionFiles.name.test(e.name)) continue;
-      let mtime = 0;
-      try { mtime = statSync(path).mtimeMs; } catch { continue; }
-      if (!best || mtime > best.mtime || (mtime === best.mtime && path > best.path)) best = { path, mtime };
-    }
-  };
-  walk(join(configDir, runtime.sessionFiles.under), 0);
-  return best?.path;
 }
 
 /** The last failure of the session's latest turn, if that turn ended in one. */

@@ -19,6 +19,8 @@ import { sleep } from '../../sleep.js';
 import { finishAgent } from '../finish.js';
 import { findRuntimeBinary } from '../../runtimes/binary.js';
 import { planLogin } from '../../runtimes/login.js';
+import { adoptUnread, predecessors } from '../../inbox/adopt.js';
+import { carrySession } from './inherited.js';
 import { unreadCount } from './mail.js';
 import { enforceLimits } from './limits.js';
 import { watchSession } from './session-watch.js';
@@ -91,6 +93,18 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
   }
   const configDir = layout.runtimeDir(rec.id);
   mkdirSync(configDir, { recursive: true, mode: 0o700 });
+  // `flotilla resume` (§8): the CLI continues the predecessor's own session, and its unread mail is this agent's.
+  let resume: string | undefined;
+  if (rec.resumedFrom) {
+    const carried = carrySession(layout, runtime, rec.resumedFrom, configDir);
+    if ('error' in carried) {
+      process.stderr.write(`flotilla: ${carried.error}\n`);
+      await finishOnce('failed', carried.error);
+      return 1;
+    }
+    resume = carried.sessionId;
+    adoptUnread(layout, rec.resumedFrom, rec.id);
+  }
   const mode = parsePermissionMode(rec.permissionMode) ?? 'default';
   const policy = { tools: rec.effectivePolicy.tools, permissionMode: mode };
   const cli = [process.execPath, CLI_ENTRY, '--root', layout.root];
@@ -103,6 +117,7 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
     loginFile: login.file,
     maxRetries: config.models.max_retries,
     approvalTimeoutSecs: config.agents.approval_timeout_secs,
+    resume,
   }, policy);
   for (const f of launch.files) {
     mkdirSync(dirname(join(configDir, f.path)), { recursive: true });
@@ -191,7 +206,7 @@ function cliFate(runtime: Runtime, code: number | null, signal: NodeJS.Signals |
  */
 async function wakeOnMail(layout: Layout, config: Config, runtime: Runtime, rec: AgentRecord, typist: Typist | null): Promise<{ close(): Promise<void> }> {
   const { watchInbox } = await import('../../inbox/watch.js');
-  const watcher = watchInbox(layout, rec.id, { poll: config.inbox.poll, pollIntervalMs: config.inbox.poll_interval_ms, rescanSecs: config.inbox.rescan_secs, maxBodyBytes: config.inbox.max_body_bytes });
+  const watcher = watchInbox(layout, rec.id, { aliases: predecessors(layout, rec), poll: config.inbox.poll, pollIntervalMs: config.inbox.poll_interval_ms, rescanSecs: config.inbox.rescan_secs, maxBodyBytes: config.inbox.max_body_bytes });
   if (!typist) return watcher;
   let busy = false;
   let again = false;
