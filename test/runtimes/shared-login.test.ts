@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/tmux.js';
 import { completionsFrom } from '../spawn/helpers.js';
+import { startFakeGoogle } from './fake-google.js';
 import { explain } from './suite.js';
 import { vendorFleet, type VendorFleet } from './helpers.js';
 import { TARGETS } from './targets.js';
@@ -13,10 +14,13 @@ import { TARGETS } from './targets.js';
  * fake server sees that login's bearer token — and nothing is copied into the fleet root.
  */
 let fleet: VendorFleet | undefined;
+let closing: (() => Promise<void>) | undefined;
 afterEach(async (ctx) => {
   if (fleet && ctx.task.result?.state === 'fail') await explain(fleet);
   await fleet?.dispose();
+  await closing?.();
   fleet = undefined;
+  closing = undefined;
 });
 
 /** Every file under `dir` (links not followed), relative. */
@@ -56,5 +60,38 @@ describe('runtimes.<name>.login: shared (the default)', { timeout: 600_000 }, ()
     const link = join(f.layout.runtimeDir(id), 'auth.json');
     expect(lstatSync(link).isSymbolicLink()).toBe(true);
     expect(readlinkSync(link)).toBe(authFile);
+  });
+
+  it("Gemini CLI uses the person's ~/.gemini/oauth_creds.json through a link and their selected auth type: Google's side sees its token", async () => {
+    const t = TARGETS.gemini();
+    // No key and no base URL: the person's Google login (docs/runtimes.md, "Logins").
+    const f = await vendorFleet({ ...t, env: () => ({}), script: 'first.yaml', definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' } });
+    fleet = f;
+    const google = await startFakeGoogle(f.vendor, f.home);
+    closing = google.close;
+    // The person reaches Google through a proxy that inspects TLS, with its authority trusted
+    // (the spawner's environment: the tmux server the spawn starts has it too).
+    Object.assign(f.env, { HTTPS_PROXY: google.proxyUrl, NODE_EXTRA_CA_CERTS: google.caFile, NO_PROXY: '127.0.0.1,localhost' });
+    mkdirSync(join(f.home, '.gemini'));
+    const token = 'ya29.the-persons-own-google-login-token';
+    const credsFile = join(f.home, '.gemini', 'oauth_creds.json');
+    writeFileSync(credsFile, JSON.stringify({
+      access_token: token, refresh_token: '1//the-persons-refresh-token', token_type: 'Bearer', expiry_date: Date.now() + 3_600_000,
+      scope: 'https://www.googleapis.com/auth/cloud-platform https://www.googleapis.com/auth/userinfo.email openid',
+    }), { mode: 0o600 });
+    writeFileSync(join(f.home, '.gemini', 'settings.json'), JSON.stringify({ security: { auth: { selectedType: 'oauth-personal' } } }));
+    const id = await f.spawnChild('a', 'gemini-shared', 'first-task-marker-31', t.spawnArgs);
+    await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 240_000, 'the completion');
+    expect(completionsFrom(f, 'lead-parent', id)[0]!.body).toContain('the first request arrived');
+    // The model calls carried the person's token, through Code Assist, as Gemini does for a Google login.
+    expect(f.vendor.auth.length).toBeGreaterThan(0);
+    expect(new Set(f.vendor.auth)).toEqual(new Set([`Bearer ${token}`]));
+    // Gemini checked the login with Google before use and spoke Code Assist with it: every request to Google's side carried it.
+    expect(google.requests.map((r) => r.url)).toEqual(expect.arrayContaining(['oauth2.googleapis.com/tokeninfo', 'cloudcode-pa.googleapis.com/v1internal:loadCodeAssist']));
+    expect(new Set(google.requests.map((r) => r.auth))).toEqual(new Set([`Bearer ${token}`]));
+    const link = join(f.layout.runtimeDir(id), '.gemini', 'oauth_creds.json');
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(readlinkSync(link)).toBe(credsFile);
+    expect(filesUnder(f.layout.root).filter((p) => p.endsWith('oauth_creds.json'))).toEqual(['state/runtimes/gemini-shared/.gemini/oauth_creds.json']);
   });
 });
