@@ -108,8 +108,7 @@ class Analyzer {
       const root = parsed.root;
       if (root.hasError) this.opaque.push({ reason: 'the bash grammar cannot parse it, so a shell may read it differently than the gate', command: clip(source) });
       const scope = prepass(root, text);
-      // bash ends `$'…'` at the first quote no backslash escapes; the grammar's pattern can run past it.
-      if (scope.misreadAnsiC !== undefined) this.opaque.push({ reason: `the bash grammar ends ${clip(scope.misreadAnsiC)} where bash does not, so bash reads the line differently`, command: clip(source) });
+      if (scope.misread !== undefined) this.opaque.push({ reason: `${clip(scope.misread)}, so bash reads the line differently`, command: clip(source) });
       this.shapes.push(canonicalShape(root, text));
       // A script another program runs (`sh -c`, `eval` too, for simplicity) moves no directory of ours.
       this.inSubshell(() => this.walk(root, { scope, parent, depth, pipeline: ++this.pipelines, stage: 0, stdin: undefined, inSubstitution: false }));

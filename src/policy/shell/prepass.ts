@@ -14,8 +14,8 @@ export interface Scope {
   aliases: Map<string, string>;
   /** Files this command line writes (redirections, `tee`, `curl -o`): running one is opaque. */
   written: Set<string>;
-  /** A `$'…'` string the grammar ends where bash does not (words.ts `ansiCEnd`). */
-  misreadAnsiC: string | undefined;
+  /** Where the grammar reads the text otherwise than bash (`misreading`), said for the person. */
+  misread: string | undefined;
 }
 
 export function heredocText(r: SyntaxNode, source: string): Stdin {
@@ -45,11 +45,32 @@ export function destination(r: SyntaxNode, source: string): Word | undefined {
   return d ? evaluateWord(d.node, source)[0] : undefined;
 }
 
+/**
+ * Spellings the grammar reads otherwise than bash, found by the differential fuzz test
+ * (test/policy/shell/fuzz.unit.test.ts): a `$'…'` string it ends past bash's end (words.ts
+ * `ansiCEnd`); text between a command's words that is neither blank nor a line continuation
+ * (it drops the escaped character after a quoted string: `"x"\ y` is one word to bash, two
+ * to the grammar); two backquoted substitutions side by side, which it reads as one.
+ */
+function misreading(n: SyntaxNode, source: string): string | undefined {
+  if (n.type === 'ansi_c_string' && ansiCEnd(n.text) !== n.text.length) return `the bash grammar ends ${n.text} where bash does not`;
+  if (n.type === '``') return 'the bash grammar reads two backquoted substitutions side by side as one';
+  if (n.type !== 'command') return undefined;
+  const parts = children(n);
+  for (let k = 1; k < parts.length; k++) {
+    const gap = source.slice(parts[k - 1]!.endIndex, parts[k]!.startIndex);
+    if (!/^(?:[ \t]|\\\n)*$/.test(gap)) return `the bash grammar drops ${JSON.stringify(gap.trim())} between two words`;
+  }
+  // A backslash right after the command's last word belongs to that word in bash.
+  if (source[n.endIndex] === '\\' && source[n.endIndex + 1] !== '\n') return 'the bash grammar drops the escaped character after a word';
+  return undefined;
+}
+
 /** Function names, aliases and written files of one script, known before its commands run. */
 export function prepass(root: SyntaxNode, source: string): Scope {
-  const scope: Scope = { source, functions: new Set(), aliases: new Map(), written: new Set(), misreadAnsiC: undefined };
+  const scope: Scope = { source, functions: new Set(), aliases: new Map(), written: new Set(), misread: undefined };
   for (const n of descendants(root)) {
-    if (n.type === 'ansi_c_string' && ansiCEnd(n.text) !== n.text.length) scope.misreadAnsiC ??= n.text;
+    scope.misread ??= misreading(n, source);
     if (n.type === 'function_definition') {
       const name = fields(n).find((f) => f.field === 'name');
       if (name) scope.functions.add(name.node.text);

@@ -158,7 +158,7 @@ export function ansiCEnd(text: string): number {
 
 const ANSI_ESCAPES: Record<string, string> = { a: '\x07', b: '\b', e: '\x1b', E: '\x1b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', "'": "'", '"': '"', '?': '?' };
 
-/** bash's `$'…'`: `\xHH`, `\uHHHH`, `\UHHHHHHHH`, octal `\NNN`, `\cX` and the C escapes. */
+/** bash's `$'…'`: `\xHH`, `\uHHHH`, `\UHHHHHHHH`, octal `\NNN`, `\cX` (X's low five bits; `\c?` is DEL) and the C escapes. */
 export function decodeAnsiC(body: string): string {
   let out = '';
   for (let k = 0; k < body.length; k++) {
@@ -188,11 +188,14 @@ export function decodeAnsiC(body: string): string {
     } else if (n === 'c' && k + 1 < body.length) {
       // `\c\\` is control-backslash: bash takes both backslashes.
       if (body[k + 1] === '\\' && body[k + 2] === '\\') k++;
-      out += String.fromCharCode(body[++k]!.toUpperCase().charCodeAt(0) ^ 0x40);
+      const x = body[++k]!;
+      out += x === '?' ? '\x7f' : String.fromCharCode(x.toUpperCase().charCodeAt(0) & 0x1f);
     }
     else out += `\\${n}`;
   }
-  return out;
+  // A NUL ends the string there, as it ends a C string in bash.
+  const nul = out.indexOf('\0');
+  return nul === -1 ? out : out.slice(0, nul);
 }
 
 /** bash brace expansion on the escaped form: `{a,b}` and `{1..3}` / `{a..c}`, nested, left to right. */

@@ -78,7 +78,7 @@ export const EVASIONS: Record<string, string[]> = {
   'parser differentials': [
     'echo ${x:-"}"}; sudo id', 'echo $( # )\nsudo id\n)', 'echo $((1+2)); sudo id', 'echo "a\\"b"; sudo id', "echo 'a\\'; sudo id", "echo \\'; sudo id #'", 'echo "$(echo ")")"; sudo id',
     'x="${y//\\}/}"; sudo id', 'echo \\\\; sudo id', ": <<'E'\n$(x)\nE\nsudo id", 'echo $"x"; sudo id', 'echo ${#x}; sudo id', 'a=(1 2); sudo id', '[[ x =~ (a|b) ]] && sudo id',
-    'case x in (a) ;; esac; sudo id', 'echo {a,b}; sudo id', "echo $'\\''; sudo id", 'echo "${x#"}"}"; sudo id', 'echo `echo \\`; sudo id', 'echo x\\\n; sudo id',
+    'case x in (a) ;; esac; sudo id', 'echo {a,b}; sudo id', "echo $'\\''; sudo id", 'echo "${x#"}"}"; sudo id', 'echo `echo \\`; sudo id', 'echo x\\\n; sudo id', 'echo `true``sudo id`',
   ],
 };
 
