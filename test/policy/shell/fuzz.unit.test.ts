@@ -20,7 +20,6 @@ import type { ShellParser } from '../../../src/policy/shell/syntax.js';
  */
 
 const BASH = '/bin/bash';
-const HAS_BASH = spawnSync(BASH, ['--version']).status === 0;
 const SEED = 0x5eed31;
 const CASES = 400;
 const NAMES = ['a', 'b', 'c'];
