@@ -31,6 +31,16 @@ export function command(): Command {
       const fmt = { color: !!process.stdout.isTTY && !process.env.NO_COLOR, outputLines: opts.lines ?? 3 };
       const print = (r: Parameters<typeof formatEntry>[0]) => process.stdout.write(opts.json ? JSON.stringify(r) + '\n' : formatEntry(r, fmt));
 
+      // A vendor agent's turns are in its CLI's own session file (docs/runtimes.md, "Resume and transcript").
+      const { readRecord } = await import('../../fleet/registry.js');
+      let rec;
+      try { rec = readRecord(layout, id); } catch { rec = undefined; } // a damaged record: our own transcript may still be there
+      if (rec && rec.runtime !== 'flotilla') {
+        const { printVendorTranscript } = await import('../../outputs/vendor-transcript.js');
+        await printVendorTranscript(layout, rec, print, { follow: !!opts.follow, json: !!opts.json });
+        return;
+      }
+
       if (opts.chain) {
         const { resumeChain } = await import('../../outputs/chain.js');
         for (const link of resumeChain(layout, id)) {
@@ -53,9 +63,8 @@ export function command(): Command {
         return;
       }
 
-      const [{ followTranscript }, { readRecord }, { recordLiveness }, { existsSync }] = await Promise.all([
+      const [{ followTranscript }, { recordLiveness }, { existsSync }] = await Promise.all([
         import('../../transcript/follow.js'),
-        import('../../fleet/registry.js'),
         import('../../fleet/liveness.js'),
         import('node:fs'),
       ]);
