@@ -48,6 +48,10 @@ export async function runHarness(opts: RunOptions): Promise<number> {
       await refuse(layout, config, record, err);
       throw err;
     }
+    // The model's keys, left by the spawner in a file read once (spawn/harness-keys.ts): in
+    // this process's memory only, never in its /proc environ or tmux's environment.
+    const { takeHarnessKeys } = await import('../spawn/harness-keys.js');
+    Object.assign(process.env, takeHarnessKeys(layout, record.id));
   } else {
     const interactive = !opts.prompt && opts.stdinIsTTY && opts.stdoutIsTTY && !opts.oneshot;
     const prompt = opts.prompt ?? (interactive ? '' : await readStdin());

@@ -18,6 +18,8 @@ import { runShellCommand, tmuxFormat } from '../tmux/quote.js';
 import { fleetSessionName } from '../tmux/session-name.js';
 import { tmuxVersionRefusal } from '../tmux/version.js';
 import type { PreparedSpawn } from './prepare.js';
+import { providerKeyVars } from '../tools/command-env.js';
+import { envWithout, withoutVars, writeHarnessKeys } from './harness-keys.js';
 import { writeRuntimeEnv } from './runtime-env.js';
 import { addWorktree } from './worktree.js';
 
@@ -83,11 +85,15 @@ export async function launchAgent(layout: Layout, config: Config, prepared: Prep
       rec = updateRecord(layout, rec.id, { cwd: path, worktree: path });
     }
     const childEnv = childEnvironment(layout, rec, prepared.slot.envValue, env);
+    // The harness's provider keys go through a 0600 file, never tmux (spawn/harness-keys.ts).
+    const keys = providerKeyVars(config);
     if (rec.runtime !== 'flotilla') writeRuntimeEnv(layout, rec.id, env);
+    else writeHarnessKeys(layout, rec.id, env, keys);
+    const argv = rec.runtime === 'flotilla' ? withoutVars(childArgv(rec.id), keys) : childArgv(rec.id);
     if (opts.background) {
-      exited = openHeadless(layout, rec, { ...env, ...childEnv });
+      exited = openHeadless(layout, rec, { ...(rec.runtime === 'flotilla' ? envWithout(env, keys) : env), ...childEnv }, argv);
     } else {
-      ({ tmux, place } = await openInTmux(layout, config, rec, childEnv, env, opts.session ?? false));
+      ({ tmux, place } = await openInTmux(layout, config, rec, childEnv, env, opts.session ?? false, argv, keys));
       // Written before the child can write: its first write comes after the slot handoff,
       // which this process answers only once it waits for it (awaitHandoff, below). The child
       // may well be up and asking by now; had it been answered, its `starting` could be lost
@@ -117,14 +123,15 @@ export async function launchAgent(layout: Layout, config: Config, prepared: Prep
 
 async function openInTmux(
   layout: Layout, config: Config, rec: AgentRecord, childEnv: Record<string, string>, env: NodeJS.ProcessEnv, ownSession: boolean,
+  argv: string[], keys: readonly string[],
 ): Promise<{ tmux: Tmux; place: TmuxPlace }> {
   // A tool command has no $TMUX (tools/command-env.ts): its agent's child opens beside the agent.
   const current = (await currentTmux(env)) ?? (await parentTmux(layout, rec));
   const socket = current ? current.socketPath : tmuxSocket(config.tmux.socket, env);
-  const tmux = new Tmux({ socket });
+  const tmux = new Tmux({ socket, hideEnv: keys });
   const reap = [process.execPath, CLI_ENTRY, '--root', layout.root, 'reap', '--pane', tmuxFormat('pane_id'), ...(socket ? ['--socket', socket] : [])];
   const common = {
-    command: childArgv(rec.id), cwd: rec.cwd, env: childEnv, remainOnExit: true, paneDiedHook: runShellCommand(reap),
+    command: argv, cwd: rec.cwd, env: childEnv, remainOnExit: true, paneDiedHook: runShellCommand(reap),
   };
   let ref;
   if (ownSession) {
@@ -168,12 +175,12 @@ async function openInFleetSession(tmux: Tmux, session: string, opts: Omit<NewWin
   return tmux.newWindow({ ...opts, target: `=${session}` });
 }
 
-function openHeadless(layout: Layout, rec: AgentRecord, env: NodeJS.ProcessEnv): () => Promise<string | null> {
+function openHeadless(layout: Layout, rec: AgentRecord, env: NodeJS.ProcessEnv, argv: readonly string[]): () => Promise<string | null> {
   mkdirSync(dirname(layout.log(rec.id)), { recursive: true });
   const fd = openSync(layout.log(rec.id), 'a');
   let exit: string | null = null;
   try {
-    const [node, ...args] = childArgv(rec.id);
+    const [node, ...args] = argv;
     const child = spawn(node!, args, { detached: true, stdio: ['ignore', fd, fd], env, cwd: rec.cwd });
     child.once('error', (err) => (exit = `could not start: ${err.message}`));
     child.once('exit', (code, signal) => (exit = signal ? `killed (${signal})` : `exited with status ${code ?? '?'}`));

@@ -86,13 +86,30 @@ export function parsePaneInfo(line: string): PaneInfo {
   };
 }
 
+/**
+ * Model provider keys that never reach a tmux server Flotilla starts: a server keeps the
+ * environment of the client that started it as its global environment, which every pane
+ * inherits and `tmux show-environment -g` prints (docs/security.md "Keys on request only";
+ * harnesses get theirs through a file, spawn/harness-keys.ts).
+ */
+export const SERVER_HIDDEN_VARS: readonly string[] = [
+  'ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'GEMINI_API_KEY', 'GOOGLE_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN', 'CODEX_API_KEY',
+];
+
 export class Tmux {
   readonly socket: string | null;
   private readonly bin: string;
+  private readonly env: NodeJS.ProcessEnv | undefined;
 
-  constructor(opts: { socket?: string | null; bin?: string } = {}) {
+  /** `hideEnv`: more variables to keep from a server this client may start (configured `api_key_env`s). */
+  constructor(opts: { socket?: string | null; bin?: string; hideEnv?: readonly string[] } = {}) {
     this.socket = opts.socket ?? null;
     this.bin = opts.bin ?? 'tmux';
+    const hidden = [...SERVER_HIDDEN_VARS, ...(opts.hideEnv ?? [])].filter((name) => process.env[name] !== undefined);
+    if (hidden.length) {
+      this.env = { ...process.env };
+      for (const name of hidden) delete this.env[name];
+    }
   }
 
   /** Runs `tmux <args>`; resolves stdout, rejects with a one-line FlotillaError. */
@@ -106,7 +123,7 @@ export class Tmux {
   /** Runs `tmux <args>` and reports the exit code instead of throwing on failure. */
   exec(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
     return new Promise((resolve, reject) => {
-      execFile(this.bin, [...socketArgs(this.socket), ...args], { encoding: 'utf8' }, (err, stdout, stderr) => {
+      execFile(this.bin, [...socketArgs(this.socket), ...args], { encoding: 'utf8', ...(this.env ? { env: this.env } : {}) }, (err, stdout, stderr) => {
         if (err && isErrno(err, 'ENOENT')) {
           reject(new FlotillaError(`tmux is not installed or not on PATH — install tmux ≥ 3.2, or spawn with --background`, { code: 'tmux-missing', cause: err }));
           return;
@@ -213,7 +230,7 @@ export class Tmux {
   /** Attaches this terminal to a session (outside tmux); resolves the exit code when the person detaches. */
   attachSession(target: string): Promise<number> {
     return new Promise((resolve, reject) => {
-      const child = spawn(this.bin, [...socketArgs(this.socket), 'attach-session', '-t', target], { stdio: 'inherit' });
+      const child = spawn(this.bin, [...socketArgs(this.socket), 'attach-session', '-t', target], { stdio: 'inherit', ...(this.env ? { env: this.env } : {}) });
       child.once('error', reject);
       child.once('exit', (code) => resolve(code ?? 1));
     });

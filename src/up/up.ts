@@ -10,6 +10,7 @@ import { Tmux, socketArgs, tmuxSocket, type PaneInfo } from '../tmux/client.js';
 import { currentTmux } from '../tmux/current.js';
 import { prepareFleetSession } from '../tmux/fleet-session.js';
 import { fleetSessionName } from '../tmux/session-name.js';
+import { providerKeyVars } from '../tools/command-env.js';
 import { DEMO_ENV } from '../definitions/demo.js';
 import { DEMO_LEAD, DEMO_TASK, removeInstalledDemoAgents } from './demo.js';
 import { withUpLock } from './up-lock.js';
@@ -64,7 +65,7 @@ async function openFleet(opts: UpOptions): Promise<UpResult> {
   const { layout, config } = opts;
   const env = opts.env ?? process.env;
   const socket = tmuxSocket(config.tmux.socket, env);
-  const tmux = new Tmux({ socket });
+  const tmux = new Tmux({ socket, hideEnv: providerKeyVars(config) });
   const { tmuxPreflight } = await import('../spawn/launch.js');
   await tmuxPreflight(config, env);
 
@@ -103,7 +104,10 @@ async function openFleet(opts: UpOptions): Promise<UpResult> {
   }
   // Put back after a crash, like the dashboard: the scheduler picks up where it left off.
   if (await hasSchedules(layout, config)) {
-    await ensureWindow(tmux, session, SCHEDULE_WINDOW, [process.execPath, CLI_ENTRY, '--root', layout.root, 'scheduler'], layout, sessionEnv, false);
+    // The scheduler spawns runs, which take their keys from it: given to its window's process
+    // only (`new-window -e`), not to the session's environment.
+    const keys = Object.fromEntries(providerKeyVars(config).flatMap((k) => (env[k] ? [[k, env[k]]] : [])));
+    await ensureWindow(tmux, session, SCHEDULE_WINDOW, [process.execPath, CLI_ENTRY, '--root', layout.root, 'scheduler'], layout, { ...sessionEnv, ...keys }, false);
   }
   // A person arriving sees the tree first; Enter on the root opens its window.
   await tmux.selectWindow(dashboard.windowId).catch(() => undefined);
@@ -192,16 +196,17 @@ async function liveWindow(tmux: Tmux, session: string, name: string): Promise<Pa
 
 /**
  * What the dashboard (and, through the session, every window opened in it later) needs from
- * this environment: the fleet root, Flotilla's own settings, the config home, and the model
- * keys — a tmux server started earlier would otherwise hand new windows its old environment.
+ * this environment: the fleet root, Flotilla's own settings and the config home — a tmux
+ * server started earlier would otherwise hand new windows its old environment. Never the
+ * model keys: the session environment is tmux's, which every window and
+ * `tmux show-environment` can read (docs/security.md "Keys on request only").
  */
 export function passEnv(layout: Layout, config: Config, env: NodeJS.ProcessEnv): Record<string, string> {
   const out: Record<string, string> = {};
   const identity = new Set(['FLOTILLA_AGENT_ID', 'FLOTILLA_DEPTH', 'FLOTILLA_PARENT_ID', 'FLOTILLA_SLOT', 'FLOTILLA_NODE', 'FLOTILLA_CLI', DEMO_ENV]);
-  const keys = new Set(['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'XDG_CONFIG_HOME', ...Object.values(config.models.providers).map((p) => p.api_key_env).filter((k): k is string => !!k)]);
   for (const [k, v] of Object.entries(env)) {
     if (v === undefined) continue;
-    if ((k.startsWith('FLOTILLA_') && !identity.has(k)) || keys.has(k)) out[k] = v;
+    if ((k.startsWith('FLOTILLA_') && !identity.has(k)) || k === 'XDG_CONFIG_HOME') out[k] = v;
   }
   out.FLOTILLA_ROOT = layout.root;
   // A window a person opens in the fleet session finds `flotilla` and `spawn-agent`.

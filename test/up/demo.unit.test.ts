@@ -73,11 +73,11 @@ describe('up helpers', () => {
     expect(sameServer('/tmp/s', '/tmp/s')).toBe(true);
   });
 
-  it('passes settings, keys and the root to the session, never an agent identity', () => {
+  it('passes settings and the root to the session, never a model key or an agent identity', () => {
     fleet = tempFleet();
     const env = passEnv(fleet.layout, defaultConfig(), {
       FLOTILLA_TMUX_SOCKET: 's', FLOTILLA_AGENT_ID: 'x', FLOTILLA_DEMO: '1', FLOTILLA_SLOT: '1:ab', ANTHROPIC_API_KEY: 'k', HOME: '/h', FLOTILLA_ROOT: '/elsewhere',
     });
-    expect(env).toEqual({ FLOTILLA_TMUX_SOCKET: 's', ANTHROPIC_API_KEY: 'k', FLOTILLA_ROOT: fleet.layout.root, PATH: TOOLS_DIR });
+    expect(env).toEqual({ FLOTILLA_TMUX_SOCKET: 's', FLOTILLA_ROOT: fleet.layout.root, PATH: TOOLS_DIR });
   });
 });
