@@ -27,14 +27,16 @@ export interface TmuxServer {
 /**
  * A private tmux server: `-L <unique>` by default; with `outsideTmp`, `-S` on a socket in a
  * fresh directory of the repository (`.test-sockets/`), where nothing under /tmp covers it.
+ * With `tmpdir`, still `-L <unique>`, but under `TMUX_TMPDIR=<tmpdir>` (a fleet whose
+ * commands all pass that variable, see `testSocketDir`).
  */
-export function tmuxServer(opts: { outsideTmp?: boolean } = {}): TmuxServer {
+export function tmuxServer(opts: { outsideTmp?: boolean; tmpdir?: string } = {}): TmuxServer {
   const name = `flotilla-test-${randomBytes(6).toString('hex')}`;
-  const dir = opts.outsideTmp ? join(fileURLToPath(new URL('../../.test-sockets/', import.meta.url)), name.slice(-8)) : null;
-  if (dir) mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const dir = opts.outsideTmp ? testSocketDir(name.slice(-8)) : null;
   const socket = dir ? join(dir, 's') : name;
+  const env = opts.tmpdir ? { TMUX_TMPDIR: opts.tmpdir } : {};
   const tmux = async (...args: string[]): Promise<string> => {
-    const r = await execa('tmux', [dir ? '-S' : '-L', socket, ...args], { reject: false });
+    const r = await execa('tmux', [dir ? '-S' : '-L', socket, ...args], { reject: false, env });
     if (r.exitCode !== 0) throw new Error(`tmux ${args.join(' ')}: ${r.stderr}`);
     return r.stdout;
   };
@@ -60,12 +62,20 @@ export function tmuxServer(opts: { outsideTmp?: boolean } = {}): TmuxServer {
       throw new Error(`timed out waiting for ${pattern} in ${target}; last screen:\n${last}`);
     },
     async kill() {
-      await execa('tmux', [dir ? '-S' : '-L', socket, 'kill-server'], { reject: false });
+      await execa('tmux', [dir ? '-S' : '-L', socket, 'kill-server'], { reject: false, env });
       if (dir) return rmSync(dir, { recursive: true, force: true });
+      if (opts.tmpdir) return rmSync(opts.tmpdir, { recursive: true, force: true });
       // tmux 3.3 leaves its socket file behind; thousands of test runs would litter /tmp with them.
       rmSync(join(process.env.TMUX_TMPDIR || tmpdir(), `tmux-${process.getuid?.() ?? 0}`, socket), { force: true });
     },
   };
+}
+
+/** A fresh 0700 directory in the repository's `.test-sockets/`: outside /tmp, so nothing that hides /tmp hides it. */
+export function testSocketDir(name = randomBytes(4).toString('hex')): string {
+  const dir = join(fileURLToPath(new URL('../../.test-sockets/', import.meta.url)), name);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  return dir;
 }
 
 /**

@@ -44,6 +44,8 @@ export interface FleetOptions {
   config?: string;
   /** Definitions: name → script file in test/fixtures/spawn. */
   definitions?: Record<string, string>;
+  /** The fleet's tmux server lives under this TMUX_TMPDIR (every CLI call gets it), not /tmp. */
+  tmuxTmpdir?: string;
 }
 
 const BASE_CONFIG = `agents:
@@ -57,7 +59,7 @@ export function spawnFleet(opts: FleetOptions = {}): SpawnFleet {
   const xdg = tempDir('flotilla-xdg-');
   const home = join(xdg.dir, 'home');
   mkdirSync(home);
-  const tmux = tmuxServer();
+  const tmux = tmuxServer({ tmpdir: opts.tmuxTmpdir });
   writeFileSync(join(fleet.project, 'README'), 'test project\n');
   mkdirSync(fleet.layout.agentsDir, { recursive: true });
   writeFileSync(fleet.layout.configFile, BASE_CONFIG + (opts.config ?? ''));
@@ -71,6 +73,7 @@ export function spawnFleet(opts: FleetOptions = {}): SpawnFleet {
     XDG_CONFIG_HOME: xdg.dir,
     FLOTILLA_TMUX_SOCKET: tmux.socket,
     LANG: 'C.UTF-8',
+    ...(opts.tmuxTmpdir ? { TMUX_TMPDIR: opts.tmuxTmpdir } : {}),
   };
   // The base config raises the default mode, which only a trusted folder may (docs/security.md "Folder trust").
   trustProject(fleet.project, env);
