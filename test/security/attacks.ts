@@ -22,6 +22,7 @@ export interface Target {
   socketPath: string;
   tmuxTmpdir: string;
   victimPane: string;
+  victimPid: number;
   node: string;
   cli: string;
   spawnAgent: string;
@@ -33,7 +34,7 @@ export function attackScript(t: Target): string {
   const lines: string[] = ['cd "$(dirname "$0")"', ': > probe.txt'];
   // Each probe is bounded: a tmux client pointed at a socket that is not tmux's waits forever.
   const probe = (name: string, cmd: string) =>
-    lines.push(`echo "== ${name}"; if timeout 60 sh -c ${q(cmd)} </dev/null; then echo ${name}:ESCAPED; else echo ${name}:blocked; fi >> probe.txt`);
+    lines.push(`echo "== ${name}"; if timeout 60 sh -c ${q(cmd)} </dev/null >&2; then echo ${name}:ESCAPED; else echo ${name}:blocked; fi >> probe.txt`);
   const fire = (cmd: string) => lines.push(cmd);
   const flotilla = `${q(t.node)} ${q(t.cli)} --root ${q(t.root)}`;
   const sock = q(t.socketPath);
@@ -74,6 +75,9 @@ export function attackScript(t: Target): string {
   fire('i=0; while [ ! -s detached-spawn.rc ] && [ $i -lt 600 ]; do sleep 0.2; i=$((i+1)); done');
   fire(`FLOTILLA_AGENT_ID=vic ${q(t.spawnAgent)} --agent worker --id forged-parent hi </dev/null`);
 
+  // A harness by its host pid: each command has a pid namespace of its own, even without the sandbox.
+  probe('signal-a-harness', `kill -0 ${t.victimPid} || kill -CONT ${t.victimPid}`);
+
   // Keys: not in tmux's global environment nor in any harness's or the tmux server's
   // /proc environ (reachable without the sandbox: same user; the person's own processes, like
   // the `spawn-agent` they ran, are theirs and not looked at).
@@ -84,6 +88,13 @@ export function attackScript(t: Target): string {
 
   // The git dir's hooks and fsmonitor, planted for the harness's own git (a worktree spawn).
   if (!t.contained) {
+    // What a command still can do without the sandbox (docs/security.md's table for `none`
+    // says so): each harmless, each expected to work, so the table's "can" lines are tested too.
+    const open = (name: string, cmd: string) =>
+      lines.push(`echo "== open ${name}"; if timeout 60 sh -c ${q(cmd)} </dev/null >&2; then echo ${name}:open; else echo ${name}:closed; fi >> open.txt`);
+    open('tmux-by-socket-path', `tmux -S ${sock} list-panes -a`);
+    open('fleet-root-write', `touch ${q(`${t.root}/state/open-probe`)} && rm ${q(`${t.root}/state/open-probe`)}`);
+    open('git-config-write', 'git config flotilla.probe 1 && git config --unset flotilla.probe');
     fire(`printf '#!/bin/sh\\ntouch ${t.marks}/post-checkout-hook\\n' > .git/hooks/post-checkout; chmod +x .git/hooks/post-checkout`);
     fire(`git config core.fsmonitor ${q(`touch ${t.marks}/fsmonitor; false`)}`);
     return lines.join('\n') + '\n';

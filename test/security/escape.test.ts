@@ -67,7 +67,7 @@ describe.each(MODES)('an agent attacking the fleet ($mode, network on, tmux sock
     const target: Target = {
       contained, request, marks: marks.dir, root: f.layout.root, project: f.project,
       socketName: f.tmux.socket, socketPath: join(tmuxTmpdir, `tmux-${uid}`, f.tmux.socket), tmuxTmpdir,
-      victimPane: f.record('vic').tmux!.paneId, node: process.execPath, cli: CLI, spawnAgent: SPAWN_AGENT,
+      victimPane: f.record('vic').tmux!.paneId, victimPid: f.record('vic').pid!, node: process.execPath, cli: CLI, spawnAgent: SPAWN_AGENT,
     };
     stage('request seen');
     const script = attackScript(target);
@@ -83,6 +83,12 @@ describe.each(MODES)('an agent attacking the fleet ($mode, network on, tmux sock
     expect(Object.entries(probes).filter(([, v]) => v !== 'blocked'), log()).toEqual([]);
     // …and every one of them ran (the script did not die half-way).
     expect(Object.keys(probes).length).toBe(script.match(/:blocked; fi >> probe\.txt$/gm)!.length);
+
+    // Without the sandbox, what docs/security.md says a command still can do, it can.
+    if (!contained) {
+      const open = readFileSync(join(f.project, 'open.txt'), 'utf8').trim().split('\n');
+      expect(open).toEqual(['tmux-by-socket-path:open', 'fleet-root-write:open', 'git-config-write:open']);
+    }
 
     // The person's own work after the attack: a spawn gets a slot and answers (squatters hold
     // every name), a worktree spawn runs git with no planted hook, and on the host `git status`
