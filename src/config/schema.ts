@@ -183,7 +183,7 @@ export const configSchema = z
           .enum(['ask', 'deny', 'allow'])
           .optional()
           .describe("What a shell command the gate cannot decide statically (eval of a variable, text piped to a shell, inline interpreter code, find -exec…) means: 'ask' a person, 'deny' it, or 'allow' it like any command. Unset: the permission mode decides (default/accept_edits ask, dont_ask runs it and audits it as opaque; nobody to ask → deny)"),
-        sandbox: z.enum(['auto', 'none', 'bubblewrap']).default('none').describe("OS sandbox for shell commands: 'auto' is bubblewrap where it works here, else none with a warning"),
+        sandbox: z.enum(['auto', 'none', 'bubblewrap']).default('auto').describe("OS sandbox for shell commands: 'auto' is bubblewrap where it works here, else none with a warning"),
         sandbox_network: z.boolean().default(false).describe('Allow network inside the sandbox'),
         secrets: z
           .record(z.string(), secretSourceSchema)

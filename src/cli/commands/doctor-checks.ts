@@ -93,7 +93,7 @@ export async function runChecks(layout: Layout, env: NodeJS.ProcessEnv = process
   // An invalid config is reported by its own commands; the checks then judge the defaults.
   let config: Config | undefined;
   try { config = loadConfig({ layout, env }).config; } catch { /* defaults */ }
-  checks.push(...containmentChecks(config?.security.sandbox ?? 'none', env, await runsWithoutAsking(layout, config, env)));
+  checks.push(...containmentChecks(config?.security.sandbox ?? 'auto', env, await runsWithoutAsking(layout, config, env)));
   checks.push(await slotCheck(layout));
   checks.push(...(await runtimeChecks(layout, config, env)));
   return checks;
