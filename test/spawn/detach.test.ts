@@ -28,7 +28,9 @@ const TRICKS: Record<string, string> = {
 describe('lineage survives detaching', () => {
   it('every detaching trick from an agent\'s shell makes that agent\'s child; send is from it; approve and a forged send are refused', async () => {
     f = spawnFleet({
-      config: 'limits:\n  max_children: 10\n  max_running: 12\n  max_spawns_per_tree: 20\n',
+      // Lineage by ancestry without a sandbox: under bubblewrap a command with its environment
+      // wiped cannot reach the fleet at all (test/spawn/sandbox-e2e.test.ts, the escape suite).
+      config: 'limits:\n  max_children: 10\n  max_running: 12\n  max_spawns_per_tree: 20\nsecurity:\n  sandbox: none\n',
       definitions: { prober: 'run-prompt.yaml', worker: 'worker.yaml' },
     });
     const command = [
