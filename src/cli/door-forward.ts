@@ -1,5 +1,5 @@
 import { FlotillaError } from '../errors.js';
-import { DOOR_COMMANDS, fleetWritable, sendThroughDoor } from '../inbox/door.js';
+import { DOOR_COMMANDS, DOOR_STDIN_COMMANDS, fleetWritable, sendThroughDoor } from '../inbox/door.js';
 import { writeOut } from './output.js';
 
 /**
@@ -15,8 +15,8 @@ export async function forwardThroughDoor(door: string, args: string[], at: numbe
   if (args.some((a) => a === '--root' || a.startsWith('--root='))) {
     throw new FlotillaError("--root is refused here: inside an agent's sandbox a fleet command acts on its own agent's fleet, through its harness — drop --root", { code: 'door-root', exitCode: 2 });
   }
-  // A task given on stdin (`echo task | spawn-agent`) goes along; other commands read none.
-  const stdin = name === 'spawn' && !process.stdin.isTTY ? await readAll() : undefined;
+  // A task given on stdin (`echo task | spawn-agent`, `… | flotilla run`) goes along; other commands read none.
+  const stdin = DOOR_STDIN_COMMANDS.has(name) && !process.stdin.isTTY ? await readAll() : undefined;
   const r = await sendThroughDoor(door, { op: 'run', args: args.slice(at), cwd: process.cwd(), ...(stdin !== undefined ? { stdin } : {}) }, 0);
   writeOut(String(r.stdout ?? ''));
   if (r.stderr) process.stderr.write(String(r.stderr));

@@ -80,6 +80,10 @@ function runForAgent(layout: Layout, rec: AgentRecord, req: DoorRun, ctx: DoorRu
   if (req.args.some((a) => a === '--root' || a.startsWith('--root='))) {
     throw new FlotillaError("--root is refused through the door: a command acts on its own agent's fleet — drop --root", { code: 'door-root', exitCode: 2 });
   }
+  // `run --spawned <id>` is how a spawn starts a registered agent's harness: a person's spawn's, never a command's.
+  if (name === 'run' && req.args.some((a) => a === '--spawned' || a.startsWith('--spawned='))) {
+    throw new FlotillaError('--spawned is internal to spawn-agent and is refused through the door — use flotilla run "<task>" or spawn-agent', { code: 'door-spawned', exitCode: 2 });
+  }
   const cwd = req.cwd && ctx.writable.some((w) => req.cwd === w || req.cwd!.startsWith(w.replace(/\/+$/, '') + '/')) ? req.cwd : rec.cwd;
   const env: NodeJS.ProcessEnv = { ...ctx.env, FLOTILLA_ROOT: layout.root };
   delete env.FLOTILLA_DOOR;

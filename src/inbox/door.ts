@@ -13,7 +13,7 @@ import { errorMessage, FlotillaError } from '../errors.js';
  * doors folder is hidden), so who can connect is that agent.
  *
  * Operations: `send` (the harness delivers as the agent), `whoami` (the agent's id: identity
- * inside the sandbox), `run` (a fleet command — spawn, cancel, inbox, task — that the harness
+ * inside the sandbox), `run` (a fleet command — spawn, run, cancel, inbox, task — that the harness
  * runs on the host as its own child, so ancestry makes the agent its caller).
  *
  * Protocol: one JSON request line, then half-close; one JSON reply line.
@@ -67,8 +67,13 @@ export const DOOR_ENV = 'FLOTILLA_DOOR';
  * The fleet commands a command has its harness run (`run`) where the fleet root is read-only
  * to it: those that write fleet state. Everything else only reads (and runs where it is) or
  * is a person's alone (`approve`, `deny`, `trust`: refused for an agent wherever it runs).
+ * `run` is a spawn-and-wait: the harness's child runs the one-shot agent, a child of this
+ * agent by ancestry (its depth, caps and budget), and its answer comes back as the output.
  */
-export const DOOR_COMMANDS: ReadonlySet<string> = new Set(['spawn', 'cancel', 'inbox', 'task', 'wait', 'collect']);
+export const DOOR_COMMANDS: ReadonlySet<string> = new Set(['spawn', 'run', 'cancel', 'inbox', 'task', 'wait', 'collect']);
+
+/** The commands whose task may come on stdin (`echo task | spawn-agent`, `… | flotilla run`): it goes through the door with them. */
+export const DOOR_STDIN_COMMANDS: ReadonlySet<string> = new Set(['spawn', 'run']);
 
 /**
  * Whether the fleet state behind a door (`<root>/state/doors/<id>.sock`) is writable here:

@@ -169,9 +169,8 @@ describe('who the resumed agent belongs to', () => {
   it('keeps the old parent while that parent is alive, and is a root once it has ended', async () => {
     const p = project('flotilla-resume-parent-');
     try {
-      // The lead runs its child with `flotilla run` from its own shell, which writes the fleet
-      // root: without a sandbox (the door forwards spawn-agent, not run; docs/security.md).
-      p.config({ security: { sandbox: 'none' } });
+      // The lead runs its child with `flotilla run` from its own shell: under the default
+      // sandbox its harness runs it through the door, as the lead's child (docs/security.md).
       p.agent('worker', { permissions: { permission_mode: 'dont_ask' } });
       p.agent('lead', { permissions: { permission_mode: 'dont_ask' } });
       const lead = p.start(['run', '--agent', 'lead', '--model', `script:${fixture('resume/parent.yaml')}`, '--oneshot', 'lead the work'], { env: { CHILD_SCRIPT: TWO_STEP } });
