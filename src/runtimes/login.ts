@@ -24,6 +24,11 @@ const KEY_VARS: Record<VendorRuntimeName, readonly string[]> = {
   gemini: ['GEMINI_API_KEY', 'GOOGLE_API_KEY', 'GOOGLE_GENAI_USE_VERTEXAI', 'GOOGLE_APPLICATION_CREDENTIALS'],
 };
 
+/** The variables that authenticate `runtime`'s CLI: the only provider keys its process is given (docs/security.md "Vendor runtimes"). */
+export function runtimeKeyVars(runtime: VendorRuntimeName): readonly string[] {
+  return KEY_VARS[runtime];
+}
+
 /** The person's home as the CLIs see it. */
 function home(env: NodeJS.ProcessEnv): string {
   return env.HOME?.trim() || homedir();

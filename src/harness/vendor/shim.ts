@@ -22,6 +22,7 @@ import { planLogin } from '../../runtimes/login.js';
 import { adoptUnread, predecessors } from '../../inbox/adopt.js';
 import { carrySession } from './inherited.js';
 import { unreadCount } from './mail.js';
+import { vendorCliEnvironment } from './cli-env.js';
 import { enforceLimits } from './limits.js';
 import { watchSession } from './session-watch.js';
 import { endVendorTask } from './task-end.js';
@@ -132,7 +133,8 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
   log.info({ login: login.via }, 'vendor CLI login');
 
   // The CLI, its hooks and its MCP server find their agent by ancestry; these are hints and PATH.
-  const childEnv: NodeJS.ProcessEnv = { ...env, ...agentEnvironment(layout, rec, env.PATH), ...launch.env };
+  // Without TMUX and other providers' keys: the CLI hands its environment to every command it runs.
+  const childEnv = vendorCliEnvironment(config, runtime.name, { ...env, ...agentEnvironment(layout, rec, env.PATH), ...launch.env }, definition.passEnv ?? []);
   delete childEnv.FLOTILLA_SLOT;
   // With a task the record stays `starting` until the CLI's turn-start hook marks it `working`:
   // the task's clock (timeout_secs) runs from then, never from the CLI's own start-up.

@@ -1,0 +1,17 @@
+import type { Config } from '../../config/schema.js';
+import { runtimeKeyVars } from '../../runtimes/login.js';
+import type { VendorRuntimeName } from '../../runtimes/types.js';
+import { commandEnvironment, providerKeyVars } from '../../tools/command-env.js';
+
+/**
+ * The vendor CLI's environment (docs/security.md "Vendor runtimes"). The CLI runs every
+ * command its shell tool is asked for with its own environment, so what it must not hand a
+ * command it must not have: `TMUX`/`TMUX_PANE` (the shim keeps them, to type into the pane),
+ * and any provider key but the ones that authenticate this CLI (or that the definition lists
+ * in `permissions.env`) — a Claude Code member never holds the fleet's OpenAI key.
+ */
+export function vendorCliEnvironment(config: Pick<Config, 'models'>, runtime: VendorRuntimeName, env: NodeJS.ProcessEnv, passEnv: readonly string[]): NodeJS.ProcessEnv {
+  const own = runtimeKeyVars(runtime);
+  const others = [...providerKeyVars(config), ...(['claude', 'codex', 'gemini'] as const).flatMap((r) => runtimeKeyVars(r))].filter((k) => !own.includes(k));
+  return commandEnvironment(env, { keys: [...new Set(others)], allow: passEnv });
+}

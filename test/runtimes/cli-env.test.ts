@@ -1,0 +1,60 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { runtimeKeyVars } from '../../src/runtimes/login.js';
+import { eventually } from '../helpers/tmux.js';
+import { completionsFrom } from '../spawn/helpers.js';
+import { explain } from './suite.js';
+import { vendorFleet, type VendorFleet } from './helpers.js';
+import { TARGETS } from './targets.js';
+
+/**
+ * What a vendor CLI hands the commands its shell tool runs (docs/security.md "Vendor
+ * runtimes"): each CLI, started by spawn-agent as a person's spawn starts it in real tmux, is
+ * told by its model (the fake vendor API replaying env-probe.yaml) to run `env` and `tmux
+ * list-panes`. The command has neither TMUX nor TMUX_PANE, so the fleet's tmux server (a
+ * private one: nothing else answers a bare `tmux`) is out of its reach, and it holds no
+ * provider key but those its own CLI authenticates with, though the spawner had them all.
+ */
+const OTHER_KEYS: Record<string, string> = {
+  ANTHROPIC_API_KEY: 'sk-ant-other-provider-key-1', OPENAI_API_KEY: 'sk-other-provider-key-2',
+  GEMINI_API_KEY: 'other-provider-key-3', GOOGLE_API_KEY: 'other-provider-key-4', MY_PROVIDER_KEY: 'configured-provider-key-5',
+};
+
+let fleet: VendorFleet | undefined;
+afterEach(async (ctx) => {
+  if (fleet && ctx.task.result?.state === 'fail') await explain(fleet);
+  await fleet?.dispose();
+  fleet = undefined;
+});
+
+describe("a vendor CLI's commands get no tmux and no other provider's key", { timeout: 600_000 }, () => {
+  it.each(['claude', 'codex', 'gemini'] as const)('%s', async (name) => {
+    const t = TARGETS[name]();
+    // The target's own key wins over the stand-in of the same name.
+    const f = await vendorFleet({ ...t, env: (url) => ({ ...OTHER_KEYS, ...t.env(url) }), script: 'env-probe.yaml', definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' } });
+    fleet = f;
+    // A configured provider's api_key_env is a provider key too.
+    const config = readFileSync(f.layout.configFile, 'utf8');
+    writeFileSync(f.layout.configFile, config.replace('models:\n', 'models:\n  providers:\n    mine: {base_url: "http://127.0.0.1:9/v1", api_key_env: MY_PROVIDER_KEY}\n'));
+    const id = await f.spawnChild('a', `${name}-env`, 'look around', t.spawnArgs);
+    await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 480_000, 'the completion');
+    expect(completionsFrom(f, 'lead-parent', id)[0]!.body).toMatch(/Final answer: .*probed/);
+
+    const env = readFileSync(join(f.project, 'probe-env.txt'), 'utf8').split('\n');
+    const names = env.map((l) => l.split('=')[0]);
+    // It is the agent's command (the agent's identity is there), without tmux's.
+    expect(env).toContain(`FLOTILLA_AGENT_ID=${id}`);
+    expect(names).not.toContain('TMUX');
+    expect(names).not.toContain('TMUX_PANE');
+    // Its own CLI's credentials (Gemini CLI's are GEMINI_API_KEY and GOOGLE_API_KEY) stay: the CLI is their model client.
+    const own = runtimeKeyVars(name);
+    for (const [k, v] of Object.entries(OTHER_KEYS)) {
+      if (own.includes(k)) continue;
+      expect(env.join('\n'), k).not.toContain(v);
+    }
+    // Its pane does run in tmux, and a bare tmux finds no server from the command.
+    expect(await f.windows()).toContain(id);
+    expect(readFileSync(join(f.project, 'probe-tmux.txt'), 'utf8')).not.toMatch(/status:0/);
+  });
+});
