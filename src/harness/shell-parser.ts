@@ -2,7 +2,7 @@ import { readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { delimiter, join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
-import type { ShellParser, SyntaxNode } from '../policy/shell/syntax.js';
+import type { FieldChild, ShellParser, SyntaxNode } from '../policy/shell/syntax.js';
 import type { TreeCursor } from 'web-tree-sitter';
 import { createShellClassifier, type ShellClassifier } from '../policy/shell/classify.js';
 import { globToRegExp } from '../policy/shell/deny.js';
@@ -77,6 +77,7 @@ class PlainNode implements SyntaxNode {
   readonly kids: PlainNode[] = [];
   readonly fieldNames: (string | null)[] = [];
   hasError: boolean;
+  private fieldList: FieldChild[] | undefined;
 
   constructor(
     private readonly source: string,
@@ -101,11 +102,28 @@ class PlainNode implements SyntaxNode {
   fieldNameForChild(index: number): string | null {
     return this.fieldNames[index] ?? null;
   }
+  get children(): readonly SyntaxNode[] {
+    return this.kids;
+  }
+  get fields(): readonly FieldChild[] {
+    return (this.fieldList ??= this.kids.map((node, i) => ({ field: this.fieldNames[i] ?? null, node })));
+  }
 }
+
+const nodeTypes = new Map<number, { name: string; named: boolean }>();
 
 function copyTree(cursor: TreeCursor, source: string): PlainNode {
   try {
-    const make = () => new PlainNode(source, cursor.nodeType, cursor.nodeIsNamed, cursor.nodeIsMissing, cursor.startIndex, cursor.endIndex);
+    // Every cursor getter is a call into the module: a type's name and whether it is named are
+    // asked once per type, and only an empty node can be one the parser inserted (missing).
+    const make = () => {
+      const id = cursor.nodeTypeId;
+      const start = cursor.startIndex;
+      const end = cursor.endIndex;
+      let type = nodeTypes.get(id);
+      if (!type) nodeTypes.set(id, (type = { name: cursor.nodeType, named: cursor.nodeIsNamed }));
+      return new PlainNode(source, type.name, type.named, start === end && cursor.nodeIsMissing, start, end);
+    };
     const root = make();
     const stack: PlainNode[] = [root];
     let more = cursor.gotoFirstChild();

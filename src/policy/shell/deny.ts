@@ -1,7 +1,7 @@
 import type { Analysis, FoundCommand } from './analyze.js';
 import { canonicalShape } from './shape.js';
 import { couldMatch } from './maybe.js';
-import { isFileOperand, normalizeArgs, normalizeOperand } from './options.js';
+import { isFileOperand, normalizeArgs, normalizeOperand, type NormalArgs } from './options.js';
 import { children, fields, type ShellParser } from './syntax.js';
 import { inDir, type Cwd } from './paths.js';
 import { basename } from './unwrap.js';
@@ -88,7 +88,7 @@ function shapeOf(source: string, parser: ShellParser): string {
 export function matchDeny(patterns: readonly DenyPattern[], analysis: Analysis): DenyHit | undefined {
   // Each command is looked at only by the rules whose names could match one of its levels.
   const names = anyName(patterns);
-  const candidates = analysis.commands.filter((c) => c.levels.some((argv) => names.test(basename(argv[0]?.value ?? '').toLowerCase())));
+  const candidates = analysis.commands.filter((c) => c.levels.some((argv) => names.test(levelName(argv))));
   let written: { word: Word; cwd: Cwd; command: string }[] | undefined;
   for (const p of patterns) {
     if (p.kind === 'shape') {
@@ -175,8 +175,7 @@ function writes(analysis: Analysis): { word: Word; cwd: Cwd; command: string }[]
   const out = [...analysis.writes];
   for (const cmd of analysis.commands) {
     for (const argv of cmd.levels) {
-      const name = basename(argv[0]?.value ?? '').toLowerCase();
-      for (const word of writtenBy(name, argv.slice(1))) out.push({ word, cwd: cmd.cwd, command: text(argv) });
+      for (const word of writtenBy(levelName(argv), argv.slice(1))) out.push({ word, cwd: cmd.cwd, command: text(argv) });
     }
   }
   return out;
@@ -196,13 +195,31 @@ function anyName(patterns: readonly DenyPattern[]): RegExp {
 }
 
 function matchStage(stage: StagePattern, argv: readonly Word[], cwd: Cwd = undefined): boolean {
-  const first = argv[0]?.value;
-  if (first === undefined) return false;
-  const name = basename(first).toLowerCase();
+  if (argv[0]?.value === undefined) return false;
+  const name = levelName(argv);
   if (!stage.name.test(name)) return false;
-  const { flags, operands } = normalizeArgs(name, argv.slice(1), cwd);
+  const { flags, operands } = normalArgs(argv, name, cwd);
   if (!stage.flags.every((f) => flags.has(f))) return false;
   return stage.operands.every((re) => operands.some((o) => re.test(o)));
+}
+
+// One command is compared with many rules (six name `rm`): its name and normalized arguments
+// are worked out once per command line, not once per rule.
+const names = new WeakMap<readonly Word[], string>();
+const normals = new WeakMap<readonly Word[], Map<Cwd, NormalArgs>>();
+
+function levelName(argv: readonly Word[]): string {
+  let name = names.get(argv);
+  if (name === undefined) names.set(argv, (name = basename(argv[0]?.value ?? '').toLowerCase()));
+  return name;
+}
+
+function normalArgs(argv: readonly Word[], name: string, cwd: Cwd): NormalArgs {
+  let byCwd = normals.get(argv);
+  if (!byCwd) normals.set(argv, (byCwd = new Map()));
+  let normal = byCwd.get(cwd);
+  if (!normal) byCwd.set(cwd, (normal = normalizeArgs(name, argv.slice(1), cwd)));
+  return normal;
 }
 
 const text = (argv: readonly Word[]): string => argv.map((w) => w.value ?? w.raw).join(' ');

@@ -66,6 +66,9 @@ function misreading(n: SyntaxNode, source: string): string | undefined {
   return undefined;
 }
 
+/** Any spelling of the names prepass reads (`a''lias`, `\\tee`); anything else cannot be one of them. */
+const PREPASS_NAMES = /alias|tee|curl|wget|[$`*?[{]/;
+
 /** Function names, aliases and written files of one script, known before its commands run. */
 export function prepass(root: SyntaxNode, source: string): Scope {
   const scope: Scope = { source, functions: new Set(), aliases: new Map(), written: new Set(), misread: undefined };
@@ -78,7 +81,11 @@ export function prepass(root: SyntaxNode, source: string): Scope {
       const d = destination(n, source)?.value;
       if (d) scope.written.add(normalizePath(d));
     } else if (n.type === 'command') {
-      const words = fields(n).filter((f) => f.field === 'name' || f.field === 'argument').flatMap((f) => evaluateWord(f.field === 'name' ? (f.node.child(0) ?? f.node) : f.node, source));
+      // Only three names matter here: the words of every other command are not evaluated twice.
+      const parts = fields(n).filter((f) => f.field === 'name' || f.field === 'argument');
+      const head = parts[0]?.node.text.replace(/^.*\//, '').replace(/['"\\]/g, '');
+      if (head !== undefined && !PREPASS_NAMES.test(head)) continue;
+      const words = parts.flatMap((f) => evaluateWord(f.field === 'name' ? (f.node.child(0) ?? f.node) : f.node, source));
       const name = words[0]?.value?.replace(/^.*\//, '');
       const args = words.slice(1).map((w) => w.value);
       if (name === 'alias') {

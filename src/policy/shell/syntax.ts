@@ -17,6 +17,9 @@ export interface SyntaxNode {
   readonly isMissing: boolean;
   child(index: number): SyntaxNode | null;
   fieldNameForChild(index: number): string | null;
+  /** A parser that keeps its nodes in memory may hand these over whole: the gate reads them on every visit. */
+  readonly children?: readonly SyntaxNode[];
+  readonly fields?: readonly FieldChild[];
 }
 
 export interface ParsedShell {
@@ -30,7 +33,8 @@ export interface ShellParser {
   parse(source: string): ParsedShell;
 }
 
-export function children(node: SyntaxNode): SyntaxNode[] {
+export function children(node: SyntaxNode): readonly SyntaxNode[] {
+  if (node.children) return node.children;
   const out: SyntaxNode[] = [];
   for (let i = 0; i < node.childCount; i++) {
     const c = node.child(i);
@@ -39,9 +43,15 @@ export function children(node: SyntaxNode): SyntaxNode[] {
   return out;
 }
 
+export interface FieldChild {
+  readonly field: string | null;
+  readonly node: SyntaxNode;
+}
+
 /** Children with the field each was given (`name`, `argument`, `redirect`, `body`, …). */
-export function fields(node: SyntaxNode): { field: string | null; node: SyntaxNode }[] {
-  const out: { field: string | null; node: SyntaxNode }[] = [];
+export function fields(node: SyntaxNode): readonly FieldChild[] {
+  if (node.fields) return node.fields;
+  const out: FieldChild[] = [];
   for (let i = 0; i < node.childCount; i++) {
     const c = node.child(i);
     if (c) out.push({ field: node.fieldNameForChild(i), node: c });
@@ -50,7 +60,14 @@ export function fields(node: SyntaxNode): { field: string | null; node: SyntaxNo
 }
 
 /** Depth-first, the node itself first. */
-export function* descendants(node: SyntaxNode): Generator<SyntaxNode> {
-  yield node;
-  for (const c of children(node)) yield* descendants(c);
+export function descendants(node: SyntaxNode): SyntaxNode[] {
+  const out: SyntaxNode[] = [];
+  const stack: SyntaxNode[] = [node];
+  while (stack.length) {
+    const n = stack.pop()!;
+    out.push(n);
+    const kids = children(n);
+    for (let i = kids.length - 1; i >= 0; i--) stack.push(kids[i]!);
+  }
+  return out;
 }
