@@ -231,6 +231,10 @@ export const configSchema = z
         poll: z.enum(['auto', 'always']).default('auto').describe("'always' polls instead of inotify (network filesystems)"),
         poll_interval_ms: z.number().int().positive().default(100).describe('Polling interval when polling'),
         max_body_bytes: z.number().int().positive().default(1_048_576).describe('Largest message body'),
+        broadcast_all: z
+          .enum(['people', 'agents'])
+          .default('people')
+          .describe("Who may broadcast to every agent (send --to all): 'people' only, or agents too"),
       })
       .prefault({})
       .describe('Inbox'),

@@ -27,6 +27,8 @@ const TIGHTEN_ONLY: Record<string, Check> = {
   'agents.allow_bypass_permissions': (v) => v === false,
   'agents.default_disallowed_tools': (v, lower) => subsetOf(lower.agents.default_disallowed_tools)(v),
   // Each folder listed widens where agents read without asking: only the person's own folders.
+  // An agent's broadcast to every tree reaches agents it never worked with (docs/design.md §4).
+  'inbox.broadcast_all': (v) => v === 'people',
   'permissions.read_dirs': (v, lower) => Array.isArray(v) && v.every((d) => lower.permissions.read_dirs.includes(d as string)),
 };
 

@@ -21,6 +21,7 @@ import type { SecretBroker } from './secret-broker.js';
 import { createFleetAgentTools, type FleetOps } from '../tools/fleet-agents.js';
 import { DOOR_ENV } from '../inbox/door.js';
 import { openAgentDoor, sendAs } from './door-send.js';
+import { sentSummary } from '../lifecycle/broadcast.js';
 
 /**
  * The tools one agent is shown (§6): the built-ins and the fleet tools, filtered to its
@@ -87,8 +88,7 @@ export async function buildTools(opts: {
   const messaging: Tool[] = [
     createSendMessageTool({
       async send(m) {
-        const message = await send({ to: m.to, body: m.body, summary: m.summary, priority: m.priority, inReplyTo: m.inReplyTo });
-        return { id: message.id, to: message.to };
+        return sentSummary(await send({ to: m.to, body: m.body, summary: m.summary, priority: m.priority, inReplyTo: m.inReplyTo }));
       },
     }),
     createCheckInboxTool({ read: (peek) => opts.inbox.takeForTool(peek) }),

@@ -2,7 +2,8 @@ import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import type { Config } from '../config/schema.js';
 import type { AgentRecord } from '../fleet/record.js';
-import type { InboxMessage } from '../inbox/message.js';
+import type { Sent } from '../lifecycle/broadcast.js';
+import { headerOf } from '../inbox/message.js';
 import type { Layout } from '../layout/layout.js';
 import { FlotillaError } from '../errors.js';
 import { SYSTEM_KIND_REFUSAL } from '../inbox/address.js';
@@ -18,17 +19,24 @@ export interface OutgoingMessage {
   inReplyTo?: string | undefined;
 }
 
-/** Delivery as this agent (§4): `from` is always its id; `to` is resolved from its record. */
-export function sendAs(layout: Layout, config: Config, rec: AgentRecord): (m: OutgoingMessage) => Promise<InboxMessage> {
+/**
+ * Delivery as this agent (§4): `from` is always its id; `to` is resolved from its record, or
+ * names a group (a broadcast, its policy checked as this agent's).
+ */
+export function sendAs(layout: Layout, config: Config, rec: AgentRecord): (m: OutgoingMessage) => Promise<Sent> {
   return async (m) => {
-    const [{ deliver }, { resolveRecipient }] = await Promise.all([import('../inbox/deliver.js'), import('../inbox/address.js')]);
-    const to = resolveRecipient(layout, m.to, rec.id);
-    const d = await deliver(layout, {
-      from: rec.id, to, kind: m.kind ?? 'message', body: m.body,
+    const { sendTo } = await import('../lifecycle/broadcast.js');
+    return sendTo(layout, m.to, {
+      from: rec.id, kind: m.kind ?? 'message', body: m.body,
       ...(m.summary ? { summary: m.summary } : {}), ...(m.priority ? { priority: m.priority } : {}), ...(m.inReplyTo ? { in_reply_to: m.inReplyTo } : {}),
-    }, { maxBodyBytes: config.inbox.max_body_bytes });
-    return d.message;
+    }, { maxBodyBytes: config.inbox.max_body_bytes, allWho: config.inbox.broadcast_all });
   };
+}
+
+/** What a door (or `send --json`) says of a send: the message's header, or the broadcast's copies. */
+export function sentReply(sent: Sent): Record<string, unknown> {
+  if (sent.kind === 'one') return { ...headerOf(sent.message) };
+  return { broadcast_id: sent.result.broadcastId, target: sent.result.target, copies: sent.result.copies.map(headerOf) };
 }
 
 /** What the harness needs to run a door `run` as its own child: where and with what environment. */
@@ -45,16 +53,16 @@ export interface DoorRunContext {
  * connects). Undefined when the socket cannot be made (a path over the Unix socket limit):
  * `flotilla send` then delivers itself, with the fleet's redaction (cli/commands/send.ts).
  */
-export async function openAgentDoor(layout: Layout, config: Config, rec: AgentRecord, send: (m: OutgoingMessage) => Promise<InboxMessage>, runCtx: DoorRunContext): Promise<string | undefined> {
+export async function openAgentDoor(layout: Layout, config: Config, rec: AgentRecord, send: (m: OutgoingMessage) => Promise<Sent>, runCtx: DoorRunContext): Promise<string | undefined> {
   mkdirSync(layout.secretsDir, { recursive: true, mode: 0o700 });
-  const [{ openDoor }, { headerOf }] = await Promise.all([import('../inbox/door.js'), import('../inbox/message.js')]);
+  const { openDoor } = await import('../inbox/door.js');
   try {
     const door = await openDoor(layout.door(rec.id), config.inbox.max_body_bytes + 64 * 1024, async (req, closed) => {
       if (req.op === 'whoami') return { id: rec.id };
       if (req.op === 'run') return { ...(await runForAgent(layout, rec, req, runCtx, closed)) };
       // `kind: system` is Flotilla's own word (docs/security.md "Framing"): an agent's command never gets to say it.
       if (req.kind === 'system') throw new FlotillaError(SYSTEM_KIND_REFUSAL, { code: 'system-kind', exitCode: 1 });
-      return { ...headerOf(await send({ to: req.to, body: req.body, summary: req.summary, priority: req.priority, kind: 'message', inReplyTo: req.in_reply_to })) };
+      return sentReply(await send({ to: req.to, body: req.body, summary: req.summary, priority: req.priority, kind: 'message', inReplyTo: req.in_reply_to }));
     });
     return door.path;
   } catch {

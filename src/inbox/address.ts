@@ -4,9 +4,33 @@ import { findParentAgent } from '../fleet/lineage.js';
 import { ID_PATTERN, resolvePrefix } from '../fleet/ids.js';
 import { listIds, readRecord } from '../fleet/registry.js';
 import type { Layout } from '../layout/layout.js';
+import type { BroadcastScope } from '../policy/broadcast.js';
 
 /** Addresses that are not agent ids (§4). An agent cannot be reached under these names. */
-export const RESERVED_RECIPIENTS = ['human', 'parent', 'root'] as const;
+export const RESERVED_RECIPIENTS = ['human', 'parent', 'root', 'children', 'tree', 'all'] as const;
+
+/** A group a broadcast goes to (§4, "Broadcast"): `board:NAME` names its board. */
+export interface BroadcastTarget {
+  scope: BroadcastScope;
+  board?: string;
+}
+
+/** `children`, `tree`, `all`, `board:NAME` → a target; anything else (an agent id, `parent`, …) → null. */
+export function parseBroadcastTarget(to: string): BroadcastTarget | null {
+  const t = to.trim();
+  if (t === 'children' || t === 'tree' || t === 'all') return { scope: t };
+  if (t.startsWith('board:')) {
+    const name = t.slice('board:'.length);
+    if (!name) throw new UsageError("board: needs a board name, e.g. --to board:backend");
+    // The name is checked where the board is read (lifecycle/broadcast.ts).
+    return { scope: 'board', board: name };
+  }
+  return null;
+}
+
+export function targetName(t: BroadcastTarget): string {
+  return t.scope === 'board' ? `board:${t.board ?? ''}` : t.scope;
+}
 
 /**
  * Who is sending (§4): the agent among this process's ancestors (§5.1, as approvals and
@@ -51,6 +75,7 @@ export function resolveRecipient(layout: Layout, to: string, sender: string): st
     if (target === 'parent') return rec.parentId ?? 'human';
     return rec.rootId;
   }
+  if (parseBroadcastTarget(target)) throw new UsageError(`'${target}' is a group: it takes a broadcast (flotilla send --to ${target}), not one delivery`);
   if (!target) throw new UsageError("no recipient given — name an agent id (or prefix), 'human', 'parent' or 'root'");
   // A whole id (what agents send to) is one stat, however many records the fleet keeps.
   if (ID_PATTERN.test(target) && existsSync(layout.registryFile(target))) return target;

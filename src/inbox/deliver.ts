@@ -89,7 +89,10 @@ export async function deliver(layout: Layout, given: MessageDraft, opts: Deliver
   }
   // Resolves only once an fsync of new/ that began after our link() has finished.
   await syncDirShared(box.new);
-  audit(layout, { event: 'message_sent', agent: message.from, id: message.id, from: message.from, to: message.to, kind: message.kind });
+  audit(layout, {
+    event: 'message_sent', agent: message.from, id: message.id, from: message.from, to: message.to, kind: message.kind,
+    ...(message.broadcast_id ? { broadcast_id: message.broadcast_id } : {}),
+  });
   return { message, file, path: newPath };
 }
 

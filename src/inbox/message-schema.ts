@@ -37,6 +37,9 @@ const base = {
   priority: z.enum(PRIORITIES).default('normal').describe('Readers see urgent first, then high, normal, low; then by time'),
   timestamp: z.iso.datetime({ offset: true }).describe('When it was sent, ISO 8601 (UTC, e.g. 2026-11-22T10:00:00.000Z)'),
   in_reply_to: messageId.optional().describe('Id of the message this answers'),
+  broadcast_id: messageId
+    .optional()
+    .describe('Set on each copy of one broadcast (send --to children|tree|board:NAME|all): the same for every copy, while each copy has its own id'),
 };
 
 const terminalStatus = z.enum(['completed', 'failed', 'cancelled', 'timed_out', 'crashed', 'refused']);

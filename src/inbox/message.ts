@@ -74,7 +74,7 @@ export function composeMessage(draft: MessageDraft, now = Date.now()): InboxMess
 }
 
 // The common fields first, in the order of §4, so files and JSON read the same however they were built.
-const FIELD_ORDER = ['id', 'from', 'to', 'kind', 'summary', 'priority', 'timestamp', 'in_reply_to'];
+const FIELD_ORDER = ['id', 'from', 'to', 'kind', 'summary', 'priority', 'timestamp', 'in_reply_to', 'broadcast_id'];
 
 /** A message's header without the body, fields in the order of §4. */
 export function headerOf(msg: InboxMessage): MessageHeader {

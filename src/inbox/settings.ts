@@ -8,6 +8,7 @@ export interface InboxSettings {
   poll: 'auto' | 'always';
   poll_interval_ms: number;
   max_body_bytes: number;
+  broadcast_all: 'people' | 'agents';
 }
 
 /** Same values as the defaults in src/config/schema.ts (a test keeps them equal). */
@@ -16,6 +17,7 @@ export const DEFAULT_INBOX_SETTINGS: Readonly<InboxSettings> = {
   poll: 'auto',
   poll_interval_ms: 100,
   max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+  broadcast_all: 'people',
 };
 
 /**

@@ -43,6 +43,8 @@ function formatOne(m: InboxMessage): string {
     ['id', m.id], ['from', m.from], ['kind', m.kind], ['priority', m.priority], ['summary', m.summary],
   ];
   if (m.in_reply_to) attrs.push(['in_reply_to', m.in_reply_to]);
+  // The model knows a broadcast from a direct message: the same words went to many agents.
+  if (m.broadcast_id) attrs.push(['broadcast_id', m.broadcast_id]);
   if (m.kind === 'completion') {
     attrs.push(['status', m.status], ['turns', m.turns]);
     if (m.exit_reason) attrs.push(['exit_reason', m.exit_reason]);

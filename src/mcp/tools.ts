@@ -18,19 +18,17 @@ export const MCP_TOOL_NAMES = MCP_FLEET_TOOLS;
 
 export async function mcpTools(layout: Layout, config: Config, identity: McpIdentity): Promise<Tool[]> {
   const me = actorId(identity);
-  const [{ deliver }, { resolveRecipient }, { list }, { claim }, { formatForModel, sortForReader }, { predecessors }] = await Promise.all([
-    import('../inbox/deliver.js'), import('../inbox/address.js'), import('../inbox/read.js'), import('../inbox/claim.js'), import('../inbox/surface.js'), import('../inbox/adopt.js'),
+  const [{ sendTo, sentSummary }, { list }, { claim }, { formatForModel, sortForReader }, { predecessors }] = await Promise.all([
+    import('../lifecycle/broadcast.js'), import('../inbox/read.js'), import('../inbox/claim.js'), import('../inbox/surface.js'), import('../inbox/adopt.js'),
   ]);
   // A resumed agent reads the mail it adopted, addressed to the agents it continues (§8).
   const aliases = identity.kind === 'agent' ? predecessors(layout, identity.record) : [];
   const send = createSendMessageTool({
     async send(m) {
-      const to = resolveRecipient(layout, m.to, me);
-      const d = await deliver(layout, {
-        from: me, to, kind: 'message', body: m.body,
+      return sentSummary(await sendTo(layout, m.to, {
+        from: me, kind: 'message', body: m.body,
         ...(m.summary ? { summary: m.summary } : {}), ...(m.priority ? { priority: m.priority } : {}), ...(m.inReplyTo ? { in_reply_to: m.inReplyTo } : {}),
-      }, { maxBodyBytes: config.inbox.max_body_bytes });
-      return { id: d.message.id, to };
+      }, { maxBodyBytes: config.inbox.max_body_bytes, allWho: config.inbox.broadcast_all }));
     },
   });
   // No transcript records what an MCP client saw, so reading is the claim (rename new/ → cur/,

@@ -8,3 +8,4 @@ export * from './decide.js';
 export * from './shell/index.js';
 export * from './escalation.js';
 export * from './read-scope.js';
+export * from './broadcast.js';

@@ -69,13 +69,15 @@ describe('message schema and file format', () => {
 
   it('parses every example in inbox/examples', () => {
     const files = readdirSync(INBOX_DIR + 'examples').filter((f) => f.endsWith('.md')).sort();
-    expect(files).toEqual(['approval-request.md', 'completion.md', 'message.md', 'urgent.md']);
+    expect(files).toEqual(['approval-request.md', 'broadcast.md', 'completion.md', 'message.md', 'urgent.md']);
     const kinds = files.map((f) => {
       const m = parseMessage(readFileSync(INBOX_DIR + 'examples/' + f, 'utf8'));
       expect(m.body.length).toBeGreaterThan(0);
-      return [m.kind, m.priority];
+      return [m.kind, m.priority, m.broadcast_id ?? null];
     });
-    expect(kinds).toEqual([['approval_request', 'high'], ['completion', 'normal'], ['message', 'normal'], ['message', 'urgent']]);
+    expect(kinds).toEqual([
+      ['approval_request', 'high', null], ['message', 'high', '0mwrhp2k0f4w8c2n6yd'], ['completion', 'normal', null], ['message', 'normal', null], ['message', 'urgent', null],
+    ]);
   });
 
   it('inbox/message.schema.json is generated from the zod schema (regenerate: node dist/inbox/schema-json.js)', () => {

@@ -4,6 +4,7 @@ import { writeOut } from '../output.js';
 import type { CommandSpec, Parsed } from '../spec.js';
 
 interface SendOpts {
+  to?: string;
   summary?: string;
   priority: 'low' | 'normal' | 'high' | 'urgent';
   replyTo?: string;
@@ -18,12 +19,13 @@ interface SendOpts {
  */
 export const spec: CommandSpec = {
   name: 'send',
-  description: "deliver a message to an agent (id or prefix), 'human', 'parent' or 'root'; reads stdin when no text is given",
+  description: "deliver a message to an agent (id or prefix), 'human', 'parent' or 'root', or one copy to each of a group (--to children|tree|board:NAME|all); reads stdin when no text is given",
   args: [
-    { name: '<to>', description: "recipient: agent id or unique prefix, 'human', 'parent' or 'root'" },
+    { name: '[to]', description: "recipient: agent id or unique prefix, 'human', 'parent', 'root', or a group: 'children', 'tree', 'board:NAME', 'all' (with --to, this is the text's first word)" },
     { name: '[text...]', description: 'message text (default: stdin)' },
   ],
   options: [
+    { flags: '--to <target>', description: "recipient or group, as the first argument: 'children', 'tree', 'board:NAME', 'all' send one copy to each agent of the group" },
     { flags: '--summary <text>', description: 'one-line summary, ≤ 200 chars (default: the first line of the text)' },
     { flags: '--priority <level>', description: 'priority', choices: ['low', 'normal', 'high', 'urgent'], default: 'normal' },
     { flags: '--reply-to <id>', description: 'id of the message this answers' },
@@ -33,15 +35,22 @@ export const spec: CommandSpec = {
 };
 
 export async function run(parsed: Parsed, globals: Globals): Promise<void> {
-  const to = parsed.args[0] as string;
-  const words = parsed.args[1] as string[];
   const opts = parsed.opts as unknown as SendOpts;
+  const first = parsed.args[0] as string | undefined;
+  const rest = (parsed.args[1] as string[] | undefined) ?? [];
+  // `--to X` frees the first argument to be text: `send --to tree 'stop and commit'`.
+  const to = opts.to ?? first;
+  const words = opts.to !== undefined && first !== undefined ? [first, ...rest] : rest;
+  if (!to) {
+    const { UsageError } = await import('../../errors.js');
+    throw new UsageError("no recipient — name one, e.g. flotilla send parent 'done', or a group: flotilla send --to tree 'stop and commit'");
+  }
   // Inside a sandbox the fleet root is read-only: the agent's harness delivers for us.
   const door = process.env.FLOTILLA_DOOR;
   const { fleetWritable } = await import('../../inbox/door.js');
   if (door && !fleetWritable(door)) return sendThroughHarness(door, to, words, opts);
   const { layout } = contextOf(globals);
-  const [{ deliver }, { resolveRecipient, senderIdentity }, { inboxSettings }, { UsageError }, { headerOf }] = await Promise.all([
+  const [{ deliver }, { resolveRecipient, senderIdentity, parseBroadcastTarget }, { inboxSettings }, { UsageError }, { headerOf }] = await Promise.all([
     import('../../inbox/deliver.js'),
     import('../../inbox/address.js'),
     import('../../inbox/settings.js'),
@@ -61,13 +70,26 @@ export async function run(parsed: Parsed, globals: Globals): Promise<void> {
     const [{ fleetRedactor }, { setFleetRedactor }] = await Promise.all([import('../../secrets/digests.js'), import('../../secrets/redact.js')]);
     setFleetRedactor(fleetRedactor(layout));
   }
-  const max = (await inboxSettings(layout)).max_body_bytes;
+  const settings = await inboxSettings(layout);
+  const max = settings.max_body_bytes;
   const body = words.length > 0 ? words.join(' ') : await readStdin(max);
   if (!body.trim()) throw new UsageError("empty message — give the text as arguments or on stdin, e.g. flotilla send human 'done'");
   // `kind: system` is Flotilla's own word, or a person's acting for it (docs/security.md "Framing").
   if (opts.kind === 'system' && from !== 'human') {
     const [{ FlotillaError }, { SYSTEM_KIND_REFUSAL }] = await Promise.all([import('../../errors.js'), import('../../inbox/address.js')]);
     throw new FlotillaError(SYSTEM_KIND_REFUSAL, { code: 'system-kind' });
+  }
+  const group = parseBroadcastTarget(to);
+  if (group) {
+    const { broadcast } = await import('../../lifecycle/broadcast.js');
+    const sent = await broadcast(layout, {
+      from, kind: opts.kind, priority: opts.priority, body,
+      ...(opts.summary !== undefined ? { summary: opts.summary } : {}),
+      ...(opts.replyTo !== undefined ? { in_reply_to: opts.replyTo } : {}),
+    }, group, { maxBodyBytes: max, allWho: settings.broadcast_all });
+    writeOut(opts.json ? JSON.stringify(broadcastJson(sent, headerOf), null, 2) + '\n' : sent.broadcastId + '\n');
+    process.stderr.write(`flotilla: broadcast ${sent.broadcastId} to ${sent.target}: ${sent.copies.length} ${sent.copies.length === 1 ? 'copy' : 'copies'} (${sent.copies.map((c) => c.to).join(', ')})\n`);
+    return;
   }
   const recipient = resolveRecipient(layout, to, from);
   const { message } = await deliver(
@@ -101,7 +123,21 @@ async function sendThroughHarness(door: string, to: string, words: string[], opt
     ...(opts.summary !== undefined ? { summary: opts.summary } : {}),
     ...(opts.replyTo !== undefined ? { in_reply_to: opts.replyTo } : {}),
   });
+  if (typeof header.broadcast_id === 'string' && Array.isArray(header.copies)) {
+    writeOut(opts.json ? JSON.stringify(header, null, 2) + '\n' : `${header.broadcast_id}\n`);
+    const to = (header.copies as { to: string }[]).map((c) => c.to);
+    process.stderr.write(`flotilla: broadcast ${header.broadcast_id} to ${String(header.target)}: ${to.length} ${to.length === 1 ? 'copy' : 'copies'} (${to.join(', ')})\n`);
+    return;
+  }
   writeOut(opts.json ? JSON.stringify(header, null, 2) + '\n' : `${String(header.id)}\n`);
+}
+
+/** What `send --json` prints for a broadcast, and what a door answers for one. */
+export function broadcastJson(
+  sent: import('../../lifecycle/broadcast.js').BroadcastResult,
+  headerOf: (m: import('../../inbox/message.js').InboxMessage) => unknown,
+): Record<string, unknown> {
+  return { broadcast_id: sent.broadcastId, target: sent.target, copies: sent.copies.map(headerOf) };
 }
 
 /**
