@@ -8,11 +8,13 @@ import type { SessionTurn } from './types.js';
  * an `assistant` line is one content block of a model message (`text`, `tool_use`,
  * `thinking`); text a hook added to a turn (the mail the turn-start hook hands over) is a
  * `hook_additional_context` attachment. Claude's own bookkeeping (`isMeta` lines, snapshots,
- * system lines, other attachments) is not a turn.
+ * system lines, other attachments) is not a turn. Lines are read in the conversation's order
+ * (each names its `parentUuid`), not the file's: Claude Code may write a prompt's line after
+ * the model's first lines.
  */
 export function claudeSessionTurns(text: string): SessionTurn[] {
   const list = new TurnList();
-  for (const e of jsonLines(text)) {
+  for (const e of conversationOrder(jsonLines(text))) {
     if (e.isSidechain === true || e.isMeta === true) continue;
     const ts = e.timestamp;
     if (e.type === 'attachment') {
@@ -35,6 +37,24 @@ export function claudeSessionTurns(text: string): SessionTurn[] {
     }
   }
   return list.turns;
+}
+
+/** Every line after the line it names as its parent; otherwise in file order. */
+function conversationOrder(lines: Record<string, unknown>[]): Record<string, unknown>[] {
+  const byUuid = new Map<string, Record<string, unknown>>();
+  for (const e of lines) if (typeof e.uuid === 'string') byUuid.set(e.uuid, e);
+  const out: Record<string, unknown>[] = [];
+  const placed = new Set<Record<string, unknown>>();
+  for (const e of lines) {
+    // The line's ancestors not yet placed, nearest first; a cycle (a damaged file) stops the walk.
+    const chain = new Set<Record<string, unknown>>();
+    for (let a: Record<string, unknown> | undefined = e; a && !placed.has(a) && !chain.has(a); a = typeof a.parentUuid === 'string' ? byUuid.get(a.parentUuid) : undefined) chain.add(a);
+    for (const a of [...chain].reverse()) {
+      placed.add(a);
+      out.push(a);
+    }
+  }
+  return out;
 }
 
 /** The file is named by its session id, which `claude --resume` takes. */

@@ -52,6 +52,26 @@ describe('session files as turns', () => {
     expect(claude.sessionId('/x/projects/-tmp-p/notes.jsonl', text)).toBeUndefined();
   });
 
+  it('claude: lines in the conversation\'s order (parentUuid), not the file\'s, as Claude Code may write a prompt after the model\'s first lines', () => {
+    const line = (uuid: string, parentUuid: string | null, o: Record<string, unknown>) => j({ uuid, parentUuid, ...o });
+    const text = [
+      line('a1', 'u1', { type: 'assistant', message: { id: 'm1', content: [{ type: 'tool_use', id: 't1', name: 'Bash', input: { command: 'ls' } }] } }),
+      line('u1', null, { type: 'user', message: { role: 'user', content: 'the prompt' } }),
+      line('r1', 'a1', { type: 'user', message: { role: 'user', content: [{ tool_use_id: 't1', type: 'tool_result', content: 'x' }] } }),
+      line('a2', 'r1', { type: 'assistant', message: { id: 'm2', content: [{ type: 'text', text: 'done' }] } }),
+      line('z1', 'z2', { type: 'user', message: { role: 'user', content: 'damaged: a parent cycle' } }),
+      line('z2', 'z1', { type: 'user', message: { role: 'user', content: 'its twin' } }),
+    ].join('\n');
+    expect(shape(claude.sessionTurns(text))).toEqual([
+      'user: the prompt',
+      'assistant: call Bash {"command":"ls"}',
+      'tool: result Bash {"type":"text","value":"x"}',
+      'assistant: done',
+      'user: its twin',
+      'user: damaged: a parent cycle',
+    ]);
+  });
+
   it('codex: response items (user, hook text, assistant, function calls and outputs); its instructions and screen events left out', () => {
     const item = (payload: unknown) => j({ timestamp: '2026-01-01T00:00:01.000Z', type: 'response_item', payload });
     const text = [
