@@ -1,3 +1,4 @@
+import { withRecordLock } from './record-lock.js';
 import { join } from 'node:path';
 import { errorMessage, FlotillaError, isErrno } from '../errors.js';
 import { writeFileAtomic } from '../layout/atomic.js';
@@ -120,25 +121,18 @@ export function createRecord(layout: Layout, input: AgentRecordInput): AgentReco
 
 /**
  * Updates a record, enforcing the status machine: a terminal state never changes and an
- * illegal move is an error naming both states.
+ * illegal move is an error naming both states. A function patch sees the record as it is
+ * under the record's lock (src/fleet/record-lock.ts).
  */
 export function updateRecord(
   layout: Layout,
   id: string,
   change: Partial<AgentRecord> | ((rec: AgentRecord) => Partial<AgentRecord>),
 ): AgentRecord {
-  const current = getRecord(layout, id);
-  const patch = typeof change === 'function' ? change(current) : change;
-  if (patch.status && !canTransition(current.status, patch.status)) {
-    throw new FlotillaError(`agent '${id}' cannot go from '${current.status}' to '${patch.status}'`, { code: 'illegal-transition' });
-  }
-  const next = validRecord({ ...current, ...patch, id: current.id });
-  const ending = isTerminal(next.status) && !isTerminal(current.status);
-  // Its final usage joins the tree's before the record says it ended (src/fleet/registry-index.ts).
-  if (ending) noteEnded(layout, next);
-  writeFileAtomic(layout.registryFile(id), JSON.stringify(redactValue(next), null, 2) + '\n', layout.registryTmp);
-  if (ending) unmarkLive(layout, id);
-  return next;
+  return withRecordLock(layout, id, () => {
+    const current = getRecord(layout, id);
+    return applyChange(layout, current, typeof change === 'function' ? change(current) : change);
+  });
 }
 
 /** Ends a record if it is not already terminal; returns the record and whether this call ended it. */
@@ -147,10 +141,24 @@ export function endRecord(
   id: string,
   end: Pick<AgentRecord, 'status'> & Partial<AgentRecord>,
 ): { record: AgentRecord; ended: boolean } {
-  const current = getRecord(layout, id);
-  if (!canTransition(current.status, end.status)) return { record: current, ended: false };
-  const record = updateRecord(layout, id, { finishedAt: new Date().toISOString(), ...end });
-  return { record, ended: true };
+  return withRecordLock(layout, id, () => {
+    const current = getRecord(layout, id);
+    if (!canTransition(current.status, end.status)) return { record: current, ended: false };
+    return { record: applyChange(layout, current, { finishedAt: new Date().toISOString(), ...end }), ended: true };
+  });
+}
+
+function applyChange(layout: Layout, current: AgentRecord, patch: Partial<AgentRecord>): AgentRecord {
+  if (patch.status && !canTransition(current.status, patch.status)) {
+    throw new FlotillaError(`agent '${current.id}' cannot go from '${current.status}' to '${patch.status}'`, { code: 'illegal-transition' });
+  }
+  const next = validRecord({ ...current, ...patch, id: current.id });
+  const ending = isTerminal(next.status) && !isTerminal(current.status);
+  // Its final usage joins the tree's before the record says it ended (src/fleet/registry-index.ts).
+  if (ending) noteEnded(layout, next);
+  writeFileAtomic(layout.registryFile(current.id), JSON.stringify(redactValue(next), null, 2) + '\n', layout.registryTmp);
+  if (ending) unmarkLive(layout, current.id);
+  return next;
 }
 
 /**
@@ -160,10 +168,12 @@ export function endRecord(
  */
 export function overwriteRecord(layout: Layout, rec: AgentRecord): AgentRecord {
   const next = validRecord(rec);
-  if (isTerminal(next.status)) noteEnded(layout, next);
-  writeFileAtomic(layout.registryFile(rec.id), JSON.stringify(redactValue(next), null, 2) + '\n', layout.registryTmp);
-  if (isTerminal(next.status)) unmarkLive(layout, rec.id);
-  return next;
+  return withRecordLock(layout, rec.id, () => {
+    if (isTerminal(next.status)) noteEnded(layout, next);
+    writeFileAtomic(layout.registryFile(rec.id), JSON.stringify(redactValue(next), null, 2) + '\n', layout.registryTmp);
+    if (isTerminal(next.status)) unmarkLive(layout, rec.id);
+    return next;
+  });
 }
 
 function describe(issue: { path: string; message: string } | undefined): string {

@@ -1,0 +1,81 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createRecord, endRecord, getRecord, updateRecord } from '../../src/fleet/registry.js';
+import { eventually } from '../helpers/tmux.js';
+import { tempFleet, type TempFleet } from '../helpers/fleet.js';
+import { recordInput } from '../helpers/records.js';
+import { compileSources, type CompiledSources } from './helpers/compile.js';
+
+/**
+ * Record writes from several processes (a vendor agent's shim, its CLI's hook processes,
+ * `flotilla cancel`) each read, change and write one record: none may lose another's change,
+ * and none may bring an ended agent back (src/fleet/record-lock.ts).
+ */
+
+let compiled: CompiledSources;
+let fleet: TempFleet;
+const children: ChildProcess[] = [];
+
+beforeAll(() => {
+  compiled = compileSources(['src/fleet/registry.ts', 'src/fleet/record-lock.ts', 'src/layout/layout.ts']);
+});
+afterAll(() => compiled.cleanup());
+afterEach(() => {
+  for (const c of children.splice(0)) c.kill('SIGKILL');
+  fleet?.cleanup();
+});
+
+/** A Node process running `body` with the registry module and the fleet's layout in scope. */
+function writer(body: string): Promise<number | null> {
+  const script = `
+    const { updateRecord } = await import(${JSON.stringify(join(compiled.srcDir, 'fleet/registry.js'))});
+    const { withRecordLock } = await import(${JSON.stringify(join(compiled.srcDir, 'fleet/record-lock.js'))});
+    const { layoutFor } = await import(${JSON.stringify(join(compiled.srcDir, 'layout/layout.js'))});
+    const layout = layoutFor(${JSON.stringify(fleet.layout.root)}, ${JSON.stringify(fleet.project)});
+    ${body}`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'ignore', 'inherit'] });
+  children.push(child);
+  return new Promise((resolve) => child.on('exit', (code) => resolve(code)));
+}
+
+describe('record writes across processes', () => {
+  it('six processes each adding 40 turns to one record: all 240 are there', async () => {
+    fleet = tempFleet();
+    createRecord(fleet.layout, recordInput('busy', { status: 'working' }));
+    const codes = await Promise.all(Array.from({ length: 6 }, () => writer(`
+      for (let i = 0; i < 40; i++) updateRecord(layout, 'busy', (now) => ({ turns: now.turns + 1 }));`)));
+    expect(codes).toEqual([0, 0, 0, 0, 0, 0]);
+    expect(getRecord(fleet.layout, 'busy').turns).toBe(240);
+  });
+
+  it('a writer busy with lastLine never brings a cancelled agent back to working', async () => {
+    fleet = tempFleet();
+    createRecord(fleet.layout, recordInput('victim', { status: 'working' }));
+    const busy = writer(`for (let i = 0; i < 400; i++) updateRecord(layout, 'victim', { lastLine: 'step ' + i });`);
+    await eventually(() => expect(getRecord(fleet.layout, 'victim').lastLine).toMatch(/^step /));
+    expect(endRecord(fleet.layout, 'victim', { status: 'cancelled' }).ended).toBe(true);
+    expect(await busy).toBe(0);
+    const rec = getRecord(fleet.layout, 'victim');
+    expect(rec.status).toBe('cancelled');
+    expect(rec.lastLine).toBe('step 399');
+  });
+
+  it('a writer SIGKILLed while it holds the lock does not stop the next one', async () => {
+    fleet = tempFleet();
+    createRecord(fleet.layout, recordInput('held', { status: 'working' }));
+    const marker = join(fleet.project, 'holding');
+    const holder = writer(`
+      const { writeFileSync } = await import('node:fs');
+      withRecordLock(layout, 'held', () => {
+        writeFileSync(${JSON.stringify(marker)}, '');
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
+      });`);
+    await eventually(() => expect(existsSync(marker)).toBe(true));
+    children.at(-1)!.kill('SIGKILL');
+    await holder;
+    expect(updateRecord(fleet.layout, 'held', { lastLine: 'after the kill' }).lastLine).toBe('after the kill');
+    expect(getRecord(fleet.layout, 'held').lastLine).toBe('after the kill');
+  });
+});
