@@ -59,6 +59,8 @@ export interface SessionDeps {
   complete: (rec: AgentRecord, result: TaskResult, text: string) => Promise<void>;
   /** One-shot agents end after their first task. */
   oneshot: boolean;
+  /** A persistent agent went idle after work (no mail left): the TeammateIdle hooks (docs/hooks.md "Team hooks"). */
+  onIdle?: () => Promise<void>;
   /** The running slot: taken before work runs, given back while idle (§5.2: slots count work). None: always free to run. */
   slot?: WorkSlotPort;
 }
@@ -88,6 +90,8 @@ export class AgentSession implements Session {
   private taskAnnounced = false;
   private ending: { status: TaskResult['status']; reason: string } | null = null;
   private interrupted = false;
+  /** Work ran since the agent last went idle: TeammateIdle is owed once it rests. */
+  private worked = false;
   /** The record's turn count when the open task began: `max_turns` is per task (§6). */
   private taskTurnsStart = 0;
   private transcriptBroken = false;
@@ -155,7 +159,14 @@ export class AgentSession implements Session {
     }
     if (this.running || this.ending) return;
     if (unread) this.startRun(null);
-    else this.rest();
+    else {
+      this.rest();
+      if (this.worked && !this.interrupted) {
+        this.worked = false;
+        // Once per idle spell, after the task's completion is out: what it sends back arrives as mail.
+        void this.deps.onIdle?.().catch((err: unknown) => this.deps.log.warn({ err: errorMessage(err) }, 'TeammateIdle hooks failed'));
+      }
+    }
   }
 
   shutdown(status: 'cancelled' | 'completed' | 'failed', reason: string): Promise<void> {
@@ -206,6 +217,7 @@ export class AgentSession implements Session {
   private startRun(prompt: string | null): void {
     if (this.running) return;
     this.interrupted = false;
+    this.worked = true;
     this.running = this.takeSlot().then((ok) => (ok ? this.run(prompt) : undefined)).catch((err: unknown) => this.fail(err)).finally(() => {
       this.running = null;
       // Lines or messages that came in as the run ended start the next one. Mail is looked

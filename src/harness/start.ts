@@ -22,6 +22,7 @@ import { ancestorLacking, SecretBroker } from './secret-broker.js';
 import { AgentSession, type SessionDeps } from './session.js';
 import { agentMemory, loadModel, markStarting, openHistory, predecessors, readRecordOrNull, readTask, toolEnvironment } from './start-steps.js';
 import { buildSystemPrompt } from './system-prompt.js';
+import { teammateIdle } from './teammate-idle.js';
 import type { WorkSlot } from './work-slot.js';
 
 /**
@@ -115,6 +116,7 @@ export async function startAgent(opts: {
   const stopSupervising = superviseChildren(layout, config, rec.id);
   const ending = await endings({ id: rec.id, layout, config, transcript, log, hookContext, slot: opts.slot, stop: (reason) => { stopSupervising(); secrets?.close(reason); } });
 
+  const onIdle = teammateIdle(layout, config, rec, hookContext);
   const session = new AgentSession({
     layout, config, record: rec, model, system, tools, history, log, transcript, inbox,
     gate,
@@ -123,6 +125,7 @@ export async function startAgent(opts: {
     onApprovalAnswer: (a) => { approvals.answer(a); secrets?.answer(a); },
     oneshot: rec.mode !== 'interactive',
     slot: opts.slot,
+    ...(onIdle ? { onIdle } : {}),
     ...ending,
   });
   ref.session = session;

@@ -8,6 +8,9 @@ export interface HookEnvVars {
   toolName?: string;
   /** Stop hooks: why the agent ended. */
   exitReason?: string | null;
+  /** Task hooks: the board and the task. */
+  board?: string;
+  taskId?: string;
 }
 
 /** Used when the harness itself has no PATH, so `sh -c` can still find common commands. */
@@ -27,5 +30,7 @@ export function hookEnv(base: NodeJS.ProcessEnv, vars: HookEnvVars): Record<stri
   if (vars.parentId) env.FLOTILLA_PARENT_ID = vars.parentId;
   if (vars.toolName !== undefined) env.FLOTILLA_TOOL_NAME = vars.toolName;
   if (vars.exitReason !== undefined) env.FLOTILLA_EXIT_REASON = vars.exitReason ?? '';
+  if (vars.board !== undefined) env.FLOTILLA_BOARD = vars.board;
+  if (vars.taskId !== undefined) env.FLOTILLA_TASK_ID = vars.taskId;
   return env;
 }

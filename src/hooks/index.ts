@@ -5,3 +5,4 @@ export * from './matcher.js';
 export * from './run-command.js';
 export * from './run-hooks.js';
 export * from './stop-once.js';
+export * from './team-hooks.js';

@@ -31,7 +31,10 @@ export interface LifecycleHook {
   timeout_secs: number;
 }
 
-export type HookEvent = 'PreToolUse' | 'PostToolUse' | 'start' | 'stop';
+/** Team hooks (§9, §15) run where a task changes or an agent goes idle; named as in Claude Code. */
+export type TeamHookEvent = 'TaskCreated' | 'TaskCompleted' | 'TeammateIdle';
+
+export type HookEvent = 'PreToolUse' | 'PostToolUse' | 'start' | 'stop' | TeamHookEvent;
 
 /** One hook run, for the `hook_run` audit line. */
 export interface HookRunRecord {
@@ -43,6 +46,9 @@ export interface HookRunRecord {
   timedOut: boolean;
   /** The tool the hook ran for (tool hooks). */
   tool?: string;
-  /** True when this run blocked the tool call (fail_closed PreToolUse). */
+  /** True when this run blocked the tool call (fail_closed PreToolUse) or refused a completion (TaskCompleted, exit 2). */
   blocked?: boolean;
+  /** Task hooks: the board and task. */
+  board?: string;
+  task?: string;
 }

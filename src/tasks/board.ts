@@ -3,6 +3,7 @@ import { FlotillaError, refusal, UsageError } from '../errors.js';
 import type { BoardPaths, Layout } from '../layout/layout.js';
 import { findCycle } from './graph.js';
 import { claimantGone } from './claimant.js';
+import { completionGate, taskCreatedHooks } from './hooks.js';
 import { withBoardLock } from './lock.js';
 import { activeIds, boardNames, claimedIds, nextTaskId, readTask, repairEntry, writeTask } from './store.js';
 import { checkBoardName, checkTaskId, isFinished, unblocks, type Task, type TaskPriority } from './task.js';
@@ -35,7 +36,7 @@ export async function addTask(layout: Layout, boardName: string, spec: NewTask, 
   if (spec.id !== undefined) checkTaskId(spec.id);
   const blockedBy = [...new Set(spec.blockedBy ?? [])];
   for (const b of blockedBy) checkTaskId(b);
-  return withBoardLock(layout, board.name, () => {
+  const added = await withBoardLock(layout, board.name, () => {
     if (spec.id !== undefined && readTask(board, spec.id)) {
       throw new FlotillaError(`task '${spec.id}' already exists on board '${board.name}' — choose another id`, { code: 'task-exists' });
     }
@@ -55,6 +56,9 @@ export async function addTask(layout: Layout, boardName: string, spec: NewTask, 
     audit(layout, { event: 'task_created', agent: by, board: board.name, task: id });
     return task;
   });
+  // Outside the lock: a hook may take seconds, and the task is on the board either way.
+  await taskCreatedHooks(layout, added, by);
+  return added;
 }
 
 /** Why a task cannot be claimed now, or null. Reads its blockers. */
@@ -127,9 +131,11 @@ export type Ending = 'done' | 'failed' | 'cancelled';
 
 /**
  * Finishes a task. `done`/`failed`: its claimant, or a person. `cancelled`: its creator or a
- * person. `gate` (the TaskCompleted hooks) runs before, outside the lock (a hook may take
- * seconds): a string it returns refuses the ending with that feedback, noted on the task,
- * which stays as it was. The write re-checks everything under the lock.
+ * person. `gate` (default: the TaskCompleted hooks, hooks.ts) runs before `done`, outside the
+ * lock (a hook may take seconds): a string it returns refuses the ending with that feedback,
+ * noted on the task, which stays claimed; the caller gets it as the refusal, and a claimant
+ * who is not the caller gets it as mail (docs/hooks.md "Team hooks"). The write re-checks
+ * everything under the lock.
  */
 export async function finishTask(
   layout: Layout, boardName: string, id: string, by: string, status: Ending, result: string,
@@ -151,14 +157,15 @@ export async function finishTask(
     const now = new Date().toISOString();
     return { ...task, status, finished_at: now, updated_at: now, result };
   };
-  const refused = status === 'done' && gate ? await gate(ending(seen)) : null;
-  return withBoardLock(layout, board.name, () => {
+  const refused = status === 'done' ? await (gate ?? completionGate(layout, by))(ending(seen)) : null;
+  return withBoardLock(layout, board.name, async () => {
     const task = mustRead(board, id);
     check(task);
     if (refused !== null) {
       const now = new Date().toISOString();
       writeTask(board, { ...task, updated_at: now, notes: [...task.notes, { at: now, by: 'TaskCompleted hook', text: `completion refused: ${refused}` }] }, task);
-      audit(layout, { event: 'task_refused', agent: by, board: board.name, task: id });
+      audit(layout, { event: 'task_refused', agent: by, board: board.name, task: id, claimant: task.claimed_by });
+      if (task.claimed_by && task.claimed_by !== by && task.claimed_by !== 'human') await tellClaimant(layout, task, by, refused);
       throw refusal('task-completion-refused', `refused: the TaskCompleted hook kept task ${id} open: ${refused}`, { task: id });
     }
     const next = ending(task);
@@ -238,4 +245,18 @@ export async function reopenStale(layout: Layout, boardName: string): Promise<Ta
     }
     return out;
   });
+}
+
+/**
+ * A completion refused while someone else (a person) marked the claimant's task done: the
+ * claimant hears the hook's feedback as mail, from Flotilla, so its model sees it.
+ */
+async function tellClaimant(layout: Layout, task: Task, by: string, feedback: string): Promise<void> {
+  const { deliver } = await import('../inbox/deliver.js');
+  const body = `${by} marked task ${task.id} ('${task.title}') on board '${task.board}' done, and the TaskCompleted hook refused it; the task is still yours:\n\n${feedback}`;
+  try {
+    await deliver(layout, { from: 'human', to: task.claimed_by!, kind: 'system', priority: 'high', summary: `task ${task.id}: completion refused by the TaskCompleted hook`, body });
+  } catch {
+    // The refusal stands and is noted on the task; mail that cannot be written is not a reason to hide it.
+  }
 }
