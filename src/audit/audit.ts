@@ -20,7 +20,8 @@ export type AuditEventName =
   | 'completion' | 'cancel' | 'reap' | 'gc' | 'message_duplicate_id' | 'broadcast'
   | 'task_created' | 'task_claimed' | 'task_released' | 'task_reopened' | 'task_done' | 'task_failed' | 'task_cancelled' | 'task_refused'
   | 'schedule_added' | 'schedule_changed' | 'schedule_removed' | 'schedule_fired' | 'schedule_queued' | 'schedule_skipped' | 'schedule_missed' | 'schedule_run_ended'
-  | 'scheduler_start' | 'scheduler_stop';
+  | 'scheduler_start' | 'scheduler_stop'
+  | 'lease_taken' | 'lease_refused' | 'lease_queued' | 'lease_released' | 'lease_expired';
 
 export interface AuditEvent {
   event: AuditEventName;

@@ -44,6 +44,7 @@ export const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   deny: () => import('./commands/deny.js'),
   mcp: () => import('./commands/mcp.js'),
   task: () => import('./commands/task.js'),
+  lease: () => import('./commands/lease.js'),
   schedule: () => import('./commands/schedule.js'),
   scheduler: () => import('./commands/scheduler.js'),
   trust: () => import('./commands/trust.js'),

@@ -5,6 +5,7 @@ import type { AgentRecord } from '../fleet/record.js';
 import type { Layout } from '../layout/layout.js';
 import { createBuiltinTools } from '../tools/builtin.js';
 import { homedir } from 'node:os';
+import { isAbsolute, relative } from 'node:path';
 import { userPaths } from '../layout/layout.js';
 import { effectiveSandbox } from '../tools/sandbox-mode.js';
 import { bubblewrapArgv, bubblewrapUserNamespace, hostExecutedPaths, installedPaths, pidNamespaceArgv, tmuxHiding } from '../tools/sandbox.js';
@@ -15,6 +16,8 @@ import { trackToolGroups } from '../lifecycle/tool-groups.js';
 import { createCheckInboxTool } from '../tools/check-inbox.js';
 import { createSendMessageTool } from '../tools/send-message.js';
 import type { Tool, ToolResult } from '../tools/types.js';
+import type { FileClaim } from '../tools/file-claim.js';
+import { createLeasePathsTool, type LeaseOperations } from '../tools/lease-paths.js';
 import { createRequestSecretTool } from '../tools/request-secret.js';
 import { redact, redactValue } from '../secrets/redact.js';
 import type { SecretBroker } from './secret-broker.js';
@@ -73,17 +76,22 @@ export async function buildTools(opts: {
         return bubblewrapArgv({ ...sandbox, hidden: [...sandbox.hidden, ...tmux.hidden], covered: tmux.covered }, argv);
       }
     : (argv: string[]) => pidNamespaceArgv(argv);
+  // Inside the fleet root a file tool may write the memory dir, and a --worktree agent's own
+  // checkout (state/worktrees/<id>), which is its working folder.
+  const ownWorktree = isWithin(rec.cwd, layout.worktreesDir) ? [rec.cwd] : [];
+  const within = [...(opts.memoryDir ? [opts.memoryDir] : []), ...ownWorktree];
   const builtins = createBuiltinTools({
     cwd: rec.cwd,
     // With the sandbox on, the file tools write where a sandboxed command could, no more.
     ...(bwrap
-      ? { protectedRoots: readOnly, writableWithin: opts.memoryDir ? [opts.memoryDir] : [], writableRoots: writable }
-      : { protectedRoots: [layout.root], writableWithin: opts.memoryDir ? [opts.memoryDir] : [] }),
+      ? { protectedRoots: readOnly, writableWithin: within, writableRoots: writable }
+      : { protectedRoots: [layout.root], writableWithin: within }),
     shellTimeoutSecs: config.tools.shell_timeout_secs,
     env: door ? { ...baseEnv, [DOOR_ENV]: door } : baseEnv,
     maxOutputBytes: config.tools.max_output_bytes,
     wrap,
     track: trackToolGroups(layout, rec.id),
+    claim: fileLease(layout, rec.id),
   });
   const messaging: Tool[] = [
     createSendMessageTool({
@@ -97,7 +105,8 @@ export async function buildTools(opts: {
   const secretTools: Tool[] = broker
     ? [createRequestSecretTool({ keys: rec.effectivePolicy.secrets, request: (key, reason, signal) => broker.request(key, reason, signal) }) as Tool]
     : [];
-  const all = [...builtins, ...messaging, ...createFleetAgentTools(await fleetOps(layout, config, rec, opts.inbox)), ...secretTools];
+  const leaseTool = createLeasePathsTool(lazyLeaseOperations(layout, rec.id, rec.cwd)) as Tool;
+  const all = [...builtins, ...messaging, ...createFleetAgentTools(await fleetOps(layout, config, rec, opts.inbox)), leaseTool, ...secretTools];
   const allowed = new Set(rec.effectivePolicy.tools);
   return all
     .filter((t) => allowed.has(t.name))
@@ -148,6 +157,37 @@ async function fleetOps(layout: Layout, config: Config, rec: AgentRecord, inbox:
       return r;
     },
   };
+}
+
+/**
+ * write and edit take a lease on the file first (docs/design.md §16): held by this agent for
+ * its current task (read from its record: a persistent agent's task moves on), or refused
+ * naming the holder. The leases code loads at the first change, not at start.
+ */
+function fileLease(layout: Layout, id: string): FileClaim {
+  return async (path, tool) => {
+    const [{ leaseForEdit }, { readRecord }] = await Promise.all([import('../leases/leases.js'), import('../fleet/registry.js')]);
+    const task = readRecord(layout, id)?.task ?? null;
+    const r = await leaseForEdit(layout, path, id, task, tool);
+    if (r.ok) return null;
+    const { conflictMessage } = await import('../leases/view.js');
+    return conflictMessage(r.conflict, `your ${tool} was not made and the file is unchanged`);
+  };
+}
+
+/** lease_paths's operations, loaded at its first call. */
+export function lazyLeaseOperations(layout: Layout, by: string, cwd: string): LeaseOperations {
+  const ops = async () => (await import('../leases/operations.js')).leaseOperations(layout, by, cwd);
+  return {
+    take: async (a) => (await ops()).take(a),
+    release: async (p) => (await ops()).release(p),
+    list: async () => (await ops()).list(),
+  };
+}
+
+function isWithin(child: string, parent: string): boolean {
+  const rel = relative(parent, child);
+  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel);
 }
 
 function ensureDirQuietly(dir: string): void {

@@ -70,7 +70,7 @@ export const DOOR_ENV = 'FLOTILLA_DOOR';
  * `run` is a spawn-and-wait: the harness's child runs the one-shot agent, a child of this
  * agent by ancestry (its depth, caps and budget), and its answer comes back as the output.
  */
-export const DOOR_COMMANDS: ReadonlySet<string> = new Set(['spawn', 'run', 'cancel', 'inbox', 'task', 'wait', 'collect']);
+export const DOOR_COMMANDS: ReadonlySet<string> = new Set(['spawn', 'run', 'cancel', 'inbox', 'task', 'wait', 'collect', 'lease']);
 
 /** The commands whose task may come on stdin (`echo task | spawn-agent`, `… | flotilla run`): it goes through the door with them. */
 export const DOOR_STDIN_COMMANDS: ReadonlySet<string> = new Set(['spawn', 'run']);

@@ -97,6 +97,9 @@ export interface Layout {
   /** Task boards (src/tasks/): one folder per board under `state/boards/`. */
   readonly boardsDir: string;
   board(name: string): BoardPaths;
+  /** File leases (src/leases/): one JSON file per checkout, `state/leases/<key>.json`. */
+  readonly leasesDir: string;
+  leaseFile(checkoutKey: string): string;
 }
 
 /** One task board's files (docs/architecture.md, "Task boards"). */
@@ -194,6 +197,8 @@ export function layoutFor(root: string, project = dirname(resolve(root))): Layou
     scheduleView: join(state, 'scheduler-view.json'),
     boardsDir: join(state, 'boards'),
     board: (name) => boardPaths(join(state, 'boards', name), name),
+    leasesDir: join(state, 'leases'),
+    leaseFile: (key) => join(state, 'leases', `${key}.json`),
   };
 }
 

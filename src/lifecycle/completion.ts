@@ -7,6 +7,7 @@ import type { AgentRecord, TaskResult } from '../fleet/record.js';
 import { doneOnce, isDone } from '../fleet/done-once.js';
 import { messageFileName } from '../inbox/maildir.js';
 import { summarize } from '../inbox/message.js';
+import { releaseTaskLeases } from './reopen-claims.js';
 
 function completionMarker(layout: Layout, agentId: string, task: number): string {
   return layout.marker(`${agentId}.task-${task}.completion`);
@@ -59,6 +60,8 @@ export async function sendCompletionOnce(
   result: TaskResult,
   opts: { text?: string; maxBodyBytes?: number } = {},
 ): Promise<boolean> {
+  // Every task's end passes here (ours, a vendor CLI's, a cancel, the reaper's): its file leases go (§16).
+  await releaseTaskLeases(layout, rec.id);
   if (completionSent(layout, rec.id, result.task)) return false;
   const { deliver } = await import('../inbox/deliver.js');
   const to = recipient(layout, rec);

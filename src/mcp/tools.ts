@@ -3,6 +3,7 @@ import type { Layout } from '../layout/layout.js';
 import { MCP_FLEET_TOOLS } from '../policy/tool-table.js';
 import { createCheckInboxTool } from '../tools/check-inbox.js';
 import { createFleetAgentTools } from '../tools/fleet-agents.js';
+import { createLeasePathsTool } from '../tools/lease-paths.js';
 import { createSendMessageTool } from '../tools/send-message.js';
 import type { Tool } from '../tools/types.js';
 import { actorId, type McpIdentity } from './identity.js';
@@ -43,7 +44,9 @@ export async function mcpTools(layout: Layout, config: Config, identity: McpIden
   });
   const { fleetOpsFor, personFleetOps } = await import('../spawn/ops.js');
   const ops = identity.kind === 'agent' ? fleetOpsFor(layout, config, identity.record) : personFleetOps(layout, config);
-  const all = ([send as Tool, inbox as Tool, ...createFleetAgentTools(ops)]).filter((t) => MCP_TOOL_NAMES.includes(t.name));
+  const { leaseOperations } = await import('../leases/operations.js');
+  const lease = createLeasePathsTool(leaseOperations(layout, me, identity.kind === 'agent' ? identity.record.cwd : process.cwd()));
+  const all = ([send as Tool, inbox as Tool, ...createFleetAgentTools(ops), lease as Tool]).filter((t) => MCP_TOOL_NAMES.includes(t.name));
   if (identity.kind === 'person') return all;
   const allowed = new Set(identity.record.effectivePolicy.tools);
   return all.filter((t) => allowed.has(t.name));

@@ -79,6 +79,8 @@ export const TOOL_TABLE = [
   { name: 'list_agents', class: 'read', group: 'fleet', mcp: true, vendor: none, claudeAliases: [], otherAliases: [] },
   { name: 'wait_for_agents', class: 'fleet', group: 'fleet', mcp: true, vendor: none, claudeAliases: [], otherAliases: [] },
   { name: 'cancel_agent', class: 'fleet', group: 'fleet', mcp: true, vendor: none, claudeAliases: [], otherAliases: [] },
+  // File leases (docs/design.md §16): write and edit take them on their own; this one is for many files or the shell.
+  { name: 'lease_paths', class: 'fleet', group: 'fleet', mcp: true, vendor: none, claudeAliases: [], otherAliases: [] },
   { name: 'request_secret', class: 'fleet', group: 'secrets', mcp: false, vendor: none, claudeAliases: [], otherAliases: [] },
 ] as const satisfies readonly ToolRow[];
 

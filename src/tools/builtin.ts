@@ -1,4 +1,5 @@
 import { createEditTool } from './edit.js';
+import type { FileClaim } from './file-claim.js';
 import { nodeFileOperations, type FileOperations } from './file-operations.js';
 import { createGlobTool } from './glob.js';
 import { createGrepTool } from './grep.js';
@@ -30,6 +31,8 @@ export interface BuiltinToolsOptions {
   maxOutputBytes?: number;
   /** Told of each shell command's process group (see src/lifecycle/tool-groups.ts). */
   track?: { started(pgid: number): void; ended(pgid: number): void };
+  /** Asked before write or edit changes a file: the file lease (docs/design.md §16). */
+  claim?: FileClaim;
   /** Back-ends; default the local machine. */
   fileOperations?: FileOperations;
   shellOperations?: ShellOperations;
@@ -50,8 +53,8 @@ export function createBuiltinTools(options: BuiltinToolsOptions): Tool[] {
     ),
     // Leave room for the hint line within the central cap, so read's own hint is never cut.
     createReadTool(options.maxOutputBytes ? { maxOutputBytes: Math.max(1000, options.maxOutputBytes - 200) } : {}, fileOps),
-    createWriteTool(scope, fileOps),
-    createEditTool(scope, fileOps),
+    createWriteTool({ ...scope, ...(options.claim ? { claim: options.claim } : {}) }, fileOps),
+    createEditTool({ ...scope, ...(options.claim ? { claim: options.claim } : {}) }, fileOps),
     createGlobTool({}, fileOps),
     createGrepTool({}, fileOps),
   ];

@@ -1,13 +1,14 @@
 import { z } from 'zod';
 import { isErrno } from '../errors.js';
 import { looksBinary, nodeFileOperations, type FileOperations } from './file-operations.js';
+import type { FileClaim } from './file-claim.js';
 import { checkWritable, type WriteScope } from './protected-paths.js';
 import { displayPath, resolveToolPath } from './tool-paths.js';
 import type { Tool } from './types.js';
 
 /** edit {path, old, new, replace_all?}: exact string replacement in one file (§6). */
 
-export type EditOptions = WriteScope;
+export type EditOptions = WriteScope & { claim?: FileClaim };
 
 const editInput = z.strictObject({
   path: z.string().min(1).describe('File to change, absolute or relative to your working directory'),
@@ -64,6 +65,8 @@ export function createEditTool(options: EditOptions, ops: FileOperations = nodeF
           meta: { path, matches: at.length },
         };
       }
+      const leased = await options.claim?.(check.canonical, 'edit');
+      if (leased) return { output: leased, isError: true, meta: { path, refused: 'lease' } };
       ctx.signal.throwIfAborted();
       const updated = text.split(old).join(replacement);
       await ops.writeFile(check.canonical, updated);

@@ -2,13 +2,14 @@ import { dirname } from 'node:path';
 import { z } from 'zod';
 import { isErrno } from '../errors.js';
 import { nodeFileOperations, type FileOperations } from './file-operations.js';
+import type { FileClaim } from './file-claim.js';
 import { checkWritable, type WriteScope } from './protected-paths.js';
 import { displayPath, resolveToolPath } from './tool-paths.js';
 import type { Tool } from './types.js';
 
 /** write {path, content}: create or overwrite a whole file, making parent dirs (§6). */
 
-export type WriteOptions = WriteScope;
+export type WriteOptions = WriteScope & { claim?: FileClaim };
 
 const writeInput = z.strictObject({
   path: z.string().min(1).describe('File path, absolute or relative to your working directory'),
@@ -38,6 +39,8 @@ export function createWriteTool(options: WriteOptions, ops: FileOperations = nod
       if (existing?.isDirectory) {
         return { output: `${shown} is a directory; write needs a file path such as ${shown}/notes.md.`, isError: true };
       }
+      const leased = await options.claim?.(check.canonical, 'write');
+      if (leased) return { output: leased, isError: true, meta: { path, refused: 'lease' } };
       ctx.signal.throwIfAborted();
       await ops.mkdirp(dirname(check.canonical));
       await ops.writeFile(check.canonical, input.content);

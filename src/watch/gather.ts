@@ -7,6 +7,7 @@ import { queueLine } from '../fleet/slot-queue.js';
 import { baseName, listNames, maildir } from '../inbox/maildir.js';
 import type { InboxMessage } from '../inbox/message.js';
 import type { Layout } from '../layout/layout.js';
+import { leaseMarks, leaseSummary } from '../leases/summary.js';
 import { formatScheduleSummary, scheduleSummary } from '../schedule/status-lines.js';
 import { readSeen } from './seen.js';
 import { buildSnapshot, pendingApprovals, type PendingApproval, type Snapshot } from './rows.js';
@@ -61,6 +62,7 @@ export class FleetReader {
         queue: queueLine(this.layout),
         asks: this.asks(humanNew),
         seen: readSeen(this.layout),
+        ...(existsSync(this.layout.leasesDir) ? { leases: leaseMarks(leaseSummary(this.layout)) } : {}),
       }),
       ...(schedules ? { schedules: formatScheduleSummary(schedules) } : {}),
     };

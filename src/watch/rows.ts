@@ -55,6 +55,8 @@ export interface WatchRow {
   approval: PendingApproval | null;
   /** Live secret grants with time left (`github-token 1m 58s`), or ''. */
   secrets: string;
+  /** Its file leases (§16): `⚿ src/a.ts` while it holds some, `⧗ src/a.ts (held by x)` while it waits, or ''. */
+  leases?: string;
   /** Where its window is, for attach. */
   tmux: AgentRecord['tmux'];
   pid: number | null;
@@ -91,6 +93,8 @@ export interface RowInputs {
   asks?: ReadonlyMap<string, number>;
   /** The failure stamp a person has looked at, per agent (attention.ts). */
   seen?: ReadonlyMap<string, string>;
+  /** Each agent's file-lease mark (leases/summary.ts `leaseMarks`). */
+  leases?: ReadonlyMap<string, string>;
 }
 
 /**
@@ -122,7 +126,7 @@ function pendingRow(id: string, pid: number, position: number): WatchRow {
     id, name: id.replace(/-[a-z0-9]{6}$/, ''), depth: 0, branch: '', status: 'queued', state: 'queued', tone: 'waiting', dead: false,
     turns: 0, maxTurns: 0, tokens: 0, costUsd: null, elapsedMs: 0, unread: 0,
     lastLine: `spawn-agent --queue (pid ${pid}): not started, waiting for a running slot`, model: '', scripted: false, runtime: 'flotilla',
-    approval: null, secrets: '', tmux: null, pid, need: null, queuePosition: position, pending: true,
+    approval: null, secrets: '', leases: '', tmux: null, pid, need: null, queuePosition: position, pending: true,
   };
   row.need = needOf({ record: { id, status: 'queued', exitReason: null, finishedAt: null, lastTask: null }, dead: false, approval: null, asks: 0, queuePosition: position, seen: null });
   row.state = row.need?.mark ?? 'queued';
@@ -177,6 +181,7 @@ function toRow(rec: AgentRecord, input: RowInputs, approval: PendingApproval | n
     runtime: rec.runtime,
     approval,
     secrets: secretGrantsText(rec, input.now),
+    leases: input.leases?.get(rec.id) ?? '',
     tmux: rec.tmux,
     pid: rec.pid,
     need,

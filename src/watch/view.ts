@@ -158,7 +158,7 @@ function details(row: WatchRow | undefined, width: number): Line[] {
   if (!row) return [[{ text: ' ', dim: true }]];
   const where = row.tmux ? `window ${row.tmux.windowId}` : 'no window';
   const model = row.model + (row.scripted ? ' [scripted model]' : '') + (row.runtime !== 'flotilla' ? ` [runtime ${row.runtime}]` : '');
-  const facts = [row.id, row.name, `depth ${row.depth}`, model, where, row.pid ? `pid ${row.pid}` : '', row.secrets ? `secrets: ${row.secrets} left` : '']
+  const facts = [row.id, row.name, `depth ${row.depth}`, model, where, row.pid ? `pid ${row.pid}` : '', row.secrets ? `secrets: ${row.secrets} left` : '', row.leases ? `leases: ${row.leases}` : '']
     .filter(Boolean).join(' · ');
   return [
     [{ text: fit(facts, width - 1), color: 'cyan' }],

@@ -47,7 +47,7 @@ function auditLines(f: SpawnFleet): Record<string, unknown>[] {
 }
 
 describe('flotilla mcp as a person (no agent among its ancestors)', { timeout: 300_000 }, () => {
-  it('offers the six fleet tools; send_message and check_inbox use the human inbox; list_agents sees the fleet', async () => {
+  it('offers the seven fleet tools; send_message and check_inbox use the human inbox; list_agents sees the fleet', async () => {
     fleet = spawnFleet();
     const f = fleet;
     createRecord(f.layout, recordInput('other-aaaaaa', { status: 'working' }));
@@ -55,7 +55,10 @@ describe('flotilla mcp as a person (no agent among its ancestors)', { timeout: 3
     // The server announces the package's version (src/versions.ts), not a literal of its own.
     expect(s.client.getServerVersion()?.version).toBe(PACKAGE_VERSION);
     const names = (await s.client.listTools()).tools.map((t) => t.name).sort();
-    expect(names).toEqual(['cancel_agent', 'check_inbox', 'list_agents', 'send_message', 'spawn_agent', 'wait_for_agents']);
+    expect(names).toEqual(['cancel_agent', 'check_inbox', 'lease_paths', 'list_agents', 'send_message', 'spawn_agent', 'wait_for_agents']);
+    // A person's lease over MCP is the person's (docs/design.md §16).
+    const leased = await s.call('lease_paths', { paths: ['notes.md'], why: 'over mcp' });
+    expect(JSON.stringify(leased)).toContain('leased to human until you release it: ');
 
     const sent = await s.call('send_message', { to: 'human', body: 'note to self', summary: 'self note' });
     expect(sent).toMatchObject({ isError: false });

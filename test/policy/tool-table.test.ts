@@ -12,6 +12,7 @@ import { PERMISSION_MODES } from '../../src/policy/permission-mode.js';
 import { createBuiltinTools } from '../../src/tools/builtin.js';
 import { createCheckInboxTool } from '../../src/tools/check-inbox.js';
 import { createFleetAgentTools, type FleetOps } from '../../src/tools/fleet-agents.js';
+import { createLeasePathsTool } from '../../src/tools/lease-paths.js';
 import { createRequestSecretTool } from '../../src/tools/request-secret.js';
 import { createSendMessageTool } from '../../src/tools/send-message.js';
 import type { Tool } from '../../src/tools/types.js';
@@ -55,6 +56,7 @@ describe('the lists derived from the tool table', () => {
       createSendMessageTool(never as never) as Tool,
       createCheckInboxTool(never as never) as Tool,
       ...createFleetAgentTools(never as FleetOps),
+      createLeasePathsTool(never as never) as Tool,
       createRequestSecretTool({ keys: ['github-token'], request: never } as never) as Tool,
     ];
     expect(built.map((t) => [t.name, t.klass])).toEqual(rows.map((r) => [r.name, r.class]));

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { cliConfig, contextOf, noFleetLine, type Globals } from '../context.js';
 import { terminalColumns, writeOut } from '../output.js';
 import type { CommandSpec, Parsed } from '../spec.js';
@@ -9,7 +10,7 @@ export const spec: CommandSpec = {
   description: 'the agent tree with state, depth, turns, tokens, cost, elapsed, unread mail and last line',
   args: [],
   options: [
-    { flags: '--json', description: 'print an array of registry records, each with its unread count' },
+    { flags: '--json', description: 'print an array of registry records, each with its unread count and the file leases it holds or waits for' },
     { flags: '--all', description: 'list every finished agent, not only the 100 that ended last' },
   ],
 };
@@ -43,10 +44,13 @@ export async function run(parsed: Parsed, globals: Globals): Promise<void> {
   const entries = records.map((record) => ({ record, unread: unreadCount(layout, record.id), queuePosition: record.status === 'queued' ? place.get(record.id) ?? null : null }));
   const known = new Set(records.map((r) => r.id));
   const waiting = line.filter((q) => q.agentId && !known.has(q.agentId) && !corrupt.has(q.agentId));
+  // File leases (§16), loaded only when a fleet has ever had one.
+  const leases = existsSync(layout.leasesDir) ? await import('../../leases/summary.js').then((m) => m.leaseSummary(layout)) : null;
   if (opts.json) {
     const bad = [...corrupt].map(([id, error]) => ({ id, status: 'corrupt', error }));
     const spawns = waiting.map((q) => ({ id: q.agentId, status: 'queued', queuePosition: q.position, pid: q.pid, started: false }));
-    writeOut(JSON.stringify([...entries.map((e) => ({ ...e.record, unread: e.unread, ...(e.record.status === 'queued' ? { queuePosition: e.queuePosition } : {}) })), ...spawns, ...bad], null, 2) + '\n');
+    const held = (id: string) => (leases ? { leases: leases.heldBy(id), waitingForLeases: leases.waitsOf(id) } : { leases: [], waitingForLeases: [] });
+    writeOut(JSON.stringify([...entries.map((e) => ({ ...e.record, unread: e.unread, ...(e.record.status === 'queued' ? { queuePosition: e.queuePosition } : {}), ...held(e.record.id) })), ...spawns, ...bad], null, 2) + '\n');
     return;
   }
   const width = terminalColumns();
@@ -59,6 +63,7 @@ export async function run(parsed: Parsed, globals: Globals): Promise<void> {
   const { slotImpostors, impostorLines } = await import('../../fleet/slots.js');
   for (const line of impostorLines(slotImpostors(layout))) writeOut(`${line}\n`);
   if (hidden > 0) writeOut(`… ${thousands(hidden)} finished — flotilla status --all\n`);
+  if (leases && leases.lines.length) writeOut(`\nFile leases (flotilla lease list):\n${leases.lines.join('\n')}\n`);
   const { scheduleSummary, formatScheduleSummary } = await import('../../schedule/status-lines.js');
   const schedules = scheduleSummary(layout);
   if (schedules) writeOut(`\n${formatScheduleSummary(schedules).join('\n')}\n`);

@@ -25,7 +25,8 @@ import { endVendorTask, updateQuietly } from './task-end.js';
  *   final answer → output/<id>.md, the record idle with usage from the CLI's transcript,
  *   one completion to the parent.
  * - pre-tool: the audit line, the agent's tools (`toolRefusal`), the read scope for the CLI's
- *   read tools (vendor/read-scope.ts), and the shell gate (§7) for shell commands.
+ *   read tools (vendor/read-scope.ts), the file lease for its file tools (vendor/lease-check.ts,
+ *   §16), and the shell gate (§7) for shell commands.
  * - permission: the CLI would ask its person about a call; the question goes to the fleet's
  *   approval queue as well (vendor/approval.ts).
  */
@@ -70,6 +71,10 @@ async function preTool(layout: Layout, config: Config, runtime: Runtime, rec: Ag
     audit(layout, { event: scoped.decision === 'deny' ? 'policy_denied' : 'tool_call', agent: rec.id, tool: call.tool, rule: scoped.rule, via: runtime.name, ...(scoped.decision === 'ask' ? { decision: 'ask' } : {}) });
     return scoped.decision === 'deny' ? runtime.denyTool(scoped.reason) : runtime.askTool(scoped.reason);
   }
+  // A file another agent holds is not changed (docs/design.md §16, file leases).
+  const { vendorLeaseCheck } = await import('./lease-check.js');
+  const leased = await vendorLeaseCheck(layout, runtime, rec, call, payload, process.env);
+  if (leased) return leased;
   if (call.tool === 'shell' && call.command !== undefined) {
     const { loadShellClassifier } = await import('../shell-parser.js');
     const verdict = (await loadShellClassifier(config.security.deny_commands, process.env))(call.command);
