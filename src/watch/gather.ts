@@ -10,6 +10,7 @@ import type { Layout } from '../layout/layout.js';
 import { leaseMarks, leaseSummary } from '../leases/summary.js';
 import { formatScheduleSummary, scheduleSummary } from '../schedule/status-lines.js';
 import { readSeen } from './seen.js';
+import { gatherTasks } from './tasks.js';
 import { buildSnapshot, pendingApprovals, type PendingApproval, type Snapshot } from './rows.js';
 
 /**
@@ -54,6 +55,7 @@ export class FleetReader {
     const approvals = pendingApprovals(requests, (id) => status.get(id), answered);
     const humanNew = listNames(maildir(this.layout, 'human').new);
     const schedules = scheduleSummary(this.layout);
+    const tasks = gatherTasks(this.layout, now);
     return {
       ...buildSnapshot({
         records, unread, approvals, now,
@@ -65,6 +67,7 @@ export class FleetReader {
         ...(existsSync(this.layout.leasesDir) ? { leases: leaseMarks(leaseSummary(this.layout)) } : {}),
       }),
       ...(schedules ? { schedules: formatScheduleSummary(schedules) } : {}),
+      ...(tasks.length > 0 ? { tasks } : {}),
     };
   }
 

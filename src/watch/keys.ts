@@ -1,6 +1,7 @@
 import { isTerminal } from '../fleet/record-status.js';
 import { nextNeedy } from './attention.js';
 import type { PendingApproval, Snapshot, WatchRow } from './rows.js';
+import type { TaskRow } from './tasks.js';
 
 /**
  * The dashboard's keys as a pure state machine: (state, key) → (state, effect). The loop
@@ -21,6 +22,8 @@ export interface UiState {
   mode: Mode;
   /** One line of feedback at the bottom (cleared by the next key, or after a few seconds: dashboard.ts). */
   flash: string;
+  /** The tasks view (`t`) is open, with the selected task (`board/id`; null: the first). */
+  tasks?: { selected: string | null };
 }
 
 export type Effect =
@@ -74,6 +77,7 @@ export function reduceKey(ui: UiState, input: string, key: KeyInfo, snap: Snapsh
     return { ui: { ...ui, mode: { kind: 'browse' }, flash: 'not cancelled' } };
   }
 
+  if (ui.tasks && mode.kind === 'browse') return tasksKey(ui, ui.tasks, input, key, snap);
   const clear = { ...ui, flash: '' };
   const count = snap.rows.length;
   const at = selectedIndex(ui, snap);
@@ -88,6 +92,7 @@ export function reduceKey(ui: UiState, input: string, key: KeyInfo, snap: Snapsh
   if (input === 'g') return move(0);
   if (input === 'G') return move(count - 1);
   if (input === '?') return { ui: { ...clear, mode: { kind: 'help' } } };
+  if (input === 't') return { ui: { ...clear, tasks: { selected: null } } };
   if (input === 'n') {
     // Nothing chosen yet (the cursor rests on the first row): n goes to the first that needs you.
     const next = nextNeedy(snap.rows, ui.selectedId && row?.need ? row.id : null);
@@ -137,6 +142,45 @@ export function reduceInput(ui: UiState, input: string, key: KeyInfo, snap: Snap
     if (mode === 'message' || mode === 'deny' || r.effect?.kind === 'quit') break;
   }
   return { ui: state, effects };
+}
+
+/** The key of a task row in the tasks view. */
+export const taskKey = (t: TaskRow): string => `${t.board}/${t.id}`;
+
+export function selectedTaskIndex(sel: { selected: string | null }, snap: Snapshot): number {
+  const i = sel.selected ? (snap.tasks ?? []).findIndex((t) => taskKey(t) === sel.selected) : -1;
+  return i === -1 ? 0 : i;
+}
+
+/** Keys in the tasks view: move, Enter goes to the claimant's window, t or Esc back to the agents. */
+function tasksKey(ui: UiState, sel: { selected: string | null }, input: string, key: KeyInfo, snap: Snapshot): { ui: UiState; effect?: Effect } {
+  const clear = { ...ui, flash: '' };
+  const tasks = snap.tasks ?? [];
+  const at = selectedTaskIndex(sel, snap);
+  const move = (to: number): { ui: UiState } => {
+    const t = tasks[Math.max(0, Math.min(tasks.length - 1, to))];
+    return { ui: { ...clear, tasks: { selected: t ? taskKey(t) : null } } };
+  };
+  if (input === 'q' || (key.ctrl && input === 'c')) return { ui: clear, effect: { kind: 'quit' } };
+  if (input === 't' || key.escape) {
+    const { tasks: _closed, ...agents } = clear;
+    return { ui: agents };
+  }
+  if (key.downArrow || input === 'j') return move(at + 1);
+  if (key.upArrow || input === 'k') return move(at - 1);
+  if (key.pageDown) return move(at + 10);
+  if (key.pageUp) return move(at - 10);
+  if (input === 'g') return move(0);
+  if (input === 'G') return move(tasks.length - 1);
+  if (input === '?') return { ui: { ...clear, mode: { kind: 'help' } } };
+  if (!key.return) return { ui: clear };
+  const task = tasks[at];
+  if (!task) return { ui: { ...clear, flash: 'no tasks — add one with flotilla task add' } };
+  if (!task.claimant || task.status !== 'claimed') return { ui: { ...clear, flash: `${task.id} is ${task.status}: no claimant's window to go to` } };
+  const row = snap.rows.find((r) => r.id === task.claimant);
+  if (!row) return { ui: { ...clear, flash: `${task.id} is claimed by ${task.claimant}, which has no window here` } };
+  // Going to the claimant selects it in the agents view too, for when the person comes back.
+  return { ui: { ...clear, selectedId: row.id }, effect: { kind: 'attach', row } };
 }
 
 /** The selected agent's pending approval; with only one open in the fleet, that one. */

@@ -4,6 +4,7 @@ import { elapsedMs, secretGrantsText, treeOrder } from '../spawn/status-view.js'
 import { byCodeUnit } from '../compare.js';
 import { turnCounter } from '../fleet/turn-counter.js';
 import { attentionFirst, needCount, needOf, type Need } from './attention.js';
+import type { TaskRow } from './tasks.js';
 
 /**
  * The dashboard's data (§2 `flotilla watch`): registry records plus unread counts and pending
@@ -77,6 +78,8 @@ export interface Snapshot {
   needs: number;
   /** The fleet's schedules, a title line then one line each (src/schedule/status-lines.ts); absent without any. */
   schedules?: string[];
+  /** The boards' tasks for the tasks view (`t`, watch/tasks.ts); absent without a board. */
+  tasks?: TaskRow[];
 }
 
 export interface RowInputs {

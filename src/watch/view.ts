@@ -1,6 +1,7 @@
 import { fit, headerCells, layoutColumns, rowCells, scrollTop, type Cell, type Column } from './format.js';
 import { selectedIndex, type UiState } from './keys.js';
 import type { Snapshot, WatchRow } from './rows.js';
+import { TASKS_HELP, tasksCounts, tasksLines } from './tasks-view.js';
 
 /**
  * The dashboard's screen as a pure function: (snapshot, keys' state, terminal size) → the
@@ -60,6 +61,7 @@ export const KEYS: readonly (readonly [string, string])[] = [
   ['c', 'cancel the agent (asks y/n)'],
   ['a', "approve the agent's pending request"],
   ['d', 'deny it, with a reason (⏎ denies, Esc goes back)'],
+  ['t', "the tasks view: every board's tasks with status, claimant, blockers and age; ⏎ goes to the claimant's window, t or Esc back"],
   ['?', 'this list (any key closes it)'],
   ['q  Ctrl-C', 'quit the dashboard (the agents go on)'],
 ];
@@ -90,6 +92,11 @@ export function dashboardView(snap: Snapshot, ui: UiState, size: ViewSize, title
     [{ text: fit(title, Math.max(10, width - counts.length - 3)), bold: true }, { text: `  ${counts}`, dim: true, ...(snap.needs ? { color: 'yellow' as const, dim: false } : {}) }],
   ];
   if (ui.mode.kind === 'help') return { lines: [...lines, ...helpLines(width, size.rows - 1)], top: previousTop };
+  if (ui.tasks) {
+    const view = tasksLines(snap, ui, width, Math.max(2, size.rows - 4), previousTop);
+    lines[0] = [{ text: fit(`${title} — tasks`, Math.max(10, width - 40)), bold: true }, { text: `  ${tasksCounts(snap)}`, dim: true }];
+    return { lines: [...lines, ...view.lines, promptLine(ui, width), [{ text: fit(TASKS_HELP, width - 1), dim: true }]], top: view.top };
+  }
   lines.push(cellsLine('  ', headerCells(cols), false));
   if (visible.length === 0) lines.push([{ text: fit('  No agents yet. Start one with: spawn-agent "a task"   (or flotilla up)', width - 1), dim: true }]);
   for (const r of visible) lines.push(rowLine(r, cols, r.id === row?.id));
