@@ -1,9 +1,10 @@
-import { withRecordLock } from './record-lock.js';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { errorMessage, FlotillaError, isErrno } from '../errors.js';
 import { writeFileAtomic } from '../layout/atomic.js';
 import { redactValue } from '../secrets/redact.js';
 import type { Layout } from '../layout/layout.js';
+import { withFileLockSync } from './file-lock.js';
 import { nodeIo, type FleetIo } from './fleet-io.js';
 import { resolvePrefix } from './ids.js';
 import { canTransition, isTerminal } from './record-status.js';
@@ -122,7 +123,7 @@ export function createRecord(layout: Layout, input: AgentRecordInput): AgentReco
 /**
  * Updates a record, enforcing the status machine: a terminal state never changes and an
  * illegal move is an error naming both states. A function patch sees the record as it is
- * under the record's lock (src/fleet/record-lock.ts).
+ * under the record's lock (withRecordLock).
  */
 export function updateRecord(
   layout: Layout,
@@ -174,6 +175,20 @@ export function overwriteRecord(layout: Layout, rec: AgentRecord): AgentRecord {
     if (isTerminal(next.status)) unmarkLive(layout, rec.id);
     return next;
   });
+}
+
+/**
+ * One writer at a time per record. A vendor agent's record is written by its shim, by every hook
+ * process its CLI starts, by the limits watcher and by `flotilla cancel`; two read-modify-writes
+ * that interleave lose one change, and a hook's `lastLine` written over `cancelled` would bring an
+ * ended agent back to `working` (docs/decisions.md, "Locks are files in the fleet root").
+ */
+function withRecordLock<T>(layout: Layout, id: string, fn: () => T): T {
+  if (!existsSync(layout.registryTmp)) return fn(); // no registry here: the read in fn says so
+  return withFileLockSync(layout.recordLock(id), {
+    timeoutMs: 30_000,
+    busy: () => new FlotillaError(`agent '${id}''s record stayed locked for 30 s — if no flotilla process is running, remove ${layout.recordLock(id)} and try again`, { code: 'record-busy' }),
+  }, fn);
 }
 
 function describe(issue: { path: string; message: string } | undefined): string {

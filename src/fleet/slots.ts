@@ -113,25 +113,6 @@ export function slotAddress(layout: Layout, index: number, side: 'a' | 'b'): str
   return join(dir, name);
 }
 
-/** The address of a fleet-wide named lock (`up`), beside the slots' names. */
-function lockAddress(layout: Layout, name: string): string {
-  const hash = fleetHash(layout);
-  if (ABSTRACT) return `\0flotilla-${hash}-lock-${name}`;
-  const file = `lock-${name}.sock`;
-  const dir = join(layout.slotsDir, file).length < 100 ? layout.slotsDir : join(tmpdir(), `flotilla-${hash}`);
-  mkdirSync(dir, { recursive: true });
-  return join(dir, file);
-}
-
-/**
- * Takes a fleet-wide lock by name, held like a slot (a bound socket name, freed by the
- * kernel when the holder dies); null when another process holds it.
- */
-export async function tryLock(layout: Layout, name: string): Promise<SlotHold | null> {
-  const server = await bind(lockAddress(layout, name), dropConnection);
-  return server ? holdOf(-1, server) : null;
-}
-
 /** True when something listens on the address. Errors other than "nobody there" count as bound: never over-admit. */
 function probe(address: string): Promise<boolean> {
   return new Promise((resolve) => {

@@ -100,6 +100,10 @@ export interface Layout {
   /** File leases (src/leases/): one JSON file per checkout, `state/leases/<key>.json`. */
   readonly leasesDir: string;
   leaseFile(checkoutKey: string): string;
+  /** One writer at a time per record (src/fleet/file-lock.ts). */
+  recordLock(id: string): string;
+  /** One `flotilla up` at a time per fleet. */
+  readonly upLock: string;
 }
 
 /** One task board's files (docs/architecture.md, "Task boards"). */
@@ -113,6 +117,8 @@ export interface BoardPaths {
   readonly activeDir: string;
   /** One empty file per task that may be claimed right now (a superset, like the live index). */
   readonly claimedDir: string;
+  /** One writer at a time per board (src/fleet/file-lock.ts). */
+  readonly lock: string;
   claimed(id: string): string;
   /** `<status> <id>` per finished task, appended (a reader keeps each id's last line). */
   readonly endedLog: string;
@@ -199,6 +205,8 @@ export function layoutFor(root: string, project = dirname(resolve(root))): Layou
     board: (name) => boardPaths(join(state, 'boards', name), name),
     leasesDir: join(state, 'leases'),
     leaseFile: (key) => join(state, 'leases', `${key}.json`),
+    recordLock: (id) => `${registryDir}/.tmp/${id}.lock`,
+    upLock: join(state, 'up.lock'),
   };
 }
 
@@ -215,6 +223,7 @@ function boardPaths(dir: string, name: string): BoardPaths {
     claimed: (id) => `${claimedDir}/${id}`,
     endedLog: `${dir}/ended.log`,
     seqFile: `${dir}/seq`,
+    lock: `${dir}/.lock`,
   };
 }
 

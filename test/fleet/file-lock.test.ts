@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { FlotillaError } from '../../src/errors.js';
 import { createRecord, endRecord, getRecord, updateRecord } from '../../src/fleet/registry.js';
 import { eventually } from '../helpers/tmux.js';
 import { tempFleet, type TempFleet } from '../helpers/fleet.js';
@@ -11,7 +12,8 @@ import { compileSources, type CompiledSources } from './helpers/compile.js';
 /**
  * Record writes from several processes (a vendor agent's shim, its CLI's hook processes,
  * `flotilla cancel`) each read, change and write one record: none may lose another's change,
- * and none may bring an ended agent back (src/fleet/record-lock.ts).
+ * and none may bring an ended agent back; a lock holder killed mid-change stops nobody
+ * (src/fleet/file-lock.ts).
  */
 
 let compiled: CompiledSources;
@@ -19,7 +21,7 @@ let fleet: TempFleet;
 const children: ChildProcess[] = [];
 
 beforeAll(() => {
-  compiled = compileSources(['src/fleet/registry.ts', 'src/fleet/record-lock.ts', 'src/layout/layout.ts']);
+  compiled = compileSources(['src/fleet/registry.ts', 'src/fleet/file-lock.ts', 'src/tasks/lock.ts', 'src/layout/layout.ts']);
 });
 afterAll(() => compiled.cleanup());
 afterEach(() => {
@@ -31,7 +33,8 @@ afterEach(() => {
 function writer(body: string): Promise<number | null> {
   const script = `
     const { updateRecord } = await import(${JSON.stringify(join(compiled.srcDir, 'fleet/registry.js'))});
-    const { withRecordLock } = await import(${JSON.stringify(join(compiled.srcDir, 'fleet/record-lock.js'))});
+    const { withFileLock, withFileLockSync } = await import(${JSON.stringify(join(compiled.srcDir, 'fleet/file-lock.js'))});
+    const { withBoardLock } = await import(${JSON.stringify(join(compiled.srcDir, 'tasks/lock.js'))});
     const { layoutFor } = await import(${JSON.stringify(join(compiled.srcDir, 'layout/layout.js'))});
     const layout = layoutFor(${JSON.stringify(fleet.layout.root)}, ${JSON.stringify(fleet.project)});
     ${body}`;
@@ -40,7 +43,7 @@ function writer(body: string): Promise<number | null> {
   return new Promise((resolve) => child.on('exit', (code) => resolve(code)));
 }
 
-describe('record writes across processes', () => {
+describe('locks across processes', () => {
   it('six processes each adding 40 turns to one record: all 240 are there', async () => {
     fleet = tempFleet();
     createRecord(fleet.layout, recordInput('busy', { status: 'working' }));
@@ -68,7 +71,7 @@ describe('record writes across processes', () => {
     const marker = join(fleet.project, 'holding');
     const holder = writer(`
       const { writeFileSync } = await import('node:fs');
-      withRecordLock(layout, 'held', () => {
+      withFileLockSync(layout.recordLock('held'), { timeoutMs: 1000, busy: () => new Error('busy') }, () => {
         writeFileSync(${JSON.stringify(marker)}, '');
         Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
       });`);
@@ -77,5 +80,24 @@ describe('record writes across processes', () => {
     await holder;
     expect(updateRecord(fleet.layout, 'held', { lastLine: 'after the kill' }).lastLine).toBe('after the kill');
     expect(getRecord(fleet.layout, 'held').lastLine).toBe('after the kill');
+  });
+
+  it('a board lock holder SIGKILLed mid-change does not stop the next writer, and a live one is waited for', async () => {
+    fleet = tempFleet();
+    const marker = join(fleet.project, 'holding');
+    const holder = writer(`
+      const { writeFileSync } = await import('node:fs');
+      await withBoardLock(layout, 'team', () => {
+        writeFileSync(${JSON.stringify(marker)}, '');
+        return new Promise(() => setInterval(() => undefined, 1000));
+      });`);
+    await eventually(() => expect(existsSync(marker)).toBe(true));
+    // While the holder lives, a writer with a short wait is refused, naming the board.
+    const { withBoardLock } = await import('../../src/tasks/lock.js');
+    const { withFileLock } = await import('../../src/fleet/file-lock.js');
+    await expect(withFileLock(fleet.layout.board('team').lock, { timeoutMs: 300, busy: () => new FlotillaError('still held') }, () => 'mine')).rejects.toThrow('still held');
+    children.at(-1)!.kill('SIGKILL');
+    await holder;
+    expect(await withBoardLock(fleet.layout, 'team', () => 'mine')).toBe('mine');
   });
 });
