@@ -100,6 +100,8 @@ export interface Layout {
   /** File leases (src/leases/): one JSON file per checkout, `state/leases/<key>.json`. */
   readonly leasesDir: string;
   leaseFile(checkoutKey: string): string;
+  /** One writer at a time per checkout's leases (src/fleet/file-lock.ts). */
+  leaseLock(checkoutKey: string): string;
   /** One writer at a time per record (src/fleet/file-lock.ts). */
   recordLock(id: string): string;
   /** One `flotilla up` at a time per fleet. */
@@ -205,6 +207,7 @@ export function layoutFor(root: string, project = dirname(resolve(root))): Layou
     board: (name) => boardPaths(join(state, 'boards', name), name),
     leasesDir: join(state, 'leases'),
     leaseFile: (key) => join(state, 'leases', `${key}.json`),
+    leaseLock: (key) => join(state, 'leases', `${key}.lock`),
     recordLock: (id) => `${registryDir}/.tmp/${id}.lock`,
     upLock: join(state, 'up.lock'),
   };

@@ -1,18 +1,16 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { isErrno, FlotillaError } from '../errors.js';
-import { tryLock } from '../fleet/slots.js';
+import { withFileLock } from '../fleet/file-lock.js';
 import { writeFileAtomic } from '../layout/atomic.js';
 import type { Layout } from '../layout/layout.js';
-import { sleep } from '../sleep.js';
 import { checkoutKey } from './checkout.js';
 import { emptyLeaseFile, parseLeaseFile, type LeaseFile } from './lease.js';
 
 /**
  * The lease files on disk (docs/architecture.md, "Files"): one per checkout, replaced
  * atomically (temp, fsync, rename), so a reader needs no lock. A writer holds the checkout's
- * lock for one change — a bound socket name like the task board's (tasks/lock.ts), which the
- * kernel frees the instant its holder dies, SIGKILL included (docs/decisions.md, "Task
- * boards: one lock per board").
+ * lock for one change — a lock file like the task board's, stepped over as soon as a killed
+ * holder's process is gone (docs/decisions.md, "Locks are files in the fleet root").
  */
 
 const TIMEOUT_MS = 60_000;
@@ -56,23 +54,9 @@ export function allLeaseFiles(layout: Layout): LeaseFile[] {
 }
 
 /** Runs `fn` holding the checkout's lock (re-read inside: what was read before may be stale). */
-export async function withLeaseLock<T>(layout: Layout, checkout: string, fn: () => T | Promise<T>): Promise<T> {
-  const name = `lease-${checkoutKey(checkout)}`;
-  const deadline = Date.now() + TIMEOUT_MS;
-  let wait = 1;
-  let lock = await tryLock(layout, name);
-  while (!lock) {
-    if (Date.now() > deadline) {
-      throw new FlotillaError(`the leases of ${checkout} stayed locked for ${TIMEOUT_MS / 1000} s by another process — try again; if it persists, see 'flotilla status' for a stuck agent`, { code: 'lease-busy' });
-    }
-    // Random back-off: agents retrying in step would collide again each time.
-    await sleep(wait + Math.random() * wait);
-    wait = Math.min(wait * 2, 25);
-    lock = await tryLock(layout, name);
-  }
-  try {
-    return await fn();
-  } finally {
-    lock.release();
-  }
+export function withLeaseLock<T>(layout: Layout, checkout: string, fn: () => T | Promise<T>): Promise<T> {
+  return withFileLock(layout.leaseLock(checkoutKey(checkout)), {
+    timeoutMs: TIMEOUT_MS,
+    busy: () => new FlotillaError(`the leases of ${checkout} stayed locked for ${TIMEOUT_MS / 1000} s by another process — try again; if it persists, see 'flotilla status' for a stuck agent`, { code: 'lease-busy' }),
+  }, fn);
 }
