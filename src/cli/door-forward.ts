@@ -1,5 +1,5 @@
 import { FlotillaError } from '../errors.js';
-import { DOOR_COMMANDS, DOOR_STDIN_COMMANDS, fleetWritable, sendThroughDoor } from '../inbox/door.js';
+import { DOOR_COMMANDS, DOOR_PIPE_COMMANDS, DOOR_STDIN_COMMANDS, VENDOR_DOOR_COMMANDS, fleetWritable, pipeThroughDoor, sendThroughDoor } from '../inbox/door.js';
 import { writeOut } from './output.js';
 
 /**
@@ -11,9 +11,15 @@ import { writeOut } from './output.js';
  */
 export async function forwardThroughDoor(door: string, args: string[], at: number): Promise<number | null> {
   const name = args[at];
-  if (name === undefined || !DOOR_COMMANDS.has(name) || fleetWritable(door)) return null;
+  const forwarded = name !== undefined && (DOOR_COMMANDS.has(name) || VENDOR_DOOR_COMMANDS.has(name) || DOOR_PIPE_COMMANDS.has(name));
+  if (!forwarded || fleetWritable(door)) return null;
   if (args.some((a) => a === '--root' || a.startsWith('--root='))) {
     throw new FlotillaError("--root is refused here: inside an agent's sandbox a fleet command acts on its own agent's fleet, through its harness — drop --root", { code: 'door-root', exitCode: 2 });
+  }
+  // `flotilla mcp` stays connected: its stdio is joined to the server the harness runs.
+  if (DOOR_PIPE_COMMANDS.has(name)) {
+    await pipeThroughDoor(door, { op: 'pipe', args: args.slice(at), cwd: process.cwd() }, process.stdin, process.stdout);
+    return 0;
   }
   // A task given on stdin (`echo task | spawn-agent`, `… | flotilla run`) goes along; other commands read none.
   const stdin = DOOR_STDIN_COMMANDS.has(name) && !process.stdin.isTTY ? await readAll() : undefined;

@@ -7,7 +7,8 @@ import { headerOf } from '../inbox/message.js';
 import type { Layout } from '../layout/layout.js';
 import { FlotillaError } from '../errors.js';
 import { SYSTEM_KIND_REFUSAL } from '../inbox/address.js';
-import { DOOR_COMMANDS, type DoorRun, type DoorRunResult } from '../inbox/door.js';
+import type { Socket } from 'node:net';
+import { DOOR_COMMANDS, DOOR_PIPE_COMMANDS, type DoorPipe, type DoorRun, type DoorRunResult } from '../inbox/door.js';
 import { CLI_ENTRY } from '../layout/package.js';
 
 export interface OutgoingMessage {
@@ -45,6 +46,8 @@ export interface DoorRunContext {
   env: NodeJS.ProcessEnv;
   /** Directories the agent may work in; a caller's cwd elsewhere (the sandbox's private /tmp) becomes the agent's cwd. */
   writable: readonly string[];
+  /** Commands this door runs beyond DOOR_COMMANDS (a vendor CLI's shim: its hooks, VENDOR_DOOR_COMMANDS). */
+  extra?: ReadonlySet<string>;
 }
 
 /**
@@ -63,7 +66,7 @@ export async function openAgentDoor(layout: Layout, config: Config, rec: AgentRe
       // `kind: system` is Flotilla's own word (docs/security.md "Framing"): an agent's command never gets to say it.
       if (req.kind === 'system') throw new FlotillaError(SYSTEM_KIND_REFUSAL, { code: 'system-kind', exitCode: 1 });
       return sentReply(await send({ to: req.to, body: req.body, summary: req.summary, priority: req.priority, kind: 'message', inReplyTo: req.in_reply_to }));
-    });
+    }, (req, sock, rest) => pipeForAgent(layout, rec, req, runCtx, sock, rest));
     return door.path;
   } catch {
     return undefined;
@@ -82,19 +85,16 @@ export async function openAgentDoor(layout: Layout, config: Config, rec: AgentRe
 function runForAgent(layout: Layout, rec: AgentRecord, req: DoorRun, ctx: DoorRunContext, closed: AbortSignal): Promise<DoorRunResult> {
   // The command's name comes first: the program's one option of its own is --root, refused below.
   const name = req.args[0];
-  if (!name || !DOOR_COMMANDS.has(name)) {
-    throw new FlotillaError(`the door runs only ${[...DOOR_COMMANDS].join(', ')} — '${name ?? ''}' runs in the sandbox itself, or is a person's to run`, { code: 'door-command', exitCode: 2 });
+  const allowed = new Set([...DOOR_COMMANDS, ...(ctx.extra ?? [])]);
+  if (!name || !allowed.has(name)) {
+    throw new FlotillaError(`the door runs only ${[...allowed].join(', ')} — '${name ?? ''}' runs in the sandbox itself, or is a person's to run`, { code: 'door-command', exitCode: 2 });
   }
-  if (req.args.some((a) => a === '--root' || a.startsWith('--root='))) {
-    throw new FlotillaError("--root is refused through the door: a command acts on its own agent's fleet — drop --root", { code: 'door-root', exitCode: 2 });
-  }
+  refuseRoot(req.args);
   // `run --spawned <id>` is how a spawn starts a registered agent's harness: a person's spawn's, never a command's.
   if (name === 'run' && req.args.some((a) => a === '--spawned' || a.startsWith('--spawned='))) {
     throw new FlotillaError('--spawned is internal to spawn-agent and is refused through the door — use flotilla run "<task>" or spawn-agent', { code: 'door-spawned', exitCode: 2 });
   }
-  const cwd = req.cwd && ctx.writable.some((w) => req.cwd === w || req.cwd!.startsWith(w.replace(/\/+$/, '') + '/')) ? req.cwd : rec.cwd;
-  const env: NodeJS.ProcessEnv = { ...ctx.env, FLOTILLA_ROOT: layout.root };
-  delete env.FLOTILLA_DOOR;
+  const { cwd, env } = hostPlace(layout, rec, req.cwd, ctx);
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI_ENTRY, ...req.args], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'], signal: closed, killSignal: 'SIGTERM' });
     const out: Buffer[] = [];
@@ -108,4 +108,45 @@ function runForAgent(layout: Layout, rec: AgentRecord, req: DoorRun, ctx: DoorRu
       resolve({ stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), exitCode: code ?? (signal ? 1 : 0) });
     });
   });
+}
+
+function refuseRoot(args: readonly string[]): void {
+  if (args.some((a) => a === '--root' || a.startsWith('--root='))) {
+    throw new FlotillaError("--root is refused through the door: a command acts on its own agent's fleet — drop --root", { code: 'door-root', exitCode: 2 });
+  }
+}
+
+/** Where and with what environment a forwarded command runs: the caller's cwd only inside the agent's writable dirs. */
+function hostPlace(layout: Layout, rec: AgentRecord, callerCwd: string | undefined, ctx: DoorRunContext): { cwd: string; env: NodeJS.ProcessEnv } {
+  const cwd = callerCwd && ctx.writable.some((w) => callerCwd === w || callerCwd.startsWith(w.replace(/\/+$/, '') + '/')) ? callerCwd : rec.cwd;
+  const env: NodeJS.ProcessEnv = { ...ctx.env, FLOTILLA_ROOT: layout.root };
+  delete env.FLOTILLA_DOOR;
+  return { cwd, env };
+}
+
+/**
+ * `flotilla mcp` for the agent, on the host as the harness's child, its stdio joined to the
+ * connection (inbox/door.ts `pipe`): the MCP server is the agent by ancestry, so its writing
+ * tools (send_message, spawn_agent, …) work from inside the sandbox, where the fleet root is read-only.
+ */
+function pipeForAgent(layout: Layout, rec: AgentRecord, req: DoorPipe, ctx: DoorRunContext, sock: Socket, rest: Buffer): void {
+  const refuse = (message: string) => { if (!sock.destroyed) sock.end(JSON.stringify({ ok: false, message }) + '\n'); };
+  const name = req.args[0];
+  if (!name || !DOOR_PIPE_COMMANDS.has(name)) return refuse(`the door joins only ${[...DOOR_PIPE_COMMANDS].join(', ')} to a connection`);
+  try {
+    refuseRoot(req.args);
+  } catch (err) {
+    return refuse((err as Error).message);
+  }
+  const { cwd, env } = hostPlace(layout, rec, req.cwd, ctx);
+  const child = spawn(process.execPath, [CLI_ENTRY, ...req.args], { cwd, env, stdio: ['pipe', 'pipe', 'ignore'] });
+  child.stdin.on('error', () => undefined);
+  sock.on('error', () => undefined);
+  if (rest.length) child.stdin.write(rest);
+  sock.pipe(child.stdin);
+  child.stdout.pipe(sock);
+  sock.resume();
+  // The caller hung up: the server ends with its input; a server that ended closes the connection.
+  sock.on('close', () => { try { child.kill('SIGTERM'); } catch { /* gone */ } });
+  child.on('error', () => sock.destroy());
 }

@@ -41,6 +41,16 @@ export interface DoorRun {
   stdin?: string;
 }
 
+/**
+ * A long-lived fleet command (`flotilla mcp`) the harness runs for its agent with its stdio
+ * joined to the connection: after the request line, bytes flow both ways until either side ends.
+ */
+export interface DoorPipe {
+  op: 'pipe';
+  args: string[];
+  cwd?: string;
+}
+
 export type DoorRequest = DoorSend | DoorWhoami | DoorRun;
 
 /** What a `run` gives back: the command's output and exit code. */
@@ -73,7 +83,16 @@ export const DOOR_ENV = 'FLOTILLA_DOOR';
 export const DOOR_COMMANDS: ReadonlySet<string> = new Set(['spawn', 'run', 'cancel', 'inbox', 'task', 'wait', 'collect', 'lease']);
 
 /** The commands whose task may come on stdin (`echo task | spawn-agent`, `… | flotilla run`): it goes through the door with them. */
-export const DOOR_STDIN_COMMANDS: ReadonlySet<string> = new Set(['spawn', 'run']);
+export const DOOR_STDIN_COMMANDS: ReadonlySet<string> = new Set(['spawn', 'run', 'runtime-hook']);
+
+/** The commands a door joins to its connection (`pipe`): `flotilla mcp`, whose writing tools must act on the host as the agent. */
+export const DOOR_PIPE_COMMANDS: ReadonlySet<string> = new Set(['mcp']);
+
+/**
+ * What only a vendor CLI's shim forwards (harness/vendor/sandboxed-cli.ts): the CLI's hooks,
+ * which write the agent's record, audit and approvals. A harness's door refuses them.
+ */
+export const VENDOR_DOOR_COMMANDS: ReadonlySet<string> = new Set(['runtime-hook']);
 
 /**
  * Whether the fleet state behind a door (`<root>/state/doors/<id>.sock`) is writable here:
@@ -88,13 +107,20 @@ export function fleetWritable(doorPath: string): boolean {
   }
 }
 
+/** Joins a `pipe` request's command to the connection: `rest` is what came after the request line. */
+export type DoorPiper = (req: DoorPipe, sock: Socket, rest: Buffer) => void;
+
 /** Listens on `path` (0600, in a 0700 folder) until `close()`; a request larger than `maxBytes` is refused. */
-export async function openDoor(path: string, maxBytes: number, handle: DoorHandler): Promise<Door> {
+export async function openDoor(path: string, maxBytes: number, handle: DoorHandler, pipe?: DoorPiper): Promise<Door> {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   chmodSync(dirname(path), 0o700);
   rmSync(path, { force: true });
   const server: Server = createServer({ allowHalfOpen: true }, (sock) => {
     void readRequest(sock, maxBytes).then(async (req) => {
+      if ('pipe' in req) {
+        if (!pipe) return answer(sock, { ok: false, message: 'this door joins no command to its connection' });
+        return pipe(req.pipe, sock, req.rest);
+      }
       if ('error' in req) return answer(sock, { ok: false, message: req.error });
       const hangUp = new AbortController();
       sock.once('close', () => hangUp.abort());
@@ -144,14 +170,26 @@ function validRequest(req: Partial<DoorSend> & Partial<DoorRun> & { op?: unknown
   return { error: "malformed request: expected {op: 'send', to, body}, {op: 'whoami'} or {op: 'run', args}" };
 }
 
-function readRequest(sock: Socket, maxBytes: number): Promise<DoorRequest | { error: string }> {
+function readRequest(sock: Socket, maxBytes: number): Promise<DoorRequest | { error: string } | { pipe: DoorPipe; rest: Buffer }> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    sock.on('data', (c: Buffer) => {
+    let first = true;
+    const onData = (c: Buffer) => {
       size += c.length;
       if (size <= maxBytes) chunks.push(c);
-    });
+      // A pipe request is known by its first line; what follows it is the command's input.
+      const all = first ? Buffer.concat(chunks) : undefined;
+      const nl = all ? all.indexOf(10) : -1;
+      if (!all || nl === -1) return;
+      first = false;
+      const piped = pipeRequest(all.subarray(0, nl).toString('utf8'));
+      if (!piped) return;
+      sock.off('data', onData);
+      sock.pause();
+      resolve({ pipe: piped, rest: all.subarray(nl + 1) });
+    };
+    sock.on('data', onData);
     sock.on('error', () => resolve({ error: 'connection lost' }));
     sock.on('end', () => {
       if (size > maxBytes) return resolve({ error: `the request is over ${maxBytes} bytes — put large content in a file and send its path` });
@@ -164,6 +202,16 @@ function readRequest(sock: Socket, maxBytes: number): Promise<DoorRequest | { er
       resolve(req !== null && typeof req === 'object' ? validRequest(req) : { error: 'malformed request: not an object' });
     });
   });
+}
+
+function pipeRequest(line: string): DoorPipe | undefined {
+  try {
+    const req = JSON.parse(line) as Partial<DoorPipe> | null;
+    if (req?.op !== 'pipe' || !Array.isArray(req.args) || !req.args.every((a) => typeof a === 'string')) return undefined;
+    return { op: 'pipe', args: req.args, ...(typeof req.cwd === 'string' ? { cwd: req.cwd } : {}) };
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -196,5 +244,22 @@ export function sendThroughDoor(path: string, req: DoorRequest, timeoutMs = 60_0
       if (reply.ok) resolve(reply.header);
       else reject(new FlotillaError(reply.message, { code: reply.code ?? 'door-refused', ...(reply.exitCode ? { exitCode: reply.exitCode } : {}) }));
     });
+  });
+}
+
+/**
+ * Joins this process's stdio to a command the harness runs for it (`pipe`): stdin goes to
+ * the command, its stdout comes back, until either side ends. Resolves when the connection closes.
+ */
+export function pipeThroughDoor(path: string, req: DoorPipe, input: NodeJS.ReadableStream, output: NodeJS.WritableStream): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const sock = connect({ path, allowHalfOpen: true });
+    sock.on('connect', () => {
+      sock.write(JSON.stringify(req) + '\n');
+      input.pipe(sock);
+      sock.pipe(output);
+    });
+    sock.on('error', (err) => reject(new FlotillaError(`cannot reach this agent's harness at ${path} (${errorMessage(err)})`, { code: 'door-closed' })));
+    sock.on('close', () => resolve());
   });
 }

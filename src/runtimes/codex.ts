@@ -100,6 +100,9 @@ function configToml(input: LaunchInput, p: CodexPermissions, hooks: Record<strin
   for (const [k, v] of Object.entries(p.features)) lines.push(`${k} = ${v}`);
   lines.push('', '[mcp_servers.flotilla]', `command = ${t(input.mcp.command)}`, `args = ${t(input.mcp.args)}`,
     'startup_timeout_sec = 120', 'tool_timeout_sec = 3600', 'required = true', `enabled_tools = ${t(p.fleetTools)}`);
+  // Codex starts its MCP servers with a few variables of its own choosing: the rest are named here.
+  const mcpEnv = Object.entries(input.mcp.env ?? {});
+  if (mcpEnv.length) lines.push(`env = { ${mcpEnv.map(([k, v]) => `${k} = ${t(v)}`).join(', ')} }`);
   // "Trust this folder?" stands before every start in a folder this CODEX_HOME has not seen,
   // and "untrusted" still asks ("Open restricted"). The person spawned the agent in this
   // folder: it is trusted here, in the agent's own config; the permissions above are repeated

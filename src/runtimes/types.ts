@@ -38,7 +38,8 @@ export interface LaunchInput {
   /** The first task, or '' for an interactive CLI waiting for a person. */
   prompt: string;
   /** The MCP server that gives the CLI the fleet tools: `flotilla mcp`. */
-  mcp: { command: string; args: string[] };
+  /** `env`: what the server needs beyond its CLI's environment where the CLI gives its servers a clean one (Codex). */
+  mcp: { command: string; args: string[]; env?: Record<string, string> };
   /** The shell command a vendor hook runs for a Flotilla event (it reads the payload on stdin). */
   hookCommand(event: FleetHookEvent): string;
   /** `--model` passed through when the definition or spawn named one. */

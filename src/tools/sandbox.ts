@@ -38,6 +38,12 @@ export interface SandboxSpec {
    * bwrap must be setuid or run by root, and `--cap-drop ALL` is what removes root's powers.
    */
   userNamespace?: boolean;
+  /**
+   * Run argv itself rather than under the namespace init (bwrap's own pid 1 still reaps): a
+   * vendor CLI keeps its terminal as stdin, which the init's background start would replace
+   * with /dev/null (harness/vendor/sandboxed-cli.ts).
+   */
+  direct?: boolean;
 }
 
 /** Finds bwrap or throws a one-line error saying how to get it or turn the sandbox off. */
@@ -92,7 +98,7 @@ export function bubblewrapArgv(spec: SandboxSpec, argv: readonly string[]): stri
     }
   }
   if (!spec.network) out.push('--unshare-net');
-  out.push('--', ...initArgv(argv));
+  out.push('--', ...(spec.direct ? argv : initArgv(argv)));
   return out;
 }
 

@@ -62,8 +62,12 @@ export async function vendorFleet(opts: {
   definitions: Record<string, string>;
   /** The registered parent's permission mode (a child may not ask for more); dont_ask unless said. */
   parentMode?: 'dont_ask' | 'bypass_permissions';
+  /** Added to the fleet's config (top-level keys other than `agents` and `models`). */
+  config?: string;
+  /** The fleet's tmux server under this TMUX_TMPDIR, outside /tmp. */
+  tmuxTmpdir?: string;
 }): Promise<VendorFleet> {
-  const fleet = spawnFleet();
+  const fleet = spawnFleet({ ...(opts.config ? { config: opts.config } : {}), ...(opts.tmuxTmpdir ? { tmuxTmpdir: opts.tmuxTmpdir } : {}) });
   // A fresh HOME: a CLI finds no login, trust or first-run answers but what the product writes.
   const home = tempDir('flotilla-home-');
   fleet.env.HOME = home.dir;

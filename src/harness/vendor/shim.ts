@@ -23,6 +23,8 @@ import { adoptUnread, predecessors } from '../../inbox/adopt.js';
 import { carrySession } from './inherited.js';
 import { unreadCount } from './mail.js';
 import { vendorCliEnvironment } from './cli-env.js';
+import { cliSandbox, containCli } from './sandboxed-cli.js';
+import { DOOR_ENV } from '../../inbox/door.js';
 import { enforceLimits } from './limits.js';
 import { watchSession } from './session-watch.js';
 import { endVendorTask } from './task-end.js';
@@ -108,10 +110,20 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
   }
   const mode = parsePermissionMode(rec.permissionMode) ?? 'default';
   const policy = { tools: rec.effectivePolicy.tools, permissionMode: mode };
-  const cli = [process.execPath, CLI_ENTRY, '--root', layout.root];
+  // Inside the sandbox the CLI's hooks and MCP server reach the fleet through the agent's door,
+  // which refuses --root (FLOTILLA_ROOT names the fleet); outside they name it themselves.
+  let bwrap: string | undefined;
+  try {
+    bwrap = cliSandbox(config, env);
+  } catch (err) {
+    process.stderr.write(`flotilla: ${(err as Error).message}\n`);
+    await finishOnce('failed', (err as Error).message);
+    return 1;
+  }
+  const cli = bwrap ? [process.execPath, CLI_ENTRY] : [process.execPath, CLI_ENTRY, '--root', layout.root];
   const launch = runtime.launch({
     id: rec.id, cwd: rec.cwd, configDir, prompt: runtime.promptAfterMcp ? '' : prompt,
-    mcp: { command: process.execPath, args: [CLI_ENTRY, '--root', layout.root, 'mcp'] },
+    mcp: { command: process.execPath, args: [...cli.slice(1), 'mcp'], ...(bwrap ? { env: { FLOTILLA_ROOT: layout.root, [DOOR_ENV]: layout.door(rec.id) } } : {}) },
     hookCommand: (event) => shellCommand([...cli, 'runtime-hook', event]),
     model: rec.model.startsWith(`${rec.runtime}:`) ? rec.model.slice(rec.runtime.length + 1) || undefined : undefined,
     env,
@@ -146,7 +158,10 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
     return 1;
   }
   try {
-    child = spawn(bin, launch.argv, { stdio: 'inherit', cwd: rec.cwd, env: childEnv });
+    const start = bwrap
+      ? await containCli({ layout, config, rec, bwrap, shimEnv: env, cliEnv: childEnv, configDir, bin, argv: launch.argv })
+      : { file: bin, args: launch.argv, env: childEnv };
+    child = spawn(start.file, start.args, { stdio: 'inherit', cwd: rec.cwd, env: start.env });
   } catch (err) {
     await finishOnce('failed', `could not start ${runtime.title}: ${(err as Error).message}`);
     return 1;
