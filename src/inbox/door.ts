@@ -14,9 +14,11 @@ import { errorMessage, FlotillaError } from '../errors.js';
  *
  * Operations: `send` (the harness delivers as the agent), `whoami` (the agent's id: identity
  * inside the sandbox), `run` (a fleet command — spawn, run, cancel, inbox, task — that the harness
- * runs on the host as its own child, so ancestry makes the agent its caller).
+ * runs on the host as its own child, so ancestry makes the agent its caller), `pipe` (the same
+ * for `flotilla mcp`, its stdio joined to the connection).
  *
- * Protocol: one JSON request line, then half-close; one JSON reply line.
+ * Protocol: one JSON request line, then half-close; one JSON reply line. A `pipe` request's
+ * line is followed by the command's input, and the reply is its output.
  */
 
 export interface DoorSend {

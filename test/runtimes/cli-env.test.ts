@@ -32,7 +32,8 @@ describe("a vendor CLI's commands get no tmux and no other provider's key", { ti
   it.each(['claude', 'codex', 'gemini'] as const)('%s', async (name) => {
     const t = TARGETS[name]();
     // The target's own key wins over the stand-in of the same name.
-    const f = await vendorFleet({ ...t, env: (url) => ({ ...OTHER_KEYS, ...t.env(url) }), script: 'env-probe.yaml', definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' } });
+    // Without the sandbox, where the environment is all that keeps tmux from the command (test/runtimes/sandboxed-cli.test.ts has the sandbox).
+    const f = await vendorFleet({ ...t, env: (url) => ({ ...OTHER_KEYS, ...t.env(url) }), script: 'env-probe.yaml', config: 'security:\n  sandbox: none\n', definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' } });
     fleet = f;
     // A configured provider's api_key_env is a provider key too.
     const config = readFileSync(f.layout.configFile, 'utf8');

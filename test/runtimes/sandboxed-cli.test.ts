@@ -15,7 +15,7 @@ import { TARGETS } from './targets.js';
  * in real tmux whose socket lives under a TMUX_TMPDIR outside /tmp, is told by its model (the
  * fake vendor API replaying sandbox-probe.yaml) to write the fleet root, plant a git hook,
  * move `.git`, and reach the tmux server by `-L` and by its socket path (`run-shell` on the
- * host); then to report to its parent through the
+ * host), and looks for TMUX/TMUX_PANE; then to report to its parent through the
  * fleet's MCP tool. Every probe fails and nothing changed on the host, and the agent still
  * reports and completes: its hooks and MCP server reach the fleet through its door.
  */
@@ -56,7 +56,7 @@ describe('a vendor CLI in the sandbox cannot reach the fleet\'s controls, and st
 
     const probes = Object.fromEntries(readFileSync(join(f.project, 'probe.txt'), 'utf8').trim().split('\n').map((l) => l.split(':') as [string, string]));
     expect(probes).toEqual({
-      'fleet-write': '1', 'git-hook': '1', 'git-move': '1', 'tmux-L': '1', 'tmux-S': '1', 'socket-seen': '1',
+      'fleet-write': '1', 'git-hook': '1', 'git-move': '1', 'tmux-L': '1', 'tmux-S': '1', 'socket-seen': '1', 'tmux-env-absent': '0',
     });
     // Judged on the host: the server was there all along and nothing was written or run.
     expect(existsSync(socket)).toBe(true);
