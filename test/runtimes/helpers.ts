@@ -94,9 +94,16 @@ export async function vendorFleet(opts: {
     cliPid(id) {
       const rec = listRecords(fleet.layout).find((r) => r.id === id);
       if (!rec?.pid) return undefined;
-      // The shim's child that runs the CLI binary (it also starts short-lived helpers such as tmux clients);
-      // a script CLI runs as `node <script>`.
-      return childrenOf(rec.pid).find((pid) => cmdline(pid).slice(0, 2).includes(opts.bin));
+      // The shim's descendant that runs the CLI binary (the shim also starts short-lived helpers such as
+      // tmux clients; in the sandbox the CLI runs under bwrap's two processes); a script CLI runs as `node <script>`.
+      const isCli = (pid: number) => cmdline(pid).slice(0, 2).includes(opts.bin);
+      let level = childrenOf(rec.pid);
+      for (let depth = 0; depth < 4 && level.length; depth++) {
+        const found = level.find(isCli);
+        if (found) return found;
+        level = level.flatMap(childrenOf);
+      }
+      return undefined;
     },
     async dispose() {
       // The fleet's cleanup kills every registered pid: this process must not be one of them.

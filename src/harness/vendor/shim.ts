@@ -24,6 +24,7 @@ import { carrySession } from './inherited.js';
 import { unreadCount } from './mail.js';
 import { vendorCliEnvironment } from './cli-env.js';
 import { cliSandbox, containCli } from './sandboxed-cli.js';
+import { cliFate } from './cli-fate.js';
 import { DOOR_ENV } from '../../inbox/door.js';
 import { enforceLimits } from './limits.js';
 import { watchSession } from './session-watch.js';
@@ -204,15 +205,9 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
   session.close();
   limits.close();
   await waker.close();
-  const fate = ending ?? cliFate(runtime, code, signal);
+  const fate = ending ?? cliFate(runtime, code, signal, !!bwrap);
   await finishOnce(fate.status, fate.reason);
   return fate.status === 'completed' ? 0 : 1;
-}
-
-function cliFate(runtime: Runtime, code: number | null, signal: NodeJS.Signals | null): { status: TaskResult['status']; reason: string } {
-  if (signal) return { status: 'crashed', reason: `${runtime.title} killed (${signal})` };
-  if (code === 0) return { status: 'cancelled', reason: `${runtime.title} exited before its task ended` };
-  return { status: 'failed', reason: `${runtime.title} exited with status ${code ?? '?'}` };
 }
 
 /**
