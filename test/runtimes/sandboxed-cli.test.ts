@@ -67,3 +67,4 @@ describe('a vendor CLI in the sandbox cannot reach the fleet\'s controls, and st
     expect(readdirSync(marks.dir)).toEqual([]);
   });
 });
+

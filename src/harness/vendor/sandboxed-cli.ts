@@ -1,6 +1,8 @@
 import { homedir } from 'node:os';
 import type { Config } from '../../config/schema.js';
 import type { AgentRecord } from '../../fleet/record.js';
+import type { PermissionMode } from '../../policy/permission-mode.js';
+import type { VendorRuntimeName } from '../../runtimes/types.js';
 import { DOOR_ENV, VENDOR_DOOR_COMMANDS } from '../../inbox/door.js';
 import { userPaths, type Layout } from '../../layout/layout.js';
 import { PACKAGE_ROOT } from '../../layout/package.js';
@@ -30,8 +32,15 @@ export interface ContainedCli {
   env: NodeJS.ProcessEnv;
 }
 
-/** Whether this member's CLI runs inside the sandbox (the effective sandbox is bubblewrap). */
-export function cliSandbox(config: Pick<Config, 'security'>, env: NodeJS.ProcessEnv): string | undefined {
+/**
+ * The bwrap to run this member's CLI in, or undefined: where the effective sandbox is
+ * bubblewrap, except for Codex in the modes where Codex runs its commands in its own
+ * bubblewrap (`plan`, `default`, `accept_edits`: read-only or workspace-write), which cannot
+ * start inside Flotilla's ("bwrap: setting up uid map: Operation not permitted": no
+ * capabilities to map ids in a nested user namespace) and would then refuse every command.
+ */
+export function cliSandbox(config: Pick<Config, 'security'>, env: NodeJS.ProcessEnv, runtime: VendorRuntimeName, mode: PermissionMode): string | undefined {
+  if (runtime === 'codex' && mode !== 'dont_ask' && mode !== 'bypass_permissions') return undefined;
   const s = effectiveSandbox(config, env);
   return s.kind === 'bubblewrap' ? s.bwrap : undefined;
 }

@@ -115,7 +115,7 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
   // which refuses --root (FLOTILLA_ROOT names the fleet); outside they name it themselves.
   let bwrap: string | undefined;
   try {
-    bwrap = cliSandbox(config, env);
+    bwrap = cliSandbox(config, env, runtime.name, mode);
   } catch (err) {
     process.stderr.write(`flotilla: ${(err as Error).message}\n`);
     await finishOnce('failed', (err as Error).message);
