@@ -1,0 +1,55 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { readAudit } from '../../src/audit/read.js';
+import { takeLeases } from '../../src/leases/leases.js';
+import { eventually } from '../helpers/tmux.js';
+import { completionsFrom } from '../spawn/helpers.js';
+import { explain } from './suite.js';
+import { vendorFleet, type VendorFleet } from './helpers.js';
+import { TARGETS } from './targets.js';
+
+/**
+ * File leases in the vendor CLIs (docs/design.md §16): one of our agents (the registered
+ * parent) holds a lease on shared.txt; a Claude and a Gemini agent, started by
+ * spawn-agent exactly as a person's spawn starts them, are each told by their model to change
+ * it with their own file tool. Codex is not here: the pinned Codex offers a model it has no
+ * metadata for (the fake server's) no apply_patch tool, so its hook's reading of a patch is
+ * tested on the payload alone (test/leases/vendor-targets.unit.test.ts). Their own pre-tool hook refuses the call, naming the holder; the
+ * model sees the refusal and the file is unchanged.
+ */
+
+let fleet: VendorFleet | undefined;
+afterEach(async (ctx) => {
+  if (fleet && ctx.task.result?.state === 'fail') await explain(fleet);
+  await fleet?.dispose();
+  fleet = undefined;
+  delete process.env.LW_PATH;
+});
+
+describe("a vendor CLI's edit of a file another agent leased is refused by its own pre-tool hook", { timeout: 600_000 }, () => {
+  it.each([
+    ['claude', 'lease-write.yaml', 'Write'],
+    ['gemini', 'lease-write.yaml', 'write_file'],
+  ] as const)('%s (%s, its %s)', async (name, script, _tool) => {
+    const t = TARGETS[name]();
+    const f = await vendorFleet({ ...t, script, definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' } });
+    fleet = f;
+    execFileSync('git', ['init', '-q'], { cwd: f.project });
+    const file = join(f.project, 'shared.txt');
+    writeFileSync(file, 'holder text\n');
+    process.env.LW_PATH = file;
+    const held = await takeLeases(f.layout, { targets: [file], holder: 'lead-parent', why: 'rewriting it', ttlMs: null, task: 1 });
+    expect(held.ok).toBe(true);
+
+    const id = await f.spawnChild('a', `${name}-lease`, 'change the file', t.spawnArgs);
+    await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 480_000, 'the completion');
+    // The model saw the refusal: the holder, since when, why, and what to do.
+    expect(f.vendor.seen()).toMatch(/refused: shared\.txt is leased to agent lead-parent since \S+ \(\d+ s ago\) for \\?"rewriting it\\?"/);
+    expect(f.vendor.seen()).toContain('Message lead-parent to ask for it');
+    expect(completionsFrom(f, 'lead-parent', id)[0]!.body).toMatch(/Final answer: .*leased to agent lead-parent/);
+    expect(readFileSync(file, 'utf8')).toBe('holder text\n');
+    expect(readAudit(f.layout, { event: 'lease_refused' }).lines).toContainEqual(expect.objectContaining({ agent: id, holder: 'lead-parent', path: 'shared.txt', via: name }));
+  });
+});
