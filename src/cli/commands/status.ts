@@ -10,7 +10,7 @@ export const spec: CommandSpec = {
   description: 'the agent tree with state, depth, turns, tokens, cost, elapsed, unread mail and last line',
   args: [],
   options: [
-    { flags: '--json', description: 'print an array of registry records, each with its unread count and the file leases it holds or waits for' },
+    { flags: '--json', description: 'print an array of registry records, each with its unread count and the file leases it holds or waits for, then one {id: "board:NAME", status: "board", counts} per task board' },
     { flags: '--all', description: 'list every finished agent, not only the 100 that ended last' },
   ],
 };
@@ -46,11 +46,14 @@ export async function run(parsed: Parsed, globals: Globals): Promise<void> {
   const waiting = line.filter((q) => q.agentId && !known.has(q.agentId) && !corrupt.has(q.agentId));
   // File leases (§16), loaded only when a fleet has ever had one.
   const leases = existsSync(layout.leasesDir) ? await import('../../leases/summary.js').then((m) => m.leaseSummary(layout)) : null;
+  // Task boards (§15): counts from each board's indexes, loaded only when a fleet has a board.
+  const boards = existsSync(layout.boardsDir) ? await boardCounts(layout) : [];
   if (opts.json) {
+    const tasks = boards.map((b) => ({ id: `board:${b.board}`, status: 'board', board: b.board, counts: b.counts }));
     const bad = [...corrupt].map(([id, error]) => ({ id, status: 'corrupt', error }));
     const spawns = waiting.map((q) => ({ id: q.agentId, status: 'queued', queuePosition: q.position, pid: q.pid, started: false }));
     const held = (id: string) => (leases ? { leases: leases.heldBy(id), waitingForLeases: leases.waitsOf(id) } : { leases: [], waitingForLeases: [] });
-    writeOut(JSON.stringify([...entries.map((e) => ({ ...e.record, unread: e.unread, ...(e.record.status === 'queued' ? { queuePosition: e.queuePosition } : {}), ...held(e.record.id) })), ...spawns, ...bad], null, 2) + '\n');
+    writeOut(JSON.stringify([...entries.map((e) => ({ ...e.record, unread: e.unread, ...(e.record.status === 'queued' ? { queuePosition: e.queuePosition } : {}), ...held(e.record.id) })), ...spawns, ...bad, ...tasks], null, 2) + '\n');
     return;
   }
   const width = terminalColumns();
@@ -67,8 +70,25 @@ export async function run(parsed: Parsed, globals: Globals): Promise<void> {
   const { scheduleSummary, formatScheduleSummary } = await import('../../schedule/status-lines.js');
   const schedules = scheduleSummary(layout);
   if (schedules) writeOut(`\n${formatScheduleSummary(schedules).join('\n')}\n`);
+  if (boards.length > 0) {
+    const { countsLine } = await import('../../tasks/view.js');
+    writeOut(`\nTask boards (flotilla task list --board NAME):\n${boards.map((b) => `  ${countsLine(b.board, b.counts)}`).join('\n')}\n`);
+  }
   const human = unreadCount(layout, 'human');
   if (human) writeOut(`\n${human} unread message${human === 1 ? '' : 's'} for you — flotilla inbox\n`);
+}
+
+async function boardCounts(layout: import('../../layout/layout.js').Layout): Promise<{ board: string; counts: import('../../tasks/list.js').Counts }[]> {
+  const [{ boardNames }, list] = await Promise.all([import('../../tasks/store.js'), import('../../tasks/list.js')]);
+  const out = [];
+  for (const board of boardNames(layout).sort()) {
+    try {
+      out.push({ board, counts: list.boardCounts(layout, board) });
+    } catch {
+      // A folder that is not a board (a bad name) is not status's to judge.
+    }
+  }
+  return out;
 }
 
 /** 4890 → `4,890`. Not toLocaleString: its first call loads ICU's number formatting, ~35 ms (§14). */
