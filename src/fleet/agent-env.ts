@@ -17,12 +17,14 @@ export function agentEnvironment(layout: Layout, rec: AgentRecord, path: string 
     FLOTILLA_NODE: process.execPath,
     FLOTILLA_CLI: CLI_ENTRY,
     PATH: pathWithTools(path),
+    // Its board (§15): `flotilla task` from its shell and `flotilla mcp` in its CLI default to it.
+    FLOTILLA_BOARD: rec.board ?? 'fleet',
   };
 }
 
 /** Variables `agentEnvironment` (and the slot handoff) own: never passed through from a spawner's own environment. */
 export const AGENT_IDENTITY_VARS: ReadonlySet<string> = new Set([
-  'FLOTILLA_ROOT', 'FLOTILLA_AGENT_ID', 'FLOTILLA_DEPTH', 'FLOTILLA_PARENT_ID', 'FLOTILLA_NODE', 'FLOTILLA_CLI', 'FLOTILLA_SLOT',
+  'FLOTILLA_ROOT', 'FLOTILLA_AGENT_ID', 'FLOTILLA_DEPTH', 'FLOTILLA_PARENT_ID', 'FLOTILLA_NODE', 'FLOTILLA_CLI', 'FLOTILLA_SLOT', 'FLOTILLA_BOARD',
 ]);
 
 /** `PATH` with Flotilla's tools first and every directory once (a chain of agents would otherwise grow it each level). */

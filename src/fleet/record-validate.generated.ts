@@ -503,6 +503,28 @@ function v93(v: unknown, p: string, bad: Issue[]): unknown {
 }
 
 function v94(v: unknown, p: string, bad: Issue[]): unknown {
+  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
+  return v;
+}
+
+function v95(v: unknown, p: string, bad: Issue[]): unknown {
+  return v === null ? null : v94(v, p, bad);
+}
+
+function v96(v: unknown, p: string, bad: Issue[]): unknown {
+  return v === undefined ? structuredClone(null) : v95(v, p, bad);
+}
+
+function v97(v: unknown, p: string, bad: Issue[]): unknown {
+  if (typeof v !== 'boolean') bad.push({ path: p, message: 'expected a boolean' });
+  return v;
+}
+
+function v98(v: unknown, p: string, bad: Issue[]): unknown {
+  return v === undefined ? structuredClone(false) : v97(v, p, bad);
+}
+
+function v99(v: unknown, p: string, bad: Issue[]): unknown {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) { bad.push({ path: p, message: 'expected an object' }); return v; }
   const o = v as Record<string, unknown>;
   const out: Record<string, unknown> = {};
@@ -543,13 +565,15 @@ function v94(v: unknown, p: string, bad: Issue[]): unknown {
   { const r = v82(o["secretGrants"], p + ".secretGrants", bad); if (r !== undefined) out["secretGrants"] = r; }
   { const r = v84(o["runtime"], p + ".runtime", bad); if (r !== undefined) out["runtime"] = r; }
   { const r = v93(o["schedule"], p + ".schedule", bad); if (r !== undefined) out["schedule"] = r; }
+  { const r = v96(o["board"], p + ".board", bad); if (r !== undefined) out["board"] = r; }
+  { const r = v98(o["autoClaim"], p + ".autoClaim", bad); if (r !== undefined) out["autoClaim"] = r; }
   return out;
 }
 
 /** Same result as `safeParse` of the zod schema, without loading zod. */
 export function parseAgentRecord(input: unknown): { success: true; data: AgentRecord } | { success: false; error: { issues: Issue[] } } {
   const bad: Issue[] = [];
-  const data = v94(input, '', bad);
+  const data = v99(input, '', bad);
   if (bad.length > 0) return { success: false, error: { issues: bad.map((i) => ({ path: i.path.slice(1), message: i.message })) } };
   return { success: true, data: data as AgentRecord };
 }

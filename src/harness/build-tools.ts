@@ -15,6 +15,7 @@ import { PACKAGE_ROOT } from '../layout/package.js';
 import { trackToolGroups } from '../lifecycle/tool-groups.js';
 import { createCheckInboxTool } from '../tools/check-inbox.js';
 import { createSendMessageTool } from '../tools/send-message.js';
+import { createTaskTools } from '../tools/task-tools.js';
 import type { Tool, ToolResult } from '../tools/types.js';
 import type { FileClaim } from '../tools/file-claim.js';
 import { createLeasePathsTool, type LeaseOperations } from '../tools/lease-paths.js';
@@ -23,6 +24,7 @@ import { redact, redactValue } from '../secrets/redact.js';
 import type { SecretBroker } from './secret-broker.js';
 import { createFleetAgentTools, type FleetOps } from '../tools/fleet-agents.js';
 import { DOOR_ENV } from '../inbox/door.js';
+import { DEFAULT_BOARD } from '../tasks/task.js';
 import { openAgentDoor, sendAs } from './door-send.js';
 import { sentSummary } from '../lifecycle/broadcast.js';
 
@@ -106,7 +108,10 @@ export async function buildTools(opts: {
     ? [createRequestSecretTool({ keys: rec.effectivePolicy.secrets, request: (key, reason, signal) => broker.request(key, reason, signal) }) as Tool]
     : [];
   const leaseTool = createLeasePathsTool(lazyLeaseOperations(layout, rec.id, rec.cwd)) as Tool;
-  const all = [...builtins, ...messaging, ...createFleetAgentTools(await fleetOps(layout, config, rec, opts.inbox)), leaseTool, ...secretTools];
+  const { taskToolOps } = await import('../tasks/tool-ops.js');
+  // The board it works from: the one it was spawned for, else the fleet's (§15).
+  const tasks = createTaskTools(taskToolOps(layout, rec.id, rec.board ?? DEFAULT_BOARD));
+  const all = [...builtins, ...messaging, ...createFleetAgentTools(await fleetOps(layout, config, rec, opts.inbox)), leaseTool, ...tasks, ...secretTools];
   const allowed = new Set(rec.effectivePolicy.tools);
   return all
     .filter((t) => allowed.has(t.name))

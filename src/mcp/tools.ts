@@ -10,7 +10,7 @@ import { actorId, type McpIdentity } from './identity.js';
 
 /**
  * The fleet tools an MCP client is offered (§13): the tool table's rows marked `mcp`
- * (policy/tool-table.ts), built by the harness's own tool factories
+ * (policy/tool-table.ts; the task board's among them, §15), built by the harness's own tool factories
  * with operations bound to the client's identity — an agent's own fleet ops (its
  * subtree, its inbox, mail from its id), or a person's (the whole fleet, the human inbox).
  * An agent is offered only the fleet tools its effective policy allows.
@@ -46,7 +46,11 @@ export async function mcpTools(layout: Layout, config: Config, identity: McpIden
   const ops = identity.kind === 'agent' ? fleetOpsFor(layout, config, identity.record) : personFleetOps(layout, config);
   const { leaseOperations } = await import('../leases/operations.js');
   const lease = createLeasePathsTool(leaseOperations(layout, me, identity.kind === 'agent' ? identity.record.cwd : process.cwd()));
-  const all = ([send as Tool, inbox as Tool, ...createFleetAgentTools(ops), lease as Tool]).filter((t) => MCP_TOOL_NAMES.includes(t.name));
+  const [{ createTaskTools }, { taskToolOps }] = await Promise.all([import('../tools/task-tools.js'), import('../tasks/tool-ops.js')]);
+  // The caller's board (§15): an agent's own, a person's $FLOTILLA_BOARD, else the fleet's.
+  const board = identity.kind === 'agent' ? identity.record.board : process.env.FLOTILLA_BOARD?.trim() || null;
+  const tasks = createTaskTools(taskToolOps(layout, me, board ?? 'fleet'));
+  const all = ([send as Tool, inbox as Tool, ...createFleetAgentTools(ops), lease as Tool, ...tasks]).filter((t) => MCP_TOOL_NAMES.includes(t.name));
   if (identity.kind === 'person') return all;
   const allowed = new Set(identity.record.effectivePolicy.tools);
   return all.filter((t) => allowed.has(t.name));

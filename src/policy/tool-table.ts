@@ -81,6 +81,12 @@ export const TOOL_TABLE = [
   { name: 'cancel_agent', class: 'fleet', group: 'fleet', mcp: true, vendor: none, claudeAliases: [], otherAliases: [] },
   // File leases (docs/design.md §16): write and edit take them on their own; this one is for many files or the shell.
   { name: 'lease_paths', class: 'fleet', group: 'fleet', mcp: true, vendor: none, claudeAliases: [], otherAliases: [] },
+  // The task board (§15). Claude Code's agent-team tools are the same operations: a Claude-style definition listing them gets these.
+  { name: 'task_create', class: 'fleet', group: 'fleet', mcp: true, vendor: none, claudeAliases: ['TaskCreate'], otherAliases: [] },
+  { name: 'task_list', class: 'read', group: 'fleet', mcp: true, vendor: none, claudeAliases: ['TaskList'], otherAliases: [] },
+  { name: 'task_claim', class: 'fleet', group: 'fleet', mcp: true, vendor: none, claudeAliases: [], otherAliases: [] },
+  { name: 'task_update', class: 'fleet', group: 'fleet', mcp: true, vendor: none, claudeAliases: ['TaskUpdate'], otherAliases: [] },
+  { name: 'wait_for_tasks', class: 'fleet', group: 'fleet', mcp: true, vendor: none, claudeAliases: [], otherAliases: [] },
   { name: 'request_secret', class: 'fleet', group: 'secrets', mcp: false, vendor: none, claudeAliases: [], otherAliases: [] },
 ] as const satisfies readonly ToolRow[];
 

@@ -54,6 +54,14 @@ describe('parseChat', () => {
     ['/inbox now', { type: 'usage', message: 'usage: /inbox' }],
     ['/exit now', { type: 'usage', message: 'usage: /exit' }],
     ['/help me', { type: 'usage', message: 'usage: /help' }],
+    // The task board (§15).
+    ['/tasks', { type: 'tasks' }],
+    ['/tasks all', { type: 'usage', message: 'usage: /tasks' }],
+    ['/task add', { type: 'usage', message: 'usage: /task add <title>' }],
+    ['/task done', { type: 'usage', message: 'usage: /task done <id> [text]' }],
+    ['/task show t1 now', { type: 'usage', message: 'usage: /task show <id>' }],
+    ['/task frob t1', { type: 'usage', message: 'usage: /task add <title>, or /task <show|done|fail|cancel|release> <id> [text] — /tasks shows the board' }],
+    ['/task fail t2 the tests do not pass', { type: 'task', action: 'fail', arg: 't2', text: 'the tests do not pass' }],
   ];
 
   it.each(table)('%j', (line, expected) => {

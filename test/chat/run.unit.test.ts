@@ -16,6 +16,7 @@ function recording(): { actions: ChatActions; seen: unknown[][] } {
     definitions: () => Promise.resolve(['worker']),
     list: rec('list'), spawn: rec('spawn'), status: rec('status'), cancel: rec('cancel'), resume: rec('resume'),
     approve: rec('approve'), deny: rec('deny'), output: rec('output'), collect: rec('collect'), send: rec('send'), inbox: rec('inbox'),
+    tasks: rec('tasks'), task: rec('task'),
   };
   return { actions, seen };
 }
@@ -42,6 +43,11 @@ describe('runChat', () => {
     ['/agent collect', ['collect']],
     ['/send root hi there', ['send', 'root', 'hi there']],
     ['/inbox', ['inbox']],
+    ['/tasks', ['tasks']],
+    ['/task add write the  parser', ['task', 'add', 'write the  parser', '']],
+    ['/task done t3 parser written', ['task', 'done', 't3', 'parser written']],
+    ['/task show t3', ['task', 'show', 't3', '']],
+    ['/task release t3', ['task', 'release', 't3', '']],
   ])('%s calls the matching action', async (line, expected) => {
     const { actions, seen } = recording();
     expect(await runChat(cmd(line), actions)).toBe(`${expected[0] as string} ok`);
@@ -52,7 +58,7 @@ describe('runChat', () => {
     const { actions, seen } = recording();
     const text = await runChat(cmd('/help'), actions);
     expect(text).toBe(CHAT_HELP);
-    for (const form of ['/agent spawn <name> <prompt>', '@<name> <prompt>', '/agent deny <id> [reason]', '/send <to> <text>', '/inbox', '/exit']) {
+    for (const form of ['/agent spawn <name> <prompt>', '@<name> <prompt>', '/agent deny <id> [reason]', '/send <to> <text>', '/inbox', '/tasks', '/task add <title>', '/exit']) {
       expect(text).toContain(form);
     }
     expect(seen).toEqual([]);

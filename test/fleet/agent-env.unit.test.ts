@@ -19,7 +19,9 @@ describe('the one child-environment builder', () => {
       FLOTILLA_NODE: process.execPath,
       FLOTILLA_CLI: CLI_ENTRY,
       PATH: `${TOOLS_DIR}:/usr/bin:/bin`,
+      FLOTILLA_BOARD: 'fleet',
     });
+    expect(agentEnvironment(layout, { ...child, board: 'backend' }, '/usr/bin').FLOTILLA_BOARD).toBe('backend');
   });
 
   it('keeps PATH the same length down a chain of agents, each directory once', () => {

@@ -47,7 +47,7 @@ function auditLines(f: SpawnFleet): Record<string, unknown>[] {
 }
 
 describe('flotilla mcp as a person (no agent among its ancestors)', { timeout: 300_000 }, () => {
-  it('offers the seven fleet tools; send_message and check_inbox use the human inbox; list_agents sees the fleet', async () => {
+  it('offers the fleet tools; send_message and check_inbox use the human inbox; list_agents sees the fleet', async () => {
     fleet = spawnFleet();
     const f = fleet;
     createRecord(f.layout, recordInput('other-aaaaaa', { status: 'working' }));
@@ -55,7 +55,9 @@ describe('flotilla mcp as a person (no agent among its ancestors)', { timeout: 3
     // The server announces the package's version (src/versions.ts), not a literal of its own.
     expect(s.client.getServerVersion()?.version).toBe(PACKAGE_VERSION);
     const names = (await s.client.listTools()).tools.map((t) => t.name).sort();
-    expect(names).toEqual(['cancel_agent', 'check_inbox', 'lease_paths', 'list_agents', 'send_message', 'spawn_agent', 'wait_for_agents']);
+    expect(names).toEqual([
+      'cancel_agent', 'check_inbox', 'lease_paths', 'list_agents', 'send_message', 'spawn_agent', 'task_claim', 'task_create', 'task_list', 'task_update', 'wait_for_agents', 'wait_for_tasks',
+    ]);
     // A person's lease over MCP is the person's (docs/design.md §16).
     const leased = await s.call('lease_paths', { paths: ['notes.md'], why: 'over mcp' });
     expect(JSON.stringify(leased)).toContain('leased to human until you release it: ');
@@ -142,6 +144,39 @@ describe('flotilla mcp inside an agent (a registered harness among its ancestors
     expect(notMine).toMatchObject({ isError: true });
     expect(notMine.text).toContain('is not one of your agents');
     expect(auditLines(f)).toContainEqual(expect.objectContaining({ event: 'tool_call', agent: 'me-cccccc', tool: 'spawn_agent', via: 'mcp' }));
+  });
+
+  it('works the task board as that agent: claims under its id, finishes only its own claim, creates on its board (§15)', async () => {
+    fleet = spawnFleet();
+    const f = fleet;
+    // Before this process is an agent, the CLI acts as a person: t2 is a person's claim.
+    await f.flotilla(['task', 'add', 'parse the input', '--board', 'team', '--body', 'every line of input.txt']);
+    await f.flotilla(['task', 'add', 'held by a person', '--board', 'team']);
+    expect((await f.flotilla(['task', 'claim', 't2', '--board', 'team'])).exitCode).toBe(0);
+    const tools = ['task_create', 'task_list', 'task_claim', 'task_update', 'wait_for_tasks'];
+    registerSelf(f, 'mate-gggggg', { board: 'team', effectivePolicy: { tools, permissionMode: 'dont_ask', secrets: [] } });
+    const s = await open(f);
+    expect((await s.client.listTools()).tools.map((t) => t.name).sort()).toEqual([...tools].sort());
+    expect((await s.call('task_list')).text).toMatch(/^board team: 1 open, 1 claimed/);
+    const claimed = await s.call('task_claim');
+    expect(claimed.text).toContain('You claimed task t1.');
+    expect(claimed.text).toContain('every line of input.txt');
+    const taken = await s.call('task_claim', { id: 't2' });
+    expect(taken).toMatchObject({ isError: true });
+    expect(taken.text).toMatch(/^Refused: task t2 is already claimed by human/);
+    const notMine = await s.call('task_update', { id: 't2', action: 'done', result: 'mine now' });
+    expect(notMine).toMatchObject({ isError: true });
+    expect(notMine.text).toContain('only its claimant (human) or a person may mark done task t2');
+    expect((await s.call('task_update', { id: 't1', action: 'done', result: '12 lines parsed' })).text).toBe('Task t1 is now done.');
+    expect((await s.call('task_create', { title: 'check the parse', blocked_by: ['t1'] })).text).toBe('Added task t3 to board team.');
+    const { readTask } = await import('../../src/tasks/store.js');
+    const board = f.layout.board('team');
+    expect(readTask(board, 't1')).toMatchObject({ status: 'done', claimed_by: 'mate-gggggg', result: '12 lines parsed' });
+    expect(readTask(board, 't2')).toMatchObject({ status: 'claimed', claimed_by: 'human', result: null });
+    expect(readTask(board, 't3')).toMatchObject({ status: 'open', created_by: 'mate-gggggg' });
+    const wait = await s.call('wait_for_tasks', { timeout_secs: 0.5 });
+    expect(wait.text).toBe('Still busy after 0.5 s.\nboard team: 1 open, 1 claimed, 1 done, 0 failed, 0 cancelled');
+    expect(auditLines(f)).toContainEqual(expect.objectContaining({ event: 'task_claimed', agent: 'mate-gggggg', task: 't1' }));
   });
 
   it('without FLOTILLA_AGENT_ID it is still that agent (ancestry, not the environment, decides)', async () => {

@@ -14,6 +14,7 @@ import { createCheckInboxTool } from '../../src/tools/check-inbox.js';
 import { createFleetAgentTools, type FleetOps } from '../../src/tools/fleet-agents.js';
 import { createLeasePathsTool } from '../../src/tools/lease-paths.js';
 import { createRequestSecretTool } from '../../src/tools/request-secret.js';
+import { createTaskTools } from '../../src/tools/task-tools.js';
 import { createSendMessageTool } from '../../src/tools/send-message.js';
 import type { Tool } from '../../src/tools/types.js';
 import { ALL_TOOLS } from '../runtimes/launch-input.js';
@@ -57,6 +58,7 @@ describe('the lists derived from the tool table', () => {
       createCheckInboxTool(never as never) as Tool,
       ...createFleetAgentTools(never as FleetOps),
       createLeasePathsTool(never as never) as Tool,
+      ...createTaskTools(never as never),
       createRequestSecretTool({ keys: ['github-token'], request: never } as never) as Tool,
     ];
     expect(built.map((t) => [t.name, t.klass])).toEqual(rows.map((r) => [r.name, r.class]));

@@ -1,3 +1,5 @@
+import type { TaskChatAction } from './parse.js';
+
 /**
  * What chat commands do (§6 "Chat commands"). The pane parses a line into a `ChatCommand`
  * and `runChat` calls one method here; the session engine wires the real implementations.
@@ -29,6 +31,10 @@ export interface ChatActions {
   send(to: string, text: string): Promise<string>;
   /** `/inbox`: this agent's messages (peek). */
   inbox(): Promise<string>;
+  /** `/tasks`: this agent's board (§15). */
+  tasks(): Promise<string>;
+  /** `/task add <title>` (arg: the title), `/task <show|done|fail|cancel|release> <id> [text]`, as the person typing. */
+  task(action: TaskChatAction, arg: string, text: string): Promise<string>;
 }
 
 /** The line printed for a command whose backing feature is not built yet: `/agent resume is not yet available`. */
@@ -55,5 +61,7 @@ export function unavailableChatActions(definitions: readonly string[] = []): Cha
     collect: na('/agent collect'),
     send: na('/send'),
     inbox: na('/inbox'),
+    tasks: na('/tasks'),
+    task: na('/task'),
   };
 }

@@ -4,6 +4,7 @@ import type { LoadResult } from '../../definitions/types.js';
 import type { Layout } from '../../layout/layout.js';
 import type { DefinitionsChange } from '../../definitions/live.js';
 import { unavailableChatActions, type ChatActions } from './actions.js';
+import type { TaskChatAction } from './parse.js';
 import { CHAT_ERROR_PREFIX } from './run.js';
 
 /** A pane's chat commands, and the notices they have for the pane when definitions or config change. */
@@ -124,6 +125,11 @@ function liveChatActions(layout: Layout, configNow: () => Config, rec: AgentReco
       const results = collectFinished(layout);
       return results.length ? results.map(formatCollected).join('\n\n') : 'nothing new to collect';
     },
+    async tasks() {
+      const [{ listBoard }, { formatListing }] = await Promise.all([import('../../tasks/list.js'), import('../../tasks/view.js')]);
+      return formatListing(listBoard(layout, rec.board ?? 'fleet'));
+    },
+    task: (action, arg, text) => taskAction(layout, rec.board ?? 'fleet', action, arg, text),
     async inbox() {
       const { list } = await import('../../inbox/read.js');
       const items = await list(layout, rec.id, { includeRead: true });
@@ -131,6 +137,35 @@ function liveChatActions(layout: Layout, configNow: () => Config, rec: AgentReco
       return items.map((i) => `${i.read ? ' ' : '●'} ${i.message.id}  ${i.message.from}  ${i.message.kind}  ${i.message.summary}`).join('\n');
     },
   };
+}
+
+/**
+ * `/task …` in a pane (§15): the person typing acts, as `human` — like `flotilla task` in a
+ * terminal, so they may finish or release any task, not only this agent's claims.
+ */
+async function taskAction(layout: Layout, board: string, action: TaskChatAction, arg: string, text: string): Promise<string> {
+  const [ops, { readTask }, { formatTask }, { FlotillaError }] = await Promise.all([
+    import('../../tasks/board.js'), import('../../tasks/store.js'), import('../../tasks/view.js'), import('../../errors.js'),
+  ]);
+  switch (action) {
+    case 'add': {
+      const t = await ops.addTask(layout, board, { title: arg }, 'human');
+      return `added ${t.id} to board ${t.board}`;
+    }
+    case 'show': {
+      const t = readTask(ops.boardOf(layout, board), arg);
+      if (!t) throw new FlotillaError(`no task '${arg}' on board '${board}' — /tasks shows its tasks`, { code: 'not-found' });
+      return formatTask(t);
+    }
+    case 'release': {
+      const t = await ops.releaseTask(layout, board, arg, 'human', text || undefined);
+      return `${t.id} released: open again`;
+    }
+    default: {
+      const t = await ops.finishTask(layout, board, arg, 'human', action === 'fail' ? 'failed' : action === 'cancel' ? 'cancelled' : 'done', text);
+      return `${t.id} ${t.status}`;
+    }
+  }
 }
 
 /** `/agent list`: one line per definition (name, description, model when set), then the files that did not load. */

@@ -18,8 +18,14 @@ export type ChatCommand =
   | { type: 'collect' }
   | { type: 'send'; to: string; text: string }
   | { type: 'inbox' }
+  | { type: 'tasks' }
+  | { type: 'task'; action: TaskChatAction; arg: string; text: string }
   | { type: 'help' }
   | { type: 'exit' };
+
+/** What `/task` does: add a task, or act on one by id (§15). */
+export type TaskChatAction = 'add' | 'show' | 'done' | 'fail' | 'cancel' | 'release';
+const TASK_ACTIONS: readonly TaskChatAction[] = ['add', 'show', 'done', 'fail', 'cancel', 'release'];
 
 /** `error`: a command that cannot run as typed (an unknown definition), printed as one `✗` line; never given to the model. */
 export type ChatParse = ChatCommand | { type: 'not_chat' } | { type: 'usage'; message: string } | { type: 'error'; message: string };
@@ -39,6 +45,9 @@ export const CHAT_USAGE = {
   collect: '/agent collect',
   send: '/send <to> <text>',
   inbox: '/inbox',
+  tasks: '/tasks',
+  taskAdd: '/task add <title>',
+  task: '/task <action> <id> [text]',
   help: '/help',
   exit: '/exit',
 } as const;
@@ -66,6 +75,10 @@ export function parseChat(line: string, knownDefinitions: readonly string[]): Ch
       const [to, body] = splitWord(rest);
       return to !== '' && body !== '' ? { type: 'send', to, text: body } : usage('send');
     }
+    case '/tasks':
+      return rest === '' ? { type: 'tasks' } : usage('tasks');
+    case '/task':
+      return parseTask(rest);
     case '/agent':
     case '/agents':
       return parseAgent(rest, knownDefinitions);
@@ -103,6 +116,17 @@ function parseAgent(args: string, known: readonly string[]): ChatParse {
     default:
       return { type: 'usage', message: `unknown subcommand '/agent ${sub}': use one of ${AGENT_SUBCOMMANDS} — type /help for details` };
   }
+}
+
+function parseTask(args: string): ChatParse {
+  const [sub, rest] = splitWord(args);
+  if (sub === 'add') return rest === '' ? usage('taskAdd') : { type: 'task', action: 'add', arg: rest, text: '' };
+  if (!(TASK_ACTIONS as readonly string[]).includes(sub)) {
+    return { type: 'usage', message: `usage: ${CHAT_USAGE.taskAdd}, or /task <${TASK_ACTIONS.slice(1).join('|')}> <id> [text] — /tasks shows the board` };
+  }
+  const [id, text] = splitWord(rest);
+  if (id === '' || (sub === 'show' && text !== '')) return { type: 'usage', message: `usage: /task ${sub} <id>${sub === 'show' ? '' : ' [text]'}` };
+  return { type: 'task', action: sub as TaskChatAction, arg: id, text };
 }
 
 /** A word that can only mean a definition: the id pattern (§1), so `@src/main.ts` or `@notes.md` is not one. */

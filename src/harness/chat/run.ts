@@ -17,6 +17,9 @@ const HELP_ROWS: [string, string][] = [
   [CHAT_USAGE.collect, 'print all finished answers not yet collected'],
   [CHAT_USAGE.send, 'send a message to an agent, parent, root or human'],
   [CHAT_USAGE.inbox, "this agent's messages"],
+  [CHAT_USAGE.tasks, "this agent's task board: open, claimed and lately finished tasks"],
+  [CHAT_USAGE.taskAdd, 'add a task to the board (as you, for the team to claim)'],
+  [CHAT_USAGE.task, 'show, done, fail, cancel or release a task (as a person)'],
   [CHAT_USAGE.exit, 'end this agent (when idle; Ctrl-D does the same)'],
 ];
 
@@ -55,6 +58,8 @@ function dispatch(cmd: ChatCommand, a: ChatActions): Promise<string> {
     case 'collect': return a.collect();
     case 'send': return a.send(cmd.to, cmd.text);
     case 'inbox': return a.inbox();
+    case 'tasks': return a.tasks();
+    case 'task': return a.task(cmd.action, cmd.arg, cmd.text);
     case 'help': return Promise.resolve(CHAT_HELP);
     case 'exit': return Promise.resolve('');
   }

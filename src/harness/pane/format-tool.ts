@@ -54,6 +54,12 @@ function toolCallText(call: ToolCall): string | undefined {
       return `cancel_agent ${oneLine(str(i.id) ?? '?')}`;
     case 'wait_for_agents':
       return `wait_for_agents ${Array.isArray(i.ids) ? i.ids.map(String).join(' ') : ''}`.trimEnd();
+    case 'task_create':
+      return `task_create ${oneLine(str(i.title) ?? '?')}`;
+    case 'task_claim':
+      return `task_claim ${oneLine(str(i.id) ?? 'next')}`;
+    case 'task_update':
+      return `task_update ${oneLine(str(i.id) ?? '?')} ${oneLine(str(i.action) ?? '?')}`;
     default: {
       const args = JSON.stringify(call.input ?? {});
       return args === '{}' ? call.name : `${call.name} ${oneLine(args)}`;
