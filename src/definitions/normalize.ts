@@ -6,6 +6,7 @@ import { normalizeHooks, normalizeSkills } from './normalize-extras.js';
 import { normalizeSchedule } from './normalize-schedule.js';
 import { normalizeTools } from './normalize-tools.js';
 import { isRuntimeName, RUNTIME_NAMES } from '../runtimes/types.js';
+import { BOARD_PATTERN } from '../tasks/task.js';
 import type { Definition, DefinitionConfig, DefinitionScope, FieldIssue, MemoryScope } from './types.js';
 
 /**
@@ -17,6 +18,7 @@ import type { Definition, DefinitionConfig, DefinitionScope, FieldIssue, MemoryS
 const KNOWN = new Set([
   'name', 'description', 'model', 'background', 'max_turns', 'maxTurns', 'memory', 'tools', 'disallowedTools',
   'disallowed_tools', 'permissions', 'permission_mode', 'permissionMode', 'skills', 'hooks', 'color', 'runtime', 'schedule',
+  'auto_claim', 'autoClaim', 'board',
 ]);
 const PERMISSION_KEYS = new Set(['permission_mode', 'permissionMode', 'secrets', 'timeout_secs', 'ttl_secs', 'env']);
 /** Definition names: the id pattern (§1), plus inner dots as Claude Code allows. */
@@ -45,7 +47,7 @@ export function normalizeDefinition(input: NormalizeInput): { definition?: Defin
 
   for (const key of Object.keys(data)) {
     if (!KNOWN.has(key)) {
-      warnings.push({ field: key, message: `unknown field '${key}' is ignored (${key}) — check the spelling; known fields: name, description, model, background, max_turns, memory, tools, permissions, skills, hooks, schedule, color, runtime` });
+      warnings.push({ field: key, message: `unknown field '${key}' is ignored (${key}) — check the spelling; known fields: name, description, model, background, max_turns, memory, tools, permissions, skills, hooks, schedule, color, runtime, auto_claim, board` });
     }
   }
 
@@ -135,6 +137,15 @@ export function normalizeDefinition(input: NormalizeInput): { definition?: Defin
     err('runtime', `runtime must be one of ${RUNTIME_NAMES.join(', ')}, got ${describe(runtime)} (runtime) — e.g. runtime: claude`);
   }
 
+  // A teammate (§15): claims work from its board whenever it is idle.
+  const autoClaimRaw = data.auto_claim ?? data.autoClaim;
+  const autoClaim = optional(autoClaimRaw, false, (v) => typeof v === 'boolean', () =>
+    err('auto_claim', `auto_claim must be true or false, got ${describe(autoClaimRaw)} (auto_claim) — e.g. auto_claim: true`));
+  const board = data.board;
+  if (board !== undefined && board !== null && !(typeof board === 'string' && BOARD_PATTERN.test(board))) {
+    err('board', `board must be a board name (lower-case letters, digits, '-', '_'), got ${describe(board)} (board) — e.g. board: backend`);
+  }
+
   if (input.body.trim() === '') {
     warnings.push({ field: 'body', message: 'the prompt (the Markdown after the frontmatter) is empty (body) — write the instructions below the closing ---, e.g. "You review diffs for bugs."' });
   }
@@ -158,6 +169,8 @@ export function normalizeDefinition(input: NormalizeInput): { definition?: Defin
     ...(schedules.length ? { schedules } : {}),
     ...(typeof color === 'string' ? { color } : {}),
     ...(typeof runtime === 'string' && isRuntimeName(runtime) ? { runtime } : {}),
+    ...(autoClaim ? { autoClaim: true as const } : {}),
+    ...(typeof board === 'string' ? { board } : {}),
     body: input.body,
     declared: {
       tools: data.tools !== undefined && data.tools !== null,

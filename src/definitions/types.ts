@@ -44,6 +44,10 @@ export interface Definition {
   color?: string;
   /** Who runs it (§13): `flotilla` (default), `claude`, `codex`, `gemini`. */
   runtime?: RuntimeName;
+  /** `auto_claim: true` (§15): when idle, the agent claims the next claimable task on its board and works it. */
+  autoClaim?: true;
+  /** `board:` (§15): the task board it works from, unless its spawn names another. */
+  board?: string;
   /** The Markdown body: the agent's system prompt. */
   body: string;
   /** Which limits and policy fields the file set itself (the rest are defaults); see `fitToParent`. */

@@ -119,7 +119,12 @@ async function runOneShot(started: StartedAgent): Promise<number> {
     if (e.type === 'done' && e.error && e.reason !== 'completed') process.stderr.write(`flotilla: ${e.reason}: ${e.error}\n`);
     if (e.type === 'notice' && e.level === 'error') process.stderr.write(`flotilla: ${e.text}\n`);
   });
-  await session.runTask(prompt);
+  if (prompt.trim()) await session.runTask(prompt);
+  else {
+    // A teammate spawned with no task of its own (§15): it idles until the board has work.
+    session.idleWithoutTask();
+    void session.wake();
+  }
   await session.whenFinished();
   const final = session.record();
   if (answer) process.stdout.write(answer.endsWith('\n') ? answer : answer + '\n');

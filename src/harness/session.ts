@@ -63,6 +63,18 @@ export interface SessionDeps {
   onIdle?: () => Promise<void>;
   /** The running slot: taken before work runs, given back while idle (§5.2: slots count work). None: always free to run. */
   slot?: WorkSlotPort;
+  /** `auto_claim` (§15): when idle with no mail, claim the next task on this board and work it. */
+  board?: BoardPort;
+}
+
+/** An `auto_claim` agent's board (§15, harness/teammate.ts): where it takes work when idle. */
+export interface BoardPort {
+  /** Claims the next claimable task: its id and the prompt to work it, or null when none is. */
+  claim(): Promise<{ id: string; prompt: string } | null>;
+  /** Writes how the task's run ended onto it: done with the answer, or failed. */
+  report(id: string, status: TaskResult['status'], text: string, reason: string | null): Promise<void>;
+  /** Calls `onChange` when the board may have work; returns the stop. */
+  watch(onChange: () => void): () => void;
 }
 
 export interface WorkSlotPort {
@@ -100,6 +112,13 @@ export class AgentSession implements Session {
   private idleTimer: NodeJS.Timeout | undefined;
   private markEnded: () => void = () => undefined;
   private readonly ended = new Promise<void>((resolve) => { this.markEnded = resolve; });
+  /** The board task the open task is working (§15), reported when the task ends. */
+  private boardTask: string | null = null;
+  /** A board task claimed while a run was starting: worked when that run ends. */
+  private claimedWork: { id: string; prompt: string } | null = null;
+  private claiming = false;
+  private boardChanged = false;
+  private stopWatching: () => void = () => undefined;
 
   constructor(private readonly deps: SessionDeps) {
     this.id = deps.record.id;
@@ -110,6 +129,7 @@ export class AgentSession implements Session {
       // Idle agents react at once (§4); one-shot agents only between their own steps.
       if (!this.running && !this.ending && !deps.oneshot) this.startRun(null);
     });
+    if (deps.board) this.stopWatching = deps.board.watch(() => void this.wake());
   }
 
   record(): AgentRecord {
@@ -159,14 +179,53 @@ export class AgentSession implements Session {
     }
     if (this.running || this.ending) return;
     if (unread) this.startRun(null);
-    else {
-      this.rest();
-      if (this.worked && !this.interrupted) {
-        this.worked = false;
-        // Once per idle spell, after the task's completion is out: what it sends back arrives as mail.
-        void this.deps.onIdle?.().catch((err: unknown) => this.deps.log.warn({ err: errorMessage(err) }, 'TeammateIdle hooks failed'));
-      }
+    else if (this.deps.board) await this.takeBoardWork();
+    else this.idle();
+  }
+
+  /** Nothing to do: rest, and once per idle spell after work, the TeammateIdle hooks. */
+  private idle(): void {
+    this.rest();
+    if (this.worked && !this.interrupted) {
+      this.worked = false;
+      // Once per idle spell, after the task's completion is out: what it sends back arrives as mail.
+      void this.deps.onIdle?.().catch((err: unknown) => this.deps.log.warn({ err: errorMessage(err) }, 'TeammateIdle hooks failed'));
     }
+  }
+
+  /**
+   * Idle with no mail: a teammate claims the next task on its board and works it (§15). One
+   * claim at a time; a board change seen meanwhile looks again once this claim is settled.
+   */
+  private async takeBoardWork(): Promise<void> {
+    if (this.claiming) {
+      this.boardChanged = true;
+      return;
+    }
+    this.claiming = true;
+    let work = this.claimedWork;
+    try {
+      do {
+        this.boardChanged = false;
+        if (!work) work = await this.deps.board!.claim().catch((err: unknown) => {
+          this.deps.log.warn({ err: errorMessage(err) }, 'board claim failed');
+          return null;
+        });
+      } while (!work && this.boardChanged && !this.ending);
+    } finally {
+      this.claiming = false;
+    }
+    // Ending: its claim is reopened by the ending (harness/finish.ts). Busy: worked after this run.
+    if (this.ending) return;
+    if (!work) return this.idle();
+    if (this.running || this.humanQueue.length > 0) {
+      this.claimedWork = work;
+      return;
+    }
+    this.claimedWork = null;
+    this.boardTask = work.id;
+    this.emit({ type: 'notice', text: `claimed task ${work.id} from the board` });
+    this.startRun(work.prompt);
   }
 
   shutdown(status: 'cancelled' | 'completed' | 'failed', reason: string): Promise<void> {
@@ -182,6 +241,7 @@ export class AgentSession implements Session {
     this.finished ??= (async () => {
       this.ending = { status, reason };
       clearTimeout(this.idleTimer);
+      this.stopWatching();
       this.turnAbort?.abort(new Error(reason));
       this.slotWait?.abort();
       if (!opts.fromRun) await this.running?.catch(() => undefined);
@@ -205,6 +265,12 @@ export class AgentSession implements Session {
     for (const l of this.listeners) {
       try { l(e); } catch (err) { this.deps.log.error({ err: errorMessage(err) }, 'session listener failed'); }
     }
+  }
+
+  /** Start-up is over: the record says `working`, written through this session's own keeper so its later statuses (an `idle` at once, for an agent with no task) are not taken for someone else's. */
+  started(): void {
+    this.keeper.set({ status: 'working' });
+    this.keeper.flush();
   }
 
   /** An interactive agent opened with no task: it gives its slot back until work arrives. */
@@ -418,7 +484,22 @@ export class AgentSession implements Session {
       this.keeper.set(change);
     }
     this.emit({ type: 'task_end', result, text });
+    await this.reportBoardTask(status, text, exitReason);
     if (deps.oneshot) await this.end(result.status, result.exitReason ?? result.status, { fromRun: true });
+  }
+
+  /** The board task this task worked gets its result (§15); a refusal (cancelled meanwhile, a hook) is shown, never fatal. */
+  private async reportBoardTask(status: TaskResult['status'], text: string, reason: string | null): Promise<void> {
+    const id = this.boardTask;
+    if (!id || !this.deps.board) return;
+    this.boardTask = null;
+    try {
+      await this.deps.board.report(id, status, text, reason);
+      this.emit({ type: 'notice', text: `task ${id} ${status === 'completed' ? 'done' : 'failed'} on the board` });
+    } catch (err) {
+      this.deps.log.warn({ err: errorMessage(err), task: id }, 'board task not finished');
+      this.emit({ type: 'notice', text: `task ${id} could not be finished on the board: ${errorMessage(err)}`, level: 'warn' });
+    }
   }
 
   /** Transcript writes fail (disk full): the agent goes on, but claims nothing it could not record, and says so once. */

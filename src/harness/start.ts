@@ -7,6 +7,7 @@ import type { AgentRecord } from '../fleet/record.js';
 import { getRecord, updateRecord } from '../fleet/registry.js';
 import type { HookContext } from '../hooks/run-hooks.js';
 import type { Layout } from '../layout/layout.js';
+import { DEFAULT_BOARD } from '../tasks/task.js';
 import { parsePermissionMode } from '../policy/permission-mode.js';
 import type { ShellClassifier } from '../policy/shell/classify.js';
 import type { TranscriptEntry } from '../transcript/entries.js';
@@ -123,14 +124,16 @@ export async function startAgent(opts: {
     afterTool: (call, result) => runPostToolUse(definition.hooks, { name: call.name, input: call.input, output: result.output, isError: !!result.isError }, hookContext),
     beforeModelCall: async () => treeBudgetRefusal(layout, rec.rootId, config.budget)?.message,
     onApprovalAnswer: (a) => { approvals.answer(a); secrets?.answer(a); },
-    oneshot: rec.mode !== 'interactive',
+    // A teammate (§15) stays between tasks even headless: the board is its work.
+    oneshot: rec.mode !== 'interactive' && !rec.autoClaim,
     slot: opts.slot,
     ...(onIdle ? { onIdle } : {}),
+    ...(rec.autoClaim ? { board: (await import('./teammate.js')).boardPort(layout, rec.id, rec.board ?? DEFAULT_BOARD, log) } : {}),
     ...ending,
   });
   ref.session = session;
   await runLifecycleHooks('start', config.hooks.start, hookContext);
-  updateRecord(layout, rec.id, { status: 'working' });
+  session.started();
   return { session, record: getRecord(layout, rec.id), definition, prompt: readTask(layout, rec.id), log, scripted: rec.scripted };
 }
 

@@ -23,6 +23,7 @@ import { applyFleetRetention } from '../outputs/retention.js';
 import type { RuntimeName } from '../runtimes/types.js';
 import { treeBudgetRefusal } from './budget.js';
 import { checkCwd, checkDemoReady, checkModel } from './preflight.js';
+import { checkBoardName, DEFAULT_BOARD } from '../tasks/task.js';
 import { contextFromParent, type ContextMode } from './context.js';
 
 /**
@@ -51,6 +52,10 @@ export interface SpawnRequest {
   schedule?: { name: string; runId: string; slot: string; notify: string | null } | undefined;
   /** Overrides the definition's wall-clock limit (a schedule's `timeout`). */
   timeoutSecs?: number | undefined;
+  /** The task board it works from (§15): default the definition's, its parent's, a person's $FLOTILLA_BOARD. */
+  board?: string | undefined;
+  /** Claim work from the board when idle (§15); default the definition's `auto_claim`. */
+  autoClaim?: boolean | undefined;
 }
 
 export interface PreparedSpawn {
@@ -136,6 +141,9 @@ async function prepareFor(layout: Layout, config: Config, req: SpawnRequest, par
     const refused = await runtimeRefusal(runtime, env, config.runtimes[runtime], layout.project);
     if (refused) throw refused;
   }
+  if (runtime !== 'flotilla' && (req.autoClaim ?? definition.autoClaim)) {
+    throw refusal('auto-claim-runtime', `spawn refused: auto_claim needs Flotilla's harness, not the ${runtime} runtime — a ${runtime} agent claims work itself with the task_claim tool (over flotilla mcp)`, { runtime });
+  }
   // A vendor CLI picks its own model unless one is named (`claude:opus`); a harness resolves as §6 says.
   const resolved = runtime === 'flotilla'
     ? resolveModelSpec({ flag: req.model, definition: definition.model, parent: parent?.runtime === 'flotilla' ? parent.model : undefined, config, env, demoScript: DEMO_SCRIPT })
@@ -168,6 +176,7 @@ async function prepareFor(layout: Layout, config: Config, req: SpawnRequest, par
       background: req.background ?? definition.background, resumedFrom: req.resumedFrom ?? null,
       spawnedBy: parent ? 'agent' : req.schedule ? 'cron' : 'human', slot: admission.slot.index,
       schedule: req.schedule ?? null,
+      board: teamBoard(req, definition, parent, env), autoClaim: req.autoClaim ?? definition.autoClaim ?? false,
     });
     mkdirSync(dirname(layout.taskFile(id)), { recursive: true });
     writeFileSync(layout.taskFile(id), task);
@@ -186,4 +195,13 @@ async function prepareFor(layout: Layout, config: Config, req: SpawnRequest, par
     admission.slot.release();
     throw err;
   }
+}
+
+/**
+ * The board a new agent works from (§15): its spawn's, its definition's, its parent's, and
+ * for a person's spawn `$FLOTILLA_BOARD`; null is the fleet's board.
+ */
+function teamBoard(req: SpawnRequest, definition: Definition, parent: AgentRecord | null, env: NodeJS.ProcessEnv): string | null {
+  const named = req.board ?? definition.board ?? (parent ? parent.board : env.FLOTILLA_BOARD?.trim() || null);
+  return named === null || named === DEFAULT_BOARD ? null : checkBoardName(named);
 }

@@ -17,6 +17,8 @@ interface SpawnOpts {
   model?: string;
   runtime?: 'flotilla' | 'claude' | 'codex' | 'gemini';
   json?: boolean;
+  board?: string;
+  autoClaim?: boolean;
 }
 
 /**
@@ -40,6 +42,8 @@ export function command(): Command {
     .addOption(new Option('--context <mode>', "what of the parent's conversation the child gets").choices(['none', 'last_turn', 'summary']))
     .option('--model <spec>', 'model as provider:model-id, an alias, or script:<file.yaml>')
     .addOption(new Option('--runtime <name>', 'what runs the agent: Flotilla\'s harness, or Claude Code / Codex / Gemini CLI under a Flotilla shim (default: the definition\'s runtime:, else flotilla)').choices(['flotilla', 'claude', 'codex', 'gemini']))
+    .option('--board <name>', "the task board it works from (default: the definition's, its parent's, $FLOTILLA_BOARD, else 'fleet')")
+    .option('--auto-claim', 'a teammate: whenever idle it claims the next task on its board and works it (the prompt is then optional)')
     .option('--json', 'print the registry record (with --wait: the result) as JSON')
     .action(async (words: string[], opts: SpawnOpts, cmd: Command) => {
       const { layout } = cliContext(cmd);
@@ -57,14 +61,16 @@ export function command(): Command {
       const prompt = opts.prompt ?? (words.length ? words.join(' ') : await readStdin());
       // An agent opened with nothing to do only sits there; refused before anything opens.
       // A mistake in how it was called: exit 2, with --wait as without (§2).
-      if (!prompt.trim()) {
-        throw new UsageError("spawn refused: no task given — pass it as arguments, with --prompt, or on stdin (echo 'task' | spawn-agent); for an agent to talk to, use flotilla up or flotilla run", { code: 'empty-prompt' });
+      // A teammate (--auto-claim, or a definition's auto_claim) may start with nothing: the board is its work (§15).
+      if (!prompt.trim() && (opts.wait || !(opts.autoClaim || (await definesAutoClaim(layout, config, opts.agent))))) {
+        throw new UsageError("spawn refused: no task given — pass it as arguments, with --prompt, or on stdin (echo 'task' | spawn-agent); for an agent to talk to, use flotilla up or flotilla run; for a teammate that takes its work from the task board, --auto-claim", { code: 'empty-prompt' });
       }
       await reconcileDead(layout, config);
       const rec = await spawnAgent(
         layout, config,
         {
           prompt, agent: opts.agent, id: opts.id, cwd: opts.cwd, context: opts.context, model: opts.model, runtime: opts.runtime, mode: opts.oneshot ? 'oneshot' : 'interactive',
+          board: opts.board, ...(opts.autoClaim ? { autoClaim: true } : {}),
           ...(opts.queue ? { queue: { onWait: async () => {
             const { countHeld } = await import('../../fleet/slots.js');
             const max = config.limits.max_running;
@@ -91,6 +97,17 @@ export function command(): Command {
       if (result.status !== 'completed') process.stderr.write(`flotilla: ${rec.id} ended ${statusWithReason(result.status, result.exitReason)} — its transcript: flotilla transcript ${rec.id}\n`);
       process.exit(result.status === 'completed' ? 0 : 1);
     });
+}
+
+/** Whether the definition a spawn names says `auto_claim: true` (asked only when no task is given). */
+async function definesAutoClaim(layout: import('../../layout/layout.js').Layout, config: import('../../config/schema.js').Config, agent: string | undefined): Promise<boolean> {
+  const { loadDefinitions, pickDefinition } = await import('../../definitions/load.js');
+  try {
+    return pickDefinition(await loadDefinitions({ layout, config }), agent ?? config.agents.default).autoClaim === true;
+  } catch {
+    // An unknown definition is the spawn's to refuse, with its own message.
+    return true;
+  }
 }
 
 async function readStdin(): Promise<string> {
