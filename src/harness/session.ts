@@ -2,7 +2,7 @@ import type { LanguageModelV3 } from '@ai-sdk/provider';
 import { audit } from '../audit/audit.js';
 import type { Log } from '../audit/logger.js';
 import type { Config } from '../config/schema.js';
-import { errorMessage } from '../errors.js';
+import { errorMessage, FlotillaError } from '../errors.js';
 import { toLastLine } from '../fleet/record-status.js';
 import type { AgentRecord, TaskResult } from '../fleet/record.js';
 import type { Layout } from '../layout/layout.js';
@@ -202,6 +202,9 @@ export class AgentSession implements Session {
       this.boardChanged = true;
       return;
     }
+    // A completion the TaskCompleted hook refused: the task is still this agent's, and the
+    // hook's feedback comes as mail; the next task to end reports it again. No new claim till then.
+    if (this.boardTask) return this.idle();
     this.claiming = true;
     let work = this.claimedWork;
     try {
@@ -497,6 +500,7 @@ export class AgentSession implements Session {
       await this.deps.board.report(id, status, text, reason);
       this.emit({ type: 'notice', text: `task ${id} ${status === 'completed' ? 'done' : 'failed'} on the board` });
     } catch (err) {
+      if (err instanceof FlotillaError && err.code === 'task-completion-refused') this.boardTask = id;
       this.deps.log.warn({ err: errorMessage(err), task: id }, 'board task not finished');
       this.emit({ type: 'notice', text: `task ${id} could not be finished on the board: ${errorMessage(err)}`, level: 'warn' });
     }
