@@ -62,8 +62,10 @@ export async function containCli(opts: {
   const door = await openAgentDoor(layout, config, rec, sendAs(layout, config, rec), { env: opts.cliEnv, writable, extra: VENDOR_DOOR_COMMANDS });
   if (!door) throw new Error(`cannot open the agent's door at ${layout.door(rec.id)} (a path over the Unix socket limit?) — the CLI cannot reach the fleet from its sandbox`);
   const tmux = tmuxHiding(tmuxSocketPaths(opts.shimEnv), [...writable, home, PACKAGE_ROOT, ...installed]);
+  // The home folder stays readable wherever it lives: the sandbox's private /tmp would hide a
+  // home under /tmp (a CI runner's, a test's), so the CLI would see less than on a person's machine.
   const argv = bubblewrapArgv({
-    writable, readOnly, network: true, bwrap: opts.bwrap, userNamespace: bubblewrapUserNamespace(opts.bwrap), direct: true,
+    writable, readOnly: [...readOnly, home], network: true, bwrap: opts.bwrap, userNamespace: bubblewrapUserNamespace(opts.bwrap), direct: true,
     hidden: [layout.doorsDir, layout.secretsDir, ...tmux.hidden], covered: tmux.covered, sockets: [door],
   }, [opts.bin, ...opts.argv]);
   return { file: argv[0]!, args: argv.slice(1), env: { ...opts.cliEnv, [DOOR_ENV]: door } };
