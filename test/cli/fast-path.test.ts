@@ -86,7 +86,7 @@ describe('the fast path', () => {
     const { env } = setup();
     const help = await flotilla(['send', '--help'], { env });
     expect(help.exitCode).toBe(0);
-    expect(help.stdout).toContain('Usage: flotilla send [options] <to> [text...]');
+    expect(help.stdout).toContain('Usage: flotilla send [options] [to] [text...]');
     const bad = await flotilla(['send', 'human', 'x', '--priority', 'soon'], { env });
     expect(bad.exitCode).toBe(2);
     expect(bad.stderr).toMatch(/^flotilla: option '--priority <level>' argument 'soon' is invalid\. Allowed choices are low, normal, high, urgent\. — run 'flotilla send --help' for usage$/);
