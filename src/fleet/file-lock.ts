@@ -1,12 +1,12 @@
-import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { mkdirSync, readlinkSync, symlinkSync, unlinkSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { FlotillaError } from '../errors.js';
 import { sleep } from '../sleep.js';
 import { isProcessAlive, processStartTime } from './proc.js';
 
 /**
- * A lock held by one process at a time: a file created with O_EXCL that names its holder's
- * pid and that process's start time. A holder that died (SIGKILL included) is stepped over as
+ * A lock held by one process at a time: a symbolic link made in one step whose target names
+ * its holder's pid and that process's start time. A holder that died (SIGKILL included) is stepped over as
  * soon as its process is gone — a pid the kernel gave to another process reads as gone.
  * Holders are Flotilla processes on this host (a sandboxed command's fleet commands run in
  * its harness, through the door). Lock files live in the fleet root, which an agent's
@@ -62,12 +62,17 @@ export async function withFileLock<T>(path: string, wait: LockWait, fn: () => T 
   }
 }
 
-/** Takes the lock if it is free or its holder is gone; false while a live holder has it. */
+/**
+ * Takes the lock if it is free or its holder is gone; false while a live holder has it. The lock
+ * is a symbolic link whose target names the holder: made in one step with its content, and a
+ * short target needs no data block, so a full disk (ENOSPC) can neither fail the take half-way
+ * nor leave a lock that names no one.
+ */
 function take(path: string): boolean {
   for (;;) {
-    let fd: number;
     try {
-      fd = openSync(path, 'wx', 0o600);
+      symlinkSync((self ??= `${process.pid} ${processStartTime(process.pid) ?? ''}`), path);
+      return true;
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') {
@@ -75,23 +80,16 @@ function take(path: string): boolean {
         continue;
       }
       if (code !== 'EEXIST') throw err;
-      const holder = holderOf(path);
-      if (holder === 'alive') return false;
-      if (holder === 'dead') {
-        try {
-          unlinkSync(path);
-        } catch {
-          /* another process broke it first */
-        }
+    }
+    const holder = holderOf(path);
+    if (holder === 'alive') return false;
+    if (holder === 'dead') {
+      try {
+        unlinkSync(path);
+      } catch {
+        /* another process broke it first */
       }
-      continue;
     }
-    try {
-      writeSync(fd, (self ??= `${process.pid} ${processStartTime(process.pid) ?? ''}`));
-    } finally {
-      closeSync(fd);
-    }
-    return true;
   }
 }
 
@@ -107,13 +105,13 @@ function release(path: string): void {
 function holderOf(path: string): 'alive' | 'dead' | 'gone' {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
-  } catch {
-    // Freed between the failed create and now: try again at once, and break nothing.
-    return 'gone';
+    text = readlinkSync(path);
+  } catch (err) {
+    // Freed between the failed take and now: try again at once, and break nothing.
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 'gone';
+    // Not a link: nothing of ours made it; it names no live holder.
+    return 'dead';
   }
-  // An empty file is a holder between its create and its write.
-  if (text === '') return 'alive';
   const [pid, ...start] = text.split(' ');
   return isProcessAlive(Number(pid), start.join(' ') || null) ? 'alive' : 'dead';
 }
