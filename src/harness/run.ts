@@ -119,7 +119,9 @@ async function runOneShot(started: StartedAgent): Promise<number> {
     if (e.type === 'done' && e.error && e.reason !== 'completed') process.stderr.write(`flotilla: ${e.reason}: ${e.error}\n`);
     if (e.type === 'notice' && e.level === 'error') process.stderr.write(`flotilla: ${e.text}\n`);
   });
-  if (prompt.trim()) await session.runTask(prompt);
+  // Only a teammate waits for the board; any other agent with no prompt (a background resume)
+  // runs on the mail it adopted.
+  if (prompt.trim() || !record.autoClaim) await session.runTask(prompt);
   else {
     // A teammate spawned with no task of its own (§15): it idles until the board has work.
     session.idleWithoutTask();
