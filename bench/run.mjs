@@ -13,6 +13,7 @@ const parts = [
   ['shell_gate', './shell-gate.mjs', 'runShellGateBench'],
   ['tool_command_containment', './namespace.mjs', 'runNamespaceBench'],
   ['runtimes', './runtime.mjs', 'runRuntimeBench'],
+  ['file_leases', './leases.mjs', 'runLeaseBench'],
 ];
 
 const results = { machine: { node: process.version, cpus: (await import('node:os')).cpus().length, date: new Date().toISOString() } };

@@ -1,0 +1,58 @@
+// What a file lease adds to an edit (docs/design.md §16): our write/edit tools and a vendor
+// CLI's pre-tool hook call leaseForEdit before a file changes. Measured in one process against a
+// real fleet root and a registered, live holder (this process), as a harness or a hook process
+// would see it: the first edit of a file takes the lease (lock, read, atomic write, audit line);
+// later edits of a file the agent holds take the fast path (one read, no lock).
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { percentile, round, tempProject } from './lib.mjs';
+
+const dist = (p) => new URL(`../dist/${p}`, import.meta.url).href;
+
+export async function runLeaseBench({ firstTakes = 200, heldEdits = 2000, hookCalls = 2000 } = {}) {
+  const [{ layoutFor, ensureState }, { createRecord }, { processStartTime }, { leaseForEdit }, { vendorLeaseCheck }, { claude }] = await Promise.all([
+    import(dist('layout/layout.js')), import(dist('fleet/registry.js')), import(dist('fleet/proc.js')),
+    import(dist('leases/leases.js')), import(dist('harness/vendor/lease-check.js')), import(dist('runtimes/claude.js')),
+  ]);
+  const project = tempProject('flotilla-bench-leases-');
+  try {
+    const layout = layoutFor(project.root, project.dir);
+    ensureState(layout);
+    const id = 'bench-holder';
+    const now = new Date().toISOString();
+    createRecord(layout, {
+      id, name: 'bench', parentId: null, rootId: id, depth: 0, pid: process.pid, pidStartTime: processStartTime(process.pid),
+      tmux: null, cwd: project.dir, worktree: null, mode: 'interactive', status: 'working', exitReason: null, createdAt: now,
+      startedAt: now, finishedAt: null, turns: 0, maxTurns: 20, timeoutSecs: 600, usage: { inputTokens: 0, outputTokens: 0, costUsd: null },
+      lastLine: '', model: 'script:bench.yaml', scripted: true, permissionMode: 'dont_ask',
+      effectivePolicy: { tools: ['write', 'edit'], permissionMode: 'dont_ask', secrets: [] }, background: false, resumedFrom: null, spawnedBy: 'human',
+    });
+    const file = (k) => {
+      const f = join(project.dir, `f${k}.txt`);
+      writeFileSync(f, 'x\n');
+      return f;
+    };
+    const time = async (fn) => {
+      const t0 = process.hrtime.bigint();
+      await fn();
+      return Number(process.hrtime.bigint() - t0) / 1000;
+    };
+    const first = [];
+    const files = Array.from({ length: firstTakes }, (_, k) => file(k));
+    for (const f of files) first.push(await time(() => leaseForEdit(layout, f, id, 1, 'edit')));
+    const held = [];
+    for (let i = 0; i < heldEdits; i++) held.push(await time(() => leaseForEdit(layout, files[i % 10], id, 1, 'edit')));
+    const hook = [];
+    const rec = { id, cwd: project.dir, task: 1 };
+    for (let i = 0; i < hookCalls; i++) {
+      const input = { file_path: files[i % 10], content: 'y\n' };
+      hook.push(await time(() => vendorLeaseCheck(layout, claude, rec, { tool: 'write', input }, { cwd: project.dir }, process.env)));
+    }
+    const stats = (v) => ({ p50_us: round(percentile(v, 50)), p99_us: round(percentile(v, 99)) });
+    return { first_edit_of_a_file: stats(first), edit_of_a_held_file: stats(held), vendor_hook_held_file: stats(hook), leases_held: firstTakes };
+  } finally {
+    project.cleanup();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) console.log(JSON.stringify(await runLeaseBench(), null, 2));
