@@ -205,18 +205,18 @@ function matchStage(stage: StagePattern, argv: readonly Word[], cwd: Cwd = undef
 
 // One command is compared with many rules (six name `rm`): its name and normalized arguments
 // are worked out once per command line, not once per rule.
-const names = new WeakMap<readonly Word[], string>();
-const normals = new WeakMap<readonly Word[], Map<Cwd, NormalArgs>>();
+const levelNames = new WeakMap<readonly Word[], string>();
+const normalized = new WeakMap<readonly Word[], Map<Cwd, NormalArgs>>();
 
 function levelName(argv: readonly Word[]): string {
-  let name = names.get(argv);
-  if (name === undefined) names.set(argv, (name = basename(argv[0]?.value ?? '').toLowerCase()));
+  let name = levelNames.get(argv);
+  if (name === undefined) levelNames.set(argv, (name = basename(argv[0]?.value ?? '').toLowerCase()));
   return name;
 }
 
 function normalArgs(argv: readonly Word[], name: string, cwd: Cwd): NormalArgs {
-  let byCwd = normals.get(argv);
-  if (!byCwd) normals.set(argv, (byCwd = new Map()));
+  let byCwd = normalized.get(argv);
+  if (!byCwd) normalized.set(argv, (byCwd = new Map()));
   let normal = byCwd.get(cwd);
   if (!normal) byCwd.set(cwd, (normal = normalizeArgs(name, argv.slice(1), cwd)));
   return normal;
