@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { userPaths, type Layout } from '../layout/layout.js';
-import { FolderWatch } from './folder-watch.js';
+import { FolderWatch, nearestExisting } from '../folder-watch.js';
 import type { Config } from './schema.js';
 
 /**
@@ -38,7 +38,7 @@ export class LiveConfig {
     this.value = initial;
     const env = opts.env ?? process.env;
     const files = [userPaths(env).configFile, layout.configFile];
-    this.watch = new FolderWatch(files.map((f) => dirname(f)), () => void this.reload(), opts.debounceMs ?? 100);
+    this.watch = new FolderWatch(nearestExisting(files.map((f) => dirname(f))), () => void this.reload(), opts.debounceMs ?? 100);
     // A change between this process's first load and the watch above (a slow start) has no
     // event: a file written since the process began is read once more now.
     if (files.some((f) => modifiedSince(f, performance.timeOrigin))) void this.reload();

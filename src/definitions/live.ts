@@ -1,4 +1,4 @@
-import { FolderWatch } from '../config/folder-watch.js';
+import { FolderWatch, nearestExisting } from '../folder-watch.js';
 import type { Definition, DefinitionIssue, LoadResult } from './types.js';
 
 /**
@@ -38,7 +38,7 @@ export class LiveDefinitions {
 
   private constructor(first: LoadResult, private readonly opts: LiveDefinitionsOptions) {
     this.result = first;
-    this.watch = new FolderWatch(opts.folders, () => this.reload(), opts.debounceMs ?? 100);
+    this.watch = new FolderWatch(nearestExisting(opts.folders), () => this.reload(), opts.debounceMs ?? 100);
   }
 
   static async open(opts: LiveDefinitionsOptions): Promise<LiveDefinitions> {

@@ -1,5 +1,6 @@
-import { existsSync, mkdirSync, readdirSync, watch, type FSWatcher } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { FolderWatch } from '../folder-watch.js';
 import { maildir } from '../inbox/maildir.js';
 import type { Layout } from '../layout/layout.js';
 
@@ -12,8 +13,7 @@ import type { Layout } from '../layout/layout.js';
  * CPU. A watch that fails (its folder was removed) is dropped and re-added on the next sync.
  */
 export class FleetChanges {
-  private readonly watchers = new Map<string, FSWatcher>();
-  private timer: NodeJS.Timeout | null = null;
+  private watch: FolderWatch | null = null;
   private closed = false;
 
   constructor(
@@ -23,69 +23,34 @@ export class FleetChanges {
   ) {}
 
   start(): void {
+    if (this.closed) return;
     // Made here if missing (inside a fleet that exists only: never recursive), so the first
     // ticket or seen mark is heard at once rather than at the next tick.
     for (const dir of [join(this.layout.slotsDir, 'queue'), this.layout.seenDir]) {
       try { mkdirSync(dir); } catch { /* there already, or no fleet here */ }
     }
-    for (const dir of this.fixed()) this.add(dir);
-    this.sync();
-  }
-
-  /** The folders watched whatever the fleet holds: the registry, the inboxes, the line for slots, the seen marks (attention.ts). */
-  private fixed(): string[] {
-    return [this.layout.registryDir, this.layout.inboxRoot, join(this.layout.slotsDir, 'queue'), this.layout.seenDir];
-  }
-
-  /** Watches the new/ folder of every Maildir that exists now (cheap; called after each change). */
-  sync(): void {
-    if (this.closed) return;
-    let owners: string[];
-    try {
-      owners = readdirSync(this.layout.inboxRoot);
-    } catch {
-      return;
-    }
-    for (const owner of owners) {
-      if (owner.startsWith('.')) continue;
-      const dir = maildir(this.layout, owner).new;
-      if (!this.watchers.has(dir) && existsSync(dir)) this.add(dir);
-    }
-    for (const dir of this.fixed()) if (!this.watchers.has(dir)) this.add(dir);
-  }
-
-  /** How many folders are watched (for tests). */
-  get watched(): number {
-    return this.watchers.size;
+    this.watch = new FolderWatch(() => this.folders(), this.onChange, this.debounceMs);
   }
 
   close(): void {
     this.closed = true;
-    if (this.timer) clearTimeout(this.timer);
-    for (const w of this.watchers.values()) w.close();
-    this.watchers.clear();
+    this.watch?.close();
   }
 
-  private add(dir: string): void {
+  /** The registry, the inboxes, the line for slots, the seen marks (attention.ts), and every Maildir's new/. */
+  private folders(): string[] {
+    const dirs = [this.layout.registryDir, this.layout.inboxRoot, join(this.layout.slotsDir, 'queue'), this.layout.seenDir];
+    let owners: string[] = [];
     try {
-      const w = watch(dir, { persistent: false }, () => this.bump());
-      w.on('error', () => {
-        w.close();
-        this.watchers.delete(dir);
-        this.bump();
-      });
-      this.watchers.set(dir, w);
+      owners = readdirSync(this.layout.inboxRoot);
     } catch {
-      // Not there yet: the next sync adds it.
+      // No inboxes yet: the inbox root's watch (once it exists) brings the first.
     }
-  }
-
-  private bump(): void {
-    if (this.closed || this.timer) return;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.sync();
-      this.onChange();
-    }, this.debounceMs);
+    for (const owner of owners) {
+      if (owner.startsWith('.')) continue;
+      const dir = maildir(this.layout, owner).new;
+      if (existsSync(dir)) dirs.push(dir);
+    }
+    return dirs;
   }
 }

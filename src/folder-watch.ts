@@ -2,12 +2,12 @@ import { existsSync, watch, type FSWatcher } from 'node:fs';
 import { dirname } from 'node:path';
 
 /**
- * Calls back when anything in some folders may have changed: the definition folders, the
- * config files' folders. One kernel watch (inotify) per folder; a folder that does not exist
- * yet is waited for by watching its nearest existing ancestor, and watched itself once it
- * appears. Bursts (an editor's write-rename-chmod) fold into one call after `debounceMs`.
- * Nothing polls: an unchanged folder costs nothing. What the change means is the caller's
- * business (it re-runs its loader), so this knows nothing of what is loaded.
+ * Calls back when anything in a set of folders may have changed. One kernel watch (inotify)
+ * per folder. The set is asked for again after every change, so a folder that appears is
+ * watched and one no longer wanted is let go; a watch that fails (its folder was removed) is
+ * dropped and the set asked for again. Bursts (an editor's write-rename-chmod, a burst of
+ * mail) fold into one call after `debounceMs`. Nothing polls: an unchanged folder costs
+ * nothing. What a change means is the caller's business, so this knows nothing of it.
  */
 export class FolderWatch {
   private readonly watchers = new Map<string, FSWatcher>();
@@ -15,7 +15,7 @@ export class FolderWatch {
   private closed = false;
 
   constructor(
-    private readonly folders: readonly string[],
+    private readonly folders: () => Iterable<string>,
     private readonly onChange: () => void,
     private readonly debounceMs = 100,
   ) {
@@ -29,10 +29,10 @@ export class FolderWatch {
     this.watchers.clear();
   }
 
-  /** Watches each folder, or the nearest ancestor that exists; drops watches no longer needed. */
-  private sync(): void {
+  /** Watches each wanted folder not watched yet; drops watches no longer wanted. */
+  sync(): void {
     if (this.closed) return;
-    const wanted = new Set(this.folders.map(nearestExisting));
+    const wanted = new Set(this.folders());
     for (const [dir, w] of this.watchers) {
       if (!wanted.has(dir)) {
         w.close();
@@ -46,14 +46,13 @@ export class FolderWatch {
     try {
       const w = watch(dir, { persistent: false }, () => this.bump());
       w.on('error', () => {
-        // The folder went away (removed, renamed): watch what is there now.
         w.close();
         this.watchers.delete(dir);
         this.bump();
       });
       this.watchers.set(dir, w);
     } catch {
-      // Gone between the check and the watch: the next event's sync tries again.
+      // Not there (yet, or any more): the next change's sync tries again.
     }
   }
 
@@ -67,8 +66,15 @@ export class FolderWatch {
   }
 }
 
-function nearestExisting(dir: string): string {
-  let d = dir;
-  while (!existsSync(d) && dirname(d) !== d) d = dirname(d);
-  return d;
+/**
+ * Folders that may not exist yet, as watchable folders: each, or its nearest existing
+ * ancestor, which is watched until the folder itself appears.
+ */
+export function nearestExisting(folders: readonly string[]): () => string[] {
+  return () =>
+    folders.map((dir) => {
+      let d = dir;
+      while (!existsSync(d) && dirname(d) !== d) d = dirname(d);
+      return d;
+    });
 }
