@@ -76,7 +76,7 @@ export async function startFakeVendor(wire: Wire, scriptFile: string, naming: To
       return;
     }
     if (!adapter.hasTools(body)) {
-      await adapter.stream(res, textParts('ok'), naming, req.url ?? '/');
+      await adapter.stream(res, textParts('ok'), naming, req.url ?? '/', body);
       return;
     }
     const prompt = adapter.toPrompt(body, naming);
@@ -94,7 +94,7 @@ export async function startFakeVendor(wire: Wire, scriptFile: string, naming: To
       if (next.done) break;
       parts.push(next.value);
     }
-    await adapter.stream(res, parts, naming, req.url ?? '/');
+    await adapter.stream(res, parts, naming, req.url ?? '/', body);
   }
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as AddressInfo).port;

@@ -12,12 +12,13 @@ import { TARGETS } from './targets.js';
 
 /**
  * File leases in the vendor CLIs (docs/design.md §16): one of our agents (the registered
- * parent) holds a lease on shared.txt; a Claude and a Gemini agent, started by
+ * parent) holds a lease on shared.txt; a Claude, a Gemini and a Codex agent, started by
  * spawn-agent exactly as a person's spawn starts them, are each told by their model to change
- * it with their own file tool. Codex is not here: the pinned Codex offers a model it has no
- * metadata for (the fake server's) no apply_patch tool, so its hook's reading of a patch is
- * tested on the payload alone (test/leases/vendor-targets.unit.test.ts). Their own pre-tool hook refuses the call, naming the holder; the
- * model sees the refusal and the file is unchanged.
+ * it with their own file tool (Claude's Write, Gemini's write_file, Codex's apply_patch). Their
+ * own pre-tool hook refuses the call, naming the holder; the model sees the refusal and the
+ * file is unchanged. Codex runs its default model, as a spawn without --model does: a model of
+ * its own catalogue, which reaches apply_patch only from its JavaScript `exec` tool ("code
+ * mode", docs/runtimes.md "Codex's file tool"); the fake server answers in that form.
  */
 
 let fleet: VendorFleet | undefined;
@@ -32,8 +33,10 @@ describe("a vendor CLI's edit of a file another agent leased is refused by its o
   it.each([
     ['claude', 'lease-write.yaml', 'Write'],
     ['gemini', 'lease-write.yaml', 'write_file'],
+    ['codex', 'lease-patch.yaml', 'apply_patch'],
   ] as const)('%s (%s, its %s)', async (name, script, _tool) => {
-    const t = TARGETS[name]();
+    // Codex with no --model: its default model, whose only way to apply_patch is code mode.
+    const t = name === 'codex' ? { ...TARGETS.codex(), spawnArgs: [] } : TARGETS[name]();
     const f = await vendorFleet({ ...t, script, definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' } });
     fleet = f;
     execFileSync('git', ['init', '-q'], { cwd: f.project });
@@ -50,6 +53,24 @@ describe("a vendor CLI's edit of a file another agent leased is refused by its o
     expect(f.vendor.seen()).toContain('Message lead-parent to ask for it');
     expect(completionsFrom(f, 'lead-parent', id)[0]!.body).toMatch(/Final answer: .*leased to agent lead-parent/);
     expect(readFileSync(file, 'utf8')).toBe('holder text\n');
+    if (name === 'codex') expect(f.vendor.tools[0]).toContain('exec');
     expect(readAudit(f.layout, { event: 'lease_refused' }).lines).toContainEqual(expect.objectContaining({ agent: id, holder: 'lead-parent', path: 'shared.txt', via: name }));
+  });
+
+  it("codex: with no other holder, its apply_patch takes the lease for its task and changes the file", async () => {
+    const t = { ...TARGETS.codex(), spawnArgs: [] };
+    const f = await vendorFleet({ ...t, script: 'lease-patch.yaml', definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' } });
+    fleet = f;
+    execFileSync('git', ['init', '-q'], { cwd: f.project });
+    const file = join(f.project, 'shared.txt');
+    writeFileSync(file, 'holder text\n');
+
+    const id = await f.spawnChild('a', 'codex-lease-free', 'change the file', t.spawnArgs);
+    await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 480_000, 'the completion');
+    expect(readFileSync(file, 'utf8')).toBe('vendor text\n');
+    expect(readAudit(f.layout, { event: 'lease_taken' }).lines).toContainEqual(expect.objectContaining({ agent: id, path: 'shared.txt', via: 'codex' }));
+    // Taken until its task ends: the completed task released it.
+    await eventually(() => readAudit(f.layout, { event: 'lease_released' }).lines.some((l) => l.agent === id && l.path === 'shared.txt'), 60_000, 'the release');
+    expect(f.vendor.seen()).not.toContain('refused');
   });
 });

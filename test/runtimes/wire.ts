@@ -9,7 +9,8 @@ export interface Adapter {
   hasTools(body: Record<string, unknown>): boolean;
   toolNames(body: Record<string, unknown>): string[];
   toPrompt(body: Record<string, unknown>, naming: ToolNaming): LanguageModelV3Prompt;
-  stream(res: ServerResponse, parts: LanguageModelV3StreamPart[], naming: ToolNaming, url: string): Promise<void>;
+  /** Streams a reply; `body` is the request it answers (which tools it offered, and in what form). */
+  stream(res: ServerResponse, parts: LanguageModelV3StreamPart[], naming: ToolNaming, url: string, body: Record<string, unknown>): Promise<void>;
 }
 
 export interface ToolNaming {

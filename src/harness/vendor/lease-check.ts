@@ -12,7 +12,8 @@ import { realPath } from '../read-scope.js';
  * the same message, which the CLI shows its model. Each CLI's spelling of "which file" is read
  * here: Claude Code's Edit, Write, MultiEdit (`file_path`) and NotebookEdit (`notebook_path`),
  * Gemini CLI's write_file and replace (`file_path`), Codex's apply_patch (the file headers
- * of the patch text).
+ * of the patch text in its hook's `tool_input`, whether the model called it directly
+ * or from code mode's `exec`: docs/runtimes.md, "Codex's file tool").
  */
 export async function vendorLeaseCheck(
   layout: Layout, runtime: Runtime, rec: Pick<AgentRecord, 'id' | 'cwd' | 'task'>,
