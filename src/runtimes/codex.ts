@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { join } from 'node:path';
+import { realpathSync } from 'node:fs';
+import { join, resolve, sep } from 'node:path';
 import { canonicalOfVendorTool, MCP_FLEET_TOOLS, vendorPrimaryNames } from '../policy/tool-table.js';
 import { CLAUDE_HOOK_EVENTS, claudeStyleHooks, hookSettings, permissionHookTimeout } from './hook-protocol.js';
 import { codexSessionId, codexSessionTurns } from './codex-session.js';
@@ -118,6 +119,21 @@ function configToml(input: LaunchInput, p: CodexPermissions, hooks: Record<strin
   return lines.join('\n') + '\n';
 }
 
+/**
+ * Codex runs each command of its own sandbox (`default`, `accept_edits`) through helper links
+ * it makes in CODEX_HOME, and refuses to make them inside the temporary folder, where anyone
+ * may plant files; without them every command fails. A project tried out in `mktemp -d` keeps
+ * its fleet root, and so the agent's CODEX_HOME, there. That folder is the agent's own (mode
+ * 0700), so the temporary folder moves into it: Codex sees none around CODEX_HOME, and the
+ * temporary files of its commands stay the agent's (docs/runtimes.md, "Codex's own sandbox").
+ */
+function commandTmp(input: Pick<LaunchInput, 'configDir' | 'env'>): { TMPDIR?: string } {
+  const real = (p: string) => { try { return realpathSync(p); } catch { return resolve(p); } };
+  const tmp = real(input.env.TMPDIR?.trim() || '/tmp');
+  const home = real(input.configDir);
+  return home.startsWith(tmp.endsWith(sep) ? tmp : tmp + sep) ? { TMPDIR: join(input.configDir, 'tmp') } : {};
+}
+
 /** The permissions as command-line overrides: Codex's session flags outrank a trusted project's config. */
 function permissionFlags(p: CodexPermissions): string[] {
   const out = ['--ask-for-approval', p.approvalPolicy, '--sandbox', p.sandboxMode];
@@ -152,12 +168,13 @@ export const codex: Runtime = {
     ];
     return {
       argv,
-      env: { CODEX_HOME: input.configDir },
+      env: { CODEX_HOME: input.configDir, ...commandTmp(input) },
       // The person's login by reference: Codex rewrites auth.json in place when it refreshes.
       ...(input.loginFile ? { links: [{ path: 'auth.json', target: input.loginFile }] } : {}),
       files: [
         { path: 'config.toml', content: configToml(input, permissions, hooks.hooks) },
         { path: 'hooks.json', content: JSON.stringify(hooks, null, 2) },
+        ...(commandTmp(input).TMPDIR ? [{ path: 'tmp/README', content: 'The temporary folder of this agent\'s Codex and its commands (docs/runtimes.md, "Codex\'s own sandbox").\n' }] : []),
       ],
     };
   },

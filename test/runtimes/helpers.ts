@@ -14,20 +14,28 @@ export const RUNTIME_FIXTURES = fileURLToPath(new URL('../fixtures/runtimes/', i
 const NODE_MODULES = fileURLToPath(new URL('../../node_modules/', import.meta.url));
 
 /**
- * Where `npm ci` puts each vendor CLI the runtime tests drive: the pinned devDependency's
- * native binary for this platform (its own package, so no install script has to run).
+ * Where `npm ci` puts each vendor CLI the runtime tests drive, as a person's `npm install`
+ * puts it on their PATH: Claude Code's native binary (its install script links it over the
+ * package's bin; the platform package holds the same file, so no install script has to run),
+ * Codex's JavaScript launcher (it starts the native binary as its child, with the variables
+ * that binary expects from an npm install), Gemini's bundled script (its shebang runs node).
  */
 const PINNED: Record<string, () => string> = {
   claude: () => join(NODE_MODULES, '@anthropic-ai', `claude-code-${process.platform}-${process.arch}`, 'claude'),
-  // The native binary under the JS launcher, so a test's SIGKILL reaches the CLI itself.
-  codex: () => {
-    const vendor = join(NODE_MODULES, '@openai', `codex-${process.platform}-${process.arch}`, 'vendor');
-    const triple = existsSync(vendor) ? readdirSync(vendor).find((d) => existsSync(join(vendor, d, 'bin', 'codex'))) : undefined;
-    return triple ? join(vendor, triple, 'bin', 'codex') : join(vendor, '(missing)', 'bin', 'codex');
-  },
-  // A node script (its shebang runs node): the CLI's process is the node that runs it.
+  codex: () => join(NODE_MODULES, '@openai', 'codex', 'bin', 'codex.js'),
   gemini: () => join(NODE_MODULES, '@google', 'gemini-cli', 'bundle', 'gemini.js'),
 };
+
+/**
+ * The process that is the CLI itself, the one a crash takes down: under Codex's launcher,
+ * the native binary it starts; for the others, the pinned binary.
+ */
+function cliProcessBinary(name: string, bin: string): string {
+  if (name !== 'codex') return bin;
+  const vendor = join(NODE_MODULES, '@openai', `codex-${process.platform}-${process.arch}`, 'vendor');
+  const triple = existsSync(vendor) ? readdirSync(vendor).find((d) => existsSync(join(vendor, d, 'bin', 'codex'))) : undefined;
+  return triple ? join(vendor, triple, 'bin', 'codex') : bin;
+}
 
 /**
  * The pinned vendor CLI (package.json devDependencies, installed by `npm ci`); throws with
@@ -47,7 +55,7 @@ export interface VendorFleet extends SpawnFleet {
   spawnChild(definition: string, id: string, prompt: string, extra?: string[]): Promise<string>;
   /** The fresh HOME every command of the test runs with (nothing in it but what the product writes). */
   home: string;
-  /** Pid of the vendor CLI (the shim's child). */
+  /** Pid of the vendor CLI itself (the shim's descendant; under Codex's launcher, the native binary). */
   cliPid(id: string): number | undefined;
   dispose(): Promise<void>;
 }
@@ -96,9 +104,10 @@ export async function vendorFleet(opts: {
       if (!rec?.pid) return undefined;
       // The shim's descendant that runs the CLI binary (the shim also starts short-lived helpers such as
       // tmux clients; in the sandbox the CLI runs under bwrap's two processes); a script CLI runs as `node <script>`.
-      const isCli = (pid: number) => cmdline(pid).slice(0, 2).includes(opts.bin);
+      const cli = cliProcessBinary(opts.runtime.name, opts.bin);
+      const isCli = (pid: number) => cmdline(pid).slice(0, 2).includes(cli);
       let level = childrenOf(rec.pid);
-      for (let depth = 0; depth < 4 && level.length; depth++) {
+      for (let depth = 0; depth < 6 && level.length; depth++) {
         const found = level.find(isCli);
         if (found) return found;
         level = level.flatMap(childrenOf);
