@@ -81,7 +81,9 @@ export function loadConfig(opts: LoadOptions): LoadedConfig {
     const from = [...layers].reverse().find((l) => getPath(l.values, key) !== undefined);
     const where = from ? describeSource(from.source, key, allLeaves) : 'config';
     const found = JSON.stringify(getPath(merged, key));
-    throw new FlotillaError(`${where}: '${key}' ${issue.message.replace(/^Invalid input: /, '')}, found ${found} — fix the value or remove the key`, { code: 'config-invalid' });
+    // A record's bad key (a host name) carries the reason in its own nested issue.
+    const message = issue.code === 'invalid_key' && issue.issues[0] ? issue.issues[0].message : issue.message;
+    throw new FlotillaError(`${where}: '${key}' ${message.replace(/^Invalid input: /, '')}, found ${found} — fix the value or remove the key`, { code: 'config-invalid' });
   }
 
   const sources: Record<string, string> = {};

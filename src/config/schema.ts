@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { hostsSchema } from './hosts-schema.js';
 
 /**
  * The one declarative config schema (§2; CONTRIBUTING.md, "A config key"). Validation, `config show`, the JSON
@@ -244,6 +245,7 @@ export const configSchema = z
       })
       .prefault({})
       .describe('Inbox'),
+    hosts: hostsSchema,
   })
   .strict();
 

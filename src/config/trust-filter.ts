@@ -32,8 +32,11 @@ const TIGHTEN_ONLY: Record<string, Check> = {
   'permissions.read_dirs': (v, lower) => Array.isArray(v) && v.every((d) => lower.permissions.read_dirs.includes(d as string)),
 };
 
-/** Whole subtrees an untrusted project never sets: commands, secret sources, provider endpoints. */
-const NEVER = ['hooks', 'security', 'models.providers'];
+/**
+ * Whole subtrees an untrusted project never sets: commands, secret sources, provider endpoints,
+ * and hosts (an ssh option such as ProxyCommand runs a command here; docs/security.md "Hosts").
+ */
+const NEVER = ['hooks', 'security', 'models.providers', 'hosts'];
 
 /**
  * Removes from `values` (the project file's parsed YAML, changed in place) what an untrusted

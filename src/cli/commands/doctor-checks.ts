@@ -8,7 +8,7 @@ import { changedSince, trustedEntry } from '../../config/trust-store.js';
 import { parseTmuxVersion, tmuxNewEnough } from '../../tmux/version.js';
 import { bubblewrapUserNamespace, pidNamespace } from '../../tools/sandbox.js';
 import { effectiveSandbox, type EffectiveSandbox } from '../../tools/sandbox-mode.js';
-import { MINIMUM, parseVersion, versionAtLeast } from '../../versions.js';
+import { MINIMUM, VERSION, parseVersion, versionAtLeast } from '../../versions.js';
 
 export interface Check {
   name: string;
@@ -48,7 +48,8 @@ export function commandChecks(env: NodeJS.ProcessEnv = process.env): Check[] {
 }
 
 export async function runChecks(layout: Layout, env: NodeJS.ProcessEnv = process.env): Promise<Check[]> {
-  const checks: Check[] = [];
+  // Its own version first: `doctor --host` compares the one there with the one here.
+  const checks: Check[] = [{ name: 'flotilla', ok: true, detail: VERSION, fix: '' }];
   const node = process.versions.node;
   checks.push({ name: 'node', ok: versionAtLeast(node, MINIMUM.node), detail: `v${node}`, fix: `install Node.js ${MINIMUM.node} or newer` });
 

@@ -1,15 +1,17 @@
 import { Command } from 'commander';
-import { cliContext } from '../context.js';
+import { cliConfig, cliContext } from '../context.js';
 import { printJson } from '../output.js';
 
 export function command(): Command {
   return new Command('doctor')
     .description('check node, tmux, inotify limits, the fleet root and what the kernel enforces (lineage, sandbox); each failure says how to fix it')
     .option('--json', 'print the checks as JSON')
-    .action(async (opts: { json?: boolean }, cmd: Command) => {
+    .option('--host <name>', 'check a configured remote host instead: ssh reaches it without a prompt, and Flotilla, Node and tmux there')
+    .action(async (opts: { json?: boolean; host?: string }, cmd: Command) => {
       const { layout } = cliContext(cmd, { createState: false });
-      const { runChecks } = await import('./doctor-checks.js');
-      const checks = await runChecks(layout);
+      const checks = opts.host
+        ? await (await import('../../hosts/remote-doctor.js')).hostChecks((await cliConfig(layout)).config, opts.host)
+        : await (await import('./doctor-checks.js')).runChecks(layout);
       if (opts.json) printJson(checks);
       else for (const c of checks) process.stdout.write(`${!c.ok ? 'FAIL' : c.warn ? 'WARN' : 'ok  '}  ${c.name}: ${c.detail}${c.ok && !c.warn ? '' : ` — ${c.fix}`}\n`);
       if (checks.some((c) => !c.ok)) process.exitCode = 1;
