@@ -2,6 +2,7 @@ import { mkdirSync, readlinkSync, symlinkSync, unlinkSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { FlotillaError } from '../errors.js';
 import { sleep } from '../sleep.js';
+import { joinQueue, leaveQueue, myTurn } from './lock-queue.js';
 import { isProcessAlive, processStartTime } from './proc.js';
 
 /**
@@ -48,12 +49,24 @@ export function withFileLockSync<T>(path: string, wait: LockWait, fn: () => T): 
 export async function withFileLock<T>(path: string, wait: LockWait, fn: () => T | Promise<T>): Promise<T> {
   const deadline = Date.now() + wait.timeoutMs;
   let delay = 1;
-  while (!take(path)) {
-    if (delay === 1) wait.onWait?.();
-    if (Date.now() > deadline) throw wait.busy();
-    // Random back-off: twenty claimants retrying in step would collide again each time.
-    await sleep(delay + Math.random() * delay);
-    delay = Math.min(delay * 2, 25);
+  // Waiters queue (lock-queue.ts): first in line, first to take it.
+  let ticket: string | undefined;
+  try {
+    for (;;) {
+      const turn = myTurn(path, ticket);
+      if (turn && take(path)) break;
+      if (ticket === undefined) {
+        wait.onWait?.();
+        ticket = joinQueue(path);
+        continue;
+      }
+      if (Date.now() > deadline) throw wait.busy();
+      // First in line looks again at once; the rest back off (random: in step they would look together).
+      await sleep(turn ? 1 : delay + Math.random() * delay);
+      if (!turn) delay = Math.min(delay * 2, 8);
+    }
+  } finally {
+    if (ticket !== undefined) leaveQueue(path, ticket);
   }
   try {
     return await fn();

@@ -42,7 +42,12 @@ export function boardPort(layout: Layout, agentId: string, boardName: string, lo
       try {
         mkdirSync(board.dir, { recursive: true });
         // Recursive: a task added (active/), released or reopened (tasks/), finished (ended.log).
-        watcher = watch(board.dir, { recursive: true, persistent: false }, changed);
+        // Not the lock and its line (`.lock`, `.lock.queue/`): every claim takes them, even one
+        // that finds nothing, so idle teammates woken by them would wake each other for ever.
+        watcher = watch(board.dir, { recursive: true, persistent: false }, (_event, name) => {
+          if (name !== null && String(name).startsWith('.lock')) return;
+          changed();
+        });
         watcher.on('error', (err) => log.warn({ err: errorMessage(err) }, 'board watch failed; the recheck timer remains'));
       } catch (err) {
         log.warn({ err: errorMessage(err) }, 'board watch could not start; the recheck timer remains');

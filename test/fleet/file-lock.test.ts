@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FlotillaError } from '../../src/errors.js';
@@ -99,5 +99,57 @@ describe('locks across processes', () => {
     children.at(-1)!.kill('SIGKILL');
     await holder;
     expect(await withBoardLock(fleet.layout, 'team', () => 'mine')).toBe('mine');
+  });
+
+  it('waiters take the lock in the order they came: one that just let go and asks again waits behind them', async () => {
+    fleet = tempFleet();
+    const { withFileLock } = await import('../../src/fleet/file-lock.js');
+    const lock = fleet.layout.board('line').lock;
+    const wait = { timeoutMs: 60_000, busy: () => new FlotillaError('busy') };
+    const order: string[] = [];
+    let letGo!: () => void;
+    const held = new Promise<void>((r) => { letGo = r; });
+    const first = withFileLock(lock, wait, async () => {
+      order.push('first');
+      await held;
+    });
+    // The second comes while the first holds it: it joins the line.
+    const second = withFileLock(lock, wait, () => { order.push('second'); });
+    await eventually(() => expect(readdirSync(`${lock}.queue`)).toHaveLength(1));
+    letGo();
+    await first;
+    // The first asks again at once, the lock free and the second still asleep: it must wait its turn.
+    await withFileLock(lock, wait, () => { order.push('first again'); });
+    await second;
+    expect(order).toEqual(['first', 'second', 'first again']);
+    expect(readdirSync(`${lock}.queue`)).toEqual([]);
+  });
+
+  it('a waiter SIGKILLed in line holds up no one behind it', async () => {
+    fleet = tempFleet();
+    const marker = join(fleet.project, 'holding');
+    const holder = writer(`
+      const { writeFileSync } = await import('node:fs');
+      await withBoardLock(layout, 'team', () => {
+        writeFileSync(${JSON.stringify(marker)}, '');
+        return new Promise(() => setInterval(() => undefined, 1000));
+      });`);
+    await eventually(() => expect(existsSync(marker)).toBe(true));
+    const holderProc = children.at(-1)!;
+    const queue = `${fleet.layout.board('team').lock}.queue`;
+    const waiter = writer(`await withBoardLock(layout, 'team', () => undefined);`);
+    const waiterProc = children.at(-1)!;
+    await eventually(() => expect(existsSync(queue) && readdirSync(queue)).toHaveLength(1));
+    const ticket = readdirSync(queue)[0]!;
+    expect(ticket).toContain(`-${waiterProc.pid}-`);
+    waiterProc.kill('SIGKILL');
+    await waiter;
+    holderProc.kill('SIGKILL');
+    await holder;
+    // Its ticket is still first in line, naming a process that is gone: stepped over and removed.
+    expect(readdirSync(queue)).toEqual([ticket]);
+    const { withBoardLock } = await import('../../src/tasks/lock.js');
+    expect(await withBoardLock(fleet.layout, 'team', () => 'mine')).toBe('mine');
+    expect(readdirSync(queue)).toEqual([]);
   });
 });
