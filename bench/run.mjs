@@ -14,6 +14,7 @@ const parts = [
   ['tool_command_containment', './namespace.mjs', 'runNamespaceBench'],
   ['runtimes', './runtime.mjs', 'runRuntimeBench'],
   ['file_leases', './leases.mjs', 'runLeaseBench'],
+  ['task_board', './board.mjs', 'runBoardBench'],
 ];
 
 const results = { machine: { node: process.version, cpus: (await import('node:os')).cpus().length, date: new Date().toISOString() } };

@@ -1,12 +1,14 @@
 import type { Layout } from '../layout/layout.js';
-import { activeIds, allIds, claimedIds, endedTasks, readTask } from './store.js';
-import { checkBoardName, isFinished, unblocks, type Task, type TaskStatus } from './task.js';
+import { readEnded } from './ended-log.js';
+import { activeNames, allIds, claimedIds, readTask } from './store.js';
+import { activeName, checkBoardName, idOfActive, isFinished, unblocks, type Task, type TaskStatus } from './task.js';
 
 /**
  * What `task list` shows (docs/design.md §15), read without the lock and without reading
  * every task: the unfinished tasks in claim order (at most `limit`), the last few to finish,
  * and the counts, from the indexes (store.ts). A board of 10,000 finished tasks costs one
- * log read, like `status` with many finished agents (§14).
+ * log read and three substring scans of it (ended-log.ts), like `status` with many finished
+ * agents (§14).
  */
 
 export type Counts = Record<TaskStatus, number>;
@@ -31,9 +33,6 @@ const RECENT = 10;
 
 export function listBoard(layout: Layout, name: string, opts: { all?: boolean; limit?: number } = {}): BoardListing {
   const board = layout.board(checkBoardName(name));
-  const ended = endedTasks(board);
-  const counts: Counts = { open: 0, claimed: 0, done: 0, failed: 0, cancelled: 0 };
-  for (const s of ended.values()) counts[s]++;
   const listed = (t: Task): ListedTask => ({ ...t, waiting_on: t.status === 'open' ? waitingOn(layout, name, t) : [] });
   if (opts.all) {
     const tasks = allIds(board).map((id) => readTask(board, id)).filter((t): t is Task => t !== undefined);
@@ -42,16 +41,24 @@ export function listBoard(layout: Layout, name: string, opts: { all?: boolean; l
     for (const t of tasks) all[t.status]++;
     return { board: name, counts: all, tasks: tasks.map(listed), more: 0, recent: [] };
   }
-  const active = activeIds(board).filter((id) => !ended.has(id));
-  const claimed = new Set(claimedIds(board));
-  counts.claimed = active.filter((id) => claimed.has(id)).length;
-  counts.open = active.length - counts.claimed;
+  const ended = readEnded(board, RECENT);
+  const recent = ended.recent.map((id) => readTask(board, id)).filter((t): t is Task => t !== undefined);
+  const names = activeNames(board);
+  // Only the log's last line may name a task whose entries a killed writer left (ended-log.ts):
+  // found by its index name, not by looking at every name.
+  const lastTask = recent.at(-1)?.id === ended.last ? recent.at(-1) : undefined;
+  const lastName = lastTask && activeName(lastTask);
+  const stale = lastName !== undefined && names[sortedIndex(names, lastName)] === lastName ? 1 : 0;
+  const claimedNames = claimedIds(board);
+  const claimed = claimedNames.length - (ended.last !== undefined && claimedNames.includes(ended.last) ? 1 : 0);
+  const counts: Counts = { open: names.length - stale - claimed, claimed, ...ended.counts };
   const limit = opts.limit ?? DEFAULT_LIST_LIMIT;
   const tasks: ListedTask[] = [];
-  let skipped = 0;
-  for (const id of active) {
+  let skipped = stale;
+  for (const n of names) {
     if (tasks.length >= limit) break;
-    const t = readTask(board, id);
+    if (n === lastName) continue;
+    const t = readTask(board, idOfActive(n));
     // An index entry a killed writer left: the task file is the truth.
     if (!t || isFinished(t.status)) {
       skipped++;
@@ -59,8 +66,19 @@ export function listBoard(layout: Layout, name: string, opts: { all?: boolean; l
     }
     tasks.push(listed(t));
   }
-  const recent = [...ended.keys()].slice(-RECENT).map((id) => readTask(board, id)).filter((t): t is Task => t !== undefined).map(listed);
-  return { board: name, counts, tasks, more: Math.max(0, active.length - skipped - tasks.length), recent };
+  return { board: name, counts, tasks, more: Math.max(0, names.length - skipped - tasks.length), recent: recent.map(listed) };
+}
+
+/** Where `name` is or would go in sorted `names`. */
+function sortedIndex(names: readonly string[], name: string): number {
+  let lo = 0;
+  let hi = names.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (names[mid]! < name) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 function waitingOn(layout: Layout, name: string, task: Task): string[] {

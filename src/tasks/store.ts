@@ -1,9 +1,10 @@
-import { appendFileSync, closeSync, mkdirSync, openSync, readFileSync, readdirSync, unlinkSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, readdirSync, unlinkSync } from 'node:fs';
 import { isErrno } from '../errors.js';
 import { writeFileAtomic } from '../layout/atomic.js';
 import type { BoardPaths, Layout } from '../layout/layout.js';
 import { redactValue } from '../secrets/redact.js';
-import { activeName, idOfActive, isFinished, parseTask, type Task, type TaskStatus } from './task.js';
+import { appendEnded, hasEnded, lastEnded } from './ended-log.js';
+import { activeName, idOfActive, isFinished, parseTask, type Task } from './task.js';
 
 /**
  * A board on disk (docs/architecture.md, "Task boards"): one JSON file per task, replaced
@@ -11,7 +12,7 @@ import { activeName, idOfActive, isFinished, parseTask, type Task, type TaskStat
  * Beside them, indexes a reader uses to avoid reading every task:
  * - `active/<rank>-<ms>-<id>`: every task that may be unfinished, named in claim order;
  * - `claimed/<id>`: every task that may be claimed (the reaper's way to a dead claimant's work);
- * - `ended.log`: `<status> <id>` per finished task (the counts).
+ * - `ended.log`: `<status> <id>` per finished task, once each (the counts; ended-log.ts).
  * Each index is a superset of what it indexes: an entry is made before the task file says
  * so and removed after it stops saying so, so a writer killed in between leaves an entry
  * too many (readers check the task file, the next writer removes it), never one too few.
@@ -38,9 +39,21 @@ function names(dir: string): string[] {
   }
 }
 
-/** The active index in claim order (priority, then age): one readdir and a sort, no task read. */
-export function activeIds(board: BoardPaths): string[] {
-  return names(board.activeDir).filter((n) => !n.startsWith('.')).sort().map(idOfActive);
+/**
+ * The active index's names in claim order (priority, then age): one readdir and a native
+ * sort, no task read and no work per name — a backlog of 10,000 costs its readdir (§14).
+ */
+export function activeNames(board: BoardPaths): string[] {
+  const all = names(board.activeDir).sort();
+  // Entries start with a digit; anything dotted sorts before them.
+  let first = 0;
+  while (first < all.length && all[first]!.startsWith('.')) first++;
+  return first === 0 ? all : all.slice(first);
+}
+
+/** The active index's task ids in claim order, named as they are reached. */
+export function* activeIds(board: BoardPaths): Generator<string> {
+  for (const n of activeNames(board)) yield idOfActive(n);
 }
 
 /** Tasks that may be claimed: one readdir. */
@@ -56,28 +69,6 @@ export function allIds(board: BoardPaths): string[] {
 /** The boards of a fleet. */
 export function boardNames(layout: Layout): string[] {
   return names(layout.boardsDir).filter((n) => !n.startsWith('.'));
-}
-
-/** Each finished task's last status, in the order they finished. */
-export function endedTasks(board: BoardPaths): Map<string, TaskStatus> {
-  const out = new Map<string, TaskStatus>();
-  let text: string;
-  try {
-    text = readFileSync(board.endedLog, 'utf8');
-  } catch (err) {
-    if (isErrno(err, 'ENOENT')) return out;
-    throw err;
-  }
-  // Whole lines only: a torn last line is a writer's crash, its task still indexed as active.
-  const end = text.lastIndexOf('\n');
-  for (const line of text.slice(0, end + 1).split('\n')) {
-    const sp = line.indexOf(' ');
-    if (sp <= 0) continue;
-    const id = line.slice(sp + 1);
-    out.delete(id);
-    out.set(id, line.slice(0, sp) as TaskStatus);
-  }
-  return out;
 }
 
 function touch(path: string, dir: string): void {
@@ -113,12 +104,23 @@ export function writeTask(board: BoardPaths, task: Task, before: Task | undefine
   if (isFinished(task.status) && (!before || !isFinished(before.status))) settleFinished(board, task);
 }
 
-/** The index work of a finished task: its ended line, then its active entries go. Safe to repeat. */
-export function settleFinished(board: BoardPaths, task: Task): void {
-  mkdirSync(board.dir, { recursive: true });
-  appendFileSync(board.endedLog, `${task.status} ${task.id}\n`);
+/** The index work of a finished task: its ended line (unless it has one), then its entries go. */
+function settleFinished(board: BoardPaths, task: Task, logged = false): void {
+  if (!logged) appendEnded(board, task.status, task.id);
   remove(board.claimed(task.id));
   remove(`${board.activeDir}/${activeName(task)}`);
+}
+
+/**
+ * Every writer's first step (lock held): a writer killed after appending a finished task's
+ * line but before dropping its entries left that line last; its entries go now, so no other
+ * line of the log names an indexed task (ended-log.ts).
+ */
+export function settleLastEnded(board: BoardPaths): void {
+  const id = lastEnded(board);
+  if (id === undefined) return;
+  const task = readTask(board, id);
+  if (task && isFinished(task.status)) settleFinished(board, task, true);
 }
 
 /** Removes index entries a killed writer left behind (lock held): a finished task's, a task file never written. */
@@ -128,7 +130,7 @@ export function repairEntry(board: BoardPaths, id: string, task: Task | undefine
     remove(board.claimed(id));
     return;
   }
-  if (isFinished(task.status)) settleFinished(board, task);
+  if (isFinished(task.status)) settleFinished(board, task, hasEnded(board, task.id));
   else if (task.status !== 'claimed') remove(board.claimed(id));
 }
 

@@ -151,6 +151,54 @@ describe('a task board (§15)', () => {
     expect(listBoard(f.layout, B).counts).toMatchObject({ done: 1, claimed: 1, open: 0 });
   });
 
+  it('a writer killed after a finished task\'s ended line, before its index work: counted once, settled by the next writer', async () => {
+    const board = f.layout.board(B);
+    for (let i = 0; i < 3; i++) await addTask(f.layout, B, { title: `x${i}` }, 'human');
+    await claimTask(f.layout, B, 't1', 'human');
+    // As if killed right after appending t1's line: its task file says done, its claimed and active entries remain.
+    writeFileSync(board.task('t1'), JSON.stringify({ ...task('t1'), status: 'done', result: 'r' }));
+    writeFileSync(board.endedLog, 'done t1\n', { flag: 'a' });
+    expect(readdirSync(board.claimedDir)).toEqual(['t1']);
+    const l = listBoard(f.layout, B);
+    expect(l.counts).toEqual({ open: 2, claimed: 0, done: 1, failed: 0, cancelled: 0 });
+    expect(l.tasks.map((t) => t.id)).toEqual(['t2', 't3']);
+    expect(l.more).toBe(0);
+    expect(l.recent.map((t) => t.id)).toEqual(['t1']);
+    // Any writer settles it first: the entries go, the line is not written twice.
+    await addTask(f.layout, B, { title: 'x3' }, 'human');
+    expect(readdirSync(board.claimedDir)).toEqual([]);
+    expect(readdirSync(board.activeDir)).toHaveLength(3);
+    expect(readFileSync(board.endedLog, 'utf8')).toBe('done t1\n');
+    expect(listBoard(f.layout, B).counts).toEqual({ open: 3, claimed: 0, done: 1, failed: 0, cancelled: 0 });
+  });
+
+  it('a torn last line is cut off by the next writer, and the repair gives its task one whole line', async () => {
+    const board = f.layout.board(B);
+    for (let i = 0; i < 3; i++) await addTask(f.layout, B, { title: `x${i}` }, 'human');
+    await finishTask(f.layout, B, 't1', 'human', 'done', 'r1');
+    // As if killed mid-append of t2's line ("done t2" cut to "done t"): its task file says done.
+    writeFileSync(board.task('t2'), JSON.stringify({ ...task('t2'), status: 'done', result: 'r2' }));
+    writeFileSync(board.endedLog, 'done t', { flag: 'a' });
+    // Readers count whole lines only.
+    expect(listBoard(f.layout, B).counts).toMatchObject({ done: 1 });
+    // The next claim cuts the torn tail, steps over t2 (done), repairs it, and claims t3.
+    expect((await claimNext(f.layout, B, 'human'))?.id).toBe('t3');
+    expect(readFileSync(board.endedLog, 'utf8')).toBe('done t1\ndone t2\n');
+    expect(listBoard(f.layout, B).counts).toEqual({ open: 0, claimed: 1, done: 2, failed: 0, cancelled: 0 });
+  });
+
+  it('counts and the last ten finished come from the ended log whatever its length', async () => {
+    const board = f.layout.board(B);
+    for (let i = 0; i < 15; i++) await addTask(f.layout, B, { title: `x${i}` }, 'human');
+    for (let i = 1; i <= 12; i++) await finishTask(f.layout, B, `t${i}`, 'human', i % 4 === 0 ? 'cancelled' : i % 5 === 0 ? 'failed' : 'done', '');
+    await claimTask(f.layout, B, 't14', 'human');
+    const l = listBoard(f.layout, B);
+    expect(l.counts).toEqual({ open: 2, claimed: 1, done: 7, failed: 2, cancelled: 3 });
+    expect(l.recent.map((t) => t.id)).toEqual(['t3', 't4', 't5', 't6', 't7', 't8', 't9', 't10', 't11', 't12']);
+    expect(l.tasks.map((t) => t.id)).toEqual(['t13', 't14', 't15']);
+    expect(readFileSync(board.endedLog, 'utf8').trim().split('\n')).toHaveLength(12);
+  });
+
   it('refuses bad input with a usage error that says what to do', async () => {
     await expect(addTask(f.layout, B, { title: '  ' }, 'human')).rejects.toMatchObject({ exitCode: 2 });
     await expect(addTask(f.layout, 'Bad Name', { title: 'x' }, 'human')).rejects.toThrow(/invalid board name/);
