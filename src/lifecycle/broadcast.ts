@@ -20,10 +20,15 @@ import { checkBoardName } from '../tasks/task.js';
  * way a send finds it; the sender's policy (policy/broadcast.ts) decides first.
  */
 
-/** Agent ids that created or claimed a task on a board, or had a claim on it (its notes). */
-export function boardMembers(layout: Layout, name: string): Set<string> {
+/**
+ * A board's members: the agents spawned for it (`--board NAME` or a definition's `board:`, on
+ * their record) and the agents that created or claimed a task on it, or had a claim on it (its
+ * notes). An agent on the fleet's default board (no board named) is not a member of `fleet`
+ * by that alone: that would make `board:fleet` a way around `all`'s policy.
+ */
+export function boardMembers(layout: Layout, name: string, live: AgentRecord[] = liveRecords(layout)): Set<string> {
   const board = layout.board(name);
-  const out = new Set<string>();
+  const out = new Set<string>(live.filter((r) => r.board === name).map((r) => r.id));
   for (const id of allIds(board)) {
     const task = readTask(board, id);
     if (!task) continue;

@@ -4,7 +4,7 @@
  * them up, so its reach follows what the sender already works with:
  * - a person: any target;
  * - an agent: its own `children` and its own `tree` (the agents it works beside);
- *   `board:NAME` only when it has a part in that board (created or claimed a task there);
+ *   `board:NAME` only when it is a member of that board (spawned for it, or created or claimed a task there);
  *   `all` (every tree) only when a person's config says agents may (`inbox.broadcast_all: agents`).
  */
 
@@ -15,7 +15,7 @@ export interface BroadcastAsk {
   sender: string;
   scope: BroadcastScope;
   board?: string;
-  /** The sender created or claimed a task on `board`. */
+  /** The sender is a member of `board`: spawned for it, or created or claimed a task there. */
   onBoard?: boolean;
   /** `inbox.broadcast_all`. */
   allWho: 'people' | 'agents';
@@ -34,7 +34,7 @@ export function decideBroadcast(ask: BroadcastAsk): BroadcastDecision {
         ? { decision: 'allow', rule: 'board-member' }
         : {
           decision: 'deny', rule: 'board-member',
-          reason: `refused: ${ask.sender} has no part in board '${ask.board ?? '?'}' (it created or claimed none of its tasks), so it may not broadcast to it — claim or add a task there first, or send to its agents by id`,
+          reason: `refused: ${ask.sender} has no part in board '${ask.board ?? '?'}' (not spawned for it, and it created or claimed none of its tasks), so it may not broadcast to it — claim or add a task there first, or send to its agents by id`,
         };
     case 'all':
       return ask.allWho === 'agents'

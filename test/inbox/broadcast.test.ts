@@ -131,6 +131,30 @@ describe('broadcast (§4)', () => {
     expect(lines).toHaveLength(1);
   });
 
+  it('board:NAME reaches the agents spawned for the board too, and one of them may broadcast to it; the default board names no one by itself', async () => {
+    f = spawnFleet();
+    twoTrees();
+    // Spawned for the board (--board api, or a definition's board:): on their records, no task yet.
+    agent('w1', { parentId: 'lead', rootId: 'lead', depth: 1, board: 'api' });
+    agent('w2', { board: 'api' });
+    agent('w3', { board: 'web' });
+    await addTask(f.layout, 'api', { title: 'write the parser' }, 'o1');
+
+    const fromMember = await send('w1', ['--to', 'board:api', 'board-note-3']);
+    expect(fromMember.exitCode, fromMember.stderr).toBe(0);
+    for (const id of ['w2', 'o1']) expect(copies(id, 'board-note-3')).toEqual([fromMember.stdout.trim()]);
+    for (const none of ['w1', 'w3', 'lead', 'a', 'b', 'a1', 'other']) expect(copies(none, 'board-note-3')).toEqual([]);
+
+    const person = await f.flotilla(['send', '--to', 'board:api', 'board-note-4']);
+    expect(person.exitCode, person.stderr).toBe(0);
+    for (const id of ['w1', 'w2', 'o1']) expect(copies(id, 'board-note-4')).toEqual([person.stdout.trim()]);
+
+    // An agent of no named board is on the fleet's board for its tools, but board:fleet is not a way to reach everyone.
+    const viaFleet = await send('a', ['--to', 'board:fleet', 'board-note-5']);
+    expect(viaFleet.exitCode).toBe(1);
+    expect(viaFleet.stderr).toContain("a has no part in board 'fleet'");
+  });
+
   it('an empty group is an error, not a silent success; a bad board name is a usage error', async () => {
     f = spawnFleet();
     twoTrees();
