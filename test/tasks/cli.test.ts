@@ -116,6 +116,25 @@ describe('flotilla task (§15)', () => {
     writeFileSync(join(f.project, 'release'), '');
   });
 
+  it('a claimant whose window is closed: its task is reopened with a note of who had it', async () => {
+    f = spawnFleet();
+    const script = fileURLToPath(new URL('../fixtures/tasks/claimer.yaml', import.meta.url));
+    writeFileSync(join(f.layout.agentsDir, 'claimer.md'), `---\nname: claimer\ndescription: claims t1\nmodel: script:${script}\n---\nYou claim.\n`);
+    await f.flotilla(['task', 'add', 'held work']);
+    expect((await f.spawnAgent(['--agent', 'claimer', '--id', 'cl-2', 'claim it'])).exitCode).toBe(0);
+    await eventually(() => task('t1').claimed_by === 'cl-2', 60_000, 'cl-2 to claim t1');
+    // A person closes the agent's window (tmux kill-window), as from the dashboard or a tmux key.
+    await f.tmux.tmux('kill-window', '-t', f.record('cl-2').tmux!.windowId);
+    const open = await eventually(async () => {
+      await f!.tmux.nudge();
+      return task('t1').status === 'open' && task('t1');
+    }, 60_000, 't1 to be reopened');
+    expect(open.claimed_by).toBeNull();
+    expect(open.notes.at(-1)!.text).toMatch(/^reopened: its claimant cl-2 (ended \(.+\)|died \(its process is gone\))$/);
+    expect((await f.flotilla(['task', 'claim', 't1'])).exitCode).toBe(0);
+    writeFileSync(join(f.project, 'release'), '');
+  });
+
   it('exit codes, JSON and refusals as elsewhere: 0 done, 1 refused, 2 usage', async () => {
     f = spawnFleet();
     const add = await f.flotilla(['task', 'add', 'parse', '--json', '--priority', 'high', '--labels', 'a,b', '--body', 'the details']);
