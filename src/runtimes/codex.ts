@@ -25,6 +25,13 @@ export interface CodexPermissions {
   features: Record<string, boolean>;
   /** The fleet tools offered (`enabled_tools` of the flotilla MCP server). */
   fleetTools: string[];
+  /**
+   * The flotilla server's `default_tools_approval_mode`: `approve` runs a fleet tool without
+   * asking (fleet tools never ask but in plan mode, §7, as in the harness); `auto` leaves it to
+   * Codex, which under `on-request` asks about any MCP tool whose annotations do not say it is
+   * harmless — every fleet tool, through the fleet's approval queue.
+   */
+  fleetApproval: 'approve' | 'auto';
 }
 
 /**
@@ -43,13 +50,14 @@ export function compileCodexPolicy(policy: PolicyInput): CodexPermissions {
   const features: Record<string, boolean> = { shell_tool: shell, unified_exec: shell };
   for (const f of EXTRA_FEATURES) features[f] = false;
   const fleetTools = MCP_FLEET_TOOLS.filter((t) => allowed.has(t));
+  const fleet = { fleetTools, fleetApproval: 'approve' } as const;
   switch (policy.permissionMode) {
-    case 'plan': return { approvalPolicy: 'never', sandboxMode: 'read-only', features, fleetTools };
-    case 'default': return { approvalPolicy: 'on-request', sandboxMode: 'read-only', features, fleetTools };
-    case 'accept_edits': return { approvalPolicy: 'on-request', sandboxMode: 'workspace-write', features, fleetTools };
-    case 'dont_ask': return { approvalPolicy: 'never', sandboxMode: 'danger-full-access', features, fleetTools };
+    case 'plan': return { approvalPolicy: 'never', sandboxMode: 'read-only', features, fleetTools, fleetApproval: 'auto' };
+    case 'default': return { approvalPolicy: 'on-request', sandboxMode: 'read-only', features, ...fleet };
+    case 'accept_edits': return { approvalPolicy: 'on-request', sandboxMode: 'workspace-write', features, ...fleet };
+    case 'dont_ask': return { approvalPolicy: 'never', sandboxMode: 'danger-full-access', features, ...fleet };
     // Reached only when agents.allow_bypass_permissions let the definition load.
-    case 'bypass_permissions': return { approvalPolicy: 'never', sandboxMode: 'danger-full-access', features, fleetTools };
+    case 'bypass_permissions': return { approvalPolicy: 'never', sandboxMode: 'danger-full-access', features, ...fleet };
   }
 }
 
@@ -100,7 +108,8 @@ function configToml(input: LaunchInput, p: CodexPermissions, hooks: Record<strin
   lines.push('', '[analytics]', 'enabled = false', '', '[feedback]', 'enabled = false', '', '[features]');
   for (const [k, v] of Object.entries(p.features)) lines.push(`${k} = ${v}`);
   lines.push('', '[mcp_servers.flotilla]', `command = ${t(input.mcp.command)}`, `args = ${t(input.mcp.args)}`,
-    'startup_timeout_sec = 120', 'tool_timeout_sec = 3600', 'required = true', `enabled_tools = ${t(p.fleetTools)}`);
+    'startup_timeout_sec = 120', 'tool_timeout_sec = 3600', 'required = true', `enabled_tools = ${t(p.fleetTools)}`,
+    `default_tools_approval_mode = ${t(p.fleetApproval)}`);
   // Codex starts its MCP servers with a few variables of its own choosing: the rest are named here.
   const mcpEnv = Object.entries(input.mcp.env ?? {});
   if (mcpEnv.length) lines.push(`env = { ${mcpEnv.map(([k, v]) => `${k} = ${t(v)}`).join(', ')} }`);

@@ -11,15 +11,19 @@ describe('codex runtime: policy and config', () => {
   });
 
   it.each([
-    ['plan', 'never', 'read-only', false],
-    ['default', 'on-request', 'read-only', true],
-    ['accept_edits', 'on-request', 'workspace-write', true],
-    ['dont_ask', 'never', 'danger-full-access', true],
-    ['bypass_permissions', 'never', 'danger-full-access', true],
-  ] as const)('%s → approval %s, sandbox %s', (mode, approval, sandbox, shell) => {
+    ['plan', 'never', 'read-only', false, 'auto'],
+    ['default', 'on-request', 'read-only', true, 'approve'],
+    ['accept_edits', 'on-request', 'workspace-write', true, 'approve'],
+    ['dont_ask', 'never', 'danger-full-access', true, 'approve'],
+    ['bypass_permissions', 'never', 'danger-full-access', true, 'approve'],
+  ] as const)('%s → approval %s, sandbox %s (fleet tools: %s, %s)', (mode, approval, sandbox, shell, fleet) => {
     const p = compileCodexPolicy({ tools: ALL_TOOLS, permissionMode: mode });
-    expect(p).toMatchObject({ approvalPolicy: approval, sandboxMode: sandbox });
+    expect(p).toMatchObject({ approvalPolicy: approval, sandboxMode: sandbox, fleetApproval: fleet });
     expect(p.features.shell_tool).toBe(shell);
+    // Fleet tools run without a question wherever the mode runs anything (§7), as in the harness.
+    const toml = codex.launch(launchInput({}), { tools: ALL_TOOLS, permissionMode: mode }).files.find((f) => f.path === 'config.toml')!.content;
+    const server = toml.slice(toml.indexOf('[mcp_servers.flotilla]')).split('\n\n')[0]!;
+    expect(server).toContain(`\ndefault_tools_approval_mode = "${fleet}"`);
   });
 
   it('OPENAI_BASE_URL and OPENAI_API_KEY become a Responses provider in config.toml; the hooks go to hooks.json', () => {
