@@ -47,6 +47,12 @@ export function pinnedRuntimeBinary(name: string): string {
   return bin;
 }
 
+/** The registered parent's tools (a child is offered no more): the workspace, the fleet, leases and the task board. */
+const PARENT_TOOLS = [
+  'shell', 'read', 'write', 'edit', 'glob', 'grep', 'send_message', 'check_inbox', 'spawn_agent', 'list_agents', 'wait_for_agents', 'cancel_agent',
+  'lease_paths', 'task_create', 'task_list', 'task_claim', 'task_update', 'wait_for_tasks',
+];
+
 export interface VendorFleet extends SpawnFleet {
   vendor: FakeVendor;
   /** The registered parent agent: this test process. */
@@ -87,7 +93,7 @@ export async function vendorFleet(opts: {
   const parent = createRecord(fleet.layout, recordInput('lead-parent', {
     name: 'general', pid: process.pid, pidStartTime: processStartTime(process.pid), cwd: fleet.project,
     mode: 'interactive', status: 'working', startedAt: new Date().toISOString(), permissionMode: opts.parentMode ?? 'dont_ask', maxTurns: 100,
-    effectivePolicy: { tools: ['shell', 'read', 'write', 'edit', 'glob', 'grep', 'send_message', 'check_inbox', 'spawn_agent', 'list_agents', 'wait_for_agents', 'cancel_agent'], permissionMode: opts.parentMode ?? 'dont_ask', secrets: [] },
+    effectivePolicy: { tools: PARENT_TOOLS, permissionMode: opts.parentMode ?? 'dont_ask', secrets: [] },
   }));
   return {
     ...fleet,
