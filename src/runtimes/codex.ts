@@ -105,6 +105,9 @@ function configToml(input: LaunchInput, p: CodexPermissions, hooks: Record<strin
   const key = input.env.OPENAI_API_KEY?.trim();
   if (base || key) lines.unshift('model_provider = "flotilla"');
   if (input.model) lines.unshift(`model = ${t(input.model)}`);
+  // An older model of Codex's catalogue opens a "Meet <new model>" dialog before the first turn
+  // unless its upgrade was seen: the person chose the model, so it was (docs/runtimes.md, "First-run answers").
+  const upgrade = input.model ? input.modelUpgrades?.[input.model] : undefined;
   lines.push('', '[analytics]', 'enabled = false', '', '[feedback]', 'enabled = false', '', '[features]');
   for (const [k, v] of Object.entries(p.features)) lines.push(`${k} = ${v}`);
   lines.push('', '[mcp_servers.flotilla]', `command = ${t(input.mcp.command)}`, `args = ${t(input.mcp.args)}`,
@@ -118,6 +121,7 @@ function configToml(input: LaunchInput, p: CodexPermissions, hooks: Record<strin
   // folder: it is trusted here, in the agent's own config; the permissions above are repeated
   // on the command line, which outranks a repository's .codex/config.toml.
   lines.push('', `[projects.${t(input.cwd)}]`, 'trust_level = "trusted"');
+  if (upgrade) lines.push('', '[notice.model_migrations]', `${t(input.model)} = ${t(upgrade)}`);
   lines.push(...hookTrust(input.configDir, hooks));
   if (base || key) {
     lines.push('', '[model_providers.flotilla]', 'name = "OpenAI (from the spawner\'s environment)"',
@@ -163,6 +167,12 @@ export const codex: Runtime = {
   // Codex connects its MCP servers (required = true) before the first turn.
   promptAfterMcp: false,
   compilePolicy: compileCodexPolicy,
+  // The catalogue compiled into this Codex: each model's `upgrade.model` is the dialog's offer.
+  modelCatalog: {
+    argv: ['debug', 'models', '--bundled'],
+    env: (configDir) => ({ CODEX_HOME: configDir }),
+    upgrades: codexUpgrades,
+  },
 
   launch(input: LaunchInput, policy: PolicyInput): Launch {
     const permissions = compileCodexPolicy(policy);
@@ -216,6 +226,18 @@ export const codex: Runtime = {
 
   ...claudeStyleHooks((name) => canonicalOfVendorTool('codex', name), MCP_PREFIX),
 };
+
+/** `codex debug models --bundled`: `{ models: [{ slug, upgrade: { model } | null }] }`. */
+export function codexUpgrades(stdout: string): Record<string, string> | undefined {
+  let parsed: { models?: { slug?: unknown; upgrade?: { model?: unknown } | null }[] };
+  try { parsed = JSON.parse(stdout) as typeof parsed; } catch { return undefined; }
+  if (!Array.isArray(parsed.models)) return undefined;
+  const out: Record<string, string> = {};
+  for (const m of parsed.models) {
+    if (typeof m.slug === 'string' && typeof m.upgrade?.model === 'string') out[m.slug] = m.upgrade.model;
+  }
+  return out;
+}
 
 /**
  * Codex's rollout lines: `task_started` opens a turn, a `token_count` ends each model response; a turn the API ended with an error is a

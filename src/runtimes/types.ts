@@ -53,6 +53,8 @@ export interface LaunchInput {
   approvalTimeoutSecs: number;
   /** The CLI's own session id to continue with its resume command (`flotilla resume`; its session files are already in configDir). */
   resume?: string | undefined;
+  /** The upgrades the CLI's model catalogue offers (old model → new), when the agent names a model: the CLI is told they were seen. */
+  modelUpgrades?: Readonly<Record<string, string>> | undefined;
 }
 
 /** One message of a CLI's session, as the AI SDK shapes ours, for `flotilla transcript` and `flotilla resume`. */
@@ -117,6 +119,11 @@ export interface Runtime {
    * shim types the first task into the pane once `flotilla mcp` has answered instead.
    */
   promptAfterMcp: boolean;
+  /**
+   * How to ask the CLI which model upgrades its catalogue offers, for a CLI that shows a
+   * migration dialog for an older model (harness/vendor/model-upgrades.ts runs it).
+   */
+  modelCatalog?: { argv: string[]; env(configDir: string): Record<string, string>; upgrades(stdout: string): Record<string, string> | undefined };
   compilePolicy(policy: PolicyInput): unknown;
   launch(input: LaunchInput, policy: PolicyInput): Launch;
   /** Text pasted into the pane to wake an idle CLI for `count` new messages (Enter is sent separately). */

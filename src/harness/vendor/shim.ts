@@ -122,11 +122,15 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
     return 1;
   }
   const cli = bwrap ? [process.execPath, CLI_ENTRY] : [process.execPath, CLI_ENTRY, '--root', layout.root];
+  const model = rec.model.startsWith(`${rec.runtime}:`) ? rec.model.slice(rec.runtime.length + 1) || undefined : undefined;
+  // An older model may have a migration dialog to answer before its first turn (docs/runtimes.md, "First-run answers").
+  const upgrades = model ? await (await import('./model-upgrades.js')).modelUpgrades(layout, runtime, bin, env, configDir) : undefined;
   const launch = runtime.launch({
     id: rec.id, cwd: rec.cwd, configDir, prompt: runtime.promptAfterMcp ? '' : prompt,
     mcp: { command: process.execPath, args: [...cli.slice(1), 'mcp'], ...(bwrap ? { env: { FLOTILLA_ROOT: layout.root, [DOOR_ENV]: layout.door(rec.id) } } : {}) },
     hookCommand: (event) => shellCommand([...cli, 'runtime-hook', event]),
-    model: rec.model.startsWith(`${rec.runtime}:`) ? rec.model.slice(rec.runtime.length + 1) || undefined : undefined,
+    model,
+    modelUpgrades: upgrades,
     env,
     loginFile: login.file,
     maxRetries: config.models.max_retries,
