@@ -13,10 +13,6 @@ export interface LeaseSummary {
   lines: string[];
 }
 
-/**
- * The dashboard's mark per agent: `⚿ <paths>` for what it holds, `⧗ <paths> (held by <ids>)`
- * for what it waits for — the conflict, named.
- */
 /** Same path, or one a folder of the other; a glob by its fixed part. Display only: a take decides with match.ts. */
 function near(a: string, b: string): boolean {
   const fixed = (p: string) => {
@@ -28,6 +24,10 @@ function near(a: string, b: string): boolean {
   return x === '' || y === '' || x === y || x.startsWith(y + '/') || y.startsWith(x + '/');
 }
 
+/**
+ * The dashboard's mark per agent: `⚿ <paths>` for what it holds, `⧗ <paths> (held by <ids>)`
+ * for what it waits for — the conflict, named.
+ */
 export function leaseMarks(s: LeaseSummary): Map<string, string> {
   const out = new Map<string, string>();
   for (const id of new Set([...s.holders, ...s.waiters])) {

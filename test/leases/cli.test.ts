@@ -111,4 +111,43 @@ describe('flotilla lease', () => {
     expect(check.stderr).toContain(`flotilla: ${join(f.project, 'shared.txt')} is leased to a-1 since`);
     expect((await f.flotilla(['lease', 'check'])).exitCode).toBe(2);
   }, 180_000);
+
+  it('a lease past its ttl is free for the next taker, and its expiry is audited', async () => {
+    f = fleet();
+    void agent('a-0', '$F lease take notes.md --ttl 1s --why brief > out.a0 2>&1; echo $? > rc.a0');
+    await eventually(() => read('rc.a0') !== undefined, 60_000, 'a-0 to take the lease');
+    expect(read('rc.a0'), read('out.a0')).toBe('0');
+    const [held] = listLeases(f.layout)[0]!.leases;
+    expect(held).toMatchObject({ path: 'notes.md', holder: 'a-0', why: 'brief' });
+    // a-0 is alive and its task goes on: only the clock ends this lease.
+    await eventually(() => Date.now() > Date.parse(held!.expires_at!), 60_000, 'the ttl to run out');
+    const take = await f.flotilla(['lease', 'take', 'notes.md']);
+    expect(take.exitCode, take.stderr).toBe(0);
+    expect(listLeases(f.layout)[0]!.leases).toEqual([expect.objectContaining({ path: 'notes.md', holder: 'human' })]);
+    expect(readAudit(f.layout, { event: 'lease_expired' }).lines).toContainEqual(expect.objectContaining({ agent: 'a-0', path: 'notes.md', reason: `its ttl ran out at ${held!.expires_at}` }));
+  }, 120_000);
+
+  it('installed as a git pre-commit hook, the check refuses a commit of a file another agent holds and lets its holder commit it', async () => {
+    f = fleet();
+    // What a person puts in .git/hooks/pre-commit (README: `flotilla lease check --staged`).
+    writeFileSync(join(f.project, '.git', 'hooks', 'pre-commit'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} lease check --staged\n`, { mode: 0o755 });
+    const ident = Object.entries(GIT_ENV).map(([k, v]) => `${k}=${v}`).join(' ');
+    // a-0 takes the lease, then (once told) commits the file itself.
+    void agent('a-0', `$F lease take shared.txt --why mine > out.a0 2>&1; echo $? > rc.a0; while [ ! -e go ]; do sleep 0.2; done; git add shared.txt; ${ident} git commit -qm 'a-0 edits shared.txt' > out.commit 2>&1; echo $? > rc.commit`);
+    await eventually(() => read('rc.a0') !== undefined, 60_000, 'a-0 to take the lease');
+    expect(read('rc.a0'), read('out.a0')).toBe('0');
+
+    const git = (...args: string[]) => execa('git', args, { cwd: f!.project, env: { ...f!.env, ...GIT_ENV }, extendEnv: false, reject: false });
+    writeFileSync(join(f.project, 'shared.txt'), 'edited\n');
+    await git('add', 'shared.txt');
+    const refused = await git('commit', '-qm', 'a person edits shared.txt');
+    expect(refused.exitCode).not.toBe(0);
+    expect(refused.stderr).toContain(`${join(f.project, 'shared.txt')} is leased to a-0 since`);
+    expect((await git('rev-list', '--all')).stdout).toBe('');
+
+    writeFileSync(join(f.project, 'go'), '');
+    await eventually(() => read('rc.commit') !== undefined, 60_000, "a-0's commit");
+    expect(read('rc.commit'), read('out.commit')).toBe('0');
+    expect((await git('log', '--format=%s')).stdout).toBe('a-0 edits shared.txt');
+  }, 120_000);
 });

@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readAudit } from '../../src/audit/read.js';
 import { listLeases } from '../../src/leases/list.js';
+import { layoutColumns, rowText } from '../../src/watch/format.js';
+import { FleetReader } from '../../src/watch/gather.js';
 import { scriptCalls, userTexts } from '../helpers/scripts.js';
 import { eventually } from '../helpers/tmux.js';
 import { completionsFrom, spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
@@ -115,4 +117,24 @@ describe('file leases between agents', () => {
     const status = JSON.parse((await f.flotilla(['status', '--json'])).stdout) as { id: string; leases: { path: string }[] }[];
     expect(status.find((r) => r.id === 'door-1')?.leases).toEqual([expect.objectContaining({ path: 'notes.md' })]);
   }, 300_000);
+
+  it("lease_paths with wait queues the agent, shown as waiting; closing the holder's window frees the lease and the waiter is told it is its own", async () => {
+    f = fleetWith({ holder: 'holder.yaml', waiter: 'waiter.yaml' });
+    expect((await f.spawnAgent(['--agent', 'holder', '--id', 'hold-2', 'write it'])).exitCode).toBe(0);
+    await eventually(() => holders(f!).includes('hold-2'), 120_000, 'the holder to lease shared.txt by writing it');
+    expect((await f.spawnAgent(['--agent', 'waiter', '--id', 'wait-2', 'lease it'])).exitCode).toBe(0);
+    await eventually(() => listLeases(f!.layout)[0]?.waiting.some((w) => w.holder === 'wait-2') === true, 120_000, 'the waiter in line');
+    // Seen while it waits: status --json and the dashboard name what it waits for and who holds it.
+    const status = JSON.parse((await f.flotilla(['status', '--json'])).stdout) as { id: string; waitingForLeases: unknown[] }[];
+    expect(status.find((r) => r.id === 'wait-2')?.waitingForLeases).toEqual([expect.objectContaining({ paths: ['shared.txt'], heldBy: ['hold-2'] })]);
+    const rows = new FleetReader(f.layout).snapshot().rows;
+    expect(rowText(rows.find((r) => r.id === 'wait-2')!, layoutColumns(200, rows), false)).toContain('⧗ shared.txt (held by hold-2)');
+    expect(completionsFrom(f, 'human', 'wait-2')).toEqual([]);
+
+    await f.tmux.tmux('kill-window', '-t', f.record('hold-2').tmux!.windowId);
+    await eventually(() => completionsFrom(f!, 'human', 'wait-2').length === 1, 120_000, "the waiter's answer");
+    expect(completionsFrom(f, 'human', 'wait-2')[0]!.body).toContain('Result: leased to wait-2 until your task ends: shared.txt');
+    expect(readAudit(f.layout, { event: 'lease_queued' }).lines).toContainEqual(expect.objectContaining({ agent: 'wait-2', holder: 'hold-2', path: 'shared.txt' }));
+    expect(readAudit(f.layout, { event: 'lease_released' }).lines).toContainEqual(expect.objectContaining({ agent: 'hold-2', path: 'shared.txt', reason: expect.stringMatching(/^its holder/) }));
+  }, 600_000);
 });
