@@ -23,7 +23,7 @@ describe('hosts: in config', () => {
     const { config } = load('hosts:\n  gpu1:\n    ssh: me@gpu1.example\n');
     expect(hostNamed(config, 'gpu1')).toEqual({
       name: 'gpu1', ssh: 'me@gpu1.example', port: null, ssh_options: [], flotilla: 'flotilla', root: null, cwd: null, env: {},
-      connect_timeout_secs: 10, lost_after_secs: 60,
+      connect_timeout_secs: 10,
     });
     expect(allHosts(defaultConfig())).toEqual([]);
   });
@@ -60,7 +60,7 @@ describe('hosts: in config', () => {
 describe('the ssh command line', () => {
   const host = {
     name: 'gpu1', ssh: 'me@gpu1', port: 2222, ssh_options: ['-i', '/k/id'], flotilla: '~/fl/bin/flotilla', root: "/srv/it's here", cwd: '/srv', env: { HOME: '/h', X: 'a b' },
-    connect_timeout_secs: 7, lost_after_secs: 60,
+    connect_timeout_secs: 7,
   };
 
   it('never prompts, and puts the destination after -- so it cannot be read as an option', () => {

@@ -1,8 +1,7 @@
-import { writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { VERSION } from '../../src/versions.js';
-import { hostYaml, startSshd, type Sshd } from '../helpers/sshd.js';
-import { spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
+import { startSshd, type Sshd } from '../helpers/sshd.js';
+import { twoHosts, type TwoHosts } from './helpers.js';
 
 /**
  * `flotilla doctor --host NAME` against a real second host (OpenSSH's server on 127.0.0.1 with
@@ -10,24 +9,19 @@ import { spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
  * cannot (docs/design.md §17).
  */
 let sshd: Sshd | undefined;
-const fleets: SpawnFleet[] = [];
+const pairs: TwoHosts[] = [];
 afterEach(async () => {
+  for (const p of pairs.splice(0)) await p.close();
   await sshd?.kill();
   sshd = undefined;
-  for (const f of fleets.splice(0)) await f.close();
 });
 
-/** A local fleet whose config names one host, `r1`, reached through `sshd` and run as `remote`. */
-async function fleetsWithHost(extra: { flotilla?: string; env?: Record<string, string>; port?: number } = {}): Promise<{ local: SpawnFleet; remote: SpawnFleet }> {
+/** A local fleet whose config names one host, `r1`, reached through one sshd for the test. */
+async function fleetsWithHost(extra: { flotilla?: string; env?: Record<string, string>; port?: number } = {}): Promise<TwoHosts> {
   sshd ??= await startSshd();
-  const remote = spawnFleet();
-  const local = spawnFleet();
-  fleets.push(local, remote);
-  const entry = hostYaml('r1', extra.port ? { ...sshd, port: extra.port } : sshd, {
-    root: remote.layout.root, cwd: remote.project, flotilla: extra.flotilla, env: { ...remote.env, ...extra.env },
-  });
-  writeFileSync(local.layout.configFile, `agents:\n  default_permission_mode: dont_ask\nhosts:\n${entry}`);
-  return { local, remote };
+  const pair = await twoHosts({ ...extra, sshd });
+  pairs.push(pair);
+  return pair;
 }
 
 const line = (out: string, name: string): string => out.split('\n').find((l) => l.includes(` ${name}:`)) ?? '';

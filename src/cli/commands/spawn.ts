@@ -19,6 +19,7 @@ interface SpawnOpts {
   json?: boolean;
   board?: string;
   autoClaim?: boolean;
+  host?: string;
 }
 
 /**
@@ -45,6 +46,7 @@ export function command(): Command {
     .option('--board <name>', "the task board it works from (default: the definition's, its parent's, $FLOTILLA_BOARD, else 'fleet')")
     .option('--auto-claim', 'a teammate: whenever idle it claims the next task on its board and works it (the prompt is then optional)')
     .option('--json', 'print the registry record (with --wait: the result) as JSON')
+    .option('--host <name>', 'open it on a remote host from hosts: in the config, through ssh (a person\'s spawn only, for now)')
     .action(async (words: string[], opts: SpawnOpts, cmd: Command) => {
       const { layout } = cliContext(cmd);
       // Asked before the config is read: a yes changes what it says (docs/security.md "Folder trust").
@@ -64,6 +66,11 @@ export function command(): Command {
       // A teammate (--auto-claim, or a definition's auto_claim) may start with nothing: the board is its work (§15).
       if (!prompt.trim() && (opts.wait || !(opts.autoClaim || (await definesAutoClaim(layout, config, opts.agent))))) {
         throw new UsageError("spawn refused: no task given — pass it as arguments, with --prompt, or on stdin (echo 'task' | spawn-agent); for an agent to talk to, use flotilla up or flotilla run; for a teammate that takes its work from the task board, --auto-claim", { code: 'empty-prompt' });
+      }
+      if (opts.host && opts.host !== 'local') {
+        if (opts.context && opts.context !== 'none') throw new UsageError('spawn refused: --context needs the parent\'s conversation, which stays on this host — leave --context out with --host', { code: 'host-context' });
+        const { spawnRemote } = await import('../../hosts/remote-spawn.js');
+        process.exit(await spawnRemote(layout, config, opts.host, opts, prompt));
       }
       await reconcileDead(layout, config);
       const rec = await spawnAgent(
