@@ -232,6 +232,31 @@ export const configSchema = z
       .strict()
       .prefault({})
       .describe('Vendor CLIs run as agents (--runtime)'),
+    fleet: z
+      .object({
+        bus: z
+          .string()
+          .regex(/^(maildir|(nats|tls):\/\/[^\s/]+)$/, "expected 'maildir' or nats://host:port (tls://host:port for TLS)")
+          .default('maildir')
+          .describe("Where mail travels (docs/design.md §18): 'maildir' (one machine) or a NATS JetStream server, nats://host:port"),
+        name: z
+          .string()
+          .regex(/^[A-Za-z0-9_-]{1,64}$/)
+          .nullable()
+          .default(null)
+          .describe('The fleet\'s name on the bus (subjects and streams are named by it); null = derived from the fleet root, which only one machine shares'),
+        nats: z
+          .object({
+            token_env: z.string().default('FLOTILLA_NATS_TOKEN').describe('Environment variable holding a NATS token'),
+            user_env: z.string().default('FLOTILLA_NATS_USER').describe('Environment variable holding a NATS user name'),
+            password_env: z.string().default('FLOTILLA_NATS_PASSWORD').describe('Environment variable holding that user\'s password'),
+            ca_file: z.string().nullable().default(null).describe('CA certificate (PEM) that signed the server\'s TLS certificate, for tls:// buses'),
+          })
+          .prefault({})
+          .describe('NATS credentials: read from the environment, never written into the fleet root'),
+      })
+      .prefault({})
+      .describe('The fleet across machines'),
     inbox: z
       .object({
         rescan_secs: z.number().positive().default(30).describe('Rescan new/ this often to catch events the kernel dropped'),

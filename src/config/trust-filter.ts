@@ -34,9 +34,10 @@ const TIGHTEN_ONLY: Record<string, Check> = {
 
 /**
  * Whole subtrees an untrusted project never sets: commands, secret sources, provider endpoints,
- * and hosts (an ssh option such as ProxyCommand runs a command here; docs/security.md "Hosts").
+ * hosts (an ssh option such as ProxyCommand runs a command here; docs/security.md "Hosts"),
+ * and the bus (its mail would go to a server of the stranger's choosing; design §18).
  */
-const NEVER = ['hooks', 'security', 'models.providers', 'hosts'];
+const NEVER = ['hooks', 'security', 'models.providers', 'hosts', 'fleet'];
 
 /**
  * Removes from `values` (the project file's parsed YAML, changed in place) what an untrusted

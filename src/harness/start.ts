@@ -67,6 +67,15 @@ export async function startAgent(opts: {
   const inbox = await openInboxPort(layout, rec.id, config, log, recorded, predecessors(layout, rec), ({ ids, files }) => (
     transcript ? transcript.append({ type: 'surfaced', source: 'inbox', via: 'tool', ids, files, text: `read through a tool: ${ids.join(', ')}` }) : true
   ));
+  // On a bus, this harness keeps its spool (and its predecessors') fed from it until it closes (§18).
+  const { busFor, closeBuses } = await import('../bus/open.js');
+  const stopFeeding = await busFor(layout, config).mail.receive([rec.id, ...predecessors(layout, rec)]);
+  const closeInbox = inbox.close.bind(inbox);
+  inbox.close = async () => {
+    await closeInbox();
+    await stopFeeding();
+    await closeBuses();
+  };
   const hookContext = {
     agentId: rec.id, agentName: definition.name, parentId: rec.parentId, cwd: rec.cwd,
     onRun: (r: { hook: string; command: string; exitCode: number | null; durationMs: number; timedOut: boolean }) =>

@@ -3,7 +3,7 @@ import { audit } from '../audit/audit.js';
 import { FlotillaError, UsageError, isErrno } from '../errors.js';
 import { closeFd, exists, fsyncFd, link, mkdirp, openExcl, openRead, unlink, writeAll } from './fs-calls.js';
 import type { Layout } from '../layout/layout.js';
-import { maildir, messageFileName, READ_SUFFIX } from './maildir.js';
+import { maildir, messageFileName, READ_SUFFIX, type Maildir } from './maildir.js';
 import { DEFAULT_MAX_BODY_BYTES, MessageFieldError, composeMessage, type InboxMessage, type MessageDraft } from './message.js';
 import { serializeMessage } from './serialize.js';
 import { redactValue } from '../secrets/redact.js';
@@ -40,29 +40,52 @@ export interface Delivered {
  * `draft.to` must already be resolved (resolveRecipient); `draft.from` is the sender's identity.
  */
 export async function deliver(layout: Layout, given: MessageDraft, opts: DeliverOptions = {}): Promise<Delivered> {
+  const now = opts.now ?? Date.now();
+  const { message, data } = prepareMessage(given, opts.maxBodyBytes, now);
+  const file = opts.fixedName ?? messageFileName(message.id, now);
+  const path = await writeMessageFile(maildir(layout, message.to), file, data, { fixed: opts.fixedName !== undefined, beforeLink: opts.beforeLink });
+  audit(layout, {
+    event: 'message_sent', agent: message.from, id: message.id, from: message.from, to: message.to, kind: message.kind,
+    ...(message.broadcast_id ? { broadcast_id: message.broadcast_id } : {}),
+  });
+  return { message, file, path };
+}
+
+/**
+ * The checks and framing every bus applies before a message leaves the sender (§4): secret
+ * values redacted (§11), the body limit, the schema. Returns the message and its file bytes.
+ */
+export function prepareMessage(given: MessageDraft, maxBodyBytes = DEFAULT_MAX_BODY_BYTES, now = Date.now()): { message: InboxMessage; data: Buffer } {
   // Bodies and summaries never carry a secret value this process holds (§11).
   const draft = redactValue(given);
-  const max = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const bytes = Buffer.byteLength(draft.body ?? '');
-  if (bytes > max) {
+  if (bytes > maxBodyBytes) {
     throw new FlotillaError(
-      `message body is ${formatBytes(bytes)}, over the ${formatBytes(max)} limit (inbox.max_body_bytes) — put large content in a file and send its path`,
+      `message body is ${formatBytes(bytes)}, over the ${formatBytes(maxBodyBytes)} limit (inbox.max_body_bytes) — put large content in a file and send its path`,
       { code: 'message-too-large' },
     );
   }
-  const now = opts.now ?? Date.now();
   const message = compose(draft, now);
-  const box = maildir(layout, message.to);
-  const file = opts.fixedName ?? messageFileName(message.id, now);
-  // A fixed name may be retried by several processes: each writes its own temp file.
-  const tmpPath = join(box.tmp, opts.fixedName ? `${file}.${process.pid}.tmp` : file);
-  const newPath = join(box.new, file);
-  const data = Buffer.from(serializeMessage(message));
+  return { message, data: Buffer.from(serializeMessage(message)) };
+}
 
-  if (opts.fixedName) {
+/**
+ * Writes a message file into a Maildir's new/ the Maildir way (§4) and returns its path.
+ * `fixed`: the name may be written again (a retried completion, mail a bus hands over twice),
+ * so a name already in new/ or cur/ is left alone: delivered once.
+ */
+export async function writeMessageFile(
+  box: Maildir, file: string, data: Buffer,
+  opts: { fixed?: boolean; beforeLink?: (tmpPath: string) => void | Promise<void> } = {},
+): Promise<string> {
+  // A fixed name may be retried by several processes: each writes its own temp file.
+  const tmpPath = join(box.tmp, opts.fixed ? `${file}.${process.pid}.tmp` : file);
+  const newPath = join(box.new, file);
+
+  if (opts.fixed) {
     const read = join(box.cur, `${file}${READ_SUFFIX}`);
     // Delivered and already claimed by an earlier try: nothing to do.
-    if (await exists(read)) return { message, file, path: read };
+    if (await exists(read)) return read;
     await unlink(tmpPath).catch(() => undefined);
   }
   const fd = await openTemp(tmpPath, box);
@@ -76,7 +99,7 @@ export async function deliver(layout: Layout, given: MessageDraft, opts: Deliver
     await opts.beforeLink?.(tmpPath);
     await link(tmpPath, newPath).catch(async (err: unknown) => {
       // Sent before by a process that died before it could say so: delivered, once.
-      if (opts.fixedName && isErrno(err, 'EEXIST')) return;
+      if (opts.fixed && isErrno(err, 'EEXIST')) return;
       // new/ removed since this process last made the Maildir: make it again, link once more.
       if (!isErrno(err, 'ENOENT')) throw err;
       await mkdirp(box.new);
@@ -89,11 +112,7 @@ export async function deliver(layout: Layout, given: MessageDraft, opts: Deliver
   }
   // Resolves only once an fsync of new/ that began after our link() has finished.
   await syncDirShared(box.new);
-  audit(layout, {
-    event: 'message_sent', agent: message.from, id: message.id, from: message.from, to: message.to, kind: message.kind,
-    ...(message.broadcast_id ? { broadcast_id: message.broadcast_id } : {}),
-  });
-  return { message, file, path: newPath };
+  return newPath;
 }
 
 function compose(draft: MessageDraft, now: number): InboxMessage {

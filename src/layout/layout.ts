@@ -50,6 +50,8 @@ export interface Layout {
   /** Cached effective config, keyed by the files and variables it came from. */
   readonly configCache: string;
   inbox(id: string): string;
+  /** Mail this host sent on a bus that has not acknowledged it yet (`state/outbox/{tmp,new}`; src/bus/outbox.ts). */
+  readonly outbox: string;
   transcript(id: string): string;
   transcriptMeta(id: string): string;
   output(id: string): string;
@@ -176,6 +178,7 @@ export function layoutFor(root: string, project = dirname(resolve(root))): Layou
     treeUsage: (rootId) => `${treesDir}/${rootId}.usage`,
     configCache: join(state, 'index', 'config-cache.json'),
     inbox: (id) => `${inboxRoot}/${id}`,
+    outbox: join(state, 'outbox'),
     transcript: (id) => join(transcriptsDir, `${id}.jsonl`),
     transcriptMeta: (id) => join(transcriptsDir, `${id}.meta.json`),
     output: (id) => join(outputDir, `${id}.md`),

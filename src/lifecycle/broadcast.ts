@@ -8,7 +8,7 @@ import { readRecord } from '../fleet/registry.js';
 import type { Layout } from '../layout/layout.js';
 import { decideBroadcast } from '../policy/broadcast.js';
 import { allIds, readTask } from '../tasks/store.js';
-import { deliver } from '../inbox/deliver.js';
+import { fleetBus } from '../bus/settings.js';
 import type { InboxMessage, MessageDraft } from '../inbox/message.js';
 import { checkBoardName } from '../tasks/task.js';
 
@@ -107,10 +107,11 @@ export async function broadcast(
   audit(layout, { event: 'broadcast', agent: sender, broadcast_id: broadcastId, target: name, recipients: recipients.length, rule: verdict.rule });
   const copies: InboxMessage[] = [];
   const missed: string[] = [];
+  const { mail } = await fleetBus(layout);
   for (const to of recipients) {
     try {
       // One timestamp for every copy: they are one message.
-      const d = await deliver(layout, { ...draft, to, broadcast_id: broadcastId } as MessageDraft, { maxBodyBytes: opts.maxBodyBytes, now });
+      const d = await mail.deliver({ ...draft, to, broadcast_id: broadcastId } as MessageDraft, { maxBodyBytes: opts.maxBodyBytes, now });
       copies.push(d.message);
     } catch (err) {
       if (err instanceof UsageError || (err instanceof FlotillaError && err.code === 'message-too-large')) throw err;
@@ -133,7 +134,8 @@ export type Sent = { kind: 'one'; message: InboxMessage } | { kind: 'broadcast';
 export async function sendTo(layout: Layout, to: string, draft: Omit<MessageDraft, 'to' | 'id'>, opts: BroadcastOptions): Promise<Sent> {
   const group = parseBroadcastTarget(to);
   if (group) return { kind: 'broadcast', result: await broadcast(layout, draft, group, opts) };
-  const d = await deliver(layout, { ...draft, to: resolveRecipient(layout, to, draft.from) } as MessageDraft, { maxBodyBytes: opts.maxBodyBytes });
+  const { mail } = await fleetBus(layout);
+  const d = await mail.deliver({ ...draft, to: resolveRecipient(layout, to, draft.from) } as MessageDraft, { maxBodyBytes: opts.maxBodyBytes });
   return { kind: 'one', message: d.message };
 }
 

@@ -63,7 +63,8 @@ export async function sendCompletionOnce(
   // Every task's end passes here (ours, a vendor CLI's, a cancel, the reaper's): its file leases go (§16).
   await releaseTaskLeases(layout, rec.id);
   if (completionSent(layout, rec.id, result.task)) return false;
-  const { deliver } = await import('../inbox/deliver.js');
+  // On a bus the completion travels to the parent's host under its fixed id (§18).
+  const { mail } = await (await import('../bus/settings.js')).fleetBus(layout);
   const to = recipient(layout, rec);
   const answer = (opts.text ?? '').trim();
   const headline = `${rec.id} ${statusWithReason(result.status, result.exitReason)}`;
@@ -92,7 +93,7 @@ export async function sendCompletionOnce(
     output_path: result.outputPath,
   };
   const options = { fixedName: messageFileName(id, ms, 0), now: ms, ...(opts.maxBodyBytes ? { maxBodyBytes: opts.maxBodyBytes } : {}) };
-  const sent = await doneOnce(completionMarker(layout, rec.id, result.task), async () => { await deliver(layout, draft, options); }, { to });
+  const sent = await doneOnce(completionMarker(layout, rec.id, result.task), async () => { await mail.deliver(draft, options); }, { to });
   if (!sent) return false;
   audit(layout, { event: 'completion', agent: rec.id, to, status: result.status, exit_reason: result.exitReason, task: result.task });
   // A person's `wait` may have printed this answer before it was delivered: then it is read.

@@ -12,7 +12,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['cli'],
   ['harness', 'watch', 'up', 'mcp', 'schedule'],
   ['spawn', 'lifecycle', 'outputs'],
-  ['fleet', 'hosts', 'inbox', 'tmux', 'transcript', 'tools', 'policy', 'model', 'loop', 'hooks', 'definitions', 'audit', 'secrets', 'runtimes', 'tasks', 'leases'],
+  ['fleet', 'hosts', 'inbox', 'bus', 'tmux', 'transcript', 'tools', 'policy', 'model', 'loop', 'hooks', 'definitions', 'audit', 'secrets', 'runtimes', 'tasks', 'leases'],
   ['config', 'layout'],
   // Files directly in src/ (errors.ts): everyone may use them.
   ['.'],

@@ -50,8 +50,8 @@ export async function run(parsed: Parsed, globals: Globals): Promise<void> {
   const { fleetWritable } = await import('../../inbox/door.js');
   if (door && !fleetWritable(door)) return sendThroughHarness(door, to, words, opts);
   const { layout } = contextOf(globals);
-  const [{ deliver }, { resolveRecipient, senderIdentity, parseBroadcastTarget }, { inboxSettings }, { UsageError }, { headerOf }] = await Promise.all([
-    import('../../inbox/deliver.js'),
+  const [{ fleetBus }, { resolveRecipient, senderIdentity, parseBroadcastTarget }, { inboxSettings }, { UsageError }, { headerOf }] = await Promise.all([
+    import('../../bus/settings.js'),
     import('../../inbox/address.js'),
     import('../../inbox/settings.js'),
     import('../../errors.js'),
@@ -92,8 +92,8 @@ export async function run(parsed: Parsed, globals: Globals): Promise<void> {
     return;
   }
   const recipient = resolveRecipient(layout, to, from);
-  const { message } = await deliver(
-    layout,
+  const bus = await fleetBus(layout);
+  const { message, queued } = await bus.mail.deliver(
     {
       from,
       to: recipient,
@@ -105,7 +105,10 @@ export async function run(parsed: Parsed, globals: Globals): Promise<void> {
     },
     { maxBodyBytes: max },
   );
+  // Let go of the bus connection (none on maildir) so the command exits.
+  await bus.close();
   writeOut(opts.json ? JSON.stringify(headerOf(message), null, 2) + '\n' : message.id + '\n');
+  if (queued) process.stderr.write(`flotilla: the bus ${bus.url} is unreachable: the message waits in this host's outbox and is sent when it returns\n`);
   const note = await endedNote(layout, recipient);
   if (note) process.stderr.write(`flotilla: ${note}\n`);
 }

@@ -10,7 +10,7 @@ export const spec: CommandSpec = {
   description: 'the agent tree with state, depth, turns, tokens, cost, elapsed, unread mail and last line',
   args: [],
   options: [
-    { flags: '--json', description: 'print an array of registry records, each with its unread count and the file leases it holds or waits for, then one {id: "board:NAME", status: "board", counts} per task board' },
+    { flags: '--json', description: 'print an array of registry records, each with its unread count and the file leases it holds or waits for, then one {id: "board:NAME", status: "board", counts} per task board, and on a bus {id: "bus", status: "bus", url, reachable, detail}' },
     { flags: '--all', description: 'list every finished agent, not only the 100 that ended last' },
   ],
 };
@@ -25,6 +25,9 @@ export async function run(parsed: Parsed, globals: Globals): Promise<void> {
     return;
   }
   const { config } = await cliConfig(layout);
+  // On a bus, mail for the person waits there until someone looks (§18): bring it in first.
+  const bus = config.fleet.bus === 'maildir' ? null : (await import('../../bus/open.js')).busFor(layout, config);
+  await bus?.mail.collect(['human']);
   const [{ reconcileDead }, { listRecords }, { liveRecords, recentRecords }, { unreadCount }, { formatStatus }, { queueLine }] = await Promise.all([
     import('../../lifecycle/reconcile.js'), import('../../fleet/registry.js'), import('../../fleet/live.js'), import('../../inbox/maildir.js'), import('../../spawn/status-view.js'),
     import('../../fleet/slot-queue.js'),
@@ -53,7 +56,9 @@ export async function run(parsed: Parsed, globals: Globals): Promise<void> {
     const bad = [...corrupt].map(([id, error]) => ({ id, status: 'corrupt', error }));
     const spawns = waiting.map((q) => ({ id: q.agentId, status: 'queued', queuePosition: q.position, pid: q.pid, started: false }));
     const held = (id: string) => (leases ? { leases: leases.heldBy(id), waitingForLeases: leases.waitsOf(id) } : { leases: [], waitingForLeases: [] });
-    writeOut(JSON.stringify([...entries.map((e) => ({ ...e.record, unread: e.unread, ...(e.record.status === 'queued' ? { queuePosition: e.queuePosition } : {}), ...held(e.record.id) })), ...spawns, ...bad, ...tasks], null, 2) + '\n');
+    const reach = bus ? await bus.reach() : null;
+    const onBus = bus && reach ? [{ id: 'bus', status: 'bus', url: bus.url, reachable: reach.ok, detail: reach.detail }] : [];
+    writeOut(JSON.stringify([...entries.map((e) => ({ ...e.record, unread: e.unread, ...(e.record.status === 'queued' ? { queuePosition: e.queuePosition } : {}), ...held(e.record.id) })), ...spawns, ...bad, ...tasks, ...onBus], null, 2) + '\n');
     return;
   }
   const width = terminalColumns();
@@ -76,6 +81,10 @@ export async function run(parsed: Parsed, globals: Globals): Promise<void> {
   }
   const human = unreadCount(layout, 'human');
   if (human) writeOut(`\n${human} unread message${human === 1 ? '' : 's'} for you — flotilla inbox\n`);
+  if (bus) {
+    const r = await bus.reach();
+    writeOut(`\nBus: ${r.ok ? 'reachable' : 'UNREACHABLE'} — ${r.detail}\n`);
+  }
 }
 
 async function boardCounts(layout: import('../../layout/layout.js').Layout): Promise<{ board: string; counts: import('../../tasks/list.js').Counts }[]> {

@@ -223,7 +223,11 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
 async function wakeOnMail(layout: Layout, config: Config, runtime: Runtime, rec: AgentRecord, typist: Typist | null): Promise<{ close(): Promise<void> }> {
   const { watchInbox } = await import('../../inbox/watch.js');
   const watcher = watchInbox(layout, rec.id, { aliases: predecessors(layout, rec), poll: config.inbox.poll, pollIntervalMs: config.inbox.poll_interval_ms, rescanSecs: config.inbox.rescan_secs, maxBodyBytes: config.inbox.max_body_bytes });
-  if (!typist) return watcher;
+  // On a bus, the spool is fed from it while the CLI runs (§18); its connection goes with the watcher.
+  const { busFor, closeBuses } = await import('../../bus/open.js');
+  const stopFeeding = await busFor(layout, config).mail.receive([rec.id, ...predecessors(layout, rec)]);
+  const closing = (close: () => Promise<void>) => async () => { await close(); await stopFeeding(); await closeBuses(); };
+  if (!typist) return { close: closing(() => watcher.close()) };
   let busy = false;
   let again = false;
   let lastWake = 0;
@@ -249,7 +253,7 @@ async function wakeOnMail(layout: Layout, config: Config, runtime: Runtime, rec:
   // Mail that came while the CLI worked and was left when its turn ended: look again every few seconds.
   const timer = setInterval(() => void wake(), 5_000);
   timer.unref();
-  return { close: async () => { clearInterval(timer); await watcher.close(); } };
+  return { close: closing(async () => { clearInterval(timer); await watcher.close(); }) };
 }
 
 /** Types into the CLI's pane as a person would: a bracketed paste, then Enter on its own. */

@@ -1,0 +1,34 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { Config } from '../../config/schema.js';
+import { FlotillaError, errorMessage } from '../../errors.js';
+
+/**
+ * Connects to the fleet's NATS server (§18). Credentials and TLS come from the environment
+ * (the variables `fleet.nats` names) and the config, never from a file in the fleet root.
+ * The client reconnects for ever: a bus that goes away comes back, and until then mail waits
+ * in the outbox. The client library is loaded here, lazily, so a `maildir` fleet never pays
+ * for it.
+ */
+export async function connectNats(url: string, settings: Config['fleet']['nats'], env: NodeJS.ProcessEnv = process.env): Promise<NatsConnection> {
+  const { connect } = await import('@nats-io/transport-node');
+  const tls = url.startsWith('tls://');
+  const server = url.replace(/^(nats|tls):\/\//, '');
+  const token = env[settings.token_env];
+  const user = env[settings.user_env];
+  const pass = env[settings.password_env];
+  try {
+    return await connect({
+      servers: server,
+      name: `flotilla-${process.pid}`,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 250,
+      // A dead server should queue mail at once, not after the default 20 s.
+      timeout: 2_000,
+      ...(token ? { token } : {}),
+      ...(user ? { user, pass: pass ?? '' } : {}),
+      ...(tls ? { tls: settings.ca_file ? { caFile: settings.ca_file } : {} } : {}),
+    });
+  } catch (err) {
+    throw new FlotillaError(`cannot reach the bus ${url}: ${errorMessage(err)} — start it (nats-server -js) or check fleet.bus`, { code: 'bus-unreachable', cause: err });
+  }
+}

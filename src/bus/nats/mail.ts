@@ -1,0 +1,254 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
+import { audit } from '../../audit/audit.js';
+import type { Config } from '../../config/schema.js';
+import { errorMessage } from '../../errors.js';
+import { claim } from '../../inbox/claim.js';
+import { prepareMessage, writeMessageFile } from '../../inbox/deliver.js';
+import { maildir } from '../../inbox/maildir.js';
+import { messageTime } from '../../inbox/message.js';
+import type { Layout } from '../../layout/layout.js';
+import { busNames, outboxName, parseOutboxName, spoolName } from '../names.js';
+import { keep, outboxOf, queued, readQueued, sent } from '../outbox.js';
+import type { Bus, BusReach } from '../types.js';
+import { connectNats } from './connect.js';
+
+interface Link {
+  nc: NatsConnection;
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  headers: typeof import('@nats-io/transport-node').headers;
+}
+
+/** How long mail stays de-duplicated by id on the stream (Nats-Msg-Id): far past any outbox retry. */
+const DUPLICATE_WINDOW_MS = 60 * 60 * 1000;
+const PUBLISH_TIMEOUT_MS = 5_000;
+/** How often a process holding queued mail (or feeding a spool) tries the outbox again. */
+const RETRY_MS = 1_000;
+const SAFE_ID = /^[A-Za-z0-9_-]{1,64}$/;
+/** Messages spooled at once by one feed (fewer than the consumer's 256 buffered). */
+const SPOOL_WINDOW = 64;
+/** How long a person's look (status, inbox) waits for the bus to hand over what is pending. */
+const COLLECT_MS = 3_000;
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    p.then((v) => { clearTimeout(t); resolve(v); }, (e: unknown) => { clearTimeout(t); reject(e instanceof Error ? e : new Error(String(e))); });
+  });
+}
+
+/**
+ * `fleet.bus: nats://host:port` (§18): mail travels on one JetStream stream per fleet,
+ * subject `flotilla.<fleet>.mail.<recipient>`, each message published under its id
+ * (Nats-Msg-Id, de-duplicated by the stream) after it is kept in this host's outbox. The
+ * recipient's harness feeds its Maildir from a durable consumer and acknowledges a message
+ * only once the spool holds it under a name fixed by its id, so a redelivery finds it there:
+ * the claim stays the Maildir rename, after the transcript has recorded it (§4).
+ */
+export function natsBus(layout: Layout, url: string, fleet: Config['fleet']): Bus {
+  const names = busNames(layout, fleet.name);
+  const box = outboxOf(layout);
+  let link: Promise<Link> | null = null;
+  let closed = false;
+  let flushing: Promise<void> | null = null;
+  let retry: NodeJS.Timeout | undefined;
+  const stops: (() => Promise<void>)[] = [];
+
+  const open = (): Promise<Link> => {
+    link ??= (async () => {
+      const nc = await connectNats(url, fleet.nats);
+      const [{ jetstream, jetstreamManager }, { headers }] = await Promise.all([import('@nats-io/jetstream'), import('@nats-io/transport-node')]);
+      const jsm = await jetstreamManager(nc);
+      await ensureStream(jsm, names.mailStream, `flotilla.${names.key}.mail.>`);
+      // Back on the server after an outage: send what waited.
+      void (async () => {
+        for await (const s of nc.status()) if (s.type === 'reconnect') { down = false; scheduleFlush(0); }
+      })().catch(() => undefined);
+      return { nc, js: jetstream(nc), jsm, headers };
+    })();
+    // A failed connect is forgotten, so the next try connects afresh.
+    link.catch(() => { link = null; });
+    return link;
+  };
+
+  // Set when a publish failed: later sends go straight to the outbox instead of each waiting out a timeout.
+  let down = false;
+  const publish = async (file: string, data: Buffer, path: string, flushing = false): Promise<boolean> => {
+    const parsed = parseOutboxName(file);
+    if (!parsed) return false;
+    if (down && !flushing) {
+      scheduleFlush(RETRY_MS);
+      return false;
+    }
+    try {
+      const { js, headers } = await open();
+      const h = headers();
+      h.set('Flotilla-Time', file.slice(0, file.indexOf('.')));
+      await js.publish(names.mailSubject(parsed.to), data, { msgID: parsed.id, headers: h, timeout: PUBLISH_TIMEOUT_MS });
+    } catch {
+      // Unreachable or slow: the outbox keeps it, a later flush sends it under the same id.
+      down = true;
+      scheduleFlush(RETRY_MS);
+      return false;
+    }
+    down = false;
+    await sent(path);
+    return true;
+  };
+
+  const flush = (): Promise<void> => {
+    flushing ??= (async () => {
+      for (const file of await queued(box)) {
+        if (closed) return;
+        const data = await readQueued(box, file);
+        if (data && !(await publish(file, data, `${box.new}/${file}`, true))) return;
+      }
+    })().finally(() => { flushing = null; });
+    return flushing;
+  };
+
+  function scheduleFlush(ms: number): void {
+    if (closed || retry) return;
+    retry = setTimeout(() => {
+      retry = undefined;
+      void flush().catch(() => scheduleFlush(RETRY_MS));
+    }, ms);
+    // A sender never stays alive for the retry alone: its mail is safe in the outbox.
+    retry.unref();
+  }
+
+  const feed = async (owner: string, stopped: () => boolean): Promise<void> => {
+    while (!stopped()) {
+      try {
+        const { js, jsm } = await open();
+        const durable = names.mailConsumer(owner);
+        const { AckPolicy, DeliverPolicy } = await import('@nats-io/jetstream');
+        await jsm.consumers.add(names.mailStream, {
+          durable_name: durable, ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.All, filter_subject: names.mailSubject(owner),
+        });
+        const consumer = await js.consumers.get(names.mailStream, durable);
+        const messages = await consumer.consume({ max_messages: 256 });
+        stops.push(async () => { await messages.close(); });
+        // Spooled many at a time: each has its own fixed name, and the fsyncs of new/ are shared.
+        const inFlight = new Set<Promise<void>>();
+        for await (const m of messages) {
+          const p = spool(owner, m).finally(() => inFlight.delete(p));
+          inFlight.add(p);
+          if (inFlight.size >= SPOOL_WINDOW) await Promise.race(inFlight);
+          if (stopped()) break;
+        }
+        await Promise.allSettled(inFlight);
+      } catch {
+        // The server went away or the consumer was reset: try again, the stream keeps the mail.
+      }
+      if (!stopped()) await new Promise((r) => setTimeout(r, RETRY_MS));
+    }
+  };
+
+  const spool = async (owner: string, m: JsMsg): Promise<void> => {
+    const id = m.headers?.get('Nats-Msg-Id') ?? '';
+    const ms = Number(m.headers?.get('Flotilla-Time'));
+    const file = SAFE_ID.test(id) && Number.isSafeInteger(ms) ? spoolName(ms, id) : spoolName(Math.floor(m.info.timestampNanos / 1e6), `seq${m.seq}`);
+    await writeMessageFile(maildir(layout, owner), file, Buffer.from(m.data), { fixed: true });
+    // Acked only once the spool holds it; a lost ack means a redelivery, which the fixed name absorbs.
+    m.ack();
+  };
+
+  return {
+    url,
+    kind: 'nats',
+    mail: {
+      async deliver(draft, opts = {}) {
+        const now = opts.now ?? Date.now();
+        const { message, data } = prepareMessage(draft, opts.maxBodyBytes, now);
+        const file = outboxName(messageTime(message), message.id, message.to);
+        const path = await keep(box, file, data);
+        audit(layout, {
+          event: 'message_sent', agent: message.from, id: message.id, from: message.from, to: message.to, kind: message.kind, bus: 'nats',
+          ...(message.broadcast_id ? { broadcast_id: message.broadcast_id } : {}),
+        });
+        const ok = await publish(file, data, path);
+        return { message, file, path, ...(ok ? {} : { queued: true }) };
+      },
+      claim: (owner, item) => claim(layout, owner, item),
+      async collect(owners) {
+        const stop = await this.receive(owners);
+        try {
+          // What this host queued while the bus was away goes first, so the look sees it too.
+          await withTimeout(flush(), COLLECT_MS);
+          const { jsm } = await withTimeout(open(), COLLECT_MS);
+          const end = Date.now() + COLLECT_MS;
+          for (const owner of owners) {
+            // Done once the consumer has handed over everything and every ack is in.
+            for (;;) {
+              const info = await withTimeout(jsm.consumers.info(names.mailStream, names.mailConsumer(owner)), COLLECT_MS).catch(() => null);
+              if (!info || (info.num_pending === 0 && info.num_ack_pending === 0) || Date.now() > end) break;
+              await new Promise((r) => setTimeout(r, 20));
+            }
+          }
+        } catch {
+          // Unreachable: what waits on the bus stays there for the next look.
+        } finally {
+          await stop();
+        }
+      },
+      async receive(owners) {
+        let stop = false;
+        const loops = owners.map((o) => feed(o, () => stop || closed));
+        // A process feeding a spool also sends what this host's senders left queued (they may have exited).
+        scheduleFlush(0);
+        const sweep = setInterval(() => scheduleFlush(0), 5 * RETRY_MS);
+        sweep.unref();
+        return async () => {
+          stop = true;
+          clearInterval(sweep);
+          for (const s of stops.splice(0)) await s().catch(() => undefined);
+          await Promise.all(loops);
+        };
+      },
+    },
+    async reach(): Promise<BusReach> {
+      const waiting = (await queued(box)).length;
+      const held = waiting > 0 ? `; ${waiting} message(s) waiting in the outbox` : '';
+      try {
+        const { nc, jsm } = await open();
+        await jsm.getAccountInfo();
+        return { ok: true, detail: `${url} (nats-server ${nc.info?.version ?? '?'}, fleet ${names.key})${held}` };
+      } catch (err) {
+        return { ok: false, detail: `${url} unreachable: ${errorMessage(err)}${held}` };
+      }
+    },
+    async close() {
+      if (retry) clearTimeout(retry);
+      retry = undefined;
+      if (link) await flush().catch(() => undefined);
+      closed = true;
+      for (const s of stops.splice(0)) await s().catch(() => undefined);
+      const current = link;
+      link = null;
+      if (current) await current.then((l) => l.nc.close(), () => undefined);
+    },
+  };
+}
+
+async function ensureStream(jsm: JetStreamManager, name: string, subject: string): Promise<void> {
+  try {
+    await jsm.streams.info(name);
+    return;
+  } catch {
+    // Not there yet: create it (a second creator racing us gets the same stream).
+  }
+  const { RetentionPolicy, StorageType } = await import('@nats-io/jetstream');
+  const { nanos } = await import('@nats-io/transport-node');
+  try {
+    await jsm.streams.add({
+      name, subjects: [subject], storage: StorageType.File,
+      // Each recipient has one consumer on its own subject; a message leaves once its spool has it.
+      retention: RetentionPolicy.Workqueue,
+      duplicate_window: nanos(DUPLICATE_WINDOW_MS),
+    });
+  } catch (err) {
+    await jsm.streams.info(name).catch(() => { throw err; });
+  }
+}

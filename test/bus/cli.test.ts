@@ -1,0 +1,79 @@
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { unreadCount } from '../../src/inbox/maildir.js';
+import { list } from '../../src/inbox/read.js';
+import { flotilla } from '../helpers/cli.js';
+import { tempFleet, type TempFleet } from '../helpers/fleet.js';
+import { natsServer, type NatsServer } from '../helpers/nats.js';
+import { eventually } from '../helpers/tmux.js';
+
+/** `fleet.bus: nats://…` through the built CLI, against a real nats-server (docs/design.md §18). */
+describe('flotilla send and status on a nats:// bus (built CLI, real nats-server)', () => {
+  let server: NatsServer;
+  let f: TempFleet;
+  beforeAll(async () => { server = await natsServer(); }, 120_000);
+  afterAll(async () => { await server.kill(); });
+  beforeEach(() => { f = tempFleet(); });
+  afterEach(() => f.cleanup());
+
+  // A plain shell, the bus named by the environment as a person would for one shell.
+  const cli = (args: string[], env: Record<string, string> = {}) =>
+    flotilla(['--root', f.layout.root, ...args], {
+      cwd: f.project, stdin: 'ignore',
+      env: { FLOTILLA_AGENT_ID: '', XDG_CONFIG_HOME: join(f.project, 'xdg'), FLOTILLA_ROOT: '', FLOTILLA_FLEET_BUS: server.url, ...env },
+    });
+  const outbox = () => { try { return readdirSync(join(f.layout.outbox, 'new')); } catch { return []; } };
+
+  it('send human: the message travels the stream; status brings it into the Maildir once and says the bus is reachable', async () => {
+    const r = await cli(['send', 'human', 'over the bus']);
+    expect(r.exitCode).toBe(0);
+    const id = String(r.stdout).trim();
+    // Nothing wrote the person's Maildir: the mail is on the stream, and the outbox is empty.
+    expect(unreadCount(f.layout, 'human')).toBe(0);
+    expect(outbox()).toEqual([]);
+
+    const s = await cli(['status']);
+    expect(s.exitCode).toBe(0);
+    expect(String(s.stdout)).toContain('1 unread message for you');
+    expect(String(s.stdout)).toMatch(/Bus: reachable — nats:\/\/127\.0\.0\.1:\d+ \(nats-server /);
+    const items = await list(f.layout, 'human');
+    expect(items.map((i) => [i.message.id, i.message.from, i.message.body])).toEqual([[id, 'human', 'over the bus']]);
+
+    // Looking again brings nothing twice.
+    await cli(['status']);
+    expect((await list(f.layout, 'human')).map((i) => i.message.id)).toEqual([id]);
+    const json = JSON.parse(String((await cli(['status', '--json'])).stdout)) as { id: string; reachable?: boolean }[];
+    expect(json.find((e) => e.id === 'bus')?.reachable).toBe(true);
+  });
+
+  it('bus down: send still succeeds and says the mail waits in the outbox; status says UNREACHABLE; once the bus is back it arrives once', async () => {
+    await server.stop();
+    try {
+      const r = await cli(['send', 'human', 'while the bus was away']);
+      expect(r.exitCode).toBe(0);
+      const id = String(r.stdout).trim();
+      expect(String(r.stderr)).toMatch(/the bus nats:\/\/\S+ is unreachable: the message waits in this host's outbox/);
+      expect(outbox()).toHaveLength(1);
+
+      const s = await cli(['status']);
+      expect(String(s.stdout)).toMatch(/Bus: UNREACHABLE — nats:\/\/\S+ unreachable: .*; 1 message\(s\) waiting in the outbox/);
+      expect(unreadCount(f.layout, 'human')).toBe(0);
+
+      await server.start();
+      await eventually(async () => String((await cli(['status'])).stdout).includes('1 unread message for you'), 60_000, 'the queued message delivered');
+      expect((await list(f.layout, 'human')).map((i) => [i.message.id, i.message.body])).toEqual([[id, 'while the bus was away']]);
+      expect(outbox()).toEqual([]);
+    } finally {
+      await server.start().catch(() => undefined);
+    }
+  });
+
+  it('fleet.bus that is not maildir or a nats:// URL: refused with one line naming the key', async () => {
+    const r = await cli(['send', 'human', 'hi'], { FLOTILLA_FLEET_BUS: 'http://example' });
+    expect(r.exitCode).not.toBe(0);
+    expect(String(r.stderr).trimEnd().split('\n')).toHaveLength(1);
+    expect(String(r.stderr)).toMatch(/fleet\.bus.*expected 'maildir' or nats:\/\/host:port/);
+    expect(unreadCount(f.layout, 'human')).toBe(0);
+  });
+});
