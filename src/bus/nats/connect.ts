@@ -1,4 +1,4 @@
-import type { NatsConnection } from '@nats-io/transport-node';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { Config } from '../../config/schema.js';
 import { FlotillaError, errorMessage } from '../../errors.js';
 
@@ -6,11 +6,10 @@ import { FlotillaError, errorMessage } from '../../errors.js';
  * Connects to the fleet's NATS server (§18). Credentials and TLS come from the environment
  * (the variables `fleet.nats` names) and the config, never from a file in the fleet root.
  * The client reconnects for ever: a bus that goes away comes back, and until then mail waits
- * in the outbox. The client library is loaded here, lazily, so a `maildir` fleet never pays
- * for it.
+ * in the outbox. This folder is loaded only for a `nats://` bus (bus/open.ts), so a `maildir`
+ * fleet never pays for the client library.
  */
 export async function connectNats(url: string, settings: Config['fleet']['nats'], env: NodeJS.ProcessEnv = process.env): Promise<NatsConnection> {
-  const { connect } = await import('@nats-io/transport-node');
   const tls = url.startsWith('tls://');
   const server = url.replace(/^(nats|tls):\/\//, '');
   const token = env[settings.token_env];

@@ -1,5 +1,5 @@
-import type { NatsConnection } from '@nats-io/transport-node';
-import type { JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
+import { headers, nanos, type NatsConnection } from '@nats-io/transport-node';
+import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
 import { audit } from '../../audit/audit.js';
 import type { Config } from '../../config/schema.js';
 import { errorMessage } from '../../errors.js';
@@ -17,7 +17,6 @@ interface Link {
   nc: NatsConnection;
   js: JetStreamClient;
   jsm: JetStreamManager;
-  headers: typeof import('@nats-io/transport-node').headers;
 }
 
 /** How long mail stays de-duplicated by id on the stream (Nats-Msg-Id): far past any outbox retry. */
@@ -58,14 +57,13 @@ export function natsBus(layout: Layout, url: string, fleet: Config['fleet']): Bu
   const open = (): Promise<Link> => {
     link ??= (async () => {
       const nc = await connectNats(url, fleet.nats);
-      const [{ jetstream, jetstreamManager }, { headers }] = await Promise.all([import('@nats-io/jetstream'), import('@nats-io/transport-node')]);
       const jsm = await jetstreamManager(nc);
       await ensureStream(jsm, names.mailStream, `flotilla.${names.key}.mail.>`);
       // Back on the server after an outage: send what waited.
       void (async () => {
         for await (const s of nc.status()) if (s.type === 'reconnect') { down = false; scheduleFlush(0); }
       })().catch(() => undefined);
-      return { nc, js: jetstream(nc), jsm, headers };
+      return { nc, js: jetstream(nc), jsm };
     })();
     // A failed connect is forgotten, so the next try connects afresh.
     link.catch(() => { link = null; });
@@ -82,7 +80,7 @@ export function natsBus(layout: Layout, url: string, fleet: Config['fleet']): Bu
       return false;
     }
     try {
-      const { js, headers } = await open();
+      const { js } = await open();
       const h = headers();
       h.set('Flotilla-Time', file.slice(0, file.indexOf('.')));
       await js.publish(names.mailSubject(parsed.to), data, { msgID: parsed.id, headers: h, timeout: PUBLISH_TIMEOUT_MS });
@@ -123,13 +121,14 @@ export function natsBus(layout: Layout, url: string, fleet: Config['fleet']): Bu
       try {
         const { js, jsm } = await open();
         const durable = names.mailConsumer(owner);
-        const { AckPolicy, DeliverPolicy } = await import('@nats-io/jetstream');
         await jsm.consumers.add(names.mailStream, {
           durable_name: durable, ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.All, filter_subject: names.mailSubject(owner),
         });
         const consumer = await js.consumers.get(names.mailStream, durable);
         const messages = await consumer.consume({ max_messages: 256 });
         stops.push(async () => { await messages.close(); });
+        // Stopped while connecting: the closer above came too late to be called.
+        if (stopped()) await messages.close();
         // Spooled many at a time: each has its own fixed name, and the fsyncs of new/ are shared.
         const inFlight = new Set<Promise<void>>();
         for await (const m of messages) {
@@ -239,8 +238,6 @@ async function ensureStream(jsm: JetStreamManager, name: string, subject: string
   } catch {
     // Not there yet: create it (a second creator racing us gets the same stream).
   }
-  const { RetentionPolicy, StorageType } = await import('@nats-io/jetstream');
-  const { nanos } = await import('@nats-io/transport-node');
   try {
     await jsm.streams.add({
       name, subjects: [subject], storage: StorageType.File,

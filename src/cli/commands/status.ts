@@ -10,7 +10,7 @@ export const spec: CommandSpec = {
   description: 'the agent tree with state, depth, turns, tokens, cost, elapsed, unread mail and last line',
   args: [],
   options: [
-    { flags: '--json', description: 'print an array of registry records, each with its unread count and the file leases it holds or waits for, then one {id: "board:NAME", status: "board", counts} per task board, and on a bus {id: "bus", status: "bus", url, reachable, detail}' },
+    { flags: '--json', description: 'print an array of registry records, each with its unread count and the file leases it holds or waits for, then one {id: "board:NAME", status: "board", counts} per task board' },
     { flags: '--all', description: 'list every finished agent, not only the 100 that ended last' },
   ],
 };
@@ -56,9 +56,7 @@ export async function run(parsed: Parsed, globals: Globals): Promise<void> {
     const bad = [...corrupt].map(([id, error]) => ({ id, status: 'corrupt', error }));
     const spawns = waiting.map((q) => ({ id: q.agentId, status: 'queued', queuePosition: q.position, pid: q.pid, started: false }));
     const held = (id: string) => (leases ? { leases: leases.heldBy(id), waitingForLeases: leases.waitsOf(id) } : { leases: [], waitingForLeases: [] });
-    const reach = bus ? await bus.reach() : null;
-    const onBus = bus && reach ? [{ id: 'bus', status: 'bus', url: bus.url, reachable: reach.ok, detail: reach.detail }] : [];
-    writeOut(JSON.stringify([...entries.map((e) => ({ ...e.record, unread: e.unread, ...(e.record.status === 'queued' ? { queuePosition: e.queuePosition } : {}), ...held(e.record.id) })), ...spawns, ...bad, ...tasks, ...onBus], null, 2) + '\n');
+    writeOut(JSON.stringify([...entries.map((e) => ({ ...e.record, unread: e.unread, ...(e.record.status === 'queued' ? { queuePosition: e.queuePosition } : {}), ...held(e.record.id) })), ...spawns, ...bad, ...tasks], null, 2) + '\n');
     return;
   }
   const width = terminalColumns();
