@@ -238,7 +238,7 @@ export const configSchema = z
           .string()
           .regex(/^(maildir|(nats|tls):\/\/[^\s/]+)$/, "expected 'maildir' or nats://host:port (tls://host:port for TLS)")
           .default('maildir')
-          .describe("Where mail travels (docs/design.md §18): 'maildir' (one machine) or a NATS JetStream server, nats://host:port"),
+          .describe("Where mail travels: 'maildir' (one machine) or a NATS JetStream server, nats://host:port (docs/scale-out.md)"),
         name: z
           .string()
           .regex(/^[A-Za-z0-9_-]{1,64}$/)
