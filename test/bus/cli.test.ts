@@ -40,6 +40,18 @@ describe('flotilla send and status on a nats:// bus (built CLI, real nats-server
     const items = await list(f.layout, 'human');
     expect(items.map((i) => [i.message.id, i.message.from, i.message.body])).toEqual([[id, 'human', 'over the bus']]);
 
+    // A later look, with the person's consumer on the stream already and nothing new on it, exits.
+    const again = await cli(['status']);
+    expect(again.exitCode).toBe(0);
+    expect(String(again.stdout)).toContain('1 unread message for you');
+    // And the next one brings the next message.
+    const r2 = await cli(['send', 'human', 'the second over the bus']);
+    expect(r2.exitCode).toBe(0);
+    const s2 = await cli(['status']);
+    expect(s2.exitCode).toBe(0);
+    expect(String(s2.stdout)).toContain('2 unread messages for you');
+    expect((await list(f.layout, 'human')).map((i) => i.message.body).sort()).toEqual(['over the bus', 'the second over the bus']);
+
   });
 
   it('bus down: send still succeeds and says the mail waits in the outbox; status says UNREACHABLE; once the bus is back it arrives once', async () => {

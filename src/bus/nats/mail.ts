@@ -127,8 +127,9 @@ export function natsBus(layout: Layout, url: string, fleet: Config['fleet']): Bu
         const consumer = await js.consumers.get(names.mailStream, durable);
         const messages = await consumer.consume({ max_messages: 256 });
         stops.push(async () => { await messages.close(); });
-        // Stopped while connecting: the closer above came too late to be called.
-        if (stopped()) await messages.close();
+        // Stopped while connecting: the closer above came too late to be called. Not awaited
+        // here: close() settles only once its messages are iterated to the end, by the loop below.
+        if (stopped()) void messages.close();
         // Spooled many at a time: each has its own fixed name, and the fsyncs of new/ are shared.
         const inFlight = new Set<Promise<void>>();
         for await (const m of messages) {
