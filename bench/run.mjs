@@ -15,6 +15,11 @@ const parts = [
   ['runtimes', './runtime.mjs', 'runRuntimeBench'],
   ['file_leases', './leases.mjs', 'runLeaseBench'],
   ['task_board', './board.mjs', 'runBoardBench'],
+  ['remote_spawn', './remote-spawn.mjs', 'runRemoteSpawnBench'],
+  ['dashboard_hosts', './dashboard-hosts.mjs', 'runDashboardHostsBench'],
+  ['bus', './bus.mjs', 'runBusBench'],
+  ['audit_bus', './audit-bus.mjs', 'runAuditBusBench'],
+  ['status_unread_bus', './status-unread-bus.mjs', 'runStatusUnreadBusBench'],
 ];
 
 const results = { machine: { node: process.version, cpus: (await import('node:os')).cpus().length, date: new Date().toISOString() } };

@@ -16,7 +16,7 @@ type Line = Record<string, unknown>;
  * agent one of the schedule's runs (the spawn comes before anything the run does), so the
  * runs' own lines match from then on, also while following.
  */
-function matcher(f: AuditFilter): (line: Line) => boolean {
+export function auditMatcher(f: AuditFilter): (line: Line) => boolean {
   const runs = new Set<string>();
   return (line) => {
     if (f.event && line.event !== f.event) return false;
@@ -31,7 +31,7 @@ function matcher(f: AuditFilter): (line: Line) => boolean {
 }
 
 /** Whole JSON lines from `from` on (LF framing), skipping foreign lines, plus the new offset. */
-function readLines(path: string, from: number): { lines: Line[]; offset: number } {
+export function readAuditLines(path: string, from: number): { lines: Line[]; offset: number } {
   const { lines: raw, offset } = readNewLines(path, from);
   const lines: Line[] = [];
   for (const text of raw) {
@@ -49,8 +49,8 @@ export interface AuditRead {
 }
 
 export function readAudit(layout: Layout, filter: AuditFilter = {}): AuditRead {
-  const { lines, offset } = readLines(layout.auditFile, 0);
-  const matches = matcher(filter);
+  const { lines, offset } = readAuditLines(layout.auditFile, 0);
+  const matches = auditMatcher(filter);
   return { lines: lines.filter(matches), offset, matches };
 }
 
@@ -59,7 +59,7 @@ export async function followAudit(layout: Layout, from: Pick<AuditRead, 'offset'
   const { offset, matches } = from;
   let pos = offset;
   const drain = () => {
-    const r = readLines(layout.auditFile, pos);
+    const r = readAuditLines(layout.auditFile, pos);
     pos = r.offset;
     r.lines.filter(matches).forEach(onLine);
   };
@@ -69,9 +69,21 @@ export async function followAudit(layout: Layout, from: Pick<AuditRead, 'offset'
   return new Promise<never>(() => undefined);
 }
 
-export function formatAuditLine(l: Line): string {
+/**
+ * Lines of several hosts in one order: by time, each host's own order kept where times tie
+ * (a stable sort of lists each already in its writer's order).
+ */
+export function mergeByTime(...lists: Line[][]): Line[] {
+  const ts = (l: Line) => (typeof l.ts === 'string' ? l.ts : '');
+  return lists.flat().sort((a, b) => (ts(a) < ts(b) ? -1 : ts(a) > ts(b) ? 1 : 0));
+}
+
+/** One line for a person; on a bus (`hosts`), the writing host after the time. */
+export function formatAuditLine(l: Line, opts: { hosts?: boolean } = {}): string {
   const { ts, event, agent, pid: _pid, ...rest } = l;
+  const { host, ...fromHost } = rest;
   const time = typeof ts === 'string' ? ts.slice(11, 23) : '';
-  const fields = Object.entries(rest).map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`).join(' ');
-  return `${time} ${String(event).padEnd(16)} ${String(agent ?? '-').padEnd(20)} ${fields}`;
+  const fields = Object.entries(opts.hosts ? fromHost : rest).map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`).join(' ');
+  const where = opts.hosts ? ` ${String(host ?? '-').padEnd(12)}` : '';
+  return `${time}${where} ${String(event).padEnd(16)} ${String(agent ?? '-').padEnd(20)} ${fields}`;
 }

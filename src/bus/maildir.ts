@@ -1,6 +1,8 @@
+import { listRecords, readRecord } from '../fleet/registry.js';
 import { claim } from '../inbox/claim.js';
 import { deliver } from '../inbox/deliver.js';
 import type { Layout } from '../layout/layout.js';
+import { localCaps } from './local-caps.js';
 import type { Bus } from './types.js';
 
 const nothingToStop = async (): Promise<void> => undefined;
@@ -18,6 +20,26 @@ export function maildirBus(layout: Layout): Bus {
       claim: (owner, item) => claim(layout, owner, item),
       receive: () => Promise.resolve(nothingToStop),
       collect: () => Promise.resolve(),
+      waitingOnBus: () => Promise.resolve(new Map()),
+    },
+    caps: localCaps(layout),
+    // One machine: the registry is the fleet's records, and there are no other hosts to hear from.
+    records: {
+      publish: () => Promise.resolve('local' as const),
+      get: (id) => Promise.resolve(readRecord(layout, id)),
+      list: () => Promise.resolve(listRecords(layout)),
+      others: () => Promise.resolve([]),
+      live: () => Promise.resolve([]),
+      recent: () => Promise.resolve({ records: [], more: {} }),
+      beat: () => Promise.resolve(false),
+      hosts: () => Promise.resolve([]),
+      markLost: () => Promise.resolve(null),
+      takeDone: () => Promise.resolve('won' as const),
+    },
+    // One machine: its audit.jsonl is the whole log.
+    audit: {
+      ship: () => Promise.resolve(0),
+      read: () => Promise.resolve({ lines: [], next: 0 }),
     },
     reach: () => Promise.resolve({ ok: true, detail: `maildir (${layout.inboxRoot})` }),
     close: () => Promise.resolve(),

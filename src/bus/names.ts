@@ -11,15 +11,42 @@ export interface BusNames {
   mailStream: string;
   mailSubject(owner: string): string;
   mailConsumer(owner: string): string;
+  /** KV bucket of the fleet's running slots (docs/decisions.md "Caps on the bus"). */
+  slotsBucket: string;
+  /** KV bucket of the trees' spawn numbers. */
+  treesBucket: string;
+  /** KV bucket: agent id → its record, put by the host that runs it. */
+  recordsBucket: string;
+  /** KV bucket: host name → its last heartbeat. */
+  hostsBucket: string;
+  /** KV bucket: `<agent id>.task-<n>` → who sent that task's completion, the fleet-wide once-marker (§5.7, §17.8). */
+  doneBucket: string;
+  /** Stream of every host's audit lines (§9), one subject per host. */
+  auditStream: string;
+  auditSubject(host: string): string;
 }
 
-export function busNames(layout: Layout, name: string | null): BusNames {
+/**
+ * `self` is this host's name: the person's inbox `human` is each host's own (mail to `human`
+ * is for the person at the host it is sent from: a root's completion, an approval request),
+ * so its subject and consumer carry the host, and one host's `status` never collects another
+ * host's person's mail.
+ */
+export function busNames(layout: Layout, name: string | null, self = 'local'): BusNames {
   const key = name ?? `f${createHash('sha256').update(layout.root).digest('hex').slice(0, 16)}`;
+  const owned = (owner: string) => (owner === 'human' ? `human.${self}` : owner);
   return {
     key,
     mailStream: `FLOTILLA_${key}_MAIL`,
-    mailSubject: (owner) => `flotilla.${key}.mail.${owner}`,
-    mailConsumer: (owner) => `inbox_${owner}`,
+    mailSubject: (owner) => `flotilla.${key}.mail.${owned(owner)}`,
+    mailConsumer: (owner) => `inbox_${owned(owner).replace('.', '_')}`,
+    slotsBucket: `FLOTILLA_${key}_SLOTS`,
+    treesBucket: `FLOTILLA_${key}_TREES`,
+    recordsBucket: `FLOTILLA_${key}_RECORDS`,
+    hostsBucket: `FLOTILLA_${key}_HOSTS`,
+    doneBucket: `FLOTILLA_${key}_DONE`,
+    auditStream: `FLOTILLA_${key}_AUDIT`,
+    auditSubject: (host) => `flotilla.${key}.audit.${host}`,
   };
 }
 

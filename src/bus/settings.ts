@@ -7,6 +7,8 @@ import type { Bus } from './types.js';
 export const DEFAULT_FLEET_SETTINGS: Readonly<Config['fleet']> = {
   bus: 'maildir',
   name: null,
+  host: null,
+  lost_after_secs: 30,
   nats: { token_env: 'FLOTILLA_NATS_TOKEN', user_env: 'FLOTILLA_NATS_USER', password_env: 'FLOTILLA_NATS_PASSWORD', ca_file: null },
 };
 
@@ -16,15 +18,18 @@ export const DEFAULT_FLEET_SETTINGS: Readonly<Config['fleet']> = {
  * answer is `maildir` without loading the config loader (as inbox/settings.ts does).
  */
 export async function fleetBus(layout: Layout, env: NodeJS.ProcessEnv = process.env): Promise<Bus> {
+  const config = await fleetConfig(layout, env);
+  const { busFor } = await import('./open.js');
+  return busFor(layout, config);
+}
+
+/** The `fleet` and `hosts` settings, read as fleetBus reads them: without the config loader when nothing overrides the defaults. */
+export async function fleetConfig(layout: Layout, env: NodeJS.ProcessEnv = process.env): Promise<Pick<Config, 'fleet' | 'hosts'>> {
   const overridden =
     existsSync(layout.configFile) ||
     existsSync(userPaths(env).configFile) ||
     Object.keys(env).some((k) => k.startsWith('FLOTILLA_FLEET_'));
-  let fleet: Config['fleet'] = DEFAULT_FLEET_SETTINGS;
-  if (overridden) {
-    const { loadConfigCached } = await import('../config/cached.js');
-    fleet = (await loadConfigCached(layout, {}, env)).config.fleet;
-  }
-  const { busFor } = await import('./open.js');
-  return busFor(layout, { fleet });
+  if (!overridden) return { fleet: DEFAULT_FLEET_SETTINGS, hosts: {} };
+  const { loadConfigCached } = await import('../config/cached.js');
+  return (await loadConfigCached(layout, {}, env)).config;
 }

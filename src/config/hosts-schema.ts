@@ -27,6 +27,7 @@ export const hostSchema = z
     cwd: z.string().nullable().default(null).describe('Working directory of commands on that host (null = the login directory)'),
     env: z.record(envName, z.string()).default({}).describe("Environment set for Flotilla on that host (e.g. PATH, HOME); keep API keys in that host's own environment, never here"),
     connect_timeout_secs: z.number().int().positive().default(10).describe('Give up reaching the host after this many seconds (ssh ConnectTimeout)'),
+    lost_after_secs: z.number().positive().nullable().default(null).describe("Mark this host's live agents 'lost' once its heartbeat is older than this (null = fleet.lost_after_secs)"),
   })
   .strict();
 

@@ -245,6 +245,17 @@ export const configSchema = z
           .nullable()
           .default(null)
           .describe('The fleet\'s name on the bus (subjects and streams are named by it); null = derived from the fleet root, which only one machine shares'),
+        host: z
+          .string()
+          .regex(/^[a-z0-9_-]{1,64}$/, 'expected a host name: lowercase letters, digits, - and _')
+          .nullable()
+          .default(null)
+          .describe("This machine's name in the fleet (status groups agents by it); null = $FLOTILLA_HOST, else the hostname"),
+        lost_after_secs: z
+          .number()
+          .positive()
+          .default(30)
+          .describe("A host whose heartbeat is older than this has its live agents marked 'lost' (hosts.NAME.lost_after_secs overrides it per host)"),
         nats: z
           .object({
             token_env: z.string().default('FLOTILLA_NATS_TOKEN').describe('Environment variable holding a NATS token'),

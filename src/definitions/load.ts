@@ -98,6 +98,12 @@ function untrustedDefinition(def: Definition, ignored: string[]): Definition {
     const { passEnv: _dropped, ...rest } = out;
     out = rest;
   }
+  // Which machine runs it is the person's to say, as hosts: is (docs/security.md "Hosts"): it runs here.
+  if (def.host) {
+    ignored.push(`host ${def.host} of ${def.source.path}`);
+    const { host: _dropped, ...rest } = out;
+    out = rest;
+  }
   return out;
 }
 

@@ -18,8 +18,10 @@ import type { Definition, DefinitionConfig, DefinitionScope, FieldIssue, MemoryS
 const KNOWN = new Set([
   'name', 'description', 'model', 'background', 'max_turns', 'maxTurns', 'memory', 'tools', 'disallowedTools',
   'disallowed_tools', 'permissions', 'permission_mode', 'permissionMode', 'skills', 'hooks', 'color', 'runtime', 'schedule',
-  'auto_claim', 'autoClaim', 'board',
+  'auto_claim', 'autoClaim', 'board', 'host',
 ]);
+/** A host's name as hosts: spells it (config/hosts-schema.ts; not imported: it loads zod). */
+const HOST_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 const PERMISSION_KEYS = new Set(['permission_mode', 'permissionMode', 'secrets', 'timeout_secs', 'ttl_secs', 'env']);
 /** Definition names: the id pattern (§1), plus inner dots as Claude Code allows. */
 export const CLAUDE_NAME_PATTERN = /^[a-zA-Z0-9](?:[a-zA-Z0-9_-]|\.(?!\.)){0,63}(?<!\.)$/;
@@ -47,7 +49,7 @@ export function normalizeDefinition(input: NormalizeInput): { definition?: Defin
 
   for (const key of Object.keys(data)) {
     if (!KNOWN.has(key)) {
-      warnings.push({ field: key, message: `unknown field '${key}' is ignored (${key}) — check the spelling; known fields: name, description, model, background, max_turns, memory, tools, permissions, skills, hooks, schedule, color, runtime, auto_claim, board` });
+      warnings.push({ field: key, message: `unknown field '${key}' is ignored (${key}) — check the spelling; known fields: name, description, model, background, max_turns, memory, tools, permissions, skills, hooks, schedule, color, runtime, auto_claim, board, host` });
     }
   }
 
@@ -146,6 +148,12 @@ export function normalizeDefinition(input: NormalizeInput): { definition?: Defin
     err('board', `board must be a board name (lower-case letters, digits, '-', '_'), got ${describe(board)} (board) — e.g. board: backend`);
   }
 
+  // Where it runs (§17): a name under the person's hosts:, checked against them when it is spawned.
+  const host = data.host;
+  if (host !== undefined && host !== null && !(typeof host === 'string' && HOST_PATTERN.test(host))) {
+    err('host', `host must be a host name from hosts: in your config (lower-case letters, digits, '-', '_'), got ${describe(host)} (host) — e.g. host: gpu1`);
+  }
+
   if (input.body.trim() === '') {
     warnings.push({ field: 'body', message: 'the prompt (the Markdown after the frontmatter) is empty (body) — write the instructions below the closing ---, e.g. "You review diffs for bugs."' });
   }
@@ -171,6 +179,7 @@ export function normalizeDefinition(input: NormalizeInput): { definition?: Defin
     ...(typeof runtime === 'string' && isRuntimeName(runtime) ? { runtime } : {}),
     ...(autoClaim ? { autoClaim: true as const } : {}),
     ...(typeof board === 'string' ? { board } : {}),
+    ...(typeof host === 'string' && host !== 'local' ? { host } : {}),
     body: input.body,
     declared: {
       tools: data.tools !== undefined && data.tools !== null,

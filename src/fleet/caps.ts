@@ -1,5 +1,6 @@
 import { closeSync, mkdirSync, openSync, readdirSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import type { CapsBus, ChildPlace } from './caps-port.js';
 import type { Config } from '../config/schema.js';
 import { FlotillaError, isErrno, refusal } from '../errors.js';
 import type { Layout } from '../layout/layout.js';
@@ -9,6 +10,7 @@ import { recordLiveness } from './liveness.js';
 import type { AgentRecord } from './record.js';
 import { liveRecords } from './live.js';
 import { inTurn, type QueueOptions } from './slot-queue.js';
+import { reserveRunning } from './fleet-slot.js';
 import { reserveSlot, type SlotReservation } from './slots.js';
 
 /**
@@ -39,9 +41,10 @@ export function liveChildren(parentId: string, records: readonly AgentRecord[]):
 }
 
 /**
- * Refuses a spawn when the parent already has `limits.max_children` live children; null when
- * allowed. Not exact under concurrent spawns by one parent (a parent spawns one at a time);
- * the harness re-check at startup is the authority (§5.6).
+ * Refuses a spawn when the parent already has `limits.max_children` live children on this
+ * host; null when allowed. On one machine not exact under concurrent spawns by one parent (a
+ * parent spawns one at a time); on a bus with fleet-wide caps the parent's places on the bus
+ * are the exact count over every host (`CapsBus.claimChild`), taken after this cheap check.
  */
 export function childrenRefusal(parent: AgentRecord | null, maxChildren: number, records: readonly AgentRecord[]): FlotillaError | null {
   if (!parent) return null;
@@ -65,10 +68,12 @@ export function concurrencyRefusal(running: number, max: number): FlotillaError 
 
 /**
  * Reserves a concurrency slot, or throws the concurrency refusal — or, with `queue`
- * (`spawn-agent --queue`), waits in line for one (§5.2).
+ * (`spawn-agent --queue`), waits in line for one (§5.2). On a bus with fleet-wide caps the
+ * slot is the host's and one of the fleet's (fleet-slot.ts); the line is this host's.
  */
-export async function reserveRunningSlot(layout: Layout, maxRunning: number, queue?: QueueOptions): Promise<SlotReservation> {
-  const reservation = queue ? await inTurn(layout, () => reserveSlot(layout, maxRunning), queue) : await reserveSlot(layout, maxRunning);
+export async function reserveRunningSlot(layout: Layout, maxRunning: number, queue?: QueueOptions, fleet?: { caps: CapsBus; agentId: string }): Promise<SlotReservation> {
+  const attempt = fleet?.caps.fleetWide ? () => reserveRunning(layout, maxRunning, fleet.caps, fleet.agentId) : () => reserveSlot(layout, maxRunning);
+  const reservation = queue ? await inTurn(layout, attempt, queue) : await attempt();
   if (!reservation) throw concurrencyRefusal(maxRunning, maxRunning);
   return reservation;
 }
@@ -129,11 +134,15 @@ export interface SpawnAdmission {
   slot: SlotReservation;
   /** The tree spawn number claimed (never given back). */
   spawnNumber: number;
+  /** The parent's place taken for the child on a bus with fleet-wide caps: release it if the spawn fails before the child's record exists. */
+  place: ChildPlace;
 }
+
+const NO_PLACE: ChildPlace = { release: () => undefined };
 
 /**
  * All the registry-dependent checks of §5.2 in order, cheapest and reversible first: depth,
- * the parent's children, a running slot (released again on a later refusal), then the
+ * the parent's children (and its place on the bus), a running slot (released again on a later refusal), then the
  * tree's spawn count (permanent, so last). `rootId` is the tree the child joins (its own id
  * for a root spawn, which then uses spawn 0 of its tree).
  */
@@ -144,17 +153,26 @@ export async function admitSpawn(
   /** The non-terminal records (liveRecords); finished agents never count against a cap. */
   records: readonly AgentRecord[] = liveRecords(layout),
   queue?: QueueOptions,
+  /** The bus's caps (§18); on `maildir` (or absent) the host's slots and tree files, unchanged. */
+  caps?: CapsBus,
 ): Promise<SpawnAdmission> {
   const depthErr = depthRefusal(child.parent, limits.max_depth);
   if (depthErr) throw depthErr;
   const childrenErr = childrenRefusal(child.parent, limits.max_children, records);
   if (childrenErr) throw childrenErr;
-  const slot = await reserveRunningSlot(layout, limits.max_running, queue && { ...queue, agentId: child.id });
+  const fleet = caps?.fleetWide ? caps : undefined;
+  // Exact across hosts (docs/decisions.md "Caps on the bus"): one of the parent's places on the bus.
+  const place = fleet && child.parent ? await fleet.claimChild(child.parent.id, limits.max_children, child.id) : NO_PLACE;
+  let slot: SlotReservation | undefined;
   try {
-    const spawnNumber = claimTreeSpawn(layout, child.rootId, limits.max_spawns_per_tree, child.id);
-    return { depth: childDepth(child.parent), slot, spawnNumber };
+    slot = await reserveRunningSlot(layout, limits.max_running, queue && { ...queue, agentId: child.id }, fleet && { caps: fleet, agentId: child.id });
+    const spawnNumber = fleet
+      ? await fleet.claimTreeSpawn(child.rootId, limits.max_spawns_per_tree, child.id)
+      : claimTreeSpawn(layout, child.rootId, limits.max_spawns_per_tree, child.id);
+    return { depth: childDepth(child.parent), slot, spawnNumber, place };
   } catch (err) {
-    slot.release();
+    slot?.release();
+    place.release();
     throw err;
   }
 }

@@ -30,7 +30,7 @@ export type EffectivePolicy = z.infer<typeof effectivePolicySchema>;
 /** How the agent's latest task ended; a persistent agent stays `idle` after it (§5.9). */
 export const taskResultSchema = z.object({
   task: z.number().int().positive(),
-  status: z.enum(['completed', 'failed', 'cancelled', 'timed_out', 'crashed', 'refused']),
+  status: z.enum(['completed', 'failed', 'cancelled', 'timed_out', 'crashed', 'refused', 'lost']),
   exitReason: z.string().nullable(),
   finishedAt: z.string(),
   outputPath: z.string().nullable(),
@@ -98,6 +98,8 @@ export const agentRecordSchema = z.object({
   board: z.string().nullable().default(null),
   /** An idle agent claims the next claimable task on its board and works it (§15, `auto_claim`). */
   autoClaim: z.boolean().default(false),
+  /** The host that runs it (§17): its fleet-wide name; null = this machine, in records written before hosts existed. */
+  host: z.string().nullable().default(null),
 });
 export type AgentRecord = z.infer<typeof agentRecordSchema>;
 export type AgentRecordInput = z.input<typeof agentRecordSchema>;

@@ -9,11 +9,13 @@ export const AGENT_STATUSES = [
   /** Work arrived while every running slot was busy: waiting in line for one (§5.2). */
   'queued',
   'completed', 'failed', 'cancelled', 'timed_out', 'crashed', 'refused',
+  /** Its host stopped beating past its `lost_after_secs`: ended by the fleet, not by its harness (§17.8). */
+  'lost',
 ] as const;
 export type AgentStatus = (typeof AGENT_STATUSES)[number];
 
 export const TERMINAL_STATUSES: ReadonlySet<AgentStatus> = new Set([
-  'completed', 'failed', 'cancelled', 'timed_out', 'crashed', 'refused',
+  'completed', 'failed', 'cancelled', 'timed_out', 'crashed', 'refused', 'lost',
 ]);
 
 export function isTerminal(status: AgentStatus): boolean {
@@ -28,7 +30,7 @@ const NEXT: Record<AgentStatus, readonly AgentStatus[]> = {
   idle: ['working', 'waiting_approval', 'queued'],
   waiting_approval: ['working', 'idle'],
   queued: ['working', 'idle'],
-  completed: [], failed: [], cancelled: [], timed_out: [], crashed: [], refused: [],
+  completed: [], failed: [], cancelled: [], timed_out: [], crashed: [], refused: [], lost: [],
 };
 
 /** True when `from → to` is a legal move of the status machine (staying put is legal for live states). */

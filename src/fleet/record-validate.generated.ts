@@ -126,7 +126,7 @@ function v22(v: unknown, p: string, bad: Issue[]): unknown {
 }
 
 function v23(v: unknown, p: string, bad: Issue[]): unknown {
-  if (!(["spawning","starting","working","idle","waiting_approval","queued","completed","failed","cancelled","timed_out","crashed","refused"] as unknown[]).includes(v)) bad.push({ path: p, message: "expected one of spawning, starting, working, idle, waiting_approval, queued, completed, failed, cancelled, timed_out, crashed, refused" });
+  if (!(["spawning","starting","working","idle","waiting_approval","queued","completed","failed","cancelled","timed_out","crashed","refused","lost"] as unknown[]).includes(v)) bad.push({ path: p, message: "expected one of spawning, starting, working, idle, waiting_approval, queued, completed, failed, cancelled, timed_out, crashed, refused, lost" });
   return v;
 }
 
@@ -326,7 +326,7 @@ function v59(v: unknown, p: string, bad: Issue[]): unknown {
 }
 
 function v60(v: unknown, p: string, bad: Issue[]): unknown {
-  if (!(["completed","failed","cancelled","timed_out","crashed","refused"] as unknown[]).includes(v)) bad.push({ path: p, message: "expected one of completed, failed, cancelled, timed_out, crashed, refused" });
+  if (!(["completed","failed","cancelled","timed_out","crashed","refused","lost"] as unknown[]).includes(v)) bad.push({ path: p, message: "expected one of completed, failed, cancelled, timed_out, crashed, refused, lost" });
   return v;
 }
 
@@ -525,6 +525,19 @@ function v98(v: unknown, p: string, bad: Issue[]): unknown {
 }
 
 function v99(v: unknown, p: string, bad: Issue[]): unknown {
+  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
+  return v;
+}
+
+function v100(v: unknown, p: string, bad: Issue[]): unknown {
+  return v === null ? null : v99(v, p, bad);
+}
+
+function v101(v: unknown, p: string, bad: Issue[]): unknown {
+  return v === undefined ? structuredClone(null) : v100(v, p, bad);
+}
+
+function v102(v: unknown, p: string, bad: Issue[]): unknown {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) { bad.push({ path: p, message: 'expected an object' }); return v; }
   const o = v as Record<string, unknown>;
   const out: Record<string, unknown> = {};
@@ -567,13 +580,14 @@ function v99(v: unknown, p: string, bad: Issue[]): unknown {
   { const r = v93(o["schedule"], p + ".schedule", bad); if (r !== undefined) out["schedule"] = r; }
   { const r = v96(o["board"], p + ".board", bad); if (r !== undefined) out["board"] = r; }
   { const r = v98(o["autoClaim"], p + ".autoClaim", bad); if (r !== undefined) out["autoClaim"] = r; }
+  { const r = v101(o["host"], p + ".host", bad); if (r !== undefined) out["host"] = r; }
   return out;
 }
 
 /** Same result as `safeParse` of the zod schema, without loading zod. */
 export function parseAgentRecord(input: unknown): { success: true; data: AgentRecord } | { success: false; error: { issues: Issue[] } } {
   const bad: Issue[] = [];
-  const data = v99(input, '', bad);
+  const data = v102(input, '', bad);
   if (bad.length > 0) return { success: false, error: { issues: bad.map((i) => ({ path: i.path.slice(1), message: i.message })) } };
   return { success: true, data: data as AgentRecord };
 }

@@ -11,6 +11,7 @@ import { canTransition, isTerminal } from './record-status.js';
 import type { AgentRecord, AgentRecordInput } from './record.js';
 import { parseAgentRecord } from './record-validate.generated.js';
 import { markLive, noteEnded, unmarkLive } from './registry-index.js';
+import { recordWritten } from './record-sink.js';
 import { byCodeUnit } from '../compare.js';
 
 /**
@@ -117,6 +118,7 @@ export function createRecord(layout: Layout, input: AgentRecordInput): AgentReco
   // Indexed as live before it exists (the live index is a superset of the live records).
   if (!isTerminal(rec.status)) markLive(layout, rec.id);
   writeFileAtomic(layout.registryFile(rec.id), JSON.stringify(redactValue(rec), null, 2) + '\n', layout.registryTmp);
+  recordWritten(layout.root, rec);
   return rec;
 }
 
@@ -159,6 +161,7 @@ function applyChange(layout: Layout, current: AgentRecord, patch: Partial<AgentR
   if (ending) noteEnded(layout, next);
   writeFileAtomic(layout.registryFile(current.id), JSON.stringify(redactValue(next), null, 2) + '\n', layout.registryTmp);
   if (ending) unmarkLive(layout, current.id);
+  recordWritten(layout.root, next);
   return next;
 }
 
@@ -173,6 +176,7 @@ export function overwriteRecord(layout: Layout, rec: AgentRecord): AgentRecord {
     if (isTerminal(next.status)) noteEnded(layout, next);
     writeFileAtomic(layout.registryFile(rec.id), JSON.stringify(redactValue(next), null, 2) + '\n', layout.registryTmp);
     if (isTerminal(next.status)) unmarkLive(layout, rec.id);
+    recordWritten(layout.root, next);
     return next;
   });
 }

@@ -268,10 +268,13 @@ export async function reserveSlot(layout: Layout, cap: number): Promise<SlotRese
   return null;
 }
 
-/** Parses `FLOTILLA_SLOT` (`<index>:<token>`); null when absent or malformed. */
-export function parseSlotEnv(value: string | undefined): { index: number; token: string } | null {
-  const m = /^(\d+):([0-9a-f]+)$/.exec(value?.trim() ?? '');
-  return m ? { index: Number(m[1]), token: m[2]! } : null;
+/**
+ * Parses `FLOTILLA_SLOT` (`<index>:<token>`, and `:<fleet index>` on a bus with fleet-wide
+ * caps: fleet-slot.ts); null when absent or malformed.
+ */
+export function parseSlotEnv(value: string | undefined): { index: number; token: string; fleet: number | null } | null {
+  const m = /^(\d+):([0-9a-f]+)(?::(\d+))?$/.exec(value?.trim() ?? '');
+  return m ? { index: Number(m[1]), token: m[2]!, fleet: m[3] === undefined ? null : Number(m[3]) } : null;
 }
 
 function holdOf(index: number, server: Server): SlotHold {

@@ -94,6 +94,10 @@ function runForAgent(layout: Layout, rec: AgentRecord, req: DoorRun, ctx: DoorRu
   if (name === 'run' && req.args.some((a) => a === '--spawned' || a.startsWith('--spawned='))) {
     throw new FlotillaError('--spawned is internal to spawn-agent and is refused through the door — use flotilla run "<task>" or spawn-agent', { code: 'door-spawned', exitCode: 2 });
   }
+  // `spawn --lineage` is how another host's Flotilla makes an agent's child here (§17.5): never an agent's word.
+  if (name === 'spawn' && req.args.some((a) => a === '--lineage' || a.startsWith('--lineage='))) {
+    throw new FlotillaError('--lineage is refused through the door: it is written by Flotilla for a spawn on another host — drop it; spawn-agent --host NAME makes your child there', { code: 'door-lineage', exitCode: 2 });
+  }
   const { cwd, env } = hostPlace(layout, rec, req.cwd, ctx);
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI_ENTRY, ...req.args], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'], signal: closed, killSignal: 'SIGTERM' });

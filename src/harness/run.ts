@@ -5,7 +5,7 @@ import { errorMessage, FlotillaError, UsageError } from '../errors.js';
 import { getRecord } from '../fleet/registry.js';
 import { selfPid } from '../fleet/proc.js';
 import type { AgentRecord } from '../fleet/record.js';
-import { holdSlot, type SlotHold } from '../fleet/slots.js';
+import { holdSlot, parseSlotEnv, type SlotHold } from '../fleet/slots.js';
 import type { Layout } from '../layout/layout.js';
 import type { ContextMode } from '../spawn/context.js';
 import type { TranscriptEntry } from '../transcript/entries.js';
@@ -65,7 +65,7 @@ export async function runHarness(opts: RunOptions): Promise<number> {
     });
     record = prepared.record;
     // This process is both spawner and harness: hand the reservation to itself.
-    const [hold, handed] = await Promise.all([holdSlot(layout, prepared.slot.index, prepared.slot.token), prepared.slot.waitForHandoff(5_000)]);
+    const [hold, handed] = await Promise.all([holdOwnSlot(layout, config, prepared.slot.envValue, record.id), prepared.slot.waitForHandoff(5_000)]);
     if (!handed) throw new FlotillaError('could not take the running slot — try again');
     slot = hold;
   }
@@ -87,7 +87,8 @@ export async function runHarness(opts: RunOptions): Promise<number> {
       const { readTranscript } = await import('../transcript/reader.js');
       previous = readTranscript(layout, record.resumedFrom).entries;
     }
-    const work = new WorkSlot(layout, config.limits.max_running, slot, record.id);
+    const caps = config.fleet.bus === 'maildir' ? undefined : (await import('../bus/open.js')).busFor(layout, config).caps;
+    const work = new WorkSlot(layout, config.limits.max_running, slot, record.id, caps);
     // Loaded only now, after the slot handoff: the spawner waits for that handoff, not for the
     // tools, the session and the model to load (§14).
     const { startAgent } = await import('./start.js');
@@ -108,6 +109,15 @@ export async function runHarness(opts: RunOptions): Promise<number> {
 
   if (record.mode === 'interactive' && opts.stdinIsTTY) return runInteractive(started, config, layout);
   return runOneShot(started);
+}
+
+/** Takes the slot this process reserved for itself: the host's, and on a bus with fleet-wide caps the fleet's too (§18). */
+async function holdOwnSlot(layout: Layout, config: Config, envValue: string, agentId: string): Promise<SlotHold> {
+  const slot = parseSlotEnv(envValue)!;
+  if (config.fleet.bus === 'maildir') return holdSlot(layout, slot.index, slot.token);
+  const { busFor } = await import('../bus/open.js');
+  const { holdRunning } = await import('../fleet/fleet-slot.js');
+  return holdRunning(layout, busFor(layout, config).caps, slot, agentId);
 }
 
 async function runOneShot(started: StartedAgent): Promise<number> {

@@ -68,10 +68,25 @@ export async function startAgent(opts: {
     transcript ? transcript.append({ type: 'surfaced', source: 'inbox', via: 'tool', ids, files, text: `read through a tool: ${ids.join(', ')}` }) : true
   ));
   // On a bus, this harness keeps its spool (and its predecessors') fed from it until it closes (§18).
-  const { busFor, closeBuses } = await import('../bus/open.js');
-  const stopFeeding = await busFor(layout, config).mail.receive([rec.id, ...predecessors(layout, rec)]);
+  const [{ busFor, closeBuses }, { keepPresence }] = await Promise.all([import('../bus/open.js'), import('../bus/presence.js')]);
+  const bus = busFor(layout, config);
+  const stopFeeding = await bus.mail.receive([rec.id, ...predecessors(layout, rec)]);
+  // Its host's heartbeat and its record on the bus while it lives (§18); the last write reaches it as the bus closes.
+  // Beating, it also marks silent hosts' agents lost; marked lost itself while this host was silent, it ends (§17.8).
+  const ref: { session?: AgentSession } = {};
+  const lost = bus.kind === 'nats' ? await import('../lifecycle/lost.js') : null;
+  const stopPresence = keepPresence(layout, bus, rec.id, lost ? {
+    beat: () => lost.markLostHosts(layout, bus),
+    lost: () => {
+      if (!ref.session) return false;
+      log.warn({}, lost.MARKED_LOST_REASON);
+      void ref.session.shutdown('cancelled', lost.MARKED_LOST_REASON);
+      return true;
+    },
+  } : {});
   const closeInbox = inbox.close.bind(inbox);
   inbox.close = async () => {
+    stopPresence();
     await closeInbox();
     await stopFeeding();
     await closeBuses();
@@ -84,7 +99,6 @@ export async function startAgent(opts: {
   };
 
   // The approvals need the session to show questions; the session needs the approvals' gate.
-  const ref: { session?: AgentSession } = {};
   const emit: ConstructorParameters<typeof Approvals>[3] = (e) => ref.session?.emit(e);
   const setWaiting = (waiting: boolean) => {
     try { updateRecord(layout, rec.id, { status: waiting ? 'waiting_approval' : 'working' }); } catch { /* ended meanwhile */ }
@@ -119,7 +133,7 @@ export async function startAgent(opts: {
     body: definition.body, tools: tools.map((t) => t.name), ...(memory.text ? { memory: memory.text } : {}),
   });
 
-  const { treeBudgetRefusal } = await import('../spawn/budget.js');
+  const { fleetBudgetRefusal } = await import('../spawn/budget.js');
   const { runPostToolUse, runLifecycleHooks } = await import('../hooks/run-hooks.js');
   // A child whose harness dies without ending itself is reaped by its parent within ~2 s (§5.7).
   const { superviseChildren } = await import('../lifecycle/supervise.js');
@@ -131,13 +145,14 @@ export async function startAgent(opts: {
     layout, config, record: rec, model, system, tools, history, log, transcript, inbox,
     gate,
     afterTool: (call, result) => runPostToolUse(definition.hooks, { name: call.name, input: call.input, output: result.output, isError: !!result.isError }, hookContext),
-    beforeModelCall: async () => treeBudgetRefusal(layout, rec.rootId, config.budget)?.message,
+    // Every host's agents of the tree count (§11); a bus that cannot answer leaves this host's count.
+    beforeModelCall: async () => (await fleetBudgetRefusal(layout, config, rec.rootId, { unreachable: 'local' }))?.message,
     onApprovalAnswer: (a) => { approvals.answer(a); secrets?.answer(a); },
     // A teammate (§15) stays between tasks even headless: the board is its work.
     oneshot: rec.mode !== 'interactive' && !rec.autoClaim,
     slot: opts.slot,
     ...(onIdle ? { onIdle } : {}),
-    ...(rec.autoClaim ? { board: (await import('./teammate.js')).boardPort(layout, rec.id, rec.board ?? DEFAULT_BOARD, log) } : {}),
+    ...(rec.autoClaim ? { board: (await import('./teammate.js')).boardPort(layout, rec.id, rec.board ?? DEFAULT_BOARD, log, config.inbox.max_body_bytes) } : {}),
     ...ending,
   });
   ref.session = session;

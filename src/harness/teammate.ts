@@ -1,6 +1,6 @@
 import { mkdirSync, watch, type FSWatcher } from 'node:fs';
 import type { Log } from '../audit/logger.js';
-import { errorMessage } from '../errors.js';
+import { errorMessage, FlotillaError } from '../errors.js';
 import type { Layout } from '../layout/layout.js';
 import type { BoardPort } from './session.js';
 
@@ -15,7 +15,7 @@ import type { BoardPort } from './session.js';
 /** The safety net's period: only for claims whose claimant died silently (docs/decisions.md "Teammates watch their board"). */
 const RECHECK_MS = 10_000;
 
-export function boardPort(layout: Layout, agentId: string, boardName: string, log: Log): BoardPort {
+export function boardPort(layout: Layout, agentId: string, boardName: string, log: Log, maxBodyBytes: number): BoardPort {
   const board = layout.board(boardName);
   return {
     async claim() {
@@ -27,7 +27,22 @@ export function boardPort(layout: Layout, agentId: string, boardName: string, lo
       const { finishTask } = await import('../tasks/board.js');
       const ok = status === 'completed';
       const result = ok ? text : [`the run ended ${status}${reason && reason !== status ? ` (${reason})` : ''}`, text].filter(Boolean).join('\n\n');
-      await finishTask(layout, boardName, id, agentId, ok ? 'done' : 'failed', result);
+      try {
+        await finishTask(layout, boardName, id, agentId, ok ? 'done' : 'failed', result);
+      } catch (err) {
+        // The TaskCompleted hook kept it open. The board mails a claimant who was not the caller
+        // (tasks/board.ts); here the claimant is the caller, and its model never sees what this
+        // process is told, so the hook's words go to it as mail: the task is still its own, and
+        // the ending of the task that mail starts is reported again (docs/hooks.md "Team hooks").
+        if (err instanceof FlotillaError && err.code === 'task-completion-refused') {
+          const { deliver } = await import('../inbox/deliver.js');
+          await deliver(layout, {
+            from: 'human', to: agentId, kind: 'system', priority: 'high', summary: `task ${id}: completion refused by the TaskCompleted hook`,
+            body: `${err.message}\n\nTask ${id} is still yours. Do what the hook asks; your final answer is recorded as the task's result again.`,
+          }, { maxBodyBytes });
+        }
+        throw err;
+      }
     },
     watch(onChange) {
       // A burst of writes (a claim is three or four) is one look, 50 ms after it began.

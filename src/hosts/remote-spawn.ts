@@ -1,10 +1,15 @@
-import { spawn } from 'node:child_process';
 import type { Config } from '../config/schema.js';
 import { FlotillaError, bracketLine } from '../errors.js';
+import { depthRefusal } from '../fleet/caps.js';
+import { forgedParentRefusal } from '../fleet/lineage.js';
+import type { AgentRecord } from '../fleet/record.js';
 import { callerLineage } from '../inbox/caller.js';
 import type { Layout } from '../layout/layout.js';
 import { hostNamed } from './hosts.js';
-import { remoteFlotillaCommand, sshArgv, unreachable, type Host } from './ssh.js';
+import { encodeLineage } from './lineage.js';
+import { selfHost } from './self.js';
+import { passThrough } from './pass-through.js';
+import type { Host } from './ssh.js';
 
 /** The spawn options that mean the same on the other host, as `flotilla spawn` flags there. */
 export interface RemoteSpawnOptions {
@@ -25,7 +30,7 @@ export interface RemoteSpawnOptions {
 }
 
 /** `flotilla spawn` arguments for the host; the prompt travels on stdin, never in a command line. */
-export function remoteSpawnArgs(o: RemoteSpawnOptions): string[] {
+export function remoteSpawnArgs(o: RemoteSpawnOptions, lineage?: string): string[] {
   const flag = (on: boolean | undefined, name: string) => (on ? [name] : []);
   const value = (v: string | undefined, name: string) => (v !== undefined ? [name, v] : []);
   return [
@@ -34,51 +39,53 @@ export function remoteSpawnArgs(o: RemoteSpawnOptions): string[] {
     ...value(o.runtime, '--runtime'), ...value(o.board, '--board'),
     ...flag(o.worktree, '--worktree'), ...flag(o.oneshot, '--oneshot'), ...flag(o.wait, '--wait'), ...flag(o.session, '--session'),
     ...flag(o.background, '--background'), ...flag(o.queue, '--queue'), ...flag(o.autoClaim, '--auto-claim'), ...flag(o.json, '--json'),
+    ...value(lineage, '--lineage'),
   ];
 }
 
 /**
- * `spawn-agent --host NAME` (§17): the spawn runs on that host, in its fleet and its tmux
- * server, exactly as a person's spawn there would; its stdout (the id, or with --wait the
- * answer) is passed through as it comes. Its stderr is held until it ends, so a host ssh
- * cannot reach gives one line saying what to do rather than ssh's own words first.
+ * The spawn on that host, in its fleet and its tmux server, exactly as a spawn there would
+ * run; its stdout (the id, or with --wait the answer) is passed through as it comes.
  * Resolves to the exit status to end with (the remote spawn's).
  */
-export function spawnOnHost(host: Host, opts: RemoteSpawnOptions, prompt: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('ssh', sshArgv(host, remoteFlotillaCommand(host, remoteSpawnArgs(opts))), { stdio: ['pipe', 'inherit', 'pipe'] });
-    const err: Buffer[] = [];
-    child.stderr.on('data', (b: Buffer) => err.push(b));
-    child.on('error', (e) => reject(new FlotillaError(`cannot run ssh for host '${host.name}': ${e.message} — install the OpenSSH client (apt-get install openssh-client)`, { code: 'ssh-missing', cause: e })));
-    child.on('close', (code) => {
-      const stderr = Buffer.concat(err).toString('utf8');
-      if (code === 255) return reject(unreachable(host, stderr));
-      if (code === 127) {
-        return reject(new FlotillaError(`cannot spawn on host '${host.name}': '${host.flotilla}' or Node was not found there (${stderr.trim().split('\n').pop() ?? ''}) — run 'flotilla doctor --host ${host.name}'`, { code: 'host-missing-flotilla' }));
-      }
-      process.stderr.write(stderr);
-      resolve(code ?? 1);
-    });
-    child.stdin.on('error', () => { /* the remote spawn may end before reading it all */ });
-    child.stdin.end(prompt);
-  });
+export function spawnOnHost(host: Host, opts: RemoteSpawnOptions, prompt: string, lineage?: string): Promise<number> {
+  return passThrough(host, remoteSpawnArgs(opts, lineage), prompt);
 }
 
 /**
- * A person's `spawn-agent --host NAME`. An agent's is refused before anything is reached:
- * its child there would be a root of that host's fleet, outside its lineage, depth, caps and
- * budget, and ssh would carry the person's authority, not the agent's (docs/decisions.md
- * "Hosts before the bus"). Unknown host: a usage error naming the configured ones.
+ * `spawn-agent --host NAME` (§17.4-5). A person's opens a root of that host's fleet. An
+ * agent's opens its own child there: the lineage (its record, as this host's registry and its
+ * process ancestry prove it, and the tree's limits) goes along as `--lineage`, which the other
+ * host accepts only from a caller that is no agent of its own (hosts/remote-child.ts); the
+ * child's completion and mail come back over the bus, so `fleet.bus: maildir` refuses it
+ * before anything is reached. A sandboxed agent's spawn reaches here through its door: its
+ * harness runs it, and ssh, never the agent's own shell (docs/security.md "The door").
+ * Unknown host: a usage error naming the configured ones.
  */
 export async function spawnRemote(layout: Layout, config: Config, name: string, opts: RemoteSpawnOptions, prompt: string): Promise<number> {
   const host = hostNamed(config, name);
   const caller = await callerLineage(layout);
-  const agent = caller.parent?.id ?? caller.forged;
-  if (agent) {
+  if (caller.forged) throw forgedParentRefusal(caller.forged);
+  const parent = caller.parent;
+  if (!parent) return spawnOnHost(host, opts, prompt);
+  return spawnOnHost(host, opts, prompt, childLineage(config, name, parent));
+}
+
+/**
+ * The `--lineage` of `parent`'s child on host `name` (§17.5), once this side may send it: a
+ * fleet on `maildir` could never carry the child's completion back, and the depth is known
+ * here, so both are refused before anything is reached (the other host checks again). The
+ * record is one this host proved — the caller's process ancestry, or the harness's own agent
+ * for its model's spawn_agent — never anything the agent typed.
+ */
+export function childLineage(config: Config, name: string, parent: AgentRecord): string {
+  if (config.fleet.bus === 'maildir') {
     throw new FlotillaError(
-      `spawn refused: ${agent} is an agent, and an agent cannot open agents on another host yet — its child there would be outside its lineage, caps and budget; ask a person to run spawn-agent --host ${name}, or spawn here`,
-      { code: 'host-refused', bracket: bracketLine('host-refused', { agent, host: name }) },
+      `spawn refused: ${parent.id} is an agent, and its child on host '${name}' could reach it only over the fleet's bus, which is maildir here — set fleet.bus: nats://… and the same fleet.name on both hosts (docs/scale-out.md), or spawn here`,
+      { code: 'host-refused', bracket: bracketLine('host-refused', { agent: parent.id, host: name }) },
     );
   }
-  return spawnOnHost(host, opts, prompt);
+  const deep = depthRefusal(parent, config.limits.max_depth);
+  if (deep) throw deep;
+  return encodeLineage(selfHost(config.fleet), parent, config.limits);
 }

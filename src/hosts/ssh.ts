@@ -32,7 +32,8 @@ function remoteWord(word: string): string {
 
 /** The remote command line that runs `flotilla <args>` on the host, in its cwd, with its env and root. */
 export function remoteFlotillaCommand(host: Host, args: readonly string[], opts: { tty?: boolean } = {}): string {
-  const env = Object.entries(host.env).map(([k, v]) => `${k}=${remoteWord(v)}`);
+  // The host calls itself by the name it has here, so both sides group its agents alike (§17).
+  const env = Object.entries({ FLOTILLA_HOST: host.name, ...host.env }).map(([k, v]) => `${k}=${remoteWord(v)}`);
   const root = host.root ? ['--root', remoteWord(host.root)] : [];
   const run = [...(env.length ? ['env', ...env] : []), remoteWord(host.flotilla), ...root, ...args.map(shellQuote)].join(' ');
   // `exec` so a signal to ssh's remote side reaches flotilla itself; a tty run keeps sh for the terminal.
@@ -65,16 +66,30 @@ export function unreachable(host: Host, stderr: string): FlotillaError {
  * Runs `flotilla <args>` on the host and collects its output. Throws `host-unreachable`
  * when ssh itself failed; any other exit is the remote command's, returned as data.
  */
-export async function runRemoteFlotilla(host: Host, args: readonly string[], opts: { input?: string; env?: NodeJS.ProcessEnv } = {}): Promise<RemoteResult> {
+export async function runRemoteFlotilla(host: Host, args: readonly string[], opts: SshOptions = {}): Promise<RemoteResult> {
   const r = await runSsh(host, remoteFlotillaCommand(host, args), opts);
   if (r.exitCode === SSH_FAILED) throw unreachable(host, r.stderr);
   return r;
 }
 
+export interface SshOptions {
+  input?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Aborting ends ssh (and the call rejects with the signal's reason). */
+  signal?: AbortSignal;
+}
+
 /** Runs one remote command line through ssh; never throws on an exit status. */
-export function runSsh(host: Host, remote: string, opts: { input?: string; env?: NodeJS.ProcessEnv } = {}): Promise<RemoteResult> {
+export function runSsh(host: Host, remote: string, opts: SshOptions = {}): Promise<RemoteResult> {
   return new Promise((resolve, reject) => {
+    if (opts.signal?.aborted) return reject(opts.signal.reason);
     const child = spawn('ssh', sshArgv(host, remote), { stdio: ['pipe', 'pipe', 'pipe'], env: opts.env ?? process.env });
+    const onAbort = () => {
+      child.kill('SIGTERM');
+      reject(opts.signal!.reason);
+    };
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
+    child.on('close', () => opts.signal?.removeEventListener('abort', onAbort));
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on('data', (b: Buffer) => out.push(b));

@@ -42,7 +42,7 @@ const base = {
     .describe('Set on each copy of one broadcast (send --to children|tree|board:NAME|all): the same for every copy, while each copy has its own id'),
 };
 
-const terminalStatus = z.enum(['completed', 'failed', 'cancelled', 'timed_out', 'crashed', 'refused']);
+const terminalStatus = z.enum(['completed', 'failed', 'cancelled', 'timed_out', 'crashed', 'refused', 'lost']);
 
 export const completionUsageSchema = z.object({
   input_tokens: z.number().int().nonnegative(),

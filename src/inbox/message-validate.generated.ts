@@ -247,7 +247,7 @@ function v37(v: unknown, p: string, bad: Issue[]): unknown {
 }
 
 function v38(v: unknown, p: string, bad: Issue[]): unknown {
-  if (!(["completed","failed","cancelled","timed_out","crashed","refused"] as unknown[]).includes(v)) bad.push({ path: p, message: "expected one of completed, failed, cancelled, timed_out, crashed, refused" });
+  if (!(["completed","failed","cancelled","timed_out","crashed","refused","lost"] as unknown[]).includes(v)) bad.push({ path: p, message: "expected one of completed, failed, cancelled, timed_out, crashed, refused, lost" });
   return v;
 }
 

@@ -21,6 +21,8 @@ export interface Layout {
   readonly outputDir: string;
   readonly logsDir: string;
   readonly auditFile: string;
+  /** How much of `auditFile` is on the bus (`state/audit-sent.json`; src/audit/cursor.ts). */
+  readonly auditCursor: string;
   readonly slotsDir: string;
   readonly worktreesDir: string;
   /** Exactly-once markers (completion sent, stop hook fired), created with O_EXCL. */
@@ -52,6 +54,12 @@ export interface Layout {
   inbox(id: string): string;
   /** Mail this host sent on a bus that has not acknowledged it yet (`state/outbox/{tmp,new}`; src/bus/outbox.ts). */
   readonly outbox: string;
+  /** Touched by whichever process of this host last put its heartbeat on the bus (src/bus/nats/records.ts). */
+  readonly hostBeat: string;
+  /** Since when this host's beats have reached the bus without a gap (src/bus/nats/steady.ts). */
+  readonly hostSteady: string;
+  /** One empty file per record whose last publish did not reach the bus (`state/unpublished/<id>`). */
+  readonly unpublished: string;
   transcript(id: string): string;
   transcriptMeta(id: string): string;
   output(id: string): string;
@@ -160,6 +168,7 @@ export function layoutFor(root: string, project = dirname(resolve(root))): Layou
     outputDir,
     logsDir,
     auditFile: join(state, 'audit.jsonl'),
+    auditCursor: join(state, 'audit-sent.json'),
     slotsDir: join(state, 'slots'),
     worktreesDir,
     markersDir: join(state, 'markers'),
@@ -179,6 +188,9 @@ export function layoutFor(root: string, project = dirname(resolve(root))): Layou
     configCache: join(state, 'index', 'config-cache.json'),
     inbox: (id) => `${inboxRoot}/${id}`,
     outbox: join(state, 'outbox'),
+    hostBeat: join(state, 'host-beat'),
+    hostSteady: join(state, 'host-steady.json'),
+    unpublished: join(state, 'unpublished'),
     transcript: (id) => join(transcriptsDir, `${id}.jsonl`),
     transcriptMeta: (id) => join(transcriptsDir, `${id}.meta.json`),
     output: (id) => join(outputDir, `${id}.md`),

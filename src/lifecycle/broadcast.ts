@@ -1,6 +1,6 @@
 import { audit } from '../audit/audit.js';
 import { FlotillaError, refusal, UsageError } from '../errors.js';
-import { parseBroadcastTarget, resolveRecipient, targetName, type BroadcastTarget } from '../inbox/address.js';
+import { parseBroadcastTarget, targetName, type BroadcastTarget } from '../inbox/address.js';
 import { newSortableId } from '../fleet/ids.js';
 import { liveRecords } from '../fleet/live.js';
 import type { AgentRecord } from '../fleet/record.js';
@@ -134,8 +134,10 @@ export type Sent = { kind: 'one'; message: InboxMessage } | { kind: 'broadcast';
 export async function sendTo(layout: Layout, to: string, draft: Omit<MessageDraft, 'to' | 'id'>, opts: BroadcastOptions): Promise<Sent> {
   const group = parseBroadcastTarget(to);
   if (group) return { kind: 'broadcast', result: await broadcast(layout, draft, group, opts) };
-  const { mail } = await fleetBus(layout);
-  const d = await mail.deliver({ ...draft, to: resolveRecipient(layout, to, draft.from) } as MessageDraft, { maxBodyBytes: opts.maxBodyBytes });
+  const bus = await fleetBus(layout);
+  // An agent only another host runs is resolved through the fleet's records (§18).
+  const recipient = await (await import('../bus/recipient.js')).resolveAcrossHosts(layout, bus, to, draft.from);
+  const d = await bus.mail.deliver({ ...draft, to: recipient } as MessageDraft, { maxBodyBytes: opts.maxBodyBytes });
   return { kind: 'one', message: d.message };
 }
 

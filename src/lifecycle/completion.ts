@@ -8,6 +8,12 @@ import { doneOnce, isDone } from '../fleet/done-once.js';
 import { messageFileName } from '../inbox/maildir.js';
 import { summarize } from '../inbox/message.js';
 import { releaseTaskLeases } from './reopen-claims.js';
+import { remoteLineage } from '../hosts/lineage.js';
+import type { DoneClaim, RecordsBus } from '../bus/types.js';
+import { sleep } from '../sleep.js';
+
+/** How long a completion waits for an unreachable bus to answer for its fleet-wide marker. */
+const MARKER_PATIENCE_MS = 10_000;
 
 function completionMarker(layout: Layout, agentId: string, task: number): string {
   return layout.marker(`${agentId}.task-${task}.completion`);
@@ -38,7 +44,11 @@ export function isCompletionOf(msg: { kind: string; from: string; id: string }, 
  */
 function recipient(layout: Layout, rec: AgentRecord): string {
   // The parent's inbox is named by its id: a record that exists but cannot be read (corrupt) still has one.
-  if (rec.parentId) return existsSync(layout.registryFile(rec.parentId)) ? rec.parentId : 'human';
+  if (rec.parentId) {
+    if (existsSync(layout.registryFile(rec.parentId))) return rec.parentId;
+    // A parent on another host (§17.5): the bus carries the completion to its harness there.
+    return remoteLineage(layout, rec.id)?.parent.id === rec.parentId ? rec.parentId : 'human';
+  }
   const notify = rec.schedule?.notify;
   if (!notify || notify === 'human') return 'human';
   const target = readRecord(layout, notify);
@@ -46,26 +56,11 @@ function recipient(layout: Layout, rec: AgentRecord): string {
 }
 
 /**
- * The guaranteed terminal message (§5.7): one `completion` to the parent (or `human` for a
- * root) per task, exactly once whichever path gets there first — the harness on a clean
- * end, the reaper on a crash, a parent's liveness check, or any `flotilla` command.
- * At-least-once work, exactly-once effect: the message goes out under a name fixed by
- * agent, task and end time, and the marker is written only after that (`doneOnce`). A
- * sender killed in between leaves no marker; the next one finds the file already
- * delivered (new/ or cur/) and only writes the marker.
+ * The completion message of `rec`'s task `result` to `to`: its id and file name fixed by
+ * agent, task and end time, so sending it again finds it already delivered (§5.7). Also the
+ * notice of a lost agent, sent by another host (lifecycle/lost.ts).
  */
-export async function sendCompletionOnce(
-  layout: Layout,
-  rec: AgentRecord,
-  result: TaskResult,
-  opts: { text?: string; maxBodyBytes?: number } = {},
-): Promise<boolean> {
-  // Every task's end passes here (ours, a vendor CLI's, a cancel, the reaper's): its file leases go (§16).
-  await releaseTaskLeases(layout, rec.id);
-  if (completionSent(layout, rec.id, result.task)) return false;
-  // On a bus the completion travels to the parent's host under its fixed id (§18).
-  const { mail } = await (await import('../bus/settings.js')).fleetBus(layout);
-  const to = recipient(layout, rec);
+export function completionDraft(rec: AgentRecord, result: TaskResult, to: string, opts: { text?: string; maxBodyBytes?: number } = {}) {
   const answer = (opts.text ?? '').trim();
   const headline = `${rec.id} ${statusWithReason(result.status, result.exitReason)}`;
   const body = [
@@ -93,6 +88,54 @@ export async function sendCompletionOnce(
     output_path: result.outputPath,
   };
   const options = { fixedName: messageFileName(id, ms, 0), now: ms, ...(opts.maxBodyBytes ? { maxBodyBytes: opts.maxBodyBytes } : {}) };
+  return { draft, options };
+}
+
+/**
+ * The fleet-wide once-marker of a task's completion, taken by the agent's own host. A bus that
+ * does not answer is asked again for a while; still silent, the completion goes to the outbox
+ * as any mail does (docs/decisions.md "Lost agents": the one case a duplicate remains possible).
+ */
+async function takeFleetMarker(records: RecordsBus, id: string, task: number): Promise<DoneClaim> {
+  const until = Date.now() + MARKER_PATIENCE_MS;
+  for (;;) {
+    const claim = await records.takeDone(id, task, 'host');
+    if (claim !== 'unreachable') return claim;
+    if (Date.now() >= until) return 'won';
+    await sleep(1_000);
+  }
+}
+
+/**
+ * The guaranteed terminal message (§5.7): one `completion` to the parent (or `human` for a
+ * root) per task, exactly once whichever path gets there first — the harness on a clean
+ * end, the reaper on a crash, a parent's liveness check, or any `flotilla` command.
+ * At-least-once work, exactly-once effect: the message goes out under a name fixed by
+ * agent, task and end time, and the marker is written only after that (`doneOnce`). A
+ * sender killed in between leaves no marker; the next one finds the file already
+ * delivered (new/ or cur/) and only writes the marker.
+ */
+export async function sendCompletionOnce(
+  layout: Layout,
+  rec: AgentRecord,
+  result: TaskResult,
+  opts: { text?: string; maxBodyBytes?: number } = {},
+): Promise<boolean> {
+  // Every task's end passes here (ours, a vendor CLI's, a cancel, the reaper's): its file leases go (§16).
+  await releaseTaskLeases(layout, rec.id);
+  if (completionSent(layout, rec.id, result.task)) return false;
+  // On a bus the completion travels to the parent's host under its fixed id (§18).
+  const { mail, records, kind } = await (await import('../bus/settings.js')).fleetBus(layout);
+  const to = recipient(layout, rec);
+  // Across hosts one completion per task, fleet-wide: the fleet may have marked this agent lost
+  // while its host was silent and told the parent so (§17.8); then this one is withheld.
+  const claim = kind === 'nats' ? await takeFleetMarker(records, rec.id, result.task) : 'won';
+  if (claim !== 'won') {
+    await doneOnce(completionMarker(layout, rec.id, result.task), async () => undefined, { to, withheld: claim });
+    audit(layout, { event: 'completion_withheld', agent: rec.id, to, status: result.status, task: result.task, reason: claim === 'lost' ? 'marked lost while its host was unreachable: its parent was told' : 'another host sent it' });
+    return false;
+  }
+  const { draft, options } = completionDraft(rec, result, to, opts);
   const sent = await doneOnce(completionMarker(layout, rec.id, result.task), async () => { await mail.deliver(draft, options); }, { to });
   if (!sent) return false;
   audit(layout, { event: 'completion', agent: rec.id, to, status: result.status, exit_reason: result.exitReason, task: result.task });

@@ -105,6 +105,7 @@ function configToml(input: LaunchInput, p: CodexPermissions, hooks: Record<strin
   const key = input.env.OPENAI_API_KEY?.trim();
   if (base || key) lines.unshift('model_provider = "flotilla"');
   if (input.model) lines.unshift(`model = ${t(input.model)}`);
+  if (input.modelCatalogFile) lines.push(`model_catalog_json = ${t(input.modelCatalogFile)}`);
   // An older model of Codex's catalogue opens a "Meet <new model>" dialog before the first turn
   // unless its upgrade was seen: the person chose the model, so it was (docs/runtimes.md, "First-run answers").
   const upgrade = input.model ? input.modelUpgrades?.[input.model] : undefined;
@@ -172,6 +173,7 @@ export const codex: Runtime = {
     argv: ['debug', 'models', '--bundled'],
     env: (configDir) => ({ CODEX_HOME: configDir }),
     upgrades: codexUpgrades,
+    forFleet: codexFleetCatalog,
   },
 
   launch(input: LaunchInput, policy: PolicyInput): Launch {
@@ -237,6 +239,22 @@ export function codexUpgrades(stdout: string): Record<string, string> | undefine
     if (typeof m.slug === 'string' && typeof m.upgrade?.model === 'string') out[m.slug] = m.upgrade.model;
   }
   return out;
+}
+
+/**
+ * The catalogue a Codex agent runs on: Codex's own, with every model's `multi_agent_version`
+ * set to `v1`. A model marked `v2` (the default model of 0.169 among them) is offered Codex's
+ * own sub-agents — `spawn_agent`, `followup_task`, `send_message`, `wait_agent`… — whatever
+ * `features.multi_agent_v2` says; under `v1` the `multi_agent` feature decides, and it is off.
+ * Sub-agents inside the CLI would be outside the fleet's lineage, caps, budget and transcript
+ * (docs/runtimes.md, "Codex's model catalogue"). Undefined when the output is not a catalogue.
+ */
+export function codexFleetCatalog(stdout: string): string | undefined {
+  let parsed: { models?: Record<string, unknown>[] };
+  try { parsed = JSON.parse(stdout) as typeof parsed; } catch { return undefined; }
+  if (!Array.isArray(parsed.models)) return undefined;
+  for (const m of parsed.models) m.multi_agent_version = 'v1';
+  return JSON.stringify(parsed);
 }
 
 /**

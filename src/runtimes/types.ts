@@ -55,6 +55,8 @@ export interface LaunchInput {
   resume?: string | undefined;
   /** The upgrades the CLI's model catalogue offers (old model → new), when the agent names a model: the CLI is told they were seen. */
   modelUpgrades?: Readonly<Record<string, string>> | undefined;
+  /** The fleet's copy of the CLI's model catalogue (harness/vendor/model-catalog.ts), to use instead of its own. */
+  modelCatalogFile?: string | undefined;
 }
 
 /** One message of a CLI's session, as the AI SDK shapes ours, for `flotilla transcript` and `flotilla resume`. */
@@ -120,10 +122,16 @@ export interface Runtime {
    */
   promptAfterMcp: boolean;
   /**
-   * How to ask the CLI which model upgrades its catalogue offers, for a CLI that shows a
-   * migration dialog for an older model (harness/vendor/model-upgrades.ts runs it).
+   * How to ask the CLI for the model catalogue compiled into it (harness/vendor/model-catalog.ts
+   * runs it): the upgrades it offers, for a CLI that shows a migration dialog for an older
+   * model, and the catalogue the fleet gives it instead of its own (`forFleet`).
    */
-  modelCatalog?: { argv: string[]; env(configDir: string): Record<string, string>; upgrades(stdout: string): Record<string, string> | undefined };
+  modelCatalog?: {
+    argv: string[];
+    env(configDir: string): Record<string, string>;
+    upgrades(stdout: string): Record<string, string> | undefined;
+    forFleet(stdout: string): string | undefined;
+  };
   compilePolicy(policy: PolicyInput): unknown;
   launch(input: LaunchInput, policy: PolicyInput): Launch;
   /** Text pasted into the pane to wake an idle CLI for `count` new messages (Enter is sent separately). */

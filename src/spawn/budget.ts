@@ -34,6 +34,34 @@ export function treeBudgetRefusal(
   return budgetRefusal(rootId, treeUsage(layout, rootId, io, live), budget);
 }
 
+/**
+ * §11 over every host of the fleet: this host's usage (treeBudgetRefusal, enough to refuse on
+ * its own) plus, on a `nats://` bus, the tree's usage on the other hosts (`CapsBus`; ended
+ * agents' final usage kept once each, live ones' records). A bus that cannot answer is the
+ * `bus-unreachable` refusal for a spawn (`unreachable: 'refuse'`: a budget nobody checked
+ * is never granted); an agent already working goes on by this host's count (`'local'`), as
+ * its slot does.
+ */
+export async function fleetBudgetRefusal(
+  layout: Layout, config: Pick<Config, 'budget' | 'fleet'> & Partial<Pick<Config, 'hosts'>>, rootId: string,
+  opts: { unreachable: 'refuse' | 'local'; io?: FleetIo; live?: readonly AgentRecord[] },
+): Promise<FlotillaError | null> {
+  const { budget } = config;
+  if (budget.max_tokens_per_tree === null && budget.max_cost_usd_per_tree === null) return null;
+  const here = treeUsage(layout, rootId, opts.io ?? nodeIo, opts.live);
+  const local = budgetRefusal(rootId, here, budget);
+  if (local || config.fleet.bus === 'maildir') return local;
+  let elsewhere: TreeUsage | null;
+  try {
+    elsewhere = await (await import('../bus/open.js')).busFor(layout, config).caps.treeUsageElsewhere(rootId);
+  } catch (err) {
+    if (opts.unreachable === 'local') return null;
+    throw err;
+  }
+  if (!elsewhere) return null;
+  return budgetRefusal(rootId, { tokens: here.tokens + elsewhere.tokens, costUsd: here.costUsd + elsewhere.costUsd }, budget);
+}
+
 /** The budget refusal for a tree, or null while budget is left. */
 export function budgetRefusal(rootId: string, usage: TreeUsage | readonly AgentRecord[], budget: Config['budget']): FlotillaError | null {
   const used = Array.isArray(usage) ? sumTreeUsage(rootId, usage as readonly AgentRecord[]) : (usage as TreeUsage);

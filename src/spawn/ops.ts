@@ -21,9 +21,21 @@ export function fleetOpsFor(layout: Layout, config: Config, rec: AgentRecord): F
   return {
     spawn: (req, signal) => spawnAs(layout, config, req, self(), signal),
     // Its own subtree, from the children index: the rest of the fleet's history is never read.
-    list: () => Promise.resolve(subtreeRecords(layout, rec.id).map(row)),
-    wait: (ids, opts) => waitAs(layout, config, ids, opts),
+    // On a bus, its children on other hosts too (§17.7), from the fleet's records.
+    async list() {
+      const rows = subtreeRecords(layout, rec.id).map(row);
+      if (config.fleet.bus === 'maildir') return rows;
+      const { subtreeElsewhere } = await import('./far-ops.js');
+      return [...rows, ...(await subtreeElsewhere(layout, config, rec, new Set(rows.map((r) => r.id))))];
+    },
+    async wait(ids, opts) {
+      const far = await farOps(layout, config, ids);
+      if (far) return far.ops.waitThere(far.agents, opts, MODEL_OUTPUT_CHARS);
+      return waitAs(layout, config, ids, opts);
+    },
     async cancel(prefix) {
+      const far = await farOps(layout, config, [prefix]);
+      if (far) return far.ops.cancelThere(layout, config, far.agents, rec.id);
       const target = resolveAgent(layout, prefix);
       if (!isBelow(layout, target, rec.id)) {
         throw new FlotillaError(`'${target.id}' is not one of your agents — you may cancel only agents you spawned (and theirs); see list_agents`, { code: 'not-yours' });
@@ -32,6 +44,14 @@ export function fleetOpsFor(layout: Layout, config: Config, rec: AgentRecord): F
       return cancelAgent(layout, config, target, { by: rec.id });
     },
   };
+}
+
+/** On a bus, the agents of another host that `ids` name and the operations there (§17.7); far-ops.ts loads only then. */
+async function farOps(layout: Layout, config: Config, ids: readonly string[]) {
+  if (config.fleet.bus === 'maildir') return undefined;
+  const ops = await import('./far-ops.js');
+  const agents = await ops.farAgents(layout, config, ids);
+  return agents && { ops, agents };
 }
 
 /**
@@ -76,7 +96,17 @@ async function spawnAs(layout: Layout, config: Config, req: Parameters<FleetOps[
       { parent, worktree: req.worktree },
     );
     return { id: child.id, waited };
-  } catch (err) {
+  } catch (caught) {
+    let err = caught;
+    // Its definition's host: names another machine: the tool opens it there, as the shell's spawn-agent would (§17.5).
+    const { DefinitionElsewhere } = await import('./prepare.js');
+    if (err instanceof DefinitionElsewhere) {
+      try {
+        return await (await import('./far-ops.js')).spawnThere(config, err.host, { ...req, agent: err.definition }, parent, signal);
+      } catch (there) {
+        err = there;
+      }
+    }
     // The model reads the message; the bracketed line tells a program what kind of refusal.
     if (err instanceof FlotillaError && err.bracket) throw new FlotillaError(`${err.message} ${err.bracket}`, { code: err.code, bracket: err.bracket });
     throw err;

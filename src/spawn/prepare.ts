@@ -11,6 +11,7 @@ import { findParentAgent, forgedParentRefusal } from '../fleet/lineage.js';
 import type { AgentRecord } from '../fleet/record.js';
 import { liveRecords } from '../fleet/live.js';
 import { createRecord, readRecord } from '../fleet/registry.js';
+import { selfHost } from '../hosts/self.js';
 import type { SlotReservation } from '../fleet/slots.js';
 import type { Layout } from '../layout/layout.js';
 import { DEMO_SCRIPT } from '../layout/package.js';
@@ -21,7 +22,8 @@ import { parsePermissionMode } from '../policy/permission-mode.js';
 import { effectivePolicy } from '../policy/tool-policy.js';
 import { applyFleetRetention } from '../outputs/retention.js';
 import type { RuntimeName } from '../runtimes/types.js';
-import { treeBudgetRefusal } from './budget.js';
+import { keepLineage, treeLimits, type RemoteLineage } from '../hosts/lineage.js';
+import { fleetBudgetRefusal } from './budget.js';
 import { checkCwd, checkDemoReady, checkModel } from './preflight.js';
 import { checkBoardName, DEFAULT_BOARD } from '../tasks/task.js';
 import { contextFromParent, type ContextMode } from './context.js';
@@ -56,6 +58,21 @@ export interface SpawnRequest {
   board?: string | undefined;
   /** Claim work from the board when idle (§15); default the definition's `auto_claim`. */
   autoClaim?: boolean | undefined;
+  /** `--host local`: open it here even when its definition names a `host:` (§17). */
+  here?: boolean | undefined;
+}
+
+/** The code of the refusal that says a definition's `host:` is elsewhere: `flotilla spawn` then spawns there. */
+export const DEFINITION_HOST = 'definition-host';
+
+/** A definition whose `host:` names another machine (§17): where to open it instead. */
+export class DefinitionElsewhere extends FlotillaError {
+  constructor(readonly definition: string, readonly host: string) {
+    super(
+      `spawn refused: definition '${definition}' opens on host '${host}' (its host:) — run spawn-agent --agent ${definition} from a shell to open it there, or --host local to open it here`,
+      { code: DEFINITION_HOST },
+    );
+  }
 }
 
 export interface PreparedSpawn {
@@ -71,32 +88,35 @@ export interface PrepareOptions {
   env?: NodeJS.ProcessEnv;
   /** Force the parent (a harness spawning for its own model or pane). */
   parent?: AgentRecord | null;
+  /** A child of an agent on another host (§17.5): its parent's record and the tree's limits, from a trusted caller. */
+  lineage?: RemoteLineage;
 }
 
 export async function prepareSpawn(layout: Layout, config: Config, req: SpawnRequest, opts: PrepareOptions = {}): Promise<PreparedSpawn> {
   const env = opts.env ?? process.env;
   let parent: AgentRecord | null;
-  if (opts.parent !== undefined) parent = opts.parent;
+  if (opts.lineage) parent = opts.lineage.parent;
+  else if (opts.parent !== undefined) parent = opts.parent;
   else {
     const lineage = findParentAgent(layout, { ...(opts.pid === undefined ? {} : { pid: opts.pid }), env });
     if (lineage.forged) throw refused(layout, lineage.parent, req, forgedParentRefusal(lineage.forged));
     parent = lineage.parent;
   }
   try {
-    return await prepareFor(layout, config, req, parent, env);
+    return await prepareFor(layout, opts.lineage ? { ...config, limits: treeLimits(config.limits, opts.lineage) } : config, req, parent, env, opts.lineage);
   } catch (err) {
     throw refused(layout, parent, req, err);
   }
 }
 
 function refused(layout: Layout, parent: AgentRecord | null, req: SpawnRequest, err: unknown): unknown {
-  if (err instanceof FlotillaError) {
+  if (err instanceof FlotillaError && err.code !== DEFINITION_HOST) {
     audit(layout, { event: 'spawn_refused', agent: parent?.id ?? 'human', definition: req.agent ?? null, code: err.code, reason: err.message });
   }
   return err;
 }
 
-async function prepareFor(layout: Layout, config: Config, req: SpawnRequest, parent: AgentRecord | null, env: NodeJS.ProcessEnv): Promise<PreparedSpawn> {
+async function prepareFor(layout: Layout, config: Config, req: SpawnRequest, parent: AgentRecord | null, env: NodeJS.ProcessEnv, lineage?: RemoteLineage): Promise<PreparedSpawn> {
   const { loadDefinitions, pickDefinition } = await import('../definitions/load.js');
   const loaded = await loadDefinitions({ layout, config, env });
   const name = req.agent ?? config.agents.default;
@@ -106,6 +126,10 @@ async function prepareFor(layout: Layout, config: Config, req: SpawnRequest, par
   } catch (err) {
     const kind = err instanceof FlotillaError ? err.code : 'unknown-definition';
     throw refusal(kind, `spawn refused: ${(err as Error).message}`, { definition: name });
+  }
+  // Its `host:` (§17) is followed by the command line's spawn; a spawn that came from another host opens where it arrived.
+  if (definition.host && !req.here && !lineage && definition.host !== selfHost(config.fleet, env)) {
+    throw new DefinitionElsewhere(definition.name, definition.host);
   }
 
   if (req.id !== undefined) {
@@ -141,16 +165,14 @@ async function prepareFor(layout: Layout, config: Config, req: SpawnRequest, par
     const refused = await runtimeRefusal(runtime, env, config.runtimes[runtime], layout.project);
     if (refused) throw refused;
   }
-  if (runtime !== 'flotilla' && (req.autoClaim ?? definition.autoClaim)) {
-    throw refusal('auto-claim-runtime', `spawn refused: auto_claim needs Flotilla's harness, not the ${runtime} runtime — a ${runtime} agent claims work itself with the task_claim tool (over flotilla mcp)`, { runtime });
-  }
   // A vendor CLI picks its own model unless one is named (`claude:opus`); a harness resolves as §6 says.
   const resolved = runtime === 'flotilla'
     ? resolveModelSpec({ flag: req.model, definition: definition.model, parent: parent?.runtime === 'flotilla' ? parent.model : undefined, config, env, demoScript: DEMO_SCRIPT })
     : undefined;
   const model = resolved ?? { spec: req.model ? `${runtime}:${req.model}` : runtime };
   // Everything that would only fail once the window is open is refused here: a window that opens only to fail leaves a person a mess to clean up.
-  const cwd = resolve(req.cwd ?? parent?.cwd ?? process.cwd());
+  // A parent on another host has its folder there: the child works where this host's spawn runs.
+  const cwd = resolve(req.cwd ?? (lineage ? undefined : parent?.cwd) ?? process.cwd());
   checkCwd(cwd);
   if (resolved) {
     await checkModel(resolved, config, env, cwd);
@@ -158,9 +180,12 @@ async function prepareFor(layout: Layout, config: Config, req: SpawnRequest, par
   }
   // The live records only (the indexes of src/fleet/registry-index.ts): spawn costs the same in a long-lived fleet.
   const live = liveRecords(layout);
-  const broke = treeBudgetRefusal(layout, rootId, config.budget, undefined, live);
+  // The tree's agents on every host (§11); on maildir this host's index only, and no bus code loads.
+  const broke = await fleetBudgetRefusal(layout, config, rootId, { unreachable: 'refuse', live });
   if (broke) throw broke;
-  const admission = await admitSpawn(layout, config.limits, { id, parent, rootId }, live, req.queue);
+  // On a bus with fleet-wide caps (§18) the slot and the tree's spawn are also the fleet's; a maildir fleet loads no bus code here (§14).
+  const caps = config.fleet.bus === 'maildir' ? undefined : (await import('../bus/open.js')).busFor(layout, config).caps;
+  const admission = await admitSpawn(layout, config.limits, { id, parent, rootId }, live, req.queue, caps);
 
   try {
     let task = req.prompt;
@@ -177,15 +202,20 @@ async function prepareFor(layout: Layout, config: Config, req: SpawnRequest, par
       spawnedBy: parent ? 'agent' : req.schedule ? 'cron' : 'human', slot: admission.slot.index,
       schedule: req.schedule ?? null,
       board: teamBoard(req, definition, parent, env), autoClaim: req.autoClaim ?? definition.autoClaim ?? false,
+      host: selfHost(config.fleet, env),
     });
+    // On a bus the other hosts see it from its first state (§18); the CLI's exit waits for the put.
+    if (config.fleet.bus !== 'maildir') void (await import('../bus/open.js')).busFor(layout, config).records.publish(record);
     mkdirSync(dirname(layout.taskFile(id)), { recursive: true });
     writeFileSync(layout.taskFile(id), task);
-    if (parent) {
+    // Before its harness starts: it admits itself, and later addresses its completion, by it.
+    if (lineage) keepLineage(layout, id, lineage);
+    else if (parent) {
       mkdirSync(layout.children(parent.id), { recursive: true });
       writeFileSync(join(layout.children(parent.id), id), '');
     }
     audit(layout, {
-      event: 'spawn', agent: id, parent: parent?.id ?? (req.schedule ? 'cron' : 'human'), definition: definition.name, depth: admission.depth, model: model.spec, mode: req.mode,
+      event: 'spawn', agent: id, parent: parent?.id ?? (req.schedule ? 'cron' : 'human'), ...(lineage ? { parent_host: lineage.host } : {}), definition: definition.name, depth: admission.depth, model: model.spec, mode: req.mode,
       ...(req.schedule ? { spawn_site: 'cron', schedule: req.schedule.name, run_id: req.schedule.runId } : {}),
     });
     // Retention (§8) runs on each spawn; the new record is not terminal, so it is never pruned.
@@ -193,6 +223,7 @@ async function prepareFor(layout: Layout, config: Config, req: SpawnRequest, par
     return { record, definition, slot: admission.slot };
   } catch (err) {
     admission.slot.release();
+    admission.place.release();
     throw err;
   }
 }

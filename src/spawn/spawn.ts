@@ -2,6 +2,7 @@ import { audit } from '../audit/audit.js';
 import type { Config } from '../config/schema.js';
 import { FlotillaError } from '../errors.js';
 import type { AgentRecord } from '../fleet/record.js';
+import type { RemoteLineage } from '../hosts/lineage.js';
 import type { Layout } from '../layout/layout.js';
 import { childSpawned } from '../lifecycle/supervise.js';
 import { launchAgent, tmuxPreflight, type LaunchOptions } from './launch.js';
@@ -19,6 +20,8 @@ export interface SpawnOptions extends LaunchOptions {
   pid?: number;
   /** Force the parent (a harness spawning for its own model or pane). */
   parent?: AgentRecord | null;
+  /** A child of an agent on another host (§17.5), its lineage accepted by hosts/remote-child.ts. */
+  lineage?: RemoteLineage;
 }
 
 export async function spawnAgent(layout: Layout, config: Config, req: Omit<SpawnRequest, 'background'>, opts: SpawnOptions = {}): Promise<AgentRecord> {
@@ -34,9 +37,9 @@ export async function spawnAgent(layout: Layout, config: Config, req: Omit<Spawn
   const prepared = await prepareSpawn(
     layout, config,
     { ...req, background: opts.background || undefined, worktree: opts.worktree, mode: opts.background ? 'headless' : req.mode },
-    { env, ...(opts.pid !== undefined ? { pid: opts.pid } : {}), ...(opts.parent !== undefined ? { parent: opts.parent } : {}) },
+    { env, ...(opts.pid !== undefined ? { pid: opts.pid } : {}), ...(opts.parent !== undefined ? { parent: opts.parent } : {}), ...(opts.lineage ? { lineage: opts.lineage } : {}) },
   );
   // A harness spawning for its model or pane watches its new child closely from now on.
-  if (prepared.record.parentId) childSpawned(prepared.record.parentId);
+  if (prepared.record.parentId && !opts.lineage) childSpawned(prepared.record.parentId);
   return launchAgent(layout, config, prepared, { ...opts, env });
 }

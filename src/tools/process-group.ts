@@ -53,6 +53,11 @@ export interface GroupRunResult {
   heldOpen: boolean;
   /** The command could not be started (missing program or cwd). */
   spawnError?: string;
+  /**
+   * With `statusFd`: the wrapper ended without the init's status line and was neither killed
+   * nor timed out, so the command never ran (bubblewrap refused its mounts, say).
+   */
+  wrapperFailed?: boolean;
   durationMs: number;
 }
 
@@ -81,6 +86,7 @@ export function runInProcessGroup(argv: readonly string[], opts: GroupRunOptions
     let killing: Promise<void> | undefined;
     let drainTimer: NodeJS.Timeout | undefined;
     let done = false;
+    let statusSeen = false;
 
     const kill = (): void => {
       if (child.pid !== undefined) killing ??= killProcessGroup(child.pid, opts.killGraceMs ?? 2000);
@@ -104,6 +110,7 @@ export function runInProcessGroup(argv: readonly string[], opts: GroupRunOptions
       if (heldOpen) {
         child.stdout!.destroy();
         child.stderr!.destroy();
+        if (opts.statusFd) (child.stdio[3] as Readable).destroy();
       }
       void (killing ?? Promise.resolve()).then(() =>
         resolve({
@@ -115,6 +122,7 @@ export function runInProcessGroup(argv: readonly string[], opts: GroupRunOptions
           aborted,
           heldOpen,
           ...(spawnError === undefined ? {} : { spawnError }),
+          ...(opts.statusFd && !statusSeen && !timedOut && !aborted && spawnError === undefined ? { wrapperFailed: true } : {}),
           durationMs: Date.now() - started,
         }),
       );
@@ -139,12 +147,23 @@ export function runInProcessGroup(argv: readonly string[], opts: GroupRunOptions
     };
     child.stdout!.on('close', onStreamClosed);
     child.stderr!.on('close', onStreamClosed);
-    if (opts.statusFd) readStatusLine(child.stdio[3] as Readable, (status) => onExit(...fromShellStatus(status)));
+    const fd3 = opts.statusFd ? (child.stdio[3] as Readable) : null;
+    let fd3Closed = false;
+    if (fd3) {
+      readStatusLine(fd3, (status) => {
+        statusSeen = true;
+        onExit(...fromShellStatus(status));
+      });
+      fd3.once('close', () => { fd3Closed = true; });
+    }
 
     child.on('error', (err) => finish(err.message));
     child.on('exit', (code, sig) => {
       if (pgid !== undefined) opts.track?.ended(pgid);
-      onExit(code, sig);
+      // The wrapper is gone: its status line, if any, is read by the time fd 3 closes, so
+      // whether the init ever reported (`wrapperFailed`) is known then, not before.
+      if (fd3 && !statusSeen && !fd3Closed) fd3.once('close', () => onExit(code, sig));
+      else onExit(code, sig);
     });
   });
 }

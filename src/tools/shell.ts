@@ -51,7 +51,7 @@ export function createShellTool(options: ShellOptions, ops: ShellOperations = no
       const timeoutSecs = timeout_secs ?? options.timeoutSecs;
       // One pipe for both streams keeps stdout and stderr in the order the command wrote them.
       const argv = ['sh', '-c', `exec 2>&1; ${command}`];
-      const r = await ops.run(options.wrap ? options.wrap(argv) : argv, {
+      const run = () => ops.run(options.wrap ? options.wrap(argv) : argv, {
         cwd: ctx.cwd,
         env: ctx.extraEnv ? { ...options.env, ...ctx.extraEnv } : options.env,
         timeoutMs: timeoutSecs * 1000,
@@ -62,6 +62,10 @@ export function createShellTool(options: ShellOptions, ops: ShellOperations = no
         ...(options.maxCaptureBytes === undefined ? {} : { maxCaptureBytes: options.maxCaptureBytes }),
         ...(options.track ? { track: options.track } : {}),
       });
+      let r = await run();
+      // bubblewrap refused its mounts before the command began: a directory it was to hide
+      // went away meanwhile (a tmux server's, removed as it ended). A fresh wrap looks again.
+      if (sandboxRefused(r)) r = await run();
       const meta = { command, exitCode: r.exitCode, signal: r.exitSignal, timedOut: r.timedOut, aborted: r.aborted, outputBytes: r.outputBytes, durationMs: r.durationMs };
       if (r.spawnError !== undefined) {
         return { output: `Could not start the command in ${ctx.cwd}: ${r.spawnError}. Check that the working directory exists.`, isError: true, meta };
@@ -80,6 +84,11 @@ function shellInput(defaultSecs: number, maxSecs: number) {
 }
 export type ShellInput = z.infer<ReturnType<typeof shellInput>>;
 
+/** bubblewrap itself failed, before the command began (its own `bwrap: …` line, no status from the init). */
+function sandboxRefused(r: GroupRunResult): boolean {
+  return r.wrapperFailed === true && r.output.startsWith('bwrap: ');
+}
+
 function footer(r: GroupRunResult, timeoutSecs: number, maxSecs: number): string {
   if (r.aborted) return '[cancelled: the turn was aborted, so the command and every process it started were killed]';
   if (r.timedOut) {
@@ -89,6 +98,7 @@ function footer(r: GroupRunResult, timeoutSecs: number, maxSecs: number): string
       '(nohup cmd > job.log 2>&1 &) and read the file later.]'
     );
   }
+  if (sandboxRefused(r)) return `[the sandbox could not start the command, so nothing ran (exit code ${r.exitCode ?? 'unknown'})]`;
   const end = r.exitSignal ? `[killed by signal ${r.exitSignal}]` : `[exit code ${r.exitCode ?? 'unknown'}]`;
   if (!r.heldOpen) return end;
   return `${end}\n[processes it started in the background still hold its output; what they print from now on is not captured. Redirect their output to a file to keep it.]`;

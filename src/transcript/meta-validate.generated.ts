@@ -23,7 +23,7 @@ function v2(v: unknown, p: string, bad: Issue[]): unknown {
 }
 
 function v3(v: unknown, p: string, bad: Issue[]): unknown {
-  if (!(["spawning","starting","working","idle","waiting_approval","queued","completed","failed","cancelled","timed_out","crashed","refused"] as unknown[]).includes(v)) bad.push({ path: p, message: "expected one of spawning, starting, working, idle, waiting_approval, queued, completed, failed, cancelled, timed_out, crashed, refused" });
+  if (!(["spawning","starting","working","idle","waiting_approval","queued","completed","failed","cancelled","timed_out","crashed","refused","lost"] as unknown[]).includes(v)) bad.push({ path: p, message: "expected one of spawning, starting, working, idle, waiting_approval, queued, completed, failed, cancelled, timed_out, crashed, refused, lost" });
   return v;
 }
 

@@ -50,6 +50,7 @@ export function fleetActions(layout: Layout, config: () => Config, opts: { socke
   return {
     seen,
     async attach(row) {
+      if (row.host) return (await import('./remote-actions.js')).attachElsewhere({ ...row, host: row.host }, config(), env);
       // Going to a failed agent is looking at its failure.
       await seen(row);
       if (row.pending) return `${row.id} has not started: it waits for a running slot (#${row.queuePosition ?? '?'} in line)`;
@@ -69,6 +70,7 @@ export function fleetActions(layout: Layout, config: () => Config, opts: { socke
 
     async send(row, text) {
       if (!text.trim()) return 'nothing sent (empty message)';
+      if (row.host) return (await import('./remote-actions.js')).sendElsewhere({ ...row, host: row.host }, layout, config(), text);
       try {
         const { deliver } = await import('../inbox/deliver.js');
         const { message } = await deliver(layout, { from: 'human', to: row.id, kind: 'message', body: text });
@@ -79,6 +81,7 @@ export function fleetActions(layout: Layout, config: () => Config, opts: { socke
     },
 
     async cancel(row) {
+      if (row.host) return (await import('./remote-actions.js')).cancelElsewhere({ ...row, host: row.host }, config());
       const rec = readRecord(layout, row.id);
       if (!rec) return `${row.id} is no longer in the registry`;
       if (recordLiveness(rec) === 'ended') return `${row.id} already ended (${rec.status})`;

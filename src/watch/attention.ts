@@ -39,7 +39,7 @@ export interface NeedInput {
   seen: string | null;
 }
 
-const FAILED = new Set(['failed', 'crashed', 'timed_out', 'refused']);
+const FAILED = new Set(['failed', 'crashed', 'timed_out', 'refused', 'lost']);
 
 /** Whether this agent needs a person now, and why; null when it does not. */
 export function needOf(input: NeedInput): Need | null {

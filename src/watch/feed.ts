@@ -2,6 +2,7 @@ import type { Layout } from '../layout/layout.js';
 import { FleetChanges } from './changes.js';
 import { formatElapsed } from './format.js';
 import { FleetReader } from './gather.js';
+import { withOtherHosts, type OtherHost } from './host-rows.js';
 import { sameSnapshot, type Snapshot } from './rows.js';
 
 /**
@@ -17,6 +18,8 @@ export interface FeedOptions {
   now?: () => number;
   /** Called when a row's harness is dead but its record is not ended yet (the reaper's work, §5.7). */
   onDead?: () => Promise<unknown>;
+  /** On a bus (§17.6): this host's name and the other hosts' agents as last read (hosts-poll.ts); call `refresh()` when they change. */
+  hosts?: { self: string; current: () => readonly OtherHost[] | null };
 }
 
 export class FleetFeed {
@@ -30,12 +33,14 @@ export class FleetFeed {
   private readonly onDead: (() => Promise<unknown>) | undefined;
   private reaping = false;
   private loadingParser = false;
+  private readonly hosts: FeedOptions['hosts'];
 
   constructor(layout: Layout, opts: FeedOptions = {}) {
     this.reader = new FleetReader(layout);
     this.now = opts.now ?? Date.now;
     this.tickMs = opts.tickMs ?? 5_000;
     this.onDead = opts.onDead;
+    this.hosts = opts.hosts;
     this.changes = new FleetChanges(layout, () => this.refresh(), opts.debounceMs ?? 100);
     this.snap = this.read();
   }
@@ -94,7 +99,9 @@ export class FleetFeed {
 
   private read(): Snapshot {
     try {
-      return this.reader.snapshot(this.now());
+      const now = this.now();
+      const local = this.reader.snapshot(now);
+      return this.hosts ? withOtherHosts(local, this.hosts.self, this.hosts.current(), now) : local;
     } catch {
       // A folder removed under us (gc): show what we had until the next change.
       return this.snap ?? { rows: [], humanUnread: 0, approvals: [] };

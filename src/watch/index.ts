@@ -6,6 +6,8 @@ import { Dashboard } from './dashboard.js';
 import { FleetFeed } from './feed.js';
 import { AttentionSignal } from './signal.js';
 import { liveSources, type LiveSources } from './live-sources.js';
+import type { OtherHost } from './host-rows.js';
+import type { HostsPoll } from './hosts-poll.js';
 
 /**
  * `flotilla watch`: the live dashboard (§2). Loaded only by the watch command. With
@@ -28,7 +30,10 @@ export async function runWatch(opts: WatchOptions): Promise<number> {
   }
   // Ending dead harnesses' records is only needed once one is seen; it loads on first use.
   const onDead = async (): Promise<unknown> => (await import('../lifecycle/reconcile.js')).reconcileDead(opts.layout, opts.config);
-  const feed = new FleetFeed(opts.layout, { tickMs: opts.tickMs, onDead });
+  // On a bus, every other host's agents too (§17.6); on maildir none of the bus code loads.
+  // (The poll starts after the feed exists: its first answer refreshes the feed.)
+  const hosts = opts.config.fleet.bus === 'maildir' ? null : await hostsOnBus(opts, () => feed.refresh());
+  const feed = new FleetFeed(opts.layout, { tickMs: opts.tickMs, onDead, ...(hosts ? { hosts: hosts.source } : {}) });
   await feed.ready();
   let renders = 0;
   const onDraw = opts.statsFile
@@ -67,13 +72,25 @@ export async function runWatch(opts: WatchOptions): Promise<number> {
     // The first frame from the snapshot already read, then the file watches.
     const done = dashboard.start();
     feed.start();
+    hosts?.poll.start();
     live = await liveSources(opts.layout, opts.config, (notice) => dashboard.setNotice(notice));
     await done;
   } finally {
     for (const s of signals) process.off(s, dashboard.stop);
+    hosts?.poll.close();
     feed.close();
     await signal.close();
     live?.close();
   }
   return 0;
+}
+
+/** The other hosts' agents, read from the bus every heartbeat (or every tick, when ticks are faster). */
+async function hostsOnBus(opts: WatchOptions, changed: () => void): Promise<{ poll: HostsPoll; source: { self: string; current: () => readonly OtherHost[] | null } }> {
+  const [{ busFor }, { selfHost }, { HostsPoll }, { BEAT_MS }] = await Promise.all([
+    import('../bus/open.js'), import('../hosts/self.js'), import('./hosts-poll.js'), import('../bus/presence.js'),
+  ]);
+  const self = selfHost(opts.config.fleet);
+  const poll = new HostsPoll(busFor(opts.layout, opts.config), self, changed, Math.min(BEAT_MS, opts.tickMs ?? BEAT_MS));
+  return { poll, source: { self, current: () => poll.current } };
 }

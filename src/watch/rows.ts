@@ -67,6 +67,8 @@ export interface WatchRow {
   queuePosition: number | null;
   /** A `spawn-agent --queue` still waiting for a slot: no registry record yet. */
   pending: boolean;
+  /** The other host that runs it (§17.6: read from the bus); absent for this host's agents. */
+  host?: string;
 }
 
 export interface Snapshot {
@@ -80,6 +82,18 @@ export interface Snapshot {
   schedules?: string[];
   /** The boards' tasks for the tasks view (`t`, watch/tasks.ts); absent without a board. */
   tasks?: TaskRow[];
+  /** On a bus (§17.6): each host's heading, this host's first, each before its rows (host-rows.ts); absent on `maildir`. */
+  hosts?: HostSection[];
+}
+
+/** A host's heading on the dashboard: its rows are `count` rows of `Snapshot.rows` from `first`. */
+export interface HostSection {
+  host: string;
+  /** `flotilla status`'s heading: `Host r1 — heartbeat 2 s ago`, `… LOST: no heartbeat for 45 s`. */
+  heading: string;
+  lost: boolean;
+  first: number;
+  count: number;
 }
 
 export interface RowInputs {
@@ -157,7 +171,8 @@ export function treeBranches(levels: readonly number[]): string[] {
   });
 }
 
-function toRow(rec: AgentRecord, input: RowInputs, approval: PendingApproval | null, queuePosition: number | null): WatchRow {
+/** One agent as the dashboard shows it (the rest of its row: tree drawing, order, comes from buildSnapshot). */
+export function toRow(rec: AgentRecord, input: RowInputs, approval: PendingApproval | null, queuePosition: number | null): WatchRow {
   const liveness = input.liveness(rec);
   const { state, tone } = stateOf(rec, liveness === 'dead');
   // A place in line counts only while the agent waits for new work, not after it got its slot.
@@ -198,7 +213,7 @@ export function stateOf(rec: Pick<AgentRecord, 'status' | 'lastTask'>, dead = fa
   const s = rec.status;
   if (dead) return { state: `${s}†`, tone: 'bad' };
   if (s === 'completed') return { state: s, tone: 'ok' };
-  if (s === 'failed' || s === 'crashed' || s === 'refused' || s === 'timed_out') return { state: s, tone: 'bad' };
+  if (s === 'failed' || s === 'crashed' || s === 'refused' || s === 'timed_out' || s === 'lost') return { state: s, tone: 'bad' };
   if (s === 'cancelled') return { state: s, tone: 'muted' };
   if (s === 'waiting_approval') return { state: 'approval?', tone: 'waiting' };
   // Work arrived while every running slot was busy; its last line says `waiting for a slot N/M`.
@@ -234,6 +249,7 @@ export function pendingApprovals(
 /** True when two snapshots would draw the same screen (so the dashboard need not render). */
 export function sameSnapshot(a: Snapshot, b: Snapshot, elapsedText: (ms: number) => string): boolean {
   if (a.humanUnread !== b.humanUnread || a.needs !== b.needs || a.rows.length !== b.rows.length || a.approvals.length !== b.approvals.length) return false;
+  if (JSON.stringify(a.hosts) !== JSON.stringify(b.hosts)) return false;
   for (let i = 0; i < a.rows.length; i++) {
     const x = a.rows[i]!;
     const y = b.rows[i]!;

@@ -1,6 +1,6 @@
 import { fit, headerCells, layoutColumns, rowCells, scrollTop, type Cell, type Column } from './format.js';
 import { selectedIndex, type UiState } from './keys.js';
-import type { Snapshot, WatchRow } from './rows.js';
+import type { HostSection, Snapshot, WatchRow } from './rows.js';
 import { TASKS_HELP, tasksCounts, tasksLines } from './tasks-view.js';
 
 /**
@@ -56,7 +56,7 @@ export const KEYS: readonly (readonly [string, string])[] = [
   ['j k ↑ ↓', 'move the selection'],
   ['g G', 'first / last agent'],
   ['PgUp PgDn', 'ten agents up / down'],
-  ['⏎', "attach: switch to the agent's tmux window"],
+  ['⏎', "attach: switch to the agent's tmux window (another host's: a new window running ssh -t there)"],
   ['m', 'message the agent (⏎ sends, Esc cancels)'],
   ['c', 'cancel the agent (asks y/n)'],
   ['a', "approve the agent's pending request"],
@@ -77,8 +77,9 @@ export function dashboardView(snap: Snapshot, ui: UiState, size: ViewSize, title
   // Title, header, blank, 2 detail lines, approvals (+1 title), schedules, prompt, help.
   const fixed = 2 + 1 + 2 + (approvals.length ? approvals.length + 1 : 0) + schedules.length + 2;
   const room = Math.max(1, size.rows - fixed - 1);
-  const top = scrollTop(selected, snap.rows.length, room, previousTop);
-  const visible = snap.rows.slice(top, top + room);
+  const window = listWindow(snap, selected, room, scrollTop(selected, snap.rows.length, room, previousTop));
+  const { top } = window;
+  const visible = snap.rows.slice(top, top + window.count);
 
   const live = snap.rows.filter((r) => r.tone === 'live' || r.tone === 'waiting').length;
   const scripted = snap.rows.some((r) => r.scripted);
@@ -98,8 +99,13 @@ export function dashboardView(snap: Snapshot, ui: UiState, size: ViewSize, title
     return { lines: [...lines, ...view.lines, promptLine(ui, width), [{ text: fit(TASKS_HELP, width - 1), dim: true }]], top: view.top };
   }
   lines.push(cellsLine('  ', headerCells(cols), false));
-  if (visible.length === 0) lines.push([{ text: fit('  No agents yet. Start one with: spawn-agent "a task"   (or flotilla up)', width - 1), dim: true }]);
-  for (const r of visible) lines.push(rowLine(r, cols, r.id === row?.id));
+  if (visible.length === 0 && !snap.hosts) lines.push([{ text: fit('  No agents yet. Start one with: spawn-agent "a task"   (or flotilla up)', width - 1), dim: true }]);
+  visible.forEach((r, i) => {
+    for (const h of headingsAt(snap, top + i, top)) lines.push(headingLine(h, width));
+    lines.push(rowLine(r, cols, r.id === row?.id));
+  });
+  // Hosts after the last row (running nothing, or this host with no agents on an empty fleet).
+  if (top + visible.length === snap.rows.length) for (const h of headingsAt(snap, snap.rows.length, top)) lines.push(headingLine(h, width));
   lines.push(moreLine(top, visible.length, snap.rows.length, width), ...details(row, width));
   if (approvals.length > 0) lines.push([{ text: fit('Pending approvals (a approve · d deny on the selected agent):', width - 1), color: 'yellow', bold: true }]);
   for (const a of approvals) {
@@ -110,6 +116,39 @@ export function dashboardView(snap: Snapshot, ui: UiState, size: ViewSize, title
   lines.push(promptLine(ui, width));
   lines.push([{ text: fit(HELP + (scripted ? ' · * scripted model' : ''), width - 1), dim: true }]);
   return { lines, top };
+}
+
+/**
+ * Which rows fit in `room` lines with the host headings among them (§17.6): the window from
+ * `top` shrinks, away from the selected row, until rows and headings fit.
+ */
+function listWindow(snap: Snapshot, selected: number, room: number, top: number): { top: number; count: number } {
+  let count = Math.min(room, snap.rows.length - top);
+  if (!snap.hosts) return { top, count };
+  const used = (): number => {
+    let n = count;
+    for (let i = top; i <= top + count; i++) if (i < top + count || i === snap.rows.length) n += headingsAt(snap, i, top).length;
+    return n;
+  };
+  while (count > 1 && used() > room) {
+    if (selected === top + count - 1) top++;
+    count--;
+  }
+  return { top, count };
+}
+
+/**
+ * The headings drawn before row `i`: of each host whose rows start there (or that has none and
+ * sits there), and at the top of the window the heading of the host its first row belongs to.
+ */
+function headingsAt(snap: Snapshot, i: number, top: number): HostSection[] {
+  return (snap.hosts ?? []).filter((h) => h.first === i || (i === top && h.first < top && h.first + h.count > top));
+}
+
+/** A host's heading (`flotilla status`'s words); LOST in red, an empty host says so. */
+function headingLine(h: HostSection, width: number): Line {
+  const text = `${h.heading}${h.count === 0 ? ' · no agents' : ''}`;
+  return [{ text: fit(text, width - 1), bold: true, ...(h.lost ? { color: 'red' as const } : { color: 'cyan' as const }) }];
 }
 
 /** The schedules block: its title and at most three schedules, then how many more there are. */
@@ -165,7 +204,7 @@ function details(row: WatchRow | undefined, width: number): Line[] {
   if (!row) return [[{ text: ' ', dim: true }]];
   const where = row.tmux ? `window ${row.tmux.windowId}` : 'no window';
   const model = row.model + (row.scripted ? ' [scripted model]' : '') + (row.runtime !== 'flotilla' ? ` [runtime ${row.runtime}]` : '');
-  const facts = [row.id, row.name, `depth ${row.depth}`, model, where, row.pid ? `pid ${row.pid}` : '', row.secrets ? `secrets: ${row.secrets} left` : '', row.leases ? `leases: ${row.leases}` : '']
+  const facts = [row.id, row.name, `depth ${row.depth}`, model, row.host ? `on host ${row.host}` : '', where, row.pid ? `pid ${row.pid}` : '', row.secrets ? `secrets: ${row.secrets} left` : '', row.leases ? `leases: ${row.leases}` : '']
     .filter(Boolean).join(' · ');
   return [
     [{ text: fit(facts, width - 1), color: 'cyan' }],

@@ -180,3 +180,27 @@ describe('pickDefinition', () => {
     );
   });
 });
+
+describe('host: (design §17)', () => {
+  it('names the host a definition opens on; local is this machine; a bad name is an error naming the field', async () => {
+    put(dirs.project, 'far.md', def('far', 'host: gpu-1\n'));
+    put(dirs.project, 'near.md', def('near', 'host: local\n'));
+    put(dirs.project, 'bad.md', def('bad', 'host: "GPU 1"\n'));
+    const r = await load();
+    expect(pickDefinition(r, 'far').host).toBe('gpu-1');
+    expect(pickDefinition(r, 'near').host).toBeUndefined();
+    expect(r.errors.map((e) => [e.field, e.message])).toEqual([
+      ['host', `host must be a host name from hosts: in your config (lower-case letters, digits, '-', '_'), got 'GPU 1' (host) — e.g. host: gpu1`],
+    ]);
+  });
+
+  it("is ignored in an untrusted project's definition, and said so: which machine runs an agent is the person's to say", async () => {
+    put(dirs.project, 'far.md', def('far', 'host: gpu1\n'));
+    put(dirs.user, 'mine.md', def('mine', 'host: gpu1\n'));
+    const r = await loadDefinitions({ layout: fleet.layout, config, env, trusted: false });
+    expect(pickDefinition(r, 'far').host).toBeUndefined();
+    expect(r.trust.ignored).toEqual([`host gpu1 of ${join(dirs.project, 'far.md')}`]);
+    // The person's own definition keeps it.
+    expect(pickDefinition(r, 'mine').host).toBe('gpu1');
+  });
+});

@@ -174,7 +174,7 @@ describe('warnings: the file still loads', () => {
 
   it('unknown keys', () => {
     expect(warnings(doc('name: a\ndescription: b\nmcpServers: [x]'))).toEqual([
-      "unknown field 'mcpServers' is ignored (mcpServers) — check the spelling; known fields: name, description, model, background, max_turns, memory, tools, permissions, skills, hooks, schedule, color, runtime, auto_claim, board",
+      "unknown field 'mcpServers' is ignored (mcpServers) — check the spelling; known fields: name, description, model, background, max_turns, memory, tools, permissions, skills, hooks, schedule, color, runtime, auto_claim, board, host",
     ]);
   });
 

@@ -43,6 +43,23 @@ function writer(body: string): Promise<number | null> {
   return new Promise((resolve) => child.on('exit', (code) => resolve(code)));
 }
 
+/**
+ * A process holding board `name`'s lock until it is killed, once it holds it. Its exit is a
+ * field, not the resolved value: an async function would wait for it.
+ */
+async function boardHolder(name: string): Promise<{ proc: ChildProcess; exited: Promise<number | null> }> {
+  const marker = join(fleet.project, 'holding');
+  const exited = writer(`
+    const { writeFileSync } = await import('node:fs');
+    await withBoardLock(layout, ${JSON.stringify(name)}, () => {
+      writeFileSync(${JSON.stringify(marker)}, '');
+      return new Promise(() => setInterval(() => undefined, 1000));
+    });`);
+  const proc = children.at(-1)!;
+  await eventually(() => expect(existsSync(marker)).toBe(true));
+  return { proc, exited };
+}
+
 describe('locks across processes', () => {
   it('six processes each adding 40 turns to one record: all 240 are there', async () => {
     fleet = tempFleet();
@@ -84,20 +101,13 @@ describe('locks across processes', () => {
 
   it('a board lock holder SIGKILLed mid-change does not stop the next writer, and a live one is waited for', async () => {
     fleet = tempFleet();
-    const marker = join(fleet.project, 'holding');
-    const holder = writer(`
-      const { writeFileSync } = await import('node:fs');
-      await withBoardLock(layout, 'team', () => {
-        writeFileSync(${JSON.stringify(marker)}, '');
-        return new Promise(() => setInterval(() => undefined, 1000));
-      });`);
-    await eventually(() => expect(existsSync(marker)).toBe(true));
+    const holder = await boardHolder('team');
     // While the holder lives, a writer with a short wait is refused, naming the board.
     const { withBoardLock } = await import('../../src/tasks/lock.js');
     const { withFileLock } = await import('../../src/fleet/file-lock.js');
     await expect(withFileLock(fleet.layout.board('team').lock, { timeoutMs: 300, busy: () => new FlotillaError('still held') }, () => 'mine')).rejects.toThrow('still held');
-    children.at(-1)!.kill('SIGKILL');
-    await holder;
+    holder.proc.kill('SIGKILL');
+    await holder.exited;
     expect(await withBoardLock(fleet.layout, 'team', () => 'mine')).toBe('mine');
   });
 
@@ -127,15 +137,7 @@ describe('locks across processes', () => {
 
   it('a waiter SIGKILLed in line holds up no one behind it', async () => {
     fleet = tempFleet();
-    const marker = join(fleet.project, 'holding');
-    const holder = writer(`
-      const { writeFileSync } = await import('node:fs');
-      await withBoardLock(layout, 'team', () => {
-        writeFileSync(${JSON.stringify(marker)}, '');
-        return new Promise(() => setInterval(() => undefined, 1000));
-      });`);
-    await eventually(() => expect(existsSync(marker)).toBe(true));
-    const holderProc = children.at(-1)!;
+    const holder = await boardHolder('team');
     const queue = `${fleet.layout.board('team').lock}.queue`;
     const waiter = writer(`await withBoardLock(layout, 'team', () => undefined);`);
     const waiterProc = children.at(-1)!;
@@ -144,8 +146,8 @@ describe('locks across processes', () => {
     expect(ticket).toContain(`-${waiterProc.pid}-`);
     waiterProc.kill('SIGKILL');
     await waiter;
-    holderProc.kill('SIGKILL');
-    await holder;
+    holder.proc.kill('SIGKILL');
+    await holder.exited;
     // Its ticket is still first in line, naming a process that is gone: stepped over and removed.
     expect(readdirSync(queue)).toEqual([ticket]);
     const { withBoardLock } = await import('../../src/tasks/lock.js');

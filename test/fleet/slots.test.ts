@@ -102,7 +102,8 @@ describe('concurrency slots', () => {
     fleet = tempFleet();
     const r = await reserveSlot(fleet.layout, 2);
     expect(r?.index).toBe(0);
-    expect(parseSlotEnv(r!.envValue)).toEqual({ index: 0, token: r!.token });
+    expect(parseSlotEnv(r!.envValue)).toEqual({ index: 0, token: r!.token, fleet: null });
+    expect(parseSlotEnv(`${r!.envValue}:3`)).toEqual({ index: 0, token: r!.token, fleet: 3 });
     expect((await reserveSlot(fleet.layout, 1))).toBeNull();
     expect(await countHeld(fleet.layout, 2)).toBe(1);
     expect(await r!.waitForHandoff(50)).toBe(false);

@@ -1,5 +1,5 @@
 import { execa, type ResultPromise } from 'execa';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -68,4 +68,20 @@ function canConnect(port: number): Promise<void> {
     s.once('connect', () => { s.destroy(); resolve(); });
     s.once('error', reject);
   });
+}
+
+/** The buses every guarantee test runs on (docs/design.md §18): one nats-server per file. */
+export const BUSES = [{ bus: 'maildir' }, { bus: 'nats' }] as const;
+export type BusKind = (typeof BUSES)[number]['bus'];
+
+/**
+ * Names the bus in the person's config under XDG_CONFIG_HOME, as a person does, so every
+ * process of the fleet (spawners, harnesses, reapers, pane-died hooks) uses it. On `maildir`
+ * nothing is written: the default.
+ */
+export function personBus(xdgConfigHome: string, kind: BusKind, server: NatsServer | undefined): void {
+  if (kind === 'maildir') return;
+  if (!server) throw new Error('a nats:// run needs its nats-server started first');
+  mkdirSync(join(xdgConfigHome, 'flotilla'), { recursive: true });
+  writeFileSync(join(xdgConfigHome, 'flotilla', 'config.yaml'), `fleet:\n  bus: ${server.url}\n`);
 }

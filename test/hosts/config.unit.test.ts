@@ -1,9 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { defaultConfig } from '../../src/config/schema.js';
 import { allHosts, hostNamed } from '../../src/hosts/hosts.js';
+import { machineName, selfHost } from '../../src/hosts/self.js';
 import { remoteFlotillaCommand, sshArgv } from '../../src/hosts/ssh.js';
 import { tempFleet, type TempFleet } from '../helpers/fleet.js';
 
@@ -23,7 +25,7 @@ describe('hosts: in config', () => {
     const { config } = load('hosts:\n  gpu1:\n    ssh: me@gpu1.example\n');
     expect(hostNamed(config, 'gpu1')).toEqual({
       name: 'gpu1', ssh: 'me@gpu1.example', port: null, ssh_options: [], flotilla: 'flotilla', root: null, cwd: null, env: {},
-      connect_timeout_secs: 10,
+      connect_timeout_secs: 10, lost_after_secs: null,
     });
     expect(allHosts(defaultConfig())).toEqual([]);
   });
@@ -60,7 +62,7 @@ describe('hosts: in config', () => {
 describe('the ssh command line', () => {
   const host = {
     name: 'gpu1', ssh: 'me@gpu1', port: 2222, ssh_options: ['-i', '/k/id'], flotilla: '~/fl/bin/flotilla', root: "/srv/it's here", cwd: '/srv', env: { HOME: '/h', X: 'a b' },
-    connect_timeout_secs: 7,
+    connect_timeout_secs: 7, lost_after_secs: null,
   };
 
   it('never prompts, and puts the destination after -- so it cannot be read as an option', () => {
@@ -74,9 +76,26 @@ describe('the ssh command line', () => {
 
   it('runs the configured flotilla with its env, root and cwd, each argument reaching it whole', () => {
     const cmd = remoteFlotillaCommand(host, ['send', 'a-1', "it's $HOME; rm -rf /"]);
-    expect(cmd).toBe(`cd /srv && exec env HOME=/h X='a b' ~/fl/bin/flotilla --root '/srv/it'\\''s here' send a-1 'it'\\''s $HOME; rm -rf /'`);
+    expect(cmd).toBe(`cd /srv && exec env FLOTILLA_HOST=gpu1 HOME=/h X='a b' ~/fl/bin/flotilla --root '/srv/it'\\''s here' send a-1 'it'\\''s $HOME; rm -rf /'`);
     // What the remote sh makes of it: the same words (printed by a stand-in for flotilla).
-    const words = execFileSync('sh', ['-c', cmd.replace(/^cd \/srv && exec env HOME=\/h X='a b' ~\/fl\/bin\/flotilla/, "printf '%s\\n'")], { encoding: 'utf8' });
+    const words = execFileSync('sh', ['-c', cmd.replace(/^cd \/srv && exec env FLOTILLA_HOST=gpu1 HOME=\/h X='a b' ~\/fl\/bin\/flotilla/, "printf '%s\\n'")], { encoding: 'utf8' });
     expect(words.split('\n').slice(0, -1)).toEqual(['--root', "/srv/it's here", 'send', 'a-1', "it's $HOME; rm -rf /"]);
+  });
+});
+
+describe("this host's name (selfHost)", () => {
+  it('is $FLOTILLA_HOST, else fleet.host, else the hostname made a host name', () => {
+    expect(selfHost({ host: 'cfg-1' }, { FLOTILLA_HOST: 'gpu1' })).toBe('gpu1');
+    expect(selfHost({ host: 'cfg-1' }, {})).toBe('cfg-1');
+    // A value that is not a host name is not taken from the environment.
+    expect(selfHost({ host: 'cfg-1' }, { FLOTILLA_HOST: 'Bad Name!' })).toBe('cfg-1');
+    expect(selfHost({ host: null }, {})).toBe(machineName(hostname()));
+    expect(machineName('Build.Box_7.example.COM')).toBe('build-box_7-example-com');
+  });
+
+  it('fleet.host is checked as a host name, with one line naming the key', () => {
+    expect(load('fleet:\n  host: gpu-2\n').config.fleet.host).toBe('gpu-2');
+    expect(() => load('fleet:\n  host: GPU 2\n')).toThrow(/fleet\.host.*expected a host name/);
+    expect(load('fleet:\n  lost_after_secs: 7\nhosts:\n  g:\n    ssh: g\n    lost_after_secs: 3\n').config.hosts.g?.lost_after_secs).toBe(3);
   });
 });

@@ -1,7 +1,10 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/tmux.js';
 import { startSshd } from '../helpers/sshd.js';
+import { trustProject } from '../helpers/trust.js';
+import { fixture } from '../spawn/helpers.js';
 import { twoHosts, type TwoHosts } from './helpers.js';
 
 /**
@@ -63,12 +66,49 @@ describe('spawn-agent --host', { timeout: 300_000 }, () => {
     expect(pair.remote.records()).toEqual([]);
   });
 
-  it("refuses an agent's spawn on another host: its child would be outside its lineage, caps and budget", async () => {
+  it("refuses an agent's spawn on another host while fleet.bus is maildir, saying to set fleet.bus", async () => {
     pair = await twoHosts({ remoteDefinitions: { worker: 'worker.yaml' }, localDefinitions: { spawner: 'host-spawner.yaml', worker: 'worker.yaml' } });
     const r = await pair.local.spawnAgent(['--agent', 'spawner', '--oneshot', '--wait', 'go']);
-    expect(r.stdout).toMatch(/^got: flotilla: spawn refused: spawner-[a-z0-9]{6} is an agent, and an agent cannot open agents on another host yet — .* ask a person to run spawn-agent --host r1, or spawn here/);
+    expect(r.stdout).toMatch(/^got: flotilla: spawn refused: spawner-[a-z0-9]{6} is an agent, and its child on host 'r1' could reach it only over the fleet's bus, which is maildir here — set fleet\.bus: nats:\/\/… and the same fleet\.name on both hosts \(docs\/scale-out\.md\), or spawn here/);
     expect(r.stdout).toContain('[flotilla:host-refused agent=spawner-');
     expect(r.stdout).toContain('exit=1');
     expect(pair.remote.records()).toEqual([]);
+  });
+
+  it("a definition's host: opens it there; --host local keeps it here", async () => {
+    pair = await twoHosts({ remoteDefinitions: { worker: 'worker.yaml' } });
+    const { local, remote } = pair;
+    writeFileSync(join(local.layout.agentsDir, 'worker.md'), `---\nname: worker\ndescription: runs on r1\nhost: r1\nmodel: script:${fixture('worker.yaml')}\n---\nYou work far away.\n`);
+    trustProject(local.project, local.env);
+    const far = await local.spawnAgent(['--agent', 'worker', '--oneshot', '--id', 'far-2', '--wait', 'work']);
+    expect(far.stderr).toBe('');
+    expect(far.exitCode).toBe(0);
+    expect(far.stdout).toBe('Answer: result-of-far-2');
+    expect(remote.record('far-2').status).toBe('completed');
+    expect(local.records()).toEqual([]);
+
+    const here = await local.spawnAgent(['--agent', 'worker', '--host', 'local', '--oneshot', '--id', 'near-1', '--wait', 'work']);
+    expect(here.exitCode).toBe(0);
+    expect(here.stdout).toBe('Answer: result-of-near-1');
+    expect(local.records().map((x) => x.id)).toEqual(['near-1']);
+
+  });
+
+  it("refuses --lineage from an agent's command and a malformed one from a person, and a child for a host on maildir", async () => {
+    pair = await twoHosts({ localDefinitions: { forger: '../hosts/lineage-forger.yaml' }, remoteDefinitions: { worker: 'worker.yaml' } });
+    const { local, remote } = pair;
+    const r = await local.spawnAgent(['--agent', 'forger', '--oneshot', '--wait', 'go']);
+    expect(r.stdout).toMatch(/^got: flotilla: --lineage is refused through the door: it is written by Flotilla for a spawn on another host — drop it; spawn-agent --host NAME makes your child there exit=2/);
+    const bad = await remote.spawnAgent(['--lineage', '{"v":1}', 'work']);
+    expect(bad.exitCode).toBe(2);
+    expect(bad.stderr).toBe("flotilla: spawn refused: --lineage is not a lineage of this version — it is written by another host's Flotilla over ssh, never by hand");
+    // A well-formed lineage reaching a host whose bus is maildir: its completion could never go back.
+    const forger = local.records()[0]!;
+    const lineage = JSON.stringify({ v: 1, host: 'elsewhere', parent: forger, limits: { max_depth: 3, max_children: 4, max_spawns_per_tree: 32 } });
+    const nobus = await remote.spawnAgent(['--lineage', lineage, '--agent', 'worker', 'work']);
+    expect(nobus.exitCode).toBe(1);
+    expect(nobus.stderr).toMatch(/^flotilla: spawn refused: forger-[a-z0-9]{6} on host 'elsewhere' asked for a child here, but this host's fleet\.bus is maildir, which cannot carry its completion back — set fleet\.bus .*\n\[flotilla:host-no-bus parent=forger-[a-z0-9]{6} host=elsewhere\]$/);
+    expect(remote.records()).toEqual([]);
+    expect(local.records()).toHaveLength(1);
   });
 });

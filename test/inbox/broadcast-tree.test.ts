@@ -1,6 +1,8 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { closeBuses } from '../../src/bus/open.js';
+import { BUSES, natsServer, type BusKind, type NatsServer } from '../helpers/nats.js';
 import { scriptCalls, userTexts, type LoggedCall } from '../helpers/scripts.js';
 import { eventually } from '../helpers/tmux.js';
 import { isAlive, spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
@@ -10,12 +12,15 @@ import { isAlive, spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
  * server (docs/design.md §4, "Broadcast"): the lead's `send_message {to: tree}` gives each
  * of the nine others one copy, all with one broadcast id, and each model sees it exactly once
  * — also the one killed (SIGKILL) before it read its copy and the one killed after, once
- * `flotilla resume` has brought them back.
+ * `flotilla resume` has brought them back. On every bus (§18): on nats:// (a real nats-server
+ * started here, named in the fleet's config) each copy travels on the fleet's stream and each
+ * member's harness spools it.
  */
 
 let f: SpawnFleet | undefined;
 afterEach(async () => {
   if (f) writeFileSync(join(f.project, 'release'), '');
+  await closeBuses();
   await f?.close();
   f = undefined;
 });
@@ -32,11 +37,15 @@ function seenInLastCall(log: string, pid: number | null): number {
   return framed.filter((m) => m.includes(WORD)).length;
 }
 
-describe('broadcast to a tree (§4)', () => {
+describe.each(BUSES)('broadcast to a tree (§4) on the $bus bus', ({ bus: kind }: { bus: BusKind }) => {
+  let server: NatsServer | undefined;
+  beforeAll(async () => { if (kind === 'nats') server = await natsServer(); }, 120_000);
+  afterAll(async () => { await server?.kill(); });
+
   it('a tree of ten: one copy each with one broadcast id, each seen exactly once, across a receiver SIGKILL and resume', { timeout: 600_000 }, async () => {
     f = spawnFleet({
       definitions: { lead: 'bcast-lead.yaml', member: 'bcast-member.yaml', holder: 'bcast-holder.yaml' },
-      config: 'limits:\n  max_children: 12\n  max_running: 16\n',
+      config: `limits:\n  max_children: 12\n  max_running: 16\n${server ? `fleet:\n  bus: ${server.url}\n` : ''}`,
     });
     const log = join(f.project, 'calls.jsonl');
     const env = { FLOTILLA_SCRIPT_LOG: log };
@@ -56,6 +65,8 @@ describe('broadcast to a tree (§4)', () => {
     const broadcastId = [...ids][0]!;
     expect(broadcastId).toMatch(/^[0-9a-z]{19}$/);
     for (const id of MEMBERS) expect(copiesOf(id)[0]).toMatchObject({ from: 'lead', to: id, kind: 'message' });
+    // On nats:// each copy came off the fleet's stream into its member's spool (the bus's file names, §18).
+    if (kind === 'nats') for (const id of MEMBERS) expect(copiesOf(id)[0]!.file).toMatch(/\.bus\.md/);
     expect(new Set(MEMBERS.map((id) => copiesOf(id)[0]!.id)).size).toBe(MEMBERS.length);
     expect(copiesOf('lead')).toEqual([]);
 

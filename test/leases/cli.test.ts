@@ -48,7 +48,12 @@ function agent(id: string, script: string): ResultPromise {
   return sh;
 }
 
-const read = (name: string) => (existsSync(join(f!.project, name)) ? readFileSync(join(f!.project, name), 'utf8').trim() : undefined);
+/** A file the agents' shells write, or undefined while it is not there or still empty: `echo $? > rc` creates the file before it writes. */
+function read(name: string): string | undefined {
+  const path = join(f!.project, name);
+  const text = existsSync(path) ? readFileSync(path, 'utf8') : '';
+  return text === '' ? undefined : text.trim();
+}
 
 describe('flotilla lease', () => {
   it('a person takes, lists and releases leases; bad input gets one line saying what to do', async () => {

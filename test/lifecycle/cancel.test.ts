@@ -1,9 +1,10 @@
 import { existsSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { BUSES, natsServer, personBus, type BusKind, type NatsServer } from '../helpers/nats.js';
 import { eventually } from '../helpers/tmux.js';
-import { completionsFrom, isAlive, spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
+import { isAlive, spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
 
 let f: SpawnFleet | undefined;
 afterEach(async () => {
@@ -11,9 +12,31 @@ afterEach(async () => {
   f = undefined;
 });
 
-describe('flotilla cancel (§5.8)', () => {
+/**
+ * Completions from `from` in `owner`'s inbox as a person reads them (`flotilla inbox OWNER
+ * --all --json`): on nats:// that brings in what waits on the bus for an owner no harness
+ * feeds any more (an ended parent, the person), as §18 says.
+ */
+async function completionsFrom(f: SpawnFleet, owner: string, from: string): Promise<{ status: string }[]> {
+  const r = await f.flotilla(['inbox', owner, '--all', '--json']);
+  expect(r.exitCode, r.stderr).toBe(0);
+  return (JSON.parse(r.stdout) as { kind: string; from: string; status: string }[]).filter((m) => m.kind === 'completion' && m.from === from);
+}
+
+// Every exit path by cancel holds on every bus (docs/design.md §5.8, §18): on nats:// the
+// completions travel the fleet's stream on a real nats-server started here.
+describe.each(BUSES)('flotilla cancel (§5.8) on the $bus bus', ({ bus: kind }: { bus: BusKind }) => {
+  let server: NatsServer | undefined;
+  beforeAll(async () => { if (kind === 'nats') server = await natsServer(); }, 120_000);
+  afterAll(async () => { await server?.kill(); });
+  const fleet = (opts: Parameters<typeof spawnFleet>[0]) => {
+    const made = spawnFleet(opts);
+    personBus(made.env.XDG_CONFIG_HOME!, kind, server);
+    return made;
+  };
+
   it('cancels a parent and its two foreground children: three cancelled, three completions, no process left; a background child survives', async () => {
-    f = spawnFleet({ definitions: { lead: 'lead-cancel.yaml', sleeper: 'sleeper.yaml' } });
+    f = fleet({ definitions: { lead: 'lead-cancel.yaml', sleeper: 'sleeper.yaml' } });
     expect((await f.spawnAgent(['--agent', 'lead', '--id', 'lead-c', 'spawn and wait'])).exitCode).toBe(0);
     const ids = ['fg-one', 'fg-two', 'bg-one'];
     const all = await eventually(() => {
@@ -42,9 +65,9 @@ describe('flotilla cancel (§5.8)', () => {
     const hosting = (p: FleetProcess): boolean => p.ns === hostNs || left.some((q) => q.ns === hostNs && q.ppid === p.pid);
     expect(left.filter((p) => ['lead-c', 'fg-one', 'fg-two'].includes(p.agent) && !hosting(p))).toEqual([]);
     expect(left.filter((p) => p.agent === 'bg-one').length).toBeGreaterThanOrEqual(2);
-    expect(completionsFrom(f, 'human', 'lead-c').map((m) => m.status)).toEqual(['cancelled']);
-    expect(completionsFrom(f, 'lead-c', 'fg-one').map((m) => m.status)).toEqual(['cancelled']);
-    expect(completionsFrom(f, 'lead-c', 'fg-two').map((m) => m.status)).toEqual(['cancelled']);
+    expect((await completionsFrom(f, 'human', 'lead-c')).map((m) => m.status)).toEqual(['cancelled']);
+    expect((await completionsFrom(f, 'lead-c', 'fg-one')).map((m) => m.status)).toEqual(['cancelled']);
+    expect((await completionsFrom(f, 'lead-c', 'fg-two')).map((m) => m.status)).toEqual(['cancelled']);
     // The background child is untouched…
     expect(isAlive(pids['bg-one']!)).toBe(true);
     expect(f.record('bg-one').status).toBe('working');
@@ -53,22 +76,28 @@ describe('flotilla cancel (§5.8)', () => {
     expect(tree.stdout).toBe('cancelled bg-one');
     expect(isAlive(pids['bg-one']!)).toBe(false);
     expect(f.record('bg-one').status).toBe('cancelled');
-    expect(completionsFrom(f, 'lead-c', 'bg-one').map((m) => m.status)).toEqual(['cancelled']);
+    expect((await completionsFrom(f, 'lead-c', 'bg-one')).map((m) => m.status)).toEqual(['cancelled']);
+    // Looking again brings nothing new: one completion each, not one per look.
+    expect((await completionsFrom(f, 'lead-c', 'fg-one'))).toHaveLength(1);
+    expect((await completionsFrom(f, 'human', 'lead-c'))).toHaveLength(1);
   });
 
   it('an agent cancelled while it starts, before its task has run, still sends its task one completion (cancelled)', async () => {
     // The start hook holds the harness between its start and its first model call: the cancel lands there.
     const began = join(tmpdir(), `flotilla-cancel-start-${process.pid}-${Date.now()}`);
-    f = spawnFleet({ definitions: { sleeper: 'sleeper.yaml' }, config: `hooks:\n  start:\n    - command: "touch ${began}; sleep 3"\n` });
+    f = fleet({ definitions: { sleeper: 'sleeper.yaml' }, config: `hooks:\n  start:\n    - command: "touch ${began}; sleep 3"\n` });
     expect((await f.spawnAgent(['--agent', 'sleeper', '--id', 'early', 'sleep'])).exitCode).toBe(0);
     await eventually(() => existsSync(began), 60_000, 'the start hook running');
     const r = await f.flotilla(['cancel', 'early']);
     expect(r.exitCode).toBe(0);
     await eventually(() => f!.record('early').status === 'cancelled', 60_000, 'cancelled');
-    await eventually(() => completionsFrom(f!, 'human', 'early').length > 0, 60_000, 'its completion');
-    expect(completionsFrom(f, 'human', 'early').map((m) => m.status)).toEqual(['cancelled']);
+    await eventually(async () => (await completionsFrom(f!, 'human', 'early')).length > 0, 60_000, 'its completion');
+    expect((await completionsFrom(f, 'human', 'early')).map((m) => m.status)).toEqual(['cancelled']);
     rmSync(began, { force: true });
   });
+});
+
+describe('flotilla cancel (§5.8)', () => {
 
   it('an ambiguous prefix lists the candidates; an ended agent is reported as such', async () => {
     f = spawnFleet();

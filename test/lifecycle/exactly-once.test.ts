@@ -1,13 +1,15 @@
 import { execa } from 'execa';
 import { closeSync, existsSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { busFor, closeBuses } from '../../src/bus/open.js';
+import { defaultConfig } from '../../src/config/schema.js';
 import { processStartTime } from '../../src/fleet/proc.js';
 import { createRecord } from '../../src/fleet/registry.js';
 import { list } from '../../src/inbox/read.js';
 import { ensureState } from '../../src/layout/layout.js';
 import { stopHarnesses } from '../helpers/fleet.js';
-import { deliver } from '../../src/inbox/deliver.js';
+import { BUSES, natsServer, personBus, type BusKind, type NatsServer } from '../helpers/nats.js';
 import { fixture } from '../helpers/scripts.js';
 import { recordInput } from '../helpers/records.js';
 import { eventually } from '../helpers/tmux.js';
@@ -26,7 +28,11 @@ beforeEach(() => {
   p.config({ hooks: { stop: [{ command: `sleep 0.1; echo "$FLOTILLA_AGENT_ID $FLOTILLA_EXIT_REASON" >> ${stopLog}` }] } });
   p.agent('worker', { permissions: { permission_mode: 'dont_ask' } });
 });
-afterEach(() => p.cleanup());
+afterEach(async () => {
+  await closeBuses();
+  p.cleanup();
+});
+let busUrl = 'maildir';
 
 /** Writes zeros until the filesystem is full. */
 function fillUp(path: string): void {
@@ -41,8 +47,13 @@ function fillUp(path: string): void {
   }
 }
 
-/** Completion messages from `id` in `to`'s inbox, read or not. */
+/**
+ * Completion messages from `id` in `to`'s inbox, read or not. On nats:// what waits on the bus
+ * for an owner no harness feeds (the person, a parent played by this test) is brought into its
+ * spool first, as `flotilla inbox` and `status` do (§18).
+ */
 async function completions(id: string, to = 'human'): Promise<number> {
+  if (busUrl !== 'maildir') await busFor(p.layout, { fleet: { ...defaultConfig().fleet, bus: busUrl } }).mail.collect([to]);
   return (await list(p.layout, to, { includeRead: true })).filter((i) => i.message.kind === 'completion' && i.message.from === id).length;
 }
 
@@ -53,7 +64,7 @@ function stopRuns(id: string): number {
 async function startWorking(script: string, env: Record<string, string> = {}): Promise<{ id: string; pid: number; proc: ReturnType<Project['start']> }> {
   const before = new Set(p.ids());
   const proc = p.start(['run', '--agent', 'worker', '--model', `script:${script}`, '--oneshot', 'work'], { env });
-  const id = await eventually(() => p.ids().find((i) => !before.has(i) && p.record(i).status === 'working'), 20_000, 'the agent to work').catch(async (err: unknown) => {
+  const id = await eventually(() => p.ids().find((i) => !before.has(i) && p.record(i).status === 'working'), 60_000, 'the agent to work').catch(async (err: unknown) => {
     proc.kill('SIGKILL');
     const r = await proc;
     throw new Error(`${String(err)}; the agent said: ${String(r.stderr)}`);
@@ -67,10 +78,30 @@ async function expectOneEnding(id: string, status: string, to = 'human'): Promis
   await p.run(['reap']);
   expect(await completions(id, to)).toBe(1);
   expect(stopRuns(id)).toBe(1);
+  // On nats:// it travelled the fleet's stream: sent once on the bus.
+  if (busUrl !== 'maildir') {
+    const sent = p.audit().filter((a) => a.event === 'message_sent' && a.kind === 'completion' && a.from === id);
+    expect(sent.map((a) => a.bus)).toEqual(['nats']);
+  }
 }
 
-describe('exactly one completion and one stop hook', () => {
-  for (const delay of [0, 10, 20, 40]) {
+// Every exit path holds on every bus (docs/design.md §5.7, §18): on nats:// (the person's
+// config names a real nats-server started here) each completion travels the fleet's stream.
+describe.each(BUSES)('exactly one completion and one stop hook on the $bus bus', ({ bus: kind }: { bus: BusKind }) => {
+  let server: NatsServer | undefined;
+  beforeAll(async () => { if (kind === 'nats') server = await natsServer(); }, 120_000);
+  afterAll(async () => {
+    busUrl = 'maildir';
+    await server?.kill();
+  });
+  beforeEach(() => {
+    personBus(join(p.project, '.xdg'), kind, server);
+    busUrl = server?.url ?? 'maildir';
+  });
+
+  // The signal race is the harness's own; on nats:// two of the delays are enough to show the
+  // completion's path (the suite's time is shared).
+  for (const delay of kind === 'maildir' ? [0, 10, 20, 40] : [0, 20]) {
     it(`a second SIGTERM ${delay} ms after the first skips neither (twice)`, async () => {
       for (let round = 0; round < 2; round++) {
         const { id, pid, proc } = await startWorking(LONG);
@@ -121,7 +152,8 @@ describe('exactly one completion and one stop hook', () => {
 
   it('inotify exhausted (injected): the agent polls, reads its mail, and ends with one completion', async () => {
     const { id, proc } = await startWorking(STEPS, { FLOTILLA_FAULT: 'watch-enospc' });
-    await deliver(p.layout, { from: 'human', to: id, kind: 'message', body: 'mail while polling' });
+    // Sent as a person's `flotilla send` sends it: on the fleet's bus.
+    await busFor(p.layout, { fleet: { ...defaultConfig().fleet, bus: busUrl } }).mail.deliver({ from: 'human', to: id, kind: 'message', body: 'mail while polling' });
     const r = await proc;
     expect(r.exitCode, String(r.stderr)).toBe(0);
     expect(readFileSync(p.layout.transcript(id), 'utf8')).toContain('mail while polling');

@@ -69,6 +69,7 @@ function toPrompt(body: Record<string, unknown>, naming: ToolNaming): LanguageMo
   const names = new Map<string, string>();
   let assistant: Extract<LanguageModelV3Message, { role: 'assistant' }> | undefined;
   let answered = false;
+  let asked = false;
   for (const item of (body.input ?? []) as Item[]) {
     const isAssistant = (item.type === 'message' && item.role === 'assistant') || item.type === 'function_call' || item.type === 'custom_tool_call';
     if (!isAssistant) assistant = undefined;
@@ -96,8 +97,10 @@ function toPrompt(body: Record<string, unknown>, naming: ToolNaming): LanguageMo
       const value = texts(item.output);
       out.push({ role: 'tool', content: [{ type: 'tool-result', toolCallId: item.call_id ?? '', toolName: names.get(item.call_id ?? '') ?? 'unknown', output: isRefusal(value) ? { type: 'error-text', value } : { type: 'text', value } }] });
     } else if (item.type === 'message') {
-      // Developer messages before the first reply are Codex's instructions; later ones are what hooks added.
-      if (item.role !== 'user' && !answered) continue;
+      // Codex's instructions are developer messages before the first user message; one after it
+      // is what a hook added (a fresh session's first turn woken by mail brings the mail so).
+      if (item.role === 'user') asked = true;
+      else if (!answered && !asked) continue;
       out.push({ role: 'user', content: [{ type: 'text', text: hookPrompt(texts(item.content)) }] });
     }
   }

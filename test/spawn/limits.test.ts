@@ -1,9 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { busFor, closeBuses } from '../../src/bus/open.js';
 import { loadConfig } from '../../src/config/load.js';
+import { defaultConfig } from '../../src/config/schema.js';
 import { createRecord } from '../../src/fleet/registry.js';
 import { launchAgent } from '../../src/spawn/launch.js';
 import { prepareSpawn } from '../../src/spawn/prepare.js';
+import { natsServer, type NatsServer } from '../helpers/nats.js';
 import { recordInput } from '../helpers/records.js';
 import { eventually } from '../helpers/tmux.js';
 import { completionsFrom, fixture, isAlive, spawnFleet, type SpawnFleet } from './helpers.js';
@@ -54,36 +57,6 @@ describe('limits at spawn', () => {
     expect(await f.windows()).toEqual(['too-deep']);
   });
 
-  it('20 simultaneous spawns against max_running 4: exactly 4 run, 16 refused; SIGKILL of one frees a slot at once', async () => {
-    f = spawnFleet();
-    const env = { FLOTILLA_LIMITS_MAX_RUNNING: '4' };
-    // Slots count work (§5.2): each child keeps working (a long sleep), so it keeps its slot.
-    const args = (i: number) => ['--id', `c${i}`, '--model', `script:${fixture('sleeper.yaml')}`, 'keep working'];
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => f!.spawnAgent(args(i), env)));
-    const ok = results.filter((r) => r.exitCode === 0);
-    const refused = results.filter((r) => r.exitCode === 1);
-    expect(ok).toHaveLength(4);
-    expect(refused).toHaveLength(16);
-    for (const r of refused) expect(r.stderr).toMatch(/^\[flotilla:concurrency-limit running=4 max=4\]$/m);
-    expect((await f.windows()).length).toBe(4);
-    // spawn-agent returns once the child holds its slot; the child writes its pid just after.
-    // On a loaded machine four harnesses starting at once can take a while: wait for the
-    // condition, and if it never comes say what the records show.
-    const running = await eventually(() => {
-      const live = f!.records().filter((r) => r.pid && isAlive(r.pid));
-      return live.length >= 4 && live;
-    }, 60_000, 'four running harnesses').catch((err: unknown) => {
-      throw new Error(`${String(err)}; records: ${f!.records().map((r) => `${r.id} ${r.status} pid=${r.pid ?? '-'} ${r.exitReason ?? ''}`).join(', ')}`);
-    });
-    expect(running).toHaveLength(4);
-    expect((await f.spawnAgent(args(20), env)).exitCode).toBe(1);
-    process.kill(running[0]!.pid!, 'SIGKILL');
-    await eventually(() => !isAlive(running[0]!.pid!), 5_000, 'the killed harness to die');
-    const again = await f.spawnAgent(args(21), env);
-    expect(again.stderr).toBe('');
-    expect(again.exitCode).toBe(0);
-  });
-
   it('FLOTILLA_AGENT_ID naming an unrelated agent is refused as forged; env -u from an agent\'s shell still makes its child', async () => {
     f = spawnFleet({ definitions: { spawner: 'shell-spawn.yaml', worker: 'worker.yaml' } });
     const r = await f.spawnAgent(['--wait', '--agent', 'spawner', '--id', 'sp', 'spawn from your shell']);
@@ -100,4 +73,45 @@ describe('limits at spawn', () => {
     expect(forged.stderr).toMatch(/^\[flotilla:forged-parent id=sp\]$/m);
     expect(f.records().map((x) => x.id).sort()).toEqual(['sp', 'via-shell']);
   });
+});
+
+// The cap race holds on every bus (docs/design.md §18): on nats:// a running agent also holds
+// one of the fleet's slots on a real nats-server started here, and its own host sees a
+// SIGKILLed holder dead at once, as the kernel frees the host's socket slot.
+describe.each([{ bus: 'maildir' }, { bus: 'nats' }] as const)('the running cap on the $bus bus', ({ bus: kind }) => {
+  let server: NatsServer | undefined;
+  beforeAll(async () => { if (kind === 'nats') server = await natsServer(); }, 120_000);
+  afterAll(async () => { await closeBuses(); await server?.kill(); });
+
+    it('20 simultaneous spawns against max_running 4: exactly 4 run, 16 refused; SIGKILL of one frees a slot at once', async () => {
+      f = spawnFleet();
+      const env = { FLOTILLA_LIMITS_MAX_RUNNING: '4', ...(kind === 'nats' ? { FLOTILLA_FLEET_BUS: server!.url } : {}) };
+      // Slots count work (§5.2): each child keeps working (a long sleep), so it keeps its slot.
+      const args = (i: number) => ['--id', `c${i}`, '--model', `script:${fixture('sleeper.yaml')}`, 'keep working'];
+      const results = await Promise.all(Array.from({ length: 20 }, (_, i) => f!.spawnAgent(args(i), env)));
+      const ok = results.filter((r) => r.exitCode === 0);
+      const refused = results.filter((r) => r.exitCode === 1);
+      expect(ok).toHaveLength(4);
+      expect(refused).toHaveLength(16);
+      for (const r of refused) expect(r.stderr).toMatch(/^\[flotilla:concurrency-limit running=4 max=4\]$/m);
+      expect((await f.windows()).length).toBe(4);
+      // spawn-agent returns once the child holds its slot; the child writes its pid just after.
+      // On a loaded machine four harnesses starting at once can take a while: wait for the
+      // condition, and if it never comes say what the records show.
+      const running = await eventually(() => {
+        const live = f!.records().filter((r) => r.pid && isAlive(r.pid));
+        return live.length >= 4 && live;
+      }, 60_000, 'four running harnesses').catch((err: unknown) => {
+        throw new Error(`${String(err)}; records: ${f!.records().map((r) => `${r.id} ${r.status} pid=${r.pid ?? '-'} ${r.exitReason ?? ''}`).join(', ')}`);
+      });
+      expect(running).toHaveLength(4);
+      // On nats:// the four hold the fleet's slots too, as the bus counts them.
+      if (kind === 'nats') expect(await busFor(f.layout, { fleet: { ...defaultConfig().fleet, bus: server!.url } }).caps.countSlots(4)).toBe(4);
+      expect((await f.spawnAgent(args(20), env)).exitCode).toBe(1);
+      process.kill(running[0]!.pid!, 'SIGKILL');
+      await eventually(() => !isAlive(running[0]!.pid!), 5_000, 'the killed harness to die');
+      const again = await f.spawnAgent(args(21), env);
+      expect(again.stderr).toBe('');
+      expect(again.exitCode).toBe(0);
+    });
 });

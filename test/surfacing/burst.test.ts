@@ -1,11 +1,12 @@
 import { execa } from 'execa';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { listRecords } from '../../src/fleet/registry.js';
 import { readTranscript } from '../../src/transcript/reader.js';
 import { CLI } from '../helpers/cli.js';
 import { closeTmuxFleet, tempFleet, type TempFleet } from '../helpers/fleet.js';
+import { BUSES, natsServer, type BusKind, type NatsServer } from '../helpers/nats.js';
 import { fixture, scriptCalls, userTexts } from '../helpers/scripts.js';
 import { eventually, tmuxServer, type TmuxServer } from '../helpers/tmux.js';
 
@@ -16,7 +17,13 @@ afterEach(() => closeTmuxFleet(tmux, fleet));
 const SENDERS = 6;
 const EACH = 500;
 
-describe('surfacing is driven by what is in new/, not by events', () => {
+// The guarantee holds on every bus (docs/design.md §4, §18): on nats:// the senders publish on
+// the fleet's stream (a real nats-server started here) and the agent's harness feeds its spool.
+describe.each(BUSES)('surfacing is driven by what is in new/, not by events ($bus bus)', ({ bus: kind }: { bus: BusKind }) => {
+  let server: NatsServer | undefined;
+  beforeAll(async () => { if (kind === 'nats') server = await natsServer(); }, 120_000);
+  afterAll(async () => { await server?.kill(); });
+
   it(`${SENDERS} senders × ${EACH} messages to an agent busy in a multi-turn task: the model sees every one exactly once, with no further send`, async () => {
     fleet = tempFleet();
     tmux = tmuxServer();
@@ -24,6 +31,7 @@ describe('surfacing is driven by what is in new/, not by events', () => {
     const env = {
       FLOTILLA_ROOT: fleet.layout.root, FLOTILLA_AGENTS_DEFAULT_PERMISSION_MODE: 'dont_ask', FLOTILLA_SCRIPT_LOG: log, NO_COLOR: '1',
       FLOTILLA_LIMITS_MAX_TURNS: '5000',
+      ...(server ? { FLOTILLA_FLEET_BUS: server.url } : {}),
     };
     const envArgs = Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
     await tmux.tmux('new-session', '-d', '-s', 'agent', '-x', '100', '-y', '30', '-c', fleet.project, ...envArgs, process.execPath, CLI, 'run', '--model', `script:${fixture('harness/busy-mail.yaml')}`);
@@ -33,7 +41,7 @@ describe('surfacing is driven by what is in new/, not by events', () => {
     const id = listRecords(fleet.layout)[0]!.id;
 
     const senders = await Promise.all(Array.from({ length: SENDERS }, (_, i) =>
-      execa(process.execPath, [fixture('inbox/burst-sender.mjs'), fleet.layout.root, id, String(i), String(EACH)])));
+      execa(process.execPath, [fixture('inbox/burst-sender.mjs'), fleet.layout.root, id, String(i), String(EACH), ...(server ? [server.url] : [])])));
     const lastSend = Math.max(...senders.map((s) => Number(s.stdout)));
 
     // Nobody sends anything more: the agent must find the rest on its own.

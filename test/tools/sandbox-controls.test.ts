@@ -31,7 +31,8 @@ beforeEach(async () => {
   await git(project, 'commit', '-q', '--allow-empty', '-m', 'first');
 });
 afterEach(async () => {
-  for (const s of servers.splice(0)) await s.kill();
+  // Last started first: the second server lives in a folder under the first one's, which its kill removes.
+  for (const s of servers.splice(0).reverse()) await s.kill();
   tmp.cleanup();
 });
 

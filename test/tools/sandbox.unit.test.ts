@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createShellTool } from '../../src/tools/shell.js';
@@ -39,5 +39,30 @@ describe('bubblewrap sandbox for shell commands', () => {
     };
     expect(await ifaces(false)).toEqual(['lo']);
     expect((await ifaces(true)).length).toBeGreaterThan(1);
+  });
+
+  it('a directory to hide that is removed before bwrap starts (a tmux server ending): the command still runs, once', async () => {
+    tmp = tempDir();
+    // Outside /tmp, which the sandbox covers with its own tmpfs: there bwrap cannot make the mount point again.
+    const gone = mkdtempSync('/var/tmp/flotilla-test-');
+    try {
+      const spec = { writable: [tmp.dir], readOnly: [], network: false, bwrap: findBubblewrap() };
+      let wraps = 0;
+      const shell = createShellTool({
+        timeoutSecs: 20,
+        env: process.env,
+        wrap: (argv) => {
+          const out = bubblewrapArgv({ ...spec, hidden: [gone] }, argv);
+          if (++wraps === 1) rmSync(gone, { recursive: true });
+          return out;
+        },
+      });
+      const r = await shell.execute({ command: 'echo ran >> runs.txt; echo hello' }, { signal: new AbortController().signal, cwd: tmp.dir, agentId: 't' });
+      expect(r.output).toBe('hello\n[exit code 0]');
+      expect(readFileSync(join(tmp.dir, 'runs.txt'), 'utf8')).toBe('ran\n');
+      expect(wraps).toBe(2);
+    } finally {
+      rmSync(gone, { recursive: true, force: true });
+    }
   });
 });

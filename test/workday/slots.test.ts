@@ -15,14 +15,23 @@ afterEach(async () => {
 
 const WORKING = new Set(['working', 'waiting_approval']);
 
-/** Samples the registry every 100 ms: the most agents ever seen working at once, and who was ever queued. */
+/**
+ * Samples the registry every 100 ms: the most agents ever seen working at once, and who was
+ * ever queued. Records are read one file at a time, so one pass is no snapshot: an agent read
+ * early may have gone idle, and another taken its slot, before a later file is read. Two
+ * passes back to back count only agents working in both: each of them worked throughout the
+ * moment between the passes, so the count is of agents working at one instant.
+ */
 function sampler(fleet: SpawnFleet): { stop(): void; maxWorking: number; queued: Set<string> } {
   const s = { maxWorking: 0, queued: new Set<string>(), stop: () => clearInterval(timer) };
+  const working = (recs: AgentRecord[]) => new Set(recs.filter((r) => WORKING.has(r.status)).map((r) => r.id));
   const timer = setInterval(() => {
-    let recs: AgentRecord[];
-    try { recs = fleet.records(); } catch { return; }
-    s.maxWorking = Math.max(s.maxWorking, recs.filter((r) => WORKING.has(r.status)).length);
-    for (const r of recs) if (r.status === 'queued') s.queued.add(r.id);
+    let first: AgentRecord[];
+    let second: AgentRecord[];
+    try { first = fleet.records(); second = fleet.records(); } catch { return; }
+    const before = working(first);
+    s.maxWorking = Math.max(s.maxWorking, [...working(second)].filter((id) => before.has(id)).length);
+    for (const r of [...first, ...second]) if (r.status === 'queued') s.queued.add(r.id);
   }, 100);
   return s;
 }

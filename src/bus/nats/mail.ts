@@ -1,23 +1,16 @@
-import { headers, nanos, type NatsConnection } from '@nats-io/transport-node';
-import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
+import { headers } from '@nats-io/transport-node';
+import { AckPolicy, DeliverPolicy, RetentionPolicy, type JsMsg } from '@nats-io/jetstream';
 import { audit } from '../../audit/audit.js';
-import type { Config } from '../../config/schema.js';
-import { errorMessage } from '../../errors.js';
 import { claim } from '../../inbox/claim.js';
 import { prepareMessage, writeMessageFile } from '../../inbox/deliver.js';
 import { maildir } from '../../inbox/maildir.js';
 import { messageTime } from '../../inbox/message.js';
 import type { Layout } from '../../layout/layout.js';
-import { busNames, outboxName, parseOutboxName, spoolName } from '../names.js';
+import { outboxName, parseOutboxName, spoolName, type BusNames } from '../names.js';
 import { keep, outboxOf, queued, readQueued, sent } from '../outbox.js';
-import type { Bus, BusReach } from '../types.js';
-import { connectNats } from './connect.js';
-
-interface Link {
-  nc: NatsConnection;
-  js: JetStreamClient;
-  jsm: JetStreamManager;
-}
+import type { MailBus } from '../types.js';
+import type { Link, NatsLink } from './link.js';
+import { ensureStream } from './streams.js';
 
 /** How long mail stays de-duplicated by id on the stream (Nats-Msg-Id): far past any outbox retry. */
 const DUPLICATE_WINDOW_MS = 60 * 60 * 1000;
@@ -37,6 +30,17 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   });
 }
 
+/** The mail half of a `nats://` bus, and what its bus's close and reach need of it. */
+export interface NatsMail {
+  mail: MailBus;
+  /** Sends what the outbox holds (before the connection closes). */
+  flush(): Promise<void>;
+  /** Stops feeding spools and retrying. */
+  stop(): Promise<void>;
+  /** How many messages wait in this host's outbox. */
+  waiting(): Promise<number>;
+}
+
 /**
  * `fleet.bus: nats://host:port` (§18): mail travels on one JetStream stream per fleet,
  * subject `flotilla.<fleet>.mail.<recipient>`, each message published under its id
@@ -45,30 +49,29 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
  * only once the spool holds it under a name fixed by its id, so a redelivery finds it there:
  * the claim stays the Maildir rename, after the transcript has recorded it (§4).
  */
-export function natsBus(layout: Layout, url: string, fleet: Config['fleet']): Bus {
-  const names = busNames(layout, fleet.name);
+export function natsMail(layout: Layout, names: BusNames, connection: NatsLink): NatsMail {
   const box = outboxOf(layout);
-  let link: Promise<Link> | null = null;
   let closed = false;
   let flushing: Promise<void> | null = null;
   let retry: NodeJS.Timeout | undefined;
   const stops: (() => Promise<void>)[] = [];
+  // The stream is made sure of once per connection.
+  const ready = new WeakMap<Link, Promise<void>>();
 
-  const open = (): Promise<Link> => {
-    link ??= (async () => {
-      const nc = await connectNats(url, fleet.nats);
-      const jsm = await jetstreamManager(nc);
-      await ensureStream(jsm, names.mailStream, `flotilla.${names.key}.mail.>`);
-      // Back on the server after an outage: send what waited.
-      void (async () => {
-        for await (const s of nc.status()) if (s.type === 'reconnect') { down = false; scheduleFlush(0); }
-      })().catch(() => undefined);
-      return { nc, js: jetstream(nc), jsm };
-    })();
-    // A failed connect is forgotten, so the next try connects afresh.
-    link.catch(() => { link = null; });
+  const open = async (): Promise<Link> => {
+    const link = await connection.open();
+    let made = ready.get(link);
+    if (!made) {
+      // Each recipient has one consumer on its own subject; a message leaves once its spool has it.
+      made = ensureStream(link.jsm, names.mailStream, `flotilla.${names.key}.mail.>`, { retention: RetentionPolicy.Workqueue, duplicateWindowMs: DUPLICATE_WINDOW_MS });
+      ready.set(link, made);
+      made.catch(() => ready.delete(link));
+    }
+    await made;
     return link;
   };
+  // Back on the server after an outage: send what waited.
+  connection.onReconnect(() => { down = false; scheduleFlush(0); });
 
   // Set when a publish failed: later sends go straight to the outbox instead of each waiting out a timeout.
   let down = false;
@@ -156,8 +159,6 @@ export function natsBus(layout: Layout, url: string, fleet: Config['fleet']): Bu
   };
 
   return {
-    url,
-    kind: 'nats',
     mail: {
       async deliver(draft, opts = {}) {
         const now = opts.now ?? Date.now();
@@ -193,6 +194,23 @@ export function natsBus(layout: Layout, url: string, fleet: Config['fleet']): Bu
           await stop();
         }
       },
+      async waitingOnBus(owners) {
+        const out = new Map<string, number>();
+        if (!owners.length) return out;
+        try {
+          const { jsm } = await withTimeout(open(), COLLECT_MS);
+          // One request for every recipient's count: the stream keeps a message until a spool acknowledged it (work-queue retention).
+          const info = await withTimeout(jsm.streams.info(names.mailStream, { subjects_filter: names.mailSubject('>') }), COLLECT_MS);
+          const counts = info.state.subjects ?? {};
+          for (const owner of owners) {
+            const n = counts[names.mailSubject(owner)] ?? 0;
+            if (n > 0) out.set(owner, n);
+          }
+        } catch {
+          // Unreachable or slow: the spools' own counts stand.
+        }
+        return out;
+      },
       async receive(owners) {
         let stop = false;
         const loops = owners.map((o) => feed(o, () => stop || closed));
@@ -208,45 +226,13 @@ export function natsBus(layout: Layout, url: string, fleet: Config['fleet']): Bu
         };
       },
     },
-    async reach(): Promise<BusReach> {
-      const waiting = (await queued(box)).length;
-      const held = waiting > 0 ? `; ${waiting} message(s) waiting in the outbox` : '';
-      try {
-        const { nc, jsm } = await open();
-        await jsm.getAccountInfo();
-        return { ok: true, detail: `${url} (nats-server ${nc.info?.version ?? '?'}, fleet ${names.key})${held}` };
-      } catch (err) {
-        return { ok: false, detail: `${url} unreachable: ${errorMessage(err)}${held}` };
-      }
-    },
-    async close() {
+    flush: () => (connection.opened() ? flush().catch(() => undefined) : Promise.resolve()),
+    async stop() {
       if (retry) clearTimeout(retry);
       retry = undefined;
-      if (link) await flush().catch(() => undefined);
       closed = true;
       for (const s of stops.splice(0)) await s().catch(() => undefined);
-      const current = link;
-      link = null;
-      if (current) await current.then((l) => l.nc.close(), () => undefined);
     },
+    waiting: async () => (await queued(box)).length,
   };
-}
-
-async function ensureStream(jsm: JetStreamManager, name: string, subject: string): Promise<void> {
-  try {
-    await jsm.streams.info(name);
-    return;
-  } catch {
-    // Not there yet: create it (a second creator racing us gets the same stream).
-  }
-  try {
-    await jsm.streams.add({
-      name, subjects: [subject], storage: StorageType.File,
-      // Each recipient has one consumer on its own subject; a message leaves once its spool has it.
-      retention: RetentionPolicy.Workqueue,
-      duplicate_window: nanos(DUPLICATE_WINDOW_MS),
-    });
-  } catch (err) {
-    await jsm.streams.info(name).catch(() => { throw err; });
-  }
 }

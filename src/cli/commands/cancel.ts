@@ -15,6 +15,19 @@ export function command(): Command {
         import('../../fleet/registry.js'), import('../../spawn/cancel.js'), import('../../inbox/address.js'), import('../../fleet/live.js'), import('../../errors.js'), import('../output.js'),
       ]);
       const by = senderIdentity(layout);
+      // An agent another host runs (§17.6): cancelled there, once this caller may (its own subtree).
+      const elsewhere = await import('../../hosts/elsewhere.js');
+      const records = async () => (await import('../../bus/open.js')).busFor(layout, config).records;
+      const far = await elsewhere.agentsElsewhere(layout, config, [prefix], records);
+      if (far) {
+        const rec = far.records[0]!;
+        if (by !== 'human' && !(await elsewhere.descendsFrom(await records(), rec, by))) {
+          throw new FlotillaError(`'${rec.id}' is not one of your agents — you may cancel only agents you spawned (and theirs); see flotilla status`, { code: 'not-yours' });
+        }
+        const { passThrough } = await import('../../hosts/pass-through.js');
+        process.exitCode = await passThrough(far.host, ['cancel', rec.id, ...(opts.tree ? ['--tree'] : []), ...(opts.json ? ['--json'] : [])]);
+        return;
+      }
       const target = resolveAgent(layout, prefix);
       // An agent's command cancels what its cancel_agent tool may (spawn/ops.ts): only its own
       // subtree — from its shell and, in its sandbox, through its door alike.

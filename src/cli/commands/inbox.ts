@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import type { Log } from '../../audit/logger.js';
 import type { InboxItem } from '../../inbox/read.js';
 import { FlotillaError } from '../../errors.js';
-import { cliContext } from '../context.js';
+import { cliConfig, cliContext } from '../context.js';
 import { printJson } from '../output.js';
 
 interface InboxOpts {
@@ -47,6 +47,10 @@ export function command(): Command {
       const me = senderIdentity(layout);
       const owner = who ? inboxOwner(() => resolveRecipient(layout, who, me), who) : 'human';
       const readOpts = { log: stderrLog, maxBodyBytes: (await inboxSettings(layout)).max_body_bytes };
+      // On a bus, mail for an owner nobody's harness feeds (the person, an ended agent) waits
+      // there until someone looks (§18): bring it into the spool first, as status does.
+      const { config } = await cliConfig(layout);
+      if (config.fleet.bus !== 'maildir') await (await import('../../bus/open.js')).busFor(layout, config).mail.collect([owner]);
 
       if (opts.read !== undefined) {
         const item = await read.peek(layout, owner, opts.read, readOpts);

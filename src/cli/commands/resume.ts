@@ -43,6 +43,9 @@ export function command(): Command {
       let prompt = opts.prompt ?? (words.length ? words.join(' ') : undefined);
       if (prompt === undefined && !process.stdin.isTTY) prompt = await readStdin();
       prompt ??= '';
+      // On a bus, mail to the ended agent waits there (nobody's harness feeds it): bring it into
+      // its spool first, where the successor adopts it (§8, §18.4).
+      if (opts.background && !prompt.trim() && config.fleet.bus !== 'maildir') await (await import('../../bus/open.js')).busFor(layout, config).mail.collect([plan.oldId]);
       // A background agent with mail waiting has its next instruction: the mail (adopted at start).
       if ((opts.oneshot || (opts.background && !(await hasUnread(layout, plan.oldId)))) && !prompt.trim()) {
         throw new UsageError(`no prompt given — a ${opts.oneshot ? 'one-shot' : 'background'} resume needs the next instruction (or, in the background, mail waiting for it): flotilla resume ${plan.oldId} "continue with …"`);

@@ -91,8 +91,9 @@ export async function run(parsed: Parsed, globals: Globals): Promise<void> {
     process.stderr.write(`flotilla: broadcast ${sent.broadcastId} to ${sent.target}: ${sent.copies.length} ${sent.copies.length === 1 ? 'copy' : 'copies'} (${sent.copies.map((c) => c.to).join(', ')})\n`);
     return;
   }
-  const recipient = resolveRecipient(layout, to, from);
   const bus = await fleetBus(layout);
+  // An agent only another host runs is resolved through the fleet's records (§18); maildir loads nothing more.
+  const recipient = bus.kind === 'maildir' ? resolveRecipient(layout, to, from) : await (await import('../../bus/recipient.js')).resolveAcrossHosts(layout, bus, to, from);
   const { message, queued } = await bus.mail.deliver(
     {
       from,

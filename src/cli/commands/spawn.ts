@@ -20,6 +20,7 @@ interface SpawnOpts {
   board?: string;
   autoClaim?: boolean;
   host?: string;
+  lineage?: string;
 }
 
 /**
@@ -46,7 +47,9 @@ export function command(): Command {
     .option('--board <name>', "the task board it works from (default: the definition's, its parent's, $FLOTILLA_BOARD, else 'fleet')")
     .option('--auto-claim', 'a teammate: whenever idle it claims the next task on its board and works it (the prompt is then optional)')
     .option('--json', 'print the registry record (with --wait: the result) as JSON')
-    .option('--host <name>', 'open it on a remote host from hosts: in the config, through ssh (a person\'s spawn only, for now)')
+    .option('--host <name>', "open it on a remote host from hosts: in the config, through ssh (default: the definition's host:; local: here)")
+    // Written by another host's Flotilla over ssh for an agent's child (§17.5); refused from any agent.
+    .addOption(new Option('--lineage <json>').hideHelp())
     .action(async (words: string[], opts: SpawnOpts, cmd: Command) => {
       const { layout } = cliContext(cmd);
       // Asked before the config is read: a yes changes what it says (docs/security.md "Folder trust").
@@ -67,25 +70,31 @@ export function command(): Command {
       if (!prompt.trim() && (opts.wait || !(opts.autoClaim || (await definesAutoClaim(layout, config, opts.agent))))) {
         throw new UsageError("spawn refused: no task given — pass it as arguments, with --prompt, or on stdin (echo 'task' | spawn-agent); for an agent to talk to, use flotilla up or flotilla run; for a teammate that takes its work from the task board, --auto-claim", { code: 'empty-prompt' });
       }
-      if (opts.host && opts.host !== 'local') {
-        if (opts.context && opts.context !== 'none') throw new UsageError('spawn refused: --context needs the parent\'s conversation, which stays on this host — leave --context out with --host', { code: 'host-context' });
-        const { spawnRemote } = await import('../../hosts/remote-spawn.js');
-        process.exit(await spawnRemote(layout, config, opts.host, opts, prompt));
-      }
+      if (opts.host && opts.host !== 'local') return spawnElsewhere(layout, config, opts.host, opts, prompt);
+      const lineage = opts.lineage === undefined ? undefined : await (await import('../../hosts/remote-child.js')).acceptLineage(layout, config, opts.lineage);
       await reconcileDead(layout, config);
       const rec = await spawnAgent(
         layout, config,
         {
+          ...(opts.host === 'local' ? { here: true } : {}),
           prompt, agent: opts.agent, id: opts.id, cwd: opts.cwd, context: opts.context, model: opts.model, runtime: opts.runtime, mode: opts.oneshot ? 'oneshot' : 'interactive',
           board: opts.board, ...(opts.autoClaim ? { autoClaim: true } : {}),
           ...(opts.queue ? { queue: { onWait: async () => {
-            const { countHeld } = await import('../../fleet/slots.js');
             const max = config.limits.max_running;
-            process.stderr.write(`flotilla: waiting for a slot ${await countHeld(layout, max)}/${max} (limits.max_running) — in line, first come first served\n`);
+            // The fleet's count on a bus with fleet-wide caps (§18), the host's own otherwise.
+            const held = config.fleet.bus === 'maildir'
+              ? (await import('../../fleet/slots.js')).countHeld(layout, max)
+              : (await import('../../bus/open.js')).busFor(layout, config).caps.countSlots(max);
+            process.stderr.write(`flotilla: waiting for a slot ${await held}/${max} (limits.max_running) — in line, first come first served\n`);
           } } } : {}),
         },
-        { session: opts.session, background: opts.background, worktree: opts.worktree },
-      );
+        { session: opts.session, background: opts.background, worktree: opts.worktree, ...(lineage ? { lineage } : {}) },
+      ).catch(async (err: unknown) => {
+        // Its definition's host: names another machine: the spawn goes there (§17).
+        const { DefinitionElsewhere } = await import('../../spawn/prepare.js');
+        if (err instanceof DefinitionElsewhere) return spawnElsewhere(layout, config, err.host, { ...opts, agent: err.definition }, prompt);
+        throw err;
+      });
       if (!opts.wait) {
         if (opts.json) printJson(rec);
         else process.stdout.write(rec.id + '\n');
@@ -104,6 +113,15 @@ export function command(): Command {
       if (result.status !== 'completed') process.stderr.write(`flotilla: ${rec.id} ended ${statusWithReason(result.status, result.exitReason)} — its transcript: flotilla transcript ${rec.id}\n`);
       process.exit(result.status === 'completed' ? 0 : 1);
     });
+}
+
+/** `--host NAME` or a definition's `host:` (§17): the spawn runs on that host; exits with its status. */
+async function spawnElsewhere(layout: import('../../layout/layout.js').Layout, config: import('../../config/schema.js').Config, host: string, opts: SpawnOpts, prompt: string): Promise<never> {
+  const { UsageError } = await import('../../errors.js');
+  if (opts.context && opts.context !== 'none') throw new UsageError('spawn refused: --context needs the parent\'s conversation, which stays on this host — leave --context out with --host', { code: 'host-context' });
+  if (opts.lineage !== undefined) throw new UsageError('spawn refused: a spawn that came from another host opens here — drop --host', { code: 'host-hop' });
+  const { spawnRemote } = await import('../../hosts/remote-spawn.js');
+  process.exit(await spawnRemote(layout, config, host, opts, prompt));
 }
 
 /** Whether the definition a spawn names says `auto_claim: true` (asked only when no task is given). */

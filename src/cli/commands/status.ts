@@ -28,6 +28,10 @@ export async function run(parsed: Parsed, globals: Globals): Promise<void> {
   // On a bus, mail for the person waits there until someone looks (§18): bring it in first.
   const bus = config.fleet.bus === 'maildir' ? null : (await import('../../bus/open.js')).busFor(layout, config);
   await bus?.mail.collect(['human']);
+  // A look holds a connection anyway: this host's audit lines go with it (§9; sent as the bus closes).
+  void bus?.audit.ship();
+  // A host past its lost_after_secs has its live agents marked lost, each parent told once (§17.8).
+  if (bus) await (await import('../../lifecycle/lost.js')).markLostHosts(layout, bus);
   const [{ reconcileDead }, { listRecords }, { liveRecords, recentRecords }, { unreadCount }, { formatStatus }, { queueLine }] = await Promise.all([
     import('../../lifecycle/reconcile.js'), import('../../fleet/registry.js'), import('../../fleet/live.js'), import('../../inbox/maildir.js'), import('../../spawn/status-view.js'),
     import('../../fleet/slot-queue.js'),
@@ -45,22 +49,44 @@ export async function run(parsed: Parsed, globals: Globals): Promise<void> {
   const line = queueLine(layout);
   const place = new Map(line.flatMap((q) => (q.agentId ? [[q.agentId, q.position] as const] : [])));
   const entries = records.map((record) => ({ record, unread: unreadCount(layout, record.id), queuePosition: record.status === 'queued' ? place.get(record.id) ?? null : null }));
+  // On a bus, an ended agent's mail waits there (no harness feeds its spool): counted as on maildir, where it sits in its spool (§4, §18).
+  if (bus) await countWaitingOnBus(bus, entries);
   const known = new Set(records.map((r) => r.id));
   const waiting = line.filter((q) => q.agentId && !known.has(q.agentId) && !corrupt.has(q.agentId));
   // File leases (§16), loaded only when a fleet has ever had one.
   const leases = existsSync(layout.leasesDir) ? await import('../../leases/summary.js').then((m) => m.leaseSummary(layout)) : null;
   // Task boards (§15): counts from each board's indexes, loaded only when a fleet has a board.
   const boards = existsSync(layout.boardsDir) ? await boardCounts(layout) : [];
+  // On a bus, every other host's agents too, grouped by host (§17).
+  // Each other host shown as this one is: its live agents and the last to finish (only those read), unless --all.
+  const { RECENT_WINDOW } = bus ? await import('../../fleet/live.js') : { RECENT_WINDOW: 0 };
+  const fullGroups = bus ? await (await import('../../spawn/host-groups.js')).otherHosts(bus, (await import('../../hosts/self.js')).selfHost(config.fleet), known, opts.all ? undefined : RECENT_WINDOW) : null;
+  const { windowed } = fullGroups ? await import('../../spawn/host-groups.js') : { windowed: null };
+  const hostGroups = fullGroups?.map((g) => {
+    const w = opts.all ? { records: g.records, hidden: 0 } : windowed!(g.records, RECENT_WINDOW);
+    return { ...g, records: w.records, hidden: w.hidden + g.endedNotRead };
+  }) ?? null;
   if (opts.json) {
+    const hostRows = (hostGroups ?? []).flatMap((g) => [
+      { id: `host:${g.host}`, status: 'host', host: g.host, heartbeatAgeMs: g.beat?.ageMs ?? null, lost: g.beat ? g.beat.lost : true },
+      ...g.records.map((r) => ({ ...r, unread: null })),
+    ]);
     const tasks = boards.map((b) => ({ id: `board:${b.board}`, status: 'board', board: b.board, counts: b.counts }));
     const bad = [...corrupt].map(([id, error]) => ({ id, status: 'corrupt', error }));
     const spawns = waiting.map((q) => ({ id: q.agentId, status: 'queued', queuePosition: q.position, pid: q.pid, started: false }));
     const held = (id: string) => (leases ? { leases: leases.heldBy(id), waitingForLeases: leases.waitsOf(id) } : { leases: [], waitingForLeases: [] });
-    writeOut(JSON.stringify([...entries.map((e) => ({ ...e.record, unread: e.unread, ...(e.record.status === 'queued' ? { queuePosition: e.queuePosition } : {}), ...held(e.record.id) })), ...spawns, ...bad, ...tasks], null, 2) + '\n');
+    writeOut(JSON.stringify([...entries.map((e) => ({ ...e.record, unread: e.unread, ...(e.record.status === 'queued' ? { queuePosition: e.queuePosition } : {}), ...held(e.record.id) })), ...spawns, ...bad, ...tasks, ...hostRows], null, 2) + '\n');
     return;
   }
   const width = terminalColumns();
+  const { hostHeading } = hostGroups ? await import('../../spawn/host-groups.js') : { hostHeading: null };
+  if (hostGroups && hostHeading) writeOut(`${hostHeading((await import('../../hosts/self.js')).selfHost(config.fleet), null, true)}\n`);
   writeOut(formatStatus(entries, width ? { width } : {}) + '\n');
+  for (const g of hostGroups ?? []) {
+    writeOut(`\n${hostHeading!(g.host, g.beat)}\n`);
+    writeOut(g.records.length ? formatStatus(g.records.map((record) => ({ record, unread: 0, queuePosition: null })), width ? { width } : {}) + '\n' : '  no agents\n');
+    if (g.hidden > 0) writeOut(`… ${thousands(g.hidden)} finished on ${g.host} — flotilla status --all\n`);
+  }
   if (waiting.length) {
     writeOut(`\nIn line for a running slot (limits.max_running ${config.limits.max_running}), not started yet:\n`);
     for (const q of waiting) writeOut(`  #${q.position}  ${q.agentId}  spawn-agent --queue, pid ${q.pid}\n`);
@@ -83,6 +109,15 @@ export async function run(parsed: Parsed, globals: Globals): Promise<void> {
     const r = await bus.reach();
     writeOut(`\nBus: ${r.ok ? 'reachable' : 'UNREACHABLE'} — ${r.detail}\n`);
   }
+}
+
+/** Adds to each ended agent's unread count its mail still on the bus: one request for them all. */
+async function countWaitingOnBus(bus: import('../../bus/types.js').Bus, entries: { record: import('../../fleet/record.js').AgentRecord; unread: number }[]): Promise<void> {
+  const { isTerminal } = await import('../../fleet/record-status.js');
+  const ended = entries.filter((e) => isTerminal(e.record.status));
+  if (!ended.length) return;
+  const waiting = await bus.mail.waitingOnBus(ended.map((e) => e.record.id));
+  for (const e of ended) e.unread += waiting.get(e.record.id) ?? 0;
 }
 
 async function boardCounts(layout: import('../../layout/layout.js').Layout): Promise<{ board: string; counts: import('../../tasks/list.js').Counts }[]> {

@@ -13,6 +13,11 @@ import type { CommandSpec, OptionSpec, Parsed } from '../spec.js';
 const BOARD: OptionSpec = { flags: '--board <name>', description: "the board (default: $FLOTILLA_BOARD, else the fleet's board 'fleet')" };
 const JSON_OPT: OptionSpec = { flags: '--json', description: 'print JSON' };
 
+/** A subcommand acting on one task, with free text after its id (a result, a reason, a note). */
+function onTask(name: string, description: string, text: string, textDescription: string): CommandSpec {
+  return { name, description, args: [{ name: '<id>', description: 'task id' }, { name: `[${text}...]`, description: textDescription }], options: [BOARD, JSON_OPT] };
+}
+
 export const SUBCOMMANDS: Record<string, CommandSpec> = {
   add: {
     name: 'add', description: 'add a task to a board; prints its id',
@@ -37,26 +42,10 @@ export const SUBCOMMANDS: Record<string, CommandSpec> = {
     args: [{ name: '[id]', description: 'task id (or --next)' }],
     options: [{ flags: '--next', description: 'the first claimable task by priority, then age (exit 1 if none)' }, BOARD, JSON_OPT],
   },
-  release: {
-    name: 'release', description: 'give a claimed task back (open again)',
-    args: [{ name: '<id>', description: 'task id' }, { name: '[why...]', description: 'a note for whoever takes it next' }],
-    options: [BOARD, JSON_OPT],
-  },
-  done: {
-    name: 'done', description: 'mark a task done with its result (its claimant or a person)',
-    args: [{ name: '<id>', description: 'task id' }, { name: '[result...]', description: 'the result (default: stdin when piped)' }],
-    options: [BOARD, JSON_OPT],
-  },
-  fail: {
-    name: 'fail', description: 'mark a task failed with the reason (its claimant or a person)',
-    args: [{ name: '<id>', description: 'task id' }, { name: '[reason...]', description: 'why' }],
-    options: [BOARD, JSON_OPT],
-  },
-  cancel: {
-    name: 'cancel', description: 'cancel a task (its creator or a person); its dependents may go ahead',
-    args: [{ name: '<id>', description: 'task id' }, { name: '[reason...]', description: 'why' }],
-    options: [BOARD, JSON_OPT],
-  },
+  release: onTask('release', 'give a claimed task back (open again)', 'why', 'a note for whoever takes it next'),
+  done: onTask('done', 'mark a task done with its result (its claimant or a person)', 'result', 'the result (default: stdin when piped)'),
+  fail: onTask('fail', 'mark a task failed with the reason (its claimant or a person)', 'reason', 'why'),
+  cancel: onTask('cancel', 'cancel a task (its creator or a person); its dependents may go ahead', 'reason', 'why'),
   wait: {
     name: 'wait', description: 'block until the board has drained; exit 0 only if every task is done or cancelled',
     args: [],

@@ -16,6 +16,23 @@ export function command(): Command {
       const [{ waitForAgents }, { UsageError }, { printJson }] = await Promise.all([import('../../spawn/wait.js'), import('../../errors.js'), import('../output.js')]);
       const timeout = opts.timeout === undefined ? undefined : Number(opts.timeout);
       if (timeout !== undefined && !(timeout >= 0)) throw new UsageError(`--timeout must be a number of seconds ≥ 0, got '${opts.timeout}' — e.g. --timeout 600`);
+      // Agents another host runs (§17.6): the wait runs there, its answers passed through.
+      const far = await (await import('../../hosts/elsewhere.js')).agentsElsewhere(layout, config, ids, async () => (await import('../../bus/open.js')).busFor(layout, config).records);
+      // Agents the fleet marked lost (§17.8) are answered here: their host is the one that cannot answer.
+      if (far && far.records.every((r) => r.status === 'lost')) {
+        const { lostResult } = await import('../../spawn/far-ops.js');
+        const results = far.records.map(lostResult);
+        if (opts.json) printJson({ results, pending: [] });
+        else for (const r of results) process.stdout.write(`## ${r.id}: ${statusWithReason(r.status, r.exitReason)}\n`);
+        process.exitCode = 1;
+        return;
+      }
+      if (far) {
+        const flags = [...(opts.any ? ['--any'] : []), ...(opts.timeout !== undefined ? ['--timeout', String(timeout)] : []), ...(opts.json ? ['--json'] : [])];
+        const { passThrough } = await import('../../hosts/pass-through.js');
+        process.exitCode = await passThrough(far.host, ['wait', ...far.records.map((r) => r.id), ...flags]);
+        return;
+      }
       const { approvalNotice } = await import('../../spawn/approval-notice.js');
       const out = await waitForAgents(layout, config, ids, {
         any: opts.any, ...(timeout !== undefined ? { timeoutMs: timeout * 1000 } : {}),

@@ -55,7 +55,7 @@ export function formatStatusLine(header: PaneHeader, facts: StatusFacts, style: 
 function colorState(status: string, style: Style): string {
   if (status === 'working') return style.green(status);
   if (status === 'waiting_approval' || status === 'queued') return style.yellow(status);
-  if (status === 'failed' || status === 'crashed' || status === 'refused') return style.red(status);
+  if (status === 'failed' || status === 'crashed' || status === 'refused' || status === 'lost') return style.red(status);
   return status;
 }
 

@@ -47,16 +47,18 @@ export async function vendorApproval(layout: Layout, config: Config, runtime: Ru
   }).catch(() => undefined);
 
   const settled = await waitForAnswer(layout, config, runtime, rec.id, id, call.tool, payload);
-  rmSync(layout.approvalAnswer(id), { force: true });
-  // However it was settled, the request leaves the human inbox: no later answer claims to count.
-  if (delivered) await import('../../inbox/claim.js').then(({ claim }) => claim(layout, 'human', delivered.file)).catch(() => undefined);
-  const now = readRecord(layout, rec.id);
-  if (now && now.status === 'waiting_approval') updateQuietly(layout, rec.id, { status: was === 'idle' ? 'idle' : 'working' });
+  // Audited first: whoever sees the request gone (the inbox, the dashboard) finds how it ended,
+  // even if the CLI ends this hook process right after.
   audit(layout, {
     event: 'approval', agent: rec.id, request: id, tool: call.tool, via: runtime.name, by: settled.by,
     decision: settled.approved === undefined ? 'withdrawn' : settled.approved ? 'approved' : 'denied',
     ...(settled.approved === false ? { reason: settled.reason } : {}),
   });
+  rmSync(layout.approvalAnswer(id), { force: true });
+  // However it was settled, the request leaves the human inbox: no later answer claims to count.
+  if (delivered) await import('../../inbox/claim.js').then(({ claim }) => claim(layout, 'human', delivered.file)).catch(() => undefined);
+  const now = readRecord(layout, rec.id);
+  if (now && now.status === 'waiting_approval') updateQuietly(layout, rec.id, { status: was === 'idle' ? 'idle' : 'working' });
   if (settled.approved === undefined) return null;
   if (settled.approved && settled.always) rememberAlways(layout, rec.id, call.tool);
   return runtime.answerPermission(settled.approved, settled.reason);

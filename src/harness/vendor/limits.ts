@@ -107,8 +107,8 @@ export function enforceLimits(opts: {
         }, MAX_TURNS_GRACE_MS).unref();
         return;
       }
-      void import('../../spawn/budget.js').then(({ treeBudgetRefusal }) => {
-        const over = treeBudgetRefusal(layout, now.rootId, config.budget);
+      void import('../../spawn/budget.js').then(async ({ fleetBudgetRefusal }) => {
+        const over = await fleetBudgetRefusal(layout, config, now.rootId, { unreachable: 'local' });
         if (over) void stop('failed', 'budget', over.message);
       });
     },

@@ -1,4 +1,6 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { homedir } from 'node:os';
+import type { Readable } from 'node:stream';
 import type { Config } from '../../config/schema.js';
 import type { AgentRecord } from '../../fleet/record.js';
 import type { PermissionMode } from '../../policy/permission-mode.js';
@@ -7,7 +9,7 @@ import { DOOR_ENV, VENDOR_DOOR_COMMANDS } from '../../inbox/door.js';
 import { userPaths, type Layout } from '../../layout/layout.js';
 import { PACKAGE_ROOT } from '../../layout/package.js';
 import { effectiveSandbox } from '../../tools/sandbox-mode.js';
-import { bubblewrapArgv, bubblewrapUserNamespace, hostExecutedPaths, installedPaths, tmuxHiding } from '../../tools/sandbox.js';
+import { bubblewrapArgv, bubblewrapUserNamespace, hostExecutedPaths, installedPaths, tmuxHiding, type SandboxSpec } from '../../tools/sandbox.js';
 import { tmuxSocketPaths } from '../../tmux/sockets.js';
 import { openAgentDoor, sendAs } from '../door-send.js';
 
@@ -25,9 +27,11 @@ import { openAgentDoor, sendAs } from '../door-send.js';
  * the pane as its stdio.
  */
 export interface ContainedCli {
-  /** The program and arguments to start instead of the CLI's own. */
-  file: string;
-  args: string[];
+  /**
+   * The program and arguments to start instead of the CLI's own, made afresh at each call:
+   * tmux servers are looked for again (one that ended meanwhile took its directory along).
+   */
+  argv(): string[];
   /** The CLI's environment, with its door. */
   env: NodeJS.ProcessEnv;
 }
@@ -61,12 +65,59 @@ export async function containCli(opts: {
   });
   const door = await openAgentDoor(layout, config, rec, sendAs(layout, config, rec), { env: opts.cliEnv, writable, extra: VENDOR_DOOR_COMMANDS });
   if (!door) throw new Error(`cannot open the agent's door at ${layout.door(rec.id)} (a path over the Unix socket limit?) — the CLI cannot reach the fleet from its sandbox`);
-  const tmux = tmuxHiding(tmuxSocketPaths(opts.shimEnv), [...writable, home, PACKAGE_ROOT, ...installed]);
   // The home folder stays readable wherever it lives: the sandbox's private /tmp would hide a
   // home under /tmp (a CI runner's, a test's), so the CLI would see less than on a person's machine.
-  const argv = bubblewrapArgv({
+  const spec: SandboxSpec = {
     writable, readOnly: [...readOnly, home], network: true, bwrap: opts.bwrap, userNamespace: bubblewrapUserNamespace(opts.bwrap), direct: true,
-    hidden: [layout.doorsDir, layout.secretsDir, ...tmux.hidden], covered: tmux.covered, sockets: [door],
-  }, [opts.bin, ...opts.argv]);
-  return { file: argv[0]!, args: argv.slice(1), env: { ...opts.cliEnv, [DOOR_ENV]: door } };
+    hidden: [layout.doorsDir, layout.secretsDir], sockets: [door],
+  };
+  const needed = [...writable, home, PACKAGE_ROOT, ...installed];
+  return {
+    argv: () => {
+      const tmux = tmuxHiding(tmuxSocketPaths(opts.shimEnv), needed);
+      return markedArgv({ ...spec, hidden: [...spec.hidden!, ...tmux.hidden], covered: tmux.covered }, [opts.bin, ...opts.argv]);
+    },
+    env: { ...opts.cliEnv, [DOOR_ENV]: door },
+  };
+}
+
+/**
+ * bubblewrap around a CLI that first writes one byte on fd 3 from inside the sandbox, then
+ * becomes the CLI with fd 3 closed: the byte says the sandbox was made (`startContained`).
+ */
+export function markedArgv(spec: SandboxSpec, argv: readonly string[]): string[] {
+  return bubblewrapArgv({ ...spec, direct: true }, ['sh', '-c', 'printf . >&3; exec "$@" 3>&-', 'flotilla-cli', ...argv]);
+}
+
+export interface StartedCli {
+  child: ChildProcess;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/**
+ * Starts a contained CLI on the pane's terminal. bubblewrap can refuse its mounts before
+ * anything runs — a directory it was to hide removed meanwhile (a tmux server ending takes
+ * its own along) — and then exits 1 without the sandbox's byte on fd 3; such a start is made
+ * once more with a fresh argv. `onChild` hears each process, so a signal reaches the current one.
+ */
+export async function startContained(cli: ContainedCli, cwd: string, onChild: (child: ChildProcess) => void): Promise<StartedCli> {
+  for (let attempt = 1; ; attempt++) {
+    const [file, ...args] = cli.argv();
+    const child = spawn(file!, args, { stdio: ['inherit', 'inherit', 'inherit', 'pipe'], cwd, env: cli.env });
+    onChild(child);
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+      child.once('exit', (code, signal) => resolve({ code, signal }));
+      child.once('error', () => resolve({ code: 127, signal: null }));
+    });
+    const mark = child.stdio[3] as Readable;
+    // The byte comes before bwrap exits; with none, the pipe closes only when bwrap has exited.
+    const began = await new Promise<boolean>((resolve) => {
+      mark.once('data', () => resolve(true));
+      mark.once('close', () => resolve(false));
+      mark.once('error', () => resolve(false));
+    });
+    mark.destroy();
+    if (began || attempt > 1 || (await exited).code !== 1) return { child, exited };
+    process.stderr.write('flotilla: the sandbox could not be made (see above); starting the CLI again\n');
+  }
 }

@@ -13,17 +13,17 @@ import type { Layout } from '../../layout/layout.js';
 import { CLI_ENTRY } from '../../layout/package.js';
 import { agentEnvironment } from '../../fleet/agent-env.js';
 import { parsePermissionMode } from '../../policy/permission-mode.js';
-import { loadRuntime, type Runtime, type VendorRuntimeName } from '../../runtimes/index.js';
+import { loadRuntime, type VendorRuntimeName } from '../../runtimes/index.js';
 import { shellCommand } from '../../tmux/quote.js';
 import { sleep } from '../../sleep.js';
 import { finishAgent } from '../finish.js';
 import { findRuntimeBinary } from '../../runtimes/binary.js';
 import { planLogin } from '../../runtimes/login.js';
-import { adoptUnread, predecessors } from '../../inbox/adopt.js';
+import { adoptUnread } from '../../inbox/adopt.js';
 import { carrySession } from './inherited.js';
-import { unreadCount } from './mail.js';
+import { tendIdleCli, type Typist } from './idle.js';
 import { vendorCliEnvironment } from './cli-env.js';
-import { cliSandbox, containCli } from './sandboxed-cli.js';
+import { cliSandbox, containCli, startContained, type StartedCli } from './sandboxed-cli.js';
 import { cliFate } from './cli-fate.js';
 import { DOOR_ENV } from '../../inbox/door.js';
 import { enforceLimits } from './limits.js';
@@ -34,7 +34,8 @@ import { endVendorTask } from './task-end.js';
  * The shim (§13): this process is the registered agent — it was admitted like any harness
  * (record, lineage, depth, slot) — and runs the vendor CLI as its child on the same
  * terminal, so a person types straight into the CLI. Tasks end in the CLI's own hooks
- * (harness/vendor/hook.ts); this process wakes an idle CLI for new mail and, whichever way
+ * (harness/vendor/hook.ts); this process tends the CLI while it is idle (vendor/idle.ts: mail,
+ * board work, TeammateIdle) and, whichever way
  * the CLI ends (exit, SIGKILL, a closed window, a cancel), ends the agent exactly once.
  */
 export async function runVendorAgent(opts: { layout: Layout; config: Config; record: AgentRecord; definition: Definition; slot: SlotHold }): Promise<number> {
@@ -123,14 +124,17 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
   }
   const cli = bwrap ? [process.execPath, CLI_ENTRY] : [process.execPath, CLI_ENTRY, '--root', layout.root];
   const model = rec.model.startsWith(`${rec.runtime}:`) ? rec.model.slice(rec.runtime.length + 1) || undefined : undefined;
-  // An older model may have a migration dialog to answer before its first turn (docs/runtimes.md, "First-run answers").
-  const upgrades = model ? await (await import('./model-upgrades.js')).modelUpgrades(layout, runtime, bin, env, configDir) : undefined;
+  // An older model may have a migration dialog to answer before its first turn, and the CLI's
+  // own sub-agents are turned off in the catalogue it is given (docs/runtimes.md, "First-run answers").
+  const catalog = await (await import('./model-catalog.js')).fleetCatalog(layout, runtime, bin, env, configDir);
+  if (runtime.modelCatalog && !catalog.file) log.warn({}, `could not read ${runtime.name}'s model catalogue: the agent runs on the CLI's own, which may offer its own sub-agents outside the fleet's caps`);
   const launch = runtime.launch({
     id: rec.id, cwd: rec.cwd, configDir, prompt: runtime.promptAfterMcp ? '' : prompt,
     mcp: { command: process.execPath, args: [...cli.slice(1), 'mcp'], ...(bwrap ? { env: { FLOTILLA_ROOT: layout.root, [DOOR_ENV]: layout.door(rec.id) } } : {}) },
     hookCommand: (event) => shellCommand([...cli, 'runtime-hook', event]),
     model,
-    modelUpgrades: upgrades,
+    modelUpgrades: catalog.upgrades,
+    modelCatalogFile: catalog.file,
     env,
     loginFile: login.file,
     maxRetries: config.models.max_retries,
@@ -162,20 +166,28 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
     await finishOnce(early.status, early.reason);
     return 1;
   }
+  let exited: StartedCli['exited'];
   try {
-    const start = bwrap
-      ? await containCli({ layout, config, rec, bwrap, shimEnv: env, cliEnv: childEnv, configDir, bin, argv: launch.argv })
-      : { file: bin, args: launch.argv, env: childEnv };
-    child = spawn(start.file, start.args, { stdio: 'inherit', cwd: rec.cwd, env: start.env });
+    if (bwrap) {
+      const cli = await containCli({ layout, config, rec, bwrap, shimEnv: env, cliEnv: childEnv, configDir, bin, argv: launch.argv });
+      ({ exited } = await startContained(cli, rec.cwd, (c) => {
+        child = c;
+        // Ended while a refused start was made again: the new one ends too.
+        if (ending) c.kill('SIGTERM');
+      }));
+    } else {
+      const c = spawn(bin, launch.argv, { stdio: 'inherit', cwd: rec.cwd, env: childEnv });
+      child = c;
+      exited = new Promise((resolve) => {
+        c.once('exit', (code, signal) => resolve({ code, signal }));
+        c.once('error', () => resolve({ code: 127, signal: null }));
+      });
+    }
   } catch (err) {
     await finishOnce('failed', `could not start ${runtime.title}: ${(err as Error).message}`);
     return 1;
   }
   log.info({ bin, argv: launch.argv, runtime: runtime.name }, 'vendor CLI started');
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.once('exit', (code, signal) => resolve({ code, signal }));
-    child.once('error', () => resolve({ code: 127, signal: null }));
-  });
 
   const pane = readRecord(layout, rec.id)?.tmux ?? null;
   const typist = pane ? await paneTypist(pane, configDir) : null;
@@ -183,7 +195,11 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
     // The CLI would send an argv prompt before its MCP servers are connected, without the fleet tools.
     void firstPrompt(configDir, prompt, typist, log);
   }
-  const waker = await wakeOnMail(layout, config, runtime, rec, typist);
+  const waker = await tendIdleCli({
+    layout, config, runtime, rec, typist, log, configDir,
+    onLost: (reason) => stop(reason),
+    hookContext: { agentId: rec.id, agentName: definition.name, parentId: rec.parentId, cwd: rec.cwd, onWarn: (m: string) => log.warn({}, m) },
+  });
   // The fleet's limits (docs/runtimes.md, "Limits"): the CLI's answers counted from its session file.
   const limits = enforceLimits({
     layout, config, runtime, id: rec.id, log,
@@ -212,55 +228,6 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
   const fate = ending ?? cliFate(runtime, code, signal, !!bwrap);
   await finishOnce(fate.status, fate.reason);
   return fate.status === 'completed' ? 0 : 1;
-}
-
-/**
- * New mail for an idle CLI wakes it: a one-line notice pasted into the pane, then Enter on
- * its own (a paste and its Enter in one write can land as a newline in the input box). The
- * turn-start hook then hands the mail over as data. While the CLI works (or shows a
- * permission prompt, which is part of a turn) mail waits for the turn-end hook instead.
- */
-async function wakeOnMail(layout: Layout, config: Config, runtime: Runtime, rec: AgentRecord, typist: Typist | null): Promise<{ close(): Promise<void> }> {
-  const { watchInbox } = await import('../../inbox/watch.js');
-  const watcher = watchInbox(layout, rec.id, { aliases: predecessors(layout, rec), poll: config.inbox.poll, pollIntervalMs: config.inbox.poll_interval_ms, rescanSecs: config.inbox.rescan_secs, maxBodyBytes: config.inbox.max_body_bytes });
-  // On a bus, the spool is fed from it while the CLI runs (§18); its connection goes with the watcher.
-  const { busFor, closeBuses } = await import('../../bus/open.js');
-  const stopFeeding = await busFor(layout, config).mail.receive([rec.id, ...predecessors(layout, rec)]);
-  const closing = (close: () => Promise<void>) => async () => { await close(); await stopFeeding(); await closeBuses(); };
-  if (!typist) return { close: closing(() => watcher.close()) };
-  let busy = false;
-  let again = false;
-  let lastWake = 0;
-  const wake = async (): Promise<void> => {
-    if (busy) { again = true; return; }
-    busy = true;
-    try {
-      do {
-        again = false;
-        const now = readRecord(layout, rec.id);
-        if (!now || now.status !== 'idle') break;
-        const count = await unreadCount(layout, rec.id);
-        // One paste per burst: the hook drains everything that arrived meanwhile.
-        if (count === 0 || Date.now() - lastWake < 5_000) break;
-        lastWake = Date.now();
-        await typist.submit(runtime.deliver(count));
-      } while (again);
-    } finally {
-      busy = false;
-    }
-  };
-  watcher.on('message', () => void wake());
-  // Mail that came while the CLI worked and was left when its turn ended: look again every few seconds.
-  const timer = setInterval(() => void wake(), 5_000);
-  timer.unref();
-  return { close: closing(async () => { clearInterval(timer); await watcher.close(); }) };
-}
-
-/** Types into the CLI's pane as a person would: a bracketed paste, then Enter on its own. */
-interface Typist {
-  submit(text: string): Promise<void>;
-  /** A key as a person presses it (Escape stops the CLI's turn). */
-  key(name: string): Promise<void>;
 }
 
 async function paneTypist(place: { socket: string | null; paneId: string }, configDir: string): Promise<Typist> {

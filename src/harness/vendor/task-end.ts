@@ -17,12 +17,15 @@ export async function endVendorTask(layout: Layout, config: Config, id: string, 
 }): Promise<AgentRecord | undefined> {
   const rec = readRecord(layout, id);
   if (!rec || (rec.lastTask && rec.lastTask.task >= rec.task)) return undefined;
-  const { writeOutput } = await import('../../transcript/output.js');
+  const { writeOutput, writeTaskResult } = await import('../../transcript/output.js');
   let outputPath: string | null = null;
+  // Each task's own answer file and ending, as the harness keeps them (§8): a waiter for task n,
+  // and a teammate's board task (vendor/board-work.ts), read task n's even after a later one.
   if (end.text.trim() || end.status === 'completed') {
-    try { outputPath = writeOutput(layout, id, end.text, config.output.max_bytes).path; } catch { /* the completion still goes out */ }
+    try { outputPath = writeOutput(layout, id, end.text, config.output.max_bytes, rec.task).path; } catch { /* the completion still goes out */ }
   }
   const result: TaskResult = { task: rec.task, status: end.status, exitReason: end.reason, finishedAt: new Date().toISOString(), outputPath };
+  try { writeTaskResult(layout, id, result); } catch { /* the record still says how its last task ended */ }
   const lastLine = end.text.trim() ? toLastLine(end.text) : end.reason ? toLastLine(end.reason) : undefined;
   const done = updateQuietly(layout, id, { status: 'idle', lastTask: result, ...(lastLine ? { lastLine } : {}), ...(end.patch ?? {}) }) ?? rec;
   const { sendCompletionOnce } = await import('../../lifecycle/completion.js');

@@ -1,0 +1,69 @@
+import type { KV, KvEntry } from '@nats-io/kv';
+import { parseAgentRecord } from '../../fleet/record-validate.generated.js';
+import type { AgentRecord } from '../../fleet/record.js';
+import type { RecentRecords } from '../types.js';
+import { endedKey, parseRecent, recentKey } from './ended.js';
+import type { LastValue } from './last-values.js';
+
+/**
+ * Reading the RECORDS bucket (§18) with its ended keys (nats/ended.ts): a record is under its
+ * id while it lives (or was marked lost) and under `ended.<id>` once it ended on its host; the
+ * `recent.<host>` lists are no records. A record found under both (its host moved it as the
+ * fleet marked it lost) is the live key's: what the parent was told.
+ */
+
+/** Every record among `values` (each key's last value), once per agent. */
+export function recordsOf(values: readonly LastValue[]): AgentRecord[] {
+  const byId = new Map<string, AgentRecord>();
+  const ended: AgentRecord[] = [];
+  for (const v of values) {
+    if (v.key.startsWith('recent.')) continue;
+    const rec = fromEntry(v);
+    if (!rec) continue;
+    if (v.key.startsWith('ended.')) ended.push(rec);
+    else byId.set(rec.id, rec);
+  }
+  for (const rec of ended) if (!byId.has(rec.id)) byId.set(rec.id, rec);
+  return [...byId.values()];
+}
+
+/** A record by id: its live key, else its ended key. */
+export async function getRecord(kv: KV, id: string): Promise<AgentRecord | undefined> {
+  const live = await kv.get(id);
+  if (live?.operation === 'PUT') return fromEntry(live);
+  const ended = await kv.get(endedKey(id));
+  return ended?.operation === 'PUT' ? fromEntry(ended) : undefined;
+}
+
+/**
+ * The other hosts' records as `status` and the dashboard show them (§17.6): `live` (every
+ * live key's last value) and, for each other host, the ended records its `recent.<host>`
+ * list names, read one by one — `window` of them at most — and how many more ended there.
+ */
+export async function recentOf(kv: KV, live: readonly LastValue[], lists: readonly LastValue[], self: string, window: number): Promise<RecentRecords> {
+  const records = recordsOf(live).filter((r) => r.host !== self);
+  const shown = new Set(records.map((r) => r.id));
+  const more: Record<string, number> = {};
+  await Promise.all(lists.map(async (l) => {
+    const host = l.key.slice(recentKey('').length);
+    const list = parseRecent(l.value);
+    if (host === self || !list) return;
+    const ids = list.last.slice(0, window).map((x) => x.id).filter((id) => !shown.has(id));
+    const read = (await Promise.all(ids.map(async (id) => {
+      const e = await kv.get(endedKey(id));
+      return e?.operation === 'PUT' ? fromEntry(e) : undefined;
+    }))).filter((r): r is AgentRecord => r !== undefined);
+    records.push(...read);
+    more[host] = Math.max(0, list.ended - read.length);
+  }));
+  return { records, more };
+}
+
+export function fromEntry(e: Pick<KvEntry, 'value'>): AgentRecord | undefined {
+  try {
+    const parsed = parseAgentRecord(JSON.parse(new TextDecoder().decode(e.value)));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}

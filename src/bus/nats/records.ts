@@ -1,0 +1,300 @@
+import { closeSync, mkdirSync, openSync, readdirSync, statSync, unlinkSync, utimesSync } from 'node:fs';
+import { join } from 'node:path';
+import { Kvm, type KV, type KvEntry } from '@nats-io/kv';
+import { isErrno } from '../../errors.js';
+import { isTerminal } from '../../fleet/record-status.js';
+import type { AgentRecord } from '../../fleet/record.js';
+import { listRecords, readRecord } from '../../fleet/registry.js';
+import type { Layout } from '../../layout/layout.js';
+import { byCodeUnit } from '../../compare.js';
+import type { BusNames } from '../names.js';
+import type { HostBeat, RecordsBus } from '../types.js';
+import { BEAT_MS } from '../presence.js';
+import { lastValues, type LastValue } from './last-values.js';
+import { missed, reached } from '../steady.js';
+import type { Link, NatsLink } from './link.js';
+import { isWrongRevision, markLostOn, takeDoneOn } from './lost.js';
+import { moveEnded, recentKey } from './ended.js';
+import { getRecord, recentOf, recordsOf } from './record-reads.js';
+
+/** The live records' keys: one token, an agent id (ended ones are `ended.<id>`, nats/ended.ts). */
+const LIVE_KEYS = '*';
+/** A reader (status, a parent's check) waits this long for the bus, then shows what it has. */
+const READ_TIMEOUT_MS = 5_000;
+const PUT_TIMEOUT_MS = 5_000;
+
+interface Buckets {
+  records: KV;
+  hosts: KV;
+  /** The fleet-wide once-markers of completions (lost.ts). */
+  done: KV;
+}
+
+/** A host's heartbeat as it is stored (HOSTS bucket, key = host name). */
+interface Beat {
+  host: string;
+  pid: number;
+}
+
+export interface NatsRecords {
+  records: RecordsBus;
+  /** Waits for the publishes under way (before the connection closes). */
+  drain(): Promise<void>;
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`no answer from the bus within ${ms} ms`)), ms);
+    p.then((v) => { clearTimeout(t); resolve(v); }, (e: unknown) => { clearTimeout(t); reject(e instanceof Error ? e : new Error(String(e))); });
+  });
+}
+
+/**
+ * The records half of a `nats://` bus (§18): the RECORDS bucket holds every host's records,
+ * each put by the host that runs the agent with a revision check (a put that lost a race
+ * reads this host's file again and retries, so the bus never goes back to an older copy);
+ * the HOSTS bucket holds each host's heartbeat. This host's own records are read from its
+ * registry, the writer's copy.
+ */
+export function natsRecords(layout: Layout, names: BusNames, connection: NatsLink, opts: { self: string; lostAfterMs: (host: string) => number }): NatsRecords {
+  const ready = new WeakMap<Link, Promise<Buckets>>();
+  const buckets = async (): Promise<Buckets> => {
+    const link = await connection.open();
+    let made = ready.get(link);
+    if (!made) {
+      const kvm = new Kvm(link.js);
+      made = Promise.all([kvm.create(names.recordsBucket, { history: 1 }), kvm.create(names.hostsBucket, { history: 1 }), kvm.create(names.doneBucket, { history: 1 })])
+        .then(([records, hosts, done]) => ({ records, hosts, done }));
+      ready.set(link, made);
+      made.catch(() => ready.delete(link));
+    }
+    return made;
+  };
+
+  // The JSON last put for each id by this process: an unchanged record costs no round trip.
+  const published = new Map<string, string>();
+  // One publish per id at a time; a second asked for meanwhile runs once after it (reading the file then).
+  const running = new Map<string, Promise<PublishResult>>();
+  const again = new Map<string, Promise<PublishResult>>();
+  const inFlight = new Set<Promise<unknown>>();
+
+  const syncOne = async (fallback: AgentRecord, check: boolean): Promise<PublishResult> => {
+    const id = fallback.id;
+    try {
+      const unchanged = published.get(id);
+      if (!check && unchanged !== undefined && unchanged === JSON.stringify(localRecord(layout, id) ?? fallback)) return 'published';
+      const { records } = await withTimeout(buckets(), PUT_TIMEOUT_MS);
+      for (let attempt = 0; attempt < 10; attempt++) {
+        const entry = await withTimeout(records.get(id), PUT_TIMEOUT_MS);
+        // The fleet ended it while this host was silent: terminal states never change (§3), and its harness ends itself (§17.8).
+        if (entry?.operation === 'PUT' && statusOf(entry) === 'lost') {
+          settled(layout, id);
+          return 'lost';
+        }
+        // Read after the bus's revision: a put that wins below carries a copy at least as new as any before it.
+        const local = localRecord(layout, id) ?? fallback;
+        const data = JSON.stringify(local);
+        if (published.get(id) === data && entry?.operation === (isTerminal(local.status) ? undefined : 'PUT')) return 'published';
+        try {
+          // Ended here: out of the live keys, so readers of live agents never read the history (nats/ended.ts).
+          if (isTerminal(local.status)) await withTimeout((async () => moveEnded(await connection.open(), records, names.recordsBucket, entry, local, data, opts.self))(), PUT_TIMEOUT_MS);
+          else if (entry && entry.operation === 'PUT') await withTimeout(records.update(id, data, entry.revision), PUT_TIMEOUT_MS);
+          else if (entry) await withTimeout(records.put(id, data, { previousSeq: entry.revision }), PUT_TIMEOUT_MS);
+          else await withTimeout(records.create(id, data), PUT_TIMEOUT_MS);
+          published.set(id, data);
+          settled(layout, id);
+          return 'published';
+        } catch (err) {
+          if (!isWrongRevision(err)) throw err;
+          // Another process of this host put it first: read both again.
+        }
+      }
+      return 'unreachable';
+    } catch {
+      // Down or slow: marked, so the next process of this host that reaches the bus publishes it.
+      published.delete(id);
+      owed(layout, id);
+      return 'unreachable';
+    }
+  };
+
+  const publish = (rec: AgentRecord, opts: { check?: boolean } = {}): Promise<PublishResult> => {
+    const id = rec.id;
+    const current = running.get(id);
+    if (current) {
+      let next = again.get(id);
+      if (!next) {
+        next = current.then(() => { again.delete(id); return start(rec, opts.check ?? false); });
+        again.set(id, next);
+      }
+      return next;
+    }
+    return start(rec, opts.check ?? false);
+  };
+  const start = (rec: AgentRecord, check: boolean): Promise<PublishResult> => {
+    const p = syncOne(rec, check).finally(() => { if (running.get(rec.id) === p) running.delete(rec.id); inFlight.delete(p); });
+    running.set(rec.id, p);
+    inFlight.add(p);
+    return p;
+  };
+
+  // Records whose publish failed while the bus was away (any process of this host): sent again.
+  const catchUp = () => {
+    for (const id of owedIds(layout)) {
+      const rec = localRecord(layout, id);
+      if (rec) void publish(rec);
+      else settled(layout, id);
+    }
+  };
+
+  // Each key's last value (bus/nats/last-values.ts), once the buckets are made sure of.
+  const entries = async (bucket: string, keys?: string): Promise<LastValue[]> => {
+    await buckets();
+    return lastValues(await connection.open(), bucket, keys);
+  };
+
+  const records: RecordsBus = {
+    publish,
+    async get(id) {
+      const local = readRecord(layout, id);
+      if (local) return local;
+      try {
+        const { records: kv } = await withTimeout(buckets(), READ_TIMEOUT_MS);
+        return await withTimeout(getRecord(kv, id), READ_TIMEOUT_MS);
+      } catch {
+        return undefined;
+      }
+    },
+    async list(opts = {}) {
+      const wait = opts.timeoutMs ?? READ_TIMEOUT_MS;
+      catchUp();
+      const here = listRecords(layout);
+      const known = new Set(here.map((r) => r.id));
+      let remote: AgentRecord[] = [];
+      try {
+        remote = recordsOf(await withTimeout(entries(names.recordsBucket), wait)).filter((r) => !known.has(r.id));
+      } catch {
+        // The bus is away: this host's records are all there is to show (status says the bus is unreachable).
+      }
+      return [...here, ...remote].sort((a, b) => byCodeUnit(a.createdAt, b.createdAt) || byCodeUnit(a.id, b.id));
+    },
+    async others() {
+      return recordsOf(await withTimeout(entries(names.recordsBucket), READ_TIMEOUT_MS)).filter((r) => r.host !== opts.self);
+    },
+    async live() {
+      return recordsOf(await withTimeout(entries(names.recordsBucket, LIVE_KEYS), READ_TIMEOUT_MS)).filter((r) => r.host !== opts.self);
+    },
+    async recent(window) {
+      return withTimeout((async () => {
+        const [live, lists] = await Promise.all([entries(names.recordsBucket, LIVE_KEYS), entries(names.recordsBucket, recentKey('*'))]);
+        return recentOf((await buckets()).records, live, lists, opts.self, window);
+      })(), READ_TIMEOUT_MS);
+    },
+    async beat() {
+      if (!dueBeat(layout)) return false;
+      catchUp();
+      try {
+        const { hosts } = await withTimeout(buckets(), PUT_TIMEOUT_MS);
+        const beat: Beat = { host: opts.self, pid: process.pid };
+        await withTimeout(hosts.put(opts.self, JSON.stringify(beat)), PUT_TIMEOUT_MS);
+        reached(layout);
+        return true;
+      } catch {
+        missed(layout);
+        // A missed beat is caught up by the next; enough of them and readers call this host lost.
+        return false;
+      }
+    },
+    async markLost(id, reason) {
+      try {
+        const { records: kv, done } = await withTimeout(buckets(), PUT_TIMEOUT_MS);
+        return await markLostOn(kv, done, id, opts.self, reason);
+      } catch {
+        return null;
+      }
+    },
+    async takeDone(id, task, by) {
+      try {
+        const { done } = await withTimeout(buckets(), PUT_TIMEOUT_MS);
+        return await takeDoneOn(done, id, task, by, opts.self);
+      } catch {
+        return 'unreachable';
+      }
+    },
+    async hosts() {
+      const now = Date.now();
+      const beats: HostBeat[] = (await withTimeout(entries(names.hostsBucket), READ_TIMEOUT_MS)).map((e) => {
+        // The server's time of the put: the beating host's clock does not matter, only the reader's.
+        const ageMs = Math.max(0, now - e.created.getTime());
+        const lostAfterMs = opts.lostAfterMs(e.key);
+        return { host: e.key, at: e.created.toISOString(), ageMs, lost: ageMs > lostAfterMs, lostAfterMs, self: e.key === opts.self };
+      });
+      return beats.sort((a, b) => Number(b.self) - Number(a.self) || byCodeUnit(a.host, b.host));
+    },
+  };
+
+  return {
+    records,
+    async drain() {
+      await Promise.allSettled([...inFlight, ...again.values()]);
+    },
+  };
+}
+
+type PublishResult = Awaited<ReturnType<RecordsBus['publish']>>;
+
+/** This host's copy of a record, or undefined when it has none (or it cannot be read: the caller's copy goes). */
+function localRecord(layout: Layout, id: string): AgentRecord | undefined {
+  try {
+    return readRecord(layout, id);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The status of a record as the bus holds it, without validating the rest. */
+function statusOf(e: KvEntry): string | undefined {
+  try {
+    return (JSON.parse(new TextDecoder().decode(e.value)) as { status?: string }).status;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether this process should put the host's heartbeat now: the first of this host's
+ * processes whose beat falls due touches `state/host-beat`, so a host with a hundred agents
+ * still beats about once per BEAT_MS rather than a hundred times.
+ */
+function dueBeat(layout: Layout): boolean {
+  const now = Date.now();
+  try {
+    if (now - statSync(layout.hostBeat).mtimeMs < BEAT_MS / 2) return false;
+  } catch (err) {
+    if (!isErrno(err, 'ENOENT')) return true;
+    try { closeSync(openSync(layout.hostBeat, 'a')); } catch { return true; }
+  }
+  try { utimesSync(layout.hostBeat, now / 1000, now / 1000); } catch { /* the beat goes out anyway */ }
+  return true;
+}
+
+function owed(layout: Layout, id: string): void {
+  try {
+    mkdirSync(layout.unpublished, { recursive: true });
+    closeSync(openSync(join(layout.unpublished, id), 'a'));
+  } catch {
+    // Only a later catch-up is lost; the agent's own next write publishes it again.
+  }
+}
+
+function settled(layout: Layout, id: string): void {
+  try { unlinkSync(join(layout.unpublished, id)); } catch { /* not owed */ }
+}
+
+function owedIds(layout: Layout): string[] {
+  try {
+    return readdirSync(layout.unpublished).filter((n) => !n.startsWith('.'));
+  } catch {
+    return [];
+  }
+}

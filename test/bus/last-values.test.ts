@@ -1,0 +1,52 @@
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
+import { connect } from '@nats-io/transport-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { lastValues } from '../../src/bus/nats/last-values.js';
+import { natsServer, type NatsServer } from '../helpers/nats.js';
+
+/**
+ * Reading every key's last value while puts land (docs/design.md §18: each live agent puts
+ * its record every heartbeat): each read ends and gives each key once, with its last value.
+ */
+describe('last values of a KV bucket under puts (real nats-server)', { timeout: 300_000 }, () => {
+  let server: NatsServer;
+  beforeAll(async () => { server = await natsServer(); }, 120_000);
+  afterAll(async () => { await server.kill(); });
+
+  it('40 reads of a 20-key bucket, put to every 10 ms meanwhile, each end with the 20 keys once; a deleted key is absent', async () => {
+    const nc = await connect({ servers: server.url });
+    try {
+      const link = { js: jetstream(nc), jsm: await jetstreamManager(nc) };
+      const kv = await new Kvm(link.js).create('LASTVALUES', { history: 1 });
+      for (let i = 0; i < 20; i++) await kv.put(`k${i}`, 'v0');
+      await kv.put('gone', 'x');
+      await kv.delete('gone');
+      let stop = false;
+      let n = 0;
+      const putter = (async () => {
+        while (!stop) {
+          n++;
+          await kv.put(`k${n % 20}`, `v${n}`);
+          await new Promise((r) => setTimeout(r, 10));
+        }
+      })();
+      try {
+        for (let read = 0; read < 40; read++) {
+          const got = await lastValues(link, 'LASTVALUES');
+          expect(got.map((e) => e.key).sort()).toEqual(Array.from({ length: 20 }, (_, i) => `k${i}`).sort());
+        }
+      } finally {
+        stop = true;
+        await putter;
+      }
+      // Quiet now: each key's value is its last put.
+      const last = new Map((await lastValues(link, 'LASTVALUES')).map((e) => [e.key, new TextDecoder().decode(e.value)]));
+      for (let i = 0; i < 20; i++) expect(last.get(`k${i}`)).toBe(new TextDecoder().decode((await kv.get(`k${i}`))!.value));
+      // No consumer is left behind by the reads.
+      expect((await link.jsm.consumers.list('KV_LASTVALUES').next()).length).toBe(0);
+    } finally {
+      await nc.close();
+    }
+  });
+});
