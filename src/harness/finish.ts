@@ -14,7 +14,7 @@ import { killLeftoverGroups } from '../lifecycle/tool-groups.js';
 /**
  * Everything that happens once when an agent ends (§5.7-5.8), whichever way: its
  * foreground children are cancelled, its record gets the terminal state, the open task's
- * completion goes out (once), stop hooks run (once), the transcript gets its end line.
+ * transcript gets its end, the open task's completion goes out (once), stop hooks run (once).
  * `state/index/finishing/<id>` spans the ending: a harness killed half-way leaves it, and the
  * reaper finishes what is owed (completion, stop hooks) although the record is terminal.
  */
@@ -27,7 +27,8 @@ export async function finishAgent(opts: {
   openTask: { text: string; outputPath: string | null } | null;
   log: Log;
   runStopHooks: (status: string, reason: string) => Promise<void>;
-  appendEnd: (status: TaskResult['status'], reason: string) => void;
+  /** The transcript's end line and sidecar: written before the completion, so a parent that reads the transcript on it sees the end. */
+  closeTranscript: (ended: AgentRecord) => void;
 }): Promise<AgentRecord> {
   const { layout, record: rec, status, reason, log } = opts;
   // Room for the ending on a full disk.
@@ -44,13 +45,13 @@ export async function finishAgent(opts: {
   const record = endOwnRecord(layout, rec, { status, exitReason: reason, ...(lastTask ? { lastTask } : {}) }, log);
   // Whatever it had claimed on a task board is open again for its teammates (§15).
   await reopenClaims(layout, rec.id, reason);
+  try { opts.closeTranscript(record); } catch (err) { log.warn({ err: errorMessage(err) }, 'transcript end not written'); }
   // The open task's completion, or the last task's if sending it failed earlier (a full disk).
   const owed = record.lastTask && !completionSent(layout, rec.id, record.lastTask.task) ? record.lastTask : null;
   if (owed) {
     const text = result && owed.task === result.task ? opts.openTask?.text ?? '' : '';
     await sendCompletionOnce(layout, record, owed, { text, maxBodyBytes: opts.config.inbox.max_body_bytes });
   }
-  try { opts.appendEnd(status, reason); } catch (err) { log.warn({ err: errorMessage(err) }, 'transcript end line not written'); }
   await opts.runStopHooks(status, reason);
   audit(layout, { event: 'agent_end', agent: rec.id, status, reason, turns: record.turns, input_tokens: record.usage.inputTokens, output_tokens: record.usage.outputTokens });
   clearFinishing(layout, rec.id);

@@ -186,8 +186,8 @@ async function endings(ctx: {
     writeOutput: (task, text) => answerFile(ctx.id, task, text),
     complete: async (r, result, text) => {
       try { writeTaskResult(layout, r.id, result); } catch (err) { log.error({ err: errorMessage(err) }, 'task result write failed'); }
-      await sendCompletionOnce(layout, r, result, { text, maxBodyBytes: config.inbox.max_body_bytes });
       meta(r);
+      await sendCompletionOnce(layout, r, result, { text, maxBodyBytes: config.inbox.max_body_bytes });
     },
     finish: async (r, status, reason, open) => {
       ctx.stop(reason);
@@ -195,12 +195,11 @@ async function endings(ctx: {
       const ended = await finishAgent({
         layout, config, record: r, status, reason, log,
         openTask: open ? { text: open.text, outputPath } : null,
-        appendEnd: (s, why) => { transcript?.append({ type: 'end', status: s, exit_reason: why }); transcript?.close(); },
+        closeTranscript: (e) => { transcript?.append({ type: 'end', status: e.status, exit_reason: e.exitReason }); transcript?.close(); meta(e); },
         runStopHooks: async (s, why) => {
           await stopHookOnce(layout, r.id, () => runLifecycleHooks('stop', config.hooks.stop, { ...hookContext, status: s, exitReason: why }));
         },
       });
-      meta(ended);
       ctx.slot.release();
       return ended;
     },

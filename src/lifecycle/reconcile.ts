@@ -163,8 +163,8 @@ function killedBy(signal: number): string {
 }
 
 /**
- * Writes the terminal state of one dead agent and does the rest of an ending: completion
- * (when a task was open), stop hooks, the transcript sidecar, its foreground children, the
+ * Writes the terminal state of one dead agent and does the rest of an ending: the transcript
+ * sidecar, completion (when a task was open), stop hooks, its foreground children, the
  * audit line. Returns the ended record, or null when another path had already ended it.
  */
 export async function endDead(layout: Layout, config: Config, rec: AgentRecord, reason: string, status: 'crashed' | 'cancelled' | 'refused' | 'failed' = 'crashed'): Promise<AgentRecord | null> {
@@ -183,6 +183,13 @@ export async function endDead(layout: Layout, config: Config, rec: AgentRecord, 
   }
   const final = ended.record;
   await reopenClaims(layout, rec.id, final.exitReason ?? final.status);
+  // The sidecar says how it ended before the parent hears of it (a parent may read the transcript on the completion).
+  try {
+    const { tryReadMeta, updateMeta } = await import('../transcript/meta.js');
+    if (tryReadMeta(layout, rec.id)) updateMeta(layout, rec.id, { status: final.status, exit_reason: final.exitReason, finished_at: final.finishedAt });
+  } catch {
+    // A damaged sidecar must not stop the reaping; the registry holds the truth.
+  }
   // The open task's completion, or one a harness owed when it died (after the terminal write,
   // or between a persistent agent's answer and its completion): the marker decides.
   const task = final.lastTask ?? result;
@@ -198,12 +205,6 @@ export async function endDead(layout: Layout, config: Config, rec: AgentRecord, 
     agentId: rec.id, agentName: rec.name, parentId: rec.parentId, cwd: rec.cwd, status: final.status, exitReason: final.exitReason,
     onRun: (r) => audit(layout, { event: 'hook_run', agent: rec.id, hook: r.hook, command: r.command, exit_code: r.exitCode, duration_ms: Math.round(r.durationMs), timed_out: r.timedOut }),
   }));
-  try {
-    const { tryReadMeta, updateMeta } = await import('../transcript/meta.js');
-    if (tryReadMeta(layout, rec.id)) updateMeta(layout, rec.id, { status: final.status, exit_reason: final.exitReason, finished_at: final.finishedAt });
-  } catch {
-    // A damaged sidecar must not stop the reaping; the registry holds the truth.
-  }
   terminateForegroundChildren(layout, rec.id, 'reaper');
   // Its running shell command lives on in its own process group unless we end it.
   killLeftoverGroups(layout, rec.id);

@@ -123,6 +123,8 @@ describe.each([{ bus: 'maildir' }, { bus: 'nats' }] as const)('a crash on the $b
     // How fast it arrives is measured by `npm run bench`; here, that it arrives without other mail.
     const mail = await eventually(() => completionsFrom(f!, 'lead-k', 's-one')[0], 30_000, 'a crashed completion');
     expect(mail.status).toBe('crashed');
+    // A parent that reads the transcript on the completion sees how it ended.
+    expect(JSON.parse(readFileSync(f.layout.transcriptMeta('s-one'), 'utf8')).status).toBe('crashed');
     // On nats:// it travelled the stream: sent on the bus, spooled under its id (§18).
     if (kind === 'nats') {
       const sent = readFileSync(f.layout.auditFile, 'utf8').split('\n').filter((l) => l.includes('"event":"message_sent"') && l.includes('"to":"lead-k"') && l.includes('"kind":"completion"'));
@@ -138,7 +140,6 @@ describe.each([{ bus: 'maildir' }, { bus: 'nats' }] as const)('a crash on the $b
     // No orphan: the command the dead harness was running is gone with it.
     await eventually(() => !isGroupAlive(groups[0]!.pgid), 5_000, 'the orphaned tool group to be killed');
     expect(rec.lastTask?.status).toBe('crashed');
-    expect(JSON.parse(readFileSync(f.layout.transcriptMeta('s-one'), 'utf8')).status).toBe('crashed');
     // Both paths (pane-died hook and the parent's check) ran by now; still exactly one.
     await new Promise((r) => setTimeout(r, 3_000));
     expect(completionsFrom(f, 'lead-k', 's-one')).toHaveLength(1);

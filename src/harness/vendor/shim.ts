@@ -74,7 +74,7 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
     rec = await finishAgent({
       layout, config, record: now, status: final, reason, log,
       openTask: open ? { text: '', outputPath: null } : null,
-      appendEnd: () => undefined,
+      closeTranscript: () => undefined,
       runStopHooks: async (s, why) => { await stopHookOnce(layout, now.id, () => runLifecycleHooks('stop', config.hooks.stop, { ...hookContext, status: s, exitReason: why })); },
     });
     opts.slot.release();
