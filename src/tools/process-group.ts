@@ -5,6 +5,7 @@ import type { Readable } from 'node:stream';
 import { isErrno } from '../errors.js';
 import { sleep } from '../sleep.js';
 import { OutputCapture } from './output-capture.js';
+import { heldBeyondWrappers } from './pipe-holders.js';
 
 /**
  * Runs a command as the leader of its own process group (`detached` = setsid), so a timeout or
@@ -101,13 +102,15 @@ export function runInProcessGroup(argv: readonly string[], opts: GroupRunOptions
     }, opts.timeoutMs);
     opts.signal.addEventListener('abort', onAbort, { once: true });
 
-    const finish = (spawnError?: string, heldOpen = false): void => {
+    const finish = (spawnError?: string, stopReading = false): void => {
       if (done) return;
       done = true;
       clearTimeout(timer);
       clearTimeout(drainTimer);
       opts.signal.removeEventListener('abort', onAbort);
-      if (heldOpen) {
+      // Under a wrapper that outlives the command, the pipe may be held by the wrapper alone.
+      const heldOpen = stopReading && (!opts.statusFd || pgid === undefined || heldBeyondWrappers(pgid, 1) || heldBeyondWrappers(pgid, 2));
+      if (stopReading) {
         child.stdout!.destroy();
         child.stderr!.destroy();
         if (opts.statusFd) (child.stdio[3] as Readable).destroy();

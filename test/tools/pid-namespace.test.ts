@@ -36,12 +36,21 @@ describe('a pid namespace per tool command', () => {
   ])('a process detached with %s stays a descendant of the harness, and the call returns at once', async (_name, how) => {
     const file = join(tmp.dir, 'pid');
     const r = await shell().execute({ command: `${orphan(file, how)}\necho started` }, ctxFor(tmp.dir));
-    // It returns as soon as the command exits; the footer says something still runs.
-    expect(r.output).toMatch(/^started\n\[exit code 0\]/);
+    // It returns as soon as the command exits. Its output went to /dev/null, so the footer does
+    // not tell the model to redirect it (the namespace's wrappers hold the pipe, not the orphan).
+    expect(r.output).toBe('started\n[exit code 0]');
     await eventually(() => existsSync(file), 20_000, 'the orphan to write its pid');
     const pid = readPid(file);
     expect(ancestors(pid)).toContain(selfPid());
     process.kill(pid, 'SIGKILL');
+  });
+
+  it('a background process that still holds the output gets the footer that says so', async () => {
+    const file = join(tmp.dir, 'held');
+    const r = await shell().execute({ command: `${orphan(file, 'setsid -f CMD')}\necho started` }, ctxFor(tmp.dir));
+    expect(r.output).toMatch(/^started\n\[exit code 0\]\n\[processes it started in the background still hold its output/);
+    await eventually(() => existsSync(file), 20_000, 'the orphan to write its pid');
+    process.kill(readPid(file), 'SIGKILL');
   });
 
   it('reports exit codes and output as before; a timeout kills a setsid escapee too', async () => {

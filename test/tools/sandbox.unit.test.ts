@@ -29,6 +29,21 @@ describe('bubblewrap sandbox for shell commands', () => {
     expect(r.output).toMatch(/Read-only file system/);
   });
 
+  it('a background job whose output went to a file gets no footer; one that still holds the output does', async () => {
+    tmp = tempDir();
+    const spec = { writable: [tmp.dir], readOnly: [], network: false, bwrap: findBubblewrap() };
+    const groups: number[] = [];
+    const shell = createShellTool({ timeoutSecs: 20, env: process.env, wrap: (argv) => bubblewrapArgv(spec, argv), track: { started: (g) => groups.push(g), ended: () => undefined } });
+    const run = (command: string) => shell.execute({ command }, { signal: new AbortController().signal, cwd: tmp.dir, agentId: 't' });
+    try {
+      expect((await run('nohup sleep 60 > job.log 2>&1 & echo started')).output).toBe('started\n[exit code 0]');
+      expect((await run('sleep 60 & echo started')).output).toMatch(/^started\n\[exit code 0\]\n\[processes it started in the background still hold its output/);
+    } finally {
+      // Each sandbox lives on with its sleep (as an agent's does until the agent ends): end them.
+      for (const g of groups) try { process.kill(-g, 'SIGKILL'); } catch { /* gone */ }
+    }
+  });
+
   it('has no network interfaces but loopback unless allowed', async () => {
     tmp = tempDir();
     const spec = { writable: [tmp.dir], readOnly: [], bwrap: findBubblewrap() };
