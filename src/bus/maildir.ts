@@ -41,6 +41,7 @@ export function maildirBus(layout: Layout): Bus {
       ship: () => Promise.resolve(0),
       read: () => Promise.resolve({ lines: [], next: 0 }),
     },
+    gc: () => Promise.resolve({ records: [], trees: [], markers: 0 }),
     reach: () => Promise.resolve({ ok: true, detail: `maildir (${layout.inboxRoot})` }),
     close: () => Promise.resolve(),
   };

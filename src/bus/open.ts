@@ -6,7 +6,7 @@ import { maildirBus } from './maildir.js';
 import type { NatsCaps } from './nats/caps.js';
 import type { Bus } from './types.js';
 
-export type { AuditBus, Bus, BusReach, DoneClaim, HostAuditLine, HostBeat, MailBus, RecentRecords, RecordsBus } from './types.js';
+export type { AuditBus, Bus, BusGcResult, BusReach, DoneClaim, HostAuditLine, HostBeat, MailBus, RecentRecords, RecordsBus } from './types.js';
 
 /** The config a bus is made from: `fleet`, and `hosts` for each host's `lost_after_secs`. */
 export type BusConfig = Pick<Config, 'fleet'> & Partial<Pick<Config, 'hosts'>>;
@@ -96,6 +96,7 @@ function lazyNats(layout: Layout, url: string, config: BusConfig): Bus {
       ship: async () => (await load()).audit.ship(),
       read: async (opts) => (await load()).audit.read(opts),
     },
+    gc: async (opts) => (await load()).gc(opts),
     reach: async () => (await load()).reach(),
     close: async () => {
       await Promise.all(ending);

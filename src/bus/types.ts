@@ -25,6 +25,14 @@ export interface Bus {
   readonly records: RecordsBus;
   /** The fleet's audit log across hosts (§9, §18). */
   readonly audit: AuditBus;
+  /**
+   * `flotilla gc`'s part on the bus, after the host's own (§18): this host's ended records that
+   * finished at least `olderThanMs` ago and are gone from its registry, their names in its
+   * recent list and their once-markers, and the trees bucket's keys of trees nothing on the bus
+   * belongs to any more. Revision-checked: a put by another process meanwhile stays. Throws
+   * when the bus cannot answer. On `maildir` nothing: the registry is all there is.
+   */
+  gc(opts: { olderThanMs: number; now?: number }): Promise<BusGcResult>;
   /** Can this process reach the bus now? For `status` and `doctor`: never throws. */
   reach(): Promise<BusReach>;
   /** Flushes what is queued and lets go of the connection. */
@@ -148,6 +156,16 @@ export interface AuditBus {
    * stream position `from` on; `next` is where to read on from. Throws when the bus cannot answer.
    */
   read(opts?: { host?: string; from?: number }): Promise<{ lines: HostAuditLine[]; next: number }>;
+}
+
+/** What `flotilla gc` removed from the bus. */
+export interface BusGcResult {
+  /** Ids of this host's ended records removed from the records bucket. */
+  records: string[];
+  /** Roots of the trees whose spawn numbers and kept usage left the trees bucket. */
+  trees: string[];
+  /** Tasks' once-markers of those records removed. */
+  markers: number;
 }
 
 /** An audit line as the bus gives it back: the line's fields and the host that wrote it. */

@@ -1,6 +1,7 @@
 import { mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { audit } from '../audit/audit.js';
+import type { BusGcResult } from '../bus/types.js';
 import type { Config } from '../config/schema.js';
 import { errorMessage } from '../errors.js';
 import { recordLiveness } from '../fleet/liveness.js';
@@ -18,7 +19,9 @@ import { isFleetWorktree, removeWorktree } from './worktree.js';
  * worktrees under state/worktrees/ that no live agent works in are removed (branches kept,
  * §12); records of agents finished at least `olderThanMs` ago go, with their task file and
  * once-markers; spawn counters of trees with no record left go; transcript and output
- * retention (§8) runs. Inboxes stay: unread mail is for a person to read or delete.
+ * retention (§8) runs. Inboxes stay: unread mail is for a person to read or delete. On a
+ * `nats://` bus the same records, their once-markers and the trees nothing belongs to any more
+ * leave the bus too (Bus.gc); a bus that cannot be reached skips that part, and says so.
  */
 
 export interface GcResult {
@@ -30,11 +33,16 @@ export interface GcResult {
   corrupt: string[];
   retention: RetentionResult;
   problems: string[];
+  /** On a `nats://` bus, what left it; null on `maildir`. */
+  bus: BusGcPart | null;
 }
+
+/** The bus's part of a gc: what was removed from it, or why it was skipped (nothing removed, the local part done). */
+export type BusGcPart = { url: string; skipped: null } & BusGcResult | { url: string; skipped: string };
 
 export async function gcFleet(layout: Layout, config: Config, opts: { olderThanMs?: number; now?: number } = {}): Promise<GcResult> {
   const now = opts.now ?? Date.now();
-  const result: GcResult = { panes: [], worktrees: [], records: [], markers: 0, corrupt: [], retention: { transcripts: [], outputs: [], problems: [] }, problems: [] };
+  const result: GcResult = { panes: [], worktrees: [], records: [], markers: 0, corrupt: [], retention: { transcripts: [], outputs: [], problems: [] }, problems: [], bus: null };
   await reconcileDead(layout, config);
   const records = listRecords(layout, (c) => setAside(layout, c.id, result));
   const finished = records.filter((r) => isTerminal(r.status));
@@ -75,9 +83,21 @@ export async function gcFleet(layout: Layout, config: Config, opts: { olderThanM
     if (!trees.has(rootId)) rmSync(layout.treeSpawns(rootId), { recursive: true, force: true });
   }
 
+  if (config.fleet.bus !== 'maildir') result.bus = await gcBus(layout, config, { olderThanMs: opts.olderThanMs ?? 0, now });
   result.retention = applyFleetRetention(layout, config, now);
   audit(layout, { event: 'gc', agent: 'human', records: result.records.length, panes: result.panes.length, worktrees: result.worktrees.length, transcripts: result.retention.transcripts.length });
   return result;
+}
+
+/** The bus's part, after the registry's: it removes only records the registry no longer holds. Never throws. */
+async function gcBus(layout: Layout, config: Config, opts: { olderThanMs: number; now: number }): Promise<BusGcPart> {
+  const url = config.fleet.bus;
+  try {
+    const { busFor } = await import('../bus/open.js');
+    return { url, skipped: null, ...(await busFor(layout, config).gc(opts)) };
+  } catch (err) {
+    return { url, skipped: errorMessage(err) };
+  }
 }
 
 /**

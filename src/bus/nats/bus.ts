@@ -27,6 +27,8 @@ export function natsBus(layout: Layout, url: string, config: Pick<Config, 'fleet
     mail: mail.mail,
     records: records.records,
     audit: audit.audit,
+    // Loaded only by `flotilla gc`: no other process pays for it.
+    gc: async (opts) => (await import('./gc.js')).gcBus(layout, names, connection, { self: selfHost(fleet), olderThanMs: opts.olderThanMs, now: opts.now ?? Date.now() }),
     async reach(): Promise<BusReach> {
       const waiting = await mail.waiting();
       const held = waiting > 0 ? `; ${waiting} message(s) waiting in the outbox` : '';
