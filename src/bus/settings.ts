@@ -9,6 +9,7 @@ export const DEFAULT_FLEET_SETTINGS: Readonly<Config['fleet']> = {
   name: null,
   host: null,
   lost_after_secs: 30,
+  audit_max_age_secs: 2_592_000,
   nats: { token_env: 'FLOTILLA_NATS_TOKEN', user_env: 'FLOTILLA_NATS_USER', password_env: 'FLOTILLA_NATS_PASSWORD', ca_file: null },
 };
 

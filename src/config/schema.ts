@@ -256,6 +256,12 @@ export const configSchema = z
           .positive()
           .default(30)
           .describe("A host whose heartbeat is older than this has its live agents marked 'lost' (hosts.NAME.lost_after_secs overrides it per host)"),
+        audit_max_age_secs: z
+          .number()
+          .int()
+          .nonnegative()
+          .default(2_592_000)
+          .describe("On a nats:// bus, the fleet's audit stream drops lines older than this (default 30 days; 0 = keep every line); each host's state/audit.jsonl keeps them all. Set it alike on every host: the stream takes the setting of the last process that opened it"),
         nats: z
           .object({
             token_env: z.string().default('FLOTILLA_NATS_TOKEN').describe('Environment variable holding a NATS token'),

@@ -33,16 +33,17 @@ export interface NatsAudit {
  * The audit half of a `nats://` bus (§9, §18; docs/decisions.md "The audit log on the bus"):
  * one stream per fleet, `FLOTILLA_<fleet>_AUDIT`, subject `flotilla.<fleet>.audit.<host>`,
  * each line published as written under its id (`<file>.<offset>`, src/audit/cursor.ts) so
- * a line sent twice is stored once. The stream keeps every line (limits retention, no age).
+ * a line sent twice is stored once. The stream drops lines older than `maxAgeMs`
+ * (`fleet.audit_max_age_secs`; 0 keeps every line); each host's file keeps them all.
  */
-export function natsAudit(layout: Layout, names: BusNames, connection: NatsLink, self: string): NatsAudit {
+export function natsAudit(layout: Layout, names: BusNames, connection: NatsLink, self: string, maxAgeMs: number): NatsAudit {
   const ready = new WeakMap<Link, Promise<void>>();
   const open = async (): Promise<Link> => {
     const link = await connection.open();
     let made = ready.get(link);
     if (!made) {
-      // An audit log keeps every line: no age, no count limit (docs/scale-out.md says how to trim it).
-      made = ensureStream(link.jsm, names.auditStream, names.auditSubject('>'), { retention: RetentionPolicy.Limits, duplicateWindowMs: DUPLICATE_WINDOW_MS });
+      // Bounded by age, never by size: a busy host's lines never push a quiet host's out (docs/decisions.md "The audit log on the bus").
+      made = ensureStream(link.jsm, names.auditStream, names.auditSubject('>'), { retention: RetentionPolicy.Limits, duplicateWindowMs: DUPLICATE_WINDOW_MS, maxAgeMs });
       ready.set(link, made);
       made.catch(() => ready.delete(link));
     }

@@ -20,7 +20,7 @@ export function natsBus(layout: Layout, url: string, config: Pick<Config, 'fleet
   const mail = natsMail(layout, names, connection);
   const lostAfterMs = (host: string) => 1000 * (config.hosts?.[host]?.lost_after_secs ?? fleet.lost_after_secs);
   const records = natsRecords(layout, names, connection, { self: selfHost(fleet), lostAfterMs });
-  const audit = natsAudit(layout, names, connection, selfHost(fleet));
+  const audit = natsAudit(layout, names, connection, selfHost(fleet), fleet.audit_max_age_secs * 1000);
   return {
     url,
     kind: 'nats',
