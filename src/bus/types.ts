@@ -26,13 +26,13 @@ export interface Bus {
   /** The fleet's audit log across hosts (§9, §18). */
   readonly audit: AuditBus;
   /**
-   * `flotilla gc`'s part on the bus, after the host's own (§18): this host's ended records that
-   * finished at least `olderThanMs` ago and are gone from its registry, their names in its
-   * recent list and their once-markers, and the trees bucket's keys of trees nothing on the bus
-   * belongs to any more. Revision-checked: a put by another process meanwhile stays. Throws
-   * when the bus cannot answer. On `maildir` nothing: the registry is all there is.
+   * `flotilla gc`'s part on the bus, after the host's own (§18): the records its gc removed
+   * from this registry (src/bus/gc-owed.ts), their names in this host's recent list and their
+   * once-markers, and the trees bucket's keys of trees nothing on the bus belongs to any more.
+   * Revision-checked: a put by another process meanwhile stays. Throws when the bus cannot
+   * answer (what is owed stays owed). On `maildir` nothing: the registry is all there is.
    */
-  gc(opts: { olderThanMs: number; now?: number }): Promise<BusGcResult>;
+  gc(opts?: { now?: number }): Promise<BusGcResult>;
   /** Can this process reach the bus now? For `status` and `doctor`: never throws. */
   reach(): Promise<BusReach>;
   /** Flushes what is queued and lets go of the connection. */

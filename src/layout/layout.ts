@@ -60,6 +60,8 @@ export interface Layout {
   readonly hostSteady: string;
   /** One empty file per record whose last publish did not reach the bus (`state/unpublished/<id>`). */
   readonly unpublished: string;
+  /** One empty file per record gc removed here and owes the bus's removal of (`state/bus-gc/<id>`). */
+  readonly busGcOwed: string;
   transcript(id: string): string;
   transcriptMeta(id: string): string;
   output(id: string): string;
@@ -191,6 +193,7 @@ export function layoutFor(root: string, project = dirname(resolve(root))): Layou
     hostBeat: join(state, 'host-beat'),
     hostSteady: join(state, 'host-steady.json'),
     unpublished: join(state, 'unpublished'),
+    busGcOwed: join(state, 'bus-gc'),
     transcript: (id) => join(transcriptsDir, `${id}.jsonl`),
     transcriptMeta: (id) => join(transcriptsDir, `${id}.meta.json`),
     output: (id) => join(outputDir, `${id}.md`),

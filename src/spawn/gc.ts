@@ -62,8 +62,12 @@ export async function gcFleet(layout: Layout, config: Config, opts: { olderThanM
 
   const old = finished.filter((r) => now - Date.parse(r.finishedAt ?? r.createdAt) >= (opts.olderThanMs ?? 0));
   const markerNames = safeList(layout.markersDir);
+  const onBus = config.fleet.bus !== 'maildir';
+  const { oweBusGc } = onBus ? await import('../bus/gc-owed.js') : { oweBusGc: undefined };
   for (const r of old) {
     try {
+      // Owed to the bus before the file goes: a gc that cannot reach it leaves it to the next.
+      oweBusGc?.(layout, r.id);
       rmSync(layout.registryFile(r.id), { force: true });
       rmSync(layout.taskFile(r.id), { force: true });
       rmSync(layout.stopHookMarker(r.id), { force: true });
@@ -83,18 +87,18 @@ export async function gcFleet(layout: Layout, config: Config, opts: { olderThanM
     if (!trees.has(rootId)) rmSync(layout.treeSpawns(rootId), { recursive: true, force: true });
   }
 
-  if (config.fleet.bus !== 'maildir') result.bus = await gcBus(layout, config, { olderThanMs: opts.olderThanMs ?? 0, now });
+  if (onBus) result.bus = await gcBus(layout, config, now);
   result.retention = applyFleetRetention(layout, config, now);
   audit(layout, { event: 'gc', agent: 'human', records: result.records.length, panes: result.panes.length, worktrees: result.worktrees.length, transcripts: result.retention.transcripts.length });
   return result;
 }
 
-/** The bus's part, after the registry's: it removes only records the registry no longer holds. Never throws. */
-async function gcBus(layout: Layout, config: Config, opts: { olderThanMs: number; now: number }): Promise<BusGcPart> {
+/** The bus's part, after the registry's: the records removed here (this run's, and any a run without the bus left owed). Never throws. */
+async function gcBus(layout: Layout, config: Config, now: number): Promise<BusGcPart> {
   const url = config.fleet.bus;
   try {
     const { busFor } = await import('../bus/open.js');
-    return { url, skipped: null, ...(await busFor(layout, config).gc(opts)) };
+    return { url, skipped: null, ...(await busFor(layout, config).gc({ now })) };
   } catch (err) {
     return { url, skipped: errorMessage(err) };
   }

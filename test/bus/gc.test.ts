@@ -67,8 +67,10 @@ describe('gc on the bus (real nats-server, two hosts by name)', { timeout: 300_0
     await eventually(() => b.record('gc-live').status === 'idle', 90_000, "b's agent idle");
     await ended(b, fromB, 'gc-old', 'b', 2 * 3600_000);
     await ended(b, fromB, 'gc-young', 'b', 60_000);
-    // a's own ended record is a's gc's to remove, never b's.
+    // a's own ended record is a's gc's to remove, never b's; so is one of another project's fleet root on b (same host name).
     await ended(a, busOf(a, 'gc-one', 'a'), 'gc-mine', 'a', 2 * 3600_000);
+    const b2 = host('gc-one');
+    await ended(b2, busOf(b2, 'gc-one', 'b'), 'gc-beside', 'b', 2 * 3600_000);
     const listed = async (args: string[]) => {
       const s = await a.flotilla(args, A);
       // Each status is one read of the bus with its 5 s limit: on a loaded machine one may come back with a's alone.
@@ -86,19 +88,20 @@ describe('gc on the bus (real nats-server, two hosts by name)', { timeout: 300_0
     expect(text).not.toMatch(/^gc-old /m);
     expect(text).toMatch(/^gc-young /m);
     expect(text).toMatch(/^gc-mine /m);
+    expect(text).toMatch(/^gc-beside /m);
     type Row = { id: string; host?: string };
     const rows = await eventually(async () => {
       const r = JSON.parse((await a.flotilla(['status', '--json', '--all'], A)).stdout) as Row[];
       return r.some((e) => e.id === 'gc-live') && r;
     }, 90_000, "b's live agent in a's status --json --all");
-    expect(rows.filter((e) => e.host === 'b' && e.id !== 'host:b').map((e) => e.id).sort()).toEqual(['gc-live', 'gc-young']);
+    expect(rows.filter((e) => e.host === 'b' && e.id !== 'host:b').map((e) => e.id).sort()).toEqual(['gc-beside', 'gc-live', 'gc-young']);
     // Read back: no key and no tombstone of it; b's list of ended records names the younger one alone, and counts it alone.
     const keys = await subjects('FLOTILLA_gc-one_RECORDS');
     expect(keys.filter((k) => k.includes('gc-old'))).toEqual([]);
-    expect(keys).toEqual(expect.arrayContaining(['ended.gc-young', 'ended.gc-mine', 'gc-live']));
-    expect(await busOf(a, 'gc-one', 'a').records.recent(100)).toMatchObject({ more: { b: 0 } });
-    const s = await a.flotilla(['status'], A);
-    expect(s.stdout).not.toContain('finished on b');
+    expect(keys).toEqual(expect.arrayContaining(['ended.gc-young', 'ended.gc-mine', 'ended.gc-beside', 'gc-live']));
+    const recent = await busOf(a, 'gc-one', 'a').records.recent(100);
+    expect(recent.records.map((r) => r.id).sort()).toEqual(['gc-beside', 'gc-live', 'gc-young']);
+    expect(recent.more).toEqual({ b: 0 });
   });
 
   it("a tree's spawn numbers and kept usage leave the bus only once no host has a record of the tree", async () => {

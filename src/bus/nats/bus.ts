@@ -28,7 +28,7 @@ export function natsBus(layout: Layout, url: string, config: Pick<Config, 'fleet
     records: records.records,
     audit: audit.audit,
     // Loaded only by `flotilla gc`: no other process pays for it.
-    gc: async (opts) => (await import('./gc.js')).gcBus(layout, names, connection, { self: selfHost(fleet), olderThanMs: opts.olderThanMs, now: opts.now ?? Date.now() }),
+    gc: async (opts) => (await import('./gc.js')).gcBus(layout, names, connection, { self: selfHost(fleet), now: opts?.now ?? Date.now() }),
     async reach(): Promise<BusReach> {
       const waiting = await mail.waiting();
       const held = waiting > 0 ? `; ${waiting} message(s) waiting in the outbox` : '';

@@ -2,26 +2,26 @@ import { existsSync } from 'node:fs';
 import { headers } from '@nats-io/transport-node';
 import { Kvm, type KV } from '@nats-io/kv';
 import { isTerminal } from '../../fleet/record-status.js';
-import type { AgentRecord } from '../../fleet/record.js';
 import { listRecords } from '../../fleet/registry.js';
 import type { Layout } from '../../layout/layout.js';
 import { sleep } from '../../sleep.js';
+import { owedBusGc, settleBusGc } from '../gc-owed.js';
 import type { BusNames } from '../names.js';
 import type { BusGcResult } from '../types.js';
-import { parseRecent, recentKey, type Recent } from './ended.js';
+import { endedKey, parseRecent, recentKey, type Recent } from './ended.js';
 import { lastValues, type LastValue } from './last-values.js';
 import type { Link, NatsLink } from './link.js';
 import { isWrongRevision } from './lost.js';
-import { fromEntry } from './record-reads.js';
+import { fromEntry, recordsOf } from './record-reads.js';
 
 /**
  * `flotilla gc` on a `nats://` bus (§18; docs/scale-out.md "What gc removes from the bus"):
  * what the host's gc removed from its registry leaves the bus too, so a fleet run for weeks
  * does not make every reader of all records slower.
- * - This host's ended records (`ended.<id>`, or a terminal one under its id: marked lost, or
- *   written before ended keys) that finished at least `olderThanMs` ago and are no longer in
- *   its registry — the records this gc removed, and those an earlier gc removed while the bus
- *   was away. Another host's records are that host's gc's to remove.
+ * - The records this fleet root's gc removed (src/bus/gc-owed.ts: this run's, and those of a
+ *   run that could not reach the bus): their `ended.<id>` key, or a terminal copy under the id
+ *   (marked lost, or written before ended keys), when it is this host's and still not back in
+ *   the registry. Another host's records are that host's gc's to remove.
  * - Their names in `recent.<host>`, and its count by as many: it counts the ended records on
  *   the bus, as `status`'s "N finished on HOST" line does.
  * - Their tasks' once-markers (DONE bucket).
@@ -37,10 +37,11 @@ import { fromEntry } from './record-reads.js';
 
 /** Longer than a spawner takes from taking a tree number or a place to putting the child's record on the bus (as children.ts). */
 const SPAWN_WRITE_GRACE_MS = 60_000;
+/** Records handled at once. */
+const BATCH = 32;
 
 export interface GcOptions {
   self: string;
-  olderThanMs: number;
   now: number;
 }
 
@@ -50,40 +51,35 @@ export async function gcBus(layout: Layout, names: BusNames, connection: NatsLin
   const [records, done, trees] = await Promise.all([
     kvm.create(names.recordsBucket, { history: 1 }), kvm.create(names.doneBucket, { history: 1 }), kvm.create(names.treesBucket, { history: 1 }),
   ]);
-  const result: BusGcResult = { records: [], trees: [], markers: 0 };
-
-  const all = await lastValues(link, names.recordsBucket);
-  const removable = (rec: AgentRecord | undefined): rec is AgentRecord =>
-    rec !== undefined && rec.host === opts.self && isTerminal(rec.status) &&
-    opts.now - Date.parse(rec.finishedAt ?? rec.createdAt) >= opts.olderThanMs && !existsSync(layout.registryFile(rec.id));
-  const left: AgentRecord[] = [];
   const removed = new Set<string>();
   let counted = 0;
-  for (const v of all) {
-    if (v.key.startsWith('recent.')) continue;
-    const rec = fromEntry(v);
-    if (!removable(rec)) {
-      if (rec) left.push(rec);
-      continue;
-    }
-    // The revision read now, the registry looked at after it: a process that writes the record
-    // again writes its file first and publishes after, so either the file is seen here, or its
-    // put lands after this read — before the delete (which then fails) or after it (kept).
-    const entry = await records.get(v.key);
-    const now = entry?.operation === 'PUT' ? fromEntry(entry) : undefined;
-    if (!entry || !removable(now) || !(await removeAt(link, names.recordsBucket, v.key, entry.revision))) {
-      if (now) left.push(now);
-      continue;
-    }
-    removed.add(now.id);
-    if (v.key.startsWith('ended.')) counted++;
+  const owed = owedBusGc(layout);
+  for (let i = 0; i < owed.length; i += BATCH) {
+    await Promise.all(owed.slice(i, i + BATCH).map(async (id) => {
+      let settled = true;
+      for (const key of [endedKey(id), id]) {
+        const entry = await records.get(key);
+        const rec = entry?.operation === 'PUT' ? fromEntry(entry) : undefined;
+        // The registry looked at after the revision was read: a process that writes the record
+        // again writes its file first and publishes after, so either the file is seen here, or
+        // its put lands after this read — before the delete (which then fails) or after it (kept).
+        if (!entry || !rec || rec.host !== opts.self || !isTerminal(rec.status) || existsSync(layout.registryFile(id))) continue;
+        if (!(await removeAt(link, names.recordsBucket, key, entry.revision))) {
+          // Put again meanwhile: looked at again by the next gc.
+          settled = false;
+          continue;
+        }
+        removed.add(id);
+        if (key !== id) counted++;
+      }
+      if (settled) settleBusGc(layout, id);
+    }));
   }
-  result.records = [...removed].sort();
   await unlist(records, recentKey(opts.self), removed, counted);
-  for (const id of removed) result.markers += await removeKeys(link, done, names.doneBucket, `${id}.*`, () => true);
+  const markers = removed.size === 0 ? 0 : await removeKeys(link, done, names.doneBucket, '>', (v) => removed.has(v.key.slice(0, v.key.indexOf('.'))));
 
   // What still has a record: on the bus (every host) and in this host's registry.
-  const kept = [...left, ...listRecords(layout)];
+  const kept = [...recordsOf(await lastValues(link, names.recordsBucket)), ...listRecords(layout)];
   const roots = new Set(kept.map((r) => r.rootId));
   const ids = new Set(kept.map((r) => r.id));
   const gone = new Set<string>();
@@ -98,8 +94,7 @@ export async function gcBus(layout: Layout, names: BusNames, connection: NatsLin
     }
     return false;
   });
-  result.trees = [...gone].sort();
-  return result;
+  return { records: [...removed].sort(), trees: [...gone].sort(), markers };
 }
 
 /** The agent a child place names (children.ts), or '' when it names none. */
