@@ -89,7 +89,7 @@ export async function gcFleet(layout: Layout, config: Config, opts: { olderThanM
 
   if (onBus) result.bus = await gcBus(layout, config, now);
   result.retention = applyFleetRetention(layout, config, now);
-  audit(layout, { event: 'gc', agent: 'human', records: result.records.length, panes: result.panes.length, worktrees: result.worktrees.length, transcripts: result.retention.transcripts.length });
+  audit(layout, { event: 'gc', agent: 'human', records: result.records.length, panes: result.panes.length, worktrees: result.worktrees.length, transcripts: result.retention.transcripts.length, ...(result.bus?.skipped === null ? { bus_records: result.bus.records.length, bus_trees: result.bus.trees.length } : {}) });
   return result;
 }
 

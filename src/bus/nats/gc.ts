@@ -56,6 +56,8 @@ export async function gcBus(layout: Layout, names: BusNames, connection: NatsLin
   const owed = owedBusGc(layout);
   for (let i = 0; i < owed.length; i += BATCH) {
     await Promise.all(owed.slice(i, i + BATCH).map(async (id) => {
+      // Written here again since (its keys on the bus are this registry's again to publish).
+      if (existsSync(layout.registryFile(id))) return settleBusGc(layout, id);
       let settled = true;
       for (const key of [endedKey(id), id]) {
         const entry = await records.get(key);

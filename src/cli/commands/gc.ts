@@ -4,7 +4,7 @@ import { cliConfig, cliContext } from '../context.js';
 /** `flotilla gc`: clean up after finished agents (dead panes, records, markers, worktrees, old transcripts). */
 export function command(): Command {
   return new Command('gc')
-    .description("clean up finished agents: dead panes, registry records, markers, worktrees (branches kept), old transcripts; on a nats:// bus also this host's ended records there and the trees nothing belongs to any more")
+    .description("clean up finished agents: dead panes, registry records, markers, worktrees (branches kept), old transcripts; on a nats:// bus, then the same records and the trees nothing belongs to any more from the bus")
     .option('--older-than <secs>', 'only agents that finished at least this many seconds ago', '0')
     .option('--json', 'print what was removed as JSON')
     .action(async (opts: { olderThan: string; json?: boolean }, cmd: Command) => {
@@ -19,6 +19,6 @@ export function command(): Command {
       if (r.corrupt.length > 0) process.stdout.write(`set aside ${r.corrupt.length} corrupt record${r.corrupt.length === 1 ? '' : 's'} (${r.corrupt.join(', ')}) in state/agents/corrupt/\n`);
       for (const p of [...r.problems, ...r.retention.problems]) process.stderr.write(`flotilla: warning: ${p}\n`);
       if (r.bus?.skipped === null) process.stdout.write(`removed from the bus ${r.bus.url}: ${r.bus.records.length} ended records, ${r.bus.trees.length} trees' spawn counters, ${r.bus.markers} once-markers\n`);
-      else if (r.bus) process.stderr.write(`flotilla: warning: the bus ${r.bus.url} was not reached (${r.bus.skipped}), so nothing was removed from it — run flotilla gc again when the bus is back\n`);
+      else if (r.bus) process.stderr.write(`flotilla: warning: gc skipped the bus, nothing was removed from it: ${r.bus.skipped}; run flotilla gc again when the bus is back\n`);
     });
 }
