@@ -53,21 +53,25 @@ describe('the audit stream is bounded by age (real nats-server, two hosts by nam
     const a = host('aged', 'a', '  audit_max_age_secs: 1\n');
     const b = host('aged', 'b', '  audit_max_age_secs: 1\n');
     expect((await b.flotilla(['task', 'add', 'first', '--id', 'first'])).exitCode).toBe(0);
-    // b's status ships its lines, opening the stream with b's setting.
-    expect((await b.flotilla(['status'])).exitCode).toBe(0);
-    expect((await stream('FLOTILLA_aged_AUDIT')).config.max_age).toBe(nanos(1000));
+    // b's status ships its lines, opening the stream with b's setting (looked at again should one ship time out on a loaded machine).
+    const bounded = await eventually(async () => {
+      expect((await b.flotilla(['status'])).exitCode).toBe(0);
+      const info = await stream('FLOTILLA_aged_AUDIT');
+      return info.state.last_seq > 0 && info;
+    }, 60_000, "b's lines on the stream");
+    expect(bounded.config.max_age).toBe(nanos(1000));
     await eventually(async () => (await stream('FLOTILLA_aged_AUDIT')).state.first_seq > 1, 60_000, "b's first line aged out of the stream");
 
     // A longer age on both hosts (it applies as the stream is next opened): what b writes now stays.
     setAge(a, 3600);
     setAge(b, 3600);
     expect((await b.flotilla(['task', 'add', 'second', '--id', 'second'])).exitCode).toBe(0);
-    expect((await b.flotilla(['status'])).exitCode).toBe(0);
-    expect((await stream('FLOTILLA_aged_AUDIT')).config.max_age).toBe(nanos(3600_000));
     const fromA = await eventually(async () => {
+      expect((await b.flotilla(['status'])).exitCode).toBe(0);
       const seen = tasks(await a.flotilla(['audit', '--json', '--host', 'b']));
       return seen.length > 0 && seen;
     }, 60_000, "b's second line in a's audit --host b");
+    expect((await stream('FLOTILLA_aged_AUDIT')).config.max_age).toBe(nanos(3600_000));
     expect(fromA).toEqual(['b:second']);
     // b's own file keeps both.
     expect(tasks(await b.flotilla(['audit', '--json', '--host', 'b']))).toEqual(['b:first', 'b:second']);
@@ -75,10 +79,17 @@ describe('the audit stream is bounded by age (real nats-server, two hosts by nam
 
   it('a new stream gets 30 days by default; 0 keeps every line', async () => {
     const a = host('dflt', 'a');
-    expect((await a.flotilla(['status'])).exitCode).toBe(0);
-    expect((await stream('FLOTILLA_dflt_AUDIT')).config.max_age).toBe(nanos(30 * 86_400_000));
+    const made = await eventually(async () => {
+      expect((await a.flotilla(['status'])).exitCode).toBe(0);
+      return await stream('FLOTILLA_dflt_AUDIT');
+    }, 60_000, 'the audit stream made by a status');
+    expect(made.config.max_age).toBe(nanos(30 * 86_400_000));
     const b = host('dflt', 'b', '  audit_max_age_secs: 0\n');
-    expect((await b.flotilla(['status'])).exitCode).toBe(0);
-    expect((await stream('FLOTILLA_dflt_AUDIT')).config).toMatchObject({ max_age: 0, duplicate_window: nanos(3600_000) });
+    const unbounded = await eventually(async () => {
+      expect((await b.flotilla(['status'])).exitCode).toBe(0);
+      const info = await stream('FLOTILLA_dflt_AUDIT');
+      return info.config.max_age === 0 && info;
+    }, 60_000, "b's setting on the stream");
+    expect(unbounded.config.duplicate_window).toBe(nanos(3600_000));
   });
 });
