@@ -3,6 +3,7 @@ import type { AgentRecord } from '../../fleet/record.js';
 import type { Link } from './link.js';
 import { sleep } from '../../sleep.js';
 import { isWrongRevision } from './lost.js';
+import { removeAt } from './remove-at.js';
 
 /**
  * Ended records in the RECORDS bucket (docs/decisions.md "Records on the bus", the ended
@@ -45,8 +46,8 @@ export function parseRecent(value: Uint8Array): Recent | null {
  * (revision-checked against that key, the file read by the caller after the live key's
  * revision), named in `recent.<host>`, then its live key deleted with a check against the
  * revision `live` had — so a lost mark put meanwhile stays, and the caller reads again (a
- * wrong revision throws) — and the delete's marker purged, so the live keys do not grow
- * with the history. Each step may be repeated: a process killed halfway leaves it owed,
+ * wrong revision throws) — and the delete's marker purged (it alone: a lost mark put after
+ * it stays), so the live keys do not grow with the history. Each step may be repeated: a process killed halfway leaves it owed,
  * and the next publish of the record completes it.
  */
 export async function moveEnded(link: Link, kv: KV, bucket: string, live: KvEntry | null, rec: AgentRecord, data: string, self: string): Promise<void> {
@@ -56,9 +57,11 @@ export async function moveEnded(link: Link, kv: KV, bucket: string, live: KvEntr
   else if (kept.operation !== 'PUT') await kv.put(key, data, { previousSeq: kept.revision });
   else if (decoder.decode(kept.value) !== data) await kv.update(key, data, kept.revision);
   await listRecent(kv, self, rec);
-  if (live) {
-    if (live.operation === 'PUT') await kv.delete(rec.id, { previousSeq: live.revision });
-    await link.jsm.streams.purge(`KV_${bucket}`, { filter: `$KV.${bucket}.${rec.id}` });
+  if (live?.operation === 'PUT') {
+    if (!await removeAt(link, bucket, rec.id, live.revision)) throw new Error(`wrong last sequence: the live record of ${rec.id} changed meanwhile`);
+  } else if (live) {
+    // A delete marker left by a move killed before its purge: it and what came before it go, a later put stays.
+    await link.jsm.streams.purge(`KV_${bucket}`, { filter: `$KV.${bucket}.${rec.id}`, seq: live.revision + 1 });
   }
 }
 

@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs';
-import { headers } from '@nats-io/transport-node';
 import { Kvm, type KV } from '@nats-io/kv';
 import { isTerminal } from '../../fleet/record-status.js';
 import { listRecords } from '../../fleet/registry.js';
@@ -13,6 +12,7 @@ import { lastValues, type LastValue } from './last-values.js';
 import type { Link, NatsLink } from './link.js';
 import { isWrongRevision } from './lost.js';
 import { fromEntry, recordsOf } from './record-reads.js';
+import { removeAt } from './remove-at.js';
 
 /**
  * `flotilla gc` on a `nats://` bus (§18; docs/scale-out.md "What gc removes from the bus"):
@@ -118,26 +118,6 @@ async function removeKeys(link: Link, kv: KV, bucket: string, pattern: string, d
     if (entry?.operation === 'PUT' && (await removeAt(link, bucket, v.key, entry.revision))) n++;
   }
   return n;
-}
-
-/**
- * Deletes `key` if its last revision is still `revision` (false when another writer put it
- * since: theirs stays), then purges the delete's marker — only messages up to the marker, so
- * a put that lands between the two is kept — and the bucket keeps no tombstone.
- */
-async function removeAt(link: Link, bucket: string, key: string, revision: number): Promise<boolean> {
-  const subject = `$KV.${bucket}.${key}`;
-  const h = headers();
-  h.set('KV-Operation', 'DEL');
-  let seq: number;
-  try {
-    seq = (await link.js.publish(subject, undefined, { headers: h, expect: { lastSubjectSequence: revision } })).seq;
-  } catch (err) {
-    if (isWrongRevision(err)) return false;
-    throw err;
-  }
-  await link.jsm.streams.purge(`KV_${bucket}`, { filter: subject, seq: seq + 1 });
-  return true;
 }
 
 /** Attempts against this host's processes ending agents meanwhile (each a revision-checked update of the list). */
