@@ -3,6 +3,7 @@ import { mkdirSync, readFileSync, realpathSync, unlinkSync } from 'node:fs';
 import { createConnection, createServer, type Server } from 'node:net';
 import { hostname } from 'node:os';
 import { isErrno } from '../errors.js';
+import { isProcessAlive, processStartTime } from '../fleet/proc.js';
 import { writeFileAtomic } from '../layout/atomic.js';
 import type { Layout } from '../layout/layout.js';
 import { sleep } from '../sleep.js';
@@ -11,7 +12,7 @@ import { sleep } from '../sleep.js';
  * One scheduler per fleet root. The lock is a listening Unix socket in the fleet's state
  * (as slots are, src/fleet/slots.ts): binding is exclusive and the kernel lets go when the
  * holder dies, SIGKILL included. A socket file left by a dead holder refuses connections and
- * is removed. Two schedulers cleaning one stale file at once may both run for a moment; the
+ * is removed, once the holder it names (`scheduler.json`: pid and start time) is gone too. Two schedulers cleaning one stale file at once may both run for a moment; the
  * fired-slot markers (fire.ts) still keep every slot to one run, so the lock is about quiet,
  * not about correctness.
  */
@@ -20,6 +21,8 @@ export interface SchedulerHolder {
   pid: number;
   since: string;
   host: string;
+  /** The holder's process start time (fleet/proc.ts), so a reused pid is not taken for it. */
+  start?: string | null;
 }
 
 export interface SchedulerLock {
@@ -58,6 +61,12 @@ export function schedulerHolder(layout: Layout): SchedulerHolder | null {
   }
 }
 
+/** Whether the holder the lock's info names is a live process of this host (its start time checked). */
+function holderAlive(layout: Layout): boolean {
+  const h = schedulerHolder(layout);
+  return h !== null && h.host === hostname() && h.pid !== process.pid && typeof h.start === 'string' && isProcessAlive(h.pid, h.start);
+}
+
 /** Whether a scheduler holds the lock now (for `status` and `schedule list`). */
 export function schedulerRunning(layout: Layout): Promise<boolean> {
   return answers(socketAddress(layout));
@@ -74,11 +83,13 @@ export async function acquireSchedulerLock(layout: Layout, opts: { onWait?: (hol
   while (!opts.signal?.aborted) {
     const got = await listen(address);
     if (got !== 'in-use') {
-      const info: SchedulerHolder = { pid: process.pid, since: new Date().toISOString(), host: hostname() };
+      const info: SchedulerHolder = { pid: process.pid, since: new Date().toISOString(), host: hostname(), start: processStartTime(process.pid) };
       writeFileAtomic(layout.schedulerInfo, `${JSON.stringify(info)}\n`);
       return { release: () => { got.close(); } };
     }
-    if (!address.startsWith('\0') && !(await answers(address))) {
+    // A socket that does not answer is stale only when the holder it names is gone too: a live
+    // holder that missed one connection (a loaded machine) must not get a second scheduler beside it.
+    if (!address.startsWith('\0') && !(await answers(address)) && !holderAlive(layout)) {
       try { unlinkSync(address); } catch { /* another scheduler cleaned it first */ }
       continue;
     }

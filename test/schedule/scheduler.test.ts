@@ -1,5 +1,5 @@
 import { execa, type ResultPromise } from 'execa';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -150,6 +150,27 @@ describe('the scheduler (real processes, scripted model)', () => {
     const slots = slotsOf(runs('pair'));
     expect(new Set(slots).size).toBe(slots.length);
     expect(auditLines().filter((l) => l.event === 'scheduler_start')).toHaveLength(2);
+  });
+
+  it('a holder whose socket does not answer is waited for while its process lives, and taken over once it is gone', async () => {
+    await add('quiet', '0 0 1 1 *', []);
+    const a = startScheduler();
+    await holds(() => expect(auditLines().filter((l) => l.event === 'scheduler_start')).toHaveLength(1), 60_000);
+    // The live holder's socket replaced by one nobody listens on (as a connection a loaded holder missed reads).
+    rmSync(fleet.layout.schedulerSocket);
+    await execa(process.execPath, ['-e', `require('node:net').createServer().listen(${JSON.stringify(fleet.layout.schedulerSocket)}, () => process.exit(0))`]);
+    const b = startScheduler();
+    let said = '';
+    b.all!.on('data', (chunk: Buffer) => { said += String(chunk); });
+    // b says who holds it and waits; no second scheduler starts beside the live one.
+    await holds(() => expect(said).toMatch(new RegExp(`another scheduler \\(pid ${a.pid} on .*\\) holds .*; waiting for it to stop`)), 30_000);
+    expect(auditLines().filter((l) => l.event === 'scheduler_start')).toHaveLength(1);
+    a.kill('SIGKILL');
+    await a;
+    await holds(() => expect(auditLines().filter((l) => l.event === 'scheduler_start')).toHaveLength(2), 60_000);
+    await holds(() => expect(said).toMatch(/waiting for it to stop\n.*scheduler: watching the schedules of/), 30_000);
+    b.kill('SIGTERM');
+    await b;
   });
 
   it("a per-schedule token budget: once today's runs used it, the next slots are skipped and audited, and nothing more starts", async () => {
