@@ -68,6 +68,9 @@ export const gemini: Runtime = {
       general: { disableAutoUpdate: true, disableUpdateNag: true },
       privacy: { usageStatisticsEnabled: false },
       telemetry: { enabled: false },
+      // Gemini's loop detection asks a person whether to keep it (a dialog the agent would wait
+      // at for good); the fleet's max_turns, timeout_secs and budget stop a loop instead.
+      model: { disableLoopDetection: true },
       ...(keyed ? { security: { auth: { selectedType: 'gemini-api-key' } } }
         // The person's Google login by reference, with the auth type they selected.
         : input.loginFile ? { security: { auth: { selectedType: geminiSelectedAuth(input.env) ?? 'oauth-personal' } } } : {}),

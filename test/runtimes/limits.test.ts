@@ -60,6 +60,19 @@ describe('max_turns and timeout_secs end a vendor task as they end ours', { time
     expect(f.cliPid(id)).toBeDefined();
   });
 
+  it('gemini: the same command every turn for 8 turns is ended by max_turns, not held at Gemini\'s loop-detection dialog', async () => {
+    // Gemini CLI takes five identical tool calls in a row for a loop and asks a person whether to
+    // keep its loop detection, a dialog no one answers; the fleet's own limits stop a loop.
+    const t = TARGETS.gemini();
+    const f = await vendorFleet({ ...t, script: 'loop.yaml', definitions: { a: `max_turns: 8\n${DONT_ASK}` } });
+    fleet = f;
+    const id = await f.spawnChild('a', 'gemini-repeats', 'loop forever', t.spawnArgs);
+    const done = await oneCompletion(f, id);
+    expect(done).toMatchObject({ status: 'failed', exit_reason: 'max_turns' });
+    await eventually(() => f.record(id).status === 'idle', 60_000, 'idle');
+    expect(f.vendor.prompts.length).toBeGreaterThanOrEqual(8);
+  });
+
   it('codex: the tree budget, fed by the CLI\'s own token counts while it works, ends the task failed (budget)', async () => {
     const t = TARGETS.codex();
     const f = await vendorFleet({ ...t, script: 'loop.yaml', definitions: { a: DONT_ASK } });
