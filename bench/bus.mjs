@@ -14,6 +14,8 @@
 //  - status: `flotilla status` cold (median wall ms of `runs`) with N finished records: on
 //    maildir in this host's registry; on nats:// in the RECORDS bucket, published from another
 //    fleet root (another "host", b) while this host's registry is empty; `node -e 0` beside.
+//    Then `flotilla gc` once on the host holding them (on nats://, b's, which clears the bus
+//    too): its wall ms, how many records it removed, and `status --all`'s rows after it.
 //  - slots: a running slot taken and given back by one process, sequentially: on maildir the
 //    host's socket slot (fleet/slots.ts), on nats:// that and one of the fleet's KV slots
 //    (fleet/fleet-slot.ts), p50/p99 of the take, and take+release cycles/s.
@@ -185,7 +187,20 @@ async function status(bus, records, runs) {
       node.push(timeRun(process.execPath, ['-e', '0'], opts));
       st.push(timeRun(process.execPath, [CLI, 'status'], opts));
     }
-    return { records, where: there ? 'another host, on the bus' : "this host's registry", rows_shown: shown, status_ms: round(median(st)), node_ms: round(median(node)), ratio: round(median(st) / median(node), 2) };
+    // Then `flotilla gc` on the host that holds them (b on nats://, which removes them from the bus
+    // too; this host on maildir), once, cold: every record has finished, so all of them go.
+    const gcEnv = there ? { ...env, HOME: there.dir, FLOTILLA_ROOT: there.root, FLOTILLA_FLEET_HOST: 'b' } : env;
+    const t0 = performance.now();
+    const gc = spawnSync(process.execPath, [CLI, 'gc', '--json'], { cwd: there?.dir ?? here.dir, env: gcEnv, encoding: 'utf8' });
+    const gcMs = performance.now() - t0;
+    if (gc.status !== 0) throw new Error(`gc failed: ${gc.stderr}`);
+    const removed = JSON.parse(gc.stdout);
+    const after = spawnSync(process.execPath, [CLI, 'status', '--all'], { ...opts, encoding: 'utf8' });
+    return {
+      records, where: there ? 'another host, on the bus' : "this host's registry", rows_shown: shown, status_ms: round(median(st)), node_ms: round(median(node)), ratio: round(median(st) / median(node), 2),
+      gc_ms: round(gcMs), gc_removed: removed.records.length, gc_removed_on_bus: removed.bus?.records?.length ?? null,
+      rows_after_gc: after.stdout.split('\n').filter((l) => /old\d{6}/.test(l)).length,
+    };
   } finally {
     here.cleanup();
     there?.cleanup();
