@@ -1,6 +1,6 @@
 import { execa } from 'execa';
 import { closeSync, existsSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { busFor, closeBuses } from '../../src/bus/open.js';
 import { defaultConfig } from '../../src/config/schema.js';
@@ -148,6 +148,15 @@ describe.each(BUSES)('exactly one completion and one stop hook on the $bus bus',
     expect(p.record(id).status).toBe('failed');
     expect(p.record(id).exitReason).toMatch(/registry|JSON|invalid/i);
     await expectOneEnding(id, 'failed');
+  }, 120_000);
+
+  it('a start that fails once its inbox is watched (a start hook damages its record): the harness exits saying why, not held alive', async () => {
+    const agents = dirname(p.layout.registryFile('x'));
+    p.config({ hooks: { start: [{ command: `printf 'not json at all' > "${agents}/$FLOTILLA_AGENT_ID.json"` }], stop: [{ command: `echo "$FLOTILLA_AGENT_ID $FLOTILLA_EXIT_REASON" >> ${stopLog}` }] } });
+    // Held alive by its inbox watcher, the process never ended and this waited for good.
+    const r = await p.run(['run', '--agent', 'worker', '--model', `script:${STEPS}`, '--oneshot', 'work']);
+    expect(r.exitCode).toBe(1);
+    expect(String(r.stderr)).toMatch(/^flotilla: .*(registry|JSON|invalid)/im);
   }, 120_000);
 
   it('inotify exhausted (injected): the agent polls, reads its mail, and ends with one completion', async () => {

@@ -19,10 +19,19 @@ export function command(): Command {
       const { config } = await cliConfig(layout);
       const { runHarness } = await import('../../harness/run.js');
       const prompt = opts.prompt ?? (words.length ? words.join(' ') : undefined);
-      const code = await runHarness({
-        layout, config, spawnedId: opts.spawned, prompt, agent: opts.agent, id: opts.id, model: opts.model, oneshot: opts.oneshot,
-        context: opts.context, stdinIsTTY: !!process.stdin.isTTY, stdoutIsTTY: !!process.stdout.isTTY,
-      });
+      let code: number;
+      try {
+        code = await runHarness({
+          layout, config, spawnedId: opts.spawned, prompt, agent: opts.agent, id: opts.id, model: opts.model, oneshot: opts.oneshot,
+          context: opts.context, stdinIsTTY: !!process.stdin.isTTY, stdoutIsTTY: !!process.stdout.isTTY,
+        });
+      } catch (err) {
+        // A start that failed half-way (refused, or its record unwritable once its inbox was
+        // watched) is reported here, not left to the event loop to drain: what it opened would keep it alive.
+        const [{ reportError }, { closeBuses }] = await Promise.all([import('../output.js'), import('../../bus/open.js')]);
+        code = reportError(err);
+        await closeBuses();
+      }
       // Watchers, sockets and timers must not keep a finished agent alive.
       process.exit(code);
     });
