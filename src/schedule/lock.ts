@@ -12,9 +12,10 @@ import { sleep } from '../sleep.js';
  * One scheduler per fleet root. The lock is a listening Unix socket in the fleet's state
  * (as slots are, src/fleet/slots.ts): binding is exclusive and the kernel lets go when the
  * holder dies, SIGKILL included. A socket file left by a dead holder refuses connections and
- * is removed, once the holder it names (`scheduler.json`: pid and start time) is gone too. Two schedulers cleaning one stale file at once may both run for a moment; the
- * fired-slot markers (fire.ts) still keep every slot to one run, so the lock is about quiet,
- * not about correctness.
+ * is removed, once the holder it names (`scheduler.json`: pid and start time) is gone too.
+ * Two schedulers cleaning one stale file at once may both run for a moment; the fired-slot
+ * markers (fire.ts) still keep every slot to one run, so the lock is about quiet, not about
+ * correctness.
  */
 
 export interface SchedulerHolder {
