@@ -1,8 +1,8 @@
-import { execa, type ResultPromise } from 'execa';
+import { execa, execaSync, type ResultPromise } from 'execa';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { eventually } from './tmux.js';
 
 /**
@@ -13,18 +13,36 @@ import { eventually } from './tmux.js';
 export interface NatsServer {
   readonly url: string;
   readonly port: number;
+  /** With `tls`: the throwaway CA's certificate (PEM file) that signed the server's. */
+  readonly caFile: string | undefined;
   start(): Promise<void>;
   stop(): Promise<void>;
   /** Stops the server and removes its store. */
   kill(): Promise<void>;
 }
 
-export async function natsServer(): Promise<NatsServer> {
+/**
+ * How the server authenticates clients (none by default): a token, one user with a password,
+ * or accounts (`accounts`: account name → its one user's name and password, each account with
+ * its own JetStream, as docs/scale-out.md "Two fleets on one server" configures). `tls` makes
+ * a throwaway CA with openssl and serves TLS only, with a certificate it signed for 127.0.0.1.
+ */
+export interface NatsAuth {
+  token?: string;
+  user?: { user: string; password: string };
+  accounts?: Record<string, { user: string; password: string }>;
+  tls?: boolean;
+}
+
+export async function natsServer(auth: NatsAuth = {}): Promise<NatsServer> {
   const port = await freePort();
   const store = mkdtempSync(join(tmpdir(), 'flotilla-nats-'));
+  const caFile = auth.tls ? throwawayCertificates(store) : undefined;
+  const confFile = join(store, 'server.conf');
+  writeFileSync(confFile, serverConfig(port, join(store, 'js'), auth));
   let proc: ResultPromise | undefined;
   const up = async () => {
-    proc = execa('nats-server', ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', store], { reject: false, stdout: 'ignore', stderr: 'pipe', buffer: true });
+    proc = execa('nats-server', ['-c', confFile], { reject: false, stdout: 'ignore', stderr: 'pipe', buffer: true });
     // Ready once it accepts connections; a server that died says why.
     await eventually(async () => {
       if (proc!.exitCode !== null) throw new Error(`nats-server exited: ${String((await proc!).stderr)}`);
@@ -40,8 +58,9 @@ export async function natsServer(): Promise<NatsServer> {
   };
   await up();
   return {
-    url: `nats://127.0.0.1:${port}`,
+    url: `${auth.tls ? 'tls' : 'nats'}://127.0.0.1:${port}`,
     port,
+    caFile,
     start: up,
     stop: down,
     kill: async () => {
@@ -49,6 +68,34 @@ export async function natsServer(): Promise<NatsServer> {
       rmSync(store, { recursive: true, force: true });
     },
   };
+}
+
+/** nats-server's config: JSON is a subset of its format, so values are quoted as JSON. */
+function serverConfig(port: number, storeDir: string, auth: NatsAuth): string {
+  const q = (v: string) => JSON.stringify(v);
+  const lines = [`listen: ${q(`127.0.0.1:${port}`)}`, `jetstream { store_dir: ${q(storeDir)} }`];
+  if (auth.token) lines.push(`authorization { token: ${q(auth.token)} }`);
+  if (auth.user) lines.push(`authorization { users: [ { user: ${q(auth.user.user)}, password: ${q(auth.user.password)} } ] }`);
+  if (auth.accounts) {
+    const accounts = Object.entries(auth.accounts).map(([name, u]) => `  ${name}: { jetstream: enabled, users: [ { user: ${q(u.user)}, password: ${q(u.password)} } ] }`);
+    lines.push('accounts {', ...accounts, '}');
+  }
+  if (auth.tls) {
+    const dir = dirname(storeDir);
+    lines.push(`tls { cert_file: ${q(join(dir, 'server.pem'))}, key_file: ${q(join(dir, 'server.key'))} }`);
+  }
+  return lines.join('\n') + '\n';
+}
+
+/** A CA made for this server alone and a server certificate it signed for 127.0.0.1; returns the CA's PEM file. */
+function throwawayCertificates(dir: string): string {
+  const ssl = (args: string[]) => execaSync('openssl', args, { cwd: dir, stdio: 'pipe' });
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+  ssl(['req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '1', '-subj', '/CN=flotilla test CA']);
+  ssl(['req', ...ec, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=127.0.0.1']);
+  writeFileSync(join(dir, 'san.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
+  ssl(['x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '1', '-extfile', 'san.ext']);
+  return join(dir, 'ca.pem');
 }
 
 function freePort(): Promise<number> {
