@@ -49,6 +49,7 @@ export function loadConfig(opts: LoadOptions): LoadedConfig {
   const layers: Layer[] = [];
   const trusted = opts.trusted ?? isTrusted(opts.layout, env);
   let ignored: string[] = [];
+  const allLeaves = leaves(configSchema);
   for (const file of [userFile, opts.layout.configFile]) {
     if (!file) continue;
     const values = readConfigFile(file);
@@ -62,11 +63,10 @@ export function loadConfig(opts: LoadOptions): LoadedConfig {
       const lower: Record<string, unknown> = {};
       for (const layer of layers) deepMerge(lower, layer.values);
       const lowerParsed = configSchema.safeParse(lower);
-      ignored = stripUntrusted(values, lowerParsed.success ? lowerParsed.data : configSchema.parse({}));
+      ignored = stripUntrusted(values, lowerParsed.success ? lowerParsed.data : configSchema.parse({}), allLeaves.map((l) => l.path));
     }
     layers.push({ source: file, values });
   }
-  const allLeaves = leaves(configSchema);
   layers.push({ source: 'env', values: envLayer(allLeaves, env) });
   const flagValues: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(opts.flags ?? {})) if (v !== undefined) setPath(flagValues, k, v);

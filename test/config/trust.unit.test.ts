@@ -88,7 +88,7 @@ describe("an untrusted project's config", () => {
     expect(trust.ignored.sort()).toEqual([
       'agents.allow_bypass_permissions', 'agents.default_permission_mode',
       'hooks.start', 'hooks.stop', 'hooks.task_completed', 'hooks.task_created', 'hooks.teammate_idle', 'models.providers.evil', 'security.deny_commands', 'security.opaque_commands',
-      'security.sandbox', 'security.sandbox_network', 'security.secrets',
+      'security.sandbox', 'security.sandbox_network', 'security.secrets.github-token',
     ]);
   });
 
