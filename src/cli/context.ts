@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { LoadedConfig } from '../config/load.js';
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { isCheckoutTop } from '../layout/git-top.js';
 import { ensureState, resolveLayout, type Layout } from '../layout/layout.js';
 
 /** What every command needs: the fleet layout (from --root / FLOTILLA_ROOT / the project). */
@@ -33,7 +33,7 @@ export function contextOf(globals: Globals, opts: { createState?: boolean } = {}
 export function noFleetLine(layout: Layout): string | undefined {
   if (existsSync(layout.registryDir)) return undefined;
   if (existsSync(layout.root)) return `no agent has run in ${layout.root} yet — start one with 'flotilla up' or spawn-agent`;
-  if (existsSync(join(layout.project, '.git'))) return `no fleet here: ${layout.root} does not exist yet — 'flotilla up' or spawn-agent in ${layout.project} makes it (or pass --root DIR)`;
+  if (isCheckoutTop(layout.project)) return `no fleet here: ${layout.root} does not exist yet — 'flotilla up' or spawn-agent in ${layout.project} makes it (or pass --root DIR)`;
   return `no fleet here: ${layout.root} does not exist yet (${layout.project} is not in a git checkout, so a fleet would be made right there) — 'flotilla up' or spawn-agent makes it, or pass --root DIR`;
 }
 

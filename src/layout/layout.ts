@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { isCheckoutTop } from './git-top.js';
 
 /**
  * The only code that builds paths under the fleet root (§1). Everything else asks a
@@ -252,7 +253,7 @@ function boardPaths(dir: string, name: string): BoardPaths {
 export function findProject(cwd: string): string {
   let dir = resolve(cwd);
   for (;;) {
-    if (existsSync(join(dir, '.git'))) return dir;
+    if (isCheckoutTop(dir)) return dir;
     const up = dirname(dir);
     if (up === dir) return resolve(cwd);
     dir = up;

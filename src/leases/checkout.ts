@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
-import { dirname, join, relative, sep } from 'node:path';
+import { dirname, relative, sep } from 'node:path';
+import { isCheckoutTop } from '../layout/git-top.js';
 
 /**
  * The checkout a path belongs to (docs/design.md §16): the nearest folder above it with a
- * `.git` entry — a repository's top folder, or a git worktree's (its `.git` is a file) — so
- * agents in separate worktrees never share a lease. A path in no repository belongs to the
+ * real `.git` (layout/git-top.ts) — a repository's top folder, or a git worktree's (its `.git`
+ * is a file) — so agents in separate worktrees never share a lease. A path in no repository belongs to the
  * filesystem's root. Leases name paths relative to it.
  */
 
@@ -16,7 +17,7 @@ export function checkoutTop(dir: string): string {
   const hit = tops.get(dir);
   if (hit !== undefined) return hit;
   let top: string;
-  if (existsSync(join(dir, '.git'))) top = dir;
+  if (isCheckoutTop(dir)) top = dir;
   else {
     const up = dirname(dir);
     top = up === dir ? dir : checkoutTop(up);

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -11,7 +12,7 @@ const run = (args: string[], extra: { env?: NodeJS.ProcessEnv; input?: string } 
 
 beforeEach(() => {
   fleet = tempFleet('flotilla-agents-');
-  mkdirSync(join(fleet.project, '.git'));
+  execFileSync('git', ['init', '-q', fleet.project]);
   const home = join(fleet.project, 'home');
   // TMPDIR: a failed edit keeps the user's copy in a temp dir, on purpose; keep it in ours.
   env = { HOME: home, XDG_CONFIG_HOME: join(home, 'xdg'), FLOTILLA_ROOT: '', VISUAL: '', EDITOR: '', TMPDIR: fleet.project };

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -19,7 +20,7 @@ const byEnv = { FLOTILLA_AGENTS_DEFAULT_PERMISSION_MODE: 'bypass_permissions', F
 
 beforeEach(() => {
   fleet = tempFleet('flotilla-bypass-');
-  mkdirSync(join(fleet.project, '.git'));
+  execFileSync('git', ['init', '-q', fleet.project]);
   mkdirSync(fleet.layout.agentsDir, { recursive: true });
   writeFileSync(join(fleet.layout.agentsDir, 'writer.md'), '---\nname: writer\ndescription: Writes files\n---\nYou write.\n');
   calls = join(fleet.project, 'calls.jsonl');

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -57,7 +58,7 @@ export function checkCorpus(dir: string): () => Listing {
 
   beforeAll(async () => {
     fleet = tempFleet('flotilla-corpus-');
-    mkdirSync(join(fleet.project, '.git'));
+    execFileSync('git', ['init', '-q', fleet.project]);
     const agents = join(fleet.project, '.claude', 'agents');
     mkdirSync(agents, { recursive: true });
     for (const f of files) cpSync(join(dir, f), join(agents, f));

@@ -1,5 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import { execa, type ResultPromise } from 'execa';
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -19,7 +20,7 @@ const schedulers: ResultPromise[] = [];
 
 beforeEach(() => {
   fleet = tempFleet('flotilla-schedule-');
-  mkdirSync(join(fleet.project, '.git'));
+  execFileSync('git', ['init', '-q', fleet.project]);
   const home = join(fleet.project, 'home');
   env = { HOME: home, XDG_CONFIG_HOME: join(home, 'xdg'), FLOTILLA_ROOT: fleet.layout.root };
 });
