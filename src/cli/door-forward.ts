@@ -1,18 +1,20 @@
 import { FlotillaError } from '../errors.js';
-import { DOOR_COMMANDS, DOOR_PIPE_COMMANDS, DOOR_STDIN_COMMANDS, VENDOR_DOOR_COMMANDS, fleetWritable, pipeThroughDoor, sendThroughDoor } from '../inbox/door.js';
+import { DOOR_BUS_COMMANDS, DOOR_COMMANDS, DOOR_PIPE_COMMANDS, DOOR_STDIN_COMMANDS, VENDOR_DOOR_COMMANDS, fleetWritable, pipeThroughDoor, sendThroughDoor } from '../inbox/door.js';
 import { writeOut } from './output.js';
 
 /**
  * A fleet command run where the fleet root is read-only (inside an agent's sandbox): the
  * agent's harness runs it on the host through the door (inbox/door.ts `run`), as its own
  * child, so it acts as that agent with the refusals it would get from the harness
- * (docs/security.md "The door"). Returns the exit code, or null when this command line is
- * not one to forward (it then runs here as usual).
+ * (docs/security.md "The door"). `viaBus`: the harness holds the bus's credentials and this
+ * command does not (DOOR_BUS_ENV), so it is forwarded wherever the fleet root is writable too.
+ * Returns the exit code, or null when this command line is not one to forward (it then runs
+ * here as usual).
  */
-export async function forwardThroughDoor(door: string, args: string[], at: number): Promise<number | null> {
+export async function forwardThroughDoor(door: string, args: string[], at: number, viaBus = false): Promise<number | null> {
   const name = args[at];
-  const forwarded = name !== undefined && (DOOR_COMMANDS.has(name) || VENDOR_DOOR_COMMANDS.has(name) || DOOR_PIPE_COMMANDS.has(name));
-  if (!forwarded || fleetWritable(door)) return null;
+  const forwarded = name !== undefined && (DOOR_COMMANDS.has(name) || VENDOR_DOOR_COMMANDS.has(name) || DOOR_PIPE_COMMANDS.has(name) || (viaBus && DOOR_BUS_COMMANDS.has(name)));
+  if (!forwarded || (!viaBus && fleetWritable(door))) return null;
   if (args.some((a) => a === '--root' || a.startsWith('--root='))) {
     throw new FlotillaError("--root is refused here: inside an agent's sandbox a fleet command acts on its own agent's fleet, through its harness — drop --root", { code: 'door-root', exitCode: 2 });
   }

@@ -19,12 +19,14 @@ async function start(argv: string[]): Promise<number> {
     return 0;
   }
   const name = firstCommandName(args);
-  // Where the fleet root is read-only (an agent's sandbox), fleet commands are run by the
-  // agent's harness through its door (cli/door-forward.ts); nothing is loaded for anyone else.
+  // Where the fleet root is read-only (an agent's sandbox), or the bus's credentials are its
+  // harness's (FLOTILLA_DOOR_BUS), fleet commands are run by the agent's harness through its
+  // door (cli/door-forward.ts); nothing is loaded for anyone else.
   const door = process.env.FLOTILLA_DOOR;
-  if (door && name !== undefined && name !== 'send' && name !== 'status') {
+  const viaBus = process.env.FLOTILLA_DOOR_BUS === '1';
+  if (door && name !== undefined && name !== 'send' && (name !== 'status' || viaBus)) {
     const { forwardThroughDoor } = await import('./door-forward.js');
-    const code = await forwardThroughDoor(door, args, commandIndex(args));
+    const code = await forwardThroughDoor(door, args, commandIndex(args), viaBus);
     if (code !== null) return code;
   }
   const bundle = name === undefined ? undefined : FAST_COMMANDS[name];

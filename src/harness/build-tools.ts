@@ -10,7 +10,7 @@ import { userPaths } from '../layout/layout.js';
 import { effectiveSandbox } from '../tools/sandbox-mode.js';
 import { bubblewrapArgv, bubblewrapUserNamespace, hostExecutedPaths, installedPaths, pidNamespaceArgv, tmuxHiding } from '../tools/sandbox.js';
 import { tmuxSocketPaths } from '../tmux/sockets.js';
-import { commandEnvironment, providerKeyVars } from '../tools/command-env.js';
+import { busCredentialVars, commandEnvironment, holdsBusCredentials, providerKeyVars } from '../tools/command-env.js';
 import { PACKAGE_ROOT } from '../layout/package.js';
 import { trackToolGroups } from '../lifecycle/tool-groups.js';
 import { createCheckInboxTool } from '../tools/check-inbox.js';
@@ -23,7 +23,7 @@ import { createRequestSecretTool } from '../tools/request-secret.js';
 import { redact, redactValue } from '../secrets/redact.js';
 import type { SecretBroker } from './secret-broker.js';
 import { createFleetAgentTools, type FleetOps } from '../tools/fleet-agents.js';
-import { DOOR_ENV } from '../inbox/door.js';
+import { DOOR_BUS_ENV, DOOR_ENV } from '../inbox/door.js';
 import { DEFAULT_BOARD } from '../tasks/task.js';
 import { openAgentDoor, sendAs } from './door-send.js';
 import { sentSummary } from '../lifecycle/broadcast.js';
@@ -62,10 +62,15 @@ export async function buildTools(opts: {
     fleetRoot: layout.root, project: layout.project, cwd: rec.cwd, home, userConfigDir: user.configDir, userCacheDir: user.cacheDir, installed,
   });
   const send = sendAs(layout, config, rec);
-  const baseEnv = commandEnvironment(opts.env, { keys: providerKeyVars(config), allow: opts.passEnv ?? [] });
+  // The bus's credentials are the harness's: the fleet commands it runs for its agent through
+  // the door get them, the agent's own commands never (docs/security.md "Bus credentials").
+  const doorEnv = commandEnvironment(opts.env, { keys: providerKeyVars(config), allow: opts.passEnv ?? [] });
+  const baseEnv = commandEnvironment(doorEnv, { never: busCredentialVars(config) });
   // Every command reaches the fleet through its agent's door (inbox/door.ts): its mail in
-  // every mode (redacted, `from` the harness's word), and in the sandbox its fleet commands.
-  const door = await openAgentDoor(layout, config, rec, send, { env: baseEnv, writable });
+  // every mode (redacted, `from` the harness's word), and in the sandbox — or wherever the
+  // bus needs credentials the command lacks — its fleet commands.
+  const door = await openAgentDoor(layout, config, rec, send, { env: doorEnv, writable });
+  const viaBus = holdsBusCredentials(config, opts.env) ? { [DOOR_BUS_ENV]: '1' } : {};
   const sandbox = bwrap && {
     writable, readOnly, network: config.security.sandbox_network, bwrap, userNamespace: bubblewrapUserNamespace(bwrap),
     hidden: [layout.doorsDir, layout.secretsDir], sockets: door ? [door] : [],
@@ -89,7 +94,7 @@ export async function buildTools(opts: {
       ? { protectedRoots: readOnly, writableWithin: within, writableRoots: writable }
       : { protectedRoots: [layout.root], writableWithin: within }),
     shellTimeoutSecs: config.tools.shell_timeout_secs,
-    env: door ? { ...baseEnv, [DOOR_ENV]: door } : baseEnv,
+    env: door ? { ...baseEnv, [DOOR_ENV]: door, ...viaBus } : baseEnv,
     maxOutputBytes: config.tools.max_output_bytes,
     wrap,
     track: trackToolGroups(layout, rec.id),

@@ -8,7 +8,7 @@ import type { Layout } from '../layout/layout.js';
 import { FlotillaError } from '../errors.js';
 import { SYSTEM_KIND_REFUSAL } from '../inbox/address.js';
 import type { Socket } from 'node:net';
-import { DOOR_COMMANDS, DOOR_PIPE_COMMANDS, type DoorPipe, type DoorRun, type DoorRunResult } from '../inbox/door.js';
+import { DOOR_BUS_COMMANDS, DOOR_COMMANDS, DOOR_PIPE_COMMANDS, type DoorPipe, type DoorRun, type DoorRunResult } from '../inbox/door.js';
 import { CLI_ENTRY } from '../layout/package.js';
 
 export interface OutgoingMessage {
@@ -42,7 +42,10 @@ export function sentReply(sent: Sent): Record<string, unknown> {
 
 /** What the harness needs to run a door `run` as its own child: where and with what environment. */
 export interface DoorRunContext {
-  /** The environment the agent's commands get (no secrets: a grant is lent to one shell call only). */
+  /**
+   * The environment the agent's commands get (no secrets: a grant is lent to one shell call
+   * only), with the bus's credentials the commands themselves do not get.
+   */
   env: NodeJS.ProcessEnv;
   /** Directories the agent may work in; a caller's cwd elsewhere (the sandbox's private /tmp) becomes the agent's cwd. */
   writable: readonly string[];
@@ -85,7 +88,7 @@ export async function openAgentDoor(layout: Layout, config: Config, rec: AgentRe
 function runForAgent(layout: Layout, rec: AgentRecord, req: DoorRun, ctx: DoorRunContext, closed: AbortSignal): Promise<DoorRunResult> {
   // The command's name comes first: the program's one option of its own is --root, refused below.
   const name = req.args[0];
-  const allowed = new Set([...DOOR_COMMANDS, ...(ctx.extra ?? [])]);
+  const allowed = new Set([...DOOR_COMMANDS, ...DOOR_BUS_COMMANDS, ...(ctx.extra ?? [])]);
   if (!name || !allowed.has(name)) {
     throw new FlotillaError(`the door runs only ${[...allowed].join(', ')} — '${name ?? ''}' runs in the sandbox itself, or is a person's to run`, { code: 'door-command', exitCode: 2 });
   }
@@ -125,6 +128,7 @@ function hostPlace(layout: Layout, rec: AgentRecord, callerCwd: string | undefin
   const cwd = callerCwd && ctx.writable.some((w) => callerCwd === w || callerCwd.startsWith(w.replace(/\/+$/, '') + '/')) ? callerCwd : rec.cwd;
   const env: NodeJS.ProcessEnv = { ...ctx.env, FLOTILLA_ROOT: layout.root };
   delete env.FLOTILLA_DOOR;
+  delete env.FLOTILLA_DOOR_BUS;
   return { cwd, env };
 }
 

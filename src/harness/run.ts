@@ -42,16 +42,17 @@ export async function runHarness(opts: RunOptions): Promise<number> {
   let slot: SlotHold;
   if (opts.spawnedId) {
     record = getRecord(layout, opts.spawnedId);
+    // The model's keys and the bus's credentials, left by the spawner in a file read once
+    // (spawn/harness-keys.ts): in this process's memory only, never in its /proc environ or
+    // tmux's environment. Taken first: the admission below may ask the bus.
+    const { takeHarnessKeys } = await import('../spawn/harness-keys.js');
+    Object.assign(process.env, takeHarnessKeys(layout, record.id));
     try {
       slot = await admitSelf(layout, config, record, process.env.FLOTILLA_SLOT);
     } catch (err) {
       await refuse(layout, config, record, err);
       throw err;
     }
-    // The model's keys, left by the spawner in a file read once (spawn/harness-keys.ts): in
-    // this process's memory only, never in its /proc environ or tmux's environment.
-    const { takeHarnessKeys } = await import('../spawn/harness-keys.js');
-    Object.assign(process.env, takeHarnessKeys(layout, record.id));
   } else {
     const interactive = !opts.prompt && opts.stdinIsTTY && opts.stdoutIsTTY && !opts.oneshot;
     const prompt = opts.prompt ?? (interactive ? '' : await readStdin());

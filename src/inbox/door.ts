@@ -76,6 +76,17 @@ export interface Door {
 export const DOOR_ENV = 'FLOTILLA_DOOR';
 
 /**
+ * Set ('1') for the commands of a harness that holds the bus's credentials (a `nats://` fleet
+ * with authentication): the commands do not hold them (tools/command-env.ts), so their fleet
+ * commands — DOOR_COMMANDS and DOOR_BUS_COMMANDS — go through the door wherever the fleet
+ * root is writable too, and the harness runs them with its credentials.
+ */
+export const DOOR_BUS_ENV = 'FLOTILLA_DOOR_BUS';
+
+/** What a command reads from the bus: forwarded only for a harness that holds the bus's credentials (DOOR_BUS_ENV). */
+export const DOOR_BUS_COMMANDS: ReadonlySet<string> = new Set(['status']);
+
+/**
  * The fleet commands a command has its harness run (`run`) where the fleet root is read-only
  * to it: those that write fleet state. Everything else only reads (and runs where it is) or
  * is a person's alone (`approve`, `deny`, `trust`: refused for an agent wherever it runs).

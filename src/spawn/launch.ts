@@ -18,7 +18,7 @@ import { runShellCommand, tmuxFormat } from '../tmux/quote.js';
 import { fleetSessionName } from '../tmux/session-name.js';
 import { tmuxVersionRefusal } from '../tmux/version.js';
 import type { PreparedSpawn } from './prepare.js';
-import { providerKeyVars } from '../tools/command-env.js';
+import { busCredentialVars, providerKeyVars } from '../tools/command-env.js';
 import { envWithout, withoutVars, writeHarnessKeys } from './harness-keys.js';
 import { writeRuntimeEnv } from './runtime-env.js';
 import { addWorktree } from './worktree.js';
@@ -56,12 +56,15 @@ export async function tmuxPreflight(config: Config, env: NodeJS.ProcessEnv = pro
 /**
  * The child's environment (§5): identity, the slot token, the same Node, PATH with
  * spawn-agent first, and the spawner's FLOTILLA_* settings (so config from the environment
- * means the same to the child, whose tmux server may have an older environment).
+ * means the same to the child, whose tmux server may have an older environment) — less
+ * `hidden`, the keys the child gets through a file (spawn/harness-keys.ts): this environment
+ * goes to tmux (`new-window -e`), where every pane of the server could read it.
  */
-export function childEnvironment(layout: Layout, rec: AgentRecord, slotEnv: string, env: NodeJS.ProcessEnv): Record<string, string> {
+export function childEnvironment(layout: Layout, rec: AgentRecord, slotEnv: string, env: NodeJS.ProcessEnv, hidden: readonly string[] = []): Record<string, string> {
   const out: Record<string, string> = {};
+  const skip = new Set(hidden);
   for (const [k, v] of Object.entries(env)) {
-    if (k.startsWith('FLOTILLA_') && !AGENT_IDENTITY_VARS.has(k) && v !== undefined) out[k] = v;
+    if (k.startsWith('FLOTILLA_') && !AGENT_IDENTITY_VARS.has(k) && !skip.has(k) && v !== undefined) out[k] = v;
   }
   if (env.XDG_CONFIG_HOME) out.XDG_CONFIG_HOME = env.XDG_CONFIG_HOME;
   return { ...out, ...agentEnvironment(layout, rec, env.PATH), FLOTILLA_SLOT: slotEnv };
@@ -84,14 +87,16 @@ export async function launchAgent(layout: Layout, config: Config, prepared: Prep
       const path = await addWorktree(layout, rec.id);
       rec = updateRecord(layout, rec.id, { cwd: path, worktree: path });
     }
-    const childEnv = childEnvironment(layout, rec, prepared.slot.envValue, env);
-    // The harness's provider keys go through a 0600 file, never tmux (spawn/harness-keys.ts).
-    const keys = providerKeyVars(config);
+    // The harness's provider keys and the bus's credentials go through a 0600 file, never tmux
+    // (spawn/harness-keys.ts); a vendor CLI's shim takes its CLI's keys its own way (runtime-env.ts).
+    const bus = busCredentialVars(config);
+    const keys = rec.runtime === 'flotilla' ? [...providerKeyVars(config), ...bus] : bus;
+    const childEnv = childEnvironment(layout, rec, prepared.slot.envValue, env, bus);
     if (rec.runtime !== 'flotilla') writeRuntimeEnv(layout, rec.id, env);
-    else writeHarnessKeys(layout, rec.id, env, keys);
-    const argv = rec.runtime === 'flotilla' ? withoutVars(childArgv(rec.id), keys) : childArgv(rec.id);
+    writeHarnessKeys(layout, rec.id, env, keys);
+    const argv = withoutVars(childArgv(rec.id), keys);
     if (opts.background) {
-      exited = openHeadless(layout, rec, { ...(rec.runtime === 'flotilla' ? envWithout(env, keys) : env), ...childEnv }, argv);
+      exited = openHeadless(layout, rec, { ...envWithout(env, keys), ...childEnv }, argv);
     } else {
       ({ tmux, place } = await openInTmux(layout, config, rec, childEnv, env, opts.session ?? false, argv, keys));
       // Written before the child can write: its first write comes after the slot handoff,
@@ -128,7 +133,7 @@ async function openInTmux(
   // A tool command has no $TMUX (tools/command-env.ts): its agent's child opens beside the agent.
   const current = (await currentTmux(env)) ?? (await parentTmux(layout, rec));
   const socket = current ? current.socketPath : tmuxSocket(config.tmux.socket, env);
-  const tmux = new Tmux({ socket, hideEnv: keys });
+  const tmux = new Tmux({ socket, hideEnv: [...providerKeyVars(config), ...keys] });
   const reap = [process.execPath, CLI_ENTRY, '--root', layout.root, 'reap', '--pane', tmuxFormat('pane_id'), ...(socket ? ['--socket', socket] : [])];
   const common = {
     command: argv, cwd: rec.cwd, env: childEnv, remainOnExit: true, paneDiedHook: runShellCommand(reap),

@@ -45,4 +45,11 @@ describe('the one child-environment builder', () => {
     });
     expect(env.PATH).toBe(`${TOOLS_DIR}:/usr/bin`);
   });
+
+  it("never passes on the bus's credentials it is told to hide: they go to tmux, and reach the harness through its key file", () => {
+    const spawner = { FLOTILLA_NATS_TOKEN: 't', FLOTILLA_NATS_USER: 'u', FLOTILLA_NATS_PASSWORD: 'p', FLOTILLA_FLEET_BUS: 'nats://h:4222' };
+    const env = childEnvironment(layout, child, 'slot-token', spawner, ['FLOTILLA_NATS_TOKEN', 'FLOTILLA_NATS_USER', 'FLOTILLA_NATS_PASSWORD']);
+    expect(Object.keys(env).filter((k) => k.startsWith('FLOTILLA_NATS_'))).toEqual([]);
+    expect(env.FLOTILLA_FLEET_BUS).toBe('nats://h:4222');
+  });
 });

@@ -5,7 +5,8 @@ import type { Config } from '../../config/schema.js';
 import type { AgentRecord } from '../../fleet/record.js';
 import type { PermissionMode } from '../../policy/permission-mode.js';
 import type { VendorRuntimeName } from '../../runtimes/types.js';
-import { DOOR_ENV, VENDOR_DOOR_COMMANDS } from '../../inbox/door.js';
+import { DOOR_BUS_ENV, DOOR_ENV, VENDOR_DOOR_COMMANDS } from '../../inbox/door.js';
+import { busCredentials } from '../../tools/command-env.js';
 import { userPaths, type Layout } from '../../layout/layout.js';
 import { PACKAGE_ROOT } from '../../layout/package.js';
 import { effectiveSandbox } from '../../tools/sandbox-mode.js';
@@ -63,7 +64,9 @@ export async function containCli(opts: {
   const readOnly = hostExecutedPaths({
     fleetRoot: layout.root, project: layout.project, cwd: rec.cwd, home, userConfigDir: user.configDir, userCacheDir: user.cacheDir, installed,
   });
-  const door = await openAgentDoor(layout, config, rec, sendAs(layout, config, rec), { env: opts.cliEnv, writable, extra: VENDOR_DOOR_COMMANDS });
+  // The fleet commands the door runs for the CLI get the bus's credentials, which the CLI has not (cli-env.ts).
+  const bus = busCredentials(config, opts.shimEnv);
+  const door = await openAgentDoor(layout, config, rec, sendAs(layout, config, rec), { env: { ...opts.cliEnv, ...bus }, writable, extra: VENDOR_DOOR_COMMANDS });
   if (!door) throw new Error(`cannot open the agent's door at ${layout.door(rec.id)} (a path over the Unix socket limit?) — the CLI cannot reach the fleet from its sandbox`);
   // The home folder stays readable wherever it lives: the sandbox's private /tmp would hide a
   // home under /tmp (a CI runner's, a test's), so the CLI would see less than on a person's machine.
@@ -77,7 +80,7 @@ export async function containCli(opts: {
       const tmux = tmuxHiding(tmuxSocketPaths(opts.shimEnv), needed);
       return markedArgv({ ...spec, hidden: [...spec.hidden!, ...tmux.hidden], covered: tmux.covered }, [opts.bin, ...opts.argv]);
     },
-    env: { ...opts.cliEnv, [DOOR_ENV]: door },
+    env: { ...opts.cliEnv, [DOOR_ENV]: door, ...(Object.keys(bus).length ? { [DOOR_BUS_ENV]: '1' } : {}) },
   };
 }
 

@@ -25,7 +25,9 @@ import { tendIdleCli, type Typist } from './idle.js';
 import { vendorCliEnvironment } from './cli-env.js';
 import { cliSandbox, containCli, startContained, type StartedCli } from './sandboxed-cli.js';
 import { cliFate } from './cli-fate.js';
-import { DOOR_ENV } from '../../inbox/door.js';
+import { DOOR_BUS_ENV, DOOR_ENV, VENDOR_DOOR_COMMANDS } from '../../inbox/door.js';
+import { busCredentials } from '../../tools/command-env.js';
+import { openAgentDoor, sendAs } from '../door-send.js';
 import { enforceLimits } from './limits.js';
 import { watchSession } from './session-watch.js';
 import { endVendorTask } from './task-end.js';
@@ -122,7 +124,12 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
     await finishOnce('failed', (err as Error).message);
     return 1;
   }
-  const cli = bwrap ? [process.execPath, CLI_ENTRY] : [process.execPath, CLI_ENTRY, '--root', layout.root];
+  // The bus's credentials are the shim's (docs/security.md "Bus credentials"): a CLI outside
+  // the sandbox on a bus that needs them reaches the fleet through the door as well.
+  const busCreds = busCredentials(config, env);
+  const viaDoor = !bwrap && Object.keys(busCreds).length > 0;
+  const cli = bwrap || viaDoor ? [process.execPath, CLI_ENTRY] : [process.execPath, CLI_ENTRY, '--root', layout.root];
+  const doorEnv = { FLOTILLA_ROOT: layout.root, [DOOR_ENV]: layout.door(rec.id), ...(viaDoor ? { [DOOR_BUS_ENV]: '1' } : {}) };
   const model = rec.model.startsWith(`${rec.runtime}:`) ? rec.model.slice(rec.runtime.length + 1) || undefined : undefined;
   // An older model may have a migration dialog to answer before its first turn, and the CLI's
   // own sub-agents are turned off in the catalogue it is given (docs/runtimes.md, "First-run answers").
@@ -130,7 +137,7 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
   if (runtime.modelCatalog && !catalog.file) log.warn({}, `could not read ${runtime.name}'s model catalogue: the agent runs on the CLI's own, which may offer its own sub-agents outside the fleet's caps`);
   const launch = runtime.launch({
     id: rec.id, cwd: rec.cwd, configDir, prompt: runtime.promptAfterMcp ? '' : prompt,
-    mcp: { command: process.execPath, args: [...cli.slice(1), 'mcp'], ...(bwrap ? { env: { FLOTILLA_ROOT: layout.root, [DOOR_ENV]: layout.door(rec.id) } } : {}) },
+    mcp: { command: process.execPath, args: [...cli.slice(1), 'mcp'], ...(bwrap || viaDoor ? { env: doorEnv } : {}) },
     hookCommand: (event) => shellCommand([...cli, 'runtime-hook', event]),
     model,
     modelUpgrades: catalog.upgrades,
@@ -157,6 +164,16 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
   // Without TMUX and other providers' keys: the CLI hands its environment to every command it runs.
   const childEnv = vendorCliEnvironment(config, runtime.name, { ...env, ...agentEnvironment(layout, rec, env.PATH), ...launch.env }, definition.passEnv ?? []);
   delete childEnv.FLOTILLA_SLOT;
+  if (viaDoor) {
+    const door = await openAgentDoor(layout, config, rec, sendAs(layout, config, rec), { env: { ...childEnv, ...busCreds }, writable: [rec.cwd, configDir], extra: VENDOR_DOOR_COMMANDS });
+    if (!door) {
+      const why = `cannot open the agent's door at ${layout.door(rec.id)} (a path over the Unix socket limit?) — the CLI cannot reach the bus without it; use a shorter fleet root`;
+      process.stderr.write(`flotilla: ${why}\n`);
+      await finishOnce('failed', why);
+      return 1;
+    }
+    Object.assign(childEnv, doorEnv);
+  }
   // With a task the record stays `starting` until the CLI's turn-start hook marks it `working`:
   // the task's clock (timeout_secs) runs from then, never from the CLI's own start-up.
   if (!prompt.trim()) rec = updateRecord(layout, rec.id, { status: 'idle' });
