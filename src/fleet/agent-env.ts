@@ -1,5 +1,6 @@
 import type { Layout } from '../layout/layout.js';
 import { CLI_ENTRY, TOOLS_DIR } from '../layout/package.js';
+import { pidNamespaceId, PID_NAMESPACE_ENV } from './proc.js';
 import type { AgentRecord } from './record.js';
 
 /**
@@ -19,12 +20,20 @@ export function agentEnvironment(layout: Layout, rec: AgentRecord, path: string 
     PATH: pathWithTools(path),
     // Its board (§15): `flotilla task` from its shell and `flotilla mcp` in its CLI default to it.
     FLOTILLA_BOARD: rec.board ?? 'fleet',
+    // The pid namespace the fleet's harnesses see: a command under bubblewrap, with a /proc of
+    // its own, knows from it that a missing /proc entry there proves no death (fleet/proc.ts).
+    ...fleetPidNamespace(),
   };
+}
+
+function fleetPidNamespace(): Record<string, string> {
+  const ns = process.env[PID_NAMESPACE_ENV] || pidNamespaceId();
+  return ns ? { [PID_NAMESPACE_ENV]: ns } : {};
 }
 
 /** Variables `agentEnvironment` (and the slot handoff) own: never passed through from a spawner's own environment. */
 export const AGENT_IDENTITY_VARS: ReadonlySet<string> = new Set([
-  'FLOTILLA_ROOT', 'FLOTILLA_AGENT_ID', 'FLOTILLA_DEPTH', 'FLOTILLA_PARENT_ID', 'FLOTILLA_NODE', 'FLOTILLA_CLI', 'FLOTILLA_SLOT', 'FLOTILLA_BOARD',
+  'FLOTILLA_ROOT', 'FLOTILLA_AGENT_ID', 'FLOTILLA_DEPTH', 'FLOTILLA_PARENT_ID', 'FLOTILLA_NODE', 'FLOTILLA_CLI', 'FLOTILLA_SLOT', 'FLOTILLA_BOARD', PID_NAMESPACE_ENV,
 ]);
 
 /** `PATH` with Flotilla's tools first and every directory once (a chain of agents would otherwise grow it each level). */

@@ -1,7 +1,7 @@
 import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { isErrno } from '../errors.js';
-import { isProcessAlive, processStartTime } from './proc.js';
+import { isProcessAlive, selfProcess } from './proc.js';
 
 interface Owner {
   pid: number;
@@ -26,7 +26,7 @@ export async function doneOnce(done: string, work: () => Promise<void>, info: Re
   try {
     if (existsSync(done)) return false;
     await work();
-    finished = createWith(done, { pid: process.pid, done_at: new Date().toISOString(), ...info });
+    finished = createWith(done, { pid: selfProcess().pid, done_at: new Date().toISOString(), ...info });
     return finished;
   } finally {
     // Done: the marker speaks from now on. Failed while alive: let the next caller try at once.
@@ -40,7 +40,7 @@ export function isDone(done: string): boolean {
 }
 
 function takeTurn(done: string): string | null {
-  const me: Owner = { pid: process.pid, start: processStartTime(process.pid) };
+  const me: Owner = selfProcess();
   for (let k = 0; k < 1000; k++) {
     const path = `${done}.run-${k}`;
     if (createWith(path, me)) return path;

@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import { FlotillaError } from '../errors.js';
 import { sleep } from '../sleep.js';
 import { joinQueue, leaveQueue, myTurn } from './lock-queue.js';
-import { isProcessAlive, processStartTime } from './proc.js';
+import { isProcessAlive, selfProcess } from './proc.js';
 
 /**
  * A lock held by one process at a time: a symbolic link made in one step whose target names
@@ -84,7 +84,7 @@ export async function withFileLock<T>(path: string, wait: LockWait, fn: () => T 
 function take(path: string): boolean {
   for (;;) {
     try {
-      symlinkSync((self ??= `${process.pid} ${processStartTime(process.pid) ?? ''}`), path);
+      symlinkSync((self ??= `${selfProcess().pid} ${selfProcess().start ?? ''}`), path);
       return true;
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;

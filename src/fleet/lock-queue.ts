@@ -1,6 +1,6 @@
 import { closeSync, mkdirSync, openSync, readdirSync, unlinkSync } from 'node:fs';
 import { isErrno } from '../errors.js';
-import { isProcessAlive, processStartTime } from './proc.js';
+import { isProcessAlive, selfProcess } from './proc.js';
 
 /**
  * The line waiting for a lock file (file-lock.ts `withFileLock`): without it the lock goes to
@@ -41,7 +41,7 @@ function removeTicket(lock: string, ticket: string): void {
 
 /** Joins the line; returns the ticket. */
 export function joinQueue(lock: string): string {
-  const ticket = `${String(Date.now()).padStart(15, '0')}.${String(counter++).padStart(6, '0')}-${process.pid}-${processStartTime(process.pid) ?? ''}`;
+  const ticket = `${String(Date.now()).padStart(15, '0')}.${String(counter++).padStart(6, '0')}-${selfProcess().pid}-${selfProcess().start ?? ''}`;
   const path = `${queueDir(lock)}/${ticket}`;
   try {
     closeSync(openSync(path, 'wx'));

@@ -32,12 +32,21 @@ export function parseProcStat(text: string): Stat | null {
   return { state, ppid, startTime };
 }
 
-function readStat(pid: number): Stat | null {
+/** The process's stat; 'gone' when /proc has no entry for it, 'unknown' when it could not be read (no proof either way). */
+function readStat(pid: number): Stat | 'gone' | 'unknown' {
+  let text: string;
   try {
-    return parseProcStat(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return null;
+    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch (err) {
+    // ESRCH: the process ended between the open and the read.
+    return isErrno(err, 'ENOENT') || isErrno(err, 'ESRCH') ? 'gone' : 'unknown';
   }
+  return parseProcStat(text) ?? 'unknown';
+}
+
+function statOf(pid: number): Stat | null {
+  const s = readStat(pid);
+  return typeof s === 'string' ? null : s;
 }
 
 function ps(pid: number, field: string): string | null {
@@ -57,6 +66,7 @@ let hostPid: number | undefined;
  * This process's pid as the fleet sees it. A tool command runs in its own pid namespace
  * (docs/security.md), where `process.pid` is a small namespace-local number; `/proc/self` is
  * resolved by the host's /proc and names the pid that registry records and ancestry walks use.
+ * Never name this process by `process.pid` in anything another process reads: use `selfProcess`.
  */
 export function selfPid(): number {
   if (hostPid !== undefined) return hostPid;
@@ -72,25 +82,81 @@ export function selfPid(): number {
   return (hostPid = pid);
 }
 
+let self: { pid: number; start: string | null } | undefined;
+
+/**
+ * This process as every record, claim, lease waiter, lock and ticket names it: its host pid
+ * and that pid's start time, so `isProcessAlive` in any other process on the host judges it.
+ * `process.pid` inside a pid namespace is a namespace-local number that names some other
+ * process (or none) on the host: a lock named so was broken while held, or never.
+ */
+export function selfProcess(): { pid: number; start: string | null } {
+  if (self) return self;
+  const pid = selfPid();
+  return (self = { pid, start: processStartTime(pid) });
+}
+
+/** The pid namespace the agent's harness runs in, handed down to the commands it runs. */
+export const PID_NAMESPACE_ENV = 'FLOTILLA_PIDNS';
+/** The host's own pid namespace (the kernel's PROC_PID_INIT_INO): its /proc sees every process. */
+const INITIAL_PID_NAMESPACE = 'pid:[4026531836]';
+
+/** This process's pid namespace (`pid:[inode]`), or null where there is none to read. */
+export function pidNamespaceId(): string | null {
+  if (!LINUX) return null;
+  try {
+    return readlinkSync('/proc/self/ns/pid');
+  } catch {
+    return null;
+  }
+}
+
+let procView: boolean | undefined;
+
+/**
+ * Whether this process's /proc shows the fleet's processes, so a missing entry proves a death.
+ * Under bubblewrap a command has a /proc of its own pid namespace (docs/security.md): there
+ * every harness reads as missing, and nothing may be judged dead from it. /proc is the
+ * fleet's when it belongs to an outer namespace (NSpid lists more than one pid), is the
+ * host's own, or is the namespace the agent's harness runs in (`FLOTILLA_PIDNS`).
+ */
+export function procShowsFleet(): boolean {
+  if (procView !== undefined) return procView;
+  if (!LINUX) return (procView = true);
+  try {
+    const nspid = /^NSpid:\s*(.*)$/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]?.trim().split(/\s+/) ?? [];
+    if (nspid.length > 1) return (procView = true);
+    const own = pidNamespaceId();
+    const fleet = process.env[PID_NAMESPACE_ENV];
+    return (procView = own === null || own === INITIAL_PID_NAMESPACE || !fleet || own === fleet);
+  } catch {
+    return (procView = true);
+  }
+}
+
 /** The process's start time as an opaque string (Linux: clock ticks since boot; macOS: `ps lstart`), or null if it does not exist. */
 export function processStartTime(pid: number): string | null {
   if (!validPid(pid)) return null;
-  if (LINUX) return readStat(pid)?.startTime ?? null;
+  if (LINUX) return statOf(pid)?.startTime ?? null;
   return ps(pid, 'lstart');
 }
 
 /**
- * True when the process exists, is not a zombie, and (when `startTime` is given) started
- * at that time — so a pid the kernel has reused for another process reads as dead.
+ * The one judge of whether a process the fleet recorded still runs (records, claims, leases,
+ * waiters, locks, tickets): false only on proof of its end — no /proc entry, a zombie, or
+ * another start time (a pid the kernel gave to another process). A read that fails otherwise,
+ * or a /proc that cannot see the fleet's processes, proves nothing: the process counts as alive.
  */
 export function isProcessAlive(pid: number, startTime?: string | null): boolean {
   if (!validPid(pid)) return false;
   // Linux asks /proc, not kill(pid, 0): inside a tool command's pid namespace kill() cannot
-  // address host pids, while /proc is still the host's and answers for every process.
+  // address host pids, while /proc (outside bubblewrap) is still the host's and answers for every process.
   if (LINUX) {
     const stat = readStat(pid);
-    if (!stat || stat.state === 'Z' || stat.state === 'X') return false;
-    return startTime == null || stat.startTime === startTime;
+    if (stat === 'unknown') return true;
+    if (stat === 'gone') return !procShowsFleet();
+    if (stat.state === 'Z' || stat.state === 'X') return false;
+    return startTime == null || stat.startTime === startTime || !procShowsFleet();
   }
   try {
     process.kill(pid, 0);
@@ -106,7 +172,7 @@ export function isProcessAlive(pid: number, startTime?: string | null): boolean 
 /** The parent pid, or null if the process does not exist. */
 export function parentPid(pid: number): number | null {
   if (!validPid(pid)) return null;
-  if (LINUX) return readStat(pid)?.ppid ?? null;
+  if (LINUX) return statOf(pid)?.ppid ?? null;
   const out = ps(pid, 'ppid');
   const n = Number(out);
   return out !== null && Number.isInteger(n) ? n : null;

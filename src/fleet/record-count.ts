@@ -2,6 +2,7 @@ import { readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { isErrno } from '../errors.js';
 import type { Layout } from '../layout/layout.js';
 import { nodeIo, type FleetIo } from './fleet-io.js';
+import { selfPid } from './proc.js';
 import { countIds } from './registry.js';
 
 /**
@@ -54,7 +55,8 @@ function readCached(file: string, key: string): number | undefined {
 
 function writeCached(file: string, text: string): void {
   // No fsync: a count lost in a crash is taken again by the next status.
-  const tmp = `${file}.${process.pid}.tmp`;
+  // The host pid: two commands in two pid namespaces may share a namespace-local one.
+  const tmp = `${file}.${selfPid()}.tmp`;
   try {
     writeFileSync(tmp, text);
     renameSync(tmp, file);

@@ -4,7 +4,7 @@ import { isErrno } from '../errors.js';
 import { sleep } from '../sleep.js';
 import type { Layout } from '../layout/layout.js';
 import { newSortableId } from './ids.js';
-import { isProcessAlive, processStartTime } from './proc.js';
+import { isProcessAlive, selfProcess } from './proc.js';
 
 /**
  * The line for a running slot (§5.2): an agent whose work arrives while every slot is
@@ -69,9 +69,10 @@ function liveTickets(dir: string): Ticket[] {
 
 /** A ticket appears whole (written under a dot name, then renamed), so no reader sees it empty. */
 function writeTicket(dir: string, name: string, agentId: string | undefined): void {
-  const tmp = join(dir, `.${name}.${process.pid}`);
+  const tmp = join(dir, `.${name}.${selfProcess().pid}`);
   const fd = openSync(tmp, 'w');
-  writeSync(fd, `${process.pid}\n${processStartTime(process.pid) ?? ''}\n${agentId ?? ''}\n`);
+  const me = selfProcess();
+  writeSync(fd, `${me.pid}\n${me.start ?? ''}\n${agentId ?? ''}\n`);
   closeSync(fd);
   renameSync(tmp, join(dir, name));
 }

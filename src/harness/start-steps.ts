@@ -7,7 +7,7 @@ import { errorMessage, FlotillaError } from '../errors.js';
 import { agentEnvironment } from '../fleet/agent-env.js';
 import type { AgentRecord } from '../fleet/record.js';
 import { readRecord, updateRecord } from '../fleet/registry.js';
-import { processStartTime, selfPid } from '../fleet/proc.js';
+import { selfProcess } from '../fleet/proc.js';
 import { adoptUnread, predecessors } from '../inbox/adopt.js';
 import type { Layout } from '../layout/layout.js';
 import { holdReserve } from '../lifecycle/reserve.js';
@@ -24,7 +24,7 @@ import { memoryDir, readMemory } from './memory.js';
 /** The record says `starting` with this process's pid; the audit has its start; the full-disk reserve is held. */
 export function markStarting(layout: Layout, id: string, log: Log): AgentRecord {
   const rec = updateRecord(layout, id, {
-    status: 'starting', pid: selfPid(), pidStartTime: processStartTime(selfPid()), startedAt: new Date().toISOString(),
+    status: 'starting', pid: selfProcess().pid, pidStartTime: selfProcess().start, startedAt: new Date().toISOString(),
   });
   audit(layout, { event: 'agent_start', agent: rec.id, parent: rec.parentId ?? 'human', depth: rec.depth, model: rec.model, mode: rec.mode });
   if (!holdReserve(layout, rec.id)) log.warn({}, 'no room for the 64 KiB reserve that lets an agent end cleanly on a full disk');

@@ -9,7 +9,8 @@ let counter = 0;
  * write a unique temp file (in `tmpDir`, default beside the target), fsync, rename.
  */
 export function writeFileAtomic(path: string, data: string | Uint8Array, tmpDir = dirname(path)): void {
-  const tmp = join(tmpDir, `.${basename(path)}.${process.pid}.${Date.now()}.${counter++}.tmp`);
+  // Random too: two writers in two pid namespaces may share a pid, a millisecond and a count.
+  const tmp = join(tmpDir, `.${basename(path)}.${process.pid}.${Date.now()}.${counter++}.${Math.random().toString(36).slice(2, 8)}.tmp`);
   let fd: number;
   try {
     fd = openSync(tmp, 'wx', 0o644);

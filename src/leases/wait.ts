@@ -1,5 +1,5 @@
 import { FlotillaError } from '../errors.js';
-import { processStartTime } from '../fleet/proc.js';
+import { selfProcess } from '../fleet/proc.js';
 import type { Layout } from '../layout/layout.js';
 import { sleep } from '../sleep.js';
 import { leaseLapsed } from './lapse.js';
@@ -16,7 +16,8 @@ import { readLeaseFile, withLeaseLock, writeLeaseFile } from './store.js';
 const POLL_MS = 200;
 
 export async function takeWhenFree(layout: Layout, spec: TakeSpec, opts: { signal?: AbortSignal; timeoutMs?: number; onQueued?: (o: TakeOutcome) => void } = {}): Promise<TakeOutcome> {
-  const queue = { pid: process.pid, pidStart: processStartTime(process.pid) };
+  const me = selfProcess();
+  const queue = { pid: me.pid, pidStart: me.start };
   let outcome = await takeLeases(layout, spec, { queue });
   if (outcome.ok) return outcome;
   opts.onQueued?.(outcome);

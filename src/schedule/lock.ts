@@ -3,7 +3,7 @@ import { mkdirSync, readFileSync, realpathSync, unlinkSync } from 'node:fs';
 import { createConnection, createServer, type Server } from 'node:net';
 import { hostname } from 'node:os';
 import { isErrno } from '../errors.js';
-import { isProcessAlive, processStartTime } from '../fleet/proc.js';
+import { isProcessAlive, selfProcess } from '../fleet/proc.js';
 import { writeFileAtomic } from '../layout/atomic.js';
 import type { Layout } from '../layout/layout.js';
 import { sleep } from '../sleep.js';
@@ -65,7 +65,7 @@ export function schedulerHolder(layout: Layout): SchedulerHolder | null {
 /** Whether the holder the lock's info names is a live process of this host (its start time checked). */
 function holderAlive(layout: Layout): boolean {
   const h = schedulerHolder(layout);
-  return h !== null && h.host === hostname() && h.pid !== process.pid && typeof h.start === 'string' && isProcessAlive(h.pid, h.start);
+  return h !== null && h.host === hostname() && h.pid !== selfProcess().pid && typeof h.start === 'string' && isProcessAlive(h.pid, h.start);
 }
 
 /** Whether a scheduler holds the lock now (for `status` and `schedule list`). */
@@ -84,7 +84,8 @@ export async function acquireSchedulerLock(layout: Layout, opts: { onWait?: (hol
   while (!opts.signal?.aborted) {
     const got = await listen(address);
     if (got !== 'in-use') {
-      const info: SchedulerHolder = { pid: process.pid, since: new Date().toISOString(), host: hostname(), start: processStartTime(process.pid) };
+      const me = selfProcess();
+      const info: SchedulerHolder = { pid: me.pid, since: new Date().toISOString(), host: hostname(), start: me.start };
       writeFileAtomic(layout.schedulerInfo, `${JSON.stringify(info)}\n`);
       return { release: () => { got.close(); } };
     }

@@ -1,5 +1,6 @@
 import { appendFileSync, closeSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { isErrno } from '../errors.js';
+import { selfPid } from '../fleet/proc.js';
 import type { BoardPaths } from '../layout/layout.js';
 import type { TaskStatus } from './task.js';
 
@@ -166,7 +167,8 @@ export function appendEnded(board: BoardPaths, status: TaskStatus, id: string): 
   const base = readCheckpoint(board);
   if (statSync(board.endedLog).size - base.offset < CHECKPOINT_EVERY) return;
   const s = scan(board, 0);
-  const tmp = `${checkpointFile(board)}.${process.pid}.tmp`;
+  // The host pid: two commands in two pid namespaces may share a namespace-local one.
+  const tmp = `${checkpointFile(board)}.${selfPid()}.tmp`;
   writeFileSync(tmp, `${s.end} ${s.counts.done} ${s.counts.failed} ${s.counts.cancelled}\n`);
   renameSync(tmp, checkpointFile(board));
 }

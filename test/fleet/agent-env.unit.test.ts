@@ -1,3 +1,4 @@
+import { readlinkSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { agentEnvironment, pathWithTools } from '../../src/fleet/agent-env.js';
 import type { AgentRecord } from '../../src/fleet/record.js';
@@ -20,6 +21,8 @@ describe('the one child-environment builder', () => {
       FLOTILLA_CLI: CLI_ENTRY,
       PATH: `${TOOLS_DIR}:/usr/bin:/bin`,
       FLOTILLA_BOARD: 'fleet',
+      // Linux: the namespace whose /proc shows the fleet's processes (fleet/proc.ts procShowsFleet).
+      ...(process.platform === 'linux' ? { FLOTILLA_PIDNS: process.env.FLOTILLA_PIDNS || readlinkSync('/proc/self/ns/pid') } : {}),
     });
     expect(agentEnvironment(layout, { ...child, board: 'backend' }, '/usr/bin').FLOTILLA_BOARD).toBe('backend');
   });

@@ -1,11 +1,12 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync, symlinkSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { ancestors, isProcessAlive, parentPid, parseProcStat, processStartTime } from '../../src/fleet/proc.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ancestors, isProcessAlive, parentPid, parseProcStat, processStartTime, selfProcess } from '../../src/fleet/proc.js';
 import { tempDir } from '../helpers/fleet.js';
 import { eventually } from '../helpers/tmux.js';
+import { compileSources, type CompiledSources } from './helpers/compile.js';
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -83,5 +84,58 @@ describe('proc', () => {
       expect(parentPid(pid)).toBeNull();
       expect(processStartTime(pid)).toBeNull();
     }
+  });
+});
+
+/**
+ * A tool command runs in a pid namespace of its own (docs/security.md): under `unshare` /proc
+ * is still the host's, under bubblewrap it is the namespace's own. Whatever a process there
+ * records about itself, or judges about others, must hold on the host.
+ */
+describe('proc inside a pid namespace', () => {
+  let compiled: CompiledSources;
+  beforeAll(() => { compiled = compileSources(['src/fleet/proc.ts']); });
+  afterAll(() => compiled.cleanup());
+
+  /** Runs `body` (with proc.ts in scope) as a Node process under `prefix`; its stdout parsed as JSON. */
+  function inside(prefix: string[], body: string, env: NodeJS.ProcessEnv = process.env): Record<string, unknown> {
+    const script = `const proc = await import(${JSON.stringify(join(compiled.srcDir, 'fleet/proc.js'))}); ${body}`;
+    const out = execFileSync(prefix[0]!, [...prefix.slice(1), process.execPath, '--input-type=module', '-e', script], { encoding: 'utf8', env });
+    return JSON.parse(out) as Record<string, unknown>;
+  }
+
+  it('a process under unshare names itself by its host pid and start time, not its namespace-local pid', () => {
+    // The namespace's first pids are taken by `true`s until the next free one names no host
+    // process: the pid a process there would have recorded before the fix names nobody here.
+    const host = new Set(readdirSync('/proc').filter((n) => /^\d+$/.test(n)).map(Number));
+    let local = 2;
+    while (host.has(local + 1)) local++;
+    const burn = `i=1; while [ $i -lt ${local} ]; do /bin/true; i=$((i+1)); done; "$@"`;
+    const r = inside(['unshare', '--pid', '--fork', '--map-current-user', 'sh', '-c', burn, 'sh'], `
+      const me = proc.selfProcess();
+      process.stdout.write(JSON.stringify({ local: process.pid, me, alive: proc.isProcessAlive(me.pid, me.start), stat: (await import('node:fs')).readFileSync('/proc/self/stat', 'utf8') }));`);
+    expect(r.local).toBe(local + 1);
+    const me = r.me as { pid: number; start: string };
+    // The host pid: /proc/self there is the host's entry for it, with the same start time.
+    expect(me.pid).not.toBe(local + 1);
+    expect(String(r.stat).startsWith(`${me.pid} `)).toBe(true);
+    expect(me.start).toBe(parseProcStat(String(r.stat))!.startTime);
+    expect(r.alive).toBe(true);
+  });
+
+  it('under bubblewrap, whose /proc shows only its own namespace, no fleet process is judged dead', () => {
+    const me = selfProcess();
+    const fleetNs = readlinkSync('/proc/self/ns/pid');
+    const bwrap = ['bwrap', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-user', '--unshare-pid', '--'];
+    const r = inside(bwrap, `process.stdout.write(JSON.stringify({ runner: proc.isProcessAlive(${me.pid}, ${JSON.stringify(me.start)}), shows: proc.procShowsFleet() }));`, { ...process.env, FLOTILLA_PIDNS: fleetNs });
+    // This test's own process is not in that /proc, and is alive: nothing there proves a death.
+    expect(r).toEqual({ runner: true, shows: false });
+  });
+
+  it('a pid with no /proc entry is dead, this process alive', () => {
+    expect(isProcessAlive(process.pid, processStartTime(process.pid))).toBe(true);
+    // A pid that is no process: ENOENT, proof of death.
+    const unused = Math.max(...readdirSync('/proc').filter((n) => /^\d+$/.test(n)).map(Number)) + 100_000;
+    expect(isProcessAlive(unused)).toBe(false);
   });
 });

@@ -4,7 +4,7 @@ import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { Config } from '../../config/schema.js';
 import { errorMessage, FlotillaError, refusal } from '../../errors.js';
-import { isProcessAlive, processStartTime } from '../../fleet/proc.js';
+import { isProcessAlive, selfProcess } from '../../fleet/proc.js';
 import { selfHost } from '../../hosts/self.js';
 import type { Layout } from '../../layout/layout.js';
 import { busNames } from '../names.js';
@@ -63,7 +63,7 @@ function thisHost(): string {
 }
 
 function holder(agentId: string): Uint8Array {
-  const value: SlotValue = { agent: agentId, host: thisHost(), pid: process.pid, start: processStartTime(process.pid) };
+  const value: SlotValue = { agent: agentId, host: thisHost(), pid: selfProcess().pid, start: selfProcess().start };
   return new TextEncoder().encode(JSON.stringify(value));
 }
 

@@ -2,7 +2,7 @@ import type { KV } from '@nats-io/kv';
 import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
 import { refusal } from '../../errors.js';
 import { recordLiveness } from '../../fleet/liveness.js';
-import { isProcessAlive, processStartTime } from '../../fleet/proc.js';
+import { isProcessAlive, selfProcess } from '../../fleet/proc.js';
 import { isTerminal } from '../../fleet/record-status.js';
 import type { AgentRecord } from '../../fleet/record.js';
 import type { CapsBus, ChildPlace, HostBeat, RecordsBus } from '../types.js';
@@ -103,7 +103,7 @@ export function natsTreeCaps(
 ): TreeCaps {
   const claimChild = (parentId: string, max: number, childId: string): Promise<ChildPlace> =>
     ask(async (kv) => {
-      const value = JSON.stringify({ agent: childId, host: self, pid: process.pid, start: processStartTime(process.pid) } satisfies PlaceValue);
+      const value = JSON.stringify({ agent: childId, host: self, pid: selfProcess().pid, start: selfProcess().start } satisfies PlaceValue);
       const taken = new Set<string>();
       for await (const k of await kv.keys(`${childPrefix(parentId)}.*`)) taken.add(k);
       const place = (key: string, rev: number): ChildPlace => {

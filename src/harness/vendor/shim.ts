@@ -6,7 +6,7 @@ import { createAgentLogger } from '../../audit/logger.js';
 import type { Config } from '../../config/schema.js';
 import type { Definition } from '../../definitions/types.js';
 import type { AgentRecord, TaskResult } from '../../fleet/record.js';
-import { processStartTime } from '../../fleet/proc.js';
+import { selfProcess } from '../../fleet/proc.js';
 import { readRecord, updateRecord } from '../../fleet/registry.js';
 import type { SlotHold } from '../../fleet/slots.js';
 import type { Layout } from '../../layout/layout.js';
@@ -60,7 +60,7 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
   };
   process.on('SIGTERM', () => stop('cancelled (SIGTERM)'));
   process.on('SIGHUP', () => stop('window closed'));
-  let rec = updateRecord(layout, opts.record.id, { status: 'starting', pid: process.pid, pidStartTime: processStartTime(process.pid), startedAt: new Date().toISOString() });
+  let rec = updateRecord(layout, opts.record.id, { status: 'starting', pid: selfProcess().pid, pidStartTime: selfProcess().start, startedAt: new Date().toISOString() });
   audit(layout, { event: 'agent_start', agent: rec.id, parent: rec.parentId ?? 'human', depth: rec.depth, model: rec.model, mode: rec.mode, runtime: rec.runtime });
   const runtime = await loadRuntime(rec.runtime as VendorRuntimeName);
   const prompt = readTask(layout, rec.id);
