@@ -12,6 +12,8 @@ const LINUX = process.platform === 'linux';
 interface Stat {
   state: string;
   ppid: number;
+  /** Field 5: the process group. */
+  pgrp: number;
   /** Field 22: start time in clock ticks since boot; stable for the life of the process. */
   startTime: string;
 }
@@ -27,9 +29,10 @@ export function parseProcStat(text: string): Stat | null {
   const rest = text.slice(close + 2).trim().split(' ');
   const state = rest[0];
   const ppid = Number(rest[1]);
+  const pgrp = Number(rest[2]);
   const startTime = rest[19];
-  if (!state || !Number.isInteger(ppid) || !startTime) return null;
-  return { state, ppid, startTime };
+  if (!state || !Number.isInteger(ppid) || !Number.isInteger(pgrp) || !startTime) return null;
+  return { state, ppid, pgrp, startTime };
 }
 
 /** The process's stat; 'gone' when /proc has no entry for it, 'unknown' when it could not be read (no proof either way). */
@@ -174,6 +177,15 @@ export function parentPid(pid: number): number | null {
   if (!validPid(pid)) return null;
   if (LINUX) return statOf(pid)?.ppid ?? null;
   const out = ps(pid, 'ppid');
+  const n = Number(out);
+  return out !== null && Number.isInteger(n) ? n : null;
+}
+
+/** The process group the process is in, or null if it does not exist. */
+export function processGroup(pid: number): number | null {
+  if (!validPid(pid)) return null;
+  if (LINUX) return readStat(pid)?.pgrp ?? null;
+  const out = ps(pid, 'pgid');
   const n = Number(out);
   return out !== null && Number.isInteger(n) ? n : null;
 }

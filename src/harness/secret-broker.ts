@@ -6,6 +6,7 @@ import { errorMessage } from '../errors.js';
 import type { AgentRecord, SecretGrantView } from '../fleet/record.js';
 import { readProvenAnswer } from '../fleet/answer-proof.js';
 import { readRecord } from '../fleet/registry.js';
+import { startedByHarness } from '../lifecycle/tool-groups.js';
 import { newSortableId } from '../fleet/ids.js';
 import type { Layout } from '../layout/layout.js';
 import type { ApprovalAnswer } from '../policy/approval-types.js';
@@ -276,11 +277,18 @@ export class SecretBroker {
     g.expired = true;
     clearTimeout(g.timer);
     if (this.grants.get(g.key) === g) this.grants.delete(g.key);
-    // Expiry stops handing the value out; a process still holding it in its environment (a
-    // server started during the grant, a command still running) is ended and reported.
-    for (const h of endHolders(g.varName, g.value)) {
-      audit(this.o.layout, { event: 'secret_holder_ended', agent: this.o.agentId, key: g.key, request: g.requestId, pid: h.pid, command: h.command });
+    // Expiry stops handing the value out. A process this agent started that still holds it
+    // in its environment (a server started during the grant, a command still running) is
+    // ended; anything else holding the same VAR=value (the person's own shells or tmux server
+    // when the value came from their environment, another agent) is reported, never signalled.
+    const { ended, left } = endHolders(g.varName, g.value, (pid) => startedByHarness(this.o.layout, this.o.agentId, pid));
+    for (const h of ended) {
+      audit(this.o.layout, { event: 'secret_holder_ended', agent: this.o.agentId, key: g.key, request: g.requestId, holder_pid: h.pid, command: h.command });
       this.o.emit({ type: 'notice', text: `secret '${g.key}': ended process ${h.pid} (${h.command}), which still held it in its environment` });
+    }
+    for (const h of left) {
+      audit(this.o.layout, { event: 'secret_holder_left', agent: this.o.agentId, key: g.key, request: g.requestId, holder_pid: h.pid, command: h.command });
+      this.o.emit({ type: 'notice', text: `secret '${g.key}': process ${h.pid} (${h.command}) still holds it in its environment; not started by this agent, so left running` });
     }
     this.wipe(g);
     // The record first: whoever reads the audit line finds the grant already gone.

@@ -1,7 +1,7 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { writeFileAtomic } from '../layout/atomic.js';
 import type { Layout } from '../layout/layout.js';
-import { ancestors, processStartTime } from '../fleet/proc.js';
+import { ancestors, processGroup, processStartTime, selfPid } from '../fleet/proc.js';
 import { isTerminal } from '../fleet/record.js';
 import { listRecords } from '../fleet/registry.js';
 import { signalGroup } from '../tools/process-group.js';
@@ -65,6 +65,21 @@ export function killLeftoverGroups(layout: Layout, id: string): number[] {
   }
   rmSync(file(layout, id), { force: true });
   return killed;
+}
+
+/**
+ * Whether the agent's harness started `pid`: a descendant of the harness, or a process in (or
+ * under) one of the tool process groups the harness recorded and still live (start time
+ * checked against pid reuse) — a server that detached from its command stays in the group.
+ * Only such a process may be signalled when a secret grant ends (docs/security.md "Secrets",
+ * step 5); anything else holding the value is the person's or another agent's.
+ */
+export function startedByHarness(layout: Layout, id: string, pid: number, harnessPid = selfPid()): boolean {
+  if (pid === harnessPid) return false;
+  const up = ancestors(pid);
+  if (up.includes(harnessPid)) return true;
+  const group = processGroup(pid);
+  return read(layout, id).some((e) => e.start !== null && processStartTime(e.pgid) === e.start && (e.pgid === group || e.pgid === pid || up.includes(e.pgid)));
 }
 
 function backgroundChildPids(layout: Layout, id: string): number[] {

@@ -74,7 +74,7 @@ describe('proc', () => {
     expect(parentPid(child.pid!)).toBe(process.pid);
     expect(processStartTime(child.pid!)).toMatch(/^\d+$/);
     expect(isProcessAlive(child.pid!, processStartTime(child.pid!))).toBe(true);
-    expect(parseProcStat('42 (x) y) (z) S 7 42 42 0 -1 4194304 1 0 0 0 0 0 0 0 20 0 1 0 999 0 0')).toEqual({ state: 'S', ppid: 7, startTime: '999' });
+    expect(parseProcStat('42 (x) y) (z) S 7 42 42 0 -1 4194304 1 0 0 0 0 0 0 0 20 0 1 0 999 0 0')).toEqual({ state: 'S', ppid: 7, pgrp: 42, startTime: '999' });
     expect(parseProcStat('garbage')).toBeNull();
   });
 

@@ -47,19 +47,23 @@ describe("the fleet's digest set", () => {
 });
 
 describe('holders at expiry', () => {
-  it('ends a process that still has VAR=value in its environment, and no other', async () => {
-    const holder = spawn('sleep', ['60'], { env: { PATH: process.env.PATH, GITHUB_TOKEN: VALUE }, stdio: 'ignore' });
-    const other = spawn('sleep', ['60'], { env: { PATH: process.env.PATH, GITHUB_TOKEN: VALUE + 'x' }, stdio: 'ignore' });
+  it('signals only the holders it may end, reports the others, and finds no process with a longer value', async () => {
+    const env = (v: string) => ({ env: { PATH: process.env.PATH, GITHUB_TOKEN: v }, stdio: 'ignore' as const });
+    const ours = spawn('sleep', ['61'], env(VALUE));
+    const theirs = spawn('sleep', ['62'], env(VALUE));
+    const other = spawn('sleep', ['63'], env(VALUE + 'x'));
     try {
-      await eventually(() => readFileSync(`/proc/${holder.pid}/cmdline`, 'utf8').startsWith('sleep'), 30_000, 'sleep to exec');
-      const ended = endHolders('GITHUB_TOKEN', Buffer.from(VALUE));
-      expect(ended.map((e) => e.pid)).toEqual([holder.pid]);
-      expect(ended[0]!.command).toBe('sleep 60');
-      await eventually(() => holder.exitCode !== null || holder.signalCode !== null, 30_000, 'the holder to end');
+      for (const c of [ours, theirs, other]) await eventually(() => readFileSync(`/proc/${c.pid}/cmdline`, 'utf8').startsWith('sleep'), 30_000, 'sleep to exec');
+      const { ended, left } = endHolders('GITHUB_TOKEN', Buffer.from(VALUE), (pid) => pid === ours.pid);
+      expect(ended).toEqual([{ pid: ours.pid, command: 'sleep 61' }]);
+      expect(left).toEqual([{ pid: theirs.pid, command: 'sleep 62' }]);
+      await eventually(() => ours.exitCode !== null || ours.signalCode !== null, 30_000, 'the holder to end');
+      expect(ours.signalCode).toBe('SIGTERM');
+      expect(theirs.exitCode).toBeNull();
+      expect(theirs.signalCode).toBeNull();
       expect(other.exitCode).toBeNull();
     } finally {
-      holder.kill('SIGKILL');
-      other.kill('SIGKILL');
+      for (const c of [ours, theirs, other]) c.kill('SIGKILL');
     }
   });
 });

@@ -1,13 +1,17 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { execa } from 'execa';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { isProcessAlive } from '../../src/fleet/proc.js';
 import { list } from '../../src/inbox/read.js';
+import { findHolders } from '../../src/secrets/holders.js';
 import { CLI } from '../helpers/cli.js';
 import { fixture, scriptCalls } from '../helpers/scripts.js';
 import { eventually, tmuxServer, type TmuxServer } from '../helpers/tmux.js';
 import { bannerId, project, type Project } from '../hooks-e2e/project.js';
 
 const ASKS = fixture('secrets/asks.yaml');
+const HOLDS = fixture('secrets/holds.yaml');
 // A value that appears nowhere else, and its base64 (the script prints both).
 const VALUE = `ghp_e2e${process.pid}x${Date.now()}Zq9`;
 const VALUE_B64 = Buffer.from(VALUE).toString('base64');
@@ -52,10 +56,10 @@ describe('secrets on request (§11), end to end in a real tmux pane', () => {
   });
 
   /** Starts vault-user in a pane (a TTY: a person can answer) and types its task; resolves with the pending request. */
-  async function requestInPane(): Promise<{ requestId: string; agentId: string }> {
+  async function requestInPane(script = ASKS): Promise<{ requestId: string; agentId: string }> {
     const env = Object.entries(p.env({ FLOTILLA_TMUX_SOCKET: tmux.socket, FLOTILLA_SCRIPT_LOG: log, NO_COLOR: '1' })).map(([k, v]) => `${k}=${v}`);
     await tmux.tmux('new-session', '-d', '-s', 'vault', '-x', '200', '-y', '50', '-c', p.project, '--', 'env', '-i', ...env,
-      process.execPath, CLI, 'run', '--agent', 'vault-user', '--model', `script:${ASKS}`);
+      process.execPath, CLI, 'run', '--agent', 'vault-user', '--model', `script:${script}`);
     await tmux.waitFor('vault', /›/, 20_000);
     await tmux.tmux('send-keys', '-t', 'vault', 'release it', 'Enter');
     const item = await eventually(async () => (await list(p.layout, 'human')).find((i) => i.message.kind === 'secret_request'), 20_000, 'a secret request');
@@ -106,6 +110,43 @@ describe('secrets on request (§11), end to end in a real tmux pane', () => {
     // set for redaction (salted HMACs, never the value: docs/security.md "Secrets").
     expect(readdirSync(p.layout.secretsDir).sort()).toEqual(['redact.jsonl', 'redact.salt']);
     expect(readFileSync(join(p.layout.secretsDir, 'redact.jsonl'), 'utf8')).not.toContain(VALUE);
+  });
+
+  it("at the grant's end the agent's own server holding the value is ended; a person's tmux server started with the same VAR=value is left running and reported", async () => {
+    // The person's own tmux server, started from a shell that exports the same token.
+    const person = tmuxServer();
+    try {
+      const started = await execa('tmux', ['-L', person.socket, 'new-session', '-d', '-s', 'own', '--', 'sleep', '3600'], { env: { GITHUB_TOKEN: VALUE }, reject: false });
+      expect(started.exitCode, started.stderr).toBe(0);
+      const serverPid = Number(await person.tmux('display-message', '-p', '#{pid}'));
+      expect(findHolders('GITHUB_TOKEN', Buffer.from(VALUE)).map((h) => h.pid)).toContain(serverPid);
+
+      const { requestId, agentId } = await requestInPane(HOLDS);
+      const approved = await p.run(['approve', requestId, '--ttl', '10'], { env: { GITHUB_TOKEN: VALUE } });
+      expect(approved.exitCode, approved.stderr).toBe(0);
+      await tmux.waitFor('vault', /Started: server up: token=\[secret:github-token\]/, 20_000);
+      const server = findHolders('GITHUB_TOKEN', Buffer.from(VALUE)).find((h) => h.command === 'sleep 3591');
+      expect(server, 'the agent\'s background server holds the value').toBeDefined();
+
+      await eventually(() => p.audit().some((l) => l.event === 'secret_expired'), 20_000, 'the grant to expire');
+      const harnessPid = p.record(agentId).pid;
+      const ended = p.audit().filter((l) => l.event === 'secret_holder_ended');
+      const left = p.audit().filter((l) => l.event === 'secret_holder_left');
+      expect(ended).toContainEqual(expect.objectContaining({ agent: agentId, key: 'github-token', request: requestId, holder_pid: server!.pid, command: 'sleep 3591', pid: harnessPid }));
+      expect(left).toContainEqual(expect.objectContaining({ agent: agentId, key: 'github-token', request: requestId, holder_pid: serverPid, pid: harnessPid }));
+      expect(String(left.find((l) => l.holder_pid === serverPid)!.command)).toMatch(/^tmux -L /);
+      // Nothing the person started is among the ended, and everything the agent started is.
+      expect(ended.map((l) => l.holder_pid)).not.toContain(serverPid);
+      expect(left.map((l) => l.command)).not.toContain('sleep 3591');
+
+      await eventually(() => !isProcessAlive(server!.pid), 20_000, "the agent's server to end");
+      expect(isProcessAlive(serverPid)).toBe(true);
+      expect(await person.tmux('display-message', '-p', '-t', 'own', '#{session_name}')).toBe('own');
+      await tmux.waitFor('vault', new RegExp(`secret 'github-token': ended process ${server!.pid} \\(sleep 3591\\)`), 20_000);
+      await tmux.waitFor('vault', new RegExp(`secret 'github-token': process ${serverPid} \\(tmux -L [^)]*\\) still holds it in its environment; not started by this agent, so left running`), 20_000);
+    } finally {
+      await person.kill();
+    }
   });
 
   it('status shows a live grant with its time left; flotilla deny revokes it at once', async () => {
