@@ -184,7 +184,7 @@ export function parentPid(pid: number): number | null {
 /** The process group the process is in, or null if it does not exist. */
 export function processGroup(pid: number): number | null {
   if (!validPid(pid)) return null;
-  if (LINUX) return readStat(pid)?.pgrp ?? null;
+  if (LINUX) return statOf(pid)?.pgrp ?? null;
   const out = ps(pid, 'pgid');
   const n = Number(out);
   return out !== null && Number.isInteger(n) ? n : null;
