@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { requireTool } from './requires.js';
 import { eventually } from './tmux.js';
 
 /**
@@ -20,11 +21,12 @@ export interface NatsServer {
 }
 
 export async function natsServer(): Promise<NatsServer> {
+  const bin = requireTool('nats-server');
   const port = await freePort();
   const store = mkdtempSync(join(tmpdir(), 'flotilla-nats-'));
   let proc: ResultPromise | undefined;
   const up = async () => {
-    proc = execa('nats-server', ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', store], { reject: false, stdout: 'ignore', stderr: 'pipe', buffer: true });
+    proc = execa(bin, ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', store], { reject: false, stdout: 'ignore', stderr: 'pipe', buffer: true });
     // Ready once it accepts connections; a server that died says why.
     await eventually(async () => {
       if (proc!.exitCode !== null) throw new Error(`nats-server exited: ${String((await proc!).stderr)}`);
