@@ -99,6 +99,9 @@ function configToml(input: LaunchInput, p: CodexPermissions, hooks: Record<strin
     'web_search = "disabled"',
     'disable_paste_burst = true',
     'hide_agent_reasoning = true',
+    // Codex runs commands in a login shell by default, and /etc/profile resets PATH: Flotilla's
+    // tools (`flotilla`, `spawn-agent`) first on the agent's PATH would be gone from its shell.
+    'allow_login_shell = false',
   ];
   // A custom endpoint (OPENAI_BASE_URL) or an API key from the spawner: a provider of our own, Responses wire.
   const base = input.env.OPENAI_BASE_URL?.trim();

@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { requireTool } from './requires.js';
 import { eventually } from './tmux.js';
 
 /**
@@ -35,6 +36,7 @@ export interface NatsAuth {
 }
 
 export async function natsServer(auth: NatsAuth = {}): Promise<NatsServer> {
+  const bin = requireTool('nats-server');
   const port = await freePort();
   const store = mkdtempSync(join(tmpdir(), 'flotilla-nats-'));
   const caFile = auth.tls ? throwawayCertificates(store) : undefined;
@@ -42,7 +44,7 @@ export async function natsServer(auth: NatsAuth = {}): Promise<NatsServer> {
   writeFileSync(confFile, serverConfig(port, join(store, 'js'), auth));
   let proc: ResultPromise | undefined;
   const up = async () => {
-    proc = execa('nats-server', ['-c', confFile], { reject: false, stdout: 'ignore', stderr: 'pipe', buffer: true });
+    proc = execa(bin, ['-c', confFile], { reject: false, stdout: 'ignore', stderr: 'pipe', buffer: true });
     // Ready once it accepts connections; a server that died says why.
     await eventually(async () => {
       if (proc!.exitCode !== null) throw new Error(`nats-server exited: ${String((await proc!).stderr)}`);
@@ -89,7 +91,8 @@ function serverConfig(port: number, storeDir: string, auth: NatsAuth): string {
 
 /** A CA made for this server alone and a server certificate it signed for 127.0.0.1; returns the CA's PEM file. */
 function throwawayCertificates(dir: string): string {
-  const ssl = (args: string[]) => execaSync('openssl', args, { cwd: dir, stdio: 'pipe' });
+  const openssl = requireTool('openssl');
+  const ssl = (args: string[]) => execaSync(openssl, args, { cwd: dir, stdio: 'pipe' });
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
   ssl(['req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '1', '-subj', '/CN=flotilla test CA']);
   ssl(['req', ...ec, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=127.0.0.1']);

@@ -5,6 +5,7 @@ import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { tempDir } from './fleet.js';
+import { requireTool } from './requires.js';
 import { eventually } from './tmux.js';
 
 /** The repository's `flotilla` command: what a remote host runs in the tests (the same build). */
@@ -36,6 +37,8 @@ async function freePort(): Promise<number> {
 }
 
 export async function startSshd(): Promise<Sshd> {
+  const sshd = requireTool('sshd');
+  requireTool('ssh');
   const dir = tempDir('flotilla-sshd-');
   const at = (name: string) => join(dir.dir, name);
   await execa('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'flotilla-test-host', '-f', at('host_key')]);
@@ -55,7 +58,7 @@ export async function startSshd(): Promise<Sshd> {
       'PasswordAuthentication no', 'KbdInteractiveAuthentication no', 'PermitRootLogin prohibit-password',
       'PrintMotd no', 'PrintLastLog no', 'LogLevel ERROR', 'MaxStartups 100:30:200', 'MaxSessions 100',
     ].join('\n') + '\n');
-    const c = spawn('/usr/sbin/sshd', ['-D', '-e', '-f', at('sshd_config')], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const c = spawn(sshd, ['-D', '-e', '-f', at('sshd_config')], { stdio: ['ignore', 'ignore', 'pipe'] });
     c.stderr!.on('data', (b: Buffer) => { log += b.toString('utf8'); });
     const exited = new Promise<boolean>((r) => c.once('exit', () => r(true)));
     const listening = eventually(() => canConnect(port), 30_000, `sshd on port ${port}`).then(() => false);

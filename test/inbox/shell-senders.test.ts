@@ -1,4 +1,4 @@
-import { execa, execaSync } from 'execa';
+import { execa } from 'execa';
 import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { listRecords } from '../../src/fleet/registry.js';
 import { CLI } from '../helpers/cli.js';
 import { closeTmuxFleet, tempFleet, type TempFleet } from '../helpers/fleet.js';
+import { requireTool } from '../helpers/requires.js';
 import { fixture, scriptCalls, userTexts } from '../helpers/scripts.js';
 import { eventually, tmuxServer, type TmuxServer } from '../helpers/tmux.js';
 
@@ -20,19 +21,13 @@ function scriptFromReadme(): string {
   return m[1]!;
 }
 
-function which(cmd: string): string {
-  const r = execaSync('sh', ['-c', `command -v ${cmd}`], { reject: false });
-  if (r.exitCode !== 0) throw new Error(`${cmd} is not installed — apt-get install -y ${cmd} (.ci/run installs it)`);
-  return String(r.stdout).trim();
-}
-
 let fleet: TempFleet;
 let tmux: TmuxServer;
 afterEach(() => closeTmuxFleet(tmux, fleet));
 
 describe("inbox/README.md's shell recipe under load", () => {
   it(`${SENDERS} concurrent dash senders, with mawk and with gawk: every id unique, every message reaches the model once`, async () => {
-    const dash = which('dash');
+    const dash = requireTool('dash');
     fleet = tempFleet();
     tmux = tmuxServer();
     const script = join(fleet.project, 'deliver.sh');
@@ -45,11 +40,11 @@ describe("inbox/README.md's shell recipe under load", () => {
     const id = await eventually(() => listRecords(fleet.layout)[0]?.id, 10_000, 'the agent record');
 
     const ids: string[] = [];
-    for (const awk of ['mawk', 'gawk']) {
+    for (const awk of ['mawk', 'gawk'] as const) {
       // `awk` in the script is this one.
       const bin = join(fleet.project, `bin-${awk}`);
       mkdirSync(bin);
-      symlinkSync(which(awk), join(bin, 'awk'));
+      symlinkSync(requireTool(awk), join(bin, 'awk'));
       const loop = `for k in $(seq ${EACH}); do ${dash} ${script} ${id} "${awk} s$1#$k" </dev/null || exit 1; done`;
       const runs = await Promise.all(Array.from({ length: SENDERS }, (_, i) => execa(dash, ['-c', loop, 'sender', String(i)], {
         env: { PATH: `${bin}:${process.env.PATH ?? ''}`, FLOTILLA_ROOT: fleet.layout.root, FLOTILLA_AGENT_ID: '' }, reject: false,

@@ -4,6 +4,7 @@ import { createServer as createHttpServer, request as httpRequest, type Incoming
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { join } from 'node:path';
+import { requireTool } from '../helpers/requires.js';
 import type { FakeVendor } from './fake-vendor.js';
 
 /**
@@ -28,7 +29,8 @@ export interface FakeGoogle {
 
 function makeCertificates(dir: string): { caFile: string; key: Buffer; cert: Buffer } {
   const f = (n: string) => join(dir, n);
-  const openssl = (...args: string[]) => execFileSync('openssl', args, { stdio: 'pipe' });
+  const bin = requireTool('openssl');
+  const openssl = (...args: string[]) => execFileSync(bin, args, { stdio: 'pipe' });
   openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', f('ca.key'), '-out', f('ca.pem'), '-days', '2', '-subj', '/CN=flotilla test authority');
   openssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', f('leaf.key'), '-out', f('leaf.csr'), '-subj', '/CN=googleapis.com');
   writeFileSync(f('leaf.ext'), 'subjectAltName=DNS:*.googleapis.com,DNS:googleapis.com\n');

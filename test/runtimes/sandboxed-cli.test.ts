@@ -1,13 +1,14 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, testSocketDir } from '../helpers/tmux.js';
 import { tempDir } from '../helpers/fleet.js';
 import { completionsFrom } from '../spawn/helpers.js';
 import { explain } from './suite.js';
 import { vendorFleet, type VendorFleet } from './helpers.js';
 import { TARGETS } from './targets.js';
+import { requireTool } from '../helpers/requires.js';
 
 /**
  * A vendor CLI inside Flotilla's bubblewrap (docs/security.md "Vendor runtimes"): each CLI,
@@ -30,6 +31,9 @@ afterEach(async (ctx) => {
   marks = undefined;
   for (const k of ENV) delete process.env[k];
 });
+
+// The sandbox is what these tests prove: without bwrap, fail saying what to install.
+beforeAll(() => { requireTool('bwrap'); });
 
 describe('a vendor CLI in the sandbox cannot reach the fleet\'s controls, and still does its work', { timeout: 600_000 }, () => {
   it.each(['claude', 'codex', 'gemini'] as const)('%s', async (name) => {

@@ -1,13 +1,14 @@
 import { execa } from 'execa';
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { readAudit } from '../../src/audit/read.js';
 import { CLI, SPAWN_AGENT } from '../helpers/cli.js';
 import { tempDir } from '../helpers/fleet.js';
 import { eventually, testSocketDir } from '../helpers/tmux.js';
 import { completionsFrom, fixture, spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
 import { attackScript, type Target } from './attacks.js';
+import { requireTool } from '../helpers/requires.js';
 
 /**
  * The escape suite (docs/security.md, "What a command can and cannot do"): an agent in
@@ -44,6 +45,9 @@ const MODES = [
 ];
 
 const git = (cwd: string, ...args: string[]) => execa('git', ['-c', 'user.email=p@example.com', '-c', 'user.name=person', '-C', cwd, ...args], { reject: false });
+
+// The sandbox is what these tests prove: without bwrap, fail saying what to install.
+beforeAll(() => { requireTool('bwrap'); });
 
 describe.each(MODES)('an agent attacking the fleet ($mode, network on, tmux socket outside /tmp)', ({ mode, contained, config }) => {
   it('changes nothing on the host: no approval, no pane typed into, no host file, no new root, no key, spawns still run', async () => {

@@ -59,4 +59,19 @@ describe('flotilla run from a sandboxed command, through the door', () => {
     expect(f.records().some((x) => x.id === 'over')).toBe(false);
     await eventually(() => f!.record('sl').status === 'working', 60_000, 'the sleeper to work');
   }, 300_000);
+
+  it("works in the default sandbox with the flotilla on the agent's PATH, as a person's agent calls it", async () => {
+    f = spawnFleet({ definitions: { prober: 'run-prompt.yaml', worker: 'worker.yaml' } });
+    const command = [
+      step('ro', `touch ${f.layout.root}/probe`),
+      step('piped', "echo 'the task from stdin' | flotilla run --agent worker --id rp"),
+      'echo probes-done',
+    ].join('\n');
+    const r = await f.spawnAgent(['--wait', '--agent', 'prober', '--id', 'pr', command]);
+    expect(r.stdout).toContain('probes-done');
+    const out = readFileSync(join(f.project, 'piped.out'), 'utf8');
+    expect({ codes: readFileSync(join(f.project, 'codes.txt'), 'utf8'), out }).toEqual({ codes: 'ro:1\npiped:0\n', out: expect.stringContaining('Answer: result-of-rp') as unknown });
+    expect(f.record('rp')).toMatchObject({ parentId: 'pr', status: 'completed' });
+    expect(readFileSync(f.layout.taskFile('rp'), 'utf8')).toContain('the task from stdin');
+  }, 300_000);
 });

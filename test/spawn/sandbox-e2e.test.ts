@@ -2,9 +2,10 @@ import { execa } from 'execa';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/tmux.js';
 import { isAlive, spawnFleet, type SpawnFleet } from './helpers.js';
+import { requireTool } from '../helpers/requires.js';
 
 let f: SpawnFleet | undefined;
 afterEach(async () => {
@@ -26,6 +27,9 @@ function procState(pid: number): string {
  * Each escape must fail; an ordinary command must work, and so must `flotilla send` to the
  * parent (through the harness's door: the fleet root is read-only inside).
  */
+// The sandbox is what these tests prove: without bwrap, fail saying what to install.
+beforeAll(() => { requireTool('bwrap'); });
+
 describe('a sandboxed agent end to end', () => {
   it('cannot kill or read another agent, write host-executed paths or the fleet, or remount; can work and send to its parent', async () => {
     f = spawnFleet({ config: 'security:\n  sandbox: bubblewrap\n', definitions: { prober: 'run-prompt.yaml', victim: 'sleeper.yaml', worker: 'worker.yaml' } });
