@@ -19,6 +19,11 @@ export function agentEnvironment(layout: Layout, rec: AgentRecord, path: string 
     PATH: pathWithTools(path),
     // Its board (§15): `flotilla task` from its shell and `flotilla mcp` in its CLI default to it.
     FLOTILLA_BOARD: rec.board ?? 'fleet',
+    // Its commits carry its id (docs/security.md, "Commits in the sandbox"), whatever the user's git config says.
+    GIT_AUTHOR_NAME: rec.id,
+    GIT_AUTHOR_EMAIL: `${rec.id}@flotilla`,
+    GIT_COMMITTER_NAME: rec.id,
+    GIT_COMMITTER_EMAIL: `${rec.id}@flotilla`,
   };
 }
 

@@ -20,6 +20,10 @@ describe('the one child-environment builder', () => {
       FLOTILLA_CLI: CLI_ENTRY,
       PATH: `${TOOLS_DIR}:/usr/bin:/bin`,
       FLOTILLA_BOARD: 'fleet',
+      GIT_AUTHOR_NAME: 'worker-abc123',
+      GIT_AUTHOR_EMAIL: 'worker-abc123@flotilla',
+      GIT_COMMITTER_NAME: 'worker-abc123',
+      GIT_COMMITTER_EMAIL: 'worker-abc123@flotilla',
     });
     expect(agentEnvironment(layout, { ...child, board: 'backend' }, '/usr/bin').FLOTILLA_BOARD).toBe('backend');
   });
