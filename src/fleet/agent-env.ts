@@ -23,6 +23,11 @@ export function agentEnvironment(layout: Layout, rec: AgentRecord, path: string 
     // The pid namespace the fleet's harnesses see: a command under bubblewrap, with a /proc of
     // its own, knows from it that a missing /proc entry there proves no death (fleet/proc.ts).
     ...fleetPidNamespace(),
+    // Its commits carry its id (docs/security.md, "Commits in the sandbox"), whatever the user's git config says.
+    GIT_AUTHOR_NAME: rec.id,
+    GIT_AUTHOR_EMAIL: `${rec.id}@flotilla`,
+    GIT_COMMITTER_NAME: rec.id,
+    GIT_COMMITTER_EMAIL: `${rec.id}@flotilla`,
   };
 }
 

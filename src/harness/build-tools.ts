@@ -10,6 +10,7 @@ import { userPaths } from '../layout/layout.js';
 import { effectiveSandbox } from '../tools/sandbox-mode.js';
 import { bubblewrapArgv, bubblewrapUserNamespace, hostExecutedPaths, installedPaths, pidNamespaceArgv, tmuxHiding } from '../tools/sandbox.js';
 import { tmuxSocketPaths } from '../tmux/sockets.js';
+import { gitWrites, withGitWrites } from '../tools/git-writable.js';
 import { busCredentialVars, commandEnvironment, holdsBusCredentials, providerKeyVars } from '../tools/command-env.js';
 import { PACKAGE_ROOT } from '../layout/package.js';
 import { trackToolGroups } from '../lifecycle/tool-groups.js';
@@ -80,7 +81,8 @@ export async function buildTools(opts: {
   const wrap = sandbox
     ? (argv: string[]) => {
         const tmux = tmuxHiding(tmuxSocketPaths(opts.env), needed);
-        return bubblewrapArgv({ ...sandbox, hidden: [...sandbox.hidden, ...tmux.hidden], covered: tmux.covered }, argv);
+        // Its own worktree's commits (tools/git-writable.ts), with the branches there now held.
+        return bubblewrapArgv(withGitWrites({ ...sandbox, hidden: [...sandbox.hidden, ...tmux.hidden], covered: tmux.covered }, gitWrites(rec.worktree, rec.id)), argv);
       }
     : (argv: string[]) => pidNamespaceArgv(argv);
   // Inside the fleet root a file tool may write the memory dir, and a --worktree agent's own

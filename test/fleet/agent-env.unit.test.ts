@@ -23,6 +23,10 @@ describe('the one child-environment builder', () => {
       FLOTILLA_BOARD: 'fleet',
       // Linux: the namespace whose /proc shows the fleet's processes (fleet/proc.ts procShowsFleet).
       ...(process.platform === 'linux' ? { FLOTILLA_PIDNS: process.env.FLOTILLA_PIDNS || readlinkSync('/proc/self/ns/pid') } : {}),
+      GIT_AUTHOR_NAME: 'worker-abc123',
+      GIT_AUTHOR_EMAIL: 'worker-abc123@flotilla',
+      GIT_COMMITTER_NAME: 'worker-abc123',
+      GIT_COMMITTER_EMAIL: 'worker-abc123@flotilla',
     });
     expect(agentEnvironment(layout, { ...child, board: 'backend' }, '/usr/bin').FLOTILLA_BOARD).toBe('backend');
   });

@@ -12,6 +12,7 @@ import { PACKAGE_ROOT } from '../../layout/package.js';
 import { effectiveSandbox } from '../../tools/sandbox-mode.js';
 import { bubblewrapArgv, bubblewrapUserNamespace, hostExecutedPaths, installedPaths, tmuxHiding, type SandboxSpec } from '../../tools/sandbox.js';
 import { tmuxSocketPaths } from '../../tmux/sockets.js';
+import { gitWrites, withGitWrites } from '../../tools/git-writable.js';
 import { openAgentDoor, sendAs } from '../door-send.js';
 
 /**
@@ -78,7 +79,7 @@ export async function containCli(opts: {
   return {
     argv: () => {
       const tmux = tmuxHiding(tmuxSocketPaths(opts.shimEnv), needed);
-      return markedArgv({ ...spec, hidden: [...spec.hidden!, ...tmux.hidden], covered: tmux.covered }, [opts.bin, ...opts.argv]);
+      return markedArgv(withGitWrites({ ...spec, hidden: [...spec.hidden!, ...tmux.hidden], covered: tmux.covered }, gitWrites(rec.worktree, rec.id)), [opts.bin, ...opts.argv]);
     },
     env: { ...opts.cliEnv, [DOOR_ENV]: door, ...(Object.keys(bus).length ? { [DOOR_BUS_ENV]: '1' } : {}) },
   };

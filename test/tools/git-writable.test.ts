@@ -1,0 +1,110 @@
+import { execa } from 'execa';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { gitWrites, withGitWrites, worktreeGitDirs } from '../../src/tools/git-writable.js';
+import { bubblewrapArgv, bubblewrapUserNamespace, findBubblewrap, hostExecutedPaths, type SandboxSpec } from '../../src/tools/sandbox.js';
+import { createShellTool } from '../../src/tools/shell.js';
+import { tempDir } from '../helpers/fleet.js';
+import { ctxFor } from './process-helpers.js';
+
+/**
+ * Commits in the sandbox (docs/security.md, "Commits in the sandbox"): an agent in its own
+ * worktree commits on its branch, and each way of getting the host's git to run something of
+ * the agent's, or of moving work that is not its own, fails from inside.
+ */
+let tmp: { dir: string; cleanup(): void };
+let project: string;
+let worktree: string;
+let marker: string;
+// The person's git on the host: no user config of the test machine, an identity of its own.
+let hostEnv: NodeJS.ProcessEnv;
+const host = (cwd: string, ...args: string[]) => execa('git', args, { cwd, env: hostEnv, extendEnv: false });
+
+beforeEach(async () => {
+  tmp = tempDir('flotilla-gitw-');
+  project = join(tmp.dir, 'project');
+  marker = join(tmp.dir, 'RAN');
+  const home = join(tmp.dir, 'home');
+  mkdirSync(home);
+  hostEnv = { PATH: process.env.PATH, HOME: home, GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_NAME: 'person', GIT_AUTHOR_EMAIL: 'p@example.com', GIT_COMMITTER_NAME: 'person', GIT_COMMITTER_EMAIL: 'p@example.com' };
+  mkdirSync(project);
+  await host(project, 'init', '-q', '-b', 'main');
+  writeFileSync(join(project, 'a.txt'), 'a\n');
+  await host(project, 'add', 'a.txt');
+  await host(project, 'commit', '-q', '-m', 'init');
+  worktree = join(project, '.flotilla', 'state', 'worktrees', 'w1');
+  await host(project, 'worktree', 'add', '-q', worktree, '-b', 'flotilla/w1');
+  await host(project, 'worktree', 'add', '-q', join(project, '.flotilla', 'state', 'worktrees', 'w2'), '-b', 'flotilla/w2');
+  // Another agent's branch only in packed-refs and with no reflog, as after the person's `git gc` and reflog expiry.
+  await host(project, 'pack-refs', '--all');
+  rmSync(join(project, '.git', 'logs', 'refs', 'heads', 'flotilla', 'w2'));
+});
+afterEach(() => tmp.cleanup());
+
+function sandboxFor(id: string): (argv: string[]) => string[] {
+  const bwrap = findBubblewrap();
+  const home = join(tmp.dir, 'home');
+  const readOnly = hostExecutedPaths({ fleetRoot: join(project, '.flotilla'), project, cwd: worktree, home, userConfigDir: join(home, '.config', 'flotilla'), userCacheDir: join(home, '.cache', 'flotilla') });
+  const spec: SandboxSpec = { writable: [worktree], readOnly, network: false, bwrap, userNamespace: bubblewrapUserNamespace(bwrap) };
+  return (argv) => bubblewrapArgv(withGitWrites(spec, gitWrites(worktree, id)), argv);
+}
+
+const agentEnv = { ...process.env, GIT_AUTHOR_NAME: 'w1', GIT_AUTHOR_EMAIL: 'w1@flotilla', GIT_COMMITTER_NAME: 'w1', GIT_COMMITTER_EMAIL: 'w1@flotilla' };
+const inSandbox = (command: string) => createShellTool({ timeoutSecs: 60, env: agentEnv, wrap: sandboxFor('w1') }).execute({ command }, ctxFor(worktree));
+
+describe('commits in the sandbox', () => {
+  it('an agent in its worktree commits on its own branch, authored by its id, and the index and reflog follow', async () => {
+    const r = await inSandbox('echo fixed > a.txt && git add a.txt && git commit -q -m "fix a" && echo COMMITTED');
+    expect(r.output).toContain('COMMITTED');
+    expect((await host(project, 'log', '-1', '--format=%an <%ae> %s', 'flotilla/w1')).stdout).toBe('w1 <w1@flotilla> fix a');
+    expect((await host(project, 'log', '-1', '--format=%s', 'main')).stdout).toBe('init');
+    expect((await host(worktree, 'status', '--porcelain')).stdout).toBe('');
+    expect((await host(project, 'reflog', 'flotilla/w1')).stdout).toContain('fix a');
+  });
+
+  it('every attempt on what the host runs or on work not its own fails, and the person’s own commit afterwards runs nothing of the agent’s', async () => {
+    const { gitDir, common } = worktreeGitDirs(worktree)!;
+    const hook = `printf '#!/bin/sh\\ntouch ${marker}\\n'`;
+    const attacks: Record<string, string> = {
+      'plant a hook': `${hook} > ${common}/hooks/pre-commit && chmod +x ${common}/hooks/pre-commit`,
+      'core.hooksPath': `mkdir -p h && ${hook} > h/pre-commit && chmod +x h/pre-commit && git config core.hooksPath $PWD/h`,
+      'core.hooksPath per worktree': `git config --worktree core.hooksPath $PWD/h || echo '[core] hooksPath = '$PWD/h > ${gitDir}/config.worktree`,
+      'core.fsmonitor': `git config core.fsmonitor "touch ${marker}"`,
+      'a filter through .gitattributes and config': `echo '* filter=evil' > .gitattributes && git config filter.evil.clean "touch ${marker}; cat"`,
+      'info/attributes': `echo '* filter=evil' > ${common}/info/attributes`,
+      'move main': 'git update-ref refs/heads/main $(git commit-tree -m evil HEAD^{tree})',
+      'make a branch outside flotilla/': 'git branch other',
+      'move another agent’s packed branch': `git -c core.logAllRefUpdates=false update-ref refs/heads/flotilla/w2 $(git commit-tree -m evil HEAD^{tree})`,
+      'rewrite its worktree’s gitdir': `echo ${tmp.dir}/elsewhere/.git > ${gitDir}/gitdir`,
+      'rewrite its commondir': `echo ${tmp.dir} > ${gitDir}/commondir`,
+      'rewrite its .git pointer': `echo "gitdir: ${tmp.dir}/evil" > .git`,
+      'plant alternates': `echo ${tmp.dir} > ${common}/objects/info/alternates`,
+      'plant commondir in the common dir': `echo ${tmp.dir} > ${common}/commondir`,
+    };
+    const mainBefore = (await host(project, 'rev-parse', 'main')).stdout;
+    const w2Before = (await host(project, 'rev-parse', 'flotilla/w2')).stdout;
+    const configBefore = readFileSync(join(common, 'config'), 'utf8');
+    const script = Object.entries(attacks).map(([name, cmd], i) => `( ${cmd} ) >/dev/null 2>&1 && echo "WORKED ${i} ${name}"`).join('\n');
+    const r = await inSandbox(`${script}\necho end`);
+    expect(r.output).toContain('end');
+    expect(r.output.split('\n').filter((l) => l.startsWith('WORKED'))).toEqual([]);
+    expect((await host(project, 'rev-parse', 'main')).stdout).toBe(mainBefore);
+    expect((await host(project, 'rev-parse', 'flotilla/w2')).stdout).toBe(w2Before);
+    expect(readFileSync(join(common, 'config'), 'utf8')).toBe(configBefore);
+    expect(readFileSync(join(gitDir, 'gitdir'), 'utf8')).toBe(`${join(worktree, '.git')}\n`);
+    expect(readFileSync(join(worktree, '.git'), 'utf8')).toContain(gitDir);
+    expect(readFileSync(join(gitDir, 'config.worktree'), 'utf8')).toBe('');
+    for (const planted of [join(common, 'hooks', 'pre-commit'), join(common, 'commondir'), join(common, 'objects', 'info', 'alternates'), join(common, 'info', 'attributes')]) {
+      expect(existsSync(planted), planted).toBe(false);
+    }
+    // The agent commits what it could write (its .gitattributes); the person merges it and commits on the host.
+    expect((await inSandbox('git add -A && git commit -q -m work && echo COMMITTED')).output).toContain('COMMITTED');
+    await host(project, 'merge', '-q', '--no-edit', 'flotilla/w1');
+    writeFileSync(join(project, 'a.txt'), 'person\n');
+    await host(project, 'commit', '-q', '-am', 'person');
+    await host(worktree, 'status');
+    expect(existsSync(marker)).toBe(false);
+    expect((await host(project, 'log', '-1', '--format=%an', 'main')).stdout).toBe('person');
+  });
+});
