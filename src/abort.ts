@@ -1,5 +1,3 @@
-import { sleep as wait } from './sleep.js';
-
 /** The one abort helper (CONTRIBUTING.md, "How the code reads" 11: no abort plumbing hand-written at every call site): the loop and the tool wrapper race their work against a signal with it. */
 
 /** Resolves or rejects with `p`, or rejects with the signal's reason as soon as it aborts. */
@@ -21,9 +19,8 @@ export function abortable<T>(p: PromiseLike<T>, signal: AbortSignal): Promise<T>
   });
 }
 
-/** Waits `ms`, or rejects with the signal's reason when it aborts (a retry delay ends the turn). */
-export async function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  await wait(ms, signal);
+/** Throws the signal's reason, as an Error, once it has aborted (after the one `sleep`, a retry delay ends the turn). */
+export function throwIfAborted(signal: AbortSignal): void {
   if (signal.aborted) throw reasonOf(signal);
 }
 

@@ -5,7 +5,8 @@ import type {
   SharedV3ProviderMetadata,
 } from '@ai-sdk/provider';
 import type { AssistantContent } from 'ai';
-import { abortable, sleep } from '../abort.js';
+import { abortable, throwIfAborted } from '../abort.js';
+import { sleep } from '../sleep.js';
 import type { Usage } from './types.js';
 
 /**
@@ -122,6 +123,7 @@ export async function* callModel(opts: CallModelOptions, builder: ReplyBuilder):
       if (opts.signal.aborted || emitted || attempt >= opts.maxRetries || !isRetryable(err)) throw err;
       builder.reset();
       await sleep(retryDelay(err, attempt, opts.retryDelayMs), opts.signal);
+      throwIfAborted(opts.signal);
     }
   }
 }

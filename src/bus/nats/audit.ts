@@ -6,6 +6,7 @@ import type { BusNames } from '../names.js';
 import type { AuditBus, HostAuditLine } from '../types.js';
 import type { Link, NatsLink } from './link.js';
 import { ensureStream } from './streams.js';
+import { withTimeout } from './timeout.js';
 
 /** How long a line id is remembered by the stream: far past any cursor moved back by a race. */
 const DUPLICATE_WINDOW_MS = 60 * 60 * 1000;
@@ -16,12 +17,6 @@ const READ_TIMEOUT_MS = 5_000;
 const BATCH = 1_000;
 const FETCH_EXPIRES_MS = 2_000;
 
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`no answer from the bus within ${ms} ms`)), ms);
-    p.then((v) => { clearTimeout(t); resolve(v); }, (e: unknown) => { clearTimeout(t); reject(e instanceof Error ? e : new Error(String(e))); });
-  });
-}
 
 export interface NatsAudit {
   audit: AuditBus;

@@ -3,6 +3,7 @@ import { isTerminal } from '../../fleet/record-status.js';
 import { parseAgentRecord } from '../../fleet/record-validate.generated.js';
 import type { AgentRecord } from '../../fleet/record.js';
 import type { DoneClaim, LostMark } from '../types.js';
+import { withTimeout } from './timeout.js';
 
 const TIMEOUT_MS = 5_000;
 
@@ -15,12 +16,6 @@ interface DoneMark {
   at: string;
 }
 
-function withTimeout<T>(p: Promise<T>, ms = TIMEOUT_MS): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`no answer from the bus within ${ms} ms`)), ms);
-    p.then((v) => { clearTimeout(t); resolve(v); }, (e: unknown) => { clearTimeout(t); reject(e instanceof Error ? e : new Error(String(e))); });
-  });
-}
 
 export function doneKey(id: string, task: number): string {
   return `${id}.task-${task}`;
@@ -55,7 +50,7 @@ const MAX_TASKS_BEHIND = 8;
  * (docs/decisions.md "Lost agents").
  */
 export async function markLostOn(records: KV, done: KV, id: string, self: string, reason: (rec: AgentRecord) => string): Promise<LostMark | null> {
-  const entry = await withTimeout(records.get(id));
+  const entry = await withTimeout(records.get(id), TIMEOUT_MS);
   if (!entry || entry.operation !== 'PUT') return null;
   let rec: AgentRecord;
   try {
@@ -71,7 +66,7 @@ export async function markLostOn(records: KV, done: KV, id: string, self: string
   let lost = asLost(rec, reason(rec), now);
   let revision: number;
   try {
-    revision = await withTimeout(records.update(id, JSON.stringify(lost), entry.revision));
+    revision = await withTimeout(records.update(id, JSON.stringify(lost), entry.revision), TIMEOUT_MS);
   } catch (err) {
     if (isWrongRevision(err)) return null;
     throw err;
@@ -82,7 +77,7 @@ export async function markLostOn(records: KV, done: KV, id: string, self: string
     // Only this winner writes a lost record (its host's publishes never overwrite one, records.ts).
     const next = asLost(rec, lost.exitReason!, now, lost.task + 1);
     try {
-      revision = await withTimeout(records.update(id, JSON.stringify(next), revision));
+      revision = await withTimeout(records.update(id, JSON.stringify(next), revision), TIMEOUT_MS);
     } catch {
       // The record stays as marked; the notice still goes out, under the task whose marker it holds.
     }
@@ -100,13 +95,13 @@ export async function takeDoneOn(done: KV, id: string, task: number, by: DoneMar
   const key = doneKey(id, task);
   const mark: DoneMark = { by, host: self, pid: process.pid, at: new Date().toISOString() };
   try {
-    await withTimeout(done.create(key, JSON.stringify(mark)));
+    await withTimeout(done.create(key, JSON.stringify(mark)), TIMEOUT_MS);
     return 'won';
   } catch (err) {
     if (!isWrongRevision(err) && !/exists/i.test(String(err))) return 'unreachable';
   }
   try {
-    const entry = await withTimeout(done.get(key));
+    const entry = await withTimeout(done.get(key), TIMEOUT_MS);
     if (!entry || entry.operation !== 'PUT') return 'unreachable';
     const held = JSON.parse(new TextDecoder().decode(entry.value)) as Partial<DoneMark>;
     if (held.by === 'lost') return 'lost';

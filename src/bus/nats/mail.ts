@@ -11,6 +11,7 @@ import { keep, outboxOf, queued, readQueued, sent } from '../outbox.js';
 import type { MailBus } from '../types.js';
 import type { Link, NatsLink } from './link.js';
 import { ensureStream } from './streams.js';
+import { withTimeout } from './timeout.js';
 
 /** How long mail stays de-duplicated by id on the stream (Nats-Msg-Id): far past any outbox retry. */
 const DUPLICATE_WINDOW_MS = 60 * 60 * 1000;
@@ -23,12 +24,6 @@ const SPOOL_WINDOW = 64;
 /** How long a person's look (status, inbox) waits for the bus to hand over what is pending. */
 const COLLECT_MS = 3_000;
 
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-    p.then((v) => { clearTimeout(t); resolve(v); }, (e: unknown) => { clearTimeout(t); reject(e instanceof Error ? e : new Error(String(e))); });
-  });
-}
 
 /** The mail half of a `nats://` bus, and what its bus's close and reach need of it. */
 export interface NatsMail {

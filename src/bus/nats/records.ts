@@ -16,6 +16,7 @@ import type { Link, NatsLink } from './link.js';
 import { isWrongRevision, markLostOn, takeDoneOn } from './lost.js';
 import { moveEnded, recentKey } from './ended.js';
 import { getRecord, recentOf, recordsOf } from './record-reads.js';
+import { withTimeout } from './timeout.js';
 
 /** The live records' keys: one token, an agent id (ended ones are `ended.<id>`, nats/ended.ts). */
 const LIVE_KEYS = '*';
@@ -42,12 +43,6 @@ export interface NatsRecords {
   drain(): Promise<void>;
 }
 
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`no answer from the bus within ${ms} ms`)), ms);
-    p.then((v) => { clearTimeout(t); resolve(v); }, (e: unknown) => { clearTimeout(t); reject(e instanceof Error ? e : new Error(String(e))); });
-  });
-}
 
 /**
  * The records half of a `nats://` bus (§18): the RECORDS bucket holds every host's records,
