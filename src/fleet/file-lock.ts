@@ -82,9 +82,10 @@ export async function withFileLock<T>(path: string, wait: LockWait, fn: () => T 
  * nor leave a lock that names no one.
  */
 function take(path: string): boolean {
+  self ??= `${selfProcess().pid} ${selfProcess().start ?? ''}`;
   for (;;) {
     try {
-      symlinkSync((self ??= `${selfProcess().pid} ${selfProcess().start ?? ''}`), path);
+      symlinkSync(self, path);
       return true;
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
@@ -95,14 +96,43 @@ function take(path: string): boolean {
       if (code !== 'EEXIST') throw err;
     }
     const holder = holderOf(path);
-    if (holder === 'alive') return false;
-    if (holder === 'dead') {
-      try {
-        unlinkSync(path);
-      } catch {
-        /* another process broke it first */
-      }
-    }
+    if (holder.state === 'alive') return false;
+    if (holder.state === 'dead' && !breakDead(path, holder.name)) return false;
+  }
+}
+
+/**
+ * Removes the lock at `path` if it still names the dead holder `dead`; false while another
+ * process is breaking it. Two processes that both found the holder dead would otherwise both
+ * remove the lock — the second removing the one the first had just taken, and both would
+ * hold it. So a breaker first takes `<path>.break`, then looks again: only a lock still naming
+ * the dead holder goes. (A breaker killed inside leaves a guard whose holder is gone: the next
+ * one removes it; a lock it would then remove twice is still checked by name first.)
+ */
+function breakDead(path: string, dead: string | null): boolean {
+  const guard = `${path}.break`;
+  try {
+    symlinkSync(self!, guard);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    const other = holderOf(guard);
+    if (other.state === 'dead') release(guard);
+    return false;
+  }
+  try {
+    if (nameOf(path) === dead) release(path);
+  } finally {
+    release(guard);
+  }
+  return true;
+}
+
+/** The holder a lock names; null for something that is not one of our links; undefined when there is none. */
+function nameOf(path: string): string | null | undefined {
+  try {
+    return readlinkSync(path);
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ENOENT' ? undefined : null;
   }
 }
 
@@ -114,17 +144,13 @@ function release(path: string): void {
   }
 }
 
-/** Whether the lock's holder may still be working; 'gone' when the lock went meanwhile. */
-function holderOf(path: string): 'alive' | 'dead' | 'gone' {
-  let text: string;
-  try {
-    text = readlinkSync(path);
-  } catch (err) {
-    // Freed between the failed take and now: try again at once, and break nothing.
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 'gone';
-    // Not a link: nothing of ours made it; it names no live holder.
-    return 'dead';
-  }
-  const [pid, ...start] = text.split(' ');
-  return isProcessAlive(Number(pid), start.join(' ') || null) ? 'alive' : 'dead';
+/** Whether the lock's holder may still be working ('gone' when the lock went meanwhile), and the name it holds it by. */
+function holderOf(path: string): { state: 'alive' | 'dead' | 'gone'; name: string | null } {
+  const name = nameOf(path);
+  // Freed between the failed take and now: try again at once, and break nothing.
+  if (name === undefined) return { state: 'gone', name: null };
+  // Not a link: nothing of ours made it; it names no live holder.
+  if (name === null) return { state: 'dead', name: null };
+  const [pid, ...start] = name.split(' ');
+  return { state: isProcessAlive(Number(pid), start.join(' ') || null) ? 'alive' : 'dead', name };
 }

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { processStartTime } from '../../src/fleet/proc.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FlotillaError } from '../../src/errors.js';
 import { createRecord, endRecord, getRecord, updateRecord } from '../../src/fleet/registry.js';
@@ -153,5 +154,46 @@ describe('locks across processes', () => {
     const { withBoardLock } = await import('../../src/tasks/lock.js');
     expect(await withBoardLock(fleet.layout, 'team', () => 'mine')).toBe('mine');
     expect(readdirSync(queue)).toEqual([]);
+  });
+
+  it('a dead holder\'s lock broken by several at once goes to one of them at a time', async () => {
+    fleet = tempFleet();
+    const lock = fleet.layout.board('broken').lock;
+    mkdirSync(dirname(lock), { recursive: true });
+    // A holder that is gone: a process that ran and exited, named as a lock names its holder.
+    const gone = spawn(process.execPath, ['-e', '']);
+    const start = await new Promise<string>((r) => gone.stdout!.once('end', () => r(processStartTime(gone.pid!) ?? '')));
+    const deadName = `${gone.pid} ${start || '1'}`;
+    await new Promise((r) => gone.on('exit', r));
+    const log = join(fleet.project, 'log');
+    const rounds = 25;
+    const workers = 6;
+    // Each round: the lock is left by the dead holder, then every worker asks for it at once
+    // (a go file they all watch); inside, each writes in and out around a short pause.
+    const go = (k: number) => join(fleet.project, `go-${k}`);
+    const done = (k: number, w: number) => join(fleet.project, `done-${k}-${w}`);
+    const running = Array.from({ length: workers }, (_, w) => writer(`
+      const { appendFileSync, existsSync, writeFileSync } = await import('node:fs');
+      const nap = new Int32Array(new SharedArrayBuffer(4));
+      for (let k = 0; k < ${rounds}; k++) {
+        while (!existsSync(${JSON.stringify(go(0))}.replace(/0$/, String(k)))) Atomics.wait(nap, 0, 0, 1);
+        withFileLockSync(${JSON.stringify(lock)}, { timeoutMs: 30000, busy: () => new Error('busy') }, () => {
+          appendFileSync(${JSON.stringify(log)}, 'in ${w}\\n');
+          Atomics.wait(nap, 0, 0, 5);
+          appendFileSync(${JSON.stringify(log)}, 'out ${w}\\n');
+        });
+        writeFileSync(${JSON.stringify(join(fleet.project, 'done-'))} + k + '-${w}', '');
+      }`));
+    for (let k = 0; k < rounds; k++) {
+      symlinkSync(deadName, lock);
+      writeFileSync(go(k), '');
+      await eventually(() => expect(Array.from({ length: workers }, (_, w) => existsSync(done(k, w))).every(Boolean)).toBe(true), 60_000);
+      expect(existsSync(lock)).toBe(false);
+    }
+    expect(await Promise.all(running)).toEqual(Array(workers).fill(0));
+    const lines = readFileSync(log, 'utf8').trim().split('\n');
+    expect(lines).toHaveLength(rounds * workers * 2);
+    // Never two inside: every 'in' is followed by its own 'out'.
+    for (let i = 0; i < lines.length; i += 2) expect(lines[i + 1]).toBe(lines[i]!.replace('in', 'out'));
   });
 });
