@@ -37,10 +37,13 @@ export function trustNotice(ignored: string[]): string {
 
 /** What the project's files set that only trust allows, as short phrases. */
 export async function untrustedIgnores(layout: Layout, env: NodeJS.ProcessEnv): Promise<string[]> {
-  const [{ loadConfig }, { loadDefinitions }] = await Promise.all([import('../config/load.js'), import('../definitions/load.js')]);
+  const [{ loadConfig }, { loadDefinitions }, { skippedProjectClis }] = await Promise.all([
+    import('../config/load.js'), import('../definitions/load.js'), import('../runtimes/index.js'),
+  ]);
   const loaded = loadConfig({ layout, env, trusted: false });
   const defs = await loadDefinitions({ layout, config: loaded.config, env, trusted: false });
-  return [...loaded.trust.ignored.map((k) => `${k} in ${layout.configFile}`), ...defs.trust.ignored];
+  const clis = await skippedProjectClis(layout.project, env, loaded.config.runtimes);
+  return [...loaded.trust.ignored.map((k) => `${k} in ${layout.configFile}`), ...defs.trust.ignored, ...clis];
 }
 
 export interface TrustIo {

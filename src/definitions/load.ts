@@ -58,7 +58,7 @@ export async function loadDefinitions(opts: LoadOptions): Promise<LoadResult> {
       if (winner && !isProjectScope(winner.source.scope)) {
         result.trust.ignored.push(`${def.source.path} (would replace ${winner.source.scope === 'builtin' ? 'the built-in' : winner.source.path} '${def.name}')`);
       }
-      take(winner ? def : untrustedDefinition(def, result.trust.ignored));
+      take(winner ? def : untrustedDefinition(def, opts.config, result.trust.ignored));
     }
   }
   for (const issue of builtin.errors) if (!byName.has(issue.name!)) result.errors.push(issue);
@@ -72,11 +72,27 @@ const isProjectScope = (scope: DefinitionScope): boolean => scope === 'project' 
 
 /**
  * An untrusted project's definition as it may run: no hooks, no schedule, no permission mode
- * above `default`, no provider keys for its commands (docs/security.md "Folder trust"). What
- * was taken away is added to `ignored`.
+ * above `default`, no provider keys for its commands, no turns or time beyond the config's
+ * limits, no memory in the person's home (docs/security.md "Folder trust"). What was taken
+ * away is added to `ignored`.
  */
-function untrustedDefinition(def: Definition, ignored: string[]): Definition {
+function untrustedDefinition(def: Definition, config: DefinitionConfig, ignored: string[]): Definition {
   let out = def;
+  // A limit the person's config sets is a ceiling a stranger's file may lower, never raise.
+  if (def.maxTurns > config.limits.max_turns) {
+    ignored.push(`max_turns ${def.maxTurns} of ${def.source.path} (capped at ${config.limits.max_turns})`);
+    out = { ...out, maxTurns: config.limits.max_turns };
+  }
+  if (def.timeoutSecs > config.limits.timeout_secs) {
+    ignored.push(`timeout_secs ${def.timeoutSecs} of ${def.source.path} (capped at ${config.limits.timeout_secs})`);
+    out = { ...out, timeoutSecs: config.limits.timeout_secs };
+  }
+  // User memory is a folder in the person's home that every project's agents read: not a clone's to write.
+  if (def.memory === 'user' && config.agents.default_memory_scope !== 'user') {
+    ignored.push(`memory user of ${def.source.path}`);
+    const { memory: _dropped, ...rest } = out;
+    out = config.agents.default_memory_scope ? { ...rest, memory: config.agents.default_memory_scope } : rest;
+  }
   if (def.hooks.PreToolUse.length || def.hooks.PostToolUse.length) {
     ignored.push(`hooks of ${def.source.path}`);
     out = { ...out, hooks: { PreToolUse: [], PostToolUse: [] } };

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
-import { basename, delimiter, dirname, join } from 'node:path';
+import { accessSync, constants, realpathSync } from 'node:fs';
+import { basename, delimiter, dirname, join, resolve, sep } from 'node:path';
 import { PACKAGE_ROOT } from '../layout/package.js';
 import type { Runtime } from './types.js';
 
@@ -17,31 +17,73 @@ export interface LookupPlaces {
   command?: string | null | undefined;
   /** The project folder: its node_modules/.bin is searched after PATH. */
   project?: string | undefined;
+  /**
+   * Whether the person trusts the project (docs/security.md "Folder trust"). Until then no
+   * program inside it is run: not its node_modules/.bin, not a PATH entry inside it, not a
+   * link that points into it. Default false.
+   */
+  projectTrusted?: boolean | undefined;
+}
+
+/** What the lookup found, and the programs inside an untrusted project it passed over. */
+export interface BinaryLookup {
+  found: FoundBinary | undefined;
+  /** Executables the lookup would have run had the project been trusted, in lookup order. */
+  skipped: string[];
 }
 
 /**
  * The vendor CLI to run: `$FLOTILLA_<NAME>_BIN`, then `runtimes.<name>.command`, then PATH,
- * then the project's node_modules/.bin (a devDependency, as `npx` would find it), then the
+ * then the project's node_modules/.bin (a devDependency, as `npx` would find it; only once the
+ * project is trusted, as every place inside it), then the
  * CLIs installed beside Flotilla (its own node_modules/.bin, the node_modules/.bin it is
  * installed into, the bin folder of the Node that runs it, where `npm install -g` puts them).
  * An explicit path that is not executable is not silently replaced by another.
  */
 export function locateRuntimeBinary(runtime: Pick<Runtime, 'binary' | 'binEnv'>, env: NodeJS.ProcessEnv = process.env, places: LookupPlaces = {}): FoundBinary | undefined {
+  return lookupRuntimeBinary(runtime, env, places).found;
+}
+
+/**
+ * `locateRuntimeBinary`, saying also what it skipped inside an untrusted project. The
+ * variable and `runtimes.<name>.command` are the person's own choice (an untrusted project's
+ * config cannot set the command; config/trust-filter.ts) and are taken as given.
+ */
+export function lookupRuntimeBinary(runtime: Pick<Runtime, 'binary' | 'binEnv'>, env: NodeJS.ProcessEnv = process.env, places: LookupPlaces = {}): BinaryLookup {
+  const skipped: string[] = [];
   const explicit = env[runtime.binEnv]?.trim();
-  if (explicit) return executable(explicit) ? { path: explicit, via: 'env' } : undefined;
+  if (explicit) return { found: executable(explicit) ? { path: explicit, via: 'env' } : undefined, skipped };
   const configured = places.command?.trim();
-  if (configured) return executable(configured) ? { path: configured, via: 'config' } : undefined;
+  if (configured) return { found: executable(configured) ? { path: configured, via: 'config' } : undefined, skipped };
+  const fenced = places.project && !places.projectTrusted ? places.project : undefined;
   const inDirs = (dirs: string[], via: BinarySource): FoundBinary | undefined => {
     for (const dir of dirs) {
       if (!dir) continue;
       const p = join(dir, runtime.binary);
-      if (executable(p)) return { path: p, via };
+      if (!executable(p)) continue;
+      if (fenced && inside(p, fenced)) {
+        if (!skipped.includes(p)) skipped.push(p);
+        continue;
+      }
+      return { path: p, via };
     }
     return undefined;
   };
-  return inDirs((env.PATH ?? '').split(delimiter), 'PATH')
+  const found = inDirs((env.PATH ?? '').split(delimiter), 'PATH')
     ?? (places.project ? inDirs([join(places.project, 'node_modules', '.bin')], 'project') : undefined)
     ?? inDirs(besideFlotilla(), 'beside Flotilla');
+  return { found, skipped };
+}
+
+/** Whether `p` (as written, or after its links) is inside `folder`. */
+function inside(p: string, folder: string): boolean {
+  const within = (a: string, b: string) => a === b || a.startsWith(b.endsWith(sep) ? b : b + sep);
+  if (within(resolve(p), resolve(folder))) return true;
+  try {
+    return within(realpathSync(p), realpathSync(folder));
+  } catch {
+    return false;
+  }
 }
 
 /** The path of the CLI to run, or undefined when it is not installed anywhere we look. */

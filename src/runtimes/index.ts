@@ -1,5 +1,5 @@
 import { FlotillaError, refusal } from '../errors.js';
-import { findRuntimeBinary, type LookupPlaces } from './binary.js';
+import { lookupRuntimeBinary, type LookupPlaces } from './binary.js';
 import { planLogin, type LoginMode } from './login.js';
 import type { Runtime, RuntimeName, VendorRuntimeName } from './types.js';
 
@@ -30,18 +30,35 @@ export interface RuntimeSettings {
  * in the environment and no login of the person's to share) — rather than a window that
  * waits at a login screen. Undefined: it can run.
  */
-export async function runtimeRefusal(name: RuntimeName, env: NodeJS.ProcessEnv, settings?: RuntimeSettings, project?: string): Promise<FlotillaError | undefined> {
+export async function runtimeRefusal(name: RuntimeName, env: NodeJS.ProcessEnv, settings?: RuntimeSettings, project?: { dir: string; trusted: boolean }): Promise<FlotillaError | undefined> {
   if (name === 'flotilla') return undefined;
   if (!BUILT_RUNTIMES.includes(name)) return refusal('unknown-runtime', `spawn refused: runtime '${name}' is not built yet — use ${builtList()} (docs/runtimes.md)`, { runtime: name });
   const runtime = await loadRuntime(name);
-  const places: LookupPlaces = { command: settings?.command, project };
-  if (!findRuntimeBinary(runtime, env, places)) {
+  const places: LookupPlaces = { command: settings?.command, project: project?.dir, projectTrusted: project?.trusted };
+  const { found, skipped } = lookupRuntimeBinary(runtime, env, places);
+  if (!found) {
     const how = settings?.command ? `runtimes.${name}.command (${settings.command}) is not an executable file — fix the path` : `npm install -g ${runtime.npmPackage}, or set runtimes.${name}.command (or ${runtime.binEnv}) to its path`;
-    return refusal('runtime-missing', `spawn refused: ${runtime.title} is not installed — ${how}`, { runtime: name });
+    // A CLI inside a folder nobody trusted is the repository's program, not the person's (docs/security.md "Folder trust").
+    const untrusted = skipped.length ? ` (${skipped.join(', ')} is inside this untrusted folder and is not run; 'flotilla trust' if it is yours)` : '';
+    return refusal('runtime-missing', `spawn refused: ${runtime.title} is not installed${untrusted} — ${how}`, { runtime: name });
   }
   const login = planLogin(runtime.name, env, settings?.login ?? 'shared');
   if ('fix' in login) return refusal('runtime-login', `spawn refused: ${login.fix}`, { runtime: name });
   return undefined;
+}
+
+/**
+ * The vendor CLIs inside an untrusted project that a lookup passes over (docs/security.md
+ * "Folder trust"), as phrases for the trust notice: a repository that commits
+ * `node_modules/.bin/claude` would otherwise pick the program its person runs.
+ */
+export async function skippedProjectClis(project: string, env: NodeJS.ProcessEnv, settings: Record<VendorRuntimeName, RuntimeSettings>): Promise<string[]> {
+  const out: string[] = [];
+  for (const runtime of await Promise.all(BUILT_RUNTIMES.map(loadRuntime))) {
+    const { skipped } = lookupRuntimeBinary(runtime, env, { command: settings[runtime.name].command, project, projectTrusted: false });
+    out.push(...skipped.map((p) => `${p} (a ${runtime.title} CLI inside this folder; not run)`));
+  }
+  return out;
 }
 
 function builtList(): string {

@@ -162,7 +162,7 @@ async function prepareFor(layout: Layout, config: Config, req: SpawnRequest, par
   const runtime = req.runtime ?? definition.runtime ?? 'flotilla';
   if (runtime !== 'flotilla') {
     const { runtimeRefusal } = await import('../runtimes/index.js');
-    const refused = await runtimeRefusal(runtime, env, config.runtimes[runtime], layout.project);
+    const refused = await runtimeRefusal(runtime, env, config.runtimes[runtime], { dir: layout.project, trusted: loaded.trust.trusted });
     if (refused) throw refused;
   }
   // A vendor CLI picks its own model unless one is named (`claude:opus`); a harness resolves as §6 says.

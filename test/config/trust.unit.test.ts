@@ -161,6 +161,21 @@ describe("an untrusted project's definitions", () => {
     expect(r.trust.ignored).toEqual([`hooks of ${at}`, `permission_mode dont_ask of ${at}`]);
   });
 
+  it("may not raise the config's turn and time limits, nor keep memory in the person's home", async () => {
+    writeFileSync(join(env.XDG_CONFIG_HOME!, 'flotilla', 'config.yaml'), 'limits:\n  max_turns: 10\n  timeout_secs: 300\n');
+    writeFileSync(join(fleet.layout.agentsDir, 'long.md'), def('long', 'max_turns: 500\nmemory: user\npermissions:\n  timeout_secs: 86400\n'));
+    writeFileSync(join(fleet.layout.agentsDir, 'short.md'), def('short', 'max_turns: 3\nmemory: project\npermissions:\n  timeout_secs: 60\n'));
+    const r = await definitions();
+    expect(pickDefinition(r, 'long')).toMatchObject({ maxTurns: 10, timeoutSecs: 300 });
+    expect(pickDefinition(r, 'long').memory).toBeUndefined();
+    // Lower limits and the project's own memory are the file's to set.
+    expect(pickDefinition(r, 'short')).toMatchObject({ maxTurns: 3, timeoutSecs: 60, memory: 'project' });
+    const at = join(fleet.layout.agentsDir, 'long.md');
+    expect(r.trust.ignored).toEqual([`max_turns 500 of ${at} (capped at 10)`, `timeout_secs 86400 of ${at} (capped at 300)`, `memory user of ${at}`]);
+    trustFolder(fleet.layout, env);
+    expect(pickDefinition(await definitions(), 'long')).toMatchObject({ maxTurns: 500, timeoutSecs: 86400, memory: 'user' });
+  });
+
   it("leave the person's own default mode alone", async () => {
     writeFileSync(join(env.XDG_CONFIG_HOME!, 'flotilla', 'config.yaml'), 'agents:\n  default_permission_mode: accept_edits\n');
     writeFileSync(join(fleet.layout.agentsDir, 'helper.md'), def('helper'));

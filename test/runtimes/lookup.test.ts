@@ -1,6 +1,7 @@
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { pathWithout, VENDOR_CLIS } from '../helpers/path.js';
 import { eventually } from '../helpers/tmux.js';
 import { spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
 
@@ -10,6 +11,8 @@ import { spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
  * and `flotilla doctor` prints the path and version a spawn would use.
  */
 let f: SpawnFleet | undefined;
+const noCli = pathWithout(VENDOR_CLIS);
+afterAll(() => noCli.cleanup());
 afterEach(async () => {
   await f?.close();
   f = undefined;
@@ -29,11 +32,11 @@ describe('vendor CLI lookup', { timeout: 300_000 }, () => {
     fakeCli(join(f.project, 'node_modules', '.bin', 'gemini'), '0.62.0');
     writeFileSync(f.layout.configFile, `agents:\n  default_permission_mode: dont_ask\nruntimes:\n  codex:\n    command: ${mine}\n`);
     // PATH without any vendor CLI: the project's and Flotilla's own node_modules are what is left.
-    const r = await f.flotilla(['doctor'], { PATH: '/usr/bin:/bin' });
+    const r = await f.flotilla(['doctor'], { PATH: noCli.path });
     const line = (name: string) => r.stdout.split('\n').find((l) => l.includes(`runtime ${name}:`)) ?? '';
-    expect(line('codex')).toContain(`Codex codex-cli 0.170.0 at ${mine} (config)`);
-    expect(line('gemini')).toContain(`Gemini CLI 0.62.0 at ${join(f.project, 'node_modules', '.bin', 'gemini')} (project)`);
-    expect(line('claude')).toMatch(/Claude Code 2\.1\.197 \(Claude Code\) at \S+\/node_modules\/\.bin\/claude \(beside Flotilla\)/);
+    expect(line('codex')).toContain(`Codex codex-cli 0.170.0 at ${mine} (via config runtimes.codex.command)`);
+    expect(line('gemini')).toContain(`Gemini CLI 0.62.0 at ${join(f.project, 'node_modules', '.bin', 'gemini')} (via the trusted project's node_modules/.bin)`);
+    expect(line('claude')).toMatch(/Claude Code 2\.1\.197 \(Claude Code\) at \S+\/node_modules\/\.bin\/claude \(via beside Flotilla\)/);
   });
 
   it('a configured command that is not executable refuses the spawn and names the setting', async () => {
@@ -46,7 +49,7 @@ describe('vendor CLI lookup', { timeout: 300_000 }, () => {
 
   it('a CLI found only beside Flotilla is the one a spawn runs', async () => {
     f = spawnFleet();
-    const r = await f.spawnAgent(['--runtime', 'codex', '--id', 'beside', 'do it'], { PATH: '/usr/bin:/bin', OPENAI_API_KEY: 'k', OPENAI_BASE_URL: 'http://127.0.0.1:9/v1' });
+    const r = await f.spawnAgent(['--runtime', 'codex', '--id', 'beside', 'do it'], { PATH: noCli.path, OPENAI_API_KEY: 'k', OPENAI_BASE_URL: 'http://127.0.0.1:9/v1' });
     expect(r.exitCode).toBe(0);
     expect(f.record('beside')).toMatchObject({ runtime: 'codex' });
     const started = () => { try { return readFileSync(f!.layout.log('beside'), 'utf8'); } catch { return ''; } };

@@ -98,7 +98,16 @@ describe('runtimeCheck', () => {
   it('a found CLI older than the tested version fails; a newer one or an unreadable version is ok', () => {
     const found = (version: string | undefined): RuntimeFacts => ({ ...facts, found: { path: '/x/gemini', via: 'PATH', version, login: 'shared' } });
     expect(runtimeCheck(found('0.60.9')).ok).toBe(false);
-    expect(runtimeCheck(found('0.62.0'))).toMatchObject({ ok: true, detail: 'Gemini CLI 0.62.0 at /x/gemini (PATH); login: shared' });
+    expect(runtimeCheck(found('0.62.0'))).toMatchObject({ ok: true, detail: 'Gemini CLI 0.62.0 at /x/gemini (via PATH); login: shared' });
     expect(runtimeCheck(found(undefined)).ok).toBe(true);
+  });
+
+  it('names a CLI inside the untrusted project that was passed over, found elsewhere or not at all', () => {
+    const skipped = ['/p/node_modules/.bin/gemini'];
+    const elsewhere = runtimeCheck({ ...facts, skipped, found: { path: '/x/gemini', via: 'PATH', version: '0.62.0', login: 'shared' } });
+    expect(elsewhere).toMatchObject({ ok: true, warn: true, detail: 'Gemini CLI 0.62.0 at /x/gemini (via PATH); login: shared; skipped /p/node_modules/.bin/gemini (inside this untrusted folder)' });
+    expect(elsewhere.fix).toContain("'flotilla trust'");
+    const nowhere = runtimeCheck({ ...facts, skipped });
+    expect(nowhere).toMatchObject({ ok: true, warn: true, detail: 'Gemini CLI not installed outside this folder; skipped /p/node_modules/.bin/gemini (inside this untrusted folder): agents with runtime gemini cannot start' });
   });
 });

@@ -176,14 +176,15 @@ async function slotCheck(layout: Layout): Promise<Check> {
  * tested against (MINIMUM) fails: its hooks may not speak our protocol.
  */
 async function runtimeChecks(layout: Layout, config: Config | undefined, env: NodeJS.ProcessEnv): Promise<Check[]> {
-  const [{ locateRuntimeBinary, runtimeVersion }, { BUILT_RUNTIMES, loadRuntime }, { planLogin }] = await Promise.all([
+  const [{ lookupRuntimeBinary, runtimeVersion }, { BUILT_RUNTIMES, loadRuntime }, { planLogin }] = await Promise.all([
     import('../../runtimes/binary.js'), import('../../runtimes/index.js'), import('../../runtimes/login.js'),
   ]);
   const wanted = config ? await definitionsByRuntime(layout, config, env) : new Map<string, string[]>();
   const out: Check[] = [];
+  const projectTrusted = trustedEntry(layout, env) !== undefined;
   for (const rt of await Promise.all(BUILT_RUNTIMES.map(loadRuntime))) {
     const s = config?.runtimes[rt.name];
-    const found = locateRuntimeBinary(rt, env, { command: s?.command, project: layout.project });
+    const { found, skipped } = lookupRuntimeBinary(rt, env, { command: s?.command, project: layout.project, projectTrusted });
     const version = found ? await runtimeVersion(found.path, env) : undefined;
     const login = planLogin(rt.name, env, s?.login ?? 'shared');
     out.push(runtimeCheck({
@@ -192,6 +193,7 @@ async function runtimeChecks(layout: Layout, config: Config | undefined, env: No
       env: env[rt.binEnv]?.trim() ? { name: rt.binEnv, value: env[rt.binEnv]!.trim() } : undefined,
       command: s?.command?.trim() || undefined,
       wantedBy: wanted.get(rt.name) ?? [],
+      skipped,
     }));
   }
   return out;
@@ -209,20 +211,41 @@ export interface RuntimeFacts {
   command: string | undefined;
   /** Definitions that name this runtime. */
   wantedBy: string[];
+  /** CLIs inside the untrusted project that the lookup passed over (docs/security.md "Folder trust"). */
+  skipped?: string[];
+}
+
+/** Where a found CLI came from, in words (runtimes/binary.ts `BinarySource`). */
+function via(source: string, runtime: string): string {
+  switch (source) {
+    case 'env': return `$FLOTILLA_${runtime.toUpperCase()}_BIN`;
+    case 'config': return `config runtimes.${runtime}.command`;
+    case 'project': return "the trusted project's node_modules/.bin";
+    default: return source;
+  }
 }
 
 /** One runtime's doctor line from what was found (pure, so every case is tested). */
 export function runtimeCheck(f: RuntimeFacts): Check {
   const name = `runtime ${f.name}`;
   const install = `npm install -g ${f.npmPackage}`;
+  const skipped = f.skipped?.length ? `; skipped ${f.skipped.join(', ')} (inside this untrusted folder)` : '';
+  const trustFix = "'flotilla trust' lets agents run a CLI inside this folder, if the folder is yours";
   if (f.found) {
     const { version } = f.found;
+    // A version we cannot read is not held against it: the CLI may print it differently.
+    const ok = version === undefined || parseVersion(version) === null || versionAtLeast(version, f.minimum);
     return {
-      name,
-      // A version we cannot read is not held against it: the CLI may print it differently.
-      ok: version === undefined || parseVersion(version) === null || versionAtLeast(version, f.minimum),
-      detail: `${f.title} ${version ?? '(version unknown)'} at ${f.found.path} (${f.found.via}); login: ${f.found.login}`,
-      fix: `upgrade it to ${f.minimum} or newer: ${install}@${f.minimum}`,
+      name, ok, ...(skipped ? { warn: true } : {}),
+      detail: `${f.title} ${version ?? '(version unknown)'} at ${f.found.path} (via ${via(f.found.via, f.name)}); login: ${f.found.login}${skipped}`,
+      fix: ok && skipped ? trustFix : `upgrade it to ${f.minimum} or newer: ${install}@${f.minimum}`,
+    };
+  }
+  if (skipped) {
+    return {
+      name, ok: true, warn: true,
+      detail: `${f.title} not installed outside this folder${skipped}: agents with runtime ${f.name} cannot start`,
+      fix: `${install}, or ${trustFix}`,
     };
   }
   if (f.env) {

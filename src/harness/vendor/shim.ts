@@ -83,7 +83,8 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
   });
 
   const settings = config.runtimes[runtime.name];
-  const bin = findRuntimeBinary(runtime, env, { command: settings.command, project: layout.project });
+  const { isTrusted } = await import('../../config/trust-store.js');
+  const bin = findRuntimeBinary(runtime, env, { command: settings.command, project: layout.project, projectTrusted: isTrusted(layout, env) });
   if (!bin) {
     const why = `${runtime.title} is not installed — install it (npm install -g ${runtime.npmPackage}) or set ${runtime.binEnv} to its path`;
     process.stderr.write(`flotilla: ${why}\n`);
