@@ -81,8 +81,8 @@ export async function launchAgent(layout: Layout, config: Config, prepared: Prep
   let exited: (() => Promise<string | null>) | null = null;
   try {
     if (opts.worktree) {
-      const path = await addWorktree(layout, rec.id);
-      rec = updateRecord(layout, rec.id, { cwd: path, worktree: path });
+      const { path, base } = await addWorktree(layout, rec.id);
+      rec = updateRecord(layout, rec.id, { cwd: path, worktree: path, base });
     }
     const childEnv = childEnvironment(layout, rec, prepared.slot.envValue, env);
     // The harness's provider keys go through a 0600 file, never tmux (spawn/harness-keys.ts).
