@@ -38,6 +38,7 @@ export const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   next: () => import('./commands/next.js'),
   resume: () => import('./commands/resume.js'),
   output: () => import('./commands/output.js'),
+  diff: () => import('./commands/diff.js'),
   collect: () => import('./commands/collect.js'),
   transcript: () => import('./commands/transcript.js'),
   approve: () => import('./commands/approve.js'),

@@ -59,6 +59,8 @@ export const agentRecordSchema = z.object({
   tmux: tmuxPlaceSchema.nullable(),
   cwd: z.string(),
   worktree: z.string().nullable(),
+  /** A --worktree agent's base: the branch (null: a detached HEAD) and commit its worktree was made from; `diff` and `merge` start from it. */
+  base: z.object({ branch: z.string().nullable(), commit: z.string() }).nullable().optional(),
   mode: z.enum(['interactive', 'oneshot', 'headless']),
   status: z.enum(AGENT_STATUSES),
   exitReason: z.string().nullable(),

@@ -84,8 +84,8 @@ export async function launchAgent(layout: Layout, config: Config, prepared: Prep
   let exited: (() => Promise<string | null>) | null = null;
   try {
     if (opts.worktree) {
-      const path = await addWorktree(layout, rec.id);
-      rec = updateRecord(layout, rec.id, { cwd: path, worktree: path });
+      const { path, base } = await addWorktree(layout, rec.id);
+      rec = updateRecord(layout, rec.id, { cwd: path, worktree: path, base });
     }
     // The harness's provider keys and the bus's credentials go through a 0600 file, never tmux
     // (spawn/harness-keys.ts); a vendor CLI's shim takes its CLI's keys its own way (runtime-env.ts).

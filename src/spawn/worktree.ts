@@ -24,15 +24,18 @@ function git(cwd: string, args: string[]): Promise<{ code: number; stdout: strin
   });
 }
 
-/** Creates the agent's worktree and branch; returns its path. */
-export async function addWorktree(layout: Layout, id: string): Promise<string> {
+/** Creates the agent's worktree and branch from the project's HEAD; returns its path and that base (the record keeps it for `diff` and `merge`). */
+export async function addWorktree(layout: Layout, id: string): Promise<{ path: string; base: { branch: string | null; commit: string } | null }> {
   const path = layout.worktree(id);
-  const r = await git(layout.project, ['worktree', 'add', path, '-b', `flotilla/${id}`]);
+  const head = await git(layout.project, ['rev-parse', '--verify', '-q', 'HEAD']);
+  const branch = await git(layout.project, ['symbolic-ref', '--short', '-q', 'HEAD']);
+  const commit = head.stdout.trim();
+  const r = await git(layout.project, ['worktree', 'add', path, '-b', `flotilla/${id}`, ...(commit ? [commit] : [])]);
   if (r.code !== 0) {
     const why = r.stderr.trim().split('\n').at(-1) || 'failed';
     throw new FlotillaError(`spawn refused: git worktree add for '${id}' failed: ${why} — spawn without --worktree, or make ${layout.project} a git repository with a commit`, { code: 'worktree' });
   }
-  return path;
+  return { path, base: commit ? { branch: branch.code === 0 ? branch.stdout.trim() || null : null, commit } : null };
 }
 
 /** True when `path` is a worktree folder Flotilla made (directly under state/worktrees/). */

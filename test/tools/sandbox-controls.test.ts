@@ -150,7 +150,7 @@ describe('the git dir, .claude/ and the fleet root cannot be moved aside or repl
     writeFileSync(join(project, '.git', 'hooks', 'post-checkout'), `#!/bin/sh\necho hook >> ${ran}\n`, { mode: 0o755 });
     await git(project, 'config', 'core.fsmonitor', `echo fsmonitor >> ${ran}; false`);
     const layout = layoutFor(join(project, '.flotilla'));
-    const path = await addWorktree(layout, 'agent-1');
+    const { path } = await addWorktree(layout, 'agent-1');
     expect(existsSync(join(path, '.git'))).toBe(true);
     expect(existsSync(ran)).toBe(false);
   });

@@ -1,26 +1,69 @@
 import { execa } from 'execa';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fixture, spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
 
-// End-to-end: a worktree agent of our harness commits under the default sandbox (bubblewrap here).
+// End-to-end: a worktree agent of our harness commits under the default sandbox (bubblewrap
+// here), and `flotilla diff` shows what it did.
 let f: SpawnFleet | undefined;
 afterEach(async () => {
   await f?.close();
   f = undefined;
 });
 
+async function repo(fl: SpawnFleet) {
+  const git = (...a: string[]) => execa('git', ['-c', 'user.email=p@example.com', '-c', 'user.name=person', ...a], { cwd: fl.project });
+  await git('init', '-q', '-b', 'main');
+  await git('add', 'README');
+  await git('commit', '-q', '-m', 'init');
+  return git;
+}
+
 describe('an agent in its worktree', () => {
-  it('commits inside the default sandbox, on its own branch, authored by its id', async () => {
+  it('commits inside the default sandbox, on its own branch, authored by its id; diff shows its commits, not the base branch moving since', async () => {
     f = spawnFleet();
-    const git = (...a: string[]) => execa('git', a, { cwd: f!.project });
-    await git('init', '-q', '-b', 'main');
-    await git('add', 'README');
-    await git('-c', 'user.email=p@example.com', '-c', 'user.name=person', 'commit', '-q', '-m', 'init');
+    const git = await repo(f);
     const r = await f.spawnAgent(['--worktree', '--wait', '--id', 'fixer', '--model', `script:${fixture('committer.yaml')}`, 'fix a.txt']);
     expect(r.stdout).toContain('Answer: fixer <fixer@flotilla> fix a');
     expect(r.exitCode).toBe(0);
     expect((await git('log', '-1', '--format=%an <%ae> %s', 'flotilla/fixer')).stdout).toBe('fixer <fixer@flotilla> fix a');
     expect((await git('log', '-1', '--format=%s', 'main')).stdout).toBe('init');
     expect((await execa('git', ['status', '--porcelain'], { cwd: f.layout.worktree('fixer') })).stdout).toBe('');
+    const init = (await git('rev-parse', 'main')).stdout;
+    expect(f.record('fixer').base).toEqual({ branch: 'main', commit: init });
+
+    // The person moves on meanwhile: the diff is still only the agent's work.
+    writeFileSync(join(f.project, 'README'), 'changed by the person\n');
+    await git('commit', '-q', '-am', 'person');
+    const d = await f.flotilla(['diff', 'fixer']);
+    expect(d.exitCode).toBe(0);
+    expect(d.stdout).toContain('+++ b/a.txt');
+    expect(d.stdout).toContain('+fixed');
+    expect(d.stdout).not.toContain('README');
+    expect((await f.flotilla(['diff', 'fix', '--stat'])).stdout).toMatch(/a\.txt \| 1 \+/);
+    const j = JSON.parse((await f.flotilla(['diff', 'fixer', '--json', '--stat'])).stdout);
+    expect(j).toMatchObject({ id: 'fixer', kind: 'branch', branch: 'flotilla/fixer', from: init, files: [{ path: 'a.txt', added: 1, deleted: 0 }], uncommitted: 0 });
+
+    // Uncommitted work in the worktree is counted and named, not mixed into the branch's diff.
+    writeFileSync(join(f.layout.worktree('fixer'), 'later.txt'), 'x\n');
+    const later = await f.flotilla(['diff', 'fixer']);
+    expect(later.stdout).not.toContain('later.txt');
+    expect(later.stderr).toContain('fixer also has 1 uncommitted file in its worktree, not shown — flotilla merge fixer --commit commits them');
+  });
+
+  it("diff of an in-place agent is its checkout's uncommitted changes; of an unknown id, one line saying how to list agents", async () => {
+    f = spawnFleet();
+    await repo(f);
+    const r = await f.spawnAgent(['--wait', '--id', 'editor', '--model', `script:${fixture('editor.yaml')}`, 'edit']);
+    expect(r.exitCode).toBe(0);
+    const d = await f.flotilla(['diff', 'editor']);
+    expect(d.stdout).toContain('+more');
+    expect(d.stderr).toContain('untracked, not shown: n.txt');
+    const j = JSON.parse((await f.flotilla(['diff', 'editor', '--json'])).stdout);
+    expect(j).toMatchObject({ kind: 'in-place', branch: null, files: [{ path: 'README', added: 1, deleted: 0 }], untracked: ['n.txt'] });
+    const bad = await f.flotilla(['diff', 'nobody']);
+    expect(bad.exitCode).toBe(1);
+    expect(bad.stderr.trim().split('\n')).toHaveLength(1);
   });
 });

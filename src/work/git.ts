@@ -1,0 +1,26 @@
+import { execFile } from 'node:child_process';
+import { SAFE_GIT } from '../spawn/worktree.js';
+
+export interface GitResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * git on the host for an agent's work: no hook and no fsmonitor (`SAFE_GIT`), so nothing an
+ * agent wrote runs here (docs/security.md, "Commits in the sandbox"). Never throws.
+ */
+export function git(cwd: string, args: readonly string[], env?: NodeJS.ProcessEnv): Promise<GitResult> {
+  return new Promise((done) => {
+    execFile('git', [...SAFE_GIT, '-C', cwd, ...args], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, ...(env ? { env } : {}) }, (err, stdout, stderr) => {
+      const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+      done({ code, stdout, stderr: err && typeof err.code === 'string' ? `${err.code}: git not found` : stderr });
+    });
+  });
+}
+
+/** The first line git wrote to stderr, for a one-line error. */
+export function gitWhy(r: GitResult): string {
+  return r.stderr.trim().split('\n').find((l) => l.trim()) ?? `exit ${r.code}`;
+}
