@@ -35,6 +35,24 @@ export const MINIMUM = {
 export type Requirement = keyof typeof MINIMUM;
 
 /**
+ * The vendor CLI versions every runtime guarantee is proven on: package.json's pinned
+ * devDependencies, which the runtime tests drive (test/shape/versions.test.ts keeps them equal).
+ * A CLI at another version may open a dialog nobody answers, so `doctor` WARNs and a spawn
+ * says so in its pane (harness/vendor/cli-version.ts). MINIMUM stays at or below these.
+ */
+export const TESTED = {
+  claude: '2.1.197',
+  codex: '0.169.0',
+  gemini: '0.61.0',
+} as const;
+
+/** Whether a vendor CLI's version text shows the tested version exactly; false when it shows none. */
+export function isTestedVersion(found: string, tested: string): boolean {
+  const have = parseVersion(found);
+  return have !== null && compareVersions(have, parseVersion(tested)!) === 0;
+}
+
+/**
  * The dotted version inside a tool's answer: `v20.19.1`, `tmux 3.3a` (3.3), `tmux next-3.4`
  * (3.4), `2.1.197 (Claude Code)`, `codex-cli 0.169.0`; null when there is none.
  */

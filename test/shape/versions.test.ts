@@ -1,7 +1,7 @@
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { compareVersions, MINIMUM, parseVersion, VERSION, versionAtLeast } from '../../src/versions.js';
+import { compareVersions, isTestedVersion, MINIMUM, parseVersion, TESTED, VERSION, versionAtLeast } from '../../src/versions.js';
 
 /** One version and one set of minimums (src/versions.ts); npm's copies in package.json agree with them. */
 const repo = resolve(import.meta.dirname, '..', '..');
@@ -24,11 +24,22 @@ describe('versions', () => {
     expect(repeats).toEqual([]);
   });
 
-  it("package.json's engines and pinned vendor CLIs are the minimums", () => {
+  it("package.json's engines are the minimum; its pinned vendor CLIs are the tested versions, none below its minimum", () => {
     expect(pkg.engines.node).toBe(`>=${MINIMUM.node}`);
-    expect(pkg.devDependencies['@anthropic-ai/claude-code']).toBe(MINIMUM.claude);
-    expect(pkg.devDependencies['@openai/codex']).toBe(MINIMUM.codex);
-    expect(pkg.devDependencies['@google/gemini-cli']).toBe(MINIMUM.gemini);
+    expect(pkg.devDependencies['@anthropic-ai/claude-code']).toBe(TESTED.claude);
+    expect(pkg.devDependencies['@openai/codex']).toBe(TESTED.codex);
+    expect(pkg.devDependencies['@google/gemini-cli']).toBe(TESTED.gemini);
+    for (const name of ['claude', 'codex', 'gemini'] as const) expect(versionAtLeast(TESTED[name], MINIMUM[name])).toBe(true);
+  });
+
+  it.each([
+    ['2.1.197 (Claude Code)', '2.1.197', true],
+    ['2.1.198 (Claude Code)', '2.1.197', false],
+    ['codex-cli 0.169.0', '0.169.0', true],
+    ['0.60.1', '0.61.0', false],
+    ['no version here', '0.61.0', false],
+  ])('isTestedVersion(%s, %s) is %s', (found, tested, want) => {
+    expect(isTestedVersion(found, tested)).toBe(want);
   });
 
   it('one version comparison: no other file defines its own', () => {

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TOOLS_DIR } from '../../src/layout/package.js';
 import { runtimeCheck, type RuntimeFacts } from '../../src/cli/commands/doctor-checks.js';
+import { TESTED } from '../../src/versions.js';
 import { tempDir } from '../helpers/fleet.js';
 import { spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
 
@@ -84,8 +85,24 @@ describe('flotilla doctor and the settings', { timeout: 300_000 }, () => {
   });
 });
 
+describe('flotilla doctor and the vendor CLI versions', { timeout: 300_000 }, () => {
+  it('WARNs on a CLI at another version than the tested one, naming the tested version and how to pin it', async () => {
+    f = spawnFleet();
+    // A CLI that auto-updated: it answers --version with a newer release than the pinned one.
+    const bin = tempDir('flotilla-newer-cli-');
+    cleanups.push(bin.cleanup);
+    writeFileSync(join(bin.dir, 'claude'), '#!/bin/sh\necho "2.1.300 (Claude Code)"\n', { mode: 0o755 });
+    const r = await f.flotilla(['doctor'], { FLOTILLA_CLAUDE_BIN: join(bin.dir, 'claude') });
+    const claude = line(r.stdout, 'runtime claude');
+    expect(claude.startsWith(`WARN  runtime claude: Claude Code 2.1.300 (Claude Code) at ${join(bin.dir, 'claude')} (via $FLOTILLA_CLAUDE_BIN); login: `)).toBe(true);
+    expect(claude.endsWith(`; Flotilla was tested with ${TESTED.claude} — a version it was not tested with may stop an agent at a new prompt; pin the tested one: npm install -g @anthropic-ai/claude-code@${TESTED.claude}`)).toBe(true);
+    // A WARN, not a failure: the CLI may well work.
+    expect(r.stdout).not.toMatch(/^FAIL +runtime/m);
+  });
+});
+
 describe('runtimeCheck', () => {
-  const facts: RuntimeFacts = { name: 'gemini', title: 'Gemini CLI', npmPackage: '@google/gemini-cli', minimum: '0.61.0', found: undefined, env: undefined, command: undefined, wantedBy: [] };
+  const facts: RuntimeFacts = { name: 'gemini', title: 'Gemini CLI', npmPackage: '@google/gemini-cli', minimum: '0.61.0', tested: '0.62.0', found: undefined, env: undefined, command: undefined, wantedBy: [] };
 
   it('a CLI nobody asks for is optional; one a definition names is a WARN naming the definitions', () => {
     expect(runtimeCheck(facts)).toMatchObject({ ok: true, detail: expect.stringContaining('not installed (optional') });
@@ -95,11 +112,16 @@ describe('runtimeCheck', () => {
     expect(wanted.fix).toBe('npm install -g @google/gemini-cli, or set runtimes.gemini.command to its path');
   });
 
-  it('a found CLI older than the tested version fails; a newer one or an unreadable version is ok', () => {
+  it('a found CLI older than the minimum fails; another than the tested one WARNs how to pin it; the tested one or an unreadable version is ok', () => {
     const found = (version: string | undefined): RuntimeFacts => ({ ...facts, found: { path: '/x/gemini', via: 'PATH', version, login: 'shared' } });
-    expect(runtimeCheck(found('0.60.9')).ok).toBe(false);
-    expect(runtimeCheck(found('0.62.0'))).toMatchObject({ ok: true, detail: 'Gemini CLI 0.62.0 at /x/gemini (via PATH); login: shared' });
-    expect(runtimeCheck(found(undefined)).ok).toBe(true);
+    expect(runtimeCheck(found('0.60.9'))).toMatchObject({ ok: false, fix: 'upgrade it to 0.61.0 or newer: npm install -g @google/gemini-cli@0.62.0' });
+    expect(runtimeCheck(found('0.62.0'))).toEqual({ name: 'runtime gemini', ok: true, detail: 'Gemini CLI 0.62.0 at /x/gemini (via PATH); login: shared', fix: '' });
+    expect(runtimeCheck(found('0.63.1'))).toEqual({
+      name: 'runtime gemini', ok: true, warn: true, detail: 'Gemini CLI 0.63.1 at /x/gemini (via PATH); login: shared; Flotilla was tested with 0.62.0',
+      fix: 'a version it was not tested with may stop an agent at a new prompt; pin the tested one: npm install -g @google/gemini-cli@0.62.0',
+    });
+    expect(runtimeCheck(found('0.61.5')).warn).toBe(true);
+    expect(runtimeCheck(found(undefined))).toMatchObject({ ok: true, fix: '' });
   });
 
   it('names a CLI inside the untrusted project that was passed over, found elsewhere or not at all', () => {

@@ -8,7 +8,7 @@ import { changedSince, trustedEntry } from '../../config/trust-store.js';
 import { parseTmuxVersion, tmuxNewEnough } from '../../tmux/version.js';
 import { bubblewrapUserNamespace, pidNamespace } from '../../tools/sandbox.js';
 import { effectiveSandbox, type EffectiveSandbox } from '../../tools/sandbox-mode.js';
-import { MINIMUM, VERSION, parseVersion, versionAtLeast } from '../../versions.js';
+import { isTestedVersion, MINIMUM, TESTED, VERSION, parseVersion, versionAtLeast } from '../../versions.js';
 
 export interface Check {
   name: string;
@@ -172,8 +172,9 @@ async function slotCheck(layout: Layout): Promise<Check> {
 /**
  * The vendor CLIs `--runtime` can run (§13): installed or not, and their versions. A missing
  * one nobody asks for is information; one a setting asks for (runtimes.<name>.command,
- * $FLOTILLA_<NAME>_BIN, a definition's `runtime:`) is a WARN. One older than its runtime was
- * tested against (MINIMUM) fails: its hooks may not speak our protocol.
+ * $FLOTILLA_<NAME>_BIN, a definition's `runtime:`) is a WARN. One older than MINIMUM fails:
+ * its hooks may not speak our protocol; any other version than the tested one (TESTED) is a
+ * WARN naming the tested version and how to pin it.
  */
 async function runtimeChecks(layout: Layout, config: Config | undefined, env: NodeJS.ProcessEnv): Promise<Check[]> {
   const [{ lookupRuntimeBinary, runtimeVersion }, { BUILT_RUNTIMES, loadRuntime }, { planLogin }] = await Promise.all([
@@ -188,7 +189,7 @@ async function runtimeChecks(layout: Layout, config: Config | undefined, env: No
     const version = found ? await runtimeVersion(found.path, env) : undefined;
     const login = planLogin(rt.name, env, s?.login ?? 'shared');
     out.push(runtimeCheck({
-      name: rt.name, title: rt.title, npmPackage: rt.npmPackage, minimum: MINIMUM[rt.name],
+      name: rt.name, title: rt.title, npmPackage: rt.npmPackage, minimum: MINIMUM[rt.name], tested: TESTED[rt.name],
       found: found && { ...found, version, login: 'fix' in login ? `none — ${login.fix}` : login.via },
       env: env[rt.binEnv]?.trim() ? { name: rt.binEnv, value: env[rt.binEnv]!.trim() } : undefined,
       command: s?.command?.trim() || undefined,
@@ -204,6 +205,8 @@ export interface RuntimeFacts {
   title: string;
   npmPackage: string;
   minimum: string;
+  /** The version the runtime tests drive (TESTED); any other is a WARN. */
+  tested: string;
   found: { path: string; via: string; version: string | undefined; login: string } | undefined;
   /** `$FLOTILLA_<NAME>_BIN` when set: it replaces every other place. */
   env: { name: string; value: string } | undefined;
@@ -233,12 +236,16 @@ export function runtimeCheck(f: RuntimeFacts): Check {
   const trustFix = "'flotilla trust' lets agents run a CLI inside this folder, if the folder is yours";
   if (f.found) {
     const { version } = f.found;
+    const detail = `${f.title} ${version ?? '(version unknown)'} at ${f.found.path} (via ${via(f.found.via, f.name)}); login: ${f.found.login}${skipped}`;
+    const fine = skipped ? { name, ok: true, warn: true, detail, fix: trustFix } : { name, ok: true, detail, fix: '' };
     // A version we cannot read is not held against it: the CLI may print it differently.
-    const ok = version === undefined || parseVersion(version) === null || versionAtLeast(version, f.minimum);
+    if (version === undefined || parseVersion(version) === null) return fine;
+    if (!versionAtLeast(version, f.minimum)) return { name, ok: false, detail, fix: `upgrade it to ${f.minimum} or newer: ${install}@${f.tested}` };
+    if (isTestedVersion(version, f.tested)) return fine;
+    // Another version may open a dialog nobody answers: the agent then looks hung.
     return {
-      name, ok, ...(skipped ? { warn: true } : {}),
-      detail: `${f.title} ${version ?? '(version unknown)'} at ${f.found.path} (via ${via(f.found.via, f.name)}); login: ${f.found.login}${skipped}`,
-      fix: ok && skipped ? trustFix : `upgrade it to ${f.minimum} or newer: ${install}@${f.minimum}`,
+      name, ok: true, warn: true, detail: `${detail}; Flotilla was tested with ${f.tested}`,
+      fix: `a version it was not tested with may stop an agent at a new prompt; pin the tested one: ${install}@${f.tested}`,
     };
   }
   if (skipped) {

@@ -54,7 +54,7 @@ function replace(path: string, text: string): void {
 }
 
 /** The binary as installed: a new version (or another install) is another catalogue. */
-function binaryId(bin: string): string {
+export function binaryId(bin: string): string {
   try {
     const st = statSync(bin, { bigint: true });
     return `${bin}:${st.ino}:${st.size}:${st.mtimeNs}`;

@@ -134,7 +134,15 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
   const model = rec.model.startsWith(`${rec.runtime}:`) ? rec.model.slice(rec.runtime.length + 1) || undefined : undefined;
   // An older model may have a migration dialog to answer before its first turn, and the CLI's
   // own sub-agents are turned off in the catalogue it is given (docs/runtimes.md, "First-run answers").
-  const catalog = await (await import('./model-catalog.js')).fleetCatalog(layout, runtime, bin, env, configDir);
+  const [catalog, untested] = await Promise.all([
+    (await import('./model-catalog.js')).fleetCatalog(layout, runtime, bin, env, configDir),
+    (await import('./cli-version.js')).untestedVersionNotice(layout, runtime, bin, env),
+  ]);
+  // Said once, in the pane, before the CLI draws: a new prompt of an untested CLI looks like a hung agent.
+  if (untested) {
+    process.stderr.write(`flotilla: ${untested}\n`);
+    log.warn({ bin }, untested);
+  }
   if (runtime.modelCatalog && !catalog.file) log.warn({}, `could not read ${runtime.name}'s model catalogue: the agent runs on the CLI's own, which may offer its own sub-agents outside the fleet's caps`);
   const launch = runtime.launch({
     id: rec.id, cwd: rec.cwd, configDir, prompt: runtime.promptAfterMcp ? '' : prompt,
