@@ -69,6 +69,10 @@ export const claude: Runtime = {
       // Nothing leaves the machine but the model calls themselves.
       env: QUIET_ENV,
       includeCoAuthoredBy: false,
+      // A trusted folder's .mcp.json would open "New MCP server found in this project" at start
+      // (--strict-mcp-config or not) and the agent would wait there; approved here, the servers
+      // are still never started: --strict-mcp-config runs only the fleet's (test/runtimes/folder-trust.test.ts).
+      ...(input.trusted ? { enableAllProjectMcpServers: true } : {}),
     };
     const state = firstRunAnswers(input);
     // alwaysLoad: the fleet tools are offered from the first request, not deferred behind a tool search.
@@ -77,6 +81,9 @@ export const claude: Runtime = {
       '--mcp-config', join(input.configDir, 'mcp.json'), '--strict-mcp-config',
       '--settings', join(input.configDir, 'settings.json'),
       '--permission-mode', permissions.defaultMode,
+      // An untrusted folder's .claude/settings.json and settings.local.json (hooks, apiKeyHelper,
+      // permissions, env) are not read; the fleet's own settings come in with --settings.
+      ...(input.trusted ? [] : ['--setting-sources', 'user']),
       ...(input.model ? ['--model', input.model] : []),
       // `flotilla resume`: Claude continues the session in its own file, in this agent's folder.
       ...(input.resume ? ['--resume', input.resume] : []),
@@ -87,6 +94,9 @@ export const claude: Runtime = {
       env: {
         CLAUDE_CONFIG_DIR: input.configDir,
         ...QUIET_ENV,
+        // Claude's own switch past its trust dialog (it would wait for a person) without recording
+        // the folder as trusted: nothing of the folder's is loaded (--setting-sources user, --strict-mcp-config).
+        ...(input.trusted ? {} : { CLAUDE_CODE_SANDBOXED: '1' }),
         // Claude retries every failed request ten times (a refused key too: minutes at an error
         // in its pane); the fleet's own count applies unless the spawner set one.
         CLAUDE_CODE_MAX_RETRIES: input.env.CLAUDE_CODE_MAX_RETRIES?.trim() || String(input.maxRetries),
@@ -145,7 +155,8 @@ export function claudeSessionLine(line: string): SessionLine {
 /**
  * What Claude asks a person the first time, answered in the agent's own `.claude.json`
  * (docs/runtimes.md, "First-run answers"): onboarding done; the folder the agent was spawned
- * in trusted; and the spawner's
+ * in trusted when its person trusted it (`flotilla trust`; otherwise the dialog is passed by
+ * CLAUDE_CODE_SANDBOXED and the folder stays untrusted in Claude's eyes); and the spawner's
  * ANTHROPIC_API_KEY approved — Claude asks "Detected a custom API key … use this API key?"
  * (default No) and remembers a Yes as the key's last 20 characters, which is what is written.
  */
@@ -154,7 +165,7 @@ function firstRunAnswers(input: LaunchInput): Record<string, unknown> {
   return {
     hasCompletedOnboarding: true,
     ...(key ? { customApiKeyResponses: { approved: [key.slice(-20)], rejected: [] } } : {}),
-    projects: { [input.cwd]: { hasTrustDialogAccepted: true, hasCompletedProjectOnboarding: true } },
+    projects: { [input.cwd]: { ...(input.trusted ? { hasTrustDialogAccepted: true } : {}), hasCompletedProjectOnboarding: true } },
   };
 }
 

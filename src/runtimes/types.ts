@@ -33,6 +33,11 @@ export interface PolicyInput {
 export interface LaunchInput {
   id: string;
   cwd: string;
+  /**
+   * Whether the person trusted `cwd` (`flotilla trust`, harness/vendor/folder-trust.ts). Untrusted,
+   * the CLI is never told the folder is trusted and loads none of its project-level settings.
+   */
+  trusted: boolean;
   /** This agent's own config folder (state/runtimes/<id>/): the CLI's settings live here, never in the user's. */
   configDir: string;
   /** The first task, or '' for an interactive CLI waiting for a person. */

@@ -25,6 +25,7 @@ import { tendIdleCli, type Typist } from './idle.js';
 import { vendorCliEnvironment } from './cli-env.js';
 import { cliSandbox, containCli, startContained, type StartedCli } from './sandboxed-cli.js';
 import { cliFate } from './cli-fate.js';
+import { cliFolderTrusted } from './folder-trust.js';
 import { DOOR_BUS_ENV, DOOR_ENV, VENDOR_DOOR_COMMANDS } from '../../inbox/door.js';
 import { busCredentials } from '../../tools/command-env.js';
 import { openAgentDoor, sendAs } from '../door-send.js';
@@ -145,7 +146,7 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
   }
   if (runtime.modelCatalog && !catalog.file) log.warn({}, `could not read ${runtime.name}'s model catalogue: the agent runs on the CLI's own, which may offer its own sub-agents outside the fleet's caps`);
   const launch = runtime.launch({
-    id: rec.id, cwd: rec.cwd, configDir, prompt: runtime.promptAfterMcp ? '' : prompt,
+    id: rec.id, cwd: rec.cwd, trusted: cliFolderTrusted(rec.cwd, env), configDir, prompt: runtime.promptAfterMcp ? '' : prompt,
     mcp: { command: process.execPath, args: [...cli.slice(1), 'mcp'], ...(bwrap || viaDoor ? { env: doorEnv } : {}) },
     hookCommand: (event) => shellCommand([...cli, 'runtime-hook', event]),
     model,

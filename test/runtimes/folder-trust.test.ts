@@ -1,0 +1,91 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { shellCommand } from '../../src/tmux/quote.js';
+import { CLI } from '../helpers/cli.js';
+import { eventually } from '../helpers/tmux.js';
+import { completionsFrom } from '../spawn/helpers.js';
+import { explain } from './suite.js';
+import { vendorFleet, type VendorFleet } from './helpers.js';
+import { TARGETS } from './targets.js';
+
+/**
+ * A cloned repository's own vendor-CLI settings (docs/security.md, "Vendor CLIs and folder
+ * trust"): each CLI's project files name a hook and an MCP server, each of which would leave a
+ * marker file in the project when run. Before `flotilla trust` the pinned CLI, spawned as a
+ * person spawns it, runs none of them and still answers; after `flotilla trust` a new agent in
+ * the same folder runs what the table below says, and answers too.
+ */
+type Name = 'claude' | 'codex' | 'gemini';
+
+/** The repository's files for each CLI, each command touching `<project>/marker-<what>`. */
+function repoFiles(name: Name, project: string): Record<string, string> {
+  const touch = (what: string) => `touch ${join(project, `marker-${what}`)}`;
+  const mcp = { command: 'sh', args: ['-c', `${touch('mcp')}; exec sleep 600`] };
+  switch (name) {
+    case 'claude': return {
+      '.claude/settings.json': JSON.stringify({ hooks: {
+        SessionStart: [{ hooks: [{ type: 'command', command: touch('session-start') }] }],
+        UserPromptSubmit: [{ hooks: [{ type: 'command', command: touch('prompt-submit') }] }],
+      } }),
+      '.mcp.json': JSON.stringify({ mcpServers: { repo: mcp } }),
+    };
+    default: throw new Error(`no repository files for ${name}`);
+  }
+}
+
+/** What runs once the person trusted the folder. */
+const AFTER_TRUST: Record<Name, string[]> = {
+  // The folder's settings are Claude's to load (its hooks run); its .mcp.json never is (--strict-mcp-config).
+  claude: ['marker-prompt-submit', 'marker-session-start'],
+  codex: [],
+  gemini: [],
+};
+
+/**
+ * `flotilla <args>` as the person runs it: from a shell of the fleet's tmux server. This test
+ * process is the registered parent agent, and `flotilla trust` refuses any agent's descendant.
+ */
+async function asPerson(f: VendorFleet, args: string[]): Promise<string> {
+  const env = Object.entries(f.env).map(([k, v]) => `${k}=${v}`);
+  // The person's own session, before any agent's.
+  if (!(await f.windows()).includes('person')) await f.tmux.tmux('new-session', '-d', '-s', 'person', '-n', 'person', '-c', f.project, 'sleep 3600');
+  const out = join(f.home, 'person-command.out');
+  await f.tmux.tmux('run-shell', `cd ${shellCommand([f.project])} && ${shellCommand(['env', '-i', ...env, process.execPath, CLI, ...args])} >${shellCommand([out])} 2>&1`);
+  return readFileSync(out, 'utf8');
+}
+
+let fleet: VendorFleet | undefined;
+afterEach(async (ctx) => {
+  if (fleet && ctx.task.result?.state === 'fail') await explain(fleet);
+  await fleet?.dispose();
+  fleet = undefined;
+});
+
+describe("a repository's own vendor-CLI hooks and MCP servers run nothing before flotilla trust", { timeout: 900_000 }, () => {
+  it.each(['claude'] as const)('%s', async (name) => {
+    const t = TARGETS[name]();
+    const f = await vendorFleet({ ...t, script: 'first.yaml', definitions: { a: '' } });
+    fleet = f;
+    for (const [path, text] of Object.entries(repoFiles(name, f.project))) {
+      mkdirSync(dirname(join(f.project, path)), { recursive: true });
+      writeFileSync(join(f.project, path), text);
+    }
+    const markers = () => ['session-start', 'prompt-submit', 'mcp'].map((m) => `marker-${m}`).filter((m) => existsSync(join(f.project, m))).sort();
+    const answer = async (id: string) => {
+      await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 480_000, `${id}'s completion`);
+      return completionsFrom(f, 'lead-parent', id)[0]!.body;
+    };
+
+    // A stranger's repository: the test fleet's helpers trusted it, as a person would not have.
+    expect(await asPerson(f, ['trust', '--revoke', f.project])).toContain('no longer trusted');
+    const before = await f.spawnChild('a', `${name}-untrusted`, 'summarize', t.spawnArgs);
+    expect(await answer(before)).toMatch(/Final answer: the first request arrived/);
+    expect(markers()).toEqual([]);
+
+    expect(await asPerson(f, ['trust', f.project])).toMatch(/^trusted /);
+    const after = await f.spawnChild('a', `${name}-trusted`, 'summarize', t.spawnArgs);
+    expect(await answer(after)).toMatch(/Final answer: the first request arrived/);
+    expect(markers()).toEqual(AFTER_TRUST[name]);
+  });
+});

@@ -1,0 +1,49 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { trustFolder } from '../../src/config/trust-store.js';
+import { cliFolderTrusted } from '../../src/harness/vendor/folder-trust.js';
+import { claude } from '../../src/runtimes/claude.js';
+import { tempDir } from '../helpers/fleet.js';
+import { ALL_TOOLS, launchInput } from './launch-input.js';
+
+/** What each runtime is told about its folder, trusted or not (docs/security.md, "Vendor CLIs and folder trust"); the CLIs themselves: folder-trust.test.ts. */
+const POLICY = { tools: ALL_TOOLS, permissionMode: 'dont_ask' } as const;
+const file = (l: ReturnType<typeof claude.launch>, path: string) => l.files.find((f) => f.path === path)!.content;
+
+describe('vendor CLIs and folder trust', () => {
+  const dirs: { cleanup(): void }[] = [];
+  afterEach(() => { for (const d of dirs.splice(0)) d.cleanup(); });
+
+  it("a folder counts as trusted when it is a trusted project or inside one, never a sibling that shares the name's start", () => {
+    const base = tempDir('flotilla-folder-trust-');
+    dirs.push(base);
+    const env = { XDG_CONFIG_HOME: join(base.dir, 'xdg') };
+    const project = join(base.dir, 'proj');
+    for (const d of [project, join(project, 'sub'), `${project}-other`]) mkdirSync(d, { recursive: true });
+    expect(cliFolderTrusted(project, env)).toBe(false);
+    const root = join(project, '.flotilla');
+    trustFolder({ project, root, configFile: join(root, 'config.yaml'), agentsDir: join(root, 'agents') }, env);
+    expect(cliFolderTrusted(project, env)).toBe(true);
+    expect(cliFolderTrusted(join(project, 'sub'), env)).toBe(true);
+    expect(cliFolderTrusted(`${project}-other`, env)).toBe(false);
+  });
+
+  it('Claude Code in an untrusted folder: user settings only, its trust dialog passed without recording trust, no project MCP approval', () => {
+    const l = claude.launch({ ...launchInput({}), trusted: false }, POLICY);
+    expect(l.argv.join(' ')).toContain('--setting-sources user');
+    expect(l.argv.join(' ')).toContain('--strict-mcp-config');
+    expect(l.env.CLAUDE_CODE_SANDBOXED).toBe('1');
+    expect(JSON.parse(file(l, '.claude.json')).projects['/p']).not.toHaveProperty('hasTrustDialogAccepted');
+    expect(JSON.parse(file(l, 'settings.json'))).not.toHaveProperty('enableAllProjectMcpServers');
+  });
+
+  it('Claude Code in a trusted folder: its trust recorded, the folder\'s settings loaded, its .mcp.json answered but still kept out by --strict-mcp-config', () => {
+    const l = claude.launch({ ...launchInput({}), trusted: true }, POLICY);
+    expect(l.argv).not.toContain('--setting-sources');
+    expect(l.argv).toContain('--strict-mcp-config');
+    expect(l.env).not.toHaveProperty('CLAUDE_CODE_SANDBOXED');
+    expect(JSON.parse(file(l, '.claude.json')).projects['/p']).toMatchObject({ hasTrustDialogAccepted: true });
+    expect(JSON.parse(file(l, 'settings.json'))).toMatchObject({ enableAllProjectMcpServers: true });
+  });
+});
