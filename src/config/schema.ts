@@ -1,5 +1,8 @@
 import { z } from 'zod';
+import { DEFAULT_DENY_COMMANDS } from './deny-commands.js';
 import { hostsSchema } from './hosts-schema.js';
+
+export { DEFAULT_DENY_COMMANDS };
 
 /**
  * The one declarative config schema (§2; CONTRIBUTING.md, "A config key"). Validation, `config show`, the JSON
@@ -21,59 +24,6 @@ const secretSourceSchema = z
   })
   .strict()
   .refine((s) => !(s.env && s.command), { message: 'give env or command, not both' });
-
-/**
- * Shell gate defaults (§7; syntax in docs/security.md). Options are sets (`rm -r /` also
- * matches `rm -rf /` and `rm --recursive --force /`); unquoted `*` and `{a,b}` are globs,
- * quoted ones literal.
- */
-export const DEFAULT_DENY_COMMANDS = [
-  'rm -r /',
-  "rm -r '/*'",
-  'rm -r ~',
-  "rm -r '~/*'",
-  'rm -r $HOME',
-  "rm -r '$HOME/*'",
-  'sudo',
-  'su',
-  'doas',
-  'pkexec',
-  '{sudoedit,sudo-rs,su-rs,run0,opendoas,please,pleaseedit,ksu,gksu,gksudo,kdesu,kdesudo,beesu,lxsudo,lxqt-sudo,calife}',
-  'machinectl {shell,login}',
-  'mkfs*',
-  '{mke2fs,mke4fs,mkdosfs,mkntfs,mkexfatfs,mkreiserfs,mkswap,mkudffs,jfs_mkfs}',
-  'wipefs -a',
-  'wipefs -o',
-  'blkdiscard',
-  'sgdisk -Z',
-  'sgdisk -z',
-  'sgdisk -o',
-  'sfdisk --delete',
-  'parted {mklabel,mktable,rm}',
-  'cryptsetup {luksFormat,erase,luksErase}',
-  'nvme {format,sanitize}',
-  'hdparm --security-erase',
-  'dd of=/dev/{sd,hd,vd,xvd,nvme,mmcblk,disk,rdisk,dm-,md,mapper/,nbd}*',
-  '> /dev/{sd,hd,vd,xvd,nvme,mmcblk,disk,rdisk,dm-,md,mapper/,nbd,mem,kmem,port}*',
-  'shutdown',
-  'reboot',
-  'halt',
-  'poweroff',
-  'kexec',
-  'systemctl {poweroff,reboot,halt,kexec,soft-reboot,suspend,hibernate,hybrid-sleep,suspend-then-hibernate,rescue,emergency}',
-  'systemctl {start,isolate,restart,reload-or-restart,try-restart,try-reload-or-restart} {poweroff,reboot,halt,kexec,soft-reboot,rescue,emergency,suspend,hibernate,hybrid-sleep,suspend-then-hibernate,ctrl-alt-del}{,.target}',
-  'loginctl {poweroff,reboot,halt,kexec,soft-reboot,suspend,hibernate,hybrid-sleep,suspend-then-hibernate,terminate-*,kill-*}',
-  '{init,telinit} {0,1,6,s,S,single}',
-  '{busctl,dbus-send,gdbus,qdbus} *{PowerOff,Reboot,Halt,KExec,SoftReboot,Suspend,Hibernate}',
-  '> /proc/sysrq-trigger',
-  'chmod -R 777 /',
-  'chown -R /',
-  'kill -- -1',
-  ':(){ :|:& };:',
-  '{curl,wget} | {sh,bash,zsh,dash,ksh}',
-  'git push --force',
-  'git reset --hard origin*',
-] as const;
 
 /** One vendor CLI's settings (docs/runtimes.md). */
 const runtimeSettings = (title: string) => z

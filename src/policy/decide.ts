@@ -51,7 +51,7 @@ export function decideToolCall(f: CallFacts): CallDecision {
     return {
       decision: 'deny',
       rule: `deny_commands:${f.shell.rule ?? '?'}`,
-      reason: `the shell gate refuses it (deny-list rule \`${f.shell.rule}\`${matched}); it was not run and no person was asked. Reach the goal another way, or ask a person to run it`,
+      reason: `the shell gate refuses it (deny-list rule \`${f.shell.rule}\`${matched}${f.shell.why ? `: ${f.shell.why}` : ''}); it was not run and no person was asked. Reach the goal another way, or ask a person to run it`,
       opaque: false,
     };
   }

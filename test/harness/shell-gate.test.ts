@@ -35,7 +35,7 @@ describe('decision order in a real pane (permission mode default)', () => {
     // The first question is about the plain command: the denied one never reached a person.
     const screen = await tmux.waitFor('agent', /Allow shell: \$ echo plain-ran/);
     expect(screen).not.toMatch(/Allow shell: \$ sudo/);
-    expect(screen).toMatch(/Gate said: Tool call denied: the shell gate refuses it \(deny-list rule `rm -r \/`, matched `rm -rf \/`\); it was not run and no person was asked/);
+    expect(screen).toMatch(/Gate said: Tool call denied: the shell gate refuses it \(deny-list rule `rm -r \/`, matched `rm -rf \/`: it deletes or opens up every file of the machine or of the home folder\); it was not run and no person was asked/);
     await tmux.tmux('send-keys', '-t', 'agent', 'a', 'Enter');
     // "Always" covers commands a person could judge, not an opaque one.
     await tmux.waitFor('agent', /Allow shell: \$ echo 'echo opaque-ran' \| sh/);

@@ -81,7 +81,7 @@ async function preTool(layout: Layout, config: Config, runtime: Runtime, rec: Ag
     // An opaque command is left to the CLI's own permission prompt: the fleet cannot ask from inside a hook.
     if (verdict.verdict === 'deny') {
       audit(layout, { event: 'policy_denied', agent: rec.id, tool: 'shell', rule: `shell-gate:${verdict.rule ?? '?'}`, command: call.command, via: runtime.name });
-      return runtime.denyTool(`the fleet's shell gate refused this command (rule: ${verdict.rule ?? '?'})`);
+      return runtime.denyTool(`the fleet's shell gate refused this command (rule: ${verdict.rule ?? '?'}${verdict.why ? `: ${verdict.why}` : ''})`);
     }
   }
   audit(layout, { event: 'tool_call', agent: rec.id, tool: call.tool, decision: 'allow', via: runtime.name, ...(call.command !== undefined ? { command: call.command } : {}) });

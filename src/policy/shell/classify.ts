@@ -1,3 +1,4 @@
+import { denyRuleWhy } from '../../config/deny-commands.js';
 import { analyzeShell, type AnalyzeOptions } from './analyze.js';
 import { compileDenyPattern, matchDeny, matchPossible, type DenyPattern } from './deny.js';
 import type { ShellParser } from './syntax.js';
@@ -17,6 +18,8 @@ export interface ShellVerdict {
   verdict: ShellVerdictKind;
   /** The deny-list pattern that matched (deny). */
   rule?: string;
+  /** What that rule guards against (deny by a default rule; a rule a person added has none). */
+  why?: string;
   /** The simple command that matched, or the part that is opaque, as the gate saw it. */
   command?: string;
   /** Why it is opaque. */
@@ -31,7 +34,10 @@ export function createShellClassifier(parser: ShellParser, denyList: readonly st
   return (command) => {
     const analysis = analyzeShell(command, parser, opts);
     const hit = matchDeny(patterns, analysis);
-    if (hit) return { verdict: 'deny', rule: hit.rule, command: hit.command };
+    if (hit) {
+      const why = denyRuleWhy(hit.rule);
+      return { verdict: 'deny', rule: hit.rule, command: hit.command, ...(why ? { why } : {}) };
+    }
     const first = analysis.opaque[0];
     if (first) return { verdict: 'opaque', reason: first.reason, command: first.command };
     const maybe = matchPossible(patterns, analysis);

@@ -49,6 +49,16 @@ const TABLES: Record<string, Table> = {
   sgdisk: { long: { 'zap-all': 'Z', zap: 'z', clear: 'o', delete: 'd' }, valued: 'AcdnNtuUr', longValued: ['delete'] },
   sfdisk: { long: { delete: 'delete' } },
   hdparm: { long: { 'security-erase': 'security-erase', 'security-erase-enhanced': 'security-erase' }, longValued: ['security-erase', 'security-erase-enhanced'] },
+  // Modes and the options that resolve them: `-C` = `--create`, `--zero` = `--zero-superblock`.
+  mdadm: {
+    long: {
+      create: 'C', build: 'B', assemble: 'A', grow: 'G', incremental: 'I', monitor: 'F', detail: 'D', examine: 'E', query: 'Q', stop: 'S', run: 'R', scan: 's',
+      manage: 'manage', misc: 'misc', 'zero-superblock': 'zero-superblock', 'raid-devices': 'n', level: 'l', 'spare-devices': 'x', metadata: 'e', name: 'N', bitmap: 'b', layout: 'p', size: 'z',
+    },
+    valued: 'nlxeNbpz',
+    longValued: ['raid-devices', 'level', 'spare-devices', 'metadata', 'name', 'bitmap', 'layout', 'size'],
+  },
+  badblocks: { long: {}, valued: 'bcdeiopt' },
 };
 TABLES.chgrp = TABLES.chown!;
 
