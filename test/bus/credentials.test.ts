@@ -63,3 +63,30 @@ describe.each(['none', 'bubblewrap'] as const)('bus credentials with sandbox %s 
     expect(readFileSync(`/proc/${rec.pid!}/environ`, 'utf8')).not.toContain(TOKEN);
   }, 180_000);
 });
+
+/**
+ * The reaper a pane-died hook runs lives in the fleet's tmux server, which a spawn starts
+ * without the bus's credentials: a harness killed on a bus with a token still has its record
+ * ended, and its completion — which that reaper cannot publish — waits in the host's
+ * outbox until a process holding the token (here the person's `inbox`) publishes it.
+ */
+it("a harness killed on a token bus: ended by the reaper; its completion reaches the person through the outbox", async () => {
+  server = await natsServer({ token: TOKEN });
+  f = spawnFleet({ definitions: { sleeper: 'sleeper.yaml' } });
+  mkdirSync(join(f.env.XDG_CONFIG_HOME!, 'flotilla'), { recursive: true });
+  writeFileSync(join(f.env.XDG_CONFIG_HOME!, 'flotilla', 'config.yaml'), `fleet:\n  bus: ${server.url}\n`);
+  const s = await f.spawnAgent(['--agent', 'sleeper', '--id', 'killed', 'sleep'], CREDS);
+  expect(s.exitCode, s.stderr).toBe(0);
+  await eventually(() => f!.record('killed').status === 'working', 60_000, 'the agent working');
+  process.kill(f.record('killed').pid!, 'SIGKILL');
+  // tmux can miss a pane's exit until its next SIGCHLD (test/helpers/tmux.ts `nudge`): the hook then waits.
+  await eventually(async () => {
+    await f!.tmux.nudge();
+    return f!.record('killed').status === 'crashed';
+  }, 60_000, 'the record ended by the reaper');
+  const done = await eventually(async () => {
+    const r = await f!.flotilla(['inbox', 'human', '--all', '--json'], CREDS);
+    return (JSON.parse(r.stdout || '[]') as { kind: string; from: string; status: string }[]).find((m) => m.kind === 'completion' && m.from === 'killed');
+  }, 90_000, 'the completion over the bus');
+  expect(done.status).toBe('crashed');
+}, 180_000);
