@@ -67,8 +67,9 @@ export async function containCli(opts: {
   if (!door) throw new Error(`cannot open the agent's door at ${layout.door(rec.id)} (a path over the Unix socket limit?) — the CLI cannot reach the fleet from its sandbox`);
   // The home folder stays readable wherever it lives: the sandbox's private /tmp would hide a
   // home under /tmp (a CI runner's, a test's), so the CLI would see less than on a person's machine.
+  // A home the cwd holds stays writable with it.
   const spec: SandboxSpec = {
-    writable, readOnly: [...readOnly, home], network: true, bwrap: opts.bwrap, userNamespace: bubblewrapUserNamespace(opts.bwrap), direct: true,
+    writable, readOnly, visible: [home], network: true, bwrap: opts.bwrap, userNamespace: bubblewrapUserNamespace(opts.bwrap), direct: true,
     hidden: [layout.doorsDir, layout.secretsDir], sockets: [door],
   };
   const needed = [...writable, home, PACKAGE_ROOT, ...installed];
