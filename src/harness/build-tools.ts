@@ -9,6 +9,7 @@ import { isAbsolute, relative } from 'node:path';
 import { userPaths } from '../layout/layout.js';
 import { effectiveSandbox } from '../tools/sandbox-mode.js';
 import { bubblewrapArgv, bubblewrapUserNamespace, hostExecutedPaths, installedPaths, pidNamespaceArgv, tmuxHiding } from '../tools/sandbox.js';
+import { credentialPaths } from '../tools/sandbox-credentials.js';
 import { tmuxSocketPaths } from '../tmux/sockets.js';
 import { commandEnvironment, providerKeyVars } from '../tools/command-env.js';
 import { PACKAGE_ROOT } from '../layout/package.js';
@@ -68,7 +69,8 @@ export async function buildTools(opts: {
   const door = await openAgentDoor(layout, config, rec, send, { env: baseEnv, writable });
   const sandbox = bwrap && {
     writable, readOnly, network: config.security.sandbox_network, bwrap, userNamespace: bubblewrapUserNamespace(bwrap),
-    hidden: [layout.doorsDir, layout.secretsDir], sockets: door ? [door] : [],
+    hidden: [layout.doorsDir, layout.secretsDir, ...credentialPaths({ home, env: opts.env, extra: config.security.hidden_paths }).hidden],
+    sockets: door ? [door] : [],
   };
   // tmux servers are looked for at each command: one started since the last is hidden too.
   const needed = [...writable, home, PACKAGE_ROOT, ...installed];

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bubblewrapArgv, bubblewrapUserNamespace, findBubblewrap, hostExecutedPaths, type SandboxSpec } from '../../src/tools/sandbox.js';
+import { credentialPaths } from '../../src/tools/sandbox-credentials.js';
 import { tempDir } from '../helpers/fleet.js';
 import { HOME_KINDS, testHome, type HomeKind, type TestHome } from '../helpers/home.js';
 
@@ -36,8 +37,9 @@ function world(kind: HomeKind, where: Where, vendor: boolean): { spec: SandboxSp
   const readOnly = hostExecutedPaths({
     fleetRoot: join(cwd, '.flotilla'), project: cwd, cwd, home: dir, userConfigDir: join(dir, '.config', 'flotilla'), userCacheDir: join(dir, '.cache', 'flotilla'),
   });
+  const creds = credentialPaths({ home: dir, env: { HOME: dir }, ...(vendor ? { runtime: 'claude' as const } : {}) });
   const spec: SandboxSpec = {
-    writable: [cwd], readOnly, ...(vendor ? { visible: [dir] } : {}),
+    writable: [cwd], readOnly: [...readOnly, ...creds.own], ...(vendor ? { visible: [dir] } : {}), hidden: creds.hidden,
     network: false, bwrap, userNamespace: bubblewrapUserNamespace(bwrap), direct: true,
   };
   return { spec, cwd, dir };
