@@ -136,6 +136,10 @@ export const configSchema = z
           .describe("What a shell command the gate cannot decide statically (eval of a variable, text piped to a shell, inline interpreter code, find -exec…) means: 'ask' a person, 'deny' it, or 'allow' it like any command. Unset: the permission mode decides (default/accept_edits ask, dont_ask runs it and audits it as opaque; nobody to ask → deny)"),
         sandbox: z.enum(['auto', 'none', 'bubblewrap']).default('auto').describe("OS sandbox for shell commands: 'auto' is bubblewrap where it works here, else none with a warning"),
         sandbox_network: z.boolean().default(false).describe('Allow network inside the sandbox'),
+        hidden_paths: z
+          .array(z.string())
+          .default([])
+          .describe("More of the person's paths no sandboxed command or vendor CLI sees, beside the credentials always hidden (~/.ssh, ~/.aws, …; docs/security.md). '~/' is the home. Only the person's own config sets it"),
         secrets: z
           .record(z.string(), secretSourceSchema)
           .default({})

@@ -9,6 +9,7 @@ import { isAbsolute, relative } from 'node:path';
 import { userPaths } from '../layout/layout.js';
 import { effectiveSandbox } from '../tools/sandbox-mode.js';
 import { bubblewrapArgv, bubblewrapUserNamespace, hostExecutedPaths, installedPaths, pidNamespaceArgv, tmuxHiding } from '../tools/sandbox.js';
+import { credentialPaths } from '../tools/sandbox-credentials.js';
 import { tmuxSocketPaths } from '../tmux/sockets.js';
 import { gitWrites, withGitWrites } from '../tools/git-writable.js';
 import { busCredentialVars, commandEnvironment, holdsBusCredentials, providerKeyVars } from '../tools/command-env.js';
@@ -74,7 +75,8 @@ export async function buildTools(opts: {
   const viaBus = holdsBusCredentials(config, opts.env) ? { [DOOR_BUS_ENV]: '1' } : {};
   const sandbox = bwrap && {
     writable, readOnly, network: config.security.sandbox_network, bwrap, userNamespace: bubblewrapUserNamespace(bwrap),
-    hidden: [layout.doorsDir, layout.secretsDir], sockets: door ? [door] : [],
+    hidden: [layout.doorsDir, layout.secretsDir, ...credentialPaths({ home, env: opts.env, extra: config.security.hidden_paths }).hidden],
+    sockets: door ? [door] : [],
   };
   // tmux servers are looked for at each command: one started since the last is hidden too.
   const needed = [...writable, home, PACKAGE_ROOT, ...installed];

@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { lstatSync, mkdirSync, readFileSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { FlotillaError } from '../errors.js';
 
@@ -19,8 +19,14 @@ export interface SandboxSpec {
   /** Paths kept read-only even when inside a writable one (see `hostExecutedPaths`). */
   readOnly: readonly string[];
   /**
-   * Existing directories replaced by an empty one: sockets that answer whoever connects
-   * (secret handoffs, other agents' doors) must not be reachable from inside.
+   * Paths that stay readable wherever they are (a home under /tmp, which the private /tmp
+   * would cover): bound read-only, unless a writable dir holds them already.
+   */
+  visible?: readonly string[];
+  /**
+   * Existing directories replaced by an empty one, existing files by an empty file: sockets
+   * that answer whoever connects (secret handoffs, other agents' doors) and the person's
+   * credentials (tools/sandbox-credentials.ts) must not be reachable from inside.
    */
   hidden?: readonly string[];
   /** Unix sockets bound back in at their own path (the agent's own door, inbox/door.ts). */
@@ -70,36 +76,106 @@ export function bubblewrapUserNamespace(bwrap: string): boolean {
 /**
  * Wraps a command's argv (`sh -c …`) in bubblewrap, under the namespace init. A later mount
  * hides what is below it, so mounts go parents first: the fleet root (read-only) before a
- * worktree inside it (writable) before that worktree's `.claude/` (read-only).
+ * worktree inside it (writable) before that worktree's `.claude/` (read-only). Every path is
+ * taken through its links first (`mountPath`): a home whose dot-folders are links to
+ * elsewhere is mounted where they lead, in that order, so bwrap never mounts onto a link.
  */
 export function bubblewrapArgv(spec: SandboxSpec, argv: readonly string[]): string[] {
   const out = [spec.bwrap ?? 'bwrap', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
   out.push(...(spec.userNamespace === false ? [] : ['--unshare-user']), '--unshare-pid', '--unshare-ipc', '--cap-drop', 'ALL', '--new-session', '--die-with-parent');
-  type Mount = { path: string; how: 'rw' | 'ro' | 'hide' | 'socket' | 'cover' };
-  const mounts: Mount[] = [
+  type How = 'rw' | 'ro' | 'hide' | 'socket' | 'cover';
+  const listed: { path: string; how: How }[] = [
     ...spec.writable.map((path) => ({ path, how: 'rw' as const })),
     ...spec.readOnly.map((path) => ({ path, how: 'ro' as const })),
-    ...(spec.hidden ?? []).filter((path) => isDirectory(path)).map((path) => ({ path, how: 'hide' as const })),
+    ...(spec.visible ?? []).filter((path) => !spec.writable.some((w) => within(mountPath(path), mountPath(w)))).map((path) => ({ path, how: 'ro' as const })),
+    ...(spec.hidden ?? []).map((path) => ({ path, how: 'hide' as const })),
     ...(spec.sockets ?? []).map((path) => ({ path, how: 'socket' as const })),
-    ...(spec.covered ?? []).filter((path) => existsSync(path)).map((path) => ({ path, how: 'cover' as const })),
+    ...(spec.covered ?? []).map((path) => ({ path, how: 'cover' as const })),
   ];
-  mounts.sort((a, b) => a.path.length - b.path.length);
-  for (const { path, how } of mounts) {
+  const unique = new Map(listed.map(({ path, how }) => {
+    const at = mountPath(path);
+    return [`${how} ${at}`, { path: at, how, leaf: basename(path) }] as const;
+  }));
+  const mounts = [...unique.values()].sort((a, b) => a.path.length - b.path.length);
+  // What each path lies in so far, innermost last: a missing folder is made only where writes reach the host.
+  const made: { path: string; how: How | 'root' | 'tmp' }[] = [{ path: '/', how: 'root' }, { path: '/tmp', how: 'tmp' }];
+  const emptied: string[] = [];
+  const enclosing = (path: string) => made.filter((m) => m.path === '/' || within(path, m.path)).at(-1)!.how;
+  for (const { path, how, leaf } of mounts) {
+    const kind = pathKind(path);
     if (how === 'rw' || how === 'socket') out.push('--bind', path, path);
-    else if (how === 'hide') out.push('--tmpfs', path);
-    else if (how === 'cover') out.push('--ro-bind', '/dev/null', path);
-    else if (existsSync(path)) out.push('--ro-bind', path, path);
-    // A missing directory that could be created inside a writable one (`.claude/agents/x.md`,
-    // `.git/hooks/pre-commit`) is held by an empty read-only mount; its empty mount point
-    // stays behind on the host. Missing files (`.git/config`) have nothing to hold.
-    // Never `.git`: an empty one left behind would confuse the person's git; a repository the agent makes is its own (docs/security.md).
-    else if (spec.writable.some((w) => path.startsWith(w + '/')) && isDirectory(dirname(path)) && basename(path) !== '.git') {
-      out.push('--tmpfs', path, '--remount-ro', path);
+    else if (how === 'hide' && kind === 'dir') {
+      out.push('--tmpfs', path);
+      emptied.push(path);
     }
+    // A hidden file reads as empty; so does a tmux socket that cannot be hidden by its folder.
+    else if ((how === 'hide' && kind === 'file') || (how === 'cover' && kind)) out.push('--ro-bind', '/dev/null', path);
+    else if (how === 'ro' && kind) out.push('--ro-bind', path, path);
+    // A missing folder the host would run from, inside a writable one (`.claude/`, the user's
+    // config dir under a home that is the cwd), is made first and held read-only like the rest:
+    // the command can neither create it nor anything in it. It is made only where the
+    // sandbox writes through to the host and this user may write its parent; elsewhere (a
+    // read-only home, a hidden folder) nothing inside can make it either. Never `.git`: an
+    // empty one left behind would confuse the person's git; a repository the agent makes is
+    // its own (docs/security.md).
+    else if (how === 'ro' && enclosing(path) === 'rw' && leaf !== '.git' && madeOnHost(path)) out.push('--ro-bind', path, path);
+    else continue;
+    made.push({ path, how });
   }
+  // Read-only once what is bound back inside (the agent's own door, a CLI's own login) is in.
+  for (const path of emptied) out.push('--remount-ro', path);
   if (!spec.network) out.push('--unshare-net');
   out.push('--', ...(spec.direct ? argv : initArgv(argv)));
   return out;
+}
+
+/**
+ * A path as the kernel finds it: links followed (a dangling one's target, a missing tail
+ * appended to the real path of its nearest existing parent). Mounting there, not on the link,
+ * keeps the mounts in their order and inside the sandbox's root.
+ */
+export function mountPath(path: string): string {
+  const tail: string[] = [];
+  let current = resolve(path);
+  for (let links = 0; links < 40; ) {
+    try {
+      return join(realpathSync(current), ...tail);
+    } catch { /* missing: look at the link or the parent */ }
+    try {
+      if (lstatSync(current).isSymbolicLink()) {
+        current = resolve(dirname(current), readlinkSync(current));
+        links++;
+        continue;
+      }
+    } catch { /* missing */ }
+    const parent = dirname(current);
+    if (parent === current) break;
+    tail.unshift(basename(current));
+    current = parent;
+  }
+  return join(current, ...tail);
+}
+
+function within(path: string, dir: string): boolean {
+  return path === dir || path.startsWith(dir.replace(/\/+$/, '') + '/');
+}
+
+function pathKind(path: string): 'dir' | 'file' | undefined {
+  try {
+    return statSync(path).isDirectory() ? 'dir' : 'file';
+  } catch {
+    return undefined;
+  }
+}
+
+/** Makes a missing folder (and its missing parents) on the host; false where it cannot be. */
+function madeOnHost(path: string): boolean {
+  try {
+    mkdirSync(path, { recursive: true });
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -120,14 +196,6 @@ export function tmuxHiding(tmux: { sockets: readonly string[]; dirs: readonly st
     else hidden.add(dir);
   }
   return { hidden: [...hidden], covered: [...covered] };
-}
-
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
 }
 
 /**

@@ -5,7 +5,7 @@ import { processStartTime } from '../../src/fleet/proc.js';
 import { createRecord, listRecords, updateRecord } from '../../src/fleet/registry.js';
 import type { AgentRecord } from '../../src/fleet/record.js';
 import type { Runtime } from '../../src/runtimes/types.js';
-import { tempDir } from '../helpers/fleet.js';
+import type { HomeKind } from '../helpers/home.js';
 import { recordInput } from '../helpers/records.js';
 import { spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
 import { namingFor, startFakeVendor, type FakeVendor, type Wire } from './fake-vendor.js';
@@ -80,11 +80,11 @@ export async function vendorFleet(opts: {
   config?: string;
   /** The fleet's tmux server under this TMUX_TMPDIR, outside /tmp. */
   tmuxTmpdir?: string;
+  /** The shape of the fresh HOME (test/helpers/home.ts). */
+  home?: HomeKind;
 }): Promise<VendorFleet> {
-  const fleet = spawnFleet({ ...(opts.config ? { config: opts.config } : {}), ...(opts.tmuxTmpdir ? { tmuxTmpdir: opts.tmuxTmpdir } : {}) });
-  // A fresh HOME: a CLI finds no login, trust or first-run answers but what the product writes.
-  const home = tempDir('flotilla-home-');
-  fleet.env.HOME = home.dir;
+  // A fresh HOME (spawnFleet's): a CLI finds no login, trust or first-run answers but what the product writes.
+  const fleet = spawnFleet({ ...(opts.config ? { config: opts.config } : {}), ...(opts.tmuxTmpdir ? { tmuxTmpdir: opts.tmuxTmpdir } : {}), ...(opts.home ? { home: opts.home } : {}) });
   for (const [name, extra] of Object.entries(opts.definitions)) {
     writeFileSync(join(fleet.layout.agentsDir, `${name}.md`), `---\nname: ${name}\ndescription: ${opts.runtime.name} test agent ${name}\nruntime: ${opts.runtime.name}\n${extra}---\nYou are ${name}.\n`);
   }
@@ -99,7 +99,7 @@ export async function vendorFleet(opts: {
     ...fleet,
     vendor,
     parent,
-    home: home.dir,
+    home: fleet.env.HOME!,
     async spawnChild(definition, id, prompt, extra = []) {
       const r = await fleet.spawnAgent(['--agent', definition, '--id', id, ...extra, prompt]);
       if (r.exitCode !== 0) throw new Error(`spawn-agent failed (${r.exitCode}): ${r.stderr}`);
@@ -125,7 +125,6 @@ export async function vendorFleet(opts: {
       for (const r of listRecords(fleet.layout)) if (r.pid === process.pid) updateRecord(fleet.layout, r.id, { pid: null, pidStartTime: null });
       await vendor.close();
       await fleet.close();
-      home.cleanup();
     },
   };
 }

@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PERMISSION_MODES } from '../../src/policy/permission-mode.js';
+import { HOME_KINDS } from '../helpers/home.js';
 import { eventually } from '../helpers/tmux.js';
 import { completionsFrom } from '../spawn/helpers.js';
 import { explain } from './suite.js';
@@ -9,7 +10,7 @@ import type { Target } from './targets.js';
 
 /**
  * Nobody at the keyboard (docs/runtimes.md, "First-run answers"): in every permission mode, a
- * spawn in a fresh folder with a fresh HOME and only an API key in the environment reaches the
+ * spawn in a fresh folder with a fresh HOME (of each shape) and only an API key in the environment reaches the
  * model — no first-run dialog (key confirmation, folder trust, onboarding, hook review, update
  * notice) stands in between. The real CLI, started by spawn-agent exactly as a person's spawn
  * starts it; the fake server sees the task, and its answer comes back as one completion.
@@ -23,10 +24,12 @@ export function modeSuite(target: () => Target): void {
   });
 
   const t = target();
-  describe(`${t.runtime.title}: the first model request, untouched, in every mode`, { timeout: 600_000 }, () => {
+  // A new person's home, one whose dot-folders are links (a dotfiles manager), and one whose
+  // dot-folders cannot be written (test/helpers/home.ts): the sandbox binds what exists.
+  describe.each(HOME_KINDS)(`${t.runtime.title}: the first model request, untouched, in every mode, on a %s home`, { timeout: 600_000 }, (home) => {
     it.each(PERMISSION_MODES)('%s', async (mode) => {
       const f = await vendorFleet({
-        ...t, script: 'first.yaml',
+        ...t, script: 'first.yaml', home,
         definitions: { a: `permissions:\n  permission_mode: ${mode}\n` },
         parentMode: mode === 'bypass_permissions' ? 'bypass_permissions' : 'dont_ask',
       });

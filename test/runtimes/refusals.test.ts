@@ -67,6 +67,7 @@ describe('spawn on a runtime that could not authenticate', { timeout: 300_000 },
   it('login: isolated ignores the person\'s login file and says so', async () => {
     f = spawnFleet({ config: 'runtimes:\n  codex:\n    login: isolated\n' });
     const home = mkdtempSync(join(f.project, 'home-'));
+    // The person's login file: what an isolated login must not use.
     mkdirSync(join(home, '.codex'));
     writeFileSync(join(home, '.codex', 'auth.json'), '{"OPENAI_API_KEY":"sk-person"}');
     const r = await f.spawnAgent(['--runtime', 'codex', '--id', 'iso', 'do it'], { HOME: home });

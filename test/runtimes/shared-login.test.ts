@@ -34,6 +34,7 @@ describe('runtimes.<name>.login: shared (the default)', { timeout: 600_000 }, ()
     const t = TARGETS.claude();
     const f = await vendorFleet({ ...t, env: (url) => ({ ANTHROPIC_BASE_URL: url }), script: 'first.yaml', definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' } });
     fleet = f;
+    // The person's login, as `claude` and /login leave it: what this test shares.
     mkdirSync(join(f.home, '.claude'));
     const token = 'sk-ant-oat01-the-persons-own-login-token';
     writeFileSync(join(f.home, '.claude', '.credentials.json'), JSON.stringify({
@@ -50,6 +51,7 @@ describe('runtimes.<name>.login: shared (the default)', { timeout: 600_000 }, ()
     const t = TARGETS.codex();
     const f = await vendorFleet({ ...t, env: (url) => ({ OPENAI_BASE_URL: `${url}/v1` }), script: 'first.yaml', definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' } });
     fleet = f;
+    // The person's login, as `codex login` leaves it: what this test shares.
     mkdirSync(join(f.home, '.codex'));
     const key = 'sk-the-persons-own-codex-login-key';
     const authFile = join(f.home, '.codex', 'auth.json');
@@ -72,6 +74,7 @@ describe('runtimes.<name>.login: shared (the default)', { timeout: 600_000 }, ()
     // The person reaches Google through a proxy that inspects TLS, with its authority trusted
     // (the spawner's environment: the tmux server the spawn starts has it too).
     Object.assign(f.env, { HTTPS_PROXY: google.proxyUrl, NODE_EXTRA_CA_CERTS: google.caFile, NO_PROXY: '127.0.0.1,localhost' });
+    // The person's login, as Gemini's sign-in leaves it: what this test shares.
     mkdirSync(join(f.home, '.gemini'));
     const token = 'ya29.the-persons-own-google-login-token';
     const credsFile = join(f.home, '.gemini', 'oauth_creds.json');

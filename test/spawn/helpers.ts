@@ -5,7 +5,8 @@ import { fileURLToPath } from 'node:url';
 import type { AgentRecord } from '../../src/fleet/record.js';
 import { listRecords, readRecord } from '../../src/fleet/registry.js';
 import { CLI, SPAWN_AGENT } from '../helpers/cli.js';
-import { tempDir, tempFleet, type TempFleet } from '../helpers/fleet.js';
+import { tempFleet, type TempFleet } from '../helpers/fleet.js';
+import { testHome, type HomeKind } from '../helpers/home.js';
 import { eventually, tmuxServer, type TmuxServer } from '../helpers/tmux.js';
 import { trustProject } from '../helpers/trust.js';
 
@@ -46,6 +47,8 @@ export interface FleetOptions {
   definitions?: Record<string, string>;
   /** The fleet's tmux server lives under this TMUX_TMPDIR (every CLI call gets it), not /tmp. */
   tmuxTmpdir?: string;
+  /** The shape of the fresh HOME (test/helpers/home.ts); pristine unless $FLOTILLA_TEST_HOME says. */
+  home?: HomeKind;
 }
 
 const BASE_CONFIG = `agents:
@@ -56,9 +59,7 @@ models:
 
 export function spawnFleet(opts: FleetOptions = {}): SpawnFleet {
   const fleet = tempFleet('flotilla-spawn-');
-  const xdg = tempDir('flotilla-xdg-');
-  const home = join(xdg.dir, 'home');
-  mkdirSync(home);
+  const home = testHome(opts.home);
   const tmux = tmuxServer({ tmpdir: opts.tmuxTmpdir });
   writeFileSync(join(fleet.project, 'README'), 'test project\n');
   mkdirSync(fleet.layout.agentsDir, { recursive: true });
@@ -69,8 +70,9 @@ export function spawnFleet(opts: FleetOptions = {}): SpawnFleet {
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     // A fresh HOME, as on a new machine: nothing of the person running the tests is read.
-    HOME: home,
-    XDG_CONFIG_HOME: xdg.dir,
+    HOME: home.dir,
+    // Where it is by default; named, so `trustProject` can tell it is the test's own.
+    XDG_CONFIG_HOME: join(home.dir, '.config'),
     FLOTILLA_TMUX_SOCKET: tmux.socket,
     LANG: 'C.UTF-8',
     ...(opts.tmuxTmpdir ? { TMUX_TMPDIR: opts.tmuxTmpdir } : {}),
@@ -107,7 +109,7 @@ export function spawnFleet(opts: FleetOptions = {}): SpawnFleet {
         rmSync(fleet.project, { recursive: true, force: true });
         return true;
       }, 10_000, `removal of ${fleet.project}`);
-      xdg.cleanup();
+      home.cleanup();
     },
   };
 }

@@ -24,6 +24,7 @@ beforeEach(async () => {
   project = join(tmp.dir, 'project');
   home = join(project, 'home');
   memory = join(project, '.flotilla', 'agent-memory', 'worker');
+  // Made first so each escape aims at a folder that exists (test/tools/sandbox-homes.test.ts starts from none).
   for (const d of [memory, join(project, '.flotilla', 'agents'), join(project, '.claude', 'agents'), join(home, '.config', 'flotilla'), join(home, '.claude'), join(home, '.cache', 'flotilla')]) mkdirSync(d, { recursive: true });
   await execa('git', ['init', '-q', project]);
   const bwrap = findBubblewrap();

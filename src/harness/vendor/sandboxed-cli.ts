@@ -11,6 +11,7 @@ import { userPaths, type Layout } from '../../layout/layout.js';
 import { PACKAGE_ROOT } from '../../layout/package.js';
 import { effectiveSandbox } from '../../tools/sandbox-mode.js';
 import { bubblewrapArgv, bubblewrapUserNamespace, hostExecutedPaths, installedPaths, tmuxHiding, type SandboxSpec } from '../../tools/sandbox.js';
+import { credentialPaths } from '../../tools/sandbox-credentials.js';
 import { tmuxSocketPaths } from '../../tmux/sockets.js';
 import { gitWrites, withGitWrites } from '../../tools/git-writable.js';
 import { openAgentDoor, sendAs } from '../door-send.js';
@@ -52,7 +53,7 @@ export function cliSandbox(config: Pick<Config, 'security'>, env: NodeJS.Process
 }
 
 export async function containCli(opts: {
-  layout: Layout; config: Config; rec: AgentRecord; bwrap: string;
+  layout: Layout; config: Config; rec: AgentRecord; bwrap: string; runtime: VendorRuntimeName;
   /** The shim's own environment: where tmux servers are found (its TMUX, TMUX_TMPDIR). */
   shimEnv: NodeJS.ProcessEnv;
   cliEnv: NodeJS.ProcessEnv; configDir: string; bin: string; argv: readonly string[];
@@ -71,9 +72,13 @@ export async function containCli(opts: {
   if (!door) throw new Error(`cannot open the agent's door at ${layout.door(rec.id)} (a path over the Unix socket limit?) — the CLI cannot reach the fleet from its sandbox`);
   // The home folder stays readable wherever it lives: the sandbox's private /tmp would hide a
   // home under /tmp (a CI runner's, a test's), so the CLI would see less than on a person's machine.
+  // A home the cwd holds stays writable with it. The person's credentials are hidden, all but
+  // this CLI's own login, found where the person keeps it (the shim's environment: the CLI's
+  // own points at its per-agent folder; tools/sandbox-credentials.ts).
+  const creds = credentialPaths({ home, env: opts.shimEnv, extra: config.security.hidden_paths, runtime: opts.runtime });
   const spec: SandboxSpec = {
-    writable, readOnly: [...readOnly, home], network: true, bwrap: opts.bwrap, userNamespace: bubblewrapUserNamespace(opts.bwrap), direct: true,
-    hidden: [layout.doorsDir, layout.secretsDir], sockets: [door],
+    writable, readOnly: [...readOnly, ...creds.own], visible: [home], network: true, bwrap: opts.bwrap, userNamespace: bubblewrapUserNamespace(opts.bwrap), direct: true,
+    hidden: [layout.doorsDir, layout.secretsDir, ...creds.hidden], sockets: [door],
   };
   const needed = [...writable, home, PACKAGE_ROOT, ...installed];
   return {

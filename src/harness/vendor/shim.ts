@@ -196,7 +196,7 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
   let exited: StartedCli['exited'];
   try {
     if (bwrap) {
-      const cli = await containCli({ layout, config, rec, bwrap, shimEnv: env, cliEnv: childEnv, configDir, bin, argv: launch.argv });
+      const cli = await containCli({ layout, config, rec, bwrap, runtime: runtime.name, shimEnv: env, cliEnv: childEnv, configDir, bin, argv: launch.argv });
       ({ exited } = await startContained(cli, rec.cwd, (c) => {
         child = c;
         // Ended while a refused start was made again: the new one ends too.
