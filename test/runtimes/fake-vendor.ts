@@ -76,7 +76,9 @@ export async function startFakeVendor(wire: Wire, scriptFile: string, naming: To
       return;
     }
     if (!adapter.hasTools(body)) {
-      await adapter.stream(res, textParts('ok'), naming, req.url ?? '/', body);
+      // A request for JSON (Gemini's model router asks how complex the task is) gets JSON of its schema.
+      const schema = jsonSchemaOf(body);
+      await adapter.stream(res, textParts(schema ? JSON.stringify(instanceOf(schema)) : 'ok'), naming, req.url ?? '/', body);
       return;
     }
     const prompt = adapter.toPrompt(body, naming);
@@ -116,6 +118,27 @@ function messageTexts(m: LanguageModelV3Message): string[] {
   if (m.role === 'user') return m.content.map((p) => (p.type === 'text' ? p.text : ''));
   if (m.role === 'tool') return m.content.map((p) => (p.type === 'tool-result' ? JSON.stringify(p.output) : ''));
   return [];
+}
+
+/** The JSON schema a request asks its answer to follow (Gemini's `generationConfig`), if any. */
+function jsonSchemaOf(body: Record<string, unknown>): Record<string, unknown> | undefined {
+  const config = body.generationConfig as { responseJsonSchema?: unknown; responseSchema?: unknown } | undefined;
+  const schema = config?.responseJsonSchema ?? config?.responseSchema;
+  return schema && typeof schema === 'object' ? schema as Record<string, unknown> : undefined;
+}
+
+/** The smallest value of a JSON schema's shape: every property filled, numbers 1, strings "ok". */
+function instanceOf(schema: Record<string, unknown>): unknown {
+  const type = String(schema.type ?? 'object').toLowerCase();
+  if (Array.isArray(schema.enum) && schema.enum.length) return schema.enum[0];
+  if (type === 'object') {
+    const props = (schema.properties ?? {}) as Record<string, Record<string, unknown>>;
+    return Object.fromEntries(Object.entries(props).map(([k, v]) => [k, instanceOf(v)]));
+  }
+  if (type === 'array') return [];
+  if (type === 'integer' || type === 'number') return 1;
+  if (type === 'boolean') return true;
+  return 'ok';
 }
 
 function textParts(text: string): LanguageModelV3StreamPart[] {

@@ -13,7 +13,8 @@ import type { Target } from './targets.js';
  * spawn in a fresh folder with a fresh HOME (of each shape) and only an API key in the environment reaches the
  * model — no first-run dialog (key confirmation, folder trust, onboarding, hook review, update
  * notice) stands in between. The real CLI, started by spawn-agent exactly as a person's spawn
- * starts it; the fake server sees the task, and its answer comes back as one completion.
+ * starts it — its own default model and router, no --model — the fake server sees the task,
+ * and its answer comes back as one completion.
  */
 export function modeSuite(target: () => Target): void {
   let fleet: VendorFleet | undefined;
@@ -36,7 +37,8 @@ export function modeSuite(target: () => Target): void {
       fleet = f;
       // The person's allowance, without which a bypass definition does not load.
       if (mode === 'bypass_permissions') writeFileSync(f.layout.configFile, readFileSync(f.layout.configFile, 'utf8').replace('agents:\n', 'agents:\n  allow_bypass_permissions: true\n'));
-      const id = await f.spawnChild('a', `${t.runtime.name}-${mode.replace('_', '-')}`, 'first-task-marker-31', t.spawnArgs);
+      // No --model: the CLI's own default model and router, as a plain spawn gets them.
+      const id = await f.spawnChild('a', `${t.runtime.name}-${mode.replace('_', '-')}`, 'first-task-marker-31');
       await eventually(() => f.vendor.prompts.length >= 1, 240_000, 'the first model request');
       expect(f.vendor.seen()).toContain('first-task-marker-31');
       await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 240_000, 'the completion');
