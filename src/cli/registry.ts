@@ -39,6 +39,8 @@ export const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   resume: () => import('./commands/resume.js'),
   output: () => import('./commands/output.js'),
   diff: () => import('./commands/diff.js'),
+  review: () => import('./commands/review.js'),
+  merge: () => import('./commands/merge.js'),
   collect: () => import('./commands/collect.js'),
   transcript: () => import('./commands/transcript.js'),
   approve: () => import('./commands/approve.js'),
