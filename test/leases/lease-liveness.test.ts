@@ -17,7 +17,7 @@ import { eventually } from '../helpers/tmux.js';
  * what every process records about itself (selfProcess). A command an agent runs is in a pid
  * namespace of its own (docs/security.md), where `process.pid` is a namespace-local number: a
  * lease lock named by it read as held by a process that is gone, and a second agent's edit
- * broke in and leased the file the first was being given (issue 43).
+ * broke in and leased the file the first was being given.
  */
 
 let compiled: CompiledSources;
