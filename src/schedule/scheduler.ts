@@ -4,6 +4,7 @@ import { audit } from '../audit/audit.js';
 import type { Config } from '../config/schema.js';
 import type { Definition } from '../definitions/types.js';
 import { errorMessage } from '../errors.js';
+import { selfProcess } from '../fleet/proc.js';
 import { isTerminal } from '../fleet/record-status.js';
 import { readRecord } from '../fleet/registry.js';
 import type { Layout } from '../layout/layout.js';
@@ -72,7 +73,7 @@ export async function runScheduler(layout: Layout, opts: SchedulerOptions): Prom
       const view = viewOf(schedules, tracked, errors);
       const text = JSON.stringify(view);
       if (text !== lastView) {
-        writeScheduleView(layout, { pid: process.pid, ...view });
+        writeScheduleView(layout, { pid: selfProcess().pid, start: selfProcess().start, ...view });
         lastView = text;
       }
       await sleep(opts.tickMs ?? 250, opts.signal);

@@ -1,4 +1,5 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { isProcessAlive } from '../fleet/proc.js';
 import type { Layout } from '../layout/layout.js';
 import { readScheduleView, type ScheduleViewEntry } from './view.js';
 
@@ -18,7 +19,7 @@ export function scheduleSummary(layout: Layout): ScheduleSummary | null {
   if (!existsSync(layout.schedulesDir) && !existsSync(layout.scheduleView)) return null;
   const view = readScheduleView(layout);
   // The view's writer still alive is the scheduler (the dashboard redraws often: no socket round trip).
-  const running = view !== null && alive(view.pid);
+  const running = view !== null && view.pid > 0 && isProcessAlive(view.pid, view.start ?? null);
   if (running && view) return { running, schedules: view.schedules };
   // No scheduler: what is on disk, and the definitions' schedules the last one saw.
   const stored = storedNames(layout).map((name) => stored1(layout, name)).filter((e): e is ScheduleViewEntry => e !== null);
@@ -34,16 +35,6 @@ export function formatScheduleSummary(summary: ScheduleSummary): string[] {
     const last = s.lastResult ? `${s.lastResult.status} (${s.lastResult.id})` : 'no run yet';
     return `  ${s.name}  ${s.cron}${s.timezone ? ` ${s.timezone}` : ''}  ${when}  last: ${last}`;
   })];
-}
-
-function alive(pid: number): boolean {
-  if (!(pid > 0)) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 function storedNames(layout: Layout): string[] {

@@ -6,7 +6,7 @@ import { claimantGone } from './claimant.js';
 import { completionGate, taskCreatedHooks } from './hooks.js';
 import { withBoardLock } from './lock.js';
 import { activeIds, boardNames, claimedIds, nextTaskId, readTask, repairEntry, writeTask } from './store.js';
-import { checkBoardName, checkTaskId, isFinished, unblocks, type Task, type TaskPriority } from './task.js';
+import { checkBoardName, checkTaskId, isFinished, reopened, unblocks, type Task, type TaskPriority } from './task.js';
 
 /**
  * The board's operations (docs/design.md §15), the same for every door: the CLI, the
@@ -208,11 +208,6 @@ function reopenIfStale(layout: Layout, board: BoardPaths, task: Task): Task {
   writeTask(board, next, task);
   audit(layout, { event: 'task_reopened', agent: task.claimed_by, board: board.name, task: task.id, reason: gone });
   return next;
-}
-
-function reopened(task: Task, by: string, text: string): Task {
-  const now = new Date().toISOString();
-  return { ...task, status: 'open', claimed_by: null, claimed_at: null, updated_at: now, notes: [...task.notes, { at: now, by, text }] };
 }
 
 function mayAct(task: Task, by: string, what: string): void {

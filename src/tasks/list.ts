@@ -1,4 +1,5 @@
 import type { Layout } from '../layout/layout.js';
+import { judgedClaim } from './claimant.js';
 import { readEnded } from './ended-log.js';
 import { activeNames, allIds, claimedIds, readTask } from './store.js';
 import { activeName, checkBoardName, idOfActive, isFinished, unblocks, type Task, type TaskStatus } from './task.js';
@@ -33,9 +34,12 @@ const RECENT = 10;
 
 export function listBoard(layout: Layout, name: string, opts: { all?: boolean; limit?: number } = {}): BoardListing {
   const board = layout.board(checkBoardName(name));
+  // A claim whose claimant is gone reads open now, before any writer reopens it (claimant.ts).
+  const judged = new Map<string, string | null>();
+  const seen = (t: Task): Task => judgedClaim(layout, t, judged);
   const listed = (t: Task): ListedTask => ({ ...t, waiting_on: t.status === 'open' ? waitingOn(layout, name, t) : [] });
   if (opts.all) {
-    const tasks = allIds(board).map((id) => readTask(board, id)).filter((t): t is Task => t !== undefined);
+    const tasks = allIds(board).map((id) => readTask(board, id)).filter((t): t is Task => t !== undefined).map(seen);
     tasks.sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : 1));
     const all: Counts = { open: 0, claimed: 0, done: 0, failed: 0, cancelled: 0 };
     for (const t of tasks) all[t.status]++;
@@ -50,7 +54,12 @@ export function listBoard(layout: Layout, name: string, opts: { all?: boolean; l
   const lastName = lastTask && activeName(lastTask);
   const stale = lastName !== undefined && names[sortedIndex(names, lastName)] === lastName ? 1 : 0;
   const claimedNames = claimedIds(board);
-  const claimed = claimedNames.length - (ended.last !== undefined && claimedNames.includes(ended.last) ? 1 : 0);
+  let claimed = claimedNames.length - (ended.last !== undefined && claimedNames.includes(ended.last) ? 1 : 0);
+  for (const id of claimedNames) {
+    if (id === ended.last) continue;
+    const t = readTask(board, id);
+    if (t?.status === 'claimed' && seen(t) !== t) claimed--;
+  }
   const counts: Counts = { open: names.length - stale - claimed, claimed, ...ended.counts };
   const limit = opts.limit ?? DEFAULT_LIST_LIMIT;
   const tasks: ListedTask[] = [];
@@ -64,7 +73,7 @@ export function listBoard(layout: Layout, name: string, opts: { all?: boolean; l
       skipped++;
       continue;
     }
-    tasks.push(listed(t));
+    tasks.push(listed(seen(t)));
   }
   return { board: name, counts, tasks, more: Math.max(0, names.length - skipped - tasks.length), recent: recent.map(listed) };
 }

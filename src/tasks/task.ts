@@ -44,6 +44,12 @@ export interface Task {
 }
 
 /** Finished: nothing changes a task in these states again. */
+/** The task given back: open, unclaimed, with a note saying why. */
+export function reopened(task: Task, by: string, text: string): Task {
+  const now = new Date().toISOString();
+  return { ...task, status: 'open', claimed_by: null, claimed_at: null, updated_at: now, notes: [...task.notes, { at: now, by, text }] };
+}
+
 export function isFinished(status: TaskStatus): boolean {
   return status === 'done' || status === 'failed' || status === 'cancelled';
 }

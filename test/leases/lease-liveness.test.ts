@@ -1,7 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { readAudit } from '../../src/audit/read.js';
 import { selfProcess } from '../../src/fleet/proc.js';
 import { createRecord } from '../../src/fleet/registry.js';
 import { leaseForEdit } from '../../src/leases/leases.js';
@@ -16,7 +17,7 @@ import { eventually } from '../helpers/tmux.js';
  * what every process records about itself (selfProcess). A command an agent runs is in a pid
  * namespace of its own (docs/security.md), where `process.pid` is a namespace-local number: a
  * lease lock named by it read as held by a process that is gone, and a second agent's edit
- * broke in and leased the file the first was being given (docs/design.md §16).
+ * broke in and leased the file the first was being given.
  */
 
 let compiled: CompiledSources;
@@ -24,7 +25,7 @@ let fleet: TempFleet | undefined;
 const children: ChildProcess[] = [];
 
 beforeAll(() => {
-  compiled = compileSources(['src/leases/store.ts', 'src/leases/lease.ts', 'src/layout/layout.ts']);
+  compiled = compileSources(['src/leases/store.ts', 'src/leases/lease.ts', 'src/leases/leases.ts', 'src/fleet/proc.ts', 'src/layout/layout.ts']);
 });
 afterAll(() => compiled.cleanup());
 afterEach(() => {
@@ -82,5 +83,56 @@ describe('lease holders judged from inside a pid namespace', () => {
     expect(outcome.ok).toBe(false);
     expect(outcome.ok ? null : outcome.conflict.lease.holder).toBe('alpha');
     expect(readLeaseFile(f.layout, f.project).leases.map((l) => [l.holder, l.path])).toEqual([['alpha', 'src/app.ts']]);
+  });
+
+  it('50 holder/editor pairs, holders in pid namespaces, both cores busy: every edit refused, no lease released', { timeout: 600_000 }, async () => {
+    fleet = tempFleet();
+    const f = fleet;
+    mkdirSync(join(f.project, '.git'));
+    // Both cores busy for the whole run.
+    for (let i = 0; i < 2; i++) children.push(spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));
+    const pairs = 50;
+    const batch = 10;
+    const editor = selfProcess();
+    for (let i = 0; i < pairs; i++) createRecord(f.layout, recordInput(`e-${i}`, { status: 'working', pid: editor.pid, pidStartTime: editor.start, cwd: f.project, task: 1 }));
+    const refused: string[] = [];
+    for (let first = 0; first < pairs; first += batch) {
+      const ids = Array.from({ length: batch }, (_, k) => first + k);
+      // Each holder, as a command in its agent's pid namespace, names itself (selfProcess); the
+      // test registers that as the agent's harness (as start-steps.ts does), then the holder
+      // writes its file (the write takes the lease) and stays alive.
+      const holders = ids.map((i) => {
+        const out = join(f.project, `holder-${i}.json`);
+        const go = join(f.project, `go-${i}`);
+        const script = `
+          const { selfProcess } = await import(${JSON.stringify(join(compiled.srcDir, 'fleet/proc.js'))});
+          const { leaseForEdit } = await import(${JSON.stringify(join(compiled.srcDir, 'leases/leases.js'))});
+          const { layoutFor } = await import(${JSON.stringify(join(compiled.srcDir, 'layout/layout.js'))});
+          const { existsSync, writeFileSync } = await import('node:fs');
+          const layout = layoutFor(${JSON.stringify(f.layout.root)}, ${JSON.stringify(f.project)});
+          writeFileSync(${JSON.stringify(out)} + '.tmp', JSON.stringify(selfProcess()));
+          (await import('node:fs')).renameSync(${JSON.stringify(out)} + '.tmp', ${JSON.stringify(out)});
+          while (!existsSync(${JSON.stringify(go)})) await new Promise((r) => setTimeout(r, 20));
+          const r = await leaseForEdit(layout, ${JSON.stringify(join(f.project, 'f'))} + ${i} + '.ts', 'h-${i}', 1, 'write');
+          writeFileSync(${JSON.stringify(out)} + '.held', r.ok ? 'held' : 'refused');
+          setInterval(() => undefined, 1000);`;
+        const p = spawn('unshare', ['--pid', '--fork', '--map-current-user', process.execPath, '--input-type=module', '-e', script], { stdio: ['ignore', 'ignore', 'inherit'] });
+        children.push(p);
+        return { i, out, go };
+      });
+      for (const h of holders) {
+        await eventually(() => expect(existsSync(h.out)).toBe(true), 120_000);
+        const named = JSON.parse(readFileSync(h.out, 'utf8')) as { pid: number; start: string };
+        createRecord(f.layout, recordInput(`h-${h.i}`, { status: 'working', pid: named.pid, pidStartTime: named.start, cwd: f.project, task: 1 }));
+        writeFileSync(h.go, '');
+      }
+      for (const h of holders) await eventually(() => expect(existsSync(`${h.out}.held`) && readFileSync(`${h.out}.held`, 'utf8')).toBe('held'), 120_000);
+      // The editors come while the holders live: each edit must be refused, naming its holder.
+      const outcomes = await Promise.all(ids.map((i) => leaseForEdit(f.layout, join(f.project, `f${i}.ts`), `e-${i}`, 1, 'edit')));
+      outcomes.forEach((o, k) => { if (!o.ok && o.conflict.lease.holder === `h-${ids[k]}`) refused.push(`e-${ids[k]}`); });
+    }
+    expect(refused).toHaveLength(pairs);
+    expect(readAudit(f.layout, { event: 'lease_released' }).lines).toEqual([]);
+    expect(readAudit(f.layout, { event: 'lease_taken' }).lines).toHaveLength(pairs);
   });
 });

@@ -1,9 +1,10 @@
 import { execa, type ResultPromise } from 'execa';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { processStartTime } from '../../src/fleet/proc.js';
+import { isProcessAlive, processStartTime } from '../../src/fleet/proc.js';
 import { createRecord } from '../../src/fleet/registry.js';
 import { readTask } from '../../src/tasks/store.js';
 import type { Task } from '../../src/tasks/task.js';
@@ -113,6 +114,34 @@ describe('flotilla task (§15)', () => {
     expect(open.notes.at(-1)!.text).toMatch(/^reopened: its claimant cl-1 ended \((killed \(SIGKILL\)|process died)\)$/);
     // Open means claimable: a person takes it over.
     expect((await f.flotilla(['task', 'claim', 't1'])).exitCode).toBe(0);
+    writeFileSync(join(f.project, 'release'), '');
+  });
+
+  it('a background claimant SIGKILLed: task list, task show, lease list and claim --next see it gone at once, with no writer', async () => {
+    f = spawnFleet();
+    execFileSync('git', ['init', '-q'], { cwd: f.project });
+    const script = fileURLToPath(new URL('../fixtures/tasks/claim-and-lease.yaml', import.meta.url));
+    writeFileSync(join(f.layout.agentsDir, 'holder.md'), `---\nname: holder\ndescription: claims t1, leases notes.md\nmodel: script:${script}\n---\nYou claim.\n`);
+    await f.flotilla(['task', 'add', 'held work']);
+    expect((await f.spawnAgent(['--agent', 'holder', '--id', 'bg-1', '--background', 'claim it'])).exitCode).toBe(0);
+    const leaseOut = join(f.project, 'lease.bg-1');
+    await eventually(() => existsSync(leaseOut) && readFileSync(leaseOut, 'utf8').includes('leased'), 60_000, 'bg-1 to claim t1 and lease notes.md');
+    expect(task('t1')).toMatchObject({ status: 'claimed', claimed_by: 'bg-1' });
+    expect((await f.flotilla(['lease', 'list'])).stdout).toContain('bg-1');
+    process.kill(f.record('bg-1').pid!, 'SIGKILL');
+    await eventually(() => !isProcessAlive(f!.record('bg-1').pid!), 10_000, 'the harness to be gone');
+    // No tmux pane, so no reaper: the board's file still names bg-1. The reads judge it themselves.
+    const list = JSON.parse((await f.flotilla(['task', 'list', '--json'])).stdout) as { counts: { open: number; claimed: number }; tasks: Task[] };
+    expect(list.counts).toMatchObject({ open: 1, claimed: 0 });
+    expect(list.tasks[0]).toMatchObject({ id: 't1', status: 'open', claimed_by: null });
+    const shown = (await f.flotilla(['task', 'show', 't1'])).stdout;
+    expect(shown).toContain('status:     open');
+    expect(shown).toContain('reopened: its claimant bg-1 died (its process is gone)');
+    expect((await f.flotilla(['lease', 'list'])).stdout).not.toContain('bg-1');
+    expect(task('t1')).toMatchObject({ status: 'claimed', claimed_by: 'bg-1' });
+    // The next writer makes it so: claim --next takes it.
+    expect((await f.flotilla(['task', 'claim', '--next'])).stdout).toBe('t1');
+    expect(task('t1')).toMatchObject({ status: 'claimed', claimed_by: 'human' });
     writeFileSync(join(f.project, 'release'), '');
   });
 

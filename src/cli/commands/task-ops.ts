@@ -123,10 +123,12 @@ async function read(sub: string, parsed: Parsed, layout: import('../../layout/la
     return;
   }
   if (sub === 'show') {
-    const [{ boardOf }, { readTask }, { formatTask }, { FlotillaError }] = await Promise.all([
-      import('../../tasks/board.js'), import('../../tasks/store.js'), import('../../tasks/view.js'), import('../../errors.js'),
+    const [{ boardOf }, { readTask }, { formatTask }, { FlotillaError }, { judgedClaim }] = await Promise.all([
+      import('../../tasks/board.js'), import('../../tasks/store.js'), import('../../tasks/view.js'), import('../../errors.js'), import('../../tasks/claimant.js'),
     ]);
-    const task = readTask(boardOf(layout, board), parsed.args[0] as string);
+    const stored = readTask(boardOf(layout, board), parsed.args[0] as string);
+    // A claim whose claimant is gone shows open, as the next writer will leave it.
+    const task = stored && judgedClaim(layout, stored);
     if (!task) throw new FlotillaError(`no task '${String(parsed.args[0])}' on board '${board}' — run 'flotilla task list --board ${board}'`, { code: 'not-found' });
     writeOut(opts.json ? JSON.stringify(task, null, 2) + '\n' : formatTask(task) + '\n');
     return;

@@ -144,8 +144,8 @@ function liveChatActions(layout: Layout, configNow: () => Config, rec: AgentReco
  * terminal, so they may finish or release any task, not only this agent's claims.
  */
 async function taskAction(layout: Layout, board: string, action: TaskChatAction, arg: string, text: string): Promise<string> {
-  const [ops, { readTask }, { formatTask }, { FlotillaError }] = await Promise.all([
-    import('../../tasks/board.js'), import('../../tasks/store.js'), import('../../tasks/view.js'), import('../../errors.js'),
+  const [ops, { readTask }, { formatTask }, { FlotillaError }, { judgedClaim }] = await Promise.all([
+    import('../../tasks/board.js'), import('../../tasks/store.js'), import('../../tasks/view.js'), import('../../errors.js'), import('../../tasks/claimant.js'),
   ]);
   switch (action) {
     case 'add': {
@@ -155,7 +155,7 @@ async function taskAction(layout: Layout, board: string, action: TaskChatAction,
     case 'show': {
       const t = readTask(ops.boardOf(layout, board), arg);
       if (!t) throw new FlotillaError(`no task '${arg}' on board '${board}' — /tasks shows its tasks`, { code: 'not-found' });
-      return formatTask(t);
+      return formatTask(judgedClaim(layout, t));
     }
     case 'release': {
       const t = await ops.releaseTask(layout, board, arg, 'human', text || undefined);
