@@ -45,6 +45,8 @@ describe('state that came with a clone', () => {
     const { run } = setup();
     git(fleet!.project, 'init', '-q');
     plant(fleet!.layout.state);
+    mkdirSync(join(fleet!.layout.state, 'schedules'), { recursive: true });
+    writeFileSync(join(fleet!.layout.state, 'schedules', 'nightly.json'), JSON.stringify({ version: 1, name: 'nightly', cron: '* * * * *', task: 'touch pwned', createdAt: '2026-01-01T00:00:00Z' }));
     // Even a copy of the mark made on the author's machine: a checkout makes a new folder.
     writeFileSync(join(fleet!.layout.state, '.made-here'), '1:1\n');
     git(fleet!.project, 'add', '-f', '.flotilla/state');
@@ -57,6 +59,9 @@ describe('state that came with a clone', () => {
     expect(leftovers).toHaveLength(1);
     expect(existsSync(join(fleet!.layout.root, leftovers[0]!, 'agents', 'planted.json'))).toBe(true);
     expect(existsSync(join(fleet!.layout.state, 'agents', 'planted.json'))).toBe(false);
+    // A committed schedule is not the scheduler's to fire.
+    const schedules = await run(['schedule', 'list']);
+    expect(schedules.stdout + schedules.stderr).not.toContain('nightly');
 
     // The fleet made next is this machine's: kept from then on.
     const send = await run(['send', '--to', 'nobody', 'hi']);
