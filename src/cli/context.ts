@@ -2,6 +2,8 @@ import type { Command } from 'commander';
 import type { LoadedConfig } from '../config/load.js';
 import { existsSync } from 'node:fs';
 import { isCheckoutTop } from '../layout/git-top.js';
+import { join } from 'node:path';
+import { claimState, markState } from '../fleet/state-claim.js';
 import { ensureState, resolveLayout, type Layout } from '../layout/layout.js';
 
 /** What every command needs: the fleet layout (from --root / FLOTILLA_ROOT / the project). */
@@ -21,7 +23,13 @@ export interface Globals {
 /** `cliContext` from the program's options, for commands run without commander (fast.ts). */
 export function contextOf(globals: Globals, opts: { createState?: boolean } = {}): CliContext {
   const layout = resolveLayout({ root: globals.root });
-  if (opts.createState !== false) ensureState(layout);
+  // State that came with a clone is moved aside before anything reads it.
+  const { movedTo } = claimState(layout);
+  if (movedTo) process.stderr.write(`flotilla: ${layout.state} came with the repository (git tracks it), so it was moved to ${movedTo} and nothing in it is used\n`);
+  if (opts.createState !== false && !existsSync(layout.registryTmp)) {
+    ensureState(layout);
+    markState(layout);
+  }
   return { layout };
 }
 
