@@ -103,6 +103,7 @@ export const UNTRUSTED_KEYS: Readonly<Record<string, UntrustedRule>> = {
   'security.sandbox': { tier: 'tighten', reason: 'may ask for a sandbox, never turn it off', keeps: (v) => v !== 'none' },
   'security.sandbox_network': { tier: 'tighten', reason: 'may only keep the network out', keeps: (v) => v === false },
   'security.secrets': { tier: 'never', reason: 'a secret\'s source is a variable or a command the person\'s process runs' },
+  'security.hidden_paths': { tier: 'never', reason: "the person's own paths to hide; a project could only make the sandbox show less of it" },
   'tools.shell_timeout_secs': { tier: 'tighten', reason: 'a run limit', keeps: atMost((c) => c.tools.shell_timeout_secs) },
   'tools.max_output_bytes': { tier: 'tighten', reason: 'a cap on what the model is shown', keeps: atMost((c) => c.tools.max_output_bytes) },
   'transcripts.enabled': { tier: 'tighten', reason: 'may not turn off the record resume and audits read', keeps: (v) => v !== false },

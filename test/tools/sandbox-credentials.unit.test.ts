@@ -55,7 +55,7 @@ describe('credentialPaths', () => {
 
   it('security.hidden_paths is the person\'s alone: an untrusted project cannot set it', () => {
     const values: Record<string, unknown> = { security: { hidden_paths: ['~/nothing'] } };
-    expect(stripUntrusted(values, configSchema.parse({}))).toContain('security.hidden_paths');
-    expect(values).toEqual({ security: {} });
+    expect(stripUntrusted(values, configSchema.parse({}), ['security.hidden_paths'])).toContain('security.hidden_paths');
+    expect(values).toEqual({});
   });
 });
