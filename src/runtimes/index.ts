@@ -54,9 +54,13 @@ export async function runtimeRefusal(name: RuntimeName, env: NodeJS.ProcessEnv, 
  */
 export async function skippedProjectClis(project: string, env: NodeJS.ProcessEnv, settings: Record<VendorRuntimeName, RuntimeSettings>): Promise<string[]> {
   const out: string[] = [];
-  for (const runtime of await Promise.all(BUILT_RUNTIMES.map(loadRuntime))) {
-    const { skipped } = lookupRuntimeBinary(runtime, env, { command: settings[runtime.name].command, project, projectTrusted: false });
-    out.push(...skipped.map((p) => `${p} (a ${runtime.title} CLI inside this folder; not run)`));
+  for (const name of BUILT_RUNTIMES) {
+    // Every vendor runtime's binary is its name and its variable FLOTILLA_<NAME>_BIN: its module
+    // (tens of ms to load) is read only for its title, when something was passed over.
+    const { skipped } = lookupRuntimeBinary({ binary: name, binEnv: `FLOTILLA_${name.toUpperCase()}_BIN` }, env, { command: settings[name].command, project, projectTrusted: false });
+    if (!skipped.length) continue;
+    const { title } = await loadRuntime(name);
+    out.push(...skipped.map((p) => `${p} (a ${title} CLI inside this folder; not run)`));
   }
   return out;
 }

@@ -71,3 +71,10 @@ describe('lookupRuntimeBinary in an untrusted project', () => {
     expect(lookupRuntimeBinary(runtime, { PATH: '' }, { project, command: named }).found).toEqual({ path: named, via: 'config' });
   });
 });
+
+describe('vendor runtimes', () => {
+  it('each CLI is named as its runtime and set by FLOTILLA_<NAME>_BIN (skippedProjectClis relies on it)', async () => {
+    const { BUILT_RUNTIMES, loadRuntime } = await import('../../src/runtimes/index.js');
+    for (const name of BUILT_RUNTIMES) expect(await loadRuntime(name)).toMatchObject({ binary: name, binEnv: `FLOTILLA_${name.toUpperCase()}_BIN` });
+  });
+});
