@@ -13,11 +13,14 @@ import { reconcileDead } from '../lifecycle/reconcile.js';
 import { applyFleetRetention } from '../outputs/retention.js';
 import type { RetentionResult } from '../transcript/retention.js';
 import { isFleetWorktree, removeWorktree } from './worktree.js';
+import { branchState } from '../work/branch-state.js';
+import { git, gitWhy } from '../work/git.js';
+import { agentWork, branchOf } from '../work/work.js';
 
 /**
  * `flotilla gc`: what finished agents leave behind. Dead panes of finished agents are killed;
- * worktrees under state/worktrees/ that no live agent works in are removed (branches kept,
- * §12); records of agents finished at least `olderThanMs` ago go, with their task file and
+ * worktrees under state/worktrees/ that no live agent works in are removed with their
+ * branches once their work is merged (§12; an unmerged one only when forced); records of agents finished at least `olderThanMs` ago go, with their task file and
  * once-markers; spawn counters of trees with no record left go; transcript and output
  * retention (§8) runs. Inboxes stay: unread mail is for a person to read or delete. On a
  * `nats://` bus the same records, their once-markers and the trees nothing belongs to any more
@@ -27,6 +30,10 @@ import { isFleetWorktree, removeWorktree } from './worktree.js';
 export interface GcResult {
   panes: string[];
   worktrees: string[];
+  /** Branches `flotilla/<id>` deleted with their merged worktrees (none with `keepBranches`). */
+  branches: string[];
+  /** Finished agents whose work is not in their base branch: worktree and branch kept (`force` removes them). */
+  unmerged: { id: string; branch: string; ahead: number; uncommitted: number }[];
   records: string[];
   markers: number;
   /** Corrupt records set aside in state/agents/corrupt/ (ids). */
@@ -40,9 +47,9 @@ export interface GcResult {
 /** The bus's part of a gc: what was removed from it, or why it was skipped (nothing removed, the local part done). */
 export type BusGcPart = { url: string; skipped: null } & BusGcResult | { url: string; skipped: string };
 
-export async function gcFleet(layout: Layout, config: Config, opts: { olderThanMs?: number; now?: number } = {}): Promise<GcResult> {
+export async function gcFleet(layout: Layout, config: Config, opts: { olderThanMs?: number; now?: number; keepBranches?: boolean; force?: boolean } = {}): Promise<GcResult> {
   const now = opts.now ?? Date.now();
-  const result: GcResult = { panes: [], worktrees: [], records: [], markers: 0, corrupt: [], retention: { transcripts: [], outputs: [], problems: [] }, problems: [], bus: null };
+  const result: GcResult = { panes: [], worktrees: [], branches: [], unmerged: [], records: [], markers: 0, corrupt: [], retention: { transcripts: [], outputs: [], problems: [] }, problems: [], bus: null };
   await reconcileDead(layout, config);
   const records = listRecords(layout, (c) => setAside(layout, c.id, result));
   const finished = records.filter((r) => isTerminal(r.status));
@@ -52,15 +59,31 @@ export async function gcFleet(layout: Layout, config: Config, opts: { olderThanM
   const liveCwds = new Set(records.filter((r) => recordLiveness(r) !== 'ended').map((r) => r.cwd));
   for (const r of finished) {
     if (!r.worktree || !isFleetWorktree(layout, r.worktree) || liveCwds.has(r.worktree)) continue;
+    // Work not in its base branch yet stays, worktree and branch, unless forced (§12).
+    const work = await agentWork(layout, r);
+    const state = work.kind === 'branch' ? await branchState(layout, work.branch, work.base) : undefined;
+    const ahead = state?.exists ? state.ahead : 0;
+    const uncommitted = work.kind === 'branch' ? work.uncommitted : 0;
+    if ((ahead > 0 || uncommitted > 0) && !opts.force) {
+      result.unmerged.push({ id: r.id, branch: branchOf(r.id), ahead, uncommitted });
+      continue;
+    }
     try {
       await removeWorktree(layout, r.worktree);
       result.worktrees.push(r.worktree);
     } catch (err) {
       if (!/is not a working tree|No such file/i.test(errorMessage(err))) result.problems.push(errorMessage(err));
     }
+    if (state?.exists && !opts.keepBranches) {
+      const d = await git(layout.project, ['branch', '-D', branchOf(r.id)]);
+      if (d.code === 0) result.branches.push(branchOf(r.id));
+      else result.problems.push(`could not delete ${branchOf(r.id)}: ${gitWhy(d)}`);
+    }
   }
 
-  const old = finished.filter((r) => now - Date.parse(r.finishedAt ?? r.createdAt) >= (opts.olderThanMs ?? 0));
+  // An unmerged agent's record stays too: `merge` and a later `gc --force` find its work through it.
+  const kept = new Set(result.unmerged.map((u) => u.id));
+  const old = finished.filter((r) => !kept.has(r.id) && now - Date.parse(r.finishedAt ?? r.createdAt) >= (opts.olderThanMs ?? 0));
   const markerNames = safeList(layout.markersDir);
   const onBus = config.fleet.bus !== 'maildir';
   const { oweBusGc } = onBus ? await import('../bus/gc-owed.js') : { oweBusGc: undefined };

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { resolve, sep } from 'node:path';
 import { FlotillaError } from '../errors.js';
 import type { Layout } from '../layout/layout.js';
+import { SAFE_GIT } from '../work/git.js';
 
 /**
  * Git worktrees for agents (§12): `git worktree add state/worktrees/<id> -b flotilla/<id>`
@@ -9,11 +10,7 @@ import type { Layout } from '../layout/layout.js';
  * branch, so the agent's commits stay reachable.
  */
 
-/**
- * Flotilla's own git calls run no hook and no fsmonitor (docs/security.md): an agent that
- * could write the repository's git dir must not get code run by the harness through it.
- */
-export const SAFE_GIT = ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false'] as const;
+export { SAFE_GIT } from '../work/git.js';
 
 function git(cwd: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((done) => {

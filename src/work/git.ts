@@ -1,5 +1,10 @@
 import { execFile } from 'node:child_process';
-import { SAFE_GIT } from '../spawn/worktree.js';
+
+/**
+ * Flotilla's own git calls run no hook and no fsmonitor (docs/security.md): an agent that
+ * could write the repository's git dir must not get code run by the harness through it.
+ */
+export const SAFE_GIT = ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false'] as const;
 
 export interface GitResult {
   code: number;

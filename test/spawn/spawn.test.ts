@@ -148,8 +148,8 @@ describe('spawn-agent', () => {
     expect(rec.cwd).toBe(rec.worktree);
     expect((await git('branch', '--list', 'flotilla/wt')).stdout).toContain('flotilla/wt');
     await eventually(async () => (await f!.flotilla(['cancel', 'wt'])).exitCode === 0, 10_000, 'cancel');
-    const gc = await f.flotilla(['gc', '--json']);
-    expect(JSON.parse(gc.stdout).worktrees).toEqual([rec.worktree]);
+    const gc = await f.flotilla(['gc', '--json', '--keep-branches']);
+    expect(JSON.parse(gc.stdout)).toMatchObject({ worktrees: [rec.worktree], branches: [] });
     expect(existsSync(rec.worktree!)).toBe(false);
     expect((await git('branch', '--list', 'flotilla/wt')).stdout).toContain('flotilla/wt');
   });

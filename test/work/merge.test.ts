@@ -1,5 +1,5 @@
 import { execa } from 'execa';
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/tmux.js';
@@ -71,6 +71,18 @@ describe('review and merge', () => {
     expect((await git('show', 'main:c.txt')).stdout).toBe('c');
     expect((await execa('cat', ['c.txt'], { cwd: fl.project })).stdout).toBe('c');
     expect(JSON.parse((await fl.flotilla(['review', '--json'])).stdout).map((r: { id: string }) => r.id)).toEqual(['wb']);
+
+    // gc removes the merged worktrees and their branches once the agents have ended; the unmerged one stays until --force.
+    for (const id of ['wa', 'wb', 'wc']) await eventually(async () => (await fl.flotilla(['cancel', id])).exitCode === 0, 10_000, `cancel ${id}`);
+    const gc = await fl.flotilla(['gc']);
+    expect(gc.stdout).toContain('2 worktrees, 2 branches');
+    expect(gc.stdout).toContain('kept flotilla/wb and its worktree: 1 commit not merged — flotilla merge wb, or gc --force to drop it');
+    expect((await git('branch', '--list', 'flotilla/*', '--format=%(refname:short)')).stdout).toBe('flotilla/wb');
+    expect(existsSync(fl.layout.worktree('wb'))).toBe(true);
+    expect(fl.records().map((r) => r.id)).toEqual(['wb']);
+    const forced = JSON.parse((await fl.flotilla(['gc', '--force', '--json'])).stdout);
+    expect(forced).toMatchObject({ worktrees: [fl.layout.worktree('wb')], branches: ['flotilla/wb'], unmerged: [] });
+    expect((await git('branch', '--list', 'flotilla/*')).stdout).toBe('');
   });
 
   it('bad input: still working, uncommitted work, an agent with no branch — each says what to do and merges nothing', async () => {
