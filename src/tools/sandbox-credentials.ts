@@ -3,7 +3,7 @@ import type { VendorRuntimeName } from '../runtimes/types.js';
 
 /**
  * The person's credentials, out of reach in both sandboxes (docs/security.md, "Credentials
- * in the sandbox"): the one Flotilla puts around an agent's shell commands and the one a
+ * hidden"): the one Flotilla puts around an agent's shell commands and the one a
  * vendor CLI runs in. Every path here is hidden — a folder behind an empty tmpfs, a file
  * behind /dev/null — except the vendor CLI's own login, which that CLI needs to reach its
  * model and which it alone sees. Pure: which of these exist, and where their links lead, is

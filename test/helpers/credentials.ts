@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 /**
  * A person's credentials in a test home, each file holding `SECRET-<name>`, and a probe
  * script that an agent's shell (or a vendor CLI's shell tool) runs to say which it could
- * read (docs/security.md, "Credentials in the sandbox"). `~/.ssh` is a link to a dotfiles
+ * read (docs/security.md, "Credentials hidden"). `~/.ssh` is a link to a dotfiles
  * folder, as a dotfiles manager makes it; `~/private` is what `security.hidden_paths` adds;
  * `~/notes.txt` is an ordinary file, which stays readable.
  */

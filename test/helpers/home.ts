@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
- * The shapes of home a test starts from (docs/security.md, "Credentials in the sandbox";
- * issue 42): `pristine`, nothing in it, as on a new machine; `linked`, the dot-folders a
- * person's dotfiles manager makes, each a link to a folder elsewhere; `read-only`, those
+ * The shapes of home a test starts from (docs/security.md, the sandbox's
+ * "Read-only again"): `pristine`, nothing in it, as on a new machine; `linked`, the dot-folders
+ * a person's dotfiles manager makes, each a link to a folder elsewhere; `read-only`, those
  * dot-folders present but not writable (a managed or shared home). Nothing of the person
  * running the tests is read.
  */

@@ -19,8 +19,8 @@ afterEach(async (ctx) => {
 const OWN = { claude: ['claude', 'claude-json'], codex: ['codex'], gemini: ['gemini'] } as const;
 
 /**
- * The person's credentials out of a vendor CLI's reach (docs/security.md, "Credentials in
- * the sandbox"): each CLI, sandboxed in `dont_ask` with `security.sandbox: bubblewrap`, is
+ * The person's credentials out of a vendor CLI's reach (docs/security.md, "Credentials
+ * hidden"): each CLI, sandboxed in `dont_ask` with `security.sandbox: bubblewrap`, is
  * told by its model (the fake vendor API replaying credentials-probe.yaml) to run probe.sh
  * with its own shell tool. Every credential of the home, the other CLIs' logins and what the
  * person's `hidden_paths` names read as empty; its own login and the rest of the home do not.

@@ -11,8 +11,8 @@ afterEach(async () => {
 });
 
 /**
- * The person's credentials out of an agent's shell (docs/security.md, "Credentials in the
- * sandbox"): a real harness with `security.sandbox: bubblewrap` in `dont_ask`, whose scripted
+ * The person's credentials out of an agent's shell (docs/security.md, "Credentials
+ * hidden"): a real harness with `security.sandbox: bubblewrap` in `dont_ask`, whose scripted
  * model runs probe.sh (test/helpers/credentials.ts) in its shell. Every credential folder
  * and file of the home, every coding CLI's login and what the person's `hidden_paths` names
  * read as empty; the rest of the home does not.

@@ -5,8 +5,8 @@ import { stripUntrusted } from '../../src/config/trust-filter.js';
 import { credentialPaths, HOME_CREDENTIALS } from '../../src/tools/sandbox-credentials.js';
 
 /**
- * Which of the person's paths each sandbox hides (docs/security.md, "Credentials in the
- * sandbox"); the end-to-end reads are test/spawn/sandbox-credentials.test.ts and
+ * Which of the person's paths each sandbox hides (docs/security.md, "Credentials
+ * hidden"); the end-to-end reads are test/spawn/sandbox-credentials.test.ts and
  * test/runtimes/sandbox-credentials.test.ts.
  */
 const HOME = '/home/p';

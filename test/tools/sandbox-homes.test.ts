@@ -8,8 +8,8 @@ import { tempDir } from '../helpers/fleet.js';
 import { HOME_KINDS, testHome, type HomeKind, type TestHome } from '../helpers/home.js';
 
 /**
- * The sandbox starts on every shape of home (issue 42; docs/security.md "Credentials in the
- * sandbox"): a new person's (nothing in it), one whose dot-folders are links to elsewhere,
+ * The sandbox starts on every shape of home (docs/security.md, the sandbox's "Read-only again" and
+ * "Credentials hidden"): a new person's (nothing in it), one whose dot-folders are links to elsewhere,
  * one whose dot-folders cannot be written (test/helpers/home.ts) — with the project beside
  * the home, inside it, and the home itself as the working folder — for Flotilla's shell and
  * for a vendor CLI (whose sandbox keeps the home readable). The command runs, writes its
