@@ -120,11 +120,12 @@ function configToml(input: LaunchInput, p: CodexPermissions, hooks: Record<strin
   // Codex starts its MCP servers with a few variables of its own choosing: the rest are named here.
   const mcpEnv = Object.entries(input.mcp.env ?? {});
   if (mcpEnv.length) lines.push(`env = { ${mcpEnv.map(([k, v]) => `${k} = ${t(v)}`).join(', ')} }`);
-  // "Trust this folder?" stands before every start in a folder this CODEX_HOME has not seen,
-  // and "untrusted" still asks ("Open restricted"). The person spawned the agent in this
-  // folder: it is trusted here, in the agent's own config; the permissions above are repeated
-  // on the command line, which outranks a repository's .codex/config.toml.
-  lines.push('', `[projects.${t(input.cwd)}]`, 'trust_level = "trusted"');
+  // "Trust this folder?" stands before every start in a folder this CODEX_HOME has not seen.
+  // A folder its person trusted (flotilla trust) is trusted here, in the agent's own config; the
+  // permissions above are repeated on the command line, which outranks its .codex/config.toml.
+  // Any other is "untrusted": Codex loads none of its config, hooks or exec policies, and asks
+  // only "Open restricted", which the shim answers (restrictedOpen below).
+  lines.push('', `[projects.${t(input.cwd)}]`, `trust_level = ${t(input.trusted ? 'trusted' : 'untrusted')}`);
   if (upgrade) lines.push('', '[notice.model_migrations]', `${t(input.model)} = ${t(upgrade)}`);
   lines.push(...hookTrust(input.configDir, hooks));
   if (base || key) {
@@ -171,6 +172,8 @@ export const codex: Runtime = {
   // Codex connects its MCP servers (required = true) before the first turn.
   promptAfterMcp: false,
   compilePolicy: compileCodexPolicy,
+  // Codex 0.169's screen for a folder whose trust_level is untrusted: option 1, highlighted, opens it restricted.
+  restrictedOpen: { shows: 'Open restricted', unless: 'Trust and continue', key: 'Enter' },
   // The catalogue compiled into this Codex: each model's `upgrade.model` is the dialog's offer.
   modelCatalog: {
     argv: ['debug', 'models', '--bundled'],
@@ -187,6 +190,9 @@ export const codex: Runtime = {
       ...(input.resume ? ['resume'] : []),
       // No shared background server: the CLI and everything it starts stay this agent's descendants.
       '--no-daemon',
+      // A folder its person trusted (flotilla trust) brings its hooks as for the person: Codex's
+      // "Hooks need review" screen would hold the agent for good. Elsewhere its hooks stay off.
+      ...(input.trusted ? ['--dangerously-bypass-hook-trust'] : []),
       ...permissionFlags(permissions),
       ...(input.resume ? ['--', input.resume, ...(input.prompt.trim() ? [input.prompt] : [])] : input.prompt.trim() ? ['--', input.prompt] : []),
     ];

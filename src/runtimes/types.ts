@@ -137,6 +137,12 @@ export interface Runtime {
     upgrades(stdout: string): Record<string, string> | undefined;
     forFleet(stdout: string): string | undefined;
   };
+  /**
+   * The screen the CLI stands at in a folder it was told is untrusted (`shows`), the key that
+   * opens the folder restricted — its own settings off, its trust unchanged — and the words of
+   * a screen that would trust it instead (`unless`: then the key is never pressed).
+   */
+  restrictedOpen?: { shows: string; unless: string; key: string };
   compilePolicy(policy: PolicyInput): unknown;
   launch(input: LaunchInput, policy: PolicyInput): Launch;
   /** Text pasted into the pane to wake an idle CLI for `count` new messages (Enter is sent separately). */

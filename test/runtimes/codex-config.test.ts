@@ -36,10 +36,11 @@ describe('codex runtime: policy and config', () => {
     const hooks = JSON.parse(l.files.find((f) => f.path === 'hooks.json')!.content) as { hooks: Record<string, unknown> };
     expect(Object.keys(hooks.hooks)).toEqual(['UserPromptSubmit', 'Stop', 'PreToolUse', 'PermissionRequest']);
     expect(l.env).toEqual({ CODEX_HOME: '/c' });
-    // The permissions again on the command line (they outrank a trusted folder's .codex/config.toml); no blanket hook trust.
-    expect(l.argv.slice(0, 5)).toEqual(['--no-daemon', '--ask-for-approval', 'never', '--sandbox', 'danger-full-access']);
+    // The permissions again on the command line (they outrank a trusted folder's .codex/config.toml).
+    expect(l.argv.slice(0, 6)).toEqual(['--no-daemon', '--dangerously-bypass-hook-trust', '--ask-for-approval', 'never', '--sandbox', 'danger-full-access']);
     expect(l.argv).toEqual(expect.arrayContaining(['--disable', 'multi_agent', '--enable', 'shell_tool']));
-    expect(l.argv).not.toContain('--dangerously-bypass-hook-trust');
+    // Blanket hook trust only in a folder its person trusted (folder-trust.unit.test.ts).
+    expect(codex.launch({ ...launchInput({}), trusted: false }, { tools: ALL_TOOLS, permissionMode: 'dont_ask' }).argv).not.toContain('--dangerously-bypass-hook-trust');
     expect(l.argv.slice(-2)).toEqual(['--', 'do it']);
     expect(codex.launch(launchInput({}), { tools: ALL_TOOLS, permissionMode: 'dont_ask' }).files[0]!.content).not.toContain('model_provider');
   });

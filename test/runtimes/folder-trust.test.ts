@@ -30,6 +30,13 @@ function repoFiles(name: Name, project: string): Record<string, string> {
       } }),
       '.mcp.json': JSON.stringify({ mcpServers: { repo: mcp } }),
     };
+    case 'codex': return {
+      '.codex/config.toml': `[mcp_servers.repo]\ncommand = "sh"\nargs = ${JSON.stringify(mcp.args)}\n`,
+      '.codex/hooks.json': JSON.stringify({ hooks: {
+        SessionStart: [{ hooks: [{ type: 'command', command: touch('session-start') }] }],
+        UserPromptSubmit: [{ hooks: [{ type: 'command', command: touch('prompt-submit') }] }],
+      } }),
+    };
     default: throw new Error(`no repository files for ${name}`);
   }
 }
@@ -38,7 +45,8 @@ function repoFiles(name: Name, project: string): Record<string, string> {
 const AFTER_TRUST: Record<Name, string[]> = {
   // The folder's settings are Claude's to load (its hooks run); its .mcp.json never is (--strict-mcp-config).
   claude: ['marker-prompt-submit', 'marker-session-start'],
-  codex: [],
+  // The folder's .codex/config.toml and hooks load as for the person (hooks trusted: --dangerously-bypass-hook-trust).
+  codex: ['marker-mcp', 'marker-prompt-submit', 'marker-session-start'],
   gemini: [],
 };
 
@@ -63,7 +71,7 @@ afterEach(async (ctx) => {
 });
 
 describe("a repository's own vendor-CLI hooks and MCP servers run nothing before flotilla trust", { timeout: 900_000 }, () => {
-  it.each(['claude'] as const)('%s', async (name) => {
+  it.each(['claude', 'codex'] as const)('%s', async (name) => {
     const t = TARGETS[name]();
     const f = await vendorFleet({ ...t, script: 'first.yaml', definitions: { a: '' } });
     fleet = f;

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { trustFolder } from '../../src/config/trust-store.js';
 import { cliFolderTrusted } from '../../src/harness/vendor/folder-trust.js';
 import { claude } from '../../src/runtimes/claude.js';
+import { codex } from '../../src/runtimes/codex.js';
 import { tempDir } from '../helpers/fleet.js';
 import { ALL_TOOLS, launchInput } from './launch-input.js';
 
@@ -45,5 +46,16 @@ describe('vendor CLIs and folder trust', () => {
     expect(l.env).not.toHaveProperty('CLAUDE_CODE_SANDBOXED');
     expect(JSON.parse(file(l, '.claude.json')).projects['/p']).toMatchObject({ hasTrustDialogAccepted: true });
     expect(JSON.parse(file(l, 'settings.json'))).toMatchObject({ enableAllProjectMcpServers: true });
+  });
+
+  it('Codex: the folder is "untrusted" in the agent\'s config (its .codex/ config and hooks off) and its hooks are trusted wholesale only once the person trusted it', () => {
+    const untrusted = codex.launch({ ...launchInput({}), trusted: false }, POLICY);
+    expect(file(untrusted, 'config.toml')).toContain('[projects."/p"]\ntrust_level = "untrusted"');
+    expect(untrusted.argv).not.toContain('--dangerously-bypass-hook-trust');
+    const trusted = codex.launch({ ...launchInput({}), trusted: true }, POLICY);
+    expect(file(trusted, 'config.toml')).toContain('[projects."/p"]\ntrust_level = "trusted"');
+    expect(trusted.argv).toContain('--dangerously-bypass-hook-trust');
+    // The screen an untrusted folder opens at is answered "Open restricted", never one that offers trust.
+    expect(codex.restrictedOpen).toEqual({ shows: 'Open restricted', unless: 'Trust and continue', key: 'Enter' });
   });
 });

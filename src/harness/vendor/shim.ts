@@ -26,6 +26,7 @@ import { vendorCliEnvironment } from './cli-env.js';
 import { cliSandbox, containCli, startContained, type StartedCli } from './sandboxed-cli.js';
 import { cliFate } from './cli-fate.js';
 import { cliFolderTrusted } from './folder-trust.js';
+import { openRestricted } from './restricted-open.js';
 import { DOOR_BUS_ENV, DOOR_ENV, VENDOR_DOOR_COMMANDS } from '../../inbox/door.js';
 import { busCredentials } from '../../tools/command-env.js';
 import { openAgentDoor, sendAs } from '../door-send.js';
@@ -145,8 +146,9 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
     log.warn({ bin }, untested);
   }
   if (runtime.modelCatalog && !catalog.file) log.warn({}, `could not read ${runtime.name}'s model catalogue: the agent runs on the CLI's own, which may offer its own sub-agents outside the fleet's caps`);
+  const trusted = cliFolderTrusted(rec.cwd, env);
   const launch = runtime.launch({
-    id: rec.id, cwd: rec.cwd, trusted: cliFolderTrusted(rec.cwd, env), configDir, prompt: runtime.promptAfterMcp ? '' : prompt,
+    id: rec.id, cwd: rec.cwd, trusted, configDir, prompt: runtime.promptAfterMcp ? '' : prompt,
     mcp: { command: process.execPath, args: [...cli.slice(1), 'mcp'], ...(bwrap || viaDoor ? { env: doorEnv } : {}) },
     hookCommand: (event) => shellCommand([...cli, 'runtime-hook', event]),
     model,
@@ -218,6 +220,8 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
 
   const pane = readRecord(layout, rec.id)?.tmux ?? null;
   const typist = pane ? await paneTypist(pane, configDir) : null;
+  // An untrusted folder: the CLI's folder screen is answered "open restricted", never "trust" (until a turn begins).
+  if (pane && !trusted) void openRestricted(runtime, pane, log, () => ending !== null || readRecord(layout, rec.id)?.status === 'working');
   if (runtime.promptAfterMcp && prompt.trim()) {
     // The CLI would send an argv prompt before its MCP servers are connected, without the fleet tools.
     void firstPrompt(configDir, prompt, typist, log);
