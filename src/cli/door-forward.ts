@@ -16,7 +16,7 @@ export async function forwardThroughDoor(door: string, args: string[], at: numbe
   const forwarded = name !== undefined && (DOOR_COMMANDS.has(name) || VENDOR_DOOR_COMMANDS.has(name) || DOOR_PIPE_COMMANDS.has(name) || (viaBus && DOOR_BUS_COMMANDS.has(name)));
   if (!forwarded || (!viaBus && fleetWritable(door))) return null;
   if (args.some((a) => a === '--root' || a.startsWith('--root='))) {
-    throw new FlotillaError("--root is refused here: inside an agent's sandbox a fleet command acts on its own agent's fleet, through its harness — drop --root", { code: 'door-root', exitCode: 2 });
+    throw new FlotillaError("--root is refused here: an agent's fleet commands act on its own agent's fleet, through its harness (inside its sandbox, or on a bus whose credentials are its harness's) — drop --root", { code: 'door-root', exitCode: 2 });
   }
   // `flotilla mcp` stays connected: its stdio is joined to the server the harness runs.
   if (DOOR_PIPE_COMMANDS.has(name)) {
