@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -46,7 +46,7 @@ describe('lease holders judged from inside a pid namespace', () => {
   it("a lease being taken from an agent's namespaced command is not broken into: the second agent's edit is refused", async () => {
     fleet = tempFleet();
     const f = fleet;
-    mkdirSync(join(f.project, '.git'));
+    execFileSync('git', ['init', '-q'], { cwd: f.project });
     mkdirSync(join(f.project, 'src'));
     const file = join(f.project, 'src', 'app.ts');
     // Both agents are live harnesses: this test's own process stands for each.
@@ -88,7 +88,7 @@ describe('lease holders judged from inside a pid namespace', () => {
   it('50 holder/editor pairs, holders in pid namespaces, both cores busy: every edit refused, no lease released', { timeout: 600_000 }, async () => {
     fleet = tempFleet();
     const f = fleet;
-    mkdirSync(join(f.project, '.git'));
+    execFileSync('git', ['init', '-q'], { cwd: f.project });
     // Both cores busy for the whole run.
     for (let i = 0; i < 2; i++) children.push(spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));
     const pairs = 50;
