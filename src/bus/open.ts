@@ -1,3 +1,4 @@
+import { atExit } from '../at-exit.js';
 import type { Config } from '../config/schema.js';
 import { offRecordWritten, onRecordWritten } from '../fleet/record-sink.js';
 import { isTerminal } from '../fleet/record-status.js';
@@ -113,10 +114,5 @@ export async function closeBuses(): Promise<void> {
   await Promise.all(all.map(([, b]) => b.close()));
 }
 
-/**
- * Where the CLI's entry finds closeBuses once a command is done, without importing this
- * module (and its bus code) into every command's start-up: an open NATS connection would
- * otherwise keep the process alive.
- */
-export const CLOSE_BUSES = Symbol.for('flotilla.closeBuses');
-(globalThis as Record<symbol, unknown>)[CLOSE_BUSES] = closeBuses;
+// A command that used a bus lets go of its connections when it is done (src/at-exit.ts).
+atExit(closeBuses);

@@ -1,3 +1,4 @@
+import { runAtExit } from '../at-exit.js';
 import { reportError } from './output.js';
 import type { SpecCommandModule } from './registry.js';
 import { commandIndex } from './route.js';
@@ -19,5 +20,5 @@ export function fastRun(module: SpecCommandModule, args: string[]): Promise<numb
   return module.run({ args: parsed.args, opts: parsed.opts }, parsed.globals).then(
     () => (typeof process.exitCode === 'number' ? process.exitCode : 0),
     (err: unknown) => reportError(err),
-  );
+  ).finally(runAtExit);
 }

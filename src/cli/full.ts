@@ -1,4 +1,5 @@
 import { Command, CommanderError } from 'commander';
+import { runAtExit } from '../at-exit.js';
 import { commandOf } from './from-spec.js';
 import { COMMANDS, type CommandModule } from './registry.js';
 import { reportError } from './output.js';
@@ -36,6 +37,8 @@ export async function main(argv: string[]): Promise<number> {
   } catch (err) {
     if (err instanceof CommanderError) return commanderExit(err);
     return reportError(err);
+  } finally {
+    await runAtExit();
   }
 }
 

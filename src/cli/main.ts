@@ -42,13 +42,8 @@ async function start(argv: string[]): Promise<number> {
   return main(argv);
 }
 
+// A command's closers (src/at-exit.ts) are run by the bundle that ran it: fast.ts, full.ts.
 void start(process.argv).then(
   (code) => { process.exitCode = code; },
   (err: unknown) => { process.exitCode = reportError(err); },
-).then(closeBuses);
-
-/** A command that used a bus (src/bus/open.ts) let go of its connection, or the process would not exit. */
-async function closeBuses(): Promise<void> {
-  const close = (globalThis as Record<symbol, unknown>)[Symbol.for('flotilla.closeBuses')];
-  if (typeof close === 'function') await (close as () => Promise<void>)().catch(() => undefined);
-}
+);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { PERMISSION_MODES } from '../policy/permission-mode.js';
 import { AGENT_STATUSES } from './record-status.js';
 
 // The zod schema of an agent record, the source of truth for its fields. Code imports types and
@@ -22,7 +23,8 @@ export type TmuxPlace = z.infer<typeof tmuxPlaceSchema>;
 /** What an agent may do, fixed at spawn (§7). */
 export const effectivePolicySchema = z.object({
   tools: z.array(z.string()),
-  permissionMode: z.string(),
+  /** Parsed once here: a record with an unknown mode is refused as corrupt, naming its file, never read as `default`. */
+  permissionMode: z.enum(PERMISSION_MODES),
   secrets: z.array(z.string()).default([]),
 });
 export type EffectivePolicy = z.infer<typeof effectivePolicySchema>;
@@ -76,7 +78,7 @@ export const agentRecordSchema = z.object({
   lastLine: z.string().max(500),
   model: z.string(),
   scripted: z.boolean(),
-  permissionMode: z.string(),
+  permissionMode: z.enum(PERMISSION_MODES),
   effectivePolicy: effectivePolicySchema,
   background: z.boolean(),
   resumedFrom: z.string().nullable(),

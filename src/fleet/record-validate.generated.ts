@@ -276,7 +276,7 @@ function v50(v: unknown, p: string, bad: Issue[]): unknown {
 }
 
 function v51(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
+  if (!(["plan","default","accept_edits","dont_ask","bypass_permissions"] as unknown[]).includes(v)) bad.push({ path: p, message: "expected one of plan, default, accept_edits, dont_ask, bypass_permissions" });
   return v;
 }
 
@@ -291,7 +291,7 @@ function v53(v: unknown, p: string, bad: Issue[]): unknown {
 }
 
 function v54(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
+  if (!(["plan","default","accept_edits","dont_ask","bypass_permissions"] as unknown[]).includes(v)) bad.push({ path: p, message: "expected one of plan, default, accept_edits, dont_ask, bypass_permissions" });
   return v;
 }
 

@@ -5,7 +5,7 @@ import type { AgentRecord } from '../fleet/record.js';
 import type { HookContext } from '../hooks/run-hooks.js';
 import type { Layout } from '../layout/layout.js';
 import type { GateDecision } from '../loop/types.js';
-import { canonicalToolName, decideToolCall, parsePermissionMode, type EffectivePolicy, type OpaqueSetting, type ReadScopeDecision, type ShellClassifier, type ShellVerdict } from '../policy/index.js';
+import { canonicalToolName, decideToolCall, type EffectivePolicy, type OpaqueSetting, type ReadScopeDecision, type ShellClassifier, type ShellVerdict } from '../policy/index.js';
 import type { Tool, ToolCall } from '../tools/types.js';
 import type { Approvals } from './approvals.js';
 
@@ -32,7 +32,7 @@ export function createGate(opts: {
   readScope?: (tool: string, input: unknown) => ReadScopeDecision | undefined;
 }): (call: ToolCall, tool: Tool | undefined, signal?: AbortSignal) => Promise<GateDecision> {
   const { layout, record, log } = opts;
-  const mode = parsePermissionMode(record.permissionMode) ?? 'default';
+  const mode = record.permissionMode;
   const input = (call: ToolCall) => (call.input ?? {}) as Record<string, unknown>;
   const auditCall = (call: ToolCall, decision: string, rule: string, shell?: ShellVerdict) => {
     const i = input(call);

@@ -8,7 +8,6 @@ import { getRecord, updateRecord } from '../fleet/registry.js';
 import type { HookContext } from '../hooks/run-hooks.js';
 import type { Layout } from '../layout/layout.js';
 import { DEFAULT_BOARD } from '../tasks/task.js';
-import { parsePermissionMode } from '../policy/permission-mode.js';
 import type { ShellClassifier } from '../policy/shell/classify.js';
 import type { TranscriptEntry } from '../transcript/entries.js';
 import type { TranscriptWriter } from '../transcript/writer.js';
@@ -121,7 +120,7 @@ export async function startAgent(opts: {
   const gate = createGate({
     layout, record: rec, policy, definition, approvals, canAsk: !rec.background && rec.mode !== 'headless', hookContext, log,
     shellClassifier, opaqueCommands: config.security.opaque_commands,
-    readScope: readScopeCheck(agentReadScope({ layout, cwd: rec.cwd, memoryDir: memory.dir, readDirs: config.permissions.read_dirs, env: childEnv }), parsePermissionMode(rec.permissionMode) ?? 'default', rec.cwd, childEnv.HOME),
+    readScope: readScopeCheck(agentReadScope({ layout, cwd: rec.cwd, memoryDir: memory.dir, readDirs: config.permissions.read_dirs, env: childEnv }), rec.permissionMode, rec.cwd, childEnv.HOME),
   });
   const parent = rec.parentId ? readRecordOrNull(layout, rec.parentId, log) : null;
   const root = rec.rootId !== rec.id ? readRecordOrNull(layout, rec.rootId, log) : null;

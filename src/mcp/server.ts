@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { audit } from '../audit/audit.js';
 import type { Config } from '../config/schema.js';
 import type { Layout } from '../layout/layout.js';
-import { canonicalToolName, parsePermissionMode, permissionDecision } from '../policy/index.js';
+import { canonicalToolName, permissionDecision } from '../policy/index.js';
 import { runTool } from '../tools/run-tool.js';
 import type { Tool } from '../tools/types.js';
 import { actorId, type McpIdentity } from './identity.js';
@@ -71,7 +71,7 @@ function refusal(identity: McpIdentity, name: string, tool: Tool | undefined): {
     const known = canonicalToolName(name);
     return { rule: 'unknown-tool', reason: `'${name}' is not among this agent's tools (${rec.id} may use: ${rec.effectivePolicy.tools.filter((t) => t !== known).join(', ') || 'none'})` };
   }
-  const mode = parsePermissionMode(rec.permissionMode) ?? 'default';
+  const mode = rec.permissionMode;
   // Nobody answers questions through MCP: an ask is a denial, as for a headless agent.
   const perm = permissionDecision(mode, tool.klass, { canAsk: false });
   if (perm.decision === 'deny') {

@@ -18,7 +18,6 @@ import { DEMO_SCRIPT } from '../layout/package.js';
 import { isScripted, resolveModelSpec } from '../model/spec.js';
 // Not the policy index: it would load the shell analyser, which a spawn does not use.
 import { checkEscalation, fitToParent } from '../policy/escalation.js';
-import { parsePermissionMode } from '../policy/permission-mode.js';
 import { effectivePolicy } from '../policy/tool-policy.js';
 import { applyFleetRetention } from '../outputs/retention.js';
 import type { RuntimeName } from '../runtimes/types.js';
@@ -146,8 +145,7 @@ async function prepareFor(layout: Layout, config: Config, req: SpawnRequest, par
   const maxTurns = definition.maxTurns;
   let timeoutSecs = req.timeoutSecs ?? definition.timeoutSecs;
   if (parent) {
-    const parentMode = parsePermissionMode(parent.effectivePolicy.permissionMode) ?? 'default';
-    const parentPolicy = { tools: parent.effectivePolicy.tools, permissionMode: parentMode, secrets: parent.effectivePolicy.secrets, name: parent.id, id: parent.id };
+    const parentPolicy = { tools: parent.effectivePolicy.tools, permissionMode: parent.effectivePolicy.permissionMode, secrets: parent.effectivePolicy.secrets, name: parent.id, id: parent.id };
     const elapsed = parent.startedAt ? (Date.now() - Date.parse(parent.startedAt)) / 1000 : 0;
     // Turns are per agent (§7, "No escalation"): only the wall clock is shared down the tree.
     const remaining = { secs: Math.max(0, parent.timeoutSecs - elapsed) };

@@ -39,6 +39,8 @@ describe('validators generated from the zod schemas', () => {
     ['missing field', { ...base, cwd: undefined }],
     ['bad nested tmux', { ...base, tmux: { socket: null, sessionId: 1, windowId: '@2', paneId: '%3' } }],
     ['bad array element', { ...base, effectivePolicy: { tools: ['shell', 3], permissionMode: 'default' } }],
+    ['unknown permission mode', { ...base, permissionMode: 'yolo' }],
+    ['unknown policy permission mode', { ...base, effectivePolicy: { tools: [], permissionMode: 'acceptEdits' } }],
     ['bad lastTask status', { ...base, lastTask: { task: 1, status: 'idle', exitReason: null, finishedAt: 'x', outputPath: null } }],
     ['not an object', ['lead']],
     ['null', null],

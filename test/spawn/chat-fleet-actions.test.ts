@@ -22,7 +22,7 @@ afterEach(async () => {
 describe('pane chat commands backed by the fleet', () => {
   it('/agent spawn, /agent status, /send, /inbox and /agent cancel act with the pane\'s agent as parent', async () => {
     f = spawnFleet({ definitions: { sleeper: 'sleeper.yaml' } });
-    const policy = { tools: ['shell', 'read', 'spawn_agent', 'wait_for_agents', 'list_agents', 'cancel_agent', 'send_message', 'check_inbox'], permissionMode: 'dont_ask', secrets: [] };
+    const policy = { tools: ['shell', 'read', 'spawn_agent', 'wait_for_agents', 'list_agents', 'cancel_agent', 'send_message', 'check_inbox'], permissionMode: 'dont_ask' as const, secrets: [] };
     const me = createRecord(f.layout, recordInput('pane-aaaaaa', { status: 'idle', cwd: f.project, effectivePolicy: policy, permissionMode: 'dont_ask' }));
     const { config } = loadConfig({ layout: f.layout, env: f.env, userFile: null });
     // The spawner's environment is this test's: point it at the private tmux server.

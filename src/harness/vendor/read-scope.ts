@@ -2,7 +2,7 @@ import { homedir } from 'node:os';
 import type { Config } from '../../config/schema.js';
 import type { AgentRecord } from '../../fleet/record.js';
 import type { Layout } from '../../layout/layout.js';
-import { decideRead, parsePermissionMode, type ReadScopeDecision } from '../../policy/index.js';
+import { decideRead, type ReadScopeDecision } from '../../policy/index.js';
 import { resolveToolPath } from '../../tools/tool-paths.js';
 import { agentReadScope, realPath, staticBase } from '../read-scope.js';
 
@@ -25,7 +25,7 @@ export function vendorReadDecision(
   const targets = vendorReadTargets(call.tool, call.input ?? {}, rec.cwd, home);
   if (!targets) return undefined;
   const scope = agentReadScope({ layout, cwd: rec.cwd, readDirs: config.permissions.read_dirs, env });
-  return decideRead(targets, scope, parsePermissionMode(rec.permissionMode) ?? 'default');
+  return decideRead(targets, scope, rec.permissionMode);
 }
 
 /**

@@ -12,7 +12,6 @@ import type { SlotHold } from '../../fleet/slots.js';
 import type { Layout } from '../../layout/layout.js';
 import { CLI_ENTRY } from '../../layout/package.js';
 import { agentEnvironment } from '../../fleet/agent-env.js';
-import { parsePermissionMode } from '../../policy/permission-mode.js';
 import { loadRuntime, type VendorRuntimeName } from '../../runtimes/index.js';
 import { shellCommand } from '../../tmux/quote.js';
 import { sleep } from '../../sleep.js';
@@ -115,13 +114,12 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
     resume = carried.sessionId;
     adoptUnread(layout, rec.resumedFrom, rec.id);
   }
-  const mode = parsePermissionMode(rec.permissionMode) ?? 'default';
-  const policy = { tools: rec.effectivePolicy.tools, permissionMode: mode };
+  const policy = { tools: rec.effectivePolicy.tools, permissionMode: rec.permissionMode };
   // Inside the sandbox the CLI's hooks and MCP server reach the fleet through the agent's door,
   // which refuses --root (FLOTILLA_ROOT names the fleet); outside they name it themselves.
   let bwrap: string | undefined;
   try {
-    bwrap = cliSandbox(config, env, runtime.name, mode);
+    bwrap = cliSandbox(config, env, runtime.name, rec.permissionMode);
   } catch (err) {
     process.stderr.write(`flotilla: ${(err as Error).message}\n`);
     await finishOnce('failed', (err as Error).message);
