@@ -112,3 +112,28 @@ describe("a repository's own vendor-CLI hooks and MCP servers run nothing before
     expect(markers()).toEqual(AFTER_TRUST[name]);
   });
 });
+
+describe('Gemini CLI outside a sandbox', { timeout: 900_000 }, () => {
+  it("is not started in an untrusted folder that has a .gemini, and says so in one line; trusted, it answers", async () => {
+    const t = TARGETS.gemini();
+    // The person's own choice of no sandbox (an untrusted project cannot set security:).
+    const f = await vendorFleet({ ...t, env: (url) => ({ ...t.env(url), FLOTILLA_SECURITY_SANDBOX: 'none' }), script: 'first.yaml', definitions: { a: '' } });
+    fleet = f;
+    for (const [path, text] of Object.entries(repoFiles('gemini', f.project))) {
+      mkdirSync(dirname(join(f.project, path)), { recursive: true });
+      writeFileSync(join(f.project, path), text);
+    }
+    const completion = async (id: string) => {
+      await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 480_000, `${id}'s completion`);
+      return completionsFrom(f, 'lead-parent', id)[0]!.body;
+    };
+    expect(await asPerson(f, ['trust', '--revoke', f.project])).toContain('no longer trusted');
+    const refused = await f.spawnChild('a', 'gemini-unsandboxed', 'summarize', t.spawnArgs);
+    expect(await completion(refused)).toContain(`Gemini CLI would load ${join(f.project, '.gemini')} (this untrusted folder's own hooks and commands) and no sandbox hides it: 'flotilla trust' the project`);
+    expect(existsSync(join(f.project, 'marker-session-start'))).toBe(false);
+
+    expect(await asPerson(f, ['trust', f.project])).toMatch(/^trusted /);
+    const after = await f.spawnChild('a', 'gemini-unsandboxed-trusted', 'summarize', t.spawnArgs);
+    expect(await completion(after)).toMatch(/Final answer: the first request arrived/);
+  });
+});
