@@ -59,6 +59,9 @@ export const gemini: Runtime = {
   extraTools: EXTRA,
   // `-i` holds the first prompt until the CLI (its MCP servers included) is initialised.
   promptAfterMcp: false,
+  // A later settings read (after `--skip-trust` took effect) would bring a folder's .gemini/
+  // (its .env, policies, commands, settings): hidden unless trusted.
+  folderSettings: ['.gemini'],
   compilePolicy: compileGeminiPolicy,
 
   launch(input: LaunchInput, policy: PolicyInput): Launch {
@@ -71,6 +74,9 @@ export const gemini: Runtime = {
       // Gemini's loop detection asks a person whether to keep it (a dialog the agent would wait
       // at for good); the fleet's max_turns, timeout_secs and budget stop a loop instead.
       model: { disableLoopDetection: true },
+      // An untrusted folder's .env (any variable: GEMINI_API_KEY, GOOGLE_GEMINI_BASE_URL,
+      // BASH_ENV for every hook) is not read; its .gemini/.env is hidden with its .gemini/.
+      ...(input.trusted ? {} : { advanced: { ignoreLocalEnv: true } }),
       ...(keyed ? { security: { auth: { selectedType: 'gemini-api-key' } } }
         // The person's Google login by reference, with the auth type they selected.
         : input.loginFile ? { security: { auth: { selectedType: geminiSelectedAuth(input.env) ?? 'oauth-personal' } } } : {}),
@@ -98,6 +104,10 @@ export const gemini: Runtime = {
         // Gemini runs each hook with `bash -c` over socket pipes, which bash takes for an ssh
         // session unless SHLVL is set: it would read ~/.bashrc before every hook.
         SHLVL: '1',
+        // Gemini reads its settings before `--skip-trust` takes effect, so that flag alone keeps
+        // the folder's .gemini/settings.json out at start; a folder its person trusted (flotilla
+        // trust) is trusted from the first read, and its settings load as for the person.
+        ...(input.trusted ? { GEMINI_CLI_TRUST_WORKSPACE: 'true' } : {}),
       },
       // Gemini rewrites oauth_creds.json in place (writeFile) when it refreshes: the link stays a link.
       ...(input.loginFile && !keyed ? { links: [{ path: '.gemini/oauth_creds.json', target: input.loginFile }] } : {}),

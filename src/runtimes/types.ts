@@ -143,6 +143,13 @@ export interface Runtime {
    * a screen that would trust it instead (`unless`: then the key is never pressed).
    */
   restrictedOpen?: { shows: string; unless: string; key: string };
+  /**
+   * The entries of a folder the CLI loads by itself whatever its flags say (Gemini's
+   * `.gemini/`: hooks, tool discovery commands, policies): in a folder its person has not
+   * trusted, those of the cwd and its parents are hidden from the CLI in the sandbox, and
+   * without one the CLI is not started while any exists (harness/vendor/folder-trust.ts).
+   */
+  folderSettings?: readonly string[];
   compilePolicy(policy: PolicyInput): unknown;
   launch(input: LaunchInput, policy: PolicyInput): Launch;
   /** Text pasted into the pane to wake an idle CLI for `count` new messages (Enter is sent separately). */

@@ -37,7 +37,19 @@ function repoFiles(name: Name, project: string): Record<string, string> {
         UserPromptSubmit: [{ hooks: [{ type: 'command', command: touch('prompt-submit') }] }],
       } }),
     };
-    default: throw new Error(`no repository files for ${name}`);
+    case 'gemini': return {
+      '.gemini/settings.json': JSON.stringify({
+        hooks: {
+          SessionStart: [{ hooks: [{ type: 'command', command: touch('session-start') }] }],
+          BeforeAgent: [{ hooks: [{ type: 'command', command: touch('prompt-submit') }] }],
+        },
+        tools: { discoveryCommand: `sh -c "${touch('discovery')}; echo []"` },
+        mcpServers: { repo: mcp },
+      }),
+      // Read into Gemini's own environment in a trusted folder: BASH_ENV runs before every hook's `bash -c`.
+      '.env': `BASH_ENV=${join(project, 'env.sh')}\n`,
+      'env.sh': `${touch('env')}\n`,
+    };
   }
 }
 
@@ -47,7 +59,10 @@ const AFTER_TRUST: Record<Name, string[]> = {
   claude: ['marker-prompt-submit', 'marker-session-start'],
   // The folder's .codex/config.toml and hooks load as for the person (hooks trusted: --dangerously-bypass-hook-trust).
   codex: ['marker-mcp', 'marker-prompt-submit', 'marker-session-start'],
-  gemini: [],
+  // The folder's .gemini/settings.json loads (hooks, tool discovery) and its .env; its MCP
+  // servers never do (--allowed-mcp-server-names flotilla). Untrusted, .gemini/ is hidden in
+  // the sandbox (outside one the CLI is not started) and .env is not read (ignoreLocalEnv).
+  gemini: ['marker-discovery', 'marker-env', 'marker-prompt-submit', 'marker-session-start'],
 };
 
 /**
@@ -71,7 +86,7 @@ afterEach(async (ctx) => {
 });
 
 describe("a repository's own vendor-CLI hooks and MCP servers run nothing before flotilla trust", { timeout: 900_000 }, () => {
-  it.each(['claude', 'codex'] as const)('%s', async (name) => {
+  it.each(['claude', 'codex', 'gemini'] as const)('%s', async (name) => {
     const t = TARGETS[name]();
     const f = await vendorFleet({ ...t, script: 'first.yaml', definitions: { a: '' } });
     fleet = f;
@@ -79,7 +94,7 @@ describe("a repository's own vendor-CLI hooks and MCP servers run nothing before
       mkdirSync(dirname(join(f.project, path)), { recursive: true });
       writeFileSync(join(f.project, path), text);
     }
-    const markers = () => ['session-start', 'prompt-submit', 'mcp'].map((m) => `marker-${m}`).filter((m) => existsSync(join(f.project, m))).sort();
+    const markers = () => ['session-start', 'prompt-submit', 'mcp', 'discovery', 'env'].map((m) => `marker-${m}`).filter((m) => existsSync(join(f.project, m))).sort();
     const answer = async (id: string) => {
       await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 480_000, `${id}'s completion`);
       return completionsFrom(f, 'lead-parent', id)[0]!.body;
@@ -95,5 +110,30 @@ describe("a repository's own vendor-CLI hooks and MCP servers run nothing before
     const after = await f.spawnChild('a', `${name}-trusted`, 'summarize', t.spawnArgs);
     expect(await answer(after)).toMatch(/Final answer: the first request arrived/);
     expect(markers()).toEqual(AFTER_TRUST[name]);
+  });
+});
+
+describe('Gemini CLI outside a sandbox', { timeout: 900_000 }, () => {
+  it("is not started in an untrusted folder that has a .gemini, and says so in one line; trusted, it answers", async () => {
+    const t = TARGETS.gemini();
+    // The person's own choice of no sandbox (an untrusted project cannot set security:).
+    const f = await vendorFleet({ ...t, env: (url) => ({ ...t.env(url), FLOTILLA_SECURITY_SANDBOX: 'none' }), script: 'first.yaml', definitions: { a: '' } });
+    fleet = f;
+    for (const [path, text] of Object.entries(repoFiles('gemini', f.project))) {
+      mkdirSync(dirname(join(f.project, path)), { recursive: true });
+      writeFileSync(join(f.project, path), text);
+    }
+    const completion = async (id: string) => {
+      await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 480_000, `${id}'s completion`);
+      return completionsFrom(f, 'lead-parent', id)[0]!.body;
+    };
+    expect(await asPerson(f, ['trust', '--revoke', f.project])).toContain('no longer trusted');
+    const refused = await f.spawnChild('a', 'gemini-unsandboxed', 'summarize', t.spawnArgs);
+    expect(await completion(refused)).toContain(`Gemini CLI would load ${join(f.project, '.gemini')} (this untrusted folder's own hooks and commands) and no sandbox hides it: 'flotilla trust' the project`);
+    expect(existsSync(join(f.project, 'marker-session-start'))).toBe(false);
+
+    expect(await asPerson(f, ['trust', f.project])).toMatch(/^trusted /);
+    const after = await f.spawnChild('a', 'gemini-unsandboxed-trusted', 'summarize', t.spawnArgs);
+    expect(await completion(after)).toMatch(/Final answer: the first request arrived/);
   });
 });

@@ -1,10 +1,13 @@
-import { mkdirSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { trustFolder } from '../../src/config/trust-store.js';
-import { cliFolderTrusted } from '../../src/harness/vendor/folder-trust.js';
+import { cliFolderTrusted, untrustedFolderSettings } from '../../src/harness/vendor/folder-trust.js';
 import { claude } from '../../src/runtimes/claude.js';
 import { codex } from '../../src/runtimes/codex.js';
+import { gemini } from '../../src/runtimes/gemini.js';
+import { bubblewrapArgv, bubblewrapUserNamespace, findBubblewrap } from '../../src/tools/sandbox.js';
 import { tempDir } from '../helpers/fleet.js';
 import { ALL_TOOLS, launchInput } from './launch-input.js';
 
@@ -57,5 +60,35 @@ describe('vendor CLIs and folder trust', () => {
     expect(trusted.argv).toContain('--dangerously-bypass-hook-trust');
     // The screen an untrusted folder opens at is answered "Open restricted", never one that offers trust.
     expect(codex.restrictedOpen).toEqual({ shows: 'Open restricted', unless: 'Trust and continue', key: 'Enter' });
+  });
+
+  it("Gemini CLI: an untrusted folder's .env is not read and its settings wait for the folder's trust; a trusted one is trusted from Gemini's first read", () => {
+    const untrusted = gemini.launch({ ...launchInput({}), trusted: false }, POLICY);
+    expect(JSON.parse(file(untrusted, '.gemini/settings.json'))).toMatchObject({ advanced: { ignoreLocalEnv: true } });
+    expect(untrusted.env).not.toHaveProperty('GEMINI_CLI_TRUST_WORKSPACE');
+    const trusted = gemini.launch({ ...launchInput({}), trusted: true }, POLICY);
+    expect(JSON.parse(file(trusted, '.gemini/settings.json'))).not.toHaveProperty('advanced');
+    expect(trusted.env.GEMINI_CLI_TRUST_WORKSPACE).toBe('true');
+    expect(gemini.folderSettings).toEqual(['.gemini']);
+  });
+
+  it("Gemini CLI in the sandbox: the .gemini/ of an untrusted folder and of its parents reads empty and cannot be written; the person's home's is left alone", () => {
+    const base = tempDir('flotilla-gemini-folder-');
+    dirs.push(base);
+    const home = join(base.dir, 'home');
+    const repo = join(home, 'src', 'repo');
+    const cwd = join(repo, 'sub');
+    for (const d of [join(home, '.gemini'), join(repo, '.gemini'), join(cwd, '.gemini'), join(repo, '-other', '.gemini')]) mkdirSync(d, { recursive: true });
+    for (const d of [repo, cwd]) writeFileSync(join(d, '.gemini', 'settings.json'), '{"hooks":{}}');
+    const found = untrustedFolderSettings(gemini.folderSettings, cwd, home);
+    expect(found).toEqual([join(cwd, '.gemini'), join(repo, '.gemini')]);
+
+    const bwrap = findBubblewrap();
+    const argv = bubblewrapArgv({ writable: [cwd], readOnly: [], visible: [home], hidden: found, network: false, bwrap, userNamespace: bubblewrapUserNamespace(bwrap) },
+      ['sh', '-c', `ls -A ${cwd}/.gemini ${repo}/.gemini; echo '{}' > ${cwd}/.gemini/settings.json || echo refused; ls -A ${home}/.gemini && echo home-seen`]);
+    const run = spawnSync(argv[0]!, argv.slice(1), { encoding: 'utf8' });
+    expect(run.stdout).not.toContain('settings.json');
+    expect(run.stdout).toContain('refused');
+    expect(run.stdout).toContain('home-seen');
   });
 });

@@ -57,6 +57,8 @@ export async function containCli(opts: {
   /** The shim's own environment: where tmux servers are found (its TMUX, TMUX_TMPDIR). */
   shimEnv: NodeJS.ProcessEnv;
   cliEnv: NodeJS.ProcessEnv; configDir: string; bin: string; argv: readonly string[];
+  /** An untrusted folder's own CLI settings, hidden from the CLI (folder-trust.ts). */
+  folderSettings?: readonly string[];
 }): Promise<ContainedCli> {
   const { layout, config, rec } = opts;
   const writable = [rec.cwd, opts.configDir];
@@ -78,7 +80,7 @@ export async function containCli(opts: {
   const creds = credentialPaths({ home, env: opts.shimEnv, extra: config.security.hidden_paths, runtime: opts.runtime });
   const spec: SandboxSpec = {
     writable, readOnly: [...readOnly, ...creds.own], visible: [home], network: true, bwrap: opts.bwrap, userNamespace: bubblewrapUserNamespace(opts.bwrap), direct: true,
-    hidden: [layout.doorsDir, layout.secretsDir, ...creds.hidden], sockets: [door],
+    hidden: [layout.doorsDir, layout.secretsDir, ...creds.hidden, ...(opts.folderSettings ?? [])], sockets: [door],
   };
   const needed = [...writable, home, PACKAGE_ROOT, ...installed];
   return {

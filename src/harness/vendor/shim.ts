@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { audit } from '../../audit/audit.js';
 import { createAgentLogger } from '../../audit/logger.js';
@@ -24,7 +25,7 @@ import { tendIdleCli, type Typist } from './idle.js';
 import { vendorCliEnvironment } from './cli-env.js';
 import { cliSandbox, containCli, startContained, type StartedCli } from './sandboxed-cli.js';
 import { cliFate } from './cli-fate.js';
-import { cliFolderTrusted } from './folder-trust.js';
+import { cliFolderTrusted, untrustedFolderSettings } from './folder-trust.js';
 import { openRestricted } from './restricted-open.js';
 import { DOOR_BUS_ENV, DOOR_ENV, VENDOR_DOOR_COMMANDS } from '../../inbox/door.js';
 import { busCredentials } from '../../tools/command-env.js';
@@ -145,6 +146,15 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
   }
   if (runtime.modelCatalog && !catalog.file) log.warn({}, `could not read ${runtime.name}'s model catalogue: the agent runs on the CLI's own, which may offer its own sub-agents outside the fleet's caps`);
   const trusted = cliFolderTrusted(rec.cwd, env);
+  // What the CLI would load of an untrusted folder by itself: hidden in the sandbox; with none, not started.
+  const folderSettings = trusted ? [] : untrustedFolderSettings(runtime.folderSettings, rec.cwd, env.HOME ?? homedir());
+  if (folderSettings.length && !bwrap) {
+    const why = `${runtime.title} would load ${folderSettings.join(', ')} (this untrusted folder's own hooks and commands) and no sandbox hides it: 'flotilla trust' the project if it is yours, or use security.sandbox auto with bubblewrap installed`;
+    process.stderr.write(`flotilla: ${why}\n`);
+    log.warn({ folderSettings }, why);
+    await finishOnce('failed', why);
+    return 1;
+  }
   const launch = runtime.launch({
     id: rec.id, cwd: rec.cwd, trusted, configDir, prompt: runtime.promptAfterMcp ? '' : prompt,
     mcp: { command: process.execPath, args: [...cli.slice(1), 'mcp'], ...(bwrap || viaDoor ? { env: doorEnv } : {}) },
@@ -196,7 +206,7 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
   let exited: StartedCli['exited'];
   try {
     if (bwrap) {
-      const cli = await containCli({ layout, config, rec, bwrap, runtime: runtime.name, shimEnv: env, cliEnv: childEnv, configDir, bin, argv: launch.argv });
+      const cli = await containCli({ layout, config, rec, bwrap, runtime: runtime.name, shimEnv: env, cliEnv: childEnv, configDir, bin, argv: launch.argv, folderSettings });
       ({ exited } = await startContained(cli, rec.cwd, (c) => {
         child = c;
         // Ended while a refused start was made again: the new one ends too.
