@@ -2,7 +2,6 @@ import type { Command } from 'commander';
 import type { LoadedConfig } from '../config/load.js';
 import { existsSync } from 'node:fs';
 import { isCheckoutTop } from '../layout/git-top.js';
-import { join } from 'node:path';
 import { claimState, markState } from '../fleet/state-claim.js';
 import { ensureState, resolveLayout, type Layout } from '../layout/layout.js';
 
