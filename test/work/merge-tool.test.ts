@@ -1,5 +1,8 @@
 import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
+import { FleetReader } from '../../src/watch/gather.js';
+import { layoutColumns, rowText } from '../../src/watch/format.js';
+import { eventually } from '../helpers/tmux.js';
 import { fixture, spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
 
 // A lead's merge_work (docs/design.md §12): it takes the work of an agent it spawned, as
@@ -41,5 +44,18 @@ describe('merge_work', () => {
     expect((await git('log', '-1', '--format=%an %s', 'flotilla/other')).stdout).toBe('other add c');
     const review = JSON.parse((await fl.flotilla(['review', '--json'])).stdout) as { id: string }[];
     expect(review.map((r) => r.id)).toEqual(['other']);
+
+    // Its standing as the person sees it: main moved by kid's merge, so other is one behind.
+    const status = await fl.flotilla(['status']);
+    expect(status.stdout).toMatch(/^other .*⎇ flotilla\/other ↑1 ↓1 {2}/m);
+    expect(status.stdout).toMatch(/^ {2}kid .*⎇ flotilla\/kid ↑0 ↓0 {2}/m);
+    const rows = JSON.parse((await fl.flotilla(['status', '--json'])).stdout) as { id: string; work?: unknown }[];
+    expect(rows.find((r) => r.id === 'other')?.work).toEqual({ branch: 'flotilla/other', base: 'main', ahead: 1, behind: 1 });
+    expect(rows.find((r) => r.id === 'lead')?.work).toBeUndefined();
+    // The dashboard's row: read from git in the background, shown on a later frame.
+    const reader = new FleetReader(fl.layout);
+    let row = reader.snapshot().rows.find((r) => r.id === 'other');
+    await eventually(() => (row = reader.snapshot(Date.now() + 10_000).rows.find((r) => r.id === 'other'))?.work !== '', 10_000, 'the branch mark');
+    expect(rowText(row!, layoutColumns(200, [row!]), false)).toMatch(/ ⎇ flotilla\/other ↑1 ↓1 +Answer: done/);
   });
 });
