@@ -128,3 +128,13 @@ export function forgedParentRefusal(id: string): FlotillaError {
 export function childDepth(parent: Pick<AgentRecord, 'depth'> | null): number {
   return parent ? parent.depth + 1 : 0;
 }
+
+/** Whether `target` descends from `ancestorId`, parents followed through the fleet's records. */
+export function isBelow(layout: Layout, target: AgentRecord, ancestorId: string): boolean {
+  const seen = new Set<string>();
+  for (let p = target.parentId; p !== null && !seen.has(p); p = readRecord(layout, p)?.parentId ?? null) {
+    if (p === ancestorId) return true;
+    seen.add(p);
+  }
+  return false;
+}

@@ -25,6 +25,7 @@ import { createRequestSecretTool } from '../tools/request-secret.js';
 import { redact, redactValue } from '../secrets/redact.js';
 import type { SecretBroker } from './secret-broker.js';
 import { createFleetAgentTools, type FleetOps } from '../tools/fleet-agents.js';
+import { createMergeWorkTool, type MergeWorkOperations } from '../tools/merge-work.js';
 import { DOOR_BUS_ENV, DOOR_ENV } from '../inbox/door.js';
 import { DEFAULT_BOARD } from '../tasks/task.js';
 import { openAgentDoor, sendAs } from './door-send.js';
@@ -120,7 +121,7 @@ export async function buildTools(opts: {
   const { taskToolOps } = await import('../tasks/tool-ops.js');
   // The board it works from: the one it was spawned for, else the fleet's (§15).
   const tasks = createTaskTools(taskToolOps(layout, rec.id, rec.board ?? DEFAULT_BOARD));
-  const all = [...builtins, ...messaging, ...createFleetAgentTools(await fleetOps(layout, config, rec, opts.inbox)), leaseTool, ...tasks, ...secretTools];
+  const all = [...builtins, ...messaging, ...createFleetAgentTools(await fleetOps(layout, config, rec, opts.inbox)), createMergeWorkTool(lazyMergeOperations(layout, rec, opts.env)) as Tool, leaseTool, ...tasks, ...secretTools];
   const allowed = new Set(rec.effectivePolicy.tools);
   return all
     .filter((t) => allowed.has(t.name))
@@ -187,6 +188,11 @@ function fileLease(layout: Layout, id: string): FileClaim {
     const { conflictMessage } = await import('../leases/view.js');
     return conflictMessage(r.conflict, `your ${tool} was not made and the file is unchanged`);
   };
+}
+
+/** merge_work's operations (work/merge-ops.ts), loaded at its first call; git runs with the harness's environment. */
+function lazyMergeOperations(layout: Layout, rec: AgentRecord, env: NodeJS.ProcessEnv): MergeWorkOperations {
+  return { merge: async (prefix, o) => (await import('../work/merge-ops.js')).mergeWorkOps(layout, rec, env).merge(prefix, o) };
 }
 
 /** lease_paths's operations, loaded at its first call. */

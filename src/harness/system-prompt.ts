@@ -48,6 +48,7 @@ export function buildSystemPrompt(p: PromptParts): string {
     lines.push('- Give each child one clear, self-contained task; it does not see your conversation unless you pass context.');
     lines.push('- spawn_agent returns the child id at once. Use wait_for_agents with the ids to block until they finish; their results also come back to you as completion messages in your inbox.');
     lines.push('- list_agents shows your children and their state; cancel_agent stops one.');
+    if (p.tools.includes('merge_work')) lines.push('- A child spawned with worktree: true commits on its own branch; merge_work brings its branch into the branch its worktree was made from once it is done.');
   }
 
   lines.push('', '# Messages');

@@ -4,6 +4,7 @@ import { MCP_FLEET_TOOLS } from '../policy/tool-table.js';
 import { createCheckInboxTool } from '../tools/check-inbox.js';
 import { createFleetAgentTools } from '../tools/fleet-agents.js';
 import { createLeasePathsTool } from '../tools/lease-paths.js';
+import { createMergeWorkTool } from '../tools/merge-work.js';
 import { createSendMessageTool } from '../tools/send-message.js';
 import type { Tool } from '../tools/types.js';
 import { actorId, type McpIdentity } from './identity.js';
@@ -50,7 +51,9 @@ export async function mcpTools(layout: Layout, config: Config, identity: McpIden
   // The caller's board (§15): an agent's own, a person's $FLOTILLA_BOARD, else the fleet's.
   const board = identity.kind === 'agent' ? identity.record.board : process.env.FLOTILLA_BOARD?.trim() || null;
   const tasks = createTaskTools(taskToolOps(layout, me, board ?? 'fleet'));
-  const all = ([send as Tool, inbox as Tool, ...createFleetAgentTools(ops), lease as Tool, ...tasks]).filter((t) => MCP_TOOL_NAMES.includes(t.name));
+  const { mergeWorkOps, personMergeWorkOps } = await import('../work/merge-ops.js');
+  const merge = createMergeWorkTool(identity.kind === 'agent' ? mergeWorkOps(layout, identity.record) : personMergeWorkOps(layout));
+  const all = ([send as Tool, inbox as Tool, ...createFleetAgentTools(ops), merge as Tool, lease as Tool, ...tasks]).filter((t) => MCP_TOOL_NAMES.includes(t.name));
   if (identity.kind === 'person') return all;
   const allowed = new Set(identity.record.effectivePolicy.tools);
   return all.filter((t) => allowed.has(t.name));

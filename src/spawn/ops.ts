@@ -3,6 +3,7 @@ import { FlotillaError } from '../errors.js';
 import { isTerminal } from '../fleet/record-status.js';
 import type { AgentRecord } from '../fleet/record.js';
 import { subtreeRecords } from '../fleet/live.js';
+import { isBelow } from '../fleet/lineage.js';
 import { listRecords, readRecord, resolveAgent } from '../fleet/registry.js';
 import type { Layout } from '../layout/layout.js';
 import type { FleetOps } from '../tools/fleet-agents.js';
@@ -134,14 +135,4 @@ function slotsHeldAbove(layout: Layout, agent: AgentRecord): string[] {
     if (r.slot !== null && !isTerminal(r.status)) out.push(r.id);
   }
   return out;
-}
-
-/** Whether `target` is in `ancestorId`'s subtree: its parent chain, a few record reads. */
-function isBelow(layout: Layout, target: AgentRecord, ancestorId: string): boolean {
-  const seen = new Set<string>();
-  for (let p = target.parentId; p !== null && !seen.has(p); p = readRecord(layout, p)?.parentId ?? null) {
-    if (p === ancestorId) return true;
-    seen.add(p);
-  }
-  return false;
 }

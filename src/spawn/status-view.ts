@@ -15,6 +15,8 @@ export interface StatusEntry {
   unread: number;
   /** Its place in line for a running slot (1 = next) while it is `queued`. */
   queuePosition?: number | null | undefined;
+  /** A worktree agent's branch and ahead/behind its base (work/standing.ts `standingMark`), or absent. */
+  work?: string | undefined;
 }
 
 /** Depth-first order: each root (oldest first), then its children (oldest first), recursively. */
@@ -83,7 +85,7 @@ export function statusCells(e: StatusEntry, level: number, now = Date.now()): st
   const tokens = r.usage.inputTokens + r.usage.outputTokens;
   const state = r.status + (r.status === 'queued' && e.queuePosition ? ` #${e.queuePosition}` : '') + (r.background ? ' (bg)' : '');
   const grants = secretGrantsText(r, now);
-  const last = (r.scripted ? '[scripted] ' : '') + (r.runtime !== 'flotilla' ? `[${r.runtime}] ` : '') + (grants ? `[secrets: ${grants} left] ` : '') + (r.exitReason && r.status !== 'idle' && !['working', 'starting', 'spawning'].includes(r.status) && r.exitReason !== r.status ? `(${r.exitReason}) ` : '') + r.lastLine;
+  const last = (r.scripted ? '[scripted] ' : '') + (r.runtime !== 'flotilla' ? `[${r.runtime}] ` : '') + (grants ? `[secrets: ${grants} left] ` : '') + (e.work ? `${e.work}  ` : '') + (r.exitReason && r.status !== 'idle' && !['working', 'starting', 'spawning'].includes(r.status) && r.exitReason !== r.status ? `(${r.exitReason}) ` : '') + r.lastLine;
   return [
     `${'  '.repeat(level)}${r.id}`, state, String(r.depth), formatTurns(r), formatTokens(tokens),
     r.usage.costUsd === null ? '-' : `$${r.usage.costUsd.toFixed(r.usage.costUsd < 1 ? 4 : 2)}`,

@@ -92,7 +92,7 @@ export function rowCells(row: WatchRow, cols: readonly Column[]): Cell[] {
       case 'mail':
         return { text: pad(row.unread ? `✉${row.unread}` : '·', c.width, c.align), tone: row.unread ? 'alert' : 'dim' };
       case 'last':
-        return { text: pad(row.leases ? `${row.leases}  ${row.lastLine}` : row.lastLine, c.width, c.align), tone: 'dim' };
+        return { text: pad([row.work, row.leases, row.lastLine].filter(Boolean).join('  '), c.width, c.align), tone: 'dim' };
     }
   });
 }

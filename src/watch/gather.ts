@@ -6,6 +6,7 @@ import { recentRecords } from '../fleet/live.js';
 import { queueLine } from '../fleet/slot-queue.js';
 import { baseName, listNames, maildir } from '../inbox/maildir.js';
 import type { InboxMessage } from '../inbox/message.js';
+import type { AgentRecord } from '../fleet/record.js';
 import type { Layout } from '../layout/layout.js';
 import { leaseMarks, leaseSummary } from '../leases/summary.js';
 import { formatScheduleSummary, scheduleSummary } from '../schedule/status-lines.js';
@@ -26,6 +27,8 @@ export type ParseMessage = (text: string) => InboxMessage;
  * completions and messages draws its first frame without loading it.
  */
 const MAYBE_REQUEST = /approval_request|secret_request/;
+/** How often the dashboard reads worktree agents' branches from git. */
+const WORK_EVERY_MS = 2000;
 
 export class FleetReader {
   /** Parsed approval requests by message base name (null: not an approval request, or unreadable). */
@@ -33,6 +36,9 @@ export class FleetReader {
   /** The sender of each unread plain message to `human` (null: another kind), by file name. */
   private readonly senders = new Map<string, string | null>();
   private parse: ParseMessage | null = null;
+  private work: ReadonlyMap<string, string> = new Map();
+  private workAt = -Infinity;
+  private workBusy = false;
   /** The last snapshot skipped a file that may be a request because the parser was not loaded: `loadParser()`, then read again. */
   needsParser = false;
 
@@ -65,10 +71,33 @@ export class FleetReader {
         asks: this.asks(humanNew),
         seen: readSeen(this.layout),
         ...(existsSync(this.layout.leasesDir) ? { leases: leaseMarks(leaseSummary(this.layout)) } : {}),
+        ...(this.refreshWork(records, now) ? { work: this.work } : {}),
       }),
       ...(schedules ? { schedules: formatScheduleSummary(schedules) } : {}),
       ...(tasks.length > 0 ? { tasks } : {}),
     };
+  }
+
+  /**
+   * Worktree agents' branch marks (§12), from git in the background at most every
+   * WORK_EVERY_MS: a snapshot shows the last ones read, never waits for git. False when no
+   * agent shown has a worktree.
+   */
+  private refreshWork(records: readonly AgentRecord[], now: number): boolean {
+    const shown = records.filter((r) => r.worktree);
+    if (shown.length === 0) return false;
+    if (!this.workBusy && now - this.workAt >= WORK_EVERY_MS) {
+      this.workBusy = true;
+      this.workAt = now;
+      void import('../work/standing.js')
+        .then(async (m) => {
+          const of = await m.worktreeStanding(this.layout, shown);
+          this.work = new Map([...of].map(([id, s]) => [id, m.standingMark(s)]));
+        })
+        .catch(() => undefined)
+        .finally(() => { this.workBusy = false; });
+    }
+    return true;
   }
 
   /** Unread plain messages to `human`, counted by sender (each file's header read once). */

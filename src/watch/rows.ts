@@ -58,6 +58,8 @@ export interface WatchRow {
   secrets: string;
   /** Its file leases (§16): `⚿ src/a.ts` while it holds some, `⧗ src/a.ts (held by x)` while it waits, or ''. */
   leases?: string;
+  /** A worktree agent's branch and ahead/behind its base: `⎇ flotilla/x ↑2 ↓1` (work/standing.ts), or ''. */
+  work?: string;
   /** Where its window is, for attach. */
   tmux: AgentRecord['tmux'];
   pid: number | null;
@@ -112,6 +114,8 @@ export interface RowInputs {
   seen?: ReadonlyMap<string, string>;
   /** Each agent's file-lease mark (leases/summary.ts `leaseMarks`). */
   leases?: ReadonlyMap<string, string>;
+  /** Each worktree agent's branch mark (work/standing.ts `standingMark`). */
+  work?: ReadonlyMap<string, string>;
 }
 
 /**
@@ -200,6 +204,7 @@ export function toRow(rec: AgentRecord, input: RowInputs, approval: PendingAppro
     approval,
     secrets: secretGrantsText(rec, input.now),
     leases: input.leases?.get(rec.id) ?? '',
+    work: input.work?.get(rec.id) ?? '',
     tmux: rec.tmux,
     pid: rec.pid,
     need,

@@ -180,8 +180,8 @@ describe('warnings: the file still loads', () => {
 
   it('tools that do not exist here', () => {
     expect(warnings(doc('name: a\ndescription: b\ntools: Read, WebSearch, mcp__github__create_issue'))).toEqual([
-      "tool 'WebSearch' is not available here and is ignored (tools) — available tools: shell, read, write, edit, glob, grep, send_message, check_inbox, spawn_agent, list_agents, wait_for_agents, cancel_agent, lease_paths, task_create, task_list, task_claim, task_update, wait_for_tasks, request_secret",
-      "tool 'mcp__github__create_issue' is not available here and is ignored (tools) — available tools: shell, read, write, edit, glob, grep, send_message, check_inbox, spawn_agent, list_agents, wait_for_agents, cancel_agent, lease_paths, task_create, task_list, task_claim, task_update, wait_for_tasks, request_secret",
+      "tool 'WebSearch' is not available here and is ignored (tools) — available tools: shell, read, write, edit, glob, grep, send_message, check_inbox, spawn_agent, list_agents, wait_for_agents, cancel_agent, merge_work, lease_paths, task_create, task_list, task_claim, task_update, wait_for_tasks, request_secret",
+      "tool 'mcp__github__create_issue' is not available here and is ignored (tools) — available tools: shell, read, write, edit, glob, grep, send_message, check_inbox, spawn_agent, list_agents, wait_for_agents, cancel_agent, merge_work, lease_paths, task_create, task_list, task_claim, task_update, wait_for_tasks, request_secret",
     ]);
   });
 

@@ -56,7 +56,7 @@ describe('flotilla mcp as a person (no agent among its ancestors)', { timeout: 3
     expect(s.client.getServerVersion()?.version).toBe(PACKAGE_VERSION);
     const names = (await s.client.listTools()).tools.map((t) => t.name).sort();
     expect(names).toEqual([
-      'cancel_agent', 'check_inbox', 'lease_paths', 'list_agents', 'send_message', 'spawn_agent', 'task_claim', 'task_create', 'task_list', 'task_update', 'wait_for_agents', 'wait_for_tasks',
+      'cancel_agent', 'check_inbox', 'lease_paths', 'list_agents', 'merge_work', 'send_message', 'spawn_agent', 'task_claim', 'task_create', 'task_list', 'task_update', 'wait_for_agents', 'wait_for_tasks',
     ]);
     // A person's lease over MCP is the person's (docs/design.md §16).
     const leased = await s.call('lease_paths', { paths: ['notes.md'], why: 'over mcp' });

@@ -12,6 +12,7 @@ import { PERMISSION_MODES } from '../../src/policy/permission-mode.js';
 import { createBuiltinTools } from '../../src/tools/builtin.js';
 import { createCheckInboxTool } from '../../src/tools/check-inbox.js';
 import { createFleetAgentTools, type FleetOps } from '../../src/tools/fleet-agents.js';
+import { createMergeWorkTool } from '../../src/tools/merge-work.js';
 import { createLeasePathsTool } from '../../src/tools/lease-paths.js';
 import { createRequestSecretTool } from '../../src/tools/request-secret.js';
 import { createTaskTools } from '../../src/tools/task-tools.js';
@@ -57,6 +58,7 @@ describe('the lists derived from the tool table', () => {
       createSendMessageTool(never as never) as Tool,
       createCheckInboxTool(never as never) as Tool,
       ...createFleetAgentTools(never as FleetOps),
+      createMergeWorkTool(never as never) as Tool,
       createLeasePathsTool(never as never) as Tool,
       ...createTaskTools(never as never),
       createRequestSecretTool({ keys: ['github-token'], request: never } as never) as Tool,

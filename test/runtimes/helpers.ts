@@ -49,7 +49,7 @@ export function pinnedRuntimeBinary(name: string): string {
 
 /** The registered parent's tools (a child is offered no more): the workspace, the fleet, leases and the task board. */
 const PARENT_TOOLS = [
-  'shell', 'read', 'write', 'edit', 'glob', 'grep', 'send_message', 'check_inbox', 'spawn_agent', 'list_agents', 'wait_for_agents', 'cancel_agent',
+  'shell', 'read', 'write', 'edit', 'glob', 'grep', 'send_message', 'check_inbox', 'spawn_agent', 'list_agents', 'wait_for_agents', 'cancel_agent', 'merge_work',
   'lease_paths', 'task_create', 'task_list', 'task_claim', 'task_update', 'wait_for_tasks',
 ];
 

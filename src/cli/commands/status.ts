@@ -10,7 +10,7 @@ export const spec: CommandSpec = {
   description: 'the agent tree with state, depth, turns, tokens, cost, elapsed, unread mail and last line',
   args: [],
   options: [
-    { flags: '--json', description: 'print an array of registry records, each with its unread count and the file leases it holds or waits for, then one {id: "board:NAME", status: "board", counts} per task board' },
+    { flags: '--json', description: 'print an array of registry records, each with its unread count, the file leases it holds or waits for and, for a worktree agent, work: {branch, base, ahead, behind}, then one {id: "board:NAME", status: "board", counts} per task board' },
     { flags: '--all', description: 'list every finished agent, not only the 100 that ended last' },
   ],
 };
@@ -48,7 +48,12 @@ export async function run(parsed: Parsed, globals: Globals): Promise<void> {
   // The line for running slots: agents waiting for new work to start, and spawn-agent --queue not started yet.
   const line = queueLine(layout);
   const place = new Map(line.flatMap((q) => (q.agentId ? [[q.agentId, q.position] as const] : [])));
-  const entries = records.map((record) => ({ record, unread: unreadCount(layout, record.id), queuePosition: record.status === 'queued' ? place.get(record.id) ?? null : null }));
+  // Worktree agents' branches against their bases (§12), read only when some agent has one.
+  const standing = records.some((r) => r.worktree) ? await import('../../work/standing.js').then(async (m) => ({ of: await m.worktreeStanding(layout, records), mark: m.standingMark })) : null;
+  const entries = records.map((record) => {
+    const work = standing?.of.get(record.id);
+    return { record, unread: unreadCount(layout, record.id), queuePosition: record.status === 'queued' ? place.get(record.id) ?? null : null, ...(work ? { work: standing!.mark(work), standing: work } : {}) };
+  });
   // On a bus, an ended agent's mail waits there (no harness feeds its spool): counted as on maildir, where it sits in its spool (§4, §18).
   if (bus) await countWaitingOnBus(bus, entries);
   const known = new Set(records.map((r) => r.id));
@@ -75,7 +80,7 @@ export async function run(parsed: Parsed, globals: Globals): Promise<void> {
     const bad = [...corrupt].map(([id, error]) => ({ id, status: 'corrupt', error }));
     const spawns = waiting.map((q) => ({ id: q.agentId, status: 'queued', queuePosition: q.position, pid: q.pid, started: false }));
     const held = (id: string) => (leases ? { leases: leases.heldBy(id), waitingForLeases: leases.waitsOf(id) } : { leases: [], waitingForLeases: [] });
-    writeOut(JSON.stringify([...entries.map((e) => ({ ...e.record, unread: e.unread, ...(e.record.status === 'queued' ? { queuePosition: e.queuePosition } : {}), ...held(e.record.id) })), ...spawns, ...bad, ...tasks, ...hostRows], null, 2) + '\n');
+    writeOut(JSON.stringify([...entries.map((e) => ({ ...e.record, unread: e.unread, ...(e.record.status === 'queued' ? { queuePosition: e.queuePosition } : {}), ...held(e.record.id), ...('standing' in e ? { work: e.standing } : {}) })), ...spawns, ...bad, ...tasks, ...hostRows], null, 2) + '\n');
     return;
   }
   const width = terminalColumns();

@@ -52,6 +52,8 @@ function toolCallText(call: ToolCall): string | undefined {
       return undefined;
     case 'cancel_agent':
       return `cancel_agent ${oneLine(str(i.id) ?? '?')}`;
+    case 'merge_work':
+      return `merge_work ${oneLine(str(i.id) ?? '?')}`;
     case 'wait_for_agents':
       return `wait_for_agents ${Array.isArray(i.ids) ? i.ids.map(String).join(' ') : ''}`.trimEnd();
     case 'task_create':
