@@ -20,6 +20,7 @@ const parts = [
   ['bus', './bus.mjs', 'runBusBench'],
   ['audit_bus', './audit-bus.mjs', 'runAuditBusBench'],
   ['status_unread_bus', './status-unread-bus.mjs', 'runStatusUnreadBusBench'],
+  ['review', './review.mjs', 'runReviewBench'],
 ];
 
 const results = { machine: { node: process.version, cpus: (await import('node:os')).cpus().length, date: new Date().toISOString() } };

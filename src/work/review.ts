@@ -2,7 +2,7 @@ import type { AgentRecord } from '../fleet/record.js';
 import { isTerminal } from '../fleet/record-status.js';
 import type { Layout } from '../layout/layout.js';
 import { listLeases } from '../leases/list.js';
-import { branchState } from './branch-state.js';
+import { branchState, branchTips } from './branch-state.js';
 import { agentWork } from './work.js';
 
 /** One agent's work waiting for the person (`flotilla review`, docs/design.md §12). */
@@ -30,15 +30,30 @@ export interface ReviewRow {
 export async function reviewWork(layout: Layout, records: readonly AgentRecord[]): Promise<ReviewRow[]> {
   const done = records.filter((r) => r.worktree && (r.status === 'idle' || isTerminal(r.status)));
   const leases = listLeases(layout).flatMap((v) => v.leases);
-  const rows = await Promise.all(done.map(async (rec): Promise<ReviewRow | null> => {
+  const tips = await branchTips(layout);
+  // A few git processes at a time: fifty agents' worth at once only thrash a small machine.
+  const rows = await inBatches(done, REVIEW_CONCURRENCY, async (rec): Promise<ReviewRow | null> => {
     const work = await agentWork(layout, rec);
     if (work.kind !== 'branch') return null;
-    const s = await branchState(layout, work.branch, work.base);
+    const s = await branchState(layout, work.branch, work.base, tips);
     if (!s.exists || (s.ahead === 0 && work.uncommitted === 0)) return null;
     return {
       id: rec.id, status: rec.status, branch: work.branch, base: work.base.branch, ahead: s.ahead, behind: s.behind, files: s.files,
       uncommitted: work.uncommitted, conflicts: s.conflicts, leases: leases.filter((l) => l.holder === rec.id).map((l) => l.path),
     };
-  }));
+  });
   return rows.filter((r): r is ReviewRow => r !== null);
+}
+
+const REVIEW_CONCURRENCY = 4;
+
+/** `fn` over `items`, at most `n` running at once, results in order. */
+async function inBatches<T, R>(items: readonly T[], n: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    for (let i = next++; i < items.length; i = next++) out[i] = await fn(items[i]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(n, items.length) }, worker));
+  return out;
 }

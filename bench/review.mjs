@@ -1,0 +1,98 @@
+// `flotilla review` with N agents' worktrees (docs/design.md §12), side by side with what git
+// alone needs for the same answer's core: one `git for-each-ref` plus one `git diff
+// --shortstat` per branch. Both run as processes, alternately, on the same repository.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CLI, median, percentile, round } from './lib.mjs';
+
+const dist = (p) => new URL(`../dist/${p}`, import.meta.url).href;
+const ID = { GIT_AUTHOR_NAME: 'bench', GIT_AUTHOR_EMAIL: 'b@bench', GIT_COMMITTER_NAME: 'bench', GIT_COMMITTER_EMAIL: 'b@bench' };
+
+export async function runReviewBench({ agents = 50, runs = 15 } = {}) {
+  const [{ layoutFor, ensureState }, { createRecord, listRecords }, { reviewWork }] = await Promise.all([import(dist('layout/layout.js')), import(dist('fleet/registry.js')), import(dist('work/review.js'))]);
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'flotilla-bench-review-')));
+  const env = { ...process.env, ...ID };
+  const git = (cwd, ...a) => execFileSync('git', ['-C', cwd, ...a], { env, encoding: 'utf8' }).trim();
+  try {
+    git(dir, 'init', '-q', '-b', 'main');
+    // A project of some size: 200 files, so a diff has a tree to walk.
+    for (let i = 0; i < 200; i++) writeFileSync(join(dir, `f${i}.txt`), `file ${i}\n`.repeat(20));
+    writeFileSync(join(dir, '.gitignore'), '.flotilla/\n');
+    git(dir, 'add', '-A');
+    git(dir, 'commit', '-q', '-m', 'init');
+    const base = git(dir, 'rev-parse', 'HEAD');
+    const layout = layoutFor(join(dir, '.flotilla'), dir);
+    ensureState(layout);
+    const now = new Date().toISOString();
+    for (let k = 0; k < agents; k++) {
+      const id = `w${k}`;
+      const wt = layout.worktree(id);
+      git(dir, 'worktree', 'add', '-q', '-b', `flotilla/${id}`, wt, 'main');
+      writeFileSync(join(wt, `f${k}.txt`), `changed by ${id}\n`);
+      git(wt, 'commit', '-q', '-am', `work ${id}`);
+      createRecord(layout, {
+        id, name: 'bench', parentId: null, rootId: id, depth: 0, pid: null, pidStartTime: null,
+        tmux: null, cwd: wt, worktree: wt, base: { branch: 'main', commit: base }, mode: 'oneshot', status: 'completed', exitReason: 'completed', createdAt: now,
+        startedAt: now, finishedAt: now, turns: 1, maxTurns: 20, timeoutSecs: 600, usage: { inputTokens: 0, outputTokens: 0, costUsd: null },
+        lastLine: '', model: 'script:bench.yaml', scripted: true, permissionMode: 'dont_ask',
+        effectivePolicy: { tools: [], permissionMode: 'dont_ask', secrets: [] }, background: false, resumedFrom: null, spawnedBy: 'human',
+      });
+    }
+    const review = () => {
+      const t0 = performance.now();
+      const r = spawnSync(process.execPath, [CLI, 'review', '--json'], { cwd: dir, env, encoding: 'utf8' });
+      const ms = performance.now() - t0;
+      if (r.status !== 0) throw new Error(`review failed: ${r.stderr}`);
+      const rows = JSON.parse(r.stdout);
+      if (rows.length !== agents) throw new Error(`review listed ${rows.length} agents, not ${agents}`);
+      return ms;
+    };
+    const plainGit = () => {
+      const t0 = performance.now();
+      const refs = spawnSync('git', ['-C', dir, 'for-each-ref', '--format=%(refname:short)', 'refs/heads/flotilla/'], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean);
+      for (const b of refs) spawnSync('git', ['-C', dir, 'diff', '--shortstat', `main...${b}`], { encoding: 'utf8' });
+      if (refs.length !== agents) throw new Error(`for-each-ref listed ${refs.length} branches`);
+      return performance.now() - t0;
+    };
+    // The same work without the CLI's start: what review itself costs.
+    const inProcess = async () => {
+      const t0 = performance.now();
+      const rows = await reviewWork(layout, listRecords(layout));
+      if (rows.length !== agents) throw new Error(`reviewWork listed ${rows.length} agents`);
+      return performance.now() - t0;
+    };
+    const start = () => {
+      const t0 = performance.now();
+      spawnSync(process.execPath, [CLI, '--version'], { env, stdio: 'ignore' });
+      return performance.now() - t0;
+    };
+    review();
+    plainGit();
+    await inProcess();
+    const r = [];
+    const g = [];
+    const w = [];
+    const v = [];
+    for (let i = 0; i < runs; i++) {
+      r.push(review());
+      g.push(plainGit());
+      w.push(await inProcess());
+      v.push(start());
+    }
+    return {
+      agents, runs,
+      review_p50_ms: round(median(r)), review_p90_ms: round(percentile(r, 90)),
+      git_p50_ms: round(median(g)), git_p90_ms: round(percentile(g, 90)),
+      ratio_p50: round(median(r) / median(g), 2),
+      review_in_process_p50_ms: round(median(w)), in_process_ratio_p50: round(median(w) / median(g), 2),
+      cli_version_p50_ms: round(median(v)),
+      load_average: loadavg().map((x) => round(x, 1)),
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) console.log(JSON.stringify(await runReviewBench(), null, 2));
