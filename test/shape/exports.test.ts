@@ -28,9 +28,6 @@ const KEPT: Readonly<Record<string, string>> = {
   'watch/format.ts rowText': 'dashboard tests read a row as text',
   'watch/paint.ts plainLine': 'dashboard tests read painted lines without colour',
   'transcript/format.ts formatTranscript': 'test/transcript checks the whole formatted transcript',
-  'tools/names.ts BUILTIN_TOOL_NAMES': 'a re-export shim of policy/tool-names, on its way out',
-  'tools/names.ts BuiltinToolName': 'a re-export shim of policy/tool-names, on its way out',
-  'tools/names.ts isBuiltinToolName': 'a re-export shim of policy/tool-names, on its way out',
 };
 
 function sourceFiles(dir: string, out: string[] = []): string[] {
