@@ -32,8 +32,6 @@ export const MINIMUM = {
   gemini: '0.61.0',
 } as const;
 
-export type Requirement = keyof typeof MINIMUM;
-
 /**
  * The vendor CLI versions every runtime guarantee is proven on: package.json's pinned
  * devDependencies, which the runtime tests drive (test/shape/versions.test.ts keeps them equal).

@@ -82,11 +82,6 @@ export function treeUsage(layout: Layout, rootId: string, io: FleetIo = nodeIo, 
   return { tokens, costUsd };
 }
 
-/** The parent's children that are not terminal (from the live records, never the finished ones). */
-export function liveChildRecords(layout: Layout, parentId: string, io: FleetIo = nodeIo, live: readonly AgentRecord[] = liveRecords(layout, io)): AgentRecord[] {
-  return live.filter((r) => r.parentId === parentId);
-}
-
 /**
  * An agent's subtree (children, theirs, …), nearest level first, from the children index
  * (`state/children/<parent>/<child>`, written at spawn): only those records are read, never

@@ -10,7 +10,6 @@ export const usageSchema = z.object({
   outputTokens: z.number().int().nonnegative().default(0),
   costUsd: z.number().nonnegative().nullable().default(null),
 });
-export type Usage = z.infer<typeof usageSchema>;
 
 export const tmuxPlaceSchema = z.object({
   socket: z.string().nullable(),
@@ -27,7 +26,6 @@ export const effectivePolicySchema = z.object({
   permissionMode: z.enum(PERMISSION_MODES),
   secrets: z.array(z.string()).default([]),
 });
-export type EffectivePolicy = z.infer<typeof effectivePolicySchema>;
 
 /** How the agent's latest task ended; a persistent agent stays `idle` after it (§5.9). */
 export const taskResultSchema = z.object({

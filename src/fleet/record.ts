@@ -4,4 +4,4 @@
  * records with record-validate.generated.ts, generated from it.
  */
 export { AGENT_STATUSES, TERMINAL_STATUSES, canTransition, isTerminal, toLastLine, type AgentStatus } from './record-status.js';
-export type { Usage, TmuxPlace, EffectivePolicy, TaskResult, SecretGrantView, AgentRecord, AgentRecordInput } from './record-schema.js';
+export type { TmuxPlace, TaskResult, SecretGrantView, AgentRecord, AgentRecordInput } from './record-schema.js';

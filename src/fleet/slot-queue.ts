@@ -77,11 +77,6 @@ function writeTicket(dir: string, name: string, agentId: string | undefined): vo
   renameSync(tmp, join(dir, name));
 }
 
-/** How many wait in line now. */
-export function waitingCount(layout: Layout): number {
-  return liveTickets(queueDir(layout)).length;
-}
-
 /** Who waits in line for a running slot, first in line first; `position` counts from 1. */
 export interface InLine {
   /** The agent waiting (null: a ticket written before tickets named their agent). */

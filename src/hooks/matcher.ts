@@ -1,8 +1,8 @@
-import { canonicalToolName, CLAUDE_TOOL_ALIASES } from '../tools/names.js';
+import { canonicalToolName, CLAUDE_TOOL_NAMES } from '../policy/tool-names.js';
 
 /** Canonical id → every Claude name for it (`edit` → Edit, MultiEdit). */
 const claudeNames = new Map<string, string[]>();
-for (const [claude, canonical] of Object.entries(CLAUDE_TOOL_ALIASES)) {
+for (const [claude, canonical] of Object.entries(CLAUDE_TOOL_NAMES)) {
   claudeNames.set(canonical, [...(claudeNames.get(canonical) ?? []), claude]);
 }
 

@@ -1,5 +1,5 @@
 import { errorMessage } from '../errors.js';
-import { canonicalToolName } from '../tools/names.js';
+import { canonicalToolName } from '../policy/tool-names.js';
 import { hookEnv } from './env.js';
 import { matchesTool } from './matcher.js';
 import { runHookCommand, type HookCommandResult } from './run-command.js';

@@ -23,7 +23,6 @@ export const definitionHooksSchema = z.object({
   PostToolUse: z.array(hookMatcherSchema).default([]),
 });
 export type DefinitionHooks = z.infer<typeof definitionHooksSchema>;
-export type DefinitionHooksInput = z.input<typeof definitionHooksSchema>;
 
 /** A config-level lifecycle hook (`hooks.start` / `hooks.stop`). */
 export interface LifecycleHook {

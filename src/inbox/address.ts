@@ -6,9 +6,6 @@ import { listIds, readRecord } from '../fleet/registry.js';
 import type { Layout } from '../layout/layout.js';
 import type { BroadcastScope } from '../policy/broadcast.js';
 
-/** Addresses that are not agent ids (§4). An agent cannot be reached under these names. */
-export const RESERVED_RECIPIENTS = ['human', 'parent', 'root', 'children', 'tree', 'all'] as const;
-
 /** A group a broadcast goes to (§4, "Broadcast"): `board:NAME` names its board. */
 export interface BroadcastTarget {
   scope: BroadcastScope;

@@ -10,9 +10,6 @@ export type { MessageHeader, MessageHeaderInput } from './message-schema.js';
  * with the validator generated from it, so a sender does not load zod (§14).
  */
 
-export const MESSAGE_KINDS = ['message', 'completion', 'approval_request', 'secret_request', 'system'] as const;
-export type MessageKind = (typeof MESSAGE_KINDS)[number];
-
 /** Most urgent first: the order messages are shown to a reader. */
 export const PRIORITIES = ['urgent', 'high', 'normal', 'low'] as const;
 export type Priority = (typeof PRIORITIES)[number];

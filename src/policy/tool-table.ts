@@ -94,9 +94,6 @@ export const TOOL_TABLE = [
 
 export type CanonicalTool = (typeof TOOL_TABLE)[number]['name'];
 
-/** Tools offered over MCP (`flotilla mcp`), in table order. */
-export type McpToolName = Extract<(typeof TOOL_TABLE)[number], { mcp: true }>['name'];
-
 export function toolRow(name: string): ToolRow | undefined {
   return (TOOL_TABLE as readonly ToolRow[]).find((r) => r.name === name);
 }

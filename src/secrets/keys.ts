@@ -11,8 +11,6 @@ import type { Config } from '../config/schema.js';
 export const SECRET_KEY_PATTERN = /^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,63}$/;
 /** The older spelling, environment-variable names (`_TOKEN` included), still loads. */
 export const LEGACY_SECRET_KEY_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
-/** Environment variable names. */
-export const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** Smallest value granted: shorter ones would redact ordinary words out of every output. */
 export const MIN_SECRET_CHARS = 8;

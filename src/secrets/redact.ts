@@ -86,11 +86,6 @@ export function setFleetRedactor(fn: ((text: string) => string) | undefined): vo
   fleetRedactor = fn;
 }
 
-/** True when this process holds any secret. */
-export function holdingSecrets(): boolean {
-  return heldNow.size > 0;
-}
-
 /** `text` with every secret this process holds, and every one the fleet knows by digest, replaced by `[secret:<key>]`. */
 export function redact(text: string): string {
   const held = heldNow.size === 0 ? text : redactText(text, heldNow.values());

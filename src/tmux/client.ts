@@ -267,8 +267,3 @@ export class Tmux {
     return r.stdout.split('\n').filter((l) => l.trim() !== '').map(parsePaneInfo);
   }
 }
-
-/** `tmux -V` of the tmux on PATH, or null when there is none. */
-export function tmuxVersion(opts: { bin?: string } = {}): Promise<TmuxVersion | null> {
-  return new Tmux(opts).version();
-}

@@ -96,9 +96,6 @@ const endEntry = z.object({
 export const transcriptEntrySchema = z.union([messageEntry, surfacedInboxEntry, surfacedHumanEntry, approvalEntry, endEntry]);
 export type TranscriptEntry = z.infer<typeof transcriptEntrySchema>;
 export type MessageEntry = z.infer<typeof messageEntry>;
-export type SurfacedEntry = z.infer<typeof surfacedInboxEntry> | z.infer<typeof surfacedHumanEntry>;
-export type ApprovalEntry = z.infer<typeof approvalEntry>;
-export type EndEntry = z.infer<typeof endEntry>;
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 /** An entry as the harness hands it to the writer, which adds `seq` and `ts`. */

@@ -59,10 +59,6 @@ export function selectedIndex(ui: UiState, snap: Snapshot): number {
   return i === -1 ? 0 : i;
 }
 
-export function selectedRow(ui: UiState, snap: Snapshot): WatchRow | undefined {
-  return snap.rows[selectedIndex(ui, snap)];
-}
-
 export function reduceKey(ui: UiState, input: string, key: KeyInfo, snap: Snapshot): { ui: UiState; effect?: Effect } {
   const mode = ui.mode;
   if (mode.kind === 'message' || mode.kind === 'deny') return typing(ui, mode, input, key, snap);

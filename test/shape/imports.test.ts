@@ -111,6 +111,14 @@ describe('import direction', () => {
     expect(unplaced).toEqual([]);
   });
 
+  it('CONTRIBUTING.md\'s layer table lists every folder of src/, in its layer', () => {
+    const text = readFileSync(resolve(src, '..', 'CONTRIBUTING.md'), 'utf8');
+    const rows = text.split('\n').filter((l) => /^\| \d/.test(l)).map((l) => [...l.split('|')[2]!.matchAll(/`([a-z-]+)\/`/g)].map((m) => m[1]!).sort());
+    // The last layer is the files directly in src/, named in the table by example.
+    expect(rows.slice(0, LAYERS.length - 1)).toEqual(LAYERS.slice(0, -1).map((folders) => [...folders].sort()));
+    expect(rows).toHaveLength(LAYERS.length);
+  });
+
   it('never imports from a higher layer', () => {
     const upward = edges
       .filter((e) => (rank.get(e.to) ?? 0) > (rank.get(e.from) ?? 0))

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { tempFleet, type TempFleet } from '../helpers/fleet.js';
 import { createBuiltinTools } from '../../src/tools/builtin.js';
-import { BUILTIN_TOOL_NAMES, canonicalToolName, isBuiltinToolName, TOOL_ALIASES } from '../../src/tools/names.js';
+import { CANONICAL_TOOLS, canonicalToolName, isKnownTool, TOOL_ALIASES } from '../../src/policy/tool-names.js';
 import { runTool } from '../../src/tools/run-tool.js';
 import { ctxFor } from './process-helpers.js';
 
@@ -28,9 +28,9 @@ describe('tool names', () => {
   });
 
   it('maps every Claude alias onto a built-in name', () => {
-    for (const target of Object.values(TOOL_ALIASES)) expect(BUILTIN_TOOL_NAMES).toContain(target);
-    expect(isBuiltinToolName('Bash(git *)')).toBe(true);
-    expect(isBuiltinToolName('WebFetch')).toBe(false);
+    for (const target of Object.values(TOOL_ALIASES)) expect(CANONICAL_TOOLS).toContain(target);
+    expect(isKnownTool('Bash(git *)')).toBe(true);
+    expect(isKnownTool('WebFetch')).toBe(false);
   });
 });
 
@@ -51,7 +51,7 @@ describe('createBuiltinTools', () => {
       env: { ...process.env, FROM_HARNESS: 'yes' },
     });
     expect(tools.map((t) => t.name)).toEqual(['shell', 'read', 'write', 'edit', 'glob', 'grep']);
-    for (const t of tools) expect(BUILTIN_TOOL_NAMES).toContain(t.name);
+    for (const t of tools) expect(CANONICAL_TOOLS).toContain(t.name);
     expect(Object.fromEntries(tools.map((t) => [t.name, t.klass]))).toEqual({
       shell: 'exec',
       read: 'read',

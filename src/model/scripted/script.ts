@@ -71,7 +71,6 @@ export const scriptSchema = z
   .strict();
 
 export type Script = z.infer<typeof scriptSchema>;
-export type ScriptReply = Script['replies'][number];
 export type Guard = z.infer<typeof guardSchema>;
 export type ScriptInput = z.input<typeof scriptSchema> | z.input<typeof replySchema>[];
 
