@@ -49,7 +49,7 @@ describe('stopHookOnce', () => {
   it('two processes racing for the same agents run each stop hook exactly once', async () => {
     const code = tempDir('flotilla-racer-');
     try {
-      transpileForChild(['src/errors.ts', 'src/layout/layout.ts', 'src/hooks/stop-once.ts', 'src/fleet/done-once.ts', 'src/fleet/proc.ts'], code.dir);
+      transpileForChild(['src/errors.ts', 'src/layout/layout.ts', 'src/layout/git-top.ts', 'src/hooks/stop-once.ts', 'src/fleet/done-once.ts', 'src/fleet/proc.ts'], code.dir);
       const script = join(code.dir, 'racer.mjs');
       writeFileSync(script, RACER);
       const ids = Array.from({ length: 20 }, (_, i) => `agent-${i}`);
