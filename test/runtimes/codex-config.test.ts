@@ -27,12 +27,12 @@ describe('codex runtime: policy and config', () => {
   });
 
   it('OPENAI_BASE_URL and OPENAI_API_KEY become a Responses provider in config.toml; the hooks go to hooks.json', () => {
-    const l = codex.launch(launchInput({ OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', OPENAI_API_KEY: 'k' }), { tools: ALL_TOOLS, permissionMode: 'dont_ask' });
+    const l = codex.launch(launchInput({ OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', OPENAI_API_KEY: 'sk-never-in-config' }), { tools: ALL_TOOLS, permissionMode: 'dont_ask' });
     const toml = l.files.find((f) => f.path === 'config.toml')!.content;
     expect(toml).toContain('model_provider = "flotilla"');
     expect(toml).toMatch(/\[model_providers\.flotilla\][^[]*base_url = "http:\/\/127\.0\.0\.1:9\/v1"[^[]*wire_api = "responses"[^[]*env_key = "OPENAI_API_KEY"/);
     expect(toml).toMatch(/\[mcp_servers\.flotilla\]\ncommand = "\/node"\nargs = \["cli.js","mcp"\]/);
-    expect(toml).not.toContain('k"');
+    expect(toml).not.toContain('sk-never-in-config');
     const hooks = JSON.parse(l.files.find((f) => f.path === 'hooks.json')!.content) as { hooks: Record<string, unknown> };
     expect(Object.keys(hooks.hooks)).toEqual(['UserPromptSubmit', 'Stop', 'PreToolUse', 'PermissionRequest']);
     expect(l.env).toEqual({ CODEX_HOME: '/c' });
