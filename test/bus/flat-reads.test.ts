@@ -8,7 +8,7 @@ import { natsServer, type NatsServer } from '../helpers/nats.js';
 import { recordInput } from '../helpers/records.js';
 
 /**
- * Reads on a `nats://` bus that stay flat with the fleet's history (issue 43 item 5; docs/design.md
+ * Reads on a `nats://` bus that stay flat with the fleet's history (docs/design.md
  * §18): the budget check before each model call, list_agents's tree and an id lookup by prefix
  * read live keys, one tree's kept usage and key names — never every ended record. Counted, not
  * timed: the server's count of messages it sent (every record a read pulls is one message) over

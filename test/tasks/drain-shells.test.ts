@@ -10,7 +10,7 @@ import { eventually } from '../helpers/tmux.js';
 import { spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
 
 /**
- * A crowd draining one board through the CLI (docs/design.md §15, issue 43): 20 agents —
+ * A crowd draining one board through the CLI (docs/design.md §15): 20 agents —
  * real harnesses in a real tmux server, each on the scripted model — run one shell call each
  * that loops `flotilla task claim --next` → work → `flotilla task done` over 200 tasks. The
  * shells run under the default sandbox (bubblewrap, their own pid namespace, the fleet root
