@@ -14,6 +14,7 @@
 //  - status: `flotilla status` cold (median wall ms of `runs`) with N finished records: on
 //    maildir in this host's registry; on nats:// in the RECORDS bucket, published from another
 //    fleet root (another "host", b) while this host's registry is empty; `node -e 0` beside.
+//    `status --all` beside it (every finished agent printed: on nats:// every ended record of b read).
 //    Then `flotilla gc` once on the host holding them (on nats://, b's, which clears the bus
 //    too): its wall ms, how many records it removed, and `status --all`'s rows after it.
 //  - reads: what an agent's process reads of the fleet's records with N ended agents (for N =
@@ -190,9 +191,11 @@ async function status(bus, records, runs) {
     const shown = first.stdout.split('\n').filter((l) => /old\d{6}/.test(l)).length;
     const node = [];
     const st = [];
+    const all = [];
     for (let r = 0; r < runs; r++) {
       node.push(timeRun(process.execPath, ['-e', '0'], opts));
       st.push(timeRun(process.execPath, [CLI, 'status'], opts));
+      all.push(timeRun(process.execPath, [CLI, 'status', '--all'], opts));
     }
     // Then `flotilla gc` on the host that holds them (b on nats://, which removes them from the bus
     // too; this host on maildir), once, cold: every record has finished, so all of them go.
@@ -205,6 +208,7 @@ async function status(bus, records, runs) {
     const after = spawnSync(process.execPath, [CLI, 'status', '--all'], { ...opts, encoding: 'utf8' });
     return {
       records, where: there ? 'another host, on the bus' : "this host's registry", rows_shown: shown, status_ms: round(median(st)), node_ms: round(median(node)), ratio: round(median(st) / median(node), 2),
+      status_all_ms: round(median(all)), status_all_ratio: round(median(all) / median(node), 2),
       gc_ms: round(gcMs), gc_removed: removed.records.length, gc_removed_on_bus: removed.bus?.records?.length ?? null,
       rows_after_gc: after.stdout.split('\n').filter((l) => /old\d{6}/.test(l)).length,
     };
