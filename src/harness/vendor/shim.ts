@@ -239,6 +239,8 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
     onLost: (reason) => stop(reason),
     hookContext: { agentId: rec.id, agentName: definition.name, parentId: rec.parentId, cwd: rec.cwd, onWarn: (m: string) => log.warn({}, m) },
   });
+  // A question the CLI asks in its own pane is in the fleet's queue too: the first answer wins (vendor/pane-question.ts).
+  const questions = runtime.paneQuestion && typist ? (await import('./pane-question.js')).answerPaneQuestions({ layout, config, runtime, agentId: rec.id, typist, log }) : null;
   // The fleet's limits (docs/runtimes.md, "Limits"): the CLI's answers counted from its session file.
   const limits = enforceLimits({
     layout, config, runtime, id: rec.id, log,
@@ -263,6 +265,7 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
   const { code, signal } = await exited;
   session.close();
   limits.close();
+  await questions?.close();
   await waker.close();
   const fate = ending ?? cliFate(runtime, code, signal, !!bwrap);
   await finishOnce(fate.status, fate.reason);
@@ -286,6 +289,7 @@ async function paneTypist(place: { socket: string | null; paneId: string }, conf
     async key(name) {
       await tmux.exec(['send-keys', '-t', place.paneId, name]);
     },
+    screen: () => tmux.capturePane(place.paneId),
   };
 }
 
