@@ -28,6 +28,7 @@ export function maildirBus(layout: Layout): Bus {
       publish: () => Promise.resolve('local' as const),
       get: (id) => Promise.resolve(readRecord(layout, id)),
       list: () => Promise.resolve(listRecords(layout)),
+      others: () => Promise.resolve([]),
       tree: () => Promise.resolve({ live: [], ended: new Map() }),
       find: (prefix) => Promise.resolve(listRecords(layout).filter((r) => r.id.startsWith(prefix))),
       live: () => Promise.resolve([]),

@@ -85,6 +85,7 @@ function lazyNats(layout: Layout, url: string, config: BusConfig): Bus {
       publish: async (rec, opts) => (await load()).records.publish(rec, opts),
       get: async (id) => (await load()).records.get(id),
       list: async (opts) => (await load()).records.list(opts),
+      others: async () => (await load()).records.others(),
       tree: async (rootId) => (await load()).records.tree(rootId),
       find: async (prefix) => (await load()).records.find(prefix),
       live: async () => (await load()).records.live(),

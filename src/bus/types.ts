@@ -96,6 +96,11 @@ export interface RecordsBus {
    */
   list(opts?: { timeoutMs?: number }): Promise<AgentRecord[]>;
   /**
+   * Every other host's records, from the bus only (`status --all`): this host's registry is
+   * not read, so its own history is not read twice. Throws when the bus cannot answer.
+   */
+  others(): Promise<AgentRecord[]>;
+  /**
    * One tree on the other hosts, from the bus only (list_agents, the budget check): its live
    * records (live keys) and its ended agents' final usage as kept (nats/usage.ts), by agent id
    * — never the fleet's ended history, so the cost grows with the tree, not with the fleet's

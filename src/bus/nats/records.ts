@@ -184,6 +184,9 @@ export function natsRecords(layout: Layout, names: BusNames, connection: NatsLin
       }
       return [...here, ...remote].sort((a, b) => byCodeUnit(a.createdAt, b.createdAt) || byCodeUnit(a.id, b.id));
     },
+    async others() {
+      return recordsOf(await withTimeout(entries(names.recordsBucket), READ_TIMEOUT_MS)).filter((r) => r.host !== opts.self);
+    },
     async tree(rootId) {
       return withTimeout((async () => {
         // The live keys first: an agent that ends meanwhile had its usage kept before its live key went, so the read after finds it.
