@@ -16,12 +16,14 @@ export interface GitResult {
  * git on the host for an agent's work: no hook and no fsmonitor (`SAFE_GIT`), so nothing an
  * agent wrote runs here (docs/security.md, "Commits in the sandbox"). Never throws.
  */
-export function git(cwd: string, args: readonly string[], env?: NodeJS.ProcessEnv): Promise<GitResult> {
+export function git(cwd: string, args: readonly string[], env?: NodeJS.ProcessEnv, input?: string): Promise<GitResult> {
   return new Promise((done) => {
-    execFile('git', [...SAFE_GIT, '-C', cwd, ...args], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, ...(env ? { env } : {}) }, (err, stdout, stderr) => {
+    const child = execFile('git', [...SAFE_GIT, '-C', cwd, ...args], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, ...(env ? { env } : {}) }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
       done({ code, stdout, stderr: err && typeof err.code === 'string' ? `${err.code}: git not found` : stderr });
     });
+    // `input`: what git reads on stdin (`--stdin` forms); otherwise stdin is closed at once.
+    child.stdin?.on('error', () => undefined).end(input ?? '');
   });
 }
 
