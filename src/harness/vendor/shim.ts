@@ -122,7 +122,12 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
   // which refuses --root (FLOTILLA_ROOT names the fleet); outside they name it themselves.
   let bwrap: string | undefined;
   try {
-    bwrap = cliSandbox(config, env, runtime.name, rec.permissionMode);
+    const sandbox = cliSandbox(config, env, runtime.name, rec.permissionMode);
+    bwrap = sandbox.bwrap;
+    if (sandbox.outside) {
+      process.stderr.write(`${sandbox.outside}\n`);
+      log.warn({}, sandbox.outside);
+    }
   } catch (err) {
     process.stderr.write(`flotilla: ${(err as Error).message}\n`);
     await finishOnce('failed', (err as Error).message);
