@@ -171,6 +171,11 @@ async function bareStart(r: Bench, bin: string, project: string, base: Record<st
   }
 }
 
+function save(results: Record<string, unknown>): void {
+  (results.machine as Record<string, unknown>).load_after = loadavg().map(tenth);
+  writeFileSync(new URL('./results/runtimes.json', import.meta.url), JSON.stringify(results, null, 2) + '\n');
+}
+
 it('vendor runtime figures', async () => {
   const results: Record<string, unknown> = { machine: { cpus: cpus().length, node: process.version, load_before: loadavg().map(tenth) } };
   mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
@@ -255,8 +260,9 @@ it('vendor runtime figures', async () => {
       ...(WORKING ? { mail_into_working_cli_ms: { ...figure(workingMail), note: "mail sent while a shell command ran; the command's end → the model call carrying it (the task's answer call and the turn-end hook between)" } } : {}),
       rss_mb: { shim: mb(shimRss), shim_private: mb(shimAnon), shim_pss: mb(shimPss), cli: mb(cliRss), shim_and_everything_below: mb(treeRss) },
     };
+    // Written after each runtime: a long run cut short keeps what it measured.
+    save(results);
   }
-  (results.machine as Record<string, unknown>).load_after = loadavg().map(tenth);
-  writeFileSync(new URL('./results/runtimes.json', import.meta.url), JSON.stringify(results, null, 2) + '\n');
+  save(results);
   console.log(JSON.stringify(results));
 }, 3_600_000);
