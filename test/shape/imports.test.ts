@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 const LAYERS: readonly (readonly string[])[] = [
   ['cli'],
   ['harness', 'watch', 'up', 'mcp', 'schedule'],
-  ['spawn', 'lifecycle', 'outputs', 'work'],
+  ['spawn', 'lifecycle', 'outputs', 'work', 'team-store'],
   ['fleet', 'hosts', 'inbox', 'bus', 'tmux', 'transcript', 'tools', 'policy', 'model', 'loop', 'hooks', 'definitions', 'audit', 'secrets', 'runtimes', 'tasks', 'leases'],
   ['config', 'layout'],
   // Files directly in src/ (errors.ts): everyone may use them.
