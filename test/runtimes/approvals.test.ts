@@ -18,7 +18,9 @@ import { TARGETS } from './targets.js';
  * window, descending from no agent) lets the command run — the marker file exists — and
  * `flotilla deny` refuses it — the file never appears and the model reads the reason. Claude
  * Code also shows its own prompt meanwhile: an answer typed there wins and withdraws the
- * queued request. Gemini CLI has no hook that can answer its prompt: it is not routed.
+ * queued request. Codex shows its own prompt only once no hook decided, so its hook decides
+ * nothing and the shim answers that prompt when the queue is first: an answer in either place
+ * wins, and the other is withdrawn.
  */
 let fleet: VendorFleet | undefined;
 afterEach(async (ctx) => {
@@ -113,5 +115,69 @@ describe("Claude Code: an answer typed in the CLI's own prompt wins", { timeout:
     const late = await asPerson(f, ['approve', req.requestId]);
     expect(late.exitCode).toBe(1);
     expect(late.out).toMatch(/already answered/);
+  });
+});
+
+describe("Codex: its own prompt or the fleet's queue, the first answer wins", { timeout: 900_000 }, () => {
+  const PROMPT = /Press enter to confirm or esc to cancel/;
+  async function asking(script: string, agent: string) {
+    const t = TARGETS.codex();
+    const f = await vendorFleet({ ...t, script, definitions: { a: DEFAULT_MODE } });
+    fleet = f;
+    const id = await f.spawnChild('a', agent, 'make the marker', t.spawnArgs);
+    const req = await pendingRequest(f, id);
+    const pane = () => f.tmux.capture(f.record(id).tmux!.paneId).catch(() => '');
+    await eventually(async () => PROMPT.test(await pane()), 300_000, "Codex's own prompt");
+    return { f, id, req, pane };
+  }
+
+  it('Yes in the pane runs the command and withdraws the queued request; a late approve says so', async () => {
+    const { f, id, req } = await asking('approve-escalated.yaml', 'codex-pane');
+    expect(f.record(id).status).toBe('waiting_approval');
+    // Codex's first choice is "Yes, proceed".
+    await f.tmux.tmux('send-keys', '-t', f.record(id).tmux!.paneId, 'Enter');
+    await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 300_000, 'the completion');
+    expect(existsSync(join(f.project, 'approve-marker'))).toBe(true);
+    expect(completionsFrom(f, 'lead-parent', id)[0]!.body).toContain('It ran.');
+    await eventually(async () => (await list(f.layout, 'human')).every((i) => i.message.kind !== 'approval_request'), 60_000, 'the request withdrawn');
+    expect(readAudit(f.layout, { event: 'approval' }).lines).toContainEqual(expect.objectContaining({ agent: id, request: req.requestId, decision: 'withdrawn', by: 'pane', via: 'codex' }));
+    const late = await asPerson(f, ['approve', req.requestId]);
+    expect(late.exitCode).toBe(1);
+    expect(late.out).toMatch(/already answered/);
+  });
+
+  it('approve from the queue answers the prompt in the pane: the command runs, the prompt is gone', async () => {
+    const { f, id, req, pane } = await asking('approve-escalated.yaml', 'codex-queue');
+    const approved = await asPerson(f, ['approve', req.requestId]);
+    expect(approved.exitCode).toBe(0);
+    await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 300_000, 'the completion');
+    expect(existsSync(join(f.project, 'approve-marker'))).toBe(true);
+    expect(PROMPT.test(await pane())).toBe(false);
+    expect(f.record(id).status).not.toBe('waiting_approval');
+  });
+
+  it('deny from the queue closes the prompt; the model reads the reason', async () => {
+    const { f, id, req, pane } = await asking('approve-escalated.yaml', 'codex-queue-deny');
+    const denied = await asPerson(f, ['deny', req.requestId, '--reason', 'no marker files today']);
+    expect(denied.exitCode).toBe(0);
+    await eventually(() => f.vendor.seen().includes('no marker files today'), 300_000, 'the reason sent to the model');
+    await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 300_000, 'the completion');
+    expect(existsSync(join(f.project, 'approve-marker'))).toBe(false);
+    expect(PROMPT.test(await pane())).toBe(false);
+  });
+
+  it('answered in both places at once: the command runs exactly once, one answer is recorded', async () => {
+    const { f, id, req } = await asking('approve-escalated-append.yaml', 'codex-both');
+    const [, late] = await Promise.all([
+      f.tmux.tmux('send-keys', '-t', f.record(id).tmux!.paneId, 'Enter'),
+      asPerson(f, ['approve', req.requestId]),
+    ]);
+    await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 300_000, 'the completion');
+    expect(readFileSync(join(f.project, 'approve-marker'), 'utf8')).toBe('ran\n');
+    const settled = readAudit(f.layout, { event: 'approval' }).lines.filter((l) => l.request === req.requestId && l.agent === id);
+    // The fleet's own line (by the shim or the hook) is one; `flotilla approve` adds its own only when it won.
+    expect(settled.filter((l) => l.via === 'codex')).toHaveLength(1);
+    expect([0, 1]).toContain(late.exitCode);
+    expect((await list(f.layout, 'human')).filter((i) => i.message.kind === 'approval_request')).toEqual([]);
   });
 });
