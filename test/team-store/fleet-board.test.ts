@@ -53,8 +53,10 @@ describe('one board across hosts on nats://', { timeout: 600_000 }, () => {
     expect(done.stdout.trim()).toBe('t1 done');
     const listed = JSON.parse((await pair.local.flotilla(['task', 'list', '--json'])).stdout) as { counts: Record<string, number> };
     expect(listed.counts).toEqual({ open: 0, claimed: 0, done: 1, failed: 0, cancelled: 0 });
-    // The task never reached this host's fleet root: the board is on the bus.
     expect((await pair.local.flotilla(['task', 'wait', '--timeout', '5'])).exitCode).toBe(0);
+    // status on either host counts the fleet's board.
+    const st = JSON.parse((await onR1(pair, `${F} status --json`)).stdout) as { id: string; counts?: Record<string, number> }[];
+    expect(st.filter((e) => e.id.startsWith('board:'))).toEqual([expect.objectContaining({ id: 'board:fleet', counts: { open: 0, claimed: 0, done: 1, failed: 0, cancelled: 0 } })]);
   });
 
   it('20 claimants on two hosts race one task: exactly one wins, the others are told who holds it', async () => {
@@ -136,6 +138,8 @@ describe('a lost host on nats://', { timeout: 600_000 }, () => {
     const lease = await local.flotilla(['lease', 'take', 'app/src/app.ts']);
     expect(lease.exitCode).toBe(1);
     expect(lease.stderr).toContain(`refused: src/app.ts is leased to agent ${id}`);
+    // status here lists the lease of the agent on r1.
+    expect((await local.flotilla(['status'])).stdout).toMatch(new RegExp(`\\n  ${id}  repository [0-9a-f]{12}/src/app\\.ts  since `));
     // r1 beats while its agent lives.
     await eventually(async () => {
       const st = await local.flotilla(['status', '--json']);
