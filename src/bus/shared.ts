@@ -50,7 +50,8 @@ export async function sharedKvFor(layout: Layout, which: SharedStore): Promise<S
   return (await entry).kv;
 }
 
-async function closeShared(): Promise<void> {
+/** Lets go of every shared store this process opened (a CLI's at exit; a harness's as its bus closes). */
+export async function closeShared(): Promise<void> {
   const all = [...opened.values()];
   opened.clear();
   await Promise.all(all.map((p) => p.then((s) => s.close(), () => undefined)));

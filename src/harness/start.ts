@@ -91,6 +91,8 @@ export async function startAgent(opts: {
     await closeInbox();
     await stopFeeding();
     await closeBuses();
+    // The board's and leases' connections (bus/shared.ts), opened by a task tool or an edit's lease.
+    await (await import('../bus/shared.js')).closeShared();
   };
   const hookContext = {
     agentId: rec.id, agentName: definition.name, parentId: rec.parentId, cwd: rec.cwd,

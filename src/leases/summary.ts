@@ -1,5 +1,5 @@
 import type { Layout } from '../layout/layout.js';
-import { listLeases } from './list.js';
+import { listLeases, type LeaseView } from './list.js';
 
 /** What `status` and the dashboard show of file leases (docs/design.md §16): per agent, and as lines. */
 export interface LeaseSummary {
@@ -46,8 +46,8 @@ function short(paths: string[]): string {
   return paths.length > 2 ? `${paths.slice(0, 2).join(', ')} +${paths.length - 2}` : paths.join(', ');
 }
 
-export function leaseSummary(layout: Layout): LeaseSummary {
-  const views = listLeases(layout);
+/** `views`: the leases as read (default: this host's files; on a bus, the fleet's, team-store/leases.ts). */
+export function leaseSummary(layout: Layout, views: LeaseView[] = listLeases(layout)): LeaseSummary {
   const lines: string[] = [];
   for (const v of views) {
     for (const l of v.leases) lines.push(`  ${l.holder}  ${v.checkout}/${l.path}  since ${l.taken_at}  ${l.why}`);

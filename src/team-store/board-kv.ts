@@ -305,3 +305,18 @@ export async function boardStateKv(layout: Layout, kv: SharedKv, boardName: stri
   }
   return { drained: !busyNow, counts: l.counts, stuck: busyNow ? [] : stuck };
 }
+
+/** Every board's counts from one read of the bucket, claims judged as the next writer would. */
+export async function allBoardCountsKv(layout: Layout, kv: SharedKv): Promise<{ board: string; counts: Counts }[]> {
+  const judge = fleetJudge(layout);
+  const byBoard = new Map<string, Counts>();
+  for (const v of await kv.values('*.*')) {
+    const t = parseTask(v.value);
+    if (!t) continue;
+    const seen = await judged(judge, t);
+    const counts = byBoard.get(t.board) ?? { open: 0, claimed: 0, done: 0, failed: 0, cancelled: 0 };
+    counts[seen.status]++;
+    byBoard.set(t.board, counts);
+  }
+  return [...byBoard.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([board, counts]) => ({ board, counts }));
+}

@@ -2,7 +2,7 @@ import { sharedKvFor } from '../bus/shared.js';
 import type { Layout } from '../layout/layout.js';
 import * as files from '../tasks/board.js';
 import type { Ending, NewTask } from '../tasks/board.js';
-import type { BoardListing } from '../tasks/list.js';
+import type { BoardListing, Counts } from '../tasks/list.js';
 import type { Task } from '../tasks/task.js';
 import type { BoardWait } from '../tasks/wait.js';
 import { sleep } from '../sleep.js';
@@ -78,4 +78,20 @@ export async function waitForBoard(layout: Layout, board: string, opts: { timeou
     if (state.drained || Date.now() >= deadline || opts.signal?.aborted) return state;
     await sleep(POLL_MS, opts.signal);
   }
+}
+
+/** Every board's counts (status's lines, §15): one read of the bus's board bucket, or each board's indexes here. */
+export async function allBoardCounts(layout: Layout): Promise<{ board: string; counts: Counts }[]> {
+  const s = await store(layout);
+  if (s) return kv.allBoardCountsKv(layout, s);
+  const [{ boardNames }, list] = await Promise.all([import('../tasks/store.js'), import('../tasks/list.js')]);
+  const out = [];
+  for (const board of boardNames(layout).sort()) {
+    try {
+      out.push({ board, counts: list.boardCounts(layout, board) });
+    } catch {
+      // A folder that is not a board (a bad name) is not status's to judge.
+    }
+  }
+  return out;
 }

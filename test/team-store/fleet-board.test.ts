@@ -1,6 +1,10 @@
 import { execa } from 'execa';
+import { appendFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FLOTILLA_COMMAND } from '../helpers/sshd.js';
+import { eventually } from '../helpers/tmux.js';
+import { trustProject } from '../helpers/trust.js';
 import { hostsOnBus, type TwoHosts } from '../hosts/helpers.js';
 
 /**
@@ -25,6 +29,8 @@ async function here(pair: TwoHosts, command: string): Promise<Run> {
   return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) };
 }
 
+const LOST_AFTER_SECS = 4;
+
 const quote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 const F = quote(FLOTILLA_COMMAND);
 
@@ -47,8 +53,10 @@ describe('one board across hosts on nats://', { timeout: 600_000 }, () => {
     expect(done.stdout.trim()).toBe('t1 done');
     const listed = JSON.parse((await pair.local.flotilla(['task', 'list', '--json'])).stdout) as { counts: Record<string, number> };
     expect(listed.counts).toEqual({ open: 0, claimed: 0, done: 1, failed: 0, cancelled: 0 });
-    // The task never reached this host's fleet root: the board is on the bus.
     expect((await pair.local.flotilla(['task', 'wait', '--timeout', '5'])).exitCode).toBe(0);
+    // status on either host counts the fleet's board.
+    const st = JSON.parse((await onR1(pair, `${F} status --json`)).stdout) as { id: string; counts?: Record<string, number> }[];
+    expect(st.filter((e) => e.id.startsWith('board:'))).toEqual([expect.objectContaining({ id: 'board:fleet', counts: { open: 0, claimed: 0, done: 1, failed: 0, cancelled: 0 } })]);
   });
 
   it('20 claimants on two hosts race one task: exactly one wins, the others are told who holds it', async () => {
@@ -89,5 +97,75 @@ describe('one board across hosts on nats://', { timeout: 600_000 }, () => {
     expect(runs.slice(4).some((r) => r.stdout.trim() !== '')).toBe(true);
     const listed = JSON.parse((await onR1(pair, `${F} task list --json`)).stdout) as { counts: Record<string, number> };
     expect(listed.counts).toEqual({ open: 0, claimed: 0, done: TASKS, failed: 0, cancelled: 0 });
+  });
+});
+
+/** A repository with one commit, cloned into both hosts' projects as `app/` (two clones of one repository). */
+async function cloneBoth(pair: TwoHosts): Promise<void> {
+  const origin = join(pair.local.project, '..', `origin-${process.pid}-${Date.now()}`);
+  mkdirSync(join(origin, 'src'), { recursive: true });
+  writeFileSync(join(origin, 'src', 'app.ts'), 'export const app = 1;\n');
+  const git = (args: string[], cwd: string) => execa('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd });
+  await git(['init', '-q'], origin);
+  await git(['add', '.'], origin);
+  await git(['commit', '-qm', 'first'], origin);
+  await git(['clone', '-q', origin, join(pair.local.project, 'app')], origin);
+  await git(['clone', '-q', origin, join(pair.remote.project, 'app')], origin);
+  rmSync(origin, { recursive: true, force: true });
+}
+
+describe('a lost host on nats://', { timeout: 600_000 }, () => {
+  it("an agent on r1 holds a task and a lease in its clone; here both are refused naming it, and both are free once r1 counts as lost", async () => {
+    const pair = await hosts.open({ remoteDefinitions: { holder: '../hosts/board-holder.yaml' } });
+    const { local, remote } = pair;
+    appendFileSync(local.layout.configFile, `    lost_after_secs: ${LOST_AFTER_SECS}\n`);
+    trustProject(local.project, local.env);
+    await cloneBoth(pair);
+    expect((await local.flotilla(['task', 'add', 'change the app'])).stdout.trim()).toBe('t1');
+
+    const spawned = await remote.spawnAgent(['--agent', 'holder', 'take the task']);
+    expect(spawned.stderr).toBe('');
+    const id = spawned.stdout.trim();
+    const said = (file: string) => { try { return readFileSync(join(remote.project, file), 'utf8'); } catch { return ''; } };
+    await eventually(() => said('claim.txt') !== '' && said('lease.txt') !== '', 120_000, 'the agent on r1 to claim and lease');
+    expect(said('claim.txt').trim()).toBe('t1');
+    expect(said('lease.txt')).toMatch(/^leased to \S+ until your task ends: src\/app\.ts/);
+
+    // Here, in another clone of the same repository: the agent on r1 holds both.
+    const claim = await local.flotilla(['task', 'claim', 't1']);
+    expect(claim.exitCode).toBe(1);
+    expect(claim.stderr).toContain(`task t1 is already claimed by ${id}`);
+    const lease = await local.flotilla(['lease', 'take', 'app/src/app.ts']);
+    expect(lease.exitCode).toBe(1);
+    expect(lease.stderr).toContain(`refused: src/app.ts is leased to agent ${id}`);
+    // status here lists the lease of the agent on r1.
+    expect((await local.flotilla(['status'])).stdout).toMatch(new RegExp(`\\n  ${id}  repository [0-9a-f]{12}/src/app\\.ts  since `));
+    // r1 beats while its agent lives.
+    await eventually(async () => {
+      const st = await local.flotilla(['status', '--json']);
+      return (JSON.parse(st.stdout) as { id: string; lost?: boolean }[]).some((x) => x.id === 'host:r1' && x.lost === false);
+    }, 60_000, 'r1 beating');
+
+    // r1 dies: its tmux server frozen, the agent's harness SIGKILLed, the server killed: nothing of r1 beats.
+    const pid = remote.record(id).pid!;
+    const server = Number((await remote.tmux.tmux('display-message', '-p', '#{pid}')).trim());
+    process.kill(server, 'SIGSTOP');
+    process.kill(pid, 'SIGKILL');
+    process.kill(server, 'SIGKILL');
+
+    // Once r1 counts as lost, the task reads open and is claimed here; the lease is taken in this clone.
+    const won = await eventually(async () => {
+      const r = await local.flotilla(['task', 'claim', 't1']);
+      return r.exitCode === 0 && r;
+    }, 120_000, 'the task free to claim here');
+    expect(won.stdout.trim()).toBe('t1');
+    const shown = JSON.parse((await local.flotilla(['task', 'show', 't1', '--json'])).stdout) as { claimed_by: string; notes: { text: string }[] };
+    expect(shown.claimed_by).toBe('human');
+    expect(shown.notes.map((n) => n.text)).toEqual([expect.stringMatching(new RegExp(`^reopened: its claimant ${id} is on host r1, silent for \\d+ s \\(lost\\)$`))]);
+    const taken = await local.flotilla(['lease', 'take', 'app/src/app.ts']);
+    expect(taken.stderr).toBe('');
+    expect(taken.stdout.trim()).toBe('leased to human until you release it: src/app.ts');
+    const listed = await local.flotilla(['lease', 'list', '--json']);
+    expect((JSON.parse(listed.stdout) as { leases: { holder: string; path: string }[] }[]).flatMap((v) => v.leases)).toEqual([expect.objectContaining({ holder: 'human', path: 'src/app.ts' })]);
   });
 });

@@ -58,10 +58,12 @@ export async function run(parsed: Parsed, globals: Globals): Promise<void> {
   if (bus) await countWaitingOnBus(bus, entries);
   const known = new Set(records.map((r) => r.id));
   const waiting = line.filter((q) => q.agentId && !known.has(q.agentId) && !corrupt.has(q.agentId));
+  // On a bus the boards and leases are the fleet's, read there (§15, §16, §18); a bus that does not answer shows none.
+  const team = bus ? await fleetTeam(layout) : null;
   // File leases (§16), loaded only when a fleet has ever had one.
-  const leases = existsSync(layout.leasesDir) ? await import('../../leases/summary.js').then((m) => m.leaseSummary(layout)) : null;
+  const leases = team ? team.leases : existsSync(layout.leasesDir) ? await import('../../leases/summary.js').then((m) => m.leaseSummary(layout)) : null;
   // Task boards (§15): counts from each board's indexes, loaded only when a fleet has a board.
-  const boards = existsSync(layout.boardsDir) ? await boardCounts(layout) : [];
+  const boards = team ? team.boards : existsSync(layout.boardsDir) ? await boardCounts(layout) : [];
   // On a bus, every other host's agents too, grouped by host (§17).
   // Each other host shown as this one is: its live agents and the last to finish (only those read), unless --all.
   const { RECENT_WINDOW } = bus ? await import('../../fleet/live.js') : { RECENT_WINDOW: 0 };
@@ -123,6 +125,19 @@ async function countWaitingOnBus(bus: import('../../bus/types.js').Bus, entries:
   if (!ended.length) return;
   const waiting = await bus.mail.waitingOnBus(ended.map((e) => e.record.id));
   for (const e of ended) e.unread += waiting.get(e.record.id) ?? 0;
+}
+
+/** The fleet's boards and leases from the bus, or null when it does not answer within 5 s (status must answer). */
+async function fleetTeam(layout: import('../../layout/layout.js').Layout): Promise<{ boards: { board: string; counts: import('../../tasks/list.js').Counts }[]; leases: import('../../leases/summary.js').LeaseSummary } | null> {
+  const [{ allBoardCounts }, { listLeases }, { leaseSummary }] = await Promise.all([import('../../team-store/board.js'), import('../../team-store/leases.js'), import('../../leases/summary.js')]);
+  const read = Promise.all([allBoardCounts(layout), listLeases(layout)]).then(([boards, views]) => ({ boards, leases: leaseSummary(layout, views) }));
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<null>((resolve) => { timer = setTimeout(() => resolve(null), 5_000); });
+  try {
+    return await Promise.race([read.catch(() => null), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 async function boardCounts(layout: import('../../layout/layout.js').Layout): Promise<{ board: string; counts: import('../../tasks/list.js').Counts }[]> {
