@@ -18,9 +18,9 @@ import { TARGETS } from './targets.js';
  * window, descending from no agent) lets the command run — the marker file exists — and
  * `flotilla deny` refuses it — the file never appears and the model reads the reason. Claude
  * Code also shows its own prompt meanwhile: an answer typed there wins and withdraws the
- * queued request. Codex shows its own prompt only once no hook decided, so its hook decides
- * nothing and the shim answers that prompt when the queue is first: an answer in either place
- * wins, and the other is withdrawn.
+ * queued request. Codex shows its own prompt only once no hook decided, and Gemini's hooks
+ * cannot answer at all, so their hook decides nothing and the shim answers the CLI's prompt
+ * when the queue is first: an answer in either place wins, and the other is withdrawn.
  */
 let fleet: VendorFleet | undefined;
 afterEach(async (ctx) => {
@@ -155,6 +155,9 @@ describe.each(PANE_CASES)("$name: its own prompt or the fleet's queue, the first
 
   it('approve from the queue answers the prompt in the pane: the command runs, the prompt is gone', async () => {
     const { f, id, req, pane } = await asking(script, `${name}-queue`);
+    // The person's queue lists the question while the CLI's own prompt is on screen.
+    const queue = await asPerson(f, ['inbox']);
+    expect(queue.out).toContain(`${id} asks to run $ touch approve-marker`);
     const approved = await asPerson(f, ['approve', req.requestId]);
     expect(approved.exitCode).toBe(0);
     await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 300_000, 'the completion');
