@@ -192,6 +192,21 @@ describe.each(PANE_CASES)("$name: its own prompt or the fleet's queue, the first
     expect((await list(f.layout, 'human')).filter((i) => i.message.kind === 'approval_request')).toEqual([]);
   });
 
+  it('nobody answers within agents.approval_timeout_secs: the shim refuses on the prompt, the model reads why', async () => {
+    const t = TARGETS[name]();
+    const f = await vendorFleet({ ...t, script, definitions: { a: DEFAULT_MODE } });
+    fleet = f;
+    // A short timeout, so the test does not wait the default 300 s.
+    writeFileSync(f.layout.configFile, readFileSync(f.layout.configFile, 'utf8').replace('agents:\n', 'agents:\n  approval_timeout_secs: 8\n'));
+    const id = await f.spawnChild('a', `${name}-timeout`, 'make the marker', t.spawnArgs);
+    const req = await pendingRequest(f, id);
+    await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 300_000, 'the completion');
+    expect(completionsFrom(f, 'lead-parent', id)[0]!.body).toContain('nobody answered within 8s');
+    expect(existsSync(join(f.project, 'approve-marker'))).toBe(false);
+    expect(readAudit(f.layout, { event: 'approval' }).lines).toContainEqual(expect.objectContaining({ agent: id, request: req.requestId, decision: 'denied', by: 'timeout', via: name }));
+    expect((await list(f.layout, 'human')).filter((i) => i.message.kind === 'approval_request')).toEqual([]);
+  });
+
   it('approve --always: the next call of that tool runs without a question', async () => {
     const { f, id, req } = await asking('approve-twice.yaml', `${name}-always`);
     expect((await asPerson(f, ['approve', '--always', req.requestId])).exitCode).toBe(0);
