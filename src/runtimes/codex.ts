@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { realpathSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
 import { canonicalOfVendorTool, MCP_FLEET_TOOLS, vendorPrimaryNames } from '../policy/tool-table.js';
-import { CLAUDE_HOOK_EVENTS, claudeStyleHooks, hookSettings, permissionHookTimeout } from './hook-protocol.js';
+import { CLAUDE_HOOK_EVENTS, claudeStyleHooks, hookSettings } from './hook-protocol.js';
 import { codexSessionId, codexSessionTurns } from './codex-session.js';
 import { wakeNotice } from './session-file.js';
 import type { Launch, LaunchInput, PolicyInput, Runtime, SessionLine } from './types.js';
@@ -188,7 +188,8 @@ export const codex: Runtime = {
 
   launch(input: LaunchInput, policy: PolicyInput): Launch {
     const permissions = compileCodexPolicy(policy);
-    const hooks = { hooks: hookSettings(input, codex.hookEvents, { permissionTimeout: permissionHookTimeout(input) }) };
+    // The permission hook files the question and returns (paneQuestion): it waits for nobody.
+    const hooks = { hooks: hookSettings(input, codex.hookEvents) };
     const argv = [
       // `flotilla resume`: `codex resume <thread id> [prompt]` takes the same options as a new session.
       ...(input.resume ? ['resume'] : []),

@@ -54,9 +54,9 @@ export function hookSettings(input: Pick<LaunchInput, 'hookCommand'>, events: Re
 }
 
 /**
- * The permission hook's timeout, in seconds: longer than `agents.approval_timeout_secs`, so the
- * hook itself ends an unanswered question (a denial, withdrawn from the queue) rather than
- * being killed by the CLI with the request left behind.
+ * The timeout, in seconds, of a permission hook that waits for the queue (Claude's): longer
+ * than `agents.approval_timeout_secs`, so the hook itself ends an unanswered question (a
+ * denial, withdrawn from the queue) rather than being killed by the CLI with the request left behind.
  */
 export function permissionHookTimeout(input: Pick<LaunchInput, 'approvalTimeoutSecs'>): number {
   return Math.ceil(input.approvalTimeoutSecs) + 30;

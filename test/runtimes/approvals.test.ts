@@ -18,9 +18,9 @@ import { TARGETS } from './targets.js';
  * window, descending from no agent) lets the command run — the marker file exists — and
  * `flotilla deny` refuses it — the file never appears and the model reads the reason. Claude
  * Code also shows its own prompt meanwhile: an answer typed there wins and withdraws the
- * queued request. Codex shows its own prompt only once no hook decided, so its hook decides
- * nothing and the shim answers that prompt when the queue is first: an answer in either place
- * wins, and the other is withdrawn.
+ * queued request. Codex shows its own prompt only once no hook decided, and Gemini's hooks
+ * cannot answer at all, so their hook decides nothing and the shim answers the CLI's prompt
+ * when the queue is first: an answer in either place wins, and the other is withdrawn.
  */
 let fleet: VendorFleet | undefined;
 afterEach(async (ctx) => {
@@ -155,6 +155,9 @@ describe.each(PANE_CASES)("$name: its own prompt or the fleet's queue, the first
 
   it('approve from the queue answers the prompt in the pane: the command runs, the prompt is gone', async () => {
     const { f, id, req, pane } = await asking(script, `${name}-queue`);
+    // The person's queue lists the question while the CLI's own prompt is on screen.
+    const queue = await asPerson(f, ['inbox']);
+    expect(queue.out).toContain(`${id} asks to run $ touch approve-marker`);
     const approved = await asPerson(f, ['approve', req.requestId]);
     expect(approved.exitCode).toBe(0);
     await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 300_000, 'the completion');
@@ -186,6 +189,21 @@ describe.each(PANE_CASES)("$name: its own prompt or the fleet's queue, the first
     // The fleet's own line (the shim's) is one; `flotilla approve` adds its own only when it won.
     expect(settled.filter((l) => l.via === name)).toHaveLength(1);
     expect([0, 1]).toContain(late.exitCode);
+    expect((await list(f.layout, 'human')).filter((i) => i.message.kind === 'approval_request')).toEqual([]);
+  });
+
+  it('nobody answers within agents.approval_timeout_secs: the shim refuses on the prompt, the model reads why', async () => {
+    const t = TARGETS[name]();
+    const f = await vendorFleet({ ...t, script, definitions: { a: DEFAULT_MODE } });
+    fleet = f;
+    // A short timeout, so the test does not wait the default 300 s.
+    writeFileSync(f.layout.configFile, readFileSync(f.layout.configFile, 'utf8').replace('agents:\n', 'agents:\n  approval_timeout_secs: 8\n'));
+    const id = await f.spawnChild('a', `${name}-timeout`, 'make the marker', t.spawnArgs);
+    const req = await pendingRequest(f, id);
+    await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 300_000, 'the completion');
+    expect(completionsFrom(f, 'lead-parent', id)[0]!.body).toContain('nobody answered within 8s');
+    expect(existsSync(join(f.project, 'approve-marker'))).toBe(false);
+    expect(readAudit(f.layout, { event: 'approval' }).lines).toContainEqual(expect.objectContaining({ agent: id, request: req.requestId, decision: 'denied', by: 'timeout', via: name }));
     expect((await list(f.layout, 'human')).filter((i) => i.message.kind === 'approval_request')).toEqual([]);
   });
 

@@ -46,14 +46,14 @@ export function answerPaneQuestions(d: { layout: Layout; config: Config; runtime
   };
 
   /** Presses the prompt's key for the fleet's answer; a refusal's reason follows once the prompt has gone. */
-  const press = async (approved: boolean, reason: string): Promise<void> => {
+  const press = async (approved: boolean, reason: string, by: 'person' | 'timeout' = 'person'): Promise<void> => {
     await d.typist.key(approved ? screen.approve : screen.deny);
     if (approved) return;
     const end = Date.now() + 5_000;
     while (Date.now() < end && (await d.typist.screen().catch(() => '')).includes(screen.shows)) await sleep(TICK_MS);
     // The input box takes keys a moment after the prompt closes.
     await sleep(500);
-    await d.typist.submit(`The fleet's person refused that call: ${reason}`);
+    await d.typist.submit(`${by === 'person' ? 'A person' : 'The fleet'} refused that call: ${reason}`);
   };
 
   const tick = async (): Promise<void> => {
@@ -98,7 +98,7 @@ export function answerPaneQuestions(d: { layout: Layout; config: Config; runtime
       const reason = `nobody answered within ${d.config.agents.approval_timeout_secs}s (agents.approval_timeout_secs)`;
       if (!showing) return settle(q, { approved: undefined, by: 'aborted', reason: '' });
       await settle(q, { approved: false, by: 'timeout', reason });
-      await press(false, reason);
+      await press(false, reason, 'timeout');
       return;
     }
     if (!state.shown && age >= SHOWN_WITHIN_MS) {
