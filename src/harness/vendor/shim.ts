@@ -43,7 +43,7 @@ import { traceMark } from '../../trace.js';
  * board work, TeammateIdle) and, whichever way
  * the CLI ends (exit, SIGKILL, a closed window, a cancel), ends the agent exactly once.
  */
-export async function runVendorAgent(opts: { layout: Layout; config: Config; record: AgentRecord; definition: Definition; slot: SlotHold }): Promise<number> {
+export async function runVendorAgent(opts: { layout: Layout; config: Config; record: AgentRecord; definition: Definition; slot: SlotHold; secretKeys?: readonly string[] }): Promise<number> {
   const { layout, config, definition } = opts;
   traceMark('shim: start');
   // The spawner's vendor settings (base URLs, keys) win over the tmux server's older environment.
@@ -122,7 +122,12 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
   // which refuses --root (FLOTILLA_ROOT names the fleet); outside they name it themselves.
   let bwrap: string | undefined;
   try {
-    bwrap = cliSandbox(config, env, runtime.name, rec.permissionMode);
+    const sandbox = cliSandbox(config, env, runtime.name, rec.permissionMode);
+    bwrap = sandbox.bwrap;
+    if (sandbox.outside) {
+      process.stderr.write(`${sandbox.outside}\n`);
+      log.warn({}, sandbox.outside);
+    }
   } catch (err) {
     process.stderr.write(`flotilla: ${(err as Error).message}\n`);
     await finishOnce('failed', (err as Error).message);
@@ -189,6 +194,13 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
   // Without TMUX and other providers' keys: the CLI hands its environment to every command it runs.
   const childEnv = vendorCliEnvironment(config, runtime.name, { ...env, ...agentEnvironment(layout, rec, env.PATH), ...launch.env }, definition.passEnv ?? []);
   delete childEnv.FLOTILLA_SLOT;
+  // A vendor CLI gets a secret only as the person's own CLI would (docs/runtimes.md): its own
+  // definition's keys from the spawner's environment, never another key's variable that a tmux
+  // server started with it exported hands every window (the CLI would pass it to every command).
+  const { secretSource, secretSourceVars, secretVarName } = await import('../../secrets/keys.js');
+  const own = rec.effectivePolicy.secrets;
+  const keep = new Set(own.flatMap((k) => { const src = secretSource(k, config); return ['env' in src ? src.env : '', secretVarName(k, config)]; }));
+  for (const name of secretSourceVars((opts.secretKeys ?? []).filter((k) => !own.includes(k)), config)) if (!keep.has(name)) delete childEnv[name];
   if (viaDoor) {
     const door = await openAgentDoor(layout, config, rec, sendAs(layout, config, rec), { env: { ...childEnv, ...busCreds }, writable: [rec.cwd, configDir], extra: VENDOR_DOOR_COMMANDS });
     if (!door) {
@@ -246,6 +258,8 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
     onLost: (reason) => stop(reason),
     hookContext: { agentId: rec.id, agentName: definition.name, parentId: rec.parentId, cwd: rec.cwd, onWarn: (m: string) => log.warn({}, m) },
   });
+  // A question the CLI asks in its own pane is in the fleet's queue too: the first answer wins (vendor/pane-question.ts).
+  const questions = runtime.paneQuestion && typist ? (await import('./pane-question.js')).answerPaneQuestions({ layout, config, runtime, agentId: rec.id, typist, log }) : null;
   // The fleet's limits (docs/runtimes.md, "Limits"): the CLI's answers counted from its session file.
   const limits = enforceLimits({
     layout, config, runtime, id: rec.id, log,
@@ -270,6 +284,7 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
   const { code, signal } = await exited;
   session.close();
   limits.close();
+  await questions?.close();
   await waker.close();
   const fate = ending ?? cliFate(runtime, code, signal, !!bwrap);
   await finishOnce(fate.status, fate.reason);
@@ -293,6 +308,7 @@ async function paneTypist(place: { socket: string | null; paneId: string }, conf
     async key(name) {
       await tmux.exec(['send-keys', '-t', place.paneId, name]);
     },
+    screen: () => tmux.capturePane(place.paneId),
   };
 }
 
