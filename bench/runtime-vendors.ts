@@ -126,6 +126,14 @@ const SPANS: [label: string, from: string, to: string][] = [
   ['shim: sandbox planned, door opened', 'shim: CLI settings written', 'shim: sandbox planned, door open'],
   ["shim: bwrap made the sandbox, CLI exec'd", 'shim: sandbox planned, door open', 'shim: CLI started'],
   ['CLI: start → first model request', 'shim: CLI started', 'first model request'],
+  // Within the CLI's start: its fleet MCP server (in the sandbox: through the door, started by the shim) and its turn-start hook.
+  ['  CLI starts its fleet MCP server (node on the host starts)', 'shim: CLI started', 'mcp: process started'],
+  ['  MCP server: modules load', 'mcp: process started', 'mcp: command runs'],
+  ['  MCP server: config, identity, SDK load', 'mcp: command runs', 'mcp: serving'],
+  ['  MCP server serving → CLI initialized it', 'mcp: serving', 'mcp: client initialized'],
+  ['  MCP initialized → turn-start hook starts', 'mcp: client initialized', 'hook turn-start: process started'],
+  ['  turn-start hook: node start → answered', 'hook turn-start: process started', 'hook turn-start: answered'],
+  ['  turn-start hook answered → first model request', 'hook turn-start: answered', 'first model request'],
   ['spawn-agent returns (after the slot handoff)', 'bench: spawn-agent called', 'spawn: slot handed over'],
 ];
 
@@ -135,7 +143,8 @@ function spansOf(traceFile: string, called: number, firstRequest: number): Recor
   for (const line of lines) {
     const m = JSON.parse(line) as { span: string; t: number; origin: number };
     at[m.span] ??= m.t;
-    const proc = m.span.startsWith('spawn:') ? 'spawn: process started' : 'harness: process started';
+    // Each process's start, named after the first of its marks: the shim's are the harness process's.
+    const proc = `${m.span.slice(0, m.span.indexOf(':')).replace('shim', 'harness')}: process started`;
     at[proc] ??= m.origin;
   }
   const out: Record<string, number> = {};

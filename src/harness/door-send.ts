@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import type { Config } from '../config/schema.js';
 import type { AgentRecord } from '../fleet/record.js';
@@ -8,6 +8,7 @@ import type { Layout } from '../layout/layout.js';
 import { FlotillaError } from '../errors.js';
 import { SYSTEM_KIND_REFUSAL } from '../inbox/address.js';
 import type { Socket } from 'node:net';
+import type { Readable, Writable } from 'node:stream';
 import { DOOR_BUS_COMMANDS, DOOR_COMMANDS, DOOR_PIPE_COMMANDS, type DoorPipe, type DoorRun, type DoorRunResult } from '../inbox/door.js';
 import { CLI_ENTRY } from '../layout/package.js';
 
@@ -51,6 +52,12 @@ export interface DoorRunContext {
   writable: readonly string[];
   /** Commands this door runs beyond DOOR_COMMANDS (a vendor CLI's shim: its hooks, VENDOR_DOOR_COMMANDS). */
   extra?: ReadonlySet<string>;
+  /**
+   * Start the agent's `flotilla mcp` now, before anyone asks: the first `pipe` of `mcp` from
+   * the agent's cwd is joined to it. A vendor CLI waits for its fleet MCP server before its
+   * first request; the server loads (~0.3–1 s) while the CLI itself starts instead of after.
+   */
+  warmMcp?: boolean;
 }
 
 /**
@@ -62,6 +69,17 @@ export interface DoorRunContext {
 export async function openAgentDoor(layout: Layout, config: Config, rec: AgentRecord, send: (m: OutgoingMessage) => Promise<Sent>, runCtx: DoorRunContext): Promise<string | undefined> {
   mkdirSync(layout.secretsDir, { recursive: true, mode: 0o700 });
   const { openDoor } = await import('../inbox/door.js');
+  // Unused, it ends with this process: its input closes.
+  let warm = runCtx.warmMcp ? startPiped(['mcp'], hostPlace(layout, rec, rec.cwd, runCtx)) : undefined;
+  // The first `mcp` asked for takes it, if it fits; one that does not ends it (only ever one is kept warm).
+  const take = (args: readonly string[], cwd: string): ChildProcessByStdio<Writable, Readable, null> | undefined => {
+    const w = warm;
+    if (!w || args[0] !== 'mcp') return undefined;
+    warm = undefined;
+    if (args.length === 1 && cwd === w.cwd && w.child.exitCode === null && w.child.signalCode === null) return w.child;
+    w.child.kill('SIGTERM');
+    return undefined;
+  };
   try {
     const door = await openDoor(layout.door(rec.id), config.inbox.max_body_bytes + 64 * 1024, async (req, closed) => {
       if (req.op === 'whoami') return { id: rec.id };
@@ -69,7 +87,7 @@ export async function openAgentDoor(layout: Layout, config: Config, rec: AgentRe
       // `kind: system` is Flotilla's own word (docs/security.md "Framing"): an agent's command never gets to say it.
       if (req.kind === 'system') throw new FlotillaError(SYSTEM_KIND_REFUSAL, { code: 'system-kind', exitCode: 1 });
       return sentReply(await send({ to: req.to, body: req.body, summary: req.summary, priority: req.priority, kind: 'message', inReplyTo: req.in_reply_to }));
-    }, (req, sock, rest) => pipeForAgent(layout, rec, req, runCtx, sock, rest));
+    }, (req, sock, rest) => pipeForAgent(layout, rec, req, runCtx, sock, rest, take));
     return door.path;
   } catch {
     return undefined;
@@ -123,6 +141,15 @@ function refuseRoot(args: readonly string[]): void {
   }
 }
 
+/** `flotilla <args>` on the host as this process's child, its stdin and stdout piped. */
+function startPiped(args: readonly string[], place: { cwd: string; env: NodeJS.ProcessEnv }): { child: ChildProcessByStdio<Writable, Readable, null>; cwd: string } {
+  const child = spawn(process.execPath, [CLI_ENTRY, ...args], { cwd: place.cwd, env: place.env, stdio: ['pipe', 'pipe', 'ignore'] });
+  child.stdin.on('error', () => undefined);
+  // A server that could not start says so to the connection that takes it (it closes).
+  child.on('error', () => undefined);
+  return { child, cwd: place.cwd };
+}
+
 /** Where and with what environment a forwarded command runs: the caller's cwd only inside the agent's writable dirs. */
 function hostPlace(layout: Layout, rec: AgentRecord, callerCwd: string | undefined, ctx: DoorRunContext): { cwd: string; env: NodeJS.ProcessEnv } {
   const cwd = callerCwd && ctx.writable.some((w) => callerCwd === w || callerCwd.startsWith(w.replace(/\/+$/, '') + '/')) ? callerCwd : rec.cwd;
@@ -137,7 +164,10 @@ function hostPlace(layout: Layout, rec: AgentRecord, callerCwd: string | undefin
  * connection (inbox/door.ts `pipe`): the MCP server is the agent by ancestry, so its writing
  * tools (send_message, spawn_agent, …) work from inside the sandbox, where the fleet root is read-only.
  */
-function pipeForAgent(layout: Layout, rec: AgentRecord, req: DoorPipe, ctx: DoorRunContext, sock: Socket, rest: Buffer): void {
+function pipeForAgent(
+  layout: Layout, rec: AgentRecord, req: DoorPipe, ctx: DoorRunContext, sock: Socket, rest: Buffer,
+  take: (args: readonly string[], cwd: string) => ChildProcessByStdio<Writable, Readable, null> | undefined,
+): void {
   const refuse = (message: string) => { if (!sock.destroyed) sock.end(JSON.stringify({ ok: false, message }) + '\n'); };
   const name = req.args[0];
   if (!name || !DOOR_PIPE_COMMANDS.has(name)) return refuse(`the door joins only ${[...DOOR_PIPE_COMMANDS].join(', ')} to a connection`);
@@ -146,9 +176,8 @@ function pipeForAgent(layout: Layout, rec: AgentRecord, req: DoorPipe, ctx: Door
   } catch (err) {
     return refuse((err as Error).message);
   }
-  const { cwd, env } = hostPlace(layout, rec, req.cwd, ctx);
-  const child = spawn(process.execPath, [CLI_ENTRY, ...req.args], { cwd, env, stdio: ['pipe', 'pipe', 'ignore'] });
-  child.stdin.on('error', () => undefined);
+  const place = hostPlace(layout, rec, req.cwd, ctx);
+  const child = take(req.args, place.cwd) ?? startPiped(req.args, place).child;
   sock.on('error', () => undefined);
   if (rest.length) child.stdin.write(rest);
   sock.pipe(child.stdin);

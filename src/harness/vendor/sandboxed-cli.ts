@@ -89,7 +89,7 @@ export async function containCli(opts: {
   });
   // The fleet commands the door runs for the CLI get the bus's credentials, which the CLI has not (cli-env.ts).
   const bus = busCredentials(config, opts.shimEnv);
-  const door = await openAgentDoor(layout, config, rec, sendAs(layout, config, rec), { env: { ...opts.cliEnv, ...bus }, writable, extra: VENDOR_DOOR_COMMANDS });
+  const door = await openAgentDoor(layout, config, rec, sendAs(layout, config, rec), { env: { ...opts.cliEnv, ...bus }, writable, extra: VENDOR_DOOR_COMMANDS, warmMcp: true });
   if (!door) throw new Error(`cannot open the agent's door at ${layout.door(rec.id)} (a path over the Unix socket limit?) — the CLI cannot reach the fleet from its sandbox`);
   // The home folder stays readable wherever it lives: the sandbox's private /tmp would hide a
   // home under /tmp (a CI runner's, a test's), so the CLI would see less than on a person's machine.
