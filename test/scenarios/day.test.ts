@@ -1,4 +1,5 @@
-import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { readAudit } from '../../src/audit/read.js';
@@ -7,6 +8,7 @@ import { readTask } from '../../src/tasks/store.js';
 import { eventually } from '../helpers/tmux.js';
 import { vendorCliPid } from '../runtimes/helpers.js';
 import { Person } from './person.js';
+import { renderTour, tourCommands } from './tour.js';
 import { filesContaining, openWorld, type World } from './world.js';
 
 /**
@@ -19,6 +21,7 @@ let world: World;
 let person: Person;
 let session = '';
 const DESK = 'desk:0';
+const TOUR = fileURLToPath(new URL('../../docs/tour.md', import.meta.url));
 const pane = (window: string): string => `=${session}:${window}`;
 
 beforeAll(async () => {
@@ -37,7 +40,7 @@ const taken = (id: string): boolean => ['claimed', 'done'].includes(status(id) ?
 
 describe('a day on the defaults', { timeout: 600_000 }, () => {
   it('1. clone the shop and open the fleet; the folder asks to be trusted and y trusts it', async () => {
-    person.begins('clone and open the fleet');
+    person.begins('clone and open the fleet', "The person clones the shop and runs `flotilla up` with the shop's own lead. The repository brings its own agent definitions in `.claude/agents/`; some of them ask for more than an untrusted folder may have (commands without asking, a schedule), so `up` says what they would set and asks once. `y` trusts the folder.");
     await person.type(DESK, `git clone -q ${world.forge} shop && cd shop`);
     await person.type(DESK, 'flotilla up --agent lead --detach');
     const asked = await person.sees(DESK, /Trust this folder and use them\? \[y\/N\]/);
@@ -56,7 +59,7 @@ describe('a day on the defaults', { timeout: 600_000 }, () => {
   });
 
   it('2. the lead puts six tasks on the board and starts four teammates, each in its own worktree, claiming work', async () => {
-    person.begins('the lead plans and starts the team');
+    person.begins('the lead plans and starts the team', "The person gives the lead its task in the `root` window. The lead (Flotilla's own harness) puts six tasks on the board — the docs task waits for the prices task — and starts a Claude Code, a Codex, a Gemini CLI and one of its own agents as teammates, each in its own git worktree, each claiming its task.");
     await person.sees(pane('root'), /›/, false);
     await person.type(pane('root'), 'Ship 1.1 of the shop with the team.');
     // Claimed, or already done (Codex is quick).
@@ -74,10 +77,12 @@ describe('a day on the defaults', { timeout: 600_000 }, () => {
       expect(existsSync(join(world.layout().root, 'state', 'worktrees', id!))).toBe(true);
     }
     expect(readAudit(world.layout(), { event: 'task_created' }).lines).toHaveLength(6);
+    const tree = await person.flotilla(['status']);
+    for (const id of ['claude-mate', 'codex-mate', 'gemini-mate', 'mate']) expect(tree.stdout).toContain(id);
   });
 
   it("4. Claude's command waits for the person, who approves it from the dashboard; mate's secret is granted there too, expires, and its value is nowhere", async () => {
-    person.begins('approvals and a secret, from the dashboard');
+    person.begins('approvals and a secret, from the dashboard', "claude-mate runs in `default` mode, so its commit command waits for a person; mate asks for the deploy key. Both show on the dashboard, first in line. `n` goes to the next agent that needs the person, `a` answers it. The key reaches only mate's command, for 15 seconds; everything anyone reads shows `[secret:deploy-token]`.");
     // The secret is answered once Codex holds its second task: mate, done with deploy, takes what is open.
     await eventually(() => status('changelog') === 'done' && taken('readme'), 300_000, 'codex-mate on its second task');
     const dash = await person.sees(pane('dashboard'), /Pending approvals(?=[\s\S]*claude-mate: \$ printf)(?=[\s\S]* mate: wants secret)/);
@@ -100,7 +105,7 @@ describe('a day on the defaults', { timeout: 600_000 }, () => {
   });
 
   it("5. the checker's schedule fires a check as a root while the team works", async () => {
-    person.begins('a schedule fires a check');
+    person.begins('a schedule fires a check', "The shop's `checker` definition carries a schedule (every 30 seconds here). `up` started the scheduler in the `schedule` window, and its runs are roots of their own, reporting to the person.");
     const run = await eventually(() => listRecords(world.layout()).find((r) => r.name === 'checker' && r.status === 'completed'), 120_000, 'a checker run');
     expect(run).toMatchObject({ depth: 0, parentId: null, spawnedBy: 'cron' });
     expect(readFileSync(world.layout().output(run.id), 'utf8')).toContain('Build check: build ok');
@@ -110,7 +115,7 @@ describe('a day on the defaults', { timeout: 600_000 }, () => {
   });
 
   it('6. gemini-mate is killed mid-task; its task reopens and mate finishes it', async () => {
-    person.begins('a teammate crashes; another finishes its task');
+    person.begins('a teammate crashes; another finishes its task', "gemini-mate's CLI dies in the middle of its task (here: SIGKILL). Its task goes back on the board, with a note saying why, and mate, idle and watching the board, takes it and finishes it.");
     const cli = vendorCliPid(world.layout(), 'gemini', world.env.FLOTILLA_GEMINI_BIN!, 'gemini-mate');
     expect(cli).toBeDefined();
     expect(status('catalog')).toBe('claimed');
@@ -126,9 +131,10 @@ describe('a day on the defaults', { timeout: 600_000 }, () => {
   });
 
   it('7. the lead sees the board settle; the person reviews and merges; one conflict is reported, not merged', async () => {
-    person.begins('review and merge');
+    person.begins('review and merge', "The lead sees the board settle. The person reviews the teammates' branches and merges them; mate's branch changed the same lines of `CHANGELOG.md` as Codex's, so its merge is refused with the conflict and nothing of it is merged.");
     await person.sees(pane('root'), /The board is settled/);
-    const board = await person.flotilla(['task', 'list', '--json']);
+    const board = await person.flotilla(['task', 'list', '--json'], { quiet: true });
+    expect((await person.flotilla(['task', 'list'])).stdout).toMatch(/board fleet: 0 open, 0 claimed, 6 done/);
     expect(JSON.parse(board.stdout).counts).toEqual({ open: 0, claimed: 0, done: 6, failed: 0, cancelled: 0 });
     const review = await person.flotilla(['review']);
     expect(review.exitCode, review.stderr).toBe(0);
@@ -152,7 +158,7 @@ describe('a day on the defaults', { timeout: 600_000 }, () => {
   });
 
   it('8. the person ends the day: gc, nothing of the fleet left running, and the audit tells the day in order', async () => {
-    person.begins('end of the day');
+    person.begins('end of the day', "The person pauses the schedule, cancels the lead's tree, closes the fleet's session and runs `flotilla gc`: nothing of the fleet is left running, merged worktrees are gone, the unmerged branch stays. `flotilla audit` tells the day in order.");
     const lead = listRecords(world.layout()).find((r) => r.name === 'lead')!;
     expect((await person.flotilla(['schedule', 'pause', 'checker'])).exitCode).toBe(0);
     const cancelled = await person.flotilla(['cancel', lead.id, '--tree']);
@@ -179,6 +185,14 @@ describe('a day on the defaults', { timeout: 600_000 }, () => {
     expect(at('secret_granted')).toBeLessThan(at('secret_expired'));
     expect(at('task_reopened:catalog')).toBeLessThan(at('task_done:catalog'));
     expect(at('task_done:catalog')).toBeLessThan(day.lastIndexOf('gc'));
+  });
+
+  it('docs/tour.md walks this same day, command for command (npm run tour writes it)', () => {
+    const places = { home: world.home.dir, forge: world.forge, socket: world.tmux.socket };
+    const tour = renderTour(person.tour, places);
+    if (process.env.FLOTILLA_TOUR_WRITE) writeFileSync(TOUR, tour);
+    expect(existsSync(TOUR), 'docs/tour.md is missing: run npm run tour').toBe(true);
+    expect(tourCommands(readFileSync(TOUR, 'utf8')), 'docs/tour.md is stale: run npm run tour').toEqual(tourCommands(tour));
   });
 });
 
