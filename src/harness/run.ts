@@ -12,6 +12,7 @@ import type { TranscriptEntry } from '../transcript/entries.js';
 import { admitSelf } from './admit.js';
 import type { StartedAgent } from './start.js';
 import { WorkSlot } from './work-slot.js';
+import { traceMark } from '../trace.js';
 
 /**
  * `flotilla run`: be one agent in this process (§6). Either spawned (`--spawned <id>`: the
@@ -37,6 +38,7 @@ export interface RunOptions {
 
 /** Returns the process exit code. */
 export async function runHarness(opts: RunOptions): Promise<number> {
+  traceMark('harness: start');
   const { layout, config } = opts;
   let record: AgentRecord;
   let slot: SlotHold;
@@ -49,6 +51,7 @@ export async function runHarness(opts: RunOptions): Promise<number> {
     Object.assign(process.env, takeHarnessKeys(layout, record.id));
     try {
       slot = await admitSelf(layout, config, record, process.env.FLOTILLA_SLOT);
+      traceMark('harness: admitted');
     } catch (err) {
       await refuse(layout, config, record, err);
       throw err;

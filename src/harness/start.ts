@@ -122,7 +122,7 @@ export async function startAgent(opts: {
   const gate = createGate({
     layout, record: rec, policy, definition, approvals, canAsk: !rec.background && rec.mode !== 'headless', hookContext, log,
     shellClassifier, opaqueCommands: config.security.opaque_commands,
-    readScope: readScopeCheck(agentReadScope({ layout, cwd: rec.cwd, memoryDir: memory.dir, readDirs: config.permissions.read_dirs, env: childEnv }), rec.permissionMode, rec.cwd, childEnv.HOME),
+    readScope: readScopeCheck(agentReadScope({ layout, cwd: rec.cwd, memoryDir: memory.dir, readDirs: config.permissions.read_dirs, env: childEnv, hiddenPaths: config.security.hidden_paths }), rec.permissionMode, rec.cwd, childEnv.HOME),
   });
   const parent = rec.parentId ? readRecordOrNull(layout, rec.parentId, log) : null;
   const root = rec.rootId !== rec.id ? readRecordOrNull(layout, rec.rootId, log) : null;
