@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { processStartTime } from '../../src/fleet/proc.js';
 import { createRecord, listRecords, updateRecord } from '../../src/fleet/registry.js';
 import type { AgentRecord } from '../../src/fleet/record.js';
+import type { Layout } from '../../src/layout/layout.js';
 import type { Runtime } from '../../src/runtimes/types.js';
 import type { HomeKind } from '../helpers/home.js';
 import { recordInput } from '../helpers/records.js';
@@ -105,21 +106,7 @@ export async function vendorFleet(opts: {
       if (r.exitCode !== 0) throw new Error(`spawn-agent failed (${r.exitCode}): ${r.stderr}`);
       return r.stdout.trim();
     },
-    cliPid(id) {
-      const rec = listRecords(fleet.layout).find((r) => r.id === id);
-      if (!rec?.pid) return undefined;
-      // The shim's descendant that runs the CLI binary (the shim also starts short-lived helpers such as
-      // tmux clients; in the sandbox the CLI runs under bwrap's two processes); a script CLI runs as `node <script>`.
-      const cli = cliProcessBinary(opts.runtime.name, opts.bin);
-      const isCli = (pid: number) => cmdline(pid).slice(0, 2).includes(cli);
-      let level = childrenOf(rec.pid);
-      for (let depth = 0; depth < 6 && level.length; depth++) {
-        const found = level.find(isCli);
-        if (found) return found;
-        level = level.flatMap(childrenOf);
-      }
-      return undefined;
-    },
+    cliPid: (id) => vendorCliPid(fleet.layout, opts.runtime.name, opts.bin, id),
     async dispose() {
       // The fleet's cleanup kills every registered pid: this process must not be one of them.
       for (const r of listRecords(fleet.layout)) if (r.pid === process.pid) updateRecord(fleet.layout, r.id, { pid: null, pidStartTime: null });
@@ -127,6 +114,25 @@ export async function vendorFleet(opts: {
       await fleet.close();
     },
   };
+}
+
+/**
+ * Pid of an agent's vendor CLI itself: the shim's descendant that runs the CLI binary (the shim
+ * also starts short-lived helpers such as tmux clients; in the sandbox the CLI runs under
+ * bwrap's two processes); a script CLI runs as `node <script>`.
+ */
+export function vendorCliPid(layout: Layout, runtime: string, bin: string, id: string): number | undefined {
+  const rec = listRecords(layout).find((r) => r.id === id);
+  if (!rec?.pid) return undefined;
+  const cli = cliProcessBinary(runtime, bin);
+  const isCli = (pid: number) => cmdline(pid).slice(0, 2).includes(cli);
+  let level = childrenOf(rec.pid);
+  for (let depth = 0; depth < 6 && level.length; depth++) {
+    const found = level.find(isCli);
+    if (found) return found;
+    level = level.flatMap(childrenOf);
+  }
+  return undefined;
 }
 
 function cmdline(pid: number): string[] {

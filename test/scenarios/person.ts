@@ -5,6 +5,8 @@ import type { World } from './world.js';
 /** What the person did and saw at one moment of the day, for docs/tour.md. */
 export interface TourEntry {
   step: string;
+  /** What the step is about, in a sentence or two (its first entry only). */
+  about?: string;
   /** What the person typed or ran. */
   did?: string;
   /** What they saw: a pane's text or a command's output. */
@@ -19,31 +21,38 @@ export interface TourEntry {
 export class Person {
   readonly tour: TourEntry[] = [];
   private step = '';
+  private about: string | undefined;
 
   constructor(private readonly world: World) {}
 
-  /** Marks the start of a step of the day in the tour. */
-  begins(step: string): void {
+  /** Marks the start of a step of the day in the tour, with what it is about. */
+  begins(step: string, about: string): void {
     this.step = step;
+    this.about = about;
+  }
+
+  private note(entry: Omit<TourEntry, 'step' | 'about'>): void {
+    this.tour.push({ step: this.step, ...(this.about ? { about: this.about } : {}), ...entry });
+    this.about = undefined;
   }
 
   /** Types a line into a pane and presses Enter. */
   async type(pane: string, line: string): Promise<void> {
     await this.world.tmux.tmux('send-keys', '-t', pane, '-l', line);
     await this.world.tmux.tmux('send-keys', '-t', pane, 'Enter');
-    this.tour.push({ step: this.step, did: line });
+    this.note({ did: line });
   }
 
   /** Presses keys (tmux key names) in a pane, as on a keyboard. */
   async press(pane: string, ...keys: string[]): Promise<void> {
     await this.world.tmux.tmux('send-keys', '-t', pane, ...keys);
-    this.tour.push({ step: this.step, did: `(keys in ${pane}: ${keys.join(' ')})` });
+    this.note({ did: `# keys in the ${pane.replace(/^=[^:]*:/, '')} window: ${keys.join(' ')}` });
   }
 
   /** Waits until the pane shows `pattern`; returns what it shows. */
   async sees(pane: string, pattern: RegExp, note = true): Promise<string> {
     const screen = await this.world.tmux.waitFor(pane, pattern, 120_000);
-    if (note) this.tour.push({ step: this.step, saw: tidy(screen) });
+    if (note) this.note({ saw: tidy(screen) });
     return screen;
   }
 
@@ -56,14 +65,14 @@ export class Person {
   async flotilla(args: string[], opts: { quiet?: boolean } = {}): Promise<{ exitCode: number; stdout: string; stderr: string }> {
     const r = await execa(process.execPath, [CLI, ...args], { cwd: this.world.project, env: this.world.env, extendEnv: false, reject: false, stdin: 'ignore' });
     const out = { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) };
-    if (!opts.quiet) this.tour.push({ step: this.step, did: `flotilla ${args.join(' ')}`, saw: [out.stdout, out.stderr].filter(Boolean).join('\n') });
+    if (!opts.quiet) this.note({ did: `flotilla ${args.join(' ')}`, saw: [out.stdout, out.stderr].filter(Boolean).join('\n') });
     return out;
   }
 
   /** Runs git in the project, as the person. */
   async git(...args: string[]): Promise<string> {
     const r = await execa('git', args, { cwd: this.world.project, env: this.world.env, extendEnv: false });
-    this.tour.push({ step: this.step, did: `git ${args.join(' ')}`, saw: String(r.stdout) });
+    this.note({ did: `git ${args.join(' ')}`, saw: String(r.stdout) });
     return String(r.stdout);
   }
 }

@@ -34,6 +34,8 @@ export interface World {
   /** The secret the person holds and an agent will ask for. */
   secret: string;
   layout(): Layout;
+  /** What a failing step prints: the board, every agent's state and screen, what each provider was asked. */
+  explain(): Promise<void>;
   dispose(): Promise<void>;
 }
 
@@ -78,6 +80,18 @@ export async function openWorld(): Promise<World> {
   const layout = (): Layout => resolveLayout({ cwd: project, env: {} });
   return {
     home, forge, project, tmux, env, providers, secret, layout,
+    async explain() {
+      const l = layout();
+      const tasks = l.board('fleet').tasksDir;
+      try { console.error(`--- board:\n${readdirSync(tasks).map((n) => readFileSync(join(tasks, n), 'utf8').slice(0, 500)).join('\n')}`); } catch { /* no board yet */ }
+      for (const r of listRecords(l)) {
+        const screen = r.tmux ? await tmux.capture(r.tmux.paneId).catch(() => '(pane gone)') : '(no pane)';
+        let log = '';
+        try { log = readFileSync(l.log(r.id), 'utf8').slice(-1500); } catch { /* none */ }
+        console.error(`--- ${r.id} (${r.status}, ${r.exitReason ?? ''}) pane:\n${screen.split('\n').filter((x) => x.trim()).slice(-30).join('\n')}\n--- log:\n${log}`);
+      }
+      for (const [name, p] of Object.entries(providers)) console.error(`--- ${name}: ${p.prompts.length} scripted calls; last input:\n${p.seen().slice(-1500)}`);
+    },
     async dispose() {
       const pids = (() => { try { return listRecords(layout()).flatMap((r) => (r.pid ? [[r.pid, r.pidStartTime] as const] : [])); } catch { return []; } })();
       await tmux.kill();

@@ -1,0 +1,70 @@
+import { fileURLToPath } from 'node:url';
+import type { TourEntry } from './person.js';
+
+/**
+ * docs/tour.md, written from what the person did and saw in a run of the day
+ * (test/scenarios/day.test.ts): `npm run tour` runs the day and writes it. The day's last
+ * step checks that the tour still walks the same commands (`tourCommands`).
+ */
+export interface Places {
+  home: string;
+  forge: string;
+  /** The test's private tmux server, where a person's is the default one. */
+  socket: string;
+}
+
+/** This checkout of Flotilla, where the scripted models and test homes live. */
+const REPO = fileURLToPath(new URL('../../', import.meta.url)).replace(/\/$/, '');
+
+const HEAD = `# A tour: one day with a fleet
+
+This is a person's day with Flotilla on the defaults, step by step, with the commands they
+typed and what their screen showed. It is written by \`npm run tour\` from a real run of the
+scenario test (\`test/scenarios/day.test.ts\`), which asserts every step; only the model
+providers are stood in for, by local servers playing scripts (\`test/scenarios/fixtures/model/\`).
+The shop repository is \`test/scenarios/fixtures/shop/\`, with its own \`.claude/agents/\`.
+`;
+
+/** Paths of the test's machine read as a person's: the home as `~`, the forge as one address. */
+export function normalize(text: string, places: Places): string {
+  return text
+    .replaceAll(places.forge, 'https://forge.example/shop.git')
+    .replaceAll(places.home, '~')
+    .replaceAll(`tmux -L ${places.socket} `, 'tmux ')
+    // A path the dashboard cut short, or a scripted model's file in this checkout.
+    .replaceAll(`${REPO}/test/scenarios/fixtures/model/`, '')
+    .replace(/\S*\.test-home\S*…/g, '~/shop…')
+    .replace(/script:\S*\/test\/scenarios\/\S*…/g, 'script:…');
+}
+
+/** The tour as Markdown. */
+export function renderTour(entries: readonly TourEntry[], places: Places): string {
+  const out = [HEAD];
+  let step = '';
+  for (const e of entries) {
+    if (e.step !== step) {
+      step = e.step;
+      out.push(`## ${step}\n`);
+      if (e.about) out.push(`${e.about}\n`);
+    }
+    if (e.did) out.push('```console', `$ ${normalize(e.did, places)}`, '```', '');
+    if (e.saw) out.push('```text', ...lastLines(normalize(e.saw, places), 30), '```', '');
+  }
+  return `${out.join('\n').replace(/\n{3,}/g, '\n\n').trimEnd()}\n`;
+}
+
+/** The commands and keys of a tour, in order, with the run's own ids made generic. */
+export function tourCommands(markdown: string): string[] {
+  return [...markdown.matchAll(/^\$ (.*)$/gm)].map((m) => generic(m[1]!));
+}
+
+/** Ids and names that differ from run to run. */
+export function generic(text: string): string {
+  return text.replace(/\b(lead|checker)-[a-z0-9]{6}\b/g, '$1-…').replace(/\bflotilla-shop-[0-9a-f]+\b/g, 'flotilla-shop-…');
+}
+
+function lastLines(text: string, n: number): string[] {
+  const lines = text.split('\n').map((l) => l.replace(/\s+$/, ''));
+  while (lines.length && !lines.at(-1)) lines.pop();
+  return lines.length > n ? ['…', ...lines.slice(-n)] : lines;
+}
