@@ -59,6 +59,8 @@ export async function containCli(opts: {
   cliEnv: NodeJS.ProcessEnv; configDir: string; bin: string; argv: readonly string[];
   /** An untrusted folder's own CLI settings, hidden from the CLI (folder-trust.ts). */
   folderSettings?: readonly string[];
+  /** The shim's copy of the person's shared login, in a folder of its own (login-mirror.ts): the one writable spot among the secrets. */
+  loginDir?: string | undefined;
 }): Promise<ContainedCli> {
   const { layout, config, rec } = opts;
   const writable = [rec.cwd, opts.configDir];
@@ -79,7 +81,7 @@ export async function containCli(opts: {
   // own points at its per-agent folder; tools/sandbox-credentials.ts).
   const creds = credentialPaths({ home, env: opts.shimEnv, extra: config.security.hidden_paths, runtime: opts.runtime });
   const spec: SandboxSpec = {
-    writable, readOnly: [...readOnly, ...creds.own], visible: [home], network: true, bwrap: opts.bwrap, userNamespace: bubblewrapUserNamespace(opts.bwrap), direct: true,
+    writable: [...writable, ...(opts.loginDir ? [opts.loginDir] : [])], readOnly: [...readOnly, ...creds.own], visible: [home], network: true, bwrap: opts.bwrap, userNamespace: bubblewrapUserNamespace(opts.bwrap), direct: true,
     hidden: [layout.doorsDir, layout.secretsDir, ...creds.hidden, ...(opts.folderSettings ?? [])], sockets: [door],
   };
   const needed = [...writable, home, PACKAGE_ROOT, ...installed];

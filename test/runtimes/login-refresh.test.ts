@@ -1,0 +1,77 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { eventually } from '../helpers/tmux.js';
+import { completionsFrom } from '../spawn/helpers.js';
+import { fakeTokenService } from './fake-token-service.js';
+import { startFakeGoogle } from './fake-google.js';
+import { explain } from './suite.js';
+import { vendorFleet, type VendorFleet } from './helpers.js';
+import { TARGETS } from './targets.js';
+
+/**
+ * A shared login refreshed during a run (docs/runtimes.md, "Logins"; docs/decisions.md, "A
+ * refreshed login is written back by the shim"): the person's access token has expired — the
+ * fake API refuses it with 401 — so the CLI refreshes it at the vendor's token service (stood
+ * in for over TLS, tls-stand-in.ts); the person's own login file then holds the new tokens,
+ * and the next agent's requests carry the new access token without another refresh. In
+ * `dont_ask` the CLI runs in Flotilla's sandbox (the shim writes the refresh back), elsewhere
+ * unwrapped (the CLI writes through the link).
+ */
+let fleet: VendorFleet | undefined;
+let standIn: { close(): Promise<void> } | undefined;
+afterEach(async (ctx) => {
+  if (fleet && ctx.task.result?.state === 'fail') await explain(fleet);
+  await fleet?.dispose();
+  await standIn?.close();
+  fleet = undefined;
+  standIn = undefined;
+});
+
+describe('a shared login refreshed during a run', { timeout: 600_000 }, () => {
+  it.each([['dont_ask', 'auto'], ['dont_ask', 'none']] as const)("Gemini CLI (%s, sandbox %s): the refreshed Google token lands in the person's ~/.gemini/oauth_creds.json and the next agent uses it", async (mode, sandbox) => {
+    const t = TARGETS.gemini();
+    const first = { access: 'ya29.the-persons-expired-token', refresh: '1//the-persons-refresh-token' };
+    // Google keeps the refresh token: its answer to a refresh carries a new access token only.
+    const s = fakeTokenService(first, (n) => ({ access_token: n.access, expires_in: 3599, token_type: 'Bearer', scope: 'https://www.googleapis.com/auth/cloud-platform' }),
+      (n) => ({ access: `ya29.refreshed-token-${n}`, refresh: first.refresh }));
+    // No key and no base URL: the person's Google login (docs/runtimes.md, "Logins").
+    const f = await vendorFleet({
+      ...t, env: () => ({}), script: 'first.yaml', definitions: { a: `permissions:\n  permission_mode: ${mode}\n` },
+      ...(sandbox === 'none' ? { config: 'security:\n  sandbox: none\n' } : {}),
+    });
+    fleet = f;
+    const google = await startFakeGoogle(f.vendor, f.home, { tokens: s });
+    standIn = google;
+    Object.assign(f.env, { HTTPS_PROXY: google.proxyUrl, NODE_EXTRA_CA_CERTS: google.caFile, NO_PROXY: '127.0.0.1,localhost' });
+    // The person's access token has expired: Google's API takes only the one its token service issued last.
+    f.vendor.accepts = (credential) => credential !== `Bearer ${first.access}` && credential === `Bearer ${s.current}`;
+    // The person's Google login, as Gemini's sign-in leaves it (its access token since expired): what this test shares.
+    mkdirSync(join(f.home, '.gemini'));
+    const credsFile = join(f.home, '.gemini', 'oauth_creds.json');
+    writeFileSync(credsFile, JSON.stringify({
+      access_token: first.access, refresh_token: first.refresh, token_type: 'Bearer', expiry_date: Date.now() - 60_000,
+      scope: 'https://www.googleapis.com/auth/cloud-platform https://www.googleapis.com/auth/userinfo.email openid',
+    }), { mode: 0o600 });
+    writeFileSync(join(f.home, '.gemini', 'settings.json'), JSON.stringify({ security: { auth: { selectedType: 'oauth-personal' } } }));
+    const person = () => JSON.parse(readFileSync(credsFile, 'utf8')) as { access_token: string; refresh_token?: string };
+
+    const a = await f.spawnChild('a', 'gemini-refresh-a', 'first-task-marker-31', t.spawnArgs);
+    await eventually(() => completionsFrom(f, 'lead-parent', a).length === 1, 240_000, "the first agent's completion");
+    expect(completionsFrom(f, 'lead-parent', a)[0]!.body).toContain('the first request arrived');
+    expect(s.refreshes).toEqual([first.refresh]);
+    expect(f.vendor.auth.length).toBeGreaterThan(0);
+    expect(new Set(f.vendor.auth)).toEqual(new Set([`Bearer ${s.current}`]));
+    // In the person's own file, not only in the agent's copy.
+    await eventually(() => person().access_token === s.current, 30_000, "the refreshed token in the person's oauth_creds.json");
+
+    const seen = f.vendor.auth.length;
+    const b = await f.spawnChild('a', 'gemini-refresh-b', 'first-task-marker-31', t.spawnArgs);
+    await eventually(() => completionsFrom(f, 'lead-parent', b).length === 1, 240_000, "the second agent's completion");
+    expect(f.vendor.auth.length).toBeGreaterThan(seen);
+    expect(new Set(f.vendor.auth.slice(seen))).toEqual(new Set([`Bearer ${s.current}`]));
+    expect(s.refreshes).toEqual([first.refresh]);
+    // In the sandbox the CLI's copy of the login lies where no other agent looks, and only while it runs.
+    expect(existsSync(join(f.layout.loginMirror(a), 'oauth_creds.json'))).toBe(sandbox === 'auto');
+  });
+});
