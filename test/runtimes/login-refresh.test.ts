@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/tmux.js';
 import { completionsFrom } from '../spawn/helpers.js';
 import { fakeTokenService } from './fake-token-service.js';
+import { sendJson, startTlsStandIn } from './tls-stand-in.js';
 import { startFakeGoogle } from './fake-google.js';
 import { explain } from './suite.js';
 import { vendorFleet, type VendorFleet } from './helpers.js';
@@ -73,5 +74,56 @@ describe('a shared login refreshed during a run', { timeout: 600_000 }, () => {
     expect(s.refreshes).toEqual([first.refresh]);
     // In the sandbox the CLI's copy of the login lies where no other agent looks, and only while it runs.
     expect(existsSync(join(f.layout.loginMirror(a), 'oauth_creds.json'))).toBe(sandbox === 'auto');
+  });
+});
+
+describe('a shared Claude login refreshed during a run', { timeout: 600_000 }, () => {
+  it.each(['auto', 'none'] as const)("Claude Code (dont_ask, sandbox %s): the refreshed OAuth tokens land in the person's ~/.claude/.credentials.json and the next agent uses them", async (sandbox) => {
+    const t = TARGETS.claude();
+    const first = { access: 'sk-ant-oat01-the-persons-expired-token', refresh: 'sk-ant-ort01-the-persons-refresh-1' };
+    const s = fakeTokenService(first, (n) => ({ access_token: n.access, refresh_token: n.refresh, expires_in: 28_800, token_type: 'Bearer', scope: 'user:inference user:profile' }),
+      (n) => ({ access: `sk-ant-oat01-refreshed-${n}`, refresh: `sk-ant-ort01-rotated-${n}` }));
+    const f = await vendorFleet({
+      ...t, env: (url) => ({ ANTHROPIC_BASE_URL: url }), script: 'first.yaml', definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' },
+      ...(sandbox === 'none' ? { config: 'security:\n  sandbox: none\n' } : {}),
+    });
+    fleet = f;
+    // Anthropic's token service, at the host Claude Code refreshes with, stood in for over TLS.
+    const anthropic = await startTlsStandIn(f.home, ['claude.com'], (req, res) => {
+      if (req.host === 'platform.claude.com' && req.url === '/v1/oauth/token') {
+        const a = s.answer(req.body);
+        return sendJson(res, a.body, a.status);
+      }
+      return sendJson(res, { type: 'error', error: { type: 'not_found_error', message: 'no fake for this' } }, 404);
+    });
+    standIn = anthropic;
+    Object.assign(f.env, { HTTPS_PROXY: anthropic.proxyUrl, NODE_EXTRA_CA_CERTS: anthropic.caFile, NO_PROXY: '127.0.0.1,localhost' });
+    // The person's access token has expired: the API takes only the one the token service issued last.
+    f.vendor.accepts = (credential) => credential !== `Bearer ${first.access}` && credential === `Bearer ${s.current}`;
+    // The person's login, as `claude` and /login leave it (its access token since expired): what this test shares.
+    mkdirSync(join(f.home, '.claude'));
+    const credsFile = join(f.home, '.claude', '.credentials.json');
+    writeFileSync(credsFile, JSON.stringify({
+      claudeAiOauth: { accessToken: first.access, refreshToken: first.refresh, expiresAt: Date.now() - 60_000, scopes: ['user:inference', 'user:profile'], subscriptionType: 'max' },
+    }), { mode: 0o600 });
+    const person = () => (JSON.parse(readFileSync(credsFile, 'utf8')) as { claudeAiOauth: { accessToken: string; refreshToken: string } }).claudeAiOauth;
+
+    const a = await f.spawnChild('a', 'claude-refresh-a', 'first-task-marker-31');
+    await eventually(() => completionsFrom(f, 'lead-parent', a).length === 1, 240_000, "the first agent's completion");
+    expect(completionsFrom(f, 'lead-parent', a)[0]!.body).toContain('the first request arrived');
+    expect(s.refreshes).toEqual([first.refresh]);
+    expect(f.vendor.auth.length).toBeGreaterThan(0);
+    expect(new Set(f.vendor.auth)).toEqual(new Set([`Bearer ${s.current}`]));
+    // In the person's own file, not only in the agent's copy.
+    await eventually(() => person().accessToken === s.current, 30_000, "the refreshed token in the person's .credentials.json");
+    expect(person().refreshToken).toBe('sk-ant-ort01-rotated-1');
+
+    const seen = f.vendor.auth.length;
+    const b = await f.spawnChild('a', 'claude-refresh-b', 'first-task-marker-31');
+    await eventually(() => completionsFrom(f, 'lead-parent', b).length === 1, 240_000, "the second agent's completion");
+    expect(f.vendor.auth.length).toBeGreaterThan(seen);
+    expect(new Set(f.vendor.auth.slice(seen))).toEqual(new Set([`Bearer ${s.current}`]));
+    expect(s.refreshes).toEqual([first.refresh]);
+    expect(existsSync(join(f.layout.loginMirror(a), '.credentials.json'))).toBe(sandbox === 'auto');
   });
 });
