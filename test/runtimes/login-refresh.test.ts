@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/tmux.js';
 import { completionsFrom } from '../spawn/helpers.js';
-import { fakeTokenService } from './fake-token-service.js';
+import { fakeTokenService, unsignedJwt } from './fake-token-service.js';
 import { sendJson, startTlsStandIn } from './tls-stand-in.js';
 import { startFakeGoogle } from './fake-google.js';
 import { explain } from './suite.js';
@@ -125,5 +125,69 @@ describe('a shared Claude login refreshed during a run', { timeout: 600_000 }, (
     expect(new Set(f.vendor.auth.slice(seen))).toEqual(new Set([`Bearer ${s.current}`]));
     expect(s.refreshes).toEqual([first.refresh]);
     expect(existsSync(join(f.layout.loginMirror(a), '.credentials.json'))).toBe(sandbox === 'auto');
+  });
+});
+
+/** The claims of a ChatGPT sign-in's id token that Codex reads: plan, user, workspace account. */
+const chatgptIdToken = () => unsignedJwt({
+  email: 'person@example.com', exp: Math.floor(Date.now() / 1000) + 3600, iat: Math.floor(Date.now() / 1000),
+  'https://api.openai.com/auth': { chatgpt_plan_type: 'pro', chatgpt_account_id: 'acct-person', chatgpt_user_id: 'user-person' },
+});
+
+describe('a shared ChatGPT login (Codex) refreshed during a run', { timeout: 600_000 }, () => {
+  it.each(['dont_ask', 'default'] as const)("Codex (%s): the refreshed ChatGPT tokens land in the person's ~/.codex/auth.json and the next agent uses them", async (mode) => {
+    const t = TARGETS.codex();
+    const first = { access: 'chatgpt-access-expired', refresh: 'chatgpt-refresh-1' };
+    const s = fakeTokenService(first, (n) => ({ id_token: chatgptIdToken(), access_token: n.access, refresh_token: n.refresh }),
+      (n) => ({ access: `chatgpt-access-${n + 1}`, refresh: `chatgpt-refresh-${n + 1}` }));
+    const f = await vendorFleet({ ...t, env: (url) => ({ OPENAI_BASE_URL: `${url}/v1` }), script: 'first.yaml', definitions: { a: `permissions:\n  permission_mode: ${mode}\n` } });
+    fleet = f;
+    // OpenAI's side of a ChatGPT login, stood in for over TLS: its token service, and the
+    // account service the interactive Codex asks which backend serves the person's workspace.
+    const openai = await startTlsStandIn(f.home, ['openai.com', 'chatgpt.com'], (req, res) => {
+      if (req.host === 'auth.openai.com' && req.url === '/oauth/token') {
+        const a = s.answer(req.body);
+        return sendJson(res, a.body, a.status);
+      }
+      if (req.host === 'chatgpt.com' && req.url?.startsWith('/backend-api/wham/accounts/check')) {
+        return sendJson(res, {
+          accounts: [{ id: 'acct-person', structure: 'personal', plan_type: 'pro', workspace_backend_origin: 'https://chatgpt.com', account_routing_override: 'NO_CONSTRAINT' }],
+          account_ordering: ['acct-person'], default_account_id: 'acct-person',
+        });
+      }
+      return sendJson(res, { detail: 'Not Found' }, 404);
+    });
+    standIn = openai;
+    // The person reaches OpenAI through a proxy that inspects TLS, with its authority trusted.
+    Object.assign(f.env, { HTTPS_PROXY: openai.proxyUrl, CODEX_CA_CERTIFICATE: openai.caFile, NO_PROXY: '127.0.0.1,localhost' });
+    // The person's access token has expired: the API takes only the one the token service issued last.
+    f.vendor.accepts = (credential) => credential !== `Bearer ${first.access}` && credential === `Bearer ${s.current}`;
+    // The person's ChatGPT login, as `codex login` leaves it: what this test shares.
+    mkdirSync(join(f.home, '.codex'));
+    const authFile = join(f.home, '.codex', 'auth.json');
+    writeFileSync(authFile, JSON.stringify({
+      OPENAI_API_KEY: null,
+      tokens: { id_token: chatgptIdToken(), access_token: first.access, refresh_token: first.refresh, account_id: 'acct-person' },
+      last_refresh: new Date().toISOString(),
+    }, null, 2), { mode: 0o600 });
+    const person = () => (JSON.parse(readFileSync(authFile, 'utf8')) as { tokens: { access_token: string; refresh_token: string } }).tokens;
+
+    const a = await f.spawnChild('a', 'codex-refresh-a', 'first-task-marker-31', t.spawnArgs);
+    await eventually(() => completionsFrom(f, 'lead-parent', a).length === 1, 240_000, "the first agent's completion");
+    expect(completionsFrom(f, 'lead-parent', a)[0]!.body).toContain('the first request arrived');
+    expect(f.vendor.rejected).toBeGreaterThan(0);
+    expect(s.refreshes).toEqual([first.refresh]);
+    expect(new Set(f.vendor.auth)).toEqual(new Set([`Bearer ${s.current}`]));
+    // In the person's own file, not only in the agent's copy.
+    await eventually(() => person().access_token === s.current, 30_000, "the refreshed token in the person's auth.json");
+    expect(person().refresh_token).toBe('chatgpt-refresh-2');
+
+    const seen = f.vendor.auth.length;
+    const b = await f.spawnChild('a', 'codex-refresh-b', 'first-task-marker-31', t.spawnArgs);
+    await eventually(() => completionsFrom(f, 'lead-parent', b).length === 1, 240_000, "the second agent's completion");
+    expect(f.vendor.auth.length).toBeGreaterThan(seen);
+    expect(new Set(f.vendor.auth.slice(seen))).toEqual(new Set([`Bearer ${s.current}`]));
+    expect(s.refreshes).toEqual([first.refresh]);
+    expect(existsSync(join(f.layout.loginMirror(a), 'auth.json'))).toBe(mode === 'dont_ask');
   });
 });
