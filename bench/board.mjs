@@ -7,12 +7,17 @@
 //   finished, as a long-lived board is) and a backlog of 10,000 open tasks, against `node -e 0`
 //   in the same run (§14's `status` bar: flat with N, ≤ 1.5×).
 //   node bench/board.mjs [--sizes 10,1000,10000] [--runs 11] [--workers 20] [--tasks 400] [--only list|claims]
+//     [--buses maildir,nats] [--nats nats://host:port]
 //     [--compare /other/dist/cli/main.js,…]   (task list of other builds too, interleaved: an A/B)
+// The claims run once per bus (`fleet.bus`, given to every process as FLOTILLA_FLEET_BUS): on
+// `nats` against its own nats-server (bench/bus.mjs ownNats) unless --nats names one, so it
+// measures whatever store the board uses on that bus.
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CLI, median, percentile, round, tempProject } from './lib.mjs';
+import { busEnv, withBuses } from './buses.mjs';
 import { timeCpu } from './scale.mjs';
 
 const dist = (p) => new URL(`../dist/${p}`, import.meta.url).href;
@@ -103,6 +108,7 @@ const { existsSync } = require('node:fs');
   process.stdout.write('ready\\n');
   while (!existsSync(go)) await new Promise((r) => setTimeout(r, 2));
   const claims = [];
+  const cycles = [];
   const ids = [];
   for (;;) {
     const t0 = process.hrtime.bigint();
@@ -112,8 +118,9 @@ const { existsSync } = require('node:fs');
     claims.push(us);
     ids.push(task.id);
     await finishTask(layout, 'crowd', task.id, id, 'done', 'ok');
+    cycles.push(Number(process.hrtime.bigint() - t0) / 1000);
   }
-  process.stdout.write(JSON.stringify({ claims, ids, end: Date.now() }) + '\\n');
+  process.stdout.write(JSON.stringify({ claims, cycles, ids, end: Date.now() }) + '\\n');
 })().catch((e) => { console.error(e); process.exit(1); });
 `;
 
@@ -130,7 +137,7 @@ function collect(child) {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-async function claimsBench({ workers, tasks }) {
+async function claimsBench({ workers, tasks, bus }) {
   const { layoutFor, ensureState } = await import(dist('layout/layout.js'));
   const { addTask } = await import(dist('tasks/board.js'));
   const p = tempProject('flotilla-bench-claims-');
@@ -141,8 +148,9 @@ async function claimsBench({ workers, tasks }) {
     // The board's own first write, so its lock and folders are as any board's.
     await addTask(layout, 'crowd', { title: 'one more, added through the board' }, 'human');
     const go = join(p.dir, 'go');
+    const workerEnv = { ...process.env, ...busEnv(bus) };
     const procs = Array.from({ length: workers }, (_, i) => collect(spawn(process.execPath, ['-e', WORKER,
-      dist('layout/layout.js'), dist('fleet/registry.js'), dist('fleet/proc.js'), dist('tasks/board.js'), p.root, p.dir, `w${i}`, go], { stdio: ['ignore', 'pipe', 'pipe'] })));
+      dist('layout/layout.js'), dist('fleet/registry.js'), dist('fleet/proc.js'), dist('tasks/board.js'), p.root, p.dir, `w${i}`, go], { env: workerEnv, stdio: ['ignore', 'pipe', 'pipe'] })));
     while (!procs.every((w) => w.ready())) await sleep(10);
     const t0 = Date.now();
     writeFileSync(go, '');
@@ -150,16 +158,18 @@ async function claimsBench({ workers, tasks }) {
     const seconds = (Math.max(...outs.map((o) => o.end)) - t0) / 1000;
     const all = outs.flatMap((o) => o.ids);
     const claimUs = outs.flatMap((o) => o.claims);
+    const cycleUs = outs.flatMap((o) => o.cycles);
     const inProcess = {
       workers, tasks: tasks + 1, claimed: all.length, distinct: new Set(all).size, seconds: round(seconds, 2),
       claim_done_cycles_per_s: round(all.length / seconds), claim_p50_ms: round(percentile(claimUs, 50) / 1000, 2), claim_p99_ms: round(percentile(claimUs, 99) / 1000, 2),
+      cycle_p50_ms: round(percentile(cycleUs, 50) / 1000, 2), cycle_p99_ms: round(percentile(cycleUs, 99) / 1000, 2),
       per_worker_min_max: [Math.min(...outs.map((o) => o.ids.length)), Math.max(...outs.map((o) => o.ids.length))],
     };
 
     // The same crowd from a shell: 20 loops of `flotilla task claim --next` (a person's claims).
     const cliTasks = workers * 5;
     await populateBoard(layout, 'shell', { finished: 0, claimed: 0, open: cliTasks });
-    const env = { ...process.env, FLOTILLA_ROOT: p.root, FLOTILLA_BOARD: 'shell' };
+    const env = { ...process.env, FLOTILLA_ROOT: p.root, FLOTILLA_BOARD: 'shell', ...busEnv(bus) };
     delete env.TMUX;
     delete env.FLOTILLA_AGENT_ID;
     delete env.NODE_EXTRA_CA_CERTS;
@@ -180,10 +190,11 @@ async function claimsBench({ workers, tasks }) {
   }
 }
 
-export async function runBoardBench({ sizes = [10, 1000, 10_000], runs = 11, workers = 20, tasks = 400, only, compare } = {}) {
+export async function runBoardBench({ sizes = [10, 1000, 10_000], runs = 11, workers = 20, tasks = 400, only, compare, buses, nats } = {}) {
   const out = { load_average: (await import('node:os')).loadavg().map((x) => round(x, 1)) };
-  if (only !== 'list') out.claims = await claimsBench({ workers, tasks });
+  if (only !== 'list') out.claims = await withBuses({ buses, nats }, (bus) => claimsBench({ workers, tasks, bus }));
   if (only !== 'claims') out.task_list = await listBench({ sizes, runs, compare });
+  out.load_average_after = (await import('node:os')).loadavg().map((x) => round(x, 1));
   return out;
 }
 
@@ -200,5 +211,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     ...(arg('--tasks') ? { tasks: Number(arg('--tasks')) } : {}),
     ...(arg('--only') ? { only: arg('--only') } : {}),
     ...(arg('--compare') ? { compare: arg('--compare').split(',') } : {}),
+    ...(arg('--buses') ? { buses: arg('--buses').split(',') } : {}),
+    ...(arg('--nats') ? { nats: arg('--nats') } : {}),
   }), null, 2));
 }

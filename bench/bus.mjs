@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The fleet's bus, maildir next to nats:// (docs/design.md §18), against the built dist/:
-//   node bench/bus.mjs [--only delivery,throughput,status,slots,server] [--messages 100] [--records 5000] [--runs 7]
+//   node bench/bus.mjs [--only delivery,throughput,status,reads,slots,server] [--messages 100] [--records 5000] [--runs 7]
 // With no nats-server to name (`--nats nats://host:port`) it starts one of its own (Debian's
 // `nats-server -js`) on a free port with a temporary store. Prints one JSON document.
 //  - delivery: an idle agent (real harness in tmux, scripted model, the bus named by
@@ -14,8 +14,16 @@
 //  - status: `flotilla status` cold (median wall ms of `runs`) with N finished records: on
 //    maildir in this host's registry; on nats:// in the RECORDS bucket, published from another
 //    fleet root (another "host", b) while this host's registry is empty; `node -e 0` beside.
+//    `status --all` beside it (every finished agent printed: on nats:// every ended record of b read).
 //    Then `flotilla gc` once on the host holding them (on nats://, b's, which clears the bus
 //    too): its wall ms, how many records it removed, and `status --all`'s rows after it.
+//  - reads: what an agent's process reads of the fleet's records with N ended agents (for N =
+//    100 and --records), in process, median and p99 of `runs` × 10 calls after one warm call:
+//    the budget check before each model call (spawn/budget.ts fleetBudgetRefusal, a budget set),
+//    list_agents's rows of a tree of 5 ended agents elsewhere, and an id lookup by a unique
+//    prefix. On maildir the records are this host's (the budget's usage index, the children
+//    index, the registry's ids); on nats:// they are host b's on the bus (RecordsBus.tree,
+//    .find). Flat in N is the line (docs/design.md §18).
 //  - slots: a running slot taken and given back by one process, sequentially: on maildir the
 //    host's socket slot (fleet/slots.ts), on nats:// that and one of the fleet's KV slots
 //    (fleet/fleet-slot.ts), p50/p99 of the take, and take+release cycles/s.
@@ -183,9 +191,11 @@ async function status(bus, records, runs) {
     const shown = first.stdout.split('\n').filter((l) => /old\d{6}/.test(l)).length;
     const node = [];
     const st = [];
+    const all = [];
     for (let r = 0; r < runs; r++) {
       node.push(timeRun(process.execPath, ['-e', '0'], opts));
       st.push(timeRun(process.execPath, [CLI, 'status'], opts));
+      all.push(timeRun(process.execPath, [CLI, 'status', '--all'], opts));
     }
     // Then `flotilla gc` on the host that holds them (b on nats://, which removes them from the bus
     // too; this host on maildir), once, cold: every record has finished, so all of them go.
@@ -198,10 +208,76 @@ async function status(bus, records, runs) {
     const after = spawnSync(process.execPath, [CLI, 'status', '--all'], { ...opts, encoding: 'utf8' });
     return {
       records, where: there ? 'another host, on the bus' : "this host's registry", rows_shown: shown, status_ms: round(median(st)), node_ms: round(median(node)), ratio: round(median(st) / median(node), 2),
+      status_all_ms: round(median(all)), status_all_ratio: round(median(all) / median(node), 2),
       gc_ms: round(gcMs), gc_removed: removed.records.length, gc_removed_on_bus: removed.bus?.records?.length ?? null,
       rows_after_gc: after.stdout.split('\n').filter((l) => /old\d{6}/.test(l)).length,
     };
   } finally {
+    here.cleanup();
+    there?.cleanup();
+  }
+}
+
+/** The record reads of an agent's process against N ended agents (see the header). */
+async function reads(bus, records, runs) {
+  const [{ layoutFor, ensureState }, { busFor, closeBuses }, { defaultConfig }, { fleetBudgetRefusal }, { subtreeRecords }, { resolveAgent, listRecords }, { findInFleet }, { subtreeElsewhere }] = await Promise.all([
+    load('layout/layout.js'), load('bus/open.js'), load('config/schema.js'), load('spawn/budget.js'), load('fleet/live.js'), load('fleet/registry.js'), load('hosts/elsewhere.js'), load('spawn/far-ops.js'),
+  ]);
+  const here = tempProject('flotilla-bench-bus-rd-');
+  const there = bus === 'maildir' ? null : tempProject('flotilla-bench-bus-rdb-');
+  const saved = { ...process.env };
+  try {
+    const holder = there ?? here;
+    populate(holder.root, records);
+    // One more ended agent whose id a unique prefix names: `lead-zk`.
+    const dir = join(holder.root, 'state', 'agents');
+    const first = JSON.parse(readFileSync(join(dir, 'old000000.json'), 'utf8'));
+    writeFileSync(join(dir, 'lead-zk7q2m.json'), JSON.stringify({ ...first, id: 'lead-zk7q2m', rootId: 'lead-zk7q2m', parentId: null }, null, 2) + '\n');
+    const d = defaultConfig();
+    const config = { ...d, fleet: { ...d.fleet, bus, name: FLEET, host: 'a' }, budget: { ...d.budget, max_tokens_per_tree: 1e12 } };
+    const layout = layoutFor(here.root, here.dir);
+    ensureState(layout);
+    if (there) {
+      for (const f of readdirSync(dir)) writeFileSync(join(dir, f), JSON.stringify({ ...JSON.parse(readFileSync(join(dir, f), 'utf8')), host: 'b' }, null, 2) + '\n');
+      const layoutB = layoutFor(there.root, there.dir);
+      ensureState(layoutB);
+      const pub = busFor(layoutB, await fleetConfig(bus, 'b')).records;
+      const all = listRecords(layoutB);
+      let i = 0;
+      await Promise.all(Array.from({ length: 32 }, async () => { while (i < all.length) { const r = all[i++]; const out = await pub.publish(r); if (out !== 'published') throw new Error(`publish ${r.id}: ${out}`); } }));
+      await closeBuses();
+    }
+    process.env.FLOTILLA_FLEET_HOST = 'a';
+    const fleet = busFor(layout, config).records;
+    const root = there ? await fleet.get('old000000') : listRecords(layout).find((r) => r.id === 'old000000');
+    const calls = {
+      budget: async () => {
+        if (await fleetBudgetRefusal(layout, config, 'old000000', { unreachable: 'refuse' })) throw new Error('refused');
+      },
+      list_agents: async () => {
+        const rows = there ? await subtreeElsewhere(layout, config, root, new Set()) : subtreeRecords(layout, 'old000000');
+        if (rows.length !== 4) throw new Error(`list_agents: ${rows.length} rows, expected 4`);
+      },
+      lookup_by_prefix: async () => {
+        const found = there ? await findInFleet(fleet, 'lead-zk') : resolveAgent(layout, 'lead-zk');
+        if (found?.id !== 'lead-zk7q2m') throw new Error('lookup missed');
+      },
+    };
+    const out = { records, where: there ? 'another host, on the bus' : "this host's registry" };
+    for (const [name, call] of Object.entries(calls)) {
+      await call();
+      const ms = [];
+      for (let r = 0; r < runs * 10; r++) {
+        const t0 = performance.now();
+        await call();
+        ms.push(performance.now() - t0);
+      }
+      out[name] = { p50_ms: round(median(ms), 2), p99_ms: round(percentile(ms, 99), 2) };
+    }
+    return out;
+  } finally {
+    await closeBuses();
+    for (const k of ['FLOTILLA_FLEET_HOST']) if (saved[k] === undefined) delete process.env[k]; else process.env[k] = saved[k];
     here.cleanup();
     there?.cleanup();
   }
@@ -278,7 +354,7 @@ async function serverOps(url, count) {
 }
 
 export async function runBusBench(opts = {}) {
-  const only = new Set(opts.only ?? ['delivery', 'throughput', 'status', 'slots', 'server']);
+  const only = new Set(opts.only ?? ['delivery', 'throughput', 'status', 'reads', 'slots', 'server']);
   const server = opts.nats ? null : await ownNats();
   const nats = opts.nats ?? server.url;
   const out = { bench: 'bus', load_average: (await import('node:os')).loadavg().map((x) => round(x, 1)) };
@@ -288,6 +364,7 @@ export async function runBusBench(opts = {}) {
       if (only.has('delivery')) r.delivery = await delivery(bus, opts.messages ?? 100, opts.gapMs ?? 40);
       if (only.has('throughput')) r.throughput = await throughput(bus, opts.throughput ?? 2000);
       if (only.has('status')) r.status = await status(bus, opts.records ?? 5000, opts.runs ?? 7);
+      if (only.has('reads')) r.reads = [await reads(bus, 100, opts.runs ?? 7), await reads(bus, opts.records ?? 5000, opts.runs ?? 7)];
       if (only.has('slots')) r.slots = await slots(bus, opts.cycles ?? 200);
     }
     if (only.has('server')) out.nats.server = await serverOps(nats, opts.ops ?? 5000);

@@ -2,15 +2,30 @@
 // CLI's pre-tool hook call leaseForEdit before a file changes. Measured in one process against a
 // real fleet root and a registered, live holder (this process), as a harness or a hook process
 // would see it: the first edit of a file takes the lease (lock, read, atomic write, audit line);
-// later edits of a file the agent holds take the fast path (one read, no lock).
+// later edits of a file the agent holds take the fast path (one read, no lock). Then `lease take`
+// → `lease release` of one file, as `flotilla lease` and the lease tools call them, p50/p99 each.
+// Once per bus (bench/buses.mjs), so it measures whatever store the leases use on it:
+//   node bench/leases.mjs [--buses maildir,nats] [--nats nats://host:port]
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { busEnv, withBuses } from './buses.mjs';
 import { percentile, round, tempProject } from './lib.mjs';
 
 const dist = (p) => new URL(`../dist/${p}`, import.meta.url).href;
 
-export async function runLeaseBench({ firstTakes = 200, heldEdits = 2000, hookCalls = 2000 } = {}) {
-  const [{ layoutFor, ensureState }, { createRecord }, { processStartTime }, { leaseForEdit }, { vendorLeaseCheck }, { claude }] = await Promise.all([
+export async function runLeaseBench({ buses, nats, ...opts } = {}) {
+  const out = { load_average: (await import('node:os')).loadavg().map((x) => round(x, 1)) };
+  Object.assign(out, await withBuses({ buses, nats }, (bus) => leaseBench({ ...opts, bus })));
+  out.load_average_after = (await import('node:os')).loadavg().map((x) => round(x, 1));
+  return out;
+}
+
+async function leaseBench({ firstTakes = 200, heldEdits = 2000, hookCalls = 2000, cycles = 200, bus }) {
+  // This process is the fleet's holder: its config (the bus) is what a harness's would be.
+  const saved = { ...process.env };
+  Object.assign(process.env, busEnv(bus));
+  const [{ layoutFor, ensureState }, { createRecord }, { processStartTime }, { leaseForEdit, takeLeases, releaseLeases }, { vendorLeaseCheck }, { claude }] = await Promise.all([
     import(dist('layout/layout.js')), import(dist('fleet/registry.js')), import(dist('fleet/proc.js')),
     import(dist('leases/leases.js')), import(dist('harness/vendor/lease-check.js')), import(dist('runtimes/claude.js')),
   ]);
@@ -48,11 +63,30 @@ export async function runLeaseBench({ firstTakes = 200, heldEdits = 2000, hookCa
       const input = { file_path: files[i % 10], content: 'y\n' };
       hook.push(await time(() => vendorLeaseCheck(layout, claude, rec, { tool: 'write', input }, { cwd: project.dir }, process.env)));
     }
+    // Take → release of one more file, again and again (the other leases still held).
+    const take = [];
+    const release = [];
+    const one = file(firstTakes);
+    for (let i = 0; i < cycles; i++) {
+      take.push(await time(async () => {
+        const r = await takeLeases(layout, { targets: [one], holder: id, why: 'bench', ttlMs: null, task: 1 });
+        if (!r.ok) throw new Error(`take refused: ${JSON.stringify(r.conflict)}`);
+      }));
+      release.push(await time(() => releaseLeases(layout, id, [one], 'bench')));
+    }
     const stats = (v) => ({ p50_us: round(percentile(v, 50)), p99_us: round(percentile(v, 99)) });
-    return { first_edit_of_a_file: stats(first), edit_of_a_held_file: stats(held), vendor_hook_held_file: stats(hook), leases_held: firstTakes };
+    return {
+      first_edit_of_a_file: stats(first), edit_of_a_held_file: stats(held), vendor_hook_held_file: stats(hook), leases_held: firstTakes,
+      lease_take: stats(take), lease_release: stats(release), take_release_cycles: cycles,
+    };
   } finally {
     project.cleanup();
+    for (const k of Object.keys(busEnv(bus))) if (saved[k] === undefined) delete process.env[k]; else process.env[k] = saved[k];
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) console.log(JSON.stringify(await runLeaseBench(), null, 2));
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const args = process.argv.slice(2);
+  const arg = (flag) => { const i = args.indexOf(flag); return i === -1 ? undefined : args[i + 1]; };
+  console.log(JSON.stringify(await runLeaseBench({ ...(arg('--buses') ? { buses: arg('--buses').split(',') } : {}), ...(arg('--nats') ? { nats: arg('--nats') } : {}) }), null, 2));
+}

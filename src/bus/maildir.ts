@@ -29,6 +29,8 @@ export function maildirBus(layout: Layout): Bus {
       get: (id) => Promise.resolve(readRecord(layout, id)),
       list: () => Promise.resolve(listRecords(layout)),
       others: () => Promise.resolve([]),
+      tree: () => Promise.resolve({ live: [], ended: new Map() }),
+      find: (prefix) => Promise.resolve(listRecords(layout).filter((r) => r.id.startsWith(prefix))),
       live: () => Promise.resolve([]),
       recent: () => Promise.resolve({ records: [], more: {} }),
       beat: () => Promise.resolve(false),

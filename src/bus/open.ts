@@ -86,6 +86,8 @@ function lazyNats(layout: Layout, url: string, config: BusConfig): Bus {
       get: async (id) => (await load()).records.get(id),
       list: async (opts) => (await load()).records.list(opts),
       others: async () => (await load()).records.others(),
+      tree: async (rootId) => (await load()).records.tree(rootId),
+      find: async (prefix) => (await load()).records.find(prefix),
       live: async () => (await load()).records.live(),
       recent: async (window) => (await load()).records.recent(window),
       beat: async () => (await load()).records.beat(),

@@ -96,10 +96,22 @@ export interface RecordsBus {
    */
   list(opts?: { timeoutMs?: number }): Promise<AgentRecord[]>;
   /**
-   * The other hosts' records, from the bus only (this host's registry is not read, so the cost
-   * does not grow with this host's history). Throws when the bus cannot answer.
+   * Every other host's records, from the bus only (`status --all`): this host's registry is
+   * not read, so its own history is not read twice. Throws when the bus cannot answer.
    */
   others(): Promise<AgentRecord[]>;
+  /**
+   * One tree on the other hosts, from the bus only (list_agents, the budget check): its live
+   * records (live keys) and its ended agents' final usage as kept (nats/usage.ts), by agent id
+   * — never the fleet's ended history, so the cost grows with the tree, not with the fleet's
+   * past. An ended agent's record is then one `get`. Throws when the bus cannot answer.
+   */
+  tree(rootId: string): Promise<{ live: AgentRecord[]; ended: Map<string, { tokens: number; costUsd: number; host: string | null }> }>;
+  /**
+   * The records whose id starts with `prefix` on every host, found by the bus's key names
+   * (no other record is read). Throws when the bus cannot answer.
+   */
+  find(prefix: string): Promise<AgentRecord[]>;
   /**
    * The other hosts' live records (and the ones the fleet marked lost), from the bus only,
    * without their ended history (docs/decisions.md "Records on the bus"). Throws when the bus

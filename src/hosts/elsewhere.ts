@@ -9,7 +9,8 @@ import { selfHost } from './self.js';
 /** The fleet's records across hosts (bus/types.ts RecordsBus; the bus is handed in: bus/ imports hosts/). */
 export interface FleetRecords {
   get(id: string): Promise<AgentRecord | undefined>;
-  list(): Promise<AgentRecord[]>;
+  /** The records whose id starts with a prefix, found by key names (RecordsBus.find). */
+  find(prefix: string): Promise<AgentRecord[]>;
 }
 
 /** Agents a command names that another host runs, and that host. */
@@ -53,7 +54,8 @@ export async function agentsElsewhere(layout: Layout, config: Config, prefixes: 
 export async function findInFleet(records: FleetRecords, prefix: string): Promise<AgentRecord | undefined> {
   const exact = await records.get(prefix);
   if (exact) return exact;
-  const matches = (await records.list()).filter((r) => r.id.startsWith(prefix));
+  // By the bus's key names: no record is read but the ones that match.
+  const matches = await records.find(prefix);
   if (matches.length > 1) throw new FlotillaError(`'${prefix}' matches ${matches.length} agents across the fleet's hosts: ${matches.slice(0, 10).map((r) => r.id).join(', ')} — give more characters`, { code: 'ambiguous' });
   return matches[0];
 }

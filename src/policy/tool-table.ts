@@ -79,9 +79,10 @@ export const TOOL_TABLE = [
   { name: 'list_agents', class: 'read', group: 'fleet', mcp: true, vendor: none, claudeAliases: [], otherAliases: [] },
   { name: 'wait_for_agents', class: 'fleet', group: 'fleet', mcp: true, vendor: none, claudeAliases: [], otherAliases: [] },
   { name: 'cancel_agent', class: 'fleet', group: 'fleet', mcp: true, vendor: none, claudeAliases: [], otherAliases: [] },
+  // A lead takes its descendants' worktree branches (§12), as `flotilla merge` does. `write`: it can move the
+  // person's checked-out branch and the files there, so default mode asks first.
+  { name: 'merge_work', class: 'write', group: 'fleet', mcp: true, vendor: none, claudeAliases: [], otherAliases: [] },
   // File leases (docs/design.md §16): write and edit take them on their own; this one is for many files or the shell.
-  // A lead takes its descendants' worktree branches (§12), as `flotilla merge` does.
-  { name: 'merge_work', class: 'fleet', group: 'fleet', mcp: true, vendor: none, claudeAliases: [], otherAliases: [] },
   { name: 'lease_paths', class: 'fleet', group: 'fleet', mcp: true, vendor: none, claudeAliases: [], otherAliases: [] },
   // The task board (§15). Claude Code's agent-team tools are the same operations: a Claude-style definition listing them gets these.
   { name: 'task_create', class: 'fleet', group: 'fleet', mcp: true, vendor: none, claudeAliases: ['TaskCreate'], otherAliases: [] },

@@ -174,6 +174,10 @@ export const codex: Runtime = {
   compilePolicy: compileCodexPolicy,
   // Codex 0.169's screen for a folder whose trust_level is untrusted: option 1, highlighted, opens it restricted.
   restrictedOpen: { shows: 'Open restricted', unless: 'Trust and continue', key: 'Enter' },
+  // Codex 0.169 shows its approval prompt only once no PermissionRequest hook decided; its
+  // shortcuts pick an answer wherever the highlight is: `y` runs the call once, Esc refuses it
+  // ("No, and tell Codex what to do differently": the turn stops for the person's words).
+  paneQuestion: { shows: 'Press enter to confirm or esc to cancel', approve: 'y', deny: 'Escape' },
   // The catalogue compiled into this Codex: each model's `upgrade.model` is the dialog's offer.
   modelCatalog: {
     argv: ['debug', 'models', '--bundled'],

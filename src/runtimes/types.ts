@@ -148,6 +148,14 @@ export interface Runtime {
    */
   restrictedOpen?: { shows: string; unless: string; key: string };
   /**
+   * A CLI that asks its person in its own pane only once no permission hook decided (Codex):
+   * the hook files the question in the fleet's queue and decides nothing, and the shim answers
+   * the prompt with these keys if the queue answers first — `shows` is text only that prompt
+   * has on screen, `approve` the key that runs the call once, `deny` the key that refuses it
+   * (harness/vendor/pane-question.ts). Without it the hook waits for the queue itself.
+   */
+  paneQuestion?: { shows: string; approve: string; deny: string };
+  /**
    * The entries of a folder the CLI loads by itself whatever its flags say (Gemini's
    * `.gemini/`: hooks, tool discovery commands, policies): in a folder its person has not
    * trusted, those of the cwd and its parents are hidden from the CLI in the sandbox, and
@@ -190,4 +198,6 @@ export interface Runtime {
   transcriptPath(payload: Record<string, unknown>): string | undefined;
   /** A tool call in a pre-tool payload: canonical name, shell command if any, and the CLI's own input. */
   toolCall(payload: Record<string, unknown>): { tool: string; command?: string; input?: Record<string, unknown> } | undefined;
+  /** The call a permission hook's payload asks about, when its shape is not a pre-tool payload's (default: `toolCall`). */
+  questionCall?(payload: Record<string, unknown>): { tool: string; command?: string; input?: Record<string, unknown> } | undefined;
 }

@@ -95,14 +95,33 @@ export async function cancelThere(layout: Layout, config: Config, far: Elsewhere
   return (JSON.parse(r.stdout) as { cancelled: string[] }).cancelled;
 }
 
-/** list_agents's rows of the agent's subtree on other hosts, from the fleet's records (§18). */
+/**
+ * list_agents's rows of the agent's subtree on other hosts (§18): the tree's records on the
+ * bus (its live keys and the ended agents its kept usage names, RecordsBus.tree), and this
+ * host's children of those (the children index) — never the fleet's whole history. A bus
+ * that cannot answer shows this host's rows alone, as status does.
+ */
 export async function subtreeElsewhere(layout: Layout, config: Config, rec: AgentRecord, here: ReadonlySet<string>): Promise<AgentSummary[]> {
   const records = await fleetRecords(layout, config);
+  let tree: Awaited<ReturnType<RecordsBus['tree']>>;
+  try {
+    tree = await records.tree(rec.rootId);
+  } catch {
+    return [];
+  }
+  const ended = await Promise.all([...tree.ended.keys()].filter((id) => !tree.live.some((r) => r.id === id)).map((id) => records.get(id)));
+  const far = [...tree.live, ...ended.filter((x): x is AgentRecord => x !== undefined)];
   const out: AgentSummary[] = [];
-  // A model's call may wait for a slow bus; a silent one would hide its children.
-  for (const r of await records.list({ timeoutMs: 30_000 })) {
-    if (here.has(r.id) || r.rootId !== rec.rootId || r.id === rec.id) continue;
-    if (await descendsFrom(records, r, rec.id)) out.push({ id: r.id, name: r.name, status: r.status, depth: r.depth, turns: r.turns, lastLine: r.lastLine });
+  const seen = new Set<string>([rec.id, ...here]);
+  const { subtreeRecords } = await import('../fleet/live.js');
+  for (const r of far) {
+    if (seen.has(r.id) || !(await descendsFrom(records, r, rec.id))) continue;
+    // This host's agents below one that runs elsewhere: the children index names them.
+    for (const x of [r, ...subtreeRecords(layout, r.id)]) {
+      if (seen.has(x.id)) continue;
+      seen.add(x.id);
+      out.push({ id: x.id, name: x.name, status: x.status, depth: x.depth, turns: x.turns, lastLine: x.lastLine });
+    }
   }
   return out;
 }

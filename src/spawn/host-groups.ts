@@ -17,14 +17,17 @@ export interface HostGroup {
  * but runs nothing is shown too, and one with records but no heartbeat is lost. `localIds` are
  * this host's records, shown from its own registry. `window`: read each host's live agents
  * and only that many of the ones that ended last (the rest counted in `endedNotRead`); without it,
- * every record. Null when the bus cannot be read.
+ * every other host's record. Null when the bus cannot be read.
  */
 export async function otherHosts(bus: Pick<Bus, 'records'>, self: string, localIds: ReadonlySet<string>, window?: number): Promise<HostGroup[] | null> {
   let beats: HostBeat[];
   let all: AgentRecord[];
   let more: Record<string, number> = {};
   try {
-    const read = window === undefined ? bus.records.list().then((records) => ({ records, more: {} })) : bus.records.recent(window);
+    // Without a window (`status --all`): every other host's record, from the bus alone (this host's are the caller's).
+    const read = window === undefined
+      ? bus.records.others().then((records) => ({ records: records.sort((a, b) => byCodeUnit(a.createdAt, b.createdAt) || byCodeUnit(a.id, b.id)), more: {} }))
+      : bus.records.recent(window);
     [beats, { records: all, more }] = await Promise.all([bus.records.hosts(), read]);
   } catch {
     return null;

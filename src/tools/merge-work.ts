@@ -27,7 +27,8 @@ export function createMergeWorkTool(ops: MergeWorkOperations): Tool<z.infer<type
     name: 'merge_work',
     description: "Merge a descendant's worktree branch into the branch its worktree was made from: fast-forward when it can, a merge commit otherwise; on conflict nothing is merged and the files are listed. Example: {\"id\": \"worker-7k2m9q\"}",
     inputSchema: input,
-    klass: 'fleet',
+    // It can move the person's checked-out branch and rewrite the files there: a write, asked in default mode.
+    klass: 'write',
     inputExample: { id: 'worker-7k2m9q' },
     async execute(i) {
       const r = await ops.merge(i.id, { commit: i.commit ?? false });

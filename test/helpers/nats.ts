@@ -20,6 +20,12 @@ export interface NatsServer {
   stop(): Promise<void>;
   /** Stops the server and removes its store. */
   kill(): Promise<void>;
+  /**
+   * With `monitor`: how many messages the server has sent to clients so far (its /varz
+   * `out_msgs`), so a test can count what one read fetched — every record a read pulls is a
+   * message — without timing anything.
+   */
+  messagesSent(): Promise<number>;
 }
 
 /**
@@ -33,15 +39,18 @@ export interface NatsAuth {
   user?: { user: string; password: string };
   accounts?: Record<string, { user: string; password: string }>;
   tls?: boolean;
+  /** Serve the monitoring endpoint (/varz) on a free port of 127.0.0.1, for messagesSent(). */
+  monitor?: boolean;
 }
 
 export async function natsServer(auth: NatsAuth = {}): Promise<NatsServer> {
   const bin = requireTool('nats-server');
   const port = await freePort();
+  const monitorPort = auth.monitor ? await freePort() : undefined;
   const store = mkdtempSync(join(tmpdir(), 'flotilla-nats-'));
   const caFile = auth.tls ? throwawayCertificates(store) : undefined;
   const confFile = join(store, 'server.conf');
-  writeFileSync(confFile, serverConfig(port, join(store, 'js'), auth));
+  writeFileSync(confFile, serverConfig(port, join(store, 'js'), auth) + (monitorPort ? `http: "127.0.0.1:${monitorPort}"\n` : ''));
   let proc: ResultPromise | undefined;
   const up = async () => {
     proc = execa(bin, ['-c', confFile], { reject: false, stdout: 'ignore', stderr: 'pipe', buffer: true });
@@ -68,6 +77,11 @@ export async function natsServer(auth: NatsAuth = {}): Promise<NatsServer> {
     kill: async () => {
       await down();
       rmSync(store, { recursive: true, force: true });
+    },
+    messagesSent: async () => {
+      if (!monitorPort) throw new Error('messagesSent() needs natsServer({ monitor: true })');
+      const varz = (await (await fetch(`http://127.0.0.1:${monitorPort}/varz`)).json()) as { out_msgs: number };
+      return varz.out_msgs;
     },
   };
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { decideToolCall, type CallFacts } from '../../src/policy/decide.js';
 import type { PermissionMode } from '../../src/policy/permission-mode.js';
+import { createMergeWorkTool } from '../../src/tools/merge-work.js';
 
 const policy = { tools: ['shell', 'read'], withheld: { write: 'tools.deny' as const } };
 const facts = (over: Partial<CallFacts>): CallFacts => ({ tool: 'shell', toolClass: 'exec', policy, mode: 'default', canAsk: true, ...over });
@@ -47,5 +48,14 @@ describe('decideToolCall: deny list → tool policy → permission mode', () => 
     expect(decideToolCall(facts({ shell: plain, mode: 'dont_ask' }))).toEqual({ decision: 'allow', rule: 'dont_ask', opaque: false });
     expect(decideToolCall(facts({ shell: plain, canAsk: false }))).toMatchObject({ decision: 'deny', rule: 'no-approver' });
     expect(decideToolCall(facts({ tool: 'read', toolClass: 'read' }))).toEqual({ decision: 'allow', rule: 'default', opaque: false });
+  });
+
+  it("merge_work asks in default mode: it can move the person's checked-out branch", () => {
+    const { klass } = createMergeWorkTool({ merge: () => Promise.reject(new Error('not called')) });
+    const lead = (over: Partial<CallFacts>) => decideToolCall(facts({ tool: 'merge_work', toolClass: klass, policy: { tools: ['merge_work'], withheld: {} }, ...over }));
+    expect(lead({ mode: 'default' })).toMatchObject({ decision: 'ask', rule: 'default' });
+    expect(lead({ mode: 'default', canAsk: false })).toMatchObject({ decision: 'deny', rule: 'no-approver' });
+    expect(lead({ mode: 'accept_edits' }).decision).toBe('allow');
+    expect(lead({ mode: 'dont_ask' }).decision).toBe('allow');
   });
 });

@@ -15,9 +15,9 @@ import { TARGETS } from './targets.js';
  * refreshed login is written back by the shim"): the person's access token has expired — the
  * fake API refuses it with 401 — so the CLI refreshes it at the vendor's token service (stood
  * in for over TLS, tls-stand-in.ts); the person's own login file then holds the new tokens,
- * and the next agent's requests carry the new access token without another refresh. In
- * `dont_ask` the CLI runs in Flotilla's sandbox (the shim writes the refresh back), elsewhere
- * unwrapped (the CLI writes through the link).
+ * and the next agent's requests carry the new access token without another refresh. With
+ * `sandbox: auto` the CLI runs in Flotilla's sandbox (the shim writes the refresh back), with
+ * `none` unwrapped (the CLI writes through the link or into the person's folder).
  */
 let fleet: VendorFleet | undefined;
 let standIn: { close(): Promise<void> } | undefined;
@@ -135,12 +135,15 @@ const chatgptIdToken = () => unsignedJwt({
 });
 
 describe('a shared ChatGPT login (Codex) refreshed during a run', { timeout: 600_000 }, () => {
-  it.each(['dont_ask', 'default'] as const)("Codex (%s): the refreshed ChatGPT tokens land in the person's ~/.codex/auth.json and the next agent uses them", async (mode) => {
+  it.each(['auto', 'none'] as const)("Codex (dont_ask, sandbox %s): the refreshed ChatGPT tokens land in the person's ~/.codex/auth.json and the next agent uses them", async (sandbox) => {
     const t = TARGETS.codex();
     const first = { access: 'chatgpt-access-expired', refresh: 'chatgpt-refresh-1' };
     const s = fakeTokenService(first, (n) => ({ id_token: chatgptIdToken(), access_token: n.access, refresh_token: n.refresh }),
       (n) => ({ access: `chatgpt-access-${n + 1}`, refresh: `chatgpt-refresh-${n + 1}` }));
-    const f = await vendorFleet({ ...t, env: (url) => ({ OPENAI_BASE_URL: `${url}/v1` }), script: 'first.yaml', definitions: { a: `permissions:\n  permission_mode: ${mode}\n` } });
+    const f = await vendorFleet({
+      ...t, env: (url) => ({ OPENAI_BASE_URL: `${url}/v1` }), script: 'first.yaml', definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' },
+      ...(sandbox === 'none' ? { config: 'security:\n  sandbox: none\n' } : {}),
+    });
     fleet = f;
     // OpenAI's side of a ChatGPT login, stood in for over TLS: its token service, and the
     // account service the interactive Codex asks which backend serves the person's workspace.
@@ -188,6 +191,6 @@ describe('a shared ChatGPT login (Codex) refreshed during a run', { timeout: 600
     expect(f.vendor.auth.length).toBeGreaterThan(seen);
     expect(new Set(f.vendor.auth.slice(seen))).toEqual(new Set([`Bearer ${s.current}`]));
     expect(s.refreshes).toEqual([first.refresh]);
-    expect(existsSync(join(f.layout.loginMirror(a), 'auth.json'))).toBe(mode === 'dont_ask');
+    expect(existsSync(join(f.layout.loginMirror(a), 'auth.json'))).toBe(sandbox === 'auto');
   });
 });

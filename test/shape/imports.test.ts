@@ -4,26 +4,33 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 /**
- * Imports point one way (CONTRIBUTING.md, "The layers"; docs/architecture.md "Source map"): a folder may import
- * from its own layer or any lower one, never a higher one, and folders never form a cycle.
- * A new folder under src/ must be placed in LAYERS (and in docs/architecture.md) on purpose.
+ * Imports point one way (CONTRIBUTING.md, "The floors"; docs/architecture.md "Folder map"): each
+ * folder of src/ stands on a floor, and a folder imports only from folders on lower floors —
+ * never its own floor or a higher one. The floors are read from CONTRIBUTING.md's table, so the
+ * table a contributor reads is the rule the test applies.
  */
-const LAYERS: readonly (readonly string[])[] = [
-  ['cli'],
-  ['harness', 'watch', 'up', 'mcp', 'schedule'],
-  ['spawn', 'lifecycle', 'outputs', 'work'],
-  ['fleet', 'hosts', 'inbox', 'bus', 'tmux', 'transcript', 'tools', 'policy', 'model', 'loop', 'hooks', 'definitions', 'audit', 'secrets', 'runtimes', 'tasks', 'leases'],
-  ['config', 'layout'],
-  // Files directly in src/ (errors.ts): everyone may use them.
-  ['.'],
-];
+const repo = resolve(import.meta.dirname, '..', '..');
+const src = join(repo, 'src');
 
-/** Folders that decide without touching disk or processes (CONTRIBUTING.md, "The layers"). */
+/** Folder → floor, from the table's rows (`| 14 (top) | \`cli/\` | … |`); the files directly in src/ are floor 0, `.`. */
+export function floorsFrom(markdown: string): Map<string, number> {
+  const floors = new Map<string, number>();
+  for (const line of markdown.split('\n')) {
+    const row = /^\| (\d+)[^|]*\|([^|]*)\|/.exec(line);
+    if (!row) continue;
+    const floor = Number(row[1]);
+    const folders = [...row[2]!.matchAll(/`([a-z-]+)\/`/g)].map((m) => m[1]!);
+    if (floor === 0) floors.set('.', 0);
+    else for (const folder of folders) floors.set(folder, floor);
+  }
+  return floors;
+}
+
+const floors = floorsFrom(readFileSync(join(repo, 'CONTRIBUTING.md'), 'utf8'));
+
+/** Folders that decide without touching disk or processes (CONTRIBUTING.md, "The floors"). */
 const PURE = ['loop', 'policy'];
 const IO_MODULES = /^(node:)?(fs|fs\/promises|child_process|net|dgram|os|worker_threads|cluster|http|https|tty)$|^(execa|chokidar|pino)$/;
-
-const src = resolve(import.meta.dirname, '..', '..', 'src');
-const rank = new Map(LAYERS.flatMap((folders, i) => folders.map((f) => [f, LAYERS.length - i] as const)));
 
 interface Edge {
   from: string;
@@ -104,26 +111,18 @@ describe('import direction', () => {
     expect(edges.some((e) => e.specifier.startsWith('../../') || e.from !== e.to)).toBe(true);
   });
 
-  it('places every folder of src/ in a layer', () => {
-    const folders = [...new Set(sourceFiles(src).map(folderOf))];
-    const unplaced = folders.filter((f) => !rank.has(f));
-    // Fix: add the folder to LAYERS above and to the source map in docs/architecture.md.
-    expect(unplaced).toEqual([]);
+  it('places every folder of src/ on a floor of CONTRIBUTING.md\'s table, and only those', () => {
+    const folders = [...new Set(sourceFiles(src).map(folderOf))].sort();
+    // Fix: add a row to CONTRIBUTING.md's "The floors" and docs/architecture.md's "Folder map".
+    expect([...floors.keys()].sort()).toEqual(folders);
   });
 
-  it('CONTRIBUTING.md\'s layer table lists every folder of src/, in its layer', () => {
-    const text = readFileSync(resolve(src, '..', 'CONTRIBUTING.md'), 'utf8');
-    const rows = text.split('\n').filter((l) => /^\| \d/.test(l)).map((l) => [...l.split('|')[2]!.matchAll(/`([a-z-]+)\/`/g)].map((m) => m[1]!).sort());
-    // The last layer is the files directly in src/, named in the table by example.
-    expect(rows.slice(0, LAYERS.length - 1)).toEqual(LAYERS.slice(0, -1).map((folders) => [...folders].sort()));
-    expect(rows).toHaveLength(LAYERS.length);
-  });
-
-  it('never imports from a higher layer', () => {
-    const upward = edges
-      .filter((e) => (rank.get(e.to) ?? 0) > (rank.get(e.from) ?? 0))
-      .map((e) => `${e.file} (${e.from}) imports ${e.specifier} (${e.to})`);
-    expect(upward).toEqual([]);
+  it('imports only from lower floors, never its own or a higher one', () => {
+    const notDown = edges
+      .filter((e) => e.from !== e.to && (floors.get(e.to) ?? 0) >= (floors.get(e.from) ?? 0))
+      .map((e) => `${e.file} (floor ${floors.get(e.from)}) imports ${e.specifier} (${e.to}/, floor ${floors.get(e.to)})`);
+    // Fix: move the importing folder up a floor in CONTRIBUTING.md, or the shared code down.
+    expect(notDown).toEqual([]);
   });
 
   it('has no cycles between folders', () => {
@@ -141,6 +140,11 @@ describe('import direction', () => {
 });
 
 describe('the import checks themselves', () => {
+  it('read floors from a table row, the files in src/ as floor 0', () => {
+    const table = '| 2 (top) | `cli/`, `up/` | x |\n| 1 | `fleet/` | y |\n| 0 | files directly in `src/` | z |';
+    expect([...floorsFrom(table)]).toEqual([['cli', 2], ['up', 2], ['fleet', 1], ['.', 0]]);
+  });
+
   it('find a cycle and leave a one-way chain alone', () => {
     const edge = (from: string, to: string): Edge => ({ from, to, file: `${from}/x.ts`, specifier: `../${to}/y.js` });
     expect(cycles([edge('a', 'b'), edge('b', 'c'), edge('c', 'a'), edge('c', 'd')])).toEqual([['a', 'b', 'c']]);

@@ -6,6 +6,7 @@ import { isProcessAlive, selfProcess } from '../../fleet/proc.js';
 import { isTerminal } from '../../fleet/record-status.js';
 import type { AgentRecord } from '../../fleet/record.js';
 import type { CapsBus, ChildPlace, HostBeat, RecordsBus } from '../types.js';
+import { keepUsage, type KeptUsage } from './usage.js';
 
 /**
  * A parent's children and a tree's budget counted over every host of a `nats://` fleet (§5.2,
@@ -18,8 +19,8 @@ import type { CapsBus, ChildPlace, HostBeat, RecordsBus } from '../types.js';
  *   end), and, should that never happen (a host switched off, a SIGKILLed spawner), a
  *   spawner that finds every place held asks whether each holder still counts: its record
  *   not ended, and its host's heartbeat standing for the pid another host cannot check.
- * - `usage.<root>.<agent>` is an ended agent's final usage, created once (a second writer's
- *   create fails: never counted twice). A tree's usage is those plus every host's records.
+ * - `usage.<root>.<agent>` is an ended agent's final usage, created once (usage.ts). A tree's
+ *   usage is those plus its live records: never the fleet's ended history.
  */
 
 /** Who holds a place: the child, its host, and the spawner that took it (pid and start time). */
@@ -34,7 +35,6 @@ interface PlaceValue {
 const SPAWN_WRITE_GRACE_MS = 60_000;
 
 const childPrefix = (parentId: string): string => `child.${parentId}`;
-const usageKey = (rootId: string, agentId: string): string => `usage.${rootId}.${agentId}`;
 
 function wrongRevision(err: unknown): boolean {
   return err instanceof JetStreamApiError && (err.code === JetStreamApiCodes.StreamWrongLastSequence || err.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown);
@@ -86,13 +86,6 @@ function placeJudge(records: Pick<RecordsBus, 'get' | 'hosts'>, self: string): (
 
 export type TreeCaps = Pick<CapsBus, 'claimChild' | 'ended' | 'treeUsageElsewhere'>;
 
-/** An ended agent's final usage as kept (`usage.<root>.<agent>`), with the host it ran on. */
-interface Usage {
-  tokens: number;
-  costUsd: number;
-  host: string | null;
-}
-
 export function natsTreeCaps(
   /** One exchange with the trees bucket (the bus-unreachable refusal when it cannot answer). */
   ask: <T>(fn: (trees: KV) => Promise<T>) => Promise<T>,
@@ -142,8 +135,7 @@ export function natsTreeCaps(
 
   const ended: TreeCaps['ended'] = async (rec) => {
     await ask(async (kv) => {
-      const usage: Usage = { tokens: rec.usage.inputTokens + rec.usage.outputTokens, costUsd: rec.usage.costUsd ?? 0, host: rec.host ?? self };
-      await createOnce(kv, usageKey(rec.rootId, rec.id), JSON.stringify(usage));
+      await keepUsage(kv, rec, self);
       if (!rec.parentId) return;
       for await (const key of await kv.keys(`${childPrefix(rec.parentId)}.*`)) {
         const entry = await kv.get(key);
@@ -152,31 +144,21 @@ export function natsTreeCaps(
     });
   };
 
-  const treeUsageElsewhere: TreeCaps['treeUsageElsewhere'] = async (rootId) => {
-    const bus = await records();
-    return ask(async (kv) => {
-      const readKept = async () => {
-        const out = new Map<string, Usage>();
-        const prefix = `usage.${rootId}.`;
-        for await (const e of await kv.history({ key: `${prefix}>` })) {
-          const u = e.operation === 'PUT' ? parse<Usage>(e.value) : null;
-          if (u && u.host !== self) out.set(e.key.slice(prefix.length), u);
-        }
-        return out;
-      };
-      const [kept, recs] = await Promise.all([readKept(), bus.others()]);
-      return sumUsage(rootId, kept, recs);
+  // The tree's live records on other hosts and its ended agents' kept usage (RecordsBus.tree): flat in the fleet's history.
+  const treeUsageElsewhere: TreeCaps['treeUsageElsewhere'] = (rootId) =>
+    ask(async () => {
+      const tree = await (await records()).tree(rootId);
+      return sumUsage(tree.ended, tree.live);
     });
-  };
 
   return { claimChild, ended, treeUsageElsewhere };
 }
 
-/** Each agent of the tree once: a live record's usage is current; an ended one's is its final usage, kept or on its record. */
-function sumUsage(rootId: string, kept: Map<string, Usage>, recs: readonly AgentRecord[]): { tokens: number; costUsd: number } {
-  const each = new Map<string, Pick<Usage, 'tokens' | 'costUsd'>>(kept);
-  for (const r of recs) {
-    if (r.rootId !== rootId || (isTerminal(r.status) && each.has(r.id))) continue;
+/** Each agent of the tree once, on other hosts: a live record's usage is current; an ended one's is its final usage as kept. */
+function sumUsage(kept: ReadonlyMap<string, KeptUsage>, live: readonly AgentRecord[]): { tokens: number; costUsd: number } {
+  const each = new Map<string, Pick<KeptUsage, 'tokens' | 'costUsd'>>(kept);
+  for (const r of live) {
+    if (isTerminal(r.status) && each.has(r.id)) continue;
     each.set(r.id, { tokens: r.usage.inputTokens + r.usage.outputTokens, costUsd: r.usage.costUsd ?? 0 });
   }
   let tokens = 0;

@@ -1,3 +1,4 @@
+import type { JetStreamManager } from '@nats-io/jetstream';
 import type { KV, KvEntry } from '@nats-io/kv';
 import { parseAgentRecord } from '../../fleet/record-validate.generated.js';
 import type { AgentRecord } from '../../fleet/record.js';
@@ -25,6 +26,21 @@ export function recordsOf(values: readonly LastValue[]): AgentRecord[] {
   }
   for (const rec of ended) if (!byId.has(rec.id)) byId.set(rec.id, rec);
   return [...byId.values()];
+}
+
+/**
+ * The keys of a bucket under each pattern, from the stream's subject counts (one request,
+ * names only): an id lookup by prefix reads no record but the ones that match.
+ */
+export async function keyNames(link: { jsm: JetStreamManager }, bucket: string, patterns: readonly string[]): Promise<string[]> {
+  const stream = `KV_${bucket}`;
+  const prefix = `$KV.${bucket}.`;
+  const out: string[] = [];
+  for (const p of patterns) {
+    const info = await link.jsm.streams.info(stream, { subjects_filter: `${prefix}${p}` });
+    out.push(...Object.keys(info.state.subjects ?? {}).map((s) => s.slice(prefix.length)));
+  }
+  return out;
 }
 
 /** A record by id: its live key, else its ended key. */

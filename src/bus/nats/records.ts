@@ -14,8 +14,9 @@ import { lastValues, type LastValue } from './last-values.js';
 import { missed, reached } from '../steady.js';
 import type { Link, NatsLink } from './link.js';
 import { isWrongRevision, markLostOn, takeDoneOn } from './lost.js';
-import { moveEnded, recentKey } from './ended.js';
-import { getRecord, recentOf, recordsOf } from './record-reads.js';
+import { endedKey, moveEnded, recentKey } from './ended.js';
+import { getRecord, keyNames, recentOf, recordsOf } from './record-reads.js';
+import { keepUsage, keptUsage } from './usage.js';
 import { withTimeout } from './timeout.js';
 
 /** The live records' keys: one token, an agent id (ended ones are `ended.<id>`, nats/ended.ts). */
@@ -29,6 +30,8 @@ interface Buckets {
   hosts: KV;
   /** The fleet-wide once-markers of completions (lost.ts). */
   done: KV;
+  /** The trees bucket (caps): each ended agent's kept usage (usage.ts). */
+  trees: KV;
 }
 
 /** A host's heartbeat as it is stored (HOSTS bucket, key = host name). */
@@ -58,8 +61,10 @@ export function natsRecords(layout: Layout, names: BusNames, connection: NatsLin
     let made = ready.get(link);
     if (!made) {
       const kvm = new Kvm(link.js);
-      made = Promise.all([kvm.create(names.recordsBucket, { history: 1 }), kvm.create(names.hostsBucket, { history: 1 }), kvm.create(names.doneBucket, { history: 1 })])
-        .then(([records, hosts, done]) => ({ records, hosts, done }));
+      made = Promise.all([
+        kvm.create(names.recordsBucket, { history: 1 }), kvm.create(names.hostsBucket, { history: 1 }), kvm.create(names.doneBucket, { history: 1 }),
+        kvm.create(names.treesBucket, { history: 1 }),
+      ]).then(([records, hosts, done, trees]) => ({ records, hosts, done, trees }));
       ready.set(link, made);
       made.catch(() => ready.delete(link));
     }
@@ -78,7 +83,7 @@ export function natsRecords(layout: Layout, names: BusNames, connection: NatsLin
     try {
       const unchanged = published.get(id);
       if (!check && unchanged !== undefined && unchanged === JSON.stringify(localRecord(layout, id) ?? fallback)) return 'published';
-      const { records } = await withTimeout(buckets(), PUT_TIMEOUT_MS);
+      const { records, trees } = await withTimeout(buckets(), PUT_TIMEOUT_MS);
       for (let attempt = 0; attempt < 10; attempt++) {
         const entry = await withTimeout(records.get(id), PUT_TIMEOUT_MS);
         // The fleet ended it while this host was silent: terminal states never change (§3), and its harness ends itself (§17.8).
@@ -91,8 +96,14 @@ export function natsRecords(layout: Layout, names: BusNames, connection: NatsLin
         const data = JSON.stringify(local);
         if (published.get(id) === data && entry?.operation === (isTerminal(local.status) ? undefined : 'PUT')) return 'published';
         try {
-          // Ended here: out of the live keys, so readers of live agents never read the history (nats/ended.ts).
-          if (isTerminal(local.status)) await withTimeout((async () => moveEnded(await connection.open(), records, names.recordsBucket, entry, local, data, opts.self))(), PUT_TIMEOUT_MS);
+          // Ended here: out of the live keys, so readers of live agents never read the history (nats/ended.ts);
+          // its usage kept first, so a tree's live records plus its kept usage always count it (usage.ts).
+          if (isTerminal(local.status)) {
+            await withTimeout((async () => {
+              await keepUsage(trees, local, opts.self);
+              await moveEnded(await connection.open(), records, names.recordsBucket, entry, local, data, opts.self);
+            })(), PUT_TIMEOUT_MS);
+          }
           else if (entry && entry.operation === 'PUT') await withTimeout(records.update(id, data, entry.revision), PUT_TIMEOUT_MS);
           else if (entry) await withTimeout(records.put(id, data, { previousSeq: entry.revision }), PUT_TIMEOUT_MS);
           else await withTimeout(records.create(id, data), PUT_TIMEOUT_MS);
@@ -175,6 +186,25 @@ export function natsRecords(layout: Layout, names: BusNames, connection: NatsLin
     },
     async others() {
       return recordsOf(await withTimeout(entries(names.recordsBucket), READ_TIMEOUT_MS)).filter((r) => r.host !== opts.self);
+    },
+    async tree(rootId) {
+      return withTimeout((async () => {
+        // The live keys first: an agent that ends meanwhile had its usage kept before its live key went, so the read after finds it.
+        const live = recordsOf(await entries(names.recordsBucket, LIVE_KEYS)).filter((r) => r.host !== opts.self && r.rootId === rootId);
+        const kept = await keptUsage((await buckets()).trees, rootId);
+        for (const [id, u] of kept) if (u.host === opts.self) kept.delete(id);
+        return { live, ended: kept };
+      })(), READ_TIMEOUT_MS);
+    },
+    async find(prefix) {
+      return withTimeout((async () => {
+        const { records: kv } = await buckets();
+        const ids = (await keyNames(await connection.open(), names.recordsBucket, [LIVE_KEYS, endedKey('*')]))
+          .map((k) => (k.startsWith('ended.') ? k.slice('ended.'.length) : k))
+          .filter((id) => id.startsWith(prefix));
+        const found = await Promise.all([...new Set(ids)].map((id) => getRecord(kv, id)));
+        return found.filter((r): r is AgentRecord => r !== undefined);
+      })(), READ_TIMEOUT_MS);
     },
     async live() {
       return recordsOf(await withTimeout(entries(names.recordsBucket, LIVE_KEYS), READ_TIMEOUT_MS)).filter((r) => r.host !== opts.self);

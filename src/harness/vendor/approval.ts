@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { audit } from '../../audit/audit.js';
 import type { Config } from '../../config/schema.js';
@@ -17,27 +17,64 @@ import { updateQuietly } from './task-end.js';
  * A vendor CLI's permission question in the fleet's approval queue (docs/runtimes.md,
  * "Approvals"). The CLI runs its permission hook (Claude Code and Codex `PermissionRequest`)
  * when it would ask its person about a tool call; this hook files the question in the human
- * inbox, exactly as the harness does (§7), and waits for `flotilla approve` / `deny` or the
- * dashboard, whose answer file the harness's own proof checks (fleet/answer-proof.ts). The
- * first answer wins:
- * - the fleet's: printed as the CLI's hook decision, and the CLI runs (or refuses) the call;
- * - the pane's (Claude Code shows its own prompt while the hook runs): the call's result
- *   appears in the CLI's transcript, or the CLI stops the hook; the queued request is withdrawn;
+ * inbox, exactly as the harness does (§7), where `flotilla approve` / `deny` or the dashboard
+ * answer it, with an answer file the harness's own proof checks (fleet/answer-proof.ts). The
+ * first answer wins, and how the pane's side is reached depends on the CLI:
+ * - Claude Code shows its own prompt while the hook runs: the hook waits, prints the fleet's
+ *   answer as the CLI's decision, and withdraws the request when the pane answered first (the
+ *   call's result appears in the CLI's transcript, or the CLI stops the hook);
+ * - a CLI that shows its prompt only once no hook decided (`runtime.paneQuestion`: Codex)
+ *   gets no decision: the hook files the question and returns at once, the CLI asks in its
+ *   pane, and the shim answers that prompt with keys if the queue answers first, or withdraws
+ *   the request when the prompt went away (vendor/pane-question.ts);
  * - nobody within `agents.approval_timeout_secs`: a denial, as in the harness.
  */
 const POLL_MS = 150;
 
+/** A question the CLI asks in its own pane while it is also in the fleet's queue (vendor/pane-question.ts reads these). */
+export interface OpenQuestion {
+  requestId: string;
+  tool: string;
+  summary: string;
+  /** The request's file in the human inbox, claimed however it is settled. */
+  inboxFile?: string;
+  /** The agent's status before it asked. */
+  was: string;
+  /** When it was asked (ms since the epoch): the timeout counts from here. */
+  at: number;
+  /** The tool was approved for the agent's life (`flotilla approve --always`): not in the queue, the shim approves it. */
+  always?: boolean;
+}
+
 export async function vendorApproval(layout: Layout, config: Config, runtime: Runtime, rec: AgentRecord, payload: Record<string, unknown>): Promise<HookReply | null> {
-  const call = runtime.toolCall(payload);
+  const call = (runtime.questionCall ?? runtime.toolCall)(payload);
   if (!call) return null;
   if (alwaysApproved(layout, rec.id).includes(call.tool)) {
+    if (runtime.paneQuestion) {
+      // A CLI whose hook cannot answer (Gemini) is answered in its pane, by the shim, at once.
+      const id = newSortableId();
+      writeQuestion(layout, rec.id, { requestId: id, tool: call.tool, summary: describeCall({ id, name: call.tool, input: call.input ?? {} }), was: rec.status, at: Date.now(), always: true });
+      return null;
+    }
     audit(layout, { event: 'approval', agent: rec.id, tool: call.tool, decision: 'approved', by: 'always', via: runtime.name });
     return runtime.answerPermission(true, '');
   }
+  const q = await fileRequest(layout, runtime, rec, call);
+  if (runtime.paneQuestion) {
+    // No decision: the CLI asks in its pane, and the shim answers there if the queue is first.
+    writeQuestion(layout, rec.id, q);
+    return null;
+  }
+  const settled = await waitForAnswer(layout, config, runtime, rec.id, q.requestId, call.tool, payload);
+  await settleRequest(layout, rec.id, runtime.name, q, settled);
+  if (settled.approved === undefined) return null;
+  return runtime.answerPermission(settled.approved, settled.reason);
+}
+
+/** The request in the human inbox, the agent `waiting_approval` first: whoever reads the request finds the agent waiting. */
+async function fileRequest(layout: Layout, runtime: Runtime, rec: AgentRecord, call: { tool: string; input?: Record<string, unknown> }): Promise<OpenQuestion> {
   const id = newSortableId();
   const summary = describeCall({ id, name: call.tool, input: call.input ?? {} });
-  // Waiting before the request is visible: whoever reads the request finds the agent waiting.
-  const was = rec.status;
   updateQuietly(layout, rec.id, { status: 'waiting_approval', lastLine: toLastLine(`asks: ${summary}`) });
   const { deliver } = await import('../../inbox/deliver.js');
   const delivered = await deliver(layout, {
@@ -45,26 +82,55 @@ export async function vendorApproval(layout: Layout, config: Config, runtime: Ru
     summary: summarize(`${rec.id} asks to run ${summary}`),
     body: `Agent ${rec.id} (${runtime.title}) asks to run:\n\n    ${summary}\n\nAnswer with \`flotilla approve ${id}\` or \`flotilla deny ${id} --reason "…"\`, or in its own window.`,
   }).catch(() => undefined);
+  return { requestId: id, tool: call.tool, summary, ...(delivered ? { inboxFile: delivered.file } : {}), was: rec.status, at: Date.now() };
+}
 
-  const settled = await waitForAnswer(layout, config, runtime, rec.id, id, call.tool, payload);
-  // Audited first: whoever sees the request gone (the inbox, the dashboard) finds how it ended,
-  // even if the CLI ends this hook process right after.
+/**
+ * However a question was settled: the audit line first (whoever sees the request gone finds
+ * how it ended, even if the CLI ends this process right after), then the request leaves the
+ * human inbox — no later answer claims to count — and the agent is back at work.
+ */
+export async function settleRequest(layout: Layout, agentId: string, via: string, q: OpenQuestion, settled: Settled): Promise<void> {
   audit(layout, {
-    event: 'approval', agent: rec.id, request: id, tool: call.tool, via: runtime.name, by: settled.by,
+    event: 'approval', agent: agentId, request: q.requestId, tool: q.tool, via, by: settled.by,
     decision: settled.approved === undefined ? 'withdrawn' : settled.approved ? 'approved' : 'denied',
     ...(settled.approved === false ? { reason: settled.reason } : {}),
   });
-  rmSync(layout.approvalAnswer(id), { force: true });
-  // However it was settled, the request leaves the human inbox: no later answer claims to count.
-  if (delivered) await import('../../inbox/claim.js').then(({ claim }) => claim(layout, 'human', delivered.file)).catch(() => undefined);
-  const now = readRecord(layout, rec.id);
-  if (now && now.status === 'waiting_approval') updateQuietly(layout, rec.id, { status: was === 'idle' ? 'idle' : 'working' });
-  if (settled.approved === undefined) return null;
-  if (settled.approved && settled.always) rememberAlways(layout, rec.id, call.tool);
-  return runtime.answerPermission(settled.approved, settled.reason);
+  rmSync(layout.approvalAnswer(q.requestId), { force: true });
+  rmSync(questionFile(layout, agentId, q.requestId), { force: true });
+  if (q.inboxFile) await import('../../inbox/claim.js').then(({ claim }) => claim(layout, 'human', q.inboxFile!)).catch(() => undefined);
+  const now = readRecord(layout, agentId);
+  if (now && now.status === 'waiting_approval') updateQuietly(layout, agentId, { status: q.was === 'idle' ? 'idle' : 'working' });
+  if (settled.approved && settled.always) rememberAlways(layout, agentId, q.tool);
 }
 
-type Settled = { approved: boolean | undefined; by: string; reason: string; always?: boolean };
+/** The questions the agent's CLI asks in its pane now, oldest first. */
+export function openQuestions(layout: Layout, agentId: string): OpenQuestion[] {
+  let names: string[];
+  try { names = readdirSync(questionsDir(layout, agentId)).filter((n) => n.endsWith('.json')).sort(); } catch { return []; }
+  const out: OpenQuestion[] = [];
+  for (const n of names) {
+    try { out.push(JSON.parse(readFileSync(join(questionsDir(layout, agentId), n), 'utf8')) as OpenQuestion); } catch { /* half-written or gone */ }
+  }
+  return out;
+}
+
+function questionsDir(layout: Layout, agentId: string): string {
+  return join(layout.runtimeDir(agentId), 'questions');
+}
+
+function questionFile(layout: Layout, agentId: string, requestId: string): string {
+  return join(questionsDir(layout, agentId), `${requestId}.json`);
+}
+
+function writeQuestion(layout: Layout, agentId: string, q: OpenQuestion): void {
+  mkdirSync(questionsDir(layout, agentId), { recursive: true, mode: 0o700 });
+  const file = questionFile(layout, agentId, q.requestId);
+  writeFileSync(`${file}.tmp`, JSON.stringify(q), { mode: 0o600 });
+  renameSync(`${file}.tmp`, file);
+}
+
+export type Settled = { approved: boolean | undefined; by: string; reason: string; always?: boolean };
 
 async function waitForAnswer(layout: Layout, config: Config, runtime: Runtime, agentId: string, requestId: string, tool: string, payload: Record<string, unknown>): Promise<Settled> {
   const answerFile = layout.approvalAnswer(requestId);

@@ -18,6 +18,8 @@ export interface Typist {
   submit(text: string): Promise<void>;
   /** A key as a person presses it (Escape stops the CLI's turn). */
   key(name: string): Promise<void>;
+  /** What the pane shows now (its visible screen). */
+  screen(): Promise<string>;
 }
 
 export interface IdleDeps {

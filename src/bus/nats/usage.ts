@@ -1,0 +1,49 @@
+import type { KV } from '@nats-io/kv';
+import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
+import type { AgentRecord } from '../../fleet/record.js';
+
+/**
+ * An ended agent's final usage kept in the fleet's trees bucket (§11, §18): the key
+ * `usage.<root>.<agent>`, created once (a second writer's create fails: never counted twice).
+ * Kept before the record leaves the live keys (records.ts), so a tree's agents are its live
+ * records plus these keys: the budget check and list_agents read one tree, never the
+ * fleet's whole history. `flotilla gc` removes a tree's keys once no record of it is left.
+ */
+
+/** An ended agent's final usage as kept, with the host it ran on. */
+export interface KeptUsage {
+  tokens: number;
+  costUsd: number;
+  host: string | null;
+}
+
+export const usageKey = (rootId: string, agentId: string): string => `usage.${rootId}.${agentId}`;
+
+/** Keeps `rec`'s final usage once; a key already there (another writer's) stays as it is. */
+export async function keepUsage(kv: KV, rec: Pick<AgentRecord, 'id' | 'rootId' | 'usage' | 'host'>, self: string): Promise<void> {
+  const usage: KeptUsage = { tokens: rec.usage.inputTokens + rec.usage.outputTokens, costUsd: rec.usage.costUsd ?? 0, host: rec.host ?? self };
+  try {
+    await kv.create(usageKey(rec.rootId, rec.id), JSON.stringify(usage));
+  } catch (err) {
+    const taken = err instanceof JetStreamApiError && (err.code === JetStreamApiCodes.StreamWrongLastSequence || err.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown);
+    if (!taken) throw err;
+  }
+}
+
+/** The usage kept for one tree's ended agents, by agent id: one message per ended agent of that tree. */
+export async function keptUsage(kv: KV, rootId: string): Promise<Map<string, KeptUsage>> {
+  const out = new Map<string, KeptUsage>();
+  const prefix = `usage.${rootId}.`;
+  for await (const e of await kv.history({ key: `${prefix}>` })) {
+    if (e.operation !== 'PUT') {
+      out.delete(e.key.slice(prefix.length));
+      continue;
+    }
+    try {
+      out.set(e.key.slice(prefix.length), JSON.parse(new TextDecoder().decode(e.value)) as KeptUsage);
+    } catch {
+      // Not a usage value: not counted.
+    }
+  }
+  return out;
+}

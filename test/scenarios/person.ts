@@ -1,0 +1,74 @@
+import { execa } from 'execa';
+import { CLI } from '../helpers/cli.js';
+import type { World } from './world.js';
+
+/** What the person did and saw at one moment of the day, for docs/tour.md. */
+export interface TourEntry {
+  step: string;
+  /** What the person typed or ran. */
+  did?: string;
+  /** What they saw: a pane's text or a command's output. */
+  saw?: string;
+}
+
+/**
+ * The person at the keyboard: types into panes, runs `flotilla` commands from their own
+ * shell (no agent among its ancestors, their environment), and looks at panes. Everything
+ * they do and see is kept in `tour` for docs/tour.md.
+ */
+export class Person {
+  readonly tour: TourEntry[] = [];
+  private step = '';
+
+  constructor(private readonly world: World) {}
+
+  /** Marks the start of a step of the day in the tour. */
+  begins(step: string): void {
+    this.step = step;
+  }
+
+  /** Types a line into a pane and presses Enter. */
+  async type(pane: string, line: string): Promise<void> {
+    await this.world.tmux.tmux('send-keys', '-t', pane, '-l', line);
+    await this.world.tmux.tmux('send-keys', '-t', pane, 'Enter');
+    this.tour.push({ step: this.step, did: line });
+  }
+
+  /** Presses keys (tmux key names) in a pane, as on a keyboard. */
+  async press(pane: string, ...keys: string[]): Promise<void> {
+    await this.world.tmux.tmux('send-keys', '-t', pane, ...keys);
+    this.tour.push({ step: this.step, did: `(keys in ${pane}: ${keys.join(' ')})` });
+  }
+
+  /** Waits until the pane shows `pattern`; returns what it shows. */
+  async sees(pane: string, pattern: RegExp, note = true): Promise<string> {
+    const screen = await this.world.tmux.waitFor(pane, pattern, 120_000);
+    if (note) this.tour.push({ step: this.step, saw: tidy(screen) });
+    return screen;
+  }
+
+  /** What a pane shows now. */
+  looks(pane: string): Promise<string> {
+    return this.world.tmux.capture(pane);
+  }
+
+  /** Runs `flotilla <args>` in the project, as the person; never throws on a non-zero exit. */
+  async flotilla(args: string[], opts: { quiet?: boolean } = {}): Promise<{ exitCode: number; stdout: string; stderr: string }> {
+    const r = await execa(process.execPath, [CLI, ...args], { cwd: this.world.project, env: this.world.env, extendEnv: false, reject: false, stdin: 'ignore' });
+    const out = { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) };
+    if (!opts.quiet) this.tour.push({ step: this.step, did: `flotilla ${args.join(' ')}`, saw: [out.stdout, out.stderr].filter(Boolean).join('\n') });
+    return out;
+  }
+
+  /** Runs git in the project, as the person. */
+  async git(...args: string[]): Promise<string> {
+    const r = await execa('git', args, { cwd: this.world.project, env: this.world.env, extendEnv: false });
+    this.tour.push({ step: this.step, did: `git ${args.join(' ')}`, saw: String(r.stdout) });
+    return String(r.stdout);
+  }
+}
+
+/** A screen without its trailing blank lines. */
+function tidy(screen: string): string {
+  return screen.replace(/\s+$/, '');
+}
