@@ -81,6 +81,8 @@ export interface Layout {
   treeSpawns(rootId: string): string;
   /** Per-request handoff sockets and revoke markers of secret requests (§11); mode 0700. */
   readonly secretsDir: string;
+  /** A sandboxed vendor CLI's copy of the person's shared login, kept in step with it (harness/vendor/login-mirror.ts). */
+  loginMirror(agentId: string): string;
   /** The Unix socket a harness listens on for the answer to one secret request. */
   secretSocket(requestId: string): string;
   /** An empty file `flotilla deny` leaves to revoke a live grant. */
@@ -208,6 +210,7 @@ export function layoutFor(root: string, project = dirname(resolve(root))): Layou
     stopHookMarker: (agentId) => join(state, 'hooks', `${agentId}.stop`),
     treeSpawns: (rootId) => join(state, 'slots', `${TREE_SPAWNS_PREFIX}${rootId}`),
     secretsDir: join(state, 'secrets'),
+    loginMirror: (agentId) => join(state, 'secrets', 'logins', agentId),
     secretSocket: (requestId) => join(state, 'secrets', `${requestId}.sock`),
     secretRevoke: (requestId) => join(state, 'secrets', `${requestId}.revoke`),
     doorsDir: join(state, 'doors'),

@@ -1,4 +1,5 @@
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { loginFile } from './login.js';
 import { canonicalOfVendorTool, MCP_FLEET_TOOLS, TOOL_TABLE, vendorPrimaryNames, vendorToolNames } from '../policy/tool-table.js';
 import { CLAUDE_HOOK_EVENTS, claudeStyleHooks, hookSettings, permissionHookTimeout } from './hook-protocol.js';
 import { claudeSessionId, claudeSessionTurns } from './claude-session.js';
@@ -102,8 +103,9 @@ export const claude: Runtime = {
         CLAUDE_CODE_MAX_RETRIES: input.env.CLAUDE_CODE_MAX_RETRIES?.trim() || String(input.maxRetries),
         // A shared login by reference: Claude keeps its login ("secure storage": the credentials
         // file, or the keychain on macOS) in this folder instead of CLAUDE_CONFIG_DIR; empty
-        // means the default ~/.claude and the default keychain entry. A refresh lands there too.
-        ...(input.loginFile ? { CLAUDE_SECURESTORAGE_CONFIG_DIR: input.env.CLAUDE_CONFIG_DIR?.trim() ?? '' } : {}),
+        // means the default ~/.claude and the default keychain entry. A refresh lands there too
+        // (in the sandbox, in the shim's copy's folder, which the shim writes back).
+        ...(input.loginFile ? { CLAUDE_SECURESTORAGE_CONFIG_DIR: input.loginFile === loginFile('claude', input.env) ? input.env.CLAUDE_CONFIG_DIR?.trim() ?? '' : dirname(input.loginFile) } : {}),
       },
       files: [
         { path: 'settings.json', content: JSON.stringify(settings, null, 2) },

@@ -50,7 +50,11 @@ export interface LaunchInput {
   /** `--model` passed through when the definition or spawn named one. */
   model?: string | undefined;
   env: NodeJS.ProcessEnv;
-  /** The person's own login file, used by reference (`runtimes.<name>.login: shared` and no key in env). */
+  /**
+   * The person's own login file, used by reference (`runtimes.<name>.login: shared` and no key
+   * in env) — or, for a CLI in Flotilla's sandbox, the shim's copy of it kept in step with it
+   * (harness/vendor/login-mirror.ts), in a folder of its own the CLI may write.
+   */
   loginFile?: string | undefined;
   /** How often a failed model request is retried (the fleet's `models.max_retries`), where the CLI lets us say. */
   maxRetries: number;

@@ -1,21 +1,17 @@
-import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { createServer as createHttpServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo, Socket } from 'node:net';
-import { join } from 'node:path';
-import { requireTool } from '../helpers/requires.js';
+import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { FakeTokenService } from './fake-token-service.js';
 import type { FakeVendor } from './fake-vendor.js';
+import { sendJson as json, startTlsStandIn } from './tls-stand-in.js';
 
 /**
  * Google's side of a person's Gemini CLI login, on 127.0.0.1, for the shared-login test: with
  * a Google login (`oauth-personal`) Gemini CLI checks its token at oauth2.googleapis.com and
  * talks to the Code Assist API at cloudcode-pa.googleapis.com, both over TLS. The test reaches
- * them as a person behind a company proxy would: `HTTPS_PROXY` names this proxy, which answers
- * CONNECT for *.googleapis.com itself with a certificate from a throwaway authority (made here
- * with openssl, in the test's temp folder) that `NODE_EXTRA_CA_CERTS` makes the CLI trust.
+ * them as a person behind a company proxy would (tls-stand-in.ts: `HTTPS_PROXY`, and
+ * `NODE_EXTRA_CA_CERTS` to trust the stand-in's authority).
  * Code Assist's model calls are unwrapped and passed to the fake Gemini API (`vendor`), which
- * replays the script and records the bearer token; its answers are wrapped back.
+ * replays the script and records the bearer token; its answers are wrapped back. With
+ * `tokens`, Google's token endpoint (oauth2.googleapis.com/token) answers refresh grants.
  */
 export interface FakeGoogle {
   /** `http://127.0.0.1:<port>`, for HTTPS_PROXY. */
@@ -27,34 +23,21 @@ export interface FakeGoogle {
   close(): Promise<void>;
 }
 
-function makeCertificates(dir: string): { caFile: string; key: Buffer; cert: Buffer } {
-  const f = (n: string) => join(dir, n);
-  const bin = requireTool('openssl');
-  const openssl = (...args: string[]) => execFileSync(bin, args, { stdio: 'pipe' });
-  openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', f('ca.key'), '-out', f('ca.pem'), '-days', '2', '-subj', '/CN=flotilla test authority');
-  openssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', f('leaf.key'), '-out', f('leaf.csr'), '-subj', '/CN=googleapis.com');
-  writeFileSync(f('leaf.ext'), 'subjectAltName=DNS:*.googleapis.com,DNS:googleapis.com\n');
-  openssl('x509', '-req', '-in', f('leaf.csr'), '-CA', f('ca.pem'), '-CAkey', f('ca.key'), '-CAcreateserial', '-out', f('leaf.pem'), '-days', '2', '-extfile', f('leaf.ext'));
-  return { caFile: f('ca.pem'), key: readFileSync(f('leaf.key')), cert: readFileSync(f('leaf.pem')) };
-}
-
-const json = (res: ServerResponse, body: unknown, status = 200) => {
-  res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify(body));
-};
-
-export async function startFakeGoogle(vendor: FakeVendor, dir: string, account = 'person@example.com'): Promise<FakeGoogle> {
-  const { caFile, key, cert } = makeCertificates(dir);
+export async function startFakeGoogle(vendor: FakeVendor, dir: string, opts: { account?: string; tokens?: FakeTokenService } = {}): Promise<FakeGoogle> {
+  const account = opts.account ?? 'person@example.com';
   const requests: FakeGoogle['requests'] = [];
 
-  async function google(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const raw = Buffer.concat(chunks).toString('utf8');
-    const host = req.headers.host ?? '';
+  async function google(req: IncomingMessage & { host: string; body: string }, res: ServerResponse): Promise<void> {
+    const raw = req.body;
+    const host = req.host;
     const url = req.url ?? '/';
     const auth = String(req.headers.authorization ?? '');
     requests.push({ url: `${host}${url}`, auth, body: raw });
+    // A refresh grant, with a token service to answer it (login-refresh.test.ts).
+    if (host.startsWith('oauth2.googleapis.com') && url.startsWith('/token') && !url.startsWith('/tokeninfo') && opts.tokens) {
+      const a = opts.tokens.answer(raw);
+      return json(res, a.body, a.status);
+    }
     if (host.startsWith('oauth2.googleapis.com') && url.startsWith('/tokeninfo')) {
       return json(res, { aud: 'gemini-cli', azp: 'gemini-cli', email: account, expires_in: 3500, scope: 'https://www.googleapis.com/auth/cloud-platform https://www.googleapis.com/auth/userinfo.email' });
     }
@@ -105,32 +88,6 @@ export async function startFakeGoogle(vendor: FakeVendor, dir: string, account =
     });
   }
 
-  const tls = createHttpsServer({ key, cert }, (req, res) => {
-    void google(req, res).catch((err: unknown) => { if (!res.headersSent) json(res, { error: { code: 500, message: String(err) } }, 500); else res.end(); });
-  });
-  const proxy = createHttpServer((_req, res) => json(res, { error: 'this proxy only answers CONNECT' }, 405));
-  const sockets = new Set<Socket>();
-  proxy.on('connect', (req: IncomingMessage, socket: Socket, head: Buffer) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-    if (!/\.?googleapis\.com:443$/.test(req.url ?? '')) {
-      socket.end('HTTP/1.1 403 Forbidden\r\n\r\n');
-      return;
-    }
-    socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-    if (head.length) socket.unshift(head);
-    tls.emit('connection', socket);
-  });
-  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
-  return {
-    proxyUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
-    caFile,
-    requests,
-    close: () => new Promise<void>((r) => {
-      for (const s of sockets) s.destroy();
-      tls.close();
-      proxy.closeAllConnections();
-      proxy.close(() => r());
-    }),
-  };
+  const standIn = await startTlsStandIn(dir, ['googleapis.com'], google);
+  return { ...standIn, requests };
 }

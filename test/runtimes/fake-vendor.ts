@@ -37,6 +37,11 @@ export interface FakeVendor {
    */
   reject: 401 | 403 | null;
   rejected: number;
+  /**
+   * While set, a request whose credential (as in `auth`) this refuses is answered 401 like
+   * `reject` — the vendor refusing an expired token — and counted in `rejected`.
+   */
+  accepts?: ((credential: string) => boolean) | undefined;
   /** The text of every user turn and tool result the model was shown, across all requests. */
   seen(): string;
   close(): Promise<void>;
@@ -62,10 +67,13 @@ export async function startFakeVendor(wire: Wire, scriptFile: string, naming: To
     const raw = Buffer.concat(chunks).toString('utf8');
     const body = raw ? (JSON.parse(raw) as Record<string, unknown>) : {};
     const adapter = ADAPTERS[wire];
-    if (self.reject) {
+    const h = req.headers;
+    const credential = String(h.authorization ?? h['x-api-key'] ?? h['x-goog-api-key'] ?? '');
+    const refusal = self.reject ?? (self.accepts && !self.accepts(credential) ? 401 : null);
+    if (refusal) {
       self.rejected++;
-      res.writeHead(self.reject, { 'content-type': 'application/json' });
-      res.end(REJECTIONS[wire](self.reject));
+      res.writeHead(refusal, { 'content-type': 'application/json' });
+      res.end(REJECTIONS[wire](refusal));
       return;
     }
     // FAKE_VENDOR_LOG=<file>: every request, for working out what a new CLI version sends.
@@ -86,8 +94,7 @@ export async function startFakeVendor(wire: Wire, scriptFile: string, naming: To
     promptTimes.push(performance.now());
     bodies.push(body);
     tools.push(adapter.toolNames(body));
-    const h = req.headers;
-    auth.push(String(h.authorization ?? h['x-api-key'] ?? h['x-goog-api-key'] ?? ''));
+    auth.push(credential);
     const result = await model.doStream({ prompt, tools: [] } as never);
     const parts: LanguageModelV3StreamPart[] = [];
     const reader = result.stream.getReader();

@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, mkdirSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/tmux.js';
@@ -11,7 +11,9 @@ import { TARGETS } from './targets.js';
 /**
  * The person's own login, by reference (docs/runtimes.md, "Logins"): with no key in the
  * environment, an agent's CLI authenticates with the login file in the person's HOME — the
- * fake server sees that login's bearer token — and nothing is copied into the fleet root.
+ * fake server sees that login's bearer token. These agents run in Flotilla's sandbox, where
+ * the CLI uses the shim's copy of that file, hidden from every other agent and kept in step
+ * with it (login-mirror.ts; a refresh: login-refresh.test.ts).
  */
 let fleet: VendorFleet | undefined;
 let closing: (() => Promise<void>) | undefined;
@@ -30,7 +32,7 @@ function filesUnder(dir: string, prefix = ''): string[] {
 }
 
 describe('runtimes.<name>.login: shared (the default)', { timeout: 600_000 }, () => {
-  it("Claude Code uses the person's ~/.claude/.credentials.json in place: the server sees its token, no copy in the fleet root", async () => {
+  it("Claude Code uses the person's ~/.claude/.credentials.json: the server sees its token; in the sandbox, through the shim's hidden copy", async () => {
     const t = TARGETS.claude();
     const f = await vendorFleet({ ...t, env: (url) => ({ ANTHROPIC_BASE_URL: url }), script: 'first.yaml', definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' } });
     fleet = f;
@@ -44,10 +46,12 @@ describe('runtimes.<name>.login: shared (the default)', { timeout: 600_000 }, ()
     await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 240_000, 'the completion');
     expect(f.vendor.auth.length).toBeGreaterThan(0);
     expect(new Set(f.vendor.auth)).toEqual(new Set([`Bearer ${token}`]));
-    expect(filesUnder(f.layout.root).filter((p) => p.endsWith('.credentials.json'))).toEqual([]);
+    // In the sandbox Claude writes its login in a folder of its own: the shim's copy, hidden from every other agent (login-mirror.ts).
+    expect(filesUnder(f.layout.root).filter((p) => p.endsWith('.credentials.json'))).toEqual(['state/secrets/logins/claude-shared/.credentials.json']);
+    expect(readFileSync(join(f.layout.loginMirror(id), '.credentials.json'), 'utf8')).toBe(readFileSync(join(f.home, '.claude', '.credentials.json'), 'utf8'));
   });
 
-  it("Codex uses the person's ~/.codex/auth.json through a link: the server sees its key, the fleet root holds only the link", async () => {
+  it("Codex uses the person's ~/.codex/auth.json through a link: the server sees its key; in the sandbox the link leads to the shim's hidden copy", async () => {
     const t = TARGETS.codex();
     const f = await vendorFleet({ ...t, env: (url) => ({ OPENAI_BASE_URL: `${url}/v1` }), script: 'first.yaml', definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' } });
     fleet = f;
@@ -59,9 +63,11 @@ describe('runtimes.<name>.login: shared (the default)', { timeout: 600_000 }, ()
     const id = await f.spawnChild('a', 'codex-shared', 'first-task-marker-31', t.spawnArgs);
     await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 240_000, 'the completion');
     expect(new Set(f.vendor.auth)).toEqual(new Set([`Bearer ${key}`]));
+    // In the sandbox the link leads to the shim's copy of the person's file, kept in step with it (login-mirror.ts).
     const link = join(f.layout.runtimeDir(id), 'auth.json');
     expect(lstatSync(link).isSymbolicLink()).toBe(true);
-    expect(readlinkSync(link)).toBe(authFile);
+    expect(readlinkSync(link)).toBe(join(f.layout.loginMirror(id), 'auth.json'));
+    expect(readFileSync(link, 'utf8')).toBe(readFileSync(authFile, 'utf8'));
   });
 
   it("Gemini CLI uses the person's ~/.gemini/oauth_creds.json through a link and their selected auth type: Google's side sees its token", async () => {
@@ -94,7 +100,8 @@ describe('runtimes.<name>.login: shared (the default)', { timeout: 600_000 }, ()
     expect(new Set(google.requests.map((r) => r.auth))).toEqual(new Set([`Bearer ${token}`]));
     const link = join(f.layout.runtimeDir(id), '.gemini', 'oauth_creds.json');
     expect(lstatSync(link).isSymbolicLink()).toBe(true);
-    expect(readlinkSync(link)).toBe(credsFile);
-    expect(filesUnder(f.layout.root).filter((p) => p.endsWith('oauth_creds.json'))).toEqual(['state/runtimes/gemini-shared/.gemini/oauth_creds.json']);
+    expect(readlinkSync(link)).toBe(join(f.layout.loginMirror(id), 'oauth_creds.json'));
+    expect(readFileSync(link, 'utf8')).toBe(readFileSync(credsFile, 'utf8'));
+    expect(filesUnder(f.layout.root).filter((p) => p.endsWith('oauth_creds.json')).sort()).toEqual(['state/runtimes/gemini-shared/.gemini/oauth_creds.json', 'state/secrets/logins/gemini-shared/oauth_creds.json']);
   });
 });

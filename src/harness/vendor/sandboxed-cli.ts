@@ -78,6 +78,8 @@ export async function containCli(opts: {
   cliEnv: NodeJS.ProcessEnv; configDir: string; bin: string; argv: readonly string[];
   /** An untrusted folder's own CLI settings, hidden from the CLI (folder-trust.ts). */
   folderSettings?: readonly string[];
+  /** The shim's copy of the person's shared login, in a folder of its own (login-mirror.ts): the one writable spot among the secrets. */
+  loginDir?: string | undefined;
 }): Promise<ContainedCli> {
   const { layout, config, rec } = opts;
   const writable = [rec.cwd, opts.configDir];
@@ -100,7 +102,7 @@ export async function containCli(opts: {
   // Root's own id would keep Codex's nested bubblewrap from mapping its user (SandboxSpec.id).
   const id = nestsOwnSandbox(opts.runtime, rec.permissionMode) && process.geteuid?.() === 0 ? NESTING_ID : undefined;
   const spec: SandboxSpec = {
-    writable, readOnly: [...readOnly, ...creds.own], visible: [home], network: true, bwrap: opts.bwrap, userNamespace: bubblewrapUserNamespace(opts.bwrap), id, direct: true,
+    writable: [...writable, ...(opts.loginDir ? [opts.loginDir] : [])], readOnly: [...readOnly, ...creds.own], visible: [home], network: true, bwrap: opts.bwrap, userNamespace: bubblewrapUserNamespace(opts.bwrap), id, direct: true,
     hidden: [layout.doorsDir, layout.secretsDir, ...creds.hidden, ...(opts.folderSettings ?? [])], sockets: [door],
   };
   const needed = [...writable, home, PACKAGE_ROOT, ...installed];

@@ -21,6 +21,7 @@ import { findRuntimeBinary } from '../../runtimes/binary.js';
 import { planLogin } from '../../runtimes/login.js';
 import { adoptUnread } from '../../inbox/adopt.js';
 import { carrySession } from './inherited.js';
+import { mirrorLogin, type LoginMirror } from './login-mirror.js';
 import { tendIdleCli, type Typist } from './idle.js';
 import { vendorCliEnvironment } from './cli-env.js';
 import { cliSandbox, containCli, startContained, type StartedCli } from './sandboxed-cli.js';
@@ -164,6 +165,16 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
     await finishOnce('failed', why);
     return 1;
   }
+  // In the sandbox the CLI refreshes its shared login in a copy the shim writes back (login-mirror.ts).
+  let mirror: LoginMirror | undefined;
+  try {
+    mirror = bwrap && login.file && existsSync(login.file) ? mirrorLogin(login.file, layout.loginMirror(rec.id), log) : undefined;
+  } catch (err) {
+    const why = `cannot share the login ${login.file ?? ''} with the sandboxed CLI: ${(err as Error).message}`;
+    process.stderr.write(`flotilla: ${why}\n`);
+    await finishOnce('failed', why);
+    return 1;
+  }
   const launch = runtime.launch({
     id: rec.id, cwd: rec.cwd, trusted, configDir, prompt: runtime.promptAfterMcp ? '' : prompt,
     mcp: { command: process.execPath, args: [...cli.slice(1), 'mcp'], ...(bwrap || viaDoor ? { env: doorEnv } : {}) },
@@ -172,7 +183,7 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
     modelUpgrades: catalog.upgrades,
     modelCatalogFile: catalog.file,
     env,
-    loginFile: login.file,
+    loginFile: mirror?.file ?? login.file,
     maxRetries: config.models.max_retries,
     approvalTimeoutSecs: config.agents.approval_timeout_secs,
     resume,
@@ -217,13 +228,14 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
 
   const early = ending as Ending | null; // set by a signal during the awaits above
   if (early) {
+    mirror?.close();
     await finishOnce(early.status, early.reason);
     return 1;
   }
   let exited: StartedCli['exited'];
   try {
     if (bwrap) {
-      const cli = await containCli({ layout, config, rec, bwrap, runtime: runtime.name, shimEnv: env, cliEnv: childEnv, configDir, bin, argv: launch.argv, folderSettings });
+      const cli = await containCli({ layout, config, rec, bwrap, runtime: runtime.name, shimEnv: env, cliEnv: childEnv, configDir, bin, argv: launch.argv, folderSettings, loginDir: mirror?.dir });
       traceMark('shim: sandbox planned, door open');
       ({ exited } = await startContained(cli, rec.cwd, (c) => {
         child = c;
@@ -239,6 +251,7 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
       });
     }
   } catch (err) {
+    mirror?.close();
     await finishOnce('failed', `could not start ${runtime.title}: ${(err as Error).message}`);
     return 1;
   }
@@ -282,6 +295,7 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
   });
 
   const { code, signal } = await exited;
+  mirror?.close();
   session.close();
   limits.close();
   await questions?.close();
