@@ -14,7 +14,7 @@
 // (default 10), BENCH_RUNTIME_ONLY=claude,codex (default all three), BENCH_RUNTIME_WORKING=0 (skip
 // the working-mail figure, the slowest).
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -171,10 +171,18 @@ async function bareStart(r: Bench, bin: string, project: string, base: Record<st
   }
 }
 
+function save(results: Record<string, unknown>): void {
+  (results.machine as Record<string, unknown>).load_after = loadavg().map(tenth);
+  writeFileSync(new URL('./results/runtimes.json', import.meta.url), JSON.stringify(results, null, 2) + '\n');
+}
+
 it('vendor runtime figures', async () => {
   const results: Record<string, unknown> = { machine: { cpus: cpus().length, node: process.version, load_before: loadavg().map(tenth) } };
   mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
-  const traces = mkdtempSync(join(fileURLToPath(new URL('./results/', import.meta.url)), 'trace-'));
+  // Each spawn's marks, kept for a closer look (bench/results is not committed).
+  const traces = fileURLToPath(new URL('./results/traces/', import.meta.url));
+  rmSync(traces, { recursive: true, force: true });
+  mkdirSync(traces, { recursive: true });
   for (const r of RUNTIMES) {
     const bin = pinnedRuntimeBinary(r.runtime.name);
     const open = (script: string): Promise<VendorFleet> => vendorFleet({ runtime: r.runtime, wire: r.wire, script, bin, definitions: { a: DONT_ASK }, env: r.env });
@@ -252,9 +260,9 @@ it('vendor runtime figures', async () => {
       ...(WORKING ? { mail_into_working_cli_ms: { ...figure(workingMail), note: "mail sent while a shell command ran; the command's end → the model call carrying it (the task's answer call and the turn-end hook between)" } } : {}),
       rss_mb: { shim: mb(shimRss), shim_private: mb(shimAnon), shim_pss: mb(shimPss), cli: mb(cliRss), shim_and_everything_below: mb(treeRss) },
     };
+    // Written after each runtime: a long run cut short keeps what it measured.
+    save(results);
   }
-  rmSync(traces, { recursive: true, force: true });
-  (results.machine as Record<string, unknown>).load_after = loadavg().map(tenth);
-  writeFileSync(new URL('./results/runtimes.json', import.meta.url), JSON.stringify(results, null, 2) + '\n');
+  save(results);
   console.log(JSON.stringify(results));
 }, 3_600_000);

@@ -15,8 +15,8 @@ const TITLES = { claude: 'Claude Code', codex: 'Codex', gemini: 'Gemini CLI' };
 const pp = (f) => (f && Number.isFinite(f.p50) ? `${f.p50.toLocaleString('en')} / ${f.p95.toLocaleString('en')}` : '—');
 
 /**
- * The runtime figures as Markdown, ready for docs/benchmarks.md: what §14 asks of each
- * runtime (the fleet's start against the bare CLI's, mail to an idle CLI, the shim's memory),
+ * The runtime figures as Markdown, ready for docs/benchmarks.md: for each runtime the fleet's
+ * start against the bare CLI's, mail to an idle CLI and the shim's memory,
  * then where the fleet's start-up time goes, span by span.
  */
 export function formatRuntimeTables(r, machine = {}) {

@@ -78,11 +78,14 @@ export async function runHarness(opts: RunOptions): Promise<number> {
   let signals: ReturnType<typeof onSignals>;
   try {
     const { loadDefinitions, pickDefinition } = await import('../definitions/load.js');
-    const definition = pickDefinition(await loadDefinitions({ layout, config }), record.name);
+    const loaded = await loadDefinitions({ layout, config });
+    const definition = pickDefinition(loaded, record.name);
+    // Every key any definition may request: its variable, come from a tmux server started with it exported, is nobody's to inherit (§11).
+    const secretKeys = [...new Set(loaded.definitions.flatMap((d) => d.secrets))];
     if (record.runtime !== 'flotilla') {
       // A vendor CLI (§13): this process is its shim, the registered agent, the CLI its child.
       const { runVendorAgent } = await import('./vendor/shim.js');
-      return await runVendorAgent({ layout, config, record, definition, slot });
+      return await runVendorAgent({ layout, config, record, definition, slot, secretKeys });
     }
     // Signals are caught from here on: one that comes while the agent starts is acted on once it has.
     signals = onSignals();
@@ -96,7 +99,7 @@ export async function runHarness(opts: RunOptions): Promise<number> {
     // Loaded only now, after the slot handoff: the spawner waits for that handoff, not for the
     // tools, the session and the model to load (§14).
     const { startAgent } = await import('./start.js');
-    started = await startAgent({ layout, config, record, definition, slot: work, interactive: record.mode === 'interactive', ...(previous ? { previous } : {}) });
+    started = await startAgent({ layout, config, record, definition, slot: work, interactive: record.mode === 'interactive', secretKeys, ...(previous ? { previous } : {}) });
   } catch (err) {
     // Whatever fails once the window is open ends the record `failed` with the message, so
     // `--wait`, `status` and the log say why, not just "exited with status 1".

@@ -49,6 +49,8 @@ export async function startAgent(opts: {
   /** The transcript being resumed (§8): copied into this agent's transcript as its history. */
   previous?: TranscriptEntry[];
   env?: NodeJS.ProcessEnv;
+  /** Secret keys of the fleet's definitions, beside the agent's own: their variables are not passed on (§11). */
+  secretKeys?: readonly string[];
 }): Promise<StartedAgent> {
   const { layout, config, definition } = opts;
   const env = opts.env ?? process.env;
@@ -57,7 +59,7 @@ export async function startAgent(opts: {
   setFleetRedactor(fleetRedactor(layout));
   const log = await createAgentLogger(layout, opts.record.id);
   const rec = markStarting(layout, opts.record.id, log);
-  const childEnv = await toolEnvironment(layout, config, rec, env);
+  const childEnv = await toolEnvironment(layout, config, rec, env, opts.secretKeys);
   const memory = agentMemory(layout, config, definition, env, log);
   const model = await loadModel(rec, config, childEnv, env);
   const { transcript, history, recorded } = await openHistory(layout, config, rec, definition, opts.previous ?? [], log);

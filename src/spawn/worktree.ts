@@ -30,6 +30,10 @@ export async function addWorktree(layout: Layout, id: string): Promise<{ path: s
   const r = await git(layout.project, ['worktree', 'add', path, '-b', `flotilla/${id}`, ...(commit ? [commit] : [])]);
   if (r.code !== 0) {
     const why = r.stderr.trim().split('\n').at(-1) || 'failed';
+    // Never taken over: it may hold commits another agent made to pass off as this one's (docs/security.md).
+    if (/already exists/.test(why) && /branch/.test(why)) {
+      throw new FlotillaError(`spawn refused: a branch flotilla/${id} already exists, made before this agent (an earlier agent's, or one an agent's shell created) — pick another --id, or look at it (git log flotilla/${id}) and delete it (git branch -D flotilla/${id})`, { code: 'worktree' });
+    }
     throw new FlotillaError(`spawn refused: git worktree add for '${id}' failed: ${why} — spawn without --worktree, or make ${layout.project} a git repository with a commit`, { code: 'worktree' });
   }
   return { path, base: commit ? { branch: branch.code === 0 ? branch.stdout.trim() || null : null, commit } : null };

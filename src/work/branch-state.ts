@@ -69,10 +69,10 @@ export async function branchStates(layout: Layout, items: readonly BranchOf[], t
 }
 
 /** git processes a batch runs at once: fifty at once only thrash a small machine. */
-export const GIT_AT_ONCE = Math.max(2, Math.min(8, availableParallelism() * 2));
+const GIT_AT_ONCE = Math.max(2, Math.min(8, availableParallelism() * 2));
 
 /** `fn` over `items`, at most `n` running at once, results in order. */
-export async function inBatches<T, R>(items: readonly T[], n: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+async function inBatches<T, R>(items: readonly T[], n: number, fn: (item: T) => Promise<R>): Promise<R[]> {
   const out: R[] = new Array<R>(items.length);
   let next = 0;
   const worker = async (): Promise<void> => {

@@ -2,8 +2,8 @@ import type { AgentRecord } from '../fleet/record.js';
 import { isTerminal } from '../fleet/record-status.js';
 import type { Layout } from '../layout/layout.js';
 import { listLeases } from '../leases/list.js';
-import { branchStates, branchTips, GIT_AT_ONCE, inBatches } from './branch-state.js';
-import { agentWork } from './work.js';
+import { branchStates, branchTips } from './branch-state.js';
+import { agentWorks } from './work.js';
 
 /** One agent's work waiting for the person (`flotilla review`, docs/design.md §12). */
 export interface ReviewRow {
@@ -31,8 +31,8 @@ export async function reviewWork(layout: Layout, records: readonly AgentRecord[]
   const done = records.filter((r) => r.worktree && (r.status === 'idle' || isTerminal(r.status)));
   if (done.length === 0) return [];
   const leases = listLeases(layout).flatMap((v) => v.leases);
-  // Per agent only its worktree's `git status`; the branches are read all together.
-  const [tips, works] = await Promise.all([branchTips(layout), inBatches(done, GIT_AT_ONCE, (rec) => agentWork(layout, rec))]);
+  // Per agent only its worktree's `git status` (run by a few shells); the branches are read all together.
+  const [tips, works] = await Promise.all([branchTips(layout), agentWorks(layout, done)]);
   const branches = works.flatMap((w, k) => (w.kind === 'branch' ? [{ rec: done[k]!, work: w }] : []));
   const states = await branchStates(layout, branches.map((b) => b.work), tips);
   return branches.flatMap(({ rec, work }, k): ReviewRow[] => {

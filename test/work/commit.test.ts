@@ -66,4 +66,17 @@ describe('an agent in its worktree', () => {
     expect(bad.exitCode).toBe(1);
     expect(bad.stderr.trim().split('\n')).toHaveLength(1);
   });
+
+  it("a flotilla/ branch one agent made for another id is never taken over: that agent's spawn is refused, naming it", async () => {
+    f = spawnFleet();
+    const git = await repo(f);
+    const r = await f.spawnAgent(['--worktree', '--wait', '--id', 'planter', '--model', `script:${fixture('plant-branch.yaml')}`, 'plant']);
+    expect(r.stdout).toContain('Answer: planted');
+    const planted = (await git('rev-parse', 'flotilla/next')).stdout;
+    const next = await f.spawnAgent(['--worktree', '--wait', '--id', 'next', '--model', `script:${fixture('committer.yaml')}`, 'fix a.txt']);
+    expect(next.exitCode).toBe(1);
+    expect(next.stderr).toContain('spawn refused: a branch flotilla/next already exists, made before this agent');
+    expect(next.stderr).toContain('git branch -D flotilla/next');
+    expect((await git('rev-parse', 'flotilla/next')).stdout).toBe(planted);
+  });
 });

@@ -43,7 +43,7 @@ import { traceMark } from '../../trace.js';
  * board work, TeammateIdle) and, whichever way
  * the CLI ends (exit, SIGKILL, a closed window, a cancel), ends the agent exactly once.
  */
-export async function runVendorAgent(opts: { layout: Layout; config: Config; record: AgentRecord; definition: Definition; slot: SlotHold }): Promise<number> {
+export async function runVendorAgent(opts: { layout: Layout; config: Config; record: AgentRecord; definition: Definition; slot: SlotHold; secretKeys?: readonly string[] }): Promise<number> {
   const { layout, config, definition } = opts;
   traceMark('shim: start');
   // The spawner's vendor settings (base URLs, keys) win over the tmux server's older environment.
@@ -194,6 +194,13 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
   // Without TMUX and other providers' keys: the CLI hands its environment to every command it runs.
   const childEnv = vendorCliEnvironment(config, runtime.name, { ...env, ...agentEnvironment(layout, rec, env.PATH), ...launch.env }, definition.passEnv ?? []);
   delete childEnv.FLOTILLA_SLOT;
+  // A vendor CLI gets a secret only as the person's own CLI would (docs/runtimes.md): its own
+  // definition's keys from the spawner's environment, never another key's variable that a tmux
+  // server started with it exported hands every window (the CLI would pass it to every command).
+  const { secretSource, secretSourceVars, secretVarName } = await import('../../secrets/keys.js');
+  const own = rec.effectivePolicy.secrets;
+  const keep = new Set(own.flatMap((k) => { const src = secretSource(k, config); return ['env' in src ? src.env : '', secretVarName(k, config)]; }));
+  for (const name of secretSourceVars((opts.secretKeys ?? []).filter((k) => !own.includes(k)), config)) if (!keep.has(name)) delete childEnv[name];
   if (viaDoor) {
     const door = await openAgentDoor(layout, config, rec, sendAs(layout, config, rec), { env: { ...childEnv, ...busCreds }, writable: [rec.cwd, configDir], extra: VENDOR_DOOR_COMMANDS });
     if (!door) {
