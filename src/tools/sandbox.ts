@@ -88,8 +88,8 @@ const nestingProbe = new Map<string, boolean>();
 /**
  * Whether a bubblewrap started inside Flotilla's can make its own sandbox here: a user
  * namespace, with the network cut, as Codex's commands get theirs (probed once per binary).
- * It cannot where the kernel or a security module forbids a user namespace inside another
- * (Ubuntu's AppArmor profile for bwrap, a setuid bwrap).
+ * It cannot where the kernel or a security module forbids a user namespace inside another,
+ * or where bwrap is setuid (no user namespace of its own to nest in).
  */
 export function bubblewrapNests(bwrap: string): boolean {
   let ok = nestingProbe.get(bwrap);

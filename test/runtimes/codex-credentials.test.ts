@@ -53,6 +53,9 @@ describe("Codex's shell tool reads no credential, in every mode", { timeout: 600
     const cli = f.cliPid(id);
     expect(cli).toBeDefined();
     expect(nsPids(cli!)).toBeGreaterThan(1);
+    // Codex's own login (its key) reached the model on every request.
+    expect(f.vendor.auth.length).toBeGreaterThanOrEqual(2);
+    expect(f.vendor.auth.filter((a) => !a.includes('sk-fake-key-for-a-local-server'))).toEqual([]);
     const received = `${f.vendor.seen()}\n${JSON.stringify(f.vendor.bodies)}`;
     expect(secretsIn(received).filter((n) => n !== 'codex' && n !== 'notes')).toEqual([]);
     if (mode === 'plan') {

@@ -67,6 +67,10 @@ describe('flotilla doctor and the settings', { timeout: 300_000 }, () => {
     // Where bwrap works, auto is bubblewrap.
     writeFileSync(f.layout.configFile, 'agents:\n  default_permission_mode: dont_ask\nsecurity:\n  sandbox: auto\n');
     expect(line((await f.flotilla(['doctor'])).stdout, 'sandbox (security.sandbox: auto)')).toMatch(/^ok +sandbox \(security\.sandbox: auto\): effective: bubblewrap \(\S*bwrap: user \+ pid namespaces, no capabilities\)$/);
+    // A bwrap that cannot start another inside it (stands in for a security module's rule): Codex's sandboxed modes run outside, said so.
+    writeFileSync(join(PATH, 'bwrap'), '#!/bin/sh\ncase "$*" in *--unshare-net*) echo "bwrap: setting up uid map: Operation not permitted" >&2; exit 1;; esac\nexit 0\n', { mode: 0o755 });
+    expect(line((await f.flotilla(['doctor'], { PATH })).stdout, 'sandbox (security.sandbox: auto)')).toMatch(
+      /^WARN {2}sandbox \(security\.sandbox: auto\): effective: bubblewrap \(\S*bwrap: .*\), but a bubblewrap cannot start inside it here: Codex in plan, default and accept_edits runs outside it, .* — allow bwrap a user namespace inside another/);
   });
 
   it('FAILs the lineage line, saying what to install, on a machine without util-linux unshare', async () => {

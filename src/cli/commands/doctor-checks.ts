@@ -6,7 +6,7 @@ import type { Layout } from '../../layout/layout.js';
 import { TOOLS_DIR } from '../../layout/package.js';
 import { changedSince, trustedEntry } from '../../config/trust-store.js';
 import { parseTmuxVersion, tmuxNewEnough } from '../../tmux/version.js';
-import { bubblewrapUserNamespace, pidNamespace } from '../../tools/sandbox.js';
+import { bubblewrapNests, bubblewrapUserNamespace, pidNamespace } from '../../tools/sandbox.js';
 import { effectiveSandbox, type EffectiveSandbox } from '../../tools/sandbox-mode.js';
 import { isTestedVersion, MINIMUM, TESTED, VERSION, parseVersion, versionAtLeast } from '../../versions.js';
 
@@ -135,7 +135,16 @@ function sandboxCheck(sandbox: Config['security']['sandbox'], env: NodeJS.Proces
   }
   if (effective.kind === 'bubblewrap') {
     const userns = process.geteuid?.() === 0 && !bubblewrapUserNamespace(effective.bwrap) ? 'no user namespaces; as root every capability is dropped' : 'user + pid namespaces, no capabilities';
-    return { name, ok: true, detail: `effective: bubblewrap (${effective.bwrap}: ${userns})`, fix: '' };
+    const detail = `effective: bubblewrap (${effective.bwrap}: ${userns})`;
+    // Codex's own sandbox starts inside ours, or Codex in its sandboxed modes runs outside (harness/vendor/sandboxed-cli.ts).
+    if (!bubblewrapNests(effective.bwrap)) {
+      return {
+        name, ok: true, warn: true,
+        detail: `${detail}, but a bubblewrap cannot start inside it here: Codex in plan, default and accept_edits runs outside it, its own sandbox the only boundary, and your credentials are within its commands' reach`,
+        fix: 'allow bwrap a user namespace inside another (a security module or a setuid bwrap forbids it here), or give Codex members dont_ask, whose commands run in Flotilla\'s sandbox',
+      };
+    }
+    return { name, ok: true, detail, fix: '' };
   }
   return {
     name, ok: true, warn: asksNobody !== null,
