@@ -1,5 +1,6 @@
 // `npm run bench`: every §14 figure, measured on this machine in one run. Prints JSON and
 // writes bench/results/latest.json (not committed); docs/benchmarks.md records the figures.
+// `npm run bench -- runtimes scale`: only the parts named (the keys below).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { existsSync } from 'node:fs';
 
@@ -23,9 +24,15 @@ const parts = [
   ['review', './review.mjs', 'runReviewBench'],
 ];
 
+const only = process.argv.slice(2);
+const unknown = only.filter((k) => !parts.some(([key]) => key === k));
+if (unknown.length) {
+  process.stderr.write(`bench: no part named ${unknown.join(', ')} — name some of: ${parts.map(([key]) => key).join(', ')}\n`);
+  process.exit(2);
+}
 const results = { machine: { node: process.version, cpus: (await import('node:os')).cpus().length, date: new Date().toISOString() } };
 for (const [key, file, fn] of parts) {
-  if (!existsSync(new URL(file, import.meta.url))) continue;
+  if (!existsSync(new URL(file, import.meta.url)) || (only.length && !only.includes(key))) continue;
   process.stderr.write(`bench: ${key}…\n`);
   const t0 = performance.now();
   try {
@@ -41,3 +48,4 @@ mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
 writeFileSync(new URL('./results/latest.json', import.meta.url), JSON.stringify(results, null, 2) + '\n');
 console.log(JSON.stringify(results, null, 2));
 if (results.scale && !results.scale.error) console.log('\n' + (await import('./scale.mjs')).formatScaleTable(results.scale));
+if (results.runtimes && !results.runtimes.error) console.log('\n' + (await import('./runtime.mjs')).formatRuntimeTables(results.runtimes, results.machine));

@@ -1,14 +1,23 @@
 // The vendor CLIs as fleet agents (§13), timed, each against the fake vendor API of
 // test/runtimes (real tmux, the pinned CLIs from node_modules, no network):
-// - ready: spawn-agent → the CLI's first model call (its task and the fleet tools in the request);
+// - ready: spawn-agent → the CLI's first model call (its task and the fleet tools in the request),
+//   beside the bare CLI started in the same run (its headless `-p`/`exec` start, the same pinned
+//   binary, a fake API of the same kind, a fresh home of the same shape), and where that time
+//   goes (FLOTILLA_TRACE spans, src/trace.ts);
 // - idle mail: `flotilla send` returning → the model call carrying the mail (pasted notice, turn-start hook);
 // - working mail: mail sent while a 5 s shell command runs; from the command's end (it writes
 //   the time) → the model call carrying the mail (the task's answer, then the turn-end hook's hand-over);
 // - RSS of the shim and of the CLI (and of everything under the shim: the CLI's `flotilla mcp`
 //   and helpers), with the agent idle after its first task.
 // Run by bench/runtime.mjs with vitest (it reuses the TypeScript test helpers); writes bench/results/runtimes.json.
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+// `npm run bench -- runtimes` runs only this and prints a table (bench/runtime.mjs). BENCH_RUNTIME_RUNS
+// (default 10), BENCH_RUNTIME_ONLY=claude,codex (default all three), BENCH_RUNTIME_WORKING=0 (skip
+// the working-mail figure, the slowest).
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { it } from 'vitest';
 import { claude } from '../src/runtimes/claude.js';
 import { codex } from '../src/runtimes/codex.js';
@@ -17,15 +26,32 @@ import type { Runtime } from '../src/runtimes/types.js';
 import { eventually } from '../test/helpers/tmux.js';
 import { completionsFrom } from '../test/spawn/helpers.js';
 import type { Wire } from '../test/runtimes/fake-vendor.js';
-import { pinnedRuntimeBinary, vendorFleet, type VendorFleet } from '../test/runtimes/helpers.js';
+import { startFakeVendor, namingFor } from '../test/runtimes/fake-vendor.js';
+import { pinnedRuntimeBinary, RUNTIME_FIXTURES, vendorFleet, type VendorFleet } from '../test/runtimes/helpers.js';
+import { testHome } from '../test/helpers/home.js';
 
 const RUNS = Number(process.env.BENCH_RUNTIME_RUNS ?? 10);
+const ONLY = (process.env.BENCH_RUNTIME_ONLY ?? '').split(',').filter(Boolean);
+const WORKING = process.env.BENCH_RUNTIME_WORKING !== '0';
 const DONT_ASK = 'permissions:\n  permission_mode: dont_ask\n';
-const RUNTIMES: { runtime: Runtime; version: string; wire: Wire; args: string[]; env(url: string): Record<string, string> }[] = [
-  { runtime: claude, version: '2.1.197', wire: 'anthropic', args: [], env: (url) => ({ ANTHROPIC_BASE_URL: url, ANTHROPIC_AUTH_TOKEN: 'fake' }) },
-  { runtime: codex, version: '0.169.0', wire: 'responses', args: ['--model', 'fake-responses-model'], env: (url) => ({ OPENAI_BASE_URL: `${url}/v1`, OPENAI_API_KEY: 'fake' }) },
-  { runtime: gemini, version: '0.61.0', wire: 'gemini', args: ['--model', 'gemini-2.5-flash'], env: (url) => ({ GOOGLE_GEMINI_BASE_URL: url, GEMINI_API_KEY: 'fake' }) },
+/**
+ * `bare(prompt, url)`: the CLI's own headless start with a task, as a person runs it without
+ * Flotilla (Codex given the fake API as a Responses provider over HTTP, as the fleet gives it:
+ * with OPENAI_BASE_URL alone it first tries a WebSocket the fake does not serve).
+ */
+interface Bench {
+  runtime: Runtime; version: string; wire: Wire; args: string[]; bare(prompt: string, url: string): string[]; env(url: string): Record<string, string>;
+  /** What the person's home holds after the CLI's own first run with a key (the fleet writes the same for its agent). */
+  seed?(home: string): void;
+}
+const ALL: Bench[] = [
+  { runtime: claude, version: '2.1.197', wire: 'anthropic', args: [], bare: (p) => ['-p', p], env: (url) => ({ ANTHROPIC_BASE_URL: url, ANTHROPIC_AUTH_TOKEN: 'fake' }) },
+  { runtime: codex, version: '0.169.0', wire: 'responses', args: ['--model', 'fake-responses-model'], bare: (p, url) => ['exec', '--skip-git-repo-check', '--model', 'fake-responses-model', '-c', 'model_provider="fake"', '-c', `model_providers.fake={ name = "fake", base_url = "${url}/v1", wire_api = "responses", env_key = "OPENAI_API_KEY" }`, p], env: (url) => ({ OPENAI_BASE_URL: `${url}/v1`, OPENAI_API_KEY: 'fake' }) },
+  { runtime: gemini, version: '0.61.0', wire: 'gemini', args: ['--model', 'gemini-2.5-flash'], bare: (p) => ['--skip-trust', '--model', 'gemini-2.5-flash', '-p', p], env: (url) => ({ GOOGLE_GEMINI_BASE_URL: url, GEMINI_API_KEY: 'fake' }),
+    // Gemini's first run asks how to log in; with a key in the environment a person picks "Gemini API key".
+    seed: (home) => { mkdirSync(join(home, '.gemini'), { recursive: true }); writeFileSync(join(home, '.gemini', 'settings.json'), JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } } })); } },
 ];
+const RUNTIMES = ALL.filter((r) => !ONLY.length || ONLY.includes(r.runtime.name));
 
 const ms = (n: number) => Math.round(n);
 
@@ -36,6 +62,22 @@ function rssMb(pid: number): number {
     return m ? Number(m[1]) / 1024 : 0;
   } catch {
     return 0;
+  }
+}
+
+/**
+ * The shim's memory three ways: resident (VmRSS, what `ps` shows), its private part (RssAnon:
+ * heap, stacks; the rest of VmRSS is Node's own code, mapped from the binary and shared by every
+ * node process) and its proportional share (Pss: shared pages divided among their sharers).
+ */
+function memoryMb(pid: number): { rss: number; anon: number; pss: number } {
+  const kb = (text: string, field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(text)?.[1] ?? NaN) / 1024;
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+    return { rss: kb(status, 'VmRSS'), anon: kb(status, 'RssAnon'), pss: kb(rollup, 'Pss') };
+  } catch {
+    return { rss: NaN, anon: NaN, pss: NaN };
   }
 }
 
@@ -55,33 +97,128 @@ function tree(pid: number): number[] {
   walk(pid);
   return out;
 }
-const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)] ?? NaN;
-const figure = (v: number[]) => ({ median: ms(median(v)), all: v.map(ms) });
-const mb = (v: number[]) => ({ median: Math.round(median(v) * 10) / 10, all: v.map((x) => Math.round(x * 10) / 10) });
+/** Nearest-rank percentile: p50 of an even count is the upper of the middle two, p95 of 10 runs the slowest. */
+const pct = (v: number[], p: number) => [...v].sort((a, b) => a - b)[Math.max(0, Math.ceil((p / 100) * v.length) - 1)] ?? NaN;
+const figure = (v: number[]) => ({ p50: ms(pct(v, 50)), p95: ms(pct(v, 95)), all: v.map(ms) });
+const tenth = (x: number) => Math.round(x * 10) / 10;
+const mb = (v: number[]) => ({ p50: tenth(pct(v, 50)), p95: tenth(pct(v, 95)), all: v.map(tenth) });
+
+/**
+ * The spans of one spawn, from the marks of src/trace.ts (each line also says when its
+ * process started) and the bench's own two: the spawn-agent call and the first model request.
+ */
+const SPANS: [label: string, from: string, to: string][] = [
+  ['spawn-agent: node starts', 'bench: spawn-agent called', 'spawn: process started'],
+  ['spawn-agent: CLI modules load', 'spawn: process started', 'spawn: command runs'],
+  ['spawn-agent: config read (trust asked)', 'spawn: command runs', 'spawn: config read'],
+  ['spawn-agent: dead agents reconciled', 'spawn: config read', 'spawn: fleet reconciled'],
+  ['spawn-agent: tmux version checked', 'spawn: fleet reconciled', 'spawn: tmux checked'],
+  ['spawn-agent: spawn prepared (definition, record, slot)', 'spawn: tmux checked', 'spawn: prepared'],
+  ['spawn-agent: keys and env files written', 'spawn: prepared', 'spawn: opening window'],
+  ['tmux new-window returns', 'spawn: opening window', 'spawn: window open'],
+  ['tmux starts the harness node', 'spawn: opening window', 'harness: process started'],
+  ['harness: modules load', 'harness: process started', 'harness: start'],
+  ['harness: admitted (slot handoff)', 'harness: start', 'harness: admitted'],
+  ['harness: definitions, shim loads', 'harness: admitted', 'shim: start'],
+  ['shim: record, logger, login, binary', 'shim: start', 'shim: login and binary checked'],
+  ['shim: CLI version and model catalogue', 'shim: login and binary checked', 'shim: version and catalogue known'],
+  ['shim: CLI settings written', 'shim: version and catalogue known', 'shim: CLI settings written'],
+  ['shim: sandbox planned, door opened', 'shim: CLI settings written', 'shim: sandbox planned, door open'],
+  ["shim: bwrap made the sandbox, CLI exec'd", 'shim: sandbox planned, door open', 'shim: CLI started'],
+  ['CLI: start → first model request', 'shim: CLI started', 'first model request'],
+  ['spawn-agent returns (after the slot handoff)', 'bench: spawn-agent called', 'spawn: slot handed over'],
+];
+
+function spansOf(traceFile: string, called: number, firstRequest: number): Record<string, number> {
+  const at: Record<string, number> = { 'bench: spawn-agent called': called, 'first model request': firstRequest };
+  const lines = existsSync(traceFile) ? readFileSync(traceFile, 'utf8').split('\n').filter(Boolean) : [];
+  for (const line of lines) {
+    const m = JSON.parse(line) as { span: string; t: number; origin: number };
+    at[m.span] ??= m.t;
+    const proc = m.span.startsWith('spawn:') ? 'spawn: process started' : 'harness: process started';
+    at[proc] ??= m.origin;
+  }
+  const out: Record<string, number> = {};
+  for (const [label, from, to] of SPANS) if (at[from] !== undefined && at[to] !== undefined) out[label] = at[to]! - at[from]!;
+  return out;
+}
+
+/**
+ * The bare CLI: the same pinned binary, started by this process with a task, in the same
+ * project, against a fake API of the same kind and a fresh home of the same shape; the time
+ * from its start to its first model request.
+ */
+async function bareStart(r: Bench, bin: string, project: string, base: Record<string, string>): Promise<number> {
+  const vendor = await startFakeVendor(r.wire, join(RUNTIME_FIXTURES, 'idle.yaml'), namingFor(r.runtime));
+  const home = testHome();
+  r.seed?.(home.dir);
+  const env: Record<string, string> = { ...base, HOME: home.dir, XDG_CONFIG_HOME: join(home.dir, '.config'), ...r.env(vendor.url) };
+  delete env.FLOTILLA_TRACE;
+  const t0 = performance.now();
+  const child = spawn(bin, r.bare('get ready', vendor.url), { cwd: project, env, stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+  let stderr = '';
+  let ended = false;
+  child.stderr!.on('data', (d: Buffer) => { stderr += d.toString(); });
+  child.once('exit', () => { ended = true; });
+  try {
+    await eventually(() => vendor.promptTimes.length >= 1 || ended, 60_000, `bare ${r.runtime.name}'s first model call`).catch(() => undefined);
+    if (!vendor.promptTimes.length) throw new Error(`bare ${r.runtime.name} made no model call (${r.bare('<task>', vendor.url).join(' ')}); its stderr: ${stderr.slice(-2000)}`);
+    return vendor.promptTimes[0]! - t0;
+  } finally {
+    try { process.kill(-child.pid!, 'SIGKILL'); } catch { /* ended */ }
+    await vendor.close();
+    home.cleanup();
+  }
+}
+
+function save(results: Record<string, unknown>): void {
+  (results.machine as Record<string, unknown>).load_after = loadavg().map(tenth);
+  writeFileSync(new URL('./results/runtimes.json', import.meta.url), JSON.stringify(results, null, 2) + '\n');
+}
 
 it('vendor runtime figures', async () => {
-  const results: Record<string, unknown> = {};
+  const results: Record<string, unknown> = { machine: { cpus: cpus().length, node: process.version, load_before: loadavg().map(tenth) } };
+  mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
+  // Each spawn's marks, kept for a closer look (bench/results is not committed).
+  const traces = fileURLToPath(new URL('./results/traces/', import.meta.url));
+  rmSync(traces, { recursive: true, force: true });
+  mkdirSync(traces, { recursive: true });
   for (const r of RUNTIMES) {
-    const open = (script: string): Promise<VendorFleet> => vendorFleet({ runtime: r.runtime, wire: r.wire, script, bin: pinnedRuntimeBinary(r.runtime.name), definitions: { a: DONT_ASK }, env: r.env });
+    const bin = pinnedRuntimeBinary(r.runtime.name);
+    const open = (script: string): Promise<VendorFleet> => vendorFleet({ runtime: r.runtime, wire: r.wire, script, bin, definitions: { a: DONT_ASK }, env: r.env });
     const ready: number[] = [];
+    const bare: number[] = [];
+    const spans: Record<string, number>[] = [];
     const idleMail: number[] = [];
     const workingMail: number[] = [];
     const shimRss: number[] = [];
+    const shimAnon: number[] = [];
+    const shimPss: number[] = [];
     const cliRss: number[] = [];
     const treeRss: number[] = [];
     for (let i = 0; i < RUNS; i++) {
       const f = await open('idle.yaml');
       try {
+        // The bare CLI first, in the same minute as the fleet's start: the same load for both.
+        bare.push(await bareStart(r, bin, f.project, f.env));
+        const traceFile = join(traces, `${r.runtime.name}-${i}.jsonl`);
+        f.env.FLOTILLA_TRACE = traceFile;
+        const called = performance.timeOrigin + performance.now();
         const t0 = performance.now();
         const id = await f.spawnChild('a', `bench-${i}`, 'get ready', r.args);
         await eventually(() => f.vendor.promptTimes.length >= 1, 300_000, 'first model call');
         ready.push(f.vendor.promptTimes[0]! - t0);
+        spans.push(spansOf(traceFile, called, performance.timeOrigin + f.vendor.promptTimes[0]!));
+        delete f.env.FLOTILLA_TRACE;
         await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1 && f.record(id).status === 'idle', 300_000, 'idle');
         // Let the CLI settle at its prompt, as a person would find it.
         await new Promise((res) => setTimeout(res, 2000));
         const shim = f.record(id).pid!;
         const cli = f.cliPid(id);
-        shimRss.push(rssMb(shim));
+        const mem = memoryMb(shim);
+        shimRss.push(mem.rss);
+        shimAnon.push(mem.anon);
+        shimPss.push(mem.pss);
         if (cli) cliRss.push(rssMb(cli));
         treeRss.push(tree(shim).reduce((sum, p) => sum + rssMb(p), 0));
         const before = f.vendor.promptTimes.length;
@@ -92,6 +229,7 @@ it('vendor runtime figures', async () => {
       } finally {
         await f.dispose();
       }
+      if (!WORKING) continue;
       const w = await open('bench-working.yaml');
       try {
         const id = await w.spawnChild('a', `benchw-${i}`, 'work a while', r.args);
@@ -108,15 +246,23 @@ it('vendor runtime figures', async () => {
         await w.dispose();
       }
     }
+    const where: Record<string, { p50: number; p95: number }> = {};
+    for (const [label] of SPANS) {
+      const v = spans.map((s) => s[label]).filter((x): x is number => x !== undefined);
+      if (v.length) where[label] = { p50: ms(pct(v, 50)), p95: ms(pct(v, 95)) };
+    }
     results[r.runtime.name] = {
       version: r.version, runs: RUNS,
       spawn_to_first_model_call_ms: figure(ready),
+      bare_cli_to_first_model_call_ms: { ...figure(bare), argv: r.bare('<task>', '<fake API>').join(' ') },
+      where_the_time_goes_ms: where,
       mail_into_idle_cli_ms: figure(idleMail),
-      mail_into_working_cli_ms: { ...figure(workingMail), note: "mail sent while a shell command ran; the command's end → the model call carrying it (the task's answer call and the turn-end hook between)" },
-      rss_mb: { shim: mb(shimRss), cli: mb(cliRss), shim_and_everything_below: mb(treeRss) },
+      ...(WORKING ? { mail_into_working_cli_ms: { ...figure(workingMail), note: "mail sent while a shell command ran; the command's end → the model call carrying it (the task's answer call and the turn-end hook between)" } } : {}),
+      rss_mb: { shim: mb(shimRss), shim_private: mb(shimAnon), shim_pss: mb(shimPss), cli: mb(cliRss), shim_and_everything_below: mb(treeRss) },
     };
+    // Written after each runtime: a long run cut short keeps what it measured.
+    save(results);
   }
-  mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
-  writeFileSync(new URL('./results/runtimes.json', import.meta.url), JSON.stringify(results, null, 2) + '\n');
+  save(results);
   console.log(JSON.stringify(results));
 }, 3_600_000);

@@ -10,3 +10,32 @@ export async function runRuntimeBench() {
   if (r.status !== 0) throw new Error(`runtime bench failed (exit ${r.status})`);
   return JSON.parse(readFileSync(new URL('./results/runtimes.json', import.meta.url), 'utf8'));
 }
+
+const TITLES = { claude: 'Claude Code', codex: 'Codex', gemini: 'Gemini CLI' };
+const pp = (f) => (f && Number.isFinite(f.p50) ? `${f.p50.toLocaleString('en')} / ${f.p95.toLocaleString('en')}` : '—');
+
+/**
+ * The runtime figures as Markdown, ready for docs/benchmarks.md: for each runtime the fleet's
+ * start against the bare CLI's, mail to an idle CLI and the shim's memory,
+ * then where the fleet's start-up time goes, span by span.
+ */
+export function formatRuntimeTables(r, machine = {}) {
+  const names = Object.keys(r).filter((k) => k !== 'machine');
+  const m = r.machine ?? {};
+  const out = [
+    `${names.map((n) => r[n].runs)[0] ?? '?'} runs per runtime, ${machine.date ?? new Date().toISOString()}, ${m.cpus ?? '?'} cores, Node ${m.node ?? process.version}, load average before ${(m.load_before ?? []).join(' ')}, after ${(m.load_after ?? []).join(' ')}. ms as p50 / p95; MB as p50.`,
+    '',
+    '| runtime | spawn-agent → first model request | bare CLI start → first model request | fleet − bare (p50) | mail → idle CLI\'s model request | shim RSS (private, PSS) | CLI RSS |',
+    '|---|---|---|---|---|---|---|',
+  ];
+  for (const n of names) {
+    const x = r[n];
+    const gap = x.spawn_to_first_model_call_ms.p50 - x.bare_cli_to_first_model_call_ms.p50;
+    const s = x.rss_mb;
+    out.push(`| ${TITLES[n] ?? n} ${x.version} | ${pp(x.spawn_to_first_model_call_ms)} | ${pp(x.bare_cli_to_first_model_call_ms)} (\`${x.bare_cli_to_first_model_call_ms.argv}\`) | ${gap.toLocaleString('en')} | ${pp(x.mail_into_idle_cli_ms)} | ${s.shim.p50} (${s.shim_private.p50}, ${s.shim_pss.p50}) | ${s.cli.p50} |`);
+  }
+  const labels = [...new Set(names.flatMap((n) => Object.keys(r[n].where_the_time_goes_ms ?? {})))];
+  out.push('', `| where the fleet's start goes (ms, p50 / p95) | ${names.map((n) => TITLES[n] ?? n).join(' | ')} |`, `|---|${names.map(() => '---').join('|')}|`);
+  for (const l of labels) out.push(`| ${l} | ${names.map((n) => pp(r[n].where_the_time_goes_ms?.[l])).join(' | ')} |`);
+  return out.join('\n');
+}

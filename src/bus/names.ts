@@ -21,6 +21,10 @@ export interface BusNames {
   hostsBucket: string;
   /** KV bucket: `<agent id>.task-<n>` → who sent that task's completion, the fleet-wide once-marker (§5.7, §17.8). */
   doneBucket: string;
+  /** KV bucket: `<board>.<task id>` → the task, the fleet's one set of boards (docs/decisions.md "One board and one set of leases on the bus"). */
+  boardBucket: string;
+  /** KV bucket: `repo.<repository identity>` → that repository's leases and queue. */
+  leasesBucket: string;
   /** Stream of every host's audit lines (§9), one subject per host. */
   auditStream: string;
   auditSubject(host: string): string;
@@ -45,6 +49,8 @@ export function busNames(layout: Layout, name: string | null, self = 'local'): B
     recordsBucket: `FLOTILLA_${key}_RECORDS`,
     hostsBucket: `FLOTILLA_${key}_HOSTS`,
     doneBucket: `FLOTILLA_${key}_DONE`,
+    boardBucket: `FLOTILLA_${key}_BOARD`,
+    leasesBucket: `FLOTILLA_${key}_LEASES`,
     auditStream: `FLOTILLA_${key}_AUDIT`,
     auditSubject: (host) => `flotilla.${key}.audit.${host}`,
   };

@@ -22,4 +22,4 @@ export function commandIndex(args: string[]): number {
  * The commands that run on the fast path (fast.ts), by the name or alias a person types,
  * mapped to the bundle that holds each (dist/cli/fast-<bundle>.js, tools/build-cli.mjs).
  */
-export const FAST_COMMANDS: Record<string, 'send' | 'status' | 'watch' | 'task'> = { send: 'send', status: 'status', ls: 'status', watch: 'watch', task: 'task' };
+export const FAST_COMMANDS: Record<string, 'send' | 'status' | 'watch' | 'task' | 'review'> = { send: 'send', status: 'status', ls: 'status', watch: 'watch', task: 'task', review: 'review' };

@@ -118,7 +118,7 @@ export async function buildTools(opts: {
     ? [createRequestSecretTool({ keys: rec.effectivePolicy.secrets, request: (key, reason, signal) => broker.request(key, reason, signal) }) as Tool]
     : [];
   const leaseTool = createLeasePathsTool(lazyLeaseOperations(layout, rec.id, rec.cwd)) as Tool;
-  const { taskToolOps } = await import('../tasks/tool-ops.js');
+  const { taskToolOps } = await import('../team-store/tool-ops.js');
   // The board it works from: the one it was spawned for, else the fleet's (§15).
   const tasks = createTaskTools(taskToolOps(layout, rec.id, rec.board ?? DEFAULT_BOARD));
   const all = [...builtins, ...messaging, ...createFleetAgentTools(await fleetOps(layout, config, rec, opts.inbox)), createMergeWorkTool(lazyMergeOperations(layout, rec, opts.env)) as Tool, leaseTool, ...tasks, ...secretTools];
@@ -181,7 +181,7 @@ async function fleetOps(layout: Layout, config: Config, rec: AgentRecord, inbox:
  */
 function fileLease(layout: Layout, id: string): FileClaim {
   return async (path, tool) => {
-    const [{ leaseForEdit }, { readRecord }] = await Promise.all([import('../leases/leases.js'), import('../fleet/registry.js')]);
+    const [{ leaseForEdit }, { readRecord }] = await Promise.all([import('../team-store/leases.js'), import('../fleet/registry.js')]);
     const task = readRecord(layout, id)?.task ?? null;
     const r = await leaseForEdit(layout, path, id, task, tool);
     if (r.ok) return null;
@@ -197,7 +197,7 @@ function lazyMergeOperations(layout: Layout, rec: AgentRecord, env: NodeJS.Proce
 
 /** lease_paths's operations, loaded at its first call. */
 export function lazyLeaseOperations(layout: Layout, by: string, cwd: string): LeaseOperations {
-  const ops = async () => (await import('../leases/operations.js')).leaseOperations(layout, by, cwd);
+  const ops = async () => (await import('../team-store/lease-ops.js')).leaseOperations(layout, by, cwd);
   return {
     take: async (a) => (await ops()).take(a),
     release: async (p) => (await ops()).release(p),

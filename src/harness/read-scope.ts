@@ -4,20 +4,32 @@ import { basename, dirname, join, resolve } from 'node:path';
 import type { Layout } from '../layout/layout.js';
 import { decideRead, type PermissionMode, type ReadScope, type ReadScopeDecision } from '../policy/index.js';
 import { canonicalToolName } from '../policy/tool-names.js';
+import type { VendorRuntimeName } from '../runtimes/types.js';
+import { credentialPaths } from '../tools/sandbox-credentials.js';
 import { resolveToolPath } from '../tools/tool-paths.js';
 
 /**
  * The read scope of one agent (docs/security.md, "What reads may touch"): the folders its
- * `read`, `glob` and `grep` use freely, the credential folders none may touch, and, per call,
- * the paths the call would look at with symlinks resolved — so a link inside the project that
- * points at `~/.ssh` is `~/.ssh`. The decision itself is policy's (policy/read-scope.ts).
+ * `read`, `glob` and `grep` use freely, the credentials none may touch, and, per call, the
+ * paths the call would look at with symlinks resolved — so a link inside the project that
+ * points at `~/.ssh` is `~/.ssh`. The credentials are the sandbox's own list
+ * (tools/sandbox-credentials.ts, with `security.hidden_paths`), less a vendor CLI's own login
+ * for that CLI's read tools, plus the fleet's secrets. The decision itself is policy's
+ * (policy/read-scope.ts).
  */
-export function agentReadScope(opts: { layout: Layout; cwd: string; memoryDir?: string | undefined; readDirs: readonly string[]; env: NodeJS.ProcessEnv }): ReadScope {
+export function agentReadScope(opts: {
+  layout: Layout; cwd: string; memoryDir?: string | undefined; readDirs: readonly string[]; env: NodeJS.ProcessEnv;
+  /** `security.hidden_paths`: the person's own additions. */
+  hiddenPaths?: readonly string[];
+  /** The vendor CLI whose read tools these are (none: Flotilla's harness). */
+  runtime?: VendorRuntimeName;
+}): ReadScope {
   const home = opts.env.HOME ?? homedir();
   const dirs = (paths: readonly string[]) => [...new Set(paths.flatMap((p) => [resolve(p), realPath(p)]))];
+  const creds = credentialPaths({ home, env: opts.env, extra: opts.hiddenPaths, runtime: opts.runtime });
   return {
     inside: dirs([opts.layout.project, opts.layout.worktreesDir, opts.cwd, ...(opts.memoryDir ? [opts.memoryDir] : []), ...opts.readDirs.map((d) => resolveToolPath(opts.layout.project, d, home))]),
-    credentials: dirs([join(home, '.ssh'), join(home, '.aws'), join(home, '.config', 'gcloud'), opts.layout.secretsDir]),
+    credentials: dirs([...creds.hidden, opts.layout.secretsDir]),
   };
 }
 

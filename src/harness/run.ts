@@ -12,6 +12,7 @@ import type { TranscriptEntry } from '../transcript/entries.js';
 import { admitSelf } from './admit.js';
 import type { StartedAgent } from './start.js';
 import { WorkSlot } from './work-slot.js';
+import { traceMark } from '../trace.js';
 
 /**
  * `flotilla run`: be one agent in this process (§6). Either spawned (`--spawned <id>`: the
@@ -37,6 +38,7 @@ export interface RunOptions {
 
 /** Returns the process exit code. */
 export async function runHarness(opts: RunOptions): Promise<number> {
+  traceMark('harness: start');
   const { layout, config } = opts;
   let record: AgentRecord;
   let slot: SlotHold;
@@ -49,6 +51,7 @@ export async function runHarness(opts: RunOptions): Promise<number> {
     Object.assign(process.env, takeHarnessKeys(layout, record.id));
     try {
       slot = await admitSelf(layout, config, record, process.env.FLOTILLA_SLOT);
+      traceMark('harness: admitted');
     } catch (err) {
       await refuse(layout, config, record, err);
       throw err;
@@ -75,11 +78,14 @@ export async function runHarness(opts: RunOptions): Promise<number> {
   let signals: ReturnType<typeof onSignals>;
   try {
     const { loadDefinitions, pickDefinition } = await import('../definitions/load.js');
-    const definition = pickDefinition(await loadDefinitions({ layout, config }), record.name);
+    const loaded = await loadDefinitions({ layout, config });
+    const definition = pickDefinition(loaded, record.name);
+    // Every key any definition may request: its variable, come from a tmux server started with it exported, is nobody's to inherit (§11).
+    const secretKeys = [...new Set(loaded.definitions.flatMap((d) => d.secrets))];
     if (record.runtime !== 'flotilla') {
       // A vendor CLI (§13): this process is its shim, the registered agent, the CLI its child.
       const { runVendorAgent } = await import('./vendor/shim.js');
-      return await runVendorAgent({ layout, config, record, definition, slot });
+      return await runVendorAgent({ layout, config, record, definition, slot, secretKeys });
     }
     // Signals are caught from here on: one that comes while the agent starts is acted on once it has.
     signals = onSignals();
@@ -93,7 +99,7 @@ export async function runHarness(opts: RunOptions): Promise<number> {
     // Loaded only now, after the slot handoff: the spawner waits for that handoff, not for the
     // tools, the session and the model to load (§14).
     const { startAgent } = await import('./start.js');
-    started = await startAgent({ layout, config, record, definition, slot: work, interactive: record.mode === 'interactive', ...(previous ? { previous } : {}) });
+    started = await startAgent({ layout, config, record, definition, slot: work, interactive: record.mode === 'interactive', secretKeys, ...(previous ? { previous } : {}) });
   } catch (err) {
     // Whatever fails once the window is open ends the record `failed` with the message, so
     // `--wait`, `status` and the log say why, not just "exited with status 1".

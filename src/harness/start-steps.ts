@@ -36,11 +36,11 @@ export function markStarting(layout: Layout, id: string, log: Log): AgentRecord 
  * also this process's own environment from now on. A secret reaches a command only through
  * a grant (§11): variables holding secret values are not passed on.
  */
-export async function toolEnvironment(layout: Layout, config: Config, rec: AgentRecord, env: NodeJS.ProcessEnv): Promise<NodeJS.ProcessEnv> {
+export async function toolEnvironment(layout: Layout, config: Config, rec: AgentRecord, env: NodeJS.ProcessEnv, secretKeys: readonly string[] = []): Promise<NodeJS.ProcessEnv> {
   const childEnv: NodeJS.ProcessEnv = { ...env, ...agentEnvironment(layout, rec, env.PATH) };
   delete childEnv.FLOTILLA_SLOT;
   const { secretSourceVars } = await import('../secrets/keys.js');
-  for (const name of secretSourceVars(rec.effectivePolicy.secrets, config)) delete childEnv[name];
+  for (const name of secretSourceVars([...rec.effectivePolicy.secrets, ...secretKeys], config)) delete childEnv[name];
   Object.assign(process.env, childEnv);
   return childEnv;
 }

@@ -49,6 +49,8 @@ export async function startAgent(opts: {
   /** The transcript being resumed (§8): copied into this agent's transcript as its history. */
   previous?: TranscriptEntry[];
   env?: NodeJS.ProcessEnv;
+  /** Secret keys of the fleet's definitions, beside the agent's own: their variables are not passed on (§11). */
+  secretKeys?: readonly string[];
 }): Promise<StartedAgent> {
   const { layout, config, definition } = opts;
   const env = opts.env ?? process.env;
@@ -57,7 +59,7 @@ export async function startAgent(opts: {
   setFleetRedactor(fleetRedactor(layout));
   const log = await createAgentLogger(layout, opts.record.id);
   const rec = markStarting(layout, opts.record.id, log);
-  const childEnv = await toolEnvironment(layout, config, rec, env);
+  const childEnv = await toolEnvironment(layout, config, rec, env, opts.secretKeys);
   const memory = agentMemory(layout, config, definition, env, log);
   const model = await loadModel(rec, config, childEnv, env);
   const { transcript, history, recorded } = await openHistory(layout, config, rec, definition, opts.previous ?? [], log);
@@ -120,7 +122,7 @@ export async function startAgent(opts: {
   const gate = createGate({
     layout, record: rec, policy, definition, approvals, canAsk: !rec.background && rec.mode !== 'headless', hookContext, log,
     shellClassifier, opaqueCommands: config.security.opaque_commands,
-    readScope: readScopeCheck(agentReadScope({ layout, cwd: rec.cwd, memoryDir: memory.dir, readDirs: config.permissions.read_dirs, env: childEnv }), rec.permissionMode, rec.cwd, childEnv.HOME),
+    readScope: readScopeCheck(agentReadScope({ layout, cwd: rec.cwd, memoryDir: memory.dir, readDirs: config.permissions.read_dirs, env: childEnv, hiddenPaths: config.security.hidden_paths }), rec.permissionMode, rec.cwd, childEnv.HOME),
   });
   const parent = rec.parentId ? readRecordOrNull(layout, rec.parentId, log) : null;
   const root = rec.rootId !== rec.id ? readRecordOrNull(layout, rec.rootId, log) : null;

@@ -19,12 +19,12 @@ export function boardPort(layout: Layout, agentId: string, boardName: string, lo
   const board = layout.board(boardName);
   return {
     async claim() {
-      const { claimNext } = await import('../tasks/board.js');
+      const { claimNext } = await import('../team-store/board.js');
       const task = await claimNext(layout, boardName, agentId);
       return task && { id: task.id, prompt: taskPrompt(task) };
     },
     async report(id, status, text, reason) {
-      const { finishTask } = await import('../tasks/board.js');
+      const { finishTask } = await import('../team-store/board.js');
       const ok = status === 'completed';
       const result = ok ? text : [`the run ended ${status}${reason && reason !== status ? ` (${reason})` : ''}`, text].filter(Boolean).join('\n\n');
       try {

@@ -8,13 +8,13 @@ import type { Layout } from '../layout/layout.js';
  */
 export async function reopenClaims(layout: Layout, agentId: string, reason: string): Promise<void> {
   try {
-    const { reopenClaimsOf } = await import('../tasks/board.js');
+    const { reopenClaimsOf } = await import('../team-store/board.js');
     await reopenClaimsOf(layout, agentId, reason);
   } catch {
     // A board that cannot be written now is swept by the next claim or `task wait`.
   }
   try {
-    const { releaseAllOf } = await import('../leases/leases.js');
+    const { releaseAllOf } = await import('../team-store/leases.js');
     await releaseAllOf(layout, agentId, `its holder ended (${reason})`);
   } catch {
     // A lease file that cannot be written now is swept by the next take: the holder has ended.
@@ -24,7 +24,7 @@ export async function reopenClaims(layout: Layout, agentId: string, reason: stri
 /** A task ended: the leases taken for it without a ttl go (§16), audited now rather than at the next take. */
 export async function releaseTaskLeases(layout: Layout, agentId: string): Promise<void> {
   try {
-    const { sweepHolder } = await import('../leases/leases.js');
+    const { sweepHolder } = await import('../team-store/leases.js');
     await sweepHolder(layout, agentId);
   } catch {
     // Lapsed already (leases/lapse.ts): the next take sweeps them.

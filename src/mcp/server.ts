@@ -12,6 +12,7 @@ import { runTool } from '../tools/run-tool.js';
 import type { Tool } from '../tools/types.js';
 import { actorId, type McpIdentity } from './identity.js';
 import { mcpTools } from './tools.js';
+import { traceMark } from '../trace.js';
 
 /**
  * `flotilla mcp` (§13): the fleet tools over MCP stdio. Each call goes through the same
@@ -53,7 +54,10 @@ export async function serveMcp(layout: Layout, config: Config, identity: McpIden
   // A vendor CLI's first turn waits for this (harness/vendor/hook.ts): its fleet tools are offered from the start.
   if (identity.kind === 'agent' && identity.record.runtime !== 'flotilla') {
     const ready = join(layout.runtimeDir(identity.record.id), 'mcp-ready');
-    server.oninitialized = () => { try { writeFileSync(ready, String(process.pid)); } catch { /* only a wait is shortened */ } };
+    server.oninitialized = () => {
+      traceMark('mcp: client initialized');
+      try { writeFileSync(ready, String(process.pid)); } catch { /* only a wait is shortened */ }
+    };
   }
   const transport = new StdioServerTransport(io.stdin as never, io.stdout as never);
   const closed = new Promise<void>((resolve) => { server.onclose = () => resolve(); });

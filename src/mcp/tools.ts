@@ -45,9 +45,9 @@ export async function mcpTools(layout: Layout, config: Config, identity: McpIden
   });
   const { fleetOpsFor, personFleetOps } = await import('../spawn/ops.js');
   const ops = identity.kind === 'agent' ? fleetOpsFor(layout, config, identity.record) : personFleetOps(layout, config);
-  const { leaseOperations } = await import('../leases/operations.js');
+  const { leaseOperations } = await import('../team-store/lease-ops.js');
   const lease = createLeasePathsTool(leaseOperations(layout, me, identity.kind === 'agent' ? identity.record.cwd : process.cwd()));
-  const [{ createTaskTools }, { taskToolOps }] = await Promise.all([import('../tools/task-tools.js'), import('../tasks/tool-ops.js')]);
+  const [{ createTaskTools }, { taskToolOps }] = await Promise.all([import('../tools/task-tools.js'), import('../team-store/tool-ops.js')]);
   // The caller's board (§15): an agent's own, a person's $FLOTILLA_BOARD, else the fleet's.
   const board = identity.kind === 'agent' ? identity.record.board : process.env.FLOTILLA_BOARD?.trim() || null;
   const tasks = createTaskTools(taskToolOps(layout, me, board ?? 'fleet'));

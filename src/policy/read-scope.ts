@@ -5,13 +5,13 @@ import type { PermissionMode } from './permission-mode.js';
  * in the harness, outside any sandbox, so the folders they may read are decided here. Inside
  * the project, its worktrees, the agent's own folders and `permissions.read_dirs` a read just
  * runs; anywhere else it asks a person (`default`, `plan`, `accept_edits`) or is refused
- * (`dont_ask`); credential folders are refused in every mode but `bypass_permissions`, which
+ * (`dont_ask`); credentials are refused in every mode but `bypass_permissions`, which
  * reads anywhere. Paths arrive absolute and with symlinks resolved: the caller does the I/O.
  */
 export interface ReadScope {
   /** Folders reads may use without asking. */
   inside: readonly string[];
-  /** Folders no read may touch (`~/.ssh`, `~/.aws`, `~/.config/gcloud`, the fleet's secrets). */
+  /** Files and folders no read may touch: the person's credentials (tools/sandbox-credentials.ts) and the fleet's secrets. */
   credentials: readonly string[];
 }
 
@@ -33,7 +33,7 @@ export function decideRead(paths: readonly string[], scope: ReadScope, mode: Per
     return {
       decision: 'deny',
       rule: 'read-scope:credentials',
-      reason: `'${secret}' is in a credentials folder, which no agent reads (only bypass_permissions does); it was not read — ask a person for what you need from it`,
+      reason: `'${secret}' is among the person's credentials, which no agent reads (only bypass_permissions does); it was not read — ask a person for what you need from it`,
     };
   }
   const outside = paths.find((p) => !scope.inside.some((d) => isWithin(p, d)));

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { accessSync, constants, realpathSync } from 'node:fs';
+import { accessSync, constants, readFileSync, realpathSync } from 'node:fs';
 import { basename, delimiter, dirname, join, resolve, sep } from 'node:path';
 import { PACKAGE_ROOT } from '../layout/package.js';
 import type { Runtime } from './types.js';
@@ -118,4 +118,27 @@ export function runtimeVersion(bin: string, env: NodeJS.ProcessEnv = process.env
       resolve(err ? undefined : stdout.split('\n').find((l) => l.trim())?.trim());
     });
   });
+}
+
+/**
+ * The version npm installed `bin` with, from the nearest package.json at or above the binary
+ * (after links, at most two folders up) when that package is `npmPackage` or its platform
+ * package (`@anthropic-ai/claude-code-linux-x64`); undefined for a CLI installed any other way.
+ * Reading it costs a file; asking `--version` starts the CLI (Gemini's: ~1 s, loaded more).
+ */
+export function packagedVersion(bin: string, npmPackage: string): string | undefined {
+  let dir: string;
+  try { dir = dirname(realpathSync(bin)); } catch { return undefined; }
+  for (let up = 0; up < 3; up++, dir = dirname(dir)) {
+    let text: string;
+    try { text = readFileSync(join(dir, 'package.json'), 'utf8'); } catch { continue; }
+    try {
+      const pkg = JSON.parse(text) as { name?: unknown; version?: unknown };
+      const ours = typeof pkg.name === 'string' && (pkg.name === npmPackage || pkg.name.startsWith(`${npmPackage}-`));
+      return ours && typeof pkg.version === 'string' ? pkg.version : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
 }

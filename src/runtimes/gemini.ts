@@ -15,7 +15,7 @@ import type { HookReply, Launch, LaunchInput, PolicyInput, Runtime, SessionLine 
 const MCP_PREFIX = 'mcp_flotilla_';
 /** Gemini's own tools with no Flotilla equivalent: sub-agents and the web. */
 const EXTRA = ['invoke_agent', 'web_fetch', 'google_web_search'];
-const HOOK_EVENTS = { 'turn-start': 'BeforeAgent', 'turn-end': 'AfterAgent', 'pre-tool': 'BeforeTool' } as const;
+const HOOK_EVENTS = { 'turn-start': 'BeforeAgent', 'turn-end': 'AfterAgent', 'pre-tool': 'BeforeTool', permission: 'Notification' } as const;
 
 export interface GeminiPermissions {
   approvalMode: 'plan' | 'default' | 'auto_edit' | 'yolo';
@@ -140,7 +140,36 @@ export const gemini: Runtime = {
   denyTool: (reason): HookReply => ({ stdout: JSON.stringify({ decision: 'deny', reason }) + '\n', exitCode: 0 }),
   // `ask` makes Gemini show its own confirmation whatever its approval mode.
   askTool: (reason): HookReply => ({ stdout: JSON.stringify({ decision: 'ask', reason, systemMessage: reason }) + '\n', exitCode: 0 }),
+  // Gemini 0.61 tells its Notification hook about each confirmation it is about to show, and
+  // takes no answer from any hook: the shim answers the prompt in the pane if the queue is
+  // first. `1` picks "Allow once" from anywhere in the list; Esc is "No, suggest changes",
+  // which ends the turn for the person's words.
+  paneQuestion: { shows: 'Allow once', approve: '1', deny: 'Escape' },
+  questionCall: geminiQuestion,
 };
+
+/**
+ * The call a Gemini confirmation asks about, from its Notification hook's `ToolPermission`
+ * payload: `details` carries the confirmation's own fields (`exec`: the command; `edit`: the
+ * file; `mcp`: the server's tool), not the tool call.
+ */
+export function geminiQuestion(payload: Record<string, unknown>): { tool: string; command?: string; input?: Record<string, unknown> } | undefined {
+  if (payload.notification_type !== 'ToolPermission') return undefined;
+  const d = (payload.details ?? {}) as { type?: unknown; title?: unknown; command?: unknown; filePath?: unknown; fileName?: unknown; toolName?: unknown; serverName?: unknown; prompt?: unknown };
+  const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
+  switch (d.type) {
+    case 'exec': {
+      const command = str(d.command) ?? '';
+      return { tool: 'shell', command, input: { command } };
+    }
+    case 'edit': return { tool: 'edit', input: { path: str(d.filePath) ?? str(d.fileName) ?? '?' } };
+    case 'mcp': {
+      const name = str(d.toolName) ?? '?';
+      return { tool: name.startsWith(MCP_PREFIX) ? name.slice(MCP_PREFIX.length) : name, input: { server: str(d.serverName) ?? '?' } };
+    }
+    default: return { tool: str(d.title) ?? 'unknown', input: { prompt: str(d.prompt) ?? str(payload.message) ?? '' } };
+  }
+}
 
 /**
  * Gemini's session lines: a `user` message opens a turn, a `gemini` message is a model answer; an API error is an `error` entry

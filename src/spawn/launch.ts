@@ -22,6 +22,7 @@ import { busCredentialVars, providerKeyVars } from '../tools/command-env.js';
 import { envWithout, withoutVars, writeHarnessKeys } from './harness-keys.js';
 import { writeRuntimeEnv } from './runtime-env.js';
 import { addWorktree } from './worktree.js';
+import { traceMark } from '../trace.js';
 
 /**
  * Opens a prepared agent (§5.4): a tmux window (or session, or a headless process) running
@@ -77,6 +78,7 @@ export function childArgv(id: string): string[] {
 
 
 export async function launchAgent(layout: Layout, config: Config, prepared: PreparedSpawn, opts: LaunchOptions = {}): Promise<AgentRecord> {
+  traceMark('spawn: prepared');
   const env = opts.env ?? process.env;
   let rec = prepared.record;
   let place: TmuxPlace | null = null;
@@ -98,7 +100,9 @@ export async function launchAgent(layout: Layout, config: Config, prepared: Prep
     if (opts.background) {
       exited = openHeadless(layout, rec, { ...envWithout(env, keys), ...childEnv }, argv);
     } else {
+      traceMark('spawn: opening window');
       ({ tmux, place } = await openInTmux(layout, config, rec, childEnv, env, opts.session ?? false, argv, keys));
+      traceMark('spawn: window open');
       // Written before the child can write: its first write comes after the slot handoff,
       // which this process answers only once it waits for it (awaitHandoff, below). The child
       // may well be up and asking by now; had it been answered, its `starting` could be lost
@@ -115,6 +119,7 @@ export async function launchAgent(layout: Layout, config: Config, prepared: Prep
   }
 
   const outcome = await awaitHandoff(layout, prepared, exited, HANDOFF_TIMEOUT_MS);
+  traceMark('spawn: slot handed over');
   if (outcome.ok) return readRecord(layout, rec.id) ?? rec;
   prepared.slot.release();
   if (outcome.ended) {

@@ -163,11 +163,13 @@ async function prepareFor(layout: Layout, config: Config, req: SpawnRequest, par
     const refused = await runtimeRefusal(runtime, env, config.runtimes[runtime], { dir: layout.project, trusted: loaded.trust.trusted });
     if (refused) throw refused;
   }
-  // A vendor CLI picks its own model unless one is named (`claude:opus`); a harness resolves as §6 says.
+  // A vendor CLI picks its own model unless one is named, by the flag or the definition
+  // (`claude:opus`; `inherit` names none); a harness resolves as §6 says.
   const resolved = runtime === 'flotilla'
     ? resolveModelSpec({ flag: req.model, definition: definition.model, parent: parent?.runtime === 'flotilla' ? parent.model : undefined, config, env, demoScript: DEMO_SCRIPT })
     : undefined;
-  const model = resolved ?? { spec: req.model ? `${runtime}:${req.model}` : runtime };
+  const vendorModel = req.model ?? (definition.model?.trim() && definition.model.trim() !== 'inherit' ? definition.model.trim() : undefined);
+  const model = resolved ?? { spec: vendorModel ? `${runtime}:${vendorModel}` : runtime };
   // Everything that would only fail once the window is open is refused here: a window that opens only to fail leaves a person a mess to clean up.
   // A parent on another host has its folder there: the child works where this host's spawn runs.
   const cwd = resolve(req.cwd ?? (lineage ? undefined : parent?.cwd) ?? process.cwd());

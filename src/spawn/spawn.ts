@@ -7,6 +7,7 @@ import type { Layout } from '../layout/layout.js';
 import { childSpawned } from '../lifecycle/supervise.js';
 import { launchAgent, tmuxPreflight, type LaunchOptions } from './launch.js';
 import { prepareSpawn, type SpawnRequest } from './prepare.js';
+import { traceMark } from '../trace.js';
 
 /**
  * One spawn, start to finish (§5): tmux present and new enough, then everything
@@ -34,6 +35,7 @@ export async function spawnAgent(layout: Layout, config: Config, req: Omit<Spawn
       throw err;
     }
   }
+  traceMark('spawn: tmux checked');
   const prepared = await prepareSpawn(
     layout, config,
     { ...req, background: opts.background || undefined, worktree: opts.worktree, mode: opts.background ? 'headless' : req.mode },

@@ -45,6 +45,13 @@ export interface SandboxSpec {
    */
   userNamespace?: boolean;
   /**
+   * The user (and group) id inside the user namespace (default: the caller's own). A
+   * bubblewrap started inside maps that id to its own user, which the kernel allows for any id
+   * but 0 (mapping root needs a capability the sandbox dropped): where the caller is root, a
+   * CLI that nests its own sandbox runs as `NESTING_ID` (harness/vendor/sandboxed-cli.ts).
+   */
+  id?: number;
+  /**
    * Run argv itself rather than under the namespace init (bwrap's own pid 1 still reaps): a
    * vendor CLI keeps its terminal as stdin, which the init's background start would replace
    * with /dev/null (harness/vendor/sandboxed-cli.ts).
@@ -73,6 +80,30 @@ export function bubblewrapUserNamespace(bwrap: string): boolean {
   return ok;
 }
 
+/** The sandbox's own user and group id where root's would keep a nested bubblewrap from mapping its user (`SandboxSpec.id`). */
+export const NESTING_ID = 1000;
+
+const nestingProbe = new Map<string, boolean>();
+
+/**
+ * Whether a bubblewrap started inside Flotilla's can make its own sandbox here: a user
+ * namespace, with the network cut, as Codex's commands get theirs (probed once per binary).
+ * It cannot where the kernel or a security module forbids a user namespace inside another
+ * (Ubuntu's AppArmor profile for bwrap, a setuid bwrap).
+ */
+export function bubblewrapNests(bwrap: string): boolean {
+  let ok = nestingProbe.get(bwrap);
+  if (ok === undefined) {
+    const userNamespace = bubblewrapUserNamespace(bwrap);
+    const id = process.geteuid?.() === 0 ? NESTING_ID : undefined;
+    const [file, ...args] = bubblewrapArgv({ writable: [], readOnly: [], network: true, bwrap, userNamespace, id, direct: true },
+      [bwrap, '--unshare-user', '--unshare-net', '--ro-bind', '/', '/', 'true']);
+    ok = spawnSync(file!, args, { timeout: 10_000 }).status === 0;
+    nestingProbe.set(bwrap, ok);
+  }
+  return ok;
+}
+
 /**
  * Wraps a command's argv (`sh -c …`) in bubblewrap, under the namespace init. A later mount
  * hides what is below it, so mounts go parents first: the fleet root (read-only) before a
@@ -82,7 +113,8 @@ export function bubblewrapUserNamespace(bwrap: string): boolean {
  */
 export function bubblewrapArgv(spec: SandboxSpec, argv: readonly string[]): string[] {
   const out = [spec.bwrap ?? 'bwrap', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
-  out.push(...(spec.userNamespace === false ? [] : ['--unshare-user']), '--unshare-pid', '--unshare-ipc', '--cap-drop', 'ALL', '--new-session', '--die-with-parent');
+  const id = spec.id === undefined ? [] : ['--uid', String(spec.id), '--gid', String(spec.id)];
+  out.push(...(spec.userNamespace === false ? [] : ['--unshare-user', ...id]), '--unshare-pid', '--unshare-ipc', '--cap-drop', 'ALL', '--new-session', '--die-with-parent');
   type How = 'rw' | 'ro' | 'hide' | 'socket' | 'cover';
   const listed: { path: string; how: How }[] = [
     ...spec.writable.map((path) => ({ path, how: 'rw' as const })),

@@ -1,4 +1,6 @@
+import { availableParallelism } from 'node:os';
 import type { Layout } from '../layout/layout.js';
+import { changedSince, standings } from './ahead-behind.js';
 import { git } from './git.js';
 
 /** How an agent's branch stands against its base branch now (`review`, `merge`). */
@@ -24,31 +26,58 @@ export async function branchTips(layout: Layout): Promise<Map<string, string>> {
   return new Map(r.stdout.split('\n').filter(Boolean).map((l) => [l.slice(l.indexOf(' ') + 1), l.slice(0, l.indexOf(' '))] as const));
 }
 
+/** An agent's branch and the base its worktree was made from. */
+export interface BranchOf {
+  branch: string;
+  base: { branch: string | null; commit: string };
+}
+
+/** One branch's state (`merge`, `gc`): the batch of one. */
+export async function branchState(layout: Layout, branch: string, base: BranchOf['base']): Promise<BranchState> {
+  return (await branchStates(layout, [{ branch, base }]))[0]!;
+}
+
 /**
- * `tips`: branch tips already read (`branchTips`), so many agents' states cost one ref read.
- * A branch the base has not moved past merges as a fast-forward: merge-tree runs only when
- * the base has commits the branch lacks.
+ * Many branches' states from a fixed number of git processes, whatever their number
+ * (docs/benchmarks.md, "Review of 50 worktree agents"): one ref read (`tips`, when not given),
+ * ahead, behind and merge bases from one history read (`standings`), every file list from one
+ * `diff-tree --stdin`. Only `merge-tree` runs per branch, and only for a branch the base has
+ * moved past: one the base has not moved past merges as a fast-forward and cannot conflict.
  */
-export async function branchState(layout: Layout, branch: string, base: { branch: string | null; commit: string }, tips?: ReadonlyMap<string, string>): Promise<BranchState> {
+export async function branchStates(layout: Layout, items: readonly BranchOf[], tips?: ReadonlyMap<string, string>): Promise<BranchState[]> {
   const p = layout.project;
-  const tip = async (name: string) => (tips ? tips.get(`refs/heads/${name}`) : await git(p, ['rev-parse', '--verify', '-q', `refs/heads/${name}`]).then((r) => (r.code === 0 ? r.stdout.trim() : undefined)));
-  const [baseTip, own] = await Promise.all([base.branch ? tip(base.branch) : Promise.resolve(undefined), tip(branch)]);
-  const target = baseTip ?? base.commit;
-  if (!own) return { exists: false, target, ahead: 0, behind: 0, files: [], conflicts: [], tree: null };
-  const [counts, names] = await Promise.all([
-    git(p, ['rev-list', '--left-right', '--count', `${target}...${own}`]),
-    git(p, ['diff', '--name-only', '-z', `${target}...${own}`]),
-  ]);
-  const [behind, ahead] = counts.stdout.trim().split(/\s+/).map(Number);
-  const files = names.stdout.split('\0').filter(Boolean);
-  if (!behind) return { exists: true, target, ahead: ahead ?? 0, behind: 0, files, conflicts: [], tree: null };
-  const merged = await git(p, ['merge-tree', '--write-tree', '--name-only', '--no-messages', '-z', target, own]);
-  // merge-tree -z: the tree, then each conflicted file, NUL-separated; exit 1 on conflict.
-  const out = merged.stdout.split('\0').filter(Boolean);
-  return {
-    exists: true, target, ahead: ahead ?? 0, behind,
-    files,
-    conflicts: merged.code === 1 ? [...new Set(out.slice(1))] : [],
-    tree: merged.code === 0 ? (out[0] ?? null) : null,
+  const refs = tips ?? (await branchTips(layout));
+  const targets = items.map((i) => (i.base.branch ? refs.get(`refs/heads/${i.base.branch}`) : undefined) ?? i.base.commit);
+  const owns = items.map((i) => refs.get(`refs/heads/${i.branch}`));
+  const live = items.flatMap((_, k) => (owns[k] ? [k] : []));
+  const counts = await standings(p, live.map((k) => ({ own: owns[k]!, target: targets[k]! })));
+  const at = new Map(live.map((k, n) => [k, counts[n]!]));
+  const moved = live.filter((k) => at.get(k)!.ahead > 0);
+  const files = await changedSince(p, moved.map((k) => ({ own: owns[k]!, base: at.get(k)!.base ?? targets[k]! })));
+  const filesOf = new Map(moved.map((k, n) => [k, files[n]!]));
+  return inBatches(items.map((_, k) => k), GIT_AT_ONCE, async (k): Promise<BranchState> => {
+    const target = targets[k]!;
+    const c = at.get(k);
+    if (!c) return { exists: false, target, ahead: 0, behind: 0, files: [], conflicts: [], tree: null };
+    const state = { exists: true, target, ahead: c.ahead, behind: c.behind, files: filesOf.get(k) ?? [], conflicts: [] as string[], tree: null as string | null };
+    if (!c.behind || !c.ahead) return state;
+    const merged = await git(p, ['merge-tree', '--write-tree', '--name-only', '--no-messages', '-z', target, owns[k]!]);
+    // merge-tree -z: the tree, then each conflicted file, NUL-separated; exit 1 on conflict.
+    const out = merged.stdout.split('\0').filter(Boolean);
+    return { ...state, conflicts: merged.code === 1 ? [...new Set(out.slice(1))] : [], tree: merged.code === 0 ? (out[0] ?? null) : null };
+  });
+}
+
+/** git processes a batch runs at once: fifty at once only thrash a small machine. */
+const GIT_AT_ONCE = Math.max(2, Math.min(8, availableParallelism() * 2));
+
+/** `fn` over `items`, at most `n` running at once, results in order. */
+async function inBatches<T, R>(items: readonly T[], n: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    for (let i = next++; i < items.length; i = next++) out[i] = await fn(items[i]!);
   };
+  await Promise.all(Array.from({ length: Math.min(n, items.length) }, worker));
+  return out;
 }

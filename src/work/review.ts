@@ -2,8 +2,8 @@ import type { AgentRecord } from '../fleet/record.js';
 import { isTerminal } from '../fleet/record-status.js';
 import type { Layout } from '../layout/layout.js';
 import { listLeases } from '../leases/list.js';
-import { branchState, branchTips } from './branch-state.js';
-import { agentWork } from './work.js';
+import { branchStates, branchTips } from './branch-state.js';
+import { agentWorks } from './work.js';
 
 /** One agent's work waiting for the person (`flotilla review`, docs/design.md §12). */
 export interface ReviewRow {
@@ -29,31 +29,18 @@ export interface ReviewRow {
  */
 export async function reviewWork(layout: Layout, records: readonly AgentRecord[]): Promise<ReviewRow[]> {
   const done = records.filter((r) => r.worktree && (r.status === 'idle' || isTerminal(r.status)));
+  if (done.length === 0) return [];
   const leases = listLeases(layout).flatMap((v) => v.leases);
-  const tips = await branchTips(layout);
-  // A few git processes at a time: fifty agents' worth at once only thrash a small machine.
-  const rows = await inBatches(done, REVIEW_CONCURRENCY, async (rec): Promise<ReviewRow | null> => {
-    const work = await agentWork(layout, rec);
-    if (work.kind !== 'branch') return null;
-    const s = await branchState(layout, work.branch, work.base, tips);
-    if (!s.exists || (s.ahead === 0 && work.uncommitted === 0)) return null;
-    return {
+  // Per agent only its worktree's `git status` (run by a few shells); the branches are read all together.
+  const [tips, works] = await Promise.all([branchTips(layout), agentWorks(layout, done)]);
+  const branches = works.flatMap((w, k) => (w.kind === 'branch' ? [{ rec: done[k]!, work: w }] : []));
+  const states = await branchStates(layout, branches.map((b) => b.work), tips);
+  return branches.flatMap(({ rec, work }, k): ReviewRow[] => {
+    const s = states[k]!;
+    if (!s.exists || (s.ahead === 0 && work.uncommitted === 0)) return [];
+    return [{
       id: rec.id, status: rec.status, branch: work.branch, base: work.base.branch, ahead: s.ahead, behind: s.behind, files: s.files,
       uncommitted: work.uncommitted, conflicts: s.conflicts, leases: leases.filter((l) => l.holder === rec.id).map((l) => l.path),
-    };
+    }];
   });
-  return rows.filter((r): r is ReviewRow => r !== null);
-}
-
-const REVIEW_CONCURRENCY = 4;
-
-/** `fn` over `items`, at most `n` running at once, results in order. */
-async function inBatches<T, R>(items: readonly T[], n: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array<R>(items.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    for (let i = next++; i < items.length; i = next++) out[i] = await fn(items[i]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(n, items.length) }, worker));
-  return out;
 }

@@ -1,6 +1,7 @@
 import type { AgentRecord } from '../fleet/record.js';
 import type { Layout } from '../layout/layout.js';
-import { git } from './git.js';
+import { standings } from './ahead-behind.js';
+import { branchTips } from './branch-state.js';
 import { branchOf } from './work.js';
 
 /** A worktree agent's branch against its base branch now (`status`, the dashboard). */
@@ -13,19 +14,22 @@ export interface Standing {
 }
 
 /**
- * The standing of each worktree agent among `records`: one `rev-list --count` per branch,
- * all at once. An agent whose branch is gone is left out.
+ * The standing of each worktree agent among `records`, from one ref read and one history
+ * read for them all (`standings`), not a `rev-list` per branch. An agent whose branch is
+ * gone is left out.
  */
 export async function worktreeStanding(layout: Layout, records: readonly AgentRecord[]): Promise<Map<string, Standing>> {
   const out = new Map<string, Standing>();
-  await Promise.all(records.filter((r) => r.worktree && r.base).map(async (r) => {
-    const branch = branchOf(r.id);
-    const from = r.base!.branch ? `refs/heads/${r.base!.branch}` : r.base!.commit;
-    const c = await git(layout.project, ['rev-list', '--left-right', '--count', `${from}...refs/heads/${branch}`]);
-    if (c.code !== 0) return;
-    const [behind, ahead] = c.stdout.trim().split(/\s+/).map(Number);
-    out.set(r.id, { branch, base: r.base!.branch, ahead: ahead ?? 0, behind: behind ?? 0 });
-  }));
+  const withBase = records.filter((r) => r.worktree && r.base);
+  if (withBase.length === 0) return out;
+  const tips = await branchTips(layout);
+  const mine = withBase.flatMap((r) => {
+    const own = tips.get(`refs/heads/${branchOf(r.id)}`);
+    const target = (r.base!.branch ? tips.get(`refs/heads/${r.base!.branch}`) : undefined) ?? r.base!.commit;
+    return own ? [{ r, own, target }] : [];
+  });
+  const counts = await standings(layout.project, mine);
+  mine.forEach(({ r }, k) => out.set(r.id, { branch: branchOf(r.id), base: r.base!.branch, ahead: counts[k]!.ahead, behind: counts[k]!.behind }));
   return out;
 }
 

@@ -133,6 +133,22 @@ describe('the audit log on the bus (real nats-server, two hosts by name)', { tim
     expect(onB.map((l) => [l.host, l.task])).toEqual([['b', 'first'], ['b', 'second'], ['b', 'third']]);
   });
 
+  it("a line on b's subject that claims to be a's shows as b's: the host is the subject's, never the line's", async () => {
+    const { a, b } = pair();
+    expect((await a.flotilla(['task', 'add', 'mine', '--id', 'mine'])).exitCode).toBe(0);
+    // A process on b writes a line that names host a and an agent of a's.
+    appendFileSync(b.layout.auditFile, `${JSON.stringify({ ts: new Date().toISOString(), host: 'a', event: 'task_created', task: 'forged', agent: 'a-lead' })}\n`);
+    expect((await b.flotilla(['status'])).exitCode).toBe(0);
+    const seen = await eventually(async () => {
+      const lines = await auditOn(a);
+      return lines.some((l) => l.task === 'forged') && lines;
+    }, 60_000, "b's forged line in a's audit");
+    expect(seen.filter((l) => l.task === 'forged').map((l) => l.host)).toEqual(['b']);
+    // a's own view of its host holds only what a wrote.
+    expect((await auditOn(a, ['--host', 'a'])).map((l) => l.task)).toEqual(['mine']);
+    expect((await a.flotilla(['audit', '--host', 'b', '--event', 'task_created'])).stdout).toMatch(/^\d\d:\d\d:\d\d\.\d{3} b +task_created /m);
+  });
+
   it("--follow on a prints b's new lines as they reach the bus, and a's own as they are written", async () => {
     const { a, b } = pair();
     expect((await b.flotilla(['task', 'add', 'old', '--id', 'old'])).exitCode).toBe(0);

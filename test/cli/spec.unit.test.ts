@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import * as review from '../../src/cli/commands/review.js';
 import * as send from '../../src/cli/commands/send.js';
 import * as status from '../../src/cli/commands/status.js';
 import * as watch from '../../src/cli/commands/watch.js';
@@ -107,7 +108,7 @@ describe('the fast path parses like commander', () => {
 
   it('main.ts routes each fast command, by name and alias, to a bundle that is built from its own file', () => {
     const byName: Record<string, string> = {};
-    for (const mod of [send, status, watch]) for (const name of [mod.spec.name, ...(mod.spec.aliases ?? [])]) byName[name] = mod.spec.name;
+    for (const mod of [send, status, watch, review]) for (const name of [mod.spec.name, ...(mod.spec.aliases ?? [])]) byName[name] = mod.spec.name;
     // `task` picks one spec per subcommand (fast/task.ts).
     byName.task = 'task';
     expect(FAST_COMMANDS).toEqual(byName);

@@ -1,9 +1,12 @@
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { stringify } from 'yaml';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readAudit } from '../../src/audit/read.js';
 import { listRecords } from '../../src/fleet/registry.js';
+import { CLI_LOGINS, HOME_CREDENTIALS } from '../../src/tools/sandbox-credentials.js';
 import { CLI } from '../helpers/cli.js';
+import { CREDENTIALS, HIDDEN_PATHS_CONFIG, secretsIn, seedCredentials } from '../helpers/credentials.js';
 import { tempDir } from '../helpers/fleet.js';
 import { fixture, scriptCalls } from '../helpers/scripts.js';
 import { eventually, tmuxServer, type TmuxServer } from '../helpers/tmux.js';
@@ -68,7 +71,7 @@ const CALL = { outsideRead: 0, outsideGrep: 1, sshTilde: 2, sshLink: 3, gcloudGl
 
 /** What every mode but bypass gives for the credential folders, read_dirs, the worktree and the project. */
 function expectConfined(s: string[]): void {
-  for (const i of [CALL.sshTilde, CALL.sshLink, CALL.gcloudGlob, CALL.awsGrep]) expect(s[i]).toMatch(/in a credentials folder, which no agent reads/);
+  for (const i of [CALL.sshTilde, CALL.sshLink, CALL.gcloudGlob, CALL.awsGrep]) expect(s[i]).toMatch(/among the person's credentials, which no agent reads/);
   expect(s.join('\n')).not.toContain(KEY);
   expect(s.join('\n')).not.toMatch(/AWS-SECRET|GCLOUD-TOKEN/);
   // A walk through the project does not follow its link to the key.
@@ -153,3 +156,51 @@ describe('read scope through a real harness', () => {
     expect(readAudit(w.p.layout, { event: 'policy_denied' }).lines).toEqual([]);
   }, 180_000);
 });
+
+/**
+ * One list of credentials (tools/sandbox-credentials.ts): what the sandbox hides from a
+ * command, the harness's own read, glob and grep refuse. Every path of that list and every
+ * credential the sandbox tests seed (test/helpers/credentials.ts: a key behind a dotfiles
+ * link, the other CLIs' logins, the person's `hidden_paths`) is read by the agent's read tool,
+ * and a few folders are searched and listed; the model sees none of their text. A path added
+ * to the sandbox's list that the read tools did not refuse would fail here.
+ */
+describe("the harness's read tools refuse every credential the sandbox hides", () => {
+  it('dont_ask: read, glob and grep of each', async () => {
+    const w = world('dont_ask');
+    // A home of its own: world()'s holds plain ~/.ssh and ~/.aws folders.
+    const home = join(out!.dir, 'person');
+    mkdirSync(home);
+    seedCredentials(home, w.p.project);
+    // The rest of the sandbox's list, where the seeded credentials leave it missing: a file holding a secret.
+    const listed = [...HOME_CREDENTIALS, ...Object.values(CLI_LOGINS).flat()];
+    for (const rel of listed) {
+      if (existsSync(join(home, rel))) continue;
+      mkdirSync(dirname(join(home, rel)), { recursive: true });
+      writeFileSync(join(home, rel), `SECRET-${rel}\n`);
+    }
+    // The person's own config adds ~/private (only theirs may).
+    mkdirSync(join(w.env.XDG_CONFIG_HOME!, 'flotilla'), { recursive: true });
+    writeFileSync(join(w.env.XDG_CONFIG_HOME!, 'flotilla', 'config.yaml'), HIDDEN_PATHS_CONFIG);
+    const reads = [...listed, ...Object.entries(CREDENTIALS).filter(([name]) => name !== 'notes').map(([, rel]) => rel)];
+    const calls = [
+      ...reads.map((rel) => ({ tool: 'read', input: { path: `~/${rel}` } })),
+      ...['.ssh', '.config/gh', 'private'].map((rel) => ({ tool: 'grep', input: { pattern: 'SECRET', path: `~/${rel}` } })),
+      ...['.aws', '.codex'].map((rel) => ({ tool: 'glob', input: { pattern: `${home}/${rel}/*` } })),
+      { tool: 'read', input: { path: 'probe.sh' } },
+    ];
+    const script = join(w.p.project, 'read-credentials.yaml');
+    writeFileSync(script, stringify({ replies: [{ text: 'Reading.', tool_calls: calls }, { text: 'READ-ALL' }] }));
+    const r = await w.p.run(['run', '--model', `script:${script}`, 'go'], { env: { ...w.env, HOME: home } });
+    expect(r.exitCode).toBe(0);
+    const results = scriptCalls(w.log).at(-1)!.prompt.filter((m) => m.role === 'tool').flatMap((m) => m.content as unknown[]);
+    expect(results).toHaveLength(calls.length);
+    const text = results.map((c) => JSON.stringify(c));
+    // Each but the last (a file of the project, read to show the tool reads) is refused as a credential.
+    for (const [i, t] of text.slice(0, -1).entries()) expect({ call: calls[i], t }).toEqual({ call: calls[i], t: expect.stringMatching(/among the person's credentials, which no agent reads/) });
+    expect(text.at(-1)).toContain('echo probed');
+    expect(secretsIn(text.join('\n'))).toEqual([]);
+    expect(text.join('\n')).not.toMatch(/SECRET-\./);
+  }, 180_000);
+});
+

@@ -35,7 +35,7 @@ function decide(runtime: Runtime, toolName: string, toolInput: Record<string, un
   const call = runtime.toolCall({ hook_event_name: 'PreToolUse', tool_name: toolName, tool_input: toolInput, cwd: project });
   if (!call) throw new Error(`no call parsed from ${toolName}`);
   const layout = layoutFor(join(project, '.flotilla'), project);
-  return vendorReadDecision(call, { cwd: project, permissionMode: mode }, layout, { permissions: { read_dirs: readDirs } }, { HOME: home });
+  return vendorReadDecision(call, { cwd: project, permissionMode: mode }, layout, { permissions: { read_dirs: readDirs }, security: { hidden_paths: [] } }, { HOME: home }, runtime.name);
 }
 
 /** Each CLI's read tools as its model calls them: [tool name, input reaching outside, input reaching ~/.ssh through the project's link]. */
@@ -57,6 +57,14 @@ describe('read scope in the vendor CLIs\' hooks', () => {
       expect({ mode, ...decide(runtime, tool, outside, mode) }).toMatchObject({ mode, decision: want[mode] });
       expect({ mode, ...decide(runtime, tool, cred, mode) }).toMatchObject(mode === 'bypass_permissions' ? { mode, decision: 'allow' } : { mode, decision: 'deny', rule: 'read-scope:credentials' });
     }
+  });
+
+  it("another CLI's login is a credential to a CLI's read tools, its own is not", () => {
+    expect(decide(claude, 'Read', { file_path: '~/.gemini/oauth_creds.json' }, 'accept_edits')).toMatchObject({ decision: 'deny', rule: 'read-scope:credentials' });
+    expect(decide(gemini, 'read_file', { file_path: '~/.claude.json' }, 'accept_edits')).toMatchObject({ decision: 'deny', rule: 'read-scope:credentials' });
+    // Its own folder is outside the project like any other: asked, not refused.
+    expect(decide(claude, 'Read', { file_path: '~/.claude/CLAUDE.md' }, 'accept_edits')).toMatchObject({ decision: 'ask', rule: 'read-scope:outside' });
+    expect(decide(gemini, 'read_file', { file_path: '~/.gemini/GEMINI.md' }, 'accept_edits')).toMatchObject({ decision: 'ask', rule: 'read-scope:outside' });
   });
 
   it('the project and permissions.read_dirs read without asking, in dont_ask too', () => {

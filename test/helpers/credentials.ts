@@ -61,3 +61,22 @@ export function probeResults(text: string): Record<string, string> {
 export function expectedProbe(own: readonly string[] = []): Record<string, string> {
   return Object.fromEntries(Object.keys(CREDENTIALS).map((n) => [n, n === 'notes' || own.includes(n) ? 'read' : 'hidden']));
 }
+
+/**
+ * Writes `probe-print.sh` into `project`: it prints whatever it can read of each credential
+ * (the file, and a search of the folder it lives in), then `probe-ran`, then tries to write
+ * `probe-wrote.txt` in the project and says `probe-wrote` or `probe-write-refused`. Seed the
+ * home with `seedCredentials` first. A secret it could read is in its output as `SECRET-<name>`.
+ */
+export function printingProbe(home: string, project: string): void {
+  const lines = Object.values(CREDENTIALS).map((rel) => {
+    const top = join(home, rel.split('/').slice(0, rel.startsWith('.config/') ? 2 : 1).join('/'));
+    return `cat '${join(home, rel)}' 2>&1 | head -c 300; grep -rs SECRET- '${top}' | head -c 300`;
+  });
+  writeFileSync(join(project, 'probe-print.sh'), `${lines.join('\n')}\necho probe-ran\nif echo x > probe-wrote.txt; then echo probe-wrote; else echo probe-write-refused; fi\n`);
+}
+
+/** The names of the `SECRET-<name>` values in `text` (`claude` is not found in `SECRET-claude-json`). */
+export function secretsIn(text: string): string[] {
+  return Object.keys(CREDENTIALS).filter((name) => new RegExp(`SECRET-${name}(?![a-z-])`).test(text));
+}

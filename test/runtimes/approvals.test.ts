@@ -12,7 +12,7 @@ import { TARGETS } from './targets.js';
 
 /**
  * A vendor CLI's permission question in the fleet's approval queue (docs/runtimes.md,
- * "Approvals"): Claude Code and Codex, started by spawn-agent in `default` mode exactly as a
+ * "Approvals"): Claude Code, Codex and Gemini CLI, started by spawn-agent in `default` mode exactly as a
  * person's spawn starts them, are told by their model to run a command their CLI asks about.
  * The question reaches the human inbox; `flotilla approve` (run by a person: a shell in a tmux
  * window, descending from no agent) lets the command run — the marker file exists — and
@@ -58,6 +58,7 @@ async function asPerson(f: VendorFleet, args: string[]): Promise<{ exitCode: num
 const CASES = [
   { name: 'claude' as const, script: 'approve.yaml' },
   { name: 'codex' as const, script: 'approve-escalated.yaml' },
+  { name: 'gemini' as const, script: 'approve.yaml' },
 ];
 
 describe('an approval answered with `flotilla approve` / `deny` reaches the vendor CLI', { timeout: 900_000 }, () => {
@@ -118,56 +119,63 @@ describe("Claude Code: an answer typed in the CLI's own prompt wins", { timeout:
   });
 });
 
-describe("Codex: its own prompt or the fleet's queue, the first answer wins", { timeout: 900_000 }, () => {
-  const PROMPT = /Press enter to confirm or esc to cancel/;
-  async function asking(script: string, agent: string) {
-    const t = TARGETS.codex();
-    const f = await vendorFleet({ ...t, script, definitions: { a: DEFAULT_MODE } });
+/** The CLIs that ask in their own pane only once no hook decided (Codex) or whose hooks cannot answer (Gemini): the shim answers their prompt. */
+const PANE_CASES = [
+  // Codex's prompt footer; its first choice, highlighted, is "Yes, proceed".
+  { name: 'codex' as const, script: 'approve-escalated.yaml', append: 'approve-escalated-append.yaml', prompt: /Press enter to confirm or esc to cancel/ },
+  // Gemini's confirmation; its first choice, highlighted, is "Allow once".
+  { name: 'gemini' as const, script: 'approve.yaml', append: 'approve-append.yaml', prompt: /Allow once/ },
+];
+
+describe.each(PANE_CASES)("$name: its own prompt or the fleet's queue, the first answer wins", { timeout: 900_000 }, ({ name, script, append, prompt }) => {
+  async function asking(fixture: string, agent: string) {
+    const t = TARGETS[name]();
+    const f = await vendorFleet({ ...t, script: fixture, definitions: { a: DEFAULT_MODE } });
     fleet = f;
     const id = await f.spawnChild('a', agent, 'make the marker', t.spawnArgs);
     const req = await pendingRequest(f, id);
     const pane = () => f.tmux.capture(f.record(id).tmux!.paneId).catch(() => '');
-    await eventually(async () => PROMPT.test(await pane()), 300_000, "Codex's own prompt");
+    await eventually(async () => prompt.test(await pane()), 300_000, `${name}'s own prompt`);
     return { f, id, req, pane };
   }
 
-  it('Yes in the pane runs the command and withdraws the queued request; a late approve says so', async () => {
-    const { f, id, req } = await asking('approve-escalated.yaml', 'codex-pane');
+  it('Enter on its own prompt runs the command and withdraws the queued request; a late approve says so', async () => {
+    const { f, id, req } = await asking(script, `${name}-pane`);
     expect(f.record(id).status).toBe('waiting_approval');
-    // Codex's first choice is "Yes, proceed".
     await f.tmux.tmux('send-keys', '-t', f.record(id).tmux!.paneId, 'Enter');
     await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 300_000, 'the completion');
     expect(existsSync(join(f.project, 'approve-marker'))).toBe(true);
     expect(completionsFrom(f, 'lead-parent', id)[0]!.body).toContain('It ran.');
     await eventually(async () => (await list(f.layout, 'human')).every((i) => i.message.kind !== 'approval_request'), 60_000, 'the request withdrawn');
-    expect(readAudit(f.layout, { event: 'approval' }).lines).toContainEqual(expect.objectContaining({ agent: id, request: req.requestId, decision: 'withdrawn', by: 'pane', via: 'codex' }));
+    expect(readAudit(f.layout, { event: 'approval' }).lines).toContainEqual(expect.objectContaining({ agent: id, request: req.requestId, decision: 'withdrawn', by: 'pane', via: name }));
     const late = await asPerson(f, ['approve', req.requestId]);
     expect(late.exitCode).toBe(1);
     expect(late.out).toMatch(/already answered/);
   });
 
   it('approve from the queue answers the prompt in the pane: the command runs, the prompt is gone', async () => {
-    const { f, id, req, pane } = await asking('approve-escalated.yaml', 'codex-queue');
+    const { f, id, req, pane } = await asking(script, `${name}-queue`);
     const approved = await asPerson(f, ['approve', req.requestId]);
     expect(approved.exitCode).toBe(0);
     await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 300_000, 'the completion');
     expect(existsSync(join(f.project, 'approve-marker'))).toBe(true);
-    expect(PROMPT.test(await pane())).toBe(false);
+    expect(prompt.test(await pane())).toBe(false);
     expect(f.record(id).status).not.toBe('waiting_approval');
   });
 
   it('deny from the queue closes the prompt; the model reads the reason', async () => {
-    const { f, id, req, pane } = await asking('approve-escalated.yaml', 'codex-queue-deny');
+    const { f, id, req, pane } = await asking(script, `${name}-queue-deny`);
     const denied = await asPerson(f, ['deny', req.requestId, '--reason', 'no marker files today']);
     expect(denied.exitCode).toBe(0);
     await eventually(() => f.vendor.seen().includes('no marker files today'), 300_000, 'the reason sent to the model');
     await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 300_000, 'the completion');
+    expect(completionsFrom(f, 'lead-parent', id)[0]!.body).toContain('no marker files today');
     expect(existsSync(join(f.project, 'approve-marker'))).toBe(false);
-    expect(PROMPT.test(await pane())).toBe(false);
+    expect(prompt.test(await pane())).toBe(false);
   });
 
   it('answered in both places at once: the command runs exactly once, one answer is recorded', async () => {
-    const { f, id, req } = await asking('approve-escalated-append.yaml', 'codex-both');
+    const { f, id, req } = await asking(append, `${name}-both`);
     const [, late] = await Promise.all([
       f.tmux.tmux('send-keys', '-t', f.record(id).tmux!.paneId, 'Enter'),
       asPerson(f, ['approve', req.requestId]),
@@ -175,9 +183,18 @@ describe("Codex: its own prompt or the fleet's queue, the first answer wins", { 
     await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 300_000, 'the completion');
     expect(readFileSync(join(f.project, 'approve-marker'), 'utf8')).toBe('ran\n');
     const settled = readAudit(f.layout, { event: 'approval' }).lines.filter((l) => l.request === req.requestId && l.agent === id);
-    // The fleet's own line (by the shim or the hook) is one; `flotilla approve` adds its own only when it won.
-    expect(settled.filter((l) => l.via === 'codex')).toHaveLength(1);
+    // The fleet's own line (the shim's) is one; `flotilla approve` adds its own only when it won.
+    expect(settled.filter((l) => l.via === name)).toHaveLength(1);
     expect([0, 1]).toContain(late.exitCode);
     expect((await list(f.layout, 'human')).filter((i) => i.message.kind === 'approval_request')).toEqual([]);
+  });
+
+  it('approve --always: the next call of that tool runs without a question', async () => {
+    const { f, id, req } = await asking('approve-twice.yaml', `${name}-always`);
+    expect((await asPerson(f, ['approve', '--always', req.requestId])).exitCode).toBe(0);
+    await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 300_000, 'the completion');
+    expect(readFileSync(join(f.project, 'approve-marker'), 'utf8')).toBe('ran\nran\n');
+    expect((await list(f.layout, 'human', { includeRead: true })).filter((i) => i.message.kind === 'approval_request')).toHaveLength(1);
+    expect(readAudit(f.layout, { event: 'approval' }).lines).toContainEqual(expect.objectContaining({ agent: id, decision: 'approved', by: 'always', via: name }));
   });
 });

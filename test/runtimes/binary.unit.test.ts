@@ -1,7 +1,9 @@
 import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { lookupRuntimeBinary } from '../../src/runtimes/binary.js';
+import { lookupRuntimeBinary, packagedVersion } from '../../src/runtimes/binary.js';
+import { TESTED } from '../../src/versions.js';
+import { pinnedRuntimeBinary } from './helpers.js';
 import { tempDir } from '../helpers/fleet.js';
 
 /**
@@ -76,5 +78,25 @@ describe('vendor runtimes', () => {
   it('each CLI is named as its runtime and set by FLOTILLA_<NAME>_BIN (skippedProjectClis relies on it)', async () => {
     const { BUILT_RUNTIMES, loadRuntime } = await import('../../src/runtimes/index.js');
     for (const name of BUILT_RUNTIMES) expect(await loadRuntime(name)).toMatchObject({ binary: name, binEnv: `FLOTILLA_${name.toUpperCase()}_BIN` });
+  });
+});
+
+describe('packagedVersion: an npm-installed CLI\'s version without starting it', () => {
+  it('reads each pinned CLI\'s package (Claude Code\'s platform package included), also through a link', () => {
+    const packages = { claude: '@anthropic-ai/claude-code', codex: '@openai/codex', gemini: '@google/gemini-cli' } as const;
+    for (const name of ['claude', 'codex', 'gemini'] as const) expect(packagedVersion(pinnedRuntimeBinary(name), packages[name]), name).toBe(TESTED[name]);
+    const d = dir();
+    symlinkSync(pinnedRuntimeBinary('gemini'), join(d, 'gemini'));
+    expect(packagedVersion(join(d, 'gemini'), packages.gemini)).toBe(TESTED.gemini);
+  });
+
+  it('says nothing for a CLI outside its package: a wrapper script, another package, a missing file', () => {
+    const d = dir();
+    expect(packagedVersion(cli(join(d, 'bin', 'claude')), '@anthropic-ai/claude-code')).toBeUndefined();
+    writeFileSync(join(d, 'package.json'), JSON.stringify({ name: 'my-wrappers', version: '9.9.9' }));
+    expect(packagedVersion(join(d, 'bin', 'claude'), '@anthropic-ai/claude-code')).toBeUndefined();
+    writeFileSync(join(d, 'package.json'), '{ not json');
+    expect(packagedVersion(join(d, 'bin', 'claude'), '@anthropic-ai/claude-code')).toBeUndefined();
+    expect(packagedVersion(join(d, 'none'), '@anthropic-ai/claude-code')).toBeUndefined();
   });
 });

@@ -14,12 +14,15 @@ import { TARGETS } from './targets.js';
  * told by its model (the fake vendor API replaying env-probe.yaml) to run `env` and `tmux
  * list-panes`. The command has neither TMUX nor TMUX_PANE, so the fleet's tmux server (a
  * private one: nothing else answers a bare `tmux`) is out of its reach, and it holds no
- * provider key but those its own CLI authenticates with, though the spawner had them all.
+ * provider key but those its own CLI authenticates with, though the spawner had them all; nor
+ * the variable of a secret another definition of the fleet may request (a tmux server started
+ * from a shell that exported it hands it to every window).
  */
 const OTHER_KEYS: Record<string, string> = {
   ANTHROPIC_API_KEY: 'sk-ant-other-provider-key-1', OPENAI_API_KEY: 'sk-other-provider-key-2',
   GEMINI_API_KEY: 'other-provider-key-3', GOOGLE_API_KEY: 'other-provider-key-4', MY_PROVIDER_KEY: 'configured-provider-key-5',
 };
+const DEPLOY_TOKEN = 'dk-exported-in-the-tmux-environment-6';
 
 let fleet: VendorFleet | undefined;
 afterEach(async (ctx) => {
@@ -33,7 +36,10 @@ describe("a vendor CLI's commands get no tmux and no other provider's key", { ti
     const t = TARGETS[name]();
     // The target's own key wins over the stand-in of the same name.
     // Without the sandbox, where the environment is all that keeps tmux from the command (test/runtimes/sandboxed-cli.test.ts has the sandbox).
-    const f = await vendorFleet({ ...t, env: (url) => ({ ...OTHER_KEYS, ...t.env(url) }), script: 'env-probe.yaml', config: 'security:\n  sandbox: none\n', definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' } });
+    const f = await vendorFleet({
+      ...t, env: (url) => ({ ...OTHER_KEYS, DEPLOY_TOKEN, ...t.env(url) }), script: 'env-probe.yaml', config: 'security:\n  sandbox: none\n',
+      definitions: { a: 'permissions:\n  permission_mode: dont_ask\n', deployer: 'permissions:\n  permission_mode: dont_ask\n  secrets: [deploy-token]\n' },
+    });
     fleet = f;
     // A configured provider's api_key_env is a provider key too.
     const config = readFileSync(f.layout.configFile, 'utf8');
@@ -54,6 +60,8 @@ describe("a vendor CLI's commands get no tmux and no other provider's key", { ti
       if (own.includes(k)) continue;
       expect(env.join('\n'), k).not.toContain(v);
     }
+    // Another definition's secret reaches a command only through a grant to that agent.
+    expect(names).not.toContain('DEPLOY_TOKEN');
     // Its pane does run in tmux, and a bare tmux finds no server from the command.
     expect(await f.windows()).toContain(id);
     expect(readFileSync(join(f.project, 'probe-tmux.txt'), 'utf8')).not.toMatch(/status:0/);

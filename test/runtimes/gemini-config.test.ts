@@ -22,7 +22,7 @@ describe('gemini runtime: policy and settings', () => {
     const settings = JSON.parse(l.files.find((f) => f.path === '.gemini/settings.json')!.content) as {
       hooks: Record<string, unknown[]>; mcpServers: { flotilla: unknown }; security: { auth: { selectedType: string } };
     };
-    expect(Object.keys(settings.hooks)).toEqual(['BeforeAgent', 'AfterAgent', 'BeforeTool']);
+    expect(Object.keys(settings.hooks)).toEqual(['BeforeAgent', 'AfterAgent', 'BeforeTool', 'Notification']);
     expect(settings.hooks.BeforeTool![0]).toMatchObject({ matcher: '.*', hooks: [{ timeout: 60_000 }] });
     expect(settings.mcpServers.flotilla).toMatchObject({ command: '/node', trust: true });
     expect(settings.security.auth.selectedType).toBe('gemini-api-key');

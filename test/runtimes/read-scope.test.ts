@@ -49,9 +49,9 @@ describe('a vendor CLI\'s own read of a credentials folder is refused by the fle
     const id = await f.spawnChild('a', `${name}-read-key`, 'read the key', t.spawnArgs);
     await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 480_000, 'the completion');
     const body = completionsFrom(f, 'lead-parent', id)[0]!.body;
-    expect(f.vendor.seen()).toMatch(/in a credentials folder, which no agent reads/);
+    expect(f.vendor.seen()).toMatch(/among the person's credentials, which no agent reads/);
     expect(f.vendor.seen()).not.toContain(KEY);
-    expect(body).toMatch(/Final answer: .*credentials folder/);
+    expect(body).toMatch(/Final answer: .*person's credentials/);
     expect(body).not.toContain(KEY);
     expect(readAudit(f.layout, { event: 'policy_denied' }).lines).toContainEqual(expect.objectContaining({ agent: id, tool: 'read', rule: 'read-scope:credentials', via: name }));
   });

@@ -36,13 +36,14 @@ afterEach(async (ctx) => {
 beforeAll(() => { requireTool('bwrap'); });
 
 describe('a vendor CLI in the sandbox cannot reach the fleet\'s controls, and still does its work', { timeout: 600_000 }, () => {
-  it.each(['claude', 'codex', 'gemini'] as const)('%s', async (name) => {
+  // Codex in accept_edits runs its commands in its own bubblewrap, nested in Flotilla's.
+  it.each([['claude', 'dont_ask'], ['codex', 'dont_ask'], ['codex', 'accept_edits'], ['gemini', 'dont_ask']] as const)('%s in %s', async (name, mode) => {
     const t = TARGETS[name]();
     const tmuxTmpdir = testSocketDir();
     const f = await vendorFleet({
       ...t, script: 'sandbox-probe.yaml', tmuxTmpdir,
       config: 'security:\n  sandbox: bubblewrap\n',
-      definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' },
+      definitions: { a: `permissions:\n  permission_mode: ${mode}\n` },
     });
     fleet = f;
     marks = tempDir('flotilla-host-marks-');
@@ -51,7 +52,7 @@ describe('a vendor CLI in the sandbox cannot reach the fleet\'s controls, and st
     // The fake vendor renders the script's {{env.…}} from this process's environment.
     Object.assign(process.env, { SP_TMUX_TMPDIR: tmuxTmpdir, SP_TMUX_NAME: f.tmux.socket, SP_TMUX_SOCKET: socket, SP_MARKS: marks.dir });
 
-    const id = await f.spawnChild('a', `${name}-boxed`, 'probe and report', t.spawnArgs);
+    const id = await f.spawnChild('a', `${name}-boxed-${mode.replace('_', '-')}`, 'probe and report', t.spawnArgs);
     await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 480_000, 'the completion');
     expect(completionsFrom(f, 'lead-parent', id)[0]!).toMatchObject({ status: 'completed' });
     expect(completionsFrom(f, 'lead-parent', id)[0]!.body).toContain('Final answer: probed and reported');

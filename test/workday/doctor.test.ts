@@ -69,6 +69,28 @@ describe('flotilla doctor and the settings', { timeout: 300_000 }, () => {
     expect(line((await f.flotilla(['doctor'])).stdout, 'sandbox (security.sandbox: auto)')).toMatch(/^ok +sandbox \(security\.sandbox: auto\): effective: bubblewrap \(\S*bwrap: user \+ pid namespaces, no capabilities\)$/);
   });
 
+  it('FAILs the lineage line, saying what to install, on a machine without util-linux unshare', async () => {
+    f = spawnFleet();
+    const r = await f.flotilla(['doctor'], { PATH: pathWithout('unshare') });
+    const lineage = line(r.stdout, 'lineage (pid namespace per command)');
+    expect(lineage).toMatch(/^FAIL {2}lineage \(pid namespace per command\): unshare --pid --fork --kill-child( --map-current-user)? failed: .*ENOENT/);
+    expect(lineage).toContain('UNENFORCED: a command that detaches (setsid, nohup, double fork) can spawn, send and approve outside its agent\'s lineage');
+    expect(lineage).toContain('— use Linux with util-linux (unshare, setpriv)');
+    expect(r.exitCode).toBe(1);
+  });
+
+  it('FAILs the lineage line when the kernel refuses the namespace', async () => {
+    f = spawnFleet();
+    // Stands in for a kernel with user namespaces off: an unshare that fails as util-linux's does there.
+    const PATH = pathWithout('unshare');
+    writeFileSync(join(PATH, 'unshare'), '#!/bin/sh\necho "unshare: unshare failed: Operation not permitted" >&2\nexit 1\n', { mode: 0o755 });
+    const r = await f.flotilla(['doctor'], { PATH });
+    const lineage = line(r.stdout, 'lineage (pid namespace per command)');
+    expect(lineage).toMatch(/^FAIL {2}lineage \(pid namespace per command\): unshare --pid --fork --kill-child( --map-current-user)? failed: unshare: unshare failed: Operation not permitted — UNENFORCED/);
+    expect(lineage).toContain('user namespaces enabled (sysctl user.max_user_namespaces=15000');
+    expect(r.exitCode).toBe(1);
+  });
+
   it('WARNs when runtimes.<name>.command or $FLOTILLA_<NAME>_BIN names a CLI that is not there', async () => {
     f = spawnFleet({ config: 'runtimes:\n  codex:\n    command: /nonexistent/codex\n' });
     const r = await f.flotilla(['doctor'], { PATH: `${TOOLS_DIR}:${f.env.PATH}`, FLOTILLA_GEMINI_BIN: '/nonexistent/gemini' });

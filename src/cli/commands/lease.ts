@@ -18,7 +18,7 @@ export function command(): Command {
     .option('--json', 'print JSON')
     .action(async (paths: string[], opts: { why?: string; ttl?: string; wait?: boolean; timeout?: string; json?: boolean }, c: Command) => {
       const { layout } = cliContext(c);
-      const [{ takeByName, parseTtl }, { UsageError }, by] = await Promise.all([import('../../leases/request.js'), import('../../errors.js'), identity(layout)]);
+      const [{ takeByName }, { parseTtl }, { UsageError }, by] = await Promise.all([import('../../team-store/leases.js'), import('../../leases/request.js'), import('../../errors.js'), identity(layout)]);
       const timeout = opts.timeout === undefined ? undefined : Number(opts.timeout);
       if (timeout !== undefined && !(timeout >= 0)) throw new UsageError(`--timeout must be a number of seconds ≥ 0, got '${opts.timeout}'`);
       if (timeout !== undefined && !opts.wait) throw new UsageError('--timeout goes with --wait');
@@ -42,7 +42,7 @@ export function command(): Command {
     .option('--json', 'print JSON')
     .action(async (paths: string[], opts: { all?: boolean; json?: boolean }, c: Command) => {
       const { layout } = cliContext(c);
-      const [{ releaseByName }, { UsageError }, by] = await Promise.all([import('../../leases/request.js'), import('../../errors.js'), identity(layout)]);
+      const [{ releaseByName }, { UsageError }, by] = await Promise.all([import('../../team-store/leases.js'), import('../../errors.js'), identity(layout)]);
       if (paths.length === 0 && !opts.all) throw new UsageError('name the paths to release, or --all for every lease of yours');
       if (paths.length > 0 && opts.all) throw new UsageError('give paths or --all, not both');
       const text = await releaseByName(layout, by, process.cwd(), opts.all ? undefined : paths);
@@ -53,8 +53,8 @@ export function command(): Command {
     .option('--json', 'print JSON')
     .action(async (opts: { json?: boolean }, c: Command) => {
       const { layout } = cliContext(c, { createState: false });
-      const [{ listLeases }, { formatLeases }] = await Promise.all([import('../../leases/list.js'), import('../../leases/view.js')]);
-      const views = listLeases(layout);
+      const [{ listLeases }, { formatLeases }] = await Promise.all([import('../../team-store/leases.js'), import('../../leases/view.js')]);
+      const views = await listLeases(layout);
       process.stdout.write(opts.json ? JSON.stringify(views, null, 2) + '\n' : formatLeases(views) + '\n');
     });
   cmd.command('check')

@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { cliConfig, cliContext } from '../context.js';
+import { traceMark } from '../../trace.js';
 
 /**
  * `flotilla runtime-hook <event>` (internal): run by a vendor CLI's hooks (§13) with the
@@ -11,6 +12,7 @@ export function command(): Command {
     .description('internal: called by a vendor CLI hook (Claude Code, Codex, Gemini CLI) of a fleet agent')
     .argument('<event>', 'turn-start | turn-end | pre-tool | permission')
     .action(async (event: string, _opts: unknown, cmd: Command) => {
+      traceMark(`hook ${event}: command runs`);
       const { UsageError } = await import('../../errors.js');
       if (event !== 'turn-start' && event !== 'turn-end' && event !== 'pre-tool' && event !== 'permission') throw new UsageError(`unknown hook event '${event}' — use turn-start, turn-end, pre-tool or permission`);
       const { layout } = cliContext(cmd);
@@ -23,5 +25,6 @@ export function command(): Command {
         process.stdout.write(reply.stdout);
         process.exitCode = reply.exitCode;
       }
+      traceMark(`hook ${event}: answered`);
     });
 }

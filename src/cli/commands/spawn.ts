@@ -1,6 +1,7 @@
 import { Command, Option } from 'commander';
 import { cliConfig, cliContext } from '../context.js';
 import { statusWithReason } from '../../fleet/record-status.js';
+import { traceMark } from '../../trace.js';
 
 interface SpawnOpts {
   agent?: string;
@@ -51,10 +52,12 @@ export function command(): Command {
     // Written by another host's Flotilla over ssh for an agent's child (§17.5); refused from any agent.
     .addOption(new Option('--lineage <json>').hideHelp())
     .action(async (words: string[], opts: SpawnOpts, cmd: Command) => {
+      traceMark('spawn: command runs');
       const { layout } = cliContext(cmd);
       // Asked before the config is read: a yes changes what it says (docs/security.md "Folder trust").
       await (await import('../trust-prompt.js')).settleTrust(layout);
       const { config } = await cliConfig(layout);
+      traceMark('spawn: config read');
       // A person's spawn says once when `auto` found no sandbox; an agent's model would only read it as noise.
       if (!process.env.FLOTILLA_AGENT_ID) {
         const warning = (await import('../../tools/sandbox-mode.js')).sandboxWarning(config);
@@ -73,6 +76,7 @@ export function command(): Command {
       if (opts.host && opts.host !== 'local') return spawnElsewhere(layout, config, opts.host, opts, prompt);
       const lineage = opts.lineage === undefined ? undefined : await (await import('../../hosts/remote-child.js')).acceptLineage(layout, config, opts.lineage);
       await reconcileDead(layout, config);
+      traceMark('spawn: fleet reconciled');
       const rec = await spawnAgent(
         layout, config,
         {

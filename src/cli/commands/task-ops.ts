@@ -71,7 +71,7 @@ export async function runSub(sub: string, parsed: Parsed, globals: Globals): Pro
   const { layout } = contextOf(globals, { createState: !looks });
   if (looks) return read(sub, parsed, layout, board);
   // Inside a sandbox the board is read-only: main.ts has the agent's harness run this through its door.
-  const [ops, { UsageError, FlotillaError }] = await Promise.all([import('../../tasks/board.js'), import('../../errors.js')]);
+  const [ops, { UsageError, FlotillaError }] = await Promise.all([import('../../team-store/board.js'), import('../../errors.js')]);
   const by = await identity(layout);
   const id = parsed.args[0] as string | undefined;
   let task;
@@ -117,23 +117,22 @@ export async function runSub(sub: string, parsed: Parsed, globals: Globals): Pro
 async function read(sub: string, parsed: Parsed, layout: import('../../layout/layout.js').Layout, board: string): Promise<void> {
   const opts = parsed.opts;
   if (sub === 'list') {
-    const [{ listBoard }, { formatListing }] = await Promise.all([import('../../tasks/list.js'), import('../../tasks/view.js')]);
-    const l = listBoard(layout, board, { all: opts.all === true });
+    const [{ listBoard }, { formatListing }] = await Promise.all([import('../../team-store/board.js'), import('../../tasks/view.js')]);
+    const l = await listBoard(layout, board, { all: opts.all === true });
     writeOut(opts.json ? JSON.stringify(l, null, 2) + '\n' : formatListing(l) + '\n');
     return;
   }
   if (sub === 'show') {
-    const [{ boardOf }, { readTask }, { formatTask }, { FlotillaError }, { judgedClaim }] = await Promise.all([
-      import('../../tasks/board.js'), import('../../tasks/store.js'), import('../../tasks/view.js'), import('../../errors.js'), import('../../tasks/claimant.js'),
+    const [{ showTask }, { formatTask }, { FlotillaError }] = await Promise.all([
+      import('../../team-store/board.js'), import('../../tasks/view.js'), import('../../errors.js'),
     ]);
-    const stored = readTask(boardOf(layout, board), parsed.args[0] as string);
     // A claim whose claimant is gone shows open, as the next writer will leave it.
-    const task = stored && judgedClaim(layout, stored);
+    const task = await showTask(layout, board, parsed.args[0] as string);
     if (!task) throw new FlotillaError(`no task '${String(parsed.args[0])}' on board '${board}' — run 'flotilla task list --board ${board}'`, { code: 'not-found' });
     writeOut(opts.json ? JSON.stringify(task, null, 2) + '\n' : formatTask(task) + '\n');
     return;
   }
-  const [{ waitForBoard }, { countsLine }, { UsageError }] = await Promise.all([import('../../tasks/wait.js'), import('../../tasks/view.js'), import('../../errors.js')]);
+  const [{ waitForBoard }, { countsLine }, { UsageError }] = await Promise.all([import('../../team-store/board.js'), import('../../tasks/view.js'), import('../../errors.js')]);
   const timeout = opts.timeout === undefined ? undefined : Number(opts.timeout);
   if (timeout !== undefined && !(timeout >= 0)) throw new UsageError(`--timeout must be a number of seconds ≥ 0, got '${String(opts.timeout)}'`);
   const out = await waitForBoard(layout, board, timeout === undefined ? {} : { timeoutMs: timeout * 1000 });

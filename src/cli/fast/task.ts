@@ -1,3 +1,4 @@
+import { runAtExit } from '../../at-exit.js';
 import { runSub, SUBCOMMANDS } from '../commands/task-ops.js';
 import { reportError } from '../output.js';
 import { commandIndex } from '../route.js';
@@ -18,5 +19,6 @@ export function run(args: string[]): Promise<number> | null {
   return runSub(sub, { args: parsed.args, opts: parsed.opts }, parsed.globals).then(
     () => (typeof process.exitCode === 'number' ? process.exitCode : 0),
     (err: unknown) => reportError(err),
-  );
+  // A board on the bus holds a connection open (bus/shared.ts): let go of it when done.
+  ).finally(runAtExit);
 }

@@ -126,8 +126,8 @@ function liveChatActions(layout: Layout, configNow: () => Config, rec: AgentReco
       return results.length ? results.map(formatCollected).join('\n\n') : 'nothing new to collect';
     },
     async tasks() {
-      const [{ listBoard }, { formatListing }] = await Promise.all([import('../../tasks/list.js'), import('../../tasks/view.js')]);
-      return formatListing(listBoard(layout, rec.board ?? 'fleet'));
+      const [{ listBoard }, { formatListing }] = await Promise.all([import('../../team-store/board.js'), import('../../tasks/view.js')]);
+      return formatListing(await listBoard(layout, rec.board ?? 'fleet'));
     },
     task: (action, arg, text) => taskAction(layout, rec.board ?? 'fleet', action, arg, text),
     async inbox() {
@@ -144,8 +144,8 @@ function liveChatActions(layout: Layout, configNow: () => Config, rec: AgentReco
  * terminal, so they may finish or release any task, not only this agent's claims.
  */
 async function taskAction(layout: Layout, board: string, action: TaskChatAction, arg: string, text: string): Promise<string> {
-  const [ops, { readTask }, { formatTask }, { FlotillaError }, { judgedClaim }] = await Promise.all([
-    import('../../tasks/board.js'), import('../../tasks/store.js'), import('../../tasks/view.js'), import('../../errors.js'), import('../../tasks/claimant.js'),
+  const [ops, { formatTask }, { FlotillaError }] = await Promise.all([
+    import('../../team-store/board.js'), import('../../tasks/view.js'), import('../../errors.js'),
   ]);
   switch (action) {
     case 'add': {
@@ -153,9 +153,9 @@ async function taskAction(layout: Layout, board: string, action: TaskChatAction,
       return `added ${t.id} to board ${t.board}`;
     }
     case 'show': {
-      const t = readTask(ops.boardOf(layout, board), arg);
+      const t = await ops.showTask(layout, board, arg);
       if (!t) throw new FlotillaError(`no task '${arg}' on board '${board}' — /tasks shows its tasks`, { code: 'not-found' });
-      return formatTask(judgedClaim(layout, t));
+      return formatTask(t);
     }
     case 'release': {
       const t = await ops.releaseTask(layout, board, arg, 'human', text || undefined);

@@ -42,12 +42,20 @@ export interface OpenQuestion {
   was: string;
   /** When it was asked (ms since the epoch): the timeout counts from here. */
   at: number;
+  /** The tool was approved for the agent's life (`flotilla approve --always`): not in the queue, the shim approves it. */
+  always?: boolean;
 }
 
 export async function vendorApproval(layout: Layout, config: Config, runtime: Runtime, rec: AgentRecord, payload: Record<string, unknown>): Promise<HookReply | null> {
   const call = (runtime.questionCall ?? runtime.toolCall)(payload);
   if (!call) return null;
   if (alwaysApproved(layout, rec.id).includes(call.tool)) {
+    if (runtime.paneQuestion) {
+      // A CLI whose hook cannot answer (Gemini) is answered in its pane, by the shim, at once.
+      const id = newSortableId();
+      writeQuestion(layout, rec.id, { requestId: id, tool: call.tool, summary: describeCall({ id, name: call.tool, input: call.input ?? {} }), was: rec.status, at: Date.now(), always: true });
+      return null;
+    }
     audit(layout, { event: 'approval', agent: rec.id, tool: call.tool, decision: 'approved', by: 'always', via: runtime.name });
     return runtime.answerPermission(true, '');
   }

@@ -1,20 +1,22 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Layout } from '../../layout/layout.js';
-import { runtimeVersion } from '../../runtimes/binary.js';
+import { packagedVersion, runtimeVersion } from '../../runtimes/binary.js';
 import type { Runtime } from '../../runtimes/types.js';
 import { isTestedVersion, parseVersion, TESTED } from '../../versions.js';
 import { binaryId } from './model-catalog.js';
 
 /**
  * The line a spawn prints in its pane when its CLI is not at the version Flotilla was tested
- * with (TESTED; docs/runtimes.md, "Which CLI runs"), else undefined. The version is asked of
- * the CLI once per installed binary and kept in the fleet's index, keyed by the binary's
- * identity, so a later spawn reads a file instead of starting the CLI twice.
+ * with (TESTED; docs/runtimes.md, "Which CLI runs"), else undefined. An npm-installed CLI's
+ * version is read from its package.json; any other is asked of the CLI once per installed
+ * binary and kept in the fleet's index, keyed by the binary's identity, so a later spawn
+ * reads a file instead of starting the CLI twice. Either way the CLI's own start waits for no
+ * second start of it.
  */
 export async function untestedVersionNotice(layout: Layout, runtime: Pick<Runtime, 'name' | 'title' | 'npmPackage'>, bin: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
   const tested = TESTED[runtime.name];
-  const version = await cliVersion(layout, runtime.name, bin, env);
+  const version = packagedVersion(bin, runtime.npmPackage) ?? await cliVersion(layout, runtime.name, bin, env);
   // A version we cannot read is not held against the CLI, as in doctor.
   if (version === undefined || parseVersion(version) === null || isTestedVersion(version, tested)) return undefined;
   return `${runtime.title} ${version} is not the version Flotilla was tested with (${tested}): a prompt it added may hold this agent — pin the tested one: npm install -g ${runtime.npmPackage}@${tested}`;

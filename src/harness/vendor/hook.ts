@@ -66,7 +66,7 @@ async function preTool(layout: Layout, config: Config, runtime: Runtime, rec: Ag
   }
   // Reads outside the agent's folders ask through the CLI's own prompt, or are refused (docs/security.md, "What reads may touch").
   const { vendorReadDecision } = await import('./read-scope.js');
-  const scoped = vendorReadDecision(call, rec, layout, config, process.env);
+  const scoped = vendorReadDecision(call, rec, layout, config, process.env, runtime.name);
   if (scoped && scoped.decision !== 'allow') {
     audit(layout, { event: scoped.decision === 'deny' ? 'policy_denied' : 'tool_call', agent: rec.id, tool: call.tool, rule: scoped.rule, via: runtime.name, ...(scoped.decision === 'ask' ? { decision: 'ask' } : {}) });
     return scoped.decision === 'deny' ? runtime.denyTool(scoped.reason) : runtime.askTool(scoped.reason);

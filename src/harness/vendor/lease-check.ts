@@ -22,7 +22,7 @@ export async function vendorLeaseCheck(
   const cwd = typeof payload.cwd === 'string' && payload.cwd ? payload.cwd : rec.cwd;
   const targets = vendorWriteTargets(call.tool, call.input ?? {}, cwd, env.HOME ?? homedir());
   if (!targets || targets.length === 0) return null;
-  const [{ leaseForEdit }, { conflictMessage }] = await Promise.all([import('../../leases/leases.js'), import('../../leases/view.js')]);
+  const [{ leaseForEdit }, { conflictMessage }] = await Promise.all([import('../../team-store/leases.js'), import('../../leases/view.js')]);
   for (const file of targets) {
     const r = await leaseForEdit(layout, file, rec.id, rec.task, runtime.name);
     if (r.ok) continue;

@@ -71,6 +71,11 @@ export function answerPaneQuestions(d: { layout: Layout; config: Config; runtime
       // Answered in the pane (or the turn was stopped there): the queue's request is withdrawn.
       return settle(q, { approved: undefined, by: 'pane', reason: '' });
     }
+    if (showing && q.always) {
+      await settle(q, { approved: true, by: 'always', reason: '' });
+      await press(true, '');
+      return;
+    }
     const answerFile = d.layout.approvalAnswer(q.requestId);
     if (showing && existsSync(answerFile)) {
       const proven = readProvenAnswer(d.layout, answerFile);

@@ -2,6 +2,7 @@ import { homedir } from 'node:os';
 import type { Config } from '../../config/schema.js';
 import type { AgentRecord } from '../../fleet/record.js';
 import type { Layout } from '../../layout/layout.js';
+import type { VendorRuntimeName } from '../../runtimes/types.js';
 import { decideRead, type ReadScopeDecision } from '../../policy/index.js';
 import { resolveToolPath } from '../../tools/tool-paths.js';
 import { agentReadScope, realPath, staticBase } from '../read-scope.js';
@@ -18,13 +19,15 @@ export function vendorReadDecision(
   call: { tool: string; input?: Record<string, unknown> | undefined },
   rec: Pick<AgentRecord, 'cwd' | 'permissionMode'>,
   layout: Layout,
-  config: Pick<Config, 'permissions'>,
+  config: { permissions: Pick<Config['permissions'], 'read_dirs'>; security: Pick<Config['security'], 'hidden_paths'> },
   env: NodeJS.ProcessEnv,
+  /** The CLI asking: its own login is no credential to its own read tools. */
+  runtime: VendorRuntimeName,
 ): ReadScopeDecision | undefined {
   const home = env.HOME ?? homedir();
   const targets = vendorReadTargets(call.tool, call.input ?? {}, rec.cwd, home);
   if (!targets) return undefined;
-  const scope = agentReadScope({ layout, cwd: rec.cwd, readDirs: config.permissions.read_dirs, env });
+  const scope = agentReadScope({ layout, cwd: rec.cwd, readDirs: config.permissions.read_dirs, env, hiddenPaths: config.security.hidden_paths, runtime });
   return decideRead(targets, scope, rec.permissionMode);
 }
 

@@ -10,7 +10,7 @@ import { busCredentials } from '../../tools/command-env.js';
 import { userPaths, type Layout } from '../../layout/layout.js';
 import { PACKAGE_ROOT } from '../../layout/package.js';
 import { effectiveSandbox } from '../../tools/sandbox-mode.js';
-import { bubblewrapArgv, bubblewrapUserNamespace, hostExecutedPaths, installedPaths, tmuxHiding, type SandboxSpec } from '../../tools/sandbox.js';
+import { bubblewrapArgv, bubblewrapNests, bubblewrapUserNamespace, hostExecutedPaths, installedPaths, NESTING_ID, tmuxHiding, type SandboxSpec } from '../../tools/sandbox.js';
 import { credentialPaths } from '../../tools/sandbox-credentials.js';
 import { tmuxSocketPaths } from '../../tmux/sockets.js';
 import { gitWrites, withGitWrites } from '../../tools/git-writable.js';
@@ -40,16 +40,35 @@ export interface ContainedCli {
 }
 
 /**
- * The bwrap to run this member's CLI in, or undefined: where the effective sandbox is
- * bubblewrap, except for Codex in the modes where Codex runs its commands in its own
- * bubblewrap (`plan`, `default`, `accept_edits`: read-only or workspace-write), which cannot
- * start inside Flotilla's ("bwrap: setting up uid map: Operation not permitted": no
- * capabilities to map ids in a nested user namespace) and would then refuse every command.
+ * Whether the CLI runs its commands in a bubblewrap of its own in this mode: Codex in `plan`,
+ * `default` and `accept_edits` (its read-only and workspace-write sandboxes), nested in Flotilla's.
  */
-export function cliSandbox(config: Pick<Config, 'security'>, env: NodeJS.ProcessEnv, runtime: VendorRuntimeName, mode: PermissionMode): string | undefined {
-  if (runtime === 'codex' && mode !== 'dont_ask' && mode !== 'bypass_permissions') return undefined;
+export function nestsOwnSandbox(runtime: VendorRuntimeName, mode: PermissionMode): boolean {
+  return runtime === 'codex' && mode !== 'dont_ask' && mode !== 'bypass_permissions';
+}
+
+export interface CliSandbox {
+  /** The bwrap to run the CLI in; none where the effective sandbox is not bubblewrap. */
+  bwrap?: string;
+  /** Why the CLI runs outside Flotilla's sandbox though the sandbox is bubblewrap: one line for its pane. */
+  outside?: string;
+}
+
+/**
+ * The sandbox of this member's CLI: Flotilla's bubblewrap wherever that is the effective
+ * sandbox, in every mode. Codex's own bubblewrap (`nestsOwnSandbox`) starts inside it where
+ * the kernel lets a user namespace be made inside another (`bubblewrapNests`); where it does
+ * not, Codex's commands would all be refused ("bwrap: setting up uid map: Operation not
+ * permitted"), so Codex in those modes runs outside Flotilla's, with its own as the boundary,
+ * and its pane says so.
+ */
+export function cliSandbox(config: Pick<Config, 'security'>, env: NodeJS.ProcessEnv, runtime: VendorRuntimeName, mode: PermissionMode): CliSandbox {
   const s = effectiveSandbox(config, env);
-  return s.kind === 'bubblewrap' ? s.bwrap : undefined;
+  if (s.kind !== 'bubblewrap') return {};
+  if (nestsOwnSandbox(runtime, mode) && !bubblewrapNests(s.bwrap)) {
+    return { outside: `flotilla: Codex runs outside Flotilla's sandbox in ${mode} mode: ${s.bwrap} cannot start its own sandbox inside another here, so Codex's own is the only boundary and your credentials are within its commands' reach; in dont_ask it runs in Flotilla's (docs/security.md, "Vendor runtimes")` };
+  }
+  return { bwrap: s.bwrap };
 }
 
 export async function containCli(opts: {
@@ -78,8 +97,10 @@ export async function containCli(opts: {
   // this CLI's own login, found where the person keeps it (the shim's environment: the CLI's
   // own points at its per-agent folder; tools/sandbox-credentials.ts).
   const creds = credentialPaths({ home, env: opts.shimEnv, extra: config.security.hidden_paths, runtime: opts.runtime });
+  // Root's own id would keep Codex's nested bubblewrap from mapping its user (SandboxSpec.id).
+  const id = nestsOwnSandbox(opts.runtime, rec.permissionMode) && process.geteuid?.() === 0 ? NESTING_ID : undefined;
   const spec: SandboxSpec = {
-    writable, readOnly: [...readOnly, ...creds.own], visible: [home], network: true, bwrap: opts.bwrap, userNamespace: bubblewrapUserNamespace(opts.bwrap), direct: true,
+    writable, readOnly: [...readOnly, ...creds.own], visible: [home], network: true, bwrap: opts.bwrap, userNamespace: bubblewrapUserNamespace(opts.bwrap), id, direct: true,
     hidden: [layout.doorsDir, layout.secretsDir, ...creds.hidden, ...(opts.folderSettings ?? [])], sockets: [door],
   };
   const needed = [...writable, home, PACKAGE_ROOT, ...installed];

@@ -33,6 +33,7 @@ import { openAgentDoor, sendAs } from '../door-send.js';
 import { enforceLimits } from './limits.js';
 import { watchSession } from './session-watch.js';
 import { endVendorTask } from './task-end.js';
+import { traceMark } from '../../trace.js';
 
 /**
  * The shim (§13): this process is the registered agent — it was admitted like any harness
@@ -42,8 +43,9 @@ import { endVendorTask } from './task-end.js';
  * board work, TeammateIdle) and, whichever way
  * the CLI ends (exit, SIGKILL, a closed window, a cancel), ends the agent exactly once.
  */
-export async function runVendorAgent(opts: { layout: Layout; config: Config; record: AgentRecord; definition: Definition; slot: SlotHold }): Promise<number> {
+export async function runVendorAgent(opts: { layout: Layout; config: Config; record: AgentRecord; definition: Definition; slot: SlotHold; secretKeys?: readonly string[] }): Promise<number> {
   const { layout, config, definition } = opts;
+  traceMark('shim: start');
   // The spawner's vendor settings (base URLs, keys) win over the tmux server's older environment.
   const { takeRuntimeEnv } = await import('../../spawn/runtime-env.js');
   const env: NodeJS.ProcessEnv = { ...process.env, ...takeRuntimeEnv(layout, opts.record.id) };
@@ -120,7 +122,12 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
   // which refuses --root (FLOTILLA_ROOT names the fleet); outside they name it themselves.
   let bwrap: string | undefined;
   try {
-    bwrap = cliSandbox(config, env, runtime.name, rec.permissionMode);
+    const sandbox = cliSandbox(config, env, runtime.name, rec.permissionMode);
+    bwrap = sandbox.bwrap;
+    if (sandbox.outside) {
+      process.stderr.write(`${sandbox.outside}\n`);
+      log.warn({}, sandbox.outside);
+    }
   } catch (err) {
     process.stderr.write(`flotilla: ${(err as Error).message}\n`);
     await finishOnce('failed', (err as Error).message);
@@ -135,6 +142,7 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
   const model = rec.model.startsWith(`${rec.runtime}:`) ? rec.model.slice(rec.runtime.length + 1) || undefined : undefined;
   // An older model may have a migration dialog to answer before its first turn, and the CLI's
   // own sub-agents are turned off in the catalogue it is given (docs/runtimes.md, "First-run answers").
+  traceMark('shim: login and binary checked');
   const [catalog, untested] = await Promise.all([
     (await import('./model-catalog.js')).fleetCatalog(layout, runtime, bin, env, configDir),
     (await import('./cli-version.js')).untestedVersionNotice(layout, runtime, bin, env),
@@ -145,6 +153,7 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
     log.warn({ bin }, untested);
   }
   if (runtime.modelCatalog && !catalog.file) log.warn({}, `could not read ${runtime.name}'s model catalogue: the agent runs on the CLI's own, which may offer its own sub-agents outside the fleet's caps`);
+  traceMark('shim: version and catalogue known');
   const trusted = cliFolderTrusted(rec.cwd, env);
   // What the CLI would load of an untrusted folder by itself: hidden in the sandbox; with none, not started.
   const folderSettings = trusted ? [] : untrustedFolderSettings(runtime.folderSettings, rec.cwd, env.HOME ?? homedir());
@@ -179,11 +188,19 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
     symlinkSync(l.target, join(configDir, l.path));
   }
   log.info({ login: login.via }, 'vendor CLI login');
+  traceMark('shim: CLI settings written');
 
   // The CLI, its hooks and its MCP server find their agent by ancestry; these are hints and PATH.
   // Without TMUX and other providers' keys: the CLI hands its environment to every command it runs.
   const childEnv = vendorCliEnvironment(config, runtime.name, { ...env, ...agentEnvironment(layout, rec, env.PATH), ...launch.env }, definition.passEnv ?? []);
   delete childEnv.FLOTILLA_SLOT;
+  // A vendor CLI gets a secret only as the person's own CLI would (docs/runtimes.md): its own
+  // definition's keys from the spawner's environment, never another key's variable that a tmux
+  // server started with it exported hands every window (the CLI would pass it to every command).
+  const { secretSource, secretSourceVars, secretVarName } = await import('../../secrets/keys.js');
+  const own = rec.effectivePolicy.secrets;
+  const keep = new Set(own.flatMap((k) => { const src = secretSource(k, config); return ['env' in src ? src.env : '', secretVarName(k, config)]; }));
+  for (const name of secretSourceVars((opts.secretKeys ?? []).filter((k) => !own.includes(k)), config)) if (!keep.has(name)) delete childEnv[name];
   if (viaDoor) {
     const door = await openAgentDoor(layout, config, rec, sendAs(layout, config, rec), { env: { ...childEnv, ...busCreds }, writable: [rec.cwd, configDir], extra: VENDOR_DOOR_COMMANDS });
     if (!door) {
@@ -207,6 +224,7 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
   try {
     if (bwrap) {
       const cli = await containCli({ layout, config, rec, bwrap, runtime: runtime.name, shimEnv: env, cliEnv: childEnv, configDir, bin, argv: launch.argv, folderSettings });
+      traceMark('shim: sandbox planned, door open');
       ({ exited } = await startContained(cli, rec.cwd, (c) => {
         child = c;
         // Ended while a refused start was made again: the new one ends too.
@@ -224,6 +242,7 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
     await finishOnce('failed', `could not start ${runtime.title}: ${(err as Error).message}`);
     return 1;
   }
+  traceMark('shim: CLI started');
   log.info({ bin, argv: launch.argv, runtime: runtime.name }, 'vendor CLI started');
 
   const pane = readRecord(layout, rec.id)?.tmux ?? null;

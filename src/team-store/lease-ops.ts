@@ -1,8 +1,7 @@
 import type { Layout } from '../layout/layout.js';
 import type { LeaseOperations } from '../tools/lease-paths.js';
-import { listLeases } from './list.js';
-import { releaseByName, takeByName } from './request.js';
-import { formatLeases } from './view.js';
+import { formatLeases } from '../leases/view.js';
+import { listLeases, releaseByName, takeByName } from './leases.js';
 
 /** lease_paths's operations for one caller (an agent id, or `human` over MCP), paths from `cwd`. */
 export function leaseOperations(layout: Layout, by: string, cwd: string): LeaseOperations {
@@ -12,6 +11,6 @@ export function leaseOperations(layout: Layout, by: string, cwd: string): LeaseO
       return { ok: outcome.ok, text };
     },
     release: (paths) => releaseByName(layout, by, cwd, paths),
-    list: () => Promise.resolve(formatLeases(listLeases(layout))),
+    list: async () => formatLeases(await listLeases(layout)),
   };
 }

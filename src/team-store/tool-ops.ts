@@ -1,9 +1,7 @@
 import type { Layout } from '../layout/layout.js';
 import type { TaskToolOps } from '../tools/task-tools.js';
-import { addTask, claimNext, claimTask, finishTask, releaseTask } from './board.js';
-import { listBoard } from './list.js';
-import { countsLine, formatListing } from './view.js';
-import { waitForBoard } from './wait.js';
+import { countsLine, formatListing } from '../tasks/view.js';
+import { addTask, claimNext, claimTask, finishTask, listBoard, releaseTask, waitForBoard } from './board.js';
 
 /**
  * The task tools' operations for one caller (docs/design.md §15): `by` is the agent the
@@ -15,7 +13,7 @@ export function taskToolOps(layout: Layout, by: string, defaultBoard: string, ga
   return {
     defaultBoard,
     create: (t) => addTask(layout, t.board, t, by),
-    list: async (board, all) => formatListing(listBoard(layout, board, { all })),
+    list: async (board, all) => formatListing(await listBoard(layout, board, { all })),
     claim: (board, id) => (id === null ? claimNext(layout, board, by) : claimTask(layout, board, id, by)),
     async update(board, id, action, text) {
       if (action === 'release') return releaseTask(layout, board, id, by, text || undefined);
