@@ -10,10 +10,11 @@
 //     [--buses maildir,nats] [--nats nats://host:port]
 //     [--compare /other/dist/cli/main.js,…]   (task list of other builds too, interleaved: an A/B)
 // The claims run once per bus (`fleet.bus`, given to every process as FLOTILLA_FLEET_BUS): on
-// `nats` against its own nats-server (bench/bus.mjs ownNats) unless --nats names one, so it
-// measures whatever store the board uses on that bus.
+// `nats` against its own nats-server (bench/bus.mjs ownNats) unless --nats names one, through
+// the board operations every door calls (team-store/board.ts), so it measures whatever store
+// the board uses on that bus: files on maildir, the fleet's BOARD bucket on nats://.
 import { spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CLI, median, percentile, round, tempProject } from './lib.mjs';
@@ -120,7 +121,7 @@ const { existsSync } = require('node:fs');
     await finishTask(layout, 'crowd', task.id, id, 'done', 'ok');
     cycles.push(Number(process.hrtime.bigint() - t0) / 1000);
   }
-  process.stdout.write(JSON.stringify({ claims, cycles, ids, end: Date.now() }) + '\\n');
+  process.stdout.write(JSON.stringify({ claims, cycles, ids, end: Date.now() }) + '\\n', () => process.exit(0));
 })().catch((e) => { console.error(e); process.exit(1); });
 `;
 
@@ -138,19 +139,26 @@ function collect(child) {
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function claimsBench({ workers, tasks, bus }) {
-  const { layoutFor, ensureState } = await import(dist('layout/layout.js'));
-  const { addTask } = await import(dist('tasks/board.js'));
+  const [{ layoutFor, ensureState }, { addTask, listBoard }, { runAtExit }] = await Promise.all([import(dist('layout/layout.js')), import(dist('team-store/board.js')), import(dist('at-exit.js'))]);
   const p = tempProject('flotilla-bench-claims-');
+  // This process adds the tasks and reads the counts as the fleet's person would: on the bus's store.
+  const saved = { ...process.env };
+  Object.assign(process.env, busEnv(bus));
+  // The board's tasks, added as that store keeps them: files written at once on maildir, each through the board on nats://.
+  const fill = async (layout, name, n) => {
+    if (bus === 'maildir') return populateBoard(layout, name, { finished: 0, claimed: 0, open: n });
+    for (let i = 1; i <= n; i++) await addTask(layout, name, { title: `task number ${i} of the backlog`, body: `what task ${i} is about` }, 'human');
+  };
   try {
     const layout = layoutFor(p.root, p.dir);
     ensureState(layout);
-    await populateBoard(layout, 'crowd', { finished: 0, claimed: 0, open: tasks });
+    await fill(layout, 'crowd', tasks);
     // The board's own first write, so its lock and folders are as any board's.
     await addTask(layout, 'crowd', { title: 'one more, added through the board' }, 'human');
     const go = join(p.dir, 'go');
     const workerEnv = { ...process.env, ...busEnv(bus) };
     const procs = Array.from({ length: workers }, (_, i) => collect(spawn(process.execPath, ['-e', WORKER,
-      dist('layout/layout.js'), dist('fleet/registry.js'), dist('fleet/proc.js'), dist('tasks/board.js'), p.root, p.dir, `w${i}`, go], { env: workerEnv, stdio: ['ignore', 'pipe', 'pipe'] })));
+      dist('layout/layout.js'), dist('fleet/registry.js'), dist('fleet/proc.js'), dist('team-store/board.js'), p.root, p.dir, `w${i}`, go], { env: workerEnv, stdio: ['ignore', 'pipe', 'pipe'] })));
     while (!procs.every((w) => w.ready())) await sleep(10);
     const t0 = Date.now();
     writeFileSync(go, '');
@@ -168,24 +176,27 @@ async function claimsBench({ workers, tasks, bus }) {
 
     // The same crowd from a shell: 20 loops of `flotilla task claim --next` (a person's claims).
     const cliTasks = workers * 5;
-    await populateBoard(layout, 'shell', { finished: 0, claimed: 0, open: cliTasks });
+    await fill(layout, 'shell', cliTasks);
     const env = { ...process.env, FLOTILLA_ROOT: p.root, FLOTILLA_BOARD: 'shell', ...busEnv(bus) };
     delete env.TMUX;
     delete env.FLOTILLA_AGENT_ID;
     delete env.NODE_EXTRA_CA_CERTS;
-    const loop = `n=0; while ${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} task claim --next --json >> claims.$$ 2>/dev/null; do n=$((n+1)); done; echo $n`;
+    const loop = `n=0; while ${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} task claim --next --json >> claims.$$ 2>>claims-err.$$; do n=$((n+1)); done; echo $n`;
     const s0 = Date.now();
     const shells = Array.from({ length: workers }, () => collect(spawn('sh', ['-c', loop], { cwd: p.dir, env, stdio: ['ignore', 'pipe', 'pipe'] })));
     const counts = (await Promise.all(shells.map((s) => s.done))).map((o) => Number(o.trim()));
     const cliSeconds = (Date.now() - s0) / 1000;
-    const { listBoard } = await import(dist('tasks/list.js'));
-    const counted = listBoard(layout, 'shell', { limit: 0 }).counts;
+    const counted = (await listBoard(layout, 'shell', { limit: 0 })).counts;
+    // Each shell stops at its first refused claim: the last ones say the board is empty; any other says why it stopped early.
+    const stops = [...new Set(readdirSync(p.dir).filter((f) => f.startsWith('claims-err.')).flatMap((f) => readFileSync(join(p.dir, f), 'utf8').trim().split('\n').filter(Boolean)))];
     const shell = {
       workers, tasks: cliTasks, claimed: counts.reduce((a, b) => a + b, 0), board_says_claimed: counted.claimed, board_says_open: counted.open,
-      seconds: round(cliSeconds, 2), claims_per_s: round(cliTasks / cliSeconds, 1),
+      seconds: round(cliSeconds, 2), claims_per_s: round(cliTasks / cliSeconds, 1), shells_stopped_on: stops,
     };
     return { in_process: inProcess, cli_claim_next: shell };
   } finally {
+    await runAtExit();
+    for (const k of Object.keys(busEnv(bus))) if (saved[k] === undefined) delete process.env[k]; else process.env[k] = saved[k];
     p.cleanup();
   }
 }

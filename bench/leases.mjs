@@ -3,7 +3,8 @@
 // real fleet root and a registered, live holder (this process), as a harness or a hook process
 // would see it: the first edit of a file takes the lease (lock, read, atomic write, audit line);
 // later edits of a file the agent holds take the fast path (one read, no lock). Then `lease take`
-// → `lease release` of one file, as `flotilla lease` and the lease tools call them, p50/p99 each.
+// → `lease release` of one file, as `flotilla lease` and the lease tools call them (team-store/leases.ts),
+// p50/p99 each.
 // Once per bus (bench/buses.mjs), so it measures whatever store the leases use on it:
 //   node bench/leases.mjs [--buses maildir,nats] [--nats nats://host:port]
 import { writeFileSync } from 'node:fs';
@@ -25,9 +26,10 @@ async function leaseBench({ firstTakes = 200, heldEdits = 2000, hookCalls = 2000
   // This process is the fleet's holder: its config (the bus) is what a harness's would be.
   const saved = { ...process.env };
   Object.assign(process.env, busEnv(bus));
-  const [{ layoutFor, ensureState }, { createRecord }, { processStartTime }, { leaseForEdit, takeLeases, releaseLeases }, { vendorLeaseCheck }, { claude }] = await Promise.all([
+  // The lease operations every door calls (team-store/leases.ts): files on maildir, the fleet's LEASES bucket on nats://.
+  const [{ layoutFor, ensureState }, { createRecord }, { processStartTime }, { leaseForEdit, takeByName, releaseByName }, { vendorLeaseCheck }, { claude }, { runAtExit }] = await Promise.all([
     import(dist('layout/layout.js')), import(dist('fleet/registry.js')), import(dist('fleet/proc.js')),
-    import(dist('leases/leases.js')), import(dist('harness/vendor/lease-check.js')), import(dist('runtimes/claude.js')),
+    import(dist('team-store/leases.js')), import(dist('harness/vendor/lease-check.js')), import(dist('runtimes/claude.js')), import(dist('at-exit.js')),
   ]);
   const project = tempProject('flotilla-bench-leases-');
   try {
@@ -69,10 +71,10 @@ async function leaseBench({ firstTakes = 200, heldEdits = 2000, hookCalls = 2000
     const one = file(firstTakes);
     for (let i = 0; i < cycles; i++) {
       take.push(await time(async () => {
-        const r = await takeLeases(layout, { targets: [one], holder: id, why: 'bench', ttlMs: null, task: 1 });
-        if (!r.ok) throw new Error(`take refused: ${JSON.stringify(r.conflict)}`);
+        const r = await takeByName(layout, { by: id, cwd: project.dir, paths: [one], why: 'bench' });
+        if (!r.outcome.ok) throw new Error(`take refused: ${r.text}`);
       }));
-      release.push(await time(() => releaseLeases(layout, id, [one], 'bench')));
+      release.push(await time(() => releaseByName(layout, id, project.dir, [one])));
     }
     const stats = (v) => ({ p50_us: round(percentile(v, 50)), p99_us: round(percentile(v, 99)) });
     return {
@@ -80,6 +82,7 @@ async function leaseBench({ firstTakes = 200, heldEdits = 2000, hookCalls = 2000
       lease_take: stats(take), lease_release: stats(release), take_release_cycles: cycles,
     };
   } finally {
+    await runAtExit();
     project.cleanup();
     for (const k of Object.keys(busEnv(bus))) if (saved[k] === undefined) delete process.env[k]; else process.env[k] = saved[k];
   }

@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { busFor, closeBuses, type Bus } from '../../src/bus/open.js';
 import { DEFAULT_FLEET_SETTINGS } from '../../src/bus/settings.js';
 import type { AgentRecord } from '../../src/fleet/record.js';
+import { createRecord } from '../../src/fleet/registry.js';
 import { findInFleet } from '../../src/hosts/elsewhere.js';
 import { tempFleet, type TempFleet } from '../helpers/fleet.js';
 import { natsServer, type NatsServer } from '../helpers/nats.js';
@@ -25,11 +26,12 @@ describe('bus reads flat in the number of ended agents (real nats-server)', { ti
     for (const f of fleets.splice(0)) f.cleanup();
   });
 
-  const hostBus = (host: string): Bus => {
-    const f = tempFleet(`flotilla-flat-${host}-`);
-    fleets.push(f);
-    return busFor(f.layout, { fleet: { ...DEFAULT_FLEET_SETTINGS, bus: server.url, name: 'flat', host } });
+  const hostFleet = (host: string, name = 'flat'): { fleet: TempFleet; bus: Bus } => {
+    const fleet = tempFleet(`flotilla-flat-${host}-`);
+    fleets.push(fleet);
+    return { fleet, bus: busFor(fleet.layout, { fleet: { ...DEFAULT_FLEET_SETTINGS, bus: server.url, name, host } }) };
   };
+  const hostBus = (host: string): Bus => hostFleet(host).bus;
   const on = (id: string, over: Partial<AgentRecord>): AgentRecord => ({ ...recordInput(id), host: 'b', ...over }) as AgentRecord;
   const ended = (id: string, rootId: string, tokens: number): AgentRecord =>
     on(id, { rootId, parentId: rootId === id ? null : rootId, depth: rootId === id ? 0 : 1, status: 'completed', finishedAt: new Date().toISOString(), usage: { inputTokens: tokens, outputTokens: 0, costUsd: null } });
@@ -86,5 +88,30 @@ describe('bus reads flat in the number of ended agents (real nats-server)', { ti
     // And they still tell the truth.
     expect(await reads.budget()).toEqual({ tokens: 130, costUsd: 0 });
     expect((await findInFleet(a.records, 'old-0300'))?.status).toBe('completed');
+  });
+
+  it("status --all's read of the other hosts fetches none of this host's own ended agents, however many", async () => {
+    const { fleet: c, bus: cBus } = hostFleet('c', 'flat2');
+    const { bus: dBus } = hostFleet('d', 'flat2');
+    // d runs one agent; c has ended ones of its own, each in its registry and on the bus (as its harnesses left them).
+    expect(await dBus.records.publish(on('far-1', { host: 'd', status: 'working' }))).toBe('published');
+    const endHere = async (from: number, to: number): Promise<void> => {
+      for (let i = from; i < to; i += 32) {
+        const batch = Array.from({ length: Math.min(32, to - i) }, (_, k) => {
+          const id = `mine-${String(i + k).padStart(4, '0')}`;
+          const rec = { ...ended(id, id, 5), host: 'c' };
+          createRecord(c.layout, rec);
+          return rec;
+        });
+        expect(await Promise.all(batch.map((r) => cBus.records.publish(r)))).toEqual(batch.map(() => 'published'));
+      }
+    };
+    await endHere(0, 20);
+    expect((await cBus.records.others()).map((r) => r.id)).toEqual(['far-1']);
+    const few = await sent(() => cBus.records.others());
+    await endHere(20, 320);
+    const many = await sent(() => cBus.records.others());
+    expect(many, `${few} messages with 20 of this host's ended agents on the bus, ${many} with 320`).toBeLessThan(few + 20);
+    expect((await cBus.records.others()).map((r) => r.id)).toEqual(['far-1']);
   });
 });

@@ -1,4 +1,4 @@
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { jetstream, JetStreamError, jetstreamManager, type JetStreamClient } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { connect } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -45,6 +45,29 @@ describe('last values of a KV bucket under puts (real nats-server)', { timeout: 
       for (let i = 0; i < 20; i++) expect(last.get(`k${i}`)).toBe(new TextDecoder().decode((await kv.get(`k${i}`))!.value));
       // No consumer is left behind by the reads.
       expect((await link.jsm.consumers.list('KV_LASTVALUES').next()).length).toBe(0);
+    } finally {
+      await nc.close();
+    }
+  });
+  it('a fetch that fails midway (heartbeats missed on a loaded machine) still gives every key, each with its last value', async () => {
+    const nc = await connect({ servers: server.url });
+    try {
+      const js = jetstream(nc);
+      const jsm = await jetstreamManager(nc);
+      const kv = await new Kvm(js).create('LASTVALUES_FLAKY', { history: 1 });
+      for (let i = 0; i < 5; i++) await kv.put(`k${i}`, `v${i}`);
+      // The consumer's fetch as the client gives it when its heartbeat monitor gives up: it throws while being read.
+      const failing = {
+        consumers: {
+          get: () => Promise.resolve({
+            fetch: () => Promise.resolve({
+              [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(new JetStreamError('heartbeats missed')) }),
+            }),
+          }),
+        },
+      } as unknown as JetStreamClient;
+      const got = await lastValues({ js: failing, jsm }, 'LASTVALUES_FLAKY');
+      expect(got.map((e) => [e.key, new TextDecoder().decode(e.value)]).sort()).toEqual(Array.from({ length: 5 }, (_, i) => [`k${i}`, `v${i}`]));
     } finally {
       await nc.close();
     }

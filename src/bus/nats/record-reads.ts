@@ -1,10 +1,10 @@
-import type { JetStreamManager } from '@nats-io/jetstream';
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { KV, KvEntry } from '@nats-io/kv';
 import { parseAgentRecord } from '../../fleet/record-validate.generated.js';
 import type { AgentRecord } from '../../fleet/record.js';
 import type { RecentRecords } from '../types.js';
 import { endedKey, parseRecent, recentKey } from './ended.js';
-import type { LastValue } from './last-values.js';
+import { lastValues, type LastValue } from './last-values.js';
 
 /**
  * Reading the RECORDS bucket (§18) with its ended keys (nats/ended.ts): a record is under its
@@ -41,6 +41,27 @@ export async function keyNames(link: { jsm: JetStreamManager }, bucket: string, 
     out.push(...Object.keys(info.state.subjects ?? {}).map((s) => s.slice(prefix.length)));
   }
   return out;
+}
+
+/** Past this many ended records not in this host's registry, one bulk read beats a get each. */
+const FEW = 256;
+
+/**
+ * Every record on the bus but this host's own ended ones (`status --all` on a bus): the live
+ * keys' values, and the ended keys whose id this host's registry (`localIds`) does not hold —
+ * each got by key while they are few, else all `ended.*` read at once. This host's history is
+ * then read once, from its files, not a second time from the bus.
+ */
+export async function othersOf(link: { js: JetStreamClient; jsm: JetStreamManager }, kv: KV, bucket: string, localIds: ReadonlySet<string>): Promise<AgentRecord[]> {
+  const [live, names] = await Promise.all([lastValues(link, bucket, '*'), keyNames(link, bucket, [endedKey('*')])]);
+  const foreign = names.map((k) => k.slice(endedKey('').length)).filter((id) => !localIds.has(id));
+  let ended: LastValue[] = [];
+  if (foreign.length > FEW) ended = await lastValues(link, bucket, endedKey('*'));
+  else {
+    const got = await Promise.all(foreign.map((id) => kv.get(endedKey(id))));
+    ended = got.filter((e): e is KvEntry => e?.operation === 'PUT').map((e) => ({ key: e.key, value: e.value, created: e.created }));
+  }
+  return recordsOf([...live, ...ended]);
 }
 
 /** A record by id: its live key, else its ended key. */

@@ -4,7 +4,7 @@ import { Kvm, type KV, type KvEntry } from '@nats-io/kv';
 import { isErrno } from '../../errors.js';
 import { isTerminal } from '../../fleet/record-status.js';
 import type { AgentRecord } from '../../fleet/record.js';
-import { listRecords, readRecord } from '../../fleet/registry.js';
+import { listIds, listRecords, readRecord } from '../../fleet/registry.js';
 import type { Layout } from '../../layout/layout.js';
 import { byCodeUnit } from '../../compare.js';
 import type { BusNames } from '../names.js';
@@ -15,7 +15,7 @@ import { missed, reached } from '../steady.js';
 import type { Link, NatsLink } from './link.js';
 import { isWrongRevision, markLostOn, takeDoneOn } from './lost.js';
 import { endedKey, moveEnded, recentKey } from './ended.js';
-import { getRecord, keyNames, recentOf, recordsOf } from './record-reads.js';
+import { getRecord, keyNames, othersOf, recentOf, recordsOf } from './record-reads.js';
 import { keepUsage, keptUsage } from './usage.js';
 import { withTimeout } from './timeout.js';
 
@@ -185,7 +185,10 @@ export function natsRecords(layout: Layout, names: BusNames, connection: NatsLin
       return [...here, ...remote].sort((a, b) => byCodeUnit(a.createdAt, b.createdAt) || byCodeUnit(a.id, b.id));
     },
     async others() {
-      return recordsOf(await withTimeout(entries(names.recordsBucket), READ_TIMEOUT_MS)).filter((r) => r.host !== opts.self);
+      return withTimeout((async () => {
+        const { records: kv } = await buckets();
+        return (await othersOf(await connection.open(), kv, names.recordsBucket, new Set(listIds(layout)))).filter((r) => r.host !== opts.self);
+      })(), READ_TIMEOUT_MS);
     },
     async tree(rootId) {
       return withTimeout((async () => {
