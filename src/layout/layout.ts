@@ -112,10 +112,10 @@ export interface Layout {
   /** Task boards (src/tasks/): one folder per board under `state/boards/`. */
   readonly boardsDir: string;
   board(name: string): BoardPaths;
-  /** File leases (src/leases/): one JSON file per checkout, `state/leases/<key>.json`. */
+  /** File leases (src/leases/): one JSON file per repository, `state/leases/<key>.json`. */
   readonly leasesDir: string;
   leaseFile(checkoutKey: string): string;
-  /** One writer at a time per checkout's leases (src/fleet/file-lock.ts). */
+  /** One writer at a time per repository's leases (src/fleet/file-lock.ts). */
   leaseLock(checkoutKey: string): string;
   /** One writer at a time per record (src/fleet/file-lock.ts). */
   recordLock(id: string): string;

@@ -1,13 +1,16 @@
 import { createHash } from 'node:crypto';
-import { existsSync, statSync } from 'node:fs';
-import { dirname, relative, sep } from 'node:path';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { isCheckoutTop } from '../layout/git-top.js';
 
 /**
- * The checkout a path belongs to (docs/design.md §16): the nearest folder above it with a
- * real `.git` (layout/git-top.ts) — a repository's top folder, or a git worktree's (its `.git`
- * is a file) — so agents in separate worktrees never share a lease. A path in no repository belongs to the
- * filesystem's root. Leases name paths relative to it.
+ * Where a path's lease is kept (docs/design.md §16): the repository it belongs to, named by its
+ * main checkout's top folder, with the path relative to the top of the checkout it is in — the
+ * nearest folder above it with a real `.git` (layout/git-top.ts). So `src/app.ts` in a git
+ * worktree and `src/app.ts` in the main checkout are one lease: two agents in separate
+ * worktrees of one repository never silently edit the same file (their work would meet as a
+ * merge conflict). A submodule is a repository of its own; a path in no repository belongs to
+ * the filesystem's root.
  */
 
 const tops = new Map<string, string>();
@@ -27,10 +30,37 @@ export function checkoutTop(dir: string): string {
 }
 
 export interface CheckoutPath {
-  /** The checkout's top folder. */
+  /** The repository's main checkout top (a linked worktree's repository's), which keys the leases. */
   checkout: string;
-  /** The path relative to it, `/`-separated ('' for the top itself). */
+  /** The path relative to the top of the checkout it is in, `/`-separated ('' for the top itself). */
   rel: string;
+}
+
+const repositories = new Map<string, string>();
+
+/**
+ * A checkout top → the top of its repository's main checkout: a linked worktree's `.git` file
+ * names its git dir, whose `commondir` is the repository's. Any other top is its own (a
+ * submodule's git dir has no `commondir`; a bare repository's worktrees are keyed by its dir).
+ */
+export function repositoryTop(top: string): string {
+  const hit = repositories.get(top);
+  if (hit !== undefined) return hit;
+  let repo = top;
+  try {
+    const dotGit = join(top, '.git');
+    if (statSync(dotGit).isFile()) {
+      const gitdir = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync(dotGit, 'utf8'))?.[1];
+      if (gitdir) {
+        const common = resolve(resolve(top, gitdir), readFileSync(join(resolve(top, gitdir), 'commondir'), 'utf8').trim());
+        repo = basename(common) === '.git' ? dirname(common) : common;
+      }
+    }
+  } catch {
+    repo = top; // no commondir: a submodule, or a worktree whose git dir is gone — its own
+  }
+  repositories.set(top, repo);
+  return repo;
 }
 
 /**
@@ -39,9 +69,9 @@ export interface CheckoutPath {
  */
 export function checkoutPath(abs: string, fixedBase: string = abs): CheckoutPath {
   const isFolder = statSync(fixedBase, { throwIfNoEntry: false })?.isDirectory() === true;
-  const checkout = checkoutTop(isFolder ? fixedBase : nearestFolder(dirname(fixedBase)));
-  const rel = relative(checkout, abs).split(sep).join('/');
-  return { checkout, rel };
+  const top = checkoutTop(isFolder ? fixedBase : nearestFolder(dirname(fixedBase)));
+  const rel = relative(top, abs).split(sep).join('/');
+  return { checkout: repositoryTop(top), rel };
 }
 
 function nearestFolder(dir: string): string {

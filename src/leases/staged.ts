@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import type { Layout } from '../layout/layout.js';
 import { leaseLapsed } from './lapse.js';
-import { checkoutTop } from './checkout.js';
+import { checkoutTop, repositoryTop } from './checkout.js';
 import { pathsOverlap } from './match.js';
 import { readLeaseFile } from './store.js';
 
@@ -14,7 +14,7 @@ import { readLeaseFile } from './store.js';
 export async function stagedConflicts(layout: Layout, by: string, cwd: string): Promise<string[]> {
   const top = execFileSync('git', ['rev-parse', '--show-toplevel'], { cwd, encoding: 'utf8' }).trim();
   const staged = execFileSync('git', ['diff', '--cached', '--name-only', '-z'], { cwd: top, encoding: 'utf8' }).split('\0').filter(Boolean);
-  const checkout = checkoutTop(top);
+  const checkout = repositoryTop(checkoutTop(top));
   const file = readLeaseFile(layout, checkout);
   const now = Date.now();
   const out: string[] = [];

@@ -92,17 +92,26 @@ describe('file leases between agents', () => {
     expect(userTexts(scriptCalls(log).at(-1)!).join('')).not.toContain('[script exhausted]');
   }, 600_000);
 
-  it('two agents in their own worktrees write the same relative path without conflict', async () => {
+  it('a lease in the main checkout holds in every worktree of the repository: the worktree agent is refused, then writes once it is released', async () => {
     f = fleetWith({ wt: 'worktree.yaml' });
-    for (const id of ['wt-a', 'wt-b']) expect((await f.spawnAgent(['--agent', 'wt', '--id', id, '--worktree', 'write it'])).exitCode).toBe(0);
-    await eventually(() => ['wt-a', 'wt-b'].every((id) => completionsFrom(f!, 'human', id).length === 1), 300_000, 'both answers');
-    for (const id of ['wt-a', 'wt-b']) {
-      expect(completionsFrom(f, 'human', id)[0]!.body).toContain('Final: Created shared.txt');
-      expect(readFileSync(join(f.record(id).cwd, 'shared.txt'), 'utf8')).toBe('mine\n');
-    }
-    const taken = readAudit(f.layout, { event: 'lease_taken' }).lines;
-    expect(new Set(taken.filter((l) => l.path === 'shared.txt').map((l) => l.checkout))).toEqual(new Set([f.record('wt-a').cwd, f.record('wt-b').cwd]));
-    expect(readAudit(f.layout, { event: 'lease_refused' }).lines).toEqual([]);
+    const take = await f.flotilla(['lease', 'take', 'shared.txt', '--why', 'rewriting it myself']);
+    expect(take.exitCode, take.stderr).toBe(0);
+    expect((await f.spawnAgent(['--agent', 'wt', '--id', 'wt-a', '--worktree', 'write it'])).exitCode).toBe(0);
+    await eventually(() => completionsFrom(f!, 'human', 'wt-a').length === 1, 300_000, "the first worktree agent's answer");
+    // Its own folder is a git worktree, yet the person's lease on the same file of the repository stops it.
+    expect(f.record('wt-a').cwd).not.toBe(f.project);
+    const refusedBody = completionsFrom(f, "human", "wt-a")[0]!.body;
+    expect(refusedBody, refusedBody).toMatch(/Final: refused: shared\.txt is leased to a person \(human\) since \S+ \(\d+ s ago\) for "rewriting it myself"/);
+    expect(readFileSync(join(f.record('wt-a').cwd, 'shared.txt'), { encoding: 'utf8', flag: 'a+' })).toBe('');
+    expect(readAudit(f.layout, { event: 'lease_refused' }).lines.map((l) => [l.agent, l.path, l.checkout])).toEqual([['wt-a', 'shared.txt', f.project]]);
+    // Released, the next worktree agent writes it, and its lease is the repository's.
+    expect((await f.flotilla(['lease', 'release', 'shared.txt'])).exitCode).toBe(0);
+    expect((await f.spawnAgent(['--agent', 'wt', '--id', 'wt-b', '--worktree', 'write it'])).exitCode).toBe(0);
+    await eventually(() => completionsFrom(f!, 'human', 'wt-b').length === 1, 300_000, "the second worktree agent's answer");
+    expect(completionsFrom(f, 'human', 'wt-b')[0]!.body).toContain('Final: Created shared.txt');
+    expect(readFileSync(join(f.record('wt-b').cwd, 'shared.txt'), 'utf8')).toBe('mine\n');
+    const taken = readAudit(f.layout, { event: 'lease_taken' }).lines.filter((l) => l.agent === 'wt-b');
+    expect(taken.map((l) => [l.path, l.checkout])).toEqual([['shared.txt', f.project]]);
   }, 600_000);
 
   it("flotilla lease from an agent's sandboxed shell goes through its door: the lease is the agent's", async () => {

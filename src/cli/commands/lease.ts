@@ -49,7 +49,7 @@ export function command(): Command {
       process.stdout.write(opts.json ? JSON.stringify({ released: text }) + '\n' : text + '\n');
     });
   cmd.command('list')
-    .description('the leases that hold now, per checkout, and who waits')
+    .description('the leases that hold now, per repository, and who waits')
     .option('--json', 'print JSON')
     .action(async (opts: { json?: boolean }, c: Command) => {
       const { layout } = cliContext(c, { createState: false });
