@@ -27,7 +27,12 @@ export default defineConfig({
         extends: true,
         // Integration tests run the built CLI (dist/): rebuild first when a source is newer,
         // so `npx vitest run <file>` never tests a stale build.
-        test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: UNIT_TESTS, globalSetup: ['test/helpers/build-if-stale.ts'] },
+        test: {
+          name: 'integration',
+          include: ['test/**/*.test.ts'],
+          exclude: UNIT_TESTS,
+          globalSetup: ['test/helpers/build-if-stale.ts'],
+        },
       },
     ],
   },

@@ -26,7 +26,14 @@ async function fleetConfig(bus, host) {
 }
 
 function envFor(p, bus, host) {
-  return { ...process.env, FLOTILLA_ROOT: p.root, FLOTILLA_FLEET_BUS: bus, FLOTILLA_FLEET_NAME: FLEET, FLOTILLA_HOST: host, FLOTILLA_TMUX_SOCKET: `flotilla-bench-audit-${process.pid}` };
+  return {
+    ...process.env,
+    FLOTILLA_ROOT: p.root,
+    FLOTILLA_FLEET_BUS: bus,
+    FLOTILLA_FLEET_NAME: FLEET,
+    FLOTILLA_HOST: host,
+    FLOTILLA_TMUX_SOCKET: `flotilla-bench-audit-${process.pid}`,
+  };
 }
 
 /** Writes `n` audit lines into `layout`'s file the way every process does; µs per line. */
@@ -36,7 +43,15 @@ async function writeLines(layout, n, tag) {
   mkdirSync(layout.state, { recursive: true });
   mkdirSync(layout.registryDir, { recursive: true });
   const t0 = performance.now();
-  for (let i = 0; i < n; i++) audit(layout, { event: 'tool_call', agent: `bench-${tag}`, tool: 'shell', command: `echo ${i}`, decision: 'allow', rule: 'bench' });
+  for (let i = 0; i < n; i++)
+    audit(layout, {
+      event: 'tool_call',
+      agent: `bench-${tag}`,
+      tool: 'shell',
+      command: `echo ${i}`,
+      decision: 'allow',
+      rule: 'bench',
+    });
   const us = ((performance.now() - t0) * 1000) / n;
   closeAudit();
   return us;
@@ -52,10 +67,19 @@ async function line(nats, n) {
     await bus.audit.read({ host: 'nobody' }); // connected and the stream made, outside the timing
     const t0 = performance.now();
     let sent = 0;
-    for (let got = -1; got !== 0; ) { got = await bus.audit.ship(); sent += got; }
+    for (let got = -1; got !== 0;) {
+      got = await bus.audit.ship();
+      sent += got;
+    }
     const ms = performance.now() - t0;
     await closeBuses();
-    return { lines: n, write_us_per_line: round(writeUs, 2), shipped: sent, ship_us_per_line: round((ms * 1000) / n, 1), ship_lines_per_s: Math.round(n / (ms / 1000)) };
+    return {
+      lines: n,
+      write_us_per_line: round(writeUs, 2),
+      shipped: sent,
+      ship_us_per_line: round((ms * 1000) / n, 1),
+      ship_lines_per_s: Math.round(n / (ms / 1000)),
+    };
   } finally {
     p.cleanup();
   }
@@ -67,7 +91,8 @@ function send(bus, runs) {
     const env = envFor(p, bus, 'a');
     timeRun(process.execPath, [CLI, 'send', 'human', 'warm-up'], { env, cwd: p.dir });
     const ms = [];
-    for (let i = 0; i < runs; i++) ms.push(timeRun(process.execPath, [CLI, 'send', 'human', `message ${i}`], { env, cwd: p.dir }));
+    for (let i = 0; i < runs; i++)
+      ms.push(timeRun(process.execPath, [CLI, 'send', 'human', `message ${i}`], { env, cwd: p.dir }));
     return { runs, median_ms: round(median(ms)), min_ms: round(Math.min(...ms)) };
   } finally {
     p.cleanup();
@@ -87,10 +112,10 @@ async function read(bus, n, runs) {
       const lb = layoutFor(b.root, b.dir);
       await writeLines(lb, n, 'b');
       const fromB = busFor(lb, await fleetConfig(bus, 'b'));
-      for (let got = -1; got !== 0; ) got = await fromB.audit.ship();
+      for (let got = -1; got !== 0;) got = await fromB.audit.ship();
       // a's own lines on the stream too, as a's harnesses would have shipped them.
       const fromA = busFor(la, await fleetConfig(bus, 'a'));
-      for (let got = -1; got !== 0; ) got = await fromA.audit.ship();
+      for (let got = -1; got !== 0;) got = await fromA.audit.ship();
       await closeBuses();
     }
     const env = envFor(a, bus, 'a');
@@ -98,12 +123,23 @@ async function read(bus, n, runs) {
     let shown = 0;
     for (let i = 0; i < runs; i++) {
       const t0 = performance.now();
-      const r = spawnSync(process.execPath, [CLI, 'audit', '--json'], { env, cwd: a.dir, maxBuffer: 1 << 30, encoding: 'utf8' });
+      const r = spawnSync(process.execPath, [CLI, 'audit', '--json'], {
+        env,
+        cwd: a.dir,
+        maxBuffer: 1 << 30,
+        encoding: 'utf8',
+      });
       ms.push(performance.now() - t0);
       if (r.status !== 0) throw new Error(`flotilla audit failed: ${r.stderr}`);
       shown = r.stdout.split('\n').filter(Boolean).length;
     }
-    return { lines_per_host: bus === 'maildir' ? null : n, lines_shown: shown, runs, median_ms: round(median(ms)), min_ms: round(Math.min(...ms)) };
+    return {
+      lines_per_host: bus === 'maildir' ? null : n,
+      lines_shown: shown,
+      runs,
+      median_ms: round(median(ms)),
+      min_ms: round(Math.min(...ms)),
+    };
   } finally {
     a.cleanup();
     b.cleanup();
@@ -119,7 +155,10 @@ export async function runAuditBusBench(opts = {}) {
     out.line = await line(nats, opts.lines ?? 20_000);
     out.node_e_0_ms = round(median(Array.from({ length: 5 }, () => timeRun(process.execPath, ['-e', '0']))));
     out.send = { maildir: send('maildir', opts.sends ?? 15), nats: send(nats, opts.sends ?? 15) };
-    out.read = { maildir: await read('maildir', opts.readLines ?? 10_000, opts.runs ?? 5), nats: await read(nats, opts.readLines ?? 10_000, opts.runs ?? 5) };
+    out.read = {
+      maildir: await read('maildir', opts.readLines ?? 10_000, opts.runs ?? 5),
+      nats: await read(nats, opts.readLines ?? 10_000, opts.runs ?? 5),
+    };
   } finally {
     server?.stop();
   }
@@ -129,8 +168,17 @@ export async function runAuditBusBench(opts = {}) {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const args = process.argv.slice(2);
-  const val = (flag) => { const i = args.indexOf(flag); return i === -1 ? undefined : args[i + 1]; };
+  const val = (flag) => {
+    const i = args.indexOf(flag);
+    return i === -1 ? undefined : args[i + 1];
+  };
   const num = (flag) => (val(flag) === undefined ? undefined : Number(val(flag)));
-  const r = await runAuditBusBench({ nats: val('--nats'), lines: num('--lines'), sends: num('--sends'), readLines: num('--read-lines'), runs: num('--runs') });
+  const r = await runAuditBusBench({
+    nats: val('--nats'),
+    lines: num('--lines'),
+    sends: num('--sends'),
+    readLines: num('--read-lines'),
+    runs: num('--runs'),
+  });
   process.stdout.write(JSON.stringify(r, null, 2) + '\n');
 }

@@ -29,7 +29,10 @@ const dist = (p) => new URL(`../dist/${p}`, import.meta.url).href;
  * claimed by a person, the rest open. Builds each task and its index name with the built code.
  */
 export async function populateBoard(layout, name, { finished, claimed, open }) {
-  const [{ activeName }, { appendEnded }] = await Promise.all([import(dist('tasks/task.js')), import(dist('tasks/ended-log.js'))]);
+  const [{ activeName }, { appendEnded }] = await Promise.all([
+    import(dist('tasks/task.js')),
+    import(dist('tasks/ended-log.js')),
+  ]);
   const board = layout.board(name);
   for (const d of [board.tasksDir, board.activeDir, board.claimedDir]) mkdirSync(d, { recursive: true });
   const t0 = Date.now() - 86_400_000;
@@ -40,10 +43,23 @@ export async function populateBoard(layout, name, { finished, claimed, open }) {
     const at = new Date(t0 + i * 10).toISOString();
     const status = i <= finished ? 'done' : i <= finished + claimed ? 'claimed' : 'open';
     const task = {
-      v: 1, id, board: name, title: `task number ${i} of the backlog`, body: `what task ${i} is about, in a sentence or two`,
-      status, priority: 'normal', labels: [], blocked_by: [], created_by: 'human', created_at: at, updated_at: at,
-      claimed_by: status === 'open' ? null : 'human', claimed_at: status === 'open' ? null : at,
-      finished_at: status === 'done' ? at : null, result: status === 'done' ? `result of task ${i}` : null, notes: [],
+      v: 1,
+      id,
+      board: name,
+      title: `task number ${i} of the backlog`,
+      body: `what task ${i} is about, in a sentence or two`,
+      status,
+      priority: 'normal',
+      labels: [],
+      blocked_by: [],
+      created_by: 'human',
+      created_at: at,
+      updated_at: at,
+      claimed_by: status === 'open' ? null : 'human',
+      claimed_at: status === 'open' ? null : at,
+      finished_at: status === 'done' ? at : null,
+      result: status === 'done' ? `result of task ${i}` : null,
+      notes: [],
     };
     writeFileSync(board.task(id), JSON.stringify(task, null, 2) + '\n');
     if (status === 'done') ended.push(id);
@@ -59,7 +75,13 @@ export async function populateBoard(layout, name, { finished, claimed, open }) {
 async function listBench({ sizes, runs, compare = [] }) {
   const { layoutFor, ensureState } = await import(dist('layout/layout.js'));
   const shapes = [
-    ...sizes.map((n) => ({ key: `${n} tasks, ${Math.min(n, 50)} unfinished`, n, finished: Math.max(0, n - 50), claimed: Math.min(n, 20), open: Math.max(0, Math.min(n, 50) - 20) })),
+    ...sizes.map((n) => ({
+      key: `${n} tasks, ${Math.min(n, 50)} unfinished`,
+      n,
+      finished: Math.max(0, n - 50),
+      claimed: Math.min(n, 20),
+      open: Math.max(0, Math.min(n, 50) - 20),
+    })),
     { key: '10000 open tasks', n: 10_000, finished: 0, claimed: 0, open: 10_000 },
   ];
   const p = tempProject('flotilla-bench-board-');
@@ -78,13 +100,20 @@ async function listBench({ sizes, runs, compare = [] }) {
     const cases = { 'node -e 0': () => timeCpu(process.execPath, ['-e', '0'], opts) };
     for (const [i, s] of shapes.entries()) {
       cases[`task list, ${s.key}`] = () => timeCpu(process.execPath, [CLI, 'task', 'list', '--board', `b${i}`], opts);
-      for (const [j, cli] of compare.entries()) cases[`[${j + 1}] task list, ${s.key}`] = () => timeCpu(process.execPath, [cli, 'task', 'list', '--board', `b${i}`], opts);
+      for (const [j, cli] of compare.entries())
+        cases[`[${j + 1}] task list, ${s.key}`] = () =>
+          timeCpu(process.execPath, [cli, 'task', 'list', '--board', `b${i}`], opts);
     }
     const samples = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
     for (let r = 0; r < runs; r++) for (const [k, fn] of Object.entries(cases)) samples[k].push(fn());
     const wall = Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, round(median(v.map((x) => x.wall)))]));
     const cpu = Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, round(median(v.map((x) => x.cpu)))]));
-    const ratio = (t) => Object.fromEntries(Object.entries(t).filter(([k]) => k !== 'node -e 0').map(([k, v]) => [k, round(v / t['node -e 0'], 2)]));
+    const ratio = (t) =>
+      Object.fromEntries(
+        Object.entries(t)
+          .filter(([k]) => k !== 'node -e 0')
+          .map(([k, v]) => [k, round(v / t['node -e 0'], 2)]),
+      );
     return { runs, median_ms: wall, ratio_to_node: ratio(wall), cpu_ms: cpu, cpu_ratio_to_node: ratio(cpu) };
   } finally {
     p.cleanup();
@@ -127,19 +156,29 @@ const { existsSync } = require('node:fs');
 
 function collect(child) {
   let out = '';
-  child.stdout.on('data', (d) => { out += d; });
+  child.stdout.on('data', (d) => {
+    out += d;
+  });
   let err = '';
-  child.stderr.on('data', (d) => { err += d; });
+  child.stderr.on('data', (d) => {
+    err += d;
+  });
   return {
     ready: () => out.includes('ready\n'),
-    done: new Promise((resolve, reject) => child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`worker failed (${code}): ${err}`))))),
+    done: new Promise((resolve, reject) =>
+      child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`worker failed (${code}): ${err}`)))),
+    ),
   };
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function claimsBench({ workers, tasks, bus }) {
-  const [{ layoutFor, ensureState }, { addTask, listBoard }, { runAtExit }] = await Promise.all([import(dist('layout/layout.js')), import(dist('team-store/board.js')), import(dist('at-exit.js'))]);
+  const [{ layoutFor, ensureState }, { addTask, listBoard }, { runAtExit }] = await Promise.all([
+    import(dist('layout/layout.js')),
+    import(dist('team-store/board.js')),
+    import(dist('at-exit.js')),
+  ]);
   const p = tempProject('flotilla-bench-claims-');
   // This process adds the tasks and reads the counts as the fleet's person would: on the bus's store.
   const saved = { ...process.env };
@@ -147,7 +186,13 @@ async function claimsBench({ workers, tasks, bus }) {
   // The board's tasks, added as that store keeps them: files written at once on maildir, each through the board on nats://.
   const fill = async (layout, name, n) => {
     if (bus === 'maildir') return populateBoard(layout, name, { finished: 0, claimed: 0, open: n });
-    for (let i = 1; i <= n; i++) await addTask(layout, name, { title: `task number ${i} of the backlog`, body: `what task ${i} is about` }, 'human');
+    for (let i = 1; i <= n; i++)
+      await addTask(
+        layout,
+        name,
+        { title: `task number ${i} of the backlog`, body: `what task ${i} is about` },
+        'human',
+      );
   };
   try {
     const layout = layoutFor(p.root, p.dir);
@@ -157,8 +202,26 @@ async function claimsBench({ workers, tasks, bus }) {
     await addTask(layout, 'crowd', { title: 'one more, added through the board' }, 'human');
     const go = join(p.dir, 'go');
     const workerEnv = { ...process.env, ...busEnv(bus) };
-    const procs = Array.from({ length: workers }, (_, i) => collect(spawn(process.execPath, ['-e', WORKER,
-      dist('layout/layout.js'), dist('fleet/registry.js'), dist('fleet/proc.js'), dist('team-store/board.js'), p.root, p.dir, `w${i}`, go], { env: workerEnv, stdio: ['ignore', 'pipe', 'pipe'] })));
+    const procs = Array.from({ length: workers }, (_, i) =>
+      collect(
+        spawn(
+          process.execPath,
+          [
+            '-e',
+            WORKER,
+            dist('layout/layout.js'),
+            dist('fleet/registry.js'),
+            dist('fleet/proc.js'),
+            dist('team-store/board.js'),
+            p.root,
+            p.dir,
+            `w${i}`,
+            go,
+          ],
+          { env: workerEnv, stdio: ['ignore', 'pipe', 'pipe'] },
+        ),
+      ),
+    );
     while (!procs.every((w) => w.ready())) await sleep(10);
     const t0 = Date.now();
     writeFileSync(go, '');
@@ -168,9 +231,16 @@ async function claimsBench({ workers, tasks, bus }) {
     const claimUs = outs.flatMap((o) => o.claims);
     const cycleUs = outs.flatMap((o) => o.cycles);
     const inProcess = {
-      workers, tasks: tasks + 1, claimed: all.length, distinct: new Set(all).size, seconds: round(seconds, 2),
-      claim_done_cycles_per_s: round(all.length / seconds), claim_p50_ms: round(percentile(claimUs, 50) / 1000, 2), claim_p99_ms: round(percentile(claimUs, 99) / 1000, 2),
-      cycle_p50_ms: round(percentile(cycleUs, 50) / 1000, 2), cycle_p99_ms: round(percentile(cycleUs, 99) / 1000, 2),
+      workers,
+      tasks: tasks + 1,
+      claimed: all.length,
+      distinct: new Set(all).size,
+      seconds: round(seconds, 2),
+      claim_done_cycles_per_s: round(all.length / seconds),
+      claim_p50_ms: round(percentile(claimUs, 50) / 1000, 2),
+      claim_p99_ms: round(percentile(claimUs, 99) / 1000, 2),
+      cycle_p50_ms: round(percentile(cycleUs, 50) / 1000, 2),
+      cycle_p99_ms: round(percentile(cycleUs, 99) / 1000, 2),
       per_worker_min_max: [Math.min(...outs.map((o) => o.ids.length)), Math.max(...outs.map((o) => o.ids.length))],
     };
 
@@ -183,25 +253,50 @@ async function claimsBench({ workers, tasks, bus }) {
     delete env.NODE_EXTRA_CA_CERTS;
     const loop = `n=0; while ${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} task claim --next --json >> claims.$$ 2>>claims-err.$$; do n=$((n+1)); done; echo $n`;
     const s0 = Date.now();
-    const shells = Array.from({ length: workers }, () => collect(spawn('sh', ['-c', loop], { cwd: p.dir, env, stdio: ['ignore', 'pipe', 'pipe'] })));
+    const shells = Array.from({ length: workers }, () =>
+      collect(spawn('sh', ['-c', loop], { cwd: p.dir, env, stdio: ['ignore', 'pipe', 'pipe'] })),
+    );
     const counts = (await Promise.all(shells.map((s) => s.done))).map((o) => Number(o.trim()));
     const cliSeconds = (Date.now() - s0) / 1000;
     const counted = (await listBoard(layout, 'shell', { limit: 0 })).counts;
     // Each shell stops at its first refused claim: the last ones say the board is empty; any other says why it stopped early.
-    const stops = [...new Set(readdirSync(p.dir).filter((f) => f.startsWith('claims-err.')).flatMap((f) => readFileSync(join(p.dir, f), 'utf8').trim().split('\n').filter(Boolean)))];
+    const stops = [
+      ...new Set(
+        readdirSync(p.dir)
+          .filter((f) => f.startsWith('claims-err.'))
+          .flatMap((f) => readFileSync(join(p.dir, f), 'utf8').trim().split('\n').filter(Boolean)),
+      ),
+    ];
     const shell = {
-      workers, tasks: cliTasks, claimed: counts.reduce((a, b) => a + b, 0), board_says_claimed: counted.claimed, board_says_open: counted.open,
-      seconds: round(cliSeconds, 2), claims_per_s: round(cliTasks / cliSeconds, 1), shells_stopped_on: stops,
+      workers,
+      tasks: cliTasks,
+      claimed: counts.reduce((a, b) => a + b, 0),
+      board_says_claimed: counted.claimed,
+      board_says_open: counted.open,
+      seconds: round(cliSeconds, 2),
+      claims_per_s: round(cliTasks / cliSeconds, 1),
+      shells_stopped_on: stops,
     };
     return { in_process: inProcess, cli_claim_next: shell };
   } finally {
     await runAtExit();
-    for (const k of Object.keys(busEnv(bus))) if (saved[k] === undefined) delete process.env[k]; else process.env[k] = saved[k];
+    for (const k of Object.keys(busEnv(bus)))
+      if (saved[k] === undefined) delete process.env[k];
+      else process.env[k] = saved[k];
     p.cleanup();
   }
 }
 
-export async function runBoardBench({ sizes = [10, 1000, 10_000], runs = 11, workers = 20, tasks = 400, only, compare, buses, nats } = {}) {
+export async function runBoardBench({
+  sizes = [10, 1000, 10_000],
+  runs = 11,
+  workers = 20,
+  tasks = 400,
+  only,
+  compare,
+  buses,
+  nats,
+} = {}) {
   const out = { load_average: (await import('node:os')).loadavg().map((x) => round(x, 1)) };
   if (only !== 'list') out.claims = await withBuses({ buses, nats }, (bus) => claimsBench({ workers, tasks, bus }));
   if (only !== 'claims') out.task_list = await listBench({ sizes, runs, compare });
@@ -215,14 +310,20 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     const i = args.indexOf(flag);
     return i === -1 ? undefined : args[i + 1];
   };
-  console.log(JSON.stringify(await runBoardBench({
-    ...(arg('--sizes') ? { sizes: arg('--sizes').split(',').map(Number) } : {}),
-    ...(arg('--runs') ? { runs: Number(arg('--runs')) } : {}),
-    ...(arg('--workers') ? { workers: Number(arg('--workers')) } : {}),
-    ...(arg('--tasks') ? { tasks: Number(arg('--tasks')) } : {}),
-    ...(arg('--only') ? { only: arg('--only') } : {}),
-    ...(arg('--compare') ? { compare: arg('--compare').split(',') } : {}),
-    ...(arg('--buses') ? { buses: arg('--buses').split(',') } : {}),
-    ...(arg('--nats') ? { nats: arg('--nats') } : {}),
-  }), null, 2));
+  console.log(
+    JSON.stringify(
+      await runBoardBench({
+        ...(arg('--sizes') ? { sizes: arg('--sizes').split(',').map(Number) } : {}),
+        ...(arg('--runs') ? { runs: Number(arg('--runs')) } : {}),
+        ...(arg('--workers') ? { workers: Number(arg('--workers')) } : {}),
+        ...(arg('--tasks') ? { tasks: Number(arg('--tasks')) } : {}),
+        ...(arg('--only') ? { only: arg('--only') } : {}),
+        ...(arg('--compare') ? { compare: arg('--compare').split(',') } : {}),
+        ...(arg('--buses') ? { buses: arg('--buses').split(',') } : {}),
+        ...(arg('--nats') ? { nats: arg('--nats') } : {}),
+      }),
+      null,
+      2,
+    ),
+  );
 }

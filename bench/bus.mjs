@@ -52,7 +52,12 @@ async function waitFor(fn, ms, what, pollMs = 5) {
   }
 }
 
-const stats = (samples) => ({ n: samples.length, p50_ms: round(percentile(samples, 50)), p99_ms: round(percentile(samples, 99)), max_ms: round(Math.max(...samples)) });
+const stats = (samples) => ({
+  n: samples.length,
+  p50_ms: round(percentile(samples, 50)),
+  p99_ms: round(percentile(samples, 99)),
+  max_ms: round(Math.max(...samples)),
+});
 
 /** The config a process of the benchmark's fleet uses for `bus`; `host` names the machine it plays. */
 async function fleetConfig(bus, host) {
@@ -66,52 +71,141 @@ export async function ownNats() {
   const port = await new Promise((resolve, reject) => {
     const s = createServer();
     s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => { const { port: p } = s.address(); s.close(() => resolve(p)); });
+    s.listen(0, '127.0.0.1', () => {
+      const { port: p } = s.address();
+      s.close(() => resolve(p));
+    });
   });
   const store = mkdtempSync(join(tmpdir(), 'flotilla-bench-nats-'));
   const proc = spawn('nats-server', ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', store], { stdio: 'ignore' });
   const url = `nats://127.0.0.1:${port}`;
-  await waitFor(() => new Promise((resolve) => {
-    const s = connect(port, '127.0.0.1');
-    s.once('connect', () => { s.destroy(); resolve(true); });
-    s.once('error', () => resolve(false));
-  }), 30_000, 'nats-server', 50);
-  return { url, stop: () => { proc.kill('SIGKILL'); rmSync(store, { recursive: true, force: true }); } };
+  await waitFor(
+    () =>
+      new Promise((resolve) => {
+        const s = connect(port, '127.0.0.1');
+        s.once('connect', () => {
+          s.destroy();
+          resolve(true);
+        });
+        s.once('error', () => resolve(false));
+      }),
+    30_000,
+    'nats-server',
+    50,
+  );
+  return {
+    url,
+    stop: () => {
+      proc.kill('SIGKILL');
+      rmSync(store, { recursive: true, force: true });
+    },
+  };
 }
 
 async function delivery(bus, messages, gapMs) {
-  const [{ layoutFor }, { busFor, closeBuses }, { readTranscript }] = await Promise.all([load('layout/layout.js'), load('bus/open.js'), load('transcript/reader.js')]);
+  const [{ layoutFor }, { busFor, closeBuses }, { readTranscript }] = await Promise.all([
+    load('layout/layout.js'),
+    load('bus/open.js'),
+    load('transcript/reader.js'),
+  ]);
   const p = tempProject('flotilla-bench-bus-');
   const layout = layoutFor(p.root, p.dir);
   const socket = `flotilla-bench-bus-${process.pid}`;
   const script = join(p.dir, 'idle.yaml');
   writeFileSync(script, 'replies:\n  - when: { kind: inbox }\n    repeat: true\n    text: "ok"\n  - text: "ready"\n');
   const id = 'idle-000001';
-  const env = [`FLOTILLA_ROOT=${p.root}`, 'FLOTILLA_AGENTS_DEFAULT_PERMISSION_MODE=dont_ask', 'FLOTILLA_LIMITS_MAX_TURNS=100000', `FLOTILLA_FLEET_BUS=${bus}`, `FLOTILLA_FLEET_NAME=${FLEET}`].flatMap((e) => ['-e', e]);
-  spawnSync('tmux', ['-L', socket, 'new-session', '-d', '-s', id, '-x', '120', '-y', '30', '-c', p.dir, ...env, process.execPath, CLI, 'run', '--id', id, '--model', `script:${script}`], { stdio: 'ignore' });
+  const env = [
+    `FLOTILLA_ROOT=${p.root}`,
+    'FLOTILLA_AGENTS_DEFAULT_PERMISSION_MODE=dont_ask',
+    'FLOTILLA_LIMITS_MAX_TURNS=100000',
+    `FLOTILLA_FLEET_BUS=${bus}`,
+    `FLOTILLA_FLEET_NAME=${FLEET}`,
+  ].flatMap((e) => ['-e', e]);
+  spawnSync(
+    'tmux',
+    [
+      '-L',
+      socket,
+      'new-session',
+      '-d',
+      '-s',
+      id,
+      '-x',
+      '120',
+      '-y',
+      '30',
+      '-c',
+      p.dir,
+      ...env,
+      process.execPath,
+      CLI,
+      'run',
+      '--id',
+      id,
+      '--model',
+      `script:${script}`,
+    ],
+    { stdio: 'ignore' },
+  );
   const send = busFor(layout, await fleetConfig(bus));
   try {
-    await waitFor(() => {
-      try { return ['idle', 'working'].includes(JSON.parse(readFileSync(layout.registryFile(id), 'utf8')).status); } catch { return false; }
-    }, 60_000, 'the agent to start', 50);
+    await waitFor(
+      () => {
+        try {
+          return ['idle', 'working'].includes(JSON.parse(readFileSync(layout.registryFile(id), 'utf8')).status);
+        } catch {
+          return false;
+        }
+      },
+      60_000,
+      'the agent to start',
+      50,
+    );
     // Warm: the first message pays the connection and the consumer's creation.
     const surfacedAt = new Map();
     const scan = () => {
       let entries = [];
-      try { entries = readTranscript(layout, id).entries; } catch { return; } // not written yet
-      for (const e of entries) if (e.type === 'surfaced' && e.source === 'inbox') for (const m of e.ids ?? []) if (!surfacedAt.has(m)) surfacedAt.set(m, Date.parse(e.ts));
+      try {
+        entries = readTranscript(layout, id).entries;
+      } catch {
+        return;
+      } // not written yet
+      for (const e of entries)
+        if (e.type === 'surfaced' && e.source === 'inbox')
+          for (const m of e.ids ?? []) if (!surfacedAt.has(m)) surfacedAt.set(m, Date.parse(e.ts));
     };
     const warm = await send.mail.deliver({ from: 'human', to: id, kind: 'message', body: 'warm up' });
-    await waitFor(() => { scan(); return surfacedAt.has(warm.message.id); }, 60_000, 'the first message surfaced', 10);
+    await waitFor(
+      () => {
+        scan();
+        return surfacedAt.has(warm.message.id);
+      },
+      60_000,
+      'the first message surfaced',
+      10,
+    );
     const samples = [];
     for (let i = 0; i < messages; i++) {
       const t0 = Date.now();
       const d = await send.mail.deliver({ from: 'human', to: id, kind: 'message', body: `m${i}` });
-      await waitFor(() => { scan(); return surfacedAt.has(d.message.id); }, 60_000, `message ${i} surfaced`, 2);
+      await waitFor(
+        () => {
+          scan();
+          return surfacedAt.has(d.message.id);
+        },
+        60_000,
+        `message ${i} surfaced`,
+        2,
+      );
       samples.push(Math.max(0, surfacedAt.get(d.message.id) - t0));
       await sleep(gapMs);
     }
-    return { ...stats(samples), gap_ms: gapMs, from: 'deliver() called', to: "the transcript's surfaced entry (the model's call)" };
+    return {
+      ...stats(samples),
+      gap_ms: gapMs,
+      from: 'deliver() called',
+      to: "the transcript's surfaced entry (the model's call)",
+    };
   } finally {
     await closeBuses();
     tmuxKill(socket);
@@ -120,23 +214,43 @@ async function delivery(bus, messages, gapMs) {
 }
 
 async function throughput(bus, count) {
-  const [{ layoutFor, ensureState }, { busFor, closeBuses }] = await Promise.all([load('layout/layout.js'), load('bus/open.js')]);
+  const [{ layoutFor, ensureState }, { busFor, closeBuses }] = await Promise.all([
+    load('layout/layout.js'),
+    load('bus/open.js'),
+  ]);
   const p = tempProject('flotilla-bench-bus-tp-');
   const layout = layoutFor(p.root, p.dir);
   ensureState(layout);
   const to = 'sink-000001';
   // The receiving side in its own process, as a harness feeds its spool.
-  const feeder = bus === 'maildir' ? null : spawn(process.execPath, ['--input-type=module', '-e', `
+  const feeder =
+    bus === 'maildir'
+      ? null
+      : spawn(
+          process.execPath,
+          [
+            '--input-type=module',
+            '-e',
+            `
     const { layoutFor } = await import(${JSON.stringify(new URL('layout/layout.js', DIST).href)});
     const { busFor } = await import(${JSON.stringify(new URL('bus/open.js', DIST).href)});
     const cfg = ${JSON.stringify(await fleetConfig(bus))};
     await busFor(layoutFor(${JSON.stringify(p.root)}, ${JSON.stringify(p.dir)}), cfg).mail.receive([${JSON.stringify(to)}]);
     process.stdout.write('ready\\n');
-  `], { stdio: ['ignore', 'pipe', 'inherit'] });
+  `,
+          ],
+          { stdio: ['ignore', 'pipe', 'inherit'] },
+        );
   if (feeder) await new Promise((resolve) => feeder.stdout.once('data', resolve));
   const b = busFor(layout, await fleetConfig(bus));
   const newDir = join(layout.inbox(to), 'new');
-  const count0 = () => { try { return readdirSync(newDir).length; } catch { return 0; } };
+  const count0 = () => {
+    try {
+      return readdirSync(newDir).length;
+    } catch {
+      return 0;
+    }
+  };
   try {
     await b.mail.deliver({ from: 'human', to, kind: 'message', body: 'warm up' });
     await waitFor(() => count0() >= 1, 60_000, 'the warm-up message spooled');
@@ -152,7 +266,12 @@ async function throughput(bus, count) {
     const sentMs = performance.now() - t0;
     await waitFor(() => count0() >= count + 1, 300_000, 'every message in new/', 5);
     const allMs = performance.now() - t0;
-    return { messages: count, in_flight: 64, sends_per_sec: Math.round(count / (sentMs / 1000)), delivered_per_sec: Math.round(count / (allMs / 1000)) };
+    return {
+      messages: count,
+      in_flight: 64,
+      sends_per_sec: Math.round(count / (sentMs / 1000)),
+      delivered_per_sec: Math.round(count / (allMs / 1000)),
+    };
   } finally {
     feeder?.kill('SIGKILL');
     await closeBuses();
@@ -161,7 +280,10 @@ async function throughput(bus, count) {
 }
 
 async function status(bus, records, runs) {
-  const [{ layoutFor, ensureState }, { busFor, closeBuses }] = await Promise.all([load('layout/layout.js'), load('bus/open.js')]);
+  const [{ layoutFor, ensureState }, { busFor, closeBuses }] = await Promise.all([
+    load('layout/layout.js'),
+    load('bus/open.js'),
+  ]);
   const here = tempProject('flotilla-bench-bus-st-');
   const there = bus === 'maildir' ? null : tempProject('flotilla-bench-bus-b-');
   try {
@@ -172,18 +294,37 @@ async function status(bus, records, runs) {
       populate(there.root, records);
       // Each record names the host that runs it (§17): b.
       const dir = join(there.root, 'state', 'agents');
-      for (const f of readdirSync(dir)) writeFileSync(join(dir, f), JSON.stringify({ ...JSON.parse(readFileSync(join(dir, f), 'utf8')), host: 'b' }, null, 2) + '\n');
+      for (const f of readdirSync(dir))
+        writeFileSync(
+          join(dir, f),
+          JSON.stringify({ ...JSON.parse(readFileSync(join(dir, f), 'utf8')), host: 'b' }, null, 2) + '\n',
+        );
       const layoutB = layoutFor(there.root, there.dir);
       ensureState(layoutB);
       const { listRecords } = await load('fleet/registry.js');
       const pub = busFor(layoutB, await fleetConfig(bus, 'b')).records;
       const all = listRecords(layoutB);
       let i = 0;
-      await Promise.all(Array.from({ length: 32 }, async () => { while (i < all.length) { const r = all[i++]; const out = await pub.publish(r); if (out !== 'published') throw new Error(`publish ${r.id}: ${out}`); } }));
+      await Promise.all(
+        Array.from({ length: 32 }, async () => {
+          while (i < all.length) {
+            const r = all[i++];
+            const out = await pub.publish(r);
+            if (out !== 'published') throw new Error(`publish ${r.id}: ${out}`);
+          }
+        }),
+      );
       await pub.beat();
       await closeBuses();
     }
-    const env = { PATH: process.env.PATH, HOME: here.dir, FLOTILLA_ROOT: here.root, FLOTILLA_FLEET_BUS: bus, FLOTILLA_FLEET_NAME: FLEET, FLOTILLA_FLEET_HOST: 'a' };
+    const env = {
+      PATH: process.env.PATH,
+      HOME: here.dir,
+      FLOTILLA_ROOT: here.root,
+      FLOTILLA_FLEET_BUS: bus,
+      FLOTILLA_FLEET_NAME: FLEET,
+      FLOTILLA_FLEET_HOST: 'a',
+    };
     const opts = { cwd: here.dir, env };
     // A first run fills the config cache, as a person's second `status` finds it.
     const first = spawnSync(process.execPath, [CLI, 'status'], { ...opts, encoding: 'utf8' });
@@ -201,15 +342,27 @@ async function status(bus, records, runs) {
     // too; this host on maildir), once, cold: every record has finished, so all of them go.
     const gcEnv = there ? { ...env, HOME: there.dir, FLOTILLA_ROOT: there.root, FLOTILLA_FLEET_HOST: 'b' } : env;
     const t0 = performance.now();
-    const gc = spawnSync(process.execPath, [CLI, 'gc', '--json'], { cwd: there?.dir ?? here.dir, env: gcEnv, encoding: 'utf8' });
+    const gc = spawnSync(process.execPath, [CLI, 'gc', '--json'], {
+      cwd: there?.dir ?? here.dir,
+      env: gcEnv,
+      encoding: 'utf8',
+    });
     const gcMs = performance.now() - t0;
     if (gc.status !== 0) throw new Error(`gc failed: ${gc.stderr}`);
     const removed = JSON.parse(gc.stdout);
     const after = spawnSync(process.execPath, [CLI, 'status', '--all'], { ...opts, encoding: 'utf8' });
     return {
-      records, where: there ? 'another host, on the bus' : "this host's registry", rows_shown: shown, status_ms: round(median(st)), node_ms: round(median(node)), ratio: round(median(st) / median(node), 2),
-      status_all_ms: round(median(all)), status_all_ratio: round(median(all) / median(node), 2),
-      gc_ms: round(gcMs), gc_removed: removed.records.length, gc_removed_on_bus: removed.bus?.records?.length ?? null,
+      records,
+      where: there ? 'another host, on the bus' : "this host's registry",
+      rows_shown: shown,
+      status_ms: round(median(st)),
+      node_ms: round(median(node)),
+      ratio: round(median(st) / median(node), 2),
+      status_all_ms: round(median(all)),
+      status_all_ratio: round(median(all) / median(node), 2),
+      gc_ms: round(gcMs),
+      gc_removed: removed.records.length,
+      gc_removed_on_bus: removed.bus?.records?.length ?? null,
       rows_after_gc: after.stdout.split('\n').filter((l) => /old\d{6}/.test(l)).length,
     };
   } finally {
@@ -220,8 +373,24 @@ async function status(bus, records, runs) {
 
 /** The record reads of an agent's process against N ended agents (see the header). */
 async function reads(bus, records, runs) {
-  const [{ layoutFor, ensureState }, { busFor, closeBuses }, { defaultConfig }, { fleetBudgetRefusal }, { subtreeRecords }, { resolveAgent, listRecords }, { findInFleet }, { subtreeElsewhere }] = await Promise.all([
-    load('layout/layout.js'), load('bus/open.js'), load('config/schema.js'), load('spawn/budget.js'), load('fleet/live.js'), load('fleet/registry.js'), load('hosts/elsewhere.js'), load('spawn/far-ops.js'),
+  const [
+    { layoutFor, ensureState },
+    { busFor, closeBuses },
+    { defaultConfig },
+    { fleetBudgetRefusal },
+    { subtreeRecords },
+    { resolveAgent, listRecords },
+    { findInFleet },
+    { subtreeElsewhere },
+  ] = await Promise.all([
+    load('layout/layout.js'),
+    load('bus/open.js'),
+    load('config/schema.js'),
+    load('spawn/budget.js'),
+    load('fleet/live.js'),
+    load('fleet/registry.js'),
+    load('hosts/elsewhere.js'),
+    load('spawn/far-ops.js'),
   ]);
   const here = tempProject('flotilla-bench-bus-rd-');
   const there = bus === 'maildir' ? null : tempProject('flotilla-bench-bus-rdb-');
@@ -232,19 +401,38 @@ async function reads(bus, records, runs) {
     // One more ended agent whose id a unique prefix names: `lead-zk`.
     const dir = join(holder.root, 'state', 'agents');
     const first = JSON.parse(readFileSync(join(dir, 'old000000.json'), 'utf8'));
-    writeFileSync(join(dir, 'lead-zk7q2m.json'), JSON.stringify({ ...first, id: 'lead-zk7q2m', rootId: 'lead-zk7q2m', parentId: null }, null, 2) + '\n');
+    writeFileSync(
+      join(dir, 'lead-zk7q2m.json'),
+      JSON.stringify({ ...first, id: 'lead-zk7q2m', rootId: 'lead-zk7q2m', parentId: null }, null, 2) + '\n',
+    );
     const d = defaultConfig();
-    const config = { ...d, fleet: { ...d.fleet, bus, name: FLEET, host: 'a' }, budget: { ...d.budget, max_tokens_per_tree: 1e12 } };
+    const config = {
+      ...d,
+      fleet: { ...d.fleet, bus, name: FLEET, host: 'a' },
+      budget: { ...d.budget, max_tokens_per_tree: 1e12 },
+    };
     const layout = layoutFor(here.root, here.dir);
     ensureState(layout);
     if (there) {
-      for (const f of readdirSync(dir)) writeFileSync(join(dir, f), JSON.stringify({ ...JSON.parse(readFileSync(join(dir, f), 'utf8')), host: 'b' }, null, 2) + '\n');
+      for (const f of readdirSync(dir))
+        writeFileSync(
+          join(dir, f),
+          JSON.stringify({ ...JSON.parse(readFileSync(join(dir, f), 'utf8')), host: 'b' }, null, 2) + '\n',
+        );
       const layoutB = layoutFor(there.root, there.dir);
       ensureState(layoutB);
       const pub = busFor(layoutB, await fleetConfig(bus, 'b')).records;
       const all = listRecords(layoutB);
       let i = 0;
-      await Promise.all(Array.from({ length: 32 }, async () => { while (i < all.length) { const r = all[i++]; const out = await pub.publish(r); if (out !== 'published') throw new Error(`publish ${r.id}: ${out}`); } }));
+      await Promise.all(
+        Array.from({ length: 32 }, async () => {
+          while (i < all.length) {
+            const r = all[i++];
+            const out = await pub.publish(r);
+            if (out !== 'published') throw new Error(`publish ${r.id}: ${out}`);
+          }
+        }),
+      );
       await closeBuses();
     }
     process.env.FLOTILLA_FLEET_HOST = 'a';
@@ -252,10 +440,13 @@ async function reads(bus, records, runs) {
     const root = there ? await fleet.get('old000000') : listRecords(layout).find((r) => r.id === 'old000000');
     const calls = {
       budget: async () => {
-        if (await fleetBudgetRefusal(layout, config, 'old000000', { unreachable: 'refuse' })) throw new Error('refused');
+        if (await fleetBudgetRefusal(layout, config, 'old000000', { unreachable: 'refuse' }))
+          throw new Error('refused');
       },
       list_agents: async () => {
-        const rows = there ? await subtreeElsewhere(layout, config, root, new Set()) : subtreeRecords(layout, 'old000000');
+        const rows = there
+          ? await subtreeElsewhere(layout, config, root, new Set())
+          : subtreeRecords(layout, 'old000000');
         if (rows.length !== 4) throw new Error(`list_agents: ${rows.length} rows, expected 4`);
       },
       lookup_by_prefix: async () => {
@@ -277,14 +468,20 @@ async function reads(bus, records, runs) {
     return out;
   } finally {
     await closeBuses();
-    for (const k of ['FLOTILLA_FLEET_HOST']) if (saved[k] === undefined) delete process.env[k]; else process.env[k] = saved[k];
+    for (const k of ['FLOTILLA_FLEET_HOST'])
+      if (saved[k] === undefined) delete process.env[k];
+      else process.env[k] = saved[k];
     here.cleanup();
     there?.cleanup();
   }
 }
 
 async function slots(bus, cycles) {
-  const [{ layoutFor, ensureState }, { busFor, closeBuses }, { acquireRunning }] = await Promise.all([load('layout/layout.js'), load('bus/open.js'), load('fleet/fleet-slot.js')]);
+  const [{ layoutFor, ensureState }, { busFor, closeBuses }, { acquireRunning }] = await Promise.all([
+    load('layout/layout.js'),
+    load('bus/open.js'),
+    load('fleet/fleet-slot.js'),
+  ]);
   const p = tempProject('flotilla-bench-bus-sl-');
   const layout = layoutFor(p.root, p.dir);
   ensureState(layout);
@@ -328,7 +525,11 @@ async function serverOps(url, count) {
     const run = async (op) => {
       let next = 0;
       const t0 = performance.now();
-      await Promise.all(Array.from({ length: 64 }, async () => { while (next < count) await op(next++); }));
+      await Promise.all(
+        Array.from({ length: 64 }, async () => {
+          while (next < count) await op(next++);
+        }),
+      );
       return Math.round(count / ((performance.now() - t0) / 1000));
     };
     // 500 keys, each updated with the revision it last had: what a renewal or a record put does.
@@ -347,7 +548,14 @@ async function serverOps(url, count) {
     const publishes = await run((i) => js.publish(`bench.mail.r${i % 50}`, body, { msgID: `m${i}` }));
     await jsm.streams.delete('BENCH_MAIL');
     await new Kvm(js).create('BENCH_KV').then((b) => b.destroy());
-    return { ops: count, in_flight: 64, kv_updates_per_sec: kvUpdates, value_bytes: value.length, js_publishes_per_sec: publishes, body_bytes: body.length };
+    return {
+      ops: count,
+      in_flight: 64,
+      kv_updates_per_sec: kvUpdates,
+      value_bytes: value.length,
+      js_publishes_per_sec: publishes,
+      body_bytes: body.length,
+    };
   } finally {
     await nc.close();
   }
@@ -359,12 +567,16 @@ export async function runBusBench(opts = {}) {
   const nats = opts.nats ?? server.url;
   const out = { bench: 'bus', load_average: (await import('node:os')).loadavg().map((x) => round(x, 1)) };
   try {
-    for (const [name, bus] of [['maildir', 'maildir'], ['nats', nats]]) {
+    for (const [name, bus] of [
+      ['maildir', 'maildir'],
+      ['nats', nats],
+    ]) {
       const r = (out[name] = {});
       if (only.has('delivery')) r.delivery = await delivery(bus, opts.messages ?? 100, opts.gapMs ?? 40);
       if (only.has('throughput')) r.throughput = await throughput(bus, opts.throughput ?? 2000);
       if (only.has('status')) r.status = await status(bus, opts.records ?? 5000, opts.runs ?? 7);
-      if (only.has('reads')) r.reads = [await reads(bus, 100, opts.runs ?? 7), await reads(bus, opts.records ?? 5000, opts.runs ?? 7)];
+      if (only.has('reads'))
+        r.reads = [await reads(bus, 100, opts.runs ?? 7), await reads(bus, opts.records ?? 5000, opts.runs ?? 7)];
       if (only.has('slots')) r.slots = await slots(bus, opts.cycles ?? 200);
     }
     if (only.has('server')) out.nats.server = await serverOps(nats, opts.ops ?? 5000);
@@ -377,11 +589,21 @@ export async function runBusBench(opts = {}) {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const args = process.argv.slice(2);
-  const val = (flag) => { const i = args.indexOf(flag); return i === -1 ? undefined : args[i + 1]; };
+  const val = (flag) => {
+    const i = args.indexOf(flag);
+    return i === -1 ? undefined : args[i + 1];
+  };
   const num = (flag) => (val(flag) === undefined ? undefined : Number(val(flag)));
   const r = await runBusBench({
-    only: val('--only')?.split(','), nats: val('--nats'), messages: num('--messages'), gapMs: num('--gap-ms'),
-    throughput: num('--throughput'), records: num('--records'), runs: num('--runs'), cycles: num('--cycles'), ops: num('--ops'),
+    only: val('--only')?.split(','),
+    nats: val('--nats'),
+    messages: num('--messages'),
+    gapMs: num('--gap-ms'),
+    throughput: num('--throughput'),
+    records: num('--records'),
+    runs: num('--runs'),
+    cycles: num('--cycles'),
+    ops: num('--ops'),
   });
   process.stdout.write(JSON.stringify(r, null, 2) + '\n');
 }

@@ -17,7 +17,8 @@ export async function withBuses({ buses = ['maildir', 'nats'], nats } = {}, fn) 
   let server = null;
   try {
     for (const b of buses) {
-      if (b !== 'maildir' && b !== 'nats') throw new Error(`unknown bus '${b}': give maildir or nats (and --nats URL for a server of yours)`);
+      if (b !== 'maildir' && b !== 'nats')
+        throw new Error(`unknown bus '${b}': give maildir or nats (and --nats URL for a server of yours)`);
       let url = 'maildir';
       if (b === 'nats') url = nats ?? (server ??= await ownNats()).url;
       out[b] = { bus: url, ...(await fn(url)) };

@@ -21,18 +21,31 @@ function rssMb(pid) {
 export async function runIdleBench({ agents = 50, sampleSecs = 10, settleSecs = 15 } = {}) {
   const p = tempProject();
   const socket = `flotilla-idle-${process.pid}`;
-  const env = { ...process.env, FLOTILLA_ROOT: p.root, FLOTILLA_TMUX_SOCKET: socket, FLOTILLA_LIMITS_MAX_RUNNING: String(agents + 4), FLOTILLA_LIMITS_MAX_SPAWNS_PER_TREE: '1000' };
+  const env = {
+    ...process.env,
+    FLOTILLA_ROOT: p.root,
+    FLOTILLA_TMUX_SOCKET: socket,
+    FLOTILLA_LIMITS_MAX_RUNNING: String(agents + 4),
+    FLOTILLA_LIMITS_MAX_SPAWNS_PER_TREE: '1000',
+  };
   delete env.TMUX;
   delete env.FLOTILLA_AGENT_ID;
   const script = join(p.dir, 'done.yaml');
   writeFileSync(script, 'replies:\n  - text: "done, idling"\n');
   try {
     for (let i = 0; i < agents; i++) {
-      const r = spawnSync(SPAWN_AGENT, ['--model', `script:${script}`, `idle agent ${i}`], { cwd: p.dir, env, encoding: 'utf8' });
+      const r = spawnSync(SPAWN_AGENT, ['--model', `script:${script}`, `idle agent ${i}`], {
+        cwd: p.dir,
+        env,
+        encoding: 'utf8',
+      });
       if (r.status !== 0) throw new Error(`spawn ${i} failed: ${r.stderr}`);
     }
     const regDir = join(p.root, 'state', 'agents');
-    const records = () => readdirSync(regDir).filter((f) => f.endsWith('.json')).map((f) => JSON.parse(readFileSync(join(regDir, f), 'utf8')));
+    const records = () =>
+      readdirSync(regDir)
+        .filter((f) => f.endsWith('.json'))
+        .map((f) => JSON.parse(readFileSync(join(regDir, f), 'utf8')));
     const deadline = Date.now() + 120_000;
     while (records().filter((r) => r.status === 'idle').length < agents) {
       if (Date.now() > deadline) throw new Error('agents did not all go idle within 120 s');

@@ -20,9 +20,15 @@ const DIST = new URL('../dist/', import.meta.url);
 const load = (p) => import(new URL(p, DIST).href);
 
 async function modules() {
-  const [{ layoutFor, ensureState }, { deliver }, { claim }, { ensureMaildir }, { readItem }, { watchInbox }] = await Promise.all([
-    load('layout/layout.js'), load('inbox/deliver.js'), load('inbox/claim.js'), load('inbox/maildir.js'), load('inbox/read.js'), load('inbox/watch.js'),
-  ]);
+  const [{ layoutFor, ensureState }, { deliver }, { claim }, { ensureMaildir }, { readItem }, { watchInbox }] =
+    await Promise.all([
+      load('layout/layout.js'),
+      load('inbox/deliver.js'),
+      load('inbox/claim.js'),
+      load('inbox/maildir.js'),
+      load('inbox/read.js'),
+      load('inbox/watch.js'),
+    ]);
   return { layoutFor, ensureState, deliver, claim, ensureMaildir, readItem, watchInbox };
 }
 
@@ -37,7 +43,13 @@ function stats(samples) {
   const s = [...samples].sort((a, b) => a - b);
   const q = (p) => s[Math.min(s.length - 1, Math.floor(p * s.length))];
   const r = (x) => Math.round(x * 100) / 100;
-  return { n: s.length, p50_ms: r(q(0.5)), p99_ms: r(q(0.99)), max_ms: r(s.at(-1)), mean_ms: r(s.reduce((a, b) => a + b, 0) / s.length) };
+  return {
+    n: s.length,
+    p50_ms: r(q(0.5)),
+    p99_ms: r(q(0.99)),
+    max_ms: r(s.at(-1)),
+    mean_ms: r(s.reduce((a, b) => a + b, 0) / s.length),
+  };
 }
 
 /** Latency deliver → watcher, one message in flight at a time (what an agent conversation looks like). */
@@ -58,7 +70,15 @@ async function latencyInotify(m, count) {
       const got = new Promise((r) => (waiting = r));
       const t0 = performance.now();
       let tLink = 0;
-      await m.deliver(f.layout, { from: 'bench', to: 'bench', kind: 'message', body: `m${i}` }, { beforeLink: () => { tLink = performance.now(); } });
+      await m.deliver(
+        f.layout,
+        { from: 'bench', to: 'bench', kind: 'message', body: `m${i}` },
+        {
+          beforeLink: () => {
+            tLink = performance.now();
+          },
+        },
+      );
       const t1 = await got;
       samples.push(t1 - tLink);
       fromCall.push(t1 - t0);
@@ -87,7 +107,11 @@ async function latencyPolling(m, count, gapMs = 10) {
   try {
     for (let i = 0; i < count; i++) {
       const id = `${Date.now().toString(36).padStart(9, '0')}${String(i).padStart(10, '0')}`;
-      await m.deliver(f.layout, { id, from: 'bench', to: 'bench', kind: 'message', body: `m${i}` }, { beforeLink: () => void linked.set(id, performance.now()) });
+      await m.deliver(
+        f.layout,
+        { id, from: 'bench', to: 'bench', kind: 'message', body: `m${i}` },
+        { beforeLink: () => void linked.set(id, performance.now()) },
+      );
       await new Promise((r) => setTimeout(r, gapMs));
     }
     await done;
@@ -143,8 +167,16 @@ async function loadRun(m, senders, each) {
     let received = 0;
     for (const set of perSender.values()) received += set.size;
     return {
-      senders, each, expected: senders * each, claimed: ids.size, lost: senders * each - received,
-      duplicated, partial, failed_senders: failed, wall_ms: Math.round(wall), msgs_per_sec: Math.round((ids.size / wall) * 1000),
+      senders,
+      each,
+      expected: senders * each,
+      claimed: ids.size,
+      lost: senders * each - received,
+      duplicated,
+      partial,
+      failed_senders: failed,
+      wall_ms: Math.round(wall),
+      msgs_per_sec: Math.round((ids.size / wall) * 1000),
     };
   } finally {
     f.cleanup();
@@ -170,7 +202,13 @@ async function throughput(m, count, concurrency) {
   const wall = performance.now() - t0;
   const delivered = readdirSync(box.new).length;
   f.cleanup();
-  return { messages: count, concurrency, delivered, wall_ms: Math.round(wall), msgs_per_sec: Math.round((count / wall) * 1000) };
+  return {
+    messages: count,
+    concurrency,
+    delivered,
+    wall_ms: Math.round(wall),
+    msgs_per_sec: Math.round((count / wall) * 1000),
+  };
 }
 
 /**
@@ -184,7 +222,9 @@ async function throughputFloor(count, concurrency) {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'flotilla-bench-floor-')));
   await mkdir(join(dir, 'tmp'));
   await mkdir(join(dir, 'new'));
-  const data = Buffer.from(`---\nid: 0mwrhkm7suessw7cr9j\nfrom: bench\nto: bench\nkind: message\nsummary: m\npriority: normal\ntimestamp: 2026-11-23T00:00:00.000Z\n---\nmessage\n`);
+  const data = Buffer.from(
+    `---\nid: 0mwrhkm7suessw7cr9j\nfrom: bench\nto: bench\nkind: message\nsummary: m\npriority: normal\ntimestamp: 2026-11-23T00:00:00.000Z\n---\nmessage\n`,
+  );
   let next = 0;
   const t0 = performance.now();
   const worker = async () => {
@@ -220,10 +260,18 @@ async function throughputVsFloor(m, count, rounds = 3) {
     });
   }
   const med = (k) => [...runs.map((x) => x[k])].sort((a, b) => a - b)[Math.floor(runs.length / 2)];
-  const summary = Object.fromEntries(['deliver_concurrent', 'floor_concurrent', 'deliver_sequential', 'floor_sequential'].map((k) => [k, med(k)]));
+  const summary = Object.fromEntries(
+    ['deliver_concurrent', 'floor_concurrent', 'deliver_sequential', 'floor_sequential'].map((k) => [k, med(k)]),
+  );
   return {
-    messages: count, rounds, runs, median_msgs_per_sec: summary,
-    ratio_to_floor: { concurrent: Math.round((summary.deliver_concurrent / summary.floor_concurrent) * 100) / 100, sequential: Math.round((summary.deliver_sequential / summary.floor_sequential) * 100) / 100 },
+    messages: count,
+    rounds,
+    runs,
+    median_msgs_per_sec: summary,
+    ratio_to_floor: {
+      concurrent: Math.round((summary.deliver_concurrent / summary.floor_concurrent) * 100) / 100,
+      sequential: Math.round((summary.deliver_sequential / summary.floor_sequential) * 100) / 100,
+    },
     load_average: (await import('node:os')).loadavg().map((x) => Math.round(x * 10) / 10),
   };
 }
@@ -279,7 +327,12 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
       const i = args.indexOf(flag);
       return i === -1 ? undefined : Number(args[i + 1]);
     };
-    const result = await runInboxBench({ messages: num('--messages'), senders: num('--senders'), each: num('--each'), idleSecs: num('--idle-secs') });
+    const result = await runInboxBench({
+      messages: num('--messages'),
+      senders: num('--senders'),
+      each: num('--each'),
+      idleSecs: num('--idle-secs'),
+    });
     process.stdout.write(JSON.stringify(result, null, 2) + '\n');
   }
 }

@@ -27,9 +27,22 @@ async function leaseBench({ firstTakes = 200, heldEdits = 2000, hookCalls = 2000
   const saved = { ...process.env };
   Object.assign(process.env, busEnv(bus));
   // The lease operations every door calls (team-store/leases.ts): files on maildir, the fleet's LEASES bucket on nats://.
-  const [{ layoutFor, ensureState }, { createRecord }, { processStartTime }, { leaseForEdit, takeByName, releaseByName }, { vendorLeaseCheck }, { claude }, { runAtExit }] = await Promise.all([
-    import(dist('layout/layout.js')), import(dist('fleet/registry.js')), import(dist('fleet/proc.js')),
-    import(dist('team-store/leases.js')), import(dist('harness/vendor/lease-check.js')), import(dist('runtimes/claude.js')), import(dist('at-exit.js')),
+  const [
+    { layoutFor, ensureState },
+    { createRecord },
+    { processStartTime },
+    { leaseForEdit, takeByName, releaseByName },
+    { vendorLeaseCheck },
+    { claude },
+    { runAtExit },
+  ] = await Promise.all([
+    import(dist('layout/layout.js')),
+    import(dist('fleet/registry.js')),
+    import(dist('fleet/proc.js')),
+    import(dist('team-store/leases.js')),
+    import(dist('harness/vendor/lease-check.js')),
+    import(dist('runtimes/claude.js')),
+    import(dist('at-exit.js')),
   ]);
   const project = tempProject('flotilla-bench-leases-');
   try {
@@ -38,11 +51,34 @@ async function leaseBench({ firstTakes = 200, heldEdits = 2000, hookCalls = 2000
     const id = 'bench-holder';
     const now = new Date().toISOString();
     createRecord(layout, {
-      id, name: 'bench', parentId: null, rootId: id, depth: 0, pid: process.pid, pidStartTime: processStartTime(process.pid),
-      tmux: null, cwd: project.dir, worktree: null, mode: 'interactive', status: 'working', exitReason: null, createdAt: now,
-      startedAt: now, finishedAt: null, turns: 0, maxTurns: 20, timeoutSecs: 600, usage: { inputTokens: 0, outputTokens: 0, costUsd: null },
-      lastLine: '', model: 'script:bench.yaml', scripted: true, permissionMode: 'dont_ask',
-      effectivePolicy: { tools: ['write', 'edit'], permissionMode: 'dont_ask', secrets: [] }, background: false, resumedFrom: null, spawnedBy: 'human',
+      id,
+      name: 'bench',
+      parentId: null,
+      rootId: id,
+      depth: 0,
+      pid: process.pid,
+      pidStartTime: processStartTime(process.pid),
+      tmux: null,
+      cwd: project.dir,
+      worktree: null,
+      mode: 'interactive',
+      status: 'working',
+      exitReason: null,
+      createdAt: now,
+      startedAt: now,
+      finishedAt: null,
+      turns: 0,
+      maxTurns: 20,
+      timeoutSecs: 600,
+      usage: { inputTokens: 0, outputTokens: 0, costUsd: null },
+      lastLine: '',
+      model: 'script:bench.yaml',
+      scripted: true,
+      permissionMode: 'dont_ask',
+      effectivePolicy: { tools: ['write', 'edit'], permissionMode: 'dont_ask', secrets: [] },
+      background: false,
+      resumedFrom: null,
+      spawnedBy: 'human',
     });
     const file = (k) => {
       const f = join(project.dir, `f${k}.txt`);
@@ -63,33 +99,58 @@ async function leaseBench({ firstTakes = 200, heldEdits = 2000, hookCalls = 2000
     const rec = { id, cwd: project.dir, task: 1 };
     for (let i = 0; i < hookCalls; i++) {
       const input = { file_path: files[i % 10], content: 'y\n' };
-      hook.push(await time(() => vendorLeaseCheck(layout, claude, rec, { tool: 'write', input }, { cwd: project.dir }, process.env)));
+      hook.push(
+        await time(() =>
+          vendorLeaseCheck(layout, claude, rec, { tool: 'write', input }, { cwd: project.dir }, process.env),
+        ),
+      );
     }
     // Take → release of one more file, again and again (the other leases still held).
     const take = [];
     const release = [];
     const one = file(firstTakes);
     for (let i = 0; i < cycles; i++) {
-      take.push(await time(async () => {
-        const r = await takeByName(layout, { by: id, cwd: project.dir, paths: [one], why: 'bench' });
-        if (!r.outcome.ok) throw new Error(`take refused: ${r.text}`);
-      }));
+      take.push(
+        await time(async () => {
+          const r = await takeByName(layout, { by: id, cwd: project.dir, paths: [one], why: 'bench' });
+          if (!r.outcome.ok) throw new Error(`take refused: ${r.text}`);
+        }),
+      );
       release.push(await time(() => releaseByName(layout, id, project.dir, [one])));
     }
     const stats = (v) => ({ p50_us: round(percentile(v, 50)), p99_us: round(percentile(v, 99)) });
     return {
-      first_edit_of_a_file: stats(first), edit_of_a_held_file: stats(held), vendor_hook_held_file: stats(hook), leases_held: firstTakes,
-      lease_take: stats(take), lease_release: stats(release), take_release_cycles: cycles,
+      first_edit_of_a_file: stats(first),
+      edit_of_a_held_file: stats(held),
+      vendor_hook_held_file: stats(hook),
+      leases_held: firstTakes,
+      lease_take: stats(take),
+      lease_release: stats(release),
+      take_release_cycles: cycles,
     };
   } finally {
     await runAtExit();
     project.cleanup();
-    for (const k of Object.keys(busEnv(bus))) if (saved[k] === undefined) delete process.env[k]; else process.env[k] = saved[k];
+    for (const k of Object.keys(busEnv(bus)))
+      if (saved[k] === undefined) delete process.env[k];
+      else process.env[k] = saved[k];
   }
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const args = process.argv.slice(2);
-  const arg = (flag) => { const i = args.indexOf(flag); return i === -1 ? undefined : args[i + 1]; };
-  console.log(JSON.stringify(await runLeaseBench({ ...(arg('--buses') ? { buses: arg('--buses').split(',') } : {}), ...(arg('--nats') ? { nats: arg('--nats') } : {}) }), null, 2));
+  const arg = (flag) => {
+    const i = args.indexOf(flag);
+    return i === -1 ? undefined : args[i + 1];
+  };
+  console.log(
+    JSON.stringify(
+      await runLeaseBench({
+        ...(arg('--buses') ? { buses: arg('--buses').split(',') } : {}),
+        ...(arg('--nats') ? { nats: arg('--nats') } : {}),
+      }),
+      null,
+      2,
+    ),
+  );
 }

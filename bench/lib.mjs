@@ -27,7 +27,11 @@ export function tempProject(prefix = 'flotilla-bench-') {
     cleanup: () => {
       // Harnesses finishing after tmux is killed would write into what we delete.
       stopHarnesses(root);
-      try { rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 }); } catch { /* leave it in /tmp */ }
+      try {
+        rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+      } catch {
+        /* leave it in /tmp */
+      }
     },
   };
 }
@@ -36,12 +40,18 @@ export function tempProject(prefix = 'flotilla-bench-') {
 export function stopHarnesses(root) {
   const dir = join(root, 'state', 'agents');
   let names = [];
-  try { names = readdirSync(dir).filter((f) => f.endsWith('.json')); } catch { return; }
+  try {
+    names = readdirSync(dir).filter((f) => f.endsWith('.json'));
+  } catch {
+    return;
+  }
   for (const f of names) {
     try {
       const { pid } = JSON.parse(readFileSync(join(dir, f), 'utf8'));
       if (pid && pid !== process.pid) process.kill(pid, 'SIGKILL');
-    } catch { /* gone or unreadable */ }
+    } catch {
+      /* gone or unreadable */
+    }
   }
 }
 

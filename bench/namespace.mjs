@@ -31,10 +31,29 @@ export async function runNamespaceBench({ runs = 150 } = {}) {
     const ns = sb.pidNamespace();
     if (ns.available) modes.pid_namespace = sb.pidNamespaceArgv(argv, ns);
     let bwrap;
-    try { bwrap = sb.findBubblewrap(); } catch { bwrap = undefined; }
+    try {
+      bwrap = sb.findBubblewrap();
+    } catch {
+      bwrap = undefined;
+    }
     if (bwrap) {
-      const readOnly = sb.hostExecutedPaths({ fleetRoot: join(project, '.flotilla'), project, cwd: project, home: join(dir, 'home'), userConfigDir: join(dir, 'home', '.config', 'flotilla') });
-      modes.bubblewrap = sb.bubblewrapArgv({ writable: [project, join(project, '.flotilla', 'agent-memory', 'a')], readOnly, network: false, bwrap, userNamespace: sb.bubblewrapUserNamespace(bwrap) }, argv);
+      const readOnly = sb.hostExecutedPaths({
+        fleetRoot: join(project, '.flotilla'),
+        project,
+        cwd: project,
+        home: join(dir, 'home'),
+        userConfigDir: join(dir, 'home', '.config', 'flotilla'),
+      });
+      modes.bubblewrap = sb.bubblewrapArgv(
+        {
+          writable: [project, join(project, '.flotilla', 'agent-memory', 'a')],
+          readOnly,
+          network: false,
+          bwrap,
+          userNamespace: sb.bubblewrapUserNamespace(bwrap),
+        },
+        argv,
+      );
     }
     const wall = Object.fromEntries(Object.keys(modes).map((k) => [k, []]));
     const cpu = Object.fromEntries(Object.keys(modes).map((k) => [k, 0]));
@@ -49,9 +68,17 @@ export async function runNamespaceBench({ runs = 150 } = {}) {
         if (r.status !== 0) throw new Error(`${name}: ${cmd} failed (${r.status}): ${r.stderr}`);
       }
     }
-    const out = { runs, command: 'sh -c true', load_avg_1m: round(Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0]), 2) };
+    const out = {
+      runs,
+      command: 'sh -c true',
+      load_avg_1m: round(Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0]), 2),
+    };
     for (const name of Object.keys(modes)) {
-      out[name] = { wall_ms_median: round(median(wall[name])), wall_ms_p90: round(percentile(wall[name], 90)), cpu_ms_per_command: round(cpu[name] / runs) };
+      out[name] = {
+        wall_ms_median: round(median(wall[name])),
+        wall_ms_p90: round(percentile(wall[name], 90)),
+        cpu_ms_per_command: round(cpu[name] / runs),
+      };
     }
     if (!ns.available) out.pid_namespace = { skipped: ns.reason };
     if (!bwrap) out.bubblewrap = { skipped: 'bwrap not installed' };

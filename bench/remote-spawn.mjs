@@ -39,21 +39,55 @@ function freePort() {
 /** A private sshd on 127.0.0.1 (as test/helpers/sshd.ts): returns its port, client options and a stop function. */
 async function startSshd(dir) {
   const at = (n) => join(dir, n);
-  for (const k of ['host_key', 'client_key']) spawnSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', at(k)], { stdio: 'ignore' });
+  for (const k of ['host_key', 'client_key'])
+    spawnSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', at(k)], { stdio: 'ignore' });
   writeFileSync(at('authorized_keys'), readFileSync(at('client_key.pub')));
   mkdirSync('/run/sshd', { recursive: true, mode: 0o755 });
   const port = await freePort();
-  writeFileSync(at('sshd_config'), [
-    `Port ${port}`, 'ListenAddress 127.0.0.1', `HostKey ${at('host_key')}`, `PidFile ${at('sshd.pid')}`,
-    `AuthorizedKeysFile ${at('authorized_keys')}`, 'StrictModes no', 'UsePAM no', 'PasswordAuthentication no',
-    'KbdInteractiveAuthentication no', 'PermitRootLogin prohibit-password', 'LogLevel ERROR', 'MaxStartups 100:30:200',
-  ].join('\n') + '\n');
+  writeFileSync(
+    at('sshd_config'),
+    [
+      `Port ${port}`,
+      'ListenAddress 127.0.0.1',
+      `HostKey ${at('host_key')}`,
+      `PidFile ${at('sshd.pid')}`,
+      `AuthorizedKeysFile ${at('authorized_keys')}`,
+      'StrictModes no',
+      'UsePAM no',
+      'PasswordAuthentication no',
+      'KbdInteractiveAuthentication no',
+      'PermitRootLogin prohibit-password',
+      'LogLevel ERROR',
+      'MaxStartups 100:30:200',
+    ].join('\n') + '\n',
+  );
   const sshd = spawn('/usr/sbin/sshd', ['-D', '-e', '-f', at('sshd_config')], { stdio: 'ignore' });
-  writeFileSync(at('known_hosts'), `[127.0.0.1]:${port} ${readFileSync(at('host_key.pub'), 'utf8').split(' ').slice(0, 2).join(' ')}\n`);
-  const options = ['-F', '/dev/null', '-i', at('client_key'), '-o', 'IdentitiesOnly=yes', '-o', 'IdentityAgent=none', '-o', `UserKnownHostsFile=${at('known_hosts')}`, '-o', 'StrictHostKeyChecking=yes', '-o', 'LogLevel=ERROR'];
+  writeFileSync(
+    at('known_hosts'),
+    `[127.0.0.1]:${port} ${readFileSync(at('host_key.pub'), 'utf8').split(' ').slice(0, 2).join(' ')}\n`,
+  );
+  const options = [
+    '-F',
+    '/dev/null',
+    '-i',
+    at('client_key'),
+    '-o',
+    'IdentitiesOnly=yes',
+    '-o',
+    'IdentityAgent=none',
+    '-o',
+    `UserKnownHostsFile=${at('known_hosts')}`,
+    '-o',
+    'StrictHostKeyChecking=yes',
+    '-o',
+    'LogLevel=ERROR',
+  ];
   // Ready once ssh gets in.
   for (let i = 0; ; i++) {
-    if (spawnSync('ssh', [...options, '-o', 'BatchMode=yes', '-p', String(port), 'root@127.0.0.1', 'true']).status === 0) break;
+    if (
+      spawnSync('ssh', [...options, '-o', 'BatchMode=yes', '-p', String(port), 'root@127.0.0.1', 'true']).status === 0
+    )
+      break;
     if (i > 100) throw new Error('sshd did not start');
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -69,35 +103,86 @@ export async function runRemoteSpawnBench({ spawns = 10 } = {}) {
   const worker = join(here.dir, 'worker.yaml');
   writeFileSync(worker, 'replies:\n  - text: "done"\n');
   const socket = { here: `flotilla-bench-rs-${process.pid}`, far: `flotilla-bench-rsf-${process.pid}` };
-  const farEnv = { PATH: process.env.PATH, HOME: far.dir, XDG_CONFIG_HOME: join(far.dir, 'xdg'), FLOTILLA_TMUX_SOCKET: socket.far };
+  const farEnv = {
+    PATH: process.env.PATH,
+    HOME: far.dir,
+    XDG_CONFIG_HOME: join(far.dir, 'xdg'),
+    FLOTILLA_TMUX_SOCKET: socket.far,
+  };
   mkdirSync(here.root, { recursive: true });
   const q = JSON.stringify;
-  writeFileSync(join(here.root, 'config.yaml'), [
-    'limits:', '  max_running: 32', 'hosts:', '  r1:', '    ssh: root@127.0.0.1', `    port: ${sshd.port}`,
-    `    ssh_options: [${sshd.options.map((o) => q(o)).join(', ')}]`, `    flotilla: ${q(FLOTILLA)}`, `    root: ${q(far.root)}`, `    cwd: ${q(far.dir)}`,
-    `    env: {${Object.entries(farEnv).map(([k, v]) => `${k}: ${q(v)}`).join(', ')}}`,
-  ].join('\n') + '\n');
+  writeFileSync(
+    join(here.root, 'config.yaml'),
+    [
+      'limits:',
+      '  max_running: 32',
+      'hosts:',
+      '  r1:',
+      '    ssh: root@127.0.0.1',
+      `    port: ${sshd.port}`,
+      `    ssh_options: [${sshd.options.map((o) => q(o)).join(', ')}]`,
+      `    flotilla: ${q(FLOTILLA)}`,
+      `    root: ${q(far.root)}`,
+      `    cwd: ${q(far.dir)}`,
+      `    env: {${Object.entries(farEnv)
+        .map(([k, v]) => `${k}: ${q(v)}`)
+        .join(', ')}}`,
+    ].join('\n') + '\n',
+  );
   mkdirSync(far.root, { recursive: true });
   writeFileSync(join(far.root, 'config.yaml'), 'limits:\n  max_running: 32\n');
-  const env = { PATH: process.env.PATH, HOME: here.dir, XDG_CONFIG_HOME: join(here.dir, 'xdg'), FLOTILLA_TMUX_SOCKET: socket.here };
+  const env = {
+    PATH: process.env.PATH,
+    HOME: here.dir,
+    XDG_CONFIG_HOME: join(here.dir, 'xdg'),
+    FLOTILLA_TMUX_SOCKET: socket.here,
+  };
   const local = [];
   const remote = [];
   const handshake = [];
   try {
     // The project's config names the host: trusted, as a person would (docs/security.md "Folder trust").
-    spawnSync(process.execPath, [fileURLToPath(new URL('../dist/cli/main.js', import.meta.url)), 'trust', here.dir], { cwd: here.dir, env, stdio: 'ignore' });
+    spawnSync(process.execPath, [fileURLToPath(new URL('../dist/cli/main.js', import.meta.url)), 'trust', here.dir], {
+      cwd: here.dir,
+      env,
+      stdio: 'ignore',
+    });
     for (let i = 0; i < spawns; i++) {
-      for (const [where, list, extra] of [['l', local, []], ['r', remote, ['--host', 'r1']]]) {
-        const r = await run(SPAWN_AGENT, [...extra, '--oneshot', '--id', `${where}${i}`, '--model', `script:${worker}`, 'go'], env, here.dir);
+      for (const [where, list, extra] of [
+        ['l', local, []],
+        ['r', remote, ['--host', 'r1']],
+      ]) {
+        const r = await run(
+          SPAWN_AGENT,
+          [...extra, '--oneshot', '--id', `${where}${i}`, '--model', `script:${worker}`, 'go'],
+          env,
+          here.dir,
+        );
         if (r.code !== 0) throw new Error(`spawn ${where}${i} failed: ${r.err}`);
         list.push(r.ms);
       }
       // ssh alone (connect, authenticate, run `true`): what a remote spawn pays before Flotilla starts there.
-      const t = await run('ssh', [...sshd.options, '-o', 'BatchMode=yes', '-p', String(sshd.port), 'root@127.0.0.1', 'true'], env, here.dir);
+      const t = await run(
+        'ssh',
+        [...sshd.options, '-o', 'BatchMode=yes', '-p', String(sshd.port), 'root@127.0.0.1', 'true'],
+        env,
+        here.dir,
+      );
       handshake.push(t.ms);
     }
-    const stats = (v) => ({ p50: round(percentile(v, 50)), p99: round(percentile(v, 99)), min: round(Math.min(...v)), max: round(Math.max(...v)) });
-    return { spawns, local_spawn_ms: stats(local), remote_spawn_ms: stats(remote), ssh_true_ms: stats(handshake), ssh: 'OpenSSH on 127.0.0.1 (no network latency): the figure is ssh\'s handshake and the remote CLI\'s start on top of a spawn' };
+    const stats = (v) => ({
+      p50: round(percentile(v, 50)),
+      p99: round(percentile(v, 99)),
+      min: round(Math.min(...v)),
+      max: round(Math.max(...v)),
+    });
+    return {
+      spawns,
+      local_spawn_ms: stats(local),
+      remote_spawn_ms: stats(remote),
+      ssh_true_ms: stats(handshake),
+      ssh: "OpenSSH on 127.0.0.1 (no network latency): the figure is ssh's handshake and the remote CLI's start on top of a spawn",
+    };
   } finally {
     tmuxKill(socket.here);
     tmuxKill(socket.far);

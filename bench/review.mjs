@@ -8,10 +8,19 @@ import { join } from 'node:path';
 import { CLI, median, percentile, round } from './lib.mjs';
 
 const dist = (p) => new URL(`../dist/${p}`, import.meta.url).href;
-const ID = { GIT_AUTHOR_NAME: 'bench', GIT_AUTHOR_EMAIL: 'b@bench', GIT_COMMITTER_NAME: 'bench', GIT_COMMITTER_EMAIL: 'b@bench' };
+const ID = {
+  GIT_AUTHOR_NAME: 'bench',
+  GIT_AUTHOR_EMAIL: 'b@bench',
+  GIT_COMMITTER_NAME: 'bench',
+  GIT_COMMITTER_EMAIL: 'b@bench',
+};
 
 export async function runReviewBench({ agents = 50, runs = 15 } = {}) {
-  const [{ layoutFor, ensureState }, { createRecord, listRecords }, { reviewWork }] = await Promise.all([import(dist('layout/layout.js')), import(dist('fleet/registry.js')), import(dist('work/review.js'))]);
+  const [{ layoutFor, ensureState }, { createRecord, listRecords }, { reviewWork }] = await Promise.all([
+    import(dist('layout/layout.js')),
+    import(dist('fleet/registry.js')),
+    import(dist('work/review.js')),
+  ]);
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'flotilla-bench-review-')));
   const env = { ...process.env, ...ID };
   const git = (cwd, ...a) => execFileSync('git', ['-C', cwd, ...a], { env, encoding: 'utf8' }).trim();
@@ -33,11 +42,35 @@ export async function runReviewBench({ agents = 50, runs = 15 } = {}) {
       writeFileSync(join(wt, `f${k}.txt`), `changed by ${id}\n`);
       git(wt, 'commit', '-q', '-am', `work ${id}`);
       createRecord(layout, {
-        id, name: 'bench', parentId: null, rootId: id, depth: 0, pid: null, pidStartTime: null,
-        tmux: null, cwd: wt, worktree: wt, base: { branch: 'main', commit: base }, mode: 'oneshot', status: 'completed', exitReason: 'completed', createdAt: now,
-        startedAt: now, finishedAt: now, turns: 1, maxTurns: 20, timeoutSecs: 600, usage: { inputTokens: 0, outputTokens: 0, costUsd: null },
-        lastLine: '', model: 'script:bench.yaml', scripted: true, permissionMode: 'dont_ask',
-        effectivePolicy: { tools: [], permissionMode: 'dont_ask', secrets: [] }, background: false, resumedFrom: null, spawnedBy: 'human',
+        id,
+        name: 'bench',
+        parentId: null,
+        rootId: id,
+        depth: 0,
+        pid: null,
+        pidStartTime: null,
+        tmux: null,
+        cwd: wt,
+        worktree: wt,
+        base: { branch: 'main', commit: base },
+        mode: 'oneshot',
+        status: 'completed',
+        exitReason: 'completed',
+        createdAt: now,
+        startedAt: now,
+        finishedAt: now,
+        turns: 1,
+        maxTurns: 20,
+        timeoutSecs: 600,
+        usage: { inputTokens: 0, outputTokens: 0, costUsd: null },
+        lastLine: '',
+        model: 'script:bench.yaml',
+        scripted: true,
+        permissionMode: 'dont_ask',
+        effectivePolicy: { tools: [], permissionMode: 'dont_ask', secrets: [] },
+        background: false,
+        resumedFrom: null,
+        spawnedBy: 'human',
       });
     }
     const review = () => {
@@ -51,7 +84,11 @@ export async function runReviewBench({ agents = 50, runs = 15 } = {}) {
     };
     const plainGit = () => {
       const t0 = performance.now();
-      const refs = spawnSync('git', ['-C', dir, 'for-each-ref', '--format=%(refname:short)', 'refs/heads/flotilla/'], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean);
+      const refs = spawnSync('git', ['-C', dir, 'for-each-ref', '--format=%(refname:short)', 'refs/heads/flotilla/'], {
+        encoding: 'utf8',
+      })
+        .stdout.split('\n')
+        .filter(Boolean);
       for (const b of refs) spawnSync('git', ['-C', dir, 'diff', '--shortstat', `main...${b}`], { encoding: 'utf8' });
       if (refs.length !== agents) throw new Error(`for-each-ref listed ${refs.length} branches`);
       return performance.now() - t0;
@@ -82,11 +119,15 @@ export async function runReviewBench({ agents = 50, runs = 15 } = {}) {
       v.push(start());
     }
     return {
-      agents, runs,
-      review_p50_ms: round(median(r)), review_p90_ms: round(percentile(r, 90)),
-      git_p50_ms: round(median(g)), git_p90_ms: round(percentile(g, 90)),
+      agents,
+      runs,
+      review_p50_ms: round(median(r)),
+      review_p90_ms: round(percentile(r, 90)),
+      git_p50_ms: round(median(g)),
+      git_p90_ms: round(percentile(g, 90)),
       ratio_p50: round(median(r) / median(g), 2),
-      review_in_process_p50_ms: round(median(w)), in_process_ratio_p50: round(median(w) / median(g), 2),
+      review_in_process_p50_ms: round(median(w)),
+      in_process_ratio_p50: round(median(w) / median(g), 2),
       cli_version_p50_ms: round(median(v)),
       load_average: loadavg().map((x) => round(x, 1)),
     };

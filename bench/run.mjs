@@ -27,10 +27,14 @@ const parts = [
 const only = process.argv.slice(2);
 const unknown = only.filter((k) => !parts.some(([key]) => key === k));
 if (unknown.length) {
-  process.stderr.write(`bench: no part named ${unknown.join(', ')} — name some of: ${parts.map(([key]) => key).join(', ')}\n`);
+  process.stderr.write(
+    `bench: no part named ${unknown.join(', ')} — name some of: ${parts.map(([key]) => key).join(', ')}\n`,
+  );
   process.exit(2);
 }
-const results = { machine: { node: process.version, cpus: (await import('node:os')).cpus().length, date: new Date().toISOString() } };
+const results = {
+  machine: { node: process.version, cpus: (await import('node:os')).cpus().length, date: new Date().toISOString() },
+};
 for (const [key, file, fn] of parts) {
   if (!existsSync(new URL(file, import.meta.url)) || (only.length && !only.includes(key))) continue;
   process.stderr.write(`bench: ${key}…\n`);
@@ -47,5 +51,7 @@ for (const [key, file, fn] of parts) {
 mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
 writeFileSync(new URL('./results/latest.json', import.meta.url), JSON.stringify(results, null, 2) + '\n');
 console.log(JSON.stringify(results, null, 2));
-if (results.scale && !results.scale.error) console.log('\n' + (await import('./scale.mjs')).formatScaleTable(results.scale));
-if (results.runtimes && !results.runtimes.error) console.log('\n' + (await import('./runtime.mjs')).formatRuntimeTables(results.runtimes, results.machine));
+if (results.scale && !results.scale.error)
+  console.log('\n' + (await import('./scale.mjs')).formatScaleTable(results.scale));
+if (results.runtimes && !results.runtimes.error)
+  console.log('\n' + (await import('./runtime.mjs')).formatRuntimeTables(results.runtimes, results.machine));

@@ -40,16 +40,58 @@ const DONT_ASK = 'permissions:\n  permission_mode: dont_ask\n';
  * with OPENAI_BASE_URL alone it first tries a WebSocket the fake does not serve).
  */
 interface Bench {
-  runtime: Runtime; version: string; wire: Wire; args: string[]; bare(prompt: string, url: string): string[]; env(url: string): Record<string, string>;
+  runtime: Runtime;
+  version: string;
+  wire: Wire;
+  args: string[];
+  bare(prompt: string, url: string): string[];
+  env(url: string): Record<string, string>;
   /** What the person's home holds after the CLI's own first run with a key (the fleet writes the same for its agent). */
   seed?(home: string): void;
 }
 const ALL: Bench[] = [
-  { runtime: claude, version: '2.1.197', wire: 'anthropic', args: [], bare: (p) => ['-p', p], env: (url) => ({ ANTHROPIC_BASE_URL: url, ANTHROPIC_AUTH_TOKEN: 'fake' }) },
-  { runtime: codex, version: '0.169.0', wire: 'responses', args: ['--model', 'fake-responses-model'], bare: (p, url) => ['exec', '--skip-git-repo-check', '--model', 'fake-responses-model', '-c', 'model_provider="fake"', '-c', `model_providers.fake={ name = "fake", base_url = "${url}/v1", wire_api = "responses", env_key = "OPENAI_API_KEY" }`, p], env: (url) => ({ OPENAI_BASE_URL: `${url}/v1`, OPENAI_API_KEY: 'fake' }) },
-  { runtime: gemini, version: '0.61.0', wire: 'gemini', args: ['--model', 'gemini-2.5-flash'], bare: (p) => ['--skip-trust', '--model', 'gemini-2.5-flash', '-p', p], env: (url) => ({ GOOGLE_GEMINI_BASE_URL: url, GEMINI_API_KEY: 'fake' }),
+  {
+    runtime: claude,
+    version: '2.1.197',
+    wire: 'anthropic',
+    args: [],
+    bare: (p) => ['-p', p],
+    env: (url) => ({ ANTHROPIC_BASE_URL: url, ANTHROPIC_AUTH_TOKEN: 'fake' }),
+  },
+  {
+    runtime: codex,
+    version: '0.169.0',
+    wire: 'responses',
+    args: ['--model', 'fake-responses-model'],
+    bare: (p, url) => [
+      'exec',
+      '--skip-git-repo-check',
+      '--model',
+      'fake-responses-model',
+      '-c',
+      'model_provider="fake"',
+      '-c',
+      `model_providers.fake={ name = "fake", base_url = "${url}/v1", wire_api = "responses", env_key = "OPENAI_API_KEY" }`,
+      p,
+    ],
+    env: (url) => ({ OPENAI_BASE_URL: `${url}/v1`, OPENAI_API_KEY: 'fake' }),
+  },
+  {
+    runtime: gemini,
+    version: '0.61.0',
+    wire: 'gemini',
+    args: ['--model', 'gemini-2.5-flash'],
+    bare: (p) => ['--skip-trust', '--model', 'gemini-2.5-flash', '-p', p],
+    env: (url) => ({ GOOGLE_GEMINI_BASE_URL: url, GEMINI_API_KEY: 'fake' }),
     // Gemini's first run asks how to log in; with a key in the environment a person picks "Gemini API key".
-    seed: (home) => { mkdirSync(join(home, '.gemini'), { recursive: true }); writeFileSync(join(home, '.gemini', 'settings.json'), JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } } })); } },
+    seed: (home) => {
+      mkdirSync(join(home, '.gemini'), { recursive: true });
+      writeFileSync(
+        join(home, '.gemini', 'settings.json'),
+        JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } } }),
+      );
+    },
+  },
 ];
 const RUNTIMES = ALL.filter((r) => !ONLY.length || ONLY.includes(r.runtime.name));
 
@@ -71,7 +113,8 @@ function rssMb(pid: number): number {
  * node process) and its proportional share (Pss: shared pages divided among their sharers).
  */
 function memoryMb(pid: number): { rss: number; anon: number; pss: number } {
-  const kb = (text: string, field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(text)?.[1] ?? NaN) / 1024;
+  const kb = (text: string, field: string) =>
+    Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(text)?.[1] ?? NaN) / 1024;
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
     const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
@@ -90,15 +133,21 @@ function tree(pid: number): number[] {
       const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
       const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
       kids.set(ppid, [...(kids.get(ppid) ?? []), Number(name)]);
-    } catch { /* gone */ }
+    } catch {
+      /* gone */
+    }
   }
   const out: number[] = [];
-  const walk = (p: number): void => { out.push(p); for (const k of kids.get(p) ?? []) walk(k); };
+  const walk = (p: number): void => {
+    out.push(p);
+    for (const k of kids.get(p) ?? []) walk(k);
+  };
   walk(pid);
   return out;
 }
 /** Nearest-rank percentile: p50 of an even count is the upper of the middle two, p95 of 10 runs the slowest. */
-const pct = (v: number[], p: number) => [...v].sort((a, b) => a - b)[Math.max(0, Math.ceil((p / 100) * v.length) - 1)] ?? NaN;
+const pct = (v: number[], p: number) =>
+  [...v].sort((a, b) => a - b)[Math.max(0, Math.ceil((p / 100) * v.length) - 1)] ?? NaN;
 const figure = (v: number[]) => ({ p50: ms(pct(v, 50)), p95: ms(pct(v, 95)), all: v.map(ms) });
 const tenth = (x: number) => Math.round(x * 10) / 10;
 const mb = (v: number[]) => ({ p50: tenth(pct(v, 50)), p95: tenth(pct(v, 95)), all: v.map(tenth) });
@@ -148,7 +197,8 @@ function spansOf(traceFile: string, called: number, firstRequest: number): Recor
     at[proc] ??= m.origin;
   }
   const out: Record<string, number> = {};
-  for (const [label, from, to] of SPANS) if (at[from] !== undefined && at[to] !== undefined) out[label] = at[to]! - at[from]!;
+  for (const [label, from, to] of SPANS)
+    if (at[from] !== undefined && at[to] !== undefined) out[label] = at[to]! - at[from]!;
   return out;
 }
 
@@ -161,20 +211,45 @@ async function bareStart(r: Bench, bin: string, project: string, base: Record<st
   const vendor = await startFakeVendor(r.wire, join(RUNTIME_FIXTURES, 'idle.yaml'), namingFor(r.runtime));
   const home = testHome();
   r.seed?.(home.dir);
-  const env: Record<string, string> = { ...base, HOME: home.dir, XDG_CONFIG_HOME: join(home.dir, '.config'), ...r.env(vendor.url) };
+  const env: Record<string, string> = {
+    ...base,
+    HOME: home.dir,
+    XDG_CONFIG_HOME: join(home.dir, '.config'),
+    ...r.env(vendor.url),
+  };
   delete env.FLOTILLA_TRACE;
   const t0 = performance.now();
-  const child = spawn(bin, r.bare('get ready', vendor.url), { cwd: project, env, stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+  const child = spawn(bin, r.bare('get ready', vendor.url), {
+    cwd: project,
+    env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    detached: true,
+  });
   let stderr = '';
   let ended = false;
-  child.stderr!.on('data', (d: Buffer) => { stderr += d.toString(); });
-  child.once('exit', () => { ended = true; });
+  child.stderr!.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
+  child.once('exit', () => {
+    ended = true;
+  });
   try {
-    await eventually(() => vendor.promptTimes.length >= 1 || ended, 60_000, `bare ${r.runtime.name}'s first model call`).catch(() => undefined);
-    if (!vendor.promptTimes.length) throw new Error(`bare ${r.runtime.name} made no model call (${r.bare('<task>', vendor.url).join(' ')}); its stderr: ${stderr.slice(-2000)}`);
+    await eventually(
+      () => vendor.promptTimes.length >= 1 || ended,
+      60_000,
+      `bare ${r.runtime.name}'s first model call`,
+    ).catch(() => undefined);
+    if (!vendor.promptTimes.length)
+      throw new Error(
+        `bare ${r.runtime.name} made no model call (${r.bare('<task>', vendor.url).join(' ')}); its stderr: ${stderr.slice(-2000)}`,
+      );
     return vendor.promptTimes[0]! - t0;
   } finally {
-    try { process.kill(-child.pid!, 'SIGKILL'); } catch { /* ended */ }
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      /* ended */
+    }
     await vendor.close();
     home.cleanup();
   }
@@ -186,7 +261,9 @@ function save(results: Record<string, unknown>): void {
 }
 
 it('vendor runtime figures', async () => {
-  const results: Record<string, unknown> = { machine: { cpus: cpus().length, node: process.version, load_before: loadavg().map(tenth) } };
+  const results: Record<string, unknown> = {
+    machine: { cpus: cpus().length, node: process.version, load_before: loadavg().map(tenth) },
+  };
   mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
   // Each spawn's marks, kept for a closer look (bench/results is not committed).
   const traces = fileURLToPath(new URL('./results/traces/', import.meta.url));
@@ -194,7 +271,8 @@ it('vendor runtime figures', async () => {
   mkdirSync(traces, { recursive: true });
   for (const r of RUNTIMES) {
     const bin = pinnedRuntimeBinary(r.runtime.name);
-    const open = (script: string): Promise<VendorFleet> => vendorFleet({ runtime: r.runtime, wire: r.wire, script, bin, definitions: { a: DONT_ASK }, env: r.env });
+    const open = (script: string): Promise<VendorFleet> =>
+      vendorFleet({ runtime: r.runtime, wire: r.wire, script, bin, definitions: { a: DONT_ASK }, env: r.env });
     const ready: number[] = [];
     const bare: number[] = [];
     const spans: Record<string, number>[] = [];
@@ -219,7 +297,11 @@ it('vendor runtime figures', async () => {
         ready.push(f.vendor.promptTimes[0]! - t0);
         spans.push(spansOf(traceFile, called, performance.timeOrigin + f.vendor.promptTimes[0]!));
         delete f.env.FLOTILLA_TRACE;
-        await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1 && f.record(id).status === 'idle', 300_000, 'idle');
+        await eventually(
+          () => completionsFrom(f, 'lead-parent', id).length === 1 && f.record(id).status === 'idle',
+          300_000,
+          'idle',
+        );
         // Let the CLI settle at its prompt, as a person would find it.
         await new Promise((res) => setTimeout(res, 2000));
         const shim = f.record(id).pid!;
@@ -246,7 +328,11 @@ it('vendor runtime figures', async () => {
         await w.flotilla(['send', id, `ping-${i}`]);
         const sent = performance.timeOrigin + performance.now();
         const doneFile = join(w.project, 'work-done');
-        await eventually(() => w.vendor.prompts.some((p) => JSON.stringify(p).includes(`ping-${i}`)), 300_000, 'model call with the mail');
+        await eventually(
+          () => w.vendor.prompts.some((p) => JSON.stringify(p).includes(`ping-${i}`)),
+          300_000,
+          'model call with the mail',
+        );
         const at = w.vendor.prompts.findIndex((p) => JSON.stringify(p).includes(`ping-${i}`));
         const workEnded = existsSync(doneFile) ? Number(readFileSync(doneFile, 'utf8').trim()) : NaN;
         // Only a send that returned while the command still ran measures a working CLI.
@@ -261,13 +347,27 @@ it('vendor runtime figures', async () => {
       if (v.length) where[label] = { p50: ms(pct(v, 50)), p95: ms(pct(v, 95)) };
     }
     results[r.runtime.name] = {
-      version: r.version, runs: RUNS,
+      version: r.version,
+      runs: RUNS,
       spawn_to_first_model_call_ms: figure(ready),
       bare_cli_to_first_model_call_ms: { ...figure(bare), argv: r.bare('<task>', '<fake API>').join(' ') },
       where_the_time_goes_ms: where,
       mail_into_idle_cli_ms: figure(idleMail),
-      ...(WORKING ? { mail_into_working_cli_ms: { ...figure(workingMail), note: "mail sent while a shell command ran; the command's end → the model call carrying it (the task's answer call and the turn-end hook between)" } } : {}),
-      rss_mb: { shim: mb(shimRss), shim_private: mb(shimAnon), shim_pss: mb(shimPss), cli: mb(cliRss), shim_and_everything_below: mb(treeRss) },
+      ...(WORKING
+        ? {
+            mail_into_working_cli_ms: {
+              ...figure(workingMail),
+              note: "mail sent while a shell command ran; the command's end → the model call carrying it (the task's answer call and the turn-end hook between)",
+            },
+          }
+        : {}),
+      rss_mb: {
+        shim: mb(shimRss),
+        shim_private: mb(shimAnon),
+        shim_pss: mb(shimPss),
+        cli: mb(cliRss),
+        shim_and_everything_below: mb(treeRss),
+      },
     };
     // Written after each runtime: a long run cut short keeps what it measured.
     save(results);

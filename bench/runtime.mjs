@@ -6,7 +6,10 @@ import { fileURLToPath } from 'node:url';
 
 export async function runRuntimeBench() {
   const root = fileURLToPath(new URL('..', import.meta.url));
-  const r = spawnSync('npx', ['vitest', 'run', '--config', 'bench/vitest.runtime.config.ts'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+  const r = spawnSync('npx', ['vitest', 'run', '--config', 'bench/vitest.runtime.config.ts'], {
+    cwd: root,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   if (r.status !== 0) throw new Error(`runtime bench failed (exit ${r.status})`);
   return JSON.parse(readFileSync(new URL('./results/runtimes.json', import.meta.url), 'utf8'));
 }
@@ -25,17 +28,23 @@ export function formatRuntimeTables(r, machine = {}) {
   const out = [
     `${names.map((n) => r[n].runs)[0] ?? '?'} runs per runtime, ${machine.date ?? new Date().toISOString()}, ${m.cpus ?? '?'} cores, Node ${m.node ?? process.version}, load average before ${(m.load_before ?? []).join(' ')}, after ${(m.load_after ?? []).join(' ')}. ms as p50 / p95; MB as p50.`,
     '',
-    '| runtime | spawn-agent → first model request | bare CLI start → first model request | fleet − bare (p50) | mail → idle CLI\'s model request | shim RSS (private, PSS) | CLI RSS |',
+    "| runtime | spawn-agent → first model request | bare CLI start → first model request | fleet − bare (p50) | mail → idle CLI's model request | shim RSS (private, PSS) | CLI RSS |",
     '|---|---|---|---|---|---|---|',
   ];
   for (const n of names) {
     const x = r[n];
     const gap = x.spawn_to_first_model_call_ms.p50 - x.bare_cli_to_first_model_call_ms.p50;
     const s = x.rss_mb;
-    out.push(`| ${TITLES[n] ?? n} ${x.version} | ${pp(x.spawn_to_first_model_call_ms)} | ${pp(x.bare_cli_to_first_model_call_ms)} (\`${x.bare_cli_to_first_model_call_ms.argv}\`) | ${gap.toLocaleString('en')} | ${pp(x.mail_into_idle_cli_ms)} | ${s.shim.p50} (${s.shim_private.p50}, ${s.shim_pss.p50}) | ${s.cli.p50} |`);
+    out.push(
+      `| ${TITLES[n] ?? n} ${x.version} | ${pp(x.spawn_to_first_model_call_ms)} | ${pp(x.bare_cli_to_first_model_call_ms)} (\`${x.bare_cli_to_first_model_call_ms.argv}\`) | ${gap.toLocaleString('en')} | ${pp(x.mail_into_idle_cli_ms)} | ${s.shim.p50} (${s.shim_private.p50}, ${s.shim_pss.p50}) | ${s.cli.p50} |`,
+    );
   }
   const labels = [...new Set(names.flatMap((n) => Object.keys(r[n].where_the_time_goes_ms ?? {})))];
-  out.push('', `| where the fleet's start goes (ms, p50 / p95) | ${names.map((n) => TITLES[n] ?? n).join(' | ')} |`, `|---|${names.map(() => '---').join('|')}|`);
+  out.push(
+    '',
+    `| where the fleet's start goes (ms, p50 / p95) | ${names.map((n) => TITLES[n] ?? n).join(' | ')} |`,
+    `|---|${names.map(() => '---').join('|')}|`,
+  );
   for (const l of labels) out.push(`| ${l} | ${names.map((n) => pp(r[n].where_the_time_goes_ms?.[l])).join(' | ')} |`);
   return out.join('\n');
 }

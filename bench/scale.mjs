@@ -26,27 +26,78 @@ export function populate(root, n, { at = Date.now() - 86_400_000 } = {}) {
     const created = new Date(at + i * 1000).toISOString();
     const finished = new Date(at + i * 1000 + 500).toISOString();
     const rec = {
-      version: 1, id, name: 'worker', parentId: isRoot ? null : rootId, rootId, depth: isRoot ? 0 : 1,
-      pid: 999_999, pidStartTime: '1', tmux: null, cwd: root, worktree: null, mode: 'oneshot',
-      status: i % 7 === 3 ? 'failed' : 'completed', exitReason: null, createdAt: created, startedAt: created, finishedAt: finished,
-      turns: 3, maxTurns: 20, timeoutSecs: 600, usage: { inputTokens: 1200, outputTokens: 300, costUsd: null },
-      lastLine: `finished task ${i}`, model: 'script:bench.yaml', scripted: true, permissionMode: 'dont_ask',
+      version: 1,
+      id,
+      name: 'worker',
+      parentId: isRoot ? null : rootId,
+      rootId,
+      depth: isRoot ? 0 : 1,
+      pid: 999_999,
+      pidStartTime: '1',
+      tmux: null,
+      cwd: root,
+      worktree: null,
+      mode: 'oneshot',
+      status: i % 7 === 3 ? 'failed' : 'completed',
+      exitReason: null,
+      createdAt: created,
+      startedAt: created,
+      finishedAt: finished,
+      turns: 3,
+      maxTurns: 20,
+      timeoutSecs: 600,
+      usage: { inputTokens: 1200, outputTokens: 300, costUsd: null },
+      lastLine: `finished task ${i}`,
+      model: 'script:bench.yaml',
+      scripted: true,
+      permissionMode: 'dont_ask',
       effectivePolicy: { tools: ['read', 'shell', 'send_message'], permissionMode: 'dont_ask', secrets: [] },
-      background: false, resumedFrom: null, spawnedBy: isRoot ? 'human' : 'agent', task: 1,
-      lastTask: { task: 1, status: 'completed', exitReason: null, finishedAt: finished, outputPath: null }, slot: null, collectedAt: null,
+      background: false,
+      resumedFrom: null,
+      spawnedBy: isRoot ? 'human' : 'agent',
+      task: 1,
+      lastTask: { task: 1, status: 'completed', exitReason: null, finishedAt: finished, outputPath: null },
+      slot: null,
+      collectedAt: null,
     };
     writeFileSync(join(root, 'state', 'agents', `${id}.json`), JSON.stringify(rec, null, 2) + '\n');
     const lines = [
-      { type: 'header', version: 1, agent_id: id, def_name: 'worker', parent_id: rec.parentId, model: rec.model, cwd: root, resumed_from: null, seq: 0, ts: created },
+      {
+        type: 'header',
+        version: 1,
+        agent_id: id,
+        def_name: 'worker',
+        parent_id: rec.parentId,
+        model: rec.model,
+        cwd: root,
+        resumed_from: null,
+        seq: 0,
+        ts: created,
+      },
       { type: 'message', message: { role: 'user', content: `task ${i}` }, seq: 1, ts: created },
       { type: 'message', message: { role: 'assistant', content: `done with task ${i}` }, seq: 2, ts: finished },
       { type: 'end', status: rec.status, exit_reason: null, seq: 3, ts: finished },
     ];
-    writeFileSync(join(root, 'state', 'transcripts', `${id}.jsonl`), lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
-    writeFileSync(join(root, 'state', 'transcripts', `${id}.meta.json`), JSON.stringify({
-      agent_id: id, agent_name: 'worker', def_name: 'worker', status: rec.status, exit_reason: null, started_at: created, finished_at: finished,
-      resumed_from: null, turns_used: 3, model: rec.model, usage: rec.usage,
-    }) + '\n');
+    writeFileSync(
+      join(root, 'state', 'transcripts', `${id}.jsonl`),
+      lines.map((l) => JSON.stringify(l)).join('\n') + '\n',
+    );
+    writeFileSync(
+      join(root, 'state', 'transcripts', `${id}.meta.json`),
+      JSON.stringify({
+        agent_id: id,
+        agent_name: 'worker',
+        def_name: 'worker',
+        status: rec.status,
+        exit_reason: null,
+        started_at: created,
+        finished_at: finished,
+        resumed_from: null,
+        turns_used: 3,
+        model: rec.model,
+        usage: rec.usage,
+      }) + '\n',
+    );
     writeFileSync(join(root, 'state', 'output', `${id}.md`), `done with task ${i}\n`);
     if (!isRoot) {
       mkdirSync(join(root, 'state', 'children', rootId), { recursive: true });
@@ -56,7 +107,11 @@ export function populate(root, n, { at = Date.now() - 86_400_000 } = {}) {
 }
 
 function readJson(path) {
-  try { return JSON.parse(readFileSync(path, 'utf8')); } catch { return null; }
+  try {
+    return JSON.parse(readFileSync(path, 'utf8'));
+  } catch {
+    return null;
+  }
 }
 
 async function until(pred, timeoutMs, what, pollMs = 2) {
@@ -77,7 +132,9 @@ async function until(pred, timeoutMs, what, pollMs = 2) {
 const PERF = spawnSync('perf', ['stat', '-x,', '-e', 'task-clock', 'true'], { encoding: 'utf8' }).status === 0;
 export function timeCpu(cmd, args, opts) {
   const t0 = performance.now();
-  const wrap = PERF ? ['perf', ['stat', '-x,', '-e', 'task-clock', cmd, ...args]] : ['/usr/bin/time', ['-f', 'cpu %U %S', cmd, ...args]];
+  const wrap = PERF
+    ? ['perf', ['stat', '-x,', '-e', 'task-clock', cmd, ...args]]
+    : ['/usr/bin/time', ['-f', 'cpu %U %S', cmd, ...args]];
   const r = spawnSync(wrap[0], wrap[1], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8', ...opts });
   const wall = performance.now() - t0;
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (${r.status}): ${r.stderr}`);
@@ -88,26 +145,53 @@ export function timeCpu(cmd, args, opts) {
 /** ms from `tmux new-window` until the dashboard has drawn its first frame (FLOTILLA_WATCH_STATS). */
 async function watchFirstFrame(p, socket, env, i, cli = CLI) {
   const stats = join(p.dir, `watch-${i}-${Math.random().toString(36).slice(2)}.json`);
-  const argv = ['env', `FLOTILLA_ROOT=${p.root}`, `FLOTILLA_WATCH_STATS=${stats}`, `FLOTILLA_TMUX_SOCKET=${socket}`, `XDG_CONFIG_HOME=${env.XDG_CONFIG_HOME}`, process.execPath, cli, 'watch'];
+  const argv = [
+    'env',
+    `FLOTILLA_ROOT=${p.root}`,
+    `FLOTILLA_WATCH_STATS=${stats}`,
+    `FLOTILLA_TMUX_SOCKET=${socket}`,
+    `XDG_CONFIG_HOME=${env.XDG_CONFIG_HOME}`,
+    process.execPath,
+    cli,
+    'watch',
+  ];
   const t0 = performance.now();
-  const r = spawnSync('tmux', ['-L', socket, 'new-window', '-d', '-P', '-F', '#{window_id}', '-c', p.dir, ...argv], { encoding: 'utf8' });
+  const r = spawnSync('tmux', ['-L', socket, 'new-window', '-d', '-P', '-F', '#{window_id}', '-c', p.dir, ...argv], {
+    encoding: 'utf8',
+  });
   if (r.status !== 0) throw new Error(`tmux new-window failed: ${r.stderr}`);
   await until(() => readJson(stats)?.renders >= 1, 20_000, 'the first watch frame', 1);
   const ms = performance.now() - t0;
   const { pid } = readJson(stats);
   spawnSync('tmux', ['-L', socket, 'kill-window', '-t', r.stdout.trim()]);
   // Let it exit before the next run, so its last work does not share the CPU with that run.
-  await until(() => { try { process.kill(pid, 0); return false; } catch { return true; } }, 10_000, 'the dashboard to exit', 5).catch(() => undefined);
+  await until(
+    () => {
+      try {
+        process.kill(pid, 0);
+        return false;
+      } catch {
+        return true;
+      }
+    },
+    10_000,
+    'the dashboard to exit',
+    5,
+  ).catch(() => undefined);
   return ms;
 }
 
 /** The floor under the first frame: ms from `tmux new-window` until a bare `node -e` has written the same stats file. */
 async function nodeInWindow(p, socket, env, i) {
   const stats = join(p.dir, `floor-${i}-${Math.random().toString(36).slice(2)}.json`);
-  const script = 'require("fs").writeFileSync(process.env.STATS, JSON.stringify({ renders: 1 })); setTimeout(() => {}, 60000)';
+  const script =
+    'require("fs").writeFileSync(process.env.STATS, JSON.stringify({ renders: 1 })); setTimeout(() => {}, 60000)';
   const argv = ['env', `STATS=${stats}`, process.execPath, '-e', script];
   const t0 = performance.now();
-  const r = spawnSync('tmux', ['-L', socket, 'new-window', '-d', '-P', '-F', '#{window_id}', '-c', p.dir, ...argv], { encoding: 'utf8', env });
+  const r = spawnSync('tmux', ['-L', socket, 'new-window', '-d', '-P', '-F', '#{window_id}', '-c', p.dir, ...argv], {
+    encoding: 'utf8',
+    env,
+  });
   if (r.status !== 0) throw new Error(`tmux new-window failed: ${r.stderr}`);
   await until(() => readJson(stats)?.renders >= 1, 20_000, 'node in a window', 1);
   const ms = performance.now() - t0;
@@ -120,9 +204,14 @@ async function nodeInWindow(p, socket, env, i) {
  * config and every module the dashboard loads, then the one-line usage error (exit 2).
  */
 function watchLoadCpu(cli, opts) {
-  const r = spawnSync('perf', ['stat', '-x,', '-e', 'task-clock', process.execPath, cli, 'watch'], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8', ...opts });
+  const r = spawnSync('perf', ['stat', '-x,', '-e', 'task-clock', process.execPath, cli, 'watch'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    encoding: 'utf8',
+    ...opts,
+  });
   const m = /([\d.]+),msec,task-clock/.exec(r.stderr);
-  if (r.status !== 2 || !/needs a terminal/.test(r.stderr)) throw new Error(`flotilla watch without a terminal: exit ${r.status}: ${r.stderr}`);
+  if (r.status !== 2 || !/needs a terminal/.test(r.stderr))
+    throw new Error(`flotilla watch without a terminal: exit ${r.status}: ${r.stderr}`);
   return m ? Number(m[1]) : NaN;
 }
 
@@ -133,11 +222,22 @@ function watchLoadCpu(cli, opts) {
 export async function runWatchBench({ sizes = [10, 1000], runs = 7, compare } = {}) {
   // `compare`: other builds' main.js, comma-separated, each reported under its path.
   const builds = { this: CLI, ...Object.fromEntries((compare ? compare.split(',') : []).map((c) => [c, c])) };
-  const out = { runs, builds, load_average_at_start: (await import('node:os')).loadavg().map((x) => round(x, 1)), sizes: {} };
+  const out = {
+    runs,
+    builds,
+    load_average_at_start: (await import('node:os')).loadavg().map((x) => round(x, 1)),
+    sizes: {},
+  };
   for (const n of sizes) {
     const p = tempProject('flotilla-bench-watch-');
     const socket = `flotilla-watch-${process.pid}-${n}`;
-    const env = { PATH: process.env.PATH, HOME: process.env.HOME, XDG_CONFIG_HOME: join(p.dir, 'xdg'), FLOTILLA_ROOT: p.root, FLOTILLA_TMUX_SOCKET: socket };
+    const env = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      XDG_CONFIG_HOME: join(p.dir, 'xdg'),
+      FLOTILLA_ROOT: p.root,
+      FLOTILLA_TMUX_SOCKET: socket,
+    };
     const opts = { cwd: p.dir, env };
     try {
       populate(p.root, n);
@@ -156,7 +256,12 @@ export async function runWatchBench({ sizes = [10, 1000], runs = 7, compare } = 
           samples[`${b} load cpu`].push(watchLoadCpu(cli, opts));
         }
       }
-      out.sizes[n] = Object.fromEntries(Object.entries(samples).map(([k, v]) => [k === 'node' ? 'node -e 0 cpu' : k, { median_ms: round(median(v)), min_ms: round(Math.min(...v)), max_ms: round(Math.max(...v)) }]));
+      out.sizes[n] = Object.fromEntries(
+        Object.entries(samples).map(([k, v]) => [
+          k === 'node' ? 'node -e 0 cpu' : k,
+          { median_ms: round(median(v)), min_ms: round(Math.min(...v)), max_ms: round(Math.max(...v)) },
+        ]),
+      );
     } finally {
       tmuxKill(socket);
       p.cleanup();
@@ -174,18 +279,37 @@ async function deliveryLatency(p, env, socket, count) {
   const script = join(p.dir, 'echo.yaml');
   writeFileSync(script, 'replies:\n  - text: "ok"\n    repeat: true\n');
   const log = join(p.dir, 'live-calls.jsonl');
-  const r = spawnSync(SPAWN_AGENT, ['--id', 'live', '--model', `script:${script}`, 'wait for mail'], { cwd: p.dir, env: { ...env, FLOTILLA_SCRIPT_LOG: log }, encoding: 'utf8' });
+  const r = spawnSync(SPAWN_AGENT, ['--id', 'live', '--model', `script:${script}`, 'wait for mail'], {
+    cwd: p.dir,
+    env: { ...env, FLOTILLA_SCRIPT_LOG: log },
+    encoding: 'utf8',
+  });
   if (r.status !== 0) throw new Error(`live agent spawn failed: ${r.stderr}`);
   const recFile = join(p.root, 'state', 'agents', 'live.json');
   // Idle and its completion sent (a message landing while the completion goes out waits for
   // the next rescan: that is the surfacing path's business, not what this figure measures).
   const human = join(p.root, 'state', 'inbox', 'human', 'new');
-  const completions = () => { try { return readdirSync(human).length; } catch { return 0; } };
-  await until(() => readJson(recFile)?.status === 'idle' && completions() >= 1, 30_000, 'the live agent to go idle', 20);
+  const completions = () => {
+    try {
+      return readdirSync(human).length;
+    } catch {
+      return 0;
+    }
+  };
+  await until(
+    () => readJson(recFile)?.status === 'idle' && completions() >= 1,
+    30_000,
+    'the live agent to go idle',
+    20,
+  );
   await sleep(1000);
   const seenAt = (marker) => {
     let text = '';
-    try { text = readFileSync(log, 'utf8'); } catch { return 0; }
+    try {
+      text = readFileSync(log, 'utf8');
+    } catch {
+      return 0;
+    }
     for (const line of text.split('\n')) if (line.includes(marker)) return JSON.parse(line).ts;
     return 0;
   };
@@ -194,7 +318,15 @@ async function deliveryLatency(p, env, socket, count) {
   for (let i = 0; i < count; i++) {
     const marker = `bench-marker-${i}-${Date.now()}`;
     let linkedAt = 0;
-    await deliver(layout, { from: 'human', to: 'live', kind: 'message', body: marker }, { beforeLink: () => { linkedAt = Date.now(); } });
+    await deliver(
+      layout,
+      { from: 'human', to: 'live', kind: 'message', body: marker },
+      {
+        beforeLink: () => {
+          linkedAt = Date.now();
+        },
+      },
+    );
     const at = await until(() => seenAt(marker), 45_000, `message ${i} to reach the model`, 1);
     // A message landing while the previous run is still closing waits for the inbox rescan
     // (30 s): counted apart, since that is the surfacing path's race, not this figure's cost.
@@ -205,18 +337,36 @@ async function deliveryLatency(p, env, socket, count) {
     await sleep(500);
   }
   spawnSync(process.execPath, [CLI, 'cancel', 'live'], { cwd: p.dir, env, stdio: 'ignore' });
-  return { n: samples.length, stalled, p50_ms: percentile(samples, 50), p99_ms: percentile(samples, 99), max_ms: Math.max(...samples) };
+  return {
+    n: samples.length,
+    stalled,
+    p50_ms: percentile(samples, 50),
+    p99_ms: percentile(samples, 99),
+    max_ms: Math.max(...samples),
+  };
 }
 
 export async function runScaleBench({ sizes = [10, 1000, 5000], runs = 5, messages = 100 } = {}) {
-  const out = { runs, messages, load_average_at_start: (await import('node:os')).loadavg().map((x) => round(x, 1)), sizes: {} };
+  const out = {
+    runs,
+    messages,
+    load_average_at_start: (await import('node:os')).loadavg().map((x) => round(x, 1)),
+    sizes: {},
+  };
   for (const n of sizes) {
     const p = tempProject('flotilla-bench-scale-');
     const socket = `flotilla-scale-${process.pid}-${n}`;
     const env = {
-      PATH: process.env.PATH, HOME: process.env.HOME, XDG_CONFIG_HOME: join(p.dir, 'xdg'), FLOTILLA_ROOT: p.root, FLOTILLA_TMUX_SOCKET: socket,
-      FLOTILLA_LIMITS_MAX_RUNNING: '64', FLOTILLA_LIMITS_MAX_SPAWNS_PER_TREE: '1000', FLOTILLA_TRANSCRIPTS_MAX_FILES: '0',
-      FLOTILLA_AGENTS_DEFAULT_PERMISSION_MODE: 'dont_ask', FLOTILLA_BUDGET_MAX_TOKENS_PER_TREE: '100000000',
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      XDG_CONFIG_HOME: join(p.dir, 'xdg'),
+      FLOTILLA_ROOT: p.root,
+      FLOTILLA_TMUX_SOCKET: socket,
+      FLOTILLA_LIMITS_MAX_RUNNING: '64',
+      FLOTILLA_LIMITS_MAX_SPAWNS_PER_TREE: '1000',
+      FLOTILLA_TRANSCRIPTS_MAX_FILES: '0',
+      FLOTILLA_AGENTS_DEFAULT_PERMISSION_MODE: 'dont_ask',
+      FLOTILLA_BUDGET_MAX_TOKENS_PER_TREE: '100000000',
     };
     const opts = { cwd: p.dir, env };
     try {
@@ -231,7 +381,9 @@ export async function runScaleBench({ sizes = [10, 1000, 5000], runs = 5, messag
         samples.node.push(timeCpu(process.execPath, ['-e', '0'], opts));
         samples.status.push(timeCpu(process.execPath, [CLI, 'status'], opts));
         samples.send.push(timeCpu(process.execPath, [CLI, 'send', 'old000000', 'hello'], opts));
-        samples.spawn.push(timeCpu(SPAWN_AGENT, ['--background', '--oneshot', '--model', `script:${done}`, 'say done'], opts));
+        samples.spawn.push(
+          timeCpu(SPAWN_AGENT, ['--background', '--oneshot', '--model', `script:${done}`, 'say done'], opts),
+        );
         samples.watch.push({ wall: await watchFirstFrame(p, socket, env, i), cpu: NaN });
       }
       const base = median(samples.node.map((s) => s.wall));
@@ -239,7 +391,11 @@ export async function runScaleBench({ sizes = [10, 1000, 5000], runs = 5, messag
       const fig = (s) => {
         const wall = median(s.map((x) => x.wall));
         const cpu = median(s.map((x) => x.cpu));
-        return { median_ms: round(wall), ratio: round(wall / base, 2), ...(Number.isNaN(cpu) ? {} : { cpu_ms: round(cpu), cpu_ratio: round(cpu / baseCpu, 2) }) };
+        return {
+          median_ms: round(wall),
+          ratio: round(wall / base, 2),
+          ...(Number.isNaN(cpu) ? {} : { cpu_ms: round(cpu), cpu_ratio: round(cpu / baseCpu, 2) }),
+        };
       };
       const delivery = await deliveryLatency(p, env, socket, messages);
       out.sizes[n] = {
@@ -262,17 +418,30 @@ export async function runScaleBench({ sizes = [10, 1000, 5000], runs = 5, messag
 /** The history table of docs/benchmarks.md, one row per figure, one column per N. */
 export function formatScaleTable(result) {
   const ns = Object.keys(result.sizes);
-  const rows = ['node -e 0', 'flotilla status', 'flotilla send', 'spawn-agent --background (to exit)', 'watch first frame', 'delivery → model (live agent)'];
-  const lines = [`| N finished records + transcripts | ${ns.map((n) => Number(n).toLocaleString('en')).join(' | ')} |`, `|---|${ns.map(() => '---').join('|')}|`];
+  const rows = [
+    'node -e 0',
+    'flotilla status',
+    'flotilla send',
+    'spawn-agent --background (to exit)',
+    'watch first frame',
+    'delivery → model (live agent)',
+  ];
+  const lines = [
+    `| N finished records + transcripts | ${ns.map((n) => Number(n).toLocaleString('en')).join(' | ')} |`,
+    `|---|${ns.map(() => '---').join('|')}|`,
+  ];
   for (const row of rows) {
     const cells = ns.map((n) => {
       const v = result.sizes[n][row];
       if (!v) return '-';
       if ('p50_ms' in v) return `${v.p50_ms} / ${v.p99_ms} ms`;
-      const cpu = v.cpu_ms === undefined ? '' : `; cpu ${v.cpu_ms} ms${v.cpu_ratio === undefined ? '' : ` (${v.cpu_ratio}×)`}`;
+      const cpu =
+        v.cpu_ms === undefined ? '' : `; cpu ${v.cpu_ms} ms${v.cpu_ratio === undefined ? '' : ` (${v.cpu_ratio}×)`}`;
       return (v.ratio === undefined ? `${v.median_ms} ms` : `${v.median_ms} ms (${v.ratio}×)`) + cpu;
     });
-    lines.push(`| ${row === 'delivery → model (live agent)' ? 'delivery → model p50 / p99' : row} | ${cells.join(' | ')} |`);
+    lines.push(
+      `| ${row === 'delivery → model (live agent)' ? 'delivery → model p50 / p99' : row} | ${cells.join(' | ')} |`,
+    );
   }
   return lines.join('\n');
 }
@@ -285,7 +454,11 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   };
   const sizes = arg('--sizes')?.split(',').map(Number);
   if (arg('--only') === 'watch') {
-    const result = await runWatchBench({ ...(sizes ? { sizes } : {}), ...(arg('--runs') ? { runs: Number(arg('--runs')) } : {}), compare: arg('--compare') });
+    const result = await runWatchBench({
+      ...(sizes ? { sizes } : {}),
+      ...(arg('--runs') ? { runs: Number(arg('--runs')) } : {}),
+      compare: arg('--compare'),
+    });
     console.log(JSON.stringify(result, null, 2));
     process.exit(0);
   }

@@ -35,9 +35,15 @@ export function runShellGateBench({ runs = 7 } = {}) {
   }
   return {
     runs,
-    first_gate_call_ms: { median: round(median(samples.map((s) => s.first))), samples: samples.map((s) => round(s.first)) },
+    first_gate_call_ms: {
+      median: round(median(samples.map((s) => s.first))),
+      samples: samples.map((s) => round(s.first)),
+    },
     later_call_ms: round(median(samples.map((s) => s.each)), 3),
-    process_start_to_exit_ms: { median: round(median(samples.map((s) => s.life))), samples: samples.map((s) => round(s.life)) },
+    process_start_to_exit_ms: {
+      median: round(median(samples.map((s) => s.life))),
+      samples: samples.map((s) => round(s.life)),
+    },
     rss_after_mb: round(median(samples.map((s) => s.rss)) / 2 ** 20),
   };
 }

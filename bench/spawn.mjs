@@ -42,7 +42,11 @@ function completions(root, owner, from) {
   let n = 0;
   for (const sub of ['new', 'cur']) {
     let names = [];
-    try { names = readdirSync(join(root, 'state/inbox', owner, sub)); } catch { continue; }
+    try {
+      names = readdirSync(join(root, 'state/inbox', owner, sub));
+    } catch {
+      continue;
+    }
     for (const f of names) {
       const text = readFileSync(join(root, 'state/inbox', owner, sub, f), 'utf8');
       if (/\nkind: completion\n/.test(text) && text.includes(`\nfrom: ${from}\n`)) n++;
@@ -55,14 +59,28 @@ export async function runSpawnBench({ spawns = 20 } = {}) {
   const p = tempProject('flotilla-bench-spawn-');
   const socket = `flotilla-bench-${process.pid}`;
   mkdirSync(join(p.root, 'agents'), { recursive: true });
-  writeFileSync(join(p.root, 'config.yaml'), 'agents:\n  default_permission_mode: dont_ask\nlimits:\n  max_running: 32\n  max_children: 8\n');
-  for (const [name, script] of [['lead', 'lead-one-sleeper.yaml'], ['sleeper', 'sleeper.yaml']]) {
-    writeFileSync(join(p.root, 'agents', `${name}.md`), `---\nname: ${name}\ndescription: bench\nmodel: script:${join(FIX, script)}\n---\nbench\n`);
+  writeFileSync(
+    join(p.root, 'config.yaml'),
+    'agents:\n  default_permission_mode: dont_ask\nlimits:\n  max_running: 32\n  max_children: 8\n',
+  );
+  for (const [name, script] of [
+    ['lead', 'lead-one-sleeper.yaml'],
+    ['sleeper', 'sleeper.yaml'],
+  ]) {
+    writeFileSync(
+      join(p.root, 'agents', `${name}.md`),
+      `---\nname: ${name}\ndescription: bench\nmodel: script:${join(FIX, script)}\n---\nbench\n`,
+    );
   }
   // The bench's own worker stays 'working' long enough to be seen: a slow first token.
   const worker = join(p.dir, 'worker.yaml');
   writeFileSync(worker, 'replies:\n  - text: "done"\n    latency_ms: 400\n');
-  const env = { PATH: process.env.PATH, HOME: process.env.HOME, XDG_CONFIG_HOME: join(p.dir, 'xdg'), FLOTILLA_TMUX_SOCKET: socket };
+  const env = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    XDG_CONFIG_HOME: join(p.dir, 'xdg'),
+    FLOTILLA_TMUX_SOCKET: socket,
+  };
   const ready = [];
   const cliExit = [];
   const registered = [];
@@ -84,17 +102,26 @@ export async function runSpawnBench({ spawns = 20 } = {}) {
     // Kill -9 of a working child → its parent's crashed completion.
     const lead = await run(SPAWN_AGENT, ['--agent', 'lead', '--id', 'lead-b', 'go'], env, p.dir);
     if (lead.code !== 0) throw new Error(`lead failed: ${lead.err}`);
-    const child = await until(() => {
-      const r = readJson(join(p.root, 'state/agents/s-one.json'));
-      return r && r.status === 'working' && r.lastLine.startsWith('$ sleep') && r;
-    }, 20_000, 20);
+    const child = await until(
+      () => {
+        const r = readJson(join(p.root, 'state/agents/s-one.json'));
+        return r && r.status === 'working' && r.lastLine.startsWith('$ sleep') && r;
+      },
+      20_000,
+      20,
+    );
     const t0 = performance.now();
     process.kill(child.pid, 'SIGKILL');
     await until(() => completions(p.root, 'lead-b', 's-one') > 0, 10_000);
     const kill9 = performance.now() - t0;
     return {
       spawns,
-      spawn_to_working_ms: { median: round(median(ready)), p95: round(percentile(ready, 95)), min: round(Math.min(...ready)), max: round(Math.max(...ready)) },
+      spawn_to_working_ms: {
+        median: round(median(ready)),
+        p95: round(percentile(ready, 95)),
+        min: round(Math.min(...ready)),
+        max: round(Math.max(...ready)),
+      },
       spawn_to_registered_ms: { median: round(median(registered)), p95: round(percentile(registered, 95)) },
       spawn_agent_exit_ms: { median: round(median(cliExit)), p95: round(percentile(cliExit, 95)) },
       kill9_to_parent_completion_ms: round(kill9),

@@ -29,11 +29,19 @@ async function waitFor(fn, ms, what) {
 }
 
 function stats(samples) {
-  return { n: samples.length, p50_ms: round(percentile(samples, 50)), p99_ms: round(percentile(samples, 99)), max_ms: round(Math.max(...samples)) };
+  return {
+    n: samples.length,
+    p50_ms: round(percentile(samples, 50)),
+    p99_ms: round(percentile(samples, 99)),
+    max_ms: round(Math.max(...samples)),
+  };
 }
 
 async function claimAtStart(unread) {
-  const [{ layoutFor, ensureState }, { deliver }] = await Promise.all([load('layout/layout.js'), load('inbox/deliver.js')]);
+  const [{ layoutFor, ensureState }, { deliver }] = await Promise.all([
+    load('layout/layout.js'),
+    load('inbox/deliver.js'),
+  ]);
   const p = tempProject('flotilla-bench-claim-');
   const layout = layoutFor(p.root, p.dir);
   ensureState(layout);
@@ -43,13 +51,24 @@ async function claimAtStart(unread) {
   writeFileSync(script, 'replies:\n  - text: "read them all"\n');
   const newDir = join(layout.inbox(id), 'new');
   const t0 = performance.now();
-  const child = spawn(process.execPath, [CLI, 'run', '--id', id, '--model', `script:${script}`, '--oneshot', 'read your mail'], {
-    cwd: p.dir, env: { ...process.env, FLOTILLA_ROOT: p.root }, stdio: 'ignore',
-  });
+  const child = spawn(
+    process.execPath,
+    [CLI, 'run', '--id', id, '--model', `script:${script}`, '--oneshot', 'read your mail'],
+    {
+      cwd: p.dir,
+      env: { ...process.env, FLOTILLA_ROOT: p.root },
+      stdio: 'ignore',
+    },
+  );
   try {
     await waitFor(() => readdirSync(newDir).length === 0, 300_000, 'new/ to empty');
     const ms = performance.now() - t0;
-    return { unread, ms_to_all_claimed: Math.round(ms), claimed_per_sec: Math.round(unread / (ms / 1000)), claimed: readdirSync(join(layout.inbox(id), 'cur')).length };
+    return {
+      unread,
+      ms_to_all_claimed: Math.round(ms),
+      claimed_per_sec: Math.round(unread / (ms / 1000)),
+      claimed: readdirSync(join(layout.inbox(id), 'cur')).length,
+    };
   } finally {
     child.kill('SIGKILL');
     p.cleanup();
@@ -57,19 +76,69 @@ async function claimAtStart(unread) {
 }
 
 async function busyAgent(messages, gapMs) {
-  const [{ layoutFor }, { deliver }, { readTranscript }] = await Promise.all([load('layout/layout.js'), load('inbox/deliver.js'), load('transcript/reader.js')]);
+  const [{ layoutFor }, { deliver }, { readTranscript }] = await Promise.all([
+    load('layout/layout.js'),
+    load('inbox/deliver.js'),
+    load('transcript/reader.js'),
+  ]);
   const p = tempProject('flotilla-bench-busy-');
   const layout = layoutFor(p.root, p.dir);
   const socket = `flotilla-bench-${process.pid}`;
-  const steps = Array.from({ length: 400 }, (_, i) => `  - { text: "step ${i}", tool_calls: [{ tool: shell, input: { command: "sleep 0.3" } }] }`).join('\n');
+  const steps = Array.from(
+    { length: 400 },
+    (_, i) => `  - { text: "step ${i}", tool_calls: [{ tool: shell, input: { command: "sleep 0.3" } }] }`,
+  ).join('\n');
   const script = join(p.dir, 'busy.yaml');
   writeFileSync(script, `defaults: { latency_ms: 200 }\nreplies:\n${steps}\n`);
   const idleScript = join(p.dir, 'idle.yaml');
-  writeFileSync(idleScript, 'replies:\n  - when: { kind: inbox }\n    repeat: true\n    text: "ok"\n  - text: "ready"\n');
+  writeFileSync(
+    idleScript,
+    'replies:\n  - when: { kind: inbox }\n    repeat: true\n    text: "ok"\n  - text: "ready"\n',
+  );
   const run = async (name, model, prompt) => {
-    const env = ['-e', `FLOTILLA_ROOT=${p.root}`, '-e', 'FLOTILLA_AGENTS_DEFAULT_PERMISSION_MODE=dont_ask', '-e', 'FLOTILLA_LIMITS_MAX_TURNS=1000', '-e', 'FLOTILLA_LIMITS_TIMEOUT_SECS=3600'];
-    spawn('tmux', ['-L', socket, 'new-session', '-d', '-s', name, '-x', '120', '-y', '30', '-c', p.dir, ...env, process.execPath, CLI, 'run', '--id', name, '--model', `script:${model}`], { stdio: 'ignore' });
-    const rec = () => { try { return JSON.parse(readFileSync(layout.registryFile(name), 'utf8')); } catch { return null; } };
+    const env = [
+      '-e',
+      `FLOTILLA_ROOT=${p.root}`,
+      '-e',
+      'FLOTILLA_AGENTS_DEFAULT_PERMISSION_MODE=dont_ask',
+      '-e',
+      'FLOTILLA_LIMITS_MAX_TURNS=1000',
+      '-e',
+      'FLOTILLA_LIMITS_TIMEOUT_SECS=3600',
+    ];
+    spawn(
+      'tmux',
+      [
+        '-L',
+        socket,
+        'new-session',
+        '-d',
+        '-s',
+        name,
+        '-x',
+        '120',
+        '-y',
+        '30',
+        '-c',
+        p.dir,
+        ...env,
+        process.execPath,
+        CLI,
+        'run',
+        '--id',
+        name,
+        '--model',
+        `script:${model}`,
+      ],
+      { stdio: 'ignore' },
+    );
+    const rec = () => {
+      try {
+        return JSON.parse(readFileSync(layout.registryFile(name), 'utf8'));
+      } catch {
+        return null;
+      }
+    };
     await waitFor(() => rec()?.status === 'idle' || rec()?.status === 'working', 60_000, `${name} to start`);
     if (prompt) spawn('tmux', ['-L', socket, 'send-keys', '-t', name, prompt, 'Enter'], { stdio: 'ignore' });
     return rec;
@@ -78,14 +147,24 @@ async function busyAgent(messages, gapMs) {
     const linked = new Map();
     for (let i = 0; i < messages; i++) {
       if (isBusy() === false) break;
-      await deliver(layout, { from: 'bench', to: id, kind: 'message', body: `b${i}` }, { beforeLink: (tmp) => void linked.set(tmp.split('/').pop(), Date.now()) });
+      await deliver(
+        layout,
+        { from: 'bench', to: id, kind: 'message', body: `b${i}` },
+        { beforeLink: (tmp) => void linked.set(tmp.split('/').pop(), Date.now()) },
+      );
       await sleep(gapMs);
     }
     const seen = new Map();
-    await waitFor(() => {
-      for (const e of readTranscript(layout, id).entries) if (e.type === 'surfaced' && e.source === 'inbox') for (const f of e.files ?? []) if (!seen.has(f)) seen.set(f, Date.parse(e.ts));
-      return [...linked.keys()].every((f) => seen.has(f));
-    }, 60_000, 'every message surfaced');
+    await waitFor(
+      () => {
+        for (const e of readTranscript(layout, id).entries)
+          if (e.type === 'surfaced' && e.source === 'inbox')
+            for (const f of e.files ?? []) if (!seen.has(f)) seen.set(f, Date.parse(e.ts));
+        return [...linked.keys()].every((f) => seen.has(f));
+      },
+      60_000,
+      'every message surfaced',
+    );
     return stats([...linked].map(([f, t]) => Math.max(0, seen.get(f) - t)));
   };
   try {
@@ -94,7 +173,10 @@ async function busyAgent(messages, gapMs) {
     const busy = await measure('busy-000001', () => busyRec()?.status === 'working');
     await run('idle-000001', idleScript, '');
     const idle = await measure('idle-000001', () => true);
-    return { busy_agent: { ...busy, gap_ms: gapMs, step: 'model 200 ms + shell sleep 0.3 s' }, idle_agent: { ...idle, gap_ms: gapMs } };
+    return {
+      busy_agent: { ...busy, gap_ms: gapMs, step: 'model 200 ms + shell sleep 0.3 s' },
+      idle_agent: { ...idle, gap_ms: gapMs },
+    };
   } finally {
     tmuxKill(socket);
     p.cleanup();
@@ -111,7 +193,10 @@ export async function runSurfacingBench(opts = {}) {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const args = process.argv.slice(2);
-  const num = (flag) => { const i = args.indexOf(flag); return i === -1 ? undefined : Number(args[i + 1]); };
+  const num = (flag) => {
+    const i = args.indexOf(flag);
+    return i === -1 ? undefined : Number(args[i + 1]);
+  };
   const r = await runSurfacingBench({ unread: num('--unread'), messages: num('--messages'), gapMs: num('--gap-ms') });
   process.stdout.write(JSON.stringify(r, null, 2) + '\n');
 }

@@ -10,7 +10,15 @@ export function traceMark(span: string): void {
   const file = process.env.FLOTILLA_TRACE;
   if (!file) return;
   try {
-    appendFileSync(file, JSON.stringify({ span, t: performance.timeOrigin + performance.now(), origin: performance.timeOrigin, pid: process.pid }) + '\n');
+    appendFileSync(
+      file,
+      JSON.stringify({
+        span,
+        t: performance.timeOrigin + performance.now(),
+        origin: performance.timeOrigin,
+        pid: process.pid,
+      }) + '\n',
+    );
   } catch {
     // A trace that cannot be written never stops the agent.
   }

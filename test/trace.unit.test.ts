@@ -20,7 +20,10 @@ describe('start-up trace marks (bench/runtime-vendors.ts reads them)', () => {
     process.env.FLOTILLA_TRACE = file;
     traceMark('a');
     traceMark('b');
-    const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { span: string; t: number; origin: number; pid: number });
+    const lines = readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { span: string; t: number; origin: number; pid: number });
     expect(lines.map((l) => l.span)).toEqual(['a', 'b']);
     expect(lines[0]!.pid).toBe(process.pid);
     expect(lines[0]!.origin).toBe(performance.timeOrigin);

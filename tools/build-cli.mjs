@@ -32,7 +32,8 @@ const define = { __FLOTILLA_VERSION__: JSON.stringify(version) };
 // fast command that is gone leaves no bundle behind.
 await rm(new URL('../dist/chunks', import.meta.url), { recursive: true, force: true });
 const cliOut = new URL('../dist/cli', import.meta.url);
-for (const f of existsSync(cliOut) ? readdirSync(cliOut).filter((n) => n.startsWith('fast-')) : []) await rm(new URL(`../dist/cli/${f}`, import.meta.url));
+for (const f of existsSync(cliOut) ? readdirSync(cliOut).filter((n) => n.startsWith('fast-')) : [])
+  await rm(new URL(`../dist/cli/${f}`, import.meta.url));
 await build({
   absWorkingDir: root,
   entryPoints: ['src/cli/full.ts'],
@@ -50,7 +51,9 @@ await build({
   define,
   external: ['ai', '@ai-sdk/*', '@modelcontextprotocol/sdk', '@modelcontextprotocol/sdk/*', 'execa', 'web-tree-sitter'],
   // CommonJS dependencies (gray-matter) call require() for Node built-ins.
-  banner: { js: "import { createRequire as __flotillaRequire } from 'node:module'; const require = __flotillaRequire(import.meta.url);" },
+  banner: {
+    js: "import { createRequire as __flotillaRequire } from 'node:module'; const require = __flotillaRequire(import.meta.url);",
+  },
 });
 
 // main.ts loads the full CLI with import('./full.js'): at run time that is the ES module above.
@@ -66,7 +69,9 @@ await build({
   // src/cli/fast/ (route.ts FAST_COMMANDS names them).
   entryPoints: [
     { in: 'src/cli/main.ts', out: 'main' },
-    ...readdirSync(new URL('../src/cli/fast', import.meta.url)).filter((f) => f.endsWith('.ts')).map((f) => ({ in: `src/cli/fast/${f}`, out: `fast-${f.slice(0, -3)}` })),
+    ...readdirSync(new URL('../src/cli/fast', import.meta.url))
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => ({ in: `src/cli/fast/${f}`, out: `fast-${f.slice(0, -3)}` })),
   ],
   outdir: 'dist/cli',
   bundle: true,

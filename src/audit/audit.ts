@@ -14,14 +14,58 @@ export const AUDIT_LINE_MAX = 4096;
 const FIELD_MAX = 512;
 
 export type AuditEventName =
-  | 'agent_start' | 'agent_end' | 'spawn' | 'spawn_refused' | 'tool_call' | 'tool_result'
-  | 'policy_denied' | 'approval' | 'approval_refused' | 'message_sent' | 'message_claimed' | 'message_rejected'
-  | 'human_input' | 'hook_run' | 'secret_requested' | 'secret_granted' | 'secret_denied' | 'secret_expired' | 'secret_revoked' | 'secret_holder_ended' | 'secret_holder_left'
-  | 'completion' | 'completion_withheld' | 'agent_lost' | 'cancel' | 'reap' | 'gc' | 'message_duplicate_id' | 'broadcast'
-  | 'task_created' | 'task_claimed' | 'task_released' | 'task_reopened' | 'task_done' | 'task_failed' | 'task_cancelled' | 'task_refused'
-  | 'schedule_added' | 'schedule_changed' | 'schedule_removed' | 'schedule_fired' | 'schedule_queued' | 'schedule_skipped' | 'schedule_missed' | 'schedule_run_ended'
-  | 'scheduler_start' | 'scheduler_stop'
-  | 'lease_taken' | 'lease_refused' | 'lease_queued' | 'lease_released' | 'lease_expired';
+  | 'agent_start'
+  | 'agent_end'
+  | 'spawn'
+  | 'spawn_refused'
+  | 'tool_call'
+  | 'tool_result'
+  | 'policy_denied'
+  | 'approval'
+  | 'approval_refused'
+  | 'message_sent'
+  | 'message_claimed'
+  | 'message_rejected'
+  | 'human_input'
+  | 'hook_run'
+  | 'secret_requested'
+  | 'secret_granted'
+  | 'secret_denied'
+  | 'secret_expired'
+  | 'secret_revoked'
+  | 'secret_holder_ended'
+  | 'secret_holder_left'
+  | 'completion'
+  | 'completion_withheld'
+  | 'agent_lost'
+  | 'cancel'
+  | 'reap'
+  | 'gc'
+  | 'message_duplicate_id'
+  | 'broadcast'
+  | 'task_created'
+  | 'task_claimed'
+  | 'task_released'
+  | 'task_reopened'
+  | 'task_done'
+  | 'task_failed'
+  | 'task_cancelled'
+  | 'task_refused'
+  | 'schedule_added'
+  | 'schedule_changed'
+  | 'schedule_removed'
+  | 'schedule_fired'
+  | 'schedule_queued'
+  | 'schedule_skipped'
+  | 'schedule_missed'
+  | 'schedule_run_ended'
+  | 'scheduler_start'
+  | 'scheduler_stop'
+  | 'lease_taken'
+  | 'lease_refused'
+  | 'lease_queued'
+  | 'lease_released'
+  | 'lease_expired';
 
 export interface AuditEvent {
   event: AuditEventName;
@@ -80,7 +124,11 @@ export function audit(layout: Layout, event: AuditEvent): void {
 /** Closes cached descriptors (tests, shutdown). */
 export function closeAudit(): void {
   for (const fd of fds.values()) {
-    try { closeSync(fd); } catch { /* closed */ }
+    try {
+      closeSync(fd);
+    } catch {
+      /* closed */
+    }
   }
   fds.clear();
 }

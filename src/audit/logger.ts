@@ -26,7 +26,11 @@ const LEVELS = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60 
  * line. Hand-written rather than pino: loading pino cost ~85 ms of CPU at every harness start
  * (§14), and these four methods are all the harness uses.
  */
-export async function createAgentLogger(layout: Layout, agentId: string, level = process.env.FLOTILLA_LOG_LEVEL ?? 'info'): Promise<Log> {
+export async function createAgentLogger(
+  layout: Layout,
+  agentId: string,
+  level = process.env.FLOTILLA_LOG_LEVEL ?? 'info',
+): Promise<Log> {
   const path = layout.log(agentId);
   mkdirSync(dirname(path), { recursive: true });
   const min = LEVELS[level as keyof typeof LEVELS] ?? (level === 'silent' ? Infinity : LEVELS.info);
@@ -41,7 +45,13 @@ export async function createAgentLogger(layout: Layout, agentId: string, level =
       // A cyclic object cannot be walked for secrets: log without its fields rather than unredacted.
       [fields, text] = [{ note: 'fields not loggable' }, redactValue(msg)];
     }
-    const entry: Record<string, unknown> = { level: n, time: Date.now(), pid: process.pid, agent: agentId, ...serializable(fields) };
+    const entry: Record<string, unknown> = {
+      level: n,
+      time: Date.now(),
+      pid: process.pid,
+      agent: agentId,
+      ...serializable(fields),
+    };
     if (text !== undefined) entry.msg = text;
     try {
       appendFileSync(path, stringify(entry) + '\n');
@@ -72,6 +82,13 @@ function stringify(entry: Record<string, unknown>): string {
   try {
     return JSON.stringify(entry, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
   } catch {
-    return JSON.stringify({ level: entry.level, time: entry.time, pid: entry.pid, agent: entry.agent, msg: entry.msg, note: 'fields not serializable' });
+    return JSON.stringify({
+      level: entry.level,
+      time: entry.time,
+      pid: entry.pid,
+      agent: entry.agent,
+      msg: entry.msg,
+      note: 'fields not serializable',
+    });
   }
 }

@@ -36,7 +36,11 @@ export function readAuditLines(path: string, from: number): { lines: Line[]; off
   const lines: Line[] = [];
   for (const text of raw) {
     if (!text) continue;
-    try { lines.push(JSON.parse(text) as Line); } catch { /* a foreign line: skip */ }
+    try {
+      lines.push(JSON.parse(text) as Line);
+    } catch {
+      /* a foreign line: skip */
+    }
   }
   return { lines, offset };
 }
@@ -55,7 +59,11 @@ export function readAudit(layout: Layout, filter: AuditFilter = {}): AuditRead {
 }
 
 /** Prints new matching lines as they are appended, until the process is stopped. */
-export async function followAudit(layout: Layout, from: Pick<AuditRead, 'offset' | 'matches'>, onLine: (l: Line) => void): Promise<never> {
+export async function followAudit(
+  layout: Layout,
+  from: Pick<AuditRead, 'offset' | 'matches'>,
+  onLine: (l: Line) => void,
+): Promise<never> {
   const { offset, matches } = from;
   let pos = offset;
   const drain = () => {
@@ -64,7 +72,11 @@ export async function followAudit(layout: Layout, from: Pick<AuditRead, 'offset'
     r.lines.filter(matches).forEach(onLine);
   };
   // fs.watch wakes us on appends; the slow timer covers filesystems where it does not.
-  try { watch(layout.state, { persistent: true }, drain); } catch { /* polling only */ }
+  try {
+    watch(layout.state, { persistent: true }, drain);
+  } catch {
+    /* polling only */
+  }
   setInterval(drain, 1000);
   return new Promise<never>(() => undefined);
 }
@@ -83,7 +95,9 @@ export function formatAuditLine(l: Line, opts: { hosts?: boolean } = {}): string
   const { ts, event, agent, pid: _pid, ...rest } = l;
   const { host, ...fromHost } = rest;
   const time = typeof ts === 'string' ? ts.slice(11, 23) : '';
-  const fields = Object.entries(opts.hosts ? fromHost : rest).map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`).join(' ');
+  const fields = Object.entries(opts.hosts ? fromHost : rest)
+    .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+    .join(' ');
   const where = opts.hosts ? ` ${String(host ?? '-').padEnd(12)}` : '';
   return `${time}${where} ${String(event).padEnd(16)} ${String(agent ?? '-').padEnd(20)} ${fields}`;
 }

@@ -23,5 +23,9 @@ export function owedBusGc(layout: Layout): string[] {
 }
 
 export function settleBusGc(layout: Layout, id: string): void {
-  try { unlinkSync(join(layout.busGcOwed, id)); } catch { /* settled already */ }
+  try {
+    unlinkSync(join(layout.busGcOwed, id));
+  } catch {
+    /* settled already */
+  }
 }

@@ -16,7 +16,8 @@ export function localCaps(layout: Layout): CapsBus {
     takeSlot: () => Promise.resolve(HOST_SLOT),
     adoptSlot: () => Promise.resolve(HOST_SLOT),
     countSlots: async (cap) => (await import('../fleet/slots.js')).countHeld(layout, cap),
-    claimTreeSpawn: async (rootId, max, agentId) => (await import('../fleet/caps.js')).claimTreeSpawn(layout, rootId, max, agentId),
+    claimTreeSpawn: async (rootId, max, agentId) =>
+      (await import('../fleet/caps.js')).claimTreeSpawn(layout, rootId, max, agentId),
     treeSpawnCount: async (rootId) => (await import('../fleet/caps.js')).treeSpawnCount(layout, rootId),
     claimChild: () => Promise.resolve(NO_PLACE),
     ended: () => Promise.resolve(),

@@ -7,7 +7,18 @@ import { maildirBus } from './maildir.js';
 import type { NatsCaps } from './nats/caps.js';
 import type { Bus } from './types.js';
 
-export type { AuditBus, Bus, BusGcResult, BusReach, DoneClaim, HostAuditLine, HostBeat, MailBus, RecentRecords, RecordsBus } from './types.js';
+export type {
+  AuditBus,
+  Bus,
+  BusGcResult,
+  BusReach,
+  DoneClaim,
+  HostAuditLine,
+  HostBeat,
+  MailBus,
+  RecentRecords,
+  RecordsBus,
+} from './types.js';
 
 /** The config a bus is made from: `fleet`, and `hosts` for each host's `lost_after_secs`. */
 export type BusConfig = Pick<Config, 'fleet'> & Partial<Pick<Config, 'hosts'>>;
@@ -54,7 +65,10 @@ function lazyNats(layout: Layout, url: string, config: BusConfig): Bus {
   let caps: Promise<NatsCaps> | undefined;
   // Ends told to the bus that the close waits for (they may start before the caps' code is loaded).
   const ending = new Set<Promise<unknown>>();
-  const loadCaps = () => (caps ??= import('./nats/caps.js').then((m) => m.natsCaps(layout, url, config.fleet, async () => (await load()).records)));
+  const loadCaps = () =>
+    (caps ??= import('./nats/caps.js').then((m) =>
+      m.natsCaps(layout, url, config.fleet, async () => (await load()).records),
+    ));
   return {
     url,
     kind: 'nats',

@@ -30,7 +30,11 @@ export function keepPresence(layout: Layout, bus: Bus, id: string, on: PresenceH
   const look = async () => {
     if (looking || !on.beat) return;
     looking = true;
-    try { await on.beat(); } finally { looking = false; }
+    try {
+      await on.beat();
+    } finally {
+      looking = false;
+    }
   };
   let ticks = 0;
   let shippedOnce = false;
@@ -40,17 +44,24 @@ export function keepPresence(layout: Layout, bus: Bus, id: string, on: PresenceH
     // once at its start, so it ships its own last lines as its bus closes (bus/nats/audit.ts).
     const first = !shippedOnce;
     shippedOnce = true;
-    void bus.records.beat().then((mine) => {
-      if (mine || first) void bus.audit.ship();
-      return mine ? look() : undefined;
-    }).catch(() => undefined);
+    void bus.records
+      .beat()
+      .then((mine) => {
+        if (mine || first) void bus.audit.ship();
+        return mine ? look() : undefined;
+      })
+      .catch(() => undefined);
     // The bus's copy is read now and then, and at once after a gap (this process was stopped, the
     // machine slept): the fleet may have marked the agent lost while this host was silent.
     const gap = Date.now() - last > 2 * BEAT_MS;
     last = Date.now();
     const check = gap || ++ticks % CHECK_EVERY === 0;
     let rec;
-    try { rec = readRecord(layout, id); } catch { return; }
+    try {
+      rec = readRecord(layout, id);
+    } catch {
+      return;
+    }
     if (rec) {
       void bus.records.publish(rec, { check }).then((r) => {
         if (r !== 'lost' || told || !on.lost) return;

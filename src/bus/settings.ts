@@ -10,7 +10,12 @@ export const DEFAULT_FLEET_SETTINGS: Readonly<Config['fleet']> = {
   host: null,
   lost_after_secs: 30,
   audit_max_age_secs: 2_592_000,
-  nats: { token_env: 'FLOTILLA_NATS_TOKEN', user_env: 'FLOTILLA_NATS_USER', password_env: 'FLOTILLA_NATS_PASSWORD', ca_file: null },
+  nats: {
+    token_env: 'FLOTILLA_NATS_TOKEN',
+    user_env: 'FLOTILLA_NATS_USER',
+    password_env: 'FLOTILLA_NATS_PASSWORD',
+    ca_file: null,
+  },
 };
 
 /**
@@ -25,7 +30,10 @@ export async function fleetBus(layout: Layout, env: NodeJS.ProcessEnv = process.
 }
 
 /** The `fleet` and `hosts` settings, read as fleetBus reads them: without the config loader when nothing overrides the defaults. */
-export async function fleetConfig(layout: Layout, env: NodeJS.ProcessEnv = process.env): Promise<Pick<Config, 'fleet' | 'hosts'>> {
+export async function fleetConfig(
+  layout: Layout,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<Pick<Config, 'fleet' | 'hosts'>> {
   const overridden =
     existsSync(layout.configFile) ||
     existsSync(userPaths(env).configFile) ||

@@ -54,7 +54,14 @@ export async function sharedKvFor(layout: Layout, which: SharedStore): Promise<S
 export async function closeShared(): Promise<void> {
   const all = [...opened.values()];
   opened.clear();
-  await Promise.all(all.map((p) => p.then((s) => s.close(), () => undefined)));
+  await Promise.all(
+    all.map((p) =>
+      p.then(
+        (s) => s.close(),
+        () => undefined,
+      ),
+    ),
+  );
 }
 
 atExit(closeShared);

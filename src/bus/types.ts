@@ -106,7 +106,9 @@ export interface RecordsBus {
    * — never the fleet's ended history, so the cost grows with the tree, not with the fleet's
    * past. An ended agent's record is then one `get`. Throws when the bus cannot answer.
    */
-  tree(rootId: string): Promise<{ live: AgentRecord[]; ended: Map<string, { tokens: number; costUsd: number; host: string | null }> }>;
+  tree(
+    rootId: string,
+  ): Promise<{ live: AgentRecord[]; ended: Map<string, { tokens: number; costUsd: number; host: string | null }> }>;
   /**
    * The records whose id starts with `prefix` on every host, found by the bus's key names
    * (no other record is read). Throws when the bus cannot answer.

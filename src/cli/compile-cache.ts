@@ -57,7 +57,11 @@ function cacheFile(file: string): CacheKey | null {
   }
   const dir = join(userPaths().cacheDir, 'v8');
   const prefix = `${basename(file, '.js')}-${fnv1a(file)}-`;
-  return { dir, prefix, path: join(dir, `${prefix}${st.size}-${Math.trunc(st.mtimeMs)}-${process.version}-${process.arch}.cache`) };
+  return {
+    dir,
+    prefix,
+    path: join(dir, `${prefix}${st.size}-${Math.trunc(st.mtimeMs)}-${process.version}-${process.arch}.cache`),
+  };
 }
 
 /** Writes the cache (temp name, then rename: readers see all of it or none) and drops older builds' caches of the same bundle. */
@@ -68,7 +72,8 @@ function save(key: CacheKey, script: Script): void {
     writeFileSync(tmp, script.createCachedData(), { mode: 0o600 });
     renameSync(tmp, key.path);
     for (const name of readdirSync(key.dir)) {
-      if (name.startsWith(key.prefix) && name.endsWith('.cache') && join(key.dir, name) !== key.path) unlinkSync(join(key.dir, name));
+      if (name.startsWith(key.prefix) && name.endsWith('.cache') && join(key.dir, name) !== key.path)
+        unlinkSync(join(key.dir, name));
     }
   } catch {
     // A read-only home (a sandboxed agent's command): the next call compiles again.

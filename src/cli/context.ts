@@ -24,7 +24,10 @@ export function contextOf(globals: Globals, opts: { createState?: boolean } = {}
   const layout = resolveLayout({ root: globals.root });
   // State that came with a clone is moved aside before anything reads it.
   const { movedTo } = claimState(layout);
-  if (movedTo) process.stderr.write(`flotilla: ${layout.state} came with the repository (git tracks it), so it was moved to ${movedTo} and nothing in it is used\n`);
+  if (movedTo)
+    process.stderr.write(
+      `flotilla: ${layout.state} came with the repository (git tracks it), so it was moved to ${movedTo} and nothing in it is used\n`,
+    );
   if (opts.createState !== false && !existsSync(layout.registryTmp)) {
     ensureState(layout);
     markState(layout);
@@ -39,8 +42,10 @@ export function contextOf(globals: Globals, opts: { createState?: boolean } = {}
  */
 export function noFleetLine(layout: Layout): string | undefined {
   if (existsSync(layout.registryDir)) return undefined;
-  if (existsSync(layout.root)) return `no agent has run in ${layout.root} yet — start one with 'flotilla up' or spawn-agent`;
-  if (isCheckoutTop(layout.project)) return `no fleet here: ${layout.root} does not exist yet — 'flotilla up' or spawn-agent in ${layout.project} makes it (or pass --root DIR)`;
+  if (existsSync(layout.root))
+    return `no agent has run in ${layout.root} yet — start one with 'flotilla up' or spawn-agent`;
+  if (isCheckoutTop(layout.project))
+    return `no fleet here: ${layout.root} does not exist yet — 'flotilla up' or spawn-agent in ${layout.project} makes it (or pass --root DIR)`;
   return `no fleet here: ${layout.root} does not exist yet (${layout.project} is not in a git checkout, so a fleet would be made right there) — 'flotilla up' or spawn-agent makes it, or pass --root DIR`;
 }
 

@@ -1,5 +1,14 @@
 import { FlotillaError } from '../errors.js';
-import { DOOR_BUS_COMMANDS, DOOR_COMMANDS, DOOR_PIPE_COMMANDS, DOOR_STDIN_COMMANDS, VENDOR_DOOR_COMMANDS, fleetWritable, pipeThroughDoor, sendThroughDoor } from '../inbox/door.js';
+import {
+  DOOR_BUS_COMMANDS,
+  DOOR_COMMANDS,
+  DOOR_PIPE_COMMANDS,
+  DOOR_STDIN_COMMANDS,
+  VENDOR_DOOR_COMMANDS,
+  fleetWritable,
+  pipeThroughDoor,
+  sendThroughDoor,
+} from '../inbox/door.js';
 import { writeOut } from './output.js';
 
 /**
@@ -11,21 +20,43 @@ import { writeOut } from './output.js';
  * Returns the exit code, or null when this command line is not one to forward (it then runs
  * here as usual).
  */
-export async function forwardThroughDoor(door: string, args: string[], at: number, viaBus = false): Promise<number | null> {
+export async function forwardThroughDoor(
+  door: string,
+  args: string[],
+  at: number,
+  viaBus = false,
+): Promise<number | null> {
   const name = args[at];
-  const forwarded = name !== undefined && (DOOR_COMMANDS.has(name) || VENDOR_DOOR_COMMANDS.has(name) || DOOR_PIPE_COMMANDS.has(name) || (viaBus && DOOR_BUS_COMMANDS.has(name)));
+  const forwarded =
+    name !== undefined &&
+    (DOOR_COMMANDS.has(name) ||
+      VENDOR_DOOR_COMMANDS.has(name) ||
+      DOOR_PIPE_COMMANDS.has(name) ||
+      (viaBus && DOOR_BUS_COMMANDS.has(name)));
   if (!forwarded || (!viaBus && fleetWritable(door))) return null;
   if (args.some((a) => a === '--root' || a.startsWith('--root='))) {
-    throw new FlotillaError("--root is refused here: an agent's fleet commands act on its own agent's fleet, through its harness (inside its sandbox, or on a bus whose credentials are its harness's) — drop --root", { code: 'door-root', exitCode: 2 });
+    throw new FlotillaError(
+      "--root is refused here: an agent's fleet commands act on its own agent's fleet, through its harness (inside its sandbox, or on a bus whose credentials are its harness's) — drop --root",
+      { code: 'door-root', exitCode: 2 },
+    );
   }
   // `flotilla mcp` stays connected: its stdio is joined to the server the harness runs.
   if (DOOR_PIPE_COMMANDS.has(name)) {
-    await pipeThroughDoor(door, { op: 'pipe', args: args.slice(at), cwd: process.cwd() }, process.stdin, process.stdout);
+    await pipeThroughDoor(
+      door,
+      { op: 'pipe', args: args.slice(at), cwd: process.cwd() },
+      process.stdin,
+      process.stdout,
+    );
     return 0;
   }
   // A task given on stdin (`echo task | spawn-agent`, `… | flotilla run`) goes along; other commands read none.
   const stdin = DOOR_STDIN_COMMANDS.has(name) && !process.stdin.isTTY ? await readAll() : undefined;
-  const r = await sendThroughDoor(door, { op: 'run', args: args.slice(at), cwd: process.cwd(), ...(stdin !== undefined ? { stdin } : {}) }, 0);
+  const r = await sendThroughDoor(
+    door,
+    { op: 'run', args: args.slice(at), cwd: process.cwd(), ...(stdin !== undefined ? { stdin } : {}) },
+    0,
+  );
   writeOut(String(r.stdout ?? ''));
   if (r.stderr) process.stderr.write(String(r.stderr));
   return typeof r.exitCode === 'number' ? r.exitCode : 1;

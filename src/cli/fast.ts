@@ -15,10 +15,16 @@ import { parseBySpec } from './spec.js';
 export function fastRun(module: SpecCommandModule, args: string[]): Promise<number> | null {
   const at = commandIndex(args);
   if (at === -1) return null;
-  const parsed = parseBySpec(module.spec, args.filter((_, i) => i !== at));
+  const parsed = parseBySpec(
+    module.spec,
+    args.filter((_, i) => i !== at),
+  );
   if (!parsed) return null;
-  return module.run({ args: parsed.args, opts: parsed.opts }, parsed.globals).then(
-    () => (typeof process.exitCode === 'number' ? process.exitCode : 0),
-    (err: unknown) => reportError(err),
-  ).finally(runAtExit);
+  return module
+    .run({ args: parsed.args, opts: parsed.opts }, parsed.globals)
+    .then(
+      () => (typeof process.exitCode === 'number' ? process.exitCode : 0),
+      (err: unknown) => reportError(err),
+    )
+    .finally(runAtExit);
 }

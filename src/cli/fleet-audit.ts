@@ -1,4 +1,11 @@
-import { auditMatcher, followAudit, formatAuditLine, mergeByTime, readAuditLines, type AuditFilter } from '../audit/read.js';
+import {
+  auditMatcher,
+  followAudit,
+  formatAuditLine,
+  mergeByTime,
+  readAuditLines,
+  type AuditFilter,
+} from '../audit/read.js';
 import { busFor, type BusConfig } from '../bus/open.js';
 import { errorMessage } from '../errors.js';
 import { selfHost } from '../hosts/self.js';
@@ -16,7 +23,12 @@ const FOLLOW_POLL_MS = 1_000;
  * reached gives this host's lines and one line on stderr saying the others are missing, exit 0:
  * partial data is still data (docs/decisions.md "The audit log on the bus").
  */
-export async function fleetAudit(layout: Layout, config: BusConfig, filter: AuditFilter, opts: { host?: string; follow?: boolean; json?: boolean }): Promise<void> {
+export async function fleetAudit(
+  layout: Layout,
+  config: BusConfig,
+  filter: AuditFilter,
+  opts: { host?: string; follow?: boolean; json?: boolean },
+): Promise<void> {
   const self = selfHost(config.fleet);
   const bus = busFor(layout, config);
   // This host's own lines reach the bus while the others are read (a look is a process that holds a connection anyway).
@@ -33,11 +45,14 @@ export async function fleetAudit(layout: Layout, config: BusConfig, filter: Audi
       ({ lines: others, next } = await bus.audit.read(opts.host ? { host: opts.host } : {}));
     } catch (err) {
       reached = false;
-      process.stderr.write(`flotilla: other hosts' audit lines could not be read: ${errorMessage(err)} — showing this host's (${self}) alone\n`);
+      process.stderr.write(
+        `flotilla: other hosts' audit lines could not be read: ${errorMessage(err)} — showing this host's (${self}) alone\n`,
+      );
     }
   }
   const matches = auditMatcher(filter);
-  const print = (line: Line) => process.stdout.write((opts.json ? JSON.stringify(line) : formatAuditLine(line, { hosts: true })) + '\n');
+  const print = (line: Line) =>
+    process.stdout.write((opts.json ? JSON.stringify(line) : formatAuditLine(line, { hosts: true })) + '\n');
   mergeByTime(own.lines.map(tag), others).filter(matches).forEach(print);
   if (!opts.follow) return;
   if (othersWanted) {
@@ -46,14 +61,20 @@ export async function fleetAudit(layout: Layout, config: BusConfig, filter: Audi
     setInterval(() => {
       if (polling) return;
       polling = true;
-      bus.audit.read({ ...(opts.host ? { host: opts.host } : {}), from: next })
-        .then((r) => {
-          if (!reached) process.stderr.write("flotilla: the bus answers again: other hosts' lines follow\n");
-          reached = true;
-          next = r.next;
-          r.lines.filter(matches).forEach(print);
-        }, () => undefined)
-        .finally(() => { polling = false; });
+      bus.audit
+        .read({ ...(opts.host ? { host: opts.host } : {}), from: next })
+        .then(
+          (r) => {
+            if (!reached) process.stderr.write("flotilla: the bus answers again: other hosts' lines follow\n");
+            reached = true;
+            next = r.next;
+            r.lines.filter(matches).forEach(print);
+          },
+          () => undefined,
+        )
+        .finally(() => {
+          polling = false;
+        });
     }, FOLLOW_POLL_MS);
   }
   if (mineWanted) await followAudit(layout, { offset: own.offset, matches }, (l) => print(tag(l)));

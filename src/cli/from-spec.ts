@@ -5,7 +5,9 @@ import { optionParts } from './spec.js';
 
 /** A command file's commander command, whichever way the file declares it. */
 export function commandOf(mod: CommandModule): Command {
-  return 'command' in mod ? mod.command() : commandFromSpec(mod.spec, (parsed, self) => mod.run(parsed, self.optsWithGlobals()));
+  return 'command' in mod
+    ? mod.command()
+    : commandFromSpec(mod.spec, (parsed, self) => mod.run(parsed, self.optsWithGlobals()));
 }
 
 /** The commander command for a spec (spec.ts); its action gets what `parseBySpec` would give. */

@@ -69,7 +69,10 @@ function commanderExit(err: CommanderError): number {
   // Help shown because a subcommand was missing: a usage error, and the help already said what to do.
   if (err.code === 'commander.help') return 2;
   // commander's messages are "error: unknown command 'x'\n(Did you mean y?)": fold to one line.
-  const text = err.message.replace(/^error:\s*/i, '').replace(/\s*\n\s*/g, ' ').trim();
+  const text = err.message
+    .replace(/^error:\s*/i, '')
+    .replace(/\s*\n\s*/g, ' ')
+    .trim();
   // A subcommand's mistake is explained by that subcommand's help, not the list of commands.
   process.stderr.write(`flotilla: ${text} — run '${helpOf.get(err) ?? 'flotilla'} --help' for usage\n`);
   return 2;

@@ -31,7 +31,9 @@ async function start(argv: string[]): Promise<number> {
   }
   const bundle = name === undefined ? undefined : FAST_COMMANDS[name];
   if (bundle) {
-    const fast = requireCached(join(dirname(fileURLToPath(import.meta.url)), `fast-${bundle}.js`)) as { run(args: string[]): Promise<number> | null };
+    const fast = requireCached(join(dirname(fileURLToPath(import.meta.url)), `fast-${bundle}.js`)) as {
+      run(args: string[]): Promise<number> | null;
+    };
     const done = fast.run(args);
     if (done) return done;
   }
@@ -44,6 +46,10 @@ async function start(argv: string[]): Promise<number> {
 
 // A command's closers (src/at-exit.ts) are run by the bundle that ran it: fast.ts, full.ts.
 void start(process.argv).then(
-  (code) => { process.exitCode = code; },
-  (err: unknown) => { process.exitCode = reportError(err); },
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.exitCode = reportError(err);
+  },
 );

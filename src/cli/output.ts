@@ -82,7 +82,9 @@ export function reportError(err: unknown): number {
     process.stderr.write(`flotilla: ${oneLine(errorMessage(err))} — ${io}\n`);
     return 1;
   }
-  process.stderr.write(`flotilla: ${oneLine(errorMessage(err))} — this is a bug; please report it with 'flotilla doctor' output\n`);
+  process.stderr.write(
+    `flotilla: ${oneLine(errorMessage(err))} — this is a bug; please report it with 'flotilla doctor' output\n`,
+  );
   if (process.env.FLOTILLA_DEBUG && err instanceof Error && err.stack) process.stderr.write(err.stack + '\n');
   return 1;
 }

@@ -10,7 +10,10 @@ export function firstCommandName(args: string[]): string | undefined {
 export function commandIndex(args: string[]): number {
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
-    if (a === '--root') { i++; continue; }
+    if (a === '--root') {
+      i++;
+      continue;
+    }
     if (a === '--') return -1;
     if (a.startsWith('-')) continue;
     return i;
@@ -22,4 +25,11 @@ export function commandIndex(args: string[]): number {
  * The commands that run on the fast path (fast.ts), by the name or alias a person types,
  * mapped to the bundle that holds each (dist/cli/fast-<bundle>.js, tools/build-cli.mjs).
  */
-export const FAST_COMMANDS: Record<string, 'send' | 'status' | 'watch' | 'task' | 'review'> = { send: 'send', status: 'status', ls: 'status', watch: 'watch', task: 'task', review: 'review' };
+export const FAST_COMMANDS: Record<string, 'send' | 'status' | 'watch' | 'task' | 'review'> = {
+  send: 'send',
+  status: 'status',
+  ls: 'status',
+  watch: 'watch',
+  task: 'task',
+  review: 'review',
+};

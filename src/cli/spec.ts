@@ -61,7 +61,10 @@ export function argParts(a: ArgSpec): { required: boolean; variadic: boolean } {
  * Parses `args` (what follows the command name, global options included) by `spec`, or
  * returns null when commander should decide. Never throws.
  */
-export function parseBySpec(spec: CommandSpec, args: string[]): (Parsed & { globals: Record<string, string | undefined> }) | null {
+export function parseBySpec(
+  spec: CommandSpec,
+  args: string[],
+): (Parsed & { globals: Record<string, string | undefined> }) | null {
   const config: ParseArgsConfig['options'] = {};
   for (const o of [...GLOBAL_OPTIONS, ...spec.options]) {
     const { long, takesValue } = optionParts(o);

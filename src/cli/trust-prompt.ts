@@ -38,7 +38,9 @@ export function trustNotice(ignored: string[]): string {
 /** What the project's files set that only trust allows, as short phrases. */
 export async function untrustedIgnores(layout: Layout, env: NodeJS.ProcessEnv): Promise<string[]> {
   const [{ loadConfig }, { loadDefinitions }, { skippedProjectClis }] = await Promise.all([
-    import('../config/load.js'), import('../definitions/load.js'), import('../runtimes/index.js'),
+    import('../config/load.js'),
+    import('../definitions/load.js'),
+    import('../runtimes/index.js'),
   ]);
   const loaded = loadConfig({ layout, env, trusted: false });
   const defs = await loadDefinitions({ layout, config: loaded.config, env, trusted: false });

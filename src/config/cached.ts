@@ -75,8 +75,12 @@ function entriesIn(layout: Layout): CacheEntry[] {
 
 /** Made by this build from these files: otherwise it can never match again. */
 function current(entry: CacheEntry, build: string, files: FileKey[]): boolean {
-  return entry.build === build && Array.isArray(entry.files) && files.length === entry.files.length &&
-    files.every((f, i) => f.path === entry.files[i]!.path && f.id === entry.files[i]!.id);
+  return (
+    entry.build === build &&
+    Array.isArray(entry.files) &&
+    files.length === entry.files.length &&
+    files.every((f, i) => f.path === entry.files[i]!.path && f.id === entry.files[i]!.id)
+  );
 }
 
 function matches(entry: CacheEntry, build: string, files: FileKey[], env: NodeJS.ProcessEnv, flags: string): boolean {
@@ -87,7 +91,9 @@ function matches(entry: CacheEntry, build: string, files: FileKey[], env: NodeJS
 
 function write(layout: Layout, entry: CacheEntry, env: NodeJS.ProcessEnv): void {
   // This one replaces any for the same inputs, and any that can never match again.
-  const kept = entriesIn(layout).filter((e) => current(e, entry.build, entry.files) && !matches(e, entry.build, entry.files, env, entry.flags));
+  const kept = entriesIn(layout).filter(
+    (e) => current(e, entry.build, entry.files) && !matches(e, entry.build, entry.files, env, entry.flags),
+  );
   // No fsync: a cache lost in a crash is rebuilt by the next start.
   const tmp = `${layout.configCache}.${process.pid}.tmp`;
   // A read-only command (status, doctor) run where no fleet is never makes a fleet root for its cache.
@@ -102,13 +108,25 @@ function write(layout: Layout, entry: CacheEntry, env: NodeJS.ProcessEnv): void 
 }
 
 /** `loadConfig` with the cache in front; errors (invalid config) are never cached. */
-export async function loadConfigCached(layout: Layout, flags: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = process.env): Promise<LoadedConfig> {
-  const flagKey = JSON.stringify(Object.entries(flags).filter(([, v]) => v !== undefined).sort(([a], [b]) => byCodeUnit(a, b)));
+export async function loadConfigCached(
+  layout: Layout,
+  flags: Record<string, unknown> = {},
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<LoadedConfig> {
+  const flagKey = JSON.stringify(
+    Object.entries(flags)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => byCodeUnit(a, b)),
+  );
   const build = buildId();
   const files = filesOf(layout, env);
   const hit = entriesIn(layout).find((e) => matches(e, build, files, env, flagKey));
   if (hit) return hit.loaded;
-  const [{ loadConfig }, { leaves }, { configSchema }] = await Promise.all([import('./load.js'), import('./walk.js'), import('./schema.js')]);
+  const [{ loadConfig }, { leaves }, { configSchema }] = await Promise.all([
+    import('./load.js'),
+    import('./walk.js'),
+    import('./schema.js'),
+  ]);
   const loaded = loadConfig({ layout, flags, env });
   const envNames = leaves(configSchema).map((l) => l.envName);
   const values: Record<string, string> = {};

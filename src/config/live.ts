@@ -33,12 +33,20 @@ export class LiveConfig {
   constructor(
     private readonly layout: Layout,
     initial: Config,
-    private readonly opts: { env?: NodeJS.ProcessEnv; onChange?: (change: ConfigChange) => void; debounceMs?: number } = {},
+    private readonly opts: {
+      env?: NodeJS.ProcessEnv;
+      onChange?: (change: ConfigChange) => void;
+      debounceMs?: number;
+    } = {},
   ) {
     this.value = initial;
     const env = opts.env ?? process.env;
     const files = [userPaths(env).configFile, layout.configFile];
-    this.watch = new FolderWatch(nearestExisting(files.map((f) => dirname(f))), () => void this.reload(), opts.debounceMs ?? 100);
+    this.watch = new FolderWatch(
+      nearestExisting(files.map((f) => dirname(f))),
+      () => void this.reload(),
+      opts.debounceMs ?? 100,
+    );
     // A change between this process's first load and the watch above (a slow start) has no
     // event: a file written since the process began is read once more now.
     if (files.some((f) => modifiedSince(f, performance.timeOrigin))) void this.reload();

@@ -63,7 +63,11 @@ export function loadConfig(opts: LoadOptions): LoadedConfig {
       const lower: Record<string, unknown> = {};
       for (const layer of layers) deepMerge(lower, layer.values);
       const lowerParsed = configSchema.safeParse(lower);
-      ignored = stripUntrusted(values, lowerParsed.success ? lowerParsed.data : configSchema.parse({}), allLeaves.map((l) => l.path));
+      ignored = stripUntrusted(
+        values,
+        lowerParsed.success ? lowerParsed.data : configSchema.parse({}),
+        allLeaves.map((l) => l.path),
+      );
     }
     layers.push({ source: file, values });
   }
@@ -83,7 +87,10 @@ export function loadConfig(opts: LoadOptions): LoadedConfig {
     const found = JSON.stringify(getPath(merged, key));
     // A record's bad key (a host name) carries the reason in its own nested issue.
     const message = issue.code === 'invalid_key' && issue.issues[0] ? issue.issues[0].message : issue.message;
-    throw new FlotillaError(`${where}: '${key}' ${message.replace(/^Invalid input: /, '')}, found ${found} — fix the value or remove the key`, { code: 'config-invalid' });
+    throw new FlotillaError(
+      `${where}: '${key}' ${message.replace(/^Invalid input: /, '')}, found ${found} — fix the value or remove the key`,
+      { code: 'config-invalid' },
+    );
   }
 
   const sources: Record<string, string> = {};
@@ -96,7 +103,9 @@ export function loadConfig(opts: LoadOptions): LoadedConfig {
   // can set environment variables and flags for the commands it runs, so those cannot allow it.
   const allowFrom = [...layers].reverse().find((l) => getPath(l.values, BYPASS_KEY) !== undefined)?.source;
   if (config.agents.allow_bypass_permissions && (allowFrom === 'env' || allowFrom === 'flag')) {
-    warnings.push(`${sources[BYPASS_KEY]}: '${BYPASS_KEY}' is ignored — only a config file (${userFile ?? 'user config'} or ${opts.layout.configFile}) can allow bypass_permissions`);
+    warnings.push(
+      `${sources[BYPASS_KEY]}: '${BYPASS_KEY}' is ignored — only a config file (${userFile ?? 'user config'} or ${opts.layout.configFile}) can allow bypass_permissions`,
+    );
     config.agents.allow_bypass_permissions = false;
     sources[BYPASS_KEY] = 'default';
   }
@@ -126,16 +135,21 @@ export function parseConfigYaml(text: string, file: string): Record<string, unkn
   const err = doc.errors[0];
   if (err) {
     const line = err.linePos?.[0]?.line;
-    throw new FlotillaError(`${file}${line ? `:${line}` : ''}: invalid YAML: ${err.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')} — fix the syntax at that line`, { code: 'config-invalid' });
+    throw new FlotillaError(
+      `${file}${line ? `:${line}` : ''}: invalid YAML: ${err.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')} — fix the syntax at that line`,
+      { code: 'config-invalid' },
+    );
   }
   const value: unknown = doc.toJS();
   if (value === null || value === undefined) return {};
   if (typeof value !== 'object' || Array.isArray(value)) {
-    throw new FlotillaError(`${file}: expected a mapping of keys (e.g. 'limits:'), found ${Array.isArray(value) ? 'a list' : typeof value}`, { code: 'config-invalid' });
+    throw new FlotillaError(
+      `${file}: expected a mapping of keys (e.g. 'limits:'), found ${Array.isArray(value) ? 'a list' : typeof value}`,
+      { code: 'config-invalid' },
+    );
   }
   return value as Record<string, unknown>;
 }
-
 
 function envLayer(allLeaves: Leaf[], env: NodeJS.ProcessEnv): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -152,14 +166,21 @@ function parseEnvValue(raw: string, leaf: Leaf): unknown {
   const s = raw.trim();
   if (leaf.nullable && (s === '' || s === 'null')) return null;
   switch (leaf.kind) {
-    case 'number': return s !== '' && Number.isFinite(Number(s)) ? Number(s) : s;
-    case 'boolean': return /^(1|true|yes|on)$/i.test(s) ? true : /^(0|false|no|off)$/i.test(s) ? false : s;
+    case 'number':
+      return s !== '' && Number.isFinite(Number(s)) ? Number(s) : s;
+    case 'boolean':
+      return /^(1|true|yes|on)$/i.test(s) ? true : /^(0|false|no|off)$/i.test(s) ? false : s;
     case 'array':
       if (s.startsWith('[')) {
-        try { return JSON.parse(s) as unknown; } catch { return s; }
+        try {
+          return JSON.parse(s) as unknown;
+        } catch {
+          return s;
+        }
       }
       return s === '' ? [] : s.split(',').map((x) => x.trim());
-    default: return raw;
+    default:
+      return raw;
   }
 }
 

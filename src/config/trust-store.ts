@@ -50,8 +50,14 @@ export function readTrustedFolders(env: NodeJS.ProcessEnv = process.env): Truste
   try {
     const parsed = JSON.parse(readFileSync(trustFile(env), 'utf8')) as Partial<TrustFile>;
     if (!Array.isArray(parsed.folders)) return [];
-    return parsed.folders.filter((f): f is TrustedFolder =>
-      typeof f === 'object' && f !== null && typeof f.project === 'string' && typeof f.root === 'string' && typeof f.hash === 'string');
+    return parsed.folders.filter(
+      (f): f is TrustedFolder =>
+        typeof f === 'object' &&
+        f !== null &&
+        typeof f.project === 'string' &&
+        typeof f.root === 'string' &&
+        typeof f.hash === 'string',
+    );
   } catch {
     // Missing or unreadable: nothing is trusted, which is the safe reading.
     return [];
@@ -78,10 +84,20 @@ export function trustedEntry(layout: TrustLayout, env: NodeJS.ProcessEnv = proce
 }
 
 /** Records the folder as trusted with the hash of its files now; returns the entry. */
-export function trustFolder(layout: TrustLayout, env: NodeJS.ProcessEnv = process.env, now = new Date()): TrustedFolder {
+export function trustFolder(
+  layout: TrustLayout,
+  env: NodeJS.ProcessEnv = process.env,
+  now = new Date(),
+): TrustedFolder {
   const project = canonical(layout.project);
   const root = canonical(layout.root);
-  const entry: TrustedFolder = { project, root, hash: projectFilesHash(layout), files: fileHashes(layout), trustedAt: now.toISOString() };
+  const entry: TrustedFolder = {
+    project,
+    root,
+    hash: projectFilesHash(layout),
+    files: fileHashes(layout),
+    trustedAt: now.toISOString(),
+  };
   const rest = readTrustedFolders(env).filter((f) => !(f.project === project && f.root === root));
   writeTrustedFolders([...rest, entry], env);
   return entry;
@@ -92,7 +108,10 @@ export function revokeFolder(layout: TrustLayout, env: NodeJS.ProcessEnv = proce
   const folders = readTrustedFolders(env);
   const entry = entryFor(layout, folders);
   if (!entry) return false;
-  writeTrustedFolders(folders.filter((f) => f !== entry), env);
+  writeTrustedFolders(
+    folders.filter((f) => f !== entry),
+    env,
+  );
   return true;
 }
 
@@ -100,7 +119,10 @@ export function revokeFolder(layout: TrustLayout, env: NodeJS.ProcessEnv = proce
 export function projectFiles(layout: TrustLayout): string[] {
   const mdIn = (dir: string): string[] => {
     try {
-      return readdirSync(dir).filter((n) => n.endsWith('.md')).sort().map((n) => join(dir, n));
+      return readdirSync(dir)
+        .filter((n) => n.endsWith('.md'))
+        .sort()
+        .map((n) => join(dir, n));
     } catch {
       return [];
     }
@@ -131,7 +153,8 @@ export function fileHashes(layout: TrustLayout): Record<string, string> {
 /** sha256 over each covered file's path (relative to the project) and bytes. */
 export function projectFilesHash(layout: TrustLayout): string {
   const hash = createHash('sha256');
-  for (const [rel, digest] of Object.entries(fileHashes(layout))) hash.update(rel).update('\0').update(digest).update('\0');
+  for (const [rel, digest] of Object.entries(fileHashes(layout)))
+    hash.update(rel).update('\0').update(digest).update('\0');
   return hash.digest('hex');
 }
 
@@ -140,5 +163,7 @@ export function changedSince(layout: TrustLayout, entry: TrustedFolder): string[
   const now = fileHashes(layout);
   const then = entry.files ?? {};
   const names = [...new Set([...Object.keys(now), ...Object.keys(then)])].sort();
-  return names.filter((n) => now[n] !== then[n]).map((n) => (then[n] === undefined ? `${n} (new)` : now[n] === undefined ? `${n} (removed)` : n));
+  return names
+    .filter((n) => now[n] !== then[n])
+    .map((n) => (then[n] === undefined ? `${n} (new)` : now[n] === undefined ? `${n} (removed)` : n));
 }

@@ -57,7 +57,8 @@ export function leaves(schema: z.ZodType, prefix = ''): Leaf[] {
       out.push(...leaves(child, path));
       continue;
     }
-    const kind: LeafKind = (['string', 'number', 'boolean', 'enum', 'array', 'record'] as const).find((k) => k === cd.type) ?? 'other';
+    const kind: LeafKind =
+      (['string', 'number', 'boolean', 'enum', 'array', 'record'] as const).find((k) => k === cd.type) ?? 'other';
     out.push({
       path,
       kind,

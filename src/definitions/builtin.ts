@@ -10,7 +10,11 @@ import type { Definition, DefinitionConfig, DefinitionIssue } from './types.js';
 export function builtinDefinitions(config: DefinitionConfig): { definitions: Definition[]; errors: DefinitionIssue[] } {
   const mode = config.agents.default_permission_mode;
   const refused = mode === 'bypass_permissions' ? bypassRefusal(config, true) : undefined;
-  if (refused) return { definitions: [], errors: [{ path: '<builtin>', field: 'permissions.permission_mode', name: 'general', message: refused }] };
+  if (refused)
+    return {
+      definitions: [],
+      errors: [{ path: '<builtin>', field: 'permissions.permission_mode', name: 'general', message: refused }],
+    };
   const definitions: Definition[] = [
     {
       name: 'general',

@@ -26,16 +26,33 @@ export function inDemo(env: NodeJS.ProcessEnv): boolean {
 
 /** A shipped definition's text with the scripts' absolute path filled in (quoted: the path may hold any character). */
 export function demoDefinitionText(shipped: string, demoDir = DEMO_DIR): string {
-  return shipped.replace(/script:\{\{demo_dir\}\}\/([\w.-]+)/g, (_m, file: string) => JSON.stringify(`script:${join(demoDir, file)}`));
+  return shipped.replace(/script:\{\{demo_dir\}\}\/([\w.-]+)/g, (_m, file: string) =>
+    JSON.stringify(`script:${join(demoDir, file)}`),
+  );
 }
 
 /** The demo's definitions, scope `builtin`, each with its shipped file as its path. */
-export function demoDefinitions(config: DefinitionConfig, opts: { shippedDir?: string; demoDir?: string } = {}): LoadResult {
+export function demoDefinitions(
+  config: DefinitionConfig,
+  opts: { shippedDir?: string; demoDir?: string } = {},
+): LoadResult {
   const dir = opts.shippedDir ?? DEMO_AGENTS_DIR;
-  const result: LoadResult = { definitions: [], errors: [], warnings: [], shadowed: [], trust: { trusted: true, ignored: [] } };
-  for (const name of readdirSync(dir).filter((f) => f.endsWith('.md')).sort()) {
+  const result: LoadResult = {
+    definitions: [],
+    errors: [],
+    warnings: [],
+    shadowed: [],
+    trust: { trusted: true, ignored: [] },
+  };
+  for (const name of readdirSync(dir)
+    .filter((f) => f.endsWith('.md'))
+    .sort()) {
     const path = join(dir, name);
-    const r = parseDefinition(demoDefinitionText(readFileSync(path, 'utf8'), opts.demoDir), { path, scope: 'builtin', config });
+    const r = parseDefinition(demoDefinitionText(readFileSync(path, 'utf8'), opts.demoDir), {
+      path,
+      scope: 'builtin',
+      config,
+    });
     result.errors.push(...r.errors);
     result.warnings.push(...r.warnings);
     if (r.definition) result.definitions.push(r.definition);

@@ -28,14 +28,22 @@ export function parseFrontmatter(text: string): FrontmatterResult {
   const src = text.replace(/^\uFEFF/, '').replace(/\r\n?/g, '\n');
   const open = /^(---|\+\+\+)[ \t]*\n/.exec(src);
   if (!open) {
-    return fail(`no frontmatter: the file must start with a '---' line (frontmatter) — put the fields first, e.g. ${EXAMPLE} then the prompt`);
+    return fail(
+      `no frontmatter: the file must start with a '---' line (frontmatter) — put the fields first, e.g. ${EXAMPLE} then the prompt`,
+    );
   }
   const delim = open[1]!;
   const rest = src.slice(open[0].length);
   const close = new RegExp(`^${delim === '---' ? '---' : '\\+\\+\\+'}[ \\t]*$`, 'm').exec(rest);
-  if (!close) return fail(`frontmatter has no closing '${delim}' line (frontmatter) — end the fields with a '${delim}' line, e.g. ${EXAMPLE}`);
+  if (!close)
+    return fail(
+      `frontmatter has no closing '${delim}' line (frontmatter) — end the fields with a '${delim}' line, e.g. ${EXAMPLE}`,
+    );
   const raw = rest.slice(0, close.index);
-  const body = rest.slice(close.index + close[0].length).replace(/^\n+/, '').trimEnd();
+  const body = rest
+    .slice(close.index + close[0].length)
+    .replace(/^\n+/, '')
+    .trimEnd();
   const warnings: FieldIssue[] = [];
 
   let data: unknown;
@@ -47,7 +55,9 @@ export function parseFrontmatter(text: string): FrontmatterResult {
     try {
       data = parseToml(raw);
     } catch (err) {
-      return fail(`frontmatter is not valid TOML: ${firstLine(err)} (frontmatter) — fix the syntax or switch to '---' YAML, e.g. ${EXAMPLE}`);
+      return fail(
+        `frontmatter is not valid TOML: ${firstLine(err)} (frontmatter) — fix the syntax or switch to '---' YAML, e.g. ${EXAMPLE}`,
+      );
     }
   } else {
     try {
@@ -58,11 +68,20 @@ export function parseFrontmatter(text: string): FrontmatterResult {
       // (a model string, a tool list) that would load as garbage, so it is an error.
       const guessed = lenient?.plain.find((k) => !FREE_TEXT.has(k));
       if (lenient && guessed !== undefined) {
-        const line = open[0].split('\n').length - 1 + raw.split('\n').findIndex((l) => new RegExp(`^${guessed}[ \\t]*:`).test(l)) + 1;
-        return fail(`frontmatter is not valid YAML at line ${line} ('${guessed}'): ${firstLine(err)} (frontmatter) — fix that line; quote a value that contains ': ' or starts with a special character, e.g. ${guessed}: "…"`);
+        const line =
+          open[0].split('\n').length -
+          1 +
+          raw.split('\n').findIndex((l) => new RegExp(`^${guessed}[ \\t]*:`).test(l)) +
+          1;
+        return fail(
+          `frontmatter is not valid YAML at line ${line} ('${guessed}'): ${firstLine(err)} (frontmatter) — fix that line; quote a value that contains ': ' or starts with a special character, e.g. ${guessed}: "…"`,
+        );
       }
       const at = (err as { linePos?: { line: number }[] }).linePos?.[0]?.line;
-      if (!lenient) return fail(`frontmatter is not valid YAML${at ? ` at line ${at + 1}` : ''}: ${firstLine(err)} (frontmatter) — write one 'key: value' per line and quote values containing ': ', e.g. description: "Use when: reviewing"`);
+      if (!lenient)
+        return fail(
+          `frontmatter is not valid YAML${at ? ` at line ${at + 1}` : ''}: ${firstLine(err)} (frontmatter) — write one 'key: value' per line and quote values containing ': ', e.g. description: "Use when: reviewing"`,
+        );
       data = lenient.data;
       const keys = lenient.plain.length ? lenient.plain.map((k) => `'${k}'`).join(', ') : 'some lines';
       warnings.push({
@@ -72,7 +91,9 @@ export function parseFrontmatter(text: string): FrontmatterResult {
     }
   }
   if (typeof data !== 'object' || data === null || Array.isArray(data)) {
-    return fail(`frontmatter must be a set of 'key: value' fields, got ${describe(data)} (frontmatter) — e.g. ${EXAMPLE}`);
+    return fail(
+      `frontmatter must be a set of 'key: value' fields, got ${describe(data)} (frontmatter) — e.g. ${EXAMPLE}`,
+    );
   }
   return { ok: true, data: data as Record<string, unknown>, body, warnings };
 }
@@ -106,7 +127,10 @@ export function parseLenient(raw: string): { data: Record<string, unknown>; plai
       // Not YAML on its own either: fall through to plain text.
     }
     const first = lines[0]!.slice(lines[0]!.indexOf(':') + 1);
-    const text = [first, ...lines.slice(1)].map((l) => l.trim()).filter(Boolean).join(' ');
+    const text = [first, ...lines.slice(1)]
+      .map((l) => l.trim())
+      .filter(Boolean)
+      .join(' ');
     data[key] = unquote(text);
     plain.push(key);
   }

@@ -36,7 +36,10 @@ export class LiveDefinitions {
   private again = false;
   private running = false;
 
-  private constructor(first: LoadResult, private readonly opts: LiveDefinitionsOptions) {
+  private constructor(
+    first: LoadResult,
+    private readonly opts: LiveDefinitionsOptions,
+  ) {
     this.result = first;
     this.watch = new FolderWatch(nearestExisting(opts.folders), () => this.reload(), opts.debounceMs ?? 100);
   }
@@ -106,7 +109,9 @@ function diff(before: LoadResult, after: LoadResult): DefinitionsChange | undefi
   const now = new Map(after.definitions.map((d) => [d.name, d]));
   const added = [...now.keys()].filter((n) => !was.has(n));
   const removed = [...was.keys()].filter((n) => !now.has(n));
-  const changed = [...now.keys()].filter((n) => was.has(n) && JSON.stringify(was.get(n)) !== JSON.stringify(now.get(n)));
+  const changed = [...now.keys()].filter(
+    (n) => was.has(n) && JSON.stringify(was.get(n)) !== JSON.stringify(now.get(n)),
+  );
   const kept = after.errors.filter((e) => e.message.endsWith(`— keeping the last good '${e.name ?? ''}'`));
   const keptBefore = new Set(before.errors.map((e) => `${e.path}\n${e.message}`));
   const newlyKept = kept.filter((e) => !keptBefore.has(`${e.path}\n${e.message}`));

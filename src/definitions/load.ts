@@ -33,11 +33,18 @@ export async function loadDefinitions(opts: LoadOptions): Promise<LoadResult> {
     await Promise.all(dirs.map((d) => loadDirectory(d.dir, d.scope, opts.config)));
   // The demo's tree runs the demo's own definitions, whatever files of those names exist.
   if (!opts.dirs && inDemo(opts.env ?? process.env)) perDir.unshift(demoDefinitions(opts.config));
-  const result: LoadResult = { definitions: [], errors: [], warnings: [], shadowed: [], trust: { trusted, ignored: [] } };
+  const result: LoadResult = {
+    definitions: [],
+    errors: [],
+    warnings: [],
+    shadowed: [],
+    trust: { trusted, ignored: [] },
+  };
   const byName = new Map<string, Definition>();
   const take = (def: Definition): void => {
     const winner = byName.get(def.name);
-    if (winner) result.shadowed.push({ name: def.name, path: def.source.path, scope: def.source.scope, by: winner.source.path });
+    if (winner)
+      result.shadowed.push({ name: def.name, path: def.source.path, scope: def.source.scope, by: winner.source.path });
     else byName.set(def.name, def);
   };
   for (const r of perDir) {
@@ -56,7 +63,9 @@ export async function loadDefinitions(opts: LoadOptions): Promise<LoadResult> {
     for (const def of perDir.filter(isProject).flatMap((r) => r.definitions)) {
       const winner = byName.get(def.name);
       if (winner && !isProjectScope(winner.source.scope)) {
-        result.trust.ignored.push(`${def.source.path} (would replace ${winner.source.scope === 'builtin' ? 'the built-in' : winner.source.path} '${def.name}')`);
+        result.trust.ignored.push(
+          `${def.source.path} (would replace ${winner.source.scope === 'builtin' ? 'the built-in' : winner.source.path} '${def.name}')`,
+        );
       }
       take(winner ? def : untrustedDefinition(def, opts.config, result.trust.ignored));
     }
@@ -124,14 +133,29 @@ function untrustedDefinition(def: Definition, config: DefinitionConfig, ignored:
 }
 
 /** Loads the `*.md` files of one directory; a missing directory is simply empty. */
-export async function loadDirectory(dir: string, scope: DefinitionScope, config: DefinitionConfig): Promise<LoadResult & { scope: DefinitionScope }> {
-  const result: LoadResult & { scope: DefinitionScope } = { definitions: [], errors: [], warnings: [], shadowed: [], trust: { trusted: true, ignored: [] }, scope };
+export async function loadDirectory(
+  dir: string,
+  scope: DefinitionScope,
+  config: DefinitionConfig,
+): Promise<LoadResult & { scope: DefinitionScope }> {
+  const result: LoadResult & { scope: DefinitionScope } = {
+    definitions: [],
+    errors: [],
+    warnings: [],
+    shadowed: [],
+    trust: { trusted: true, ignored: [] },
+    scope,
+  };
   let names: string[];
   try {
     names = (await readdir(dir)).filter((n) => n.endsWith('.md')).sort();
   } catch (err) {
     if (!isErrno(err, 'ENOENT') && !isErrno(err, 'ENOTDIR')) {
-      result.warnings.push({ path: dir, field: 'file', message: `cannot read the directory: ${errorMessage(err)} (file) — check its permissions` });
+      result.warnings.push({
+        path: dir,
+        field: 'file',
+        message: `cannot read the directory: ${errorMessage(err)} (file) — check its permissions`,
+      });
     }
     return result;
   }
@@ -146,7 +170,12 @@ export async function loadDirectory(dir: string, scope: DefinitionScope, config:
     if (!def) continue;
     const first = seen.get(def.name);
     if (first) {
-      result.errors.push({ path, field: 'name', name: def.name, message: `name '${def.name}' is already used by ${first} (name) — give each definition its own name, e.g. name: ${def.name}-2` });
+      result.errors.push({
+        path,
+        field: 'name',
+        name: def.name,
+        message: `name '${def.name}' is already used by ${first} (name) — give each definition its own name, e.g. name: ${def.name}-2`,
+      });
       continue;
     }
     seen.set(def.name, path);
@@ -169,21 +198,33 @@ async function loadFile(
       const rel = target === undefined ? undefined : relative(realDir, target);
       if (rel === undefined || rel === '' || rel.startsWith('..') || rel.startsWith(sep)) {
         // A link out of the folder could pull in any file on the machine as a system prompt.
-        return { errors: [], warnings: issue('file', `symlink to ${target ?? 'a missing file'} resolves outside ${realDir}; skipped (file) — copy the file into the folder instead, e.g. cp "${target ?? 'TARGET'}" "${path}"`) };
+        return {
+          errors: [],
+          warnings: issue(
+            'file',
+            `symlink to ${target ?? 'a missing file'} resolves outside ${realDir}; skipped (file) — copy the file into the folder instead, e.g. cp "${target ?? 'TARGET'}" "${path}"`,
+          ),
+        };
       }
     }
     const st = await stat(path);
     if (!st.isFile()) return { errors: [], warnings: [] };
     if (st.size > MAX_DEFINITION_BYTES) {
       return {
-        errors: issue('file', `file is ${st.size} bytes, over the ${MAX_DEFINITION_BYTES}-byte (256 KiB) limit (file) — keep the prompt short and move reference material into a file the agent reads, e.g. "Read docs/conventions.md before you start"`),
+        errors: issue(
+          'file',
+          `file is ${st.size} bytes, over the ${MAX_DEFINITION_BYTES}-byte (256 KiB) limit (file) — keep the prompt short and move reference material into a file the agent reads, e.g. "Read docs/conventions.md before you start"`,
+        ),
         warnings: [],
       };
     }
     const text = await readFile(path, 'utf8');
     return parseDefinition(text, { path, scope, config });
   } catch (err) {
-    return { errors: issue('file', `cannot read the file: ${errorMessage(err)} (file) — check that it exists and is readable`), warnings: [] };
+    return {
+      errors: issue('file', `cannot read the file: ${errorMessage(err)} (file) — check that it exists and is readable`),
+      warnings: [],
+    };
   }
 }
 
@@ -201,8 +242,13 @@ export function pickDefinition(result: LoadResult, name: string): Definition {
   const def = result.definitions.find((d) => d.name === name);
   if (def) return def;
   // A file whose frontmatter did not parse has no name yet: its file name stands in.
-  const broken = result.errors.find((e) => e.name === name) ?? result.errors.find((e) => e.name === undefined && e.path.replace(/^.*[\\/]/, '').replace(/\.md$/, '') === name);
-  if (broken) throw new FlotillaError(`definition '${name}' did not load: ${broken.path}: ${broken.message}`, { code: 'invalid-definition' });
+  const broken =
+    result.errors.find((e) => e.name === name) ??
+    result.errors.find((e) => e.name === undefined && e.path.replace(/^.*[\\/]/, '').replace(/\.md$/, '') === name);
+  if (broken)
+    throw new FlotillaError(`definition '${name}' did not load: ${broken.path}: ${broken.message}`, {
+      code: 'invalid-definition',
+    });
   throw new FlotillaError(
     `no agent definition named '${name}' — run 'flotilla agents list' to see them, or 'flotilla agents create ${name} --description "…"' to make one`,
     { code: 'unknown-definition' },

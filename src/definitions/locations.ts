@@ -8,7 +8,10 @@ import type { DefinitionScope } from './types.js';
  * the project's `.claude/agents/` (read for compatibility), the user's
  * `$XDG_CONFIG_HOME/flotilla/agents/`, then `~/.claude/agents/`.
  */
-export function definitionDirs(layout: Pick<Layout, 'agentsDir' | 'project'>, env: NodeJS.ProcessEnv = process.env): { dir: string; scope: DefinitionScope }[] {
+export function definitionDirs(
+  layout: Pick<Layout, 'agentsDir' | 'project'>,
+  env: NodeJS.ProcessEnv = process.env,
+): { dir: string; scope: DefinitionScope }[] {
   const user = userPaths(env);
   return [
     { dir: layout.agentsDir, scope: 'project' },

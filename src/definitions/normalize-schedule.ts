@@ -12,7 +12,21 @@ import type { DefinitionSchedule, FieldIssue } from './types.js';
 type Issues = { errors: FieldIssue[]; warnings: FieldIssue[] };
 
 const EXAMPLE = 'schedule: {cron: "0 9 * * 1-5", timezone: Europe/Berlin, task: "review the dependency updates"}';
-const KEYS = new Set(['name', 'cron', 'timezone', 'tz', 'task', 'model', 'overlap', 'catch_up', 'timeout_secs', 'max_cost_per_day', 'max_tokens_per_day', 'background', 'notify']);
+const KEYS = new Set([
+  'name',
+  'cron',
+  'timezone',
+  'tz',
+  'task',
+  'model',
+  'overlap',
+  'catch_up',
+  'timeout_secs',
+  'max_cost_per_day',
+  'max_tokens_per_day',
+  'background',
+  'notify',
+]);
 
 export function normalizeSchedule(v: unknown, defName: unknown, issues: Issues): DefinitionSchedule[] | undefined {
   if (v === undefined || v === null) return [];
@@ -24,10 +38,15 @@ export function normalizeSchedule(v: unknown, defName: unknown, issues: Issues):
       issues.errors.push({ field: f, message: `${what} (${f}) — e.g. ${EXAMPLE}` });
       return undefined;
     };
-    if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return bad(field, `${field} must be a mapping with cron and task, got ${describe(entry)}`);
+    if (typeof entry !== 'object' || entry === null || Array.isArray(entry))
+      return bad(field, `${field} must be a mapping with cron and task, got ${describe(entry)}`);
     const e = entry as Record<string, unknown>;
     for (const key of Object.keys(e)) {
-      if (!KEYS.has(key)) issues.warnings.push({ field: `${field}.${key}`, message: `unknown field '${field}.${key}' is ignored (${field}) — known: ${[...KEYS].filter((k) => k !== 'tz').join(', ')}` });
+      if (!KEYS.has(key))
+        issues.warnings.push({
+          field: `${field}.${key}`,
+          message: `unknown field '${field}.${key}' is ignored (${field}) — known: ${[...KEYS].filter((k) => k !== 'tz').join(', ')}`,
+        });
     }
     const text = (key: string): string | null | undefined => {
       const x = e[key];
@@ -39,7 +58,10 @@ export function normalizeSchedule(v: unknown, defName: unknown, issues: Issues):
       const x = e[key];
       if (x === undefined || x === null) return null;
       if (typeof x === 'number' && x > 0 && (!integer || Number.isInteger(x))) return x;
-      return bad(`${field}.${key}`, `${field}.${key} must be a ${integer ? 'whole ' : ''}number above 0, got ${describe(x)}`);
+      return bad(
+        `${field}.${key}`,
+        `${field}.${key} must be a ${integer ? 'whole ' : ''}number above 0, got ${describe(x)}`,
+      );
     };
     const oneOf = <T extends string>(key: string, choices: readonly T[], fallback: T): T | undefined => {
       const x = e[key] ?? fallback;
@@ -50,9 +72,11 @@ export function normalizeSchedule(v: unknown, defName: unknown, issues: Issues):
     const task = text('task');
     if (cron === null) return bad(`${field}.cron`, `${field} has no cron expression`);
     if (task === null) return bad(`${field}.task`, `${field} has no task: say what each run is asked to do`);
-    const name = text('name') ?? (entries.length === 1 && typeof defName === 'string' ? defName.replace(/\./g, '-') : null);
+    const name =
+      text('name') ?? (entries.length === 1 && typeof defName === 'string' ? defName.replace(/\./g, '-') : null);
     if (name === null) return bad(`${field}.name`, `${field} needs a name when a definition has several schedules`);
-    if (name !== undefined && !ID_PATTERN.test(name)) return bad(`${field}.name`, `${field}.name '${name}' is not valid: use 1-64 letters, digits, '_' or '-'`);
+    if (name !== undefined && !ID_PATTERN.test(name))
+      return bad(`${field}.name`, `${field}.name '${name}' is not valid: use 1-64 letters, digits, '_' or '-'`);
     const timezone = e.timezone !== undefined ? text('timezone') : text('tz');
     const model = text('model');
     const notify = text('notify');
@@ -62,12 +86,35 @@ export function normalizeSchedule(v: unknown, defName: unknown, issues: Issues):
     const maxCostPerDay = number('max_cost_per_day');
     const maxTokensPerDay = number('max_tokens_per_day', true);
     const background = e.background ?? false;
-    if (typeof background !== 'boolean') return bad(`${field}.background`, `${field}.background must be true or false, got ${describe(background)}`);
-    const parts = [cron, task, name, timezone, model, notify, overlap, catchUp, timeoutSecs, maxCostPerDay, maxTokensPerDay];
+    if (typeof background !== 'boolean')
+      return bad(`${field}.background`, `${field}.background must be true or false, got ${describe(background)}`);
+    const parts = [
+      cron,
+      task,
+      name,
+      timezone,
+      model,
+      notify,
+      overlap,
+      catchUp,
+      timeoutSecs,
+      maxCostPerDay,
+      maxTokensPerDay,
+    ];
     if (parts.includes(undefined)) return undefined;
     out.push({
-      name: name!, cron: cron!, task: task!, timezone: timezone!, model: model!, notify: notify!, overlap: overlap!, catchUp: catchUp!,
-      timeoutSecs: timeoutSecs!, maxCostPerDay: maxCostPerDay!, maxTokensPerDay: maxTokensPerDay!, background,
+      name: name!,
+      cron: cron!,
+      task: task!,
+      timezone: timezone!,
+      model: model!,
+      notify: notify!,
+      overlap: overlap!,
+      catchUp: catchUp!,
+      timeoutSecs: timeoutSecs!,
+      maxCostPerDay: maxCostPerDay!,
+      maxTokensPerDay: maxTokensPerDay!,
+      background,
     });
   }
   return out;

@@ -1,4 +1,10 @@
-import { CANONICAL_TOOLS, TOOL_ALIASES, canonicalToolName, hasToolArguments, isKnownTool } from '../policy/tool-names.js';
+import {
+  CANONICAL_TOOLS,
+  TOOL_ALIASES,
+  canonicalToolName,
+  hasToolArguments,
+  isKnownTool,
+} from '../policy/tool-names.js';
 import type { ToolsSpec } from '../policy/tool-policy.js';
 import { describe } from './frontmatter.js';
 import type { FieldIssue } from './types.js';
@@ -13,7 +19,7 @@ import type { FieldIssue } from './types.js';
 
 const ALIAS_NAMES = Object.keys(TOOL_ALIASES);
 
-const SHAPE = "a comma-separated string, a list, or {allow: [...]} / {deny: [...]} with optional except";
+const SHAPE = 'a comma-separated string, a list, or {allow: [...]} / {deny: [...]} with optional except';
 
 export function normalizeTools(
   tools: unknown,
@@ -42,7 +48,8 @@ export function normalizeTools(
       if ('allow' in t && 'deny' in t) {
         issues.errors.push({
           field: 'tools',
-          message: "tools has both 'allow' and 'deny' (tools) — use one: an allow list, or a deny list with optional except, e.g. tools: {deny: [shell], except: [spawn_agent]}",
+          message:
+            "tools has both 'allow' and 'deny' (tools) — use one: an allow list, or a deny list with optional except, e.g. tools: {deny: [shell], except: [spawn_agent]}",
         });
         return undefined;
       }
@@ -106,7 +113,13 @@ function toggles(
   for (const name of off.filter((k) => k !== '*')) {
     if (!name.includes('*')) spec.deny.push(name);
     else {
-      const re = new RegExp(`^${name.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`, 'i');
+      const re = new RegExp(
+        `^${name
+          .split('*')
+          .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+          .join('.*')}$`,
+        'i',
+      );
       spec.deny.push(...[...CANONICAL_TOOLS, ...ALIAS_NAMES].filter((c) => re.test(c)));
     }
   }

@@ -100,7 +100,10 @@ export interface LoadResult {
 
 /** The part of the config the loader reads. */
 export interface DefinitionConfig {
-  agents: Pick<Config['agents'], 'default_permission_mode' | 'allow_bypass_permissions' | 'default_memory_scope' | 'default'>;
+  agents: Pick<
+    Config['agents'],
+    'default_permission_mode' | 'allow_bypass_permissions' | 'default_memory_scope' | 'default'
+  >;
   limits: Pick<Config['limits'], 'max_turns' | 'timeout_secs'>;
 }
 

@@ -38,7 +38,15 @@ function fleetPidNamespace(): Record<string, string> {
 
 /** Variables `agentEnvironment` (and the slot handoff) own: never passed through from a spawner's own environment. */
 export const AGENT_IDENTITY_VARS: ReadonlySet<string> = new Set([
-  'FLOTILLA_ROOT', 'FLOTILLA_AGENT_ID', 'FLOTILLA_DEPTH', 'FLOTILLA_PARENT_ID', 'FLOTILLA_NODE', 'FLOTILLA_CLI', 'FLOTILLA_SLOT', 'FLOTILLA_BOARD', PID_NAMESPACE_ENV,
+  'FLOTILLA_ROOT',
+  'FLOTILLA_AGENT_ID',
+  'FLOTILLA_DEPTH',
+  'FLOTILLA_PARENT_ID',
+  'FLOTILLA_NODE',
+  'FLOTILLA_CLI',
+  'FLOTILLA_SLOT',
+  'FLOTILLA_BOARD',
+  PID_NAMESPACE_ENV,
 ]);
 
 /** `PATH` with Flotilla's tools first and every directory once (a chain of agents would otherwise grow it each level). */

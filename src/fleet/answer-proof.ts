@@ -1,4 +1,16 @@
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
 import { dirname } from 'node:path';
 import type { Layout } from '../layout/layout.js';
 import { sleep } from '../sleep.js';
@@ -73,9 +85,12 @@ export function readProvenAnswer(layout: Layout, file: string): ProvenAnswer | n
     return null;
   }
   const answerer = (body.answerer ?? {}) as { pid?: unknown; route?: unknown };
-  const route = typeof answerer.route === 'string' && ROUTES.has(answerer.route) ? (answerer.route as AnswerRoute) : null;
-  const pid = typeof answerer.pid === 'number' && Number.isInteger(answerer.pid) && answerer.pid > 0 ? answerer.pid : null;
-  if (!route || !pid) return { ok: false, reason: 'the answer names no answering process', route: String(answerer.route ?? 'unknown') };
+  const route =
+    typeof answerer.route === 'string' && ROUTES.has(answerer.route) ? (answerer.route as AnswerRoute) : null;
+  const pid =
+    typeof answerer.pid === 'number' && Number.isInteger(answerer.pid) && answerer.pid > 0 ? answerer.pid : null;
+  if (!route || !pid)
+    return { ok: false, reason: 'the answer names no answering process', route: String(answerer.route ?? 'unknown') };
   if (process.platform === 'linux' && !holdsFile(pid, file)) {
     return { ok: false, reason: `process ${pid} does not hold the answer file, so it did not write it`, route };
   }
@@ -84,7 +99,12 @@ export function readProvenAnswer(layout: Layout, file: string): ProvenAnswer | n
   const from = route === 'chat' ? parentPid(pid) : pid;
   if (from === null) return { ok: false, reason: `process ${pid} has ended`, route };
   const agent = findParentAgent(layout, { pid: from, env: {} }).parent;
-  if (agent) return { ok: false, reason: `it came from a process of agent '${agent.id}', and answers must come from a person`, route };
+  if (agent)
+    return {
+      ok: false,
+      reason: `it came from a process of agent '${agent.id}', and answers must come from a person`,
+      route,
+    };
   return { ok: true, body, route, pid };
 }
 

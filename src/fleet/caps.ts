@@ -46,7 +46,11 @@ export function liveChildren(parentId: string, records: readonly AgentRecord[]):
  * parent spawns one at a time); on a bus with fleet-wide caps the parent's places on the bus
  * are the exact count over every host (`CapsBus.claimChild`), taken after this cheap check.
  */
-export function childrenRefusal(parent: AgentRecord | null, maxChildren: number, records: readonly AgentRecord[]): FlotillaError | null {
+export function childrenRefusal(
+  parent: AgentRecord | null,
+  maxChildren: number,
+  records: readonly AgentRecord[],
+): FlotillaError | null {
   if (!parent) return null;
   const children = liveChildren(parent.id, records).length;
   if (children < maxChildren) return null;
@@ -71,8 +75,15 @@ export function concurrencyRefusal(running: number, max: number): FlotillaError 
  * (`spawn-agent --queue`), waits in line for one (§5.2). On a bus with fleet-wide caps the
  * slot is the host's and one of the fleet's (fleet-slot.ts); the line is this host's.
  */
-export async function reserveRunningSlot(layout: Layout, maxRunning: number, queue?: QueueOptions, fleet?: { caps: CapsBus; agentId: string }): Promise<SlotReservation> {
-  const attempt = fleet?.caps.fleetWide ? () => reserveRunning(layout, maxRunning, fleet.caps, fleet.agentId) : () => reserveSlot(layout, maxRunning);
+export async function reserveRunningSlot(
+  layout: Layout,
+  maxRunning: number,
+  queue?: QueueOptions,
+  fleet?: { caps: CapsBus; agentId: string },
+): Promise<SlotReservation> {
+  const attempt = fleet?.caps.fleetWide
+    ? () => reserveRunning(layout, maxRunning, fleet.caps, fleet.agentId)
+    : () => reserveSlot(layout, maxRunning);
   const reservation = queue ? await inTurn(layout, attempt, queue) : await attempt();
   if (!reservation) throw concurrencyRefusal(maxRunning, maxRunning);
   return reservation;
@@ -80,7 +91,8 @@ export async function reserveRunningSlot(layout: Layout, maxRunning: number, que
 
 function treeDir(layout: Layout, rootId: string): string {
   // rootId names a directory: never let it climb out of slots/.
-  if (!ID_PATTERN.test(rootId)) throw new FlotillaError(`invalid root id '${rootId}' — the registry record is damaged; run 'flotilla gc'`);
+  if (!ID_PATTERN.test(rootId))
+    throw new FlotillaError(`invalid root id '${rootId}' — the registry record is damaged; run 'flotilla gc'`);
   return layout.treeSpawns(rootId);
 }
 
@@ -162,10 +174,16 @@ export async function admitSpawn(
   if (childrenErr) throw childrenErr;
   const fleet = caps?.fleetWide ? caps : undefined;
   // Exact across hosts (docs/decisions.md "Caps on the bus"): one of the parent's places on the bus.
-  const place = fleet && child.parent ? await fleet.claimChild(child.parent.id, limits.max_children, child.id) : NO_PLACE;
+  const place =
+    fleet && child.parent ? await fleet.claimChild(child.parent.id, limits.max_children, child.id) : NO_PLACE;
   let slot: SlotReservation | undefined;
   try {
-    slot = await reserveRunningSlot(layout, limits.max_running, queue && { ...queue, agentId: child.id }, fleet && { caps: fleet, agentId: child.id });
+    slot = await reserveRunningSlot(
+      layout,
+      limits.max_running,
+      queue && { ...queue, agentId: child.id },
+      fleet && { caps: fleet, agentId: child.id },
+    );
     const spawnNumber = fleet
       ? await fleet.claimTreeSpawn(child.rootId, limits.max_spawns_per_tree, child.id)
       : claimTreeSpawn(layout, child.rootId, limits.max_spawns_per_tree, child.id);

@@ -18,7 +18,11 @@ interface Owner {
  * skipped, never broken, so two callers can never both believe they hold one.
  * Returns true when this call did the work.
  */
-export async function doneOnce(done: string, work: () => Promise<void>, info: Record<string, unknown> = {}): Promise<boolean> {
+export async function doneOnce(
+  done: string,
+  work: () => Promise<void>,
+  info: Record<string, unknown> = {},
+): Promise<boolean> {
   if (existsSync(done)) return false;
   const turn = takeTurn(done);
   if (turn === null) return false;
@@ -30,7 +34,11 @@ export async function doneOnce(done: string, work: () => Promise<void>, info: Re
     return finished;
   } finally {
     // Done: the marker speaks from now on. Failed while alive: let the next caller try at once.
-    try { unlinkSync(turn); } catch { /* gone with its directory */ }
+    try {
+      unlinkSync(turn);
+    } catch {
+      /* gone with its directory */
+    }
   }
 }
 
@@ -68,7 +76,11 @@ function createWith(path: string, content: object): boolean {
     if (isErrno(err, 'EEXIST')) return false;
     throw err;
   } finally {
-    try { unlinkSync(tmp); } catch { /* already gone */ }
+    try {
+      unlinkSync(tmp);
+    } catch {
+      /* already gone */
+    }
   }
 }
 
@@ -76,7 +88,9 @@ function createWith(path: string, content: object): boolean {
 function readOwner(path: string): Owner | undefined {
   try {
     const o = JSON.parse(readFileSync(path, 'utf8')) as Partial<Owner>;
-    return typeof o.pid === 'number' ? { pid: o.pid, start: typeof o.start === 'string' ? o.start : null } : { pid: 0, start: null };
+    return typeof o.pid === 'number'
+      ? { pid: o.pid, start: typeof o.start === 'string' ? o.start : null }
+      : { pid: 0, start: null };
   } catch (err) {
     if (isErrno(err, 'ENOENT')) return { pid: 0, start: null };
     // A turn file holding garbage is a dead runner's leftover: skip it.

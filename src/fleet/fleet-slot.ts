@@ -12,9 +12,14 @@ import { acquireSlot, holdSlot, reserveSlot, type SlotHold, type SlotReservation
  */
 
 /** Reserves both for a child about to be opened; null when either cap is full. */
-export async function reserveRunning(layout: Layout, cap: number, caps: CapsBus, agentId: string): Promise<SlotReservation | null> {
+export async function reserveRunning(
+  layout: Layout,
+  cap: number,
+  caps: CapsBus,
+  agentId: string,
+): Promise<SlotReservation | null> {
   const local = await reserveSlot(layout, cap);
-  const fleet = local && await fleetSlotBeside(local, caps, agentId, cap);
+  const fleet = local && (await fleetSlotBeside(local, caps, agentId, cap));
   if (!local || !fleet) return null;
   if (fleet.index < 0) return local;
   return {
@@ -56,10 +61,18 @@ function both(local: SlotHold, fleet: FleetSlot): RunningHold {
  * The harness's side of the handoff (§5.6): adopts the fleet slot its spawner took for it —
  * first, so the spawner stops renewing only once the harness renews — then the host's.
  */
-export async function holdRunning(layout: Layout, caps: CapsBus, slot: { index: number; token: string; fleet: number | null }, agentId: string): Promise<RunningHold> {
+export async function holdRunning(
+  layout: Layout,
+  caps: CapsBus,
+  slot: { index: number; token: string; fleet: number | null },
+  agentId: string,
+): Promise<RunningHold> {
   if (!caps.fleetWide) return { ...(await holdSlot(layout, slot.index, slot.token)), lost: () => false };
   if (slot.fleet === null) {
-    throw new FlotillaError(`no fleet slot was handed to this agent (FLOTILLA_SLOT has no fleet part), so it would run outside the fleet's limits.max_running — spawn it again with spawn-agent`, { code: 'slot-handoff' });
+    throw new FlotillaError(
+      `no fleet slot was handed to this agent (FLOTILLA_SLOT has no fleet part), so it would run outside the fleet's limits.max_running — spawn it again with spawn-agent`,
+      { code: 'slot-handoff' },
+    );
   }
   const fleet = await caps.adoptSlot(slot.fleet, agentId);
   try {
@@ -71,14 +84,24 @@ export async function holdRunning(layout: Layout, caps: CapsBus, slot: { index: 
 }
 
 /** Takes both for this very process (an idle agent's new work, `flotilla run`); null when either cap is full. */
-export async function acquireRunning(layout: Layout, cap: number, caps: CapsBus, agentId: string): Promise<RunningHold | null> {
+export async function acquireRunning(
+  layout: Layout,
+  cap: number,
+  caps: CapsBus,
+  agentId: string,
+): Promise<RunningHold | null> {
   const local = await acquireSlot(layout, cap);
-  const fleet = local && await fleetSlotBeside(local, caps, agentId, cap);
+  const fleet = local && (await fleetSlotBeside(local, caps, agentId, cap));
   return local && fleet ? both(local, fleet) : null;
 }
 
 /** The fleet's slot for a host slot just taken; the host slot is given back when there is none (or the bus fails). */
-async function fleetSlotBeside(local: { release(): void }, caps: CapsBus, agentId: string, cap: number): Promise<FleetSlot | null> {
+async function fleetSlotBeside(
+  local: { release(): void },
+  caps: CapsBus,
+  agentId: string,
+  cap: number,
+): Promise<FleetSlot | null> {
   const fleet = await caps.takeSlot(agentId, cap).catch((err: unknown) => {
     local.release();
     throw err;

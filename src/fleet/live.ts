@@ -35,7 +35,11 @@ function entryAgeMs(layout: Layout, id: string): number {
 }
 
 /** Every non-terminal record (running, starting, or dead but not yet reaped), oldest first; a damaged one goes to `onCorrupt`. */
-export function liveRecords(layout: Layout, io: FleetIo = nodeIo, onCorrupt?: (c: CorruptRecord) => void): AgentRecord[] {
+export function liveRecords(
+  layout: Layout,
+  io: FleetIo = nodeIo,
+  onCorrupt?: (c: CorruptRecord) => void,
+): AgentRecord[] {
   ensureIndex(layout, io);
   const out: AgentRecord[] = [];
   for (const id of liveIndexIds(layout, io)) {
@@ -64,7 +68,12 @@ export function liveRecords(layout: Layout, io: FleetIo = nodeIo, onCorrupt?: (c
 }
 
 /** Usage of a whole tree (§11): the final usage of its ended agents plus its live ones' so far. */
-export function treeUsage(layout: Layout, rootId: string, io: FleetIo = nodeIo, live: readonly AgentRecord[] = liveRecords(layout, io)): { tokens: number; costUsd: number } {
+export function treeUsage(
+  layout: Layout,
+  rootId: string,
+  io: FleetIo = nodeIo,
+  live: readonly AgentRecord[] = liveRecords(layout, io),
+): { tokens: number; costUsd: number } {
   const ended = endedUsage(layout, rootId, io);
   let tokens = 0;
   let costUsd = 0;
@@ -97,13 +106,21 @@ export function subtreeRecords(layout: Layout, id: string, io: FleetIo = nodeIo)
     const next: string[] = [];
     for (const parent of frontier) {
       let kids: string[];
-      try { kids = io.readdir(layout.children(parent)); } catch { continue; }
+      try {
+        kids = io.readdir(layout.children(parent));
+      } catch {
+        continue;
+      }
       for (const kid of kids) {
         if (seen.has(kid)) continue;
         seen.add(kid);
         next.push(kid);
         let rec: AgentRecord | undefined;
-        try { rec = readRecord(layout, kid, io); } catch { rec = undefined; }
+        try {
+          rec = readRecord(layout, kid, io);
+        } catch {
+          rec = undefined;
+        }
         if (rec) level.push(rec);
       }
     }
@@ -121,17 +138,27 @@ export const RECENT_WINDOW = 100;
  * ended last; `hidden` is how many other finished records exist (`status --all` lists them).
  */
 export function recentRecords(
-  layout: Layout, window = RECENT_WINDOW, io: FleetIo = nodeIo, live: readonly AgentRecord[] = liveRecords(layout, io),
+  layout: Layout,
+  window = RECENT_WINDOW,
+  io: FleetIo = nodeIo,
+  live: readonly AgentRecord[] = liveRecords(layout, io),
 ): { records: AgentRecord[]; hidden: number } {
   const shown = new Set(live.map((r) => r.id));
   const out = [...live];
   for (const id of recentEndedIds(layout, window)) {
     if (shown.has(id)) continue;
     let rec: AgentRecord | undefined;
-    try { rec = readRecord(layout, id, io); } catch { rec = undefined; }
+    try {
+      rec = readRecord(layout, id, io);
+    } catch {
+      rec = undefined;
+    }
     if (!rec) continue;
     shown.add(id);
     out.push(rec);
   }
-  return { records: out.sort((a, b) => byCodeUnit(a.createdAt, b.createdAt) || byCodeUnit(a.id, b.id)), hidden: Math.max(0, countRecords(layout, io) - out.length) };
+  return {
+    records: out.sort((a, b) => byCodeUnit(a.createdAt, b.createdAt) || byCodeUnit(a.id, b.id)),
+    hidden: Math.max(0, countRecords(layout, io) - out.length),
+  };
 }

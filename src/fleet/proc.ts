@@ -26,7 +26,10 @@ export function parseProcStat(text: string): Stat | null {
   const close = text.lastIndexOf(')');
   if (close < 0) return null;
   // After ") " come fields 3, 4, … so field n is rest[n - 3].
-  const rest = text.slice(close + 2).trim().split(' ');
+  const rest = text
+    .slice(close + 2)
+    .trim()
+    .split(' ');
   const state = rest[0];
   const ppid = Number(rest[1]);
   const pgrp = Number(rest[2]);
@@ -210,7 +213,7 @@ export function ancestors(pid: number): number[] {
   let cur = pid;
   // A bounded walk: pid trees are shallow, and a cycle would mean a torn read.
   for (let i = 0; i < 1024; i++) {
-    const up = table ? table.get(cur) ?? null : parentPid(cur);
+    const up = table ? (table.get(cur) ?? null) : parentPid(cur);
     if (up === null || up <= 0 || seen.has(up)) break;
     out.push(up);
     seen.add(up);

@@ -95,7 +95,10 @@ export const agentRecordSchema = z.object({
   /** What runs the agent (§13): Flotilla's own harness, or a vendor CLI under a Flotilla shim. */
   runtime: z.enum(['flotilla', 'claude', 'codex', 'gemini']).default('flotilla'),
   /** A scheduled run (§5.10): its schedule, the run's id, the slot it fired for, and who gets its completion (null: the person). */
-  schedule: z.object({ name: z.string(), runId: z.string(), slot: z.string(), notify: z.string().nullable().default(null) }).nullable().default(null),
+  schedule: z
+    .object({ name: z.string(), runId: z.string(), slot: z.string(), notify: z.string().nullable().default(null) })
+    .nullable()
+    .default(null),
   /** The task board it works from (§15): its tools' and `flotilla task`'s default; null is the fleet's board. */
   board: z.string().nullable().default(null),
   /** An idle agent claims the next claimable task on its board and works it (§15, `auto_claim`). */

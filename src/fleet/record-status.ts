@@ -5,17 +5,32 @@
 
 /** Agent states (§3). Terminal states never change. */
 export const AGENT_STATUSES = [
-  'spawning', 'starting', 'working', 'idle', 'waiting_approval',
+  'spawning',
+  'starting',
+  'working',
+  'idle',
+  'waiting_approval',
   /** Work arrived while every running slot was busy: waiting in line for one (§5.2). */
   'queued',
-  'completed', 'failed', 'cancelled', 'timed_out', 'crashed', 'refused',
+  'completed',
+  'failed',
+  'cancelled',
+  'timed_out',
+  'crashed',
+  'refused',
   /** Its host stopped beating past its `lost_after_secs`: ended by the fleet, not by its harness (§17.8). */
   'lost',
 ] as const;
 export type AgentStatus = (typeof AGENT_STATUSES)[number];
 
 export const TERMINAL_STATUSES: ReadonlySet<AgentStatus> = new Set([
-  'completed', 'failed', 'cancelled', 'timed_out', 'crashed', 'refused', 'lost',
+  'completed',
+  'failed',
+  'cancelled',
+  'timed_out',
+  'crashed',
+  'refused',
+  'lost',
 ]);
 
 export function isTerminal(status: AgentStatus): boolean {
@@ -30,7 +45,13 @@ const NEXT: Record<AgentStatus, readonly AgentStatus[]> = {
   idle: ['working', 'waiting_approval', 'queued'],
   waiting_approval: ['working', 'idle'],
   queued: ['working', 'idle'],
-  completed: [], failed: [], cancelled: [], timed_out: [], crashed: [], refused: [], lost: [],
+  completed: [],
+  failed: [],
+  cancelled: [],
+  timed_out: [],
+  crashed: [],
+  refused: [],
+  lost: [],
 };
 
 /** True when `from → to` is a legal move of the status machine (staying put is legal for live states). */
@@ -42,7 +63,10 @@ export function canTransition(from: AgentStatus, to: AgentStatus): boolean {
 
 /** Trims a line of output for `lastLine` (≤ 500 chars, one line). */
 export function toLastLine(text: string): string {
-  const lines = text.split('\n').map((l) => l.trim()).filter(Boolean);
+  const lines = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   const last = lines.at(-1) ?? '';
   return last.length > 500 ? last.slice(0, 499) + '…' : last;
 }

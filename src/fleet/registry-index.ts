@@ -1,4 +1,15 @@
-import { appendFileSync, closeSync, fstatSync, fsyncSync, mkdirSync, openSync, readSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  appendFileSync,
+  closeSync,
+  fstatSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  unlinkSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import { isErrno } from '../errors.js';
 import type { Layout } from '../layout/layout.js';
@@ -63,7 +74,11 @@ export function noteEnded(layout: Layout, rec: Pick<AgentRecord, 'id' | 'rootId'
     closeSync(fd);
   }
   // Display order only: a lost line means one agent missing from status's recent window.
-  try { appendFileSync(layout.endedLog, `${rec.id}\n`); } catch { /* a hint */ }
+  try {
+    appendFileSync(layout.endedLog, `${rec.id}\n`);
+  } catch {
+    /* a hint */
+  }
 }
 
 export function liveIndexIds(layout: Layout, io: FleetIo): string[] {
@@ -76,7 +91,11 @@ export function liveIndexIds(layout: Layout, io: FleetIo): string[] {
 }
 
 /** Final usage of the tree's ended agents by id (a repeated id counts once). */
-export function endedUsage(layout: Layout, rootId: string, io: FleetIo): Map<string, { tokens: number; costUsd: number }> {
+export function endedUsage(
+  layout: Layout,
+  rootId: string,
+  io: FleetIo,
+): Map<string, { tokens: number; costUsd: number }> {
   const out = new Map<string, { tokens: number; costUsd: number }>();
   let text: string;
   try {
@@ -147,7 +166,11 @@ export function rebuildIndex(layout: Layout, records: readonly AgentRecord[]): v
       continue;
     }
     ended.push(rec);
-    usage.set(rec.rootId, (usage.get(rec.rootId) ?? '') + `${rec.id} ${rec.usage.inputTokens + rec.usage.outputTokens} ${rec.usage.costUsd ?? '-'}\n`);
+    usage.set(
+      rec.rootId,
+      (usage.get(rec.rootId) ?? '') +
+        `${rec.id} ${rec.usage.inputTokens + rec.usage.outputTokens} ${rec.usage.costUsd ?? '-'}\n`,
+    );
   }
   mkdirSync(dirname(layout.treeUsage('x')), { recursive: true });
   // Appended, never overwritten: a line another process adds meanwhile must survive.

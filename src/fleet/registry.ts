@@ -46,7 +46,10 @@ export function corruptDir(layout: Layout): string {
 }
 
 function corrupt(layout: Layout, id: string, what: string): FlotillaError {
-  return new FlotillaError(`registry record ${layout.registryFile(id)} is ${what} — repair it, or run 'flotilla gc' to set it aside in ${corruptDir(layout)}`, { code: 'corrupt-record' });
+  return new FlotillaError(
+    `registry record ${layout.registryFile(id)} is ${what} — repair it, or run 'flotilla gc' to set it aside in ${corruptDir(layout)}`,
+    { code: 'corrupt-record' },
+  );
 }
 
 /** A registry file that cannot be read as a record. */
@@ -59,13 +62,17 @@ export interface CorruptRecord {
 /** Like readRecord, but a missing record is an error that says how to list agents. */
 export function getRecord(layout: Layout, id: string): AgentRecord {
   const rec = readRecord(layout, id);
-  if (!rec) throw new FlotillaError(`no agent '${id}' in the registry — run 'flotilla status' to list agents`, { code: 'not-found' });
+  if (!rec)
+    throw new FlotillaError(`no agent '${id}' in the registry — run 'flotilla status' to list agents`, {
+      code: 'not-found',
+    });
   return rec;
 }
 
 export function listIds(layout: Layout, io: FleetIo = nodeIo): string[] {
   try {
-    return io.readdir(layout.registryDir)
+    return io
+      .readdir(layout.registryDir)
       .filter((f) => f.endsWith('.json') && !f.startsWith('.'))
       .map((f) => f.slice(0, -5))
       .sort();
@@ -153,13 +160,19 @@ export function endRecord(
 
 function applyChange(layout: Layout, current: AgentRecord, patch: Partial<AgentRecord>): AgentRecord {
   if (patch.status && !canTransition(current.status, patch.status)) {
-    throw new FlotillaError(`agent '${current.id}' cannot go from '${current.status}' to '${patch.status}'`, { code: 'illegal-transition' });
+    throw new FlotillaError(`agent '${current.id}' cannot go from '${current.status}' to '${patch.status}'`, {
+      code: 'illegal-transition',
+    });
   }
   const next = validRecord({ ...current, ...patch, id: current.id });
   const ending = isTerminal(next.status) && !isTerminal(current.status);
   // Its final usage joins the tree's before the record says it ended (src/fleet/registry-index.ts).
   if (ending) noteEnded(layout, next);
-  writeFileAtomic(layout.registryFile(current.id), JSON.stringify(redactValue(next), null, 2) + '\n', layout.registryTmp);
+  writeFileAtomic(
+    layout.registryFile(current.id),
+    JSON.stringify(redactValue(next), null, 2) + '\n',
+    layout.registryTmp,
+  );
   if (ending) unmarkLive(layout, current.id);
   recordWritten(layout.root, next);
   return next;
@@ -189,10 +202,18 @@ export function overwriteRecord(layout: Layout, rec: AgentRecord): AgentRecord {
  */
 function withRecordLock<T>(layout: Layout, id: string, fn: () => T): T {
   if (!existsSync(layout.registryTmp)) return fn(); // no registry here: the read in fn says so
-  return withFileLockSync(layout.recordLock(id), {
-    timeoutMs: 30_000,
-    busy: () => new FlotillaError(`agent '${id}''s record stayed locked for 30 s — if no flotilla process is running, remove ${layout.recordLock(id)} and try again`, { code: 'record-busy' }),
-  }, fn);
+  return withFileLockSync(
+    layout.recordLock(id),
+    {
+      timeoutMs: 30_000,
+      busy: () =>
+        new FlotillaError(
+          `agent '${id}''s record stayed locked for 30 s — if no flotilla process is running, remove ${layout.recordLock(id)} and try again`,
+          { code: 'record-busy' },
+        ),
+    },
+    fn,
+  );
 }
 
 function describe(issue: { path: string; message: string } | undefined): string {
@@ -203,6 +224,7 @@ function describe(issue: { path: string; message: string } | undefined): string 
 /** A record about to be written must be valid: a bug here must never reach the disk. */
 function validRecord(input: unknown): AgentRecord {
   const parsed = parseAgentRecord(input);
-  if (!parsed.success) throw new FlotillaError(`invalid agent record: ${describe(parsed.error.issues[0])}`, { code: 'invalid-record' });
+  if (!parsed.success)
+    throw new FlotillaError(`invalid agent record: ${describe(parsed.error.issues[0])}`, { code: 'invalid-record' });
   return parsed.data;
 }

@@ -40,7 +40,19 @@ const LINUX = process.platform === 'linux';
 /** `__SO_ACCEPTCON` in /proc/net/unix's Flags: the socket listens. */
 const ACCEPTCON = 0x10000;
 /** Node options that run code other than the script named after them. */
-const CODE_OPTIONS = new Set(['-r', '--require', '--import', '--loader', '--experimental-loader', '-e', '--eval', '-p', '--print', '-i', '--interactive']);
+const CODE_OPTIONS = new Set([
+  '-r',
+  '--require',
+  '--import',
+  '--loader',
+  '--experimental-loader',
+  '-e',
+  '--eval',
+  '-p',
+  '--print',
+  '-i',
+  '--interactive',
+]);
 
 /** Listening abstract names starting with `prefix` (no NUL), each with its socket inodes. */
 export function listeningNames(prefix: string): Map<string, number[]> {
@@ -55,7 +67,10 @@ export function listeningNames(prefix: string): Map<string, number[]> {
     const at = line.indexOf(' @');
     if (at < 0) continue;
     // Node binds abstract names padded with NULs to the whole address, shown as '@'.
-    const name = line.slice(at + 2).trim().replace(/@+$/, '');
+    const name = line
+      .slice(at + 2)
+      .trim()
+      .replace(/@+$/, '');
     if (!name.startsWith(prefix)) continue;
     const fields = line.slice(0, at).trim().split(/\s+/);
     // Num RefCount Protocol Flags Type St Inode
@@ -157,7 +172,10 @@ function parseName(name: string, prefix: string): { index: number; side: 'a' | '
 export class SlotCensus {
   private holders: Map<string, SlotHolder> | undefined;
 
-  constructor(private readonly prefix: string, private readonly harnessPids: () => ReadonlySet<number> = () => new Set()) {}
+  constructor(
+    private readonly prefix: string,
+    private readonly harnessPids: () => ReadonlySet<number> = () => new Set(),
+  ) {}
 
   /** Whether the name (without NUL) is held by something that is not Flotilla. */
   isImpostor(name: string): boolean {
@@ -178,7 +196,13 @@ export class SlotCensus {
       const pid = nodes.map((n) => pids.get(n)).find((p) => p !== undefined) ?? null;
       // A holder this user cannot see is another user's (abstract names are open to every uid).
       const kind: HolderKind = pid !== null && holderCounts(pid, agents) ? 'flotilla' : 'impostor';
-      out.set(name, { name, ...where, pid, kind, command: pid === null ? '(another user)' : commandLine(pid).join(' ').slice(0, 120) });
+      out.set(name, {
+        name,
+        ...where,
+        pid,
+        kind,
+        command: pid === null ? '(another user)' : commandLine(pid).join(' ').slice(0, 120),
+      });
     }
     return (this.holders = out);
   }

@@ -41,7 +41,9 @@ interface Ticket {
 function readTickets(dir: string): Ticket[] {
   let names: string[];
   try {
-    names = readdirSync(dir).filter((n) => !n.startsWith('.')).sort();
+    names = readdirSync(dir)
+      .filter((n) => !n.startsWith('.'))
+      .sort();
   } catch (err) {
     if (isErrno(err, 'ENOENT')) return [];
     throw err;
@@ -62,7 +64,11 @@ function readTickets(dir: string): Ticket[] {
 function liveTickets(dir: string): Ticket[] {
   return readTickets(dir).filter((t) => {
     if (Number.isInteger(t.pid) && t.pid > 0 && isProcessAlive(t.pid, t.start)) return true;
-    try { unlinkSync(join(dir, t.name)); } catch { /* someone else removed it */ }
+    try {
+      unlinkSync(join(dir, t.name));
+    } catch {
+      /* someone else removed it */
+    }
     return false;
   });
 }
@@ -95,7 +101,11 @@ export function queueLine(layout: Layout): InLine[] {
  * try) from a ticket in the line, when it is the oldest. Resolves with what `attempt` gave,
  * or null when aborted. The ticket is always removed.
  */
-export async function inTurn<T>(layout: Layout, attempt: () => Promise<T | null>, opts: QueueOptions = {}): Promise<T | null> {
+export async function inTurn<T>(
+  layout: Layout,
+  attempt: () => Promise<T | null>,
+  opts: QueueOptions = {},
+): Promise<T | null> {
   const dir = queueDir(layout);
   if (liveTickets(dir).length === 0) {
     const got = await attempt();
@@ -120,6 +130,10 @@ export async function inTurn<T>(layout: Layout, attempt: () => Promise<T | null>
       await sleep(POLL_MS, opts.signal);
     }
   } finally {
-    try { unlinkSync(join(dir, name)); } catch { /* already gone */ }
+    try {
+      unlinkSync(join(dir, name));
+    } catch {
+      /* already gone */
+    }
   }
 }

@@ -198,7 +198,8 @@ function censusOf(layout: Layout): SlotCensus {
 export async function reserveSlot(layout: Layout, cap: number): Promise<SlotReservation | null> {
   const token = crypto().randomBytes(12).toString('hex');
   const census = ABSTRACT ? censusOf(layout) : null;
-  const squatted = (index: number, side: 'a' | 'b'): boolean => census?.isImpostor(slotAddress(layout, index, side).slice(1)) ?? false;
+  const squatted = (index: number, side: 'a' | 'b'): boolean =>
+    census?.isImpostor(slotAddress(layout, index, side).slice(1)) ?? false;
   let ignored = 0;
   for (let index = 0; index < cap + ignored && ignored <= MAX_IGNORED; index++) {
     const pending = new Set<Socket>();
@@ -325,12 +326,18 @@ export async function holdSlot(layout: Layout, index: number, token: string): Pr
     server = await bind(address, dropConnection);
   }
   if (!server) {
-    throw new FlotillaError(`concurrency slot ${index} is held by another agent — spawn the agent again with spawn-agent`, { code: 'slot-taken' });
+    throw new FlotillaError(
+      `concurrency slot ${index} is held by another agent — spawn the agent again with spawn-agent`,
+      { code: 'slot-taken' },
+    );
   }
   const hold = holdOf(index, server);
   if (!(await signalSpawner(slotAddress(layout, index, 'a'), token, HANDOFF_TIMEOUT_MS))) {
     hold.release();
-    throw new FlotillaError(`concurrency slot ${index} was not handed over: the spawner is gone or gave up waiting — spawn the agent again with spawn-agent`, { code: 'slot-handoff' });
+    throw new FlotillaError(
+      `concurrency slot ${index} was not handed over: the spawner is gone or gave up waiting — spawn the agent again with spawn-agent`,
+      { code: 'slot-handoff' },
+    );
   }
   return hold;
 }
@@ -352,7 +359,10 @@ export async function acquireSlot(layout: Layout, cap: number): Promise<SlotHold
 /** Indexes of the slots in 0..cap-1 that Flotilla holds (reserved or running); names impostors hold do not count. */
 export async function heldSlots(layout: Layout, cap: number): Promise<number[]> {
   const sides = await Promise.all(
-    Array.from({ length: cap }, async (_, k) => [await probe(slotAddress(layout, k, 'a')), await probe(slotAddress(layout, k, 'b'))] as const),
+    Array.from(
+      { length: cap },
+      async (_, k) => [await probe(slotAddress(layout, k, 'a')), await probe(slotAddress(layout, k, 'b'))] as const,
+    ),
   );
   const census = ABSTRACT && sides.some(([a, b]) => a || b) ? censusOf(layout) : null;
   const counts = (k: number, side: 'a' | 'b'): boolean => !census?.isImpostor(slotAddress(layout, k, side).slice(1));
@@ -362,7 +372,9 @@ export async function heldSlots(layout: Layout, cap: number): Promise<number[]> 
 /** Slot names held by processes that are not Flotilla's (Linux; empty elsewhere), for `status` and `doctor`. */
 export function slotImpostors(layout: Layout): SlotHolder[] {
   if (!ABSTRACT) return [];
-  return [...censusOf(layout).all().values()].filter((h) => h.kind === 'impostor').sort((x, y) => x.index - y.index || x.side.localeCompare(y.side));
+  return [...censusOf(layout).all().values()]
+    .filter((h) => h.kind === 'impostor')
+    .sort((x, y) => x.index - y.index || x.side.localeCompare(y.side));
 }
 
 /** One line per process squatting slot names: which, that they are ignored, and how to end it. */

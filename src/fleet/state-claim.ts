@@ -63,11 +63,17 @@ function readMark(path: string): string | undefined {
 function writeMark(path: string, id: string): void {
   try {
     writeFileSync(path, `${id}\n`);
-  } catch { /* a read-only state folder: checked again next time */ }
+  } catch {
+    /* a read-only state folder: checked again next time */
+  }
 }
 
 /** Whether git tracks any file under `dir` (no git, or not a checkout: no). */
 function trackedByGit(project: string, dir: string): boolean {
-  const r = spawnSync('git', ['-C', project, 'ls-files', '-z', '--', dir], { encoding: 'utf8', timeout: 10_000, stdio: ['ignore', 'pipe', 'ignore'] });
+  const r = spawnSync('git', ['-C', project, 'ls-files', '-z', '--', dir], {
+    encoding: 'utf8',
+    timeout: 10_000,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   return r.status === 0 && r.stdout.length > 0;
 }

@@ -44,14 +44,31 @@ export class Approvals {
   ) {}
 
   /** Asks a person about one call; resolves with the decision. A stopped turn (Ctrl-C, timeout) withdraws the question. */
-  async ask(call: ToolCall, mode: string, signal?: AbortSignal, opts: { ignoreAlways?: boolean } = {}): Promise<ApprovalOutcome> {
+  async ask(
+    call: ToolCall,
+    mode: string,
+    signal?: AbortSignal,
+    opts: { ignoreAlways?: boolean } = {},
+  ): Promise<ApprovalOutcome> {
     // "Always" covers the commands a person could judge; an opaque shell command is asked each time.
     if (this.always.has(call.name) && !opts.ignoreAlways) return { approved: true, by: 'always' };
     if (signal?.aborted) return { approved: false, by: 'aborted', reason: 'the turn was stopped' };
-    const request: ApprovalRequest = { id: newSortableId(), agentId: this.agentId, tool: call.name, summary: describeCall(call), createdAt: new Date().toISOString(), mode };
+    const request: ApprovalRequest = {
+      id: newSortableId(),
+      agentId: this.agentId,
+      tool: call.name,
+      summary: describeCall(call),
+      createdAt: new Date().toISOString(),
+      mode,
+    };
     const { deliver } = await import('../inbox/deliver.js');
     const delivered = await deliver(this.layout, {
-      from: this.agentId, to: 'human', kind: 'approval_request', request_id: request.id, tool: call.name, priority: 'high',
+      from: this.agentId,
+      to: 'human',
+      kind: 'approval_request',
+      request_id: request.id,
+      tool: call.name,
+      priority: 'high',
       summary: summarize(`${this.agentId} asks to run ${request.summary}`),
       body: `Agent ${this.agentId} asks to run:\n\n    ${request.summary}\n\nAnswer with \`flotilla approve ${request.id}\` or \`flotilla deny ${request.id} --reason "…"\`, or type y / a / n in its window.`,
     }).catch(() => undefined);
@@ -66,11 +83,25 @@ export class Approvals {
         this.pending = null;
         rmSync(answerFile, { force: true });
         // Settled however: the request leaves the human inbox, so no later answer claims to count.
-        if (delivered) void import('../inbox/claim.js').then(({ claim }) => claim(this.layout, 'human', delivered.file)).catch(() => undefined);
+        if (delivered)
+          void import('../inbox/claim.js')
+            .then(({ claim }) => claim(this.layout, 'human', delivered.file))
+            .catch(() => undefined);
         this.emit({ type: 'approval_resolved', requestId: request.id, decision: o.approved ? 'approve' : 'deny', by });
         resolve(o);
       };
-      const timer = setTimeout(() => finish({ approved: false, by: 'timeout', reason: `nobody answered within ${this.timeoutSecs}s (agents.approval_timeout_secs)` }, 'timeout'), this.timeoutSecs * 1000);
+      const timer = setTimeout(
+        () =>
+          finish(
+            {
+              approved: false,
+              by: 'timeout',
+              reason: `nobody answered within ${this.timeoutSecs}s (agents.approval_timeout_secs)`,
+            },
+            'timeout',
+          ),
+        this.timeoutSecs * 1000,
+      );
       // Only while a question is open: a cheap check for the CLI's answer file.
       const poll = setInterval(() => {
         if (!existsSync(answerFile)) return;
@@ -78,20 +109,36 @@ export class Approvals {
         if (!proven) return; // half-written: next tick
         if (!proven.ok) {
           // Audited before the file goes, so whoever sees it gone finds the refusal written.
-          audit(this.layout, { event: 'approval_refused', agent: this.agentId, request: request.id, tool: call.name, route: proven.route, reason: proven.reason });
+          audit(this.layout, {
+            event: 'approval_refused',
+            agent: this.agentId,
+            request: request.id,
+            tool: call.name,
+            route: proven.route,
+            reason: proven.reason,
+          });
           rmSync(answerFile, { force: true });
           return;
         }
         rmSync(answerFile, { force: true });
         finish(this.apply(proven.body as unknown as ApprovalAnswer, call.name, proven.route), proven.route);
       }, 150);
-      const onAbort = () => finish({ approved: false, by: 'aborted', reason: 'the turn was stopped before an answer' }, 'aborted');
+      const onAbort = () =>
+        finish({ approved: false, by: 'aborted', reason: 'the turn was stopped before an answer' }, 'aborted');
       signal?.addEventListener('abort', onAbort, { once: true });
       this.pending = { request, settle: (o) => finish(o, 'pane') };
     });
     // A stopped turn leaves the record to the session, which is going idle or ending.
     if (outcome.by !== 'aborted') this.setWaiting(false);
-    audit(this.layout, { event: 'approval', agent: this.agentId, request: request.id, tool: call.name, decision: outcome.approved ? 'approved' : 'denied', by: outcome.by, ...(outcome.approved ? {} : { reason: outcome.reason }) });
+    audit(this.layout, {
+      event: 'approval',
+      agent: this.agentId,
+      request: request.id,
+      tool: call.name,
+      decision: outcome.approved ? 'approved' : 'denied',
+      by: outcome.by,
+      ...(outcome.approved ? {} : { reason: outcome.reason }),
+    });
     return outcome;
   }
 

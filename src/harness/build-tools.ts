@@ -8,7 +8,14 @@ import { homedir } from 'node:os';
 import { isAbsolute, relative } from 'node:path';
 import { userPaths } from '../layout/layout.js';
 import { effectiveSandbox } from '../tools/sandbox-mode.js';
-import { bubblewrapArgv, bubblewrapUserNamespace, hostExecutedPaths, installedPaths, pidNamespaceArgv, tmuxHiding } from '../tools/sandbox.js';
+import {
+  bubblewrapArgv,
+  bubblewrapUserNamespace,
+  hostExecutedPaths,
+  installedPaths,
+  pidNamespaceArgv,
+  tmuxHiding,
+} from '../tools/sandbox.js';
 import { credentialPaths } from '../tools/sandbox-credentials.js';
 import { tmuxSocketPaths } from '../tmux/sockets.js';
 import { gitWrites, withGitWrites } from '../tools/git-writable.js';
@@ -62,7 +69,13 @@ export async function buildTools(opts: {
   const home = opts.env.HOME ?? homedir();
   const installed = installedPaths(PACKAGE_ROOT, process.execPath);
   const readOnly = hostExecutedPaths({
-    fleetRoot: layout.root, project: layout.project, cwd: rec.cwd, home, userConfigDir: user.configDir, userCacheDir: user.cacheDir, installed,
+    fleetRoot: layout.root,
+    project: layout.project,
+    cwd: rec.cwd,
+    home,
+    userConfigDir: user.configDir,
+    userCacheDir: user.cacheDir,
+    installed,
   });
   const send = sendAs(layout, config, rec);
   // The bus's credentials are the harness's: the fleet commands it runs for its agent through
@@ -75,8 +88,16 @@ export async function buildTools(opts: {
   const door = await openAgentDoor(layout, config, rec, send, { env: doorEnv, writable });
   const viaBus = holdsBusCredentials(config, opts.env) ? { [DOOR_BUS_ENV]: '1' } : {};
   const sandbox = bwrap && {
-    writable, readOnly, network: config.security.sandbox_network, bwrap, userNamespace: bubblewrapUserNamespace(bwrap),
-    hidden: [layout.doorsDir, layout.secretsDir, ...credentialPaths({ home, env: opts.env, extra: config.security.hidden_paths }).hidden],
+    writable,
+    readOnly,
+    network: config.security.sandbox_network,
+    bwrap,
+    userNamespace: bubblewrapUserNamespace(bwrap),
+    hidden: [
+      layout.doorsDir,
+      layout.secretsDir,
+      ...credentialPaths({ home, env: opts.env, extra: config.security.hidden_paths }).hidden,
+    ],
     sockets: door ? [door] : [],
   };
   // tmux servers are looked for at each command: one started since the last is hidden too.
@@ -85,7 +106,13 @@ export async function buildTools(opts: {
     ? (argv: string[]) => {
         const tmux = tmuxHiding(tmuxSocketPaths(opts.env), needed);
         // Its own worktree's commits (tools/git-writable.ts), with the branches there now held.
-        return bubblewrapArgv(withGitWrites({ ...sandbox, hidden: [...sandbox.hidden, ...tmux.hidden], covered: tmux.covered }, gitWrites(rec.worktree, rec.id)), argv);
+        return bubblewrapArgv(
+          withGitWrites(
+            { ...sandbox, hidden: [...sandbox.hidden, ...tmux.hidden], covered: tmux.covered },
+            gitWrites(rec.worktree, rec.id),
+          ),
+          argv,
+        );
       }
     : (argv: string[]) => pidNamespaceArgv(argv);
   // Inside the fleet root a file tool may write the memory dir, and a --worktree agent's own
@@ -108,20 +135,35 @@ export async function buildTools(opts: {
   const messaging: Tool[] = [
     createSendMessageTool({
       async send(m) {
-        return sentSummary(await send({ to: m.to, body: m.body, summary: m.summary, priority: m.priority, inReplyTo: m.inReplyTo }));
+        return sentSummary(
+          await send({ to: m.to, body: m.body, summary: m.summary, priority: m.priority, inReplyTo: m.inReplyTo }),
+        );
       },
     }),
     createCheckInboxTool({ read: (peek) => opts.inbox.takeForTool(peek) }),
   ];
   const broker = opts.secrets;
   const secretTools: Tool[] = broker
-    ? [createRequestSecretTool({ keys: rec.effectivePolicy.secrets, request: (key, reason, signal) => broker.request(key, reason, signal) }) as Tool]
+    ? [
+        createRequestSecretTool({
+          keys: rec.effectivePolicy.secrets,
+          request: (key, reason, signal) => broker.request(key, reason, signal),
+        }) as Tool,
+      ]
     : [];
   const leaseTool = createLeasePathsTool(lazyLeaseOperations(layout, rec.id, rec.cwd)) as Tool;
   const { taskToolOps } = await import('../team-store/tool-ops.js');
   // The board it works from: the one it was spawned for, else the fleet's (§15).
   const tasks = createTaskTools(taskToolOps(layout, rec.id, rec.board ?? DEFAULT_BOARD));
-  const all = [...builtins, ...messaging, ...createFleetAgentTools(await fleetOps(layout, config, rec, opts.inbox)), createMergeWorkTool(lazyMergeOperations(layout, rec, opts.env)) as Tool, leaseTool, ...tasks, ...secretTools];
+  const all = [
+    ...builtins,
+    ...messaging,
+    ...createFleetAgentTools(await fleetOps(layout, config, rec, opts.inbox)),
+    createMergeWorkTool(lazyMergeOperations(layout, rec, opts.env)) as Tool,
+    leaseTool,
+    ...tasks,
+    ...secretTools,
+  ];
   const allowed = new Set(rec.effectivePolicy.tools);
   return all
     .filter((t) => allowed.has(t.name))
@@ -144,7 +186,9 @@ function withSecretEnv(t: Tool, broker: SecretBroker): Tool {
     execute: async (input, ctx) => {
       const lease = broker.lease();
       try {
-        return redactResult(await t.execute(input, Object.keys(lease.env).length ? { ...ctx, extraEnv: lease.env } : ctx));
+        return redactResult(
+          await t.execute(input, Object.keys(lease.env).length ? { ...ctx, extraEnv: lease.env } : ctx),
+        );
       } finally {
         lease.release();
       }
@@ -161,7 +205,12 @@ function redactResult(r: ToolResult): ToolResult {
  * spawn_agent with wait) hands to the model is claimed from its inbox, not shown again as
  * mail: otherwise the model would read the same result twice and answer it twice.
  */
-async function fleetOps(layout: Layout, config: Config, rec: AgentRecord, inbox: { returned(completions: { from: string; task: number }[]): void }): Promise<FleetOps> {
+async function fleetOps(
+  layout: Layout,
+  config: Config,
+  rec: AgentRecord,
+  inbox: { returned(completions: { from: string; task: number }[]): void },
+): Promise<FleetOps> {
   const { fleetOpsFor } = await import('../spawn/ops.js');
   const ops = fleetOpsFor(layout, config, rec);
   return {
@@ -181,7 +230,10 @@ async function fleetOps(layout: Layout, config: Config, rec: AgentRecord, inbox:
  */
 function fileLease(layout: Layout, id: string): FileClaim {
   return async (path, tool) => {
-    const [{ leaseForEdit }, { readRecord }] = await Promise.all([import('../team-store/leases.js'), import('../fleet/registry.js')]);
+    const [{ leaseForEdit }, { readRecord }] = await Promise.all([
+      import('../team-store/leases.js'),
+      import('../fleet/registry.js'),
+    ]);
     const task = readRecord(layout, id)?.task ?? null;
     const r = await leaseForEdit(layout, path, id, task, tool);
     if (r.ok) return null;
@@ -192,7 +244,9 @@ function fileLease(layout: Layout, id: string): FileClaim {
 
 /** merge_work's operations (work/merge-ops.ts), loaded at its first call; git runs with the harness's environment. */
 function lazyMergeOperations(layout: Layout, rec: AgentRecord, env: NodeJS.ProcessEnv): MergeWorkOperations {
-  return { merge: async (prefix, o) => (await import('../work/merge-ops.js')).mergeWorkOps(layout, rec, env).merge(prefix, o) };
+  return {
+    merge: async (prefix, o) => (await import('../work/merge-ops.js')).mergeWorkOps(layout, rec, env).merge(prefix, o),
+  };
 }
 
 /** lease_paths's operations, loaded at its first call. */

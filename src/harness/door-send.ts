@@ -9,7 +9,14 @@ import { FlotillaError } from '../errors.js';
 import { SYSTEM_KIND_REFUSAL } from '../inbox/address.js';
 import type { Socket } from 'node:net';
 import type { Readable, Writable } from 'node:stream';
-import { DOOR_BUS_COMMANDS, DOOR_COMMANDS, DOOR_PIPE_COMMANDS, type DoorPipe, type DoorRun, type DoorRunResult } from '../inbox/door.js';
+import {
+  DOOR_BUS_COMMANDS,
+  DOOR_COMMANDS,
+  DOOR_PIPE_COMMANDS,
+  type DoorPipe,
+  type DoorRun,
+  type DoorRunResult,
+} from '../inbox/door.js';
 import { CLI_ENTRY } from '../layout/package.js';
 
 export interface OutgoingMessage {
@@ -28,17 +35,30 @@ export interface OutgoingMessage {
 export function sendAs(layout: Layout, config: Config, rec: AgentRecord): (m: OutgoingMessage) => Promise<Sent> {
   return async (m) => {
     const { sendTo } = await import('../lifecycle/broadcast.js');
-    return sendTo(layout, m.to, {
-      from: rec.id, kind: m.kind ?? 'message', body: m.body,
-      ...(m.summary ? { summary: m.summary } : {}), ...(m.priority ? { priority: m.priority } : {}), ...(m.inReplyTo ? { in_reply_to: m.inReplyTo } : {}),
-    }, { maxBodyBytes: config.inbox.max_body_bytes, allWho: config.inbox.broadcast_all });
+    return sendTo(
+      layout,
+      m.to,
+      {
+        from: rec.id,
+        kind: m.kind ?? 'message',
+        body: m.body,
+        ...(m.summary ? { summary: m.summary } : {}),
+        ...(m.priority ? { priority: m.priority } : {}),
+        ...(m.inReplyTo ? { in_reply_to: m.inReplyTo } : {}),
+      },
+      { maxBodyBytes: config.inbox.max_body_bytes, allWho: config.inbox.broadcast_all },
+    );
   };
 }
 
 /** What a door (or `send --json`) says of a send: the message's header, or the broadcast's copies. */
 export function sentReply(sent: Sent): Record<string, unknown> {
   if (sent.kind === 'one') return { ...headerOf(sent.message) };
-  return { broadcast_id: sent.result.broadcastId, target: sent.result.target, copies: sent.result.copies.map(headerOf) };
+  return {
+    broadcast_id: sent.result.broadcastId,
+    target: sent.result.target,
+    copies: sent.result.copies.map(headerOf),
+  };
 }
 
 /** What the harness needs to run a door `run` as its own child: where and with what environment. */
@@ -66,7 +86,13 @@ export interface DoorRunContext {
  * connects). Undefined when the socket cannot be made (a path over the Unix socket limit):
  * `flotilla send` then delivers itself, with the fleet's redaction (cli/commands/send.ts).
  */
-export async function openAgentDoor(layout: Layout, config: Config, rec: AgentRecord, send: (m: OutgoingMessage) => Promise<Sent>, runCtx: DoorRunContext): Promise<string | undefined> {
+export async function openAgentDoor(
+  layout: Layout,
+  config: Config,
+  rec: AgentRecord,
+  send: (m: OutgoingMessage) => Promise<Sent>,
+  runCtx: DoorRunContext,
+): Promise<string | undefined> {
   mkdirSync(layout.secretsDir, { recursive: true, mode: 0o700 });
   const { openDoor } = await import('../inbox/door.js');
   // Unused, it ends with this process: its input closes.
@@ -81,13 +107,27 @@ export async function openAgentDoor(layout: Layout, config: Config, rec: AgentRe
     return undefined;
   };
   try {
-    const door = await openDoor(layout.door(rec.id), config.inbox.max_body_bytes + 64 * 1024, async (req, closed) => {
-      if (req.op === 'whoami') return { id: rec.id };
-      if (req.op === 'run') return { ...(await runForAgent(layout, rec, req, runCtx, closed)) };
-      // `kind: system` is Flotilla's own word (docs/security.md "Framing"): an agent's command never gets to say it.
-      if (req.kind === 'system') throw new FlotillaError(SYSTEM_KIND_REFUSAL, { code: 'system-kind', exitCode: 1 });
-      return sentReply(await send({ to: req.to, body: req.body, summary: req.summary, priority: req.priority, kind: 'message', inReplyTo: req.in_reply_to }));
-    }, (req, sock, rest) => pipeForAgent(layout, rec, req, runCtx, sock, rest, take));
+    const door = await openDoor(
+      layout.door(rec.id),
+      config.inbox.max_body_bytes + 64 * 1024,
+      async (req, closed) => {
+        if (req.op === 'whoami') return { id: rec.id };
+        if (req.op === 'run') return { ...(await runForAgent(layout, rec, req, runCtx, closed)) };
+        // `kind: system` is Flotilla's own word (docs/security.md "Framing"): an agent's command never gets to say it.
+        if (req.kind === 'system') throw new FlotillaError(SYSTEM_KIND_REFUSAL, { code: 'system-kind', exitCode: 1 });
+        return sentReply(
+          await send({
+            to: req.to,
+            body: req.body,
+            summary: req.summary,
+            priority: req.priority,
+            kind: 'message',
+            inReplyTo: req.in_reply_to,
+          }),
+        );
+      },
+      (req, sock, rest) => pipeForAgent(layout, rec, req, runCtx, sock, rest, take),
+    );
     return door.path;
   } catch {
     return undefined;
@@ -103,47 +143,84 @@ export async function openAgentDoor(layout: Layout, config: Config, rec: AgentRe
  * nothing inside can point the command at another fleet or run code of its choosing on the
  * host (docs/security.md "The door").
  */
-function runForAgent(layout: Layout, rec: AgentRecord, req: DoorRun, ctx: DoorRunContext, closed: AbortSignal): Promise<DoorRunResult> {
+function runForAgent(
+  layout: Layout,
+  rec: AgentRecord,
+  req: DoorRun,
+  ctx: DoorRunContext,
+  closed: AbortSignal,
+): Promise<DoorRunResult> {
   // The command's name comes first: the program's one option of its own is --root, refused below.
   const name = req.args[0];
   const allowed = new Set([...DOOR_COMMANDS, ...DOOR_BUS_COMMANDS, ...(ctx.extra ?? [])]);
   if (!name || !allowed.has(name)) {
-    throw new FlotillaError(`the door runs only ${[...allowed].join(', ')} — '${name ?? ''}' runs in the sandbox itself, or is a person's to run`, { code: 'door-command', exitCode: 2 });
+    throw new FlotillaError(
+      `the door runs only ${[...allowed].join(', ')} — '${name ?? ''}' runs in the sandbox itself, or is a person's to run`,
+      { code: 'door-command', exitCode: 2 },
+    );
   }
   refuseRoot(req.args);
   // `run --spawned <id>` is how a spawn starts a registered agent's harness: a person's spawn's, never a command's.
   if (name === 'run' && req.args.some((a) => a === '--spawned' || a.startsWith('--spawned='))) {
-    throw new FlotillaError('--spawned is internal to spawn-agent and is refused through the door — use flotilla run "<task>" or spawn-agent', { code: 'door-spawned', exitCode: 2 });
+    throw new FlotillaError(
+      '--spawned is internal to spawn-agent and is refused through the door — use flotilla run "<task>" or spawn-agent',
+      { code: 'door-spawned', exitCode: 2 },
+    );
   }
   // `spawn --lineage` is how another host's Flotilla makes an agent's child here (§17.5): never an agent's word.
   if (name === 'spawn' && req.args.some((a) => a === '--lineage' || a.startsWith('--lineage='))) {
-    throw new FlotillaError('--lineage is refused through the door: it is written by Flotilla for a spawn on another host — drop it; spawn-agent --host NAME makes your child there', { code: 'door-lineage', exitCode: 2 });
+    throw new FlotillaError(
+      '--lineage is refused through the door: it is written by Flotilla for a spawn on another host — drop it; spawn-agent --host NAME makes your child there',
+      { code: 'door-lineage', exitCode: 2 },
+    );
   }
   const { cwd, env } = hostPlace(layout, rec, req.cwd, ctx);
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI_ENTRY, ...req.args], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'], signal: closed, killSignal: 'SIGTERM' });
+    const child = spawn(process.execPath, [CLI_ENTRY, ...req.args], {
+      cwd,
+      env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      signal: closed,
+      killSignal: 'SIGTERM',
+    });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on('data', (c: Buffer) => out.push(c));
     child.stderr.on('data', (c: Buffer) => err.push(c));
     child.stdin.on('error', () => undefined);
     child.stdin.end(req.stdin ?? '');
-    child.on('error', (e) => { if (!closed.aborted) reject(e); });
+    child.on('error', (e) => {
+      if (!closed.aborted) reject(e);
+    });
     child.on('close', (code, signal) => {
-      resolve({ stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), exitCode: code ?? (signal ? 1 : 0) });
+      resolve({
+        stdout: Buffer.concat(out).toString('utf8'),
+        stderr: Buffer.concat(err).toString('utf8'),
+        exitCode: code ?? (signal ? 1 : 0),
+      });
     });
   });
 }
 
 function refuseRoot(args: readonly string[]): void {
   if (args.some((a) => a === '--root' || a.startsWith('--root='))) {
-    throw new FlotillaError("--root is refused through the door: a command acts on its own agent's fleet — drop --root", { code: 'door-root', exitCode: 2 });
+    throw new FlotillaError(
+      "--root is refused through the door: a command acts on its own agent's fleet — drop --root",
+      { code: 'door-root', exitCode: 2 },
+    );
   }
 }
 
 /** `flotilla <args>` on the host as this process's child, its stdin and stdout piped. */
-function startPiped(args: readonly string[], place: { cwd: string; env: NodeJS.ProcessEnv }): { child: ChildProcessByStdio<Writable, Readable, null>; cwd: string } {
-  const child = spawn(process.execPath, [CLI_ENTRY, ...args], { cwd: place.cwd, env: place.env, stdio: ['pipe', 'pipe', 'ignore'] });
+function startPiped(
+  args: readonly string[],
+  place: { cwd: string; env: NodeJS.ProcessEnv },
+): { child: ChildProcessByStdio<Writable, Readable, null>; cwd: string } {
+  const child = spawn(process.execPath, [CLI_ENTRY, ...args], {
+    cwd: place.cwd,
+    env: place.env,
+    stdio: ['pipe', 'pipe', 'ignore'],
+  });
   child.stdin.on('error', () => undefined);
   // A server that could not start says so to the connection that takes it (it closes).
   child.on('error', () => undefined);
@@ -151,8 +228,16 @@ function startPiped(args: readonly string[], place: { cwd: string; env: NodeJS.P
 }
 
 /** Where and with what environment a forwarded command runs: the caller's cwd only inside the agent's writable dirs. */
-function hostPlace(layout: Layout, rec: AgentRecord, callerCwd: string | undefined, ctx: DoorRunContext): { cwd: string; env: NodeJS.ProcessEnv } {
-  const cwd = callerCwd && ctx.writable.some((w) => callerCwd === w || callerCwd.startsWith(w.replace(/\/+$/, '') + '/')) ? callerCwd : rec.cwd;
+function hostPlace(
+  layout: Layout,
+  rec: AgentRecord,
+  callerCwd: string | undefined,
+  ctx: DoorRunContext,
+): { cwd: string; env: NodeJS.ProcessEnv } {
+  const cwd =
+    callerCwd && ctx.writable.some((w) => callerCwd === w || callerCwd.startsWith(w.replace(/\/+$/, '') + '/'))
+      ? callerCwd
+      : rec.cwd;
   const env: NodeJS.ProcessEnv = { ...ctx.env, FLOTILLA_ROOT: layout.root };
   delete env.FLOTILLA_DOOR;
   delete env.FLOTILLA_DOOR_BUS;
@@ -165,12 +250,20 @@ function hostPlace(layout: Layout, rec: AgentRecord, callerCwd: string | undefin
  * tools (send_message, spawn_agent, …) work from inside the sandbox, where the fleet root is read-only.
  */
 function pipeForAgent(
-  layout: Layout, rec: AgentRecord, req: DoorPipe, ctx: DoorRunContext, sock: Socket, rest: Buffer,
+  layout: Layout,
+  rec: AgentRecord,
+  req: DoorPipe,
+  ctx: DoorRunContext,
+  sock: Socket,
+  rest: Buffer,
   take: (args: readonly string[], cwd: string) => ChildProcessByStdio<Writable, Readable, null> | undefined,
 ): void {
-  const refuse = (message: string) => { if (!sock.destroyed) sock.end(JSON.stringify({ ok: false, message }) + '\n'); };
+  const refuse = (message: string) => {
+    if (!sock.destroyed) sock.end(JSON.stringify({ ok: false, message }) + '\n');
+  };
   const name = req.args[0];
-  if (!name || !DOOR_PIPE_COMMANDS.has(name)) return refuse(`the door joins only ${[...DOOR_PIPE_COMMANDS].join(', ')} to a connection`);
+  if (!name || !DOOR_PIPE_COMMANDS.has(name))
+    return refuse(`the door joins only ${[...DOOR_PIPE_COMMANDS].join(', ')} to a connection`);
   try {
     refuseRoot(req.args);
   } catch (err) {
@@ -184,6 +277,12 @@ function pipeForAgent(
   child.stdout.pipe(sock);
   sock.resume();
   // The caller hung up: the server ends with its input; a server that ended closes the connection.
-  sock.on('close', () => { try { child.kill('SIGTERM'); } catch { /* gone */ } });
+  sock.on('close', () => {
+    try {
+      child.kill('SIGTERM');
+    } catch {
+      /* gone */
+    }
+  });
   child.on('error', () => sock.destroy());
 }

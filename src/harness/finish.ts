@@ -34,32 +34,63 @@ export async function finishAgent(opts: {
   // Room for the ending on a full disk.
   releaseReserve(layout, rec.id);
   markFinishing(layout, rec.id);
-  try { terminateForegroundChildren(layout, rec.id, rec.id); } catch (err) { log.warn({ err: errorMessage(err) }, 'could not signal children'); }
+  try {
+    terminateForegroundChildren(layout, rec.id, rec.id);
+  } catch (err) {
+    log.warn({ err: errorMessage(err) }, 'could not signal children');
+  }
   // What its commands left running ends with it (background child agents excepted).
-  try { killLeftoverGroups(layout, rec.id); } catch (err) { log.warn({ err: errorMessage(err) }, 'could not end leftover commands'); }
+  try {
+    killLeftoverGroups(layout, rec.id);
+  } catch (err) {
+    log.warn({ err: errorMessage(err) }, 'could not end leftover commands');
+  }
   const result: TaskResult | null = opts.openTask
-    ? { task: rec.task, status, exitReason: reason, finishedAt: new Date().toISOString(), outputPath: opts.openTask.outputPath }
+    ? {
+        task: rec.task,
+        status,
+        exitReason: reason,
+        finishedAt: new Date().toISOString(),
+        outputPath: opts.openTask.outputPath,
+      }
     : null;
   // The last task as this process knows it: a full disk may have kept it from the file.
   const lastTask = result ?? rec.lastTask;
   const record = endOwnRecord(layout, rec, { status, exitReason: reason, ...(lastTask ? { lastTask } : {}) }, log);
   // Whatever it had claimed on a task board is open again for its teammates (§15).
   await reopenClaims(layout, rec.id, reason);
-  try { opts.closeTranscript(record); } catch (err) { log.warn({ err: errorMessage(err) }, 'transcript end not written'); }
+  try {
+    opts.closeTranscript(record);
+  } catch (err) {
+    log.warn({ err: errorMessage(err) }, 'transcript end not written');
+  }
   // The open task's completion, or the last task's if sending it failed earlier (a full disk).
   const owed = record.lastTask && !completionSent(layout, rec.id, record.lastTask.task) ? record.lastTask : null;
   if (owed) {
-    const text = result && owed.task === result.task ? opts.openTask?.text ?? '' : '';
+    const text = result && owed.task === result.task ? (opts.openTask?.text ?? '') : '';
     await sendCompletionOnce(layout, record, owed, { text, maxBodyBytes: opts.config.inbox.max_body_bytes });
   }
   await opts.runStopHooks(status, reason);
-  audit(layout, { event: 'agent_end', agent: rec.id, status, reason, turns: record.turns, input_tokens: record.usage.inputTokens, output_tokens: record.usage.outputTokens });
+  audit(layout, {
+    event: 'agent_end',
+    agent: rec.id,
+    status,
+    reason,
+    turns: record.turns,
+    input_tokens: record.usage.inputTokens,
+    output_tokens: record.usage.outputTokens,
+  });
   clearFinishing(layout, rec.id);
   return record;
 }
 
 /** Ends this agent's own record; a file that can no longer be read is replaced from memory, so the end is still recorded. */
-function endOwnRecord(layout: Layout, rec: AgentRecord, end: Pick<AgentRecord, 'status'> & Partial<AgentRecord>, log: Log): AgentRecord {
+function endOwnRecord(
+  layout: Layout,
+  rec: AgentRecord,
+  end: Pick<AgentRecord, 'status'> & Partial<AgentRecord>,
+  log: Log,
+): AgentRecord {
   try {
     return endRecord(layout, rec.id, end).record;
   } catch (err) {

@@ -5,7 +5,15 @@ import type { AgentRecord } from '../fleet/record.js';
 import type { HookContext } from '../hooks/run-hooks.js';
 import type { Layout } from '../layout/layout.js';
 import type { GateDecision } from '../loop/types.js';
-import { canonicalToolName, decideToolCall, type EffectivePolicy, type OpaqueSetting, type ReadScopeDecision, type ShellClassifier, type ShellVerdict } from '../policy/index.js';
+import {
+  canonicalToolName,
+  decideToolCall,
+  type EffectivePolicy,
+  type OpaqueSetting,
+  type ReadScopeDecision,
+  type ShellClassifier,
+  type ShellVerdict,
+} from '../policy/index.js';
 import type { Tool, ToolCall } from '../tools/types.js';
 import type { Approvals } from './approvals.js';
 
@@ -37,7 +45,11 @@ export function createGate(opts: {
   const auditCall = (call: ToolCall, decision: string, rule: string, shell?: ShellVerdict) => {
     const i = input(call);
     audit(layout, {
-      event: 'tool_call', agent: record.id, tool: call.name, decision, rule,
+      event: 'tool_call',
+      agent: record.id,
+      tool: call.name,
+      decision,
+      rule,
       ...(typeof i.command === 'string' ? { command: i.command } : {}),
       ...(typeof i.path === 'string' ? { path: i.path } : {}),
       ...(shell ? { shell: shell.verdict, ...(shell.reason ? { opaque_reason: shell.reason } : {}) } : {}),
@@ -58,24 +70,38 @@ export function createGate(opts: {
         shell = (await opts.shellClassifier())(command);
       } catch (err) {
         // No gate, no command: fail closed.
-        return deny(call, 'deny', 'shell-gate-unavailable', `the shell gate could not check the command (${err instanceof Error ? err.message : String(err)}); it was not run`);
+        return deny(
+          call,
+          'deny',
+          'shell-gate-unavailable',
+          `the shell gate could not check the command (${err instanceof Error ? err.message : String(err)}); it was not run`,
+        );
       }
     }
     const d = decideToolCall({
-      tool: call.name, toolClass: tool?.klass, policy: opts.policy, mode, canAsk: opts.canAsk,
-      ...(shell ? { shell } : {}), ...(opts.opaqueCommands ? { opaqueCommands: opts.opaqueCommands } : {}),
+      tool: call.name,
+      toolClass: tool?.klass,
+      policy: opts.policy,
+      mode,
+      canAsk: opts.canAsk,
+      ...(shell ? { shell } : {}),
+      ...(opts.opaqueCommands ? { opaqueCommands: opts.opaqueCommands } : {}),
     });
     if (d.decision === 'deny') return deny(call, 'deny', d.rule, d.reason ?? d.rule, shell);
     // A read outside the agent's folders asks (or is refused) whatever the mode lets reads do.
     const scope = tool ? opts.readScope?.(call.name, call.input) : undefined;
     if (scope && scope.decision === 'deny') return deny(call, 'deny', scope.rule, scope.reason);
-    if (scope?.decision === 'ask' && !opts.canAsk) return deny(call, 'deny', 'no-approver', `${scope.reason}, and nobody can answer here; it was not read`);
+    if (scope?.decision === 'ask' && !opts.canAsk)
+      return deny(call, 'deny', 'no-approver', `${scope.reason}, and nobody can answer here; it was not read`);
     let decision = d.opaque ? 'opaque' : 'allow';
     if (d.decision === 'ask' || scope?.decision === 'ask') {
       // An "always" answer covers a tool, not a folder: each read outside asks again.
-      const outcome = await opts.approvals.ask(call, mode, signal, { ignoreAlways: d.opaque || scope?.decision === 'ask' });
+      const outcome = await opts.approvals.ask(call, mode, signal, {
+        ignoreAlways: d.opaque || scope?.decision === 'ask',
+      });
       decision = outcome.approved ? 'ask→approved' : outcome.by === 'timeout' ? 'ask→timeout' : 'ask→denied';
-      if (!outcome.approved) return deny(call, decision, `approval:${outcome.by}`, `a person denied it: ${outcome.reason}`, shell);
+      if (!outcome.approved)
+        return deny(call, decision, `approval:${outcome.by}`, `a person denied it: ${outcome.reason}`, shell);
     }
     const { runPreToolUse } = await import('../hooks/run-hooks.js');
     const hooked = await runPreToolUse(opts.definition.hooks, { name: call.name, input: call.input }, opts.hookContext);

@@ -36,11 +36,33 @@ export interface RecordedMail {
  * it comes; it is never shown again as mail.
  */
 export async function openInboxPort(
-  layout: Layout, owner: string, config: Config, log: Log,
-  recorded: RecordedMail = { files: new Set(), ids: new Set() }, aliases: readonly string[] = [], recordTaken: RecordTaken = () => true,
-): Promise<InboxPort & { takeForTool(peek: boolean): Promise<string>; claimPending(): Promise<void>; returned(completions: ReturnedCompletion[]): void }> {
-  const [{ UnreadMail }, { watchDir }, { formatForModel, noticeLine, sortForReader }, { list }, { ensureMaildir }, { isCompletionOf }] = await Promise.all([
-    import('../inbox/unread.js'), import('../inbox/watch-dir.js'), import('../inbox/surface.js'), import('../inbox/read.js'), import('../inbox/maildir.js'),
+  layout: Layout,
+  owner: string,
+  config: Config,
+  log: Log,
+  recorded: RecordedMail = { files: new Set(), ids: new Set() },
+  aliases: readonly string[] = [],
+  recordTaken: RecordTaken = () => true,
+): Promise<
+  InboxPort & {
+    takeForTool(peek: boolean): Promise<string>;
+    claimPending(): Promise<void>;
+    returned(completions: ReturnedCompletion[]): void;
+  }
+> {
+  const [
+    { UnreadMail },
+    { watchDir },
+    { formatForModel, noticeLine, sortForReader },
+    { list },
+    { ensureMaildir },
+    { isCompletionOf },
+  ] = await Promise.all([
+    import('../inbox/unread.js'),
+    import('../inbox/watch-dir.js'),
+    import('../inbox/surface.js'),
+    import('../inbox/read.js'),
+    import('../inbox/maildir.js'),
     import('../lifecycle/completion.js'),
   ]);
   const box = ensureMaildir(layout, owner);
@@ -61,9 +83,12 @@ export async function openInboxPort(
     toClaim.add(item.file);
     return true;
   };
-  const wasRecorded = (item: InboxItem) => recorded.files.has(item.file) || (recorded.files.size === 0 && recorded.ids.has(item.message.id));
+  const wasRecorded = (item: InboxItem) =>
+    recorded.files.has(item.file) || (recorded.files.size === 0 && recorded.ids.has(item.message.id));
   const mail = new UnreadMail(layout, owner, {
-    maxBodyBytes: config.inbox.max_body_bytes, aliases, log,
+    maxBodyBytes: config.inbox.max_body_bytes,
+    aliases,
+    log,
     onNew: (item) => {
       if (wasRecorded(item)) {
         // The transcript recorded it before a crash stopped the claim: finish the claim, show it no more.
@@ -86,9 +111,17 @@ export async function openInboxPort(
     for (const from of aliases) {
       const dir = join(layout.inbox(from), 'new');
       let names: string[];
-      try { names = readdirSync(dir); } catch { continue; }
+      try {
+        names = readdirSync(dir);
+      } catch {
+        continue;
+      }
       for (const name of names) {
-        try { renameSync(join(dir, name), join(box.new, name)); } catch { /* claimed or moved meanwhile */ }
+        try {
+          renameSync(join(dir, name), join(box.new, name));
+        } catch {
+          /* claimed or moved meanwhile */
+        }
       }
     }
   };
@@ -98,10 +131,19 @@ export async function openInboxPort(
     return watchDir(dir, () => forward(), { ...watchOpts, label: from });
   });
   forward();
-  const rescan = setInterval(() => { forward(); void mail.sync(); }, config.inbox.rescan_secs * 1000);
+  const rescan = setInterval(() => {
+    forward();
+    void mail.sync();
+  }, config.inbox.rescan_secs * 1000);
   rescan.unref();
 
-  const fresh = () => sortForReader(mail.items().filter((i) => !surfaced.has(i.file)).map((i) => ({ ...i.message, item: i }))).map((m) => m.item);
+  const fresh = () =>
+    sortForReader(
+      mail
+        .items()
+        .filter((i) => !surfaced.has(i.file))
+        .map((i) => ({ ...i.message, item: i })),
+    ).map((m) => m.item);
   const doClaim = async (files: Iterable<string>) => {
     // Fault point for the crash-safety test (§4): die after the transcript recorded, before the claim.
     if (process.env.FLOTILLA_FAULT?.split(',').includes('kill-before-claim')) process.kill(process.pid, 'SIGKILL');
@@ -127,7 +169,12 @@ export async function openInboxPort(
       const items = fresh();
       if (items.length === 0) return undefined;
       for (const i of items) surfaced.add(i.file);
-      return { source: 'inbox', text: formatForModel(items.map((i) => i.message)), ids: items.map((i) => i.message.id), files: items.map((i) => i.file) };
+      return {
+        source: 'inbox',
+        text: formatForModel(items.map((i) => i.message)),
+        ids: items.map((i) => i.message.id),
+        files: items.map((i) => i.file),
+      };
     },
     async hasUnread(): Promise<boolean> {
       forward();
@@ -142,7 +189,10 @@ export async function openInboxPort(
       if (items.length === 0) return 'No unread messages.';
       if (!peek) {
         turnOpen = true;
-        for (const i of items) { surfaced.add(i.file); toClaim.add(i.file); }
+        for (const i of items) {
+          surfaced.add(i.file);
+          toClaim.add(i.file);
+        }
       }
       return formatForModel(items.map((i) => i.message));
     },
@@ -155,7 +205,9 @@ export async function openInboxPort(
       for (const item of mail.items()) takeIfReturned(item);
       void mail.sync();
     },
-    onArrival(listener) { arrivals.add(listener); },
+    onArrival(listener) {
+      arrivals.add(listener);
+    },
     async close() {
       clearInterval(rescan);
       watcher.close();

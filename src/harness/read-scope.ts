@@ -18,7 +18,11 @@ import { resolveToolPath } from '../tools/tool-paths.js';
  * (policy/read-scope.ts).
  */
 export function agentReadScope(opts: {
-  layout: Layout; cwd: string; memoryDir?: string | undefined; readDirs: readonly string[]; env: NodeJS.ProcessEnv;
+  layout: Layout;
+  cwd: string;
+  memoryDir?: string | undefined;
+  readDirs: readonly string[];
+  env: NodeJS.ProcessEnv;
   /** `security.hidden_paths`: the person's own additions. */
   hiddenPaths?: readonly string[];
   /** The vendor CLI whose read tools these are (none: Flotilla's harness). */
@@ -28,7 +32,13 @@ export function agentReadScope(opts: {
   const dirs = (paths: readonly string[]) => [...new Set(paths.flatMap((p) => [resolve(p), realPath(p)]))];
   const creds = credentialPaths({ home, env: opts.env, extra: opts.hiddenPaths, runtime: opts.runtime });
   return {
-    inside: dirs([opts.layout.project, opts.layout.worktreesDir, opts.cwd, ...(opts.memoryDir ? [opts.memoryDir] : []), ...opts.readDirs.map((d) => resolveToolPath(opts.layout.project, d, home))]),
+    inside: dirs([
+      opts.layout.project,
+      opts.layout.worktreesDir,
+      opts.cwd,
+      ...(opts.memoryDir ? [opts.memoryDir] : []),
+      ...opts.readDirs.map((d) => resolveToolPath(opts.layout.project, d, home)),
+    ]),
     credentials: dirs([...creds.hidden, opts.layout.secretsDir]),
   };
 }
@@ -38,10 +48,14 @@ export function readTargets(tool: string, input: unknown, cwd: string, home: str
   const i = (input ?? {}) as Record<string, unknown>;
   const str = (v: unknown) => (typeof v === 'string' && v.length > 0 ? v : undefined);
   switch (canonicalToolName(tool)) {
-    case 'read': return [realPath(resolveToolPath(cwd, str(i.path) ?? '.', home))];
-    case 'grep': return [realPath(resolveToolPath(cwd, str(i.path) ?? '.', home))];
-    case 'glob': return [realPath(resolveToolPath(cwd, staticBase(str(i.pattern) ?? '.'), home))];
-    default: return undefined;
+    case 'read':
+      return [realPath(resolveToolPath(cwd, str(i.path) ?? '.', home))];
+    case 'grep':
+      return [realPath(resolveToolPath(cwd, str(i.path) ?? '.', home))];
+    case 'glob':
+      return [realPath(resolveToolPath(cwd, staticBase(str(i.pattern) ?? '.'), home))];
+    default:
+      return undefined;
   }
 }
 
@@ -69,7 +83,12 @@ export function realPath(path: string): string {
 }
 
 /** The read-scope check the gate runs on each call: undefined for a tool that does not read files. */
-export function readScopeCheck(scope: ReadScope, mode: PermissionMode, cwd: string, home: string | undefined): (tool: string, input: unknown) => ReadScopeDecision | undefined {
+export function readScopeCheck(
+  scope: ReadScope,
+  mode: PermissionMode,
+  cwd: string,
+  home: string | undefined,
+): (tool: string, input: unknown) => ReadScopeDecision | undefined {
   return (tool, input) => {
     const targets = readTargets(tool, input, cwd, home);
     return targets ? decideRead(targets, scope, mode) : undefined;

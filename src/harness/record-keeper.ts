@@ -36,7 +36,9 @@ export class RecordKeeper {
   set(patch: Partial<AgentRecord>): void {
     this.pending = { ...this.pending, ...patch };
     this.current = { ...this.current, ...patch };
-    const urgent = patch.lastTask !== undefined || (patch.status !== undefined && (patch.status === 'idle' || isTerminal(patch.status)));
+    const urgent =
+      patch.lastTask !== undefined ||
+      (patch.status !== undefined && (patch.status === 'idle' || isTerminal(patch.status)));
     if (urgent) this.flush();
     else {
       this.onChange(this.current);
@@ -82,14 +84,19 @@ export class RecordKeeper {
   }
 
   beginTask(): void {
-    const next = this.current.lastTask && this.current.lastTask.task >= this.current.task ? this.current.task + 1 : this.current.task;
+    const next =
+      this.current.lastTask && this.current.lastTask.task >= this.current.task
+        ? this.current.task + 1
+        : this.current.task;
     if (next !== this.current.task) this.set({ task: next });
   }
 
   addUsage(input: number, output: number): void {
     const u = this.current.usage;
     const price = this.config.models.prices[this.current.model];
-    const cost = price ? (u.costUsd ?? 0) + (input * price.input_per_mtok + output * price.output_per_mtok) / 1e6 : u.costUsd;
+    const cost = price
+      ? (u.costUsd ?? 0) + (input * price.input_per_mtok + output * price.output_per_mtok) / 1e6
+      : u.costUsd;
     this.set({ usage: { inputTokens: u.inputTokens + input, outputTokens: u.outputTokens + output, costUsd: cost } });
   }
 }

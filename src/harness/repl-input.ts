@@ -8,15 +8,21 @@ export const DEFAULT_DENY_REASON = 'denied by a person in the pane';
  * `n`/`no` optionally followed by a reason. Anything else asks again. A secret request (§11)
  * has no "always": only `y` or `n`.
  */
-export function parseApprovalAnswer(line: string, requestId: string, kind: 'tool' | 'secret' = 'tool'): ApprovalAnswer | { error: string } {
+export function parseApprovalAnswer(
+  line: string,
+  requestId: string,
+  kind: 'tool' | 'secret' = 'tool',
+): ApprovalAnswer | { error: string } {
   const text = line.trim();
   const m = /^(\S+)\s*([\s\S]*)$/.exec(text);
   const word = (m?.[1] ?? '').toLowerCase();
   const rest = (m?.[2] ?? '').trim();
   if ((word === 'y' || word === 'yes') && rest === '') return { requestId, decision: 'approve', scope: 'once' };
-  if (kind === 'secret' && word !== 'n' && word !== 'no') return { error: 'answer y (give the secret) or n / n <reason>' };
+  if (kind === 'secret' && word !== 'n' && word !== 'no')
+    return { error: 'answer y (give the secret) or n / n <reason>' };
   if ((word === 'a' || word === 'always') && rest === '') return { requestId, decision: 'approve', scope: 'always' };
-  if (word === 'n' || word === 'no') return { requestId, decision: 'deny', reason: rest === '' ? DEFAULT_DENY_REASON : rest };
+  if (word === 'n' || word === 'no')
+    return { requestId, decision: 'deny', reason: rest === '' ? DEFAULT_DENY_REASON : rest };
   return { error: 'answer y (yes, once), a (always for this tool), n or n <reason>' };
 }
 

@@ -69,7 +69,9 @@ class Repl {
     this.screen.lines(formatBanner(this.opts.header, this.style, this.screen.columns));
     this.screen.setStatus((w) => formatStatusLine(this.opts.header, this.facts, this.style, w));
     const off = this.session.on((e) => this.onEvent(e));
-    const offNotices = this.opts.notices?.subscribe((line) => this.print(line.startsWith(CHAT_ERROR_PREFIX) ? this.style.red(line) : this.style.dim(line)));
+    const offNotices = this.opts.notices?.subscribe((line) =>
+      this.print(line.startsWith(CHAT_ERROR_PREFIX) ? this.style.red(line) : this.style.dim(line)),
+    );
     this.unsubscribe = () => {
       off();
       offNotices?.();
@@ -79,7 +81,13 @@ class Repl {
   }
 
   private openReadline(): void {
-    const rl = createInterface({ input: this.opts.input, output: this.opts.output, terminal: true, prompt: PROMPT, historySize: 200 });
+    const rl = createInterface({
+      input: this.opts.input,
+      output: this.opts.output,
+      terminal: true,
+      prompt: PROMPT,
+      historySize: 200,
+    });
     this.rl = rl;
     rl.on('line', (line) => this.onLine(line));
     rl.on('SIGINT', () => this.onInterrupt());
@@ -87,7 +95,9 @@ class Repl {
     // A closed window makes the terminal fail (EIO): the agent ends, it must not crash.
     rl.on('error', () => this.onTerminalGone());
     // A suspended harness would hold its slot and stop answering its inbox, so Ctrl-Z does nothing.
-    rl.on('SIGTSTP', () => this.print(this.style.yellow('Ctrl-Z is disabled in an agent pane: Ctrl-C aborts the turn')));
+    rl.on('SIGTSTP', () =>
+      this.print(this.style.yellow('Ctrl-Z is disabled in an agent pane: Ctrl-C aborts the turn')),
+    );
     this.screen.attach(rl);
   }
 
@@ -99,7 +109,9 @@ class Repl {
       if (isTerminal(e.record.status)) this.finish();
       return;
     }
-    this.screen.push(formatEvent(e, { style: this.style, width: this.screen.columns, lastHumanLine: this.lastHumanLine }));
+    this.screen.push(
+      formatEvent(e, { style: this.style, width: this.screen.columns, lastHumanLine: this.lastHumanLine }),
+    );
     if (e.type === 'approval') {
       this.approvals.push(e.request);
       if (this.approvals.length === 1) this.ask();
@@ -158,7 +170,8 @@ class Repl {
       if (cmd.type === 'usage') return this.print(this.style.yellow(cmd.message));
       if (cmd.type === 'error') return this.print(this.style.red(CHAT_ERROR_PREFIX + cmd.message));
       if (cmd.type === 'exit') {
-        if (this.session.busy()) return this.print(this.style.yellow('the agent is working: Ctrl-C aborts the turn, Ctrl-C twice exits'));
+        if (this.session.busy())
+          return this.print(this.style.yellow('the agent is working: Ctrl-C aborts the turn, Ctrl-C twice exits'));
         return this.shutdown('completed', 'closed by user');
       }
       if (cmd.type !== 'not_chat') {
@@ -176,7 +189,10 @@ class Repl {
   }
 
   private onInterrupt(): void {
-    const action = this.interrupts.press(Date.now(), { busy: this.session.busy(), lineEmpty: (this.rl?.line ?? '') === '' });
+    const action = this.interrupts.press(Date.now(), {
+      busy: this.session.busy(),
+      lineEmpty: (this.rl?.line ?? '') === '',
+    });
     if (action === 'abort') {
       this.session.abortTurn();
       this.print(this.style.yellow(ABORTED_NOTICE));

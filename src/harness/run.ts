@@ -60,16 +60,27 @@ export async function runHarness(opts: RunOptions): Promise<number> {
     const interactive = !opts.prompt && opts.stdinIsTTY && opts.stdoutIsTTY && !opts.oneshot;
     const prompt = opts.prompt ?? (interactive ? '' : await readStdin());
     if (!interactive && !prompt.trim()) {
-      throw new UsageError("no instruction given — pass it as arguments, with --prompt, or on stdin (echo 'task' | flotilla run)");
+      throw new UsageError(
+        "no instruction given — pass it as arguments, with --prompt, or on stdin (echo 'task' | flotilla run)",
+      );
     }
     const { prepareSpawn } = await import('../spawn/prepare.js');
     const prepared = await prepareSpawn(layout, config, {
-      agent: opts.agent, id: opts.id, prompt, model: opts.model, mode: interactive ? 'interactive' : opts.stdinIsTTY || opts.stdoutIsTTY ? 'oneshot' : 'headless',
-      context: opts.context, cwd: process.cwd(), resumedFrom: opts.resumedFrom,
+      agent: opts.agent,
+      id: opts.id,
+      prompt,
+      model: opts.model,
+      mode: interactive ? 'interactive' : opts.stdinIsTTY || opts.stdoutIsTTY ? 'oneshot' : 'headless',
+      context: opts.context,
+      cwd: process.cwd(),
+      resumedFrom: opts.resumedFrom,
     });
     record = prepared.record;
     // This process is both spawner and harness: hand the reservation to itself.
-    const [hold, handed] = await Promise.all([holdOwnSlot(layout, config, prepared.slot.envValue, record.id), prepared.slot.waitForHandoff(5_000)]);
+    const [hold, handed] = await Promise.all([
+      holdOwnSlot(layout, config, prepared.slot.envValue, record.id),
+      prepared.slot.waitForHandoff(5_000),
+    ]);
     if (!handed) throw new FlotillaError('could not take the running slot — try again');
     slot = hold;
   }
@@ -94,12 +105,22 @@ export async function runHarness(opts: RunOptions): Promise<number> {
       const { readTranscript } = await import('../transcript/reader.js');
       previous = readTranscript(layout, record.resumedFrom).entries;
     }
-    const caps = config.fleet.bus === 'maildir' ? undefined : (await import('../bus/open.js')).busFor(layout, config).caps;
+    const caps =
+      config.fleet.bus === 'maildir' ? undefined : (await import('../bus/open.js')).busFor(layout, config).caps;
     const work = new WorkSlot(layout, config.limits.max_running, slot, record.id, caps);
     // Loaded only now, after the slot handoff: the spawner waits for that handoff, not for the
     // tools, the session and the model to load (§14).
     const { startAgent } = await import('./start.js');
-    started = await startAgent({ layout, config, record, definition, slot: work, interactive: record.mode === 'interactive', secretKeys, ...(previous ? { previous } : {}) });
+    started = await startAgent({
+      layout,
+      config,
+      record,
+      definition,
+      slot: work,
+      interactive: record.mode === 'interactive',
+      secretKeys,
+      ...(previous ? { previous } : {}),
+    });
   } catch (err) {
     // Whatever fails once the window is open ends the record `failed` with the message, so
     // `--wait`, `status` and the log say why, not just "exited with status 1".
@@ -129,11 +150,14 @@ async function holdOwnSlot(layout: Layout, config: Config, envValue: string, age
 
 async function runOneShot(started: StartedAgent): Promise<number> {
   const { session, record, prompt } = started;
-  process.stderr.write(`[flotilla:agent id=${record.id} pid=${selfPid()} depth=${record.depth}${started.scripted ? ' model=scripted' : ''}]\n`);
+  process.stderr.write(
+    `[flotilla:agent id=${record.id} pid=${selfPid()} depth=${record.depth}${started.scripted ? ' model=scripted' : ''}]\n`,
+  );
   let answer = '';
   session.on((e) => {
     if (e.type === 'task_end') answer = e.text;
-    if (e.type === 'done' && e.error && e.reason !== 'completed') process.stderr.write(`flotilla: ${e.reason}: ${e.error}\n`);
+    if (e.type === 'done' && e.error && e.reason !== 'completed')
+      process.stderr.write(`flotilla: ${e.reason}: ${e.error}\n`);
     if (e.type === 'notice' && e.level === 'error') process.stderr.write(`flotilla: ${e.text}\n`);
   });
   // Only a teammate waits for the board; any other agent with no prompt (a background resume)
@@ -160,7 +184,15 @@ async function runInteractive(started: StartedAgent, config: Config, layout: Lay
     output: process.stdout,
     chat: chat.actions,
     notices: chat.notices,
-    header: { id: record.id, name: record.name, depth: record.depth, maxDepth: config.limits.max_depth, model: record.model, scripted: record.scripted, parentId: record.parentId },
+    header: {
+      id: record.id,
+      name: record.name,
+      depth: record.depth,
+      maxDepth: config.limits.max_depth,
+      model: record.model,
+      scripted: record.scripted,
+      parentId: record.parentId,
+    },
   });
   // No prompt (a resume, a bare `flotilla run`): mail already waiting is surfaced at once.
   if (prompt.trim()) void session.runTask(prompt);
@@ -184,8 +216,19 @@ async function failStart(layout: Layout, config: Config, record: AgentRecord, er
   const reason = errorMessage(err);
   try {
     mkdirSync(dirname(layout.log(record.id)), { recursive: true });
-    appendFileSync(layout.log(record.id), JSON.stringify({ level: 50, time: Date.now(), agent: record.id, pid: process.pid, msg: `could not start: ${reason}` }) + '\n');
-  } catch { /* the record below still says it */ }
+    appendFileSync(
+      layout.log(record.id),
+      JSON.stringify({
+        level: 50,
+        time: Date.now(),
+        agent: record.id,
+        pid: process.pid,
+        msg: `could not start: ${reason}`,
+      }) + '\n',
+    );
+  } catch {
+    /* the record below still says it */
+  }
   try {
     const { endDead } = await import('../lifecycle/reconcile.js');
     await endDead(layout, config, record, reason, 'failed');

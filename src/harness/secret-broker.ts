@@ -91,11 +91,22 @@ export class SecretBroker {
     };
     if (this.closed) return refuse('the agent is ending', 'ended');
     if (!o.keys.includes(key)) {
-      return refuse(`'${key}' is not among the keys this agent's definition may request (permissions.secrets: ${o.keys.join(', ') || 'none'})`, 'not-in-definition');
+      return refuse(
+        `'${key}' is not among the keys this agent's definition may request (permissions.secrets: ${o.keys.join(', ') || 'none'})`,
+        'not-in-definition',
+      );
     }
     const lacking = o.ancestorLacking(key);
-    if (lacking) return refuse(`'${lacking}', an ancestor of this agent, may not request '${key}', so it cannot be granted here (no escalation, §7)`, 'parent');
-    if (o.noApprover) return refuse(`${o.noApprover}: nobody can approve a secret request here, so it is denied at once`, 'no-approver');
+    if (lacking)
+      return refuse(
+        `'${lacking}', an ancestor of this agent, may not request '${key}', so it cannot be granted here (no escalation, §7)`,
+        'parent',
+      );
+    if (o.noApprover)
+      return refuse(
+        `${o.noApprover}: nobody can approve a secret request here, so it is denied at once`,
+        'no-approver',
+      );
     const live = this.grants.get(key);
     if (live && !live.expired) return this.outcome(live, true);
     return this.ask(key, reason, signal);
@@ -112,11 +123,16 @@ export class SecretBroker {
     void import('../secrets/resolve.js')
       .then(({ resolveSecretValue }) => resolveSecretValue(p.key, this.o.config, { env: this.o.env }))
       .then((value) => {
-        if (!this.pending.has(a.requestId)) { value.fill(0); return; }
+        if (!this.pending.has(a.requestId)) {
+          value.fill(0);
+          return;
+        }
         p.settle({ decision: 'approve', value, ttlSecs: this.o.ttlSecs, by: 'pane' });
         value.fill(0);
       })
-      .catch((err: unknown) => p.settle({ decision: 'deny', reason: `approved in the pane, but ${errorMessage(err)}`, by: 'pane' }));
+      .catch((err: unknown) =>
+        p.settle({ decision: 'deny', reason: `approved in the pane, but ${errorMessage(err)}`, by: 'pane' }),
+      );
   }
 
   /**
@@ -149,7 +165,8 @@ export class SecretBroker {
   close(reason: string): void {
     if (this.closed) return;
     this.closed = true;
-    for (const p of [...this.pending.values()]) p.settle({ decision: 'deny', reason: `the agent ended (${reason})`, by: 'ended' });
+    for (const p of [...this.pending.values()])
+      p.settle({ decision: 'deny', reason: `the agent ended (${reason})`, by: 'ended' });
     for (const g of [...this.grants.values()]) this.end(g, 'secret_revoked', `agent ended (${reason})`);
     clearInterval(this.revokePoll);
   }
@@ -169,15 +186,30 @@ export class SecretBroker {
     });
     let listener: HandoffListener;
     try {
-      listener = await listenForAnswer(o.layout.secretSocket(requestId), async (h, value) => this.fromSocket(requestId, h, value));
+      listener = await listenForAnswer(o.layout.secretSocket(requestId), async (h, value) =>
+        this.fromSocket(requestId, h, value),
+      );
     } catch (err) {
-      audit(o.layout, { event: 'secret_denied', agent: o.agentId, key, request: requestId, rule: 'handoff', reason: errorMessage(err) });
+      audit(o.layout, {
+        event: 'secret_denied',
+        agent: o.agentId,
+        key,
+        request: requestId,
+        rule: 'handoff',
+        reason: errorMessage(err),
+      });
       return { granted: false, key, reason: `the handoff socket could not be opened: ${errorMessage(err)}` };
     }
     const why = reason?.trim() ? reason.trim().replace(/\s+/g, ' ') : '';
     const { deliver } = await import('../inbox/deliver.js');
     const delivered = await deliver(o.layout, {
-      from: o.agentId, to: 'human', kind: 'secret_request', request_id: requestId, key, ttl_secs: ttlSecs, priority: 'high',
+      from: o.agentId,
+      to: 'human',
+      kind: 'secret_request',
+      request_id: requestId,
+      key,
+      ttl_secs: ttlSecs,
+      priority: 'high',
       summary: `${o.agentId} asks for secret '${key}' for ${ttlSecs} s${why ? `: ${why}` : ''}`.slice(0, 200),
       body:
         `Agent ${o.agentId} asks for the secret '${key}' for ${ttlSecs} s.${why ? `\n\nReason: ${why}` : ''}\n\n` +
@@ -186,31 +218,65 @@ export class SecretBroker {
         `or deny with \`flotilla deny ${requestId}\`; or type y / n in its window, or a / d in the dashboard.`,
     }).catch(() => undefined);
     const timeoutSecs = o.config.agents.approval_timeout_secs;
-    const timer = setTimeout(() => settle({ decision: 'deny', reason: `nobody answered within ${timeoutSecs}s (agents.approval_timeout_secs)`, by: 'timeout' }), timeoutSecs * 1000);
+    const timer = setTimeout(
+      () =>
+        settle({
+          decision: 'deny',
+          reason: `nobody answered within ${timeoutSecs}s (agents.approval_timeout_secs)`,
+          by: 'timeout',
+        }),
+      timeoutSecs * 1000,
+    );
     const onAbort = () => settle({ decision: 'deny', reason: 'the turn was stopped before an answer', by: 'aborted' });
     signal.addEventListener('abort', onAbort, { once: true });
     this.pending.set(requestId, { key, settle });
     o.setWaiting(true);
     o.emit({
       type: 'approval',
-      request: { id: requestId, agentId: o.agentId, tool: 'request_secret', kind: 'secret', key, ttlSecs, ...(why ? { reason: why } : {}), ...(o.sandboxed ? {} : { warning: UNSANDBOXED_WARNING }), summary: `secret '${key}' for ${ttlSecs} s${why ? ` — ${why}` : ''}`, createdAt: new Date().toISOString() },
+      request: {
+        id: requestId,
+        agentId: o.agentId,
+        tool: 'request_secret',
+        kind: 'secret',
+        key,
+        ttlSecs,
+        ...(why ? { reason: why } : {}),
+        ...(o.sandboxed ? {} : { warning: UNSANDBOXED_WARNING }),
+        summary: `secret '${key}' for ${ttlSecs} s${why ? ` — ${why}` : ''}`,
+        createdAt: new Date().toISOString(),
+      },
     });
     const outcome = await settled;
     clearTimeout(timer);
     signal.removeEventListener('abort', onAbort);
     listener.close();
-    if (delivered) void import('../inbox/claim.js').then(({ claim }) => claim(o.layout, 'human', delivered.file)).catch(() => undefined);
+    if (delivered)
+      void import('../inbox/claim.js')
+        .then(({ claim }) => claim(o.layout, 'human', delivered.file))
+        .catch(() => undefined);
     return outcome;
   }
 
-  private fromSocket(requestId: string, h: HandoffHeader, value: Buffer): Promise<{ ok: boolean; message: string; expires_at?: string; settled: boolean }> {
+  private fromSocket(
+    requestId: string,
+    h: HandoffHeader,
+    value: Buffer,
+  ): Promise<{ ok: boolean; message: string; expires_at?: string; settled: boolean }> {
     const p = this.pending.get(requestId);
-    if (!p) return Promise.resolve({ ok: false, message: 'this request is no longer waiting for an answer', settled: true });
+    if (!p)
+      return Promise.resolve({ ok: false, message: 'this request is no longer waiting for an answer', settled: true });
     // Whoever connects is not trusted for it: the answering process must prove it is a person's.
     const proven = readProvenAnswer(this.o.layout, this.o.layout.approvalAnswer(requestId));
     if (!proven?.ok) {
       const reason = proven ? proven.reason : 'no answering process holds the answer file';
-      audit(this.o.layout, { event: 'approval_refused', agent: this.o.agentId, request: requestId, tool: 'request_secret', route: proven?.route ?? 'unknown', reason });
+      audit(this.o.layout, {
+        event: 'approval_refused',
+        agent: this.o.agentId,
+        request: requestId,
+        tool: 'request_secret',
+        route: proven?.route ?? 'unknown',
+        reason,
+      });
       return Promise.resolve({ ok: false, message: `answer refused: ${reason}`, settled: false });
     }
     const by = proven.route;
@@ -219,13 +285,19 @@ export class SecretBroker {
       return Promise.resolve({ ok: true, message: 'denied', settled: true });
     }
     if (value.toString('utf8').length < MIN_SECRET_CHARS) {
-      return Promise.resolve({ ok: false, message: `the value is shorter than ${MIN_SECRET_CHARS} characters: too short to redact safely`, settled: false });
+      return Promise.resolve({
+        ok: false,
+        message: `the value is shorter than ${MIN_SECRET_CHARS} characters: too short to redact safely`,
+        settled: false,
+      });
     }
     const ttl = typeof h.ttl_secs === 'number' && h.ttl_secs > 0 ? h.ttl_secs : this.o.ttlSecs;
     const out = p.settle({ decision: 'approve', value, ttlSecs: ttl, by });
-    return Promise.resolve(out.granted
-      ? { ok: true, message: `granted until ${out.expiresAt}`, expires_at: out.expiresAt, settled: true }
-      : { ok: false, message: out.reason, settled: true });
+    return Promise.resolve(
+      out.granted
+        ? { ok: true, message: `granted until ${out.expiresAt}`, expires_at: out.expiresAt, settled: true }
+        : { ok: false, message: out.reason, settled: true },
+    );
   }
 
   /** Settles a pending request exactly once: a grant (the value copied into a buffer of its own) or a denial. */
@@ -233,10 +305,32 @@ export class SecretBroker {
     const { o } = this;
     if (!this.pending.delete(requestId)) return { granted: false, key, reason: 'already answered' };
     if (this.pending.size === 0) o.setWaiting(false);
-    o.emit({ type: 'approval_resolved', requestId, decision: a.decision, by: a.by === 'pane' || a.by === 'timeout' || a.by === 'dashboard' || a.by === 'chat' ? a.by : a.by === 'aborted' || a.by === 'ended' ? 'aborted' : 'cli' });
+    o.emit({
+      type: 'approval_resolved',
+      requestId,
+      decision: a.decision,
+      by:
+        a.by === 'pane' || a.by === 'timeout' || a.by === 'dashboard' || a.by === 'chat'
+          ? a.by
+          : a.by === 'aborted' || a.by === 'ended'
+            ? 'aborted'
+            : 'cli',
+    });
     if (a.decision === 'deny') {
-      audit(o.layout, { event: 'secret_denied', agent: o.agentId, key, request: requestId, by: a.by, reason: a.reason });
-      return { granted: false, key, reason: a.by === 'timeout' || a.by === 'aborted' || a.by === 'ended' ? a.reason : `a person denied it: ${a.reason}` };
+      audit(o.layout, {
+        event: 'secret_denied',
+        agent: o.agentId,
+        key,
+        request: requestId,
+        by: a.by,
+        reason: a.reason,
+      });
+      return {
+        granted: false,
+        key,
+        reason:
+          a.by === 'timeout' || a.by === 'aborted' || a.by === 'ended' ? a.reason : `a person denied it: ${a.reason}`,
+      };
     }
     const value = Buffer.alloc(a.value.length);
     a.value.copy(value);
@@ -246,18 +340,39 @@ export class SecretBroker {
       recordSecretDigests(o.layout, key, value.toString('utf8'));
     } catch (err) {
       value.fill(0);
-      audit(o.layout, { event: 'secret_denied', agent: o.agentId, key, request: requestId, rule: 'digest', reason: errorMessage(err) });
+      audit(o.layout, {
+        event: 'secret_denied',
+        agent: o.agentId,
+        key,
+        request: requestId,
+        rule: 'digest',
+        reason: errorMessage(err),
+      });
       return { granted: false, key, reason: `the value could not be registered for redaction: ${errorMessage(err)}` };
     }
     const ttlMs = Math.round(a.ttlSecs * 1000);
     const g: Grant = {
-      key, requestId, varName: secretVarName(key, o.config), value, expiresAt: Date.now() + ttlMs,
+      key,
+      requestId,
+      varName: secretVarName(key, o.config),
+      value,
+      expiresAt: Date.now() + ttlMs,
       timer: setTimeout(() => this.end(g, 'secret_expired', `ttl of ${a.ttlSecs} s passed`), ttlMs),
-      leases: 0, expired: false, unhold: holdForRedaction(key, value.toString('utf8')),
+      leases: 0,
+      expired: false,
+      unhold: holdForRedaction(key, value.toString('utf8')),
     };
     g.timer.unref();
     this.grants.set(key, g);
-    audit(o.layout, { event: 'secret_granted', agent: o.agentId, key, request: requestId, by: a.by, ttl_secs: a.ttlSecs, var: g.varName });
+    audit(o.layout, {
+      event: 'secret_granted',
+      agent: o.agentId,
+      key,
+      request: requestId,
+      by: a.by,
+      ttl_secs: a.ttlSecs,
+      var: g.varName,
+    });
     o.emit({ type: 'notice', text: `secret '${key}' granted for ${a.ttlSecs} s as $${g.varName} (value hidden)` });
     this.publish();
     this.watchRevokes();
@@ -266,8 +381,12 @@ export class SecretBroker {
 
   private outcome(g: Grant, already: boolean): SecretRequestOutcome {
     return {
-      granted: true, key: g.key, varName: g.varName, expiresAt: new Date(g.expiresAt).toISOString(),
-      ttlSecs: Math.max(0, Math.round((g.expiresAt - Date.now()) / 1000)), ...(already ? { already: true } : {}),
+      granted: true,
+      key: g.key,
+      varName: g.varName,
+      expiresAt: new Date(g.expiresAt).toISOString(),
+      ttlSecs: Math.max(0, Math.round((g.expiresAt - Date.now()) / 1000)),
+      ...(already ? { already: true } : {}),
     };
   }
 
@@ -281,20 +400,45 @@ export class SecretBroker {
     // in its environment (a server started during the grant, a command still running) is
     // ended; anything else holding the same VAR=value (the person's own shells or tmux server
     // when the value came from their environment, another agent) is reported, never signalled.
-    const { ended, left } = endHolders(g.varName, g.value, (pid) => startedByHarness(this.o.layout, this.o.agentId, pid));
+    const { ended, left } = endHolders(g.varName, g.value, (pid) =>
+      startedByHarness(this.o.layout, this.o.agentId, pid),
+    );
     for (const h of ended) {
-      audit(this.o.layout, { event: 'secret_holder_ended', agent: this.o.agentId, key: g.key, request: g.requestId, holder_pid: h.pid, command: h.command });
-      this.o.emit({ type: 'notice', text: `secret '${g.key}': ended process ${h.pid} (${h.command}), which still held it in its environment` });
+      audit(this.o.layout, {
+        event: 'secret_holder_ended',
+        agent: this.o.agentId,
+        key: g.key,
+        request: g.requestId,
+        holder_pid: h.pid,
+        command: h.command,
+      });
+      this.o.emit({
+        type: 'notice',
+        text: `secret '${g.key}': ended process ${h.pid} (${h.command}), which still held it in its environment`,
+      });
     }
     for (const h of left) {
-      audit(this.o.layout, { event: 'secret_holder_left', agent: this.o.agentId, key: g.key, request: g.requestId, holder_pid: h.pid, command: h.command });
-      this.o.emit({ type: 'notice', text: `secret '${g.key}': process ${h.pid} (${h.command}) still holds it in its environment; not started by this agent, so left running` });
+      audit(this.o.layout, {
+        event: 'secret_holder_left',
+        agent: this.o.agentId,
+        key: g.key,
+        request: g.requestId,
+        holder_pid: h.pid,
+        command: h.command,
+      });
+      this.o.emit({
+        type: 'notice',
+        text: `secret '${g.key}': process ${h.pid} (${h.command}) still holds it in its environment; not started by this agent, so left running`,
+      });
     }
     this.wipe(g);
     // The record first: whoever reads the audit line finds the grant already gone.
     this.publish();
     audit(this.o.layout, { event, agent: this.o.agentId, key: g.key, request: g.requestId, reason: why });
-    this.o.emit({ type: 'notice', text: `secret '${g.key}' ${event === 'secret_expired' ? 'expired' : 'revoked'}: ${why}` });
+    this.o.emit({
+      type: 'notice',
+      text: `secret '${g.key}' ${event === 'secret_expired' ? 'expired' : 'revoked'}: ${why}`,
+    });
   }
 
   private wipe(g: Grant): void {
@@ -304,8 +448,16 @@ export class SecretBroker {
   }
 
   private publish(): void {
-    const views = [...this.grants.values()].map((g) => ({ key: g.key, requestId: g.requestId, expiresAt: new Date(g.expiresAt).toISOString() }));
-    try { this.o.onGrants(views); } catch (err) { this.o.log.warn({ err: errorMessage(err) }, 'could not record secret grants'); }
+    const views = [...this.grants.values()].map((g) => ({
+      key: g.key,
+      requestId: g.requestId,
+      expiresAt: new Date(g.expiresAt).toISOString(),
+    }));
+    try {
+      this.o.onGrants(views);
+    } catch (err) {
+      this.o.log.warn({ err: errorMessage(err) }, 'could not record secret grants');
+    }
     if (views.length === 0) {
       clearInterval(this.revokePoll);
       this.revokePoll = undefined;
@@ -330,7 +482,7 @@ export class SecretBroker {
 /** The nearest ancestor whose policy does not list `key` (a child never gets what its parent may not, §7). */
 export function ancestorLacking(layout: Layout, rec: AgentRecord, key: string): string | undefined {
   const seen = new Set<string>();
-  for (let id = rec.parentId; id && !seen.has(id) && seen.size < 64; ) {
+  for (let id = rec.parentId; id && !seen.has(id) && seen.size < 64;) {
     seen.add(id);
     const anc = readRecord(layout, id);
     if (!anc) return id;

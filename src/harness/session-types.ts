@@ -15,7 +15,12 @@ export type SessionEvent =
   | { type: 'status'; record: AgentRecord }
   /** A person must answer this; answer with `session.answerApproval`. */
   | { type: 'approval'; request: ApprovalRequest }
-  | { type: 'approval_resolved'; requestId: string; decision: 'approve' | 'deny'; by: 'pane' | 'cli' | 'dashboard' | 'chat' | 'timeout' | 'aborted' }
+  | {
+      type: 'approval_resolved';
+      requestId: string;
+      decision: 'approve' | 'deny';
+      by: 'pane' | 'cli' | 'dashboard' | 'chat' | 'timeout' | 'aborted';
+    }
   | { type: 'task_start'; task: number; prompt: string }
   | { type: 'task_end'; result: TaskResult; text: string };
 

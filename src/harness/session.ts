@@ -52,7 +52,12 @@ export interface SessionDeps {
   /** Pending approvals answered in the pane land here (wired by the gate). */
   onApprovalAnswer?: (answer: ApprovalAnswer) => void;
   /** Ends the agent's life: completion, stop hooks, children, slot. */
-  finish: (rec: AgentRecord, status: TaskResult['status'], reason: string, openTask: { text: string } | null) => Promise<AgentRecord | void>;
+  finish: (
+    rec: AgentRecord,
+    status: TaskResult['status'],
+    reason: string,
+    openTask: { text: string } | null,
+  ) => Promise<AgentRecord | void>;
   /** Writes task `task`'s final answer; returns its path. */
   writeOutput: (task: number, text: string) => string | null;
   /** Sends the task's completion (exactly once per task). */
@@ -85,7 +90,12 @@ export interface WorkSlotPort {
 }
 
 const STOP_STATUS: Record<StopReason, TaskResult['status']> = {
-  completed: 'completed', max_turns: 'failed', timeout: 'timed_out', aborted: 'cancelled', failed: 'failed', budget: 'failed',
+  completed: 'completed',
+  max_turns: 'failed',
+  timeout: 'timed_out',
+  aborted: 'cancelled',
+  failed: 'failed',
+  budget: 'failed',
 };
 
 export class AgentSession implements Session {
@@ -111,7 +121,9 @@ export class AgentSession implements Session {
   private lastText = '';
   private idleTimer: NodeJS.Timeout | undefined;
   private markEnded: () => void = () => undefined;
-  private readonly ended = new Promise<void>((resolve) => { this.markEnded = resolve; });
+  private readonly ended = new Promise<void>((resolve) => {
+    this.markEnded = resolve;
+  });
   /** The board task the open task is working (§15), reported when the task ends. */
   private boardTask: string | null = null;
   /** A board task claimed while a run was starting: worked when that run ends. */
@@ -123,7 +135,9 @@ export class AgentSession implements Session {
   constructor(private readonly deps: SessionDeps) {
     this.id = deps.record.id;
     this.conversation = [...deps.history];
-    this.keeper = new RecordKeeper(deps.layout, deps.record, deps.config, (record) => this.emit({ type: 'status', record }));
+    this.keeper = new RecordKeeper(deps.layout, deps.record, deps.config, (record) =>
+      this.emit({ type: 'status', record }),
+    );
     deps.inbox.onArrival((notice) => {
       this.emit({ type: 'notice', text: notice });
       // Idle agents react at once (§4); one-shot agents only between their own steps.
@@ -189,7 +203,9 @@ export class AgentSession implements Session {
     if (this.worked && !this.interrupted) {
       this.worked = false;
       // Once per idle spell, after the task's completion is out: what it sends back arrives as mail.
-      void this.deps.onIdle?.().catch((err: unknown) => this.deps.log.warn({ err: errorMessage(err) }, 'TeammateIdle hooks failed'));
+      void this.deps
+        .onIdle?.()
+        .catch((err: unknown) => this.deps.log.warn({ err: errorMessage(err) }, 'TeammateIdle hooks failed'));
     }
   }
 
@@ -210,10 +226,11 @@ export class AgentSession implements Session {
     try {
       do {
         this.boardChanged = false;
-        if (!work) work = await this.deps.board!.claim().catch((err: unknown) => {
-          this.deps.log.warn({ err: errorMessage(err) }, 'board claim failed');
-          return null;
-        });
+        if (!work)
+          work = await this.deps.board!.claim().catch((err: unknown) => {
+            this.deps.log.warn({ err: errorMessage(err) }, 'board claim failed');
+            return null;
+          });
       } while (!work && this.boardChanged && !this.ending);
     } finally {
       this.claiming = false;
@@ -266,7 +283,11 @@ export class AgentSession implements Session {
 
   emit(e: SessionEvent): void {
     for (const l of this.listeners) {
-      try { l(e); } catch (err) { this.deps.log.error({ err: errorMessage(err) }, 'session listener failed'); }
+      try {
+        l(e);
+      } catch (err) {
+        this.deps.log.error({ err: errorMessage(err) }, 'session listener failed');
+      }
     }
   }
 
@@ -287,15 +308,18 @@ export class AgentSession implements Session {
     if (this.running) return;
     this.interrupted = false;
     this.worked = true;
-    this.running = this.takeSlot().then((ok) => (ok ? this.run(prompt) : undefined)).catch((err: unknown) => this.fail(err)).finally(() => {
-      this.running = null;
-      // Lines or messages that came in as the run ended start the next one. Mail is looked
-      // for in new/ itself, not remembered from events: an arrival during the run's last
-      // step has no event left to wake anyone. After Ctrl-C the person speaks first.
-      if (!this.ending && !this.deps.oneshot && this.humanQueue.length > 0) this.startRun(null);
-      else if (!this.ending && !this.deps.oneshot && !this.interrupted) void this.wake();
-      else this.rest();
-    });
+    this.running = this.takeSlot()
+      .then((ok) => (ok ? this.run(prompt) : undefined))
+      .catch((err: unknown) => this.fail(err))
+      .finally(() => {
+        this.running = null;
+        // Lines or messages that came in as the run ended start the next one. Mail is looked
+        // for in new/ itself, not remembered from events: an arrival during the run's last
+        // step has no event left to wake anyone. After Ctrl-C the person speaks first.
+        if (!this.ending && !this.deps.oneshot && this.humanQueue.length > 0) this.startRun(null);
+        else if (!this.ending && !this.deps.oneshot && !this.interrupted) void this.wake();
+        else this.rest();
+      });
   }
 
   /** No work: the slot goes back (§5.2) and the idle timer runs. */
@@ -316,7 +340,11 @@ export class AgentSession implements Session {
     try {
       const ok = await slot.take(this.slotWait.signal, (line) => {
         this.keeper.set({ status: 'queued', lastLine: line });
-        this.emit({ type: 'notice', text: `${line} — waiting in line; the work starts when one is free`, level: 'warn' });
+        this.emit({
+          type: 'notice',
+          text: `${line} — waiting in line; the work starts when one is free`,
+          level: 'warn',
+        });
       });
       if (ok) this.keeper.set({ slot: slot.index });
       return ok && !this.ending;
@@ -346,7 +374,9 @@ export class AgentSession implements Session {
     const cause = errorMessage(err);
     this.deps.log.error({ err: cause }, 'agent failed');
     this.emit({ type: 'notice', text: `agent failed: ${cause}`, level: 'error' });
-    void this.shutdown('failed', cause).catch((e: unknown) => this.deps.log.error({ err: errorMessage(e) }, 'ending after a failure failed'));
+    void this.shutdown('failed', cause).catch((e: unknown) =>
+      this.deps.log.error({ err: errorMessage(e) }, 'ending after a failure failed'),
+    );
   }
 
   private armIdleTimer(): void {
@@ -377,7 +407,11 @@ export class AgentSession implements Session {
     this.openTask();
     if (!this.taskAnnounced) {
       this.taskAnnounced = true;
-      this.emit({ type: 'task_start', task: this.keeper.current.task, prompt: prompt ?? this.humanQueue[0] ?? '(inbox)' });
+      this.emit({
+        type: 'task_start',
+        task: this.keeper.current.task,
+        prompt: prompt ?? this.humanQueue[0] ?? '(inbox)',
+      });
     }
     if (prompt !== null) {
       const message: ModelMessage = { role: 'user', content: prompt };
@@ -394,7 +428,15 @@ export class AgentSession implements Session {
         if (!inj) deps.transcript?.append({ type: 'message', message: m });
         else if (inj.source === 'human') deps.transcript?.append({ type: 'surfaced', source: 'human', text: inj.text });
         else {
-          const kept = deps.transcript ? deps.transcript.append({ type: 'surfaced', source: 'inbox', ids: inj.ids ?? [], files: inj.files ?? [], text: inj.text }) : true;
+          const kept = deps.transcript
+            ? deps.transcript.append({
+                type: 'surfaced',
+                source: 'inbox',
+                ids: inj.ids ?? [],
+                files: inj.files ?? [],
+                text: inj.text,
+              })
+            : true;
           // Claimed only now that the transcript holds it: a crash before this re-delivers.
           if (kept) {
             this.transcriptBroken = false;
@@ -426,16 +468,38 @@ export class AgentSession implements Session {
     })) {
       this.emit(e);
       switch (e.type) {
-        case 'turn_start': this.keeper.set({ turns: this.keeper.current.turns + 1, taskTurns: this.keeper.current.turns + 1 - this.taskTurnsStart }); break;
-        case 'tool_call': this.onToolCall(e.call); break;
+        case 'turn_start':
+          this.keeper.set({
+            turns: this.keeper.current.turns + 1,
+            taskTurns: this.keeper.current.turns + 1 - this.taskTurnsStart,
+          });
+          break;
+        case 'tool_call':
+          this.onToolCall(e.call);
+          break;
         case 'tool_result':
-          audit(deps.layout, { event: 'tool_result', agent: this.id, tool: e.call.name, is_error: !!e.result.isError, duration_ms: Math.round(e.durationMs), ...(e.result.meta ?? {}) });
+          audit(deps.layout, {
+            event: 'tool_result',
+            agent: this.id,
+            tool: e.call.name,
+            is_error: !!e.result.isError,
+            duration_ms: Math.round(e.durationMs),
+            ...(e.result.meta ?? {}),
+          });
           break;
         case 'message_surfaced':
           surfaced.set(e.message, e.injection);
-          if (e.injection.source === 'human') audit(deps.layout, { event: 'human_input', agent: this.id, source: 'human', chars: e.injection.text.length });
+          if (e.injection.source === 'human')
+            audit(deps.layout, {
+              event: 'human_input',
+              agent: this.id,
+              source: 'human',
+              chars: e.injection.text.length,
+            });
           break;
-        case 'usage': this.keeper.addUsage(e.inputTokens, e.outputTokens); break;
+        case 'usage':
+          this.keeper.addUsage(e.inputTokens, e.outputTokens);
+          break;
         case 'turn_end': {
           await record(e.messages);
           await deps.inbox.claimPending();
@@ -445,7 +509,9 @@ export class AgentSession implements Session {
           this.keeper.flush();
           break;
         }
-        case 'done': done = e; break;
+        case 'done':
+          done = e;
+          break;
       }
     }
     if (!done) return;
@@ -464,7 +530,8 @@ export class AgentSession implements Session {
     }
     if (done.reason === 'aborted') return; // shutdown() ends the task itself
     // Limits end with their name as the reason (`budget`, `max_turns`, `timeout`); failures with the error.
-    const exitReason = done.reason === 'completed' ? null : done.reason === 'failed' ? (done.error ?? 'failed') : done.reason;
+    const exitReason =
+      done.reason === 'completed' ? null : done.reason === 'failed' ? (done.error ?? 'failed') : done.reason;
     if (done.error && done.reason !== 'failed') deps.log.warn({ reason: done.reason }, done.error);
     await this.endTask(STOP_STATUS[done.reason], exitReason, done.text);
   }
@@ -502,7 +569,11 @@ export class AgentSession implements Session {
     } catch (err) {
       if (err instanceof FlotillaError && err.code === 'task-completion-refused') this.boardTask = id;
       this.deps.log.warn({ err: errorMessage(err), task: id }, 'board task not finished');
-      this.emit({ type: 'notice', text: `task ${id} could not be finished on the board: ${errorMessage(err)}`, level: 'warn' });
+      this.emit({
+        type: 'notice',
+        text: `task ${id} could not be finished on the board: ${errorMessage(err)}`,
+        level: 'warn',
+      });
     }
   }
 
@@ -510,14 +581,20 @@ export class AgentSession implements Session {
   private transcriptFailed(): void {
     if (this.transcriptBroken) return;
     this.transcriptBroken = true;
-    const text = 'transcript cannot be written (disk full?): mail shown to the model stays unread in new/ until the transcript records again';
+    const text =
+      'transcript cannot be written (disk full?): mail shown to the model stays unread in new/ until the transcript records again';
     this.deps.log.warn({}, text);
     this.emit({ type: 'notice', text, level: 'warn' });
   }
 
   private onToolCall(call: ToolCall): void {
     const input = (call.input ?? {}) as Record<string, unknown>;
-    const what = typeof input.command === 'string' ? `$ ${input.command}` : typeof input.path === 'string' ? `${call.name} ${input.path}` : call.name;
+    const what =
+      typeof input.command === 'string'
+        ? `$ ${input.command}`
+        : typeof input.path === 'string'
+          ? `${call.name} ${input.path}`
+          : call.name;
     // The audit's tool_call line is the gate's: written once the call is decided (harness/gate.ts).
     this.keeper.set({ lastLine: toLastLine(what) });
   }
@@ -536,7 +613,10 @@ function lastAssistantText(messages: ModelMessage[]): string {
     const m = messages[i]!;
     if (m.role !== 'assistant') continue;
     if (typeof m.content === 'string') return m.content;
-    const text = m.content.filter((p) => p.type === 'text').map((p) => (p as { text: string }).text).join('');
+    const text = m.content
+      .filter((p) => p.type === 'text')
+      .map((p) => (p as { text: string }).text)
+      .join('');
     if (text.trim()) return text;
   }
   return '';

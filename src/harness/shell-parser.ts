@@ -49,9 +49,14 @@ export function loadShellParser(): Promise<ShellParser> {
 }
 
 /** The shell gate for one deny list, with command-name globs resolved against the file system. */
-export async function loadShellClassifier(denyList: readonly string[], env: NodeJS.ProcessEnv): Promise<ShellClassifier> {
+export async function loadShellClassifier(
+  denyList: readonly string[],
+  env: NodeJS.ProcessEnv,
+): Promise<ShellClassifier> {
   const parser = await loadShellParser();
-  return createShellClassifier(parser, denyList, { expandCommandGlob: (pattern) => expandCommandGlob(pattern, env.PATH ?? '') });
+  return createShellClassifier(parser, denyList, {
+    expandCommandGlob: (pattern) => expandCommandGlob(pattern, env.PATH ?? ''),
+  });
 }
 
 /** `/usr/bin/s?do` → the files it names; `s?do` → the matching names on PATH. */

@@ -24,10 +24,21 @@ import { memoryDir, readMemory } from './memory.js';
 /** The record says `starting` with this process's pid; the audit has its start; the full-disk reserve is held. */
 export function markStarting(layout: Layout, id: string, log: Log): AgentRecord {
   const rec = updateRecord(layout, id, {
-    status: 'starting', pid: selfProcess().pid, pidStartTime: selfProcess().start, startedAt: new Date().toISOString(),
+    status: 'starting',
+    pid: selfProcess().pid,
+    pidStartTime: selfProcess().start,
+    startedAt: new Date().toISOString(),
   });
-  audit(layout, { event: 'agent_start', agent: rec.id, parent: rec.parentId ?? 'human', depth: rec.depth, model: rec.model, mode: rec.mode });
-  if (!holdReserve(layout, rec.id)) log.warn({}, 'no room for the 64 KiB reserve that lets an agent end cleanly on a full disk');
+  audit(layout, {
+    event: 'agent_start',
+    agent: rec.id,
+    parent: rec.parentId ?? 'human',
+    depth: rec.depth,
+    model: rec.model,
+    mode: rec.mode,
+  });
+  if (!holdReserve(layout, rec.id))
+    log.warn({}, 'no room for the 64 KiB reserve that lets an agent end cleanly on a full disk');
   return rec;
 }
 
@@ -36,7 +47,13 @@ export function markStarting(layout: Layout, id: string, log: Log): AgentRecord 
  * also this process's own environment from now on. A secret reaches a command only through
  * a grant (§11): variables holding secret values are not passed on.
  */
-export async function toolEnvironment(layout: Layout, config: Config, rec: AgentRecord, env: NodeJS.ProcessEnv, secretKeys: readonly string[] = []): Promise<NodeJS.ProcessEnv> {
+export async function toolEnvironment(
+  layout: Layout,
+  config: Config,
+  rec: AgentRecord,
+  env: NodeJS.ProcessEnv,
+  secretKeys: readonly string[] = [],
+): Promise<NodeJS.ProcessEnv> {
   const childEnv: NodeJS.ProcessEnv = { ...env, ...agentEnvironment(layout, rec, env.PATH) };
   delete childEnv.FLOTILLA_SLOT;
   const { secretSourceVars } = await import('../secrets/keys.js');
@@ -46,7 +63,13 @@ export async function toolEnvironment(layout: Layout, config: Config, rec: Agent
 }
 
 /** The definition's memory folder and what is in it (§10), when it has a scope. */
-export function agentMemory(layout: Layout, config: Config, definition: Definition, env: NodeJS.ProcessEnv, log: Log): { dir?: string; text?: string } {
+export function agentMemory(
+  layout: Layout,
+  config: Config,
+  definition: Definition,
+  env: NodeJS.ProcessEnv,
+  log: Log,
+): { dir?: string; text?: string } {
   const scope = definition.memory ?? config.agents.default_memory_scope ?? undefined;
   if (!scope) return {};
   const dir = memoryDir(layout, scope, definition.name, env);
@@ -62,7 +85,10 @@ export async function loadModel(rec: AgentRecord, config: Config, childEnv: Node
   } catch (err) {
     // The model's own errors already name the model: say it once.
     const why = errorMessage(err);
-    throw new FlotillaError(why.includes(`'${rec.model}'`) ? why : `cannot start model '${rec.model}': ${why}`, { code: 'model', cause: err });
+    throw new FlotillaError(why.includes(`'${rec.model}'`) ? why : `cannot start model '${rec.model}': ${why}`, {
+      code: 'model',
+      cause: err,
+    });
   }
 }
 
@@ -78,18 +104,43 @@ export interface OpenedHistory {
  * The transcript and its sidecar (§8). Resume: the old conversation becomes this
  * transcript's start and the model's history, and the old agent's unread mail is adopted.
  */
-export async function openHistory(layout: Layout, config: Config, rec: AgentRecord, definition: Definition, resumed: TranscriptEntry[], log: Log): Promise<OpenedHistory> {
+export async function openHistory(
+  layout: Layout,
+  config: Config,
+  rec: AgentRecord,
+  definition: Definition,
+  resumed: TranscriptEntry[],
+  log: Log,
+): Promise<OpenedHistory> {
   const { openTranscript } = await import('../transcript/writer.js');
   const transcript = config.transcripts.enabled
-    ? openTranscript(layout, { agent_id: rec.id, def_name: definition.name, parent_id: rec.parentId, model: rec.model, cwd: rec.cwd, resumed_from: rec.resumedFrom },
-      { onError: (err) => log.error({ err: err.message }, 'transcript write failed') })
+    ? openTranscript(
+        layout,
+        {
+          agent_id: rec.id,
+          def_name: definition.name,
+          parent_id: rec.parentId,
+          model: rec.model,
+          cwd: rec.cwd,
+          resumed_from: rec.resumedFrom,
+        },
+        { onError: (err) => log.error({ err: err.message }, 'transcript write failed') },
+      )
     : null;
   if (transcript) {
     const { writeMeta } = await import('../transcript/meta.js');
     try {
       writeMeta(layout, {
-        agent_id: rec.id, agent_name: rec.name, def_name: definition.name, status: rec.status, exit_reason: rec.exitReason,
-        started_at: rec.startedAt ?? new Date().toISOString(), finished_at: rec.finishedAt, resumed_from: rec.resumedFrom, turns_used: rec.turns, model: rec.model,
+        agent_id: rec.id,
+        agent_name: rec.name,
+        def_name: definition.name,
+        status: rec.status,
+        exit_reason: rec.exitReason,
+        started_at: rec.startedAt ?? new Date().toISOString(),
+        finished_at: rec.finishedAt,
+        resumed_from: rec.resumedFrom,
+        turns_used: rec.turns,
+        model: rec.model,
         usage: rec.usage,
       });
     } catch (err) {
@@ -112,10 +163,27 @@ export async function openHistory(layout: Layout, config: Config, rec: AgentReco
 }
 
 /** `FLOTILLA_SCRIPT_LOG=<file>`: every scripted-model call's input as a JSON line, for tests and debugging scripts. */
-function scriptLog(env: NodeJS.ProcessEnv): { scripted?: { onCall: (call: { prompt: unknown; turn: number; reply: number | undefined; tools: string[] }) => void } } {
+function scriptLog(env: NodeJS.ProcessEnv): {
+  scripted?: { onCall: (call: { prompt: unknown; turn: number; reply: number | undefined; tools: string[] }) => void };
+} {
   const file = env.FLOTILLA_SCRIPT_LOG;
   if (!file) return {};
-  return { scripted: { onCall: (call) => appendFileSync(file, JSON.stringify({ ts: Date.now(), pid: process.pid, turn: call.turn, reply: call.reply ?? null, tools: call.tools, prompt: call.prompt }) + '\n') } };
+  return {
+    scripted: {
+      onCall: (call) =>
+        appendFileSync(
+          file,
+          JSON.stringify({
+            ts: Date.now(),
+            pid: process.pid,
+            turn: call.turn,
+            reply: call.reply ?? null,
+            tools: call.tools,
+            prompt: call.prompt,
+          }) + '\n',
+        ),
+    },
+  };
 }
 
 /** A damaged parent or root record must not stop an agent: it only names them in the prompt. */

@@ -11,20 +11,38 @@ import type { Layout } from '../layout/layout.js';
  * is a person's, so its word is Flotilla's), which the idle agent takes as its next task.
  * Undefined when no such hook is configured.
  */
-export function teammateIdle(layout: Layout, config: Config, rec: AgentRecord, ctx: HookContext): (() => Promise<void>) | undefined {
+export function teammateIdle(
+  layout: Layout,
+  config: Config,
+  rec: AgentRecord,
+  ctx: HookContext,
+): (() => Promise<void>) | undefined {
   const commands = config.hooks.teammate_idle;
   if (commands.length === 0) return undefined;
   return async () => {
-    const [{ runTeamHooks }, { deliver }] = await Promise.all([import('../hooks/team-hooks.js'), import('../inbox/deliver.js')]);
+    const [{ runTeamHooks }, { deliver }] = await Promise.all([
+      import('../hooks/team-hooks.js'),
+      import('../inbox/deliver.js'),
+    ]);
     const now = readRecord(layout, rec.id) ?? rec;
     const last = now.lastTask;
     const out = await runTeamHooks('TeammateIdle', commands, ctx, {
-      last_task: last ? { task: last.task, status: last.status, exit_reason: last.exitReason, output_path: last.outputPath } : null,
+      last_task: last
+        ? { task: last.task, status: last.status, exit_reason: last.exitReason, output_path: last.outputPath }
+        : null,
     });
     if (out.feedback === null) return;
-    await deliver(layout, {
-      from: 'human', to: rec.id, kind: 'system', priority: 'high',
-      summary: 'The TeammateIdle hook has more for you to do', body: out.feedback,
-    }, { maxBodyBytes: config.inbox.max_body_bytes });
+    await deliver(
+      layout,
+      {
+        from: 'human',
+        to: rec.id,
+        kind: 'system',
+        priority: 'high',
+        summary: 'The TeammateIdle hook has more for you to do',
+        body: out.feedback,
+      },
+      { maxBodyBytes: config.inbox.max_body_bytes },
+    );
   };
 }

@@ -15,7 +15,13 @@ import type { BoardPort } from './session.js';
 /** The safety net's period: only for claims whose claimant died silently (docs/decisions.md "Teammates watch their board"). */
 const RECHECK_MS = 10_000;
 
-export function boardPort(layout: Layout, agentId: string, boardName: string, log: Log, maxBodyBytes: number): BoardPort {
+export function boardPort(
+  layout: Layout,
+  agentId: string,
+  boardName: string,
+  log: Log,
+  maxBodyBytes: number,
+): BoardPort {
   const board = layout.board(boardName);
   return {
     async claim() {
@@ -26,7 +32,11 @@ export function boardPort(layout: Layout, agentId: string, boardName: string, lo
     async report(id, status, text, reason) {
       const { finishTask } = await import('../team-store/board.js');
       const ok = status === 'completed';
-      const result = ok ? text : [`the run ended ${status}${reason && reason !== status ? ` (${reason})` : ''}`, text].filter(Boolean).join('\n\n');
+      const result = ok
+        ? text
+        : [`the run ended ${status}${reason && reason !== status ? ` (${reason})` : ''}`, text]
+            .filter(Boolean)
+            .join('\n\n');
       try {
         await finishTask(layout, boardName, id, agentId, ok ? 'done' : 'failed', result);
       } catch (err) {
@@ -36,10 +46,18 @@ export function boardPort(layout: Layout, agentId: string, boardName: string, lo
         // the ending of the task that mail starts is reported again (docs/hooks.md "Team hooks").
         if (err instanceof FlotillaError && err.code === 'task-completion-refused') {
           const { deliver } = await import('../inbox/deliver.js');
-          await deliver(layout, {
-            from: 'human', to: agentId, kind: 'system', priority: 'high', summary: `task ${id}: completion refused by the TaskCompleted hook`,
-            body: `${err.message}\n\nTask ${id} is still yours. Do what the hook asks; your final answer is recorded as the task's result again.`,
-          }, { maxBodyBytes });
+          await deliver(
+            layout,
+            {
+              from: 'human',
+              to: agentId,
+              kind: 'system',
+              priority: 'high',
+              summary: `task ${id}: completion refused by the TaskCompleted hook`,
+              body: `${err.message}\n\nTask ${id} is still yours. Do what the hook asks; your final answer is recorded as the task's result again.`,
+            },
+            { maxBodyBytes },
+          );
         }
         throw err;
       }
@@ -63,7 +81,9 @@ export function boardPort(layout: Layout, agentId: string, boardName: string, lo
           if (name !== null && String(name).startsWith('.lock')) return;
           changed();
         });
-        watcher.on('error', (err) => log.warn({ err: errorMessage(err) }, 'board watch failed; the recheck timer remains'));
+        watcher.on('error', (err) =>
+          log.warn({ err: errorMessage(err) }, 'board watch failed; the recheck timer remains'),
+        );
       } catch (err) {
         log.warn({ err: errorMessage(err) }, 'board watch could not start; the recheck timer remains');
       }

@@ -74,16 +74,18 @@ export function runHookCommand(opts: HookCommandOptions): Promise<HookCommandRes
       child.stdout.destroy();
       child.stderr.destroy();
       // A killed hook's result waits until its whole group is gone, so "killed" is true when we say it.
-      void (killing ?? Promise.resolve()).then(() => resolve({
-        exitCode: exit?.code ?? null,
-        signal: exit?.signal ?? null,
-        timedOut,
-        durationMs: Date.now() - started,
-        stdout: out.text(),
-        stderr: err.text(),
-        pid: child.pid,
-        ...(error === undefined ? {} : { error }),
-      }));
+      void (killing ?? Promise.resolve()).then(() =>
+        resolve({
+          exitCode: exit?.code ?? null,
+          signal: exit?.signal ?? null,
+          timedOut,
+          durationMs: Date.now() - started,
+          stdout: out.text(),
+          stderr: err.text(),
+          pid: child.pid,
+          ...(error === undefined ? {} : { error }),
+        }),
+      );
     };
 
     const kill = (): void => {
@@ -91,12 +93,15 @@ export function runHookCommand(opts: HookCommandOptions): Promise<HookCommandRes
     };
     // Fails when the `timeout` is exceeded: the hook and everything it started are killed.
     // (setTimeout fires at once past 2^31-1 ms, so longer timeouts are capped at ~24 days.)
-    const timer = setTimeout(() => {
-      // sh already exited and we are only draining its pipes: that is not a timeout.
-      if (exit !== undefined) return;
-      timedOut = true;
-      kill();
-    }, Math.min(opts.timeoutSecs * 1000, 2 ** 31 - 1));
+    const timer = setTimeout(
+      () => {
+        // sh already exited and we are only draining its pipes: that is not a timeout.
+        if (exit !== undefined) return;
+        timedOut = true;
+        kill();
+      },
+      Math.min(opts.timeoutSecs * 1000, 2 ** 31 - 1),
+    );
     const onAbort = (): void => kill();
     if (opts.signal?.aborted) onAbort();
     else opts.signal?.addEventListener('abort', onAbort, { once: true });
@@ -128,6 +133,8 @@ function capture(max: number): { add: (chunk: Buffer) => void; text: () => strin
       size += kept.length;
       dropped += chunk.length - kept.length;
     },
-    text: () => Buffer.concat(chunks).toString('utf8') + (dropped > 0 ? `\n[flotilla: ${dropped} more bytes of hook output dropped]` : ''),
+    text: () =>
+      Buffer.concat(chunks).toString('utf8') +
+      (dropped > 0 ? `\n[flotilla: ${dropped} more bytes of hook output dropped]` : ''),
   };
 }

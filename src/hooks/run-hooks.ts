@@ -33,7 +33,11 @@ export type PreToolUseDecision = { allow: true } | { allow: false; reason: strin
  * (non-zero exit, timeout, could not start) blocks the call with a reason the model can read;
  * any other failure is a warning and the call goes ahead.
  */
-export async function runPreToolUse(hooks: Partial<DefinitionHooks> | undefined, call: ToolCallInfo, ctx: HookContext): Promise<PreToolUseDecision> {
+export async function runPreToolUse(
+  hooks: Partial<DefinitionHooks> | undefined,
+  call: ToolCallInfo,
+  ctx: HookContext,
+): Promise<PreToolUseDecision> {
   const tool = canonicalToolName(call.name);
   for (const hook of matching(hooks?.PreToolUse, call.name)) {
     const payload = { ...basePayload('PreToolUse', ctx), tool_name: tool, tool_input: call.input };
@@ -47,7 +51,9 @@ export async function runPreToolUse(hooks: Partial<DefinitionHooks> | undefined,
         reason: `tool call blocked by a PreToolUse hook (\`${short(hook.command)}\`, ${failure(result, hook)})${detail(result)} — change the call so the hook accepts it, or do without it`,
       };
     }
-    ctx.onWarn?.(`PreToolUse hook \`${short(hook.command)}\` ${failure(result, hook)}${detail(result)} — the '${tool}' call goes ahead (the hook is not fail_closed)`);
+    ctx.onWarn?.(
+      `PreToolUse hook \`${short(hook.command)}\` ${failure(result, hook)}${detail(result)} — the '${tool}' call goes ahead (the hook is not fail_closed)`,
+    );
   }
   return { allow: true };
 }
@@ -60,10 +66,18 @@ export async function runPostToolUse(
 ): Promise<void> {
   const tool = canonicalToolName(call.name);
   for (const hook of matching(hooks?.PostToolUse, call.name)) {
-    const payload = { ...basePayload('PostToolUse', ctx), tool_name: tool, tool_input: call.input, tool_response: { output: call.output, is_error: call.isError } };
+    const payload = {
+      ...basePayload('PostToolUse', ctx),
+      tool_name: tool,
+      tool_input: call.input,
+      tool_response: { output: call.output, is_error: call.isError },
+    };
     const result = await runOne('PostToolUse', hook, payload, ctx, tool);
     ctx.onRun?.(record('PostToolUse', hook, result, tool));
-    if (!succeeded(result)) ctx.onWarn?.(`PostToolUse hook \`${short(hook.command)}\` ${failure(result, hook)}${detail(result)} — the agent goes on`);
+    if (!succeeded(result))
+      ctx.onWarn?.(
+        `PostToolUse hook \`${short(hook.command)}\` ${failure(result, hook)}${detail(result)} — the agent goes on`,
+      );
   }
 }
 
@@ -77,11 +91,29 @@ export async function runLifecycleHooks(
   ctx: HookContext & { status?: string; exitReason?: string | null },
 ): Promise<void> {
   for (const cmd of commands) {
-    const hook: HookCommand = { type: 'command', command: cmd.command, timeout_secs: cmd.timeout_secs, fail_closed: false };
-    const payload = { ...basePayload(event, ctx), ...(event === 'stop' ? { status: ctx.status ?? null, exit_reason: ctx.exitReason ?? null } : {}) };
-    const result = await runOne(event, hook, payload, ctx, undefined, event === 'stop' ? (ctx.exitReason ?? null) : undefined);
+    const hook: HookCommand = {
+      type: 'command',
+      command: cmd.command,
+      timeout_secs: cmd.timeout_secs,
+      fail_closed: false,
+    };
+    const payload = {
+      ...basePayload(event, ctx),
+      ...(event === 'stop' ? { status: ctx.status ?? null, exit_reason: ctx.exitReason ?? null } : {}),
+    };
+    const result = await runOne(
+      event,
+      hook,
+      payload,
+      ctx,
+      undefined,
+      event === 'stop' ? (ctx.exitReason ?? null) : undefined,
+    );
     ctx.onRun?.(record(event, hook, result));
-    if (!succeeded(result)) ctx.onWarn?.(`${event} hook \`${short(cmd.command)}\` ${failure(result, hook)}${detail(result)} — the agent goes on`);
+    if (!succeeded(result))
+      ctx.onWarn?.(
+        `${event} hook \`${short(cmd.command)}\` ${failure(result, hook)}${detail(result)} — the agent goes on`,
+      );
   }
 }
 
@@ -90,7 +122,13 @@ function matching(groups: DefinitionHooks['PreToolUse'] | undefined, toolName: s
 }
 
 function basePayload(event: HookEvent, ctx: HookContext): Record<string, unknown> {
-  return { hook_event_name: event, agent_id: ctx.agentId, agent_name: ctx.agentName, parent_id: ctx.parentId ?? null, cwd: ctx.cwd };
+  return {
+    hook_event_name: event,
+    agent_id: ctx.agentId,
+    agent_name: ctx.agentName,
+    parent_id: ctx.parentId ?? null,
+    cwd: ctx.cwd,
+  };
 }
 
 async function runOne(
@@ -115,14 +153,27 @@ async function runOne(
     ...(toolName === undefined ? {} : { toolName }),
     ...(exitReason === undefined ? {} : { exitReason }),
   });
-  return runHookCommand({ command: hook.command, timeoutSecs: hook.timeout_secs, env, stdin, cwd: ctx.cwd, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+  return runHookCommand({
+    command: hook.command,
+    timeoutSecs: hook.timeout_secs,
+    env,
+    stdin,
+    cwd: ctx.cwd,
+    ...(ctx.signal ? { signal: ctx.signal } : {}),
+  });
 }
 
 function succeeded(r: HookCommandResult): boolean {
   return r.exitCode === 0 && !r.timedOut && r.error === undefined;
 }
 
-function record(event: HookEvent, hook: HookCommand, r: HookCommandResult, tool?: string, blocked?: boolean): HookRunRecord {
+function record(
+  event: HookEvent,
+  hook: HookCommand,
+  r: HookCommandResult,
+  tool?: string,
+  blocked?: boolean,
+): HookRunRecord {
   return {
     hook: event,
     command: hook.command,
@@ -145,7 +196,10 @@ function failure(r: HookCommandResult, hook: HookCommand): string {
 
 /** The first non-empty line of stderr (else stdout): usually the hook's own explanation. */
 function detail(r: HookCommandResult): string {
-  const line = [r.stderr, r.stdout].flatMap((t) => t.split('\n')).map((l) => l.trim()).find((l) => l.length > 0);
+  const line = [r.stderr, r.stdout]
+    .flatMap((t) => t.split('\n'))
+    .map((l) => l.trim())
+    .find((l) => l.length > 0);
   return line ? `: ${line.length > 300 ? line.slice(0, 299) + '…' : line}` : '';
 }
 

@@ -7,13 +7,20 @@ import { z } from 'zod';
 export const hookCommandSchema = z.object({
   type: z.literal('command').default('command'),
   command: z.string().min(1).describe('Shell command run with sh -c; the tool call arrives as JSON on stdin'),
-  timeout_secs: z.number().positive().default(30).describe('Kill the hook and its process group after this many seconds'),
+  timeout_secs: z
+    .number()
+    .positive()
+    .default(30)
+    .describe('Kill the hook and its process group after this many seconds'),
   fail_closed: z.boolean().default(false).describe('PreToolUse only: a failing hook blocks the tool call'),
 });
 export type HookCommand = z.infer<typeof hookCommandSchema>;
 
 export const hookMatcherSchema = z.object({
-  matcher: z.string().default('').describe("'|'-separated substrings of the tool name; empty or '*' matches every tool"),
+  matcher: z
+    .string()
+    .default('')
+    .describe("'|'-separated substrings of the tool name; empty or '*' matches every tool"),
   hooks: z.array(hookCommandSchema).min(1),
 });
 export type HookMatcher = z.infer<typeof hookMatcherSchema>;

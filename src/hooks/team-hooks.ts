@@ -23,24 +23,59 @@ export async function runTeamHooks(
   ctx: HookContext & { board?: string; taskId?: string },
   payload: Record<string, unknown>,
 ): Promise<TeamHookRun> {
-  const stdin = JSON.stringify({
-    hook_event_name: event, agent_id: ctx.agentId, agent_name: ctx.agentName, parent_id: ctx.parentId ?? null, cwd: ctx.cwd, ...payload,
-  }) + '\n';
+  const stdin =
+    JSON.stringify({
+      hook_event_name: event,
+      agent_id: ctx.agentId,
+      agent_name: ctx.agentName,
+      parent_id: ctx.parentId ?? null,
+      cwd: ctx.cwd,
+      ...payload,
+    }) + '\n';
   const env = hookEnv(ctx.baseEnv ?? process.env, {
-    agentId: ctx.agentId, agentName: ctx.agentName, parentId: ctx.parentId ?? null,
-    ...(ctx.board === undefined ? {} : { board: ctx.board }), ...(ctx.taskId === undefined ? {} : { taskId: ctx.taskId }),
+    agentId: ctx.agentId,
+    agentName: ctx.agentName,
+    parentId: ctx.parentId ?? null,
+    ...(ctx.board === undefined ? {} : { board: ctx.board }),
+    ...(ctx.taskId === undefined ? {} : { taskId: ctx.taskId }),
   });
   for (const cmd of commands) {
-    const r = await runHookCommand({ command: cmd.command, timeoutSecs: cmd.timeout_secs, env, stdin, cwd: ctx.cwd, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+    const r = await runHookCommand({
+      command: cmd.command,
+      timeoutSecs: cmd.timeout_secs,
+      env,
+      stdin,
+      cwd: ctx.cwd,
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+    });
     const answered = r.exitCode === 2 && !r.timedOut && r.error === undefined;
     const record: HookRunRecord = {
-      hook: event, command: cmd.command, exitCode: r.exitCode, signal: r.signal, durationMs: r.durationMs, timedOut: r.timedOut,
-      ...(answered ? { blocked: true } : {}), ...(ctx.board === undefined ? {} : { board: ctx.board }), ...(ctx.taskId === undefined ? {} : { task: ctx.taskId }),
+      hook: event,
+      command: cmd.command,
+      exitCode: r.exitCode,
+      signal: r.signal,
+      durationMs: r.durationMs,
+      timedOut: r.timedOut,
+      ...(answered ? { blocked: true } : {}),
+      ...(ctx.board === undefined ? {} : { board: ctx.board }),
+      ...(ctx.taskId === undefined ? {} : { task: ctx.taskId }),
     };
     ctx.onRun?.(record);
-    if (answered) return { feedback: (r.stderr.trim() || r.stdout.trim() || `the ${event} hook \`${short(cmd.command)}\` exited 2 without saying why`) };
+    if (answered)
+      return {
+        feedback:
+          r.stderr.trim() ||
+          r.stdout.trim() ||
+          `the ${event} hook \`${short(cmd.command)}\` exited 2 without saying why`,
+      };
     if (r.exitCode !== 0 || r.timedOut || r.error !== undefined) {
-      const why = r.error ?? (r.timedOut ? `timed out after ${cmd.timeout_secs}s and was killed` : r.signal ? `was killed by ${r.signal}` : `exit ${r.exitCode}`);
+      const why =
+        r.error ??
+        (r.timedOut
+          ? `timed out after ${cmd.timeout_secs}s and was killed`
+          : r.signal
+            ? `was killed by ${r.signal}`
+            : `exit ${r.exitCode}`);
       ctx.onWarn?.(`${event} hook \`${short(cmd.command)}\` ${why} — going on (only exit 2 is an answer)`);
     }
   }

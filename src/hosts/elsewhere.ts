@@ -27,7 +27,12 @@ export interface Elsewhere {
  * is no other host to ask): the command then runs here and says what it says of an unknown id.
  * Agents of two hosts, or of this host and another, in one command are a usage error.
  */
-export async function agentsElsewhere(layout: Layout, config: Config, prefixes: readonly string[], fleet: () => Promise<FleetRecords>): Promise<Elsewhere | undefined> {
+export async function agentsElsewhere(
+  layout: Layout,
+  config: Config,
+  prefixes: readonly string[],
+  fleet: () => Promise<FleetRecords>,
+): Promise<Elsewhere | undefined> {
   const unknown = prefixes.filter((p) => !knownHere(layout, p));
   if (!unknown.length || config.fleet.bus === 'maildir') return undefined;
   const fleetRecords = await fleet();
@@ -42,7 +47,10 @@ export async function agentsElsewhere(layout: Layout, config: Config, prefixes: 
   const hosts = [...new Set(records.map((r) => r.host))];
   if (hosts.length > 1 || unknown.length < prefixes.length) {
     const where = records.map((r) => `${r.id} on ${r.host}`).join(', ');
-    throw new UsageError(`these agents run on different hosts (${where}${unknown.length < prefixes.length ? `, the rest on ${here}` : ''}) — name the agents of one host per command`, { code: 'hosts-mixed' });
+    throw new UsageError(
+      `these agents run on different hosts (${where}${unknown.length < prefixes.length ? `, the rest on ${here}` : ''}) — name the agents of one host per command`,
+      { code: 'hosts-mixed' },
+    );
   }
   return { host: hostOf(config, records[0]!), records };
 }
@@ -56,7 +64,14 @@ export async function findInFleet(records: FleetRecords, prefix: string): Promis
   if (exact) return exact;
   // By the bus's key names: no record is read but the ones that match.
   const matches = await records.find(prefix);
-  if (matches.length > 1) throw new FlotillaError(`'${prefix}' matches ${matches.length} agents across the fleet's hosts: ${matches.slice(0, 10).map((r) => r.id).join(', ')} — give more characters`, { code: 'ambiguous' });
+  if (matches.length > 1)
+    throw new FlotillaError(
+      `'${prefix}' matches ${matches.length} agents across the fleet's hosts: ${matches
+        .slice(0, 10)
+        .map((r) => r.id)
+        .join(', ')} — give more characters`,
+      { code: 'ambiguous' },
+    );
   return matches[0];
 }
 

@@ -29,27 +29,39 @@ const HOST_NAME = /^[a-z0-9_-]{1,64}$/;
 /** The `--lineage` value for a child of `parent`, spawned from host `host`. */
 export function encodeLineage(host: string, parent: AgentRecord, limits: Config['limits']): string {
   const l: RemoteLineage = {
-    v: 1, host, parent,
-    limits: { max_depth: limits.max_depth, max_children: limits.max_children, max_spawns_per_tree: limits.max_spawns_per_tree },
+    v: 1,
+    host,
+    parent,
+    limits: {
+      max_depth: limits.max_depth,
+      max_children: limits.max_children,
+      max_spawns_per_tree: limits.max_spawns_per_tree,
+    },
   };
   return JSON.stringify(l);
 }
 
 /** Parses and checks a `--lineage` value; a malformed one is a usage error, never a root spawn. */
 export function decodeLineage(text: string): RemoteLineage {
-  const bad = (why: string) => new FlotillaError(`spawn refused: --lineage is ${why} — it is written by another host's Flotilla over ssh, never by hand`, { code: 'bad-lineage', exitCode: 2 });
+  const bad = (why: string) =>
+    new FlotillaError(
+      `spawn refused: --lineage is ${why} — it is written by another host's Flotilla over ssh, never by hand`,
+      { code: 'bad-lineage', exitCode: 2 },
+    );
   let raw: Partial<RemoteLineage> & { parent?: unknown; limits?: unknown };
   try {
     raw = JSON.parse(text) as typeof raw;
   } catch {
     throw bad('not JSON');
   }
-  if (raw?.v !== 1 || typeof raw.host !== 'string' || !HOST_NAME.test(raw.host)) throw bad('not a lineage of this version');
+  if (raw?.v !== 1 || typeof raw.host !== 'string' || !HOST_NAME.test(raw.host))
+    throw bad('not a lineage of this version');
   const parent = parseAgentRecord(raw.parent);
   if (!parent.success) throw bad("missing the parent's record");
   const l = raw.limits as Record<string, unknown> | undefined;
   const whole = (v: unknown) => Number.isInteger(v) && (v as number) >= 0;
-  if (!l || !whole(l.max_depth) || !whole(l.max_children) || !whole(l.max_spawns_per_tree)) throw bad('missing the tree\'s limits');
+  if (!l || !whole(l.max_depth) || !whole(l.max_children) || !whole(l.max_spawns_per_tree))
+    throw bad("missing the tree's limits");
   return { v: 1, host: raw.host, parent: parent.data, limits: raw.limits as RemoteLineage['limits'] };
 }
 

@@ -16,20 +16,36 @@ const SSH_FAILED = 255;
  */
 export function passThrough(host: Host, args: readonly string[], input = ''): Promise<number> {
   return new Promise((resolve, reject) => {
-    const child = spawn('ssh', sshArgv(host, remoteFlotillaCommand(host, args)), { stdio: ['pipe', 'inherit', 'pipe'] });
+    const child = spawn('ssh', sshArgv(host, remoteFlotillaCommand(host, args)), {
+      stdio: ['pipe', 'inherit', 'pipe'],
+    });
     const err: Buffer[] = [];
     child.stderr.on('data', (b: Buffer) => err.push(b));
-    child.on('error', (e) => reject(new FlotillaError(`cannot run ssh for host '${host.name}': ${e.message} — install the OpenSSH client (apt-get install openssh-client)`, { code: 'ssh-missing', cause: e })));
+    child.on('error', (e) =>
+      reject(
+        new FlotillaError(
+          `cannot run ssh for host '${host.name}': ${e.message} — install the OpenSSH client (apt-get install openssh-client)`,
+          { code: 'ssh-missing', cause: e },
+        ),
+      ),
+    );
     child.on('close', (code) => {
       const stderr = Buffer.concat(err).toString('utf8');
       if (code === SSH_FAILED) return reject(unreachable(host, stderr));
       if (code === NOT_FOUND) {
-        return reject(new FlotillaError(`cannot run flotilla ${args[0] ?? ''} on host '${host.name}': '${host.flotilla}' or Node was not found there (${stderr.trim().split('\n').pop() ?? ''}) — run 'flotilla doctor --host ${host.name}'`, { code: 'host-missing-flotilla' }));
+        return reject(
+          new FlotillaError(
+            `cannot run flotilla ${args[0] ?? ''} on host '${host.name}': '${host.flotilla}' or Node was not found there (${stderr.trim().split('\n').pop() ?? ''}) — run 'flotilla doctor --host ${host.name}'`,
+            { code: 'host-missing-flotilla' },
+          ),
+        );
       }
       process.stderr.write(stderr);
       resolve(code ?? 1);
     });
-    child.stdin.on('error', () => { /* the remote command may end before reading it all */ });
+    child.stdin.on('error', () => {
+      /* the remote command may end before reading it all */
+    });
     child.stdin.end(input);
   });
 }

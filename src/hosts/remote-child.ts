@@ -16,12 +16,20 @@ export async function acceptLineage(layout: Layout, config: Config, text: string
   const caller = await callerLineage(layout);
   const agent = caller.parent?.id ?? caller.forged;
   if (agent) {
-    throw refusal('lineage-refused', `spawn refused: --lineage is given only by another host's Flotilla over ssh, and this command comes from agent ${agent} — drop --lineage; spawn-agent makes your child from who you are`, { agent });
+    throw refusal(
+      'lineage-refused',
+      `spawn refused: --lineage is given only by another host's Flotilla over ssh, and this command comes from agent ${agent} — drop --lineage; spawn-agent makes your child from who you are`,
+      { agent },
+    );
   }
   const lineage = decodeLineage(text);
   // The child's completion and mail travel to its parent's host on the bus; on maildir they could not.
   if (config.fleet.bus === 'maildir') {
-    throw refusal('host-no-bus', `spawn refused: ${lineage.parent.id} on host '${lineage.host}' asked for a child here, but this host's fleet.bus is maildir, which cannot carry its completion back — set fleet.bus (the same nats:// server and fleet.name as '${lineage.host}') in this host's config`, { parent: lineage.parent.id, host: lineage.host });
+    throw refusal(
+      'host-no-bus',
+      `spawn refused: ${lineage.parent.id} on host '${lineage.host}' asked for a child here, but this host's fleet.bus is maildir, which cannot carry its completion back — set fleet.bus (the same nats:// server and fleet.name as '${lineage.host}') in this host's config`,
+      { parent: lineage.parent.id, host: lineage.host },
+    );
   }
   return lineage;
 }

@@ -35,10 +35,20 @@ export function remoteSpawnArgs(o: RemoteSpawnOptions, lineage?: string): string
   const value = (v: string | undefined, name: string) => (v !== undefined ? [name, v] : []);
   return [
     'spawn',
-    ...value(o.agent, '--agent'), ...value(o.id, '--id'), ...value(o.cwd, '--cwd'), ...value(o.model, '--model'),
-    ...value(o.runtime, '--runtime'), ...value(o.board, '--board'),
-    ...flag(o.worktree, '--worktree'), ...flag(o.oneshot, '--oneshot'), ...flag(o.wait, '--wait'), ...flag(o.session, '--session'),
-    ...flag(o.background, '--background'), ...flag(o.queue, '--queue'), ...flag(o.autoClaim, '--auto-claim'), ...flag(o.json, '--json'),
+    ...value(o.agent, '--agent'),
+    ...value(o.id, '--id'),
+    ...value(o.cwd, '--cwd'),
+    ...value(o.model, '--model'),
+    ...value(o.runtime, '--runtime'),
+    ...value(o.board, '--board'),
+    ...flag(o.worktree, '--worktree'),
+    ...flag(o.oneshot, '--oneshot'),
+    ...flag(o.wait, '--wait'),
+    ...flag(o.session, '--session'),
+    ...flag(o.background, '--background'),
+    ...flag(o.queue, '--queue'),
+    ...flag(o.autoClaim, '--auto-claim'),
+    ...flag(o.json, '--json'),
     ...value(lineage, '--lineage'),
   ];
 }
@@ -62,7 +72,13 @@ export function spawnOnHost(host: Host, opts: RemoteSpawnOptions, prompt: string
  * harness runs it, and ssh, never the agent's own shell (docs/security.md "The door").
  * Unknown host: a usage error naming the configured ones.
  */
-export async function spawnRemote(layout: Layout, config: Config, name: string, opts: RemoteSpawnOptions, prompt: string): Promise<number> {
+export async function spawnRemote(
+  layout: Layout,
+  config: Config,
+  name: string,
+  opts: RemoteSpawnOptions,
+  prompt: string,
+): Promise<number> {
   const host = hostNamed(config, name);
   const caller = await callerLineage(layout);
   if (caller.forged) throw forgedParentRefusal(caller.forged);

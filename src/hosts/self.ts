@@ -19,6 +19,9 @@ export function selfHost(fleet: Pick<Config['fleet'], 'host'>, env: NodeJS.Proce
 
 /** A hostname as a host name: lowercase, anything outside [a-z0-9_-] becomes '-'. */
 export function machineName(name: string): string {
-  const clean = name.toLowerCase().replace(/[^a-z0-9_-]/g, '-').slice(0, 64);
+  const clean = name
+    .toLowerCase()
+    .replace(/[^a-z0-9_-]/g, '-')
+    .slice(0, 64);
   return clean || 'localhost';
 }

@@ -35,7 +35,12 @@ export function remoteFlotillaCommand(host: Host, args: readonly string[], opts:
   // The host calls itself by the name it has here, so both sides group its agents alike (§17).
   const env = Object.entries({ FLOTILLA_HOST: host.name, ...host.env }).map(([k, v]) => `${k}=${remoteWord(v)}`);
   const root = host.root ? ['--root', remoteWord(host.root)] : [];
-  const run = [...(env.length ? ['env', ...env] : []), remoteWord(host.flotilla), ...root, ...args.map(shellQuote)].join(' ');
+  const run = [
+    ...(env.length ? ['env', ...env] : []),
+    remoteWord(host.flotilla),
+    ...root,
+    ...args.map(shellQuote),
+  ].join(' ');
   // `exec` so a signal to ssh's remote side reaches flotilla itself; a tty run keeps sh for the terminal.
   const body = opts.tty ? run : `exec ${run}`;
   return host.cwd ? `cd ${remoteWord(host.cwd)} && ${body}` : body;
@@ -44,12 +49,16 @@ export function remoteFlotillaCommand(host: Host, args: readonly string[], opts:
 /** ssh's argv (without `ssh`) for one remote command line. */
 export function sshArgv(host: Host, remote: string, opts: { tty?: boolean } = {}): string[] {
   return [
-    '-o', 'BatchMode=yes',
-    '-o', `ConnectTimeout=${host.connect_timeout_secs}`,
+    '-o',
+    'BatchMode=yes',
+    '-o',
+    `ConnectTimeout=${host.connect_timeout_secs}`,
     ...(opts.tty ? ['-t'] : ['-T']),
     ...(host.port ? ['-p', String(host.port)] : []),
     ...host.ssh_options,
-    '--', host.ssh, remote,
+    '--',
+    host.ssh,
+    remote,
   ];
 }
 
@@ -66,7 +75,11 @@ export function unreachable(host: Host, stderr: string): FlotillaError {
  * Runs `flotilla <args>` on the host and collects its output. Throws `host-unreachable`
  * when ssh itself failed; any other exit is the remote command's, returned as data.
  */
-export async function runRemoteFlotilla(host: Host, args: readonly string[], opts: SshOptions = {}): Promise<RemoteResult> {
+export async function runRemoteFlotilla(
+  host: Host,
+  args: readonly string[],
+  opts: SshOptions = {},
+): Promise<RemoteResult> {
   const r = await runSsh(host, remoteFlotillaCommand(host, args), opts);
   if (r.exitCode === SSH_FAILED) throw unreachable(host, r.stderr);
   return r;
@@ -83,7 +96,10 @@ export interface SshOptions {
 export function runSsh(host: Host, remote: string, opts: SshOptions = {}): Promise<RemoteResult> {
   return new Promise((resolve, reject) => {
     if (opts.signal?.aborted) return reject(opts.signal.reason);
-    const child = spawn('ssh', sshArgv(host, remote), { stdio: ['pipe', 'pipe', 'pipe'], env: opts.env ?? process.env });
+    const child = spawn('ssh', sshArgv(host, remote), {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: opts.env ?? process.env,
+    });
     const onAbort = () => {
       child.kill('SIGTERM');
       reject(opts.signal!.reason);
@@ -94,13 +110,24 @@ export function runSsh(host: Host, remote: string, opts: SshOptions = {}): Promi
     const err: Buffer[] = [];
     child.stdout.on('data', (b: Buffer) => out.push(b));
     child.stderr.on('data', (b: Buffer) => err.push(b));
-    child.on('error', (e) => reject(new FlotillaError(`cannot run ssh for host '${host.name}': ${e.message} — install the OpenSSH client (apt-get install openssh-client)`, { code: 'ssh-missing', cause: e })));
-    child.on('close', (code, signal) => resolve({
-      exitCode: code ?? (signal ? 128 : 1),
-      stdout: Buffer.concat(out).toString('utf8'),
-      stderr: Buffer.concat(err).toString('utf8'),
-    }));
-    child.stdin.on('error', () => { /* the remote side may close its stdin early */ });
+    child.on('error', (e) =>
+      reject(
+        new FlotillaError(
+          `cannot run ssh for host '${host.name}': ${e.message} — install the OpenSSH client (apt-get install openssh-client)`,
+          { code: 'ssh-missing', cause: e },
+        ),
+      ),
+    );
+    child.on('close', (code, signal) =>
+      resolve({
+        exitCode: code ?? (signal ? 128 : 1),
+        stdout: Buffer.concat(out).toString('utf8'),
+        stderr: Buffer.concat(err).toString('utf8'),
+      }),
+    );
+    child.stdin.on('error', () => {
+      /* the remote side may close its stdin early */
+    });
     child.stdin.end(opts.input ?? '');
   });
 }

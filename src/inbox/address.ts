@@ -18,7 +18,7 @@ export function parseBroadcastTarget(to: string): BroadcastTarget | null {
   if (t === 'children' || t === 'tree' || t === 'all') return { scope: t };
   if (t.startsWith('board:')) {
     const name = t.slice('board:'.length);
-    if (!name) throw new UsageError("board: needs a board name, e.g. --to board:backend");
+    if (!name) throw new UsageError('board: needs a board name, e.g. --to board:backend');
     // The name is checked where the board is read (lifecycle/broadcast.ts).
     return { scope: 'board', board: name };
   }
@@ -36,18 +36,25 @@ export function targetName(t: BroadcastTarget): string {
  * `from` cannot be chosen by whoever writes the message, nor by the sender's environment.
  */
 /** Why an agent may not send `kind: system` (docs/security.md "Framing"). */
-export const SYSTEM_KIND_REFUSAL = "refused: kind 'system' is Flotilla's own, and this message comes from an agent — send it as an ordinary message (drop --kind system)";
+export const SYSTEM_KIND_REFUSAL =
+  "refused: kind 'system' is Flotilla's own, and this message comes from an agent — send it as an ordinary message (drop --kind system)";
 
 export function senderIdentity(layout: Layout, opts: { env?: NodeJS.ProcessEnv; pid?: number } = {}): string {
   const env = opts.env ?? process.env;
   const id = env.FLOTILLA_AGENT_ID?.trim();
   if (id && !ID_PATTERN.test(id)) {
-    throw new FlotillaError(`FLOTILLA_AGENT_ID '${id}' is not a valid agent id — unset it to send as 'human'`, { code: 'bad-identity' });
+    throw new FlotillaError(`FLOTILLA_AGENT_ID '${id}' is not a valid agent id — unset it to send as 'human'`, {
+      code: 'bad-identity',
+    });
   }
   const lineage = findParentAgent(layout, { env, ...(opts.pid === undefined ? {} : { pid: opts.pid }) });
   if (lineage.forged) {
     const real = lineage.parent ? `agent '${lineage.parent.id}'` : 'a person';
-    throw refusal('forged-sender', `refused: FLOTILLA_AGENT_ID names '${lineage.forged}', but this process belongs to ${real} — unset it (env -u FLOTILLA_AGENT_ID); mail is always sent as who you are`, { id: lineage.forged });
+    throw refusal(
+      'forged-sender',
+      `refused: FLOTILLA_AGENT_ID names '${lineage.forged}', but this process belongs to ${real} — unset it (env -u FLOTILLA_AGENT_ID); mail is always sent as who you are`,
+      { id: lineage.forged },
+    );
   }
   return lineage.parent?.id ?? 'human';
 }
@@ -63,16 +70,24 @@ export function resolveRecipient(layout: Layout, to: string, sender: string): st
   if (target === 'human') return 'human';
   if (target === 'parent' || target === 'root') {
     if (sender === 'human') {
-      throw new UsageError(`'${target}' means the sender's ${target}, and a person sending from a shell has none — name an agent id or 'human'`);
+      throw new UsageError(
+        `'${target}' means the sender's ${target}, and a person sending from a shell has none — name an agent id or 'human'`,
+      );
     }
     const rec = readRecord(layout, sender);
     if (!rec) {
-      throw new FlotillaError(`cannot resolve '${target}': the sender '${sender}' has no registry record — name the recipient's id instead`, { code: 'not-found' });
+      throw new FlotillaError(
+        `cannot resolve '${target}': the sender '${sender}' has no registry record — name the recipient's id instead`,
+        { code: 'not-found' },
+      );
     }
     if (target === 'parent') return rec.parentId ?? 'human';
     return rec.rootId;
   }
-  if (parseBroadcastTarget(target)) throw new UsageError(`'${target}' is a group: it takes a broadcast (flotilla send --to ${target}), not one delivery`);
+  if (parseBroadcastTarget(target))
+    throw new UsageError(
+      `'${target}' is a group: it takes a broadcast (flotilla send --to ${target}), not one delivery`,
+    );
   if (!target) throw new UsageError("no recipient given — name an agent id (or prefix), 'human', 'parent' or 'root'");
   // A whole id (what agents send to) is one stat, however many records the fleet keeps.
   if (ID_PATTERN.test(target) && existsSync(layout.registryFile(target))) return target;
@@ -80,7 +95,10 @@ export function resolveRecipient(layout: Layout, to: string, sender: string): st
     return resolvePrefix(target, listIds(layout));
   } catch (err) {
     if (err instanceof FlotillaError && err.code === 'not-found') {
-      throw new FlotillaError(`unknown recipient '${target}': no agent id starts with it — run 'flotilla status' to list agents, or send to 'human', 'parent' or 'root'`, { code: 'unknown-recipient' });
+      throw new FlotillaError(
+        `unknown recipient '${target}': no agent id starts with it — run 'flotilla status' to list agents, or send to 'human', 'parent' or 'root'`,
+        { code: 'unknown-recipient' },
+      );
     }
     throw err;
   }

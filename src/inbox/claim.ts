@@ -29,6 +29,11 @@ export async function claim(layout: Layout, owner: string, item: InboxItem | str
     throw err;
   }
   const m = typeof item === 'string' ? undefined : item.message;
-  audit(layout, { event: 'message_claimed', agent: owner, file, ...(m ? { id: m.id, from: m.from, to: m.to, kind: m.kind } : {}) });
+  audit(layout, {
+    event: 'message_claimed',
+    agent: owner,
+    file,
+    ...(m ? { id: m.id, from: m.from, to: m.to, kind: m.kind } : {}),
+  });
   return { status: 'claimed', path: dest };
 }

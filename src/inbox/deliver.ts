@@ -4,7 +4,13 @@ import { FlotillaError, UsageError, isErrno } from '../errors.js';
 import { closeFd, exists, fsyncFd, link, mkdirp, openExcl, openRead, unlink, writeAll } from './fs-calls.js';
 import type { Layout } from '../layout/layout.js';
 import { maildir, messageFileName, READ_SUFFIX, type Maildir } from './maildir.js';
-import { DEFAULT_MAX_BODY_BYTES, MessageFieldError, composeMessage, type InboxMessage, type MessageDraft } from './message.js';
+import {
+  DEFAULT_MAX_BODY_BYTES,
+  MessageFieldError,
+  composeMessage,
+  type InboxMessage,
+  type MessageDraft,
+} from './message.js';
 import { serializeMessage } from './serialize.js';
 import { redactValue } from '../secrets/redact.js';
 
@@ -43,9 +49,17 @@ export async function deliver(layout: Layout, given: MessageDraft, opts: Deliver
   const now = opts.now ?? Date.now();
   const { message, data } = prepareMessage(given, opts.maxBodyBytes, now);
   const file = opts.fixedName ?? messageFileName(message.id, now);
-  const path = await writeMessageFile(maildir(layout, message.to), file, data, { fixed: opts.fixedName !== undefined, beforeLink: opts.beforeLink });
+  const path = await writeMessageFile(maildir(layout, message.to), file, data, {
+    fixed: opts.fixedName !== undefined,
+    beforeLink: opts.beforeLink,
+  });
   audit(layout, {
-    event: 'message_sent', agent: message.from, id: message.id, from: message.from, to: message.to, kind: message.kind,
+    event: 'message_sent',
+    agent: message.from,
+    id: message.id,
+    from: message.from,
+    to: message.to,
+    kind: message.kind,
     ...(message.broadcast_id ? { broadcast_id: message.broadcast_id } : {}),
   });
   return { message, file, path };
@@ -55,7 +69,11 @@ export async function deliver(layout: Layout, given: MessageDraft, opts: Deliver
  * The checks and framing every bus applies before a message leaves the sender (§4): secret
  * values redacted (§11), the body limit, the schema. Returns the message and its file bytes.
  */
-export function prepareMessage(given: MessageDraft, maxBodyBytes = DEFAULT_MAX_BODY_BYTES, now = Date.now()): { message: InboxMessage; data: Buffer } {
+export function prepareMessage(
+  given: MessageDraft,
+  maxBodyBytes = DEFAULT_MAX_BODY_BYTES,
+  now = Date.now(),
+): { message: InboxMessage; data: Buffer } {
   // Bodies and summaries never carry a secret value this process holds (§11).
   const draft = redactValue(given);
   const bytes = Buffer.byteLength(draft.body ?? '');
@@ -75,7 +93,9 @@ export function prepareMessage(given: MessageDraft, maxBodyBytes = DEFAULT_MAX_B
  * so a name already in new/ or cur/ is left alone: delivered once.
  */
 export async function writeMessageFile(
-  box: Maildir, file: string, data: Buffer,
+  box: Maildir,
+  file: string,
+  data: Buffer,
   opts: { fixed?: boolean; beforeLink?: (tmpPath: string) => void | Promise<void> } = {},
 ): Promise<string> {
   // A fixed name may be retried by several processes: each writes its own temp file.
@@ -120,7 +140,9 @@ function compose(draft: MessageDraft, now: number): InboxMessage {
     return composeMessage(draft, now);
   } catch (err) {
     if (!(err instanceof MessageFieldError)) throw err;
-    throw new UsageError(`invalid message field '${err.field}': ${err.problem} — fix it and send again`, { cause: err });
+    throw new UsageError(`invalid message field '${err.field}': ${err.problem} — fix it and send again`, {
+      cause: err,
+    });
   }
 }
 
@@ -180,7 +202,8 @@ async function syncDir(dir: string): Promise<void> {
   try {
     await fsyncFd(fd);
   } catch (err) {
-    if (!isErrno(err, 'EINVAL') && !isErrno(err, 'EISDIR') && !isErrno(err, 'EPERM') && !isErrno(err, 'EBADF')) throw err;
+    if (!isErrno(err, 'EINVAL') && !isErrno(err, 'EISDIR') && !isErrno(err, 'EPERM') && !isErrno(err, 'EBADF'))
+      throw err;
   } finally {
     await closeFd(fd);
   }

@@ -62,7 +62,8 @@ export interface DoorRunResult {
   exitCode: number;
 }
 
-export type DoorReply = { ok: true; header: Record<string, unknown> } | { ok: false; message: string; code?: string; exitCode?: number };
+export type DoorReply =
+  { ok: true; header: Record<string, unknown> } | { ok: false; message: string; code?: string; exitCode?: number };
 
 /** Answers one request; `closed` aborts when the caller hangs up first (a `run` then stops its command). */
 export type DoorHandler = (req: DoorRequest, closed: AbortSignal) => Promise<Record<string, unknown>>;
@@ -93,7 +94,16 @@ export const DOOR_BUS_COMMANDS: ReadonlySet<string> = new Set(['status']);
  * `run` is a spawn-and-wait: the harness's child runs the one-shot agent, a child of this
  * agent by ancestry (its depth, caps and budget), and its answer comes back as the output.
  */
-export const DOOR_COMMANDS: ReadonlySet<string> = new Set(['spawn', 'run', 'cancel', 'inbox', 'task', 'wait', 'collect', 'lease']);
+export const DOOR_COMMANDS: ReadonlySet<string> = new Set([
+  'spawn',
+  'run',
+  'cancel',
+  'inbox',
+  'task',
+  'wait',
+  'collect',
+  'lease',
+]);
 
 /** The commands whose task may come on stdin (`echo task | spawn-agent`, `… | flotilla run`): it goes through the door with them. */
 export const DOOR_STDIN_COMMANDS: ReadonlySet<string> = new Set(['spawn', 'run', 'runtime-hook']);
@@ -177,13 +187,22 @@ function answer(sock: Socket, r: DoorReply): void {
 function validRequest(req: Partial<DoorSend> & Partial<DoorRun> & { op?: unknown }): DoorRequest | { error: string } {
   if (req.op === 'send' && typeof req.to === 'string' && typeof req.body === 'string') return req as DoorSend;
   if (req.op === 'whoami') return { op: 'whoami' };
-  if (req.op === 'run' && Array.isArray(req.args) && req.args.every((a) => typeof a === 'string') && (req.cwd === undefined || typeof req.cwd === 'string') && (req.stdin === undefined || typeof req.stdin === 'string')) {
+  if (
+    req.op === 'run' &&
+    Array.isArray(req.args) &&
+    req.args.every((a) => typeof a === 'string') &&
+    (req.cwd === undefined || typeof req.cwd === 'string') &&
+    (req.stdin === undefined || typeof req.stdin === 'string')
+  ) {
     return req as DoorRun;
   }
   return { error: "malformed request: expected {op: 'send', to, body}, {op: 'whoami'} or {op: 'run', args}" };
 }
 
-function readRequest(sock: Socket, maxBytes: number): Promise<DoorRequest | { error: string } | { pipe: DoorPipe; rest: Buffer }> {
+function readRequest(
+  sock: Socket,
+  maxBytes: number,
+): Promise<DoorRequest | { error: string } | { pipe: DoorPipe; rest: Buffer }> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -205,14 +224,19 @@ function readRequest(sock: Socket, maxBytes: number): Promise<DoorRequest | { er
     sock.on('data', onData);
     sock.on('error', () => resolve({ error: 'connection lost' }));
     sock.on('end', () => {
-      if (size > maxBytes) return resolve({ error: `the request is over ${maxBytes} bytes — put large content in a file and send its path` });
+      if (size > maxBytes)
+        return resolve({
+          error: `the request is over ${maxBytes} bytes — put large content in a file and send its path`,
+        });
       let req: Parameters<typeof validRequest>[0];
       try {
         req = JSON.parse(Buffer.concat(chunks).toString('utf8')) as typeof req;
       } catch {
         return resolve({ error: 'malformed request: not JSON' });
       }
-      resolve(req !== null && typeof req === 'object' ? validRequest(req) : { error: 'malformed request: not an object' });
+      resolve(
+        req !== null && typeof req === 'object' ? validRequest(req) : { error: 'malformed request: not an object' },
+      );
     });
   });
 }
@@ -220,7 +244,8 @@ function readRequest(sock: Socket, maxBytes: number): Promise<DoorRequest | { er
 function pipeRequest(line: string): DoorPipe | undefined {
   try {
     const req = JSON.parse(line) as Partial<DoorPipe> | null;
-    if (req?.op !== 'pipe' || !Array.isArray(req.args) || !req.args.every((a) => typeof a === 'string')) return undefined;
+    if (req?.op !== 'pipe' || !Array.isArray(req.args) || !req.args.every((a) => typeof a === 'string'))
+      return undefined;
     return { op: 'pipe', args: req.args, ...(typeof req.cwd === 'string' ? { cwd: req.cwd } : {}) };
   } catch {
     return undefined;
@@ -236,15 +261,28 @@ export function sendThroughDoor(path: string, req: DoorRequest, timeoutMs = 60_0
   return new Promise((resolve, reject) => {
     const sock = connect({ path, allowHalfOpen: true });
     const chunks: Buffer[] = [];
-    const timer = timeoutMs > 0 ? setTimeout(() => {
-      sock.destroy();
-      reject(new FlotillaError(`the agent's harness did not answer on ${path} within ${timeoutMs / 1000} s — check it with flotilla status`, { code: 'door-timeout' }));
-    }, timeoutMs) : undefined;
+    const timer =
+      timeoutMs > 0
+        ? setTimeout(() => {
+            sock.destroy();
+            reject(
+              new FlotillaError(
+                `the agent's harness did not answer on ${path} within ${timeoutMs / 1000} s — check it with flotilla status`,
+                { code: 'door-timeout' },
+              ),
+            );
+          }, timeoutMs)
+        : undefined;
     sock.on('connect', () => sock.end(JSON.stringify(req) + '\n'));
     sock.on('data', (c: Buffer) => chunks.push(c));
     sock.on('error', (err) => {
       clearTimeout(timer);
-      reject(new FlotillaError(`cannot reach this agent's harness at ${path} (${errorMessage(err)}) — ${DOOR_ENV} is set only for a sandboxed agent's own commands`, { code: 'door-closed' }));
+      reject(
+        new FlotillaError(
+          `cannot reach this agent's harness at ${path} (${errorMessage(err)}) — ${DOOR_ENV} is set only for a sandboxed agent's own commands`,
+          { code: 'door-closed' },
+        ),
+      );
     });
     sock.on('end', () => {
       clearTimeout(timer);
@@ -252,10 +290,20 @@ export function sendThroughDoor(path: string, req: DoorRequest, timeoutMs = 60_0
       try {
         reply = JSON.parse(Buffer.concat(chunks).toString('utf8')) as DoorReply;
       } catch {
-        return reject(new FlotillaError(`the agent's harness gave no answer on ${path} — check it with flotilla status`, { code: 'door-closed' }));
+        return reject(
+          new FlotillaError(`the agent's harness gave no answer on ${path} — check it with flotilla status`, {
+            code: 'door-closed',
+          }),
+        );
       }
       if (reply.ok) resolve(reply.header);
-      else reject(new FlotillaError(reply.message, { code: reply.code ?? 'door-refused', ...(reply.exitCode ? { exitCode: reply.exitCode } : {}) }));
+      else
+        reject(
+          new FlotillaError(reply.message, {
+            code: reply.code ?? 'door-refused',
+            ...(reply.exitCode ? { exitCode: reply.exitCode } : {}),
+          }),
+        );
     });
   });
 }
@@ -264,7 +312,12 @@ export function sendThroughDoor(path: string, req: DoorRequest, timeoutMs = 60_0
  * Joins this process's stdio to a command the harness runs for it (`pipe`): stdin goes to
  * the command, its stdout comes back, until either side ends. Resolves when the connection closes.
  */
-export function pipeThroughDoor(path: string, req: DoorPipe, input: NodeJS.ReadableStream, output: NodeJS.WritableStream): Promise<void> {
+export function pipeThroughDoor(
+  path: string,
+  req: DoorPipe,
+  input: NodeJS.ReadableStream,
+  output: NodeJS.WritableStream,
+): Promise<void> {
   return new Promise((resolve, reject) => {
     const sock = connect({ path, allowHalfOpen: true });
     sock.on('connect', () => {
@@ -272,7 +325,13 @@ export function pipeThroughDoor(path: string, req: DoorPipe, input: NodeJS.Reada
       input.pipe(sock);
       sock.pipe(output);
     });
-    sock.on('error', (err) => reject(new FlotillaError(`cannot reach this agent's harness at ${path} (${errorMessage(err)})`, { code: 'door-closed' })));
+    sock.on('error', (err) =>
+      reject(
+        new FlotillaError(`cannot reach this agent's harness at ${path} (${errorMessage(err)})`, {
+          code: 'door-closed',
+        }),
+      ),
+    );
     sock.on('close', () => resolve());
   });
 }

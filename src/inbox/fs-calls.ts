@@ -19,9 +19,12 @@ export const fsyncFd = (fd: number): Promise<void> => call((done) => fsync(fd, d
 export const closeFd = (fd: number): Promise<void> => call((done) => close(fd, done));
 export const link = (from: string, to: string): Promise<void> => call((done) => fsLink(from, to, done));
 export const unlink = (path: string): Promise<void> => call((done) => fsUnlink(path, done));
-export const mkdirp = (path: string): Promise<void> => call((done) => mkdir(path, { recursive: true }, (err) => done(err)));
-export const exists = (path: string): Promise<boolean> => new Promise((resolve) => access(path, (err) => resolve(!err)));
+export const mkdirp = (path: string): Promise<void> =>
+  call((done) => mkdir(path, { recursive: true }, (err) => done(err)));
+export const exists = (path: string): Promise<boolean> =>
+  new Promise((resolve) => access(path, (err) => resolve(!err)));
 
 export async function writeAll(fd: number, data: Buffer): Promise<void> {
-  for (let off = 0; off < data.length;) off += await call<number>((done) => write(fd, data, off, data.length - off, null, done));
+  for (let off = 0; off < data.length;)
+    off += await call<number>((done) => write(fd, data, off, data.length - off, null, done));
 }

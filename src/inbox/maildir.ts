@@ -86,7 +86,11 @@ export const STALE_TEMP_MS = 24 * 60 * 60 * 1000;
  * mid-write leave behind. They were never linked into new/, so no message is lost.
  * Returns the names removed. The harness runs it at start.
  */
-export function sweepStaleTemp(layout: Layout, owner: string, opts: { maxAgeMs?: number; now?: number } = {}): string[] {
+export function sweepStaleTemp(
+  layout: Layout,
+  owner: string,
+  opts: { maxAgeMs?: number; now?: number } = {},
+): string[] {
   const { tmp } = maildir(layout, owner);
   const cutoff = (opts.now ?? Date.now()) - (opts.maxAgeMs ?? STALE_TEMP_MS);
   const removed: string[] = [];

@@ -36,15 +36,22 @@ export type MessageDraft = DistributiveOmit<MessageHeaderInput, 'id' | 'timestam
  * cut to 200 characters (with an ellipsis when cut).
  */
 export function summarize(body: string): string {
-  // eslint-disable-next-line no-control-regex
-  const line = body.split('\n').map((l) => l.replace(/[\x00-\x1f\x7f]+/g, ' ').trim()).find(Boolean) ?? '';
+  const line =
+    body
+      .split('\n')
+      // eslint-disable-next-line no-control-regex
+      .map((l) => l.replace(/[\x00-\x1f\x7f]+/g, ' ').trim())
+      .find(Boolean) ?? '';
   const text = line.replace(/^#+\s*/, '') || '(no text)';
   return text.length > SUMMARY_MAX ? text.slice(0, SUMMARY_MAX - 1) + '…' : text;
 }
 
 /** A message field that fails the schema: which field, and what is wrong with it. */
 export class MessageFieldError extends Error {
-  constructor(readonly field: string, readonly problem: string) {
+  constructor(
+    readonly field: string,
+    readonly problem: string,
+  ) {
     super(`invalid field '${field}': ${problem}`);
     this.name = 'MessageFieldError';
   }

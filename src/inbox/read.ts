@@ -36,7 +36,12 @@ const HEADER_ALLOWANCE = 64 * 1024;
  * reader claimed it) or was not a message — which is moved to bad/ with a WARN and a
  * `message_rejected` audit line, so one bad file never stops the rest.
  */
-export async function readItem(layout: Layout, owner: string, path: string, opts: ReadOptions = {}): Promise<InboxItem | undefined> {
+export async function readItem(
+  layout: Layout,
+  owner: string,
+  path: string,
+  opts: ReadOptions = {},
+): Promise<InboxItem | undefined> {
   const name = basename(path);
   const read = name.includes(':');
   const max = (opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES) + HEADER_ALLOWANCE;
@@ -45,7 +50,8 @@ export async function readItem(layout: Layout, owner: string, path: string, opts
     if (!st.isFile()) throw new BadMessageError('not a regular file');
     if (st.size > max) throw new BadMessageError(`file is ${st.size} bytes, over the ${max}-byte limit`);
     const message = parseMessage(await readFile(path, 'utf8'));
-    if (message.to !== owner && !opts.aliases?.includes(message.to)) throw new BadMessageError(`addressed to '${message.to}', found in the inbox of '${owner}'`);
+    if (message.to !== owner && !opts.aliases?.includes(message.to))
+      throw new BadMessageError(`addressed to '${message.to}', found in the inbox of '${owner}'`);
     return { file: baseName(name), path, read, message };
   } catch (err) {
     if (isErrno(err, 'ENOENT')) return undefined;
@@ -67,7 +73,10 @@ export async function quarantine(layout: Layout, owner: string, path: string, re
     if (isErrno(err, 'ENOENT')) return; // another reader moved it first
     throw err;
   }
-  log.warn({ inbox: owner, file: name, reason, moved_to: dest }, `inbox: not a valid message, moved to bad/: ${reason}`);
+  log.warn(
+    { inbox: owner, file: name, reason, moved_to: dest },
+    `inbox: not a valid message, moved to bad/: ${reason}`,
+  );
   audit(layout, { event: 'message_rejected', agent: owner, file: name, reason });
 }
 
@@ -93,16 +102,30 @@ export async function list(layout: Layout, owner: string, opts: ListOptions = {}
  * Finds one message by a unique prefix of its id, unread or read, without claiming it.
  * No match or an ambiguous prefix is an error that says what to do.
  */
-export async function peek(layout: Layout, owner: string, idPrefix: string, opts: ReadOptions = {}): Promise<InboxItem> {
+export async function peek(
+  layout: Layout,
+  owner: string,
+  idPrefix: string,
+  opts: ReadOptions = {},
+): Promise<InboxItem> {
   const items = await list(layout, owner, { ...opts, includeRead: true });
   const exact = items.find((i) => i.message.id === idPrefix);
   if (exact) return exact;
   const matches = items.filter((i) => i.message.id.startsWith(idPrefix));
   if (matches.length === 1) return matches[0]!;
   if (matches.length === 0) {
-    throw new FlotillaError(`no message matches '${idPrefix}' in the inbox of '${owner}' — run 'flotilla inbox ${owner === 'human' ? '' : owner + ' '}--all' to list them`, { code: 'not-found' });
+    throw new FlotillaError(
+      `no message matches '${idPrefix}' in the inbox of '${owner}' — run 'flotilla inbox ${owner === 'human' ? '' : owner + ' '}--all' to list them`,
+      { code: 'not-found' },
+    );
   }
-  throw new FlotillaError(`'${idPrefix}' matches ${matches.length} messages: ${matches.slice(0, 5).map((i) => i.message.id).join(', ')} — give more characters`, { code: 'ambiguous' });
+  throw new FlotillaError(
+    `'${idPrefix}' matches ${matches.length} messages: ${matches
+      .slice(0, 5)
+      .map((i) => i.message.id)
+      .join(', ')} — give more characters`,
+    { code: 'ambiguous' },
+  );
 }
 
 /** The cur/ name of a claimed message. */

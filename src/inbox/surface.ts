@@ -9,7 +9,10 @@ import { PRIORITIES, type InboxMessage, type Priority } from './message.js';
 const RANK: Record<Priority, number> = Object.fromEntries(PRIORITIES.map((p, i) => [p, i])) as Record<Priority, number>;
 
 /** Reader order: urgent first, then high, normal, low; within a priority, oldest first (ids are time-sortable). */
-export function compareForReader(a: Pick<InboxMessage, 'priority' | 'id'>, b: Pick<InboxMessage, 'priority' | 'id'>): number {
+export function compareForReader(
+  a: Pick<InboxMessage, 'priority' | 'id'>,
+  b: Pick<InboxMessage, 'priority' | 'id'>,
+): number {
   return RANK[a.priority] - RANK[b.priority] || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }
 
@@ -26,7 +29,15 @@ export function escapeMarkers(text: string): string {
 }
 
 function attr(value: string | number): string {
-  return '"' + scrubHarnessMarkers(String(value)).replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;') + '"';
+  return (
+    '"' +
+    scrubHarnessMarkers(String(value))
+      .replace(/&/g, '&amp;')
+      .replace(/"/g, '&quot;')
+      .replace(/</g, '&lt;')
+      .replace(/>/g, '&gt;') +
+    '"'
+  );
 }
 
 /**
@@ -40,7 +51,11 @@ export function formatForModel(messages: readonly InboxMessage[]): string {
 
 function formatOne(m: InboxMessage): string {
   const attrs: [string, string | number][] = [
-    ['id', m.id], ['from', m.from], ['kind', m.kind], ['priority', m.priority], ['summary', m.summary],
+    ['id', m.id],
+    ['from', m.from],
+    ['kind', m.kind],
+    ['priority', m.priority],
+    ['summary', m.summary],
   ];
   if (m.in_reply_to) attrs.push(['in_reply_to', m.in_reply_to]);
   // The model knows a broadcast from a direct message: the same words went to many agents.
@@ -63,7 +78,10 @@ function formatOne(m: InboxMessage): string {
  * The one-line pane notice for a message: `✉ urgent completion from worker-7k2m9q: Found 3 TODOs [0lx8k2…]`.
  * Control characters are stripped so a sender cannot move the cursor or recolour the pane.
  */
-export function noticeLine(m: Pick<InboxMessage, 'id' | 'from' | 'kind' | 'priority' | 'summary'>, maxWidth = 160): string {
+export function noticeLine(
+  m: Pick<InboxMessage, 'id' | 'from' | 'kind' | 'priority' | 'summary'>,
+  maxWidth = 160,
+): string {
   const prio = m.priority === 'normal' ? '' : `${m.priority} `;
   const kind = m.kind === 'message' ? 'message' : m.kind.replace(/_/g, ' ');
   // eslint-disable-next-line no-control-regex

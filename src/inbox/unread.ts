@@ -34,7 +34,11 @@ export class UnreadMail {
   private syncing: Promise<void> | null = null;
   private again = false;
 
-  constructor(private readonly layout: Layout, private readonly owner: string, private readonly opts: UnreadOptions = {}) {
+  constructor(
+    private readonly layout: Layout,
+    private readonly owner: string,
+    private readonly opts: UnreadOptions = {},
+  ) {
     this.dir = maildir(layout, owner).new;
   }
 
@@ -72,7 +76,9 @@ export class UnreadMail {
         this.again = false;
         await this.syncOnce();
       } while (this.again);
-    })().finally(() => { this.syncing = null; });
+    })().finally(() => {
+      this.syncing = null;
+    });
     return this.syncing;
   }
 
@@ -81,16 +87,21 @@ export class UnreadMail {
     const wanted = [...names];
     // In batches: one rename at a time is bound by latency, and a resumed agent may claim 10,000.
     for (let i = 0; i < wanted.length; i += BATCH) {
-      await Promise.all(wanted.slice(i, i + BATCH).map(async (name) => {
-        const item = this.held.get(name);
-        if (!item) return; // Not ours, or claimed by a call running beside this one.
-        try {
-          await claim(this.layout, this.owner, item);
-          this.held.delete(name);
-        } catch (err) {
-          this.log.error({ inbox: this.owner, file: name, err: errorMessage(err) }, 'inbox: claim failed; the message stays unread');
-        }
-      }));
+      await Promise.all(
+        wanted.slice(i, i + BATCH).map(async (name) => {
+          const item = this.held.get(name);
+          if (!item) return; // Not ours, or claimed by a call running beside this one.
+          try {
+            await claim(this.layout, this.owner, item);
+            this.held.delete(name);
+          } catch (err) {
+            this.log.error(
+              { inbox: this.owner, file: name, err: errorMessage(err) },
+              'inbox: claim failed; the message stays unread',
+            );
+          }
+        }),
+      );
     }
   }
 
@@ -135,8 +146,18 @@ export class UnreadMail {
     const other = this.ids.get(item.message.id);
     if (other !== undefined && other !== name) {
       // Delivered all the same: a repeated id is the sender's bug, not a reason to lose mail.
-      this.log.warn({ inbox: this.owner, id: item.message.id, file: name, earlier_file: other }, `inbox: message id ${item.message.id} was used twice (files ${other} and ${name}); both are delivered — the sender must make unique ids`);
-      audit(this.layout, { event: 'message_duplicate_id', agent: this.owner, id: item.message.id, file: name, earlier_file: other, from: item.message.from });
+      this.log.warn(
+        { inbox: this.owner, id: item.message.id, file: name, earlier_file: other },
+        `inbox: message id ${item.message.id} was used twice (files ${other} and ${name}); both are delivered — the sender must make unique ids`,
+      );
+      audit(this.layout, {
+        event: 'message_duplicate_id',
+        agent: this.owner,
+        id: item.message.id,
+        file: name,
+        earlier_file: other,
+        from: item.message.from,
+      });
     } else {
       this.ids.set(item.message.id, name);
     }

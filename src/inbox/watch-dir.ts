@@ -44,12 +44,15 @@ export function watchDir(dir: string, onChange: (name: string | null) => void, o
 
   const startPolling = (why: unknown): void => {
     if (closed || timer) return;
-    if (why !== undefined) log.warn({ dir: opts.label ?? dir, err: errorMessage(why) }, 'inbox: inotify unavailable, polling instead');
+    if (why !== undefined)
+      log.warn({ dir: opts.label ?? dir, err: errorMessage(why) }, 'inbox: inotify unavailable, polling instead');
     fsw?.close();
     fsw = undefined;
     timer = setInterval(() => onChange(null), interval);
     // Whatever may have arrived while the watch was failing.
-    queueMicrotask(() => { if (!closed) onChange(null); });
+    queueMicrotask(() => {
+      if (!closed) onChange(null);
+    });
   };
 
   if (opts.poll === 'always') startPolling(undefined);
@@ -87,6 +90,8 @@ export function watchDir(dir: string, onChange: (name: string | null) => void, o
 /** `FLOTILLA_FAULT=watch-enospc`: fs.watch fails as it does when the user's inotify instances are used up (tests). */
 function injectedWatchFault(): void {
   if (process.env.FLOTILLA_FAULT?.split(',').includes('watch-enospc')) {
-    throw Object.assign(new Error('ENOSPC: System limit for number of file watchers reached (injected)'), { code: 'ENOSPC' });
+    throw Object.assign(new Error('ENOSPC: System limit for number of file watchers reached (injected)'), {
+      code: 'ENOSPC',
+    });
   }
 }

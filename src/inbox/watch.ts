@@ -117,14 +117,19 @@ export function watchInbox(layout: Layout, owner: string, opts: WatchOptions = {
         again = false;
         await scanOnce();
       } while (again && !closed);
-    })().finally(() => { scanning = null; });
+    })().finally(() => {
+      scanning = null;
+    });
     return scanning;
   };
 
   let dirWatcher: ReturnType<typeof watchDir> | undefined;
   const ready = (async () => {
     dirWatcher = watchDir(box.new, (name) => void (name === null ? rescan() : handle(name)), {
-      poll: opts.poll ?? 'auto', pollIntervalMs: opts.pollIntervalMs ?? 100, log, label: owner,
+      poll: opts.poll ?? 'auto',
+      pollIntervalMs: opts.pollIntervalMs ?? 100,
+      log,
+      label: owner,
     });
     // The startup scan runs after the watcher is armed, so nothing falls between the two.
     await rescan();

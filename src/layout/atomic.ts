@@ -10,7 +10,10 @@ let counter = 0;
  */
 export function writeFileAtomic(path: string, data: string | Uint8Array, tmpDir = dirname(path)): void {
   // Random too: two writers in two pid namespaces may share a pid, a millisecond and a count.
-  const tmp = join(tmpDir, `.${basename(path)}.${process.pid}.${Date.now()}.${counter++}.${Math.random().toString(36).slice(2, 8)}.tmp`);
+  const tmp = join(
+    tmpDir,
+    `.${basename(path)}.${process.pid}.${Date.now()}.${counter++}.${Math.random().toString(36).slice(2, 8)}.tmp`,
+  );
   let fd: number;
   try {
     fd = openSync(tmp, 'wx', 0o644);
@@ -30,7 +33,11 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, tmpDir 
   try {
     renameSync(tmp, path);
   } catch (err) {
-    try { unlinkSync(tmp); } catch { /* already gone */ }
+    try {
+      unlinkSync(tmp);
+    } catch {
+      /* already gone */
+    }
     throw err;
   }
 }

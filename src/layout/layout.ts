@@ -284,7 +284,16 @@ export function resolveLayout(opts: { root?: string | undefined; cwd?: string; e
  */
 export function ensureState(layout: Layout): void {
   if (existsSync(layout.registryTmp)) return;
-  for (const dir of [layout.registryTmp, layout.inboxRoot, layout.transcriptsDir, layout.outputDir, layout.logsDir, layout.slotsDir, layout.markersDir, join(layout.state, 'tasks')]) {
+  for (const dir of [
+    layout.registryTmp,
+    layout.inboxRoot,
+    layout.transcriptsDir,
+    layout.outputDir,
+    layout.logsDir,
+    layout.slotsDir,
+    layout.markersDir,
+    join(layout.state, 'tasks'),
+  ]) {
     mkdirSync(dir, { recursive: true });
   }
   ensureGitignore(layout);
@@ -297,7 +306,8 @@ const OLD_GITIGNORE = 'state/\nagent-memory-local/\n';
  * status` as it found it (docs/decisions.md), while `agents/`, `config.yaml` and
  * `agent-memory/` stay visible for a team to commit.
  */
-const GITIGNORE = '# Made by Flotilla: runtime state is never committed. This file ignores itself.\n.gitignore\nstate/\nagent-memory-local/\n';
+const GITIGNORE =
+  '# Made by Flotilla: runtime state is never committed. This file ignores itself.\n.gitignore\nstate/\nagent-memory-local/\n';
 
 /** Writes `.flotilla/.gitignore` when missing, or when it is the older one Flotilla wrote; a person's own is left alone. */
 export function ensureGitignore(layout: Pick<Layout, 'root'>): void {

@@ -52,7 +52,10 @@ export function repositoryTop(top: string): string {
     if (statSync(dotGit).isFile()) {
       const gitdir = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync(dotGit, 'utf8'))?.[1];
       if (gitdir) {
-        const common = resolve(resolve(top, gitdir), readFileSync(join(resolve(top, gitdir), 'commondir'), 'utf8').trim());
+        const common = resolve(
+          resolve(top, gitdir),
+          readFileSync(join(resolve(top, gitdir), 'commondir'), 'utf8').trim(),
+        );
         repo = basename(common) === '.git' ? dirname(common) : common;
       }
     }

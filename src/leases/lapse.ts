@@ -11,8 +11,13 @@ import type { Lease, Waiter } from './lease.js';
  * as crash detection would see it, with no daemon. A lease without expiry also ends with the
  * task it was taken in; one with a ttl outlives the task until it expires.
  */
-export function leaseLapsed(layout: Layout, lease: Lease, now = Date.now()): { event: 'lease_expired' | 'lease_released'; reason: string } | null {
-  if (lease.expires_at !== null && Date.parse(lease.expires_at) <= now) return { event: 'lease_expired', reason: `its ttl ran out at ${lease.expires_at}` };
+export function leaseLapsed(
+  layout: Layout,
+  lease: Lease,
+  now = Date.now(),
+): { event: 'lease_expired' | 'lease_released'; reason: string } | null {
+  if (lease.expires_at !== null && Date.parse(lease.expires_at) <= now)
+    return { event: 'lease_expired', reason: `its ttl ran out at ${lease.expires_at}` };
   const gone = claimantGone(layout, lease.holder);
   if (gone) return { event: 'lease_released', reason: `its holder ${gone}` };
   if (lease.expires_at === null && lease.task !== null && lease.holder !== 'human') {

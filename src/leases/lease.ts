@@ -56,7 +56,11 @@ export function parseLeaseFile(text: string): LeaseFile | null {
   if (typeof raw !== 'object' || raw === null) return null;
   const f = raw as Record<string, unknown>;
   if (f.v !== 1 || !isStr(f.checkout) || !Array.isArray(f.leases) || !Array.isArray(f.waiting)) return null;
-  const leases = (f.leases as Record<string, unknown>[]).filter((l) => isStr(l.path) && isStr(l.holder) && isStr(l.taken_at)) as unknown as Lease[];
-  const waiting = (f.waiting as Record<string, unknown>[]).filter((w) => isStr(w.holder) && Array.isArray(w.paths) && typeof w.pid === 'number') as unknown as Waiter[];
+  const leases = (f.leases as Record<string, unknown>[]).filter(
+    (l) => isStr(l.path) && isStr(l.holder) && isStr(l.taken_at),
+  ) as unknown as Lease[];
+  const waiting = (f.waiting as Record<string, unknown>[]).filter(
+    (w) => isStr(w.holder) && Array.isArray(w.paths) && typeof w.pid === 'number',
+  ) as unknown as Waiter[];
   return { v: 1, checkout: f.checkout, leases, waiting };
 }

@@ -34,7 +34,8 @@ export interface Conflict {
   lease: Lease;
 }
 
-export type TakeOutcome = { ok: true; taken: { checkout: string; lease: Lease }[] } | { ok: false; conflict: Conflict; queued: boolean };
+export type TakeOutcome =
+  { ok: true; taken: { checkout: string; lease: Lease }[] } | { ok: false; conflict: Conflict; queued: boolean };
 
 /** An absolute path or glob → its checkout and relative form. */
 export function resolveTarget(abs: string): CheckoutPath {
@@ -62,7 +63,13 @@ function sweep(layout: Layout, file: LeaseFile, now = Date.now()): boolean {
   file.leases = file.leases.filter((l) => {
     const lapsed = leaseLapsed(layout, l, now);
     if (!lapsed) return true;
-    audit(layout, { event: lapsed.event, agent: l.holder, path: l.path, checkout: file.checkout, reason: lapsed.reason });
+    audit(layout, {
+      event: lapsed.event,
+      agent: l.holder,
+      path: l.path,
+      checkout: file.checkout,
+      reason: lapsed.reason,
+    });
     changed = true;
     return false;
   });
@@ -78,7 +85,8 @@ function grant(layout: Layout, file: LeaseFile, now: number): boolean {
   for (const w of [...file.waiting]) {
     if (w.paths.some((p) => conflictIn(file, p, w.holder))) continue;
     file.waiting = file.waiting.filter((x) => x !== w);
-    for (const p of w.paths) put(layout, file, { path: p, holder: w.holder, why: w.why, ttlMs: w.ttl_ms, task: w.task }, now, 'queue');
+    for (const p of w.paths)
+      put(layout, file, { path: p, holder: w.holder, why: w.why, ttlMs: w.ttl_ms, task: w.task }, now, 'queue');
     changed = true;
   }
   return changed;
@@ -89,10 +97,20 @@ function conflictIn(file: LeaseFile, rel: string, holder: string): Lease | undef
 }
 
 /** Lock held: the holder's lease on `path` (a new one, or its own renewed), audited. */
-function put(layout: Layout, file: LeaseFile, l: { path: string; holder: string; why: string; ttlMs: number | null; task: number | null }, now: number, via: string): Lease {
+function put(
+  layout: Layout,
+  file: LeaseFile,
+  l: { path: string; holder: string; why: string; ttlMs: number | null; task: number | null },
+  now: number,
+  via: string,
+): Lease {
   const lease: Lease = {
-    path: l.path, holder: l.holder, why: l.why, taken_at: new Date(now).toISOString(),
-    expires_at: l.ttlMs === null ? null : new Date(now + l.ttlMs).toISOString(), task: l.task,
+    path: l.path,
+    holder: l.holder,
+    why: l.why,
+    taken_at: new Date(now).toISOString(),
+    expires_at: l.ttlMs === null ? null : new Date(now + l.ttlMs).toISOString(),
+    task: l.task,
   };
   const own = file.leases.findIndex((x) => x.holder === l.holder && x.path === l.path);
   if (own >= 0) {
@@ -102,7 +120,15 @@ function put(layout: Layout, file: LeaseFile, l: { path: string; holder: string;
   } else {
     file.leases.push(lease);
   }
-  audit(layout, { event: 'lease_taken', agent: l.holder, path: l.path, checkout: file.checkout, why: l.why, via, ...(lease.expires_at ? { expires_at: lease.expires_at } : {}) });
+  audit(layout, {
+    event: 'lease_taken',
+    agent: l.holder,
+    path: l.path,
+    checkout: file.checkout,
+    why: l.why,
+    via,
+    ...(lease.expires_at ? { expires_at: lease.expires_at } : {}),
+  });
   return lease;
 }
 
@@ -111,10 +137,18 @@ function put(layout: Layout, file: LeaseFile, l: { path: string; holder: string;
  * conflict (audited as a refusal); with `queue`, the caller is put in line for the paths
  * (one checkout only) and `wait.ts` watches for the grant.
  */
-export async function takeLeases(layout: Layout, spec: TakeSpec, opts: { queue?: { pid: number; pidStart: string | null }; via?: string } = {}): Promise<TakeOutcome> {
-  if (spec.targets.length === 0) throw new UsageError('name at least one path or glob to lease, e.g. flotilla lease take src/parser.ts');
+export async function takeLeases(
+  layout: Layout,
+  spec: TakeSpec,
+  opts: { queue?: { pid: number; pidStart: string | null }; via?: string } = {},
+): Promise<TakeOutcome> {
+  if (spec.targets.length === 0)
+    throw new UsageError('name at least one path or glob to lease, e.g. flotilla lease take src/parser.ts');
   const groups = byCheckout(spec.targets);
-  if (opts.queue && groups.size > 1) throw new UsageError('waiting works on the paths of one checkout at a time — wait for each checkout\'s paths separately');
+  if (opts.queue && groups.size > 1)
+    throw new UsageError(
+      "waiting works on the paths of one checkout at a time — wait for each checkout's paths separately",
+    );
   const checkouts = [...groups.keys()].sort();
   return underLocks(layout, checkouts, () => {
     const now = Date.now();
@@ -124,11 +158,34 @@ export async function takeLeases(layout: Layout, spec: TakeSpec, opts: { queue?:
       for (const rel of groups.get(file.checkout)!) {
         const held = conflictIn(file, rel, spec.holder);
         if (!held) continue;
-        audit(layout, { event: 'lease_refused', agent: spec.holder, path: rel, checkout: file.checkout, holder: held.holder, held_path: held.path, via: opts.via ?? 'lease' });
+        audit(layout, {
+          event: 'lease_refused',
+          agent: spec.holder,
+          path: rel,
+          checkout: file.checkout,
+          holder: held.holder,
+          held_path: held.path,
+          via: opts.via ?? 'lease',
+        });
         let queued = false;
         if (opts.queue) {
-          enqueue(file, { holder: spec.holder, paths: groups.get(file.checkout)!, why: spec.why, since: new Date(now).toISOString(), ttl_ms: spec.ttlMs, task: spec.task, pid: opts.queue.pid, pid_start: opts.queue.pidStart });
-          audit(layout, { event: 'lease_queued', agent: spec.holder, path: rel, checkout: file.checkout, holder: held.holder });
+          enqueue(file, {
+            holder: spec.holder,
+            paths: groups.get(file.checkout)!,
+            why: spec.why,
+            since: new Date(now).toISOString(),
+            ttl_ms: spec.ttlMs,
+            task: spec.task,
+            pid: opts.queue.pid,
+            pid_start: opts.queue.pidStart,
+          });
+          audit(layout, {
+            event: 'lease_queued',
+            agent: spec.holder,
+            path: rel,
+            checkout: file.checkout,
+            holder: held.holder,
+          });
           dirty.add(file);
           queued = true;
         }
@@ -138,7 +195,11 @@ export async function takeLeases(layout: Layout, spec: TakeSpec, opts: { queue?:
     }
     const taken: { checkout: string; lease: Lease }[] = [];
     for (const file of files) {
-      for (const rel of groups.get(file.checkout)!) taken.push({ checkout: file.checkout, lease: put(layout, file, { path: rel, ...spec }, now, opts.via ?? 'lease') });
+      for (const rel of groups.get(file.checkout)!)
+        taken.push({
+          checkout: file.checkout,
+          lease: put(layout, file, { path: rel, ...spec }, now, opts.via ?? 'lease'),
+        });
       writeLeaseFile(layout, file);
     }
     return { ok: true, taken };
@@ -155,12 +216,22 @@ function enqueue(file: LeaseFile, w: Waiter): void {
  * The lease an edit needs, taken if not already held (docs/design.md §16): the fast path is
  * one read of the checkout's file with no lock, when the holder's own lease covers the file.
  */
-export async function leaseForEdit(layout: Layout, file: string, holder: string, task: number | null, via: string): Promise<TakeOutcome> {
+export async function leaseForEdit(
+  layout: Layout,
+  file: string,
+  holder: string,
+  task: number | null,
+  via: string,
+): Promise<TakeOutcome> {
   const { checkout, rel } = checkoutPath(file);
   const current = readLeaseFile(layout, checkout);
   const now = Date.now();
   const mine = current.leases.find((l) => l.holder === holder && covers(l.path, rel));
-  if (mine && !current.leases.some((l) => l.holder !== holder && pathsOverlap(l.path, rel)) && !leaseLapsed(layout, mine, now)) {
+  if (
+    mine &&
+    !current.leases.some((l) => l.holder !== holder && pathsOverlap(l.path, rel)) &&
+    !leaseLapsed(layout, mine, now)
+  ) {
     return { ok: true, taken: [{ checkout, lease: mine }] };
   }
   return takeLeases(layout, { targets: [file], holder, why: `${via} ${rel}`, ttlMs: null, task }, { via });
@@ -176,7 +247,12 @@ function covers(leasePath: string, rel: string): boolean {
  * Gives leases back. `targets` undefined: all of the caller's. Only the holder or a person may
  * release a lease; naming a path nobody holds is a refusal saying so.
  */
-export async function releaseLeases(layout: Layout, by: string, targets: string[] | undefined, reason: string): Promise<{ checkout: string; lease: Lease }[]> {
+export async function releaseLeases(
+  layout: Layout,
+  by: string,
+  targets: string[] | undefined,
+  reason: string,
+): Promise<{ checkout: string; lease: Lease }[]> {
   if (targets === undefined) return releaseAllOf(layout, by, reason);
   const groups = byCheckout(targets);
   const checkouts = [...groups.keys()].sort();
@@ -188,12 +264,29 @@ export async function releaseLeases(layout: Layout, by: string, targets: string[
     for (const file of files) {
       for (const rel of groups.get(file.checkout)!) {
         const found = file.leases.filter((l) => l.path === rel);
-        if (found.length === 0) throw refusal('lease-not-held', `refused: nobody holds a lease on ${rel} in ${file.checkout} — 'flotilla lease list' shows the leases`, { path: rel });
+        if (found.length === 0)
+          throw refusal(
+            'lease-not-held',
+            `refused: nobody holds a lease on ${rel} in ${file.checkout} — 'flotilla lease list' shows the leases`,
+            { path: rel },
+          );
         const theirs = found.filter((l) => l.holder === by || by === 'human');
-        if (theirs.length === 0) throw refusal('lease-not-yours', `refused: the lease on ${rel} is ${found[0]!.holder}'s — only its holder or a person may release it`, { path: rel, holder: found[0]!.holder });
+        if (theirs.length === 0)
+          throw refusal(
+            'lease-not-yours',
+            `refused: the lease on ${rel} is ${found[0]!.holder}'s — only its holder or a person may release it`,
+            { path: rel, holder: found[0]!.holder },
+          );
         file.leases = file.leases.filter((l) => !theirs.includes(l));
         for (const l of theirs) {
-          audit(layout, { event: 'lease_released', agent: l.holder, path: l.path, checkout: file.checkout, by, reason });
+          audit(layout, {
+            event: 'lease_released',
+            agent: l.holder,
+            path: l.path,
+            checkout: file.checkout,
+            by,
+            reason,
+          });
           out.push({ checkout: file.checkout, lease: l });
         }
       }
@@ -205,7 +298,11 @@ export async function releaseLeases(layout: Layout, by: string, targets: string[
 }
 
 /** Every lease and place in line of one holder goes, in every checkout: called when the holder ends, however it ends. */
-export async function releaseAllOf(layout: Layout, holder: string, reason: string): Promise<{ checkout: string; lease: Lease }[]> {
+export async function releaseAllOf(
+  layout: Layout,
+  holder: string,
+  reason: string,
+): Promise<{ checkout: string; lease: Lease }[]> {
   const out: { checkout: string; lease: Lease }[] = [];
   for (const seen of allLeaseFiles(layout)) {
     if (!seen.leases.some((l) => l.holder === holder) && !seen.waiting.some((w) => w.holder === holder)) continue;
@@ -216,7 +313,14 @@ export async function releaseAllOf(layout: Layout, holder: string, reason: strin
       file.leases = file.leases.filter((l) => l.holder !== holder);
       file.waiting = file.waiting.filter((w) => w.holder !== holder);
       for (const l of mine) {
-        audit(layout, { event: 'lease_released', agent: holder, path: l.path, checkout: file.checkout, by: holder, reason });
+        audit(layout, {
+          event: 'lease_released',
+          agent: holder,
+          path: l.path,
+          checkout: file.checkout,
+          by: holder,
+          reason,
+        });
         out.push({ checkout: file.checkout, lease: l });
       }
       sweep(layout, file, now);

@@ -14,6 +14,10 @@ export interface LeaseView {
 export function listLeases(layout: Layout): LeaseView[] {
   const now = Date.now();
   return allLeaseFiles(layout)
-    .map((f) => ({ checkout: f.checkout, leases: f.leases.filter((l) => !leaseLapsed(layout, l, now)), waiting: f.waiting.filter((w) => !waiterGone(w)) }))
+    .map((f) => ({
+      checkout: f.checkout,
+      leases: f.leases.filter((l) => !leaseLapsed(layout, l, now)),
+      waiting: f.waiting.filter((w) => !waiterGone(w)),
+    }))
     .filter((v) => v.leases.length > 0 || v.waiting.length > 0);
 }

@@ -15,7 +15,8 @@ import { takeWhenFree } from './wait.js';
 /** `90s`, `30m`, `2h`, `1d`, or seconds → ms. */
 export function parseTtl(text: string): number {
   const m = /^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d)?\s*$/.exec(text);
-  if (!m || !(Number(m[1]) > 0)) throw new UsageError(`--ttl must be a duration like 90s, 30m, 2h or 1d, got '${text}'`);
+  if (!m || !(Number(m[1]) > 0))
+    throw new UsageError(`--ttl must be a duration like 90s, 30m, 2h or 1d, got '${text}'`);
   const unit = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[(m[2] ?? 's') as 's' | 'm' | 'h' | 'd'];
   return Math.round(Number(m[1]) * unit);
 }
@@ -41,22 +42,49 @@ export function taskOf(layout: Layout, by: string): number | null {
 
 export async function takeByName(layout: Layout, ask: LeaseAsk): Promise<{ outcome: TakeOutcome; text: string }> {
   const targets = ask.paths.map((p) => resolve(ask.cwd, p));
-  const spec = { targets, holder: ask.by, why: ask.why?.trim() || 'explicit lease', ttlMs: ask.ttlMs ?? null, task: taskOf(layout, ask.by) };
+  const spec = {
+    targets,
+    holder: ask.by,
+    why: ask.why?.trim() || 'explicit lease',
+    ttlMs: ask.ttlMs ?? null,
+    task: taskOf(layout, ask.by),
+  };
   const outcome = ask.wait
     ? await takeWhenFree(layout, spec, {
-      ...(ask.signal ? { signal: ask.signal } : {}), ...(ask.timeoutMs !== undefined ? { timeoutMs: ask.timeoutMs } : {}),
-      onQueued: (o) => { if (!o.ok) ask.onQueued?.(`waiting: ${o.conflict.path} is held by ${o.conflict.lease.holder}; you are in line for it`); },
-    })
+        ...(ask.signal ? { signal: ask.signal } : {}),
+        ...(ask.timeoutMs !== undefined ? { timeoutMs: ask.timeoutMs } : {}),
+        onQueued: (o) => {
+          if (!o.ok)
+            ask.onQueued?.(`waiting: ${o.conflict.path} is held by ${o.conflict.lease.holder}; you are in line for it`);
+        },
+      })
     : await takeLeases(layout, spec);
   if (!outcome.ok) {
-    const text = ask.wait ? `gave up waiting: ${conflictMessage(outcome.conflict, 'nothing was leased')}` : conflictMessage(outcome.conflict, 'nothing was leased');
+    const text = ask.wait
+      ? `gave up waiting: ${conflictMessage(outcome.conflict, 'nothing was leased')}`
+      : conflictMessage(outcome.conflict, 'nothing was leased');
     return { outcome, text };
   }
-  const until = spec.ttlMs === null ? (ask.by === 'human' ? 'until you release it' : 'until your task ends') : `until ${outcome.taken[0]?.lease.expires_at ?? '?'}`;
+  const until =
+    spec.ttlMs === null
+      ? ask.by === 'human'
+        ? 'until you release it'
+        : 'until your task ends'
+      : `until ${outcome.taken[0]?.lease.expires_at ?? '?'}`;
   return { outcome, text: `leased to ${ask.by} ${until}: ${outcome.taken.map((t) => t.lease.path).join(', ')}` };
 }
 
-export async function releaseByName(layout: Layout, by: string, cwd: string, paths: string[] | undefined): Promise<string> {
-  const released = await releaseLeases(layout, by, paths?.map((p) => resolve(cwd, p)), `released by ${by}`);
+export async function releaseByName(
+  layout: Layout,
+  by: string,
+  cwd: string,
+  paths: string[] | undefined,
+): Promise<string> {
+  const released = await releaseLeases(
+    layout,
+    by,
+    paths?.map((p) => resolve(cwd, p)),
+    `released by ${by}`,
+  );
   return released.length === 0 ? 'no leases to release' : `released: ${released.map((r) => r.lease.path).join(', ')}`;
 }

@@ -55,8 +55,16 @@ export function allLeaseFiles(layout: Layout): LeaseFile[] {
 
 /** Runs `fn` holding the checkout's lock (re-read inside: what was read before may be stale). */
 export function withLeaseLock<T>(layout: Layout, checkout: string, fn: () => T | Promise<T>): Promise<T> {
-  return withFileLock(layout.leaseLock(checkoutKey(checkout)), {
-    timeoutMs: TIMEOUT_MS,
-    busy: () => new FlotillaError(`the leases of ${checkout} stayed locked for ${TIMEOUT_MS / 1000} s by another process — try again; if it persists, see 'flotilla status' for a stuck agent`, { code: 'lease-busy' }),
-  }, fn);
+  return withFileLock(
+    layout.leaseLock(checkoutKey(checkout)),
+    {
+      timeoutMs: TIMEOUT_MS,
+      busy: () =>
+        new FlotillaError(
+          `the leases of ${checkout} stayed locked for ${TIMEOUT_MS / 1000} s by another process — try again; if it persists, see 'flotilla status' for a stuck agent`,
+          { code: 'lease-busy' },
+        ),
+    },
+    fn,
+  );
 }

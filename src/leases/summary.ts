@@ -51,15 +51,38 @@ export function leaseSummary(layout: Layout, views: LeaseView[] = listLeases(lay
   const lines: string[] = [];
   for (const v of views) {
     for (const l of v.leases) lines.push(`  ${l.holder}  ${v.checkout}/${l.path}  since ${l.taken_at}  ${l.why}`);
-    for (const w of v.waiting) lines.push(`  ${w.holder}  waiting for ${w.paths.map((p) => `${v.checkout}/${p}`).join(', ')}  since ${w.since}`);
+    for (const w of v.waiting)
+      lines.push(`  ${w.holder}  waiting for ${w.paths.map((p) => `${v.checkout}/${p}`).join(', ')}  since ${w.since}`);
   }
   return {
-    heldBy: (id) => views.flatMap((v) => v.leases.filter((l) => l.holder === id).map((l) => ({ checkout: v.checkout, path: l.path, why: l.why, taken_at: l.taken_at, expires_at: l.expires_at }))),
-    waitsOf: (id) => views.flatMap((v) => v.waiting.filter((w) => w.holder === id).map((w) => ({
-      checkout: v.checkout, paths: w.paths, since: w.since,
-      // Who holds what it waits for: the same overlap rule as a take, without loading the glob matcher (a plain prefix test).
-      heldBy: [...new Set(v.leases.filter((l) => l.holder !== id && w.paths.some((p) => near(l.path, p))).map((l) => l.holder))],
-    }))),
+    heldBy: (id) =>
+      views.flatMap((v) =>
+        v.leases
+          .filter((l) => l.holder === id)
+          .map((l) => ({
+            checkout: v.checkout,
+            path: l.path,
+            why: l.why,
+            taken_at: l.taken_at,
+            expires_at: l.expires_at,
+          })),
+      ),
+    waitsOf: (id) =>
+      views.flatMap((v) =>
+        v.waiting
+          .filter((w) => w.holder === id)
+          .map((w) => ({
+            checkout: v.checkout,
+            paths: w.paths,
+            since: w.since,
+            // Who holds what it waits for: the same overlap rule as a take, without loading the glob matcher (a plain prefix test).
+            heldBy: [
+              ...new Set(
+                v.leases.filter((l) => l.holder !== id && w.paths.some((p) => near(l.path, p))).map((l) => l.holder),
+              ),
+            ],
+          })),
+      ),
     holders: new Set(views.flatMap((v) => v.leases.map((l) => l.holder))),
     waiters: new Set(views.flatMap((v) => v.waiting.map((w) => w.holder))),
     lines,

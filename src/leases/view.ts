@@ -24,8 +24,10 @@ export function conflictMessage(c: Conflict, what: string, now = Date.now()): st
   const l = c.lease;
   const held = l.path === c.path ? c.path : `${l.path} (which covers ${c.path})`;
   const who = l.holder === 'human' ? 'a person (human)' : `agent ${l.holder}`;
-  return `refused: ${held} is leased to ${who} since ${l.taken_at} (${ago(l.taken_at, now)}) for "${l.why}", ${until(l)}; ${what}. ` +
-    `Message ${l.holder} to ask for it (send_message to "${l.holder}"), wait for it (lease_paths with "wait": true, or flotilla lease take --wait ${c.path}), or work on other files.`;
+  return (
+    `refused: ${held} is leased to ${who} since ${l.taken_at} (${ago(l.taken_at, now)}) for "${l.why}", ${until(l)}; ${what}. ` +
+    `Message ${l.holder} to ask for it (send_message to "${l.holder}"), wait for it (lease_paths with "wait": true, or flotilla lease take --wait ${c.path}), or work on other files.`
+  );
 }
 
 /** `lease list` as text: one line per lease, then who waits. */
@@ -34,7 +36,8 @@ export function formatLeases(views: LeaseView[], now = Date.now()): string {
   const out: string[] = [];
   for (const v of views) {
     out.push(`${v.checkout}`);
-    for (const l of v.leases) out.push(`  ${l.path}  ${l.holder}  since ${ago(l.taken_at, now)}  ${until(l)}  ${l.why}`);
+    for (const l of v.leases)
+      out.push(`  ${l.path}  ${l.holder}  since ${ago(l.taken_at, now)}  ${until(l)}  ${l.why}`);
     for (const w of v.waiting) out.push(`  waiting: ${w.holder} for ${w.paths.join(', ')} since ${ago(w.since, now)}`);
   }
   return out.join('\n');

@@ -15,7 +15,11 @@ import { readLeaseFile, withLeaseLock, writeLeaseFile } from './store.js';
 
 const POLL_MS = 200;
 
-export async function takeWhenFree(layout: Layout, spec: TakeSpec, opts: { signal?: AbortSignal; timeoutMs?: number; onQueued?: (o: TakeOutcome) => void } = {}): Promise<TakeOutcome> {
+export async function takeWhenFree(
+  layout: Layout,
+  spec: TakeSpec,
+  opts: { signal?: AbortSignal; timeoutMs?: number; onQueued?: (o: TakeOutcome) => void } = {},
+): Promise<TakeOutcome> {
   const me = selfProcess();
   const queue = { pid: me.pid, pidStart: me.start };
   let outcome = await takeLeases(layout, spec, { queue });
@@ -33,7 +37,13 @@ export async function takeWhenFree(layout: Layout, spec: TakeSpec, opts: { signa
       const inLine = file.waiting.some((w) => w.pid === queue.pid && w.holder === spec.holder);
       if (!inLine) {
         const mine = rels.every((r) => file.leases.some((l) => l.holder === spec.holder && l.path === r));
-        if (mine) return { ok: true, taken: file.leases.filter((l) => l.holder === spec.holder && rels.includes(l.path)).map((lease) => ({ checkout, lease })) };
+        if (mine)
+          return {
+            ok: true,
+            taken: file.leases
+              .filter((l) => l.holder === spec.holder && rels.includes(l.path))
+              .map((lease) => ({ checkout, lease })),
+          };
         // Dropped from the line without the lease (a sweep took this process for dead): queue again.
         outcome = await takeLeases(layout, spec, { queue });
         if (outcome.ok) return outcome;

@@ -45,7 +45,12 @@ export function boardMembers(layout: Layout, name: string, live: AgentRecord[] =
  * now; one that died and is not yet reaped finds it when resumed), never the sender, each
  * once. A finished agent gets no copy: nobody would read it (send to it by id to leave it mail).
  */
-export function broadcastRecipients(layout: Layout, sender: string, target: BroadcastTarget, members?: Set<string>): string[] {
+export function broadcastRecipients(
+  layout: Layout,
+  sender: string,
+  target: BroadcastTarget,
+  members?: Set<string>,
+): string[] {
   const live = liveRecords(layout);
   let group: AgentRecord[];
   if (target.scope === 'all') group = live;
@@ -59,7 +64,11 @@ export function broadcastRecipients(layout: Layout, sender: string, target: Broa
     group = live.filter((r) => r.parentId === sender);
   } else {
     const me = readRecord(layout, sender);
-    if (!me) throw new FlotillaError(`cannot resolve 'tree': the sender '${sender}' has no registry record — name the recipients' ids instead`, { code: 'not-found' });
+    if (!me)
+      throw new FlotillaError(
+        `cannot resolve 'tree': the sender '${sender}' has no registry record — name the recipients' ids instead`,
+        { code: 'not-found' },
+      );
     group = live.filter((r) => r.rootId === me.rootId);
   }
   return [...new Set(group.map((r) => r.id))].filter((id) => id !== sender);
@@ -84,14 +93,19 @@ export interface BroadcastOptions {
  * delivered does not stop the others: the error names who missed it, after the rest went.
  */
 export async function broadcast(
-  layout: Layout, draft: Omit<MessageDraft, 'to' | 'id'>, target: BroadcastTarget, opts: BroadcastOptions,
+  layout: Layout,
+  draft: Omit<MessageDraft, 'to' | 'id'>,
+  target: BroadcastTarget,
+  opts: BroadcastOptions,
 ): Promise<BroadcastResult> {
   const sender = draft.from;
   if (target.board !== undefined) checkBoardName(target.board);
   const name = targetName(target);
   const members = target.scope === 'board' ? boardMembers(layout, target.board!) : undefined;
   const verdict = decideBroadcast({
-    sender, scope: target.scope, allWho: opts.allWho,
+    sender,
+    scope: target.scope,
+    allWho: opts.allWho,
     ...(target.board ? { board: target.board, onBoard: members!.has(sender) } : {}),
   });
   if (verdict.decision === 'deny') {
@@ -100,18 +114,31 @@ export async function broadcast(
   }
   const recipients = broadcastRecipients(layout, sender, target, members);
   if (recipients.length === 0) {
-    throw new FlotillaError(`no one to broadcast to: '${name}' has no running agent besides the sender — 'flotilla status' lists the agents`, { code: 'no-recipients' });
+    throw new FlotillaError(
+      `no one to broadcast to: '${name}' has no running agent besides the sender — 'flotilla status' lists the agents`,
+      { code: 'no-recipients' },
+    );
   }
   const broadcastId = newSortableId();
   const now = Date.now();
-  audit(layout, { event: 'broadcast', agent: sender, broadcast_id: broadcastId, target: name, recipients: recipients.length, rule: verdict.rule });
+  audit(layout, {
+    event: 'broadcast',
+    agent: sender,
+    broadcast_id: broadcastId,
+    target: name,
+    recipients: recipients.length,
+    rule: verdict.rule,
+  });
   const copies: InboxMessage[] = [];
   const missed: string[] = [];
   const { mail } = await fleetBus(layout);
   for (const to of recipients) {
     try {
       // One timestamp for every copy: they are one message.
-      const d = await mail.deliver({ ...draft, to, broadcast_id: broadcastId } as MessageDraft, { maxBodyBytes: opts.maxBodyBytes, now });
+      const d = await mail.deliver({ ...draft, to, broadcast_id: broadcastId } as MessageDraft, {
+        maxBodyBytes: opts.maxBodyBytes,
+        now,
+      });
       copies.push(d.message);
     } catch (err) {
       if (err instanceof UsageError || (err instanceof FlotillaError && err.code === 'message-too-large')) throw err;
@@ -119,7 +146,10 @@ export async function broadcast(
     }
   }
   if (missed.length > 0) {
-    throw new FlotillaError(`broadcast ${broadcastId} reached ${copies.length} of ${recipients.length} agents; not delivered to ${missed.join(', ')} — send to them by id`, { code: 'broadcast-partial' });
+    throw new FlotillaError(
+      `broadcast ${broadcastId} reached ${copies.length} of ${recipients.length} agents; not delivered to ${missed.join(', ')} — send to them by id`,
+      { code: 'broadcast-partial' },
+    );
   }
   return { broadcastId, target: name, copies };
 }
@@ -131,7 +161,12 @@ export type Sent = { kind: 'one'; message: InboxMessage } | { kind: 'broadcast';
  * `to` as any door takes it: a group is a broadcast, anything else one resolved delivery
  * (resolveRecipient). `draft.from` is the sender's identity, found by the caller.
  */
-export async function sendTo(layout: Layout, to: string, draft: Omit<MessageDraft, 'to' | 'id'>, opts: BroadcastOptions): Promise<Sent> {
+export async function sendTo(
+  layout: Layout,
+  to: string,
+  draft: Omit<MessageDraft, 'to' | 'id'>,
+  opts: BroadcastOptions,
+): Promise<Sent> {
   const group = parseBroadcastTarget(to);
   if (group) return { kind: 'broadcast', result: await broadcast(layout, draft, group, opts) };
   const bus = await fleetBus(layout);

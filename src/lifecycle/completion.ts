@@ -30,11 +30,20 @@ export function completionSent(layout: Layout, agentId: string, task: number): b
  * which message in its inbox that result was, and claim it instead of showing it again.
  */
 export function completionKey(agentId: string, task: number): string {
-  return process.getBuiltinModule('node:crypto').createHash('sha256').update(`${agentId}\0${task}`).digest('hex').slice(0, 10);
+  return process
+    .getBuiltinModule('node:crypto')
+    .createHash('sha256')
+    .update(`${agentId}\0${task}`)
+    .digest('hex')
+    .slice(0, 10);
 }
 
 /** True when `msg` is the completion of `agentId`'s task `task`. */
-export function isCompletionOf(msg: { kind: string; from: string; id: string }, agentId: string, task: number): boolean {
+export function isCompletionOf(
+  msg: { kind: string; from: string; id: string },
+  agentId: string,
+  task: number,
+): boolean {
   return msg.kind === 'completion' && msg.from === agentId && msg.id.endsWith(completionKey(agentId, task));
 }
 
@@ -60,14 +69,23 @@ function recipient(layout: Layout, rec: AgentRecord): string {
  * agent, task and end time, so sending it again finds it already delivered (§5.7). Also the
  * notice of a lost agent, sent by another host (lifecycle/lost.ts).
  */
-export function completionDraft(rec: AgentRecord, result: TaskResult, to: string, opts: { text?: string; maxBodyBytes?: number } = {}) {
+export function completionDraft(
+  rec: AgentRecord,
+  result: TaskResult,
+  to: string,
+  opts: { text?: string; maxBodyBytes?: number } = {},
+) {
   const answer = (opts.text ?? '').trim();
   const headline = `${rec.id} ${statusWithReason(result.status, result.exitReason)}`;
   const body = [
     `Agent ${rec.id} (${rec.name}) finished its task with status **${result.status}**${result.exitReason ? `: ${result.exitReason}` : ''}.`,
     result.outputPath ? `Final answer file: ${result.outputPath}` : '',
-    answer ? `\n${answer.length > 4000 ? answer.slice(0, 4000) + `\n… (full answer in ${result.outputPath ?? 'the transcript'})` : answer}` : '',
-  ].filter(Boolean).join('\n');
+    answer
+      ? `\n${answer.length > 4000 ? answer.slice(0, 4000) + `\n… (full answer in ${result.outputPath ?? 'the transcript'})` : answer}`
+      : '',
+  ]
+    .filter(Boolean)
+    .join('\n');
   const summaryText = answer ? `${headline}: ${answer.split('\n').find((l) => l.trim()) ?? ''}` : headline;
   // Fixed by the task's end time: a retry after a crash writes the same name, which deliver() finds.
   const ms = Date.parse(result.finishedAt) || 0;
@@ -87,7 +105,11 @@ export function completionDraft(rec: AgentRecord, result: TaskResult, to: string
     usage: { input_tokens: rec.usage.inputTokens, output_tokens: rec.usage.outputTokens, cost_usd: rec.usage.costUsd },
     output_path: result.outputPath,
   };
-  const options = { fixedName: messageFileName(id, ms, 0), now: ms, ...(opts.maxBodyBytes ? { maxBodyBytes: opts.maxBodyBytes } : {}) };
+  const options = {
+    fixedName: messageFileName(id, ms, 0),
+    now: ms,
+    ...(opts.maxBodyBytes ? { maxBodyBytes: opts.maxBodyBytes } : {}),
+  };
   return { draft, options };
 }
 
@@ -132,13 +154,34 @@ export async function sendCompletionOnce(
   const claim = kind === 'nats' ? await takeFleetMarker(records, rec.id, result.task) : 'won';
   if (claim !== 'won') {
     await doneOnce(completionMarker(layout, rec.id, result.task), async () => undefined, { to, withheld: claim });
-    audit(layout, { event: 'completion_withheld', agent: rec.id, to, status: result.status, task: result.task, reason: claim === 'lost' ? 'marked lost while its host was unreachable: its parent was told' : 'another host sent it' });
+    audit(layout, {
+      event: 'completion_withheld',
+      agent: rec.id,
+      to,
+      status: result.status,
+      task: result.task,
+      reason:
+        claim === 'lost' ? 'marked lost while its host was unreachable: its parent was told' : 'another host sent it',
+    });
     return false;
   }
   const { draft, options } = completionDraft(rec, result, to, opts);
-  const sent = await doneOnce(completionMarker(layout, rec.id, result.task), async () => { await mail.deliver(draft, options); }, { to });
+  const sent = await doneOnce(
+    completionMarker(layout, rec.id, result.task),
+    async () => {
+      await mail.deliver(draft, options);
+    },
+    { to },
+  );
   if (!sent) return false;
-  audit(layout, { event: 'completion', agent: rec.id, to, status: result.status, exit_reason: result.exitReason, task: result.task });
+  audit(layout, {
+    event: 'completion',
+    agent: rec.id,
+    to,
+    status: result.status,
+    exit_reason: result.exitReason,
+    task: result.task,
+  });
   // A person's `wait` may have printed this answer before it was delivered: then it is read.
   if (to === 'human') await (await import('./handed-on.js')).claimIfHandedOn(layout, rec.id, result.task);
   return true;

@@ -17,7 +17,10 @@ function marker(layout: Layout, agentId: string, task: number): string {
 }
 
 /** Marks each task's answer handed on to the person and claims its completion if it is there. */
-export async function markHandedOn(layout: Layout, tasks: readonly { id: string; task: number | null | undefined }[]): Promise<void> {
+export async function markHandedOn(
+  layout: Layout,
+  tasks: readonly { id: string; task: number | null | undefined }[],
+): Promise<void> {
   for (const t of tasks) {
     if (!t.task) continue;
     const m = marker(layout, t.id, t.task);
@@ -47,6 +50,10 @@ async function claimCompletion(layout: Layout, agentId: string, task: number): P
   const { claim } = await import('../inbox/claim.js');
   // The completion's name carries its key (lifecycle/completion.ts): `<ms>.<time><key>.<n>.<host>.md`.
   for (const name of names.filter((n) => n.split('.')[1]?.endsWith(key))) {
-    try { await claim(layout, 'human', name); } catch { /* left unread */ }
+    try {
+      await claim(layout, 'human', name);
+    } catch {
+      /* left unread */
+    }
   }
 }

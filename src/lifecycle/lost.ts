@@ -29,7 +29,9 @@ export async function markLostHosts(layout: Layout, bus: Bus): Promise<AgentReco
   try {
     // Silent while this host heard the bus throughout (bus/steady.ts): a bus outage is no host's silence.
     const steady = steadyMs(layout);
-    silent = new Map((await bus.records.hosts()).filter((b) => b.lost && !b.self && steady >= b.lostAfterMs).map((b) => [b.host, b]));
+    silent = new Map(
+      (await bus.records.hosts()).filter((b) => b.lost && !b.self && steady >= b.lostAfterMs).map((b) => [b.host, b]),
+    );
   } catch {
     return [];
   }
@@ -67,5 +69,14 @@ async function tellLost(layout: Layout, bus: Bus, { rec, claim }: LostMark): Pro
       // Kept in this host's outbox when the bus is away (§18.1); anything else is in the audit line.
     }
   }
-  audit(layout, { event: 'agent_lost', agent: rec.id, agent_host: rec.host, to, reason: rec.exitReason, task: result.task, told, ...(claim === 'won' ? {} : { marker: claim }) });
+  audit(layout, {
+    event: 'agent_lost',
+    agent: rec.id,
+    agent_host: rec.host,
+    to,
+    reason: rec.exitReason,
+    task: result.task,
+    told,
+    ...(claim === 'won' ? {} : { marker: claim }),
+  });
 }

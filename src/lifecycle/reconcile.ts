@@ -45,16 +45,26 @@ export interface ReconcileOptions {
 export const PENDING_GRACE_MS = 30_000;
 
 /** Ends every dead, non-terminal record matching `filter`; returns the records this call ended. */
-export async function reconcileDead(layout: Layout, config: Config, filter: ReconcileFilter = {}, opts: ReconcileOptions = {}): Promise<AgentRecord[]> {
+export async function reconcileDead(
+  layout: Layout,
+  config: Config,
+  filter: ReconcileFilter = {},
+  opts: ReconcileOptions = {},
+): Promise<AgentRecord[]> {
   const out: AgentRecord[] = [];
   // Named agents are read alone (a parent's check of its children); otherwise the live index
   // (only a non-terminal record can be dead and unreaped).
-  const records = filter.ids ? filter.ids.map((id) => readRecordSafe(layout, id)).filter((r): r is AgentRecord => r !== undefined) : filter.records ?? liveRecords(layout);
+  const records = filter.ids
+    ? filter.ids.map((id) => readRecordSafe(layout, id)).filter((r): r is AgentRecord => r !== undefined)
+    : (filter.records ?? liveRecords(layout));
   for (const rec of records) {
     if (isTerminal(rec.status)) continue;
     if (filter.ids && !filter.ids.includes(rec.id)) continue;
     if (filter.parentId !== undefined && rec.parentId !== filter.parentId) continue;
-    const paneDied = !!filter.pane && rec.tmux?.paneId === filter.pane.paneId && (!filter.pane.socket || !rec.tmux.socket || filter.pane.socket === rec.tmux.socket);
+    const paneDied =
+      !!filter.pane &&
+      rec.tmux?.paneId === filter.pane.paneId &&
+      (!filter.pane.socket || !rec.tmux.socket || filter.pane.socket === rec.tmux.socket);
     if (filter.pane && !paneDied) continue;
     const why = await deathOf(layout, rec, paneDied);
     if (why === null) continue;
@@ -126,7 +136,9 @@ async function paneEnd(rec: AgentRecord): Promise<string> {
   let fields: string[];
   let nudged = false;
   for (;;) {
-    const r = await tmux.exec(['display-message', '-p', '-t', rec.tmux.paneId, '#{pane_dead} #{pane_dead_status} #{pane_dead_signal}']).catch(() => null);
+    const r = await tmux
+      .exec(['display-message', '-p', '-t', rec.tmux.paneId, '#{pane_dead} #{pane_dead_status} #{pane_dead_signal}'])
+      .catch(() => null);
     if (!r || r.code !== 0) return 'window closed';
     fields = r.stdout.trim().split(' ');
     if ((fields[0] === '1' && (fields[1] || fields[2])) || Date.now() > end) break;
@@ -150,11 +162,17 @@ async function paneEnd(rec: AgentRecord): Promise<string> {
  * in while a pane is being recorded), leaving the process a zombie, the pane not dead and
  * pane-died never run (github.com/tmux/tmux/issues/311). Another SIGCHLD makes tmux reap it.
  */
-export async function nudgeTmux(tmux: { exec(args: string[]): Promise<{ code: number; stdout: string }> }): Promise<void> {
+export async function nudgeTmux(tmux: {
+  exec(args: string[]): Promise<{ code: number; stdout: string }>;
+}): Promise<void> {
   const r = await tmux.exec(['display-message', '-p', '#{pid}']).catch(() => null);
   const pid = r && r.code === 0 ? Number(r.stdout.trim()) : NaN;
   if (Number.isInteger(pid) && pid > 1) {
-    try { process.kill(pid, 'SIGCHLD'); } catch { /* gone */ }
+    try {
+      process.kill(pid, 'SIGCHLD');
+    } catch {
+      /* gone */
+    }
   }
 }
 
@@ -167,14 +185,22 @@ function killedBy(signal: number): string {
  * sidecar, completion (when a task was open), stop hooks, its foreground children, the
  * audit line. Returns the ended record, or null when another path had already ended it.
  */
-export async function endDead(layout: Layout, config: Config, rec: AgentRecord, reason: string, status: 'crashed' | 'cancelled' | 'refused' | 'failed' = 'crashed'): Promise<AgentRecord | null> {
+export async function endDead(
+  layout: Layout,
+  config: Config,
+  rec: AgentRecord,
+  reason: string,
+  status: 'crashed' | 'cancelled' | 'refused' | 'failed' = 'crashed',
+): Promise<AgentRecord | null> {
   releaseReserve(layout, rec.id);
   markFinishing(layout, rec.id);
   // A persistent agent that had answered its task and sat idle did nothing wrong.
   const taskDone = rec.lastTask !== null && rec.lastTask.task >= rec.task;
   const finalStatus = taskDone && status === 'crashed' ? 'completed' : status;
   const exitReason = taskDone && status === 'crashed' ? 'exited while idle' : reason;
-  const result: TaskResult | null = taskDone ? null : { task: rec.task, status, exitReason, finishedAt: new Date().toISOString(), outputPath: null };
+  const result: TaskResult | null = taskDone
+    ? null
+    : { task: rec.task, status, exitReason, finishedAt: new Date().toISOString(), outputPath: null };
   let ended;
   try {
     ended = endRecord(layout, rec.id, { status: finalStatus, exitReason, ...(result ? { lastTask: result } : {}) });
@@ -186,7 +212,12 @@ export async function endDead(layout: Layout, config: Config, rec: AgentRecord, 
   // The sidecar says how it ended before the parent hears of it (a parent may read the transcript on the completion).
   try {
     const { tryReadMeta, updateMeta } = await import('../transcript/meta.js');
-    if (tryReadMeta(layout, rec.id)) updateMeta(layout, rec.id, { status: final.status, exit_reason: final.exitReason, finished_at: final.finishedAt });
+    if (tryReadMeta(layout, rec.id))
+      updateMeta(layout, rec.id, {
+        status: final.status,
+        exit_reason: final.exitReason,
+        finished_at: final.finishedAt,
+      });
   } catch {
     // A damaged sidecar must not stop the reaping; the registry holds the truth.
   }
@@ -197,21 +228,43 @@ export async function endDead(layout: Layout, config: Config, rec: AgentRecord, 
     // Loaded here: a status or watch that finds nobody dead never loads the message code.
     const { completionSent, sendCompletionOnce } = await import('./completion.js');
     if (!completionSent(layout, rec.id, task.task)) {
-      await sendCompletionOnce(layout, final, task, { text: `Agent ${rec.id} ${task.status}: ${task.exitReason ?? ''}`, maxBodyBytes: config.inbox.max_body_bytes });
+      await sendCompletionOnce(layout, final, task, {
+        text: `Agent ${rec.id} ${task.status}: ${task.exitReason ?? ''}`,
+        maxBodyBytes: config.inbox.max_body_bytes,
+      });
     }
   }
-  const [{ stopHookOnce }, { runLifecycleHooks }] = await Promise.all([import('../hooks/stop-once.js'), import('../hooks/run-hooks.js')]);
-  await stopHookOnce(layout, rec.id, () => runLifecycleHooks('stop', config.hooks.stop, {
-    agentId: rec.id, agentName: rec.name, parentId: rec.parentId, cwd: rec.cwd, status: final.status, exitReason: final.exitReason,
-    onRun: (r) => audit(layout, { event: 'hook_run', agent: rec.id, hook: r.hook, command: r.command, exit_code: r.exitCode, duration_ms: Math.round(r.durationMs), timed_out: r.timedOut }),
-  }));
+  const [{ stopHookOnce }, { runLifecycleHooks }] = await Promise.all([
+    import('../hooks/stop-once.js'),
+    import('../hooks/run-hooks.js'),
+  ]);
+  await stopHookOnce(layout, rec.id, () =>
+    runLifecycleHooks('stop', config.hooks.stop, {
+      agentId: rec.id,
+      agentName: rec.name,
+      parentId: rec.parentId,
+      cwd: rec.cwd,
+      status: final.status,
+      exitReason: final.exitReason,
+      onRun: (r) =>
+        audit(layout, {
+          event: 'hook_run',
+          agent: rec.id,
+          hook: r.hook,
+          command: r.command,
+          exit_code: r.exitCode,
+          duration_ms: Math.round(r.durationMs),
+          timed_out: r.timedOut,
+        }),
+    }),
+  );
   terminateForegroundChildren(layout, rec.id, 'reaper');
   // Its running shell command lives on in its own process group unless we end it.
   killLeftoverGroups(layout, rec.id);
   clearFinishing(layout, rec.id);
   // A harness that ended itself just as it died (seen here as dead) is no reaping; a refusal or failed start is none either.
-  if (!ended.ended || status === 'refused' || status === 'failed' || !claimOnce(layout.marker(`${rec.id}.reaped`))) return null;
+  if (!ended.ended || status === 'refused' || status === 'failed' || !claimOnce(layout.marker(`${rec.id}.reaped`)))
+    return null;
   audit(layout, { event: 'reap', agent: rec.id, status: final.status, reason: final.exitReason });
   return final;
 }
-

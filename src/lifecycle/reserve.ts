@@ -31,7 +31,11 @@ export function holdReserve(layout: Layout, agentId: string): boolean {
 
 /** Frees the reserve (idempotent). */
 export function releaseReserve(layout: Layout, agentId: string): void {
-  try { unlinkSync(reservePath(layout, agentId)); } catch { /* none */ }
+  try {
+    unlinkSync(reservePath(layout, agentId));
+  } catch {
+    /* none */
+  }
 }
 
 /**
@@ -48,12 +52,18 @@ export function markFinishing(layout: Layout, agentId: string): void {
     try {
       mkdirSync(layout.finishingDir, { recursive: true });
       writeFileSync(layout.finishing(agentId), `${process.pid}\n`);
-    } catch { /* as above */ }
+    } catch {
+      /* as above */
+    }
   }
 }
 
 export function clearFinishing(layout: Layout, agentId: string): void {
-  try { unlinkSync(layout.finishing(agentId)); } catch { /* never written, or done */ }
+  try {
+    unlinkSync(layout.finishing(agentId));
+  } catch {
+    /* never written, or done */
+  }
 }
 
 /** Agents whose ending was begun and not finished (their enders may still be at it). */

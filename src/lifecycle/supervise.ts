@@ -23,7 +23,12 @@ export function childSpawned(parentId: string): void {
   wakers.get(parentId)?.();
 }
 
-export function superviseChildren(layout: Layout, config: Config, parentId: string, intervalMs = SUPERVISE_INTERVAL_MS): () => void {
+export function superviseChildren(
+  layout: Layout,
+  config: Config,
+  parentId: string,
+  intervalMs = SUPERVISE_INTERVAL_MS,
+): () => void {
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   wakers.set(parentId, () => {
@@ -38,7 +43,11 @@ export function superviseChildren(layout: Layout, config: Config, parentId: stri
   };
   const tick = async () => {
     let ids: string[] = [];
-    try { ids = readdirSync(layout.children(parentId)); } catch { /* no child yet */ }
+    try {
+      ids = readdirSync(layout.children(parentId));
+    } catch {
+      /* no child yet */
+    }
     if (ids.length > 0) await reconcileDead(layout, config, { parentId, ids }).catch(() => undefined);
     schedule(ids.length > 0 ? intervalMs : Math.max(intervalMs, SUPERVISE_IDLE_INTERVAL_MS));
   };

@@ -43,8 +43,14 @@ export function trackToolGroups(layout: Layout, id: string): GroupTracker {
     }
   };
   return {
-    started(pgid) { live.set(pgid, { pgid, start: processStartTime(pgid) }); save(); },
-    ended(pgid) { live.delete(pgid); save(); },
+    started(pgid) {
+      live.set(pgid, { pgid, start: processStartTime(pgid) });
+      save();
+    },
+    ended(pgid) {
+      live.delete(pgid);
+      save();
+    },
   };
 }
 
@@ -79,7 +85,12 @@ export function startedByHarness(layout: Layout, id: string, pid: number, harnes
   const up = ancestors(pid);
   if (up.includes(harnessPid)) return true;
   const group = processGroup(pid);
-  return read(layout, id).some((e) => e.start !== null && processStartTime(e.pgid) === e.start && (e.pgid === group || e.pgid === pid || up.includes(e.pgid)));
+  return read(layout, id).some(
+    (e) =>
+      e.start !== null &&
+      processStartTime(e.pgid) === e.start &&
+      (e.pgid === group || e.pgid === pid || up.includes(e.pgid)),
+  );
 }
 
 function backgroundChildPids(layout: Layout, id: string): number[] {

@@ -90,11 +90,22 @@ export class ReplyBuilder {
     this.toolCalls.push(call);
     // Providers require an object as a tool call's input in the history, even for a broken call.
     const input = call.parseError ? {} : call.input;
-    this.content.push({ type: 'tool-call', toolCallId: id, toolName: name, input, ...(metadata ? { providerOptions: metadata } : {}) });
+    this.content.push({
+      type: 'tool-call',
+      toolCallId: id,
+      toolName: name,
+      input,
+      ...(metadata ? { providerOptions: metadata } : {}),
+    });
   }
 
   reply(): ModelReply {
-    return { content: this.content.filter((p) => p.type !== 'text' || p.text.length > 0), text: this.text(), toolCalls: this.toolCalls, usage: this.usage };
+    return {
+      content: this.content.filter((p) => p.type !== 'text' || p.text.length > 0),
+      text: this.text(),
+      toolCalls: this.toolCalls,
+      usage: this.usage,
+    };
   }
 }
 
@@ -176,7 +187,8 @@ export function toError(e: unknown): Error {
   if (e instanceof Error) return e;
   if (typeof e === 'object' && e !== null) {
     const o = e as { message?: unknown; type?: unknown; error?: unknown };
-    if (typeof o.message === 'string') return new Error(typeof o.type === 'string' ? `${o.type}: ${o.message}` : o.message);
+    if (typeof o.message === 'string')
+      return new Error(typeof o.type === 'string' ? `${o.type}: ${o.message}` : o.message);
     if (o.error !== undefined) return toError(o.error);
     return new Error(JSON.stringify(e));
   }

@@ -30,7 +30,8 @@ function convertMessage(m: ModelMessage): LanguageModelV3Message | undefined {
     case 'system':
       return { role: 'system', content: m.content, ...providerOptions };
     case 'user': {
-      if (typeof m.content === 'string') return { role: 'user', content: [{ type: 'text', text: m.content }], ...providerOptions };
+      if (typeof m.content === 'string')
+        return { role: 'user', content: [{ type: 'text', text: m.content }], ...providerOptions };
       const content = m.content.map((p) => {
         if (p.type === 'text') return p;
         if (p.type === 'image') return fileOf(p.image, p.mediaType ?? 'image/*', p.providerOptions);
@@ -39,7 +40,8 @@ function convertMessage(m: ModelMessage): LanguageModelV3Message | undefined {
       return { role: 'user', content, ...providerOptions };
     }
     case 'assistant': {
-      if (typeof m.content === 'string') return { role: 'assistant', content: [{ type: 'text', text: m.content }], ...providerOptions };
+      if (typeof m.content === 'string')
+        return { role: 'assistant', content: [{ type: 'text', text: m.content }], ...providerOptions };
       const content: Extract<LanguageModelV3Message, { role: 'assistant' }>['content'] = [];
       for (const p of m.content) {
         if (p.type === 'text' || p.type === 'reasoning' || p.type === 'tool-call') content.push(p);
@@ -68,7 +70,10 @@ function fileOf(
   return { type: 'file', data: bytes, mediaType, ...(providerOptions ? { providerOptions } : {}) };
 }
 
-type MessageToolOutput = Extract<Extract<ModelMessage, { role: 'tool' }>['content'][number], { type: 'tool-result' }>['output'];
+type MessageToolOutput = Extract<
+  Extract<ModelMessage, { role: 'tool' }>['content'][number],
+  { type: 'tool-result' }
+>['output'];
 
 function convertOutput(output: MessageToolOutput): LanguageModelV3ToolResultOutput {
   if (output.type !== 'content') return output;

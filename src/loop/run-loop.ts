@@ -64,7 +64,8 @@ export async function* runLoop(opts: LoopOptions): AsyncGenerator<LoopEvent> {
     modelTools = toModelTools(opts.tools);
     for (;;) {
       if (cause) return yield done(cause);
-      if (turns >= opts.maxTurns) return yield done('max_turns', `stopped after ${turns} turns (max_turns ${opts.maxTurns})`);
+      if (turns >= opts.maxTurns)
+        return yield done('max_turns', `stopped after ${turns} turns (max_turns ${opts.maxTurns})`);
       const overBudget = opts.beforeModelCall ? await opts.beforeModelCall() : undefined;
       if (overBudget !== undefined) return yield done('budget', overBudget);
 
@@ -136,7 +137,11 @@ export async function* runLoop(opts: LoopOptions): AsyncGenerator<LoopEvent> {
       const held: Injection[] = [];
       for (const mc of reply.toolCalls) {
         if (cause) {
-          results.push({ id: mc.id, name: mc.name, result: { output: `Not run: the turn was stopped (${cause}).`, isError: true } });
+          results.push({
+            id: mc.id,
+            name: mc.name,
+            result: { output: `Not run: the turn was stopped (${cause}).`, isError: true },
+          });
           continue;
         }
         const call = { id: mc.id, name: mc.name, input: mc.input };

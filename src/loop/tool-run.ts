@@ -20,7 +20,11 @@ export async function runToolCall(
   ctx: ToolContext,
 ): Promise<ToolOutcome> {
   const call: ToolCall = { id: mc.id, name: mc.name, input: mc.input };
-  const notRun = (output: string): ToolOutcome => ({ result: { output, isError: true }, durationMs: 0, executed: false });
+  const notRun = (output: string): ToolOutcome => ({
+    result: { output, isError: true },
+    durationMs: 0,
+    executed: false,
+  });
 
   if (mc.parseError !== undefined) {
     return notRun(
@@ -40,16 +44,29 @@ export async function runToolCall(
   return runToolOutcome(tool, mc.input, ctx, {
     ...(opts.maxOutputBytes !== undefined ? { maxOutputBytes: opts.maxOutputBytes } : {}),
     // Approvals may wait for a person; Ctrl-C or a timeout must not wait with them.
-    ...(gate ? { admit: async () => { const d = await gated({ gate }, call, tool, ctx.signal); return d.allow ? undefined : d.reason; } } : {}),
+    ...(gate
+      ? {
+          admit: async () => {
+            const d = await gated({ gate }, call, tool, ctx.signal);
+            return d.allow ? undefined : d.reason;
+          },
+        }
+      : {}),
   });
 }
 
 /** Asks the gate; a stopped turn answers for it, so an unanswered approval never blocks Ctrl-C. */
-async function gated(opts: Pick<LoopOptions, 'gate'>, call: ToolCall, tool: Tool | undefined, signal: AbortSignal): Promise<GateDecision> {
+async function gated(
+  opts: Pick<LoopOptions, 'gate'>,
+  call: ToolCall,
+  tool: Tool | undefined,
+  signal: AbortSignal,
+): Promise<GateDecision> {
   try {
     return await abortable(opts.gate!(call, tool, signal), signal);
   } catch (err) {
-    if (signal.aborted) return { allow: false, reason: `the turn was stopped before approval (${errorMessage(signal.reason)})` };
+    if (signal.aborted)
+      return { allow: false, reason: `the turn was stopped before approval (${errorMessage(signal.reason)})` };
     throw err;
   }
 }

@@ -12,7 +12,10 @@ import type { Layout } from '../layout/layout.js';
  */
 export type McpIdentity = { kind: 'agent'; record: AgentRecord } | { kind: 'person' };
 
-export async function mcpIdentity(layout: Layout, opts: { pid?: number; env?: NodeJS.ProcessEnv } = {}): Promise<McpIdentity> {
+export async function mcpIdentity(
+  layout: Layout,
+  opts: { pid?: number; env?: NodeJS.ProcessEnv } = {},
+): Promise<McpIdentity> {
   const lineage = await callerLineage(layout, opts);
   if (lineage.forged) {
     throw refusal(

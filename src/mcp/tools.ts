@@ -20,24 +20,45 @@ export const MCP_TOOL_NAMES = MCP_FLEET_TOOLS;
 
 export async function mcpTools(layout: Layout, config: Config, identity: McpIdentity): Promise<Tool[]> {
   const me = actorId(identity);
-  const [{ sendTo, sentSummary }, { list }, { claim }, { formatForModel, sortForReader }, { predecessors }] = await Promise.all([
-    import('../lifecycle/broadcast.js'), import('../inbox/read.js'), import('../inbox/claim.js'), import('../inbox/surface.js'), import('../inbox/adopt.js'),
-  ]);
+  const [{ sendTo, sentSummary }, { list }, { claim }, { formatForModel, sortForReader }, { predecessors }] =
+    await Promise.all([
+      import('../lifecycle/broadcast.js'),
+      import('../inbox/read.js'),
+      import('../inbox/claim.js'),
+      import('../inbox/surface.js'),
+      import('../inbox/adopt.js'),
+    ]);
   // A resumed agent reads the mail it adopted, addressed to the agents it continues (§8).
   const aliases = identity.kind === 'agent' ? predecessors(layout, identity.record) : [];
   const send = createSendMessageTool({
     async send(m) {
-      return sentSummary(await sendTo(layout, m.to, {
-        from: me, kind: 'message', body: m.body,
-        ...(m.summary ? { summary: m.summary } : {}), ...(m.priority ? { priority: m.priority } : {}), ...(m.inReplyTo ? { in_reply_to: m.inReplyTo } : {}),
-      }, { maxBodyBytes: config.inbox.max_body_bytes, allWho: config.inbox.broadcast_all }));
+      return sentSummary(
+        await sendTo(
+          layout,
+          m.to,
+          {
+            from: me,
+            kind: 'message',
+            body: m.body,
+            ...(m.summary ? { summary: m.summary } : {}),
+            ...(m.priority ? { priority: m.priority } : {}),
+            ...(m.inReplyTo ? { in_reply_to: m.inReplyTo } : {}),
+          },
+          { maxBodyBytes: config.inbox.max_body_bytes, allWho: config.inbox.broadcast_all },
+        ),
+      );
     },
   });
   // No transcript records what an MCP client saw, so reading is the claim (rename new/ → cur/,
   // which exactly one reader wins); peek leaves the mail unread.
   const inbox = createCheckInboxTool({
     async read(peek) {
-      const items = sortForReader((await list(layout, me, { maxBodyBytes: config.inbox.max_body_bytes, aliases })).map((i) => ({ ...i.message, item: i }))).map((m) => m.item);
+      const items = sortForReader(
+        (await list(layout, me, { maxBodyBytes: config.inbox.max_body_bytes, aliases })).map((i) => ({
+          ...i.message,
+          item: i,
+        })),
+      ).map((m) => m.item);
       if (items.length === 0) return 'No unread messages.';
       if (!peek) for (const i of items) await claim(layout, me, i);
       return formatForModel(items.map((i) => i.message));
@@ -46,14 +67,28 @@ export async function mcpTools(layout: Layout, config: Config, identity: McpIden
   const { fleetOpsFor, personFleetOps } = await import('../spawn/ops.js');
   const ops = identity.kind === 'agent' ? fleetOpsFor(layout, config, identity.record) : personFleetOps(layout, config);
   const { leaseOperations } = await import('../team-store/lease-ops.js');
-  const lease = createLeasePathsTool(leaseOperations(layout, me, identity.kind === 'agent' ? identity.record.cwd : process.cwd()));
-  const [{ createTaskTools }, { taskToolOps }] = await Promise.all([import('../tools/task-tools.js'), import('../team-store/tool-ops.js')]);
+  const lease = createLeasePathsTool(
+    leaseOperations(layout, me, identity.kind === 'agent' ? identity.record.cwd : process.cwd()),
+  );
+  const [{ createTaskTools }, { taskToolOps }] = await Promise.all([
+    import('../tools/task-tools.js'),
+    import('../team-store/tool-ops.js'),
+  ]);
   // The caller's board (§15): an agent's own, a person's $FLOTILLA_BOARD, else the fleet's.
   const board = identity.kind === 'agent' ? identity.record.board : process.env.FLOTILLA_BOARD?.trim() || null;
   const tasks = createTaskTools(taskToolOps(layout, me, board ?? 'fleet'));
   const { mergeWorkOps, personMergeWorkOps } = await import('../work/merge-ops.js');
-  const merge = createMergeWorkTool(identity.kind === 'agent' ? mergeWorkOps(layout, identity.record) : personMergeWorkOps(layout));
-  const all = ([send as Tool, inbox as Tool, ...createFleetAgentTools(ops), merge as Tool, lease as Tool, ...tasks]).filter((t) => MCP_TOOL_NAMES.includes(t.name));
+  const merge = createMergeWorkTool(
+    identity.kind === 'agent' ? mergeWorkOps(layout, identity.record) : personMergeWorkOps(layout),
+  );
+  const all = [
+    send as Tool,
+    inbox as Tool,
+    ...createFleetAgentTools(ops),
+    merge as Tool,
+    lease as Tool,
+    ...tasks,
+  ].filter((t) => MCP_TOOL_NAMES.includes(t.name));
   if (identity.kind === 'person') return all;
   const allowed = new Set(identity.record.effectivePolicy.tools);
   return all.filter((t) => allowed.has(t.name));

@@ -74,15 +74,20 @@ async function compatible(
   const apiKey = keyEnv ? requireKey(env, keyEnv, spec) : undefined;
   const { createOpenAICompatible } = await import('@ai-sdk/openai-compatible');
   // includeUsage asks the server for token counts in the stream (budgets need them).
-  return createOpenAICompatible({ name, baseURL: url, includeUsage: true, ...(apiKey ? { apiKey } : {}) }).chatModel(modelId);
+  return createOpenAICompatible({ name, baseURL: url, includeUsage: true, ...(apiKey ? { apiKey } : {}) }).chatModel(
+    modelId,
+  );
 }
 
 function requireKey(env: Record<string, string | undefined>, name: string, spec: string): string {
   const key = env[name];
   if (!key || key.trim() === '') {
-    throw new FlotillaError(`model '${spec}' needs ${name}, which is not set — export it, or choose another model with --model`, {
-      code: 'model-key-missing',
-    });
+    throw new FlotillaError(
+      `model '${spec}' needs ${name}, which is not set — export it, or choose another model with --model`,
+      {
+        code: 'model-key-missing',
+      },
+    );
   }
   return key;
 }

@@ -59,7 +59,8 @@ export function resolveModelSpec(input: ResolveModelInput): ResolvedModel {
   }
   if (parent) return { spec: parent, source: 'parent' };
   if (given(input.config.model)) return { spec: expandAlias(input.config.model.trim(), aliases), source: 'config' };
-  if (given(input.env.ANTHROPIC_API_KEY)) return { spec: aliases[ANTHROPIC_DEFAULT_ALIAS] ?? ANTHROPIC_FALLBACK, source: 'env' };
+  if (given(input.env.ANTHROPIC_API_KEY))
+    return { spec: aliases[ANTHROPIC_DEFAULT_ALIAS] ?? ANTHROPIC_FALLBACK, source: 'env' };
   if (given(input.env.OPENAI_API_KEY)) return { spec: OPENAI_DEFAULT_MODEL, source: 'env' };
   return { spec: `script:${input.demoScript}`, source: 'demo' };
 }
@@ -78,7 +79,7 @@ export interface ParsedSpec {
 }
 
 const FORMS =
-  "use provider:model-id (anthropic:<id>, openai:<id>, ollama:<model>, openai-compatible:<name>/<model>, script:<file.yaml>) or an alias from models.aliases";
+  'use provider:model-id (anthropic:<id>, openai:<id>, ollama:<model>, openai-compatible:<name>/<model>, script:<file.yaml>) or an alias from models.aliases';
 
 /** Splits a model string; throws a UsageError that lists the valid forms. */
 export function parseModelSpec(spec: string): ParsedSpec {
@@ -89,13 +90,17 @@ export function parseModelSpec(spec: string): ParsedSpec {
     const hint = colon > 0 ? `unknown provider '${provider}'` : `'${spec}' has no provider and is not an alias`;
     throw new UsageError(`invalid model '${spec}': ${hint} — ${FORMS}`, { code: 'model-invalid' });
   }
-  if (!rest) throw new UsageError(`invalid model '${spec}': nothing after '${provider}:' — ${FORMS}`, { code: 'model-invalid' });
+  if (!rest)
+    throw new UsageError(`invalid model '${spec}': nothing after '${provider}:' — ${FORMS}`, { code: 'model-invalid' });
   if (provider === 'openai-compatible') {
     const slash = rest.indexOf('/');
     if (slash <= 0 || slash === rest.length - 1) {
-      throw new UsageError(`invalid model '${spec}': write openai-compatible:<name>/<model>, where <name> is a key of models.providers in config`, {
-        code: 'model-invalid',
-      });
+      throw new UsageError(
+        `invalid model '${spec}': write openai-compatible:<name>/<model>, where <name> is a key of models.providers in config`,
+        {
+          code: 'model-invalid',
+        },
+      );
     }
     return { provider, server: rest.slice(0, slash), modelId: rest.slice(slash + 1) };
   }

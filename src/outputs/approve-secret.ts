@@ -37,18 +37,25 @@ export async function answerSecretRequest(
   opts: { env: NodeJS.ProcessEnv; interactive: boolean; by: AnswerRoute; now: number },
 ): Promise<AnsweredSecret> {
   const m = item.message;
-  if (m.kind !== 'secret_request') throw new FlotillaError(`message ${m.id} is not a secret request`, { code: 'not-found' });
+  if (m.kind !== 'secret_request')
+    throw new FlotillaError(`message ${m.id} is not a secret request`, { code: 'not-found' });
   const base = { requestId: m.request_id, agentId: m.from, key: m.key, decision: decision.decision };
   const agent = readRecord(layout, m.from);
   const state = agent ? recordLiveness(agent) : 'ended';
   if (state === 'ended' || state === 'dead') {
     if (!item.read) await claim(layout, 'human', item);
-    throw new FlotillaError(`request ${m.request_id} is moot: agent '${m.from}' has ended${agent ? ` (${agent.status})` : ''}, and its grants ended with it`, { code: 'agent-ended' });
+    throw new FlotillaError(
+      `request ${m.request_id} is moot: agent '${m.from}' has ended${agent ? ` (${agent.status})` : ''}, and its grants ended with it`,
+      { code: 'agent-ended' },
+    );
   }
   const grant = agent?.secretGrants.find((g) => g.requestId === m.request_id && Date.parse(g.expiresAt) > opts.now);
   if (grant) {
     if (decision.decision === 'approve') {
-      throw new FlotillaError(`request ${m.request_id} is already granted: '${m.from}' holds '${m.key}' until ${grant.expiresAt} — 'flotilla deny ${m.request_id}' revokes it`, { code: 'already-answered' });
+      throw new FlotillaError(
+        `request ${m.request_id} is already granted: '${m.from}' holds '${m.key}' until ${grant.expiresAt} — 'flotilla deny ${m.request_id}' revokes it`,
+        { code: 'already-answered' },
+      );
     }
     return { ...base, revoked: await revoke(layout, m.from, m.request_id) };
   }
@@ -56,9 +63,15 @@ export async function answerSecretRequest(
   if (item.read || !existsSync(socket)) {
     const age = opts.now - Date.parse(m.timestamp);
     if (age > config.agents.approval_timeout_secs * 1000) {
-      throw new FlotillaError(`request ${m.request_id} expired: nobody answered within ${config.agents.approval_timeout_secs}s (agents.approval_timeout_secs), so '${m.from}' was told it was denied`, { code: 'expired' });
+      throw new FlotillaError(
+        `request ${m.request_id} expired: nobody answered within ${config.agents.approval_timeout_secs}s (agents.approval_timeout_secs), so '${m.from}' was told it was denied`,
+        { code: 'expired' },
+      );
     }
-    throw new FlotillaError(`request ${m.request_id} ('${m.from}' asks for '${m.key}') was already answered, or its grant has ended — run 'flotilla inbox' to list pending requests`, { code: 'already-answered' });
+    throw new FlotillaError(
+      `request ${m.request_id} ('${m.from}' asks for '${m.key}') was already answered, or its grant has ended — run 'flotilla inbox' to list pending requests`,
+      { code: 'already-answered' },
+    );
   }
   const { sendAnswer: send } = await import('../secrets/handoff.js');
   // The harness takes an answer only from a person's process that holds this file (fleet/answer-proof.ts).
@@ -82,12 +95,18 @@ export async function answerSecretRequest(
   try {
     value = await resolveSecretValue(m.key, config, { env: opts.env, interactive: opts.interactive });
   } catch (err) {
-    throw err instanceof FlotillaError ? new FlotillaError(`${err.message} — the request stays pending`, { code: err.code, cause: err }) : err;
+    throw err instanceof FlotillaError
+      ? new FlotillaError(`${err.message} — the request stays pending`, { code: err.code, cause: err })
+      : err;
   }
   const unhold = holdForRedaction(m.key, value.toString('utf8'));
   try {
     const ttl = decision.ttlSecs ?? m.ttl_secs;
-    const reply = await sendAnswer(socket, { decision: 'approve', by: opts.by, ...(ttl ? { ttl_secs: ttl } : {}) }, value);
+    const reply = await sendAnswer(
+      socket,
+      { decision: 'approve', by: opts.by, ...(ttl ? { ttl_secs: ttl } : {}) },
+      value,
+    );
     if (!reply.ok) throw new FlotillaError(`approve of ${m.request_id} failed: ${reply.message}`, { code: 'handoff' });
     return { ...base, ...(reply.expires_at ? { expiresAt: reply.expires_at } : {}) };
   } finally {
@@ -106,5 +125,8 @@ async function revoke(layout: Layout, agentId: string, requestId: string): Promi
     if (!rec || !rec.secretGrants.some((g) => g.requestId === requestId)) return true;
     await new Promise((r) => setTimeout(r, 50));
   }
-  throw new FlotillaError(`asked '${agentId}' to revoke request ${requestId}, but it has not confirmed within 5 s — check 'flotilla status'`, { code: 'revoke-timeout' });
+  throw new FlotillaError(
+    `asked '${agentId}' to revoke request ${requestId}, but it has not confirmed within 5 s — check 'flotilla status'`,
+    { code: 'revoke-timeout' },
+  );
 }

@@ -61,7 +61,9 @@ export function resumeChain(layout: Layout, id: string): ChainLink[] {
   const ids = [...back];
   const queue = [id];
   while (queue.length > 0) {
-    const next = (children.get(queue.shift()!) ?? []).sort((a, b) => byCodeUnit(a.started, b.started) || byCodeUnit(a.id, b.id));
+    const next = (children.get(queue.shift()!) ?? []).sort(
+      (a, b) => byCodeUnit(a.started, b.started) || byCodeUnit(a.id, b.id),
+    );
     for (const c of next) {
       if (seen.has(c.id)) continue;
       seen.add(c.id);
@@ -85,7 +87,12 @@ export function resumeChain(layout: Layout, id: string): ChainLink[] {
     const t = load(x);
     const from = t?.header.resumed_from ?? resumedFromOf(layout, x);
     const prev = from ? load(from) : null;
-    return { id: x, resumedFrom: from, transcript: t, inherited: t && prev ? inheritedCount(prev.entries, t.entries) : 0 };
+    return {
+      id: x,
+      resumedFrom: from,
+      transcript: t,
+      inherited: t && prev ? inheritedCount(prev.entries, t.entries) : 0,
+    };
   });
 }
 

@@ -45,7 +45,10 @@ export function taskCollectMarker(layout: Layout, id: string, task: number): str
  * not hand the same answer out again. Tasks still running (and dead agents not reaped yet)
  * are skipped, never waited for.
  */
-export function collectFinished(layout: Layout, opts: { now?: Date; warn?: (m: string) => void } = {}): CollectedResult[] {
+export function collectFinished(
+  layout: Layout,
+  opts: { now?: Date; warn?: (m: string) => void } = {},
+): CollectedResult[] {
   const at = (opts.now ?? new Date()).toISOString();
   const out: CollectedResult[] = [];
   for (const rec of listRecords(layout)) {
@@ -58,9 +61,14 @@ export function collectFinished(layout: Layout, opts: { now?: Date; warn?: (m: s
     if (liveness !== 'ended' || rec.collectedAt) continue;
     if (!claimOnce(collectMarker(layout, rec.id))) continue;
     // Its last answer went out while it was open, and it took no task after: nothing new.
-    const handedOut = rec.lastTask && rec.task === rec.lastTask.task && existsSync(taskCollectMarker(layout, rec.id, rec.lastTask.task));
+    const handedOut =
+      rec.lastTask &&
+      rec.task === rec.lastTask.task &&
+      existsSync(taskCollectMarker(layout, rec.id, rec.lastTask.task));
     const outputPath = rec.lastTask?.outputPath ?? layout.output(rec.id);
-    const { output, missing } = handedOut ? { output: null, missing: undefined } : readAnswer(outputPath, rec.exitReason);
+    const { output, missing } = handedOut
+      ? { output: null, missing: undefined }
+      : readAnswer(outputPath, rec.exitReason);
     try {
       updateRecord(layout, rec.id, { collectedAt: at });
     } catch (err) {
@@ -73,21 +81,41 @@ export function collectFinished(layout: Layout, opts: { now?: Date; warn?: (m: s
     }
     if (handedOut) continue;
     out.push({
-      id: rec.id, name: rec.name, status: rec.status, exitReason: rec.exitReason, finishedAt: rec.finishedAt,
-      outputPath: output === null ? null : outputPath, output, ...(missing ? { missing } : {}), collectedAt: at,
+      id: rec.id,
+      name: rec.name,
+      status: rec.status,
+      exitReason: rec.exitReason,
+      finishedAt: rec.finishedAt,
+      outputPath: output === null ? null : outputPath,
+      output,
+      ...(missing ? { missing } : {}),
+      collectedAt: at,
     });
   }
   return out;
 }
 
 /** The answer of an open agent's finished task, once per task; null when already collected. */
-function openTaskResult(layout: Layout, rec: AgentRecord, last: NonNullable<AgentRecord['lastTask']>, at: string): CollectedResult | null {
+function openTaskResult(
+  layout: Layout,
+  rec: AgentRecord,
+  last: NonNullable<AgentRecord['lastTask']>,
+  at: string,
+): CollectedResult | null {
   if (!claimOnce(taskCollectMarker(layout, rec.id, last.task))) return null;
   const outputPath = last.outputPath ?? layout.output(rec.id);
   const { output, missing } = readAnswer(outputPath, last.exitReason);
   return {
-    id: rec.id, name: rec.name, status: last.status, exitReason: last.exitReason, finishedAt: last.finishedAt,
-    outputPath: output === null ? null : outputPath, output, ...(missing ? { missing } : {}), collectedAt: at, task: last.task,
+    id: rec.id,
+    name: rec.name,
+    status: last.status,
+    exitReason: last.exitReason,
+    finishedAt: last.finishedAt,
+    outputPath: output === null ? null : outputPath,
+    output,
+    ...(missing ? { missing } : {}),
+    collectedAt: at,
+    task: last.task,
   };
 }
 

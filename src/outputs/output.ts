@@ -19,10 +19,16 @@ export function agentOutput(layout: Layout, prefix: string): { id: string; text:
     if (rec && !(err instanceof FlotillaError && err.code !== 'not-found')) {
       const state = recordLiveness(rec);
       if (state !== 'ended' && !rec.lastTask) {
-        throw new FlotillaError(`'${id}' has not finished a task yet (${rec.status}) — run 'flotilla wait ${id}' to block until it does`, { code: 'not-finished', cause: err });
+        throw new FlotillaError(
+          `'${id}' has not finished a task yet (${rec.status}) — run 'flotilla wait ${id}' to block until it does`,
+          { code: 'not-finished', cause: err },
+        );
       }
       if (state === 'ended' && !rec.lastTask) {
-        throw new FlotillaError(`'${id}' ended ${statusWithReason(rec.status, rec.exitReason)} without a final answer — see 'flotilla transcript ${id}'`, { code: 'not-found', cause: err });
+        throw new FlotillaError(
+          `'${id}' ended ${statusWithReason(rec.status, rec.exitReason)} without a final answer — see 'flotilla transcript ${id}'`,
+          { code: 'not-found', cause: err },
+        );
       }
     }
     throw err;

@@ -40,13 +40,18 @@ export interface ResumePlan {
  * or, for a vendor agent, its CLI's session file with a conversation in it. Throws an error
  * that says what is wrong; nothing is created.
  */
-export async function planResume(layout: Layout, config: Pick<Config, 'transcripts'>, prefix: string, opts: { pid?: number; env?: NodeJS.ProcessEnv } = {}): Promise<ResumePlan> {
+export async function planResume(
+  layout: Layout,
+  config: Pick<Config, 'transcripts'>,
+  prefix: string,
+  opts: { pid?: number; env?: NodeJS.ProcessEnv } = {},
+): Promise<ResumePlan> {
   const oldId = resolveKnownAgent(layout, prefix);
   const old = readRecord(layout, oldId);
   if (old && old.runtime !== 'flotilla') return planVendorResume(layout, old, opts);
   if (!config.transcripts.enabled) {
     throw new FlotillaError(
-      "cannot resume: transcripts are disabled (transcripts.enabled: false in the config), and resume rebuilds the conversation from the transcript — set transcripts.enabled: true; agents started after that can be resumed",
+      'cannot resume: transcripts are disabled (transcripts.enabled: false in the config), and resume rebuilds the conversation from the transcript — set transcripts.enabled: true; agents started after that can be resumed',
       { code: 'transcripts-disabled' },
     );
   }
@@ -66,14 +71,23 @@ export async function planResume(layout: Layout, config: Pick<Config, 'transcrip
   }
   const history = historyFromTranscript(transcript.entries);
   if (history.length === 0) {
-    throw new FlotillaError(`cannot resume '${oldId}': its transcript holds no conversation (the agent ended before its first message) — spawn a new agent instead`, { code: 'transcript-empty' });
+    throw new FlotillaError(
+      `cannot resume '${oldId}': its transcript holds no conversation (the agent ended before its first message) — spawn a new agent instead`,
+      { code: 'transcript-empty' },
+    );
   }
 
   const definition = old?.name ?? transcript.header.def_name;
   const cwd = old?.cwd ?? transcript.header.cwd ?? undefined;
   return {
-    oldId, definition, messages: history.length, model: old?.model ?? transcript.header.model ?? undefined,
-    cwd: cwd && existsSync(cwd) ? cwd : undefined, parent: resumeParent(layout, old, opts), runtime: 'flotilla', transcript,
+    oldId,
+    definition,
+    messages: history.length,
+    model: old?.model ?? transcript.header.model ?? undefined,
+    cwd: cwd && existsSync(cwd) ? cwd : undefined,
+    parent: resumeParent(layout, old, opts),
+    runtime: 'flotilla',
+    transcript,
   };
 }
 
@@ -82,31 +96,54 @@ export async function planResume(layout: Layout, config: Pick<Config, 'transcrip
  * the session file must hold a conversation. Its model is the CLI's (`codex:gpt-5` → `gpt-5`),
  * and it runs on the same runtime whatever its definition says now.
  */
-async function planVendorResume(layout: Layout, old: AgentRecord, opts: { pid?: number; env?: NodeJS.ProcessEnv }): Promise<ResumePlan> {
+async function planVendorResume(
+  layout: Layout,
+  old: AgentRecord,
+  opts: { pid?: number; env?: NodeJS.ProcessEnv },
+): Promise<ResumePlan> {
   const { readVendorSession } = await import('./vendor-session.js');
   let session: Awaited<ReturnType<typeof readVendorSession>>;
   try {
     session = await readVendorSession(layout, old);
   } catch (err) {
     const e = err as FlotillaError;
-    throw new FlotillaError(`cannot resume '${old.id}': ${e.message} — spawn a new agent instead`, { code: e.code ?? 'error', cause: err });
+    throw new FlotillaError(`cannot resume '${old.id}': ${e.message} — spawn a new agent instead`, {
+      code: e.code ?? 'error',
+      cause: err,
+    });
   }
   if (session.turns.length === 0) {
-    throw new FlotillaError(`cannot resume '${old.id}': its ${session.runtime.title} session (${session.file}) holds no conversation — spawn a new agent instead`, { code: 'transcript-empty' });
+    throw new FlotillaError(
+      `cannot resume '${old.id}': its ${session.runtime.title} session (${session.file}) holds no conversation — spawn a new agent instead`,
+      { code: 'transcript-empty' },
+    );
   }
   const prefix = `${old.runtime}:`;
   const model = old.model.startsWith(prefix) ? old.model.slice(prefix.length) || undefined : undefined;
   return {
-    oldId: old.id, definition: old.name, messages: session.turns.length, model,
-    cwd: existsSync(old.cwd) ? old.cwd : undefined, parent: resumeParent(layout, old, opts), runtime: old.runtime, transcript: null,
+    oldId: old.id,
+    definition: old.name,
+    messages: session.turns.length,
+    model,
+    cwd: existsSync(old.cwd) ? old.cwd : undefined,
+    parent: resumeParent(layout, old, opts),
+    runtime: old.runtime,
+    transcript: null,
   };
 }
 
 /** The old agent's parent while it lives; else the agent the caller runs inside (no minted roots); else none (a person's root). */
-function resumeParent(layout: Layout, old: AgentRecord | undefined, opts: { pid?: number; env?: NodeJS.ProcessEnv }): AgentRecord | null {
+function resumeParent(
+  layout: Layout,
+  old: AgentRecord | undefined,
+  opts: { pid?: number; env?: NodeJS.ProcessEnv },
+): AgentRecord | null {
   const oldParent = old?.parentId ? readRecord(layout, old.parentId) : undefined;
   if (oldParent && isRecordLive(oldParent)) return oldParent;
-  const lineage = findParentAgent(layout, { ...(opts.pid === undefined ? {} : { pid: opts.pid }), env: opts.env ?? process.env });
+  const lineage = findParentAgent(layout, {
+    ...(opts.pid === undefined ? {} : { pid: opts.pid }),
+    env: opts.env ?? process.env,
+  });
   if (lineage.forged) throw forgedParentRefusal(lineage.forged);
   return lineage.parent;
 }
@@ -115,4 +152,3 @@ function resumeParent(layout: Layout, old: AgentRecord | undefined, opts: { pid?
 export function resumingLine(plan: ResumePlan, newId: string): string {
   return `Resuming ${plan.oldId} (${plan.definition}) with ${plan.messages} message${plan.messages === 1 ? '' : 's'} as ${newId}`;
 }
-

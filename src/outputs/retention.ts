@@ -10,10 +10,18 @@ import { applyRetention, type RetentionResult } from '../transcript/retention.js
  * is not terminal — running, still starting, or dead but not yet reaped — is kept: only the
  * reaper may decide such an agent has ended. Never throws; problems are in the result.
  */
-export function applyFleetRetention(layout: Layout, config: Pick<Config, 'transcripts' | 'output'>, now = Date.now()): RetentionResult {
+export function applyFleetRetention(
+  layout: Layout,
+  config: Pick<Config, 'transcripts' | 'output'>,
+  now = Date.now(),
+): RetentionResult {
   let notEnded: Set<string>;
   try {
-    notEnded = new Set(liveRecords(layout).filter((r) => recordLiveness(r) !== 'ended').map((r) => r.id));
+    notEnded = new Set(
+      liveRecords(layout)
+        .filter((r) => recordLiveness(r) !== 'ended')
+        .map((r) => r.id),
+    );
   } catch (err) {
     // Without the registry we cannot tell live from finished: delete nothing.
     return { transcripts: [], outputs: [], problems: [`cannot list the registry: ${(err as Error).message}`] };

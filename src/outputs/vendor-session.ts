@@ -18,18 +18,27 @@ export interface VendorSession {
 }
 
 /** The agent's current session (its CLI's newest session file), read whole; a clear error when there is none. */
-export async function readVendorSession(layout: Layout, rec: Pick<AgentRecord, 'id' | 'runtime'>): Promise<VendorSession> {
+export async function readVendorSession(
+  layout: Layout,
+  rec: Pick<AgentRecord, 'id' | 'runtime'>,
+): Promise<VendorSession> {
   const runtime = await loadRuntime(rec.runtime as VendorRuntimeName);
   const dir = layout.runtimeDir(rec.id);
   const file = newestSessionFile(runtime, dir);
   if (!file) {
-    throw new FlotillaError(`${rec.id} is a ${runtime.title} agent and ${runtime.title} wrote no session file in ${dir} (it never reached its first turn, or the folder was removed)`, { code: 'session-missing' });
+    throw new FlotillaError(
+      `${rec.id} is a ${runtime.title} agent and ${runtime.title} wrote no session file in ${dir} (it never reached its first turn, or the folder was removed)`,
+      { code: 'session-missing' },
+    );
   }
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new FlotillaError(`cannot read ${rec.id}'s ${runtime.title} session file ${file}: ${(err as Error).message}`, { code: 'session-unreadable', cause: err });
+    throw new FlotillaError(
+      `cannot read ${rec.id}'s ${runtime.title} session file ${file}: ${(err as Error).message}`,
+      { code: 'session-unreadable', cause: err },
+    );
   }
   return { runtime, file, turns: runtime.sessionTurns(text) };
 }

@@ -21,7 +21,8 @@ export interface BroadcastAsk {
   allWho: 'people' | 'agents';
 }
 
-export type BroadcastDecision = { decision: 'allow'; rule: string } | { decision: 'deny'; rule: string; reason: string };
+export type BroadcastDecision =
+  { decision: 'allow'; rule: string } | { decision: 'deny'; rule: string; reason: string };
 
 export function decideBroadcast(ask: BroadcastAsk): BroadcastDecision {
   if (ask.sender === 'human') return { decision: 'allow', rule: 'person' };
@@ -33,15 +34,17 @@ export function decideBroadcast(ask: BroadcastAsk): BroadcastDecision {
       return ask.onBoard
         ? { decision: 'allow', rule: 'board-member' }
         : {
-          decision: 'deny', rule: 'board-member',
-          reason: `refused: ${ask.sender} has no part in board '${ask.board ?? '?'}' (not spawned for it, and it created or claimed none of its tasks), so it may not broadcast to it — claim or add a task there first, or send to its agents by id`,
-        };
+            decision: 'deny',
+            rule: 'board-member',
+            reason: `refused: ${ask.sender} has no part in board '${ask.board ?? '?'}' (not spawned for it, and it created or claimed none of its tasks), so it may not broadcast to it — claim or add a task there first, or send to its agents by id`,
+          };
     case 'all':
       return ask.allWho === 'agents'
         ? { decision: 'allow', rule: 'inbox.broadcast_all' }
         : {
-          decision: 'deny', rule: 'inbox.broadcast_all',
-          reason: `refused: only a person may broadcast to all agents (inbox.broadcast_all: people) — send to 'tree' or 'children', or ask a person`,
-        };
+            decision: 'deny',
+            rule: 'inbox.broadcast_all',
+            reason: `refused: only a person may broadcast to all agents (inbox.broadcast_all: people) — send to 'tree' or 'children', or ask a person`,
+          };
   }
 }

@@ -57,24 +57,51 @@ export function decideToolCall(f: CallFacts): CallDecision {
   }
   const policy = checkToolCall(f.policy, f.tool);
   if (policy.decision === 'deny' || !f.toolClass) {
-    return { decision: 'deny', rule: policy.rule, reason: `'${f.tool}' is not among this agent's tools (rule: ${policy.rule})`, opaque };
+    return {
+      decision: 'deny',
+      rule: policy.rule,
+      reason: `'${f.tool}' is not among this agent's tools (rule: ${policy.rule})`,
+      opaque,
+    };
   }
   const perm = permissionDecision(f.mode, f.toolClass, { canAsk: f.canAsk });
   if (perm.decision === 'deny' && perm.rule === 'plan') {
-    return { decision: 'deny', rule: 'plan', reason: 'plan mode: tools are shown but nothing is executed — answer in text', opaque };
+    return {
+      decision: 'deny',
+      rule: 'plan',
+      reason: 'plan mode: tools are shown but nothing is executed — answer in text',
+      opaque,
+    };
   }
   if (opaque && f.opaqueCommands !== 'allow') {
     const why = `the shell gate cannot tell statically what it runs (${f.shell?.reason ?? 'opaque'})`;
-    if (f.opaqueCommands === 'deny') return { decision: 'deny', rule: 'opaque_commands', reason: `${why}, and security.opaque_commands is 'deny'. Write the command out literally`, opaque };
+    if (f.opaqueCommands === 'deny')
+      return {
+        decision: 'deny',
+        rule: 'opaque_commands',
+        reason: `${why}, and security.opaque_commands is 'deny'. Write the command out literally`,
+        opaque,
+      };
     const asks = f.opaqueCommands === 'ask' || f.mode === 'default' || f.mode === 'accept_edits';
     if (asks) {
-      if (!f.canAsk) return { decision: 'deny', rule: 'no-approver', reason: `${why}, so it needs a person's approval and nobody can answer here. Write the command out literally (no text run as code), or run it where a person can approve`, opaque };
+      if (!f.canAsk)
+        return {
+          decision: 'deny',
+          rule: 'no-approver',
+          reason: `${why}, so it needs a person's approval and nobody can answer here. Write the command out literally (no text run as code), or run it where a person can approve`,
+          opaque,
+        };
       return { decision: 'ask', rule: f.opaqueCommands === 'ask' ? 'opaque_commands' : f.mode, opaque };
     }
     return { decision: 'allow', rule: f.mode, opaque };
   }
   if (perm.decision === 'deny') {
-    return { decision: 'deny', rule: perm.rule, reason: `permission mode '${f.mode}' needs a person's approval and nobody can answer here (rule: ${perm.rule})`, opaque };
+    return {
+      decision: 'deny',
+      rule: perm.rule,
+      reason: `permission mode '${f.mode}' needs a person's approval and nobody can answer here (rule: ${perm.rule})`,
+      opaque,
+    };
   }
   return { decision: perm.decision, rule: perm.rule, opaque };
 }

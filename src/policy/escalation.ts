@@ -43,13 +43,20 @@ export function checkEscalation(parent: ParentPolicy, child: ChildPolicy, remain
     if (!parent.tools.includes(tool)) return refuse('tools', `asks for tool '${tool}', which ${par} does not have`);
   }
   if (modeRank(child.permissionMode) > modeRank(parent.permissionMode)) {
-    return refuse('permission_mode', `asks for permission mode '${child.permissionMode}', above the '${parent.permissionMode}' of ${par}`);
+    return refuse(
+      'permission_mode',
+      `asks for permission mode '${child.permissionMode}', above the '${parent.permissionMode}' of ${par}`,
+    );
   }
   for (const key of child.secrets) {
-    if (!parent.secrets.includes(key)) return refuse('secrets', `asks for secret '${key}', which ${par} may not request`);
+    if (!parent.secrets.includes(key))
+      return refuse('secrets', `asks for secret '${key}', which ${par} may not request`);
   }
   if (child.timeoutSecs > remaining.secs) {
-    return refuse('timeout_secs', `asks for timeout_secs ${child.timeoutSecs}, above the ${Math.floor(remaining.secs)} s ${par} has left`);
+    return refuse(
+      'timeout_secs',
+      `asks for timeout_secs ${child.timeoutSecs}, above the ${Math.floor(remaining.secs)} s ${par} has left`,
+    );
   }
   return { ok: true };
 }
@@ -68,7 +75,12 @@ export interface Declared {
  * parent an hour into its time would otherwise always ask for more seconds than are left).
  * Fields the definition set explicitly are left alone for `checkEscalation` to judge.
  */
-export function fitToParent(child: ChildPolicy, declared: Declared, parent: ParentPolicy, remaining: Remaining): ChildPolicy {
+export function fitToParent(
+  child: ChildPolicy,
+  declared: Declared,
+  parent: ParentPolicy,
+  remaining: Remaining,
+): ChildPolicy {
   return {
     ...child,
     tools: declared.tools ? child.tools : child.tools.filter((t) => parent.tools.includes(t)),
@@ -76,6 +88,8 @@ export function fitToParent(child: ChildPolicy, declared: Declared, parent: Pare
       declared.permissionMode || modeRank(child.permissionMode) <= modeRank(parent.permissionMode)
         ? child.permissionMode
         : parent.permissionMode,
-    timeoutSecs: declared.timeoutSecs ? child.timeoutSecs : Math.max(0, Math.min(child.timeoutSecs, Math.floor(remaining.secs))),
+    timeoutSecs: declared.timeoutSecs
+      ? child.timeoutSecs
+      : Math.max(0, Math.min(child.timeoutSecs, Math.floor(remaining.secs))),
   };
 }

@@ -47,7 +47,11 @@ export interface PermissionDecision {
  * With nobody able to answer (background, headless, approval timeout) an ask is a denial,
  * never a silent allow.
  */
-export function permissionDecision(mode: PermissionMode, toolClass: ToolClass, opts: { canAsk: boolean }): PermissionDecision {
+export function permissionDecision(
+  mode: PermissionMode,
+  toolClass: ToolClass,
+  opts: { canAsk: boolean },
+): PermissionDecision {
   const decision = baseDecision(mode, toolClass);
   if (decision === 'ask' && !opts.canAsk) return { decision: 'deny', rule: 'no-approver' };
   return { decision, rule: mode };

@@ -40,7 +40,11 @@ export function decideRead(paths: readonly string[], scope: ReadScope, mode: Per
   if (outside === undefined) return { decision: 'allow' };
   const where = `'${outside}' is outside the project, its worktrees and permissions.read_dirs`;
   if (mode === 'dont_ask') {
-    return { decision: 'deny', rule: 'read-scope:outside', reason: `${where}, and in dont_ask mode nobody is asked; it was not read — a person can add the folder to permissions.read_dirs` };
+    return {
+      decision: 'deny',
+      rule: 'read-scope:outside',
+      reason: `${where}, and in dont_ask mode nobody is asked; it was not read — a person can add the folder to permissions.read_dirs`,
+    };
   }
   return { decision: 'ask', rule: 'read-scope:outside', reason: `${where}: a person must approve the read` };
 }

@@ -17,13 +17,28 @@ export const CANONICAL_TOOLS: readonly CanonicalTool[] = TOOL_TABLE.map((r) => r
  * keeps its meaning: an allow list grants what it named, a deny list takes it away. Their
  * web, todo and memory tools have no counterpart here and stay unknown (granted nothing).
  */
-export const TOOL_ALIASES: Readonly<Record<string, CanonicalTool>> = aliasMap((r) => [...VENDOR_CLIS.flatMap((cli) => r.vendor[cli]), ...r.claudeAliases, ...r.otherAliases]);
+export const TOOL_ALIASES: Readonly<Record<string, CanonicalTool>> = aliasMap((r) => [
+  ...VENDOR_CLIS.flatMap((cli) => r.vendor[cli]),
+  ...r.claudeAliases,
+  ...r.otherAliases,
+]);
 
 /** Claude Code's names → canonical ids (`Bash` → shell, `MultiEdit` → edit): what a Claude-style hook matcher may say. */
-export const CLAUDE_TOOL_NAMES: Readonly<Record<string, CanonicalTool>> = aliasMap((r) => [...r.vendor.claude, ...r.claudeAliases]);
+export const CLAUDE_TOOL_NAMES: Readonly<Record<string, CanonicalTool>> = aliasMap((r) => [
+  ...r.vendor.claude,
+  ...r.claudeAliases,
+]);
 
 function aliasMap(names: (row: ToolRow) => readonly string[]): Readonly<Record<string, CanonicalTool>> {
-  return Object.freeze(Object.fromEntries((TOOL_TABLE as readonly ToolRow[]).flatMap((r) => names(r).filter((n) => n !== r.name).map((n) => [n, r.name as CanonicalTool]))));
+  return Object.freeze(
+    Object.fromEntries(
+      (TOOL_TABLE as readonly ToolRow[]).flatMap((r) =>
+        names(r)
+          .filter((n) => n !== r.name)
+          .map((n) => [n, r.name as CanonicalTool]),
+      ),
+    ),
+  );
 }
 
 const byLowerName = new Map<string, string>(Object.entries(TOOL_ALIASES).map(([k, v]) => [k.toLowerCase(), v]));

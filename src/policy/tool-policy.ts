@@ -16,7 +16,8 @@ export interface ToolsSpec {
 }
 
 /** Which list kept a tool out; `tools.allow` means "not in the allow list". */
-export type ToolRule = 'agents.default_disallowed_tools' | 'tools.deny' | 'tools.except' | 'tools.allow' | 'parent' | 'unknown-tool';
+export type ToolRule =
+  'agents.default_disallowed_tools' | 'tools.deny' | 'tools.except' | 'tools.allow' | 'parent' | 'unknown-tool';
 
 /** An agent's effective policy, as stored in its registry record (§3) and compared at spawn. */
 export interface EffectivePolicy {
@@ -103,7 +104,11 @@ export function checkToolCall(policy: Pick<EffectivePolicy, 'tools' | 'withheld'
  * Why each tool outside an agent's final list is withheld: the definition's own lists, or
  * `parent` for tools the definition allowed but its parent did not have (no escalation, §7).
  */
-export function withheldRules(spec: ToolsSpec, defaultDisallowed: readonly string[], finalTools: readonly string[]): Record<string, ToolRule> {
+export function withheldRules(
+  spec: ToolsSpec,
+  defaultDisallowed: readonly string[],
+  finalTools: readonly string[],
+): Record<string, ToolRule> {
   const { tools, withheld } = resolveTools(spec, defaultDisallowed);
   const out: Record<string, ToolRule> = { ...withheld };
   for (const t of tools) if (!finalTools.includes(t)) out[t] = 'parent';

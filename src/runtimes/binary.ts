@@ -40,7 +40,11 @@ export interface BinaryLookup {
  * installed into, the bin folder of the Node that runs it, where `npm install -g` puts them).
  * An explicit path that is not executable is not silently replaced by another.
  */
-export function locateRuntimeBinary(runtime: Pick<Runtime, 'binary' | 'binEnv'>, env: NodeJS.ProcessEnv = process.env, places: LookupPlaces = {}): FoundBinary | undefined {
+export function locateRuntimeBinary(
+  runtime: Pick<Runtime, 'binary' | 'binEnv'>,
+  env: NodeJS.ProcessEnv = process.env,
+  places: LookupPlaces = {},
+): FoundBinary | undefined {
   return lookupRuntimeBinary(runtime, env, places).found;
 }
 
@@ -49,7 +53,11 @@ export function locateRuntimeBinary(runtime: Pick<Runtime, 'binary' | 'binEnv'>,
  * variable and `runtimes.<name>.command` are the person's own choice (an untrusted project's
  * config cannot set the command; config/trust-filter.ts) and are taken as given.
  */
-export function lookupRuntimeBinary(runtime: Pick<Runtime, 'binary' | 'binEnv'>, env: NodeJS.ProcessEnv = process.env, places: LookupPlaces = {}): BinaryLookup {
+export function lookupRuntimeBinary(
+  runtime: Pick<Runtime, 'binary' | 'binEnv'>,
+  env: NodeJS.ProcessEnv = process.env,
+  places: LookupPlaces = {},
+): BinaryLookup {
   const skipped: string[] = [];
   const explicit = env[runtime.binEnv]?.trim();
   if (explicit) return { found: executable(explicit) ? { path: explicit, via: 'env' } : undefined, skipped };
@@ -69,9 +77,10 @@ export function lookupRuntimeBinary(runtime: Pick<Runtime, 'binary' | 'binEnv'>,
     }
     return undefined;
   };
-  const found = inDirs((env.PATH ?? '').split(delimiter), 'PATH')
-    ?? (places.project ? inDirs([join(places.project, 'node_modules', '.bin')], 'project') : undefined)
-    ?? inDirs(besideFlotilla(), 'beside Flotilla');
+  const found =
+    inDirs((env.PATH ?? '').split(delimiter), 'PATH') ??
+    (places.project ? inDirs([join(places.project, 'node_modules', '.bin')], 'project') : undefined) ??
+    inDirs(besideFlotilla(), 'beside Flotilla');
   return { found, skipped };
 }
 
@@ -87,7 +96,11 @@ function inside(p: string, folder: string): boolean {
 }
 
 /** The path of the CLI to run, or undefined when it is not installed anywhere we look. */
-export function findRuntimeBinary(runtime: Pick<Runtime, 'binary' | 'binEnv'>, env: NodeJS.ProcessEnv = process.env, places: LookupPlaces = {}): string | undefined {
+export function findRuntimeBinary(
+  runtime: Pick<Runtime, 'binary' | 'binEnv'>,
+  env: NodeJS.ProcessEnv = process.env,
+  places: LookupPlaces = {},
+): string | undefined {
   return locateRuntimeBinary(runtime, env, places)?.path;
 }
 
@@ -114,9 +127,21 @@ function executable(p: string): boolean {
 /** `<bin> --version`'s first line, or undefined when it does not answer within 10 s. */
 export function runtimeVersion(bin: string, env: NodeJS.ProcessEnv = process.env): Promise<string | undefined> {
   return new Promise((resolve) => {
-    execFile(bin, ['--version'], { timeout: 10_000, env: { ...env, DISABLE_AUTOUPDATER: '1', NO_UPDATE_NOTIFIER: '1' } }, (err, stdout) => {
-      resolve(err ? undefined : stdout.split('\n').find((l) => l.trim())?.trim());
-    });
+    execFile(
+      bin,
+      ['--version'],
+      { timeout: 10_000, env: { ...env, DISABLE_AUTOUPDATER: '1', NO_UPDATE_NOTIFIER: '1' } },
+      (err, stdout) => {
+        resolve(
+          err
+            ? undefined
+            : stdout
+                .split('\n')
+                .find((l) => l.trim())
+                ?.trim(),
+        );
+      },
+    );
   });
 }
 
@@ -128,10 +153,18 @@ export function runtimeVersion(bin: string, env: NodeJS.ProcessEnv = process.env
  */
 export function packagedVersion(bin: string, npmPackage: string): string | undefined {
   let dir: string;
-  try { dir = dirname(realpathSync(bin)); } catch { return undefined; }
+  try {
+    dir = dirname(realpathSync(bin));
+  } catch {
+    return undefined;
+  }
   for (let up = 0; up < 3; up++, dir = dirname(dir)) {
     let text: string;
-    try { text = readFileSync(join(dir, 'package.json'), 'utf8'); } catch { continue; }
+    try {
+      text = readFileSync(join(dir, 'package.json'), 'utf8');
+    } catch {
+      continue;
+    }
     try {
       const pkg = JSON.parse(text) as { name?: unknown; version?: unknown };
       const ours = typeof pkg.name === 'string' && (pkg.name === npmPackage || pkg.name.startsWith(`${npmPackage}-`));

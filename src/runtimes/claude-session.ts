@@ -24,15 +24,20 @@ export function claudeSessionTurns(text: string): SessionTurn[] {
     }
     const content = (e.message as { content?: unknown } | undefined)?.content;
     if (e.type === 'user') {
-      if (typeof content === 'string') { list.user(ts, content); continue; }
+      if (typeof content === 'string') {
+        list.user(ts, content);
+        continue;
+      }
       for (const block of blocks(content)) {
         if (block.type === 'text') list.user(ts, String(block.text ?? ''));
-        else if (block.type === 'tool_result') list.toolResult(ts, String(block.tool_use_id ?? ''), contentText(block.content), block.is_error === true);
+        else if (block.type === 'tool_result')
+          list.toolResult(ts, String(block.tool_use_id ?? ''), contentText(block.content), block.is_error === true);
       }
     } else if (e.type === 'assistant') {
       for (const block of blocks(content)) {
         if (block.type === 'text') list.assistantText(ts, String(block.text ?? ''));
-        else if (block.type === 'tool_use') list.toolCall(ts, String(block.id ?? ''), String(block.name ?? 'tool'), block.input ?? {});
+        else if (block.type === 'tool_use')
+          list.toolCall(ts, String(block.id ?? ''), String(block.name ?? 'tool'), block.input ?? {});
       }
     }
   }
@@ -48,7 +53,12 @@ function conversationOrder(lines: Record<string, unknown>[]): Record<string, unk
   for (const e of lines) {
     // The line's ancestors not yet placed, nearest first; a cycle (a damaged file) stops the walk.
     const chain = new Set<Record<string, unknown>>();
-    for (let a: Record<string, unknown> | undefined = e; a && !placed.has(a) && !chain.has(a); a = typeof a.parentUuid === 'string' ? byUuid.get(a.parentUuid) : undefined) chain.add(a);
+    for (
+      let a: Record<string, unknown> | undefined = e;
+      a && !placed.has(a) && !chain.has(a);
+      a = typeof a.parentUuid === 'string' ? byUuid.get(a.parentUuid) : undefined
+    )
+      chain.add(a);
     for (const a of [...chain].reverse()) {
       placed.add(a);
       out.push(a);
@@ -64,12 +74,23 @@ export function claudeSessionId(file: string): string | undefined {
 }
 
 function blocks(content: unknown): Record<string, unknown>[] {
-  return Array.isArray(content) ? content.filter((b): b is Record<string, unknown> => typeof b === 'object' && b !== null) : [];
+  return Array.isArray(content)
+    ? content.filter((b): b is Record<string, unknown> => typeof b === 'object' && b !== null)
+    : [];
 }
 
 /** A tool result's or attachment's content: a string, or text blocks. */
 function contentText(content: unknown): string {
   if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return content.map((c) => (typeof c === 'string' ? c : typeof (c as { text?: unknown })?.text === 'string' ? (c as { text: string }).text : '')).join('\n');
+  if (Array.isArray(content))
+    return content
+      .map((c) =>
+        typeof c === 'string'
+          ? c
+          : typeof (c as { text?: unknown })?.text === 'string'
+            ? (c as { text: string }).text
+            : '',
+      )
+      .join('\n');
   return '';
 }

@@ -1,6 +1,12 @@
 import { dirname, join } from 'node:path';
 import { loginFile } from './login.js';
-import { canonicalOfVendorTool, MCP_FLEET_TOOLS, TOOL_TABLE, vendorPrimaryNames, vendorToolNames } from '../policy/tool-table.js';
+import {
+  canonicalOfVendorTool,
+  MCP_FLEET_TOOLS,
+  TOOL_TABLE,
+  vendorPrimaryNames,
+  vendorToolNames,
+} from '../policy/tool-table.js';
 import { CLAUDE_HOOK_EVENTS, claudeStyleHooks, hookSettings, permissionHookTimeout } from './hook-protocol.js';
 import { claudeSessionId, claudeSessionTurns } from './claude-session.js';
 import { usageByMessage, wakeNotice } from './session-file.js';
@@ -31,21 +37,29 @@ export interface ClaudePermissions {
 export function compileClaudePolicy(policy: PolicyInput): ClaudePermissions {
   const allowed = new Set(policy.tools);
   // The tool table (policy/tool-table.ts) names Claude's own tools for each canonical one; the fleet tools are MCP tools.
-  const names = (t: string): readonly string[] => (MCP_FLEET_TOOLS.includes(t) ? [MCP_PREFIX + t] : vendorToolNames('claude', t));
+  const names = (t: string): readonly string[] =>
+    MCP_FLEET_TOOLS.includes(t) ? [MCP_PREFIX + t] : vendorToolNames('claude', t);
   const tools = TOOL_TABLE.map((r) => r.name as string);
   const deny = [...tools.filter((t) => !allowed.has(t)).flatMap(names), ...EXTRA];
   const fleetAllowed = MCP_FLEET_TOOLS.filter((t) => allowed.has(t)).flatMap(names);
   const all = tools.filter((t) => allowed.has(t)).flatMap(names);
-  const reads = TOOL_TABLE.filter((r) => r.class === 'read' && !r.mcp && allowed.has(r.name)).flatMap((r) => names(r.name));
+  const reads = TOOL_TABLE.filter((r) => r.class === 'read' && !r.mcp && allowed.has(r.name)).flatMap((r) =>
+    names(r.name),
+  );
   switch (policy.permissionMode) {
-    case 'plan': return { defaultMode: 'plan', allow: [], deny };
-    case 'default': return { defaultMode: 'default', allow: [...reads, ...fleetAllowed], deny };
-    case 'accept_edits': return { defaultMode: 'acceptEdits', allow: fleetAllowed, deny };
-    case 'dont_ask': return { defaultMode: 'dontAsk', allow: all, deny };
+    case 'plan':
+      return { defaultMode: 'plan', allow: [], deny };
+    case 'default':
+      return { defaultMode: 'default', allow: [...reads, ...fleetAllowed], deny };
+    case 'accept_edits':
+      return { defaultMode: 'acceptEdits', allow: fleetAllowed, deny };
+    case 'dont_ask':
+      return { defaultMode: 'dontAsk', allow: all, deny };
     // Reached only when agents.allow_bypass_permissions let the definition load. Claude's own
     // bypassPermissions exits at start for root (and asks a person to accept it once): the
     // same outcome — nothing asks, withheld tools stay denied — is dontAsk with every tool allowed.
-    case 'bypass_permissions': return { defaultMode: 'dontAsk', allow: all, deny };
+    case 'bypass_permissions':
+      return { defaultMode: 'dontAsk', allow: all, deny };
   }
 }
 
@@ -77,11 +91,17 @@ export const claude: Runtime = {
     };
     const state = firstRunAnswers(input);
     // alwaysLoad: the fleet tools are offered from the first request, not deferred behind a tool search.
-    const mcp = { mcpServers: { flotilla: { type: 'stdio', command: input.mcp.command, args: input.mcp.args, alwaysLoad: true } } };
+    const mcp = {
+      mcpServers: { flotilla: { type: 'stdio', command: input.mcp.command, args: input.mcp.args, alwaysLoad: true } },
+    };
     const argv = [
-      '--mcp-config', join(input.configDir, 'mcp.json'), '--strict-mcp-config',
-      '--settings', join(input.configDir, 'settings.json'),
-      '--permission-mode', permissions.defaultMode,
+      '--mcp-config',
+      join(input.configDir, 'mcp.json'),
+      '--strict-mcp-config',
+      '--settings',
+      join(input.configDir, 'settings.json'),
+      '--permission-mode',
+      permissions.defaultMode,
       // An untrusted folder's .claude/settings.json and settings.local.json (hooks, apiKeyHelper,
       // permissions, env) are not read; the fleet's own settings come in with --settings.
       ...(input.trusted ? [] : ['--setting-sources', 'user']),
@@ -105,7 +125,14 @@ export const claude: Runtime = {
         // file, or the keychain on macOS) in this folder instead of CLAUDE_CONFIG_DIR; empty
         // means the default ~/.claude and the default keychain entry. A refresh lands there too
         // (in the sandbox, in the shim's copy's folder, which the shim writes back).
-        ...(input.loginFile ? { CLAUDE_SECURESTORAGE_CONFIG_DIR: input.loginFile === loginFile('claude', input.env) ? input.env.CLAUDE_CONFIG_DIR?.trim() ?? '' : dirname(input.loginFile) } : {}),
+        ...(input.loginFile
+          ? {
+              CLAUDE_SECURESTORAGE_CONFIG_DIR:
+                input.loginFile === loginFile('claude', input.env)
+                  ? (input.env.CLAUDE_CONFIG_DIR?.trim() ?? '')
+                  : dirname(input.loginFile),
+            }
+          : {}),
       },
       files: [
         { path: 'settings.json', content: JSON.stringify(settings, null, 2) },
@@ -117,12 +144,19 @@ export const claude: Runtime = {
 
   deliver: wakeNotice,
 
-  parseUsage: (text) => usageByMessage(text, '"usage"', (e) => {
-    const m = e.message as { id?: string; usage?: Record<string, number> } | undefined;
-    const u = e.type === 'assistant' ? m?.usage : undefined;
-    // One line per content block, each repeating its message's usage.
-    return u ? { id: m?.id, input: (u.input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0), output: u.output_tokens ?? 0 } : undefined;
-  }),
+  parseUsage: (text) =>
+    usageByMessage(text, '"usage"', (e) => {
+      const m = e.message as { id?: string; usage?: Record<string, number> } | undefined;
+      const u = e.type === 'assistant' ? m?.usage : undefined;
+      // One line per content block, each repeating its message's usage.
+      return u
+        ? {
+            id: m?.id,
+            input: (u.input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0),
+            output: u.output_tokens ?? 0,
+          }
+        : undefined;
+    }),
 
   // CLAUDE_CONFIG_DIR/projects/<the folder, dashed>/<session id>.jsonl
   sessionFiles: { under: 'projects', name: /\.jsonl$/ },
@@ -142,16 +176,34 @@ export const claude: Runtime = {
  */
 export function claudeSessionLine(line: string): SessionLine {
   if (!line.includes('"type":"assistant"') && !line.includes('"promptId"')) return undefined;
-  let entry: { type?: string; isApiErrorMessage?: boolean; error?: string; apiErrorStatus?: number; message?: { id?: string; content?: unknown } };
-  try { entry = JSON.parse(line) as typeof entry; } catch { return undefined; }
+  let entry: {
+    type?: string;
+    isApiErrorMessage?: boolean;
+    error?: string;
+    apiErrorStatus?: number;
+    message?: { id?: string; content?: unknown };
+  };
+  try {
+    entry = JSON.parse(line) as typeof entry;
+  } catch {
+    return undefined;
+  }
   if (entry.type === 'user' && typeof entry.message?.content === 'string') return { kind: 'turn' };
   if (entry.type !== 'assistant') return undefined;
   // One line per content block, each with its message's id.
   if (!entry.isApiErrorMessage) return { kind: 'model', ...(entry.message?.id ? { id: entry.message.id } : {}) };
   const content = Array.isArray(entry.message?.content) ? (entry.message.content as { text?: string }[]) : [];
-  const words = content.map((c) => c.text ?? '').join(' ').trim() || `API error (${entry.error ?? 'unknown'})`;
-  const auth = entry.error === 'authentication_failed' || entry.error === 'oauth_org_not_allowed' || entry.apiErrorStatus === 401;
-  return { kind: 'failure', failure: { reason: `Claude Code: ${words}${entry.apiErrorStatus ? ` (HTTP ${entry.apiErrorStatus})` : ''}`, auth } };
+  const words =
+    content
+      .map((c) => c.text ?? '')
+      .join(' ')
+      .trim() || `API error (${entry.error ?? 'unknown'})`;
+  const auth =
+    entry.error === 'authentication_failed' || entry.error === 'oauth_org_not_allowed' || entry.apiErrorStatus === 401;
+  return {
+    kind: 'failure',
+    failure: { reason: `Claude Code: ${words}${entry.apiErrorStatus ? ` (HTTP ${entry.apiErrorStatus})` : ''}`, auth },
+  };
 }
 
 /**
@@ -167,7 +219,9 @@ function firstRunAnswers(input: LaunchInput): Record<string, unknown> {
   return {
     hasCompletedOnboarding: true,
     ...(key ? { customApiKeyResponses: { approved: [key.slice(-20)], rejected: [] } } : {}),
-    projects: { [input.cwd]: { ...(input.trusted ? { hasTrustDialogAccepted: true } : {}), hasCompletedProjectOnboarding: true } },
+    projects: {
+      [input.cwd]: { ...(input.trusted ? { hasTrustDialogAccepted: true } : {}), hasCompletedProjectOnboarding: true },
+    },
   };
 }
 

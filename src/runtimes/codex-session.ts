@@ -16,7 +16,9 @@ export function codexSessionTurns(text: string): SessionTurn[] {
     const ts = e.timestamp;
     switch (p.type) {
       case 'message': {
-        const words = Array.isArray(p.content) ? (p.content as { text?: unknown }[]).map((c) => (typeof c.text === 'string' ? c.text : '')).join('\n') : '';
+        const words = Array.isArray(p.content)
+          ? (p.content as { text?: unknown }[]).map((c) => (typeof c.text === 'string' ? c.text : '')).join('\n')
+          : '';
         if (p.role === 'assistant') list.assistantText(ts, words);
         else if (p.role === 'user' && !words.trimStart().startsWith('<environment_context>')) list.user(ts, words);
         // Text a turn-start hook added (the mail handed over) is a developer message; Codex's own instructions are tagged blocks.
@@ -47,7 +49,10 @@ export function codexSessionId(text: string): string | undefined {
 
 function outputText(output: unknown): string {
   if (typeof output === 'string') return output;
-  if (Array.isArray(output)) return output.map((o) => (typeof (o as { text?: unknown }).text === 'string' ? (o as { text: string }).text : '')).join('\n');
+  if (Array.isArray(output))
+    return output
+      .map((o) => (typeof (o as { text?: unknown }).text === 'string' ? (o as { text: string }).text : ''))
+      .join('\n');
   const content = (output as { content?: unknown } | null)?.content;
   return typeof content === 'string' ? content : JSON.stringify(output ?? '');
 }

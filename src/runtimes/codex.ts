@@ -16,7 +16,18 @@ import type { Launch, LaunchInput, PolicyInput, Runtime, SessionLine } from './t
  */
 const MCP_PREFIX = 'mcp__flotilla__';
 /** Codex's own features with no Flotilla equivalent (sub-agents, goals, apps, browsers, images), off so they cannot escape the policy. */
-const EXTRA_FEATURES = ['multi_agent', 'multi_agent_v2', 'goals', 'apps', 'plugins', 'browser_use', 'computer_use', 'image_generation', 'in_app_browser', 'memories'];
+const EXTRA_FEATURES = [
+  'multi_agent',
+  'multi_agent_v2',
+  'goals',
+  'apps',
+  'plugins',
+  'browser_use',
+  'computer_use',
+  'image_generation',
+  'in_app_browser',
+  'memories',
+];
 
 export interface CodexPermissions {
   approvalPolicy: 'on-request' | 'never';
@@ -52,12 +63,17 @@ export function compileCodexPolicy(policy: PolicyInput): CodexPermissions {
   const fleetTools = MCP_FLEET_TOOLS.filter((t) => allowed.has(t));
   const fleet = { fleetTools, fleetApproval: 'approve' } as const;
   switch (policy.permissionMode) {
-    case 'plan': return { approvalPolicy: 'never', sandboxMode: 'read-only', features, fleetTools, fleetApproval: 'auto' };
-    case 'default': return { approvalPolicy: 'on-request', sandboxMode: 'read-only', features, ...fleet };
-    case 'accept_edits': return { approvalPolicy: 'on-request', sandboxMode: 'workspace-write', features, ...fleet };
-    case 'dont_ask': return { approvalPolicy: 'never', sandboxMode: 'danger-full-access', features, ...fleet };
+    case 'plan':
+      return { approvalPolicy: 'never', sandboxMode: 'read-only', features, fleetTools, fleetApproval: 'auto' };
+    case 'default':
+      return { approvalPolicy: 'on-request', sandboxMode: 'read-only', features, ...fleet };
+    case 'accept_edits':
+      return { approvalPolicy: 'on-request', sandboxMode: 'workspace-write', features, ...fleet };
+    case 'dont_ask':
+      return { approvalPolicy: 'never', sandboxMode: 'danger-full-access', features, ...fleet };
     // Reached only when agents.allow_bypass_permissions let the definition load.
-    case 'bypass_permissions': return { approvalPolicy: 'never', sandboxMode: 'danger-full-access', features, ...fleet };
+    case 'bypass_permissions':
+      return { approvalPolicy: 'never', sandboxMode: 'danger-full-access', features, ...fleet };
   }
 }
 
@@ -65,7 +81,12 @@ export function compileCodexPolicy(policy: PolicyInput): CodexPermissions {
 const t = (v: unknown): string => JSON.stringify(v);
 
 /** Codex's own names for the hook events (its `hooks.state` keys use them). */
-const EVENT_KEYS: Record<string, string> = { UserPromptSubmit: 'user_prompt_submit', Stop: 'stop', PreToolUse: 'pre_tool_use', PermissionRequest: 'permission_request' };
+const EVENT_KEYS: Record<string, string> = {
+  UserPromptSubmit: 'user_prompt_submit',
+  Stop: 'stop',
+  PreToolUse: 'pre_tool_use',
+  PermissionRequest: 'permission_request',
+};
 
 /**
  * Codex runs a hook only once it is trusted: `[hooks.state."<file>:<event>:0:0"]` with
@@ -85,14 +106,18 @@ function hookTrust(configDir: string, hooks: Record<string, unknown[]>): string[
       ...(group.matcher !== undefined ? { matcher: group.matcher } : {}),
     };
     const hash = createHash('sha256').update(JSON.stringify(identity)).digest('hex');
-    lines.push('', `[hooks.state.${t(`${join(configDir, 'hooks.json')}:${EVENT_KEYS[event]}:0:0`)}]`, `trusted_hash = ${t(`sha256:${hash}`)}`);
+    lines.push(
+      '',
+      `[hooks.state.${t(`${join(configDir, 'hooks.json')}:${EVENT_KEYS[event]}:0:0`)}]`,
+      `trusted_hash = ${t(`sha256:${hash}`)}`,
+    );
   }
   return lines;
 }
 
 function configToml(input: LaunchInput, p: CodexPermissions, hooks: Record<string, unknown[]>): string {
   const lines = [
-    '# Written by Flotilla for one fleet agent; the person\'s ~/.codex is not read.',
+    "# Written by Flotilla for one fleet agent; the person's ~/.codex is not read.",
     `approval_policy = ${t(p.approvalPolicy)}`,
     `sandbox_mode = ${t(p.sandboxMode)}`,
     'check_for_update_on_startup = false',
@@ -114,9 +139,17 @@ function configToml(input: LaunchInput, p: CodexPermissions, hooks: Record<strin
   const upgrade = input.model ? input.modelUpgrades?.[input.model] : undefined;
   lines.push('', '[analytics]', 'enabled = false', '', '[feedback]', 'enabled = false', '', '[features]');
   for (const [k, v] of Object.entries(p.features)) lines.push(`${k} = ${v}`);
-  lines.push('', '[mcp_servers.flotilla]', `command = ${t(input.mcp.command)}`, `args = ${t(input.mcp.args)}`,
-    'startup_timeout_sec = 120', 'tool_timeout_sec = 3600', 'required = true', `enabled_tools = ${t(p.fleetTools)}`,
-    `default_tools_approval_mode = ${t(p.fleetApproval)}`);
+  lines.push(
+    '',
+    '[mcp_servers.flotilla]',
+    `command = ${t(input.mcp.command)}`,
+    `args = ${t(input.mcp.args)}`,
+    'startup_timeout_sec = 120',
+    'tool_timeout_sec = 3600',
+    'required = true',
+    `enabled_tools = ${t(p.fleetTools)}`,
+    `default_tools_approval_mode = ${t(p.fleetApproval)}`,
+  );
   // Codex starts its MCP servers with a few variables of its own choosing: the rest are named here.
   const mcpEnv = Object.entries(input.mcp.env ?? {});
   if (mcpEnv.length) lines.push(`env = { ${mcpEnv.map(([k, v]) => `${k} = ${t(v)}`).join(', ')} }`);
@@ -129,10 +162,15 @@ function configToml(input: LaunchInput, p: CodexPermissions, hooks: Record<strin
   if (upgrade) lines.push('', '[notice.model_migrations]', `${t(input.model)} = ${t(upgrade)}`);
   lines.push(...hookTrust(input.configDir, hooks));
   if (base || key) {
-    lines.push('', '[model_providers.flotilla]', 'name = "OpenAI (from the spawner\'s environment)"',
-      `base_url = ${t(base || 'https://api.openai.com/v1')}`, 'wire_api = "responses"',
+    lines.push(
+      '',
+      '[model_providers.flotilla]',
+      'name = "OpenAI (from the spawner\'s environment)"',
+      `base_url = ${t(base || 'https://api.openai.com/v1')}`,
+      'wire_api = "responses"',
       // No key: the person's login (auth.json, linked in) authenticates the requests.
-      ...(key ? ['env_key = "OPENAI_API_KEY"'] : input.loginFile ? ['requires_openai_auth = true'] : []));
+      ...(key ? ['env_key = "OPENAI_API_KEY"'] : input.loginFile ? ['requires_openai_auth = true'] : []),
+    );
   }
   return lines.join('\n') + '\n';
 }
@@ -146,7 +184,13 @@ function configToml(input: LaunchInput, p: CodexPermissions, hooks: Record<strin
  * temporary files of its commands stay the agent's (docs/runtimes.md, "Codex's own sandbox").
  */
 function commandTmp(input: Pick<LaunchInput, 'configDir' | 'env'>): { TMPDIR?: string } {
-  const real = (p: string) => { try { return realpathSync(p); } catch { return resolve(p); } };
+  const real = (p: string) => {
+    try {
+      return realpathSync(p);
+    } catch {
+      return resolve(p);
+    }
+  };
   const tmp = real(input.env.TMPDIR?.trim() || '/tmp');
   const home = real(input.configDir);
   return home.startsWith(tmp.endsWith(sep) ? tmp : tmp + sep) ? { TMPDIR: join(input.configDir, 'tmp') } : {};
@@ -199,7 +243,11 @@ export const codex: Runtime = {
       // "Hooks need review" screen would hold the agent for good. Elsewhere its hooks stay off.
       ...(input.trusted ? ['--dangerously-bypass-hook-trust'] : []),
       ...permissionFlags(permissions),
-      ...(input.resume ? ['--', input.resume, ...(input.prompt.trim() ? [input.prompt] : [])] : input.prompt.trim() ? ['--', input.prompt] : []),
+      ...(input.resume
+        ? ['--', input.resume, ...(input.prompt.trim() ? [input.prompt] : [])]
+        : input.prompt.trim()
+          ? ['--', input.prompt]
+          : []),
     ];
     return {
       argv,
@@ -209,7 +257,15 @@ export const codex: Runtime = {
       files: [
         { path: 'config.toml', content: configToml(input, permissions, hooks.hooks) },
         { path: 'hooks.json', content: JSON.stringify(hooks, null, 2) },
-        ...(commandTmp(input).TMPDIR ? [{ path: 'tmp/README', content: 'The temporary folder of this agent\'s Codex and its commands (docs/runtimes.md, "Codex\'s own sandbox").\n' }] : []),
+        ...(commandTmp(input).TMPDIR
+          ? [
+              {
+                path: 'tmp/README',
+                content:
+                  'The temporary folder of this agent\'s Codex and its commands (docs/runtimes.md, "Codex\'s own sandbox").\n',
+              },
+            ]
+          : []),
       ],
     };
   },
@@ -223,8 +279,15 @@ export const codex: Runtime = {
     for (const line of text.split('\n')) {
       if (!line.includes('"token_count"')) continue;
       let entry: { type?: string; payload?: { type?: string; info?: { total_token_usage?: typeof last } | null } };
-      try { entry = JSON.parse(line) as typeof entry; } catch { continue; }
-      const total = entry.type === 'event_msg' && entry.payload?.type === 'token_count' ? entry.payload.info?.total_token_usage : undefined;
+      try {
+        entry = JSON.parse(line) as typeof entry;
+      } catch {
+        continue;
+      }
+      const total =
+        entry.type === 'event_msg' && entry.payload?.type === 'token_count'
+          ? entry.payload.info?.total_token_usage
+          : undefined;
       if (!total) continue;
       last = total;
       turns++;
@@ -246,7 +309,11 @@ export const codex: Runtime = {
 /** `codex debug models --bundled`: `{ models: [{ slug, upgrade: { model } | null }] }`. */
 export function codexUpgrades(stdout: string): Record<string, string> | undefined {
   let parsed: { models?: { slug?: unknown; upgrade?: { model?: unknown } | null }[] };
-  try { parsed = JSON.parse(stdout) as typeof parsed; } catch { return undefined; }
+  try {
+    parsed = JSON.parse(stdout) as typeof parsed;
+  } catch {
+    return undefined;
+  }
   if (!Array.isArray(parsed.models)) return undefined;
   const out: Record<string, string> = {};
   for (const m of parsed.models) {
@@ -265,7 +332,11 @@ export function codexUpgrades(stdout: string): Record<string, string> | undefine
  */
 export function codexFleetCatalog(stdout: string): string | undefined {
   let parsed: { models?: Record<string, unknown>[] };
-  try { parsed = JSON.parse(stdout) as typeof parsed; } catch { return undefined; }
+  try {
+    parsed = JSON.parse(stdout) as typeof parsed;
+  } catch {
+    return undefined;
+  }
   if (!Array.isArray(parsed.models)) return undefined;
   for (const m of parsed.models) m.multi_agent_version = 'v1';
   return JSON.stringify(parsed);
@@ -278,8 +349,15 @@ export function codexFleetCatalog(stdout: string): string | undefined {
  */
 export function codexSessionLine(line: string): SessionLine {
   if (!line.includes('"task_') && !line.includes('"token_count"')) return undefined;
-  let entry: { type?: string; payload?: { type?: string; info?: unknown; error?: { message?: string; codex_error_info?: unknown } | null } };
-  try { entry = JSON.parse(line) as typeof entry; } catch { return undefined; }
+  let entry: {
+    type?: string;
+    payload?: { type?: string; info?: unknown; error?: { message?: string; codex_error_info?: unknown } | null };
+  };
+  try {
+    entry = JSON.parse(line) as typeof entry;
+  } catch {
+    return undefined;
+  }
   if (entry.type !== 'event_msg') return undefined;
   if (entry.payload?.type === 'task_started') return { kind: 'turn' };
   // Each model response logs its token count (parseUsage reads the same lines).

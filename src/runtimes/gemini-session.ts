@@ -32,7 +32,8 @@ export function geminiSessionTurns(text: string): SessionTurn[] {
       for (const call of Array.isArray(m.toolCalls) ? (m.toolCalls as Record<string, unknown>[]) : []) {
         const id = String(call.id ?? '');
         list.toolCall(call.timestamp ?? ts, id, String(call.name ?? 'tool'), call.args ?? {});
-        if (call.result !== undefined) list.toolResult(call.timestamp ?? ts, id, resultText(call.result), call.status === 'error');
+        if (call.result !== undefined)
+          list.toolResult(call.timestamp ?? ts, id, resultText(call.result), call.status === 'error');
       }
     }
   }
@@ -49,16 +50,21 @@ export function geminiSessionId(text: string): string | undefined {
 function partsText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  return content.map((p) => (typeof (p as { text?: unknown })?.text === 'string' ? (p as { text: string }).text : '')).filter(Boolean).join('\n');
+  return content
+    .map((p) => (typeof (p as { text?: unknown })?.text === 'string' ? (p as { text: string }).text : ''))
+    .filter(Boolean)
+    .join('\n');
 }
 
 /** A tool call's result: the function responses' output (or error), as the model was given it. */
 function resultText(result: unknown): string {
   if (!Array.isArray(result)) return typeof result === 'string' ? result : JSON.stringify(result);
-  return result.map((r) => {
-    const response = (r as { functionResponse?: { response?: Record<string, unknown> } })?.functionResponse?.response;
-    if (!response) return typeof (r as { text?: unknown })?.text === 'string' ? (r as { text: string }).text : '';
-    const out = response.output ?? response.error ?? response;
-    return typeof out === 'string' ? out : JSON.stringify(out);
-  }).join('\n');
+  return result
+    .map((r) => {
+      const response = (r as { functionResponse?: { response?: Record<string, unknown> } })?.functionResponse?.response;
+      if (!response) return typeof (r as { text?: unknown })?.text === 'string' ? (r as { text: string }).text : '';
+      const out = response.output ?? response.error ?? response;
+      return typeof out === 'string' ? out : JSON.stringify(out);
+    })
+    .join('\n');
 }

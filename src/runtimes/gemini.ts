@@ -15,7 +15,12 @@ import type { HookReply, Launch, LaunchInput, PolicyInput, Runtime, SessionLine 
 const MCP_PREFIX = 'mcp_flotilla_';
 /** Gemini's own tools with no Flotilla equivalent: sub-agents and the web. */
 const EXTRA = ['invoke_agent', 'web_fetch', 'google_web_search'];
-const HOOK_EVENTS = { 'turn-start': 'BeforeAgent', 'turn-end': 'AfterAgent', 'pre-tool': 'BeforeTool', permission: 'Notification' } as const;
+const HOOK_EVENTS = {
+  'turn-start': 'BeforeAgent',
+  'turn-end': 'AfterAgent',
+  'pre-tool': 'BeforeTool',
+  permission: 'Notification',
+} as const;
 
 export interface GeminiPermissions {
   approvalMode: 'plan' | 'default' | 'auto_edit' | 'yolo';
@@ -36,12 +41,23 @@ export function compileGeminiPolicy(policy: PolicyInput): GeminiPermissions {
   // Every Gemini tool the tool table (policy/tool-table.ts) files under a withheld canonical one: `glob` takes `list_directory` with it.
   const deny = [...TOOL_TABLE.filter((r) => !allowed.has(r.name)).flatMap((r) => r.vendor.gemini), ...EXTRA];
   const fleetTools = MCP_FLEET_TOOLS.filter((t) => allowed.has(t));
-  const approvalMode = ({ plan: 'plan', default: 'default', accept_edits: 'auto_edit', dont_ask: 'yolo', bypass_permissions: 'yolo' } as const)[policy.permissionMode];
+  const approvalMode = (
+    {
+      plan: 'plan',
+      default: 'default',
+      accept_edits: 'auto_edit',
+      dont_ask: 'yolo',
+      bypass_permissions: 'yolo',
+    } as const
+  )[policy.permissionMode];
   return { approvalMode, deny, fleetTools };
 }
 
 function policyToml(p: GeminiPermissions): string {
-  const rules = p.deny.map((tool) => `[[rule]]\ntoolName = ${JSON.stringify(tool)}\ndecision = "deny"\npriority = 999\ndenyMessage = "withheld by this agent's Flotilla definition"\n`);
+  const rules = p.deny.map(
+    (tool) =>
+      `[[rule]]\ntoolName = ${JSON.stringify(tool)}\ndecision = "deny"\npriority = 999\ndenyMessage = "withheld by this agent's Flotilla definition"\n`,
+  );
   return `# Written by Flotilla for one fleet agent: the tools its definition withholds.\n${rules.join('\n')}`;
 }
 
@@ -77,17 +93,31 @@ export const gemini: Runtime = {
       // An untrusted folder's .env (any variable: GEMINI_API_KEY, GOOGLE_GEMINI_BASE_URL,
       // BASH_ENV for every hook) is not read; its .gemini/.env is hidden with its .gemini/.
       ...(input.trusted ? {} : { advanced: { ignoreLocalEnv: true } }),
-      ...(keyed ? { security: { auth: { selectedType: 'gemini-api-key' } } }
-        // The person's Google login by reference, with the auth type they selected.
-        : input.loginFile ? { security: { auth: { selectedType: geminiSelectedAuth(input.env) ?? 'oauth-personal' } } } : {}),
+      ...(keyed
+        ? { security: { auth: { selectedType: 'gemini-api-key' } } }
+        : // The person's Google login by reference, with the auth type they selected.
+          input.loginFile
+          ? { security: { auth: { selectedType: geminiSelectedAuth(input.env) ?? 'oauth-personal' } } }
+          : {}),
       hooks: hookSettings(input, HOOK_EVENTS, { toolMatcher: '.*', timeout: 60_000 }),
-      mcpServers: { flotilla: { command: input.mcp.command, args: input.mcp.args, trust: true, includeTools: p.fleetTools, timeout: 3_600_000 } },
+      mcpServers: {
+        flotilla: {
+          command: input.mcp.command,
+          args: input.mcp.args,
+          trust: true,
+          includeTools: p.fleetTools,
+          timeout: 3_600_000,
+        },
+      },
     };
     const argv = [
-      '--approval-mode', p.approvalMode,
-      '--policy', join(input.configDir, 'policy.toml'),
+      '--approval-mode',
+      p.approvalMode,
+      '--policy',
+      join(input.configDir, 'policy.toml'),
       // The repository's own MCP servers stay out; the fleet's is the only one.
-      '--allowed-mcp-server-names', 'flotilla',
+      '--allowed-mcp-server-names',
+      'flotilla',
       // The agent works in the folder it was spawned in; a trust dialog would wait for a person.
       '--skip-trust',
       ...(input.model ? ['--model', input.model] : []),
@@ -120,10 +150,13 @@ export const gemini: Runtime = {
 
   deliver: wakeNotice,
 
-  parseUsage: (text) => usageByMessage(text, '"tokens"', (e) => {
-    const t = e.type === 'gemini' ? (e.tokens as { input?: number; output?: number } | undefined) : undefined;
-    return t ? { id: typeof e.id === 'string' ? e.id : undefined, input: t.input ?? 0, output: t.output ?? 0 } : undefined;
-  }),
+  parseUsage: (text) =>
+    usageByMessage(text, '"tokens"', (e) => {
+      const t = e.type === 'gemini' ? (e.tokens as { input?: number; output?: number } | undefined) : undefined;
+      return t
+        ? { id: typeof e.id === 'string' ? e.id : undefined, input: t.input ?? 0, output: t.output ?? 0 }
+        : undefined;
+    }),
 
   // GEMINI_CLI_HOME/.gemini/tmp/<project>/chats/session-<time>-<id>.jsonl
   sessionFiles: { under: '.gemini/tmp', name: /^session-.*\.jsonl$/ },
@@ -135,11 +168,15 @@ export const gemini: Runtime = {
 
   ...hooks,
   // "[no response text]" is Gemini's stand-in for a turn with no answer (an API error among them), not an answer.
-  finalAnswer: (p) => (typeof p.prompt_response === 'string' && p.prompt_response !== '[no response text]' ? p.prompt_response : undefined),
+  finalAnswer: (p) =>
+    typeof p.prompt_response === 'string' && p.prompt_response !== '[no response text]' ? p.prompt_response : undefined,
   // Gemini's tool hooks read a top-level decision.
   denyTool: (reason): HookReply => ({ stdout: JSON.stringify({ decision: 'deny', reason }) + '\n', exitCode: 0 }),
   // `ask` makes Gemini show its own confirmation whatever its approval mode.
-  askTool: (reason): HookReply => ({ stdout: JSON.stringify({ decision: 'ask', reason, systemMessage: reason }) + '\n', exitCode: 0 }),
+  askTool: (reason): HookReply => ({
+    stdout: JSON.stringify({ decision: 'ask', reason, systemMessage: reason }) + '\n',
+    exitCode: 0,
+  }),
   // Gemini 0.61 tells its Notification hook about each confirmation it is about to show, and
   // takes no answer from any hook: the shim answers the prompt in the pane if the queue is
   // first. `1` picks "Allow once" from anywhere in the list; Esc is "No, suggest changes",
@@ -153,21 +190,37 @@ export const gemini: Runtime = {
  * payload: `details` carries the confirmation's own fields (`exec`: the command; `edit`: the
  * file; `mcp`: the server's tool), not the tool call.
  */
-export function geminiQuestion(payload: Record<string, unknown>): { tool: string; command?: string; input?: Record<string, unknown> } | undefined {
+export function geminiQuestion(
+  payload: Record<string, unknown>,
+): { tool: string; command?: string; input?: Record<string, unknown> } | undefined {
   if (payload.notification_type !== 'ToolPermission') return undefined;
-  const d = (payload.details ?? {}) as { type?: unknown; title?: unknown; command?: unknown; filePath?: unknown; fileName?: unknown; toolName?: unknown; serverName?: unknown; prompt?: unknown };
+  const d = (payload.details ?? {}) as {
+    type?: unknown;
+    title?: unknown;
+    command?: unknown;
+    filePath?: unknown;
+    fileName?: unknown;
+    toolName?: unknown;
+    serverName?: unknown;
+    prompt?: unknown;
+  };
   const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
   switch (d.type) {
     case 'exec': {
       const command = str(d.command) ?? '';
       return { tool: 'shell', command, input: { command } };
     }
-    case 'edit': return { tool: 'edit', input: { path: str(d.filePath) ?? str(d.fileName) ?? '?' } };
+    case 'edit':
+      return { tool: 'edit', input: { path: str(d.filePath) ?? str(d.fileName) ?? '?' } };
     case 'mcp': {
       const name = str(d.toolName) ?? '?';
-      return { tool: name.startsWith(MCP_PREFIX) ? name.slice(MCP_PREFIX.length) : name, input: { server: str(d.serverName) ?? '?' } };
+      return {
+        tool: name.startsWith(MCP_PREFIX) ? name.slice(MCP_PREFIX.length) : name,
+        input: { server: str(d.serverName) ?? '?' },
+      };
     }
-    default: return { tool: str(d.title) ?? 'unknown', input: { prompt: str(d.prompt) ?? str(payload.message) ?? '' } };
+    default:
+      return { tool: str(d.title) ?? 'unknown', input: { prompt: str(d.prompt) ?? str(payload.message) ?? '' } };
   }
 }
 
@@ -177,9 +230,14 @@ export function geminiQuestion(payload: Record<string, unknown>): { tool: string
  * turn, with no answer: the turn-end hook leaves such a turn to the shim, which reads this.
  */
 export function geminiSessionLine(line: string): SessionLine {
-  if (!line.includes('"type":"user"') && !line.includes('"type":"error"') && !line.includes('"type":"gemini"')) return undefined;
+  if (!line.includes('"type":"user"') && !line.includes('"type":"error"') && !line.includes('"type":"gemini"'))
+    return undefined;
   let entry: { type?: string; id?: unknown; content?: unknown };
-  try { entry = JSON.parse(line) as typeof entry; } catch { return undefined; }
+  try {
+    entry = JSON.parse(line) as typeof entry;
+  } catch {
+    return undefined;
+  }
   if (entry.type === 'user') return { kind: 'turn' };
   if (entry.type === 'gemini') return { kind: 'model', ...(typeof entry.id === 'string' ? { id: entry.id } : {}) };
   if (entry.type !== 'error') return undefined;

@@ -6,23 +6,62 @@ import type { FleetHookEvent, HookReply, LaunchInput, Runtime } from './types.js
  * JSON on stdout with `decision: block` to continue a turn, `additionalContext` to add to
  * one, `permissionDecision: deny` to refuse a tool (`ask` to have the CLI ask its person). One copy, so both CLIs read the same answers.
  */
-export type HookProtocol = Pick<Runtime, 'continueWith' | 'addContext' | 'denyTool' | 'askTool' | 'answerPermission' | 'finalAnswer' | 'transcriptPath' | 'toolCall'>;
+export type HookProtocol = Pick<
+  Runtime,
+  | 'continueWith'
+  | 'addContext'
+  | 'denyTool'
+  | 'askTool'
+  | 'answerPermission'
+  | 'finalAnswer'
+  | 'transcriptPath'
+  | 'toolCall'
+>;
 
 /** Claude's hook events for Flotilla's (Codex uses the same names). */
-export const CLAUDE_HOOK_EVENTS = { 'turn-start': 'UserPromptSubmit', 'turn-end': 'Stop', 'pre-tool': 'PreToolUse', permission: 'PermissionRequest' } as const;
+export const CLAUDE_HOOK_EVENTS = {
+  'turn-start': 'UserPromptSubmit',
+  'turn-end': 'Stop',
+  'pre-tool': 'PreToolUse',
+  permission: 'PermissionRequest',
+} as const;
 
 function reply(obj: unknown, exitCode = 0): HookReply {
   return { stdout: JSON.stringify(obj) + '\n', exitCode };
 }
 
 /** The protocol for a CLI whose own tool names `canonicalOf` maps to Flotilla's (the tool table), and MCP tools `mcpPrefix` + name. */
-export function claudeStyleHooks(canonicalOf: (vendorName: string) => string | undefined, mcpPrefix: string, turnStartEvent = 'UserPromptSubmit'): HookProtocol {
+export function claudeStyleHooks(
+  canonicalOf: (vendorName: string) => string | undefined,
+  mcpPrefix: string,
+  turnStartEvent = 'UserPromptSubmit',
+): HookProtocol {
   return {
     continueWith: (text) => reply({ decision: 'block', reason: text }),
     addContext: (text) => reply({ hookSpecificOutput: { hookEventName: turnStartEvent, additionalContext: text } }),
-    denyTool: (reason) => reply({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: reason } }),
-    askTool: (reason) => reply({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'ask', permissionDecisionReason: reason } }),
-    answerPermission: (approved, reason) => reply({ hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: approved ? { behavior: 'allow' } : { behavior: 'deny', message: reason } } }),
+    denyTool: (reason) =>
+      reply({
+        hookSpecificOutput: {
+          hookEventName: 'PreToolUse',
+          permissionDecision: 'deny',
+          permissionDecisionReason: reason,
+        },
+      }),
+    askTool: (reason) =>
+      reply({
+        hookSpecificOutput: {
+          hookEventName: 'PreToolUse',
+          permissionDecision: 'ask',
+          permissionDecisionReason: reason,
+        },
+      }),
+    answerPermission: (approved, reason) =>
+      reply({
+        hookSpecificOutput: {
+          hookEventName: 'PermissionRequest',
+          decision: approved ? { behavior: 'allow' } : { behavior: 'deny', message: reason },
+        },
+      }),
     finalAnswer: (p) => (typeof p.last_assistant_message === 'string' ? p.last_assistant_message : undefined),
     transcriptPath: (p) => (typeof p.transcript_path === 'string' ? p.transcript_path : undefined),
     toolCall(p) {
@@ -30,7 +69,8 @@ export function claudeStyleHooks(canonicalOf: (vendorName: string) => string | u
       if (!name) return undefined;
       const input = (p.tool_input ?? {}) as Record<string, unknown>;
       const canonical = canonicalOf(name) ?? (name.startsWith(mcpPrefix) ? name.slice(mcpPrefix.length) : name);
-      const command = typeof input.command === 'string' ? input.command : typeof input.cmd === 'string' ? input.cmd : undefined;
+      const command =
+        typeof input.command === 'string' ? input.command : typeof input.cmd === 'string' ? input.cmd : undefined;
       return { tool: canonical, ...(command !== undefined ? { command } : {}), input };
     },
   };
@@ -43,12 +83,18 @@ export function claudeStyleHooks(canonicalOf: (vendorName: string) => string | u
  * `timeout` in the CLI's unit (Claude and Codex: seconds, Gemini: milliseconds), 60 s — the
  * permission hook's is `permissionTimeout`: it waits for a person, and gives up on its own first.
  */
-export function hookSettings(input: Pick<LaunchInput, 'hookCommand'>, events: Readonly<Partial<Record<FleetHookEvent, string>>>, opts: { toolMatcher?: string; timeout?: number; permissionTimeout?: number } = {}): Record<string, unknown[]> {
+export function hookSettings(
+  input: Pick<LaunchInput, 'hookCommand'>,
+  events: Readonly<Partial<Record<FleetHookEvent, string>>>,
+  opts: { toolMatcher?: string; timeout?: number; permissionTimeout?: number } = {},
+): Record<string, unknown[]> {
   const out: Record<string, unknown[]> = {};
   for (const [event, vendor] of Object.entries(events) as [FleetHookEvent, string][]) {
     const timeout = event === 'permission' ? (opts.permissionTimeout ?? opts.timeout ?? 60) : (opts.timeout ?? 60);
     const hooks = [{ type: 'command', command: input.hookCommand(event), timeout }];
-    out[vendor] = [event === 'pre-tool' || event === 'permission' ? { matcher: opts.toolMatcher ?? '*', hooks } : { hooks }];
+    out[vendor] = [
+      event === 'pre-tool' || event === 'permission' ? { matcher: opts.toolMatcher ?? '*', hooks } : { hooks },
+    ];
   }
   return out;
 }

@@ -20,7 +20,13 @@ export interface LoginPlan {
 
 /** Any one of these in the spawner's environment authenticates the CLI. */
 const KEY_VARS: Record<VendorRuntimeName, readonly string[]> = {
-  claude: ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN', 'CLAUDE_CODE_USE_BEDROCK', 'CLAUDE_CODE_USE_VERTEX'],
+  claude: [
+    'ANTHROPIC_API_KEY',
+    'ANTHROPIC_AUTH_TOKEN',
+    'CLAUDE_CODE_OAUTH_TOKEN',
+    'CLAUDE_CODE_USE_BEDROCK',
+    'CLAUDE_CODE_USE_VERTEX',
+  ],
   codex: ['OPENAI_API_KEY', 'CODEX_API_KEY'],
   gemini: ['GEMINI_API_KEY', 'GOOGLE_API_KEY', 'GOOGLE_GENAI_USE_VERTEXAI', 'GOOGLE_APPLICATION_CREDENTIALS'],
 };
@@ -43,16 +49,21 @@ export function claudeLoginDir(env: NodeJS.ProcessEnv): string {
 /** The person's login file for `runtime`, where the CLI keeps it (docs/runtimes.md, "Logins"). */
 export function loginFile(runtime: VendorRuntimeName, env: NodeJS.ProcessEnv): string {
   switch (runtime) {
-    case 'claude': return join(claudeLoginDir(env), '.credentials.json');
-    case 'codex': return join(env.CODEX_HOME?.trim() || join(home(env), '.codex'), 'auth.json');
-    case 'gemini': return join(home(env), '.gemini', 'oauth_creds.json');
+    case 'claude':
+      return join(claudeLoginDir(env), '.credentials.json');
+    case 'codex':
+      return join(env.CODEX_HOME?.trim() || join(home(env), '.codex'), 'auth.json');
+    case 'gemini':
+      return join(home(env), '.gemini', 'oauth_creds.json');
   }
 }
 
 /** The Gemini auth type the person selected (`security.auth.selectedType` in ~/.gemini/settings.json). */
 export function geminiSelectedAuth(env: NodeJS.ProcessEnv): string | undefined {
   try {
-    const s = JSON.parse(readFileSync(join(home(env), '.gemini', 'settings.json'), 'utf8')) as { security?: { auth?: { selectedType?: unknown } } };
+    const s = JSON.parse(readFileSync(join(home(env), '.gemini', 'settings.json'), 'utf8')) as {
+      security?: { auth?: { selectedType?: unknown } };
+    };
     const t = s.security?.auth?.selectedType;
     return typeof t === 'string' ? t : undefined;
   } catch {
@@ -65,13 +76,18 @@ export function geminiSelectedAuth(env: NodeJS.ProcessEnv): string | undefined {
  * environment wins; a shared login needs the person's login file. (macOS keeps Claude's login
  * in the keychain: there the `claude` login is taken on trust when ~/.claude.json names an account.)
  */
-export function planLogin(runtime: VendorRuntimeName, env: NodeJS.ProcessEnv, mode: LoginMode): LoginPlan | { fix: string } {
+export function planLogin(
+  runtime: VendorRuntimeName,
+  env: NodeJS.ProcessEnv,
+  mode: LoginMode,
+): LoginPlan | { fix: string } {
   const key = KEY_VARS[runtime].find((k) => env[k]?.trim());
   if (key) return { via: `$${key}` };
   if (mode === 'shared') {
     const file = loginFile(runtime, env);
     if (existsSync(file)) return { via: `the person's login (${file})`, file };
-    if (runtime === 'claude' && process.platform === 'darwin' && claudeAccountNamed(env)) return { via: "the person's login (keychain)", file };
+    if (runtime === 'claude' && process.platform === 'darwin' && claudeAccountNamed(env))
+      return { via: "the person's login (keychain)", file };
   }
   return { fix: FIX[runtime](mode) };
 }
@@ -86,16 +102,20 @@ function claudeAccountNamed(env: NodeJS.ProcessEnv): boolean {
   }
 }
 
-const isolatedNote = (name: string, mode: LoginMode): string => (mode === 'isolated' ? ` (runtimes.${name}.login is isolated: set the key, or set it to shared)` : '');
+const isolatedNote = (name: string, mode: LoginMode): string =>
+  mode === 'isolated' ? ` (runtimes.${name}.login is isolated: set the key, or set it to shared)` : '';
 
 const FIX: Record<VendorRuntimeName, (mode: LoginMode) => string> = {
-  claude: (m) => m === 'shared'
-    ? 'Claude Code has no login here — run `claude` once in a terminal and /login, or set ANTHROPIC_API_KEY'
-    : `Claude Code has no key here — set ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN${isolatedNote('claude', m)}`,
-  codex: (m) => m === 'shared'
-    ? 'Codex has no login here — run `codex login` once in a terminal, or set OPENAI_API_KEY'
-    : `Codex has no key here — set OPENAI_API_KEY${isolatedNote('codex', m)}`,
-  gemini: (m) => m === 'shared'
-    ? 'Gemini CLI has no login here — run `gemini` once in a terminal and sign in with Google, or set GEMINI_API_KEY'
-    : `Gemini CLI has no key here — set GEMINI_API_KEY${isolatedNote('gemini', m)}`,
+  claude: (m) =>
+    m === 'shared'
+      ? 'Claude Code has no login here — run `claude` once in a terminal and /login, or set ANTHROPIC_API_KEY'
+      : `Claude Code has no key here — set ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN${isolatedNote('claude', m)}`,
+  codex: (m) =>
+    m === 'shared'
+      ? 'Codex has no login here — run `codex login` once in a terminal, or set OPENAI_API_KEY'
+      : `Codex has no key here — set OPENAI_API_KEY${isolatedNote('codex', m)}`,
+  gemini: (m) =>
+    m === 'shared'
+      ? 'Gemini CLI has no login here — run `gemini` once in a terminal and sign in with Google, or set GEMINI_API_KEY'
+      : `Gemini CLI has no key here — set GEMINI_API_KEY${isolatedNote('gemini', m)}`,
 };

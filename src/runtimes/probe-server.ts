@@ -26,7 +26,16 @@ export async function startProbeServer(): Promise<ProbeServer> {
         const key = credential(req);
         if (key) reached.add(key);
         res.writeHead(503, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ error: { type: 'overloaded_error', code: 503, message: 'flotilla doctor --runtimes: the model was reached', status: 'UNAVAILABLE' } }));
+        res.end(
+          JSON.stringify({
+            error: {
+              type: 'overloaded_error',
+              code: 503,
+              message: 'flotilla doctor --runtimes: the model was reached',
+              status: 'UNAVAILABLE',
+            },
+          }),
+        );
         return;
       }
       res.writeHead(200, { 'content-type': 'application/json' });
@@ -37,14 +46,23 @@ export async function startProbeServer(): Promise<ProbeServer> {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     reached,
-    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 
 function credential(req: IncomingMessage): string | undefined {
   const h = req.headers;
   const bearer = /^Bearer\s+(.+)$/i.exec(String(h.authorization ?? ''))?.[1];
-  const key = h['x-api-key'] ?? h['x-goog-api-key'] ?? bearer ?? new URL(req.url ?? '/', 'http://x').searchParams.get('key') ?? undefined;
+  const key =
+    h['x-api-key'] ??
+    h['x-goog-api-key'] ??
+    bearer ??
+    new URL(req.url ?? '/', 'http://x').searchParams.get('key') ??
+    undefined;
   return typeof key === 'string' && key ? key : undefined;
 }
 

@@ -16,13 +16,20 @@ export function usageByMessage(
   for (const line of text.split('\n')) {
     if (!line.includes(marker)) continue;
     let entry: Record<string, unknown>;
-    try { entry = JSON.parse(line) as Record<string, unknown>; } catch { continue; }
+    try {
+      entry = JSON.parse(line) as Record<string, unknown>;
+    } catch {
+      continue;
+    }
     const u = read(entry);
     if (u) seen.set(u.id ?? String(seen.size), { input: u.input, output: u.output });
   }
   let inputTokens = 0;
   let outputTokens = 0;
-  for (const u of seen.values()) { inputTokens += u.input; outputTokens += u.output; }
+  for (const u of seen.values()) {
+    inputTokens += u.input;
+    outputTokens += u.output;
+  }
   return { inputTokens, outputTokens, turns: seen.size };
 }
 
@@ -39,7 +46,9 @@ export function jsonLines(text: string): Record<string, unknown>[] {
     try {
       const v = JSON.parse(line) as unknown;
       if (typeof v === 'object' && v !== null && !Array.isArray(v)) out.push(v as Record<string, unknown>);
-    } catch { /* not a whole line */ }
+    } catch {
+      /* not a whole line */
+    }
   }
   return out;
 }
@@ -56,24 +65,45 @@ export class TurnList {
   }
 
   assistantText(ts: unknown, text: string): void {
-    if (text.trim()) this.turns.push({ ts: str(ts), message: { role: 'assistant', content: [{ type: 'text', text }] } });
+    if (text.trim())
+      this.turns.push({ ts: str(ts), message: { role: 'assistant', content: [{ type: 'text', text }] } });
   }
 
   toolCall(ts: unknown, id: string, name: string, input: unknown): void {
     this.names.set(id, name);
-    this.turns.push({ ts: str(ts), message: { role: 'assistant', content: [{ type: 'tool-call', toolCallId: id, toolName: name, input }] } });
+    this.turns.push({
+      ts: str(ts),
+      message: { role: 'assistant', content: [{ type: 'tool-call', toolCallId: id, toolName: name, input }] },
+    });
   }
 
   toolResult(ts: unknown, id: string, output: string, isError = false, name?: string): void {
     const toolName = name ?? this.names.get(id) ?? 'tool';
-    this.turns.push({ ts: str(ts), message: { role: 'tool', content: [{ type: 'tool-result', toolCallId: id, toolName, output: { type: isError ? 'error-text' : 'text', value: output } }] } });
+    this.turns.push({
+      ts: str(ts),
+      message: {
+        role: 'tool',
+        content: [
+          {
+            type: 'tool-result',
+            toolCallId: id,
+            toolName,
+            output: { type: isError ? 'error-text' : 'text', value: output },
+          },
+        ],
+      },
+    });
   }
 }
 
 /** A tool call's input as the CLI wrote it: JSON text (Codex's `arguments`) is parsed, anything else kept. */
 export function toolInput(v: unknown): unknown {
   if (typeof v !== 'string') return v ?? {};
-  try { return JSON.parse(v) as unknown; } catch { return v; }
+  try {
+    return JSON.parse(v) as unknown;
+  } catch {
+    return v;
+  }
 }
 
 /** The newest file named like the CLI's session files under its folder in `configDir` (undefined before the CLI wrote one). */
@@ -81,13 +111,24 @@ export function newestSessionFile(runtime: Pick<Runtime, 'sessionFiles'>, config
   let best: { path: string; mtime: number } | undefined;
   const walk = (dir: string, depth: number): void => {
     let entries;
-    try { entries = readdirSync(dir, { withFileTypes: true }); } catch { return; }
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
     for (const e of entries) {
       const path = join(dir, e.name);
-      if (e.isDirectory()) { if (depth < 5) walk(path, depth + 1); continue; }
+      if (e.isDirectory()) {
+        if (depth < 5) walk(path, depth + 1);
+        continue;
+      }
       if (!e.isFile() || !runtime.sessionFiles.name.test(e.name)) continue;
       let mtime = 0;
-      try { mtime = statSync(path).mtimeMs; } catch { continue; }
+      try {
+        mtime = statSync(path).mtimeMs;
+      } catch {
+        continue;
+      }
       if (!best || mtime > best.mtime || (mtime === best.mtime && path > best.path)) best = { path, mtime };
     }
   };

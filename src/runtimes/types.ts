@@ -90,7 +90,8 @@ export interface TurnFailure {
  * model answered (one model turn: `id` when the CLI writes one answer over several lines),
  * the API failed the turn, or none of these.
  */
-export type SessionLine = { kind: 'turn' } | { kind: 'model'; id?: string } | { kind: 'failure'; failure: TurnFailure } | undefined;
+export type SessionLine =
+  { kind: 'turn' } | { kind: 'model'; id?: string } | { kind: 'failure'; failure: TurnFailure } | undefined;
 
 export interface Launch {
   argv: string[];
@@ -197,7 +198,11 @@ export interface Runtime {
   /** The CLI's transcript path in a hook payload, when it has one. */
   transcriptPath(payload: Record<string, unknown>): string | undefined;
   /** A tool call in a pre-tool payload: canonical name, shell command if any, and the CLI's own input. */
-  toolCall(payload: Record<string, unknown>): { tool: string; command?: string; input?: Record<string, unknown> } | undefined;
+  toolCall(
+    payload: Record<string, unknown>,
+  ): { tool: string; command?: string; input?: Record<string, unknown> } | undefined;
   /** The call a permission hook's payload asks about, when its shape is not a pre-tool payload's (default: `toolCall`). */
-  questionCall?(payload: Record<string, unknown>): { tool: string; command?: string; input?: Record<string, unknown> } | undefined;
+  questionCall?(
+    payload: Record<string, unknown>,
+  ): { tool: string; command?: string; input?: Record<string, unknown> } | undefined;
 }

@@ -20,13 +20,22 @@ export interface CronSpec {
 export function parseCron(spec: CronSpec): Cron {
   const fields = spec.expr.trim().split(/\s+/);
   if (fields.length !== 5 && fields.length !== 6) {
-    throw new UsageError(`cron expression '${spec.expr}' has ${fields.length} fields; give 5 (minute hour day month weekday) or 6 (seconds first), e.g. "0 9 * * 1-5"`, { code: 'bad-cron' });
+    throw new UsageError(
+      `cron expression '${spec.expr}' has ${fields.length} fields; give 5 (minute hour day month weekday) or 6 (seconds first), e.g. "0 9 * * 1-5"`,
+      { code: 'bad-cron' },
+    );
   }
   if (spec.timezone !== null && !validZone(spec.timezone)) {
-    throw new UsageError(`time zone '${spec.timezone}' is not known; give an IANA name such as Europe/Berlin or UTC`, { code: 'bad-timezone' });
+    throw new UsageError(`time zone '${spec.timezone}' is not known; give an IANA name such as Europe/Berlin or UTC`, {
+      code: 'bad-timezone',
+    });
   }
   try {
-    return new Cron(spec.expr, { paused: true, mode: '5-or-6-parts', ...(spec.timezone ? { timezone: spec.timezone } : {}) });
+    return new Cron(spec.expr, {
+      paused: true,
+      mode: '5-or-6-parts',
+      ...(spec.timezone ? { timezone: spec.timezone } : {}),
+    });
   } catch (err) {
     throw new UsageError(cronErrorMessage(spec.expr, fields, (err as Error).message), { code: 'bad-cron', cause: err });
   }
@@ -35,7 +44,10 @@ export function parseCron(spec: CronSpec): Cron {
 /** "field 2 (hour, column 3) '25' is not valid in '0 25 * * *'" from croner's message. */
 function cronErrorMessage(expr: string, fields: string[], message: string): string {
   const names = fields.length === 6 ? FIELDS_6 : FIELDS_5;
-  const said = /for (day of month|day of week|day-of-month|day-of-week|second|minute|hour|month|weekday|day)\b/i.exec(message)?.[1]?.toLowerCase().replace(/-/g, ' ');
+  const said = /for (day of month|day of week|day-of-month|day-of-week|second|minute|hour|month|weekday|day)\b/i
+    .exec(message)?.[1]
+    ?.toLowerCase()
+    .replace(/-/g, ' ');
   let index = said ? names.indexOf(said === 'weekday' ? 'day of week' : said === 'day' ? 'day of month' : said) : -1;
   if (index < 0) index = names.findIndex((_, i) => !fieldAlone(fields, i));
   if (index < 0) return `cron expression '${expr}' is not valid (${message}); e.g. "0 9 * * 1-5"`;

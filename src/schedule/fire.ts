@@ -17,9 +17,7 @@ import type { Schedule, ScheduleState } from './store.js';
  */
 
 /** What starting a claimed slot's run came to (queueing and overlap are decided before, in scheduler.ts). */
-export type FireOutcome =
-  | { kind: 'started'; id: string; runId: string }
-  | { kind: 'skipped'; reason: string };
+export type FireOutcome = { kind: 'started'; id: string; runId: string } | { kind: 'skipped'; reason: string };
 
 /** The slot's marker name: its epoch milliseconds, so markers sort and compare as times. */
 function markerPath(layout: Layout, schedule: Schedule, slot: Date): string {
@@ -39,7 +37,10 @@ export function claimSlot(layout: Layout, schedule: Schedule, slot: Date): boole
 }
 
 export function runIdFor(slot: Date): string {
-  return `r${slot.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}`;
+  return `r${slot
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z')}`;
 }
 
 /** The previous run still going (any live status), or null. */
@@ -52,8 +53,10 @@ export function liveRun(layout: Layout, state: ScheduleState): string | null {
 /** Why today's budget refuses a run, or null. */
 export function budgetRefusal(schedule: Schedule, state: ScheduleState, today: string): string | null {
   if (state.day !== today) return null;
-  if (schedule.maxCostPerDay !== null && state.costUsd >= schedule.maxCostPerDay) return `today's runs cost $${state.costUsd.toFixed(4)}, at its max_cost_per_day of $${schedule.maxCostPerDay}`;
-  if (schedule.maxTokensPerDay !== null && state.tokens >= schedule.maxTokensPerDay) return `today's runs used ${state.tokens} tokens, at its max_tokens_per_day of ${schedule.maxTokensPerDay}`;
+  if (schedule.maxCostPerDay !== null && state.costUsd >= schedule.maxCostPerDay)
+    return `today's runs cost $${state.costUsd.toFixed(4)}, at its max_cost_per_day of $${schedule.maxCostPerDay}`;
+  if (schedule.maxTokensPerDay !== null && state.tokens >= schedule.maxTokensPerDay)
+    return `today's runs used ${state.tokens} tokens, at its max_tokens_per_day of ${schedule.maxTokensPerDay}`;
   return null;
 }
 
@@ -66,25 +69,50 @@ export interface StartRunOptions {
 }
 
 /** Starts the run of `slot` (already claimed): a root agent, `spawnedBy: cron`. */
-export async function startRun(layout: Layout, config: Config, schedule: Schedule, slot: Date, opts: StartRunOptions): Promise<FireOutcome> {
+export async function startRun(
+  layout: Layout,
+  config: Config,
+  schedule: Schedule,
+  slot: Date,
+  opts: StartRunOptions,
+): Promise<FireOutcome> {
   const runId = runIdFor(slot) + (opts.manual ? '-now' : '');
   try {
-    const rec = await spawnAgent(layout, config, {
-      agent: schedule.agent ?? undefined,
-      prompt: schedule.task,
-      mode: schedule.background ? 'headless' : 'oneshot',
-      model: schedule.model ?? undefined,
-      schedule: { name: schedule.name, runId, slot: slot.toISOString(), notify: schedule.notify },
-      ...(schedule.timeoutSecs !== null ? { timeoutSecs: schedule.timeoutSecs } : {}),
-      ...(opts.waitForSlot ? { queue: {} } : {}),
-    }, { parent: null, background: schedule.background, ...(opts.env ? { env: opts.env } : {}) });
+    const rec = await spawnAgent(
+      layout,
+      config,
+      {
+        agent: schedule.agent ?? undefined,
+        prompt: schedule.task,
+        mode: schedule.background ? 'headless' : 'oneshot',
+        model: schedule.model ?? undefined,
+        schedule: { name: schedule.name, runId, slot: slot.toISOString(), notify: schedule.notify },
+        ...(schedule.timeoutSecs !== null ? { timeoutSecs: schedule.timeoutSecs } : {}),
+        ...(opts.waitForSlot ? { queue: {} } : {}),
+      },
+      { parent: null, background: schedule.background, ...(opts.env ? { env: opts.env } : {}) },
+    );
     if (!opts.manual) writeFileSync(markerPath(layout, schedule, slot), `${rec.id}\n`);
-    audit(layout, { event: 'schedule_fired', agent: rec.id, schedule: schedule.name, run_id: runId, slot: slot.toISOString(), spawn_site: 'cron', ...(opts.manual ? { manual: true } : {}) });
+    audit(layout, {
+      event: 'schedule_fired',
+      agent: rec.id,
+      schedule: schedule.name,
+      run_id: runId,
+      slot: slot.toISOString(),
+      spawn_site: 'cron',
+      ...(opts.manual ? { manual: true } : {}),
+    });
     return { kind: 'started', id: rec.id, runId };
   } catch (err) {
     const reason = errorMessage(err).split('\n')[0]!;
     if (!opts.manual) writeFileSync(markerPath(layout, schedule, slot), `skipped: ${reason}\n`);
-    audit(layout, { event: 'schedule_skipped', schedule: schedule.name, run_id: runId, slot: slot.toISOString(), reason });
+    audit(layout, {
+      event: 'schedule_skipped',
+      schedule: schedule.name,
+      run_id: runId,
+      slot: slot.toISOString(),
+      reason,
+    });
     return { kind: 'skipped', reason };
   }
 }

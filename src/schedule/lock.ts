@@ -49,7 +49,10 @@ function listen(address: string): Promise<Server | 'in-use'> {
 function answers(address: string): Promise<boolean> {
   return new Promise((resolve) => {
     const s = createConnection(address);
-    s.once('connect', () => { s.destroy(); resolve(true); });
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
     s.once('error', () => resolve(false));
   });
 }
@@ -65,7 +68,13 @@ export function schedulerHolder(layout: Layout): SchedulerHolder | null {
 /** Whether the holder the lock's info names is a live process of this host (its start time checked). */
 function holderAlive(layout: Layout): boolean {
   const h = schedulerHolder(layout);
-  return h !== null && h.host === hostname() && h.pid !== selfProcess().pid && typeof h.start === 'string' && isProcessAlive(h.pid, h.start);
+  return (
+    h !== null &&
+    h.host === hostname() &&
+    h.pid !== selfProcess().pid &&
+    typeof h.start === 'string' &&
+    isProcessAlive(h.pid, h.start)
+  );
 }
 
 /** Whether a scheduler holds the lock now (for `status` and `schedule list`). */
@@ -77,7 +86,10 @@ export function schedulerRunning(layout: Layout): Promise<boolean> {
  * Takes the lock, waiting while another scheduler holds it (`onWait` is told who, once).
  * Resolves null when `signal` aborts first.
  */
-export async function acquireSchedulerLock(layout: Layout, opts: { onWait?: (holder: SchedulerHolder | null) => void; signal?: AbortSignal } = {}): Promise<SchedulerLock | null> {
+export async function acquireSchedulerLock(
+  layout: Layout,
+  opts: { onWait?: (holder: SchedulerHolder | null) => void; signal?: AbortSignal } = {},
+): Promise<SchedulerLock | null> {
   mkdirSync(layout.state, { recursive: true });
   const address = socketAddress(layout);
   let told = false;
@@ -87,12 +99,20 @@ export async function acquireSchedulerLock(layout: Layout, opts: { onWait?: (hol
       const me = selfProcess();
       const info: SchedulerHolder = { pid: me.pid, since: new Date().toISOString(), host: hostname(), start: me.start };
       writeFileAtomic(layout.schedulerInfo, `${JSON.stringify(info)}\n`);
-      return { release: () => { got.close(); } };
+      return {
+        release: () => {
+          got.close();
+        },
+      };
     }
     // A socket that does not answer is stale only when the holder it names is gone too: a live
     // holder that missed one connection (a loaded machine) must not get a second scheduler beside it.
     if (!address.startsWith('\0') && !(await answers(address)) && !holderAlive(layout)) {
-      try { unlinkSync(address); } catch { /* another scheduler cleaned it first */ }
+      try {
+        unlinkSync(address);
+      } catch {
+        /* another scheduler cleaned it first */
+      }
       continue;
     }
     if (!told) {

@@ -46,7 +46,12 @@ interface Tracked {
 export async function runScheduler(layout: Layout, opts: SchedulerOptions): Promise<void> {
   const lock = await acquireSchedulerLock(layout, {
     signal: opts.signal,
-    onWait: (h) => opts.log(h ? `another scheduler (pid ${h.pid} on ${h.host}, since ${h.since}) holds ${layout.root}; waiting for it to stop` : `another scheduler holds ${layout.root}; waiting for it to stop`),
+    onWait: (h) =>
+      opts.log(
+        h
+          ? `another scheduler (pid ${h.pid} on ${h.host}, since ${h.since}) holds ${layout.root}; waiting for it to stop`
+          : `another scheduler holds ${layout.root}; waiting for it to stop`,
+      ),
   });
   if (!lock) return;
   const startedAt = new Date();
@@ -91,7 +96,12 @@ function viewOf(schedules: Schedule[], tracked: Map<string, Tracked>, errors: st
     schedules: schedules.map((s) => {
       const t = tracked.get(s.name);
       return {
-        name: s.name, cron: s.cron, timezone: s.timezone, agent: s.agent, paused: s.paused, definedIn: s.definedIn,
+        name: s.name,
+        cron: s.cron,
+        timezone: s.timezone,
+        agent: s.agent,
+        paused: s.paused,
+        definedIn: s.definedIn,
         next: s.paused || !t ? null : (nextFires(t.cron, 1)[0]?.toISOString() ?? null),
         lastResult: t?.state.lastResult ?? null,
       };
@@ -104,13 +114,26 @@ function track(layout: Layout, s: Schedule, tracked: Map<string, Tracked>): Trac
   const key = `${s.cron}\u0000${s.timezone ?? ''}`;
   let t = tracked.get(s.name);
   if (!t || t.key !== key) {
-    t = { state: t?.state ?? readScheduleState(layout, s.name), cron: parseCron({ expr: s.cron, timezone: s.timezone }), key, starting: t?.starting ?? false };
+    t = {
+      state: t?.state ?? readScheduleState(layout, s.name),
+      cron: parseCron({ expr: s.cron, timezone: s.timezone }),
+      key,
+      starting: t?.starting ?? false,
+    };
     tracked.set(s.name, t);
   }
   return t;
 }
 
-function tick(layout: Layout, config: Config, s: Schedule, tracked: Map<string, Tracked>, startedAt: Date, inflight: Set<Promise<void>>, opts: SchedulerOptions): void {
+function tick(
+  layout: Layout,
+  config: Config,
+  s: Schedule,
+  tracked: Map<string, Tracked>,
+  startedAt: Date,
+  inflight: Set<Promise<void>>,
+  opts: SchedulerOptions,
+): void {
   const t = track(layout, s, tracked);
   const now = new Date();
   const save = (): void => writeScheduleState(layout, s.name, t.state);
@@ -128,7 +151,15 @@ function tick(layout: Layout, config: Config, s: Schedule, tracked: Map<string, 
   if (missed.length > 0) {
     const fired = s.catchUp === 'once' ? missed.at(-1)! : null;
     const skipped = fired ? missed.slice(0, -1) : missed;
-    if (skipped.length > 0) audit(layout, { event: 'schedule_missed', schedule: s.name, count: skipped.length, first: skipped[0]!.toISOString(), last: skipped.at(-1)!.toISOString(), catch_up: s.catchUp });
+    if (skipped.length > 0)
+      audit(layout, {
+        event: 'schedule_missed',
+        schedule: s.name,
+        count: skipped.length,
+        first: skipped[0]!.toISOString(),
+        last: skipped.at(-1)!.toISOString(),
+        catch_up: s.catchUp,
+      });
     if (fired) fire(layout, config, s, t, fired, inflight, opts, true);
   }
   for (const slot of due) fire(layout, config, s, t, slot, inflight, opts, false);
@@ -141,12 +172,26 @@ function tick(layout: Layout, config: Config, s: Schedule, tracked: Map<string, 
   save();
 }
 
-function fire(layout: Layout, config: Config, s: Schedule, t: Tracked, slot: Date, inflight: Set<Promise<void>>, opts: SchedulerOptions, catchUp: boolean): void {
+function fire(
+  layout: Layout,
+  config: Config,
+  s: Schedule,
+  t: Tracked,
+  slot: Date,
+  inflight: Set<Promise<void>>,
+  opts: SchedulerOptions,
+  catchUp: boolean,
+): void {
   if (!claimSlot(layout, s, slot)) return;
   const today = slot.toISOString().slice(0, 10);
   const broke = budgetRefusal(s, t.state, today);
   if (broke) {
-    audit(layout, { event: 'schedule_skipped', schedule: s.name, slot: slot.toISOString(), reason: `budget: ${broke}` });
+    audit(layout, {
+      event: 'schedule_skipped',
+      schedule: s.name,
+      slot: slot.toISOString(),
+      reason: `budget: ${broke}`,
+    });
     opts.log(`${s.name}: slot ${slot.toISOString()} skipped — ${broke}`);
     return;
   }
@@ -157,7 +202,12 @@ function fire(layout: Layout, config: Config, s: Schedule, t: Tracked, slot: Dat
       audit(layout, { event: 'schedule_queued', schedule: s.name, slot: slot.toISOString(), behind: running });
       opts.log(`${s.name}: slot ${slot.toISOString()} queued behind ${running}`);
     } else {
-      audit(layout, { event: 'schedule_skipped', schedule: s.name, slot: slot.toISOString(), reason: `overlap: the last run ${running} has not ended` });
+      audit(layout, {
+        event: 'schedule_skipped',
+        schedule: s.name,
+        slot: slot.toISOString(),
+        reason: `overlap: the last run ${running} has not ended`,
+      });
       opts.log(`${s.name}: slot ${slot.toISOString()} skipped — the last run ${running} has not ended (overlap: skip)`);
     }
     return;
@@ -166,9 +216,20 @@ function fire(layout: Layout, config: Config, s: Schedule, t: Tracked, slot: Dat
   begin(layout, config, s, t, slot, inflight, opts);
 }
 
-function begin(layout: Layout, config: Config, s: Schedule, t: Tracked, slot: Date, inflight: Set<Promise<void>>, opts: SchedulerOptions): void {
+function begin(
+  layout: Layout,
+  config: Config,
+  s: Schedule,
+  t: Tracked,
+  slot: Date,
+  inflight: Set<Promise<void>>,
+  opts: SchedulerOptions,
+): void {
   t.starting = true;
-  const p = startRun(layout, config, s, slot, { waitForSlot: s.overlap !== 'skip', ...(opts.env ? { env: opts.env } : {}) })
+  const p = startRun(layout, config, s, slot, {
+    waitForSlot: s.overlap !== 'skip',
+    ...(opts.env ? { env: opts.env } : {}),
+  })
     .then((out) => {
       if (out.kind === 'started') {
         t.state.lastRun = { id: out.id, runId: out.runId, slot: slot.toISOString() };
@@ -198,5 +259,11 @@ function settleLastRun(layout: Layout, s: Schedule, t: Tracked): void {
   t.state.tokens += rec.usage.inputTokens + rec.usage.outputTokens;
   t.state.counted = [...t.state.counted.slice(-50), last.id];
   t.state.lastResult = { id: rec.id, status: rec.status, at: rec.finishedAt ?? new Date().toISOString() };
-  audit(layout, { event: 'schedule_run_ended', agent: rec.id, schedule: s.name, run_id: last.runId, status: rec.status });
+  audit(layout, {
+    event: 'schedule_run_ended',
+    agent: rec.id,
+    schedule: s.name,
+    run_id: last.runId,
+    status: rec.status,
+  });
 }

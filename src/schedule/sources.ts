@@ -26,7 +26,9 @@ export function allSchedules(layout: Layout, definitions: readonly Definition[] 
     for (const d of def.schedules ?? []) {
       const where = `${def.source.path} (schedule '${d.name}')`;
       if (names.has(d.name)) {
-        errors.push(`${where}: a schedule named '${d.name}' exists already — set schedule.name in the file to another name`);
+        errors.push(
+          `${where}: a schedule named '${d.name}' exists already — set schedule.name in the file to another name`,
+        );
         continue;
       }
       try {

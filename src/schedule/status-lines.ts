@@ -22,24 +22,36 @@ export function scheduleSummary(layout: Layout): ScheduleSummary | null {
   const running = view !== null && view.pid > 0 && isProcessAlive(view.pid, view.start ?? null);
   if (running && view) return { running, schedules: view.schedules };
   // No scheduler: what is on disk, and the definitions' schedules the last one saw.
-  const stored = storedNames(layout).map((name) => stored1(layout, name)).filter((e): e is ScheduleViewEntry => e !== null);
+  const stored = storedNames(layout)
+    .map((name) => stored1(layout, name))
+    .filter((e): e is ScheduleViewEntry => e !== null);
   const fromDefinitions = (view?.schedules ?? []).filter((e) => e.definedIn && !stored.some((s) => s.name === e.name));
-  const schedules = [...stored, ...fromDefinitions.map((e) => ({ ...e, next: null, lastResult: lastResult(layout, e.name) }))].sort((a, b) => a.name.localeCompare(b.name));
+  const schedules = [
+    ...stored,
+    ...fromDefinitions.map((e) => ({ ...e, next: null, lastResult: lastResult(layout, e.name) })),
+  ].sort((a, b) => a.name.localeCompare(b.name));
   return schedules.length ? { running, schedules } : null;
 }
 
 export function formatScheduleSummary(summary: ScheduleSummary): string[] {
-  const head = summary.running ? 'Schedules (scheduler running):' : "Schedules (no scheduler runs, so none fire — 'flotilla up' or 'flotilla scheduler' starts one):";
-  return [head, ...summary.schedules.map((s) => {
-    const when = s.paused ? 'paused' : summary.running ? `next ${s.next ?? '—'}` : 'not firing';
-    const last = s.lastResult ? `${s.lastResult.status} (${s.lastResult.id})` : 'no run yet';
-    return `  ${s.name}  ${s.cron}${s.timezone ? ` ${s.timezone}` : ''}  ${when}  last: ${last}`;
-  })];
+  const head = summary.running
+    ? 'Schedules (scheduler running):'
+    : "Schedules (no scheduler runs, so none fire — 'flotilla up' or 'flotilla scheduler' starts one):";
+  return [
+    head,
+    ...summary.schedules.map((s) => {
+      const when = s.paused ? 'paused' : summary.running ? `next ${s.next ?? '—'}` : 'not firing';
+      const last = s.lastResult ? `${s.lastResult.status} (${s.lastResult.id})` : 'no run yet';
+      return `  ${s.name}  ${s.cron}${s.timezone ? ` ${s.timezone}` : ''}  ${when}  last: ${last}`;
+    }),
+  ];
 }
 
 function storedNames(layout: Layout): string[] {
   try {
-    return readdirSync(layout.schedulesDir).filter((f) => f.endsWith('.json') && !f.endsWith('.state.json')).map((f) => f.slice(0, -5));
+    return readdirSync(layout.schedulesDir)
+      .filter((f) => f.endsWith('.json') && !f.endsWith('.state.json'))
+      .map((f) => f.slice(0, -5));
   } catch {
     return [];
   }
@@ -47,8 +59,21 @@ function storedNames(layout: Layout): string[] {
 
 function stored1(layout: Layout, name: string): ScheduleViewEntry | null {
   try {
-    const s = JSON.parse(readFileSync(layout.schedule(name), 'utf8')) as { cron: string; timezone?: string | null; agent?: string | null };
-    return { name, cron: s.cron, timezone: s.timezone ?? null, agent: s.agent ?? null, paused: existsSync(layout.schedulePaused(name)), definedIn: null, next: null, lastResult: lastResult(layout, name) };
+    const s = JSON.parse(readFileSync(layout.schedule(name), 'utf8')) as {
+      cron: string;
+      timezone?: string | null;
+      agent?: string | null;
+    };
+    return {
+      name,
+      cron: s.cron,
+      timezone: s.timezone ?? null,
+      agent: s.agent ?? null,
+      paused: existsSync(layout.schedulePaused(name)),
+      definedIn: null,
+      next: null,
+      lastResult: lastResult(layout, name),
+    };
   } catch {
     return null;
   }
@@ -56,7 +81,10 @@ function stored1(layout: Layout, name: string): ScheduleViewEntry | null {
 
 function lastResult(layout: Layout, name: string): ScheduleViewEntry['lastResult'] {
   try {
-    return (JSON.parse(readFileSync(layout.scheduleState(name), 'utf8')) as { lastResult?: ScheduleViewEntry['lastResult'] }).lastResult ?? null;
+    return (
+      (JSON.parse(readFileSync(layout.scheduleState(name), 'utf8')) as { lastResult?: ScheduleViewEntry['lastResult'] })
+        .lastResult ?? null
+    );
   } catch {
     return null;
   }

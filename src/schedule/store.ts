@@ -71,7 +71,11 @@ export function readSchedule(layout: Layout, name: string): Schedule | null {
     throw err;
   }
   const parsed = scheduleSchema.safeParse(JSON.parse(text));
-  if (!parsed.success) throw new FlotillaError(`schedule file ${layout.schedule(name)} is damaged (${parsed.error.issues[0]?.message}); remove it with 'flotilla schedule rm ${name}' and add it again`, { code: 'bad-schedule' });
+  if (!parsed.success)
+    throw new FlotillaError(
+      `schedule file ${layout.schedule(name)} is damaged (${parsed.error.issues[0]?.message}); remove it with 'flotilla schedule rm ${name}' and add it again`,
+      { code: 'bad-schedule' },
+    );
   return { ...parsed.data, paused: isPaused(layout, name), definedIn: null };
 }
 
@@ -89,7 +93,10 @@ export function setPaused(layout: Layout, name: string, paused: boolean): void {
 export function listSchedules(layout: Layout): { schedules: Schedule[]; errors: string[] } {
   let names: string[];
   try {
-    names = readdirSync(layout.schedulesDir).filter((f) => f.endsWith('.json') && !f.endsWith('.state.json')).map((f) => f.slice(0, -5)).sort();
+    names = readdirSync(layout.schedulesDir)
+      .filter((f) => f.endsWith('.json') && !f.endsWith('.state.json'))
+      .map((f) => f.slice(0, -5))
+      .sort();
   } catch (err) {
     if (isErrno(err, 'ENOENT')) return { schedules: [], errors: [] };
     throw err;
@@ -109,7 +116,11 @@ export function listSchedules(layout: Layout): { schedules: Schedule[]; errors: 
 
 export function writeSchedule(layout: Layout, schedule: ScheduleInput): Schedule {
   // Only the stored fields: `paused` and `definedIn` are not the file's to hold.
-  const { paused: _p, definedIn: _d, ...fields } = schedule as ScheduleInput & Partial<Pick<Schedule, 'paused' | 'definedIn'>>;
+  const {
+    paused: _p,
+    definedIn: _d,
+    ...fields
+  } = schedule as ScheduleInput & Partial<Pick<Schedule, 'paused' | 'definedIn'>>;
   const parsed = scheduleSchema.safeParse(fields);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;

@@ -78,7 +78,9 @@ function mac(s: Buffer, text: string): string {
 export function recordSecretDigests(layout: Pick<Layout, 'secretsDir'>, key: string, value: string): void {
   const s = salt(layout, true)!;
   const base = baseOf(s);
-  const lines = secretForms(value).map((f) => JSON.stringify({ key, len: f.length, fp: fingerprint(f, 0, f.length, base), mac: mac(s, f) } satisfies Entry));
+  const lines = secretForms(value).map((f) =>
+    JSON.stringify({ key, len: f.length, fp: fingerprint(f, 0, f.length, base), mac: mac(s, f) } satisfies Entry),
+  );
   appendFileSync(setFile(layout), lines.join('\n') + '\n', { mode: 0o600 });
   chmodSync(setFile(layout), 0o600);
 }

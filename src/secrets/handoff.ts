@@ -71,7 +71,10 @@ export async function listenForAnswer(path: string, handle: HandoffHandler): Pro
   server.on('error', () => close());
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(path, () => { server.off('error', reject); resolve(); });
+    server.listen(path, () => {
+      server.off('error', reject);
+      resolve();
+    });
   });
   chmodSync(path, 0o600);
   return { close };
@@ -90,18 +93,29 @@ function readAnswer(sock: Socket): Promise<{ header: HandoffHeader; value: Buffe
     let over = false;
     sock.on('data', (chunk: Buffer) => {
       if (size + chunk.length > limit) over = true;
-      else { chunk.copy(all, size); size += chunk.length; }
+      else {
+        chunk.copy(all, size);
+        size += chunk.length;
+      }
       chunk.fill(0);
     });
     sock.on('error', () => undefined);
     sock.on('end', () => {
-      const fail = (error: string) => { all.fill(0); resolve({ error }); };
+      const fail = (error: string) => {
+        all.fill(0);
+        resolve({ error });
+      };
       if (over) return fail(`the value is over ${MAX_SECRET_BYTES} bytes`);
       const nl = all.subarray(0, Math.min(size, HEADER_MAX)).indexOf(0x0a);
       if (nl < 0) return fail('malformed answer: no header line');
       let header: HandoffHeader;
-      try { header = JSON.parse(all.subarray(0, nl).toString('utf8')) as HandoffHeader; } catch { return fail('malformed answer: the header is not JSON'); }
-      if (header.decision !== 'approve' && header.decision !== 'deny') return fail("malformed answer: decision must be 'approve' or 'deny'");
+      try {
+        header = JSON.parse(all.subarray(0, nl).toString('utf8')) as HandoffHeader;
+      } catch {
+        return fail('malformed answer: the header is not JSON');
+      }
+      if (header.decision !== 'approve' && header.decision !== 'deny')
+        return fail("malformed answer: decision must be 'approve' or 'deny'");
       const value = Buffer.alloc(size - nl - 1);
       all.copy(value, 0, nl + 1, size);
       all.fill(0);
@@ -111,11 +125,23 @@ function readAnswer(sock: Socket): Promise<{ header: HandoffHeader; value: Buffe
 }
 
 /** Sends an answer to the harness waiting on `path`; resolves with its reply. */
-export function sendAnswer(path: string, header: HandoffHeader, value?: Buffer, timeoutMs = 15_000): Promise<HandoffReply> {
+export function sendAnswer(
+  path: string,
+  header: HandoffHeader,
+  value?: Buffer,
+  timeoutMs = 15_000,
+): Promise<HandoffReply> {
   return new Promise((resolve, reject) => {
     const sock = connect({ path, allowHalfOpen: true });
     const chunks: Buffer[] = [];
-    const timer = setTimeout(() => { sock.destroy(); reject(new FlotillaError('the agent did not answer the handoff within 15 s — check it with flotilla status', { code: 'handoff-timeout' })); }, timeoutMs);
+    const timer = setTimeout(() => {
+      sock.destroy();
+      reject(
+        new FlotillaError('the agent did not answer the handoff within 15 s — check it with flotilla status', {
+          code: 'handoff-timeout',
+        }),
+      );
+    }, timeoutMs);
     sock.on('connect', () => {
       sock.write(JSON.stringify(header) + '\n');
       if (value) sock.write(value);
@@ -125,12 +151,25 @@ export function sendAnswer(path: string, header: HandoffHeader, value?: Buffer, 
     sock.on('error', (err) => {
       clearTimeout(timer);
       if (isErrno(err, 'ENOENT') || isErrno(err, 'ECONNREFUSED')) {
-        reject(new FlotillaError('the agent is no longer waiting for this request (its handoff socket is gone)', { code: 'not-waiting' }));
-      } else reject(new FlotillaError(`cannot reach the agent's handoff socket ${path}: ${errorMessage(err)}`, { code: 'handoff' }));
+        reject(
+          new FlotillaError('the agent is no longer waiting for this request (its handoff socket is gone)', {
+            code: 'not-waiting',
+          }),
+        );
+      } else
+        reject(
+          new FlotillaError(`cannot reach the agent's handoff socket ${path}: ${errorMessage(err)}`, {
+            code: 'handoff',
+          }),
+        );
     });
     sock.on('end', () => {
       clearTimeout(timer);
-      try { resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')) as HandoffReply); } catch { reject(new FlotillaError('the agent sent no reply to the handoff', { code: 'handoff' })); }
+      try {
+        resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')) as HandoffReply);
+      } catch {
+        reject(new FlotillaError('the agent sent no reply to the handoff', { code: 'handoff' }));
+      }
     });
   });
 }

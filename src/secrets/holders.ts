@@ -17,7 +17,11 @@ export interface Holder {
  * found) for the exact `VAR=value` entry. Only those `mayEnd` accepts (what the agent's
  * harness started) get SIGTERM; the rest are `left`, for the harness to report.
  */
-export function endHolders(varName: string, value: Buffer, mayEnd: (pid: number) => boolean): { ended: Holder[]; left: Holder[] } {
+export function endHolders(
+  varName: string,
+  value: Buffer,
+  mayEnd: (pid: number) => boolean,
+): { ended: Holder[]; left: Holder[] } {
   const ended: Holder[] = [];
   const left: Holder[] = [];
   // Judged before any signal: ending one holder (a sandbox) can end or re-parent the others.

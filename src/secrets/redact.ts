@@ -71,7 +71,9 @@ const heldNow = new Map<symbol, HeldSecret>();
 export function holdForRedaction(key: string, value: string): () => void {
   const token = Symbol(key);
   heldNow.set(token, { key, forms: secretForms(value) });
-  return () => { heldNow.delete(token); };
+  return () => {
+    heldNow.delete(token);
+  };
 }
 
 /**

@@ -37,15 +37,27 @@ export async function resolveSecretValue(
   value.fill(0);
   if (trimmed.toString('utf8').length < MIN_SECRET_CHARS) {
     trimmed.fill(0);
-    throw new FlotillaError(`secret '${key}' is shorter than ${MIN_SECRET_CHARS} characters: too short to redact from outputs safely — the request stays pending`, { code: 'secret-too-short' });
+    throw new FlotillaError(
+      `secret '${key}' is shorter than ${MIN_SECRET_CHARS} characters: too short to redact from outputs safely — the request stays pending`,
+      { code: 'secret-too-short' },
+    );
   }
   return trimmed;
 }
 
-function runSourceCommand(key: string, command: string, env: NodeJS.ProcessEnv, interactive: boolean, timeoutMs: number): Promise<Buffer> {
+function runSourceCommand(
+  key: string,
+  command: string,
+  env: NodeJS.ProcessEnv,
+  interactive: boolean,
+  timeoutMs: number,
+): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     // The person's terminal stays the command's stdin/stderr on the CLI, so a passphrase prompt works.
-    const child = spawn('/bin/sh', ['-c', command], { env, stdio: [interactive ? 'inherit' : 'ignore', 'pipe', interactive ? 'inherit' : 'ignore'] });
+    const child = spawn('/bin/sh', ['-c', command], {
+      env,
+      stdio: [interactive ? 'inherit' : 'ignore', 'pipe', interactive ? 'inherit' : 'ignore'],
+    });
     const out = Buffer.alloc(MAX_SECRET_BYTES + 1);
     let size = 0;
     child.stdout.on('data', (c: Buffer) => {
@@ -55,16 +67,33 @@ function runSourceCommand(key: string, command: string, env: NodeJS.ProcessEnv, 
       c.fill(0);
     });
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('error', (err) => { clearTimeout(timer); out.fill(0); reject(new FlotillaError(`secret '${key}': cannot run security.secrets.${key}.command: ${err.message}`, { code: 'secret-command' })); });
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      out.fill(0);
+      reject(
+        new FlotillaError(`secret '${key}': cannot run security.secrets.${key}.command: ${err.message}`, {
+          code: 'secret-command',
+        }),
+      );
+    });
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       if (code !== 0) {
         out.fill(0);
-        return reject(new FlotillaError(`secret '${key}': security.secrets.${key}.command ${signal ? `was killed (${signal})` : `exited with status ${code}`} — fix the command and approve again; the request stays pending`, { code: 'secret-command' }));
+        return reject(
+          new FlotillaError(
+            `secret '${key}': security.secrets.${key}.command ${signal ? `was killed (${signal})` : `exited with status ${code}`} — fix the command and approve again; the request stays pending`,
+            { code: 'secret-command' },
+          ),
+        );
       }
       if (size > MAX_SECRET_BYTES) {
         out.fill(0);
-        return reject(new FlotillaError(`secret '${key}': the command printed more than ${MAX_SECRET_BYTES} bytes`, { code: 'secret-command' }));
+        return reject(
+          new FlotillaError(`secret '${key}': the command printed more than ${MAX_SECRET_BYTES} bytes`, {
+            code: 'secret-command',
+          }),
+        );
       }
       const value = Buffer.alloc(size);
       out.copy(value, 0, 0, size);

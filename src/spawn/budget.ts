@@ -28,7 +28,11 @@ export function sumTreeUsage(rootId: string, records: readonly AgentRecord[]): T
  * Free when no budget is set. `live` saves a second read when the caller has them already.
  */
 export function treeBudgetRefusal(
-  layout: Layout, rootId: string, budget: Config['budget'], io: FleetIo = nodeIo, live?: readonly AgentRecord[],
+  layout: Layout,
+  rootId: string,
+  budget: Config['budget'],
+  io: FleetIo = nodeIo,
+  live?: readonly AgentRecord[],
 ): FlotillaError | null {
   if (budget.max_tokens_per_tree === null && budget.max_cost_usd_per_tree === null) return null;
   return budgetRefusal(rootId, treeUsage(layout, rootId, io, live), budget);
@@ -43,7 +47,9 @@ export function treeBudgetRefusal(
  * its slot does.
  */
 export async function fleetBudgetRefusal(
-  layout: Layout, config: Pick<Config, 'budget' | 'fleet'> & Partial<Pick<Config, 'hosts'>>, rootId: string,
+  layout: Layout,
+  config: Pick<Config, 'budget' | 'fleet'> & Partial<Pick<Config, 'hosts'>>,
+  rootId: string,
   opts: { unreachable: 'refuse' | 'local'; io?: FleetIo; live?: readonly AgentRecord[] },
 ): Promise<FlotillaError | null> {
   const { budget } = config;
@@ -59,21 +65,41 @@ export async function fleetBudgetRefusal(
     throw err;
   }
   if (!elsewhere) return null;
-  return budgetRefusal(rootId, { tokens: here.tokens + elsewhere.tokens, costUsd: here.costUsd + elsewhere.costUsd }, budget);
+  return budgetRefusal(
+    rootId,
+    { tokens: here.tokens + elsewhere.tokens, costUsd: here.costUsd + elsewhere.costUsd },
+    budget,
+  );
 }
 
 /** The budget refusal for a tree, or null while budget is left. */
-export function budgetRefusal(rootId: string, usage: TreeUsage | readonly AgentRecord[], budget: Config['budget']): FlotillaError | null {
+export function budgetRefusal(
+  rootId: string,
+  usage: TreeUsage | readonly AgentRecord[],
+  budget: Config['budget'],
+): FlotillaError | null {
   const used = Array.isArray(usage) ? sumTreeUsage(rootId, usage as readonly AgentRecord[]) : (usage as TreeUsage);
   if (budget.max_tokens_per_tree !== null && used.tokens >= budget.max_tokens_per_tree) {
-    return refusal('budget', `budget exhausted: tree '${rootId}' used ${used.tokens} of ${budget.max_tokens_per_tree} tokens (budget.max_tokens_per_tree) — raise the budget or start a new tree`, {
-      root: rootId, tokens: used.tokens, max: budget.max_tokens_per_tree,
-    });
+    return refusal(
+      'budget',
+      `budget exhausted: tree '${rootId}' used ${used.tokens} of ${budget.max_tokens_per_tree} tokens (budget.max_tokens_per_tree) — raise the budget or start a new tree`,
+      {
+        root: rootId,
+        tokens: used.tokens,
+        max: budget.max_tokens_per_tree,
+      },
+    );
   }
   if (budget.max_cost_usd_per_tree !== null && used.costUsd >= budget.max_cost_usd_per_tree) {
-    return refusal('budget', `budget exhausted: tree '${rootId}' spent $${used.costUsd.toFixed(4)} of $${budget.max_cost_usd_per_tree} (budget.max_cost_usd_per_tree) — raise the budget or start a new tree`, {
-      root: rootId, cost_usd: used.costUsd.toFixed(4), max: budget.max_cost_usd_per_tree,
-    });
+    return refusal(
+      'budget',
+      `budget exhausted: tree '${rootId}' spent $${used.costUsd.toFixed(4)} of $${budget.max_cost_usd_per_tree} (budget.max_cost_usd_per_tree) — raise the budget or start a new tree`,
+      {
+        root: rootId,
+        cost_usd: used.costUsd.toFixed(4),
+        max: budget.max_cost_usd_per_tree,
+      },
+    );
   }
   return null;
 }

@@ -29,7 +29,12 @@ export interface CancelOptions {
 const POLL_MS = 50;
 
 /** Cancels `target` (and its foreground children, or with `tree` its whole subtree); returns the ids that were still running. */
-export async function cancelAgent(layout: Layout, config: Config, target: AgentRecord, opts: CancelOptions = {}): Promise<string[]> {
+export async function cancelAgent(
+  layout: Layout,
+  config: Config,
+  target: AgentRecord,
+  opts: CancelOptions = {},
+): Promise<string[]> {
   // The target's subtree only (children index): cost does not grow with the fleet's history.
   const below = subtreeRecords(layout, target.id);
   const records = [target, ...below];
@@ -45,7 +50,8 @@ export async function cancelAgent(layout: Layout, config: Config, target: AgentR
 
   for (const rec of direct) {
     const live = recordLiveness(rec);
-    if (live === 'live' && signalAgent(rec, 'SIGTERM')) audit(layout, { event: 'cancel', agent: rec.id, by: opts.by ?? 'human', tree: !!opts.tree });
+    if (live === 'live' && signalAgent(rec, 'SIGTERM'))
+      audit(layout, { event: 'cancel', agent: rec.id, by: opts.by ?? 'human', tree: !!opts.tree });
     else if (live === 'pending') await cancelPending(layout, config, rec, opts.by ?? 'human');
   }
 
@@ -60,7 +66,12 @@ export async function cancelAgent(layout: Layout, config: Config, target: AgentR
   const killed = alive.filter((r) => signalAgent(r, 'SIGKILL')).map((r) => r.id);
   if (killed.length) {
     await waitDead(layout, killed);
-    await reconcileDead(layout, config, { ids: killed }, { cancelled: `cancelled (SIGKILL after ${Math.round(graceMs / 1000)} s grace)` });
+    await reconcileDead(
+      layout,
+      config,
+      { ids: killed },
+      { cancelled: `cancelled (SIGKILL after ${Math.round(graceMs / 1000)} s grace)` },
+    );
   }
   await reconcileDead(layout, config, { ids });
   return hit;
@@ -96,5 +107,16 @@ async function cancelPending(layout: Layout, config: Config, rec: AgentRecord, b
   const { record, ended } = endRecord(layout, rec.id, { status: 'cancelled', exitReason: reason });
   if (!ended) return;
   audit(layout, { event: 'cancel', agent: rec.id, by });
-  await sendCompletionOnce(layout, record, { task: record.task, status: 'cancelled', exitReason: reason, finishedAt: record.finishedAt ?? new Date().toISOString(), outputPath: null }, { maxBodyBytes: config.inbox.max_body_bytes });
+  await sendCompletionOnce(
+    layout,
+    record,
+    {
+      task: record.task,
+      status: 'cancelled',
+      exitReason: reason,
+      finishedAt: record.finishedAt ?? new Date().toISOString(),
+      outputPath: null,
+    },
+    { maxBodyBytes: config.inbox.max_body_bytes },
+  );
 }

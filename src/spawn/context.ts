@@ -9,7 +9,12 @@ export type ContextMode = 'none' | 'last_turn' | 'summary';
  * assistant turn; `summary` asks for a model-written summary, which needs a model call the
  * spawner does not make, so it falls back to the recent turns verbatim (noted in docs).
  */
-export async function contextFromParent(layout: Layout, parent: AgentRecord, mode: ContextMode, maxTurns: number): Promise<string> {
+export async function contextFromParent(
+  layout: Layout,
+  parent: AgentRecord,
+  mode: ContextMode,
+  maxTurns: number,
+): Promise<string> {
   if (mode === 'none') return '';
   // Loaded only when asked: the transcript reader brings zod, which a plain spawn does without (§14).
   const { readTranscript } = await import('../transcript/reader.js');
@@ -19,7 +24,13 @@ export async function contextFromParent(layout: Layout, parent: AgentRecord, mod
     for (const e of t.entries) {
       if (e.type !== 'message' || e.message.role !== 'assistant') continue;
       const c = e.message.content;
-      const text = typeof c === 'string' ? c : c.filter((p) => p.type === 'text').map((p) => (p as { text: string }).text).join('');
+      const text =
+        typeof c === 'string'
+          ? c
+          : c
+              .filter((p) => p.type === 'text')
+              .map((p) => (p as { text: string }).text)
+              .join('');
       if (text.trim()) texts.push(text.trim());
     }
   } catch {

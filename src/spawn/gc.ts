@@ -45,11 +45,26 @@ export interface GcResult {
 }
 
 /** The bus's part of a gc: what was removed from it, or why it was skipped (nothing removed, the local part done). */
-export type BusGcPart = { url: string; skipped: null } & BusGcResult | { url: string; skipped: string };
+export type BusGcPart = ({ url: string; skipped: null } & BusGcResult) | { url: string; skipped: string };
 
-export async function gcFleet(layout: Layout, config: Config, opts: { olderThanMs?: number; now?: number; keepBranches?: boolean; force?: boolean } = {}): Promise<GcResult> {
+export async function gcFleet(
+  layout: Layout,
+  config: Config,
+  opts: { olderThanMs?: number; now?: number; keepBranches?: boolean; force?: boolean } = {},
+): Promise<GcResult> {
   const now = opts.now ?? Date.now();
-  const result: GcResult = { panes: [], worktrees: [], branches: [], unmerged: [], records: [], markers: 0, corrupt: [], retention: { transcripts: [], outputs: [], problems: [] }, problems: [], bus: null };
+  const result: GcResult = {
+    panes: [],
+    worktrees: [],
+    branches: [],
+    unmerged: [],
+    records: [],
+    markers: 0,
+    corrupt: [],
+    retention: { transcripts: [], outputs: [], problems: [] },
+    problems: [],
+    bus: null,
+  };
   await reconcileDead(layout, config);
   const records = listRecords(layout, (c) => setAside(layout, c.id, result));
   const finished = records.filter((r) => isTerminal(r.status));
@@ -83,7 +98,9 @@ export async function gcFleet(layout: Layout, config: Config, opts: { olderThanM
 
   // An unmerged agent's record stays too: `merge` and a later `gc --force` find its work through it.
   const kept = new Set(result.unmerged.map((u) => u.id));
-  const old = finished.filter((r) => !kept.has(r.id) && now - Date.parse(r.finishedAt ?? r.createdAt) >= (opts.olderThanMs ?? 0));
+  const old = finished.filter(
+    (r) => !kept.has(r.id) && now - Date.parse(r.finishedAt ?? r.createdAt) >= (opts.olderThanMs ?? 0),
+  );
   const markerNames = safeList(layout.markersDir);
   const onBus = config.fleet.bus !== 'maildir';
   const { oweBusGc } = onBus ? await import('../bus/gc-owed.js') : { oweBusGc: undefined };
@@ -112,7 +129,17 @@ export async function gcFleet(layout: Layout, config: Config, opts: { olderThanM
 
   if (onBus) result.bus = await gcBus(layout, config, now);
   result.retention = applyFleetRetention(layout, config, now);
-  audit(layout, { event: 'gc', agent: 'human', records: result.records.length, panes: result.panes.length, worktrees: result.worktrees.length, transcripts: result.retention.transcripts.length, ...(result.bus?.skipped === null ? { bus_records: result.bus.records.length, bus_trees: result.bus.trees.length } : {}) });
+  audit(layout, {
+    event: 'gc',
+    agent: 'human',
+    records: result.records.length,
+    panes: result.panes.length,
+    worktrees: result.worktrees.length,
+    transcripts: result.retention.transcripts.length,
+    ...(result.bus?.skipped === null
+      ? { bus_records: result.bus.records.length, bus_trees: result.bus.trees.length }
+      : {}),
+  });
   return result;
 }
 

@@ -19,15 +19,24 @@ export interface HostGroup {
  * and only that many of the ones that ended last (the rest counted in `endedNotRead`); without it,
  * every other host's record. Null when the bus cannot be read.
  */
-export async function otherHosts(bus: Pick<Bus, 'records'>, self: string, localIds: ReadonlySet<string>, window?: number): Promise<HostGroup[] | null> {
+export async function otherHosts(
+  bus: Pick<Bus, 'records'>,
+  self: string,
+  localIds: ReadonlySet<string>,
+  window?: number,
+): Promise<HostGroup[] | null> {
   let beats: HostBeat[];
   let all: AgentRecord[];
   let more: Record<string, number> = {};
   try {
     // Without a window (`status --all`): every other host's record, from the bus alone (this host's are the caller's).
-    const read = window === undefined
-      ? bus.records.others().then((records) => ({ records: records.sort((a, b) => byCodeUnit(a.createdAt, b.createdAt) || byCodeUnit(a.id, b.id)), more: {} }))
-      : bus.records.recent(window);
+    const read =
+      window === undefined
+        ? bus.records.others().then((records) => ({
+            records: records.sort((a, b) => byCodeUnit(a.createdAt, b.createdAt) || byCodeUnit(a.id, b.id)),
+            more: {},
+          }))
+        : bus.records.recent(window);
     [beats, { records: all, more }] = await Promise.all([bus.records.hosts(), read]);
   } catch {
     return null;
@@ -62,7 +71,9 @@ export function hostHeading(host: string, beat: HostBeat | null, self = false): 
  * every agent it ever ran.
  */
 export function windowed(records: readonly AgentRecord[], window: number): { records: AgentRecord[]; hidden: number } {
-  const ended = records.filter((r) => isTerminal(r.status)).sort((a, b) => byCodeUnit(b.finishedAt ?? '', a.finishedAt ?? '') || byCodeUnit(b.id, a.id));
+  const ended = records
+    .filter((r) => isTerminal(r.status))
+    .sort((a, b) => byCodeUnit(b.finishedAt ?? '', a.finishedAt ?? '') || byCodeUnit(b.id, a.id));
   const kept = new Set(ended.slice(0, window).map((r) => r.id));
   const shown = records.filter((r) => !isTerminal(r.status) || kept.has(r.id));
   return { records: shown, hidden: records.length - shown.length };

@@ -61,7 +61,13 @@ export async function tmuxPreflight(config: Config, env: NodeJS.ProcessEnv = pro
  * `hidden`, the keys the child gets through a file (spawn/harness-keys.ts): this environment
  * goes to tmux (`new-window -e`), where every pane of the server could read it.
  */
-export function childEnvironment(layout: Layout, rec: AgentRecord, slotEnv: string, env: NodeJS.ProcessEnv, hidden: readonly string[] = []): Record<string, string> {
+export function childEnvironment(
+  layout: Layout,
+  rec: AgentRecord,
+  slotEnv: string,
+  env: NodeJS.ProcessEnv,
+  hidden: readonly string[] = [],
+): Record<string, string> {
   const out: Record<string, string> = {};
   const skip = new Set(hidden);
   for (const [k, v] of Object.entries(env)) {
@@ -76,8 +82,12 @@ export function childArgv(id: string): string[] {
   return [process.execPath, CLI_ENTRY, 'run', '--spawned', id];
 }
 
-
-export async function launchAgent(layout: Layout, config: Config, prepared: PreparedSpawn, opts: LaunchOptions = {}): Promise<AgentRecord> {
+export async function launchAgent(
+  layout: Layout,
+  config: Config,
+  prepared: PreparedSpawn,
+  opts: LaunchOptions = {},
+): Promise<AgentRecord> {
   traceMark('spawn: prepared');
   const env = opts.env ?? process.env;
   let rec = prepared.record;
@@ -124,24 +134,48 @@ export async function launchAgent(layout: Layout, config: Config, prepared: Prep
   prepared.slot.release();
   if (outcome.ended) {
     const code = outcome.ended.status === 'refused' ? 'refused' : 'start-failed';
-    throw new FlotillaError(`agent '${rec.id}' ${outcome.ended.status} at startup: ${outcome.ended.exitReason ?? 'no reason given'}`, { code });
+    throw new FlotillaError(
+      `agent '${rec.id}' ${outcome.ended.status} at startup: ${outcome.ended.exitReason ?? 'no reason given'}`,
+      { code },
+    );
   }
   if (outcome.timedOut && tmux && place) await tmux.killWindow(place.windowId).catch(() => undefined);
   await failRecord(layout, config, rec.id, outcome.reason);
-  throw new FlotillaError(`agent '${rec.id}' did not start: ${outcome.reason} — see ${layout.log(rec.id)}`, { code: 'start-failed' });
+  throw new FlotillaError(`agent '${rec.id}' did not start: ${outcome.reason} — see ${layout.log(rec.id)}`, {
+    code: 'start-failed',
+  });
 }
 
 async function openInTmux(
-  layout: Layout, config: Config, rec: AgentRecord, childEnv: Record<string, string>, env: NodeJS.ProcessEnv, ownSession: boolean,
-  argv: string[], keys: readonly string[],
+  layout: Layout,
+  config: Config,
+  rec: AgentRecord,
+  childEnv: Record<string, string>,
+  env: NodeJS.ProcessEnv,
+  ownSession: boolean,
+  argv: string[],
+  keys: readonly string[],
 ): Promise<{ tmux: Tmux; place: TmuxPlace }> {
   // A tool command has no $TMUX (tools/command-env.ts): its agent's child opens beside the agent.
   const current = (await currentTmux(env)) ?? (await parentTmux(layout, rec));
   const socket = current ? current.socketPath : tmuxSocket(config.tmux.socket, env);
   const tmux = new Tmux({ socket, hideEnv: [...providerKeyVars(config), ...keys] });
-  const reap = [process.execPath, CLI_ENTRY, '--root', layout.root, 'reap', '--pane', tmuxFormat('pane_id'), ...(socket ? ['--socket', socket] : [])];
+  const reap = [
+    process.execPath,
+    CLI_ENTRY,
+    '--root',
+    layout.root,
+    'reap',
+    '--pane',
+    tmuxFormat('pane_id'),
+    ...(socket ? ['--socket', socket] : []),
+  ];
   const common = {
-    command: argv, cwd: rec.cwd, env: childEnv, remainOnExit: true, paneDiedHook: runShellCommand(reap),
+    command: argv,
+    cwd: rec.cwd,
+    env: childEnv,
+    remainOnExit: true,
+    paneDiedHook: runShellCommand(reap),
   };
   let ref;
   if (ownSession) {
@@ -156,7 +190,10 @@ async function openInTmux(
 }
 
 /** The parent agent's tmux server and session, while that session lives; null for a root or a headless parent. */
-async function parentTmux(layout: Layout, rec: AgentRecord): Promise<{ socketPath: string | null; sessionId: string } | null> {
+async function parentTmux(
+  layout: Layout,
+  rec: AgentRecord,
+): Promise<{ socketPath: string | null; sessionId: string } | null> {
   const place = rec.parentId ? readRecord(layout, rec.parentId)?.tmux : null;
   if (!place) return null;
   try {
@@ -168,7 +205,11 @@ async function parentTmux(layout: Layout, rec: AgentRecord): Promise<{ socketPat
 }
 
 /** A window in the fleet session, creating the session (detached) when missing; two spawners racing to create it both end up with a window. */
-async function openInFleetSession(tmux: Tmux, session: string, opts: Omit<NewWindowOptions, 'target'>): Promise<PaneRef> {
+async function openInFleetSession(
+  tmux: Tmux,
+  session: string,
+  opts: Omit<NewWindowOptions, 'target'>,
+): Promise<PaneRef> {
   if (!(await tmux.hasSession(session))) {
     let ref: PaneRef | undefined;
     try {
@@ -185,7 +226,12 @@ async function openInFleetSession(tmux: Tmux, session: string, opts: Omit<NewWin
   return tmux.newWindow({ ...opts, target: `=${session}` });
 }
 
-function openHeadless(layout: Layout, rec: AgentRecord, env: NodeJS.ProcessEnv, argv: readonly string[]): () => Promise<string | null> {
+function openHeadless(
+  layout: Layout,
+  rec: AgentRecord,
+  env: NodeJS.ProcessEnv,
+  argv: readonly string[],
+): () => Promise<string | null> {
   mkdirSync(dirname(layout.log(rec.id)), { recursive: true });
   const fd = openSync(layout.log(rec.id), 'a');
   let exit: string | null = null;
@@ -208,14 +254,26 @@ async function paneExit(tmux: Tmux, pane: string): Promise<string | null> {
   const [dead, status] = r.stdout.trim().split(' ');
   if (dead !== '1') return null;
   const text = await tmux.capturePane(pane, { start: 'history' }).catch(() => '');
-  const last = text.split('\n').map((l) => l.trim()).filter((l) => l && !/^Pane is dead/.test(l)).at(-1);
+  const last = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !/^Pane is dead/.test(l))
+    .at(-1);
   return `exited with status ${status || '?'}${last ? `: ${last}` : ''}`;
 }
 
-type Outcome = { ok: true } | { ok: false; ended: AgentRecord } | { ok: false; ended?: undefined; reason: string; timedOut: boolean };
+type Outcome =
+  | { ok: true }
+  | { ok: false; ended: AgentRecord }
+  | { ok: false; ended?: undefined; reason: string; timedOut: boolean };
 
 /** Waits for the slot handoff, but gives up early when the child ends (refused) or its process dies. */
-async function awaitHandoff(layout: Layout, prepared: PreparedSpawn, exited: (() => Promise<string | null>) | null, timeoutMs: number): Promise<Outcome> {
+async function awaitHandoff(
+  layout: Layout,
+  prepared: PreparedSpawn,
+  exited: (() => Promise<string | null>) | null,
+  timeoutMs: number,
+): Promise<Outcome> {
   let handed: boolean | null = null;
   const handoff = prepared.slot.waitForHandoff(timeoutMs).then((ok) => (handed = ok));
   for (;;) {
@@ -223,7 +281,12 @@ async function awaitHandoff(layout: Layout, prepared: PreparedSpawn, exited: (()
     if (handed === true) return { ok: true };
     const rec = readRecord(layout, prepared.record.id);
     if (rec && isTerminal(rec.status)) return { ok: false, ended: rec };
-    if (handed === false) return { ok: false, reason: `it did not take its running slot within ${Math.round(timeoutMs / 1000)} s`, timedOut: true };
+    if (handed === false)
+      return {
+        ok: false,
+        reason: `it did not take its running slot within ${Math.round(timeoutMs / 1000)} s`,
+        timedOut: true,
+      };
     const why = exited ? await exited() : null;
     if (why) {
       // The child may have written its own end just before dying.
@@ -239,7 +302,18 @@ async function failRecord(layout: Layout, config: Config, id: string, reason: st
   try {
     const { record, ended } = endRecord(layout, id, { status: 'failed', exitReason: reason });
     if (!ended) return;
-    await sendCompletionOnce(layout, record, { task: record.task, status: 'failed', exitReason: reason, finishedAt: record.finishedAt ?? new Date().toISOString(), outputPath: null }, { text: reason, maxBodyBytes: config.inbox.max_body_bytes });
+    await sendCompletionOnce(
+      layout,
+      record,
+      {
+        task: record.task,
+        status: 'failed',
+        exitReason: reason,
+        finishedAt: record.finishedAt ?? new Date().toISOString(),
+        outputPath: null,
+      },
+      { text: reason, maxBodyBytes: config.inbox.max_body_bytes },
+    );
   } catch {
     // The spawner reports the failure itself; the record is best effort.
   }

@@ -39,7 +39,10 @@ export function fleetOpsFor(layout: Layout, config: Config, rec: AgentRecord): F
       if (far) return far.ops.cancelThere(layout, config, far.agents, rec.id);
       const target = resolveAgent(layout, prefix);
       if (!isBelow(layout, target, rec.id)) {
-        throw new FlotillaError(`'${target.id}' is not one of your agents — you may cancel only agents you spawned (and theirs); see list_agents`, { code: 'not-yours' });
+        throw new FlotillaError(
+          `'${target.id}' is not one of your agents — you may cancel only agents you spawned (and theirs); see list_agents`,
+          { code: 'not-yours' },
+        );
       }
       const { cancelAgent } = await import('./cancel.js');
       return cancelAgent(layout, config, target, { by: rec.id });
@@ -73,7 +76,13 @@ export function personFleetOps(layout: Layout, config: Config): FleetOps {
 }
 
 /** A spawn by the tool's caller: `parent` null is a person's root spawn (no conversation to pass on). */
-async function spawnAs(layout: Layout, config: Config, req: Parameters<FleetOps['spawn']>[0], parent: AgentRecord | null, signal: AbortSignal): ReturnType<FleetOps['spawn']> {
+async function spawnAs(
+  layout: Layout,
+  config: Config,
+  req: Parameters<FleetOps['spawn']>[0],
+  parent: AgentRecord | null,
+  signal: AbortSignal,
+): ReturnType<FleetOps['spawn']> {
   const { spawnAgent } = await import('./spawn.js');
   const max = config.limits.max_running;
   // The calling agent keeps its slot while its tool call waits, and so do the agents above it
@@ -89,10 +98,24 @@ async function spawnAs(layout: Layout, config: Config, req: Parameters<FleetOps[
   let waited = false;
   try {
     const child = await spawnAgent(
-      layout, config,
+      layout,
+      config,
       {
-        prompt: req.prompt, agent: req.agent, id: req.id, ...(parent ? { context: req.context } : {}), mode: 'interactive',
-        ...(req.queue ? { queue: { signal, onWait: () => { waited = true; } } } : {}),
+        prompt: req.prompt,
+        agent: req.agent,
+        id: req.id,
+        ...(parent ? { context: req.context } : {}),
+        mode: 'interactive',
+        ...(req.queue
+          ? {
+              queue: {
+                signal,
+                onWait: () => {
+                  waited = true;
+                },
+              },
+            }
+          : {}),
       },
       { parent, worktree: req.worktree },
     );
@@ -103,21 +126,32 @@ async function spawnAs(layout: Layout, config: Config, req: Parameters<FleetOps[
     const { DefinitionElsewhere } = await import('./prepare.js');
     if (err instanceof DefinitionElsewhere) {
       try {
-        return await (await import('./far-ops.js')).spawnThere(config, err.host, { ...req, agent: err.definition }, parent, signal);
+        return await (
+          await import('./far-ops.js')
+        ).spawnThere(config, err.host, { ...req, agent: err.definition }, parent, signal);
       } catch (there) {
         err = there;
       }
     }
     // The model reads the message; the bracketed line tells a program what kind of refusal.
-    if (err instanceof FlotillaError && err.bracket) throw new FlotillaError(`${err.message} ${err.bracket}`, { code: err.code, bracket: err.bracket });
+    if (err instanceof FlotillaError && err.bracket)
+      throw new FlotillaError(`${err.message} ${err.bracket}`, { code: err.code, bracket: err.bracket });
     throw err;
   }
 }
 
-async function waitAs(layout: Layout, config: Config, ids: string[], opts: Parameters<FleetOps['wait']>[1]): ReturnType<FleetOps['wait']> {
+async function waitAs(
+  layout: Layout,
+  config: Config,
+  ids: string[],
+  opts: Parameters<FleetOps['wait']>[1],
+): ReturnType<FleetOps['wait']> {
   const { waitForAgents } = await import('./wait.js');
   return waitForAgents(layout, config, ids, {
-    any: opts.any, signal: opts.signal, maxOutputChars: MODEL_OUTPUT_CHARS, ...(opts.tasks ? { tasks: opts.tasks } : {}),
+    any: opts.any,
+    signal: opts.signal,
+    maxOutputChars: MODEL_OUTPUT_CHARS,
+    ...(opts.tasks ? { tasks: opts.tasks } : {}),
     ...(opts.timeoutSecs !== undefined ? { timeoutMs: opts.timeoutSecs * 1000 } : {}),
   });
 }
@@ -130,7 +164,11 @@ function row(r: AgentRecord): Awaited<ReturnType<FleetOps['list']>>[number] {
 function slotsHeldAbove(layout: Layout, agent: AgentRecord): string[] {
   const out: string[] = [];
   const seen = new Set<string>();
-  for (let r: AgentRecord | null = agent; r && !seen.has(r.id); r = r.parentId ? readRecord(layout, r.parentId) ?? null : null) {
+  for (
+    let r: AgentRecord | null = agent;
+    r && !seen.has(r.id);
+    r = r.parentId ? (readRecord(layout, r.parentId) ?? null) : null
+  ) {
     seen.add(r.id);
     if (r.slot !== null && !isTerminal(r.status)) out.push(r.id);
   }

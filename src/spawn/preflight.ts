@@ -19,18 +19,28 @@ export function checkCwd(cwd: string): void {
   try {
     isDir = statSync(cwd).isDirectory();
   } catch {
-    throw new FlotillaError(`spawn refused: working directory '${cwd}' does not exist — pass an existing directory with --cwd`, { code: 'cwd-missing' });
+    throw new FlotillaError(
+      `spawn refused: working directory '${cwd}' does not exist — pass an existing directory with --cwd`,
+      { code: 'cwd-missing' },
+    );
   }
-  if (!isDir) throw new FlotillaError(`spawn refused: working directory '${cwd}' is not a directory — pass a directory with --cwd`, { code: 'cwd-missing' });
+  if (!isDir)
+    throw new FlotillaError(
+      `spawn refused: working directory '${cwd}' is not a directory — pass a directory with --cwd`,
+      { code: 'cwd-missing' },
+    );
 }
 
 /** Keys the model needs in the spawner's environment (the child sees the same through its tmux server or parent). */
 function requiredKey(spec: string, config: Config): string | undefined {
   const parsed = parseModelSpec(spec);
   switch (parsed.provider) {
-    case 'anthropic': return 'ANTHROPIC_API_KEY';
-    case 'openai': return 'OPENAI_API_KEY';
-    case 'ollama': return config.models.providers.ollama?.api_key_env;
+    case 'anthropic':
+      return 'ANTHROPIC_API_KEY';
+    case 'openai':
+      return 'OPENAI_API_KEY';
+    case 'ollama':
+      return config.models.providers.ollama?.api_key_env;
     case 'openai-compatible': {
       const server = config.models.providers[parsed.server!];
       if (!server) {
@@ -42,12 +52,18 @@ function requiredKey(spec: string, config: Config): string | undefined {
       }
       return server.api_key_env;
     }
-    case 'script': return undefined;
+    case 'script':
+      return undefined;
   }
 }
 
 /** The model string parses, its provider is known and keyed, and a script file loads. */
-export async function checkModel(model: ResolvedModel, config: Config, env: NodeJS.ProcessEnv, cwd: string): Promise<void> {
+export async function checkModel(
+  model: ResolvedModel,
+  config: Config,
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+): Promise<void> {
   const spec = model.spec;
   let key: string | undefined;
   try {
@@ -58,7 +74,10 @@ export async function checkModel(model: ResolvedModel, config: Config, env: Node
     throw new FlotillaError(errorMessage(err), { code: 'model-invalid' });
   }
   if (key && !env[key]?.trim()) {
-    throw new FlotillaError(`spawn refused: model '${spec}' needs ${key}, which is not set — export it, or choose another model with --model`, { code: 'model-key-missing' });
+    throw new FlotillaError(
+      `spawn refused: model '${spec}' needs ${key}, which is not set — export it, or choose another model with --model`,
+      { code: 'model-key-missing' },
+    );
   }
   if (spec.startsWith('script:')) {
     const path = spec.slice('script:'.length).trim();

@@ -66,7 +66,10 @@ export const DEFINITION_HOST = 'definition-host';
 
 /** A definition whose `host:` names another machine (§17): where to open it instead. */
 export class DefinitionElsewhere extends FlotillaError {
-  constructor(readonly definition: string, readonly host: string) {
+  constructor(
+    readonly definition: string,
+    readonly host: string,
+  ) {
     super(
       `spawn refused: definition '${definition}' opens on host '${host}' (its host:) — run spawn-agent --agent ${definition} from a shell to open it there, or --host local to open it here`,
       { code: DEFINITION_HOST },
@@ -91,7 +94,12 @@ export interface PrepareOptions {
   lineage?: RemoteLineage;
 }
 
-export async function prepareSpawn(layout: Layout, config: Config, req: SpawnRequest, opts: PrepareOptions = {}): Promise<PreparedSpawn> {
+export async function prepareSpawn(
+  layout: Layout,
+  config: Config,
+  req: SpawnRequest,
+  opts: PrepareOptions = {},
+): Promise<PreparedSpawn> {
   const env = opts.env ?? process.env;
   let parent: AgentRecord | null;
   if (opts.lineage) parent = opts.lineage.parent;
@@ -102,7 +110,14 @@ export async function prepareSpawn(layout: Layout, config: Config, req: SpawnReq
     parent = lineage.parent;
   }
   try {
-    return await prepareFor(layout, opts.lineage ? { ...config, limits: treeLimits(config.limits, opts.lineage) } : config, req, parent, env, opts.lineage);
+    return await prepareFor(
+      layout,
+      opts.lineage ? { ...config, limits: treeLimits(config.limits, opts.lineage) } : config,
+      req,
+      parent,
+      env,
+      opts.lineage,
+    );
   } catch (err) {
     throw refused(layout, parent, req, err);
   }
@@ -110,12 +125,25 @@ export async function prepareSpawn(layout: Layout, config: Config, req: SpawnReq
 
 function refused(layout: Layout, parent: AgentRecord | null, req: SpawnRequest, err: unknown): unknown {
   if (err instanceof FlotillaError && err.code !== DEFINITION_HOST) {
-    audit(layout, { event: 'spawn_refused', agent: parent?.id ?? 'human', definition: req.agent ?? null, code: err.code, reason: err.message });
+    audit(layout, {
+      event: 'spawn_refused',
+      agent: parent?.id ?? 'human',
+      definition: req.agent ?? null,
+      code: err.code,
+      reason: err.message,
+    });
   }
   return err;
 }
 
-async function prepareFor(layout: Layout, config: Config, req: SpawnRequest, parent: AgentRecord | null, env: NodeJS.ProcessEnv, lineage?: RemoteLineage): Promise<PreparedSpawn> {
+async function prepareFor(
+  layout: Layout,
+  config: Config,
+  req: SpawnRequest,
+  parent: AgentRecord | null,
+  env: NodeJS.ProcessEnv,
+  lineage?: RemoteLineage,
+): Promise<PreparedSpawn> {
   const { loadDefinitions, pickDefinition } = await import('../definitions/load.js');
   const loaded = await loadDefinitions({ layout, config, env });
   const name = req.agent ?? config.agents.default;
@@ -133,7 +161,8 @@ async function prepareFor(layout: Layout, config: Config, req: SpawnRequest, par
 
   if (req.id !== undefined) {
     assertValidId(req.id);
-    if (readRecord(layout, req.id)) throw new FlotillaError(`agent id '${req.id}' is already in use — choose another --id`, { code: 'id-taken' });
+    if (readRecord(layout, req.id))
+      throw new FlotillaError(`agent id '${req.id}' is already in use — choose another --id`, { code: 'id-taken' });
   }
   // tmux reads '.' as a separator: ids from dotted (Claude-compatible) names use '-'.
   const id = req.id ?? newAgentId(agentIdBase(definition.name));
@@ -145,14 +174,27 @@ async function prepareFor(layout: Layout, config: Config, req: SpawnRequest, par
   const maxTurns = definition.maxTurns;
   let timeoutSecs = req.timeoutSecs ?? definition.timeoutSecs;
   if (parent) {
-    const parentPolicy = { tools: parent.effectivePolicy.tools, permissionMode: parent.effectivePolicy.permissionMode, secrets: parent.effectivePolicy.secrets, name: parent.id, id: parent.id };
+    const parentPolicy = {
+      tools: parent.effectivePolicy.tools,
+      permissionMode: parent.effectivePolicy.permissionMode,
+      secrets: parent.effectivePolicy.secrets,
+      name: parent.id,
+      id: parent.id,
+    };
     const elapsed = parent.startedAt ? (Date.now() - Date.parse(parent.startedAt)) / 1000 : 0;
     // Turns are per agent (§7, "No escalation"): only the wall clock is shared down the tree.
     const remaining = { secs: Math.max(0, parent.timeoutSecs - elapsed) };
-    const child = { tools: policy.tools, permissionMode: policy.permissionMode, secrets: policy.secrets, timeoutSecs, name: definition.name };
+    const child = {
+      tools: policy.tools,
+      permissionMode: policy.permissionMode,
+      secrets: policy.secrets,
+      timeoutSecs,
+      name: definition.name,
+    };
     const fitted = fitToParent(child, definition.declared, parentPolicy, remaining);
     const verdict = checkEscalation(parentPolicy, fitted, remaining);
-    if (!verdict.ok) throw refusal('escalation', verdict.message, { field: verdict.field, definition: definition.name });
+    if (!verdict.ok)
+      throw refusal('escalation', verdict.message, { field: verdict.field, definition: definition.name });
     policy = { ...policy, tools: fitted.tools, permissionMode: fitted.permissionMode };
     timeoutSecs = Math.max(1, fitted.timeoutSecs);
   }
@@ -160,15 +202,28 @@ async function prepareFor(layout: Layout, config: Config, req: SpawnRequest, par
   const runtime = req.runtime ?? definition.runtime ?? 'flotilla';
   if (runtime !== 'flotilla') {
     const { runtimeRefusal } = await import('../runtimes/index.js');
-    const refused = await runtimeRefusal(runtime, env, config.runtimes[runtime], { dir: layout.project, trusted: loaded.trust.trusted });
+    const refused = await runtimeRefusal(runtime, env, config.runtimes[runtime], {
+      dir: layout.project,
+      trusted: loaded.trust.trusted,
+    });
     if (refused) throw refused;
   }
   // A vendor CLI picks its own model unless one is named, by the flag or the definition
   // (`claude:opus`; `inherit` names none); a harness resolves as §6 says.
-  const resolved = runtime === 'flotilla'
-    ? resolveModelSpec({ flag: req.model, definition: definition.model, parent: parent?.runtime === 'flotilla' ? parent.model : undefined, config, env, demoScript: DEMO_SCRIPT })
-    : undefined;
-  const vendorModel = req.model ?? (definition.model?.trim() && definition.model.trim() !== 'inherit' ? definition.model.trim() : undefined);
+  const resolved =
+    runtime === 'flotilla'
+      ? resolveModelSpec({
+          flag: req.model,
+          definition: definition.model,
+          parent: parent?.runtime === 'flotilla' ? parent.model : undefined,
+          config,
+          env,
+          demoScript: DEMO_SCRIPT,
+        })
+      : undefined;
+  const vendorModel =
+    req.model ??
+    (definition.model?.trim() && definition.model.trim() !== 'inherit' ? definition.model.trim() : undefined);
   const model = resolved ?? { spec: vendorModel ? `${runtime}:${vendorModel}` : runtime };
   // Everything that would only fail once the window is open is refused here: a window that opens only to fail leaves a person a mess to clean up.
   // A parent on another host has its folder there: the child works where this host's spawn runs.
@@ -184,28 +239,54 @@ async function prepareFor(layout: Layout, config: Config, req: SpawnRequest, par
   const broke = await fleetBudgetRefusal(layout, config, rootId, { unreachable: 'refuse', live });
   if (broke) throw broke;
   // On a bus with fleet-wide caps (§18) the slot and the tree's spawn are also the fleet's; a maildir fleet loads no bus code here (§14).
-  const caps = config.fleet.bus === 'maildir' ? undefined : (await import('../bus/open.js')).busFor(layout, config).caps;
+  const caps =
+    config.fleet.bus === 'maildir' ? undefined : (await import('../bus/open.js')).busFor(layout, config).caps;
   const admission = await admitSpawn(layout, config.limits, { id, parent, rootId }, live, req.queue, caps);
 
   try {
     let task = req.prompt;
-    if (parent && req.context && req.context !== 'none') task = (await contextFromParent(layout, parent, req.context, config.agents.context_window_turns)) + task;
+    if (parent && req.context && req.context !== 'none')
+      task = (await contextFromParent(layout, parent, req.context, config.agents.context_window_turns)) + task;
     const now = new Date().toISOString();
     const record = createRecord(layout, {
-      id, name: definition.name, parentId: parent?.id ?? null, rootId, depth: admission.depth,
-      pid: null, pidStartTime: null, tmux: null, cwd, worktree: null, mode: req.mode,
-      status: 'spawning', exitReason: null, createdAt: now, startedAt: null, finishedAt: null,
-      turns: 0, maxTurns, timeoutSecs, usage: { inputTokens: 0, outputTokens: 0, costUsd: null },
-      lastLine: '', model: model.spec, scripted: runtime === 'flotilla' && isScripted(model.spec), runtime, permissionMode: policy.permissionMode,
+      id,
+      name: definition.name,
+      parentId: parent?.id ?? null,
+      rootId,
+      depth: admission.depth,
+      pid: null,
+      pidStartTime: null,
+      tmux: null,
+      cwd,
+      worktree: null,
+      mode: req.mode,
+      status: 'spawning',
+      exitReason: null,
+      createdAt: now,
+      startedAt: null,
+      finishedAt: null,
+      turns: 0,
+      maxTurns,
+      timeoutSecs,
+      usage: { inputTokens: 0, outputTokens: 0, costUsd: null },
+      lastLine: '',
+      model: model.spec,
+      scripted: runtime === 'flotilla' && isScripted(model.spec),
+      runtime,
+      permissionMode: policy.permissionMode,
       effectivePolicy: { tools: policy.tools, permissionMode: policy.permissionMode, secrets: policy.secrets },
-      background: req.background ?? definition.background, resumedFrom: req.resumedFrom ?? null,
-      spawnedBy: parent ? 'agent' : req.schedule ? 'cron' : 'human', slot: admission.slot.index,
+      background: req.background ?? definition.background,
+      resumedFrom: req.resumedFrom ?? null,
+      spawnedBy: parent ? 'agent' : req.schedule ? 'cron' : 'human',
+      slot: admission.slot.index,
       schedule: req.schedule ?? null,
-      board: teamBoard(req, definition, parent, env), autoClaim: req.autoClaim ?? definition.autoClaim ?? false,
+      board: teamBoard(req, definition, parent, env),
+      autoClaim: req.autoClaim ?? definition.autoClaim ?? false,
       host: selfHost(config.fleet, env),
     });
     // On a bus the other hosts see it from its first state (§18); the CLI's exit waits for the put.
-    if (config.fleet.bus !== 'maildir') void (await import('../bus/open.js')).busFor(layout, config).records.publish(record);
+    if (config.fleet.bus !== 'maildir')
+      void (await import('../bus/open.js')).busFor(layout, config).records.publish(record);
     mkdirSync(dirname(layout.taskFile(id)), { recursive: true });
     writeFileSync(layout.taskFile(id), task);
     // Before its harness starts: it admits itself, and later addresses its completion, by it.
@@ -215,11 +296,22 @@ async function prepareFor(layout: Layout, config: Config, req: SpawnRequest, par
       writeFileSync(join(layout.children(parent.id), id), '');
     }
     audit(layout, {
-      event: 'spawn', agent: id, parent: parent?.id ?? (req.schedule ? 'cron' : 'human'), ...(lineage ? { parent_host: lineage.host } : {}), definition: definition.name, depth: admission.depth, model: model.spec, mode: req.mode,
+      event: 'spawn',
+      agent: id,
+      parent: parent?.id ?? (req.schedule ? 'cron' : 'human'),
+      ...(lineage ? { parent_host: lineage.host } : {}),
+      definition: definition.name,
+      depth: admission.depth,
+      model: model.spec,
+      mode: req.mode,
       ...(req.schedule ? { spawn_site: 'cron', schedule: req.schedule.name, run_id: req.schedule.runId } : {}),
     });
     // Retention (§8) runs on each spawn; the new record is not terminal, so it is never pruned.
-    try { applyFleetRetention(layout, config); } catch { /* retention never fails a spawn */ }
+    try {
+      applyFleetRetention(layout, config);
+    } catch {
+      /* retention never fails a spawn */
+    }
     return { record, definition, slot: admission.slot };
   } catch (err) {
     admission.slot.release();
@@ -232,7 +324,12 @@ async function prepareFor(layout: Layout, config: Config, req: SpawnRequest, par
  * The board a new agent works from (§15): its spawn's, its definition's, its parent's, and
  * for a person's spawn `$FLOTILLA_BOARD`; null is the fleet's board.
  */
-function teamBoard(req: SpawnRequest, definition: Definition, parent: AgentRecord | null, env: NodeJS.ProcessEnv): string | null {
+function teamBoard(
+  req: SpawnRequest,
+  definition: Definition,
+  parent: AgentRecord | null,
+  env: NodeJS.ProcessEnv,
+): string | null {
   const named = req.board ?? definition.board ?? (parent ? parent.board : env.FLOTILLA_BOARD?.trim() || null);
   return named === null || named === DEFAULT_BOARD ? null : checkBoardName(named);
 }

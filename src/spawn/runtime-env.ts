@@ -17,7 +17,8 @@ const EXACT = ['HOME'];
 
 export function writeRuntimeEnv(layout: Layout, id: string, env: NodeJS.ProcessEnv): void {
   const picked: Record<string, string> = {};
-  for (const [k, v] of Object.entries(env)) if (v !== undefined && (EXACT.includes(k) || PREFIXES.some((p) => k.startsWith(p)))) picked[k] = v;
+  for (const [k, v] of Object.entries(env))
+    if (v !== undefined && (EXACT.includes(k) || PREFIXES.some((p) => k.startsWith(p)))) picked[k] = v;
   const dir = layout.runtimeDir(id);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   writeFileSync(join(dir, 'spawner-env.json'), JSON.stringify(picked), { mode: 0o600 });

@@ -25,21 +25,44 @@ export interface SpawnOptions extends LaunchOptions {
   lineage?: RemoteLineage;
 }
 
-export async function spawnAgent(layout: Layout, config: Config, req: Omit<SpawnRequest, 'background'>, opts: SpawnOptions = {}): Promise<AgentRecord> {
+export async function spawnAgent(
+  layout: Layout,
+  config: Config,
+  req: Omit<SpawnRequest, 'background'>,
+  opts: SpawnOptions = {},
+): Promise<AgentRecord> {
   const env = opts.env ?? process.env;
   if (!opts.background) {
     try {
       await tmuxPreflight(config, env);
     } catch (err) {
-      if (err instanceof FlotillaError) audit(layout, { event: 'spawn_refused', agent: opts.parent?.id ?? 'human', definition: req.agent ?? null, code: err.code, reason: err.message });
+      if (err instanceof FlotillaError)
+        audit(layout, {
+          event: 'spawn_refused',
+          agent: opts.parent?.id ?? 'human',
+          definition: req.agent ?? null,
+          code: err.code,
+          reason: err.message,
+        });
       throw err;
     }
   }
   traceMark('spawn: tmux checked');
   const prepared = await prepareSpawn(
-    layout, config,
-    { ...req, background: opts.background || undefined, worktree: opts.worktree, mode: opts.background ? 'headless' : req.mode },
-    { env, ...(opts.pid !== undefined ? { pid: opts.pid } : {}), ...(opts.parent !== undefined ? { parent: opts.parent } : {}), ...(opts.lineage ? { lineage: opts.lineage } : {}) },
+    layout,
+    config,
+    {
+      ...req,
+      background: opts.background || undefined,
+      worktree: opts.worktree,
+      mode: opts.background ? 'headless' : req.mode,
+    },
+    {
+      env,
+      ...(opts.pid !== undefined ? { pid: opts.pid } : {}),
+      ...(opts.parent !== undefined ? { parent: opts.parent } : {}),
+      ...(opts.lineage ? { lineage: opts.lineage } : {}),
+    },
   );
   // A harness spawning for its model or pane watches its new child closely from now on.
   if (prepared.record.parentId && !opts.lineage) childSpawned(prepared.record.parentId);

@@ -24,7 +24,9 @@ export function treeOrder<T extends { record: AgentRecord }>(entries: readonly T
   const ids = new Set(entries.map((e) => e.record.id));
   const children = new Map<string, T[]>();
   const roots: T[] = [];
-  for (const e of [...entries].sort((a, b) => byCodeUnit(a.record.createdAt, b.record.createdAt) || byCodeUnit(a.record.id, b.record.id))) {
+  for (const e of [...entries].sort(
+    (a, b) => byCodeUnit(a.record.createdAt, b.record.createdAt) || byCodeUnit(a.record.id, b.record.id),
+  )) {
     const p = e.record.parentId;
     if (p && ids.has(p) && p !== e.record.id) children.set(p, [...(children.get(p) ?? []), e]);
     else roots.push(e);
@@ -77,31 +79,64 @@ export function secretGrantsText(rec: AgentRecord, now = Date.now()): string {
     .join(', ');
 }
 
-export const STATUS_COLUMNS = ['AGENT', 'STATE', 'DEPTH', 'TURNS', 'TOKENS', 'COST', 'ELAPSED', 'UNREAD', 'LAST'] as const;
+export const STATUS_COLUMNS = [
+  'AGENT',
+  'STATE',
+  'DEPTH',
+  'TURNS',
+  'TOKENS',
+  'COST',
+  'ELAPSED',
+  'UNREAD',
+  'LAST',
+] as const;
 
 /** One row's cells, in STATUS_COLUMNS order; `level` indents the id. */
 export function statusCells(e: StatusEntry, level: number, now = Date.now()): string[] {
   const r = e.record;
   const tokens = r.usage.inputTokens + r.usage.outputTokens;
-  const state = r.status + (r.status === 'queued' && e.queuePosition ? ` #${e.queuePosition}` : '') + (r.background ? ' (bg)' : '');
+  const state =
+    r.status + (r.status === 'queued' && e.queuePosition ? ` #${e.queuePosition}` : '') + (r.background ? ' (bg)' : '');
   const grants = secretGrantsText(r, now);
-  const last = (r.scripted ? '[scripted] ' : '') + (r.runtime !== 'flotilla' ? `[${r.runtime}] ` : '') + (grants ? `[secrets: ${grants} left] ` : '') + (e.work ? `${e.work}  ` : '') + (r.exitReason && r.status !== 'idle' && !['working', 'starting', 'spawning'].includes(r.status) && r.exitReason !== r.status ? `(${r.exitReason}) ` : '') + r.lastLine;
+  const last =
+    (r.scripted ? '[scripted] ' : '') +
+    (r.runtime !== 'flotilla' ? `[${r.runtime}] ` : '') +
+    (grants ? `[secrets: ${grants} left] ` : '') +
+    (e.work ? `${e.work}  ` : '') +
+    (r.exitReason &&
+    r.status !== 'idle' &&
+    !['working', 'starting', 'spawning'].includes(r.status) &&
+    r.exitReason !== r.status
+      ? `(${r.exitReason}) `
+      : '') +
+    r.lastLine;
   return [
-    `${'  '.repeat(level)}${r.id}`, state, String(r.depth), formatTurns(r), formatTokens(tokens),
+    `${'  '.repeat(level)}${r.id}`,
+    state,
+    String(r.depth),
+    formatTurns(r),
+    formatTokens(tokens),
     r.usage.costUsd === null ? '-' : `$${r.usage.costUsd.toFixed(r.usage.costUsd < 1 ? 4 : 2)}`,
-    formatElapsedMs(elapsedMs(r, now)), e.unread ? String(e.unread) : '-', last,
+    formatElapsedMs(elapsedMs(r, now)),
+    e.unread ? String(e.unread) : '-',
+    last,
   ];
 }
 
 /** The whole table: header, then the tree; the last column is cut to `width` when given. */
 export function formatStatus(entries: readonly StatusEntry[], opts: { now?: number; width?: number } = {}): string {
-  if (entries.length === 0) return "No agents. Start one with: spawn-agent \"<task>\"";
-  const rows = [STATUS_COLUMNS as readonly string[], ...treeOrder(entries).map(({ entry, level }) => statusCells(entry, level, opts.now))];
+  if (entries.length === 0) return 'No agents. Start one with: spawn-agent "<task>"';
+  const rows = [
+    STATUS_COLUMNS as readonly string[],
+    ...treeOrder(entries).map(({ entry, level }) => statusCells(entry, level, opts.now)),
+  ];
   const widths = STATUS_COLUMNS.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows.map((cells) => {
-    let line = cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ');
-    line = line.replace(/\s+$/, '');
-    if (opts.width && line.length > opts.width) line = line.slice(0, Math.max(0, opts.width - 1)) + '…';
-    return line;
-  }).join('\n');
+  return rows
+    .map((cells) => {
+      let line = cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ');
+      line = line.replace(/\s+$/, '');
+      if (opts.width && line.length > opts.width) line = line.slice(0, Math.max(0, opts.width - 1)) + '…';
+      return line;
+    })
+    .join('\n');
 }

@@ -62,11 +62,24 @@ export function waitResult(layout: Layout, rec: AgentRecord, maxOutputChars = In
       output = '';
     }
   }
-  if (output.length > maxOutputChars) output = output.slice(0, maxOutputChars) + `\n… (cut; the whole answer is in ${outputPath})`;
-  return { id: rec.id, task: task?.task ?? null, status: task?.status ?? rec.status, exitReason: task?.exitReason ?? rec.exitReason, outputPath, output };
+  if (output.length > maxOutputChars)
+    output = output.slice(0, maxOutputChars) + `\n… (cut; the whole answer is in ${outputPath})`;
+  return {
+    id: rec.id,
+    task: task?.task ?? null,
+    status: task?.status ?? rec.status,
+    exitReason: task?.exitReason ?? rec.exitReason,
+    outputPath,
+    output,
+  };
 }
 
-export async function waitForAgents(layout: Layout, config: Config, prefixes: readonly string[], opts: WaitOptions = {}): Promise<WaitOutcome> {
+export async function waitForAgents(
+  layout: Layout,
+  config: Config,
+  prefixes: readonly string[],
+  opts: WaitOptions = {},
+): Promise<WaitOutcome> {
   const ids = [...new Set(prefixes.map((p) => resolveAgent(layout, p).id))];
   const deadline = opts.timeoutMs === undefined ? Infinity : Date.now() + opts.timeoutMs;
   const done = new Map<string, WaitResult>();
@@ -74,7 +87,8 @@ export async function waitForAgents(layout: Layout, config: Config, prefixes: re
   const target = new Map<string, number>(Object.entries(opts.tasks ?? {}));
   let lastReconcile = 0;
   for (;;) {
-    if (opts.signal?.aborted) throw opts.signal.reason instanceof Error ? opts.signal.reason : new Error('wait was aborted');
+    if (opts.signal?.aborted)
+      throw opts.signal.reason instanceof Error ? opts.signal.reason : new Error('wait was aborted');
     if (Date.now() - lastReconcile >= RECONCILE_EVERY_MS) {
       lastReconcile = Date.now();
       await reconcileDead(layout, config, { ids: ids.filter((id) => !done.has(id)) });
@@ -83,7 +97,14 @@ export async function waitForAgents(layout: Layout, config: Config, prefixes: re
       if (done.has(id)) continue;
       const rec = readRecord(layout, id);
       if (!rec) {
-        done.set(id, { id, task: null, status: 'failed', exitReason: 'its registry record was removed', outputPath: null, output: '' });
+        done.set(id, {
+          id,
+          task: null,
+          status: 'failed',
+          exitReason: 'its registry record was removed',
+          outputPath: null,
+          output: '',
+        });
         continue;
       }
       if (!target.has(id)) target.set(id, rec.task);

@@ -22,7 +22,10 @@ function git(cwd: string, args: string[]): Promise<{ code: number; stdout: strin
 }
 
 /** Creates the agent's worktree and branch from the project's HEAD; returns its path and that base (the record keeps it for `diff` and `merge`). */
-export async function addWorktree(layout: Layout, id: string): Promise<{ path: string; base: { branch: string | null; commit: string } | null }> {
+export async function addWorktree(
+  layout: Layout,
+  id: string,
+): Promise<{ path: string; base: { branch: string | null; commit: string } | null }> {
   const path = layout.worktree(id);
   const head = await git(layout.project, ['rev-parse', '--verify', '-q', 'HEAD']);
   const branch = await git(layout.project, ['symbolic-ref', '--short', '-q', 'HEAD']);
@@ -32,9 +35,15 @@ export async function addWorktree(layout: Layout, id: string): Promise<{ path: s
     const why = r.stderr.trim().split('\n').at(-1) || 'failed';
     // Never taken over: it may hold commits another agent made to pass off as this one's (docs/security.md).
     if (/already exists/.test(why) && /branch/.test(why)) {
-      throw new FlotillaError(`spawn refused: a branch flotilla/${id} already exists, made before this agent (an earlier agent's, or one an agent's shell created) — pick another --id, or look at it (git log flotilla/${id}) and delete it (git branch -D flotilla/${id})`, { code: 'worktree' });
+      throw new FlotillaError(
+        `spawn refused: a branch flotilla/${id} already exists, made before this agent (an earlier agent's, or one an agent's shell created) — pick another --id, or look at it (git log flotilla/${id}) and delete it (git branch -D flotilla/${id})`,
+        { code: 'worktree' },
+      );
     }
-    throw new FlotillaError(`spawn refused: git worktree add for '${id}' failed: ${why} — spawn without --worktree, or make ${layout.project} a git repository with a commit`, { code: 'worktree' });
+    throw new FlotillaError(
+      `spawn refused: git worktree add for '${id}' failed: ${why} — spawn without --worktree, or make ${layout.project} a git repository with a commit`,
+      { code: 'worktree' },
+    );
   }
   return { path, base: commit ? { branch: branch.code === 0 ? branch.stdout.trim() || null : null, commit } : null };
 }
@@ -48,10 +57,15 @@ export function isFleetWorktree(layout: Layout, path: string): boolean {
 /** Removes a worktree made for an agent (the branch is kept). Refuses any path outside state/worktrees/. */
 export async function removeWorktree(layout: Layout, path: string): Promise<void> {
   if (!isFleetWorktree(layout, path)) {
-    throw new FlotillaError(`refusing to remove '${path}': only worktrees under ${layout.worktreesDir} are removed`, { code: 'worktree' });
+    throw new FlotillaError(`refusing to remove '${path}': only worktrees under ${layout.worktreesDir} are removed`, {
+      code: 'worktree',
+    });
   }
   const r = await git(layout.project, ['worktree', 'remove', '--force', path]);
   if (r.code !== 0) {
-    throw new FlotillaError(`git worktree remove ${path} failed: ${r.stderr.trim().split('\n')[0] ?? 'failed'} — remove it by hand with 'git worktree remove --force ${path}'`, { code: 'worktree' });
+    throw new FlotillaError(
+      `git worktree remove ${path} failed: ${r.stderr.trim().split('\n')[0] ?? 'failed'} — remove it by hand with 'git worktree remove --force ${path}'`,
+      { code: 'worktree' },
+    );
   }
 }

@@ -38,19 +38,40 @@ export async function addTask(layout: Layout, boardName: string, spec: NewTask, 
   for (const b of blockedBy) checkTaskId(b);
   const added = await withBoardLock(layout, board.name, () => {
     if (spec.id !== undefined && readTask(board, spec.id)) {
-      throw new FlotillaError(`task '${spec.id}' already exists on board '${board.name}' — choose another id`, { code: 'task-exists' });
+      throw new FlotillaError(`task '${spec.id}' already exists on board '${board.name}' — choose another id`, {
+        code: 'task-exists',
+      });
     }
     const id = spec.id ?? nextTaskId(board);
-    if (blockedBy.includes(id)) throw refusal('task-cycle', `refused: task '${id}' cannot be blocked by itself`, { task: id });
+    if (blockedBy.includes(id))
+      throw refusal('task-cycle', `refused: task '${id}' cannot be blocked by itself`, { task: id });
     const cycle = findCycle(id, blockedBy, (t) => readTask(board, t)?.blocked_by ?? []);
     if (cycle) {
-      throw refusal('task-cycle', `refused: blocked_by would make a cycle ${cycle.join(' → ')} — a task cannot wait on work that waits on it`, { task: id });
+      throw refusal(
+        'task-cycle',
+        `refused: blocked_by would make a cycle ${cycle.join(' → ')} — a task cannot wait on work that waits on it`,
+        { task: id },
+      );
     }
     const now = new Date().toISOString();
     const task: Task = {
-      v: 1, id, board: board.name, title, body: spec.body ?? '', status: 'open', priority: spec.priority ?? 'normal',
-      labels: [...new Set(spec.labels ?? [])], blocked_by: blockedBy, created_by: by, created_at: now, updated_at: now,
-      claimed_by: null, claimed_at: null, finished_at: null, result: null, notes: [],
+      v: 1,
+      id,
+      board: board.name,
+      title,
+      body: spec.body ?? '',
+      status: 'open',
+      priority: spec.priority ?? 'normal',
+      labels: [...new Set(spec.labels ?? [])],
+      blocked_by: blockedBy,
+      created_by: by,
+      created_at: now,
+      updated_at: now,
+      claimed_by: null,
+      claimed_at: null,
+      finished_at: null,
+      result: null,
+      notes: [],
     };
     writeTask(board, task, undefined);
     audit(layout, { event: 'task_created', agent: by, board: board.name, task: id });
@@ -78,8 +99,14 @@ function takeClaim(layout: Layout, board: BoardPaths, task: Task, by: string): T
   const why = claimBlocker(board, current);
   if (why) {
     const holder = current.status === 'claimed' ? current.claimed_by : null;
-    const text = holder ? `task ${current.id} is already claimed by ${holder} (since ${current.claimed_at ?? '?'})` : `task ${current.id} cannot be claimed: ${why}`;
-    throw refusal('task-not-claimable', `refused: ${text} — 'flotilla task claim --next' takes the first claimable task`, { task: current.id, ...(holder ? { holder } : {}) });
+    const text = holder
+      ? `task ${current.id} is already claimed by ${holder} (since ${current.claimed_at ?? '?'})`
+      : `task ${current.id} cannot be claimed: ${why}`;
+    throw refusal(
+      'task-not-claimable',
+      `refused: ${text} — 'flotilla task claim --next' takes the first claimable task`,
+      { task: current.id, ...(holder ? { holder } : {}) },
+    );
   }
   const now = new Date().toISOString();
   const next: Task = { ...current, status: 'claimed', claimed_by: by, claimed_at: now, updated_at: now };
@@ -112,12 +139,21 @@ export async function claimNext(layout: Layout, boardName: string, by: string): 
 }
 
 /** Gives a claim back: the task is open again. Only its claimant or a person may. */
-export async function releaseTask(layout: Layout, boardName: string, id: string, by: string, why?: string): Promise<Task> {
+export async function releaseTask(
+  layout: Layout,
+  boardName: string,
+  id: string,
+  by: string,
+  why?: string,
+): Promise<Task> {
   const board = boardOf(layout, boardName);
   checkTaskId(id);
   return withBoardLock(layout, board.name, () => {
     const task = mustRead(board, id);
-    if (task.status !== 'claimed') throw refusal('task-not-claimed', `refused: task ${id} is ${task.status}, not claimed — nothing to release`, { task: id });
+    if (task.status !== 'claimed')
+      throw refusal('task-not-claimed', `refused: task ${id} is ${task.status}, not claimed — nothing to release`, {
+        task: id,
+      });
     mayAct(task, by, 'release');
     const note = `released by ${by}${why ? `: ${why}` : ''}`;
     const next = reopened(task, by, note);
@@ -138,15 +174,26 @@ export type Ending = 'done' | 'failed' | 'cancelled';
  * everything under the lock.
  */
 export async function finishTask(
-  layout: Layout, boardName: string, id: string, by: string, status: Ending, result: string,
+  layout: Layout,
+  boardName: string,
+  id: string,
+  by: string,
+  status: Ending,
+  result: string,
   gate?: (task: Task) => Promise<string | null>,
 ): Promise<Task> {
   const board = boardOf(layout, boardName);
   checkTaskId(id);
   const check = (task: Task): void => {
-    if (isFinished(task.status)) throw refusal('task-finished', `refused: task ${id} is already ${task.status}`, { task: id });
+    if (isFinished(task.status))
+      throw refusal('task-finished', `refused: task ${id} is already ${task.status}`, { task: id });
     if (status === 'cancelled') {
-      if (by !== 'human' && by !== task.created_by) throw refusal('task-not-yours', `refused: only the task's creator (${task.created_by}) or a person may cancel task ${id}`, { task: id });
+      if (by !== 'human' && by !== task.created_by)
+        throw refusal(
+          'task-not-yours',
+          `refused: only the task's creator (${task.created_by}) or a person may cancel task ${id}`,
+          { task: id },
+        );
     } else {
       mayAct(task, by, status === 'done' ? 'mark done' : 'mark failed');
     }
@@ -163,14 +210,30 @@ export async function finishTask(
     check(task);
     if (refused !== null) {
       const now = new Date().toISOString();
-      writeTask(board, { ...task, updated_at: now, notes: [...task.notes, { at: now, by: 'TaskCompleted hook', text: `completion refused: ${refused}` }] }, task);
+      writeTask(
+        board,
+        {
+          ...task,
+          updated_at: now,
+          notes: [...task.notes, { at: now, by: 'TaskCompleted hook', text: `completion refused: ${refused}` }],
+        },
+        task,
+      );
       audit(layout, { event: 'task_refused', agent: by, board: board.name, task: id, claimant: task.claimed_by });
-      if (task.claimed_by && task.claimed_by !== by && task.claimed_by !== 'human') await tellClaimant(layout, task, by, refused);
-      throw refusal('task-completion-refused', `refused: the TaskCompleted hook kept task ${id} open: ${refused}`, { task: id });
+      if (task.claimed_by && task.claimed_by !== by && task.claimed_by !== 'human')
+        await tellClaimant(layout, task, by, refused);
+      throw refusal('task-completion-refused', `refused: the TaskCompleted hook kept task ${id} open: ${refused}`, {
+        task: id,
+      });
     }
     const next = ending(task);
     writeTask(board, next, task);
-    audit(layout, { event: status === 'done' ? 'task_done' : status === 'failed' ? 'task_failed' : 'task_cancelled', agent: by, board: board.name, task: id });
+    audit(layout, {
+      event: status === 'done' ? 'task_done' : status === 'failed' ? 'task_failed' : 'task_cancelled',
+      agent: by,
+      board: board.name,
+      task: id,
+    });
     return next;
   });
 }
@@ -213,12 +276,19 @@ function reopenIfStale(layout: Layout, board: BoardPaths, task: Task): Task {
 function mayAct(task: Task, by: string, what: string): void {
   if (by === 'human' || task.claimed_by === by) return;
   const holder = task.status === 'claimed' ? `its claimant (${task.claimed_by ?? '?'})` : 'whoever claims it';
-  throw refusal('task-not-yours', `refused: only ${holder} or a person may ${what} task ${task.id} — claim it first`, { task: task.id, ...(task.claimed_by ? { holder: task.claimed_by } : {}) });
+  throw refusal('task-not-yours', `refused: only ${holder} or a person may ${what} task ${task.id} — claim it first`, {
+    task: task.id,
+    ...(task.claimed_by ? { holder: task.claimed_by } : {}),
+  });
 }
 
 function mustRead(board: BoardPaths, id: string): Task {
   const task = readTask(board, id);
-  if (!task) throw new FlotillaError(`no task '${id}' on board '${board.name}' — run 'flotilla task list --board ${board.name}' to see its tasks`, { code: 'not-found' });
+  if (!task)
+    throw new FlotillaError(
+      `no task '${id}' on board '${board.name}' — run 'flotilla task list --board ${board.name}' to see its tasks`,
+      { code: 'not-found' },
+    );
   return task;
 }
 
@@ -250,7 +320,14 @@ async function tellClaimant(layout: Layout, task: Task, by: string, feedback: st
   const { deliver } = await import('../inbox/deliver.js');
   const body = `${by} marked task ${task.id} ('${task.title}') on board '${task.board}' done, and the TaskCompleted hook refused it; the task is still yours:\n\n${feedback}`;
   try {
-    await deliver(layout, { from: 'human', to: task.claimed_by!, kind: 'system', priority: 'high', summary: `task ${task.id}: completion refused by the TaskCompleted hook`, body });
+    await deliver(layout, {
+      from: 'human',
+      to: task.claimed_by!,
+      kind: 'system',
+      priority: 'high',
+      summary: `task ${task.id}: completion refused by the TaskCompleted hook`,
+      body,
+    });
   } catch {
     // The refusal stands and is noted on the task; mail that cannot be written is not a reason to hide it.
   }

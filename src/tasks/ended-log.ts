@@ -1,4 +1,16 @@
-import { appendFileSync, closeSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  closeSync,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { isErrno } from '../errors.js';
 import { selfPid } from '../fleet/proc.js';
 import type { BoardPaths } from '../layout/layout.js';
@@ -62,7 +74,12 @@ const CHECKPOINT_EVERY = 16_384;
 /** Read at least this much of the log's end, for the last few ids. */
 const TAIL_BYTES = 4096;
 
-interface Checkpoint { offset: number; done: number; failed: number; cancelled: number }
+interface Checkpoint {
+  offset: number;
+  done: number;
+  failed: number;
+  cancelled: number;
+}
 const ZERO: Checkpoint = { offset: 0, done: 0, failed: 0, cancelled: 0 };
 const checkpointFile = (board: BoardPaths): string => `${board.dir}/ended.count`;
 

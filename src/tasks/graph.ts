@@ -3,7 +3,11 @@
  * by `blockedBy`, wait on itself through the board's `blocked_by` edges? Returns the cycle
  * (`id → … → id`) or null. Pure: `edges` reads one task's blockers.
  */
-export function findCycle(id: string, blockedBy: readonly string[], edges: (task: string) => readonly string[]): string[] | null {
+export function findCycle(
+  id: string,
+  blockedBy: readonly string[],
+  edges: (task: string) => readonly string[],
+): string[] | null {
   const seen = new Set<string>();
   // Depth-first from each blocker, keeping the path so the refusal can show it.
   const walk = (task: string, path: string[]): string[] | null => {

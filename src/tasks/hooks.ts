@@ -20,7 +20,10 @@ async function commandsFor(layout: Layout, which: Which): Promise<readonly Lifec
 }
 
 /** Who the hook runs for: the acting agent (its name, parent, folder), or a person in the project. */
-function actor(layout: Layout, by: string): { agentId: string; agentName: string; parentId: string | null; cwd: string } {
+function actor(
+  layout: Layout,
+  by: string,
+): { agentId: string; agentName: string; parentId: string | null; cwd: string } {
   let rec;
   try {
     rec = by === 'human' ? undefined : readRecord(layout, by);
@@ -37,13 +40,29 @@ async function run(layout: Layout, which: Which, task: Task, by: string): Promis
   if (commands.length === 0) return null;
   const { runTeamHooks } = await import('../hooks/team-hooks.js');
   const event = which === 'task_created' ? 'TaskCreated' : 'TaskCompleted';
-  const out = await runTeamHooks(event, commands, {
-    ...actor(layout, by), board: task.board, taskId: task.id,
-    onRun: (r) => audit(layout, {
-      event: 'hook_run', agent: by, hook: r.hook, command: r.command, exit_code: r.exitCode, duration_ms: Math.round(r.durationMs),
-      timed_out: r.timedOut, board: task.board, task: task.id, ...(r.blocked ? { blocked: true } : {}),
-    }),
-  }, { board: task.board, task });
+  const out = await runTeamHooks(
+    event,
+    commands,
+    {
+      ...actor(layout, by),
+      board: task.board,
+      taskId: task.id,
+      onRun: (r) =>
+        audit(layout, {
+          event: 'hook_run',
+          agent: by,
+          hook: r.hook,
+          command: r.command,
+          exit_code: r.exitCode,
+          duration_ms: Math.round(r.durationMs),
+          timed_out: r.timedOut,
+          board: task.board,
+          task: task.id,
+          ...(r.blocked ? { blocked: true } : {}),
+        }),
+    },
+    { board: task.board, task },
+  );
   return out.feedback;
 }
 

@@ -39,7 +39,10 @@ export function listBoard(layout: Layout, name: string, opts: { all?: boolean; l
   const seen = (t: Task): Task => judgedClaim(layout, t, judged);
   const listed = (t: Task): ListedTask => ({ ...t, waiting_on: t.status === 'open' ? waitingOn(layout, name, t) : [] });
   if (opts.all) {
-    const tasks = allIds(board).map((id) => readTask(board, id)).filter((t): t is Task => t !== undefined).map(seen);
+    const tasks = allIds(board)
+      .map((id) => readTask(board, id))
+      .filter((t): t is Task => t !== undefined)
+      .map(seen);
     tasks.sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : 1));
     const all: Counts = { open: 0, claimed: 0, done: 0, failed: 0, cancelled: 0 };
     for (const t of tasks) all[t.status]++;
@@ -75,7 +78,13 @@ export function listBoard(layout: Layout, name: string, opts: { all?: boolean; l
     }
     tasks.push(listed(seen(t)));
   }
-  return { board: name, counts, tasks, more: Math.max(0, names.length - skipped - tasks.length), recent: recent.map(listed) };
+  return {
+    board: name,
+    counts,
+    tasks,
+    more: Math.max(0, names.length - skipped - tasks.length),
+    recent: recent.map(listed),
+  };
 }
 
 /** Where `name` is or would go in sorted `names`. */

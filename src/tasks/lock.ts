@@ -14,11 +14,19 @@ import { settleLastEnded } from './store.js';
 const TIMEOUT_MS = 60_000;
 
 export function withBoardLock<T>(layout: Layout, board: string, fn: () => T | Promise<T>): Promise<T> {
-  return withFileLock(layout.board(board).lock, {
-    timeoutMs: TIMEOUT_MS,
-    busy: () => new FlotillaError(`board '${board}' stayed locked for ${TIMEOUT_MS / 1000} s by another process — try again; if it persists, see 'flotilla status' for a stuck agent`, { code: 'board-busy' }),
-  }, () => {
-    settleLastEnded(layout.board(board));
-    return fn();
-  });
+  return withFileLock(
+    layout.board(board).lock,
+    {
+      timeoutMs: TIMEOUT_MS,
+      busy: () =>
+        new FlotillaError(
+          `board '${board}' stayed locked for ${TIMEOUT_MS / 1000} s by another process — try again; if it persists, see 'flotilla status' for a stuck agent`,
+          { code: 'board-busy' },
+        ),
+    },
+    () => {
+      settleLastEnded(layout.board(board));
+      return fn();
+    },
+  );
 }

@@ -63,7 +63,9 @@ export function claimedIds(board: BoardPaths): string[] {
 
 /** Every task id on the board (for `list --all`): one readdir. */
 export function allIds(board: BoardPaths): string[] {
-  return names(board.tasksDir).filter((n) => n.endsWith('.json') && !n.startsWith('.')).map((n) => n.slice(0, -5));
+  return names(board.tasksDir)
+    .filter((n) => n.endsWith('.json') && !n.startsWith('.'))
+    .map((n) => n.slice(0, -5));
 }
 
 /** The boards of a fleet. */

@@ -47,7 +47,14 @@ export interface Task {
 /** The task given back: open, unclaimed, with a note saying why. */
 export function reopened(task: Task, by: string, text: string): Task {
   const now = new Date().toISOString();
-  return { ...task, status: 'open', claimed_by: null, claimed_at: null, updated_at: now, notes: [...task.notes, { at: now, by, text }] };
+  return {
+    ...task,
+    status: 'open',
+    claimed_by: null,
+    claimed_at: null,
+    updated_at: now,
+    notes: [...task.notes, { at: now, by, text }],
+  };
 }
 
 export function isFinished(status: TaskStatus): boolean {
@@ -68,7 +75,9 @@ export const DEFAULT_BOARD = 'fleet';
 
 export function checkBoardName(name: string): string {
   if (!BOARD_PATTERN.test(name)) {
-    throw new UsageError(`invalid board name '${name}': use lower-case letters, digits, '-' and '_' (up to 64), e.g. --board backend`);
+    throw new UsageError(
+      `invalid board name '${name}': use lower-case letters, digits, '-' and '_' (up to 64), e.g. --board backend`,
+    );
   }
   return name;
 }
@@ -111,7 +120,8 @@ export function parseTask(text: string): Task | null {
   } catch {
     return null;
   }
-  if (typeof t !== 'object' || t === null || t.v !== 1 || typeof t.id !== 'string' || typeof t.title !== 'string') return null;
+  if (typeof t !== 'object' || t === null || t.v !== 1 || typeof t.id !== 'string' || typeof t.title !== 'string')
+    return null;
   if (!(TASK_STATUSES as readonly (string | undefined)[]).includes(t.status)) return null;
   if (!Array.isArray(t.blocked_by) || !Array.isArray(t.labels) || !Array.isArray(t.notes)) return null;
   return t as Task;

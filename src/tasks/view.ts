@@ -29,7 +29,12 @@ function rows(tasks: readonly ListedTask[], now: number): string[][] {
 
 function table(cells: string[][]): string[] {
   const widths = cells[0]!.map((_, i) => Math.max(...cells.map((r) => r[i]!.length)));
-  return cells.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd());
+  return cells.map((r) =>
+    r
+      .map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd(),
+  );
 }
 
 const HEADER = ['ID', 'STATUS', 'PRIORITY', 'CLAIMANT', 'AGE', 'TITLE'];
@@ -37,7 +42,9 @@ const HEADER = ['ID', 'STATUS', 'PRIORITY', 'CLAIMANT', 'AGE', 'TITLE'];
 export function formatListing(l: BoardListing, now = Date.now()): string {
   const out = [countsLine(l.board, l.counts)];
   if (l.tasks.length === 0 && l.recent.length === 0) {
-    out.push(`no tasks — add one with: flotilla task add${l.board === 'fleet' ? '' : ` --board ${l.board}`} 'what to do'`);
+    out.push(
+      `no tasks — add one with: flotilla task add${l.board === 'fleet' ? '' : ` --board ${l.board}`} 'what to do'`,
+    );
     return out.join('\n');
   }
   if (l.tasks.length > 0) out.push(...table([HEADER, ...rows(l.tasks, now)]));

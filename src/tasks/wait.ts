@@ -19,7 +19,11 @@ export interface BoardWait {
 
 const POLL_MS = 250;
 
-export async function waitForBoard(layout: Layout, name: string, opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<BoardWait> {
+export async function waitForBoard(
+  layout: Layout,
+  name: string,
+  opts: { timeoutMs?: number; signal?: AbortSignal } = {},
+): Promise<BoardWait> {
   const deadline = opts.timeoutMs === undefined ? Infinity : Date.now() + opts.timeoutMs;
   for (;;) {
     await reopenStale(layout, name);

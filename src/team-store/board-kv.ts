@@ -7,7 +7,16 @@ import type { Ending, NewTask } from '../tasks/board.js';
 import { findCycle } from '../tasks/graph.js';
 import { completionGate, taskCreatedHooks } from '../tasks/hooks.js';
 import type { BoardListing, Counts, ListedTask } from '../tasks/list.js';
-import { activeName, checkBoardName, checkTaskId, isFinished, parseTask, reopened, unblocks, type Task } from '../tasks/task.js';
+import {
+  activeName,
+  checkBoardName,
+  checkTaskId,
+  isFinished,
+  parseTask,
+  reopened,
+  unblocks,
+  type Task,
+} from '../tasks/task.js';
 import { fleetJudge, type FleetJudge } from './judge.js';
 
 /**
@@ -38,18 +47,27 @@ async function readOne(kv: SharedKv, board: string, id: string): Promise<Read | 
 /** Every task of a board, in no order. */
 async function readAll(kv: SharedKv, board: string): Promise<Task[]> {
   const all = await kv.values(`${board}.*`);
-  return all.filter((v) => v.key !== seqKey(board)).map((v) => parseTask(v.value)).filter((t): t is Task => t !== null);
+  return all
+    .filter((v) => v.key !== seqKey(board))
+    .map((v) => parseTask(v.value))
+    .filter((t): t is Task => t !== null);
 }
 
 const text = (task: Task): string => JSON.stringify(redactValue(task));
 
 function mustBe(found: Read | null, board: string, id: string): Read {
-  if (!found) throw new FlotillaError(`no task '${id}' on board '${board}' — run 'flotilla task list --board ${board}' to see its tasks`, { code: 'not-found' });
+  if (!found)
+    throw new FlotillaError(
+      `no task '${id}' on board '${board}' — run 'flotilla task list --board ${board}' to see its tasks`,
+      { code: 'not-found' },
+    );
   return found;
 }
 
 function busy(board: string, id: string): FlotillaError {
-  return new FlotillaError(`task '${id}' on board '${board}' kept changing under ${MAX_TRIES} tries — try again`, { code: 'board-busy' });
+  return new FlotillaError(`task '${id}' on board '${board}' kept changing under ${MAX_TRIES} tries — try again`, {
+    code: 'board-busy',
+  });
 }
 
 /** The task as the next writer leaves it: a claim whose claimant is gone anywhere in the fleet reads open (judge.ts). */
@@ -64,32 +82,68 @@ async function judged(judge: FleetJudge, task: Task): Promise<Task> {
 async function write(layout: Layout, kv: SharedKv, read: Read, before: Task, next: Task): Promise<boolean> {
   const ok = (await kv.update(taskKey(next.board, next.id), text(next), read.revision)) !== null;
   if (ok && read.task.status === 'claimed' && before.status === 'open') {
-    audit(layout, { event: 'task_reopened', agent: read.task.claimed_by ?? undefined, board: next.board, task: next.id, reason: before.notes.at(-1)?.text ?? 'its claimant is gone' });
+    audit(layout, {
+      event: 'task_reopened',
+      agent: read.task.claimed_by ?? undefined,
+      board: next.board,
+      task: next.id,
+      reason: before.notes.at(-1)?.text ?? 'its claimant is gone',
+    });
   }
   return ok;
 }
 
-export async function addTaskKv(layout: Layout, kv: SharedKv, boardName: string, spec: NewTask, by: string): Promise<Task> {
+export async function addTaskKv(
+  layout: Layout,
+  kv: SharedKv,
+  boardName: string,
+  spec: NewTask,
+  by: string,
+): Promise<Task> {
   const board = checkBoardName(boardName);
   const title = spec.title.trim();
   if (!title) throw new UsageError("a task needs a title, e.g. flotilla task add 'write the parser'");
   if (spec.id !== undefined) checkTaskId(spec.id);
   const blockedBy = [...new Set(spec.blockedBy ?? [])];
   for (const b of blockedBy) checkTaskId(b);
-  const existing = blockedBy.length > 0 ? new Map((await readAll(kv, board)).map((t) => [t.id, t])) : new Map<string, Task>();
+  const existing =
+    blockedBy.length > 0 ? new Map((await readAll(kv, board)).map((t) => [t.id, t])) : new Map<string, Task>();
   for (let tries = 0; tries < MAX_TRIES; tries++) {
     const id = spec.id ?? (await nextId(kv, board));
-    if (blockedBy.includes(id)) throw refusal('task-cycle', `refused: task '${id}' cannot be blocked by itself`, { task: id });
+    if (blockedBy.includes(id))
+      throw refusal('task-cycle', `refused: task '${id}' cannot be blocked by itself`, { task: id });
     const cycle = findCycle(id, blockedBy, (t) => existing.get(t)?.blocked_by ?? []);
-    if (cycle) throw refusal('task-cycle', `refused: blocked_by would make a cycle ${cycle.join(' → ')} — a task cannot wait on work that waits on it`, { task: id });
+    if (cycle)
+      throw refusal(
+        'task-cycle',
+        `refused: blocked_by would make a cycle ${cycle.join(' → ')} — a task cannot wait on work that waits on it`,
+        { task: id },
+      );
     const now = new Date().toISOString();
     const task: Task = {
-      v: 1, id, board, title, body: spec.body ?? '', status: 'open', priority: spec.priority ?? 'normal',
-      labels: [...new Set(spec.labels ?? [])], blocked_by: blockedBy, created_by: by, created_at: now, updated_at: now,
-      claimed_by: null, claimed_at: null, finished_at: null, result: null, notes: [],
+      v: 1,
+      id,
+      board,
+      title,
+      body: spec.body ?? '',
+      status: 'open',
+      priority: spec.priority ?? 'normal',
+      labels: [...new Set(spec.labels ?? [])],
+      blocked_by: blockedBy,
+      created_by: by,
+      created_at: now,
+      updated_at: now,
+      claimed_by: null,
+      claimed_at: null,
+      finished_at: null,
+      result: null,
+      notes: [],
     };
     if ((await kv.create(taskKey(board, id), text(task))) === null) {
-      if (spec.id !== undefined) throw new FlotillaError(`task '${id}' already exists on board '${board}' — choose another id`, { code: 'task-exists' });
+      if (spec.id !== undefined)
+        throw new FlotillaError(`task '${id}' already exists on board '${board}' — choose another id`, {
+          code: 'task-exists',
+        });
       // A task named by hand holds the number: take the next.
       continue;
     }
@@ -105,7 +159,9 @@ async function nextId(kv: SharedKv, board: string): Promise<string> {
   for (;;) {
     const seq = await kv.get(seqKey(board));
     const n = (seq ? Number(seq.value) || 0 : 0) + 1;
-    const put = seq ? await kv.update(seqKey(board), String(n), seq.revision) : await kv.create(seqKey(board), String(n));
+    const put = seq
+      ? await kv.update(seqKey(board), String(n), seq.revision)
+      : await kv.create(seqKey(board), String(n));
     if (put !== null) return `t${n}`;
   }
 }
@@ -127,7 +183,13 @@ function claimed(task: Task, by: string): Task {
   return { ...task, status: 'claimed', claimed_by: by, claimed_at: now, updated_at: now };
 }
 
-export async function claimTaskKv(layout: Layout, kv: SharedKv, boardName: string, id: string, by: string): Promise<Task> {
+export async function claimTaskKv(
+  layout: Layout,
+  kv: SharedKv,
+  boardName: string,
+  id: string,
+  by: string,
+): Promise<Task> {
   const board = checkBoardName(boardName);
   checkTaskId(id);
   const judge = fleetJudge(layout);
@@ -138,8 +200,14 @@ export async function claimTaskKv(layout: Layout, kv: SharedKv, boardName: strin
     const why = await claimBlocker(current, blocker);
     if (why) {
       const holder = current.status === 'claimed' ? current.claimed_by : null;
-      const text = holder ? `task ${id} is already claimed by ${holder} (since ${current.claimed_at ?? '?'})` : `task ${id} cannot be claimed: ${why}`;
-      throw refusal('task-not-claimable', `refused: ${text} — 'flotilla task claim --next' takes the first claimable task`, { task: id, ...(holder ? { holder } : {}) });
+      const text = holder
+        ? `task ${id} is already claimed by ${holder} (since ${current.claimed_at ?? '?'})`
+        : `task ${id} cannot be claimed: ${why}`;
+      throw refusal(
+        'task-not-claimable',
+        `refused: ${text} — 'flotilla task claim --next' takes the first claimable task`,
+        { task: id, ...(holder ? { holder } : {}) },
+      );
     }
     const next = claimed(current, by);
     if (await write(layout, kv, read, current, next)) {
@@ -157,7 +225,10 @@ export async function claimNextKv(layout: Layout, kv: SharedKv, boardName: strin
   for (let rounds = 0; rounds < MAX_TRIES; rounds++) {
     const all = await readAll(kv, board);
     const byId = new Map(all.map((t) => [t.id, t]));
-    const order = all.filter((t) => !isFinished(t.status)).map((t) => [activeName(t), t] as const).sort((a, b) => (a[0] < b[0] ? -1 : 1));
+    const order = all
+      .filter((t) => !isFinished(t.status))
+      .map((t) => [activeName(t), t] as const)
+      .sort((a, b) => (a[0] < b[0] ? -1 : 1));
     let lost = false;
     for (const [, seen] of order) {
       const candidate = await judged(judge, seen);
@@ -181,13 +252,23 @@ export async function claimNextKv(layout: Layout, kv: SharedKv, boardName: strin
 }
 
 /** Gives a claim back: the task is open again. Only its claimant or a person may. */
-export async function releaseTaskKv(layout: Layout, kv: SharedKv, boardName: string, id: string, by: string, why?: string): Promise<Task> {
+export async function releaseTaskKv(
+  layout: Layout,
+  kv: SharedKv,
+  boardName: string,
+  id: string,
+  by: string,
+  why?: string,
+): Promise<Task> {
   const board = checkBoardName(boardName);
   checkTaskId(id);
   for (let tries = 0; tries < MAX_TRIES; tries++) {
     const read = mustBe(await readOne(kv, board, id), board, id);
     const task = read.task;
-    if (task.status !== 'claimed') throw refusal('task-not-claimed', `refused: task ${id} is ${task.status}, not claimed — nothing to release`, { task: id });
+    if (task.status !== 'claimed')
+      throw refusal('task-not-claimed', `refused: task ${id} is ${task.status}, not claimed — nothing to release`, {
+        task: id,
+      });
     mayAct(task, by, 'release');
     const next = reopened(task, by, `released by ${by}${why ? `: ${why}` : ''}`);
     if ((await kv.update(taskKey(board, id), text(next), read.revision)) !== null) {
@@ -200,15 +281,27 @@ export async function releaseTaskKv(layout: Layout, kv: SharedKv, boardName: str
 
 /** Finishes a task, as tasks/board.ts `finishTask` does; the TaskCompleted gate runs first, on this host. */
 export async function finishTaskKv(
-  layout: Layout, kv: SharedKv, boardName: string, id: string, by: string, status: Ending, result: string,
+  layout: Layout,
+  kv: SharedKv,
+  boardName: string,
+  id: string,
+  by: string,
+  status: Ending,
+  result: string,
   gate?: (task: Task) => Promise<string | null>,
 ): Promise<Task> {
   const board = checkBoardName(boardName);
   checkTaskId(id);
   const check = (task: Task): void => {
-    if (isFinished(task.status)) throw refusal('task-finished', `refused: task ${id} is already ${task.status}`, { task: id });
+    if (isFinished(task.status))
+      throw refusal('task-finished', `refused: task ${id} is already ${task.status}`, { task: id });
     if (status === 'cancelled') {
-      if (by !== 'human' && by !== task.created_by) throw refusal('task-not-yours', `refused: only the task's creator (${task.created_by}) or a person may cancel task ${id}`, { task: id });
+      if (by !== 'human' && by !== task.created_by)
+        throw refusal(
+          'task-not-yours',
+          `refused: only the task's creator (${task.created_by}) or a person may cancel task ${id}`,
+          { task: id },
+        );
     } else {
       mayAct(task, by, status === 'done' ? 'mark done' : 'mark failed');
     }
@@ -225,14 +318,25 @@ export async function finishTaskKv(
     check(read.task);
     if (refused !== null) {
       const now = new Date().toISOString();
-      const noted = { ...read.task, updated_at: now, notes: [...read.task.notes, { at: now, by: 'TaskCompleted hook', text: `completion refused: ${refused}` }] };
+      const noted = {
+        ...read.task,
+        updated_at: now,
+        notes: [...read.task.notes, { at: now, by: 'TaskCompleted hook', text: `completion refused: ${refused}` }],
+      };
       if ((await kv.update(taskKey(board, id), text(noted), read.revision)) === null) continue;
       audit(layout, { event: 'task_refused', agent: by, board, task: id, claimant: read.task.claimed_by });
-      throw refusal('task-completion-refused', `refused: the TaskCompleted hook kept task ${id} open: ${refused}`, { task: id });
+      throw refusal('task-completion-refused', `refused: the TaskCompleted hook kept task ${id} open: ${refused}`, {
+        task: id,
+      });
     }
     const next = ending(read.task);
     if ((await kv.update(taskKey(board, id), text(next), read.revision)) === null) continue;
-    audit(layout, { event: status === 'done' ? 'task_done' : status === 'failed' ? 'task_failed' : 'task_cancelled', agent: by, board, task: id });
+    audit(layout, {
+      event: status === 'done' ? 'task_done' : status === 'failed' ? 'task_failed' : 'task_cancelled',
+      agent: by,
+      board,
+      task: id,
+    });
     return next;
   }
   throw busy(board, id);
@@ -241,7 +345,9 @@ export async function finishTaskKv(
 /** Reopens every task an agent holds, on every board of the fleet: called when it ends. */
 export async function reopenClaimsOfKv(layout: Layout, kv: SharedKv, agentId: string, reason: string): Promise<Task[]> {
   const out: Task[] = [];
-  const mine = (await kv.values('*.*')).map((v) => parseTask(v.value)).filter((t): t is Task => t?.status === 'claimed' && t.claimed_by === agentId);
+  const mine = (await kv.values('*.*'))
+    .map((v) => parseTask(v.value))
+    .filter((t): t is Task => t?.status === 'claimed' && t.claimed_by === agentId);
   for (const seen of mine) {
     for (let tries = 0; tries < MAX_TRIES; tries++) {
       const read = await readOne(kv, seen.board, seen.id);
@@ -259,11 +365,19 @@ export async function reopenClaimsOfKv(layout: Layout, kv: SharedKv, agentId: st
 function mayAct(task: Task, by: string, what: string): void {
   if (by === 'human' || task.claimed_by === by) return;
   const holder = task.status === 'claimed' ? `its claimant (${task.claimed_by ?? '?'})` : 'whoever claims it';
-  throw refusal('task-not-yours', `refused: only ${holder} or a person may ${what} task ${task.id} — claim it first`, { task: task.id, ...(task.claimed_by ? { holder: task.claimed_by } : {}) });
+  throw refusal('task-not-yours', `refused: only ${holder} or a person may ${what} task ${task.id} — claim it first`, {
+    task: task.id,
+    ...(task.claimed_by ? { holder: task.claimed_by } : {}),
+  });
 }
 
 /** One task as it reads now (a gone claimant's claim reads open), or undefined. */
-export async function showTaskKv(layout: Layout, kv: SharedKv, boardName: string, id: string): Promise<Task | undefined> {
+export async function showTaskKv(
+  layout: Layout,
+  kv: SharedKv,
+  boardName: string,
+  id: string,
+): Promise<Task | undefined> {
   const board = checkBoardName(boardName);
   const read = await readOne(kv, board, id);
   return read ? judged(fleetJudge(layout), read.task) : undefined;
@@ -272,12 +386,26 @@ export async function showTaskKv(layout: Layout, kv: SharedKv, boardName: string
 const RECENT = 10;
 
 /** What `task list` shows, from one read of the board's keys; claims judged as the next writer would. */
-export async function listBoardKv(layout: Layout, kv: SharedKv, boardName: string, opts: { all?: boolean; limit?: number } = {}): Promise<BoardListing> {
+export async function listBoardKv(
+  layout: Layout,
+  kv: SharedKv,
+  boardName: string,
+  opts: { all?: boolean; limit?: number } = {},
+): Promise<BoardListing> {
   const board = checkBoardName(boardName);
   const judge = fleetJudge(layout);
   const all = await Promise.all((await readAll(kv, board)).map((t) => judged(judge, t)));
   const byId = new Map(all.map((t) => [t.id, t]));
-  const listed = (t: Task): ListedTask => ({ ...t, waiting_on: t.status === 'open' ? t.blocked_by.filter((b) => { const d = byId.get(b); return !d || !unblocks(d.status); }) : [] });
+  const listed = (t: Task): ListedTask => ({
+    ...t,
+    waiting_on:
+      t.status === 'open'
+        ? t.blocked_by.filter((b) => {
+            const d = byId.get(b);
+            return !d || !unblocks(d.status);
+          })
+        : [],
+  });
   const counts: Counts = { open: 0, claimed: 0, done: 0, failed: 0, cancelled: 0 };
   for (const t of all) counts[t.status]++;
   if (opts.all) {
@@ -286,12 +414,24 @@ export async function listBoardKv(layout: Layout, kv: SharedKv, boardName: strin
   }
   const unfinished = all.filter((t) => !isFinished(t.status)).sort((a, b) => (activeName(a) < activeName(b) ? -1 : 1));
   const limit = opts.limit ?? 100;
-  const finished = all.filter((t) => isFinished(t.status)).sort((a, b) => ((a.finished_at ?? '') < (b.finished_at ?? '') ? -1 : 1));
-  return { board, counts, tasks: unfinished.slice(0, limit).map(listed), more: Math.max(0, unfinished.length - limit), recent: finished.slice(-RECENT).map(listed) };
+  const finished = all
+    .filter((t) => isFinished(t.status))
+    .sort((a, b) => ((a.finished_at ?? '') < (b.finished_at ?? '') ? -1 : 1));
+  return {
+    board,
+    counts,
+    tasks: unfinished.slice(0, limit).map(listed),
+    more: Math.max(0, unfinished.length - limit),
+    recent: finished.slice(-RECENT).map(listed),
+  };
 }
 
 /** `task wait`'s look at a board: drained when nothing is claimed or claimable. */
-export async function boardStateKv(layout: Layout, kv: SharedKv, boardName: string): Promise<{ drained: boolean; counts: Counts; stuck: string[] }> {
+export async function boardStateKv(
+  layout: Layout,
+  kv: SharedKv,
+  boardName: string,
+): Promise<{ drained: boolean; counts: Counts; stuck: string[] }> {
   const l = await listBoardKv(layout, kv, boardName, { all: true });
   const stuck: string[] = [];
   let busyNow = false;

@@ -38,10 +38,18 @@ export async function releaseTask(layout: Layout, board: string, id: string, by:
 }
 
 export async function finishTask(
-  layout: Layout, board: string, id: string, by: string, status: Ending, result: string, gate?: (task: Task) => Promise<string | null>,
+  layout: Layout,
+  board: string,
+  id: string,
+  by: string,
+  status: Ending,
+  result: string,
+  gate?: (task: Task) => Promise<string | null>,
 ): Promise<Task> {
   const s = await store(layout);
-  return s ? kv.finishTaskKv(layout, s, board, id, by, status, result, gate) : files.finishTask(layout, board, id, by, status, result, gate);
+  return s
+    ? kv.finishTaskKv(layout, s, board, id, by, status, result, gate)
+    : files.finishTask(layout, board, id, by, status, result, gate);
 }
 
 /** Every claim of an agent that ended goes back to open, on every board it can be on. */
@@ -50,7 +58,11 @@ export async function reopenClaimsOf(layout: Layout, agentId: string, reason: st
   return s ? kv.reopenClaimsOfKv(layout, s, agentId, reason) : files.reopenClaimsOf(layout, agentId, reason);
 }
 
-export async function listBoard(layout: Layout, board: string, opts: { all?: boolean; limit?: number } = {}): Promise<BoardListing> {
+export async function listBoard(
+  layout: Layout,
+  board: string,
+  opts: { all?: boolean; limit?: number } = {},
+): Promise<BoardListing> {
   const s = await store(layout);
   if (s) return kv.listBoardKv(layout, s, board, opts);
   const { listBoard: list } = await import('../tasks/list.js');
@@ -61,7 +73,10 @@ export async function listBoard(layout: Layout, board: string, opts: { all?: boo
 export async function showTask(layout: Layout, board: string, id: string): Promise<Task | undefined> {
   const s = await store(layout);
   if (s) return kv.showTaskKv(layout, s, board, id);
-  const [{ readTask }, { judgedClaim }] = await Promise.all([import('../tasks/store.js'), import('../tasks/claimant.js')]);
+  const [{ readTask }, { judgedClaim }] = await Promise.all([
+    import('../tasks/store.js'),
+    import('../tasks/claimant.js'),
+  ]);
   const stored = readTask(files.boardOf(layout, board), id);
   return stored && judgedClaim(layout, stored);
 }
@@ -69,7 +84,11 @@ export async function showTask(layout: Layout, board: string, id: string): Promi
 const POLL_MS = 250;
 
 /** `task wait`: until the board has drained (tasks/wait.ts). */
-export async function waitForBoard(layout: Layout, board: string, opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<BoardWait> {
+export async function waitForBoard(
+  layout: Layout,
+  board: string,
+  opts: { timeoutMs?: number; signal?: AbortSignal } = {},
+): Promise<BoardWait> {
   const s = await store(layout);
   if (!s) return (await import('../tasks/wait.js')).waitForBoard(layout, board, opts);
   const deadline = opts.timeoutMs === undefined ? Infinity : Date.now() + opts.timeoutMs;

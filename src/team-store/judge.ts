@@ -38,7 +38,7 @@ export function fleetJudge(layout: Layout): FleetJudge {
     const rec = await bus.records.get(who);
     if (!rec) {
       const age = since ? Date.now() - Date.parse(since) : Infinity;
-      return age > UNKNOWN_GRACE_MS ? 'is in no host\'s registry' : null;
+      return age > UNKNOWN_GRACE_MS ? "is in no host's registry" : null;
     }
     if (isTerminal(rec.status)) return `ended (${rec.exitReason ?? rec.status})`;
     if (!rec.host) return null;

@@ -7,7 +7,15 @@ import { listLeases, releaseByName, takeByName } from './leases.js';
 export function leaseOperations(layout: Layout, by: string, cwd: string): LeaseOperations {
   return {
     async take(a) {
-      const { outcome, text } = await takeByName(layout, { by, cwd, paths: a.paths, why: a.why, ttlMs: a.ttlMs, wait: a.wait, signal: a.signal });
+      const { outcome, text } = await takeByName(layout, {
+        by,
+        cwd,
+        paths: a.paths,
+        why: a.why,
+        ttlMs: a.ttlMs,
+        wait: a.wait,
+        signal: a.signal,
+      });
       return { ok: outcome.ok, text };
     },
     release: (paths) => releaseByName(layout, by, cwd, paths),

@@ -34,16 +34,28 @@ interface Read {
 
 async function readRepo(kv: SharedKv, id: string): Promise<Read> {
   const e = await kv.get(repoKey(id));
-  return { file: (e && parseLeaseFile(e.value)) ?? emptyLeaseFile(`repository ${id.slice(0, 12)}`), revision: e?.revision ?? null };
+  return {
+    file: (e && parseLeaseFile(e.value)) ?? emptyLeaseFile(`repository ${id.slice(0, 12)}`),
+    revision: e?.revision ?? null,
+  };
 }
 
 async function writeRepo(kv: SharedKv, id: string, read: Read): Promise<boolean> {
   const text = JSON.stringify(read.file);
-  return (read.revision === null ? await kv.create(repoKey(id), text) : await kv.update(repoKey(id), text, read.revision)) !== null;
+  return (
+    (read.revision === null
+      ? await kv.create(repoKey(id), text)
+      : await kv.update(repoKey(id), text, read.revision)) !== null
+  );
 }
 
 /** Why a lease no longer holds: this host's holder as on one machine (leases/lapse.ts); another host's by the fleet judge. */
-async function lapsed(layout: Layout, judge: FleetJudge, lease: Lease, now: number): Promise<{ event: 'lease_expired' | 'lease_released'; reason: string } | null> {
+async function lapsed(
+  layout: Layout,
+  judge: FleetJudge,
+  lease: Lease,
+  now: number,
+): Promise<{ event: 'lease_expired' | 'lease_released'; reason: string } | null> {
   let local;
   try {
     local = lease.holder === 'human' ? undefined : readRecord(layout, lease.holder);
@@ -51,7 +63,8 @@ async function lapsed(layout: Layout, judge: FleetJudge, lease: Lease, now: numb
     return null;
   }
   if (local || lease.holder === 'human') return leaseLapsed(layout, lease, now);
-  if (lease.expires_at !== null && Date.parse(lease.expires_at) <= now) return { event: 'lease_expired', reason: `its ttl ran out at ${lease.expires_at}` };
+  if (lease.expires_at !== null && Date.parse(lease.expires_at) <= now)
+    return { event: 'lease_expired', reason: `its ttl ran out at ${lease.expires_at}` };
   const gone = await judge.gone(lease.holder, lease.taken_at);
   return gone ? { event: 'lease_released', reason: `its holder ${gone}` } : null;
 }
@@ -62,7 +75,8 @@ async function sweep(layout: Layout, judge: FleetJudge, file: LeaseFile, now: nu
   for (const l of file.leases) {
     const why = await lapsed(layout, judge, l, now);
     if (!why) keep.push(l);
-    else audit(layout, { event: why.event, agent: l.holder, path: l.path, checkout: file.checkout, reason: why.reason });
+    else
+      audit(layout, { event: why.event, agent: l.holder, path: l.path, checkout: file.checkout, reason: why.reason });
   }
   const changed = keep.length !== file.leases.length;
   file.leases = keep;
@@ -82,10 +96,20 @@ function byRepo(targets: string[], fleet: Config['fleet']): Map<string, { checko
   return out;
 }
 
-function put(layout: Layout, file: LeaseFile, l: { path: string; holder: string; why: string; ttlMs: number | null; task: number | null }, now: number, via: string): { lease: Lease; fresh: boolean } {
+function put(
+  layout: Layout,
+  file: LeaseFile,
+  l: { path: string; holder: string; why: string; ttlMs: number | null; task: number | null },
+  now: number,
+  via: string,
+): { lease: Lease; fresh: boolean } {
   const lease: Lease = {
-    path: l.path, holder: l.holder, why: l.why, taken_at: new Date(now).toISOString(),
-    expires_at: l.ttlMs === null ? null : new Date(now + l.ttlMs).toISOString(), task: l.task,
+    path: l.path,
+    holder: l.holder,
+    why: l.why,
+    taken_at: new Date(now).toISOString(),
+    expires_at: l.ttlMs === null ? null : new Date(now + l.ttlMs).toISOString(),
+    task: l.task,
   };
   const own = file.leases.findIndex((x) => x.holder === l.holder && x.path === l.path);
   if (own >= 0) {
@@ -94,7 +118,15 @@ function put(layout: Layout, file: LeaseFile, l: { path: string; holder: string;
   } else {
     file.leases.push(lease);
   }
-  audit(layout, { event: 'lease_taken', agent: l.holder, path: l.path, checkout: file.checkout, why: l.why, via, ...(lease.expires_at ? { expires_at: lease.expires_at } : {}) });
+  audit(layout, {
+    event: 'lease_taken',
+    agent: l.holder,
+    path: l.path,
+    checkout: file.checkout,
+    why: l.why,
+    via,
+    ...(lease.expires_at ? { expires_at: lease.expires_at } : {}),
+  });
   return { lease, fresh: own < 0 };
 }
 
@@ -103,8 +135,15 @@ function put(layout: Layout, file: LeaseFile, l: { path: string; holder: string;
  * repository in identity order; a conflict in a later one gives back what this take added in
  * the earlier ones.
  */
-export async function takeLeasesKv(layout: Layout, kv: SharedKv, fleet: Config['fleet'], spec: TakeSpec, via = 'lease'): Promise<TakeOutcome> {
-  if (spec.targets.length === 0) throw new UsageError('name at least one path or glob to lease, e.g. flotilla lease take src/parser.ts');
+export async function takeLeasesKv(
+  layout: Layout,
+  kv: SharedKv,
+  fleet: Config['fleet'],
+  spec: TakeSpec,
+  via = 'lease',
+): Promise<TakeOutcome> {
+  if (spec.targets.length === 0)
+    throw new UsageError('name at least one path or glob to lease, e.g. flotilla lease take src/parser.ts');
   const groups = byRepo(spec.targets, fleet);
   const judge = fleetJudge(layout);
   const taken: { checkout: string; lease: Lease }[] = [];
@@ -116,12 +155,29 @@ export async function takeLeasesKv(layout: Layout, kv: SharedKv, fleet: Config['
       const read = await readRepo(kv, id);
       const now = Date.now();
       const swept = await sweep(layout, judge, read.file, now);
-      const conflict = rels.map((rel) => ({ rel, held: read.file.leases.find((l) => l.holder !== spec.holder && pathsOverlap(l.path, rel)) })).find((c) => c.held);
+      const conflict = rels
+        .map((rel) => ({
+          rel,
+          held: read.file.leases.find((l) => l.holder !== spec.holder && pathsOverlap(l.path, rel)),
+        }))
+        .find((c) => c.held);
       if (conflict?.held) {
-        audit(layout, { event: 'lease_refused', agent: spec.holder, path: conflict.rel, checkout: read.file.checkout, holder: conflict.held.holder, held_path: conflict.held.path, via });
+        audit(layout, {
+          event: 'lease_refused',
+          agent: spec.holder,
+          path: conflict.rel,
+          checkout: read.file.checkout,
+          holder: conflict.held.holder,
+          held_path: conflict.held.path,
+          via,
+        });
         if (swept) await writeRepo(kv, id, read);
         await giveBack(layout, kv, spec.holder, added);
-        return { ok: false, conflict: { checkout: read.file.checkout, path: conflict.rel, lease: conflict.held }, queued: false };
+        return {
+          ok: false,
+          conflict: { checkout: read.file.checkout, path: conflict.rel, lease: conflict.held },
+          queued: false,
+        };
       }
       const mine = rels.map((rel) => put(layout, read.file, { path: rel, ...spec }, now, via));
       if (!(await writeRepo(kv, id, read))) continue;
@@ -129,13 +185,22 @@ export async function takeLeasesKv(layout: Layout, kv: SharedKv, fleet: Config['
       added.push({ id, paths: mine.filter((m) => m.fresh).map((m) => m.lease.path) });
       done = true;
     }
-    if (!done) throw new FlotillaError(`the leases of repository ${id.slice(0, 12)} kept changing under ${MAX_TRIES} tries — try again`, { code: 'lease-busy' });
+    if (!done)
+      throw new FlotillaError(
+        `the leases of repository ${id.slice(0, 12)} kept changing under ${MAX_TRIES} tries — try again`,
+        { code: 'lease-busy' },
+      );
   }
   return { ok: true, taken };
 }
 
 /** A take that met a conflict in a later repository gives back what it added in the earlier ones. */
-async function giveBack(layout: Layout, kv: SharedKv, holder: string, added: { id: string; paths: string[] }[]): Promise<void> {
+async function giveBack(
+  layout: Layout,
+  kv: SharedKv,
+  holder: string,
+  added: { id: string; paths: string[] }[],
+): Promise<void> {
   for (const { id, paths } of added) {
     for (let tries = 0; tries < MAX_TRIES; tries++) {
       const read = await readRepo(kv, id);
@@ -146,12 +211,24 @@ async function giveBack(layout: Layout, kv: SharedKv, holder: string, added: { i
 }
 
 /** The lease an edit needs (leases/leases.ts `leaseForEdit`): one read when the holder's own lease already covers the file. */
-export async function leaseForEditKv(layout: Layout, kv: SharedKv, fleet: Config['fleet'], file: string, holder: string, task: number | null, via: string): Promise<TakeOutcome> {
+export async function leaseForEditKv(
+  layout: Layout,
+  kv: SharedKv,
+  fleet: Config['fleet'],
+  file: string,
+  holder: string,
+  task: number | null,
+  via: string,
+): Promise<TakeOutcome> {
   const { checkout, rel } = checkoutPath(file);
   const { file: current } = await readRepo(kv, repoIdentity(checkout, fleet));
   const mine = current.leases.find((l) => l.holder === holder && covers(l.path, rel));
   const now = Date.now();
-  if (mine && !current.leases.some((l) => l.holder !== holder && pathsOverlap(l.path, rel)) && !(await lapsed(layout, fleetJudge(layout), mine, now))) {
+  if (
+    mine &&
+    !current.leases.some((l) => l.holder !== holder && pathsOverlap(l.path, rel)) &&
+    !(await lapsed(layout, fleetJudge(layout), mine, now))
+  ) {
     return { ok: true, taken: [{ checkout: current.checkout, lease: mine }] };
   }
   return takeLeasesKv(layout, kv, fleet, { targets: [file], holder, why: `${via} ${rel}`, ttlMs: null, task }, via);
@@ -163,7 +240,14 @@ function covers(leasePath: string, rel: string): boolean {
 }
 
 /** Gives leases back (leases/leases.ts `releaseLeases`); `targets` undefined: all of the caller's. */
-export async function releaseLeasesKv(layout: Layout, kv: SharedKv, fleet: Config['fleet'], by: string, targets: string[] | undefined, reason: string): Promise<{ checkout: string; lease: Lease }[]> {
+export async function releaseLeasesKv(
+  layout: Layout,
+  kv: SharedKv,
+  fleet: Config['fleet'],
+  by: string,
+  targets: string[] | undefined,
+  reason: string,
+): Promise<{ checkout: string; lease: Lease }[]> {
   if (targets === undefined) return releaseAllOfKv(layout, kv, by, reason);
   const groups = byRepo(targets, fleet);
   const out: { checkout: string; lease: Lease }[] = [];
@@ -174,15 +258,32 @@ export async function releaseLeasesKv(layout: Layout, kv: SharedKv, fleet: Confi
       const gone: Lease[] = [];
       for (const rel of groups.get(id)!.rels) {
         const found = read.file.leases.filter((l) => l.path === rel);
-        if (found.length === 0) throw refusal('lease-not-held', `refused: nobody holds a lease on ${rel} in ${read.file.checkout} — 'flotilla lease list' shows the leases`, { path: rel });
+        if (found.length === 0)
+          throw refusal(
+            'lease-not-held',
+            `refused: nobody holds a lease on ${rel} in ${read.file.checkout} — 'flotilla lease list' shows the leases`,
+            { path: rel },
+          );
         const theirs = found.filter((l) => l.holder === by || by === 'human');
-        if (theirs.length === 0) throw refusal('lease-not-yours', `refused: the lease on ${rel} is ${found[0]!.holder}'s — only its holder or a person may release it`, { path: rel, holder: found[0]!.holder });
+        if (theirs.length === 0)
+          throw refusal(
+            'lease-not-yours',
+            `refused: the lease on ${rel} is ${found[0]!.holder}'s — only its holder or a person may release it`,
+            { path: rel, holder: found[0]!.holder },
+          );
         gone.push(...theirs);
       }
       read.file.leases = read.file.leases.filter((l) => !gone.includes(l));
       if (!(await writeRepo(kv, id, read))) continue;
       for (const l of gone) {
-        audit(layout, { event: 'lease_released', agent: l.holder, path: l.path, checkout: read.file.checkout, by, reason });
+        audit(layout, {
+          event: 'lease_released',
+          agent: l.holder,
+          path: l.path,
+          checkout: read.file.checkout,
+          by,
+          reason,
+        });
         out.push({ checkout: read.file.checkout, lease: l });
       }
       break;
@@ -193,14 +294,33 @@ export async function releaseLeasesKv(layout: Layout, kv: SharedKv, fleet: Confi
 
 async function eachRepo(kv: SharedKv): Promise<{ id: string; file: LeaseFile }[]> {
   const all = await kv.values('repo.*');
-  return all.map((v) => ({ id: v.key.slice('repo.'.length), file: parseLeaseFile(v.value) })).filter((r): r is { id: string; file: LeaseFile } => r.file !== null);
+  return all
+    .map((v) => ({ id: v.key.slice('repo.'.length), file: parseLeaseFile(v.value) }))
+    .filter((r): r is { id: string; file: LeaseFile } => r.file !== null);
 }
 
 /** Every lease of one holder goes, in every repository: called when the holder ends. */
-export async function releaseAllOfKv(layout: Layout, kv: SharedKv, holder: string, reason: string): Promise<{ checkout: string; lease: Lease }[]> {
-  return dropWhere(layout, kv, (l) => l.holder === holder, async (file, l) => {
-    audit(layout, { event: 'lease_released', agent: holder, path: l.path, checkout: file.checkout, by: holder, reason });
-  });
+export async function releaseAllOfKv(
+  layout: Layout,
+  kv: SharedKv,
+  holder: string,
+  reason: string,
+): Promise<{ checkout: string; lease: Lease }[]> {
+  return dropWhere(
+    layout,
+    kv,
+    (l) => l.holder === holder,
+    async (file, l) => {
+      audit(layout, {
+        event: 'lease_released',
+        agent: holder,
+        path: l.path,
+        checkout: file.checkout,
+        by: holder,
+        reason,
+      });
+    },
+  );
 }
 
 /** Drops `holder`'s leases that have lapsed (its task ended): called at each task's end. */
@@ -225,13 +345,25 @@ export async function sweepHolderKv(layout: Layout, kv: SharedKv, holder: string
       if (gone.length === 0) break;
       read.file.leases = read.file.leases.filter((l) => !gone.some((g) => g.lease === l));
       if (!(await writeRepo(kv, id, read))) continue;
-      for (const g of gone) audit(layout, { event: g.event, agent: holder, path: g.lease.path, checkout: read.file.checkout, reason: g.reason });
+      for (const g of gone)
+        audit(layout, {
+          event: g.event,
+          agent: holder,
+          path: g.lease.path,
+          checkout: read.file.checkout,
+          reason: g.reason,
+        });
       break;
     }
   }
 }
 
-async function dropWhere(layout: Layout, kv: SharedKv, drop: (l: Lease) => boolean, told: (file: LeaseFile, l: Lease) => Promise<void>): Promise<{ checkout: string; lease: Lease }[]> {
+async function dropWhere(
+  layout: Layout,
+  kv: SharedKv,
+  drop: (l: Lease) => boolean,
+  told: (file: LeaseFile, l: Lease) => Promise<void>,
+): Promise<{ checkout: string; lease: Lease }[]> {
   const out: { checkout: string; lease: Lease }[] = [];
   for (const { id } of (await eachRepo(kv)).filter((r) => r.file.leases.some(drop))) {
     for (let tries = 0; tries < MAX_TRIES; tries++) {

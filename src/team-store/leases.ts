@@ -30,11 +30,19 @@ export async function takeByName(layout: Layout, ask: LeaseAsk): Promise<{ outco
   const s = await store(layout);
   if (!s) return (await import('../leases/request.js')).takeByName(layout, ask);
   const targets = ask.paths.map((p) => resolve(ask.cwd, p));
-  const spec = { targets, holder: ask.by, why: ask.why?.trim() || 'explicit lease', ttlMs: ask.ttlMs ?? null, task: taskOf(layout, ask.by) };
+  const spec = {
+    targets,
+    holder: ask.by,
+    why: ask.why?.trim() || 'explicit lease',
+    ttlMs: ask.ttlMs ?? null,
+    task: taskOf(layout, ask.by),
+  };
   const deadline = ask.timeoutMs === undefined ? Infinity : Date.now() + ask.timeoutMs;
   let outcome = await kv.takeLeasesKv(layout, s.kv, s.fleet, spec);
   if (!outcome.ok && ask.wait) {
-    ask.onQueued?.(`waiting: ${outcome.conflict.path} is held by ${outcome.conflict.lease.holder}; trying again until it is free`);
+    ask.onQueued?.(
+      `waiting: ${outcome.conflict.path} is held by ${outcome.conflict.lease.holder}; trying again until it is free`,
+    );
     while (!outcome.ok && Date.now() < deadline) {
       if (ask.signal?.aborted) throw new FlotillaError('stopped waiting for the lease', { code: 'aborted' });
       await sleep(WAIT_POLL_MS, ask.signal);
@@ -42,17 +50,36 @@ export async function takeByName(layout: Layout, ask: LeaseAsk): Promise<{ outco
     }
   }
   if (!outcome.ok) {
-    const text = ask.wait ? `gave up waiting: ${conflictMessage(outcome.conflict, 'nothing was leased')}` : conflictMessage(outcome.conflict, 'nothing was leased');
+    const text = ask.wait
+      ? `gave up waiting: ${conflictMessage(outcome.conflict, 'nothing was leased')}`
+      : conflictMessage(outcome.conflict, 'nothing was leased');
     return { outcome, text };
   }
-  const until = spec.ttlMs === null ? (ask.by === 'human' ? 'until you release it' : 'until your task ends') : `until ${outcome.taken[0]?.lease.expires_at ?? '?'}`;
+  const until =
+    spec.ttlMs === null
+      ? ask.by === 'human'
+        ? 'until you release it'
+        : 'until your task ends'
+      : `until ${outcome.taken[0]?.lease.expires_at ?? '?'}`;
   return { outcome, text: `leased to ${ask.by} ${until}: ${outcome.taken.map((t) => t.lease.path).join(', ')}` };
 }
 
-export async function releaseByName(layout: Layout, by: string, cwd: string, paths: string[] | undefined): Promise<string> {
+export async function releaseByName(
+  layout: Layout,
+  by: string,
+  cwd: string,
+  paths: string[] | undefined,
+): Promise<string> {
   const s = await store(layout);
   if (!s) return (await import('../leases/request.js')).releaseByName(layout, by, cwd, paths);
-  const released = await kv.releaseLeasesKv(layout, s.kv, s.fleet, by, paths?.map((p) => resolve(cwd, p)), `released by ${by}`);
+  const released = await kv.releaseLeasesKv(
+    layout,
+    s.kv,
+    s.fleet,
+    by,
+    paths?.map((p) => resolve(cwd, p)),
+    `released by ${by}`,
+  );
   return released.length === 0 ? 'no leases to release' : `released: ${released.map((r) => r.lease.path).join(', ')}`;
 }
 
@@ -63,14 +90,24 @@ export async function listLeases(layout: Layout): Promise<LeaseView[]> {
 }
 
 /** The lease a write or edit needs, taken if not already held (leases/leases.ts `leaseForEdit`). */
-export async function leaseForEdit(layout: Layout, file: string, holder: string, task: number | null, via: string): Promise<TakeOutcome> {
+export async function leaseForEdit(
+  layout: Layout,
+  file: string,
+  holder: string,
+  task: number | null,
+  via: string,
+): Promise<TakeOutcome> {
   const s = await store(layout);
   if (!s) return (await import('../leases/leases.js')).leaseForEdit(layout, file, holder, task, via);
   return kv.leaseForEditKv(layout, s.kv, s.fleet, file, holder, task, via);
 }
 
 /** Every lease of a holder that ended goes. */
-export async function releaseAllOf(layout: Layout, holder: string, reason: string): Promise<{ checkout: string; lease: Lease }[]> {
+export async function releaseAllOf(
+  layout: Layout,
+  holder: string,
+  reason: string,
+): Promise<{ checkout: string; lease: Lease }[]> {
   const s = await store(layout);
   if (!s) return (await import('../leases/leases.js')).releaseAllOf(layout, holder, reason);
   return kv.releaseAllOfKv(layout, s.kv, holder, reason);

@@ -19,8 +19,14 @@ export function repoIdentity(checkout: string, fleet: Pick<Config['fleet'], 'hos
   let id: string;
   try {
     const roots = execFileSync('git', ['-c', 'core.fsmonitor=false', 'rev-list', '--max-parents=0', 'HEAD'], {
-      cwd: checkout, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, GIT_OPTIONAL_LOCKS: '0' },
-    }).split('\n').filter((l) => /^[0-9a-f]{40,64}$/.test(l)).sort();
+      cwd: checkout,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+      env: { ...process.env, GIT_OPTIONAL_LOCKS: '0' },
+    })
+      .split('\n')
+      .filter((l) => /^[0-9a-f]{40,64}$/.test(l))
+      .sort();
     id = roots[0] ?? local(checkout, fleet);
   } catch {
     id = local(checkout, fleet);
@@ -30,5 +36,8 @@ export function repoIdentity(checkout: string, fleet: Pick<Config['fleet'], 'hos
 }
 
 function local(checkout: string, fleet: Pick<Config['fleet'], 'host'>): string {
-  return `path-${createHash('sha256').update(`${selfHost(fleet)}\0${checkout}`).digest('hex').slice(0, 24)}`;
+  return `path-${createHash('sha256')
+    .update(`${selfHost(fleet)}\0${checkout}`)
+    .digest('hex')
+    .slice(0, 24)}`;
 }

@@ -9,7 +9,12 @@ import { addTask, claimNext, claimTask, finishTask, listBoard, releaseTask, wait
  * harness and `flotilla mcp` both build the tools from these. `gate` is the TaskCompleted
  * check a completion passes first (finishTask).
  */
-export function taskToolOps(layout: Layout, by: string, defaultBoard: string, gate?: Parameters<typeof finishTask>[6]): TaskToolOps {
+export function taskToolOps(
+  layout: Layout,
+  by: string,
+  defaultBoard: string,
+  gate?: Parameters<typeof finishTask>[6],
+): TaskToolOps {
   return {
     defaultBoard,
     create: (t) => addTask(layout, t.board, t, by),
@@ -21,9 +26,19 @@ export function taskToolOps(layout: Layout, by: string, defaultBoard: string, ga
       return finishTask(layout, board, id, by, ending, text, ending === 'done' ? gate : undefined);
     },
     async wait(board, timeoutSecs, signal) {
-      const w = await waitForBoard(layout, board, { ...(timeoutSecs === undefined ? {} : { timeoutMs: timeoutSecs * 1000 }), signal });
-      const state = w.drained ? 'The board has drained.' : signal.aborted ? 'Stopped waiting.' : `Still busy after ${timeoutSecs ?? 0} s.`;
-      const stuck = w.stuck.length > 0 ? `\n${w.stuck.join(', ')} can never be claimed: each waits on a task that failed or does not exist.` : '';
+      const w = await waitForBoard(layout, board, {
+        ...(timeoutSecs === undefined ? {} : { timeoutMs: timeoutSecs * 1000 }),
+        signal,
+      });
+      const state = w.drained
+        ? 'The board has drained.'
+        : signal.aborted
+          ? 'Stopped waiting.'
+          : `Still busy after ${timeoutSecs ?? 0} s.`;
+      const stuck =
+        w.stuck.length > 0
+          ? `\n${w.stuck.join(', ')} can never be claimed: each waits on a task that failed or does not exist.`
+          : '';
       return `${state}\n${countsLine(board, w.counts)}${stuck}`;
     },
   };

@@ -60,15 +60,25 @@ export function socketArgs(socket: string | null | undefined): string[] {
 }
 
 /** The socket to use: `FLOTILLA_TMUX_SOCKET`, else config `tmux.socket`, else null (tmux decides). */
-export function tmuxSocket(configSocket: string | null | undefined, env: NodeJS.ProcessEnv = process.env): string | null {
+export function tmuxSocket(
+  configSocket: string | null | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): string | null {
   return env.FLOTILLA_TMUX_SOCKET || configSocket || null;
 }
 
 function parsePaneRef(line: string): PaneRef {
   const [sessionId, windowId, paneId, pid] = line.trim().split(' ');
   const panePid = Number(pid);
-  if (!sessionId?.startsWith('$') || !windowId?.startsWith('@') || !paneId?.startsWith('%') || !Number.isInteger(panePid)) {
-    throw new FlotillaError(`tmux printed '${line.trim()}' where pane ids were expected — check 'tmux -V' (Flotilla needs tmux ≥ 3.2)`);
+  if (
+    !sessionId?.startsWith('$') ||
+    !windowId?.startsWith('@') ||
+    !paneId?.startsWith('%') ||
+    !Number.isInteger(panePid)
+  ) {
+    throw new FlotillaError(
+      `tmux printed '${line.trim()}' where pane ids were expected — check 'tmux -V' (Flotilla needs tmux ≥ 3.2)`,
+    );
   }
   return { sessionId, windowId, paneId, panePid };
 }
@@ -93,7 +103,13 @@ export function parsePaneInfo(line: string): PaneInfo {
  * harnesses get theirs through a file, spawn/harness-keys.ts).
  */
 export const SERVER_HIDDEN_VARS: readonly string[] = [
-  'ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'GEMINI_API_KEY', 'GOOGLE_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN', 'CODEX_API_KEY',
+  'ANTHROPIC_API_KEY',
+  'OPENAI_API_KEY',
+  'GEMINI_API_KEY',
+  'GOOGLE_API_KEY',
+  'ANTHROPIC_AUTH_TOKEN',
+  'CLAUDE_CODE_OAUTH_TOKEN',
+  'CODEX_API_KEY',
 ];
 
 export class Tmux {
@@ -123,21 +139,34 @@ export class Tmux {
   /** Runs `tmux <args>` and reports the exit code instead of throwing on failure. */
   exec(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
     return new Promise((resolve, reject) => {
-      execFile(this.bin, [...socketArgs(this.socket), ...args], { encoding: 'utf8', ...(this.env ? { env: this.env } : {}) }, (err, stdout, stderr) => {
-        if (err && isErrno(err, 'ENOENT')) {
-          reject(new FlotillaError(`tmux is not installed or not on PATH — install tmux ≥ 3.2, or spawn with --background`, { code: 'tmux-missing', cause: err }));
-          return;
-        }
-        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-        resolve({ code, stdout, stderr });
-      });
+      execFile(
+        this.bin,
+        [...socketArgs(this.socket), ...args],
+        { encoding: 'utf8', ...(this.env ? { env: this.env } : {}) },
+        (err, stdout, stderr) => {
+          if (err && isErrno(err, 'ENOENT')) {
+            reject(
+              new FlotillaError(
+                `tmux is not installed or not on PATH — install tmux ≥ 3.2, or spawn with --background`,
+                { code: 'tmux-missing', cause: err },
+              ),
+            );
+            return;
+          }
+          const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+          resolve({ code, stdout, stderr });
+        },
+      );
     });
   }
 
   private failure(args: readonly string[], stderr: string): FlotillaError {
     const why = stderr.trim().split('\n')[0] || 'failed';
     const where = this.socket ? ` (server ${this.socket})` : '';
-    return new FlotillaError(`tmux ${args[0] ?? ''} failed${where}: ${why} — check that the tmux server is running and the target exists`, { code: 'tmux' });
+    return new FlotillaError(
+      `tmux ${args[0] ?? ''} failed${where}: ${why} — check that the tmux server is running and the target exists`,
+      { code: 'tmux' },
+    );
   }
 
   async version(): Promise<TmuxVersion | null> {
@@ -201,7 +230,12 @@ export class Tmux {
   }
 
   /** A hook on one pane (default), window, or session. `command` is a tmux command string (see `runShellCommand`). */
-  async setHook(target: string, hook: string, command: string, scope: 'pane' | 'window' | 'session' = 'pane'): Promise<void> {
+  async setHook(
+    target: string,
+    hook: string,
+    command: string,
+    scope: 'pane' | 'window' | 'session' = 'pane',
+  ): Promise<void> {
     const flag = scope === 'pane' ? ['-p'] : scope === 'window' ? ['-w'] : [];
     await this.run(['set-hook', ...flag, '-t', target, hook, command]);
   }
@@ -230,7 +264,10 @@ export class Tmux {
   /** Attaches this terminal to a session (outside tmux); resolves the exit code when the person detaches. */
   attachSession(target: string): Promise<number> {
     return new Promise((resolve, reject) => {
-      const child = spawn(this.bin, [...socketArgs(this.socket), 'attach-session', '-t', target], { stdio: 'inherit', ...(this.env ? { env: this.env } : {}) });
+      const child = spawn(this.bin, [...socketArgs(this.socket), 'attach-session', '-t', target], {
+        stdio: 'inherit',
+        ...(this.env ? { env: this.env } : {}),
+      });
       child.once('error', reject);
       child.once('exit', (code) => resolve(code ?? 1));
     });
@@ -264,6 +301,9 @@ export class Tmux {
       if (!session && /no server running|error connecting/i.test(r.stderr)) return [];
       throw this.failure(['list-panes'], r.stderr);
     }
-    return r.stdout.split('\n').filter((l) => l.trim() !== '').map(parsePaneInfo);
+    return r.stdout
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map(parsePaneInfo);
   }
 }

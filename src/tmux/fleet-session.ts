@@ -16,7 +16,15 @@ import { shellQuote } from './quote.js';
 /** The shell a window opened in the fleet session runs. */
 export const FLEET_SHELL = join(TOOLS_DIR, 'fleet-shell');
 
-const IDENTITY = ['FLOTILLA_AGENT_ID', 'FLOTILLA_DEPTH', 'FLOTILLA_PARENT_ID', 'FLOTILLA_SLOT', 'FLOTILLA_NODE', 'FLOTILLA_CLI', 'FLOTILLA_DEMO'];
+const IDENTITY = [
+  'FLOTILLA_AGENT_ID',
+  'FLOTILLA_DEPTH',
+  'FLOTILLA_PARENT_ID',
+  'FLOTILLA_SLOT',
+  'FLOTILLA_NODE',
+  'FLOTILLA_CLI',
+  'FLOTILLA_DEMO',
+];
 
 /** Sets the fleet session's default-command and clears agent identity from its environment; idempotent, one tmux call. */
 export async function prepareFleetSession(tmux: Tmux, session: string): Promise<void> {

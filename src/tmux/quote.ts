@@ -38,8 +38,6 @@ export function tmuxQuote(text: string): string {
  * hold no quotes); literal words are sh-quoted with `#` doubled.
  */
 export function runShellCommand(argv: readonly (string | TmuxFormat)[]): string {
-  const sh = argv
-    .map((a) => (typeof a === 'string' ? shellQuote(a).replace(/#/g, '##') : `'${a.format}'`))
-    .join(' ');
+  const sh = argv.map((a) => (typeof a === 'string' ? shellQuote(a).replace(/#/g, '##') : `'${a.format}'`)).join(' ');
   return `run-shell -b ${tmuxQuote(sh)}`;
 }

@@ -34,9 +34,17 @@ export function tmuxNewEnough(v: TmuxVersion): boolean {
 export function tmuxVersionRefusal(v: TmuxVersion | null): FlotillaError | null {
   const min = MINIMUM.tmux;
   if (v === null) {
-    return refusal('tmux-missing', `spawn refused: tmux is not installed or not on PATH — install tmux ≥ ${min}, or spawn with --background`, { min });
+    return refusal(
+      'tmux-missing',
+      `spawn refused: tmux is not installed or not on PATH — install tmux ≥ ${min}, or spawn with --background`,
+      { min },
+    );
   }
   if (tmuxNewEnough(v)) return null;
   const have = `${v.major}.${v.minor}${v.suffix}`;
-  return refusal('tmux-too-old', `spawn refused: tmux ${have} is too old — Flotilla needs tmux ≥ ${min}; upgrade tmux, or spawn with --background`, { version: have, min });
+  return refusal(
+    'tmux-too-old',
+    `spawn refused: tmux ${have} is too old — Flotilla needs tmux ≥ ${min}; upgrade tmux, or spawn with --background`,
+    { version: have, min },
+  );
 }

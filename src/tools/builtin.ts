@@ -40,7 +40,11 @@ export interface BuiltinToolsOptions {
 
 export function createBuiltinTools(options: BuiltinToolsOptions): Tool[] {
   const fileOps = options.fileOperations ?? nodeFileOperations;
-  const scope = { protectedRoots: options.protectedRoots, writableWithin: options.writableWithin, ...(options.writableRoots ? { writableRoots: options.writableRoots } : {}) };
+  const scope = {
+    protectedRoots: options.protectedRoots,
+    writableWithin: options.writableWithin,
+    ...(options.writableRoots ? { writableRoots: options.writableRoots } : {}),
+  };
   const tools: Tool[] = [
     createShellTool(
       {
@@ -52,7 +56,10 @@ export function createBuiltinTools(options: BuiltinToolsOptions): Tool[] {
       options.shellOperations ?? nodeShellOperations,
     ),
     // Leave room for the hint line within the central cap, so read's own hint is never cut.
-    createReadTool(options.maxOutputBytes ? { maxOutputBytes: Math.max(1000, options.maxOutputBytes - 200) } : {}, fileOps),
+    createReadTool(
+      options.maxOutputBytes ? { maxOutputBytes: Math.max(1000, options.maxOutputBytes - 200) } : {},
+      fileOps,
+    ),
     createWriteTool({ ...scope, ...(options.claim ? { claim: options.claim } : {}) }, fileOps),
     createEditTool({ ...scope, ...(options.claim ? { claim: options.claim } : {}) }, fileOps),
     createGlobTool({}, fileOps),

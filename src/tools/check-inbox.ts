@@ -11,7 +11,8 @@ const input = z.object({ peek: z.boolean().optional().describe('Look without mar
 export function createCheckInboxTool(ops: InboxOperations): Tool<z.infer<typeof input>> {
   return {
     name: 'check_inbox',
-    description: 'Read your unread inbox messages now (they also arrive by themselves after each tool call). Example: {"peek": true}',
+    description:
+      'Read your unread inbox messages now (they also arrive by themselves after each tool call). Example: {"peek": true}',
     inputSchema: input,
     klass: 'read',
     // The messages come framed by inbox/surface.ts, bodies and attributes already escaped.

@@ -17,7 +17,9 @@ export const TMUX_VARS: readonly string[] = ['TMUX', 'TMUX_PANE'];
 
 /** The variables holding model provider keys: the built-in providers' and every configured `api_key_env`. */
 export function providerKeyVars(config: Pick<Config, 'models'>): string[] {
-  const configured = Object.values(config.models.providers).map((p) => p.api_key_env).filter((k): k is string => !!k);
+  const configured = Object.values(config.models.providers)
+    .map((p) => p.api_key_env)
+    .filter((k): k is string => !!k);
   return [...new Set(['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'GEMINI_API_KEY', 'GOOGLE_API_KEY', ...configured])];
 }
 
@@ -40,7 +42,10 @@ export function holdsBusCredentials(config: Pick<Config, 'fleet'>, env: NodeJS.P
 }
 
 /** `keys` go unless `allow` lists them; `never` go whatever `allow` says. */
-export function commandEnvironment(env: NodeJS.ProcessEnv, opts: { keys?: readonly string[]; allow?: readonly string[]; never?: readonly string[] } = {}): NodeJS.ProcessEnv {
+export function commandEnvironment(
+  env: NodeJS.ProcessEnv,
+  opts: { keys?: readonly string[]; allow?: readonly string[]; never?: readonly string[] } = {},
+): NodeJS.ProcessEnv {
   const out = { ...env };
   const allow = new Set(opts.allow ?? []);
   for (const name of [...TMUX_VARS, ...(opts.keys ?? [])]) if (!allow.has(name)) delete out[name];

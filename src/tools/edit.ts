@@ -33,17 +33,20 @@ export function createEditTool(options: EditOptions, ops: FileOperations = nodeF
       const shown = displayPath(ctx.cwd, path);
       const check = await checkWritable(path, options, ops);
       if (!check.ok) return { output: check.message, isError: true, meta: { path, refused: 'protected' } };
-      if (input.old === input.new) return { output: '`old` and `new` are identical, so there is nothing to change.', isError: true };
+      if (input.old === input.new)
+        return { output: '`old` and `new` are identical, so there is nothing to change.', isError: true };
 
       let buf: Buffer;
       try {
         buf = await ops.readFile(check.canonical);
       } catch (err) {
-        if (isErrno(err, 'ENOENT')) return { output: `File not found: ${shown}. To create a file use write.`, isError: true };
+        if (isErrno(err, 'ENOENT'))
+          return { output: `File not found: ${shown}. To create a file use write.`, isError: true };
         if (isErrno(err, 'EISDIR')) return { output: `${shown} is a directory; edit needs a file.`, isError: true };
         throw err;
       }
-      if (looksBinary(buf)) return { output: `${shown} looks like a binary file; edit changes text files only.`, isError: true };
+      if (looksBinary(buf))
+        return { output: `${shown} looks like a binary file; edit changes text files only.`, isError: true };
       const text = buf.toString('utf8');
 
       let { old, new: replacement } = input;
@@ -54,7 +57,8 @@ export function createEditTool(options: EditOptions, ops: FileOperations = nodeF
         replacement = toCrlf(replacement);
         at = findAll(text, old);
       }
-      if (at.length === 0) return { output: notFound(shown, input.old, text), isError: true, meta: { path, matches: 0 } };
+      if (at.length === 0)
+        return { output: notFound(shown, input.old, text), isError: true, meta: { path, matches: 0 } };
       if (at.length > 1 && !input.replace_all) {
         const lineList = at.map((i) => lineOf(text, i));
         return {
@@ -103,10 +107,12 @@ function formatList(nums: number[]): string {
 
 function notFound(shown: string, old: string, text: string): string {
   const lines = old.split('\n');
-  const quoted = lines.length > 12 ? [...lines.slice(0, 6), `… (${lines.length - 12} lines) …`, ...lines.slice(-6)] : lines;
+  const quoted =
+    lines.length > 12 ? [...lines.slice(0, 6), `… (${lines.length - 12} lines) …`, ...lines.slice(-6)] : lines;
   let msg = `\`old\` was not found in ${shown}. Searched for (${lines.length} line${lines.length === 1 ? '' : 's'}):\n${quoted.join('\n')}\n`;
   const loose = looseMatchLine(text, old);
-  if (loose !== undefined) msg += `Text that matches when whitespace is ignored starts at line ${loose}; copy it exactly, including indentation. `;
+  if (loose !== undefined)
+    msg += `Text that matches when whitespace is ignored starts at line ${loose}; copy it exactly, including indentation. `;
   return `${msg}The text must match the file exactly. Read the file (read {"path": "${shown}"}) and copy the current text into \`old\`.`;
 }
 
@@ -131,6 +137,7 @@ function snippet(text: string, firstLine: number, replacement: string): string {
   const to = Math.min(lines.length, firstLine + replacement.split('\n').length + 1, from + 19);
   const width = String(to).length;
   const out: string[] = [];
-  for (let n = from; n <= to; n++) out.push(`${String(n).padStart(Math.max(6, width))}\t${(lines[n - 1] ?? '').replace(/\r$/, '')}`);
+  for (let n = from; n <= to; n++)
+    out.push(`${String(n).padStart(Math.max(6, width))}\t${(lines[n - 1] ?? '').replace(/\r$/, '')}`);
   return out.join('\n');
 }

@@ -35,7 +35,14 @@ export interface FileStat {
 }
 
 function toStat(s: import('node:fs').Stats): FileStat {
-  return { isFile: s.isFile(), isDirectory: s.isDirectory(), isSymbolicLink: s.isSymbolicLink(), size: s.size, mtimeMs: s.mtimeMs, nlink: s.nlink };
+  return {
+    isFile: s.isFile(),
+    isDirectory: s.isDirectory(),
+    isSymbolicLink: s.isSymbolicLink(),
+    size: s.size,
+    mtimeMs: s.mtimeMs,
+    nlink: s.nlink,
+  };
 }
 
 /** The local file system. */
@@ -51,7 +58,14 @@ export const nodeFileOperations: FileOperations = {
   readlink: (path) => readlink(path),
   // tinyglobby (and picomatch, CommonJS) load on the first search, not at every harness start (§14).
   glob: async (pattern, opts) =>
-    (await import('tinyglobby')).glob(pattern, { cwd: opts.cwd, ignore: [...opts.ignore], absolute: true, onlyFiles: true, dot: true, followSymbolicLinks: false }),
+    (await import('tinyglobby')).glob(pattern, {
+      cwd: opts.cwd,
+      ignore: [...opts.ignore],
+      absolute: true,
+      onlyFiles: true,
+      dot: true,
+      followSymbolicLinks: false,
+    }),
 };
 
 /** True when the first 8 KiB hold a NUL byte: the heuristic git and ripgrep use for binary files. */

@@ -44,12 +44,19 @@ export function gitWrites(worktree: string | null, id: string): GitWrites {
   } catch {
     return NONE;
   }
-  const others = (dir: string) => listNames(dir).filter((n) => n !== id).map((n) => join(dir, n));
+  const others = (dir: string) =>
+    listNames(dir)
+      .filter((n) => n !== id)
+      .map((n) => join(dir, n));
   return {
     writable: [join(common, 'objects'), gitDir, branches, logs],
     readOnly: [
-      join(common, 'objects', 'info'), join(gitDir, 'commondir'), join(gitDir, 'gitdir'), configWorktree,
-      ...others(branches), ...others(logs),
+      join(common, 'objects', 'info'),
+      join(gitDir, 'commondir'),
+      join(gitDir, 'gitdir'),
+      configWorktree,
+      ...others(branches),
+      ...others(logs),
     ],
   };
 }
@@ -62,7 +69,11 @@ export function gitWrites(worktree: string | null, id: string): GitWrites {
 export function withGitWrites(spec: SandboxSpec, writes: GitWrites): SandboxSpec {
   if (!writes.writable.length) return spec;
   const granted = new Set(writes.writable);
-  return { ...spec, writable: [...spec.writable, ...writes.writable], readOnly: [...spec.readOnly.filter((p) => !granted.has(p)), ...writes.readOnly] };
+  return {
+    ...spec,
+    writable: [...spec.writable, ...writes.writable],
+    readOnly: [...spec.readOnly.filter((p) => !granted.has(p)), ...writes.readOnly],
+  };
 }
 
 /** The worktree's private git dir and the common dir, when `.git` there is a worktree's pointer file. */

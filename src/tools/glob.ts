@@ -31,7 +31,8 @@ export function createGlobTool(options: GlobOptions = {}, ops: FileOperations = 
     outputHint: 'Use a narrower pattern to see the cut paths.',
     async execute(input, ctx) {
       const files = await ops.glob(input.pattern, { cwd: ctx.cwd, ignore: SEARCH_IGNORE });
-      if (files.length === 0) return { output: `No files match ${input.pattern} under ${ctx.cwd}.`, meta: { matches: 0 } };
+      if (files.length === 0)
+        return { output: `No files match ${input.pattern} under ${ctx.cwd}.`, meta: { matches: 0 } };
       const dated = await Promise.all(
         files.map(async (path) => ({ path, mtimeMs: (await ops.stat(path).catch(() => undefined))?.mtimeMs ?? 0 })),
       );

@@ -53,7 +53,11 @@ export function createGrepTool(options: GrepOptions = {}, ops: FileOperations = 
         if (isErrno(err, 'ENOENT') || isErrno(err, 'ENOTDIR')) return undefined;
         throw err;
       });
-      if (!st) return { output: `path not found: ${displayPath(ctx.cwd, root)}. Omit path to search your working directory.`, isError: true };
+      if (!st)
+        return {
+          output: `path not found: ${displayPath(ctx.cwd, root)}. Omit path to search your working directory.`,
+          isError: true,
+        };
 
       let files: string[];
       if (st.isDirectory) {
@@ -85,10 +89,15 @@ export function createGrepTool(options: GrepOptions = {}, ops: FileOperations = 
           if (out.length < maxMatches) out.push(`${shown}:${i + 1}:${cut(line, maxLineChars)}`);
         }
       }
-      const skippedNote = skipped ? `${skipped} file${skipped === 1 ? '' : 's'} over ${maxFileBytes} bytes skipped` : '';
+      const skippedNote = skipped
+        ? `${skipped} file${skipped === 1 ? '' : 's'} over ${maxFileBytes} bytes skipped`
+        : '';
       if (matches === 0) {
         const where = `${files.length} file${files.length === 1 ? '' : 's'}${skipped ? ` (${skippedNote})` : ''}`;
-        return { output: `No matches for ${JSON.stringify(input.pattern)} in ${where}.`, meta: { matches, files: files.length, skipped } };
+        return {
+          output: `No matches for ${JSON.stringify(input.pattern)} in ${where}.`,
+          meta: { matches, files: files.length, skipped },
+        };
       }
       let output = out.join('\n');
       if (matches > maxMatches) {

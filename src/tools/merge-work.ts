@@ -9,7 +9,15 @@ import type { Tool } from './types.js';
 
 /** What the tool shows the model: the same outcome `flotilla merge --json` prints. */
 export type MergeWorkResult =
-  | { id: string; merged: true; how: 'fast-forward' | 'merge' | 'up-to-date'; branch: string; into: string; commit: string; committedFirst: boolean }
+  | {
+      id: string;
+      merged: true;
+      how: 'fast-forward' | 'merge' | 'up-to-date';
+      branch: string;
+      into: string;
+      commit: string;
+      committedFirst: boolean;
+    }
   | { id: string; merged: false; branch: string; into: string; conflicts: { path: string; holders: string[] }[] };
 
 export interface MergeWorkOperations {
@@ -25,7 +33,8 @@ const input = z.object({
 export function createMergeWorkTool(ops: MergeWorkOperations): Tool<z.infer<typeof input>> {
   return {
     name: 'merge_work',
-    description: "Merge a descendant's worktree branch into the branch its worktree was made from: fast-forward when it can, a merge commit otherwise; on conflict nothing is merged and the files are listed. Example: {\"id\": \"worker-7k2m9q\"}",
+    description:
+      'Merge a descendant\'s worktree branch into the branch its worktree was made from: fast-forward when it can, a merge commit otherwise; on conflict nothing is merged and the files are listed. Example: {"id": "worker-7k2m9q"}',
     inputSchema: input,
     // It can move the person's checked-out branch and rewrite the files there: a write, asked in default mode.
     klass: 'write',
@@ -34,12 +43,20 @@ export function createMergeWorkTool(ops: MergeWorkOperations): Tool<z.infer<type
       const r = await ops.merge(i.id, { commit: i.commit ?? false });
       if (r.merged) {
         const first = r.committedFirst ? `Committed what ${r.id} left uncommitted, then ` : '';
-        const what = r.how === 'up-to-date' ? `nothing to merge: ${r.into} already has ${r.branch}.` : `merged ${r.branch} into ${r.into} (${r.how}), now at ${r.commit.slice(0, 12)}.`;
+        const what =
+          r.how === 'up-to-date'
+            ? `nothing to merge: ${r.into} already has ${r.branch}.`
+            : `merged ${r.branch} into ${r.into} (${r.how}), now at ${r.commit.slice(0, 12)}.`;
         return { output: first ? first + what : capitalized(what), meta: { ...r } };
       }
-      const files = r.conflicts.map((c) => `  ${c.path}${c.holders.length ? `  (leased by ${c.holders.join(', ')})` : ''}`);
+      const files = r.conflicts.map(
+        (c) => `  ${c.path}${c.holders.length ? `  (leased by ${c.holders.join(', ')})` : ''}`,
+      );
       return {
-        output: [`Not merged: ${r.branch} conflicts with ${r.into} in ${r.conflicts.length} file${r.conflicts.length === 1 ? '' : 's'}; nothing was changed. Ask ${r.id} to rebase on ${r.into} and resolve them, then merge again.`, ...files].join('\n'),
+        output: [
+          `Not merged: ${r.branch} conflicts with ${r.into} in ${r.conflicts.length} file${r.conflicts.length === 1 ? '' : 's'}; nothing was changed. Ask ${r.id} to rebase on ${r.into} and resolve them, then merge again.`,
+          ...files,
+        ].join('\n'),
         isError: true,
         meta: { ...r },
       };

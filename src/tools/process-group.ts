@@ -65,7 +65,15 @@ export interface GroupRunResult {
 export function runInProcessGroup(argv: readonly string[], opts: GroupRunOptions): Promise<GroupRunResult> {
   const started = Date.now();
   const [file, ...args] = argv;
-  const base = { output: '', outputBytes: 0, exitCode: null, exitSignal: null, timedOut: false, aborted: false, heldOpen: false };
+  const base = {
+    output: '',
+    outputBytes: 0,
+    exitCode: null,
+    exitSignal: null,
+    timedOut: false,
+    aborted: false,
+    heldOpen: false,
+  };
   if (file === undefined) return Promise.resolve({ ...base, spawnError: 'empty argv', durationMs: 0 });
   if (opts.signal.aborted) return Promise.resolve({ ...base, aborted: true, durationMs: 0 });
 
@@ -109,7 +117,9 @@ export function runInProcessGroup(argv: readonly string[], opts: GroupRunOptions
       clearTimeout(drainTimer);
       opts.signal.removeEventListener('abort', onAbort);
       // Under a wrapper that outlives the command, the pipe may be held by the wrapper alone.
-      const heldOpen = stopReading && (!opts.statusFd || pgid === undefined || heldBeyondWrappers(pgid, 1) || heldBeyondWrappers(pgid, 2));
+      const heldOpen =
+        stopReading &&
+        (!opts.statusFd || pgid === undefined || heldBeyondWrappers(pgid, 1) || heldBeyondWrappers(pgid, 2));
       if (stopReading) {
         child.stdout!.destroy();
         child.stderr!.destroy();
@@ -125,7 +135,9 @@ export function runInProcessGroup(argv: readonly string[], opts: GroupRunOptions
           aborted,
           heldOpen,
           ...(spawnError === undefined ? {} : { spawnError }),
-          ...(opts.statusFd && !statusSeen && !timedOut && !aborted && spawnError === undefined ? { wrapperFailed: true } : {}),
+          ...(opts.statusFd && !statusSeen && !timedOut && !aborted && spawnError === undefined
+            ? { wrapperFailed: true }
+            : {}),
           durationMs: Date.now() - started,
         }),
       );
@@ -140,7 +152,9 @@ export function runInProcessGroup(argv: readonly string[], opts: GroupRunOptions
       clearTimeout(timer);
       if (openStreams === 0) return finish();
       // Once killed, wait for the kill to finish; otherwise give background holders a moment.
-      const wait = killing ? (killing.then(() => opts.drainMs ?? 300) as Promise<number>) : Promise.resolve(opts.drainMs ?? 300);
+      const wait = killing
+        ? (killing.then(() => opts.drainMs ?? 300) as Promise<number>)
+        : Promise.resolve(opts.drainMs ?? 300);
       void wait.then((ms) => {
         if (!done) drainTimer = setTimeout(() => finish(undefined, true), ms);
       });
@@ -157,7 +171,9 @@ export function runInProcessGroup(argv: readonly string[], opts: GroupRunOptions
         statusSeen = true;
         onExit(...fromShellStatus(status));
       });
-      fd3.once('close', () => { fd3Closed = true; });
+      fd3.once('close', () => {
+        fd3Closed = true;
+      });
     }
 
     child.on('error', (err) => finish(err.message));

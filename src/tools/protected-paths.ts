@@ -36,7 +36,7 @@ const MAX_LINKS = 40;
 export async function canonicalPath(path: string, ops: FileOperations): Promise<string> {
   let current = resolve(path);
   const tail: string[] = [];
-  for (let links = 0; ; ) {
+  for (let links = 0; ;) {
     try {
       return join(await ops.realpath(current), ...tail);
     } catch (err) {
@@ -69,11 +69,17 @@ export async function checkWritable(path: string, scope: WriteScope, ops: FileOp
   if (scope.writableRoots) {
     const roots = await Promise.all(scope.writableRoots.map((r) => canonicalPath(r, ops)));
     if (!roots.some((r) => isInside(canonical, r))) {
-      return { ok: false, message: `Refused to write ${path}${via}: the sandbox lets you write only inside ${scope.writableRoots.join(', ')}. Write your files there.` };
+      return {
+        ok: false,
+        message: `Refused to write ${path}${via}: the sandbox lets you write only inside ${scope.writableRoots.join(', ')}. Write your files there.`,
+      };
     }
     const links = (await ops.lstat(canonical).catch(() => undefined))?.nlink ?? 1;
     if (links > 1) {
-      return { ok: false, message: `Refused to write ${path}${via}: it has ${links} hard links, so writing it could change a file outside the sandbox. Write a new file instead (delete this one first).` };
+      return {
+        ok: false,
+        message: `Refused to write ${path}${via}: it has ${links} hard links, so writing it could change a file outside the sandbox. Write a new file instead (delete this one first).`,
+      };
     }
   }
   for (const root of scope.protectedRoots) {
@@ -84,7 +90,9 @@ export async function checkWritable(path: string, scope: WriteScope, ops: FileOp
       if (isInside(canonical, await canonicalPath(allowed, ops))) inMemory = true;
     }
     if (inMemory) continue;
-    const memory = scope.writableWithin.length ? ` Only your memory dir may be written there: ${scope.writableWithin.join(', ')}.` : '';
+    const memory = scope.writableWithin.length
+      ? ` Only your memory dir may be written there: ${scope.writableWithin.join(', ')}.`
+      : '';
     const fleet = basename(root) === '.flotilla' && root === scope.protectedRoots[0];
     return {
       ok: false,

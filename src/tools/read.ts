@@ -53,7 +53,10 @@ export function createReadTool(options: ReadOptions = {}, ops: FileOperations = 
         };
       }
       if (st.isDirectory) {
-        return { output: `${shown} is a directory, not a file. List it with glob, e.g. {"pattern": "${globBase(shown)}*"}.`, isError: true };
+        return {
+          output: `${shown} is a directory, not a file. List it with glob, e.g. {"pattern": "${globBase(shown)}*"}.`,
+          isError: true,
+        };
       }
       if (st.size > maxFileBytes) {
         return {

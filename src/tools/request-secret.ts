@@ -19,7 +19,7 @@ export interface SecretRequestOperations {
 }
 
 const input = z.strictObject({
-  key: z.string().min(1).max(64).describe('The secret key, one of the keys listed in this tool\'s description'),
+  key: z.string().min(1).max(64).describe("The secret key, one of the keys listed in this tool's description"),
   reason: z.string().max(500).optional().describe('One line for the person: why you need it now'),
 });
 export type RequestSecretInput = z.infer<typeof input>;

@@ -30,12 +30,22 @@ export interface ToolOutcome {
 
 const GENERIC_HINT = 'Ask for less at a time to see the cut part (narrow the path, pattern or line range).';
 
-export async function runTool<I>(tool: Tool<I>, rawInput: unknown, ctx: ToolContext, opts: RunToolOptions = {}): Promise<ToolResult> {
+export async function runTool<I>(
+  tool: Tool<I>,
+  rawInput: unknown,
+  ctx: ToolContext,
+  opts: RunToolOptions = {},
+): Promise<ToolResult> {
   return (await runToolOutcome(tool, rawInput, ctx, opts)).result;
 }
 
 /** `runTool`, also saying whether the tool ran and for how long (the loop's audit and hooks need both). */
-export async function runToolOutcome<I>(tool: Tool<I>, rawInput: unknown, ctx: ToolContext, opts: RunToolOptions = {}): Promise<ToolOutcome> {
+export async function runToolOutcome<I>(
+  tool: Tool<I>,
+  rawInput: unknown,
+  ctx: ToolContext,
+  opts: RunToolOptions = {},
+): Promise<ToolOutcome> {
   const outcome = await execute(tool, rawInput, ctx, opts);
   const result = outcome.result;
   // check_inbox's output is the harness's own framing, untrusted parts already escaped; errors are scrubbed.
@@ -45,18 +55,39 @@ export async function runToolOutcome<I>(tool: Tool<I>, rawInput: unknown, ctx: T
   if (!cut.truncated) return { ...outcome, result: { ...result, output: cut.text } };
   return {
     ...outcome,
-    result: { ...result, output: cut.text, meta: { ...result.meta, truncated: true, outputBytes: cut.originalBytes, omittedBytes: cut.omittedBytes } },
+    result: {
+      ...result,
+      output: cut.text,
+      meta: { ...result.meta, truncated: true, outputBytes: cut.originalBytes, omittedBytes: cut.omittedBytes },
+    },
   };
 }
 
-async function execute<I>(tool: Tool<I>, rawInput: unknown, ctx: ToolContext, opts: RunToolOptions): Promise<ToolOutcome> {
-  const notRun = (output: string, meta: Record<string, unknown>): ToolOutcome => ({ result: { output, isError: true, meta }, durationMs: 0, executed: false });
+async function execute<I>(
+  tool: Tool<I>,
+  rawInput: unknown,
+  ctx: ToolContext,
+  opts: RunToolOptions,
+): Promise<ToolOutcome> {
+  const notRun = (output: string, meta: Record<string, unknown>): ToolOutcome => ({
+    result: { output, isError: true, meta },
+    durationMs: 0,
+    executed: false,
+  });
   if (ctx.signal.aborted) return notRun(interrupted(tool, ctx.signal), { aborted: true });
   const parsed = tool.inputSchema.safeParse(rawInput);
-  if (!parsed.success) return notRun(`${formatInputError(tool, rawInput, parsed.error)}\nFix the fields above and call '${tool.name}' again.`, { invalidInput: true });
+  if (!parsed.success)
+    return notRun(
+      `${formatInputError(tool, rawInput, parsed.error)}\nFix the fields above and call '${tool.name}' again.`,
+      { invalidInput: true },
+    );
   if (opts.admit) {
     const refusal = await opts.admit(parsed.data);
-    if (refusal !== undefined) return notRun(`Tool call denied: ${refusal}. Do not retry the same call; choose another approach or ask for permission.`, { denied: true });
+    if (refusal !== undefined)
+      return notRun(
+        `Tool call denied: ${refusal}. Do not retry the same call; choose another approach or ask for permission.`,
+        { denied: true },
+      );
   }
   const started = performance.now();
   const took = () => Math.round(performance.now() - started);
@@ -65,9 +96,18 @@ async function execute<I>(tool: Tool<I>, rawInput: unknown, ctx: ToolContext, op
     const result = await abortable(tool.execute(parsed.data, ctx), ctx.signal);
     return { result, durationMs: took(), executed: true };
   } catch (err) {
-    if (ctx.signal.aborted || isAbortError(err)) return { result: { output: interrupted(tool, ctx.signal), isError: true, meta: { aborted: true } }, durationMs: took(), executed: true };
+    if (ctx.signal.aborted || isAbortError(err))
+      return {
+        result: { output: interrupted(tool, ctx.signal), isError: true, meta: { aborted: true } },
+        durationMs: took(),
+        executed: true,
+      };
     const kind = err instanceof FlotillaError ? '' : ' unexpectedly';
-    return { result: { output: `${tool.name} failed${kind}: ${errorMessage(err)}`, isError: true, meta: { thrown: true } }, durationMs: took(), executed: true };
+    return {
+      result: { output: `${tool.name} failed${kind}: ${errorMessage(err)}`, isError: true, meta: { thrown: true } },
+      durationMs: took(),
+      executed: true,
+    };
   }
 }
 

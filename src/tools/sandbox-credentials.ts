@@ -12,8 +12,20 @@ import type { VendorRuntimeName } from '../runtimes/types.js';
 
 /** Under the home: keys, cloud and cluster logins, registry and forge tokens. */
 export const HOME_CREDENTIALS = [
-  '.ssh', '.gnupg', '.aws', '.azure', '.config/gcloud', '.kube', '.docker/config.json', '.netrc', '.git-credentials',
-  '.config/gh', '.npmrc', '.pypirc', '.cargo/credentials.toml', '.config/hub',
+  '.ssh',
+  '.gnupg',
+  '.aws',
+  '.azure',
+  '.config/gcloud',
+  '.kube',
+  '.docker/config.json',
+  '.netrc',
+  '.git-credentials',
+  '.config/gh',
+  '.npmrc',
+  '.pypirc',
+  '.cargo/credentials.toml',
+  '.config/hub',
 ] as const;
 
 /**
@@ -40,16 +52,29 @@ export interface CredentialPaths {
  * `KUBECONFIG`, …) are followed; `extra` is `security.hidden_paths`, which only the person's
  * own config sets (`~/` is the home; a relative path is taken from the home).
  */
-export function credentialPaths(opts: { home: string; env: NodeJS.ProcessEnv; extra?: readonly string[]; runtime?: VendorRuntimeName }): CredentialPaths {
+export function credentialPaths(opts: {
+  home: string;
+  env: NodeJS.ProcessEnv;
+  extra?: readonly string[];
+  runtime?: VendorRuntimeName;
+}): CredentialPaths {
   const { home, env } = opts;
   const at = (p: string) => join(home, p);
   const xdg = env.XDG_CONFIG_HOME?.trim();
   const set = (name: string) => env[name]?.trim() || undefined;
   const moved = [
-    set('GNUPGHOME'), set('CLOUDSDK_CONFIG'), set('GH_CONFIG_DIR'), set('AWS_SHARED_CREDENTIALS_FILE'), set('AWS_CONFIG_FILE'),
-    set('AZURE_CONFIG_DIR'), set('NPM_CONFIG_USERCONFIG'), set('DOCKER_CONFIG') && join(set('DOCKER_CONFIG')!, 'config.json'),
-    set('NETRC'), ...(set('KUBECONFIG')?.split(':') ?? []),
-    xdg && join(xdg, 'gcloud'), xdg && join(xdg, 'gh'),
+    set('GNUPGHOME'),
+    set('CLOUDSDK_CONFIG'),
+    set('GH_CONFIG_DIR'),
+    set('AWS_SHARED_CREDENTIALS_FILE'),
+    set('AWS_CONFIG_FILE'),
+    set('AZURE_CONFIG_DIR'),
+    set('NPM_CONFIG_USERCONFIG'),
+    set('DOCKER_CONFIG') && join(set('DOCKER_CONFIG')!, 'config.json'),
+    set('NETRC'),
+    ...(set('KUBECONFIG')?.split(':') ?? []),
+    xdg && join(xdg, 'gcloud'),
+    xdg && join(xdg, 'gh'),
   ].filter((p): p is string => Boolean(p) && isAbsolute(p as string));
   const logins: Record<VendorRuntimeName, string[]> = {
     claude: [set('CLAUDE_CONFIG_DIR') ?? at('.claude'), at('.claude.json')],
@@ -58,10 +83,16 @@ export function credentialPaths(opts: { home: string; env: NodeJS.ProcessEnv; ex
   };
   const own = opts.runtime ? logins[opts.runtime] : [];
   // Gemini's Vertex login is a service-account file, often under ~/.config/gcloud.
-  if (opts.runtime === 'gemini' && set('GOOGLE_APPLICATION_CREDENTIALS')) own.push(resolve(home, set('GOOGLE_APPLICATION_CREDENTIALS')!));
-  const others = (Object.keys(logins) as VendorRuntimeName[]).filter((r) => r !== opts.runtime).flatMap((r) => [...logins[r], ...CLI_LOGINS[r].map(at)]);
-  const extra = (opts.extra ?? []).map((p) => (p === '~' ? home : p.startsWith('~/') ? join(home, p.slice(2)) : resolve(home, p)));
-  const hidden = [...new Set([...HOME_CREDENTIALS.map(at), ...moved, ...others, ...CLI_LOGINS.other.map(at), ...extra])]
-    .filter((p) => !own.includes(p));
+  if (opts.runtime === 'gemini' && set('GOOGLE_APPLICATION_CREDENTIALS'))
+    own.push(resolve(home, set('GOOGLE_APPLICATION_CREDENTIALS')!));
+  const others = (Object.keys(logins) as VendorRuntimeName[])
+    .filter((r) => r !== opts.runtime)
+    .flatMap((r) => [...logins[r], ...CLI_LOGINS[r].map(at)]);
+  const extra = (opts.extra ?? []).map((p) =>
+    p === '~' ? home : p.startsWith('~/') ? join(home, p.slice(2)) : resolve(home, p),
+  );
+  const hidden = [
+    ...new Set([...HOME_CREDENTIALS.map(at), ...moved, ...others, ...CLI_LOGINS.other.map(at), ...extra]),
+  ].filter((p) => !own.includes(p));
   return { hidden, own: own.filter((p) => hidden.some((h) => p.startsWith(h + '/'))) };
 }

@@ -8,9 +8,7 @@ import { bubblewrapUserNamespace, findBubblewrap } from './sandbox.js';
  * elsewhere, with a warning; `bubblewrap` refuses to start without it; `none` is a choice.
  */
 
-export type EffectiveSandbox =
-  | { kind: 'bubblewrap'; bwrap: string }
-  | { kind: 'none'; chosen: boolean; why: string };
+export type EffectiveSandbox = { kind: 'bubblewrap'; bwrap: string } | { kind: 'none'; chosen: boolean; why: string };
 
 const works = new Map<string, boolean>();
 
@@ -18,16 +16,20 @@ const works = new Map<string, boolean>();
 function bubblewrapWorks(bwrap: string): boolean {
   let ok = works.get(bwrap);
   if (ok === undefined) {
-    ok = process.geteuid?.() === 0
-      ? spawnSync(bwrap, ['--ro-bind', '/', '/', '--unshare-pid', 'true'], { timeout: 10_000 }).status === 0
-      : bubblewrapUserNamespace(bwrap);
+    ok =
+      process.geteuid?.() === 0
+        ? spawnSync(bwrap, ['--ro-bind', '/', '/', '--unshare-pid', 'true'], { timeout: 10_000 }).status === 0
+        : bubblewrapUserNamespace(bwrap);
     works.set(bwrap, ok);
   }
   return ok;
 }
 
 /** Resolves the setting; `bubblewrap` without bwrap throws the one-line refusal (findBubblewrap). */
-export function effectiveSandbox(config: Pick<Config, 'security'>, env: NodeJS.ProcessEnv = process.env): EffectiveSandbox {
+export function effectiveSandbox(
+  config: Pick<Config, 'security'>,
+  env: NodeJS.ProcessEnv = process.env,
+): EffectiveSandbox {
   const setting = config.security.sandbox;
   if (setting === 'none') return { kind: 'none', chosen: true, why: 'security.sandbox: none' };
   if (setting === 'bubblewrap') return { kind: 'bubblewrap', bwrap: findBubblewrap(env) };
@@ -37,7 +39,9 @@ export function effectiveSandbox(config: Pick<Config, 'security'>, env: NodeJS.P
   } catch {
     return { kind: 'none', chosen: false, why: 'bwrap is not installed' };
   }
-  return bubblewrapWorks(bwrap) ? { kind: 'bubblewrap', bwrap } : { kind: 'none', chosen: false, why: `${bwrap} cannot make a user namespace here` };
+  return bubblewrapWorks(bwrap)
+    ? { kind: 'bubblewrap', bwrap }
+    : { kind: 'none', chosen: false, why: `${bwrap} cannot make a user namespace here` };
 }
 
 /** The one line `up` and a person's spawn print when `auto` found no sandbox; null otherwise. */

@@ -64,7 +64,10 @@ export function findBubblewrap(env: NodeJS.ProcessEnv = process.env): string {
   try {
     return execFileSync('sh', ['-c', 'command -v bwrap'], { encoding: 'utf8', env }).trim();
   } catch {
-    throw new FlotillaError("security.sandbox is 'bubblewrap' but bwrap is not installed — install bubblewrap (apt-get install bubblewrap) or set security.sandbox: none", { code: 'sandbox-missing' });
+    throw new FlotillaError(
+      "security.sandbox is 'bubblewrap' but bwrap is not installed — install bubblewrap (apt-get install bubblewrap) or set security.sandbox: none",
+      { code: 'sandbox-missing' },
+    );
   }
 }
 
@@ -96,8 +99,10 @@ export function bubblewrapNests(bwrap: string): boolean {
   if (ok === undefined) {
     const userNamespace = bubblewrapUserNamespace(bwrap);
     const id = process.geteuid?.() === 0 ? NESTING_ID : undefined;
-    const [file, ...args] = bubblewrapArgv({ writable: [], readOnly: [], network: true, bwrap, userNamespace, id, direct: true },
-      [bwrap, '--unshare-user', '--unshare-net', '--ro-bind', '/', '/', 'true']);
+    const [file, ...args] = bubblewrapArgv(
+      { writable: [], readOnly: [], network: true, bwrap, userNamespace, id, direct: true },
+      [bwrap, '--unshare-user', '--unshare-net', '--ro-bind', '/', '/', 'true'],
+    );
     ok = spawnSync(file!, args, { timeout: 10_000 }).status === 0;
     nestingProbe.set(bwrap, ok);
   }
@@ -114,23 +119,38 @@ export function bubblewrapNests(bwrap: string): boolean {
 export function bubblewrapArgv(spec: SandboxSpec, argv: readonly string[]): string[] {
   const out = [spec.bwrap ?? 'bwrap', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
   const id = spec.id === undefined ? [] : ['--uid', String(spec.id), '--gid', String(spec.id)];
-  out.push(...(spec.userNamespace === false ? [] : ['--unshare-user', ...id]), '--unshare-pid', '--unshare-ipc', '--cap-drop', 'ALL', '--new-session', '--die-with-parent');
+  out.push(
+    ...(spec.userNamespace === false ? [] : ['--unshare-user', ...id]),
+    '--unshare-pid',
+    '--unshare-ipc',
+    '--cap-drop',
+    'ALL',
+    '--new-session',
+    '--die-with-parent',
+  );
   type How = 'rw' | 'ro' | 'hide' | 'socket' | 'cover';
   const listed: { path: string; how: How }[] = [
     ...spec.writable.map((path) => ({ path, how: 'rw' as const })),
     ...spec.readOnly.map((path) => ({ path, how: 'ro' as const })),
-    ...(spec.visible ?? []).filter((path) => !spec.writable.some((w) => within(mountPath(path), mountPath(w)))).map((path) => ({ path, how: 'ro' as const })),
+    ...(spec.visible ?? [])
+      .filter((path) => !spec.writable.some((w) => within(mountPath(path), mountPath(w))))
+      .map((path) => ({ path, how: 'ro' as const })),
     ...(spec.hidden ?? []).map((path) => ({ path, how: 'hide' as const })),
     ...(spec.sockets ?? []).map((path) => ({ path, how: 'socket' as const })),
     ...(spec.covered ?? []).map((path) => ({ path, how: 'cover' as const })),
   ];
-  const unique = new Map(listed.map(({ path, how }) => {
-    const at = mountPath(path);
-    return [`${how} ${at}`, { path: at, how, leaf: basename(path) }] as const;
-  }));
+  const unique = new Map(
+    listed.map(({ path, how }) => {
+      const at = mountPath(path);
+      return [`${how} ${at}`, { path: at, how, leaf: basename(path) }] as const;
+    }),
+  );
   const mounts = [...unique.values()].sort((a, b) => a.path.length - b.path.length);
   // What each path lies in so far, innermost last: a missing folder is made only where writes reach the host.
-  const made: { path: string; how: How | 'root' | 'tmp' }[] = [{ path: '/', how: 'root' }, { path: '/tmp', how: 'tmp' }];
+  const made: { path: string; how: How | 'root' | 'tmp' }[] = [
+    { path: '/', how: 'root' },
+    { path: '/tmp', how: 'tmp' },
+  ];
   const emptied: string[] = [];
   const enclosing = (path: string) => made.filter((m) => m.path === '/' || within(path, m.path)).at(-1)!.how;
   for (const { path, how, leaf } of mounts) {
@@ -150,7 +170,8 @@ export function bubblewrapArgv(spec: SandboxSpec, argv: readonly string[]): stri
     // read-only home, a hidden folder) nothing inside can make it either. Never `.git`: an
     // empty one left behind would confuse the person's git; a repository the agent makes is
     // its own (docs/security.md).
-    else if (how === 'ro' && enclosing(path) === 'rw' && leaf !== '.git' && madeOnHost(path)) out.push('--ro-bind', path, path);
+    else if (how === 'ro' && enclosing(path) === 'rw' && leaf !== '.git' && madeOnHost(path))
+      out.push('--ro-bind', path, path);
     else continue;
     made.push({ path, how });
   }
@@ -169,17 +190,21 @@ export function bubblewrapArgv(spec: SandboxSpec, argv: readonly string[]): stri
 export function mountPath(path: string): string {
   const tail: string[] = [];
   let current = resolve(path);
-  for (let links = 0; links < 40; ) {
+  for (let links = 0; links < 40;) {
     try {
       return join(realpathSync(current), ...tail);
-    } catch { /* missing: look at the link or the parent */ }
+    } catch {
+      /* missing: look at the link or the parent */
+    }
     try {
       if (lstatSync(current).isSymbolicLink()) {
         current = resolve(dirname(current), readlinkSync(current));
         links++;
         continue;
       }
-    } catch { /* missing */ }
+    } catch {
+      /* missing */
+    }
     const parent = dirname(current);
     if (parent === current) break;
     tail.unshift(basename(current));
@@ -217,10 +242,14 @@ function madeOnHost(path: string): boolean {
  * holding a writable dir, the home or the install — cannot be hidden; there the socket itself
  * is covered by /dev/null.
  */
-export function tmuxHiding(tmux: { sockets: readonly string[]; dirs: readonly string[] }, needed: readonly string[]): { hidden: string[]; covered: string[] } {
+export function tmuxHiding(
+  tmux: { sockets: readonly string[]; dirs: readonly string[] },
+  needed: readonly string[],
+): { hidden: string[]; covered: string[] } {
   const hidden = new Set<string>();
   const covered = new Set<string>();
-  const holdsNeeded = (dir: string) => dir === '/' || needed.some((n) => n === dir || n.startsWith(dir.replace(/\/+$/, '') + '/'));
+  const holdsNeeded = (dir: string) =>
+    dir === '/' || needed.some((n) => n === dir || n.startsWith(dir.replace(/\/+$/, '') + '/'));
   for (const dir of tmux.dirs) if (!holdsNeeded(dir)) hidden.add(dir);
   for (const socket of tmux.sockets) {
     const dir = dirname(socket);
@@ -240,7 +269,15 @@ export function tmuxHiding(tmux: { sockets: readonly string[]; dirs: readonly st
  * command cannot move `.git` aside and build another with hooks beside it. The agent's own
  * memory dir is written again on top.
  */
-export function hostExecutedPaths(opts: { fleetRoot: string; project: string; cwd: string; home: string; userConfigDir: string; userCacheDir: string; installed?: readonly string[] }): string[] {
+export function hostExecutedPaths(opts: {
+  fleetRoot: string;
+  project: string;
+  cwd: string;
+  home: string;
+  userConfigDir: string;
+  userCacheDir: string;
+  installed?: readonly string[];
+}): string[] {
   const dirs = new Set([opts.project, opts.cwd]);
   const out = [opts.fleetRoot];
   for (const d of dirs) out.push(join(d, '.claude'), join(d, '.flotilla'), ...gitPaths(d));
@@ -322,7 +359,8 @@ let probed: PidNamespace | undefined;
  */
 export function pidNamespace(): PidNamespace {
   if (probed) return probed;
-  if (process.platform !== 'linux') return (probed = { available: false, reason: `${process.platform} has no pid namespaces` });
+  if (process.platform !== 'linux')
+    return (probed = { available: false, reason: `${process.platform} has no pid namespaces` });
   const flags = ['--pid', '--fork', '--kill-child', ...(process.geteuid?.() === 0 ? [] : ['--map-current-user'])];
   const prefix = ['unshare', ...flags];
   const r = spawnSync(prefix[0]!, [...prefix.slice(1), 'true'], { encoding: 'utf8', timeout: 10_000 });

@@ -27,9 +27,26 @@ const MARKER_RE = new RegExp(
 
 /** Brackets and dashes a reader takes for `<` and `-` that NFKC leaves alone. */
 const FOLD: Record<string, string> = {
-  '\u2039': '<', '\u276e': '<', '\u3008': '<', '\u2329': '<', '\u02c2': '<', '\u1438': '<', '\u27e8': '<', '\u29fc': '<',
-  '\u2010': '-', '\u2011': '-', '\u2012': '-', '\u2013': '-', '\u2014': '-', '\u2015': '-', '\u2212': '-', '\u2043': '-',
-  '\u02d7': '-', '\u2e3a': '-', '\u2e3b': '-', '\ufe58': '-',
+  '\u2039': '<',
+  '\u276e': '<',
+  '\u3008': '<',
+  '\u2329': '<',
+  '\u02c2': '<',
+  '\u1438': '<',
+  '\u27e8': '<',
+  '\u29fc': '<',
+  '\u2010': '-',
+  '\u2011': '-',
+  '\u2012': '-',
+  '\u2013': '-',
+  '\u2014': '-',
+  '\u2015': '-',
+  '\u2212': '-',
+  '\u2043': '-',
+  '\u02d7': '-',
+  '\u2e3a': '-',
+  '\u2e3b': '-',
+  '\ufe58': '-',
 };
 
 const FORMAT = /^\p{Cf}$/u;
@@ -43,7 +60,7 @@ export function scrubHarnessMarkers(text: string): string {
   const origin: number[] = [];
   let i = 0;
   for (const ch of text) {
-    const mapped = FORMAT.test(ch) ? '' : FOLD[ch] ?? ch.normalize('NFKC');
+    const mapped = FORMAT.test(ch) ? '' : (FOLD[ch] ?? ch.normalize('NFKC'));
     for (let k = 0; k < mapped.length; k++) origin.push(i);
     skeleton += mapped;
     i += ch.length;

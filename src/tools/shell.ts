@@ -46,29 +46,43 @@ export function createShellTool(options: ShellOptions, ops: ShellOperations = no
       'Example: {"command": "npm test 2>&1 | tail -n 40", "timeout_secs": 300}.',
     inputSchema: input,
     inputExample: { command: 'git status --short' },
-    outputHint: 'To see all of it, redirect the output to a file (cmd > out.txt 2>&1) and read it with offset/limit, or filter it with grep, head or tail.',
+    outputHint:
+      'To see all of it, redirect the output to a file (cmd > out.txt 2>&1) and read it with offset/limit, or filter it with grep, head or tail.',
     async execute({ command, timeout_secs }, ctx) {
       const timeoutSecs = timeout_secs ?? options.timeoutSecs;
       // One pipe for both streams keeps stdout and stderr in the order the command wrote them.
       const argv = ['sh', '-c', `exec 2>&1; ${command}`];
-      const run = () => ops.run(options.wrap ? options.wrap(argv) : argv, {
-        cwd: ctx.cwd,
-        env: ctx.extraEnv ? { ...options.env, ...ctx.extraEnv } : options.env,
-        timeoutMs: timeoutSecs * 1000,
-        signal: ctx.signal,
-        // Every wrapper (pid namespace, sandbox) runs the command under the namespace init.
-        ...(options.wrap ? { statusFd: true } : {}),
-        ...(options.killGraceMs === undefined ? {} : { killGraceMs: options.killGraceMs }),
-        ...(options.maxCaptureBytes === undefined ? {} : { maxCaptureBytes: options.maxCaptureBytes }),
-        ...(options.track ? { track: options.track } : {}),
-      });
+      const run = () =>
+        ops.run(options.wrap ? options.wrap(argv) : argv, {
+          cwd: ctx.cwd,
+          env: ctx.extraEnv ? { ...options.env, ...ctx.extraEnv } : options.env,
+          timeoutMs: timeoutSecs * 1000,
+          signal: ctx.signal,
+          // Every wrapper (pid namespace, sandbox) runs the command under the namespace init.
+          ...(options.wrap ? { statusFd: true } : {}),
+          ...(options.killGraceMs === undefined ? {} : { killGraceMs: options.killGraceMs }),
+          ...(options.maxCaptureBytes === undefined ? {} : { maxCaptureBytes: options.maxCaptureBytes }),
+          ...(options.track ? { track: options.track } : {}),
+        });
       let r = await run();
       // bubblewrap refused its mounts before the command began: a directory it was to hide
       // went away meanwhile (a tmux server's, removed as it ended). A fresh wrap looks again.
       if (sandboxRefused(r)) r = await run();
-      const meta = { command, exitCode: r.exitCode, signal: r.exitSignal, timedOut: r.timedOut, aborted: r.aborted, outputBytes: r.outputBytes, durationMs: r.durationMs };
+      const meta = {
+        command,
+        exitCode: r.exitCode,
+        signal: r.exitSignal,
+        timedOut: r.timedOut,
+        aborted: r.aborted,
+        outputBytes: r.outputBytes,
+        durationMs: r.durationMs,
+      };
       if (r.spawnError !== undefined) {
-        return { output: `Could not start the command in ${ctx.cwd}: ${r.spawnError}. Check that the working directory exists.`, isError: true, meta };
+        return {
+          output: `Could not start the command in ${ctx.cwd}: ${r.spawnError}. Check that the working directory exists.`,
+          isError: true,
+          meta,
+        };
       }
       const body = r.output === '' ? '(no output)' : r.output.replace(/\n$/, '');
       return { output: `${body}\n${footer(r, timeoutSecs, maxTimeoutSecs)}`, isError: r.timedOut || r.aborted, meta };
@@ -79,7 +93,12 @@ export function createShellTool(options: ShellOptions, ops: ShellOperations = no
 function shellInput(defaultSecs: number, maxSecs: number) {
   return z.strictObject({
     command: z.string().trim().min(1).describe('Shell command line, run with sh -c'),
-    timeout_secs: z.number().positive().max(maxSecs).optional().describe(`Seconds before the command is killed (default ${defaultSecs}, at most ${maxSecs})`),
+    timeout_secs: z
+      .number()
+      .positive()
+      .max(maxSecs)
+      .optional()
+      .describe(`Seconds before the command is killed (default ${defaultSecs}, at most ${maxSecs})`),
   });
 }
 export type ShellInput = z.infer<ReturnType<typeof shellInput>>;
@@ -98,7 +117,8 @@ function footer(r: GroupRunResult, timeoutSecs: number, maxSecs: number): string
       '(nohup cmd > job.log 2>&1 &) and read the file later.]'
     );
   }
-  if (sandboxRefused(r)) return `[the sandbox could not start the command, so nothing ran (exit code ${r.exitCode ?? 'unknown'})]`;
+  if (sandboxRefused(r))
+    return `[the sandbox could not start the command, so nothing ran (exit code ${r.exitCode ?? 'unknown'})]`;
   const end = r.exitSignal ? `[killed by signal ${r.exitSignal}]` : `[exit code ${r.exitCode ?? 'unknown'}]`;
   if (!r.heldOpen) return end;
   return `${end}\n[processes it started in the background still hold its output; what they print from now on is not captured. Redirect their output to a file to keep it.]`;

@@ -10,7 +10,15 @@ import type { Tool, ToolResult } from './types.js';
  * error result the model can act on: who holds the task, what it waits on.
  */
 export interface TaskToolOps {
-  create(t: { board: string; title: string; body?: string; priority?: 'urgent' | 'high' | 'normal' | 'low'; labels?: string[]; blockedBy?: string[]; id?: string }): Promise<TaskView>;
+  create(t: {
+    board: string;
+    title: string;
+    body?: string;
+    priority?: 'urgent' | 'high' | 'normal' | 'low';
+    labels?: string[];
+    blockedBy?: string[];
+    id?: string;
+  }): Promise<TaskView>;
   list(board: string, all: boolean): Promise<string>;
   /** `id` null: the first claimable task; null back when there is none. */
   claim(board: string, id: string | null): Promise<TaskView | null>;
@@ -47,19 +55,33 @@ const createInput = z.object({
 const listInput = z.object({ all: z.boolean().optional().describe('Include finished tasks'), board });
 
 const claimInput = z.object({
-  id: z.string().optional().describe('The task to claim; omit it to take the first claimable one by priority, then age'),
+  id: z
+    .string()
+    .optional()
+    .describe('The task to claim; omit it to take the first claimable one by priority, then age'),
   board,
 });
 
 const updateInput = z.object({
   id: z.string().min(1),
-  action: z.enum(['done', 'failed', 'release', 'cancel']).describe("'done' with the result, 'failed' with the reason, 'release' to give it back, 'cancel' (a task you created)"),
-  result: z.string().optional().describe('The result (done), the reason (failed, cancel) or a note for the next claimant (release)'),
+  action: z
+    .enum(['done', 'failed', 'release', 'cancel'])
+    .describe(
+      "'done' with the result, 'failed' with the reason, 'release' to give it back, 'cancel' (a task you created)",
+    ),
+  result: z
+    .string()
+    .optional()
+    .describe('The result (done), the reason (failed, cancel) or a note for the next claimant (release)'),
   board,
 });
 
 const waitInput = z.object({
-  timeout_secs: z.number().positive().optional().describe('Give up after this many seconds (default: wait until the board drains)'),
+  timeout_secs: z
+    .number()
+    .positive()
+    .optional()
+    .describe('Give up after this many seconds (default: wait until the board drains)'),
   board,
 });
 
@@ -87,15 +109,21 @@ export function createTaskTools(ops: TaskToolOps): Tool[] {
   const b = (given: string | undefined): string => given?.trim() || ops.defaultBoard;
   const create: Tool<z.infer<typeof createInput>> = {
     name: 'task_create',
-    description: 'Add a task to the shared task board for your teammates (or yourself) to claim. Example: {"title": "Write tests for the parser", "blocked_by": ["t1"]}',
+    description:
+      'Add a task to the shared task board for your teammates (or yourself) to claim. Example: {"title": "Write tests for the parser", "blocked_by": ["t1"]}',
     inputSchema: createInput,
     klass: 'fleet',
     inputExample: { title: 'Write tests for the parser', blocked_by: ['t1'] },
     async execute(i) {
       try {
         const t = await ops.create({
-          board: b(i.board), title: i.title, ...(i.body !== undefined ? { body: i.body } : {}), ...(i.priority ? { priority: i.priority } : {}),
-          ...(i.labels ? { labels: i.labels } : {}), ...(i.blocked_by ? { blockedBy: i.blocked_by } : {}), ...(i.id !== undefined ? { id: i.id } : {}),
+          board: b(i.board),
+          title: i.title,
+          ...(i.body !== undefined ? { body: i.body } : {}),
+          ...(i.priority ? { priority: i.priority } : {}),
+          ...(i.labels ? { labels: i.labels } : {}),
+          ...(i.blocked_by ? { blockedBy: i.blocked_by } : {}),
+          ...(i.id !== undefined ? { id: i.id } : {}),
         });
         return { output: `Added task ${t.id} to board ${t.board}.`, meta: { board: t.board, task: t.id } };
       } catch (err) {
@@ -105,7 +133,8 @@ export function createTaskTools(ops: TaskToolOps): Tool[] {
   };
   const list: Tool<z.infer<typeof listInput>> = {
     name: 'task_list',
-    description: 'List the shared task board: the unfinished tasks in claim order with status, claimant and what each waits on, the last to finish, and the counts.',
+    description:
+      'List the shared task board: the unfinished tasks in claim order with status, claimant and what each waits on, the last to finish, and the counts.',
     inputSchema: listInput,
     klass: 'read',
     inputExample: {},
@@ -115,7 +144,8 @@ export function createTaskTools(ops: TaskToolOps): Tool[] {
   };
   const claim: Tool<z.infer<typeof claimInput>> = {
     name: 'task_claim',
-    description: 'Claim a task so you alone work on it (omit id for the next claimable one). If someone holds it you are told who. Finish it with task_update.',
+    description:
+      'Claim a task so you alone work on it (omit id for the next claimable one). If someone holds it you are told who. Finish it with task_update.',
     inputSchema: claimInput,
     klass: 'fleet',
     inputExample: { id: 't3' },
@@ -124,15 +154,26 @@ export function createTaskTools(ops: TaskToolOps): Tool[] {
       try {
         t = await ops.claim(b(i.board), i.id ?? null);
       } catch (err) {
-        return refused(err, 'Call task_claim without an id to take the next claimable task, or task_list to see the board.');
+        return refused(
+          err,
+          'Call task_claim without an id to take the next claimable task, or task_list to see the board.',
+        );
       }
-      if (!t) return { output: `No claimable task on board ${b(i.board)}: everything is claimed, finished, or waiting on unfinished tasks.`, meta: { board: b(i.board), task: null } };
-      return { output: `You claimed task ${t.id}.\n\n${describeTask(t)}\n\nWhen it is finished, call task_update with action 'done' and the result.`, meta: { board: t.board, task: t.id } };
+      if (!t)
+        return {
+          output: `No claimable task on board ${b(i.board)}: everything is claimed, finished, or waiting on unfinished tasks.`,
+          meta: { board: b(i.board), task: null },
+        };
+      return {
+        output: `You claimed task ${t.id}.\n\n${describeTask(t)}\n\nWhen it is finished, call task_update with action 'done' and the result.`,
+        meta: { board: t.board, task: t.id },
+      };
     },
   };
   const update: Tool<z.infer<typeof updateInput>> = {
     name: 'task_update',
-    description: "Finish or hand back a task you claimed: action 'done' with the result, 'failed' with the reason, 'release' to give it back; 'cancel' a task you created.",
+    description:
+      "Finish or hand back a task you claimed: action 'done' with the result, 'failed' with the reason, 'release' to give it back; 'cancel' a task you created.",
     inputSchema: updateInput,
     klass: 'fleet',
     inputExample: { id: 't3', action: 'done', result: 'Parser tests added in test/parser.test.ts; all pass.' },
@@ -147,7 +188,8 @@ export function createTaskTools(ops: TaskToolOps): Tool[] {
   };
   const wait: Tool<z.infer<typeof waitInput>> = {
     name: 'wait_for_tasks',
-    description: 'Wait until the task board drains (nothing claimed, nothing left that could be claimed), then get the counts.',
+    description:
+      'Wait until the task board drains (nothing claimed, nothing left that could be claimed), then get the counts.',
     inputSchema: waitInput,
     klass: 'fleet',
     inputExample: { timeout_secs: 600 },

@@ -39,7 +39,13 @@ export function truncateHeadTail(text: string, maxBytes: number, hint: string): 
   const tail = buf.subarray(tailStart).toString('utf8');
   const sep = head.endsWith('\n') || head === '' ? '' : '\n';
   const marker = `${sep}[… ${middle.length} bytes (${omittedLines} lines) cut from the middle of ${buf.length} bytes. ${hint} …]\n`;
-  return { text: head + marker + tail, truncated: true, originalBytes: buf.length, omittedBytes: middle.length, omittedLines };
+  return {
+    text: head + marker + tail,
+    truncated: true,
+    originalBytes: buf.length,
+    omittedBytes: middle.length,
+    omittedLines,
+  };
 }
 
 /** Moves `i` back to the start of a UTF-8 character so no character is split. */

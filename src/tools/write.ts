@@ -45,7 +45,8 @@ export function createWriteTool(options: WriteOptions, ops: FileOperations = nod
       await ops.mkdirp(dirname(check.canonical));
       await ops.writeFile(check.canonical, input.content);
       const bytes = Buffer.byteLength(input.content);
-      const lines = input.content === '' ? 0 : input.content.split('\n').length - (input.content.endsWith('\n') ? 1 : 0);
+      const lines =
+        input.content === '' ? 0 : input.content.split('\n').length - (input.content.endsWith('\n') ? 1 : 0);
       return {
         output: `${existing ? 'Overwrote' : 'Created'} ${shown} (${bytes} bytes, ${lines} line${lines === 1 ? '' : 's'}).`,
         meta: { path, bytes, created: !existing },

@@ -37,7 +37,11 @@ const MESSAGE_ROLES = new Set(['system', 'user', 'assistant', 'tool']);
 function isModelMessage(v: unknown): v is ModelMessage {
   if (typeof v !== 'object' || v === null) return false;
   const m = v as { role?: unknown; content?: unknown };
-  return typeof m.role === 'string' && MESSAGE_ROLES.has(m.role) && (typeof m.content === 'string' || Array.isArray(m.content));
+  return (
+    typeof m.role === 'string' &&
+    MESSAGE_ROLES.has(m.role) &&
+    (typeof m.content === 'string' || Array.isArray(m.content))
+  );
 }
 
 const base = { seq: z.number().int().positive(), ts: z.string() };
@@ -93,7 +97,13 @@ const endEntry = z.object({
   exit_reason: z.string().nullable(),
 });
 
-export const transcriptEntrySchema = z.union([messageEntry, surfacedInboxEntry, surfacedHumanEntry, approvalEntry, endEntry]);
+export const transcriptEntrySchema = z.union([
+  messageEntry,
+  surfacedInboxEntry,
+  surfacedHumanEntry,
+  approvalEntry,
+  endEntry,
+]);
 export type TranscriptEntry = z.infer<typeof transcriptEntrySchema>;
 export type MessageEntry = z.infer<typeof messageEntry>;
 

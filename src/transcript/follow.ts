@@ -2,7 +2,12 @@ import { watch, type FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { errorMessage } from '../errors.js';
 import { readNewLines } from '../layout/read-lines.js';
-import { transcriptEntrySchema, transcriptHeaderSchema, type TranscriptEntry, type TranscriptHeader } from './entries.js';
+import {
+  transcriptEntrySchema,
+  transcriptHeaderSchema,
+  type TranscriptEntry,
+  type TranscriptHeader,
+} from './entries.js';
 
 export type TranscriptRecord = TranscriptHeader | TranscriptEntry;
 
@@ -21,7 +26,6 @@ export interface FollowOptions {
   /** Fallback poll interval where fs.watch does not wake us (default 250 ms). */
   pollMs?: number;
 }
-
 
 /** Parses one transcript line (header or entry); a string says why it is not one. */
 export function parseRecordLine(line: string): TranscriptRecord | string {
@@ -45,7 +49,11 @@ export function parseRecordLine(line: string): TranscriptRecord | string {
  * the agent is gone and the file has nothing more. Woken by fs.watch on the transcripts
  * folder, with a slow poll for filesystems where watching does not work.
  */
-export async function followTranscript(path: string, onRecord: (r: TranscriptRecord) => void, opts: FollowOptions): Promise<void> {
+export async function followTranscript(
+  path: string,
+  onRecord: (r: TranscriptRecord) => void,
+  opts: FollowOptions,
+): Promise<void> {
   let offset = opts.offset ?? 0;
   let lineNo = 0;
   let ended = false;

@@ -39,7 +39,10 @@ function style(opts: FormatOptions): Style {
  * as compact lines (`$ git status` and the first lines of output), surfaced inbox messages,
  * and input typed by a person marked as such.
  */
-export function formatTranscript(records: readonly (TranscriptHeader | TranscriptEntry)[], opts: FormatOptions): string {
+export function formatTranscript(
+  records: readonly (TranscriptHeader | TranscriptEntry)[],
+  opts: FormatOptions,
+): string {
   return records.map((r) => formatEntry(r, opts)).join('');
 }
 
@@ -47,16 +50,31 @@ export function formatTranscript(records: readonly (TranscriptHeader | Transcrip
 export function formatEntry(record: TranscriptHeader | TranscriptEntry, opts: FormatOptions): string {
   const s = style(opts);
   if (record.type === 'header') {
-    const parts = [record.agent_id, record.def_name, record.model, record.parent_id && `child of ${record.parent_id}`, record.resumed_from && `resumed from ${record.resumed_from}`];
-    return s.bold(`━━ ${parts.filter(Boolean).map((p) => clean(String(p))).join(' · ')} · started ${record.created_at}`) + '\n';
+    const parts = [
+      record.agent_id,
+      record.def_name,
+      record.model,
+      record.parent_id && `child of ${record.parent_id}`,
+      record.resumed_from && `resumed from ${record.resumed_from}`,
+    ];
+    return (
+      s.bold(
+        `━━ ${parts
+          .filter(Boolean)
+          .map((p) => clean(String(p)))
+          .join(' · ')} · started ${record.created_at}`,
+      ) + '\n'
+    );
   }
   const time = s.dim(record.ts.slice(11, 19));
   switch (record.type) {
     case 'message':
       return formatMessage(record.message, time, s);
     case 'surfaced':
-      if (record.source === 'human') return `${time} ${s.yellow(s.bold('human'))} ${s.dim('(typed by a person)')}\n${indent(clean(record.text))}\n`;
-      if (record.via === 'tool') return `${time} ${s.magenta(`inbox: ${record.ids.length} message${record.ids.length === 1 ? '' : 's'} read through a tool`)} ${s.dim(record.ids.join(', '))}\n`;
+      if (record.source === 'human')
+        return `${time} ${s.yellow(s.bold('human'))} ${s.dim('(typed by a person)')}\n${indent(clean(record.text))}\n`;
+      if (record.via === 'tool')
+        return `${time} ${s.magenta(`inbox: ${record.ids.length} message${record.ids.length === 1 ? '' : 's'} read through a tool`)} ${s.dim(record.ids.join(', '))}\n`;
       return `${time} ${s.magenta(`inbox: ${record.ids.length} message${record.ids.length === 1 ? '' : 's'}`)} ${s.dim(record.ids.join(', '))}\n${excerpt(record.text, s.lines + 2, s)}`;
     case 'approval': {
       const verdict = record.decision === 'approved' ? s.green('approved') : s.red('denied');
@@ -73,7 +91,10 @@ export function formatEntry(record: TranscriptHeader | TranscriptEntry, opts: Fo
 function formatMessage(m: ModelMessage, time: string, s: Style): string {
   if (m.role === 'system') return `${time} ${s.dim('system')}\n${excerpt(m.content, s.lines, s)}`;
   if (m.role === 'user') {
-    const text = typeof m.content === 'string' ? m.content : m.content.map((p) => (p.type === 'text' ? p.text : `[${p.type}]`)).join('\n');
+    const text =
+      typeof m.content === 'string'
+        ? m.content
+        : m.content.map((p) => (p.type === 'text' ? p.text : `[${p.type}]`)).join('\n');
     return `${time} ${s.bold('user')}\n${indent(clean(text))}\n`;
   }
   if (m.role === 'tool') {
@@ -130,17 +151,26 @@ function formatResult(p: ToolResultPart, s: Style): string {
 function excerpt(text: string, n: number, s: Style, paint: Paint = (x) => x): string {
   const lines = clean(text).replace(/\n+$/, '').split('\n');
   if (lines.length === 1 && lines[0] === '') return `    ${s.dim('(no output)')}\n`;
-  const shown = lines.slice(0, n).map((l) => `    ${paint(l.length > 200 ? l.slice(0, 199) + '…' : l)}\n`).join('');
+  const shown = lines
+    .slice(0, n)
+    .map((l) => `    ${paint(l.length > 200 ? l.slice(0, 199) + '…' : l)}\n`)
+    .join('');
   const rest = lines.length - n;
   return shown + (rest > 0 ? `    ${s.dim(`… ${rest} more line${rest === 1 ? '' : 's'}`)}\n` : '');
 }
 
 function indent(text: string): string {
-  return text.replace(/\n+$/, '').split('\n').map((l) => `  ${l}`).join('\n');
+  return text
+    .replace(/\n+$/, '')
+    .split('\n')
+    .map((l) => `  ${l}`)
+    .join('\n');
 }
 
 function oneLine(text: string, max: number): string {
-  const flat = clean(text).replace(/\s*\n\s*/g, ' ⏎ ').trim();
+  const flat = clean(text)
+    .replace(/\s*\n\s*/g, ' ⏎ ')
+    .trim();
   return flat.length > max ? flat.slice(0, max - 1) + '…' : flat;
 }
 

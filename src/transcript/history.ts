@@ -2,7 +2,8 @@ import type { ModelMessage, ToolModelMessage, ToolResultPart } from 'ai';
 import type { TranscriptEntry } from './entries.js';
 
 /** What the model reads in place of a result the old agent never recorded. */
-export const MISSING_RESULT_TEXT = 'no result was recorded: the agent stopped before this tool call finished; run it again if it is still needed';
+export const MISSING_RESULT_TEXT =
+  'no result was recorded: the agent stopped before this tool call finished; run it again if it is still needed';
 
 /**
  * Rebuilds the conversation for resume (§8): messages as recorded, surfaced inbox messages
@@ -40,7 +41,8 @@ export function historyFromTranscript(entries: readonly TranscriptEntry[]): Mode
       out.push(m);
       if (m.role === 'assistant' && Array.isArray(m.content)) {
         for (const part of m.content) {
-          if (part.type === 'tool-call' && !part.providerExecuted) pending.push({ toolCallId: part.toolCallId, toolName: part.toolName });
+          if (part.type === 'tool-call' && !part.providerExecuted)
+            pending.push({ toolCallId: part.toolCallId, toolName: part.toolName });
         }
       }
     } else if (entry.type === 'surfaced') {

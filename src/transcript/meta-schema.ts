@@ -24,4 +24,3 @@ export const transcriptMetaSchema = z.object({
 });
 export type TranscriptMeta = z.infer<typeof transcriptMetaSchema>;
 export type TranscriptMetaInput = z.input<typeof transcriptMetaSchema>;
-

@@ -16,7 +16,6 @@ export type { TranscriptMeta, TranscriptMetaInput } from './meta-schema.js';
  * checks with the validator generated from it, so `spawn` and `gc` (retention) load no zod.
  */
 
-
 /** True when the agent behind this sidecar has ended; only such transcripts may be pruned. */
 export function isFinishedMeta(meta: TranscriptMeta): boolean {
   return isTerminal(meta.status) || meta.finished_at !== null;
@@ -27,7 +26,9 @@ export function writeMeta(layout: Layout, meta: TranscriptMetaInput): Transcript
   const result = parseTranscriptMeta(meta);
   if (!result.success) {
     const issue = result.error.issues[0];
-    throw new FlotillaError(`invalid transcript metadata for '${meta.agent_id}' (${issue?.path || 'root'}: ${issue?.message ?? 'invalid'}) — this is a bug in Flotilla`);
+    throw new FlotillaError(
+      `invalid transcript metadata for '${meta.agent_id}' (${issue?.path || 'root'}: ${issue?.message ?? 'invalid'}) — this is a bug in Flotilla`,
+    );
   }
   const parsed = result.data;
   writeFileAtomic(layout.transcriptMeta(parsed.agent_id), JSON.stringify(redactValue(parsed), null, 2) + '\n');
@@ -38,9 +39,12 @@ export function writeMeta(layout: Layout, meta: TranscriptMetaInput): Transcript
 export function readMeta(layout: Layout, id: string): TranscriptMeta {
   const meta = tryReadMeta(layout, id);
   if (meta === null) {
-    throw new FlotillaError(`transcript metadata for '${id}' is missing — ${layout.transcriptMeta(id)} does not exist; run 'flotilla status' to list agents`, {
-      code: 'not-found',
-    });
+    throw new FlotillaError(
+      `transcript metadata for '${id}' is missing — ${layout.transcriptMeta(id)} does not exist; run 'flotilla status' to list agents`,
+      {
+        code: 'not-found',
+      },
+    );
   }
   return meta;
 }
@@ -59,10 +63,13 @@ export function tryReadMeta(layout: Layout, id: string): TranscriptMeta | null {
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw new FlotillaError(`transcript metadata ${path} is not JSON — delete it; the transcript itself is still readable`, {
-      code: 'meta-corrupt',
-      cause: err,
-    });
+    throw new FlotillaError(
+      `transcript metadata ${path} is not JSON — delete it; the transcript itself is still readable`,
+      {
+        code: 'meta-corrupt',
+        cause: err,
+      },
+    );
   }
   const parsed = parseTranscriptMeta(json);
   if (!parsed.success) {

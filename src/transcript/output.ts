@@ -47,7 +47,11 @@ export function writeOutput(layout: Layout, id: string, text: string, maxBytes: 
   const written = writeAnswer(layout.taskOutput(id, task), id, text, maxBytes);
   const latest = layout.output(id);
   const tmp = join(dirname(latest), `.${basename(latest)}.${process.pid}.${task}.link`);
-  try { unlinkSync(tmp); } catch { /* none left over */ }
+  try {
+    unlinkSync(tmp);
+  } catch {
+    /* none left over */
+  }
   linkSync(written.path, tmp);
   renameSync(tmp, latest);
   pruneTaskFiles(layout, id, task);
@@ -71,10 +75,19 @@ export function readTaskResult<T extends { task: number }>(layout: Layout, id: s
 function pruneTaskFiles(layout: Layout, id: string, task: number): void {
   const dir = dirname(layout.taskOutput(id, task));
   let names: string[];
-  try { names = readdirSync(dir); } catch { return; }
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
   for (const name of names) {
     const n = Number.parseInt(name, 10);
-    if (Number.isInteger(n) && n <= task - TASK_OUTPUTS_KEPT) try { unlinkSync(join(dir, name)); } catch { /* gone */ }
+    if (Number.isInteger(n) && n <= task - TASK_OUTPUTS_KEPT)
+      try {
+        unlinkSync(join(dir, name));
+      } catch {
+        /* gone */
+      }
   }
 }
 
@@ -100,10 +113,13 @@ export function readOutput(layout: Layout, id: string): string {
     return readFileSync(path, 'utf8');
   } catch (err) {
     if (isErrno(err, 'ENOENT')) {
-      throw new FlotillaError(`no output for '${id}' — it has not finished a task yet, or output.retention_secs removed it (${path})`, {
-        code: 'not-found',
-        cause: err,
-      });
+      throw new FlotillaError(
+        `no output for '${id}' — it has not finished a task yet, or output.retention_secs removed it (${path})`,
+        {
+          code: 'not-found',
+          cause: err,
+        },
+      );
     }
     throw new FlotillaError(`cannot read ${path}: ${errorMessage(err)} — check its permissions`, { cause: err });
   }

@@ -34,7 +34,10 @@ export function readTranscriptFile(path: string, id: string): Transcript {
         { code: 'not-found', cause: err },
       );
     }
-    throw new FlotillaError(`transcript for '${id}' cannot be read: ${errorMessage(err)} — check the permissions of ${path}`, { cause: err });
+    throw new FlotillaError(
+      `transcript for '${id}' cannot be read: ${errorMessage(err)} — check the permissions of ${path}`,
+      { cause: err },
+    );
   }
   return parseTranscript(text, id, path);
 }
@@ -69,7 +72,8 @@ export function parseTranscript(text: string, id: string, where = `transcript of
     }
     const parsed = transcriptEntrySchema.safeParse(json);
     if (parsed.success) entries.push(parsed.data);
-    else skipped.push({ line: i + 1, reason: `not a transcript entry (${parsed.error.issues[0]?.message ?? 'invalid'})` });
+    else
+      skipped.push({ line: i + 1, reason: `not a transcript entry (${parsed.error.issues[0]?.message ?? 'invalid'})` });
   }
   return { header, entries, torn, skipped };
 }
@@ -82,7 +86,8 @@ function parseHeader(line: string, id: string, where: string): TranscriptHeader 
     throw corrupt(id, where, 'its first line is not JSON');
   }
   const version = (json as { version?: unknown } | null)?.version;
-  if ((json as { type?: unknown } | null)?.type !== 'header') throw corrupt(id, where, 'its first line is not a header');
+  if ((json as { type?: unknown } | null)?.type !== 'header')
+    throw corrupt(id, where, 'its first line is not a header');
   if (typeof version === 'number' && version > TRANSCRIPT_VERSION) {
     throw new FlotillaError(
       `transcript for '${id}' has format version ${version}; this flotilla reads up to version ${TRANSCRIPT_VERSION} — upgrade flotilla to read it`,
@@ -92,13 +97,20 @@ function parseHeader(line: string, id: string, where: string): TranscriptHeader 
   const parsed = transcriptHeaderSchema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw corrupt(id, where, `its header is invalid (${issue?.path.join('.') || 'header'}: ${issue?.message ?? 'invalid'})`);
+    throw corrupt(
+      id,
+      where,
+      `its header is invalid (${issue?.path.join('.') || 'header'}: ${issue?.message ?? 'invalid'})`,
+    );
   }
   return parsed.data;
 }
 
 function corrupt(id: string, where: string, what: string): FlotillaError {
-  return new FlotillaError(`transcript for '${id}' is corrupt: ${what} (${where}) — it cannot be printed or resumed; start a new agent instead`, {
-    code: 'transcript-corrupt',
-  });
+  return new FlotillaError(
+    `transcript for '${id}' is corrupt: ${what} (${where}) — it cannot be printed or resumed; start a new agent instead`,
+    {
+      code: 'transcript-corrupt',
+    },
+  );
 }

@@ -81,7 +81,11 @@ function pruneOutputs(layout: Layout, opts: RetentionOptions, now: number, resul
       const dir = join(layout.outputDir, name);
       const written = mtime(dir);
       if (opts.isLive(name.slice(0, -TASKS_EXT.length)) || Number.isNaN(written) || written >= cutoff) continue;
-      try { rmSync(dir, { recursive: true, force: true }); } catch (err) { result.problems.push(`cannot remove ${dir}: ${errorMessage(err)}`); }
+      try {
+        rmSync(dir, { recursive: true, force: true });
+      } catch (err) {
+        result.problems.push(`cannot remove ${dir}: ${errorMessage(err)}`);
+      }
       continue;
     }
     if (name.startsWith('.') || !name.endsWith(OUTPUT_EXT)) continue;

@@ -108,7 +108,11 @@ export class TranscriptWriter {
   /** Records one entry; true when its line is completely written. */
   append(entry: NewTranscriptEntry): boolean {
     if (this.closed) {
-      this.onError(new FlotillaError(`transcript ${this.path} is closed; entry '${entry.type}' was not recorded`, { code: 'transcript-write' }));
+      this.onError(
+        new FlotillaError(`transcript ${this.path} is closed; entry '${entry.type}' was not recorded`, {
+          code: 'transcript-write',
+        }),
+      );
       return false;
     }
     if (!this.ready()) return false;
@@ -205,6 +209,10 @@ export class TranscriptWriter {
 }
 
 /** Opens the transcript writer for an agent at `layout.transcript(id)`. */
-export function openTranscript(layout: Layout, header: TranscriptHeaderInput, opts: TranscriptWriterOptions): TranscriptWriter {
+export function openTranscript(
+  layout: Layout,
+  header: TranscriptHeaderInput,
+  opts: TranscriptWriterOptions,
+): TranscriptWriter {
   return new TranscriptWriter(layout.transcript(header.agent_id), header, opts);
 }

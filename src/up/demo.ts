@@ -16,7 +16,8 @@ export const DEMO_TASK =
   'Look around this project: list its TODO and FIXME comments and check its git working tree, using helper agents, then sum up what they found.';
 
 /** The first line of the definitions older versions installed into `.flotilla/agents/`. */
-const OLD_MARKER = "# Installed by 'flotilla up' for the offline demo (no model configured); refreshed on each demo run. Delete it freely.";
+const OLD_MARKER =
+  "# Installed by 'flotilla up' for the offline demo (no model configured); refreshed on each demo run. Delete it freely.";
 
 /**
  * Removes the demo definitions an older `flotilla up` wrote into `.flotilla/agents/` (they
@@ -42,7 +43,11 @@ export function removeInstalledDemoAgents(layout: Pick<Layout, 'agentsDir'>): st
     }
   }
   if (removed.length > 0) {
-    try { rmdirSync(layout.agentsDir); } catch { /* not empty: the person's files stay */ }
+    try {
+      rmdirSync(layout.agentsDir);
+    } catch {
+      /* not empty: the person's files stay */
+    }
   }
   return removed;
 }

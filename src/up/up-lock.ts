@@ -20,9 +20,16 @@ export interface UpLockOptions {
 }
 
 export function withUpLock<T>(layout: Layout, fn: () => Promise<T>, opts: UpLockOptions = {}): Promise<T> {
-  return withFileLock(layout.upLock, {
-    timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-    busy: () => new FlotillaError("another 'flotilla up' is still opening this fleet — wait for it to finish (or end it), then run 'flotilla up' again"),
-    ...(opts.onWait ? { onWait: opts.onWait } : {}),
-  }, fn);
+  return withFileLock(
+    layout.upLock,
+    {
+      timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      busy: () =>
+        new FlotillaError(
+          "another 'flotilla up' is still opening this fleet — wait for it to finish (or end it), then run 'flotilla up' again",
+        ),
+      ...(opts.onWait ? { onWait: opts.onWait } : {}),
+    },
+    fn,
+  );
 }

@@ -76,7 +76,13 @@ async function openFleet(opts: UpOptions): Promise<UpResult> {
   let dashboard: UpResult['dashboard'];
   if (!(await tmux.hasSession(session))) {
     try {
-      const ref = await tmux.newSession({ name: session, windowName: DASHBOARD_WINDOW, command: dashboardArgv, cwd: layout.project, env: sessionEnv });
+      const ref = await tmux.newSession({
+        name: session,
+        windowName: DASHBOARD_WINDOW,
+        command: dashboardArgv,
+        cwd: layout.project,
+        env: sessionEnv,
+      });
       created = true;
       dashboard = { windowId: ref.windowId, created: true };
     } catch (err) {
@@ -90,7 +96,10 @@ async function openFleet(opts: UpOptions): Promise<UpResult> {
 
   await prepareFleetSession(tmux, session);
 
-  const wantsDemo = resolveModelSpec({ flag: opts.model, config, env, demoScript: DEMO_SCRIPT }).source === 'demo' && !opts.agent && (opts.runtime ?? 'flotilla') === 'flotilla';
+  const wantsDemo =
+    resolveModelSpec({ flag: opts.model, config, env, demoScript: DEMO_SCRIPT }).source === 'demo' &&
+    !opts.agent &&
+    (opts.runtime ?? 'flotilla') === 'flotilla';
   let demo: UpResult['demo'] = null;
   // A fleet root made by an older version has a .gitignore that did not ignore itself.
   ensureGitignore(layout);
@@ -107,7 +116,15 @@ async function openFleet(opts: UpOptions): Promise<UpResult> {
     // The scheduler spawns runs, which take their keys from it: given to its window's process
     // only (`new-window -e`), not to the session's environment.
     const keys = Object.fromEntries(providerKeyVars(config).flatMap((k) => (env[k] ? [[k, env[k]]] : [])));
-    await ensureWindow(tmux, session, SCHEDULE_WINDOW, [process.execPath, CLI_ENTRY, '--root', layout.root, 'scheduler'], layout, { ...sessionEnv, ...keys }, false);
+    await ensureWindow(
+      tmux,
+      session,
+      SCHEDULE_WINDOW,
+      [process.execPath, CLI_ENTRY, '--root', layout.root, 'scheduler'],
+      layout,
+      { ...sessionEnv, ...keys },
+      false,
+    );
   }
   // A person arriving sees the tree first; Enter on the root opens its window.
   await tmux.selectWindow(dashboard.windowId).catch(() => undefined);
@@ -123,7 +140,10 @@ async function hasSchedules(layout: Layout, config: Config): Promise<boolean> {
 }
 
 /** Attaches this terminal to the session, or moves the tmux client there when already inside tmux on the same server. */
-export async function attachFleet(result: UpResult, env: NodeJS.ProcessEnv = process.env): Promise<'switched' | 'attached' | 'elsewhere'> {
+export async function attachFleet(
+  result: UpResult,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<'switched' | 'attached' | 'elsewhere'> {
   const tmux = new Tmux({ socket: result.socket });
   const here = await currentTmux(env);
   if (here) {
@@ -132,7 +152,8 @@ export async function attachFleet(result: UpResult, env: NodeJS.ProcessEnv = pro
     return 'switched';
   }
   const code = await tmux.attachSession(`=${result.session}`);
-  if (code !== 0) throw new FlotillaError(`tmux attach ended with status ${code} — attach yourself with: ${result.attachCommand}`);
+  if (code !== 0)
+    throw new FlotillaError(`tmux attach ended with status ${code} — attach yourself with: ${result.attachCommand}`);
   return 'attached';
 }
 
@@ -146,7 +167,13 @@ export function sameServer(currentSocketPath: string, socket: string | null): bo
   return socket.startsWith('/') ? socket === currentSocketPath : basename(currentSocketPath) === socket;
 }
 
-async function openRoot(tmux: Tmux, opts: UpOptions, session: string, demo: boolean, env: NodeJS.ProcessEnv): Promise<UpResult['root']> {
+async function openRoot(
+  tmux: Tmux,
+  opts: UpOptions,
+  session: string,
+  demo: boolean,
+  env: NodeJS.ProcessEnv,
+): Promise<UpResult['root']> {
   const { layout, config } = opts;
   const { spawnAgent } = await import('../spawn/spawn.js');
   // The root opens in the fleet session whatever terminal `up` runs in, so $TMUX is not passed on.
@@ -157,11 +184,12 @@ async function openRoot(tmux: Tmux, opts: UpOptions, session: string, demo: bool
   if (demo) spawnEnv[DEMO_ENV] = '1';
   else delete spawnEnv[DEMO_ENV];
   const rec = await spawnAgent(
-    layout, config,
+    layout,
+    config,
     {
       agent: demo ? DEMO_LEAD : opts.agent,
       id: demo ? newAgentId('lead') : undefined,
-      prompt: demo ? DEMO_TASK : opts.prompt ?? '',
+      prompt: demo ? DEMO_TASK : (opts.prompt ?? ''),
       model: opts.model,
       runtime: demo ? undefined : opts.runtime,
       mode: 'interactive',
@@ -169,16 +197,29 @@ async function openRoot(tmux: Tmux, opts: UpOptions, session: string, demo: bool
     },
     { parent: null, env: spawnEnv },
   );
-  if (!rec.tmux) throw new FlotillaError(`the root agent '${rec.id}' opened without a tmux window — run 'flotilla status' and 'flotilla doctor'`);
+  if (!rec.tmux)
+    throw new FlotillaError(
+      `the root agent '${rec.id}' opened without a tmux window — run 'flotilla status' and 'flotilla doctor'`,
+    );
   if (rec.tmux.sessionId !== (await tmux.display('#{session_id}', `=${session}:`))) {
-    throw new FlotillaError(`the root agent '${rec.id}' opened outside the fleet session '${session}' — attach to it with 'flotilla attach ${rec.id}'`);
+    throw new FlotillaError(
+      `the root agent '${rec.id}' opened outside the fleet session '${session}' — attach to it with 'flotilla attach ${rec.id}'`,
+    );
   }
   await tmux.run(['rename-window', '-t', rec.tmux.windowId, ROOT_WINDOW]);
   return { windowId: rec.tmux.windowId, id: rec.id, created: true };
 }
 
 /** The window of that name in the session, or a new one running `argv`. A dead pane is replaced. */
-async function ensureWindow(tmux: Tmux, session: string, name: string, argv: string[], layout: Layout, env: Record<string, string>, first = true): Promise<{ windowId: string; created: boolean }> {
+async function ensureWindow(
+  tmux: Tmux,
+  session: string,
+  name: string,
+  argv: string[],
+  layout: Layout,
+  env: Record<string, string>,
+  first = true,
+): Promise<{ windowId: string; created: boolean }> {
   const live = await liveWindow(tmux, session, name);
   if (live) return { windowId: live.windowId, created: false };
   const ref = await tmux.newWindow({ target: `=${session}`, name, command: argv, cwd: layout.project, env });
@@ -203,7 +244,15 @@ async function liveWindow(tmux: Tmux, session: string, name: string): Promise<Pa
  */
 export function passEnv(layout: Layout, config: Config, env: NodeJS.ProcessEnv): Record<string, string> {
   const out: Record<string, string> = {};
-  const identity = new Set(['FLOTILLA_AGENT_ID', 'FLOTILLA_DEPTH', 'FLOTILLA_PARENT_ID', 'FLOTILLA_SLOT', 'FLOTILLA_NODE', 'FLOTILLA_CLI', DEMO_ENV]);
+  const identity = new Set([
+    'FLOTILLA_AGENT_ID',
+    'FLOTILLA_DEPTH',
+    'FLOTILLA_PARENT_ID',
+    'FLOTILLA_SLOT',
+    'FLOTILLA_NODE',
+    'FLOTILLA_CLI',
+    DEMO_ENV,
+  ]);
   for (const [k, v] of Object.entries(env)) {
     if (v === undefined) continue;
     if ((k.startsWith('FLOTILLA_') && !identity.has(k)) || k === 'XDG_CONFIG_HOME') out[k] = v;

@@ -23,7 +23,11 @@ export interface WatchActions {
 }
 
 /** `config` is read at each action: the dashboard's config is live (config/live.ts). */
-export function fleetActions(layout: Layout, config: () => Config, opts: { socket: string | null; env?: NodeJS.ProcessEnv }): WatchActions {
+export function fleetActions(
+  layout: Layout,
+  config: () => Config,
+  opts: { socket: string | null; env?: NodeJS.ProcessEnv },
+): WatchActions {
   const env = opts.env ?? process.env;
   // The same checks and the same answer file as `flotilla approve` / `deny`.
   const answer = async (a: PendingApproval, decision: Decision, done: string): Promise<string> => {
@@ -31,7 +35,8 @@ export function fleetActions(layout: Layout, config: () => Config, opts: { socke
       const { answerRequest } = await import('../outputs/approve.js');
       const r = await answerRequest(layout, config(), a.requestId, decision, { env, by: 'dashboard' });
       if (r.key && r.revoked) return `revoked ${a.requestId}: ${a.agentId} no longer holds '${r.key}'`;
-      if (r.key && r.decision === 'approve') return `granted '${r.key}' to ${a.agentId}${r.expiresAt ? ` until ${r.expiresAt}` : ''}`;
+      if (r.key && r.decision === 'approve')
+        return `granted '${r.key}' to ${a.agentId}${r.expiresAt ? ` until ${r.expiresAt}` : ''}`;
       return done;
     } catch (err) {
       return `cannot answer ${a.requestId}: ${errorMessage(err)}`;
@@ -50,11 +55,14 @@ export function fleetActions(layout: Layout, config: () => Config, opts: { socke
   return {
     seen,
     async attach(row) {
-      if (row.host) return (await import('./remote-actions.js')).attachElsewhere({ ...row, host: row.host }, config(), env);
+      if (row.host)
+        return (await import('./remote-actions.js')).attachElsewhere({ ...row, host: row.host }, config(), env);
       // Going to a failed agent is looking at its failure.
       await seen(row);
-      if (row.pending) return `${row.id} has not started: it waits for a running slot (#${row.queuePosition ?? '?'} in line)`;
-      if (!row.tmux) return `${row.id} has no tmux window (it runs in the background) — read it with 'flotilla transcript ${row.id}'`;
+      if (row.pending)
+        return `${row.id} has not started: it waits for a running slot (#${row.queuePosition ?? '?'} in line)`;
+      if (!row.tmux)
+        return `${row.id} has no tmux window (it runs in the background) — read it with 'flotilla transcript ${row.id}'`;
       try {
         const { Tmux, currentTmux } = await import('../tmux/index.js');
         const tmux = new Tmux({ socket: row.tmux.socket ?? opts.socket });
@@ -70,7 +78,8 @@ export function fleetActions(layout: Layout, config: () => Config, opts: { socke
 
     async send(row, text) {
       if (!text.trim()) return 'nothing sent (empty message)';
-      if (row.host) return (await import('./remote-actions.js')).sendElsewhere({ ...row, host: row.host }, layout, config(), text);
+      if (row.host)
+        return (await import('./remote-actions.js')).sendElsewhere({ ...row, host: row.host }, layout, config(), text);
       try {
         const { deliver } = await import('../inbox/deliver.js');
         const { message } = await deliver(layout, { from: 'human', to: row.id, kind: 'message', body: text });
@@ -100,8 +109,11 @@ export function fleetActions(layout: Layout, config: () => Config, opts: { socke
     },
 
     deny(a, reason) {
-      return answer(a, { decision: 'deny', reason: reason.trim() || 'denied from the dashboard' }, `denied ${a.requestId} (${a.agentId})`);
+      return answer(
+        a,
+        { decision: 'deny', reason: reason.trim() || 'denied from the dashboard' },
+        `denied ${a.requestId} (${a.agentId})`,
+      );
     },
   };
 }
-

@@ -54,16 +54,33 @@ export function needOf(input: NeedInput): Need | null {
     };
   }
   if (input.asks > 0) {
-    return { kind: 'asks', mark: 'asks you', hint: `it wrote to you — read it with 'flotilla inbox'`, stamp: `asks:${r.id}:${input.asks}` };
+    return {
+      kind: 'asks',
+      mark: 'asks you',
+      hint: `it wrote to you — read it with 'flotilla inbox'`,
+      stamp: `asks:${r.id}:${input.asks}`,
+    };
   }
   const failure = failureStamp(r, input.dead);
   if (failure && failure !== input.seen) {
-    const why = input.dead ? 'its process is gone' : (r.status === 'idle' ? r.lastTask?.exitReason : r.exitReason) || 'no reason recorded';
-    return { kind: 'failed', mark: input.dead ? 'crashed' : r.status === 'idle' ? 'idle ✗' : r.status, hint: `${why} — read it with 'flotilla transcript ${r.id}'`, stamp: failure };
+    const why = input.dead
+      ? 'its process is gone'
+      : (r.status === 'idle' ? r.lastTask?.exitReason : r.exitReason) || 'no reason recorded';
+    return {
+      kind: 'failed',
+      mark: input.dead ? 'crashed' : r.status === 'idle' ? 'idle ✗' : r.status,
+      hint: `${why} — read it with 'flotilla transcript ${r.id}'`,
+      stamp: failure,
+    };
   }
   if (r.status === 'queued' || input.queuePosition !== null) {
     const at = input.queuePosition;
-    return { kind: 'queued', mark: at ? `queued #${at}` : 'queued', hint: 'waiting for a running slot — raise limits.max_running, or end an agent to free one', stamp: `queued:${r.id}` };
+    return {
+      kind: 'queued',
+      mark: at ? `queued #${at}` : 'queued',
+      hint: 'waiting for a running slot — raise limits.max_running, or end an agent to free one',
+      stamp: `queued:${r.id}`,
+    };
   }
   return null;
 }
@@ -76,7 +93,8 @@ export function needOf(input: NeedInput): Need | null {
 export function failureStamp(r: NeedInput['record'], dead: boolean): string | null {
   if (dead) return `dead:${r.id}`;
   if (FAILED.has(r.status)) return `${r.status}:${r.finishedAt ?? ''}`;
-  if (r.status === 'idle' && r.lastTask && r.lastTask.status !== 'completed' && r.lastTask.status !== 'cancelled') return `task:${r.lastTask.task}`;
+  if (r.status === 'idle' && r.lastTask && r.lastTask.status !== 'completed' && r.lastTask.status !== 'cancelled')
+    return `task:${r.lastTask.task}`;
   return null;
 }
 
@@ -89,7 +107,12 @@ const RANK: Record<NeedKind, number> = { approval: 0, secret: 0, asks: 1, failed
  */
 export function attentionFirst<T extends { need: Need | null; queuePosition: number | null }>(rows: readonly T[]): T[] {
   const needy = rows.map((row, i) => ({ row, i })).filter((x) => x.row.need);
-  needy.sort((a, b) => RANK[a.row.need!.kind] - RANK[b.row.need!.kind] || (a.row.queuePosition ?? 0) - (b.row.queuePosition ?? 0) || a.i - b.i);
+  needy.sort(
+    (a, b) =>
+      RANK[a.row.need!.kind] - RANK[b.row.need!.kind] ||
+      (a.row.queuePosition ?? 0) - (b.row.queuePosition ?? 0) ||
+      a.i - b.i,
+  );
   return [...needy.map((x) => x.row), ...rows.filter((r) => !r.need)];
 }
 
@@ -102,7 +125,10 @@ export function needCount(rows: readonly { need: Need | null }[]): number {
  * The one after `currentId` among the rows that need a person (the first when `currentId`
  * is none of them), wrapping round: `n` in the dashboard and `flotilla next`.
  */
-export function nextNeedy<T extends { id: string; need: Need | null }>(rows: readonly T[], currentId: string | null): T | undefined {
+export function nextNeedy<T extends { id: string; need: Need | null }>(
+  rows: readonly T[],
+  currentId: string | null,
+): T | undefined {
   const needy = rows.filter((r) => r.need);
   if (needy.length === 0) return undefined;
   const at = currentId === null ? -1 : needy.findIndex((r) => r.id === currentId);

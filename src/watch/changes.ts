@@ -27,7 +27,11 @@ export class FleetChanges {
     // Made here if missing (inside a fleet that exists only: never recursive), so the first
     // ticket or seen mark is heard at once rather than at the next tick.
     for (const dir of [join(this.layout.slotsDir, 'queue'), this.layout.seenDir]) {
-      try { mkdirSync(dir); } catch { /* there already, or no fleet here */ }
+      try {
+        mkdirSync(dir);
+      } catch {
+        /* there already, or no fleet here */
+      }
     }
     this.watch = new FolderWatch(() => this.folders(), this.onChange, this.debounceMs);
   }
@@ -39,7 +43,12 @@ export class FleetChanges {
 
   /** The registry, the inboxes, the line for slots, the seen marks (attention.ts), and every Maildir's new/. */
   private folders(): string[] {
-    const dirs = [this.layout.registryDir, this.layout.inboxRoot, join(this.layout.slotsDir, 'queue'), this.layout.seenDir];
+    const dirs = [
+      this.layout.registryDir,
+      this.layout.inboxRoot,
+      join(this.layout.slotsDir, 'queue'),
+      this.layout.seenDir,
+    ];
     let owners: string[] = [];
     try {
       owners = readdirSync(this.layout.inboxRoot);

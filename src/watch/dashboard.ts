@@ -79,7 +79,9 @@ export class Dashboard {
   constructor(private readonly opts: DashboardOptions) {
     this.snap = opts.feed.current;
     this.screen = new FrameScreen(opts.output);
-    this.done = new Promise((resolve) => { this.finish = resolve; });
+    this.done = new Promise((resolve) => {
+      this.finish = resolve;
+    });
   }
 
   /** Takes the terminal and draws the first frame at once; resolves `done` when the dashboard ends. */
@@ -163,12 +165,18 @@ export class Dashboard {
       return;
     }
     const { actions, feed } = this.opts;
-    const job = effect.kind === 'attach' ? actions.attach(effect.row)
-      : effect.kind === 'send' ? actions.send(effect.row, effect.text)
-        : effect.kind === 'cancel' ? actions.cancel(effect.row)
-          : effect.kind === 'approve' ? actions.approve(effect.approval)
-            : effect.kind === 'seen' ? actions.seen(effect.row)
-              : actions.deny(effect.approval, effect.reason);
+    const job =
+      effect.kind === 'attach'
+        ? actions.attach(effect.row)
+        : effect.kind === 'send'
+          ? actions.send(effect.row, effect.text)
+          : effect.kind === 'cancel'
+            ? actions.cancel(effect.row)
+            : effect.kind === 'approve'
+              ? actions.approve(effect.approval)
+              : effect.kind === 'seen'
+                ? actions.seen(effect.row)
+                : actions.deny(effect.approval, effect.reason);
     void job.then((flash) => {
       if (this.stopped) return;
       if (flash) this.ui = { ...this.ui, flash };
@@ -222,7 +230,13 @@ export class Dashboard {
     const size = { columns: output.columns || 80, rows: output.rows || 24 };
     const width = frameWidth(size.columns);
     const notice = wrapNotice(this.notice, width - 1, Math.max(0, size.rows - 8));
-    const frame = dashboardView(this.snap, this.ui, { ...size, rows: size.rows - notice.length }, this.opts.title, this.top);
+    const frame = dashboardView(
+      this.snap,
+      this.ui,
+      { ...size, rows: size.rows - notice.length },
+      this.opts.title,
+      this.top,
+    );
     this.top = frame.top;
     // Above the message line and the key help, the frame's last two lines.
     if (notice.length) frame.lines.splice(frame.lines.length - 2, 0, ...notice);
@@ -238,7 +252,8 @@ export function wrapNotice(notice: readonly string[], width: number, max: number
   const out: Line[] = [];
   for (const text of notice) {
     const style: Omit<Segment, 'text'> = text.startsWith('✗ ') ? { color: 'red' } : { dim: true };
-    for (let i = 0; i < text.length; i += Math.max(1, width)) out.push([{ text: text.slice(i, i + Math.max(1, width)), ...style }]);
+    for (let i = 0; i < text.length; i += Math.max(1, width))
+      out.push([{ text: text.slice(i, i + Math.max(1, width)), ...style }]);
   }
   return out.slice(0, max);
 }

@@ -74,13 +74,20 @@ export class FleetFeed {
     if (this.reader.needsParser && !this.loadingParser) {
       // A request arrived: load the parser once, then read again to show it.
       this.loadingParser = true;
-      void this.reader.loadParser().then(() => this.refresh(), () => undefined);
+      void this.reader.loadParser().then(
+        () => this.refresh(),
+        () => undefined,
+      );
     }
     if (this.onDead && !this.reaping && next.rows.some((r) => r.dead)) {
       // Like every flotilla command, the dashboard ends records of dead harnesses; the
       // record change then redraws through the registry watch.
       this.reaping = true;
-      void this.onDead().catch(() => undefined).finally(() => { this.reaping = false; });
+      void this.onDead()
+        .catch(() => undefined)
+        .finally(() => {
+          this.reaping = false;
+        });
     }
     if (sameSnapshot(this.snap, next, formatElapsed)) {
       // Keep the newest data for actions (pids, approvals) without a redraw.

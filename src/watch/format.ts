@@ -59,7 +59,10 @@ export function layoutColumns(width: number, rows: readonly WatchRow[]): Column[
     { key: 'tokens', title: 'TOKENS', width: 6, align: 'right' },
   ];
   if (withCost) middle.push({ key: 'cost', title: 'COST', width: 6, align: 'right' });
-  middle.push({ key: 'elapsed', title: 'TIME', width: 6, align: 'right' }, { key: 'mail', title: 'MAIL', width: 4, align: 'right' });
+  middle.push(
+    { key: 'elapsed', title: 'TIME', width: 6, align: 'right' },
+    { key: 'mail', title: 'MAIL', width: 4, align: 'right' },
+  );
   const fixed = 2 + middle.reduce((n, c) => n + c.width + 1, 0);
   // The agent column gets what it needs, but leaves the last line at least 12 columns.
   const agent = Math.max(10, Math.min(longest, Math.floor(width * 0.4), width - fixed - 1 - 1 - 12));
@@ -92,14 +95,22 @@ export function rowCells(row: WatchRow, cols: readonly Column[]): Cell[] {
       case 'mail':
         return { text: pad(row.unread ? `✉${row.unread}` : '·', c.width, c.align), tone: row.unread ? 'alert' : 'dim' };
       case 'last':
-        return { text: pad([row.work, row.leases, row.lastLine].filter(Boolean).join('  '), c.width, c.align), tone: 'dim' };
+        return {
+          text: pad([row.work, row.leases, row.lastLine].filter(Boolean).join('  '), c.width, c.align),
+          tone: 'dim',
+        };
     }
   });
 }
 
 /** Plain text of a row as printed (for tests and for a screen without colour). */
 export function rowText(row: WatchRow, cols: readonly Column[], selected: boolean): string {
-  return (selected ? '› ' : '  ') + rowCells(row, cols).map((c) => c.text).join(' ');
+  return (
+    (selected ? '› ' : '  ') +
+    rowCells(row, cols)
+      .map((c) => c.text)
+      .join(' ')
+  );
 }
 
 /** The first visible row so that `selected` stays in a window of `height` rows. */

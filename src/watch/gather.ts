@@ -57,14 +57,18 @@ export class FleetReader {
     // A secret request is answered once its handoff socket is gone (§11); a tool approval once its answer file exists.
     const requests = this.approvalRequests();
     const secret = new Set(requests.filter((r) => r.kind === 'secret').map((r) => r.requestId));
-    const answered = (req: string) => (secret.has(req) ? !existsSync(this.layout.secretSocket(req)) : existsSync(this.layout.approvalAnswer(req)));
+    const answered = (req: string) =>
+      secret.has(req) ? !existsSync(this.layout.secretSocket(req)) : existsSync(this.layout.approvalAnswer(req));
     const approvals = pendingApprovals(requests, (id) => status.get(id), answered);
     const humanNew = listNames(maildir(this.layout, 'human').new);
     const schedules = scheduleSummary(this.layout);
     const tasks = gatherTasks(this.layout, now);
     return {
       ...buildSnapshot({
-        records, unread, approvals, now,
+        records,
+        unread,
+        approvals,
+        now,
         liveness: recordLiveness,
         humanUnread: humanNew.length,
         queue: queueLine(this.layout),
@@ -95,7 +99,9 @@ export class FleetReader {
           this.work = new Map([...of].map(([id, s]) => [id, m.standingMark(s)]));
         })
         .catch(() => undefined)
-        .finally(() => { this.workBusy = false; });
+        .finally(() => {
+          this.workBusy = false;
+        });
     }
     return true;
   }
@@ -120,7 +126,10 @@ export class FleetReader {
     const out: PendingApproval[] = [];
     const present = new Set<string>();
     let skipped = false;
-    for (const [dir, names] of [[box.new, listNames(box.new)], [box.cur, listNames(box.cur)]] as const) {
+    for (const [dir, names] of [
+      [box.new, listNames(box.new)],
+      [box.cur, listNames(box.cur)],
+    ] as const) {
       for (const name of names) {
         const key = baseName(name);
         present.add(key);
@@ -169,10 +178,25 @@ function readRequest(path: string, parse: ParseMessage | null): PendingApproval 
     if (!parse) return 'needs-parser';
     const msg = parse(text);
     if (msg.kind === 'secret_request') {
-      return { requestId: msg.request_id, agentId: msg.from, tool: 'request_secret', summary: msg.summary, timestamp: msg.timestamp, kind: 'secret', key: msg.key, ...(msg.ttl_secs ? { ttlSecs: msg.ttl_secs } : {}) };
+      return {
+        requestId: msg.request_id,
+        agentId: msg.from,
+        tool: 'request_secret',
+        summary: msg.summary,
+        timestamp: msg.timestamp,
+        kind: 'secret',
+        key: msg.key,
+        ...(msg.ttl_secs ? { ttlSecs: msg.ttl_secs } : {}),
+      };
     }
     if (msg.kind !== 'approval_request') return null;
-    return { requestId: msg.request_id, agentId: msg.from, tool: msg.tool, summary: msg.summary, timestamp: msg.timestamp };
+    return {
+      requestId: msg.request_id,
+      agentId: msg.from,
+      tool: msg.tool,
+      summary: msg.summary,
+      timestamp: msg.timestamp,
+    };
   } catch (err) {
     return isErrno(err, 'ENOENT') ? undefined : null;
   }

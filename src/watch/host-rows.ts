@@ -25,7 +25,12 @@ export interface OtherHost {
  * `local` with every other host's rows after its own and a heading for each host. `others`
  * null: the bus could not be read, said in this host's heading (its rows are all there is).
  */
-export function withOtherHosts(local: Snapshot, self: string, others: readonly OtherHost[] | null, now: number): Snapshot {
+export function withOtherHosts(
+  local: Snapshot,
+  self: string,
+  others: readonly OtherHost[] | null,
+  now: number,
+): Snapshot {
   const rows = [...local.rows];
   const here = `${hostHeading(self, null, true)}${others ? '' : ' — the bus is unreachable: other hosts not shown'}`;
   const hosts: HostSection[] = [{ host: self, heading: here, lost: false, first: 0, count: rows.length }];
@@ -35,7 +40,13 @@ export function withOtherHosts(local: Snapshot, self: string, others: readonly O
     const mine = hostRows(g.host, shown.records, now);
     const hidden = shown.hidden + (g.endedNotRead ?? 0);
     const more = hidden ? ` · … ${hidden} finished — flotilla status --all` : '';
-    hosts.push({ host: g.host, heading: hostHeading(g.host, g.beat) + more, lost: !g.beat || g.beat.lost, first: rows.length, count: mine.length });
+    hosts.push({
+      host: g.host,
+      heading: hostHeading(g.host, g.beat) + more,
+      lost: !g.beat || g.beat.lost,
+      first: rows.length,
+      count: mine.length,
+    });
     rows.push(...mine);
   }
   return { ...local, rows, hosts };

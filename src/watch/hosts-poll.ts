@@ -46,7 +46,9 @@ export class HostsPoll {
 
   /** Reads the bus now (a slow bus: the poll under way is the answer). */
   poll(): Promise<void> {
-    this.running ??= this.read().finally(() => { this.running = null; });
+    this.running ??= this.read().finally(() => {
+      this.running = null;
+    });
     return this.running;
   }
 
@@ -59,7 +61,15 @@ export class HostsPoll {
     // This host's agents come from its registry (the dashboard's own reader): none are skipped by id here.
     const groups = await otherHosts(this.bus, this.self, new Set(), RECENT_WINDOW).catch(() => null);
     if (this.closed) return;
-    const key = JSON.stringify(groups?.map((g) => [g.host, g.beat?.lost ?? true, g.beat?.ageMs == null ? null : Math.round(g.beat.ageMs / 1000), g.records, g.endedNotRead]) ?? null);
+    const key = JSON.stringify(
+      groups?.map((g) => [
+        g.host,
+        g.beat?.lost ?? true,
+        g.beat?.ageMs == null ? null : Math.round(g.beat.ageMs / 1000),
+        g.records,
+        g.endedNotRead,
+      ]) ?? null,
+    );
     this.groups = groups;
     if (key === this.shown) return;
     this.shown = key;

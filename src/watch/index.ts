@@ -26,10 +26,13 @@ export interface WatchOptions {
 export async function runWatch(opts: WatchOptions): Promise<number> {
   if (!process.stdin.isTTY || !process.stdout.isTTY) {
     const { UsageError } = await import('../errors.js');
-    throw new UsageError("flotilla watch needs a terminal — run it in tmux (flotilla up opens it there), or use 'flotilla status' for a one-off table");
+    throw new UsageError(
+      "flotilla watch needs a terminal — run it in tmux (flotilla up opens it there), or use 'flotilla status' for a one-off table",
+    );
   }
   // Ending dead harnesses' records is only needed once one is seen; it loads on first use.
-  const onDead = async (): Promise<unknown> => (await import('../lifecycle/reconcile.js')).reconcileDead(opts.layout, opts.config);
+  const onDead = async (): Promise<unknown> =>
+    (await import('../lifecycle/reconcile.js')).reconcileDead(opts.layout, opts.config);
   // On a bus, every other host's agents too (§17.6); on maildir none of the bus code loads.
   // (The poll starts after the feed exists: its first answer refreshes the feed.)
   const hosts = opts.config.fleet.bus === 'maildir' ? null : await hostsOnBus(opts, () => feed.refresh());
@@ -38,17 +41,20 @@ export async function runWatch(opts: WatchOptions): Promise<number> {
   let renders = 0;
   const onDraw = opts.statsFile
     ? (): void => {
-      renders++;
-      try {
-        writeFileSync(opts.statsFile!, JSON.stringify({ renders, pid: process.pid }) + '\n');
-      } catch {
-        // Stats are for tests; never let them stop the dashboard.
+        renders++;
+        try {
+          writeFileSync(opts.statsFile!, JSON.stringify({ renders, pid: process.pid }) + '\n');
+        } catch {
+          // Stats are for tests; never let them stop the dashboard.
+        }
       }
-    }
     : undefined;
   const env = process.env;
   // The tmux status count and the bell (signal.ts); tmux's client loads after the first frame.
-  const [{ Tmux }, { fleetSessionName }] = await Promise.all([import('../tmux/client.js'), import('../tmux/session-name.js')]);
+  const [{ Tmux }, { fleetSessionName }] = await Promise.all([
+    import('../tmux/client.js'),
+    import('../tmux/session-name.js'),
+  ]);
   const signal = new AttentionSignal({
     session: fleetSessionName(opts.config.tmux.session_prefix, opts.layout.project),
     tmux: new Tmux({ socket: opts.socket }),
@@ -58,9 +64,11 @@ export async function runWatch(opts: WatchOptions): Promise<number> {
   let live: LiveSources | undefined;
   const dashboard = new Dashboard({
     onSnapshot: (s) => signal.update(s),
-    feed, title: opts.title,
+    feed,
+    title: opts.title,
     actions: fleetActions(opts.layout, () => live?.config() ?? opts.config, { socket: opts.socket }),
-    input: process.stdin, output: process.stdout,
+    input: process.stdin,
+    output: process.stdout,
     // https://no-color.org, and terminals that cannot show styles.
     styles: !env.NO_COLOR && env.TERM !== 'dumb',
     ...(onDraw ? { onDraw } : {}),
@@ -86,11 +94,22 @@ export async function runWatch(opts: WatchOptions): Promise<number> {
 }
 
 /** The other hosts' agents, read from the bus every heartbeat (or every tick, when ticks are faster). */
-async function hostsOnBus(opts: WatchOptions, changed: () => void): Promise<{ poll: HostsPoll; source: { self: string; current: () => readonly OtherHost[] | null } }> {
+async function hostsOnBus(
+  opts: WatchOptions,
+  changed: () => void,
+): Promise<{ poll: HostsPoll; source: { self: string; current: () => readonly OtherHost[] | null } }> {
   const [{ busFor }, { selfHost }, { HostsPoll }, { BEAT_MS }] = await Promise.all([
-    import('../bus/open.js'), import('../hosts/self.js'), import('./hosts-poll.js'), import('../bus/presence.js'),
+    import('../bus/open.js'),
+    import('../hosts/self.js'),
+    import('./hosts-poll.js'),
+    import('../bus/presence.js'),
   ]);
   const self = selfHost(opts.config.fleet);
-  const poll = new HostsPoll(busFor(opts.layout, opts.config), self, changed, Math.min(BEAT_MS, opts.tickMs ?? BEAT_MS));
+  const poll = new HostsPoll(
+    busFor(opts.layout, opts.config),
+    self,
+    changed,
+    Math.min(BEAT_MS, opts.tickMs ?? BEAT_MS),
+  );
   return { poll, source: { self, current: () => poll.current } };
 }

@@ -140,5 +140,8 @@ function controlSequence(text: string, body: number, ss3: boolean): Parsed {
   if (!key) return { event: null, end: i + 1 };
   // xterm modifiers: `ESC [ 1 ; 5 A` is ctrl + up (the second parameter is 1 + a bit mask: 1 shift, 2 alt, 4 ctrl).
   const mods = Math.max(0, Number(params[1] ?? '1') - 1) || 0;
-  return { event: { input: '', key: { ...key, ...(mods & 4 ? { ctrl: true } : {}), ...(mods & 2 ? { meta: true } : {}) } }, end: i + 1 };
+  return {
+    event: { input: '', key: { ...key, ...(mods & 4 ? { ctrl: true } : {}), ...(mods & 2 ? { meta: true } : {}) } },
+    end: i + 1,
+  };
 }

@@ -78,7 +78,9 @@ export function reduceKey(ui: UiState, input: string, key: KeyInfo, snap: Snapsh
   const count = snap.rows.length;
   const at = selectedIndex(ui, snap);
   const row = snap.rows[at];
-  const move = (to: number): { ui: UiState } => ({ ui: { ...clear, selectedId: snap.rows[Math.max(0, Math.min(count - 1, to))]?.id ?? null } });
+  const move = (to: number): { ui: UiState } => ({
+    ui: { ...clear, selectedId: snap.rows[Math.max(0, Math.min(count - 1, to))]?.id ?? null },
+  });
 
   if (input === 'q' || (key.ctrl && input === 'c')) return { ui: clear, effect: { kind: 'quit' } };
   if (key.downArrow || input === 'j') return move(at + 1);
@@ -96,7 +98,10 @@ export function reduceKey(ui: UiState, input: string, key: KeyInfo, snap: Snapsh
     const ui2 = { ...clear, selectedId: next.id, flash: `${next.id} ${next.need.mark}: ${next.need.hint}` };
     return next.need.kind === 'failed' ? { ui: ui2, effect: { kind: 'seen', row: next } } : { ui: ui2 };
   }
-  if (!row) return { ui: input.trim() ? { ...clear, flash: 'no agents yet — spawn one with spawn-agent or flotilla up' } : clear };
+  if (!row)
+    return {
+      ui: input.trim() ? { ...clear, flash: 'no agents yet — spawn one with spawn-agent or flotilla up' } : clear,
+    };
 
   if (key.return) return { ui: clear, effect: { kind: 'attach', row } };
   if (input === 'm') return { ui: { ...clear, selectedId: row.id, mode: { kind: 'message', id: row.id, text: '' } } };
@@ -118,8 +123,23 @@ export function reduceKey(ui: UiState, input: string, key: KeyInfo, snap: Snapsh
  * busy machine deliver several keys at once, and each counts — `jj` moves two rows. Keys are
  * taken one by one until a mode that types text takes the rest as its text.
  */
-export function reduceInput(ui: UiState, input: string, key: KeyInfo, snap: Snapshot): { ui: UiState; effects: Effect[] } {
-  const special = key.ctrl || key.meta || key.escape || key.upArrow || key.downArrow || key.pageUp || key.pageDown || key.tab || key.backspace || key.delete;
+export function reduceInput(
+  ui: UiState,
+  input: string,
+  key: KeyInfo,
+  snap: Snapshot,
+): { ui: UiState; effects: Effect[] } {
+  const special =
+    key.ctrl ||
+    key.meta ||
+    key.escape ||
+    key.upArrow ||
+    key.downArrow ||
+    key.pageUp ||
+    key.pageDown ||
+    key.tab ||
+    key.backspace ||
+    key.delete;
   const chars = [...input];
   if (special || chars.length <= 1) {
     const r = reduceKey(ui, input, key, snap);
@@ -130,9 +150,12 @@ export function reduceInput(ui: UiState, input: string, key: KeyInfo, snap: Snap
   for (let i = 0; i < chars.length; i++) {
     const mode = state.mode.kind;
     const rest = chars.slice(i).join('');
-    const r = mode === 'message' || mode === 'deny'
-      ? reduceKey(state, rest, {}, snap)
-      : /[\r\n]/.test(chars[i]!) ? reduceKey(state, '', { return: true }, snap) : reduceKey(state, chars[i]!, {}, snap);
+    const r =
+      mode === 'message' || mode === 'deny'
+        ? reduceKey(state, rest, {}, snap)
+        : /[\r\n]/.test(chars[i]!)
+          ? reduceKey(state, '', { return: true }, snap)
+          : reduceKey(state, chars[i]!, {}, snap);
     state = r.ui;
     if (r.effect) effects.push(r.effect);
     if (mode === 'message' || mode === 'deny' || r.effect?.kind === 'quit') break;
@@ -149,7 +172,13 @@ export function selectedTaskIndex(sel: { selected: string | null }, snap: Snapsh
 }
 
 /** Keys in the tasks view: move, Enter goes to the claimant's window, t or Esc back to the agents. */
-function tasksKey(ui: UiState, sel: { selected: string | null }, input: string, key: KeyInfo, snap: Snapshot): { ui: UiState; effect?: Effect } {
+function tasksKey(
+  ui: UiState,
+  sel: { selected: string | null },
+  input: string,
+  key: KeyInfo,
+  snap: Snapshot,
+): { ui: UiState; effect?: Effect } {
   const clear = { ...ui, flash: '' };
   const tasks = snap.tasks ?? [];
   const at = selectedTaskIndex(sel, snap);
@@ -172,7 +201,8 @@ function tasksKey(ui: UiState, sel: { selected: string | null }, input: string, 
   if (!key.return) return { ui: clear };
   const task = tasks[at];
   if (!task) return { ui: { ...clear, flash: 'no tasks — add one with flotilla task add' } };
-  if (!task.claimant || task.status !== 'claimed') return { ui: { ...clear, flash: `${task.id} is ${task.status}: no claimant's window to go to` } };
+  if (!task.claimant || task.status !== 'claimed')
+    return { ui: { ...clear, flash: `${task.id} is ${task.status}: no claimant's window to go to` } };
   const row = snap.rows.find((r) => r.id === task.claimant);
   if (!row) return { ui: { ...clear, flash: `${task.id} is claimed by ${task.claimant}, which has no window here` } };
   // Going to the claimant selects it in the agents view too, for when the person comes back.
@@ -191,10 +221,14 @@ function typing(
   key: KeyInfo,
   snap: Snapshot,
 ): { ui: UiState; effect?: Effect } {
-  if (key.escape || (key.ctrl && input === 'c')) return { ui: { ...ui, mode: { kind: 'browse' }, flash: mode.kind === 'message' ? 'message not sent' : 'not denied' } };
+  if (key.escape || (key.ctrl && input === 'c'))
+    return {
+      ui: { ...ui, mode: { kind: 'browse' }, flash: mode.kind === 'message' ? 'message not sent' : 'not denied' },
+    };
   if (key.return) {
     const browse = { ...ui, mode: { kind: 'browse' } as const, flash: '' };
-    if (mode.kind === 'deny') return { ui: browse, effect: { kind: 'deny', approval: mode.approval, reason: mode.text } };
+    if (mode.kind === 'deny')
+      return { ui: browse, effect: { kind: 'deny', approval: mode.approval, reason: mode.text } };
     const row = snap.rows.find((r) => r.id === mode.id);
     if (!row) return { ui: { ...browse, flash: `${mode.id} is gone` } };
     if (!mode.text.trim()) return { ui: { ...browse, flash: 'message not sent (empty)' } };

@@ -15,9 +15,16 @@ export interface LiveSources {
 
 const INFO_MS = 5_000;
 
-export async function liveSources(layout: Layout, initial: Config, show: (notice: string[]) => void): Promise<LiveSources> {
+export async function liveSources(
+  layout: Layout,
+  initial: Config,
+  show: (notice: string[]) => void,
+): Promise<LiveSources> {
   const [{ LiveConfig }, { LiveDefinitions }, { loadDefinitions }, { definitionDirs }] = await Promise.all([
-    import('../config/live.js'), import('../definitions/live.js'), import('../definitions/load.js'), import('../definitions/locations.js'),
+    import('../config/live.js'),
+    import('../definitions/live.js'),
+    import('../definitions/load.js'),
+    import('../definitions/locations.js'),
   ]);
   let info: string | undefined;
   let infoTimer: NodeJS.Timeout | null = null;

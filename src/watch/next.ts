@@ -41,20 +41,25 @@ export async function goNext(opts: NextOptions): Promise<NextResult> {
   const reader = new FleetReader(layout);
   await reader.loadParser();
   const snap = reader.snapshot();
-  if (snap.needs === 0) return { line: `nothing needs you (${snap.rows.length} agent${snap.rows.length === 1 ? '' : 's'})`, code: 0 };
+  if (snap.needs === 0)
+    return { line: `nothing needs you (${snap.rows.length} agent${snap.rows.length === 1 ? '' : 's'})`, code: 0 };
 
   const client = await findClient(opts);
-  const current = client ? snap.rows.find((r) => r.tmux?.windowId === client.windowId && r.need)?.id ?? null : null;
+  const current = client ? (snap.rows.find((r) => r.tmux?.windowId === client.windowId && r.need)?.id ?? null) : null;
   const next = nextNeedy(snap.rows, current)!;
   const need = next.need!;
   if (need.kind === 'failed') markSeen(layout, next.id, need.stamp);
   const others = snap.needs - 1;
   const tail = others > 0 ? ` (${others} more need${others === 1 ? 's' : ''} you)` : '';
   const what = `${next.id} ${need.mark}: ${need.hint}`;
-  if (!next.tmux) return { line: `${what} — it has no tmux window: read it with 'flotilla transcript ${next.id}'${tail}`, code: 0 };
+  if (!next.tmux)
+    return { line: `${what} — it has no tmux window: read it with 'flotilla transcript ${next.id}'${tail}`, code: 0 };
   if (!client) {
     const attach = ['tmux', ...socketArgs(opts.socket), 'attach', '-t', opts.session].join(' ');
-    return { line: `${what}${tail} — no tmux client to switch: attach with '${attach}', then run flotilla next again`, code: 1 };
+    return {
+      line: `${what}${tail} — no tmux client to switch: attach with '${attach}', then run flotilla next again`,
+      code: 1,
+    };
   }
   const moved = await switchTo(client, next);
   if (moved) return { line: `${moved}${tail}`, code: 1 };
@@ -67,7 +72,9 @@ async function findClient(opts: NextOptions): Promise<Client | null> {
   const here = parseTmuxEnv(env);
   if (here) {
     const tmux = new Tmux({ socket: here.socketPath });
-    const r = await tmux.exec(['display-message', '-p', ...(here.paneId ? ['-t', here.paneId] : []), '#{client_name} #{window_id}']).catch(() => null);
+    const r = await tmux
+      .exec(['display-message', '-p', ...(here.paneId ? ['-t', here.paneId] : []), '#{client_name} #{window_id}'])
+      .catch(() => null);
     const [name, windowId] = r?.code === 0 ? r.stdout.trim().split(' ') : [];
     // Inside tmux but not in a client (a pane of a detached session): look on the fleet's server.
     if (name && windowId) return { name, windowId, tmux };
@@ -75,7 +82,11 @@ async function findClient(opts: NextOptions): Promise<Client | null> {
   const tmux = new Tmux({ socket: opts.socket });
   const r = await tmux.exec(['list-clients', '-F', '#{client_activity} #{client_name} #{window_id}']).catch(() => null);
   if (!r || r.code !== 0) return null;
-  const clients = r.stdout.split('\n').filter(Boolean).map((l) => l.split(' ')).map(([activity, name, windowId]) => ({ activity: Number(activity), name: name!, windowId: windowId! }));
+  const clients = r.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => l.split(' '))
+    .map(([activity, name, windowId]) => ({ activity: Number(activity), name: name!, windowId: windowId! }));
   clients.sort((a, b) => b.activity - a.activity);
   const best = clients[0];
   return best ? { name: best.name, windowId: best.windowId, tmux } : null;

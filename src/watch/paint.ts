@@ -21,7 +21,8 @@ export function paintLine(line: Line, width: number, opts: PaintOptions): string
   for (let i = 0; i < line.length && room > 0; i++) {
     const seg = line[i]!;
     let chars = [...seg.text.replace(CONTROL, '')];
-    if (chars.length > room || (chars.length === room && hasMoreText(line, i + 1))) chars = [...chars.slice(0, room - 1), '…'];
+    if (chars.length > room || (chars.length === room && hasMoreText(line, i + 1)))
+      chars = [...chars.slice(0, room - 1), '…'];
     room -= chars.length;
     const text = chars.join('');
     if (text === '') continue;

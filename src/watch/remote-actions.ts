@@ -30,15 +30,27 @@ function entryFor(row: Remote, config: Config, doing: string): Host | string {
 export async function attachElsewhere(row: Remote, config: Config, env: NodeJS.ProcessEnv): Promise<string> {
   const host = entryFor(row, config, 'attach');
   if (typeof host === 'string') return host;
-  if (!row.tmux) return `${row.id} on ${row.host} has no tmux window (it runs in the background) — read it with 'flotilla output ${row.id}'`;
+  if (!row.tmux)
+    return `${row.id} on ${row.host} has no tmux window (it runs in the background) — read it with 'flotilla output ${row.id}'`;
   try {
-    const [{ remoteFlotillaCommand, sshArgv }, { currentTmux, Tmux, shellCommand }] = await Promise.all([import('../hosts/ssh.js'), import('../tmux/index.js')]);
-    const argv = ['ssh', ...sshArgv(host, remoteFlotillaCommand(host, ['attach', row.id], { tty: true }), { tty: true })];
+    const [{ remoteFlotillaCommand, sshArgv }, { currentTmux, Tmux, shellCommand }] = await Promise.all([
+      import('../hosts/ssh.js'),
+      import('../tmux/index.js'),
+    ]);
+    const argv = [
+      'ssh',
+      ...sshArgv(host, remoteFlotillaCommand(host, ['attach', row.id], { tty: true }), { tty: true }),
+    ];
     const here = await currentTmux(env);
     if (!here) return `${row.id} runs on ${row.host} — outside tmux, attach with: ${shellCommand(argv)}`;
     const closing = `ssh to ${row.host} ended with status $s — press Enter to close this window`;
     const script = `${shellCommand(argv)} || { s=$?; printf '\\n%s\\n' "${closing}"; read _; }`;
-    await new Tmux({ socket: here.socketPath }).newWindow({ target: here.sessionId, name: `${row.id}@${row.host}`, command: ['sh', '-c', script], detached: false });
+    await new Tmux({ socket: here.socketPath }).newWindow({
+      target: here.sessionId,
+      name: `${row.id}@${row.host}`,
+      command: ['sh', '-c', script],
+      detached: false,
+    });
     return `opened ${row.id} on ${row.host} in a new window (ssh -t ${host.ssh})`;
   } catch (err) {
     return `cannot attach to ${row.id} on ${row.host}: ${errorMessage(err)}`;
@@ -49,8 +61,15 @@ export async function attachElsewhere(row: Remote, config: Config, env: NodeJS.P
 export async function sendElsewhere(row: Remote, layout: Layout, config: Config, text: string): Promise<string> {
   try {
     const { busFor } = await import('../bus/open.js');
-    const { message, queued } = await busFor(layout, config).mail.deliver({ from: 'human', to: row.id, kind: 'message', body: text });
-    return queued ? `queued ${message.id} for ${row.id} on ${row.host}: the bus is unreachable, it goes when it is back` : `sent ${message.id} to ${row.id} on ${row.host}`;
+    const { message, queued } = await busFor(layout, config).mail.deliver({
+      from: 'human',
+      to: row.id,
+      kind: 'message',
+      body: text,
+    });
+    return queued
+      ? `queued ${message.id} for ${row.id} on ${row.host}: the bus is unreachable, it goes when it is back`
+      : `sent ${message.id} to ${row.id} on ${row.host}`;
   } catch (err) {
     return `cannot send to ${row.id} on ${row.host}: ${errorMessage(err)}`;
   }
@@ -64,7 +83,9 @@ export async function cancelElsewhere(row: Remote, config: Config): Promise<stri
     const { runRemoteFlotilla } = await import('../hosts/ssh.js');
     const r = await runRemoteFlotilla(host, ['cancel', row.id]);
     const said = (r.exitCode === 0 ? r.stdout : r.stderr).trim().split('\n').filter(Boolean).pop() ?? '';
-    return r.exitCode === 0 ? `${said || `cancelled ${row.id}`} on ${row.host}` : `cannot cancel ${row.id} on ${row.host}: ${said.replace(/^flotilla: /, '') || `exit ${r.exitCode}`}`;
+    return r.exitCode === 0
+      ? `${said || `cancelled ${row.id}`} on ${row.host}`
+      : `cannot cancel ${row.id} on ${row.host}: ${said.replace(/^flotilla: /, '') || `exit ${r.exitCode}`}`;
   } catch (err) {
     return `cannot cancel ${row.id} on ${row.host}: ${errorMessage(err)}`;
   }

@@ -129,9 +129,14 @@ export function buildSnapshot(input: RowInputs): Snapshot {
   const place = new Map<string, number>();
   for (const q of input.queue ?? []) if (q.agentId) place.set(q.agentId, q.position);
   const ordered = treeOrder(input.records.map((record) => ({ record })));
-  const tree = ordered.map(({ entry, level }) => ({ row: toRow(entry.record, input, approvalsByAgent.get(entry.record.id) ?? null, place.get(entry.record.id) ?? null), level }));
+  const tree = ordered.map(({ entry, level }) => ({
+    row: toRow(entry.record, input, approvalsByAgent.get(entry.record.id) ?? null, place.get(entry.record.id) ?? null),
+    level,
+  }));
   const known = new Set(input.records.map((r) => r.id));
-  const waiting = (input.queue ?? []).filter((q) => q.agentId && !known.has(q.agentId)).map((q) => pendingRow(q.agentId!, q.pid, q.position));
+  const waiting = (input.queue ?? [])
+    .filter((q) => q.agentId && !known.has(q.agentId))
+    .map((q) => pendingRow(q.agentId!, q.pid, q.position));
   const sorted = attentionFirst([...tree.map((t) => t.row), ...waiting]);
   // The rest keep their tree drawing, computed over the rows left in the tree.
   const rest = tree.filter((t) => !t.row.need);
@@ -144,12 +149,41 @@ export function buildSnapshot(input: RowInputs): Snapshot {
 /** A `spawn-agent --queue` waiting for a slot: its id is chosen, its record not written yet. */
 function pendingRow(id: string, pid: number, position: number): WatchRow {
   const row: WatchRow = {
-    id, name: id.replace(/-[a-z0-9]{6}$/, ''), depth: 0, branch: '', status: 'queued', state: 'queued', tone: 'waiting', dead: false,
-    turns: 0, maxTurns: 0, tokens: 0, costUsd: null, elapsedMs: 0, unread: 0,
-    lastLine: `spawn-agent --queue (pid ${pid}): not started, waiting for a running slot`, model: '', scripted: false, runtime: 'flotilla',
-    approval: null, secrets: '', leases: '', tmux: null, pid, need: null, queuePosition: position, pending: true,
+    id,
+    name: id.replace(/-[a-z0-9]{6}$/, ''),
+    depth: 0,
+    branch: '',
+    status: 'queued',
+    state: 'queued',
+    tone: 'waiting',
+    dead: false,
+    turns: 0,
+    maxTurns: 0,
+    tokens: 0,
+    costUsd: null,
+    elapsedMs: 0,
+    unread: 0,
+    lastLine: `spawn-agent --queue (pid ${pid}): not started, waiting for a running slot`,
+    model: '',
+    scripted: false,
+    runtime: 'flotilla',
+    approval: null,
+    secrets: '',
+    leases: '',
+    tmux: null,
+    pid,
+    need: null,
+    queuePosition: position,
+    pending: true,
   };
-  row.need = needOf({ record: { id, status: 'queued', exitReason: null, finishedAt: null, lastTask: null }, dead: false, approval: null, asks: 0, queuePosition: position, seen: null });
+  row.need = needOf({
+    record: { id, status: 'queued', exitReason: null, finishedAt: null, lastTask: null },
+    dead: false,
+    approval: null,
+    asks: 0,
+    queuePosition: position,
+    seen: null,
+  });
   row.state = row.need?.mark ?? 'queued';
   return row;
 }
@@ -176,12 +210,24 @@ export function treeBranches(levels: readonly number[]): string[] {
 }
 
 /** One agent as the dashboard shows it (the rest of its row: tree drawing, order, comes from buildSnapshot). */
-export function toRow(rec: AgentRecord, input: RowInputs, approval: PendingApproval | null, queuePosition: number | null): WatchRow {
+export function toRow(
+  rec: AgentRecord,
+  input: RowInputs,
+  approval: PendingApproval | null,
+  queuePosition: number | null,
+): WatchRow {
   const liveness = input.liveness(rec);
   const { state, tone } = stateOf(rec, liveness === 'dead');
   // A place in line counts only while the agent waits for new work, not after it got its slot.
   const position = rec.status === 'queued' ? queuePosition : null;
-  const need = needOf({ record: rec, dead: liveness === 'dead', approval, asks: input.asks?.get(rec.id) ?? 0, queuePosition: position, seen: input.seen?.get(rec.id) ?? null });
+  const need = needOf({
+    record: rec,
+    dead: liveness === 'dead',
+    approval,
+    asks: input.asks?.get(rec.id) ?? 0,
+    queuePosition: position,
+    seen: input.seen?.get(rec.id) ?? null,
+  });
   return {
     id: rec.id,
     name: rec.name,
@@ -214,11 +260,15 @@ export function toRow(rec: AgentRecord, input: RowInputs, approval: PendingAppro
 }
 
 /** The state a person reads: a persistent agent that finished its task is `idle ✓` (or `idle ✗`). */
-export function stateOf(rec: Pick<AgentRecord, 'status' | 'lastTask'>, dead = false): { state: string; tone: WatchRow['tone'] } {
+export function stateOf(
+  rec: Pick<AgentRecord, 'status' | 'lastTask'>,
+  dead = false,
+): { state: string; tone: WatchRow['tone'] } {
   const s = rec.status;
   if (dead) return { state: `${s}†`, tone: 'bad' };
   if (s === 'completed') return { state: s, tone: 'ok' };
-  if (s === 'failed' || s === 'crashed' || s === 'refused' || s === 'timed_out' || s === 'lost') return { state: s, tone: 'bad' };
+  if (s === 'failed' || s === 'crashed' || s === 'refused' || s === 'timed_out' || s === 'lost')
+    return { state: s, tone: 'bad' };
   if (s === 'cancelled') return { state: s, tone: 'muted' };
   if (s === 'waiting_approval') return { state: 'approval?', tone: 'waiting' };
   // Work arrived while every running slot was busy; its last line says `waiting for a slot N/M`.
@@ -244,7 +294,12 @@ export function pendingApprovals(
   const latest = new Map<string, PendingApproval>();
   for (const r of requests) {
     const prev = latest.get(r.agentId);
-    if (!prev || byCodeUnit(prev.timestamp, r.timestamp) < 0 || (prev.timestamp === r.timestamp && prev.requestId < r.requestId)) latest.set(r.agentId, r);
+    if (
+      !prev ||
+      byCodeUnit(prev.timestamp, r.timestamp) < 0 ||
+      (prev.timestamp === r.timestamp && prev.requestId < r.requestId)
+    )
+      latest.set(r.agentId, r);
   }
   return [...latest.values()]
     .filter((r) => statusOf(r.agentId) === 'waiting_approval' && !answered(r.requestId))
@@ -253,7 +308,13 @@ export function pendingApprovals(
 
 /** True when two snapshots would draw the same screen (so the dashboard need not render). */
 export function sameSnapshot(a: Snapshot, b: Snapshot, elapsedText: (ms: number) => string): boolean {
-  if (a.humanUnread !== b.humanUnread || a.needs !== b.needs || a.rows.length !== b.rows.length || a.approvals.length !== b.approvals.length) return false;
+  if (
+    a.humanUnread !== b.humanUnread ||
+    a.needs !== b.needs ||
+    a.rows.length !== b.rows.length ||
+    a.approvals.length !== b.approvals.length
+  )
+    return false;
   if (JSON.stringify(a.hosts) !== JSON.stringify(b.hosts)) return false;
   for (let i = 0; i < a.rows.length; i++) {
     const x = a.rows[i]!;

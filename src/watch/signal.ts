@@ -60,7 +60,12 @@ export class AttentionSignal {
   /** The dashboard ends: a count nobody keeps current any more leaves the status line. */
   close(): Promise<void> {
     const { tmux, session } = this.opts;
-    if (tmux && session && this.shown) this.chain = this.chain.then(async () => { await tmux.exec(['set-option', '-u', '-t', `=${session}:`, NEEDS_OPTION]); }).catch(() => undefined);
+    if (tmux && session && this.shown)
+      this.chain = this.chain
+        .then(async () => {
+          await tmux.exec(['set-option', '-u', '-t', `=${session}:`, NEEDS_OPTION]);
+        })
+        .catch(() => undefined);
     return this.chain;
   }
 
@@ -86,7 +91,9 @@ export class AttentionSignal {
     const own = await tmux.exec(['show-options', '-v', '-t', target, 'status-right']);
     if (own.code !== 0) return;
     if (own.stdout.includes(NEEDS_OPTION)) return;
-    const base = own.stdout.trim() ? own.stdout.replace(/\n$/, '') : (await tmux.exec(['show-options', '-gv', 'status-right'])).stdout.replace(/\n$/, '');
+    const base = own.stdout.trim()
+      ? own.stdout.replace(/\n$/, '')
+      : (await tmux.exec(['show-options', '-gv', 'status-right'])).stdout.replace(/\n$/, '');
     await tmux.exec(['set-option', '-t', target, 'status-right', statusRightWith(base)]);
     const length = Number((await tmux.exec(['show-options', '-gv', 'status-right-length'])).stdout.trim()) || 40;
     await tmux.exec(['set-option', '-t', target, 'status-right-length', String(length + 16)]);

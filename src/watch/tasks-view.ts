@@ -13,10 +13,20 @@ import type { Color, Line } from './view.js';
 export const TASKS_HELP = 'j/k move · ⏎ go to the claimant · t/Esc agents · q quit';
 
 const TONE: Record<TaskRow['status'], { color?: Color; dim?: boolean }> = {
-  open: { color: 'yellow' }, claimed: { color: 'green' }, done: { dim: true }, failed: { color: 'red' }, cancelled: { dim: true },
+  open: { color: 'yellow' },
+  claimed: { color: 'green' },
+  done: { dim: true },
+  failed: { color: 'red' },
+  cancelled: { dim: true },
 };
 
-export function tasksLines(snap: Snapshot, ui: UiState, width: number, room: number, previousTop: number): { lines: Line[]; top: number } {
+export function tasksLines(
+  snap: Snapshot,
+  ui: UiState,
+  width: number,
+  room: number,
+  previousTop: number,
+): { lines: Line[]; top: number } {
   const tasks = snap.tasks ?? [];
   const sel = ui.tasks ?? { selected: null };
   const at = selectedTaskIndex(sel, snap);
@@ -31,7 +41,11 @@ export function tasksLines(snap: Snapshot, ui: UiState, width: number, room: num
   tasks.slice(top, top + rows).forEach((t, i) => {
     const selected = top + i === at;
     const cells = `${t.status.padEnd(9)} ${fit(`${t.board}/${t.id}`, 16).padEnd(16)} ${fit(t.claimant ?? '-', 16).padEnd(16)} ${fit(t.blockers.join(',') || '-', 12).padEnd(12)} ${formatElapsed(t.ageMs).padStart(7)}  ${t.title}`;
-    lines.push([{ text: selected ? '›' : ' ', bold: selected }, { text: ' ' }, { text: fit(cells, width - 3), ...TONE[t.status], bold: selected }]);
+    lines.push([
+      { text: selected ? '›' : ' ', bold: selected },
+      { text: ' ' },
+      { text: fit(cells, width - 3), ...TONE[t.status], bold: selected },
+    ]);
   });
   return { lines, top };
 }

@@ -36,9 +36,14 @@ export function gatherTasks(layout: Layout, now = Date.now()): TaskRow[] {
 }
 
 function toRow(t: Task, blockers: string[], now: number): TaskRow {
-  const since = t.status === 'claimed' ? t.claimed_at : t.finished_at ?? t.created_at;
+  const since = t.status === 'claimed' ? t.claimed_at : (t.finished_at ?? t.created_at);
   return {
-    board: t.board, id: t.id, status: t.status, title: t.title, claimant: t.claimed_by, blockers,
+    board: t.board,
+    id: t.id,
+    status: t.status,
+    title: t.title,
+    claimant: t.claimed_by,
+    blockers,
     ageMs: Math.max(0, now - Date.parse(since ?? t.created_at)),
   };
 }

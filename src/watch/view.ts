@@ -61,7 +61,10 @@ export const KEYS: readonly (readonly [string, string])[] = [
   ['c', 'cancel the agent (asks y/n)'],
   ['a', "approve the agent's pending request"],
   ['d', 'deny it, with a reason (⏎ denies, Esc goes back)'],
-  ['t', "the tasks view: every board's tasks with status, claimant, blockers and age; ⏎ goes to the claimant's window, t or Esc back"],
+  [
+    't',
+    "the tasks view: every board's tasks with status, claimant, blockers and age; ⏎ goes to the claimant's window, t or Esc back",
+  ],
   ['?', 'this list (any key closes it)'],
   ['q  Ctrl-C', 'quit the dashboard (the agents go on)'],
 ];
@@ -84,30 +87,51 @@ export function dashboardView(snap: Snapshot, ui: UiState, size: ViewSize, title
   const live = snap.rows.filter((r) => r.tone === 'live' || r.tone === 'waiting').length;
   const scripted = snap.rows.some((r) => r.scripted);
   const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
-  const counts = `${plural(snap.rows.length, 'agent')}, ${live} working` +
+  const counts =
+    `${plural(snap.rows.length, 'agent')}, ${live} working` +
     (snap.needs ? `, ${snap.needs} need${snap.needs === 1 ? 's' : ''} you (n)` : '') +
     (snap.approvals.length ? `, ${plural(snap.approvals.length, 'approval')} waiting` : '') +
     (snap.humanUnread ? `, ${snap.humanUnread} unread for you` : '');
 
   const lines: Line[] = [
-    [{ text: fit(title, Math.max(10, width - counts.length - 3)), bold: true }, { text: `  ${counts}`, dim: true, ...(snap.needs ? { color: 'yellow' as const, dim: false } : {}) }],
+    [
+      { text: fit(title, Math.max(10, width - counts.length - 3)), bold: true },
+      { text: `  ${counts}`, dim: true, ...(snap.needs ? { color: 'yellow' as const, dim: false } : {}) },
+    ],
   ];
   if (ui.mode.kind === 'help') return { lines: [...lines, ...helpLines(width, size.rows - 1)], top: previousTop };
   if (ui.tasks) {
     const view = tasksLines(snap, ui, width, Math.max(2, size.rows - 4), previousTop);
-    lines[0] = [{ text: fit(`${title} — tasks`, Math.max(10, width - 40)), bold: true }, { text: `  ${tasksCounts(snap)}`, dim: true }];
-    return { lines: [...lines, ...view.lines, promptLine(ui, width), [{ text: fit(TASKS_HELP, width - 1), dim: true }]], top: view.top };
+    lines[0] = [
+      { text: fit(`${title} — tasks`, Math.max(10, width - 40)), bold: true },
+      { text: `  ${tasksCounts(snap)}`, dim: true },
+    ];
+    return {
+      lines: [...lines, ...view.lines, promptLine(ui, width), [{ text: fit(TASKS_HELP, width - 1), dim: true }]],
+      top: view.top,
+    };
   }
   lines.push(cellsLine('  ', headerCells(cols), false));
-  if (visible.length === 0 && !snap.hosts) lines.push([{ text: fit('  No agents yet. Start one with: spawn-agent "a task"   (or flotilla up)', width - 1), dim: true }]);
+  if (visible.length === 0 && !snap.hosts)
+    lines.push([
+      { text: fit('  No agents yet. Start one with: spawn-agent "a task"   (or flotilla up)', width - 1), dim: true },
+    ]);
   visible.forEach((r, i) => {
     for (const h of headingsAt(snap, top + i, top)) lines.push(headingLine(h, width));
     lines.push(rowLine(r, cols, r.id === row?.id));
   });
   // Hosts after the last row (running nothing, or this host with no agents on an empty fleet).
-  if (top + visible.length === snap.rows.length) for (const h of headingsAt(snap, snap.rows.length, top)) lines.push(headingLine(h, width));
+  if (top + visible.length === snap.rows.length)
+    for (const h of headingsAt(snap, snap.rows.length, top)) lines.push(headingLine(h, width));
   lines.push(moreLine(top, visible.length, snap.rows.length, width), ...details(row, width));
-  if (approvals.length > 0) lines.push([{ text: fit('Pending approvals (a approve · d deny on the selected agent):', width - 1), color: 'yellow', bold: true }]);
+  if (approvals.length > 0)
+    lines.push([
+      {
+        text: fit('Pending approvals (a approve · d deny on the selected agent):', width - 1),
+        color: 'yellow',
+        bold: true,
+      },
+    ]);
   for (const a of approvals) {
     const what = a.summary.replace(`${a.agentId} asks to run `, '').replace(`${a.agentId} asks for `, 'wants ');
     lines.push([{ text: fit(`  ${a.agentId}: ${what}   [${a.requestId}]`, width - 1), color: 'yellow' }]);
@@ -127,7 +151,8 @@ function listWindow(snap: Snapshot, selected: number, room: number, top: number)
   if (!snap.hosts) return { top, count };
   const used = (): number => {
     let n = count;
-    for (let i = top; i <= top + count; i++) if (i < top + count || i === snap.rows.length) n += headingsAt(snap, i, top).length;
+    for (let i = top; i <= top + count; i++)
+      if (i < top + count || i === snap.rows.length) n += headingsAt(snap, i, top).length;
     return n;
   };
   while (count > 1 && used() > room) {
@@ -148,7 +173,9 @@ function headingsAt(snap: Snapshot, i: number, top: number): HostSection[] {
 /** A host's heading (`flotilla status`'s words); LOST in red, an empty host says so. */
 function headingLine(h: HostSection, width: number): Line {
   const text = `${h.heading}${h.count === 0 ? ' · no agents' : ''}`;
-  return [{ text: fit(text, width - 1), bold: true, ...(h.lost ? { color: 'red' as const } : { color: 'cyan' as const }) }];
+  return [
+    { text: fit(text, width - 1), bold: true, ...(h.lost ? { color: 'red' as const } : { color: 'cyan' as const }) },
+  ];
 }
 
 /** The schedules block: its title and at most three schedules, then how many more there are. */
@@ -156,7 +183,10 @@ function scheduleLines(summary: readonly string[], width: number): Line[] {
   if (summary.length === 0) return [];
   const [title, ...rows] = summary;
   const shown = rows.slice(0, 3).map((r): Line => [{ text: fit(r, width - 1) }]);
-  const more = rows.length > 3 ? [[{ text: fit(`  … ${rows.length - 3} more — flotilla schedule list`, width - 1), dim: true }] as Line] : [];
+  const more =
+    rows.length > 3
+      ? [[{ text: fit(`  … ${rows.length - 3} more — flotilla schedule list`, width - 1), dim: true }] as Line]
+      : [];
   return [[{ text: fit(title!, width - 1), bold: true }], ...shown, ...more];
 }
 
@@ -185,8 +215,15 @@ function moreLine(top: number, shown: number, total: number, width: number): Lin
 function helpLines(width: number, room: number): Line[] {
   const keyWidth = Math.max(...KEYS.map(([k]) => k.length)) + 2;
   const out: Line[] = [[{ text: ' ' }], [{ text: fit('Keys', width - 1), bold: true }]];
-  for (const [k, what] of KEYS) out.push([{ text: `  ${k.padEnd(keyWidth)}`, color: 'cyan' }, { text: fit(what, Math.max(1, width - keyWidth - 3)) }]);
-  out.push([{ text: ' ' }], [{ text: fit('Marked ! and listed first: the agents that need you. Any key closes this.', width - 1), dim: true }]);
+  for (const [k, what] of KEYS)
+    out.push([
+      { text: `  ${k.padEnd(keyWidth)}`, color: 'cyan' },
+      { text: fit(what, Math.max(1, width - keyWidth - 3)) },
+    ]);
+  out.push(
+    [{ text: ' ' }],
+    [{ text: fit('Marked ! and listed first: the agents that need you. Any key closes this.', width - 1), dim: true }],
+  );
   return out.slice(0, Math.max(1, room));
 }
 
@@ -203,20 +240,45 @@ function cellsLine(prefix: string, cells: readonly Cell[], bold: boolean): Line 
 function details(row: WatchRow | undefined, width: number): Line[] {
   if (!row) return [[{ text: ' ', dim: true }]];
   const where = row.tmux ? `window ${row.tmux.windowId}` : 'no window';
-  const model = row.model + (row.scripted ? ' [scripted model]' : '') + (row.runtime !== 'flotilla' ? ` [runtime ${row.runtime}]` : '');
-  const facts = [row.id, row.name, `depth ${row.depth}`, model, row.host ? `on host ${row.host}` : '', where, row.pid ? `pid ${row.pid}` : '', row.secrets ? `secrets: ${row.secrets} left` : '', row.leases ? `leases: ${row.leases}` : '']
-    .filter(Boolean).join(' · ');
+  const model =
+    row.model +
+    (row.scripted ? ' [scripted model]' : '') +
+    (row.runtime !== 'flotilla' ? ` [runtime ${row.runtime}]` : '');
+  const facts = [
+    row.id,
+    row.name,
+    `depth ${row.depth}`,
+    model,
+    row.host ? `on host ${row.host}` : '',
+    where,
+    row.pid ? `pid ${row.pid}` : '',
+    row.secrets ? `secrets: ${row.secrets} left` : '',
+    row.leases ? `leases: ${row.leases}` : '',
+  ]
+    .filter(Boolean)
+    .join(' · ');
   return [
     [{ text: fit(facts, width - 1), color: 'cyan' }],
-    [{ text: fit(`  ${row.approval ? `asks: ${row.approval.summary}` : row.lastLine || '(no output yet)'}`, width - 1) }],
+    [
+      {
+        text: fit(`  ${row.approval ? `asks: ${row.approval.summary}` : row.lastLine || '(no output yet)'}`, width - 1),
+      },
+    ],
   ];
 }
 
 /** The line above the help: what is being typed, a question, or the last key's feedback. */
 function promptLine(ui: UiState, width: number): Line {
   const m = ui.mode;
-  if (m.kind === 'message') return [{ text: fit(`message to ${m.id} (⏎ send, Esc cancel): ${m.text}`, width - 2) + '▏', color: 'cyan' }];
-  if (m.kind === 'deny') return [{ text: fit(`deny ${m.approval.requestId} — reason (⏎ deny, Esc back): ${m.text}`, width - 2) + '▏', color: 'yellow' }];
+  if (m.kind === 'message')
+    return [{ text: fit(`message to ${m.id} (⏎ send, Esc cancel): ${m.text}`, width - 2) + '▏', color: 'cyan' }];
+  if (m.kind === 'deny')
+    return [
+      {
+        text: fit(`deny ${m.approval.requestId} — reason (⏎ deny, Esc back): ${m.text}`, width - 2) + '▏',
+        color: 'yellow',
+      },
+    ];
   if (m.kind === 'confirm-cancel') return [{ text: fit(`cancel ${m.id}? (y/n)`, width - 1), color: 'red', bold: true }];
   return [{ text: fit(ui.flash || ' ', width - 1) }];
 }

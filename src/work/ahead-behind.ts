@@ -37,7 +37,8 @@ interface Graph {
 }
 
 async function historyAbove(cwd: string, tips: string[]): Promise<Graph | null> {
-  const shared = tips.length === 1 ? { code: 0, stdout: tips[0]! } : await git(cwd, ['merge-base', '--octopus', ...tips]);
+  const shared =
+    tips.length === 1 ? { code: 0, stdout: tips[0]! } : await git(cwd, ['merge-base', '--octopus', ...tips]);
   const floor = shared.stdout.trim().split('\n')[0];
   if (shared.code !== 0 || !floor) return null;
   const r = await git(cwd, ['rev-list', '--parents', '--boundary', ...tips, `^${floor}`]);
@@ -108,7 +109,12 @@ async function alone(cwd: string, p: TipPair): Promise<Divergence> {
  */
 export async function changedSince(cwd: string, pairs: readonly { own: string; base: string }[]): Promise<string[][]> {
   if (pairs.length === 0) return [];
-  const r = await git(cwd, ['diff-tree', '--stdin', '--always', '-r', '-M', '--name-only', '-z'], undefined, pairs.map((p) => `${p.own} ${p.base}\n`).join(''));
+  const r = await git(
+    cwd,
+    ['diff-tree', '--stdin', '--always', '-r', '-M', '--name-only', '-z'],
+    undefined,
+    pairs.map((p) => `${p.own} ${p.base}\n`).join(''),
+  );
   // -z: each answer is its first commit id, then its paths, all NUL-terminated.
   const out = pairs.map((): string[] => []);
   let i = -1;

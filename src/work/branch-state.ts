@@ -23,7 +23,12 @@ export interface BranchState {
 /** Every local branch's tip, from one `git for-each-ref` (refs/heads/<name> → commit). */
 export async function branchTips(layout: Layout): Promise<Map<string, string>> {
   const r = await git(layout.project, ['for-each-ref', '--format=%(objectname) %(refname)', 'refs/heads/']);
-  return new Map(r.stdout.split('\n').filter(Boolean).map((l) => [l.slice(l.indexOf(' ') + 1), l.slice(0, l.indexOf(' '))] as const));
+  return new Map(
+    r.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => [l.slice(l.indexOf(' ') + 1), l.slice(0, l.indexOf(' '))] as const),
+  );
 }
 
 /** An agent's branch and the base its worktree was made from. */
@@ -44,28 +49,64 @@ export async function branchState(layout: Layout, branch: string, base: BranchOf
  * `diff-tree --stdin`. Only `merge-tree` runs per branch, and only for a branch the base has
  * moved past: one the base has not moved past merges as a fast-forward and cannot conflict.
  */
-export async function branchStates(layout: Layout, items: readonly BranchOf[], tips?: ReadonlyMap<string, string>): Promise<BranchState[]> {
+export async function branchStates(
+  layout: Layout,
+  items: readonly BranchOf[],
+  tips?: ReadonlyMap<string, string>,
+): Promise<BranchState[]> {
   const p = layout.project;
   const refs = tips ?? (await branchTips(layout));
-  const targets = items.map((i) => (i.base.branch ? refs.get(`refs/heads/${i.base.branch}`) : undefined) ?? i.base.commit);
+  const targets = items.map(
+    (i) => (i.base.branch ? refs.get(`refs/heads/${i.base.branch}`) : undefined) ?? i.base.commit,
+  );
   const owns = items.map((i) => refs.get(`refs/heads/${i.branch}`));
   const live = items.flatMap((_, k) => (owns[k] ? [k] : []));
-  const counts = await standings(p, live.map((k) => ({ own: owns[k]!, target: targets[k]! })));
+  const counts = await standings(
+    p,
+    live.map((k) => ({ own: owns[k]!, target: targets[k]! })),
+  );
   const at = new Map(live.map((k, n) => [k, counts[n]!]));
   const moved = live.filter((k) => at.get(k)!.ahead > 0);
-  const files = await changedSince(p, moved.map((k) => ({ own: owns[k]!, base: at.get(k)!.base ?? targets[k]! })));
+  const files = await changedSince(
+    p,
+    moved.map((k) => ({ own: owns[k]!, base: at.get(k)!.base ?? targets[k]! })),
+  );
   const filesOf = new Map(moved.map((k, n) => [k, files[n]!]));
-  return inBatches(items.map((_, k) => k), GIT_AT_ONCE, async (k): Promise<BranchState> => {
-    const target = targets[k]!;
-    const c = at.get(k);
-    if (!c) return { exists: false, target, ahead: 0, behind: 0, files: [], conflicts: [], tree: null };
-    const state = { exists: true, target, ahead: c.ahead, behind: c.behind, files: filesOf.get(k) ?? [], conflicts: [] as string[], tree: null as string | null };
-    if (!c.behind || !c.ahead) return state;
-    const merged = await git(p, ['merge-tree', '--write-tree', '--name-only', '--no-messages', '-z', target, owns[k]!]);
-    // merge-tree -z: the tree, then each conflicted file, NUL-separated; exit 1 on conflict.
-    const out = merged.stdout.split('\0').filter(Boolean);
-    return { ...state, conflicts: merged.code === 1 ? [...new Set(out.slice(1))] : [], tree: merged.code === 0 ? (out[0] ?? null) : null };
-  });
+  return inBatches(
+    items.map((_, k) => k),
+    GIT_AT_ONCE,
+    async (k): Promise<BranchState> => {
+      const target = targets[k]!;
+      const c = at.get(k);
+      if (!c) return { exists: false, target, ahead: 0, behind: 0, files: [], conflicts: [], tree: null };
+      const state = {
+        exists: true,
+        target,
+        ahead: c.ahead,
+        behind: c.behind,
+        files: filesOf.get(k) ?? [],
+        conflicts: [] as string[],
+        tree: null as string | null,
+      };
+      if (!c.behind || !c.ahead) return state;
+      const merged = await git(p, [
+        'merge-tree',
+        '--write-tree',
+        '--name-only',
+        '--no-messages',
+        '-z',
+        target,
+        owns[k]!,
+      ]);
+      // merge-tree -z: the tree, then each conflicted file, NUL-separated; exit 1 on conflict.
+      const out = merged.stdout.split('\0').filter(Boolean);
+      return {
+        ...state,
+        conflicts: merged.code === 1 ? [...new Set(out.slice(1))] : [],
+        tree: merged.code === 0 ? (out[0] ?? null) : null,
+      };
+    },
+  );
 }
 
 /** git processes a batch runs at once: fifty at once only thrash a small machine. */

@@ -38,12 +38,32 @@ export async function agentDiff(layout: Layout, rec: AgentRecord, opts: { stat?:
   const format = opts.stat ? ['--stat'] : ['--patch'];
   if (work.kind === 'branch') {
     const range = [work.base.commit, work.branch];
-    const [num, text] = await Promise.all([git(layout.project, ['diff', '--numstat', '-z', ...range]), git(layout.project, ['diff', ...format, ...range])]);
-    if (num.code !== 0) throw new FlotillaError(`cannot diff ${work.branch} against ${work.base.commit.slice(0, 12)}: ${gitWhy(num)} — is the branch still there? (git branch --list 'flotilla/*')`, { code: 'diff' });
-    return { id: rec.id, kind: 'branch', branch: work.branch, from: work.base.commit, files: numstat(num.stdout), untracked: [], uncommitted: work.uncommitted, text: text.stdout };
+    const [num, text] = await Promise.all([
+      git(layout.project, ['diff', '--numstat', '-z', ...range]),
+      git(layout.project, ['diff', ...format, ...range]),
+    ]);
+    if (num.code !== 0)
+      throw new FlotillaError(
+        `cannot diff ${work.branch} against ${work.base.commit.slice(0, 12)}: ${gitWhy(num)} — is the branch still there? (git branch --list 'flotilla/*')`,
+        { code: 'diff' },
+      );
+    return {
+      id: rec.id,
+      kind: 'branch',
+      branch: work.branch,
+      from: work.base.commit,
+      files: numstat(num.stdout),
+      untracked: [],
+      uncommitted: work.uncommitted,
+      text: text.stdout,
+    };
   }
   const head = await git(work.cwd, ['rev-parse', '--verify', '-q', 'HEAD']);
-  if (head.code !== 0) throw new FlotillaError(`${rec.id} worked in place in ${work.cwd}, which is not a git checkout with a commit — nothing to diff against`, { code: 'diff' });
+  if (head.code !== 0)
+    throw new FlotillaError(
+      `${rec.id} worked in place in ${work.cwd}, which is not a git checkout with a commit — nothing to diff against`,
+      { code: 'diff' },
+    );
   // The fleet root is Flotilla's, not the agent's work.
   const root = relative(work.cwd, layout.root);
   const paths = root && !root.startsWith('..') && !isAbsolute(root) ? ['--', '.', `:(exclude)${root}`] : [];
@@ -52,7 +72,16 @@ export async function agentDiff(layout: Layout, rec: AgentRecord, opts: { stat?:
     git(work.cwd, ['diff', ...format, 'HEAD', ...paths]),
     git(work.cwd, ['ls-files', '--others', '--exclude-standard', '-z', ...paths]),
   ]);
-  return { id: rec.id, kind: 'in-place', branch: null, from: head.stdout.trim(), files: numstat(num.stdout), untracked: others.stdout.split('\0').filter(Boolean), uncommitted: 0, text: text.stdout };
+  return {
+    id: rec.id,
+    kind: 'in-place',
+    branch: null,
+    from: head.stdout.trim(),
+    files: numstat(num.stdout),
+    untracked: others.stdout.split('\0').filter(Boolean),
+    uncommitted: 0,
+    text: text.stdout,
+  };
 }
 
 /** `git diff --numstat -z`: `added\tdeleted\tpath\0`, or `\t\0old\0new\0` for a rename. */

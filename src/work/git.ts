@@ -19,10 +19,15 @@ export interface GitResult {
  */
 export function git(cwd: string, args: readonly string[], env?: NodeJS.ProcessEnv, input?: string): Promise<GitResult> {
   return new Promise((done) => {
-    const child = execFile('git', [...SAFE_GIT, '-C', cwd, ...args], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, ...(env ? { env } : {}) }, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-      done({ code, stdout, stderr: err && typeof err.code === 'string' ? `${err.code}: git not found` : stderr });
-    });
+    const child = execFile(
+      'git',
+      [...SAFE_GIT, '-C', cwd, ...args],
+      { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, ...(env ? { env } : {}) },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+        done({ code, stdout, stderr: err && typeof err.code === 'string' ? `${err.code}: git not found` : stderr });
+      },
+    );
     // `input`: what git reads on stdin (`--stdin` forms); otherwise stdin is closed at once.
     child.stdin?.on('error', () => undefined).end(input ?? '');
   });
@@ -30,7 +35,12 @@ export function git(cwd: string, args: readonly string[], env?: NodeJS.ProcessEn
 
 /** The first line git wrote to stderr, for a one-line error. */
 export function gitWhy(r: GitResult): string {
-  return r.stderr.trim().split('\n').find((l) => l.trim()) ?? `exit ${r.code}`;
+  return (
+    r.stderr
+      .trim()
+      .split('\n')
+      .find((l) => l.trim()) ?? `exit ${r.code}`
+  );
 }
 
 /**
@@ -46,13 +56,29 @@ export async function gitEach(cwds: readonly string[], args: readonly string[], 
   const script = `for w do git -C "$w" ${quoted} 2>/dev/null; printf '%s %d\\n' '${mark}' $?; done`;
   const per = Math.ceil(cwds.length / Math.max(1, shells));
   const chunks = Array.from({ length: Math.ceil(cwds.length / per) }, (_, k) => cwds.slice(k * per, (k + 1) * per));
-  const ran = await Promise.all(chunks.map((chunk) => new Promise<GitResult[]>((done) => {
-    const child = execFile('sh', ['-c', script, 'sh', ...chunk], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 }, (_err, stdout) => {
-      // [out, code, out, code, …, '']; a shell that died early leaves the rest of its cwds failed.
-      const parts = stdout.split(new RegExp(`${mark} (\\d+)\\n`));
-      done(chunk.map((_, k) => (k * 2 + 1 < parts.length ? { code: Number(parts[k * 2 + 1]), stdout: parts[k * 2]!, stderr: '' } : { code: 1, stdout: '', stderr: 'not run' })));
-    });
-    child.stdin?.on('error', () => undefined).end();
-  })));
+  const ran = await Promise.all(
+    chunks.map(
+      (chunk) =>
+        new Promise<GitResult[]>((done) => {
+          const child = execFile(
+            'sh',
+            ['-c', script, 'sh', ...chunk],
+            { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 },
+            (_err, stdout) => {
+              // [out, code, out, code, …, '']; a shell that died early leaves the rest of its cwds failed.
+              const parts = stdout.split(new RegExp(`${mark} (\\d+)\\n`));
+              done(
+                chunk.map((_, k) =>
+                  k * 2 + 1 < parts.length
+                    ? { code: Number(parts[k * 2 + 1]), stdout: parts[k * 2]!, stderr: '' }
+                    : { code: 1, stdout: '', stderr: 'not run' },
+                ),
+              );
+            },
+          );
+          child.stdin?.on('error', () => undefined).end();
+        }),
+    ),
+  );
   return ran.flat();
 }

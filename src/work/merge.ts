@@ -15,7 +15,15 @@ export interface ConflictedFile {
 }
 
 export type MergeOutcome =
-  | { id: string; merged: true; how: 'fast-forward' | 'merge' | 'up-to-date'; branch: string; into: string; commit: string; committedFirst: boolean }
+  | {
+      id: string;
+      merged: true;
+      how: 'fast-forward' | 'merge' | 'up-to-date';
+      branch: string;
+      into: string;
+      commit: string;
+      committedFirst: boolean;
+    }
   | { id: string; merged: false; branch: string; into: string; conflicts: ConflictedFile[] };
 
 /**
@@ -25,33 +33,59 @@ export type MergeOutcome =
  * Where the base branch is checked out, the merge runs there (its files follow); elsewhere
  * only the branch moves. `commit`: first commit what the agent left uncommitted, as its own.
  */
-export async function mergeWork(layout: Layout, rec: AgentRecord, opts: { commit?: boolean; env?: NodeJS.ProcessEnv } = {}): Promise<MergeOutcome> {
+export async function mergeWork(
+  layout: Layout,
+  rec: AgentRecord,
+  opts: { commit?: boolean; env?: NodeJS.ProcessEnv } = {},
+): Promise<MergeOutcome> {
   const id = rec.id;
   const work = await agentWork(layout, rec);
   if (work.kind === 'in-place') {
-    throw new FlotillaError(`${id} worked in place in ${work.cwd}: it has no branch to merge — its changes are uncommitted in that checkout (flotilla diff ${id}); commit them there yourself`, { code: 'no-branch' });
+    throw new FlotillaError(
+      `${id} worked in place in ${work.cwd}: it has no branch to merge — its changes are uncommitted in that checkout (flotilla diff ${id}); commit them there yourself`,
+      { code: 'no-branch' },
+    );
   }
   if (rec.status !== 'idle' && !isTerminal(rec.status)) {
-    throw new FlotillaError(`${id} is still working (${rec.status}) — retry when it is idle or has finished: flotilla wait ${id}, then flotilla merge ${id}`, { code: 'busy' });
+    throw new FlotillaError(
+      `${id} is still working (${rec.status}) — retry when it is idle or has finished: flotilla wait ${id}, then flotilla merge ${id}`,
+      { code: 'busy' },
+    );
   }
   let committedFirst = false;
   if (work.uncommitted > 0 && work.worktree) {
     if (!opts.commit) {
-      throw new FlotillaError(`${id} left ${work.uncommitted} uncommitted file${work.uncommitted === 1 ? '' : 's'} in ${work.worktree} — merge them too with flotilla merge ${id} --commit (committed as ${id}), or look first: git -C ${work.worktree} status`, { code: 'uncommitted' });
+      throw new FlotillaError(
+        `${id} left ${work.uncommitted} uncommitted file${work.uncommitted === 1 ? '' : 's'} in ${work.worktree} — merge them too with flotilla merge ${id} --commit (committed as ${id}), or look first: git -C ${work.worktree} status`,
+        { code: 'uncommitted' },
+      );
     }
     await commitLeftovers(work.worktree, id, opts.env);
     committedFirst = true;
   }
   if (!work.base.branch) {
-    throw new FlotillaError(`${id}'s worktree was made from a detached HEAD (${work.base.commit.slice(0, 12)}): there is no branch to merge into — merge ${work.branch} yourself`, { code: 'no-base' });
+    throw new FlotillaError(
+      `${id}'s worktree was made from a detached HEAD (${work.base.commit.slice(0, 12)}): there is no branch to merge into — merge ${work.branch} yourself`,
+      { code: 'no-base' },
+    );
   }
   const into = work.base.branch;
   const s = await branchState(layout, work.branch, work.base);
-  if (!s.exists) throw new FlotillaError(`${id} has no branch ${work.branch} any more — nothing to merge (git branch --list 'flotilla/*')`, { code: 'no-branch' });
-  if (s.ahead === 0) return { id, merged: true, how: 'up-to-date', branch: work.branch, into, commit: s.target, committedFirst };
+  if (!s.exists)
+    throw new FlotillaError(
+      `${id} has no branch ${work.branch} any more — nothing to merge (git branch --list 'flotilla/*')`,
+      { code: 'no-branch' },
+    );
+  if (s.ahead === 0)
+    return { id, merged: true, how: 'up-to-date', branch: work.branch, into, commit: s.target, committedFirst };
   if (s.conflicts.length > 0) {
-    const leases = listLeases(layout).flatMap((v) => v.leases).filter((l) => l.holder !== id);
-    const conflicts = s.conflicts.map((path) => ({ path, holders: [...new Set(leases.filter((l) => pathsOverlap(l.path, path)).map((l) => l.holder))] }));
+    const leases = listLeases(layout)
+      .flatMap((v) => v.leases)
+      .filter((l) => l.holder !== id);
+    const conflicts = s.conflicts.map((path) => ({
+      path,
+      holders: [...new Set(leases.filter((l) => pathsOverlap(l.path, path)).map((l) => l.holder))],
+    }));
     return { id, merged: false, branch: work.branch, into, conflicts };
   }
   const how = s.behind === 0 ? 'fast-forward' : 'merge';
@@ -61,15 +95,27 @@ export async function mergeWork(layout: Layout, rec: AgentRecord, opts: { commit
     const r = await git(checkout, ['merge', '--no-edit', '-m', message, work.branch], opts.env);
     if (r.code !== 0) {
       await git(checkout, ['merge', '--abort'], opts.env);
-      throw new FlotillaError(`git merge of ${work.branch} in ${checkout} failed: ${gitWhy(r)} — commit or stash your changes there, then retry flotilla merge ${id}`, { code: 'merge' });
+      throw new FlotillaError(
+        `git merge of ${work.branch} in ${checkout} failed: ${gitWhy(r)} — commit or stash your changes there, then retry flotilla merge ${id}`,
+        { code: 'merge' },
+      );
     }
   } else {
-    const made = how === 'fast-forward'
-      ? await git(layout.project, ['rev-parse', `refs/heads/${work.branch}`])
-      : await git(layout.project, ['commit-tree', s.tree!, '-p', s.target, '-p', work.branch, '-m', message], opts.env);
+    const made =
+      how === 'fast-forward'
+        ? await git(layout.project, ['rev-parse', `refs/heads/${work.branch}`])
+        : await git(
+            layout.project,
+            ['commit-tree', s.tree!, '-p', s.target, '-p', work.branch, '-m', message],
+            opts.env,
+          );
     const commit = made.code === 0 ? made.stdout.trim() : '';
     const r = commit ? await git(layout.project, ['update-ref', `refs/heads/${into}`, commit, s.target]) : made;
-    if (r.code !== 0) throw new FlotillaError(`moving ${into} to the merge failed: ${gitWhy(r)} — did ${into} move meanwhile? retry flotilla merge ${id}`, { code: 'merge' });
+    if (r.code !== 0)
+      throw new FlotillaError(
+        `moving ${into} to the merge failed: ${gitWhy(r)} — did ${into} move meanwhile? retry flotilla merge ${id}`,
+        { code: 'merge' },
+      );
   }
   const tip = (await git(layout.project, ['rev-parse', `refs/heads/${into}`])).stdout.trim();
   return { id, merged: true, how, branch: work.branch, into, commit: tip, committedFirst };
@@ -79,8 +125,15 @@ export async function mergeWork(layout: Layout, rec: AgentRecord, opts: { commit
 async function commitLeftovers(worktree: string, id: string, env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const agent = { ...env, GIT_AUTHOR_NAME: id, GIT_AUTHOR_EMAIL: `${id}@flotilla` };
   const add = await git(worktree, ['add', '-A'], agent);
-  const r = add.code === 0 ? await git(worktree, ['commit', '-q', '-m', `Work ${id} left uncommitted, committed at merge`], agent) : add;
-  if (r.code !== 0) throw new FlotillaError(`committing what ${id} left in ${worktree} failed: ${gitWhy(r)} — commit it there yourself, then retry flotilla merge ${id}`, { code: 'merge' });
+  const r =
+    add.code === 0
+      ? await git(worktree, ['commit', '-q', '-m', `Work ${id} left uncommitted, committed at merge`], agent)
+      : add;
+  if (r.code !== 0)
+    throw new FlotillaError(
+      `committing what ${id} left in ${worktree} failed: ${gitWhy(r)} — commit it there yourself, then retry flotilla merge ${id}`,
+      { code: 'merge' },
+    );
 }
 
 /** The checkout that has `branch` checked out, if any (`git worktree list`). */

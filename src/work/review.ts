@@ -34,13 +34,27 @@ export async function reviewWork(layout: Layout, records: readonly AgentRecord[]
   // Per agent only its worktree's `git status` (run by a few shells); the branches are read all together.
   const [tips, works] = await Promise.all([branchTips(layout), agentWorks(layout, done)]);
   const branches = works.flatMap((w, k) => (w.kind === 'branch' ? [{ rec: done[k]!, work: w }] : []));
-  const states = await branchStates(layout, branches.map((b) => b.work), tips);
+  const states = await branchStates(
+    layout,
+    branches.map((b) => b.work),
+    tips,
+  );
   return branches.flatMap(({ rec, work }, k): ReviewRow[] => {
     const s = states[k]!;
     if (!s.exists || (s.ahead === 0 && work.uncommitted === 0)) return [];
-    return [{
-      id: rec.id, status: rec.status, branch: work.branch, base: work.base.branch, ahead: s.ahead, behind: s.behind, files: s.files,
-      uncommitted: work.uncommitted, conflicts: s.conflicts, leases: leases.filter((l) => l.holder === rec.id).map((l) => l.path),
-    }];
+    return [
+      {
+        id: rec.id,
+        status: rec.status,
+        branch: work.branch,
+        base: work.base.branch,
+        ahead: s.ahead,
+        behind: s.behind,
+        files: s.files,
+        uncommitted: work.uncommitted,
+        conflicts: s.conflicts,
+        leases: leases.filter((l) => l.holder === rec.id).map((l) => l.path),
+      },
+    ];
   });
 }

@@ -18,7 +18,10 @@ export interface Standing {
  * read for them all (`standings`), not a `rev-list` per branch. An agent whose branch is
  * gone is left out.
  */
-export async function worktreeStanding(layout: Layout, records: readonly AgentRecord[]): Promise<Map<string, Standing>> {
+export async function worktreeStanding(
+  layout: Layout,
+  records: readonly AgentRecord[],
+): Promise<Map<string, Standing>> {
   const out = new Map<string, Standing>();
   const withBase = records.filter((r) => r.worktree && r.base);
   if (withBase.length === 0) return out;
@@ -29,7 +32,9 @@ export async function worktreeStanding(layout: Layout, records: readonly AgentRe
     return own ? [{ r, own, target }] : [];
   });
   const counts = await standings(layout.project, mine);
-  mine.forEach(({ r }, k) => out.set(r.id, { branch: branchOf(r.id), base: r.base!.branch, ahead: counts[k]!.ahead, behind: counts[k]!.behind }));
+  mine.forEach(({ r }, k) =>
+    out.set(r.id, { branch: branchOf(r.id), base: r.base!.branch, ahead: counts[k]!.ahead, behind: counts[k]!.behind }),
+  );
   return out;
 }
 

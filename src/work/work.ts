@@ -34,13 +34,22 @@ export async function agentWorks(layout: Layout, recs: readonly AgentRecord[]): 
   const present = worktrees.filter((w): w is string => w !== null);
   const statuses = await gitEach(present, STATUS, Math.min(4, availableParallelism()));
   const changed = new Map(present.map((w, k) => [w, statuses[k]!.code === 0 ? statusCount(statuses[k]!.stdout) : 0]));
-  return Promise.all(recs.map(async (rec, k): Promise<AgentWork> => {
-    if (!rec.worktree) return { kind: 'in-place', id: rec.id, cwd: rec.cwd };
-    const branch = branchOf(rec.id);
-    const base = rec.base ?? (await guessedBase(layout, branch));
-    const worktree = worktrees[k] ?? null;
-    return { kind: 'branch', id: rec.id, branch, base, worktree, uncommitted: worktree ? changed.get(worktree) ?? 0 : 0 };
-  }));
+  return Promise.all(
+    recs.map(async (rec, k): Promise<AgentWork> => {
+      if (!rec.worktree) return { kind: 'in-place', id: rec.id, cwd: rec.cwd };
+      const branch = branchOf(rec.id);
+      const base = rec.base ?? (await guessedBase(layout, branch));
+      const worktree = worktrees[k] ?? null;
+      return {
+        kind: 'branch',
+        id: rec.id,
+        branch,
+        base,
+        worktree,
+        uncommitted: worktree ? (changed.get(worktree) ?? 0) : 0,
+      };
+    }),
+  );
 }
 
 const STATUS = ['status', '--porcelain', '--untracked-files=all'];
@@ -48,6 +57,9 @@ const statusCount = (out: string) => out.split('\n').filter(Boolean).length;
 
 /** For a record from before bases were kept: where its branch left the project's HEAD. */
 async function guessedBase(layout: Layout, branch: string): Promise<{ branch: string | null; commit: string }> {
-  const [head, mb] = await Promise.all([git(layout.project, ['symbolic-ref', '--short', '-q', 'HEAD']), git(layout.project, ['merge-base', 'HEAD', branch])]);
+  const [head, mb] = await Promise.all([
+    git(layout.project, ['symbolic-ref', '--short', '-q', 'HEAD']),
+    git(layout.project, ['merge-base', 'HEAD', branch]),
+  ]);
   return { branch: head.code === 0 ? head.stdout.trim() : null, commit: mb.stdout.trim() };
 }

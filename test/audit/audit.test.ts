@@ -22,7 +22,9 @@ describe('audit trail', () => {
   it('8 processes x 1,000 events appended concurrently: every line parses, none >= 4 KiB, none lost', async () => {
     fleet = tempFleet();
     const script = fileURLToPath(new URL('../fixtures/foundation/audit-writer.mjs', import.meta.url));
-    await Promise.all(Array.from({ length: 8 }, (_, w) => execa(process.execPath, [script, fleet.layout.root, String(w), '1000'])));
+    await Promise.all(
+      Array.from({ length: 8 }, (_, w) => execa(process.execPath, [script, fleet.layout.root, String(w), '1000'])),
+    );
     const text = readFileSync(fleet.layout.auditFile, 'utf8');
     const lines = text.split('\n').filter(Boolean);
     expect(lines).toHaveLength(8000);
@@ -42,7 +44,9 @@ describe('audit trail', () => {
     await execa(process.execPath, [script, fleet.layout.root, '2', '2']);
     const r = await flotilla(['--root', fleet.layout.root, 'audit', '--agent', 'w2', '--event', 'tool_call', '--json']);
     expect(r.exitCode).toBe(0);
-    const events = String(r.stdout).split('\n').map((l) => JSON.parse(l) as { agent: string; seq: number });
+    const events = String(r.stdout)
+      .split('\n')
+      .map((l) => JSON.parse(l) as { agent: string; seq: number });
     expect(events.map((e) => `${e.agent}:${e.seq}`)).toEqual(['w2:0', 'w2:1']);
   });
 });

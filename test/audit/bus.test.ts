@@ -19,8 +19,12 @@ describe('the audit log on the bus (real nats-server, two hosts by name)', { tim
   let server: NatsServer;
   const fleets: SpawnFleet[] = [];
   let fleetNo = 0;
-  beforeAll(async () => { server = await natsServer(); }, 120_000);
-  afterAll(async () => { await server.kill(); });
+  beforeAll(async () => {
+    server = await natsServer();
+  }, 120_000);
+  afterAll(async () => {
+    await server.kill();
+  });
   afterEach(async () => {
     await closeBuses();
     for (const f of fleets.splice(0)) await f.close();
@@ -30,7 +34,10 @@ describe('the audit log on the bus (real nats-server, two hosts by name)', { tim
   const pair = (): { a: SpawnFleet; b: SpawnFleet } => {
     const name = `audit${process.pid}x${++fleetNo}`;
     const host = (h: string) => {
-      const f = spawnFleet({ config: `fleet:\n  bus: ${server.url}\n  name: ${name}\n  host: ${h}\n`, definitions: { worker: 'worker.yaml' } });
+      const f = spawnFleet({
+        config: `fleet:\n  bus: ${server.url}\n  name: ${name}\n  host: ${h}\n`,
+        definitions: { worker: 'worker.yaml' },
+      });
       fleets.push(f);
       return f;
     };
@@ -38,9 +45,13 @@ describe('the audit log on the bus (real nats-server, two hosts by name)', { tim
   };
   const jsonLines = (r: Run): Line[] => {
     expect(r.exitCode, r.stderr).toBe(0);
-    return r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Line);
+    return r.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Line);
   };
-  const auditOn = async (f: SpawnFleet, args: string[] = []) => jsonLines(await f.flotilla(['audit', '--json', ...args]));
+  const auditOn = async (f: SpawnFleet, args: string[] = []) =>
+    jsonLines(await f.flotilla(['audit', '--json', ...args]));
   const count = (lines: Line[], p: (l: Line) => boolean) => lines.filter(p).length;
 
   it("an agent's spawn, work and completion on b appear in a's audit once each, with b's name; --host filters", async () => {
@@ -50,17 +61,28 @@ describe('the audit log on the bus (real nats-server, two hosts by name)', { tim
     const spawned = await b.spawnAgent(['--oneshot', '--agent', 'worker', '--id', 'far-once', 'work']);
     expect(spawned.exitCode, spawned.stderr).toBe(0);
     // b's harness ships its own last lines as it ends: nobody on b looks.
-    const seen = await eventually(async () => {
-      const lines = await auditOn(a);
-      return lines.some((l) => l.event === 'agent_end' && l.agent === 'far-once') && lines;
-    }, 120_000, "b's agent_end in a's flotilla audit");
+    const seen = await eventually(
+      async () => {
+        const lines = await auditOn(a);
+        return lines.some((l) => l.event === 'agent_end' && l.agent === 'far-once') && lines;
+      },
+      120_000,
+      "b's agent_end in a's flotilla audit",
+    );
     const far = seen.filter((l) => l.agent === 'far-once');
     for (const event of ['spawn', 'agent_start', 'tool_call', 'completion', 'agent_end']) {
-      expect(count(far, (l) => l.event === event), `${event} once`).toBe(1);
+      expect(
+        count(far, (l) => l.event === event),
+        `${event} once`,
+      ).toBe(1);
     }
     expect(new Set(far.map((l) => l.host))).toEqual(new Set(['b']));
     // The person on a sees what b's own file holds of that agent, line for line.
-    const inB = readFileSync(b.layout.auditFile, 'utf8').split('\n').filter(Boolean).map((t) => JSON.parse(t) as Line).filter((l) => l.agent === 'far-once');
+    const inB = readFileSync(b.layout.auditFile, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((t) => JSON.parse(t) as Line)
+      .filter((l) => l.agent === 'far-once');
     expect(far.map(({ host: _h, ...rest }) => rest)).toEqual(inB);
     // a's own line, with a's name; merged by time.
     expect(seen.find((l) => l.event === 'task_created' && l.task === 'ta1')).toMatchObject({ host: 'a' });
@@ -72,8 +94,12 @@ describe('the audit log on the bus (real nats-server, two hosts by name)', { tim
     expect(onlyB.length).toBeGreaterThan(0);
     expect(onlyB.every((l) => l.host === 'b')).toBe(true);
     expect(count(onlyB, (l) => l.event === 'agent_end' && l.agent === 'far-once')).toBe(1);
-    expect(jsonLines(await a.flotilla(['audit', '--json', '--host', 'a'])).map((l) => [l.host, l.event])).toEqual([['a', 'task_created']]);
-    expect((await auditOn(a, ['--host', 'b', '--event', 'completion'])).map((l) => [l.host, l.event, l.agent])).toEqual([['b', 'completion', 'far-once']]);
+    expect(jsonLines(await a.flotilla(['audit', '--json', '--host', 'a'])).map((l) => [l.host, l.event])).toEqual([
+      ['a', 'task_created'],
+    ]);
+    expect((await auditOn(a, ['--host', 'b', '--event', 'completion'])).map((l) => [l.host, l.event, l.agent])).toEqual(
+      [['b', 'completion', 'far-once']],
+    );
     expect(await auditOn(a, ['--host', 'nowhere'])).toEqual([]);
     // Text: the host after the time.
     const text = await a.flotilla(['audit', '--event', 'agent_end']);
@@ -84,31 +110,56 @@ describe('the audit log on the bus (real nats-server, two hosts by name)', { tim
     const { a, b } = pair();
     // A live agent on b: its harness's heartbeat is what ships b's lines.
     expect((await b.spawnAgent(['--agent', 'worker', '--id', 'far-stays', 'work'])).exitCode).toBe(0);
-    await eventually(async () => (await auditOn(a)).some((l) => l.event === 'completion' && l.agent === 'far-stays'), 120_000, "b's first completion in a's audit");
+    await eventually(
+      async () => (await auditOn(a)).some((l) => l.event === 'completion' && l.agent === 'far-stays'),
+      120_000,
+      "b's first completion in a's audit",
+    );
     const before = await b.flotilla(['task', 'add', 'before the outage', '--id', 'pre']);
     expect(before.exitCode, before.stderr).toBe(0);
-    await eventually(async () => (await auditOn(a)).some((l) => l.task === 'pre'), 60_000, "b's task line before the outage, in a's audit");
+    await eventually(
+      async () => (await auditOn(a)).some((l) => l.task === 'pre'),
+      60_000,
+      "b's task line before the outage, in a's audit",
+    );
 
     expect((await a.flotilla(['task', 'add', 'on a', '--id', 'mine'])).exitCode).toBe(0);
     const ids = Array.from({ length: 12 }, (_, i) => `down${i}`);
     await server.stop();
     try {
-      for (const id of ids) expect((await b.flotilla(['task', 'add', `while the bus is down ${id}`, '--id', id])).exitCode).toBe(0);
+      for (const id of ids)
+        expect((await b.flotilla(['task', 'add', `while the bus is down ${id}`, '--id', id])).exitCode).toBe(0);
       // a cannot read b now: it shows its own lines and says why the others are missing, exit 0.
       const partial = await a.flotilla(['audit', '--json']);
       expect(partial.exitCode).toBe(0);
-      expect(partial.stderr).toMatch(/other hosts' audit lines could not be read: .* — showing this host's \(a\) alone/);
-      expect(partial.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Line).map((l) => [l.host, l.task])).toEqual([['a', 'mine']]);
+      expect(partial.stderr).toMatch(
+        /other hosts' audit lines could not be read: .* — showing this host's \(a\) alone/,
+      );
+      expect(
+        partial.stdout
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as Line)
+          .map((l) => [l.host, l.task]),
+      ).toEqual([['a', 'mine']]);
     } finally {
       // Back for the rest of the test and the next tests, whatever failed.
       await server.start();
     }
 
-    const after = await eventually(async () => {
-      const lines = await auditOn(a, ['--host', 'b', '--event', 'task_created']);
-      return ids.every((id) => lines.some((l) => l.task === id)) && lines;
-    }, 120_000, "b's lines from the outage in a's audit");
-    for (const id of [...ids, 'pre']) expect(count(after, (l) => l.task === id), `${id} once`).toBe(1);
+    const after = await eventually(
+      async () => {
+        const lines = await auditOn(a, ['--host', 'b', '--event', 'task_created']);
+        return ids.every((id) => lines.some((l) => l.task === id)) && lines;
+      },
+      120_000,
+      "b's lines from the outage in a's audit",
+    );
+    for (const id of [...ids, 'pre'])
+      expect(
+        count(after, (l) => l.task === id),
+        `${id} once`,
+      ).toBe(1);
     // Lines sent before the outage were not sent again either.
     const all = await auditOn(a, ['--host', 'b']);
     expect(count(all, (l) => l.event === 'spawn' && l.agent === 'far-stays')).toBe(1);
@@ -120,49 +171,84 @@ describe('the audit log on the bus (real nats-server, two hosts by name)', { tim
     expect((await b.flotilla(['task', 'add', 'first', '--id', 'first'])).exitCode).toBe(0);
     // A line nobody can read, then a write torn before its LF: the next line lands on its tail.
     appendFileSync(b.layout.auditFile, 'not an audit line\n{"ts":"2026-11-26T10:00:00.000Z","event":"task_cre');
-    for (const id of ['swallowed', 'second', 'third']) expect((await b.flotilla(['task', 'add', id, '--id', id])).exitCode).toBe(0);
+    for (const id of ['swallowed', 'second', 'third'])
+      expect((await b.flotilla(['task', 'add', id, '--id', id])).exitCode).toBe(0);
     // A look on b (a process holding a connection anyway) ships b's lines.
     expect((await b.flotilla(['status'])).exitCode).toBe(0);
-    const fromB = await eventually(async () => {
-      const lines = await auditOn(a, ['--host', 'b']);
-      return lines.some((l) => l.task === 'third') && lines;
-    }, 60_000, "b's lines after the torn one, in a's audit");
+    const fromB = await eventually(
+      async () => {
+        const lines = await auditOn(a, ['--host', 'b']);
+        return lines.some((l) => l.task === 'third') && lines;
+      },
+      60_000,
+      "b's lines after the torn one, in a's audit",
+    );
     expect(fromB.filter((l) => l.event === 'task_created').map((l) => l.task)).toEqual(['first', 'second', 'third']);
     // Exactly what b's own audit shows: the line written onto the torn tail is lost there too.
     const onB = (await auditOn(b)).filter((l) => l.event === 'task_created');
-    expect(onB.map((l) => [l.host, l.task])).toEqual([['b', 'first'], ['b', 'second'], ['b', 'third']]);
+    expect(onB.map((l) => [l.host, l.task])).toEqual([
+      ['b', 'first'],
+      ['b', 'second'],
+      ['b', 'third'],
+    ]);
   });
 
   it("a line on b's subject that claims to be a's shows as b's: the host is the subject's, never the line's", async () => {
     const { a, b } = pair();
     expect((await a.flotilla(['task', 'add', 'mine', '--id', 'mine'])).exitCode).toBe(0);
     // A process on b writes a line that names host a and an agent of a's.
-    appendFileSync(b.layout.auditFile, `${JSON.stringify({ ts: new Date().toISOString(), host: 'a', event: 'task_created', task: 'forged', agent: 'a-lead' })}\n`);
+    appendFileSync(
+      b.layout.auditFile,
+      `${JSON.stringify({ ts: new Date().toISOString(), host: 'a', event: 'task_created', task: 'forged', agent: 'a-lead' })}\n`,
+    );
     expect((await b.flotilla(['status'])).exitCode).toBe(0);
-    const seen = await eventually(async () => {
-      const lines = await auditOn(a);
-      return lines.some((l) => l.task === 'forged') && lines;
-    }, 60_000, "b's forged line in a's audit");
+    const seen = await eventually(
+      async () => {
+        const lines = await auditOn(a);
+        return lines.some((l) => l.task === 'forged') && lines;
+      },
+      60_000,
+      "b's forged line in a's audit",
+    );
     expect(seen.filter((l) => l.task === 'forged').map((l) => l.host)).toEqual(['b']);
     // a's own view of its host holds only what a wrote.
     expect((await auditOn(a, ['--host', 'a'])).map((l) => l.task)).toEqual(['mine']);
-    expect((await a.flotilla(['audit', '--host', 'b', '--event', 'task_created'])).stdout).toMatch(/^\d\d:\d\d:\d\d\.\d{3} b +task_created /m);
+    expect((await a.flotilla(['audit', '--host', 'b', '--event', 'task_created'])).stdout).toMatch(
+      /^\d\d:\d\d:\d\d\.\d{3} b +task_created /m,
+    );
   });
 
   it("--follow on a prints b's new lines as they reach the bus, and a's own as they are written", async () => {
     const { a, b } = pair();
     expect((await b.flotilla(['task', 'add', 'old', '--id', 'old'])).exitCode).toBe(0);
     expect((await b.flotilla(['status'])).exitCode).toBe(0);
-    const follow = execa(process.execPath, [CLI, 'audit', '--follow', '--json', '--event', 'task_created'], { cwd: a.project, env: a.env, extendEnv: false, reject: false, stdin: 'ignore' });
+    const follow = execa(process.execPath, [CLI, 'audit', '--follow', '--json', '--event', 'task_created'], {
+      cwd: a.project,
+      env: a.env,
+      extendEnv: false,
+      reject: false,
+      stdin: 'ignore',
+    });
     let out = '';
-    follow.stdout.on('data', (d: Buffer) => { out += d.toString(); });
-    const tasks = () => out.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Line).map((l) => `${l.host}:${String(l.task)}`);
+    follow.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    const tasks = () =>
+      out
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Line)
+        .map((l) => `${l.host}:${String(l.task)}`);
     try {
       await eventually(() => tasks().includes('b:old'), 60_000, "b's earlier line in a's follow");
       expect((await b.flotilla(['task', 'add', 'new', '--id', 'new'])).exitCode).toBe(0);
       expect((await b.flotilla(['status'])).exitCode).toBe(0);
       expect((await a.flotilla(['task', 'add', 'mine', '--id', 'mine'])).exitCode).toBe(0);
-      await eventually(() => tasks().includes('b:new') && tasks().includes('a:mine'), 60_000, "b's new line and a's own in a's follow");
+      await eventually(
+        () => tasks().includes('b:new') && tasks().includes('a:mine'),
+        60_000,
+        "b's new line and a's own in a's follow",
+      );
       expect(tasks().filter((t) => t === 'b:old' || t === 'b:new')).toEqual(['b:old', 'b:new']);
     } finally {
       follow.kill('SIGKILL');

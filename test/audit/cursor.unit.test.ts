@@ -9,7 +9,10 @@ import { tempFleet, type TempFleet } from '../helpers/fleet.js';
  * bus"): whole lines after the cursor, each under an id fixed by its place in the file.
  */
 let fleet: TempFleet;
-afterEach(() => { closeAudit(); fleet?.cleanup(); });
+afterEach(() => {
+  closeAudit();
+  fleet?.cleanup();
+});
 
 const events = (o: ReturnType<typeof owedLines>) => o?.lines.map((l) => (JSON.parse(l.text) as { task: string }).task);
 
@@ -41,10 +44,16 @@ describe('the audit cursor', () => {
   it('passes over a foreign line and a torn one, and keeps a last line without its LF for later', () => {
     fleet = tempFleet();
     audit(fleet.layout, { event: 'task_created', task: 'before' });
-    appendFileSync(fleet.layout.auditFile, 'not an audit line\n[1,2]\n{"ts":"2026-11-26T10:00:00.000Z","event":"task_cre');
+    appendFileSync(
+      fleet.layout.auditFile,
+      'not an audit line\n[1,2]\n{"ts":"2026-11-26T10:00:00.000Z","event":"task_cre',
+    );
     audit(fleet.layout, { event: 'task_created', task: 'swallowed' });
     audit(fleet.layout, { event: 'task_created', task: 'after' });
-    appendFileSync(fleet.layout.auditFile, '{"ts":"2026-11-26T10:00:01.000Z","event":"task_created","task":"unfinished"');
+    appendFileSync(
+      fleet.layout.auditFile,
+      '{"ts":"2026-11-26T10:00:01.000Z","event":"task_created","task":"unfinished"',
+    );
     const o = owedLines(fleet.layout)!;
     expect(events(o)).toEqual(['before', 'after']);
     moveCursor(fleet.layout, o.file, o.to);

@@ -10,7 +10,10 @@ describe('agent log', () => {
   afterEach(() => fleet?.cleanup());
 
   const lines = (f: TempFleet, id: string): Record<string, unknown>[] =>
-    readFileSync(f.layout.log(id), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    readFileSync(f.layout.log(id), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
 
   it('writes one JSON line per call at or above its level, with pino level numbers and the base fields', async () => {
     fleet = tempFleet();
@@ -20,7 +23,11 @@ describe('agent log', () => {
     log.warn({}, 'careful');
     log.error({ err: new Error('boom') }, 'failed');
     const got = lines(fleet, 'lead-aaaaaa');
-    expect(got.map((l) => [l.level, l.msg])).toEqual([[30, 'turn started'], [40, 'careful'], [50, 'failed']]);
+    expect(got.map((l) => [l.level, l.msg])).toEqual([
+      [30, 'turn started'],
+      [40, 'careful'],
+      [50, 'failed'],
+    ]);
     expect(got[0]).toMatchObject({ pid: process.pid, agent: 'lead-aaaaaa', turn: 1, time: expect.any(Number) });
     expect(got[2]!.err).toMatchObject({ type: 'Error', message: 'boom', stack: expect.stringContaining('boom') });
   });
@@ -36,7 +43,10 @@ describe('agent log', () => {
       log.debug({ cyclic }, 'odd fields');
       const text = readFileSync(fleet.layout.log('lead-bbbbbb'), 'utf8');
       expect(text).not.toContain('sekrit-value-123456');
-      expect(lines(fleet, 'lead-bbbbbb').map((l) => l.msg)).toEqual([expect.stringContaining('called with'), 'odd fields']);
+      expect(lines(fleet, 'lead-bbbbbb').map((l) => l.msg)).toEqual([
+        expect.stringContaining('called with'),
+        'odd fields',
+      ]);
     } finally {
       release();
     }

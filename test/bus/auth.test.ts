@@ -22,8 +22,16 @@ afterEach(async () => {
  */
 const MODES: { name: string; auth: NatsAuth; creds: Record<string, string> }[] = [
   { name: 'a token', auth: { token: 's3cret-token' }, creds: { FLOTILLA_NATS_TOKEN: 's3cret-token' } },
-  { name: 'a user and password', auth: { user: { user: 'fleet', password: 'pa55word' } }, creds: { FLOTILLA_NATS_USER: 'fleet', FLOTILLA_NATS_PASSWORD: 'pa55word' } },
-  { name: 'TLS (a throwaway CA) and a token', auth: { tls: true, token: 'tls-token' }, creds: { FLOTILLA_NATS_TOKEN: 'tls-token' } },
+  {
+    name: 'a user and password',
+    auth: { user: { user: 'fleet', password: 'pa55word' } },
+    creds: { FLOTILLA_NATS_USER: 'fleet', FLOTILLA_NATS_PASSWORD: 'pa55word' },
+  },
+  {
+    name: 'TLS (a throwaway CA) and a token',
+    auth: { tls: true, token: 'tls-token' },
+    creds: { FLOTILLA_NATS_TOKEN: 'tls-token' },
+  },
 ];
 
 describe.each(MODES)('a nats bus with $name (real nats-server)', ({ auth, creds }) => {
@@ -31,8 +39,10 @@ describe.each(MODES)('a nats bus with $name (real nats-server)', ({ auth, creds 
     server = await natsServer(auth);
     f = spawnFleet({ definitions: { worker: 'worker.yaml' } });
     mkdirSync(join(f.env.XDG_CONFIG_HOME!, 'flotilla'), { recursive: true });
-    writeFileSync(join(f.env.XDG_CONFIG_HOME!, 'flotilla', 'config.yaml'),
-      `fleet:\n  bus: ${server.url}\n${server.caFile ? `  nats:\n    ca_file: ${server.caFile}\n` : ''}`);
+    writeFileSync(
+      join(f.env.XDG_CONFIG_HOME!, 'flotilla', 'config.yaml'),
+      `fleet:\n  bus: ${server.url}\n${server.caFile ? `  nats:\n    ca_file: ${server.caFile}\n` : ''}`,
+    );
 
     // Without the credentials nothing reaches the bus: the server refuses the connection.
     const refused = await f.flotilla(['status']);
@@ -41,18 +51,27 @@ describe.each(MODES)('a nats bus with $name (real nats-server)', ({ auth, creds 
     const s = await f.spawnAgent(['--agent', 'worker', '--id', 'w-auth', 'go'], creds);
     expect(s.exitCode, s.stderr).toBe(0);
     // Its completion travels the bus to the person.
-    const done = await eventually(async () => {
-      const r = await f!.flotilla(['inbox', 'human', '--all', '--json'], creds);
-      const mail = JSON.parse(r.stdout || '[]') as { kind: string; from: string; status: string }[];
-      return mail.find((m) => m.kind === 'completion' && m.from === 'w-auth');
-    }, 60_000, 'the completion over the bus');
+    const done = await eventually(
+      async () => {
+        const r = await f!.flotilla(['inbox', 'human', '--all', '--json'], creds);
+        const mail = JSON.parse(r.stdout || '[]') as { kind: string; from: string; status: string }[];
+        return mail.find((m) => m.kind === 'completion' && m.from === 'w-auth');
+      },
+      60_000,
+      'the completion over the bus',
+    );
     expect(done.status).toBe('completed');
 
     const sent = await f.flotilla(['send', 'w-auth', 'hello over the authenticated bus'], creds);
     expect(sent.exitCode, sent.stderr).toBe(0);
     expect(sent.stderr).toBe('');
     // The agent reads it and answers (its script says "noted" to mail).
-    await eventually(async () => (await f!.flotilla(['transcript', 'w-auth'], creds)).stdout.includes('hello over the authenticated bus'), 60_000, 'the message in the agent\'s transcript');
+    await eventually(
+      async () =>
+        (await f!.flotilla(['transcript', 'w-auth'], creds)).stdout.includes('hello over the authenticated bus'),
+      60_000,
+      "the message in the agent's transcript",
+    );
 
     const st = await f.flotilla(['status'], creds);
     expect(st.exitCode, st.stderr).toBe(0);

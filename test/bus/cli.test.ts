@@ -12,18 +12,37 @@ import { eventually } from '../helpers/tmux.js';
 describe('flotilla send and status on a nats:// bus (built CLI, real nats-server)', () => {
   let server: NatsServer;
   let f: TempFleet;
-  beforeAll(async () => { server = await natsServer(); }, 120_000);
-  afterAll(async () => { await server.kill(); });
-  beforeEach(() => { f = tempFleet(); });
+  beforeAll(async () => {
+    server = await natsServer();
+  }, 120_000);
+  afterAll(async () => {
+    await server.kill();
+  });
+  beforeEach(() => {
+    f = tempFleet();
+  });
   afterEach(() => f.cleanup());
 
   // A plain shell, the bus named by the environment as a person would for one shell.
   const cli = (args: string[], env: Record<string, string> = {}) =>
     flotilla(['--root', f.layout.root, ...args], {
-      cwd: f.project, stdin: 'ignore',
-      env: { FLOTILLA_AGENT_ID: '', XDG_CONFIG_HOME: join(f.project, 'xdg'), FLOTILLA_ROOT: '', FLOTILLA_FLEET_BUS: server.url, ...env },
+      cwd: f.project,
+      stdin: 'ignore',
+      env: {
+        FLOTILLA_AGENT_ID: '',
+        XDG_CONFIG_HOME: join(f.project, 'xdg'),
+        FLOTILLA_ROOT: '',
+        FLOTILLA_FLEET_BUS: server.url,
+        ...env,
+      },
     });
-  const outbox = () => { try { return readdirSync(join(f.layout.outbox, 'new')); } catch { return []; } };
+  const outbox = () => {
+    try {
+      return readdirSync(join(f.layout.outbox, 'new'));
+    } catch {
+      return [];
+    }
+  };
 
   it('send human: the message travels the stream; status brings it into the Maildir once and says the bus is reachable', async () => {
     const r = await cli(['send', 'human', 'over the bus']);
@@ -50,8 +69,10 @@ describe('flotilla send and status on a nats:// bus (built CLI, real nats-server
     const s2 = await cli(['status']);
     expect(s2.exitCode).toBe(0);
     expect(String(s2.stdout)).toContain('2 unread messages for you');
-    expect((await list(f.layout, 'human')).map((i) => i.message.body).sort()).toEqual(['over the bus', 'the second over the bus']);
-
+    expect((await list(f.layout, 'human')).map((i) => i.message.body).sort()).toEqual([
+      'over the bus',
+      'the second over the bus',
+    ]);
   });
 
   it('bus down: send still succeeds and says the mail waits in the outbox; status says UNREACHABLE; once the bus is back it arrives once', async () => {
@@ -64,12 +85,20 @@ describe('flotilla send and status on a nats:// bus (built CLI, real nats-server
       expect(outbox()).toHaveLength(1);
 
       const s = await cli(['status']);
-      expect(String(s.stdout)).toMatch(/Bus: UNREACHABLE — nats:\/\/\S+ unreachable: .*; 1 message\(s\) waiting in the outbox/);
+      expect(String(s.stdout)).toMatch(
+        /Bus: UNREACHABLE — nats:\/\/\S+ unreachable: .*; 1 message\(s\) waiting in the outbox/,
+      );
       expect(unreadCount(f.layout, 'human')).toBe(0);
 
       await server.start();
-      await eventually(async () => String((await cli(['status'])).stdout).includes('1 unread message for you'), 60_000, 'the queued message delivered');
-      expect((await list(f.layout, 'human')).map((i) => [i.message.id, i.message.body])).toEqual([[id, 'while the bus was away']]);
+      await eventually(
+        async () => String((await cli(['status'])).stdout).includes('1 unread message for you'),
+        60_000,
+        'the queued message delivered',
+      );
+      expect((await list(f.layout, 'human')).map((i) => [i.message.id, i.message.body])).toEqual([
+        [id, 'while the bus was away'],
+      ]);
       expect(outbox()).toEqual([]);
     } finally {
       await server.start().catch(() => undefined);

@@ -19,8 +19,12 @@ import { recordInput } from '../helpers/records.js';
 describe('bus reads flat in the number of ended agents (real nats-server)', { timeout: 300_000 }, () => {
   let server: NatsServer;
   const fleets: TempFleet[] = [];
-  beforeAll(async () => { server = await natsServer({ monitor: true }); }, 120_000);
-  afterAll(async () => { await server.kill(); });
+  beforeAll(async () => {
+    server = await natsServer({ monitor: true });
+  }, 120_000);
+  afterAll(async () => {
+    await server.kill();
+  });
   afterEach(async () => {
     await closeBuses();
     for (const f of fleets.splice(0)) f.cleanup();
@@ -32,13 +36,23 @@ describe('bus reads flat in the number of ended agents (real nats-server)', { ti
     return { fleet, bus: busFor(fleet.layout, { fleet: { ...DEFAULT_FLEET_SETTINGS, bus: server.url, name, host } }) };
   };
   const hostBus = (host: string): Bus => hostFleet(host).bus;
-  const on = (id: string, over: Partial<AgentRecord>): AgentRecord => ({ ...recordInput(id), host: 'b', ...over }) as AgentRecord;
+  const on = (id: string, over: Partial<AgentRecord>): AgentRecord =>
+    ({ ...recordInput(id), host: 'b', ...over }) as AgentRecord;
   const ended = (id: string, rootId: string, tokens: number): AgentRecord =>
-    on(id, { rootId, parentId: rootId === id ? null : rootId, depth: rootId === id ? 0 : 1, status: 'completed', finishedAt: new Date().toISOString(), usage: { inputTokens: tokens, outputTokens: 0, costUsd: null } });
+    on(id, {
+      rootId,
+      parentId: rootId === id ? null : rootId,
+      depth: rootId === id ? 0 : 1,
+      status: 'completed',
+      finishedAt: new Date().toISOString(),
+      usage: { inputTokens: tokens, outputTokens: 0, costUsd: null },
+    });
   /** Publishes ended records of one-agent trees, as their host does when each ends. */
   const endMany = async (b: Bus, from: number, to: number): Promise<void> => {
     for (let i = from; i < to; i += 32) {
-      const batch = Array.from({ length: Math.min(32, to - i) }, (_, k) => ended(`old-${String(i + k).padStart(4, '0')}`, `old-${String(i + k).padStart(4, '0')}`, 1000));
+      const batch = Array.from({ length: Math.min(32, to - i) }, (_, k) =>
+        ended(`old-${String(i + k).padStart(4, '0')}`, `old-${String(i + k).padStart(4, '0')}`, 1000),
+      );
       expect(await Promise.all(batch.map((r) => b.records.publish(r)))).toEqual(batch.map(() => 'published'));
     }
   };
@@ -49,13 +63,17 @@ describe('bus reads flat in the number of ended agents (real nats-server)', { ti
     return (await server.messagesSent()) - before;
   };
 
-  it('the budget check, list_agents\'s tree and a lookup by prefix fetch as many messages with 320 ended agents as with 20', async () => {
+  it("the budget check, list_agents's tree and a lookup by prefix fetch as many messages with 320 ended agents as with 20", async () => {
     const b = hostBus('b');
     const a = hostBus('a');
     // On b: a tree `lead` at work (one live agent, two children ended), and ended agents of other trees.
     const tokens = (n: number) => ({ inputTokens: n, outputTokens: 0, costUsd: null });
     expect(await b.records.publish(on('lead', { status: 'working', usage: tokens(100) }))).toBe('published');
-    for (const [id, n] of [['lead-kid1', 10], ['lead-kid2', 20]] as const) expect(await b.records.publish(ended(id, 'lead', n))).toBe('published');
+    for (const [id, n] of [
+      ['lead-kid1', 10],
+      ['lead-kid2', 20],
+    ] as const)
+      expect(await b.records.publish(ended(id, 'lead', n))).toBe('published');
     await endMany(b, 0, 20);
 
     const reads = {
@@ -75,7 +93,8 @@ describe('bus reads flat in the number of ended agents (real nats-server)', { ti
     // its buckets and connection are made).
     const count = async (): Promise<Record<keyof typeof reads, number>> => {
       const out = {} as Record<keyof typeof reads, number>;
-      for (const [k, read] of Object.entries(reads) as [keyof typeof reads, () => Promise<unknown>][]) out[k] = await sent(() => read().catch(() => undefined));
+      for (const [k, read] of Object.entries(reads) as [keyof typeof reads, () => Promise<unknown>][])
+        out[k] = await sent(() => read().catch(() => undefined));
       return out;
     };
     const few = await count();
@@ -111,7 +130,9 @@ describe('bus reads flat in the number of ended agents (real nats-server)', { ti
     const few = await sent(() => cBus.records.others());
     await endHere(20, 320);
     const many = await sent(() => cBus.records.others());
-    expect(many, `${few} messages with 20 of this host's ended agents on the bus, ${many} with 320`).toBeLessThan(few + 20);
+    expect(many, `${few} messages with 20 of this host's ended agents on the bus, ${many} with 320`).toBeLessThan(
+      few + 20,
+    );
     expect((await cBus.records.others()).map((r) => r.id)).toEqual(['far-1']);
   });
 });

@@ -22,8 +22,12 @@ describe('gc on the bus (real nats-server, two hosts by name)', { timeout: 300_0
   let server: NatsServer;
   const fleets: SpawnFleet[] = [];
   const servers: NatsServer[] = [];
-  beforeAll(async () => { server = await natsServer(); }, 120_000);
-  afterAll(async () => { await server.kill(); });
+  beforeAll(async () => {
+    server = await natsServer();
+  }, 120_000);
+  afterAll(async () => {
+    await server.kill();
+  });
   afterEach(async () => {
     await closeBuses();
     for (const f of fleets.splice(0)) await f.close();
@@ -31,18 +35,44 @@ describe('gc on the bus (real nats-server, two hosts by name)', { timeout: 300_0
   });
 
   const host = (fleet: string, url = server.url): SpawnFleet => {
-    const f = spawnFleet({ config: `fleet:\n  bus: ${url}\n  name: ${fleet}\n`, definitions: { worker: 'worker.yaml' } });
+    const f = spawnFleet({
+      config: `fleet:\n  bus: ${url}\n  name: ${fleet}\n`,
+      definitions: { worker: 'worker.yaml' },
+    });
     fleets.push(f);
     return f;
   };
-  const fleetOf = (fleet: string, self: string, url = server.url): Config['fleet'] => ({ ...DEFAULT_FLEET_SETTINGS, bus: url, name: fleet, host: self });
-  const busOf = (f: SpawnFleet, fleet: string, self: string, url = server.url): Bus => busFor(f.layout, { fleet: fleetOf(fleet, self, url) });
+  const fleetOf = (fleet: string, self: string, url = server.url): Config['fleet'] => ({
+    ...DEFAULT_FLEET_SETTINGS,
+    bus: url,
+    name: fleet,
+    host: self,
+  });
+  const busOf = (f: SpawnFleet, fleet: string, self: string, url = server.url): Bus =>
+    busFor(f.layout, { fleet: fleetOf(fleet, self, url) });
   const A = { FLOTILLA_HOST: 'a' };
   const B = { FLOTILLA_HOST: 'b' };
   const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
   /** An agent of `self` that finished `ms` ago, in `f`'s registry and (once its put is acknowledged) on the bus. */
-  const ended = async (f: SpawnFleet, bus: Bus, id: string, self: string, ms: number, over: Partial<AgentRecord> = {}) => {
-    const rec = createRecord(f.layout, recordInput(id, { host: self, status: 'completed', createdAt: ago(ms + 60_000), startedAt: ago(ms + 60_000), finishedAt: ago(ms), ...over }));
+  const ended = async (
+    f: SpawnFleet,
+    bus: Bus,
+    id: string,
+    self: string,
+    ms: number,
+    over: Partial<AgentRecord> = {},
+  ) => {
+    const rec = createRecord(
+      f.layout,
+      recordInput(id, {
+        host: self,
+        status: 'completed',
+        createdAt: ago(ms + 60_000),
+        startedAt: ago(ms + 60_000),
+        finishedAt: ago(ms),
+        ...over,
+      }),
+    );
     expect(await bus.records.publish(rec)).toBe('published');
     return rec;
   };
@@ -53,7 +83,9 @@ describe('gc on the bus (real nats-server, two hosts by name)', { timeout: 300_0
     try {
       const jsm = await jetstreamManager(nc);
       const info = await jsm.streams.info(`KV_${bucket}`, { subjects_filter: '>' });
-      return Object.keys(info.state.subjects ?? {}).map((s) => s.slice(`$KV.${bucket}.`.length)).sort();
+      return Object.keys(info.state.subjects ?? {})
+        .map((s) => s.slice(`$KV.${bucket}.`.length))
+        .sort();
     } finally {
       await nc.close();
     }
@@ -76,7 +108,9 @@ describe('gc on the bus (real nats-server, two hosts by name)', { timeout: 300_0
       // Each status is one read of the bus with its 5 s limit: on a loaded machine one may come back with a's alone.
       return s.exitCode === 0 && /^gc-live /m.test(s.stdout) && s.stdout;
     };
-    expect(await eventually(() => listed(['status', '--all']), 90_000, "b's agents in a's status --all")).toMatch(/^gc-old /m);
+    expect(await eventually(() => listed(['status', '--all']), 90_000, "b's agents in a's status --all")).toMatch(
+      /^gc-old /m,
+    );
 
     const gc = await b.flotilla(['gc', '--older-than', '3600'], B);
     expect(gc.exitCode, gc.stderr).toBe(0);
@@ -90,11 +124,20 @@ describe('gc on the bus (real nats-server, two hosts by name)', { timeout: 300_0
     expect(text).toMatch(/^gc-mine /m);
     expect(text).toMatch(/^gc-beside /m);
     type Row = { id: string; host?: string };
-    const rows = await eventually(async () => {
-      const r = JSON.parse((await a.flotilla(['status', '--json', '--all'], A)).stdout) as Row[];
-      return r.some((e) => e.id === 'gc-live') && r;
-    }, 90_000, "b's live agent in a's status --json --all");
-    expect(rows.filter((e) => e.host === 'b' && e.id !== 'host:b').map((e) => e.id).sort()).toEqual(['gc-beside', 'gc-live', 'gc-young']);
+    const rows = await eventually(
+      async () => {
+        const r = JSON.parse((await a.flotilla(['status', '--json', '--all'], A)).stdout) as Row[];
+        return r.some((e) => e.id === 'gc-live') && r;
+      },
+      90_000,
+      "b's live agent in a's status --json --all",
+    );
+    expect(
+      rows
+        .filter((e) => e.host === 'b' && e.id !== 'host:b')
+        .map((e) => e.id)
+        .sort(),
+    ).toEqual(['gc-beside', 'gc-live', 'gc-young']);
     // Read back: no key and no tombstone of it; b's list of ended records names the younger one alone, and counts it alone.
     const keys = await subjects('FLOTILLA_gc-one_RECORDS');
     expect(keys.filter((k) => k.includes('gc-old'))).toEqual([]);
@@ -150,12 +193,22 @@ describe('gc on the bus (real nats-server, two hosts by name)', { timeout: 300_0
     expect(readRecord(b.layout, 'down-old')).toBeUndefined();
     const warning = down.stderr.trim().split('\n');
     expect(warning).toHaveLength(1);
-    expect(warning[0]).toMatch(new RegExp(`^flotilla: warning: gc skipped the bus, nothing was removed from it: cannot reach the bus ${own.url}: .+; run flotilla gc again when the bus is back$`));
+    expect(warning[0]).toMatch(
+      new RegExp(
+        `^flotilla: warning: gc skipped the bus, nothing was removed from it: cannot reach the bus ${own.url}: .+; run flotilla gc again when the bus is back$`,
+      ),
+    );
 
     await own.start();
     const again = await b.flotilla(['gc', '--json'], B);
     expect(again.exitCode, again.stderr).toBe(0);
-    expect((JSON.parse(again.stdout) as { bus: unknown }).bus).toEqual({ url: own.url, skipped: null, records: ['down-old'], trees: [], markers: 0 });
+    expect((JSON.parse(again.stdout) as { bus: unknown }).bus).toEqual({
+      url: own.url,
+      skipped: null,
+      records: ['down-old'],
+      trees: [],
+      markers: 0,
+    });
     expect(await busOf(b, 'gc-three', 'a', own.url).records.get('down-old')).toBeUndefined();
     expect((await subjects('FLOTILLA_gc-three_RECORDS', own.url)).filter((k) => k.includes('down-old'))).toEqual([]);
   });
@@ -170,7 +223,9 @@ describe('gc on the bus (real nats-server, two hosts by name)', { timeout: 300_0
     // process writes the record again and publishes it (as a late hook or a reaper would), while
     // that gc goes on to the bus.
     let exited = false;
-    const gc = b.flotilla(['gc'], B).finally(() => { exited = true; });
+    const gc = b.flotilla(['gc'], B).finally(() => {
+      exited = true;
+    });
     while (!exited && readRecord(b.layout, 'rp-again')) await new Promise((r) => setImmediate(r));
     expect(exited).toBe(false);
     const again = overwriteRecord(b.layout, { ...kept, lastLine: 'written again' });

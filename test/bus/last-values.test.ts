@@ -11,8 +11,12 @@ import { natsServer, type NatsServer } from '../helpers/nats.js';
  */
 describe('last values of a KV bucket under puts (real nats-server)', { timeout: 300_000 }, () => {
   let server: NatsServer;
-  beforeAll(async () => { server = await natsServer(); }, 120_000);
-  afterAll(async () => { await server.kill(); });
+  beforeAll(async () => {
+    server = await natsServer();
+  }, 120_000);
+  afterAll(async () => {
+    await server.kill();
+  });
 
   it('40 reads of a 20-key bucket, put to every 10 ms meanwhile, each end with the 20 keys once; a deleted key is absent', async () => {
     const nc = await connect({ servers: server.url });
@@ -41,8 +45,11 @@ describe('last values of a KV bucket under puts (real nats-server)', { timeout: 
         await putter;
       }
       // Quiet now: each key's value is its last put.
-      const last = new Map((await lastValues(link, 'LASTVALUES')).map((e) => [e.key, new TextDecoder().decode(e.value)]));
-      for (let i = 0; i < 20; i++) expect(last.get(`k${i}`)).toBe(new TextDecoder().decode((await kv.get(`k${i}`))!.value));
+      const last = new Map(
+        (await lastValues(link, 'LASTVALUES')).map((e) => [e.key, new TextDecoder().decode(e.value)]),
+      );
+      for (let i = 0; i < 20; i++)
+        expect(last.get(`k${i}`)).toBe(new TextDecoder().decode((await kv.get(`k${i}`))!.value));
       // No consumer is left behind by the reads.
       expect((await link.jsm.consumers.list('KV_LASTVALUES').next()).length).toBe(0);
     } finally {
@@ -59,15 +66,21 @@ describe('last values of a KV bucket under puts (real nats-server)', { timeout: 
       // The consumer's fetch as the client gives it when its heartbeat monitor gives up: it throws while being read.
       const failing = {
         consumers: {
-          get: () => Promise.resolve({
-            fetch: () => Promise.resolve({
-              [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(new JetStreamError('heartbeats missed')) }),
+          get: () =>
+            Promise.resolve({
+              fetch: () =>
+                Promise.resolve({
+                  [Symbol.asyncIterator]: () => ({
+                    next: () => Promise.reject(new JetStreamError('heartbeats missed')),
+                  }),
+                }),
             }),
-          }),
         },
       } as unknown as JetStreamClient;
       const got = await lastValues({ js: failing, jsm }, 'LASTVALUES_FLAKY');
-      expect(got.map((e) => [e.key, new TextDecoder().decode(e.value)]).sort()).toEqual(Array.from({ length: 5 }, (_, i) => [`k${i}`, `v${i}`]));
+      expect(got.map((e) => [e.key, new TextDecoder().decode(e.value)]).sort()).toEqual(
+        Array.from({ length: 5 }, (_, i) => [`k${i}`, `v${i}`]),
+      );
     } finally {
       await nc.close();
     }

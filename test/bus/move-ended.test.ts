@@ -14,8 +14,12 @@ import { natsServer, type NatsServer } from '../helpers/nats.js';
  */
 describe('moving an ended record out of the live keys (real nats-server)', { timeout: 120_000 }, () => {
   let server: NatsServer;
-  beforeAll(async () => { server = await natsServer(); }, 120_000);
-  afterAll(async () => { await server.kill(); });
+  beforeAll(async () => {
+    server = await natsServer();
+  }, 120_000);
+  afterAll(async () => {
+    await server.kill();
+  });
 
   const open = async (bucket: string) => {
     const nc = await connect({ servers: server.url });
@@ -23,7 +27,8 @@ describe('moving an ended record out of the live keys (real nats-server)', { tim
     const kv = await new Kvm(link.js).create(bucket, { history: 1 });
     return { nc, link, kv };
   };
-  const rec = (id: string, status: AgentRecord['status']) => ({ ...recordInput(id), status, finishedAt: new Date().toISOString(), host: 'a' }) as AgentRecord;
+  const rec = (id: string, status: AgentRecord['status']) =>
+    ({ ...recordInput(id), status, finishedAt: new Date().toISOString(), host: 'a' }) as AgentRecord;
 
   it('moves it, and leaves no delete marker among the live keys', async () => {
     const { nc, link, kv } = await open('MOVE1');
@@ -36,7 +41,9 @@ describe('moving an ended record out of the live keys (real nats-server)', { tim
       const keys: string[] = [];
       for await (const k of await kv.keys('*')) keys.push(k);
       expect(keys).toEqual([]);
-      expect((await link.jsm.streams.getMessage('KV_MOVE1', { last_by_subj: '$KV.MOVE1.w-aaaaaa' }).catch(() => null))).toBeNull();
+      expect(
+        await link.jsm.streams.getMessage('KV_MOVE1', { last_by_subj: '$KV.MOVE1.w-aaaaaa' }).catch(() => null),
+      ).toBeNull();
     } finally {
       await nc.close();
     }
@@ -53,7 +60,15 @@ describe('moving an ended record out of the live keys (real nats-server)', { tim
       // Meanwhile the fleet marked it lost on its live key (another host's write).
       const lost = JSON.stringify(rec('w-bbbbbb', 'lost'));
       await kv.put('w-bbbbbb', lost);
-      await moveEnded(link, kv, 'MOVE2', marker, rec('w-bbbbbb', 'completed'), JSON.stringify(rec('w-bbbbbb', 'completed')), 'a');
+      await moveEnded(
+        link,
+        kv,
+        'MOVE2',
+        marker,
+        rec('w-bbbbbb', 'completed'),
+        JSON.stringify(rec('w-bbbbbb', 'completed')),
+        'a',
+      );
       const now = await kv.get('w-bbbbbb');
       expect(now?.operation).toBe('PUT');
       expect(new TextDecoder().decode(now!.value)).toBe(lost);
@@ -69,7 +84,17 @@ describe('moving an ended record out of the live keys (real nats-server)', { tim
       const live = await kv.get('w-cccccc');
       const lost = JSON.stringify(rec('w-cccccc', 'lost'));
       await kv.put('w-cccccc', lost);
-      await expect(moveEnded(link, kv, 'MOVE3', live, rec('w-cccccc', 'completed'), JSON.stringify(rec('w-cccccc', 'completed')), 'a')).rejects.toThrow(/wrong last sequence/);
+      await expect(
+        moveEnded(
+          link,
+          kv,
+          'MOVE3',
+          live,
+          rec('w-cccccc', 'completed'),
+          JSON.stringify(rec('w-cccccc', 'completed')),
+          'a',
+        ),
+      ).rejects.toThrow(/wrong last sequence/);
       expect(new TextDecoder().decode((await kv.get('w-cccccc'))!.value)).toBe(lost);
     } finally {
       await nc.close();

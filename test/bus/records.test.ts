@@ -16,8 +16,12 @@ import { spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
 describe('records on the bus (real nats-server, two hosts by name)', { timeout: 300_000 }, () => {
   let server: NatsServer;
   const fleets: SpawnFleet[] = [];
-  beforeAll(async () => { server = await natsServer(); }, 120_000);
-  afterAll(async () => { await server.kill(); });
+  beforeAll(async () => {
+    server = await natsServer();
+  }, 120_000);
+  afterAll(async () => {
+    await server.kill();
+  });
   afterEach(async () => {
     await closeBuses();
     for (const f of fleets.splice(0)) await f.close();
@@ -45,47 +49,78 @@ describe('records on the bus (real nats-server, two hosts by name)', { timeout: 
 
     const bus = viewFrom(a, 'one');
     // Its end, as the other host wrote it: the oneshot completed with its two turns.
-    const done = await eventually(async () => {
-      const r = await bus.records.get('far-once');
-      return r?.status === 'completed' && r;
-    }, 90_000, "b's oneshot agent completed, seen from a");
+    const done = await eventually(
+      async () => {
+        const r = await bus.records.get('far-once');
+        return r?.status === 'completed' && r;
+      },
+      90_000,
+      "b's oneshot agent completed, seen from a",
+    );
     expect(done).toMatchObject({ id: 'far-once', host: 'b', turns: 2, parentId: null });
-    await eventually(async () => (await bus.records.get('far-stays'))?.status === 'idle', 90_000, "b's persistent agent idle, seen from a");
+    await eventually(
+      async () => (await bus.records.get('far-stays'))?.status === 'idle',
+      90_000,
+      "b's persistent agent idle, seen from a",
+    );
     // a's registry holds none of them; its list shows both, each with its host.
     expect(a.records()).toEqual([]);
     const all = await bus.records.list();
-    expect(all.map((r) => [r.id, r.host])).toEqual([['far-once', 'b'], ['far-stays', 'b']]);
+    expect(all.map((r) => [r.id, r.host])).toEqual([
+      ['far-once', 'b'],
+      ['far-stays', 'b'],
+    ]);
     // b beats: a hears it, and b is not lost.
     const beats = await bus.records.hosts();
     expect(beats.find((h) => h.host === 'b')).toMatchObject({ host: 'b', lost: false, self: false });
 
     // A write by a process that has no bus (a hook, an approval) reaches a within a heartbeat.
     updateRecord(b.layout, 'far-stays', { lastLine: 'written beside the harness' });
-    await eventually(async () => (await bus.records.get('far-stays'))?.lastLine === 'written beside the harness', 60_000, 'the write beside the harness, seen from a');
+    await eventually(
+      async () => (await bus.records.get('far-stays'))?.lastLine === 'written beside the harness',
+      60_000,
+      'the write beside the harness, seen from a',
+    );
     // And its end by cancel on b.
     expect((await b.flotilla(['cancel', 'far-stays'], B)).exitCode).toBe(0);
-    await eventually(async () => (await bus.records.get('far-stays'))?.status === 'cancelled', 60_000, "b's cancelled agent, seen from a");
+    await eventually(
+      async () => (await bus.records.get('far-stays'))?.status === 'cancelled',
+      60_000,
+      "b's cancelled agent, seen from a",
+    );
   });
 
   it("status on a shows b's agents under b's heading with its heartbeat, and --json has a host row and b's records", async () => {
     const a = host('five');
     const b = host('five');
-    expect((await b.spawnAgent(['--agent', 'worker', '--id', 'shown-1', 'work'], { FLOTILLA_HOST: 'b' })).exitCode).toBe(0);
+    expect(
+      (await b.spawnAgent(['--agent', 'worker', '--id', 'shown-1', 'work'], { FLOTILLA_HOST: 'b' })).exitCode,
+    ).toBe(0);
     const A = { FLOTILLA_HOST: 'a' };
     let last = '';
-    const text = await eventually(async () => {
-      const s = await a.flotilla(['status'], A);
-      last = s.stdout + s.stderr;
-      return s.exitCode === 0 && /Host b — heartbeat \d+ s ago\n[^\n]*\nshown-1 +idle/.test(s.stdout) && s.stdout;
-    }, 90_000, "b's idle agent under b's heading in a's status").catch((err: unknown) => { throw new Error(`${String(err)}\n${last}`); });
+    const text = await eventually(
+      async () => {
+        const s = await a.flotilla(['status'], A);
+        last = s.stdout + s.stderr;
+        return s.exitCode === 0 && /Host b — heartbeat \d+ s ago\n[^\n]*\nshown-1 +idle/.test(s.stdout) && s.stdout;
+      },
+      90_000,
+      "b's idle agent under b's heading in a's status",
+    ).catch((err: unknown) => {
+      throw new Error(`${String(err)}\n${last}`);
+    });
     expect(text.startsWith('Host a (this machine)\nNo agents.')).toBe(true);
     expect(text).toMatch(/Bus: reachable/);
     // Each status is one read of the bus, with its 5 s limit: on a loaded machine one may come back with this host's alone.
     type Row = { id: string; status: string; host?: string; lost?: boolean };
-    const json = await eventually(async () => {
-      const rows = JSON.parse((await a.flotilla(['status', '--json'], A)).stdout) as Row[];
-      return rows.some((e) => e.id === 'host:b') && rows;
-    }, 90_000, "b's host row in a's status --json");
+    const json = await eventually(
+      async () => {
+        const rows = JSON.parse((await a.flotilla(['status', '--json'], A)).stdout) as Row[];
+        return rows.some((e) => e.id === 'host:b') && rows;
+      },
+      90_000,
+      "b's host row in a's status --json",
+    );
     expect(json.find((e) => e.id === 'host:b')).toMatchObject({ status: 'host', host: 'b', lost: false });
     expect(json.find((e) => e.id === 'shown-1')).toMatchObject({ host: 'b', status: 'idle' });
     // On b itself, its agent is in its own tree, under its own heading.
@@ -97,13 +132,27 @@ describe('records on the bus (real nats-server, two hosts by name)', { timeout: 
     const a = host('window');
     const b = host('window');
     // b's history as its registry keeps it, each record mirrored by b onto the bus.
-    const fromB = busFor(b.layout, { fleet: { ...DEFAULT_FLEET_SETTINGS, bus: server.url, name: 'window', host: 'b' } }).records;
+    const fromB = busFor(b.layout, {
+      fleet: { ...DEFAULT_FLEET_SETTINGS, bus: server.url, name: 'window', host: 'b' },
+    }).records;
     const t0 = Date.parse('2026-11-20T10:00:00.000Z');
     for (let i = 0; i < 103; i++) {
       const at = new Date(t0 + i * 60_000).toISOString();
-      createRecord(b.layout, recordInput(`old-${String(i).padStart(3, '0')}`, { host: 'b', status: 'completed', createdAt: at, startedAt: at, finishedAt: at }));
+      createRecord(
+        b.layout,
+        recordInput(`old-${String(i).padStart(3, '0')}`, {
+          host: 'b',
+          status: 'completed',
+          createdAt: at,
+          startedAt: at,
+          finishedAt: at,
+        }),
+      );
     }
-    createRecord(b.layout, recordInput('live-one', { host: 'b', status: 'idle', createdAt: new Date(t0).toISOString() }));
+    createRecord(
+      b.layout,
+      recordInput('live-one', { host: 'b', status: 'idle', createdAt: new Date(t0).toISOString() }),
+    );
     // Published all at once, as many of b's processes ending agents together would: each counted once.
     expect(new Set(await Promise.all(b.records().map((rec) => fromB.publish(rec))))).toEqual(new Set(['published']));
     await fromB.beat();
@@ -142,10 +191,14 @@ describe('records on the bus (real nats-server, two hosts by name)', { timeout: 
     expect(done.exitCode, done.stderr).toBe(0);
     // Both look again; only b's person gets it.
     expect((await a.flotilla(['status'], A)).exitCode).toBe(0);
-    await eventually(async () => {
-      await b.flotilla(['status'], B);
-      return b.mail('human').some((m) => m.kind === 'completion' && m.from === 'b-root');
-    }, 60_000, "b-root's completion in b's person's inbox");
+    await eventually(
+      async () => {
+        await b.flotilla(['status'], B);
+        return b.mail('human').some((m) => m.kind === 'completion' && m.from === 'b-root');
+      },
+      60_000,
+      "b-root's completion in b's person's inbox",
+    );
     expect((await a.flotilla(['status'], A)).exitCode).toBe(0);
     expect(a.mail('human')).toEqual([]);
     expect(b.mail('human').filter((m) => m.from === 'b-root')).toHaveLength(1);
@@ -161,7 +214,11 @@ describe('records on the bus (real nats-server, two hosts by name)', { timeout: 
     // A live agent on each host: a's harness beats for a, and looks for silent hosts after each beat.
     expect((await a.spawnAgent(['--agent', 'worker', '--id', 'a-live', 'work'], A)).exitCode).toBe(0);
     expect((await b.spawnAgent(['--agent', 'worker', '--id', 'b-live', 'work'], B)).exitCode).toBe(0);
-    await eventually(() => a.record('a-live').status === 'idle' && b.record('b-live').status === 'idle', 90_000, 'both agents idle');
+    await eventually(
+      () => a.record('a-live').status === 'idle' && b.record('b-live').status === 'idle',
+      90_000,
+      'both agents idle',
+    );
     const bus = viewFrom(a, 'seven');
     // b cannot beat the moment the bus returns: its harness and tmux server are stopped
     // (tmux would wake a stopped pane) until a has beaten again.
@@ -174,14 +231,22 @@ describe('records on the bus (real nats-server, two hosts by name)', { timeout: 
       // Longer than lost_after_secs: every host's last beat is old once the bus is back.
       await new Promise((r) => setTimeout(r, 13_000));
       await server.start();
-      await eventually(async () => ((await bus.records.hosts()).find((h) => h.host === 'a')?.ageMs ?? Infinity) < 2_500, 60_000, 'a beating again');
+      await eventually(
+        async () => ((await bus.records.hosts()).find((h) => h.host === 'a')?.ageMs ?? Infinity) < 2_500,
+        60_000,
+        'a beating again',
+      );
       // a's harness has beaten (and looked) at least once since the bus returned, with b's last beat older than the limit.
       await new Promise((r) => setTimeout(r, 2_500));
     } finally {
       process.kill(bPid, 'SIGCONT');
       process.kill(bServer, 'SIGCONT');
     }
-    await eventually(async () => ((await bus.records.hosts()).find((h) => h.host === 'b')?.ageMs ?? Infinity) < 2_500, 60_000, 'b beating again');
+    await eventually(
+      async () => ((await bus.records.hosts()).find((h) => h.host === 'b')?.ageMs ?? Infinity) < 2_500,
+      60_000,
+      'b beating again',
+    );
     expect((await bus.records.get('b-live'))?.status).toBe('idle');
     expect(b.record('b-live').status).toBe('idle');
     expect(b.mail('human').filter((m) => m.kind === 'completion' && m.status === 'lost')).toEqual([]);
@@ -191,9 +256,16 @@ describe('records on the bus (real nats-server, two hosts by name)', { timeout: 
   it('another fleet on the same server sees none of it; an unknown id is undefined', async () => {
     const b = host('two');
     const other = host('three');
-    expect((await b.spawnAgent(['--oneshot', '--agent', 'worker', '--id', 'mine-1', 'work'], { FLOTILLA_HOST: 'b' })).exitCode).toBe(0);
+    expect(
+      (await b.spawnAgent(['--oneshot', '--agent', 'worker', '--id', 'mine-1', 'work'], { FLOTILLA_HOST: 'b' }))
+        .exitCode,
+    ).toBe(0);
     const mine = viewFrom(fleets[0]!, 'two');
-    await eventually(async () => (await mine.records.get('mine-1'))?.status === 'completed', 90_000, 'the agent seen by its own fleet');
+    await eventually(
+      async () => (await mine.records.get('mine-1'))?.status === 'completed',
+      90_000,
+      'the agent seen by its own fleet',
+    );
     const theirs = viewFrom(other, 'three');
     expect(await theirs.records.get('mine-1')).toBeUndefined();
     expect(await theirs.records.list()).toEqual([]);
@@ -204,8 +276,14 @@ describe('records on the bus (real nats-server, two hosts by name)', { timeout: 
     const b = host('four');
     const a = host('four');
     const bus = viewFrom(a, 'four');
-    expect((await b.spawnAgent(['--agent', 'worker', '--id', 'kept-1', 'work'], { FLOTILLA_HOST: 'b' })).exitCode).toBe(0);
-    await eventually(async () => (await bus.records.get('kept-1'))?.status === 'idle', 90_000, 'the agent idle, seen from a');
+    expect((await b.spawnAgent(['--agent', 'worker', '--id', 'kept-1', 'work'], { FLOTILLA_HOST: 'b' })).exitCode).toBe(
+      0,
+    );
+    await eventually(
+      async () => (await bus.records.get('kept-1'))?.status === 'idle',
+      90_000,
+      'the agent idle, seen from a',
+    );
     await server.stop();
     try {
       updateRecord(b.layout, 'kept-1', { lastLine: 'while the bus was away' });
@@ -215,6 +293,10 @@ describe('records on the bus (real nats-server, two hosts by name)', { timeout: 
     } finally {
       await server.start();
     }
-    await eventually(async () => (await bus.records.get('kept-1'))?.lastLine === 'while the bus was away', 90_000, 'the write made while the bus was away, seen from a');
+    await eventually(
+      async () => (await bus.records.get('kept-1'))?.lastLine === 'while the bus was away',
+      90_000,
+      'the write made while the bus was away, seen from a',
+    );
   });
 });

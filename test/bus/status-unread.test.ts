@@ -10,11 +10,15 @@ import { fixture, spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
  * spool any more, and is counted there without being moved — once, also after `flotilla
  * inbox` has brought it into the spool.
  */
-describe.each(BUSES)('status and an ended agent\'s unread mail on the $bus bus', ({ bus: kind }: { bus: BusKind }) => {
+describe.each(BUSES)("status and an ended agent's unread mail on the $bus bus", ({ bus: kind }: { bus: BusKind }) => {
   let server: NatsServer | undefined;
   let f: SpawnFleet | undefined;
-  beforeAll(async () => { if (kind === 'nats') server = await natsServer(); }, 120_000);
-  afterAll(async () => { await server?.kill(); });
+  beforeAll(async () => {
+    if (kind === 'nats') server = await natsServer();
+  }, 120_000);
+  afterAll(async () => {
+    await server?.kill();
+  });
   afterEach(async () => {
     await closeBuses();
     await f?.close();
@@ -29,7 +33,15 @@ describe.each(BUSES)('status and an ended agent\'s unread mail on the $bus bus',
 
   it('counts each message sent to it after it ended, once, in text and JSON', { timeout: 180_000 }, async () => {
     f = spawnFleet({ config: server ? `fleet:\n  bus: ${server.url}\n` : '' });
-    const one = await f.spawnAgent(['--wait', '--oneshot', '--id', 'solo', '--model', `script:${fixture('worker.yaml')}`, 'x']);
+    const one = await f.spawnAgent([
+      '--wait',
+      '--oneshot',
+      '--id',
+      'solo',
+      '--model',
+      `script:${fixture('worker.yaml')}`,
+      'x',
+    ]);
     expect(one.exitCode, one.stderr).toBe(0);
     expect(f.record('solo').status).toBe('completed');
     expect(await unreadOf('solo')).toBe(0);
@@ -42,7 +54,9 @@ describe.each(BUSES)('status and an ended agent\'s unread mail on the $bus bus',
     expect(f.mail('solo')).toHaveLength(kind === 'nats' ? 0 : 2);
     expect(await unreadOf('solo')).toBe(2);
     const text = await f.flotilla(['status']);
-    expect(text.stdout.split('\n').find((l) => l.startsWith('solo'))).toMatch(/^solo\s+completed\s+0\s.*\s2\s+\[scripted\] Answer: result-of-solo$/);
+    expect(text.stdout.split('\n').find((l) => l.startsWith('solo'))).toMatch(
+      /^solo\s+completed\s+0\s.*\s2\s+\[scripted\] Answer: result-of-solo$/,
+    );
 
     // Brought into its spool by a person's look: still two, never four.
     const inbox = await f.flotilla(['inbox', 'solo']);

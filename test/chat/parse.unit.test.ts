@@ -7,13 +7,25 @@ describe('parseChat', () => {
   const table: [string, ChatParse][] = [
     ['/agent list', { type: 'list' }],
     ['/agents list', { type: 'list' }],
-    ['/agent spawn worker find the TODOs', { type: 'spawn', name: 'worker', prompt: 'find the TODOs', background: false }],
-    ['/agent bg worker find  the TODOs ', { type: 'spawn', name: 'worker', prompt: 'find  the TODOs', background: true }],
+    [
+      '/agent spawn worker find the TODOs',
+      { type: 'spawn', name: 'worker', prompt: 'find the TODOs', background: false },
+    ],
+    [
+      '/agent bg worker find  the TODOs ',
+      { type: 'spawn', name: 'worker', prompt: 'find  the TODOs', background: true },
+    ],
     ['@worker find the TODOs', { type: 'spawn', name: 'worker', prompt: 'find the TODOs', background: false }],
-    ['  @reviewer check src/x.ts\nplease', { type: 'spawn', name: 'reviewer', prompt: 'check src/x.ts\nplease', background: false }],
+    [
+      '  @reviewer check src/x.ts\nplease',
+      { type: 'spawn', name: 'reviewer', prompt: 'check src/x.ts\nplease', background: false },
+    ],
     ['/agent status', { type: 'status' }],
     ['/agent cancel wor', { type: 'cancel', prefix: 'wor' }],
-    ['/agent resume worker-ab continue from step 3', { type: 'resume', prefix: 'worker-ab', prompt: 'continue from step 3' }],
+    [
+      '/agent resume worker-ab continue from step 3',
+      { type: 'resume', prefix: 'worker-ab', prompt: 'continue from step 3' },
+    ],
     ['/agent approve 0lz3k2abcd', { type: 'approve', id: '0lz3k2abcd' }],
     ['/agent deny 0lz3k2abcd', { type: 'deny', id: '0lz3k2abcd' }],
     ['/agent deny 0lz3k2abcd too risky', { type: 'deny', id: '0lz3k2abcd', reason: 'too risky' }],
@@ -27,9 +39,27 @@ describe('parseChat', () => {
     ['explain src/main.ts', { type: 'not_chat' }],
     ['@src/main.ts explain', { type: 'not_chat' }],
     // An unknown definition is an error listing the known ones, never a message to the model.
-    ['@unknown do it', { type: 'error', message: "no agent definition named 'unknown' — you can spawn: reviewer, worker (/agent list shows them)" }],
-    ['/agent spawn unknown do it', { type: 'error', message: "no agent definition named 'unknown' — you can spawn: reviewer, worker (/agent list shows them)" }],
-    ['/agent bg unknown do it', { type: 'error', message: "no agent definition named 'unknown' — you can spawn: reviewer, worker (/agent list shows them)" }],
+    [
+      '@unknown do it',
+      {
+        type: 'error',
+        message: "no agent definition named 'unknown' — you can spawn: reviewer, worker (/agent list shows them)",
+      },
+    ],
+    [
+      '/agent spawn unknown do it',
+      {
+        type: 'error',
+        message: "no agent definition named 'unknown' — you can spawn: reviewer, worker (/agent list shows them)",
+      },
+    ],
+    [
+      '/agent bg unknown do it',
+      {
+        type: 'error',
+        message: "no agent definition named 'unknown' — you can spawn: reviewer, worker (/agent list shows them)",
+      },
+    ],
     // A path or a file name is not a definition's name: the model gets it.
     ['@src/main.ts explain', { type: 'not_chat' }],
     ['@notes.md summarize', { type: 'not_chat' }],
@@ -60,7 +90,14 @@ describe('parseChat', () => {
     ['/task add', { type: 'usage', message: 'usage: /task add <title>' }],
     ['/task done', { type: 'usage', message: 'usage: /task done <id> [text]' }],
     ['/task show t1 now', { type: 'usage', message: 'usage: /task show <id>' }],
-    ['/task frob t1', { type: 'usage', message: 'usage: /task add <title>, or /task <show|done|fail|cancel|release> <id> [text] — /tasks shows the board' }],
+    [
+      '/task frob t1',
+      {
+        type: 'usage',
+        message:
+          'usage: /task add <title>, or /task <show|done|fail|cancel|release> <id> [text] — /tasks shows the board',
+      },
+    ],
     ['/task fail t2 the tests do not pass', { type: 'task', action: 'fail', arg: 't2', text: 'the tests do not pass' }],
   ];
 
@@ -73,15 +110,26 @@ describe('parseChat', () => {
     expect(unknown).toEqual({ type: 'usage', message: 'unknown command /frobnicate — type /help for the list' });
     const sub = parseChat('/agent kill x', KNOWN);
     expect(sub.type).toBe('usage');
-    expect(sub.type === 'usage' && sub.message).toMatch(/^unknown subcommand '\/agent kill': use one of list, spawn, bg, .*\/help/);
+    expect(sub.type === 'usage' && sub.message).toMatch(
+      /^unknown subcommand '\/agent kill': use one of list, spawn, bg, .*\/help/,
+    );
     const bare = parseChat('/agent', KNOWN);
-    expect(bare.type === 'usage' && bare.message).toMatch(/^usage: \/agent <list\|spawn\|bg\|status\|cancel\|resume\|approve\|deny\|output\|collect>/);
+    expect(bare.type === 'usage' && bare.message).toMatch(
+      /^usage: \/agent <list\|spawn\|bg\|status\|cancel\|resume\|approve\|deny\|output\|collect>/,
+    );
     for (const r of [unknown, sub, bare]) expect(r.type === 'usage' && r.message.includes('\n')).toBe(false);
   });
 
   it('@name is a spawn only for a definition the caller knows', () => {
-    expect(parseChat('@worker go', [])).toEqual({ type: 'error', message: "no agent definition named 'worker' — there are none — add one in .flotilla/agents/<name>.md (/agent list shows them)" });
-    expect(parseChat('@b go', ['c', 'a']).type === 'error' && (parseChat('@b go', ['c', 'a']) as { message: string }).message).toContain('you can spawn: a, c');
+    expect(parseChat('@worker go', [])).toEqual({
+      type: 'error',
+      message:
+        "no agent definition named 'worker' — there are none — add one in .flotilla/agents/<name>.md (/agent list shows them)",
+    });
+    expect(
+      parseChat('@b go', ['c', 'a']).type === 'error' &&
+        (parseChat('@b go', ['c', 'a']) as { message: string }).message,
+    ).toContain('you can spawn: a, c');
     expect(parseChat('@worker go', ['worker']).type).toBe('spawn');
   });
 });

@@ -8,15 +8,27 @@ import { CHAT_HELP, runChat } from '../../src/harness/chat/run.js';
 /** Actions that record what they were asked and echo it back. */
 function recording(): { actions: ChatActions; seen: unknown[][] } {
   const seen: unknown[][] = [];
-  const rec = (name: string) => (...args: unknown[]) => {
-    seen.push([name, ...args]);
-    return Promise.resolve(`${name} ok`);
-  };
+  const rec =
+    (name: string) =>
+    (...args: unknown[]) => {
+      seen.push([name, ...args]);
+      return Promise.resolve(`${name} ok`);
+    };
   const actions: ChatActions = {
     definitions: () => Promise.resolve(['worker']),
-    list: rec('list'), spawn: rec('spawn'), status: rec('status'), cancel: rec('cancel'), resume: rec('resume'),
-    approve: rec('approve'), deny: rec('deny'), output: rec('output'), collect: rec('collect'), send: rec('send'), inbox: rec('inbox'),
-    tasks: rec('tasks'), task: rec('task'),
+    list: rec('list'),
+    spawn: rec('spawn'),
+    status: rec('status'),
+    cancel: rec('cancel'),
+    resume: rec('resume'),
+    approve: rec('approve'),
+    deny: rec('deny'),
+    output: rec('output'),
+    collect: rec('collect'),
+    send: rec('send'),
+    inbox: rec('inbox'),
+    tasks: rec('tasks'),
+    task: rec('task'),
   };
   return { actions, seen };
 }
@@ -58,7 +70,16 @@ describe('runChat', () => {
     const { actions, seen } = recording();
     const text = await runChat(cmd('/help'), actions);
     expect(text).toBe(CHAT_HELP);
-    for (const form of ['/agent spawn <name> <prompt>', '@<name> <prompt>', '/agent deny <id> [reason]', '/send <to> <text>', '/inbox', '/tasks', '/task add <title>', '/exit']) {
+    for (const form of [
+      '/agent spawn <name> <prompt>',
+      '@<name> <prompt>',
+      '/agent deny <id> [reason]',
+      '/send <to> <text>',
+      '/inbox',
+      '/tasks',
+      '/task add <title>',
+      '/exit',
+    ]) {
       expect(text).toContain(form);
     }
     expect(seen).toEqual([]);
@@ -72,7 +93,9 @@ describe('runChat', () => {
     );
     actions.status = () => Promise.reject(new FlotillaError('registry unreadable:\n  bad json'));
     expect(await runChat(cmd('/agent status'), actions)).toBe('✗ registry unreadable: bad json');
-    actions.inbox = () => { throw new TypeError('boom'); };
+    actions.inbox = () => {
+      throw new TypeError('boom');
+    };
     expect(await runChat(cmd('/inbox'), actions)).toBe('✗ boom');
   });
 

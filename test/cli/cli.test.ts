@@ -5,7 +5,9 @@ import { tempFleet } from '../helpers/fleet.js';
 
 describe('CLI conventions', () => {
   it('--version and -V print the version in package.json', async () => {
-    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
     for (const flag of ['--version', '-V']) {
       const r = await flotilla([flag]);
       expect([r.exitCode, String(r.stdout)]).toEqual([0, version]);
@@ -30,7 +32,9 @@ describe('CLI conventions', () => {
     expect(option.stderr).toBe("flotilla: unknown option '--bogus' — run 'flotilla send --help' for usage");
     const nested = await flotilla(['agents', 'show']);
     expect(nested.exitCode).toBe(2);
-    expect(nested.stderr).toBe("flotilla: missing required argument 'name' — run 'flotilla agents show --help' for usage");
+    expect(nested.stderr).toBe(
+      "flotilla: missing required argument 'name' — run 'flotilla agents show --help' for usage",
+    );
   });
 
   it('reading the inbox of an unknown agent says how to find one, not whom to send to', async () => {
@@ -38,7 +42,9 @@ describe('CLI conventions', () => {
     try {
       const r = await flotilla(['--root', f.layout.root, 'inbox', 'nosuch'], { env: { FLOTILLA_AGENT_ID: '' } });
       expect(r.exitCode).toBe(1);
-      expect(r.stderr).toBe("flotilla: no agent id starts with 'nosuch' — run 'flotilla status' to list agents, or leave the id out to read the human inbox");
+      expect(r.stderr).toBe(
+        "flotilla: no agent id starts with 'nosuch' — run 'flotilla status' to list agents, or leave the id out to read the human inbox",
+      );
     } finally {
       f.cleanup();
     }
@@ -47,11 +53,18 @@ describe('CLI conventions', () => {
   it('an unknown model provider is named once, with the forms that work', async () => {
     const f = tempFleet();
     try {
-      const r = await flotilla(['--root', f.layout.root, 'run', '--model', 'nope:x', 'hi'], { cwd: f.project, env: { FLOTILLA_AGENT_ID: '' } });
+      const r = await flotilla(['--root', f.layout.root, 'run', '--model', 'nope:x', 'hi'], {
+        cwd: f.project,
+        env: { FLOTILLA_AGENT_ID: '' },
+      });
       expect(r.exitCode).toBe(1);
-      const lines = String(r.stderr).split('\n').filter((line) => line.startsWith('flotilla: '));
+      const lines = String(r.stderr)
+        .split('\n')
+        .filter((line) => line.startsWith('flotilla: '));
       const error = lines.find((line) => line.includes("'nope:x'"));
-      expect(error).toMatch(/^flotilla: invalid model 'nope:x': unknown provider 'nope' — use provider:model-id \(anthropic:<id>/);
+      expect(error).toMatch(
+        /^flotilla: invalid model 'nope:x': unknown provider 'nope' — use provider:model-id \(anthropic:<id>/,
+      );
       expect(error!.split("'nope:x'")).toHaveLength(2);
     } finally {
       f.cleanup();
@@ -61,7 +74,9 @@ describe('CLI conventions', () => {
   it('config show --json parses and names sources; doctor --json parses', async () => {
     const f = tempFleet();
     try {
-      const r = await flotilla(['--root', f.layout.root, 'config', 'show', '--json'], { env: { FLOTILLA_LIMITS_MAX_DEPTH: '2' } });
+      const r = await flotilla(['--root', f.layout.root, 'config', 'show', '--json'], {
+        env: { FLOTILLA_LIMITS_MAX_DEPTH: '2' },
+      });
       expect(r.exitCode).toBe(0);
       const shown = JSON.parse(String(r.stdout)) as Record<string, { value: unknown; source: string }>;
       expect(shown['limits.max_depth']).toEqual({ value: 2, source: 'env FLOTILLA_LIMITS_MAX_DEPTH' });
@@ -79,7 +94,9 @@ describe('CLI conventions', () => {
 
   it('config schema prints a JSON Schema with descriptions', async () => {
     const r = await flotilla(['config', 'schema']);
-    const schema = JSON.parse(String(r.stdout)) as { properties: { limits: { properties: { max_depth: { description: string; default: number } } } } };
+    const schema = JSON.parse(String(r.stdout)) as {
+      properties: { limits: { properties: { max_depth: { description: string; default: number } } } };
+    };
     expect(schema.properties.limits.properties.max_depth.description).toMatch(/spawn depth/);
     expect(schema.properties.limits.properties.max_depth.default).toBe(3);
     // Descriptions say what a setting does, never a section number of the design.

@@ -53,9 +53,14 @@ async function cases(): Promise<Case[]> {
     const filled = args.filter((a) => a.required).map(() => 'x');
     out.push({ argv: [...path, ...filled, '--no-such-option'], why: 'an unknown option' });
     if (args.some((a) => a.required)) out.push({ argv: [...path], why: 'a missing argument' });
-    if (!args.some((a) => a.variadic)) out.push({ argv: [...path, ...args.map(() => 'x'), 'one-too-many'], why: 'an extra argument' });
+    if (!args.some((a) => a.variadic))
+      out.push({ argv: [...path, ...args.map(() => 'x'), 'one-too-many'], why: 'an extra argument' });
     for (const o of cmd.options) {
-      if (o.argChoices) out.push({ argv: [...path, ...filled, o.long!, 'not-a-choice'], why: `a value of ${o.long} that is not a choice` });
+      if (o.argChoices)
+        out.push({
+          argv: [...path, ...filled, o.long!, 'not-a-choice'],
+          why: `a value of ${o.long} that is not a choice`,
+        });
       if (o.required) out.push({ argv: [...path, ...filled, o.long!], why: `${o.long} without its value` });
     }
     const number = NUMBERS[path.join(' ')];
@@ -68,32 +73,58 @@ async function cases(): Promise<Case[]> {
 }
 
 let home: { dir: string; cleanup(): void };
-beforeAll(() => { home = tempDir('flotilla-exit-'); });
+beforeAll(() => {
+  home = tempDir('flotilla-exit-');
+});
 afterAll(() => home.cleanup());
 
 describe('exit codes and one-line errors', () => {
-  it('every command with bad arguments exits 2 with one line on stderr saying what to do', { timeout: 600_000 }, async () => {
-    const all = await cases();
-    // Enough to cover every command: each leaf has at least the unknown option.
-    expect(all.length).toBeGreaterThan(60);
-    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home.dir, XDG_CONFIG_HOME: join(home.dir, 'xdg'), FLOTILLA_ROOT: join(home.dir, 'proj', '.flotilla'), LANG: 'C.UTF-8' };
-    mkdirSync(join(home.dir, 'proj'), { recursive: true });
-    const failures: string[] = [];
-    // A few at a time: each case is a fresh node process.
-    const queue = [...all];
-    const worker = async (): Promise<void> => {
-      for (let c = queue.shift(); c; c = queue.shift()) {
-        const r = await execa(process.execPath, [CLI, ...c.argv], { env, extendEnv: false, reject: false, cwd: join(home.dir, 'proj'), stdin: 'ignore', timeout: 60_000 });
-        const lines = String(r.stderr).split('\n').filter((l) => l.trim() !== '');
-        const problems = [
-          r.exitCode !== 2 ? `exit ${r.exitCode}` : '',
-          lines.length !== 1 ? `${lines.length} lines on stderr` : '',
-          lines.length === 1 && !/^flotilla: \S.* — .*\S$/.test(lines[0]!) ? 'no "flotilla: what — what to do" line' : '',
-        ].filter(Boolean);
-        if (problems.length) failures.push(`flotilla ${c.argv.join(' ')} (${c.why}): ${problems.join(', ')}\n    ${lines.join('\n    ')}`);
-      }
-    };
-    await Promise.all([worker(), worker(), worker()]);
-    expect(failures, failures.join('\n')).toEqual([]);
-  });
+  it(
+    'every command with bad arguments exits 2 with one line on stderr saying what to do',
+    { timeout: 600_000 },
+    async () => {
+      const all = await cases();
+      // Enough to cover every command: each leaf has at least the unknown option.
+      expect(all.length).toBeGreaterThan(60);
+      const env = {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        HOME: home.dir,
+        XDG_CONFIG_HOME: join(home.dir, 'xdg'),
+        FLOTILLA_ROOT: join(home.dir, 'proj', '.flotilla'),
+        LANG: 'C.UTF-8',
+      };
+      mkdirSync(join(home.dir, 'proj'), { recursive: true });
+      const failures: string[] = [];
+      // A few at a time: each case is a fresh node process.
+      const queue = [...all];
+      const worker = async (): Promise<void> => {
+        for (let c = queue.shift(); c; c = queue.shift()) {
+          const r = await execa(process.execPath, [CLI, ...c.argv], {
+            env,
+            extendEnv: false,
+            reject: false,
+            cwd: join(home.dir, 'proj'),
+            stdin: 'ignore',
+            timeout: 60_000,
+          });
+          const lines = String(r.stderr)
+            .split('\n')
+            .filter((l) => l.trim() !== '');
+          const problems = [
+            r.exitCode !== 2 ? `exit ${r.exitCode}` : '',
+            lines.length !== 1 ? `${lines.length} lines on stderr` : '',
+            lines.length === 1 && !/^flotilla: \S.* — .*\S$/.test(lines[0]!)
+              ? 'no "flotilla: what — what to do" line'
+              : '',
+          ].filter(Boolean);
+          if (problems.length)
+            failures.push(
+              `flotilla ${c.argv.join(' ')} (${c.why}): ${problems.join(', ')}\n    ${lines.join('\n    ')}`,
+            );
+        }
+      };
+      await Promise.all([worker(), worker(), worker()]);
+      expect(failures, failures.join('\n')).toEqual([]);
+    },
+  );
 });

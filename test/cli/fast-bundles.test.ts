@@ -22,7 +22,12 @@ describe('fast bundles', () => {
 
   it('hold no dynamic import()', () => {
     const found = bundles.flatMap((f) =>
-      readFileSync(join(dist, f), 'utf8').split('\n').flatMap((line, i) => (/\bimport\s*\(/.test(line) ? [`dist/cli/${f}:${i + 1}: ${line.trim().slice(0, 120)}`] : [])));
+      readFileSync(join(dist, f), 'utf8')
+        .split('\n')
+        .flatMap((line, i) =>
+          /\bimport\s*\(/.test(line) ? [`dist/cli/${f}:${i + 1}: ${line.trim().slice(0, 120)}`] : [],
+        ),
+    );
     expect(found).toEqual([]);
   });
 });

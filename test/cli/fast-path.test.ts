@@ -18,12 +18,17 @@ afterEach(() => fleet?.cleanup());
 function setup(): { env: Record<string, string>; cacheDir: string } {
   fleet = tempFleet();
   const cacheHome = join(fleet.project, 'cache');
-  return { env: { FLOTILLA_ROOT: fleet.layout.root, XDG_CACHE_HOME: cacheHome, FLOTILLA_AGENT_ID: '' }, cacheDir: join(cacheHome, 'flotilla', 'v8') };
+  return {
+    env: { FLOTILLA_ROOT: fleet.layout.root, XDG_CACHE_HOME: cacheHome, FLOTILLA_AGENT_ID: '' },
+    cacheDir: join(cacheHome, 'flotilla', 'v8'),
+  };
 }
 
 const humanBodies = (): string[] => {
   const box = maildir(fleet!.layout, 'human');
-  return listNames(box.new).map((n) => readFileSync(join(box.new, n), 'utf8').split('\n---\n').at(-1)!.trim()).sort();
+  return listNames(box.new)
+    .map((n) => readFileSync(join(box.new, n), 'utf8').split('\n---\n').at(-1)!.trim())
+    .sort();
 };
 
 describe('the fast path', () => {
@@ -60,7 +65,9 @@ describe('the fast path', () => {
     const { env } = setup();
     // The cache home is a file: every mkdir under it fails.
     writeFileSync(join(fleet!.project, 'not-a-dir'), '');
-    const r = await flotilla(['send', 'human', 'no cache'], { env: { ...env, XDG_CACHE_HOME: join(fleet!.project, 'not-a-dir') } });
+    const r = await flotilla(['send', 'human', 'no cache'], {
+      env: { ...env, XDG_CACHE_HOME: join(fleet!.project, 'not-a-dir') },
+    });
     expect(r.exitCode, String(r.stderr)).toBe(0);
     expect(r.stderr).toBe('');
     expect(humanBodies()).toEqual(['no cache']);
@@ -75,7 +82,9 @@ describe('the fast path', () => {
     const after = await flotilla(['send', 'human', 'after', '--root', other], { env: noRoot, cwd: fleet!.project });
     expect([before.exitCode, after.exitCode]).toEqual([0, 0]);
     const box = join(other, 'state', 'inbox', 'human', 'new');
-    const bodies = readdirSync(box).map((n) => readFileSync(join(box, n), 'utf8').split('\n---\n').at(-1)!.trim()).sort();
+    const bodies = readdirSync(box)
+      .map((n) => readFileSync(join(box, n), 'utf8').split('\n---\n').at(-1)!.trim())
+      .sort();
     expect(bodies).toEqual(['after', 'before']);
     const status = await flotilla(['status', '--json', '--root', other], { env: noRoot, cwd: fleet!.project });
     expect(status.exitCode, String(status.stderr)).toBe(0);
@@ -89,7 +98,9 @@ describe('the fast path', () => {
     expect(help.stdout).toContain('Usage: flotilla send [options] [to] [text...]');
     const bad = await flotilla(['send', 'human', 'x', '--priority', 'soon'], { env });
     expect(bad.exitCode).toBe(2);
-    expect(bad.stderr).toMatch(/^flotilla: option '--priority <level>' argument 'soon' is invalid\. Allowed choices are low, normal, high, urgent\. — run 'flotilla send --help' for usage$/);
+    expect(bad.stderr).toMatch(
+      /^flotilla: option '--priority <level>' argument 'soon' is invalid\. Allowed choices are low, normal, high, urgent\. — run 'flotilla send --help' for usage$/,
+    );
     expect(humanBodies()).toEqual([]);
   });
 

@@ -21,7 +21,13 @@ describe('help texts', () => {
     const cited = commands
       .map((cmd) => ({ name: cmd.name(), help: cmd.helpInformation() }))
       .filter(({ help }) => help.includes('§'))
-      .map(({ name, help }) => `${name}: ${help.split('\n').find((line) => line.includes('§'))!.trim()}`);
+      .map(
+        ({ name, help }) =>
+          `${name}: ${help
+            .split('\n')
+            .find((line) => line.includes('§'))!
+            .trim()}`,
+      );
     expect(cited).toEqual([]);
   });
 

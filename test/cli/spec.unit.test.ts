@@ -21,7 +21,9 @@ type Outcome = { ok: true; parsed: Parsed; root: string | undefined } | { ok: fa
 /** What the full CLI makes of `args` (the words after `flotilla`). */
 async function byCommander(mod: SpecCommandModule, args: string[]): Promise<Outcome> {
   let got: Outcome | undefined;
-  const program = new Command('flotilla').exitOverride().configureOutput({ writeOut: () => undefined, writeErr: () => undefined });
+  const program = new Command('flotilla')
+    .exitOverride()
+    .configureOutput({ writeOut: () => undefined, writeErr: () => undefined });
   for (const o of GLOBAL_OPTIONS) program.option(o.flags, o.description);
   const cmd = commandFromSpec(mod.spec, async (parsed, self) => {
     got = { ok: true, parsed, root: self.optsWithGlobals<{ root?: string }>().root };
@@ -40,7 +42,10 @@ async function byCommander(mod: SpecCommandModule, args: string[]): Promise<Outc
 /** What the fast path makes of them: null means "hand it to commander". */
 function byFastPath(mod: SpecCommandModule, args: string[]): Outcome | null {
   const at = commandIndex(args);
-  const r = parseBySpec(mod.spec, args.filter((_, i) => i !== at));
+  const r = parseBySpec(
+    mod.spec,
+    args.filter((_, i) => i !== at),
+  );
   return r && { ok: true, parsed: { args: r.args, opts: r.opts }, root: r.globals.root };
 }
 
@@ -101,17 +106,20 @@ describe('the fast path parses like commander', () => {
 
   it('gives the defaults commander gives, and camel-cases options as commander does', () => {
     expect(byFastPath(send, ['send', 'bob', 'hi', '--reply-to', 'm-1'])).toEqual({
-      ok: true, root: undefined,
+      ok: true,
+      root: undefined,
       parsed: { args: ['bob', ['hi']], opts: { priority: 'normal', kind: 'message', replyTo: 'm-1' } },
     });
   });
 
   it('main.ts routes each fast command, by name and alias, to a bundle that is built from its own file', () => {
     const byName: Record<string, string> = {};
-    for (const mod of [send, status, watch, review]) for (const name of [mod.spec.name, ...(mod.spec.aliases ?? [])]) byName[name] = mod.spec.name;
+    for (const mod of [send, status, watch, review])
+      for (const name of [mod.spec.name, ...(mod.spec.aliases ?? [])]) byName[name] = mod.spec.name;
     // `task` picks one spec per subcommand (fast/task.ts).
     byName.task = 'task';
     expect(FAST_COMMANDS).toEqual(byName);
-    for (const bundle of new Set(Object.values(FAST_COMMANDS))) expect(existsSync(new URL(`../../src/cli/fast/${bundle}.ts`, import.meta.url)), bundle).toBe(true);
+    for (const bundle of new Set(Object.values(FAST_COMMANDS)))
+      expect(existsSync(new URL(`../../src/cli/fast/${bundle}.ts`, import.meta.url)), bundle).toBe(true);
   });
 });

@@ -16,7 +16,11 @@ afterEach(() => fleet?.cleanup());
 describe('the config cache', () => {
   it('is shared by the fast commands and the full CLI: written once, then read by each', async () => {
     fleet = tempFleet();
-    const env = { FLOTILLA_ROOT: fleet.layout.root, FLOTILLA_AGENT_ID: '', XDG_CONFIG_HOME: join(fleet.project, 'xdg') };
+    const env = {
+      FLOTILLA_ROOT: fleet.layout.root,
+      FLOTILLA_AGENT_ID: '',
+      XDG_CONFIG_HOME: join(fleet.project, 'xdg'),
+    };
     // With a config file, `send` reads its inbox settings through the cache too.
     writeFileSync(fleet.layout.configFile, 'inbox:\n  max_body_bytes: 65536\n');
     expect((await flotilla(['send', 'human', 'first'], { env })).exitCode).toBe(0);
@@ -30,9 +34,13 @@ describe('the config cache', () => {
     expect([after.ino, after.mtimeMs]).toEqual([written.ino, written.mtimeMs]);
   });
 
-  it('keeps an entry per environment: an agent\'s settings and a person\'s do not evict each other', async () => {
+  it("keeps an entry per environment: an agent's settings and a person's do not evict each other", async () => {
     fleet = tempFleet();
-    const person = { FLOTILLA_ROOT: fleet.layout.root, FLOTILLA_AGENT_ID: '', XDG_CONFIG_HOME: join(fleet.project, 'xdg') };
+    const person = {
+      FLOTILLA_ROOT: fleet.layout.root,
+      FLOTILLA_AGENT_ID: '',
+      XDG_CONFIG_HOME: join(fleet.project, 'xdg'),
+    };
     const agent = { ...person, FLOTILLA_LIMITS_MAX_RUNNING: '7' };
     writeFileSync(fleet.layout.configFile, 'limits:\n  max_running: 3\n');
     const show = async (env: Record<string, string>) => {
@@ -52,13 +60,19 @@ describe('the config cache', () => {
 
   it('an edited project config is seen by the next command, fast or full', async () => {
     fleet = tempFleet();
-    const env = { FLOTILLA_ROOT: fleet.layout.root, FLOTILLA_AGENT_ID: '', XDG_CONFIG_HOME: join(fleet.project, 'xdg') };
+    const env = {
+      FLOTILLA_ROOT: fleet.layout.root,
+      FLOTILLA_AGENT_ID: '',
+      XDG_CONFIG_HOME: join(fleet.project, 'xdg'),
+    };
     expect((await flotilla(['send', 'human', 'x'.repeat(2000)], { env })).exitCode).toBe(0);
     writeFileSync(fleet.layout.configFile, 'inbox:\n  max_body_bytes: 1024\n');
     const refused = await flotilla(['send', 'human', 'x'.repeat(2000)], { env });
     expect(refused.exitCode).toBe(1);
     expect(refused.stderr).toMatch(/over the 1 KiB limit \(inbox\.max_body_bytes\)/);
     const shown = await flotilla(['config', 'show', '--json'], { env });
-    expect((JSON.parse(String(shown.stdout)) as Record<string, { value: unknown }>)['inbox.max_body_bytes']!.value).toBe(1024);
+    expect(
+      (JSON.parse(String(shown.stdout)) as Record<string, { value: unknown }>)['inbox.max_body_bytes']!.value,
+    ).toBe(1024);
   });
 });

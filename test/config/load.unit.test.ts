@@ -27,7 +27,11 @@ describe('loadConfig', () => {
     const { config, sources } = loadConfig({
       layout: fleet.layout,
       userFile,
-      env: { FLOTILLA_LIMITS_MAX_CHILDREN: '9', FLOTILLA_LIMITS_MAX_SPAWNS_PER_TREE: '11', FLOTILLA_TMUX_SOCKET: 'sock' },
+      env: {
+        FLOTILLA_LIMITS_MAX_CHILDREN: '9',
+        FLOTILLA_LIMITS_MAX_SPAWNS_PER_TREE: '11',
+        FLOTILLA_TMUX_SOCKET: 'sock',
+      },
       flags: { 'limits.max_spawns_per_tree': 12 },
     });
     expect(config.limits.max_depth).toBe(5);
@@ -52,9 +56,9 @@ describe('loadConfig', () => {
 
   it('blames the env variable when the bad value came from the environment', () => {
     setup(null, null);
-    expect(() => loadConfig({ layout: fleet.layout, userFile: null, env: { FLOTILLA_INBOX_POLL: 'sometimes' } })).toThrow(
-      /^env FLOTILLA_INBOX_POLL: 'inbox.poll' .*found "sometimes"/,
-    );
+    expect(() =>
+      loadConfig({ layout: fleet.layout, userFile: null, env: { FLOTILLA_INBOX_POLL: 'sometimes' } }),
+    ).toThrow(/^env FLOTILLA_INBOX_POLL: 'inbox.poll' .*found "sometimes"/);
   });
 
   it('warns about an unknown key and ignores it', () => {
@@ -70,14 +74,17 @@ describe('loadConfig', () => {
   it('reports invalid YAML with the file and line', () => {
     setup('limits:\n  max_depth: 2\nmodel: [unclosed\n', null);
     expect(() => loadConfig({ layout: fleet.layout, userFile: null, env: {} })).toThrow(
-      new RegExp(`^${fleet.layout.configFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:\\d+: invalid YAML: .+ — fix the syntax at that line$`),
+      new RegExp(
+        `^${fleet.layout.configFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:\\d+: invalid YAML: .+ — fix the syntax at that line$`,
+      ),
     );
   });
 
   it('reads records (aliases, providers) only from files, and lists from env as comma lists', () => {
     setup('models:\n  aliases:\n    fast: ollama:llama3\n', null);
     const { config } = loadConfig({
-      layout: fleet.layout, userFile: null,
+      layout: fleet.layout,
+      userFile: null,
       env: { FLOTILLA_AGENTS_DEFAULT_DISALLOWED_TOOLS: 'shell, write', FLOTILLA_MODEL: 'ollama:qwen' },
     });
     expect(config.models.aliases).toEqual({ fast: 'ollama:llama3' });

@@ -19,18 +19,36 @@ const paths = leaves(configSchema).map((l) => l.path);
 describe('UNTRUSTED_KEYS', () => {
   it('lists every leaf key of the config schema, and nothing else', () => {
     const unlisted = paths.filter((p) => !(p in UNTRUSTED_KEYS));
-    expect(unlisted, `add a row to UNTRUSTED_KEYS (src/config/trust-filter.ts) for: ${unlisted.join(', ')}`).toEqual([]);
+    expect(unlisted, `add a row to UNTRUSTED_KEYS (src/config/trust-filter.ts) for: ${unlisted.join(', ')}`).toEqual(
+      [],
+    );
     expect(Object.keys(UNTRUSTED_KEYS).filter((k) => !paths.includes(k))).toEqual([]);
     for (const [key, rule] of Object.entries(UNTRUSTED_KEYS)) expect(rule.reason.length, key).toBeGreaterThan(5);
   });
 
   it('never lets a project set a command, a path, a host or the default definition', () => {
-    const never = Object.entries(UNTRUSTED_KEYS).filter(([, r]) => r.tier === 'never').map(([k]) => k);
-    expect(never).toEqual(expect.arrayContaining([
-      'runtimes.claude.command', 'runtimes.codex.command', 'runtimes.gemini.command', 'agents.default',
-      'hooks.start', 'hooks.stop', 'hooks.task_created', 'hooks.task_completed', 'hooks.teammate_idle',
-      'models.providers', 'security.secrets', 'tmux.socket', 'fleet.bus', 'fleet.nats.ca_file', 'hosts',
-    ]));
+    const never = Object.entries(UNTRUSTED_KEYS)
+      .filter(([, r]) => r.tier === 'never')
+      .map(([k]) => k);
+    expect(never).toEqual(
+      expect.arrayContaining([
+        'runtimes.claude.command',
+        'runtimes.codex.command',
+        'runtimes.gemini.command',
+        'agents.default',
+        'hooks.start',
+        'hooks.stop',
+        'hooks.task_created',
+        'hooks.task_completed',
+        'hooks.teammate_idle',
+        'models.providers',
+        'security.secrets',
+        'tmux.socket',
+        'fleet.bus',
+        'fleet.nats.ca_file',
+        'hosts',
+      ]),
+    );
     // Any key whose description speaks of a command, path, URL or host is never, unless listed here with why.
     const judged: Record<string, string> = {
       'security.deny_commands': 'a longer deny list only',
@@ -41,7 +59,9 @@ describe('UNTRUSTED_KEYS', () => {
       model: 'script: models are dropped',
       'models.aliases': 'script: models are dropped',
       'limits.idle_timeout_secs': 'no command: it ends an idle agent',
-      'runtimes.claude.login': 'isolated only', 'runtimes.codex.login': 'isolated only', 'runtimes.gemini.login': 'isolated only',
+      'runtimes.claude.login': 'isolated only',
+      'runtimes.codex.login': 'isolated only',
+      'runtimes.gemini.login': 'isolated only',
       'models.prices': 'dearer prices only',
       'security.sandbox': 'may never be none',
       'output.max_bytes': 'a cap, lowered only',
@@ -102,19 +122,25 @@ describe('limits an untrusted project may only lower', () => {
     const home = join(fleet.project, 'home');
     env = { HOME: home, XDG_CONFIG_HOME: join(home, 'xdg') };
     mkdirSync(join(home, 'xdg', 'flotilla'), { recursive: true });
-    writeFileSync(join(home, 'xdg', 'flotilla', 'config.yaml'), 'budget:\n  max_tokens_per_tree: 1000\nmodels:\n  prices:\n    "anthropic:x": {input_per_mtok: 3, output_per_mtok: 15}\n');
+    writeFileSync(
+      join(home, 'xdg', 'flotilla', 'config.yaml'),
+      'budget:\n  max_tokens_per_tree: 1000\nmodels:\n  prices:\n    "anthropic:x": {input_per_mtok: 3, output_per_mtok: 15}\n',
+    );
   });
   afterEach(() => fleet.cleanup());
 
   it('keeps a lower limit and drops a higher one, a null budget, a cheaper price and a script: model', () => {
-    writeFileSync(fleet.layout.configFile, [
-      'limits:\n  max_turns: 5\n  timeout_secs: 100000\n  max_running: 2\n  max_depth: 9',
-      'budget:\n  max_tokens_per_tree: null\n  max_cost_usd_per_tree: 2',
-      'models:\n  prices:\n    "anthropic:x": {input_per_mtok: 0, output_per_mtok: 0}',
-      'model: script:./evil.yaml',
-      'agents:\n  default_memory_scope: user',
-      'transcripts:\n  enabled: false',
-    ].join('\n') + '\n');
+    writeFileSync(
+      fleet.layout.configFile,
+      [
+        'limits:\n  max_turns: 5\n  timeout_secs: 100000\n  max_running: 2\n  max_depth: 9',
+        'budget:\n  max_tokens_per_tree: null\n  max_cost_usd_per_tree: 2',
+        'models:\n  prices:\n    "anthropic:x": {input_per_mtok: 0, output_per_mtok: 0}',
+        'model: script:./evil.yaml',
+        'agents:\n  default_memory_scope: user',
+        'transcripts:\n  enabled: false',
+      ].join('\n') + '\n',
+    );
     const { config, trust } = loadConfig({ layout: fleet.layout, env });
     expect(config.limits).toMatchObject({ max_turns: 5, timeout_secs: 600, max_running: 2, max_depth: 3 });
     expect(config.budget).toEqual({ max_tokens_per_tree: 1000, max_cost_usd_per_tree: 2 });
@@ -123,7 +149,13 @@ describe('limits an untrusted project may only lower', () => {
     expect(config.agents.default_memory_scope).toBeNull();
     expect(config.transcripts.enabled).toBe(true);
     expect(trust.ignored.sort()).toEqual([
-      'agents.default_memory_scope', 'budget.max_tokens_per_tree', 'limits.max_depth', 'limits.timeout_secs', 'model', 'models.prices', 'transcripts.enabled',
+      'agents.default_memory_scope',
+      'budget.max_tokens_per_tree',
+      'limits.max_depth',
+      'limits.timeout_secs',
+      'model',
+      'models.prices',
+      'transcripts.enabled',
     ]);
   });
 });

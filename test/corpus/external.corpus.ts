@@ -7,5 +7,8 @@ import { checkCorpus } from '../definitions/corpus-checks.js';
  * nothing outside the repository.
  */
 const dir = process.env.FLOTILLA_CORPUS;
-if (!dir) throw new Error('FLOTILLA_CORPUS is not set — run as FLOTILLA_CORPUS=DIR npm run test:corpus, with DIR a folder of .md definitions');
+if (!dir)
+  throw new Error(
+    'FLOTILLA_CORPUS is not set — run as FLOTILLA_CORPUS=DIR npm run test:corpus, with DIR a folder of .md definitions',
+  );
 checkCorpus(resolve(dir));

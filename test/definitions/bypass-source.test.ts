@@ -15,39 +15,63 @@ let fleet: TempFleet;
 let calls: string;
 let env: NodeJS.ProcessEnv;
 const model = `script:${fixture('harness/shell-then-answer.yaml')}`;
-const REFUSED = 'permission_mode bypass_permissions (from agents.default_permission_mode) is refused by config (permissions.permission_mode) — set agents.allow_bypass_permissions: true in .flotilla/config.yaml';
-const byEnv = { FLOTILLA_AGENTS_DEFAULT_PERMISSION_MODE: 'bypass_permissions', FLOTILLA_AGENTS_ALLOW_BYPASS_PERMISSIONS: 'true' };
+const REFUSED =
+  'permission_mode bypass_permissions (from agents.default_permission_mode) is refused by config (permissions.permission_mode) — set agents.allow_bypass_permissions: true in .flotilla/config.yaml';
+const byEnv = {
+  FLOTILLA_AGENTS_DEFAULT_PERMISSION_MODE: 'bypass_permissions',
+  FLOTILLA_AGENTS_ALLOW_BYPASS_PERMISSIONS: 'true',
+};
 
 beforeEach(() => {
   fleet = tempFleet('flotilla-bypass-');
   execFileSync('git', ['init', '-q', fleet.project]);
   mkdirSync(fleet.layout.agentsDir, { recursive: true });
-  writeFileSync(join(fleet.layout.agentsDir, 'writer.md'), '---\nname: writer\ndescription: Writes files\n---\nYou write.\n');
+  writeFileSync(
+    join(fleet.layout.agentsDir, 'writer.md'),
+    '---\nname: writer\ndescription: Writes files\n---\nYou write.\n',
+  );
   calls = join(fleet.project, 'calls.jsonl');
   const home = join(fleet.project, 'home');
-  env = { HOME: home, XDG_CONFIG_HOME: join(home, 'xdg'), FLOTILLA_ROOT: fleet.layout.root, FLOTILLA_SCRIPT_LOG: calls };
+  env = {
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, 'xdg'),
+    FLOTILLA_ROOT: fleet.layout.root,
+    FLOTILLA_SCRIPT_LOG: calls,
+  };
 });
 afterEach(() => fleet.cleanup());
 
 const run = (args: string[], extra: NodeJS.ProcessEnv) =>
-  flotilla(['run', '--model', model, ...args], { cwd: fleet.project, input: 'count the lines', env: { ...env, ...extra } });
+  flotilla(['run', '--model', model, ...args], {
+    cwd: fleet.project,
+    input: 'count the lines',
+    env: { ...env, ...extra },
+  });
 
 describe('bypass_permissions from the environment', () => {
   it.each([
     ['the built-in general definition', [] as string[]],
     ['a definition file without a mode', ['--agent', 'writer']],
-  ])('is refused for %s, even with FLOTILLA_AGENTS_ALLOW_BYPASS_PERMISSIONS=true, before any model call', async (_what, args) => {
-    const r = await run(args, byEnv);
-    expect(r.exitCode).not.toBe(0);
-    expect(r.stderr).toContain("env FLOTILLA_AGENTS_ALLOW_BYPASS_PERMISSIONS: 'agents.allow_bypass_permissions' is ignored — only a config file");
-    expect(r.stderr).toContain(REFUSED);
-    expect(r.stdout).toBe('');
-    expect(scriptCalls(calls)).toEqual([]);
-    expect(listRecords(fleet.layout).filter((rec) => rec.permissionMode === 'bypass_permissions')).toEqual([]);
-  });
+  ])(
+    'is refused for %s, even with FLOTILLA_AGENTS_ALLOW_BYPASS_PERMISSIONS=true, before any model call',
+    async (_what, args) => {
+      const r = await run(args, byEnv);
+      expect(r.exitCode).not.toBe(0);
+      expect(r.stderr).toContain(
+        "env FLOTILLA_AGENTS_ALLOW_BYPASS_PERMISSIONS: 'agents.allow_bypass_permissions' is ignored — only a config file",
+      );
+      expect(r.stderr).toContain(REFUSED);
+      expect(r.stdout).toBe('');
+      expect(scriptCalls(calls)).toEqual([]);
+      expect(listRecords(fleet.layout).filter((rec) => rec.permissionMode === 'bypass_permissions')).toEqual([]);
+    },
+  );
 
   it('is refused by agents show, and agents list names the refusal', async () => {
-    const show = await flotilla(['agents', 'show', 'writer', '--json'], { cwd: fleet.project, env: { ...env, ...byEnv } });
+    const show = await flotilla(['agents', 'show', 'writer', '--json'], {
+      cwd: fleet.project,
+      env: { ...env, ...byEnv },
+    });
     expect(show.exitCode).toBe(1);
     expect(show.stderr).toContain(REFUSED);
     const list = await flotilla(['agents', 'list'], { cwd: fleet.project, env: { ...env, ...byEnv } });
@@ -78,7 +102,7 @@ describe('bypass_permissions from the environment', () => {
     const r = await run([], { FLOTILLA_AGENTS_DEFAULT_PERMISSION_MODE: 'bypass_permissions' });
     expect(r.exitCode).not.toBe(0);
     expect(r.stderr).toContain(REFUSED);
-    expect(r.stderr).toContain("agents.allow_bypass_permissions in");
+    expect(r.stderr).toContain('agents.allow_bypass_permissions in');
     expect(scriptCalls(calls)).toEqual([]);
   });
 });

@@ -25,7 +25,13 @@ export interface Listing {
 }
 
 /** An independent reading of the simple `key: value` frontmatter Claude Code files use. */
-function readIndependently(path: string): { name: string; description: string; model?: string; tools: string[]; body: string } {
+function readIndependently(path: string): {
+  name: string;
+  description: string;
+  model?: string;
+  tools: string[];
+  body: string;
+} {
   const lines = readFileSync(path, 'utf8').split('\n');
   expect(lines[0]).toBe('---');
   const close = lines.indexOf('---', 1);
@@ -41,7 +47,10 @@ function readIndependently(path: string): { name: string; description: string; m
     description: fields.description!,
     ...(fields.model ? { model: fields.model } : {}),
     tools: fields.tools!.split(',').map((t) => t.trim()),
-    body: lines.slice(close + 1).join('\n').trim(),
+    body: lines
+      .slice(close + 1)
+      .join('\n')
+      .trim(),
   };
 }
 
@@ -52,7 +61,9 @@ function readIndependently(path: string): { name: string; description: string; m
  * Returns a getter for the listing, for checks of particular files.
  */
 export function checkCorpus(dir: string): () => Listing {
-  const files = readdirSync(dir).filter((f) => f.endsWith('.md')).sort();
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.md'))
+    .sort();
   let fleet: TempFleet;
   let listed: Listing;
 
@@ -63,7 +74,10 @@ export function checkCorpus(dir: string): () => Listing {
     mkdirSync(agents, { recursive: true });
     for (const f of files) cpSync(join(dir, f), join(agents, f));
     const home = join(fleet.project, 'home');
-    const r = await flotilla(['agents', 'list', '--json'], { cwd: fleet.project, env: { HOME: home, XDG_CONFIG_HOME: join(home, 'xdg'), FLOTILLA_ROOT: '' } });
+    const r = await flotilla(['agents', 'list', '--json'], {
+      cwd: fleet.project,
+      env: { HOME: home, XDG_CONFIG_HOME: join(home, 'xdg'), FLOTILLA_ROOT: '' },
+    });
     expect(r.stderr).toBe('');
     expect(r.exitCode).toBe(0);
     listed = JSON.parse(String(r.stdout)) as Listing;

@@ -14,11 +14,18 @@ describe('the corpus fixtures, file by file', () => {
 
   it('reads a description that is not strict YAML as plain text, with one warning per such file', () => {
     const ab = byName('ab-review');
-    expect(ab.description).toMatch(/^Use when someone wants .* Triggers on: 'analyze the test', 'p-value', 'did it work'\.$/);
+    expect(ab.description).toMatch(
+      /^Use when someone wants .* Triggers on: 'analyze the test', 'p-value', 'did it work'\.$/,
+    );
     expect(ab.effectiveTools).toEqual(['read', 'glob', 'grep']);
     expect(ab.model).toBeUndefined();
     const lenient = listing().warnings.filter((w) => w.message.startsWith('frontmatter is not strict YAML'));
-    expect(lenient.map((w) => w.path.split('/').pop()).sort()).toEqual(['ab-review.md', 'migration-planner.md', 'notebook-tidier.md', 'release-notes.md']);
+    expect(lenient.map((w) => w.path.split('/').pop()).sort()).toEqual([
+      'ab-review.md',
+      'migration-planner.md',
+      'notebook-tidier.md',
+      'release-notes.md',
+    ]);
   });
 
   it('keeps a dot in a name and maps Claude tool names onto ours', () => {
@@ -29,7 +36,9 @@ describe('the corpus fixtures, file by file', () => {
 
   it('loads MCP tools with a warning that they are not available here', () => {
     const lit = listing().warnings.filter((w) => w.path.endsWith('/literature-scout.md'));
-    expect(lit.map((w) => w.message)).toContainEqual(expect.stringContaining("tool 'mcp__papers__search' is not available here"));
+    expect(lit.map((w) => w.message)).toContainEqual(
+      expect.stringContaining("tool 'mcp__papers__search' is not available here"),
+    );
     expect(byName('literature-scout').effectiveTools).toEqual(['read']);
   });
 });

@@ -17,9 +17,18 @@ describe('test/fixtures/definitions', () => {
     expect(by.reviewer).toMatchObject({ permissionMode: 'plan', maxTurns: 8, model: 'inherit' });
     expect(resolveTools(by.deployer!.tools).tools).not.toContain('spawn_agent');
     expect(by.deployer).toMatchObject({ permissionMode: 'accept_edits', secrets: ['NPM_TOKEN'], timeoutSecs: 300 });
-    expect(by.deployer!.hooks.PreToolUse[0]!.hooks[0]).toEqual({ type: 'command', command: 'echo pre >> hooks.log', timeout_secs: 30, fail_closed: true });
+    expect(by.deployer!.hooks.PreToolUse[0]!.hooks[0]).toEqual({
+      type: 'command',
+      command: 'echo pre >> hooks.log',
+      timeout_secs: 30,
+      fail_closed: true,
+    });
     expect(resolveTools(by['legacy-toml']!.tools).tools).toEqual(['shell', 'read']);
-    expect(by['claude-style']).toMatchObject({ permissionMode: 'accept_edits', color: 'purple', description: "Use when: checking that Claude Code files with unquoted colons load. Triggers on: 'x', 'y'." });
+    expect(by['claude-style']).toMatchObject({
+      permissionMode: 'accept_edits',
+      color: 'purple',
+      description: "Use when: checking that Claude Code files with unquoted colons load. Triggers on: 'x', 'y'.",
+    });
     expect(r.warnings.map((w) => `${w.path.split('/').pop()} ${w.field}`).sort()).toEqual([
       'claude-style.md frontmatter',
       'claude-style.md tools',

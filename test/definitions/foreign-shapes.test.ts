@@ -23,7 +23,11 @@ afterEach(() => fleet.cleanup());
 
 function loaded() {
   const home = join(fleet.project, 'home');
-  return loadDefinitions({ layout: fleet.layout, config: defaultConfig(), env: { HOME: home, XDG_CONFIG_HOME: join(home, 'xdg') } });
+  return loadDefinitions({
+    layout: fleet.layout,
+    config: defaultConfig(),
+    env: { HOME: home, XDG_CONFIG_HOME: join(home, 'xdg') },
+  });
 }
 const toolsOf = async (name: string): Promise<string[]> => {
   const result = await loaded();
@@ -46,7 +50,7 @@ describe('definitions written for other tools fail closed', async () => {
     expect(await toolsOf('gemini-editor')).toEqual(['read', 'write', 'edit']);
   });
 
-  it("Claude Code team names map: Agent → spawn_agent, SendMessage → send_message; disallowedTools wins over Bash(…)", async () => {
+  it('Claude Code team names map: Agent → spawn_agent, SendMessage → send_message; disallowedTools wins over Bash(…)', async () => {
     expect(await toolsOf('team-lead')).toEqual(['read', 'grep', 'send_message', 'spawn_agent']);
     expect(await toolsOf('team-member')).toEqual(['read', 'edit', 'send_message']);
   });

@@ -7,7 +7,8 @@ import { definitionDirs } from '../../src/definitions/locations.js';
 import { tempFleet, type TempFleet } from '../helpers/fleet.js';
 
 const config = defaultConfig();
-const def = (name: string, extra = '') => `---\nname: ${name}\ndescription: ${name} agent\n${extra}---\n\nYou are ${name}.\n`;
+const def = (name: string, extra = '') =>
+  `---\nname: ${name}\ndescription: ${name} agent\n${extra}---\n\nYou are ${name}.\n`;
 
 let fleet: TempFleet;
 let env: NodeJS.ProcessEnv;
@@ -98,7 +99,8 @@ describe('files', () => {
         path: join(dirs.project, 'b.md'),
         field: 'name',
         name: 'Bad Name',
-        message: "name 'Bad Name' is not valid (name) — use 1-64 letters, digits, '_' or '-', starting with a letter or digit, e.g. name: bad-name",
+        message:
+          "name 'Bad Name' is not valid (name) — use 1-64 letters, digits, '_' or '-', starting with a letter or digit, e.g. name: bad-name",
       },
     ]);
   });
@@ -130,7 +132,9 @@ describe('files', () => {
   it('refuses NUL bytes', async () => {
     put(dirs.project, 'nul.md', def('nul') + '\0');
     const r = await load();
-    expect(r.errors.map((e) => e.message)).toEqual(['file contains NUL bytes (file) — save it as plain UTF-8 text, e.g. re-save it from your editor as Markdown']);
+    expect(r.errors.map((e) => e.message)).toEqual([
+      'file contains NUL bytes (file) — save it as plain UTF-8 text, e.g. re-save it from your editor as Markdown',
+    ]);
   });
 
   it('skips a symlink that resolves outside its folder, with a warning', async () => {
@@ -161,13 +165,20 @@ describe('files', () => {
     put(dirs.project, 'b.md', def('twin'));
     const r = await load();
     expect(r.definitions.filter((d) => d.name === 'twin')).toHaveLength(1);
-    expect(r.errors.map((e) => e.message)).toEqual([`name 'twin' is already used by ${join(dirs.project, 'a.md')} (name) — give each definition its own name, e.g. name: twin-2`]);
+    expect(r.errors.map((e) => e.message)).toEqual([
+      `name 'twin' is already used by ${join(dirs.project, 'a.md')} (name) — give each definition its own name, e.g. name: twin-2`,
+    ]);
   });
 });
 
 describe('pickDefinition', () => {
   it('says how to list or create an unknown name', async () => {
-    expect(() => pickDefinition({ definitions: [], errors: [], warnings: [], shadowed: [], trust: { trusted: true, ignored: [] } }, 'nope')).toThrow(
+    expect(() =>
+      pickDefinition(
+        { definitions: [], errors: [], warnings: [], shadowed: [], trust: { trusted: true, ignored: [] } },
+        'nope',
+      ),
+    ).toThrow(
       "no agent definition named 'nope' — run 'flotilla agents list' to see them, or 'flotilla agents create nope --description \"…\"' to make one",
     );
   });
@@ -190,7 +201,10 @@ describe('host: (design §17)', () => {
     expect(pickDefinition(r, 'far').host).toBe('gpu-1');
     expect(pickDefinition(r, 'near').host).toBeUndefined();
     expect(r.errors.map((e) => [e.field, e.message])).toEqual([
-      ['host', `host must be a host name from hosts: in your config (lower-case letters, digits, '-', '_'), got 'GPU 1' (host) — e.g. host: gpu1`],
+      [
+        'host',
+        `host must be a host name from hosts: in your config (lower-case letters, digits, '-', '_'), got 'GPU 1' (host) — e.g. host: gpu1`,
+      ],
     ]);
   });
 

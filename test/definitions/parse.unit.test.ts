@@ -76,14 +76,26 @@ color: red`);
       timeoutSecs: 120,
       ttlSecs: 60,
       skills: { include: ['release/*'], exclude: ['release/old'] },
-      hooks: { PreToolUse: [{ matcher: 'Edit|Write', hooks: [{ type: 'command', command: 'npm run lint', timeout_secs: 5, fail_closed: true }] }], PostToolUse: [] },
+      hooks: {
+        PreToolUse: [
+          {
+            matcher: 'Edit|Write',
+            hooks: [{ type: 'command', command: 'npm run lint', timeout_secs: 5, fail_closed: true }],
+          },
+        ],
+        PostToolUse: [],
+      },
       color: 'red',
       declared: { tools: true, permissionMode: true, maxTurns: true, timeoutSecs: true },
     });
   });
 
   it('takes defaults from config', () => {
-    const cfg = { ...config, limits: { ...config.limits, max_turns: 9, timeout_secs: 30 }, agents: { ...config.agents, default_permission_mode: 'plan' as const, default_memory_scope: 'local' as const } };
+    const cfg = {
+      ...config,
+      limits: { ...config.limits, max_turns: 9, timeout_secs: 30 },
+      agents: { ...config.agents, default_permission_mode: 'plan' as const, default_memory_scope: 'local' as const },
+    };
     const d = parse(doc('name: a\ndescription: b'), 'project', cfg).definition!;
     expect(d).toMatchObject({ maxTurns: 9, timeoutSecs: 30, permissionMode: 'plan', memory: 'local' });
   });
@@ -91,15 +103,27 @@ color: red`);
   it.each([
     ['Read, Grep, Glob', ['Read', 'Grep', 'Glob']],
     ['[Read, Bash]', ['Read', 'Bash']],
-    ["Read, Bash(git diff:*, git log:*)", ['Read', 'Bash(git diff:*, git log:*)']],
+    ['Read, Bash(git diff:*, git log:*)', ['Read', 'Bash(git diff:*, git log:*)']],
   ])('Claude-style tools %j is an allow list', (tools, allow) => {
     expect(ok(`name: a\ndescription: b\ntools: ${tools}`).tools).toEqual({ allow, deny: [], except: [] });
   });
 
   it('reads a deny list with except and Claude disallowedTools', () => {
-    expect(ok('name: a\ndescription: b\ntools: {deny: [shell], except: [spawn_agent]}').tools).toEqual({ allow: null, deny: ['shell'], except: ['spawn_agent'] });
-    expect(ok('name: a\ndescription: b\ndisallowedTools: Bash').tools).toEqual({ allow: null, deny: ['Bash'], except: [] });
-    expect(ok('name: a\ndescription: b\ntools: Read, Bash\ndisallowedTools: Bash').tools).toEqual({ allow: ['Read', 'Bash'], deny: [], except: ['Bash'] });
+    expect(ok('name: a\ndescription: b\ntools: {deny: [shell], except: [spawn_agent]}').tools).toEqual({
+      allow: null,
+      deny: ['shell'],
+      except: ['spawn_agent'],
+    });
+    expect(ok('name: a\ndescription: b\ndisallowedTools: Bash').tools).toEqual({
+      allow: null,
+      deny: ['Bash'],
+      except: [],
+    });
+    expect(ok('name: a\ndescription: b\ntools: Read, Bash\ndisallowedTools: Bash').tools).toEqual({
+      allow: ['Read', 'Bash'],
+      deny: [],
+      except: ['Bash'],
+    });
   });
 
   it.each([
@@ -125,32 +149,136 @@ color: red`);
 
 describe('errors: exact text', () => {
   it.each<[string, string, string]>([
-    ['missing name', doc('description: b'), "missing required field 'name' (name) — add it to the frontmatter, e.g. name: x"],
-    ['invalid name', doc("name: 'My Agent!'\ndescription: b"), "name 'My Agent!' is not valid (name) — use 1-64 letters, digits, '_' or '-', starting with a letter or digit, e.g. name: my-agent"],
-    ['name too long', doc(`name: ${'a'.repeat(65)}\ndescription: b`), `name '${'a'.repeat(65)}' is not valid (name) — use 1-64 letters, digits, '_' or '-', starting with a letter or digit, e.g. name: ${'a'.repeat(64)}`],
-    ['missing description', doc('name: a'), "missing required field 'description' (description) — say what the agent does and when to use it, e.g. description: Reviews code changes for bugs; use after every edit"],
-    ['description not text', doc('name: a\ndescription: [1, 2]'), 'description must be text, got a list (description) — quote it, e.g. description: "Reviews code changes for bugs"'],
-    ['empty model', doc("name: a\ndescription: b\nmodel: ''"), "model must be a model name such as sonnet, inherit or anthropic:claude-sonnet-4-5, got '' (model) — e.g. model: sonnet"],
-    ['background', doc('name: a\ndescription: b\nbackground: yes'), "background must be true or false, got 'yes' (background) — e.g. background: true"],
-    ['max_turns', doc('name: a\ndescription: b\nmax_turns: 0'), 'max_turns must be a whole number of at least 1, got 0 (number) (max_turns) — e.g. max_turns: 20'],
-    ['memory', doc('name: a\ndescription: b\nmemory: global'), "memory must be user, project or local, got 'global' (memory) — e.g. memory: project"],
-    ['allow and deny', doc('name: a\ndescription: b\ntools: {allow: [read], deny: [shell]}'), "tools has both 'allow' and 'deny' (tools) — use one: an allow list, or a deny list with optional except, e.g. tools: {deny: [shell], except: [spawn_agent]}"],
-    ['tools shape', doc('name: a\ndescription: b\ntools: 42'), 'tools must be a comma-separated string, a list, or {allow: [...]} / {deny: [...]} with optional except, got 42 (number) (tools) — e.g. tools: Read, Grep, Glob'],
-    ['permission mode', doc('name: a\ndescription: b\npermissionMode: yolo'), "permission_mode 'yolo' is not a mode (permissions.permission_mode) — use one of plan, default, accept_edits, dont_ask, bypass_permissions (Claude's acceptEdits, dontAsk, bypassPermissions also work), e.g. permissions: {permission_mode: accept_edits}"],
-    ['bypass refused', doc('name: a\ndescription: b\npermissionMode: bypassPermissions'), 'permission_mode bypass_permissions is refused by config (permissions.permission_mode) — set agents.allow_bypass_permissions: true in .flotilla/config.yaml, or use a mode that keeps approvals, e.g. permissions: {permission_mode: accept_edits}'],
-    ['secrets', doc('name: a\ndescription: b\npermissions: {secrets: [my token]}'), "permissions.secrets must be a list of secret key names (1-64 letters, digits, '_', '.' or '-', starting with a letter or digit), got a list (permissions.secrets) — e.g. secrets: [github-token, npm-token]"],
-    ['timeout', doc('name: a\ndescription: b\npermissions: {timeout_secs: -1}'), 'permissions.timeout_secs must be a number of seconds > 0, got -1 (number) (permissions.timeout_secs) — e.g. timeout_secs: 600'],
-    ['ttl', doc('name: a\ndescription: b\npermissions: {ttl_secs: soon}'), "permissions.ttl_secs must be a number of seconds > 0, got 'soon' (permissions.ttl_secs) — e.g. ttl_secs: 300"],
-    ['permissions shape', doc('name: a\ndescription: b\npermissions: plan'), "permissions must be a mapping, got 'plan' (permissions) — e.g. permissions: {permission_mode: accept_edits, secrets: [github-token]}"],
-    ['skills', doc('name: a\ndescription: b\nskills: 3'), "skills must be {include: [globs], exclude: [globs]}, got 3 (number) (skills) — e.g. skills: {include: ['testing/*'], exclude: ['testing/legacy']}"],
-    ['hooks shape', doc('name: a\ndescription: b\nhooks: {PreToolUse: {matcher: Edit}}'), "hooks.PreToolUse must be a list of {matcher, hooks}, got a mapping (hooks.PreToolUse) — e.g. hooks: {PreToolUse: [{matcher: 'Edit|Write', hooks: [{type: command, command: 'npm run lint'}]}]}"],
-    ['hook command', doc('name: a\ndescription: b\nhooks: {PostToolUse: [{matcher: Bash, hooks: [{type: command}]}]}'), "hooks.PostToolUse[0].hooks[0].command must be a shell command, got undefined (undefined) (hooks.PostToolUse[0].hooks[0].command) — e.g. hooks: {PreToolUse: [{matcher: 'Edit|Write', hooks: [{type: command, command: 'npm run lint'}]}]}"],
-    ['color', doc('name: a\ndescription: b\ncolor: 7'), 'color must be a color name, got 7 (number) (color) — e.g. color: blue'],
-    ['no frontmatter', 'You are a reviewer.\n', "no frontmatter: the file must start with a '---' line (frontmatter) — put the fields first, e.g. '---' / 'name: reviewer' / 'description: Reviews diffs for bugs' / '---' then the prompt"],
-    ['unclosed frontmatter', '---\nname: a\ndescription: b\n', "frontmatter has no closing '---' line (frontmatter) — end the fields with a '---' line, e.g. '---' / 'name: reviewer' / 'description: Reviews diffs for bugs' / '---'"],
-    ['frontmatter not a mapping', doc('- a\n- b'), "frontmatter must be a set of 'key: value' fields, got a list (frontmatter) — e.g. '---' / 'name: reviewer' / 'description: Reviews diffs for bugs' / '---'"],
-    ['NUL bytes', doc('name: a\ndescription: b', 'bad\0body'), 'file contains NUL bytes (file) — save it as plain UTF-8 text, e.g. re-save it from your editor as Markdown'],
-    ['bad TOML', '+++\nname = \n+++\nbody\n', "frontmatter is not valid TOML: Invalid TOML document: invalid value (frontmatter) — fix the syntax or switch to '---' YAML, e.g. '---' / 'name: reviewer' / 'description: Reviews diffs for bugs' / '---'"],
+    [
+      'missing name',
+      doc('description: b'),
+      "missing required field 'name' (name) — add it to the frontmatter, e.g. name: x",
+    ],
+    [
+      'invalid name',
+      doc("name: 'My Agent!'\ndescription: b"),
+      "name 'My Agent!' is not valid (name) — use 1-64 letters, digits, '_' or '-', starting with a letter or digit, e.g. name: my-agent",
+    ],
+    [
+      'name too long',
+      doc(`name: ${'a'.repeat(65)}\ndescription: b`),
+      `name '${'a'.repeat(65)}' is not valid (name) — use 1-64 letters, digits, '_' or '-', starting with a letter or digit, e.g. name: ${'a'.repeat(64)}`,
+    ],
+    [
+      'missing description',
+      doc('name: a'),
+      "missing required field 'description' (description) — say what the agent does and when to use it, e.g. description: Reviews code changes for bugs; use after every edit",
+    ],
+    [
+      'description not text',
+      doc('name: a\ndescription: [1, 2]'),
+      'description must be text, got a list (description) — quote it, e.g. description: "Reviews code changes for bugs"',
+    ],
+    [
+      'empty model',
+      doc("name: a\ndescription: b\nmodel: ''"),
+      "model must be a model name such as sonnet, inherit or anthropic:claude-sonnet-4-5, got '' (model) — e.g. model: sonnet",
+    ],
+    [
+      'background',
+      doc('name: a\ndescription: b\nbackground: yes'),
+      "background must be true or false, got 'yes' (background) — e.g. background: true",
+    ],
+    [
+      'max_turns',
+      doc('name: a\ndescription: b\nmax_turns: 0'),
+      'max_turns must be a whole number of at least 1, got 0 (number) (max_turns) — e.g. max_turns: 20',
+    ],
+    [
+      'memory',
+      doc('name: a\ndescription: b\nmemory: global'),
+      "memory must be user, project or local, got 'global' (memory) — e.g. memory: project",
+    ],
+    [
+      'allow and deny',
+      doc('name: a\ndescription: b\ntools: {allow: [read], deny: [shell]}'),
+      "tools has both 'allow' and 'deny' (tools) — use one: an allow list, or a deny list with optional except, e.g. tools: {deny: [shell], except: [spawn_agent]}",
+    ],
+    [
+      'tools shape',
+      doc('name: a\ndescription: b\ntools: 42'),
+      'tools must be a comma-separated string, a list, or {allow: [...]} / {deny: [...]} with optional except, got 42 (number) (tools) — e.g. tools: Read, Grep, Glob',
+    ],
+    [
+      'permission mode',
+      doc('name: a\ndescription: b\npermissionMode: yolo'),
+      "permission_mode 'yolo' is not a mode (permissions.permission_mode) — use one of plan, default, accept_edits, dont_ask, bypass_permissions (Claude's acceptEdits, dontAsk, bypassPermissions also work), e.g. permissions: {permission_mode: accept_edits}",
+    ],
+    [
+      'bypass refused',
+      doc('name: a\ndescription: b\npermissionMode: bypassPermissions'),
+      'permission_mode bypass_permissions is refused by config (permissions.permission_mode) — set agents.allow_bypass_permissions: true in .flotilla/config.yaml, or use a mode that keeps approvals, e.g. permissions: {permission_mode: accept_edits}',
+    ],
+    [
+      'secrets',
+      doc('name: a\ndescription: b\npermissions: {secrets: [my token]}'),
+      "permissions.secrets must be a list of secret key names (1-64 letters, digits, '_', '.' or '-', starting with a letter or digit), got a list (permissions.secrets) — e.g. secrets: [github-token, npm-token]",
+    ],
+    [
+      'timeout',
+      doc('name: a\ndescription: b\npermissions: {timeout_secs: -1}'),
+      'permissions.timeout_secs must be a number of seconds > 0, got -1 (number) (permissions.timeout_secs) — e.g. timeout_secs: 600',
+    ],
+    [
+      'ttl',
+      doc('name: a\ndescription: b\npermissions: {ttl_secs: soon}'),
+      "permissions.ttl_secs must be a number of seconds > 0, got 'soon' (permissions.ttl_secs) — e.g. ttl_secs: 300",
+    ],
+    [
+      'permissions shape',
+      doc('name: a\ndescription: b\npermissions: plan'),
+      "permissions must be a mapping, got 'plan' (permissions) — e.g. permissions: {permission_mode: accept_edits, secrets: [github-token]}",
+    ],
+    [
+      'skills',
+      doc('name: a\ndescription: b\nskills: 3'),
+      "skills must be {include: [globs], exclude: [globs]}, got 3 (number) (skills) — e.g. skills: {include: ['testing/*'], exclude: ['testing/legacy']}",
+    ],
+    [
+      'hooks shape',
+      doc('name: a\ndescription: b\nhooks: {PreToolUse: {matcher: Edit}}'),
+      "hooks.PreToolUse must be a list of {matcher, hooks}, got a mapping (hooks.PreToolUse) — e.g. hooks: {PreToolUse: [{matcher: 'Edit|Write', hooks: [{type: command, command: 'npm run lint'}]}]}",
+    ],
+    [
+      'hook command',
+      doc('name: a\ndescription: b\nhooks: {PostToolUse: [{matcher: Bash, hooks: [{type: command}]}]}'),
+      "hooks.PostToolUse[0].hooks[0].command must be a shell command, got undefined (undefined) (hooks.PostToolUse[0].hooks[0].command) — e.g. hooks: {PreToolUse: [{matcher: 'Edit|Write', hooks: [{type: command, command: 'npm run lint'}]}]}",
+    ],
+    [
+      'color',
+      doc('name: a\ndescription: b\ncolor: 7'),
+      'color must be a color name, got 7 (number) (color) — e.g. color: blue',
+    ],
+    [
+      'no frontmatter',
+      'You are a reviewer.\n',
+      "no frontmatter: the file must start with a '---' line (frontmatter) — put the fields first, e.g. '---' / 'name: reviewer' / 'description: Reviews diffs for bugs' / '---' then the prompt",
+    ],
+    [
+      'unclosed frontmatter',
+      '---\nname: a\ndescription: b\n',
+      "frontmatter has no closing '---' line (frontmatter) — end the fields with a '---' line, e.g. '---' / 'name: reviewer' / 'description: Reviews diffs for bugs' / '---'",
+    ],
+    [
+      'frontmatter not a mapping',
+      doc('- a\n- b'),
+      "frontmatter must be a set of 'key: value' fields, got a list (frontmatter) — e.g. '---' / 'name: reviewer' / 'description: Reviews diffs for bugs' / '---'",
+    ],
+    [
+      'NUL bytes',
+      doc('name: a\ndescription: b', 'bad\0body'),
+      'file contains NUL bytes (file) — save it as plain UTF-8 text, e.g. re-save it from your editor as Markdown',
+    ],
+    [
+      'bad TOML',
+      '+++\nname = \n+++\nbody\n',
+      "frontmatter is not valid TOML: Invalid TOML document: invalid value (frontmatter) — fix the syntax or switch to '---' YAML, e.g. '---' / 'name: reviewer' / 'description: Reviews diffs for bugs' / '---'",
+    ],
   ])('%s', (_what, text, message) => {
     const e = errorOf(text);
     expect(e.message).toBe(message);
@@ -204,12 +332,21 @@ describe('warnings: the file still loads', () => {
     expect(warnings(text)).toEqual([
       `frontmatter is not strict YAML (Nested mappings are not allowed in compact mappings at line 2, column 14); read 'description' as plain text (frontmatter) — quote such values to silence this, e.g. description: "Use when: …"`,
     ]);
-    expect(parse(text).definition).toMatchObject({ name: 'a', description: "Use when: 'x', or: y", tools: { allow: ['Read', 'Grep'] }, model: 'sonnet' });
+    expect(parse(text).definition).toMatchObject({
+      name: 'a',
+      description: "Use when: 'x', or: y",
+      tools: { allow: ['Read', 'Grep'] },
+      model: 'sonnet',
+    });
   });
 
   it('lenient reading keeps nested fields of a broken file', () => {
     const text = doc('name: a\ndescription: Triggers on: x\ntools:\n  deny: [shell]\nmax_turns: 4');
-    expect(parse(text).definition).toMatchObject({ description: 'Triggers on: x', tools: { deny: ['shell'] }, maxTurns: 4 });
+    expect(parse(text).definition).toMatchObject({
+      description: 'Triggers on: x',
+      tools: { deny: ['shell'] },
+      maxTurns: 4,
+    });
   });
 
   it('hooks are stripped from user-level files', () => {

@@ -13,7 +13,8 @@ import { tempFleet, type TempFleet } from '../helpers/fleet.js';
 
 let fleet: TempFleet;
 let env: NodeJS.ProcessEnv;
-const def = (name: string, extra: string) => `---\nname: ${name}\ndescription: ${name} agent\n${extra}---\n\nYou are ${name}.\n`;
+const def = (name: string, extra: string) =>
+  `---\nname: ${name}\ndescription: ${name} agent\n${extra}---\n\nYou are ${name}.\n`;
 
 beforeEach(() => {
   fleet = tempFleet();
@@ -23,11 +24,15 @@ beforeEach(() => {
 });
 afterEach(() => fleet.cleanup());
 
-const load = async () => loadDefinitions({ layout: fleet.layout, config: loadConfig({ layout: fleet.layout, env }).config, env });
+const load = async () =>
+  loadDefinitions({ layout: fleet.layout, config: loadConfig({ layout: fleet.layout, env }).config, env });
 
 describe('permissions.env', () => {
   it('lists variable names, once each; a trusted folder keeps them', async () => {
-    writeFileSync(join(fleet.layout.agentsDir, 'keyed.md'), def('keyed', 'permissions:\n  env: [OPENAI_API_KEY, MY_KEY, MY_KEY]\n'));
+    writeFileSync(
+      join(fleet.layout.agentsDir, 'keyed.md'),
+      def('keyed', 'permissions:\n  env: [OPENAI_API_KEY, MY_KEY, MY_KEY]\n'),
+    );
     trustFolder(fleet.layout, env);
     expect(pickDefinition(await load(), 'keyed').passEnv).toEqual(['OPENAI_API_KEY', 'MY_KEY']);
   });
@@ -38,7 +43,10 @@ describe('permissions.env', () => {
     trustFolder(fleet.layout, env);
     const result = await load();
     expect(result.errors).toHaveLength(2);
-    for (const e of result.errors) expect(e.message).toMatch(/^permissions\.env must be a list of environment variable names, got .* — e\.g\. env: \[OPENAI_API_KEY\]$/);
+    for (const e of result.errors)
+      expect(e.message).toMatch(
+        /^permissions\.env must be a list of environment variable names, got .* — e\.g\. env: \[OPENAI_API_KEY\]$/,
+      );
     expect(result.definitions.map((d) => d.name)).not.toContain('bad');
     expect(result.definitions.map((d) => d.name)).not.toContain('worse');
   });

@@ -5,7 +5,9 @@ import { flotilla } from '../helpers/cli.js';
 import { tempDir } from '../helpers/fleet.js';
 
 let tmp: ReturnType<typeof tempDir>;
-beforeEach(() => { tmp = tempDir('flotilla-project-root-'); });
+beforeEach(() => {
+  tmp = tempDir('flotilla-project-root-');
+});
 afterEach(() => tmp.cleanup());
 
 /**
@@ -19,9 +21,15 @@ describe('a project below a folder with an empty .git', () => {
     mkdirSync(join(tmp.dir, '.git'));
     const project = join(tmp.dir, 'project');
     mkdirSync(join(project, '.flotilla', 'agents'), { recursive: true });
-    writeFileSync(join(project, '.flotilla', 'agents', 'a.md'), '---\nname: a\ndescription: Agent a\n---\nYou are a.\n');
+    writeFileSync(
+      join(project, '.flotilla', 'agents', 'a.md'),
+      '---\nname: a\ndescription: Agent a\n---\nYou are a.\n',
+    );
     const home = join(tmp.dir, 'home');
-    const r = await flotilla(['agents', 'show', 'a'], { cwd: project, env: { HOME: home, XDG_CONFIG_HOME: join(home, 'xdg'), FLOTILLA_ROOT: '' } });
+    const r = await flotilla(['agents', 'show', 'a'], {
+      cwd: project,
+      env: { HOME: home, XDG_CONFIG_HOME: join(home, 'xdg'), FLOTILLA_ROOT: '' },
+    });
     expect(r.stderr).toBe('');
     expect(r.exitCode).toBe(0);
     expect(String(r.stdout)).toContain(`source:           ${join(project, '.flotilla', 'agents', 'a.md')} (project)`);

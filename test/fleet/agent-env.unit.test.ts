@@ -22,7 +22,9 @@ describe('the one child-environment builder', () => {
       PATH: `${TOOLS_DIR}:/usr/bin:/bin`,
       FLOTILLA_BOARD: 'fleet',
       // Linux: the namespace whose /proc shows the fleet's processes (fleet/proc.ts procShowsFleet).
-      ...(process.platform === 'linux' ? { FLOTILLA_PIDNS: process.env.FLOTILLA_PIDNS || readlinkSync('/proc/self/ns/pid') } : {}),
+      ...(process.platform === 'linux'
+        ? { FLOTILLA_PIDNS: process.env.FLOTILLA_PIDNS || readlinkSync('/proc/self/ns/pid') }
+        : {}),
       GIT_AUTHOR_NAME: 'worker-abc123',
       GIT_AUTHOR_EMAIL: 'worker-abc123@flotilla',
       GIT_COMMITTER_NAME: 'worker-abc123',
@@ -40,8 +42,15 @@ describe('the one child-environment builder', () => {
 
   it("a spawned child gets the spawner's settings but never the spawner's identity", () => {
     const spawner = {
-      PATH: `/usr/bin:${TOOLS_DIR}`, HOME: '/home/x', SECRET_TOKEN: 'nope', XDG_CONFIG_HOME: '/cfg',
-      FLOTILLA_LIMITS_MAX_DEPTH: '2', FLOTILLA_AGENT_ID: 'lead-xyz789', FLOTILLA_DEPTH: '0', FLOTILLA_SLOT: 'old', FLOTILLA_ROOT: '/elsewhere',
+      PATH: `/usr/bin:${TOOLS_DIR}`,
+      HOME: '/home/x',
+      SECRET_TOKEN: 'nope',
+      XDG_CONFIG_HOME: '/cfg',
+      FLOTILLA_LIMITS_MAX_DEPTH: '2',
+      FLOTILLA_AGENT_ID: 'lead-xyz789',
+      FLOTILLA_DEPTH: '0',
+      FLOTILLA_SLOT: 'old',
+      FLOTILLA_ROOT: '/elsewhere',
     };
     const env = childEnvironment(layout, child, 'slot-token', spawner);
     expect(env).toEqual({
@@ -54,8 +63,17 @@ describe('the one child-environment builder', () => {
   });
 
   it("never passes on the bus's credentials it is told to hide: they go to tmux, and reach the harness through its key file", () => {
-    const spawner = { FLOTILLA_NATS_TOKEN: 't', FLOTILLA_NATS_USER: 'u', FLOTILLA_NATS_PASSWORD: 'p', FLOTILLA_FLEET_BUS: 'nats://h:4222' };
-    const env = childEnvironment(layout, child, 'slot-token', spawner, ['FLOTILLA_NATS_TOKEN', 'FLOTILLA_NATS_USER', 'FLOTILLA_NATS_PASSWORD']);
+    const spawner = {
+      FLOTILLA_NATS_TOKEN: 't',
+      FLOTILLA_NATS_USER: 'u',
+      FLOTILLA_NATS_PASSWORD: 'p',
+      FLOTILLA_FLEET_BUS: 'nats://h:4222',
+    };
+    const env = childEnvironment(layout, child, 'slot-token', spawner, [
+      'FLOTILLA_NATS_TOKEN',
+      'FLOTILLA_NATS_USER',
+      'FLOTILLA_NATS_PASSWORD',
+    ]);
     expect(Object.keys(env).filter((k) => k.startsWith('FLOTILLA_NATS_'))).toEqual([]);
     expect(env.FLOTILLA_FLEET_BUS).toBe('nats://h:4222');
   });

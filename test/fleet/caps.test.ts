@@ -1,7 +1,15 @@
 import { existsSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { admitSpawn, childrenRefusal, claimTreeSpawn, concurrencyRefusal, depthRefusal, liveChildren, treeSpawnCount } from '../../src/fleet/caps.js';
+import {
+  admitSpawn,
+  childrenRefusal,
+  claimTreeSpawn,
+  concurrencyRefusal,
+  depthRefusal,
+  liveChildren,
+  treeSpawnCount,
+} from '../../src/fleet/caps.js';
 import { processStartTime } from '../../src/fleet/proc.js';
 import { listRecords } from '../../src/fleet/registry.js';
 import { acquireSlot, countHeld } from '../../src/fleet/slots.js';
@@ -50,21 +58,37 @@ describe('spawn caps', () => {
 
   it("counts a parent's running and pending children, not dead or finished ones", async () => {
     fleet = tempFleet();
-    const self = registerAgent(fleet.layout, 'lead-aaaaaa', { pid: process.pid, pidStartTime: processStartTime(process.pid) });
+    const self = registerAgent(fleet.layout, 'lead-aaaaaa', {
+      pid: process.pid,
+      pidStartTime: processStartTime(process.pid),
+    });
     const child = { parentId: self.id, rootId: self.id, depth: 1 };
     registerAgent(fleet.layout, 'w-live', { ...child, pid: process.pid, pidStartTime: processStartTime(process.pid) });
     registerAgent(fleet.layout, 'w-pending', { ...child, pid: null, pidStartTime: null, status: 'spawning' });
     registerAgent(fleet.layout, 'w-reused', { ...child, pid: process.pid, pidStartTime: '1' });
-    registerAgent(fleet.layout, 'w-done', { ...child, pid: process.pid, pidStartTime: processStartTime(process.pid), status: 'completed' });
+    registerAgent(fleet.layout, 'w-done', {
+      ...child,
+      pid: process.pid,
+      pidStartTime: processStartTime(process.pid),
+      status: 'completed',
+    });
     const records = listRecords(fleet.layout);
-    expect(liveChildren(self.id, records).map((r) => r.id).sort()).toEqual(['w-live', 'w-pending']);
+    expect(
+      liveChildren(self.id, records)
+        .map((r) => r.id)
+        .sort(),
+    ).toEqual(['w-live', 'w-pending']);
     const err = childrenRefusal(self, 2, records)!;
     expect(err.bracket).toBe('[flotilla:children-limit parent=lead-aaaaaa children=2 max=2]');
-    expect(err.message).toMatch(/^spawn refused: 'lead-aaaaaa' already has 2 live children \(limits\.max_children 2\) — /);
+    expect(err.message).toMatch(
+      /^spawn refused: 'lead-aaaaaa' already has 2 live children \(limits\.max_children 2\) — /,
+    );
     expect(childrenRefusal(self, 3, records)).toBeNull();
     expect(childrenRefusal(null, 0, records)).toBeNull();
     // admitSpawn applies the same check before anything is reserved.
-    await expect(admitSpawn(fleet.layout, limits, { id: 'w-new', parent: self, rootId: self.id })).rejects.toMatchObject({ code: 'children-limit' });
+    await expect(
+      admitSpawn(fleet.layout, limits, { id: 'w-new', parent: self, rootId: self.id }),
+    ).rejects.toMatchObject({ code: 'children-limit' });
     expect(await countHeld(fleet.layout, limits.max_running)).toBe(0);
     expect(treeSpawnCount(fleet.layout, self.id)).toBe(0);
   });
@@ -108,7 +132,9 @@ describe('spawn caps', () => {
       const viaLink = layoutFor(join(link, '.flotilla'), link);
       const one = { ...limits, max_running: 1 };
       const first = await admitSpawn(fleet.layout, one, { id: 'root-one', parent: null, rootId: 'root-one' });
-      await expect(admitSpawn(viaLink, one, { id: 'root-two', parent: null, rootId: 'root-two' })).rejects.toMatchObject({
+      await expect(
+        admitSpawn(viaLink, one, { id: 'root-two', parent: null, rootId: 'root-two' }),
+      ).rejects.toMatchObject({
         bracket: '[flotilla:concurrency-limit running=1 max=1]',
       });
       first.slot.release();
@@ -125,7 +151,9 @@ describe('spawn caps', () => {
     const first = await admitSpawn(fleet.layout, small, { id: 'root-one', parent: null, rootId: 'root-one' });
     expect(first).toMatchObject({ depth: 0, spawnNumber: 0 });
     expect(first.slot.index).toBe(0);
-    await expect(admitSpawn(fleet.layout, small, { id: 'root-two', parent: null, rootId: 'root-one' })).rejects.toMatchObject({
+    await expect(
+      admitSpawn(fleet.layout, small, { id: 'root-two', parent: null, rootId: 'root-one' }),
+    ).rejects.toMatchObject({
       bracket: '[flotilla:concurrency-limit running=1 max=1]',
     });
     expect(treeSpawnCount(fleet.layout, 'root-one')).toBe(1);
@@ -134,7 +162,9 @@ describe('spawn caps', () => {
     expect(second.spawnNumber).toBe(1);
     second.slot.release();
     // The tree is spent; the slot taken for the attempt is given back.
-    await expect(admitSpawn(fleet.layout, small, { id: 'root-three', parent: null, rootId: 'root-one' })).rejects.toMatchObject({ code: 'tree-limit' });
+    await expect(
+      admitSpawn(fleet.layout, small, { id: 'root-three', parent: null, rootId: 'root-one' }),
+    ).rejects.toMatchObject({ code: 'tree-limit' });
     const again = await acquireSlot(fleet.layout, 1);
     expect(again?.index).toBe(0);
     again!.release();

@@ -22,7 +22,12 @@ let fleet: TempFleet;
 const children: ChildProcess[] = [];
 
 beforeAll(() => {
-  compiled = compileSources(['src/fleet/registry.ts', 'src/fleet/file-lock.ts', 'src/tasks/lock.ts', 'src/layout/layout.ts']);
+  compiled = compileSources([
+    'src/fleet/registry.ts',
+    'src/fleet/file-lock.ts',
+    'src/tasks/lock.ts',
+    'src/layout/layout.ts',
+  ]);
 });
 afterAll(() => compiled.cleanup());
 afterEach(() => {
@@ -39,7 +44,9 @@ function writer(body: string): Promise<number | null> {
     const { layoutFor } = await import(${JSON.stringify(join(compiled.srcDir, 'layout/layout.js'))});
     const layout = layoutFor(${JSON.stringify(fleet.layout.root)}, ${JSON.stringify(fleet.project)});
     ${body}`;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   children.push(child);
   return new Promise((resolve) => child.on('exit', (code) => resolve(code)));
 }
@@ -65,8 +72,12 @@ describe('locks across processes', () => {
   it('six processes each adding 40 turns to one record: all 240 are there', async () => {
     fleet = tempFleet();
     createRecord(fleet.layout, recordInput('busy', { status: 'working' }));
-    const codes = await Promise.all(Array.from({ length: 6 }, () => writer(`
-      for (let i = 0; i < 40; i++) updateRecord(layout, 'busy', (now) => ({ turns: now.turns + 1 }));`)));
+    const codes = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        writer(`
+      for (let i = 0; i < 40; i++) updateRecord(layout, 'busy', (now) => ({ turns: now.turns + 1 }));`),
+      ),
+    );
     expect(codes).toEqual([0, 0, 0, 0, 0, 0]);
     expect(getRecord(fleet.layout, 'busy').turns).toBe(240);
   });
@@ -106,7 +117,13 @@ describe('locks across processes', () => {
     // While the holder lives, a writer with a short wait is refused, naming the board.
     const { withBoardLock } = await import('../../src/tasks/lock.js');
     const { withFileLock } = await import('../../src/fleet/file-lock.js');
-    await expect(withFileLock(fleet.layout.board('team').lock, { timeoutMs: 300, busy: () => new FlotillaError('still held') }, () => 'mine')).rejects.toThrow('still held');
+    await expect(
+      withFileLock(
+        fleet.layout.board('team').lock,
+        { timeoutMs: 300, busy: () => new FlotillaError('still held') },
+        () => 'mine',
+      ),
+    ).rejects.toThrow('still held');
     holder.proc.kill('SIGKILL');
     await holder.exited;
     expect(await withBoardLock(fleet.layout, 'team', () => 'mine')).toBe('mine');
@@ -119,18 +136,24 @@ describe('locks across processes', () => {
     const wait = { timeoutMs: 60_000, busy: () => new FlotillaError('busy') };
     const order: string[] = [];
     let letGo!: () => void;
-    const held = new Promise<void>((r) => { letGo = r; });
+    const held = new Promise<void>((r) => {
+      letGo = r;
+    });
     const first = withFileLock(lock, wait, async () => {
       order.push('first');
       await held;
     });
     // The second comes while the first holds it: it joins the line.
-    const second = withFileLock(lock, wait, () => { order.push('second'); });
+    const second = withFileLock(lock, wait, () => {
+      order.push('second');
+    });
     await eventually(() => expect(readdirSync(`${lock}.queue`)).toHaveLength(1));
     letGo();
     await first;
     // The first asks again at once, the lock free and the second still asleep: it must wait its turn.
-    await withFileLock(lock, wait, () => { order.push('first again'); });
+    await withFileLock(lock, wait, () => {
+      order.push('first again');
+    });
     await second;
     expect(order).toEqual(['first', 'second', 'first again']);
     expect(readdirSync(`${lock}.queue`)).toEqual([]);
@@ -156,13 +179,15 @@ describe('locks across processes', () => {
     expect(readdirSync(queue)).toEqual([]);
   });
 
-  it('a dead holder\'s lock broken by several at once goes to one of them at a time', async () => {
+  it("a dead holder's lock broken by several at once goes to one of them at a time", async () => {
     fleet = tempFleet();
     const lock = fleet.layout.board('broken').lock;
     mkdirSync(dirname(lock), { recursive: true });
     // A holder that is gone: a process that ran and exited, named as a lock names its holder.
     const gone = spawn(process.execPath, ['-e', '']);
-    const start = await new Promise<string>((r) => gone.stdout!.once('end', () => r(processStartTime(gone.pid!) ?? '')));
+    const start = await new Promise<string>((r) =>
+      gone.stdout!.once('end', () => r(processStartTime(gone.pid!) ?? '')),
+    );
     const deadName = `${gone.pid} ${start || '1'}`;
     await new Promise((r) => gone.on('exit', r));
     const log = join(fleet.project, 'log');
@@ -172,7 +197,8 @@ describe('locks across processes', () => {
     // (a go file they all watch); inside, each writes in and out around a short pause.
     const go = (k: number) => join(fleet.project, `go-${k}`);
     const done = (k: number, w: number) => join(fleet.project, `done-${k}-${w}`);
-    const running = Array.from({ length: workers }, (_, w) => writer(`
+    const running = Array.from({ length: workers }, (_, w) =>
+      writer(`
       const { appendFileSync, existsSync, writeFileSync } = await import('node:fs');
       const nap = new Int32Array(new SharedArrayBuffer(4));
       for (let k = 0; k < ${rounds}; k++) {
@@ -183,11 +209,15 @@ describe('locks across processes', () => {
           appendFileSync(${JSON.stringify(log)}, 'out ${w}\\n');
         });
         writeFileSync(${JSON.stringify(join(fleet.project, 'done-'))} + k + '-${w}', '');
-      }`));
+      }`),
+    );
     for (let k = 0; k < rounds; k++) {
       symlinkSync(deadName, lock);
       writeFileSync(go(k), '');
-      await eventually(() => expect(Array.from({ length: workers }, (_, w) => existsSync(done(k, w))).every(Boolean)).toBe(true), 60_000);
+      await eventually(
+        () => expect(Array.from({ length: workers }, (_, w) => existsSync(done(k, w))).every(Boolean)).toBe(true),
+        60_000,
+      );
       expect(existsSync(lock)).toBe(false);
     }
     expect(await Promise.all(running)).toEqual(Array(workers).fill(0));

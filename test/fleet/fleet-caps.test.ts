@@ -13,8 +13,13 @@ import { startFixture, type Fixture } from './helpers/fixture.js';
 // their own FLOTILLA_HOST — each its own host's socket slots and files — sharing one real
 // nats-server and one fleet name, so only the bus can keep the caps fleet-wide.
 let server: NatsServer;
-beforeAll(async () => { server = await natsServer(); }, 120_000);
-afterAll(async () => { await closeBuses(); await server?.kill(); });
+beforeAll(async () => {
+  server = await natsServer();
+}, 120_000);
+afterAll(async () => {
+  await closeBuses();
+  await server?.kill();
+});
 
 let hosts: { a: TempFleet; b: TempFleet };
 let fleetName: string;
@@ -31,8 +36,19 @@ afterEach(async () => {
 });
 
 /** A contender on `host`, loaded and waiting for `go` (a file) before it asks the bus. */
-function contender(host: 'a' | 'b', go: string, what: 'slot' | 'tree', n: number, agentId: string, rootId = ''): Fixture {
-  const f = startFixture('fleet-caps.mjs', [hosts[host].layout.root, server.url, fleetName, what, String(n), agentId, go, rootId], { ...process.env, FLOTILLA_HOST: host });
+function contender(
+  host: 'a' | 'b',
+  go: string,
+  what: 'slot' | 'tree',
+  n: number,
+  agentId: string,
+  rootId = '',
+): Fixture {
+  const f = startFixture(
+    'fleet-caps.mjs',
+    [hosts[host].layout.root, server.url, fleetName, what, String(n), agentId, go, rootId],
+    { ...process.env, FLOTILLA_HOST: host },
+  );
   started.push(f);
   return f;
 }
@@ -40,9 +56,16 @@ function contender(host: 'a' | 'b', go: string, what: 'slot' | 'tree', n: number
 const OUTCOME = /^(held \d+|full|claimed \d+|\[flotilla:.*\])$/;
 
 /** Starts `count` contenders on each host, releases them together, and returns each one's first answer. */
-async function race(count: number, what: 'slot' | 'tree', n: number, rootId = ''): Promise<{ f: Fixture; host: 'a' | 'b'; line: string }[]> {
+async function race(
+  count: number,
+  what: 'slot' | 'tree',
+  n: number,
+  rootId = '',
+): Promise<{ f: Fixture; host: 'a' | 'b'; line: string }[]> {
   const go = join(hosts.a.project, `go-${randomBytes(3).toString('hex')}`);
-  const all = (['a', 'b'] as const).flatMap((host) => Array.from({ length: count }, (_, i) => ({ host, f: contender(host, go, what, n, `${host}${i}`, rootId) })));
+  const all = (['a', 'b'] as const).flatMap((host) =>
+    Array.from({ length: count }, (_, i) => ({ host, f: contender(host, go, what, n, `${host}${i}`, rootId) })),
+  );
   writeFileSync(go, '');
   return Promise.all(all.map(async (c) => ({ ...c, line: await c.f.waitLine(OUTCOME, 120_000) })));
 }
@@ -68,7 +91,7 @@ describe('fleet-wide caps on a nats:// bus, two hosts', () => {
     expect(await next.waitLine(OUTCOME)).toBe(held[0]!.line);
   }, 300_000);
 
-  it("a holder SIGKILLed on host a: host b cannot take its slot until the TTL drops it; host a sees its holder dead and takes it back at once", async () => {
+  it('a holder SIGKILLed on host a: host b cannot take its slot until the TTL drops it; host a sees its holder dead and takes it back at once', async () => {
     const go = join(hosts.a.project, 'go');
     const holder = contender('a', go, 'slot', 1, 'a-holder');
     // Both contenders load and connect before the kill, so each asks within moments of it.
@@ -97,14 +120,21 @@ describe('fleet-wide caps on a nats:// bus, two hosts', () => {
     await holder.exited;
     const caps = busFor(hosts.b.layout, { fleet: { ...defaultConfig().fleet, bus: server.url, name: fleetName } }).caps;
     // Nobody renews it now; the bucket's max_age drops it (src/bus/nats/caps.ts SLOT_TTL_MS).
-    const slot = await eventually(async () => (await caps.takeSlot('b-after', 1)) ?? undefined, 120_000, 'the dead holder\'s slot back on host b');
+    const slot = await eventually(
+      async () => (await caps.takeSlot('b-after', 1)) ?? undefined,
+      120_000,
+      "the dead holder's slot back on host b",
+    );
     expect(slot.index).toBe(0);
     slot.release();
   }, 300_000);
 
   it('the tree spawn cap is exact across hosts: 12 contenders, max 5 → spawns 0..4 claimed once each, 7 refused', async () => {
     const results = await race(6, 'tree', 5, 'root-xyz');
-    const claimed = results.filter((r) => r.line.startsWith('claimed')).map((r) => r.line).sort();
+    const claimed = results
+      .filter((r) => r.line.startsWith('claimed'))
+      .map((r) => r.line)
+      .sort();
     expect(claimed).toEqual(['claimed 0', 'claimed 1', 'claimed 2', 'claimed 3', 'claimed 4']);
     expect(results.filter((r) => r.line === '[flotilla:tree-limit root=root-xyz spawns=5 max=5]')).toHaveLength(7);
     // Both hosts took part in the claims' contest and agree on the count.
@@ -113,7 +143,7 @@ describe('fleet-wide caps on a nats:// bus, two hosts', () => {
     expect(await caps.treeSpawnCount('root-other')).toBe(0);
   }, 300_000);
 
-  it('a harness adopts only the slot taken for it: another agent\'s slot or a free one is refused', async () => {
+  it("a harness adopts only the slot taken for it: another agent's slot or a free one is refused", async () => {
     const caps = busFor(hosts.a.layout, { fleet: { ...defaultConfig().fleet, bus: server.url, name: fleetName } }).caps;
     const mine = (await caps.takeSlot('w-one', 2))!;
     await expect(caps.adoptSlot(mine.index, 'w-two')).rejects.toThrow(`fleet slot ${mine.index} is held by 'w-one'`);
@@ -125,7 +155,11 @@ describe('fleet-wide caps on a nats:// bus, two hosts', () => {
     expect(await caps.countSlots(2)).toBe(1);
     adopted.release();
     await closeBuses();
-    expect(await busFor(hosts.a.layout, { fleet: { ...defaultConfig().fleet, bus: server.url, name: fleetName } }).caps.countSlots(2)).toBe(0);
+    expect(
+      await busFor(hosts.a.layout, {
+        fleet: { ...defaultConfig().fleet, bus: server.url, name: fleetName },
+      }).caps.countSlots(2),
+    ).toBe(0);
   });
 
   it('with the nats-server down while slots are held, a new contender gets one line saying the bus is unreachable, never a slot', async () => {

@@ -22,8 +22,14 @@ function countingIo(): FleetIo & { reads: string[] } {
   const reads: string[] = [];
   return {
     reads,
-    readFile: (p) => { reads.push(p); return nodeIo.readFile(p); },
-    readdir: (p) => { reads.push(p); return nodeIo.readdir(p); },
+    readFile: (p) => {
+      reads.push(p);
+      return nodeIo.readFile(p);
+    },
+    readdir: (p) => {
+      reads.push(p);
+      return nodeIo.readdir(p);
+    },
     exists: (p) => nodeIo.exists(p),
   };
 }
@@ -34,14 +40,26 @@ const me = { pid: process.pid, pidStartTime: processStartTime(process.pid) };
 function finished(layout: Layout, id: string, rootId: string, tokens: number, parentId: string | null = null): void {
   createRecord(layout, recordInput(id, { rootId, parentId, depth: parentId ? 1 : 0, status: 'spawning' }));
   updateRecord(layout, id, { status: 'starting', ...me });
-  updateRecord(layout, id, { status: 'working', usage: { inputTokens: tokens, outputTokens: 0, costUsd: tokens / 1000 } });
+  updateRecord(layout, id, {
+    status: 'working',
+    usage: { inputTokens: tokens, outputTokens: 0, costUsd: tokens / 1000 },
+  });
   endRecord(layout, id, { status: 'completed' });
 }
 
 /** A history (60 finished agents, 3 in the lead's own tree) and a live lead. */
 function historyAndLead(layout: Layout): void {
-  for (let i = 0; i < 60; i++) finished(layout, `old-${String(i).padStart(4, '0')}`, `old-${String(i - (i % 5)).padStart(4, '0')}`, 10);
-  createRecord(layout, recordInput('lead', { status: 'working', ...me, mode: 'headless', usage: { inputTokens: 100, outputTokens: 0, costUsd: 0.1 } }));
+  for (let i = 0; i < 60; i++)
+    finished(layout, `old-${String(i).padStart(4, '0')}`, `old-${String(i - (i % 5)).padStart(4, '0')}`, 10);
+  createRecord(
+    layout,
+    recordInput('lead', {
+      status: 'working',
+      ...me,
+      mode: 'headless',
+      usage: { inputTokens: 100, outputTokens: 0, costUsd: 0.1 },
+    }),
+  );
   for (const id of ['kid-a', 'kid-b', 'kid-c']) finished(layout, id, 'lead', 50, 'lead');
 }
 
@@ -57,9 +75,16 @@ describe('hot paths independent of the fleet history', () => {
     historyAndLead(fleet.layout);
     const io = countingIo();
     expect(treeUsage(fleet.layout, 'lead', io)).toEqual({ tokens: 250, costUsd: expect.closeTo(0.25, 6) });
-    const refused = treeBudgetRefusal(fleet.layout, 'lead', { max_tokens_per_tree: 250, max_cost_usd_per_tree: null }, io);
+    const refused = treeBudgetRefusal(
+      fleet.layout,
+      'lead',
+      { max_tokens_per_tree: 250, max_cost_usd_per_tree: null },
+      io,
+    );
     expect(refused?.bracket).toBe('[flotilla:budget root=lead tokens=250 max=250]');
-    expect(treeBudgetRefusal(fleet.layout, 'lead', { max_tokens_per_tree: 251, max_cost_usd_per_tree: null }, io)).toBeNull();
+    expect(
+      treeBudgetRefusal(fleet.layout, 'lead', { max_tokens_per_tree: 251, max_cost_usd_per_tree: null }, io),
+    ).toBeNull();
     expect(finishedReads(fleet.layout, io.reads)).toEqual([]);
     // Nor does it list the registry: its size must not matter.
     expect(io.reads).not.toContain(fleet.layout.registryDir);
@@ -71,12 +96,23 @@ describe('hot paths independent of the fleet history', () => {
     const config = loadConfig({ layout: fleet.layout, env: {}, userFile: null }).config;
     const io = countingIo();
     const lead = readRecord(fleet.layout, 'lead')!;
-    const admission = await admitSpawn(fleet.layout, limits, { id: 'kid-new', parent: lead, rootId: 'lead' }, liveRecords(fleet.layout, io));
+    const admission = await admitSpawn(
+      fleet.layout,
+      limits,
+      { id: 'kid-new', parent: lead, rootId: 'lead' },
+      liveRecords(fleet.layout, io),
+    );
     try {
       createRecord(fleet.layout, recordInput('kid-new', { parentId: 'lead', rootId: 'lead', depth: 1 }));
       // The spawner's side of the handoff runs beside the harness's, as in launch.ts.
       const [hold] = await Promise.all([
-        admitSelf(fleet.layout, { ...config, budget: { max_tokens_per_tree: 1000, max_cost_usd_per_tree: null } }, readRecord(fleet.layout, 'kid-new')!, admission.slot.envValue, io),
+        admitSelf(
+          fleet.layout,
+          { ...config, budget: { max_tokens_per_tree: 1000, max_cost_usd_per_tree: null } },
+          readRecord(fleet.layout, 'kid-new')!,
+          admission.slot.envValue,
+          io,
+        ),
         admission.slot.waitForHandoff(30_000),
       ]);
       hold.release();
@@ -91,8 +127,11 @@ describe('hot paths independent of the fleet history', () => {
     fleet = tempFleet();
     historyAndLead(fleet.layout);
     const lead = readRecord(fleet.layout, 'lead')!;
-    for (const id of ['kid-x', 'kid-y']) createRecord(fleet.layout, recordInput(id, { parentId: 'lead', rootId: 'lead', depth: 1 }));
-    await expect(admitSpawn(fleet.layout, limits, { id: 'kid-z', parent: lead, rootId: 'lead' })).rejects.toMatchObject({ code: 'children-limit' });
+    for (const id of ['kid-x', 'kid-y'])
+      createRecord(fleet.layout, recordInput(id, { parentId: 'lead', rootId: 'lead', depth: 1 }));
+    await expect(admitSpawn(fleet.layout, limits, { id: 'kid-z', parent: lead, rootId: 'lead' })).rejects.toMatchObject(
+      { code: 'children-limit' },
+    );
   });
 
   it('rebuilds missing indexes from the records, and drops a live entry a crash left behind', () => {
@@ -131,7 +170,10 @@ describe('hot paths independent of the fleet history', () => {
 
   it('a usage line written before a crash is not counted twice once the agent is reaped', () => {
     fleet = tempFleet();
-    createRecord(fleet.layout, recordInput('solo', { status: 'working', ...me, usage: { inputTokens: 70, outputTokens: 0, costUsd: null } }));
+    createRecord(
+      fleet.layout,
+      recordInput('solo', { status: 'working', ...me, usage: { inputTokens: 70, outputTokens: 0, costUsd: null } }),
+    );
     // The line of an ending that crashed before its terminal write: the record is still live.
     mkdirSync(dirname(fleet.layout.treeUsage('solo')), { recursive: true });
     writeFileSync(fleet.layout.treeUsage('solo'), 'solo 70 -\n', { flag: 'a' });
@@ -140,7 +182,7 @@ describe('hot paths independent of the fleet history', () => {
     expect(treeUsage(fleet.layout, 'solo').tokens).toBe(70);
   });
 
-  it('list_agents and cancel_agent read the agent\'s own subtree, never the rest of the history', async () => {
+  it("list_agents and cancel_agent read the agent's own subtree, never the rest of the history", async () => {
     fleet = tempFleet();
     historyAndLead(fleet.layout);
     finished(fleet.layout, 'grandkid', 'lead', 5, 'kid-a');
@@ -154,7 +196,12 @@ describe('hot paths independent of the fleet history', () => {
 
     const config = loadConfig({ layout: fleet.layout, env: {}, userFile: null }).config;
     const ops = fleetOpsFor(fleet.layout, config, readRecord(fleet.layout, 'lead')!);
-    expect((await ops.list()).map((r) => [r.id, r.status])).toEqual([['kid-a', 'completed'], ['kid-b', 'completed'], ['kid-c', 'completed'], ['grandkid', 'completed']]);
+    expect((await ops.list()).map((r) => [r.id, r.status])).toEqual([
+      ['kid-a', 'completed'],
+      ['kid-b', 'completed'],
+      ['kid-c', 'completed'],
+      ['grandkid', 'completed'],
+    ]);
     await expect(ops.cancel('old-0007')).rejects.toMatchObject({ code: 'not-yours' });
   });
 

@@ -33,7 +33,10 @@ function env(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv 
 }
 
 /** Starts node (outer) → sh → node (inner); `register` runs once the outer pid is known. */
-async function chain(extraEnv: Record<string, string | undefined>, register: (outerPid: number) => void): Promise<InnerResult & { outer: number }> {
+async function chain(
+  extraEnv: Record<string, string | undefined>,
+  register: (outerPid: number) => void,
+): Promise<InnerResult & { outer: number }> {
   const outer = startFixture('lineage-outer.mjs', [fleet.layout.root], env(extraEnv));
   started.push(outer);
   await outer.waitLine(/^ready /);
@@ -74,7 +77,10 @@ describe('lineage', () => {
 
   it('reports an id with no record as forged, and a person with no hint as a root spawn', async () => {
     fleet = tempFleet();
-    expect(await chain({ FLOTILLA_AGENT_ID: 'ghost-cccccc' }, () => {})).toMatchObject({ parent: null, forged: 'ghost-cccccc' });
+    expect(await chain({ FLOTILLA_AGENT_ID: 'ghost-cccccc' }, () => {})).toMatchObject({
+      parent: null,
+      forged: 'ghost-cccccc',
+    });
     expect(await chain({ FLOTILLA_AGENT_ID: undefined }, () => {})).toMatchObject({ parent: null, forged: null });
   });
 
@@ -110,7 +116,9 @@ describe('lineage', () => {
     expect(childDepth(found.parent)).toBe(3);
     expect(childDepth(null)).toBe(0);
     const err = forgedParentRefusal('x');
-    expect(err.message).toMatch(/^spawn refused: FLOTILLA_AGENT_ID names 'x', which is not an ancestor of this process — /);
+    expect(err.message).toMatch(
+      /^spawn refused: FLOTILLA_AGENT_ID names 'x', which is not an ancestor of this process — /,
+    );
     expect(err.message).not.toContain('\n');
     expect(err.bracket).toBe('[flotilla:forged-parent id=x]');
   });

@@ -16,7 +16,7 @@ function edit(id: string, change: (json: Record<string, unknown>) => void): stri
   return file;
 }
 
-describe('a record\'s permission mode is parsed once, where the record is read', () => {
+describe("a record's permission mode is parsed once, where the record is read", () => {
   it('reads a known mode as that mode', () => {
     fleet = tempFleet();
     createRecord(fleet.layout, recordInput('lead-aaaaaa', { permissionMode: 'accept_edits' }));
@@ -26,7 +26,9 @@ describe('a record\'s permission mode is parsed once, where the record is read',
   it('refuses an unknown mode with an error naming the file, never reading it as default', () => {
     fleet = tempFleet();
     createRecord(fleet.layout, recordInput('lead-aaaaaa'));
-    const file = edit('lead-aaaaaa', (j) => { j.permissionMode = 'yolo'; });
+    const file = edit('lead-aaaaaa', (j) => {
+      j.permissionMode = 'yolo';
+    });
     expect(() => readRecord(fleet.layout, 'lead-aaaaaa')).toThrow(file);
     expect(() => readRecord(fleet.layout, 'lead-aaaaaa')).toThrow(/permissionMode: expected one of plan, default/);
   });
@@ -34,13 +36,17 @@ describe('a record\'s permission mode is parsed once, where the record is read',
   it('refuses an unknown mode in the effective policy too', () => {
     fleet = tempFleet();
     createRecord(fleet.layout, recordInput('lead-aaaaaa'));
-    const file = edit('lead-aaaaaa', (j) => { (j.effectivePolicy as Record<string, unknown>).permissionMode = 'acceptEdits'; });
+    const file = edit('lead-aaaaaa', (j) => {
+      (j.effectivePolicy as Record<string, unknown>).permissionMode = 'acceptEdits';
+    });
     expect(() => readRecord(fleet.layout, 'lead-aaaaaa')).toThrow(file);
     expect(() => readRecord(fleet.layout, 'lead-aaaaaa')).toThrow(/effectivePolicy\.permissionMode/);
   });
 
   it('will not write a record with an unknown mode', () => {
     fleet = tempFleet();
-    expect(() => createRecord(fleet.layout, recordInput('lead-aaaaaa', { permissionMode: 'sometimes' as 'default' }))).toThrow(/permissionMode/);
+    expect(() =>
+      createRecord(fleet.layout, recordInput('lead-aaaaaa', { permissionMode: 'sometimes' as 'default' })),
+    ).toThrow(/permissionMode/);
   });
 });

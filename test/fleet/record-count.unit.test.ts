@@ -13,7 +13,15 @@ afterEach(() => fleet?.cleanup());
 /** Records every directory listed through it. */
 function listingIo(): FleetIo & { listed: string[] } {
   const listed: string[] = [];
-  return { listed, readFile: nodeIo.readFile, readdir: (p) => { listed.push(p); return nodeIo.readdir(p); }, exists: nodeIo.exists };
+  return {
+    listed,
+    readFile: nodeIo.readFile,
+    readdir: (p) => {
+      listed.push(p);
+      return nodeIo.readdir(p);
+    },
+    exists: nodeIo.exists,
+  };
 }
 
 function ended(id: string): void {
@@ -75,7 +83,7 @@ describe('the registry count behind status\'s "… N finished" line', () => {
     expect(io.listed).toEqual([]);
   });
 
-  it('status\'s hidden count at rest comes from the kept count, and is still exact', () => {
+  it("status's hidden count at rest comes from the kept count, and is still exact", () => {
     fleet = tempFleet();
     for (let i = 0; i < 40; i++) ended(`old-${String(i).padStart(2, '0')}`);
     settle();

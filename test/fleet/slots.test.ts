@@ -53,7 +53,10 @@ describe('concurrency slots', () => {
 
   it('SIGKILL of a holder frees its slot at once', async () => {
     fleet = tempFleet();
-    const holders = [run('slot-acquire.mjs', [fleet.layout.root, '2']), run('slot-acquire.mjs', [fleet.layout.root, '2'])];
+    const holders = [
+      run('slot-acquire.mjs', [fleet.layout.root, '2']),
+      run('slot-acquire.mjs', [fleet.layout.root, '2']),
+    ];
     const results = await Promise.all(holders.map(outcome));
     expect(results.sort()).toEqual(['acquired 0', 'acquired 1']);
     expect(await outcome(run('slot-acquire.mjs', [fleet.layout.root, '2']))).toBe('full');
@@ -104,7 +107,7 @@ describe('concurrency slots', () => {
     expect(r?.index).toBe(0);
     expect(parseSlotEnv(r!.envValue)).toEqual({ index: 0, token: r!.token, fleet: null });
     expect(parseSlotEnv(`${r!.envValue}:3`)).toEqual({ index: 0, token: r!.token, fleet: 3 });
-    expect((await reserveSlot(fleet.layout, 1))).toBeNull();
+    expect(await reserveSlot(fleet.layout, 1)).toBeNull();
     expect(await countHeld(fleet.layout, 2)).toBe(1);
     expect(await r!.waitForHandoff(50)).toBe(false);
     expect(await countHeld(fleet.layout, 2)).toBe(0);
@@ -128,13 +131,17 @@ describe('concurrency slots', () => {
       spawner.send('go');
       expect(await spawner.waitLine(/^handed /)).toBe('handed true');
       expect(await spawner.exited).toBe(0);
-      const held = await eventually(() => {
-        try {
-          return readFileSync(status, 'utf8');
-        } catch {
-          return undefined;
-        }
-      }, 15_000, 'harness status');
+      const held = await eventually(
+        () => {
+          try {
+            return readFileSync(status, 'utf8');
+          } catch {
+            return undefined;
+          }
+        },
+        15_000,
+        'harness status',
+      );
       const [word, slot, pid] = held.trim().split(' ');
       harnessPids.push(Number(pid));
       expect([word, slot]).toEqual(['holding', '1']);

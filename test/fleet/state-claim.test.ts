@@ -18,7 +18,18 @@ afterEach(() => {
   fleet = home = undefined;
 });
 
-const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, stdio: 'ignore', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@x', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@x' } });
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync('git', args, {
+    cwd,
+    stdio: 'ignore',
+    env: {
+      ...process.env,
+      GIT_AUTHOR_NAME: 't',
+      GIT_AUTHOR_EMAIL: 't@x',
+      GIT_COMMITTER_NAME: 't',
+      GIT_COMMITTER_EMAIL: 't@x',
+    },
+  });
 
 /** A record of a "working" agent, as a repository might commit it. */
 function plant(state: string): string {
@@ -31,7 +42,12 @@ function plant(state: string): string {
 function setup(): { run(args: string[]): Promise<{ stdout: string; stderr: string; exitCode: number }> } {
   fleet = tempFleet('flotilla-clone-');
   home = tempDir('flotilla-home-');
-  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home.dir, XDG_CONFIG_HOME: join(home.dir, '.config'), LANG: 'C.UTF-8' };
+  const env = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: home.dir,
+    XDG_CONFIG_HOME: join(home.dir, '.config'),
+    LANG: 'C.UTF-8',
+  };
   return {
     run: async (args) => {
       const r = await flotilla(args, { cwd: fleet!.project, env, extendEnv: false });
@@ -46,14 +62,25 @@ describe('state that came with a clone', () => {
     git(fleet!.project, 'init', '-q');
     plant(fleet!.layout.state);
     mkdirSync(join(fleet!.layout.state, 'schedules'), { recursive: true });
-    writeFileSync(join(fleet!.layout.state, 'schedules', 'nightly.json'), JSON.stringify({ version: 1, name: 'nightly', cron: '* * * * *', task: 'touch pwned', createdAt: '2026-01-01T00:00:00Z' }));
+    writeFileSync(
+      join(fleet!.layout.state, 'schedules', 'nightly.json'),
+      JSON.stringify({
+        version: 1,
+        name: 'nightly',
+        cron: '* * * * *',
+        task: 'touch pwned',
+        createdAt: '2026-01-01T00:00:00Z',
+      }),
+    );
     // Even a copy of the mark made on the author's machine: a checkout makes a new folder.
     writeFileSync(join(fleet!.layout.state, '.made-here'), '1:1\n');
     git(fleet!.project, 'add', '-f', '.flotilla/state');
     git(fleet!.project, 'commit', '-qm', 'state');
 
     const r = await run(['status', '--all']);
-    expect(r.stderr).toContain(`${fleet!.layout.state} came with the repository (git tracks it), so it was moved to ${fleet!.layout.state}.leftover-`);
+    expect(r.stderr).toContain(
+      `${fleet!.layout.state} came with the repository (git tracks it), so it was moved to ${fleet!.layout.state}.leftover-`,
+    );
     expect(r.stdout).not.toContain('planted');
     const leftovers = readdirSync(fleet!.layout.root).filter((n) => n.startsWith('state.leftover-'));
     expect(leftovers).toHaveLength(1);

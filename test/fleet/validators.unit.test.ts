@@ -16,14 +16,21 @@ describe('validators generated from the zod schemas', () => {
   });
 
   const base = recordInput('lead-aaaaaa', {
-    status: 'working', pid: 42, pidStartTime: '7', tmux: { socket: null, sessionId: '$1', windowId: '@2', paneId: '%3' },
-    usage: { inputTokens: 10, outputTokens: 5, costUsd: 0.01 }, lastTask: { task: 1, status: 'completed', exitReason: null, finishedAt: 'x', outputPath: null },
+    status: 'working',
+    pid: 42,
+    pidStartTime: '7',
+    tmux: { socket: null, sessionId: '$1', windowId: '@2', paneId: '%3' },
+    usage: { inputTokens: 10, outputTokens: 5, costUsd: 0.01 },
+    lastTask: { task: 1, status: 'completed', exitReason: null, finishedAt: 'x', outputPath: null },
   }) as Record<string, unknown>;
   const { version: _v, task: _t, lastTask: _l, slot: _s, collectedAt: _c, ...withoutDefaults } = base;
   const cases: [string, unknown][] = [
     ['a full record', base],
     ['defaults left out', withoutDefaults],
-    ['unknown keys (stripped)', { ...base, extra: 1, usage: { inputTokens: 1, outputTokens: 2, costUsd: null, more: true } }],
+    [
+      'unknown keys (stripped)',
+      { ...base, extra: 1, usage: { inputTokens: 1, outputTokens: 2, costUsd: null, more: true } },
+    ],
     ['usage fields defaulted', { ...base, usage: {} }],
     ['wrong type', { ...base, turns: '3' }],
     ['negative turns', { ...base, turns: -1 }],
@@ -41,7 +48,10 @@ describe('validators generated from the zod schemas', () => {
     ['bad array element', { ...base, effectivePolicy: { tools: ['shell', 3], permissionMode: 'default' } }],
     ['unknown permission mode', { ...base, permissionMode: 'yolo' }],
     ['unknown policy permission mode', { ...base, effectivePolicy: { tools: [], permissionMode: 'acceptEdits' } }],
-    ['bad lastTask status', { ...base, lastTask: { task: 1, status: 'idle', exitReason: null, finishedAt: 'x', outputPath: null } }],
+    [
+      'bad lastTask status',
+      { ...base, lastTask: { task: 1, status: 'idle', exitReason: null, finishedAt: 'x', outputPath: null } },
+    ],
     ['not an object', ['lead']],
     ['null', null],
   ];

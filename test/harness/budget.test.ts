@@ -10,8 +10,15 @@ afterEach(() => fleet?.cleanup());
 describe('tree budget (§11)', () => {
   it('stops work with exit_reason budget once the tree has used its tokens', async () => {
     fleet = tempFleet();
-    const env = { FLOTILLA_ROOT: fleet.layout.root, FLOTILLA_AGENTS_DEFAULT_PERMISSION_MODE: 'dont_ask', FLOTILLA_BUDGET_MAX_TOKENS_PER_TREE: '1000' };
-    const r = await flotilla(['run', '--id', 'spender', '--model', `script:${fixture('harness/costly.yaml')}`, 'spend'], { cwd: fleet.project, env });
+    const env = {
+      FLOTILLA_ROOT: fleet.layout.root,
+      FLOTILLA_AGENTS_DEFAULT_PERMISSION_MODE: 'dont_ask',
+      FLOTILLA_BUDGET_MAX_TOKENS_PER_TREE: '1000',
+    };
+    const r = await flotilla(
+      ['run', '--id', 'spender', '--model', `script:${fixture('harness/costly.yaml')}`, 'spend'],
+      { cwd: fleet.project, env },
+    );
     expect(r.exitCode).toBe(1);
     const [rec] = listRecords(fleet.layout);
     expect(rec).toMatchObject({ status: 'failed', exitReason: 'budget', turns: 2 });
@@ -26,13 +33,32 @@ describe('budget refusal at spawn', () => {
     const { recordInput } = await import('../helpers/records.js');
     const { agentRecordSchema } = await import('../../src/fleet/record-schema.js');
     const records = [
-      agentRecordSchema.parse(recordInput('lead-aaaaaa', { rootId: 'lead-aaaaaa', usage: { inputTokens: 700, outputTokens: 100, costUsd: 0.5 } })),
-      agentRecordSchema.parse(recordInput('kid-bbbbbb', { rootId: 'lead-aaaaaa', usage: { inputTokens: 150, outputTokens: 50, costUsd: 0.25 } })),
-      agentRecordSchema.parse(recordInput('other-cccccc', { rootId: 'other-cccccc', usage: { inputTokens: 5000, outputTokens: 0, costUsd: null } })),
+      agentRecordSchema.parse(
+        recordInput('lead-aaaaaa', {
+          rootId: 'lead-aaaaaa',
+          usage: { inputTokens: 700, outputTokens: 100, costUsd: 0.5 },
+        }),
+      ),
+      agentRecordSchema.parse(
+        recordInput('kid-bbbbbb', {
+          rootId: 'lead-aaaaaa',
+          usage: { inputTokens: 150, outputTokens: 50, costUsd: 0.25 },
+        }),
+      ),
+      agentRecordSchema.parse(
+        recordInput('other-cccccc', {
+          rootId: 'other-cccccc',
+          usage: { inputTokens: 5000, outputTokens: 0, costUsd: null },
+        }),
+      ),
     ];
-    expect(budgetRefusal('lead-aaaaaa', records, { max_tokens_per_tree: 1001, max_cost_usd_per_tree: null })).toBeNull();
+    expect(
+      budgetRefusal('lead-aaaaaa', records, { max_tokens_per_tree: 1001, max_cost_usd_per_tree: null }),
+    ).toBeNull();
     const tokens = budgetRefusal('lead-aaaaaa', records, { max_tokens_per_tree: 1000, max_cost_usd_per_tree: null });
-    expect(tokens?.message).toBe("budget exhausted: tree 'lead-aaaaaa' used 1000 of 1000 tokens (budget.max_tokens_per_tree) — raise the budget or start a new tree");
+    expect(tokens?.message).toBe(
+      "budget exhausted: tree 'lead-aaaaaa' used 1000 of 1000 tokens (budget.max_tokens_per_tree) — raise the budget or start a new tree",
+    );
     expect(tokens?.bracket).toBe('[flotilla:budget root=lead-aaaaaa tokens=1000 max=1000]');
     const money = budgetRefusal('lead-aaaaaa', records, { max_tokens_per_tree: null, max_cost_usd_per_tree: 0.75 });
     expect(money?.bracket).toBe('[flotilla:budget root=lead-aaaaaa cost_usd=0.7500 max=0.75]');

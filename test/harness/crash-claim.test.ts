@@ -11,19 +11,32 @@ let fleet: TempFleet;
 afterEach(() => fleet?.cleanup());
 
 const box = (id: string, sub: string) => {
-  try { return readdirSync(join(fleet.layout.inbox(id), sub)); } catch { return []; }
+  try {
+    return readdirSync(join(fleet.layout.inbox(id), sub));
+  } catch {
+    return [];
+  }
 };
 
 describe('crash between transcript append and claim (§4)', () => {
   it('re-surfaces the message exactly once after resume, and adopted mail arrives once', async () => {
     fleet = tempFleet();
     const env = { FLOTILLA_ROOT: fleet.layout.root, FLOTILLA_AGENTS_DEFAULT_PERMISSION_MODE: 'dont_ask' };
-    const first = await deliver(fleet.layout, { from: 'human', to: 'crashy', kind: 'message', body: 'first-letter-body' });
+    const first = await deliver(fleet.layout, {
+      from: 'human',
+      to: 'crashy',
+      kind: 'message',
+      body: 'first-letter-body',
+    });
 
     // The harness records the surfaced message, then dies before it can claim it.
-    const crashed = await flotilla(['run', '--id', 'crashy', '--model', `script:${fixture('harness/mail-once.yaml')}`, 'start'], {
-      cwd: fleet.project, env: { ...env, FLOTILLA_FAULT: 'kill-before-claim' },
-    });
+    const crashed = await flotilla(
+      ['run', '--id', 'crashy', '--model', `script:${fixture('harness/mail-once.yaml')}`, 'start'],
+      {
+        cwd: fleet.project,
+        env: { ...env, FLOTILLA_FAULT: 'kill-before-claim' },
+      },
+    );
     expect(crashed.signal).toBe('SIGKILL');
     const t = readTranscript(fleet.layout, 'crashy');
     const surfaced = t.entries.filter((e) => e.type === 'surfaced' && e.text.includes('first-letter-body'));
@@ -36,7 +49,10 @@ describe('crash between transcript append and claim (§4)', () => {
     await deliver(fleet.layout, { from: 'human', to: 'crashy', kind: 'message', body: 'second-letter-body' });
 
     const log = join(fleet.project, 'calls.jsonl');
-    const resumed = await flotilla(['resume', 'crashy', '--oneshot', 'continue'], { cwd: fleet.project, env: { ...env, FLOTILLA_SCRIPT_LOG: log } });
+    const resumed = await flotilla(['resume', 'crashy', '--oneshot', 'continue'], {
+      cwd: fleet.project,
+      env: { ...env, FLOTILLA_SCRIPT_LOG: log },
+    });
     expect(resumed.exitCode).toBe(0);
     // The crash came before the reply was recorded, so that turn is asked again: the first reply.
     expect(resumed.stdout).toBe('noted');

@@ -31,9 +31,15 @@ function gateWith(answer: ApprovalOutcome | null) {
   const log = { debug() {}, info() {}, error() {}, warn: (o: object) => void warns.push(o) };
   const approvals = { ask: () => Promise.resolve(answer) } as unknown as Approvals;
   const gate = createGate({
-    layout: f.layout, record, policy: { tools: ['read', 'write'], withheld: { edit: 'tools.deny' } },
+    layout: f.layout,
+    record,
+    policy: { tools: ['read', 'write'], withheld: { edit: 'tools.deny' } },
     definition: { hooks: { PreToolUse: [], PostToolUse: [] } } as unknown as Definition,
-    approvals, canAsk: true, hookContext: { agentId: 'g-1', agentName: 'g', cwd: f.project }, log, shellClassifier: noShell,
+    approvals,
+    canAsk: true,
+    hookContext: { agentId: 'g-1', agentName: 'g', cwd: f.project },
+    log,
+    shellClassifier: noShell,
   });
   return { gate, warns, layout: f.layout };
 }
@@ -41,10 +47,16 @@ function gateWith(answer: ApprovalOutcome | null) {
 describe('the gate writes what it decided', () => {
   it('a withheld tool: refused, one WARN, tool_call and policy_denied naming the list', async () => {
     const { gate, warns, layout } = gateWith(null);
-    expect(await gate({ id: 'c1', name: 'edit', input: { path: 'a.txt' } }, tool('edit', 'write'))).toMatchObject({ allow: false });
+    expect(await gate({ id: 'c1', name: 'edit', input: { path: 'a.txt' } }, tool('edit', 'write'))).toMatchObject({
+      allow: false,
+    });
     expect(warns).toEqual([{ tool: 'edit', rule: 'tools.deny' }]);
-    expect(readAudit(layout, { event: 'tool_call' }).lines).toEqual([expect.objectContaining({ agent: 'g-1', tool: 'edit', decision: 'deny', rule: 'tools.deny' })]);
-    expect(readAudit(layout, { event: 'policy_denied' }).lines).toEqual([expect.objectContaining({ agent: 'g-1', tool: 'edit', rule: 'tools.deny' })]);
+    expect(readAudit(layout, { event: 'tool_call' }).lines).toEqual([
+      expect.objectContaining({ agent: 'g-1', tool: 'edit', decision: 'deny', rule: 'tools.deny' }),
+    ]);
+    expect(readAudit(layout, { event: 'policy_denied' }).lines).toEqual([
+      expect.objectContaining({ agent: 'g-1', tool: 'edit', rule: 'tools.deny' }),
+    ]);
   });
 
   it.each([
@@ -52,7 +64,11 @@ describe('the gate writes what it decided', () => {
     [{ approved: false, by: 'timeout', reason: 'nobody answered' }, 'ask→timeout', 'approval:timeout'],
   ] as const)('a write a person does not approve (%o) is audited %s', async (answer, decision, rule) => {
     const { gate, layout } = gateWith(answer);
-    expect(await gate({ id: 'c2', name: 'write', input: { path: 'a.txt' } }, tool('write', 'write'))).toMatchObject({ allow: false });
-    expect(readAudit(layout, { event: 'tool_call' }).lines).toEqual([expect.objectContaining({ tool: 'write', decision, rule, path: 'a.txt' })]);
+    expect(await gate({ id: 'c2', name: 'write', input: { path: 'a.txt' } }, tool('write', 'write'))).toMatchObject({
+      allow: false,
+    });
+    expect(readAudit(layout, { event: 'tool_call' }).lines).toEqual([
+      expect.objectContaining({ tool: 'write', decision, rule, path: 'a.txt' }),
+    ]);
   });
 });

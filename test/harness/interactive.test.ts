@@ -17,9 +17,32 @@ async function startAgent(script: string, extraEnv: Record<string, string> = {})
   fleet = tempFleet();
   tmux = tmuxServer();
   const log = join(fleet.project, 'calls.jsonl');
-  const env = { FLOTILLA_ROOT: fleet.layout.root, FLOTILLA_AGENTS_DEFAULT_PERMISSION_MODE: 'dont_ask', FLOTILLA_SCRIPT_LOG: log, NO_COLOR: '1', ...extraEnv };
+  const env = {
+    FLOTILLA_ROOT: fleet.layout.root,
+    FLOTILLA_AGENTS_DEFAULT_PERMISSION_MODE: 'dont_ask',
+    FLOTILLA_SCRIPT_LOG: log,
+    NO_COLOR: '1',
+    ...extraEnv,
+  };
   const envArgs = Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
-  await tmux.tmux('new-session', '-d', '-s', 'agent', '-x', '100', '-y', '30', '-c', fleet.project, ...envArgs, process.execPath, CLI, 'run', '--model', `script:${fixture(script)}`);
+  await tmux.tmux(
+    'new-session',
+    '-d',
+    '-s',
+    'agent',
+    '-x',
+    '100',
+    '-y',
+    '30',
+    '-c',
+    fleet.project,
+    ...envArgs,
+    process.execPath,
+    CLI,
+    'run',
+    '--model',
+    `script:${fixture(script)}`,
+  );
   await tmux.waitFor('agent', /›/);
   return { log };
 }
@@ -50,9 +73,17 @@ describe('interactive agent in tmux', () => {
     const mark = `m${process.pid}${Date.now()}`;
     await startAgent('harness/sleep-forever.yaml', { MARK: mark });
     await tmux.tmux('send-keys', '-t', 'agent', 'sleep please', 'Enter');
-    await eventually(async () => (await execa('pgrep', ['-f', `never-${mark}`], { reject: false })).exitCode === 0, 10_000, 'the sleep to start');
+    await eventually(
+      async () => (await execa('pgrep', ['-f', `never-${mark}`], { reject: false })).exitCode === 0,
+      10_000,
+      'the sleep to start',
+    );
     await tmux.tmux('send-keys', '-t', 'agent', 'C-c');
-    await eventually(async () => (await execa('pgrep', ['-f', `never-${mark}`], { reject: false })).exitCode === 1, 2_000, 'the sleep to be killed');
+    await eventually(
+      async () => (await execa('pgrep', ['-f', `never-${mark}`], { reject: false })).exitCode === 1,
+      2_000,
+      'the sleep to be killed',
+    );
     await eventually(() => agentRecord().status === 'idle', 5_000, 'the agent to go idle');
     expect(agentRecord().lastTask).toBeNull();
   });
@@ -62,7 +93,10 @@ describe('interactive agent in tmux', () => {
     await tmux.tmux('send-keys', '-t', 'agent', 'wait for mail', 'Enter');
     await tmux.waitFor('agent', /Ready for mail\./);
     await eventually(() => agentRecord().status === 'idle', 5_000, 'idle');
-    const sent = await flotilla(['send', agentRecord().id, '--summary', 'status check', 'the build is green'], { cwd: fleet.project, env: { FLOTILLA_ROOT: fleet.layout.root } });
+    const sent = await flotilla(['send', agentRecord().id, '--summary', 'status check', 'the build is green'], {
+      cwd: fleet.project,
+      env: { FLOTILLA_ROOT: fleet.layout.root },
+    });
     expect(sent.exitCode).toBe(0);
     const screen = await tmux.waitFor('agent', /Got mail:/);
     expect(screen).toMatch(/status check/);
@@ -84,7 +118,9 @@ describe('interactive agent in tmux', () => {
     expect(agentRecord().exitReason).toBe('window closed');
     expect(agentRecord().lastTask?.status).toBe('completed');
     const { readAudit } = await import('../../src/audit/read.js');
-    expect(readAudit(fleet.layout, { event: 'agent_end' }).lines).toEqual([expect.objectContaining({ agent: agentRecord().id, status: 'cancelled', reason: 'window closed' })]);
+    expect(readAudit(fleet.layout, { event: 'agent_end' }).lines).toEqual([
+      expect.objectContaining({ agent: agentRecord().id, status: 'cancelled', reason: 'window closed' }),
+    ]);
   });
 
   it('default mode: the pane asks before a shell command, and y typed there runs it', async () => {
@@ -97,11 +133,23 @@ describe('interactive agent in tmux', () => {
     await tmux.waitFor('agent', /Result: wrote-it/);
     expect(readFileSync(join(fleet.project, 'marker.txt'), 'utf8')).toBe('approved\n');
     const { readAudit } = await import('../../src/audit/read.js');
-    expect(readAudit(fleet.layout, { event: 'approval' }).lines).toEqual([expect.objectContaining({ tool: 'shell', decision: 'approved', by: 'pane' })]);
+    expect(readAudit(fleet.layout, { event: 'approval' }).lines).toEqual([
+      expect.objectContaining({ tool: 'shell', decision: 'approved', by: 'pane' }),
+    ]);
     // Answered in the pane, the request has left the human inbox: a later CLI answer says so.
     const { list } = await import('../../src/inbox/read.js');
-    const request = await eventually(async () => (await list(fleet.layout, 'human', { includeRead: true })).find((i) => i.message.kind === 'approval_request' && i.read), 5_000, 'the request to be claimed');
-    const late = await flotilla(['approve', (request.message as { request_id: string }).request_id], { cwd: fleet.project, env: { FLOTILLA_ROOT: fleet.layout.root } });
+    const request = await eventually(
+      async () =>
+        (await list(fleet.layout, 'human', { includeRead: true })).find(
+          (i) => i.message.kind === 'approval_request' && i.read,
+        ),
+      5_000,
+      'the request to be claimed',
+    );
+    const late = await flotilla(['approve', (request.message as { request_id: string }).request_id], {
+      cwd: fleet.project,
+      env: { FLOTILLA_ROOT: fleet.layout.root },
+    });
     expect(late.exitCode).toBe(1);
     expect(late.stderr).toMatch(/was already answered/);
   });
@@ -109,7 +157,10 @@ describe('interactive agent in tmux', () => {
   it('Ctrl-C during a pending approval withdraws the question; the agent stays idle past the approval timeout', async () => {
     // 8 s: Ctrl-C must land before the question times out, on a loaded machine too.
     const timeoutSecs = 8;
-    await startAgent('harness/asks.yaml', { FLOTILLA_AGENTS_DEFAULT_PERMISSION_MODE: 'default', FLOTILLA_AGENTS_APPROVAL_TIMEOUT_SECS: String(timeoutSecs) });
+    await startAgent('harness/asks.yaml', {
+      FLOTILLA_AGENTS_DEFAULT_PERMISSION_MODE: 'default',
+      FLOTILLA_AGENTS_APPROVAL_TIMEOUT_SECS: String(timeoutSecs),
+    });
     await tmux.tmux('send-keys', '-t', 'agent', 'make the marker', 'Enter');
     await tmux.waitFor('agent', /\[y\]es once/);
     // The question's timer started before it was drawn, so before this.
@@ -122,6 +173,8 @@ describe('interactive agent in tmux', () => {
     expect(agentRecord().status).toBe('idle');
     expect(existsSync(join(fleet.project, 'marker.txt'))).toBe(false);
     const { readAudit } = await import('../../src/audit/read.js');
-    expect(readAudit(fleet.layout, { event: 'approval' }).lines).toEqual([expect.objectContaining({ decision: 'denied', by: 'aborted' })]);
+    expect(readAudit(fleet.layout, { event: 'approval' }).lines).toEqual([
+      expect.objectContaining({ decision: 'denied', by: 'aborted' }),
+    ]);
   });
 });

@@ -21,7 +21,8 @@ beforeEach(() => {
   home = join(base, 'home');
   project = join(base, 'project');
   elsewhere = join(base, 'elsewhere');
-  for (const d of [join(home, '.ssh'), join(home, '.aws'), project, elsewhere, join(base, 'common')]) mkdirSync(d, { recursive: true });
+  for (const d of [join(home, '.ssh'), join(home, '.aws'), project, elsewhere, join(base, 'common')])
+    mkdirSync(d, { recursive: true });
   writeFileSync(join(home, '.ssh', 'id_ed25519'), 'FAKE KEY\n');
   writeFileSync(join(project, 'README.md'), 'hello\n');
   writeFileSync(join(elsewhere, 'notes.txt'), 'elsewhere\n');
@@ -44,25 +45,42 @@ describe('read scope', () => {
   });
 
   it.each([
-    ['plan', 'ask'], ['default', 'ask'], ['accept_edits', 'ask'], ['dont_ask', 'deny'], ['bypass_permissions', 'allow'],
+    ['plan', 'ask'],
+    ['default', 'ask'],
+    ['accept_edits', 'ask'],
+    ['dont_ask', 'deny'],
+    ['bypass_permissions', 'allow'],
   ] as const)('%s: a read outside the project → %s', (mode, decision) => {
     const c = check(mode);
-    for (const [tool, input] of [['read', { path: join(elsewhere, 'notes.txt') }], ['glob', { pattern: '../elsewhere/*.txt' }], ['grep', { pattern: 'x', path: elsewhere }], ['Read', { path: '../elsewhere/notes.txt' }]] as const) {
+    for (const [tool, input] of [
+      ['read', { path: join(elsewhere, 'notes.txt') }],
+      ['glob', { pattern: '../elsewhere/*.txt' }],
+      ['grep', { pattern: 'x', path: elsewhere }],
+      ['Read', { path: '../elsewhere/notes.txt' }],
+    ] as const) {
       expect({ tool, ...c(tool, input) }).toMatchObject({ tool, decision });
     }
-    if (decision === 'deny') expect(c('read', { path: join(elsewhere, 'notes.txt') })).toMatchObject({ rule: 'read-scope:outside', reason: expect.stringContaining('permissions.read_dirs') });
+    if (decision === 'deny')
+      expect(c('read', { path: join(elsewhere, 'notes.txt') })).toMatchObject({
+        rule: 'read-scope:outside',
+        reason: expect.stringContaining('permissions.read_dirs'),
+      });
   });
 
-  it.each(PERMISSION_MODES)('%s: credential folders are refused, through a symlink and ~ too, unless bypass_permissions', (mode) => {
-    const c = check(mode);
-    const want = mode === 'bypass_permissions' ? { decision: 'allow' } : { decision: 'deny', rule: 'read-scope:credentials' };
-    expect(c('read', { path: '~/.ssh/id_ed25519' })).toMatchObject(want);
-    expect(c('read', { path: 'keys/id_ed25519' })).toMatchObject(want);
-    expect(c('glob', { pattern: 'keys/*' })).toMatchObject(want);
-    expect(c('grep', { pattern: 'KEY', path: join(home, '.aws') })).toMatchObject(want);
-    expect(c('read', { path: join(home, '.config', 'gcloud', 'credentials.db') })).toMatchObject(want);
-    expect(c('read', { path: join(project, '.flotilla', 'state', 'secrets', 'x.sock') })).toMatchObject(want);
-  });
+  it.each(PERMISSION_MODES)(
+    '%s: credential folders are refused, through a symlink and ~ too, unless bypass_permissions',
+    (mode) => {
+      const c = check(mode);
+      const want =
+        mode === 'bypass_permissions' ? { decision: 'allow' } : { decision: 'deny', rule: 'read-scope:credentials' };
+      expect(c('read', { path: '~/.ssh/id_ed25519' })).toMatchObject(want);
+      expect(c('read', { path: 'keys/id_ed25519' })).toMatchObject(want);
+      expect(c('glob', { pattern: 'keys/*' })).toMatchObject(want);
+      expect(c('grep', { pattern: 'KEY', path: join(home, '.aws') })).toMatchObject(want);
+      expect(c('read', { path: join(home, '.config', 'gcloud', 'credentials.db') })).toMatchObject(want);
+      expect(c('read', { path: join(project, '.flotilla', 'state', 'secrets', 'x.sock') })).toMatchObject(want);
+    },
+  );
 
   it('permissions.read_dirs opens a folder (relative to the project, or ~/), not its neighbours', () => {
     const c = check('dont_ask', ['../common', '~/docs']);
@@ -70,7 +88,10 @@ describe('read scope', () => {
     expect(c('read', { path: join(home, 'docs', 'a.md') })).toEqual({ decision: 'allow' });
     expect(c('read', { path: join(base, 'common-not', 'x') })).toMatchObject({ decision: 'deny' });
     // A credentials folder stays closed even when a read_dir contains it.
-    expect(check('dont_ask', ['~'])('read', { path: '~/.ssh/id_ed25519' })).toMatchObject({ decision: 'deny', rule: 'read-scope:credentials' });
+    expect(check('dont_ask', ['~'])('read', { path: '~/.ssh/id_ed25519' })).toMatchObject({
+      decision: 'deny',
+      rule: 'read-scope:credentials',
+    });
   });
 
   it('other tools are not its business', () => {
@@ -78,7 +99,7 @@ describe('read scope', () => {
     expect(check('dont_ask')('write', { path: '/etc/x' })).toBeUndefined();
   });
 
-  it('a glob looks from its pattern\'s fixed part', () => {
+  it("a glob looks from its pattern's fixed part", () => {
     expect(staticBase('src/**/*.ts')).toBe('src');
     expect(staticBase('*.ts')).toBe('.');
     expect(staticBase('../../x/*')).toBe('../../x');

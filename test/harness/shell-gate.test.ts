@@ -26,16 +26,40 @@ describe('decision order in a real pane (permission mode default)', () => {
     fleet = tempFleet();
     tmux = tmuxServer();
     const log = join(fleet.project, 'calls.jsonl');
-    const env = { FLOTILLA_ROOT: fleet.layout.root, FLOTILLA_AGENTS_DEFAULT_PERMISSION_MODE: 'default', FLOTILLA_SCRIPT_LOG: log, NO_COLOR: '1' };
+    const env = {
+      FLOTILLA_ROOT: fleet.layout.root,
+      FLOTILLA_AGENTS_DEFAULT_PERMISSION_MODE: 'default',
+      FLOTILLA_SCRIPT_LOG: log,
+      NO_COLOR: '1',
+    };
     const envArgs = Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
-    await tmux.tmux('new-session', '-d', '-s', 'agent', '-x', '160', '-y', '40', '-c', fleet.project, ...envArgs, process.execPath, CLI, 'run', '--model', `script:${fixture('harness/gate-order.yaml')}`);
+    await tmux.tmux(
+      'new-session',
+      '-d',
+      '-s',
+      'agent',
+      '-x',
+      '160',
+      '-y',
+      '40',
+      '-c',
+      fleet.project,
+      ...envArgs,
+      process.execPath,
+      CLI,
+      'run',
+      '--model',
+      `script:${fixture('harness/gate-order.yaml')}`,
+    );
     await tmux.waitFor('agent', /›/);
     await tmux.tmux('send-keys', '-t', 'agent', 'go', 'Enter');
 
     // The first question is about the plain command: the denied one never reached a person.
     const screen = await tmux.waitFor('agent', /Allow shell: \$ echo plain-ran/);
     expect(screen).not.toMatch(/Allow shell: \$ sudo/);
-    expect(screen).toMatch(/Gate said: Tool call denied: the shell gate refuses it \(deny-list rule `rm -r \/`, matched `rm -rf \/`: it deletes or opens up every file of the machine or of the home folder\); it was not run and no person was asked/);
+    expect(screen).toMatch(
+      /Gate said: Tool call denied: the shell gate refuses it \(deny-list rule `rm -r \/`, matched `rm -rf \/`: it deletes or opens up every file of the machine or of the home folder\); it was not run and no person was asked/,
+    );
     await tmux.tmux('send-keys', '-t', 'agent', 'a', 'Enter');
     // "Always" covers commands a person could judge, not an opaque one.
     await tmux.waitFor('agent', /Allow shell: \$ echo 'echo opaque-ran' \| sh/);
@@ -52,7 +76,11 @@ describe('decision order in a real pane (permission mode default)', () => {
       ["echo 'echo opaque-ran' | sh", 'ask→approved', 'opaque', 'default'],
     ]);
     // The answer streams to the pane before the task's end is recorded.
-    await eventually(() => listRecords(fleet.layout)[0]!.status === 'idle', 30_000, 'the agent to be idle after its task');
+    await eventually(
+      () => listRecords(fleet.layout)[0]!.status === 'idle',
+      30_000,
+      'the agent to be idle after its task',
+    );
   }, 180_000);
 });
 
@@ -67,7 +95,9 @@ describe('opaque commands with nobody to ask', () => {
     fleet = tempFleet();
     const r = await run('default');
     expect(r.exitCode).toBe(0);
-    expect(r.stdout).toMatch(/^Model read: Tool call denied: the shell gate cannot tell statically what it runs \(text from a pipe is run by sh\), so it needs a person's approval and nobody can answer here\./);
+    expect(r.stdout).toMatch(
+      /^Model read: Tool call denied: the shell gate cannot tell statically what it runs \(text from a pipe is run by sh\), so it needs a person's approval and nobody can answer here\./,
+    );
     expect(existsSync(join(fleet.project, 'ran.txt'))).toBe(false);
     expect(toolCalls()).toEqual([expect.objectContaining({ decision: 'deny', rule: 'no-approver', shell: 'opaque' })]);
   }, 180_000);
@@ -77,7 +107,9 @@ describe('opaque commands with nobody to ask', () => {
     const r = await run('dont_ask');
     expect(r.stdout).toMatch(/^Model read: done/);
     expect(readFileSync(join(fleet.project, 'ran.txt'), 'utf8')).toBe('opaque-ran\n');
-    expect(toolCalls()).toEqual([expect.objectContaining({ decision: 'opaque', shell: 'opaque', opaque_reason: 'text from a pipe is run by sh' })]);
+    expect(toolCalls()).toEqual([
+      expect.objectContaining({ decision: 'opaque', shell: 'opaque', opaque_reason: 'text from a pipe is run by sh' }),
+    ]);
 
     const refused = await run('dont_ask', { FLOTILLA_SECURITY_OPAQUE_COMMANDS: 'deny' });
     expect(refused.stdout).toMatch(/security\.opaque_commands is 'deny'/);

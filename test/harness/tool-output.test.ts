@@ -23,7 +23,11 @@ describe('the one tool wrapper in a real harness', () => {
     const log = join(fleet.project, 'calls.jsonl');
     const r = await flotilla(['run', '--model', `script:${fixture('harness/tool-output.yaml')}`, 'go'], {
       cwd: fleet.project,
-      env: { FLOTILLA_ROOT: fleet.layout.root, FLOTILLA_AGENTS_DEFAULT_PERMISSION_MODE: 'dont_ask', FLOTILLA_SCRIPT_LOG: log },
+      env: {
+        FLOTILLA_ROOT: fleet.layout.root,
+        FLOTILLA_AGENTS_DEFAULT_PERMISSION_MODE: 'dont_ask',
+        FLOTILLA_SCRIPT_LOG: log,
+      },
     });
     expect(r.exitCode, String(r.stderr)).toBe(0);
     // The second model call carries the answer to the bad read.

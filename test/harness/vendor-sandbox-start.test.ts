@@ -20,7 +20,11 @@ describe('a vendor CLI started in the sandbox', () => {
       const cli = {
         env: process.env,
         argv: () => {
-          const out = markedArgv({ ...spec, hidden: [gone] }, ['sh', '-c', 'echo ran >> runs.txt; [ -e /proc/self/fd/3 ] && echo fd3-open >> runs.txt; exit 0']);
+          const out = markedArgv({ ...spec, hidden: [gone] }, [
+            'sh',
+            '-c',
+            'echo ran >> runs.txt; [ -e /proc/self/fd/3 ] && echo fd3-open >> runs.txt; exit 0',
+          ]);
           if (++argvs === 1) rmSync(gone, { recursive: true });
           return out;
         },

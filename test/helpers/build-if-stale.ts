@@ -9,5 +9,6 @@ import { fileURLToPath } from 'node:url';
 export default function setup(): void {
   const script = fileURLToPath(new URL('../../tools/build-if-stale.mjs', import.meta.url));
   const r = spawnSync(process.execPath, [script], { stdio: 'inherit' });
-  if (r.status !== 0) throw new Error(`the build failed (exit ${r.status ?? r.signal}): fix it, then run the tests again`);
+  if (r.status !== 0)
+    throw new Error(`the build failed (exit ${r.status ?? r.signal}): fix it, then run the tests again`);
 }

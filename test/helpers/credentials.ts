@@ -46,7 +46,13 @@ export function seedCredentials(home: string, project: string): void {
   }
   const lines = Object.entries(CREDENTIALS).map(([name, rel]) => {
     // The folder where the credential lives in one, so a listing or a search finds nothing either.
-    const top = join(home, rel.split('/').slice(0, rel.startsWith('.config/') ? 2 : 1).join('/'));
+    const top = join(
+      home,
+      rel
+        .split('/')
+        .slice(0, rel.startsWith('.config/') ? 2 : 1)
+        .join('/'),
+    );
     return `if grep -rqs SECRET- '${top}'; then echo '${name}:read'; else echo '${name}:hidden'; fi`;
   });
   writeFileSync(join(project, 'probe.sh'), `{\n${lines.join('\n')}\n} > probe.txt\necho probed\n`);
@@ -54,12 +60,19 @@ export function seedCredentials(home: string, project: string): void {
 
 /** What probe.txt says: name → read | hidden. */
 export function probeResults(text: string): Record<string, string> {
-  return Object.fromEntries(text.trim().split('\n').map((l) => l.split(':') as [string, string]));
+  return Object.fromEntries(
+    text
+      .trim()
+      .split('\n')
+      .map((l) => l.split(':') as [string, string]),
+  );
 }
 
 /** What an agent may read: `notes`, and the login of its own CLI (none for Flotilla's harness). */
 export function expectedProbe(own: readonly string[] = []): Record<string, string> {
-  return Object.fromEntries(Object.keys(CREDENTIALS).map((n) => [n, n === 'notes' || own.includes(n) ? 'read' : 'hidden']));
+  return Object.fromEntries(
+    Object.keys(CREDENTIALS).map((n) => [n, n === 'notes' || own.includes(n) ? 'read' : 'hidden']),
+  );
 }
 
 /**
@@ -70,10 +83,19 @@ export function expectedProbe(own: readonly string[] = []): Record<string, strin
  */
 export function printingProbe(home: string, project: string): void {
   const lines = Object.values(CREDENTIALS).map((rel) => {
-    const top = join(home, rel.split('/').slice(0, rel.startsWith('.config/') ? 2 : 1).join('/'));
+    const top = join(
+      home,
+      rel
+        .split('/')
+        .slice(0, rel.startsWith('.config/') ? 2 : 1)
+        .join('/'),
+    );
     return `cat '${join(home, rel)}' 2>&1 | head -c 300; grep -rs SECRET- '${top}' | head -c 300`;
   });
-  writeFileSync(join(project, 'probe-print.sh'), `${lines.join('\n')}\necho probe-ran\nif echo x > probe-wrote.txt; then echo probe-wrote; else echo probe-write-refused; fi\n`);
+  writeFileSync(
+    join(project, 'probe-print.sh'),
+    `${lines.join('\n')}\necho probe-ran\nif echo x > probe-wrote.txt; then echo probe-wrote; else echo probe-write-refused; fi\n`,
+  );
 }
 
 /** The names of the `SECRET-<name>` values in `text` (`claude` is not found in `SECRET-claude-json`). */

@@ -46,8 +46,18 @@ export function removePatiently(dir: string, stop: () => void): void {
 export function stopHarnesses(layout: Layout): void {
   for (const rec of listRecords(layout)) {
     // Lineage tests register the test process itself as a harness: never kill ourselves.
-    if (rec.pid === null || rec.pid === process.pid || rec.pid === process.ppid || !isProcessAlive(rec.pid, rec.pidStartTime)) continue;
-    try { process.kill(rec.pid, 'SIGKILL'); } catch { /* gone */ }
+    if (
+      rec.pid === null ||
+      rec.pid === process.pid ||
+      rec.pid === process.ppid ||
+      !isProcessAlive(rec.pid, rec.pidStartTime)
+    )
+      continue;
+    try {
+      process.kill(rec.pid, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
   }
 }
 
@@ -70,7 +80,10 @@ export async function agentsExited(layout: Layout, timeoutMs = 15_000): Promise<
 }
 
 /** A test's teardown: its tmux server killed, then its fleet removed once the harnesses in it have exited. */
-export async function closeTmuxFleet(tmux: { kill(): Promise<void> } | undefined, fleet: TempFleet | undefined): Promise<void> {
+export async function closeTmuxFleet(
+  tmux: { kill(): Promise<void> } | undefined,
+  fleet: TempFleet | undefined,
+): Promise<void> {
   await tmux?.kill();
   if (fleet) await agentsExited(fleet.layout);
   fleet?.cleanup();

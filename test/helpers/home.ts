@@ -30,7 +30,9 @@ export interface TestHome {
  * `pristine`; the folder's name holds "flotilla" (`trustProject` checks that). `.config`
  * stays a plain folder in every kind: `flotilla trust`, the person's act, writes there.
  */
-export function testHome(kind: HomeKind = (process.env.FLOTILLA_TEST_HOME as HomeKind | undefined) ?? 'pristine'): TestHome {
+export function testHome(
+  kind: HomeKind = (process.env.FLOTILLA_TEST_HOME as HomeKind | undefined) ?? 'pristine',
+): TestHome {
   if (!HOME_KINDS.includes(kind)) throw new Error(`FLOTILLA_TEST_HOME is ${kind}: use one of ${HOME_KINDS.join(', ')}`);
   mkdirSync(ROOT, { recursive: true });
   const base = mkdtempSync(join(ROOT, 'flotilla-'));
@@ -49,7 +51,8 @@ export function testHome(kind: HomeKind = (process.env.FLOTILLA_TEST_HOME as Hom
     dir,
     kind,
     cleanup() {
-      if (kind === 'read-only') for (const d of readdirSync(dir)) if (DOT_FOLDERS.includes(d)) chmodSync(join(dir, d), 0o755);
+      if (kind === 'read-only')
+        for (const d of readdirSync(dir)) if (DOT_FOLDERS.includes(d)) chmodSync(join(dir, d), 0o755);
       rmSync(base, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
     },
   };

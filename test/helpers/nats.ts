@@ -50,16 +50,23 @@ export async function natsServer(auth: NatsAuth = {}): Promise<NatsServer> {
   const store = mkdtempSync(join(tmpdir(), 'flotilla-nats-'));
   const caFile = auth.tls ? throwawayCertificates(store) : undefined;
   const confFile = join(store, 'server.conf');
-  writeFileSync(confFile, serverConfig(port, join(store, 'js'), auth) + (monitorPort ? `http: "127.0.0.1:${monitorPort}"\n` : ''));
+  writeFileSync(
+    confFile,
+    serverConfig(port, join(store, 'js'), auth) + (monitorPort ? `http: "127.0.0.1:${monitorPort}"\n` : ''),
+  );
   let proc: ResultPromise | undefined;
   const up = async () => {
     proc = execa(bin, ['-c', confFile], { reject: false, stdout: 'ignore', stderr: 'pipe', buffer: true });
     // Ready once it accepts connections; a server that died says why.
-    await eventually(async () => {
-      if (proc!.exitCode !== null) throw new Error(`nats-server exited: ${String((await proc!).stderr)}`);
-      await canConnect(port);
-      return true;
-    }, 30_000, 'nats-server accepting connections');
+    await eventually(
+      async () => {
+        if (proc!.exitCode !== null) throw new Error(`nats-server exited: ${String((await proc!).stderr)}`);
+        await canConnect(port);
+        return true;
+      },
+      30_000,
+      'nats-server accepting connections',
+    );
   };
   const down = async () => {
     if (!proc) return;
@@ -91,9 +98,12 @@ function serverConfig(port: number, storeDir: string, auth: NatsAuth): string {
   const q = (v: string) => JSON.stringify(v);
   const lines = [`listen: ${q(`127.0.0.1:${port}`)}`, `jetstream { store_dir: ${q(storeDir)} }`];
   if (auth.token) lines.push(`authorization { token: ${q(auth.token)} }`);
-  if (auth.user) lines.push(`authorization { users: [ { user: ${q(auth.user.user)}, password: ${q(auth.user.password)} } ] }`);
+  if (auth.user)
+    lines.push(`authorization { users: [ { user: ${q(auth.user.user)}, password: ${q(auth.user.password)} } ] }`);
   if (auth.accounts) {
-    const accounts = Object.entries(auth.accounts).map(([name, u]) => `  ${name}: { jetstream: enabled, users: [ { user: ${q(u.user)}, password: ${q(u.password)} } ] }`);
+    const accounts = Object.entries(auth.accounts).map(
+      ([name, u]) => `  ${name}: { jetstream: enabled, users: [ { user: ${q(u.user)}, password: ${q(u.password)} } ] }`,
+    );
     lines.push('accounts {', ...accounts, '}');
   }
   if (auth.tls) {
@@ -111,7 +121,23 @@ function throwawayCertificates(dir: string): string {
   ssl(['req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '1', '-subj', '/CN=flotilla test CA']);
   ssl(['req', ...ec, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=127.0.0.1']);
   writeFileSync(join(dir, 'san.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
-  ssl(['x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '1', '-extfile', 'san.ext']);
+  ssl([
+    'x509',
+    '-req',
+    '-in',
+    'server.csr',
+    '-CA',
+    'ca.pem',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-out',
+    'server.pem',
+    '-days',
+    '1',
+    '-extfile',
+    'san.ext',
+  ]);
   return join(dir, 'ca.pem');
 }
 
@@ -129,7 +155,10 @@ function freePort(): Promise<number> {
 function canConnect(port: number): Promise<void> {
   return new Promise((resolve, reject) => {
     const s = connect(port, '127.0.0.1');
-    s.once('connect', () => { s.destroy(); resolve(); });
+    s.once('connect', () => {
+      s.destroy();
+      resolve();
+    });
     s.once('error', reject);
   });
 }

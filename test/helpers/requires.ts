@@ -29,7 +29,10 @@ const EXTRA_DIRS: Partial<Record<TestTool, string>> = { sshd: '/usr/sbin' };
  * so a newcomer's run fails saying what to do instead of with a spawn ENOENT deep in a helper.
  */
 export function requireTool(tool: TestTool): string {
-  const dirs = [...(process.env.PATH ?? '').split(delimiter).filter(Boolean), ...(EXTRA_DIRS[tool] ? [EXTRA_DIRS[tool]] : [])];
+  const dirs = [
+    ...(process.env.PATH ?? '').split(delimiter).filter(Boolean),
+    ...(EXTRA_DIRS[tool] ? [EXTRA_DIRS[tool]] : []),
+  ];
   for (const dir of dirs) {
     const path = join(dir, tool);
     try {
@@ -39,5 +42,7 @@ export function requireTool(tool: TestTool): string {
       // Not in this folder.
     }
   }
-  throw new Error(`${tool} is not installed: this test needs it — sudo apt-get install -y ${TEST_TOOLS[tool]} (README.md, "Requirements")`);
+  throw new Error(
+    `${tool} is not installed: this test needs it — sudo apt-get install -y ${TEST_TOOLS[tool]} (README.md, "Requirements")`,
+  );
 }

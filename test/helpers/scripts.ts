@@ -17,12 +17,19 @@ export interface LoggedCall {
 /** The calls a scripted model logged through FLOTILLA_SCRIPT_LOG. */
 export function scriptCalls(file: string): LoggedCall[] {
   if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as LoggedCall);
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as LoggedCall);
 }
 
 /** The text of every user message in a logged prompt, in order. */
 export function userTexts(call: LoggedCall): string[] {
   return call.prompt
     .filter((m) => m.role === 'user')
-    .map((m) => (typeof m.content === 'string' ? m.content : (m.content as { type: string; text?: string }[]).map((p) => p.text ?? '').join('')));
+    .map((m) =>
+      typeof m.content === 'string'
+        ? m.content
+        : (m.content as { type: string; text?: string }[]).map((p) => p.text ?? '').join(''),
+    );
 }

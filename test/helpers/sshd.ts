@@ -52,25 +52,57 @@ export async function startSshd(): Promise<Sshd> {
   // A port found free may be taken before sshd binds it: try a few.
   for (let attempt = 0; attempt < 5 && !child; attempt++) {
     port = await freePort();
-    writeFileSync(at('sshd_config'), [
-      `Port ${port}`, 'ListenAddress 127.0.0.1', `HostKey ${at('host_key')}`, `PidFile ${at('sshd.pid')}`,
-      `AuthorizedKeysFile ${at('authorized_keys')}`, 'StrictModes no', 'UsePAM no',
-      'PasswordAuthentication no', 'KbdInteractiveAuthentication no', 'PermitRootLogin prohibit-password',
-      'PrintMotd no', 'PrintLastLog no', 'LogLevel ERROR', 'MaxStartups 100:30:200', 'MaxSessions 100',
-    ].join('\n') + '\n');
+    writeFileSync(
+      at('sshd_config'),
+      [
+        `Port ${port}`,
+        'ListenAddress 127.0.0.1',
+        `HostKey ${at('host_key')}`,
+        `PidFile ${at('sshd.pid')}`,
+        `AuthorizedKeysFile ${at('authorized_keys')}`,
+        'StrictModes no',
+        'UsePAM no',
+        'PasswordAuthentication no',
+        'KbdInteractiveAuthentication no',
+        'PermitRootLogin prohibit-password',
+        'PrintMotd no',
+        'PrintLastLog no',
+        'LogLevel ERROR',
+        'MaxStartups 100:30:200',
+        'MaxSessions 100',
+      ].join('\n') + '\n',
+    );
     const c = spawn(sshd, ['-D', '-e', '-f', at('sshd_config')], { stdio: ['ignore', 'ignore', 'pipe'] });
-    c.stderr!.on('data', (b: Buffer) => { log += b.toString('utf8'); });
+    c.stderr!.on('data', (b: Buffer) => {
+      log += b.toString('utf8');
+    });
     const exited = new Promise<boolean>((r) => c.once('exit', () => r(true)));
     const listening = eventually(() => canConnect(port), 30_000, `sshd on port ${port}`).then(() => false);
     if (await Promise.race([exited, listening])) continue;
     child = c;
   }
   if (!child) throw new Error(`sshd did not start: ${log}`);
-  writeFileSync(at('known_hosts'), `[127.0.0.1]:${port} ${readFileSync(at('host_key.pub'), 'utf8').split(' ').slice(0, 2).join(' ')}\n`);
+  writeFileSync(
+    at('known_hosts'),
+    `[127.0.0.1]:${port} ${readFileSync(at('host_key.pub'), 'utf8').split(' ').slice(0, 2).join(' ')}\n`,
+  );
   const clientOptions = [
-    '-F', '/dev/null', '-i', at('client_key'), '-o', 'IdentitiesOnly=yes', '-o', 'IdentityAgent=none',
-    '-o', `UserKnownHostsFile=${at('known_hosts')}`, '-o', 'GlobalKnownHostsFile=/dev/null', '-o', 'StrictHostKeyChecking=yes',
-    '-o', 'LogLevel=ERROR',
+    '-F',
+    '/dev/null',
+    '-i',
+    at('client_key'),
+    '-o',
+    'IdentitiesOnly=yes',
+    '-o',
+    'IdentityAgent=none',
+    '-o',
+    `UserKnownHostsFile=${at('known_hosts')}`,
+    '-o',
+    'GlobalKnownHostsFile=/dev/null',
+    '-o',
+    'StrictHostKeyChecking=yes',
+    '-o',
+    'LogLevel=ERROR',
   ];
   const running = child;
   return {
@@ -91,13 +123,20 @@ export async function startSshd(): Promise<Sshd> {
 function canConnect(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const s = connect(port, '127.0.0.1');
-    s.once('connect', () => { s.destroy(); resolve(true); });
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
     s.once('error', () => resolve(false));
   });
 }
 
 /** A `hosts:` entry (YAML, indented under `hosts:`) for this server as `root@127.0.0.1`. */
-export function hostYaml(name: string, sshd: Sshd, remote: { root?: string; cwd?: string; env?: Record<string, string>; flotilla?: string; extra?: string } = {}): string {
+export function hostYaml(
+  name: string,
+  sshd: Sshd,
+  remote: { root?: string; cwd?: string; env?: Record<string, string>; flotilla?: string; extra?: string } = {},
+): string {
   const q = (s: string) => JSON.stringify(s);
   const lines = [
     `  ${name}:`,
@@ -107,7 +146,13 @@ export function hostYaml(name: string, sshd: Sshd, remote: { root?: string; cwd?
     `    flotilla: ${q(remote.flotilla ?? FLOTILLA_COMMAND)}`,
     ...(remote.root ? [`    root: ${q(remote.root)}`] : []),
     ...(remote.cwd ? [`    cwd: ${q(remote.cwd)}`] : []),
-    ...(remote.env ? [`    env: {${Object.entries(remote.env).map(([k, v]) => `${k}: ${q(v)}`).join(', ')}}`] : []),
+    ...(remote.env
+      ? [
+          `    env: {${Object.entries(remote.env)
+            .map(([k, v]) => `${k}: ${q(v)}`)
+            .join(', ')}}`,
+        ]
+      : []),
     ...(remote.extra ? [remote.extra] : []),
   ];
   return lines.join('\n') + '\n';

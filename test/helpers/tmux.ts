@@ -43,7 +43,12 @@ export function tmuxServer(opts: { outsideTmp?: boolean; tmpdir?: string } = {})
   const capture = (target: string) => tmux('capture-pane', '-p', '-J', '-S', '-200', '-t', target);
   const nudge = async () => {
     const pid = Number(await tmux('display-message', '-p', '#{pid}').catch(() => ''));
-    if (Number.isInteger(pid) && pid > 1) try { process.kill(pid, 'SIGCHLD'); } catch { /* gone */ }
+    if (Number.isInteger(pid) && pid > 1)
+      try {
+        process.kill(pid, 'SIGCHLD');
+      } catch {
+        /* gone */
+      }
   };
   return {
     socket,
@@ -84,7 +89,11 @@ export function testSocketDir(name = randomBytes(4).toString('hex')): string {
  * loaded 2-core machine a harness can take many seconds to get anywhere, so no deadline is
  * shorter than 30 s.
  */
-export async function eventually<T>(fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 15_000, what = 'condition'): Promise<T> {
+export async function eventually<T>(
+  fn: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 15_000,
+  what = 'condition',
+): Promise<T> {
   const end = Date.now() + Math.max(timeoutMs, 30_000);
   let lastErr: unknown;
   while (Date.now() < end) {

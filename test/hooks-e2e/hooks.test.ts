@@ -11,8 +11,8 @@ const LONG = fixture('hooks/long.yaml');
 
 /** The tool results the model was given, as text, from the agent's transcript. */
 function toolResultsText(p: Project, id: string): string {
-  return readTranscript(p.layout, id).entries
-    .filter((e) => e.type === 'message' && e.message.role === 'tool')
+  return readTranscript(p.layout, id)
+    .entries.filter((e) => e.type === 'message' && e.message.role === 'tool')
     .map((e) => JSON.stringify(e.type === 'message' ? e.message.content : ''))
     .join('\n');
 }
@@ -31,7 +31,10 @@ describe('PreToolUse / PostToolUse hooks in a real agent (flotilla run --oneshot
   const hooked = (pre: Record<string, unknown>[], post: Record<string, unknown>[] = []) =>
     p.agent('hooked', {
       permissions: { permission_mode: 'dont_ask' },
-      hooks: { PreToolUse: [{ matcher: 'Bash', hooks: pre }], ...(post.length ? { PostToolUse: [{ matcher: 'shell', hooks: post }] } : {}) },
+      hooks: {
+        PreToolUse: [{ matcher: 'Bash', hooks: pre }],
+        ...(post.length ? { PostToolUse: [{ matcher: 'shell', hooks: post }] } : {}),
+      },
     });
 
   it('a fail_closed hook that exits 1 blocks the shell call, and the model reads why', async () => {
@@ -56,7 +59,13 @@ describe('PreToolUse / PostToolUse hooks in a real agent (flotilla run --oneshot
   it('a hook that sleeps past its timeout is killed with its children; not fail_closed, the call goes ahead', async () => {
     const dir = p.project;
     // 5 s: the hook must get to write both pids before the timeout, on a loaded machine too.
-    hooked([{ type: 'command', command: `echo $$ > ${dir}/hook.pid; sleep 60 & echo $! > ${dir}/child.pid; wait`, timeout_secs: 5 }]);
+    hooked([
+      {
+        type: 'command',
+        command: `echo $$ > ${dir}/hook.pid; sleep 60 & echo $! > ${dir}/child.pid; wait`,
+        timeout_secs: 5,
+      },
+    ]);
     const r = await p.run(['run', '--agent', 'hooked', '--model', `script:${ONE_SHELL}`, '--oneshot', 'run it']);
     expect(r.exitCode, r.stderr).toBe(0);
     const id = bannerId(r.stderr);
@@ -80,13 +89,19 @@ describe('PreToolUse / PostToolUse hooks in a real agent (flotilla run --oneshot
       [{ type: 'command', command: `env > ${dir}/pre.env; cat > ${dir}/pre.json` }],
       [{ type: 'command', command: `env > ${dir}/post.env; cat > ${dir}/post.json` }],
     );
-    const r = await p.run(['run', '--agent', 'hooked', '--model', `script:${ONE_SHELL}`, '--oneshot', 'run it'], { env: { SECRET_TOKEN: 'hunter2', HOME: '/home/someone' } });
+    const r = await p.run(['run', '--agent', 'hooked', '--model', `script:${ONE_SHELL}`, '--oneshot', 'run it'], {
+      env: { SECRET_TOKEN: 'hunter2', HOME: '/home/someone' },
+    });
     expect(r.exitCode, r.stderr).toBe(0);
     const id = bannerId(r.stderr);
     for (const file of ['pre.env', 'post.env']) {
-      const env = Object.fromEntries(lines(join(dir, file)).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+      const env = Object.fromEntries(
+        lines(join(dir, file)).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+      );
       // PWD is set by sh itself for its own use, not passed in.
-      const names = Object.keys(env).filter((k) => k !== 'PWD').sort();
+      const names = Object.keys(env)
+        .filter((k) => k !== 'PWD')
+        .sort();
       expect(names).toEqual(['FLOTILLA_AGENT_ID', 'FLOTILLA_AGENT_NAME', 'FLOTILLA_TOOL_NAME', 'PATH']);
       expect(env.FLOTILLA_AGENT_ID).toBe(id);
       expect(env.FLOTILLA_AGENT_NAME).toBe('hooked');
@@ -95,12 +110,22 @@ describe('PreToolUse / PostToolUse hooks in a real agent (flotilla run --oneshot
       expect(readFileSync(join(dir, file), 'utf8')).not.toContain('hunter2');
     }
     const pre = JSON.parse(readFileSync(join(dir, 'pre.json'), 'utf8')) as Record<string, unknown>;
-    expect(pre).toMatchObject({ hook_event_name: 'PreToolUse', agent_id: id, tool_name: 'shell', tool_input: { command: 'echo ran > ran.txt; echo shell-ran' } });
-    const post = JSON.parse(readFileSync(join(dir, 'post.json'), 'utf8')) as { tool_response: { output: string; is_error: boolean } };
+    expect(pre).toMatchObject({
+      hook_event_name: 'PreToolUse',
+      agent_id: id,
+      tool_name: 'shell',
+      tool_input: { command: 'echo ran > ran.txt; echo shell-ran' },
+    });
+    const post = JSON.parse(readFileSync(join(dir, 'post.json'), 'utf8')) as {
+      tool_response: { output: string; is_error: boolean };
+    };
     expect(post.tool_response.output).toContain('shell-ran');
     expect(post.tool_response.is_error).toBe(false);
     const runs = p.audit().filter((l) => l.event === 'hook_run' && l.agent === id);
-    expect(runs.map((l) => [l.hook, l.exit_code])).toEqual([['PreToolUse', 0], ['PostToolUse', 0]]);
+    expect(runs.map((l) => [l.hook, l.exit_code])).toEqual([
+      ['PreToolUse', 0],
+      ['PostToolUse', 0],
+    ]);
   });
 });
 
@@ -128,7 +153,16 @@ describe('config hooks.start / hooks.stop: the stop hook fires exactly once howe
     const before = new Set(p.ids());
     const proc = p.start(['run', '--agent', agent, '--model', `script:${LONG}`, '--oneshot', 'wait a long time']);
     // Working in its command, past start-up: a signal during start-up is not covered yet.
-    const id = await eventually(() => p.ids().find((i) => !before.has(i) && p.record(i).status === 'working' && p.record(i).lastLine.startsWith('$ sleep')), 30_000, 'the agent to run its command');
+    const id = await eventually(
+      () =>
+        p
+          .ids()
+          .find(
+            (i) => !before.has(i) && p.record(i).status === 'working' && p.record(i).lastLine.startsWith('$ sleep'),
+          ),
+      30_000,
+      'the agent to run its command',
+    );
     return { id, pid: p.record(id).pid!, proc };
   }
 
@@ -191,17 +225,24 @@ describe('config hooks.start / hooks.stop: the stop hook fires exactly once howe
     const tmux = tmuxServer();
     try {
       const env = { FLOTILLA_TMUX_SOCKET: tmux.socket };
-      const s = await p.run(['spawn', '--agent', 'worker', '--model', `script:${LONG}`, '--oneshot', 'wait a long time'], { env });
+      const s = await p.run(
+        ['spawn', '--agent', 'worker', '--model', `script:${LONG}`, '--oneshot', 'wait a long time'],
+        { env },
+      );
       expect(s.exitCode, s.stderr).toBe(0);
       const id = s.stdout.trim();
       await eventually(() => p.record(id).status === 'working', 15_000, 'the agent to work');
       process.kill(p.record(id).pid!, 'SIGKILL');
       // Nobody runs reap here: tmux's pane-died hook does. (tmux with libutempter can miss the
       // SIGCHLD of a pane's process; the nudge is what the reaper itself does.)
-      await eventually(async () => {
-        await tmux.nudge();
-        return stopRuns(id).length > 0;
-      }, 20_000, 'the stop hook from the reaper');
+      await eventually(
+        async () => {
+          await tmux.nudge();
+          return stopRuns(id).length > 0;
+        },
+        20_000,
+        'the stop hook from the reaper',
+      );
       expect(p.record(id).status).toBe('crashed');
       await p.run(['reap'], { env });
       await p.run(['status'], { env });

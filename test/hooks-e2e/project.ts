@@ -43,14 +43,23 @@ export function project(prefix = 'flotilla-e2e-'): Project {
   mkdirSync(layout.agentsDir, { recursive: true });
   const baseEnv = (): Record<string, string> => {
     const env: Record<string, string> = {};
-    for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('FLOTILLA_') && k !== 'TMUX') env[k] = v;
+    for (const [k, v] of Object.entries(process.env))
+      if (v !== undefined && !k.startsWith('FLOTILLA_') && k !== 'TMUX') env[k] = v;
     // A private tmux server name by default: no test ever opens windows on a person's server.
-    return { ...env, FLOTILLA_ROOT: layout.root, XDG_CONFIG_HOME: join(fleet.project, '.xdg'), FLOTILLA_TMUX_SOCKET: `flotilla-test-${process.pid}-unused` };
+    return {
+      ...env,
+      FLOTILLA_ROOT: layout.root,
+      XDG_CONFIG_HOME: join(fleet.project, '.xdg'),
+      FLOTILLA_TMUX_SOCKET: `flotilla-test-${process.pid}-unused`,
+    };
   };
   const p: Project = {
     ...fleet,
     agent(name, fields, body = 'You are a test agent.') {
-      writeFileSync(join(layout.agentsDir, `${name}.md`), `---\n${stringify({ name, description: `${name} test agent`, ...fields })}---\n${body}\n`);
+      writeFileSync(
+        join(layout.agentsDir, `${name}.md`),
+        `---\n${stringify({ name, description: `${name} test agent`, ...fields })}---\n${body}\n`,
+      );
     },
     config(cfg) {
       writeFileSync(layout.configFile, stringify(cfg));
@@ -62,11 +71,29 @@ export function project(prefix = 'flotilla-e2e-'): Project {
     },
     env: (extra = {}) => ({ ...baseEnv(), ...extra }),
     run: async (args, opts = {}) => {
-      const r = await flotilla(args, { cwd: fleet.project, env: p.env(opts.env), extendEnv: false, ...(opts.input !== undefined ? { input: opts.input } : { stdin: 'ignore' }) });
+      const r = await flotilla(args, {
+        cwd: fleet.project,
+        env: p.env(opts.env),
+        extendEnv: false,
+        ...(opts.input !== undefined ? { input: opts.input } : { stdin: 'ignore' }),
+      });
       return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) };
     },
-    start: (args, opts = {}) => execa(process.execPath, [CLI, ...args], { cwd: fleet.project, env: p.env(opts.env), extendEnv: false, reject: false, stdin: 'ignore' }),
-    ids: () => (existsSync(layout.registryDir) ? readdirSync(layout.registryDir).filter((f) => f.endsWith('.json')).map((f) => f.slice(0, -5)).sort() : []),
+    start: (args, opts = {}) =>
+      execa(process.execPath, [CLI, ...args], {
+        cwd: fleet.project,
+        env: p.env(opts.env),
+        extendEnv: false,
+        reject: false,
+        stdin: 'ignore',
+      }),
+    ids: () =>
+      existsSync(layout.registryDir)
+        ? readdirSync(layout.registryDir)
+            .filter((f) => f.endsWith('.json'))
+            .map((f) => f.slice(0, -5))
+            .sort()
+        : [],
     record(id) {
       const rec = readRecord(layout, id);
       if (!rec) throw new Error(`no record ${id}`);
@@ -81,7 +108,10 @@ export function project(prefix = 'flotilla-e2e-'): Project {
 
 export function auditLines(layout: Layout): Record<string, unknown>[] {
   if (!existsSync(layout.auditFile)) return [];
-  return readFileSync(layout.auditFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+  return readFileSync(layout.auditFile, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
 /** True while a process exists and is not a zombie (a zombie has finished running). */

@@ -49,16 +49,32 @@ describe('stopHookOnce', () => {
   it('two processes racing for the same agents run each stop hook exactly once', async () => {
     const code = tempDir('flotilla-racer-');
     try {
-      transpileForChild(['src/errors.ts', 'src/layout/layout.ts', 'src/layout/git-top.ts', 'src/hooks/stop-once.ts', 'src/fleet/done-once.ts', 'src/fleet/proc.ts'], code.dir);
+      transpileForChild(
+        [
+          'src/errors.ts',
+          'src/layout/layout.ts',
+          'src/layout/git-top.ts',
+          'src/hooks/stop-once.ts',
+          'src/fleet/done-once.ts',
+          'src/fleet/proc.ts',
+        ],
+        code.dir,
+      );
       const script = join(code.dir, 'racer.mjs');
       writeFileSync(script, RACER);
       const ids = Array.from({ length: 20 }, (_, i) => `agent-${i}`);
       const go = join(code.dir, 'go');
       const log = join(code.dir, 'log');
       const racers = [1, 2].map((n) =>
-        execa(process.execPath, [script, fleet.layout.root, join(code.dir, `ready-${n}`), go, log, ...ids], { cwd: code.dir }),
+        execa(process.execPath, [script, fleet.layout.root, join(code.dir, `ready-${n}`), go, log, ...ids], {
+          cwd: code.dir,
+        }),
       );
-      await eventually(() => existsSync(join(code.dir, 'ready-1')) && existsSync(join(code.dir, 'ready-2')), 20_000, 'both racers ready');
+      await eventually(
+        () => existsSync(join(code.dir, 'ready-1')) && existsSync(join(code.dir, 'ready-2')),
+        20_000,
+        'both racers ready',
+      );
       writeFileSync(go, '');
       const [a, b] = await Promise.all(racers);
       const ranA = JSON.parse(a!.stdout) as string[];

@@ -27,7 +27,8 @@ beforeEach(() => {
 });
 afterEach(() => tmp.cleanup());
 
-const hooks = (pre: unknown[], post: unknown[] = []) => definitionHooksSchema.parse({ PreToolUse: pre, PostToolUse: post });
+const hooks = (pre: unknown[], post: unknown[] = []) =>
+  definitionHooksSchema.parse({ PreToolUse: pre, PostToolUse: post });
 
 describe('matchesTool', () => {
   it('matches |-separated substrings case-insensitively against canonical and Claude names', () => {
@@ -47,11 +48,20 @@ describe('matchesTool', () => {
 
 describe('PreToolUse', () => {
   it('a fail_closed hook that exits 1 blocks the call with a reason naming its stderr', async () => {
-    const h = hooks([{ matcher: 'Edit|Write', hooks: [{ type: 'command', command: 'echo "generated files are read-only" >&2; exit 1', fail_closed: true }] }]);
+    const h = hooks([
+      {
+        matcher: 'Edit|Write',
+        hooks: [{ type: 'command', command: 'echo "generated files are read-only" >&2; exit 1', fail_closed: true }],
+      },
+    ]);
     const decision = await runPreToolUse(h, { name: 'write', input: { path: 'gen/x.ts', content: '' } }, ctx);
     expect(decision.allow).toBe(false);
-    expect(decision.allow === false && decision.reason).toMatch(/^tool call blocked by a PreToolUse hook \(`echo .*`, exit 1\): generated files are read-only — /);
-    expect(runs).toEqual([expect.objectContaining({ hook: 'PreToolUse', exitCode: 1, timedOut: false, tool: 'write', blocked: true })]);
+    expect(decision.allow === false && decision.reason).toMatch(
+      /^tool call blocked by a PreToolUse hook \(`echo .*`, exit 1\): generated files are read-only — /,
+    );
+    expect(runs).toEqual([
+      expect.objectContaining({ hook: 'PreToolUse', exitCode: 1, timedOut: false, tool: 'write', blocked: true }),
+    ]);
     // The matcher does not cover shell: no hook runs and the call goes ahead.
     expect(await runPreToolUse(h, { name: 'shell', input: { command: 'ls' } }, ctx)).toEqual({ allow: true });
     expect(runs).toHaveLength(1);
@@ -60,7 +70,9 @@ describe('PreToolUse', () => {
   it('a hook that is not fail_closed and sleeps past its timeout is killed, warned about, and the call proceeds', async () => {
     const pids = join(tmp.dir, 'pids');
     // 5 s: the hook must get to write its pids before the timeout, on a loaded machine too.
-    const h = hooks([{ matcher: 'Bash', hooks: [{ command: `sleep 60 & echo "$$ $!" > ${pids}; wait`, timeout_secs: 5 }] }]);
+    const h = hooks([
+      { matcher: 'Bash', hooks: [{ command: `sleep 60 & echo "$$ $!" > ${pids}; wait`, timeout_secs: 5 }] },
+    ]);
     const decision = await runPreToolUse(h, { name: 'shell', input: { command: 'make' } }, ctx);
     expect(decision).toEqual({ allow: true });
     const [hookPid, childPid] = readFileSync(pids, 'utf8').trim().split(' ').map(Number);
@@ -69,7 +81,9 @@ describe('PreToolUse', () => {
     expect(childPid).toBeGreaterThan(0);
     expect(isRunning(hookPid!)).toBe(false);
     expect(isRunning(childPid!)).toBe(false);
-    expect(runs).toEqual([expect.objectContaining({ hook: 'PreToolUse', timedOut: true, exitCode: null, tool: 'shell' })]);
+    expect(runs).toEqual([
+      expect.objectContaining({ hook: 'PreToolUse', timedOut: true, exitCode: null, tool: 'shell' }),
+    ]);
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/timed out after 5s and was killed — the 'shell' call goes ahead/);
   });
@@ -82,7 +96,9 @@ describe('PreToolUse', () => {
 
   it('passes the call as JSON on stdin and exactly PATH plus FLOTILLA_* in the environment', async () => {
     const h = hooks([{ matcher: 'Edit', hooks: [{ command: 'env > env.txt; cat > stdin.json' }] }]);
-    expect(await runPreToolUse(h, { name: 'Edit', input: { path: 'a.ts', old: 'x', new: 'y' } }, ctx)).toEqual({ allow: true });
+    expect(await runPreToolUse(h, { name: 'Edit', input: { path: 'a.ts', old: 'x', new: 'y' } }, ctx)).toEqual({
+      allow: true,
+    });
     const lines = readFileSync(join(tmp.dir, 'env.txt'), 'utf8').trim().split('\n');
     const vars = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
     // sh itself sets PWD (and some shells SHLVL, _); nothing else may come from the harness.
@@ -123,20 +139,30 @@ describe('PostToolUse and lifecycle hooks', () => {
     const h = hooks([], [{ matcher: 'Write', hooks: [{ command: 'cat > post.json; exit 5' }] }]);
     await runPostToolUse(h, { name: 'write', input: { path: 'a' }, output: 'wrote 3 bytes', isError: false }, ctx);
     expect(JSON.parse(readFileSync(join(tmp.dir, 'post.json'), 'utf8'))).toMatchObject({
-      hook_event_name: 'PostToolUse', tool_name: 'write', tool_response: { output: 'wrote 3 bytes', is_error: false },
+      hook_event_name: 'PostToolUse',
+      tool_name: 'write',
+      tool_response: { output: 'wrote 3 bytes', is_error: false },
     });
     expect(runs).toEqual([expect.objectContaining({ hook: 'PostToolUse', exitCode: 5 })]);
     expect(warnings[0]).toMatch(/PostToolUse hook `cat > post.json; exit 5` exit 5 — the agent goes on/);
   });
 
   it('stop hooks get FLOTILLA_EXIT_REASON and the status on stdin', async () => {
-    await runLifecycleHooks('stop', [{ command: 'echo "$FLOTILLA_EXIT_REASON" > reason; cat > stop.json', timeout_secs: 5 }], {
-      ...ctx,
-      status: 'timed_out',
-      exitReason: 'timeout',
-    });
+    await runLifecycleHooks(
+      'stop',
+      [{ command: 'echo "$FLOTILLA_EXIT_REASON" > reason; cat > stop.json', timeout_secs: 5 }],
+      {
+        ...ctx,
+        status: 'timed_out',
+        exitReason: 'timeout',
+      },
+    );
     expect(readFileSync(join(tmp.dir, 'reason'), 'utf8')).toBe('timeout\n');
-    expect(JSON.parse(readFileSync(join(tmp.dir, 'stop.json'), 'utf8'))).toMatchObject({ hook_event_name: 'stop', status: 'timed_out', exit_reason: 'timeout' });
+    expect(JSON.parse(readFileSync(join(tmp.dir, 'stop.json'), 'utf8'))).toMatchObject({
+      hook_event_name: 'stop',
+      status: 'timed_out',
+      exit_reason: 'timeout',
+    });
     expect(runs).toEqual([expect.objectContaining({ hook: 'stop', exitCode: 0 })]);
     expect(warnings).toEqual([]);
   });

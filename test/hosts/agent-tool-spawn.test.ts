@@ -19,7 +19,10 @@ const hosts = hostsOnBus();
 /** This host's `farworker`: the definition the tool names, which opens on r1. */
 function farDefinition(pair: TwoHosts): void {
   const { local } = pair;
-  writeFileSync(join(local.layout.agentsDir, 'farworker.md'), `---\nname: farworker\ndescription: works on r1\nhost: r1\nmodel: script:${fixture('../hosts/farworker.yaml')}\n---\nYou work far away.\n`);
+  writeFileSync(
+    join(local.layout.agentsDir, 'farworker.md'),
+    `---\nname: farworker\ndescription: works on r1\nhost: r1\nmodel: script:${fixture('../hosts/farworker.yaml')}\n---\nYou work far away.\n`,
+  );
   // A definition's host: is the person's word only in a trusted folder (docs/security.md "Hosts").
   trustProject(local.project, local.env);
 }
@@ -27,7 +30,10 @@ function farDefinition(pair: TwoHosts): void {
 /** What a tool returned to the model, in the last call that shows it. */
 function toolOutput(calls: LoggedCall[], tool: string): string | undefined {
   for (const call of [...calls].reverse()) {
-    const result = call.prompt.filter((m) => m.role === 'tool').flatMap((m) => m.content as { toolName: string; output: { value: unknown } }[]).find((p) => p.toolName === tool);
+    const result = call.prompt
+      .filter((m) => m.role === 'tool')
+      .flatMap((m) => m.content as { toolName: string; output: { value: unknown } }[])
+      .find((p) => p.toolName === tool);
     if (result) return JSON.stringify(result.output.value);
   }
   return undefined;
@@ -35,7 +41,9 @@ function toolOutput(calls: LoggedCall[], tool: string): string | undefined {
 
 /** The `<inbox-message …>` blocks the last call of process `pid` was shown (the whole conversation). */
 function shownMail(log: string, pid: number | null): string[] {
-  const last = scriptCalls(log).filter((c) => c.pid === pid).at(-1);
+  const last = scriptCalls(log)
+    .filter((c) => c.pid === pid)
+    .at(-1);
   return last ? userTexts(last).flatMap((t) => t.match(/<inbox-message[\s\S]*?<\/inbox-message>/g) ?? []) : [];
 }
 
@@ -44,7 +52,11 @@ describe("the model's spawn_agent for a definition on another host", { timeout: 
     const logs = mkdtempSync(join(tmpdir(), 'flotilla-xtool-spawn-'));
     const childLog = join(logs, 'child-calls.jsonl');
     const parentLog = join(logs, 'parent-calls.jsonl');
-    const pair = await hosts.open({ localDefinitions: { parent: '../hosts/parent-tool-spawn.yaml' }, remoteDefinitions: { farworker: '../hosts/farworker.yaml' }, env: { FLOTILLA_SCRIPT_LOG: childLog } });
+    const pair = await hosts.open({
+      localDefinitions: { parent: '../hosts/parent-tool-spawn.yaml' },
+      remoteDefinitions: { farworker: '../hosts/farworker.yaml' },
+      env: { FLOTILLA_SCRIPT_LOG: childLog },
+    });
     farDefinition(pair);
     const { local, remote } = pair;
     const r = await local.spawnAgent(['--agent', 'parent', 'work with a child'], { FLOTILLA_SCRIPT_LOG: parentLog });
@@ -52,21 +64,48 @@ describe("the model's spawn_agent for a definition on another host", { timeout: 
     const parentId = r.stdout;
 
     // The tool returned the id r1 gave, and the child is the parent's, on r1 only.
-    await eventually(() => toolOutput(scriptCalls(parentLog), 'spawn_agent'), 120_000, 'the spawn_agent result shown to the model');
-    expect(toolOutput(scriptCalls(parentLog), 'spawn_agent')).toBe(JSON.stringify('Started far1. Its result will arrive as a completion message; or call wait_for_agents with ["far1"].'));
-    expect(remote.record('far1')).toMatchObject({ name: 'farworker', parentId, rootId: parentId, depth: 1, spawnedBy: 'agent', host: 'r1' });
+    await eventually(
+      () => toolOutput(scriptCalls(parentLog), 'spawn_agent'),
+      120_000,
+      'the spawn_agent result shown to the model',
+    );
+    expect(toolOutput(scriptCalls(parentLog), 'spawn_agent')).toBe(
+      JSON.stringify(
+        'Started far1. Its result will arrive as a completion message; or call wait_for_agents with ["far1"].',
+      ),
+    );
+    expect(remote.record('far1')).toMatchObject({
+      name: 'farworker',
+      parentId,
+      rootId: parentId,
+      depth: 1,
+      spawnedBy: 'agent',
+      host: 'r1',
+    });
     expect(local.records().map((x) => x.id)).toEqual([parentId]);
 
     // Its answer reaches the parent's model once; the parent writes to it, and its model sees that once.
     const pid = () => local.record(parentId).pid;
     const completion = (m: string) => m.includes('kind="completion"') && m.includes('far1');
-    await eventually(() => shownMail(parentLog, pid()).some((m) => completion(m) && m.includes('far-result-far1')), 180_000, "far1's completion shown to the parent's model");
+    await eventually(
+      () => shownMail(parentLog, pid()).some((m) => completion(m) && m.includes('far-result-far1')),
+      180_000,
+      "far1's completion shown to the parent's model",
+    );
     const childPid = () => remote.record('far1').pid;
-    await eventually(() => shownMail(childLog, childPid()).some((m) => m.includes('hello-from-parent')), 120_000, "the parent's message shown to far1's model");
+    await eventually(
+      () => shownMail(childLog, childPid()).some((m) => m.includes('hello-from-parent')),
+      120_000,
+      "the parent's message shown to far1's model",
+    );
     expect(shownMail(childLog, childPid()).filter((m) => m.includes('hello-from-parent'))).toHaveLength(1);
 
     // Its second answer shown, the parent cancels it: it ends on r1.
-    await eventually(() => toolOutput(scriptCalls(parentLog), 'cancel_agent'), 180_000, 'the cancel_agent result shown to the model');
+    await eventually(
+      () => toolOutput(scriptCalls(parentLog), 'cancel_agent'),
+      180_000,
+      'the cancel_agent result shown to the model',
+    );
     expect(toolOutput(scriptCalls(parentLog), 'cancel_agent')).toBe(JSON.stringify('Cancelled far1.'));
     await eventually(() => remote.record('far1').status === 'cancelled', 60_000, 'far1 cancelled on r1');
     await eventually(() => local.record(parentId).status === 'idle', 60_000, 'the parent idle');
@@ -80,12 +119,17 @@ describe("the model's spawn_agent for a definition on another host", { timeout: 
   });
 
   it('is refused with one line saying to set fleet.bus when the fleet is on maildir, and nothing opens on r1', async () => {
-    const pair = await twoHosts({ localDefinitions: { parent: '../hosts/tool-spawn-refused.yaml' }, remoteDefinitions: { farworker: '../hosts/farworker.yaml' } });
+    const pair = await twoHosts({
+      localDefinitions: { parent: '../hosts/tool-spawn-refused.yaml' },
+      remoteDefinitions: { farworker: '../hosts/farworker.yaml' },
+    });
     try {
       farDefinition(pair);
       const r = await pair.local.spawnAgent(['--agent', 'parent', '--oneshot', '--wait', 'go']);
       expect(r.exitCode, r.stderr).toBe(0);
-      expect(r.stdout).toMatch(/^got: .*spawn refused: parent-[a-z0-9]{6} is an agent, and its child on host 'r1' could reach it only over the fleet's bus, which is maildir here — set fleet\.bus: nats:\/\/… and the same fleet\.name on both hosts \(docs\/scale-out\.md\), or spawn here \[flotilla:host-refused agent=parent-[a-z0-9]{6} host=r1\]/);
+      expect(r.stdout).toMatch(
+        /^got: .*spawn refused: parent-[a-z0-9]{6} is an agent, and its child on host 'r1' could reach it only over the fleet's bus, which is maildir here — set fleet\.bus: nats:\/\/… and the same fleet\.name on both hosts \(docs\/scale-out\.md\), or spawn here \[flotilla:host-refused agent=parent-[a-z0-9]{6} host=r1\]/,
+      );
       expect(pair.remote.records()).toEqual([]);
       expect(pair.local.records()).toHaveLength(1);
     } finally {

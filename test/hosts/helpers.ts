@@ -39,20 +39,31 @@ export function fleetBusYaml(bus: NatsServer, name: string, host: string): strin
 let fleets = 0;
 
 export async function twoHosts(opts: TwoHostsOptions = {}): Promise<TwoHosts> {
-  const sshd = opts.sshd ?? await startSshd();
+  const sshd = opts.sshd ?? (await startSshd());
   // One fleet name per pair: two pairs on one server never read each other's mail.
   const name = `t${process.pid}x${++fleets}`;
   const shared = opts.bus ? fleetBusYaml(opts.bus, name, 'here') : '';
-  const remote = spawnFleet({ definitions: opts.remoteDefinitions, config: opts.bus ? fleetBusYaml(opts.bus, name, 'r1') : '' });
+  const remote = spawnFleet({
+    definitions: opts.remoteDefinitions,
+    config: opts.bus ? fleetBusYaml(opts.bus, name, 'r1') : '',
+  });
   const local = spawnFleet({ definitions: opts.localDefinitions });
   const entry = hostYaml('r1', opts.port ? { ...sshd, port: opts.port } : sshd, {
-    root: remote.layout.root, cwd: remote.project, flotilla: opts.flotilla, env: { ...remote.env, ...opts.env },
+    root: remote.layout.root,
+    cwd: remote.project,
+    flotilla: opts.flotilla,
+    env: { ...remote.env, ...opts.env },
   });
-  writeFileSync(local.layout.configFile, `agents:\n  default_permission_mode: dont_ask\nmodels:\n  max_retries: 0\n${shared}hosts:\n${entry}`);
+  writeFileSync(
+    local.layout.configFile,
+    `agents:\n  default_permission_mode: dont_ask\nmodels:\n  max_retries: 0\n${shared}hosts:\n${entry}`,
+  );
   // The config changed since spawnFleet trusted the project: trusted again, as a person would.
   trustProject(local.project, local.env);
   return {
-    local, remote, sshd,
+    local,
+    remote,
+    sshd,
     async close() {
       await local.close();
       await remote.close();
@@ -68,8 +79,12 @@ export async function twoHosts(opts: TwoHostsOptions = {}): Promise<TwoHosts> {
 export function hostsOnBus(): { bus(): NatsServer; open(opts?: Omit<TwoHostsOptions, 'bus'>): Promise<TwoHosts> } {
   let bus: NatsServer | undefined;
   let pair: TwoHosts | undefined;
-  beforeAll(async () => { bus = await natsServer(); }, 120_000);
-  afterAll(async () => { await bus?.kill(); });
+  beforeAll(async () => {
+    bus = await natsServer();
+  }, 120_000);
+  afterAll(async () => {
+    await bus?.kill();
+  });
   afterEach(async () => {
     await pair?.close();
     pair = undefined;

@@ -20,7 +20,9 @@ const LOST_AFTER_SECS = 4;
 
 /** The `<inbox-message …>` blocks of the last call a model was shown. */
 function shownMail(log: string, pid: number | null): string[] {
-  const last = scriptCalls(log).filter((c) => c.pid === pid).at(-1);
+  const last = scriptCalls(log)
+    .filter((c) => c.pid === pid)
+    .at(-1);
   if (!last) return [];
   return userTexts(last).flatMap((t) => t.match(/<inbox-message[\s\S]*?<\/inbox-message>/g) ?? []);
 }
@@ -32,16 +34,28 @@ async function tmuxPid(tmux: TmuxServer): Promise<number> {
 
 function auditOf(file: string): Record<string, unknown>[] {
   try {
-    return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    return readFileSync(file, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
   } catch {
     return [];
   }
 }
 
 /** A parent here with its child on r1 at work (a long command); r1 considered lost after LOST_AFTER_SECS here. */
-async function childAtWork(): Promise<{ pair: TwoHosts; parentId: string; childId: string; parentLog: string; logs: string }> {
+async function childAtWork(): Promise<{
+  pair: TwoHosts;
+  parentId: string;
+  childId: string;
+  parentLog: string;
+  logs: string;
+}> {
   const logs = mkdtempSync(join(tmpdir(), 'flotilla-lost-logs-'));
-  const pair = await hosts.open({ localDefinitions: { parent: '../hosts/parent.yaml' }, remoteDefinitions: { farworker: '../hosts/farsleeper.yaml' } });
+  const pair = await hosts.open({
+    localDefinitions: { parent: '../hosts/parent.yaml' },
+    remoteDefinitions: { farworker: '../hosts/farsleeper.yaml' },
+  });
   const { local, remote } = pair;
   appendFileSync(local.layout.configFile, `    lost_after_secs: ${LOST_AFTER_SECS}\n`);
   trustProject(local.project, local.env);
@@ -51,12 +65,22 @@ async function childAtWork(): Promise<{ pair: TwoHosts; parentId: string; childI
   expect(r.exitCode).toBe(0);
   const child = await eventually(() => remote.records()[0], 120_000, 'the child on r1');
   // At work: its long command runs, so its task is open when r1 goes silent.
-  await eventually(() => remote.record(child.id).status === 'working' && remote.record(child.id).turns >= 1, 120_000, 'the child at work on r1');
+  await eventually(
+    () => remote.record(child.id).status === 'working' && remote.record(child.id).turns >= 1,
+    120_000,
+    'the child at work on r1',
+  );
   // The parent sees r1 beat before it goes silent.
-  await eventually(async () => {
-    const st = await local.flotilla(['status', '--json']);
-    return (JSON.parse(st.stdout) as { id: string; lost?: boolean }[]).some((x) => x.id === 'host:r1' && x.lost === false);
-  }, 60_000, 'r1 beating');
+  await eventually(
+    async () => {
+      const st = await local.flotilla(['status', '--json']);
+      return (JSON.parse(st.stdout) as { id: string; lost?: boolean }[]).some(
+        (x) => x.id === 'host:r1' && x.lost === false,
+      );
+    },
+    60_000,
+    'r1 beating',
+  );
   return { pair, parentId: r.stdout, childId: child.id, parentLog, logs };
 }
 
@@ -75,16 +99,22 @@ describe('agents of a silent host', { timeout: 300_000 }, () => {
 
     const parentPid = () => local.record(parentId).pid;
     const lostShown = (m: string) => m.includes('kind="completion"') && m.includes(childId);
-    const shown = await eventually(() => {
-      const s = shownMail(parentLog, parentPid()).filter(lostShown);
-      return s.length > 0 && s;
-    }, 120_000, "the lost child's completion shown to the parent's model");
+    const shown = await eventually(
+      () => {
+        const s = shownMail(parentLog, parentPid()).filter(lostShown);
+        return s.length > 0 && s;
+      },
+      120_000,
+      "the lost child's completion shown to the parent's model",
+    );
     expect(shown).toHaveLength(1);
     expect(shown[0]).toMatch(/status \*\*lost\*\*: host r1: no heartbeat for \d+ s/);
 
     // status here shows it lost, with why; wait returns with the lost status (exit 1: not completed).
     const st = await local.flotilla(['status', '--json']);
-    const rec = (JSON.parse(st.stdout) as { id: string; status: string; exitReason: string | null }[]).find((x) => x.id === childId);
+    const rec = (JSON.parse(st.stdout) as { id: string; status: string; exitReason: string | null }[]).find(
+      (x) => x.id === childId,
+    );
     expect(rec?.status).toBe('lost');
     expect(rec?.exitReason).toMatch(/^host r1: no heartbeat for \d+ s$/);
     const text = await local.flotilla(['status']);
@@ -100,7 +130,11 @@ describe('agents of a silent host', { timeout: 300_000 }, () => {
     // r1's own reaper finds the dead harness later: the fleet's once-marker keeps its completion back.
     const there = await remote.flotilla(['status']);
     expect(there.exitCode).toBe(0);
-    await eventually(() => auditOf(remote.layout.auditFile).some((a) => a.event === 'completion_withheld' && a.agent === childId), 60_000, "r1's completion withheld");
+    await eventually(
+      () => auditOf(remote.layout.auditFile).some((a) => a.event === 'completion_withheld' && a.agent === childId),
+      60_000,
+      "r1's completion withheld",
+    );
     expect(auditOf(remote.layout.auditFile).filter((a) => a.event === 'completion' && a.agent === childId)).toEqual([]);
     expect(local.mail(parentId).filter((m) => m.kind === 'completion' && m.from === childId)).toHaveLength(1);
     rmSync(logs, { recursive: true, force: true });
@@ -118,25 +152,37 @@ describe('agents of a silent host', { timeout: 300_000 }, () => {
     try {
       const parentPid = () => local.record(parentId).pid;
       const about = (m: string) => m.includes('kind="completion"') && m.includes(childId);
-      await eventually(() => shownMail(parentLog, parentPid()).some(about), 120_000, "the lost child's completion shown to the parent's model");
+      await eventually(
+        () => shownMail(parentLog, parentPid()).some(about),
+        120_000,
+        "the lost child's completion shown to the parent's model",
+      );
     } finally {
       process.kill(pid, 'SIGCONT');
       process.kill(server, 'SIGCONT');
     }
     // Heard again, it finds itself marked lost and ends; its own completion is withheld.
-    const ended = await eventually(() => {
-      const r = remote.record(childId);
-      return r.status === 'cancelled' && !isAlive(pid) && r;
-    }, 120_000, 'the healed child ended');
+    const ended = await eventually(
+      () => {
+        const r = remote.record(childId);
+        return r.status === 'cancelled' && !isAlive(pid) && r;
+      },
+      120_000,
+      'the healed child ended',
+    );
     expect(ended.exitReason).toBe('marked lost while its host was unreachable');
     const audit = auditOf(remote.layout.auditFile);
     expect(audit.filter((a) => a.event === 'completion_withheld' && a.agent === childId)).toHaveLength(1);
     expect(audit.filter((a) => a.event === 'completion' && a.agent === childId)).toEqual([]);
     // The fleet's record stays what the parent was told.
     const st = await local.flotilla(['status', '--json']);
-    expect((JSON.parse(st.stdout) as { id: string; status: string }[]).find((x) => x.id === childId)?.status).toBe('lost');
+    expect((JSON.parse(st.stdout) as { id: string; status: string }[]).find((x) => x.id === childId)?.status).toBe(
+      'lost',
+    );
     const parentPid = () => local.record(parentId).pid;
-    const shown = shownMail(parentLog, parentPid()).filter((m) => m.includes('kind="completion"') && m.includes(childId));
+    const shown = shownMail(parentLog, parentPid()).filter(
+      (m) => m.includes('kind="completion"') && m.includes(childId),
+    );
     expect(shown).toHaveLength(1);
     expect(shown[0]).toContain('**lost**');
     expect(local.mail(parentId).filter((m) => m.kind === 'completion' && m.from === childId)).toHaveLength(1);

@@ -36,7 +36,24 @@ describe("the dashboard shows every host's agents", { timeout: 300_000 }, () => 
     // The person's dashboard on this host, in a window of this host's tmux server.
     const tmux = local.tmux;
     const env = Object.entries(local.env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
-    await tmux.tmux('new-session', '-d', '-s', 'dash', '-x', '120', '-y', '30', '-c', local.project, ...env, process.execPath, CLI, 'watch', '--tick', '0.5');
+    await tmux.tmux(
+      'new-session',
+      '-d',
+      '-s',
+      'dash',
+      '-x',
+      '120',
+      '-y',
+      '30',
+      '-c',
+      local.project,
+      ...env,
+      process.execPath,
+      CLI,
+      'watch',
+      '--tick',
+      '0.5',
+    );
     // Windows the dashboard opens get the person's environment (a fresh HOME here), as their own windows do.
     for (const [k, v] of Object.entries(local.env)) await tmux.tmux('set-environment', '-g', k, v);
 
@@ -47,17 +64,27 @@ describe("the dashboard shows every host's agents", { timeout: 300_000 }, () => 
 
     // Enter on it: a new window of the person's session, whose pane shows the agent's own pane on r1.
     await tmux.tmux('send-keys', '-t', DASH, 'Enter');
-    const attached = await eventually(async () => {
-      const windows = (await tmux.tmux('list-windows', '-t', 'dash', '-F', '#{window_id} #{window_name}')).split('\n');
-      return windows.find((w) => w.endsWith(' far-1@r1'))?.split(' ')[0];
-    }, 60_000, "the window attached to r1's agent");
+    const attached = await eventually(
+      async () => {
+        const windows = (await tmux.tmux('list-windows', '-t', 'dash', '-F', '#{window_id} #{window_name}')).split(
+          '\n',
+        );
+        return windows.find((w) => w.endsWith(' far-1@r1'))?.split(' ')[0];
+      },
+      60_000,
+      "the window attached to r1's agent",
+    );
     const seen = await tmux.waitFor(attached, /Answer: result-of-far-1/, 90_000);
     expect(seen).toMatch(/Working\./);
     // The dashboard is still there, in its own window.
     expect(await tmux.capture(DASH)).toMatch(/Host r1 — /);
     // Leaving r1's tmux (detach) ends ssh, and the window closes.
     await tmux.tmux('send-keys', '-t', attached, 'C-b', 'd');
-    await eventually(async () => !(await tmux.tmux('list-windows', '-t', 'dash', '-F', '#{window_name}')).includes('far-1@r1'), 60_000, 'the window closed after detaching');
+    await eventually(
+      async () => !(await tmux.tmux('list-windows', '-t', 'dash', '-F', '#{window_name}')).includes('far-1@r1'),
+      60_000,
+      'the window closed after detaching',
+    );
 
     // Its state changes there: the dashboard here follows.
     expect((await remote.flotilla(['cancel', 'far-1'])).exitCode).toBe(0);
@@ -68,14 +95,37 @@ describe("the dashboard shows every host's agents", { timeout: 300_000 }, () => 
     // A person whose config has no r1 under hosts: sees it all the same; Enter says to add it, in one line.
     writeFileSync(local.layout.configFile, config.slice(0, config.indexOf('hosts:\n')));
     trustProject(local.project, local.env);
-    await tmux.tmux('new-session', '-d', '-s', 'bare', '-x', '120', '-y', '30', '-c', local.project, ...env, process.execPath, CLI, 'watch', '--tick', '0.5');
+    await tmux.tmux(
+      'new-session',
+      '-d',
+      '-s',
+      'bare',
+      '-x',
+      '120',
+      '-y',
+      '30',
+      '-c',
+      local.project,
+      ...env,
+      process.execPath,
+      CLI,
+      'watch',
+      '--tick',
+      '0.5',
+    );
     await tmux.waitFor('bare:0', /Host r1 — LOST[^\n]*\n.{0,3}far-1 \*\s+cancelled/, 90_000);
-    const refused = await eventually(async () => {
-      await tmux.tmux('send-keys', '-t', 'bare:0', 'Enter');
-      const text = await tmux.capture('bare:0');
-      return /r1 is not under hosts: in your config/.test(text) && text;
-    }, 60_000, 'the line saying to add r1 under hosts:');
-    expect(refused).toMatch(/^r1 is not under hosts: in your config — add it to attach: hosts: \{r1: \{ssh: user@machine\}\}$/m);
+    const refused = await eventually(
+      async () => {
+        await tmux.tmux('send-keys', '-t', 'bare:0', 'Enter');
+        const text = await tmux.capture('bare:0');
+        return /r1 is not under hosts: in your config/.test(text) && text;
+      },
+      60_000,
+      'the line saying to add r1 under hosts:',
+    );
+    expect(refused).toMatch(
+      /^r1 is not under hosts: in your config — add it to attach: hosts: \{r1: \{ssh: user@machine\}\}$/m,
+    );
     expect((await tmux.tmux('list-windows', '-t', 'bare', '-F', '#{window_name}')).split('\n')).toHaveLength(1);
     // And the dashboard goes on: its keys still answer.
     await tmux.tmux('send-keys', '-t', 'bare:0', '?');

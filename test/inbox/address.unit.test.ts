@@ -9,7 +9,12 @@ describe('addressing', () => {
     f = tempFleet();
     addAgent(f.layout, 'lead-3kd9p1');
     addAgent(f.layout, 'worker-7k2m9q', { parentId: 'lead-3kd9p1', rootId: 'lead-3kd9p1', depth: 1 });
-    addAgent(f.layout, 'worker-7kaaaa', { parentId: 'lead-3kd9p1', rootId: 'lead-3kd9p1', depth: 1, status: 'completed' });
+    addAgent(f.layout, 'worker-7kaaaa', {
+      parentId: 'lead-3kd9p1',
+      rootId: 'lead-3kd9p1',
+      depth: 1,
+      status: 'completed',
+    });
     addAgent(f.layout, 'sub-9x8y7z', { parentId: 'worker-7k2m9q', rootId: 'lead-3kd9p1', depth: 2 });
   });
   afterEach(() => f.cleanup());
@@ -30,7 +35,9 @@ describe('addressing', () => {
 
   it('errors for unknown, ambiguous and meaningless recipients', () => {
     expect(() => resolveRecipient(f.layout, 'zz', 'human')).toThrow(/^unknown recipient 'zz'.*flotilla status/);
-    expect(() => resolveRecipient(f.layout, 'worker-7k', 'human')).toThrow(/matches 2 agents: worker-7k2m9q, worker-7kaaaa/);
+    expect(() => resolveRecipient(f.layout, 'worker-7k', 'human')).toThrow(
+      /matches 2 agents: worker-7k2m9q, worker-7kaaaa/,
+    );
     expect(() => resolveRecipient(f.layout, 'parent', 'human')).toThrow(/a person sending from a shell has none/);
     expect(() => resolveRecipient(f.layout, 'root', 'ghost-000000')).toThrow(/has no registry record/);
   });
@@ -38,7 +45,9 @@ describe('addressing', () => {
   it('takes the sender from ancestry: human here; a hint naming a non-ancestor is forged; a malformed one is refused', () => {
     expect(senderIdentity(f.layout, { env: {} })).toBe('human');
     expect(senderIdentity(f.layout, { env: { FLOTILLA_AGENT_ID: '' } })).toBe('human');
-    expect(() => senderIdentity(f.layout, { env: { FLOTILLA_AGENT_ID: 'worker-7k2m9q' } })).toThrow(/names 'worker-7k2m9q', but this process belongs to a person/);
+    expect(() => senderIdentity(f.layout, { env: { FLOTILLA_AGENT_ID: 'worker-7k2m9q' } })).toThrow(
+      /names 'worker-7k2m9q', but this process belongs to a person/,
+    );
     expect(() => senderIdentity(f.layout, { env: { FLOTILLA_AGENT_ID: '../lead' } })).toThrow(/not a valid agent id/);
   });
 });

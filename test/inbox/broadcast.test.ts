@@ -25,9 +25,24 @@ afterEach(async () => {
 
 /** A live agent: a real `sh` waiting for the test, registered with its pid and start time. */
 function agent(id: string, over: Partial<AgentRecordInput> = {}): void {
-  const p = execa('sh', ['-c', 'while [ ! -e end ]; do sleep 0.2; done'], { cwd: f!.project, env: f!.env, extendEnv: false, reject: false, stdin: 'ignore' });
+  const p = execa('sh', ['-c', 'while [ ! -e end ]; do sleep 0.2; done'], {
+    cwd: f!.project,
+    env: f!.env,
+    extendEnv: false,
+    reject: false,
+    stdin: 'ignore',
+  });
   procs.push(p);
-  createRecord(f!.layout, recordInput(id, { status: 'working', pid: p.pid!, pidStartTime: processStartTime(p.pid!), cwd: f!.project, ...over }));
+  createRecord(
+    f!.layout,
+    recordInput(id, {
+      status: 'working',
+      pid: p.pid!,
+      pidStartTime: processStartTime(p.pid!),
+      cwd: f!.project,
+      ...over,
+    }),
+  );
 }
 
 /** A root `lead` with children a, b and grandchild a1; a second tree `other` with child o1; an ended child `gone`. */
@@ -38,19 +53,35 @@ function twoTrees(): void {
   agent('a1', { parentId: 'a', rootId: 'lead', depth: 2 });
   agent('other');
   agent('o1', { parentId: 'other', rootId: 'other', depth: 1 });
-  createRecord(f!.layout, recordInput('gone', { parentId: 'lead', rootId: 'lead', depth: 1, status: 'completed', finishedAt: new Date().toISOString() }));
+  createRecord(
+    f!.layout,
+    recordInput('gone', {
+      parentId: 'lead',
+      rootId: 'lead',
+      depth: 1,
+      status: 'completed',
+      finishedAt: new Date().toISOString(),
+    }),
+  );
 }
 
 /**
  * `flotilla send` run by agent `as` (a child of its registered sh, so lineage finds it) or by a
  * person (`as` undefined).
  */
-async function send(as: string | undefined, args: string[]): Promise<{ exitCode: number; stdout: string; stderr: string }> {
+async function send(
+  as: string | undefined,
+  args: string[],
+): Promise<{ exitCode: number; stdout: string; stderr: string }> {
   if (!as) return f!.flotilla(['send', ...args]);
   const script = `exec "$NODE" "$CLI" send "$@"`;
   // The sender runs under a registered sh: start one for it that runs the command instead of idling.
   const p = execa('sh', ['-c', `while [ ! -e go.${as} ]; do sleep 0.05; done; ${script}`, 'sh', ...args], {
-    cwd: f!.project, env: { ...f!.env, NODE: process.execPath, CLI, FLOTILLA_AGENT_ID: as }, extendEnv: false, reject: false, stdin: 'ignore',
+    cwd: f!.project,
+    env: { ...f!.env, NODE: process.execPath, CLI, FLOTILLA_AGENT_ID: as },
+    extendEnv: false,
+    reject: false,
+    stdin: 'ignore',
   });
   procs.push(p);
   const { readRecord, overwriteRecord } = await import('../../src/fleet/registry.js');
@@ -62,7 +93,11 @@ async function send(as: string | undefined, args: string[]): Promise<{ exitCode:
 }
 
 /** Broadcast copies in an inbox: their broadcast ids, one per copy. */
-const copies = (owner: string, word: string): string[] => f!.mail(owner).filter((m) => (m.body ?? "").includes(word)).map((m) => m.broadcast_id ?? '(none)');
+const copies = (owner: string, word: string): string[] =>
+  f!
+    .mail(owner)
+    .filter((m) => (m.body ?? '').includes(word))
+    .map((m) => m.broadcast_id ?? '(none)');
 
 describe('broadcast (§4)', () => {
   it('--to children and --to tree: one copy to each running agent of the group, one broadcast id, never the sender, never an ended agent', async () => {
@@ -79,7 +114,11 @@ describe('broadcast (§4)', () => {
     // A grandchild reaches its whole tree, its root and its aunt included, and nothing outside it.
     const tree = await send('a1', ['--to', 'tree', '--json', 'tree-note-7730']);
     expect(tree.exitCode, tree.stderr).toBe(0);
-    const sent = JSON.parse(tree.stdout) as { broadcast_id: string; target: string; copies: { id: string; to: string; from: string; broadcast_id: string }[] };
+    const sent = JSON.parse(tree.stdout) as {
+      broadcast_id: string;
+      target: string;
+      copies: { id: string; to: string; from: string; broadcast_id: string }[];
+    };
     expect(sent.target).toBe('tree');
     expect(sent.copies.map((c) => c.to).sort()).toEqual(['a', 'b', 'lead']);
     expect(new Set(sent.copies.map((c) => c.id)).size).toBe(3);
@@ -98,13 +137,18 @@ describe('broadcast (§4)', () => {
 
     const person = await f.flotilla(['send', '--to', 'all', 'all-note-2']);
     expect(person.exitCode, person.stderr).toBe(0);
-    for (const id of ['lead', 'a', 'b', 'a1', 'other', 'o1']) expect(copies(id, 'all-note-2')).toEqual([person.stdout.trim()]);
+    for (const id of ['lead', 'a', 'b', 'a1', 'other', 'o1'])
+      expect(copies(id, 'all-note-2')).toEqual([person.stdout.trim()]);
     expect(copies('gone', 'all-note-2')).toEqual([]);
 
-    writeFileSync(f.layout.configFile, 'agents:\n  default_permission_mode: dont_ask\ninbox:\n  broadcast_all: agents\n');
+    writeFileSync(
+      f.layout.configFile,
+      'agents:\n  default_permission_mode: dont_ask\ninbox:\n  broadcast_all: agents\n',
+    );
     const allowed = await send('a', ['--to', 'all', 'all-note-3']);
     expect(allowed.exitCode, allowed.stderr).toBe(0);
-    for (const id of ['lead', 'b', 'a1', 'other', 'o1']) expect(copies(id, 'all-note-3')).toEqual([allowed.stdout.trim()]);
+    for (const id of ['lead', 'b', 'a1', 'other', 'o1'])
+      expect(copies(id, 'all-note-3')).toEqual([allowed.stdout.trim()]);
     expect(copies('a', 'all-note-3')).toEqual([]);
   });
 
@@ -126,7 +170,10 @@ describe('broadcast (§4)', () => {
     for (const id of ['b', 'o1']) expect(copies(id, 'board-note-2')).toEqual([member.stdout.trim()]);
     for (const none of ['a', 'lead', 'a1', 'other']) expect(copies(none, 'board-note-2')).toEqual([]);
 
-    const lines = readFileSync(f.layout.auditFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>)
+    const lines = readFileSync(f.layout.auditFile, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
       .filter((l) => l.event === 'policy_denied' && l.target === 'board:api');
     expect(lines).toHaveLength(1);
   });

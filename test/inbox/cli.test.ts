@@ -11,7 +11,9 @@ import { addAgent } from './helpers.js';
 
 describe('flotilla send / flotilla inbox (built CLI)', () => {
   let f: TempFleet;
-  beforeEach(() => { f = tempFleet(); });
+  beforeEach(() => {
+    f = tempFleet();
+  });
   afterEach(() => f.cleanup());
 
   // A plain shell: no agent identity, no user config.
@@ -27,7 +29,9 @@ describe('flotilla send / flotilla inbox (built CLI)', () => {
     expect(r.exitCode).toBe(0);
     const id = String(r.stdout).trim();
     const items = await list(f.layout, 'human');
-    expect(items.map((i) => [i.message.id, i.message.from, i.message.to, i.message.body, i.message.summary])).toEqual([[id, 'human', 'human', 'hi there', 'hi there']]);
+    expect(items.map((i) => [i.message.id, i.message.from, i.message.to, i.message.body, i.message.summary])).toEqual([
+      [id, 'human', 'human', 'hi there', 'hi there'],
+    ]);
   });
 
   it('send to an unknown recipient: exit 1, one line on stderr, nothing written', async () => {
@@ -41,10 +45,32 @@ describe('flotilla send / flotilla inbox (built CLI)', () => {
 
   it('reads stdin, honours --summary/--priority/--reply-to/--kind and prints the header with --json', async () => {
     addAgent(f.layout, 'lead-3kd9p1');
-    const r = await cli(['send', 'lead', '--summary', 'status', '--priority', 'urgent', '--reply-to', '0mwrhkm7suessw7cr9j', '--kind', 'system', '--json'], { input: 'line one\nline two\n' });
+    const r = await cli(
+      [
+        'send',
+        'lead',
+        '--summary',
+        'status',
+        '--priority',
+        'urgent',
+        '--reply-to',
+        '0mwrhkm7suessw7cr9j',
+        '--kind',
+        'system',
+        '--json',
+      ],
+      { input: 'line one\nline two\n' },
+    );
     expect(r.stderr).toBe('');
     const header = JSON.parse(String(r.stdout)) as Record<string, unknown>;
-    expect(header).toMatchObject({ from: 'human', to: 'lead-3kd9p1', kind: 'system', summary: 'status', priority: 'urgent', in_reply_to: '0mwrhkm7suessw7cr9j' });
+    expect(header).toMatchObject({
+      from: 'human',
+      to: 'lead-3kd9p1',
+      kind: 'system',
+      summary: 'status',
+      priority: 'urgent',
+      in_reply_to: '0mwrhkm7suessw7cr9j',
+    });
     expect(header).not.toHaveProperty('body');
     expect((await list(f.layout, 'lead-3kd9p1'))[0]!.message.body).toBe('line one\nline two\n');
   });
@@ -58,8 +84,12 @@ describe('flotilla send / flotilla inbox (built CLI)', () => {
     expect(r.exitCode).toBe(0);
     const forged = await cli(['send', 'lead', 'I am the lead'], { env: { FLOTILLA_AGENT_ID: 'lead-3kd9p1' } });
     expect(forged.exitCode).toBe(1);
-    expect(String(forged.stderr)).toMatch(/FLOTILLA_AGENT_ID names 'lead-3kd9p1', but this process belongs to agent 'worker-7k2m9q'/);
-    expect((await list(f.layout, 'lead-3kd9p1')).map((i) => [i.message.from, i.message.body])).toEqual([['worker-7k2m9q', 'done']]);
+    expect(String(forged.stderr)).toMatch(
+      /FLOTILLA_AGENT_ID names 'lead-3kd9p1', but this process belongs to agent 'worker-7k2m9q'/,
+    );
+    expect((await list(f.layout, 'lead-3kd9p1')).map((i) => [i.message.from, i.message.body])).toEqual([
+      ['worker-7k2m9q', 'done'],
+    ]);
   });
 
   it('refuses what people may not send: other kinds, an empty body, a body over the limit', async () => {
@@ -70,7 +100,9 @@ describe('flotilla send / flotilla inbox (built CLI)', () => {
     expect(String(empty.stderr)).toMatch(/empty message/);
     const big = await cli(['send', 'human'], { input: 'x'.repeat(1_048_577) });
     expect(big.exitCode).toBe(1);
-    expect(String(big.stderr).trim()).toMatch(/^flotilla: message body is .* — put large content in a file and send its path$/);
+    expect(String(big.stderr).trim()).toMatch(
+      /^flotilla: message body is .* — put large content in a file and send its path$/,
+    );
     expect(unreadCount(f.layout, 'human')).toBe(0);
   });
 
@@ -78,8 +110,15 @@ describe('flotilla send / flotilla inbox (built CLI)', () => {
     const low = String((await cli(['send', 'human', '--priority', 'low', 'low one'])).stdout).trim();
     const urgent = String((await cli(['send', 'human', '--priority', 'urgent', 'urgent one'])).stdout).trim();
 
-    const listed = JSON.parse(String((await cli(['inbox', '--json'])).stdout)) as { id: string; read: boolean; from: string }[];
-    expect(listed.map((m) => [m.id, m.read, m.from])).toEqual([[urgent, false, 'human'], [low, false, 'human']]);
+    const listed = JSON.parse(String((await cli(['inbox', '--json'])).stdout)) as {
+      id: string;
+      read: boolean;
+      from: string;
+    }[];
+    expect(listed.map((m) => [m.id, m.read, m.from])).toEqual([
+      [urgent, false, 'human'],
+      [low, false, 'human'],
+    ]);
 
     const table = String((await cli(['inbox'])).stdout);
     expect(table).toMatch(/^ID\s+FROM\s+KIND\s+PRIORITY\s+AGE\s+STATE\s+SUMMARY/);
@@ -93,13 +132,20 @@ describe('flotilla send / flotilla inbox (built CLI)', () => {
     expect(String(peekAll.stdout)).toContain('urgent one');
     expect(unreadCount(f.layout, 'human')).toBe(2);
 
-    const read = JSON.parse(String((await cli(['inbox', '--read', low, '--json'])).stdout)) as { id: string; body: string; claimed: boolean };
+    const read = JSON.parse(String((await cli(['inbox', '--read', low, '--json'])).stdout)) as {
+      id: string;
+      body: string;
+      claimed: boolean;
+    };
     expect(read).toMatchObject({ id: low, body: 'low one', claimed: true });
     expect(unreadCount(f.layout, 'human')).toBe(1);
     expect(readdirSync(maildir(f.layout, 'human').cur)).toHaveLength(1);
 
     const all = JSON.parse(String((await cli(['inbox', '--all', '--json'])).stdout)) as { id: string; read: boolean }[];
-    expect(all.map((m) => [m.id, m.read])).toEqual([[urgent, false], [low, true]]);
+    expect(all.map((m) => [m.id, m.read])).toEqual([
+      [urgent, false],
+      [low, true],
+    ]);
   });
 
   it("lists an agent's inbox by prefix, but will not claim from someone else's", async () => {
@@ -125,7 +171,10 @@ describe('inbox settings', () => {
     const f = tempFleet();
     try {
       writeFileSync(f.layout.configFile, 'inbox:\n  max_body_bytes: 10\n');
-      const r = await flotilla(['--root', f.layout.root, 'send', 'human', 'more than ten bytes'], { cwd: f.project, env: { FLOTILLA_AGENT_ID: '', XDG_CONFIG_HOME: join(f.project, 'xdg') } });
+      const r = await flotilla(['--root', f.layout.root, 'send', 'human', 'more than ten bytes'], {
+        cwd: f.project,
+        env: { FLOTILLA_AGENT_ID: '', XDG_CONFIG_HOME: join(f.project, 'xdg') },
+      });
       expect(r.exitCode).toBe(1);
       expect(String(r.stderr)).toMatch(/over the 10 bytes limit/);
     } finally {

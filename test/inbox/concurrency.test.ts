@@ -25,8 +25,13 @@ function verifyBody(body: string): boolean {
 // The guarantees hold on every bus (docs/design.md §18): the same tests, once per bus, against a
 // real nats-server started here for the nats:// run.
 let server: NatsServer | undefined;
-beforeAll(async () => { server = await natsServer(); }, 120_000);
-afterAll(async () => { await closeBuses(); await server?.kill(); });
+beforeAll(async () => {
+  server = await natsServer();
+}, 120_000);
+afterAll(async () => {
+  await closeBuses();
+  await server?.kill();
+});
 
 const BUSES = [{ bus: 'maildir' }, { bus: 'nats' }] as const;
 
@@ -56,7 +61,8 @@ describe.each(BUSES)('concurrent delivery and claiming on the $bus bus (real pro
     expect(claimed.duplicates).toBe(0);
     expect(claimed.ids.size).toBe(10_000);
     // Nothing lost: every sender's every sequence number arrived.
-    for (let i = 0; i < 50; i++) expect(claimed.perSender.get(String(i))?.sort((a, b) => a - b)).toEqual(Array.from({ length: 200 }, (_, k) => k));
+    for (let i = 0; i < 50; i++)
+      expect(claimed.perSender.get(String(i))?.sort((a, b) => a - b)).toEqual(Array.from({ length: 200 }, (_, k) => k));
     expect(readdirSync(box.cur)).toHaveLength(10_000);
     expect(readdirSync(box.new)).toEqual([]);
     expect(readdirSync(box.tmp)).toEqual([]);
@@ -68,12 +74,20 @@ describe.each(BUSES)('concurrent delivery and claiming on the $bus bus (real pro
     // On nats the spool is fed from the stream: wait until it holds them all.
     await eventually(() => readdirSync(maildir(f.layout, 'lead-1').new).length === N, 120_000, `${N} messages in new/`);
     const go = join(f.project, 'go');
-    const claimers = [0, 1].map(() => execa(process.execPath, [fixture('claimer.mjs'), f.layout.root, 'lead-1', go], { reject: false, buffer: false, stdout: 'pipe' }));
+    const claimers = [0, 1].map(() =>
+      execa(process.execPath, [fixture('claimer.mjs'), f.layout.root, 'lead-1', go], {
+        reject: false,
+        buffer: false,
+        stdout: 'pipe',
+      }),
+    );
     const outputs = claimers.map((c) => collectStdout(c));
     // Start both together, once both are loaded and waiting.
     await Promise.all(claimers.map((c) => firstLine(c)));
     writeFileSync(go, '');
-    const results = (await Promise.all(outputs)).map((out) => JSON.parse(out.trim().split('\n').at(-1)!) as { won: string[]; lost: number });
+    const results = (await Promise.all(outputs)).map(
+      (out) => JSON.parse(out.trim().split('\n').at(-1)!) as { won: string[]; lost: number },
+    );
 
     const all = [...results[0]!.won, ...results[1]!.won];
     expect(new Set(all).size).toBe(all.length);
@@ -82,7 +96,9 @@ describe.each(BUSES)('concurrent delivery and claiming on the $bus bus (real pro
     expect(readdirSync(maildir(f.layout, 'lead-1').cur)).toHaveLength(N);
     // How the 2000 split depends on scheduling (on a loaded machine one may win nearly all),
     // so only exactly-once is asserted; the split is printed for whoever reads the log.
-    console.log(`claimers won ${results.map((r) => r.won.length).join(' / ')}, lost races ${results.map((r) => r.lost).join(' / ')}`);
+    console.log(
+      `claimers won ${results.map((r) => r.won.length).join(' / ')}, lost races ${results.map((r) => r.lost).join(' / ')}`,
+    );
   }, 600_000); // 2,000 fsync'd deliveries first (outbox and spool on nats): slow on a loaded 2-core machine
   it('nats-server killed during 50 × 200 sends and started again: every message claimed once, none lost', async () => {
     if (kind === 'maildir') return expect(url).toBe('maildir'); // nothing to kill: the maildir run above is the same test
@@ -97,20 +113,30 @@ describe.each(BUSES)('concurrent delivery and claiming on the $bus bus (real pro
     expect(claimed.duplicates).toBe(0);
     expect(claimed.partial).toBe(0);
     expect(claimed.ids.size).toBe(10_000);
-    for (let i = 0; i < 50; i++) expect(claimed.perSender.get(String(i))?.sort((a, b) => a - b)).toEqual(Array.from({ length: 200 }, (_, k) => k));
+    for (let i = 0; i < 50; i++)
+      expect(claimed.perSender.get(String(i))?.sort((a, b) => a - b)).toEqual(Array.from({ length: 200 }, (_, k) => k));
     // Nothing left behind: the outbox is empty once the bus has everything.
-    await eventually(() => !existsSync(join(f.layout.outbox, 'new')) || readdirSync(join(f.layout.outbox, 'new')).length === 0, 60_000, 'an empty outbox');
+    await eventually(
+      () => !existsSync(join(f.layout.outbox, 'new')) || readdirSync(join(f.layout.outbox, 'new')).length === 0,
+      60_000,
+      'an empty outbox',
+    );
   }, 900_000);
 });
 
 describe('a sender killed before link()', () => {
   let f: TempFleet;
-  beforeEach(() => { f = tempFleet(); });
+  beforeEach(() => {
+    f = tempFleet();
+  });
   afterEach(() => f.cleanup());
 
   it('a sender killed with SIGKILL before link() leaves nothing in new/, only a temp file the sweep removes', async () => {
     const box = ensureMaildir(f.layout, 'lead-1');
-    const child = execa(process.execPath, [fixture('stalled-sender.mjs'), f.layout.root, 'lead-1'], { reject: false, buffer: false });
+    const child = execa(process.execPath, [fixture('stalled-sender.mjs'), f.layout.root, 'lead-1'], {
+      reject: false,
+      buffer: false,
+    });
     const tmpPath = await firstLine(child);
     expect(existsSync(tmpPath)).toBe(true);
     child.kill('SIGKILL');
@@ -126,7 +152,6 @@ describe('a sender killed before link()', () => {
     expect(sweepStaleTemp(f.layout, 'lead-1')).toEqual([basename(tmpPath)]);
     expect(readdirSync(box.tmp)).toEqual([]);
   });
-
 });
 
 interface Claimed {
@@ -143,18 +168,33 @@ interface Claimed {
  * `during` runs beside it, given how many are claimed so far (an outage test's hook).
  */
 async function sendAndClaim(
-  f: TempFleet, url: string, SENDERS: number, EACH: number, during?: (claimedSoFar: () => number) => Promise<void>,
+  f: TempFleet,
+  url: string,
+  SENDERS: number,
+  EACH: number,
+  during?: (claimedSoFar: () => number) => Promise<void>,
 ): Promise<{ claimed: Claimed; exits: number[] }> {
   const box = ensureMaildir(f.layout, 'lead-1');
   const senders = Array.from({ length: SENDERS }, (_, i) =>
-    execa(process.execPath, [fixture('sender.mjs'), f.layout.root, 'lead-1', String(i), String(EACH), url], { reject: false }),
+    execa(process.execPath, [fixture('sender.mjs'), f.layout.root, 'lead-1', String(i), String(EACH), url], {
+      reject: false,
+    }),
   );
   let running = SENDERS;
   const exits: number[] = [];
-  for (const s of senders) void s.then((r) => { exits.push(r.exitCode ?? -1); running--; });
+  for (const s of senders)
+    void s.then((r) => {
+      exits.push(r.exitCode ?? -1);
+      running--;
+    });
   const claimed: Claimed = { ids: new Map(), duplicates: 0, partial: 0, perSender: new Map() };
   // Settled as it ends, so a failure beside the loop is reported once the loop is done, not as an unhandled rejection.
-  const side = during ? during(() => claimed.ids.size).then(() => null, (err: unknown) => err) : Promise.resolve(null);
+  const side = during
+    ? during(() => claimed.ids.size).then(
+        () => null,
+        (err: unknown) => err,
+      )
+    : Promise.resolve(null);
   let giveUpAt = Infinity;
   for (;;) {
     const done = running === 0;
@@ -197,7 +237,9 @@ function firstLine(child: ResultPromise): Promise<string> {
 function collectStdout(child: ResultPromise): Promise<string> {
   return new Promise((resolve) => {
     let buf = '';
-    child.stdout!.on('data', (d: Buffer) => { buf += d.toString(); });
+    child.stdout!.on('data', (d: Buffer) => {
+      buf += d.toString();
+    });
     void child.then(() => resolve(buf));
   });
 }

@@ -15,12 +15,17 @@ function recordingLog(): Log & { warnings: string[] } {
 
 function auditEvents(f: TempFleet): Record<string, unknown>[] {
   if (!existsSync(f.layout.auditFile)) return [];
-  return readFileSync(f.layout.auditFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  return readFileSync(f.layout.auditFile, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
 describe('delivery, listing and claiming', () => {
   let f: TempFleet;
-  beforeEach(() => { f = tempFleet(); });
+  beforeEach(() => {
+    f = tempFleet();
+  });
   afterEach(() => f.cleanup());
 
   it('delivers into new/ with the documented name, leaves tmp/ empty, and audits without the body', async () => {
@@ -47,12 +52,18 @@ describe('delivery, listing and claiming', () => {
     expect(seen.message.id).toBe(a.message.id);
     expect(unreadCount(f.layout, 'human')).toBe(2);
 
-    expect(await claim(f.layout, 'human', items[0]!)).toEqual({ status: 'claimed', path: join(maildir(f.layout, 'human').cur, `${a.file}:2,S`) });
+    expect(await claim(f.layout, 'human', items[0]!)).toEqual({
+      status: 'claimed',
+      path: join(maildir(f.layout, 'human').cur, `${a.file}:2,S`),
+    });
     expect(await claim(f.layout, 'human', items[0]!)).toEqual({ status: 'already_claimed' });
     expect(unreadCount(f.layout, 'human')).toBe(1);
     expect((await list(f.layout, 'human')).map((i) => i.message.id)).toEqual([b.message.id]);
     const all = await list(f.layout, 'human', { includeRead: true });
-    expect(all.map((i) => [i.message.id, i.read])).toEqual([[a.message.id, true], [b.message.id, false]]);
+    expect(all.map((i) => [i.message.id, i.read])).toEqual([
+      [a.message.id, true],
+      [b.message.id, false],
+    ]);
     expect(auditEvents(f).filter((e) => e.event === 'message_claimed')).toHaveLength(1);
   });
 
@@ -68,7 +79,9 @@ describe('delivery, listing and claiming', () => {
     await expect(deliver(f.layout, { from: 'human', to: 'human', kind: 'message', body })).rejects.toThrow(
       /^message body is 1\.0 MiB, over the 1 MiB limit \(inbox\.max_body_bytes\) — put large content in a file and send its path$/,
     );
-    await expect(deliver(f.layout, { from: 'human', to: 'human', kind: 'message', body: 'y'.repeat(20) }, { maxBodyBytes: 10 })).rejects.toThrow(/over the 10 bytes limit/);
+    await expect(
+      deliver(f.layout, { from: 'human', to: 'human', kind: 'message', body: 'y'.repeat(20) }, { maxBodyBytes: 10 }),
+    ).rejects.toThrow(/over the 10 bytes limit/);
     expect(unreadCount(f.layout, 'human')).toBe(0);
     expect(existsSync(maildir(f.layout, 'human').tmp) ? readdirSync(maildir(f.layout, 'human').tmp) : []).toEqual([]);
   });
@@ -78,20 +91,36 @@ describe('delivery, listing and claiming', () => {
     const good1 = await deliver(f.layout, { from: 'human', to: 'human', kind: 'message', body: 'good 1' });
     writeFileSync(join(box.new, 'dropped-by-hand.txt'), 'not a message at all');
     writeFileSync(join(box.new, '100.bad-yaml.1.h.md'), '---\nid: [unclosed\n---\n');
-    writeFileSync(join(box.new, '101.bad-field.1.h.md'), '---\nid: 0mwrhkm7suessw7cr9j\nfrom: human\nto: human\nkind: message\nsummary: s\npriority: extreme\ntimestamp: 2026-01-01T00:00:00Z\n---\n');
-    writeFileSync(join(box.new, '102.misdelivered.1.h.md'), '---\nid: 0mwrhkm7suessw7cr9k\nfrom: human\nto: someone-else\nkind: message\nsummary: s\ntimestamp: 2026-01-01T00:00:00Z\n---\n');
+    writeFileSync(
+      join(box.new, '101.bad-field.1.h.md'),
+      '---\nid: 0mwrhkm7suessw7cr9j\nfrom: human\nto: human\nkind: message\nsummary: s\npriority: extreme\ntimestamp: 2026-01-01T00:00:00Z\n---\n',
+    );
+    writeFileSync(
+      join(box.new, '102.misdelivered.1.h.md'),
+      '---\nid: 0mwrhkm7suessw7cr9k\nfrom: human\nto: someone-else\nkind: message\nsummary: s\ntimestamp: 2026-01-01T00:00:00Z\n---\n',
+    );
     writeFileSync(join(box.new, '.editor-swap'), 'ignored: dotfiles are not candidates');
     const good2 = await deliver(f.layout, { from: 'human', to: 'human', kind: 'message', body: 'good 2' });
     const log = recordingLog();
 
     const items = await list(f.layout, 'human', { log });
     expect(items.map((i) => i.message.id)).toEqual([good1.message.id, good2.message.id]);
-    expect(readdirSync(box.bad).sort()).toEqual(['100.bad-yaml.1.h.md', '101.bad-field.1.h.md', '102.misdelivered.1.h.md', 'dropped-by-hand.txt']);
+    expect(readdirSync(box.bad).sort()).toEqual([
+      '100.bad-yaml.1.h.md',
+      '101.bad-field.1.h.md',
+      '102.misdelivered.1.h.md',
+      'dropped-by-hand.txt',
+    ]);
     expect(readdirSync(box.new).sort()).toEqual([good1.file, good2.file, '.editor-swap'].sort());
     expect(log.warnings).toHaveLength(4);
     expect(log.warnings.join('\n')).toMatch(/priority/);
     const rejected = auditEvents(f).filter((e) => e.event === 'message_rejected');
-    expect(rejected.map((e) => e.file).sort()).toEqual(['100.bad-yaml.1.h.md', '101.bad-field.1.h.md', '102.misdelivered.1.h.md', 'dropped-by-hand.txt']);
+    expect(rejected.map((e) => e.file).sort()).toEqual([
+      '100.bad-yaml.1.h.md',
+      '101.bad-field.1.h.md',
+      '102.misdelivered.1.h.md',
+      'dropped-by-hand.txt',
+    ]);
   });
 
   it('rejects an oversized file in new/ without reading it whole', async () => {

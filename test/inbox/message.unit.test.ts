@@ -11,20 +11,58 @@ const INBOX_DIR = fileURLToPath(new URL('../../inbox/', import.meta.url));
 describe('message schema and file format', () => {
   it('round-trips every kind through the file format unchanged', () => {
     const drafts: InboxMessage[] = [
-      composeMessage({ from: 'human', to: 'lead-3kd9p1', kind: 'message', body: 'hello\n\nworld\n', in_reply_to: '0mwrhkm7suessw7cr9j' }),
+      composeMessage({
+        from: 'human',
+        to: 'lead-3kd9p1',
+        kind: 'message',
+        body: 'hello\n\nworld\n',
+        in_reply_to: '0mwrhkm7suessw7cr9j',
+      }),
       composeMessage({ from: 'sys', to: 'human', kind: 'system', priority: 'low', body: '' }),
       composeMessage({
-        from: 'worker-7k2m9q', to: 'lead-3kd9p1', kind: 'completion', body: 'done', status: 'failed', exit_reason: 'max_turns',
-        turns: 20, usage: { input_tokens: 5, output_tokens: 7, cost_usd: 0.5 }, output_path: '/tmp/out put.md',
+        from: 'worker-7k2m9q',
+        to: 'lead-3kd9p1',
+        kind: 'completion',
+        body: 'done',
+        status: 'failed',
+        exit_reason: 'max_turns',
+        turns: 20,
+        usage: { input_tokens: 5, output_tokens: 7, cost_usd: 0.5 },
+        output_path: '/tmp/out put.md',
       }),
-      composeMessage({ from: 'a1', to: 'human', kind: 'approval_request', request_id: '0mwrhn1c6ab12cd34ef', tool: 'shell', body: 'may I?' }),
-      composeMessage({ from: 'a1', to: 'human', kind: 'secret_request', request_id: '0mwrhn1c6ab12cd34eg', key: 'GITHUB_TOKEN', body: '' }),
+      composeMessage({
+        from: 'a1',
+        to: 'human',
+        kind: 'approval_request',
+        request_id: '0mwrhn1c6ab12cd34ef',
+        tool: 'shell',
+        body: 'may I?',
+      }),
+      composeMessage({
+        from: 'a1',
+        to: 'human',
+        kind: 'secret_request',
+        request_id: '0mwrhn1c6ab12cd34eg',
+        key: 'GITHUB_TOKEN',
+        body: '',
+      }),
     ];
     for (const m of drafts) expect(parseMessage(serializeMessage(m))).toEqual(m);
   });
 
   it('keeps values YAML would misread (numbers, yes/no, dates, quotes, colons) as strings', () => {
-    for (const summary of ['123', 'yes', 'null', '2026-01-01', 'a: b', '"quoted" \\ back', '- dash', '# hash', 'ünïcödé ✓', '0x1F']) {
+    for (const summary of [
+      '123',
+      'yes',
+      'null',
+      '2026-01-01',
+      'a: b',
+      '"quoted" \\ back',
+      '- dash',
+      '# hash',
+      'ünïcödé ✓',
+      '0x1F',
+    ]) {
       const m = composeMessage({ from: 'human', to: 'human', kind: 'message', summary, body: 'x' });
       expect(parseMessage(serializeMessage(m)).summary).toBe(summary);
     }
@@ -32,7 +70,12 @@ describe('message schema and file format', () => {
 
   it('writes the fields in the documented order', () => {
     const text = serializeMessage(composeMessage({ from: 'human', to: 'human', kind: 'message', body: 'b' }));
-    expect(text.split('\n').slice(1, 8).map((l) => l.split(':')[0])).toEqual(['id', 'from', 'to', 'kind', 'summary', 'priority', 'timestamp']);
+    expect(
+      text
+        .split('\n')
+        .slice(1, 8)
+        .map((l) => l.split(':')[0]),
+    ).toEqual(['id', 'from', 'to', 'kind', 'summary', 'priority', 'timestamp']);
   });
 
   it('gives time-sortable ids and a default summary from the first line', () => {
@@ -47,10 +90,18 @@ describe('message schema and file format', () => {
   });
 
   it('rejects a summary over 200 characters or with a newline, and unknown kinds', () => {
-    expect(() => composeMessage({ from: 'human', to: 'human', kind: 'message', summary: 'x'.repeat(201), body: '' })).toThrow();
-    expect(() => composeMessage({ from: 'human', to: 'human', kind: 'message', summary: 'two\nlines', body: '' })).toThrow();
+    expect(() =>
+      composeMessage({ from: 'human', to: 'human', kind: 'message', summary: 'x'.repeat(201), body: '' }),
+    ).toThrow();
+    expect(() =>
+      composeMessage({ from: 'human', to: 'human', kind: 'message', summary: 'two\nlines', body: '' }),
+    ).toThrow();
     expect(() => composeMessage({ from: 'human', to: '../etc', kind: 'message', body: '' })).toThrow();
-    expect(() => parseMessage('---\nid: 0mwrhkm7suessw7cr9j\nfrom: a\nto: b\nkind: gossip\nsummary: s\ntimestamp: 2026-01-01T00:00:00Z\n---\n')).toThrow(BadMessageError);
+    expect(() =>
+      parseMessage(
+        '---\nid: 0mwrhkm7suessw7cr9j\nfrom: a\nto: b\nkind: gossip\nsummary: s\ntimestamp: 2026-01-01T00:00:00Z\n---\n',
+      ),
+    ).toThrow(BadMessageError);
   });
 
   it('refuses files that are not YAML-frontmatter messages, without evaluating anything', () => {
@@ -63,12 +114,16 @@ describe('message schema and file format', () => {
   });
 
   it('accepts a bare (unquoted) timestamp, which YAML reads as a date', () => {
-    const m = parseMessage('---\nid: 0mwrhkm7suessw7cr9j\nfrom: human\nto: human\nkind: message\nsummary: s\ntimestamp: 2026-11-22T10:00:00.000Z\n---\nb');
+    const m = parseMessage(
+      '---\nid: 0mwrhkm7suessw7cr9j\nfrom: human\nto: human\nkind: message\nsummary: s\ntimestamp: 2026-11-22T10:00:00.000Z\n---\nb',
+    );
     expect(m.timestamp).toBe('2026-11-22T10:00:00.000Z');
   });
 
   it('parses every example in inbox/examples', () => {
-    const files = readdirSync(INBOX_DIR + 'examples').filter((f) => f.endsWith('.md')).sort();
+    const files = readdirSync(INBOX_DIR + 'examples')
+      .filter((f) => f.endsWith('.md'))
+      .sort();
     expect(files).toEqual(['approval-request.md', 'broadcast.md', 'completion.md', 'message.md', 'urgent.md']);
     const kinds = files.map((f) => {
       const m = parseMessage(readFileSync(INBOX_DIR + 'examples/' + f, 'utf8'));
@@ -76,16 +131,30 @@ describe('message schema and file format', () => {
       return [m.kind, m.priority, m.broadcast_id ?? null];
     });
     expect(kinds).toEqual([
-      ['approval_request', 'high', null], ['message', 'high', '0mwrhp2k0f4w8c2n6yd'], ['completion', 'normal', null], ['message', 'normal', null], ['message', 'urgent', null],
+      ['approval_request', 'high', null],
+      ['message', 'high', '0mwrhp2k0f4w8c2n6yd'],
+      ['completion', 'normal', null],
+      ['message', 'normal', null],
+      ['message', 'urgent', null],
     ]);
   });
 
   it('inbox/message.schema.json is generated from the zod schema (regenerate: node dist/inbox/schema-json.js)', () => {
     const committed = readFileSync(INBOX_DIR + 'message.schema.json', 'utf8');
     expect(committed).toBe(messageJsonSchema());
-    const schema = JSON.parse(committed) as { oneOf: { properties: { kind: { const: string } }; required: string[] }[] };
-    expect(schema.oneOf.map((s) => s.properties.kind.const)).toEqual(['message', 'system', 'completion', 'approval_request', 'secret_request']);
-    expect(schema.oneOf[2]!.required).toEqual(expect.arrayContaining(['status', 'exit_reason', 'turns', 'usage', 'output_path']));
+    const schema = JSON.parse(committed) as {
+      oneOf: { properties: { kind: { const: string } }; required: string[] }[];
+    };
+    expect(schema.oneOf.map((s) => s.properties.kind.const)).toEqual([
+      'message',
+      'system',
+      'completion',
+      'approval_request',
+      'secret_request',
+    ]);
+    expect(schema.oneOf[2]!.required).toEqual(
+      expect.arrayContaining(['status', 'exit_reason', 'turns', 'usage', 'output_path']),
+    );
   });
 
   it('headerOf drops the body', () => {

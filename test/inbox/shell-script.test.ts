@@ -32,7 +32,12 @@ describe('the shell delivery script in inbox/README.md', () => {
   afterEach(() => f.cleanup());
 
   const run = (args: string[], input: string, env: Record<string, string> = {}) =>
-    execa('sh', [script, ...args], { input, reject: false, cwd: f.project, env: { FLOTILLA_ROOT: f.layout.root, FLOTILLA_AGENT_ID: '', ...env } });
+    execa('sh', [script, ...args], {
+      input,
+      reject: false,
+      cwd: f.project,
+      env: { FLOTILLA_ROOT: f.layout.root, FLOTILLA_AGENT_ID: '', ...env },
+    });
 
   it('is about 20 lines', () => {
     expect(scriptFromReadme().trimEnd().split('\n').length).toBeLessThanOrEqual(22);
@@ -52,7 +57,15 @@ describe('the shell delivery script in inbox/README.md', () => {
       expect(id).toMatch(/^[0-9a-z]{19}$/);
       await eventually(() => got.length === 1, 5000, 'the scripted message');
       const m = got[0]!.message;
-      expect(m).toMatchObject({ id, from: 'human', to: 'human', kind: 'message', priority: 'normal', summary: 'Build "is" green \\ 100%', body });
+      expect(m).toMatchObject({
+        id,
+        from: 'human',
+        to: 'human',
+        kind: 'message',
+        priority: 'normal',
+        summary: 'Build "is" green \\ 100%',
+        body,
+      });
       // Its id sorts by time among ours: the time part is the current second.
       expect(Math.abs(parseInt(id.slice(0, 9), 36) - Date.now())).toBeLessThan(60_000);
       expect(readdirSync(maildir(f.layout, 'human').tmp)).toEqual([]);
@@ -72,7 +85,9 @@ describe('the shell delivery script in inbox/README.md', () => {
     // Outside an agent it sends as a person.
     expect((await run(['lead-3kd9p1', 'hello lead'], 'body\n')).exitCode).toBe(0);
     const items = await list(f.layout, 'lead-3kd9p1');
-    expect(items.map((i) => [i.message.from, i.message.to, i.message.summary])).toEqual([['human', 'lead-3kd9p1', 'hello lead']]);
+    expect(items.map((i) => [i.message.from, i.message.to, i.message.summary])).toEqual([
+      ['human', 'lead-3kd9p1', 'hello lead'],
+    ]);
   });
 
   it('refuses an unknown or unsafe recipient and writes nothing', async () => {

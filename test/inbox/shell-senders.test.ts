@@ -16,7 +16,9 @@ const EACH = 4;
 
 /** The exact script printed in inbox/README.md, between its markers. */
 function scriptFromReadme(): string {
-  const m = /<!-- deliver\.sh:begin -->\n```sh\n([\s\S]*?)```\n<!-- deliver\.sh:end -->/.exec(readFileSync(README, 'utf8'));
+  const m = /<!-- deliver\.sh:begin -->\n```sh\n([\s\S]*?)```\n<!-- deliver\.sh:end -->/.exec(
+    readFileSync(README, 'utf8'),
+  );
   if (!m) throw new Error('inbox/README.md has no deliver.sh block between its markers');
   return m[1]!;
 }
@@ -33,9 +35,31 @@ describe("inbox/README.md's shell recipe under load", () => {
     const script = join(fleet.project, 'deliver.sh');
     writeFileSync(script, scriptFromReadme());
     const log = join(fleet.project, 'calls.jsonl');
-    const env = { FLOTILLA_ROOT: fleet.layout.root, FLOTILLA_SCRIPT_LOG: log, NO_COLOR: '1', FLOTILLA_LIMITS_MAX_TURNS: '1000' };
+    const env = {
+      FLOTILLA_ROOT: fleet.layout.root,
+      FLOTILLA_SCRIPT_LOG: log,
+      NO_COLOR: '1',
+      FLOTILLA_LIMITS_MAX_TURNS: '1000',
+    };
     const envArgs = Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
-    await tmux.tmux('new-session', '-d', '-s', 'agent', '-x', '100', '-y', '30', '-c', fleet.project, ...envArgs, process.execPath, CLI, 'run', '--model', `script:${fixture('harness/mail-repeat.yaml')}`);
+    await tmux.tmux(
+      'new-session',
+      '-d',
+      '-s',
+      'agent',
+      '-x',
+      '100',
+      '-y',
+      '30',
+      '-c',
+      fleet.project,
+      ...envArgs,
+      process.execPath,
+      CLI,
+      'run',
+      '--model',
+      `script:${fixture('harness/mail-repeat.yaml')}`,
+    );
     await tmux.waitFor('agent', /›/);
     const id = await eventually(() => listRecords(fleet.layout)[0]?.id, 10_000, 'the agent record');
 
@@ -46,9 +70,14 @@ describe("inbox/README.md's shell recipe under load", () => {
       mkdirSync(bin);
       symlinkSync(requireTool(awk), join(bin, 'awk'));
       const loop = `for k in $(seq ${EACH}); do ${dash} ${script} ${id} "${awk} s$1#$k" </dev/null || exit 1; done`;
-      const runs = await Promise.all(Array.from({ length: SENDERS }, (_, i) => execa(dash, ['-c', loop, 'sender', String(i)], {
-        env: { PATH: `${bin}:${process.env.PATH ?? ''}`, FLOTILLA_ROOT: fleet.layout.root, FLOTILLA_AGENT_ID: '' }, reject: false,
-      })));
+      const runs = await Promise.all(
+        Array.from({ length: SENDERS }, (_, i) =>
+          execa(dash, ['-c', loop, 'sender', String(i)], {
+            env: { PATH: `${bin}:${process.env.PATH ?? ''}`, FLOTILLA_ROOT: fleet.layout.root, FLOTILLA_AGENT_ID: '' },
+            reject: false,
+          }),
+        ),
+      );
       for (const r of runs) {
         expect(r.stderr).toBe('');
         expect(r.exitCode).toBe(0);
@@ -60,11 +89,16 @@ describe("inbox/README.md's shell recipe under load", () => {
     expect(new Set(ids).size).toBe(total);
 
     const box = fleet.layout.inbox(id);
-    await eventually(() => readdirSync(join(box, 'new')).length === 0 && listRecords(fleet.layout)[0]!.status === 'idle', 60_000, 'all mail claimed, the agent idle');
+    await eventually(
+      () => readdirSync(join(box, 'new')).length === 0 && listRecords(fleet.layout)[0]!.status === 'idle',
+      60_000,
+      'all mail claimed, the agent idle',
+    );
     expect(readdirSync(join(box, 'cur'))).toHaveLength(total);
     expect(readdirSync(box).includes('bad')).toBe(false);
     const seen = new Map<string, number>();
-    for (const text of userTexts(scriptCalls(log).at(-1)!)) for (const m of text.matchAll(/<inbox-message id="([0-9a-z]+)"/g)) seen.set(m[1]!, (seen.get(m[1]!) ?? 0) + 1);
+    for (const text of userTexts(scriptCalls(log).at(-1)!))
+      for (const m of text.matchAll(/<inbox-message id="([0-9a-z]+)"/g)) seen.set(m[1]!, (seen.get(m[1]!) ?? 0) + 1);
     expect([...seen.keys()].sort()).toEqual([...ids].sort());
     expect([...seen.values()].every((n) => n === 1)).toBe(true);
   }, 180_000);

@@ -20,7 +20,9 @@ function memoryLog(): { lines: { level: string; msg: string }[]; log: Log } {
 
 describe('unread mail, keyed by file name', () => {
   let f: TempFleet;
-  beforeEach(() => { f = tempFleet(); });
+  beforeEach(() => {
+    f = tempFleet();
+  });
   afterEach(() => f.cleanup());
 
   /** Links a message into new/ under `name`, as any sender (or a careless script) may. */
@@ -75,9 +77,12 @@ describe('unread mail, keyed by file name', () => {
 describe('watchDir falls back to polling', () => {
   let f: TempFleet;
   const prev = process.env.FLOTILLA_FAULT;
-  beforeEach(() => { f = tempFleet(); });
+  beforeEach(() => {
+    f = tempFleet();
+  });
   afterEach(() => {
-    if (prev === undefined) delete process.env.FLOTILLA_FAULT; else process.env.FLOTILLA_FAULT = prev;
+    if (prev === undefined) delete process.env.FLOTILLA_FAULT;
+    else process.env.FLOTILLA_FAULT = prev;
     f.cleanup();
   });
 

@@ -14,7 +14,9 @@ import { eventually } from '../helpers/tmux.js';
 describe('watching an inbox', () => {
   let f: TempFleet;
   const watchers: InboxWatcher[] = [];
-  beforeEach(() => { f = tempFleet(); });
+  beforeEach(() => {
+    f = tempFleet();
+  });
   afterEach(async () => {
     for (const w of watchers.splice(0)) await w.close();
     f.cleanup();
@@ -41,7 +43,12 @@ describe('watching an inbox', () => {
   });
 
   it('the startup scan finds a message placed in new/ while no watch was active', async () => {
-    const before = await deliver(f.layout, { from: 'human', to: 'lead-1', kind: 'message', body: 'sent while offline' });
+    const before = await deliver(f.layout, {
+      from: 'human',
+      to: 'lead-1',
+      kind: 'message',
+      body: 'sent while offline',
+    });
     const w = watchInbox(f.layout, 'lead-1');
     watchers.push(w);
     await w.ready;
@@ -96,7 +103,8 @@ describe('watching an inbox', () => {
     const w = watchInbox(f.layout, 'lead-1');
     await w.ready;
     const sent = [];
-    for (let i = 0; i < 3; i++) sent.push((await deliver(f.layout, { from: 'human', to: 'lead-1', kind: 'message', body: `n${i}` })).message.id);
+    for (let i = 0; i < 3; i++)
+      sent.push((await deliver(f.layout, { from: 'human', to: 'lead-1', kind: 'message', body: `n${i}` })).message.id);
     const got: string[] = [];
     for await (const item of w) {
       got.push(item.message.id);

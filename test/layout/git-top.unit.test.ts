@@ -7,7 +7,9 @@ import { findProject } from '../../src/layout/layout.js';
 import { tempDir } from '../helpers/fleet.js';
 
 let tmp: ReturnType<typeof tempDir>;
-beforeEach(() => { tmp = tempDir('flotilla-git-top-'); });
+beforeEach(() => {
+  tmp = tempDir('flotilla-git-top-');
+});
 afterEach(() => tmp.cleanup());
 
 describe('isCheckoutTop: a real checkout, not any .git entry', () => {

@@ -41,10 +41,17 @@ function fleet(): SpawnFleet {
  */
 function agent(id: string, script: string): ResultPromise {
   const sh = execa('sh', ['-c', `${script}; while :; do sleep 0.2; done`], {
-    cwd: f!.project, env: { ...f!.env, FLOTILLA_AGENT_ID: id, F: `${process.execPath} ${CLI}` }, extendEnv: false, reject: false, stdin: 'ignore',
+    cwd: f!.project,
+    env: { ...f!.env, FLOTILLA_AGENT_ID: id, F: `${process.execPath} ${CLI}` },
+    extendEnv: false,
+    reject: false,
+    stdin: 'ignore',
   });
   procs.push(sh);
-  createRecord(f!.layout, recordInput(id, { status: 'working', pid: sh.pid!, pidStartTime: processStartTime(sh.pid!), cwd: f!.project }));
+  createRecord(
+    f!.layout,
+    recordInput(id, { status: 'working', pid: sh.pid!, pidStartTime: processStartTime(sh.pid!), cwd: f!.project }),
+  );
   return sh;
 }
 
@@ -64,8 +71,19 @@ describe('flotilla lease', () => {
     const again = await f.flotilla(['lease', 'take', 'src', '--json']);
     // A person is one holder: taking more of one's own never conflicts.
     expect(again.exitCode).toBe(0);
-    const list = JSON.parse((await f.flotilla(['lease', 'list', '--json'])).stdout) as { checkout: string; leases: { path: string; holder: string }[] }[];
-    expect(list).toEqual([expect.objectContaining({ checkout: f.project, leases: [expect.objectContaining({ path: 'src/parser.ts', holder: 'human' }), expect.objectContaining({ path: 'src', holder: 'human' })] })]);
+    const list = JSON.parse((await f.flotilla(['lease', 'list', '--json'])).stdout) as {
+      checkout: string;
+      leases: { path: string; holder: string }[];
+    }[];
+    expect(list).toEqual([
+      expect.objectContaining({
+        checkout: f.project,
+        leases: [
+          expect.objectContaining({ path: 'src/parser.ts', holder: 'human' }),
+          expect.objectContaining({ path: 'src', holder: 'human' }),
+        ],
+      }),
+    ]);
     const rel = await f.flotilla(['lease', 'release', 'src/parser.ts', 'src']);
     expect(rel.stdout).toBe('released: src/parser.ts, src');
     expect((await f.flotilla(['lease', 'list'])).stdout).toBe('no leases');
@@ -82,18 +100,40 @@ describe('flotilla lease', () => {
     f = fleet();
     const a0 = agent('a-0', '$F lease take shared.txt --why first > out.a0 2>&1; echo $? > rc.a0');
     await eventually(() => read('rc.a0') === '0', 60_000, 'a-0 to take the lease');
-    void agent('a-1', '$F lease take shared.txt > out.a1 2>&1; echo $? > rc.a1.first; $F lease take shared.txt --wait --why second > out.a1.wait 2>&1; echo $? > rc.a1');
+    void agent(
+      'a-1',
+      '$F lease take shared.txt > out.a1 2>&1; echo $? > rc.a1.first; $F lease take shared.txt --wait --why second > out.a1.wait 2>&1; echo $? > rc.a1',
+    );
     await eventually(() => read('rc.a1.first') !== undefined, 60_000, "a-1's first try");
     expect(read('rc.a1.first')).toBe('1');
-    expect(read('out.a1')).toMatch(/^flotilla: refused: shared\.txt is leased to agent a-0 since \S+ \(\d+ s ago\) for "first", until its task ends; nothing was leased\. Message a-0 to ask for it/);
-    await eventually(() => listLeases(f!.layout)[0]?.waiting.some((w) => w.holder === 'a-1') === true, 60_000, 'a-1 in line');
-    const status = JSON.parse((await f.flotilla(['status', '--json'])).stdout) as { id: string; leases: unknown[]; waitingForLeases: unknown[] }[];
-    expect(status.find((r) => r.id === 'a-0')?.leases).toEqual([expect.objectContaining({ path: 'shared.txt', why: 'first' })]);
-    expect(status.find((r) => r.id === 'a-1')?.waitingForLeases).toEqual([expect.objectContaining({ paths: ['shared.txt'] })]);
+    expect(read('out.a1')).toMatch(
+      /^flotilla: refused: shared\.txt is leased to agent a-0 since \S+ \(\d+ s ago\) for "first", until its task ends; nothing was leased\. Message a-0 to ask for it/,
+    );
+    await eventually(
+      () => listLeases(f!.layout)[0]?.waiting.some((w) => w.holder === 'a-1') === true,
+      60_000,
+      'a-1 in line',
+    );
+    const status = JSON.parse((await f.flotilla(['status', '--json'])).stdout) as {
+      id: string;
+      leases: unknown[];
+      waitingForLeases: unknown[];
+    }[];
+    expect(status.find((r) => r.id === 'a-0')?.leases).toEqual([
+      expect.objectContaining({ path: 'shared.txt', why: 'first' }),
+    ]);
+    expect(status.find((r) => r.id === 'a-1')?.waitingForLeases).toEqual([
+      expect.objectContaining({ paths: ['shared.txt'] }),
+    ]);
     expect(read('rc.a1')).toBeUndefined();
     // The dashboard marks the holder and the waiter, naming who holds what it waits for.
     const rows = new FleetReader(f.layout).snapshot().rows;
-    const line = (id: string) => rowText(rows.find((r) => r.id === id)!, layoutColumns(200, rows), false);
+    const line = (id: string) =>
+      rowText(
+        rows.find((r) => r.id === id)!,
+        layoutColumns(200, rows),
+        false,
+      );
     expect(line('a-0')).toContain('⚿ shared.txt');
     expect(line('a-1')).toContain('⧗ shared.txt (held by a-0)');
 
@@ -101,9 +141,15 @@ describe('flotilla lease', () => {
     await eventually(() => read('rc.a1') !== undefined, 60_000, 'a-1 to get the lease');
     expect(read('rc.a1')).toBe('0');
     expect(read('out.a1.wait')).toContain('leased to a-1 until your task ends: shared.txt');
-    expect(listLeases(f.layout)[0]?.leases).toEqual([expect.objectContaining({ path: 'shared.txt', holder: 'a-1', why: 'second' })]);
-    expect(readAudit(f.layout, { event: 'lease_released' }).lines).toContainEqual(expect.objectContaining({ agent: 'a-0', path: 'shared.txt', reason: 'its holder died (its process is gone)' }));
-    expect(readAudit(f.layout, { event: 'lease_queued' }).lines).toContainEqual(expect.objectContaining({ agent: 'a-1', holder: 'a-0' }));
+    expect(listLeases(f.layout)[0]?.leases).toEqual([
+      expect.objectContaining({ path: 'shared.txt', holder: 'a-1', why: 'second' }),
+    ]);
+    expect(readAudit(f.layout, { event: 'lease_released' }).lines).toContainEqual(
+      expect.objectContaining({ agent: 'a-0', path: 'shared.txt', reason: 'its holder died (its process is gone)' }),
+    );
+    expect(readAudit(f.layout, { event: 'lease_queued' }).lines).toContainEqual(
+      expect.objectContaining({ agent: 'a-1', holder: 'a-0' }),
+    );
 
     // A person's commit that touches a-1's file is refused by the pre-commit check, naming a-1.
     writeFileSync(join(f.project, 'shared.txt'), 'x\n');
@@ -129,20 +175,32 @@ describe('flotilla lease', () => {
     const take = await f.flotilla(['lease', 'take', 'notes.md']);
     expect(take.exitCode, take.stderr).toBe(0);
     expect(listLeases(f.layout)[0]!.leases).toEqual([expect.objectContaining({ path: 'notes.md', holder: 'human' })]);
-    expect(readAudit(f.layout, { event: 'lease_expired' }).lines).toContainEqual(expect.objectContaining({ agent: 'a-0', path: 'notes.md', reason: `its ttl ran out at ${held!.expires_at}` }));
+    expect(readAudit(f.layout, { event: 'lease_expired' }).lines).toContainEqual(
+      expect.objectContaining({ agent: 'a-0', path: 'notes.md', reason: `its ttl ran out at ${held!.expires_at}` }),
+    );
   }, 120_000);
 
   it('installed as a git pre-commit hook, the check refuses a commit of a file another agent holds and lets its holder commit it', async () => {
     f = fleet();
     // What a person puts in .git/hooks/pre-commit (README: `flotilla lease check --staged`).
-    writeFileSync(join(f.project, '.git', 'hooks', 'pre-commit'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} lease check --staged\n`, { mode: 0o755 });
-    const ident = Object.entries(GIT_ENV).map(([k, v]) => `${k}=${v}`).join(' ');
+    writeFileSync(
+      join(f.project, '.git', 'hooks', 'pre-commit'),
+      `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} lease check --staged\n`,
+      { mode: 0o755 },
+    );
+    const ident = Object.entries(GIT_ENV)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ');
     // a-0 takes the lease, then (once told) commits the file itself.
-    void agent('a-0', `$F lease take shared.txt --why mine > out.a0 2>&1; echo $? > rc.a0; while [ ! -e go ]; do sleep 0.2; done; git add shared.txt; ${ident} git commit -qm 'a-0 edits shared.txt' > out.commit 2>&1; echo $? > rc.commit`);
+    void agent(
+      'a-0',
+      `$F lease take shared.txt --why mine > out.a0 2>&1; echo $? > rc.a0; while [ ! -e go ]; do sleep 0.2; done; git add shared.txt; ${ident} git commit -qm 'a-0 edits shared.txt' > out.commit 2>&1; echo $? > rc.commit`,
+    );
     await eventually(() => read('rc.a0') !== undefined, 60_000, 'a-0 to take the lease');
     expect(read('rc.a0'), read('out.a0')).toBe('0');
 
-    const git = (...args: string[]) => execa('git', args, { cwd: f!.project, env: { ...f!.env, ...GIT_ENV }, extendEnv: false, reject: false });
+    const git = (...args: string[]) =>
+      execa('git', args, { cwd: f!.project, env: { ...f!.env, ...GIT_ENV }, extendEnv: false, reject: false });
     writeFileSync(join(f.project, 'shared.txt'), 'edited\n');
     await git('add', 'shared.txt');
     const refused = await git('commit', '-qm', 'a person edits shared.txt');

@@ -25,7 +25,13 @@ let fleet: TempFleet | undefined;
 const children: ChildProcess[] = [];
 
 beforeAll(() => {
-  compiled = compileSources(['src/leases/store.ts', 'src/leases/lease.ts', 'src/leases/leases.ts', 'src/fleet/proc.ts', 'src/layout/layout.ts']);
+  compiled = compileSources([
+    'src/leases/store.ts',
+    'src/leases/lease.ts',
+    'src/leases/leases.ts',
+    'src/fleet/proc.ts',
+    'src/layout/layout.ts',
+  ]);
 });
 afterAll(() => compiled.cleanup());
 afterEach(() => {
@@ -36,7 +42,11 @@ afterEach(() => {
 
 /** The next pid a fresh namespace would give that names no process on the host. */
 function pidFreeOnHost(): number {
-  const host = new Set(readdirSync('/proc').filter((n) => /^\d+$/.test(n)).map(Number));
+  const host = new Set(
+    readdirSync('/proc')
+      .filter((n) => /^\d+$/.test(n))
+      .map(Number),
+  );
   let pid = 3;
   while (host.has(pid)) pid++;
   return pid;
@@ -51,7 +61,11 @@ describe('lease holders judged from inside a pid namespace', () => {
     const file = join(f.project, 'src', 'app.ts');
     // Both agents are live harnesses: this test's own process stands for each.
     const me = selfProcess();
-    for (const id of ['alpha', 'beta']) createRecord(f.layout, recordInput(id, { status: 'working', pid: me.pid, pidStartTime: me.start, cwd: f.project, task: 1 }));
+    for (const id of ['alpha', 'beta'])
+      createRecord(
+        f.layout,
+        recordInput(id, { status: 'working', pid: me.pid, pidStartTime: me.start, cwd: f.project, task: 1 }),
+      );
 
     // alpha's command, in its own pid namespace (as `unshare` runs it: the host's /proc), takes
     // the checkout's lease lock and, mid-take, leases src/app.ts to alpha. Its namespace pid
@@ -72,7 +86,23 @@ describe('lease holders judged from inside a pid namespace', () => {
         writeLeaseFile(layout, file);
       });`;
     const burn = `i=1; while [ $i -lt ${local - 1} ]; do /bin/true; i=$((i+1)); done; "$@"`;
-    const holder = spawn('unshare', ['--pid', '--fork', '--map-current-user', 'sh', '-c', burn, 'sh', process.execPath, '--input-type=module', '-e', script], { stdio: ['ignore', 'ignore', 'inherit'] });
+    const holder = spawn(
+      'unshare',
+      [
+        '--pid',
+        '--fork',
+        '--map-current-user',
+        'sh',
+        '-c',
+        burn,
+        'sh',
+        process.execPath,
+        '--input-type=module',
+        '-e',
+        script,
+      ],
+      { stdio: ['ignore', 'ignore', 'inherit'] },
+    );
     children.push(holder);
     const exited = new Promise<number | null>((r) => holder.on('exit', (code) => r(code)));
     await eventually(() => expect(existsSync(marker)).toBe(true));
@@ -85,26 +115,39 @@ describe('lease holders judged from inside a pid namespace', () => {
     expect(readLeaseFile(f.layout, f.project).leases.map((l) => [l.holder, l.path])).toEqual([['alpha', 'src/app.ts']]);
   });
 
-  it('50 holder/editor pairs, holders in pid namespaces, both cores busy: every edit refused, no lease released', { timeout: 600_000 }, async () => {
-    fleet = tempFleet();
-    const f = fleet;
-    execFileSync('git', ['init', '-q'], { cwd: f.project });
-    // Both cores busy for the whole run.
-    for (let i = 0; i < 2; i++) children.push(spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));
-    const pairs = 50;
-    const batch = 10;
-    const editor = selfProcess();
-    for (let i = 0; i < pairs; i++) createRecord(f.layout, recordInput(`e-${i}`, { status: 'working', pid: editor.pid, pidStartTime: editor.start, cwd: f.project, task: 1 }));
-    const refused: string[] = [];
-    for (let first = 0; first < pairs; first += batch) {
-      const ids = Array.from({ length: batch }, (_, k) => first + k);
-      // Each holder, as a command in its agent's pid namespace, names itself (selfProcess); the
-      // test registers that as the agent's harness (as start-steps.ts does), then the holder
-      // writes its file (the write takes the lease) and stays alive.
-      const holders = ids.map((i) => {
-        const out = join(f.project, `holder-${i}.json`);
-        const go = join(f.project, `go-${i}`);
-        const script = `
+  it(
+    '50 holder/editor pairs, holders in pid namespaces, both cores busy: every edit refused, no lease released',
+    { timeout: 600_000 },
+    async () => {
+      fleet = tempFleet();
+      const f = fleet;
+      execFileSync('git', ['init', '-q'], { cwd: f.project });
+      // Both cores busy for the whole run.
+      for (let i = 0; i < 2; i++) children.push(spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));
+      const pairs = 50;
+      const batch = 10;
+      const editor = selfProcess();
+      for (let i = 0; i < pairs; i++)
+        createRecord(
+          f.layout,
+          recordInput(`e-${i}`, {
+            status: 'working',
+            pid: editor.pid,
+            pidStartTime: editor.start,
+            cwd: f.project,
+            task: 1,
+          }),
+        );
+      const refused: string[] = [];
+      for (let first = 0; first < pairs; first += batch) {
+        const ids = Array.from({ length: batch }, (_, k) => first + k);
+        // Each holder, as a command in its agent's pid namespace, names itself (selfProcess); the
+        // test registers that as the agent's harness (as start-steps.ts does), then the holder
+        // writes its file (the write takes the lease) and stays alive.
+        const holders = ids.map((i) => {
+          const out = join(f.project, `holder-${i}.json`);
+          const go = join(f.project, `go-${i}`);
+          const script = `
           const { selfProcess } = await import(${JSON.stringify(join(compiled.srcDir, 'fleet/proc.js'))});
           const { leaseForEdit } = await import(${JSON.stringify(join(compiled.srcDir, 'leases/leases.js'))});
           const { layoutFor } = await import(${JSON.stringify(join(compiled.srcDir, 'layout/layout.js'))});
@@ -116,23 +159,45 @@ describe('lease holders judged from inside a pid namespace', () => {
           const r = await leaseForEdit(layout, ${JSON.stringify(join(f.project, 'f'))} + ${i} + '.ts', 'h-${i}', 1, 'write');
           writeFileSync(${JSON.stringify(out)} + '.held', r.ok ? 'held' : 'refused');
           setInterval(() => undefined, 1000);`;
-        const p = spawn('unshare', ['--pid', '--fork', '--map-current-user', process.execPath, '--input-type=module', '-e', script], { stdio: ['ignore', 'ignore', 'inherit'] });
-        children.push(p);
-        return { i, out, go };
-      });
-      for (const h of holders) {
-        await eventually(() => expect(existsSync(h.out)).toBe(true), 120_000);
-        const named = JSON.parse(readFileSync(h.out, 'utf8')) as { pid: number; start: string };
-        createRecord(f.layout, recordInput(`h-${h.i}`, { status: 'working', pid: named.pid, pidStartTime: named.start, cwd: f.project, task: 1 }));
-        writeFileSync(h.go, '');
+          const p = spawn(
+            'unshare',
+            ['--pid', '--fork', '--map-current-user', process.execPath, '--input-type=module', '-e', script],
+            { stdio: ['ignore', 'ignore', 'inherit'] },
+          );
+          children.push(p);
+          return { i, out, go };
+        });
+        for (const h of holders) {
+          await eventually(() => expect(existsSync(h.out)).toBe(true), 120_000);
+          const named = JSON.parse(readFileSync(h.out, 'utf8')) as { pid: number; start: string };
+          createRecord(
+            f.layout,
+            recordInput(`h-${h.i}`, {
+              status: 'working',
+              pid: named.pid,
+              pidStartTime: named.start,
+              cwd: f.project,
+              task: 1,
+            }),
+          );
+          writeFileSync(h.go, '');
+        }
+        for (const h of holders)
+          await eventually(
+            () => expect(existsSync(`${h.out}.held`) && readFileSync(`${h.out}.held`, 'utf8')).toBe('held'),
+            120_000,
+          );
+        // The editors come while the holders live: each edit must be refused, naming its holder.
+        const outcomes = await Promise.all(
+          ids.map((i) => leaseForEdit(f.layout, join(f.project, `f${i}.ts`), `e-${i}`, 1, 'edit')),
+        );
+        outcomes.forEach((o, k) => {
+          if (!o.ok && o.conflict.lease.holder === `h-${ids[k]}`) refused.push(`e-${ids[k]}`);
+        });
       }
-      for (const h of holders) await eventually(() => expect(existsSync(`${h.out}.held`) && readFileSync(`${h.out}.held`, 'utf8')).toBe('held'), 120_000);
-      // The editors come while the holders live: each edit must be refused, naming its holder.
-      const outcomes = await Promise.all(ids.map((i) => leaseForEdit(f.layout, join(f.project, `f${i}.ts`), `e-${i}`, 1, 'edit')));
-      outcomes.forEach((o, k) => { if (!o.ok && o.conflict.lease.holder === `h-${ids[k]}`) refused.push(`e-${ids[k]}`); });
-    }
-    expect(refused).toHaveLength(pairs);
-    expect(readAudit(f.layout, { event: 'lease_released' }).lines).toEqual([]);
-    expect(readAudit(f.layout, { event: 'lease_taken' }).lines).toHaveLength(pairs);
-  });
+      expect(refused).toHaveLength(pairs);
+      expect(readAudit(f.layout, { event: 'lease_released' }).lines).toEqual([]);
+      expect(readAudit(f.layout, { event: 'lease_taken' }).lines).toHaveLength(pairs);
+    },
+  );
 });

@@ -27,11 +27,24 @@ afterEach(async () => {
 function fleetWith(defs: Record<string, string>): SpawnFleet {
   const fleet = spawnFleet({ config: 'limits:\n  max_running: 16\n' });
   // A real checkout: leases are kept per git checkout, paths relative to its top.
-  const git = (...args: string[]) => execFileSync('git', args, { cwd: fleet.project, env: { ...fleet.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' } });
+  const git = (...args: string[]) =>
+    execFileSync('git', args, {
+      cwd: fleet.project,
+      env: {
+        ...fleet.env,
+        GIT_AUTHOR_NAME: 't',
+        GIT_AUTHOR_EMAIL: 't@t',
+        GIT_COMMITTER_NAME: 't',
+        GIT_COMMITTER_EMAIL: 't@t',
+      },
+    });
   git('init', '-q');
   git('commit', '--allow-empty', '-qm', 'base');
   for (const [name, script] of Object.entries(defs)) {
-    writeFileSync(join(fleet.layout.agentsDir, `${name}.md`), `---\nname: ${name}\ndescription: test agent ${name}\nmodel: script:${FIX(script)}\n---\nYou are ${name}.\n`);
+    writeFileSync(
+      join(fleet.layout.agentsDir, `${name}.md`),
+      `---\nname: ${name}\ndescription: test agent ${name}\nmodel: script:${FIX(script)}\n---\nYou are ${name}.\n`,
+    );
   }
   return fleet;
 }
@@ -47,10 +60,19 @@ describe('file leases between agents', () => {
       expect(r.exitCode, r.stderr).toBe(0);
     }
     // Every racer is at its shell's wait before the start.
-    const atShell = () => new Set(readAudit(f!.layout, { event: 'tool_call' }).lines.filter((l) => l.tool === 'shell').map((l) => l.agent));
+    const atShell = () =>
+      new Set(
+        readAudit(f!.layout, { event: 'tool_call' })
+          .lines.filter((l) => l.tool === 'shell')
+          .map((l) => l.agent),
+      );
     await eventually(() => ids.every((id) => atShell().has(id)), 300_000, 'every racer waiting for go');
     writeFileSync(join(f.project, 'go'), '');
-    await eventually(() => ids.every((id) => completionsFrom(f!, 'human', id).length === 1), 300_000, 'every racer to answer');
+    await eventually(
+      () => ids.every((id) => completionsFrom(f!, 'human', id).length === 1),
+      300_000,
+      'every racer to answer',
+    );
     const answers = ids.map((id) => completionsFrom(f!, 'human', id)[0]!.body ?? '');
     const won = answers.filter((b) => /Result: leased to racer-\d/.test(b));
     expect(won).toHaveLength(1);
@@ -70,15 +92,22 @@ describe('file leases between agents', () => {
     const file = join(f.project, 'shared.txt');
     expect(readFileSync(file, 'utf8')).toBe("holder's text\n");
 
-    expect((await f.spawnAgent(['--agent', 'editor', '--id', 'edit-1', 'edit it'], { FLOTILLA_SCRIPT_LOG: log })).exitCode).toBe(0);
+    expect(
+      (await f.spawnAgent(['--agent', 'editor', '--id', 'edit-1', 'edit it'], { FLOTILLA_SCRIPT_LOG: log })).exitCode,
+    ).toBe(0);
     // The editor's model saw the refusal: the holder, since when, what to do.
-    const sawRefusal = () => scriptCalls(log).some((c) => JSON.stringify(c.prompt).includes('refused: shared.txt is leased to agent hold-1 since'));
+    const sawRefusal = () =>
+      scriptCalls(log).some((c) =>
+        JSON.stringify(c.prompt).includes('refused: shared.txt is leased to agent hold-1 since'),
+      );
     await eventually(sawRefusal, 120_000, "the editor's model to see the refusal");
     const seen = JSON.stringify(scriptCalls(log).map((c) => c.prompt));
     expect(seen).toMatch(/your edit was not made and the file is unchanged/);
     expect(seen).toMatch(/Message hold-1 to ask for it/);
     expect(readFileSync(file, 'utf8')).toBe("holder's text\n");
-    expect(readAudit(f.layout, { event: 'lease_refused' }).lines).toContainEqual(expect.objectContaining({ agent: 'edit-1', holder: 'hold-1', path: 'shared.txt', via: 'edit' }));
+    expect(readAudit(f.layout, { event: 'lease_refused' }).lines).toContainEqual(
+      expect.objectContaining({ agent: 'edit-1', holder: 'hold-1', path: 'shared.txt', via: 'edit' }),
+    );
 
     // The holder dies without a word: no ending of its own, its window left as it was.
     process.kill(f.record('hold-1').pid!, 'SIGKILL');
@@ -97,17 +126,29 @@ describe('file leases between agents', () => {
     const take = await f.flotilla(['lease', 'take', 'shared.txt', '--why', 'rewriting it myself']);
     expect(take.exitCode, take.stderr).toBe(0);
     expect((await f.spawnAgent(['--agent', 'wt', '--id', 'wt-a', '--worktree', 'write it'])).exitCode).toBe(0);
-    await eventually(() => completionsFrom(f!, 'human', 'wt-a').length === 1, 300_000, "the first worktree agent's answer");
+    await eventually(
+      () => completionsFrom(f!, 'human', 'wt-a').length === 1,
+      300_000,
+      "the first worktree agent's answer",
+    );
     // Its own folder is a git worktree, yet the person's lease on the same file of the repository stops it.
     expect(f.record('wt-a').cwd).not.toBe(f.project);
-    const refusedBody = completionsFrom(f, "human", "wt-a")[0]!.body;
-    expect(refusedBody, refusedBody).toMatch(/Final: refused: shared\.txt is leased to a person \(human\) since \S+ \(\d+ s ago\) for "rewriting it myself"/);
+    const refusedBody = completionsFrom(f, 'human', 'wt-a')[0]!.body;
+    expect(refusedBody, refusedBody).toMatch(
+      /Final: refused: shared\.txt is leased to a person \(human\) since \S+ \(\d+ s ago\) for "rewriting it myself"/,
+    );
     expect(readFileSync(join(f.record('wt-a').cwd, 'shared.txt'), { encoding: 'utf8', flag: 'a+' })).toBe('');
-    expect(readAudit(f.layout, { event: 'lease_refused' }).lines.map((l) => [l.agent, l.path, l.checkout])).toEqual([['wt-a', 'shared.txt', f.project]]);
+    expect(readAudit(f.layout, { event: 'lease_refused' }).lines.map((l) => [l.agent, l.path, l.checkout])).toEqual([
+      ['wt-a', 'shared.txt', f.project],
+    ]);
     // Released, the next worktree agent writes it, and its lease is the repository's.
     expect((await f.flotilla(['lease', 'release', 'shared.txt'])).exitCode).toBe(0);
     expect((await f.spawnAgent(['--agent', 'wt', '--id', 'wt-b', '--worktree', 'write it'])).exitCode).toBe(0);
-    await eventually(() => completionsFrom(f!, 'human', 'wt-b').length === 1, 300_000, "the second worktree agent's answer");
+    await eventually(
+      () => completionsFrom(f!, 'human', 'wt-b').length === 1,
+      300_000,
+      "the second worktree agent's answer",
+    );
     expect(completionsFrom(f, 'human', 'wt-b')[0]!.body).toContain('Final: Created shared.txt');
     expect(readFileSync(join(f.record('wt-b').cwd, 'shared.txt'), 'utf8')).toBe('mine\n');
     const taken = readAudit(f.layout, { event: 'lease_taken' }).lines.filter((l) => l.agent === 'wt-b');
@@ -123,7 +164,10 @@ describe('file leases between agents', () => {
     const [view] = listLeases(f.layout);
     expect(view?.leases).toEqual([expect.objectContaining({ path: 'notes.md', holder: 'door-1', why: 'door-test' })]);
     // Its ttl keeps it past the task; status --json lists it with its holder.
-    const status = JSON.parse((await f.flotilla(['status', '--json'])).stdout) as { id: string; leases: { path: string }[] }[];
+    const status = JSON.parse((await f.flotilla(['status', '--json'])).stdout) as {
+      id: string;
+      leases: { path: string }[];
+    }[];
     expect(status.find((r) => r.id === 'door-1')?.leases).toEqual([expect.objectContaining({ path: 'notes.md' })]);
   }, 300_000);
 
@@ -132,18 +176,39 @@ describe('file leases between agents', () => {
     expect((await f.spawnAgent(['--agent', 'holder', '--id', 'hold-2', 'write it'])).exitCode).toBe(0);
     await eventually(() => holders(f!).includes('hold-2'), 120_000, 'the holder to lease shared.txt by writing it');
     expect((await f.spawnAgent(['--agent', 'waiter', '--id', 'wait-2', 'lease it'])).exitCode).toBe(0);
-    await eventually(() => listLeases(f!.layout)[0]?.waiting.some((w) => w.holder === 'wait-2') === true, 120_000, 'the waiter in line');
+    await eventually(
+      () => listLeases(f!.layout)[0]?.waiting.some((w) => w.holder === 'wait-2') === true,
+      120_000,
+      'the waiter in line',
+    );
     // Seen while it waits: status --json and the dashboard name what it waits for and who holds it.
-    const status = JSON.parse((await f.flotilla(['status', '--json'])).stdout) as { id: string; waitingForLeases: unknown[] }[];
-    expect(status.find((r) => r.id === 'wait-2')?.waitingForLeases).toEqual([expect.objectContaining({ paths: ['shared.txt'], heldBy: ['hold-2'] })]);
+    const status = JSON.parse((await f.flotilla(['status', '--json'])).stdout) as {
+      id: string;
+      waitingForLeases: unknown[];
+    }[];
+    expect(status.find((r) => r.id === 'wait-2')?.waitingForLeases).toEqual([
+      expect.objectContaining({ paths: ['shared.txt'], heldBy: ['hold-2'] }),
+    ]);
     const rows = new FleetReader(f.layout).snapshot().rows;
-    expect(rowText(rows.find((r) => r.id === 'wait-2')!, layoutColumns(200, rows), false)).toContain('⧗ shared.txt (held by hold-2)');
+    expect(
+      rowText(
+        rows.find((r) => r.id === 'wait-2')!,
+        layoutColumns(200, rows),
+        false,
+      ),
+    ).toContain('⧗ shared.txt (held by hold-2)');
     expect(completionsFrom(f, 'human', 'wait-2')).toEqual([]);
 
     await f.tmux.tmux('kill-window', '-t', f.record('hold-2').tmux!.windowId);
     await eventually(() => completionsFrom(f!, 'human', 'wait-2').length === 1, 120_000, "the waiter's answer");
-    expect(completionsFrom(f, 'human', 'wait-2')[0]!.body).toContain('Result: leased to wait-2 until your task ends: shared.txt');
-    expect(readAudit(f.layout, { event: 'lease_queued' }).lines).toContainEqual(expect.objectContaining({ agent: 'wait-2', holder: 'hold-2', path: 'shared.txt' }));
-    expect(readAudit(f.layout, { event: 'lease_released' }).lines).toContainEqual(expect.objectContaining({ agent: 'hold-2', path: 'shared.txt', reason: expect.stringMatching(/^its holder/) }));
+    expect(completionsFrom(f, 'human', 'wait-2')[0]!.body).toContain(
+      'Result: leased to wait-2 until your task ends: shared.txt',
+    );
+    expect(readAudit(f.layout, { event: 'lease_queued' }).lines).toContainEqual(
+      expect.objectContaining({ agent: 'wait-2', holder: 'hold-2', path: 'shared.txt' }),
+    );
+    expect(readAudit(f.layout, { event: 'lease_released' }).lines).toContainEqual(
+      expect.objectContaining({ agent: 'hold-2', path: 'shared.txt', reason: expect.stringMatching(/^its holder/) }),
+    );
   }, 600_000);
 });

@@ -23,7 +23,7 @@ afterEach(async () => {
 });
 
 describe('releasing a lease', () => {
-  it("another agent is refused, naming the holder; the holder and a person may release it", async () => {
+  it('another agent is refused, naming the holder; the holder and a person may release it', async () => {
     f = spawnFleet();
     execFileSync('git', ['init', '-q'], { cwd: f.project });
     const file = join(f.project, 'shared.txt');
@@ -32,11 +32,16 @@ describe('releasing a lease', () => {
     for (const id of ['a-0', 'b-0']) {
       const h = spawn('sleep', ['600'], { stdio: 'ignore' });
       harnesses.push(h);
-      createRecord(f.layout, recordInput(id, { status: 'working', pid: h.pid!, pidStartTime: processStartTime(h.pid!), cwd: f.project }));
+      createRecord(
+        f.layout,
+        recordInput(id, { status: 'working', pid: h.pid!, pidStartTime: processStartTime(h.pid!), cwd: f.project }),
+      );
     }
     const held = () => listLeases(f!.layout).flatMap((c) => c.leases.map((l) => l.holder));
     await takeLeases(f.layout, { targets: [file], holder: 'a-0', why: 'editing', ttlMs: null, task: null });
-    await expect(releaseLeases(f.layout, 'b-0', [file], 'not mine')).rejects.toThrow("refused: the lease on shared.txt is a-0's — only its holder or a person may release it");
+    await expect(releaseLeases(f.layout, 'b-0', [file], 'not mine')).rejects.toThrow(
+      "refused: the lease on shared.txt is a-0's — only its holder or a person may release it",
+    );
     expect(held()).toEqual(['a-0']);
     await releaseLeases(f.layout, 'a-0', [file], 'done');
     expect(held()).toEqual([]);

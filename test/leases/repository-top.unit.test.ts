@@ -15,7 +15,13 @@ function repo(): string {
   const t = tempDir('flotilla-repo-top-');
   cleanups.push(t.cleanup);
   const dir = realpathSync(t.dir);
-  const env = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' };
+  const env = {
+    ...process.env,
+    GIT_AUTHOR_NAME: 't',
+    GIT_AUTHOR_EMAIL: 't@t',
+    GIT_COMMITTER_NAME: 't',
+    GIT_COMMITTER_EMAIL: 't@t',
+  };
   mkdirSync(join(dir, 'main'));
   execFileSync('git', ['init', '-q'], { cwd: join(dir, 'main'), env });
   execFileSync('git', ['commit', '--allow-empty', '-qm', 'base'], { cwd: join(dir, 'main'), env });
@@ -28,7 +34,10 @@ describe('repositoryTop and checkoutPath', () => {
     const dir = repo();
     expect(repositoryTop(join(dir, 'wt'))).toBe(join(dir, 'main'));
     expect(checkoutPath(join(dir, 'wt', 'src', 'app.ts'))).toEqual({ checkout: join(dir, 'main'), rel: 'src/app.ts' });
-    expect(checkoutPath(join(dir, 'main', 'src', 'app.ts'))).toEqual({ checkout: join(dir, 'main'), rel: 'src/app.ts' });
+    expect(checkoutPath(join(dir, 'main', 'src', 'app.ts'))).toEqual({
+      checkout: join(dir, 'main'),
+      rel: 'src/app.ts',
+    });
   });
 
   it('leave a checkout whose .git file has no commondir (a submodule) its own', () => {

@@ -11,8 +11,14 @@ describe('vendorWriteTargets', () => {
     expect(at('read', { file_path: 'a' })).toBeUndefined();
   });
   it("Codex's apply_patch: every file the patch adds, updates, deletes or moves to", () => {
-    const patch = '*** Begin Patch\n*** Add File: new.txt\n+x\n*** Update File: src/a.ts\n*** Move to: src/b.ts\n@@\n-a\n+b\n*** Delete File: old.txt\n*** End Patch\n';
-    expect(at('write', { input: patch })).toEqual(['/proj/new.txt', '/proj/src/a.ts', '/proj/src/b.ts', '/proj/old.txt']);
+    const patch =
+      '*** Begin Patch\n*** Add File: new.txt\n+x\n*** Update File: src/a.ts\n*** Move to: src/b.ts\n@@\n-a\n+b\n*** Delete File: old.txt\n*** End Patch\n';
+    expect(at('write', { input: patch })).toEqual([
+      '/proj/new.txt',
+      '/proj/src/a.ts',
+      '/proj/src/b.ts',
+      '/proj/old.txt',
+    ]);
     expect(at('write', { command: ['apply_patch', patch].join(' ') })).toHaveLength(4);
   });
 });

@@ -20,15 +20,21 @@ afterEach(async () => {
 async function completionsFrom(f: SpawnFleet, owner: string, from: string): Promise<{ status: string }[]> {
   const r = await f.flotilla(['inbox', owner, '--all', '--json']);
   expect(r.exitCode, r.stderr).toBe(0);
-  return (JSON.parse(r.stdout) as { kind: string; from: string; status: string }[]).filter((m) => m.kind === 'completion' && m.from === from);
+  return (JSON.parse(r.stdout) as { kind: string; from: string; status: string }[]).filter(
+    (m) => m.kind === 'completion' && m.from === from,
+  );
 }
 
 // Every exit path by cancel holds on every bus (docs/design.md §5.8, §18): on nats:// the
 // completions travel the fleet's stream on a real nats-server started here.
 describe.each(BUSES)('flotilla cancel (§5.8) on the $bus bus', ({ bus: kind }: { bus: BusKind }) => {
   let server: NatsServer | undefined;
-  beforeAll(async () => { if (kind === 'nats') server = await natsServer(); }, 120_000);
-  afterAll(async () => { await server?.kill(); });
+  beforeAll(async () => {
+    if (kind === 'nats') server = await natsServer();
+  }, 120_000);
+  afterAll(async () => {
+    await server?.kill();
+  });
   const fleet = (opts: Parameters<typeof spawnFleet>[0]) => {
     const made = spawnFleet(opts);
     personBus(made.env.XDG_CONFIG_HOME!, kind, server);
@@ -39,10 +45,18 @@ describe.each(BUSES)('flotilla cancel (§5.8) on the $bus bus', ({ bus: kind }: 
     f = fleet({ definitions: { lead: 'lead-cancel.yaml', sleeper: 'sleeper.yaml' } });
     expect((await f.spawnAgent(['--agent', 'lead', '--id', 'lead-c', 'spawn and wait'])).exitCode).toBe(0);
     const ids = ['fg-one', 'fg-two', 'bg-one'];
-    const all = await eventually(() => {
-      const recs = ids.map((id) => f!.records().find((r) => r.id === id));
-      return recs.every((r) => r && r.status === 'working' && r.lastLine.startsWith('$ sleep')) && f!.record('lead-c').lastLine === 'wait_for_agents' && recs;
-    }, 20_000, 'three sleepers working and the lead waiting');
+    const all = await eventually(
+      () => {
+        const recs = ids.map((id) => f!.records().find((r) => r.id === id));
+        return (
+          recs.every((r) => r && r.status === 'working' && r.lastLine.startsWith('$ sleep')) &&
+          f!.record('lead-c').lastLine === 'wait_for_agents' &&
+          recs
+        );
+      },
+      20_000,
+      'three sleepers working and the lead waiting',
+    );
     const pids = Object.fromEntries([...all, f.record('lead-c')].map((r) => [r!.id, r!.pid!]));
     expect(f.record('bg-one').background).toBe(true);
     expect(f.record('bg-one').parentId).toBe('lead-c');
@@ -62,7 +76,8 @@ describe.each(BUSES)('flotilla cancel (§5.8) on the $bus bus', ({ bus: kind }: 
     // hosts that child, so it lives on with it (docs/security.md, Lineage).
     // Namespace and parent are read with the listing: the init's `sleep 1` can exit in between.
     const hostNs = readlinkSync(`/proc/${pids['bg-one']!}/ns/pid`);
-    const hosting = (p: FleetProcess): boolean => p.ns === hostNs || left.some((q) => q.ns === hostNs && q.ppid === p.pid);
+    const hosting = (p: FleetProcess): boolean =>
+      p.ns === hostNs || left.some((q) => q.ns === hostNs && q.ppid === p.pid);
     expect(left.filter((p) => ['lead-c', 'fg-one', 'fg-two'].includes(p.agent) && !hosting(p))).toEqual([]);
     expect(left.filter((p) => p.agent === 'bg-one').length).toBeGreaterThanOrEqual(2);
     expect((await completionsFrom(f, 'human', 'lead-c')).map((m) => m.status)).toEqual(['cancelled']);
@@ -78,14 +93,17 @@ describe.each(BUSES)('flotilla cancel (§5.8) on the $bus bus', ({ bus: kind }: 
     expect(f.record('bg-one').status).toBe('cancelled');
     expect((await completionsFrom(f, 'lead-c', 'bg-one')).map((m) => m.status)).toEqual(['cancelled']);
     // Looking again brings nothing new: one completion each, not one per look.
-    expect((await completionsFrom(f, 'lead-c', 'fg-one'))).toHaveLength(1);
-    expect((await completionsFrom(f, 'human', 'lead-c'))).toHaveLength(1);
+    expect(await completionsFrom(f, 'lead-c', 'fg-one')).toHaveLength(1);
+    expect(await completionsFrom(f, 'human', 'lead-c')).toHaveLength(1);
   });
 
   it('an agent cancelled while it starts, before its task has run, still sends its task one completion (cancelled)', async () => {
     // The start hook holds the harness between its start and its first model call: the cancel lands there.
     const began = join(tmpdir(), `flotilla-cancel-start-${process.pid}-${Date.now()}`);
-    f = fleet({ definitions: { sleeper: 'sleeper.yaml' }, config: `hooks:\n  start:\n    - command: "touch ${began}; sleep 3"\n` });
+    f = fleet({
+      definitions: { sleeper: 'sleeper.yaml' },
+      config: `hooks:\n  start:\n    - command: "touch ${began}; sleep 3"\n`,
+    });
     expect((await f.spawnAgent(['--agent', 'sleeper', '--id', 'early', 'sleep'])).exitCode).toBe(0);
     await eventually(() => existsSync(began), 60_000, 'the start hook running');
     const r = await f.flotilla(['cancel', 'early']);
@@ -98,11 +116,14 @@ describe.each(BUSES)('flotilla cancel (§5.8) on the $bus bus', ({ bus: kind }: 
 });
 
 describe('flotilla cancel (§5.8)', () => {
-
   it('an ambiguous prefix lists the candidates; an ended agent is reported as such', async () => {
     f = spawnFleet();
     const { fixture } = await import('../spawn/helpers.js');
-    for (const id of ['dup-one', 'dup-two']) expect((await f.spawnAgent(['--wait', '--oneshot', '--id', id, '--model', `script:${fixture('worker.yaml')}`, 'x'])).exitCode).toBe(0);
+    for (const id of ['dup-one', 'dup-two'])
+      expect(
+        (await f.spawnAgent(['--wait', '--oneshot', '--id', id, '--model', `script:${fixture('worker.yaml')}`, 'x']))
+          .exitCode,
+      ).toBe(0);
     const amb = await f.flotilla(['cancel', 'dup']);
     expect(amb.exitCode).toBe(1);
     expect(amb.stderr).toMatch(/^flotilla: 'dup' matches 2 agents: dup-one, dup-two — give more characters/);
@@ -111,7 +132,13 @@ describe('flotilla cancel (§5.8)', () => {
   });
 });
 
-interface FleetProcess { pid: number; ppid: number; ns: string; agent: string; cmd: string }
+interface FleetProcess {
+  pid: number;
+  ppid: number;
+  ns: string;
+  agent: string;
+  cmd: string;
+}
 
 /** Live processes whose environment names this fleet root, with the agent id they run for. */
 function fleetProcesses(root: string): FleetProcess[] {
@@ -126,7 +153,13 @@ function fleetProcesses(root: string): FleetProcess[] {
       const ns = readlinkSync(`/proc/${name}/ns/pid`);
       // The fields after the command's name, which may itself hold spaces or parentheses.
       const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      out.push({ pid: Number(name), ppid, ns, cmd, agent: env.find((e) => e.startsWith('FLOTILLA_AGENT_ID='))?.slice('FLOTILLA_AGENT_ID='.length) ?? '' });
+      out.push({
+        pid: Number(name),
+        ppid,
+        ns,
+        cmd,
+        agent: env.find((e) => e.startsWith('FLOTILLA_AGENT_ID='))?.slice('FLOTILLA_AGENT_ID='.length) ?? '',
+      });
     } catch {
       // Gone, or not ours to read.
     }

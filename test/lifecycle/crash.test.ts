@@ -35,12 +35,25 @@ describe('crashes (§5.7)', () => {
     const pid = proc.pid!;
     const start = processStartTime(pid);
     createRecord(f.layout, recordInput('par-aaaaaa', { status: 'idle', cwd: f.project }));
-    createRecord(f.layout, recordInput('dead-aaaaa', { status: 'working', parentId: 'par-aaaaaa', rootId: 'par-aaaaaa', depth: 1, pid, pidStartTime: start, cwd: f.project }));
+    createRecord(
+      f.layout,
+      recordInput('dead-aaaaa', {
+        status: 'working',
+        parentId: 'par-aaaaaa',
+        rootId: 'par-aaaaaa',
+        depth: 1,
+        pid,
+        pidStartTime: start,
+        cwd: f.project,
+      }),
+    );
     proc.kill('SIGKILL');
     await proc.catch(() => undefined);
     expect(isAlive(pid)).toBe(false);
     const { config } = loadConfig({ layout: f.layout, env: f.env, userFile: null });
-    const cli = Array.from({ length: 5 }, () => execa(process.execPath, [CLI, 'reap'], { cwd: f!.project, env: f!.env, extendEnv: false, reject: false }));
+    const cli = Array.from({ length: 5 }, () =>
+      execa(process.execPath, [CLI, 'reap'], { cwd: f!.project, env: f!.env, extendEnv: false, reject: false }),
+    );
     const inproc = Array.from({ length: 3 }, () => reconcileDead(f!.layout, config, { parentId: 'par-aaaaaa' }));
     const [cliResults, ended] = await Promise.all([Promise.all(cli), Promise.all(inproc)]);
     for (const r of cliResults) expect(r.exitCode).toBe(0);
@@ -49,7 +62,9 @@ describe('crashes (§5.7)', () => {
     expect(mail[0]!.status).toBe('crashed');
     expect(f.record('dead-aaaaa').status).toBe('crashed');
     expect(readFileSync(join(f.project, 'stop-hooks.txt'), 'utf8')).toBe('dead-aaaaa\n');
-    const reapLines = readFileSync(f.layout.auditFile, 'utf8').split('\n').filter((l) => l.includes('"event":"reap"'));
+    const reapLines = readFileSync(f.layout.auditFile, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"event":"reap"'));
     expect(reapLines).toHaveLength(1);
     // Exactly one of all the callers reports having ended it.
     const fromCli = cliResults.filter((r) => r.stdout.includes('dead-aaaaa crashed')).length;
@@ -61,15 +76,29 @@ describe('crashes (§5.7)', () => {
     f = spawnFleet();
     const proc = execa('sleep', ['30']);
     const pid = proc.pid!;
-    createRecord(f.layout, recordInput('idle-aaaaa', {
-      status: 'idle', pid, pidStartTime: processStartTime(pid), cwd: f.project,
-      lastTask: { task: 1, status: 'completed', exitReason: null, finishedAt: new Date().toISOString(), outputPath: null },
-    }));
+    createRecord(
+      f.layout,
+      recordInput('idle-aaaaa', {
+        status: 'idle',
+        pid,
+        pidStartTime: processStartTime(pid),
+        cwd: f.project,
+        lastTask: {
+          task: 1,
+          status: 'completed',
+          exitReason: null,
+          finishedAt: new Date().toISOString(),
+          outputPath: null,
+        },
+      }),
+    );
     writeFileSync(f.layout.marker('idle-aaaaa.task-1.completion'), '');
     proc.kill('SIGKILL');
     await proc.catch(() => undefined);
     const r = await f.flotilla(['status', '--json']);
-    const rec = (JSON.parse(r.stdout) as { id: string; status: string; exitReason: string }[]).find((x) => x.id === 'idle-aaaaa')!;
+    const rec = (JSON.parse(r.stdout) as { id: string; status: string; exitReason: string }[]).find(
+      (x) => x.id === 'idle-aaaaa',
+    )!;
     expect(rec.status).toBe('completed');
     expect(rec.exitReason).toBe('exited while idle');
     expect(f.mail('human')).toHaveLength(0);
@@ -79,7 +108,14 @@ describe('crashes (§5.7)', () => {
     f = spawnFleet();
     const { config } = loadConfig({ layout: f.layout, env: f.env, userFile: null });
     createRecord(f.layout, recordInput('fresh-aaaa', { status: 'spawning', cwd: f.project }));
-    createRecord(f.layout, recordInput('stale-aaaa', { status: 'spawning', cwd: f.project, createdAt: new Date(Date.now() - 60_000).toISOString() }));
+    createRecord(
+      f.layout,
+      recordInput('stale-aaaa', {
+        status: 'spawning',
+        cwd: f.project,
+        createdAt: new Date(Date.now() - 60_000).toISOString(),
+      }),
+    );
     const ended = await reconcileDead(f.layout, config);
     expect(ended.map((r) => r.id)).toEqual(['stale-aaaa']);
     expect(f.record('stale-aaaa').status).toBe('crashed');
@@ -94,8 +130,12 @@ describe('crashes (§5.7)', () => {
 // travels the fleet's stream (a real nats-server started here) into the parent's spool.
 describe.each([{ bus: 'maildir' }, { bus: 'nats' }] as const)('a crash on the $bus bus (§5.7)', ({ bus: kind }) => {
   let server: NatsServer | undefined;
-  beforeAll(async () => { if (kind === 'nats') server = await natsServer(); }, 120_000);
-  afterAll(async () => { await server?.kill(); });
+  beforeAll(async () => {
+    if (kind === 'nats') server = await natsServer();
+  }, 120_000);
+  afterAll(async () => {
+    await server?.kill();
+  });
 
   it(`SIGKILL of a working child: its parent gets exactly one crashed completion (${kind} bus)`, async () => {
     f = spawnFleet({ definitions: { lead: 'lead-one-sleeper.yaml', sleeper: 'sleeper.yaml' } });
@@ -105,20 +145,28 @@ describe.each([{ bus: 'maildir' }, { bus: 'nats' }] as const)('a crash on the $b
       writeFileSync(join(f.env.XDG_CONFIG_HOME!, 'flotilla', 'config.yaml'), `fleet:\n  bus: ${server!.url}\n`);
     }
     expect((await f.spawnAgent(['--agent', 'lead', '--id', 'lead-k', 'spawn a sleeper'])).exitCode).toBe(0);
-    const child = await eventually(() => {
-      const r = f!.records().find((x) => x.id === 's-one');
-      return r && r.status === 'working' && r.lastLine.startsWith('$ sleep') && r;
-    }, 15_000, 'the sleeper to be working');
+    const child = await eventually(
+      () => {
+        const r = f!.records().find((x) => x.id === 's-one');
+        return r && r.status === 'working' && r.lastLine.startsWith('$ sleep') && r;
+      },
+      15_000,
+      'the sleeper to be working',
+    );
     // The sleeper's running shell command: its own process group, recorded for the reaper.
     // (lastLine shows the call as it is announced; the group is recorded once the command starts.)
-    const groups = await eventually(() => {
-      try {
-        const g = JSON.parse(readFileSync(f!.layout.marker('s-one.groups'), 'utf8')) as { pgid: number }[];
-        return g.length === 1 && g;
-      } catch {
-        return false;
-      }
-    }, 5_000, 'the running command to be recorded');
+    const groups = await eventually(
+      () => {
+        try {
+          const g = JSON.parse(readFileSync(f!.layout.marker('s-one.groups'), 'utf8')) as { pgid: number }[];
+          return g.length === 1 && g;
+        } catch {
+          return false;
+        }
+      },
+      5_000,
+      'the running command to be recorded',
+    );
     process.kill(child.pid!, 'SIGKILL');
     // How fast it arrives is measured by `npm run bench`; here, that it arrives without other mail.
     const mail = await eventually(() => completionsFrom(f!, 'lead-k', 's-one')[0], 30_000, 'a crashed completion');
@@ -127,7 +175,12 @@ describe.each([{ bus: 'maildir' }, { bus: 'nats' }] as const)('a crash on the $b
     expect(JSON.parse(readFileSync(f.layout.transcriptMeta('s-one'), 'utf8')).status).toBe('crashed');
     // On nats:// it travelled the stream: sent on the bus, spooled under its id (§18).
     if (kind === 'nats') {
-      const sent = readFileSync(f.layout.auditFile, 'utf8').split('\n').filter((l) => l.includes('"event":"message_sent"') && l.includes('"to":"lead-k"') && l.includes('"kind":"completion"'));
+      const sent = readFileSync(f.layout.auditFile, 'utf8')
+        .split('\n')
+        .filter(
+          (l) =>
+            l.includes('"event":"message_sent"') && l.includes('"to":"lead-k"') && l.includes('"kind":"completion"'),
+        );
       expect(sent.length).toBe(1);
       expect(sent[0]).toContain('"bus":"nats"');
     }
@@ -143,13 +196,19 @@ describe.each([{ bus: 'maildir' }, { bus: 'nats' }] as const)('a crash on the $b
     // Both paths (pane-died hook and the parent's check) ran by now; still exactly one.
     await new Promise((r) => setTimeout(r, 3_000));
     expect(completionsFrom(f, 'lead-k', 's-one')).toHaveLength(1);
-    const reaps = readFileSync(f.layout.auditFile, 'utf8').split('\n').filter((l) => l.includes('"event":"reap"') && l.includes('"s-one"'));
+    const reaps = readFileSync(f.layout.auditFile, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"event":"reap"') && l.includes('"s-one"'));
     expect(reaps).toHaveLength(1);
     // The dead pane stays readable until gc. (tmux with libutempter can miss the SIGCHLD of a
     // pane's process, and the parent's check may have ended the agent first: nudge it.)
-    await eventually(async () => {
-      await f!.tmux.nudge();
-      return (await f!.tmux.tmux('display-message', '-p', '-t', rec.tmux!.paneId, '#{pane_dead}')) === '1';
-    }, 30_000, 'the dead pane');
+    await eventually(
+      async () => {
+        await f!.tmux.nudge();
+        return (await f!.tmux.tmux('display-message', '-p', '-t', rec.tmux!.paneId, '#{pane_dead}')) === '1';
+      },
+      30_000,
+      'the dead pane',
+    );
   });
 });

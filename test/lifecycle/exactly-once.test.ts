@@ -25,7 +25,9 @@ beforeEach(() => {
   p = project('flotilla-once-');
   stopLog = join(p.project, 'stop.log');
   // A stop hook slow enough for a second signal to land while it runs.
-  p.config({ hooks: { stop: [{ command: `sleep 0.1; echo "$FLOTILLA_AGENT_ID $FLOTILLA_EXIT_REASON" >> ${stopLog}` }] } });
+  p.config({
+    hooks: { stop: [{ command: `sleep 0.1; echo "$FLOTILLA_AGENT_ID $FLOTILLA_EXIT_REASON" >> ${stopLog}` }] },
+  });
   p.agent('worker', { permissions: { permission_mode: 'dont_ask' } });
 });
 afterEach(async () => {
@@ -53,18 +55,32 @@ function fillUp(path: string): void {
  * spool first, as `flotilla inbox` and `status` do (§18).
  */
 async function completions(id: string, to = 'human'): Promise<number> {
-  if (busUrl !== 'maildir') await busFor(p.layout, { fleet: { ...defaultConfig().fleet, bus: busUrl } }).mail.collect([to]);
-  return (await list(p.layout, to, { includeRead: true })).filter((i) => i.message.kind === 'completion' && i.message.from === id).length;
+  if (busUrl !== 'maildir')
+    await busFor(p.layout, { fleet: { ...defaultConfig().fleet, bus: busUrl } }).mail.collect([to]);
+  return (await list(p.layout, to, { includeRead: true })).filter(
+    (i) => i.message.kind === 'completion' && i.message.from === id,
+  ).length;
 }
 
 function stopRuns(id: string): number {
-  return existsSync(stopLog) ? readFileSync(stopLog, 'utf8').split('\n').filter((l) => l.startsWith(`${id} `)).length : 0;
+  return existsSync(stopLog)
+    ? readFileSync(stopLog, 'utf8')
+        .split('\n')
+        .filter((l) => l.startsWith(`${id} `)).length
+    : 0;
 }
 
-async function startWorking(script: string, env: Record<string, string> = {}): Promise<{ id: string; pid: number; proc: ReturnType<Project['start']> }> {
+async function startWorking(
+  script: string,
+  env: Record<string, string> = {},
+): Promise<{ id: string; pid: number; proc: ReturnType<Project['start']> }> {
   const before = new Set(p.ids());
   const proc = p.start(['run', '--agent', 'worker', '--model', `script:${script}`, '--oneshot', 'work'], { env });
-  const id = await eventually(() => p.ids().find((i) => !before.has(i) && p.record(i).status === 'working'), 60_000, 'the agent to work').catch(async (err: unknown) => {
+  const id = await eventually(
+    () => p.ids().find((i) => !before.has(i) && p.record(i).status === 'working'),
+    60_000,
+    'the agent to work',
+  ).catch(async (err: unknown) => {
     proc.kill('SIGKILL');
     const r = await proc;
     throw new Error(`${String(err)}; the agent said: ${String(r.stderr)}`);
@@ -89,7 +105,9 @@ async function expectOneEnding(id: string, status: string, to = 'human'): Promis
 // config names a real nats-server started here) each completion travels the fleet's stream.
 describe.each(BUSES)('exactly one completion and one stop hook on the $bus bus', ({ bus: kind }: { bus: BusKind }) => {
   let server: NatsServer | undefined;
-  beforeAll(async () => { if (kind === 'nats') server = await natsServer(); }, 120_000);
+  beforeAll(async () => {
+    if (kind === 'nats') server = await natsServer();
+  }, 120_000);
   afterAll(async () => {
     busUrl = 'maildir';
     await server?.kill();
@@ -107,7 +125,11 @@ describe.each(BUSES)('exactly one completion and one stop hook on the $bus bus',
         const { id, pid, proc } = await startWorking(LONG);
         process.kill(pid, 'SIGTERM');
         if (delay > 0) await new Promise((r) => setTimeout(r, delay));
-        try { process.kill(pid, 'SIGTERM'); } catch { /* already gone */ }
+        try {
+          process.kill(pid, 'SIGTERM');
+        } catch {
+          /* already gone */
+        }
         await proc;
         await expectOneEnding(id, 'cancelled');
       }
@@ -116,7 +138,17 @@ describe.each(BUSES)('exactly one completion and one stop hook on the $bus bus',
 
   it('a corrupt parent record: the child still ends with one completion to that parent', async () => {
     // The test process plays the parent agent (lineage is checked against live ancestors).
-    createRecord(p.layout, recordInput('boss-000001', { status: 'working', pid: process.pid, pidStartTime: processStartTime(process.pid), cwd: p.project, permissionMode: 'dont_ask', effectivePolicy: { tools: ['shell'], permissionMode: 'dont_ask', secrets: [] } }));
+    createRecord(
+      p.layout,
+      recordInput('boss-000001', {
+        status: 'working',
+        pid: process.pid,
+        pidStartTime: processStartTime(process.pid),
+        cwd: p.project,
+        permissionMode: 'dont_ask',
+        effectivePolicy: { tools: ['shell'], permissionMode: 'dont_ask', secrets: [] },
+      }),
+    );
     const { id, proc } = await startWorking(STEPS, { FLOTILLA_AGENT_ID: 'boss-000001' });
     expect(p.record(id).parentId).toBe('boss-000001');
     writeFileSync(p.layout.registryFile('boss-000001'), '{"id": "boss-000001", garbage');
@@ -152,7 +184,12 @@ describe.each(BUSES)('exactly one completion and one stop hook on the $bus bus',
 
   it('a start that fails once its inbox is watched (a start hook damages its record): the harness exits saying why, not held alive', async () => {
     const agents = dirname(p.layout.registryFile('x'));
-    p.config({ hooks: { start: [{ command: `printf 'not json at all' > "${agents}/$FLOTILLA_AGENT_ID.json"` }], stop: [{ command: `echo "$FLOTILLA_AGENT_ID $FLOTILLA_EXIT_REASON" >> ${stopLog}` }] } });
+    p.config({
+      hooks: {
+        start: [{ command: `printf 'not json at all' > "${agents}/$FLOTILLA_AGENT_ID.json"` }],
+        stop: [{ command: `echo "$FLOTILLA_AGENT_ID $FLOTILLA_EXIT_REASON" >> ${stopLog}` }],
+      },
+    });
     // Held alive by its inbox watcher, the process never ended and this waited for good.
     const r = await p.run(['run', '--agent', 'worker', '--model', `script:${STEPS}`, '--oneshot', 'work']);
     expect(r.exitCode).toBe(1);
@@ -162,7 +199,12 @@ describe.each(BUSES)('exactly one completion and one stop hook on the $bus bus',
   it('inotify exhausted (injected): the agent polls, reads its mail, and ends with one completion', async () => {
     const { id, proc } = await startWorking(STEPS, { FLOTILLA_FAULT: 'watch-enospc' });
     // Sent as a person's `flotilla send` sends it: on the fleet's bus.
-    await busFor(p.layout, { fleet: { ...defaultConfig().fleet, bus: busUrl } }).mail.deliver({ from: 'human', to: id, kind: 'message', body: 'mail while polling' });
+    await busFor(p.layout, { fleet: { ...defaultConfig().fleet, bus: busUrl } }).mail.deliver({
+      from: 'human',
+      to: id,
+      kind: 'message',
+      body: 'mail while polling',
+    });
     const r = await proc;
     expect(r.exitCode, String(r.stderr)).toBe(0);
     expect(readFileSync(p.layout.transcript(id), 'utf8')).toContain('mail while polling');
@@ -174,7 +216,10 @@ describe.each(BUSES)('exactly one completion and one stop hook on the $bus bus',
     expect(process.getuid?.(), 'this test mounts a 4 MiB tmpfs and needs root: run it as root (CI does)').toBe(0);
     const state = p.layout.state;
     const mounted = await execa('mount', ['-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', state], { reject: false });
-    expect(mounted.exitCode, `cannot mount a 4 MiB tmpfs on ${state} (${String(mounted.stderr).trim()}) — the ENOSPC test runs as root`).toBe(0);
+    expect(
+      mounted.exitCode,
+      `cannot mount a 4 MiB tmpfs on ${state} (${String(mounted.stderr).trim()}) — the ENOSPC test runs as root`,
+    ).toBe(0);
     try {
       ensureState(p.layout);
       const { id, proc } = await startWorking(STEPS);

@@ -12,10 +12,17 @@ import { eventually } from '../helpers/tmux.js';
 let fleet: TempFleet;
 const children: ChildProcess[] = [];
 const orphans: number[] = [];
-beforeEach(() => { fleet = tempFleet(); });
+beforeEach(() => {
+  fleet = tempFleet();
+});
 afterEach(() => {
   for (const c of children.splice(0)) c.kill('SIGKILL');
-  for (const pid of orphans.splice(0)) try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
+  for (const pid of orphans.splice(0))
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
   fleet.cleanup();
 });
 
@@ -28,10 +35,14 @@ function start(args: string[], detached = false): ChildProcess {
 describe('startedByHarness', () => {
   it("takes the harness's descendants, and not the harness itself", async () => {
     const child = start(['sh', '-c', 'sleep 71 & wait']);
-    const grandchild = await eventually(() => {
-      const pids = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim();
-      return pids ? Number(pids.split(' ')[0]) : undefined;
-    }, 30_000, 'the sleep to start');
+    const grandchild = await eventually(
+      () => {
+        const pids = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim();
+        return pids ? Number(pids.split(' ')[0]) : undefined;
+      },
+      30_000,
+      'the sleep to start',
+    );
     expect(startedByHarness(fleet.layout, 'agent-a', child.pid!)).toBe(true);
     expect(startedByHarness(fleet.layout, 'agent-a', grandchild)).toBe(true);
     expect(startedByHarness(fleet.layout, 'agent-a', process.pid)).toBe(false);
@@ -44,7 +55,11 @@ describe('startedByHarness', () => {
     const file = join(fleet.project, 'orphan.pid');
     // A tool command's group: its leader lives on; the subshell's sleep is orphaned (no longer under the leader) but stays in the group.
     const leader = start(['sh', '-c', `(sleep 74 & echo $! > ${file}); exec sleep 75`], true);
-    const orphan = await eventually(() => existsSync(file) && Number(readFileSync(file, 'utf8')) || undefined, 30_000, 'the orphan to start');
+    const orphan = await eventually(
+      () => (existsSync(file) && Number(readFileSync(file, 'utf8'))) || undefined,
+      30_000,
+      'the orphan to start',
+    );
     orphans.push(orphan);
     await eventually(() => !ancestors(orphan).includes(leader.pid!), 30_000, 'the orphan to be reparented');
     const byHarness = (pid: number) => startedByHarness(fleet.layout, 'agent-b', pid, harness.pid);

@@ -38,7 +38,9 @@ function sse(events: [string | undefined, unknown][]): Reply {
   return (res) => {
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     for (const [event, data] of events) {
-      res.write(`${event ? `event: ${event}\n` : ''}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);
+      res.write(
+        `${event ? `event: ${event}\n` : ''}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`,
+      );
     }
     res.end();
   };
@@ -52,27 +54,85 @@ function status(code: number, body: unknown): Reply {
 }
 
 const anthropicToolUse = sse([
-  ['message_start', { type: 'message_start', message: { id: 'msg_01', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 472, output_tokens: 2 } } }],
+  [
+    'message_start',
+    {
+      type: 'message_start',
+      message: {
+        id: 'msg_01',
+        type: 'message',
+        role: 'assistant',
+        model: 'claude-sonnet-4-5',
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: 472, output_tokens: 2 },
+      },
+    },
+  ],
   ['content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }],
   ['ping', { type: 'ping' }],
-  ['content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Okay, let me ' } }],
+  [
+    'content_block_delta',
+    { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Okay, let me ' } },
+  ],
   ['content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'echo that.' } }],
   ['content_block_stop', { type: 'content_block_stop', index: 0 }],
-  ['content_block_start', { type: 'content_block_start', index: 1, content_block: { type: 'tool_use', id: 'toolu_01T1x1fJ34qAmk2tNTrN7Up6', name: 'echo', input: {} } }],
-  ['content_block_delta', { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '' } }],
-  ['content_block_delta', { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '{"text": "hel' } }],
-  ['content_block_delta', { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: 'lo world"}' } }],
+  [
+    'content_block_start',
+    {
+      type: 'content_block_start',
+      index: 1,
+      content_block: { type: 'tool_use', id: 'toolu_01T1x1fJ34qAmk2tNTrN7Up6', name: 'echo', input: {} },
+    },
+  ],
+  [
+    'content_block_delta',
+    { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '' } },
+  ],
+  [
+    'content_block_delta',
+    { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '{"text": "hel' } },
+  ],
+  [
+    'content_block_delta',
+    { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: 'lo world"}' } },
+  ],
   ['content_block_stop', { type: 'content_block_stop', index: 1 }],
-  ['message_delta', { type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 89 } }],
+  [
+    'message_delta',
+    { type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 89 } },
+  ],
   ['message_stop', { type: 'message_stop' }],
 ]);
 
 const anthropicFinal = sse([
-  ['message_start', { type: 'message_start', message: { id: 'msg_02', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 600, output_tokens: 1 } } }],
+  [
+    'message_start',
+    {
+      type: 'message_start',
+      message: {
+        id: 'msg_02',
+        type: 'message',
+        role: 'assistant',
+        model: 'claude-sonnet-4-5',
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: 600, output_tokens: 1 },
+      },
+    },
+  ],
   ['content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }],
-  ['content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'It said hello world.' } }],
+  [
+    'content_block_delta',
+    { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'It said hello world.' } },
+  ],
   ['content_block_stop', { type: 'content_block_stop', index: 0 }],
-  ['message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 6 } }],
+  [
+    'message_delta',
+    { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 6 } },
+  ],
   ['message_stop', { type: 'message_stop' }],
 ]);
 
@@ -86,11 +146,26 @@ const chunk = (delta: Record<string, unknown>, finish: string | null = null) => 
 
 const openaiToolCall = sse([
   [undefined, chunk({ role: 'assistant', content: 'Echoing now.' })],
-  [undefined, chunk({ tool_calls: [{ index: 0, id: 'call_abc123', type: 'function', function: { name: 'echo', arguments: '' } }] })],
+  [
+    undefined,
+    chunk({
+      tool_calls: [{ index: 0, id: 'call_abc123', type: 'function', function: { name: 'echo', arguments: '' } }],
+    }),
+  ],
   [undefined, chunk({ tool_calls: [{ index: 0, function: { arguments: '{"text":' } }] })],
   [undefined, chunk({ tool_calls: [{ index: 0, function: { arguments: ' "from openai"}' } }] })],
   [undefined, chunk({}, 'tool_calls')],
-  [undefined, { id: 'chatcmpl-123', object: 'chat.completion.chunk', created: 1_694_268_190, model: 'llama3', choices: [], usage: { prompt_tokens: 82, completion_tokens: 17, total_tokens: 99 } }],
+  [
+    undefined,
+    {
+      id: 'chatcmpl-123',
+      object: 'chat.completion.chunk',
+      created: 1_694_268_190,
+      model: 'llama3',
+      choices: [],
+      usage: { prompt_tokens: 82, completion_tokens: 17, total_tokens: 99 },
+    },
+  ],
   [undefined, '[DONE]'],
 ]);
 
@@ -127,26 +202,40 @@ describe('provider wiring through runLoop (local replay server)', () => {
   it('anthropic: text and a streamed tool_use reach the loop; the tool result goes back', async () => {
     const srv = await replayServer([anthropicToolUse, anthropicFinal]);
     servers.push(srv.server);
-    const events = await drive('anthropic:claude-sonnet-4-5', { ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: `${srv.url}/v1` });
+    const events = await drive('anthropic:claude-sonnet-4-5', {
+      ANTHROPIC_API_KEY: 'sk-test',
+      ANTHROPIC_BASE_URL: `${srv.url}/v1`,
+    });
 
     const text = events.flatMap((e) => (e.type === 'text_delta' ? [e.text] : [])).join('');
     expect(text).toBe('Okay, let me echo that.It said hello world.');
     const call = events.find((e) => e.type === 'tool_call');
-    expect(call).toEqual({ type: 'tool_call', call: { id: 'toolu_01T1x1fJ34qAmk2tNTrN7Up6', name: 'echo', input: { text: 'hello world' } } });
+    expect(call).toEqual({
+      type: 'tool_call',
+      call: { id: 'toolu_01T1x1fJ34qAmk2tNTrN7Up6', name: 'echo', input: { text: 'hello world' } },
+    });
     expect(events.find((e) => e.type === 'usage')).toEqual({ type: 'usage', inputTokens: 472, outputTokens: 89 });
     expect(doneOf(events)).toMatchObject({ reason: 'completed', text: 'It said hello world.', turns: 2 });
 
     expect(srv.requests.map((r) => r.path)).toEqual(['/v1/messages', '/v1/messages']);
-    expect(srv.requests[0]!.body).toMatchObject({ model: 'claude-sonnet-4-5', stream: true, tools: [{ name: 'echo' }] });
+    expect(srv.requests[0]!.body).toMatchObject({
+      model: 'claude-sonnet-4-5',
+      stream: true,
+      tools: [{ name: 'echo' }],
+    });
     // The second request carries the tool result for the tool_use id.
     expect(JSON.stringify(srv.requests[1]!.body.messages)).toContain('"tool_use_id":"toolu_01T1x1fJ34qAmk2tNTrN7Up6"');
     expect(JSON.stringify(srv.requests[1]!.body.messages)).toContain('echo: hello world');
   });
 
   it('anthropic: a 500 ends the run failed after the retries', async () => {
-    const srv = await replayServer([status(500, { type: 'error', error: { type: 'api_error', message: 'Internal server error' } })]);
+    const srv = await replayServer([
+      status(500, { type: 'error', error: { type: 'api_error', message: 'Internal server error' } }),
+    ]);
     servers.push(srv.server);
-    const done = doneOf(await drive('anthropic:claude-sonnet-4-5', { ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: `${srv.url}/v1` }));
+    const done = doneOf(
+      await drive('anthropic:claude-sonnet-4-5', { ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: `${srv.url}/v1` }),
+    );
     expect(done.reason).toBe('failed');
     expect(done.error).toContain('Internal server error');
     expect(srv.requests).toHaveLength(3);
@@ -155,14 +244,23 @@ describe('provider wiring through runLoop (local replay server)', () => {
   it('openai-compatible: chat.completions chunks with delta.tool_calls reach the loop', async () => {
     const srv = await replayServer([openaiToolCall, openaiFinal]);
     servers.push(srv.server);
-    const config = configSchema.parse({ models: { providers: { local: { base_url: `${srv.url}/v1`, api_key_env: 'LOCAL_KEY' } } } });
+    const config = configSchema.parse({
+      models: { providers: { local: { base_url: `${srv.url}/v1`, api_key_env: 'LOCAL_KEY' } } },
+    });
     const events = await drive('openai-compatible:local/llama3', { LOCAL_KEY: 'k' }, config);
 
-    expect(events.find((e) => e.type === 'tool_call')).toEqual({ type: 'tool_call', call: { id: 'call_abc123', name: 'echo', input: { text: 'from openai' } } });
+    expect(events.find((e) => e.type === 'tool_call')).toEqual({
+      type: 'tool_call',
+      call: { id: 'call_abc123', name: 'echo', input: { text: 'from openai' } },
+    });
     expect(events.find((e) => e.type === 'usage')).toEqual({ type: 'usage', inputTokens: 82, outputTokens: 17 });
     expect(doneOf(events)).toMatchObject({ reason: 'completed', text: 'It echoed from openai.', turns: 2 });
     expect(srv.requests.map((r) => r.path)).toEqual(['/v1/chat/completions', '/v1/chat/completions']);
-    expect(srv.requests[0]!.body).toMatchObject({ model: 'llama3', stream: true, tools: [{ type: 'function', function: { name: 'echo' } }] });
+    expect(srv.requests[0]!.body).toMatchObject({
+      model: 'llama3',
+      stream: true,
+      tools: [{ type: 'function', function: { name: 'echo' } }],
+    });
     expect(JSON.stringify(srv.requests[1]!.body.messages)).toContain('"tool_call_id":"call_abc123"');
   });
 

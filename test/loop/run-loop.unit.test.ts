@@ -94,7 +94,9 @@ describe('runLoop on the scripted model', () => {
     expect(done.reason).toBe('timeout');
     const shown = events.flatMap((e) => (e.type === 'text_delta' ? [e.text] : [])).join('');
     expect(shown.length).toBeGreaterThan(0);
-    expect(shown.length).toBeLessThan('This reply takes a long time to arrive, chunk by chunk by chunk by chunk.'.length);
+    expect(shown.length).toBeLessThan(
+      'This reply takes a long time to arrive, chunk by chunk by chunk by chunk.'.length,
+    );
     expect(done.messages.at(-1)).toEqual({ role: 'assistant', content: [{ type: 'text', text: shown }] });
   });
 
@@ -105,7 +107,10 @@ describe('runLoop on the scripted model', () => {
     expect(done.reason).toBe('timeout');
     const results = events.filter((e) => e.type === 'tool_result');
     expect(results).toHaveLength(1);
-    expect(results[0]!.type === 'tool_result' && results[0]!.result).toMatchObject({ isError: true, output: expect.stringContaining('interrupted') });
+    expect(results[0]!.type === 'tool_result' && results[0]!.result).toMatchObject({
+      isError: true,
+      output: expect.stringContaining('interrupted'),
+    });
     // The history stays valid: both calls have results, the second one marked as not run.
     const toolMsg = done.messages.at(-1);
     expect(toolMsg?.role).toBe('tool');
@@ -166,7 +171,10 @@ describe('runLoop on the scripted model', () => {
   it('puts pending injections into the next model input, after the tool results', async () => {
     const prompts: LanguageModelV3Prompt[] = [];
     const model = loadScriptedModel(fixture('inbox-aware.yaml'), { onCall: (c) => prompts.push(c.prompt) });
-    const queue: Injection[][] = [[], [{ source: 'inbox', text: '<inbox-message id=m1 from=worker-1>found 3 TODOs</inbox-message>', ids: ['m1'] }]];
+    const queue: Injection[][] = [
+      [],
+      [{ source: 'inbox', text: '<inbox-message id=m1 from=worker-1>found 3 TODOs</inbox-message>', ids: ['m1'] }],
+    ];
     const events = await collect(runLoop(base(model, { pending: async () => queue.shift() ?? [] })));
     const surfaced = events.filter((e) => e.type === 'message_surfaced');
     expect(surfaced).toHaveLength(1);
@@ -176,13 +184,17 @@ describe('runLoop on the scripted model', () => {
     // system, task, assistant (tool call), tool results, then the injection as a user turn.
     expect(second.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool', 'user']);
     expect(JSON.stringify(second.at(-1))).toContain('found 3 TODOs');
-    expect(doneOf(events)).toMatchObject({ reason: 'completed', text: 'Noted the message: <inbox-message id=m1 from=worker-1>found 3 TODOs</inbox-mess…' });
+    expect(doneOf(events)).toMatchObject({
+      reason: 'completed',
+      text: 'Noted the message: <inbox-message id=m1 from=worker-1>found 3 TODOs</inbox-mess…',
+    });
   });
 
   it('answers a line typed during the final answer instead of completing', async () => {
     const model = loadScriptedModel(fixture('inbox-aware.yaml'));
     let calls = 0;
-    const pending = async (): Promise<Injection[]> => (++calls === 4 ? [{ source: 'human', text: 'please stop now' }] : []);
+    const pending = async (): Promise<Injection[]> =>
+      ++calls === 4 ? [{ source: 'human', text: 'please stop now' }] : [];
     const events = await collect(runLoop(base(model, { pending })));
     expect(events.filter((e) => e.type === 'message_surfaced')).toHaveLength(1);
     expect(doneOf(events)).toMatchObject({ reason: 'completed', text: 'Stopping as asked.', turns: 3 });
@@ -191,14 +203,21 @@ describe('runLoop on the scripted model', () => {
   it('stops with budget before a model call when the budget check says so', async () => {
     let checks = 0;
     const events = await collect(
-      runLoop(base(loadScriptedModel(fixture('three-tools.yaml')), { beforeModelCall: async () => (++checks === 2 ? 'tree budget of 200 tokens used' : undefined) })),
+      runLoop(
+        base(loadScriptedModel(fixture('three-tools.yaml')), {
+          beforeModelCall: async () => (++checks === 2 ? 'tree budget of 200 tokens used' : undefined),
+        }),
+      ),
     );
     expect(doneOf(events)).toMatchObject({ reason: 'budget', error: 'tree budget of 200 tokens used', turns: 1 });
   });
 });
 
 describe('tool errors are written for the model', () => {
-  const run = async (toolCalls: { tool: string; input: Record<string, unknown> }[], extra: Partial<LoopOptions> = {}) => {
+  const run = async (
+    toolCalls: { tool: string; input: Record<string, unknown> }[],
+    extra: Partial<LoopOptions> = {},
+  ) => {
     const model = new ScriptedModel([{ text: 'trying', tool_calls: toolCalls }, { text: 'ok' }]);
     const events = await collect(runLoop(base(model, extra)));
     return events.flatMap((e) => (e.type === 'tool_result' ? [e.result] : []));
@@ -206,7 +225,10 @@ describe('tool errors are written for the model', () => {
 
   it('names the available tools for an unknown tool', async () => {
     const [r] = await run([{ tool: 'fly', input: {} }]);
-    expect(r).toEqual({ isError: true, output: "Unknown tool 'fly'. Available tools: echo, nap, explode. Call one of these by its exact name." });
+    expect(r).toEqual({
+      isError: true,
+      output: "Unknown tool 'fly'. Available tools: echo, nap, explode. Call one of these by its exact name.",
+    });
   });
 
   it('says what was received and how to fix invalid input', async () => {
@@ -232,7 +254,8 @@ describe('tool errors are written for the model', () => {
         { tool: 'nap', input: { ms: 5 } },
       ],
       {
-        gate: async (call) => (call.name === 'nap' ? { allow: false, reason: "policy: tool 'nap' needs approval" } : { allow: true }),
+        gate: async (call) =>
+          call.name === 'nap' ? { allow: false, reason: "policy: tool 'nap' needs approval" } : { allow: true },
         afterTool: async (call) => {
           after.push(call.name);
         },
@@ -256,7 +279,10 @@ describe('tool errors are written for the model', () => {
 describe('stopping while a person is asked to approve', () => {
   it('an abort during a pending approval ends aborted with a valid history', async () => {
     const ac = new AbortController();
-    const model = new ScriptedModel([{ text: 'x', tool_calls: [{ tool: 'echo', input: { text: 'a' } }] }, { text: 'after' }]);
+    const model = new ScriptedModel([
+      { text: 'x', tool_calls: [{ tool: 'echo', input: { text: 'a' } }] },
+      { text: 'after' },
+    ]);
     let asked = false;
     const gate = (_call: unknown, _tool: unknown, signal: AbortSignal) =>
       new Promise<{ allow: true }>((resolve) => {

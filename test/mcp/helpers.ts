@@ -13,9 +13,17 @@ export interface McpSession {
 }
 
 export async function connectMcp(root: string, env: Record<string, string>, cwd: string): Promise<McpSession> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, '--root', root, 'mcp'], env, cwd, stderr: 'pipe' });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI, '--root', root, 'mcp'],
+    env,
+    cwd,
+    stderr: 'pipe',
+  });
   let err = '';
-  transport.stderr?.on('data', (d: Buffer) => { err += d.toString(); });
+  transport.stderr?.on('data', (d: Buffer) => {
+    err += d.toString();
+  });
   const client = new Client({ name: 'flotilla-test', version: '0.0.0' });
   try {
     await client.connect(transport);

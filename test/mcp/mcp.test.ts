@@ -13,7 +13,9 @@ import { connectMcp, type McpSession } from './helpers.js';
  * (a person outside any agent; the agent whose process it runs under), and the refusals.
  */
 
-const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+const PACKAGE_VERSION = (
+  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
 
 let fleet: SpawnFleet | undefined;
 const sessions: McpSession[] = [];
@@ -21,7 +23,9 @@ const sessions: McpSession[] = [];
 afterEach(async () => {
   for (const s of sessions.splice(0)) await s.close().catch(() => undefined);
   // The fleet's cleanup kills every registered pid: this process must not be one of them.
-  if (fleet) for (const r of listRecords(fleet.layout)) if (r.pid === process.pid) updateRecord(fleet.layout, r.id, { pid: null, pidStartTime: null });
+  if (fleet)
+    for (const r of listRecords(fleet.layout))
+      if (r.pid === process.pid) updateRecord(fleet.layout, r.id, { pid: null, pidStartTime: null });
   await fleet?.close();
   fleet = undefined;
 });
@@ -34,16 +38,41 @@ async function open(f: SpawnFleet, extra: Record<string, string> = {}): Promise<
 
 /** Registers this test process as a live agent, so an MCP server it starts runs "inside" it. */
 function registerSelf(f: SpawnFleet, id: string, over: Partial<AgentRecord> = {}): AgentRecord {
-  return createRecord(f.layout, recordInput(id, {
-    name: 'general', pid: process.pid, pidStartTime: processStartTime(process.pid), cwd: f.project,
-    mode: 'interactive', status: 'working', startedAt: new Date().toISOString(), permissionMode: 'dont_ask',
-    effectivePolicy: { tools: ['shell', 'read', 'send_message', 'check_inbox', 'spawn_agent', 'list_agents', 'wait_for_agents', 'cancel_agent'], permissionMode: 'dont_ask', secrets: [] },
-    ...over,
-  }));
+  return createRecord(
+    f.layout,
+    recordInput(id, {
+      name: 'general',
+      pid: process.pid,
+      pidStartTime: processStartTime(process.pid),
+      cwd: f.project,
+      mode: 'interactive',
+      status: 'working',
+      startedAt: new Date().toISOString(),
+      permissionMode: 'dont_ask',
+      effectivePolicy: {
+        tools: [
+          'shell',
+          'read',
+          'send_message',
+          'check_inbox',
+          'spawn_agent',
+          'list_agents',
+          'wait_for_agents',
+          'cancel_agent',
+        ],
+        permissionMode: 'dont_ask',
+        secrets: [],
+      },
+      ...over,
+    }),
+  );
 }
 
 function auditLines(f: SpawnFleet): Record<string, unknown>[] {
-  return readFileSync(f.layout.auditFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+  return readFileSync(f.layout.auditFile, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
 describe('flotilla mcp as a person (no agent among its ancestors)', { timeout: 300_000 }, () => {
@@ -56,7 +85,19 @@ describe('flotilla mcp as a person (no agent among its ancestors)', { timeout: 3
     expect(s.client.getServerVersion()?.version).toBe(PACKAGE_VERSION);
     const names = (await s.client.listTools()).tools.map((t) => t.name).sort();
     expect(names).toEqual([
-      'cancel_agent', 'check_inbox', 'lease_paths', 'list_agents', 'merge_work', 'send_message', 'spawn_agent', 'task_claim', 'task_create', 'task_list', 'task_update', 'wait_for_agents', 'wait_for_tasks',
+      'cancel_agent',
+      'check_inbox',
+      'lease_paths',
+      'list_agents',
+      'merge_work',
+      'send_message',
+      'spawn_agent',
+      'task_claim',
+      'task_create',
+      'task_list',
+      'task_update',
+      'wait_for_agents',
+      'wait_for_tasks',
     ]);
     // A person's lease over MCP is the person's (docs/design.md §16).
     const leased = await s.call('lease_paths', { paths: ['notes.md'], why: 'over mcp' });
@@ -77,8 +118,12 @@ describe('flotilla mcp as a person (no agent among its ancestors)', { timeout: 3
 
     expect((await s.call('list_agents')).text).toContain('other-aaaaaa');
     const events = auditLines(f).filter((l) => l.via === 'mcp');
-    expect(events).toContainEqual(expect.objectContaining({ event: 'tool_call', agent: 'human', tool: 'send_message' }));
-    expect(events).toContainEqual(expect.objectContaining({ event: 'tool_result', agent: 'human', tool: 'check_inbox', is_error: false }));
+    expect(events).toContainEqual(
+      expect.objectContaining({ event: 'tool_call', agent: 'human', tool: 'send_message' }),
+    );
+    expect(events).toContainEqual(
+      expect.objectContaining({ event: 'tool_result', agent: 'human', tool: 'check_inbox', is_error: false }),
+    );
   });
 
   it('spawn_agent opens a root agent (depth 0, spawned by human); wait_for_agents returns its answer; cancel_agent ends one', async () => {
@@ -123,17 +168,33 @@ describe('flotilla mcp inside an agent (a registered harness among its ancestors
     const f = fleet;
     createRecord(f.layout, recordInput('boss-aaaaaa', { status: 'working', cwd: f.project }));
     createRecord(f.layout, recordInput('stranger-bbbbbb', { status: 'working' }));
-    const me = registerSelf(f, 'me-cccccc', { parentId: 'boss-aaaaaa', rootId: 'boss-aaaaaa', depth: 1, spawnedBy: 'agent' });
+    const me = registerSelf(f, 'me-cccccc', {
+      parentId: 'boss-aaaaaa',
+      rootId: 'boss-aaaaaa',
+      depth: 1,
+      spawnedBy: 'agent',
+    });
     const s = await open(f, { FLOTILLA_AGENT_ID: me.id });
 
     const sent = await s.call('send_message', { to: 'parent', body: 'progress: half done' });
     expect(sent.text).toContain('to boss-aaaaaa');
-    expect(f.mail('boss-aaaaaa')).toEqual([expect.objectContaining({ from: 'me-cccccc', to: 'boss-aaaaaa', kind: 'message' })]);
+    expect(f.mail('boss-aaaaaa')).toEqual([
+      expect.objectContaining({ from: 'me-cccccc', to: 'boss-aaaaaa', kind: 'message' }),
+    ]);
 
     const spawned = await s.call('spawn_agent', { prompt: 'do it', agent: 'worker', id: 'kid-mcp', wait: true });
     expect(spawned.text).toContain('Answer: result-of-kid-mcp');
-    expect(f.record('kid-mcp')).toMatchObject({ parentId: 'me-cccccc', rootId: 'boss-aaaaaa', depth: 2, spawnedBy: 'agent' });
-    await eventually(() => completionsFrom(f, 'me-cccccc', 'kid-mcp').length === 1, 120_000, "the child's completion in my inbox");
+    expect(f.record('kid-mcp')).toMatchObject({
+      parentId: 'me-cccccc',
+      rootId: 'boss-aaaaaa',
+      depth: 2,
+      spawnedBy: 'agent',
+    });
+    await eventually(
+      () => completionsFrom(f, 'me-cccccc', 'kid-mcp').length === 1,
+      120_000,
+      "the child's completion in my inbox",
+    );
     const inbox = await s.call('check_inbox');
     expect(inbox.text).toMatch(/inbox-message [^>]*from="kid-mcp" kind="completion"/);
 
@@ -143,7 +204,9 @@ describe('flotilla mcp inside an agent (a registered harness among its ancestors
     const notMine = await s.call('cancel_agent', { id: 'stranger-bbbbbb' });
     expect(notMine).toMatchObject({ isError: true });
     expect(notMine.text).toContain('is not one of your agents');
-    expect(auditLines(f)).toContainEqual(expect.objectContaining({ event: 'tool_call', agent: 'me-cccccc', tool: 'spawn_agent', via: 'mcp' }));
+    expect(auditLines(f)).toContainEqual(
+      expect.objectContaining({ event: 'tool_call', agent: 'me-cccccc', tool: 'spawn_agent', via: 'mcp' }),
+    );
   });
 
   it('works the task board as that agent: claims under its id, finishes only its own claim, creates on its board (§15)', async () => {
@@ -154,7 +217,10 @@ describe('flotilla mcp inside an agent (a registered harness among its ancestors
     await f.flotilla(['task', 'add', 'held by a person', '--board', 'team']);
     expect((await f.flotilla(['task', 'claim', 't2', '--board', 'team'])).exitCode).toBe(0);
     const tools = ['task_create', 'task_list', 'task_claim', 'task_update', 'wait_for_tasks'];
-    registerSelf(f, 'mate-gggggg', { board: 'team', effectivePolicy: { tools, permissionMode: 'dont_ask', secrets: [] } });
+    registerSelf(f, 'mate-gggggg', {
+      board: 'team',
+      effectivePolicy: { tools, permissionMode: 'dont_ask', secrets: [] },
+    });
     const s = await open(f);
     expect((await s.client.listTools()).tools.map((t) => t.name).sort()).toEqual([...tools].sort());
     expect((await s.call('task_list')).text).toMatch(/^board team: 1 open, 1 claimed/);
@@ -167,16 +233,26 @@ describe('flotilla mcp inside an agent (a registered harness among its ancestors
     const notMine = await s.call('task_update', { id: 't2', action: 'done', result: 'mine now' });
     expect(notMine).toMatchObject({ isError: true });
     expect(notMine.text).toContain('only its claimant (human) or a person may mark done task t2');
-    expect((await s.call('task_update', { id: 't1', action: 'done', result: '12 lines parsed' })).text).toBe('Task t1 is now done.');
-    expect((await s.call('task_create', { title: 'check the parse', blocked_by: ['t1'] })).text).toBe('Added task t3 to board team.');
+    expect((await s.call('task_update', { id: 't1', action: 'done', result: '12 lines parsed' })).text).toBe(
+      'Task t1 is now done.',
+    );
+    expect((await s.call('task_create', { title: 'check the parse', blocked_by: ['t1'] })).text).toBe(
+      'Added task t3 to board team.',
+    );
     const { readTask } = await import('../../src/tasks/store.js');
     const board = f.layout.board('team');
-    expect(readTask(board, 't1')).toMatchObject({ status: 'done', claimed_by: 'mate-gggggg', result: '12 lines parsed' });
+    expect(readTask(board, 't1')).toMatchObject({
+      status: 'done',
+      claimed_by: 'mate-gggggg',
+      result: '12 lines parsed',
+    });
     expect(readTask(board, 't2')).toMatchObject({ status: 'claimed', claimed_by: 'human', result: null });
     expect(readTask(board, 't3')).toMatchObject({ status: 'open', created_by: 'mate-gggggg' });
     const wait = await s.call('wait_for_tasks', { timeout_secs: 0.5 });
     expect(wait.text).toBe('Still busy after 0.5 s.\nboard team: 1 open, 1 claimed, 1 done, 0 failed, 0 cancelled');
-    expect(auditLines(f)).toContainEqual(expect.objectContaining({ event: 'task_claimed', agent: 'mate-gggggg', task: 't1' }));
+    expect(auditLines(f)).toContainEqual(
+      expect.objectContaining({ event: 'task_claimed', agent: 'mate-gggggg', task: 't1' }),
+    );
   });
 
   it('without FLOTILLA_AGENT_ID it is still that agent (ancestry, not the environment, decides)', async () => {
@@ -197,19 +273,25 @@ describe('flotilla mcp inside an agent (a registered harness among its ancestors
     expect(r.isError).toBe(true);
     expect(r.text).toContain('[flotilla:depth-limit depth=2 max=1]');
     expect(readRecord(f.layout, 'too-deep')).toBeUndefined();
-    expect(auditLines(f)).toContainEqual(expect.objectContaining({ event: 'spawn_refused', agent: 'deep-eeeeee', code: 'depth-limit' }));
+    expect(auditLines(f)).toContainEqual(
+      expect.objectContaining({ event: 'spawn_refused', agent: 'deep-eeeeee', code: 'depth-limit' }),
+    );
   });
 
   it("offers only the fleet tools the agent's policy allows, refuses the rest (audited), and runs nothing in plan mode", async () => {
     fleet = spawnFleet();
     const f = fleet;
-    registerSelf(f, 'narrow-ffffff', { effectivePolicy: { tools: ['send_message', 'check_inbox'], permissionMode: 'dont_ask', secrets: [] } });
+    registerSelf(f, 'narrow-ffffff', {
+      effectivePolicy: { tools: ['send_message', 'check_inbox'], permissionMode: 'dont_ask', secrets: [] },
+    });
     const s = await open(f);
     expect((await s.client.listTools()).tools.map((t) => t.name).sort()).toEqual(['check_inbox', 'send_message']);
     const r = await s.call('spawn_agent', { prompt: 'x' });
     expect(r).toMatchObject({ isError: true });
     expect(r.text).toContain("'spawn_agent' is not among this agent's tools");
-    expect(auditLines(f)).toContainEqual(expect.objectContaining({ event: 'policy_denied', agent: 'narrow-ffffff', tool: 'spawn_agent', via: 'mcp' }));
+    expect(auditLines(f)).toContainEqual(
+      expect.objectContaining({ event: 'policy_denied', agent: 'narrow-ffffff', tool: 'spawn_agent', via: 'mcp' }),
+    );
     await s.close();
 
     const rec = readRecord(f.layout, 'narrow-ffffff')!;
@@ -223,6 +305,8 @@ describe('flotilla mcp inside an agent (a registered harness among its ancestors
   it('refuses to serve under a forged FLOTILLA_AGENT_ID (an agent that is not an ancestor)', async () => {
     fleet = spawnFleet();
     createRecord(fleet.layout, recordInput('victim-gggggg', { status: 'working' }));
-    await expect(open(fleet, { FLOTILLA_AGENT_ID: 'victim-gggggg' })).rejects.toThrow(/FLOTILLA_AGENT_ID names 'victim-gggggg', which is not an ancestor/);
+    await expect(open(fleet, { FLOTILLA_AGENT_ID: 'victim-gggggg' })).rejects.toThrow(
+      /FLOTILLA_AGENT_ID names 'victim-gggggg', which is not an ancestor/,
+    );
   });
 });

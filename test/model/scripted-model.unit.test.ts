@@ -6,18 +6,32 @@ import { configSchema } from '../../src/config/schema.js';
 import { FlotillaError } from '../../src/errors.js';
 import { runLoop } from '../../src/loop/index.js';
 import { createModel, isScripted } from '../../src/model/index.js';
-import { ScriptedModel, ScriptedModelError, loadScriptedModel, type ScriptInput } from '../../src/model/scripted/index.js';
+import {
+  ScriptedModel,
+  ScriptedModelError,
+  loadScriptedModel,
+  type ScriptInput,
+} from '../../src/model/scripted/index.js';
 import { tempDir } from '../helpers/fleet.js';
 import { collect, doneOf, echoTool, fixture, toolContext } from '../loop/fixture-tools.js';
 
 const user = (text: string): LanguageModelV3Prompt[number] => ({ role: 'user', content: [{ type: 'text', text }] });
-const assistant = (text: string): LanguageModelV3Prompt[number] => ({ role: 'assistant', content: [{ type: 'text', text }] });
+const assistant = (text: string): LanguageModelV3Prompt[number] => ({
+  role: 'assistant',
+  content: [{ type: 'text', text }],
+});
 const toolResult = (toolName: string, value: string, error = false): LanguageModelV3Prompt[number] => ({
   role: 'tool',
-  content: [{ type: 'tool-result', toolCallId: 'c1', toolName, output: { type: error ? 'error-text' : 'text', value } }],
+  content: [
+    { type: 'tool-result', toolCallId: 'c1', toolName, output: { type: error ? 'error-text' : 'text', value } },
+  ],
 });
 
-async function streamOf(model: ScriptedModel, prompt: LanguageModelV3Prompt, extra: Partial<LanguageModelV3CallOptions> = {}) {
+async function streamOf(
+  model: ScriptedModel,
+  prompt: LanguageModelV3Prompt,
+  extra: Partial<LanguageModelV3CallOptions> = {},
+) {
   const { stream } = await model.doStream({ prompt, ...extra });
   const parts: LanguageModelV3StreamPart[] = [];
   for await (const p of stream) parts.push(p);
@@ -26,19 +40,28 @@ async function streamOf(model: ScriptedModel, prompt: LanguageModelV3Prompt, ext
   return { parts, text, calls };
 }
 
-const reply = async (script: ScriptInput, prompt: LanguageModelV3Prompt) => (await streamOf(new ScriptedModel(script), prompt)).text;
+const reply = async (script: ScriptInput, prompt: LanguageModelV3Prompt) =>
+  (await streamOf(new ScriptedModel(script), prompt)).text;
 
 describe('scripted model: choosing replies', () => {
   it('plays replies in order and answers the exhausted text at the end', async () => {
     const s: ScriptInput = [{ text: 'one' }, { text: 'two' }];
     expect(await reply(s, [user('go')])).toBe('one');
     expect(await reply(s, [user('go'), assistant('one'), user('more')])).toBe('two');
-    expect(await reply(s, [user('go'), assistant('one'), user('more'), assistant('two'), user('more')])).toBe('[script exhausted]');
-    expect(await reply({ exhausted: 'no more after turn {{turn}}', replies: [] }, [user('x')])).toBe('no more after turn 1');
+    expect(await reply(s, [user('go'), assistant('one'), user('more'), assistant('two'), user('more')])).toBe(
+      '[script exhausted]',
+    );
+    expect(await reply({ exhausted: 'no more after turn {{turn}}', replies: [] }, [user('x')])).toBe(
+      'no more after turn 1',
+    );
   });
 
   it('holds a guarded reply until its guard matches, while later replies play', async () => {
-    const s: ScriptInput = [{ when: { kind: 'inbox' }, text: 'got mail' }, { text: 'working' }, { text: 'still working' }];
+    const s: ScriptInput = [
+      { when: { kind: 'inbox' }, text: 'got mail' },
+      { text: 'working' },
+      { text: 'still working' },
+    ];
     const p1 = [user('task')];
     expect(await reply(s, p1)).toBe('working');
     const p2 = [...p1, assistant('working'), user('<inbox-message id=1 from=w>hi</inbox-message>')];
@@ -69,29 +92,69 @@ describe('scripted model: choosing replies', () => {
 
   it('derives its position from the history, so a fresh instance resumes a conversation exactly', async () => {
     const first = loadScriptedModel(fixture('three-tools.yaml'));
-    const run1 = doneOf(await collect(runLoop({ model: first, system: 's', messages: [{ role: 'user', content: 'go' }], tools: [echoTool], toolContext, maxTurns: 1, timeoutMs: 10_000 })));
+    const run1 = doneOf(
+      await collect(
+        runLoop({
+          model: first,
+          system: 's',
+          messages: [{ role: 'user', content: 'go' }],
+          tools: [echoTool],
+          toolContext,
+          maxTurns: 1,
+          timeoutMs: 10_000,
+        }),
+      ),
+    );
     expect(run1.reason).toBe('max_turns');
     // A different process (a fresh model) continues from the transcript.
     const second = loadScriptedModel(fixture('three-tools.yaml'));
-    const run2 = doneOf(await collect(runLoop({ model: second, system: 's', messages: run1.messages, tools: [echoTool], toolContext, maxTurns: 5, timeoutMs: 10_000 })));
+    const run2 = doneOf(
+      await collect(
+        runLoop({
+          model: second,
+          system: 's',
+          messages: run1.messages,
+          tools: [echoTool],
+          toolContext,
+          maxTurns: 5,
+          timeoutMs: 10_000,
+        }),
+      ),
+    );
     expect(run2).toMatchObject({ reason: 'completed', text: 'Done: echo: three', turns: 1 });
   });
 });
 
 describe('scripted model: output', () => {
   it('renders templates from the prompt into text and tool inputs, with filters', async () => {
-    const model = new ScriptedModel([
-      {
-        text: 'Task was "{{task | first_line}}"; tool said {{last_tool_result | truncate:5}}; you said {{last_user}}; I am {{env.AGENT}}; turn {{turn}}',
-        tool_calls: [{ tool: 'echo', input: { text: '{{last_message | one_line}}', nested: ['{{last_tool_result | last_line}}'] } }],
-      },
-    ], { env: { AGENT: 'lead-1' } });
-    const prompt = [user('fix bugs\nin src'), assistant('looking'), toolResult('read', 'line one\nline two'), user('hurry')];
+    const model = new ScriptedModel(
+      [
+        {
+          text: 'Task was "{{task | first_line}}"; tool said {{last_tool_result | truncate:5}}; you said {{last_user}}; I am {{env.AGENT}}; turn {{turn}}',
+          tool_calls: [
+            {
+              tool: 'echo',
+              input: { text: '{{last_message | one_line}}', nested: ['{{last_tool_result | last_line}}'] },
+            },
+          ],
+        },
+      ],
+      { env: { AGENT: 'lead-1' } },
+    );
+    const prompt = [
+      user('fix bugs\nin src'),
+      assistant('looking'),
+      toolResult('read', 'line one\nline two'),
+      user('hurry'),
+    ];
     // The first reply is used at the first assistant message, so ask it on a fresh history with the same inputs.
     const fresh = [user('fix bugs\nin src'), toolResult('read', 'line one\nline two'), user('hurry')];
     const { text, calls } = await streamOf(model, fresh);
     expect(text).toBe('Task was "fix bugs"; tool said line …; you said hurry; I am lead-1; turn 1');
-    expect(JSON.parse(calls[0]!.input)).toEqual({ text: 'fix bugs in src line one line two hurry', nested: ['line two'] });
+    expect(JSON.parse(calls[0]!.input)).toEqual({
+      text: 'fix bugs in src line one line two hurry',
+      nested: ['line two'],
+    });
     expect(calls[0]!.toolCallId).toBe('call_1_1');
     expect((await streamOf(model, prompt)).text).toBe('[script exhausted]');
   });
@@ -104,8 +167,17 @@ describe('scripted model: output', () => {
     const { parts } = await streamOf(model, [user('go')]);
     expect(parts.flatMap((p) => (p.type === 'text-delta' ? [p.delta] : []))).toEqual(['abc', 'def', 'gh']);
     expect(parts.map((p) => p.type)).toEqual([
-      'stream-start', 'text-start', 'text-delta', 'text-delta', 'text-delta', 'text-end',
-      'tool-input-start', 'tool-input-delta', 'tool-input-end', 'tool-call', 'finish',
+      'stream-start',
+      'text-start',
+      'text-delta',
+      'text-delta',
+      'text-delta',
+      'text-end',
+      'tool-input-start',
+      'tool-input-delta',
+      'tool-input-end',
+      'tool-call',
+      'finish',
     ]);
     const finish = parts.at(-1);
     expect(finish?.type === 'finish' && finish.usage.inputTokens.total).toBe(7);
@@ -114,7 +186,9 @@ describe('scripted model: output', () => {
   });
 
   it('doGenerate returns the same reply as content', async () => {
-    const model = new ScriptedModel([{ text: 'hi', tool_calls: [{ tool: 'echo', input: { text: 'x' }, id: 'fixed' }] }]);
+    const model = new ScriptedModel([
+      { text: 'hi', tool_calls: [{ tool: 'echo', input: { text: 'x' }, id: 'fixed' }] },
+    ]);
     const r = await model.doGenerate({ prompt: [user('go')] });
     expect(r.content).toEqual([
       { type: 'text', text: 'hi' },
@@ -132,12 +206,29 @@ describe('scripted model: output', () => {
   });
 
   it('fails like a provider: status, message, retryable only for 408/409/429/5xx', async () => {
-    const err = await new ScriptedModel([{ error: { status: 429, message: 'rate limited' } }]).doStream({ prompt: [user('x')] }).catch((e: unknown) => e);
+    const err = await new ScriptedModel([{ error: { status: 429, message: 'rate limited' } }])
+      .doStream({ prompt: [user('x')] })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ScriptedModelError);
     expect(err).toMatchObject({ statusCode: 429, isRetryable: true, message: 'rate limited' });
     const calls: number[] = [];
-    const model = new ScriptedModel([{ error: { status: 400, message: 'bad request: prompt too long' } }], { onCall: (c) => calls.push(c.turn) });
-    const done = doneOf(await collect(runLoop({ model, system: '', messages: [{ role: 'user', content: 'x' }], tools: [], toolContext, maxTurns: 3, timeoutMs: 10_000, retryDelayMs: 1 })));
+    const model = new ScriptedModel([{ error: { status: 400, message: 'bad request: prompt too long' } }], {
+      onCall: (c) => calls.push(c.turn),
+    });
+    const done = doneOf(
+      await collect(
+        runLoop({
+          model,
+          system: '',
+          messages: [{ role: 'user', content: 'x' }],
+          tools: [],
+          toolContext,
+          maxTurns: 3,
+          timeoutMs: 10_000,
+          retryDelayMs: 1,
+        }),
+      ),
+    );
     expect(done).toMatchObject({ reason: 'failed', error: 'model call failed: bad request: prompt too long' });
     expect(calls).toEqual([1]);
   });
@@ -145,9 +236,13 @@ describe('scripted model: output', () => {
 
 describe('scripted model: files', () => {
   it('rejects bad scripts with the field and a pointer to the docs', () => {
-    expect(() => new ScriptedModel([{ text: 'x', when: { kind: 'email' } } as never])).toThrow(/replies\.0\.when\.kind/);
+    expect(() => new ScriptedModel([{ text: 'x', when: { kind: 'email' } } as never])).toThrow(
+      /replies\.0\.when\.kind/,
+    );
     expect(() => new ScriptedModel([{ repeat: true }])).toThrow(/a reply needs text, tool_calls or error/);
-    expect(() => new ScriptedModel([{ text: '{{last_tool}}' }])).toThrow(/unknown template variable '\{\{last_tool\}\}'/);
+    expect(() => new ScriptedModel([{ text: '{{last_tool}}' }])).toThrow(
+      /unknown template variable '\{\{last_tool\}\}'/,
+    );
     expect(() => new ScriptedModel([{ text: '{{task | shout}}' }])).toThrow(/unknown template filter 'shout'/);
     expect(() => new ScriptedModel([{ text: 'x', when: { matches: '(' } }])).toThrow(/when\.matches/);
     expect(() => new ScriptedModel([{ text: 'x' }])).not.toThrow();
@@ -162,9 +257,23 @@ describe('scripted model: files', () => {
       const model = await createModel('script:demo.yaml', config, { WHO: 'the script' }, { cwd: dir });
       expect(isScripted('script:demo.yaml')).toBe(true);
       expect(model.provider).toBe('script');
-      const done = doneOf(await collect(runLoop({ model, system: '', messages: [{ role: 'user', content: 'hi' }], tools: [], toolContext, maxTurns: 2, timeoutMs: 10_000 })));
+      const done = doneOf(
+        await collect(
+          runLoop({
+            model,
+            system: '',
+            messages: [{ role: 'user', content: 'hi' }],
+            tools: [],
+            toolContext,
+            maxTurns: 2,
+            timeoutMs: 10_000,
+          }),
+        ),
+      );
       expect(done.text).toBe('hello from the script');
-      await expect(createModel('script:missing.yaml', config, {}, { cwd: dir })).rejects.toThrow(/cannot read scripted model file .*missing\.yaml/);
+      await expect(createModel('script:missing.yaml', config, {}, { cwd: dir })).rejects.toThrow(
+        /cannot read scripted model file .*missing\.yaml/,
+      );
       await expect(createModel('script:broken.yaml', config, {}, { cwd: dir })).rejects.toThrow(/not valid YAML/);
     } finally {
       cleanup();
@@ -188,7 +297,9 @@ describe('createModel errors', () => {
   });
 
   it('requires the key named by api_key_env', async () => {
-    const c = configSchema.parse({ models: { providers: { lab: { base_url: 'http://127.0.0.1:9/v1', api_key_env: 'LAB_KEY' } } } });
+    const c = configSchema.parse({
+      models: { providers: { lab: { base_url: 'http://127.0.0.1:9/v1', api_key_env: 'LAB_KEY' } } },
+    });
     await expect(createModel('openai-compatible:lab/llama', c, {})).rejects.toThrow(/needs LAB_KEY/);
     const model = await createModel('openai-compatible:lab/llama', c, { LAB_KEY: 'k' });
     expect(model.modelId).toBe('llama');

@@ -32,11 +32,40 @@ describe('flotilla approve / deny answer a default-mode agent in a real tmux pan
 
   /** Starts the agent one-shot in a pane (a TTY, so it may ask a person); resolves with its pending request. */
   async function askInPane(): Promise<{ requestId: string; agentId: string }> {
-    const env = Object.entries(p.env({ FLOTILLA_TMUX_SOCKET: tmux.socket, FLOTILLA_SCRIPT_LOG: log })).map(([k, v]) => `${k}=${v}`);
-    await tmux.tmux('new-session', '-d', '-s', 'asker', '-x', '200', '-y', '50', '-c', p.project, '--', 'env', '-i', ...env,
-      process.execPath, CLI, 'run', '--agent', 'asker', '--model', `script:${ASKS}`, '--oneshot', 'write the file');
+    const env = Object.entries(p.env({ FLOTILLA_TMUX_SOCKET: tmux.socket, FLOTILLA_SCRIPT_LOG: log })).map(
+      ([k, v]) => `${k}=${v}`,
+    );
+    await tmux.tmux(
+      'new-session',
+      '-d',
+      '-s',
+      'asker',
+      '-x',
+      '200',
+      '-y',
+      '50',
+      '-c',
+      p.project,
+      '--',
+      'env',
+      '-i',
+      ...env,
+      process.execPath,
+      CLI,
+      'run',
+      '--agent',
+      'asker',
+      '--model',
+      `script:${ASKS}`,
+      '--oneshot',
+      'write the file',
+    );
     await tmux.tmux('set-option', '-t', 'asker', 'remain-on-exit', 'on');
-    const item = await eventually(async () => (await list(p.layout, 'human')).find((i) => i.message.kind === 'approval_request'), 20_000, 'an approval request');
+    const item = await eventually(
+      async () => (await list(p.layout, 'human')).find((i) => i.message.kind === 'approval_request'),
+      20_000,
+      'an approval request',
+    );
     if (item.message.kind !== 'approval_request') throw new Error('unreachable');
     expect(item.message.tool).toBe('shell');
     expect(item.message.summary).toContain('asks to run $ echo approved-run > ran.txt');
@@ -45,7 +74,14 @@ describe('flotilla approve / deny answer a default-mode agent in a real tmux pan
   }
 
   async function ended(id: string): Promise<string> {
-    return eventually(() => (['completed', 'failed', 'cancelled', 'timed_out'].includes(p.record(id).status) ? p.record(id).status : undefined), 20_000, `${id} to end`);
+    return eventually(
+      () =>
+        ['completed', 'failed', 'cancelled', 'timed_out'].includes(p.record(id).status)
+          ? p.record(id).status
+          : undefined,
+      20_000,
+      `${id} to end`,
+    );
   }
 
   it('deny --reason: the call does not run and the model reads the reason', async () => {
@@ -63,7 +99,11 @@ describe('flotilla approve / deny answer a default-mode agent in a real tmux pan
     const again = await p.run(['approve', requestId]);
     expect(again.exitCode).toBe(1);
     expect(again.stderr).toContain(`request ${requestId}`);
-    expect(p.audit().some((l) => l.event === 'approval' && l.request === requestId && l.decision === 'denied' && l.by === 'cli')).toBe(true);
+    expect(
+      p
+        .audit()
+        .some((l) => l.event === 'approval' && l.request === requestId && l.decision === 'denied' && l.by === 'cli'),
+    ).toBe(true);
   });
 
   it('approve: the command runs', async () => {
@@ -99,23 +139,44 @@ describe('who may answer', () => {
 
   it('an agent calling flotilla approve from its shell is refused: approvals must come from a person', async () => {
     p.agent('sneaky', { permissions: { permission_mode: 'dont_ask' } });
-    const r = await p.run(['run', '--agent', 'sneaky', '--model', `script:${fixture('resume/self-approve.yaml')}`, '--oneshot', 'approve yourself']);
+    const r = await p.run([
+      'run',
+      '--agent',
+      'sneaky',
+      '--model',
+      `script:${fixture('resume/self-approve.yaml')}`,
+      '--oneshot',
+      'approve yourself',
+    ]);
     expect(r.exitCode, r.stderr).toBe(0);
     const id = bannerId(r.stderr);
-    expect(r.stdout).toContain(`approve refused: approvals must come from a person, and this command runs inside agent '${id}'`);
+    expect(r.stdout).toContain(
+      `approve refused: approvals must come from a person, and this command runs inside agent '${id}'`,
+    );
     expect(r.stdout).toContain('[flotilla:not-a-person');
     expect(r.stdout).toContain('exit=1');
   });
 
   it('a secret request whose agent is gone is moot (nothing is handed over); unknown ids say how to list requests', async () => {
-    await deliver(p.layout, { from: 'human', to: 'human', kind: 'secret_request', request_id: 'sec0000001abc', key: 'GITHUB_TOKEN', body: 'please' });
+    await deliver(p.layout, {
+      from: 'human',
+      to: 'human',
+      kind: 'secret_request',
+      request_id: 'sec0000001abc',
+      key: 'GITHUB_TOKEN',
+      body: 'please',
+    });
     const r = await p.run(['approve', 'sec0000001', '--ttl', '60'], { env: { GITHUB_TOKEN: 'not-used-0123456789' } });
     expect(r.exitCode).toBe(1);
-    expect(r.stderr).toBe("flotilla: request sec0000001abc is moot: agent 'human' has ended, and its grants ended with it");
+    expect(r.stderr).toBe(
+      "flotilla: request sec0000001abc is moot: agent 'human' has ended, and its grants ended with it",
+    );
     const d = await p.run(['deny', 'sec0000001']);
     expect(d.stderr).toContain('is moot');
     const none = await p.run(['deny', 'nothing-here']);
     expect(none.exitCode).toBe(1);
-    expect(none.stderr).toBe("flotilla: no approval request matches 'nothing-here' — run 'flotilla inbox' to list pending requests");
+    expect(none.stderr).toBe(
+      "flotilla: no approval request matches 'nothing-here' — run 'flotilla inbox' to list pending requests",
+    );
   });
 });

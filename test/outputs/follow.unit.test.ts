@@ -5,9 +5,17 @@ import { readNewLines } from '../../src/layout/read-lines.js';
 import { followTranscript, type TranscriptRecord } from '../../src/transcript/follow.js';
 import { tempDir } from '../helpers/fleet.js';
 
-const header = JSON.stringify({ type: 'header', version: 1, agent_id: 'w-1', def_name: 'w', created_at: '2026-01-01T00:00:00.000Z' });
-const msg = (seq: number, text: string) => JSON.stringify({ seq, ts: '2026-01-01T00:00:01.000Z', type: 'message', message: { role: 'user', content: text } });
-const end = (seq: number) => JSON.stringify({ seq, ts: '2026-01-01T00:00:02.000Z', type: 'end', status: 'completed', exit_reason: null });
+const header = JSON.stringify({
+  type: 'header',
+  version: 1,
+  agent_id: 'w-1',
+  def_name: 'w',
+  created_at: '2026-01-01T00:00:00.000Z',
+});
+const msg = (seq: number, text: string) =>
+  JSON.stringify({ seq, ts: '2026-01-01T00:00:01.000Z', type: 'message', message: { role: 'user', content: text } });
+const end = (seq: number) =>
+  JSON.stringify({ seq, ts: '2026-01-01T00:00:02.000Z', type: 'end', status: 'completed', exit_reason: null });
 
 describe('transcript follow (LF framing)', () => {
   let dir: ReturnType<typeof tempDir>;
@@ -34,10 +42,15 @@ describe('transcript follow (LF framing)', () => {
     writeFileSync(path, `${header}\n${msg(1, 'first')}\n`);
     const seen: TranscriptRecord[] = [];
     const skipped: number[] = [];
-    const following = followTranscript(path, (r) => {
-      seen.push(r);
-      if (r.type === 'message' && seen.length === 2) appendFileSync(path, `not json\n${msg(2, 'second')}\n${end(3)}\n`);
-    }, { isDone: () => false, onSkip: (line) => skipped.push(line), pollMs: 20 });
+    const following = followTranscript(
+      path,
+      (r) => {
+        seen.push(r);
+        if (r.type === 'message' && seen.length === 2)
+          appendFileSync(path, `not json\n${msg(2, 'second')}\n${end(3)}\n`);
+      },
+      { isDone: () => false, onSkip: (line) => skipped.push(line), pollMs: 20 },
+    );
     await following;
     expect(seen.map((r) => r.type)).toEqual(['header', 'message', 'message', 'end']);
     expect(skipped).toEqual([3]);

@@ -33,7 +33,16 @@ describe('output, collect, transcript --follow, retention', () => {
     const before = new Set(p.ids());
     rmSync(join(p.project, 'release'), { force: true });
     const proc = p.start(['run', '--agent', 'worker', '--model', `script:${SLOW}`, '--oneshot', 'take your time']);
-    const id = await eventually(() => p.ids().find((i) => !before.has(i) && p.record(i).status === 'working' && p.record(i).lastLine.startsWith('$ for i')), 30_000, 'the slow agent to run its command');
+    const id = await eventually(
+      () =>
+        p
+          .ids()
+          .find(
+            (i) => !before.has(i) && p.record(i).status === 'working' && p.record(i).lastLine.startsWith('$ for i'),
+          ),
+      30_000,
+      'the slow agent to run its command',
+    );
     return {
       id,
       finish() {
@@ -58,7 +67,9 @@ describe('output, collect, transcript --follow, retention', () => {
     const slow = await running();
     const early = await p.run(['output', slow.id]);
     expect(early.exitCode).toBe(1);
-    expect(early.stderr).toContain(`'${slow.id}' has not finished a task yet (working) — run 'flotilla wait ${slow.id}'`);
+    expect(early.stderr).toContain(
+      `'${slow.id}' has not finished a task yet (working) — run 'flotilla wait ${slow.id}'`,
+    );
     await slow.finish();
   });
 
@@ -98,7 +109,9 @@ describe('output, collect, transcript --follow, retention', () => {
     // --follow is attached and printing while the agent still works (a fixed pause could end
     // before a slow machine had started it); then the agent finishes.
     let early = '';
-    following.stdout!.on('data', (d: Buffer) => { early += d.toString(); });
+    following.stdout!.on('data', (d: Buffer) => {
+      early += d.toString();
+    });
     await eventually(() => early.includes('take your time'), 60_000, '--follow to print the running agent');
     await slow.finish();
     const follow = await following;
@@ -118,26 +131,38 @@ describe('output, collect, transcript --follow, retention', () => {
   });
 
   // Seven agent runs one after another: minutes on a loaded machine.
-  it('transcripts.max_files: 3 keeps the 3 newest finished transcripts and the live agent, with no orphan sidecars', { timeout: 240_000 }, async () => {
-    p.config({ transcripts: { max_files: 3 } });
-    const done: string[] = [];
-    for (let i = 0; i < 6; i++) done.push(await finished(`task ${i}`));
-    // Spawning the live agent applies retention (§8: on each spawn).
-    const live = await running();
-    const kept = (): string[] => readdirSync(p.layout.transcriptsDir).filter((n) => n.endsWith('.jsonl')).map((n) => n.slice(0, -6)).sort();
-    const metas = (): string[] => readdirSync(p.layout.transcriptsDir).filter((n) => n.endsWith('.meta.json')).map((n) => n.slice(0, -10)).sort();
-    const expected = [...done.slice(3), live.id].sort();
-    expect(kept()).toEqual(expected);
-    expect(metas()).toEqual(expected);
+  it(
+    'transcripts.max_files: 3 keeps the 3 newest finished transcripts and the live agent, with no orphan sidecars',
+    { timeout: 240_000 },
+    async () => {
+      p.config({ transcripts: { max_files: 3 } });
+      const done: string[] = [];
+      for (let i = 0; i < 6; i++) done.push(await finished(`task ${i}`));
+      // Spawning the live agent applies retention (§8: on each spawn).
+      const live = await running();
+      const kept = (): string[] =>
+        readdirSync(p.layout.transcriptsDir)
+          .filter((n) => n.endsWith('.jsonl'))
+          .map((n) => n.slice(0, -6))
+          .sort();
+      const metas = (): string[] =>
+        readdirSync(p.layout.transcriptsDir)
+          .filter((n) => n.endsWith('.meta.json'))
+          .map((n) => n.slice(0, -10))
+          .sort();
+      const expected = [...done.slice(3), live.id].sort();
+      expect(kept()).toEqual(expected);
+      expect(metas()).toEqual(expected);
 
-    // gc applies the same retention and still never touches the live agent.
-    const gc = await p.run(['gc']);
-    expect(gc.exitCode, gc.stderr).toBe(0);
-    expect(kept()).toEqual(expected);
-    expect(metas()).toEqual(expected);
-    await live.finish();
-    expect(readdirSync(p.layout.transcriptsDir).filter((n) => n.startsWith('.'))).toEqual([]);
-  });
+      // gc applies the same retention and still never touches the live agent.
+      const gc = await p.run(['gc']);
+      expect(gc.exitCode, gc.stderr).toBe(0);
+      expect(kept()).toEqual(expected);
+      expect(metas()).toEqual(expected);
+      await live.finish();
+      expect(readdirSync(p.layout.transcriptsDir).filter((n) => n.startsWith('.'))).toEqual([]);
+    },
+  );
 
   it('output.retention_secs deletes old outputs of finished agents only (the function gc calls)', async () => {
     const old = await finished('old one');
@@ -147,7 +172,10 @@ describe('output, collect, transcript --follow, retention', () => {
     const hourAgo = new Date(Date.now() - 3_600_000);
     utimesSync(p.layout.output(old), hourAgo, hourAgo);
     utimesSync(p.layout.output(slow.id), hourAgo, hourAgo);
-    const r = applyFleetRetention(p.layout, { transcripts: { enabled: true, max_files: 0 }, output: { max_bytes: 1_048_576, retention_secs: 60 } });
+    const r = applyFleetRetention(p.layout, {
+      transcripts: { enabled: true, max_files: 0 },
+      output: { max_bytes: 1_048_576, retention_secs: 60 },
+    });
     expect(r.outputs).toEqual([old]);
     expect(existsSync(p.layout.output(old))).toBe(false);
     expect(existsSync(p.layout.output(slow.id))).toBe(true);

@@ -45,14 +45,18 @@ export async function startPane(opts: { scripted?: boolean } = {}): Promise<Pane
   const calls = (): Call[] => {
     const file = join(tmp.dir, 'calls.jsonl');
     if (!existsSync(file)) return [];
-    return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Call);
+    return readFileSync(file, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Call);
   };
   const run: PaneRun = {
     tmux,
     target,
     type: async (text) => void (await tmux.tmux('send-keys', '-t', target, '-l', text)),
     keys: async (...names) => void (await tmux.tmux('send-keys', '-t', target, ...names)),
-    control: (...cmds) => appendFileSync(join(tmp.dir, 'control.jsonl'), cmds.map((c) => JSON.stringify(c) + '\n').join('')),
+    control: (...cmds) =>
+      appendFileSync(join(tmp.dir, 'control.jsonl'), cmds.map((c) => JSON.stringify(c) + '\n').join('')),
     calls,
     waitForCall: (pred, what) => eventually(() => calls().find(pred), 15_000, what),
     waitFor: (pattern) => tmux.waitFor(target, pattern),

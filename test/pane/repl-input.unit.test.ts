@@ -15,7 +15,9 @@ describe('parseApprovalAnswer', () => {
   });
 
   it.each(['', 'maybe', 'y please', 'yes sir'])('%j asks again', (line) => {
-    expect(parseApprovalAnswer(line, 'r')).toEqual({ error: expect.stringMatching(/^answer y .*n <reason>$/) as unknown });
+    expect(parseApprovalAnswer(line, 'r')).toEqual({
+      error: expect.stringMatching(/^answer y .*n <reason>$/) as unknown,
+    });
   });
 });
 

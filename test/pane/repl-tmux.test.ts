@@ -15,7 +15,13 @@ afterEach(async () => {
 
 const approval = {
   type: 'approval',
-  request: { id: 'appr-1', agentId: 'lead-ab12cd', tool: 'shell', summary: '$ rm -rf build', createdAt: new Date().toISOString() },
+  request: {
+    id: 'appr-1',
+    agentId: 'lead-ab12cd',
+    tool: 'shell',
+    summary: '$ rm -rf build',
+    createdAt: new Date().toISOString(),
+  },
 };
 
 describe('interactive pane in tmux', () => {
@@ -39,7 +45,7 @@ describe('interactive pane in tmux', () => {
     const call = await pane.waitForCall((c) => c.call === 'submitHuman', 'submitHuman');
     expect(call.text).toBe('count the TODOs');
     await pane.waitFor(/› count the TODOs/);
-    expect((await pane.tmux.capture(pane.target))).not.toMatch(/queued/);
+    expect(await pane.tmux.capture(pane.target)).not.toMatch(/queued/);
   });
 
   it('output arriving while the person types leaves the half-typed input on the prompt line', async () => {
@@ -59,11 +65,22 @@ describe('interactive pane in tmux', () => {
       { emit: { type: 'tool_call', call: shellCall } },
       {
         emit: {
-          type: 'tool_result', call: shellCall, durationMs: 12,
+          type: 'tool_result',
+          call: shellCall,
+          durationMs: 12,
           result: { output: 'l1\nl2\nl3\nl4\nl5\nl6\nl7\nl8\n[exit code 0]' },
         },
       },
-      { emit: { type: 'message_surfaced', message: { role: 'user', content: 'x' }, injection: { source: 'inbox', text: '<inbox-message id=m1 from=worker-zz1111 kind=completion priority=normal summary="Found 3 TODOs">body</inbox-message>' } } },
+      {
+        emit: {
+          type: 'message_surfaced',
+          message: { role: 'user', content: 'x' },
+          injection: {
+            source: 'inbox',
+            text: '<inbox-message id=m1 from=worker-zz1111 kind=completion priority=normal summary="Found 3 TODOs">body</inbox-message>',
+          },
+        },
+      },
       { emit: { type: 'text_delta', text: 'STREAM-END' } },
     );
     await pane.waitFor(/STREAM-END/);
@@ -134,7 +151,9 @@ describe('interactive pane in tmux', () => {
   it('asks an approval and answers `n too risky` as a denial with that reason', async () => {
     pane = await startPane();
     pane.control({ busy: true }, { emit: approval });
-    await pane.waitFor(/Allow shell: \$ rm -rf build \?\n(?:.*\n)?\[y\]es once \/ \[a\]lways for this tool \/ \[n\]o \(reason\) › /);
+    await pane.waitFor(
+      /Allow shell: \$ rm -rf build \?\n(?:.*\n)?\[y\]es once \/ \[a\]lways for this tool \/ \[n\]o \(reason\) › /,
+    );
     await pane.type('n too risky');
     await pane.keys('Enter');
     const call = await pane.waitForCall((c) => c.call === 'answerApproval', 'answerApproval');

@@ -43,5 +43,7 @@ describe('parsePermissionMode', () => {
     ['bypass_permissions', 'bypass_permissions'],
   ])('%s → %s', (raw, mode) => expect(parsePermissionMode(raw)).toBe(mode));
 
-  it.each(['yolo', 'AcceptEdits', '', 'accept-edits'])('rejects %j', (raw) => expect(parsePermissionMode(raw)).toBeUndefined());
+  it.each(['yolo', 'AcceptEdits', '', 'accept-edits'])('rejects %j', (raw) =>
+    expect(parsePermissionMode(raw)).toBeUndefined(),
+  );
 });

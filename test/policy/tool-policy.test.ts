@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { checkToolCall, effectivePolicy, resolveTools, withheldRules, type ToolsSpec } from '../../src/policy/tool-policy.js';
+import {
+  checkToolCall,
+  effectivePolicy,
+  resolveTools,
+  withheldRules,
+  type ToolsSpec,
+} from '../../src/policy/tool-policy.js';
 import { CANONICAL_TOOLS, canonicalToolName } from '../../src/policy/tool-names.js';
 
 const spec = (s: Partial<ToolsSpec>): ToolsSpec => ({ allow: null, deny: [], except: [], ...s });
@@ -33,7 +39,12 @@ describe('effective tools', () => {
     ['deny list', { deny: ['shell', 'Write'] }, [], without('shell', 'write')],
     ['deny plus except', { deny: ['shell'], except: ['spawn_agent'] }, [], without('shell', 'spawn_agent')],
     ['default_disallowed removes from an allow list', { allow: ['shell', 'read'] }, ['Bash'], ['read']],
-    ['default_disallowed removes from all', {}, ['spawn_agent', 'cancel_agent'], without('spawn_agent', 'cancel_agent')],
+    [
+      'default_disallowed removes from all',
+      {},
+      ['spawn_agent', 'cancel_agent'],
+      without('spawn_agent', 'cancel_agent'),
+    ],
     ['case-insensitive deny', { deny: ['SHELL', 'read'] }, [], without('shell', 'read')],
     ['empty allow list: no tools', { allow: [] }, [], []],
     ['unknown names in an allow list add nothing', { allow: ['WebSearch', 'Read'] }, [], ['read']],
@@ -59,7 +70,10 @@ describe('checkToolCall', () => {
   });
 
   it('names the deny list', () => {
-    expect(checkToolCall(resolveTools(spec({ deny: ['edit'] })), 'Edit')).toEqual({ decision: 'deny', rule: 'tools.deny' });
+    expect(checkToolCall(resolveTools(spec({ deny: ['edit'] })), 'Edit')).toEqual({
+      decision: 'deny',
+      rule: 'tools.deny',
+    });
   });
 
   it('builds a whole policy for the registry', () => {
@@ -71,8 +85,14 @@ describe('checkToolCall', () => {
   });
 
   it('request_secret stays withheld without keys, and when a deny list names it', () => {
-    expect(effectivePolicy({ tools: spec({ allow: ['read'] }), permissionMode: 'plan', secrets: [] }).tools).toEqual(['read']);
-    const denied = effectivePolicy({ tools: spec({ allow: ['read'], except: ['request_secret'] }), permissionMode: 'plan', secrets: ['github-token'] });
+    expect(effectivePolicy({ tools: spec({ allow: ['read'] }), permissionMode: 'plan', secrets: [] }).tools).toEqual([
+      'read',
+    ]);
+    const denied = effectivePolicy({
+      tools: spec({ allow: ['read'], except: ['request_secret'] }),
+      permissionMode: 'plan',
+      secrets: ['github-token'],
+    });
     expect(denied.tools).toEqual(['read']);
     expect(denied.withheld.request_secret).toBe('tools.except');
   });

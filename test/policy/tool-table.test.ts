@@ -27,7 +27,7 @@ import { ALL_TOOLS } from '../runtimes/launch-input.js';
 const rows = TOOL_TABLE as readonly ToolRow[];
 
 describe('the lists derived from the tool table', () => {
-  it('the canonical tools, the MCP tools and the vendor CLIs are the table\'s', () => {
+  it("the canonical tools, the MCP tools and the vendor CLIs are the table's", () => {
     expect(CANONICAL_TOOLS).toEqual(rows.map((r) => r.name));
     expect(MCP_TOOL_NAMES).toEqual(rows.filter((r) => r.mcp).map((r) => r.name));
     expect([...VENDOR_CLIS]).toEqual([...BUILT_RUNTIMES]);
@@ -50,9 +50,16 @@ describe('the lists derived from the tool table', () => {
     expect(TOOL_ALIASES.Bash).toBe('shell');
   });
 
-  it('every tool the harness can build is a row, with the row\'s class, and every row is built', () => {
+  it("every tool the harness can build is a row, with the row's class, and every row is built", () => {
     // The factories' operations are never called here: only the tools' names and classes are read.
-    const never = new Proxy({}, { get: () => () => { throw new Error('not called'); } });
+    const never = new Proxy(
+      {},
+      {
+        get: () => () => {
+          throw new Error('not called');
+        },
+      },
+    );
     const built: Tool[] = [
       ...createBuiltinTools({ cwd: '/nowhere', protectedRoots: [], writableWithin: [], shellTimeoutSecs: 30, env: {} }),
       createSendMessageTool(never as never) as Tool,
@@ -67,7 +74,11 @@ describe('the lists derived from the tool table', () => {
   });
 
   it('a deny of a canonical tool in a definition takes every alias with it (tools: {glob: false} → list_directory too)', () => {
-    const p = effectivePolicy({ tools: { allow: null, deny: ['glob'], except: [] }, permissionMode: 'dont_ask', secrets: [] });
+    const p = effectivePolicy({
+      tools: { allow: null, deny: ['glob'], except: [] },
+      permissionMode: 'dont_ask',
+      secrets: [],
+    });
     expect(p.tools).not.toContain('glob');
     expect(p.tools).toContain('read');
   });
@@ -78,15 +89,21 @@ const settingsRefuse: Record<VendorCli, (tools: string[], vendorName: string, ro
   claude: (tools, name) => compileClaudePolicy({ tools, permissionMode: 'dont_ask' }).deny.includes(name),
   gemini: (tools, name) => compileGeminiPolicy({ tools, permissionMode: 'dont_ask' }).deny.includes(name),
   // Codex has no per-tool deny rules: a withheld shell is a shell it does not offer; its other tools are refused by the hook.
-  codex: (tools, _name, row) => (row.name === 'shell' ? compileCodexPolicy({ tools, permissionMode: 'dont_ask' }).features.shell_tool === false : false),
+  codex: (tools, _name, row) =>
+    row.name === 'shell'
+      ? compileCodexPolicy({ tools, permissionMode: 'dont_ask' }).features.shell_tool === false
+      : false,
 };
 
 /** The fleet tools reach a vendor CLI as MCP tools: withheld ones are left out of (or denied in) its MCP settings. */
 function mcpOffered(cli: VendorCli, tools: string[], tool: string): boolean {
   switch (cli) {
-    case 'claude': return !compileClaudePolicy({ tools, permissionMode: 'dont_ask' }).deny.includes(`mcp__flotilla__${tool}`);
-    case 'codex': return compileCodexPolicy({ tools, permissionMode: 'dont_ask' }).fleetTools.includes(tool);
-    case 'gemini': return compileGeminiPolicy({ tools, permissionMode: 'dont_ask' }).fleetTools.includes(tool);
+    case 'claude':
+      return !compileClaudePolicy({ tools, permissionMode: 'dont_ask' }).deny.includes(`mcp__flotilla__${tool}`);
+    case 'codex':
+      return compileCodexPolicy({ tools, permissionMode: 'dont_ask' }).fleetTools.includes(tool);
+    case 'gemini':
+      return compileGeminiPolicy({ tools, permissionMode: 'dont_ask' }).fleetTools.includes(tool);
   }
 }
 
@@ -101,32 +118,46 @@ describe.each(VENDOR_CLIS)('runtime %s: withholding a canonical tool withholds i
   const vendorRows = rows.filter((r) => r.vendor[cli].length > 0 && r.group !== 'secrets');
   const mcpRows = rows.filter((r) => r.mcp);
 
-  it.each(['exec', 'read', 'write'] as const)('class %s: every name of the CLI\'s own is refused by its settings or its hook, and allowed when granted', async (klass) => {
-    const runtime = await loadRuntime(cli);
-    const ofClass = vendorRows.filter((r) => r.class === klass);
-    if (cli === 'codex' && klass === 'read') {
-      // Codex reads through its shell: no read tool of its own to withhold.
-      expect(ofClass).toEqual([]);
-      return;
-    }
-    expect(ofClass.length).toBeGreaterThan(0);
-    for (const row of ofClass) {
-      const without = ALL_TOOLS.filter((t) => t !== row.name);
-      for (const name of row.vendor[cli]) {
-        const refused = settingsRefuse[cli](without, name, row) || hookDecision(runtime, name, without) === 'refused';
-        expect({ tool: row.name, name, refused }).toEqual({ tool: row.name, name, refused: true });
-        expect({ tool: row.name, name, granted: !settingsRefuse[cli](ALL_TOOLS, name, row) && hookDecision(runtime, name, ALL_TOOLS) === 'left to the CLI' })
-          .toEqual({ tool: row.name, name, granted: true });
+  it.each(['exec', 'read', 'write'] as const)(
+    "class %s: every name of the CLI's own is refused by its settings or its hook, and allowed when granted",
+    async (klass) => {
+      const runtime = await loadRuntime(cli);
+      const ofClass = vendorRows.filter((r) => r.class === klass);
+      if (cli === 'codex' && klass === 'read') {
+        // Codex reads through its shell: no read tool of its own to withhold.
+        expect(ofClass).toEqual([]);
+        return;
       }
-    }
-  });
+      expect(ofClass.length).toBeGreaterThan(0);
+      for (const row of ofClass) {
+        const without = ALL_TOOLS.filter((t) => t !== row.name);
+        for (const name of row.vendor[cli]) {
+          const refused = settingsRefuse[cli](without, name, row) || hookDecision(runtime, name, without) === 'refused';
+          expect({ tool: row.name, name, refused }).toEqual({ tool: row.name, name, refused: true });
+          expect({
+            tool: row.name,
+            name,
+            granted:
+              !settingsRefuse[cli](ALL_TOOLS, name, row) &&
+              hookDecision(runtime, name, ALL_TOOLS) === 'left to the CLI',
+          }).toEqual({ tool: row.name, name, granted: true });
+        }
+      }
+    },
+  );
 
   it('class fleet: a withheld fleet tool is not offered over MCP and its hook refuses it; a granted one is offered', async () => {
     const runtime = await loadRuntime(cli);
     for (const row of mcpRows) {
       const without = ALL_TOOLS.filter((t) => t !== row.name);
-      expect({ tool: row.name, offered: mcpOffered(cli, without, row.name) }).toEqual({ tool: row.name, offered: false });
-      expect({ tool: row.name, offered: mcpOffered(cli, ALL_TOOLS, row.name) }).toEqual({ tool: row.name, offered: true });
+      expect({ tool: row.name, offered: mcpOffered(cli, without, row.name) }).toEqual({
+        tool: row.name,
+        offered: false,
+      });
+      expect({ tool: row.name, offered: mcpOffered(cli, ALL_TOOLS, row.name) }).toEqual({
+        tool: row.name,
+        offered: true,
+      });
       expect(hookDecision(runtime, runtime.mcpToolPrefix + row.name, without)).toBe('refused');
     }
   });
@@ -141,7 +172,10 @@ describe.each(VENDOR_CLIS)('runtime %s: withholding a canonical tool withholds i
 
 describe('gemini: its directory listing and multi-file read go with glob and read', () => {
   it('withholding glob denies list_directory; withholding read denies read_many_files', () => {
-    const deny = compileGeminiPolicy({ tools: ALL_TOOLS.filter((t) => t !== 'glob' && t !== 'read'), permissionMode: 'dont_ask' }).deny;
+    const deny = compileGeminiPolicy({
+      tools: ALL_TOOLS.filter((t) => t !== 'glob' && t !== 'read'),
+      permissionMode: 'dont_ask',
+    }).deny;
     expect(deny).toEqual(expect.arrayContaining(['glob', 'list_directory', 'read_file', 'read_many_files']));
     expect(deny).not.toContain('grep_search');
   });

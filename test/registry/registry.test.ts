@@ -2,7 +2,14 @@ import { execa } from 'execa';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createRecord, endRecord, listRecords, readRecord, resolveAgent, updateRecord } from '../../src/fleet/registry.js';
+import {
+  createRecord,
+  endRecord,
+  listRecords,
+  readRecord,
+  resolveAgent,
+  updateRecord,
+} from '../../src/fleet/registry.js';
 import { agentRecordSchema } from '../../src/fleet/record-schema.js';
 import { tempFleet, type TempFleet } from '../helpers/fleet.js';
 import { recordInput } from '../helpers/records.js';
@@ -15,7 +22,9 @@ describe('registry', () => {
     fleet = tempFleet();
     const l = fleet.layout;
     createRecord(l, recordInput('a-000001'));
-    expect(() => updateRecord(l, 'a-000001', { status: 'working' })).toThrow("agent 'a-000001' cannot go from 'spawning' to 'working'");
+    expect(() => updateRecord(l, 'a-000001', { status: 'working' })).toThrow(
+      "agent 'a-000001' cannot go from 'spawning' to 'working'",
+    );
     updateRecord(l, 'a-000001', { status: 'starting' });
     updateRecord(l, 'a-000001', { status: 'working' });
     updateRecord(l, 'a-000001', { status: 'waiting_approval' });
@@ -31,7 +40,9 @@ describe('registry', () => {
   it('refuses a duplicate id', () => {
     fleet = tempFleet();
     createRecord(fleet.layout, recordInput('dup'));
-    expect(() => createRecord(fleet.layout, recordInput('dup'))).toThrow("agent id 'dup' is already in use — choose another --id");
+    expect(() => createRecord(fleet.layout, recordInput('dup'))).toThrow(
+      "agent id 'dup' is already in use — choose another --id",
+    );
   });
 
   it('resolves unique prefixes, lists candidates when ambiguous, explains none', () => {
@@ -39,9 +50,17 @@ describe('registry', () => {
     for (const id of ['worker-aaa111', 'worker-aab222', 'lead-zzz999']) createRecord(fleet.layout, recordInput(id));
     expect(resolveAgent(fleet.layout, 'lead').id).toBe('lead-zzz999');
     expect(resolveAgent(fleet.layout, 'worker-aaa').id).toBe('worker-aaa111');
-    expect(() => resolveAgent(fleet.layout, 'worker-aa')).toThrow("'worker-aa' matches 2 agents: worker-aaa111, worker-aab222 — give more characters");
-    expect(() => resolveAgent(fleet.layout, 'zz')).toThrow("no agent matches 'zz' — run 'flotilla status' to list agents");
-    expect(listRecords(fleet.layout).map((r) => r.id).sort()).toEqual(['lead-zzz999', 'worker-aaa111', 'worker-aab222']);
+    expect(() => resolveAgent(fleet.layout, 'worker-aa')).toThrow(
+      "'worker-aa' matches 2 agents: worker-aaa111, worker-aab222 — give more characters",
+    );
+    expect(() => resolveAgent(fleet.layout, 'zz')).toThrow(
+      "no agent matches 'zz' — run 'flotilla status' to list agents",
+    );
+    expect(
+      listRecords(fleet.layout)
+        .map((r) => r.id)
+        .sort(),
+    ).toEqual(['lead-zzz999', 'worker-aaa111', 'worker-aab222']);
   });
 
   it('8 processes x 500 writes to the same and different records never leave a torn or invalid file', async () => {

@@ -19,8 +19,12 @@ describe.each(BUSES)('resume and mail on the $bus bus', ({ bus: kind }: { bus: B
   let p: Project;
   let tmux: TmuxServer;
   let server: NatsServer | undefined;
-  beforeAll(async () => { if (kind === 'nats') server = await natsServer(); }, 120_000);
-  afterAll(async () => { await server?.kill(); });
+  beforeAll(async () => {
+    if (kind === 'nats') server = await natsServer();
+  }, 120_000);
+  afterAll(async () => {
+    await server?.kill();
+  });
   beforeEach(() => {
     p = project('flotilla-resume-mail-');
     personBus(join(p.project, '.xdg'), kind, server);
@@ -37,7 +41,15 @@ describe.each(BUSES)('resume and mail on the $bus bus', ({ bus: kind }: { bus: B
     busFor(p.layout, { fleet: { ...defaultConfig().fleet, bus: server?.url ?? 'maildir' } }).mail.deliver(draft);
 
   async function endedWithMail(body: string): Promise<string> {
-    const first = await p.run(['run', '--agent', 'worker', '--model', `script:${TWO_STEP}`, '--oneshot', 'count the things']);
+    const first = await p.run([
+      'run',
+      '--agent',
+      'worker',
+      '--model',
+      `script:${TWO_STEP}`,
+      '--oneshot',
+      'count the things',
+    ]);
     expect(first.exitCode, first.stderr).toBe(0);
     const oldId = bannerId(first.stderr);
     await deliver({ from: 'human', to: oldId, kind: 'message', body });
@@ -50,7 +62,8 @@ describe.each(BUSES)('resume and mail on the $bus bus', ({ bus: kind }: { bus: B
     const r = await p.run(['resume', oldId], { env: { FLOTILLA_SCRIPT_LOG: log, FLOTILLA_TMUX_SOCKET: tmux.socket } });
     expect(r.exitCode, r.stderr).toBe(0);
     const newId = r.stdout.trim();
-    const seen = (word: string) => scriptCalls(log).some((c) => userTexts(c).some((t) => t.includes('<inbox-message') && t.includes(word)));
+    const seen = (word: string) =>
+      scriptCalls(log).some((c) => userTexts(c).some((t) => t.includes('<inbox-message') && t.includes(word)));
     await eventually(() => seen('adopted-note-5521'), 30_000, 'the adopted mail in a model call');
 
     // Sent to the old id by someone who still knows the agent by that name.
@@ -69,7 +82,15 @@ describe.each(BUSES)('resume and mail on the $bus bus', ({ bus: kind }: { bus: B
   }, 120_000);
 
   it('a background resume with no prompt and no mail is refused, saying what to give it', async () => {
-    const first = await p.run(['run', '--agent', 'worker', '--model', `script:${TWO_STEP}`, '--oneshot', 'count the things']);
+    const first = await p.run([
+      'run',
+      '--agent',
+      'worker',
+      '--model',
+      `script:${TWO_STEP}`,
+      '--oneshot',
+      'count the things',
+    ]);
     const oldId = bannerId(first.stderr);
     const r = await p.run(['resume', oldId, '--background'], { input: '' });
     expect(r.exitCode).toBe(2);

@@ -18,7 +18,15 @@ describe('flotilla resume (one-shot, in this process)', () => {
   afterEach(() => p.cleanup());
 
   async function firstRun(): Promise<string> {
-    const r = await p.run(['run', '--agent', 'worker', '--model', `script:${TWO_STEP}`, '--oneshot', 'count the things']);
+    const r = await p.run([
+      'run',
+      '--agent',
+      'worker',
+      '--model',
+      `script:${TWO_STEP}`,
+      '--oneshot',
+      'count the things',
+    ]);
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout).toBe('First answer: first-run-output');
     return bannerId(r.stderr);
@@ -27,7 +35,9 @@ describe('flotilla resume (one-shot, in this process)', () => {
   it('starts a new agent whose first model input is the whole old history plus the new prompt', async () => {
     const oldId = await firstRun();
     const log = join(p.project, 'calls.jsonl');
-    const res = await p.run(['resume', oldId.slice(0, -2), '--oneshot', 'now count the others'], { env: { FLOTILLA_SCRIPT_LOG: log } });
+    const res = await p.run(['resume', oldId.slice(0, -2), '--oneshot', 'now count the others'], {
+      env: { FLOTILLA_SCRIPT_LOG: log },
+    });
     expect(res.exitCode, res.stderr).toBe(0);
     const newId = bannerId(res.stderr);
     expect(newId).not.toBe(oldId);
@@ -52,7 +62,9 @@ describe('flotilla resume (one-shot, in this process)', () => {
     expect(t.header.resumed_from).toBe(oldId);
     // The new transcript starts with the old conversation, so it can be resumed on its own.
     const old = readTranscript(p.layout, oldId).entries.filter((e) => e.type !== 'end');
-    expect(t.entries.slice(0, old.length).map((e) => e.type === 'message' && e.message.role)).toEqual(old.map((e) => e.type === 'message' && e.message.role));
+    expect(t.entries.slice(0, old.length).map((e) => e.type === 'message' && e.message.role)).toEqual(
+      old.map((e) => e.type === 'message' && e.message.role),
+    );
     expect(p.record(newId).name).toBe('worker');
     expect(p.record(newId).parentId).toBeNull();
     expect(p.record(newId).depth).toBe(0);
@@ -84,23 +96,33 @@ describe('flotilla resume (one-shot, in this process)', () => {
       expect(out).toContain('third round');
     }
     const json = await p.run(['transcript', '--chain', '--json', c]);
-    const records = json.stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string; agent_id?: string });
+    const records = json.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; agent_id?: string });
     expect(records.filter((r) => r.type === 'header').map((r) => r.agent_id)).toEqual([a, b, c]);
   });
 
   it('refuses with a clear error and spawns nothing when the transcript is missing or corrupt', async () => {
     const id = await firstRun();
     const before = p.ids();
-    writeFileSync(p.layout.transcript(id), readFileSync(p.layout.transcript(id), 'utf8').replace(/\n(\{"seq":2[^\n]*)\n/, '\n{"seq":2, broken\n'));
+    writeFileSync(
+      p.layout.transcript(id),
+      readFileSync(p.layout.transcript(id), 'utf8').replace(/\n(\{"seq":2[^\n]*)\n/, '\n{"seq":2, broken\n'),
+    );
     const corrupt = await p.run(['resume', id, '--oneshot', 'go on']);
     expect(corrupt.exitCode).toBe(1);
-    expect(corrupt.stderr).toMatch(new RegExp(`^flotilla: cannot resume '${id}': its transcript is corrupt at line 3 \\(not JSON`));
+    expect(corrupt.stderr).toMatch(
+      new RegExp(`^flotilla: cannot resume '${id}': its transcript is corrupt at line 3 \\(not JSON`),
+    );
     expect(corrupt.stderr.trim().split('\n')).toHaveLength(1);
 
     writeFileSync(p.layout.transcript(id), 'not json at all\n');
     const header = await p.run(['resume', id, '--oneshot', 'go on']);
     expect(header.exitCode).toBe(1);
-    expect(header.stderr).toContain(`cannot resume '${id}': transcript for '${id}' is corrupt: its first line is not JSON`);
+    expect(header.stderr).toContain(
+      `cannot resume '${id}': transcript for '${id}' is corrupt: its first line is not JSON`,
+    );
 
     const { rmSync } = await import('node:fs');
     rmSync(p.layout.transcript(id));
@@ -138,7 +160,15 @@ describe('flotilla resume (in a tmux window, like spawn)', () => {
     const tmux = tmuxServer();
     try {
       p.agent('worker', { permissions: { permission_mode: 'dont_ask' } });
-      const first = await p.run(['run', '--agent', 'worker', '--model', `script:${TWO_STEP}`, '--oneshot', 'count the things']);
+      const first = await p.run([
+        'run',
+        '--agent',
+        'worker',
+        '--model',
+        `script:${TWO_STEP}`,
+        '--oneshot',
+        'count the things',
+      ]);
       expect(first.exitCode, first.stderr).toBe(0);
       const oldId = bannerId(first.stderr);
       const env = { FLOTILLA_TMUX_SOCKET: tmux.socket };
@@ -173,8 +203,19 @@ describe('who the resumed agent belongs to', () => {
       // sandbox its harness runs it through the door, as the lead's child (docs/security.md).
       p.agent('worker', { permissions: { permission_mode: 'dont_ask' } });
       p.agent('lead', { permissions: { permission_mode: 'dont_ask' } });
-      const lead = p.start(['run', '--agent', 'lead', '--model', `script:${fixture('resume/parent.yaml')}`, '--oneshot', 'lead the work'], { env: { CHILD_SCRIPT: TWO_STEP } });
-      const child = await eventually(() => p.ids().map((i) => p.record(i)).find((r) => r.parentId !== null && r.status === 'completed'), 20_000, 'the child to complete');
+      const lead = p.start(
+        ['run', '--agent', 'lead', '--model', `script:${fixture('resume/parent.yaml')}`, '--oneshot', 'lead the work'],
+        { env: { CHILD_SCRIPT: TWO_STEP } },
+      );
+      const child = await eventually(
+        () =>
+          p
+            .ids()
+            .map((i) => p.record(i))
+            .find((r) => r.parentId !== null && r.status === 'completed'),
+        20_000,
+        'the child to complete',
+      );
       const leadId = child.parentId!;
       expect(p.record(leadId).status).toBe('working');
 
@@ -203,7 +244,15 @@ describe('who the resumed agent belongs to', () => {
     const p = project('flotilla-resume-bg-');
     try {
       p.agent('worker', { permissions: { permission_mode: 'dont_ask' } });
-      const first = await p.run(['run', '--agent', 'worker', '--model', `script:${TWO_STEP}`, '--oneshot', 'count the things']);
+      const first = await p.run([
+        'run',
+        '--agent',
+        'worker',
+        '--model',
+        `script:${TWO_STEP}`,
+        '--oneshot',
+        'count the things',
+      ]);
       const oldId = bannerId(first.stderr);
       const r = await p.run(['resume', oldId, '--background', '--json', 'in the background']);
       expect(r.exitCode, r.stderr).toBe(0);

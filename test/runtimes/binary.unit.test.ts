@@ -14,7 +14,9 @@ import { tempDir } from '../helpers/fleet.js';
  */
 const runtime = { binary: 'flotilla-lookup-test-cli', binEnv: 'FLOTILLA_LOOKUP_TEST_BIN' };
 const cleanups: (() => void)[] = [];
-afterEach(() => { for (const c of cleanups.splice(0)) c(); });
+afterEach(() => {
+  for (const c of cleanups.splice(0)) c();
+});
 
 function dir(): string {
   const d = tempDir('flotilla-lookup-');
@@ -35,7 +37,10 @@ describe('lookupRuntimeBinary in an untrusted project', () => {
     const committed = cli(join(project, 'node_modules', '.bin', runtime.binary));
     const env = { PATH: '/usr/bin:/bin' };
     expect(lookupRuntimeBinary(runtime, env, { project })).toEqual({ found: undefined, skipped: [committed] });
-    expect(lookupRuntimeBinary(runtime, env, { project, projectTrusted: true })).toEqual({ found: { path: committed, via: 'project' }, skipped: [] });
+    expect(lookupRuntimeBinary(runtime, env, { project, projectTrusted: true })).toEqual({
+      found: { path: committed, via: 'project' },
+      skipped: [],
+    });
   });
 
   it('skips a PATH entry inside the project, relative ones included, and takes the next one outside', () => {
@@ -44,8 +49,14 @@ describe('lookupRuntimeBinary in an untrusted project', () => {
     const inProject = cli(join(project, 'bin', runtime.binary));
     const mine = cli(join(outside, runtime.binary));
     const env = { PATH: `${join(project, 'bin')}:${outside}` };
-    expect(lookupRuntimeBinary(runtime, env, { project })).toEqual({ found: { path: mine, via: 'PATH' }, skipped: [inProject] });
-    expect(lookupRuntimeBinary(runtime, env, { project, projectTrusted: true }).found).toEqual({ path: inProject, via: 'PATH' });
+    expect(lookupRuntimeBinary(runtime, env, { project })).toEqual({
+      found: { path: mine, via: 'PATH' },
+      skipped: [inProject],
+    });
+    expect(lookupRuntimeBinary(runtime, env, { project, projectTrusted: true }).found).toEqual({
+      path: inProject,
+      via: 'PATH',
+    });
     const cwd = process.cwd();
     try {
       process.chdir(project);
@@ -69,22 +80,34 @@ describe('lookupRuntimeBinary in an untrusted project', () => {
   it("takes the person's own variable and config command as given", () => {
     const project = dir();
     const named = cli(join(project, 'tools', runtime.binary));
-    expect(lookupRuntimeBinary(runtime, { PATH: '', [runtime.binEnv]: named }, { project }).found).toEqual({ path: named, via: 'env' });
-    expect(lookupRuntimeBinary(runtime, { PATH: '' }, { project, command: named }).found).toEqual({ path: named, via: 'config' });
+    expect(lookupRuntimeBinary(runtime, { PATH: '', [runtime.binEnv]: named }, { project }).found).toEqual({
+      path: named,
+      via: 'env',
+    });
+    expect(lookupRuntimeBinary(runtime, { PATH: '' }, { project, command: named }).found).toEqual({
+      path: named,
+      via: 'config',
+    });
   });
 });
 
 describe('vendor runtimes', () => {
   it('each CLI is named as its runtime and set by FLOTILLA_<NAME>_BIN (skippedProjectClis relies on it)', async () => {
     const { BUILT_RUNTIMES, loadRuntime } = await import('../../src/runtimes/index.js');
-    for (const name of BUILT_RUNTIMES) expect(await loadRuntime(name)).toMatchObject({ binary: name, binEnv: `FLOTILLA_${name.toUpperCase()}_BIN` });
+    for (const name of BUILT_RUNTIMES)
+      expect(await loadRuntime(name)).toMatchObject({ binary: name, binEnv: `FLOTILLA_${name.toUpperCase()}_BIN` });
   });
 });
 
-describe('packagedVersion: an npm-installed CLI\'s version without starting it', () => {
-  it('reads each pinned CLI\'s package (Claude Code\'s platform package included), also through a link', () => {
-    const packages = { claude: '@anthropic-ai/claude-code', codex: '@openai/codex', gemini: '@google/gemini-cli' } as const;
-    for (const name of ['claude', 'codex', 'gemini'] as const) expect(packagedVersion(pinnedRuntimeBinary(name), packages[name]), name).toBe(TESTED[name]);
+describe("packagedVersion: an npm-installed CLI's version without starting it", () => {
+  it("reads each pinned CLI's package (Claude Code's platform package included), also through a link", () => {
+    const packages = {
+      claude: '@anthropic-ai/claude-code',
+      codex: '@openai/codex',
+      gemini: '@google/gemini-cli',
+    } as const;
+    for (const name of ['claude', 'codex', 'gemini'] as const)
+      expect(packagedVersion(pinnedRuntimeBinary(name), packages[name]), name).toBe(TESTED[name]);
     const d = dir();
     symlinkSync(pinnedRuntimeBinary('gemini'), join(d, 'gemini'));
     expect(packagedVersion(join(d, 'gemini'), packages.gemini)).toBe(TESTED.gemini);

@@ -32,8 +32,11 @@ describe('a vendor CLI holds no bus credentials; its hooks still reach the bus',
     server = await natsServer({ token: TOKEN });
     const t = TARGETS.claude();
     const f = await vendorFleet({
-      ...t, env: (url) => ({ ...t.env(url), FLOTILLA_NATS_TOKEN: TOKEN }), script: 'bus-probe.yaml',
-      config: `security:\n  sandbox: ${sandbox}\n`, definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' },
+      ...t,
+      env: (url) => ({ ...t.env(url), FLOTILLA_NATS_TOKEN: TOKEN }),
+      script: 'bus-probe.yaml',
+      config: `security:\n  sandbox: ${sandbox}\n`,
+      definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' },
     });
     fleet = f;
     mkdirSync(join(f.env.XDG_CONFIG_HOME!, 'flotilla'), { recursive: true });
@@ -43,14 +46,24 @@ describe('a vendor CLI holds no bus credentials; its hooks still reach the bus',
     const id = await f.spawnChild('a', `claude-bus-${sandbox}`, 'look around', t.spawnArgs);
 
     // The completion travels the bus to the parent (this test process, registered).
-    const done = await eventually(async () => {
-      const r = await f.flotilla(['inbox', 'lead-parent', '--all', '--json']);
-      const mail = JSON.parse(r.stdout || '[]') as { kind: string; from: string; status: string }[];
-      return mail.find((m) => m.kind === 'completion' && m.from === id);
-    }, 480_000, 'the completion over the bus');
+    const done = await eventually(
+      async () => {
+        const r = await f.flotilla(['inbox', 'lead-parent', '--all', '--json']);
+        const mail = JSON.parse(r.stdout || '[]') as { kind: string; from: string; status: string }[];
+        return mail.find((m) => m.kind === 'completion' && m.from === id);
+      },
+      480_000,
+      'the completion over the bus',
+    );
     expect(done.status).toBe('completed');
     // Published, not left waiting for a process with the token.
-    const outbox = (() => { try { return readdirSync(join(f.layout.outbox, 'new')); } catch { return []; } })();
+    const outbox = (() => {
+      try {
+        return readdirSync(join(f.layout.outbox, 'new'));
+      } catch {
+        return [];
+      }
+    })();
     expect(outbox).toEqual([]);
 
     const env = readFileSync(join(f.project, 'probe-env.txt'), 'utf8');
@@ -60,9 +73,15 @@ describe('a vendor CLI holds no bus credentials; its hooks still reach the bus',
     // Its spawn-agent made the child, this agent's, which ran on the bus.
     expect(readFileSync(join(f.project, 'spawned.txt'), 'utf8')).toContain('spawn:0');
     expect(f.record('bus-kid').parentId).toBe(id);
-    await eventually(async () => {
-      const r = await f.flotilla(['inbox', id, '--all', '--json']);
-      return (JSON.parse(r.stdout || '[]') as { kind: string; from: string }[]).some((m) => m.kind === 'completion' && m.from === 'bus-kid');
-    }, 120_000, "the child's completion to the CLI's agent");
+    await eventually(
+      async () => {
+        const r = await f.flotilla(['inbox', id, '--all', '--json']);
+        return (JSON.parse(r.stdout || '[]') as { kind: string; from: string }[]).some(
+          (m) => m.kind === 'completion' && m.from === 'bus-kid',
+        );
+      },
+      120_000,
+      "the child's completion to the CLI's agent",
+    );
   });
 });

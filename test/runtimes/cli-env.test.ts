@@ -19,8 +19,11 @@ import { TARGETS } from './targets.js';
  * from a shell that exported it hands it to every window).
  */
 const OTHER_KEYS: Record<string, string> = {
-  ANTHROPIC_API_KEY: 'sk-ant-other-provider-key-1', OPENAI_API_KEY: 'sk-other-provider-key-2',
-  GEMINI_API_KEY: 'other-provider-key-3', GOOGLE_API_KEY: 'other-provider-key-4', MY_PROVIDER_KEY: 'configured-provider-key-5',
+  ANTHROPIC_API_KEY: 'sk-ant-other-provider-key-1',
+  OPENAI_API_KEY: 'sk-other-provider-key-2',
+  GEMINI_API_KEY: 'other-provider-key-3',
+  GOOGLE_API_KEY: 'other-provider-key-4',
+  MY_PROVIDER_KEY: 'configured-provider-key-5',
 };
 const DEPLOY_TOKEN = 'dk-exported-in-the-tmux-environment-6';
 
@@ -37,13 +40,25 @@ describe("a vendor CLI's commands get no tmux and no other provider's key", { ti
     // The target's own key wins over the stand-in of the same name.
     // Without the sandbox, where the environment is all that keeps tmux from the command (test/runtimes/sandboxed-cli.test.ts has the sandbox).
     const f = await vendorFleet({
-      ...t, env: (url) => ({ ...OTHER_KEYS, DEPLOY_TOKEN, ...t.env(url) }), script: 'env-probe.yaml', config: 'security:\n  sandbox: none\n',
-      definitions: { a: 'permissions:\n  permission_mode: dont_ask\n', deployer: 'permissions:\n  permission_mode: dont_ask\n  secrets: [deploy-token]\n' },
+      ...t,
+      env: (url) => ({ ...OTHER_KEYS, DEPLOY_TOKEN, ...t.env(url) }),
+      script: 'env-probe.yaml',
+      config: 'security:\n  sandbox: none\n',
+      definitions: {
+        a: 'permissions:\n  permission_mode: dont_ask\n',
+        deployer: 'permissions:\n  permission_mode: dont_ask\n  secrets: [deploy-token]\n',
+      },
     });
     fleet = f;
     // A configured provider's api_key_env is a provider key too.
     const config = readFileSync(f.layout.configFile, 'utf8');
-    writeFileSync(f.layout.configFile, config.replace('models:\n', 'models:\n  providers:\n    mine: {base_url: "http://127.0.0.1:9/v1", api_key_env: MY_PROVIDER_KEY}\n'));
+    writeFileSync(
+      f.layout.configFile,
+      config.replace(
+        'models:\n',
+        'models:\n  providers:\n    mine: {base_url: "http://127.0.0.1:9/v1", api_key_env: MY_PROVIDER_KEY}\n',
+      ),
+    );
     const id = await f.spawnChild('a', `${name}-env`, 'look around', t.spawnArgs);
     await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 480_000, 'the completion');
     expect(completionsFrom(f, 'lead-parent', id)[0]!.body).toMatch(/Final answer: .*probed/);

@@ -24,10 +24,11 @@ afterEach(() => {
 const config = configSchema.parse({ security: { sandbox: 'bubblewrap' } });
 
 describe("a vendor CLI's sandbox", () => {
-  it('here, where a bubblewrap nests: every runtime in every mode runs in Flotilla\'s', () => {
+  it("here, where a bubblewrap nests: every runtime in every mode runs in Flotilla's", () => {
     const bwrap = requireTool('bwrap');
     for (const runtime of ['claude', 'codex', 'gemini'] as const) {
-      for (const mode of PERMISSION_MODES) expect({ runtime, mode, ...cliSandbox(config, process.env, runtime, mode) }).toEqual({ runtime, mode, bwrap });
+      for (const mode of PERMISSION_MODES)
+        expect({ runtime, mode, ...cliSandbox(config, process.env, runtime, mode) }).toEqual({ runtime, mode, bwrap });
     }
   });
 
@@ -35,7 +36,18 @@ describe("a vendor CLI's sandbox", () => {
     const bwrap = requireTool('bwrap');
     const inner = [bwrap, '--unshare-user', '--unshare-net', '--ro-bind', '/', '/', 'true'];
     const run = (id?: number) => {
-      const [file, ...args] = bubblewrapArgv({ writable: [], readOnly: [], network: true, bwrap, userNamespace: bubblewrapUserNamespace(bwrap), id, direct: true }, inner);
+      const [file, ...args] = bubblewrapArgv(
+        {
+          writable: [],
+          readOnly: [],
+          network: true,
+          bwrap,
+          userNamespace: bubblewrapUserNamespace(bwrap),
+          id,
+          direct: true,
+        },
+        inner,
+      );
       return spawnSync(file!, args, { encoding: 'utf8', timeout: 10_000 });
     };
     const root = process.geteuid?.() === 0;
@@ -50,13 +62,21 @@ describe("a vendor CLI's sandbox", () => {
     dir = tempDir('flotilla-no-nesting-');
     // A bwrap that runs anything but a bubblewrap inside it (which cuts the network).
     const fake = join(dir.dir, 'bwrap');
-    writeFileSync(fake, '#!/bin/sh\ncase "$*" in *--unshare-net*) echo "bwrap: setting up uid map: Operation not permitted" >&2; exit 1;; esac\nexit 0\n');
+    writeFileSync(
+      fake,
+      '#!/bin/sh\ncase "$*" in *--unshare-net*) echo "bwrap: setting up uid map: Operation not permitted" >&2; exit 1;; esac\nexit 0\n',
+    );
     chmodSync(fake, 0o755);
     const env = { ...process.env, PATH: `${dir.dir}:${process.env.PATH ?? ''}` };
     for (const mode of PERMISSION_MODES) {
       const s = cliSandbox(config, env, 'codex', mode);
       if (mode === 'dont_ask' || mode === 'bypass_permissions') expect(s).toEqual({ bwrap: fake });
-      else expect(s).toEqual({ outside: expect.stringMatching(new RegExp(`^flotilla: Codex runs outside Flotilla's sandbox in ${mode} mode: .*credentials`)) });
+      else
+        expect(s).toEqual({
+          outside: expect.stringMatching(
+            new RegExp(`^flotilla: Codex runs outside Flotilla's sandbox in ${mode} mode: .*credentials`),
+          ),
+        });
       expect(cliSandbox(config, env, 'claude', mode)).toEqual({ bwrap: fake });
     }
   });

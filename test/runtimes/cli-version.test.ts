@@ -27,7 +27,11 @@ const NOTICE = 'is not the version Flotilla was tested with';
 describe('a spawn on an untested CLI version', { timeout: 600_000 }, () => {
   it('says so once in its pane; the version is asked once per binary; the tested CLI says nothing', async () => {
     const t = TARGETS.claude();
-    const f = await vendorFleet({ ...t, script: 'first.yaml', definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' } });
+    const f = await vendorFleet({
+      ...t,
+      script: 'first.yaml',
+      definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' },
+    });
     fleet = f;
     const pane = async (id: string) => {
       const rec = listRecords(f.layout).find((r) => r.id === id)!;
@@ -35,13 +39,21 @@ describe('a spawn on an untested CLI version', { timeout: 600_000 }, () => {
     };
     // The tested CLI: no notice.
     const plain = await f.spawnChild('a', 'claude-tested', 'first-task-marker-31', t.spawnArgs);
-    await eventually(() => completionsFrom(f, 'lead-parent', plain).length === 1, 240_000, 'the tested CLI\'s completion');
+    await eventually(
+      () => completionsFrom(f, 'lead-parent', plain).length === 1,
+      240_000,
+      "the tested CLI's completion",
+    );
     expect(await pane(plain)).not.toContain(NOTICE);
 
     const bin = join(f.project, 'newer-cli');
     mkdirSync(bin);
     const asked = join(bin, 'asked.log');
-    writeFileSync(join(bin, 'claude'), `#!/bin/sh\nif [ "$1" = --version ]; then echo asked >> '${asked}'; echo '2.1.300 (Claude Code)'; exit 0; fi\nexec '${t.bin}' "$@"\n`, { mode: 0o755 });
+    writeFileSync(
+      join(bin, 'claude'),
+      `#!/bin/sh\nif [ "$1" = --version ]; then echo asked >> '${asked}'; echo '2.1.300 (Claude Code)'; exit 0; fi\nexec '${t.bin}' "$@"\n`,
+      { mode: 0o755 },
+    );
     f.env.FLOTILLA_CLAUDE_BIN = join(bin, 'claude');
     const ids = [];
     for (const n of [1, 2]) {
@@ -52,7 +64,9 @@ describe('a spawn on an untested CLI version', { timeout: 600_000 }, () => {
     for (const id of ids) {
       const screen = await pane(id);
       expect(screen.split(NOTICE).length - 1, screen).toBe(1);
-      expect(screen.replace(/\s+/g, ' ')).toContain(`Claude Code 2.1.300 (Claude Code) ${NOTICE} (${TESTED.claude}): a prompt it added may hold this agent — pin the tested one: npm install -g @anthropic-ai/claude-code@${TESTED.claude}`);
+      expect(screen.replace(/\s+/g, ' ')).toContain(
+        `Claude Code 2.1.300 (Claude Code) ${NOTICE} (${TESTED.claude}): a prompt it added may hold this agent — pin the tested one: npm install -g @anthropic-ai/claude-code@${TESTED.claude}`,
+      );
     }
     // Both spawns ran the newer CLI, and it was asked its version once.
     expect(existsSync(asked) ? readFileSync(asked, 'utf8') : '').toBe('asked\n');

@@ -35,7 +35,8 @@ describe("Codex's shell tool reads no credential, in every mode", { timeout: 600
   it.each(PERMISSION_MODES)('%s', async (mode) => {
     const t = TARGETS.codex();
     const f = await vendorFleet({
-      ...t, script: 'credentials-print.yaml',
+      ...t,
+      script: 'credentials-print.yaml',
       definitions: { a: `permissions:\n  permission_mode: ${mode}\n` },
       parentMode: mode === 'bypass_permissions' ? 'bypass_permissions' : 'dont_ask',
     });
@@ -45,7 +46,11 @@ describe("Codex's shell tool reads no credential, in every mode", { timeout: 600
     printingProbe(f.home, f.project);
     writeFileSync(join(f.env.XDG_CONFIG_HOME!, 'flotilla', 'config.yaml'), HIDDEN_PATHS_CONFIG);
     // The person's allowance, without which a bypass definition does not load.
-    if (mode === 'bypass_permissions') writeFileSync(f.layout.configFile, readFileSync(f.layout.configFile, 'utf8').replace('agents:\n', 'agents:\n  allow_bypass_permissions: true\n'));
+    if (mode === 'bypass_permissions')
+      writeFileSync(
+        f.layout.configFile,
+        readFileSync(f.layout.configFile, 'utf8').replace('agents:\n', 'agents:\n  allow_bypass_permissions: true\n'),
+      );
     const id = await f.spawnChild('a', `codex-creds-${mode.replace('_', '-')}`, 'print the home', t.spawnArgs);
     await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 300_000, 'the completion');
 

@@ -23,9 +23,16 @@ describe('Codex: an older model of its catalogue reaches the model, no migration
 
   it.each(['gpt-5.5', 'gpt-5.6-sol'])('%s', async (model) => {
     const t = TARGETS.codex();
-    const f = await vendorFleet({ ...t, script: 'first.yaml', definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' } });
+    const f = await vendorFleet({
+      ...t,
+      script: 'first.yaml',
+      definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' },
+    });
     fleet = f;
-    const id = await f.spawnChild('a', `codex-${model.replace(/\./g, '-')}`, 'first-task-marker-31', ['--model', model]);
+    const id = await f.spawnChild('a', `codex-${model.replace(/\./g, '-')}`, 'first-task-marker-31', [
+      '--model',
+      model,
+    ]);
     await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 240_000, 'the completion');
     expect(f.vendor.seen()).toContain('first-task-marker-31');
     expect(f.vendor.bodies.map((b) => b.model)).toContain(model);

@@ -28,7 +28,11 @@ const OWN_AGENT_TOOLS = /spawn_agent|followup_task|wait_agent|interrupt_agent|li
 describe("a Codex agent on Codex's default model is not offered Codex's own sub-agents", { timeout: 600_000 }, () => {
   it.each(['dont_ask', 'default'] as const)('%s', async (mode) => {
     const t = { ...TARGETS.codex(), spawnArgs: [] };
-    const f = await vendorFleet({ ...t, script: 'first.yaml', definitions: { a: `permissions:\n  permission_mode: ${mode}\n` } });
+    const f = await vendorFleet({
+      ...t,
+      script: 'first.yaml',
+      definitions: { a: `permissions:\n  permission_mode: ${mode}\n` },
+    });
     fleet = f;
     const id = await f.spawnChild('a', `codex-own-agents-${mode.replace('_', '-')}`, 'hello', t.spawnArgs);
     await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 300_000, 'the completion');

@@ -21,19 +21,27 @@ afterEach(async (ctx) => {
   fleet = undefined;
 });
 
-describe("a Codex command runs in Codex's own sandbox when the project is under the temporary folder", { timeout: 600_000 }, () => {
-  it.each([
-    ['default', 'own-sandbox-read-41', 'own-sandbox-ran-57'],
-    ['accept_edits', 'own-sandbox-write-42', 'wrote-in-sandbox-58'],
-  ] as const)('%s', async (mode, prompt, output) => {
-    const t = TARGETS.codex();
-    const f = await vendorFleet({ ...t, script: 'own-sandbox.yaml', definitions: { a: `permissions:\n  permission_mode: ${mode}\n` } });
-    fleet = f;
-    const id = await f.spawnChild('a', `codex-${mode.replace('_', '-')}`, prompt, t.spawnArgs);
-    await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 300_000, 'the completion');
-    const body = completionsFrom(f, 'lead-parent', id)[0]!.body;
-    expect(body).not.toContain('codex-linux-sandbox');
-    expect(body).toContain(output);
-    if (mode === 'accept_edits') expect(readFileSync(join(f.project, 'made.txt'), 'utf8')).toBe('made-in-sandbox\n');
-  });
-});
+describe(
+  "a Codex command runs in Codex's own sandbox when the project is under the temporary folder",
+  { timeout: 600_000 },
+  () => {
+    it.each([
+      ['default', 'own-sandbox-read-41', 'own-sandbox-ran-57'],
+      ['accept_edits', 'own-sandbox-write-42', 'wrote-in-sandbox-58'],
+    ] as const)('%s', async (mode, prompt, output) => {
+      const t = TARGETS.codex();
+      const f = await vendorFleet({
+        ...t,
+        script: 'own-sandbox.yaml',
+        definitions: { a: `permissions:\n  permission_mode: ${mode}\n` },
+      });
+      fleet = f;
+      const id = await f.spawnChild('a', `codex-${mode.replace('_', '-')}`, prompt, t.spawnArgs);
+      await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 300_000, 'the completion');
+      const body = completionsFrom(f, 'lead-parent', id)[0]!.body;
+      expect(body).not.toContain('codex-linux-sandbox');
+      expect(body).toContain(output);
+      if (mode === 'accept_edits') expect(readFileSync(join(f.project, 'made.txt'), 'utf8')).toBe('made-in-sandbox\n');
+    });
+  },
+);

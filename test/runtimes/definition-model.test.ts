@@ -19,8 +19,12 @@ describe("a vendor definition's model", { timeout: 600_000 }, () => {
   it('codex: model: in the definition is the model of its record and of its requests', async () => {
     const t = TARGETS.codex();
     const f = await vendorFleet({
-      ...t, script: 'report.yaml',
-      definitions: { a: 'model: fake-responses-model\npermissions:\n  permission_mode: dont_ask\n', b: 'model: inherit\npermissions:\n  permission_mode: dont_ask\n' },
+      ...t,
+      script: 'report.yaml',
+      definitions: {
+        a: 'model: fake-responses-model\npermissions:\n  permission_mode: dont_ask\n',
+        b: 'model: inherit\npermissions:\n  permission_mode: dont_ask\n',
+      },
     });
     fleet = f;
     const id = await f.spawnChild('a', 'codex-def-model', 'report to your parent');

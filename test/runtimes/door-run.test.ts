@@ -20,20 +20,30 @@ afterEach(async (ctx) => {
  * door"): the fleet root is read-only there, so the shim's door runs it on the host as the
  * agent's child — the task on stdin goes along and the one-shot's answer is the output.
  */
-describe('flotilla run from a vendor agent\'s shell, through the door', { timeout: 600_000 }, () => {
+describe("flotilla run from a vendor agent's shell, through the door", { timeout: 600_000 }, () => {
   it.each(['claude', 'codex', 'gemini'] as const)('%s', async (name) => {
     const t = TARGETS[name]();
-    const f = await vendorFleet({ ...t, script: 'door-run.yaml', definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' } });
+    const f = await vendorFleet({
+      ...t,
+      script: 'door-run.yaml',
+      definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' },
+    });
     fleet = f;
     // The one-shot runs on Flotilla's own harness with the scripted model: it answers with its shell's output.
-    writeFileSync(join(f.layout.agentsDir, 'worker.md'), `---\nname: worker\ndescription: test agent worker\nmodel: script:${fixture('worker.yaml')}\n---\nYou are worker.\n`);
+    writeFileSync(
+      join(f.layout.agentsDir, 'worker.md'),
+      `---\nname: worker\ndescription: test agent worker\nmodel: script:${fixture('worker.yaml')}\n---\nYou are worker.\n`,
+    );
     const id = await f.spawnChild('a', `${name}-runs`, 'run a one-shot', t.spawnArgs);
     await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 480_000, 'the completion');
     expect(completionsFrom(f, 'lead-parent', id)[0]!.body).toContain('the one-shot ran');
     // The fleet root is read-only in its shell: the run below cannot have written it itself.
     expect(readFileSync(join(f.project, 'ro-code.txt'), 'utf8').trim()).toBe('1');
     const out = readFileSync(join(f.project, 'run.out'), 'utf8');
-    expect({ code: readFileSync(join(f.project, 'run-code.txt'), 'utf8').trim(), out }).toEqual({ code: '0', out: expect.stringContaining('Answer: result-of-rp') as unknown });
+    expect({ code: readFileSync(join(f.project, 'run-code.txt'), 'utf8').trim(), out }).toEqual({
+      code: '0',
+      out: expect.stringContaining('Answer: result-of-rp') as unknown,
+    });
     // The one-shot was the agent's child, and it was given the task from stdin.
     expect(listRecords(f.layout).find((r) => r.id === 'rp')).toMatchObject({ parentId: id, status: 'completed' });
     expect(readFileSync(f.layout.taskFile('rp'), 'utf8')).toContain('the task from stdin');

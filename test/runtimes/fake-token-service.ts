@@ -19,17 +19,23 @@ export function fakeTokenService(
   /** The vendor's own answer fields for a refresh's new tokens. */
   issue: (tokens: { access: string; refresh: string }) => Record<string, unknown>,
   /** The n-th refresh's new tokens (n from 1; plain names unless the CLI reads its access token's claims). */
-  mint: (n: number) => { access: string; refresh: string } = (n) => ({ access: `access-token-${n + 1}`, refresh: `refresh-token-${n + 1}` }),
+  mint: (n: number) => { access: string; refresh: string } = (n) => ({
+    access: `access-token-${n + 1}`,
+    refresh: `refresh-token-${n + 1}`,
+  }),
 ): FakeTokenService {
   let refresh = first.refresh;
   const self: FakeTokenService = {
     current: first.access,
     refreshes: [],
     answer(raw) {
-      const body = raw.trim().startsWith('{') ? (JSON.parse(raw) as Record<string, string>) : Object.fromEntries(new URLSearchParams(raw));
+      const body = raw.trim().startsWith('{')
+        ? (JSON.parse(raw) as Record<string, string>)
+        : Object.fromEntries(new URLSearchParams(raw));
       const given = body.refresh_token ?? '';
       self.refreshes.push(given);
-      if (body.grant_type !== 'refresh_token' || given !== refresh) return { status: 400, body: { error: 'invalid_grant', error_description: 'refresh token reused or unknown' } };
+      if (body.grant_type !== 'refresh_token' || given !== refresh)
+        return { status: 400, body: { error: 'invalid_grant', error_description: 'refresh token reused or unknown' } };
       const tokens = mint(self.refreshes.length);
       self.current = tokens.access;
       refresh = tokens.refresh;

@@ -47,7 +47,12 @@ export interface FakeVendor {
   close(): Promise<void>;
 }
 
-export async function startFakeVendor(wire: Wire, scriptFile: string, naming: ToolNaming, env: Record<string, string | undefined> = process.env): Promise<FakeVendor> {
+export async function startFakeVendor(
+  wire: Wire,
+  scriptFile: string,
+  naming: ToolNaming,
+  env: Record<string, string | undefined> = process.env,
+): Promise<FakeVendor> {
   const model = loadScriptedModel(scriptFile, { env });
   const prompts: LanguageModelV3Prompt[] = [];
   const promptTimes: number[] = [];
@@ -77,7 +82,8 @@ export async function startFakeVendor(wire: Wire, scriptFile: string, naming: To
       return;
     }
     // FAKE_VENDOR_LOG=<file>: every request, for working out what a new CLI version sends.
-    if (process.env.FAKE_VENDOR_LOG) appendFileSync(process.env.FAKE_VENDOR_LOG, `=== ${req.method ?? ''} ${req.url ?? ''}\n${raw}\n`);
+    if (process.env.FAKE_VENDOR_LOG)
+      appendFileSync(process.env.FAKE_VENDOR_LOG, `=== ${req.method ?? ''} ${req.url ?? ''}\n${raw}\n`);
     if (!adapter.isModelCall(req.method ?? 'GET', req.url ?? '/')) {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(adapter.otherReply(req.url ?? '/'));
@@ -86,7 +92,13 @@ export async function startFakeVendor(wire: Wire, scriptFile: string, naming: To
     if (!adapter.hasTools(body)) {
       // A request for JSON (Gemini's model router asks how complex the task is) gets JSON of its schema.
       const schema = jsonSchemaOf(body);
-      await adapter.stream(res, textParts(schema ? JSON.stringify(instanceOf(schema)) : 'ok'), naming, req.url ?? '/', body);
+      await adapter.stream(
+        res,
+        textParts(schema ? JSON.stringify(instanceOf(schema)) : 'ok'),
+        naming,
+        req.url ?? '/',
+        body,
+      );
       return;
     }
     const prompt = adapter.toPrompt(body, naming);
@@ -115,7 +127,11 @@ export async function startFakeVendor(wire: Wire, scriptFile: string, naming: To
     tools,
     auth,
     seen: () => prompts.flatMap((p) => p.flatMap(messageTexts)).join('\n'),
-    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   });
   return self;
 }
@@ -131,7 +147,7 @@ function messageTexts(m: LanguageModelV3Message): string[] {
 function jsonSchemaOf(body: Record<string, unknown>): Record<string, unknown> | undefined {
   const config = body.generationConfig as { responseJsonSchema?: unknown; responseSchema?: unknown } | undefined;
   const schema = config?.responseJsonSchema ?? config?.responseSchema;
-  return schema && typeof schema === 'object' ? schema as Record<string, unknown> : undefined;
+  return schema && typeof schema === 'object' ? (schema as Record<string, unknown>) : undefined;
 }
 
 /** The smallest value of a JSON schema's shape: every property filled, numbers 1, strings "ok". */
@@ -150,16 +166,53 @@ function instanceOf(schema: Record<string, unknown>): unknown {
 
 function textParts(text: string): LanguageModelV3StreamPart[] {
   return [
-    { type: 'text-start', id: 't' }, { type: 'text-delta', id: 't', delta: text }, { type: 'text-end', id: 't' },
-    { type: 'finish', finishReason: { unified: 'stop', raw: 'stop' }, usage: { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } } },
+    { type: 'text-start', id: 't' },
+    { type: 'text-delta', id: 't', delta: text },
+    { type: 'text-end', id: 't' },
+    {
+      type: 'finish',
+      finishReason: { unified: 'stop', raw: 'stop' },
+      usage: {
+        inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 },
+        outputTokens: { total: 1, text: 1, reasoning: 0 },
+      },
+    },
   ];
 }
 
 /** Each API's own body for a refused credential, as the CLI would read it from the vendor. */
 const REJECTIONS: Record<Wire, (status: number) => string> = {
-  anthropic: (s) => JSON.stringify({ type: 'error', error: { type: s === 401 ? 'authentication_error' : 'permission_error', message: s === 401 ? 'invalid x-api-key' : 'Your API key does not have permission to use this resource.' } }),
-  responses: (s) => JSON.stringify({ error: { message: s === 401 ? 'Incorrect API key provided: sk-fake***. You can find your API key at https://platform.openai.com/account/api-keys.' : 'You are not allowed to sample from this model', type: 'invalid_request_error', param: null, code: s === 401 ? 'invalid_api_key' : null } }),
-  gemini: (s) => JSON.stringify({ error: { code: s, message: s === 401 ? 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.' : 'The caller does not have permission', status: s === 401 ? 'UNAUTHENTICATED' : 'PERMISSION_DENIED' } }),
+  anthropic: (s) =>
+    JSON.stringify({
+      type: 'error',
+      error: {
+        type: s === 401 ? 'authentication_error' : 'permission_error',
+        message: s === 401 ? 'invalid x-api-key' : 'Your API key does not have permission to use this resource.',
+      },
+    }),
+  responses: (s) =>
+    JSON.stringify({
+      error: {
+        message:
+          s === 401
+            ? 'Incorrect API key provided: sk-fake***. You can find your API key at https://platform.openai.com/account/api-keys.'
+            : 'You are not allowed to sample from this model',
+        type: 'invalid_request_error',
+        param: null,
+        code: s === 401 ? 'invalid_api_key' : null,
+      },
+    }),
+  gemini: (s) =>
+    JSON.stringify({
+      error: {
+        code: s,
+        message:
+          s === 401
+            ? 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.'
+            : 'The caller does not have permission',
+        status: s === 401 ? 'UNAUTHENTICATED' : 'PERMISSION_DENIED',
+      },
+    }),
 };
 
 const ADAPTERS: Record<Wire, Adapter> = {

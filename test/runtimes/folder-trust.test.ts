@@ -23,33 +23,40 @@ function repoFiles(name: Name, project: string): Record<string, string> {
   const touch = (what: string) => `touch ${join(project, `marker-${what}`)}`;
   const mcp = { command: 'sh', args: ['-c', `${touch('mcp')}; exec sleep 600`] };
   switch (name) {
-    case 'claude': return {
-      '.claude/settings.json': JSON.stringify({ hooks: {
-        SessionStart: [{ hooks: [{ type: 'command', command: touch('session-start') }] }],
-        UserPromptSubmit: [{ hooks: [{ type: 'command', command: touch('prompt-submit') }] }],
-      } }),
-      '.mcp.json': JSON.stringify({ mcpServers: { repo: mcp } }),
-    };
-    case 'codex': return {
-      '.codex/config.toml': `[mcp_servers.repo]\ncommand = "sh"\nargs = ${JSON.stringify(mcp.args)}\n`,
-      '.codex/hooks.json': JSON.stringify({ hooks: {
-        SessionStart: [{ hooks: [{ type: 'command', command: touch('session-start') }] }],
-        UserPromptSubmit: [{ hooks: [{ type: 'command', command: touch('prompt-submit') }] }],
-      } }),
-    };
-    case 'gemini': return {
-      '.gemini/settings.json': JSON.stringify({
-        hooks: {
-          SessionStart: [{ hooks: [{ type: 'command', command: touch('session-start') }] }],
-          BeforeAgent: [{ hooks: [{ type: 'command', command: touch('prompt-submit') }] }],
-        },
-        tools: { discoveryCommand: `sh -c "${touch('discovery')}; echo []"` },
-        mcpServers: { repo: mcp },
-      }),
-      // Read into Gemini's own environment in a trusted folder: BASH_ENV runs before every hook's `bash -c`.
-      '.env': `BASH_ENV=${join(project, 'env.sh')}\n`,
-      'env.sh': `${touch('env')}\n`,
-    };
+    case 'claude':
+      return {
+        '.claude/settings.json': JSON.stringify({
+          hooks: {
+            SessionStart: [{ hooks: [{ type: 'command', command: touch('session-start') }] }],
+            UserPromptSubmit: [{ hooks: [{ type: 'command', command: touch('prompt-submit') }] }],
+          },
+        }),
+        '.mcp.json': JSON.stringify({ mcpServers: { repo: mcp } }),
+      };
+    case 'codex':
+      return {
+        '.codex/config.toml': `[mcp_servers.repo]\ncommand = "sh"\nargs = ${JSON.stringify(mcp.args)}\n`,
+        '.codex/hooks.json': JSON.stringify({
+          hooks: {
+            SessionStart: [{ hooks: [{ type: 'command', command: touch('session-start') }] }],
+            UserPromptSubmit: [{ hooks: [{ type: 'command', command: touch('prompt-submit') }] }],
+          },
+        }),
+      };
+    case 'gemini':
+      return {
+        '.gemini/settings.json': JSON.stringify({
+          hooks: {
+            SessionStart: [{ hooks: [{ type: 'command', command: touch('session-start') }] }],
+            BeforeAgent: [{ hooks: [{ type: 'command', command: touch('prompt-submit') }] }],
+          },
+          tools: { discoveryCommand: `sh -c "${touch('discovery')}; echo []"` },
+          mcpServers: { repo: mcp },
+        }),
+        // Read into Gemini's own environment in a trusted folder: BASH_ENV runs before every hook's `bash -c`.
+        '.env': `BASH_ENV=${join(project, 'env.sh')}\n`,
+        'env.sh': `${touch('env')}\n`,
+      };
   }
 }
 
@@ -72,9 +79,13 @@ const AFTER_TRUST: Record<Name, string[]> = {
 async function asPerson(f: VendorFleet, args: string[]): Promise<string> {
   const env = Object.entries(f.env).map(([k, v]) => `${k}=${v}`);
   // The person's own session, before any agent's.
-  if (!(await f.windows()).includes('person')) await f.tmux.tmux('new-session', '-d', '-s', 'person', '-n', 'person', '-c', f.project, 'sleep 3600');
+  if (!(await f.windows()).includes('person'))
+    await f.tmux.tmux('new-session', '-d', '-s', 'person', '-n', 'person', '-c', f.project, 'sleep 3600');
   const out = join(f.home, 'person-command.out');
-  await f.tmux.tmux('run-shell', `cd ${shellCommand([f.project])} && ${shellCommand(['env', '-i', ...env, process.execPath, CLI, ...args])} >${shellCommand([out])} 2>&1`);
+  await f.tmux.tmux(
+    'run-shell',
+    `cd ${shellCommand([f.project])} && ${shellCommand(['env', '-i', ...env, process.execPath, CLI, ...args])} >${shellCommand([out])} 2>&1`,
+  );
   return readFileSync(out, 'utf8');
 }
 
@@ -85,39 +96,52 @@ afterEach(async (ctx) => {
   fleet = undefined;
 });
 
-describe("a repository's own vendor-CLI hooks and MCP servers run nothing before flotilla trust", { timeout: 900_000 }, () => {
-  it.each(['claude', 'codex', 'gemini'] as const)('%s', async (name) => {
-    const t = TARGETS[name]();
-    const f = await vendorFleet({ ...t, script: 'first.yaml', definitions: { a: '' } });
-    fleet = f;
-    for (const [path, text] of Object.entries(repoFiles(name, f.project))) {
-      mkdirSync(dirname(join(f.project, path)), { recursive: true });
-      writeFileSync(join(f.project, path), text);
-    }
-    const markers = () => ['session-start', 'prompt-submit', 'mcp', 'discovery', 'env'].map((m) => `marker-${m}`).filter((m) => existsSync(join(f.project, m))).sort();
-    const answer = async (id: string) => {
-      await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 480_000, `${id}'s completion`);
-      return completionsFrom(f, 'lead-parent', id)[0]!.body;
-    };
+describe(
+  "a repository's own vendor-CLI hooks and MCP servers run nothing before flotilla trust",
+  { timeout: 900_000 },
+  () => {
+    it.each(['claude', 'codex', 'gemini'] as const)('%s', async (name) => {
+      const t = TARGETS[name]();
+      const f = await vendorFleet({ ...t, script: 'first.yaml', definitions: { a: '' } });
+      fleet = f;
+      for (const [path, text] of Object.entries(repoFiles(name, f.project))) {
+        mkdirSync(dirname(join(f.project, path)), { recursive: true });
+        writeFileSync(join(f.project, path), text);
+      }
+      const markers = () =>
+        ['session-start', 'prompt-submit', 'mcp', 'discovery', 'env']
+          .map((m) => `marker-${m}`)
+          .filter((m) => existsSync(join(f.project, m)))
+          .sort();
+      const answer = async (id: string) => {
+        await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 480_000, `${id}'s completion`);
+        return completionsFrom(f, 'lead-parent', id)[0]!.body;
+      };
 
-    // A stranger's repository: the test fleet's helpers trusted it, as a person would not have.
-    expect(await asPerson(f, ['trust', '--revoke', f.project])).toContain('no longer trusted');
-    const before = await f.spawnChild('a', `${name}-untrusted`, 'summarize', t.spawnArgs);
-    expect(await answer(before)).toMatch(/Final answer: the first request arrived/);
-    expect(markers()).toEqual([]);
+      // A stranger's repository: the test fleet's helpers trusted it, as a person would not have.
+      expect(await asPerson(f, ['trust', '--revoke', f.project])).toContain('no longer trusted');
+      const before = await f.spawnChild('a', `${name}-untrusted`, 'summarize', t.spawnArgs);
+      expect(await answer(before)).toMatch(/Final answer: the first request arrived/);
+      expect(markers()).toEqual([]);
 
-    expect(await asPerson(f, ['trust', f.project])).toMatch(/^trusted /);
-    const after = await f.spawnChild('a', `${name}-trusted`, 'summarize', t.spawnArgs);
-    expect(await answer(after)).toMatch(/Final answer: the first request arrived/);
-    expect(markers()).toEqual(AFTER_TRUST[name]);
-  });
-});
+      expect(await asPerson(f, ['trust', f.project])).toMatch(/^trusted /);
+      const after = await f.spawnChild('a', `${name}-trusted`, 'summarize', t.spawnArgs);
+      expect(await answer(after)).toMatch(/Final answer: the first request arrived/);
+      expect(markers()).toEqual(AFTER_TRUST[name]);
+    });
+  },
+);
 
 describe('Gemini CLI outside a sandbox', { timeout: 900_000 }, () => {
-  it("is not started in an untrusted folder that has a .gemini, and says so in one line; trusted, it answers", async () => {
+  it('is not started in an untrusted folder that has a .gemini, and says so in one line; trusted, it answers', async () => {
     const t = TARGETS.gemini();
     // The person's own choice of no sandbox (an untrusted project cannot set security:).
-    const f = await vendorFleet({ ...t, env: (url) => ({ ...t.env(url), FLOTILLA_SECURITY_SANDBOX: 'none' }), script: 'first.yaml', definitions: { a: '' } });
+    const f = await vendorFleet({
+      ...t,
+      env: (url) => ({ ...t.env(url), FLOTILLA_SECURITY_SANDBOX: 'none' }),
+      script: 'first.yaml',
+      definitions: { a: '' },
+    });
     fleet = f;
     for (const [path, text] of Object.entries(repoFiles('gemini', f.project))) {
       mkdirSync(dirname(join(f.project, path)), { recursive: true });
@@ -129,7 +153,9 @@ describe('Gemini CLI outside a sandbox', { timeout: 900_000 }, () => {
     };
     expect(await asPerson(f, ['trust', '--revoke', f.project])).toContain('no longer trusted');
     const refused = await f.spawnChild('a', 'gemini-unsandboxed', 'summarize', t.spawnArgs);
-    expect(await completion(refused)).toContain(`Gemini CLI would load ${join(f.project, '.gemini')} (this untrusted folder's own hooks and commands) and no sandbox hides it: 'flotilla trust' the project`);
+    expect(await completion(refused)).toContain(
+      `Gemini CLI would load ${join(f.project, '.gemini')} (this untrusted folder's own hooks and commands) and no sandbox hides it: 'flotilla trust' the project`,
+    );
     expect(existsSync(join(f.project, 'marker-session-start'))).toBe(false);
 
     expect(await asPerson(f, ['trust', f.project])).toMatch(/^trusted /);

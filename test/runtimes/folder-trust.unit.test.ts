@@ -17,7 +17,9 @@ const file = (l: ReturnType<typeof claude.launch>, path: string) => l.files.find
 
 describe('vendor CLIs and folder trust', () => {
   const dirs: { cleanup(): void }[] = [];
-  afterEach(() => { for (const d of dirs.splice(0)) d.cleanup(); });
+  afterEach(() => {
+    for (const d of dirs.splice(0)) d.cleanup();
+  });
 
   it("a folder counts as trusted when it is a trusted project or inside one, never a sibling that shares the name's start", () => {
     const base = tempDir('flotilla-folder-trust-');
@@ -42,7 +44,7 @@ describe('vendor CLIs and folder trust', () => {
     expect(JSON.parse(file(l, 'settings.json'))).not.toHaveProperty('enableAllProjectMcpServers');
   });
 
-  it('Claude Code in a trusted folder: its trust recorded, the folder\'s settings loaded, its .mcp.json answered but still kept out by --strict-mcp-config', () => {
+  it("Claude Code in a trusted folder: its trust recorded, the folder's settings loaded, its .mcp.json answered but still kept out by --strict-mcp-config", () => {
     const l = claude.launch({ ...launchInput({}), trusted: true }, POLICY);
     expect(l.argv).not.toContain('--setting-sources');
     expect(l.argv).toContain('--strict-mcp-config');
@@ -78,14 +80,34 @@ describe('vendor CLIs and folder trust', () => {
     const home = join(base.dir, 'home');
     const repo = join(home, 'src', 'repo');
     const cwd = join(repo, 'sub');
-    for (const d of [join(home, '.gemini'), join(repo, '.gemini'), join(cwd, '.gemini'), join(repo, '-other', '.gemini')]) mkdirSync(d, { recursive: true });
+    for (const d of [
+      join(home, '.gemini'),
+      join(repo, '.gemini'),
+      join(cwd, '.gemini'),
+      join(repo, '-other', '.gemini'),
+    ])
+      mkdirSync(d, { recursive: true });
     for (const d of [repo, cwd]) writeFileSync(join(d, '.gemini', 'settings.json'), '{"hooks":{}}');
     const found = untrustedFolderSettings(gemini.folderSettings, cwd, home);
     expect(found).toEqual([join(cwd, '.gemini'), join(repo, '.gemini')]);
 
     const bwrap = findBubblewrap();
-    const argv = bubblewrapArgv({ writable: [cwd], readOnly: [], visible: [home], hidden: found, network: false, bwrap, userNamespace: bubblewrapUserNamespace(bwrap) },
-      ['sh', '-c', `ls -A ${cwd}/.gemini ${repo}/.gemini; echo '{}' > ${cwd}/.gemini/settings.json || echo refused; ls -A ${home}/.gemini && echo home-seen`]);
+    const argv = bubblewrapArgv(
+      {
+        writable: [cwd],
+        readOnly: [],
+        visible: [home],
+        hidden: found,
+        network: false,
+        bwrap,
+        userNamespace: bubblewrapUserNamespace(bwrap),
+      },
+      [
+        'sh',
+        '-c',
+        `ls -A ${cwd}/.gemini ${repo}/.gemini; echo '{}' > ${cwd}/.gemini/settings.json || echo refused; ls -A ${home}/.gemini && echo home-seen`,
+      ],
+    );
     const run = spawnSync(argv[0]!, argv.slice(1), { encoding: 'utf8' });
     expect(run.stdout).not.toContain('settings.json');
     expect(run.stdout).toContain('refused');

@@ -34,7 +34,9 @@ const PINNED: Record<string, () => string> = {
 function cliProcessBinary(name: string, bin: string): string {
   if (name !== 'codex') return bin;
   const vendor = join(NODE_MODULES, '@openai', `codex-${process.platform}-${process.arch}`, 'vendor');
-  const triple = existsSync(vendor) ? readdirSync(vendor).find((d) => existsSync(join(vendor, d, 'bin', 'codex'))) : undefined;
+  const triple = existsSync(vendor)
+    ? readdirSync(vendor).find((d) => existsSync(join(vendor, d, 'bin', 'codex')))
+    : undefined;
   return triple ? join(vendor, triple, 'bin', 'codex') : bin;
 }
 
@@ -44,14 +46,32 @@ function cliProcessBinary(name: string, bin: string): string {
  */
 export function pinnedRuntimeBinary(name: string): string {
   const bin = PINNED[name]?.();
-  if (!bin || !existsSync(bin)) throw new Error(`${name} CLI not found at ${bin ?? '(no pin)'}: run npm ci (it installs the pinned devDependency)`);
+  if (!bin || !existsSync(bin))
+    throw new Error(`${name} CLI not found at ${bin ?? '(no pin)'}: run npm ci (it installs the pinned devDependency)`);
   return bin;
 }
 
 /** The registered parent's tools (a child is offered no more): the workspace, the fleet, leases and the task board. */
 const PARENT_TOOLS = [
-  'shell', 'read', 'write', 'edit', 'glob', 'grep', 'send_message', 'check_inbox', 'spawn_agent', 'list_agents', 'wait_for_agents', 'cancel_agent', 'merge_work',
-  'lease_paths', 'task_create', 'task_list', 'task_claim', 'task_update', 'wait_for_tasks',
+  'shell',
+  'read',
+  'write',
+  'edit',
+  'glob',
+  'grep',
+  'send_message',
+  'check_inbox',
+  'spawn_agent',
+  'list_agents',
+  'wait_for_agents',
+  'cancel_agent',
+  'merge_work',
+  'lease_paths',
+  'task_create',
+  'task_list',
+  'task_claim',
+  'task_update',
+  'wait_for_tasks',
 ];
 
 export interface VendorFleet extends SpawnFleet {
@@ -72,7 +92,10 @@ export interface VendorFleet extends SpawnFleet {
  * running on `runtime` with scripts from test/fixtures/runtimes, and a fake vendor API.
  */
 export async function vendorFleet(opts: {
-  runtime: Runtime; wire: Wire; script: string; bin: string;
+  runtime: Runtime;
+  wire: Wire;
+  script: string;
+  bin: string;
   env: (vendorUrl: string) => Record<string, string>;
   definitions: Record<string, string>;
   /** The registered parent's permission mode (a child may not ask for more); dont_ask unless said. */
@@ -85,17 +108,34 @@ export async function vendorFleet(opts: {
   home?: HomeKind;
 }): Promise<VendorFleet> {
   // A fresh HOME (spawnFleet's): a CLI finds no login, trust or first-run answers but what the product writes.
-  const fleet = spawnFleet({ ...(opts.config ? { config: opts.config } : {}), ...(opts.tmuxTmpdir ? { tmuxTmpdir: opts.tmuxTmpdir } : {}), ...(opts.home ? { home: opts.home } : {}) });
+  const fleet = spawnFleet({
+    ...(opts.config ? { config: opts.config } : {}),
+    ...(opts.tmuxTmpdir ? { tmuxTmpdir: opts.tmuxTmpdir } : {}),
+    ...(opts.home ? { home: opts.home } : {}),
+  });
   for (const [name, extra] of Object.entries(opts.definitions)) {
-    writeFileSync(join(fleet.layout.agentsDir, `${name}.md`), `---\nname: ${name}\ndescription: ${opts.runtime.name} test agent ${name}\nruntime: ${opts.runtime.name}\n${extra}---\nYou are ${name}.\n`);
+    writeFileSync(
+      join(fleet.layout.agentsDir, `${name}.md`),
+      `---\nname: ${name}\ndescription: ${opts.runtime.name} test agent ${name}\nruntime: ${opts.runtime.name}\n${extra}---\nYou are ${name}.\n`,
+    );
   }
   const vendor = await startFakeVendor(opts.wire, join(RUNTIME_FIXTURES, opts.script), namingFor(opts.runtime));
   Object.assign(fleet.env, { [opts.runtime.binEnv]: opts.bin }, opts.env(vendor.url));
-  const parent = createRecord(fleet.layout, recordInput('lead-parent', {
-    name: 'general', pid: process.pid, pidStartTime: processStartTime(process.pid), cwd: fleet.project,
-    mode: 'interactive', status: 'working', startedAt: new Date().toISOString(), permissionMode: opts.parentMode ?? 'dont_ask', maxTurns: 100,
-    effectivePolicy: { tools: PARENT_TOOLS, permissionMode: opts.parentMode ?? 'dont_ask', secrets: [] },
-  }));
+  const parent = createRecord(
+    fleet.layout,
+    recordInput('lead-parent', {
+      name: 'general',
+      pid: process.pid,
+      pidStartTime: processStartTime(process.pid),
+      cwd: fleet.project,
+      mode: 'interactive',
+      status: 'working',
+      startedAt: new Date().toISOString(),
+      permissionMode: opts.parentMode ?? 'dont_ask',
+      maxTurns: 100,
+      effectivePolicy: { tools: PARENT_TOOLS, permissionMode: opts.parentMode ?? 'dont_ask', secrets: [] },
+    }),
+  );
   return {
     ...fleet,
     vendor,
@@ -109,7 +149,8 @@ export async function vendorFleet(opts: {
     cliPid: (id) => vendorCliPid(fleet.layout, opts.runtime.name, opts.bin, id),
     async dispose() {
       // The fleet's cleanup kills every registered pid: this process must not be one of them.
-      for (const r of listRecords(fleet.layout)) if (r.pid === process.pid) updateRecord(fleet.layout, r.id, { pid: null, pidStartTime: null });
+      for (const r of listRecords(fleet.layout))
+        if (r.pid === process.pid) updateRecord(fleet.layout, r.id, { pid: null, pidStartTime: null });
       await vendor.close();
       await fleet.close();
     },
@@ -151,7 +192,9 @@ function childrenOf(pid: number): number[] {
       const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
       const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
       if (ppid === pid) out.push(Number(name));
-    } catch { /* gone */ }
+    } catch {
+      /* gone */
+    }
   }
   return out;
 }

@@ -6,6 +6,14 @@ export const ALL_TOOLS: string[] = TOOL_TABLE.filter((r) => r.group !== 'secrets
 
 /** A runtime's launch input with fixed paths, for reading what it would write. */
 export const launchInput = (env: NodeJS.ProcessEnv): LaunchInput => ({
-  id: 'a', cwd: '/p', trusted: true, configDir: '/c', prompt: 'do it', mcp: { command: '/node', args: ['cli.js', 'mcp'] },
-  hookCommand: (e) => `flotilla runtime-hook ${e}`, env, maxRetries: 3, approvalTimeoutSecs: 300,
+  id: 'a',
+  cwd: '/p',
+  trusted: true,
+  configDir: '/c',
+  prompt: 'do it',
+  mcp: { command: '/node', args: ['cli.js', 'mcp'] },
+  hookCommand: (e) => `flotilla runtime-hook ${e}`,
+  env,
+  maxRetries: 3,
+  approvalTimeoutSecs: 300,
 });

@@ -30,29 +30,48 @@ describe('vendor CLI lookup', { timeout: 300_000 }, () => {
     const mine = join(f.project, 'tools', 'my-codex');
     fakeCli(mine, 'codex-cli 0.170.0');
     fakeCli(join(f.project, 'node_modules', '.bin', 'gemini'), '0.62.0');
-    writeFileSync(f.layout.configFile, `agents:\n  default_permission_mode: dont_ask\nruntimes:\n  codex:\n    command: ${mine}\n`);
+    writeFileSync(
+      f.layout.configFile,
+      `agents:\n  default_permission_mode: dont_ask\nruntimes:\n  codex:\n    command: ${mine}\n`,
+    );
     // PATH without any vendor CLI: the project's and Flotilla's own node_modules are what is left.
     const r = await f.flotilla(['doctor'], { PATH: noCli.path });
     const line = (name: string) => r.stdout.split('\n').find((l) => l.includes(`runtime ${name}:`)) ?? '';
     expect(line('codex')).toContain(`Codex codex-cli 0.170.0 at ${mine} (via config runtimes.codex.command)`);
-    expect(line('gemini')).toContain(`Gemini CLI 0.62.0 at ${join(f.project, 'node_modules', '.bin', 'gemini')} (via the trusted project's node_modules/.bin)`);
-    expect(line('claude')).toMatch(/Claude Code 2\.1\.197 \(Claude Code\) at \S+\/node_modules\/\.bin\/claude \(via beside Flotilla\)/);
+    expect(line('gemini')).toContain(
+      `Gemini CLI 0.62.0 at ${join(f.project, 'node_modules', '.bin', 'gemini')} (via the trusted project's node_modules/.bin)`,
+    );
+    expect(line('claude')).toMatch(
+      /Claude Code 2\.1\.197 \(Claude Code\) at \S+\/node_modules\/\.bin\/claude \(via beside Flotilla\)/,
+    );
   });
 
   it('a configured command that is not executable refuses the spawn and names the setting', async () => {
     f = spawnFleet({ config: 'runtimes:\n  claude:\n    command: /nonexistent/claude\n' });
     const r = await f.spawnAgent(['--runtime', 'claude', '--id', 'c', 'do it'], { ANTHROPIC_API_KEY: 'k' });
     expect(r.exitCode).toBe(1);
-    expect(r.stderr).toContain('spawn refused: Claude Code is not installed — runtimes.claude.command (/nonexistent/claude) is not an executable file — fix the path');
+    expect(r.stderr).toContain(
+      'spawn refused: Claude Code is not installed — runtimes.claude.command (/nonexistent/claude) is not an executable file — fix the path',
+    );
     expect(f.records()).toEqual([]);
   });
 
   it('a CLI found only beside Flotilla is the one a spawn runs', async () => {
     f = spawnFleet();
-    const r = await f.spawnAgent(['--runtime', 'codex', '--id', 'beside', 'do it'], { PATH: noCli.path, OPENAI_API_KEY: 'k', OPENAI_BASE_URL: 'http://127.0.0.1:9/v1' });
+    const r = await f.spawnAgent(['--runtime', 'codex', '--id', 'beside', 'do it'], {
+      PATH: noCli.path,
+      OPENAI_API_KEY: 'k',
+      OPENAI_BASE_URL: 'http://127.0.0.1:9/v1',
+    });
     expect(r.exitCode).toBe(0);
     expect(f.record('beside')).toMatchObject({ runtime: 'codex' });
-    const started = () => { try { return readFileSync(f!.layout.log('beside'), 'utf8'); } catch { return ''; } };
+    const started = () => {
+      try {
+        return readFileSync(f!.layout.log('beside'), 'utf8');
+      } catch {
+        return '';
+      }
+    };
     await eventually(() => started().includes('vendor CLI started'), 120_000, 'the CLI to start');
     expect(started()).toMatch(/"bin":"[^"]*\/node_modules\/\.bin\/codex"/);
   });

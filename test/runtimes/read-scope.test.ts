@@ -31,10 +31,14 @@ afterEach(async (ctx) => {
   delete process.env.RS_OUTSIDE_PATH;
 });
 
-describe('a vendor CLI\'s own read of a credentials folder is refused by the fleet\'s hook', { timeout: 600_000 }, () => {
+describe("a vendor CLI's own read of a credentials folder is refused by the fleet's hook", { timeout: 600_000 }, () => {
   it.each(['claude', 'gemini'] as const)('%s', async (name) => {
     const t = TARGETS[name]();
-    const f = await vendorFleet({ ...t, script: 'read-key.yaml', definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' } });
+    const f = await vendorFleet({
+      ...t,
+      script: 'read-key.yaml',
+      definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' },
+    });
     fleet = f;
     mkdirSync(join(f.home, '.ssh'), { recursive: true });
     writeFileSync(join(f.home, '.ssh', 'id_ed25519'), `${KEY}\n`);
@@ -53,30 +57,55 @@ describe('a vendor CLI\'s own read of a credentials folder is refused by the fle
     expect(f.vendor.seen()).not.toContain(KEY);
     expect(body).toMatch(/Final answer: .*person's credentials/);
     expect(body).not.toContain(KEY);
-    expect(readAudit(f.layout, { event: 'policy_denied' }).lines).toContainEqual(expect.objectContaining({ agent: id, tool: 'read', rule: 'read-scope:credentials', via: name }));
+    expect(readAudit(f.layout, { event: 'policy_denied' }).lines).toContainEqual(
+      expect.objectContaining({ agent: id, tool: 'read', rule: 'read-scope:credentials', via: name }),
+    );
   });
 });
 
-describe('a vendor CLI\'s read outside the project asks its person through the CLI\'s own prompt', { timeout: 600_000 }, () => {
-  it('claude, default mode: Claude Code asks in its pane (the hook said ask); the answer decides', async () => {
-    const t = TARGETS.claude();
-    const f = await vendorFleet({ ...t, script: 'read-outside.yaml', definitions: { a: 'permissions:\n  permission_mode: default\n' } });
-    fleet = f;
-    const outside = join(f.home, 'elsewhere');
-    mkdirSync(outside, { recursive: true });
-    writeFileSync(join(outside, 'notes.txt'), 'ELSEWHERE-TEXT-1\n');
-    process.env.RS_OUTSIDE_PATH = join(outside, 'notes.txt');
+describe(
+  "a vendor CLI's read outside the project asks its person through the CLI's own prompt",
+  { timeout: 600_000 },
+  () => {
+    it('claude, default mode: Claude Code asks in its pane (the hook said ask); the answer decides', async () => {
+      const t = TARGETS.claude();
+      const f = await vendorFleet({
+        ...t,
+        script: 'read-outside.yaml',
+        definitions: { a: 'permissions:\n  permission_mode: default\n' },
+      });
+      fleet = f;
+      const outside = join(f.home, 'elsewhere');
+      mkdirSync(outside, { recursive: true });
+      writeFileSync(join(outside, 'notes.txt'), 'ELSEWHERE-TEXT-1\n');
+      process.env.RS_OUTSIDE_PATH = join(outside, 'notes.txt');
 
-    const id = await f.spawnChild('a', 'claude-read-outside', 'read the notes', t.spawnArgs);
-    const pane = () => f.tmux.capture(f.record(id).tmux!.paneId).catch(() => '');
-    await eventually(async () => /Do you want to proceed\?/.test(await pane()), 300_000, "Claude's question");
-    // The fleet's hook said ask (Claude's own rule for a folder outside its working one agrees).
-    await eventually(() => readAudit(f.layout, { event: 'tool_call' }).lines.some((l) => l.agent === id && l.rule === 'read-scope:outside'), 60_000, "the hook's audit line");
-    expect(readAudit(f.layout, { event: 'tool_call' }).lines).toContainEqual(expect.objectContaining({ agent: id, tool: 'read', decision: 'ask', rule: 'read-scope:outside', via: 'claude' }));
-    expect(f.vendor.seen()).not.toContain('ELSEWHERE-TEXT-1');
-    // Claude's first choice is "Yes".
-    await f.tmux.tmux('send-keys', '-t', f.record(id).tmux!.paneId, 'Enter');
-    await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 300_000, 'the completion');
-    expect(completionsFrom(f, 'lead-parent', id)[0]!.body).toMatch(/Final answer: .*ELSEWHERE-TEXT-1/);
-  });
-});
+      const id = await f.spawnChild('a', 'claude-read-outside', 'read the notes', t.spawnArgs);
+      const pane = () => f.tmux.capture(f.record(id).tmux!.paneId).catch(() => '');
+      await eventually(async () => /Do you want to proceed\?/.test(await pane()), 300_000, "Claude's question");
+      // The fleet's hook said ask (Claude's own rule for a folder outside its working one agrees).
+      await eventually(
+        () =>
+          readAudit(f.layout, { event: 'tool_call' }).lines.some(
+            (l) => l.agent === id && l.rule === 'read-scope:outside',
+          ),
+        60_000,
+        "the hook's audit line",
+      );
+      expect(readAudit(f.layout, { event: 'tool_call' }).lines).toContainEqual(
+        expect.objectContaining({
+          agent: id,
+          tool: 'read',
+          decision: 'ask',
+          rule: 'read-scope:outside',
+          via: 'claude',
+        }),
+      );
+      expect(f.vendor.seen()).not.toContain('ELSEWHERE-TEXT-1');
+      // Claude's first choice is "Yes".
+      await f.tmux.tmux('send-keys', '-t', f.record(id).tmux!.paneId, 'Enter');
+      await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 300_000, 'the completion');
+      expect(completionsFrom(f, 'lead-parent', id)[0]!.body).toMatch(/Final answer: .*ELSEWHERE-TEXT-1/);
+    });
+  },
+);

@@ -17,8 +17,11 @@ afterEach(async () => {
 
 function refusalsIn(fleet: SpawnFleet): Record<string, unknown>[] {
   try {
-    return readFileSync(fleet.layout.auditFile, 'utf8').split('\n').filter(Boolean)
-      .map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.event === 'spawn_refused');
+    return readFileSync(fleet.layout.auditFile, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((l) => l.event === 'spawn_refused');
   } catch {
     return [];
   }
@@ -27,8 +30,13 @@ function refusalsIn(fleet: SpawnFleet): Record<string, unknown>[] {
 describe('spawn on a runtime that cannot run here', { timeout: 300_000 }, () => {
   it('a definition with runtime: gemini whose CLI is missing is refused the same way; nothing is registered', async () => {
     f = spawnFleet();
-    writeFileSync(join(f.layout.agentsDir, 'gem.md'), '---\nname: gem\ndescription: gemini agent\nruntime: gemini\n---\nYou are gem.\n');
-    const r = await f.spawnAgent(['--agent', 'gem', 'do it'], { FLOTILLA_GEMINI_BIN: join(f.project, 'no-such-gemini') });
+    writeFileSync(
+      join(f.layout.agentsDir, 'gem.md'),
+      '---\nname: gem\ndescription: gemini agent\nruntime: gemini\n---\nYou are gem.\n',
+    );
+    const r = await f.spawnAgent(['--agent', 'gem', 'do it'], {
+      FLOTILLA_GEMINI_BIN: join(f.project, 'no-such-gemini'),
+    });
     expect(r.exitCode).not.toBe(0);
     expect(r.stderr).toContain('spawn refused: Gemini CLI is not installed');
     expect(listRecords(f.layout)).toEqual([]);
@@ -41,9 +49,13 @@ describe('spawn on a runtime that cannot run here', { timeout: 300_000 }, () => 
     ['gemini', 'Gemini CLI', '@google/gemini-cli', 'FLOTILLA_GEMINI_BIN'],
   ])('--runtime %s without its CLI installed is refused with how to install it', async (name, title, pkg, binEnv) => {
     f = spawnFleet();
-    const r = await f.spawnAgent(['--runtime', name, '--id', `no-${name}`, 'do it'], { [binEnv]: join(f.project, `no-such-${name}`) });
+    const r = await f.spawnAgent(['--runtime', name, '--id', `no-${name}`, 'do it'], {
+      [binEnv]: join(f.project, `no-such-${name}`),
+    });
     expect(r.exitCode).not.toBe(0);
-    expect(r.stderr).toContain(`spawn refused: ${title} is not installed — npm install -g ${pkg}, or set runtimes.${name}.command (or ${binEnv}) to its path`);
+    expect(r.stderr).toContain(
+      `spawn refused: ${title} is not installed — npm install -g ${pkg}, or set runtimes.${name}.command (or ${binEnv}) to its path`,
+    );
     expect(listRecords(f.layout)).toEqual([]);
   });
 });
@@ -52,19 +64,25 @@ describe('spawn on a runtime that could not authenticate', { timeout: 300_000 },
   it.each([
     ['claude', 'Claude Code has no login here — run `claude` once in a terminal and /login, or set ANTHROPIC_API_KEY'],
     ['codex', 'Codex has no login here — run `codex login` once in a terminal, or set OPENAI_API_KEY'],
-    ['gemini', 'Gemini CLI has no login here — run `gemini` once in a terminal and sign in with Google, or set GEMINI_API_KEY'],
-  ])('--runtime %s with no key and no login of the person is refused up front, in one line naming the fix', async (name, fix) => {
-    f = spawnFleet();
-    const home = mkdtempSync(join(f.project, 'home-'));
-    const r = await f.spawnAgent(['--runtime', name, '--id', `nologin-${name}`, 'do it'], { HOME: home });
-    expect(r.exitCode).toBe(1);
-    expect(r.stderr.split('\n')[0]).toBe(`flotilla: spawn refused: ${fix}`);
-    expect(listRecords(f.layout)).toEqual([]);
-    expect(await f.windows()).not.toContain(`nologin-${name}`);
-    expect(refusalsIn(f)).toContainEqual(expect.objectContaining({ code: 'runtime-login' }));
-  });
+    [
+      'gemini',
+      'Gemini CLI has no login here — run `gemini` once in a terminal and sign in with Google, or set GEMINI_API_KEY',
+    ],
+  ])(
+    '--runtime %s with no key and no login of the person is refused up front, in one line naming the fix',
+    async (name, fix) => {
+      f = spawnFleet();
+      const home = mkdtempSync(join(f.project, 'home-'));
+      const r = await f.spawnAgent(['--runtime', name, '--id', `nologin-${name}`, 'do it'], { HOME: home });
+      expect(r.exitCode).toBe(1);
+      expect(r.stderr.split('\n')[0]).toBe(`flotilla: spawn refused: ${fix}`);
+      expect(listRecords(f.layout)).toEqual([]);
+      expect(await f.windows()).not.toContain(`nologin-${name}`);
+      expect(refusalsIn(f)).toContainEqual(expect.objectContaining({ code: 'runtime-login' }));
+    },
+  );
 
-  it('login: isolated ignores the person\'s login file and says so', async () => {
+  it("login: isolated ignores the person's login file and says so", async () => {
     f = spawnFleet({ config: 'runtimes:\n  codex:\n    login: isolated\n' });
     const home = mkdtempSync(join(f.project, 'home-'));
     // The person's login file: what an isolated login must not use.
@@ -72,7 +90,9 @@ describe('spawn on a runtime that could not authenticate', { timeout: 300_000 },
     writeFileSync(join(home, '.codex', 'auth.json'), '{"OPENAI_API_KEY":"sk-person"}');
     const r = await f.spawnAgent(['--runtime', 'codex', '--id', 'iso', 'do it'], { HOME: home });
     expect(r.exitCode).toBe(1);
-    expect(r.stderr).toContain('spawn refused: Codex has no key here — set OPENAI_API_KEY (runtimes.codex.login is isolated: set the key, or set it to shared)');
+    expect(r.stderr).toContain(
+      'spawn refused: Codex has no key here — set OPENAI_API_KEY (runtimes.codex.login is isolated: set the key, or set it to shared)',
+    );
     expect(listRecords(f.layout)).toEqual([]);
   });
 });

@@ -29,7 +29,8 @@ describe("a vendor CLI's shell tool in the sandbox", { timeout: 600_000 }, () =>
   it.each(['claude', 'codex', 'gemini'] as const)('%s reads no credential but its own login', async (name) => {
     const t = TARGETS[name]();
     const f = await vendorFleet({
-      ...t, script: 'credentials-probe.yaml',
+      ...t,
+      script: 'credentials-probe.yaml',
       config: 'security:\n  sandbox: bubblewrap\n',
       definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' },
     });

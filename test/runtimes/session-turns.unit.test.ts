@@ -15,12 +15,14 @@ const j = (o: unknown): string => JSON.stringify(o);
 function shape(turns: SessionTurn[]): string[] {
   return turns.map(({ message: m }) => {
     if (typeof m.content === 'string') return `${m.role}: ${m.content}`;
-    return `${m.role}: ${m.content.map((p) => {
-      if (p.type === 'text') return p.text;
-      if (p.type === 'tool-call') return `call ${p.toolName} ${j(p.input)}`;
-      if (p.type === 'tool-result') return `result ${p.toolName} ${j(p.output)}`;
-      return p.type;
-    }).join(' | ')}`;
+    return `${m.role}: ${m.content
+      .map((p) => {
+        if (p.type === 'text') return p.text;
+        if (p.type === 'tool-call') return `call ${p.toolName} ${j(p.input)}`;
+        if (p.type === 'tool-result') return `result ${p.toolName} ${j(p.output)}`;
+        return p.type;
+      })
+      .join(' | ')}`;
   });
 }
 
@@ -33,8 +35,17 @@ describe('session files as turns', () => {
       j({ type: 'attachment', attachment: { type: 'hook_additional_context', content: ['mail as data'] } }),
       j({ type: 'user', isMeta: true, message: { role: 'user', content: 'caveat' } }),
       j({ type: 'assistant', message: { id: 'm1', content: [{ type: 'text', text: 'Running one command.' }] } }),
-      j({ type: 'assistant', message: { id: 'm1', content: [{ type: 'tool_use', id: 't1', name: 'Bash', input: { command: 'echo hi' } }] } }),
-      j({ type: 'user', message: { role: 'user', content: [{ tool_use_id: 't1', type: 'tool_result', content: 'hi', is_error: false }] } }),
+      j({
+        type: 'assistant',
+        message: { id: 'm1', content: [{ type: 'tool_use', id: 't1', name: 'Bash', input: { command: 'echo hi' } }] },
+      }),
+      j({
+        type: 'user',
+        message: {
+          role: 'user',
+          content: [{ tool_use_id: 't1', type: 'tool_result', content: 'hi', is_error: false }],
+        },
+      }),
       j({ type: 'assistant', message: { id: 'm2', content: [{ type: 'text', text: 'Final answer: done' }] } }),
       '{"type":"assistant","message":{"id":"m3","content":[{"type":"te', // a line still being written
     ].join('\n');
@@ -48,16 +59,24 @@ describe('session files as turns', () => {
       'assistant: Final answer: done',
     ]);
     expect(turns[0]!.ts).toBe('2026-01-01T00:00:00.000Z');
-    expect(claude.sessionId('/x/projects/-tmp-p/8b5c52f6-501b-488b-a26e-dfdfc350ebe7.jsonl', text)).toBe('8b5c52f6-501b-488b-a26e-dfdfc350ebe7');
+    expect(claude.sessionId('/x/projects/-tmp-p/8b5c52f6-501b-488b-a26e-dfdfc350ebe7.jsonl', text)).toBe(
+      '8b5c52f6-501b-488b-a26e-dfdfc350ebe7',
+    );
     expect(claude.sessionId('/x/projects/-tmp-p/notes.jsonl', text)).toBeUndefined();
   });
 
-  it('claude: lines in the conversation\'s order (parentUuid), not the file\'s, as Claude Code may write a prompt after the model\'s first lines', () => {
+  it("claude: lines in the conversation's order (parentUuid), not the file's, as Claude Code may write a prompt after the model's first lines", () => {
     const line = (uuid: string, parentUuid: string | null, o: Record<string, unknown>) => j({ uuid, parentUuid, ...o });
     const text = [
-      line('a1', 'u1', { type: 'assistant', message: { id: 'm1', content: [{ type: 'tool_use', id: 't1', name: 'Bash', input: { command: 'ls' } }] } }),
+      line('a1', 'u1', {
+        type: 'assistant',
+        message: { id: 'm1', content: [{ type: 'tool_use', id: 't1', name: 'Bash', input: { command: 'ls' } }] },
+      }),
       line('u1', null, { type: 'user', message: { role: 'user', content: 'the prompt' } }),
-      line('r1', 'a1', { type: 'user', message: { role: 'user', content: [{ tool_use_id: 't1', type: 'tool_result', content: 'x' }] } }),
+      line('r1', 'a1', {
+        type: 'user',
+        message: { role: 'user', content: [{ tool_use_id: 't1', type: 'tool_result', content: 'x' }] },
+      }),
       line('a2', 'r1', { type: 'assistant', message: { id: 'm2', content: [{ type: 'text', text: 'done' }] } }),
       line('z1', 'z2', { type: 'user', message: { role: 'user', content: 'damaged: a parent cycle' } }),
       line('z2', 'z1', { type: 'user', message: { role: 'user', content: 'its twin' } }),
@@ -76,11 +95,29 @@ describe('session files as turns', () => {
     const item = (payload: unknown) => j({ timestamp: '2026-01-01T00:00:01.000Z', type: 'response_item', payload });
     const text = [
       j({ type: 'session_meta', payload: { id: '01a21492-672a-7690-bcc6-f5fa67337a4a', cwd: '/tmp/p' } }),
-      item({ type: 'message', role: 'developer', content: [{ type: 'input_text', text: '<permissions instructions>\nrules' }] }),
-      item({ type: 'message', role: 'user', content: [{ type: 'input_text', text: '<environment_context>\n  <cwd>/tmp/p</cwd>' }] }),
+      item({
+        type: 'message',
+        role: 'developer',
+        content: [{ type: 'input_text', text: '<permissions instructions>\nrules' }],
+      }),
+      item({
+        type: 'message',
+        role: 'user',
+        content: [{ type: 'input_text', text: '<environment_context>\n  <cwd>/tmp/p</cwd>' }],
+      }),
       item({ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'first-task' }] }),
-      item({ type: 'message', role: 'developer', content: [{ type: 'input_text', text: 'New messages in your Flotilla inbox (1).' }] }),
-      j({ type: 'event_msg', payload: { type: 'item_completed', item: { type: 'AgentMessage', content: [{ type: 'Text', text: 'Running one command.' }] } } }),
+      item({
+        type: 'message',
+        role: 'developer',
+        content: [{ type: 'input_text', text: 'New messages in your Flotilla inbox (1).' }],
+      }),
+      j({
+        type: 'event_msg',
+        payload: {
+          type: 'item_completed',
+          item: { type: 'AgentMessage', content: [{ type: 'Text', text: 'Running one command.' }] },
+        },
+      }),
       item({ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Running one command.' }] }),
       item({ type: 'function_call', name: 'exec_command', arguments: '{"cmd":"echo hi"}', call_id: 'c1' }),
       item({ type: 'function_call_output', call_id: 'c1', output: 'Output:\nhi\n' }),
@@ -99,15 +136,29 @@ describe('session files as turns', () => {
   });
 
   it('gemini: messages by id (a later line replaces one), tool calls with their results; its preamble and info lines left out', () => {
-    const call = { id: 'k1', name: 'run_shell_command', args: { command: 'echo hi' }, status: 'success', result: [{ functionResponse: { id: 'k1', name: 'run_shell_command', response: { output: 'Output: hi' } } }] };
+    const call = {
+      id: 'k1',
+      name: 'run_shell_command',
+      args: { command: 'echo hi' },
+      status: 'success',
+      result: [{ functionResponse: { id: 'k1', name: 'run_shell_command', response: { output: 'Output: hi' } } }],
+    };
     const text = [
       j({ sessionId: '9a50c1fe-8bbf-4a0b-8c4a-3ab9cab40850', kind: 'main' }),
-      j({ $set: { messages: [{ id: 'p0', type: 'user', content: [{ text: '<session_context>\nThis is the Gemini CLI.' }] }] } }),
+      j({
+        $set: {
+          messages: [{ id: 'p0', type: 'user', content: [{ text: '<session_context>\nThis is the Gemini CLI.' }] }],
+        },
+      }),
       j({ id: 'i1', type: 'info', content: 'Waiting for MCP servers to initialize...' }),
       j({ id: 'u1', type: 'user', content: [{ text: 'first-task' }] }),
       j({ id: 'g1', type: 'gemini', content: 'Running one command.' }),
       j({ id: 'g1', type: 'gemini', content: 'Running one command.', toolCalls: [call] }),
-      j({ id: 'u2', type: 'user', content: [{ functionResponse: { id: 'k1', name: 'run_shell_command', response: { output: 'Output: hi' } } }] }),
+      j({
+        id: 'u2',
+        type: 'user',
+        content: [{ functionResponse: { id: 'k1', name: 'run_shell_command', response: { output: 'Output: hi' } } }],
+      }),
       j({ id: 'g2', type: 'gemini', content: 'Final answer: done' }),
       j({ $set: { lastUpdated: '2026-01-01T00:00:02.000Z' } }),
     ].join('\n');

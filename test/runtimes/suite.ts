@@ -56,8 +56,14 @@ export function runtimeSuite(o: SuiteOptions): void {
       const f = await open('report.yaml');
       const id = await f.spawnChild('a', `${name}-report`, 'report to your parent', o.spawnArgs);
       expect(f.record(id)).toMatchObject({ parentId: 'lead-parent', depth: 1, runtime: name });
-      await eventually(() => f.mail('lead-parent').some((m) => m.kind === 'message'), Number(process.env.RUNTIME_TEST_WAIT_MS ?? 240_000), "the MCP message in the parent inbox");
-      expect(f.mail('lead-parent').filter((m) => m.kind === 'message')).toEqual([expect.objectContaining({ from: id, to: 'lead-parent', summary: 'progress' })]);
+      await eventually(
+        () => f.mail('lead-parent').some((m) => m.kind === 'message'),
+        Number(process.env.RUNTIME_TEST_WAIT_MS ?? 240_000),
+        'the MCP message in the parent inbox',
+      );
+      expect(f.mail('lead-parent').filter((m) => m.kind === 'message')).toEqual([
+        expect.objectContaining({ from: id, to: 'lead-parent', summary: 'progress' }),
+      ]);
       const done = await oneCompletion(f, id);
       expect(done).toMatchObject({ status: 'completed' });
       expect(done.body).toContain('Final answer: reported');
@@ -87,7 +93,11 @@ export function runtimeSuite(o: SuiteOptions): void {
       await eventually(() => f.record(id).status === 'idle', 60_000, 'idle');
       await f.flotilla(['send', id, 'wake-up-call-77']);
       await eventually(() => completionsFrom(f, 'lead-parent', id).length === 2, 240_000, 'second completion');
-      expect(completionsFrom(f, 'lead-parent', id).map((m) => m.body).join('\n')).toContain('Woken by mail');
+      expect(
+        completionsFrom(f, 'lead-parent', id)
+          .map((m) => m.body)
+          .join('\n'),
+      ).toContain('Woken by mail');
       expect(f.vendor.seen()).toMatch(/<inbox-message [^>]*>\s*wake-up-call-77/);
     });
 
@@ -97,7 +107,11 @@ export function runtimeSuite(o: SuiteOptions): void {
       await eventually(() => f.vendor.prompts.length >= 1 && f.cliPid(id), 240_000, 'the CLI working');
       await new Promise((r) => setTimeout(r, 1000));
       process.kill(f.cliPid(id)!, 'SIGKILL');
-      await eventually(() => f.record(id).status === 'crashed', 120_000, `crashed (it is ${f.record(id).status}: ${f.record(id).exitReason})`);
+      await eventually(
+        () => f.record(id).status === 'crashed',
+        120_000,
+        `crashed (it is ${f.record(id).status}: ${f.record(id).exitReason})`,
+      );
       const done = await oneCompletion(f, id);
       expect(done).toMatchObject({ status: 'crashed' });
       expect(f.record(id).exitReason).toContain('killed (SIGKILL)');
@@ -130,9 +144,21 @@ export async function explain(f: VendorFleet): Promise<void> {
     if (r.id === 'lead-parent') continue;
     const screen = r.tmux ? await f.tmux.capture(r.tmux.paneId).catch(() => '(pane gone)') : '(no pane)';
     let log = '';
-    try { log = readFileSync(f.layout.log(r.id), 'utf8').slice(-2000); } catch { /* none */ }
-    console.error(`--- ${r.id} (${r.status}, ${r.exitReason ?? ''}) pane:\n${screen.split('\n').filter((l) => l.trim()).slice(-40).join('\n')}\n--- log:\n${log}`);
+    try {
+      log = readFileSync(f.layout.log(r.id), 'utf8').slice(-2000);
+    } catch {
+      /* none */
+    }
+    console.error(
+      `--- ${r.id} (${r.status}, ${r.exitReason ?? ''}) pane:\n${screen
+        .split('\n')
+        .filter((l) => l.trim())
+        .slice(-40)
+        .join('\n')}\n--- log:\n${log}`,
+    );
   }
-  console.error(`--- ${f.vendor.prompts.length} scripted model calls; tools offered: ${JSON.stringify(f.vendor.tools.at(-1) ?? [])}`);
+  console.error(
+    `--- ${f.vendor.prompts.length} scripted model calls; tools offered: ${JSON.stringify(f.vendor.tools.at(-1) ?? [])}`,
+  );
   console.error(`--- what the model saw:\n${f.vendor.seen().slice(-3000)}`);
 }

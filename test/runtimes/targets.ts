@@ -22,17 +22,27 @@ export interface Target {
 
 export const TARGETS: Record<'claude' | 'codex' | 'gemini', () => Target> = {
   claude: () => ({
-    runtime: claude, wire: 'anthropic', bin: pinnedRuntimeBinary('claude'), spawnArgs: [],
-    env: (url) => ({ ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: 'sk-ant-api03-fake-key-for-a-local-server-0123456789' }),
+    runtime: claude,
+    wire: 'anthropic',
+    bin: pinnedRuntimeBinary('claude'),
+    spawnArgs: [],
+    env: (url) => ({
+      ANTHROPIC_BASE_URL: url,
+      ANTHROPIC_API_KEY: 'sk-ant-api03-fake-key-for-a-local-server-0123456789',
+    }),
   }),
   codex: () => ({
-    runtime: codex, wire: 'responses', bin: pinnedRuntimeBinary('codex'),
+    runtime: codex,
+    wire: 'responses',
+    bin: pinnedRuntimeBinary('codex'),
     // A model Codex has no metadata for gets plain function tools (its own models get a JavaScript "code mode" tool).
     spawnArgs: ['--model', 'fake-responses-model'],
     env: (url) => ({ OPENAI_BASE_URL: `${url}/v1`, OPENAI_API_KEY: 'sk-fake-key-for-a-local-server' }),
   }),
   gemini: () => ({
-    runtime: gemini, wire: 'gemini', bin: pinnedRuntimeBinary('gemini'),
+    runtime: gemini,
+    wire: 'gemini',
+    bin: pinnedRuntimeBinary('gemini'),
     // A named model: Gemini's "auto" router would first ask a small model which one to use.
     spawnArgs: ['--model', 'gemini-2.5-flash'],
     env: (url) => ({ GOOGLE_GEMINI_BASE_URL: url, GEMINI_API_KEY: 'fake-key-for-a-local-server' }),

@@ -24,20 +24,47 @@ afterEach(async (ctx) => {
   fleet = undefined;
 });
 
-interface ShownTask { id: string; status: string; claimed_by: string | null; created_by: string; result: string | null }
+interface ShownTask {
+  id: string;
+  status: string;
+  claimed_by: string | null;
+  created_by: string;
+  result: string | null;
+}
 
 describe('a vendor agent claims and finishes a board task over MCP', { timeout: 600_000 }, () => {
   it.each([
-    ['claude', 'dont_ask'], ['codex', 'dont_ask'], ['gemini', 'dont_ask'],
-    ['claude', 'default'], ['codex', 'default'], ['gemini', 'default'],
+    ['claude', 'dont_ask'],
+    ['codex', 'dont_ask'],
+    ['gemini', 'dont_ask'],
+    ['claude', 'default'],
+    ['codex', 'default'],
+    ['gemini', 'default'],
   ] as const)('%s in %s', async (name, mode) => {
     const t = TARGETS[name]();
-    const f = await vendorFleet({ ...t, script: 'task-claim.yaml', definitions: { a: `permissions:\n  permission_mode: ${mode}\n` } });
+    const f = await vendorFleet({
+      ...t,
+      script: 'task-claim.yaml',
+      definitions: { a: `permissions:\n  permission_mode: ${mode}\n` },
+    });
     fleet = f;
-    const added = await f.flotilla(['task', 'add', 'count the widgets', '--id', 'vt1', '--body', 'There are 42 widgets in the crate.']);
+    const added = await f.flotilla([
+      'task',
+      'add',
+      'count the widgets',
+      '--id',
+      'vt1',
+      '--body',
+      'There are 42 widgets in the crate.',
+    ]);
     expect(added.exitCode, added.stderr).toBe(0);
 
-    const id = await f.spawnChild('a', `${name}-${mode.replace('_', '-')}`, 'take task vt1 from the board', t.spawnArgs);
+    const id = await f.spawnChild(
+      'a',
+      `${name}-${mode.replace('_', '-')}`,
+      'take task vt1 from the board',
+      t.spawnArgs,
+    );
     await eventually(() => completionsFrom(f, 'lead-parent', id).length > 0, 480_000, 'the completion');
 
     const shown = await f.flotilla(['task', 'show', 'vt1', '--json']);
@@ -46,8 +73,12 @@ describe('a vendor agent claims and finishes a board task over MCP', { timeout: 
     expect(task).toMatchObject({ status: 'done', claimed_by: id, created_by: 'lead-parent' });
     // The result is the model's own, and it quotes the body the claim showed it.
     expect(task.result).toMatch(/^worked over MCP after reading: .*There are 42 widgets in the crate\./);
-    expect(readAudit(f.layout, { event: 'task_claimed' }).lines).toEqual([expect.objectContaining({ agent: id, task: 'vt1' })]);
-    expect(readAudit(f.layout, { event: 'task_done' }).lines).toEqual([expect.objectContaining({ agent: id, task: 'vt1' })]);
+    expect(readAudit(f.layout, { event: 'task_claimed' }).lines).toEqual([
+      expect.objectContaining({ agent: id, task: 'vt1' }),
+    ]);
+    expect(readAudit(f.layout, { event: 'task_done' }).lines).toEqual([
+      expect.objectContaining({ agent: id, task: 'vt1' }),
+    ]);
     // One completion, still one a moment later; its answer is the tool's report of the update.
     await new Promise((r) => setTimeout(r, 1500));
     const done = completionsFrom(f, 'lead-parent', id);

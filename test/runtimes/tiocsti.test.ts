@@ -31,36 +31,60 @@ const PROBE = String.raw`perl -e '
 describe('a vendor CLI in the sandbox and its pane', { timeout: 600_000 }, () => {
   it('cannot push keystrokes into the pane (TIOCSTI) nor open its terminal by path; the same probe in a plain pane can', async () => {
     const t = TARGETS.claude();
-    const f = await vendorFleet({ ...t, script: 'first.yaml', definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' } });
+    const f = await vendorFleet({
+      ...t,
+      script: 'first.yaml',
+      definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' },
+    });
     fleet = f;
     const dir = join(f.project, 'probe');
     mkdirSync(dir);
     const tty = join(dir, 'tty');
     const out = join(dir, 'out');
     // The launcher waits until the test names the pane's terminal, probes once, then runs the CLI.
-    writeFileSync(join(dir, 'claude'), [
-      '#!/bin/sh',
-      `if [ "$1" = --version ] || [ -e '${out}' ]; then exec '${t.bin}' "$@"; fi`,
-      `i=0; while [ ! -s '${tty}' ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i+1)); done`,
-      `${PROBE} "$(cat '${tty}')" > '${out}.part' 2>&1; mv '${out}.part' '${out}'`,
-      `exec '${t.bin}' "$@"`,
-      '',
-    ].join('\n'), { mode: 0o755 });
+    writeFileSync(
+      join(dir, 'claude'),
+      [
+        '#!/bin/sh',
+        `if [ "$1" = --version ] || [ -e '${out}' ]; then exec '${t.bin}' "$@"; fi`,
+        `i=0; while [ ! -s '${tty}' ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i+1)); done`,
+        `${PROBE} "$(cat '${tty}')" > '${out}.part' 2>&1; mv '${out}.part' '${out}'`,
+        `exec '${t.bin}' "$@"`,
+        '',
+      ].join('\n'),
+      { mode: 0o755 },
+    );
     f.env.FLOTILLA_CLAUDE_BIN = join(dir, 'claude');
 
     const id = await f.spawnChild('a', 'claude-probe', 'first-task-marker-31', t.spawnArgs);
-    const paneId = await eventually(() => listRecords(f.layout).find((r) => r.id === id)?.tmux?.paneId, 60_000, 'the agent\'s pane');
+    const paneId = await eventually(
+      () => listRecords(f.layout).find((r) => r.id === id)?.tmux?.paneId,
+      60_000,
+      "the agent's pane",
+    );
     const paneTty = (await f.tmux.tmux('display', '-p', '-t', paneId, '#{pane_tty}')).trim();
     expect(paneTty).toMatch(/^\/dev\/pts\/\d+$/);
     writeFileSync(tty, paneTty);
-    const inside = await eventually(() => existsSync(out) && readFileSync(out, 'utf8'), 120_000, 'the probe inside the sandbox');
+    const inside = await eventually(
+      () => existsSync(out) && readFileSync(out, 'utf8'),
+      120_000,
+      'the probe inside the sandbox',
+    );
     expect(inside).toMatch(/^sti failed: Operation not permitted$/m);
     expect(inside).toMatch(/^open failed: No such file or directory$/m);
 
     // The probe itself works here: in a plain pane, whose terminal is its controlling one, both succeed.
     const control = join(dir, 'control');
-    await f.tmux.tmux('new-window', '-d', `${PROBE} "$(tty)" > '${control}.part' 2>&1; mv '${control}.part' '${control}'; sleep 5`);
-    const outside = await eventually(() => existsSync(control) && readFileSync(control, 'utf8'), 60_000, 'the probe in a plain pane');
+    await f.tmux.tmux(
+      'new-window',
+      '-d',
+      `${PROBE} "$(tty)" > '${control}.part' 2>&1; mv '${control}.part' '${control}'; sleep 5`,
+    );
+    const outside = await eventually(
+      () => existsSync(control) && readFileSync(control, 'utf8'),
+      60_000,
+      'the probe in a plain pane',
+    );
     expect(outside).toBe('sti ok\nopen ok\n');
   });
 });

@@ -22,16 +22,60 @@ export interface TlsStandIn {
   close(): Promise<void>;
 }
 
-export type StandInHandler = (req: IncomingMessage & { host: string; body: string }, res: ServerResponse) => Promise<void> | void;
+export type StandInHandler = (
+  req: IncomingMessage & { host: string; body: string },
+  res: ServerResponse,
+) => Promise<void> | void;
 
 function makeCertificates(dir: string, domains: readonly string[]): { caFile: string; key: Buffer; cert: Buffer } {
   const f = (n: string) => join(dir, n);
   const bin = requireTool('openssl');
   const openssl = (...args: string[]) => execFileSync(bin, args, { stdio: 'pipe' });
-  openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', f('ca.key'), '-out', f('ca.pem'), '-days', '2', '-subj', '/CN=flotilla test authority');
-  openssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', f('leaf.key'), '-out', f('leaf.csr'), '-subj', `/CN=${domains[0]}`);
+  openssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    f('ca.key'),
+    '-out',
+    f('ca.pem'),
+    '-days',
+    '2',
+    '-subj',
+    '/CN=flotilla test authority',
+  );
+  openssl(
+    'req',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    f('leaf.key'),
+    '-out',
+    f('leaf.csr'),
+    '-subj',
+    `/CN=${domains[0]}`,
+  );
   writeFileSync(f('leaf.ext'), `subjectAltName=${domains.flatMap((d) => [`DNS:*.${d}`, `DNS:${d}`]).join(',')}\n`);
-  openssl('x509', '-req', '-in', f('leaf.csr'), '-CA', f('ca.pem'), '-CAkey', f('ca.key'), '-CAcreateserial', '-out', f('leaf.pem'), '-days', '2', '-extfile', f('leaf.ext'));
+  openssl(
+    'x509',
+    '-req',
+    '-in',
+    f('leaf.csr'),
+    '-CA',
+    f('ca.pem'),
+    '-CAkey',
+    f('ca.key'),
+    '-CAcreateserial',
+    '-out',
+    f('leaf.pem'),
+    '-days',
+    '2',
+    '-extfile',
+    f('leaf.ext'),
+  );
   return { caFile: f('ca.pem'), key: readFileSync(f('leaf.key')), cert: readFileSync(f('leaf.pem')) };
 }
 
@@ -41,14 +85,24 @@ export const sendJson = (res: ServerResponse, body: unknown, status = 200): void
 };
 
 /** Stands in for every host under `domains` (and the domains themselves) over TLS; `dir` holds the certificates. */
-export async function startTlsStandIn(dir: string, domains: readonly string[], handle: StandInHandler): Promise<TlsStandIn> {
+export async function startTlsStandIn(
+  dir: string,
+  domains: readonly string[],
+  handle: StandInHandler,
+): Promise<TlsStandIn> {
   const { caFile, key, cert } = makeCertificates(dir, domains);
   const tls = createHttpsServer({ key, cert }, (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const full = Object.assign(req, { host: String(req.headers.host ?? '').replace(/:443$/, ''), body: Buffer.concat(chunks).toString('utf8') });
-      void Promise.resolve(handle(full, res)).catch((err: unknown) => { if (!res.headersSent) sendJson(res, { error: { code: 500, message: String(err) } }, 500); else res.end(); });
+      const full = Object.assign(req, {
+        host: String(req.headers.host ?? '').replace(/:443$/, ''),
+        body: Buffer.concat(chunks).toString('utf8'),
+      });
+      void Promise.resolve(handle(full, res)).catch((err: unknown) => {
+        if (!res.headersSent) sendJson(res, { error: { code: 500, message: String(err) } }, 500);
+        else res.end();
+      });
     });
   });
   const proxy = createHttpServer((_req, res) => sendJson(res, { error: 'this proxy only answers CONNECT' }, 405));
@@ -69,11 +123,12 @@ export async function startTlsStandIn(dir: string, domains: readonly string[], h
   return {
     proxyUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
     caFile,
-    close: () => new Promise<void>((r) => {
-      for (const s of sockets) s.destroy();
-      tls.close();
-      proxy.closeAllConnections();
-      proxy.close(() => r());
-    }),
+    close: () =>
+      new Promise<void>((r) => {
+        for (const s of sockets) s.destroy();
+        tls.close();
+        proxy.closeAllConnections();
+        proxy.close(() => r());
+      }),
   };
 }

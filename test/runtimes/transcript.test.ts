@@ -24,13 +24,13 @@ afterEach(async (ctx) => {
 const DONT_ASK = 'permissions:\n  permission_mode: dont_ask\n';
 const RUNTIMES = Object.keys(TARGETS) as (keyof typeof TARGETS)[];
 
-describe('flotilla transcript renders a vendor agent\'s turns from its CLI\'s session file', { timeout: 600_000 }, () => {
+describe("flotilla transcript renders a vendor agent's turns from its CLI's session file", { timeout: 600_000 }, () => {
   it.each(RUNTIMES)('%s: the prompt, the tool call with its output, the final answer', async (name) => {
     const t = TARGETS[name]();
     const f = await vendorFleet({ ...t, script: 'resume.yaml', definitions: { a: DONT_ASK } });
     fleet = f;
     const id = await f.spawnChild('a', `${name}-told`, 'first-task-marker-12', t.spawnArgs);
-    await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 240_000, 'the task\'s completion');
+    await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 240_000, "the task's completion");
     await eventually(() => f.record(id).status === 'idle', 60_000, 'idle');
 
     const r = await f.flotilla(['transcript', id, '--lines', '10']);
@@ -53,10 +53,16 @@ describe('flotilla transcript renders a vendor agent\'s turns from its CLI\'s se
 
     const json = await f.flotilla(['transcript', id, '--json']);
     expect(json.exitCode).toBe(0);
-    const records = json.stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string; message?: { role: string; content: unknown } });
+    const records = json.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; message?: { role: string; content: unknown } });
     expect(records[0]).toMatchObject({ type: 'header', agent_id: id, parent_id: 'lead-parent' });
     expect(records.slice(1).every((e) => e.type === 'message')).toBe(true);
-    const calls = records.flatMap((e) => (Array.isArray(e.message?.content) ? e.message.content : [])) as { type: string; toolName?: string }[];
+    const calls = records.flatMap((e) => (Array.isArray(e.message?.content) ? e.message.content : [])) as {
+      type: string;
+      toolName?: string;
+    }[];
     expect(calls).toContainEqual(expect.objectContaining({ type: 'tool-call', toolName: 'shell' }));
     expect(calls).toContainEqual(expect.objectContaining({ type: 'tool-result', toolName: 'shell' }));
 
@@ -73,7 +79,17 @@ describe('flotilla transcript renders a vendor agent\'s turns from its CLI\'s se
     const t = TARGETS.codex();
     const f = await vendorFleet({ ...t, script: 'resume.yaml', definitions: { a: DONT_ASK } });
     fleet = f;
-    createRecord(f.layout, recordInput('codex-never', { name: 'a', cwd: f.project, mode: 'interactive', runtime: 'codex', model: 'codex', status: 'failed' }));
+    createRecord(
+      f.layout,
+      recordInput('codex-never', {
+        name: 'a',
+        cwd: f.project,
+        mode: 'interactive',
+        runtime: 'codex',
+        model: 'codex',
+        status: 'failed',
+      }),
+    );
     const r = await f.flotilla(['transcript', 'codex-never']);
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toContain('codex-never is a Codex agent and Codex wrote no session file');

@@ -60,9 +60,19 @@ describe('an untrusted clone that names its own Claude Code', { timeout: 300_000
     expect(r.stderr).toContain('this folder is not trusted, so these were ignored:');
     expect(r.stderr).toContain(`runtimes.claude.command in ${f.layout.configFile}`);
     expect(r.stderr).toContain(`${committed} (a Claude Code CLI inside this folder; not run)`);
-    const log = () => { try { return readFileSync(f!.layout.log('c1'), 'utf8'); } catch { return ''; } };
+    const log = () => {
+      try {
+        return readFileSync(f!.layout.log('c1'), 'utf8');
+      } catch {
+        return '';
+      }
+    };
     await eventually(() => log().includes('vendor CLI started'), 120_000, 'the CLI to start');
-    const bin = /"bin":"([^"]*)"/.exec(log().split('\n').find((l) => l.includes('vendor CLI started')) ?? '')?.[1];
+    const bin = /"bin":"([^"]*)"/.exec(
+      log()
+        .split('\n')
+        .find((l) => l.includes('vendor CLI started')) ?? '',
+    )?.[1];
     expect(bin).toMatch(/\/node_modules\/\.bin\/claude$/);
     expect(bin!.startsWith(f.project)).toBe(false);
     expect(existsSync(fromConfig)).toBe(false);

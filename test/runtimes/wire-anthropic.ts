@@ -12,7 +12,16 @@ export const anthropicWire: Adapter = {
   stream: anthropicStream,
 };
 
-type Block = { type: string; text?: string; id?: string; name?: string; input?: unknown; tool_use_id?: string; content?: unknown; is_error?: boolean };
+type Block = {
+  type: string;
+  text?: string;
+  id?: string;
+  name?: string;
+  input?: unknown;
+  tool_use_id?: string;
+  content?: unknown;
+  is_error?: boolean;
+};
 
 function anthropicPrompt(body: Record<string, unknown>, naming: ToolNaming): LanguageModelV3Prompt {
   const out: LanguageModelV3Prompt = [];
@@ -37,37 +46,81 @@ function anthropicPrompt(body: Record<string, unknown>, naming: ToolNaming): Lan
       out.push({
         role: 'tool',
         content: results.map((b) => {
-          const value = typeof b.content === 'string' ? b.content : Array.isArray(b.content) ? (b.content as Block[]).map((c) => c.text ?? '').join('') : '';
-          return { type: 'tool-result' as const, toolCallId: b.tool_use_id ?? '', toolName: names.get(b.tool_use_id ?? '') ?? 'unknown', output: b.is_error ? { type: 'error-text' as const, value } : { type: 'text' as const, value } };
+          const value =
+            typeof b.content === 'string'
+              ? b.content
+              : Array.isArray(b.content)
+                ? (b.content as Block[]).map((c) => c.text ?? '').join('')
+                : '';
+          return {
+            type: 'tool-result' as const,
+            toolCallId: b.tool_use_id ?? '',
+            toolName: names.get(b.tool_use_id ?? '') ?? 'unknown',
+            output: b.is_error ? { type: 'error-text' as const, value } : { type: 'text' as const, value },
+          };
         }),
       });
     }
-    const texts = blocks.filter((b) => b.type === 'text' && b.text).map((b) => ({ type: 'text' as const, text: b.text! }));
+    const texts = blocks
+      .filter((b) => b.type === 'text' && b.text)
+      .map((b) => ({ type: 'text' as const, text: b.text! }));
     if (texts.length) out.push({ role: 'user', content: texts });
   }
   return out;
 }
 
-async function anthropicStream(res: ServerResponse, parts: LanguageModelV3StreamPart[], naming: ToolNaming): Promise<void> {
+async function anthropicStream(
+  res: ServerResponse,
+  parts: LanguageModelV3StreamPart[],
+  naming: ToolNaming,
+): Promise<void> {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-  const ev = (type: string, data: Record<string, unknown>) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+  const ev = (type: string, data: Record<string, unknown>) =>
+    res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
   let input = 0;
   let output = 0;
   let stop = 'end_turn';
-  for (const p of parts) if (p.type === 'finish') { input = p.usage.inputTokens.total ?? 0; output = p.usage.outputTokens.total ?? 0; if (p.finishReason.unified === 'tool-calls') stop = 'tool_use'; }
-  ev('message_start', { message: { id: `msg_${Date.now()}${Math.random().toString(36).slice(2, 8)}`, type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: input, output_tokens: 1 } } });
+  for (const p of parts)
+    if (p.type === 'finish') {
+      input = p.usage.inputTokens.total ?? 0;
+      output = p.usage.outputTokens.total ?? 0;
+      if (p.finishReason.unified === 'tool-calls') stop = 'tool_use';
+    }
+  ev('message_start', {
+    message: {
+      id: `msg_${Date.now()}${Math.random().toString(36).slice(2, 8)}`,
+      type: 'message',
+      role: 'assistant',
+      model: 'claude-sonnet-4-5',
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { input_tokens: input, output_tokens: 1 },
+    },
+  });
   let index = 0;
   let textOpen = false;
   for (const p of parts) {
     if (p.type === 'text-delta') {
-      if (!textOpen) { ev('content_block_start', { index, content_block: { type: 'text', text: '' } }); textOpen = true; }
+      if (!textOpen) {
+        ev('content_block_start', { index, content_block: { type: 'text', text: '' } });
+        textOpen = true;
+      }
       ev('content_block_delta', { index, delta: { type: 'text_delta', text: p.delta } });
     } else if (p.type === 'text-end' && textOpen) {
       ev('content_block_stop', { index });
       index++;
       textOpen = false;
     } else if (p.type === 'tool-call') {
-      ev('content_block_start', { index, content_block: { type: 'tool_use', id: `toolu_${p.toolCallId}_${Date.now()}`, name: naming.toVendor(p.toolName), input: {} } });
+      ev('content_block_start', {
+        index,
+        content_block: {
+          type: 'tool_use',
+          id: `toolu_${p.toolCallId}_${Date.now()}`,
+          name: naming.toVendor(p.toolName),
+          input: {},
+        },
+      });
       ev('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: p.input } });
       ev('content_block_stop', { index });
       index++;

@@ -24,7 +24,9 @@ interface Part {
 }
 
 function toolNames(b: Record<string, unknown>): string[] {
-  return ((b.tools ?? []) as { functionDeclarations?: { name: string }[] }[]).flatMap((t) => (t.functionDeclarations ?? []).map((f) => f.name));
+  return ((b.tools ?? []) as { functionDeclarations?: { name: string }[] }[]).flatMap((t) =>
+    (t.functionDeclarations ?? []).map((f) => f.name),
+  );
 }
 
 /**
@@ -32,7 +34,9 @@ function toolNames(b: Record<string, unknown>): string[] {
  * and `>` escaped; decoded here so the scripted model sees the framing a real model reads.
  */
 function hookContext(text: string): string {
-  return text.replace(/<hook_context>([\s\S]*?)<\/hook_context>/g, (_, inner: string) => inner.replace(/&lt;/g, '<').replace(/&gt;/g, '>'));
+  return text.replace(/<hook_context>([\s\S]*?)<\/hook_context>/g, (_, inner: string) =>
+    inner.replace(/&lt;/g, '<').replace(/&gt;/g, '>'),
+  );
 }
 
 function toPrompt(body: Record<string, unknown>, naming: ToolNaming): LanguageModelV3Prompt {
@@ -48,7 +52,12 @@ function toPrompt(body: Record<string, unknown>, naming: ToolNaming): LanguageMo
         if (p.functionCall) {
           const id = p.functionCall.id ?? `call-${n++}`;
           ids.set(p.functionCall.id ?? p.functionCall.name, id);
-          content.push({ type: 'tool-call', toolCallId: id, toolName: naming.fromVendor(p.functionCall.name), input: p.functionCall.args ?? {} });
+          content.push({
+            type: 'tool-call',
+            toolCallId: id,
+            toolName: naming.fromVendor(p.functionCall.name),
+            input: p.functionCall.args ?? {},
+          });
         }
       }
       out.push({ role: 'assistant', content });
@@ -62,25 +71,48 @@ function toPrompt(body: Record<string, unknown>, naming: ToolNaming): LanguageMo
           const res = r!.response ?? {};
           const error = typeof res.error === 'string' ? res.error : undefined;
           const value = error ?? (typeof res.output === 'string' ? res.output : JSON.stringify(res));
-          return { type: 'tool-result' as const, toolCallId: ids.get(r!.id ?? r!.name) ?? '', toolName: naming.fromVendor(r!.name), output: error !== undefined ? { type: 'error-text' as const, value } : { type: 'text' as const, value } };
+          return {
+            type: 'tool-result' as const,
+            toolCallId: ids.get(r!.id ?? r!.name) ?? '',
+            toolName: naming.fromVendor(r!.name),
+            output: error !== undefined ? { type: 'error-text' as const, value } : { type: 'text' as const, value },
+          };
         }),
       });
     }
-    const texts = parts.filter((p) => p.text !== undefined && !p.functionResponse).map((p) => ({ type: 'text' as const, text: hookContext(p.text!) }));
+    const texts = parts
+      .filter((p) => p.text !== undefined && !p.functionResponse)
+      .map((p) => ({ type: 'text' as const, text: hookContext(p.text!) }));
     if (texts.length) out.push({ role: 'user', content: texts });
   }
   return out;
 }
 
-async function stream(res: ServerResponse, parts: LanguageModelV3StreamPart[], naming: ToolNaming, url: string): Promise<void> {
+async function stream(
+  res: ServerResponse,
+  parts: LanguageModelV3StreamPart[],
+  naming: ToolNaming,
+  url: string,
+): Promise<void> {
   const usage = finishOf(parts);
   const { text, calls } = replyOf(parts);
   const out: Part[] = [];
   if (text) out.push({ text });
-  for (const c of calls) out.push({ functionCall: { id: `${c.id}-${Date.now()}`, name: naming.toVendor(c.name), args: c.name === 'shell' ? { command: c.input.command } : c.input } });
+  for (const c of calls)
+    out.push({
+      functionCall: {
+        id: `${c.id}-${Date.now()}`,
+        name: naming.toVendor(c.name),
+        args: c.name === 'shell' ? { command: c.input.command } : c.input,
+      },
+    });
   const chunk = {
     candidates: [{ content: { role: 'model', parts: out }, finishReason: 'STOP', index: 0 }],
-    usageMetadata: { promptTokenCount: usage.input, candidatesTokenCount: Math.max(1, usage.output), totalTokenCount: usage.input + Math.max(1, usage.output) },
+    usageMetadata: {
+      promptTokenCount: usage.input,
+      candidatesTokenCount: Math.max(1, usage.output),
+      totalTokenCount: usage.input + Math.max(1, usage.output),
+    },
     modelVersion: 'fake-gemini',
   };
   if (!url.includes('streamGenerateContent')) {

@@ -41,14 +41,23 @@ function isTitleRequest(b: Record<string, unknown>): boolean {
   return String(meta['x-codex-turn-metadata'] ?? '').includes('"thread_source":"thread_title"');
 }
 
-interface Tool { type: string; name?: string; tools?: Tool[] }
+interface Tool {
+  type: string;
+  name?: string;
+  tools?: Tool[];
+}
 
 /** Every tool a request offers, top-level and in `additional_tools` items, namespaces opened (`functions` is the default one). */
 function offered(b: Record<string, unknown>): { name: string; type: string }[] {
   const out: { name: string; type: string }[] = [];
   const add = (ts: Tool[]) => {
     for (const t of ts) {
-      if (t.type === 'namespace') for (const inner of t.tools ?? []) out.push({ name: t.name === 'functions' ? inner.name ?? '' : `${t.name ?? ''}__${inner.name ?? ''}`, type: inner.type });
+      if (t.type === 'namespace')
+        for (const inner of t.tools ?? [])
+          out.push({
+            name: t.name === 'functions' ? (inner.name ?? '') : `${t.name ?? ''}__${inner.name ?? ''}`,
+            type: inner.type,
+          });
       else if (t.name) out.push({ name: t.name, type: t.type });
     }
   };
@@ -71,31 +80,62 @@ function toPrompt(body: Record<string, unknown>, naming: ToolNaming): LanguageMo
   let answered = false;
   let asked = false;
   for (const item of (body.input ?? []) as Item[]) {
-    const isAssistant = (item.type === 'message' && item.role === 'assistant') || item.type === 'function_call' || item.type === 'custom_tool_call';
+    const isAssistant =
+      (item.type === 'message' && item.role === 'assistant') ||
+      item.type === 'function_call' ||
+      item.type === 'custom_tool_call';
     if (!isAssistant) assistant = undefined;
     if (item.type === 'message' && item.role === 'assistant') {
       // One model reply is its text and its calls: consecutive assistant items are one message.
-      if (!assistant) { assistant = { role: 'assistant', content: [] }; out.push(assistant); }
+      if (!assistant) {
+        assistant = { role: 'assistant', content: [] };
+        out.push(assistant);
+      }
       assistant.content.push({ type: 'text', text: texts(item.content) });
       answered = true;
     } else if (item.type === 'function_call') {
-      if (!assistant) { assistant = { role: 'assistant', content: [] }; out.push(assistant); }
-      const name = naming.fromVendor(item.namespace ? `${item.namespace}__${item.name ?? ''}` : item.name ?? '');
+      if (!assistant) {
+        assistant = { role: 'assistant', content: [] };
+        out.push(assistant);
+      }
+      const name = naming.fromVendor(item.namespace ? `${item.namespace}__${item.name ?? ''}` : (item.name ?? ''));
       names.set(item.call_id ?? '', name);
       let input: unknown = {};
-      try { input = JSON.parse(item.arguments ?? '{}'); } catch { /* keep {} */ }
+      try {
+        input = JSON.parse(item.arguments ?? '{}');
+      } catch {
+        /* keep {} */
+      }
       assistant.content.push({ type: 'tool-call', toolCallId: item.call_id ?? '', toolName: name, input });
       answered = true;
     } else if (item.type === 'custom_tool_call') {
       // Raw text in (a patch, or code mode's JavaScript): the scripted model sees it as {input}.
-      if (!assistant) { assistant = { role: 'assistant', content: [] }; out.push(assistant); }
+      if (!assistant) {
+        assistant = { role: 'assistant', content: [] };
+        out.push(assistant);
+      }
       const name = naming.fromVendor(item.name ?? '');
       names.set(item.call_id ?? '', name);
-      assistant.content.push({ type: 'tool-call', toolCallId: item.call_id ?? '', toolName: name, input: { input: item.input ?? '' } });
+      assistant.content.push({
+        type: 'tool-call',
+        toolCallId: item.call_id ?? '',
+        toolName: name,
+        input: { input: item.input ?? '' },
+      });
       answered = true;
     } else if (item.type === 'function_call_output' || item.type === 'custom_tool_call_output') {
       const value = texts(item.output);
-      out.push({ role: 'tool', content: [{ type: 'tool-result', toolCallId: item.call_id ?? '', toolName: names.get(item.call_id ?? '') ?? 'unknown', output: isRefusal(value) ? { type: 'error-text', value } : { type: 'text', value } }] });
+      out.push({
+        role: 'tool',
+        content: [
+          {
+            type: 'tool-result',
+            toolCallId: item.call_id ?? '',
+            toolName: names.get(item.call_id ?? '') ?? 'unknown',
+            output: isRefusal(value) ? { type: 'error-text', value } : { type: 'text', value },
+          },
+        ],
+      });
     } else if (item.type === 'message') {
       // Codex's instructions are developer messages before the first user message; one after it
       // is what a hook added (a fresh session's first turn woken by mail brings the mail so).
@@ -114,12 +154,20 @@ function toPrompt(body: Record<string, unknown>, naming: ToolNaming): LanguageMo
  */
 function hookPrompt(text: string): string {
   return text.replace(/<hook_prompt[^>]*>([\s\S]*?)<\/hook_prompt>/g, (_, inner: string) =>
-    inner.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;|&apos;/g, "'").replace(/&amp;/g, '&'));
+    inner
+      .replace(/&lt;/g, '<')
+      .replace(/&gt;/g, '>')
+      .replace(/&quot;/g, '"')
+      .replace(/&#39;|&apos;/g, "'")
+      .replace(/&amp;/g, '&'),
+  );
 }
 
 /** Codex's answer to a call it would not run (a tool it does not offer, a command it refused). */
 function isRefusal(output: string): boolean {
-  return /^(unsupported call|unknown tool|tool .* not found|.*\brejected\b|.*\bdenied\b|.*\bnot allowed\b)/i.test(output.trim());
+  return /^(unsupported call|unknown tool|tool .* not found|.*\brejected\b|.*\bdenied\b|.*\bnot allowed\b)/i.test(
+    output.trim(),
+  );
 }
 
 /**
@@ -129,8 +177,15 @@ function isRefusal(output: string): boolean {
  */
 function vendorInput(vendorName: string, input: Record<string, unknown>): Record<string, unknown> {
   if (vendorName !== 'exec_command') return input;
-  const escalation = typeof input.sandbox_permissions === 'string' ? { sandbox_permissions: input.sandbox_permissions, justification: input.justification ?? 'the task needs it' } : {};
-  return { cmd: input.command, yield_time_ms: typeof input.timeout === 'number' ? input.timeout : 300_000, ...escalation };
+  const escalation =
+    typeof input.sandbox_permissions === 'string'
+      ? { sandbox_permissions: input.sandbox_permissions, justification: input.justification ?? 'the task needs it' }
+      : {};
+  return {
+    cmd: input.command,
+    yield_time_ms: typeof input.timeout === 'number' ? input.timeout : 300_000,
+    ...escalation,
+  };
 }
 
 /**
@@ -139,7 +194,11 @@ function vendorInput(vendorName: string, input: Record<string, unknown>): Record
  * only reachable through code mode gets an `exec` program that calls it and shows its result,
  * anything else (offered as a function, or not offered at all) a `function_call`.
  */
-function callItem(vendor: string, input: Record<string, unknown>, tools: { name: string; type: string }[]): Record<string, unknown> {
+function callItem(
+  vendor: string,
+  input: Record<string, unknown>,
+  tools: { name: string; type: string }[],
+): Record<string, unknown> {
   const offer = tools.find((t) => t.name === vendor);
   const raw = typeof input.input === 'string' ? input.input : JSON.stringify(input);
   if (offer?.type === 'custom') return { type: 'custom_tool_call', name: vendor, input: raw };
@@ -149,20 +208,36 @@ function callItem(vendor: string, input: Record<string, unknown>, tools: { name:
     return { type: 'custom_tool_call', name: 'exec', input: program };
   }
   const ns = vendor.lastIndexOf('__');
-  const where = vendor.startsWith('mcp__') && ns > 0 ? { namespace: vendor.slice(0, ns), name: vendor.slice(ns + 2) } : { name: vendor };
+  const where =
+    vendor.startsWith('mcp__') && ns > 0
+      ? { namespace: vendor.slice(0, ns), name: vendor.slice(ns + 2) }
+      : { name: vendor };
   return { type: 'function_call', ...where, arguments: JSON.stringify(vendorInput(vendor, input)) };
 }
 
-async function stream(res: ServerResponse, parts: LanguageModelV3StreamPart[], naming: ToolNaming, _url: string, body: Record<string, unknown>): Promise<void> {
+async function stream(
+  res: ServerResponse,
+  parts: LanguageModelV3StreamPart[],
+  naming: ToolNaming,
+  _url: string,
+  body: Record<string, unknown>,
+): Promise<void> {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-  const ev = (type: string, data: Record<string, unknown>) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+  const ev = (type: string, data: Record<string, unknown>) =>
+    res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
   const id = `resp_${Date.now()}${Math.random().toString(36).slice(2, 8)}`;
   const usage = finishOf(parts);
   const { text, calls } = replyOf(parts);
   ev('response.created', { response: { id, status: 'in_progress' } });
   let index = 0;
   if (text) {
-    const item = { type: 'message', id: `msg_${id}`, role: 'assistant', status: 'completed', content: [{ type: 'output_text', text, annotations: [] }] };
+    const item = {
+      type: 'message',
+      id: `msg_${id}`,
+      role: 'assistant',
+      status: 'completed',
+      content: [{ type: 'output_text', text, annotations: [] }],
+    };
     ev('response.output_item.added', { output_index: index, item: { ...item, content: [] } });
     ev('response.output_text.delta', { output_index: index, item_id: item.id, content_index: 0, delta: text });
     ev('response.output_item.done', { output_index: index, item });
@@ -170,11 +245,26 @@ async function stream(res: ServerResponse, parts: LanguageModelV3StreamPart[], n
   }
   const tools = offered(body);
   for (const c of calls) {
-    const item = { ...callItem(naming.toVendor(c.name), c.input, tools), id: `fc_${c.id}_${id}`, call_id: `call_${c.id}_${id}`, status: 'completed' };
+    const item = {
+      ...callItem(naming.toVendor(c.name), c.input, tools),
+      id: `fc_${c.id}_${id}`,
+      call_id: `call_${c.id}_${id}`,
+      status: 'completed',
+    };
     ev('response.output_item.added', { output_index: index, item });
     ev('response.output_item.done', { output_index: index, item });
     index++;
   }
-  ev('response.completed', { response: { id, status: 'completed', usage: { input_tokens: usage.input, output_tokens: Math.max(1, usage.output), total_tokens: usage.input + Math.max(1, usage.output) } } });
+  ev('response.completed', {
+    response: {
+      id,
+      status: 'completed',
+      usage: {
+        input_tokens: usage.input,
+        output_tokens: Math.max(1, usage.output),
+        total_tokens: usage.input + Math.max(1, usage.output),
+      },
+    },
+  });
   res.end();
 }

@@ -23,7 +23,12 @@ afterEach(async (ctx) => {
 describe('a vendor CLI member commits in its worktree, in the sandbox', { timeout: 600_000 }, () => {
   it.each(['claude', 'codex', 'gemini'] as const)('%s', async (name) => {
     const t = TARGETS[name]();
-    const f = await vendorFleet({ ...t, script: 'commit.yaml', config: 'security:\n  sandbox: bubblewrap\n', definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' } });
+    const f = await vendorFleet({
+      ...t,
+      script: 'commit.yaml',
+      config: 'security:\n  sandbox: bubblewrap\n',
+      definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' },
+    });
     fleet = f;
     const git = (...a: string[]) => execa('git', a, { cwd: f.project });
     await git('init', '-q', '-b', 'main');
@@ -33,7 +38,9 @@ describe('a vendor CLI member commits in its worktree, in the sandbox', { timeou
     const id = await f.spawnChild('a', `${name}-commit`, 'fix a.txt and commit', ['--worktree', ...t.spawnArgs]);
     await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 480_000, 'the completion');
     expect(completionsFrom(f, 'lead-parent', id)[0]!.body).toContain('Final answer: committed');
-    expect((await git('log', '-1', '--format=%an <%ae> %s', `flotilla/${id}`)).stdout).toBe(`${id} <${id}@flotilla> fix a`);
+    expect((await git('log', '-1', '--format=%an <%ae> %s', `flotilla/${id}`)).stdout).toBe(
+      `${id} <${id}@flotilla> fix a`,
+    );
     expect((await git('log', '-1', '--format=%s', 'main')).stdout).toBe('init');
   });
 });

@@ -40,7 +40,10 @@ const taken = (id: string): boolean => ['claimed', 'done'].includes(status(id) ?
 
 describe('a day on the defaults', { timeout: 600_000 }, () => {
   it('1. clone the shop and open the fleet; the folder asks to be trusted and y trusts it', async () => {
-    person.begins('clone and open the fleet', "The person clones the shop and runs `flotilla up` with the shop's own lead. The repository brings its own agent definitions in `.claude/agents/`; some of them ask for more than an untrusted folder may have (commands without asking, a schedule), so `up` says what they would set and asks once. `y` trusts the folder.");
+    person.begins(
+      'clone and open the fleet',
+      "The person clones the shop and runs `flotilla up` with the shop's own lead. The repository brings its own agent definitions in `.claude/agents/`; some of them ask for more than an untrusted folder may have (commands without asking, a schedule), so `up` says what they would set and asks once. `y` trusts the folder.",
+    );
     await person.type(DESK, `git clone -q ${world.forge} shop && cd shop`);
     await person.type(DESK, 'flotilla up --agent lead --detach');
     const asked = await person.sees(DESK, /Trust this folder and use them\? \[y\/N\]/);
@@ -54,24 +57,49 @@ describe('a day on the defaults', { timeout: 600_000 }, () => {
     expect(session).not.toBe('');
     await person.sees(pane('dashboard'), /lead-\w+/);
     // The lead waits for its first task in the root window.
-    const lead = await eventually(() => listRecords(world.layout()).find((r) => r.name === 'lead' && r.status === 'idle'), 60_000, 'the lead idle');
+    const lead = await eventually(
+      () => listRecords(world.layout()).find((r) => r.name === 'lead' && r.status === 'idle'),
+      60_000,
+      'the lead idle',
+    );
     expect(lead).toMatchObject({ depth: 0, spawnedBy: 'human', runtime: 'flotilla' });
   });
 
   it('2. the lead puts six tasks on the board and starts four teammates, each in its own worktree, claiming work', async () => {
-    person.begins('the lead plans and starts the team', "The person gives the lead its task in the `root` window. The lead (Flotilla's own harness) puts six tasks on the board — the docs task waits for the prices task — and starts a Claude Code, a Codex, a Gemini CLI and one of its own agents as teammates, each in its own git worktree, each claiming its task.");
+    person.begins(
+      'the lead plans and starts the team',
+      "The person gives the lead its task in the `root` window. The lead (Flotilla's own harness) puts six tasks on the board — the docs task waits for the prices task — and starts a Claude Code, a Codex, a Gemini CLI and one of its own agents as teammates, each in its own git worktree, each claiming its task.",
+    );
     await person.sees(pane('root'), /›/, false);
     await person.type(pane('root'), 'Ship 1.1 of the shop with the team.');
     // Claimed, or already done (Codex is quick).
     await eventually(() => ['prices', 'changelog', 'catalog', 'deploy'].every(taken), 300_000, 'four tasks claimed');
     const board = await person.flotilla(['task', 'list']);
     expect(board.exitCode, board.stderr).toBe(0);
-    for (const [task, who] of [['prices', 'claude-mate'], ['changelog', 'codex-mate'], ['catalog', 'gemini-mate'], ['deploy', 'mate']]) {
-      expect(readTask(world.layout().board('fleet'), task!)).toMatchObject({ status: expect.stringMatching(/^(claimed|done)$/), claimed_by: who });
+    for (const [task, who] of [
+      ['prices', 'claude-mate'],
+      ['changelog', 'codex-mate'],
+      ['catalog', 'gemini-mate'],
+      ['deploy', 'mate'],
+    ]) {
+      expect(readTask(world.layout().board('fleet'), task!)).toMatchObject({
+        status: expect.stringMatching(/^(claimed|done)$/),
+        claimed_by: who,
+      });
     }
     expect(readTask(world.layout().board('fleet'), 'docs')).toMatchObject({ status: 'open', blocked_by: ['prices'] });
-    const st = JSON.parse((await person.flotilla(['status', '--json'], { quiet: true })).stdout) as { id: string; runtime?: string; worktree?: string | null; work?: { branch: string } }[];
-    for (const [id, runtime] of [['claude-mate', 'claude'], ['codex-mate', 'codex'], ['gemini-mate', 'gemini'], ['mate', 'flotilla']]) {
+    const st = JSON.parse((await person.flotilla(['status', '--json'], { quiet: true })).stdout) as {
+      id: string;
+      runtime?: string;
+      worktree?: string | null;
+      work?: { branch: string };
+    }[];
+    for (const [id, runtime] of [
+      ['claude-mate', 'claude'],
+      ['codex-mate', 'codex'],
+      ['gemini-mate', 'gemini'],
+      ['mate', 'flotilla'],
+    ]) {
       const a = st.find((x) => x.id === id);
       expect(a, id).toMatchObject({ runtime, work: { branch: `flotilla/${id}` } });
       expect(existsSync(join(world.layout().root, 'state', 'worktrees', id!))).toBe(true);
@@ -82,56 +110,98 @@ describe('a day on the defaults', { timeout: 600_000 }, () => {
   });
 
   it("4. Claude's command waits for the person, who approves it from the dashboard; mate's secret is granted there too, expires, and its value is nowhere", async () => {
-    person.begins('approvals and a secret, from the dashboard', "claude-mate runs in `default` mode, so its commit command waits for a person; mate asks for the deploy key. Both show on the dashboard, first in line. `n` goes to the next agent that needs the person, `a` answers it. The key reaches only mate's command, for 15 seconds; everything anyone reads shows `[secret:deploy-token]`.");
+    person.begins(
+      'approvals and a secret, from the dashboard',
+      "claude-mate runs in `default` mode, so its commit command waits for a person; mate asks for the deploy key. Both show on the dashboard, first in line. `n` goes to the next agent that needs the person, `a` answers it. The key reaches only mate's command, for 15 seconds; everything anyone reads shows `[secret:deploy-token]`.",
+    );
     // The secret is answered once Codex holds its second task: mate, done with deploy, takes what is open.
     await eventually(() => status('changelog') === 'done' && taken('readme'), 300_000, 'codex-mate on its second task');
-    const dash = await person.sees(pane('dashboard'), /Pending approvals(?=[\s\S]*claude-mate: \$ printf)(?=[\s\S]* mate: wants secret)/);
+    const dash = await person.sees(
+      pane('dashboard'),
+      /Pending approvals(?=[\s\S]*claude-mate: \$ printf)(?=[\s\S]* mate: wants secret)/,
+    );
     expect(dash).toMatch(/claude-mate: \$ printf 'export function formatPrice/);
     expect(dash).toMatch(/ mate: wants secret 'deploy-token' for 15 s: check the deploy key works/);
     expect(dash).toMatch(/2 approvals waiting/);
     await answerOnDashboard('claude-mate', /approved \S+: claude-mate may go on/);
     await answerOnDashboard('mate', /granted 'deploy-token' to mate until/);
 
-    await eventually(() => status('prices') === 'done' && status('deploy') === 'done', 300_000, 'prices and deploy done');
+    await eventually(
+      () => status('prices') === 'done' && status('deploy') === 'done',
+      300_000,
+      'prices and deploy done',
+    );
     const prices = readTask(world.layout().board('fleet'), 'prices')!;
     expect(prices.result).toBe('prices: Format prices as dollars');
     // The command saw the value; what anyone reads of it is the marker.
-    expect(readTask(world.layout().board('fleet'), 'deploy')!.result).toBe('deploy: key=[secret:deploy-token] Check the deploy key [exit code 0]');
-    expect(readAudit(world.layout(), { event: 'approval' }).lines).toContainEqual(expect.objectContaining({ agent: 'claude-mate', decision: 'approved', by: 'dashboard', via: 'claude' }));
-    expect(readAudit(world.layout(), { event: 'secret_granted' }).lines).toEqual([expect.objectContaining({ agent: 'mate', key: 'deploy-token', by: 'dashboard', ttl_secs: 15 })]);
-    await eventually(() => readAudit(world.layout(), { event: 'secret_expired' }).lines.length === 1, 120_000, 'the grant to expire');
+    expect(readTask(world.layout().board('fleet'), 'deploy')!.result).toBe(
+      'deploy: key=[secret:deploy-token] Check the deploy key [exit code 0]',
+    );
+    expect(readAudit(world.layout(), { event: 'approval' }).lines).toContainEqual(
+      expect.objectContaining({ agent: 'claude-mate', decision: 'approved', by: 'dashboard', via: 'claude' }),
+    );
+    expect(readAudit(world.layout(), { event: 'secret_granted' }).lines).toEqual([
+      expect.objectContaining({ agent: 'mate', key: 'deploy-token', by: 'dashboard', ttl_secs: 15 }),
+    ]);
+    await eventually(
+      () => readAudit(world.layout(), { event: 'secret_expired' }).lines.length === 1,
+      120_000,
+      'the grant to expire',
+    );
     expect(filesContaining(world.home.dir, world.secret)).toEqual([]);
     for (const p of await allPanes()) expect(await world.tmux.capture(p)).not.toContain(world.secret);
   });
 
   it("5. the checker's schedule fires a check as a root while the team works", async () => {
-    person.begins('a schedule fires a check', "The shop's `checker` definition carries a schedule (every 30 seconds here). `up` started the scheduler in the `schedule` window, and its runs are roots of their own, reporting to the person.");
-    const run = await eventually(() => listRecords(world.layout()).find((r) => r.name === 'checker' && r.status === 'completed'), 120_000, 'a checker run');
+    person.begins(
+      'a schedule fires a check',
+      "The shop's `checker` definition carries a schedule (every 30 seconds here). `up` started the scheduler in the `schedule` window, and its runs are roots of their own, reporting to the person.",
+    );
+    const run = await eventually(
+      () => listRecords(world.layout()).find((r) => r.name === 'checker' && r.status === 'completed'),
+      120_000,
+      'a checker run',
+    );
     expect(run).toMatchObject({ depth: 0, parentId: null, spawnedBy: 'cron' });
     expect(readFileSync(world.layout().output(run.id), 'utf8')).toContain('Build check: build ok');
-    const dash = await person.sees(pane('dashboard'), /Schedules \(scheduler running\):\s+checker \*\/30 \* \* \* \* \* next \S+ last: completed/);
+    const dash = await person.sees(
+      pane('dashboard'),
+      /Schedules \(scheduler running\):\s+checker \*\/30 \* \* \* \* \* next \S+ last: completed/,
+    );
     expect(dash).toMatch(/checker-\w+ \*\s+completed/);
     expect(readAudit(world.layout(), { event: 'schedule_fired' }).lines[0]).toMatchObject({ schedule: 'checker' });
   });
 
   it('6. gemini-mate is killed mid-task; its task reopens and mate finishes it', async () => {
-    person.begins('a teammate crashes; another finishes its task', "gemini-mate's CLI dies in the middle of its task (here: SIGKILL). Its task goes back on the board, with a note saying why, and mate, idle and watching the board, takes it and finishes it.");
+    person.begins(
+      'a teammate crashes; another finishes its task',
+      "gemini-mate's CLI dies in the middle of its task (here: SIGKILL). Its task goes back on the board, with a note saying why, and mate, idle and watching the board, takes it and finishes it.",
+    );
     const cli = vendorCliPid(world.layout(), 'gemini', world.env.FLOTILLA_GEMINI_BIN!, 'gemini-mate');
     expect(cli).toBeDefined();
     expect(status('catalog')).toBe('claimed');
     // The outside world: the CLI dies (out of memory, a crash), as SIGKILL does it.
     process.kill(cli!, 'SIGKILL');
-    await eventually(() => listRecords(world.layout()).find((r) => r.id === 'gemini-mate')?.status === 'crashed', 120_000, 'gemini-mate crashed');
+    await eventually(
+      () => listRecords(world.layout()).find((r) => r.id === 'gemini-mate')?.status === 'crashed',
+      120_000,
+      'gemini-mate crashed',
+    );
     await eventually(() => status('catalog') === 'done', 300_000, 'catalog done by another');
     const catalog = readTask(world.layout().board('fleet'), 'catalog')!;
     expect(catalog).toMatchObject({ claimed_by: 'mate', result: 'catalog: Rebuild the catalog [exit code 0]' });
-    expect(catalog.notes.map((n) => n.text)).toEqual([expect.stringMatching(/^reopened: its claimant gemini-mate ended \(.*killed \(SIGKILL\)/)]);
+    expect(catalog.notes.map((n) => n.text)).toEqual([
+      expect.stringMatching(/^reopened: its claimant gemini-mate ended \(.*killed \(SIGKILL\)/),
+    ]);
     const shown = await person.flotilla(['task', 'show', 'catalog']);
     expect(shown.stdout).toContain('reopened: its claimant gemini-mate ended');
   });
 
   it('7. the lead sees the board settle; the person reviews and merges; one conflict is reported, not merged', async () => {
-    person.begins('review and merge', "The lead sees the board settle. The person reviews the teammates' branches and merges them; mate's branch changed the same lines of `CHANGELOG.md` as Codex's, so its merge is refused with the conflict and nothing of it is merged.");
+    person.begins(
+      'review and merge',
+      "The lead sees the board settle. The person reviews the teammates' branches and merges them; mate's branch changed the same lines of `CHANGELOG.md` as Codex's, so its merge is refused with the conflict and nothing of it is merged.",
+    );
     await person.sees(pane('root'), /The board is settled/);
     const board = await person.flotilla(['task', 'list', '--json'], { quiet: true });
     expect((await person.flotilla(['task', 'list'])).stdout).toMatch(/board fleet: 0 open, 0 claimed, 6 done/);
@@ -158,13 +228,24 @@ describe('a day on the defaults', { timeout: 600_000 }, () => {
   });
 
   it('8. the person ends the day: gc, nothing of the fleet left running, and the audit tells the day in order', async () => {
-    person.begins('end of the day', "The person pauses the schedule, cancels the lead's tree, closes the fleet's session and runs `flotilla gc`: nothing of the fleet is left running, merged worktrees are gone, the unmerged branch stays. `flotilla audit` tells the day in order.");
+    person.begins(
+      'end of the day',
+      "The person pauses the schedule, cancels the lead's tree, closes the fleet's session and runs `flotilla gc`: nothing of the fleet is left running, merged worktrees are gone, the unmerged branch stays. `flotilla audit` tells the day in order.",
+    );
     const lead = listRecords(world.layout()).find((r) => r.name === 'lead')!;
     expect((await person.flotilla(['schedule', 'pause', 'checker'])).exitCode).toBe(0);
     const cancelled = await person.flotilla(['cancel', lead.id, '--tree']);
     expect(cancelled.exitCode, cancelled.stderr).toBe(0);
     await person.type(DESK, `tmux kill-session -t ${session}`);
-    await eventually(async () => !(await world.tmux.tmux('has-session', '-t', `=${session}`).then(() => true, () => false)), 60_000, 'the fleet session closed');
+    await eventually(
+      async () =>
+        !(await world.tmux.tmux('has-session', '-t', `=${session}`).then(
+          () => true,
+          () => false,
+        )),
+      60_000,
+      'the fleet session closed',
+    );
     const gc = await person.flotilla(['gc']);
     expect(gc.exitCode, gc.stderr).toBe(0);
     // The person's own shell in the shop is not the fleet.
@@ -178,9 +259,20 @@ describe('a day on the defaults', { timeout: 600_000 }, () => {
 
     const audit = await person.flotilla(['audit']);
     expect(audit.exitCode).toBe(0);
-    const day = readAudit(world.layout(), {}).lines.map((l) => `${String(l.event)}${l.task ? `:${String(l.task)}` : ''}`);
+    const day = readAudit(world.layout(), {}).lines.map(
+      (l) => `${String(l.event)}${l.task ? `:${String(l.task)}` : ''}`,
+    );
     const at = (e: string): number => day.indexOf(e);
-    for (const e of ['task_created:prices', 'task_claimed:prices', 'secret_granted', 'secret_expired', 'task_reopened:catalog', 'task_done:catalog', 'gc']) expect(at(e), e).toBeGreaterThanOrEqual(0);
+    for (const e of [
+      'task_created:prices',
+      'task_claimed:prices',
+      'secret_granted',
+      'secret_expired',
+      'task_reopened:catalog',
+      'task_done:catalog',
+      'gc',
+    ])
+      expect(at(e), e).toBeGreaterThanOrEqual(0);
     expect(at('task_created:prices')).toBeLessThan(at('task_claimed:prices'));
     expect(at('secret_granted')).toBeLessThan(at('secret_expired'));
     expect(at('task_reopened:catalog')).toBeLessThan(at('task_done:catalog'));
@@ -192,7 +284,9 @@ describe('a day on the defaults', { timeout: 600_000 }, () => {
     const tour = renderTour(person.tour, places);
     if (process.env.FLOTILLA_TOUR_WRITE) writeFileSync(TOUR, tour);
     expect(existsSync(TOUR), 'docs/tour.md is missing: run npm run tour').toBe(true);
-    expect(tourCommands(readFileSync(TOUR, 'utf8')), 'docs/tour.md is stale: run npm run tour').toEqual(tourCommands(tour));
+    expect(tourCommands(readFileSync(TOUR, 'utf8')), 'docs/tour.md is stale: run npm run tour').toEqual(
+      tourCommands(tour),
+    );
   });
 });
 
@@ -212,8 +306,12 @@ function fleetProcesses(except: number): string[] {
     try {
       const cwd = readlinkSync(`/proc/${name}/cwd`);
       if (!cwd.startsWith(world.project) || underPerson(name)) continue;
-      out.push(`${name} (in ${cwd.slice(world.project.length) || '.'}): ${readFileSync(`/proc/${name}/cmdline`, 'utf8').replace(/\0/g, ' ').slice(0, 120)}`);
-    } catch { /* gone, or not ours */ }
+      out.push(
+        `${name} (in ${cwd.slice(world.project.length) || '.'}): ${readFileSync(`/proc/${name}/cmdline`, 'utf8').replace(/\0/g, ' ').slice(0, 120)}`,
+      );
+    } catch {
+      /* gone, or not ours */
+    }
   }
   return out;
 }
@@ -221,13 +319,17 @@ function fleetProcesses(except: number): string[] {
 /** Goes to `agent` with the dashboard's n (next that needs you), answers with a, and waits for what the dashboard says. */
 async function answerOnDashboard(agent: string, said: RegExp): Promise<void> {
   const dash = pane('dashboard');
-  await eventually(async () => {
-    // The selected row: `›`, then `!` when it needs the person.
-    if (new RegExp(`›[! ]${agent} `).test(await person.looks(dash))) return true;
-    await person.press(dash, 'n');
-    await new Promise((r) => setTimeout(r, 300));
-    return false;
-  }, 60_000, `the dashboard on ${agent}`);
+  await eventually(
+    async () => {
+      // The selected row: `›`, then `!` when it needs the person.
+      if (new RegExp(`›[! ]${agent} `).test(await person.looks(dash))) return true;
+      await person.press(dash, 'n');
+      await new Promise((r) => setTimeout(r, 300));
+      return false;
+    },
+    60_000,
+    `the dashboard on ${agent}`,
+  );
   await person.press(dash, 'a');
   await person.sees(dash, said);
 }

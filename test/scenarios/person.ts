@@ -62,10 +62,20 @@ export class Person {
   }
 
   /** Runs `flotilla <args>` in the project, as the person; never throws on a non-zero exit. */
-  async flotilla(args: string[], opts: { quiet?: boolean } = {}): Promise<{ exitCode: number; stdout: string; stderr: string }> {
-    const r = await execa(process.execPath, [CLI, ...args], { cwd: this.world.project, env: this.world.env, extendEnv: false, reject: false, stdin: 'ignore' });
+  async flotilla(
+    args: string[],
+    opts: { quiet?: boolean } = {},
+  ): Promise<{ exitCode: number; stdout: string; stderr: string }> {
+    const r = await execa(process.execPath, [CLI, ...args], {
+      cwd: this.world.project,
+      env: this.world.env,
+      extendEnv: false,
+      reject: false,
+      stdin: 'ignore',
+    });
     const out = { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) };
-    if (!opts.quiet) this.note({ did: `flotilla ${args.join(' ')}`, saw: [out.stdout, out.stderr].filter(Boolean).join('\n') });
+    if (!opts.quiet)
+      this.note({ did: `flotilla ${args.join(' ')}`, saw: [out.stdout, out.stderr].filter(Boolean).join('\n') });
     return out;
   }
 

@@ -27,14 +27,16 @@ The shop repository is \`test/scenarios/fixtures/shop/\`, with its own \`.claude
 
 /** Paths of the test's machine read as a person's: the home as `~`, the forge as one address. */
 export function normalize(text: string, places: Places): string {
-  return text
-    .replaceAll(places.forge, 'https://forge.example/shop.git')
-    .replaceAll(places.home, '~')
-    .replaceAll(`tmux -L ${places.socket} `, 'tmux ')
-    // A path the dashboard cut short, or a scripted model's file in this checkout.
-    .replaceAll(`${REPO}/test/scenarios/fixtures/model/`, '')
-    .replace(/\S*\.test-home\S*…/g, '~/shop…')
-    .replace(/script:\S*\/test\/scenarios\/\S*…/g, 'script:…');
+  return (
+    text
+      .replaceAll(places.forge, 'https://forge.example/shop.git')
+      .replaceAll(places.home, '~')
+      .replaceAll(`tmux -L ${places.socket} `, 'tmux ')
+      // A path the dashboard cut short, or a scripted model's file in this checkout.
+      .replaceAll(`${REPO}/test/scenarios/fixtures/model/`, '')
+      .replace(/\S*\.test-home\S*…/g, '~/shop…')
+      .replace(/script:\S*\/test\/scenarios\/\S*…/g, 'script:…')
+  );
 }
 
 /** The tour as Markdown. */
@@ -50,7 +52,10 @@ export function renderTour(entries: readonly TourEntry[], places: Places): strin
     if (e.did) out.push('```console', `$ ${normalize(e.did, places)}`, '```', '');
     if (e.saw) out.push('```text', ...lastLines(normalize(e.saw, places), 30), '```', '');
   }
-  return `${out.join('\n').replace(/\n{3,}/g, '\n\n').trimEnd()}\n`;
+  return `${out
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trimEnd()}\n`;
 }
 
 /** The commands and keys of a tour, in order, with the run's own ids made generic. */
@@ -60,7 +65,9 @@ export function tourCommands(markdown: string): string[] {
 
 /** Ids and names that differ from run to run. */
 export function generic(text: string): string {
-  return text.replace(/\b(lead|checker)-[a-z0-9]{6}\b/g, '$1-…').replace(/\bflotilla-shop-[0-9a-f]+\b/g, 'flotilla-shop-…');
+  return text
+    .replace(/\b(lead|checker)-[a-z0-9]{6}\b/g, '$1-…')
+    .replace(/\bflotilla-shop-[0-9a-f]+\b/g, 'flotilla-shop-…');
 }
 
 function lastLines(text: string, n: number): string[] {

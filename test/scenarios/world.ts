@@ -49,9 +49,21 @@ export async function openWorld(): Promise<World> {
   const tmux = tmuxServer();
   // Stand-in for the vendors' APIs and logins: local fake servers, reached by the CLIs' documented key and base-URL variables.
   const providers = {
-    claude: await startFakeVendor('anthropic', join(FIXTURES, 'model', 'claude.yaml'), namingFor(TARGETS.claude().runtime)),
-    codex: await startFakeVendor('responses', join(FIXTURES, 'model', 'codex.yaml'), namingFor(TARGETS.codex().runtime)),
-    gemini: await startFakeVendor('gemini', join(FIXTURES, 'model', 'gemini.yaml'), namingFor(TARGETS.gemini().runtime)),
+    claude: await startFakeVendor(
+      'anthropic',
+      join(FIXTURES, 'model', 'claude.yaml'),
+      namingFor(TARGETS.claude().runtime),
+    ),
+    codex: await startFakeVendor(
+      'responses',
+      join(FIXTURES, 'model', 'codex.yaml'),
+      namingFor(TARGETS.codex().runtime),
+    ),
+    gemini: await startFakeVendor(
+      'gemini',
+      join(FIXTURES, 'model', 'gemini.yaml'),
+      namingFor(TARGETS.gemini().runtime),
+    ),
   };
   const secret = `dk_live_${process.pid}x${Date.now()}Q7`;
   const env: Record<string, string> = {
@@ -70,33 +82,82 @@ export async function openWorld(): Promise<World> {
     ...TARGETS.codex().env(providers.codex.url),
     ...TARGETS.gemini().env(providers.gemini.url),
     // The person's git identity, as their ~/.gitconfig would give it.
-    GIT_AUTHOR_NAME: 'Pat Person', GIT_AUTHOR_EMAIL: 'pat@example.com', GIT_COMMITTER_NAME: 'Pat Person', GIT_COMMITTER_EMAIL: 'pat@example.com',
+    GIT_AUTHOR_NAME: 'Pat Person',
+    GIT_AUTHOR_EMAIL: 'pat@example.com',
+    GIT_COMMITTER_NAME: 'Pat Person',
+    GIT_COMMITTER_EMAIL: 'pat@example.com',
     // The person's deploy key, exported in their shell as people do.
     DEPLOY_TOKEN: secret,
   };
   // The person's terminal starts the tmux server, so the server (and every window in it) has their environment.
-  await execa('tmux', ['-L', tmux.socket, 'new-session', '-d', '-s', 'desk', '-x', '160', '-y', '50', '-c', home.dir, '/bin/sh'], { env, extendEnv: false });
+  await execa(
+    'tmux',
+    ['-L', tmux.socket, 'new-session', '-d', '-s', 'desk', '-x', '160', '-y', '50', '-c', home.dir, '/bin/sh'],
+    { env, extendEnv: false },
+  );
   const project = join(home.dir, 'shop');
   const layout = (): Layout => resolveLayout({ cwd: project, env: {} });
   return {
-    home, forge, project, tmux, env, providers, secret, layout,
+    home,
+    forge,
+    project,
+    tmux,
+    env,
+    providers,
+    secret,
+    layout,
     async explain() {
       const l = layout();
       const tasks = l.board('fleet').tasksDir;
-      try { console.error(`--- board:\n${readdirSync(tasks).map((n) => readFileSync(join(tasks, n), 'utf8').slice(0, 500)).join('\n')}`); } catch { /* no board yet */ }
+      try {
+        console.error(
+          `--- board:\n${readdirSync(tasks)
+            .map((n) => readFileSync(join(tasks, n), 'utf8').slice(0, 500))
+            .join('\n')}`,
+        );
+      } catch {
+        /* no board yet */
+      }
       for (const r of listRecords(l)) {
         const screen = r.tmux ? await tmux.capture(r.tmux.paneId).catch(() => '(pane gone)') : '(no pane)';
         let log = '';
-        try { log = readFileSync(l.log(r.id), 'utf8').slice(-1500); } catch { /* none */ }
-        console.error(`--- ${r.id} (${r.status}, ${r.exitReason ?? ''}) pane:\n${screen.split('\n').filter((x) => x.trim()).slice(-30).join('\n')}\n--- log:\n${log}`);
+        try {
+          log = readFileSync(l.log(r.id), 'utf8').slice(-1500);
+        } catch {
+          /* none */
+        }
+        console.error(
+          `--- ${r.id} (${r.status}, ${r.exitReason ?? ''}) pane:\n${screen
+            .split('\n')
+            .filter((x) => x.trim())
+            .slice(-30)
+            .join('\n')}\n--- log:\n${log}`,
+        );
       }
-      for (const [name, p] of Object.entries(providers)) console.error(`--- ${name}: ${p.prompts.length} scripted calls; last input:\n${p.seen().slice(-1500)}`);
+      for (const [name, p] of Object.entries(providers))
+        console.error(`--- ${name}: ${p.prompts.length} scripted calls; last input:\n${p.seen().slice(-1500)}`);
     },
     async dispose() {
-      const pids = (() => { try { return listRecords(layout()).flatMap((r) => (r.pid ? [[r.pid, r.pidStartTime] as const] : [])); } catch { return []; } })();
+      const pids = (() => {
+        try {
+          return listRecords(layout()).flatMap((r) => (r.pid ? [[r.pid, r.pidStartTime] as const] : []));
+        } catch {
+          return [];
+        }
+      })();
       await tmux.kill();
-      await eventually(() => pids.every(([pid, start]) => !isProcessAlive(pid, start)), 15_000, 'the fleet to exit').catch(() => undefined);
-      for (const [pid, start] of pids) if (isProcessAlive(pid, start)) try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
+      await eventually(
+        () => pids.every(([pid, start]) => !isProcessAlive(pid, start)),
+        15_000,
+        'the fleet to exit',
+      ).catch(() => undefined);
+      for (const [pid, start] of pids)
+        if (isProcessAlive(pid, start))
+          try {
+            process.kill(pid, 'SIGKILL');
+          } catch {
+            /* gone */
+          }
       for (const p of Object.values(providers)) await p.close();
       home.cleanup();
     },
@@ -113,7 +174,8 @@ async function makeForge(dir: string): Promise<string> {
     const file = join(agents, name);
     writeFileSync(file, readFileSync(file, 'utf8').replaceAll('{{MODELS}}', join(FIXTURES, 'model')));
   }
-  const git = (...args: string[]) => execa('git', ['-c', 'user.name=Shop Owner', '-c', 'user.email=owner@example.com', ...args], { cwd: work });
+  const git = (...args: string[]) =>
+    execa('git', ['-c', 'user.name=Shop Owner', '-c', 'user.email=owner@example.com', ...args], { cwd: work });
   await git('init', '-q', '-b', 'main');
   await git('add', '-A');
   await git('commit', '-qm', 'The shop as it is');
@@ -128,11 +190,19 @@ export function filesContaining(dir: string, needle: string): string[] {
   const hits: string[] = [];
   const walk = (d: string): void => {
     let names: string[] = [];
-    try { names = readdirSync(d); } catch { return; }
+    try {
+      names = readdirSync(d);
+    } catch {
+      return;
+    }
     for (const name of names) {
       const path = join(d, name);
       let st;
-      try { st = statSync(path); } catch { continue; }
+      try {
+        st = statSync(path);
+      } catch {
+        continue;
+      }
       if (st.isDirectory()) walk(path);
       else if (st.isFile() && readFileSync(path, 'latin1').includes(needle)) hits.push(path);
     }

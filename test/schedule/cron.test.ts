@@ -14,17 +14,23 @@ describe('cron expressions (croner)', () => {
   });
 
   it('refuses a wrong number of fields and an unknown time zone, saying what to give', () => {
-    expect(() => parseCron({ expr: '* * * *', timezone: null })).toThrow(/has 4 fields; give 5 .* or 6 \(seconds first\)/);
-    expect(() => parseCron({ expr: '0 9 * * *', timezone: 'Mars/Olympus' })).toThrow(/time zone 'Mars\/Olympus' is not known/);
+    expect(() => parseCron({ expr: '* * * *', timezone: null })).toThrow(
+      /has 4 fields; give 5 .* or 6 \(seconds first\)/,
+    );
+    expect(() => parseCron({ expr: '0 9 * * *', timezone: 'Mars/Olympus' })).toThrow(
+      /time zone 'Mars\/Olympus' is not known/,
+    );
   });
 
   it('reads an optional seconds field and a time zone', () => {
     const from = new Date('2026-01-05T07:59:59Z');
-    expect(nextFires(parseCron({ expr: '*/20 * * * * *', timezone: 'UTC' }), 3, from).map((d) => d.toISOString()))
-      .toEqual(['2026-01-05T08:00:00.000Z', '2026-01-05T08:00:20.000Z', '2026-01-05T08:00:40.000Z']);
+    expect(
+      nextFires(parseCron({ expr: '*/20 * * * * *', timezone: 'UTC' }), 3, from).map((d) => d.toISOString()),
+    ).toEqual(['2026-01-05T08:00:00.000Z', '2026-01-05T08:00:20.000Z', '2026-01-05T08:00:40.000Z']);
     // 09:00 on weekdays in Berlin (UTC+1 in January): Monday 5th, Tuesday 6th, Wednesday 7th.
-    expect(nextFires(parseCron({ expr: '0 9 * * 1-5', timezone: 'Europe/Berlin' }), 3, from).map((d) => d.toISOString()))
-      .toEqual(['2026-01-05T08:00:00.000Z', '2026-01-06T08:00:00.000Z', '2026-01-07T08:00:00.000Z']);
+    expect(
+      nextFires(parseCron({ expr: '0 9 * * 1-5', timezone: 'Europe/Berlin' }), 3, from).map((d) => d.toISOString()),
+    ).toEqual(['2026-01-05T08:00:00.000Z', '2026-01-06T08:00:00.000Z', '2026-01-07T08:00:00.000Z']);
   });
 
   it('fires a daily 02:30 once on each DST night: once after the spring gap, once in the autumn repeat', () => {
@@ -41,6 +47,8 @@ describe('cron expressions (croner)', () => {
     const cron = parseCron({ expr: '*/2 * * * * *', timezone: 'UTC' });
     const t0 = new Date('2026-01-01T00:00:00Z');
     expect(slotsBetween(cron, t0, new Date('2026-01-01T00:00:07Z')).map((d) => d.getUTCSeconds())).toEqual([2, 4, 6]);
-    expect(slotsBetween(cron, t0, new Date('2026-01-01T00:01:00Z'), 3).map((d) => d.getUTCSeconds())).toEqual([56, 58, 0]);
+    expect(slotsBetween(cron, t0, new Date('2026-01-01T00:01:00Z'), 3).map((d) => d.getUTCSeconds())).toEqual([
+      56, 58, 0,
+    ]);
   });
 });

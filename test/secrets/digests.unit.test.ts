@@ -10,7 +10,9 @@ import { eventually } from '../helpers/tmux.js';
 /** docs/security.md "Redaction": the fleet's digest set and the holders ended at expiry. */
 
 let fleet: TempFleet;
-beforeEach(() => { fleet = tempFleet(); });
+beforeEach(() => {
+  fleet = tempFleet();
+});
 afterEach(() => fleet.cleanup());
 
 const VALUE = 'ghp_S3cretValue-For/Tests+42';
@@ -27,7 +29,9 @@ describe("the fleet's digest set", () => {
     expect(r(Buffer.from(VALUE).toString('base64'))).toBe('[secret:github-token]');
     expect(r(encodeURIComponent(VALUE))).toBe('[secret:github-token]');
     expect(r(JSON.stringify({ v: VALUE }))).toBe('{"v":"[secret:github-token]"}');
-    expect(r('nothing here, not even ghp_S3cretValue-For/Tests+4')).toBe('nothing here, not even ghp_S3cretValue-For/Tests+4');
+    expect(r('nothing here, not even ghp_S3cretValue-For/Tests+4')).toBe(
+      'nothing here, not even ghp_S3cretValue-For/Tests+4',
+    );
     // The earlier redactor picks the new entry up too.
     expect(before(VALUE)).toBe('[secret:github-token]');
     for (const name of readdirSync(fleet.layout.secretsDir)) {
@@ -53,7 +57,12 @@ describe('holders at expiry', () => {
     const theirs = spawn('sleep', ['62'], env(VALUE));
     const other = spawn('sleep', ['63'], env(VALUE + 'x'));
     try {
-      for (const c of [ours, theirs, other]) await eventually(() => readFileSync(`/proc/${c.pid}/cmdline`, 'utf8').startsWith('sleep'), 30_000, 'sleep to exec');
+      for (const c of [ours, theirs, other])
+        await eventually(
+          () => readFileSync(`/proc/${c.pid}/cmdline`, 'utf8').startsWith('sleep'),
+          30_000,
+          'sleep to exec',
+        );
       const { ended, left } = endHolders('GITHUB_TOKEN', Buffer.from(VALUE), (pid) => pid === ours.pid);
       expect(ended).toEqual([{ pid: ours.pid, command: 'sleep 61' }]);
       expect(left).toEqual([{ pid: theirs.pid, command: 'sleep 62' }]);

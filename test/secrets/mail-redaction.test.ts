@@ -17,7 +17,11 @@ function filesContaining(dir: string, needle: string): string[] {
     for (const name of readdirSync(d)) {
       const path = join(d, name);
       let st;
-      try { st = statSync(path); } catch { continue; }
+      try {
+        st = statSync(path);
+      } catch {
+        continue;
+      }
       if (st.isDirectory()) walk(path);
       else if (st.isFile() && readFileSync(path, 'latin1').includes(needle)) hits.push(path);
     }
@@ -43,36 +47,82 @@ describe.each([
     p = project('flotilla-mail-redact-');
     tmux = tmuxServer();
     p.config({ security: { sandbox } });
-    p.agent('mailer', { tools: 'Bash', permissions: { permission_mode: 'dont_ask', secrets: ['github-token'], ttl_secs: 300 } });
+    p.agent('mailer', {
+      tools: 'Bash',
+      permissions: { permission_mode: 'dont_ask', secrets: ['github-token'], ttl_secs: 300 },
+    });
   });
   afterEach(async () => {
     await tmux.kill();
     p.cleanup();
   });
 
-  it('arrives redacted in the parent\'s inbox on disk, body and summary, from the agent', async () => {
-    const env = Object.entries(p.env({ FLOTILLA_TMUX_SOCKET: tmux.socket, NO_COLOR: '1' })).map(([k, v]) => `${k}=${v}`);
-    await tmux.tmux('new-session', '-d', '-s', 'mail', '-x', '200', '-y', '50', '-c', p.project, '--', 'env', '-i', ...env,
-      process.execPath, CLI, 'run', '--agent', 'mailer', '--model', `script:${MAILS}`);
+  it("arrives redacted in the parent's inbox on disk, body and summary, from the agent", async () => {
+    const env = Object.entries(p.env({ FLOTILLA_TMUX_SOCKET: tmux.socket, NO_COLOR: '1' })).map(
+      ([k, v]) => `${k}=${v}`,
+    );
+    await tmux.tmux(
+      'new-session',
+      '-d',
+      '-s',
+      'mail',
+      '-x',
+      '200',
+      '-y',
+      '50',
+      '-c',
+      p.project,
+      '--',
+      'env',
+      '-i',
+      ...env,
+      process.execPath,
+      CLI,
+      'run',
+      '--agent',
+      'mailer',
+      '--model',
+      `script:${MAILS}`,
+    );
     await tmux.waitFor('mail', /›/, 30_000);
     await tmux.tmux('send-keys', '-t', 'mail', 'mail the token', 'Enter');
-    const item = await eventually(async () => (await list(p.layout, 'human')).find((i) => i.message.kind === 'secret_request'), 30_000, 'a secret request');
+    const item = await eventually(
+      async () => (await list(p.layout, 'human')).find((i) => i.message.kind === 'secret_request'),
+      30_000,
+      'a secret request',
+    );
     if (item.message.kind !== 'secret_request') throw new Error('unreachable');
     const agentId = item.message.from;
-    const approved = await p.run(['approve', item.message.request_id, '--ttl', '300'], { env: { GITHUB_TOKEN: VALUE } });
+    const approved = await p.run(['approve', item.message.request_id, '--ttl', '300'], {
+      env: { GITHUB_TOKEN: VALUE },
+    });
     expect(approved.exitCode, approved.stderr).toBe(0);
     await tmux.waitFor('mail', /Sent:/, 60_000);
 
-    const codes = Object.fromEntries(readFileSync(join(p.project, 'sends.txt'), 'utf8').trim().split('\n').map((l) => l.split(':') as [string, string]));
-    const mail = (await list(p.layout, 'human', { includeRead: true })).map((i) => i.message).filter((m) => m.kind === 'message');
+    const codes = Object.fromEntries(
+      readFileSync(join(p.project, 'sends.txt'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => l.split(':') as [string, string]),
+    );
+    const mail = (await list(p.layout, 'human', { includeRead: true }))
+      .map((i) => i.message)
+      .filter((m) => m.kind === 'message');
     const plain = mail.find((m) => m.body.startsWith('token='));
-    expect(plain, JSON.stringify(mail)).toMatchObject({ from: agentId, to: 'human', summary: 'sum [secret:github-token]' });
+    expect(plain, JSON.stringify(mail)).toMatchObject({
+      from: agentId,
+      to: 'human',
+      summary: 'sum [secret:github-token]',
+    });
     expect(plain!.body.trim()).toBe('token=[secret:github-token]');
     expect(codes.plain).toBe('0');
     if (sandbox === 'none') {
       // env -i took FLOTILLA_DOOR and FLOTILLA_ROOT away: the harness is still among its ancestors, and delivers.
       expect(codes.wiped).toBe('0');
-      expect(mail.find((m) => m.body.startsWith('wiped='))).toMatchObject({ from: agentId, body: expect.stringContaining('wiped=[secret:github-token]') });
+      expect(mail.find((m) => m.body.startsWith('wiped='))).toMatchObject({
+        from: agentId,
+        body: expect.stringContaining('wiped=[secret:github-token]'),
+      });
     } else {
       // Without its door nothing inside the sandbox can write an inbox.
       expect(codes.wiped).not.toBe('0');

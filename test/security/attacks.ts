@@ -34,7 +34,9 @@ export function attackScript(t: Target): string {
   const lines: string[] = ['cd "$(dirname "$0")"', ': > probe.txt'];
   // Each probe is bounded: a tmux client pointed at a socket that is not tmux's waits forever.
   const probe = (name: string, cmd: string) =>
-    lines.push(`echo "== ${name}"; if timeout 60 sh -c ${q(cmd)} </dev/null >&2; then echo ${name}:ESCAPED; else echo ${name}:blocked; fi >> probe.txt`);
+    lines.push(
+      `echo "== ${name}"; if timeout 60 sh -c ${q(cmd)} </dev/null >&2; then echo ${name}:ESCAPED; else echo ${name}:blocked; fi >> probe.txt`,
+    );
   const fire = (cmd: string) => lines.push(cmd);
   const flotilla = `${q(t.node)} ${q(t.cli)} --root ${q(t.root)}`;
   const sock = q(t.socketPath);
@@ -54,24 +56,41 @@ export function attackScript(t: Target): string {
   // Approvals: the victim's request, answered from inside by every route.
   probe('approve-cli', `${flotilla} approve ${t.request}`);
   probe('approve-cli-always', `${flotilla} approve ${t.request} --always`);
-  probe('approve-detached', [
-    `setsid -f sh -c ${q(`env -i PATH="$PATH" HOME="$HOME" ${q(t.node)} ${q(t.cli)} --root ${q(t.root)} approve ${t.request}; echo $? > approve-detached.rc`)} </dev/null >/dev/null 2>&1`,
-    'i=0; while [ ! -s approve-detached.rc ] && [ $i -lt 300 ]; do sleep 0.2; i=$((i+1)); done',
-    '[ "$(cat approve-detached.rc)" = 0 ]',
-  ].join('; '));
+  probe(
+    'approve-detached',
+    [
+      `setsid -f sh -c ${q(`env -i PATH="$PATH" HOME="$HOME" ${q(t.node)} ${q(t.cli)} --root ${q(t.root)} approve ${t.request}; echo $? > approve-detached.rc`)} </dev/null >/dev/null 2>&1`,
+      'i=0; while [ ! -s approve-detached.rc ] && [ $i -lt 300 ]; do sleep 0.2; i=$((i+1)); done',
+      '[ "$(cat approve-detached.rc)" = 0 ]',
+    ].join('; '),
+  );
   const gone = `i=0; while [ -e ${answer} ] && [ $i -lt 150 ]; do sleep 0.2; i=$((i+1)); done`;
-  const write = (what: string) => (t.contained ? probe(`answer-file-${what}`, `mkdir -p ${q(dirname(`${t.root}/state/approvals/x`))} && printf %s ${json('')} > ${answer}`) : fire(`mkdir -p ${q(`${t.root}/state/approvals`)}; printf %s ${json(what === 'bare' ? '' : ',"answerer":{"pid":1,"route":"dashboard"}')} > ${answer}; ${gone}`));
+  const write = (what: string) =>
+    t.contained
+      ? probe(
+          `answer-file-${what}`,
+          `mkdir -p ${q(dirname(`${t.root}/state/approvals/x`))} && printf %s ${json('')} > ${answer}`,
+        )
+      : fire(
+          `mkdir -p ${q(`${t.root}/state/approvals`)}; printf %s ${json(what === 'bare' ? '' : ',"answerer":{"pid":1,"route":"dashboard"}')} > ${answer}; ${gone}`,
+        );
   write('bare');
   write('forged-pid');
   // Held open by its own writer, naming itself (its host pid, read through /proc/self).
-  fire(`sh -c ${q(`read -r me rest < /proc/self/stat; printf '{"requestId":"${t.request}","decision":"approve","scope":"always","answerer":{"pid":%s,"route":"cli"}}' "$me" > "$1.tmp" || exit 0; exec 9<"$1.tmp"; mv "$1.tmp" "$1"; sleep 8`)} held ${answer} 2>/dev/null; ${gone}`);
+  fire(
+    `sh -c ${q(`read -r me rest < /proc/self/stat; printf '{"requestId":"${t.request}","decision":"approve","scope":"always","answerer":{"pid":%s,"route":"cli"}}' "$me" > "$1.tmp" || exit 0; exec 9<"$1.tmp"; mv "$1.tmp" "$1"; sleep 8`)} held ${answer} 2>/dev/null; ${gone}`,
+  );
 
   // Slots: take every name of the fleet from a detached process, held until the test ends.
-  fire(`setsid -f ${q(t.node)} ./squat-slots.mjs ${q(t.root)} "$PWD/squat.out" "$PWD/release" </dev/null >/dev/null 2>&1`);
+  fire(
+    `setsid -f ${q(t.node)} ./squat-slots.mjs ${q(t.root)} "$PWD/squat.out" "$PWD/release" </dev/null >/dev/null 2>&1`,
+  );
   fire('i=0; while [ ! -s squat.out ] && [ $i -lt 600 ]; do sleep 0.2; i=$((i+1)); done');
 
   // A spawn that would come back as a new root: detached with its environment wiped, or naming another agent.
-  fire(`setsid -f sh -c ${q(`env -i PATH="$PATH" HOME="$HOME" ${q(t.spawnAgent)} --agent worker --id detached-1 hi; echo $? > detached-spawn.rc`)} </dev/null >/dev/null 2>&1`);
+  fire(
+    `setsid -f sh -c ${q(`env -i PATH="$PATH" HOME="$HOME" ${q(t.spawnAgent)} --agent worker --id detached-1 hi; echo $? > detached-spawn.rc`)} </dev/null >/dev/null 2>&1`,
+  );
   fire('i=0; while [ ! -s detached-spawn.rc ] && [ $i -lt 600 ]; do sleep 0.2; i=$((i+1)); done');
   fire(`FLOTILLA_AGENT_ID=vic ${q(t.spawnAgent)} --agent worker --id forged-parent hi </dev/null`);
 
@@ -83,19 +102,29 @@ export function attackScript(t: Target): string {
   // the `spawn-agent` they ran, are theirs and not looked at).
   const harnessPids = `grep -ho '"pid": *[0-9]*' ${q(`${t.root}/state/agents`)}/*.json | grep -o '[0-9]*$'`;
   probe('key-tmux-environment', `tmux -S ${sock} show-environment -g | grep -q escape-key`);
-  probe('key-tmux-session-environment', `for s in $(tmux -S ${sock} list-sessions -F '#{session_name}'); do tmux -S ${sock} show-environment -t "=$s"; done | grep -q escape-key`);
-  probe('key-harness-environ', `for p in $(${harnessPids}) $(tmux -S ${sock} display-message -p '#{pid}'); do grep -qs escape-key /proc/$p/environ && exit 0; done; exit 1`);
+  probe(
+    'key-tmux-session-environment',
+    `for s in $(tmux -S ${sock} list-sessions -F '#{session_name}'); do tmux -S ${sock} show-environment -t "=$s"; done | grep -q escape-key`,
+  );
+  probe(
+    'key-harness-environ',
+    `for p in $(${harnessPids}) $(tmux -S ${sock} display-message -p '#{pid}'); do grep -qs escape-key /proc/$p/environ && exit 0; done; exit 1`,
+  );
 
   // The git dir's hooks and fsmonitor, planted for the harness's own git (a worktree spawn).
   if (!t.contained) {
     // What a command still can do without the sandbox (docs/security.md's table for `none`
     // says so): each harmless, each expected to work, so the table's "can" lines are tested too.
     const open = (name: string, cmd: string) =>
-      lines.push(`echo "== open ${name}"; if timeout 60 sh -c ${q(cmd)} </dev/null >&2; then echo ${name}:open; else echo ${name}:closed; fi >> open.txt`);
+      lines.push(
+        `echo "== open ${name}"; if timeout 60 sh -c ${q(cmd)} </dev/null >&2; then echo ${name}:open; else echo ${name}:closed; fi >> open.txt`,
+      );
     open('tmux-by-socket-path', `tmux -S ${sock} list-panes -a`);
     open('fleet-root-write', `touch ${q(`${t.root}/state/open-probe`)} && rm ${q(`${t.root}/state/open-probe`)}`);
     open('git-config-write', 'git config flotilla.probe 1 && git config --unset flotilla.probe');
-    fire(`printf '#!/bin/sh\\ntouch ${t.marks}/post-checkout-hook\\n' > .git/hooks/post-checkout; chmod +x .git/hooks/post-checkout`);
+    fire(
+      `printf '#!/bin/sh\\ntouch ${t.marks}/post-checkout-hook\\n' > .git/hooks/post-checkout; chmod +x .git/hooks/post-checkout`,
+    );
     fire(`git config core.fsmonitor ${q(`touch ${t.marks}/fsmonitor; false`)}`);
     return lines.join('\n') + '\n';
   }
@@ -110,9 +139,15 @@ export function attackScript(t: Target): string {
   probe('tmux-sendkeys-victim', `${tmux} send-keys -t ${q(t.victimPane)} y Enter`);
   probe('tmux-run-shell', `${tmux} run-shell ${q(`touch ${t.marks}/run-shell`)}`);
   probe('tmux-run-shell-approve', `${tmux} run-shell ${q(`${flotilla} approve ${t.request}`)}`);
-  probe('tmux-run-shell-spawn', `${tmux} run-shell ${q(`cd ${q(t.project)} && ${q(t.spawnAgent)} --agent worker --id rootspawn hi`)}`);
+  probe(
+    'tmux-run-shell-spawn',
+    `${tmux} run-shell ${q(`cd ${q(t.project)} && ${q(t.spawnAgent)} --agent worker --id rootspawn hi`)}`,
+  );
   probe('tmux-TMUX-env', `TMUX=${q(`${t.socketPath},1,0`)} tmux new-window ${q(`touch ${t.marks}/new-window`)}`);
-  probe('tmux-scan', `for s in $(awk 'NR>1 && $8 ~ /^\\// {print $8}' /proc/net/unix) $(find ${q(dirname(t.tmuxTmpdir))} -type s 2>/dev/null); do [ -S "$s" ] || continue; timeout 3 tmux -S "$s" run-shell ${q(`touch ${t.marks}/scan`)} && exit 0; done; exit 1`);
+  probe(
+    'tmux-scan',
+    `for s in $(awk 'NR>1 && $8 ~ /^\\// {print $8}' /proc/net/unix) $(find ${q(dirname(t.tmuxTmpdir))} -type s 2>/dev/null); do [ -S "$s" ] || continue; timeout 3 tmux -S "$s" run-shell ${q(`touch ${t.marks}/scan`)} && exit 0; done; exit 1`,
+  );
   probe('tmux-kill-server', `${tmux} kill-server`);
   probe('key-proc-scan', 'grep -qs escape-key /proc/[0-9]*/environ');
 

@@ -29,7 +29,10 @@ const identity = { toVendor: (c: string) => c, fromVendor: (v: string) => v };
 async function keyedFleet(): Promise<{ fleet: SpawnFleet; env: Record<string, string> }> {
   vendor = await startFakeVendor('anthropic', fixture('worker.yaml'), identity);
   const fleet = spawnFleet();
-  writeFileSync(join(fleet.layout.agentsDir, 'keyed.md'), '---\nname: keyed\ndescription: uses a real provider\nmodel: anthropic:claude-sonnet-4-5\n---\nYou work.\n');
+  writeFileSync(
+    join(fleet.layout.agentsDir, 'keyed.md'),
+    '---\nname: keyed\ndescription: uses a real provider\nmodel: anthropic:claude-sonnet-4-5\n---\nYou work.\n',
+  );
   return { fleet, env: { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: `${vendor.url}/v1` } };
 }
 
@@ -37,7 +40,7 @@ async function keyedFleet(): Promise<{ fleet: SpawnFleet; env: Record<string, st
 const environ = (pid: number): string => readFileSync(`/proc/${pid}/environ`, 'utf8');
 
 describe('provider keys reach a harness without tmux', () => {
-  it('a fleet server started by the spawn: no key in tmux, in the harness environ or in a person\'s window; the model got it', async () => {
+  it("a fleet server started by the spawn: no key in tmux, in the harness environ or in a person's window; the model got it", async () => {
     const { fleet, env } = await keyedFleet();
     f = fleet;
     const r = await f.spawnAgent(['--wait', '--agent', 'keyed', '--id', 'kd', 'work'], env);
@@ -59,9 +62,18 @@ describe('provider keys reach a harness without tmux', () => {
     expect(existsSync(join(f.layout.runtimeDir('kd'), 'harness-keys.json'))).toBe(false);
 
     // A shell a person opens in the fleet's session.
-    const session = (await f.tmux.tmux('display-message', '-p', '-t', f.record('kd').tmux!.paneId, '#{session_name}')).trim();
+    const session = (
+      await f.tmux.tmux('display-message', '-p', '-t', f.record('kd').tmux!.paneId, '#{session_name}')
+    ).trim();
     const out = join(f.project, 'person-env.txt');
-    await f.tmux.tmux('new-window', '-t', `=${session}`, '-n', 'person', `sh -c 'env > ${out}.tmp; mv ${out}.tmp ${out}; sleep 60'`);
+    await f.tmux.tmux(
+      'new-window',
+      '-t',
+      `=${session}`,
+      '-n',
+      'person',
+      `sh -c 'env > ${out}.tmp; mv ${out}.tmp ${out}; sleep 60'`,
+    );
     const seen = await eventually(() => existsSync(out) && readFileSync(out, 'utf8'), 30_000, "the person's window");
     expect(seen).toContain('PATH=');
     expect(seen).not.toContain(KEY);
@@ -70,7 +82,9 @@ describe('provider keys reach a harness without tmux', () => {
   it("a person's tmux server that has the key: the harness still has none in its environ, and a background agent reaches its model too", async () => {
     const { fleet, env } = await keyedFleet();
     f = fleet;
-    await execa('tmux', ['-L', f.tmux.socket, 'new-session', '-d', '-s', 'person', 'sh'], { env: { ...process.env, ...env } });
+    await execa('tmux', ['-L', f.tmux.socket, 'new-session', '-d', '-s', 'person', 'sh'], {
+      env: { ...process.env, ...env },
+    });
     expect(await f.tmux.tmux('show-environment', '-g')).toContain(KEY);
     const r = await f.spawnAgent(['--wait', '--agent', 'keyed', '--id', 'kp', 'work'], env);
     expect(r.stdout).toContain('result-of-kp');

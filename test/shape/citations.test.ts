@@ -22,20 +22,37 @@ const FORBIDDEN: { pattern: RegExp; instead: string }[] = [
 export function outsideCitations(files: readonly string[], read: (file: string) => string): string[] {
   const found: string[] = [];
   for (const file of files) {
-    read(file).split('\n').forEach((line, i) => {
-      for (const { pattern, instead } of FORBIDDEN) {
-        const m = pattern.exec(line);
-        if (m) found.push(`${file}:${i + 1}: '${m[0]}' — ${instead}`);
-      }
-    });
+    read(file)
+      .split('\n')
+      .forEach((line, i) => {
+        for (const { pattern, instead } of FORBIDDEN) {
+          const m = pattern.exec(line);
+          if (m) found.push(`${file}:${i + 1}: '${m[0]}' — ${instead}`);
+        }
+      });
   }
   return found;
 }
 
 describe('citations stay inside the repository', () => {
   it('no comment, test name or doc in src/, test/, tools/, bench/, docs/ or the top-level pages cites an issue number, STYLE or a path outside the repository', async () => {
-    const files = (await glob(['src/**/*', 'test/**/*', 'tools/**/*', 'bench/**/*', 'docs/**/*.md', 'inbox/README.md', '*.md', '*.ts', '*.js', '*.mjs'], { cwd: repo, onlyFiles: true, ignore: ['**/node_modules/**', 'test/fixtures/corpus/**'] }))
-      .filter((f) => f !== SELF && /\.(m?[jt]s|ya?ml|sh|md)$|^tools\/[^./]+$/.test(f));
+    const files = (
+      await glob(
+        [
+          'src/**/*',
+          'test/**/*',
+          'tools/**/*',
+          'bench/**/*',
+          'docs/**/*.md',
+          'inbox/README.md',
+          '*.md',
+          '*.ts',
+          '*.js',
+          '*.mjs',
+        ],
+        { cwd: repo, onlyFiles: true, ignore: ['**/node_modules/**', 'test/fixtures/corpus/**'] },
+      )
+    ).filter((f) => f !== SELF && /\.(m?[jt]s|ya?ml|sh|md)$|^tools\/[^./]+$/.test(f));
     expect(files.length).toBeGreaterThan(300);
     expect(outsideCitations(files, (f) => readFileSync(resolve(repo, f), 'utf8'))).toEqual([]);
   });

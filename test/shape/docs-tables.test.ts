@@ -39,15 +39,20 @@ function namesAfter(markdown: string, lead: string, until = '\n\n'): string[] {
   if (at === -1) return [];
   const rest = markdown.slice(at + lead.length);
   const text = rest.slice(0, rest.indexOf(until) === -1 ? undefined : rest.indexOf(until));
-  return [...text.matchAll(/`([^`]+)`/g)].flatMap((m) => m[1]!.split(',').map((w) => w.trim().split(/[\s{]/)[0]!)).filter((w) => /^[a-z_]+$/.test(w));
+  return [...text.matchAll(/`([^`]+)`/g)]
+    .flatMap((m) => m[1]!.split(',').map((w) => w.trim().split(/[\s{]/)[0]!))
+    .filter((w) => /^[a-z_]+$/.test(w));
 }
 
 describe('the docs against the code', () => {
   it('README and docs/design.md list every command, and no command that does not exist', async () => {
     const internal: string[] = [];
-    for (const [name, load] of Object.entries(COMMANDS)) if ((await description(load)).startsWith('internal:')) internal.push(name);
+    for (const [name, load] of Object.entries(COMMANDS))
+      if ((await description(load)).startsWith('internal:')) internal.push(name);
     // `reap` is internal but documented (tmux runs it); `runtime-hook` is a vendor CLI's alone.
-    const expected = Object.keys(COMMANDS).filter((n) => !internal.includes(n) || n === 'reap').sort();
+    const expected = Object.keys(COMMANDS)
+      .filter((n) => !internal.includes(n) || n === 'reap')
+      .sort();
     for (const file of ['README.md', 'docs/design.md']) {
       const documented = documentedCommands(read(file));
       expect({ file, missing: expected.filter((n) => !documented.has(n)) }).toEqual({ file, missing: [] });
@@ -66,7 +71,9 @@ describe('the docs against the code', () => {
 
   it('docs/design.md §13 and docs/runtimes.md list exactly the tools `flotilla mcp` serves', () => {
     const mcp = TOOL_TABLE.filter((r) => r.mcp).map((r) => r.name as string);
-    expect(namesAfter(read('docs/design.md'), '`flotilla mcp` serves the fleet tools', ': the tool table')).toEqual(mcp);
+    expect(namesAfter(read('docs/design.md'), '`flotilla mcp` serves the fleet tools', ': the tool table')).toEqual(
+      mcp,
+    );
     expect(namesAfter(read('docs/runtimes.md'), '`flotilla mcp` serves the fleet tools over MCP stdio')).toEqual(mcp);
   });
 

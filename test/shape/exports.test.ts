@@ -13,7 +13,11 @@ const src = resolve(import.meta.dirname, '..', '..', 'src');
 
 /** Loaded by path, not by name: the CLI's registry imports each command's module and reads it. */
 const ENTRY_POINTS: readonly [RegExp, readonly string[], string][] = [
-  [/^cli\/commands\/[^/]+\.ts$/, ['command', 'spec', 'run'], 'a command module, loaded by src/cli/registry.ts with import() and read as a CommandModule'],
+  [
+    /^cli\/commands\/[^/]+\.ts$/,
+    ['command', 'spec', 'run'],
+    'a command module, loaded by src/cli/registry.ts with import() and read as a CommandModule',
+  ],
   [/^cli\/fast\/[^/]+\.ts$/, ['run'], 'a fast-path bundle entry (tools/build-cli.mjs), required by src/cli/main.ts'],
 ];
 
@@ -43,12 +47,27 @@ function sourceFiles(dir: string, out: string[] = []): string[] {
 function unusedExports(): string[] {
   const files = sourceFiles(src);
   // Only src/'s own modules are resolved (packages stay unresolved): what matters is who uses whom here.
-  const options: ts.CompilerOptions = { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, target: ts.ScriptTarget.ES2022, noEmit: true, lib: ['lib.es2022.d.ts'], types: [] };
+  const options: ts.CompilerOptions = {
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    target: ts.ScriptTarget.ES2022,
+    noEmit: true,
+    lib: ['lib.es2022.d.ts'],
+    types: [],
+  };
   const host = ts.createCompilerHost(options);
   host.resolveModuleNameLiterals = (literals, containing) =>
-    literals.map((l) => (l.text.startsWith('.')
-      ? { resolvedModule: { resolvedFileName: join(containing, '..', l.text).replace(/\.js$/, '.ts'), extension: ts.Extension.Ts, isExternalLibraryImport: false } }
-      : { resolvedModule: undefined }));
+    literals.map((l) =>
+      l.text.startsWith('.')
+        ? {
+            resolvedModule: {
+              resolvedFileName: join(containing, '..', l.text).replace(/\.js$/, '.ts'),
+              extension: ts.Extension.Ts,
+              isExternalLibraryImport: false,
+            },
+          }
+        : { resolvedModule: undefined },
+    );
   const program = ts.createProgram(files, options, host);
   const checker = program.getTypeChecker();
   // By declaration: a property of a union (a module or a fallback) is a symbol of its own.

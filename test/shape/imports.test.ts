@@ -30,7 +30,8 @@ const floors = floorsFrom(readFileSync(join(repo, 'CONTRIBUTING.md'), 'utf8'));
 
 /** Folders that decide without touching disk or processes (CONTRIBUTING.md, "The floors"). */
 const PURE = ['loop', 'policy'];
-const IO_MODULES = /^(node:)?(fs|fs\/promises|child_process|net|dgram|os|worker_threads|cluster|http|https|tty)$|^(execa|chokidar|pino)$/;
+const IO_MODULES =
+  /^(node:)?(fs|fs\/promises|child_process|net|dgram|os|worker_threads|cluster|http|https|tty)$|^(execa|chokidar|pino)$/;
 
 interface Edge {
   from: string;
@@ -111,7 +112,7 @@ describe('import direction', () => {
     expect(edges.some((e) => e.specifier.startsWith('../../') || e.from !== e.to)).toBe(true);
   });
 
-  it('places every folder of src/ on a floor of CONTRIBUTING.md\'s table, and only those', () => {
+  it("places every folder of src/ on a floor of CONTRIBUTING.md's table, and only those", () => {
     const folders = [...new Set(sourceFiles(src).map(folderOf))].sort();
     // Fix: add a row to CONTRIBUTING.md's "The floors" and docs/architecture.md's "Folder map".
     expect([...floors.keys()].sort()).toEqual(folders);
@@ -120,7 +121,9 @@ describe('import direction', () => {
   it('imports only from lower floors, never its own or a higher one', () => {
     const notDown = edges
       .filter((e) => e.from !== e.to && (floors.get(e.to) ?? 0) >= (floors.get(e.from) ?? 0))
-      .map((e) => `${e.file} (floor ${floors.get(e.from)}) imports ${e.specifier} (${e.to}/, floor ${floors.get(e.to)})`);
+      .map(
+        (e) => `${e.file} (floor ${floors.get(e.from)}) imports ${e.specifier} (${e.to}/, floor ${floors.get(e.to)})`,
+      );
     // Fix: move the importing folder up a floor in CONTRIBUTING.md, or the shared code down.
     expect(notDown).toEqual([]);
   });
@@ -142,7 +145,12 @@ describe('import direction', () => {
 describe('the import checks themselves', () => {
   it('read floors from a table row, the files in src/ as floor 0', () => {
     const table = '| 2 (top) | `cli/`, `up/` | x |\n| 1 | `fleet/` | y |\n| 0 | files directly in `src/` | z |';
-    expect([...floorsFrom(table)]).toEqual([['cli', 2], ['up', 2], ['fleet', 1], ['.', 0]]);
+    expect([...floorsFrom(table)]).toEqual([
+      ['cli', 2],
+      ['up', 2],
+      ['fleet', 1],
+      ['.', 0],
+    ]);
   });
 
   it('find a cycle and leave a one-way chain alone', () => {

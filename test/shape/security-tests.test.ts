@@ -25,8 +25,10 @@ describe('docs/security.md names tests that exist', () => {
     expect(paths.filter((p) => !existsSync(join(repo, p)))).toEqual([]);
   });
 
-  it("every quoted test name is still in the file it is named with", () => {
-    const stale = namedTests(doc).filter(({ path, name }) => !existsSync(join(repo, path)) || !readFileSync(join(repo, path), 'utf8').includes(name));
+  it('every quoted test name is still in the file it is named with', () => {
+    const stale = namedTests(doc).filter(
+      ({ path, name }) => !existsSync(join(repo, path)) || !readFileSync(join(repo, path), 'utf8').includes(name),
+    );
     expect(stale).toEqual([]);
   });
 

@@ -21,7 +21,11 @@ function sourceFiles(dir: string, out: string[] = []): string[] {
 describe('no global side channels in src/', () => {
   it('no file reads or writes globalThis or keys by Symbol.for', () => {
     const found = sourceFiles(src).flatMap((file) =>
-      readFileSync(file, 'utf8').split('\n').flatMap((line, i) => (/\bglobalThis\b|Symbol\.for\(/.test(line) ? [`${relative(src, file)}:${i + 1}: ${line.trim()}`] : [])),
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .flatMap((line, i) =>
+          /\bglobalThis\b|Symbol\.for\(/.test(line) ? [`${relative(src, file)}:${i + 1}: ${line.trim()}`] : [],
+        ),
     );
     expect(found).toEqual([]);
   });

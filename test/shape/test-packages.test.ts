@@ -15,7 +15,9 @@ describe('the packages the tests need', () => {
   });
 
   it('.ci/run installs every one when it is missing', () => {
-    const installed = [...readFileSync(join(repo, '.ci', 'run'), 'utf8').matchAll(/missing="\$missing ([\w-]+)"/g)].map((m) => m[1]!);
+    const installed = [...readFileSync(join(repo, '.ci', 'run'), 'utf8').matchAll(/missing="\$missing ([\w-]+)"/g)].map(
+      (m) => m[1]!,
+    );
     expect(installed.sort()).toEqual(packages);
   });
 
@@ -23,7 +25,9 @@ describe('the packages the tests need', () => {
     const path = process.env.PATH;
     process.env.PATH = '/nonexistent';
     try {
-      expect(() => requireTool('nats-server')).toThrow(/^nats-server is not installed: this test needs it — sudo apt-get install -y nats-server \(README.md, "Requirements"\)$/);
+      expect(() => requireTool('nats-server')).toThrow(
+        /^nats-server is not installed: this test needs it — sudo apt-get install -y nats-server \(README.md, "Requirements"\)$/,
+      );
     } finally {
       process.env.PATH = path;
     }

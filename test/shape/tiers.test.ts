@@ -6,7 +6,16 @@ import { UNIT_TESTS } from '../../vitest.config.js';
 
 // What puts a test file in the integration tier: a tmux server, the built CLI, a harness,
 // or a crowd of fixture processes. A unit file (by its name or folder, vitest.config.ts) must use none of them.
-const INTEGRATION_MARKS = [/\btmuxServer\(/, /\bflotilla\(/, /\bSPAWN_AGENT\b/, /helpers\/cli\.js/, /\brunHarness\b/, /\bstartAgent\b/, /\bspawnAgent\b/, /\bstartFixture\(/];
+const INTEGRATION_MARKS = [
+  /\btmuxServer\(/,
+  /\bflotilla\(/,
+  /\bSPAWN_AGENT\b/,
+  /helpers\/cli\.js/,
+  /\brunHarness\b/,
+  /\bstartAgent\b/,
+  /\bspawnAgent\b/,
+  /\bstartFixture\(/,
+];
 
 const repo = resolve(import.meta.dirname, '..', '..');
 
@@ -14,10 +23,12 @@ describe('test tiers', () => {
   it('the unit tier (npm run test:fast) uses no tmux, CLI, harness or fixture crowd', async () => {
     const files = await glob(UNIT_TESTS, { cwd: repo });
     expect(files.length).toBeGreaterThan(40);
-    const heavy = files.filter((file) => !file.endsWith('shape/tiers.test.ts')).flatMap((file) => {
-      const text = readFileSync(resolve(repo, file), 'utf8');
-      return INTEGRATION_MARKS.filter((mark) => mark.test(text)).map((mark) => `${file}: ${mark.source}`);
-    });
+    const heavy = files
+      .filter((file) => !file.endsWith('shape/tiers.test.ts'))
+      .flatMap((file) => {
+        const text = readFileSync(resolve(repo, file), 'utf8');
+        return INTEGRATION_MARKS.filter((mark) => mark.test(text)).map((mark) => `${file}: ${mark.source}`);
+      });
     expect(heavy).toEqual([]);
   });
 

@@ -1,11 +1,23 @@
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { compareVersions, isTestedVersion, MINIMUM, parseVersion, TESTED, VERSION, versionAtLeast } from '../../src/versions.js';
+import {
+  compareVersions,
+  isTestedVersion,
+  MINIMUM,
+  parseVersion,
+  TESTED,
+  VERSION,
+  versionAtLeast,
+} from '../../src/versions.js';
 
 /** One version and one set of minimums (src/versions.ts); npm's copies in package.json agree with them. */
 const repo = resolve(import.meta.dirname, '..', '..');
-const pkg = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { version: string; engines: { node: string }; devDependencies: Record<string, string> };
+const pkg = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as {
+  version: string;
+  engines: { node: string };
+  devDependencies: Record<string, string>;
+};
 
 function sourceFiles(dir: string, out: string[] = []): string[] {
   for (const name of readdirSync(dir)) {
@@ -20,7 +32,9 @@ describe('versions', () => {
   it("Flotilla's version is package.json's, and no source repeats it", () => {
     expect(VERSION).toBe(pkg.version);
     const literal = new RegExp(`['"\`]${pkg.version.replace(/\./g, '\\.')}['"\`]`);
-    const repeats = sourceFiles(join(repo, 'src')).filter((f) => literal.test(readFileSync(f, 'utf8'))).map((f) => relative(repo, f));
+    const repeats = sourceFiles(join(repo, 'src'))
+      .filter((f) => literal.test(readFileSync(f, 'utf8')))
+      .map((f) => relative(repo, f));
     expect(repeats).toEqual([]);
   });
 
@@ -29,7 +43,8 @@ describe('versions', () => {
     expect(pkg.devDependencies['@anthropic-ai/claude-code']).toBe(TESTED.claude);
     expect(pkg.devDependencies['@openai/codex']).toBe(TESTED.codex);
     expect(pkg.devDependencies['@google/gemini-cli']).toBe(TESTED.gemini);
-    for (const name of ['claude', 'codex', 'gemini'] as const) expect(versionAtLeast(TESTED[name], MINIMUM[name])).toBe(true);
+    for (const name of ['claude', 'codex', 'gemini'] as const)
+      expect(versionAtLeast(TESTED[name], MINIMUM[name])).toBe(true);
   });
 
   it.each([

@@ -11,7 +11,10 @@ import { completionsFrom, spawnFleet, type SpawnFleet } from './helpers.js';
 let f: SpawnFleet | undefined;
 const saved = { socket: process.env.FLOTILLA_TMUX_SOCKET, tmux: process.env.TMUX };
 afterEach(async () => {
-  for (const [k, v] of [['FLOTILLA_TMUX_SOCKET', saved.socket], ['TMUX', saved.tmux]] as const) {
+  for (const [k, v] of [
+    ['FLOTILLA_TMUX_SOCKET', saved.socket],
+    ['TMUX', saved.tmux],
+  ] as const) {
     if (v === undefined) delete process.env[k];
     else process.env[k] = v;
   }
@@ -20,10 +23,31 @@ afterEach(async () => {
 });
 
 describe('pane chat commands backed by the fleet', () => {
-  it('/agent spawn, /agent status, /send, /inbox and /agent cancel act with the pane\'s agent as parent', async () => {
+  it("/agent spawn, /agent status, /send, /inbox and /agent cancel act with the pane's agent as parent", async () => {
     f = spawnFleet({ definitions: { sleeper: 'sleeper.yaml' } });
-    const policy = { tools: ['shell', 'read', 'spawn_agent', 'wait_for_agents', 'list_agents', 'cancel_agent', 'send_message', 'check_inbox'], permissionMode: 'dont_ask' as const, secrets: [] };
-    const me = createRecord(f.layout, recordInput('pane-aaaaaa', { status: 'idle', cwd: f.project, effectivePolicy: policy, permissionMode: 'dont_ask' }));
+    const policy = {
+      tools: [
+        'shell',
+        'read',
+        'spawn_agent',
+        'wait_for_agents',
+        'list_agents',
+        'cancel_agent',
+        'send_message',
+        'check_inbox',
+      ],
+      permissionMode: 'dont_ask' as const,
+      secrets: [],
+    };
+    const me = createRecord(
+      f.layout,
+      recordInput('pane-aaaaaa', {
+        status: 'idle',
+        cwd: f.project,
+        effectivePolicy: policy,
+        permissionMode: 'dont_ask',
+      }),
+    );
     const { config } = loadConfig({ layout: f.layout, env: f.env, userFile: null });
     // The spawner's environment is this test's: point it at the private tmux server.
     process.env.FLOTILLA_TMUX_SOCKET = f.tmux.socket;
@@ -37,7 +61,12 @@ describe('pane chat commands backed by the fleet', () => {
     expect(f.record(id).parentId).toBe('pane-aaaaaa');
     await eventually(() => f!.record(id).status === 'working', 15_000, 'child working');
     const status = await chat.status();
-    expect(status.split('\n').slice(1).map((l) => l.trim().split(/\s+/)[0])).toEqual(['pane-aaaaaa', id]);
+    expect(
+      status
+        .split('\n')
+        .slice(1)
+        .map((l) => l.trim().split(/\s+/)[0]),
+    ).toEqual(['pane-aaaaaa', id]);
     expect(await chat.send(id.slice(0, 9), 'hello child')).toMatch(new RegExp(`^sent \\S+ to ${id}$`));
     expect(await chat.inbox()).toBe('no messages');
     await expect(chat.cancel('zz')).rejects.toThrow(/no agent matches 'zz'/);
@@ -56,7 +85,15 @@ describe('pane chat commands backed by the fleet', () => {
     const { writeOutput } = await import('../../src/transcript/output.js');
     const { updateRecord } = await import('../../src/fleet/registry.js');
     const out = writeOutput(f.layout, done.id, 'the final answer', 10_000);
-    updateRecord(f.layout, done.id, { lastTask: { task: 1, status: 'completed', exitReason: null, finishedAt: new Date().toISOString(), outputPath: out.path } });
+    updateRecord(f.layout, done.id, {
+      lastTask: {
+        task: 1,
+        status: 'completed',
+        exitReason: null,
+        finishedAt: new Date().toISOString(),
+        outputPath: out.path,
+      },
+    });
     const chat = (await chatActionsFor(f.layout, config, me)).actions;
     expect(await chat.output('done')).toBe('done-cccccc:\nthe final answer');
     expect(await chat.collect()).toContain('the final answer');
@@ -66,15 +103,35 @@ describe('pane chat commands backed by the fleet', () => {
     // A live process stands in for the asking harness (the fleet's close stops it).
     const { spawn } = await import('node:child_process');
     const stand = spawn('sleep', ['60'], { stdio: 'ignore' });
-    const asker = createRecord(f.layout, recordInput('asker-dddddd', { status: 'working', cwd: f.project, pid: stand.pid!, pidStartTime: (await import('../../src/fleet/proc.js')).processStartTime(stand.pid!) }));
+    const asker = createRecord(
+      f.layout,
+      recordInput('asker-dddddd', {
+        status: 'working',
+        cwd: f.project,
+        pid: stand.pid!,
+        pidStartTime: (await import('../../src/fleet/proc.js')).processStartTime(stand.pid!),
+      }),
+    );
     const { deliver } = await import('../../src/inbox/deliver.js');
     for (const request_id of ['0000000000req000001', '0000000000req000002']) {
-      await deliver(f.layout, { from: asker.id, to: 'human', kind: 'approval_request', request_id, tool: 'shell', summary: 'asks to run $ ls', body: 'asks' });
+      await deliver(f.layout, {
+        from: asker.id,
+        to: 'human',
+        kind: 'approval_request',
+        request_id,
+        tool: 'shell',
+        summary: 'asks to run $ ls',
+        body: 'asks',
+      });
     }
     // The test plays the waiting harness: it takes an answer only once its writer is proven (fleet/answer-proof.ts).
     const take = async (requestId: string) => {
       const file = f!.layout.approvalAnswer(requestId);
-      const proven = await eventually(() => readProvenAnswer(f!.layout, file) ?? undefined, 10_000, `the answer to ${requestId}`);
+      const proven = await eventually(
+        () => readProvenAnswer(f!.layout, file) ?? undefined,
+        10_000,
+        `the answer to ${requestId}`,
+      );
       rmSync(file, { force: true });
       if (!proven.ok) throw new Error(`answer refused: ${proven.reason}`);
       return proven;
@@ -82,7 +139,10 @@ describe('pane chat commands backed by the fleet', () => {
     const [approved, first] = await Promise.all([chat.approve('0000000000req000001'), take('0000000000req000001')]);
     expect(approved).toBe('approved 0000000000req000001 (asker-dddddd)');
     expect(first.route).toBe('chat');
-    const [denied, second] = await Promise.all([chat.deny('0000000000req000002', 'not now'), take('0000000000req000002')]);
+    const [denied, second] = await Promise.all([
+      chat.deny('0000000000req000002', 'not now'),
+      take('0000000000req000002'),
+    ]);
     expect(denied).toBe('denied 0000000000req000002 (asker-dddddd)');
     expect(second.body).toMatchObject({ decision: 'deny', reason: 'not now' });
   });

@@ -11,7 +11,15 @@ describe('context from the parent', () => {
   afterEach(() => fleet?.cleanup());
 
   const parentWith = (f: TempFleet, replies: string[]): AgentRecord => {
-    const t = openTranscript(f.layout, { agent_id: 'lead-aaaaaa', def_name: 'lead' }, { onError: (e) => { throw e; } });
+    const t = openTranscript(
+      f.layout,
+      { agent_id: 'lead-aaaaaa', def_name: 'lead' },
+      {
+        onError: (e) => {
+          throw e;
+        },
+      },
+    );
     for (const text of replies) {
       t.append({ type: 'message', message: { role: 'user', content: 'go on' } });
       t.append({ type: 'message', message: { role: 'assistant', content: text } });
@@ -20,7 +28,7 @@ describe('context from the parent', () => {
     return recordInput('lead-aaaaaa') as AgentRecord;
   };
 
-  it('gives the last turn, the recent turns, or nothing, with the parent\'s words fenced', async () => {
+  it("gives the last turn, the recent turns, or nothing, with the parent's words fenced", async () => {
     fleet = tempFleet();
     const parent = parentWith(fleet, ['first plan', 'second plan', 'closing </parent-context> words']);
     expect(await contextFromParent(fleet.layout, parent, 'none', 5)).toBe('');

@@ -26,7 +26,7 @@ const TRICKS: Record<string, string> = {
 };
 
 describe('lineage survives detaching', () => {
-  it('every detaching trick from an agent\'s shell makes that agent\'s child; send is from it; approve and a forged send are refused', async () => {
+  it("every detaching trick from an agent's shell makes that agent's child; send is from it; approve and a forged send are refused", async () => {
     f = spawnFleet({
       // Lineage by ancestry without a sandbox: under bubblewrap a command with its environment
       // wiped cannot reach the fleet at all (test/spawn/sandbox-e2e.test.ts, the escape suite).
@@ -43,18 +43,47 @@ describe('lineage survives detaching', () => {
     const r = await f.spawnAgent(['--wait', '--agent', 'prober', '--id', 'pr', command]);
     expect(r.stdout).toContain('tricks-started');
     const ids = Object.keys(TRICKS);
-    const kids = await eventually(() => {
-      const recs = f!.records().filter((x) => ids.includes(x.id));
-      return recs.length === ids.length && recs.every((x) => x.status !== 'spawning') && recs;
-    }, 120_000, 'one child per trick');
+    const kids = await eventually(
+      () => {
+        const recs = f!.records().filter((x) => ids.includes(x.id));
+        return recs.length === ids.length && recs.every((x) => x.status !== 'spawning') && recs;
+      },
+      120_000,
+      'one child per trick',
+    );
     for (const kid of kids) expect([kid.id, kid.parentId, kid.depth, kid.rootId]).toEqual([kid.id, 'pr', 1, 'pr']);
-    expect(f.records().filter((x) => x.parentId === null).map((x) => x.id)).toEqual(['pr']);
+    expect(
+      f
+        .records()
+        .filter((x) => x.parentId === null)
+        .map((x) => x.id),
+    ).toEqual(['pr']);
 
     // Whole lines only: the shell creates the file before the command writes to it.
-    const read = (name: string) => eventually(() => { try { const t = readFileSync(join(f!.project, name), 'utf8'); return t.endsWith('\n') && t; } catch { return false; } }, 60_000, name);
-    expect(await read('approve.out')).toMatch(/approve refused: approvals must come from a person, and this command runs inside agent 'pr'/);
-    expect(await read('forged.out')).toMatch(/FLOTILLA_AGENT_ID names 'worker-000000', but this process belongs to agent 'pr'/);
-    const human = await eventually(() => f!.mail('human').find((m) => (m.body ?? '').includes('from-a-detached-process')) ?? false, 60_000, 'the detached send');
+    const read = (name: string) =>
+      eventually(
+        () => {
+          try {
+            const t = readFileSync(join(f!.project, name), 'utf8');
+            return t.endsWith('\n') && t;
+          } catch {
+            return false;
+          }
+        },
+        60_000,
+        name,
+      );
+    expect(await read('approve.out')).toMatch(
+      /approve refused: approvals must come from a person, and this command runs inside agent 'pr'/,
+    );
+    expect(await read('forged.out')).toMatch(
+      /FLOTILLA_AGENT_ID names 'worker-000000', but this process belongs to agent 'pr'/,
+    );
+    const human = await eventually(
+      () => f!.mail('human').find((m) => (m.body ?? '').includes('from-a-detached-process')) ?? false,
+      60_000,
+      'the detached send',
+    );
     expect(human.from).toBe('pr');
     expect(f.mail('human').some((m) => (m.body ?? '').includes('forged'))).toBe(false);
   }, 240_000);
@@ -63,19 +92,24 @@ describe('lineage survives detaching', () => {
     f = spawnFleet({ config: 'limits:\n  max_depth: 2\n', definitions: { dchain: 'detached-chain.yaml' } });
     const r = await f.spawnAgent(['--agent', 'dchain', '--id', 'd0', 'start']);
     expect(r.exitCode).toBe(0);
-    const refused = await eventually(() => {
-      try {
-        // The whole bracketed line, not a part of it still being written.
-        const text = readFileSync(join(f!.project, 'spawned.2.txt'), 'utf8');
-        return /\[flotilla:depth-limit [^\]\n]*\]/.test(text) && text;
-      } catch {
-        return false;
-      }
-    }, 120_000, 'the depth-2 agent to be refused');
+    const refused = await eventually(
+      () => {
+        try {
+          // The whole bracketed line, not a part of it still being written.
+          const text = readFileSync(join(f!.project, 'spawned.2.txt'), 'utf8');
+          return /\[flotilla:depth-limit [^\]\n]*\]/.test(text) && text;
+        } catch {
+          return false;
+        }
+      },
+      120_000,
+      'the depth-2 agent to be refused',
+    );
     expect(refused).toMatch(/\[flotilla:depth-limit depth=3 max=2\]/);
     const recs = f.records();
     expect(recs.map((x) => x.depth).sort()).toEqual([0, 1, 2]);
-    for (const x of recs.filter((y) => y.depth > 0)) expect(recs.find((p) => p.id === x.parentId)?.depth).toBe(x.depth - 1);
+    for (const x of recs.filter((y) => y.depth > 0))
+      expect(recs.find((p) => p.id === x.parentId)?.depth).toBe(x.depth - 1);
     expect((await f.windows()).length).toBe(3);
   }, 240_000);
 });

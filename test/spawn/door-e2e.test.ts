@@ -13,7 +13,12 @@ afterEach(async () => {
 const CLI = '"$FLOTILLA_NODE" "$FLOTILLA_CLI"';
 /** Runs `cmd` in the agent's sandboxed shell, its output in `<name>.out`, its exit code appended to codes.txt. */
 const step = (name: string, cmd: string) => `${cmd} > ${name}.out 2>&1; echo "${name}:$?" >> codes.txt`;
-const INITIALIZE = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'probe', version: '1' } } });
+const INITIALIZE = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'probe', version: '1' } },
+});
 
 /**
  * Inside the sandbox the fleet root is read-only and the harness is out of sight; the fleet
@@ -29,7 +34,11 @@ describe('fleet commands from a sandboxed command, through the door', () => {
     });
     writeFileSync(join(f.project, 'mcp-req.json'), INITIALIZE + '\n');
     expect((await f.spawnAgent(['--agent', 'victim', '--id', 'vic', 'sleep'])).exitCode).toBe(0);
-    await eventually(() => f!.records().find((x) => x.id === 'vic')?.status === 'working', 60_000, 'the victim to work');
+    await eventually(
+      () => f!.records().find((x) => x.id === 'vic')?.status === 'working',
+      60_000,
+      'the victim to work',
+    );
 
     const command = [
       // Waits for the id of a message the test puts in its inbox.
@@ -55,9 +64,23 @@ describe('fleet commands from a sandboxed command, through the door', () => {
     expect(r.stdout).toContain('probes-done');
 
     const out = (name: string) => readFileSync(join(f!.project, `${name}.out`), 'utf8');
-    const codes = Object.fromEntries(readFileSync(join(f.project, 'codes.txt'), 'utf8').trim().split('\n').map((l) => l.split(':') as [string, string]));
+    const codes = Object.fromEntries(
+      readFileSync(join(f.project, 'codes.txt'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => l.split(':') as [string, string]),
+    );
     expect(codes, JSON.stringify(Object.fromEntries(Object.keys(codes).map((k) => [k, out(k)])))).toEqual({
-      claim: '0', kid: '0', sl: '0', two: '1', 'cancel-own': '0', 'cancel-other': '1', task: '0', root: '2', 'mcp-hint': '0', 'mcp-nohint': '0',
+      claim: '0',
+      kid: '0',
+      sl: '0',
+      two: '1',
+      'cancel-own': '0',
+      'cancel-other': '1',
+      task: '0',
+      root: '2',
+      'mcp-hint': '0',
+      'mcp-nohint': '0',
     });
 
     // The claim took the message from its own inbox, on the host.
@@ -86,7 +109,9 @@ describe('fleet commands from a sandboxed command, through the door', () => {
 
     // flotilla mcp inside the sandbox is the agent, with its own FLOTILLA_AGENT_ID set or not.
     for (const name of ['mcp-hint', 'mcp-nohint']) {
-      expect(JSON.parse(out(name).trim().split('\n').at(-1)!).result.instructions).toContain('You are fleet agent pr (depth 0)');
+      expect(JSON.parse(out(name).trim().split('\n').at(-1)!).result.instructions).toContain(
+        'You are fleet agent pr (depth 0)',
+      );
     }
   }, 300_000);
 });

@@ -40,15 +40,26 @@ describe('flotilla run from a sandboxed command, through the door', () => {
     expect(r.stdout).toContain('probes-done');
 
     const out = (name: string) => readFileSync(join(f!.project, `${name}.out`), 'utf8');
-    const codes = Object.fromEntries(readFileSync(join(f.project, 'codes.txt'), 'utf8').trim().split('\n').map((l) => l.split(':') as [string, string]));
+    const codes = Object.fromEntries(
+      readFileSync(join(f.project, 'codes.txt'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => l.split(':') as [string, string]),
+    );
     expect(codes, JSON.stringify(Object.fromEntries(Object.keys(codes).map((k) => [k, out(k)])))).toEqual({
-      ro: '1', piped: '0', args: '0', spawned: '2', sl: '0', over: '1',
+      ro: '1',
+      piped: '0',
+      args: '0',
+      spawned: '2',
+      sl: '0',
+      over: '1',
     });
 
     // Each run's answer is the caller's output, and the agent that gave it is the prober's child.
     expect(out('piped')).toContain('Answer: result-of-rp');
     expect(out('args')).toContain('Answer: result-of-ra');
-    for (const id of ['rp', 'ra']) expect(f.record(id)).toMatchObject({ parentId: 'pr', rootId: 'pr', depth: 1, status: 'completed' });
+    for (const id of ['rp', 'ra'])
+      expect(f.record(id)).toMatchObject({ parentId: 'pr', rootId: 'pr', depth: 1, status: 'completed' });
     // The task reached the child's model as given.
     expect(readFileSync(f.layout.taskFile('rp'), 'utf8')).toContain('the task from stdin');
 
@@ -70,7 +81,10 @@ describe('flotilla run from a sandboxed command, through the door', () => {
     const r = await f.spawnAgent(['--wait', '--agent', 'prober', '--id', 'pr', command]);
     expect(r.stdout).toContain('probes-done');
     const out = readFileSync(join(f.project, 'piped.out'), 'utf8');
-    expect({ codes: readFileSync(join(f.project, 'codes.txt'), 'utf8'), out }).toEqual({ codes: 'ro:1\npiped:0\n', out: expect.stringContaining('Answer: result-of-rp') as unknown });
+    expect({ codes: readFileSync(join(f.project, 'codes.txt'), 'utf8'), out }).toEqual({
+      codes: 'ro:1\npiped:0\n',
+      out: expect.stringContaining('Answer: result-of-rp') as unknown,
+    });
     expect(f.record('rp')).toMatchObject({ parentId: 'pr', status: 'completed' });
     expect(readFileSync(f.layout.taskFile('rp'), 'utf8')).toContain('the task from stdin');
   }, 300_000);

@@ -17,7 +17,10 @@ afterEach(() => {
 describe('the harness key file', () => {
   it('is 0600 in a 0700 folder, holds the named keys only, and is read once', () => {
     f = tempFleet();
-    writeHarnessKeys(f.layout, 'k-1', { ANTHROPIC_API_KEY: 'sk-a', OPENAI_API_KEY: '', HOME: '/h' }, ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY']);
+    writeHarnessKeys(f.layout, 'k-1', { ANTHROPIC_API_KEY: 'sk-a', OPENAI_API_KEY: '', HOME: '/h' }, [
+      'ANTHROPIC_API_KEY',
+      'OPENAI_API_KEY',
+    ]);
     const dir = f.layout.runtimeDir('k-1');
     const file = join(dir, 'harness-keys.json');
     expect(statSync(dir).mode & 0o777).toBe(0o700);

@@ -65,7 +65,10 @@ export function spawnFleet(opts: FleetOptions = {}): SpawnFleet {
   mkdirSync(fleet.layout.agentsDir, { recursive: true });
   writeFileSync(fleet.layout.configFile, BASE_CONFIG + (opts.config ?? ''));
   for (const [name, script] of Object.entries(opts.definitions ?? {})) {
-    writeFileSync(join(fleet.layout.agentsDir, `${name}.md`), `---\nname: ${name}\ndescription: test agent ${name}\nmodel: script:${fixture(script)}\n---\nYou are ${name}.\n`);
+    writeFileSync(
+      join(fleet.layout.agentsDir, `${name}.md`),
+      `---\nname: ${name}\ndescription: test agent ${name}\nmodel: script:${fixture(script)}\n---\nYou are ${name}.\n`,
+    );
   }
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
@@ -80,7 +83,13 @@ export function spawnFleet(opts: FleetOptions = {}): SpawnFleet {
   // The base config raises the default mode, which only a trusted folder may (docs/security.md "Folder trust").
   trustProject(fleet.project, env);
   const run = async (file: string, args: string[], extra: Record<string, string> = {}): Promise<Run> => {
-    const r = await execa(file, args, { cwd: fleet.project, env: { ...env, ...extra }, extendEnv: false, reject: false, stdin: 'ignore' });
+    const r = await execa(file, args, {
+      cwd: fleet.project,
+      env: { ...env, ...extra },
+      extendEnv: false,
+      reject: false,
+      stdin: 'ignore',
+    });
     return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) };
   };
   return {
@@ -96,19 +105,38 @@ export function spawnFleet(opts: FleetOptions = {}): SpawnFleet {
     },
     records: () => listRecords(fleet.layout),
     mail: (owner) => readMail(join(fleet.layout.inbox(owner))),
-    windows: async () => (await tmux.tmux('list-windows', '-a', '-F', '#{window_name}').catch(() => '')).split('\n').filter(Boolean),
+    windows: async () =>
+      (await tmux.tmux('list-windows', '-a', '-F', '#{window_name}').catch(() => '')).split('\n').filter(Boolean),
     async close() {
       // A child still starting would write its record after we look: let it get a pid first.
-      await eventually(() => listRecords(fleet.layout).every((r) => r.status !== 'spawning'), 10_000, 'spawns to settle').catch(() => undefined);
+      await eventually(
+        () => listRecords(fleet.layout).every((r) => r.status !== 'spawning'),
+        10_000,
+        'spawns to settle',
+      ).catch(() => undefined);
       await tmux.kill();
       // Harnesses get SIGHUP from the closed windows; give them a moment to let go of files.
-      await eventually(() => listRecords(fleet.layout).every((r) => !r.pid || !isAlive(r.pid)), 10_000, 'harnesses to exit').catch(() => undefined);
-      for (const r of listRecords(fleet.layout)) if (r.pid && isAlive(r.pid)) try { process.kill(r.pid, 'SIGKILL'); } catch { /* gone */ }
+      await eventually(
+        () => listRecords(fleet.layout).every((r) => !r.pid || !isAlive(r.pid)),
+        10_000,
+        'harnesses to exit',
+      ).catch(() => undefined);
+      for (const r of listRecords(fleet.layout))
+        if (r.pid && isAlive(r.pid))
+          try {
+            process.kill(r.pid, 'SIGKILL');
+          } catch {
+            /* gone */
+          }
       // A reaper started by a pane-died hook may still be writing: retry the removal briefly.
-      await eventually(() => {
-        rmSync(fleet.project, { recursive: true, force: true });
-        return true;
-      }, 10_000, `removal of ${fleet.project}`);
+      await eventually(
+        () => {
+          rmSync(fleet.project, { recursive: true, force: true });
+          return true;
+        },
+        10_000,
+        `removal of ${fleet.project}`,
+      );
       home.cleanup();
     },
   };

@@ -23,7 +23,8 @@ function pathWithoutBwrap(): string {
   cleanups.push(bin.cleanup);
   for (const dir of ['/usr/bin', '/bin']) {
     if (!existsSync(dir)) continue;
-    for (const name of readdirSync(dir)) if (name !== 'bwrap' && !existsSync(join(bin.dir, name))) symlinkSync(join(dir, name), join(bin.dir, name));
+    for (const name of readdirSync(dir))
+      if (name !== 'bwrap' && !existsSync(join(bin.dir, name))) symlinkSync(join(dir, name), join(bin.dir, name));
   }
   return bin.dir;
 }

@@ -15,7 +15,8 @@ afterEach(async () => {
 
 const CLI = '"$FLOTILLA_NODE" "$FLOTILLA_CLI"';
 /** One probe: runs `cmd` in the agent's sandboxed shell and appends `name:ESCAPED` or `name:blocked`. */
-const probe = (name: string, cmd: string) => `if ( ${cmd} ) >/dev/null 2>&1; then echo ${name}:ESCAPED; else echo ${name}:blocked; fi >> probe.txt`;
+const probe = (name: string, cmd: string) =>
+  `if ( ${cmd} ) >/dev/null 2>&1; then echo ${name}:ESCAPED; else echo ${name}:blocked; fi >> probe.txt`;
 
 function procState(pid: number): string {
   return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[0]!;
@@ -28,19 +29,30 @@ function procState(pid: number): string {
  * parent (through the harness's door: the fleet root is read-only inside).
  */
 // The sandbox is what these tests prove: without bwrap, fail saying what to install.
-beforeAll(() => { requireTool('bwrap'); });
+beforeAll(() => {
+  requireTool('bwrap');
+});
 
 describe('a sandboxed agent end to end', () => {
   it('cannot kill or read another agent, write host-executed paths or the fleet, or remount; can work and send to its parent', async () => {
-    f = spawnFleet({ config: 'security:\n  sandbox: bubblewrap\n', definitions: { prober: 'run-prompt.yaml', victim: 'sleeper.yaml', worker: 'worker.yaml' } });
+    f = spawnFleet({
+      config: 'security:\n  sandbox: bubblewrap\n',
+      definitions: { prober: 'run-prompt.yaml', victim: 'sleeper.yaml', worker: 'worker.yaml' },
+    });
     await execa('git', ['init', '-q', f.project]);
     mkdirSync(join(f.project, '.claude', 'agents'), { recursive: true });
 
     expect((await f.spawnAgent(['--agent', 'victim', '--id', 'vic', 'sleep'])).exitCode).toBe(0);
-    const victim: number = await eventually(() => {
-      const r = f!.records().find((x) => x.id === 'vic');
-      return r?.status === 'working' && typeof r.pid === 'number' && existsSync(f!.layout.door('vic')) ? r.pid : false;
-    }, 60_000, 'the victim to run with its door open');
+    const victim: number = await eventually(
+      () => {
+        const r = f!.records().find((x) => x.id === 'vic');
+        return r?.status === 'working' && typeof r.pid === 'number' && existsSync(f!.layout.door('vic'))
+          ? r.pid
+          : false;
+      },
+      60_000,
+      'the victim to run with its door open',
+    );
     const vpid = victim;
     // A secret handoff socket answers whoever connects (§11): it must not be reachable inside.
     const handoff = createServer((s) => s.end('{"ok":true,"message":"approved"}\n'));
@@ -72,25 +84,57 @@ describe('a sandboxed agent end to end', () => {
     handoff.close();
     expect(r.stdout).toContain('probes-done');
 
-    const results = Object.fromEntries(readFileSync(join(f.project, 'probe.txt'), 'utf8').trim().split('\n').map((l) => l.split(':') as [string, string]));
+    const results = Object.fromEntries(
+      readFileSync(join(f.project, 'probe.txt'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => l.split(':') as [string, string]),
+    );
     expect(results).toEqual({
-      kill: 'blocked', stop: 'blocked', environ: 'blocked', 'claude-agents': 'blocked', 'git-hooks': 'blocked', 'git-config': 'blocked',
-      'fleet-agents': 'blocked', 'fleet-record': 'blocked', 'raw-inbox': 'blocked', marker: 'blocked', remount: 'blocked', 'secret-socket': 'blocked',
-      'other-door': 'blocked', spawn: 'blocked', send: '0', forged: '0',
+      kill: 'blocked',
+      stop: 'blocked',
+      environ: 'blocked',
+      'claude-agents': 'blocked',
+      'git-hooks': 'blocked',
+      'git-config': 'blocked',
+      'fleet-agents': 'blocked',
+      'fleet-record': 'blocked',
+      'raw-inbox': 'blocked',
+      marker: 'blocked',
+      remount: 'blocked',
+      'secret-socket': 'blocked',
+      'other-door': 'blocked',
+      spawn: 'blocked',
+      send: '0',
+      forged: '0',
     });
 
     // The victim lives on, not stopped; nothing reached the host's executed paths or the fleet.
     expect(isAlive(vpid)).toBe(true);
     expect(procState(vpid)).not.toBe('T');
-    for (const p of ['.claude/agents/evil.md', '.git/hooks/pre-commit', '.flotilla/agents/evil.md', '.flotilla/state/markers/evil']) expect(existsSync(join(f.project, p))).toBe(false);
+    for (const p of [
+      '.claude/agents/evil.md',
+      '.git/hooks/pre-commit',
+      '.flotilla/agents/evil.md',
+      '.flotilla/state/markers/evil',
+    ])
+      expect(existsSync(join(f.project, p))).toBe(false);
     expect(readFileSync(join(f.project, '.git', 'config'), 'utf8')).not.toContain('evil');
     expect(f.record('vic').status).toBe('working');
-    expect(f.records().map((x) => x.id).sort()).toEqual(['pr', 'vic']);
+    expect(
+      f
+        .records()
+        .map((x) => x.id)
+        .sort(),
+    ).toEqual(['pr', 'vic']);
 
     // The ordinary command worked, and both sends arrived as the prober (a root: its parent is human).
     expect(readFileSync(join(f.project, 'ordinary.txt'), 'utf8')).toBe('ordinary\n');
     const human = f.mail('human').filter((m) => m.kind === 'message');
-    expect(human.map((m) => [m.from, m.to, (m.body ?? '').trim()]).sort()).toEqual([['pr', 'human', 'forged-as-victim'], ['pr', 'human', 'hello-from-the-sandbox']]);
+    expect(human.map((m) => [m.from, m.to, (m.body ?? '').trim()]).sort()).toEqual([
+      ['pr', 'human', 'forged-as-victim'],
+      ['pr', 'human', 'hello-from-the-sandbox'],
+    ]);
     expect(readFileSync(join(f.project, 'send.out'), 'utf8').trim()).toMatch(/^[0-9a-z]{19}$/);
   }, 240_000);
 });

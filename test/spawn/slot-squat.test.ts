@@ -35,7 +35,11 @@ describe.each(MODES)('a command squatting the slot names ($mode)', ({ config }) 
     copyFileSync(fixture('squat-slots.mjs'), squat);
     const command = `"$FLOTILLA_NODE" ${squat} ${f.layout.root} ${out} ${join(f.project, 'release')}`;
     expect((await f.spawnAgent(['--agent', 'squatter', '--id', 'sq', command])).exitCode).toBe(0);
-    const bound = await eventually(() => existsSync(out) && readFileSync(out, 'utf8'), 120_000, 'the squatter to bind the names');
+    const bound = await eventually(
+      () => existsSync(out) && readFileSync(out, 'utf8'),
+      120_000,
+      'the squatter to bind the names',
+    );
     // Its own agent holds one running name; the command took every other one of 0..39.
     expect(bound).toBe('bound 79\n');
 
@@ -47,14 +51,17 @@ describe.each(MODES)('a command squatting the slot names ($mode)', ({ config }) 
     expect(completionsFrom(f, 'human', 'wk')).toHaveLength(1);
 
     // Exact all the same: the squatting agent and two sleepers fill max_running 3; a fourth is refused.
-    for (const id of ['s1', 's2']) expect((await f.spawnAgent(['--agent', 'sleeper', '--id', id, 'sleep'])).exitCode).toBe(0);
+    for (const id of ['s1', 's2'])
+      expect((await f.spawnAgent(['--agent', 'sleeper', '--id', id, 'sleep'])).exitCode).toBe(0);
     const full = await f.spawnAgent(['--agent', 'worker', '--id', 'w4', 'work']);
     expect(full.exitCode).toBe(1);
     expect(full.stderr).toContain('spawn refused: 3 agents are working (limits.max_running 3)');
 
     // Named, with its pid, by status and doctor (WARN, exit 0).
     const status = await f.flotilla(['status']);
-    expect(status.stdout).toMatch(/^79 slot names \(slots 0, 1, 2, 3, 4, 5, …\) held by pid \d+ \(.*squat-slots\.mjs.*\), not a Flotilla harness — ignored, they take no agent's place; end it with: kill \d+$/m);
+    expect(status.stdout).toMatch(
+      /^79 slot names \(slots 0, 1, 2, 3, 4, 5, …\) held by pid \d+ \(.*squat-slots\.mjs.*\), not a Flotilla harness — ignored, they take no agent's place; end it with: kill \d+$/m,
+    );
     const doctor = await f.flotilla(['doctor']);
     expect(doctor.stdout).toMatch(/WARN\s+slots\b.*held by pid \d+/);
   }, 240_000);

@@ -58,22 +58,40 @@ describe('spawn-agent', () => {
     // cancel gives an open one its completion — so exactly one completion stays exactly one.
     const claimed = (id: string) => completionsFrom(f!, 'lead-root', id).some((m) => m.file!.startsWith('cur/'));
     await eventually(() => claimed('w-alpha') && claimed('w-beta'), 60_000, "the children's completions claimed");
-    await eventually(async () => (await f!.flotilla(['cancel', 'lead-root'])).exitCode === 0, 30_000, 'cancel lead-root');
-    await eventually(() => ['completed', 'cancelled'].includes(f!.record('lead-root').status), 30_000, 'lead-root ended');
+    await eventually(
+      async () => (await f!.flotilla(['cancel', 'lead-root'])).exitCode === 0,
+      30_000,
+      'cancel lead-root',
+    );
+    await eventually(
+      () => ['completed', 'cancelled'].includes(f!.record('lead-root').status),
+      30_000,
+      'lead-root ended',
+    );
     expect(f.record('lead-root').task).toBe(1);
     expect(completionsFrom(f, 'human', 'lead-root')).toHaveLength(1);
   }, 180_000);
 
-  it('--wait prints only the child\'s answer, and exits 1 when the child fails', async () => {
+  it("--wait prints only the child's answer, and exits 1 when the child fails", async () => {
     f = spawnFleet();
-    const ok = await f.spawnAgent(['--wait', '--oneshot', '--model', `script:${fixture('worker.yaml')}`, '--id', 'w-ok', 'do it']);
+    const ok = await f.spawnAgent([
+      '--wait',
+      '--oneshot',
+      '--model',
+      `script:${fixture('worker.yaml')}`,
+      '--id',
+      'w-ok',
+      'do it',
+    ]);
     expect(ok.exitCode).toBe(0);
     expect(ok.stdout).toBe('Answer: result-of-w-ok');
     const bad = await f.spawnAgent(['--wait', '--model', `script:${fixture('fail.yaml')}`, '--id', 'w-bad', 'do it']);
     expect(bad.exitCode).toBe(1);
     // Only the child's final answer file (here the failure it recorded), nothing else.
     expect(bad.stdout).toBe(readFileSync(f.layout.output('w-bad'), 'utf8').trim());
-    expect(bad.stderr).toMatch(/^flotilla: w-bad ended failed \(.*scripted failure.*\) — its transcript: flotilla transcript w-bad$/m);
+    expect(bad.stderr).toMatch(
+      /^flotilla: w-bad ended failed \(.*scripted failure.*\) — its transcript: flotilla transcript w-bad$/m,
+    );
     expect(f.record('w-bad').lastTask?.status).toBe('failed');
   });
 
@@ -82,7 +100,15 @@ describe('spawn-agent', () => {
     const r = await f.spawnAgent(['--oneshot', '--model', `script:${fixture('worker.yaml')}`, 'do it']);
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toMatch(/^general-[a-z0-9]{6}$/);
-    const j = await f.spawnAgent(['--json', '--oneshot', '--id', 'as-json', '--model', `script:${fixture('worker.yaml')}`, 'do it']);
+    const j = await f.spawnAgent([
+      '--json',
+      '--oneshot',
+      '--id',
+      'as-json',
+      '--model',
+      `script:${fixture('worker.yaml')}`,
+      'do it',
+    ]);
     const rec = JSON.parse(j.stdout) as { id: string; mode: string; tmux: { windowId: string } };
     expect(rec.id).toBe('as-json');
     expect(rec.mode).toBe('oneshot');
@@ -96,13 +122,28 @@ describe('spawn-agent', () => {
   it('outside tmux with no server running, opens the detached fleet session', async () => {
     f = spawnFleet();
     expect(await f.windows()).toEqual([]);
-    const r = await f.spawnAgent(['--oneshot', '--id', 'first', '--model', `script:${fixture('worker.yaml')}`, 'do it']);
+    const r = await f.spawnAgent([
+      '--oneshot',
+      '--id',
+      'first',
+      '--model',
+      `script:${fixture('worker.yaml')}`,
+      'do it',
+    ]);
     expect(r.exitCode).toBe(0);
     const sessions = (await f.tmux.tmux('list-sessions', '-F', '#{session_name} #{session_attached}')).split('\n');
     expect(sessions).toHaveLength(1);
     expect(sessions[0]).toMatch(/^flotilla-flotilla-spawn-[a-z0-9-]+-[0-9a-f]{6} 0$/);
     const rec = f.record('first');
-    expect(await f.tmux.tmux('display-message', '-p', '-t', rec.tmux!.paneId, '#{session_name} #{window_name} #{remain-on-exit}')).toBe(`${sessions[0]!.split(' ')[0]} first on`);
+    expect(
+      await f.tmux.tmux(
+        'display-message',
+        '-p',
+        '-t',
+        rec.tmux!.paneId,
+        '#{session_name} #{window_name} #{remain-on-exit}',
+      ),
+    ).toBe(`${sessions[0]!.split(' ')[0]} first on`);
     // A second spawn joins the same session.
     await f.spawnAgent(['--oneshot', '--id', 'second', '--model', `script:${fixture('worker.yaml')}`, 'do it']);
     expect(f.record('second').tmux?.sessionId).toBe(rec.tmux?.sessionId);
@@ -110,9 +151,25 @@ describe('spawn-agent', () => {
 
   it('--session opens its own detached session; --background runs headless with output to its log', async () => {
     f = spawnFleet();
-    await f.spawnAgent(['--session', '--oneshot', '--id', 'own', '--model', `script:${fixture('worker.yaml')}`, 'do it']);
+    await f.spawnAgent([
+      '--session',
+      '--oneshot',
+      '--id',
+      'own',
+      '--model',
+      `script:${fixture('worker.yaml')}`,
+      'do it',
+    ]);
     expect(await f.tmux.tmux('list-sessions', '-F', '#{session_name}')).toBe('own');
-    const bg = await f.spawnAgent(['--background', '--wait', '--id', 'bg', '--model', `script:${fixture('worker.yaml')}`, 'do it']);
+    const bg = await f.spawnAgent([
+      '--background',
+      '--wait',
+      '--id',
+      'bg',
+      '--model',
+      `script:${fixture('worker.yaml')}`,
+      'do it',
+    ]);
     expect(bg.stdout).toBe('Answer: result-of-bg');
     const rec = f.record('bg');
     expect(rec.mode).toBe('headless');
@@ -141,7 +198,15 @@ describe('spawn-agent', () => {
     const git = (...a: string[]) => execa('git', a, { cwd: f!.project });
     await git('init', '-q');
     await git('-c', 'user.email=t@t', '-c', 'user.name=t', 'commit', '-q', '--allow-empty', '-m', 'init');
-    const r = await f.spawnAgent(['--worktree', '--wait', '--id', 'wt', '--model', `script:${fixture('worker.yaml')}`, 'do it']);
+    const r = await f.spawnAgent([
+      '--worktree',
+      '--wait',
+      '--id',
+      'wt',
+      '--model',
+      `script:${fixture('worker.yaml')}`,
+      'do it',
+    ]);
     expect(r.exitCode).toBe(0);
     const rec = f.record('wt');
     expect(rec.worktree).toBe(f.layout.worktree('wt'));

@@ -5,7 +5,8 @@ import { recordInput } from '../helpers/records.js';
 
 const T0 = Date.parse('2026-01-01T10:00:00.000Z');
 const at = (s: number) => new Date(T0 + s * 1000).toISOString();
-const rec = (id: string, over: Parameters<typeof recordInput>[1] = {}) => agentRecordSchema.parse(recordInput(id, { createdAt: at(0), startedAt: at(0), ...over }));
+const rec = (id: string, over: Parameters<typeof recordInput>[1] = {}) =>
+  agentRecordSchema.parse(recordInput(id, { createdAt: at(0), startedAt: at(0), ...over }));
 
 describe('status view', () => {
   it('orders the tree depth-first with children under their parent; orphans show as roots', () => {
@@ -16,26 +17,61 @@ describe('status view', () => {
       rec('b-child1', { parentId: 'a-root', rootId: 'a-root', depth: 1, createdAt: at(2) }),
       rec('orphan', { parentId: 'gone', rootId: 'gone', depth: 1, createdAt: at(5) }),
     ].map((record) => ({ record, unread: 0 }));
-    expect(treeOrder(entries).map(({ entry, level }) => `${level}:${entry.record.id}`)).toEqual(['0:a-root', '1:b-child1', '2:c-grand', '1:b-child2', '0:orphan']);
+    expect(treeOrder(entries).map(({ entry, level }) => `${level}:${entry.record.id}`)).toEqual([
+      '0:a-root',
+      '1:b-child1',
+      '2:c-grand',
+      '1:b-child2',
+      '0:orphan',
+    ]);
   });
 
   it('formats tokens and durations compactly', () => {
-    expect([formatTokens(950), formatTokens(1234), formatTokens(45_600), formatTokens(4_100_000)]).toEqual(['950', '1.2k', '46k', '4.1M']);
-    expect([formatElapsedMs(850), formatElapsedMs(12_000), formatElapsedMs(184_000), formatElapsedMs(7_500_000)]).toEqual(['850ms', '12s', '3m04s', '2h05m']);
+    expect([formatTokens(950), formatTokens(1234), formatTokens(45_600), formatTokens(4_100_000)]).toEqual([
+      '950',
+      '1.2k',
+      '46k',
+      '4.1M',
+    ]);
+    expect([
+      formatElapsedMs(850),
+      formatElapsedMs(12_000),
+      formatElapsedMs(184_000),
+      formatElapsedMs(7_500_000),
+    ]).toEqual(['850ms', '12s', '3m04s', '2h05m']);
   });
 
   it('a row shows state, depth, turns/max, tokens, cost, elapsed, unread and the last line with the scripted marker', () => {
     const r = rec('w-1', {
-      status: 'crashed', exitReason: 'killed (SIGKILL)', finishedAt: at(75), depth: 2, turns: 9, taskTurns: 3, maxTurns: 20,
-      usage: { inputTokens: 1000, outputTokens: 500, costUsd: 0.0123 }, lastLine: '$ make test', background: true,
+      status: 'crashed',
+      exitReason: 'killed (SIGKILL)',
+      finishedAt: at(75),
+      depth: 2,
+      turns: 9,
+      taskTurns: 3,
+      maxTurns: 20,
+      usage: { inputTokens: 1000, outputTokens: 500, costUsd: 0.0123 },
+      lastLine: '$ make test',
+      background: true,
     });
     expect(statusCells({ record: r, unread: 2 }, 2, T0 + 999_000)).toEqual([
-      '    w-1', 'crashed (bg)', '2', '3/20', '1.5k', '$0.0123', '1m15s', '2', '[scripted] (killed (SIGKILL)) $ make test',
+      '    w-1',
+      'crashed (bg)',
+      '2',
+      '3/20',
+      '1.5k',
+      '$0.0123',
+      '1m15s',
+      '2',
+      '[scripted] (killed (SIGKILL)) $ make test',
     ]);
   });
 
   it('the table aligns columns and cuts lines to the width', () => {
-    const text = formatStatus([{ record: rec('lead', { status: 'working', lastLine: 'x'.repeat(200) }), unread: 0 }], { now: T0 + 5000, width: 80 });
+    const text = formatStatus([{ record: rec('lead', { status: 'working', lastLine: 'x'.repeat(200) }), unread: 0 }], {
+      now: T0 + 5000,
+      width: 80,
+    });
     const [head, row] = text.split('\n');
     expect(head).toMatch(/^AGENT\s+STATE\s+DEPTH\s+TURNS\s+TOKENS\s+COST\s+ELAPSED\s+UNREAD\s+LAST$/);
     expect(row!.length).toBe(80);

@@ -20,19 +20,26 @@ afterEach(async () => {
   f = undefined;
 });
 
-const inCur = (fl: SpawnFleet, owner: string, from: string) => completionsFrom(fl, owner, from).filter((m) => m.file!.startsWith('cur/'));
+const inCur = (fl: SpawnFleet, owner: string, from: string) =>
+  completionsFrom(fl, owner, from).filter((m) => m.file!.startsWith('cur/'));
 
 describe('results handed over by a tool are claimed', () => {
   it("wait_for_agents returns a child's completion: it is claimed, and the parent's later model calls never see it as inbox mail", async () => {
     f = spawnFleet({ definitions: { lead: 'lead-wait-one.yaml', worker: 'worker.yaml' } });
     const log = join(f.project, 'calls.jsonl');
-    const r = await f.spawnAgent(['--wait', '--agent', 'lead', '--id', 'lead-w', 'delegate'], { FLOTILLA_SCRIPT_LOG: log });
+    const r = await f.spawnAgent(['--wait', '--agent', 'lead', '--id', 'lead-w', 'delegate'], {
+      FLOTILLA_SCRIPT_LOG: log,
+    });
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toContain('Got it.');
     expect(r.stdout).toContain('result-of-w-one');
 
     // The completion reaches the parent's inbox (it may come just after the wait returned) and is claimed there.
-    await eventually(() => inCur(f!, 'lead-w', 'w-one').length === 1, 60_000, "the child's completion claimed by the parent");
+    await eventually(
+      () => inCur(f!, 'lead-w', 'w-one').length === 1,
+      60_000,
+      "the child's completion claimed by the parent",
+    );
     expect(completionsFrom(f, 'lead-w', 'w-one')).toHaveLength(1);
 
     // A person's follow-up starts a second task; the mail it surfaces is the follow-up alone.
@@ -49,24 +56,46 @@ describe('results handed over by a tool are claimed', () => {
     expect(completionsFrom(f, 'human', 'lead-w')).toHaveLength(2);
 
     // The transcript says the completion was read through the tool, by its file name.
-    const file = inCur(f, 'lead-w', 'w-one')[0]!.file!.slice('cur/'.length).replace(/:2,.*$/, '');
-    const taken = readTranscript(f.layout, 'lead-w').entries.filter((e) => e.type === 'surfaced' && e.source === 'inbox' && e.via === 'tool');
-    expect(taken.flatMap((e) => (e.type === 'surfaced' && e.source === 'inbox' ? e.files ?? [] : []))).toContain(file);
+    const file = inCur(f, 'lead-w', 'w-one')[0]!
+      .file!.slice('cur/'.length)
+      .replace(/:2,.*$/, '');
+    const taken = readTranscript(f.layout, 'lead-w').entries.filter(
+      (e) => e.type === 'surfaced' && e.source === 'inbox' && e.via === 'tool',
+    );
+    expect(taken.flatMap((e) => (e.type === 'surfaced' && e.source === 'inbox' ? (e.files ?? []) : []))).toContain(
+      file,
+    );
   }, 180_000);
 
-  it('a persistent agent given a follow-up right after its first task: spawn-agent --wait still prints the first task\'s answer', async () => {
+  it("a persistent agent given a follow-up right after its first task: spawn-agent --wait still prints the first task's answer", async () => {
     f = spawnFleet();
-    const waiter = execa(SPAWN_AGENT, ['--wait', '--id', 'pers', '--model', `script:${fixture('persist.yaml')}`, 'first task'], {
-      cwd: f.project, env: f.env, extendEnv: false, reject: false, stdin: 'ignore',
-    });
+    const waiter = execa(
+      SPAWN_AGENT,
+      ['--wait', '--id', 'pers', '--model', `script:${fixture('persist.yaml')}`, 'first task'],
+      {
+        cwd: f.project,
+        env: f.env,
+        extendEnv: false,
+        reject: false,
+        stdin: 'ignore',
+      },
+    );
     try {
       await eventually(() => existsSync(join(f!.project, 'started')), 60_000, 'the first task under way');
       // The waiter is held still while the agent ends task 1 and answers a follow-up in task 2.
       process.kill(waiter.pid!, 'SIGSTOP');
       writeFileSync(join(f.project, 'go'), '');
-      await eventually(() => f!.record('pers').lastTask?.task === 1 && f!.record('pers').status === 'idle', 60_000, 'task 1 answered');
+      await eventually(
+        () => f!.record('pers').lastTask?.task === 1 && f!.record('pers').status === 'idle',
+        60_000,
+        'task 1 answered',
+      );
       expect((await f.flotilla(['send', 'pers', 'one more thing'])).exitCode).toBe(0);
-      await eventually(() => f!.record('pers').lastTask?.task === 2 && f!.record('pers').status === 'idle', 60_000, 'task 2 answered');
+      await eventually(
+        () => f!.record('pers').lastTask?.task === 2 && f!.record('pers').status === 'idle',
+        60_000,
+        'task 2 answered',
+      );
     } finally {
       process.kill(waiter.pid!, 'SIGCONT');
     }

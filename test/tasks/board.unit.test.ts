@@ -19,12 +19,19 @@ afterEach(() => f.cleanup());
 
 const B = 'fleet';
 const task = (id: string) => readTask(f.layout.board(B), id)!;
-const auditEvents = () => readFileSync(f.layout.auditFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { event: string; task?: string; agent?: string });
+const auditEvents = () =>
+  readFileSync(f.layout.auditFile, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { event: string; task?: string; agent?: string });
 
 /** A registered agent whose process runs (this test's child `sleep`), so its claims are live. */
 async function liveAgent(id: string): Promise<{ kill(): Promise<void> }> {
   const proc = execa('sleep', ['60']);
-  createRecord(f.layout, recordInput(id, { status: 'working', pid: proc.pid!, pidStartTime: processStartTime(proc.pid!) }));
+  createRecord(
+    f.layout,
+    recordInput(id, { status: 'working', pid: proc.pid!, pidStartTime: processStartTime(proc.pid!) }),
+  );
   return {
     async kill() {
       proc.kill('SIGKILL');
@@ -41,12 +48,18 @@ describe('a task board (§15)', () => {
     await claimTask(f.layout, B, 't1', 'ag-a');
     await expect(claimTask(f.layout, B, 't1', 'ag-b')).rejects.toThrow(/already claimed by ag-a/);
     // Only the claimant (or a person) finishes it.
-    await expect(finishTask(f.layout, B, 't1', 'ag-b', 'done', 'mine')).rejects.toThrow(/only its claimant \(ag-a\) or a person/);
+    await expect(finishTask(f.layout, B, 't1', 'ag-b', 'done', 'mine')).rejects.toThrow(
+      /only its claimant \(ag-a\) or a person/,
+    );
     const done = await finishTask(f.layout, B, 't1', 'ag-a', 'done', 'parsed');
     expect(done).toMatchObject({ status: 'done', result: 'parsed', claimed_by: 'ag-a' });
     expect(task('t1').status).toBe('done');
     await expect(finishTask(f.layout, B, 't1', 'human', 'failed', 'x')).rejects.toThrow(/already done/);
-    expect(auditEvents().filter((e) => e.event.startsWith('task_')).map((e) => e.event)).toEqual(['task_created', 'task_claimed', 'task_done']);
+    expect(
+      auditEvents()
+        .filter((e) => e.event.startsWith('task_'))
+        .map((e) => e.event),
+    ).toEqual(['task_created', 'task_claimed', 'task_done']);
     await a.kill();
   });
 
@@ -73,8 +86,12 @@ describe('a task board (§15)', () => {
   it('refuses a cycle when it is added, naming it; nothing is written', async () => {
     await addTask(f.layout, B, { title: 'a', id: 'a', blockedBy: ['b'] }, 'human');
     await addTask(f.layout, B, { title: 'c', id: 'c', blockedBy: ['a'] }, 'human');
-    await expect(addTask(f.layout, B, { title: 'b', id: 'b', blockedBy: ['c'] }, 'human')).rejects.toThrow(/cycle b → c → a → b/);
-    await expect(addTask(f.layout, B, { title: 'self', id: 's', blockedBy: ['s'] }, 'human')).rejects.toThrow(/blocked by itself/);
+    await expect(addTask(f.layout, B, { title: 'b', id: 'b', blockedBy: ['c'] }, 'human')).rejects.toThrow(
+      /cycle b → c → a → b/,
+    );
+    await expect(addTask(f.layout, B, { title: 'self', id: 's', blockedBy: ['s'] }, 'human')).rejects.toThrow(
+      /blocked by itself/,
+    );
     expect(readTask(f.layout.board(B), 'b')).toBeUndefined();
     expect(listBoard(f.layout, B).counts.open).toBe(2);
   });
@@ -143,7 +160,10 @@ describe('a task board (§15)', () => {
     const t1 = task('t1');
     writeFileSync(board.task('t1'), JSON.stringify({ ...t1, status: 'done', result: 'r' }));
     // As if killed after its active entry, before the task file (t9 never written).
-    writeFileSync(`${board.activeDir}/${activeName({ priority: 'urgent', created_at: new Date().toISOString(), id: 't9' })}`, '');
+    writeFileSync(
+      `${board.activeDir}/${activeName({ priority: 'urgent', created_at: new Date().toISOString(), id: 't9' })}`,
+      '',
+    );
     expect(listBoard(f.layout, B).tasks.map((t) => t.id)).toEqual(['t2']);
     // The next claim skips both and repairs them.
     expect((await claimNext(f.layout, B, 'human'))?.id).toBe('t2');
@@ -151,7 +171,7 @@ describe('a task board (§15)', () => {
     expect(listBoard(f.layout, B).counts).toMatchObject({ done: 1, claimed: 1, open: 0 });
   });
 
-  it('a writer killed after a finished task\'s ended line, before its index work: counted once, settled by the next writer', async () => {
+  it("a writer killed after a finished task's ended line, before its index work: counted once, settled by the next writer", async () => {
     const board = f.layout.board(B);
     for (let i = 0; i < 3; i++) await addTask(f.layout, B, { title: `x${i}` }, 'human');
     await claimTask(f.layout, B, 't1', 'human');
@@ -190,7 +210,8 @@ describe('a task board (§15)', () => {
   it('counts and the last ten finished come from the ended log whatever its length', async () => {
     const board = f.layout.board(B);
     for (let i = 0; i < 15; i++) await addTask(f.layout, B, { title: `x${i}` }, 'human');
-    for (let i = 1; i <= 12; i++) await finishTask(f.layout, B, `t${i}`, 'human', i % 4 === 0 ? 'cancelled' : i % 5 === 0 ? 'failed' : 'done', '');
+    for (let i = 1; i <= 12; i++)
+      await finishTask(f.layout, B, `t${i}`, 'human', i % 4 === 0 ? 'cancelled' : i % 5 === 0 ? 'failed' : 'done', '');
     await claimTask(f.layout, B, 't14', 'human');
     const l = listBoard(f.layout, B);
     expect(l.counts).toEqual({ open: 2, claimed: 1, done: 7, failed: 2, cancelled: 3 });

@@ -41,7 +41,9 @@ describe('the ended log (§15)', () => {
     expect(offset).toBeLessThanOrEqual(log.length);
     expect(log[offset! - 1]).toBe('\n');
     const before = log.slice(0, offset).split('\n').filter(Boolean);
-    expect(counts).toEqual(['done', 'failed', 'cancelled'].map((s) => before.filter((l) => l.startsWith(`${s} `)).length));
+    expect(counts).toEqual(
+      ['done', 'failed', 'cancelled'].map((s) => before.filter((l) => l.startsWith(`${s} `)).length),
+    );
     const got = readEnded(board, 10);
     expect(got.counts).toEqual(want);
     expect(got.recent).toEqual(Array.from({ length: 10 }, (_, i) => `task-${2991 + i}`));
@@ -55,7 +57,11 @@ describe('the ended log (§15)', () => {
     const size = readFileSync(board.endedLog).length;
     for (const bad of ['', 'garbage\n', `${size + 10} 1 1 1\n`, '5 1 0 0\n', '12 99 99 99']) {
       writeFileSync(file, bad);
-      expect(readEnded(board, 3)).toEqual({ counts: want, recent: ['task-1998', 'task-1999', 'task-2000'], last: 'task-2000' });
+      expect(readEnded(board, 3)).toEqual({
+        counts: want,
+        recent: ['task-1998', 'task-1999', 'task-2000'],
+        last: 'task-2000',
+      });
     }
   });
 
@@ -66,6 +72,10 @@ describe('the ended log (§15)', () => {
     appendEnded(board, 'failed', 'b');
     // A line being appended (no newline yet) is not there.
     writeFileSync(board.endedLog, 'cancelled c', { flag: 'a' });
-    expect(readEnded(board, 10)).toEqual({ counts: { done: 1, failed: 1, cancelled: 0 }, recent: ['a', 'b'], last: 'b' });
+    expect(readEnded(board, 10)).toEqual({
+      counts: { done: 1, failed: 1, cancelled: 0 },
+      recent: ['a', 'b'],
+      last: 'b',
+    });
   });
 });

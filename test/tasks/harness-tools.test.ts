@@ -23,7 +23,10 @@ const script = (name: string): string => fileURLToPath(new URL(`../fixtures/task
 const task = (id: string, board = 'fleet'): Task => readTask(f!.layout.board(board), id)!;
 
 function define(name: string, yaml: string, extra = ''): void {
-  writeFileSync(join(f!.layout.agentsDir, `${name}.md`), `---\nname: ${name}\ndescription: test agent ${name}\nmodel: script:${script(yaml)}\n${extra}---\nYou are ${name}.\n`);
+  writeFileSync(
+    join(f!.layout.agentsDir, `${name}.md`),
+    `---\nname: ${name}\ndescription: test agent ${name}\nmodel: script:${script(yaml)}\n${extra}---\nYou are ${name}.\n`,
+  );
 }
 
 /** The final answer of an agent's last task. */
@@ -41,10 +44,14 @@ describe('task tools in the harness (§15)', () => {
     expect(run.exitCode).toBe(0);
     // What the model saw: the listing (in its next turn's text, in the transcript) and the task's body (in its result).
     const transcript = readFileSync(f.layout.transcript('cl-1'), 'utf8');
-    expect(transcript).toContain('The board says: board fleet: 1 open, 0 claimed, 0 done, 0 failed, 0 cancelled ID STATUS PRIORITY CLAIMANT AGE TITLE t1 open normal -');
+    expect(transcript).toContain(
+      'The board says: board fleet: 1 open, 0 claimed, 0 done, 0 failed, 0 cancelled ID STATUS PRIORITY CLAIMANT AGE TITLE t1 open normal -',
+    );
     expect(transcript).toMatch(/t1 open normal - \d+s write the parser/);
     expect(task('t1')).toMatchObject({ status: 'done', claimed_by: 'cl-1' });
-    expect(task('t1').result).toContain('claimed and read: You claimed task t1. t1 [claimed by cl-1] write the parser Parse every line of input.txt.');
+    expect(task('t1').result).toContain(
+      'claimed and read: You claimed task t1. t1 [claimed by cl-1] write the parser Parse every line of input.txt.',
+    );
     expect(run.stdout).toBe('Finished: Task t1 is now done.');
     const audit = readFileSync(f.layout.auditFile, 'utf8');
     expect(audit).toMatch(/"event":"task_claimed","agent":"cl-1"/);
@@ -57,37 +64,54 @@ describe('task tools in the harness (§15)', () => {
     await f.flotilla(['task', 'add', 'write the parser']);
     expect((await f.flotilla(['task', 'claim', 't1'])).exitCode).toBe(0);
     const run = await f.spawnAgent(['--agent', 'claimer', '--id', 'cl-2', '--wait', 'take the board work']);
-    expect(run.stdout).toMatch(/^Told: Refused: task t1 is already claimed by human \(since \S+\)\. Call task_claim without an id/);
+    expect(run.stdout).toMatch(
+      /^Told: Refused: task t1 is already claimed by human \(since \S+\)\. Call task_claim without an id/,
+    );
     expect(task('t1')).toMatchObject({ status: 'claimed', claimed_by: 'human' });
   });
 
-  it('20 harnesses claim one task through task_claim at once: exactly one wins, the 19 others are told the holder', { timeout: 900_000 }, async () => {
-    f = spawnFleet({ config: 'limits:\n  max_running: 24\n' });
-    define('racer', 'racer.yaml');
-    await f.flotilla(['task', 'add', 'the one task']);
-    const ids = Array.from({ length: 20 }, (_, i) => `racer-${i}`);
-    for (const id of ids) expect((await f.spawnAgent(['--agent', 'racer', '--id', id, 'race for t1'])).exitCode).toBe(0);
-    // Agents in windows stay when their task ends (a background one is headless, one task), so
-    // the winner's claim lasts. Every model is in its first tool call, waiting: then all claim at once.
-    await eventually(() => readdirSync(f!.project).filter((n) => n.startsWith('ready.')).length === 20, 600_000, 'all 20 racers ready');
-    writeFileSync(join(f.project, 'go'), '');
-    const answers = await eventually(() => {
-      const got = ids.map(answer);
-      return got.every((a) => a !== undefined) && (got as string[]);
-    }, 300_000, 'every racer to answer');
-    const winners = ids.filter((_, i) => answers[i]!.startsWith('You claimed task t1.'));
-    expect(winners).toHaveLength(1);
-    const holder = winners[0]!;
-    expect(task('t1')).toMatchObject({ status: 'claimed', claimed_by: holder });
-    for (const [i, id] of ids.entries()) {
-      if (id === holder) continue;
-      expect(answers[i]).toMatch(new RegExp(`^Refused: task t1 is already claimed by ${holder} \\(since \\S+\\)\\.`));
-    }
-    const claims = readFileSync(f.layout.auditFile, 'utf8').split('\n').filter((l) => l.includes('"event":"task_claimed"'));
-    expect(claims).toHaveLength(1);
-  });
+  it(
+    '20 harnesses claim one task through task_claim at once: exactly one wins, the 19 others are told the holder',
+    { timeout: 900_000 },
+    async () => {
+      f = spawnFleet({ config: 'limits:\n  max_running: 24\n' });
+      define('racer', 'racer.yaml');
+      await f.flotilla(['task', 'add', 'the one task']);
+      const ids = Array.from({ length: 20 }, (_, i) => `racer-${i}`);
+      for (const id of ids)
+        expect((await f.spawnAgent(['--agent', 'racer', '--id', id, 'race for t1'])).exitCode).toBe(0);
+      // Agents in windows stay when their task ends (a background one is headless, one task), so
+      // the winner's claim lasts. Every model is in its first tool call, waiting: then all claim at once.
+      await eventually(
+        () => readdirSync(f!.project).filter((n) => n.startsWith('ready.')).length === 20,
+        600_000,
+        'all 20 racers ready',
+      );
+      writeFileSync(join(f.project, 'go'), '');
+      const answers = await eventually(
+        () => {
+          const got = ids.map(answer);
+          return got.every((a) => a !== undefined) && (got as string[]);
+        },
+        300_000,
+        'every racer to answer',
+      );
+      const winners = ids.filter((_, i) => answers[i]!.startsWith('You claimed task t1.'));
+      expect(winners).toHaveLength(1);
+      const holder = winners[0]!;
+      expect(task('t1')).toMatchObject({ status: 'claimed', claimed_by: holder });
+      for (const [i, id] of ids.entries()) {
+        if (id === holder) continue;
+        expect(answers[i]).toMatch(new RegExp(`^Refused: task t1 is already claimed by ${holder} \\(since \\S+\\)\\.`));
+      }
+      const claims = readFileSync(f.layout.auditFile, 'utf8')
+        .split('\n')
+        .filter((l) => l.includes('"event":"task_claimed"'));
+      expect(claims).toHaveLength(1);
+    },
+  );
 
-  it('/task add and /tasks typed in an agent\'s pane act for the person', async () => {
+  it("/task add and /tasks typed in an agent's pane act for the person", async () => {
     f = spawnFleet();
     define('idler', 'idler.yaml');
     expect((await f.spawnAgent(['--agent', 'idler', '--id', 'id-1', 'wait here'])).exitCode).toBe(0);

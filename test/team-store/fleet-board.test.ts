@@ -14,18 +14,40 @@ import { hostsOnBus, type TwoHosts } from '../hosts/helpers.js';
  */
 const hosts = hostsOnBus();
 
-interface Run { exitCode: number; stdout: string; stderr: string }
+interface Run {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
 
 /** Runs a shell command on r1 over ssh, in its project with its environment. */
 async function onR1(pair: TwoHosts, command: string): Promise<Run> {
-  const env = Object.entries(pair.remote.env).map(([k, v]) => `${k}=${quote(v)}`).join(' ');
-  const r = await execa('ssh', [...pair.sshd.clientOptions, '-p', String(pair.sshd.port), 'root@127.0.0.1', `cd ${quote(pair.remote.project)} && env -i ${env} bash -c ${quote(command)}`], { reject: false, stdin: 'ignore' });
+  const env = Object.entries(pair.remote.env)
+    .map(([k, v]) => `${k}=${quote(v)}`)
+    .join(' ');
+  const r = await execa(
+    'ssh',
+    [
+      ...pair.sshd.clientOptions,
+      '-p',
+      String(pair.sshd.port),
+      'root@127.0.0.1',
+      `cd ${quote(pair.remote.project)} && env -i ${env} bash -c ${quote(command)}`,
+    ],
+    { reject: false, stdin: 'ignore' },
+  );
   return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) };
 }
 
 /** Runs a shell command here, in this host's project with its environment. */
 async function here(pair: TwoHosts, command: string): Promise<Run> {
-  const r = await execa('bash', ['-c', command], { cwd: pair.local.project, env: pair.local.env, extendEnv: false, reject: false, stdin: 'ignore' });
+  const r = await execa('bash', ['-c', command], {
+    cwd: pair.local.project,
+    env: pair.local.env,
+    extendEnv: false,
+    reject: false,
+    stdin: 'ignore',
+  });
   return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) };
 }
 
@@ -43,7 +65,11 @@ describe('one board across hosts on nats://', { timeout: 600_000 }, () => {
     const claimed = await onR1(pair, `${F} task claim --next`);
     expect(claimed.stderr).toBe('');
     expect(claimed.stdout.trim()).toBe('t1');
-    const shown = JSON.parse((await pair.local.flotilla(['task', 'show', 't1', '--json'])).stdout) as { status: string; claimed_by: string; title: string };
+    const shown = JSON.parse((await pair.local.flotilla(['task', 'show', 't1', '--json'])).stdout) as {
+      status: string;
+      claimed_by: string;
+      title: string;
+    };
     expect(shown).toMatchObject({ status: 'claimed', claimed_by: 'human', title: 'parse the logs' });
     // Nothing is left to claim here: the board is the fleet's, not each host's own.
     const none = await pair.local.flotilla(['task', 'claim', '--next']);
@@ -51,12 +77,19 @@ describe('one board across hosts on nats://', { timeout: 600_000 }, () => {
     expect(none.stderr).toMatch(/no claimable task on board 'fleet'/);
     const done = await onR1(pair, `${F} task done t1 'parsed'`);
     expect(done.stdout.trim()).toBe('t1 done');
-    const listed = JSON.parse((await pair.local.flotilla(['task', 'list', '--json'])).stdout) as { counts: Record<string, number> };
+    const listed = JSON.parse((await pair.local.flotilla(['task', 'list', '--json'])).stdout) as {
+      counts: Record<string, number>;
+    };
     expect(listed.counts).toEqual({ open: 0, claimed: 0, done: 1, failed: 0, cancelled: 0 });
     expect((await pair.local.flotilla(['task', 'wait', '--timeout', '5'])).exitCode).toBe(0);
     // status on either host counts the fleet's board.
-    const st = JSON.parse((await onR1(pair, `${F} status --json`)).stdout) as { id: string; counts?: Record<string, number> }[];
-    expect(st.filter((e) => e.id.startsWith('board:'))).toEqual([expect.objectContaining({ id: 'board:fleet', counts: { open: 0, claimed: 0, done: 1, failed: 0, cancelled: 0 } })]);
+    const st = JSON.parse((await onR1(pair, `${F} status --json`)).stdout) as {
+      id: string;
+      counts?: Record<string, number>;
+    }[];
+    expect(st.filter((e) => e.id.startsWith('board:'))).toEqual([
+      expect.objectContaining({ id: 'board:fleet', counts: { open: 0, claimed: 0, done: 1, failed: 0, cancelled: 0 } }),
+    ]);
   });
 
   it('20 claimants on two hosts race one task: exactly one wins, the others are told who holds it', async () => {
@@ -78,8 +111,10 @@ describe('one board across hosts on nats://', { timeout: 600_000 }, () => {
     const pair = await hosts.open();
     const TASKS = 200;
     // Added from both hosts at once, four shells each.
-    const adders = (on: (p: TwoHosts, c: string) => Promise<Run>, host: string) => Array.from({ length: 4 }, (_, k) =>
-      on(pair, `for i in $(seq 1 ${TASKS / 8}); do ${F} task add "${host} ${k} $i" >/dev/null || echo FAIL; done`));
+    const adders = (on: (p: TwoHosts, c: string) => Promise<Run>, host: string) =>
+      Array.from({ length: 4 }, (_, k) =>
+        on(pair, `for i in $(seq 1 ${TASKS / 8}); do ${F} task add "${host} ${k} $i" >/dev/null || echo FAIL; done`),
+      );
     const adds = await Promise.all([...adders(here, 'here'), ...adders(onR1, 'r1')]);
     for (const a of adds) expect(a).toMatchObject({ exitCode: 0, stdout: '', stderr: '' });
     // Four workers per host: claim the next, mark it done, print its id, until nothing is left.
@@ -105,7 +140,8 @@ async function cloneBoth(pair: TwoHosts): Promise<void> {
   const origin = join(pair.local.project, '..', `origin-${process.pid}-${Date.now()}`);
   mkdirSync(join(origin, 'src'), { recursive: true });
   writeFileSync(join(origin, 'src', 'app.ts'), 'export const app = 1;\n');
-  const git = (args: string[], cwd: string) => execa('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd });
+  const git = (args: string[], cwd: string) =>
+    execa('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd });
   await git(['init', '-q'], origin);
   await git(['add', '.'], origin);
   await git(['commit', '-qm', 'first'], origin);
@@ -115,7 +151,7 @@ async function cloneBoth(pair: TwoHosts): Promise<void> {
 }
 
 describe('a lost host on nats://', { timeout: 600_000 }, () => {
-  it("an agent on r1 holds a task and a lease in its clone; here both are refused naming it, and both are free once r1 counts as lost", async () => {
+  it('an agent on r1 holds a task and a lease in its clone; here both are refused naming it, and both are free once r1 counts as lost', async () => {
     const pair = await hosts.open({ remoteDefinitions: { holder: '../hosts/board-holder.yaml' } });
     const { local, remote } = pair;
     appendFileSync(local.layout.configFile, `    lost_after_secs: ${LOST_AFTER_SECS}\n`);
@@ -126,8 +162,18 @@ describe('a lost host on nats://', { timeout: 600_000 }, () => {
     const spawned = await remote.spawnAgent(['--agent', 'holder', 'take the task']);
     expect(spawned.stderr).toBe('');
     const id = spawned.stdout.trim();
-    const said = (file: string) => { try { return readFileSync(join(remote.project, file), 'utf8'); } catch { return ''; } };
-    await eventually(() => said('claim.txt') !== '' && said('lease.txt') !== '', 120_000, 'the agent on r1 to claim and lease');
+    const said = (file: string) => {
+      try {
+        return readFileSync(join(remote.project, file), 'utf8');
+      } catch {
+        return '';
+      }
+    };
+    await eventually(
+      () => said('claim.txt') !== '' && said('lease.txt') !== '',
+      120_000,
+      'the agent on r1 to claim and lease',
+    );
     expect(said('claim.txt').trim()).toBe('t1');
     expect(said('lease.txt')).toMatch(/^leased to \S+ until your task ends: src\/app\.ts/);
 
@@ -139,12 +185,20 @@ describe('a lost host on nats://', { timeout: 600_000 }, () => {
     expect(lease.exitCode).toBe(1);
     expect(lease.stderr).toContain(`refused: src/app.ts is leased to agent ${id}`);
     // status here lists the lease of the agent on r1.
-    expect((await local.flotilla(['status'])).stdout).toMatch(new RegExp(`\\n  ${id}  repository [0-9a-f]{12}/src/app\\.ts  since `));
+    expect((await local.flotilla(['status'])).stdout).toMatch(
+      new RegExp(`\\n  ${id}  repository [0-9a-f]{12}/src/app\\.ts  since `),
+    );
     // r1 beats while its agent lives.
-    await eventually(async () => {
-      const st = await local.flotilla(['status', '--json']);
-      return (JSON.parse(st.stdout) as { id: string; lost?: boolean }[]).some((x) => x.id === 'host:r1' && x.lost === false);
-    }, 60_000, 'r1 beating');
+    await eventually(
+      async () => {
+        const st = await local.flotilla(['status', '--json']);
+        return (JSON.parse(st.stdout) as { id: string; lost?: boolean }[]).some(
+          (x) => x.id === 'host:r1' && x.lost === false,
+        );
+      },
+      60_000,
+      'r1 beating',
+    );
 
     // r1 dies: its tmux server frozen, the agent's harness SIGKILLed, the server killed: nothing of r1 beats.
     const pid = remote.record(id).pid!;
@@ -154,18 +208,29 @@ describe('a lost host on nats://', { timeout: 600_000 }, () => {
     process.kill(server, 'SIGKILL');
 
     // Once r1 counts as lost, the task reads open and is claimed here; the lease is taken in this clone.
-    const won = await eventually(async () => {
-      const r = await local.flotilla(['task', 'claim', 't1']);
-      return r.exitCode === 0 && r;
-    }, 120_000, 'the task free to claim here');
+    const won = await eventually(
+      async () => {
+        const r = await local.flotilla(['task', 'claim', 't1']);
+        return r.exitCode === 0 && r;
+      },
+      120_000,
+      'the task free to claim here',
+    );
     expect(won.stdout.trim()).toBe('t1');
-    const shown = JSON.parse((await local.flotilla(['task', 'show', 't1', '--json'])).stdout) as { claimed_by: string; notes: { text: string }[] };
+    const shown = JSON.parse((await local.flotilla(['task', 'show', 't1', '--json'])).stdout) as {
+      claimed_by: string;
+      notes: { text: string }[];
+    };
     expect(shown.claimed_by).toBe('human');
-    expect(shown.notes.map((n) => n.text)).toEqual([expect.stringMatching(new RegExp(`^reopened: its claimant ${id} is on host r1, silent for \\d+ s \\(lost\\)$`))]);
+    expect(shown.notes.map((n) => n.text)).toEqual([
+      expect.stringMatching(new RegExp(`^reopened: its claimant ${id} is on host r1, silent for \\d+ s \\(lost\\)$`)),
+    ]);
     const taken = await local.flotilla(['lease', 'take', 'app/src/app.ts']);
     expect(taken.stderr).toBe('');
     expect(taken.stdout.trim()).toBe('leased to human until you release it: src/app.ts');
     const listed = await local.flotilla(['lease', 'list', '--json']);
-    expect((JSON.parse(listed.stdout) as { leases: { holder: string; path: string }[] }[]).flatMap((v) => v.leases)).toEqual([expect.objectContaining({ holder: 'human', path: 'src/app.ts' })]);
+    expect(
+      (JSON.parse(listed.stdout) as { leases: { holder: string; path: string }[] }[]).flatMap((v) => v.leases),
+    ).toEqual([expect.objectContaining({ holder: 'human', path: 'src/app.ts' })]);
   });
 });

@@ -7,7 +7,9 @@ import { tempDir } from '../helpers/fleet.js';
 
 /** A repository's identity on the bus (docs/decisions.md "One board and one set of leases on the bus"). */
 const dirs: { cleanup(): void }[] = [];
-afterEach(() => { for (const d of dirs.splice(0)) d.cleanup(); });
+afterEach(() => {
+  for (const d of dirs.splice(0)) d.cleanup();
+});
 
 function git(cwd: string, ...args: string[]): string {
   return execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd, encoding: 'utf8' }).trim();

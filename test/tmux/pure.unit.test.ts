@@ -24,7 +24,9 @@ describe('tmux version', () => {
   it('treats master as new enough and rejects nonsense', () => {
     expect(tmuxNewEnough(parseTmuxVersion('tmux master')!)).toBe(true);
     expect(parseTmuxVersion('bash: tmux: command not found')).toBeNull();
-    expect(tmuxVersionRefusal(parseTmuxVersion('tmux 3.1c'))?.bracket).toBe('[flotilla:tmux-too-old version=3.1c min=3.2]');
+    expect(tmuxVersionRefusal(parseTmuxVersion('tmux 3.1c'))?.bracket).toBe(
+      '[flotilla:tmux-too-old version=3.1c min=3.2]',
+    );
     expect(tmuxVersionRefusal(null)?.bracket).toBe('[flotilla:tmux-missing min=3.2]');
   });
 });
@@ -42,8 +44,24 @@ describe('fleet session name', () => {
 
 describe('quoting', () => {
   it('sh-quotes any argv so sh sees the same words', () => {
-    const argv = ['plain', 'two words', `it's`, '"dq"', '$HOME', '`id`', 'a\\b', '', ';&|<>', '*?[x]', 'new\nline', '#hash', '~'];
-    const out = execFileSync('sh', ['-c', `${shellCommand(['printf', '%s\\0'])} ${shellCommand(argv)}`], { encoding: 'utf8' });
+    const argv = [
+      'plain',
+      'two words',
+      `it's`,
+      '"dq"',
+      '$HOME',
+      '`id`',
+      'a\\b',
+      '',
+      ';&|<>',
+      '*?[x]',
+      'new\nline',
+      '#hash',
+      '~',
+    ];
+    const out = execFileSync('sh', ['-c', `${shellCommand(['printf', '%s\\0'])} ${shellCommand(argv)}`], {
+      encoding: 'utf8',
+    });
     expect(out.split('\0').slice(0, -1)).toEqual(argv);
     expect(shellQuote('/usr/bin/node')).toBe('/usr/bin/node');
   });

@@ -34,7 +34,13 @@ describe('tmux client on a private server', () => {
     expect(s.sessionId).toMatch(/^\$\d+$/);
     expect(await tmux.hasSession('fleet-x')).toBe(true);
     expect(await tmux.hasSession('fleet')).toBe(false); // exact names, not prefixes
-    const w = await tmux.newWindow({ target: s.sessionId, name: 'worker-abc123', cwd: dir, command: LIVE, env: { FLOTILLA_AGENT_ID: 'worker-abc123' } });
+    const w = await tmux.newWindow({
+      target: s.sessionId,
+      name: 'worker-abc123',
+      cwd: dir,
+      command: LIVE,
+      env: { FLOTILLA_AGENT_ID: 'worker-abc123' },
+    });
     expect(w.sessionId).toBe(s.sessionId);
     const panes = await tmux.listPanes(s.sessionId);
     expect(panes.map((p) => [p.windowId, p.paneId, p.panePid, p.windowName, p.dead])).toEqual([
@@ -43,7 +49,11 @@ describe('tmux client on a private server', () => {
     ]);
     // The pane runs our argv directly (no shell in between) in the asked cwd.
     // Right after the fork the pane process is still tmux until it execs our argv.
-    await eventually(() => readFileSync(`/proc/${w.panePid}/cmdline`, 'utf8').split('\0')[0] === process.execPath, 5_000, 'the pane to exec node');
+    await eventually(
+      () => readFileSync(`/proc/${w.panePid}/cmdline`, 'utf8').split('\0')[0] === process.execPath,
+      5_000,
+      'the pane to exec node',
+    );
     expect(await tmux.display('#{pane_current_path}', w.paneId)).toBe(dir);
     // Detached: the dashboard stays the current window.
     expect(await tmux.display('#{window_id}', s.sessionId)).toBe(s.windowId);
@@ -63,10 +73,14 @@ describe('tmux client on a private server', () => {
       remainOnExit: true,
     });
     // Dead and reaped (status known); tmux with libutempter may need a nudge (github.com/tmux/tmux/issues/311).
-    const dead = await eventually(async () => {
-      await server.nudge();
-      return (await tmux.listPanes()).find((p) => p.paneId === w.paneId && p.dead && p.deadStatus !== null);
-    }, 15_000, 'dead pane');
+    const dead = await eventually(
+      async () => {
+        await server.nudge();
+        return (await tmux.listPanes()).find((p) => p.paneId === w.paneId && p.dead && p.deadStatus !== null);
+      },
+      15_000,
+      'dead pane',
+    );
     expect(dead.deadStatus).toBe(3);
     const text = await tmux.capturePane(w.paneId, { start: 'history' });
     expect(text).toContain('env=a b$c');
@@ -88,10 +102,14 @@ describe('tmux client on a private server', () => {
       paneDiedHook: hook,
     });
     // tmux with libutempter can miss the exit of a pane's process (github.com/tmux/tmux/issues/311): nudge it.
-    await eventually(async () => {
-      await server.nudge();
-      return existsSync(out);
-    }, 15_000, 'hook output');
+    await eventually(
+      async () => {
+        await server.nudge();
+        return existsSync(out);
+      },
+      15_000,
+      'hook output',
+    );
     const args = await eventually(() => {
       try {
         return JSON.parse(readFileSync(out, 'utf8')) as string[];
@@ -120,7 +138,12 @@ describe('tmux client on a private server', () => {
     const pid = await tmux.display('#{pid}', s.paneId);
     const env = { TMUX: `${socketPath},${pid},1`, TMUX_PANE: s.paneId };
     expect(parseTmuxEnv(env)).toEqual({ socketPath, serverPid: Number(pid), paneId: s.paneId });
-    expect(await currentTmux(env)).toEqual({ socketPath, serverPid: Number(pid), paneId: s.paneId, sessionId: s.sessionId });
+    expect(await currentTmux(env)).toEqual({
+      socketPath,
+      serverPid: Number(pid),
+      paneId: s.paneId,
+      sessionId: s.sessionId,
+    });
     expect(await currentTmux({})).toBeNull();
     expect(await currentTmux({ TMUX: '/nonexistent/socket,1,0', TMUX_PANE: '%0' })).toBeNull();
     // The socket path selects the same server with -S.
@@ -130,7 +153,9 @@ describe('tmux client on a private server', () => {
   it('reports a failing command in one line and an empty server as no panes', async () => {
     const { tmux } = setup();
     expect(await tmux.listPanes()).toEqual([]);
-    await expect(tmux.killWindow('@999')).rejects.toThrow(/^tmux kill-window failed \(server flotilla-test-[^)]+\): .+ — /);
+    await expect(tmux.killWindow('@999')).rejects.toThrow(
+      /^tmux kill-window failed \(server flotilla-test-[^)]+\): .+ — /,
+    );
     expect((await tmux.version())?.major).toBeGreaterThanOrEqual(3);
   });
 });

@@ -10,8 +10,18 @@ import { configSchema } from '../../src/config/schema.js';
 describe('commandEnvironment', () => {
   it("drops the bus's credentials whatever permissions.env allows, and TMUX always", () => {
     const bus = busCredentialVars(configSchema.parse({}));
-    expect(bus).toEqual(expect.arrayContaining(['FLOTILLA_NATS_TOKEN', 'FLOTILLA_NATS_USER', 'FLOTILLA_NATS_PASSWORD']));
-    const env = { PATH: '/bin', FLOTILLA_NATS_TOKEN: 't', FLOTILLA_NATS_USER: 'u', FLOTILLA_NATS_PASSWORD: 'p', ANTHROPIC_API_KEY: 'k', TMUX: '/s,1,0', TMUX_PANE: '%1' };
+    expect(bus).toEqual(
+      expect.arrayContaining(['FLOTILLA_NATS_TOKEN', 'FLOTILLA_NATS_USER', 'FLOTILLA_NATS_PASSWORD']),
+    );
+    const env = {
+      PATH: '/bin',
+      FLOTILLA_NATS_TOKEN: 't',
+      FLOTILLA_NATS_USER: 'u',
+      FLOTILLA_NATS_PASSWORD: 'p',
+      ANTHROPIC_API_KEY: 'k',
+      TMUX: '/s,1,0',
+      TMUX_PANE: '%1',
+    };
     const allow = ['FLOTILLA_NATS_TOKEN', 'FLOTILLA_NATS_USER', 'FLOTILLA_NATS_PASSWORD', 'ANTHROPIC_API_KEY'];
     const out = commandEnvironment(env, { keys: ['ANTHROPIC_API_KEY'], allow, never: bus });
     expect(out).toEqual({ PATH: '/bin', ANTHROPIC_API_KEY: 'k' });

@@ -3,7 +3,13 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { gitWrites, withGitWrites, worktreeGitDirs } from '../../src/tools/git-writable.js';
-import { bubblewrapArgv, bubblewrapUserNamespace, findBubblewrap, hostExecutedPaths, type SandboxSpec } from '../../src/tools/sandbox.js';
+import {
+  bubblewrapArgv,
+  bubblewrapUserNamespace,
+  findBubblewrap,
+  hostExecutedPaths,
+  type SandboxSpec,
+} from '../../src/tools/sandbox.js';
 import { createShellTool } from '../../src/tools/shell.js';
 import { tempDir } from '../helpers/fleet.js';
 import { ctxFor } from './process-helpers.js';
@@ -27,7 +33,15 @@ beforeEach(async () => {
   marker = join(tmp.dir, 'RAN');
   const home = join(tmp.dir, 'home');
   mkdirSync(home);
-  hostEnv = { PATH: process.env.PATH, HOME: home, GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_NAME: 'person', GIT_AUTHOR_EMAIL: 'p@example.com', GIT_COMMITTER_NAME: 'person', GIT_COMMITTER_EMAIL: 'p@example.com' };
+  hostEnv = {
+    PATH: process.env.PATH,
+    HOME: home,
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_AUTHOR_NAME: 'person',
+    GIT_AUTHOR_EMAIL: 'p@example.com',
+    GIT_COMMITTER_NAME: 'person',
+    GIT_COMMITTER_EMAIL: 'p@example.com',
+  };
   mkdirSync(project);
   await host(project, 'init', '-q', '-b', 'main');
   writeFileSync(join(project, 'a.txt'), 'a\n');
@@ -35,7 +49,15 @@ beforeEach(async () => {
   await host(project, 'commit', '-q', '-m', 'init');
   worktree = join(project, '.flotilla', 'state', 'worktrees', 'w1');
   await host(project, 'worktree', 'add', '-q', worktree, '-b', 'flotilla/w1');
-  await host(project, 'worktree', 'add', '-q', join(project, '.flotilla', 'state', 'worktrees', 'w2'), '-b', 'flotilla/w2');
+  await host(
+    project,
+    'worktree',
+    'add',
+    '-q',
+    join(project, '.flotilla', 'state', 'worktrees', 'w2'),
+    '-b',
+    'flotilla/w2',
+  );
   // Another agent's branch only in packed-refs and with no reflog, as after the person's `git gc` and reflog expiry.
   await host(project, 'pack-refs', '--all');
   rmSync(join(project, '.git', 'logs', 'refs', 'heads', 'flotilla', 'w2'));
@@ -45,19 +67,41 @@ afterEach(() => tmp.cleanup());
 function sandboxFor(id: string): (argv: string[]) => string[] {
   const bwrap = findBubblewrap();
   const home = join(tmp.dir, 'home');
-  const readOnly = hostExecutedPaths({ fleetRoot: join(project, '.flotilla'), project, cwd: worktree, home, userConfigDir: join(home, '.config', 'flotilla'), userCacheDir: join(home, '.cache', 'flotilla') });
-  const spec: SandboxSpec = { writable: [worktree], readOnly, network: false, bwrap, userNamespace: bubblewrapUserNamespace(bwrap) };
+  const readOnly = hostExecutedPaths({
+    fleetRoot: join(project, '.flotilla'),
+    project,
+    cwd: worktree,
+    home,
+    userConfigDir: join(home, '.config', 'flotilla'),
+    userCacheDir: join(home, '.cache', 'flotilla'),
+  });
+  const spec: SandboxSpec = {
+    writable: [worktree],
+    readOnly,
+    network: false,
+    bwrap,
+    userNamespace: bubblewrapUserNamespace(bwrap),
+  };
   return (argv) => bubblewrapArgv(withGitWrites(spec, gitWrites(worktree, id)), argv);
 }
 
-const agentEnv = { ...process.env, GIT_AUTHOR_NAME: 'w1', GIT_AUTHOR_EMAIL: 'w1@flotilla', GIT_COMMITTER_NAME: 'w1', GIT_COMMITTER_EMAIL: 'w1@flotilla' };
-const inSandbox = (command: string) => createShellTool({ timeoutSecs: 60, env: agentEnv, wrap: sandboxFor('w1') }).execute({ command }, ctxFor(worktree));
+const agentEnv = {
+  ...process.env,
+  GIT_AUTHOR_NAME: 'w1',
+  GIT_AUTHOR_EMAIL: 'w1@flotilla',
+  GIT_COMMITTER_NAME: 'w1',
+  GIT_COMMITTER_EMAIL: 'w1@flotilla',
+};
+const inSandbox = (command: string) =>
+  createShellTool({ timeoutSecs: 60, env: agentEnv, wrap: sandboxFor('w1') }).execute({ command }, ctxFor(worktree));
 
 describe('commits in the sandbox', () => {
   it('an agent in its worktree commits on its own branch, authored by its id, and the index and reflog follow', async () => {
     const r = await inSandbox('echo fixed > a.txt && git add a.txt && git commit -q -m "fix a" && echo COMMITTED');
     expect(r.output).toContain('COMMITTED');
-    expect((await host(project, 'log', '-1', '--format=%an <%ae> %s', 'flotilla/w1')).stdout).toBe('w1 <w1@flotilla> fix a');
+    expect((await host(project, 'log', '-1', '--format=%an <%ae> %s', 'flotilla/w1')).stdout).toBe(
+      'w1 <w1@flotilla> fix a',
+    );
     expect((await host(project, 'log', '-1', '--format=%s', 'main')).stdout).toBe('init');
     expect((await host(worktree, 'status', '--porcelain')).stdout).toBe('');
     expect((await host(project, 'reflog', 'flotilla/w1')).stdout).toContain('fix a');
@@ -85,7 +129,9 @@ describe('commits in the sandbox', () => {
     const mainBefore = (await host(project, 'rev-parse', 'main')).stdout;
     const w2Before = (await host(project, 'rev-parse', 'flotilla/w2')).stdout;
     const configBefore = readFileSync(join(common, 'config'), 'utf8');
-    const script = Object.entries(attacks).map(([name, cmd], i) => `( ${cmd} ) >/dev/null 2>&1 && echo "WORKED ${i} ${name}"`).join('\n');
+    const script = Object.entries(attacks)
+      .map(([name, cmd], i) => `( ${cmd} ) >/dev/null 2>&1 && echo "WORKED ${i} ${name}"`)
+      .join('\n');
     const r = await inSandbox(`${script}\necho end`);
     expect(r.output).toContain('end');
     expect(r.output.split('\n').filter((l) => l.startsWith('WORKED'))).toEqual([]);
@@ -95,7 +141,12 @@ describe('commits in the sandbox', () => {
     expect(readFileSync(join(gitDir, 'gitdir'), 'utf8')).toBe(`${join(worktree, '.git')}\n`);
     expect(readFileSync(join(worktree, '.git'), 'utf8')).toContain(gitDir);
     expect(readFileSync(join(gitDir, 'config.worktree'), 'utf8')).toBe('');
-    for (const planted of [join(common, 'hooks', 'pre-commit'), join(common, 'commondir'), join(common, 'objects', 'info', 'alternates'), join(common, 'info', 'attributes')]) {
+    for (const planted of [
+      join(common, 'hooks', 'pre-commit'),
+      join(common, 'commondir'),
+      join(common, 'objects', 'info', 'alternates'),
+      join(common, 'info', 'attributes'),
+    ]) {
       expect(existsSync(planted), planted).toBe(false);
     }
     // The agent commits what it could write (its .gitattributes); the person merges it and commits on the host.

@@ -72,7 +72,10 @@ describe('grep', () => {
 
   it('ignore_case, path and glob narrow the search', async () => {
     tree({ 'src/a.ts': 'Todo one\n', 'src/a.md': 'todo two\n', 'docs/c.ts': 'TODO three\n' });
-    const r = await createGrepTool().execute({ pattern: 'todo', ignore_case: true, path: 'src', glob: '*.ts' }, ctxFor(tmp.dir));
+    const r = await createGrepTool().execute(
+      { pattern: 'todo', ignore_case: true, path: 'src', glob: '*.ts' },
+      ctxFor(tmp.dir),
+    );
     expect(r.output).toBe('src/a.ts:1:Todo one');
     const single = await createGrepTool().execute({ pattern: 'three', path: 'docs/c.ts' }, ctxFor(tmp.dir));
     expect(single.output).toBe('docs/c.ts:1:TODO three');
@@ -96,12 +99,16 @@ describe('grep', () => {
   it('an invalid regex is an error with the fix', async () => {
     const r = await createGrepTool().execute({ pattern: 'foo(' }, ctxFor(tmp.dir));
     expect(r.isError).toBe(true);
-    expect(r.output).toMatch(/^pattern "foo\(" is not a valid JavaScript regular expression: .*Escape special characters/);
+    expect(r.output).toMatch(
+      /^pattern "foo\(" is not a valid JavaScript regular expression: .*Escape special characters/,
+    );
   });
 
   it('reports no matches and a missing path', async () => {
     tree({ 'a.txt': 'nothing here\n' });
-    expect((await createGrepTool().execute({ pattern: 'zzz' }, ctxFor(tmp.dir))).output).toBe('No matches for "zzz" in 1 file.');
+    expect((await createGrepTool().execute({ pattern: 'zzz' }, ctxFor(tmp.dir))).output).toBe(
+      'No matches for "zzz" in 1 file.',
+    );
     const missing = await createGrepTool().execute({ pattern: 'x', path: 'nope' }, ctxFor(tmp.dir));
     expect(missing.isError).toBe(true);
     expect(missing.output).toBe('path not found: nope. Omit path to search your working directory.');

@@ -64,14 +64,22 @@ describe('createBuiltinTools', () => {
     const byName = (n: string) => tools.find((t) => t.name === n)!;
     const ctx = ctxFor(fleet.project);
     const o = { maxOutputBytes: 30_000 };
-    expect((await runTool(byName('shell'), { command: 'echo $FROM_HARNESS' }, ctx, o)).output).toBe('yes\n[exit code 0]');
+    expect((await runTool(byName('shell'), { command: 'echo $FROM_HARNESS' }, ctx, o)).output).toBe(
+      'yes\n[exit code 0]',
+    );
     expect((await runTool(byName('write'), { path: '.flotilla/state/x', content: '' }, ctx, o)).isError).toBe(true);
     await runTool(byName('write'), { path: join(memory, 'MEMORY.md'), content: 'remember\n' }, ctx, o);
     expect(readFileSync(join(memory, 'MEMORY.md'), 'utf8')).toBe('remember\n');
   });
 
   it('every tool has a description with an example and an input example its schema accepts', () => {
-    const tools = createBuiltinTools({ cwd: fleet.project, protectedRoots: [], writableWithin: [], shellTimeoutSecs: 5, env: {} });
+    const tools = createBuiltinTools({
+      cwd: fleet.project,
+      protectedRoots: [],
+      writableWithin: [],
+      shellTimeoutSecs: 5,
+      env: {},
+    });
     for (const t of tools) {
       expect(t.description).toMatch(/Example: \{/);
       expect(t.inputSchema.safeParse(t.inputExample).success).toBe(true);

@@ -21,7 +21,8 @@ const KEYS = {
   MY_LLM_KEY: 'custom-test-4',
   ORDINARY_VAR: 'ordinary-5',
 };
-const SHOW = 'for v in OPENAI_API_KEY ANTHROPIC_API_KEY GEMINI_API_KEY MY_LLM_KEY ORDINARY_VAR; do eval "echo $v=\\${$v:-unset}"; done | tr "\\n" " "';
+const SHOW =
+  'for v in OPENAI_API_KEY ANTHROPIC_API_KEY GEMINI_API_KEY MY_LLM_KEY ORDINARY_VAR; do eval "echo $v=\\${$v:-unset}"; done | tr "\\n" " "';
 
 describe.each([
   { mode: 'none', config: 'security:\n  sandbox: none\n' },
@@ -33,15 +34,28 @@ describe.each([
       definitions: { plain: 'run-prompt.yaml' },
     });
     // A configured provider: its api_key_env is a provider key too.
-    writeFileSync(f.layout.configFile, readFileSync(f.layout.configFile, 'utf8').replace('models:\n', 'models:\n  providers:\n    custom:\n      base_url: http://127.0.0.1:9/v1\n      api_key_env: MY_LLM_KEY\n'));
-    writeFileSync(join(f.layout.agentsDir, 'keyed.md'), `---\nname: keyed\ndescription: needs one key\nmodel: script:${fixture('run-prompt.yaml')}\npermissions:\n  env: [MY_LLM_KEY]\n---\nYou are keyed.\n`);
+    writeFileSync(
+      f.layout.configFile,
+      readFileSync(f.layout.configFile, 'utf8').replace(
+        'models:\n',
+        'models:\n  providers:\n    custom:\n      base_url: http://127.0.0.1:9/v1\n      api_key_env: MY_LLM_KEY\n',
+      ),
+    );
+    writeFileSync(
+      join(f.layout.agentsDir, 'keyed.md'),
+      `---\nname: keyed\ndescription: needs one key\nmodel: script:${fixture('run-prompt.yaml')}\npermissions:\n  env: [MY_LLM_KEY]\n---\nYou are keyed.\n`,
+    );
 
     const plain = await f.spawnAgent(['--wait', '--agent', 'plain', SHOW], KEYS);
     expect(plain.exitCode).toBe(0);
-    expect(plain.stdout).toContain('OPENAI_API_KEY=unset ANTHROPIC_API_KEY=unset GEMINI_API_KEY=unset MY_LLM_KEY=unset ORDINARY_VAR=ordinary-5');
+    expect(plain.stdout).toContain(
+      'OPENAI_API_KEY=unset ANTHROPIC_API_KEY=unset GEMINI_API_KEY=unset MY_LLM_KEY=unset ORDINARY_VAR=ordinary-5',
+    );
 
     const keyed = await f.spawnAgent(['--wait', '--agent', 'keyed', SHOW], KEYS);
     expect(keyed.exitCode).toBe(0);
-    expect(keyed.stdout).toContain('OPENAI_API_KEY=unset ANTHROPIC_API_KEY=unset GEMINI_API_KEY=unset MY_LLM_KEY=custom-test-4 ORDINARY_VAR=ordinary-5');
+    expect(keyed.stdout).toContain(
+      'OPENAI_API_KEY=unset ANTHROPIC_API_KEY=unset GEMINI_API_KEY=unset MY_LLM_KEY=custom-test-4 ORDINARY_VAR=ordinary-5',
+    );
   }, 240_000);
 });

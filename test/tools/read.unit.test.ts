@@ -34,7 +34,9 @@ describe('read', () => {
   it('honours offset and limit', async () => {
     writeFileSync(join(tmp.dir, 'big.txt'), numbered(5000));
     const r = await createReadTool().execute({ path: 'big.txt', offset: 2001, limit: 3 }, ctxFor(tmp.dir));
-    expect(r.output).toBe('  2001\tline 2001\n  2002\tline 2002\n  2003\tline 2003\n\n[Showing lines 2001-2003 of 5000. Use offset=2004 to see more.]');
+    expect(r.output).toBe(
+      '  2001\tline 2001\n  2002\tline 2002\n  2003\tline 2003\n\n[Showing lines 2001-2003 of 5000. Use offset=2004 to see more.]',
+    );
     const end = await createReadTool().execute({ path: 'big.txt', offset: 4999 }, ctxFor(tmp.dir));
     expect(end.output).toBe('  4999\tline 4999\n  5000\tline 5000');
   });
@@ -47,17 +49,24 @@ describe('read', () => {
   });
 
   it('stops at the byte cap and points to the next offset', async () => {
-    writeFileSync(join(tmp.dir, 'wide.txt'), Array.from({ length: 100 }, (_, i) => `${i + 1} ${'x'.repeat(95)}`).join('\n'));
+    writeFileSync(
+      join(tmp.dir, 'wide.txt'),
+      Array.from({ length: 100 }, (_, i) => `${i + 1} ${'x'.repeat(95)}`).join('\n'),
+    );
     const r = await createReadTool({ maxOutputBytes: 1000 }).execute({ path: 'wide.txt' }, ctxFor(tmp.dir));
     expect(r.output).toContain('     9\t9 xxx');
     expect(r.output).not.toContain('    10\t');
-    expect(r.output).toMatch(/\[Showing lines 1-9 of 100 \(output capped at 1000 bytes\)\. Use offset=10 to see more\.\]$/);
+    expect(r.output).toMatch(
+      /\[Showing lines 1-9 of 100 \(output capped at 1000 bytes\)\. Use offset=10 to see more\.\]$/,
+    );
   });
 
   it('cuts a very long line', async () => {
     writeFileSync(join(tmp.dir, 'min.js'), 'y'.repeat(5000));
     const r = await createReadTool({ maxLineChars: 100 }).execute({ path: 'min.js' }, ctxFor(tmp.dir));
-    expect(r.output).toBe(`     1\t${'y'.repeat(100)}… [line cut: 4900 more characters; use shell, e.g. "cut -c1-200", to see it]`);
+    expect(r.output).toBe(
+      `     1\t${'y'.repeat(100)}… [line cut: 4900 more characters; use shell, e.g. "cut -c1-200", to see it]`,
+    );
   });
 
   it('refuses binary files', async () => {
@@ -77,7 +86,9 @@ describe('read', () => {
   it('a missing file is an error suggesting glob', async () => {
     const r = await createReadTool().execute({ path: 'lib/nope.ts' }, ctxFor(tmp.dir));
     expect(r.isError).toBe(true);
-    expect(r.output).toBe('File not found: lib/nope.ts. Check the path, or find the file with glob, e.g. {"pattern": "**/nope.ts"}.');
+    expect(r.output).toBe(
+      'File not found: lib/nope.ts. Check the path, or find the file with glob, e.g. {"pattern": "**/nope.ts"}.',
+    );
   });
 
   it('reads absolute paths and shows CRLF files without carriage returns', async () => {

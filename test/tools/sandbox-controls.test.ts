@@ -5,7 +5,15 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { layoutFor } from '../../src/layout/layout.js';
 import { addWorktree } from '../../src/spawn/worktree.js';
 import { commandEnvironment } from '../../src/tools/command-env.js';
-import { bubblewrapArgv, bubblewrapUserNamespace, findBubblewrap, hostExecutedPaths, pidNamespaceArgv, tmuxHiding, type SandboxSpec } from '../../src/tools/sandbox.js';
+import {
+  bubblewrapArgv,
+  bubblewrapUserNamespace,
+  findBubblewrap,
+  hostExecutedPaths,
+  pidNamespaceArgv,
+  tmuxHiding,
+  type SandboxSpec,
+} from '../../src/tools/sandbox.js';
 import { createShellTool } from '../../src/tools/shell.js';
 import { tmuxSocketPaths } from '../../src/tmux/sockets.js';
 import { tempDir } from '../helpers/fleet.js';
@@ -26,7 +34,8 @@ beforeEach(async () => {
   tmp = tempDir('flotilla-controls-');
   project = join(tmp.dir, 'project');
   home = join(tmp.dir, 'home');
-  for (const d of [join(project, '.flotilla', 'agents'), join(project, '.claude', 'agents'), home]) mkdirSync(d, { recursive: true });
+  for (const d of [join(project, '.flotilla', 'agents'), join(project, '.claude', 'agents'), home])
+    mkdirSync(d, { recursive: true });
   await git(project, 'init', '-q');
   await git(project, 'commit', '-q', '--allow-empty', '-m', 'first');
 });
@@ -42,14 +51,33 @@ const git = (cwd: string, ...args: string[]) =>
 /** The spec the harness builds (harness/build-tools.ts) for an agent working in `cwd`. */
 function specFor(cwd: string, env: NodeJS.ProcessEnv, network = true): SandboxSpec {
   const bwrap = findBubblewrap();
-  const readOnly = hostExecutedPaths({ fleetRoot: join(project, '.flotilla'), project, cwd, home, userConfigDir: join(home, '.config', 'flotilla'), userCacheDir: join(home, '.cache', 'flotilla') });
+  const readOnly = hostExecutedPaths({
+    fleetRoot: join(project, '.flotilla'),
+    project,
+    cwd,
+    home,
+    userConfigDir: join(home, '.config', 'flotilla'),
+    userCacheDir: join(home, '.cache', 'flotilla'),
+  });
   const tmux = tmuxHiding(tmuxSocketPaths(env), [cwd, home]);
-  return { writable: [cwd], readOnly, network, bwrap, userNamespace: bubblewrapUserNamespace(bwrap), hidden: tmux.hidden, covered: tmux.covered };
+  return {
+    writable: [cwd],
+    readOnly,
+    network,
+    bwrap,
+    userNamespace: bubblewrapUserNamespace(bwrap),
+    hidden: tmux.hidden,
+    covered: tmux.covered,
+  };
 }
 
 function sandboxed(command: string, env: NodeJS.ProcessEnv, cwd = project, network = true) {
   const spec = specFor(cwd, env, network);
-  return createShellTool({ timeoutSecs: 60, env: commandEnvironment(env), wrap: (argv) => bubblewrapArgv(spec, argv) }).execute({ command }, ctxFor(cwd));
+  return createShellTool({
+    timeoutSecs: 60,
+    env: commandEnvironment(env),
+    wrap: (argv) => bubblewrapArgv(spec, argv),
+  }).execute({ command }, ctxFor(cwd));
 }
 
 async function victimServer(opts: { outsideTmp?: boolean } = {}): Promise<{ server: TmuxServer; pid: number }> {
@@ -66,22 +94,30 @@ describe('no tmux server is reachable from a command', () => {
     const altTmp = join(server.socket, '..', 'alt');
     mkdirSync(altTmp, { mode: 0o700 });
     await execa('tmux', ['-L', 'second', 'new-session', '-d', '-s', 'other', 'cat'], { env: { TMUX_TMPDIR: altTmp } });
-    servers.push({ kill: () => execa('tmux', ['-L', 'second', 'kill-server'], { env: { TMUX_TMPDIR: altTmp }, reject: false }).then(() => undefined) } as TmuxServer);
+    servers.push({
+      kill: () =>
+        execa('tmux', ['-L', 'second', 'kill-server'], { env: { TMUX_TMPDIR: altTmp }, reject: false }).then(
+          () => undefined,
+        ),
+    } as TmuxServer);
     const marker = join(project, 'ran-on-host');
     const env = { ...process.env, TMUX: `${server.socket},${pid},0`, TMUX_PANE: '%0' };
     const sock = server.socket;
-    const r = await sandboxed([
-      'printenv TMUX && echo HAS-TMUX; printenv TMUX_PANE && echo HAS-PANE',
-      'tmux list-sessions && echo LISTED-DEFAULT',
-      `tmux -S ${sock} send-keys -t victim typed-by-agent Enter && echo SENT`,
-      `tmux -S ${sock} run-shell 'touch ${marker}' && echo RAN`,
-      `TMUX=${sock},${pid},0 tmux list-panes -a && echo LISTED-ENV`,
-      `TMUX_TMPDIR=${altTmp} tmux -L second list-sessions && echo LISTED-TMPDIR`,
-      `tmux -S ${altTmp}/tmux-$(id -u)/second list-sessions && echo LISTED-ALT`,
-      `test -e ${sock} && echo SEES-SOCKET`,
-      `ls -A ${join(sock, '..')} | grep -x s && echo SEES-DIR`,
-      'echo done',
-    ].join('\n'), env);
+    const r = await sandboxed(
+      [
+        'printenv TMUX && echo HAS-TMUX; printenv TMUX_PANE && echo HAS-PANE',
+        'tmux list-sessions && echo LISTED-DEFAULT',
+        `tmux -S ${sock} send-keys -t victim typed-by-agent Enter && echo SENT`,
+        `tmux -S ${sock} run-shell 'touch ${marker}' && echo RAN`,
+        `TMUX=${sock},${pid},0 tmux list-panes -a && echo LISTED-ENV`,
+        `TMUX_TMPDIR=${altTmp} tmux -L second list-sessions && echo LISTED-TMPDIR`,
+        `tmux -S ${altTmp}/tmux-$(id -u)/second list-sessions && echo LISTED-ALT`,
+        `test -e ${sock} && echo SEES-SOCKET`,
+        `ls -A ${join(sock, '..')} | grep -x s && echo SEES-DIR`,
+        'echo done',
+      ].join('\n'),
+      env,
+    );
     expect(r.output).toContain('done');
     expect(r.output).not.toMatch(/HAS-TMUX|HAS-PANE|LISTED|SENT|RAN|SEES/);
     expect(existsSync(marker)).toBe(false);
@@ -90,12 +126,19 @@ describe('no tmux server is reachable from a command', () => {
 
   it('without the sandbox, a command has neither TMUX nor TMUX_PANE', async () => {
     const env = { ...process.env, TMUX: '/somewhere/sock,1,0', TMUX_PANE: '%3' };
-    const r = await createShellTool({ timeoutSecs: 30, env: commandEnvironment(env), wrap: (argv) => pidNamespaceArgv(argv) }).execute({ command: 'env | grep ^TMUX || echo no-tmux' }, ctxFor(project));
+    const r = await createShellTool({
+      timeoutSecs: 30,
+      env: commandEnvironment(env),
+      wrap: (argv) => pidNamespaceArgv(argv),
+    }).execute({ command: 'env | grep ^TMUX || echo no-tmux' }, ctxFor(project));
     expect(r.output).toContain('no-tmux');
   });
 
   it('hides the socket directory itself, and covers only the socket where that directory is one the command needs', () => {
-    const hiding = tmuxHiding({ sockets: ['/srv/tmux/s', `${home}/tmux.sock`, '/x.sock'], dirs: ['/run/tmux-1000'] }, [project, home]);
+    const hiding = tmuxHiding({ sockets: ['/srv/tmux/s', `${home}/tmux.sock`, '/x.sock'], dirs: ['/run/tmux-1000'] }, [
+      project,
+      home,
+    ]);
     expect(hiding.hidden.sort()).toEqual(['/run/tmux-1000', '/srv/tmux']);
     expect(hiding.covered.sort()).toEqual([`${home}/tmux.sock`, '/x.sock'].sort());
   });
@@ -104,18 +147,21 @@ describe('no tmux server is reachable from a command', () => {
 describe('the git dir, .claude/ and the fleet root cannot be moved aside or replaced', () => {
   it('the .git swap fails: no rename, no removal, no new commondir, hooks, modules or config', async () => {
     const before = snapshot(join(project, '.git'));
-    const r = await sandboxed([
-      'mv .git .git-old && echo MOVED-GIT',
-      'rm -rf .git 2>/dev/null; test -d .git/objects || echo REMOVED-GIT',
-      'echo ../evil > .git/commondir && echo COMMONDIR',
-      'mkdir -p .git/modules/evil && echo MODULES',
-      'echo "#!/bin/sh" > .git/hooks/post-checkout && echo HOOK',
-      'git config core.fsmonitor "touch fsmonitor-ran" && echo FSMONITOR',
-      'mv .claude .claude-old && echo MOVED-CLAUDE',
-      'mv .flotilla .flotilla-old && echo MOVED-FLEET',
-      'echo ok > work.txt && echo WORK-OK',
-      'git status --short >/dev/null && echo STATUS-OK',
-    ].join('\n'), process.env);
+    const r = await sandboxed(
+      [
+        'mv .git .git-old && echo MOVED-GIT',
+        'rm -rf .git 2>/dev/null; test -d .git/objects || echo REMOVED-GIT',
+        'echo ../evil > .git/commondir && echo COMMONDIR',
+        'mkdir -p .git/modules/evil && echo MODULES',
+        'echo "#!/bin/sh" > .git/hooks/post-checkout && echo HOOK',
+        'git config core.fsmonitor "touch fsmonitor-ran" && echo FSMONITOR',
+        'mv .claude .claude-old && echo MOVED-CLAUDE',
+        'mv .flotilla .flotilla-old && echo MOVED-FLEET',
+        'echo ok > work.txt && echo WORK-OK',
+        'git status --short >/dev/null && echo STATUS-OK',
+      ].join('\n'),
+      process.env,
+    );
     expect(r.output).toContain('WORK-OK');
     expect(r.output).toContain('STATUS-OK');
     expect(r.output).not.toMatch(/MOVED|REMOVED|COMMONDIR|MODULES|HOOK|FSMONITOR/);
@@ -132,13 +178,17 @@ describe('the git dir, .claude/ and the fleet root cannot be moved aside or repl
     const gitFile = readFileSync(join(wt, '.git'), 'utf8');
     const gitDir = join(project, '.git', 'worktrees', 'wt');
     const before = snapshot(join(project, '.git'));
-    const r = await sandboxed([
-      'mv .git .git-old && echo MOVED-FILE',
-      'echo "gitdir: /elsewhere" > .git && echo REPLACED-FILE',
-      `echo ${tmp.dir}/evil > ${gitDir}/commondir && echo COMMONDIR`,
-      `echo x > ${project}/.git/hooks/post-checkout && echo HOOK`,
-      'echo ok > work.txt && echo WORK-OK',
-    ].join('\n'), process.env, wt);
+    const r = await sandboxed(
+      [
+        'mv .git .git-old && echo MOVED-FILE',
+        'echo "gitdir: /elsewhere" > .git && echo REPLACED-FILE',
+        `echo ${tmp.dir}/evil > ${gitDir}/commondir && echo COMMONDIR`,
+        `echo x > ${project}/.git/hooks/post-checkout && echo HOOK`,
+        'echo ok > work.txt && echo WORK-OK',
+      ].join('\n'),
+      process.env,
+      wt,
+    );
     expect(r.output).toContain('WORK-OK');
     expect(r.output).not.toMatch(/MOVED|REPLACED|COMMONDIR|HOOK/);
     expect(readFileSync(join(wt, '.git'), 'utf8')).toBe(gitFile);

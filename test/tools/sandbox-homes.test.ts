@@ -2,7 +2,13 @@ import { execa } from 'execa';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { bubblewrapArgv, bubblewrapUserNamespace, findBubblewrap, hostExecutedPaths, type SandboxSpec } from '../../src/tools/sandbox.js';
+import {
+  bubblewrapArgv,
+  bubblewrapUserNamespace,
+  findBubblewrap,
+  hostExecutedPaths,
+  type SandboxSpec,
+} from '../../src/tools/sandbox.js';
 import { credentialPaths } from '../../src/tools/sandbox-credentials.js';
 import { tempDir } from '../helpers/fleet.js';
 import { HOME_KINDS, testHome, type HomeKind, type TestHome } from '../helpers/home.js';
@@ -25,7 +31,11 @@ afterEach(() => {
 });
 
 type Where = 'beside' | 'inside' | 'home';
-const PLACE: Record<Where, string> = { beside: 'the project beside it', inside: 'the project inside it', home: 'the home the working folder' };
+const PLACE: Record<Where, string> = {
+  beside: 'the project beside it',
+  inside: 'the project inside it',
+  home: 'the home the working folder',
+};
 
 function world(kind: HomeKind, where: Where, vendor: boolean): { spec: SandboxSpec; cwd: string; dir: string } {
   home = testHome(kind);
@@ -35,18 +45,35 @@ function world(kind: HomeKind, where: Where, vendor: boolean): { spec: SandboxSp
   mkdirSync(join(cwd, '.flotilla'), { recursive: true });
   const bwrap = findBubblewrap();
   const readOnly = hostExecutedPaths({
-    fleetRoot: join(cwd, '.flotilla'), project: cwd, cwd, home: dir, userConfigDir: join(dir, '.config', 'flotilla'), userCacheDir: join(dir, '.cache', 'flotilla'),
+    fleetRoot: join(cwd, '.flotilla'),
+    project: cwd,
+    cwd,
+    home: dir,
+    userConfigDir: join(dir, '.config', 'flotilla'),
+    userCacheDir: join(dir, '.cache', 'flotilla'),
   });
   const creds = credentialPaths({ home: dir, env: { HOME: dir }, ...(vendor ? { runtime: 'claude' as const } : {}) });
   const spec: SandboxSpec = {
-    writable: [cwd], readOnly: [...readOnly, ...creds.own], ...(vendor ? { visible: [dir] } : {}), hidden: creds.hidden,
-    network: false, bwrap, userNamespace: bubblewrapUserNamespace(bwrap), direct: true,
+    writable: [cwd],
+    readOnly: [...readOnly, ...creds.own],
+    ...(vendor ? { visible: [dir] } : {}),
+    hidden: creds.hidden,
+    network: false,
+    bwrap,
+    userNamespace: bubblewrapUserNamespace(bwrap),
+    direct: true,
   };
   return { spec, cwd, dir };
 }
 
 describe('the sandbox on every shape of home', () => {
-  const cases = HOME_KINDS.flatMap((kind) => (['beside', 'inside', 'home'] as const).flatMap((where) => [false, true].map((vendor) => [kind, PLACE[where], vendor ? 'a vendor CLI' : 'a shell command', where, vendor] as const)));
+  const cases = HOME_KINDS.flatMap((kind) =>
+    (['beside', 'inside', 'home'] as const).flatMap((where) =>
+      [false, true].map(
+        (vendor) => [kind, PLACE[where], vendor ? 'a vendor CLI' : 'a shell command', where, vendor] as const,
+      ),
+    ),
+  );
   it.each(cases)('a %s home, %s: %s', async (kind, _place, _who, where, vendor) => {
     const { spec, cwd, dir } = world(kind, where, vendor);
     writeFileSync(join(dir, 'notes.txt'), 'NOTES\n');

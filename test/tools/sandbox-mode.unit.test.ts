@@ -15,8 +15,15 @@ describe('security.sandbox without bwrap on PATH', () => {
     );
   });
 
-  it('auto runs without one and says why; none is the person\'s choice', () => {
-    expect(effectiveSandbox({ security: { sandbox: 'auto' } } as never, noBwrap)).toEqual({ kind: 'none', chosen: false, why: 'bwrap is not installed' });
-    expect(effectiveSandbox({ security: { sandbox: 'none' } } as never, noBwrap)).toMatchObject({ kind: 'none', chosen: true });
+  it("auto runs without one and says why; none is the person's choice", () => {
+    expect(effectiveSandbox({ security: { sandbox: 'auto' } } as never, noBwrap)).toEqual({
+      kind: 'none',
+      chosen: false,
+      why: 'bwrap is not installed',
+    });
+    expect(effectiveSandbox({ security: { sandbox: 'none' } } as never, noBwrap)).toMatchObject({
+      kind: 'none',
+      chosen: true,
+    });
   });
 });

@@ -18,9 +18,12 @@ describe('bubblewrap sandbox for shell commands', () => {
     for (const d of [project, memory, outside, join(fleetRoot, 'state')]) mkdirSync(d, { recursive: true });
     const spec = { writable: [project, memory], readOnly: [fleetRoot], network: false, bwrap: findBubblewrap() };
     const shell = createShellTool({ timeoutSecs: 20, env: process.env, wrap: (argv) => bubblewrapArgv(spec, argv) });
-    const run = (command: string) => shell.execute({ command }, { signal: new AbortController().signal, cwd: project, agentId: 't' });
+    const run = (command: string) =>
+      shell.execute({ command }, { signal: new AbortController().signal, cwd: project, agentId: 't' });
 
-    const r = await run(`echo in > ok.txt; echo mem > ${memory}/MEMORY.md; echo out > ${outside}/x 2>&1; echo st > ${fleetRoot}/state/x 2>&1; echo done`);
+    const r = await run(
+      `echo in > ok.txt; echo mem > ${memory}/MEMORY.md; echo out > ${outside}/x 2>&1; echo st > ${fleetRoot}/state/x 2>&1; echo done`,
+    );
     expect(r.output).toContain('done');
     expect(readFileSync(join(project, 'ok.txt'), 'utf8')).toBe('in\n');
     expect(readFileSync(join(memory, 'MEMORY.md'), 'utf8')).toBe('mem\n');
@@ -33,14 +36,27 @@ describe('bubblewrap sandbox for shell commands', () => {
     tmp = tempDir();
     const spec = { writable: [tmp.dir], readOnly: [], network: false, bwrap: findBubblewrap() };
     const groups: number[] = [];
-    const shell = createShellTool({ timeoutSecs: 20, env: process.env, wrap: (argv) => bubblewrapArgv(spec, argv), track: { started: (g) => groups.push(g), ended: () => undefined } });
-    const run = (command: string) => shell.execute({ command }, { signal: new AbortController().signal, cwd: tmp.dir, agentId: 't' });
+    const shell = createShellTool({
+      timeoutSecs: 20,
+      env: process.env,
+      wrap: (argv) => bubblewrapArgv(spec, argv),
+      track: { started: (g) => groups.push(g), ended: () => undefined },
+    });
+    const run = (command: string) =>
+      shell.execute({ command }, { signal: new AbortController().signal, cwd: tmp.dir, agentId: 't' });
     try {
       expect((await run('nohup sleep 60 > job.log 2>&1 & echo started')).output).toBe('started\n[exit code 0]');
-      expect((await run('sleep 60 & echo started')).output).toMatch(/^started\n\[exit code 0\]\n\[processes it started in the background still hold its output/);
+      expect((await run('sleep 60 & echo started')).output).toMatch(
+        /^started\n\[exit code 0\]\n\[processes it started in the background still hold its output/,
+      );
     } finally {
       // Each sandbox lives on with its sleep (as an agent's does until the agent ends): end them.
-      for (const g of groups) try { process.kill(-g, 'SIGKILL'); } catch { /* gone */ }
+      for (const g of groups)
+        try {
+          process.kill(-g, 'SIGKILL');
+        } catch {
+          /* gone */
+        }
     }
   });
 
@@ -48,9 +64,20 @@ describe('bubblewrap sandbox for shell commands', () => {
     tmp = tempDir();
     const spec = { writable: [tmp.dir], readOnly: [], bwrap: findBubblewrap() };
     const ifaces = async (network: boolean) => {
-      const sh = createShellTool({ timeoutSecs: 20, env: process.env, wrap: (argv) => bubblewrapArgv({ ...spec, network }, argv) });
-      const r = await sh.execute({ command: "tail -n +3 /proc/net/dev | cut -d: -f1" }, { signal: new AbortController().signal, cwd: tmp.dir, agentId: 't' });
-      return r.output.split('\n').map((l) => l.trim()).filter((l) => /^[a-z][\w.-]*$/.test(l)).sort();
+      const sh = createShellTool({
+        timeoutSecs: 20,
+        env: process.env,
+        wrap: (argv) => bubblewrapArgv({ ...spec, network }, argv),
+      });
+      const r = await sh.execute(
+        { command: 'tail -n +3 /proc/net/dev | cut -d: -f1' },
+        { signal: new AbortController().signal, cwd: tmp.dir, agentId: 't' },
+      );
+      return r.output
+        .split('\n')
+        .map((l) => l.trim())
+        .filter((l) => /^[a-z][\w.-]*$/.test(l))
+        .sort();
     };
     expect(await ifaces(false)).toEqual(['lo']);
     expect((await ifaces(true)).length).toBeGreaterThan(1);
@@ -72,7 +99,10 @@ describe('bubblewrap sandbox for shell commands', () => {
           return out;
         },
       });
-      const r = await shell.execute({ command: 'echo ran >> runs.txt; echo hello' }, { signal: new AbortController().signal, cwd: tmp.dir, agentId: 't' });
+      const r = await shell.execute(
+        { command: 'echo ran >> runs.txt; echo hello' },
+        { signal: new AbortController().signal, cwd: tmp.dir, agentId: 't' },
+      );
       expect(r.output).toBe('hello\n[exit code 0]');
       expect(readFileSync(join(tmp.dir, 'runs.txt'), 'utf8')).toBe('ran\n');
       expect(wraps).toBe(2);

@@ -40,7 +40,10 @@ describe('shell', () => {
   it('timeout kills the whole process group, grandchildren included', async () => {
     const pidfile = join(tmp.dir, 'pid');
     // 5 s: the shell must get to write the pid file before the timeout, on a loaded machine too.
-    const r = await shell().execute({ command: `sleep 60 & echo $! > ${pidfile}; echo started; wait`, timeout_secs: 5 }, ctxFor(tmp.dir));
+    const r = await shell().execute(
+      { command: `sleep 60 & echo $! > ${pidfile}; echo started; wait`, timeout_secs: 5 },
+      ctxFor(tmp.dir),
+    );
     expect(r.isError).toBe(true);
     expect(r.output).toContain('started\n[timed out after 5 s');
     expect(r.meta).toMatchObject({ timedOut: true });
@@ -54,7 +57,10 @@ describe('shell', () => {
     // never returns and the test times out.
     const r = await shell().execute(
       // 5 s: on a busy machine the shell must get to write the pid file before the timeout.
-      { command: `trap '' TERM; sleep 3600 > /dev/null 2>&1 & echo $! > ${pidfile}; echo started; wait; wait`, timeout_secs: 5 },
+      {
+        command: `trap '' TERM; sleep 3600 > /dev/null 2>&1 & echo $! > ${pidfile}; echo started; wait; wait`,
+        timeout_secs: 5,
+      },
       ctxFor(tmp.dir),
     );
     expect(r.meta).toMatchObject({ timedOut: true });
@@ -88,7 +94,10 @@ describe('shell', () => {
   });
 
   it('passes argv through the wrap hook', async () => {
-    const r = await shell({ wrap: (argv) => ['env', 'WRAPPED=yes', ...argv] }).execute({ command: 'echo "$WRAPPED"' }, ctxFor(tmp.dir));
+    const r = await shell({ wrap: (argv) => ['env', 'WRAPPED=yes', ...argv] }).execute(
+      { command: 'echo "$WRAPPED"' },
+      ctxFor(tmp.dir),
+    );
     expect(r.output).toBe('yes\n[exit code 0]');
   });
 
@@ -102,7 +111,9 @@ describe('shell', () => {
 
   it('keeps head and tail of huge output within the central cap', async () => {
     const tool = shell({ maxCaptureBytes: 200_000 });
-    const r = await runTool(tool, { command: 'echo FIRST; seq 1 200000; echo LAST' }, ctxFor(tmp.dir), { maxOutputBytes: 2000 });
+    const r = await runTool(tool, { command: 'echo FIRST; seq 1 200000; echo LAST' }, ctxFor(tmp.dir), {
+      maxOutputBytes: 2000,
+    });
     expect(Buffer.byteLength(r.output)).toBeLessThan(2600);
     expect(r.output.startsWith('FIRST\n1\n2\n')).toBe(true);
     expect(r.output.endsWith('200000\nLAST\n[exit code 0]')).toBe(true);
@@ -111,7 +122,9 @@ describe('shell', () => {
   });
 
   it('rejects a timeout_secs above the maximum through runTool', async () => {
-    const r = await runTool(shell({ maxTimeoutSecs: 60 }), { command: 'true', timeout_secs: 1000 }, ctxFor(tmp.dir), { maxOutputBytes: 10_000 });
+    const r = await runTool(shell({ maxTimeoutSecs: 60 }), { command: 'true', timeout_secs: 1000 }, ctxFor(tmp.dir), {
+      maxOutputBytes: 10_000,
+    });
     expect(r.isError).toBe(true);
     expect(r.output).toContain('- timeout_secs: Too big: expected number to be <=60, received 1000');
   });

@@ -32,7 +32,9 @@ describe('write', () => {
   it('refuses to write into .flotilla/state', async () => {
     const r = await write().execute({ path: '.flotilla/state/agents/evil.json', content: '{}' }, ctxFor(fleet.project));
     expect(r.isError).toBe(true);
-    expect(r.output).toMatch(/^Refused to write .*\.flotilla\/state\/agents\/evil\.json: it is inside the fleet root .*\.flotilla, which file tools may not change/);
+    expect(r.output).toMatch(
+      /^Refused to write .*\.flotilla\/state\/agents\/evil\.json: it is inside the fleet root .*\.flotilla, which file tools may not change/,
+    );
     expect(r.output).toContain(`Only your memory dir may be written there: ${memory}.`);
     expect(existsSync(join(fleet.layout.registryDir, 'evil.json'))).toBe(false);
   });
@@ -61,13 +63,19 @@ describe('write', () => {
   });
 
   it('allows writing inside the memory dir', async () => {
-    const r = await write().execute({ path: '.flotilla/agent-memory/tester/MEMORY.md', content: '# learned\n' }, ctxFor(fleet.project));
+    const r = await write().execute(
+      { path: '.flotilla/agent-memory/tester/MEMORY.md', content: '# learned\n' },
+      ctxFor(fleet.project),
+    );
     expect(r.isError).toBeUndefined();
     expect(readFileSync(join(memory, 'MEMORY.md'), 'utf8')).toBe('# learned\n');
   });
 
   it("does not let the memory exception cover another agent's memory", async () => {
-    const r = await write().execute({ path: '.flotilla/agent-memory/other/MEMORY.md', content: 'x' }, ctxFor(fleet.project));
+    const r = await write().execute(
+      { path: '.flotilla/agent-memory/other/MEMORY.md', content: 'x' },
+      ctxFor(fleet.project),
+    );
     expect(r.isError).toBe(true);
   });
 
@@ -84,10 +92,15 @@ describe('edit', () => {
 
   it('replaces a unique string and shows the changed lines', async () => {
     writeFileSync(file(), 'const a = 1;\nconst retries = 3;\nconst b = 2;\n');
-    const r = await edit().execute({ path: 'app.ts', old: 'const retries = 3;', new: 'const retries = 5;' }, ctxFor(fleet.project));
+    const r = await edit().execute(
+      { path: 'app.ts', old: 'const retries = 3;', new: 'const retries = 5;' },
+      ctxFor(fleet.project),
+    );
     expect(r.isError).toBeUndefined();
     expect(readFileSync(file(), 'utf8')).toBe('const a = 1;\nconst retries = 5;\nconst b = 2;\n');
-    expect(r.output).toBe('Replaced 1 occurrence in app.ts. Now around line 2:\n     1\tconst a = 1;\n     2\tconst retries = 5;\n     3\tconst b = 2;');
+    expect(r.output).toBe(
+      'Replaced 1 occurrence in app.ts. Now around line 2:\n     1\tconst a = 1;\n     2\tconst retries = 5;\n     3\tconst b = 2;',
+    );
   });
 
   it('a non-unique old string fails with the count, the lines and the fix', async () => {
@@ -103,14 +116,20 @@ describe('edit', () => {
 
   it('replace_all replaces every occurrence', async () => {
     writeFileSync(file(), 'x = 1\ny = 2\nx = 1\n');
-    const r = await edit().execute({ path: 'app.ts', old: 'x = 1', new: 'x = $&9', replace_all: true }, ctxFor(fleet.project));
+    const r = await edit().execute(
+      { path: 'app.ts', old: 'x = 1', new: 'x = $&9', replace_all: true },
+      ctxFor(fleet.project),
+    );
     expect(r.output).toMatch(/^Replaced 2 occurrences in app\.ts\./);
     expect(readFileSync(file(), 'utf8')).toBe('x = $&9\ny = 2\nx = $&9\n');
   });
 
   it('a missing old string fails showing what was searched and suggesting read', async () => {
     writeFileSync(file(), 'function main() {\n    return 1;\n}\n');
-    const r = await edit().execute({ path: 'app.ts', old: 'function main() {\n  return 1;\n}', new: 'x' }, ctxFor(fleet.project));
+    const r = await edit().execute(
+      { path: 'app.ts', old: 'function main() {\n  return 1;\n}', new: 'x' },
+      ctxFor(fleet.project),
+    );
     expect(r.isError).toBe(true);
     expect(r.output).toBe(
       '`old` was not found in app.ts. Searched for (3 lines):\nfunction main() {\n  return 1;\n}\n' +
@@ -135,7 +154,10 @@ describe('edit', () => {
     const target = fleet.layout.registryFile('victim');
     writeFileSync(target, '{"status":"running"}');
     symlinkSync(target, join(fleet.project, 'looks-harmless.json'));
-    const r = await edit().execute({ path: 'looks-harmless.json', old: 'running', new: 'completed' }, ctxFor(fleet.project));
+    const r = await edit().execute(
+      { path: 'looks-harmless.json', old: 'running', new: 'completed' },
+      ctxFor(fleet.project),
+    );
     expect(r.isError).toBe(true);
     expect(r.output).toContain('inside the fleet root');
     expect(readFileSync(target, 'utf8')).toBe('{"status":"running"}');

@@ -12,12 +12,41 @@ import { generateValidator, TARGETS } from '../../tools/gen-validators.mjs';
 const repo = (p: string): string => fileURLToPath(new URL(`../../${p}`, import.meta.url));
 
 const BASE = {
-  agent_id: 'worker-7k2m9q', agent_name: 'worker', def_name: 'worker', status: 'completed', exit_reason: null,
-  started_at: '2026-11-22T10:00:00.000Z', finished_at: '2026-11-22T10:05:00.000Z', resumed_from: null, turns_used: 4,
-  model: 'script:x', usage: { inputTokens: 10, outputTokens: 5, costUsd: 0.01 }, collected_at: null,
+  agent_id: 'worker-7k2m9q',
+  agent_name: 'worker',
+  def_name: 'worker',
+  status: 'completed',
+  exit_reason: null,
+  started_at: '2026-11-22T10:00:00.000Z',
+  finished_at: '2026-11-22T10:05:00.000Z',
+  resumed_from: null,
+  turns_used: 4,
+  model: 'script:x',
+  usage: { inputTokens: 10, outputTokens: 5, costUsd: 0.01 },
+  collected_at: null,
 };
-const POOL: unknown[] = [undefined, null, '', 'x', 0, 3, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, true, [], {}, 'completed', 'working', 'sleeping',
-  { inputTokens: 1 }, { inputTokens: -1, outputTokens: 0 }, { inputTokens: 1, outputTokens: 2, costUsd: null, extra: 1 }, { costUsd: -1 }];
+const POOL: unknown[] = [
+  undefined,
+  null,
+  '',
+  'x',
+  0,
+  3,
+  -1,
+  1.5,
+  Number.NaN,
+  Number.POSITIVE_INFINITY,
+  true,
+  [],
+  {},
+  'completed',
+  'working',
+  'sleeping',
+  { inputTokens: 1 },
+  { inputTokens: -1, outputTokens: 0 },
+  { inputTokens: 1, outputTokens: 2, costUsd: null, extra: 1 },
+  { costUsd: -1 },
+];
 
 function* cases(count: number): Generator<unknown> {
   let a = 15;
@@ -45,7 +74,9 @@ describe('transcript sidecar validator generated from the zod schema', () => {
   it('the checked-in file is what the schema generates now (npm run build && node tools/gen-validators.mjs)', () => {
     const target = (TARGETS as string[][]).find((t) => t[3] === 'parseTranscriptMeta')!;
     const [mod, , out, fnName, typeName, testFile] = target as [string, string, string, string, string, string];
-    expect(readFileSync(repo(out), 'utf8')).toBe(generateValidator(transcriptMetaSchema, fnName, typeName, mod, testFile));
+    expect(readFileSync(repo(out), 'utf8')).toBe(
+      generateValidator(transcriptMetaSchema, fnName, typeName, mod, testFile),
+    );
   });
 
   it('agrees with zod on 5,000 generated sidecars (verdict, data with defaults filled, fields blamed)', () => {
@@ -59,7 +90,10 @@ describe('transcript sidecar validator generated from the zod schema', () => {
         valid++;
         same = isDeepStrictEqual(JSON.parse(JSON.stringify(ours.data)), JSON.parse(JSON.stringify(zods.data)));
       } else if (same && !ours.success && !zods.success) {
-        same = isDeepStrictEqual([...new Set(ours.error.issues.map((i) => i.path))].sort(), [...new Set(zods.error.issues.map((i) => i.path.join('.')))].sort());
+        same = isDeepStrictEqual(
+          [...new Set(ours.error.issues.map((i) => i.path))].sort(),
+          [...new Set(zods.error.issues.map((i) => i.path.join('.')))].sort(),
+        );
       }
       if (!same) wrong.push(JSON.stringify({ input, ours }));
     }

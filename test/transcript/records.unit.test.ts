@@ -26,9 +26,19 @@ const meta = (id: string, over: Partial<TranscriptMetaInput> = {}): TranscriptMe
 
 describe('meta sidecar', () => {
   it('writes atomically and reads back with defaults filled in', () => {
-    writeMeta(fleet.layout, meta('w-1', { usage: { inputTokens: 10, outputTokens: 5, costUsd: 0.01 }, resumed_from: 'w-0' }));
+    writeMeta(
+      fleet.layout,
+      meta('w-1', { usage: { inputTokens: 10, outputTokens: 5, costUsd: 0.01 }, resumed_from: 'w-0' }),
+    );
     const m = readMeta(fleet.layout, 'w-1');
-    expect(m).toMatchObject({ agent_id: 'w-1', status: 'working', resumed_from: 'w-0', turns_used: 0, finished_at: null, collected_at: null });
+    expect(m).toMatchObject({
+      agent_id: 'w-1',
+      status: 'working',
+      resumed_from: 'w-0',
+      turns_used: 0,
+      finished_at: null,
+      collected_at: null,
+    });
     expect(m.usage).toEqual({ inputTokens: 10, outputTokens: 5, costUsd: 0.01 });
     // Atomic: the temp file was renamed away, nothing else is left beside the sidecar.
     expect(readdirSync(fleet.layout.transcriptsDir)).toEqual(['w-1.meta.json']);
@@ -91,17 +101,36 @@ describe('output', () => {
 describe('retention', () => {
   const finishedAgent = (i: number) => {
     const id = `done-${i}`;
-    const t = openTranscript(fleet.layout, { agent_id: id, def_name: 'worker' }, { onError: (e) => { throw e; } });
+    const t = openTranscript(
+      fleet.layout,
+      { agent_id: id, def_name: 'worker' },
+      {
+        onError: (e) => {
+          throw e;
+        },
+      },
+    );
     t.append({ type: 'end', status: 'completed', exit_reason: null });
     t.close();
-    writeMeta(fleet.layout, meta(id, { status: 'completed', finished_at: new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString() }));
+    writeMeta(
+      fleet.layout,
+      meta(id, { status: 'completed', finished_at: new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString() }),
+    );
     return id;
   };
 
   it('keeps the 3 newest finished transcripts and the live one, with no orphan sidecars', () => {
     const ids = [3, 1, 6, 2, 5, 4].map(finishedAgent);
     const live = 'live-1';
-    openTranscript(fleet.layout, { agent_id: live, def_name: 'worker' }, { onError: (e) => { throw e; } }).open();
+    openTranscript(
+      fleet.layout,
+      { agent_id: live, def_name: 'worker' },
+      {
+        onError: (e) => {
+          throw e;
+        },
+      },
+    ).open();
     // Its sidecar even claims an old finish (a persistent agent between tasks): live wins.
     writeMeta(fleet.layout, meta(live, { status: 'idle', finished_at: '2025-01-01T00:00:00.000Z' }));
 
@@ -111,30 +140,55 @@ describe('retention', () => {
     expect(result.problems).toEqual([]);
     const left = readdirSync(fleet.layout.transcriptsDir).sort();
     expect(left).toEqual([
-      'done-4.jsonl', 'done-4.meta.json', 'done-5.jsonl', 'done-5.meta.json', 'done-6.jsonl', 'done-6.meta.json',
-      'live-1.jsonl', 'live-1.meta.json',
+      'done-4.jsonl',
+      'done-4.meta.json',
+      'done-5.jsonl',
+      'done-5.meta.json',
+      'done-6.jsonl',
+      'done-6.meta.json',
+      'live-1.jsonl',
+      'live-1.meta.json',
     ]);
     expect(ids).toHaveLength(6);
     // Running again changes nothing.
-    expect(applyRetention(fleet.layout, { maxFiles: 3, outputRetentionSecs: 0, isLive: (id) => id === live }).transcripts).toEqual([]);
+    expect(
+      applyRetention(fleet.layout, { maxFiles: 3, outputRetentionSecs: 0, isLive: (id) => id === live }).transcripts,
+    ).toEqual([]);
   });
 
   it('never deletes an unfinished or sidecar-less transcript, and removes an orphan sidecar left by an interrupted run', () => {
     for (const i of [1, 2, 3]) finishedAgent(i);
     writeMeta(fleet.layout, meta('running-but-unregistered', { status: 'working' }));
-    openTranscript(fleet.layout, { agent_id: 'no-meta', def_name: 'worker' }, { onError: (e) => { throw e; } }).open();
+    openTranscript(
+      fleet.layout,
+      { agent_id: 'no-meta', def_name: 'worker' },
+      {
+        onError: (e) => {
+          throw e;
+        },
+      },
+    ).open();
     // An earlier run died between deleting a transcript and its sidecar.
     writeMeta(fleet.layout, meta('half-gone', { status: 'failed', finished_at: '2025-06-01T00:00:00.000Z' }));
 
     const result = applyRetention(fleet.layout, { maxFiles: 2, outputRetentionSecs: 0, isLive: () => false });
     expect(result.transcripts.sort()).toEqual(['done-1', 'half-gone']);
     const left = readdirSync(fleet.layout.transcriptsDir).sort();
-    expect(left).toEqual(['done-2.jsonl', 'done-2.meta.json', 'done-3.jsonl', 'done-3.meta.json', 'no-meta.jsonl', 'running-but-unregistered.meta.json']);
+    expect(left).toEqual([
+      'done-2.jsonl',
+      'done-2.meta.json',
+      'done-3.jsonl',
+      'done-3.meta.json',
+      'no-meta.jsonl',
+      'running-but-unregistered.meta.json',
+    ]);
   });
 
   it('keeps everything with max_files 0', () => {
     for (const i of [1, 2, 3]) finishedAgent(i);
-    expect(applyRetention(fleet.layout, { maxFiles: 0, outputRetentionSecs: 0, isLive: () => false }).transcripts).toEqual([]);
+    expect(
+      applyRetention(fleet.layout, { maxFiles: 0, outputRetentionSecs: 0, isLive: () => false }).transcripts,
+    ).toEqual([]);
     expect(readdirSync(fleet.layout.transcriptsDir)).toHaveLength(6);
   });
 
@@ -144,32 +198,85 @@ describe('retention', () => {
     const hourAgo = new Date(now - 3600_000);
     utimesSync(fleet.layout.output('old-1'), hourAgo, hourAgo);
     utimesSync(fleet.layout.output('old-live'), hourAgo, hourAgo);
-    const result = applyRetention(fleet.layout, { maxFiles: 0, outputRetentionSecs: 600, isLive: (id) => id === 'old-live', now });
+    const result = applyRetention(fleet.layout, {
+      maxFiles: 0,
+      outputRetentionSecs: 600,
+      isLive: (id) => id === 'old-live',
+      now,
+    });
     expect(result.outputs).toEqual(['old-1']);
     expect(readdirSync(fleet.layout.outputDir).sort()).toEqual(['new-1.md', 'old-live.md']);
     // retention_secs 0 keeps all.
     utimesSync(fleet.layout.output('new-1'), hourAgo, hourAgo);
-    expect(applyRetention(fleet.layout, { maxFiles: 0, outputRetentionSecs: 0, isLive: () => false, now }).outputs).toEqual([]);
+    expect(
+      applyRetention(fleet.layout, { maxFiles: 0, outputRetentionSecs: 0, isLive: () => false, now }).outputs,
+    ).toEqual([]);
   });
 });
 
 describe('formatTranscript', () => {
-  const text = [
-    { type: 'header', version: 1, agent_id: 'w-1', def_name: 'worker', model: 'script:x.yaml', created_at: '2026-01-01T00:00:00.000Z' },
-    { seq: 1, ts: '2026-01-01T10:00:01.000Z', type: 'message', message: { role: 'user', content: 'check the repo' } },
-    {
-      seq: 2, ts: '2026-01-01T10:00:02.000Z', type: 'message',
-      message: { role: 'assistant', content: [{ type: 'text', text: 'Checking.' }, { type: 'tool-call', toolCallId: 'c1', toolName: 'shell', input: { command: 'git status' } }, { type: 'tool-call', toolCallId: 'c2', toolName: 'read', input: { path: 'src/a.ts' } }] },
-    },
-    {
-      seq: 3, ts: '2026-01-01T10:00:03.000Z', type: 'message',
-      message: { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c1', toolName: 'shell', output: { type: 'text', value: 'On branch main\nl2\nl3\nl4\nl5\n\x1b[31mred\x1b[0m' } }] },
-    },
-    { seq: 4, ts: '2026-01-01T10:00:04.000Z', type: 'surfaced', source: 'inbox', ids: ['m1'], text: '<inbox-message id=m1 from=lead>go on</inbox-message>' },
-    { seq: 5, ts: '2026-01-01T10:00:05.000Z', type: 'surfaced', source: 'human', text: 'skip the tests' },
-    { seq: 6, ts: '2026-01-01T10:00:06.000Z', type: 'approval', request_id: 'r1', subject: 'shell: git push', decision: 'denied', by: 'timeout' },
-    { seq: 7, ts: '2026-01-01T10:00:07.000Z', type: 'end', status: 'completed', exit_reason: null },
-  ].map((o) => JSON.stringify(o)).join('\n') + '\n';
+  const text =
+    [
+      {
+        type: 'header',
+        version: 1,
+        agent_id: 'w-1',
+        def_name: 'worker',
+        model: 'script:x.yaml',
+        created_at: '2026-01-01T00:00:00.000Z',
+      },
+      { seq: 1, ts: '2026-01-01T10:00:01.000Z', type: 'message', message: { role: 'user', content: 'check the repo' } },
+      {
+        seq: 2,
+        ts: '2026-01-01T10:00:02.000Z',
+        type: 'message',
+        message: {
+          role: 'assistant',
+          content: [
+            { type: 'text', text: 'Checking.' },
+            { type: 'tool-call', toolCallId: 'c1', toolName: 'shell', input: { command: 'git status' } },
+            { type: 'tool-call', toolCallId: 'c2', toolName: 'read', input: { path: 'src/a.ts' } },
+          ],
+        },
+      },
+      {
+        seq: 3,
+        ts: '2026-01-01T10:00:03.000Z',
+        type: 'message',
+        message: {
+          role: 'tool',
+          content: [
+            {
+              type: 'tool-result',
+              toolCallId: 'c1',
+              toolName: 'shell',
+              output: { type: 'text', value: 'On branch main\nl2\nl3\nl4\nl5\n\x1b[31mred\x1b[0m' },
+            },
+          ],
+        },
+      },
+      {
+        seq: 4,
+        ts: '2026-01-01T10:00:04.000Z',
+        type: 'surfaced',
+        source: 'inbox',
+        ids: ['m1'],
+        text: '<inbox-message id=m1 from=lead>go on</inbox-message>',
+      },
+      { seq: 5, ts: '2026-01-01T10:00:05.000Z', type: 'surfaced', source: 'human', text: 'skip the tests' },
+      {
+        seq: 6,
+        ts: '2026-01-01T10:00:06.000Z',
+        type: 'approval',
+        request_id: 'r1',
+        subject: 'shell: git push',
+        decision: 'denied',
+        by: 'timeout',
+      },
+      { seq: 7, ts: '2026-01-01T10:00:07.000Z', type: 'end', status: 'completed', exit_reason: null },
+    ]
+      .map((o) => JSON.stringify(o))
+      .join('\n') + '\n';
 
   it('shows roles, compact tool lines with first output lines, inbox and marked human input', () => {
     const t = parseTranscript(text, 'w-1');

@@ -17,7 +17,9 @@ const assistantCall: ModelMessage = {
 };
 const toolResult: ModelMessage = {
   role: 'tool',
-  content: [{ type: 'tool-result', toolCallId: 'c1', toolName: 'shell', output: { type: 'text', value: 'a.txt\nb.txt\n' } }],
+  content: [
+    { type: 'tool-result', toolCallId: 'c1', toolName: 'shell', output: { type: 'text', value: 'a.txt\nb.txt\n' } },
+  ],
 };
 
 describe('transcript writer and reader', () => {
@@ -30,33 +32,66 @@ describe('transcript writer and reader', () => {
   afterEach(() => fleet.cleanup());
 
   const open = (ops?: TranscriptFileOps) =>
-    openTranscript(fleet.layout, { agent_id: 'w-1', def_name: 'worker', model: 'script:demo.yaml' }, { onError: (e) => errors.push(e), ops });
+    openTranscript(
+      fleet.layout,
+      { agent_id: 'w-1', def_name: 'worker', model: 'script:demo.yaml' },
+      { onError: (e) => errors.push(e), ops },
+    );
 
   it('round-trips a header and every kind of entry, in order, with LF framing', () => {
     const w = open();
     expect(w.append({ type: 'message', message: user })).toBe(true);
     w.append({ type: 'message', message: assistantCall });
     w.append({ type: 'message', message: toolResult });
-    w.append({ type: 'surfaced', source: 'inbox', ids: ['m1', 'm2'], text: '<inbox-message id=m1>hi\u2028there</inbox-message>' });
+    w.append({
+      type: 'surfaced',
+      source: 'inbox',
+      ids: ['m1', 'm2'],
+      text: '<inbox-message id=m1>hi\u2028there</inbox-message>',
+    });
     w.append({ type: 'surfaced', source: 'human', text: 'use the other branch' });
-    w.append({ type: 'approval', request_id: 'r1', subject: 'shell: git push', decision: 'denied', by: 'human', reason: null });
+    w.append({
+      type: 'approval',
+      request_id: 'r1',
+      subject: 'shell: git push',
+      decision: 'denied',
+      by: 'human',
+      reason: null,
+    });
     w.append({ type: 'end', status: 'completed', exit_reason: null });
     w.close();
 
     const raw = readFileSync(fleet.layout.transcript('w-1'), 'utf8');
     expect(raw.endsWith('\n')).toBe(true);
     expect(raw.split('\n')).toHaveLength(9);
-    expect(JSON.parse(raw.split('\n')[0]!)).toMatchObject({ type: 'header', version: 1, agent_id: 'w-1', def_name: 'worker' });
+    expect(JSON.parse(raw.split('\n')[0]!)).toMatchObject({
+      type: 'header',
+      version: 1,
+      agent_id: 'w-1',
+      def_name: 'worker',
+    });
 
     const t = readTranscript(fleet.layout, 'w-1');
     expect(t.torn).toBe(false);
     expect(t.skipped).toEqual([]);
     expect(t.header.model).toBe('script:demo.yaml');
     expect(t.entries.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7]);
-    expect(t.entries.map((e) => e.type)).toEqual(['message', 'message', 'message', 'surfaced', 'surfaced', 'approval', 'end']);
+    expect(t.entries.map((e) => e.type)).toEqual([
+      'message',
+      'message',
+      'message',
+      'surfaced',
+      'surfaced',
+      'approval',
+      'end',
+    ]);
     expect(t.entries[1]).toMatchObject({ type: 'message', message: assistantCall });
     // U+2028 is data inside a JSON string, not a line break.
-    expect(t.entries[3]).toMatchObject({ source: 'inbox', ids: ['m1', 'm2'], text: '<inbox-message id=m1>hi\u2028there</inbox-message>' });
+    expect(t.entries[3]).toMatchObject({
+      source: 'inbox',
+      ids: ['m1', 'm2'],
+      text: '<inbox-message id=m1>hi\u2028there</inbox-message>',
+    });
     expect(errors).toEqual([]);
   });
 
@@ -108,7 +143,10 @@ describe('transcript writer and reader', () => {
     const t = readTranscript(fleet.layout, 'w-1');
     expect(t.skipped).toEqual([]);
     expect(t.torn).toBe(false);
-    expect(t.entries.map((e) => [e.seq, e.type === 'message' && e.message.role])).toEqual([[1, 'user'], [2, 'tool']]);
+    expect(t.entries.map((e) => [e.seq, e.type === 'message' && e.message.role])).toEqual([
+      [1, 'user'],
+      [2, 'tool'],
+    ]);
   });
 
   it('fences off a torn fragment when it cannot be cut, and the reader skips it', () => {
@@ -158,7 +196,9 @@ describe('transcript writer and reader', () => {
   });
 
   it('says clearly when a transcript is missing, empty, not a transcript, or too new', () => {
-    expect(() => readTranscript(fleet.layout, 'ghost')).toThrow(/transcript for 'ghost' is missing — .*ghost\.jsonl does not exist/);
+    expect(() => readTranscript(fleet.layout, 'ghost')).toThrow(
+      /transcript for 'ghost' is missing — .*ghost\.jsonl does not exist/,
+    );
     const path = fleet.layout.transcript('x');
     writeFileSync(path, '');
     expect(() => readTranscript(fleet.layout, 'x')).toThrow(/transcript for 'x' is corrupt: it is empty/);
@@ -167,7 +207,9 @@ describe('transcript writer and reader', () => {
     writeFileSync(path, 'garbage\n');
     expect(() => readTranscript(fleet.layout, 'x')).toThrow(/first line is not JSON/);
     writeFileSync(path, '{"type":"header","version":2,"agent_id":"x","def_name":"d","created_at":"t"}\n');
-    expect(() => readTranscript(fleet.layout, 'x')).toThrow(/format version 2; this flotilla reads up to version 1 — upgrade/);
+    expect(() => readTranscript(fleet.layout, 'x')).toThrow(
+      /format version 2; this flotilla reads up to version 1 — upgrade/,
+    );
     writeFileSync(path, '{"type":"header","version":1,"def_name":"d","created_at":"t"}\n');
     expect(() => readTranscript(fleet.layout, 'x')).toThrow(/header is invalid \(agent_id/);
     try {
@@ -181,7 +223,8 @@ describe('transcript writer and reader', () => {
 });
 
 describe('historyFromTranscript', () => {
-  const header = '{"type":"header","version":1,"agent_id":"a","def_name":"d","created_at":"2026-01-01T00:00:00.000Z"}\n';
+  const header =
+    '{"type":"header","version":1,"agent_id":"a","def_name":"d","created_at":"2026-01-01T00:00:00.000Z"}\n';
   const line = (o: object) => JSON.stringify({ ts: '2026-01-01T00:00:01.000Z', ...o }) + '\n';
 
   it('rebuilds messages and surfaced input as user turns, in order, skipping approvals and the end', () => {
@@ -190,7 +233,13 @@ describe('historyFromTranscript', () => {
       line({ seq: 1, type: 'message', message: user }) +
       line({ seq: 2, type: 'message', message: assistantCall }) +
       line({ seq: 3, type: 'message', message: toolResult }) +
-      line({ seq: 4, type: 'surfaced', source: 'inbox', ids: ['m1'], text: '<inbox-message id=m1>done</inbox-message>' }) +
+      line({
+        seq: 4,
+        type: 'surfaced',
+        source: 'inbox',
+        ids: ['m1'],
+        text: '<inbox-message id=m1>done</inbox-message>',
+      }) +
       line({ seq: 5, type: 'approval', request_id: 'r', subject: 'shell: rm x', decision: 'approved', by: 'human' }) +
       line({ seq: 6, type: 'surfaced', source: 'human', text: 'stop and summarise' }) +
       line({ seq: 7, type: 'message', message: { role: 'assistant', content: 'Summary.' } }) +
@@ -207,12 +256,22 @@ describe('historyFromTranscript', () => {
   });
 
   it('gives a tool call cut short by a crash an error result, so the history is valid to send', () => {
-    const text = header + line({ seq: 1, type: 'message', message: user }) + line({ seq: 2, type: 'message', message: assistantCall });
+    const text =
+      header +
+      line({ seq: 1, type: 'message', message: user }) +
+      line({ seq: 2, type: 'message', message: assistantCall });
     const history = historyFromTranscript(parseTranscript(text, 'a').entries);
     expect(history).toHaveLength(3);
     expect(history[2]).toEqual({
       role: 'tool',
-      content: [{ type: 'tool-result', toolCallId: 'c1', toolName: 'shell', output: { type: 'error-text', value: MISSING_RESULT_TEXT } }],
+      content: [
+        {
+          type: 'tool-result',
+          toolCallId: 'c1',
+          toolName: 'shell',
+          output: { type: 'error-text', value: MISSING_RESULT_TEXT },
+        },
+      ],
     });
   });
 });

@@ -28,7 +28,10 @@ interface Facts {
 
 function snapshot(records: AgentRecord[], f: Facts = {}): Snapshot {
   return buildSnapshot({
-    records, unread: new Map(), approvals: f.approvals ?? [], now: T0 + 5_000,
+    records,
+    unread: new Map(),
+    approvals: f.approvals ?? [],
+    now: T0 + 5_000,
     liveness: (r) => (f.dead?.includes(r.id) ? 'dead' : ENDED.includes(r.status) ? 'ended' : 'live'),
     asks: new Map(Object.entries(f.asks ?? {})),
     queue: f.queue ?? [],
@@ -36,23 +39,40 @@ function snapshot(records: AgentRecord[], f: Facts = {}): Snapshot {
   });
 }
 
-const approval = (agentId: string, requestId = `req-${agentId}`): PendingApproval => ({ requestId, agentId, tool: 'shell', summary: `${agentId} asks to run $ npm publish`, timestamp: iso(10) });
+const approval = (agentId: string, requestId = `req-${agentId}`): PendingApproval => ({
+  requestId,
+  agentId,
+  tool: 'shell',
+  summary: `${agentId} asks to run $ npm publish`,
+  timestamp: iso(10),
+});
 
 /** A fleet with one of each need, listed in tree order oldest first, none in attention order. */
 function mixed(f: Facts = {}): Snapshot {
-  return snapshot([
-    rec('calm-aaaaaa', { createdAt: iso(0) }),
-    rec('waits-bbbbbb', { createdAt: iso(1), status: 'queued', lastLine: 'waiting for a slot 2/2' }),
-    rec('broke-cccccc', { createdAt: iso(2), status: 'failed', finishedAt: iso(3000), exitReason: 'model error: 500' }),
-    rec('writes-dddddd', { createdAt: iso(3), status: 'idle' }),
-    rec('asks-eeeeee', { createdAt: iso(4), status: 'waiting_approval' }),
-    rec('done-ffffff', { createdAt: iso(5), status: 'completed', finishedAt: iso(4000) }),
-  ], {
-    approvals: [approval('asks-eeeeee')],
-    asks: { 'writes-dddddd': 1 },
-    queue: [{ agentId: 'later-gggggg', pid: 41, position: 1 }, { agentId: 'waits-bbbbbb', pid: 42, position: 2 }],
-    ...f,
-  });
+  return snapshot(
+    [
+      rec('calm-aaaaaa', { createdAt: iso(0) }),
+      rec('waits-bbbbbb', { createdAt: iso(1), status: 'queued', lastLine: 'waiting for a slot 2/2' }),
+      rec('broke-cccccc', {
+        createdAt: iso(2),
+        status: 'failed',
+        finishedAt: iso(3000),
+        exitReason: 'model error: 500',
+      }),
+      rec('writes-dddddd', { createdAt: iso(3), status: 'idle' }),
+      rec('asks-eeeeee', { createdAt: iso(4), status: 'waiting_approval' }),
+      rec('done-ffffff', { createdAt: iso(5), status: 'completed', finishedAt: iso(4000) }),
+    ],
+    {
+      approvals: [approval('asks-eeeeee')],
+      asks: { 'writes-dddddd': 1 },
+      queue: [
+        { agentId: 'later-gggggg', pid: 41, position: 1 },
+        { agentId: 'waits-bbbbbb', pid: 42, position: 2 },
+      ],
+      ...f,
+    },
+  );
 }
 
 describe('what needs a person', () => {
@@ -73,7 +93,9 @@ describe('what needs a person', () => {
     expect(byId.get('waits-bbbbbb')).toMatchObject({ state: 'queued #2', queuePosition: 2, pending: false });
     expect(byId.get('later-gggggg')).toMatchObject({ state: 'queued #1', pending: true, tmux: null });
     expect(byId.get('writes-dddddd')!.state).toBe('asks you');
-    expect(byId.get('broke-cccccc')!.need!.hint).toBe("model error: 500 — read it with 'flotilla transcript broke-cccccc'");
+    expect(byId.get('broke-cccccc')!.need!.hint).toBe(
+      "model error: 500 — read it with 'flotilla transcript broke-cccccc'",
+    );
 
     const lines = dashboardView(snap, initialUi, { columns: 100, rows: 30 }, 't').lines.map((l) => plainLine(l));
     expect(lines[0]).toContain('5 need you (n)');
@@ -89,12 +111,29 @@ describe('what needs a person', () => {
     const stamp = first.rows[0]!.need!.stamp;
     expect(snapshot([failed], { seen: { 'broke-cccccc': stamp } }).needs).toBe(0);
     // A persistent agent whose next task fails has a new stamp.
-    const idle = rec('broke-cccccc', { status: 'idle', lastTask: { task: 2, status: 'failed', exitReason: 'x', finishedAt: iso(9000), outputPath: null } });
-    expect(snapshot([idle], { seen: { 'broke-cccccc': stamp } }).rows[0]!.need).toMatchObject({ kind: 'failed', mark: 'idle ✗' });
+    const idle = rec('broke-cccccc', {
+      status: 'idle',
+      lastTask: { task: 2, status: 'failed', exitReason: 'x', finishedAt: iso(9000), outputPath: null },
+    });
+    expect(snapshot([idle], { seen: { 'broke-cccccc': stamp } }).rows[0]!.need).toMatchObject({
+      kind: 'failed',
+      mark: 'idle ✗',
+    });
     // A harness that died before its record ended is a crash.
-    expect(snapshot([rec('gone-hhhhhh')], { dead: ['gone-hhhhhh'] }).rows[0]!.need).toMatchObject({ kind: 'failed', mark: 'crashed' });
+    expect(snapshot([rec('gone-hhhhhh')], { dead: ['gone-hhhhhh'] }).rows[0]!.need).toMatchObject({
+      kind: 'failed',
+      mark: 'crashed',
+    });
     // Cancelled and completed work needs nobody.
-    expect(snapshot([rec('x-iiiiii', { status: 'cancelled' }), rec('y-jjjjjj', { status: 'idle', lastTask: { task: 1, status: 'cancelled', exitReason: null, finishedAt: iso(1), outputPath: null } })]).needs).toBe(0);
+    expect(
+      snapshot([
+        rec('x-iiiiii', { status: 'cancelled' }),
+        rec('y-jjjjjj', {
+          status: 'idle',
+          lastTask: { task: 1, status: 'cancelled', exitReason: null, finishedAt: iso(1), outputPath: null },
+        }),
+      ]).needs,
+    ).toBe(0);
   });
 
   it('nextNeedy walks the agents that need you from the current one, wrapping round', () => {
@@ -116,7 +155,9 @@ describe('keys for attention', () => {
     const calm = { ...initialUi, selectedId: 'calm-aaaaaa' };
     let r = press(calm, 'n');
     expect(r.ui.selectedId).toBe('asks-eeeeee');
-    expect(r.ui.flash).toBe('asks-eeeeee approve?: answer with flotilla approve|deny req-asks-eeeeee, a/d in the dashboard, y/n in its window');
+    expect(r.ui.flash).toBe(
+      'asks-eeeeee approve?: answer with flotilla approve|deny req-asks-eeeeee, a/d in the dashboard, y/n in its window',
+    );
     expect(r.effect).toBeUndefined();
     r = press(r.ui, 'n');
     expect(r.ui.selectedId).toBe('writes-dddddd');
@@ -144,16 +185,24 @@ describe('keys for attention', () => {
 
 describe('a list taller than the window', () => {
   it('says how many rows are below and above it', () => {
-    const many = snapshot(Array.from({ length: 40 }, (_, i) => rec(`agent-${String(i).padStart(6, '0')}`, { createdAt: iso(i) })));
+    const many = snapshot(
+      Array.from({ length: 40 }, (_, i) => rec(`agent-${String(i).padStart(6, '0')}`, { createdAt: iso(i) })),
+    );
     const at = (ui: UiState, prev = 0) => dashboardView(many, ui, { columns: 80, rows: 20 }, 't', prev);
     const top = at(initialUi).lines.map((l) => plainLine(l));
     const shown = top.filter((l) => / agent-\d{6}/.test(l)).length;
     expect(top.some((l) => l.includes(`↓ ${40 - shown} more below`))).toBe(true);
     const middle = at({ ...initialUi, selectedId: 'agent-000025' });
     const text = middle.lines.map((l) => plainLine(l));
-    expect(text.some((l) => new RegExp(`↓ ${40 - shown - middle.top} more below · ↑ ${middle.top} above`).test(l))).toBe(true);
+    expect(
+      text.some((l) => new RegExp(`↓ ${40 - shown - middle.top} more below · ↑ ${middle.top} above`).test(l)),
+    ).toBe(true);
     // All rows fit: a blank line, no count.
-    expect(dashboardView(snapshot([rec('one-aaaaaa')]), initialUi, { columns: 80, rows: 20 }, 't').lines.map((l) => plainLine(l)).join('\n')).not.toMatch(/more below|above/);
+    expect(
+      dashboardView(snapshot([rec('one-aaaaaa')]), initialUi, { columns: 80, rows: 20 }, 't')
+        .lines.map((l) => plainLine(l))
+        .join('\n'),
+    ).not.toMatch(/more below|above/);
   });
 });
 
@@ -167,7 +216,11 @@ describe('the status count and the bell', () => {
         if (args[0] === 'show-options') {
           const global = args[1] === '-gv';
           const name = args.at(-1)!;
-          const v = global ? (name === 'status-right-length' ? '40' : '"#{=21:pane_title}" %H:%M') : options.get(name) ?? '';
+          const v = global
+            ? name === 'status-right-length'
+              ? '40'
+              : '"#{=21:pane_title}" %H:%M'
+            : (options.get(name) ?? '');
           return Promise.resolve({ code: 0, stdout: v + '\n', stderr: '' });
         }
         if (args[0] === 'set-option') options.set(args[3]!, args[4]!);
@@ -187,7 +240,9 @@ describe('the status count and the bell', () => {
     // Needs present when the dashboard starts do not ring.
     expect(rings).toBe(0);
     expect(t.options.get(NEEDS_OPTION)).toBe('⚑ 5 need you');
-    expect(t.options.get('status-right')).toBe(`#{?${NEEDS_OPTION},#[reverse]#{${NEEDS_OPTION}}#[noreverse] ,}"#{=21:pane_title}" %H:%M`);
+    expect(t.options.get('status-right')).toBe(
+      `#{?${NEEDS_OPTION},#[reverse]#{${NEEDS_OPTION}}#[noreverse] ,}"#{=21:pane_title}" %H:%M`,
+    );
     expect(t.calls.filter((c) => c[0] === 'set-option').every((c) => c[2] === '=flotilla-x-abc123:')).toBe(true);
     signal.update(mixed());
     expect(rings).toBe(0);

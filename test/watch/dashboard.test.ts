@@ -30,11 +30,33 @@ async function startDashboard(extraArgs: string[] = []): Promise<{ renders: () =
   fleet = tempFleet();
   tmux = tmuxServer();
   const stats = join(fleet.project, 'watch-stats.json');
-  const env = { FLOTILLA_ROOT: fleet.layout.root, FLOTILLA_WATCH_STATS: stats, FLOTILLA_TMUX_SOCKET: tmux.socket, XDG_CONFIG_HOME: join(fleet.project, 'xdg') };
+  const env = {
+    FLOTILLA_ROOT: fleet.layout.root,
+    FLOTILLA_WATCH_STATS: stats,
+    FLOTILLA_TMUX_SOCKET: tmux.socket,
+    XDG_CONFIG_HOME: join(fleet.project, 'xdg'),
+  };
   const envArgs = Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
-  await tmux.tmux('new-session', '-d', '-s', 'dash', '-x', '80', '-y', '24', '-c', fleet.project, ...envArgs, process.execPath, CLI, 'watch', ...extraArgs);
+  await tmux.tmux(
+    'new-session',
+    '-d',
+    '-s',
+    'dash',
+    '-x',
+    '80',
+    '-y',
+    '24',
+    '-c',
+    fleet.project,
+    ...envArgs,
+    process.execPath,
+    CLI,
+    'watch',
+    ...extraArgs,
+  );
   await tmux.waitFor(DASH, /No agents yet/);
-  const renders = (): number => (existsSync(stats) ? (JSON.parse(readFileSync(stats, 'utf8')) as { renders: number }).renders : 0);
+  const renders = (): number =>
+    existsSync(stats) ? (JSON.parse(readFileSync(stats, 'utf8')) as { renders: number }).renders : 0;
   return { renders };
 }
 
@@ -43,7 +65,11 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** What the waiting harness does with an answer file: takes it only when the dashboard proves it wrote it. */
 async function takeAnswer(requestId: string): Promise<Record<string, unknown>> {
   const file = fleet!.layout.approvalAnswer(requestId);
-  const proven = await eventually(() => readProvenAnswer(fleet!.layout, file) ?? undefined, 10_000, `the answer to ${requestId}`);
+  const proven = await eventually(
+    () => readProvenAnswer(fleet!.layout, file) ?? undefined,
+    10_000,
+    `the answer to ${requestId}`,
+  );
   rmSync(file, { force: true });
   if (!proven.ok) throw new Error(`answer refused: ${proven.reason}`);
   expect(proven.route).toBe('dashboard');
@@ -57,10 +83,22 @@ describe('flotilla watch', () => {
     const layout = fleet!.layout;
 
     // How fast a change shows is for `npm run bench`; here, that each one shows.
-    createRecord(layout, recordInput('worker-abc123', { status: 'working', lastLine: 'reading src/app.ts', turns: 2, taskTurns: 2, startedAt: new Date().toISOString() }));
+    createRecord(
+      layout,
+      recordInput('worker-abc123', {
+        status: 'working',
+        lastLine: 'reading src/app.ts',
+        turns: 2,
+        taskTurns: 2,
+        startedAt: new Date().toISOString(),
+      }),
+    );
     await tmux!.waitFor(DASH, /worker-abc123 \*\s+working\s+2\/20.*reading src\/app/);
 
-    createRecord(layout, recordInput('child-def456', { parentId: 'worker-abc123', rootId: 'worker-abc123', depth: 1, status: 'starting' }));
+    createRecord(
+      layout,
+      recordInput('child-def456', { parentId: 'worker-abc123', rootId: 'worker-abc123', depth: 1, status: 'starting' }),
+    );
     await tmux!.waitFor(DASH, /└ child-def456/);
 
     await deliver(layout, { from: 'human', to: 'worker-abc123', kind: 'message', body: 'hello' });
@@ -68,7 +106,12 @@ describe('flotilla watch', () => {
 
     const now = new Date().toISOString();
     updateRecord(layout, 'child-def456', { status: 'completed', finishedAt: now });
-    updateRecord(layout, 'worker-abc123', { status: 'failed', exitReason: 'boom', finishedAt: now, lastLine: 'gave up' });
+    updateRecord(layout, 'worker-abc123', {
+      status: 'failed',
+      exitReason: 'boom',
+      finishedAt: now,
+      lastLine: 'gave up',
+    });
     await tmux!.waitFor(DASH, /worker-abc123 \*\s+failed[\s\S]*child-def456 \*\s+completed/);
 
     // Quiet fleet: every agent ended, so nothing on screen can change. Ticks (every 0.5 s
@@ -91,7 +134,15 @@ describe('flotilla watch', () => {
   it('ends the record of an agent whose harness died, as every flotilla command does', async () => {
     await startDashboard();
     const gone = await execa('sh', ['-c', 'echo $$']);
-    createRecord(fleet!.layout, recordInput('ghost-zzz999', { status: 'working', pid: Number(gone.stdout), pidStartTime: '1', startedAt: new Date().toISOString() }));
+    createRecord(
+      fleet!.layout,
+      recordInput('ghost-zzz999', {
+        status: 'working',
+        pid: Number(gone.stdout),
+        pidStartTime: '1',
+        startedAt: new Date().toISOString(),
+      }),
+    );
     await tmux!.waitFor(DASH, /ghost-zzz999 \*\s+crashed/, 5000);
   });
 
@@ -102,11 +153,34 @@ describe('flotilla watch', () => {
     // rejection nobody has awaited yet is an unhandled error that fails the run.
     sleeper = execa('sleep', ['120'], { reject: false });
     const pid = sleeper.pid!;
-    const agentWin = (await tmux!.tmux('new-window', '-d', '-P', '-F', '#{session_id} #{window_id} #{pane_id}', '-t', 'dash:', '-n', 'agentwin', 'sleep', '120')).trim().split(' ');
-    createRecord(layout, recordInput('asker-aaa111', {
-      status: 'waiting_approval', pid, pidStartTime: processStartTime(pid), startedAt: new Date().toISOString(), mode: 'interactive',
-      tmux: { socket: tmux!.socket, sessionId: agentWin[0]!, windowId: agentWin[1]!, paneId: agentWin[2]! },
-    }));
+    const agentWin = (
+      await tmux!.tmux(
+        'new-window',
+        '-d',
+        '-P',
+        '-F',
+        '#{session_id} #{window_id} #{pane_id}',
+        '-t',
+        'dash:',
+        '-n',
+        'agentwin',
+        'sleep',
+        '120',
+      )
+    )
+      .trim()
+      .split(' ');
+    createRecord(
+      layout,
+      recordInput('asker-aaa111', {
+        status: 'waiting_approval',
+        pid,
+        pidStartTime: processStartTime(pid),
+        startedAt: new Date().toISOString(),
+        mode: 'interactive',
+        tmux: { socket: tmux!.socket, sessionId: agentWin[0]!, windowId: agentWin[1]!, paneId: agentWin[2]! },
+      }),
+    );
     await tmux!.waitFor(DASH, /asker-aaa111 \*\s+approval\?/, 5000);
 
     // m: a prompt line, then the message arrives from `human`.
@@ -122,7 +196,16 @@ describe('flotilla watch', () => {
     expect(text).toContain('please stop soon');
 
     // a: the pending request is answered like `flotilla approve` does.
-    await deliver(layout, { from: 'asker-aaa111', to: 'human', kind: 'approval_request', request_id: 'req1aaaaaaaa', tool: 'shell', priority: 'high', summary: 'asker-aaa111 asks to run $ npm publish', body: 'x' });
+    await deliver(layout, {
+      from: 'asker-aaa111',
+      to: 'human',
+      kind: 'approval_request',
+      request_id: 'req1aaaaaaaa',
+      tool: 'shell',
+      priority: 'high',
+      summary: 'asker-aaa111 asks to run $ npm publish',
+      body: 'x',
+    });
     await tmux!.waitFor(DASH, /Pending approvals[\s\S]*\$ npm publish/, 5000);
     await tmux!.tmux('send-keys', '-t', DASH, 'a');
     // This test plays the waiting harness: the answer is proven to come from the dashboard, then taken.
@@ -132,18 +215,35 @@ describe('flotilla watch', () => {
 
     // d: a reason, then the denial.
     await sleep(5);
-    await deliver(layout, { from: 'asker-aaa111', to: 'human', kind: 'approval_request', request_id: 'req2aaaaaaaa', tool: 'shell', priority: 'high', summary: 'asker-aaa111 asks to run $ rm -r build', body: 'x' });
+    await deliver(layout, {
+      from: 'asker-aaa111',
+      to: 'human',
+      kind: 'approval_request',
+      request_id: 'req2aaaaaaaa',
+      tool: 'shell',
+      priority: 'high',
+      summary: 'asker-aaa111 asks to run $ rm -r build',
+      body: 'x',
+    });
     await tmux!.waitFor(DASH, /\$ rm -r build/, 5000);
     await tmux!.tmux('send-keys', '-t', DASH, 'd');
     await tmux!.waitFor(DASH, /deny req2aaaaaaaa/, 5000);
     await tmux!.tmux('send-keys', '-t', DASH, '-l', 'not now');
     await tmux!.tmux('send-keys', '-t', DASH, 'Enter');
-    expect(await takeAnswer('req2aaaaaaaa')).toEqual({ requestId: 'req2aaaaaaaa', decision: 'deny', reason: 'not now' });
+    expect(await takeAnswer('req2aaaaaaaa')).toEqual({
+      requestId: 'req2aaaaaaaa',
+      decision: 'deny',
+      reason: 'not now',
+    });
     expect(await tmux!.waitFor(DASH, /(denied|cannot answer) req2aaaaaaaa.*/, 5000)).toMatch(/denied req2aaaaaaaa/);
 
     // Enter: the agent's window is selected.
     await tmux!.tmux('send-keys', '-t', DASH, 'Enter');
-    await eventually(async () => (await tmux!.tmux('display-message', '-p', '-t', 'dash', '#{window_name}')).trim() === 'agentwin', 5000, 'agent window selected');
+    await eventually(
+      async () => (await tmux!.tmux('display-message', '-p', '-t', 'dash', '#{window_name}')).trim() === 'agentwin',
+      5000,
+      'agent window selected',
+    );
     await tmux!.tmux('select-window', '-t', DASH);
 
     // c, then y: SIGTERM to the agent's process (`flotilla cancel`).
@@ -156,6 +256,15 @@ describe('flotilla watch', () => {
     // q quits.
     await tmux!.tmux('send-keys', '-t', DASH, 'q');
     // Its pane is gone (or dead): a live one reads `0node`.
-    await eventually(async () => /^(gone|1)/.test((await tmux!.tmux('list-panes', '-t', DASH, '-F', '#{pane_dead}#{pane_current_command}').catch(() => 'gone')).trim()) || undefined, 30_000, 'dashboard exit');
+    await eventually(
+      async () =>
+        /^(gone|1)/.test(
+          (
+            await tmux!.tmux('list-panes', '-t', DASH, '-F', '#{pane_dead}#{pane_current_command}').catch(() => 'gone')
+          ).trim(),
+        ) || undefined,
+      30_000,
+      'dashboard exit',
+    );
   });
 });

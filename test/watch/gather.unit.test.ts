@@ -18,7 +18,17 @@ async function fleetWith(request: boolean): Promise<FleetFeed> {
   const layout = fleet.layout;
   createRecord(layout, recordInput('asker-aaa111', { status: request ? 'waiting_approval' : 'working' }));
   await deliver(layout, { from: 'asker-aaa111', to: 'human', kind: 'message', body: 'a note' });
-  if (request) await deliver(layout, { from: 'asker-aaa111', to: 'human', kind: 'approval_request', request_id: 'req1aaaaaaaa', tool: 'shell', priority: 'high', summary: 'asker-aaa111 asks to run $ npm publish', body: 'x' });
+  if (request)
+    await deliver(layout, {
+      from: 'asker-aaa111',
+      to: 'human',
+      kind: 'approval_request',
+      request_id: 'req1aaaaaaaa',
+      tool: 'shell',
+      priority: 'high',
+      summary: 'asker-aaa111 asks to run $ npm publish',
+      body: 'x',
+    });
   return new FleetFeed(layout);
 }
 
@@ -35,9 +45,22 @@ describe('FleetFeed and the message parser', () => {
     const feed = await fleetWith(false);
     await feed.ready();
     expect(feed.current.approvals).toEqual([]);
-    const seen = new Promise<string[]>((resolve) => feed.subscribe((s) => { if (s.approvals.length) resolve(s.approvals.map((a) => a.requestId)); }));
+    const seen = new Promise<string[]>((resolve) =>
+      feed.subscribe((s) => {
+        if (s.approvals.length) resolve(s.approvals.map((a) => a.requestId));
+      }),
+    );
     createRecord(fleet!.layout, recordInput('other-bbb222', { status: 'waiting_approval' }));
-    await deliver(fleet!.layout, { from: 'other-bbb222', to: 'human', kind: 'approval_request', request_id: 'req2bbbbbbbb', tool: 'shell', priority: 'high', summary: 'other-bbb222 asks to run $ make', body: 'x' });
+    await deliver(fleet!.layout, {
+      from: 'other-bbb222',
+      to: 'human',
+      kind: 'approval_request',
+      request_id: 'req2bbbbbbbb',
+      tool: 'shell',
+      priority: 'high',
+      summary: 'other-bbb222 asks to run $ make',
+      body: 'x',
+    });
     feed.refresh();
     expect(await seen).toEqual(['req2bbbbbbbb']);
     feed.close();

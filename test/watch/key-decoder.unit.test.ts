@@ -44,9 +44,20 @@ describe('KeyDecoder', () => {
     expect(decode('jj')).toEqual([{ input: 'jj', key: {} }]);
     expect(decode('please stop soon\r')).toEqual([{ input: 'please stop soon\r', key: {} }]);
     expect(decode('héllo ✓ 日本 😀')).toEqual([{ input: 'héllo ✓ 日本 😀', key: {} }]);
-    expect(decode('ab\u007Fc')).toEqual([{ input: 'ab', key: {} }, { input: '', key: { backspace: true } }, { input: 'c', key: {} }]);
-    expect(decode('j\u001B[Bk')).toEqual([{ input: 'j', key: {} }, { input: '', key: { downArrow: true } }, { input: 'k', key: {} }]);
-    expect(decode('\u001B[A\u001B[A')).toEqual([{ input: '', key: { upArrow: true } }, { input: '', key: { upArrow: true } }]);
+    expect(decode('ab\u007Fc')).toEqual([
+      { input: 'ab', key: {} },
+      { input: '', key: { backspace: true } },
+      { input: 'c', key: {} },
+    ]);
+    expect(decode('j\u001B[Bk')).toEqual([
+      { input: 'j', key: {} },
+      { input: '', key: { downArrow: true } },
+      { input: 'k', key: {} },
+    ]);
+    expect(decode('\u001B[A\u001B[A')).toEqual([
+      { input: '', key: { upArrow: true } },
+      { input: '', key: { upArrow: true } },
+    ]);
   });
 
   it('tells a lone ESC from the start of a sequence: held until more comes or the caller flushes', () => {
@@ -67,7 +78,10 @@ describe('KeyDecoder', () => {
 
     // An unfinished sequence flushed: Escape, then what followed as text.
     expect(d.push('\u001B[')).toEqual([]);
-    expect(d.flush()).toEqual([{ input: '', key: { escape: true } }, { input: '[', key: {} }]);
+    expect(d.flush()).toEqual([
+      { input: '', key: { escape: true } },
+      { input: '[', key: {} },
+    ]);
     expect(d.flush()).toEqual([]);
   });
 
@@ -80,9 +94,31 @@ describe('KeyDecoder', () => {
 
 describe('decoded keys drive the dashboard state', () => {
   const row = (id: string): WatchRow => ({
-    id, name: 'w', depth: 0, branch: '', status: 'working', state: 'working', tone: 'live', dead: false, turns: 0, maxTurns: 20,
-    tokens: 0, costUsd: null, elapsedMs: 0, unread: 0, lastLine: '', model: 'm', scripted: false, runtime: 'flotilla', approval: null,
-    secrets: '', tmux: null, pid: null, need: null, queuePosition: null, pending: false,
+    id,
+    name: 'w',
+    depth: 0,
+    branch: '',
+    status: 'working',
+    state: 'working',
+    tone: 'live',
+    dead: false,
+    turns: 0,
+    maxTurns: 20,
+    tokens: 0,
+    costUsd: null,
+    elapsedMs: 0,
+    unread: 0,
+    lastLine: '',
+    model: 'm',
+    scripted: false,
+    runtime: 'flotilla',
+    approval: null,
+    secrets: '',
+    tmux: null,
+    pid: null,
+    need: null,
+    queuePosition: null,
+    pending: false,
   });
   const snap: Snapshot = { rows: [row('a'), row('b'), row('c')], humanUnread: 0, approvals: [], needs: 0 };
   const feed = (ui: UiState, ...chunks: string[]) => {

@@ -14,12 +14,20 @@ import { eventually } from '../helpers/tmux.js';
 class FakeInput extends EventEmitter {
   raw: boolean[] = [];
   paused = false;
-  setRawMode(on: boolean): void { this.raw.push(on); }
+  setRawMode(on: boolean): void {
+    this.raw.push(on);
+  }
   setEncoding(): void {}
-  resume(): void { this.paused = false; }
-  pause(): void { this.paused = true; }
+  resume(): void {
+    this.paused = false;
+  }
+  pause(): void {
+    this.paused = true;
+  }
   unref(): void {}
-  type(text: string): void { this.emit('data', text); }
+  type(text: string): void {
+    this.emit('data', text);
+  }
 }
 
 class FakeOutput extends EventEmitter {
@@ -40,9 +48,31 @@ class FakeOutput extends EventEmitter {
 
 function row(id: string): WatchRow {
   return {
-    id, name: 'w', depth: 0, branch: '', status: 'working', state: 'working', tone: 'live', dead: false, turns: 0, maxTurns: 20, tokens: 0,
-    costUsd: null, elapsedMs: 0, unread: 0, lastLine: `line of ${id}`, model: 'm', scripted: false, runtime: 'flotilla', approval: null,
-    secrets: '', tmux: null, pid: null, need: null, queuePosition: null, pending: false,
+    id,
+    name: 'w',
+    depth: 0,
+    branch: '',
+    status: 'working',
+    state: 'working',
+    tone: 'live',
+    dead: false,
+    turns: 0,
+    maxTurns: 20,
+    tokens: 0,
+    costUsd: null,
+    elapsedMs: 0,
+    unread: 0,
+    lastLine: `line of ${id}`,
+    model: 'm',
+    scripted: false,
+    runtime: 'flotilla',
+    approval: null,
+    secrets: '',
+    tmux: null,
+    pid: null,
+    need: null,
+    queuePosition: null,
+    pending: false,
   };
 }
 
@@ -52,9 +82,13 @@ class FakeFeed implements DashboardFeed {
   private fn: ((s: Snapshot) => void) | null = null;
   subscribe(fn: (s: Snapshot) => void): () => void {
     this.fn = fn;
-    return () => { this.fn = null; };
+    return () => {
+      this.fn = null;
+    };
   }
-  refresh(): void { this.refreshed++; }
+  refresh(): void {
+    this.refreshed++;
+  }
   publish(s: Snapshot): void {
     this.current = s;
     this.fn?.(s);
@@ -77,7 +111,18 @@ function setup() {
   const output = new FakeOutput();
   const feed = new FakeFeed();
   let draws = 0;
-  const dash = new Dashboard({ feed, actions, title: 'flotilla · t', input, output, styles: false, onDraw: () => { draws++; }, escapeMs: 5 });
+  const dash = new Dashboard({
+    feed,
+    actions,
+    title: 'flotilla · t',
+    input,
+    output,
+    styles: false,
+    onDraw: () => {
+      draws++;
+    },
+    escapeMs: 5,
+  });
   const done = dash.start();
   return { input, output, feed, dash, done, draws: () => draws };
 }
@@ -126,7 +171,7 @@ describe('the dashboard loop', () => {
     dash.stop();
   });
 
-  it('runs a key\'s action and shows its answer', async () => {
+  it("runs a key's action and shows its answer", async () => {
     const { input, output, feed, dash } = setup();
     input.type('m');
     await tick();
@@ -154,7 +199,10 @@ describe('the dashboard loop', () => {
     ['q', (t: ReturnType<typeof setup>) => t.input.type('q')],
     ['ctrl-c, even while typing a message', (t: ReturnType<typeof setup>) => t.input.type('mhello\u0003')],
     ['a signal (stop)', (t: ReturnType<typeof setup>) => t.dash.stop()],
-    ['EIO on the terminal (its window closed)', (t: ReturnType<typeof setup>) => t.output.emit('error', Object.assign(new Error('write EIO'), { code: 'EIO' }))],
+    [
+      'EIO on the terminal (its window closed)',
+      (t: ReturnType<typeof setup>) => t.output.emit('error', Object.assign(new Error('write EIO'), { code: 'EIO' })),
+    ],
     ['the end of input', (t: ReturnType<typeof setup>) => t.input.emit('end')],
   ] as const) {
     it(`ends on ${what} and gives the terminal back`, async () => {

@@ -2,7 +2,15 @@ import { describe, expect, it } from 'vitest';
 import type { AgentRecord } from '../../src/fleet/record.js';
 import { agentRecordSchema } from '../../src/fleet/record-schema.js';
 import { layoutColumns, rowText, scrollTop, formatElapsed } from '../../src/watch/format.js';
-import { buildSnapshot, pendingApprovals, sameSnapshot, stateOf, treeBranches, type PendingApproval, type Snapshot } from '../../src/watch/rows.js';
+import {
+  buildSnapshot,
+  pendingApprovals,
+  sameSnapshot,
+  stateOf,
+  treeBranches,
+  type PendingApproval,
+  type Snapshot,
+} from '../../src/watch/rows.js';
 import { initialUi, reduceKey, type UiState } from '../../src/watch/keys.js';
 import { recordInput } from '../helpers/records.js';
 
@@ -13,22 +21,49 @@ function rec(id: string, over: Partial<AgentRecord> = {}): AgentRecord {
   return agentRecordSchema.parse(recordInput(id, { createdAt: iso(0), startedAt: iso(0), status: 'working', ...over }));
 }
 
-function snapshot(records: AgentRecord[], opts: { approvals?: PendingApproval[]; unread?: Record<string, number>; now?: number } = {}): Snapshot {
+function snapshot(
+  records: AgentRecord[],
+  opts: { approvals?: PendingApproval[]; unread?: Record<string, number>; now?: number } = {},
+): Snapshot {
   return buildSnapshot({
     records,
     unread: new Map(Object.entries(opts.unread ?? {})),
     approvals: opts.approvals ?? [],
-    liveness: (r) => (['completed', 'failed', 'cancelled', 'timed_out', 'crashed', 'refused'].includes(r.status) ? 'ended' : 'live'),
+    liveness: (r) =>
+      ['completed', 'failed', 'cancelled', 'timed_out', 'crashed', 'refused'].includes(r.status) ? 'ended' : 'live',
     now: opts.now ?? T0 + 12_000,
   });
 }
 
 const fleet = (): AgentRecord[] => [
-  rec('lead-aaaaaa', { createdAt: iso(0), turns: 3, taskTurns: 3, usage: { inputTokens: 4000, outputTokens: 700, costUsd: null } }),
-  rec('lead-aaaaaa-todos', { parentId: 'lead-aaaaaa', rootId: 'lead-aaaaaa', depth: 1, createdAt: iso(100), status: 'completed', finishedAt: iso(4000) }),
-  rec('lead-aaaaaa-check', { parentId: 'lead-aaaaaa', rootId: 'lead-aaaaaa', depth: 1, createdAt: iso(200), status: 'waiting_approval' }),
+  rec('lead-aaaaaa', {
+    createdAt: iso(0),
+    turns: 3,
+    taskTurns: 3,
+    usage: { inputTokens: 4000, outputTokens: 700, costUsd: null },
+  }),
+  rec('lead-aaaaaa-todos', {
+    parentId: 'lead-aaaaaa',
+    rootId: 'lead-aaaaaa',
+    depth: 1,
+    createdAt: iso(100),
+    status: 'completed',
+    finishedAt: iso(4000),
+  }),
+  rec('lead-aaaaaa-check', {
+    parentId: 'lead-aaaaaa',
+    rootId: 'lead-aaaaaa',
+    depth: 1,
+    createdAt: iso(200),
+    status: 'waiting_approval',
+  }),
   rec('deep-bbbbbb', { parentId: 'lead-aaaaaa-todos', rootId: 'lead-aaaaaa', depth: 2, createdAt: iso(300) }),
-  rec('other-cccccc', { createdAt: iso(50), scripted: false, model: 'anthropic:claude-sonnet-4-5', usage: { inputTokens: 10, outputTokens: 5, costUsd: 0.0123 } }),
+  rec('other-cccccc', {
+    createdAt: iso(50),
+    scripted: false,
+    model: 'anthropic:claude-sonnet-4-5',
+    usage: { inputTokens: 10, outputTokens: 5, costUsd: 0.0123 },
+  }),
 ];
 
 describe('rows', () => {
@@ -53,12 +88,22 @@ describe('rows', () => {
   });
 
   it('carries tokens, elapsed (stopped at the end), unread mail and approvals', () => {
-    const approval: PendingApproval = { requestId: 'req0000001', agentId: 'lead-aaaaaa-check', tool: 'shell', summary: 'lead-aaaaaa-check asks to run $ npm publish', timestamp: iso(500) };
+    const approval: PendingApproval = {
+      requestId: 'req0000001',
+      agentId: 'lead-aaaaaa-check',
+      tool: 'shell',
+      summary: 'lead-aaaaaa-check asks to run $ npm publish',
+      timestamp: iso(500),
+    };
     const snap = snapshot(fleet(), { approvals: [approval], unread: { 'lead-aaaaaa': 2 } });
     const byId = new Map(snap.rows.map((r) => [r.id, r]));
     expect(byId.get('lead-aaaaaa')).toMatchObject({ tokens: 4700, unread: 2, elapsedMs: 12_000, approval: null });
     expect(byId.get('lead-aaaaaa-todos')).toMatchObject({ elapsedMs: 4000, state: 'completed', tone: 'ok' });
-    expect(byId.get('lead-aaaaaa-check')).toMatchObject({ state: 'approval?', tone: 'waiting', approval: { requestId: 'req0000001' } });
+    expect(byId.get('lead-aaaaaa-check')).toMatchObject({
+      state: 'approval?',
+      tone: 'waiting',
+      approval: { requestId: 'req0000001' },
+    });
   });
 
   it('names the state a person reads', () => {
@@ -72,12 +117,31 @@ describe('rows', () => {
 });
 
 describe('pending approvals', () => {
-  const req = (id: string, agent: string, at: number): PendingApproval => ({ requestId: id, agentId: agent, tool: 'shell', summary: `${agent} asks to run $ ls`, timestamp: iso(at) });
+  const req = (id: string, agent: string, at: number): PendingApproval => ({
+    requestId: id,
+    agentId: agent,
+    tool: 'shell',
+    summary: `${agent} asks to run $ ls`,
+    timestamp: iso(at),
+  });
 
   it('keeps only the latest request of an agent that is waiting and unanswered', () => {
-    const all = [req('r1aaaaaaaa', 'a', 1), req('r2aaaaaaaa', 'a', 2), req('r3aaaaaaaa', 'b', 3), req('r4aaaaaaaa', 'c', 4)];
-    const status = new Map([['a', 'waiting_approval'], ['b', 'working'], ['c', 'waiting_approval']] as const);
-    const open = pendingApprovals(all, (id) => status.get(id as 'a'), (r) => r === 'r4aaaaaaaa');
+    const all = [
+      req('r1aaaaaaaa', 'a', 1),
+      req('r2aaaaaaaa', 'a', 2),
+      req('r3aaaaaaaa', 'b', 3),
+      req('r4aaaaaaaa', 'c', 4),
+    ];
+    const status = new Map([
+      ['a', 'waiting_approval'],
+      ['b', 'working'],
+      ['c', 'waiting_approval'],
+    ] as const);
+    const open = pendingApprovals(
+      all,
+      (id) => status.get(id as 'a'),
+      (r) => r === 'r4aaaaaaaa',
+    );
     expect(open.map((o) => o.requestId)).toEqual(['r2aaaaaaaa']);
   });
 });
@@ -133,7 +197,15 @@ describe('sameSnapshot', () => {
 
 describe('keys', () => {
   const snap = snapshot(fleet(), {
-    approvals: [{ requestId: 'req0000001', agentId: 'lead-aaaaaa-check', tool: 'shell', summary: 'x asks to run $ ls', timestamp: iso(1) }],
+    approvals: [
+      {
+        requestId: 'req0000001',
+        agentId: 'lead-aaaaaa-check',
+        tool: 'shell',
+        summary: 'x asks to run $ ls',
+        timestamp: iso(1),
+      },
+    ],
   });
   const press = (ui: UiState, input: string, key = {}) => reduceKey(ui, input, key, snap);
   const lead: UiState = { ...initialUi, selectedId: 'lead-aaaaaa' };
@@ -189,13 +261,17 @@ describe('keys', () => {
     expect(onEnded.ui.flash).toMatch(/already ended \(completed\)/);
   });
 
-  it('a approves and d asks for a reason before denying the selected agent\'s request', () => {
+  it("a approves and d asks for a reason before denying the selected agent's request", () => {
     const on = { ...initialUi, selectedId: 'lead-aaaaaa-check' };
     expect(press(on, 'a').effect).toMatchObject({ kind: 'approve', approval: { requestId: 'req0000001' } });
     let ui = press(on, 'd').ui;
     expect(ui.mode.kind).toBe('deny');
     for (const ch of 'no') ui = press(ui, ch).ui;
-    expect(press(ui, '', { return: true }).effect).toMatchObject({ kind: 'deny', reason: 'no', approval: { requestId: 'req0000001' } });
+    expect(press(ui, '', { return: true }).effect).toMatchObject({
+      kind: 'deny',
+      reason: 'no',
+      approval: { requestId: 'req0000001' },
+    });
   });
 
   it('with a single open request anywhere, a answers it from any row; with none it says so', () => {

@@ -24,21 +24,53 @@ afterEach(async () => {
 const DASH = 'dash:0';
 
 describe('the tasks view', () => {
-  it('shows each task with status, claimant, blockers and age; Enter goes to the claimant\'s window', async () => {
+  it("shows each task with status, claimant, blockers and age; Enter goes to the claimant's window", async () => {
     fleet = tempFleet();
     tmux = tmuxServer();
-    const env = { FLOTILLA_ROOT: fleet.layout.root, FLOTILLA_TMUX_SOCKET: tmux.socket, XDG_CONFIG_HOME: join(fleet.project, 'xdg') };
+    const env = {
+      FLOTILLA_ROOT: fleet.layout.root,
+      FLOTILLA_TMUX_SOCKET: tmux.socket,
+      XDG_CONFIG_HOME: join(fleet.project, 'xdg'),
+    };
     const envArgs = Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
-    await tmux.tmux('new-session', '-d', '-s', 'dash', '-x', '110', '-y', '24', '-c', fleet.project, ...envArgs, process.execPath, CLI, 'watch', '--tick', '0.5');
+    await tmux.tmux(
+      'new-session',
+      '-d',
+      '-s',
+      'dash',
+      '-x',
+      '110',
+      '-y',
+      '24',
+      '-c',
+      fleet.project,
+      ...envArgs,
+      process.execPath,
+      CLI,
+      'watch',
+      '--tick',
+      '0.5',
+    );
     await tmux.waitFor(DASH, /No agents yet/);
 
     // The claimant: a live process in its own window of the same server, registered as an agent.
     await tmux.tmux('new-window', '-d', '-t', 'dash', '-n', 'worker', 'sh -c "while :; do sleep 1; done"');
-    const [sessionId, windowId, paneId, pid] = (await tmux.tmux('display-message', '-p', '-t', 'dash:worker', '#{session_id} #{window_id} #{pane_id} #{pane_pid}')).trim().split(' ');
-    createRecord(fleet.layout, recordInput('worker-abc123', {
-      status: 'working', pid: Number(pid), pidStartTime: processStartTime(Number(pid)), mode: 'interactive',
-      tmux: { socket: tmux.socket, sessionId: sessionId!, windowId: windowId!, paneId: paneId! }, startedAt: new Date().toISOString(),
-    }));
+    const [sessionId, windowId, paneId, pid] = (
+      await tmux.tmux('display-message', '-p', '-t', 'dash:worker', '#{session_id} #{window_id} #{pane_id} #{pane_pid}')
+    )
+      .trim()
+      .split(' ');
+    createRecord(
+      fleet.layout,
+      recordInput('worker-abc123', {
+        status: 'working',
+        pid: Number(pid),
+        pidStartTime: processStartTime(Number(pid)),
+        mode: 'interactive',
+        tmux: { socket: tmux.socket, sessionId: sessionId!, windowId: windowId!, paneId: paneId! },
+        startedAt: new Date().toISOString(),
+      }),
+    );
     await addTask(fleet.layout, 'fleet', { title: 'write the parser' }, 'human');
     await addTask(fleet.layout, 'fleet', { title: 'test the parser', blockedBy: ['t1'] }, 'human');
     await claimTask(fleet.layout, 'fleet', 't1', 'worker-abc123');
@@ -51,7 +83,11 @@ describe('the tasks view', () => {
     // The first row (claim order) is selected: Enter goes to its claimant.
     expect(screen).toMatch(/›\s+claimed\s+fleet\/t1/);
     await tmux.tmux('send-keys', '-t', DASH, 'Enter');
-    await eventually(async () => (await tmux!.tmux('display-message', '-p', '-t', 'dash', '#{window_id}')).trim() === windowId, 30_000, "the claimant's window selected");
+    await eventually(
+      async () => (await tmux!.tmux('display-message', '-p', '-t', 'dash', '#{window_id}')).trim() === windowId,
+      30_000,
+      "the claimant's window selected",
+    );
 
     // On an open task there is no claimant to go to: it says so, and stays.
     await tmux.tmux('select-window', '-t', DASH);

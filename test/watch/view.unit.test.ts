@@ -6,14 +6,44 @@ import { dashboardView } from '../../src/watch/view.js';
 
 function row(id: string, over: Partial<WatchRow> = {}): WatchRow {
   return {
-    id, name: 'worker', depth: 0, branch: '', status: 'working', state: 'working', tone: 'live', dead: false, turns: 2, maxTurns: 20,
-    tokens: 1500, costUsd: null, elapsedMs: 12_000, unread: 0, lastLine: `line of ${id}`, model: 'script:x.yaml', scripted: true,
-    runtime: 'flotilla', approval: null, secrets: '', tmux: null, pid: 4242, need: null, queuePosition: null, pending: false, ...over,
+    id,
+    name: 'worker',
+    depth: 0,
+    branch: '',
+    status: 'working',
+    state: 'working',
+    tone: 'live',
+    dead: false,
+    turns: 2,
+    maxTurns: 20,
+    tokens: 1500,
+    costUsd: null,
+    elapsedMs: 12_000,
+    unread: 0,
+    lastLine: `line of ${id}`,
+    model: 'script:x.yaml',
+    scripted: true,
+    runtime: 'flotilla',
+    approval: null,
+    secrets: '',
+    tmux: null,
+    pid: 4242,
+    need: null,
+    queuePosition: null,
+    pending: false,
+    ...over,
   };
 }
 
-const snap = (rows: WatchRow[], over: Partial<Snapshot> = {}): Snapshot => ({ rows, humanUnread: 0, approvals: [], needs: rows.filter((r) => r.need).length, ...over });
-const text = (s: Snapshot, ui: UiState = initialUi, size = { columns: 80, rows: 24 }): string[] => dashboardView(s, ui, size, 'flotilla · demo').lines.map((l) => plainLine(l).trimEnd());
+const snap = (rows: WatchRow[], over: Partial<Snapshot> = {}): Snapshot => ({
+  rows,
+  humanUnread: 0,
+  approvals: [],
+  needs: rows.filter((r) => r.need).length,
+  ...over,
+});
+const text = (s: Snapshot, ui: UiState = initialUi, size = { columns: 80, rows: 24 }): string[] =>
+  dashboardView(s, ui, size, 'flotilla · demo').lines.map((l) => plainLine(l).trimEnd());
 
 describe('dashboardView', () => {
   it('an empty fleet: title, header, how to start, the key help last', () => {
@@ -24,8 +54,11 @@ describe('dashboardView', () => {
     expect(lines.at(-1)).toBe('n next · ⏎ attach · m message · c cancel · a/d approve/deny · ? keys · q quit');
   });
 
-  it('rows in order with the selection marked, the selected agent\'s details below', () => {
-    const s = snap([row('lead-aaaaaa'), row('kid-bbbbbb', { branch: '└ ', depth: 1, status: 'completed', state: 'completed', tone: 'ok', unread: 2 })]);
+  it("rows in order with the selection marked, the selected agent's details below", () => {
+    const s = snap([
+      row('lead-aaaaaa'),
+      row('kid-bbbbbb', { branch: '└ ', depth: 1, status: 'completed', state: 'completed', tone: 'ok', unread: 2 }),
+    ]);
     const lines = text(s, { ...initialUi, selectedId: 'kid-bbbbbb' });
     expect(lines[0]).toBe('flotilla · demo  2 agents, 1 working');
     expect(lines[2]).toMatch(/^ {2}lead-aaaaaa \*\s+working\s+2\/20\s+1\.5k\s+12s\s+· line of lead-aaaaaa$/);
@@ -39,7 +72,13 @@ describe('dashboardView', () => {
   });
 
   it('pending approvals, the message prompt and the cancel question', () => {
-    const approval: PendingApproval = { requestId: 'req1', agentId: 'lead-aaaaaa', tool: 'shell', summary: 'lead-aaaaaa asks to run $ npm publish', timestamp: '' };
+    const approval: PendingApproval = {
+      requestId: 'req1',
+      agentId: 'lead-aaaaaa',
+      tool: 'shell',
+      summary: 'lead-aaaaaa asks to run $ npm publish',
+      timestamp: '',
+    };
     const s = snap([row('lead-aaaaaa', { approval })], { approvals: [approval], humanUnread: 1 });
     const lines = text(s);
     expect(lines[0]).toBe('flotilla · demo  1 agent, 1 working, 1 approval waiting, 1 unread for you');
@@ -47,20 +86,36 @@ describe('dashboardView', () => {
     // fit() folds runs of spaces, as the dashboard always has.
     expect(lines).toContain(' lead-aaaaaa: $ npm publish [req1]');
     expect(lines).toContain(' asks: lead-aaaaaa asks to run $ npm publish');
-    expect(text(s, { ...initialUi, mode: { kind: 'message', id: 'lead-aaaaaa', text: 'hi there' } }).at(-2)).toBe('message to lead-aaaaaa (⏎ send, Esc cancel): hi there▏');
-    expect(text(s, { ...initialUi, mode: { kind: 'confirm-cancel', id: 'lead-aaaaaa' } }).at(-2)).toBe('cancel lead-aaaaaa? (y/n)');
+    expect(text(s, { ...initialUi, mode: { kind: 'message', id: 'lead-aaaaaa', text: 'hi there' } }).at(-2)).toBe(
+      'message to lead-aaaaaa (⏎ send, Esc cancel): hi there▏',
+    );
+    expect(text(s, { ...initialUi, mode: { kind: 'confirm-cancel', id: 'lead-aaaaaa' } }).at(-2)).toBe(
+      'cancel lead-aaaaaa? (y/n)',
+    );
     expect(text(s, { ...initialUi, flash: 'sent m1 to lead-aaaaaa' }).at(-2)).toBe('sent m1 to lead-aaaaaa');
   });
 
   it('scrolls to keep the selection on a short screen, and fits the frame to its height', () => {
     const rows = Array.from({ length: 30 }, (_, i) => row(`agent-${String(i).padStart(2, '0')}`));
-    const frame = dashboardView(snap(rows), { ...initialUi, selectedId: 'agent-25' }, { columns: 80, rows: 16 }, 't', 0);
+    const frame = dashboardView(
+      snap(rows),
+      { ...initialUi, selectedId: 'agent-25' },
+      { columns: 80, rows: 16 },
+      't',
+      0,
+    );
     const lines = frame.lines.map(plainLine);
     expect(lines.length).toBeLessThanOrEqual(16);
     expect(lines.some((l) => l.startsWith('› agent-25'))).toBe(true);
     expect(lines.some((l) => l.includes('agent-00'))).toBe(false);
     // The next frame keeps the same window while the selection stays inside it.
-    const again = dashboardView(snap(rows), { ...initialUi, selectedId: 'agent-24' }, { columns: 80, rows: 16 }, 't', frame.top);
+    const again = dashboardView(
+      snap(rows),
+      { ...initialUi, selectedId: 'agent-24' },
+      { columns: 80, rows: 16 },
+      't',
+      frame.top,
+    );
     expect(again.top).toBe(frame.top);
   });
 });
@@ -74,8 +129,11 @@ describe('paintLine', () => {
   });
 
   it('styles segments with SGR codes and resets after each', () => {
-    expect(paintLine([{ text: 'ok', color: 'green', bold: true }, { text: ' plain' }, { text: ' faint', dim: true }], 80, { styles: true }))
-      .toBe('\u001B[1;32mok\u001B[0m plain\u001B[2m faint\u001B[0m');
+    expect(
+      paintLine([{ text: 'ok', color: 'green', bold: true }, { text: ' plain' }, { text: ' faint', dim: true }], 80, {
+        styles: true,
+      }),
+    ).toBe('\u001B[1;32mok\u001B[0m plain\u001B[2m faint\u001B[0m');
     expect(paintLine([{ text: 'ok', color: 'green', bold: true }], 80, { styles: false })).toBe('ok');
   });
 });

@@ -10,7 +10,13 @@ import { changedSince, standings } from '../../src/work/ahead-behind.js';
 // `diff --name-only base...own` — on a history with a moved base, a branch that merged its
 // base back in, a criss-cross, a branch at the base and one with no common history.
 let dir: string;
-const ID = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' };
+const ID = {
+  ...process.env,
+  GIT_AUTHOR_NAME: 't',
+  GIT_AUTHOR_EMAIL: 't@t',
+  GIT_COMMITTER_NAME: 't',
+  GIT_COMMITTER_EMAIL: 't@t',
+};
 const git = (...a: string[]) => execFileSync('git', ['-C', dir, ...a], { env: ID, encoding: 'utf8' }).trim();
 const commit = (file: string, text = file) => {
   writeFileSync(join(dir, file), `${text}\n`);
@@ -58,19 +64,50 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe('standings and changedSince', () => {
   // The first batch shares history (one read of it); the second has a tip with none (each pair alone).
   it.each([
-    ['sharing history', [['a', 'main'], ['b', 'main'], ['x', 'y'], ['y', 'main'], ['main', 'main'], ['root', 'main'], ['a', 'mainOld'], ['x', 'main']]],
-    ['with a tip of no common history', [['alone', 'main'], ['a', 'main']]],
+    [
+      'sharing history',
+      [
+        ['a', 'main'],
+        ['b', 'main'],
+        ['x', 'y'],
+        ['y', 'main'],
+        ['main', 'main'],
+        ['root', 'main'],
+        ['a', 'mainOld'],
+        ['x', 'main'],
+      ],
+    ],
+    [
+      'with a tip of no common history',
+      [
+        ['alone', 'main'],
+        ['a', 'main'],
+      ],
+    ],
   ])('agree with git pair by pair, read in one batch: %s', async (_, named) => {
-    const pairs = named.map(([own, target]) => ({ own: tips[own!]!, target: tips[target!]!, name: `${own} against ${target}` }));
+    const pairs = named.map(([own, target]) => ({
+      own: tips[own!]!,
+      target: tips[target!]!,
+      name: `${own} against ${target}`,
+    }));
     const got = await standings(dir, pairs);
     const want = pairs.map((p) => {
-      const [behind, ahead] = git('rev-list', '--left-right', '--count', `${p.target}...${p.own}`).split(/\s+/).map(Number);
+      const [behind, ahead] = git('rev-list', '--left-right', '--count', `${p.target}...${p.own}`)
+        .split(/\s+/)
+        .map(Number);
       let base: string | null = null;
-      try { base = git('merge-base', '--all', p.target, p.own); } catch { /* no common history */ }
+      try {
+        base = git('merge-base', '--all', p.target, p.own);
+      } catch {
+        /* no common history */
+      }
       return { ahead, behind, bases: base ? base.split('\n') : [] };
     });
     pairs.forEach((p, k) => {
-      expect({ ahead: got[k]!.ahead, behind: got[k]!.behind }, p.name).toEqual({ ahead: want[k]!.ahead, behind: want[k]!.behind });
+      expect({ ahead: got[k]!.ahead, behind: got[k]!.behind }, p.name).toEqual({
+        ahead: want[k]!.ahead,
+        behind: want[k]!.behind,
+      });
       // With several merge bases (the criss-cross), any one of them, as `git diff A...B` takes.
       if (want[k]!.bases.length === 0) expect(got[k]!.base, p.name).toBeNull();
       else expect(want[k]!.bases, p.name).toContain(got[k]!.base);

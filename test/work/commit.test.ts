@@ -13,7 +13,8 @@ afterEach(async () => {
 });
 
 async function repo(fl: SpawnFleet) {
-  const git = (...a: string[]) => execa('git', ['-c', 'user.email=p@example.com', '-c', 'user.name=person', ...a], { cwd: fl.project });
+  const git = (...a: string[]) =>
+    execa('git', ['-c', 'user.email=p@example.com', '-c', 'user.name=person', ...a], { cwd: fl.project });
   await git('init', '-q', '-b', 'main');
   await git('add', 'README');
   await git('commit', '-q', '-m', 'init');
@@ -24,10 +25,20 @@ describe('an agent in its worktree', () => {
   it('commits inside the default sandbox, on its own branch, authored by its id; diff shows its commits, not the base branch moving since', async () => {
     f = spawnFleet();
     const git = await repo(f);
-    const r = await f.spawnAgent(['--worktree', '--wait', '--id', 'fixer', '--model', `script:${fixture('committer.yaml')}`, 'fix a.txt']);
+    const r = await f.spawnAgent([
+      '--worktree',
+      '--wait',
+      '--id',
+      'fixer',
+      '--model',
+      `script:${fixture('committer.yaml')}`,
+      'fix a.txt',
+    ]);
     expect(r.stdout).toContain('Answer: fixer <fixer@flotilla> fix a');
     expect(r.exitCode).toBe(0);
-    expect((await git('log', '-1', '--format=%an <%ae> %s', 'flotilla/fixer')).stdout).toBe('fixer <fixer@flotilla> fix a');
+    expect((await git('log', '-1', '--format=%an <%ae> %s', 'flotilla/fixer')).stdout).toBe(
+      'fixer <fixer@flotilla> fix a',
+    );
     expect((await git('log', '-1', '--format=%s', 'main')).stdout).toBe('init');
     expect((await execa('git', ['status', '--porcelain'], { cwd: f.layout.worktree('fixer') })).stdout).toBe('');
     const init = (await git('rev-parse', 'main')).stdout;
@@ -43,13 +54,22 @@ describe('an agent in its worktree', () => {
     expect(d.stdout).not.toContain('README');
     expect((await f.flotilla(['diff', 'fix', '--stat'])).stdout).toMatch(/a\.txt \| 1 \+/);
     const j = JSON.parse((await f.flotilla(['diff', 'fixer', '--json', '--stat'])).stdout);
-    expect(j).toMatchObject({ id: 'fixer', kind: 'branch', branch: 'flotilla/fixer', from: init, files: [{ path: 'a.txt', added: 1, deleted: 0 }], uncommitted: 0 });
+    expect(j).toMatchObject({
+      id: 'fixer',
+      kind: 'branch',
+      branch: 'flotilla/fixer',
+      from: init,
+      files: [{ path: 'a.txt', added: 1, deleted: 0 }],
+      uncommitted: 0,
+    });
 
     // Uncommitted work in the worktree is counted and named, not mixed into the branch's diff.
     writeFileSync(join(f.layout.worktree('fixer'), 'later.txt'), 'x\n');
     const later = await f.flotilla(['diff', 'fixer']);
     expect(later.stdout).not.toContain('later.txt');
-    expect(later.stderr).toContain('fixer also has 1 uncommitted file in its worktree, not shown — flotilla merge fixer --commit commits them');
+    expect(later.stderr).toContain(
+      'fixer also has 1 uncommitted file in its worktree, not shown — flotilla merge fixer --commit commits them',
+    );
   });
 
   it("diff of an in-place agent is its checkout's uncommitted changes; of an unknown id, one line saying how to list agents", async () => {
@@ -61,7 +81,12 @@ describe('an agent in its worktree', () => {
     expect(d.stdout).toContain('+more');
     expect(d.stderr).toContain('untracked, not shown: n.txt');
     const j = JSON.parse((await f.flotilla(['diff', 'editor', '--json'])).stdout);
-    expect(j).toMatchObject({ kind: 'in-place', branch: null, files: [{ path: 'README', added: 1, deleted: 0 }], untracked: ['n.txt'] });
+    expect(j).toMatchObject({
+      kind: 'in-place',
+      branch: null,
+      files: [{ path: 'README', added: 1, deleted: 0 }],
+      untracked: ['n.txt'],
+    });
     const bad = await f.flotilla(['diff', 'nobody']);
     expect(bad.exitCode).toBe(1);
     expect(bad.stderr.trim().split('\n')).toHaveLength(1);
@@ -70,10 +95,26 @@ describe('an agent in its worktree', () => {
   it("a flotilla/ branch one agent made for another id is never taken over: that agent's spawn is refused, naming it", async () => {
     f = spawnFleet();
     const git = await repo(f);
-    const r = await f.spawnAgent(['--worktree', '--wait', '--id', 'planter', '--model', `script:${fixture('plant-branch.yaml')}`, 'plant']);
+    const r = await f.spawnAgent([
+      '--worktree',
+      '--wait',
+      '--id',
+      'planter',
+      '--model',
+      `script:${fixture('plant-branch.yaml')}`,
+      'plant',
+    ]);
     expect(r.stdout).toContain('Answer: planted');
     const planted = (await git('rev-parse', 'flotilla/next')).stdout;
-    const next = await f.spawnAgent(['--worktree', '--wait', '--id', 'next', '--model', `script:${fixture('committer.yaml')}`, 'fix a.txt']);
+    const next = await f.spawnAgent([
+      '--worktree',
+      '--wait',
+      '--id',
+      'next',
+      '--model',
+      `script:${fixture('committer.yaml')}`,
+      'fix a.txt',
+    ]);
     expect(next.exitCode).toBe(1);
     expect(next.stderr).toContain('spawn refused: a branch flotilla/next already exists, made before this agent');
     expect(next.stderr).toContain('git branch -D flotilla/next');

@@ -14,7 +14,12 @@ afterEach(async () => {
 });
 
 // The person's identity for merge commits (a fresh HOME has none).
-const PERSON = { GIT_AUTHOR_NAME: 'person', GIT_AUTHOR_EMAIL: 'p@example.com', GIT_COMMITTER_NAME: 'person', GIT_COMMITTER_EMAIL: 'p@example.com' };
+const PERSON = {
+  GIT_AUTHOR_NAME: 'person',
+  GIT_AUTHOR_EMAIL: 'p@example.com',
+  GIT_COMMITTER_NAME: 'person',
+  GIT_COMMITTER_EMAIL: 'p@example.com',
+};
 
 async function setUp(): Promise<{ fl: SpawnFleet; git: (...a: string[]) => Promise<{ stdout: string }> }> {
   const fl = spawnFleet();
@@ -40,7 +45,15 @@ describe('review and merge', () => {
 
     const before = JSON.parse((await fl.flotilla(['review', '--json'])).stdout) as { id: string }[];
     expect(before.map((r) => r.id).sort()).toEqual(['wa', 'wb', 'wc']);
-    expect(before.find((r) => r.id === 'wa')).toMatchObject({ branch: 'flotilla/wa', base: 'main', ahead: 1, behind: 0, files: ['a.txt'], conflicts: [], uncommitted: 0 });
+    expect(before.find((r) => r.id === 'wa')).toMatchObject({
+      branch: 'flotilla/wa',
+      base: 'main',
+      ahead: 1,
+      behind: 0,
+      files: ['a.txt'],
+      conflicts: [],
+      uncommitted: 0,
+    });
 
     const ff = await fl.flotilla(['merge', 'wa'], PERSON);
     expect(ff.stdout).toContain('merged flotilla/wa into main (fast-forward)');
@@ -67,16 +80,26 @@ describe('review and merge', () => {
     const m = await fl.flotilla(['merge', 'wc', '--json'], PERSON);
     expect(m.exitCode).toBe(0);
     expect(JSON.parse(m.stdout)).toMatchObject({ merged: true, how: 'merge', into: 'main' });
-    expect((await git('log', '--format=%an %s', 'main')).stdout.split('\n')).toEqual(['person Merge flotilla/wc (agent wc) into main', 'wc add c', 'wa fix a', 'person init']);
+    expect((await git('log', '--format=%an %s', 'main')).stdout.split('\n')).toEqual([
+      'person Merge flotilla/wc (agent wc) into main',
+      'wc add c',
+      'wa fix a',
+      'person init',
+    ]);
     expect((await git('show', 'main:c.txt')).stdout).toBe('c');
     expect((await execa('cat', ['c.txt'], { cwd: fl.project })).stdout).toBe('c');
-    expect(JSON.parse((await fl.flotilla(['review', '--json'])).stdout).map((r: { id: string }) => r.id)).toEqual(['wb']);
+    expect(JSON.parse((await fl.flotilla(['review', '--json'])).stdout).map((r: { id: string }) => r.id)).toEqual([
+      'wb',
+    ]);
 
     // gc removes the merged worktrees and their branches once the agents have ended; the unmerged one stays until --force.
-    for (const id of ['wa', 'wb', 'wc']) await eventually(async () => (await fl.flotilla(['cancel', id])).exitCode === 0, 10_000, `cancel ${id}`);
+    for (const id of ['wa', 'wb', 'wc'])
+      await eventually(async () => (await fl.flotilla(['cancel', id])).exitCode === 0, 10_000, `cancel ${id}`);
     const gc = await fl.flotilla(['gc']);
     expect(gc.stdout).toContain('2 worktrees, 2 branches');
-    expect(gc.stdout).toContain('kept flotilla/wb and its worktree: 1 commit not merged — flotilla merge wb, or gc --force to drop it');
+    expect(gc.stdout).toContain(
+      'kept flotilla/wb and its worktree: 1 commit not merged — flotilla merge wb, or gc --force to drop it',
+    );
     expect((await git('branch', '--list', 'flotilla/*', '--format=%(refname:short)')).stdout).toBe('flotilla/wb');
     expect(existsSync(fl.layout.worktree('wb'))).toBe(true);
     expect(fl.records().map((r) => r.id)).toEqual(['wb']);
@@ -92,23 +115,47 @@ describe('review and merge', () => {
     writeFileSync(join(fl.layout.worktree('wc'), 'left.txt'), 'left\n');
     const unc = await fl.flotilla(['merge', 'wc'], PERSON);
     expect(unc.exitCode).toBe(1);
-    expect(unc.stderr).toContain(`wc left 1 uncommitted file in ${fl.layout.worktree('wc')} — merge them too with flotilla merge wc --commit`);
+    expect(unc.stderr).toContain(
+      `wc left 1 uncommitted file in ${fl.layout.worktree('wc')} — merge them too with flotilla merge wc --commit`,
+    );
     expect((await git('log', '-1', '--format=%s', 'main')).stdout).toBe('init');
     const ok = await fl.flotilla(['merge', 'wc', '--commit'], PERSON);
     expect(ok.stdout).toContain('committed what wc left uncommitted; merged flotilla/wc into main (fast-forward)');
-    expect((await git('log', '--format=%an %s', 'main')).stdout.split('\n')).toEqual(['wc Work wc left uncommitted, committed at merge', 'wc add c', 'person init']);
+    expect((await git('log', '--format=%an %s', 'main')).stdout.split('\n')).toEqual([
+      'wc Work wc left uncommitted, committed at merge',
+      'wc add c',
+      'person init',
+    ]);
 
-    const inPlace = await fl.spawnAgent(['--wait', '--id', 'here', '--model', `script:${fixture('editor.yaml')}`, 'edit']);
+    const inPlace = await fl.spawnAgent([
+      '--wait',
+      '--id',
+      'here',
+      '--model',
+      `script:${fixture('editor.yaml')}`,
+      'edit',
+    ]);
     expect(inPlace.exitCode).toBe(0);
     const none = await fl.flotilla(['merge', 'here'], PERSON);
     expect(none.exitCode).toBe(1);
-    expect(none.stderr.trim()).toBe(`flotilla: here worked in place in ${fl.project}: it has no branch to merge — its changes are uncommitted in that checkout (flotilla diff here); commit them there yourself`);
+    expect(none.stderr.trim()).toBe(
+      `flotilla: here worked in place in ${fl.project}: it has no branch to merge — its changes are uncommitted in that checkout (flotilla diff here); commit them there yourself`,
+    );
 
-    const busy = await fl.spawnAgent(['--worktree', '--id', 'busy', '--model', `script:${fixture('sleeper.yaml')}`, 'sleep']);
+    const busy = await fl.spawnAgent([
+      '--worktree',
+      '--id',
+      'busy',
+      '--model',
+      `script:${fixture('sleeper.yaml')}`,
+      'sleep',
+    ]);
     expect(busy.exitCode).toBe(0);
     await eventually(() => fl.record('busy').status === 'working', 30_000, 'busy to work');
     const refused = await fl.flotilla(['merge', 'busy'], PERSON);
     expect(refused.exitCode).toBe(1);
-    expect(refused.stderr).toContain('busy is still working (working) — retry when it is idle or has finished: flotilla wait busy, then flotilla merge busy');
+    expect(refused.stderr).toContain(
+      'busy is still working (working) — retry when it is idle or has finished: flotilla wait busy, then flotilla merge busy',
+    );
   });
 });

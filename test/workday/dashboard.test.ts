@@ -23,11 +23,33 @@ async function dashboardWithFour(): Promise<void> {
   const t0 = Date.now();
   // Created oldest first: the tree lists roots in that order.
   for (const [i, id] of ['alpha-aaaaaa', 'bravo-bbbbbb', 'charl-cccccc', 'delta-dddddd'].entries()) {
-    createRecord(fleet.layout, recordInput(id, { status: 'idle', createdAt: new Date(t0 + i * 1000).toISOString(), lastLine: `line of ${id}` }));
+    createRecord(
+      fleet.layout,
+      recordInput(id, { status: 'idle', createdAt: new Date(t0 + i * 1000).toISOString(), lastLine: `line of ${id}` }),
+    );
   }
-  const env = { FLOTILLA_ROOT: fleet.layout.root, FLOTILLA_TMUX_SOCKET: tmux.socket, XDG_CONFIG_HOME: join(fleet.project, 'xdg') };
+  const env = {
+    FLOTILLA_ROOT: fleet.layout.root,
+    FLOTILLA_TMUX_SOCKET: tmux.socket,
+    XDG_CONFIG_HOME: join(fleet.project, 'xdg'),
+  };
   const envArgs = Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
-  await tmux.tmux('new-session', '-d', '-s', 'dash', '-x', '80', '-y', '24', '-c', fleet.project, ...envArgs, process.execPath, CLI, 'watch');
+  await tmux.tmux(
+    'new-session',
+    '-d',
+    '-s',
+    'dash',
+    '-x',
+    '80',
+    '-y',
+    '24',
+    '-c',
+    fleet.project,
+    ...envArgs,
+    process.execPath,
+    CLI,
+    'watch',
+  );
   await tmux.waitFor(DASH, /› alpha-aaaaaa[\s\S]*delta-dddddd/);
 }
 
@@ -45,14 +67,25 @@ describe('dashboard keys and redraws', () => {
     await dashboardWithFour();
     const ids = ['alpha-aaaaaa', 'bravo-bbbbbb', 'charl-cccccc', 'delta-dddddd'];
     // Shrink, grow, height only, width only, very small, back: each leaves a different old frame behind without the fix.
-    for (const [w, h] of [[60, 16], [120, 40], [120, 14], [70, 14], [44, 12], [100, 30]] as const) {
+    for (const [w, h] of [
+      [60, 16],
+      [120, 40],
+      [120, 14],
+      [70, 14],
+      [44, 12],
+      [100, 30],
+    ] as const) {
       await tmux!.tmux('resize-window', '-t', DASH, '-x', String(w), '-y', String(h));
-      const screen = await eventually(async () => {
-        const size = (await tmux!.tmux('display-message', '-p', '-t', DASH, '#{pane_width} #{pane_height}')).trim();
-        if (size !== `${w} ${h}`) return undefined;
-        const text = await tmux!.tmux('capture-pane', '-p', '-t', DASH);
-        return wholeFrame(text, w, h, ids) ? text : undefined;
-      }, 30_000, `one whole ${w}x${h} frame`).catch(async (err: Error) => {
+      const screen = await eventually(
+        async () => {
+          const size = (await tmux!.tmux('display-message', '-p', '-t', DASH, '#{pane_width} #{pane_height}')).trim();
+          if (size !== `${w} ${h}`) return undefined;
+          const text = await tmux!.tmux('capture-pane', '-p', '-t', DASH);
+          return wholeFrame(text, w, h, ids) ? text : undefined;
+        },
+        30_000,
+        `one whole ${w}x${h} frame`,
+      ).catch(async (err: Error) => {
         throw new Error(`${err.message}; last screen:\n${await tmux!.tmux('capture-pane', '-p', '-t', DASH)}`);
       });
       expect(screen.split('\n')[0]).toMatch(/4 agents, 0 working/);

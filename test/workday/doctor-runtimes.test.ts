@@ -14,7 +14,11 @@ afterEach(() => cwd?.cleanup());
 describe('flotilla doctor --runtimes', { timeout: 300_000 }, () => {
   it('reports, per CLI, every mode whose start reached the model', async () => {
     cwd = tempDir('flotilla-doctor-runtimes-');
-    const bins = { FLOTILLA_CLAUDE_BIN: pinnedRuntimeBinary('claude'), FLOTILLA_CODEX_BIN: pinnedRuntimeBinary('codex'), FLOTILLA_GEMINI_BIN: pinnedRuntimeBinary('gemini') };
+    const bins = {
+      FLOTILLA_CLAUDE_BIN: pinnedRuntimeBinary('claude'),
+      FLOTILLA_CODEX_BIN: pinnedRuntimeBinary('codex'),
+      FLOTILLA_GEMINI_BIN: pinnedRuntimeBinary('gemini'),
+    };
     const r = await flotilla(['doctor', '--runtimes'], { cwd: cwd.dir, env: { ...bins, HOME: cwd.dir } });
     expect(String(r.stdout).split('\n').filter(Boolean)).toEqual([
       `ok    runtime claude modes: reach the model: plan, default, accept_edits, dont_ask, bypass_permissions (${bins.FLOTILLA_CLAUDE_BIN})`,

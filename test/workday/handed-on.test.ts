@@ -15,7 +15,8 @@ afterEach(async () => {
 });
 
 const completion = (fl: SpawnFleet, id: string) => completionsFrom(fl, 'human', id);
-const finished = (fl: SpawnFleet, id: string) => fl.records().some((r) => r.id === id && r.lastTask?.task === 1 && r.status === 'idle');
+const finished = (fl: SpawnFleet, id: string) =>
+  fl.records().some((r) => r.id === id && r.lastTask?.task === 1 && r.status === 'idle');
 
 describe('results handed on to a person are read', { timeout: 300_000 }, () => {
   it('spawn-agent --wait, flotilla wait and flotilla collect leave no unread completion for what they printed', async () => {
@@ -29,9 +30,17 @@ describe('results handed on to a person are read', { timeout: 300_000 }, () => {
       const r = await f.spawnAgent(['--agent', 'worker', '--id', id, 'go']);
       expect(r.exitCode, r.stderr).toBe(0);
     }
-    await eventually(() => ['by-wait', 'by-collect'].every((id) => finished(f!, id)), 120_000, 'the three tasks to finish');
+    await eventually(
+      () => ['by-wait', 'by-collect'].every((id) => finished(f!, id)),
+      120_000,
+      'the three tasks to finish',
+    );
     // Each completion has reached the person's inbox before anyone looks.
-    await eventually(() => ['by-wait', 'by-collect'].every((id) => completion(f!, id).length === 1), 60_000, 'the completions');
+    await eventually(
+      () => ['by-wait', 'by-collect'].every((id) => completion(f!, id).length === 1),
+      60_000,
+      'the completions',
+    );
     expect(completion(f, 'by-collect')[0]!.file).toMatch(/^new\//);
 
     const w = await f.flotilla(['wait', 'by-wait']);
@@ -45,7 +54,10 @@ describe('results handed on to a person are read', { timeout: 300_000 }, () => {
     // spawn --wait may return before the completion is delivered: it is read when it arrives.
     await eventually(() => completion(f!, 'by-spawn-wait').length === 1, 60_000, 'the --wait completion');
     for (const id of ['by-spawn-wait', 'by-wait', 'by-collect']) {
-      expect(completion(f, id).map((m) => m.file!.slice(0, 4)), id).toEqual(['cur/']);
+      expect(
+        completion(f, id).map((m) => m.file!.slice(0, 4)),
+        id,
+      ).toEqual(['cur/']);
     }
   });
 

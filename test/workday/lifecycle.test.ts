@@ -26,7 +26,11 @@ describe('the working day: lifecycle', () => {
     expect(r.exitCode).toBe(0);
     // The task's end, not the idle state: 3 s later the agent has left idle, and a slow poll
     // could miss that window. That it ended because it was idle is checked below.
-    const rec = await eventually(() => (f!.record('sleepy').lastTask !== null ? f!.record('sleepy') : undefined), 20_000, 'the task to end');
+    const rec = await eventually(
+      () => (f!.record('sleepy').lastTask !== null ? f!.record('sleepy') : undefined),
+      20_000,
+      'the task to end',
+    );
     // 3 s idle, then out; a generous deadline for a loaded machine (the figure is in the report).
     await eventually(() => !isAlive(rec.pid!), 15_000, 'the idle harness to exit');
     const ended = f.record('sleepy');
@@ -40,7 +44,11 @@ describe('the working day: lifecycle', () => {
     f = spawnFleet({ definitions: { echo: ECHO } });
     const r = await f.spawnAgent(['--agent', 'echo', '--id', 'awake', 'first']);
     expect(r.exitCode).toBe(0);
-    const rec = await eventually(() => (idleAfterTask(f!.record('awake')) ? f!.record('awake') : undefined), 20_000, 'the task to end');
+    const rec = await eventually(
+      () => (idleAfterTask(f!.record('awake')) ? f!.record('awake') : undefined),
+      20_000,
+      'the task to end',
+    );
     await new Promise((res) => setTimeout(res, 61_000));
     expect(isAlive(rec.pid!)).toBe(true);
     expect(f.record('awake').status).toBe('idle');

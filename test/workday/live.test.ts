@@ -19,7 +19,8 @@ afterEach(async () => {
   f = undefined;
 });
 
-const definition = (name: string): string => `---\nname: ${name}\ndescription: test agent ${name}\nmodel: script:${fixture(ECHO)}\n---\nYou are ${name}.\n`;
+const definition = (name: string): string =>
+  `---\nname: ${name}\ndescription: test agent ${name}\nmodel: script:${fixture(ECHO)}\n---\nYou are ${name}.\n`;
 
 async function type(fleet: SpawnFleet, pane: string, line: string): Promise<void> {
   await fleet.tmux.tmux('send-keys', '-t', pane, '-l', line);
@@ -38,13 +39,20 @@ describe('live definitions and config', () => {
 
     // A typo: an error listing what exists, and nothing reaches the model.
     await type(f, pane, '@ghost look at this');
-    await f.tmux.waitFor(pane, /✗ no agent definition named 'ghost' — you can spawn: echo, general \(\/agent list shows them\)/);
+    await f.tmux.waitFor(
+      pane,
+      /✗ no agent definition named 'ghost' — you can spawn: echo, general \(\/agent list shows them\)/,
+    );
     await type(f, pane, '/agent spawn ghost look at this');
     await f.tmux.waitFor(pane, /✗ no agent definition named 'ghost'[^\n]*\n[\s\S]*✗ no agent definition named 'ghost'/);
     expect(readFileSync(f.layout.transcript('pane'), 'utf8')).not.toContain('look at this');
     // A path still goes to the model.
     await type(f, pane, '@notes.md summarize');
-    await eventually(() => readFileSync(f!.layout.transcript('pane'), 'utf8').includes('@notes.md summarize'), 30_000, 'the path line to reach the model');
+    await eventually(
+      () => readFileSync(f!.layout.transcript('pane'), 'utf8').includes('@notes.md summarize'),
+      30_000,
+      'the path line to reach the model',
+    );
 
     // Added after the agent started.
     const file = join(f.layout.agentsDir, 'helper.md');
@@ -60,7 +68,10 @@ describe('live definitions and config', () => {
     const broken = await f.tmux.waitFor(pane, /✗ [^\n]*helper\.md[^\n]*— keeping the last good 'helper'/);
     expect(broken).not.toMatch(/removed helper/);
     await type(f, pane, '/agent list');
-    await f.tmux.waitFor(pane, /keeping the last good 'helper'[\s\S]*› \/agent list\n[\s\S]*helper\s+test agent helper[\s\S]*✗ [^\n]*helper\.md/);
+    await f.tmux.waitFor(
+      pane,
+      /keeping the last good 'helper'[\s\S]*› \/agent list\n[\s\S]*helper\s+test agent helper[\s\S]*✗ [^\n]*helper\.md/,
+    );
     // A spawn starts a child that reads its definition itself: it is refused with the file's error, not started from an old copy.
     await type(f, pane, '@helper again');
     await f.tmux.waitFor(pane, /✗ spawn refused: definition 'helper' did not load: [^\n]*helper\.md: max_turns/);
@@ -75,18 +86,42 @@ describe('live definitions and config', () => {
   it('the dashboard reloads config without a restart, shows a config error whole and keeps the last good config, and sees definitions change', async () => {
     f = spawnFleet({ definitions: { echo: ECHO } });
     const envArgs = Object.entries({ ...f.env, FLOTILLA_ROOT: f.layout.root }).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
-    await f.tmux.tmux('new-session', '-d', '-s', 'dash', '-x', '80', '-y', '24', '-c', f.project, ...envArgs, process.execPath, CLI, 'watch');
+    await f.tmux.tmux(
+      'new-session',
+      '-d',
+      '-s',
+      'dash',
+      '-x',
+      '80',
+      '-y',
+      '24',
+      '-c',
+      f.project,
+      ...envArgs,
+      process.execPath,
+      CLI,
+      'watch',
+    );
     await f.tmux.waitFor('dash:0', /No agents yet/);
     const good = readFileSync(f.layout.configFile, 'utf8');
 
-    writeFileSync(f.layout.configFile, `${good}\nlimits:\n  max_running: lots-and-lots-of-agents-please-as-many-as-the-machine-can-take\n`);
-    const screen = await eventually(async () => {
-      const text = joined(await f!.tmux.capture('dash:0'));
-      return text.includes('keeping the last good config') && text;
-    }, 30_000, 'the config error on the dashboard');
+    writeFileSync(
+      f.layout.configFile,
+      `${good}\nlimits:\n  max_running: lots-and-lots-of-agents-please-as-many-as-the-machine-can-take\n`,
+    );
+    const screen = await eventually(
+      async () => {
+        const text = joined(await f!.tmux.capture('dash:0'));
+        return text.includes('keeping the last good config') && text;
+      },
+      30_000,
+      'the config error on the dashboard',
+    );
     // The loader's whole message: file, key, found value, what to do — nothing cut.
     expect(screen).toContain(`✗ ${f.layout.configFile}: 'limits.max_running'`);
-    expect(screen).toContain('found "lots-and-lots-of-agents-please-as-many-as-the-machine-can-take" — fix the value or remove the key — keeping the last good config');
+    expect(screen).toContain(
+      'found "lots-and-lots-of-agents-please-as-many-as-the-machine-can-take" — fix the value or remove the key — keeping the last good config',
+    );
 
     writeFileSync(f.layout.configFile, good);
     const fixed = await f.tmux.waitFor('dash:0', /config reloaded/);
@@ -95,6 +130,10 @@ describe('live definitions and config', () => {
     writeFileSync(join(f.layout.agentsDir, 'reviewer.md'), definition('reviewer'));
     await f.tmux.waitFor('dash:0', /definitions reloaded: added reviewer/);
     writeFileSync(join(f.layout.agentsDir, 'reviewer.md'), '---\nname: reviewer\nmax_turns: many\n---\nbody\n');
-    await eventually(async () => /reviewer\.md.*keeping the last good 'reviewer'/.test(joined(await f!.tmux.capture('dash:0'))), 30_000, 'the kept definition on the dashboard');
+    await eventually(
+      async () => /reviewer\.md.*keeping the last good 'reviewer'/.test(joined(await f!.tmux.capture('dash:0'))),
+      30_000,
+      'the kept definition on the dashboard',
+    );
   }, 180_000);
 });

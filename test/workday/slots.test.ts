@@ -28,7 +28,12 @@ function sampler(fleet: SpawnFleet): { stop(): void; maxWorking: number; queued:
   const timer = setInterval(() => {
     let first: AgentRecord[];
     let second: AgentRecord[];
-    try { first = fleet.records(); second = fleet.records(); } catch { return; }
+    try {
+      first = fleet.records();
+      second = fleet.records();
+    } catch {
+      return;
+    }
     const before = working(first);
     s.maxWorking = Math.max(s.maxWorking, [...working(second)].filter((id) => before.has(id)).length);
     for (const r of [...first, ...second]) if (r.status === 'queued') s.queued.add(r.id);
@@ -38,18 +43,27 @@ function sampler(fleet: SpawnFleet): { stop(): void; maxWorking: number; queued:
 
 describe('slots for work, not for windows', () => {
   it('12 interactive agents with max_running 4: all spawn (--queue), each finishes, at most 4 work at once, and mail to an idle one waits for a slot, then runs', async () => {
-    f = spawnFleet({ config: 'limits:\n  max_running: 4\n  max_spawns_per_tree: 32\n', definitions: { busy: '../workday/busy.yaml' } });
+    f = spawnFleet({
+      config: 'limits:\n  max_running: 4\n  max_spawns_per_tree: 32\n',
+      definitions: { busy: '../workday/busy.yaml' },
+    });
     const seen = sampler(f);
     try {
       const ids = Array.from({ length: 12 }, (_, i) => `w${i}`);
-      const spawns = await Promise.all(ids.map((id) => f!.spawnAgent(['--queue', '--agent', 'busy', '--id', id, `task for ${id}`])));
+      const spawns = await Promise.all(
+        ids.map((id) => f!.spawnAgent(['--queue', '--agent', 'busy', '--id', id, `task for ${id}`])),
+      );
       for (const [i, r] of spawns.entries()) {
         expect(r.exitCode, r.stderr).toBe(0);
         expect(r.stdout).toBe(ids[i]);
       }
       // Some had to wait in line, and said so.
       expect(spawns.some((r) => /waiting for a slot 4\/4/.test(r.stderr))).toBe(true);
-      await eventually(() => ids.every((id) => f!.record(id).lastTask?.status === 'completed' && f!.record(id).status === 'idle'), 120_000, 'all 12 tasks to finish');
+      await eventually(
+        () => ids.every((id) => f!.record(id).lastTask?.status === 'completed' && f!.record(id).status === 'idle'),
+        120_000,
+        'all 12 tasks to finish',
+      );
       for (const id of ids) expect(f.record(id).lastLine).toBe(`Answer: task-done-${id}`);
       expect(await f.windows()).toHaveLength(12);
 
@@ -57,18 +71,36 @@ describe('slots for work, not for windows', () => {
       const sent = await Promise.all(ids.slice(0, 4).map((id) => f!.flotilla(['send', id, 'please do the long job'])));
       expect(sent.map((r) => r.exitCode)).toEqual([0, 0, 0, 0]);
       // Each long job runs until the test releases it, so the four overlap however slow the machine.
-      await eventually(() => f!.records().filter((r) => WORKING.has(r.status)).length === 4, 20_000, 'four agents working');
+      await eventually(
+        () => f!.records().filter((r) => WORKING.has(r.status)).length === 4,
+        20_000,
+        'four agents working',
+      );
       // A message to a fifth waits, visibly, in its pane and in status…
       expect((await f.flotilla(['send', 'w4', 'hello from the test'])).exitCode).toBe(0);
       await eventually(() => f!.record('w4').status === 'queued', 15_000, 'w4 to wait for a slot');
       expect(f.record('w4').lastLine).toBe('waiting for a slot 4/4');
       await f.tmux.waitFor(f.record('w4').tmux!.paneId, /waiting for a slot 4\/4/, 10_000);
       const status = await f.flotilla(['status']);
-      expect(status.stdout, `${status.stderr}\nlive: ${readdirSync(f.layout.liveIndexDir).join(' ')}\n${f.records().map((r) => `${r.id} ${r.status}`).join('\n')}`).toMatch(/w4.*queued.*waiting for a slot 4\/4/);
+      expect(
+        status.stdout,
+        `${status.stderr}\nlive: ${readdirSync(f.layout.liveIndexDir).join(' ')}\n${f
+          .records()
+          .map((r) => `${r.id} ${r.status}`)
+          .join('\n')}`,
+      ).toMatch(/w4.*queued.*waiting for a slot 4\/4/);
       // …then runs once a slot is free, and the model sees the message.
       writeFileSync(join(f.project, 'long-job.release'), '');
-      await eventually(() => /^Mail: .*hello from the test/.test(f!.record('w4').lastLine), 60_000, 'w4 to handle its mail');
-      await eventually(() => ids.slice(0, 4).every((id) => f!.record(id).lastLine === 'Long job: long-done'), 60_000, 'the long jobs to end');
+      await eventually(
+        () => /^Mail: .*hello from the test/.test(f!.record('w4').lastLine),
+        60_000,
+        'w4 to handle its mail',
+      );
+      await eventually(
+        () => ids.slice(0, 4).every((id) => f!.record(id).lastLine === 'Long job: long-done'),
+        60_000,
+        'the long jobs to end',
+      );
     } finally {
       seen.stop();
     }

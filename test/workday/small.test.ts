@@ -15,10 +15,14 @@ afterEach(async () => {
 
 /** Waits until the agent is idle after its `n`th task. */
 async function idleAfter(fleet: SpawnFleet, id: string, n: number): Promise<void> {
-  await eventually(() => {
-    const r = fleet.record(id);
-    return r.status === 'idle' && (r.lastTask?.task ?? 0) >= n;
-  }, 30_000, `${id} to finish task ${n}`);
+  await eventually(
+    () => {
+      const r = fleet.record(id);
+      return r.status === 'idle' && (r.lastTask?.task ?? 0) >= n;
+    },
+    30_000,
+    `${id} to finish task ${n}`,
+  );
 }
 
 describe('the working day: smaller items', () => {
@@ -49,7 +53,11 @@ describe('the working day: smaller items', () => {
     await f.tmux.tmux('send-keys', '-t', pane, '-l', 'second job');
     await f.tmux.tmux('send-keys', '-t', pane, 'Enter');
     await idleAfter(f, 'open', 2);
-    const json = JSON.parse((await f.flotilla(['collect', '--json'])).stdout) as { id: string; task?: number; output: string }[];
+    const json = JSON.parse((await f.flotilla(['collect', '--json'])).stdout) as {
+      id: string;
+      task?: number;
+      output: string;
+    }[];
     expect(json).toEqual([expect.objectContaining({ id: 'open', task: 2, output: 'Echo: second job' })]);
 
     // Ending it adds no new answer: nothing is handed out twice.
@@ -61,14 +69,21 @@ describe('the working day: smaller items', () => {
 
   it("a child's max_turns is its own (6 under a parent with 5), and the pane shows spawn_agent → the child's id", async () => {
     f = spawnFleet();
-    const def = (name: string, turns: number, script: string) => writeFileSync(join(f!.layout.agentsDir, `${name}.md`),
-      `---\nname: ${name}\ndescription: test agent ${name}\nmax_turns: ${turns}\nmodel: script:${fixture(script)}\n---\nYou are ${name}.\n`);
+    const def = (name: string, turns: number, script: string) =>
+      writeFileSync(
+        join(f!.layout.agentsDir, `${name}.md`),
+        `---\nname: ${name}\ndescription: test agent ${name}\nmax_turns: ${turns}\nmodel: script:${fixture(script)}\n---\nYou are ${name}.\n`,
+      );
     def('boss', 5, '../workday/turns-parent.yaml');
     def('six', 6, ECHO);
     const r = await f.spawnAgent(['--agent', 'boss', 'delegate']);
     expect(r.exitCode, r.stderr).toBe(0);
     const boss = r.stdout;
-    await eventually(() => f!.record(boss).lastLine.startsWith('Helper said:'), 30_000, 'the boss to hear from its child');
+    await eventually(
+      () => f!.record(boss).lastLine.startsWith('Helper said:'),
+      30_000,
+      'the boss to hear from its child',
+    );
     const kid = f.record('kid');
     expect(kid).toMatchObject({ parentId: boss, maxTurns: 6, status: 'idle' });
     expect(kid.lastLine).toBe(`Echo: report to ${boss}`);
@@ -84,7 +99,9 @@ describe('the working day: smaller items', () => {
     const sent = await f.flotilla(['send', 'gone', 'are you there?']);
     expect(sent.exitCode).toBe(0);
     expect(sent.stdout).toMatch(/^\S+$/);
-    expect(sent.stderr).toBe("flotilla: gone has ended (completed), so no one reads this now; it waits in its inbox, and 'flotilla resume gone' continues that agent with it");
+    expect(sent.stderr).toBe(
+      "flotilla: gone has ended (completed), so no one reads this now; it waits in its inbox, and 'flotilla resume gone' continues that agent with it",
+    );
     expect(f.mail('gone').some((m) => m.body?.includes('are you there?'))).toBe(true);
 
     // To a live agent: silent as before.

@@ -17,7 +17,6 @@ const READ_TIMEOUT_MS = 5_000;
 const BATCH = 1_000;
 const FETCH_EXPIRES_MS = 2_000;
 
-
 export interface NatsAudit {
   audit: AuditBus;
   /** Ships once more if this process shipped before (its own last lines), before the connection closes. */
@@ -31,14 +30,24 @@ export interface NatsAudit {
  * a line sent twice is stored once. The stream drops lines older than `maxAgeMs`
  * (`fleet.audit_max_age_secs`; 0 keeps every line); each host's file keeps them all.
  */
-export function natsAudit(layout: Layout, names: BusNames, connection: NatsLink, self: string, maxAgeMs: number): NatsAudit {
+export function natsAudit(
+  layout: Layout,
+  names: BusNames,
+  connection: NatsLink,
+  self: string,
+  maxAgeMs: number,
+): NatsAudit {
   const ready = new WeakMap<Link, Promise<void>>();
   const open = async (): Promise<Link> => {
     const link = await connection.open();
     let made = ready.get(link);
     if (!made) {
       // Bounded by age, never by size: a busy host's lines never push a quiet host's out (docs/decisions.md "The audit log on the bus").
-      made = ensureStream(link.jsm, names.auditStream, names.auditSubject('>'), { retention: RetentionPolicy.Limits, duplicateWindowMs: DUPLICATE_WINDOW_MS, maxAgeMs });
+      made = ensureStream(link.jsm, names.auditStream, names.auditSubject('>'), {
+        retention: RetentionPolicy.Limits,
+        duplicateWindowMs: DUPLICATE_WINDOW_MS,
+        maxAgeMs,
+      });
       ready.set(link, made);
       made.catch(() => ready.delete(link));
     }
@@ -66,7 +75,9 @@ export function natsAudit(layout: Layout, names: BusNames, connection: NatsLink,
         }
         for (let i = 0; i < owed.lines.length; i += WINDOW) {
           const chunk = owed.lines.slice(i, i + WINDOW);
-          const acks = await Promise.allSettled(chunk.map((l) => js.publish(subject, l.text, { msgID: l.id, timeout: PUBLISH_TIMEOUT_MS })));
+          const acks = await Promise.allSettled(
+            chunk.map((l) => js.publish(subject, l.text, { msgID: l.id, timeout: PUBLISH_TIMEOUT_MS })),
+          );
           // The cursor moves over the lines the stream took, up to the first it did not.
           const took = acks.findIndex((a) => a.status === 'rejected');
           const upTo = took < 0 ? chunk.length : took;
@@ -92,10 +103,15 @@ export function natsAudit(layout: Layout, names: BusNames, connection: NatsLink,
   const ship = (): Promise<number> => {
     shipped = true;
     if (!running) {
-      running = shipAll().finally(() => { running = null; });
+      running = shipAll().finally(() => {
+        running = null;
+      });
       return running;
     }
-    again ??= running.then(() => { again = null; return ship(); });
+    again ??= running.then(() => {
+      again = null;
+      return ship();
+    });
     return again;
   };
 
@@ -104,17 +120,23 @@ export function natsAudit(layout: Layout, names: BusNames, connection: NatsLink,
 
   /** One host's lines from stream position `from` on, in its order, through an ephemeral consumer of its subject. */
   const readHost = async (link: Link, host: string, from: number): Promise<HostAuditLine[]> => {
-    const info = await withTimeout(link.jsm.consumers.add(names.auditStream, {
-      ack_policy: AckPolicy.None,
-      ...(from > 0 ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: from } : { deliver_policy: DeliverPolicy.All }),
-      filter_subject: names.auditSubject(host),
-      inactive_threshold: nanos(60_000), mem_storage: true,
-    }), READ_TIMEOUT_MS);
+    const info = await withTimeout(
+      link.jsm.consumers.add(names.auditStream, {
+        ack_policy: AckPolicy.None,
+        ...(from > 0
+          ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: from }
+          : { deliver_policy: DeliverPolicy.All }),
+        filter_subject: names.auditSubject(host),
+        inactive_threshold: nanos(60_000),
+        mem_storage: true,
+      }),
+      READ_TIMEOUT_MS,
+    );
     const lines: HostAuditLine[] = [];
     try {
       if (info.num_pending === 0) return lines;
       const consumer = await link.js.consumers.get(names.auditStream, info.name);
-      for (let caughtUp = false; !caughtUp; ) {
+      for (let caughtUp = false; !caughtUp;) {
         let got = 0;
         for await (const m of await consumer.fetch({ max_messages: BATCH, expires: FETCH_EXPIRES_MS })) {
           got++;
@@ -143,8 +165,13 @@ export function natsAudit(layout: Layout, names: BusNames, connection: NatsLink,
     const link = await withTimeout(open(), READ_TIMEOUT_MS);
     const from = opts.from ?? 0;
     const prefix = names.auditSubject('');
-    const info = await withTimeout(link.jsm.streams.info(names.auditStream, { subjects_filter: names.auditSubject(opts.host ?? '>') }), READ_TIMEOUT_MS);
-    const hosts = Object.keys(info.state.subjects ?? {}).map((s) => s.slice(prefix.length)).filter((h) => h !== self || opts.host === self);
+    const info = await withTimeout(
+      link.jsm.streams.info(names.auditStream, { subjects_filter: names.auditSubject(opts.host ?? '>') }),
+      READ_TIMEOUT_MS,
+    );
+    const hosts = Object.keys(info.state.subjects ?? {})
+      .map((s) => s.slice(prefix.length))
+      .filter((h) => h !== self || opts.host === self);
     // Everything up to the stream's end as it was before the reads is read by them; a later read
     // starts after it (a line that lands meanwhile may come twice, and `seen` drops it).
     const next = Math.max(from, info.state.last_seq + 1);

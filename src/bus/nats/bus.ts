@@ -13,7 +13,11 @@ import { natsRecords } from './records.js';
  * `fleet.bus: nats://host:port` (§18): mail on the fleet's stream, records in its KV
  * buckets and each host's audit lines on its audit stream, over one connection per process. Loaded only for a `nats://` bus (bus/open.ts).
  */
-export function natsBus(layout: Layout, url: string, config: Pick<Config, 'fleet'> & Partial<Pick<Config, 'hosts'>>): Omit<Bus, 'caps'> {
+export function natsBus(
+  layout: Layout,
+  url: string,
+  config: Pick<Config, 'fleet'> & Partial<Pick<Config, 'hosts'>>,
+): Omit<Bus, 'caps'> {
   const { fleet } = config;
   const names = busNames(layout, fleet.name, selfHost(fleet));
   const connection = natsLink(url, fleet.nats);
@@ -28,7 +32,11 @@ export function natsBus(layout: Layout, url: string, config: Pick<Config, 'fleet
     records: records.records,
     audit: audit.audit,
     // Loaded only by `flotilla gc`: no other process pays for it.
-    gc: async (opts) => (await import('./gc.js')).gcBus(layout, names, connection, { self: selfHost(fleet), now: opts?.now ?? Date.now() }),
+    gc: async (opts) =>
+      (await import('./gc.js')).gcBus(layout, names, connection, {
+        self: selfHost(fleet),
+        now: opts?.now ?? Date.now(),
+      }),
     async reach(): Promise<BusReach> {
       const waiting = await mail.waiting();
       const held = waiting > 0 ? `; ${waiting} message(s) waiting in the outbox` : '';

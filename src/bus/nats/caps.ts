@@ -54,7 +54,11 @@ const slotKey = (index: number): string => `slot.${index}`;
 const treeKey = (rootId: string, n: number): string => `tree.${rootId}.${n}`;
 
 function wrongRevision(err: unknown): boolean {
-  return err instanceof JetStreamApiError && (err.code === JetStreamApiCodes.StreamWrongLastSequence || err.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown);
+  return (
+    err instanceof JetStreamApiError &&
+    (err.code === JetStreamApiCodes.StreamWrongLastSequence ||
+      err.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
+  );
 }
 
 /** This host's name in a slot's value: a holder is checked for life only by its own host. */
@@ -106,13 +110,22 @@ export interface NatsCaps extends CapsBus {
 }
 
 /** `records`: the fleet's records and heartbeats, which say whether a child holding a place still counts. */
-export function natsCaps(layout: Layout, url: string, fleet: Config['fleet'], records: () => Promise<RecordsBus>): NatsCaps {
+export function natsCaps(
+  layout: Layout,
+  url: string,
+  fleet: Config['fleet'],
+  records: () => Promise<RecordsBus>,
+): NatsCaps {
   const names = busNames(layout, fleet.name);
   let link: Promise<Buckets> | null = null;
   const releasing = new Set<Promise<unknown>>();
 
   const unreachable = (err: unknown): FlotillaError =>
-    refusal('bus-unreachable', `spawn refused: the bus ${url} is unreachable, so the fleet's caps cannot be checked (${errorMessage(err)}) — start it (nats-server -js) or check fleet.bus`, { bus: url });
+    refusal(
+      'bus-unreachable',
+      `spawn refused: the bus ${url} is unreachable, so the fleet's caps cannot be checked (${errorMessage(err)}) — start it (nats-server -js) or check fleet.bus`,
+      { bus: url },
+    );
 
   const open = (): Promise<Buckets> => {
     link ??= (async () => {
@@ -130,7 +143,9 @@ export function natsCaps(layout: Layout, url: string, fleet: Config['fleet'], re
       }
     })();
     // A failed connect is forgotten, so the next try connects afresh.
-    link.catch(() => { link = null; });
+    link.catch(() => {
+      link = null;
+    });
     return link;
   };
 
@@ -177,7 +192,9 @@ export function natsCaps(layout: Layout, url: string, fleet: Config['fleet'], re
         }
       }
     };
-    const timer = setInterval(() => { if (!done) renewing = renew(); }, RENEW_MS);
+    const timer = setInterval(() => {
+      if (!done) renewing = renew();
+    }, RENEW_MS);
     // A held slot never keeps a process alive; the spawner waits on its child, the harness on its work.
     timer.unref();
     const stop = (): void => {
@@ -227,10 +244,16 @@ export function natsCaps(layout: Layout, url: string, fleet: Config['fleet'], re
           const entry = await slots.get(slotKey(index));
           const held = entry && entry.operation === 'PUT' ? readHolder(entry.value) : null;
           if (!entry || !held) {
-            throw new FlotillaError(`fleet slot ${index} is free: the spawner gave it up or it expired (no renewal for ${SLOT_TTL_MS / 1000} s) — spawn the agent again`, { code: 'slot-handoff' });
+            throw new FlotillaError(
+              `fleet slot ${index} is free: the spawner gave it up or it expired (no renewal for ${SLOT_TTL_MS / 1000} s) — spawn the agent again`,
+              { code: 'slot-handoff' },
+            );
           }
           if (held.agent !== agentId) {
-            throw new FlotillaError(`fleet slot ${index} is held by '${held.agent}' on ${held.host} — spawn the agent again`, { code: 'slot-taken' });
+            throw new FlotillaError(
+              `fleet slot ${index} is held by '${held.agent}' on ${held.host} — spawn the agent again`,
+              { code: 'slot-taken' },
+            );
           }
           try {
             const rev = await slots.update(slotKey(index), value, entry.revision);
@@ -279,7 +302,11 @@ export function natsCaps(layout: Layout, url: string, fleet: Config['fleet'], re
       await Promise.all(releasing);
       const current = link;
       link = null;
-      if (current) await current.then((b) => b.nc.close(), () => undefined);
+      if (current)
+        await current.then(
+          (b) => b.nc.close(),
+          () => undefined,
+        );
     },
   };
 }

@@ -37,7 +37,11 @@ const SPAWN_WRITE_GRACE_MS = 60_000;
 const childPrefix = (parentId: string): string => `child.${parentId}`;
 
 function wrongRevision(err: unknown): boolean {
-  return err instanceof JetStreamApiError && (err.code === JetStreamApiCodes.StreamWrongLastSequence || err.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown);
+  return (
+    err instanceof JetStreamApiError &&
+    (err.code === JetStreamApiCodes.StreamWrongLastSequence ||
+      err.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
+  );
 }
 
 function parse<T>(data: Uint8Array): T | null {
@@ -69,7 +73,10 @@ async function deleteAt(kv: KV, key: string, revision: number): Promise<void> {
  * another host, while its record has not ended and that host beats within its
  * `lost_after_secs` (a record not on the bus yet: for SPAWN_WRITE_GRACE_MS).
  */
-function placeJudge(records: Pick<RecordsBus, 'get' | 'hosts'>, self: string): (held: PlaceValue, takenAt: Date) => Promise<boolean> {
+function placeJudge(
+  records: Pick<RecordsBus, 'get' | 'hosts'>,
+  self: string,
+): (held: PlaceValue, takenAt: Date) => Promise<boolean> {
   let beats: Promise<Map<string, HostBeat>> | undefined;
   const hostLost = async (host: string): Promise<boolean> => {
     beats ??= records.hosts().then((all) => new Map(all.map((b) => [b.host, b])));
@@ -77,7 +84,8 @@ function placeJudge(records: Pick<RecordsBus, 'get' | 'hosts'>, self: string): (
   };
   return async (held, takenAt) => {
     const rec = await records.get(held.agent);
-    if (held.host === self) return rec ? ['live', 'pending'].includes(recordLiveness(rec)) : isProcessAlive(held.pid, held.start);
+    if (held.host === self)
+      return rec ? ['live', 'pending'].includes(recordLiveness(rec)) : isProcessAlive(held.pid, held.start);
     if (rec && isTerminal(rec.status)) return false;
     if (await hostLost(held.host)) return false;
     return rec !== undefined || Date.now() - takenAt.getTime() < SPAWN_WRITE_GRACE_MS;
@@ -96,12 +104,24 @@ export function natsTreeCaps(
 ): TreeCaps {
   const claimChild = (parentId: string, max: number, childId: string): Promise<ChildPlace> =>
     ask(async (kv) => {
-      const value = JSON.stringify({ agent: childId, host: self, pid: selfProcess().pid, start: selfProcess().start } satisfies PlaceValue);
+      const value = JSON.stringify({
+        agent: childId,
+        host: self,
+        pid: selfProcess().pid,
+        start: selfProcess().start,
+      } satisfies PlaceValue);
       const taken = new Set<string>();
       for await (const k of await kv.keys(`${childPrefix(parentId)}.*`)) taken.add(k);
       const place = (key: string, rev: number): ChildPlace => {
         let done = false;
-        return { release() { if (!done) { done = true; track(deleteAt(kv, key, rev)); } } };
+        return {
+          release() {
+            if (!done) {
+              done = true;
+              track(deleteAt(kv, key, rev));
+            }
+          },
+        };
       };
       // A free number first; a racing claim settles on create.
       for (let n = 0; n < max; n++) {
@@ -117,7 +137,7 @@ export function natsTreeCaps(
         const key = `${childPrefix(parentId)}.${n}`;
         const entry = await kv.get(key);
         const held = entry?.operation === 'PUT' ? parse<PlaceValue>(entry.value) : null;
-        if (entry && held && await stillLive(held, entry.created)) {
+        if (entry && held && (await stillLive(held, entry.created))) {
           live++;
           continue;
         }
@@ -139,7 +159,8 @@ export function natsTreeCaps(
       if (!rec.parentId) return;
       for await (const key of await kv.keys(`${childPrefix(rec.parentId)}.*`)) {
         const entry = await kv.get(key);
-        if (entry?.operation === 'PUT' && parse<PlaceValue>(entry.value)?.agent === rec.id) await deleteAt(kv, key, entry.revision);
+        if (entry?.operation === 'PUT' && parse<PlaceValue>(entry.value)?.agent === rec.id)
+          await deleteAt(kv, key, entry.revision);
       }
     });
   };
@@ -155,7 +176,10 @@ export function natsTreeCaps(
 }
 
 /** Each agent of the tree once, on other hosts: a live record's usage is current; an ended one's is its final usage as kept. */
-function sumUsage(kept: ReadonlyMap<string, KeptUsage>, live: readonly AgentRecord[]): { tokens: number; costUsd: number } {
+function sumUsage(
+  kept: ReadonlyMap<string, KeptUsage>,
+  live: readonly AgentRecord[],
+): { tokens: number; costUsd: number } {
   const each = new Map<string, Pick<KeptUsage, 'tokens' | 'costUsd'>>(kept);
   for (const r of live) {
     if (isTerminal(r.status) && each.has(r.id)) continue;

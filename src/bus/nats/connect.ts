@@ -9,7 +9,11 @@ import { FlotillaError, errorMessage } from '../../errors.js';
  * in the outbox. This folder is loaded only for a `nats://` bus (bus/open.ts), so a `maildir`
  * fleet never pays for the client library.
  */
-export async function connectNats(url: string, settings: Config['fleet']['nats'], env: NodeJS.ProcessEnv = process.env): Promise<NatsConnection> {
+export async function connectNats(
+  url: string,
+  settings: Config['fleet']['nats'],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<NatsConnection> {
   const tls = url.startsWith('tls://');
   const server = url.replace(/^(nats|tls):\/\//, '');
   const token = env[settings.token_env];
@@ -28,6 +32,9 @@ export async function connectNats(url: string, settings: Config['fleet']['nats']
       ...(tls ? { tls: settings.ca_file ? { caFile: settings.ca_file } : {} } : {}),
     });
   } catch (err) {
-    throw new FlotillaError(`cannot reach the bus ${url}: ${errorMessage(err)} — start it (nats-server -js) or check fleet.bus`, { code: 'bus-unreachable', cause: err });
+    throw new FlotillaError(
+      `cannot reach the bus ${url}: ${errorMessage(err)} — start it (nats-server -js) or check fleet.bus`,
+      { code: 'bus-unreachable', cause: err },
+    );
   }
 }

@@ -50,7 +50,15 @@ export function parseRecent(value: Uint8Array): Recent | null {
  * it stays), so the live keys do not grow with the history. Each step may be repeated: a process killed halfway leaves it owed,
  * and the next publish of the record completes it.
  */
-export async function moveEnded(link: Link, kv: KV, bucket: string, live: KvEntry | null, rec: AgentRecord, data: string, self: string): Promise<void> {
+export async function moveEnded(
+  link: Link,
+  kv: KV,
+  bucket: string,
+  live: KvEntry | null,
+  rec: AgentRecord,
+  data: string,
+  self: string,
+): Promise<void> {
   const key = endedKey(rec.id);
   const kept = await kv.get(key);
   if (!kept) await kv.create(key, data);
@@ -58,7 +66,8 @@ export async function moveEnded(link: Link, kv: KV, bucket: string, live: KvEntr
   else if (decoder.decode(kept.value) !== data) await kv.update(key, data, kept.revision);
   await listRecent(kv, self, rec);
   if (live?.operation === 'PUT') {
-    if (!await removeAt(link, bucket, rec.id, live.revision)) throw new Error(`wrong last sequence: the live record of ${rec.id} changed meanwhile`);
+    if (!(await removeAt(link, bucket, rec.id, live.revision)))
+      throw new Error(`wrong last sequence: the live record of ${rec.id} changed meanwhile`);
   } else if (live) {
     // A delete marker left by a move killed before its purge: it and what came before it go, a later put stays.
     await link.jsm.streams.purge(`KV_${bucket}`, { filter: `$KV.${bucket}.${rec.id}`, seq: live.revision + 1 });
@@ -83,9 +92,12 @@ async function listOnce(kv: KV, self: string, rec: AgentRecord): Promise<void> {
   const at = rec.finishedAt ?? new Date().toISOString();
   for (let attempt = 0; attempt < LIST_ATTEMPTS; attempt++) {
     const entry = await kv.get(key);
-    const now = entry?.operation === 'PUT' ? parseRecent(entry.value) ?? { ended: 0, last: [] } : { ended: 0, last: [] };
+    const now =
+      entry?.operation === 'PUT' ? (parseRecent(entry.value) ?? { ended: 0, last: [] }) : { ended: 0, last: [] };
     if (now.last.some((x) => x.id === rec.id)) return;
-    const last = [{ id: rec.id, at }, ...now.last].sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0)).slice(0, RECENT_KEPT);
+    const last = [{ id: rec.id, at }, ...now.last]
+      .sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0))
+      .slice(0, RECENT_KEPT);
     const next = JSON.stringify({ ended: now.ended + 1, last } satisfies Recent);
     try {
       if (entry) await kv.update(key, next, entry.revision);

@@ -45,40 +45,59 @@ export interface GcOptions {
   now: number;
 }
 
-export async function gcBus(layout: Layout, names: BusNames, connection: NatsLink, opts: GcOptions): Promise<BusGcResult> {
+export async function gcBus(
+  layout: Layout,
+  names: BusNames,
+  connection: NatsLink,
+  opts: GcOptions,
+): Promise<BusGcResult> {
   const link = await connection.open();
   const kvm = new Kvm(link.js);
   const [records, done, trees] = await Promise.all([
-    kvm.create(names.recordsBucket, { history: 1 }), kvm.create(names.doneBucket, { history: 1 }), kvm.create(names.treesBucket, { history: 1 }),
+    kvm.create(names.recordsBucket, { history: 1 }),
+    kvm.create(names.doneBucket, { history: 1 }),
+    kvm.create(names.treesBucket, { history: 1 }),
   ]);
   const removed = new Set<string>();
   let counted = 0;
   const owed = owedBusGc(layout);
   for (let i = 0; i < owed.length; i += BATCH) {
-    await Promise.all(owed.slice(i, i + BATCH).map(async (id) => {
-      // Written here again since (its keys on the bus are this registry's again to publish).
-      if (existsSync(layout.registryFile(id))) return settleBusGc(layout, id);
-      let settled = true;
-      for (const key of [endedKey(id), id]) {
-        const entry = await records.get(key);
-        const rec = entry?.operation === 'PUT' ? fromEntry(entry) : undefined;
-        // The registry looked at after the revision was read: a process that writes the record
-        // again writes its file first and publishes after, so either the file is seen here, or
-        // its put lands after this read — before the delete (which then fails) or after it (kept).
-        if (!entry || !rec || rec.host !== opts.self || !isTerminal(rec.status) || existsSync(layout.registryFile(id))) continue;
-        if (!(await removeAt(link, names.recordsBucket, key, entry.revision))) {
-          // Put again meanwhile: looked at again by the next gc.
-          settled = false;
-          continue;
+    await Promise.all(
+      owed.slice(i, i + BATCH).map(async (id) => {
+        // Written here again since (its keys on the bus are this registry's again to publish).
+        if (existsSync(layout.registryFile(id))) return settleBusGc(layout, id);
+        let settled = true;
+        for (const key of [endedKey(id), id]) {
+          const entry = await records.get(key);
+          const rec = entry?.operation === 'PUT' ? fromEntry(entry) : undefined;
+          // The registry looked at after the revision was read: a process that writes the record
+          // again writes its file first and publishes after, so either the file is seen here, or
+          // its put lands after this read — before the delete (which then fails) or after it (kept).
+          if (
+            !entry ||
+            !rec ||
+            rec.host !== opts.self ||
+            !isTerminal(rec.status) ||
+            existsSync(layout.registryFile(id))
+          )
+            continue;
+          if (!(await removeAt(link, names.recordsBucket, key, entry.revision))) {
+            // Put again meanwhile: looked at again by the next gc.
+            settled = false;
+            continue;
+          }
+          removed.add(id);
+          if (key !== id) counted++;
         }
-        removed.add(id);
-        if (key !== id) counted++;
-      }
-      if (settled) settleBusGc(layout, id);
-    }));
+        if (settled) settleBusGc(layout, id);
+      }),
+    );
   }
   await unlist(records, recentKey(opts.self), removed, counted);
-  const markers = removed.size === 0 ? 0 : await removeKeys(link, done, names.doneBucket, '>', (v) => removed.has(v.key.slice(0, v.key.indexOf('.'))));
+  const markers =
+    removed.size === 0
+      ? 0
+      : await removeKeys(link, done, names.doneBucket, '>', (v) => removed.has(v.key.slice(0, v.key.indexOf('.'))));
 
   // What still has a record: on the bus (every host) and in this host's registry.
   const kept = [...recordsOf(await lastValues(link, names.recordsBucket)), ...listRecords(layout)];
@@ -110,7 +129,13 @@ function placeHolder(value: Uint8Array): string {
 }
 
 /** Removes each key under `pattern` that `drop` picks, at the revision read; how many went. */
-async function removeKeys(link: Link, kv: KV, bucket: string, pattern: string, drop: (v: LastValue) => boolean): Promise<number> {
+async function removeKeys(
+  link: Link,
+  kv: KV,
+  bucket: string,
+  pattern: string,
+  drop: (v: LastValue) => boolean,
+): Promise<number> {
   let n = 0;
   for (const v of await lastValues(link, bucket, pattern)) {
     if (!drop(v)) continue;

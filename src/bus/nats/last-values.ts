@@ -24,12 +24,19 @@ const BATCH = 256;
  * 20-key bucket under a put every 20 ms). A pull consumer's fetch is read as fast as this
  * process can, so it catches up with the puts; a fetch also ends on its expiry.
  */
-export async function lastValues(link: { js: JetStreamClient; jsm: JetStreamManager }, bucket: string, keys = '>'): Promise<LastValue[]> {
+export async function lastValues(
+  link: { js: JetStreamClient; jsm: JetStreamManager },
+  bucket: string,
+  keys = '>',
+): Promise<LastValue[]> {
   const stream = `KV_${bucket}`;
   const prefix = `$KV.${bucket}.`;
   const info = await link.jsm.consumers.add(stream, {
-    ack_policy: AckPolicy.None, deliver_policy: DeliverPolicy.LastPerSubject, filter_subject: `${prefix}${keys}`,
-    inactive_threshold: nanos(60_000), mem_storage: true,
+    ack_policy: AckPolicy.None,
+    deliver_policy: DeliverPolicy.LastPerSubject,
+    filter_subject: `${prefix}${keys}`,
+    inactive_threshold: nanos(60_000),
+    mem_storage: true,
   });
   try {
     const latest = new Map<string, LastValue | null>();
@@ -38,14 +45,17 @@ export async function lastValues(link: { js: JetStreamClient; jsm: JetStreamMana
       // Until caught up: a key put again meanwhile loses its older message to the newer one,
       // which comes after the keys counted at the start, so reading stops at the stream's end.
       try {
-        for (let caughtUp = false; !caughtUp; ) {
+        for (let caughtUp = false; !caughtUp;) {
           let got = 0;
           for await (const m of await consumer.fetch({ max_messages: BATCH, expires: FETCH_EXPIRES_MS })) {
             got++;
             const key = m.subject.slice(prefix.length);
             // A delete or purge marker: the key has no value.
             const op = m.headers?.get('KV-Operation');
-            latest.set(key, op ? null : { key, value: m.data, created: new Date(Math.floor(m.info.timestampNanos / 1e6)) });
+            latest.set(
+              key,
+              op ? null : { key, value: m.data, created: new Date(Math.floor(m.info.timestampNanos / 1e6)) },
+            );
             if (m.info.pending === 0) {
               caughtUp = true;
               break;
@@ -62,11 +72,15 @@ export async function lastValues(link: { js: JetStreamClient; jsm: JetStreamMana
     // The server can pass over a key put again while the consumer was being made (seen on
     // nats-server 2.9): every key the stream holds now, and the read did not give, is asked for alone.
     const all = await link.jsm.streams.info(stream, { subjects_filter: `${prefix}${keys}` });
-    const missed = Object.keys(all.state.subjects ?? {}).map((subject) => subject.slice(prefix.length)).filter((key) => !latest.has(key));
-    await Promise.all(missed.map(async (key) => {
-      const m = await link.jsm.streams.getMessage(stream, { last_by_subj: `${prefix}${key}` }).catch(() => null);
-      if (m && !m.header?.get('KV-Operation')) latest.set(key, { key, value: m.data, created: m.time });
-    }));
+    const missed = Object.keys(all.state.subjects ?? {})
+      .map((subject) => subject.slice(prefix.length))
+      .filter((key) => !latest.has(key));
+    await Promise.all(
+      missed.map(async (key) => {
+        const m = await link.jsm.streams.getMessage(stream, { last_by_subj: `${prefix}${key}` }).catch(() => null);
+        if (m && !m.header?.get('KV-Operation')) latest.set(key, { key, value: m.data, created: m.time });
+      }),
+    );
     return [...latest.values()].filter((v): v is LastValue => v !== null);
   } finally {
     await link.jsm.consumers.delete(stream, info.name).catch(() => undefined);

@@ -48,17 +48,25 @@ export function natsLink(url: string, settings: Config['fleet']['nats']): NatsLi
         })().catch(() => undefined);
         return { nc, js: jetstream(nc), jsm: await jetstreamManager(nc) };
       })();
-      link.catch(() => { link = null; });
+      link.catch(() => {
+        link = null;
+      });
       return link;
     },
-    onReconnect(fn) { reconnected.push(fn); },
+    onReconnect(fn) {
+      reconnected.push(fn);
+    },
     opened: () => used && link !== null,
     up: () => link !== null && connected,
     async close() {
       const current = link;
       link = null;
       connected = false;
-      if (current) await current.then((l) => l.nc.close(), () => undefined);
+      if (current)
+        await current.then(
+          (l) => l.nc.close(),
+          () => undefined,
+        );
     },
   };
 }

@@ -16,7 +16,6 @@ interface DoneMark {
   at: string;
 }
 
-
 export function doneKey(id: string, task: number): string {
   return `${id}.task-${task}`;
 }
@@ -33,7 +32,14 @@ export function lostTask(rec: AgentRecord): number {
 /** `rec` as the fleet marks it: terminal `lost`, ending `task` (by default the one lostTask names) (§3, §17.8). */
 export function asLost(rec: AgentRecord, reason: string, now = new Date(), task = lostTask(rec)): AgentRecord {
   const finishedAt = now.toISOString();
-  return { ...rec, status: 'lost', exitReason: reason, finishedAt, task, lastTask: { task, status: 'lost', exitReason: reason, finishedAt, outputPath: null } };
+  return {
+    ...rec,
+    status: 'lost',
+    exitReason: reason,
+    finishedAt,
+    task,
+    lastTask: { task, status: 'lost', exitReason: reason, finishedAt, outputPath: null },
+  };
 }
 
 /** How many tasks a mark moves past whose completions the agent's host sent before its record said so. */
@@ -49,7 +55,13 @@ const MAX_TASKS_BEHIND = 8;
  * answer, so the mark ends the next task instead, and the record on the bus says so
  * (docs/decisions.md "Lost agents").
  */
-export async function markLostOn(records: KV, done: KV, id: string, self: string, reason: (rec: AgentRecord) => string): Promise<LostMark | null> {
+export async function markLostOn(
+  records: KV,
+  done: KV,
+  id: string,
+  self: string,
+  reason: (rec: AgentRecord) => string,
+): Promise<LostMark | null> {
   const entry = await withTimeout(records.get(id), TIMEOUT_MS);
   if (!entry || entry.operation !== 'PUT') return null;
   let rec: AgentRecord;
@@ -91,7 +103,13 @@ export async function markLostOn(records: KV, done: KV, id: string, self: string
  * that crashed after taking it) wins again: its local marker (fleet/done-once.ts) and the
  * completion's fixed id already make that retry safe.
  */
-export async function takeDoneOn(done: KV, id: string, task: number, by: DoneMark['by'], self: string): Promise<DoneClaim> {
+export async function takeDoneOn(
+  done: KV,
+  id: string,
+  task: number,
+  by: DoneMark['by'],
+  self: string,
+): Promise<DoneClaim> {
   const key = doneKey(id, task);
   const mark: DoneMark = { by, host: self, pid: process.pid, at: new Date().toISOString() };
   try {
@@ -113,6 +131,9 @@ export async function takeDoneOn(done: KV, id: string, task: number, by: DoneMar
 
 /** JetStream's answer to a write whose expected revision is no longer the key's last. */
 export function isWrongRevision(err: unknown): boolean {
-  const text = err instanceof Error ? `${err.message} ${String((err as { api_error?: { err_code?: number } }).api_error?.err_code ?? '')}` : String(err);
+  const text =
+    err instanceof Error
+      ? `${err.message} ${String((err as { api_error?: { err_code?: number } }).api_error?.err_code ?? '')}`
+      : String(err);
   return /wrong last sequence|10071/.test(text);
 }

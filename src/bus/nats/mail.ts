@@ -24,7 +24,6 @@ const SPOOL_WINDOW = 64;
 /** How long a person's look (status, inbox) waits for the bus to hand over what is pending. */
 const COLLECT_MS = 3_000;
 
-
 /** The mail half of a `nats://` bus, and what its bus's close and reach need of it. */
 export interface NatsMail {
   mail: MailBus;
@@ -58,7 +57,10 @@ export function natsMail(layout: Layout, names: BusNames, connection: NatsLink):
     let made = ready.get(link);
     if (!made) {
       // Each recipient has one consumer on its own subject; a message leaves once its spool has it.
-      made = ensureStream(link.jsm, names.mailStream, `flotilla.${names.key}.mail.>`, { retention: RetentionPolicy.Workqueue, duplicateWindowMs: DUPLICATE_WINDOW_MS });
+      made = ensureStream(link.jsm, names.mailStream, `flotilla.${names.key}.mail.>`, {
+        retention: RetentionPolicy.Workqueue,
+        duplicateWindowMs: DUPLICATE_WINDOW_MS,
+      });
       ready.set(link, made);
       made.catch(() => ready.delete(link));
     }
@@ -66,7 +68,10 @@ export function natsMail(layout: Layout, names: BusNames, connection: NatsLink):
     return link;
   };
   // Back on the server after an outage: send what waited.
-  connection.onReconnect(() => { down = false; scheduleFlush(0); });
+  connection.onReconnect(() => {
+    down = false;
+    scheduleFlush(0);
+  });
 
   // Set when a publish failed: later sends go straight to the outbox instead of each waiting out a timeout.
   let down = false;
@@ -81,7 +86,11 @@ export function natsMail(layout: Layout, names: BusNames, connection: NatsLink):
       const { js } = await open();
       const h = headers();
       h.set('Flotilla-Time', file.slice(0, file.indexOf('.')));
-      await js.publish(names.mailSubject(parsed.to), data, { msgID: parsed.id, headers: h, timeout: PUBLISH_TIMEOUT_MS });
+      await js.publish(names.mailSubject(parsed.to), data, {
+        msgID: parsed.id,
+        headers: h,
+        timeout: PUBLISH_TIMEOUT_MS,
+      });
     } catch {
       // Unreachable or slow: the outbox keeps it, a later flush sends it under the same id.
       down = true;
@@ -100,7 +109,9 @@ export function natsMail(layout: Layout, names: BusNames, connection: NatsLink):
         const data = await readQueued(box, file);
         if (data && !(await publish(file, data, `${box.new}/${file}`, true))) return;
       }
-    })().finally(() => { flushing = null; });
+    })().finally(() => {
+      flushing = null;
+    });
     return flushing;
   };
 
@@ -120,11 +131,16 @@ export function natsMail(layout: Layout, names: BusNames, connection: NatsLink):
         const { js, jsm } = await open();
         const durable = names.mailConsumer(owner);
         await jsm.consumers.add(names.mailStream, {
-          durable_name: durable, ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.All, filter_subject: names.mailSubject(owner),
+          durable_name: durable,
+          ack_policy: AckPolicy.Explicit,
+          deliver_policy: DeliverPolicy.All,
+          filter_subject: names.mailSubject(owner),
         });
         const consumer = await js.consumers.get(names.mailStream, durable);
         const messages = await consumer.consume({ max_messages: 256 });
-        stops.push(async () => { await messages.close(); });
+        stops.push(async () => {
+          await messages.close();
+        });
         // Stopped while connecting: the closer above came too late to be called. Not awaited
         // here: close() settles only once its messages are iterated to the end, by the loop below.
         if (stopped()) void messages.close();
@@ -147,7 +163,10 @@ export function natsMail(layout: Layout, names: BusNames, connection: NatsLink):
   const spool = async (owner: string, m: JsMsg): Promise<void> => {
     const id = m.headers?.get('Nats-Msg-Id') ?? '';
     const ms = Number(m.headers?.get('Flotilla-Time'));
-    const file = SAFE_ID.test(id) && Number.isSafeInteger(ms) ? spoolName(ms, id) : spoolName(Math.floor(m.info.timestampNanos / 1e6), `seq${m.seq}`);
+    const file =
+      SAFE_ID.test(id) && Number.isSafeInteger(ms)
+        ? spoolName(ms, id)
+        : spoolName(Math.floor(m.info.timestampNanos / 1e6), `seq${m.seq}`);
     await writeMessageFile(maildir(layout, owner), file, Buffer.from(m.data), { fixed: true });
     // Acked only once the spool holds it; a lost ack means a redelivery, which the fixed name absorbs.
     m.ack();
@@ -161,7 +180,13 @@ export function natsMail(layout: Layout, names: BusNames, connection: NatsLink):
         const file = outboxName(messageTime(message), message.id, message.to);
         const path = await keep(box, file, data);
         audit(layout, {
-          event: 'message_sent', agent: message.from, id: message.id, from: message.from, to: message.to, kind: message.kind, bus: 'nats',
+          event: 'message_sent',
+          agent: message.from,
+          id: message.id,
+          from: message.from,
+          to: message.to,
+          kind: message.kind,
+          bus: 'nats',
           ...(message.broadcast_id ? { broadcast_id: message.broadcast_id } : {}),
         });
         const ok = await publish(file, data, path);
@@ -178,7 +203,10 @@ export function natsMail(layout: Layout, names: BusNames, connection: NatsLink):
           for (const owner of owners) {
             // Done once the consumer has handed over everything and every ack is in.
             for (;;) {
-              const info = await withTimeout(jsm.consumers.info(names.mailStream, names.mailConsumer(owner)), COLLECT_MS).catch(() => null);
+              const info = await withTimeout(
+                jsm.consumers.info(names.mailStream, names.mailConsumer(owner)),
+                COLLECT_MS,
+              ).catch(() => null);
               if (!info || (info.num_pending === 0 && info.num_ack_pending === 0) || Date.now() > end) break;
               await new Promise((r) => setTimeout(r, 20));
             }
@@ -195,7 +223,10 @@ export function natsMail(layout: Layout, names: BusNames, connection: NatsLink):
         try {
           const { jsm } = await withTimeout(open(), COLLECT_MS);
           // One request for every recipient's count: the stream keeps a message until a spool acknowledged it (work-queue retention).
-          const info = await withTimeout(jsm.streams.info(names.mailStream, { subjects_filter: names.mailSubject('>') }), COLLECT_MS);
+          const info = await withTimeout(
+            jsm.streams.info(names.mailStream, { subjects_filter: names.mailSubject('>') }),
+            COLLECT_MS,
+          );
           const counts = info.state.subjects ?? {};
           for (const owner of owners) {
             const n = counts[names.mailSubject(owner)] ?? 0;

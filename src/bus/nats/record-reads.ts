@@ -32,7 +32,11 @@ export function recordsOf(values: readonly LastValue[]): AgentRecord[] {
  * The keys of a bucket under each pattern, from the stream's subject counts (one request,
  * names only): an id lookup by prefix reads no record but the ones that match.
  */
-export async function keyNames(link: { jsm: JetStreamManager }, bucket: string, patterns: readonly string[]): Promise<string[]> {
+export async function keyNames(
+  link: { jsm: JetStreamManager },
+  bucket: string,
+  patterns: readonly string[],
+): Promise<string[]> {
   const stream = `KV_${bucket}`;
   const prefix = `$KV.${bucket}.`;
   const out: string[] = [];
@@ -52,14 +56,21 @@ const FEW = 256;
  * each got by key while they are few, else all `ended.*` read at once. This host's history is
  * then read once, from its files, not a second time from the bus.
  */
-export async function othersOf(link: { js: JetStreamClient; jsm: JetStreamManager }, kv: KV, bucket: string, localIds: ReadonlySet<string>): Promise<AgentRecord[]> {
+export async function othersOf(
+  link: { js: JetStreamClient; jsm: JetStreamManager },
+  kv: KV,
+  bucket: string,
+  localIds: ReadonlySet<string>,
+): Promise<AgentRecord[]> {
   const [live, names] = await Promise.all([lastValues(link, bucket, '*'), keyNames(link, bucket, [endedKey('*')])]);
   const foreign = names.map((k) => k.slice(endedKey('').length)).filter((id) => !localIds.has(id));
   let ended: LastValue[] = [];
   if (foreign.length > FEW) ended = await lastValues(link, bucket, endedKey('*'));
   else {
     const got = await Promise.all(foreign.map((id) => kv.get(endedKey(id))));
-    ended = got.filter((e): e is KvEntry => e?.operation === 'PUT').map((e) => ({ key: e.key, value: e.value, created: e.created }));
+    ended = got
+      .filter((e): e is KvEntry => e?.operation === 'PUT')
+      .map((e) => ({ key: e.key, value: e.value, created: e.created }));
   }
   return recordsOf([...live, ...ended]);
 }
@@ -77,22 +88,37 @@ export async function getRecord(kv: KV, id: string): Promise<AgentRecord | undef
  * live key's last value) and, for each other host, the ended records its `recent.<host>`
  * list names, read one by one — `window` of them at most — and how many more ended there.
  */
-export async function recentOf(kv: KV, live: readonly LastValue[], lists: readonly LastValue[], self: string, window: number): Promise<RecentRecords> {
+export async function recentOf(
+  kv: KV,
+  live: readonly LastValue[],
+  lists: readonly LastValue[],
+  self: string,
+  window: number,
+): Promise<RecentRecords> {
   const records = recordsOf(live).filter((r) => r.host !== self);
   const shown = new Set(records.map((r) => r.id));
   const more: Record<string, number> = {};
-  await Promise.all(lists.map(async (l) => {
-    const host = l.key.slice(recentKey('').length);
-    const list = parseRecent(l.value);
-    if (host === self || !list) return;
-    const ids = list.last.slice(0, window).map((x) => x.id).filter((id) => !shown.has(id));
-    const read = (await Promise.all(ids.map(async (id) => {
-      const e = await kv.get(endedKey(id));
-      return e?.operation === 'PUT' ? fromEntry(e) : undefined;
-    }))).filter((r): r is AgentRecord => r !== undefined);
-    records.push(...read);
-    more[host] = Math.max(0, list.ended - read.length);
-  }));
+  await Promise.all(
+    lists.map(async (l) => {
+      const host = l.key.slice(recentKey('').length);
+      const list = parseRecent(l.value);
+      if (host === self || !list) return;
+      const ids = list.last
+        .slice(0, window)
+        .map((x) => x.id)
+        .filter((id) => !shown.has(id));
+      const read = (
+        await Promise.all(
+          ids.map(async (id) => {
+            const e = await kv.get(endedKey(id));
+            return e?.operation === 'PUT' ? fromEntry(e) : undefined;
+          }),
+        )
+      ).filter((r): r is AgentRecord => r !== undefined);
+      records.push(...read);
+      more[host] = Math.max(0, list.ended - read.length);
+    }),
+  );
   return { records, more };
 }
 

@@ -46,7 +46,6 @@ export interface NatsRecords {
   drain(): Promise<void>;
 }
 
-
 /**
  * The records half of a `nats://` bus (§18): the RECORDS bucket holds every host's records,
  * each put by the host that runs the agent with a revision check (a put that lost a race
@@ -54,7 +53,12 @@ export interface NatsRecords {
  * the HOSTS bucket holds each host's heartbeat. This host's own records are read from its
  * registry, the writer's copy.
  */
-export function natsRecords(layout: Layout, names: BusNames, connection: NatsLink, opts: { self: string; lostAfterMs: (host: string) => number }): NatsRecords {
+export function natsRecords(
+  layout: Layout,
+  names: BusNames,
+  connection: NatsLink,
+  opts: { self: string; lostAfterMs: (host: string) => number },
+): NatsRecords {
   const ready = new WeakMap<Link, Promise<Buckets>>();
   const buckets = async (): Promise<Buckets> => {
     const link = await connection.open();
@@ -62,7 +66,9 @@ export function natsRecords(layout: Layout, names: BusNames, connection: NatsLin
     if (!made) {
       const kvm = new Kvm(link.js);
       made = Promise.all([
-        kvm.create(names.recordsBucket, { history: 1 }), kvm.create(names.hostsBucket, { history: 1 }), kvm.create(names.doneBucket, { history: 1 }),
+        kvm.create(names.recordsBucket, { history: 1 }),
+        kvm.create(names.hostsBucket, { history: 1 }),
+        kvm.create(names.doneBucket, { history: 1 }),
         kvm.create(names.treesBucket, { history: 1 }),
       ]).then(([records, hosts, done, trees]) => ({ records, hosts, done, trees }));
       ready.set(link, made);
@@ -82,7 +88,8 @@ export function natsRecords(layout: Layout, names: BusNames, connection: NatsLin
     const id = fallback.id;
     try {
       const unchanged = published.get(id);
-      if (!check && unchanged !== undefined && unchanged === JSON.stringify(localRecord(layout, id) ?? fallback)) return 'published';
+      if (!check && unchanged !== undefined && unchanged === JSON.stringify(localRecord(layout, id) ?? fallback))
+        return 'published';
       const { records, trees } = await withTimeout(buckets(), PUT_TIMEOUT_MS);
       for (let attempt = 0; attempt < 10; attempt++) {
         const entry = await withTimeout(records.get(id), PUT_TIMEOUT_MS);
@@ -94,17 +101,21 @@ export function natsRecords(layout: Layout, names: BusNames, connection: NatsLin
         // Read after the bus's revision: a put that wins below carries a copy at least as new as any before it.
         const local = localRecord(layout, id) ?? fallback;
         const data = JSON.stringify(local);
-        if (published.get(id) === data && entry?.operation === (isTerminal(local.status) ? undefined : 'PUT')) return 'published';
+        if (published.get(id) === data && entry?.operation === (isTerminal(local.status) ? undefined : 'PUT'))
+          return 'published';
         try {
           // Ended here: out of the live keys, so readers of live agents never read the history (nats/ended.ts);
           // its usage kept first, so a tree's live records plus its kept usage always count it (usage.ts).
           if (isTerminal(local.status)) {
-            await withTimeout((async () => {
-              await keepUsage(trees, local, opts.self);
-              await moveEnded(await connection.open(), records, names.recordsBucket, entry, local, data, opts.self);
-            })(), PUT_TIMEOUT_MS);
-          }
-          else if (entry && entry.operation === 'PUT') await withTimeout(records.update(id, data, entry.revision), PUT_TIMEOUT_MS);
+            await withTimeout(
+              (async () => {
+                await keepUsage(trees, local, opts.self);
+                await moveEnded(await connection.open(), records, names.recordsBucket, entry, local, data, opts.self);
+              })(),
+              PUT_TIMEOUT_MS,
+            );
+          } else if (entry && entry.operation === 'PUT')
+            await withTimeout(records.update(id, data, entry.revision), PUT_TIMEOUT_MS);
           else if (entry) await withTimeout(records.put(id, data, { previousSeq: entry.revision }), PUT_TIMEOUT_MS);
           else await withTimeout(records.create(id, data), PUT_TIMEOUT_MS);
           published.set(id, data);
@@ -130,7 +141,10 @@ export function natsRecords(layout: Layout, names: BusNames, connection: NatsLin
     if (current) {
       let next = again.get(id);
       if (!next) {
-        next = current.then(() => { again.delete(id); return start(rec, opts.check ?? false); });
+        next = current.then(() => {
+          again.delete(id);
+          return start(rec, opts.check ?? false);
+        });
         again.set(id, next);
       }
       return next;
@@ -138,7 +152,10 @@ export function natsRecords(layout: Layout, names: BusNames, connection: NatsLin
     return start(rec, opts.check ?? false);
   };
   const start = (rec: AgentRecord, check: boolean): Promise<PublishResult> => {
-    const p = syncOne(rec, check).finally(() => { if (running.get(rec.id) === p) running.delete(rec.id); inFlight.delete(p); });
+    const p = syncOne(rec, check).finally(() => {
+      if (running.get(rec.id) === p) running.delete(rec.id);
+      inFlight.delete(p);
+    });
     running.set(rec.id, p);
     inFlight.add(p);
     return p;
@@ -185,38 +202,59 @@ export function natsRecords(layout: Layout, names: BusNames, connection: NatsLin
       return [...here, ...remote].sort((a, b) => byCodeUnit(a.createdAt, b.createdAt) || byCodeUnit(a.id, b.id));
     },
     async others() {
-      return withTimeout((async () => {
-        const { records: kv } = await buckets();
-        return (await othersOf(await connection.open(), kv, names.recordsBucket, new Set(listIds(layout)))).filter((r) => r.host !== opts.self);
-      })(), READ_TIMEOUT_MS);
+      return withTimeout(
+        (async () => {
+          const { records: kv } = await buckets();
+          return (await othersOf(await connection.open(), kv, names.recordsBucket, new Set(listIds(layout)))).filter(
+            (r) => r.host !== opts.self,
+          );
+        })(),
+        READ_TIMEOUT_MS,
+      );
     },
     async tree(rootId) {
-      return withTimeout((async () => {
-        // The live keys first: an agent that ends meanwhile had its usage kept before its live key went, so the read after finds it.
-        const live = recordsOf(await entries(names.recordsBucket, LIVE_KEYS)).filter((r) => r.host !== opts.self && r.rootId === rootId);
-        const kept = await keptUsage((await buckets()).trees, rootId);
-        for (const [id, u] of kept) if (u.host === opts.self) kept.delete(id);
-        return { live, ended: kept };
-      })(), READ_TIMEOUT_MS);
+      return withTimeout(
+        (async () => {
+          // The live keys first: an agent that ends meanwhile had its usage kept before its live key went, so the read after finds it.
+          const live = recordsOf(await entries(names.recordsBucket, LIVE_KEYS)).filter(
+            (r) => r.host !== opts.self && r.rootId === rootId,
+          );
+          const kept = await keptUsage((await buckets()).trees, rootId);
+          for (const [id, u] of kept) if (u.host === opts.self) kept.delete(id);
+          return { live, ended: kept };
+        })(),
+        READ_TIMEOUT_MS,
+      );
     },
     async find(prefix) {
-      return withTimeout((async () => {
-        const { records: kv } = await buckets();
-        const ids = (await keyNames(await connection.open(), names.recordsBucket, [LIVE_KEYS, endedKey('*')]))
-          .map((k) => (k.startsWith('ended.') ? k.slice('ended.'.length) : k))
-          .filter((id) => id.startsWith(prefix));
-        const found = await Promise.all([...new Set(ids)].map((id) => getRecord(kv, id)));
-        return found.filter((r): r is AgentRecord => r !== undefined);
-      })(), READ_TIMEOUT_MS);
+      return withTimeout(
+        (async () => {
+          const { records: kv } = await buckets();
+          const ids = (await keyNames(await connection.open(), names.recordsBucket, [LIVE_KEYS, endedKey('*')]))
+            .map((k) => (k.startsWith('ended.') ? k.slice('ended.'.length) : k))
+            .filter((id) => id.startsWith(prefix));
+          const found = await Promise.all([...new Set(ids)].map((id) => getRecord(kv, id)));
+          return found.filter((r): r is AgentRecord => r !== undefined);
+        })(),
+        READ_TIMEOUT_MS,
+      );
     },
     async live() {
-      return recordsOf(await withTimeout(entries(names.recordsBucket, LIVE_KEYS), READ_TIMEOUT_MS)).filter((r) => r.host !== opts.self);
+      return recordsOf(await withTimeout(entries(names.recordsBucket, LIVE_KEYS), READ_TIMEOUT_MS)).filter(
+        (r) => r.host !== opts.self,
+      );
     },
     async recent(window) {
-      return withTimeout((async () => {
-        const [live, lists] = await Promise.all([entries(names.recordsBucket, LIVE_KEYS), entries(names.recordsBucket, recentKey('*'))]);
-        return recentOf((await buckets()).records, live, lists, opts.self, window);
-      })(), READ_TIMEOUT_MS);
+      return withTimeout(
+        (async () => {
+          const [live, lists] = await Promise.all([
+            entries(names.recordsBucket, LIVE_KEYS),
+            entries(names.recordsBucket, recentKey('*')),
+          ]);
+          return recentOf((await buckets()).records, live, lists, opts.self, window);
+        })(),
+        READ_TIMEOUT_MS,
+      );
     },
     async beat() {
       if (!dueBeat(layout)) return false;
@@ -255,7 +293,14 @@ export function natsRecords(layout: Layout, names: BusNames, connection: NatsLin
         // The server's time of the put: the beating host's clock does not matter, only the reader's.
         const ageMs = Math.max(0, now - e.created.getTime());
         const lostAfterMs = opts.lostAfterMs(e.key);
-        return { host: e.key, at: e.created.toISOString(), ageMs, lost: ageMs > lostAfterMs, lostAfterMs, self: e.key === opts.self };
+        return {
+          host: e.key,
+          at: e.created.toISOString(),
+          ageMs,
+          lost: ageMs > lostAfterMs,
+          lostAfterMs,
+          self: e.key === opts.self,
+        };
       });
       return beats.sort((a, b) => Number(b.self) - Number(a.self) || byCodeUnit(a.host, b.host));
     },
@@ -300,9 +345,17 @@ function dueBeat(layout: Layout): boolean {
     if (now - statSync(layout.hostBeat).mtimeMs < BEAT_MS / 2) return false;
   } catch (err) {
     if (!isErrno(err, 'ENOENT')) return true;
-    try { closeSync(openSync(layout.hostBeat, 'a')); } catch { return true; }
+    try {
+      closeSync(openSync(layout.hostBeat, 'a'));
+    } catch {
+      return true;
+    }
   }
-  try { utimesSync(layout.hostBeat, now / 1000, now / 1000); } catch { /* the beat goes out anyway */ }
+  try {
+    utimesSync(layout.hostBeat, now / 1000, now / 1000);
+  } catch {
+    /* the beat goes out anyway */
+  }
   return true;
 }
 
@@ -316,7 +369,11 @@ function owed(layout: Layout, id: string): void {
 }
 
 function settled(layout: Layout, id: string): void {
-  try { unlinkSync(join(layout.unpublished, id)); } catch { /* not owed */ }
+  try {
+    unlinkSync(join(layout.unpublished, id));
+  } catch {
+    /* not owed */
+  }
 }
 
 function owedIds(layout: Layout): string[] {

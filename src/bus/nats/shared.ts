@@ -18,7 +18,11 @@ const decoder = new TextDecoder();
  * (the key's revision is still the one read), which the server checks — the compare-and-set
  * the boards' claims and the leases' takes rest on. Its own connection, like the caps'.
  */
-export function natsShared(layout: Layout, fleet: Config['fleet'], which: SharedStore): { kv: SharedKv; close(): Promise<void> } {
+export function natsShared(
+  layout: Layout,
+  fleet: Config['fleet'],
+  which: SharedStore,
+): { kv: SharedKv; close(): Promise<void> } {
   const names = busNames(layout, fleet.name, selfHost(fleet));
   const bucket = which === 'board' ? names.boardBucket : names.leasesBucket;
   const link = natsLink(fleet.bus, fleet.nats);
@@ -30,7 +34,9 @@ export function natsShared(layout: Layout, fleet: Config['fleet'], which: Shared
   }
   const ready = () => {
     opening ??= open();
-    opening.catch(() => { opening = null; });
+    opening.catch(() => {
+      opening = null;
+    });
     return opening;
   };
   /** A write the server refused because the key moved on: null; anything else throws. */

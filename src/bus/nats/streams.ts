@@ -8,12 +8,18 @@ import { StorageType, type JetStreamManager, type RetentionPolicy, type StreamIn
  * `maxAgeMs` (0: no limit), when given, is the stream's bound on its messages' age, set on a
  * stream made without it or with another (the audit stream's `fleet.audit_max_age_secs`).
  */
-export async function ensureStream(jsm: JetStreamManager, name: string, subject: string, opts: { retention: RetentionPolicy; duplicateWindowMs: number; maxAgeMs?: number }): Promise<void> {
+export async function ensureStream(
+  jsm: JetStreamManager,
+  name: string,
+  subject: string,
+  opts: { retention: RetentionPolicy; duplicateWindowMs: number; maxAgeMs?: number },
+): Promise<void> {
   const maxAge = opts.maxAgeMs === undefined ? undefined : nanos(opts.maxAgeMs);
   // The server refuses a de-duplication window longer than the stream's max age.
   const window = nanos(opts.maxAgeMs ? Math.min(opts.duplicateWindowMs, opts.maxAgeMs) : opts.duplicateWindowMs);
   const bound = async (info: StreamInfo): Promise<void> => {
-    if (maxAge !== undefined && info.config.max_age !== maxAge) await jsm.streams.update(name, { max_age: maxAge, duplicate_window: window });
+    if (maxAge !== undefined && info.config.max_age !== maxAge)
+      await jsm.streams.update(name, { max_age: maxAge, duplicate_window: window });
   };
   let info: StreamInfo | undefined;
   try {
@@ -23,9 +29,20 @@ export async function ensureStream(jsm: JetStreamManager, name: string, subject:
   }
   if (info) return bound(info);
   try {
-    await jsm.streams.add({ name, subjects: [subject], storage: StorageType.File, retention: opts.retention, duplicate_window: window, ...(maxAge === undefined ? {} : { max_age: maxAge }) });
+    await jsm.streams.add({
+      name,
+      subjects: [subject],
+      storage: StorageType.File,
+      retention: opts.retention,
+      duplicate_window: window,
+      ...(maxAge === undefined ? {} : { max_age: maxAge }),
+    });
   } catch (err) {
     // Made by a racing creator: bounded as asked all the same.
-    await bound(await jsm.streams.info(name).catch(() => { throw err; }));
+    await bound(
+      await jsm.streams.info(name).catch(() => {
+        throw err;
+      }),
+    );
   }
 }

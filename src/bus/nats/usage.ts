@@ -20,12 +20,23 @@ export interface KeptUsage {
 export const usageKey = (rootId: string, agentId: string): string => `usage.${rootId}.${agentId}`;
 
 /** Keeps `rec`'s final usage once; a key already there (another writer's) stays as it is. */
-export async function keepUsage(kv: KV, rec: Pick<AgentRecord, 'id' | 'rootId' | 'usage' | 'host'>, self: string): Promise<void> {
-  const usage: KeptUsage = { tokens: rec.usage.inputTokens + rec.usage.outputTokens, costUsd: rec.usage.costUsd ?? 0, host: rec.host ?? self };
+export async function keepUsage(
+  kv: KV,
+  rec: Pick<AgentRecord, 'id' | 'rootId' | 'usage' | 'host'>,
+  self: string,
+): Promise<void> {
+  const usage: KeptUsage = {
+    tokens: rec.usage.inputTokens + rec.usage.outputTokens,
+    costUsd: rec.usage.costUsd ?? 0,
+    host: rec.host ?? self,
+  };
   try {
     await kv.create(usageKey(rec.rootId, rec.id), JSON.stringify(usage));
   } catch (err) {
-    const taken = err instanceof JetStreamApiError && (err.code === JetStreamApiCodes.StreamWrongLastSequence || err.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown);
+    const taken =
+      err instanceof JetStreamApiError &&
+      (err.code === JetStreamApiCodes.StreamWrongLastSequence ||
+        err.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown);
     if (!taken) throw err;
   }
 }

@@ -20,11 +20,22 @@ export async function listAgents(cmd: Command, opts: { json?: boolean; verbose?:
     });
     return;
   }
-  const rows = result.definitions.map((d) => [d.name, d.source.scope, d.model ?? '-', d.description.replace(/\s+/g, ' ')]);
-  const widths = [0, 1, 2].map((i) => Math.max(['NAME', 'SCOPE', 'MODEL'][i]!.length, ...rows.map((r) => r[i]!.length)));
+  const rows = result.definitions.map((d) => [
+    d.name,
+    d.source.scope,
+    d.model ?? '-',
+    d.description.replace(/\s+/g, ' '),
+  ]);
+  const widths = [0, 1, 2].map((i) =>
+    Math.max(['NAME', 'SCOPE', 'MODEL'][i]!.length, ...rows.map((r) => r[i]!.length)),
+  );
   const cols = process.stdout.columns || 120;
   const line = (r: string[]): string => {
-    const head = r.slice(0, 3).map((c, i) => c.padEnd(widths[i]!)).join('  ') + '  ';
+    const head =
+      r
+        .slice(0, 3)
+        .map((c, i) => c.padEnd(widths[i]!))
+        .join('  ') + '  ';
     const room = Math.max(20, cols - head.length);
     const desc = r[3]!.length > room ? r[3]!.slice(0, room - 1) + '…' : r[3]!;
     return head + desc;
@@ -33,7 +44,9 @@ export async function listAgents(cmd: Command, opts: { json?: boolean; verbose?:
   for (const r of rows) process.stdout.write(line(r) + '\n');
   // Which file hides which, in words: a name that resolves elsewhere than a person expects is how a stranger's file takes over.
   for (const s of result.shadowed) {
-    process.stdout.write(`${s.name}: ${s.by === '<builtin>' ? 'the built-in' : s.by} shadows ${s.path === '<builtin>' ? 'the built-in' : s.path} (${s.scope})\n`);
+    process.stdout.write(
+      `${s.name}: ${s.by === '<builtin>' ? 'the built-in' : s.by} shadows ${s.path === '<builtin>' ? 'the built-in' : s.path} (${s.scope})\n`,
+    );
   }
   if (!result.trust.trusted && result.trust.ignored.length) {
     const { trustNotice } = await import('../trust-prompt.js');
@@ -94,12 +107,14 @@ function reportIssues(result: LoadResult, verbose: boolean): void {
   for (const e of result.errors) process.stderr.write(`flotilla: error: ${formatIssue(e)}\n`);
   if (verbose) for (const w of result.warnings) process.stderr.write(`flotilla: warning: ${formatIssue(w)}\n`);
   else if (result.warnings.length) {
-    process.stderr.write(`flotilla: ${result.warnings.length} warning(s) — run 'flotilla agents list --verbose' to see them\n`);
+    process.stderr.write(
+      `flotilla: ${result.warnings.length} warning(s) — run 'flotilla agents list --verbose' to see them\n`,
+    );
   }
 }
 
 function modelLine(def: Definition, config: Config): string {
-  if (!def.model) return '(not set: the parent\'s model, else config model)';
+  if (!def.model) return "(not set: the parent's model, else config model)";
   if (def.model === 'inherit') return "inherit (the parent's model)";
   const alias = config.models.aliases[def.model];
   return alias ? `${def.model} (→ ${alias})` : def.model;
@@ -122,7 +137,9 @@ function skillsLine(def: Definition): string {
 
 function hooksLine(def: Definition): string {
   const parts = (['PreToolUse', 'PostToolUse'] as const).flatMap((e) =>
-    def.hooks[e].flatMap((m) => m.hooks.map((h) => `${e}[${m.matcher || '*'}]: ${h.command}${h.fail_closed ? ' (fail closed)' : ''}`)),
+    def.hooks[e].flatMap((m) =>
+      m.hooks.map((h) => `${e}[${m.matcher || '*'}]: ${h.command}${h.fail_closed ? ' (fail closed)' : ''}`),
+    ),
   );
   return parts.join('; ') || '(none)';
 }

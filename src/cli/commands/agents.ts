@@ -5,11 +5,15 @@ import { Command } from 'commander';
  * front; each action imports its module when it runs.
  */
 export function command(): Command {
-  const cmd = new Command('agents').description('manage agent definitions (.flotilla/agents, .claude/agents, user folders)');
+  const cmd = new Command('agents').description(
+    'manage agent definitions (.flotilla/agents, .claude/agents, user folders)',
+  );
 
   cmd
     .command('list')
-    .description('list the definitions in effect: name, scope, model, description; files that failed to load are reported')
+    .description(
+      'list the definitions in effect: name, scope, model, description; files that failed to load are reported',
+    )
     .option('--json', 'print {definitions, errors, warnings, shadowed} as JSON')
     .option('-v, --verbose', 'print every warning, not just their count')
     .action(async (opts: { json?: boolean; verbose?: boolean }, sub: Command) => {
@@ -36,10 +40,16 @@ export function command(): Command {
     .option('--tools <list>', "comma-separated allow list, e.g. 'read, grep, glob'")
     .option('--dir <dir>', 'folder to write to (default: <fleet root>/agents)')
     .option('--json', 'print {name, path} as JSON')
-    .action(async (name: string, opts: { description: string; model?: string; tools?: string; dir?: string; json?: boolean }, sub: Command) => {
-      const { createAgent } = await import('./agents-manage.js');
-      await createAgent(sub, name, opts);
-    });
+    .action(
+      async (
+        name: string,
+        opts: { description: string; model?: string; tools?: string; dir?: string; json?: boolean },
+        sub: Command,
+      ) => {
+        const { createAgent } = await import('./agents-manage.js');
+        await createAgent(sub, name, opts);
+      },
+    );
 
   cmd
     .command('edit')

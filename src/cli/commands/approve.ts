@@ -19,16 +19,29 @@ export function command(): Command {
       const { answerRequest } = await import('../../outputs/approve.js');
       if (opts.ttl !== undefined) {
         const { UsageError } = await import('../../errors.js');
-        if (!/^\d+$/.test(opts.ttl)) throw new UsageError(`--ttl takes whole seconds, got '${opts.ttl}' — e.g. --ttl 300`);
+        if (!/^\d+$/.test(opts.ttl))
+          throw new UsageError(`--ttl takes whole seconds, got '${opts.ttl}' — e.g. --ttl 300`);
       }
       const ttlSecs = opts.ttl === undefined ? undefined : Number(opts.ttl);
       if (ttlSecs === 0) {
         const { UsageError } = await import('../../errors.js');
         throw new UsageError('--ttl must be at least 1 second');
       }
-      const done = await answerRequest(layout, config, requestId, { decision: 'approve', scope: opts.always ? 'always' : 'once', ...(ttlSecs ? { ttlSecs } : {}) }, { interactive: true });
+      const done = await answerRequest(
+        layout,
+        config,
+        requestId,
+        { decision: 'approve', scope: opts.always ? 'always' : 'once', ...(ttlSecs ? { ttlSecs } : {}) },
+        { interactive: true },
+      );
       if (opts.json) printJson(done);
-      else if (done.key) process.stdout.write(`approved ${done.requestId}: ${done.agentId} holds secret '${done.key}'${done.expiresAt ? ` until ${done.expiresAt}` : ''} (the value went over the request's socket, never to a file)\n`);
-      else process.stdout.write(`approved ${done.requestId}: ${done.agentId} may run ${done.summary.replace(/^\S+ asks to run /, '')}${opts.always ? ` (and '${done.tool}' from now on)` : ''}\n`);
+      else if (done.key)
+        process.stdout.write(
+          `approved ${done.requestId}: ${done.agentId} holds secret '${done.key}'${done.expiresAt ? ` until ${done.expiresAt}` : ''} (the value went over the request's socket, never to a file)\n`,
+        );
+      else
+        process.stdout.write(
+          `approved ${done.requestId}: ${done.agentId} may run ${done.summary.replace(/^\S+ asks to run /, '')}${opts.always ? ` (and '${done.tool}' from now on)` : ''}\n`,
+        );
     });
 }

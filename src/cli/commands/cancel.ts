@@ -11,8 +11,20 @@ export function command(): Command {
     .action(async (prefix: string, opts: { tree?: boolean; json?: boolean }, cmd: Command) => {
       const { layout } = cliContext(cmd);
       const { config } = await cliConfig(layout);
-      const [{ resolveAgent }, { cancelAgent }, { senderIdentity }, { subtreeRecords }, { FlotillaError }, { printJson }] = await Promise.all([
-        import('../../fleet/registry.js'), import('../../spawn/cancel.js'), import('../../inbox/address.js'), import('../../fleet/live.js'), import('../../errors.js'), import('../output.js'),
+      const [
+        { resolveAgent },
+        { cancelAgent },
+        { senderIdentity },
+        { subtreeRecords },
+        { FlotillaError },
+        { printJson },
+      ] = await Promise.all([
+        import('../../fleet/registry.js'),
+        import('../../spawn/cancel.js'),
+        import('../../inbox/address.js'),
+        import('../../fleet/live.js'),
+        import('../../errors.js'),
+        import('../output.js'),
       ]);
       const by = senderIdentity(layout);
       // An agent another host runs (§17.6): cancelled there, once this caller may (its own subtree).
@@ -22,17 +34,28 @@ export function command(): Command {
       if (far) {
         const rec = far.records[0]!;
         if (by !== 'human' && !(await elsewhere.descendsFrom(await records(), rec, by))) {
-          throw new FlotillaError(`'${rec.id}' is not one of your agents — you may cancel only agents you spawned (and theirs); see flotilla status`, { code: 'not-yours' });
+          throw new FlotillaError(
+            `'${rec.id}' is not one of your agents — you may cancel only agents you spawned (and theirs); see flotilla status`,
+            { code: 'not-yours' },
+          );
         }
         const { passThrough } = await import('../../hosts/pass-through.js');
-        process.exitCode = await passThrough(far.host, ['cancel', rec.id, ...(opts.tree ? ['--tree'] : []), ...(opts.json ? ['--json'] : [])]);
+        process.exitCode = await passThrough(far.host, [
+          'cancel',
+          rec.id,
+          ...(opts.tree ? ['--tree'] : []),
+          ...(opts.json ? ['--json'] : []),
+        ]);
         return;
       }
       const target = resolveAgent(layout, prefix);
       // An agent's command cancels what its cancel_agent tool may (spawn/ops.ts): only its own
       // subtree — from its shell and, in its sandbox, through its door alike.
       if (by !== 'human' && !subtreeRecords(layout, by).some((r) => r.id === target.id)) {
-        throw new FlotillaError(`'${target.id}' is not one of your agents — you may cancel only agents you spawned (and theirs); see flotilla status`, { code: 'not-yours' });
+        throw new FlotillaError(
+          `'${target.id}' is not one of your agents — you may cancel only agents you spawned (and theirs); see flotilla status`,
+          { code: 'not-yours' },
+        );
       }
       const hit = await cancelAgent(layout, config, target, { tree: opts.tree, by });
       if (opts.json) printJson({ cancelled: hit });

@@ -5,7 +5,9 @@ import { printJson } from '../output.js';
 /** `flotilla collect` (§2): every finished, uncollected result, once (an open agent's finished task too). */
 export function command(): Command {
   return new Command('collect')
-    .description("print every result not collected yet, once: each finished agent's, and the last finished task's of an agent still open in its window; tasks still running are skipped, never waited for")
+    .description(
+      "print every result not collected yet, once: each finished agent's, and the last finished task's of an agent still open in its window; tasks still running are skipped, never waited for",
+    )
     .option('--json', 'print a JSON array of results')
     .action(async (opts: { json?: boolean }, cmd: Command) => {
       const { layout } = cliContext(cmd);
@@ -17,7 +19,12 @@ export function command(): Command {
       const results = collectFinished(layout, { warn: (m) => process.stderr.write(`flotilla: warning: ${m}\n`) });
       // An agent that ended hands out its last task's answer.
       const last = new Map(results.length ? listRecords(layout).map((x) => [x.id, x.lastTask?.task]) : []);
-      await (await import('../../lifecycle/handed-on.js')).markHandedOn(layout, results.map((r) => ({ id: r.id, task: r.task ?? last.get(r.id) })));
+      await (
+        await import('../../lifecycle/handed-on.js')
+      ).markHandedOn(
+        layout,
+        results.map((r) => ({ id: r.id, task: r.task ?? last.get(r.id) })),
+      );
       if (opts.json) printJson(results);
       else process.stdout.write(results.map(formatCollected).join('\n'));
       // Idle agents were handed out above; what is skipped is work still under way.

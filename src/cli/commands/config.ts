@@ -13,7 +13,11 @@ export function command(): Command {
       const { config, sources } = await cliConfig(layout);
       const { getPath, leaves } = await import('../../config/walk.js');
       const { configSchema } = await import('../../config/schema.js');
-      const rows = leaves(configSchema).map((l) => ({ key: l.path, value: getPath(config, l.path), source: sources[l.path] ?? 'default' }));
+      const rows = leaves(configSchema).map((l) => ({
+        key: l.path,
+        value: getPath(config, l.path),
+        source: sources[l.path] ?? 'default',
+      }));
       if (opts.json) {
         printJson(Object.fromEntries(rows.map((r) => [r.key, { value: r.value, source: r.source }])));
         return;

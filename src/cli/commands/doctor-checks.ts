@@ -51,19 +51,33 @@ export async function runChecks(layout: Layout, env: NodeJS.ProcessEnv = process
   // Its own version first: `doctor --host` compares the one there with the one here.
   const checks: Check[] = [{ name: 'flotilla', ok: true, detail: VERSION, fix: '' }];
   const node = process.versions.node;
-  checks.push({ name: 'node', ok: versionAtLeast(node, MINIMUM.node), detail: `v${node}`, fix: `install Node.js ${MINIMUM.node} or newer` });
+  checks.push({
+    name: 'node',
+    ok: versionAtLeast(node, MINIMUM.node),
+    detail: `v${node}`,
+    fix: `install Node.js ${MINIMUM.node} or newer`,
+  });
 
   let tmux = '';
-  try { tmux = execFileSync('tmux', ['-V'], { encoding: 'utf8' }).trim(); } catch { /* missing */ }
+  try {
+    tmux = execFileSync('tmux', ['-V'], { encoding: 'utf8' }).trim();
+  } catch {
+    /* missing */
+  }
   const tv = parseTmuxVersion(tmux);
   checks.push({
     name: 'tmux',
     ok: tv !== null && tmuxNewEnough(tv),
     detail: tmux || 'not found',
-    fix: tmux ? `upgrade tmux to ${MINIMUM.tmux} or newer` : `install tmux ${MINIMUM.tmux}+ (apt-get install tmux / brew install tmux)`,
+    fix: tmux
+      ? `upgrade tmux to ${MINIMUM.tmux} or newer`
+      : `install tmux ${MINIMUM.tmux}+ (apt-get install tmux / brew install tmux)`,
   });
 
-  for (const [file, min] of [['max_user_watches', 8192], ['max_user_instances', 128]] as const) {
+  for (const [file, min] of [
+    ['max_user_watches', 8192],
+    ['max_user_instances', 128],
+  ] as const) {
     const path = `/proc/sys/fs/inotify/${file}`;
     if (!existsSync(path)) continue;
     const v = parseInt(readFileSync(path, 'utf8'), 10);
@@ -87,14 +101,25 @@ export async function runChecks(layout: Layout, env: NodeJS.ProcessEnv = process
   } catch (err) {
     detail = `${layout.root}: ${(err as Error).message}`;
   }
-  checks.push({ name: 'fleet root', ok: writable, detail, fix: 'make the directory writable or choose another with --root / FLOTILLA_ROOT' });
+  checks.push({
+    name: 'fleet root',
+    ok: writable,
+    detail,
+    fix: 'make the directory writable or choose another with --root / FLOTILLA_ROOT',
+  });
   checks.push(...commandChecks(env));
   checks.push(trustCheck(layout, env));
   const { loadConfig } = await import('../../config/load.js');
   // An invalid config is reported by its own commands; the checks then judge the defaults.
   let config: Config | undefined;
-  try { config = loadConfig({ layout, env }).config; } catch { /* defaults */ }
-  checks.push(...containmentChecks(config?.security.sandbox ?? 'auto', env, await runsWithoutAsking(layout, config, env)));
+  try {
+    config = loadConfig({ layout, env }).config;
+  } catch {
+    /* defaults */
+  }
+  checks.push(
+    ...containmentChecks(config?.security.sandbox ?? 'auto', env, await runsWithoutAsking(layout, config, env)),
+  );
   checks.push(await slotCheck(layout));
   checks.push(...(await runtimeChecks(layout, config, env)));
   return checks;
@@ -104,14 +129,22 @@ export async function runChecks(layout: Layout, env: NodeJS.ProcessEnv = process
  * What the kernel enforces here (docs/security.md): lineage needs a pid namespace per tool
  * command; the bubblewrap sandbox needs bwrap and, for a non-root user, user namespaces.
  */
-function containmentChecks(sandbox: Config['security']['sandbox'], env: NodeJS.ProcessEnv, asksNobody: string | null): Check[] {
+function containmentChecks(
+  sandbox: Config['security']['sandbox'],
+  env: NodeJS.ProcessEnv,
+  asksNobody: string | null,
+): Check[] {
   const ns = pidNamespace();
-  const checks: Check[] = [{
-    name: 'lineage (pid namespace per command)',
-    ok: ns.available,
-    detail: ns.available ? ns.prefix.join(' ') : `${ns.reason} — UNENFORCED: a command that detaches (setsid, nohup, double fork) can spawn, send and approve outside its agent's lineage`,
-    fix: 'use Linux with util-linux (unshare, setpriv) and, as a non-root user, user namespaces enabled (sysctl user.max_user_namespaces=15000; kernel.unprivileged_userns_clone=1 on Debian kernels)',
-  }];
+  const checks: Check[] = [
+    {
+      name: 'lineage (pid namespace per command)',
+      ok: ns.available,
+      detail: ns.available
+        ? ns.prefix.join(' ')
+        : `${ns.reason} — UNENFORCED: a command that detaches (setsid, nohup, double fork) can spawn, send and approve outside its agent's lineage`,
+      fix: 'use Linux with util-linux (unshare, setpriv) and, as a non-root user, user namespaces enabled (sysctl user.max_user_namespaces=15000; kernel.unprivileged_userns_clone=1 on Debian kernels)',
+    },
+  ];
   checks.push(sandboxCheck(sandbox, env, asksNobody));
   return checks;
 }
@@ -121,43 +154,63 @@ function containmentChecks(sandbox: Config['security']['sandbox'], env: NodeJS.P
  * configured; a WARN when it is none while something runs commands without asking, or when
  * a setting asks for bwrap that is missing (docs/decisions.md "doctor judges the settings").
  */
-function sandboxCheck(sandbox: Config['security']['sandbox'], env: NodeJS.ProcessEnv, asksNobody: string | null): Check {
+function sandboxCheck(
+  sandbox: Config['security']['sandbox'],
+  env: NodeJS.ProcessEnv,
+  asksNobody: string | null,
+): Check {
   const name = `sandbox (security.sandbox: ${sandbox})`;
   let effective: EffectiveSandbox;
   try {
     effective = effectiveSandbox({ security: { sandbox } as Config['security'] }, env);
   } catch {
     return {
-      name, ok: true, warn: true,
+      name,
+      ok: true,
+      warn: true,
       detail: 'bwrap not found, but security.sandbox is bubblewrap: every agent will refuse to start its commands',
       fix: 'install bubblewrap (apt-get install bubblewrap / it is Linux only) or set security.sandbox: none',
     };
   }
   if (effective.kind === 'bubblewrap') {
-    const userns = process.geteuid?.() === 0 && !bubblewrapUserNamespace(effective.bwrap) ? 'no user namespaces; as root every capability is dropped' : 'user + pid namespaces, no capabilities';
+    const userns =
+      process.geteuid?.() === 0 && !bubblewrapUserNamespace(effective.bwrap)
+        ? 'no user namespaces; as root every capability is dropped'
+        : 'user + pid namespaces, no capabilities';
     const detail = `effective: bubblewrap (${effective.bwrap}: ${userns})`;
     // Codex's own sandbox starts inside ours, or Codex in its sandboxed modes runs outside (harness/vendor/sandboxed-cli.ts).
     if (!bubblewrapNests(effective.bwrap)) {
       return {
-        name, ok: true, warn: true,
+        name,
+        ok: true,
+        warn: true,
         detail: `${detail}, but a bubblewrap cannot start inside it here: Codex in plan, default and accept_edits runs outside it, its own sandbox the only boundary, and your credentials are within its commands' reach`,
-        fix: 'allow bwrap a user namespace inside another (a security module or a setuid bwrap forbids it here), or give Codex members dont_ask, whose commands run in Flotilla\'s sandbox',
+        fix: "allow bwrap a user namespace inside another (a security module or a setuid bwrap forbids it here), or give Codex members dont_ask, whose commands run in Flotilla's sandbox",
       };
     }
     return { name, ok: true, detail, fix: '' };
   }
   return {
-    name, ok: true, warn: asksNobody !== null,
+    name,
+    ok: true,
+    warn: asksNobody !== null,
     detail: `effective: none (${effective.why})${asksNobody ? ` while ${asksNobody} runs commands without asking — they run as you, with your files, keys and network` : ''}`,
-    fix: asksNobody ? 'install bubblewrap (apt-get install bubblewrap) and allow user namespaces, or lower that permission mode to default' : '',
+    fix: asksNobody
+      ? 'install bubblewrap (apt-get install bubblewrap) and allow user namespaces, or lower that permission mode to default'
+      : '',
   };
 }
 
 /** What runs commands without asking: the configured default mode or a definition in dont_ask/bypass_permissions; null when nothing does. */
-async function runsWithoutAsking(layout: Layout, config: Config | undefined, env: NodeJS.ProcessEnv): Promise<string | null> {
+async function runsWithoutAsking(
+  layout: Layout,
+  config: Config | undefined,
+  env: NodeJS.ProcessEnv,
+): Promise<string | null> {
   const free = (mode: string): boolean => mode === 'dont_ask' || mode === 'bypass_permissions';
   if (!config) return null;
-  if (free(config.agents.default_permission_mode)) return `agents.default_permission_mode ${config.agents.default_permission_mode}`;
+  if (free(config.agents.default_permission_mode))
+    return `agents.default_permission_mode ${config.agents.default_permission_mode}`;
   try {
     const { loadDefinitions } = await import('../../definitions/load.js');
     const found = (await loadDefinitions({ layout, config, env })).definitions.find((d) => free(d.permissionMode));
@@ -172,9 +225,13 @@ async function slotCheck(layout: Layout): Promise<Check> {
   const { slotImpostors, impostorLines } = await import('../../fleet/slots.js');
   const found = existsSync(layout.root) ? slotImpostors(layout) : [];
   return {
-    name: 'slots', ok: true, warn: found.length > 0,
+    name: 'slots',
+    ok: true,
+    warn: found.length > 0,
     detail: found.length ? impostorLines(found).join('; ') : 'held only by Flotilla harnesses and spawners',
-    fix: found.length ? 'a process that is not Flotilla binds the fleet\'s slot names; find out what started it and end it' : '',
+    fix: found.length
+      ? "a process that is not Flotilla binds the fleet's slot names; find out what started it and end it"
+      : '',
   };
 }
 
@@ -187,24 +244,36 @@ async function slotCheck(layout: Layout): Promise<Check> {
  */
 async function runtimeChecks(layout: Layout, config: Config | undefined, env: NodeJS.ProcessEnv): Promise<Check[]> {
   const [{ lookupRuntimeBinary, runtimeVersion }, { BUILT_RUNTIMES, loadRuntime }, { planLogin }] = await Promise.all([
-    import('../../runtimes/binary.js'), import('../../runtimes/index.js'), import('../../runtimes/login.js'),
+    import('../../runtimes/binary.js'),
+    import('../../runtimes/index.js'),
+    import('../../runtimes/login.js'),
   ]);
   const wanted = config ? await definitionsByRuntime(layout, config, env) : new Map<string, string[]>();
   const out: Check[] = [];
   const projectTrusted = trustedEntry(layout, env) !== undefined;
   for (const rt of await Promise.all(BUILT_RUNTIMES.map(loadRuntime))) {
     const s = config?.runtimes[rt.name];
-    const { found, skipped } = lookupRuntimeBinary(rt, env, { command: s?.command, project: layout.project, projectTrusted });
+    const { found, skipped } = lookupRuntimeBinary(rt, env, {
+      command: s?.command,
+      project: layout.project,
+      projectTrusted,
+    });
     const version = found ? await runtimeVersion(found.path, env) : undefined;
     const login = planLogin(rt.name, env, s?.login ?? 'shared');
-    out.push(runtimeCheck({
-      name: rt.name, title: rt.title, npmPackage: rt.npmPackage, minimum: MINIMUM[rt.name], tested: TESTED[rt.name],
-      found: found && { ...found, version, login: 'fix' in login ? `none — ${login.fix}` : login.via },
-      env: env[rt.binEnv]?.trim() ? { name: rt.binEnv, value: env[rt.binEnv]!.trim() } : undefined,
-      command: s?.command?.trim() || undefined,
-      wantedBy: wanted.get(rt.name) ?? [],
-      skipped,
-    }));
+    out.push(
+      runtimeCheck({
+        name: rt.name,
+        title: rt.title,
+        npmPackage: rt.npmPackage,
+        minimum: MINIMUM[rt.name],
+        tested: TESTED[rt.name],
+        found: found && { ...found, version, login: 'fix' in login ? `none — ${login.fix}` : login.via },
+        env: env[rt.binEnv]?.trim() ? { name: rt.binEnv, value: env[rt.binEnv]!.trim() } : undefined,
+        command: s?.command?.trim() || undefined,
+        wantedBy: wanted.get(rt.name) ?? [],
+        skipped,
+      }),
+    );
   }
   return out;
 }
@@ -230,10 +299,14 @@ export interface RuntimeFacts {
 /** Where a found CLI came from, in words (runtimes/binary.ts `BinarySource`). */
 function via(source: string, runtime: string): string {
   switch (source) {
-    case 'env': return `$FLOTILLA_${runtime.toUpperCase()}_BIN`;
-    case 'config': return `config runtimes.${runtime}.command`;
-    case 'project': return "the trusted project's node_modules/.bin";
-    default: return source;
+    case 'env':
+      return `$FLOTILLA_${runtime.toUpperCase()}_BIN`;
+    case 'config':
+      return `config runtimes.${runtime}.command`;
+    case 'project':
+      return "the trusted project's node_modules/.bin";
+    default:
+      return source;
   }
 }
 
@@ -249,54 +322,77 @@ export function runtimeCheck(f: RuntimeFacts): Check {
     const fine = skipped ? { name, ok: true, warn: true, detail, fix: trustFix } : { name, ok: true, detail, fix: '' };
     // A version we cannot read is not held against it: the CLI may print it differently.
     if (version === undefined || parseVersion(version) === null) return fine;
-    if (!versionAtLeast(version, f.minimum)) return { name, ok: false, detail, fix: `upgrade it to ${f.minimum} or newer: ${install}@${f.tested}` };
+    if (!versionAtLeast(version, f.minimum))
+      return { name, ok: false, detail, fix: `upgrade it to ${f.minimum} or newer: ${install}@${f.tested}` };
     if (isTestedVersion(version, f.tested)) return fine;
     // Another version may open a dialog nobody answers: the agent then looks hung.
     return {
-      name, ok: true, warn: true, detail: `${detail}; Flotilla was tested with ${f.tested}`,
+      name,
+      ok: true,
+      warn: true,
+      detail: `${detail}; Flotilla was tested with ${f.tested}`,
       fix: `a version it was not tested with may stop an agent at a new prompt; pin the tested one: ${install}@${f.tested}`,
     };
   }
   if (skipped) {
     return {
-      name, ok: true, warn: true,
+      name,
+      ok: true,
+      warn: true,
       detail: `${f.title} not installed outside this folder${skipped}: agents with runtime ${f.name} cannot start`,
       fix: `${install}, or ${trustFix}`,
     };
   }
   if (f.env) {
     return {
-      name, ok: true, warn: true,
+      name,
+      ok: true,
+      warn: true,
       detail: `$${f.env.name} (${f.env.value}) is not an executable file: agents with runtime ${f.name} cannot start`,
       fix: `point $${f.env.name} at the ${f.title} CLI, or unset it to look on PATH`,
     };
   }
   if (f.command) {
     return {
-      name, ok: true, warn: true,
+      name,
+      ok: true,
+      warn: true,
       detail: `runtimes.${f.name}.command (${f.command}) is not an executable file: agents with runtime ${f.name} cannot start`,
       fix: `fix the path in the config, or set runtimes.${f.name}.command: null to look on PATH`,
     };
   }
   if (f.wantedBy.length) {
     return {
-      name, ok: true, warn: true,
+      name,
+      ok: true,
+      warn: true,
       detail: `${f.title} not installed, but ${f.wantedBy.length === 1 ? 'definition' : 'definitions'} ${f.wantedBy.join(', ')} ${f.wantedBy.length === 1 ? 'asks' : 'ask'} for it`,
       fix: `${install}, or set runtimes.${f.name}.command to its path`,
     };
   }
-  return { name, ok: true, detail: `${f.title} not installed (optional: ${install}, or set runtimes.${f.name}.command)`, fix: '' };
+  return {
+    name,
+    ok: true,
+    detail: `${f.title} not installed (optional: ${install}, or set runtimes.${f.name}.command)`,
+    fix: '',
+  };
 }
 
 /** Runtime name → the definitions (by name) that ask for it. A load error is `agents check`'s to report. */
-async function definitionsByRuntime(layout: Layout, config: Config, env: NodeJS.ProcessEnv): Promise<Map<string, string[]>> {
+async function definitionsByRuntime(
+  layout: Layout,
+  config: Config,
+  env: NodeJS.ProcessEnv,
+): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>();
   try {
     const { loadDefinitions } = await import('../../definitions/load.js');
     for (const def of (await loadDefinitions({ layout, config, env })).definitions) {
       if (def.runtime) out.set(def.runtime, [...(out.get(def.runtime) ?? []), def.name]);
     }
-  } catch { /* none known */ }
+  } catch {
+    /* none known */
+  }
   return out;
 }
 
@@ -305,12 +401,19 @@ export function trustCheck(layout: Layout, env: NodeJS.ProcessEnv = process.env)
   const entry = trustedEntry(layout, env);
   const name = 'folder trust';
   if (!entry) {
-    return { name, ok: true, detail: `${layout.project} is not trusted: its own config and definitions run no hooks, no mode above default and shadow nothing`, fix: '' };
+    return {
+      name,
+      ok: true,
+      detail: `${layout.project} is not trusted: its own config and definitions run no hooks, no mode above default and shadow nothing`,
+      fix: '',
+    };
   }
   const changed = changedSince(layout, entry);
   if (!changed.length) return { name, ok: true, detail: `${layout.project} trusted since ${entry.trustedAt}`, fix: '' };
   return {
-    name, ok: true, warn: true,
+    name,
+    ok: true,
+    warn: true,
     detail: `${layout.project}: files changed since you trusted it on ${entry.trustedAt}: ${changed.join(', ')}`,
     fix: "read the changes (hooks, permission modes, config), then 'flotilla trust' to accept them or 'flotilla trust --revoke'",
   };

@@ -33,7 +33,16 @@ export async function probeRuntimes(env: NodeJS.ProcessEnv = process.env): Promi
     const at = locateRuntimeBinary(rt, env);
     if (at) found.push({ name, bin: at.path, binEnv: rt.binEnv });
   }
-  if (!found.length) return [{ name: 'runtimes', ok: true, warn: true, detail: 'no vendor CLI found to probe', fix: 'install one (npm install -g @anthropic-ai/claude-code, @openai/codex or @google/gemini-cli)' }];
+  if (!found.length)
+    return [
+      {
+        name: 'runtimes',
+        ok: true,
+        warn: true,
+        detail: 'no vendor CLI found to probe',
+        fix: 'install one (npm install -g @anthropic-ai/claude-code, @openai/codex or @google/gemini-cli)',
+      },
+    ];
   const dir = mkdtempSync(join(tmpdir(), 'flotilla-probe-'));
   const server = await startProbeServer();
   const sockets: string[] = [];
@@ -43,16 +52,28 @@ export async function probeRuntimes(env: NodeJS.ProcessEnv = process.env): Promi
     const agents = join(project, '.flotilla', 'agents');
     mkdirSync(agents, { recursive: true });
     mkdirSync(home);
-    writeFileSync(join(project, '.flotilla', 'config.yaml'), 'agents:\n  allow_bypass_permissions: true\nlimits:\n  max_running: 16\n');
+    writeFileSync(
+      join(project, '.flotilla', 'config.yaml'),
+      'agents:\n  allow_bypass_permissions: true\nlimits:\n  max_running: 16\n',
+    );
     for (const f of found) {
       for (const mode of PERMISSION_MODES) {
-        writeFileSync(join(agents, `${f.name}-${mode.replace('_', '-')}.md`), `---\nname: ${f.name}-${mode.replace('_', '-')}\ndescription: probe of ${f.name} in ${mode}\nruntime: ${f.name}\npermission_mode: ${mode}\n---\nAnswer in one word.\n`);
+        writeFileSync(
+          join(agents, `${f.name}-${mode.replace('_', '-')}.md`),
+          `---\nname: ${f.name}-${mode.replace('_', '-')}\ndescription: probe of ${f.name} in ${mode}\nruntime: ${f.name}\npermission_mode: ${mode}\n---\nAnswer in one word.\n`,
+        );
       }
     }
     // Only the probe's own: no identity of a calling agent, no provider keys of the person's.
     const base: NodeJS.ProcessEnv = {};
-    for (const [k, v] of Object.entries(env)) if (!/^(FLOTILLA_|TMUX|ANTHROPIC_|OPENAI_|CODEX_|GEMINI_|GOOGLE_)/.test(k)) base[k] = v;
-    Object.assign(base, { HOME: home, XDG_CONFIG_HOME: join(home, '.config'), XDG_CACHE_HOME: join(home, '.cache'), NO_COLOR: '1' });
+    for (const [k, v] of Object.entries(env))
+      if (!/^(FLOTILLA_|TMUX|ANTHROPIC_|OPENAI_|CODEX_|GEMINI_|GOOGLE_)/.test(k)) base[k] = v;
+    Object.assign(base, {
+      HOME: home,
+      XDG_CONFIG_HOME: join(home, '.config'),
+      XDG_CACHE_HOME: join(home, '.cache'),
+      NO_COLOR: '1',
+    });
     // The project's own config allows bypass_permissions, which only a trusted folder may say.
     spawnSync(process.execPath, [CLI_ENTRY, 'trust', project], { cwd: project, env: base, stdio: 'ignore' });
     // One CLI at a time, its five modes at once, each on its own tmux server ended after it:
@@ -61,14 +82,24 @@ export async function probeRuntimes(env: NodeJS.ProcessEnv = process.env): Promi
     for (const f of found) {
       const socket = `flotilla-probe-${process.pid}-${f.name}`;
       sockets.push(socket);
-      const starts = PERMISSION_MODES.map((mode) => ({ mode, point: POINT[f.name](server.url, `flotilla-probe-${f.name}-${mode.replace('_', '-')}`) }))
-        .map((s) => ({ ...s, key: s.point.ANTHROPIC_API_KEY ?? s.point.OPENAI_API_KEY ?? s.point.GEMINI_API_KEY! }));
-      const refused = await Promise.all(starts.map((s) => spawnOne(project, { ...base, FLOTILLA_TMUX_SOCKET: socket, [f.binEnv]: f.bin, ...s.point }, f.name, s.mode)));
+      const starts = PERMISSION_MODES.map((mode) => ({
+        mode,
+        point: POINT[f.name](server.url, `flotilla-probe-${f.name}-${mode.replace('_', '-')}`),
+      })).map((s) => ({ ...s, key: s.point.ANTHROPIC_API_KEY ?? s.point.OPENAI_API_KEY ?? s.point.GEMINI_API_KEY! }));
+      const refused = await Promise.all(
+        starts.map((s) =>
+          spawnOne(project, { ...base, FLOTILLA_TMUX_SOCKET: socket, [f.binEnv]: f.bin, ...s.point }, f.name, s.mode),
+        ),
+      );
       const end = Date.now() + PROBE_SECS * 1000;
-      while (Date.now() < end && starts.some((s, i) => refused[i] === '' && !server.reached.has(s.key))) await new Promise((r) => setTimeout(r, 250));
+      while (Date.now() < end && starts.some((s, i) => refused[i] === '' && !server.reached.has(s.key)))
+        await new Promise((r) => setTimeout(r, 250));
       spawnSync('tmux', ['-L', socket, 'kill-server'], { stdio: 'ignore' });
       const ok = starts.filter((s) => server.reached.has(s.key)).map((s) => s.mode);
-      const bad = starts.map((s, i) => ({ s, err: refused[i]! })).filter(({ s }) => !server.reached.has(s.key)).map(({ s, err }) => `${s.mode}${err ? ` (spawn refused: ${err})` : ''}`);
+      const bad = starts
+        .map((s, i) => ({ s, err: refused[i]! }))
+        .filter(({ s }) => !server.reached.has(s.key))
+        .map(({ s, err }) => `${s.mode}${err ? ` (spawn refused: ${err})` : ''}`);
       out.push({
         name: `runtime ${f.name} modes`,
         ok: bad.length === 0,
@@ -87,11 +118,21 @@ export async function probeRuntimes(env: NodeJS.ProcessEnv = process.env): Promi
 }
 
 /** Spawns one probe agent; '' when the spawn was accepted, else its one-line refusal. */
-function spawnOne(project: string, env: NodeJS.ProcessEnv, name: VendorRuntimeName, mode: PermissionMode): Promise<string> {
+function spawnOne(
+  project: string,
+  env: NodeJS.ProcessEnv,
+  name: VendorRuntimeName,
+  mode: PermissionMode,
+): Promise<string> {
   const def = `${name}-${mode.replace('_', '-')}`;
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI_ENTRY, 'spawn', '--agent', def, '--id', def, 'Say ok.'], { cwd: project, env, timeout: 30_000 }, (err, _out, stderr) => {
-      resolve(err ? (stderr.trim().split('\n').pop() ?? err.message) : '');
-    });
+    execFile(
+      process.execPath,
+      [CLI_ENTRY, 'spawn', '--agent', def, '--id', def, 'Say ok.'],
+      { cwd: project, env, timeout: 30_000 },
+      (err, _out, stderr) => {
+        resolve(err ? (stderr.trim().split('\n').pop() ?? err.message) : '');
+      },
+    );
   });
 }

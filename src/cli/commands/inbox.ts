@@ -35,7 +35,15 @@ export function command(): Command {
     .option('--json', 'print JSON')
     .action(async (who: string | undefined, opts: InboxOpts, cmd: Command) => {
       const { layout } = cliContext(cmd);
-      const [{ resolveRecipient, senderIdentity }, read, { claim }, { compareForReader }, { headerOf }, { inboxSettings }, { UsageError }] = await Promise.all([
+      const [
+        { resolveRecipient, senderIdentity },
+        read,
+        { claim },
+        { compareForReader },
+        { headerOf },
+        { inboxSettings },
+        { UsageError },
+      ] = await Promise.all([
         import('../../inbox/address.js'),
         import('../../inbox/read.js'),
         import('../../inbox/claim.js'),
@@ -50,7 +58,8 @@ export function command(): Command {
       // On a bus, mail for an owner nobody's harness feeds (the person, an ended agent) waits
       // there until someone looks (§18): bring it into the spool first, as status does.
       const { config } = await cliConfig(layout);
-      if (config.fleet.bus !== 'maildir') await (await import('../../bus/open.js')).busFor(layout, config).mail.collect([owner]);
+      if (config.fleet.bus !== 'maildir')
+        await (await import('../../bus/open.js')).busFor(layout, config).mail.collect([owner]);
 
       if (opts.read !== undefined) {
         const item = await read.peek(layout, owner, opts.read, readOpts);
@@ -58,11 +67,14 @@ export function command(): Command {
         if (!opts.peek && !item.read) {
           // Claiming takes the message from its owner: only the owner may do it (§4 claim).
           if (owner !== me) {
-            throw new UsageError(`'${item.message.id}' is in the inbox of '${owner}', not yours ('${me}'); reading it would take it from them — add --peek to look without claiming`);
+            throw new UsageError(
+              `'${item.message.id}' is in the inbox of '${owner}', not yours ('${me}'); reading it would take it from them — add --peek to look without claiming`,
+            );
           }
           claimed = (await claim(layout, owner, item)).status === 'claimed';
         }
-        if (opts.json) printJson({ ...headerOf(item.message), body: item.message.body, read: item.read || claimed, claimed });
+        if (opts.json)
+          printJson({ ...headerOf(item.message), body: item.message.body, read: item.read || claimed, claimed });
         else process.stdout.write(formatFull(item) + '\n');
         return;
       }
@@ -72,7 +84,14 @@ export function command(): Command {
       const shown = [...unread, ...items.filter((i) => i.read)];
       if (opts.json) {
         const now = Date.now();
-        printJson(shown.map((i) => ({ ...headerOf(i.message), read: i.read, age_secs: Math.max(0, Math.round((now - Date.parse(i.message.timestamp)) / 1000)), file: i.file })));
+        printJson(
+          shown.map((i) => ({
+            ...headerOf(i.message),
+            read: i.read,
+            age_secs: Math.max(0, Math.round((now - Date.parse(i.message.timestamp)) / 1000)),
+            file: i.file,
+          })),
+        );
         return;
       }
       if (opts.peek) {
@@ -94,14 +113,19 @@ function inboxOwner(resolve: () => string, who: string): string {
     return resolve();
   } catch (err) {
     if ((err as { code?: unknown }).code !== 'unknown-recipient') throw err;
-    throw new FlotillaError(`no agent id starts with '${who.trim()}' — run 'flotilla status' to list agents, or leave the id out to read the human inbox`, { code: 'not-found' });
+    throw new FlotillaError(
+      `no agent id starts with '${who.trim()}' — run 'flotilla status' to list agents, or leave the id out to read the human inbox`,
+      { code: 'not-found' },
+    );
   }
 }
 
 function formatFull(item: InboxItem): string {
   const m = item.message;
   const { body: _b, ...header } = m;
-  const lines = Object.entries(header).map(([k, v]) => `${k}: ${typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v)}`);
+  const lines = Object.entries(header).map(
+    ([k, v]) => `${k}: ${typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v)}`,
+  );
   lines.push(`state: ${item.read ? 'read' : 'unread'}`);
   return `${lines.join('\n')}\n\n${m.body.replace(/\s+$/, '')}`;
 }
@@ -109,8 +133,13 @@ function formatFull(item: InboxItem): string {
 function table(items: InboxItem[], age: (ms: number) => string): string {
   const now = Date.now();
   const rows = items.map((i) => [
-    i.message.id, i.message.from, i.message.kind, i.message.priority,
-    age(now - Date.parse(i.message.timestamp)), i.read ? 'read' : 'unread', i.message.summary,
+    i.message.id,
+    i.message.from,
+    i.message.kind,
+    i.message.priority,
+    age(now - Date.parse(i.message.timestamp)),
+    i.read ? 'read' : 'unread',
+    i.message.summary,
   ]);
   const head = ['ID', 'FROM', 'KIND', 'PRIORITY', 'AGE', 'STATE', 'SUMMARY'];
   const widths = head.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c]!.length)));

@@ -11,12 +11,17 @@ import { traceMark } from '../../trace.js';
  */
 export function command(): Command {
   return new Command('mcp')
-    .description('serve the fleet tools (send_message, check_inbox, spawn_agent, …) over MCP stdio; identity from the process it runs under')
+    .description(
+      'serve the fleet tools (send_message, check_inbox, spawn_agent, …) over MCP stdio; identity from the process it runs under',
+    )
     .action(async (_opts: unknown, cmd: Command) => {
       traceMark('mcp: command runs');
       const { layout } = cliContext(cmd);
       const { config } = await cliConfig(layout);
-      const [{ mcpIdentity }, { serveMcp }] = await Promise.all([import('../../mcp/identity.js'), import('../../mcp/server.js')]);
+      const [{ mcpIdentity }, { serveMcp }] = await Promise.all([
+        import('../../mcp/identity.js'),
+        import('../../mcp/server.js'),
+      ]);
       const identity = await mcpIdentity(layout);
       const { closed } = await serveMcp(layout, config, identity, { version: VERSION });
       traceMark('mcp: serving');

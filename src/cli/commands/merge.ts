@@ -4,21 +4,35 @@ import { cliContext } from '../context.js';
 /** `flotilla merge <id>` (§12): an agent's branch into the branch its worktree was made from. */
 export function command(): Command {
   return new Command('merge')
-    .description("merge an agent's branch into the branch its worktree was made from: fast-forward when it can, a merge commit otherwise; on conflict nothing is merged (exit 1)")
+    .description(
+      "merge an agent's branch into the branch its worktree was made from: fast-forward when it can, a merge commit otherwise; on conflict nothing is merged (exit 1)",
+    )
     .argument('<id>', 'agent id or unique prefix')
     .option('--commit', 'first commit what the agent left uncommitted in its worktree, as the agent')
     .option('--json', 'print the outcome as JSON')
     .action(async (prefix: string, opts: { commit?: boolean; json?: boolean }, cmd: Command) => {
       const { layout } = cliContext(cmd);
-      const [{ resolveAgent }, { mergeWork }, { printJson }] = await Promise.all([import('../../fleet/registry.js'), import('../../work/merge.js'), import('../output.js')]);
+      const [{ resolveAgent }, { mergeWork }, { printJson }] = await Promise.all([
+        import('../../fleet/registry.js'),
+        import('../../work/merge.js'),
+        import('../output.js'),
+      ]);
       const r = await mergeWork(layout, resolveAgent(layout, prefix), { commit: opts.commit });
       if (!r.merged) process.exitCode = 1;
       if (opts.json) return printJson(r);
       if (r.merged) {
-        const what = r.how === 'up-to-date' ? `nothing to merge: ${r.into} already has ${r.branch}` : `merged ${r.branch} into ${r.into} (${r.how}), now at ${r.commit.slice(0, 12)}`;
-        return void process.stdout.write(`${r.committedFirst ? `committed what ${r.id} left uncommitted; ` : ''}${what}\n`);
+        const what =
+          r.how === 'up-to-date'
+            ? `nothing to merge: ${r.into} already has ${r.branch}`
+            : `merged ${r.branch} into ${r.into} (${r.how}), now at ${r.commit.slice(0, 12)}`;
+        return void process.stdout.write(
+          `${r.committedFirst ? `committed what ${r.id} left uncommitted; ` : ''}${what}\n`,
+        );
       }
-      process.stderr.write(`not merged: ${r.branch} conflicts with ${r.into} in ${r.conflicts.length} file${r.conflicts.length === 1 ? '' : 's'} — nothing was changed; resolve it yourself (git merge ${r.branch}) or ask ${r.id} to rebase on ${r.into}\n`);
-      for (const c of r.conflicts) process.stderr.write(`  ${c.path}${c.holders.length ? `  (leased by ${c.holders.join(', ')})` : ''}\n`);
+      process.stderr.write(
+        `not merged: ${r.branch} conflicts with ${r.into} in ${r.conflicts.length} file${r.conflicts.length === 1 ? '' : 's'} — nothing was changed; resolve it yourself (git merge ${r.branch}) or ask ${r.id} to rebase on ${r.into}\n`,
+      );
+      for (const c of r.conflicts)
+        process.stderr.write(`  ${c.path}${c.holders.length ? `  (leased by ${c.holders.join(', ')})` : ''}\n`);
     });
 }

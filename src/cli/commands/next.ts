@@ -5,7 +5,8 @@ import type { CommandSpec, Parsed } from '../spec.js';
 /** `flotilla next` (§2): switch the tmux client to the next agent that needs a person — the dashboard's `n` from any terminal. */
 export const spec: CommandSpec = {
   name: 'next',
-  description: 'switch the tmux client to the next agent that needs you (an approval, mail for you, a failure, a place in line)',
+  description:
+    'switch the tmux client to the next agent that needs you (an approval, mail for you, a failure, a place in line)',
   args: [],
   options: [],
 };
@@ -20,9 +21,15 @@ export async function run(_parsed: Parsed, globals: Globals): Promise<void> {
   }
   const { config } = await cliConfig(layout);
   const [{ goNext }, { tmuxSocket }, { fleetSessionName }] = await Promise.all([
-    import('../../watch/next.js'), import('../../tmux/client.js'), import('../../tmux/session-name.js'),
+    import('../../watch/next.js'),
+    import('../../tmux/client.js'),
+    import('../../tmux/session-name.js'),
   ]);
-  const r = await goNext({ layout, socket: tmuxSocket(config.tmux.socket), session: fleetSessionName(config.tmux.session_prefix, layout.project) });
+  const r = await goNext({
+    layout,
+    socket: tmuxSocket(config.tmux.socket),
+    session: fleetSessionName(config.tmux.session_prefix, layout.project),
+  });
   if (r.code === 0) writeOut(r.line + '\n');
   else process.stderr.write(`flotilla: ${r.line}\n`);
   process.exitCode = r.code;

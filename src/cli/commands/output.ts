@@ -26,12 +26,24 @@ export function command(): Command {
 }
 
 /** `output` of an agent only another host runs: its answer printed from there; else `err` stands. */
-async function outputElsewhere(layout: import('../../layout/layout.js').Layout, id: string, json: boolean | undefined, err: unknown): Promise<number> {
+async function outputElsewhere(
+  layout: import('../../layout/layout.js').Layout,
+  id: string,
+  json: boolean | undefined,
+  err: unknown,
+): Promise<number> {
   const { FlotillaError } = await import('../../errors.js');
   if (!(err instanceof FlotillaError) || err.code !== 'not-found') throw err;
   const { cliConfig } = await import('../context.js');
   const { config } = await cliConfig(layout);
-  const far = await (await import('../../hosts/elsewhere.js')).agentsElsewhere(layout, config, [id], async () => (await import('../../bus/open.js')).busFor(layout, config).records);
+  const far = await (
+    await import('../../hosts/elsewhere.js')
+  ).agentsElsewhere(
+    layout,
+    config,
+    [id],
+    async () => (await import('../../bus/open.js')).busFor(layout, config).records,
+  );
   if (!far) throw err;
   const { passThrough } = await import('../../hosts/pass-through.js');
   return passThrough(far.host, ['output', far.records[0]!.id, ...(json ? ['--json'] : [])]);

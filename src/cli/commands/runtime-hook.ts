@@ -14,7 +14,8 @@ export function command(): Command {
     .action(async (event: string, _opts: unknown, cmd: Command) => {
       traceMark(`hook ${event}: command runs`);
       const { UsageError } = await import('../../errors.js');
-      if (event !== 'turn-start' && event !== 'turn-end' && event !== 'pre-tool' && event !== 'permission') throw new UsageError(`unknown hook event '${event}' — use turn-start, turn-end, pre-tool or permission`);
+      if (event !== 'turn-start' && event !== 'turn-end' && event !== 'pre-tool' && event !== 'permission')
+        throw new UsageError(`unknown hook event '${event}' — use turn-start, turn-end, pre-tool or permission`);
       const { layout } = cliContext(cmd);
       const { config } = await cliConfig(layout);
       const chunks: Buffer[] = [];

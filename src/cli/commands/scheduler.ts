@@ -4,11 +4,14 @@ import { cliConfig, cliContext } from '../context.js';
 /** `flotilla scheduler`: the fleet's scheduler in the foreground (`flotilla up` runs it in its `schedule` window). */
 export function command(): Command {
   return new Command('scheduler')
-    .description('fire the fleet\'s schedules (one per fleet root; a second waits); runs until Ctrl-C or SIGTERM')
+    .description("fire the fleet's schedules (one per fleet root; a second waits); runs until Ctrl-C or SIGTERM")
     .action(async (_opts: unknown, cmd: Command) => {
       const { layout } = cliContext(cmd);
       const [{ runScheduler }, { LiveDefinitions }, { loadDefinitions }, { definitionDirs }] = await Promise.all([
-        import('../../schedule/scheduler.js'), import('../../definitions/live.js'), import('../../definitions/load.js'), import('../../definitions/locations.js'),
+        import('../../schedule/scheduler.js'),
+        import('../../definitions/live.js'),
+        import('../../definitions/load.js'),
+        import('../../definitions/locations.js'),
       ]);
       const config = async () => (await cliConfig(layout)).config;
       // Definitions are watched, so a `schedule:` block added, changed or removed counts within a second.

@@ -19,15 +19,29 @@ interface SendOpts {
  */
 export const spec: CommandSpec = {
   name: 'send',
-  description: "deliver a message to an agent (id or prefix), 'human', 'parent' or 'root', or one copy to each of a group (--to children|tree|board:NAME|all); reads stdin when no text is given",
+  description:
+    "deliver a message to an agent (id or prefix), 'human', 'parent' or 'root', or one copy to each of a group (--to children|tree|board:NAME|all); reads stdin when no text is given",
   args: [
-    { name: '[to]', description: "recipient: agent id or unique prefix, 'human', 'parent', 'root', or a group: 'children', 'tree', 'board:NAME', 'all' (with --to, this is the text's first word)" },
+    {
+      name: '[to]',
+      description:
+        "recipient: agent id or unique prefix, 'human', 'parent', 'root', or a group: 'children', 'tree', 'board:NAME', 'all' (with --to, this is the text's first word)",
+    },
     { name: '[text...]', description: 'message text (default: stdin)' },
   ],
   options: [
-    { flags: '--to <target>', description: "recipient or group, as the first argument: 'children', 'tree', 'board:NAME', 'all' send one copy to each agent of the group" },
+    {
+      flags: '--to <target>',
+      description:
+        "recipient or group, as the first argument: 'children', 'tree', 'board:NAME', 'all' send one copy to each agent of the group",
+    },
     { flags: '--summary <text>', description: 'one-line summary, ≤ 200 chars (default: the first line of the text)' },
-    { flags: '--priority <level>', description: 'priority', choices: ['low', 'normal', 'high', 'urgent'], default: 'normal' },
+    {
+      flags: '--priority <level>',
+      description: 'priority',
+      choices: ['low', 'normal', 'high', 'urgent'],
+      default: 'normal',
+    },
     { flags: '--reply-to <id>', description: 'id of the message this answers' },
     { flags: '--kind <kind>', description: 'kind of message', choices: ['message', 'system'], default: 'message' },
     { flags: '--json', description: 'print the delivered message header as JSON instead of its id' },
@@ -43,14 +57,22 @@ export async function run(parsed: Parsed, globals: Globals): Promise<void> {
   const words = opts.to !== undefined && first !== undefined ? [first, ...rest] : rest;
   if (!to) {
     const { UsageError } = await import('../../errors.js');
-    throw new UsageError("no recipient — name one, e.g. flotilla send parent 'done', or a group: flotilla send --to tree 'stop and commit'");
+    throw new UsageError(
+      "no recipient — name one, e.g. flotilla send parent 'done', or a group: flotilla send --to tree 'stop and commit'",
+    );
   }
   // Inside a sandbox the fleet root is read-only: the agent's harness delivers for us.
   const door = process.env.FLOTILLA_DOOR;
   const { fleetWritable } = await import('../../inbox/door.js');
   if (door && !fleetWritable(door)) return sendThroughHarness(door, to, words, opts);
   const { layout } = contextOf(globals);
-  const [{ fleetBus }, { resolveRecipient, senderIdentity, parseBroadcastTarget }, { inboxSettings }, { UsageError }, { headerOf }] = await Promise.all([
+  const [
+    { fleetBus },
+    { resolveRecipient, senderIdentity, parseBroadcastTarget },
+    { inboxSettings },
+    { UsageError },
+    { headerOf },
+  ] = await Promise.all([
     import('../../bus/settings.js'),
     import('../../inbox/address.js'),
     import('../../inbox/settings.js'),
@@ -67,33 +89,53 @@ export async function run(parsed: Parsed, globals: Globals): Promise<void> {
     if (existsSync(own)) return sendThroughHarness(own, to, words, opts);
     // A harness without a door (a vendor CLI's shim): deliver here, with every value the
     // fleet was ever granted redacted from body and summary (docs/security.md "Redaction").
-    const [{ fleetRedactor }, { setFleetRedactor }] = await Promise.all([import('../../secrets/digests.js'), import('../../secrets/redact.js')]);
+    const [{ fleetRedactor }, { setFleetRedactor }] = await Promise.all([
+      import('../../secrets/digests.js'),
+      import('../../secrets/redact.js'),
+    ]);
     setFleetRedactor(fleetRedactor(layout));
   }
   const settings = await inboxSettings(layout);
   const max = settings.max_body_bytes;
   const body = words.length > 0 ? words.join(' ') : await readStdin(max);
-  if (!body.trim()) throw new UsageError("empty message — give the text as arguments or on stdin, e.g. flotilla send human 'done'");
+  if (!body.trim())
+    throw new UsageError("empty message — give the text as arguments or on stdin, e.g. flotilla send human 'done'");
   // `kind: system` is Flotilla's own word, or a person's acting for it (docs/security.md "Framing").
   if (opts.kind === 'system' && from !== 'human') {
-    const [{ FlotillaError }, { SYSTEM_KIND_REFUSAL }] = await Promise.all([import('../../errors.js'), import('../../inbox/address.js')]);
+    const [{ FlotillaError }, { SYSTEM_KIND_REFUSAL }] = await Promise.all([
+      import('../../errors.js'),
+      import('../../inbox/address.js'),
+    ]);
     throw new FlotillaError(SYSTEM_KIND_REFUSAL, { code: 'system-kind' });
   }
   const group = parseBroadcastTarget(to);
   if (group) {
     const { broadcast } = await import('../../lifecycle/broadcast.js');
-    const sent = await broadcast(layout, {
-      from, kind: opts.kind, priority: opts.priority, body,
-      ...(opts.summary !== undefined ? { summary: opts.summary } : {}),
-      ...(opts.replyTo !== undefined ? { in_reply_to: opts.replyTo } : {}),
-    }, group, { maxBodyBytes: max, allWho: settings.broadcast_all });
+    const sent = await broadcast(
+      layout,
+      {
+        from,
+        kind: opts.kind,
+        priority: opts.priority,
+        body,
+        ...(opts.summary !== undefined ? { summary: opts.summary } : {}),
+        ...(opts.replyTo !== undefined ? { in_reply_to: opts.replyTo } : {}),
+      },
+      group,
+      { maxBodyBytes: max, allWho: settings.broadcast_all },
+    );
     writeOut(opts.json ? JSON.stringify(broadcastJson(sent, headerOf), null, 2) + '\n' : sent.broadcastId + '\n');
-    process.stderr.write(`flotilla: broadcast ${sent.broadcastId} to ${sent.target}: ${sent.copies.length} ${sent.copies.length === 1 ? 'copy' : 'copies'} (${sent.copies.map((c) => c.to).join(', ')})\n`);
+    process.stderr.write(
+      `flotilla: broadcast ${sent.broadcastId} to ${sent.target}: ${sent.copies.length} ${sent.copies.length === 1 ? 'copy' : 'copies'} (${sent.copies.map((c) => c.to).join(', ')})\n`,
+    );
     return;
   }
   const bus = await fleetBus(layout);
   // An agent only another host runs is resolved through the fleet's records (§18); maildir loads nothing more.
-  const recipient = bus.kind === 'maildir' ? resolveRecipient(layout, to, from) : await (await import('../../bus/recipient.js')).resolveAcrossHosts(layout, bus, to, from);
+  const recipient =
+    bus.kind === 'maildir'
+      ? resolveRecipient(layout, to, from)
+      : await (await import('../../bus/recipient.js')).resolveAcrossHosts(layout, bus, to, from);
   const { message, queued } = await bus.mail.deliver(
     {
       from,
@@ -109,7 +151,10 @@ export async function run(parsed: Parsed, globals: Globals): Promise<void> {
   // Let go of the bus connection (none on maildir) so the command exits.
   await bus.close();
   writeOut(opts.json ? JSON.stringify(headerOf(message), null, 2) + '\n' : message.id + '\n');
-  if (queued) process.stderr.write(`flotilla: the bus ${bus.url} is unreachable: the message waits in this host's outbox and is sent when it returns\n`);
+  if (queued)
+    process.stderr.write(
+      `flotilla: the bus ${bus.url} is unreachable: the message waits in this host's outbox and is sent when it returns\n`,
+    );
   const note = await endedNote(layout, recipient);
   if (note) process.stderr.write(`flotilla: ${note}\n`);
 }
@@ -119,18 +164,28 @@ export async function run(parsed: Parsed, globals: Globals): Promise<void> {
  * which delivers it as that agent, redacted; `from` is not ours to say.
  */
 async function sendThroughHarness(door: string, to: string, words: string[], opts: SendOpts): Promise<void> {
-  const [{ sendThroughDoor }, { UsageError }] = await Promise.all([import('../../inbox/door.js'), import('../../errors.js')]);
+  const [{ sendThroughDoor }, { UsageError }] = await Promise.all([
+    import('../../inbox/door.js'),
+    import('../../errors.js'),
+  ]);
   const body = words.length > 0 ? words.join(' ') : await readStdin(64 * 1_048_576); // the harness applies inbox.max_body_bytes
-  if (!body.trim()) throw new UsageError("empty message — give the text as arguments or on stdin, e.g. flotilla send human 'done'");
+  if (!body.trim())
+    throw new UsageError("empty message — give the text as arguments or on stdin, e.g. flotilla send human 'done'");
   const header = await sendThroughDoor(door, {
-    op: 'send', to, body, kind: opts.kind, priority: opts.priority,
+    op: 'send',
+    to,
+    body,
+    kind: opts.kind,
+    priority: opts.priority,
     ...(opts.summary !== undefined ? { summary: opts.summary } : {}),
     ...(opts.replyTo !== undefined ? { in_reply_to: opts.replyTo } : {}),
   });
   if (typeof header.broadcast_id === 'string' && Array.isArray(header.copies)) {
     writeOut(opts.json ? JSON.stringify(header, null, 2) + '\n' : `${header.broadcast_id}\n`);
     const to = (header.copies as { to: string }[]).map((c) => c.to);
-    process.stderr.write(`flotilla: broadcast ${header.broadcast_id} to ${String(header.target)}: ${to.length} ${to.length === 1 ? 'copy' : 'copies'} (${to.join(', ')})\n`);
+    process.stderr.write(
+      `flotilla: broadcast ${header.broadcast_id} to ${String(header.target)}: ${to.length} ${to.length === 1 ? 'copy' : 'copies'} (${to.join(', ')})\n`,
+    );
     return;
   }
   writeOut(opts.json ? JSON.stringify(header, null, 2) + '\n' : `${String(header.id)}\n`);
@@ -150,7 +205,10 @@ export function broadcastJson(
  */
 async function endedNote(layout: import('../../layout/layout.js').Layout, recipient: string): Promise<string | null> {
   if (recipient === 'human') return null;
-  const [{ readRecord }, { recordLiveness }] = await Promise.all([import('../../fleet/registry.js'), import('../../fleet/liveness.js')]);
+  const [{ readRecord }, { recordLiveness }] = await Promise.all([
+    import('../../fleet/registry.js'),
+    import('../../fleet/liveness.js'),
+  ]);
   let rec;
   try {
     rec = readRecord(layout, recipient);
@@ -163,7 +221,8 @@ async function endedNote(layout: import('../../layout/layout.js').Layout, recipi
     const why = rec.exitReason && rec.exitReason !== rec.status ? `: ${rec.exitReason}` : '';
     return `${rec.id} has ended (${rec.status}${why}), so no one reads this now; it waits in its inbox, and 'flotilla resume ${rec.id}' continues that agent with it`;
   }
-  if (liveness === 'dead') return `${rec.id} is not running (its process is gone), so no one reads this now; it waits in its inbox — see 'flotilla status'`;
+  if (liveness === 'dead')
+    return `${rec.id} is not running (its process is gone), so no one reads this now; it waits in its inbox — see 'flotilla status'`;
   return null;
 }
 
@@ -171,7 +230,9 @@ async function endedNote(layout: import('../../layout/layout.js').Layout, recipi
 async function readStdin(max: number): Promise<string> {
   if (process.stdin.isTTY) {
     const { UsageError } = await import('../../errors.js');
-    throw new UsageError("no message text — give it as arguments or pipe it on stdin, e.g. echo done | flotilla send human");
+    throw new UsageError(
+      'no message text — give it as arguments or pipe it on stdin, e.g. echo done | flotilla send human',
+    );
   }
   const chunks: Buffer[] = [];
   let size = 0;

@@ -10,7 +10,11 @@ export const spec: CommandSpec = {
   description: 'the agent tree with state, depth, turns, tokens, cost, elapsed, unread mail and last line',
   args: [],
   options: [
-    { flags: '--json', description: 'print an array of registry records, each with its unread count, the file leases it holds or waits for and, for a worktree agent, work: {branch, base, ahead, behind}, then one {id: "board:NAME", status: "board", counts} per task board' },
+    {
+      flags: '--json',
+      description:
+        'print an array of registry records, each with its unread count, the file leases it holds or waits for and, for a worktree agent, work: {branch, base, ahead, behind}, then one {id: "board:NAME", status: "board", counts} per task board',
+    },
     { flags: '--all', description: 'list every finished agent, not only the 100 that ended last' },
   ],
 };
@@ -32,8 +36,19 @@ export async function run(parsed: Parsed, globals: Globals): Promise<void> {
   void bus?.audit.ship();
   // A host past its lost_after_secs has its live agents marked lost, each parent told once (§17.8).
   if (bus) await (await import('../../lifecycle/lost.js')).markLostHosts(layout, bus);
-  const [{ reconcileDead }, { listRecords }, { liveRecords, recentRecords }, { unreadCount }, { formatStatus }, { queueLine }] = await Promise.all([
-    import('../../lifecycle/reconcile.js'), import('../../fleet/registry.js'), import('../../fleet/live.js'), import('../../inbox/maildir.js'), import('../../spawn/status-view.js'),
+  const [
+    { reconcileDead },
+    { listRecords },
+    { liveRecords, recentRecords },
+    { unreadCount },
+    { formatStatus },
+    { queueLine },
+  ] = await Promise.all([
+    import('../../lifecycle/reconcile.js'),
+    import('../../fleet/registry.js'),
+    import('../../fleet/live.js'),
+    import('../../inbox/maildir.js'),
+    import('../../spawn/status-view.js'),
     import('../../fleet/slot-queue.js'),
   ]);
   // Each record is read once: the live ones, reaped if dead, then the window of finished ones.
@@ -44,15 +59,30 @@ export async function run(parsed: Parsed, globals: Globals): Promise<void> {
   const reaped = new Map((await reconcileDead(layout, config, { records: live })).map((r) => [r.id, r]));
   const { records, hidden } = opts.all
     ? { records: listRecords(layout, onCorrupt), hidden: 0 }
-    : recentRecords(layout, undefined, undefined, live.map((r) => reaped.get(r.id) ?? r));
+    : recentRecords(
+        layout,
+        undefined,
+        undefined,
+        live.map((r) => reaped.get(r.id) ?? r),
+      );
   // The line for running slots: agents waiting for new work to start, and spawn-agent --queue not started yet.
   const line = queueLine(layout);
   const place = new Map(line.flatMap((q) => (q.agentId ? [[q.agentId, q.position] as const] : [])));
   // Worktree agents' branches against their bases (§12), read only when some agent has one.
-  const standing = records.some((r) => r.worktree) ? await import('../../work/standing.js').then(async (m) => ({ of: await m.worktreeStanding(layout, records), mark: m.standingMark })) : null;
+  const standing = records.some((r) => r.worktree)
+    ? await import('../../work/standing.js').then(async (m) => ({
+        of: await m.worktreeStanding(layout, records),
+        mark: m.standingMark,
+      }))
+    : null;
   const entries = records.map((record) => {
     const work = standing?.of.get(record.id);
-    return { record, unread: unreadCount(layout, record.id), queuePosition: record.status === 'queued' ? place.get(record.id) ?? null : null, ...(work ? { work: standing!.mark(work), standing: work } : {}) };
+    return {
+      record,
+      unread: unreadCount(layout, record.id),
+      queuePosition: record.status === 'queued' ? (place.get(record.id) ?? null) : null,
+      ...(work ? { work: standing!.mark(work), standing: work } : {}),
+    };
   });
   // On a bus, an ended agent's mail waits there (no harness feeds its spool): counted as on maildir, where it sits in its spool (§4, §18).
   if (bus) await countWaitingOnBus(bus, entries);
@@ -61,37 +91,92 @@ export async function run(parsed: Parsed, globals: Globals): Promise<void> {
   // On a bus the boards and leases are the fleet's, read there (§15, §16, §18); a bus that does not answer shows none.
   const team = bus ? await fleetTeam(layout) : null;
   // File leases (§16), loaded only when a fleet has ever had one.
-  const leases = team ? team.leases : existsSync(layout.leasesDir) ? await import('../../leases/summary.js').then((m) => m.leaseSummary(layout)) : null;
+  const leases = team
+    ? team.leases
+    : existsSync(layout.leasesDir)
+      ? await import('../../leases/summary.js').then((m) => m.leaseSummary(layout))
+      : null;
   // Task boards (§15): counts from each board's indexes, loaded only when a fleet has a board.
   const boards = team ? team.boards : existsSync(layout.boardsDir) ? await boardCounts(layout) : [];
   // On a bus, every other host's agents too, grouped by host (§17).
   // Each other host shown as this one is: its live agents and the last to finish (only those read), unless --all.
   const { RECENT_WINDOW } = bus ? await import('../../fleet/live.js') : { RECENT_WINDOW: 0 };
-  const fullGroups = bus ? await (await import('../../spawn/host-groups.js')).otherHosts(bus, (await import('../../hosts/self.js')).selfHost(config.fleet), known, opts.all ? undefined : RECENT_WINDOW) : null;
+  const fullGroups = bus
+    ? await (
+        await import('../../spawn/host-groups.js')
+      ).otherHosts(
+        bus,
+        (await import('../../hosts/self.js')).selfHost(config.fleet),
+        known,
+        opts.all ? undefined : RECENT_WINDOW,
+      )
+    : null;
   const { windowed } = fullGroups ? await import('../../spawn/host-groups.js') : { windowed: null };
-  const hostGroups = fullGroups?.map((g) => {
-    const w = opts.all ? { records: g.records, hidden: 0 } : windowed!(g.records, RECENT_WINDOW);
-    return { ...g, records: w.records, hidden: w.hidden + g.endedNotRead };
-  }) ?? null;
+  const hostGroups =
+    fullGroups?.map((g) => {
+      const w = opts.all ? { records: g.records, hidden: 0 } : windowed!(g.records, RECENT_WINDOW);
+      return { ...g, records: w.records, hidden: w.hidden + g.endedNotRead };
+    }) ?? null;
   if (opts.json) {
     const hostRows = (hostGroups ?? []).flatMap((g) => [
-      { id: `host:${g.host}`, status: 'host', host: g.host, heartbeatAgeMs: g.beat?.ageMs ?? null, lost: g.beat ? g.beat.lost : true },
+      {
+        id: `host:${g.host}`,
+        status: 'host',
+        host: g.host,
+        heartbeatAgeMs: g.beat?.ageMs ?? null,
+        lost: g.beat ? g.beat.lost : true,
+      },
       ...g.records.map((r) => ({ ...r, unread: null })),
     ]);
     const tasks = boards.map((b) => ({ id: `board:${b.board}`, status: 'board', board: b.board, counts: b.counts }));
     const bad = [...corrupt].map(([id, error]) => ({ id, status: 'corrupt', error }));
-    const spawns = waiting.map((q) => ({ id: q.agentId, status: 'queued', queuePosition: q.position, pid: q.pid, started: false }));
-    const held = (id: string) => (leases ? { leases: leases.heldBy(id), waitingForLeases: leases.waitsOf(id) } : { leases: [], waitingForLeases: [] });
-    writeOut(JSON.stringify([...entries.map((e) => ({ ...e.record, unread: e.unread, ...(e.record.status === 'queued' ? { queuePosition: e.queuePosition } : {}), ...held(e.record.id), ...('standing' in e ? { work: e.standing } : {}) })), ...spawns, ...bad, ...tasks, ...hostRows], null, 2) + '\n');
+    const spawns = waiting.map((q) => ({
+      id: q.agentId,
+      status: 'queued',
+      queuePosition: q.position,
+      pid: q.pid,
+      started: false,
+    }));
+    const held = (id: string) =>
+      leases
+        ? { leases: leases.heldBy(id), waitingForLeases: leases.waitsOf(id) }
+        : { leases: [], waitingForLeases: [] };
+    writeOut(
+      JSON.stringify(
+        [
+          ...entries.map((e) => ({
+            ...e.record,
+            unread: e.unread,
+            ...(e.record.status === 'queued' ? { queuePosition: e.queuePosition } : {}),
+            ...held(e.record.id),
+            ...('standing' in e ? { work: e.standing } : {}),
+          })),
+          ...spawns,
+          ...bad,
+          ...tasks,
+          ...hostRows,
+        ],
+        null,
+        2,
+      ) + '\n',
+    );
     return;
   }
   const width = terminalColumns();
   const { hostHeading } = hostGroups ? await import('../../spawn/host-groups.js') : { hostHeading: null };
-  if (hostGroups && hostHeading) writeOut(`${hostHeading((await import('../../hosts/self.js')).selfHost(config.fleet), null, true)}\n`);
+  if (hostGroups && hostHeading)
+    writeOut(`${hostHeading((await import('../../hosts/self.js')).selfHost(config.fleet), null, true)}\n`);
   writeOut(formatStatus(entries, width ? { width } : {}) + '\n');
   for (const g of hostGroups ?? []) {
     writeOut(`\n${hostHeading!(g.host, g.beat)}\n`);
-    writeOut(g.records.length ? formatStatus(g.records.map((record) => ({ record, unread: 0, queuePosition: null })), width ? { width } : {}) + '\n' : '  no agents\n');
+    writeOut(
+      g.records.length
+        ? formatStatus(
+            g.records.map((record) => ({ record, unread: 0, queuePosition: null })),
+            width ? { width } : {},
+          ) + '\n'
+        : '  no agents\n',
+    );
     if (g.hidden > 0) writeOut(`… ${thousands(g.hidden)} finished on ${g.host} — flotilla status --all\n`);
   }
   if (waiting.length) {
@@ -108,7 +193,9 @@ export async function run(parsed: Parsed, globals: Globals): Promise<void> {
   if (schedules) writeOut(`\n${formatScheduleSummary(schedules).join('\n')}\n`);
   if (boards.length > 0) {
     const { countsLine } = await import('../../tasks/view.js');
-    writeOut(`\nTask boards (flotilla task list --board NAME):\n${boards.map((b) => `  ${countsLine(b.board, b.counts)}`).join('\n')}\n`);
+    writeOut(
+      `\nTask boards (flotilla task list --board NAME):\n${boards.map((b) => `  ${countsLine(b.board, b.counts)}`).join('\n')}\n`,
+    );
   }
   const human = unreadCount(layout, 'human');
   if (human) writeOut(`\n${human} unread message${human === 1 ? '' : 's'} for you — flotilla inbox\n`);
@@ -119,7 +206,10 @@ export async function run(parsed: Parsed, globals: Globals): Promise<void> {
 }
 
 /** Adds to each ended agent's unread count its mail still on the bus: one request for them all. */
-async function countWaitingOnBus(bus: import('../../bus/types.js').Bus, entries: { record: import('../../fleet/record.js').AgentRecord; unread: number }[]): Promise<void> {
+async function countWaitingOnBus(
+  bus: import('../../bus/types.js').Bus,
+  entries: { record: import('../../fleet/record.js').AgentRecord; unread: number }[],
+): Promise<void> {
   const { isTerminal } = await import('../../fleet/record-status.js');
   const ended = entries.filter((e) => isTerminal(e.record.status));
   if (!ended.length) return;
@@ -128,11 +218,23 @@ async function countWaitingOnBus(bus: import('../../bus/types.js').Bus, entries:
 }
 
 /** The fleet's boards and leases from the bus, or null when it does not answer within 5 s (status must answer). */
-async function fleetTeam(layout: import('../../layout/layout.js').Layout): Promise<{ boards: { board: string; counts: import('../../tasks/list.js').Counts }[]; leases: import('../../leases/summary.js').LeaseSummary } | null> {
-  const [{ allBoardCounts }, { listLeases }, { leaseSummary }] = await Promise.all([import('../../team-store/board.js'), import('../../team-store/leases.js'), import('../../leases/summary.js')]);
-  const read = Promise.all([allBoardCounts(layout), listLeases(layout)]).then(([boards, views]) => ({ boards, leases: leaseSummary(layout, views) }));
+async function fleetTeam(layout: import('../../layout/layout.js').Layout): Promise<{
+  boards: { board: string; counts: import('../../tasks/list.js').Counts }[];
+  leases: import('../../leases/summary.js').LeaseSummary;
+} | null> {
+  const [{ allBoardCounts }, { listLeases }, { leaseSummary }] = await Promise.all([
+    import('../../team-store/board.js'),
+    import('../../team-store/leases.js'),
+    import('../../leases/summary.js'),
+  ]);
+  const read = Promise.all([allBoardCounts(layout), listLeases(layout)]).then(([boards, views]) => ({
+    boards,
+    leases: leaseSummary(layout, views),
+  }));
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<null>((resolve) => { timer = setTimeout(() => resolve(null), 5_000); });
+  const late = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), 5_000);
+  });
   try {
     return await Promise.race([read.catch(() => null), late]);
   } finally {
@@ -140,7 +242,9 @@ async function fleetTeam(layout: import('../../layout/layout.js').Layout): Promi
   }
 }
 
-async function boardCounts(layout: import('../../layout/layout.js').Layout): Promise<{ board: string; counts: import('../../tasks/list.js').Counts }[]> {
+async function boardCounts(
+  layout: import('../../layout/layout.js').Layout,
+): Promise<{ board: string; counts: import('../../tasks/list.js').Counts }[]> {
   const [{ boardNames }, list] = await Promise.all([import('../../tasks/store.js'), import('../../tasks/list.js')]);
   const out = [];
   for (const board of boardNames(layout).sort()) {

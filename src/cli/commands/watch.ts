@@ -23,7 +23,8 @@ export async function run(parsed: Parsed, globals: Globals): Promise<void> {
   const [{ runWatch }, { tmuxSocket }] = await modules;
   const tick = Number(parsed.opts.tick);
   process.exitCode = await runWatch({
-    layout, config,
+    layout,
+    config,
     socket: tmuxSocket(config.tmux.socket),
     title: `flotilla · ${layout.project}`,
     statsFile: process.env.FLOTILLA_WATCH_STATS || undefined,

@@ -14,11 +14,16 @@ export function run(args: string[]): Promise<number> | null {
   const sub = at === -1 ? undefined : args[at + 1];
   const spec = sub === undefined ? undefined : SUBCOMMANDS[sub];
   if (!spec || !sub) return null;
-  const parsed = parseBySpec(spec, args.filter((_, i) => i !== at && i !== at + 1));
+  const parsed = parseBySpec(
+    spec,
+    args.filter((_, i) => i !== at && i !== at + 1),
+  );
   if (!parsed) return null;
-  return runSub(sub, { args: parsed.args, opts: parsed.opts }, parsed.globals).then(
-    () => (typeof process.exitCode === 'number' ? process.exitCode : 0),
-    (err: unknown) => reportError(err),
-  // A board on the bus holds a connection open (bus/shared.ts): let go of it when done.
-  ).finally(runAtExit);
+  return runSub(sub, { args: parsed.args, opts: parsed.opts }, parsed.globals)
+    .then(
+      () => (typeof process.exitCode === 'number' ? process.exitCode : 0),
+      (err: unknown) => reportError(err),
+      // A board on the bus holds a connection open (bus/shared.ts): let go of it when done.
+    )
+    .finally(runAtExit);
 }

@@ -21,7 +21,10 @@ export interface PaneChat {
  */
 export async function chatActionsFor(layout: Layout, initialConfig: Config, rec: AgentRecord): Promise<PaneChat> {
   const [{ loadDefinitions }, { definitionDirs }, { LiveDefinitions }, { LiveConfig }] = await Promise.all([
-    import('../../definitions/load.js'), import('../../definitions/locations.js'), import('../../definitions/live.js'), import('../../config/live.js'),
+    import('../../definitions/load.js'),
+    import('../../definitions/locations.js'),
+    import('../../definitions/live.js'),
+    import('../../config/live.js'),
   ]);
   const listeners = new Set<(line: string) => void>();
   const notify = (line: string): void => {
@@ -31,7 +34,11 @@ export async function chatActionsFor(layout: Layout, initialConfig: Config, rec:
   const loaded: { defs?: import('../../definitions/live.js').LiveDefinitions } = {};
   const live = new LiveConfig(layout, initialConfig, {
     onChange: (c) => {
-      notify(c.error ? `${CHAT_ERROR_PREFIX}${c.error}` : 'config reloaded: chat commands use it now (this agent keeps the limits it was spawned with)');
+      notify(
+        c.error
+          ? `${CHAT_ERROR_PREFIX}${c.error}`
+          : 'config reloaded: chat commands use it now (this agent keeps the limits it was spawned with)',
+      );
       // Definitions take defaults from the config (permission mode, max_turns).
       void loaded.defs?.reload();
     },
@@ -39,10 +46,17 @@ export async function chatActionsFor(layout: Layout, initialConfig: Config, rec:
   const definitions = await LiveDefinitions.open({
     load: () => loadDefinitions({ layout, config: live.current }),
     folders: definitionDirs(layout).map((d) => d.dir),
-    onChange: (c) => { for (const line of describeDefinitionsChange(c)) notify(line); },
+    onChange: (c) => {
+      for (const line of describeDefinitionsChange(c)) notify(line);
+    },
   });
   loaded.defs = definitions;
-  const actions = liveChatActions(layout, () => live.current, rec, () => definitions.current);
+  const actions = liveChatActions(
+    layout,
+    () => live.current,
+    rec,
+    () => definitions.current,
+  );
   return {
     actions,
     notices: { subscribe: (fn) => (listeners.add(fn), () => listeners.delete(fn)) },
@@ -66,7 +80,12 @@ export function describeDefinitionsChange(c: DefinitionsChange): string[] {
   ];
 }
 
-function liveChatActions(layout: Layout, configNow: () => Config, rec: AgentRecord, loadedNow: () => LoadResult): ChatActions {
+function liveChatActions(
+  layout: Layout,
+  configNow: () => Config,
+  rec: AgentRecord,
+  loadedNow: () => LoadResult,
+): ChatActions {
   const answer = async (id: string, decision: import('../../outputs/approve.js').Decision): Promise<string> => {
     const { answerRequest } = await import('../../outputs/approve.js');
     const done = await answerRequest(layout, configNow(), id, decision, { pid: process.ppid, by: 'chat' });
@@ -80,37 +99,76 @@ function liveChatActions(layout: Layout, configNow: () => Config, rec: AgentReco
     async spawn(name, prompt, opts) {
       const { spawnAgent } = await import('../../spawn/spawn.js');
       const { readRecord } = await import('../../fleet/registry.js');
-      const child = await spawnAgent(layout, configNow(), { agent: name, prompt, mode: 'interactive' }, { parent: readRecord(layout, rec.id) ?? rec, background: opts.background });
-      return child.tmux ? `started ${child.id} (${child.name}) in window ${child.tmux.windowId}; its result comes back here` : `started ${child.id} (${child.name}) in the background; its result comes back here`;
+      const child = await spawnAgent(
+        layout,
+        configNow(),
+        { agent: name, prompt, mode: 'interactive' },
+        { parent: readRecord(layout, rec.id) ?? rec, background: opts.background },
+      );
+      return child.tmux
+        ? `started ${child.id} (${child.name}) in window ${child.tmux.windowId}; its result comes back here`
+        : `started ${child.id} (${child.name}) in the background; its result comes back here`;
     },
     async status() {
       const [{ listRecords }, { descendants }, { unreadCount }, { formatStatus }] = await Promise.all([
-        import('../../fleet/registry.js'), import('../../lifecycle/signal.js'), import('../../inbox/maildir.js'), import('../../spawn/status-view.js'),
+        import('../../fleet/registry.js'),
+        import('../../lifecycle/signal.js'),
+        import('../../inbox/maildir.js'),
+        import('../../spawn/status-view.js'),
       ]);
       const records = listRecords(layout);
       const mine = [rec.id, ...descendants(rec.id, records).map((r) => r.id)];
-      return formatStatus(records.filter((r) => mine.includes(r.id)).map((record) => ({ record, unread: unreadCount(layout, record.id) })));
+      return formatStatus(
+        records
+          .filter((r) => mine.includes(r.id))
+          .map((record) => ({ record, unread: unreadCount(layout, record.id) })),
+      );
     },
     async cancel(prefix) {
-      const [{ resolveAgent }, { cancelAgent }] = await Promise.all([import('../../fleet/registry.js'), import('../../spawn/cancel.js')]);
+      const [{ resolveAgent }, { cancelAgent }] = await Promise.all([
+        import('../../fleet/registry.js'),
+        import('../../spawn/cancel.js'),
+      ]);
       const target = resolveAgent(layout, prefix);
       const hit = await cancelAgent(layout, configNow(), target, { by: 'human' });
       return hit.length ? `cancelled ${hit.join(', ')}` : `${target.id} had already ended (${target.status})`;
     },
     async send(to, text) {
-      const [{ deliver }, { resolveRecipient }] = await Promise.all([import('../../inbox/deliver.js'), import('../../inbox/address.js')]);
+      const [{ deliver }, { resolveRecipient }] = await Promise.all([
+        import('../../inbox/deliver.js'),
+        import('../../inbox/address.js'),
+      ]);
       // A person typing in this pane sends as 'human'; 'parent' and 'root' are this agent's.
       const recipient = resolveRecipient(layout, to, rec.id);
-      const { message } = await deliver(layout, { from: 'human', to: recipient, kind: 'message', body: text }, { maxBodyBytes: configNow().inbox.max_body_bytes });
+      const { message } = await deliver(
+        layout,
+        { from: 'human', to: recipient, kind: 'message', body: text },
+        { maxBodyBytes: configNow().inbox.max_body_bytes },
+      );
       return `sent ${message.id} to ${recipient}`;
     },
     async resume(prefix, prompt) {
       const [{ planResume, resumingLine }, { spawnAgent }, { readRecord }] = await Promise.all([
-        import('../../outputs/resume.js'), import('../../spawn/spawn.js'), import('../../fleet/registry.js'),
+        import('../../outputs/resume.js'),
+        import('../../spawn/spawn.js'),
+        import('../../fleet/registry.js'),
       ]);
       const plan = await planResume(layout, configNow(), prefix);
       // Started from this pane, the resumed agent is this agent's child (§6): its result comes back here.
-      const child = await spawnAgent(layout, configNow(), { agent: plan.definition, prompt, cwd: plan.cwd, mode: 'interactive', model: plan.model, runtime: plan.runtime, resumedFrom: plan.oldId }, { parent: readRecord(layout, rec.id) ?? rec });
+      const child = await spawnAgent(
+        layout,
+        configNow(),
+        {
+          agent: plan.definition,
+          prompt,
+          cwd: plan.cwd,
+          mode: 'interactive',
+          model: plan.model,
+          runtime: plan.runtime,
+          resumedFrom: plan.oldId,
+        },
+        { parent: readRecord(layout, rec.id) ?? rec },
+      );
       return resumingLine(plan, child.id);
     },
     approve: (id) => answer(id, { decision: 'approve', scope: 'once' }),
@@ -126,7 +184,10 @@ function liveChatActions(layout: Layout, configNow: () => Config, rec: AgentReco
       return results.length ? results.map(formatCollected).join('\n\n') : 'nothing new to collect';
     },
     async tasks() {
-      const [{ listBoard }, { formatListing }] = await Promise.all([import('../../team-store/board.js'), import('../../tasks/view.js')]);
+      const [{ listBoard }, { formatListing }] = await Promise.all([
+        import('../../team-store/board.js'),
+        import('../../tasks/view.js'),
+      ]);
       return formatListing(await listBoard(layout, rec.board ?? 'fleet'));
     },
     task: (action, arg, text) => taskAction(layout, rec.board ?? 'fleet', action, arg, text),
@@ -134,7 +195,9 @@ function liveChatActions(layout: Layout, configNow: () => Config, rec: AgentReco
       const { list } = await import('../../inbox/read.js');
       const items = await list(layout, rec.id, { includeRead: true });
       if (items.length === 0) return 'no messages';
-      return items.map((i) => `${i.read ? ' ' : '●'} ${i.message.id}  ${i.message.from}  ${i.message.kind}  ${i.message.summary}`).join('\n');
+      return items
+        .map((i) => `${i.read ? ' ' : '●'} ${i.message.id}  ${i.message.from}  ${i.message.kind}  ${i.message.summary}`)
+        .join('\n');
     },
   };
 }
@@ -143,9 +206,17 @@ function liveChatActions(layout: Layout, configNow: () => Config, rec: AgentReco
  * `/task …` in a pane (§15): the person typing acts, as `human` — like `flotilla task` in a
  * terminal, so they may finish or release any task, not only this agent's claims.
  */
-async function taskAction(layout: Layout, board: string, action: TaskChatAction, arg: string, text: string): Promise<string> {
+async function taskAction(
+  layout: Layout,
+  board: string,
+  action: TaskChatAction,
+  arg: string,
+  text: string,
+): Promise<string> {
   const [ops, { formatTask }, { FlotillaError }] = await Promise.all([
-    import('../../team-store/board.js'), import('../../tasks/view.js'), import('../../errors.js'),
+    import('../../team-store/board.js'),
+    import('../../tasks/view.js'),
+    import('../../errors.js'),
   ]);
   switch (action) {
     case 'add': {
@@ -154,7 +225,8 @@ async function taskAction(layout: Layout, board: string, action: TaskChatAction,
     }
     case 'show': {
       const t = await ops.showTask(layout, board, arg);
-      if (!t) throw new FlotillaError(`no task '${arg}' on board '${board}' — /tasks shows its tasks`, { code: 'not-found' });
+      if (!t)
+        throw new FlotillaError(`no task '${arg}' on board '${board}' — /tasks shows its tasks`, { code: 'not-found' });
       return formatTask(t);
     }
     case 'release': {
@@ -162,7 +234,14 @@ async function taskAction(layout: Layout, board: string, action: TaskChatAction,
       return `${t.id} released: open again`;
     }
     default: {
-      const t = await ops.finishTask(layout, board, arg, 'human', action === 'fail' ? 'failed' : action === 'cancel' ? 'cancelled' : 'done', text);
+      const t = await ops.finishTask(
+        layout,
+        board,
+        arg,
+        'human',
+        action === 'fail' ? 'failed' : action === 'cancel' ? 'cancelled' : 'done',
+        text,
+      );
       return `${t.id} ${t.status}`;
     }
   }
@@ -172,8 +251,11 @@ async function taskAction(layout: Layout, board: string, action: TaskChatAction,
 export function formatDefinitionList(loaded: Pick<LoadResult, 'definitions' | 'errors'>): string {
   const defs = loaded.definitions;
   const width = Math.max(0, ...defs.map((d) => d.name.length));
-  const lines = defs.map((d) => `${d.name.padEnd(width)}  ${d.description.replace(/\s+/g, ' ').trim()}${d.model ? `  (${d.model})` : ''}`);
-  if (defs.length === 0) lines.push('no agent definitions — add one in .flotilla/agents/<name>.md (docs/definitions.md)');
+  const lines = defs.map(
+    (d) => `${d.name.padEnd(width)}  ${d.description.replace(/\s+/g, ' ').trim()}${d.model ? `  (${d.model})` : ''}`,
+  );
+  if (defs.length === 0)
+    lines.push('no agent definitions — add one in .flotilla/agents/<name>.md (docs/definitions.md)');
   for (const e of loaded.errors) lines.push(`✗ ${e.message.includes(e.path) ? e.message : `${e.path}: ${e.message}`}`);
   return lines.join('\n');
 }

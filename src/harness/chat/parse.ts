@@ -28,7 +28,8 @@ export type TaskChatAction = 'add' | 'show' | 'done' | 'fail' | 'cancel' | 'rele
 const TASK_ACTIONS: readonly TaskChatAction[] = ['add', 'show', 'done', 'fail', 'cancel', 'release'];
 
 /** `error`: a command that cannot run as typed (an unknown definition), printed as one `✗` line; never given to the model. */
-export type ChatParse = ChatCommand | { type: 'not_chat' } | { type: 'usage'; message: string } | { type: 'error'; message: string };
+export type ChatParse =
+  ChatCommand | { type: 'not_chat' } | { type: 'usage'; message: string } | { type: 'error'; message: string };
 
 /** The usage line of each form, shown when it is typed wrong and by `/help`. */
 export const CHAT_USAGE = {
@@ -112,9 +113,15 @@ function parseAgent(args: string, known: readonly string[]): ChatParse {
     case 'output':
       return first !== '' && remainder === '' ? { type: 'output', id: first } : usage('output');
     case '':
-      return { type: 'usage', message: `usage: /agent <${AGENT_SUBCOMMANDS.replaceAll(', ', '|')}> — type /help for details` };
+      return {
+        type: 'usage',
+        message: `usage: /agent <${AGENT_SUBCOMMANDS.replaceAll(', ', '|')}> — type /help for details`,
+      };
     default:
-      return { type: 'usage', message: `unknown subcommand '/agent ${sub}': use one of ${AGENT_SUBCOMMANDS} — type /help for details` };
+      return {
+        type: 'usage',
+        message: `unknown subcommand '/agent ${sub}': use one of ${AGENT_SUBCOMMANDS} — type /help for details`,
+      };
   }
 }
 
@@ -122,10 +129,14 @@ function parseTask(args: string): ChatParse {
   const [sub, rest] = splitWord(args);
   if (sub === 'add') return rest === '' ? usage('taskAdd') : { type: 'task', action: 'add', arg: rest, text: '' };
   if (!(TASK_ACTIONS as readonly string[]).includes(sub)) {
-    return { type: 'usage', message: `usage: ${CHAT_USAGE.taskAdd}, or /task <${TASK_ACTIONS.slice(1).join('|')}> <id> [text] — /tasks shows the board` };
+    return {
+      type: 'usage',
+      message: `usage: ${CHAT_USAGE.taskAdd}, or /task <${TASK_ACTIONS.slice(1).join('|')}> <id> [text] — /tasks shows the board`,
+    };
   }
   const [id, text] = splitWord(rest);
-  if (id === '' || (sub === 'show' && text !== '')) return { type: 'usage', message: `usage: /task ${sub} <id>${sub === 'show' ? '' : ' [text]'}` };
+  if (id === '' || (sub === 'show' && text !== ''))
+    return { type: 'usage', message: `usage: /task ${sub} <id>${sub === 'show' ? '' : ' [text]'}` };
   return { type: 'task', action: sub as TaskChatAction, arg: id, text };
 }
 
@@ -149,7 +160,9 @@ function parseAt(text: string, known: readonly string[]): ChatParse {
 /** `no agent definition named 'x' — you can spawn: a, b, c`. */
 function unknownDefinition(name: string, known: readonly string[]): ChatParse {
   const names = [...known].sort(byCodeUnit);
-  const which = names.length ? `you can spawn: ${names.join(', ')}` : 'there are none — add one in .flotilla/agents/<name>.md';
+  const which = names.length
+    ? `you can spawn: ${names.join(', ')}`
+    : 'there are none — add one in .flotilla/agents/<name>.md';
   return { type: 'error', message: `no agent definition named '${name}' — ${which} (/agent list shows them)` };
 }
 

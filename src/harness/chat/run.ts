@@ -41,26 +41,46 @@ export async function runChat(cmd: ChatCommand, actions: ChatActions): Promise<s
   try {
     return await dispatch(cmd, actions);
   } catch (err) {
-    return CHAT_ERROR_PREFIX + errorMessage(err).replace(/\s*\n\s*/g, ' ').trim();
+    return (
+      CHAT_ERROR_PREFIX +
+      errorMessage(err)
+        .replace(/\s*\n\s*/g, ' ')
+        .trim()
+    );
   }
 }
 
 function dispatch(cmd: ChatCommand, a: ChatActions): Promise<string> {
   switch (cmd.type) {
-    case 'list': return a.list();
-    case 'spawn': return a.spawn(cmd.name, cmd.prompt, { background: cmd.background });
-    case 'status': return a.status();
-    case 'cancel': return a.cancel(cmd.prefix);
-    case 'resume': return a.resume(cmd.prefix, cmd.prompt);
-    case 'approve': return a.approve(cmd.id);
-    case 'deny': return a.deny(cmd.id, cmd.reason);
-    case 'output': return a.output(cmd.id);
-    case 'collect': return a.collect();
-    case 'send': return a.send(cmd.to, cmd.text);
-    case 'inbox': return a.inbox();
-    case 'tasks': return a.tasks();
-    case 'task': return a.task(cmd.action, cmd.arg, cmd.text);
-    case 'help': return Promise.resolve(CHAT_HELP);
-    case 'exit': return Promise.resolve('');
+    case 'list':
+      return a.list();
+    case 'spawn':
+      return a.spawn(cmd.name, cmd.prompt, { background: cmd.background });
+    case 'status':
+      return a.status();
+    case 'cancel':
+      return a.cancel(cmd.prefix);
+    case 'resume':
+      return a.resume(cmd.prefix, cmd.prompt);
+    case 'approve':
+      return a.approve(cmd.id);
+    case 'deny':
+      return a.deny(cmd.id, cmd.reason);
+    case 'output':
+      return a.output(cmd.id);
+    case 'collect':
+      return a.collect();
+    case 'send':
+      return a.send(cmd.to, cmd.text);
+    case 'inbox':
+      return a.inbox();
+    case 'tasks':
+      return a.tasks();
+    case 'task':
+      return a.task(cmd.action, cmd.arg, cmd.text);
+    case 'help':
+      return Promise.resolve(CHAT_HELP);
+    case 'exit':
+      return Promise.resolve('');
   }
 }

@@ -41,21 +41,38 @@ export function colorEnabled(output: { isTTY?: boolean }, env: NodeJS.ProcessEnv
  * removed (they could move the cursor and garble the pane), tabs as spaces, CRLF as LF.
  */
 export function sanitize(text: string): string {
-  return stripVTControlCharacters(text)
-    .replace(/\r\n?/g, '\n')
-    .replace(/\t/g, '    ')
-    // eslint-disable-next-line no-control-regex -- removing control characters is the point
-    .replace(/[\x00-\x09\x0b-\x1f\x7f]/g, '');
+  return (
+    stripVTControlCharacters(text)
+      .replace(/\r\n?/g, '\n')
+      .replace(/\t/g, '    ')
+      // eslint-disable-next-line no-control-regex -- removing control characters is the point
+      .replace(/[\x00-\x09\x0b-\x1f\x7f]/g, '')
+  );
 }
 
 // East Asian wide and emoji code points take two columns; combining marks, zero-width
 // characters and variation selectors take none.
 const WIDE: readonly [number, number][] = [
-  [0x1100, 0x115f], [0x2e80, 0x303e], [0x3041, 0x33ff], [0x3400, 0x4dbf], [0x4e00, 0x9fff],
-  [0xa000, 0xa4cf], [0xac00, 0xd7a3], [0xf900, 0xfaff], [0xfe30, 0xfe4f], [0xff00, 0xff60],
-  [0xffe0, 0xffe6], [0x1f300, 0x1f64f], [0x1f900, 0x1f9ff], [0x20000, 0x3fffd],
+  [0x1100, 0x115f],
+  [0x2e80, 0x303e],
+  [0x3041, 0x33ff],
+  [0x3400, 0x4dbf],
+  [0x4e00, 0x9fff],
+  [0xa000, 0xa4cf],
+  [0xac00, 0xd7a3],
+  [0xf900, 0xfaff],
+  [0xfe30, 0xfe4f],
+  [0xff00, 0xff60],
+  [0xffe0, 0xffe6],
+  [0x1f300, 0x1f64f],
+  [0x1f900, 0x1f9ff],
+  [0x20000, 0x3fffd],
 ];
-const ZERO: readonly [number, number][] = [[0x0300, 0x036f], [0x200b, 0x200f], [0xfe00, 0xfe0f]];
+const ZERO: readonly [number, number][] = [
+  [0x0300, 0x036f],
+  [0x200b, 0x200f],
+  [0xfe00, 0xfe0f],
+];
 const within = (cp: number, ranges: readonly [number, number][]) => ranges.some(([a, b]) => cp >= a && cp <= b);
 
 /** Columns a string takes on screen, ignoring ANSI codes. */

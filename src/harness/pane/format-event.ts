@@ -47,7 +47,16 @@ export function formatEvent(e: SessionEvent, ctx: FormatContext): PaneOutput[] {
     }
     case 'approval_resolved': {
       const verb = e.decision === 'approve' ? 'approved' : 'denied';
-      const by = e.by === 'timeout' ? 'timed out' : e.by === 'aborted' ? 'withdrawn: the turn was stopped' : e.by === 'cli' ? 'answered with flotilla approve/deny' : e.by === 'dashboard' ? 'answered in the dashboard' : 'answered here';
+      const by =
+        e.by === 'timeout'
+          ? 'timed out'
+          : e.by === 'aborted'
+            ? 'withdrawn: the turn was stopped'
+            : e.by === 'cli'
+              ? 'answered with flotilla approve/deny'
+              : e.by === 'dashboard'
+                ? 'answered in the dashboard'
+                : 'answered here';
       const text = `approval ${e.requestId} ${verb} (${by})`;
       return [line(e.decision === 'approve' ? style.green(text) : style.yellow(text))];
     }
@@ -60,7 +69,8 @@ export function formatEvent(e: SessionEvent, ctx: FormatContext): PaneOutput[] {
       const r = e.result;
       const why = r.exitReason ? `: ${sanitize(r.exitReason).replace(/\n+/g, ' ')}` : '';
       const text = truncate(`${r.status === 'completed' ? '✓' : '✗'} task ${r.task} ${r.status}${why}`, max);
-      const colored = r.status === 'completed' ? style.green(text) : r.status === 'cancelled' ? style.yellow(text) : style.red(text);
+      const colored =
+        r.status === 'completed' ? style.green(text) : r.status === 'cancelled' ? style.yellow(text) : style.red(text);
       return [{ kind: 'break' }, line(colored)];
     }
     case 'turn_start':
@@ -78,9 +88,10 @@ export function formatEvent(e: SessionEvent, ctx: FormatContext): PaneOutput[] {
  * `Give secret 'github-token' for 300 s? reason: push the tag`.
  */
 export function formatApprovalQuestion(req: ApprovalRequest, style: Style, width: number): string {
-  const text = req.kind === 'secret'
-    ? `Give secret '${req.key ?? '?'}' to ${req.agentId} for ${req.ttlSecs ?? '?'} s?${req.reason ? ` reason: ${req.reason}` : ''}${req.warning ? ` (${req.warning})` : ''}`
-    : `Allow ${req.tool}: ${req.summary} ?`;
+  const text =
+    req.kind === 'secret'
+      ? `Give secret '${req.key ?? '?'}' to ${req.agentId} for ${req.ttlSecs ?? '?'} s?${req.reason ? ` reason: ${req.reason}` : ''}${req.warning ? ` (${req.warning})` : ''}`
+      : `Allow ${req.tool}: ${req.summary} ?`;
   return style.yellow(style.bold(truncate(sanitize(text).replace(/\n+/g, ' '), Math.max(20, width - 1))));
 }
 

@@ -48,5 +48,10 @@ export function inboxNoticeLines(injectionText: string, style: Style, width: num
 }
 
 function firstLine(text: string): string {
-  return sanitize(text).split('\n').map((l) => l.trim()).find((l) => l !== '' && l !== '---') ?? '(empty message)';
+  return (
+    sanitize(text)
+      .split('\n')
+      .map((l) => l.trim())
+      .find((l) => l !== '' && l !== '---') ?? '(empty message)'
+  );
 }

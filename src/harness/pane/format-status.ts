@@ -55,7 +55,8 @@ export function formatStatusLine(header: PaneHeader, facts: StatusFacts, style: 
 function colorState(status: string, style: Style): string {
   if (status === 'working') return style.green(status);
   if (status === 'waiting_approval' || status === 'queued') return style.yellow(status);
-  if (status === 'failed' || status === 'crashed' || status === 'refused' || status === 'lost') return style.red(status);
+  if (status === 'failed' || status === 'crashed' || status === 'refused' || status === 'lost')
+    return style.red(status);
   return status;
 }
 
@@ -63,7 +64,10 @@ function colorState(status: string, style: Style): string {
 export function formatBanner(header: PaneHeader, style: Style, width: number): string[] {
   const max = Math.max(20, width - 1);
   const parent = header.parentId ? ` · parent ${header.parentId}` : ' · root';
-  const first = truncate(`flotilla · ${header.id} (${header.name}) · depth ${header.depth}/${header.maxDepth}${parent}`, max);
+  const first = truncate(
+    `flotilla · ${header.id} (${header.name}) · depth ${header.depth}/${header.maxDepth}${parent}`,
+    max,
+  );
   const model = truncate(`model ${header.model}`, max - (header.scripted ? SCRIPTED_MARKER.length + 1 : 0));
   return [
     style.bold(first),

@@ -77,7 +77,9 @@ export function formatToolResult(call: ToolCall, result: ToolResult, style: Styl
   const max = Math.max(20, width - 1);
   if (call.name === 'shell') return shellResultLines(result, style, max);
   if (result.isError) {
-    const lines = sanitize(result.output).split('\n').filter((l) => l.trim() !== '');
+    const lines = sanitize(result.output)
+      .split('\n')
+      .filter((l) => l.trim() !== '');
     return [style.red(truncate(`✗ ${call.name}: ${lines[0] ?? 'failed'}`, max))];
   }
   if (call.name === 'spawn_agent') return [style.cyan(truncate(`spawn_agent → ${spawnedId(result)}`, max))];

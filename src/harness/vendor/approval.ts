@@ -46,17 +46,37 @@ export interface OpenQuestion {
   always?: boolean;
 }
 
-export async function vendorApproval(layout: Layout, config: Config, runtime: Runtime, rec: AgentRecord, payload: Record<string, unknown>): Promise<HookReply | null> {
+export async function vendorApproval(
+  layout: Layout,
+  config: Config,
+  runtime: Runtime,
+  rec: AgentRecord,
+  payload: Record<string, unknown>,
+): Promise<HookReply | null> {
   const call = (runtime.questionCall ?? runtime.toolCall)(payload);
   if (!call) return null;
   if (alwaysApproved(layout, rec.id).includes(call.tool)) {
     if (runtime.paneQuestion) {
       // A CLI whose hook cannot answer (Gemini) is answered in its pane, by the shim, at once.
       const id = newSortableId();
-      writeQuestion(layout, rec.id, { requestId: id, tool: call.tool, summary: describeCall({ id, name: call.tool, input: call.input ?? {} }), was: rec.status, at: Date.now(), always: true });
+      writeQuestion(layout, rec.id, {
+        requestId: id,
+        tool: call.tool,
+        summary: describeCall({ id, name: call.tool, input: call.input ?? {} }),
+        was: rec.status,
+        at: Date.now(),
+        always: true,
+      });
       return null;
     }
-    audit(layout, { event: 'approval', agent: rec.id, tool: call.tool, decision: 'approved', by: 'always', via: runtime.name });
+    audit(layout, {
+      event: 'approval',
+      agent: rec.id,
+      tool: call.tool,
+      decision: 'approved',
+      by: 'always',
+      via: runtime.name,
+    });
     return runtime.answerPermission(true, '');
   }
   const q = await fileRequest(layout, runtime, rec, call);
@@ -72,17 +92,34 @@ export async function vendorApproval(layout: Layout, config: Config, runtime: Ru
 }
 
 /** The request in the human inbox, the agent `waiting_approval` first: whoever reads the request finds the agent waiting. */
-async function fileRequest(layout: Layout, runtime: Runtime, rec: AgentRecord, call: { tool: string; input?: Record<string, unknown> }): Promise<OpenQuestion> {
+async function fileRequest(
+  layout: Layout,
+  runtime: Runtime,
+  rec: AgentRecord,
+  call: { tool: string; input?: Record<string, unknown> },
+): Promise<OpenQuestion> {
   const id = newSortableId();
   const summary = describeCall({ id, name: call.tool, input: call.input ?? {} });
   updateQuietly(layout, rec.id, { status: 'waiting_approval', lastLine: toLastLine(`asks: ${summary}`) });
   const { deliver } = await import('../../inbox/deliver.js');
   const delivered = await deliver(layout, {
-    from: rec.id, to: 'human', kind: 'approval_request', request_id: id, tool: call.tool, priority: 'high',
+    from: rec.id,
+    to: 'human',
+    kind: 'approval_request',
+    request_id: id,
+    tool: call.tool,
+    priority: 'high',
     summary: summarize(`${rec.id} asks to run ${summary}`),
     body: `Agent ${rec.id} (${runtime.title}) asks to run:\n\n    ${summary}\n\nAnswer with \`flotilla approve ${id}\` or \`flotilla deny ${id} --reason "…"\`, or in its own window.`,
   }).catch(() => undefined);
-  return { requestId: id, tool: call.tool, summary, ...(delivered ? { inboxFile: delivered.file } : {}), was: rec.status, at: Date.now() };
+  return {
+    requestId: id,
+    tool: call.tool,
+    summary,
+    ...(delivered ? { inboxFile: delivered.file } : {}),
+    was: rec.status,
+    at: Date.now(),
+  };
 }
 
 /**
@@ -90,27 +127,52 @@ async function fileRequest(layout: Layout, runtime: Runtime, rec: AgentRecord, c
  * how it ended, even if the CLI ends this process right after), then the request leaves the
  * human inbox — no later answer claims to count — and the agent is back at work.
  */
-export async function settleRequest(layout: Layout, agentId: string, via: string, q: OpenQuestion, settled: Settled): Promise<void> {
+export async function settleRequest(
+  layout: Layout,
+  agentId: string,
+  via: string,
+  q: OpenQuestion,
+  settled: Settled,
+): Promise<void> {
   audit(layout, {
-    event: 'approval', agent: agentId, request: q.requestId, tool: q.tool, via, by: settled.by,
+    event: 'approval',
+    agent: agentId,
+    request: q.requestId,
+    tool: q.tool,
+    via,
+    by: settled.by,
     decision: settled.approved === undefined ? 'withdrawn' : settled.approved ? 'approved' : 'denied',
     ...(settled.approved === false ? { reason: settled.reason } : {}),
   });
   rmSync(layout.approvalAnswer(q.requestId), { force: true });
   rmSync(questionFile(layout, agentId, q.requestId), { force: true });
-  if (q.inboxFile) await import('../../inbox/claim.js').then(({ claim }) => claim(layout, 'human', q.inboxFile!)).catch(() => undefined);
+  if (q.inboxFile)
+    await import('../../inbox/claim.js')
+      .then(({ claim }) => claim(layout, 'human', q.inboxFile!))
+      .catch(() => undefined);
   const now = readRecord(layout, agentId);
-  if (now && now.status === 'waiting_approval') updateQuietly(layout, agentId, { status: q.was === 'idle' ? 'idle' : 'working' });
+  if (now && now.status === 'waiting_approval')
+    updateQuietly(layout, agentId, { status: q.was === 'idle' ? 'idle' : 'working' });
   if (settled.approved && settled.always) rememberAlways(layout, agentId, q.tool);
 }
 
 /** The questions the agent's CLI asks in its pane now, oldest first. */
 export function openQuestions(layout: Layout, agentId: string): OpenQuestion[] {
   let names: string[];
-  try { names = readdirSync(questionsDir(layout, agentId)).filter((n) => n.endsWith('.json')).sort(); } catch { return []; }
+  try {
+    names = readdirSync(questionsDir(layout, agentId))
+      .filter((n) => n.endsWith('.json'))
+      .sort();
+  } catch {
+    return [];
+  }
   const out: OpenQuestion[] = [];
   for (const n of names) {
-    try { out.push(JSON.parse(readFileSync(join(questionsDir(layout, agentId), n), 'utf8')) as OpenQuestion); } catch { /* half-written or gone */ }
+    try {
+      out.push(JSON.parse(readFileSync(join(questionsDir(layout, agentId), n), 'utf8')) as OpenQuestion);
+    } catch {
+      /* half-written or gone */
+    }
   }
   return out;
 }
@@ -132,14 +194,24 @@ function writeQuestion(layout: Layout, agentId: string, q: OpenQuestion): void {
 
 export type Settled = { approved: boolean | undefined; by: string; reason: string; always?: boolean };
 
-async function waitForAnswer(layout: Layout, config: Config, runtime: Runtime, agentId: string, requestId: string, tool: string, payload: Record<string, unknown>): Promise<Settled> {
+async function waitForAnswer(
+  layout: Layout,
+  config: Config,
+  runtime: Runtime,
+  agentId: string,
+  requestId: string,
+  tool: string,
+  payload: Record<string, unknown>,
+): Promise<Settled> {
   const answerFile = layout.approvalAnswer(requestId);
   const end = Date.now() + config.agents.approval_timeout_secs * 1000;
   const parent = process.ppid;
   const paneAnswered = runtime.name === 'claude' ? claudePaneWatch(payload) : () => false;
   // The CLI stops the hook when its person answers in the pane first (or the turn is interrupted).
   let stopped = false;
-  const onSignal = () => { stopped = true; };
+  const onSignal = () => {
+    stopped = true;
+  };
   for (const s of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.once(s, onSignal);
   let tick = 0;
   try {
@@ -149,7 +221,14 @@ async function waitForAnswer(layout: Layout, config: Config, runtime: Runtime, a
         const proven = readProvenAnswer(layout, answerFile);
         if (proven && !proven.ok) {
           // Audited before the file goes, so whoever sees it gone finds the refusal written.
-          audit(layout, { event: 'approval_refused', agent: agentId, request: requestId, tool, route: proven.route, reason: proven.reason });
+          audit(layout, {
+            event: 'approval_refused',
+            agent: agentId,
+            request: requestId,
+            tool,
+            route: proven.route,
+            reason: proven.reason,
+          });
           rmSync(answerFile, { force: true });
         } else if (proven?.ok) {
           const body = proven.body as { decision?: string; scope?: string; reason?: string };
@@ -166,7 +245,12 @@ async function waitForAnswer(layout: Layout, config: Config, runtime: Runtime, a
         const rec = readRecord(layout, agentId);
         if (!rec || isTerminal(rec.status)) return { approved: undefined, by: 'aborted', reason: '' };
       }
-      if (Date.now() >= end) return { approved: false, by: 'timeout', reason: `nobody answered within ${config.agents.approval_timeout_secs}s (agents.approval_timeout_secs)` };
+      if (Date.now() >= end)
+        return {
+          approved: false,
+          by: 'timeout',
+          reason: `nobody answered within ${config.agents.approval_timeout_secs}s (agents.approval_timeout_secs)`,
+        };
       await sleep(POLL_MS);
     }
   } finally {
@@ -188,17 +272,34 @@ function claudePaneWatch(payload: Record<string, unknown>): () => boolean {
   return () => {
     if (!file) return false;
     let text: string;
-    try { text = readFileSync(file, 'utf8'); } catch { return false; }
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch {
+      return false;
+    }
     const results = new Set<string>();
     const uses: string[] = [];
     for (const line of text.split('\n')) {
       if (!line.includes('"tool_use')) continue;
       let entry: { message?: { content?: unknown } };
-      try { entry = JSON.parse(line) as typeof entry; } catch { continue; }
-      const content = Array.isArray(entry.message?.content) ? (entry.message.content as { type?: string; id?: string; name?: string; input?: unknown; tool_use_id?: string }[]) : [];
+      try {
+        entry = JSON.parse(line) as typeof entry;
+      } catch {
+        continue;
+      }
+      const content = Array.isArray(entry.message?.content)
+        ? (entry.message.content as {
+            type?: string;
+            id?: string;
+            name?: string;
+            input?: unknown;
+            tool_use_id?: string;
+          }[])
+        : [];
       for (const c of content) {
         if (c.type === 'tool_result' && c.tool_use_id) results.add(c.tool_use_id);
-        if (c.type === 'tool_use' && c.id && c.name === name && JSON.stringify(c.input ?? {}) === input) uses.push(c.id);
+        if (c.type === 'tool_use' && c.id && c.name === name && JSON.stringify(c.input ?? {}) === input)
+          uses.push(c.id);
       }
     }
     for (const u of uses) if (!results.has(u)) open.add(u);
@@ -212,9 +313,17 @@ function alwaysFile(layout: Layout, id: string): string {
 }
 
 function alwaysApproved(layout: Layout, id: string): string[] {
-  try { return JSON.parse(readFileSync(alwaysFile(layout, id), 'utf8')) as string[]; } catch { return []; }
+  try {
+    return JSON.parse(readFileSync(alwaysFile(layout, id), 'utf8')) as string[];
+  } catch {
+    return [];
+  }
 }
 
 function rememberAlways(layout: Layout, id: string, tool: string): void {
-  try { writeFileSync(alwaysFile(layout, id), JSON.stringify([...new Set([...alwaysApproved(layout, id), tool])])); } catch { /* asked again next time */ }
+  try {
+    writeFileSync(alwaysFile(layout, id), JSON.stringify([...new Set([...alwaysApproved(layout, id), tool])]));
+  } catch {
+    /* asked again next time */
+  }
 }

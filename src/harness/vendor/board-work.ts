@@ -23,7 +23,13 @@ export interface VendorTeammate {
   claim(now: AgentRecord): Promise<boolean>;
 }
 
-export function vendorTeammate(d: { layout: Layout; config: Config; rec: AgentRecord; log: Log; board: BoardPort }): VendorTeammate {
+export function vendorTeammate(d: {
+  layout: Layout;
+  config: Config;
+  rec: AgentRecord;
+  log: Log;
+  board: BoardPort;
+}): VendorTeammate {
   const { layout, log, board } = d;
   /** The board task being worked, and the number of the agent's task that works it. */
   let held: { id: string; task: number } | null = null;
@@ -31,7 +37,9 @@ export function vendorTeammate(d: { layout: Layout; config: Config; rec: AgentRe
   let dirty = true;
 
   return {
-    changed() { dirty = true; },
+    changed() {
+      dirty = true;
+    },
 
     async report(now) {
       if (!held || !now.lastTask || now.lastTask.task < held.task) return;
@@ -40,7 +48,8 @@ export function vendorTeammate(d: { layout: Layout; config: Config; rec: AgentRe
       dirty = true;
       // That task's own ending, even when another task of the agent's ran after it (a person's line).
       const { readTaskResult } = await import('../../transcript/output.js');
-      const ending = now.lastTask.task === task ? now.lastTask : readTaskResult<TaskResult>(layout, now.id, task) ?? now.lastTask;
+      const ending =
+        now.lastTask.task === task ? now.lastTask : (readTaskResult<TaskResult>(layout, now.id, task) ?? now.lastTask);
       try {
         await board.report(id, ending.status, answerOf(ending.outputPath), ending.exitReason);
       } catch (err) {
@@ -61,7 +70,18 @@ export function vendorTeammate(d: { layout: Layout; config: Config; rec: AgentRe
       if (!work) return false;
       held = { id: work.id, task: nextTask(now) };
       const { deliver } = await import('../../inbox/deliver.js');
-      await deliver(layout, { from: 'human', to: d.rec.id, kind: 'system', priority: 'high', summary: `claimed task ${work.id} from the board`, body: work.prompt }, { maxBodyBytes: d.config.inbox.max_body_bytes });
+      await deliver(
+        layout,
+        {
+          from: 'human',
+          to: d.rec.id,
+          kind: 'system',
+          priority: 'high',
+          summary: `claimed task ${work.id} from the board`,
+          body: work.prompt,
+        },
+        { maxBodyBytes: d.config.inbox.max_body_bytes },
+      );
       return true;
     },
   };
@@ -73,5 +93,9 @@ function nextTask(now: AgentRecord): number {
 }
 
 function answerOf(path: string | null): string {
-  try { return path ? readFileSync(path, 'utf8').trim() : ''; } catch { return ''; }
+  try {
+    return path ? readFileSync(path, 'utf8').trim() : '';
+  } catch {
+    return '';
+  }
 }

@@ -12,8 +12,16 @@ import { busCredentialVars, commandEnvironment, providerKeyVars } from '../../to
  * bus's credentials, whatever `permissions.env` lists: its hooks and MCP server reach the bus
  * through the agent's door, as the shim (docs/security.md "Bus credentials").
  */
-export function vendorCliEnvironment(config: Pick<Config, 'models' | 'fleet'>, runtime: VendorRuntimeName, env: NodeJS.ProcessEnv, passEnv: readonly string[]): NodeJS.ProcessEnv {
+export function vendorCliEnvironment(
+  config: Pick<Config, 'models' | 'fleet'>,
+  runtime: VendorRuntimeName,
+  env: NodeJS.ProcessEnv,
+  passEnv: readonly string[],
+): NodeJS.ProcessEnv {
   const own = runtimeKeyVars(runtime);
-  const others = [...providerKeyVars(config), ...(['claude', 'codex', 'gemini'] as const).flatMap((r) => runtimeKeyVars(r))].filter((k) => !own.includes(k));
+  const others = [
+    ...providerKeyVars(config),
+    ...(['claude', 'codex', 'gemini'] as const).flatMap((r) => runtimeKeyVars(r)),
+  ].filter((k) => !own.includes(k));
   return commandEnvironment(env, { keys: [...new Set(others)], allow: passEnv, never: busCredentialVars(config) });
 }

@@ -7,7 +7,12 @@ import type { Runtime } from '../../runtimes/types.js';
  * exit before the task ended `cancelled`, any other status `failed`. In the sandbox the shim's
  * child is bwrap, which reports a CLI killed by a signal as 128 + its number.
  */
-export function cliFate(runtime: Runtime, code: number | null, signal: NodeJS.Signals | null, contained: boolean): { status: TaskResult['status']; reason: string } {
+export function cliFate(
+  runtime: Runtime,
+  code: number | null,
+  signal: NodeJS.Signals | null,
+  contained: boolean,
+): { status: TaskResult['status']; reason: string } {
   const killed = signal ?? (contained && code !== null && code > 128 ? signalName(code - 128) : undefined);
   if (killed) return { status: 'crashed', reason: `${runtime.title} killed (${killed})` };
   if (code === 0) return { status: 'cancelled', reason: `${runtime.title} exited before its task ended` };

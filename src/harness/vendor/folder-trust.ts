@@ -10,8 +10,14 @@ import { readTrustedFolders } from '../../config/trust-store.js';
  */
 export function cliFolderTrusted(cwd: string, env: NodeJS.ProcessEnv): boolean {
   let dir: string;
-  try { dir = realpathSync(cwd); } catch { dir = resolve(cwd); }
-  return readTrustedFolders(env).some((f) => dir === f.project || dir.startsWith(f.project.endsWith(sep) ? f.project : f.project + sep));
+  try {
+    dir = realpathSync(cwd);
+  } catch {
+    dir = resolve(cwd);
+  }
+  return readTrustedFolders(env).some(
+    (f) => dir === f.project || dir.startsWith(f.project.endsWith(sep) ? f.project : f.project + sep),
+  );
 }
 
 /**
@@ -30,5 +36,10 @@ export function untrustedFolderSettings(names: readonly string[] | undefined, cw
 
 /** There, even as a link: what a link names is what the CLI would read. */
 function present(path: string): boolean {
-  try { lstatSync(path); return true; } catch { return false; }
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -6,7 +6,13 @@ import { findParentAgent } from '../../fleet/lineage.js';
 import { toLastLine, type AgentRecord } from '../../fleet/record.js';
 import type { Layout } from '../../layout/layout.js';
 import { toolRow } from '../../policy/tool-table.js';
-import { loadRuntime, type FleetHookEvent, type HookReply, type Runtime, type VendorRuntimeName } from '../../runtimes/index.js';
+import {
+  loadRuntime,
+  type FleetHookEvent,
+  type HookReply,
+  type Runtime,
+  type VendorRuntimeName,
+} from '../../runtimes/index.js';
 import { predecessors } from '../../inbox/adopt.js';
 import { ownUsage } from './inherited.js';
 import { drainInbox } from './mail.js';
@@ -32,16 +38,28 @@ import { endVendorTask, updateQuietly } from './task-end.js';
  */
 export const MAX_MAIL_CONTINUES = 5;
 
-export async function runRuntimeHook(layout: Layout, config: Config, event: FleetHookEvent, stdin: string): Promise<HookReply | null> {
+export async function runRuntimeHook(
+  layout: Layout,
+  config: Config,
+  event: FleetHookEvent,
+  stdin: string,
+): Promise<HookReply | null> {
   const self = findParentAgent(layout).parent;
   if (!self || self.runtime === 'flotilla') return null;
   const runtime = await loadRuntime(self.runtime as VendorRuntimeName);
   let payload: Record<string, unknown> = {};
-  try { payload = JSON.parse(stdin || '{}') as Record<string, unknown>; } catch { /* an empty or odd payload is still an event */ }
+  try {
+    payload = JSON.parse(stdin || '{}') as Record<string, unknown>;
+  } catch {
+    /* an empty or odd payload is still an event */
+  }
   switch (event) {
-    case 'pre-tool': return preTool(layout, config, runtime, self, payload);
-    case 'turn-start': return turnStart(layout, config, runtime, self);
-    case 'turn-end': return turnEnd(layout, config, runtime, self, payload);
+    case 'pre-tool':
+      return preTool(layout, config, runtime, self, payload);
+    case 'turn-start':
+      return turnStart(layout, config, runtime, self);
+    case 'turn-end':
+      return turnEnd(layout, config, runtime, self, payload);
     case 'permission': {
       const { vendorApproval } = await import('./approval.js');
       return vendorApproval(layout, config, runtime, self, payload);
@@ -49,26 +67,47 @@ export async function runRuntimeHook(layout: Layout, config: Config, event: Flee
   }
 }
 
-async function preTool(layout: Layout, config: Config, runtime: Runtime, rec: AgentRecord, payload: Record<string, unknown>): Promise<HookReply | null> {
+async function preTool(
+  layout: Layout,
+  config: Config,
+  runtime: Runtime,
+  rec: AgentRecord,
+  payload: Record<string, unknown>,
+): Promise<HookReply | null> {
   const call = runtime.toolCall(payload);
   if (!call) return null;
   const stopped = limitRefusal(rec);
   if (stopped) {
     audit(layout, { event: 'policy_denied', agent: rec.id, tool: call.tool, rule: stopped.rule, via: runtime.name });
     // A tool asked for after the limit's answer: that answer was not the last, so the task ends here (the shim stops the turn).
-    if (stopped.rule === 'limit:max_turns') await endVendorTask(layout, config, rec.id, { status: 'failed', text: '', reason: 'max_turns' });
+    if (stopped.rule === 'limit:max_turns')
+      await endVendorTask(layout, config, rec.id, { status: 'failed', text: '', reason: 'max_turns' });
     return runtime.denyTool(stopped.reason);
   }
   const refused = toolRefusal(call, rec);
   if (refused) {
-    audit(layout, { event: 'policy_denied', agent: rec.id, tool: call.tool, rule: refused.rule, via: runtime.name, ...(call.command !== undefined ? { command: call.command } : {}) });
+    audit(layout, {
+      event: 'policy_denied',
+      agent: rec.id,
+      tool: call.tool,
+      rule: refused.rule,
+      via: runtime.name,
+      ...(call.command !== undefined ? { command: call.command } : {}),
+    });
     return runtime.denyTool(refused.reason);
   }
   // Reads outside the agent's folders ask through the CLI's own prompt, or are refused (docs/security.md, "What reads may touch").
   const { vendorReadDecision } = await import('./read-scope.js');
   const scoped = vendorReadDecision(call, rec, layout, config, process.env, runtime.name);
   if (scoped && scoped.decision !== 'allow') {
-    audit(layout, { event: scoped.decision === 'deny' ? 'policy_denied' : 'tool_call', agent: rec.id, tool: call.tool, rule: scoped.rule, via: runtime.name, ...(scoped.decision === 'ask' ? { decision: 'ask' } : {}) });
+    audit(layout, {
+      event: scoped.decision === 'deny' ? 'policy_denied' : 'tool_call',
+      agent: rec.id,
+      tool: call.tool,
+      rule: scoped.rule,
+      via: runtime.name,
+      ...(scoped.decision === 'ask' ? { decision: 'ask' } : {}),
+    });
     return scoped.decision === 'deny' ? runtime.denyTool(scoped.reason) : runtime.askTool(scoped.reason);
   }
   // A file another agent holds is not changed (docs/design.md §16, file leases).
@@ -80,11 +119,27 @@ async function preTool(layout: Layout, config: Config, runtime: Runtime, rec: Ag
     const verdict = (await loadShellClassifier(config.security.deny_commands, process.env))(call.command);
     // An opaque command is left to the CLI's own permission prompt: the fleet cannot ask from inside a hook.
     if (verdict.verdict === 'deny') {
-      audit(layout, { event: 'policy_denied', agent: rec.id, tool: 'shell', rule: `shell-gate:${verdict.rule ?? '?'}`, command: call.command, via: runtime.name });
-      return runtime.denyTool(`the fleet's shell gate refused this command (rule: ${verdict.rule ?? '?'}${verdict.why ? `: ${verdict.why}` : ''})`);
+      audit(layout, {
+        event: 'policy_denied',
+        agent: rec.id,
+        tool: 'shell',
+        rule: `shell-gate:${verdict.rule ?? '?'}`,
+        command: call.command,
+        via: runtime.name,
+      });
+      return runtime.denyTool(
+        `the fleet's shell gate refused this command (rule: ${verdict.rule ?? '?'}${verdict.why ? `: ${verdict.why}` : ''})`,
+      );
     }
   }
-  audit(layout, { event: 'tool_call', agent: rec.id, tool: call.tool, decision: 'allow', via: runtime.name, ...(call.command !== undefined ? { command: call.command } : {}) });
+  audit(layout, {
+    event: 'tool_call',
+    agent: rec.id,
+    tool: call.tool,
+    decision: 'allow',
+    via: runtime.name,
+    ...(call.command !== undefined ? { command: call.command } : {}),
+  });
   updateQuietly(layout, rec.id, { lastLine: toLastLine(call.command !== undefined ? `$ ${call.command}` : call.tool) });
   return null;
 }
@@ -94,14 +149,22 @@ async function preTool(layout: Layout, config: Config, runtime: Runtime, rec: Ag
  * `max_turns`, or the shim ended the task (`max_turns`, `timeout`, `budget`) while the CLI
  * was still at it — it runs no more tools for it.
  */
-export function limitRefusal(rec: Pick<AgentRecord, 'task' | 'lastTask' | 'taskTurns' | 'maxTurns' | 'status'>): { rule: string; reason: string } | undefined {
+export function limitRefusal(
+  rec: Pick<AgentRecord, 'task' | 'lastTask' | 'taskTurns' | 'maxTurns' | 'status'>,
+): { rule: string; reason: string } | undefined {
   const ended = rec.lastTask !== null && rec.lastTask.task >= rec.task;
   if (ended && rec.lastTask?.status !== 'completed') {
     const why = rec.lastTask?.exitReason ?? rec.lastTask?.status ?? 'stopped';
-    return { rule: `limit:${why}`, reason: `this task was stopped by the fleet (${why}) — end your turn now and say what is left undone` };
+    return {
+      rule: `limit:${why}`,
+      reason: `this task was stopped by the fleet (${why}) — end your turn now and say what is left undone`,
+    };
   }
   if (!ended && rec.taskTurns >= rec.maxTurns) {
-    return { rule: 'limit:max_turns', reason: `this task reached its max_turns (${rec.maxTurns}) — end your turn now and say what is left undone` };
+    return {
+      rule: 'limit:max_turns',
+      reason: `this task reached its max_turns (${rec.maxTurns}) — end your turn now and say what is left undone`,
+    };
   }
   return undefined;
 }
@@ -113,13 +176,21 @@ export function limitRefusal(rec: Pick<AgentRecord, 'task' | 'lastTask' | 'taskT
  * every runtime whose hook sees the call — Codex's `apply_patch` included, which its settings
  * cannot withhold.
  */
-export function toolRefusal(call: { tool: string }, rec: Pick<AgentRecord, 'effectivePolicy'>): { rule: string; reason: string } | undefined {
+export function toolRefusal(
+  call: { tool: string },
+  rec: Pick<AgentRecord, 'effectivePolicy'>,
+): { rule: string; reason: string } | undefined {
   if (!toolRow(call.tool)) return undefined;
   if (rec.effectivePolicy.tools.includes(call.tool)) return undefined;
   return { rule: 'tools', reason: `'${call.tool}' is not among this agent's tools — its definition withholds it` };
 }
 
-async function turnStart(layout: Layout, config: Config, runtime: Runtime, rec: AgentRecord): Promise<HookReply | null> {
+async function turnStart(
+  layout: Layout,
+  config: Config,
+  runtime: Runtime,
+  rec: AgentRecord,
+): Promise<HookReply | null> {
   // Decided on the record as it is now, not as this hook found it: a limit may have ended the
   // task while the hook process started.
   updateQuietly(layout, rec.id, (now) => {
@@ -130,7 +201,13 @@ async function turnStart(layout: Layout, config: Config, runtime: Runtime, rec: 
   return mail.count ? runtime.addContext(mail.text) : null;
 }
 
-async function turnEnd(layout: Layout, config: Config, runtime: Runtime, rec: AgentRecord, payload: Record<string, unknown>): Promise<HookReply | null> {
+async function turnEnd(
+  layout: Layout,
+  config: Config,
+  runtime: Runtime,
+  rec: AgentRecord,
+  payload: Record<string, unknown>,
+): Promise<HookReply | null> {
   const usage = readUsage(runtime, payload);
   if (continues(layout, rec) < MAX_MAIL_CONTINUES) {
     const mail = await drainInbox(layout, rec.id, config.inbox.max_body_bytes, predecessors(layout, rec));
@@ -149,22 +226,40 @@ async function turnEnd(layout: Layout, config: Config, runtime: Runtime, rec: Ag
     if (usage) updateQuietly(layout, rec.id, usage);
     return null;
   }
-  await endVendorTask(layout, config, rec.id, { status: 'completed', text: answer ?? '', reason: null, ...(usage ? { patch: usage } : {}) });
+  await endVendorTask(layout, config, rec.id, {
+    status: 'completed',
+    text: answer ?? '',
+    reason: null,
+    ...(usage ? { patch: usage } : {}),
+  });
   return null;
 }
 
-async function turnFailed(layout: Layout, runtime: Runtime, rec: AgentRecord, payload: Record<string, unknown>, waitMs: number): Promise<boolean> {
+async function turnFailed(
+  layout: Layout,
+  runtime: Runtime,
+  rec: AgentRecord,
+  payload: Record<string, unknown>,
+  waitMs: number,
+): Promise<boolean> {
   const end = Date.now() + waitMs;
   for (;;) {
     const file = runtime.transcriptPath(payload) || newestSessionFile(runtime, layout.runtimeDir(rec.id));
-    try { if (file && lastTurnFailure(runtime, readFileSync(file, 'utf8'))) return true; } catch { /* not written yet */ }
+    try {
+      if (file && lastTurnFailure(runtime, readFileSync(file, 'utf8'))) return true;
+    } catch {
+      /* not written yet */
+    }
     if (Date.now() >= end) return false;
     await sleep(200);
   }
 }
 
 /** The agent's own usage so far, from the session file the payload names (an inherited part left out). */
-function readUsage(runtime: Runtime, payload: Record<string, unknown>): Pick<AgentRecord, 'usage' | 'turns'> | undefined {
+function readUsage(
+  runtime: Runtime,
+  payload: Record<string, unknown>,
+): Pick<AgentRecord, 'usage' | 'turns'> | undefined {
   return ownUsage(runtime, runtime.transcriptPath(payload));
 }
 
@@ -179,10 +274,13 @@ function continues(layout: Layout, rec: AgentRecord): number {
 }
 
 function countContinue(layout: Layout, rec: AgentRecord): void {
-  try { writeFileSync(counterFile(layout, rec.id), `${rec.task} ${continues(layout, rec) + 1}`); } catch { /* the cap is best effort */ }
+  try {
+    writeFileSync(counterFile(layout, rec.id), `${rec.task} ${continues(layout, rec) + 1}`);
+  } catch {
+    /* the cap is best effort */
+  }
 }
 
 function counterFile(layout: Layout, id: string): string {
   return join(layout.runtimeDir(id), 'mail-continues');
 }
-

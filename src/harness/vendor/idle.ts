@@ -61,27 +61,58 @@ const READY_ANYWAY_MS = 30_000;
 export async function tendIdleCli(d: IdleDeps): Promise<{ close(): Promise<void> }> {
   const { layout, config, runtime, rec, typist, log } = d;
   const { watchInbox } = await import('../../inbox/watch.js');
-  const watcher = watchInbox(layout, rec.id, { aliases: predecessors(layout, rec), poll: config.inbox.poll, pollIntervalMs: config.inbox.poll_interval_ms, rescanSecs: config.inbox.rescan_secs, maxBodyBytes: config.inbox.max_body_bytes });
+  const watcher = watchInbox(layout, rec.id, {
+    aliases: predecessors(layout, rec),
+    poll: config.inbox.poll,
+    pollIntervalMs: config.inbox.poll_interval_ms,
+    rescanSecs: config.inbox.rescan_secs,
+    maxBodyBytes: config.inbox.max_body_bytes,
+  });
   // On a bus, the spool is fed from it while the CLI runs (§18); its connection goes with the watcher.
-  const [{ busFor, closeBuses }, { keepPresence }] = await Promise.all([import('../../bus/open.js'), import('../../bus/presence.js')]);
+  const [{ busFor, closeBuses }, { keepPresence }] = await Promise.all([
+    import('../../bus/open.js'),
+    import('../../bus/presence.js'),
+  ]);
   const bus = busFor(layout, config);
   const stopFeeding = await bus.mail.receive([rec.id, ...predecessors(layout, rec)]);
   // Its host's heartbeat and its record on the bus while it lives (§18). Beating, it also marks
   // silent hosts' agents lost; marked lost itself while this host was silent, it ends (§17.8).
   const lost = bus.kind === 'nats' ? await import('../../lifecycle/lost.js') : null;
-  const stopPresence = keepPresence(layout, bus, rec.id, lost ? {
-    beat: () => lost.markLostHosts(layout, bus),
-    lost: () => {
-      log.warn({}, lost.MARKED_LOST_REASON);
-      d.onLost(lost.MARKED_LOST_REASON);
-    },
-  } : {});
-  const closing = (close: () => Promise<void>) => async () => { stopPresence(); await close(); await stopFeeding(); await closeBuses(); };
+  const stopPresence = keepPresence(
+    layout,
+    bus,
+    rec.id,
+    lost
+      ? {
+          beat: () => lost.markLostHosts(layout, bus),
+          lost: () => {
+            log.warn({}, lost.MARKED_LOST_REASON);
+            d.onLost(lost.MARKED_LOST_REASON);
+          },
+        }
+      : {},
+  );
+  const closing = (close: () => Promise<void>) => async () => {
+    stopPresence();
+    await close();
+    await stopFeeding();
+    await closeBuses();
+  };
   if (!typist) return { close: closing(() => watcher.close()) };
   const { teammateIdle } = await import('../teammate-idle.js');
   const onIdle = teammateIdle(layout, config, rec, d.hookContext);
-  const board = rec.autoClaim ? (await import('../teammate.js')).boardPort(layout, rec.id, rec.board ?? DEFAULT_BOARD, log, config.inbox.max_body_bytes) : null;
-  const teammate: VendorTeammate | null = board ? (await import('./board-work.js')).vendorTeammate({ layout, config, rec, log, board }) : null;
+  const board = rec.autoClaim
+    ? (await import('../teammate.js')).boardPort(
+        layout,
+        rec.id,
+        rec.board ?? DEFAULT_BOARD,
+        log,
+        config.inbox.max_body_bytes,
+      )
+    : null;
+  const teammate: VendorTeammate | null = board
+    ? (await import('./board-work.js')).vendorTeammate({ layout, config, rec, log, board })
+    : null;
   const startedAt = Date.now();
   /** The last task whose ending the TeammateIdle hooks have seen. */
   let idleSeen = rec.lastTask?.task ?? 0;
@@ -108,7 +139,10 @@ export async function tendIdleCli(d: IdleDeps): Promise<{ close(): Promise<void>
   };
 
   const tick = async (): Promise<void> => {
-    if (busy) { again = true; return; }
+    if (busy) {
+      again = true;
+      return;
+    }
     busy = true;
     try {
       do {
@@ -121,7 +155,10 @@ export async function tendIdleCli(d: IdleDeps): Promise<{ close(): Promise<void>
           await wake(now, count);
           break;
         }
-        if (teammate && ready() && await teammate.claim(now)) { again = true; continue; }
+        if (teammate && ready() && (await teammate.claim(now))) {
+          again = true;
+          continue;
+        }
         if (onIdle && now.lastTask && now.lastTask.task > idleSeen) {
           idleSeen = now.lastTask.task;
           await onIdle().catch((err: unknown) => log.warn({ err: errorMessage(err) }, 'TeammateIdle hooks failed'));
@@ -135,9 +172,18 @@ export async function tendIdleCli(d: IdleDeps): Promise<{ close(): Promise<void>
     }
   };
   watcher.on('message', () => void tick());
-  const stopWatch = board?.watch(() => { teammate?.changed(); void tick(); });
+  const stopWatch = board?.watch(() => {
+    teammate?.changed();
+    void tick();
+  });
   // Mail left when a turn ended, a task that just ended: look again soon (sooner for a teammate, whose work this is).
   const timer = setInterval(() => void tick(), board || onIdle ? 1_000 : 5_000);
   timer.unref();
-  return { close: closing(async () => { clearInterval(timer); stopWatch?.(); await watcher.close(); }) };
+  return {
+    close: closing(async () => {
+      clearInterval(timer);
+      stopWatch?.();
+      await watcher.close();
+    }),
+  };
 }

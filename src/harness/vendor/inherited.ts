@@ -27,19 +27,37 @@ interface Inherited {
 }
 
 /** Copies `fromId`'s CLI folder into `configDir`; the session id to resume, or why it cannot be. */
-export function carrySession(layout: Layout, runtime: Runtime, fromId: string, configDir: string): { sessionId: string } | { error: string } {
+export function carrySession(
+  layout: Layout,
+  runtime: Runtime,
+  fromId: string,
+  configDir: string,
+): { sessionId: string } | { error: string } {
   const from = layout.runtimeDir(fromId);
   const file = newestSessionFile(runtime, from);
-  if (!file) return { error: `cannot resume '${fromId}': ${runtime.title} left no session file in ${from} — spawn a new agent instead` };
+  if (!file)
+    return {
+      error: `cannot resume '${fromId}': ${runtime.title} left no session file in ${from} — spawn a new agent instead`,
+    };
   const text = readFileSync(file, 'utf8');
   const sessionId = runtime.sessionId(file, text);
-  if (!sessionId) return { error: `cannot resume '${fromId}': ${file} names no ${runtime.title} session id — spawn a new agent instead` };
+  if (!sessionId)
+    return {
+      error: `cannot resume '${fromId}': ${file} names no ${runtime.title} session id — spawn a new agent instead`,
+    };
   for (const part of runtime.sessionState) {
-    if (existsSync(join(from, part))) cpSync(join(from, part), join(configDir, part), { recursive: true, force: true, verbatimSymlinks: true });
+    if (existsSync(join(from, part)))
+      cpSync(join(from, part), join(configDir, part), { recursive: true, force: true, verbatimSymlinks: true });
   }
   const copy = join(configDir, relative(from, file));
   const usage = runtime.parseUsage(text);
-  const inherited: Inherited = { file: copy, bytes: statSync(copy).size, inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, turns: usage.turns };
+  const inherited: Inherited = {
+    file: copy,
+    bytes: statSync(copy).size,
+    inputTokens: usage.inputTokens,
+    outputTokens: usage.outputTokens,
+    turns: usage.turns,
+  };
   writeFileSync(join(configDir, INHERITED), JSON.stringify(inherited), { mode: 0o600 });
   return { sessionId };
 }
@@ -49,7 +67,11 @@ function inheritedOf(file: string): Inherited | undefined {
   // The session file sits somewhere below the agent's folder, which holds inherited.json.
   for (let dir = dirname(file), i = 0; i < 8 && dir !== dirname(dir); dir = dirname(dir), i++) {
     let found: Inherited;
-    try { found = JSON.parse(readFileSync(join(dir, INHERITED), 'utf8')) as Inherited; } catch { continue; }
+    try {
+      found = JSON.parse(readFileSync(join(dir, INHERITED), 'utf8')) as Inherited;
+    } catch {
+      continue;
+    }
     return found.file === file ? found : undefined;
   }
   return undefined;
@@ -61,13 +83,23 @@ export function ownStart(file: string): number {
 }
 
 /** This agent's own token usage and model answers in a session file (the inherited part left out). */
-export function ownUsage(runtime: Runtime, file: string | undefined): { usage: { inputTokens: number; outputTokens: number; costUsd: null }; turns: number } | undefined {
+export function ownUsage(
+  runtime: Runtime,
+  file: string | undefined,
+): { usage: { inputTokens: number; outputTokens: number; costUsd: null }; turns: number } | undefined {
   if (!file) return undefined;
   try {
     const u = runtime.parseUsage(readFileSync(file, 'utf8'));
     const base = inheritedOf(file);
     const less = (n: number, b: number | undefined) => Math.max(0, n - (b ?? 0));
-    return { usage: { inputTokens: less(u.inputTokens, base?.inputTokens), outputTokens: less(u.outputTokens, base?.outputTokens), costUsd: null }, turns: less(u.turns, base?.turns) };
+    return {
+      usage: {
+        inputTokens: less(u.inputTokens, base?.inputTokens),
+        outputTokens: less(u.outputTokens, base?.outputTokens),
+        costUsd: null,
+      },
+      turns: less(u.turns, base?.turns),
+    };
   } catch {
     return undefined;
   }

@@ -16,24 +16,44 @@ import { realPath } from '../read-scope.js';
  * or from code mode's `exec`: docs/runtimes.md, "Codex's file tool").
  */
 export async function vendorLeaseCheck(
-  layout: Layout, runtime: Runtime, rec: Pick<AgentRecord, 'id' | 'cwd' | 'task'>,
-  call: { tool: string; input?: Record<string, unknown> | undefined }, payload: Record<string, unknown>, env: NodeJS.ProcessEnv,
+  layout: Layout,
+  runtime: Runtime,
+  rec: Pick<AgentRecord, 'id' | 'cwd' | 'task'>,
+  call: { tool: string; input?: Record<string, unknown> | undefined },
+  payload: Record<string, unknown>,
+  env: NodeJS.ProcessEnv,
 ): Promise<HookReply | null> {
   const cwd = typeof payload.cwd === 'string' && payload.cwd ? payload.cwd : rec.cwd;
   const targets = vendorWriteTargets(call.tool, call.input ?? {}, cwd, env.HOME ?? homedir());
   if (!targets || targets.length === 0) return null;
-  const [{ leaseForEdit }, { conflictMessage }] = await Promise.all([import('../../team-store/leases.js'), import('../../leases/view.js')]);
+  const [{ leaseForEdit }, { conflictMessage }] = await Promise.all([
+    import('../../team-store/leases.js'),
+    import('../../leases/view.js'),
+  ]);
   for (const file of targets) {
     const r = await leaseForEdit(layout, file, rec.id, rec.task, runtime.name);
     if (r.ok) continue;
-    audit(layout, { event: 'policy_denied', agent: rec.id, tool: call.tool, rule: 'lease', holder: r.conflict.lease.holder, path: r.conflict.path, via: runtime.name });
+    audit(layout, {
+      event: 'policy_denied',
+      agent: rec.id,
+      tool: call.tool,
+      rule: 'lease',
+      holder: r.conflict.lease.holder,
+      path: r.conflict.path,
+      via: runtime.name,
+    });
     return runtime.denyTool(conflictMessage(r.conflict, 'this change was not made and the file is unchanged'));
   }
   return null;
 }
 
 /** The files a vendor file tool would change (absolute, links resolved); undefined for a tool that changes none. */
-export function vendorWriteTargets(tool: string, input: Record<string, unknown>, cwd: string, home: string): string[] | undefined {
+export function vendorWriteTargets(
+  tool: string,
+  input: Record<string, unknown>,
+  cwd: string,
+  home: string,
+): string[] | undefined {
   const str = (v: unknown) => (typeof v === 'string' && v.length > 0 ? v : undefined);
   const at = (p: string) => realPath(resolveToolPath(cwd, p, home));
   if (tool === 'NotebookEdit') {

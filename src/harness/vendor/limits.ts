@@ -34,7 +34,10 @@ export interface VendorLimits {
 }
 
 export function enforceLimits(opts: {
-  layout: Layout; config: Config; runtime: Runtime; id: string;
+  layout: Layout;
+  config: Config;
+  runtime: Runtime;
+  id: string;
   sessionFile(): string | undefined;
   /** Stops the CLI's current turn (Escape in its pane). */
   interrupt(): Promise<void>;
@@ -52,11 +55,17 @@ export function enforceLimits(opts: {
   const open = () => {
     const rec = readRecord(layout, id);
     // `starting`: the CLI has not begun the task's turn yet (vendor/shim.ts); its clock has not started.
-    return rec && rec.status !== 'idle' && rec.status !== 'starting' && !(rec.lastTask && rec.lastTask.task >= rec.task) ? rec : undefined;
+    return rec && rec.status !== 'idle' && rec.status !== 'starting' && !(rec.lastTask && rec.lastTask.task >= rec.task)
+      ? rec
+      : undefined;
   };
   const follow = (): ReturnType<typeof open> => {
     const rec = open();
-    if (rec && rec.task !== task) { task = rec.task; taskStart = Date.now(); taskTurns = 0; }
+    if (rec && rec.task !== task) {
+      task = rec.task;
+      taskStart = Date.now();
+      taskTurns = 0;
+    }
     return rec;
   };
   const stop = async (status: TaskResult['status'], reason: string, why: string): Promise<void> => {
@@ -65,7 +74,10 @@ export function enforceLimits(opts: {
     try {
       opts.log.warn({ task, reason }, why);
       const ended = await endVendorTask(layout, config, id, { status, text: '', reason });
-      if (ended) { interrupted = ended.task; await opts.interrupt().catch(() => undefined); }
+      if (ended) {
+        interrupted = ended.task;
+        await opts.interrupt().catch(() => undefined);
+      }
     } finally {
       stopping = false;
     }
@@ -82,7 +94,8 @@ export function enforceLimits(opts: {
     }
     if (rec) {
       idleSince = Date.now();
-      if (Date.now() - taskStart >= rec.timeoutSecs * 1000) void stop('timed_out', 'timeout', `task ${rec.task} ran past timeout_secs ${rec.timeoutSecs}`);
+      if (Date.now() - taskStart >= rec.timeoutSecs * 1000)
+        void stop('timed_out', 'timeout', `task ${rec.task} ran past timeout_secs ${rec.timeoutSecs}`);
       return;
     }
     const secs = config.limits.idle_timeout_secs;

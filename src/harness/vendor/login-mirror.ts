@@ -1,4 +1,15 @@
-import { chmodSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
+import {
+  chmodSync,
+  mkdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  watch,
+  writeFileSync,
+  type FSWatcher,
+} from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
 /**
@@ -36,7 +47,12 @@ export function mirrorLogin(person: string, dir: string, log?: { warn(o: object,
     const theirs = readLogin(person);
     try {
       // The CLI refreshed: its new token goes to the person's file (where it leads, if a link).
-      if (mine !== undefined && mine !== last && mine !== theirs && (theirs === last || theirs === undefined || newer(file, person))) {
+      if (
+        mine !== undefined &&
+        mine !== last &&
+        mine !== theirs &&
+        (theirs === last || theirs === undefined || newer(file, person))
+      ) {
         replace(realTarget(person), mine);
         last = mine;
       } else if (theirs !== undefined && theirs !== last && theirs !== mine) {
@@ -53,13 +69,21 @@ export function mirrorLogin(person: string, dir: string, log?: { warn(o: object,
 
   // The folders are watched, not the files: each is replaced, not rewritten, by a refresh.
   const watchers: FSWatcher[] = [];
-  for (const [folder, name] of [[dir, basename(file)], [dirname(realTarget(person)), basename(realTarget(person))]] as const) {
+  for (const [folder, name] of [
+    [dir, basename(file)],
+    [dirname(realTarget(person)), basename(realTarget(person))],
+  ] as const) {
     try {
-      watchers.push(watch(folder, { persistent: false }, (_event, changed) => {
-        if (!changed || changed === name) sync();
-      }));
+      watchers.push(
+        watch(folder, { persistent: false }, (_event, changed) => {
+          if (!changed || changed === name) sync();
+        }),
+      );
     } catch (err) {
-      log?.warn({ err: String(err) }, `cannot watch ${folder}: a refreshed token is written back only when the agent ends`);
+      log?.warn(
+        { err: String(err) },
+        `cannot watch ${folder}: a refreshed token is written back only when the agent ends`,
+      );
     }
   }
 

@@ -7,11 +7,20 @@ import type { Layout } from '../../layout/layout.js';
  * session file; the claim follows at once (docs/runtimes.md says what that leaves open).
  * `aliases`: the agents a resumed one continues, whose adopted mail is addressed to them (§8).
  */
-export async function drainInbox(layout: Layout, owner: string, maxBodyBytes: number, aliases: readonly string[] = []): Promise<{ text: string; count: number }> {
+export async function drainInbox(
+  layout: Layout,
+  owner: string,
+  maxBodyBytes: number,
+  aliases: readonly string[] = [],
+): Promise<{ text: string; count: number }> {
   const [{ list }, { claim }, { formatForModel, sortForReader }] = await Promise.all([
-    import('../../inbox/read.js'), import('../../inbox/claim.js'), import('../../inbox/surface.js'),
+    import('../../inbox/read.js'),
+    import('../../inbox/claim.js'),
+    import('../../inbox/surface.js'),
   ]);
-  const items = sortForReader((await list(layout, owner, { maxBodyBytes, aliases })).map((i) => ({ ...i.message, item: i }))).map((m) => m.item);
+  const items = sortForReader(
+    (await list(layout, owner, { maxBodyBytes, aliases })).map((i) => ({ ...i.message, item: i })),
+  ).map((m) => m.item);
   if (items.length === 0) return { text: '', count: 0 };
   const claimed = [];
   for (const i of items) if ((await claim(layout, owner, i)).status === 'claimed') claimed.push(i.message);

@@ -20,7 +20,13 @@ export interface FleetCatalog {
  * its output changed shape) gives no upgrades and no file: the agent then starts on the CLI's
  * own catalogue, and the shim says what that means (shim.ts).
  */
-export async function fleetCatalog(layout: Layout, runtime: Runtime, bin: string, env: NodeJS.ProcessEnv, configDir: string): Promise<FleetCatalog> {
+export async function fleetCatalog(
+  layout: Layout,
+  runtime: Runtime,
+  bin: string,
+  env: NodeJS.ProcessEnv,
+  configDir: string,
+): Promise<FleetCatalog> {
   const catalog = runtime.modelCatalog;
   if (!catalog) return { upgrades: {} };
   const index = join(layout.indexDir, `${runtime.name}-model-catalog.json`);
@@ -29,9 +35,16 @@ export async function fleetCatalog(layout: Layout, runtime: Runtime, bin: string
   try {
     const kept = JSON.parse(readFileSync(index, 'utf8')) as { key?: string; upgrades?: Record<string, string> };
     if (kept.key === key && kept.upgrades && existsSync(file)) return { upgrades: kept.upgrades, file };
-  } catch { /* none yet, or unreadable: ask the CLI */ }
+  } catch {
+    /* none yet, or unreadable: ask the CLI */
+  }
   const stdout = await new Promise<string | undefined>((resolve) => {
-    execFile(bin, catalog.argv, { env: { ...env, ...catalog.env(configDir) }, timeout: 30_000, maxBuffer: 64 * 1024 * 1024 }, (err, out) => resolve(err ? undefined : out));
+    execFile(
+      bin,
+      catalog.argv,
+      { env: { ...env, ...catalog.env(configDir) }, timeout: 30_000, maxBuffer: 64 * 1024 * 1024 },
+      (err, out) => resolve(err ? undefined : out),
+    );
   });
   const upgrades = stdout === undefined ? undefined : catalog.upgrades(stdout);
   const text = stdout === undefined ? undefined : catalog.forFleet(stdout);

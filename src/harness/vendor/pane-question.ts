@@ -34,7 +34,14 @@ const GONE_TICKS = 2;
  * - nobody within `agents.approval_timeout_secs`: the shim refuses it, as the harness would.
  * Questions are answered oldest first: the CLI shows one prompt at a time.
  */
-export function answerPaneQuestions(d: { layout: Layout; config: Config; runtime: Runtime; agentId: string; typist: Typist; log: Log }): { close(): Promise<void> } {
+export function answerPaneQuestions(d: {
+  layout: Layout;
+  config: Config;
+  runtime: Runtime;
+  agentId: string;
+  typist: Typist;
+  log: Log;
+}): { close(): Promise<void> } {
   const screen = d.runtime.paneQuestion;
   if (!screen) return { close: async () => undefined };
   const seen = new Map<string, { shown: boolean; goneTicks: number }>();
@@ -81,7 +88,14 @@ export function answerPaneQuestions(d: { layout: Layout; config: Config; runtime
       const proven = readProvenAnswer(d.layout, answerFile);
       if (proven && !proven.ok) {
         // Audited before the file goes, so whoever sees it gone finds the refusal written.
-        audit(d.layout, { event: 'approval_refused', agent: d.agentId, request: q.requestId, tool: q.tool, route: proven.route, reason: proven.reason });
+        audit(d.layout, {
+          event: 'approval_refused',
+          agent: d.agentId,
+          request: q.requestId,
+          tool: q.tool,
+          route: proven.route,
+          reason: proven.reason,
+        });
         rmSync(answerFile, { force: true });
       } else if (proven?.ok) {
         const body = proven.body as { decision?: string; scope?: string; reason?: string };
@@ -102,14 +116,21 @@ export function answerPaneQuestions(d: { layout: Layout; config: Config; runtime
       return;
     }
     if (!state.shown && age >= SHOWN_WITHIN_MS) {
-      d.log.info({ request: q.requestId }, `${d.runtime.title}'s prompt for ${q.summary} is not on screen: answered in the pane; the queued request is withdrawn`);
+      d.log.info(
+        { request: q.requestId },
+        `${d.runtime.title}'s prompt for ${q.summary} is not on screen: answered in the pane; the queued request is withdrawn`,
+      );
       await settle(q, { approved: undefined, by: 'pane', reason: '' });
     }
   };
 
   const loop = (async () => {
     while (!closed) {
-      try { await tick(); } catch (err) { d.log.warn({ err: String(err) }, 'answering a pane question failed'); }
+      try {
+        await tick();
+      } catch (err) {
+        d.log.warn({ err: String(err) }, 'answering a pane question failed');
+      }
       await sleep(TICK_MS);
     }
   })();
@@ -119,7 +140,8 @@ export function answerPaneQuestions(d: { layout: Layout; config: Config; runtime
       closed = true;
       await loop;
       // The CLI is gone: nothing waits for these any more.
-      for (const q of openQuestions(d.layout, d.agentId)) await settle(q, { approved: undefined, by: 'aborted', reason: '' });
+      for (const q of openQuestions(d.layout, d.agentId))
+        await settle(q, { approved: undefined, by: 'aborted', reason: '' });
     },
   };
 }

@@ -27,7 +27,14 @@ export function vendorReadDecision(
   const home = env.HOME ?? homedir();
   const targets = vendorReadTargets(call.tool, call.input ?? {}, rec.cwd, home);
   if (!targets) return undefined;
-  const scope = agentReadScope({ layout, cwd: rec.cwd, readDirs: config.permissions.read_dirs, env, hiddenPaths: config.security.hidden_paths, runtime });
+  const scope = agentReadScope({
+    layout,
+    cwd: rec.cwd,
+    readDirs: config.permissions.read_dirs,
+    env,
+    hiddenPaths: config.security.hidden_paths,
+    runtime,
+  });
   return decideRead(targets, scope, rec.permissionMode);
 }
 
@@ -35,7 +42,12 @@ export function vendorReadDecision(
  * The files or folders a vendor read call would look at (absolute, symlinks resolved), from
  * its canonical tool and the CLI's own input; undefined for a tool that does not read files.
  */
-export function vendorReadTargets(tool: string, input: Record<string, unknown>, cwd: string, home: string): string[] | undefined {
+export function vendorReadTargets(
+  tool: string,
+  input: Record<string, unknown>,
+  cwd: string,
+  home: string,
+): string[] | undefined {
   if (tool !== 'read' && tool !== 'glob' && tool !== 'grep') return undefined;
   const str = (v: unknown) => (typeof v === 'string' && v.length > 0 ? v : undefined);
   const at = (base: string, p: string) => realPath(resolveToolPath(base, p, home));
@@ -45,7 +57,9 @@ export function vendorReadTargets(tool: string, input: Record<string, unknown>, 
     case 'read': {
       const file = str(input.file_path) ?? str(input.absolute_path) ?? str(input.path);
       // Gemini's read_many_files takes paths or globs, each from the working folder.
-      const many = Array.isArray(input.paths) ? input.paths.filter((p): p is string => typeof p === 'string' && p.length > 0) : [];
+      const many = Array.isArray(input.paths)
+        ? input.paths.filter((p): p is string => typeof p === 'string' && p.length > 0)
+        : [];
       const targets = [...(file ? [at(cwd, file)] : []), ...many.map((p) => at(cwd, staticBase(p)))];
       return targets.length ? targets : [at(cwd, '.')];
     }

@@ -25,7 +25,10 @@ export async function openRestricted(
     const text = await tmux.capturePane(pane.paneId).catch(() => '');
     if (text.includes(screen.shows)) {
       if (text.includes(screen.unless)) {
-        log.warn({}, `${runtime.title} asks whether to trust this folder, which its person has not trusted (flotilla trust): left to the person in the agent's pane`);
+        log.warn(
+          {},
+          `${runtime.title} asks whether to trust this folder, which its person has not trusted (flotilla trust): left to the person in the agent's pane`,
+        );
         return;
       }
       await tmux.sendKeys(pane.paneId, [screen.key]);

@@ -10,7 +10,16 @@ import { busCredentials } from '../../tools/command-env.js';
 import { userPaths, type Layout } from '../../layout/layout.js';
 import { PACKAGE_ROOT } from '../../layout/package.js';
 import { effectiveSandbox } from '../../tools/sandbox-mode.js';
-import { bubblewrapArgv, bubblewrapNests, bubblewrapUserNamespace, hostExecutedPaths, installedPaths, NESTING_ID, tmuxHiding, type SandboxSpec } from '../../tools/sandbox.js';
+import {
+  bubblewrapArgv,
+  bubblewrapNests,
+  bubblewrapUserNamespace,
+  hostExecutedPaths,
+  installedPaths,
+  NESTING_ID,
+  tmuxHiding,
+  type SandboxSpec,
+} from '../../tools/sandbox.js';
 import { credentialPaths } from '../../tools/sandbox-credentials.js';
 import { tmuxSocketPaths } from '../../tmux/sockets.js';
 import { gitWrites, withGitWrites } from '../../tools/git-writable.js';
@@ -62,20 +71,34 @@ export interface CliSandbox {
  * permitted"), so Codex in those modes runs outside Flotilla's, with its own as the boundary,
  * and its pane says so.
  */
-export function cliSandbox(config: Pick<Config, 'security'>, env: NodeJS.ProcessEnv, runtime: VendorRuntimeName, mode: PermissionMode): CliSandbox {
+export function cliSandbox(
+  config: Pick<Config, 'security'>,
+  env: NodeJS.ProcessEnv,
+  runtime: VendorRuntimeName,
+  mode: PermissionMode,
+): CliSandbox {
   const s = effectiveSandbox(config, env);
   if (s.kind !== 'bubblewrap') return {};
   if (nestsOwnSandbox(runtime, mode) && !bubblewrapNests(s.bwrap)) {
-    return { outside: `flotilla: Codex runs outside Flotilla's sandbox in ${mode} mode: ${s.bwrap} cannot start its own sandbox inside another here, so Codex's own is the only boundary and your credentials are within its commands' reach; in dont_ask it runs in Flotilla's (docs/security.md, "Vendor runtimes")` };
+    return {
+      outside: `flotilla: Codex runs outside Flotilla's sandbox in ${mode} mode: ${s.bwrap} cannot start its own sandbox inside another here, so Codex's own is the only boundary and your credentials are within its commands' reach; in dont_ask it runs in Flotilla's (docs/security.md, "Vendor runtimes")`,
+    };
   }
   return { bwrap: s.bwrap };
 }
 
 export async function containCli(opts: {
-  layout: Layout; config: Config; rec: AgentRecord; bwrap: string; runtime: VendorRuntimeName;
+  layout: Layout;
+  config: Config;
+  rec: AgentRecord;
+  bwrap: string;
+  runtime: VendorRuntimeName;
   /** The shim's own environment: where tmux servers are found (its TMUX, TMUX_TMPDIR). */
   shimEnv: NodeJS.ProcessEnv;
-  cliEnv: NodeJS.ProcessEnv; configDir: string; bin: string; argv: readonly string[];
+  cliEnv: NodeJS.ProcessEnv;
+  configDir: string;
+  bin: string;
+  argv: readonly string[];
   /** An untrusted folder's own CLI settings, hidden from the CLI (folder-trust.ts). */
   folderSettings?: readonly string[];
   /** The shim's copy of the person's shared login, in a folder of its own (login-mirror.ts): the one writable spot among the secrets. */
@@ -87,29 +110,62 @@ export async function containCli(opts: {
   const user = userPaths(opts.cliEnv);
   const installed = installedPaths(PACKAGE_ROOT, process.execPath);
   const readOnly = hostExecutedPaths({
-    fleetRoot: layout.root, project: layout.project, cwd: rec.cwd, home, userConfigDir: user.configDir, userCacheDir: user.cacheDir, installed,
+    fleetRoot: layout.root,
+    project: layout.project,
+    cwd: rec.cwd,
+    home,
+    userConfigDir: user.configDir,
+    userCacheDir: user.cacheDir,
+    installed,
   });
   // The fleet commands the door runs for the CLI get the bus's credentials, which the CLI has not (cli-env.ts).
   const bus = busCredentials(config, opts.shimEnv);
-  const door = await openAgentDoor(layout, config, rec, sendAs(layout, config, rec), { env: { ...opts.cliEnv, ...bus }, writable, extra: VENDOR_DOOR_COMMANDS, warmMcp: true });
-  if (!door) throw new Error(`cannot open the agent's door at ${layout.door(rec.id)} (a path over the Unix socket limit?) — the CLI cannot reach the fleet from its sandbox`);
+  const door = await openAgentDoor(layout, config, rec, sendAs(layout, config, rec), {
+    env: { ...opts.cliEnv, ...bus },
+    writable,
+    extra: VENDOR_DOOR_COMMANDS,
+    warmMcp: true,
+  });
+  if (!door)
+    throw new Error(
+      `cannot open the agent's door at ${layout.door(rec.id)} (a path over the Unix socket limit?) — the CLI cannot reach the fleet from its sandbox`,
+    );
   // The home folder stays readable wherever it lives: the sandbox's private /tmp would hide a
   // home under /tmp (a CI runner's, a test's), so the CLI would see less than on a person's machine.
   // A home the cwd holds stays writable with it. The person's credentials are hidden, all but
   // this CLI's own login, found where the person keeps it (the shim's environment: the CLI's
   // own points at its per-agent folder; tools/sandbox-credentials.ts).
-  const creds = credentialPaths({ home, env: opts.shimEnv, extra: config.security.hidden_paths, runtime: opts.runtime });
+  const creds = credentialPaths({
+    home,
+    env: opts.shimEnv,
+    extra: config.security.hidden_paths,
+    runtime: opts.runtime,
+  });
   // Root's own id would keep Codex's nested bubblewrap from mapping its user (SandboxSpec.id).
   const id = nestsOwnSandbox(opts.runtime, rec.permissionMode) && process.geteuid?.() === 0 ? NESTING_ID : undefined;
   const spec: SandboxSpec = {
-    writable: [...writable, ...(opts.loginDir ? [opts.loginDir] : [])], readOnly: [...readOnly, ...creds.own], visible: [home], network: true, bwrap: opts.bwrap, userNamespace: bubblewrapUserNamespace(opts.bwrap), id, direct: true,
-    hidden: [layout.doorsDir, layout.secretsDir, ...creds.hidden, ...(opts.folderSettings ?? [])], sockets: [door],
+    writable: [...writable, ...(opts.loginDir ? [opts.loginDir] : [])],
+    readOnly: [...readOnly, ...creds.own],
+    visible: [home],
+    network: true,
+    bwrap: opts.bwrap,
+    userNamespace: bubblewrapUserNamespace(opts.bwrap),
+    id,
+    direct: true,
+    hidden: [layout.doorsDir, layout.secretsDir, ...creds.hidden, ...(opts.folderSettings ?? [])],
+    sockets: [door],
   };
   const needed = [...writable, home, PACKAGE_ROOT, ...installed];
   return {
     argv: () => {
       const tmux = tmuxHiding(tmuxSocketPaths(opts.shimEnv), needed);
-      return markedArgv(withGitWrites({ ...spec, hidden: [...spec.hidden!, ...tmux.hidden], covered: tmux.covered }, gitWrites(rec.worktree, rec.id)), [opts.bin, ...opts.argv]);
+      return markedArgv(
+        withGitWrites(
+          { ...spec, hidden: [...spec.hidden!, ...tmux.hidden], covered: tmux.covered },
+          gitWrites(rec.worktree, rec.id),
+        ),
+        [opts.bin, ...opts.argv],
+      );
     },
     env: { ...opts.cliEnv, [DOOR_ENV]: door, ...(Object.keys(bus).length ? { [DOOR_BUS_ENV]: '1' } : {}) },
   };
@@ -120,7 +176,13 @@ export async function containCli(opts: {
  * becomes the CLI with fd 3 closed: the byte says the sandbox was made (`startContained`).
  */
 export function markedArgv(spec: SandboxSpec, argv: readonly string[]): string[] {
-  return bubblewrapArgv({ ...spec, direct: true }, ['sh', '-c', 'printf . >&3; exec "$@" 3>&-', 'flotilla-cli', ...argv]);
+  return bubblewrapArgv({ ...spec, direct: true }, [
+    'sh',
+    '-c',
+    'printf . >&3; exec "$@" 3>&-',
+    'flotilla-cli',
+    ...argv,
+  ]);
 }
 
 export interface StartedCli {
@@ -134,7 +196,11 @@ export interface StartedCli {
  * its own along) — and then exits 1 without the sandbox's byte on fd 3; such a start is made
  * once more with a fresh argv. `onChild` hears each process, so a signal reaches the current one.
  */
-export async function startContained(cli: ContainedCli, cwd: string, onChild: (child: ChildProcess) => void): Promise<StartedCli> {
+export async function startContained(
+  cli: ContainedCli,
+  cwd: string,
+  onChild: (child: ChildProcess) => void,
+): Promise<StartedCli> {
   for (let attempt = 1; ; attempt++) {
     const [file, ...args] = cli.argv();
     const child = spawn(file!, args, { stdio: ['inherit', 'inherit', 'inherit', 'pipe'], cwd, env: cli.env });

@@ -28,7 +28,12 @@ export interface SessionHandlers {
   onModel?(): void;
 }
 
-export function watchSession(runtime: Runtime, configDir: string, handlers: SessionHandlers, intervalMs = 250): SessionWatch {
+export function watchSession(
+  runtime: Runtime,
+  configDir: string,
+  handlers: SessionHandlers,
+  intervalMs = 250,
+): SessionWatch {
   const answers = new Set<string>();
   let file: string | undefined;
   let offset = 0;
@@ -37,13 +42,24 @@ export function watchSession(runtime: Runtime, configDir: string, handlers: Sess
   let newest: string | undefined;
   const look = (): void => {
     // The folder is searched every 2 s (a new session file is rare); the file itself is looked at every tick.
-    if (!newest || Date.now() - searched >= 2000) { newest = newestSessionFile(runtime, configDir) ?? newest; searched = Date.now(); }
+    if (!newest || Date.now() - searched >= 2000) {
+      newest = newestSessionFile(runtime, configDir) ?? newest;
+      searched = Date.now();
+    }
     if (!newest) return;
     // A new session file (a resumed or restarted session): read it from its start.
     // An inherited start (a resumed session) was the predecessor's: only what follows is this agent's.
-    if (newest !== file) { file = newest; offset = ownStart(newest); rest = ''; }
+    if (newest !== file) {
+      file = newest;
+      offset = ownStart(newest);
+      rest = '';
+    }
     let size: number;
-    try { size = statSync(file).size; } catch { return; }
+    try {
+      size = statSync(file).size;
+    } catch {
+      return;
+    }
     if (size <= offset) return;
     const text = rest + readRange(file, offset, size);
     offset = size;
@@ -58,7 +74,13 @@ export function watchSession(runtime: Runtime, configDir: string, handlers: Sess
       }
     }
   };
-  const timer = setInterval(() => { try { look(); } catch { /* a file mid-rotation: the next look reads it */ } }, intervalMs);
+  const timer = setInterval(() => {
+    try {
+      look();
+    } catch {
+      /* a file mid-rotation: the next look reads it */
+    }
+  }, intervalMs);
   timer.unref();
   return { file: () => file, close: () => clearInterval(timer) };
 }

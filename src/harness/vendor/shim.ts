@@ -44,7 +44,14 @@ import { traceMark } from '../../trace.js';
  * board work, TeammateIdle) and, whichever way
  * the CLI ends (exit, SIGKILL, a closed window, a cancel), ends the agent exactly once.
  */
-export async function runVendorAgent(opts: { layout: Layout; config: Config; record: AgentRecord; definition: Definition; slot: SlotHold; secretKeys?: readonly string[] }): Promise<number> {
+export async function runVendorAgent(opts: {
+  layout: Layout;
+  config: Config;
+  record: AgentRecord;
+  definition: Definition;
+  slot: SlotHold;
+  secretKeys?: readonly string[];
+}): Promise<number> {
   const { layout, config, definition } = opts;
   traceMark('shim: start');
   // The spawner's vendor settings (base URLs, keys) win over the tmux server's older environment.
@@ -60,13 +67,36 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
   const stop = (reason: string, status: TaskResult['status'] = 'cancelled') => {
     if (ending) return;
     ending = { status, reason };
-    try { child?.kill('SIGTERM'); } catch { /* gone */ }
-    setTimeout(() => { try { child?.kill('SIGKILL'); } catch { /* gone */ } }, 3_000).unref();
+    try {
+      child?.kill('SIGTERM');
+    } catch {
+      /* gone */
+    }
+    setTimeout(() => {
+      try {
+        child?.kill('SIGKILL');
+      } catch {
+        /* gone */
+      }
+    }, 3_000).unref();
   };
   process.on('SIGTERM', () => stop('cancelled (SIGTERM)'));
   process.on('SIGHUP', () => stop('window closed'));
-  let rec = updateRecord(layout, opts.record.id, { status: 'starting', pid: selfProcess().pid, pidStartTime: selfProcess().start, startedAt: new Date().toISOString() });
-  audit(layout, { event: 'agent_start', agent: rec.id, parent: rec.parentId ?? 'human', depth: rec.depth, model: rec.model, mode: rec.mode, runtime: rec.runtime });
+  let rec = updateRecord(layout, opts.record.id, {
+    status: 'starting',
+    pid: selfProcess().pid,
+    pidStartTime: selfProcess().start,
+    startedAt: new Date().toISOString(),
+  });
+  audit(layout, {
+    event: 'agent_start',
+    agent: rec.id,
+    parent: rec.parentId ?? 'human',
+    depth: rec.depth,
+    model: rec.model,
+    mode: rec.mode,
+    runtime: rec.runtime,
+  });
   const runtime = await loadRuntime(rec.runtime as VendorRuntimeName);
   const prompt = readTask(layout, rec.id);
 
@@ -77,19 +107,38 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
     const final = open ? status : now.lastTask?.status === 'completed' || status === 'completed' ? 'completed' : status;
     const { stopHookOnce } = await import('../../hooks/stop-once.js');
     const { runLifecycleHooks } = await import('../../hooks/run-hooks.js');
-    const hookContext = { agentId: now.id, agentName: definition.name, parentId: now.parentId, cwd: now.cwd, onWarn: (m: string) => log.warn({}, m) };
+    const hookContext = {
+      agentId: now.id,
+      agentName: definition.name,
+      parentId: now.parentId,
+      cwd: now.cwd,
+      onWarn: (m: string) => log.warn({}, m),
+    };
     rec = await finishAgent({
-      layout, config, record: now, status: final, reason, log,
+      layout,
+      config,
+      record: now,
+      status: final,
+      reason,
+      log,
       openTask: open ? { text: '', outputPath: null } : null,
       closeTranscript: () => undefined,
-      runStopHooks: async (s, why) => { await stopHookOnce(layout, now.id, () => runLifecycleHooks('stop', config.hooks.stop, { ...hookContext, status: s, exitReason: why })); },
+      runStopHooks: async (s, why) => {
+        await stopHookOnce(layout, now.id, () =>
+          runLifecycleHooks('stop', config.hooks.stop, { ...hookContext, status: s, exitReason: why }),
+        );
+      },
     });
     opts.slot.release();
   });
 
   const settings = config.runtimes[runtime.name];
   const { isTrusted } = await import('../../config/trust-store.js');
-  const bin = findRuntimeBinary(runtime, env, { command: settings.command, project: layout.project, projectTrusted: isTrusted(layout, env) });
+  const bin = findRuntimeBinary(runtime, env, {
+    command: settings.command,
+    project: layout.project,
+    projectTrusted: isTrusted(layout, env),
+  });
   if (!bin) {
     const why = `${runtime.title} is not installed — install it (npm install -g ${runtime.npmPackage}) or set ${runtime.binEnv} to its path`;
     process.stderr.write(`flotilla: ${why}\n`);
@@ -139,8 +188,14 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
   const busCreds = busCredentials(config, env);
   const viaDoor = !bwrap && Object.keys(busCreds).length > 0;
   const cli = bwrap || viaDoor ? [process.execPath, CLI_ENTRY] : [process.execPath, CLI_ENTRY, '--root', layout.root];
-  const doorEnv = { FLOTILLA_ROOT: layout.root, [DOOR_ENV]: layout.door(rec.id), ...(viaDoor ? { [DOOR_BUS_ENV]: '1' } : {}) };
-  const model = rec.model.startsWith(`${rec.runtime}:`) ? rec.model.slice(rec.runtime.length + 1) || undefined : undefined;
+  const doorEnv = {
+    FLOTILLA_ROOT: layout.root,
+    [DOOR_ENV]: layout.door(rec.id),
+    ...(viaDoor ? { [DOOR_BUS_ENV]: '1' } : {}),
+  };
+  const model = rec.model.startsWith(`${rec.runtime}:`)
+    ? rec.model.slice(rec.runtime.length + 1) || undefined
+    : undefined;
   // An older model may have a migration dialog to answer before its first turn, and the CLI's
   // own sub-agents are turned off in the catalogue it is given (docs/runtimes.md, "First-run answers").
   traceMark('shim: login and binary checked');
@@ -153,7 +208,11 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
     process.stderr.write(`flotilla: ${untested}\n`);
     log.warn({ bin }, untested);
   }
-  if (runtime.modelCatalog && !catalog.file) log.warn({}, `could not read ${runtime.name}'s model catalogue: the agent runs on the CLI's own, which may offer its own sub-agents outside the fleet's caps`);
+  if (runtime.modelCatalog && !catalog.file)
+    log.warn(
+      {},
+      `could not read ${runtime.name}'s model catalogue: the agent runs on the CLI's own, which may offer its own sub-agents outside the fleet's caps`,
+    );
   traceMark('shim: version and catalogue known');
   const trusted = cliFolderTrusted(rec.cwd, env);
   // What the CLI would load of an untrusted folder by itself: hidden in the sandbox; with none, not started.
@@ -168,26 +227,36 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
   // In the sandbox the CLI refreshes its shared login in a copy the shim writes back (login-mirror.ts).
   let mirror: LoginMirror | undefined;
   try {
-    mirror = bwrap && login.file && existsSync(login.file) ? mirrorLogin(login.file, layout.loginMirror(rec.id), log) : undefined;
+    mirror =
+      bwrap && login.file && existsSync(login.file)
+        ? mirrorLogin(login.file, layout.loginMirror(rec.id), log)
+        : undefined;
   } catch (err) {
     const why = `cannot share the login ${login.file ?? ''} with the sandboxed CLI: ${(err as Error).message}`;
     process.stderr.write(`flotilla: ${why}\n`);
     await finishOnce('failed', why);
     return 1;
   }
-  const launch = runtime.launch({
-    id: rec.id, cwd: rec.cwd, trusted, configDir, prompt: runtime.promptAfterMcp ? '' : prompt,
-    mcp: { command: process.execPath, args: [...cli.slice(1), 'mcp'], ...(bwrap || viaDoor ? { env: doorEnv } : {}) },
-    hookCommand: (event) => shellCommand([...cli, 'runtime-hook', event]),
-    model,
-    modelUpgrades: catalog.upgrades,
-    modelCatalogFile: catalog.file,
-    env,
-    loginFile: mirror?.file ?? login.file,
-    maxRetries: config.models.max_retries,
-    approvalTimeoutSecs: config.agents.approval_timeout_secs,
-    resume,
-  }, policy);
+  const launch = runtime.launch(
+    {
+      id: rec.id,
+      cwd: rec.cwd,
+      trusted,
+      configDir,
+      prompt: runtime.promptAfterMcp ? '' : prompt,
+      mcp: { command: process.execPath, args: [...cli.slice(1), 'mcp'], ...(bwrap || viaDoor ? { env: doorEnv } : {}) },
+      hookCommand: (event) => shellCommand([...cli, 'runtime-hook', event]),
+      model,
+      modelUpgrades: catalog.upgrades,
+      modelCatalogFile: catalog.file,
+      env,
+      loginFile: mirror?.file ?? login.file,
+      maxRetries: config.models.max_retries,
+      approvalTimeoutSecs: config.agents.approval_timeout_secs,
+      resume,
+    },
+    policy,
+  );
   for (const f of launch.files) {
     mkdirSync(dirname(join(configDir, f.path)), { recursive: true });
     writeFileSync(join(configDir, f.path), f.content, { mode: 0o600 });
@@ -203,17 +272,35 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
 
   // The CLI, its hooks and its MCP server find their agent by ancestry; these are hints and PATH.
   // Without TMUX and other providers' keys: the CLI hands its environment to every command it runs.
-  const childEnv = vendorCliEnvironment(config, runtime.name, { ...env, ...agentEnvironment(layout, rec, env.PATH), ...launch.env }, definition.passEnv ?? []);
+  const childEnv = vendorCliEnvironment(
+    config,
+    runtime.name,
+    { ...env, ...agentEnvironment(layout, rec, env.PATH), ...launch.env },
+    definition.passEnv ?? [],
+  );
   delete childEnv.FLOTILLA_SLOT;
   // A vendor CLI gets a secret only as the person's own CLI would (docs/runtimes.md): its own
   // definition's keys from the spawner's environment, never another key's variable that a tmux
   // server started with it exported hands every window (the CLI would pass it to every command).
   const { secretSource, secretSourceVars, secretVarName } = await import('../../secrets/keys.js');
   const own = rec.effectivePolicy.secrets;
-  const keep = new Set(own.flatMap((k) => { const src = secretSource(k, config); return ['env' in src ? src.env : '', secretVarName(k, config)]; }));
-  for (const name of secretSourceVars((opts.secretKeys ?? []).filter((k) => !own.includes(k)), config)) if (!keep.has(name)) delete childEnv[name];
+  const keep = new Set(
+    own.flatMap((k) => {
+      const src = secretSource(k, config);
+      return ['env' in src ? src.env : '', secretVarName(k, config)];
+    }),
+  );
+  for (const name of secretSourceVars(
+    (opts.secretKeys ?? []).filter((k) => !own.includes(k)),
+    config,
+  ))
+    if (!keep.has(name)) delete childEnv[name];
   if (viaDoor) {
-    const door = await openAgentDoor(layout, config, rec, sendAs(layout, config, rec), { env: { ...childEnv, ...busCreds }, writable: [rec.cwd, configDir], extra: VENDOR_DOOR_COMMANDS });
+    const door = await openAgentDoor(layout, config, rec, sendAs(layout, config, rec), {
+      env: { ...childEnv, ...busCreds },
+      writable: [rec.cwd, configDir],
+      extra: VENDOR_DOOR_COMMANDS,
+    });
     if (!door) {
       const why = `cannot open the agent's door at ${layout.door(rec.id)} (a path over the Unix socket limit?) — the CLI cannot reach the bus without it; use a shorter fleet root`;
       process.stderr.write(`flotilla: ${why}\n`);
@@ -235,7 +322,20 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
   let exited: StartedCli['exited'];
   try {
     if (bwrap) {
-      const cli = await containCli({ layout, config, rec, bwrap, runtime: runtime.name, shimEnv: env, cliEnv: childEnv, configDir, bin, argv: launch.argv, folderSettings, loginDir: mirror?.dir });
+      const cli = await containCli({
+        layout,
+        config,
+        rec,
+        bwrap,
+        runtime: runtime.name,
+        shimEnv: env,
+        cliEnv: childEnv,
+        configDir,
+        bin,
+        argv: launch.argv,
+        folderSettings,
+        loginDir: mirror?.dir,
+      });
       traceMark('shim: sandbox planned, door open');
       ({ exited } = await startContained(cli, rec.cwd, (c) => {
         child = c;
@@ -261,23 +361,52 @@ export async function runVendorAgent(opts: { layout: Layout; config: Config; rec
   const pane = readRecord(layout, rec.id)?.tmux ?? null;
   const typist = pane ? await paneTypist(pane, configDir) : null;
   // An untrusted folder: the CLI's folder screen is answered "open restricted", never "trust" (until a turn begins).
-  if (pane && !trusted) void openRestricted(runtime, pane, log, () => ending !== null || readRecord(layout, rec.id)?.status === 'working');
+  if (pane && !trusted)
+    void openRestricted(runtime, pane, log, () => ending !== null || readRecord(layout, rec.id)?.status === 'working');
   if (runtime.promptAfterMcp && prompt.trim()) {
     // The CLI would send an argv prompt before its MCP servers are connected, without the fleet tools.
     void firstPrompt(configDir, prompt, typist, log);
   }
   const waker = await tendIdleCli({
-    layout, config, runtime, rec, typist, log, configDir,
+    layout,
+    config,
+    runtime,
+    rec,
+    typist,
+    log,
+    configDir,
     onLost: (reason) => stop(reason),
-    hookContext: { agentId: rec.id, agentName: definition.name, parentId: rec.parentId, cwd: rec.cwd, onWarn: (m: string) => log.warn({}, m) },
+    hookContext: {
+      agentId: rec.id,
+      agentName: definition.name,
+      parentId: rec.parentId,
+      cwd: rec.cwd,
+      onWarn: (m: string) => log.warn({}, m),
+    },
   });
   // A question the CLI asks in its own pane is in the fleet's queue too: the first answer wins (vendor/pane-question.ts).
-  const questions = runtime.paneQuestion && typist ? (await import('./pane-question.js')).answerPaneQuestions({ layout, config, runtime, agentId: rec.id, typist, log }) : null;
+  const questions =
+    runtime.paneQuestion && typist
+      ? (await import('./pane-question.js')).answerPaneQuestions({
+          layout,
+          config,
+          runtime,
+          agentId: rec.id,
+          typist,
+          log,
+        })
+      : null;
   // The fleet's limits (docs/runtimes.md, "Limits"): the CLI's answers counted from its session file.
   const limits = enforceLimits({
-    layout, config, runtime, id: rec.id, log,
+    layout,
+    config,
+    runtime,
+    id: rec.id,
+    log,
     sessionFile: () => session.file(),
-    interrupt: async () => { await typist?.key('Escape'); },
+    interrupt: async () => {
+      await typist?.key('Escape');
+    },
     endAgent: (reason) => stop(reason, 'completed'),
   });
   // Fail fast (docs/runtimes.md): a refused credential ends the agent, any other API error the task.
@@ -327,7 +456,12 @@ async function paneTypist(place: { socket: string | null; paneId: string }, conf
 }
 
 /** The first task, typed once the CLI's fleet tools are connected (≤ 30 s), as a person would. */
-async function firstPrompt(configDir: string, prompt: string, typist: Typist | null, log: { warn(o: object, m: string): void }): Promise<void> {
+async function firstPrompt(
+  configDir: string,
+  prompt: string,
+  typist: Typist | null,
+  log: { warn(o: object, m: string): void },
+): Promise<void> {
   if (!typist) return;
   const ready = join(configDir, 'mcp-ready');
   const end = Date.now() + 30_000;
@@ -344,5 +478,9 @@ function onceAsync<A extends unknown[]>(fn: (...args: A) => Promise<void>): (...
 }
 
 function readTask(layout: Layout, id: string): string {
-  try { return readFileSync(layout.taskFile(id), 'utf8'); } catch { return ''; }
+  try {
+    return readFileSync(layout.taskFile(id), 'utf8');
+  } catch {
+    return '';
+  }
 }

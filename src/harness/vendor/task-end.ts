@@ -9,12 +9,17 @@ import type { Layout } from '../../layout/layout.js';
  * CLI finished; the shim ends one the vendor API failed or a fleet limit stopped. Whichever
  * comes second finds the task already ended and does nothing.
  */
-export async function endVendorTask(layout: Layout, config: Config, id: string, end: {
-  status: TaskResult['status'];
-  text: string;
-  reason: string | null;
-  patch?: Partial<AgentRecord>;
-}): Promise<AgentRecord | undefined> {
+export async function endVendorTask(
+  layout: Layout,
+  config: Config,
+  id: string,
+  end: {
+    status: TaskResult['status'];
+    text: string;
+    reason: string | null;
+    patch?: Partial<AgentRecord>;
+  },
+): Promise<AgentRecord | undefined> {
   const rec = readRecord(layout, id);
   if (!rec || (rec.lastTask && rec.lastTask.task >= rec.task)) return undefined;
   const { writeOutput, writeTaskResult } = await import('../../transcript/output.js');
@@ -22,19 +27,43 @@ export async function endVendorTask(layout: Layout, config: Config, id: string, 
   // Each task's own answer file and ending, as the harness keeps them (§8): a waiter for task n,
   // and a teammate's board task (vendor/board-work.ts), read task n's even after a later one.
   if (end.text.trim() || end.status === 'completed') {
-    try { outputPath = writeOutput(layout, id, end.text, config.output.max_bytes, rec.task).path; } catch { /* the completion still goes out */ }
+    try {
+      outputPath = writeOutput(layout, id, end.text, config.output.max_bytes, rec.task).path;
+    } catch {
+      /* the completion still goes out */
+    }
   }
-  const result: TaskResult = { task: rec.task, status: end.status, exitReason: end.reason, finishedAt: new Date().toISOString(), outputPath };
-  try { writeTaskResult(layout, id, result); } catch { /* the record still says how its last task ended */ }
+  const result: TaskResult = {
+    task: rec.task,
+    status: end.status,
+    exitReason: end.reason,
+    finishedAt: new Date().toISOString(),
+    outputPath,
+  };
+  try {
+    writeTaskResult(layout, id, result);
+  } catch {
+    /* the record still says how its last task ended */
+  }
   const lastLine = end.text.trim() ? toLastLine(end.text) : end.reason ? toLastLine(end.reason) : undefined;
-  const done = updateQuietly(layout, id, { status: 'idle', lastTask: result, ...(lastLine ? { lastLine } : {}), ...(end.patch ?? {}) }) ?? rec;
+  const done =
+    updateQuietly(layout, id, {
+      status: 'idle',
+      lastTask: result,
+      ...(lastLine ? { lastLine } : {}),
+      ...(end.patch ?? {}),
+    }) ?? rec;
   const { sendCompletionOnce } = await import('../../lifecycle/completion.js');
   await sendCompletionOnce(layout, done, result, { text: end.text, maxBodyBytes: config.inbox.max_body_bytes });
   return done;
 }
 
 /** A short-lived writer of a live agent's record; a record that ended meanwhile stays ended. */
-export function updateQuietly(layout: Layout, id: string, patch: Partial<AgentRecord> | ((rec: AgentRecord) => Partial<AgentRecord>)): AgentRecord | undefined {
+export function updateQuietly(
+  layout: Layout,
+  id: string,
+  patch: Partial<AgentRecord> | ((rec: AgentRecord) => Partial<AgentRecord>),
+): AgentRecord | undefined {
   try {
     return updateRecord(layout, id, patch);
   } catch {

@@ -53,7 +53,15 @@ export function viewOf(prompt: LanguageModelV3Prompt): PromptView {
       turn++;
     }
   });
-  const view: PromptView = { turn, kinds: new Set(), tools: new Set(), lastMessage: '', lastToolResult: '', lastUser: '', task: '' };
+  const view: PromptView = {
+    turn,
+    kinds: new Set(),
+    tools: new Set(),
+    lastMessage: '',
+    lastToolResult: '',
+    lastUser: '',
+    task: '',
+  };
   const latest: string[] = [];
   prompt.forEach((m, i) => {
     const isLatest = i > lastAssistant;
@@ -72,7 +80,8 @@ export function viewOf(prompt: LanguageModelV3Prompt): PromptView {
         view.lastToolResult = text;
         if (isLatest) {
           view.kinds.add('tool_result');
-          if (p.output.type === 'error-text' || p.output.type === 'error-json' || p.output.type === 'execution-denied') view.kinds.add('tool_error');
+          if (p.output.type === 'error-text' || p.output.type === 'error-json' || p.output.type === 'execution-denied')
+            view.kinds.add('tool_error');
           view.tools.add(p.toolName);
           latest.push(text);
         }
@@ -110,7 +119,10 @@ function pick(script: Script, view: PromptView, used: Set<number>): number | und
  * message to learn which replies are used, then picks for the current input.
  * Returns undefined when the script is exhausted.
  */
-export function chooseReply(script: Script, prompt: LanguageModelV3Prompt): { index: number | undefined; view: PromptView } {
+export function chooseReply(
+  script: Script,
+  prompt: LanguageModelV3Prompt,
+): { index: number | undefined; view: PromptView } {
   const used = new Set<number>();
   prompt.forEach((m, i) => {
     if (m.role !== 'assistant') return;

@@ -84,7 +84,8 @@ export class ScriptedModel implements LanguageModelV3 {
     await wait(plan.latencyMs, options.abortSignal);
     const content: LanguageModelV3Content[] = [];
     if (plan.text) content.push({ type: 'text', text: plan.text });
-    for (const c of plan.toolCalls) content.push({ type: 'tool-call', toolCallId: c.id, toolName: c.name, input: c.input });
+    for (const c of plan.toolCalls)
+      content.push({ type: 'tool-call', toolCallId: c.id, toolName: c.name, input: c.input });
     return { content, finishReason: plan.finishReason, usage: plan.usage, warnings: [] };
   }
 
@@ -135,7 +136,10 @@ export class ScriptedModel implements LanguageModelV3 {
       name: c.tool,
       input: JSON.stringify(renderDeep(c.input, vars)),
     }));
-    const pace = { ...this.script.defaults, ...stripUndefined({ chunk_chars: reply?.chunk_chars, delay_ms: reply?.delay_ms, latency_ms: reply?.latency_ms }) };
+    const pace = {
+      ...this.script.defaults,
+      ...stripUndefined({ chunk_chars: reply?.chunk_chars, delay_ms: reply?.delay_ms, latency_ms: reply?.latency_ms }),
+    };
     const promptChars = JSON.stringify(options.prompt).length;
     const outputChars = text.length + toolCalls.reduce((n, c) => n + c.name.length + c.input.length, 0);
     const inputTokens = reply?.usage?.input_tokens ?? Math.ceil(promptChars / 4);
@@ -147,7 +151,8 @@ export class ScriptedModel implements LanguageModelV3 {
         inputTokens: { total: inputTokens, noCache: inputTokens, cacheRead: 0, cacheWrite: 0 },
         outputTokens: { total: outputTokens, text: outputTokens, reasoning: 0 },
       },
-      finishReason: toolCalls.length > 0 ? { unified: 'tool-calls', raw: 'tool_calls' } : { unified: 'stop', raw: 'stop' },
+      finishReason:
+        toolCalls.length > 0 ? { unified: 'tool-calls', raw: 'tool_calls' } : { unified: 'stop', raw: 'stop' },
       chunkChars: pace.chunk_chars ?? 24,
       delayMs: pace.delay_ms ?? 0,
       latencyMs: pace.latency_ms ?? 0,

@@ -33,8 +33,10 @@ export function checkTemplates(values: unknown[]): string | undefined {
         return `unknown template variable '{{${name}}}' — use one of ${VARIABLES.join(', ')} or env.NAME`;
       }
       for (const f of filtersOf(m[2] ?? '')) {
-        if (!(FILTERS as readonly string[]).includes(f.name)) return `unknown template filter '${f.name}' — use one of ${FILTERS.join(', ')}`;
-        if (f.name === 'truncate' && !(Number(f.arg) > 0)) return `'truncate' needs a positive length, e.g. {{${name} | truncate:200}}`;
+        if (!(FILTERS as readonly string[]).includes(f.name))
+          return `unknown template filter '${f.name}' — use one of ${FILTERS.join(', ')}`;
+        if (f.name === 'truncate' && !(Number(f.arg) > 0))
+          return `'truncate' needs a positive length, e.g. {{${name} | truncate:200}}`;
       }
     }
   }
@@ -74,7 +76,9 @@ function applyFilter(value: string, name: string, arg: string | undefined): stri
 export function renderString(template: string, vars: TemplateVars): string {
   return template.replace(PATTERN, (_all, rawName: string, spec: string) => {
     const name = rawName.trim();
-    let value = name.startsWith('env.') ? (vars.env[name.slice(4)] ?? '') : String(vars[name as (typeof VARIABLES)[number]] ?? '');
+    let value = name.startsWith('env.')
+      ? (vars.env[name.slice(4)] ?? '')
+      : String(vars[name as (typeof VARIABLES)[number]] ?? '');
     for (const f of filtersOf(spec)) value = applyFilter(value, f.name, f.arg);
     return value;
   });

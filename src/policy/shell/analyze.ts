@@ -4,7 +4,16 @@ import { COMMAND_VARIABLES } from './programs.js';
 import { basename, unwrapCommand, type Stdin } from './unwrap.js';
 import { DirState } from './dirs.js';
 import { fileKey, type Cwd } from './paths.js';
-import { destination, heredocText, hereString, joinContinuations, normalizePath, operator, prepass, type Scope } from './prepass.js';
+import {
+  destination,
+  heredocText,
+  hereString,
+  joinContinuations,
+  normalizePath,
+  operator,
+  prepass,
+  type Scope,
+} from './prepass.js';
 import { canonicalShape } from './shape.js';
 import { WordJoiner } from './join-words.js';
 import { made } from './writes.js';
@@ -106,12 +115,30 @@ class Analyzer {
     const parsed = this.parser.parse(text);
     try {
       const root = parsed.root;
-      if (root.hasError) this.opaque.push({ reason: 'the bash grammar cannot parse it, so a shell may read it differently than the gate', command: clip(source) });
+      if (root.hasError)
+        this.opaque.push({
+          reason: 'the bash grammar cannot parse it, so a shell may read it differently than the gate',
+          command: clip(source),
+        });
       const scope = prepass(root, text);
-      if (scope.misread !== undefined) this.opaque.push({ reason: `${clip(scope.misread)}, so bash reads the line differently`, command: clip(source) });
+      if (scope.misread !== undefined)
+        this.opaque.push({
+          reason: `${clip(scope.misread)}, so bash reads the line differently`,
+          command: clip(source),
+        });
       this.shapes.push(canonicalShape(root, text));
       // A script another program runs (`sh -c`, `eval` too, for simplicity) moves no directory of ours.
-      this.inSubshell(() => this.walk(root, { scope, parent, depth, pipeline: ++this.pipelines, stage: 0, stdin: undefined, inSubstitution: false }));
+      this.inSubshell(() =>
+        this.walk(root, {
+          scope,
+          parent,
+          depth,
+          pipeline: ++this.pipelines,
+          stage: 0,
+          stdin: undefined,
+          inSubstitution: false,
+        }),
+      );
     } finally {
       parsed.dispose();
     }
@@ -130,7 +157,9 @@ class Analyzer {
           if (!c.isNamed) continue;
           // Each stage of a pipeline runs in a subshell of its own.
           const at = stage;
-          this.inSubshell(() => this.walk(c, { ...ctx, pipeline: id, stage: at, stdin: at > 0 ? { kind: 'pipe' } : ctx.stdin }));
+          this.inSubshell(() =>
+            this.walk(c, { ...ctx, pipeline: id, stage: at, stdin: at > 0 ? { kind: 'pipe' } : ctx.stdin }),
+          );
           stage++;
         }
         return;
@@ -145,7 +174,15 @@ class Analyzer {
       case 'test_command':
         // `[ … ]` is the `[` command (a builtin); `[[ … ]]` is syntax.
         if (!node.text.startsWith('[[') && node.text.startsWith('[')) {
-          this.commands.push({ levels: [testArgv(node, ctx.scope.source)], text: node.text, pipeline: ctx.pipeline, stage: ctx.stage, parent: ctx.parent, inSubstitution: ctx.inSubstitution, cwd: this.dirs.cwd });
+          this.commands.push({
+            levels: [testArgv(node, ctx.scope.source)],
+            text: node.text,
+            pipeline: ctx.pipeline,
+            stage: ctx.stage,
+            parent: ctx.parent,
+            inSubstitution: ctx.inSubstitution,
+            cwd: this.dirs.cwd,
+          });
         }
         break;
       case 'variable_assignment':
@@ -155,7 +192,8 @@ class Analyzer {
       case 'process_substitution':
         // Runs in a subshell of its own: not part of the enclosing pipeline, stdin not redirected.
         this.inSubshell(() => {
-          for (const c of children(node)) this.walk(c, { ...ctx, pipeline: ++this.pipelines, stage: 0, stdin: undefined, inSubstitution: true });
+          for (const c of children(node))
+            this.walk(c, { ...ctx, pipeline: ++this.pipelines, stage: 0, stdin: undefined, inSubstitution: true });
         });
         return;
     }
@@ -169,7 +207,8 @@ class Analyzer {
       if (field !== 'redirect') continue;
       if (r.type === 'heredoc_redirect') stdin = heredocText(r, ctx.scope.source);
       if (r.type === 'herestring_redirect') stdin = hereString(r, ctx.scope.source);
-      if (r.type === 'file_redirect' && /^\d*<$/.test(operator(r))) stdin = { kind: 'file', word: destination(r, ctx.scope.source) };
+      if (r.type === 'file_redirect' && /^\d*<$/.test(operator(r)))
+        stdin = { kind: 'file', word: destination(r, ctx.scope.source) };
     }
     for (const { field, node: c } of fields(node)) {
       if (field === 'body') this.walk(c, { ...ctx, stdin });
@@ -182,8 +221,13 @@ class Analyzer {
           }
           // `cat <<E | sh`: the grammar hangs the rest of the pipeline under the here-document.
           const between = ctx.scope.source.slice(prevEnd, part.startIndex);
-          const piped = /\|(?!\|)/.test(between.replace(/\|\|/g, '')) || (part.type === 'pipeline' && /^\s*\|/.test(ctx.scope.source.slice(prevEnd)));
-          this.walk(part, piped && part.type !== 'heredoc_body' ? { ...ctx, stage: ctx.stage + 1, stdin: { kind: 'pipe' } } : ctx);
+          const piped =
+            /\|(?!\|)/.test(between.replace(/\|\|/g, '')) ||
+            (part.type === 'pipeline' && /^\s*\|/.test(ctx.scope.source.slice(prevEnd)));
+          this.walk(
+            part,
+            piped && part.type !== 'heredoc_body' ? { ...ctx, stage: ctx.stage + 1, stdin: { kind: 'pipe' } } : ctx,
+          );
           prevEnd = part.endIndex;
         }
       } else this.walk(c, ctx);
@@ -211,7 +255,8 @@ class Analyzer {
 
   private assignment(node: SyntaxNode, _ctx: Ctx): void {
     const name = children(node).find((c) => c.type === 'variable_name')?.text ?? '';
-    if (COMMAND_VARIABLES.has(name)) this.opaque.push({ reason: `it sets ${name}, whose value programs run as a command`, command: clip(node.text) });
+    if (COMMAND_VARIABLES.has(name))
+      this.opaque.push({ reason: `it sets ${name}, whose value programs run as a command`, command: clip(node.text) });
   }
 
   private simple(node: SyntaxNode, ctx: Ctx): void {
@@ -222,10 +267,19 @@ class Analyzer {
       if (field === 'name' || field === 'argument') words.add(c, field === 'name' ? (c.child(0) ?? c) : c);
       else words.skip(c);
       if (c.type === 'herestring_redirect') stdin = hereString(c, source);
-      else if (c.type === 'file_redirect' && /^\d*<$/.test(operator(c))) stdin = { kind: 'file', word: destination(c, source) };
+      else if (c.type === 'file_redirect' && /^\d*<$/.test(operator(c)))
+        stdin = { kind: 'file', word: destination(c, source) };
     }
     const argv = words.words;
-    const found: FoundCommand = { levels: [], text: node.text, pipeline: ctx.pipeline, stage: ctx.stage, parent: ctx.parent, inSubstitution: ctx.inSubstitution, cwd: this.dirs.cwd };
+    const found: FoundCommand = {
+      levels: [],
+      text: node.text,
+      pipeline: ctx.pipeline,
+      stage: ctx.stage,
+      parent: ctx.parent,
+      inSubstitution: ctx.inSubstitution,
+      cwd: this.dirs.cwd,
+    };
     this.commands.push(found);
     if (argv.length) this.unwrap(found, argv, ctx, stdin);
     this.afterRun(found);
@@ -246,7 +300,8 @@ class Analyzer {
         const path = fileKey(m.path, found.cwd);
         if (path === undefined) continue;
         // A copy of a copy is still the first program.
-        const from = m.from.value === undefined ? undefined : (this.madeFiles.get(fileKey(m.from, found.cwd) ?? '') ?? m.from);
+        const from =
+          m.from.value === undefined ? undefined : (this.madeFiles.get(fileKey(m.from, found.cwd) ?? '') ?? m.from);
         this.madeFiles.set(path, from);
       }
     }
@@ -269,7 +324,15 @@ class Analyzer {
       opaque: (reason) => this.opaque.push({ reason, command: clip(found.text) }),
       script: (text) => this.script(text, found, ctx.depth + 1),
       nested: (inner) => {
-        const child: FoundCommand = { levels: [], text: inner.map((w) => w.raw).join(' '), pipeline: ++this.pipelines, stage: 0, parent: found, inSubstitution: false, cwd: found.cwd };
+        const child: FoundCommand = {
+          levels: [],
+          text: inner.map((w) => w.raw).join(' '),
+          pipeline: ++this.pipelines,
+          stage: 0,
+          parent: found,
+          inSubstitution: false,
+          cwd: found.cwd,
+        };
         this.commands.push(child);
         this.unwrap(child, inner, { ...ctx, parent: found }, undefined);
       },
@@ -285,7 +348,20 @@ class Analyzer {
 
 export type { Stdin };
 
-const WORDISH = new Set(['word', 'string', 'raw_string', 'ansi_c_string', 'translated_string', 'number', 'simple_expansion', 'expansion', 'command_substitution', 'process_substitution', 'arithmetic_expansion', 'concatenation']);
+const WORDISH = new Set([
+  'word',
+  'string',
+  'raw_string',
+  'ansi_c_string',
+  'translated_string',
+  'number',
+  'simple_expansion',
+  'expansion',
+  'command_substitution',
+  'process_substitution',
+  'arithmetic_expansion',
+  'concatenation',
+]);
 
 /** The argv of `[ -f x ]`: word nodes whole, operators and brackets as literal words. */
 function testArgv(node: SyntaxNode, source: string): Word[] {

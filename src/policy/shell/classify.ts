@@ -29,7 +29,11 @@ export interface ShellVerdict {
 export type ShellClassifier = (command: string) => ShellVerdict;
 
 /** A classifier for one deny list; patterns are compiled once. */
-export function createShellClassifier(parser: ShellParser, denyList: readonly string[], opts: AnalyzeOptions = {}): ShellClassifier {
+export function createShellClassifier(
+  parser: ShellParser,
+  denyList: readonly string[],
+  opts: AnalyzeOptions = {},
+): ShellClassifier {
   const patterns: DenyPattern[] = denyList.filter((p) => p.trim() !== '').map((p) => compileDenyPattern(p, parser));
   return (command) => {
     const analysis = analyzeShell(command, parser, opts);
@@ -41,7 +45,12 @@ export function createShellClassifier(parser: ShellParser, denyList: readonly st
     const first = analysis.opaque[0];
     if (first) return { verdict: 'opaque', reason: first.reason, command: first.command };
     const maybe = matchPossible(patterns, analysis);
-    if (maybe) return { verdict: 'opaque', reason: `an operand comes from an expansion, so the gate cannot tell whether it is what the deny rule \`${maybe.rule}\` names`, command: maybe.command };
+    if (maybe)
+      return {
+        verdict: 'opaque',
+        reason: `an operand comes from an expansion, so the gate cannot tell whether it is what the deny rule \`${maybe.rule}\` names`,
+        command: maybe.command,
+      };
     return { verdict: 'plain' };
   };
 }

@@ -47,7 +47,9 @@ export function compileDenyPattern(source: string, parser: ShellParser): DenyPat
   const write = /^\s*>\s*(\S.*)$/s.exec(source);
   if (write) return { kind: 'write', source, path: compileStage('x', write[1]!, parser).operands[0] ?? /^$/ };
   // Lists, subshells and function definitions (the fork bomb) are matched by shape.
-  const stages = /[;&()<>`$]|\|\|/.test(source) ? undefined : source.split('|').map((s) => /^\s*(\S+)\s*(.*)$/s.exec(s));
+  const stages = /[;&()<>`$]|\|\|/.test(source)
+    ? undefined
+    : source.split('|').map((s) => /^\s*(\S+)\s*(.*)$/s.exec(s));
   if (!stages || stages.some((m) => !m)) return { kind: 'shape', source, shape: shapeOf(source, parser) };
   return { kind: 'pipeline', source, stages: stages.map((m) => compileStage(m![1]!, m![2]!, parser)) };
 }
@@ -59,7 +61,11 @@ function compileStage(nameSource: string, rest: string, parser: ShellParser): St
   try {
     const cmd = children(parsed.root).find((c) => c.type === 'command');
     // Brace alternatives (`/dev/{sd,hd}*`) stay one glob, not several words.
-    const args = cmd ? fields(cmd).filter((f) => f.field === 'argument').flatMap((f) => evaluateWord(f.node, `x ${rest}`, { braces: false })) : [];
+    const args = cmd
+      ? fields(cmd)
+          .filter((f) => f.field === 'argument')
+          .flatMap((f) => evaluateWord(f.node, `x ${rest}`, { braces: false }))
+      : [];
     const normal = normalizeArgs(nameGlob, args);
     const operandGlobs = normal.operandWords.map((a) => normalizeGlob(a, nameGlob));
     return {
@@ -120,7 +126,9 @@ export function matchDeny(patterns: readonly DenyPattern[], analysis: Analysis):
  * `$(pgrep …)` or `$!`, and `-1` there is read as a signal unless `--` or a signal precedes it.
  */
 export function matchPossible(patterns: readonly DenyPattern[], analysis: Analysis): DenyHit | undefined {
-  const uncertain = analysis.commands.filter((c) => c.cwd === null || c.levels.some((argv) => argv.some((w) => w.value === undefined)));
+  const uncertain = analysis.commands.filter(
+    (c) => c.cwd === null || c.levels.some((argv) => argv.some((w) => w.value === undefined)),
+  );
   if (uncertain.length === 0) return undefined;
   for (const p of patterns) {
     if (p.kind !== 'pipeline' || p.stages.length !== 1) continue;
@@ -136,10 +144,16 @@ export function matchPossible(patterns: readonly DenyPattern[], analysis: Analys
         const unknown = operandWords.filter((w, i) => w.value === undefined && isFileOperand(name, i));
         if (unknown.length === 0) continue;
         const operandsOk = (without?: Word): boolean =>
-          stage.operandGlobs.every((g, i) => operands.some((o) => stage.operands[i]!.test(o)) || unknown.some((w) => w !== without && couldMatch(w, g)));
+          stage.operandGlobs.every(
+            (g, i) =>
+              operands.some((o) => stage.operands[i]!.test(o)) ||
+              unknown.some((w) => w !== without && couldMatch(w, g)),
+          );
         // An expansion at the front of a word could be the missing options (`rm $OPTS /`); a
         // quoted one is one word, so it cannot be an operand as well.
-        const ok = stage.flags.every((f) => flags.has(f)) ? operandsOk() : unknown.some((w) => w.glob.startsWith('*') && operandsOk(mightSplit(w) ? undefined : w));
+        const ok = stage.flags.every((f) => flags.has(f))
+          ? operandsOk()
+          : unknown.some((w) => w.glob.startsWith('*') && operandsOk(mightSplit(w) ? undefined : w));
         if (ok) return { rule: p.source, command: text(argv) };
       }
     }
@@ -155,18 +169,25 @@ function mightSplit(w: Word): boolean {
 function matchPipeline(stages: StagePattern[], cmd: FoundCommand, all: FoundCommand[]): string | undefined {
   const last = stages[stages.length - 1]!;
   // `eval "$(curl …)"`, `source <(curl …)`: eval and source run scripts as a shell does.
-  const runsScript = (argv: readonly Word[]): boolean => stages.length === 2 && /^(eval|source|\.)$/.test(argv[0]?.value ?? '') && last.name.test('sh');
+  const runsScript = (argv: readonly Word[]): boolean =>
+    stages.length === 2 && /^(eval|source|\.)$/.test(argv[0]?.value ?? '') && last.name.test('sh');
   const level = cmd.levels.find((argv) => matchStage(last, argv, cmd.cwd) || runsScript(argv));
   if (!level) return undefined;
   if (stages.length === 1) return text(level);
   const before = stages.slice(0, -1);
   // Earlier stages of the same pipeline, in order.
-  const earlier = all.filter((c) => c.pipeline === cmd.pipeline && c.stage < cmd.stage).sort((a, b) => a.stage - b.stage);
+  const earlier = all
+    .filter((c) => c.pipeline === cmd.pipeline && c.stage < cmd.stage)
+    .sort((a, b) => a.stage - b.stage);
   let next = 0;
   for (const c of earlier) if (next < before.length && c.levels.some((argv) => matchStage(before[next]!, argv))) next++;
   if (next === before.length) return text(level);
   // `bash <(curl …)`, `sh -c "$(wget …)"`: the producer runs inside the runner's substitutions.
-  if (stages.length === 2 && all.some((c) => c.inSubstitution && c.parent === cmd && c.levels.some((argv) => matchStage(before[0]!, argv)))) return text(level);
+  if (
+    stages.length === 2 &&
+    all.some((c) => c.inSubstitution && c.parent === cmd && c.levels.some((argv) => matchStage(before[0]!, argv)))
+  )
+    return text(level);
   return undefined;
 }
 
@@ -175,7 +196,8 @@ function writes(analysis: Analysis): { word: Word; cwd: Cwd; command: string }[]
   const out = [...analysis.writes];
   for (const cmd of analysis.commands) {
     for (const argv of cmd.levels) {
-      for (const word of writtenBy(levelName(argv), argv.slice(1))) out.push({ word, cwd: cmd.cwd, command: text(argv) });
+      for (const word of writtenBy(levelName(argv), argv.slice(1)))
+        out.push({ word, cwd: cmd.cwd, command: text(argv) });
     }
   }
   return out;
@@ -251,7 +273,10 @@ export function globToRegExp(glob: string, flags = ''): RegExp {
       const end = glob.indexOf(']', k + 2);
       if (end === -1) re += '\\[';
       else {
-        re += `[${glob.slice(k + 1, end).replace(/^!/, '^').replace(/\\/g, '\\\\')}]`;
+        re += `[${glob
+          .slice(k + 1, end)
+          .replace(/^!/, '^')
+          .replace(/\\/g, '\\\\')}]`;
         k = end;
       }
     } else if (c === '{') {

@@ -6,10 +6,22 @@
 import { literalWord, type Word } from './words.js';
 
 /** Global options that take a value in the next word. */
-const GIT_VALUED = new Set(['-C', '-c', '--git-dir', '--work-tree', '--namespace', '--exec-path', '--super-prefix', '--config-env', '--list-cmds', '--attr-source']);
+const GIT_VALUED = new Set([
+  '-C',
+  '-c',
+  '--git-dir',
+  '--work-tree',
+  '--namespace',
+  '--exec-path',
+  '--super-prefix',
+  '--config-env',
+  '--list-cmds',
+  '--attr-source',
+]);
 
 /** Config keys whose value git runs as a command (or that load one from elsewhere). */
-const RUNS_COMMAND = /^(core\.(pager|editor|sshcommand|hookspath|fsmonitor|askpass|gitproxy|attributesfile|excludesfile)|credential\.|diff\..*\.(textconv|command)|difftool\.|mergetool\.|filter\.|merge\..*\.driver|pager\.|sequence\.editor|gpg\.|uploadpack\.|receive\.procreceiverefs|protocol\.|include\.|includeif\.|remote\..*\.(uploadpack|receivepack|vcs)|url\.|http\.proxy|instaweb\.|sendemail\..*cmd|web\.browser|browser\.)/i;
+const RUNS_COMMAND =
+  /^(core\.(pager|editor|sshcommand|hookspath|fsmonitor|askpass|gitproxy|attributesfile|excludesfile)|credential\.|diff\..*\.(textconv|command)|difftool\.|mergetool\.|filter\.|merge\..*\.driver|pager\.|sequence\.editor|gpg\.|uploadpack\.|receive\.procreceiverefs|protocol\.|include\.|includeif\.|remote\..*\.(uploadpack|receivepack|vcs)|url\.|http\.proxy|instaweb\.|sendemail\..*cmd|web\.browser|browser\.)/i;
 
 export interface GitArgs {
   /** Index of the subcommand in args, or -1. */
@@ -43,7 +55,8 @@ export function gitOpaqueReason(words: readonly { value: string | undefined }[])
   const args = words.map((w) => w.value);
   const { sub, config } = splitGitArgs(args);
   for (const c of config) {
-    if (RUNS_COMMAND.test(c) || /^alias\.[^=]*=\s*!/i.test(c)) return `git -c ${c.split('=')[0]} makes git run a command`;
+    if (RUNS_COMMAND.test(c) || /^alias\.[^=]*=\s*!/i.test(c))
+      return `git -c ${c.split('=')[0]} makes git run a command`;
   }
   if (sub === -1) return args.some((a) => a === undefined) ? 'git is given arguments built by an expansion' : undefined;
   const s = args[sub];
@@ -53,7 +66,12 @@ export function gitOpaqueReason(words: readonly { value: string | undefined }[])
     const key = rest[at];
     const value = rest[at + 1];
     // A shell alias (`!…`) or a key whose value git runs: the command runs later, unseen.
-    if (key !== undefined && rest.length > at + 1 && (RUNS_COMMAND.test(key) || (/^alias\./i.test(key) && (value === undefined || /^\s*!/.test(value))))) return `git config ${key} sets a command git will run`;
+    if (
+      key !== undefined &&
+      rest.length > at + 1 &&
+      (RUNS_COMMAND.test(key) || (/^alias\./i.test(key) && (value === undefined || /^\s*!/.test(value))))
+    )
+      return `git config ${key} sets a command git will run`;
   }
   if (s === 'filter-branch' || s === 'filter-repo') return `git ${s} runs commands given as filters`;
   return undefined;
@@ -65,7 +83,10 @@ export function gitOpaqueReason(words: readonly { value: string | undefined }[])
  * subcommand. A shell alias (`!…`) is opaque elsewhere; `--config-env` takes the value from the
  * environment: null. Undefined when no alias applies.
  */
-export function expandGitAlias(args: readonly Word[], defined: (name: string) => string | undefined): Word[] | null | undefined {
+export function expandGitAlias(
+  args: readonly Word[],
+  defined: (name: string) => string | undefined,
+): Word[] | null | undefined {
   const values = args.map((w) => w.value);
   const { sub, config } = splitGitArgs(values);
   const name = values[sub];
@@ -76,7 +97,14 @@ export function expandGitAlias(args: readonly Word[], defined: (name: string) =>
     const eq = c.indexOf('=');
     if (eq !== -1 && c.slice(0, eq).toLowerCase() === key) value = c.slice(eq + 1);
   }
-  if (values.some((v, k) => (v === '--config-env' ? values[k + 1] : v?.startsWith('--config-env=') ? v.slice(13) : undefined)?.toLowerCase().startsWith(`${key}=`))) return null;
+  if (
+    values.some((v, k) =>
+      (v === '--config-env' ? values[k + 1] : v?.startsWith('--config-env=') ? v.slice(13) : undefined)
+        ?.toLowerCase()
+        .startsWith(`${key}=`),
+    )
+  )
+    return null;
   value ??= defined(name.toLowerCase());
   if (value === undefined || /^\s*!/.test(value)) return undefined;
   const words = splitCommandLine(value);

@@ -46,9 +46,14 @@ export class WordJoiner {
       this.group = words;
     } else {
       // `$"…"`: the `$` only marks the string as translated.
-      if (this.dollar && (node.type === 'string' || (node.type === 'concatenation' && node.child(0)?.type === 'string'))) this.group = this.group.map(dropLast);
+      if (
+        this.dollar &&
+        (node.type === 'string' || (node.type === 'concatenation' && node.child(0)?.type === 'string'))
+      )
+        this.group = this.group.map(dropLast);
       // Brace alternatives on either side multiply, as bash expands the whole word.
-      if (this.group.length * words.length > 256) this.misread('a word the bash grammar splits where bash does not expands to too many words');
+      if (this.group.length * words.length > 256)
+        this.misread('a word the bash grammar splits where bash does not expands to too many words');
       this.group = this.group.flatMap((a) => words.map((b) => join(a, b)));
     }
     this.dollar = node.type === '$';
@@ -66,12 +71,19 @@ export class WordJoiner {
    * grammar runs a word on to the next line), means the grammar read other words than bash.
    */
   private gap(outer: SyntaxNode): void {
-    if (this.end >= 0 && outer.startIndex > this.end && !/^[ \t]+$/.test(this.source.slice(this.end, outer.startIndex))) this.misread('the bash grammar reads other words here than bash does');
+    if (this.end >= 0 && outer.startIndex > this.end && !/^[ \t]+$/.test(this.source.slice(this.end, outer.startIndex)))
+      this.misread('the bash grammar reads other words here than bash does');
     if (/^\s/.test(outer.text)) this.misread('the bash grammar runs a word across a line break');
   }
 }
 
-const dropLast = (w: Word): Word => ({ ...w, value: w.value?.slice(0, -1), symbolic: w.symbolic.slice(0, -1), glob: w.glob.slice(0, -1), raw: w.raw.slice(0, -1) });
+const dropLast = (w: Word): Word => ({
+  ...w,
+  value: w.value?.slice(0, -1),
+  symbolic: w.symbolic.slice(0, -1),
+  glob: w.glob.slice(0, -1),
+  raw: w.raw.slice(0, -1),
+});
 
 function join(a: Word, b: Word): Word {
   return {

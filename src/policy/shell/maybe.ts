@@ -51,7 +51,11 @@ function braceAlternatives(glob: string): string[] {
       else if (d === ',' && depth === 0) cuts.push(j);
       else if (d === '}') {
         const bounds = [k, ...cuts, j];
-        return bounds.slice(0, -1).flatMap((b, i) => braceAlternatives(glob.slice(0, k) + glob.slice(b + 1, bounds[i + 1]) + glob.slice(j + 1)));
+        return bounds
+          .slice(0, -1)
+          .flatMap((b, i) =>
+            braceAlternatives(glob.slice(0, k) + glob.slice(b + 1, bounds[i + 1]) + glob.slice(j + 1)),
+          );
       }
     }
     break;

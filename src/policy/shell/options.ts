@@ -30,30 +30,117 @@ interface Table {
 
 const TABLES: Record<string, Table> = {
   rm: {
-    long: { recursive: 'r', force: 'f', dir: 'd', interactive: 'i', 'one-file-system': 'one-file-system', 'no-preserve-root': 'no-preserve-root', 'preserve-root': 'preserve-root', verbose: 'v', help: 'help', version: 'version' },
+    long: {
+      recursive: 'r',
+      force: 'f',
+      dir: 'd',
+      interactive: 'i',
+      'one-file-system': 'one-file-system',
+      'no-preserve-root': 'no-preserve-root',
+      'preserve-root': 'preserve-root',
+      verbose: 'v',
+      help: 'help',
+      version: 'version',
+    },
     short: { R: 'r' },
   },
-  chmod: { long: { recursive: 'R', changes: 'c', silent: 'f', quiet: 'f', verbose: 'v', reference: 'reference', 'no-preserve-root': 'no-preserve-root', 'preserve-root': 'preserve-root' }, longValued: ['reference'] },
-  chown: { long: { recursive: 'R', changes: 'c', silent: 'f', quiet: 'f', verbose: 'v', reference: 'reference', from: 'from', dereference: 'dereference', 'no-dereference': 'h', 'no-preserve-root': 'no-preserve-root', 'preserve-root': 'preserve-root' }, longValued: ['reference', 'from'] },
+  chmod: {
+    long: {
+      recursive: 'R',
+      changes: 'c',
+      silent: 'f',
+      quiet: 'f',
+      verbose: 'v',
+      reference: 'reference',
+      'no-preserve-root': 'no-preserve-root',
+      'preserve-root': 'preserve-root',
+    },
+    longValued: ['reference'],
+  },
+  chown: {
+    long: {
+      recursive: 'R',
+      changes: 'c',
+      silent: 'f',
+      quiet: 'f',
+      verbose: 'v',
+      reference: 'reference',
+      from: 'from',
+      dereference: 'dereference',
+      'no-dereference': 'h',
+      'no-preserve-root': 'no-preserve-root',
+      'preserve-root': 'preserve-root',
+    },
+    longValued: ['reference', 'from'],
+  },
   git: {
     long: {
-      force: 'f', 'force-with-lease': 'force-with-lease', 'force-if-includes': 'force-if-includes', delete: 'd', mirror: 'mirror', all: 'all', tags: 'tags', 'dry-run': 'n', verbose: 'v', quiet: 'q',
-      'set-upstream': 'u', atomic: 'atomic', 'no-verify': 'no-verify', 'follow-tags': 'follow-tags', prune: 'prune', 'push-option': 'o', repo: 'repo', 'receive-pack': 'receive-pack', exec: 'exec',
-      hard: 'hard', soft: 'soft', mixed: 'mixed', merge: 'merge', keep: 'keep',
+      force: 'f',
+      'force-with-lease': 'force-with-lease',
+      'force-if-includes': 'force-if-includes',
+      delete: 'd',
+      mirror: 'mirror',
+      all: 'all',
+      tags: 'tags',
+      'dry-run': 'n',
+      verbose: 'v',
+      quiet: 'q',
+      'set-upstream': 'u',
+      atomic: 'atomic',
+      'no-verify': 'no-verify',
+      'follow-tags': 'follow-tags',
+      prune: 'prune',
+      'push-option': 'o',
+      repo: 'repo',
+      'receive-pack': 'receive-pack',
+      exec: 'exec',
+      hard: 'hard',
+      soft: 'soft',
+      mixed: 'mixed',
+      merge: 'merge',
+      keep: 'keep',
     },
     valued: 'o',
     longValued: ['push-option', 'repo', 'receive-pack', 'exec'],
   },
   kill: { long: {}, valued: 'sn' },
-  wipefs: { long: { all: 'a', offset: 'o', backup: 'b', force: 'f', 'no-act': 'n', types: 't', output: 'O' }, valued: 'otO', longValued: ['offset', 'types', 'output'] },
+  wipefs: {
+    long: { all: 'a', offset: 'o', backup: 'b', force: 'f', 'no-act': 'n', types: 't', output: 'O' },
+    valued: 'otO',
+    longValued: ['offset', 'types', 'output'],
+  },
   sgdisk: { long: { 'zap-all': 'Z', zap: 'z', clear: 'o', delete: 'd' }, valued: 'AcdnNtuUr', longValued: ['delete'] },
   sfdisk: { long: { delete: 'delete' } },
-  hdparm: { long: { 'security-erase': 'security-erase', 'security-erase-enhanced': 'security-erase' }, longValued: ['security-erase', 'security-erase-enhanced'] },
+  hdparm: {
+    long: { 'security-erase': 'security-erase', 'security-erase-enhanced': 'security-erase' },
+    longValued: ['security-erase', 'security-erase-enhanced'],
+  },
   // Modes and the options that resolve them: `-C` = `--create`, `--zero` = `--zero-superblock`.
   mdadm: {
     long: {
-      create: 'C', build: 'B', assemble: 'A', grow: 'G', incremental: 'I', monitor: 'F', detail: 'D', examine: 'E', query: 'Q', stop: 'S', run: 'R', scan: 's',
-      manage: 'manage', misc: 'misc', 'zero-superblock': 'zero-superblock', 'raid-devices': 'n', level: 'l', 'spare-devices': 'x', metadata: 'e', name: 'N', bitmap: 'b', layout: 'p', size: 'z',
+      create: 'C',
+      build: 'B',
+      assemble: 'A',
+      grow: 'G',
+      incremental: 'I',
+      monitor: 'F',
+      detail: 'D',
+      examine: 'E',
+      query: 'Q',
+      stop: 'S',
+      run: 'R',
+      scan: 's',
+      manage: 'manage',
+      misc: 'misc',
+      'zero-superblock': 'zero-superblock',
+      'raid-devices': 'n',
+      level: 'l',
+      'spare-devices': 'x',
+      metadata: 'e',
+      name: 'N',
+      bitmap: 'b',
+      layout: 'p',
+      size: 'z',
     },
     valued: 'nlxeNbpz',
     longValued: ['raid-devices', 'level', 'spare-devices', 'metadata', 'name', 'bitmap', 'layout', 'size'],
@@ -62,14 +149,41 @@ const TABLES: Record<string, Table> = {
 };
 TABLES.chgrp = TABLES.chown!;
 
-const SIGNALS: Record<string, string> = { '1': 'HUP', '2': 'INT', '3': 'QUIT', '6': 'ABRT', '9': 'KILL', '15': 'TERM', '19': 'STOP', '18': 'CONT', '10': 'USR1', '12': 'USR2' };
+const SIGNALS: Record<string, string> = {
+  '1': 'HUP',
+  '2': 'INT',
+  '3': 'QUIT',
+  '6': 'ABRT',
+  '9': 'KILL',
+  '15': 'TERM',
+  '19': 'STOP',
+  '18': 'CONT',
+  '10': 'USR1',
+  '12': 'USR2',
+};
 const signalName = (s: string): string => {
   const up = s.toUpperCase().replace(/^SIG/, '');
   return SIGNALS[up] ?? up;
 };
 
 /** Commands whose operands are files, read in the directory the command runs in (paths.ts). */
-const FILE_OPERANDS = new Set(['rm', 'rmdir', 'unlink', 'shred', 'chmod', 'chown', 'chgrp', 'chattr', 'dd', 'cp', 'mv', 'ln', 'install', 'tee', 'truncate']);
+const FILE_OPERANDS = new Set([
+  'rm',
+  'rmdir',
+  'unlink',
+  'shred',
+  'chmod',
+  'chown',
+  'chgrp',
+  'chattr',
+  'dd',
+  'cp',
+  'mv',
+  'ln',
+  'install',
+  'tee',
+  'truncate',
+]);
 /** …whose first operand is not a file (a mode, an owner). */
 const FIRST_NOT_FILE = new Set(['chmod', 'chown', 'chgrp', 'chattr']);
 
@@ -142,7 +256,8 @@ function killArgs(args: readonly Word[]): NormalArgs {
     }
     if (signal === undefined && /^(-s|-n|--signal)$/.test(a)) signal = signalName(args[++k]?.value ?? '?');
     else if (signal === undefined && /^--signal=/.test(a)) signal = signalName(a.slice(9));
-    else if (signal === undefined && /^-(SIG)?[A-Za-z][A-Za-z0-9+-]*$/i.test(a) && a !== '-l' && a !== '-L') signal = signalName(a.slice(1));
+    else if (signal === undefined && /^-(SIG)?[A-Za-z][A-Za-z0-9+-]*$/i.test(a) && a !== '-l' && a !== '-L')
+      signal = signalName(a.slice(1));
     else if (signal === undefined && /^-\d+$/.test(a) && operands.length === 0) signal = signalName(a.slice(1));
     else if (/^-[lL]/.test(a)) flags.add('l');
     else break;
@@ -158,8 +273,16 @@ function inFileDir(w: Word, name: string, cwd: Cwd): Word {
   if (name !== 'dd') return inDir(w, cwd);
   const key = /^[a-z]+=/.exec(w.value ?? w.symbolic)?.[0];
   if (!key) return w;
-  const file = inDir({ ...w, value: w.value?.slice(key.length), symbolic: w.symbolic.slice(key.length), glob: w.glob.slice(key.length) }, cwd);
-  return { ...file, value: file.value === undefined ? undefined : key + file.value, symbolic: key + file.symbolic, glob: key + file.glob };
+  const file = inDir(
+    { ...w, value: w.value?.slice(key.length), symbolic: w.symbolic.slice(key.length), glob: w.glob.slice(key.length) },
+    cwd,
+  );
+  return {
+    ...file,
+    value: file.value === undefined ? undefined : key + file.value,
+    symbolic: key + file.symbolic,
+    glob: key + file.glob,
+  };
 }
 
 /** A pattern that matches every name in a directory (`*`, `?*`, `[!.]*`, `.[!.]*`) means "all of it". */
@@ -175,7 +298,8 @@ export function normalizeOperand(w: Word, command = ''): string {
   s = s.slice(key.length);
   if (!/^(\/|~(\/|$))/.test(s)) return key + s;
   const parts = normalizePathText(s).split('/');
-  if (w.hasGlob && parts.length > 1 && WHOLE_DIR.test(parts.at(-1)!) && parts.at(-1)!.includes('*')) parts[parts.length - 1] = '*';
+  if (w.hasGlob && parts.length > 1 && WHOLE_DIR.test(parts.at(-1)!) && parts.at(-1)!.includes('*'))
+    parts[parts.length - 1] = '*';
   return key + parts.join('/').replace(/^\/\//, '/');
 }
 

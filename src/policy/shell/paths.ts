@@ -34,7 +34,10 @@ export function changeDir(cwd: Cwd, dir: Word | undefined): Cwd {
   // `cd` alone goes HOME.
   if (dir === undefined) return '~';
   const v = dir.value;
-  if (v === undefined) return /^\$HOME(\/|$)/.test(dir.symbolic) && !dir.symbolic.slice(5).includes('$') ? normalizePathText(`~${dir.symbolic.slice(5)}`) : null;
+  if (v === undefined)
+    return /^\$HOME(\/|$)/.test(dir.symbolic) && !dir.symbolic.slice(5).includes('$')
+      ? normalizePathText(`~${dir.symbolic.slice(5)}`)
+      : null;
   if (/^(\/|~(\/|$))/.test(v)) return normalizePathText(v);
   if (cwd === undefined || cwd === null) return null;
   return normalizePathText(`${cwd}/${v}`);
@@ -51,7 +54,12 @@ export function inDir(w: Word, cwd: Cwd): Word {
   if (/^(\/|~(\/|$))/.test(first) || (w.value === undefined && w.glob.startsWith('*') && !w.hasGlob)) return w;
   if (w.value === undefined && /^\$/.test(w.symbolic)) return w;
   if (cwd === null) return { ...w, value: undefined, symbolic: `$PWD/${w.symbolic}`, glob: `*/${w.glob}` };
-  return { ...w, value: w.value === undefined ? undefined : `${cwd}/${w.value}`, symbolic: `${cwd}/${w.symbolic}`, glob: `${cwd.replace(/[\\*?[\]{}]/g, '\\$&')}/${w.glob}` };
+  return {
+    ...w,
+    value: w.value === undefined ? undefined : `${cwd}/${w.value}`,
+    symbolic: `${cwd}/${w.symbolic}`,
+    glob: `${cwd.replace(/[\\*?[\]{}]/g, '\\$&')}/${w.glob}`,
+  };
 }
 
 /** A file's path as a key: read in `cwd`, normalized; undefined when the gate cannot know it. */

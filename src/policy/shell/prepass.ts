@@ -37,7 +37,10 @@ export function hereString(r: SyntaxNode, source: string): Stdin {
 }
 
 export function operator(r: SyntaxNode): string {
-  return children(r).filter((c) => !c.isNamed).map((c) => c.type).join('');
+  return children(r)
+    .filter((c) => !c.isNamed)
+    .map((c) => c.type)
+    .join('');
 }
 
 export function destination(r: SyntaxNode, source: string): Word | undefined {
@@ -53,7 +56,8 @@ export function destination(r: SyntaxNode, source: string): Word | undefined {
  * to the grammar); two backquoted substitutions side by side, which it reads as one.
  */
 function misreading(n: SyntaxNode, source: string): string | undefined {
-  if (n.type === 'ansi_c_string' && ansiCEnd(n.text) !== n.text.length) return `the bash grammar ends ${n.text} where bash does not`;
+  if (n.type === 'ansi_c_string' && ansiCEnd(n.text) !== n.text.length)
+    return `the bash grammar ends ${n.text} where bash does not`;
   if (n.type === '``') return 'the bash grammar reads two backquoted substitutions side by side as one';
   if (n.type !== 'command') return undefined;
   const parts = children(n);
@@ -62,7 +66,8 @@ function misreading(n: SyntaxNode, source: string): string | undefined {
     if (!/^(?:[ \t]|\\\n)*$/.test(gap)) return `the bash grammar drops ${JSON.stringify(gap.trim())} between two words`;
   }
   // A backslash right after the command's last word belongs to that word in bash.
-  if (source[n.endIndex] === '\\' && source[n.endIndex + 1] !== '\n') return 'the bash grammar drops the escaped character after a word';
+  if (source[n.endIndex] === '\\' && source[n.endIndex + 1] !== '\n')
+    return 'the bash grammar drops the escaped character after a word';
   return undefined;
 }
 
@@ -85,7 +90,9 @@ export function prepass(root: SyntaxNode, source: string): Scope {
       const parts = fields(n).filter((f) => f.field === 'name' || f.field === 'argument');
       const head = parts[0]?.node.text.replace(/^.*\//, '').replace(/['"\\]/g, '');
       if (head !== undefined && !PREPASS_NAMES.test(head)) continue;
-      const words = parts.flatMap((f) => evaluateWord(f.field === 'name' ? (f.node.child(0) ?? f.node) : f.node, source));
+      const words = parts.flatMap((f) =>
+        evaluateWord(f.field === 'name' ? (f.node.child(0) ?? f.node) : f.node, source),
+      );
       const name = words[0]?.value?.replace(/^.*\//, '');
       const args = words.slice(1).map((w) => w.value);
       if (name === 'alias') {
@@ -97,7 +104,8 @@ export function prepass(root: SyntaxNode, source: string): Scope {
         for (const a of args) if (a && !a.startsWith('-')) scope.written.add(normalizePath(a));
       } else if (name === 'curl' || name === 'wget') {
         args.forEach((a, k) => {
-          if (a && /^(-o|-O|--output|--output-document)$/.test(a) && args[k + 1]) scope.written.add(normalizePath(args[k + 1]!));
+          if (a && /^(-o|-O|--output|--output-document)$/.test(a) && args[k + 1])
+            scope.written.add(normalizePath(args[k + 1]!));
           const eq = a && /^(?:--output|--output-document)=(.+)$/.exec(a);
           if (eq) scope.written.add(normalizePath(eq[1]!));
         });
@@ -122,8 +130,12 @@ export function joinContinuations(source: string, parser: ShellParser): string {
   const parsed = parser.parse(source);
   try {
     for (const n of descendants(parsed.root)) {
-      if (n.type === 'raw_string' || n.type === 'ansi_c_string' || n.type === 'comment') kept.push([n.startIndex, n.endIndex]);
-      if (n.type === 'heredoc_redirect' && /['"\\]/.test(children(n).find((c) => c.type === 'heredoc_start')?.text ?? '')) {
+      if (n.type === 'raw_string' || n.type === 'ansi_c_string' || n.type === 'comment')
+        kept.push([n.startIndex, n.endIndex]);
+      if (
+        n.type === 'heredoc_redirect' &&
+        /['"\\]/.test(children(n).find((c) => c.type === 'heredoc_start')?.text ?? '')
+      ) {
         const body = children(n).find((c) => c.type === 'heredoc_body');
         if (body) kept.push([body.startIndex, body.endIndex]);
       }
@@ -144,4 +156,3 @@ export function joinContinuations(source: string, parser: ShellParser): string {
   }
   return out;
 }
-

@@ -61,7 +61,8 @@ export function shell(name: string, args: Word[], stdin: Stdin | undefined, sink
 export function runsFile(file: Word, who: string, sink: UnwrapSink): void {
   const path = file.value;
   if (path === undefined) sink.opaque(`${who} runs a file named by an expansion or substitution (${file.raw})`);
-  else if (/^\/dev\/(stdin|fd\/)|^\/proc\/self\/fd\//.test(path)) sink.opaque(`${who} runs its standard input through ${path}`);
+  else if (/^\/dev\/(stdin|fd\/)|^\/proc\/self\/fd\//.test(path))
+    sink.opaque(`${who} runs its standard input through ${path}`);
   else if (sink.written(path)) sink.opaque(`${who} runs ${path}, which this same command line writes`);
 }
 
@@ -75,7 +76,13 @@ export function readsCode(stdin: Stdin | undefined, who: string, isShell: boolea
   else if (stdin.text.trim() !== '') sink.opaque(`${who} runs code given on its standard input`);
 }
 
-export function interpreter(name: string, key: string, args: Word[], stdin: Stdin | undefined, sink: UnwrapSink): undefined {
+export function interpreter(
+  name: string,
+  key: string,
+  args: Word[],
+  stdin: Stdin | undefined,
+  sink: UnwrapSink,
+): undefined {
   const spec = INTERPRETERS[key]!;
   const lower = (s: string) => (key === 'pwsh' || key === 'powershell' ? s.toLowerCase() : s);
   for (let k = 0; k < args.length; k++) {
@@ -153,7 +160,8 @@ export function awk(args: Word[], sink: UnwrapSink): undefined {
   }
   if (!program) return undefined;
   if (program.value === undefined) sink.opaque('awk runs a program built by an expansion');
-  else if (/\bsystem\s*\(/.test(program.value) || /\|/.test(program.value.replace(/\|\|/g, ''))) sink.opaque('the awk program runs commands (system() or a pipe)');
+  else if (/\bsystem\s*\(/.test(program.value) || /\|/.test(program.value.replace(/\|\|/g, '')))
+    sink.opaque('the awk program runs commands (system() or a pipe)');
   return undefined;
 }
 
@@ -213,7 +221,18 @@ export function find(args: Word[], sink: UnwrapSink, found: Levels): undefined {
       while (end < args.length && args[end]!.value !== ';' && args[end]!.value !== '+') end++;
       const inner = args.slice(k + 1, end);
       // `{}` stands for every file found, the start paths among them.
-      for (const start of starts) sink.nested(inner.map((w) => (w.value?.includes('{}') ? { ...start, value: start.value && w.value.replaceAll('{}', start.value), symbolic: w.symbolic.replaceAll('{}', start.symbolic) } : w)));
+      for (const start of starts)
+        sink.nested(
+          inner.map((w) =>
+            w.value?.includes('{}')
+              ? {
+                  ...start,
+                  value: start.value && w.value.replaceAll('{}', start.value),
+                  symbolic: w.symbolic.replaceAll('{}', start.symbolic),
+                }
+              : w,
+          ),
+        );
       k = end;
     }
   }
@@ -224,7 +243,8 @@ export function sshOptions(args: Word[], sink: UnwrapSink): undefined {
   args.forEach((w, k) => {
     const a = w.value ?? '';
     const opt = a === '-o' ? args[k + 1]?.value : a.startsWith('-o') ? a.slice(2) : undefined;
-    if (opt !== undefined && /^\s*(proxycommand|localcommand|permitlocalcommand|knownhostscommand|match)\b/i.test(opt)) sink.opaque(`ssh -o ${opt.split(/[=\s]/)[0]} runs a local command`);
+    if (opt !== undefined && /^\s*(proxycommand|localcommand|permitlocalcommand|knownhostscommand|match)\b/i.test(opt))
+      sink.opaque(`ssh -o ${opt.split(/[=\s]/)[0]} runs a local command`);
   });
   return undefined;
 }
@@ -244,14 +264,20 @@ export function gitScripts(args: Word[], sink: UnwrapSink): void {
   if (s === 'rebase') {
     rest.forEach((w, k) => {
       const v = w.value;
-      const text = v === '-x' || v === '--exec' ? rest[k + 1]?.value : v?.startsWith('--exec=') ? v.slice(7) : v?.startsWith('-x') && v.length > 2 ? v.slice(2) : null;
+      const text =
+        v === '-x' || v === '--exec'
+          ? rest[k + 1]?.value
+          : v?.startsWith('--exec=')
+            ? v.slice(7)
+            : v?.startsWith('-x') && v.length > 2
+              ? v.slice(2)
+              : null;
       if (text === undefined) sink.opaque('git rebase --exec runs text built by an expansion');
       else if (text !== null) sink.script(text);
     });
   }
   if (s === 'bisect' && rest[0]?.value === 'run' && rest.length > 1) sink.nested(rest.slice(1));
 }
-
 
 /** Quotes a word for re-parsing as part of a script. */
 export function quoteWord(v: string): string {

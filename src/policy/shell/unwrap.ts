@@ -1,7 +1,18 @@
 import { literalWord as literal, type Word } from './words.js';
 import { COMMAND_VARIABLES, MULTICALL, SHELLS, WRAPPERS, interpreterKey, type WrapperSpec } from './programs.js';
 import { expandGitAlias, gitOpaqueReason } from './git.js';
-import { awk, find, gitScripts, interpreter, quoteWord, readsCode, runsFile, sed, shell, sshOptions } from './runners.js';
+import {
+  awk,
+  find,
+  gitScripts,
+  interpreter,
+  quoteWord,
+  readsCode,
+  runsFile,
+  sed,
+  shell,
+  sshOptions,
+} from './runners.js';
 
 /**
  * One simple command's argv → each command it really runs (§7): wrappers are skipped with
@@ -11,7 +22,8 @@ import { awk, find, gitScripts, interpreter, quoteWord, readsCode, runsFile, sed
  */
 
 /** Where a command's standard input comes from, as far as the syntax shows. */
-export type Stdin = { kind: 'pipe' } | { kind: 'text'; text: string | undefined } | { kind: 'file'; word: Word | undefined };
+export type Stdin =
+  { kind: 'pipe' } | { kind: 'text'; text: string | undefined } | { kind: 'file'; word: Word | undefined };
 
 export interface UnwrapSink {
   opaque(reason: string): void;
@@ -48,7 +60,8 @@ export function unwrapCommand(found: Levels, argv: Word[], stdin: Stdin | undefi
     if (first.hasGlob) {
       sink.opaque(`the command name is a pathname pattern (${first.raw})`);
       // The shell runs the first match: each possible match is checked as if written out.
-      for (const match of sink.expandCommandGlob?.(first.value) ?? []) found.levels.push([{ ...first, value: match, symbolic: match, glob: match, hasGlob: false }, ...cur.slice(1)]);
+      for (const match of sink.expandCommandGlob?.(first.value) ?? [])
+        found.levels.push([{ ...first, value: match, symbolic: match, glob: match, hasGlob: false }, ...cur.slice(1)]);
     }
     const name = basename(first.value);
     const alias = sink.alias(name);
@@ -74,7 +87,13 @@ export function unwrapCommand(found: Levels, argv: Word[], stdin: Stdin | undefi
 
 export const basename = (p: string): string => p.slice(p.lastIndexOf('/') + 1);
 
-function step(name: string, args: Word[], stdin: Stdin | undefined, sink: UnwrapSink, found: Levels): Word[] | undefined {
+function step(
+  name: string,
+  args: Word[],
+  stdin: Stdin | undefined,
+  sink: UnwrapSink,
+  found: Levels,
+): Word[] | undefined {
   if (name === 'env') return env(args, sink);
   if (MULTICALL.has(name)) return args[0]?.value?.startsWith('-') ? undefined : args;
   if (name === 'command' && args.some((a) => /^-[a-zA-Z]*[vV]/.test(a.value ?? ''))) return undefined;
@@ -103,7 +122,10 @@ function step(name: string, args: Word[], stdin: Stdin | undefined, sink: Unwrap
     readsCode(stdin, name, true, sink);
     return undefined;
   }
-  if ((name === 'enable' && args.some((a) => /^-[a-zA-Z]*f/.test(a.value ?? ''))) || (name === 'hash' && args.some((a) => a.value === '-p'))) {
+  if (
+    (name === 'enable' && args.some((a) => /^-[a-zA-Z]*f/.test(a.value ?? ''))) ||
+    (name === 'hash' && args.some((a) => a.value === '-p'))
+  ) {
     sink.opaque(`${name} changes which program a name runs`);
     return undefined;
   }
@@ -125,18 +147,33 @@ function step(name: string, args: Word[], stdin: Stdin | undefined, sink: Unwrap
   if (name === 'rsync') {
     args.forEach((a, k) => {
       const v = /^(?:-e|--rsh)$/.test(a.value ?? '') ? args[k + 1]?.value : /^--rsh=(.*)$/s.exec(a.value ?? '')?.[1];
-      if (v !== undefined && (!/^ssh(\s|$)/.test(v) || /proxycommand|localcommand/i.test(v))) sink.opaque('rsync -e runs its value as a command');
+      if (v !== undefined && (!/^ssh(\s|$)/.test(v) || /proxycommand|localcommand/i.test(v)))
+        sink.opaque('rsync -e runs its value as a command');
     });
     return undefined;
   }
   if (name === 'tar' || name === 'bsdtar' || name === 'gtar') {
-    if (args.some((a) => /^--(checkpoint-action=exec|to-command|info-script|new-volume-script)/.test(a.value ?? '') || (a.value !== undefined && /^(-I|--use-compress-program=?)$/.test(a.value) === false && /^--use-compress-program=.*\s/.test(a.value)))) {
+    if (
+      args.some(
+        (a) =>
+          /^--(checkpoint-action=exec|to-command|info-script|new-volume-script)/.test(a.value ?? '') ||
+          (a.value !== undefined &&
+            /^(-I|--use-compress-program=?)$/.test(a.value) === false &&
+            /^--use-compress-program=.*\s/.test(a.value)),
+      )
+    ) {
       sink.opaque(`${name} runs a command given in its options`);
     }
     return undefined;
   }
   if (['vim', 'vi', 'nvim', 'ex', 'view', 'vimdiff', 'gvim', 'rvim'].includes(name)) {
-    if (args.some((a, k) => (/^(-c|--cmd|-S)$/.test(a.value ?? '') && args[k + 1] !== undefined) || /^\+(?!\d*$)/.test(a.value ?? ''))) sink.opaque(`${name} runs editor commands given on its command line`);
+    if (
+      args.some(
+        (a, k) =>
+          (/^(-c|--cmd|-S)$/.test(a.value ?? '') && args[k + 1] !== undefined) || /^\+(?!\d*$)/.test(a.value ?? ''),
+      )
+    )
+      sink.opaque(`${name} runs editor commands given on its command line`);
     return undefined;
   }
   if (name === 'man' && args.some((a) => /^(-P|--pager|-H|--html)/.test(a.value ?? ''))) {
@@ -156,11 +193,12 @@ function env(args: Word[], sink: UnwrapSink): Word[] | undefined {
       sink.opaque('env options built by an expansion');
       return undefined;
     }
-    const split = /^(?:-S|--split-string=?)(.*)$/s.exec(a) ?? (/^-[i0v]+S(.*)$/s.exec(a));
+    const split = /^(?:-S|--split-string=?)(.*)$/s.exec(a) ?? /^-[i0v]+S(.*)$/s.exec(a);
     if (split) {
       const text = split[1] ? split[1] : args[k + 1]?.value;
       const rest = args.slice(split[1] ? k + 1 : k + 2);
-      if (text === undefined || rest.some((w) => w.value === undefined)) sink.opaque('env -S splits text built by an expansion');
+      if (text === undefined || rest.some((w) => w.value === undefined))
+        sink.opaque('env -S splits text built by an expansion');
       else sink.script([text, ...rest.map((w) => quoteWord(w.value!))].join(' '));
       return undefined;
     }
@@ -239,7 +277,11 @@ function wrap(name: string, spec: WrapperSpec, args: Word[], sink: UnwrapSink): 
     }
     const opt = a.split('=')[0]!;
     // `-qc 'cmd'`: a script option at the end of a short cluster.
-    const clustered = !a.startsWith('--') && a.length > 2 && spec.script?.includes(`-${a.at(-1)}`) && optionWidth(a.slice(0, -1), undefined, spec) !== undefined;
+    const clustered =
+      !a.startsWith('--') &&
+      a.length > 2 &&
+      spec.script?.includes(`-${a.at(-1)}`) &&
+      optionWidth(a.slice(0, -1), undefined, spec) !== undefined;
     if (clustered) {
       const text = args[k + 1]?.value;
       if (text === undefined) sink.opaque(`${name} ${a} runs text built by an expansion`);
@@ -248,7 +290,11 @@ function wrap(name: string, spec: WrapperSpec, args: Word[], sink: UnwrapSink): 
       continue;
     }
     if (spec.script?.includes(opt) || spec.script?.includes(a.slice(0, 2))) {
-      const text = a.includes('=') ? a.slice(a.indexOf('=') + 1) : a.length > 2 && !a.startsWith('--') ? a.slice(2) : args[k + 1]?.value;
+      const text = a.includes('=')
+        ? a.slice(a.indexOf('=') + 1)
+        : a.length > 2 && !a.startsWith('--')
+          ? a.slice(2)
+          : args[k + 1]?.value;
       if (text === undefined) sink.opaque(`${name} ${opt} runs text built by an expansion`);
       else sink.script(text);
       k += a.includes('=') || (a.length > 2 && !a.startsWith('--')) ? 1 : 2;

@@ -156,7 +156,21 @@ export function ansiCEnd(text: string): number {
   return -1;
 }
 
-const ANSI_ESCAPES: Record<string, string> = { a: '\x07', b: '\b', e: '\x1b', E: '\x1b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', "'": "'", '"': '"', '?': '?' };
+const ANSI_ESCAPES: Record<string, string> = {
+  a: '\x07',
+  b: '\b',
+  e: '\x1b',
+  E: '\x1b',
+  f: '\f',
+  n: '\n',
+  r: '\r',
+  t: '\t',
+  v: '\v',
+  '\\': '\\',
+  "'": "'",
+  '"': '"',
+  '?': '?',
+};
 
 /** bash's `$'…'`: `\xHH`, `\uHHHH`, `\UHHHHHHHH`, octal `\NNN`, `\cX` (X's low five bits; `\c?` is DEL) and the C escapes. */
 export function decodeAnsiC(body: string): string {
@@ -190,8 +204,7 @@ export function decodeAnsiC(body: string): string {
       if (body[k + 1] === '\\' && body[k + 2] === '\\') k++;
       const x = body[++k]!;
       out += x === '?' ? '\x7f' : String.fromCharCode(x.toUpperCase().charCodeAt(0) & 0x1f);
-    }
-    else out += `\\${n}`;
+    } else out += `\\${n}`;
   }
   // A NUL ends the string there, as it ends a C string in bash.
   const nul = out.indexOf('\0');
@@ -268,5 +281,12 @@ function sequence(body: string): string[] | undefined {
 
 /** A word with a fixed value, as if written in single quotes. */
 export function literalWord(value: string): Word {
-  return { value, symbolic: value, glob: value.replace(/[\\*?[\]{}]/g, '\\$&'), hasGlob: false, braced: false, raw: value };
+  return {
+    value,
+    symbolic: value,
+    glob: value.replace(/[\\*?[\]{}]/g, '\\$&'),
+    hasGlob: false,
+    braced: false,
+    raw: value,
+  };
 }

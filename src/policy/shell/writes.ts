@@ -22,16 +22,105 @@ const SPECS: Record<string, OperandSpec> = {
   cp: { valued: 'tS', long: ['--target-directory', '--suffix'], target: true },
   mv: { valued: 'tS', long: ['--target-directory', '--suffix'], target: true },
   ln: { valued: 'tS', long: ['--target-directory', '--suffix'], target: true },
-  install: { valued: 'tSmogM', long: ['--target-directory', '--suffix', '--mode', '--owner', '--group', '--strip-program', '--context'], target: true },
+  install: {
+    valued: 'tSmogM',
+    long: ['--target-directory', '--suffix', '--mode', '--owner', '--group', '--strip-program', '--context'],
+    target: true,
+  },
   tee: { valued: '', long: [] },
   shred: { valued: 'ns', long: ['--iterations', '--size', '--random-source'] },
   sponge: { valued: '', long: [] },
   truncate: { valued: 'sr', long: ['--size', '--reference'] },
   // Copiers whose last operand is the destination, local or `host:path`.
-  rsync: { valued: 'efBTM', long: ['--rsh', '--rsync-path', '--filter', '--exclude', '--include', '--exclude-from', '--include-from', '--files-from', '--temp-dir', '--partial-dir', '--backup-dir', '--suffix', '--compare-dest', '--copy-dest', '--link-dest', '--chmod', '--chown', '--usermap', '--groupmap', '--timeout', '--contimeout', '--bwlimit', '--log-file', '--log-file-format', '--out-format', '--password-file', '--max-size', '--min-size', '--max-delete', '--modify-window', '--block-size', '--checksum-choice', '--compress-choice', '--compress-level', '--skip-compress', '--port', '--sockopts', '--info', '--debug', '--remote-option', '--iconv', '--address', '--protocol', '--write-batch', '--only-write-batch', '--read-batch', '--stop-after', '--stop-at', '--outbuf', '--early-input', '--copy-as'] },
+  rsync: {
+    valued: 'efBTM',
+    long: [
+      '--rsh',
+      '--rsync-path',
+      '--filter',
+      '--exclude',
+      '--include',
+      '--exclude-from',
+      '--include-from',
+      '--files-from',
+      '--temp-dir',
+      '--partial-dir',
+      '--backup-dir',
+      '--suffix',
+      '--compare-dest',
+      '--copy-dest',
+      '--link-dest',
+      '--chmod',
+      '--chown',
+      '--usermap',
+      '--groupmap',
+      '--timeout',
+      '--contimeout',
+      '--bwlimit',
+      '--log-file',
+      '--log-file-format',
+      '--out-format',
+      '--password-file',
+      '--max-size',
+      '--min-size',
+      '--max-delete',
+      '--modify-window',
+      '--block-size',
+      '--checksum-choice',
+      '--compress-choice',
+      '--compress-level',
+      '--skip-compress',
+      '--port',
+      '--sockopts',
+      '--info',
+      '--debug',
+      '--remote-option',
+      '--iconv',
+      '--address',
+      '--protocol',
+      '--write-batch',
+      '--only-write-batch',
+      '--read-batch',
+      '--stop-after',
+      '--stop-at',
+      '--outbuf',
+      '--early-input',
+      '--copy-as',
+    ],
+  },
   scp: { valued: 'cDFiJloPSX', long: [] },
   // `ddrescue IN OUT [MAPFILE]`: everything after the input is written.
-  ddrescue: { valued: 'abcCeEFHiKmoOrsTxZ', long: ['--min-read-rate', '--sector-size', '--cluster-size', '--max-bad-areas', '--max-error-rate', '--fill-mode', '--test-mode', '--input-position', '--skip-size', '--domain-mapfile', '--output-position', '--retry-passes', '--size', '--timeout', '--extend-outfile', '--max-read-rate', '--log-events', '--log-rates', '--log-reads', '--pause-on-error', '--delay-slow', '--cpass', '--mapfile-interval', '--max-slow-reads', '--pause', '--command-mode'] },
+  ddrescue: {
+    valued: 'abcCeEFHiKmoOrsTxZ',
+    long: [
+      '--min-read-rate',
+      '--sector-size',
+      '--cluster-size',
+      '--max-bad-areas',
+      '--max-error-rate',
+      '--fill-mode',
+      '--test-mode',
+      '--input-position',
+      '--skip-size',
+      '--domain-mapfile',
+      '--output-position',
+      '--retry-passes',
+      '--size',
+      '--timeout',
+      '--extend-outfile',
+      '--max-read-rate',
+      '--log-events',
+      '--log-rates',
+      '--log-reads',
+      '--pause-on-error',
+      '--delay-slow',
+      '--cpass',
+      '--mapfile-interval',
+      '--max-slow-reads',
+      '--pause',
+      '--command-mode',
+    ],
+  },
 };
 
 /** The copies of `dd` that take `of=FILE`. */
@@ -41,7 +130,35 @@ const DD_LIKE = /^(dd|dcfldd|dc3dd|ddpt|sg_dd)$/;
  * Programs whose `-o` is a flag or a value that is not a file to write, so the word after it
  * is not written (`ls -o /dev/sda` lists it, `grep -o x /dev/sda` and `od -o /dev/sda` read it).
  */
-const O_IS_NOT_OUTPUT = new Set(['ls', 'dir', 'vdir', 'grep', 'egrep', 'fgrep', 'zgrep', 'rg', 'ag', 'ack', 'rsync', 'tar', 'bsdtar', 'cpio', 'xargs', 'id', 'ps', 'lsof', 'od', 'hexdump', 'strings', 'find', 'test', '[', 'bash', 'sh', 'set']);
+const O_IS_NOT_OUTPUT = new Set([
+  'ls',
+  'dir',
+  'vdir',
+  'grep',
+  'egrep',
+  'fgrep',
+  'zgrep',
+  'rg',
+  'ag',
+  'ack',
+  'rsync',
+  'tar',
+  'bsdtar',
+  'cpio',
+  'xargs',
+  'id',
+  'ps',
+  'lsof',
+  'od',
+  'hexdump',
+  'strings',
+  'find',
+  'test',
+  '[',
+  'bash',
+  'sh',
+  'set',
+]);
 
 /** `-o FILE`, `-oFILE` (absolute), `-out FILE` (openssl), `--output[=]FILE`, `--out[=]FILE`, `--outfile`, `--output-file`: whatever the program, FILE is written. */
 function outputOptions(name: string, args: readonly Word[]): Word[] {
@@ -51,7 +168,9 @@ function outputOptions(name: string, args: readonly Word[]): Word[] {
     const next = args[k + 1];
     if (/^(-out|--out|--output|--outfile|--output-file|--output-document)$/.test(a) && next) out.push(next);
     else if (a === '-o' && next && !O_IS_NOT_OUTPUT.has(name)) out.push(next);
-    const eq = /^(?:-out|--out|--output|--outfile|--output-file|--output-document)=(.+)$/s.exec(a) ?? (O_IS_NOT_OUTPUT.has(name) ? null : /^-o(\/.*)$/s.exec(a));
+    const eq =
+      /^(?:-out|--out|--output|--outfile|--output-file|--output-document)=(.+)$/s.exec(a) ??
+      (O_IS_NOT_OUTPUT.has(name) ? null : /^-o(\/.*)$/s.exec(a));
     if (eq) out.push({ ...w, value: eq[1], raw: eq[1]!, symbolic: eq[1]!, glob: eq[1]! });
   });
   return out;
@@ -68,12 +187,42 @@ const PARTITION_EDITORS: Record<string, { letters: string; long: string[]; only?
   gdisk: { letters: 'lhv', long: ['--help', '--version'] },
   cgdisk: { letters: 'hv', long: ['--help', '--version'] },
   cfdisk: { letters: 'rhV', long: ['--read-only', '--help', '--version'] },
-  sfdisk: { letters: 'ldJsgVFTh', long: ['--list', '--dump', '--json', '--show-size', '--show-geometry', '--verify', '--list-free', '--list-types', '--help', '--version'] },
-  sgdisk: { letters: 'pviLOPb?hV', long: ['--print', '--verify', '--info', '--list-types', '--print-mbr', '--pretend', '--backup', '--help', '--version', '--usage'], only: true },
+  sfdisk: {
+    letters: 'ldJsgVFTh',
+    long: [
+      '--list',
+      '--dump',
+      '--json',
+      '--show-size',
+      '--show-geometry',
+      '--verify',
+      '--list-free',
+      '--list-types',
+      '--help',
+      '--version',
+    ],
+  },
+  sgdisk: {
+    letters: 'pviLOPb?hV',
+    long: [
+      '--print',
+      '--verify',
+      '--info',
+      '--list-types',
+      '--print-mbr',
+      '--pretend',
+      '--backup',
+      '--help',
+      '--version',
+      '--usage',
+    ],
+    only: true,
+  },
 };
 
 /** parted commands (and their arguments) that only read: `parted -s /dev/sda unit s print free`. */
-const PARTED_READS = /^(print|p|unit|help|version|align-check|quit|q|opt|optimal|min|minimal|free|all|list|devices|s|B|[kKMGT]i?B|compact|cyl|chs|%|\d+)$/;
+const PARTED_READS =
+  /^(print|p|unit|help|version|align-check|quit|q|opt|optimal|min|minimal|free|all|list|devices|s|B|[kKMGT]i?B|compact|cyl|chs|%|\d+)$/;
 
 function partitionEditorWrites(name: string, args: readonly Word[]): Word[] {
   const operands: Word[] = [];
@@ -88,11 +237,17 @@ function partitionEditorWrites(name: string, args: readonly Word[]): Word[] {
   if (name === 'parted') {
     if (options.some((o) => o === '-l' || o === '--list' || /^-[a-z]*l/.test(o))) return [];
     const commands = operands.slice(1);
-    return commands.length > 0 && commands.every((c) => c.value !== undefined && PARTED_READS.test(c.value)) ? [] : operands.slice(0, 1);
+    return commands.length > 0 && commands.every((c) => c.value !== undefined && PARTED_READS.test(c.value))
+      ? []
+      : operands.slice(0, 1);
   }
   const spec = PARTITION_EDITORS[name]!;
-  const isRead = (o: string): boolean => (o.startsWith('--') ? spec.long.includes(o.split('=')[0]!) : [...o.slice(1)].some((ch) => spec.letters.includes(ch)));
-  const reads = spec.only ? options.length > 0 && options.every((o) => (o.startsWith('--') ? isRead(o) : [...o.slice(1)].every((ch) => spec.letters.includes(ch)))) : options.some(isRead);
+  const isRead = (o: string): boolean =>
+    o.startsWith('--') ? spec.long.includes(o.split('=')[0]!) : [...o.slice(1)].some((ch) => spec.letters.includes(ch));
+  const reads = spec.only
+    ? options.length > 0 &&
+      options.every((o) => (o.startsWith('--') ? isRead(o) : [...o.slice(1)].every((ch) => spec.letters.includes(ch))))
+    : options.some(isRead);
   return reads ? [] : operands;
 }
 
@@ -129,7 +284,9 @@ function split(args: readonly Word[], spec: OperandSpec): Operands {
     }
     if (a.startsWith('--')) {
       const name = a.split('=')[0]!;
-      const value = a.includes('=') ? { ...w, value: a.slice(a.indexOf('=') + 1), raw: a.slice(a.indexOf('=') + 1) } : args[k + 1];
+      const value = a.includes('=')
+        ? { ...w, value: a.slice(a.indexOf('=') + 1), raw: a.slice(a.indexOf('=') + 1) }
+        : args[k + 1];
       if (name === '--target-directory' && spec.target) target = value;
       if (spec.long?.includes(name) && !a.includes('=')) k++;
       continue;
@@ -154,7 +311,10 @@ export function writtenBy(name: string, args: readonly Word[]): Word[] {
 }
 
 function ownWrites(name: string, args: readonly Word[]): Word[] {
-  if (DD_LIKE.test(name)) return args.filter((w) => /^of=/.test(w.value ?? w.symbolic)).map((w) => ({ ...w, value: w.value?.slice(3), symbolic: w.symbolic.slice(3), glob: w.glob.slice(3) }));
+  if (DD_LIKE.test(name))
+    return args
+      .filter((w) => /^of=/.test(w.value ?? w.symbolic))
+      .map((w) => ({ ...w, value: w.value?.slice(3), symbolic: w.symbolic.slice(3), glob: w.glob.slice(3) }));
   if (name === 'wget') return args.flatMap((w, k) => (w.value === '-O' && args[k + 1] ? [args[k + 1]!] : []));
   if (name === 'parted' || name in PARTITION_EDITORS) return partitionEditorWrites(name, args);
   const spec = SPECS[name];
@@ -185,14 +345,33 @@ export function made(name: string, args: readonly Word[]): MadeFile[] {
   const into = (dir: Word, from: Word): MadeFile => ({ path: joinWord(dir, from), from });
   if (target) return operands.map((from) => into(target, from));
   // `ln -s /usr/bin/sudo` links `./sudo`.
-  if (operands.length === 1) return name === 'ln' ? [{ path: { ...operands[0]!, value: operands[0]!.value === undefined ? undefined : basename(operands[0]!.value) }, from: operands[0]! }] : [];
+  if (operands.length === 1)
+    return name === 'ln'
+      ? [
+          {
+            path: {
+              ...operands[0]!,
+              value: operands[0]!.value === undefined ? undefined : basename(operands[0]!.value),
+            },
+            from: operands[0]!,
+          },
+        ]
+      : [];
   const dest = operands.at(-1)!;
   const sources = operands.slice(0, -1);
   // DEST may be a directory (the gate cannot look): both readings are made.
-  return sources.flatMap((from) => (letters.includes('T') || sources.length > 1 ? [sources.length > 1 ? into(dest, from) : { path: dest, from }] : [{ path: dest, from }, into(dest, from)]));
+  return sources.flatMap((from) =>
+    letters.includes('T') || sources.length > 1
+      ? [sources.length > 1 ? into(dest, from) : { path: dest, from }]
+      : [{ path: dest, from }, into(dest, from)],
+  );
 }
 
 function joinWord(dir: Word, from: Word): Word {
   const name = from.value === undefined ? undefined : basename(from.value.replace(/\/+$/, ''));
-  return { ...dir, value: dir.value === undefined || name === undefined ? undefined : `${dir.value.replace(/\/+$/, '')}/${name}`, symbolic: `${dir.symbolic}/${name ?? '?'}` };
+  return {
+    ...dir,
+    value: dir.value === undefined || name === undefined ? undefined : `${dir.value.replace(/\/+$/, '')}/${name}`,
+    symbolic: `${dir.symbolic}/${name ?? '?'}`,
+  };
 }

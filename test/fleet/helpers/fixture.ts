@@ -39,7 +39,10 @@ export function startFixture(script: string, args: string[], env: NodeJS.Process
       const seen = lines.find((l) => pattern.test(l));
       if (seen !== undefined) return Promise.resolve(seen);
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`${script}: no line matching ${pattern}; got ${JSON.stringify(lines)}`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`${script}: no line matching ${pattern}; got ${JSON.stringify(lines)}`)),
+          timeoutMs,
+        );
         waiters.push({ pattern, resolve: (l) => (clearTimeout(timer), resolve(l)) });
       });
     },

@@ -7,20 +7,30 @@ import { recordInput } from '../../helpers/records.js';
 export function registerAgent(
   layout: Layout,
   id: string,
-  opts: { pid: number | null; pidStartTime: string | null; parentId?: string | null; rootId?: string; depth?: number; status?: AgentStatus },
+  opts: {
+    pid: number | null;
+    pidStartTime: string | null;
+    parentId?: string | null;
+    rootId?: string;
+    depth?: number;
+    status?: AgentStatus;
+  },
 ): AgentRecord {
-  return createRecord(layout, recordInput(id, {
-    name: 'general',
-    parentId: opts.parentId ?? null,
-    rootId: opts.rootId ?? id,
-    depth: opts.depth ?? 0,
-    pid: opts.pid,
-    pidStartTime: opts.pidStartTime,
-    cwd: layout.project,
-    mode: 'headless',
-    status: opts.status ?? 'working',
-    startedAt: new Date().toISOString(),
-    effectivePolicy: { tools: [], permissionMode: 'default', secrets: [] },
-    spawnedBy: opts.parentId ? 'agent' : 'human',
-  }));
+  return createRecord(
+    layout,
+    recordInput(id, {
+      name: 'general',
+      parentId: opts.parentId ?? null,
+      rootId: opts.rootId ?? id,
+      depth: opts.depth ?? 0,
+      pid: opts.pid,
+      pidStartTime: opts.pidStartTime,
+      cwd: layout.project,
+      mode: 'headless',
+      status: opts.status ?? 'working',
+      startedAt: new Date().toISOString(),
+      effectivePolicy: { tools: [], permissionMode: 'default', secrets: [] },
+      spawnedBy: opts.parentId ? 'agent' : 'human',
+    }),
+  );
 }

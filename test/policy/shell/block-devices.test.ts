@@ -98,14 +98,65 @@ const DENIED: [string, string][] = [
 
 /** Near misses: reads and listings of a disk, writes elsewhere, the same programs on files. */
 const ALLOWED: string[] = [
-  'cat /dev/null', '> /dev/null', 'echo x > /dev/null', 'cmd 2> /dev/null', 'tee /dev/null < f', 'cat f | tee /dev/stderr', 'rsync a b', 'rsync -av src/ host:/srv/dst/',
-  'scp a host:/tmp/', 'scp host:/dev/sda img', 'cp /dev/null empty.txt', 'ddrescue /dev/sda disk.img disk.map', 'ddrescue -b 4096 /dev/sda img map', 'ddrescue img copy.img',
-  'badblocks /dev/sdb', 'badblocks -sv /dev/sdb', 'openssl enc -aes-256-cbc -in /dev/sda -out disk.enc', 'openssl rand -out key.bin 32', 'gcc -o app main.c', 'sort -o sorted.txt f',
-  'mdadm --detail /dev/md0', 'mdadm --examine /dev/sda1', 'mdadm --assemble --scan', 'fdisk -l', 'fdisk -l /dev/sda', 'fdisk --list /dev/nvme0n1', 'fdisk disk.img', 'sfdisk -d /dev/sda > table.txt',
-  'sfdisk -l /dev/sda', 'gdisk -l /dev/sda', 'sgdisk -p /dev/sda', 'sgdisk --print /dev/nvme0n1', 'sgdisk -b table.bak /dev/sda', 'cfdisk -r /dev/sda', 'parted -l', 'parted /dev/sda print',
-  'parted -s /dev/sda unit s print free', 'lvs', 'lvdisplay vg/lv', 'vgs', 'pvs', 'zpool status', 'zpool list', 'zfs list -t snapshot', 'zfs snapshot tank@now', 'wipefs /dev/sda', 'lsblk -o NAME,SIZE /dev/sda',
-  'blkid -o value /dev/sda1', 'ls -o /dev/sda', 'grep -o foo /dev/sda', 'od -o /dev/sda', 'dd if=/dev/sda of=disk.img bs=1M count=10', 'dd if=/dev/zero of=./disk.img bs=1M count=10',
-  'mount -o ro /dev/sda1 /mnt', 'hexdump -C /dev/sda', 'smartctl -a /dev/sda', 'echo "dd of=/dev/sda" > notes.txt', "grep -rn 'fdisk /dev/sda' docs", 'curl -o out.json https://x.example',
+  'cat /dev/null',
+  '> /dev/null',
+  'echo x > /dev/null',
+  'cmd 2> /dev/null',
+  'tee /dev/null < f',
+  'cat f | tee /dev/stderr',
+  'rsync a b',
+  'rsync -av src/ host:/srv/dst/',
+  'scp a host:/tmp/',
+  'scp host:/dev/sda img',
+  'cp /dev/null empty.txt',
+  'ddrescue /dev/sda disk.img disk.map',
+  'ddrescue -b 4096 /dev/sda img map',
+  'ddrescue img copy.img',
+  'badblocks /dev/sdb',
+  'badblocks -sv /dev/sdb',
+  'openssl enc -aes-256-cbc -in /dev/sda -out disk.enc',
+  'openssl rand -out key.bin 32',
+  'gcc -o app main.c',
+  'sort -o sorted.txt f',
+  'mdadm --detail /dev/md0',
+  'mdadm --examine /dev/sda1',
+  'mdadm --assemble --scan',
+  'fdisk -l',
+  'fdisk -l /dev/sda',
+  'fdisk --list /dev/nvme0n1',
+  'fdisk disk.img',
+  'sfdisk -d /dev/sda > table.txt',
+  'sfdisk -l /dev/sda',
+  'gdisk -l /dev/sda',
+  'sgdisk -p /dev/sda',
+  'sgdisk --print /dev/nvme0n1',
+  'sgdisk -b table.bak /dev/sda',
+  'cfdisk -r /dev/sda',
+  'parted -l',
+  'parted /dev/sda print',
+  'parted -s /dev/sda unit s print free',
+  'lvs',
+  'lvdisplay vg/lv',
+  'vgs',
+  'pvs',
+  'zpool status',
+  'zpool list',
+  'zfs list -t snapshot',
+  'zfs snapshot tank@now',
+  'wipefs /dev/sda',
+  'lsblk -o NAME,SIZE /dev/sda',
+  'blkid -o value /dev/sda1',
+  'ls -o /dev/sda',
+  'grep -o foo /dev/sda',
+  'od -o /dev/sda',
+  'dd if=/dev/sda of=disk.img bs=1M count=10',
+  'dd if=/dev/zero of=./disk.img bs=1M count=10',
+  'mount -o ro /dev/sda1 /mnt',
+  'hexdump -C /dev/sda',
+  'smartctl -a /dev/sda',
+  'echo "dd of=/dev/sda" > notes.txt',
+  "grep -rn 'fdisk /dev/sda' docs",
+  'curl -o out.json https://x.example',
 ];
 
 describe('block-device writes by any program are denied, naming the rule and why', () => {
@@ -113,7 +164,14 @@ describe('block-device writes by any program are denied, naming the rule and why
     const v = classify(command);
     expect(v, JSON.stringify(v)).toMatchObject({ verdict: 'deny', rule, why: denyRuleWhy(rule) });
     expect(v.why).toBeTruthy();
-    const d = decideToolCall({ tool: 'shell', toolClass: 'exec', policy: { tools: ['shell'], withheld: {} }, mode: 'bypass_permissions', canAsk: false, shell: v });
+    const d = decideToolCall({
+      tool: 'shell',
+      toolClass: 'exec',
+      policy: { tools: ['shell'], withheld: {} },
+      mode: 'bypass_permissions',
+      canAsk: false,
+      shell: v,
+    });
     expect(d).toMatchObject({ decision: 'deny', rule: `deny_commands:${rule}` });
     expect(d.reason).toContain(`deny-list rule \`${rule}\``);
     expect(d.reason).toContain(v.why!);
@@ -130,8 +188,12 @@ describe('every default rule says what it guards against; a rule a person adds h
   it('each default has a reason', () => {
     expect(DEFAULT_DENY_COMMANDS.filter((p) => !denyRuleWhy(p))).toEqual([]);
   });
-  it('a person\'s own rule denies with its pattern alone', async () => {
+  it("a person's own rule denies with its pattern alone", async () => {
     const own = createShellClassifier(await loadShellParser(), ['cargo publish']);
-    expect(own('cargo publish --dry-run')).toEqual({ verdict: 'deny', rule: 'cargo publish', command: 'cargo publish --dry-run' });
+    expect(own('cargo publish --dry-run')).toEqual({
+      verdict: 'deny',
+      rule: 'cargo publish',
+      command: 'cargo publish --dry-run',
+    });
   });
 });

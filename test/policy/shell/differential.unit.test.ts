@@ -36,7 +36,22 @@ const AS_ROOT = process.getuid?.() === 0;
 function bounded(script: string): { argv: string[]; timeout: number } {
   if (AS_ROOT) {
     const cmd = `ulimit -u 16; ${PREAMBLE}${script}`;
-    return { argv: ['/usr/bin/unshare', '--pid', '--fork', '--kill-child', '/usr/bin/setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', BASH, '-c', cmd], timeout: 2_000 };
+    return {
+      argv: [
+        '/usr/bin/unshare',
+        '--pid',
+        '--fork',
+        '--kill-child',
+        '/usr/bin/setpriv',
+        '--reuid=65534',
+        '--regid=65534',
+        '--clear-groups',
+        BASH,
+        '-c',
+        cmd,
+      ],
+      timeout: 2_000,
+    };
   }
   const cmd = `P=/usr/bin:/bin; ulimit -u $(( $(PATH=$P ps -U "$(id -u)" -o pid= | PATH=$P wc -l) + 16 )); ${PREAMBLE}${script}`;
   return { argv: [BASH, '-c', cmd], timeout: 2_000 };
@@ -56,7 +71,13 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 /** The argv of every simple command bash executes for `script`, following `sh -c` scripts too. */
 function executed(script: string, depth = 0): string[][] {
   const run = FORK_BOMBS.has(script) ? bounded(script) : { argv: [BASH, '-c', PREAMBLE + script], timeout: 10_000 };
-  const r = spawnSync(run.argv[0]!, run.argv.slice(1), { cwd: dir, env: { PATH: join(dir, 'empty-path'), HOME: dir }, encoding: 'utf8', timeout: run.timeout, input: '' });
+  const r = spawnSync(run.argv[0]!, run.argv.slice(1), {
+    cwd: dir,
+    env: { PATH: join(dir, 'empty-path'), HOME: dir },
+    encoding: 'utf8',
+    timeout: run.timeout,
+    input: '',
+  });
   const lines = r.stderr.split('\n');
   const out: string[][] = [];
   for (let k = 0; k < lines.length; k++) {
@@ -69,7 +90,8 @@ function executed(script: string, depth = 0): string[][] {
     if (/^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=/.test(argv[0]!)) continue;
     out.push(argv);
     const c = argv.indexOf('-c');
-    if (depth < 3 && SHELLS.has(argv[0]!) && c > 0 && argv[c + 1] !== undefined) out.push(...executed(argv[c + 1]!, depth + 1));
+    if (depth < 3 && SHELLS.has(argv[0]!) && c > 0 && argv[c + 1] !== undefined)
+      out.push(...executed(argv[c + 1]!, depth + 1));
   }
   return out;
 }
@@ -88,7 +110,11 @@ function traceArgv(record: string): string[] | undefined {
   try {
     const cmd = p.root.child(0);
     if (!cmd || cmd.type !== 'command') return undefined;
-    const words = fields(cmd).filter((f) => f.field === 'name' || f.field === 'argument').flatMap((f) => evaluateWord(f.field === 'name' ? (f.node.child(0) ?? f.node) : f.node, record, { braces: false }));
+    const words = fields(cmd)
+      .filter((f) => f.field === 'name' || f.field === 'argument')
+      .flatMap((f) =>
+        evaluateWord(f.field === 'name' ? (f.node.child(0) ?? f.node) : f.node, record, { braces: false }),
+      );
     return words.map((w) => w.value ?? w.raw);
   } finally {
     p.dispose();
@@ -98,12 +124,18 @@ function traceArgv(record: string): string[] | undefined {
 /** True when the parser found a command that is this argv (expansions stand for any words). */
 function found(analysis: Analysis, argv: string[]): boolean {
   // A pathname pattern expands to whatever files exist: like an expansion, any words.
-  const home = (w: Word) => (w.hasGlob ? undefined : w.value !== undefined && /^~(\/|$)/.test(w.value) && !w.raw.startsWith("'") ? dir + w.value.slice(1) : w.value);
+  const home = (w: Word) =>
+    w.hasGlob
+      ? undefined
+      : w.value !== undefined && /^~(\/|$)/.test(w.value) && !w.raw.startsWith("'")
+        ? dir + w.value.slice(1)
+        : w.value;
   return analysis.commands.some((c) =>
     c.levels.some((level) => {
       const words = level.map(home);
       if (words[0] !== argv[0]) return false;
-      if (words.every((w) => w !== undefined)) return words.length === argv.length && words.every((w, i) => w === argv[i]);
+      if (words.every((w) => w !== undefined))
+        return words.length === argv.length && words.every((w, i) => w === argv[i]);
       // With expansions the count is unknown: the literal words must appear in order.
       let at = 1;
       for (const w of words.slice(1)) {
@@ -116,7 +148,11 @@ function found(analysis: Analysis, argv: string[]): boolean {
   );
 }
 
-const all = [...Object.entries(EVASIONS).flatMap(([family, cs]) => cs.map((c) => [family, c])), ...ORDINARY.map((c) => ['ordinary', c]), ...ORDINARY_OPAQUE.map((c) => ['ordinary (opaque)', c])];
+const all = [
+  ...Object.entries(EVASIONS).flatMap(([family, cs]) => cs.map((c) => [family, c])),
+  ...ORDINARY.map((c) => ['ordinary', c]),
+  ...ORDINARY_OPAQUE.map((c) => ['ordinary (opaque)', c]),
+];
 
 describe.skipIf(!HAS_BASH)('the parser sees every simple command bash executes', () => {
   it.each(all)('%s: %j', (family, input) => {
@@ -124,7 +160,9 @@ describe.skipIf(!HAS_BASH)('the parser sees every simple command bash executes',
     const verdict = classify(input).verdict;
     const missed = executed(input).filter((argv) => !found(analysis, argv));
     // A command bash built from an expansion is what `opaque` means; anything else must be seen.
-    if (verdict === 'plain' || analysis.opaque.length === 0) expect(missed, `bash ran commands the gate did not see (verdict ${verdict})`).toEqual([]);
-    if (family.startsWith('ordinary')) expect(spawnSync(BASH, ['-n', '-c', input]).status, 'bash -n accepts it').toBe(0);
+    if (verdict === 'plain' || analysis.opaque.length === 0)
+      expect(missed, `bash ran commands the gate did not see (verdict ${verdict})`).toEqual([]);
+    if (family.startsWith('ordinary'))
+      expect(spawnSync(BASH, ['-n', '-c', input]).status, 'bash -n accepts it').toBe(0);
   });
 });

@@ -38,11 +38,29 @@ function rng(seed: number): () => number {
 
 function generator(seed: number): () => string {
   const r = rng(seed);
-  const pick = <T,>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
-  const many = (max: number, f: () => string, sep = ''): string => Array.from({ length: Math.floor(r() * (max + 1)) }, f).join(sep);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+  const many = (max: number, f: () => string, sep = ''): string =>
+    Array.from({ length: Math.floor(r() * (max + 1)) }, f).join(sep);
   // Characters that matter to one reader or the other.
   const hard = ['\\', "'", '"', ';', '&', '|', '#', ' ', '}', '{', ')', '(', '$', '`', '\n', 'x', 'y', ',', '*', '!'];
-  const ansi = ['\\\\', "\\'", '\\"', '\\x41', '\\101', '\\n', '\\t', '\\e', '\\c', '\\u263a', 'x', ' ', ';', '"', '$', '\\'];
+  const ansi = [
+    '\\\\',
+    "\\'",
+    '\\"',
+    '\\x41',
+    '\\101',
+    '\\n',
+    '\\t',
+    '\\e',
+    '\\c',
+    '\\u263a',
+    'x',
+    ' ',
+    ';',
+    '"',
+    '$',
+    '\\',
+  ];
   const fragment = (depth: number): string => {
     switch (pick(['bare', 'bare', 'single', 'double', 'ansi', 'ansi', 'escape', 'subst', 'hard'])) {
       case 'bare':
@@ -56,19 +74,31 @@ function generator(seed: number): () => string {
       case 'escape':
         return `\\${pick(hard.filter((c) => c !== '\n'))}`;
       case 'subst':
-        return depth > 1 ? 'x' : pick([`$(${command(depth + 1)})`, `"$(${command(depth + 1)})"`, `\`${pick(NAMES)} q\``]);
+        return depth > 1
+          ? 'x'
+          : pick([`$(${command(depth + 1)})`, `"$(${command(depth + 1)})"`, `\`${pick(NAMES)} q\``]);
       default:
         return pick(hard);
     }
   };
-  const word = (depth: number): string => (r() < 0.1 ? pick(['{x,y}', '{1..3}', '{x}', '{,x}']) : Array.from({ length: 1 + Math.floor(r() * 3) }, () => fragment(depth)).join(''));
+  const word = (depth: number): string =>
+    r() < 0.1
+      ? pick(['{x,y}', '{1..3}', '{x}', '{,x}'])
+      : Array.from({ length: 1 + Math.floor(r() * 3) }, () => fragment(depth)).join('');
   const command = (depth: number): string => {
-    const name = pick([...NAMES, ...NAMES.map((n) => `'${n}'`), ...NAMES.map((n) => `\\${n}`), ...NAMES.map((n) => `"${n}"`), ...NAMES.map((n) => `$'${n}'`)]);
+    const name = pick([
+      ...NAMES,
+      ...NAMES.map((n) => `'${n}'`),
+      ...NAMES.map((n) => `\\${n}`),
+      ...NAMES.map((n) => `"${n}"`),
+      ...NAMES.map((n) => `$'${n}'`),
+    ]);
     return [name, ...Array.from({ length: Math.floor(r() * 4) }, () => word(depth))].join(' ');
   };
   return () => {
     let line = command(0);
-    for (let k = Math.floor(r() * 3); k > 0; k--) line += pick([' ; ', ' && ', ' | ', '\n', ';', ' # ', ' #']) + command(0);
+    for (let k = Math.floor(r() * 3); k > 0; k--)
+      line += pick([' ; ', ' && ', ' | ', '\n', ';', ' # ', ' #']) + command(0);
     return line;
   };
 }
@@ -84,7 +114,9 @@ function bashRuns(lines: string[], dir: string): { argv: string[][]; error: bool
   const runs = join(dir, 'runs');
   mkdirSync(runs);
   writeFileSync(file, lines.map((l) => `${l}\0`).join(''));
-  const fns = NAMES.map((n) => `${n}() { printf '%s\\0' "\${FUNCNAME[0]}" "$@" > "$RUNS/$i.$BASHPID.$RANDOM$RANDOM"; }`).join('\n');
+  const fns = NAMES.map(
+    (n) => `${n}() { printf '%s\\0' "\${FUNCNAME[0]}" "$@" > "$RUNS/$i.$BASHPID.$RANDOM$RANDOM"; }`,
+  ).join('\n');
   const driver = `${fns}
 i=0
 while IFS= read -r -d '' line; do
@@ -96,7 +128,12 @@ while IFS= read -r -d '' line; do
   i=$((i + 1))
 done < "$CASES"
 : > "$RUNS/all.done"`;
-  spawnSync(BASH, ['--norc', '--noprofile', '-c', driver], { cwd: join(dir, 'empty'), env: { PATH: '/usr/bin:/bin', HOME: dir, CASES: file, RUNS: runs, LC_ALL: 'C.UTF-8' }, stdio: 'ignore', timeout: 500_000 });
+  spawnSync(BASH, ['--norc', '--noprofile', '-c', driver], {
+    cwd: join(dir, 'empty'),
+    env: { PATH: '/usr/bin:/bin', HOME: dir, CASES: file, RUNS: runs, LC_ALL: 'C.UTF-8' },
+    stdio: 'ignore',
+    timeout: 500_000,
+  });
   const names = readdirSync(runs);
   if (!names.includes('all.done')) return undefined;
   const byLine = new Map<number, string[]>();
@@ -109,7 +146,9 @@ done < "$CASES"
     return {
       error: names.includes(`${i}.error`),
       failed: names.includes(`${i}.failed`),
-      argv: names.filter((n) => !/\.(error|failed)$/.test(n)).map((n) => readFileSync(join(runs, n), 'utf8').split('\0').slice(0, -1)),
+      argv: names
+        .filter((n) => !/\.(error|failed)$/.test(n))
+        .map((n) => readFileSync(join(runs, n), 'utf8').split('\0').slice(0, -1)),
     };
   });
 }
@@ -167,24 +206,33 @@ beforeAll(async () => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('the gate reads word and command boundaries as bash does (fixed seed)', () => {
-  it(`${CASES} generated command lines: no disagreement outside lines the gate calls opaque`, { timeout: 600_000 }, () => {
-    const next = generator(SEED);
-    const lines = Array.from({ length: CASES }, next);
-    const runs = bashRuns(lines, dir);
-    if (!runs) throw new Error('bash did not run every generated line');
-    const disagreements: { line: string; bash: string[][]; gate: (string | undefined)[][]; bashError: boolean }[] = [];
-    let compared = 0;
-    lines.forEach((line, i) => {
-      if (classify(line).verdict === 'opaque') return;
-      const bash = runs[i]!;
-      const gate = gateRuns(line, parser);
-      compared++;
-      // A line bash cannot parse runs nothing; the gate must not have read commands into it either.
-      if (!sameRuns(bash.argv, gate, bash.failed) || (bash.error && gate.length > 0 && bash.argv.length === 0 && !line.includes('\n'))) disagreements.push({ line, bash: bash.argv, gate, bashError: bash.error });
-    });
-    if (process.env.FUZZ_DUMP) console.log(JSON.stringify(disagreements.map((d) => d.line)));
-    expect(disagreements, JSON.stringify(disagreements.slice(0, 5), null, 1)).toEqual([]);
-    // The test means something only if most lines were compared, not waved through as opaque.
-    expect(compared).toBeGreaterThan(CASES / 3);
-  });
+  it(
+    `${CASES} generated command lines: no disagreement outside lines the gate calls opaque`,
+    { timeout: 600_000 },
+    () => {
+      const next = generator(SEED);
+      const lines = Array.from({ length: CASES }, next);
+      const runs = bashRuns(lines, dir);
+      if (!runs) throw new Error('bash did not run every generated line');
+      const disagreements: { line: string; bash: string[][]; gate: (string | undefined)[][]; bashError: boolean }[] =
+        [];
+      let compared = 0;
+      lines.forEach((line, i) => {
+        if (classify(line).verdict === 'opaque') return;
+        const bash = runs[i]!;
+        const gate = gateRuns(line, parser);
+        compared++;
+        // A line bash cannot parse runs nothing; the gate must not have read commands into it either.
+        if (
+          !sameRuns(bash.argv, gate, bash.failed) ||
+          (bash.error && gate.length > 0 && bash.argv.length === 0 && !line.includes('\n'))
+        )
+          disagreements.push({ line, bash: bash.argv, gate, bashError: bash.error });
+      });
+      if (process.env.FUZZ_DUMP) console.log(JSON.stringify(disagreements.map((d) => d.line)));
+      expect(disagreements, JSON.stringify(disagreements.slice(0, 5), null, 1)).toEqual([]);
+      // The test means something only if most lines were compared, not waved through as opaque.
+      expect(compared).toBeGreaterThan(CASES / 3);
+    },
+  );
 });
