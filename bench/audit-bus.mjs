@@ -3,7 +3,7 @@
 //   node bench/audit-bus.mjs [--lines 20000] [--sends 15] [--read-lines 10000] [--runs 5] [--nats nats://host:port]
 // Starts its own `nats-server -js` (as bench/bus.mjs does) unless --nats names one. Prints JSON.
 //  - line: what one audit line costs its writer, `audit()` in a loop (µs per line). The writer's
-//    code is the same on both buses: it never touches the bus (docs/decisions.md "The audit log
+//    code is the same on both buses: it never touches the bus (docs/decisions-hosts.md "The audit log
 //    on the bus"); on nats:// the line is shipped later by a process that holds a connection,
 //    measured as that shipper's time per line (`bus.audit.ship()` over `lines` owed lines).
 //  - send: `flotilla send human …` cold, median wall ms of `sends` runs, on each bus, with

@@ -141,7 +141,7 @@ export async function runRemoteSpawnBench({ spawns = 10 } = {}) {
   const remote = [];
   const handshake = [];
   try {
-    // The project's config names the host: trusted, as a person would (docs/security.md "Folder trust").
+    // The project's config names the host: trusted, as a person would (docs/security-trust.md "Folder trust").
     spawnSync(process.execPath, [fileURLToPath(new URL('../dist/cli/main.js', import.meta.url)), 'trust', here.dir], {
       cwd: here.dir,
       env,

@@ -1,5 +1,5 @@
 // What `status` adds on a nats:// bus to count ended agents' mail still waiting on the stream
-// (docs/design.md §18 item 4, docs/decisions.md "The bus carries mail"): one
+// (docs/design.md §18 item 4, docs/decisions-hosts.md "The bus carries mail"): one
 // MailBus.waitingOnBus call for the ended agents it shows. Starts its own nats-server.
 //   node bench/status-unread-bus.mjs [--owners 100] [--per 20] [--runs 30]
 import { ownNats } from './bus.mjs';

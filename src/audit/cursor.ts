@@ -4,7 +4,7 @@ import { isErrno } from '../errors.js';
 import type { Layout } from '../layout/layout.js';
 
 /**
- * Which of this host's audit lines a bus already holds (docs/decisions.md "The audit log on
+ * Which of this host's audit lines a bus already holds (docs/decisions-hosts.md "The audit log on
  * the bus"): a cursor, `state/audit-sent.json` = `{file, offset}`, the bytes of `audit.jsonl`
  * known to be on the bus. `file` names the file by a hash of its first line, so a file that
  * was removed and begun again starts over at 0 and its lines get new ids. Every process of

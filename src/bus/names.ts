@@ -11,7 +11,7 @@ export interface BusNames {
   mailStream: string;
   mailSubject(owner: string): string;
   mailConsumer(owner: string): string;
-  /** KV bucket of the fleet's running slots (docs/decisions.md "Caps on the bus"). */
+  /** KV bucket of the fleet's running slots (docs/decisions-hosts.md "Caps on the bus"). */
   slotsBucket: string;
   /** KV bucket of the trees' spawn numbers. */
   treesBucket: string;
@@ -21,7 +21,7 @@ export interface BusNames {
   hostsBucket: string;
   /** KV bucket: `<agent id>.task-<n>` → who sent that task's completion, the fleet-wide once-marker (§5.7, §17.8). */
   doneBucket: string;
-  /** KV bucket: `<board>.<task id>` → the task, the fleet's one set of boards (docs/decisions.md "One board and one set of leases on the bus"). */
+  /** KV bucket: `<board>.<task id>` → the task, the fleet's one set of boards (docs/decisions-hosts.md "One board and one set of leases on the bus"). */
   boardBucket: string;
   /** KV bucket: `repo.<repository identity>` → that repository's leases and queue. */
   leasesBucket: string;

@@ -10,7 +10,7 @@ import type { Layout } from '../layout/layout.js';
  * removed once the bus has acknowledged it. A sender that finds the bus unreachable leaves
  * it here and any later process of the fleet on this host publishes it again under the same
  * message id, which the stream de-duplicates: nothing lost, nothing twice
- * (docs/decisions.md, "The outbox is written ahead").
+ * (docs/decisions-hosts.md, "The outbox is written ahead").
  */
 export function outboxOf(layout: Layout): Maildir {
   const dir = layout.outbox;

@@ -5,7 +5,7 @@ import { fleetConfig } from './settings.js';
 /**
  * A fleet-wide key-value store with compare-and-set (§18): what the whole fleet shares beyond
  * mail and records — the task boards and the file leases on a `nats://` bus
- * (docs/decisions.md "One board and one set of leases on the bus"). Every write names the
+ * (docs/decisions-hosts.md "One board and one set of leases on the bus"). Every write names the
  * revision it read (or none, for a key that must not exist yet), so of two writers that read
  * the same revision exactly one succeeds; the other reads again. On `maildir` there is none:
  * the boards and leases are files in the fleet root, behind their locks.

@@ -13,7 +13,7 @@ import type { AgentRecord } from '../fleet/record.js';
  * `nats` (JetStream, several machines). Each host keeps its Maildirs as the local spool
  * either way, so the harness, the shell recipe (inbox/README.md) and `status` read mail the
  * same on both; a bus only changes how a message reaches the recipient's spool
- * (docs/decisions.md, "The bus carries mail; the Maildir stays the spool").
+ * (docs/decisions-hosts.md, "The bus carries mail; the Maildir stays the spool").
  */
 export interface Bus {
   /** `maildir`, or the server's URL. */
@@ -116,7 +116,7 @@ export interface RecordsBus {
   find(prefix: string): Promise<AgentRecord[]>;
   /**
    * The other hosts' live records (and the ones the fleet marked lost), from the bus only,
-   * without their ended history (docs/decisions.md "Records on the bus"). Throws when the bus
+   * without their ended history (docs/decisions-hosts.md "Records on the bus"). Throws when the bus
    * cannot answer.
    */
   live(): Promise<AgentRecord[]>;
@@ -153,7 +153,7 @@ export interface RecordsBus {
 }
 
 /**
- * The audit log across hosts (§9, §18; docs/decisions.md "The audit log on the bus"). Each
+ * The audit log across hosts (§9, §18; docs/decisions-hosts.md "The audit log on the bus"). Each
  * host's `state/audit.jsonl` stays the writer's copy, written first as on one machine; on
  * `nats` its lines are copied onto the fleet's audit stream by processes of that host that
  * hold a connection anyway (a harness's heartbeat, `status`, `audit`), never by the writer.

@@ -21,7 +21,7 @@ const FOLLOW_POLL_MS = 1_000;
  * writer's copy, complete even while some are not shipped yet) and every other host's from
  * the fleet's audit stream, merged by time, each with its writing `host`. A bus that cannot be
  * reached gives this host's lines and one line on stderr saying the others are missing, exit 0:
- * partial data is still data (docs/decisions.md "The audit log on the bus").
+ * partial data is still data (docs/decisions-hosts.md "The audit log on the bus").
  */
 export async function fleetAudit(
   layout: Layout,

@@ -1,7 +1,7 @@
 import type { Layout } from '../layout/layout.js';
 
 /**
- * Before `up` or a spawn started by a person (docs/security.md "Folder trust"): in a folder
+ * Before `up` or a spawn started by a person (docs/security-trust.md "Folder trust"): in a folder
  * whose files are not trusted yet, say what those files would set and — on a terminal — ask
  * once whether to trust it. Without a terminal, or on "no", the spawn goes on untrusted and
  * one line says what was ignored. Commands an agent runs never ask and never print it: they

@@ -53,7 +53,7 @@ function buildId(): string {
 }
 
 function filesOf(layout: Layout, env: NodeJS.ProcessEnv): FileKey[] {
-  // The trust list decides which of the project file's keys count (docs/security.md "Folder trust").
+  // The trust list decides which of the project file's keys count (docs/security-trust.md "Folder trust").
   return [userPaths(env).configFile, layout.configFile, trustFile(env)].map((path) => ({ path, id: fileId(path) }));
 }
 

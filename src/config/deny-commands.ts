@@ -1,5 +1,5 @@
 /**
- * Shell gate defaults (§7; syntax in docs/security.md "Deny-list patterns"), each with what it
+ * Shell gate defaults (§7; syntax in docs/security-shell.md "Deny-list patterns"), each with what it
  * guards against: a denial names its rule and says why, so the model and the person reading
  * the audit know what was refused. Options are sets (`rm -r /` also matches `rm -rf /` and
  * `rm --recursive --force /`); unquoted `*` and `{a,b}` are globs, quoted ones literal.

@@ -18,7 +18,7 @@ export interface LoadedConfig {
   sources: Record<string, string>;
   warnings: string[];
   /**
-   * Folder trust (docs/security.md "Folder trust"): whether the project's files were trusted,
+   * Folder trust (docs/security-trust.md "Folder trust"): whether the project's files were trusted,
    * and which keys of its config.yaml were ignored because they were not.
    */
   trust: { trusted: boolean; ignored: string[] };

@@ -2,7 +2,7 @@ import type { Config } from './schema.js';
 import { getPath, setPath } from './walk.js';
 
 /**
- * What an untrusted project's `config.yaml` may set (docs/security.md "Folder trust"), as an
+ * What an untrusted project's `config.yaml` may set (docs/security-trust.md "Folder trust"), as an
  * allow-list: every leaf key of the schema has one row, and a key without a row is dropped,
  * so a key added to the schema later is untrusted until someone lists it
  * (test/config/trust-keys.unit.test.ts fails until they do).

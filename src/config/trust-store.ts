@@ -5,7 +5,7 @@ import { writeFileAtomic } from '../layout/atomic.js';
 import { userPaths, type Layout } from '../layout/layout.js';
 
 /**
- * Folder trust (docs/security.md "Folder trust"): a project's own files — the fleet root's
+ * Folder trust (docs/security-trust.md "Folder trust"): a project's own files — the fleet root's
  * `config.yaml` and `agents/`, and the project's `.claude/agents/` — are someone else's
  * until the person says otherwise with `flotilla trust`. The list of trusted folders lives in
  * the user's config directory (`$XDG_CONFIG_HOME/flotilla/trusted-folders.json`), which a

@@ -58,7 +58,7 @@ export async function loadDefinitions(opts: LoadOptions): Promise<LoadResult> {
   if (trusted) inOrder.forEach(take);
   else {
     // Untrusted, the person's own definitions and the built-in come first: a stranger's
-    // `general.md` or `reviewer.md` never replaces them (docs/security.md "Folder trust").
+    // `general.md` or `reviewer.md` never replaces them (docs/security-trust.md "Folder trust").
     [...perDir.filter((r) => !isProject(r)).flatMap((r) => r.definitions), ...builtin.definitions].forEach(take);
     for (const def of perDir.filter(isProject).flatMap((r) => r.definitions)) {
       const winner = byName.get(def.name);
@@ -82,7 +82,7 @@ const isProjectScope = (scope: DefinitionScope): boolean => scope === 'project' 
 /**
  * An untrusted project's definition as it may run: no hooks, no schedule, no permission mode
  * above `default`, no provider keys for its commands, no turns or time beyond the config's
- * limits, no memory in the person's home (docs/security.md "Folder trust"). What was taken
+ * limits, no memory in the person's home (docs/security-trust.md "Folder trust"). What was taken
  * away is added to `ignored`.
  */
 function untrustedDefinition(def: Definition, config: DefinitionConfig, ignored: string[]): Definition {
@@ -123,7 +123,7 @@ function untrustedDefinition(def: Definition, config: DefinitionConfig, ignored:
     const { passEnv: _dropped, ...rest } = out;
     out = rest;
   }
-  // Which machine runs it is the person's to say, as hosts: is (docs/security.md "Hosts"): it runs here.
+  // Which machine runs it is the person's to say, as hosts: is (docs/security-trust.md "Hosts"): it runs here.
   if (def.host) {
     ignored.push(`host ${def.host} of ${def.source.path}`);
     const { host: _dropped, ...rest } = out;

@@ -189,7 +189,7 @@ export function normalizeDefinition(input: NormalizeInput): {
       `permissions.secrets must be a list of secret key names (1-64 letters, digits, '_', '.' or '-', starting with a letter or digit), got ${describe(secretsRaw)} (permissions.secrets) — e.g. secrets: [github-token, npm-token]`,
     );
 
-  // Provider keys reach the agent's commands only when listed here (docs/security.md, "Keys").
+  // Provider keys reach the agent's commands only when listed here (docs/security-shell.md, "Keys").
   const envRaw = p.env ?? [];
   const passEnv =
     Array.isArray(envRaw) && envRaw.every((v) => typeof v === 'string' && /^[A-Za-z_][A-Za-z0-9_]*$/.test(v))

@@ -92,7 +92,7 @@ export interface LoadResult {
   /** Definitions hidden by one of the same name in a location that comes first. */
   shadowed: { name: string; path: string; scope: DefinitionScope; by: string }[];
   /**
-   * Folder trust (docs/security.md "Folder trust"): whether the project's files were trusted,
+   * Folder trust (docs/security-trust.md "Folder trust"): whether the project's files were trusted,
    * and what of them was ignored because they were not, one phrase each.
    */
   trust: { trusted: boolean; ignored: string[] };

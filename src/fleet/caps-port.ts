@@ -1,7 +1,7 @@
 import type { AgentRecord } from './record.js';
 
 /**
- * The caps of §5.2 that must hold across every host of a fleet (docs/decisions.md, "Caps on
+ * The caps of §5.2 that must hold across every host of a fleet (docs/decisions-hosts.md, "Caps on
  * the bus"). The host's own socket slot (fleet/slots.ts) stays on either bus — exact on its
  * machine and freed by the kernel; on `nats` a running agent also holds one of
  * `limits.max_running` keys of the fleet's slot bucket. On `maildir` one machine is the

@@ -173,7 +173,7 @@ export async function admitSpawn(
   const childrenErr = childrenRefusal(child.parent, limits.max_children, records);
   if (childrenErr) throw childrenErr;
   const fleet = caps?.fleetWide ? caps : undefined;
-  // Exact across hosts (docs/decisions.md "Caps on the bus"): one of the parent's places on the bus.
+  // Exact across hosts (docs/decisions-hosts.md "Caps on the bus"): one of the parent's places on the bus.
   const place =
     fleet && child.parent ? await fleet.claimChild(child.parent.id, limits.max_children, child.id) : NO_PLACE;
   let slot: SlotReservation | undefined;

@@ -13,7 +13,7 @@ import { isProcessAlive, selfProcess } from './proc.js';
  * its harness, through the door). Lock files live in the fleet root, which an agent's
  * sandboxed command cannot write (docs/security.md), so no command can take or hold one —
  * unlike a bound socket name, which any process sharing the network namespace can squat.
- * docs/decisions.md, "Locks are files in the fleet root".
+ * docs/decisions-hosts.md, "Locks are files in the fleet root".
  */
 
 const pause = new Int32Array(new SharedArrayBuffer(4));

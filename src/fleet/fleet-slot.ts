@@ -8,7 +8,7 @@ import { acquireSlot, holdSlot, reserveSlot, type SlotHold, type SlotReservation
  * (slots.ts: exact here, freed by the kernel) together with one of the fleet's
  * (bus/nats/caps.ts: exact across hosts, freed by its TTL). Taken in that order and given
  * back together, so an agent runs only while it holds both. On `maildir` the fleet slot is
- * the host's own and these are slots.ts unchanged (docs/decisions.md "Caps on the bus").
+ * the host's own and these are slots.ts unchanged (docs/decisions-hosts.md "Caps on the bus").
  */
 
 /** Reserves both for a child about to be opened; null when either cap is full. */

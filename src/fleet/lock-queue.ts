@@ -10,7 +10,7 @@ import { isProcessAlive, selfProcess } from './proc.js';
  * `<lock>.queue/`, named by time, pid and the pid's start time); a newcomer may take the lock
  * only while no one is in line, and a waiter only when its ticket is first. A ticket whose
  * process is gone (SIGKILL) is stepped over and removed by whoever finds it first in line.
- * docs/decisions.md, "Locks are files in the fleet root".
+ * docs/decisions-hosts.md, "Locks are files in the fleet root".
  */
 
 let counter = 0;

@@ -198,7 +198,7 @@ export function overwriteRecord(layout: Layout, rec: AgentRecord): AgentRecord {
  * One writer at a time per record. A vendor agent's record is written by its shim, by every hook
  * process its CLI starts, by the limits watcher and by `flotilla cancel`; two read-modify-writes
  * that interleave lose one change, and a hook's `lastLine` written over `cancelled` would bring an
- * ended agent back to `working` (docs/decisions.md, "Locks are files in the fleet root").
+ * ended agent back to `working` (docs/decisions-hosts.md, "Locks are files in the fleet root").
  */
 function withRecordLock<T>(layout: Layout, id: string, fn: () => T): T {
   if (!existsSync(layout.registryTmp)) return fn(); // no registry here: the read in fn says so

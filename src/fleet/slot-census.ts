@@ -4,7 +4,7 @@ import { PACKAGE_ROOT } from '../layout/package.js';
 import { ancestors } from './proc.js';
 
 /**
- * Who holds a slot name (docs/security.md "Slots belong to harnesses"). A slot's names are
+ * Who holds a slot name (docs/security-fleet.md "Slots belong to harnesses"). A slot's names are
  * abstract unix sockets; any process in the fleet's network namespace can bind one — an
  * agent's command with no sandbox, or with `security.sandbox_network: true`. Such a holder
  * must not count against `limits.max_running`, or one squatting command refuses the

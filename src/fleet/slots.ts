@@ -192,7 +192,7 @@ function censusOf(layout: Layout): SlotCensus {
  * Reserves a free slot for a child about to be opened; null when `cap` slots are taken.
  * A slot whose names are held by something that is not Flotilla (slot-census.ts) is stepped
  * over and not counted: the reservation looks one index further for each, so `cap` slots
- * stay available to harnesses whoever squats names (docs/security.md "Slots belong to
+ * stay available to harnesses whoever squats names (docs/security-fleet.md "Slots belong to
  * harnesses"). Every spawner sees the same squatters, so they still meet on the same index.
  */
 export async function reserveSlot(layout: Layout, cap: number): Promise<SlotReservation | null> {

@@ -5,7 +5,7 @@ import { isErrno } from '../errors.js';
 import type { Layout } from '../layout/layout.js';
 
 /**
- * Fleet state is this machine's, never a repository's (docs/security.md "Folder trust"). A
+ * Fleet state is this machine's, never a repository's (docs/security-trust.md "Folder trust"). A
  * clone that commits `.flotilla/state/` (records of "live" agents, schedules, leases, mail)
  * would otherwise be read as if this fleet had written it. The state folder carries a mark
  * naming the folder itself (device and inode): a checkout makes a new folder, so a mark that

@@ -79,7 +79,7 @@ export async function buildTools(opts: {
   });
   const send = sendAs(layout, config, rec);
   // The bus's credentials are the harness's: the fleet commands it runs for its agent through
-  // the door get them, the agent's own commands never (docs/security.md "Bus credentials").
+  // the door get them, the agent's own commands never (docs/security-fleet.md "Bus credentials").
   const doorEnv = commandEnvironment(opts.env, { keys: providerKeyVars(config), allow: opts.passEnv ?? [] });
   const baseEnv = commandEnvironment(doorEnv, { never: busCredentialVars(config) });
   // Every command reaches the fleet through its agent's door (inbox/door.ts): its mail in

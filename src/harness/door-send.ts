@@ -113,7 +113,7 @@ export async function openAgentDoor(
       async (req, closed) => {
         if (req.op === 'whoami') return { id: rec.id };
         if (req.op === 'run') return { ...(await runForAgent(layout, rec, req, runCtx, closed)) };
-        // `kind: system` is Flotilla's own word (docs/security.md "Framing"): an agent's command never gets to say it.
+        // `kind: system` is Flotilla's own word (docs/security-fleet.md "Framing"): an agent's command never gets to say it.
         if (req.kind === 'system') throw new FlotillaError(SYSTEM_KIND_REFUSAL, { code: 'system-kind', exitCode: 1 });
         return sentReply(
           await send({

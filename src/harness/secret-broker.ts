@@ -49,7 +49,7 @@ export interface SecretBrokerOptions {
   sandboxed: boolean;
 }
 
-/** Said with every secret question of an unsandboxed agent (docs/security.md "What this does not protect against"). */
+/** Said with every secret question of an unsandboxed agent (docs/security-trust.md "What this does not protect against"). */
 export const UNSANDBOXED_WARNING = 'no sandbox: sibling agents of the same user could read the value while it is held';
 
 interface Grant {
@@ -335,7 +335,7 @@ export class SecretBroker {
     const value = Buffer.alloc(a.value.length);
     a.value.copy(value);
     // Before any command sees it: the fleet redacts it by digest from now on, in every agent,
-    // after expiry and in a resumed agent (docs/security.md "Redaction").
+    // after expiry and in a resumed agent (docs/security-trust.md "Redaction").
     try {
       recordSecretDigests(o.layout, key, value.toString('utf8'));
     } catch (err) {

@@ -63,7 +63,7 @@ export async function startAgent(opts: {
 }): Promise<StartedAgent> {
   const { layout, config, definition } = opts;
   const env = opts.env ?? process.env;
-  // Every value the fleet was granted stays redacted here, whoever held it (docs/security.md "Redaction").
+  // Every value the fleet was granted stays redacted here, whoever held it (docs/security-trust.md "Redaction").
   const [{ fleetRedactor }, { setFleetRedactor }] = await Promise.all([
     import('../secrets/digests.js'),
     import('../secrets/redact.js'),

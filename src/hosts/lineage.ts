@@ -12,7 +12,7 @@ import type { Layout } from '../layout/layout.js';
  * its own host's registry holds it, that host's name, and the tree's limits there. The
  * spawning side builds it from the record its process ancestry proved (never from anything
  * the agent typed), and the other host accepts it only from a caller with no agent among its
- * ancestors — the person's ssh login (docs/security.md "Hosts").
+ * ancestors — the person's ssh login (docs/security-trust.md "Hosts").
  */
 export interface RemoteLineage {
   v: 1;

@@ -10,7 +10,7 @@ import { decodeLineage, type RemoteLineage } from './lineage.js';
  * is taken only from a caller with no agent among its process ancestors and no door to speak
  * through — a person, which is what the other host's ssh login is. An agent of this host
  * (from its shell, detached or not, or through its door, which refuses the flag outright)
- * cannot make itself a child of anyone this way (docs/security.md "Hosts").
+ * cannot make itself a child of anyone this way (docs/security-trust.md "Hosts").
  */
 export async function acceptLineage(layout: Layout, config: Config, text: string): Promise<RemoteLineage> {
   const caller = await callerLineage(layout);

@@ -35,7 +35,7 @@ export function targetName(t: BroadcastTarget): string {
  * agent that is not an ancestor is refused as forged, and unsetting it changes nothing. So
  * `from` cannot be chosen by whoever writes the message, nor by the sender's environment.
  */
-/** Why an agent may not send `kind: system` (docs/security.md "Framing"). */
+/** Why an agent may not send `kind: system` (docs/security-fleet.md "Framing"). */
 export const SYSTEM_KIND_REFUSAL =
   "refused: kind 'system' is Flotilla's own, and this message comes from an agent — send it as an ordinary message (drop --kind system)";
 

@@ -1,7 +1,7 @@
 /**
  * A file lease (docs/design.md §16): one agent (or a person) says it is changing a path or the
  * paths a glob matches, in one checkout. Advisory: the fleet's own edit tools and the vendor
- * CLIs' pre-tool hooks honour it; a shell command does not (docs/security.md, "File leases").
+ * CLIs' pre-tool hooks honour it; a shell command does not (docs/security-fleet.md, "File leases").
  */
 export interface Lease {
   /** The path or glob, relative to the checkout's top folder, `/`-separated. A folder covers what is inside it. */

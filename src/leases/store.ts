@@ -10,7 +10,7 @@ import { emptyLeaseFile, parseLeaseFile, type LeaseFile } from './lease.js';
  * The lease files on disk (docs/architecture.md, "Files"): one per repository, replaced
  * atomically (temp, fsync, rename), so a reader needs no lock. A writer holds the checkout's
  * lock for one change — a lock file like the task board's, stepped over as soon as a killed
- * holder's process is gone (docs/decisions.md, "Locks are files in the fleet root").
+ * holder's process is gone (docs/decisions-hosts.md, "Locks are files in the fleet root").
  */
 
 const TIMEOUT_MS = 60_000;

@@ -116,7 +116,7 @@ export function completionDraft(
 /**
  * The fleet-wide once-marker of a task's completion, taken by the agent's own host. A bus that
  * does not answer is asked again for a while; still silent, the completion goes to the outbox
- * as any mail does (docs/decisions.md "Lost agents": the one case a duplicate remains possible).
+ * as any mail does (docs/decisions-hosts.md "Lost agents": the one case a duplicate remains possible).
  */
 async function takeFleetMarker(records: RecordsBus, id: string, task: number): Promise<DoneClaim> {
   const until = Date.now() + MARKER_PATIENCE_MS;

@@ -37,7 +37,7 @@ export async function markLostHosts(layout: Layout, bus: Bus): Promise<AgentReco
   }
   if (silent.size === 0) return [];
   const marked: AgentRecord[] = [];
-  // Live records only: the ended history is never read here (docs/decisions.md "Records on the bus").
+  // Live records only: the ended history is never read here (docs/decisions-hosts.md "Records on the bus").
   let live: AgentRecord[];
   try {
     live = await bus.records.live();

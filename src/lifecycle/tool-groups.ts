@@ -77,7 +77,7 @@ export function killLeftoverGroups(layout: Layout, id: string): number[] {
  * Whether the agent's harness started `pid`: a descendant of the harness, or a process in (or
  * under) one of the tool process groups the harness recorded and still live (start time
  * checked against pid reuse) — a server that detached from its command stays in the group.
- * Only such a process may be signalled when a secret grant ends (docs/security.md "Secrets",
+ * Only such a process may be signalled when a secret grant ends (docs/security-trust.md "Secrets",
  * step 5); anything else holding the value is the person's or another agent's.
  */
 export function startedByHarness(layout: Layout, id: string, pid: number, harnessPid = selfPid()): boolean {

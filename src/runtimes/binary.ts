@@ -18,7 +18,7 @@ export interface LookupPlaces {
   /** The project folder: its node_modules/.bin is searched after PATH. */
   project?: string | undefined;
   /**
-   * Whether the person trusts the project (docs/security.md "Folder trust"). Until then no
+   * Whether the person trusts the project (docs/security-trust.md "Folder trust"). Until then no
    * program inside it is run: not its node_modules/.bin, not a PATH entry inside it, not a
    * link that points into it. Default false.
    */

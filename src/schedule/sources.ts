@@ -10,7 +10,7 @@ import { isPaused, listSchedules, scheduleSchema, type Schedule } from './store.
  * project definition's `schedule:` block. A name used by both is an error naming the file and
  * the added one fires; a definition schedule whose cron or time zone does not parse is an
  * error and the others fire. Untrusted and user-level definitions bring no schedules (the
- * loader drops them, docs/security.md "Folder trust").
+ * loader drops them, docs/security-trust.md "Folder trust").
  */
 
 export interface ScheduleSources {

@@ -6,7 +6,7 @@ import type { Layout } from '../layout/layout.js';
 import { secretForms, secretMarker } from './redact.js';
 
 /**
- * The fleet's digest set (docs/security.md "Redaction"): for every value any agent of the
+ * The fleet's digest set (docs/security-trust.md "Redaction"): for every value any agent of the
  * fleet was granted, a salted digest of each of its spellings — never the value. A harness
  * redacts with it for the rest of the fleet's life: after the grant expires, in a resumed
  * agent, and in every *other* agent (a sibling that read the value from a file or another

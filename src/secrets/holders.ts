@@ -10,7 +10,7 @@ export interface Holder {
 
 /**
  * Processes that still hold a granted value in their environment when the grant ends
- * (docs/security.md "Secrets", step 5): a server a command started in the background, a
+ * (docs/security-trust.md "Secrets", step 5): a server a command started in the background, a
  * command still running — and, with a value the person also has in their own environment,
  * the person's shells, editor and tmux server, and other agents. Found by reading
  * `/proc/<pid>/environ` of every process this user may read (Linux; elsewhere nothing is

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Layout } from '../layout/layout.js';
 
 /**
- * How a spawned harness gets its model provider keys (docs/security.md "Keys on request
+ * How a spawned harness gets its model provider keys (docs/security-shell.md "Keys on request
  * only", docs/decisions.md "Harness keys through a file, never tmux"): the spawner writes
  * the keys it has into a 0600 file in the agent's runtime folder, the harness reads it once
  * at start and removes it, and the harness's argv starts with `env -u` for each key, so

@@ -20,7 +20,7 @@ import {
 import { fleetJudge, type FleetJudge } from './judge.js';
 
 /**
- * The fleet's boards on the bus (docs/design.md §15, §18; docs/decisions.md "One board and
+ * The fleet's boards on the bus (docs/design.md §15, §18; docs/decisions-hosts.md "One board and
  * one set of leases on the bus"): one key per task, `<board>.<id>`, in the fleet's BOARD
  * bucket, and `<board>.=seq` for the next automatic id. No lock: every change reads a task
  * with its revision, decides as the file board does, and writes it back only if its revision

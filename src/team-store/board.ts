@@ -12,7 +12,7 @@ import * as kv from './board-kv.js';
  * The board operations every door calls (docs/design.md §15), kept where `fleet.bus` says:
  * files in this host's fleet root on `maildir` (tasks/board.ts, as on one machine), or the
  * fleet's one BOARD bucket on `nats://` (board-kv.ts), so a task added on one host is claimed
- * on another (docs/decisions.md "One board and one set of leases on the bus").
+ * on another (docs/decisions-hosts.md "One board and one set of leases on the bus").
  */
 
 const store = (layout: Layout) => sharedKvFor(layout, 'board');

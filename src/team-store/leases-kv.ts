@@ -15,7 +15,7 @@ import { fleetJudge, type FleetJudge } from './judge.js';
 import { repoIdentity } from './repo-id.js';
 
 /**
- * The fleet's leases on the bus (docs/design.md §16, §18; docs/decisions.md "One board and one
+ * The fleet's leases on the bus (docs/design.md §16, §18; docs/decisions-hosts.md "One board and one
  * set of leases on the bus"): one key per repository, `repo.<identity>` (repo-id.ts), holding
  * that repository's leases as one checkout's lease file does, with paths relative to its top
  * folder. Clones of one repository on two hosts share the key, so a lease taken in one holds

@@ -15,7 +15,7 @@ import * as kv from './leases-kv.js';
  * The lease operations every door calls (docs/design.md §16), kept where `fleet.bus` says:
  * this host's lease files on `maildir` (leases/, per repository), or the fleet's LEASES bucket
  * on `nats://` (leases-kv.ts, per repository), so agents on two hosts working in clones of one
- * repository meet on the same file (docs/decisions.md "One board and one set of leases on the bus").
+ * repository meet on the same file (docs/decisions-hosts.md "One board and one set of leases on the bus").
  */
 
 async function store(layout: Layout) {

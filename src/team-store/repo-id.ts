@@ -4,7 +4,7 @@ import { selfHost } from '../hosts/self.js';
 import type { Config } from '../config/schema.js';
 
 /**
- * A repository's identity across hosts (docs/decisions.md "One board and one set of leases on
+ * A repository's identity across hosts (docs/decisions-hosts.md "One board and one set of leases on
  * the bus"): its root commit — the hash of the first commit of its history, which every clone
  * and worktree of it has, whatever it is called, wherever it sits and whichever remote URL it
  * was cloned from (ssh or https, a mirror, a fork, none). With several roots (histories merged

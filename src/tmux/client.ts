@@ -99,7 +99,7 @@ export function parsePaneInfo(line: string): PaneInfo {
 /**
  * Model provider keys that never reach a tmux server Flotilla starts: a server keeps the
  * environment of the client that started it as its global environment, which every pane
- * inherits and `tmux show-environment -g` prints (docs/security.md "Keys on request only";
+ * inherits and `tmux show-environment -g` prints (docs/security-shell.md "Keys on request only";
  * harnesses get theirs through a file, spawn/harness-keys.ts).
  */
 export const SERVER_HIDDEN_VARS: readonly string[] = [

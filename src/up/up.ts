@@ -240,7 +240,7 @@ async function liveWindow(tmux: Tmux, session: string, name: string): Promise<Pa
  * this environment: the fleet root, Flotilla's own settings and the config home — a tmux
  * server started earlier would otherwise hand new windows its old environment. Never the
  * model keys: the session environment is tmux's, which every window and
- * `tmux show-environment` can read (docs/security.md "Keys on request only").
+ * `tmux show-environment` can read (docs/security-shell.md "Keys on request only").
  */
 export function passEnv(layout: Layout, config: Config, env: NodeJS.ProcessEnv): Record<string, string> {
   const out: Record<string, string> = {};

@@ -9,7 +9,7 @@ import type { OtherHost } from './host-rows.js';
  * live records and each host's last ended ones, and the heartbeats, never two at once, and never more
  * than a tenth of the time. Subscribers are
  * told only when what the screen shows changed (a record, a heading's whole seconds, LOST).
- * A poll rather than a KV watch: docs/decisions.md "The dashboard polls the bus".
+ * A poll rather than a KV watch: docs/decisions-hosts.md "The dashboard polls the bus".
  */
 export class HostsPoll {
   private groups: OtherHost[] | null = [];

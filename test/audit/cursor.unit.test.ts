@@ -5,7 +5,7 @@ import { moveCursor, owedLines } from '../../src/audit/cursor.js';
 import { tempFleet, type TempFleet } from '../helpers/fleet.js';
 
 /**
- * Which of this host's audit lines a bus still lacks (docs/decisions.md "The audit log on the
+ * Which of this host's audit lines a bus still lacks (docs/decisions-hosts.md "The audit log on the
  * bus"): whole lines after the cursor, each under an id fixed by its place in the file.
  */
 let fleet: TempFleet;

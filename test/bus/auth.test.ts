@@ -15,7 +15,7 @@ afterEach(async () => {
 });
 
 /**
- * The bus with authentication and TLS (docs/scale-out.md, docs/security.md "Bus
+ * The bus with authentication and TLS (docs/scale-out.md, docs/security-fleet.md "Bus
  * credentials"): a real nats-server that refuses clients without them; the person's shell
  * holds the credentials in the variables `fleet.nats` names, and the CA (for tls://) in
  * `fleet.nats.ca_file`. A spawn, a send and status all work through it.

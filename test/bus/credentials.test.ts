@@ -18,7 +18,7 @@ const TOKEN = 'harness-only-token-0d5e';
 const CREDS = { FLOTILLA_NATS_TOKEN: TOKEN };
 
 /**
- * Bus credentials belong to harnesses (docs/security.md "Bus credentials"): on a nats:// bus
+ * Bus credentials belong to harnesses (docs/security-fleet.md "Bus credentials"): on a nats:// bus
  * with a token, the spawner hands the token to the harness through its key file; neither
  * tmux (the server's environment, the session's) nor the harness's /proc environment nor any
  * command the agent runs holds it — with the sandbox and without, where a command has the

@@ -156,7 +156,7 @@ describe('records on the bus (real nats-server, two hosts by name)', { timeout: 
     // Published all at once, as many of b's processes ending agents together would: each counted once.
     expect(new Set(await Promise.all(b.records().map((rec) => fromB.publish(rec))))).toEqual(new Set(['published']));
     await fromB.beat();
-    // What a reader of live agents reads: b's one live record, never its history (docs/decisions.md "Records on the bus").
+    // What a reader of live agents reads: b's one live record, never its history (docs/decisions-hosts.md "Records on the bus").
     const fromA = viewFrom(a, 'window').records;
     expect((await fromA.live()).map((r) => r.id)).toEqual(['live-one']);
     const recent = await fromA.recent(100);

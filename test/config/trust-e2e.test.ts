@@ -9,7 +9,7 @@ import { fixture } from '../helpers/scripts.js';
 import { eventually, tmuxServer, type TmuxServer } from '../helpers/tmux.js';
 
 /**
- * Folder trust end to end (docs/security.md "Folder trust"): a cloned repository whose own
+ * Folder trust end to end (docs/security-trust.md "Folder trust"): a cloned repository whose own
  * files try to take over the first spawn, with real spawns, real hooks, the scripted model
  * and, for the question, a real terminal in tmux. The person's own config (in a fresh HOME)
  * runs agents in dont_ask; the stranger's files try the rest.

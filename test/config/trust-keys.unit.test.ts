@@ -9,7 +9,7 @@ import { leaves } from '../../src/config/walk.js';
 import { tempFleet, type TempFleet } from '../helpers/fleet.js';
 
 /**
- * The untrusted-config allow-list (docs/security.md "Folder trust"): every key of the schema
+ * The untrusted-config allow-list (docs/security-trust.md "Folder trust"): every key of the schema
  * has a row in UNTRUSTED_KEYS, so a key added later is untrusted until someone decides what a
  * stranger's repository may do with it.
  */

@@ -13,7 +13,7 @@ import { loadDefinitions, pickDefinition } from '../../src/definitions/load.js';
 import { tempFleet, type TempFleet } from '../helpers/fleet.js';
 
 /**
- * Folder trust (docs/security.md "Folder trust"): what a project's own files may do before
+ * Folder trust (docs/security-trust.md "Folder trust"): what a project's own files may do before
  * and after the person trusts the folder. End to end (spawns, hooks, the question):
  * test/config/trust-e2e.test.ts.
  */

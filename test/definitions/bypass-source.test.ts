@@ -96,7 +96,7 @@ describe('bypass_permissions from the environment', () => {
     expect(rec).toMatchObject({ status: 'completed', permissionMode: 'bypass_permissions' });
   });
 
-  // docs/security.md "Folder trust": the allowance is the person's only once they trust the folder.
+  // docs/security-trust.md "Folder trust": the allowance is the person's only once they trust the folder.
   it("is refused when only an untrusted project's config allows it", async () => {
     writeFileSync(fleet.layout.configFile, 'agents:\n  allow_bypass_permissions: true\n');
     const r = await run([], { FLOTILLA_AGENTS_DEFAULT_PERMISSION_MODE: 'bypass_permissions' });

@@ -7,7 +7,7 @@ import { loadDefinitions, pickDefinition } from '../../src/definitions/load.js';
 import { tempFleet, type TempFleet } from '../helpers/fleet.js';
 
 /**
- * `permissions.env` (docs/definitions.md, docs/security.md "Keys on request only"): the
+ * `permissions.env` (docs/definitions.md, docs/security-shell.md "Keys on request only"): the
  * provider keys a definition's commands may see. End to end: test/tools/provider-keys.test.ts.
  */
 

@@ -6,7 +6,7 @@ import { flotilla } from '../helpers/cli.js';
 import { tempDir, tempFleet, type TempFleet } from '../helpers/fleet.js';
 
 /**
- * Fleet state is this machine's, never a repository's (docs/security.md "Folder trust"): a
+ * Fleet state is this machine's, never a repository's (docs/security-trust.md "Folder trust"): a
  * clone that commits `.flotilla/state/` has it moved aside to `state.leftover-<ms>` by the
  * first command, and nothing in it is read. State made here, or by an older Flotilla, stays.
  */

@@ -5,7 +5,7 @@ import { mirrorLogin, type LoginMirror } from '../../src/harness/vendor/login-mi
 import { tempDir } from '../helpers/fleet.js';
 
 /**
- * The shim's copy of a shared login for a sandboxed CLI (docs/decisions.md, "A refreshed login
+ * The shim's copy of a shared login for a sandboxed CLI (docs/decisions-hosts.md, "A refreshed login
  * is written back by the shim"), on real temp folders: what each side finds after the other
  * changed (sync() is what the folder watchers call on every change).
  */

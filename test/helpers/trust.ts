@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { CLI } from './cli.js';
 
 /**
- * Trusts a test project's own files the way a person does (docs/security.md "Folder
+ * Trusts a test project's own files the way a person does (docs/security-trust.md "Folder
  * trust"): `flotilla trust <project>`, which writes the trust list into the user config dir
  * of `env`. That must be the test's own private XDG_CONFIG_HOME, never a person's.
  */

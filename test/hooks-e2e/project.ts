@@ -101,7 +101,7 @@ export function project(prefix = 'flotilla-e2e-'): Project {
     },
     audit: () => auditLines(layout),
   };
-  // Its definitions set modes and hooks, which only a trusted folder may (docs/security.md "Folder trust").
+  // Its definitions set modes and hooks, which only a trusted folder may (docs/security-trust.md "Folder trust").
   trustProject(fleet.project, baseEnv());
   return p;
 }

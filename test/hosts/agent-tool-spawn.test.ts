@@ -23,7 +23,7 @@ function farDefinition(pair: TwoHosts): void {
     join(local.layout.agentsDir, 'farworker.md'),
     `---\nname: farworker\ndescription: works on r1\nhost: r1\nmodel: script:${fixture('../hosts/farworker.yaml')}\n---\nYou work far away.\n`,
   );
-  // A definition's host: is the person's word only in a trusted folder (docs/security.md "Hosts").
+  // A definition's host: is the person's word only in a trusted folder (docs/security-trust.md "Hosts").
   trustProject(local.project, local.env);
 }
 

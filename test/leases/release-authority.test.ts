@@ -10,7 +10,7 @@ import { recordInput } from '../helpers/records.js';
 import { spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
 
 /**
- * docs/security.md "File leases are advisory": an agent cannot release a lease as another —
+ * docs/security-fleet.md "File leases are advisory": an agent cannot release a lease as another —
  * only the holder or a person may — and the refusal names the holder. (Who the caller is comes
  * from the door and ancestry; test/leases/cli.test.ts runs that through real processes.)
  */

@@ -7,7 +7,7 @@ import { startedByHarness, trackToolGroups } from '../../src/lifecycle/tool-grou
 import { tempFleet, type TempFleet } from '../helpers/fleet.js';
 import { eventually } from '../helpers/tmux.js';
 
-/** docs/security.md "Secrets", step 5: what a grant's end may signal is what the harness started. */
+/** docs/security-trust.md "Secrets", step 5: what a grant's end may signal is what the harness started. */
 
 let fleet: TempFleet;
 const children: ChildProcess[] = [];

@@ -8,7 +8,7 @@ import { tempDir } from '../helpers/fleet.js';
 
 /**
  * The vendor CLI lookup never runs a program inside a project its person has not trusted
- * (docs/security.md "Folder trust"): not its node_modules/.bin, not a PATH entry inside it,
+ * (docs/security-trust.md "Folder trust"): not its node_modules/.bin, not a PATH entry inside it,
  * not a link elsewhere that points into it. Once trusted, each counts. A made-up CLI name, so
  * nothing installed on this machine answers.
  */

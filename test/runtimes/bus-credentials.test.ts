@@ -21,7 +21,7 @@ afterEach(async (ctx) => {
 });
 
 /**
- * A vendor CLI on a bus with a token (docs/security.md "Bus credentials"): Claude Code, the
+ * A vendor CLI on a bus with a token (docs/security-fleet.md "Bus credentials"): Claude Code, the
  * pinned CLI against the fake vendor API, runs `env` and `spawn-agent` in its shell tool
  * (bus-probe.yaml). The command holds no token, outside the sandbox and inside it, yet its
  * spawn makes the child on the bus and the CLI's task ends with a completion to the parent

@@ -10,7 +10,7 @@ import { tempDir } from '../helpers/fleet.js';
 import { requireTool } from '../helpers/requires.js';
 
 /**
- * Where each CLI runs (docs/security.md, "Vendor runtimes"): in Flotilla's bubblewrap in every
+ * Where each CLI runs (docs/security-fleet.md, "Vendor runtimes"): in Flotilla's bubblewrap in every
  * mode, Codex's own bubblewrap nested inside in `plan`, `default` and `accept_edits`. On a
  * machine that forbids a user namespace inside another, Codex in those modes runs outside and
  * its pane is told why; the other CLIs and modes are unaffected.

@@ -22,7 +22,7 @@ afterEach(async (ctx) => {
 });
 
 /**
- * Codex is contained in every mode (docs/security.md, "Vendor runtimes"): in `plan`,
+ * Codex is contained in every mode (docs/security-fleet.md, "Vendor runtimes"): in `plan`,
  * `default` and `accept_edits` its own bubblewrap runs each command inside Flotilla's, in
  * `dont_ask` and `bypass_permissions` the commands run in Flotilla's directly. In each mode
  * its model (the fake vendor API replaying credentials-print.yaml) has its shell tool print

@@ -10,7 +10,7 @@ import { vendorFleet, type VendorFleet } from './helpers.js';
 import { TARGETS } from './targets.js';
 
 /**
- * A cloned repository's own vendor-CLI settings (docs/security.md, "Vendor CLIs and folder
+ * A cloned repository's own vendor-CLI settings (docs/security-trust.md, "Vendor CLIs and folder
  * trust"): each CLI's project files name a hook and an MCP server, each of which would leave a
  * marker file in the project when run. Before `flotilla trust` the pinned CLI, spawned as a
  * person spawns it, runs none of them and still answers; after `flotilla trust` a new agent in

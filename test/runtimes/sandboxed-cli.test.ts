@@ -11,7 +11,7 @@ import { TARGETS } from './targets.js';
 import { requireTool } from '../helpers/requires.js';
 
 /**
- * A vendor CLI inside Flotilla's bubblewrap (docs/security.md "Vendor runtimes"): each CLI,
+ * A vendor CLI inside Flotilla's bubblewrap (docs/security-fleet.md "Vendor runtimes"): each CLI,
  * started by spawn-agent as a person's spawn starts it with `security.sandbox: bubblewrap`,
  * in real tmux whose socket lives under a TMUX_TMPDIR outside /tmp, is told by its model (the
  * fake vendor API replaying sandbox-probe.yaml) to write the fleet root, plant a git hook,

@@ -16,7 +16,7 @@ afterEach(async (ctx) => {
 
 /**
  * A vendor CLI in the sandbox reads its pane's terminal but cannot type into it
- * (docs/security.md "Vendor runtimes: what the sandbox covers"): bwrap's `--new-session` leaves
+ * (docs/security-fleet.md "Vendor runtimes: what the sandbox covers"): bwrap's `--new-session` leaves
  * the terminal without being its controlling one, so TIOCSTI (push bytes into the terminal's
  * input, as if the person typed them — an approval's `y`) is refused, and the fresh /dev/pts
  * inside has no path to the pane's terminal. The CLI here is the pinned Claude Code behind a

@@ -7,7 +7,7 @@ import { endHolders } from '../../src/secrets/holders.js';
 import { tempFleet, type TempFleet } from '../helpers/fleet.js';
 import { eventually } from '../helpers/tmux.js';
 
-/** docs/security.md "Redaction": the fleet's digest set and the holders ended at expiry. */
+/** docs/security-trust.md "Redaction": the fleet's digest set and the holders ended at expiry. */
 
 let fleet: TempFleet;
 beforeEach(() => {

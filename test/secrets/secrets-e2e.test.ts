@@ -150,7 +150,7 @@ describe('secrets on request (§11), end to end in a real tmux pane', () => {
     expect(history).not.toContain(VALUE);
     expect(history).toContain("secret 'github-token' expired");
     // The handoff socket was removed as soon as it was used; what stays is the fleet's digest
-    // set for redaction (salted HMACs, never the value: docs/security.md "Secrets").
+    // set for redaction (salted HMACs, never the value: docs/security-trust.md "Secrets").
     expect(readdirSync(p.layout.secretsDir).sort()).toEqual(['redact.jsonl', 'redact.salt']);
     expect(readFileSync(join(p.layout.secretsDir, 'redact.jsonl'), 'utf8')).not.toContain(VALUE);
   });

@@ -308,7 +308,7 @@ describe('the full example definition', () => {
       join(fleet.layout.agentsDir, 'release-bot.md'),
       readFileSync(fixture('secrets/agents/release-bot.md')),
     );
-    // Its hooks and mode count once the person trusts the folder (docs/security.md "Folder trust").
+    // Its hooks and mode count once the person trusts the folder (docs/security-trust.md "Folder trust").
     const env = {
       FLOTILLA_ROOT: fleet.layout.root,
       HOME: join(fleet.project, 'home'),

@@ -11,7 +11,7 @@ import { attackScript, type Target } from './attacks.js';
 import { requireTool } from '../helpers/requires.js';
 
 /**
- * The escape suite (docs/security.md, "What a command can and cannot do"): an agent in
+ * The escape suite (docs/security-shell.md, "What a command can and cannot do"): an agent in
  * `dont_ask` whose shell command attacks the rest of the fleet and the machine, the way a
  * hostile model would, under `sandbox: none` and under bubblewrap — real tmux whose socket
  * lives outside /tmp (TMUX_TMPDIR in the repository), the network on, provider keys in the

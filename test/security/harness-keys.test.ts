@@ -7,7 +7,7 @@ import { eventually } from '../helpers/tmux.js';
 import { fixture, isAlive, spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
 
 /**
- * docs/security.md "Keys on request only": a spawned harness gets its provider key through a
+ * docs/security-shell.md "Keys on request only": a spawned harness gets its provider key through a
  * 0600 file it reads once, never through tmux. After a spawn with the key in the person's
  * environment, neither tmux's global or session environment, nor the harness's
  * /proc/<pid>/environ, nor a shell a person opens in the fleet's session holds it — and the

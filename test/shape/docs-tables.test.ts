@@ -69,11 +69,11 @@ describe('the docs against the code', () => {
     expect(CANONICAL_TOOLS.filter((t) => !described.includes(t))).toEqual([]);
   });
 
-  it('docs/design.md §13 and docs/runtimes.md list exactly the tools `flotilla mcp` serves', () => {
+  it('docs/design-agents.md §13 and docs/runtimes.md list exactly the tools `flotilla mcp` serves', () => {
     const mcp = TOOL_TABLE.filter((r) => r.mcp).map((r) => r.name as string);
-    expect(namesAfter(read('docs/design.md'), '`flotilla mcp` serves the fleet tools', ': the tool table')).toEqual(
-      mcp,
-    );
+    expect(
+      namesAfter(read('docs/design-agents.md'), '`flotilla mcp` serves the fleet tools', ': the tool table'),
+    ).toEqual(mcp);
     expect(namesAfter(read('docs/runtimes.md'), '`flotilla mcp` serves the fleet tools over MCP stdio')).toEqual(mcp);
   });
 

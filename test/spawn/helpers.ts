@@ -80,7 +80,7 @@ export function spawnFleet(opts: FleetOptions = {}): SpawnFleet {
     LANG: 'C.UTF-8',
     ...(opts.tmuxTmpdir ? { TMUX_TMPDIR: opts.tmuxTmpdir } : {}),
   };
-  // The base config raises the default mode, which only a trusted folder may (docs/security.md "Folder trust").
+  // The base config raises the default mode, which only a trusted folder may (docs/security-trust.md "Folder trust").
   trustProject(fleet.project, env);
   const run = async (file: string, args: string[], extra: Record<string, string> = {}): Promise<Run> => {
     const r = await execa(file, args, {

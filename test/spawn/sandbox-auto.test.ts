@@ -5,7 +5,7 @@ import { tempDir } from '../helpers/fleet.js';
 import { spawnFleet, type SpawnFleet } from './helpers.js';
 
 /**
- * docs/security.md "security.sandbox: auto": agents' commands run under bubblewrap where it
+ * docs/security-shell.md "security.sandbox: auto": agents' commands run under bubblewrap where it
  * works; on a machine without bwrap they run unsandboxed and the person's spawn says so in
  * one line.
  */

@@ -12,7 +12,7 @@ afterEach(async () => {
 });
 
 /**
- * docs/security.md "Slots belong to harnesses": an agent's command binds every slot name of
+ * docs/security-fleet.md "Slots belong to harnesses": an agent's command binds every slot name of
  * the fleet it can compute (both sides, far past max_running), with no sandbox and inside
  * bubblewrap with the network on (the same network namespace, so the same names). The
  * person's spawns still get their slots, the cap stays exact, and status and doctor name

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { repoIdentity } from '../../src/team-store/repo-id.js';
 import { tempDir } from '../helpers/fleet.js';
 
-/** A repository's identity on the bus (docs/decisions.md "One board and one set of leases on the bus"). */
+/** A repository's identity on the bus (docs/decisions-hosts.md "One board and one set of leases on the bus"). */
 const dirs: { cleanup(): void }[] = [];
 afterEach(() => {
   for (const d of dirs.splice(0)) d.cleanup();

@@ -3,7 +3,7 @@ import { busCredentialVars, commandEnvironment } from '../../src/tools/command-e
 import { configSchema } from '../../src/config/schema.js';
 
 /**
- * docs/security.md "Bus credentials belong to harnesses": a tool command never gets the bus's
+ * docs/security-fleet.md "Bus credentials belong to harnesses": a tool command never gets the bus's
  * credentials, even when the agent's definition lists them in `permissions.env` (which does
  * pass a provider key); tmux's variables never pass.
  */

@@ -10,7 +10,7 @@ afterEach(async () => {
 });
 
 /**
- * docs/security.md "Keys on request only": the model provider keys the harness holds (the
+ * docs/security-shell.md "Keys on request only": the model provider keys the harness holds (the
  * built-in providers' and every configured api_key_env) never reach a tool command unless the
  * definition lists them in `permissions.env`; other variables pass as before.
  */

@@ -24,7 +24,7 @@ export interface NatsAudit {
 }
 
 /**
- * The audit half of a `nats://` bus (§9, §18; docs/decisions.md "The audit log on the bus"):
+ * The audit half of a `nats://` bus (§9, §18; docs/decisions-hosts.md "The audit log on the bus"):
  * one stream per fleet, `FLOTILLA_<fleet>_AUDIT`, subject `flotilla.<fleet>.audit.<host>`,
  * each line published as written under its id (`<file>.<offset>`, src/audit/cursor.ts) so
  * a line sent twice is stored once. The stream drops lines older than `maxAgeMs`
@@ -42,7 +42,7 @@ export function natsAudit(
     const link = await connection.open();
     let made = ready.get(link);
     if (!made) {
-      // Bounded by age, never by size: a busy host's lines never push a quiet host's out (docs/decisions.md "The audit log on the bus").
+      // Bounded by age, never by size: a busy host's lines never push a quiet host's out (docs/decisions-hosts.md "The audit log on the bus").
       made = ensureStream(link.jsm, names.auditStream, names.auditSubject('>'), {
         retention: RetentionPolicy.Limits,
         duplicateWindowMs: DUPLICATE_WINDOW_MS,

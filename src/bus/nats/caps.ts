@@ -13,7 +13,7 @@ import { natsTreeCaps } from './children.js';
 import { connectNats } from './connect.js';
 
 /**
- * Caps on a `nats://` bus (§5.2, §18; docs/decisions.md "Caps on the bus"). A running slot
+ * Caps on a `nats://` bus (§5.2, §18; docs/decisions-hosts.md "Caps on the bus"). A running slot
  * of the fleet is the key `slot.<k>`, k in 0..max_running-1, of the fleet's slot bucket:
  * taken by a KV `create`, which the server grants to exactly one writer whatever the hosts,
  * so at most max_running keys are held. Its holder renews it every RENEW_MS by a

@@ -10,7 +10,7 @@ import { keepUsage, type KeptUsage } from './usage.js';
 
 /**
  * A parent's children and a tree's budget counted over every host of a `nats://` fleet (§5.2,
- * §11, §18; docs/decisions.md "Caps on the bus"), in the fleet's trees bucket beside the
+ * §11, §18; docs/decisions-hosts.md "Caps on the bus"), in the fleet's trees bucket beside the
  * trees' spawn numbers:
  * - `child.<parent>.<n>`, n in 0..max_children-1, is one of the parent's places, taken by a
  *   KV `create` for the child being spawned — the server grants a key to exactly one writer,

@@ -6,7 +6,7 @@ import { isWrongRevision } from './lost.js';
 import { removeAt } from './remove-at.js';
 
 /**
- * Ended records in the RECORDS bucket (docs/decisions.md "Records on the bus", the ended
+ * Ended records in the RECORDS bucket (docs/decisions-hosts.md "Records on the bus", the ended
  * keys): a live record's key is its id; once it ends on its own host it moves to
  * `ended.<id>`, and the host's `recent.<host>` key lists the ones that ended last. Agent ids
  * and host names have no dot, so the bucket's one-token keys are exactly the live records

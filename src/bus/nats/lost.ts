@@ -23,7 +23,7 @@ export function doneKey(id: string, task: number): string {
 /**
  * The task a lost mark ends: the open one, or — for an agent idle after answering its last
  * task, whose completion is already out — the next, so the notice never collides with a
- * completion the parent already has (docs/decisions.md "Lost agents").
+ * completion the parent already has (docs/decisions-hosts.md "Lost agents").
  */
 export function lostTask(rec: AgentRecord): number {
   return rec.lastTask && rec.lastTask.task >= rec.task ? rec.task + 1 : rec.task;
@@ -53,7 +53,7 @@ const MAX_TASKS_BEHIND = 8;
  * before the record saying so reached the bus (a vendor agent's turn-end hook writes the
  * record without the bus; its shim brings it over on its next beat): the parent has that
  * answer, so the mark ends the next task instead, and the record on the bus says so
- * (docs/decisions.md "Lost agents").
+ * (docs/decisions-hosts.md "Lost agents").
  */
 export async function markLostOn(
   records: KV,

@@ -220,7 +220,7 @@ async function runsWithoutAsking(
   }
 }
 
-/** Slot names held by something that is not Flotilla (docs/security.md "Slots belong to harnesses"): ignored, but worth a look. */
+/** Slot names held by something that is not Flotilla (docs/security-fleet.md "Slots belong to harnesses"): ignored, but worth a look. */
 async function slotCheck(layout: Layout): Promise<Check> {
   const { slotImpostors, impostorLines } = await import('../../fleet/slots.js');
   const found = existsSync(layout.root) ? slotImpostors(layout) : [];
@@ -292,7 +292,7 @@ export interface RuntimeFacts {
   command: string | undefined;
   /** Definitions that name this runtime. */
   wantedBy: string[];
-  /** CLIs inside the untrusted project that the lookup passed over (docs/security.md "Folder trust"). */
+  /** CLIs inside the untrusted project that the lookup passed over (docs/security-trust.md "Folder trust"). */
   skipped?: string[];
 }
 
@@ -396,7 +396,7 @@ async function definitionsByRuntime(
   return out;
 }
 
-/** Folder trust (docs/security.md "Folder trust"): whether it is trusted, and whether its files changed since. */
+/** Folder trust (docs/security-trust.md "Folder trust"): whether it is trusted, and whether its files changed since. */
 export function trustCheck(layout: Layout, env: NodeJS.ProcessEnv = process.env): Check {
   const entry = trustedEntry(layout, env);
   const name = 'folder trust';

@@ -88,7 +88,7 @@ export async function run(parsed: Parsed, globals: Globals): Promise<void> {
     const own = layout.door(from);
     if (existsSync(own)) return sendThroughHarness(own, to, words, opts);
     // A harness without a door (a vendor CLI's shim): deliver here, with every value the
-    // fleet was ever granted redacted from body and summary (docs/security.md "Redaction").
+    // fleet was ever granted redacted from body and summary (docs/security-trust.md "Redaction").
     const [{ fleetRedactor }, { setFleetRedactor }] = await Promise.all([
       import('../../secrets/digests.js'),
       import('../../secrets/redact.js'),
@@ -100,7 +100,7 @@ export async function run(parsed: Parsed, globals: Globals): Promise<void> {
   const body = words.length > 0 ? words.join(' ') : await readStdin(max);
   if (!body.trim())
     throw new UsageError("empty message — give the text as arguments or on stdin, e.g. flotilla send human 'done'");
-  // `kind: system` is Flotilla's own word, or a person's acting for it (docs/security.md "Framing").
+  // `kind: system` is Flotilla's own word, or a person's acting for it (docs/security-fleet.md "Framing").
   if (opts.kind === 'system' && from !== 'human') {
     const [{ FlotillaError }, { SYSTEM_KIND_REFUSAL }] = await Promise.all([
       import('../../errors.js'),

@@ -75,7 +75,7 @@ export function command(): Command {
       .action(async (words: string[], opts: SpawnOpts, cmd: Command) => {
         traceMark('spawn: command runs');
         const { layout } = cliContext(cmd);
-        // Asked before the config is read: a yes changes what it says (docs/security.md "Folder trust").
+        // Asked before the config is read: a yes changes what it says (docs/security-trust.md "Folder trust").
         await (await import('../trust-prompt.js')).settleTrust(layout);
         const { config } = await cliConfig(layout);
         traceMark('spawn: config read');

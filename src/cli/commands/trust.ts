@@ -3,7 +3,7 @@ import { printJson } from '../output.js';
 import type { Globals } from '../context.js';
 
 /**
- * `flotilla trust [DIR]` (docs/security.md "Folder trust"): let a project's own files — its
+ * `flotilla trust [DIR]` (docs/security-trust.md "Folder trust"): let a project's own files — its
  * config.yaml and agent definitions — set hooks, permission modes and the rest. Only a
  * person may trust: a command an agent runs is refused, as approvals are.
  */

@@ -32,7 +32,7 @@ export function command(): Command {
         cmd: Command,
       ) => {
         const { layout } = cliContext(cmd);
-        // Asked before the config is read: a yes changes what it says (docs/security.md "Folder trust").
+        // Asked before the config is read: a yes changes what it says (docs/security-trust.md "Folder trust").
         await (await import('../trust-prompt.js')).settleTrust(layout);
         const { config } = await cliConfig(layout);
         // Said once, before anything opens (docs/security.md "The default: auto").

@@ -4,13 +4,13 @@ import type { VendorRuntimeName } from '../../runtimes/types.js';
 import { busCredentialVars, commandEnvironment, providerKeyVars } from '../../tools/command-env.js';
 
 /**
- * The vendor CLI's environment (docs/security.md "Vendor runtimes"). The CLI runs every
+ * The vendor CLI's environment (docs/security-fleet.md "Vendor runtimes"). The CLI runs every
  * command its shell tool is asked for with its own environment, so what it must not hand a
  * command it must not have: `TMUX`/`TMUX_PANE` (the shim keeps them, to type into the pane),
  * and any provider key but the ones that authenticate this CLI (or that the definition lists
  * in `permissions.env`) — a Claude Code member never holds the fleet's OpenAI key — nor the
  * bus's credentials, whatever `permissions.env` lists: its hooks and MCP server reach the bus
- * through the agent's door, as the shim (docs/security.md "Bus credentials").
+ * through the agent's door, as the shim (docs/security-fleet.md "Bus credentials").
  */
 export function vendorCliEnvironment(
   config: Pick<Config, 'models' | 'fleet'>,

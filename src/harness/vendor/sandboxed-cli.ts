@@ -26,7 +26,7 @@ import { gitWrites, withGitWrites } from '../../tools/git-writable.js';
 import { openAgentDoor, sendAs } from '../door-send.js';
 
 /**
- * A vendor CLI inside Flotilla's bubblewrap (docs/security.md "Vendor runtimes"), where the
+ * A vendor CLI inside Flotilla's bubblewrap (docs/security-fleet.md "Vendor runtimes"), where the
  * effective sandbox is bubblewrap: the CLI and every command its shell tool runs see the
  * filesystem read-only but for the agent's cwd, its own config folder (sessions, settings,
  * history) and a private /tmp; the fleet root, `.claude/`, the git dir and the user's config
@@ -81,7 +81,7 @@ export function cliSandbox(
   if (s.kind !== 'bubblewrap') return {};
   if (nestsOwnSandbox(runtime, mode) && !bubblewrapNests(s.bwrap)) {
     return {
-      outside: `flotilla: Codex runs outside Flotilla's sandbox in ${mode} mode: ${s.bwrap} cannot start its own sandbox inside another here, so Codex's own is the only boundary and your credentials are within its commands' reach; in dont_ask it runs in Flotilla's (docs/security.md, "Vendor runtimes")`,
+      outside: `flotilla: Codex runs outside Flotilla's sandbox in ${mode} mode: ${s.bwrap} cannot start its own sandbox inside another here, so Codex's own is the only boundary and your credentials are within its commands' reach; in dont_ask it runs in Flotilla's (docs/security-fleet.md, "Vendor runtimes")`,
     };
   }
   return { bwrap: s.bwrap };

@@ -183,7 +183,7 @@ export async function runVendorAgent(opts: {
     await finishOnce('failed', (err as Error).message);
     return 1;
   }
-  // The bus's credentials are the shim's (docs/security.md "Bus credentials"): a CLI outside
+  // The bus's credentials are the shim's (docs/security-fleet.md "Bus credentials"): a CLI outside
   // the sandbox on a bus that needs them reaches the fleet through the door as well.
   const busCreds = busCredentials(config, env);
   const viaDoor = !bwrap && Object.keys(busCreds).length > 0;

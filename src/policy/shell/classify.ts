@@ -4,7 +4,7 @@ import { compileDenyPattern, matchDeny, matchPossible, type DenyPattern } from '
 import type { ShellParser } from './syntax.js';
 
 /**
- * The shell gate's verdict on one command line (§7; docs/security.md, "The shell gate"):
+ * The shell gate's verdict on one command line (§7; docs/security-shell.md, "The shell gate"):
  * - `deny`: some simple command it runs matches `security.deny_commands`;
  * - `opaque`: it runs something the gate cannot decide statically (the reason says what);
  * - `plain`: everything else.

@@ -6,7 +6,7 @@ import { decideToolCall } from '../../../src/policy/decide.js';
 import { createShellClassifier, type ShellClassifier } from '../../../src/policy/shell/classify.js';
 
 /**
- * docs/security.md "Deny-list patterns", block devices: a write to a disk is denied whatever
+ * docs/security-shell.md "Deny-list patterns", block devices: a write to a disk is denied whatever
  * program makes it (ddrescue, badblocks -w, rsync/scp/cp to a device,
  * `openssl enc -out`, mdadm, the partition editors, LVM and ZFS removals, wipefs, mkfs, and
  * `of=`, `>`, `tee` into /dev/sd*, /dev/nvme*, /dev/vd*, /dev/mapper/*), each denial naming

@@ -4,7 +4,7 @@ import { loadShellParser } from '../../../src/harness/shell-parser.js';
 import { createShellClassifier, type ShellClassifier } from '../../../src/policy/shell/classify.js';
 
 /**
- * The examples docs/security.md "The shell gate" gives, with the verdict it gives them, under
+ * The examples docs/security-shell.md "The shell gate" gives, with the verdict it gives them, under
  * the default deny list. The doc's readers take these as promises; each one is checked here
  * so the page cannot drift from what the gate does.
  */
@@ -121,7 +121,7 @@ const PLAIN = [
   'cp img "$DEV"',
 ];
 
-describe('docs/security.md, "The shell gate": each example has the verdict the page gives it', () => {
+describe('docs/security-shell.md, "The shell gate": each example has the verdict the page gives it', () => {
   it.each(DENIED.map((c) => [c]))('%j is denied', (c) => expect(classify(c).verdict).toBe('deny'));
   it.each(OPAQUE.map((c) => [c]))('%j is opaque', (c) => expect(classify(c).verdict).toBe('opaque'));
   it.each(PLAIN.map((c) => [c]))('%j is plain', (c) => expect(classify(c).verdict).toBe('plain'));
