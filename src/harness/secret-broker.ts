@@ -78,6 +78,7 @@ export class SecretBroker {
   private readonly pending = new Map<string, Pending>();
   private revokePoll: NodeJS.Timeout | undefined;
   private closed = false;
+  private closedReason = '';
 
   constructor(private readonly o: SecretBrokerOptions) {}
 
@@ -165,6 +166,7 @@ export class SecretBroker {
   close(reason: string): void {
     if (this.closed) return;
     this.closed = true;
+    this.closedReason = reason;
     for (const p of [...this.pending.values()])
       p.settle({ decision: 'deny', reason: `the agent ended (${reason})`, by: 'ended' });
     for (const g of [...this.grants.values()]) this.end(g, 'secret_revoked', `agent ended (${reason})`);
@@ -246,6 +248,8 @@ export class SecretBroker {
         createdAt: new Date().toISOString(),
       },
     });
+    // Closed while the request was being filed: close() saw no pending request to deny.
+    if (this.closed) settle({ decision: 'deny', reason: `the agent ended (${this.closedReason})`, by: 'ended' });
     const outcome = await settled;
     clearTimeout(timer);
     signal.removeEventListener('abort', onAbort);

@@ -254,6 +254,13 @@ describe('SecretBroker', () => {
     expect(redact(VALUE)).toBe(VALUE);
   });
 
+  it('close() while a request is still being filed denies it at once, not at the approval timeout', async () => {
+    const b = broker({ ttlSecs: 60 });
+    const asked = b.request('github-token', undefined, signal());
+    b.close('cancelled');
+    expect(await asked).toEqual({ granted: false, key: 'github-token', reason: 'the agent ended (cancelled)' });
+  }, 20_000);
+
   it('close() denies a pending request and revokes live grants (the agent ended)', async () => {
     const b = broker({ ttlSecs: 60 });
     const asked = b.request('github-token', undefined, signal());
