@@ -15,10 +15,11 @@ function git(cwd: string, ...args: string[]): string {
   return execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd, encoding: 'utf8' }).trim();
 }
 
-function repo(): string {
+/** A repository whose first commit holds `content`: two made in the same second with the same content would have one root commit. */
+function repo(content = 'a\n'): string {
   const d = tempDir('flotilla-repo-id-');
   dirs.push(d);
-  writeFileSync(join(d.dir, 'a.txt'), 'a\n');
+  writeFileSync(join(d.dir, 'a.txt'), content);
   git(d.dir, 'init', '-q');
   git(d.dir, 'add', '.');
   git(d.dir, 'commit', '-qm', 'first');
@@ -38,7 +39,7 @@ describe('repoIdentity', () => {
     git(join(place.dir, 'two'), 'commit', '-qm', 'second');
     expect(repoIdentity(join(place.dir, 'one'), { host: 'a' })).toBe(root);
     expect(repoIdentity(join(place.dir, 'two'), { host: 'b' })).toBe(root);
-    expect(repoIdentity(repo(), { host: 'a' })).not.toBe(root);
+    expect(repoIdentity(repo('another\n'), { host: 'a' })).not.toBe(root);
   });
 
   it('a folder in no repository is keyed by host and path: two such folders are two keys', () => {
