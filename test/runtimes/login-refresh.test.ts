@@ -55,6 +55,7 @@ describe('a shared login refreshed during a run', { timeout: 600_000 }, () => {
         env: () => ({}),
         script: 'first.yaml',
         definitions: { a: `permissions:\n  permission_mode: ${mode}\n` },
+        // Without the sandbox the CLI writes the person's file itself, with no copy between: the other path a refresh takes.
         ...(sandbox === 'none' ? { config: 'security:\n  sandbox: none\n' } : {}),
       });
       fleet = f;
@@ -144,6 +145,7 @@ describe('a shared Claude login refreshed during a run', { timeout: 600_000 }, (
         env: (url) => ({ ANTHROPIC_BASE_URL: url }),
         script: 'first.yaml',
         definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' },
+        // Without the sandbox the CLI writes the person's file itself, with no copy between: the other path a refresh takes.
         ...(sandbox === 'none' ? { config: 'security:\n  sandbox: none\n' } : {}),
       });
       fleet = f;
@@ -249,6 +251,7 @@ describe('a shared ChatGPT login (Codex) refreshed during a run', { timeout: 600
         env: (url) => ({ OPENAI_BASE_URL: `${url}/v1` }),
         script: 'first.yaml',
         definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' },
+        // Without the sandbox the CLI writes the person's file itself, with no copy between: the other path a refresh takes.
         ...(sandbox === 'none' ? { config: 'security:\n  sandbox: none\n' } : {}),
       });
       fleet = f;
