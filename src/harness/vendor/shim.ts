@@ -365,7 +365,13 @@ export async function runVendorAgent(opts: {
     void openRestricted(runtime, pane, log, () => ending !== null || readRecord(layout, rec.id)?.status === 'working');
   if (runtime.promptAfterMcp && prompt.trim()) {
     // The CLI would send an argv prompt before its MCP servers are connected, without the fleet tools.
-    void firstPrompt(configDir, prompt, typist, log);
+    void firstPrompt(
+      configDir,
+      prompt,
+      typist,
+      log,
+      () => ending !== null || readRecord(layout, rec.id)?.status !== 'starting',
+    );
   }
   const waker = await tendIdleCli({
     layout,
@@ -455,12 +461,17 @@ async function paneTypist(place: { socket: string | null; paneId: string }, conf
   };
 }
 
-/** The first task, typed once the CLI's fleet tools are connected (≤ 30 s), as a person would. */
+/**
+ * The first task, typed once the CLI's fleet tools are connected (≤ 30 s), as a person would.
+ * An Enter the CLI's input box was not ready for (a busy machine) leaves the task sitting
+ * there: until the turn has begun (`begun`, the CLI's turn-start hook), Enter is pressed again.
+ */
 async function firstPrompt(
   configDir: string,
   prompt: string,
   typist: Typist | null,
   log: { warn(o: object, m: string): void },
+  begun: () => boolean,
 ): Promise<void> {
   if (!typist) return;
   const ready = join(configDir, 'mcp-ready');
@@ -470,7 +481,19 @@ async function firstPrompt(
   // The input box mounts a moment after the MCP connection.
   await sleep(500);
   await typist.submit(prompt.trim());
+  // An Enter on an empty input box does nothing, so a second one after a late start is harmless.
+  for (let retry = 1; retry <= ENTER_RETRIES; retry++) {
+    const wait = Date.now() + ENTER_RETRY_MS;
+    while (!begun() && Date.now() < wait) await sleep(200);
+    if (begun()) return;
+    log.warn({ retry }, 'the first task has not started; pressing Enter again');
+    await typist.key('Enter');
+  }
 }
+
+/** How long a typed first task may sit before Enter is pressed again, and how often. */
+const ENTER_RETRY_MS = 15_000;
+const ENTER_RETRIES = 3;
 
 function onceAsync<A extends unknown[]>(fn: (...args: A) => Promise<void>): (...args: A) => Promise<void> {
   let p: Promise<void> | undefined;
