@@ -16,6 +16,18 @@ import { filesContaining, openWorld, type World } from './world.js';
  * A person's day on the defaults, one step after another on one fleet: each step
  * asserts what the person sees — panes, `status --json`, the board, files, `git log`, the
  * audit. Nothing is prepared but the world (world.ts); the product makes everything else.
+ *
+ * Switched off by hand once each (the product broken in a build, the day run, the breakage
+ * never committed), the day fails at the step that needs it:
+ * - file leases (a take never sees another holder): steps 3 and 4 — mate never waits in line,
+ *   and the audit has no lease_queued;
+ * - secret redaction (`redact` returns the text as is): step 4 — the deploy task's result
+ *   carries the raw key;
+ * - crash reopening (a dead claimant never counts as gone, and its harness reopens nothing):
+ *   step 6 — the catalog stays claimed by gemini-mate.
+ * Switching off one layer alone is not enough, by design: with only the dead agent's own
+ * reopening off, the next claim's sweep reopens the task; with only the tool results'
+ * redaction off, the fleet's redactor still replaces the key.
  */
 
 let world: World;
