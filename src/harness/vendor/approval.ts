@@ -5,13 +5,12 @@ import type { Config } from '../../config/schema.js';
 import { readProvenAnswer } from '../../fleet/answer-proof.js';
 import { newSortableId } from '../../fleet/ids.js';
 import { isTerminal, toLastLine, type AgentRecord } from '../../fleet/record.js';
-import { readRecord } from '../../fleet/registry.js';
+import { readRecord, updateQuietly } from '../../fleet/registry.js';
 import { summarize } from '../../inbox/message.js';
 import type { Layout } from '../../layout/layout.js';
 import type { HookReply, Runtime } from '../../runtimes/index.js';
 import { sleep } from '../../sleep.js';
 import { describeCall } from '../approvals.js';
-import { updateQuietly } from './task-end.js';
 
 /**
  * A vendor CLI's permission question in the fleet's approval queue (docs/runtimes.md,

@@ -18,7 +18,8 @@ import { ownUsage } from './inherited.js';
 import { drainInbox } from './mail.js';
 import { sleep } from '../../sleep.js';
 import { lastTurnFailure, newestSessionFile } from './session-watch.js';
-import { endVendorTask, updateQuietly } from './task-end.js';
+import { endVendorTask } from './task-end.js';
+import { updateQuietly } from '../../fleet/registry.js';
 
 /**
  * `flotilla runtime-hook <event>`: what a vendor CLI's hooks run (§13). The hook process
