@@ -1,6 +1,6 @@
 import type { LoopEvent } from '../loop/types.js';
 import type { AgentRecord, TaskResult } from '../fleet/record.js';
-import type { ApprovalAnswer, ApprovalEvent } from '../policy/approval-types.js';
+import type { ApprovalAnswer, ApprovalEvent } from '../approvals/types.js';
 
 /**
  * The contract between one agent's session (the engine: loop, tools, inbox, transcript,

@@ -12,7 +12,7 @@ import type { ShellClassifier } from '../policy/shell/classify.js';
 import type { TranscriptEntry } from '../transcript/entries.js';
 import type { TranscriptWriter } from '../transcript/writer.js';
 import type { Tool } from '../tools/types.js';
-import { Approvals } from './approvals.js';
+import { Approvals } from '../approvals/ask.js';
 import { buildTools } from './build-tools.js';
 import { finishAgent } from './finish.js';
 import { createGate } from './gate.js';

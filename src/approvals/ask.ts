@@ -4,7 +4,7 @@ import { readProvenAnswer } from '../fleet/answer-proof.js';
 import { newSortableId } from '../fleet/ids.js';
 import { summarize } from '../inbox/message.js';
 import type { Layout } from '../layout/layout.js';
-import type { ApprovalAnswer, ApprovalEvent, ApprovalRequest } from '../policy/approval-types.js';
+import type { ApprovalAnswer, ApprovalEvent, ApprovalRequest } from './types.js';
 import type { ToolCall } from '../tools/types.js';
 
 /**
