@@ -19,7 +19,8 @@ import { ownUsage } from './inherited.js';
 import { drainInbox } from './mail.js';
 import { sleep } from '../../sleep.js';
 import { lastTurnFailure, newestSessionFile } from './session-watch.js';
-import { endVendorTask, updateQuietly } from './task-end.js';
+import { endVendorTask } from './task-end.js';
+import { updateQuietly } from '../../fleet/registry.js';
 
 /**
  * `flotilla runtime-hook <event>`: what a vendor CLI's hooks run (§13). The hook process
@@ -35,7 +36,7 @@ import { endVendorTask, updateQuietly } from './task-end.js';
  *   read tools (vendor/read-scope.ts), the file lease for its file tools (vendor/lease-check.ts,
  *   §16), and the shell gate (§7) for shell commands.
  * - permission: the CLI would ask its person about a call; the question goes to the fleet's
- *   approval queue as well (vendor/approval.ts).
+ *   approval queue as well (approvals/hosted-cli.ts).
  */
 export const MAX_MAIL_CONTINUES = 5;
 
@@ -62,7 +63,7 @@ export async function runRuntimeHook(
     case 'turn-end':
       return turnEnd(layout, config, runtime, self, payload);
     case 'permission': {
-      const { vendorApproval } = await import('./approval.js');
+      const { vendorApproval } = await import('../../approvals/hosted-cli.js');
       return vendorApproval(layout, config, runtime, self, payload);
     }
   }
