@@ -15,7 +15,6 @@ const MAX_FUNCTION_LINES = 100;
 
 /** Files still over the limit: to be split by concept, then removed from here. */
 const LONG_FILES: readonly string[] = [
-  'harness/session.ts',
   'harness/secret-broker.ts',
   'harness/start.ts',
   'harness/vendor/shim.ts',
@@ -41,7 +40,6 @@ const LONG_FUNCTIONS: readonly string[] = [
   'harness/chat/fleet-actions.ts liveChatActions',
   'harness/inbox-port.ts openInboxPort',
   'harness/run.ts runHarness',
-  'harness/session.ts AgentSession.run',
   'harness/start.ts startAgent',
   'harness/vendor/idle.ts tendIdleCli',
   'harness/vendor/pane-question.ts answerPaneQuestions',
