@@ -18,6 +18,7 @@ interface SendOpts {
  */
 export const spec: CommandSpec = {
   name: 'send',
+  fast: true,
   description:
     "deliver a message to an agent (id or prefix), 'human', 'parent' or 'root', or one copy to each of a group (--to children|tree|board:NAME|all); reads stdin when no text is given",
   args: [
