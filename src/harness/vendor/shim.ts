@@ -103,8 +103,11 @@ export async function runVendorAgent(opts: {
   const finishOnce = onceAsync(async (status: TaskResult['status'], reason: string) => {
     const now = readRecord(layout, rec.id) ?? rec;
     const open = now.status !== 'idle' && !(now.lastTask && now.lastTask.task >= now.task);
-    // An agent whose last task completed ends `completed`; an open task ends with the CLI's fate.
-    const final = open ? status : now.lastTask?.status === 'completed' || status === 'completed' ? 'completed' : status;
+    // An open task ends with the CLI's fate; a cancel or a closed window ends the agent
+    // `cancelled` as it ends ours (§5.9); otherwise an agent whose last task completed ends `completed`.
+    const stopped = (ending as Ending | null)?.status === 'cancelled';
+    const final =
+      open || stopped ? status : now.lastTask?.status === 'completed' || status === 'completed' ? 'completed' : status;
     const { stopHookOnce } = await import('../../hooks/stop-once.js');
     const { runLifecycleHooks } = await import('../../hooks/run-hooks.js');
     const hookContext = {
@@ -359,19 +362,13 @@ export async function runVendorAgent(opts: {
   log.info({ bin, argv: launch.argv, runtime: runtime.name }, 'vendor CLI started');
 
   const pane = readRecord(layout, rec.id)?.tmux ?? null;
-  const typist = pane ? await paneTypist(pane, configDir) : null;
+  const typist = pane ? await (await import('./typist.js')).paneTypist(pane, configDir) : null;
   // An untrusted folder: the CLI's folder screen is answered "open restricted", never "trust" (until a turn begins).
   if (pane && !trusted)
     void openRestricted(runtime, pane, log, () => ending !== null || readRecord(layout, rec.id)?.status === 'working');
   if (runtime.promptAfterMcp && prompt.trim()) {
     // The CLI would send an argv prompt before its MCP servers are connected, without the fleet tools.
-    void firstPrompt(
-      configDir,
-      prompt,
-      typist,
-      log,
-      () => ending !== null || readRecord(layout, rec.id)?.status !== 'starting',
-    );
+    void firstPrompt(configDir, prompt, typist, log);
   }
   const waker = await tendIdleCli({
     layout,
@@ -440,38 +437,12 @@ export async function runVendorAgent(opts: {
   return fate.status === 'completed' ? 0 : 1;
 }
 
-async function paneTypist(place: { socket: string | null; paneId: string }, configDir: string): Promise<Typist> {
-  const { Tmux } = await import('../../tmux/client.js');
-  const tmux = new Tmux({ socket: place.socket });
-  const buffer = `flotilla-${place.paneId.replace(/\W/g, '')}`;
-  return {
-    async submit(text) {
-      const file = join(configDir, 'paste.txt');
-      writeFileSync(file, text, { mode: 0o600 });
-      await tmux.exec(['load-buffer', '-b', buffer, file]);
-      await tmux.exec(['paste-buffer', '-p', '-d', '-b', buffer, '-t', place.paneId]);
-      // A paste and its Enter in one read can land as a newline in the input box.
-      await sleep(300);
-      await tmux.exec(['send-keys', '-t', place.paneId, 'Enter']);
-    },
-    async key(name) {
-      await tmux.exec(['send-keys', '-t', place.paneId, name]);
-    },
-    screen: () => tmux.capturePane(place.paneId),
-  };
-}
-
-/**
- * The first task, typed once the CLI's fleet tools are connected (≤ 30 s), as a person would.
- * An Enter the CLI's input box was not ready for (a busy machine) leaves the task sitting
- * there: until the turn has begun (`begun`, the CLI's turn-start hook), Enter is pressed again.
- */
+/** The first task, typed once the CLI's fleet tools are connected (≤ 30 s), as a person would. */
 async function firstPrompt(
   configDir: string,
   prompt: string,
   typist: Typist | null,
   log: { warn(o: object, m: string): void },
-  begun: () => boolean,
 ): Promise<void> {
   if (!typist) return;
   const ready = join(configDir, 'mcp-ready');
@@ -481,19 +452,7 @@ async function firstPrompt(
   // The input box mounts a moment after the MCP connection.
   await sleep(500);
   await typist.submit(prompt.trim());
-  // An Enter on an empty input box does nothing, so a second one after a late start is harmless.
-  for (let retry = 1; retry <= ENTER_RETRIES; retry++) {
-    const wait = Date.now() + ENTER_RETRY_MS;
-    while (!begun() && Date.now() < wait) await sleep(200);
-    if (begun()) return;
-    log.warn({ retry }, 'the first task has not started; pressing Enter again');
-    await typist.key('Enter');
-  }
 }
-
-/** How long a typed first task may sit before Enter is pressed again, and how often. */
-const ENTER_RETRY_MS = 15_000;
-const ENTER_RETRIES = 3;
 
 function onceAsync<A extends unknown[]>(fn: (...args: A) => Promise<void>): (...args: A) => Promise<void> {
   let p: Promise<void> | undefined;
