@@ -10,8 +10,6 @@ import { SAFE_GIT } from './git.js';
  * branch, so the agent's commits stay reachable.
  */
 
-export { SAFE_GIT } from './git.js';
-
 function git(cwd: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((done) => {
     execFile('git', [...SAFE_GIT, '-C', cwd, ...args], { encoding: 'utf8' }, (err, stdout, stderr) => {
