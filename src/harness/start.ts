@@ -19,7 +19,8 @@ import { createGate } from './gate.js';
 import { openInboxPort } from './inbox-port.js';
 import { agentReadScope, readScopeCheck } from './read-scope.js';
 import { ancestorLacking, SecretBroker } from './secret-broker.js';
-import { AgentSession, type SessionDeps } from './session.js';
+import { AgentSession } from './session.js';
+import type { SessionDeps } from './session-deps.js';
 import type { SessionEvent } from './session-types.js';
 import {
   agentMemory,

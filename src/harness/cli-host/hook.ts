@@ -4,6 +4,7 @@ import { audit } from '../../audit/audit.js';
 import type { Config } from '../../config/schema.js';
 import { findParentAgent } from '../../fleet/lineage.js';
 import { toLastLine, type AgentRecord } from '../../fleet/record.js';
+import { readRecord } from '../../fleet/registry.js';
 import type { Layout } from '../../layout/layout.js';
 import { toolRow } from '../../policy/tool-table.js';
 import {
@@ -58,7 +59,7 @@ export async function runRuntimeHook(
     case 'pre-tool':
       return preTool(layout, config, runtime, self, payload);
     case 'turn-start':
-      return turnStart(layout, config, runtime, self);
+      return turnStart(layout, config, runtime, self, payload);
     case 'turn-end':
       return turnEnd(layout, config, runtime, self, payload);
     case 'permission': {
@@ -191,7 +192,25 @@ async function turnStart(
   config: Config,
   runtime: Runtime,
   rec: AgentRecord,
+  payload: Record<string, unknown>,
 ): Promise<HookReply | null> {
+  // A turn no one asked for: the CLI sending a tool's result on by itself after its task ended
+  // (Gemini does, when the limit's Escape lands between a refused tool and its next request).
+  // It is not a new task, and the turn is stopped before the model is asked again.
+  if (runtime.turnPrompt(payload)?.trim() === '') {
+    const now = readRecord(layout, rec.id) ?? rec;
+    const stopped = limitRefusal(now);
+    if (now.lastTask && now.lastTask.task >= now.task) {
+      audit(layout, {
+        event: 'policy_denied',
+        agent: rec.id,
+        tool: 'turn',
+        rule: stopped?.rule ?? 'ended',
+        via: runtime.name,
+      });
+      return runtime.stopTurn(stopped?.reason ?? 'this task has ended — wait for the next message');
+    }
+  }
   // Decided on the record as it is now, not as this hook found it: a limit may have ended the
   // task while the hook process started.
   updateQuietly(layout, rec.id, (now) => {
