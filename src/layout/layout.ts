@@ -81,7 +81,7 @@ export interface Layout {
   treeSpawns(rootId: string): string;
   /** Per-request handoff sockets and revoke markers of secret requests (§11); mode 0700. */
   readonly secretsDir: string;
-  /** A sandboxed vendor CLI's copy of the person's shared login, kept in step with it (harness/vendor/login-mirror.ts). */
+  /** A sandboxed vendor CLI's copy of the person's shared login, kept in step with it (harness/cli-host/login-mirror.ts). */
   loginMirror(agentId: string): string;
   /** The Unix socket a harness listens on for the answer to one secret request. */
   secretSocket(requestId: string): string;
