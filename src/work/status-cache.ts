@@ -60,6 +60,9 @@ export const statusCount = (out: string) => out.split('\n').filter(Boolean).leng
 /** Anything written more recently than this may change again within one timestamp tick. */
 const SETTLE_MS = 2000;
 
+/** git variables no `git status` answer depends on. */
+const STATUS_BLIND = /^GIT_(AUTHOR_|COMMITTER_|SSL_|SSH|TRACE|ASKPASS$|EDITOR$|PAGER$|TERMINAL_PROMPT$)/;
+
 /** A worktree with more entries than this (an ignored dependency folder) is left to git. */
 const MAX_ENTRIES = 5000;
 
@@ -137,9 +140,10 @@ function gitSide(
       h.update(`${f}\0${s ? identity(s) : '-'}\0`);
     }
     if (!indexId) return null;
-    // The variables git reads (GIT_DIR, GIT_INDEX_FILE, …) change what it answers.
+    // The variables git reads (GIT_DIR, GIT_INDEX_FILE, …) change what it answers; identity,
+    // transport and tracing ones do not, and differ between a person's shell and an agent's.
     for (const [name, value] of Object.entries(process.env)
-      .filter(([n]) => n.startsWith('GIT_'))
+      .filter(([n]) => n.startsWith('GIT_') && !STATUS_BLIND.test(n))
       .sort())
       h.update(`${name}=${value}\0`);
     return { hash: h, index, indexId };

@@ -81,5 +81,12 @@ describe('uncommittedCounts', () => {
     // The last state is clean, and cached again once settled.
     expect(gitCount()).toBe(0);
     await poison();
+    // An agent's shell has an identity of its own (GIT_AUTHOR_*): the same answer serves it.
+    process.env.GIT_AUTHOR_NAME = 'another';
+    try {
+      expect(await counts()).toBe(99);
+    } finally {
+      delete process.env.GIT_AUTHOR_NAME;
+    }
   });
 });
