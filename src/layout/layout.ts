@@ -52,6 +52,8 @@ export interface Layout {
   treeUsage(rootId: string): string;
   /** Cached effective config, keyed by the files and variables it came from. */
   readonly configCache: string;
+  /** Each worktree's `git status` count for `review`, keyed by what git reads (src/work/status-cache.ts). */
+  readonly worktreeStatusCache: string;
   inbox(id: string): string;
   /** Mail this host sent on a bus that has not acknowledged it yet (`state/outbox/{tmp,new}`; src/bus/outbox.ts). */
   readonly outbox: string;
@@ -191,6 +193,7 @@ export function layoutFor(root: string, project = dirname(resolve(root))): Layou
     endedLog: join(state, 'index', 'ended.log'),
     treeUsage: (rootId) => `${treesDir}/${rootId}.usage`,
     configCache: join(state, 'index', 'config-cache.json'),
+    worktreeStatusCache: join(state, 'index', 'worktree-status.json'),
     inbox: (id) => `${inboxRoot}/${id}`,
     outbox: join(state, 'outbox'),
     hostBeat: join(state, 'host-beat'),
