@@ -382,6 +382,21 @@ async function dropWhere(
   return out;
 }
 
+/** The leases of the repository of `checkout` that hold now, nothing written (`lease check --staged`). */
+export async function repoLeasesKv(
+  layout: Layout,
+  kv: SharedKv,
+  fleet: Config['fleet'],
+  checkout: string,
+): Promise<Lease[]> {
+  const judge = fleetJudge(layout);
+  const now = Date.now();
+  const { file } = await readRepo(kv, repoIdentity(checkout, fleet));
+  const out: Lease[] = [];
+  for (const l of file.leases) if (!(await lapsed(layout, judge, l, now))) out.push(l);
+  return out;
+}
+
 /** `lease list` on the bus: every repository's leases that hold now, nothing written. */
 export async function listLeasesKv(layout: Layout, kv: SharedKv): Promise<LeaseView[]> {
   const judge = fleetJudge(layout);
