@@ -49,7 +49,10 @@ await build({
   logLevel: 'warning',
   plugins: [noEsprima],
   define,
-  external: ['ai', '@ai-sdk/*', '@modelcontextprotocol/sdk', '@modelcontextprotocol/sdk/*', 'execa', 'web-tree-sitter'],
+  // The MCP SDK is bundled (into the chunk only `flotilla mcp` loads): from node_modules it was
+  // ~250 files resolved one by one (its own zod copy, ajv), ~0.5 s of every server start that
+  // a vendor CLI waits for before its first turn (docs/benchmarks-runtimes.md).
+  external: ['ai', '@ai-sdk/*', 'execa', 'web-tree-sitter'],
   // CommonJS dependencies (gray-matter) call require() for Node built-ins.
   banner: {
     js: "import { createRequire as __flotillaRequire } from 'node:module'; const require = __flotillaRequire(import.meta.url);",
