@@ -3,6 +3,7 @@ import { audit } from '../audit/audit.js';
 import { refusal, UsageError } from '../errors.js';
 import type { Layout } from '../layout/layout.js';
 import { checkoutPath, type CheckoutPath } from './checkout.js';
+import { conflictIn, covers, placeLease, takenEvent, type LeaseAsked } from './decide.js';
 import { leaseLapsed, waiterGone } from './lapse.js';
 import type { Lease, LeaseFile, Waiter } from './lease.js';
 import { isGlob, pathsOverlap } from './match.js';
@@ -92,43 +93,10 @@ function grant(layout: Layout, file: LeaseFile, now: number): boolean {
   return changed;
 }
 
-function conflictIn(file: LeaseFile, rel: string, holder: string): Lease | undefined {
-  return file.leases.find((l) => l.holder !== holder && pathsOverlap(l.path, rel));
-}
-
 /** Lock held: the holder's lease on `path` (a new one, or its own renewed), audited. */
-function put(
-  layout: Layout,
-  file: LeaseFile,
-  l: { path: string; holder: string; why: string; ttlMs: number | null; task: number | null },
-  now: number,
-  via: string,
-): Lease {
-  const lease: Lease = {
-    path: l.path,
-    holder: l.holder,
-    why: l.why,
-    taken_at: new Date(now).toISOString(),
-    expires_at: l.ttlMs === null ? null : new Date(now + l.ttlMs).toISOString(),
-    task: l.task,
-  };
-  const own = file.leases.findIndex((x) => x.holder === l.holder && x.path === l.path);
-  if (own >= 0) {
-    // Renewed: it has been held since the first take.
-    lease.taken_at = file.leases[own]!.taken_at;
-    file.leases[own] = lease;
-  } else {
-    file.leases.push(lease);
-  }
-  audit(layout, {
-    event: 'lease_taken',
-    agent: l.holder,
-    path: l.path,
-    checkout: file.checkout,
-    why: l.why,
-    via,
-    ...(lease.expires_at ? { expires_at: lease.expires_at } : {}),
-  });
+function put(layout: Layout, file: LeaseFile, l: LeaseAsked, now: number, via: string): Lease {
+  const { lease } = placeLease(file, l, now);
+  audit(layout, takenEvent(file, lease, via));
   return lease;
 }
 
@@ -235,12 +203,6 @@ export async function leaseForEdit(
     return { ok: true, taken: [{ checkout, lease: mine }] };
   }
   return takeLeases(layout, { targets: [file], holder, why: `${via} ${rel}`, ttlMs: null, task }, { via });
-}
-
-/** A lease path that holds every file `rel` names (itself, a folder above it, or a glob matching it). */
-function covers(leasePath: string, rel: string): boolean {
-  if (isGlob(leasePath)) return picomatch(leasePath, { dot: true })(rel);
-  return leasePath === '' || leasePath === rel || rel.startsWith(leasePath + '/');
 }
 
 /**

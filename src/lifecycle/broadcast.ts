@@ -7,7 +7,6 @@ import type { AgentRecord } from '../fleet/record.js';
 import { readRecord } from '../fleet/registry.js';
 import type { Layout } from '../layout/layout.js';
 import { decideBroadcast } from '../policy/broadcast.js';
-import { allIds, readTask } from '../tasks/store.js';
 import { fleetBus } from '../bus/settings.js';
 import type { InboxMessage, MessageDraft } from '../inbox/message.js';
 import { checkBoardName } from '../tasks/task.js';
@@ -24,14 +23,17 @@ import { checkBoardName } from '../tasks/task.js';
  * A board's members: the agents spawned for it (`--board NAME` or a definition's `board:`, on
  * their record) and the agents that created or claimed a task on it, or had a claim on it (its
  * notes). An agent on the fleet's default board (no board named) is not a member of `fleet`
- * by that alone: that would make `board:fleet` a way around `all`'s policy.
+ * by that alone: that would make `board:fleet` a way around `all`'s policy. The tasks are the
+ * fleet's (team-store/): on `nats://` the bus's board, whichever host the sender is on.
  */
-export function boardMembers(layout: Layout, name: string, live: AgentRecord[] = liveRecords(layout)): Set<string> {
-  const board = layout.board(name);
+export async function boardMembers(
+  layout: Layout,
+  name: string,
+  live: AgentRecord[] = liveRecords(layout),
+): Promise<Set<string>> {
   const out = new Set<string>(live.filter((r) => r.board === name).map((r) => r.id));
-  for (const id of allIds(board)) {
-    const task = readTask(board, id);
-    if (!task) continue;
+  const { boardTasks } = await import('../team-store/board.js');
+  for (const task of await boardTasks(layout, name)) {
     out.add(task.created_by);
     if (task.claimed_by) out.add(task.claimed_by);
     for (const n of task.notes) out.add(n.by);
@@ -45,17 +47,17 @@ export function boardMembers(layout: Layout, name: string, live: AgentRecord[] =
  * now; one that died and is not yet reaped finds it when resumed), never the sender, each
  * once. A finished agent gets no copy: nobody would read it (send to it by id to leave it mail).
  */
-export function broadcastRecipients(
+export async function broadcastRecipients(
   layout: Layout,
   sender: string,
   target: BroadcastTarget,
   members?: Set<string>,
-): string[] {
+): Promise<string[]> {
   const live = liveRecords(layout);
   let group: AgentRecord[];
   if (target.scope === 'all') group = live;
   else if (target.scope === 'board') {
-    const on = members ?? boardMembers(layout, target.board!);
+    const on = members ?? (await boardMembers(layout, target.board!));
     group = live.filter((r) => on.has(r.id));
   } else if (sender === 'human') {
     // A person's children are the roots they started; a person's tree is every tree.
@@ -101,7 +103,7 @@ export async function broadcast(
   const sender = draft.from;
   if (target.board !== undefined) checkBoardName(target.board);
   const name = targetName(target);
-  const members = target.scope === 'board' ? boardMembers(layout, target.board!) : undefined;
+  const members = target.scope === 'board' ? await boardMembers(layout, target.board!) : undefined;
   const verdict = decideBroadcast({
     sender,
     scope: target.scope,
@@ -112,7 +114,7 @@ export async function broadcast(
     audit(layout, { event: 'policy_denied', agent: sender, tool: 'send_message', target: name, rule: verdict.rule });
     throw refusal('broadcast-refused', verdict.reason, { target: name, rule: verdict.rule });
   }
-  const recipients = broadcastRecipients(layout, sender, target, members);
+  const recipients = await broadcastRecipients(layout, sender, target, members);
   if (recipients.length === 0) {
     throw new FlotillaError(
       `no one to broadcast to: '${name}' has no running agent besides the sender — 'flotilla status' lists the agents`,

@@ -53,6 +53,11 @@ async function readAll(kv: SharedKv, board: string): Promise<Task[]> {
     .filter((t): t is Task => t !== null);
 }
 
+/** Every task of a board as stored, in no order. */
+export function boardTasksKv(kv: SharedKv, boardName: string): Promise<Task[]> {
+  return readAll(kv, checkBoardName(boardName));
+}
+
 const text = (task: Task): string => JSON.stringify(redactValue(task));
 
 function mustBe(found: Read | null, board: string, id: string): Read {

@@ -85,6 +85,15 @@ export async function listAllBoards(layout: Layout): Promise<BoardListing[]> {
   return out;
 }
 
+/** Every task of a board as stored, in no order (who has a part in it: broadcast's `board:NAME`). */
+export async function boardTasks(layout: Layout, board: string): Promise<Task[]> {
+  const s = await store(layout);
+  if (s) return kv.boardTasksKv(s, board);
+  const { allIds, readTask } = await import('../tasks/store.js');
+  const paths = files.boardOf(layout, board);
+  return allIds(paths).flatMap((id) => readTask(paths, id) ?? []);
+}
+
 /** One task as it reads now (a gone claimant's claim reads open), or undefined. */
 export async function showTask(layout: Layout, board: string, id: string): Promise<Task | undefined> {
   const s = await store(layout);

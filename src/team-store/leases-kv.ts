@@ -1,4 +1,3 @@
-import picomatch from 'picomatch';
 import { audit } from '../audit/audit.js';
 import type { SharedKv } from '../bus/shared.js';
 import type { Config } from '../config/schema.js';
@@ -10,7 +9,8 @@ import { leaseLapsed } from '../leases/lapse.js';
 import { emptyLeaseFile, parseLeaseFile, type Lease, type LeaseFile } from '../leases/lease.js';
 import { resolveTarget, type TakeOutcome, type TakeSpec } from '../leases/leases.js';
 import type { LeaseView } from '../leases/list.js';
-import { isGlob, pathsOverlap } from '../leases/match.js';
+import { conflictIn, covers, placeLease, takenEvent, type LeaseAsked } from '../leases/decide.js';
+import { pathsOverlap } from '../leases/match.js';
 import { fleetJudge, type FleetJudge } from './judge.js';
 import { repoIdentity } from './repo-id.js';
 
@@ -99,35 +99,13 @@ function byRepo(targets: string[], fleet: Config['fleet']): Map<string, { checko
 function put(
   layout: Layout,
   file: LeaseFile,
-  l: { path: string; holder: string; why: string; ttlMs: number | null; task: number | null },
+  l: LeaseAsked,
   now: number,
   via: string,
 ): { lease: Lease; fresh: boolean } {
-  const lease: Lease = {
-    path: l.path,
-    holder: l.holder,
-    why: l.why,
-    taken_at: new Date(now).toISOString(),
-    expires_at: l.ttlMs === null ? null : new Date(now + l.ttlMs).toISOString(),
-    task: l.task,
-  };
-  const own = file.leases.findIndex((x) => x.holder === l.holder && x.path === l.path);
-  if (own >= 0) {
-    lease.taken_at = file.leases[own]!.taken_at;
-    file.leases[own] = lease;
-  } else {
-    file.leases.push(lease);
-  }
-  audit(layout, {
-    event: 'lease_taken',
-    agent: l.holder,
-    path: l.path,
-    checkout: file.checkout,
-    why: l.why,
-    via,
-    ...(lease.expires_at ? { expires_at: lease.expires_at } : {}),
-  });
-  return { lease, fresh: own < 0 };
+  const placed = placeLease(file, l, now);
+  audit(layout, takenEvent(file, placed.lease, via));
+  return placed;
 }
 
 /**
@@ -158,7 +136,7 @@ export async function takeLeasesKv(
       const conflict = rels
         .map((rel) => ({
           rel,
-          held: read.file.leases.find((l) => l.holder !== spec.holder && pathsOverlap(l.path, rel)),
+          held: conflictIn(read.file, rel, spec.holder),
         }))
         .find((c) => c.held);
       if (conflict?.held) {
@@ -232,11 +210,6 @@ export async function leaseForEditKv(
     return { ok: true, taken: [{ checkout: current.checkout, lease: mine }] };
   }
   return takeLeasesKv(layout, kv, fleet, { targets: [file], holder, why: `${via} ${rel}`, ttlMs: null, task }, via);
-}
-
-function covers(leasePath: string, rel: string): boolean {
-  if (isGlob(leasePath)) return picomatch(leasePath, { dot: true })(rel);
-  return leasePath === '' || leasePath === rel || rel.startsWith(leasePath + '/');
 }
 
 /** Gives leases back (leases/leases.ts `releaseLeases`); `targets` undefined: all of the caller's. */
@@ -379,6 +352,21 @@ async function dropWhere(
       break;
     }
   }
+  return out;
+}
+
+/** The leases of the repository of `checkout` that hold now, nothing written (`lease check --staged`). */
+export async function repoLeasesKv(
+  layout: Layout,
+  kv: SharedKv,
+  fleet: Config['fleet'],
+  checkout: string,
+): Promise<Lease[]> {
+  const judge = fleetJudge(layout);
+  const now = Date.now();
+  const { file } = await readRepo(kv, repoIdentity(checkout, fleet));
+  const out: Lease[] = [];
+  for (const l of file.leases) if (!(await lapsed(layout, judge, l, now))) out.push(l);
   return out;
 }
 

@@ -89,6 +89,14 @@ export async function listLeases(layout: Layout): Promise<LeaseView[]> {
   return kv.listLeasesKv(layout, s.kv);
 }
 
+/** `lease check --staged`: the staged files another holder's lease covers, one line each (leases/staged.ts). */
+export async function stagedConflicts(layout: Layout, by: string, cwd: string): Promise<string[]> {
+  const s = await store(layout);
+  const { stagedConflicts: check } = await import('../leases/staged.js');
+  if (!s) return check(layout, by, cwd);
+  return check(layout, by, cwd, (checkout) => kv.repoLeasesKv(layout, s.kv, s.fleet, checkout));
+}
+
 /** The lease a write or edit needs, taken if not already held (leases/leases.ts `leaseForEdit`). */
 export async function leaseForEdit(
   layout: Layout,

@@ -1,11 +1,12 @@
 import { execa, type ResultPromise } from 'execa';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { processStartTime } from '../../src/fleet/proc.js';
 import { createRecord } from '../../src/fleet/registry.js';
 import type { AgentRecordInput } from '../../src/fleet/record.js';
 import { addTask } from '../../src/tasks/board.js';
 import { CLI } from '../helpers/cli.js';
+import { natsServer, personBus } from '../helpers/nats.js';
 import { recordInput } from '../helpers/records.js';
 import { spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
 
@@ -89,6 +90,25 @@ async function send(
   overwriteRecord(f!.layout, { ...readRecord(f!.layout, as)!, pid: p.pid!, pidStartTime: processStartTime(p.pid!) });
   writeFileSync(`${f!.project}/go.${as}`, '');
   const r = await p;
+  return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) };
+}
+
+/** `flotilla <args>` run by agent `as` as `send` runs it; its record names its idle sh again afterwards, so it stays live. */
+async function asAgent(as: string, args: string[]): Promise<{ exitCode: number; stdout: string; stderr: string }> {
+  const { readRecord, overwriteRecord } = await import('../../src/fleet/registry.js');
+  const idle = readRecord(f!.layout, as)!;
+  const script = `exec "$NODE" "$CLI" "$@"`;
+  const p = execa('sh', ['-c', script, 'sh', ...args], {
+    cwd: f!.project,
+    env: { ...f!.env, NODE: process.execPath, CLI, FLOTILLA_AGENT_ID: as },
+    extendEnv: false,
+    reject: false,
+    stdin: 'ignore',
+  });
+  procs.push(p);
+  overwriteRecord(f!.layout, { ...idle, pid: p.pid!, pidStartTime: processStartTime(p.pid!) });
+  const r = await p;
+  overwriteRecord(f!.layout, { ...readRecord(f!.layout, as)!, pid: idle.pid, pidStartTime: idle.pidStartTime });
   return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) };
 }
 
@@ -200,6 +220,28 @@ describe('broadcast (§4)', () => {
     const viaFleet = await send('a', ['--to', 'board:fleet', 'board-note-5']);
     expect(viaFleet.exitCode).toBe(1);
     expect(viaFleet.stderr).toContain("a has no part in board 'fleet'");
+  });
+
+  it("board:NAME on nats:// reads the fleet's board on the bus, not this host's files", async () => {
+    const server = await natsServer();
+    try {
+      f = spawnFleet();
+      personBus(f.env.XDG_CONFIG_HOME!, 'nats', server);
+      twoTrees();
+      expect((await asAgent('a', ['task', 'add', '--board', 'api', 'write the parser'])).stdout).toBe('t1');
+      expect((await asAgent('o1', ['task', 'add', '--board', 'api', 'test the parser'])).stdout).toBe('t2');
+      expect((await asAgent('b', ['task', 'claim', '--board', 'api', 't1'])).stdout).toBe('t1');
+      expect(existsSync(f.layout.board('api').dir)).toBe(false);
+
+      const stranger = await asAgent('a1', ['send', '--to', 'board:api', 'board-note-6']);
+      expect(stranger.exitCode).toBe(1);
+      expect(stranger.stderr).toContain("a1 has no part in board 'api'");
+      const member = await asAgent('a', ['send', '--to', 'board:api', 'board-note-7']);
+      expect(member.exitCode, member.stderr).toBe(0);
+      expect(member.stderr).toContain('board:api: 2 copies (b, o1)');
+    } finally {
+      await server.kill();
+    }
   });
 
   it('an empty group is an error, not a silent success; a bad board name is a usage error', async () => {

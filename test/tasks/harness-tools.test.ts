@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readTask } from '../../src/tasks/store.js';
 import type { Task } from '../../src/tasks/task.js';
+import { natsServer, personBus } from '../helpers/nats.js';
 import { eventually } from '../helpers/tmux.js';
 import { spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
 
@@ -56,6 +57,28 @@ describe('task tools in the harness (§15)', () => {
     const audit = readFileSync(f.layout.auditFile, 'utf8');
     expect(audit).toMatch(/"event":"task_claimed","agent":"cl-1"/);
     expect(audit).toMatch(/"event":"task_done","agent":"cl-1"/);
+  });
+
+  it("on nats:// the tools work the fleet's board on the bus: the claim and the result are there, not in this host's files", async () => {
+    const server = await natsServer();
+    try {
+      f = spawnFleet();
+      personBus(f.env.XDG_CONFIG_HOME!, 'nats', server);
+      define('claimer', 'tool-claimer.yaml');
+      await f.flotilla(['task', 'add', 'write the parser', '--body', 'Parse every line of input.txt.']);
+      const run = await f.spawnAgent(['--agent', 'claimer', '--id', 'cl-3', '--wait', 'take the board work']);
+      expect(run.exitCode, run.stderr).toBe(0);
+      expect(run.stdout).toBe('Finished: Task t1 is now done.');
+      expect(readFileSync(f.layout.transcript('cl-3'), 'utf8')).toMatch(/t1 open normal - \d+s write the parser/);
+      const shown = JSON.parse((await f.flotilla(['task', 'show', 't1', '--json'])).stdout) as Task;
+      expect(shown).toMatchObject({ status: 'done', claimed_by: 'cl-3' });
+      expect(shown.result).toContain('claimed and read: You claimed task t1.');
+      expect(existsSync(f.layout.board('fleet').dir)).toBe(false);
+    } finally {
+      await f?.close();
+      f = undefined;
+      await server.kill();
+    }
   });
 
   it('a model told the task is taken sees who holds it', async () => {

@@ -184,6 +184,14 @@ describe('a lost host on nats://', { timeout: 600_000 }, () => {
     const lease = await local.flotilla(['lease', 'take', 'app/src/app.ts']);
     expect(lease.exitCode).toBe(1);
     expect(lease.stderr).toContain(`refused: src/app.ts is leased to agent ${id}`);
+    // A commit here of the file it holds there is refused by the pre-commit check (run in the
+    // clone, naming the fleet's root as a hook there would), naming it.
+    const check = await here(
+      pair,
+      `cd app && echo edit >> src/app.ts && git add src/app.ts && ${F} --root ${quote(local.layout.root)} lease check --staged`,
+    );
+    expect(check.exitCode).toBe(1);
+    expect(check.stderr).toContain(`${join(local.project, 'app', 'src', 'app.ts')} is leased to ${id} since`);
     // status here lists the lease of the agent on r1.
     expect((await local.flotilla(['status'])).stdout).toMatch(
       new RegExp(`\\n  ${id}  repository [0-9a-f]{12}/src/app\\.ts  since `),

@@ -97,7 +97,7 @@ export function command(): Command {
       const { layout } = cliContext(c, { createState: false });
       const [{ UsageError }, { stagedConflicts }, by] = await Promise.all([
         import('../../errors.js'),
-        import('../../leases/staged.js'),
+        import('../../team-store/leases.js'),
         identity(layout),
       ]);
       if (!opts.staged) throw new UsageError('say what to check: --staged (the files of the commit being made)');
