@@ -359,7 +359,7 @@ export async function runVendorAgent(opts: {
   log.info({ bin, argv: launch.argv, runtime: runtime.name }, 'vendor CLI started');
 
   const pane = readRecord(layout, rec.id)?.tmux ?? null;
-  const typist = pane ? await paneTypist(pane, configDir) : null;
+  const typist = pane ? await (await import('./pane-typist.js')).paneTypist(pane, configDir) : null;
   // An untrusted folder: the CLI's folder screen is answered "open restricted", never "trust" (until a turn begins).
   if (pane && !trusted)
     void openRestricted(runtime, pane, log, () => ending !== null || readRecord(layout, rec.id)?.status === 'working');
@@ -432,27 +432,6 @@ export async function runVendorAgent(opts: {
   const fate = ending ?? cliFate(runtime, code, signal, !!bwrap);
   await finishOnce(fate.status, fate.reason);
   return fate.status === 'completed' ? 0 : 1;
-}
-
-async function paneTypist(place: { socket: string | null; paneId: string }, configDir: string): Promise<Typist> {
-  const { Tmux } = await import('../../tmux/client.js');
-  const tmux = new Tmux({ socket: place.socket });
-  const buffer = `flotilla-${place.paneId.replace(/\W/g, '')}`;
-  return {
-    async submit(text) {
-      const file = join(configDir, 'paste.txt');
-      writeFileSync(file, text, { mode: 0o600 });
-      await tmux.exec(['load-buffer', '-b', buffer, file]);
-      await tmux.exec(['paste-buffer', '-p', '-d', '-b', buffer, '-t', place.paneId]);
-      // A paste and its Enter in one read can land as a newline in the input box.
-      await sleep(300);
-      await tmux.exec(['send-keys', '-t', place.paneId, 'Enter']);
-    },
-    async key(name) {
-      await tmux.exec(['send-keys', '-t', place.paneId, name]);
-    },
-    screen: () => tmux.capturePane(place.paneId),
-  };
 }
 
 /** The first task, typed once the CLI's fleet tools are connected (≤ 30 s), as a person would. */

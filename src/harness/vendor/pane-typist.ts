@@ -1,0 +1,53 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { sleep } from '../../sleep.js';
+import type { Typist } from './idle.js';
+
+/**
+ * Enter follows a paste once the pane shows it, or after this long: a paste and its Enter in
+ * one read can land as a newline in the input box, so Enter waits until the CLI has read (and
+ * drawn) the paste — a few ms on a quiet machine, never more than the fixed pause it replaces.
+ */
+export const PASTE_SHOWN_MAX_MS = 300;
+
+/**
+ * How many times `screen` shows a paste of `text`: its first line's start as typed, or the
+ * CLI's own placeholder for a long paste (Claude's "[Pasted text #1 +12 lines]", Gemini's and
+ * Codex's alike). The count grows by one when the CLI draws the paste in its input box; an
+ * earlier notice still on the screen counts before and after alike.
+ */
+export function pastesShown(text: string, screen: string): number {
+  const head = text.trim().split('\n')[0]!.slice(0, 24);
+  return occurrences(screen, head) + occurrences(screen.toLowerCase(), '[pasted');
+}
+
+function occurrences(haystack: string, needle: string): number {
+  if (!needle) return 0;
+  let n = 0;
+  for (let at = haystack.indexOf(needle); at !== -1; at = haystack.indexOf(needle, at + needle.length)) n++;
+  return n;
+}
+
+/** Types into the CLI's pane as a person would: a bracketed paste, then Enter once the paste shows. */
+export async function paneTypist(place: { socket: string | null; paneId: string }, configDir: string): Promise<Typist> {
+  const { Tmux } = await import('../../tmux/client.js');
+  const tmux = new Tmux({ socket: place.socket });
+  const buffer = `flotilla-${place.paneId.replace(/\W/g, '')}`;
+  const shown = async (text: string) => pastesShown(text, await tmux.capturePane(place.paneId).catch(() => ''));
+  return {
+    async submit(text) {
+      const before = await shown(text);
+      const file = join(configDir, 'paste.txt');
+      writeFileSync(file, text, { mode: 0o600 });
+      await tmux.exec(['load-buffer', '-b', buffer, file]);
+      await tmux.exec(['paste-buffer', '-p', '-d', '-b', buffer, '-t', place.paneId]);
+      const end = Date.now() + PASTE_SHOWN_MAX_MS;
+      while (Date.now() < end && (await shown(text)) <= before) await sleep(10);
+      await tmux.exec(['send-keys', '-t', place.paneId, 'Enter']);
+    },
+    async key(name) {
+      await tmux.exec(['send-keys', '-t', place.paneId, name]);
+    },
+    screen: () => tmux.capturePane(place.paneId),
+  };
+}
