@@ -5,7 +5,7 @@ import type { Config } from '../config/schema.js';
 import type { Layout } from '../layout/layout.js';
 import type { Injection } from '../loop/types.js';
 import type { InboxItem } from '../inbox/read.js';
-import type { InboxPort } from './session.js';
+import type { InboxPort } from './session-deps.js';
 
 /** A completion the model already has from a tool (wait_for_agents): claimed when it comes, never shown as mail. */
 export interface ReturnedCompletion {

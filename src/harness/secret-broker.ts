@@ -9,7 +9,7 @@ import { readRecord } from '../fleet/registry.js';
 import { startedByHarness } from '../lifecycle/tool-groups.js';
 import { newSortableId } from '../fleet/ids.js';
 import type { Layout } from '../layout/layout.js';
-import type { ApprovalAnswer } from '../policy/approval-types.js';
+import type { ApprovalAnswer } from '../approvals/types.js';
 import { listenForAnswer, type HandoffHeader, type HandoffListener } from '../secrets/handoff.js';
 import { MIN_SECRET_CHARS, secretSource, secretVarName } from '../secrets/keys.js';
 import { recordSecretDigests } from '../secrets/digests.js';

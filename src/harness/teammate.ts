@@ -2,7 +2,7 @@ import { mkdirSync, watch, type FSWatcher } from 'node:fs';
 import type { Log } from '../audit/logger.js';
 import { errorMessage, FlotillaError } from '../errors.js';
 import type { Layout } from '../layout/layout.js';
-import type { BoardPort } from './session.js';
+import type { BoardPort } from './session-deps.js';
 
 /**
  * An `auto_claim` agent's side of its board (docs/design.md §15): claim the next claimable

@@ -4,7 +4,7 @@ import type { Config } from '../../config/schema.js';
 import { errorMessage, FlotillaError } from '../../errors.js';
 import type { AgentRecord, TaskResult } from '../../fleet/record.js';
 import type { Layout } from '../../layout/layout.js';
-import type { BoardPort } from '../session.js';
+import type { BoardPort } from '../session-deps.js';
 
 /**
  * A vendor teammate's side of its board (`auto_claim`, docs/design.md §15): the harness's
