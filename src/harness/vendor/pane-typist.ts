@@ -29,7 +29,12 @@ function occurrences(haystack: string, needle: string): number {
 }
 
 /** Types into the CLI's pane as a person would: a bracketed paste, then Enter once the paste shows. */
-export async function paneTypist(place: { socket: string | null; paneId: string }, configDir: string): Promise<Typist> {
+export async function paneTypist(
+  place: { socket: string | null; paneId: string },
+  configDir: string,
+  /** At least this long between a paste and its Enter (Runtime.pasteGuardMs). */
+  guardMs = 0,
+): Promise<Typist> {
   const { Tmux } = await import('../../tmux/client.js');
   const tmux = new Tmux({ socket: place.socket });
   const buffer = `flotilla-${place.paneId.replace(/\W/g, '')}`;
@@ -41,8 +46,10 @@ export async function paneTypist(place: { socket: string | null; paneId: string 
       writeFileSync(file, text, { mode: 0o600 });
       await tmux.exec(['load-buffer', '-b', buffer, file]);
       await tmux.exec(['paste-buffer', '-p', '-d', '-b', buffer, '-t', place.paneId]);
-      const end = Date.now() + PASTE_SHOWN_MAX_MS;
+      const pasted = Date.now();
+      const end = pasted + Math.max(PASTE_SHOWN_MAX_MS, guardMs);
       while (Date.now() < end && (await shown(text)) <= before) await sleep(10);
+      if (Date.now() < pasted + guardMs) await sleep(pasted + guardMs - Date.now());
       await tmux.exec(['send-keys', '-t', place.paneId, 'Enter']);
     },
     async key(name) {
