@@ -133,7 +133,7 @@ export interface Runtime {
   promptAfterMcp: boolean;
   /**
    * How long after a paste the CLI still takes Enter as a newline; the shim's Enter waits at
-   * least this long, beside waiting for the pane to show the paste (harness/vendor/pane-typist.ts).
+   * least this long, beside waiting for the pane to show the paste (harness/vendor/typist.ts).
    * Gemini 0.61 makes Enter a newline for 40 ms after an untrusted paste, cleared only by a
    * later re-render (late on a loaded machine). Default 0.
    */

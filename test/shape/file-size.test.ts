@@ -31,7 +31,6 @@ const LONG_FUNCTIONS: readonly string[] = [
   'bus/nats/mail.ts natsMail',
   'bus/nats/records.ts natsRecords',
   'cli/commands/lease.ts command',
-  'cli/commands/send.ts run',
   'cli/commands/spawn.ts command',
   'cli/commands/spawn.ts command .action()',
   'cli/commands/status.ts run',

@@ -6,6 +6,7 @@ import type { CommandSpec, Parsed } from '../spec.js';
 /** `flotilla status` / `ls` (§2): the agent tree; dead harnesses are reaped first. On the fast path (fast.ts). */
 export const spec: CommandSpec = {
   name: 'status',
+  fast: true,
   aliases: ['ls'],
   description: 'the agent tree with state, depth, turns, tokens, cost, elapsed, unread mail and last line',
   args: [],

@@ -371,9 +371,7 @@ export async function runVendorAgent(opts: {
   log.info({ bin, argv: launch.argv, runtime: runtime.name }, 'vendor CLI started');
 
   const pane = readRecord(layout, rec.id)?.tmux ?? null;
-  const typist = pane
-    ? await (await import('./pane-typist.js')).paneTypist(pane, configDir, runtime.pasteGuardMs)
-    : null;
+  const typist = pane ? await (await import('./typist.js')).paneTypist(pane, configDir, runtime.pasteGuardMs) : null;
   // An untrusted folder: the CLI's folder screen is answered "open restricted", never "trust" (until a turn begins).
   if (pane && !trusted)
     void openRestricted(runtime, pane, log, () => ending !== null || readRecord(layout, rec.id)?.status === 'working');

@@ -28,7 +28,10 @@ function occurrences(haystack: string, needle: string): number {
   return n;
 }
 
-/** Types into the CLI's pane as a person would: a bracketed paste, then Enter once the paste shows. */
+/**
+ * Types into a vendor CLI's pane as a person would: the text as one bracketed paste, then Enter
+ * on its own once the pane shows the paste, pressed again while the screen shows it was not taken.
+ */
 export async function paneTypist(
   place: { socket: string | null; paneId: string },
   configDir: string,
@@ -50,11 +53,28 @@ export async function paneTypist(
       const end = pasted + Math.max(PASTE_SHOWN_MAX_MS, guardMs);
       while (Date.now() < end && (await shown(text)) <= before) await sleep(10);
       if (Date.now() < pasted + guardMs) await sleep(pasted + guardMs - Date.now());
-      await tmux.exec(['send-keys', '-t', place.paneId, 'Enter']);
+      // On a busy machine the CLI can still be taking the paste in when Enter arrives, and the
+      // Enter is lost: the text then sits in the input box and nothing happens. An Enter that was
+      // taken changes the screen; one that left it as the paste did is pressed again.
+      for (let press = 0; press < 3; press++) {
+        const pasted = await tmux.capturePane(place.paneId);
+        await tmux.exec(['send-keys', '-t', place.paneId, 'Enter']);
+        if (await screenChanges(() => tmux.capturePane(place.paneId), pasted, 3_000)) return;
+      }
     },
     async key(name) {
       await tmux.exec(['send-keys', '-t', place.paneId, name]);
     },
     screen: () => tmux.capturePane(place.paneId),
   };
+}
+
+/** Whether the screen differs from `from` within `ms`. */
+async function screenChanges(screen: () => Promise<string>, from: string, ms: number): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if ((await screen()) !== from) return true;
+    await sleep(200);
+  }
+  return false;
 }
