@@ -1,5 +1,3 @@
-export { VERSION } from '../versions.js';
-
 /** The first argument that is not an option (or an option's value) of the program itself. */
 export function firstCommandName(args: string[]): string | undefined {
   const i = commandIndex(args);

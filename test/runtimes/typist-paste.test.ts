@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { paneTypist } from '../../src/harness/vendor/typist.js';
+import { paneTypist } from '../../src/harness/cli-host/typist.js';
 import { tmuxServer, type TmuxServer } from '../helpers/tmux.js';
 
 const INPUT_BOX = fileURLToPath(new URL('../fixtures/runtimes/input-box.mjs', import.meta.url));

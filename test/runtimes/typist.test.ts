@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { paneTypist } from '../../src/harness/vendor/typist.js';
+import { paneTypist } from '../../src/harness/cli-host/typist.js';
 import { tmuxServer, type TmuxServer } from '../helpers/tmux.js';
 
 /**

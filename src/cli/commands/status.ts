@@ -49,7 +49,7 @@ export async function run(parsed: Parsed, globals: Globals): Promise<void> {
     import('../../fleet/registry.js'),
     import('../../fleet/live.js'),
     import('../../inbox/maildir.js'),
-    import('../../spawn/status-view.js'),
+    import('../../fleet/status-view.js'),
     import('../../fleet/slot-queue.js'),
   ]);
   // Each record is read once: the live ones, reaped if dead, then the window of finished ones.

@@ -32,7 +32,7 @@ import { traceMark } from '../../trace.js';
  * The shim (§13): this process is the registered agent — it was admitted like any harness
  * (record, lineage, depth, slot) — and runs the vendor CLI as its child on the same
  * terminal, so a person types straight into the CLI. Tasks end in the CLI's own hooks
- * (harness/vendor/hook.ts); this process tends the CLI while it is idle (vendor/idle.ts: mail,
+ * (harness/cli-host/hook.ts); this process tends the CLI while it is idle (cli-host/idle.ts: mail,
  * board work, TeammateIdle) and, whichever way
  * the CLI ends (exit, SIGKILL, a closed window, a cancel), ends the agent exactly once.
  */
@@ -396,7 +396,7 @@ export async function runVendorAgent(opts: {
       onWarn: (m: string) => log.warn({}, m),
     },
   });
-  // A question the CLI asks in its own pane is in the fleet's queue too: the first answer wins (vendor/pane-question.ts).
+  // A question the CLI asks in its own pane is in the fleet's queue too: the first answer wins (cli-host/pane-question.ts).
   const questions =
     runtime.paneQuestion && typist
       ? (await import('./pane-question.js')).answerPaneQuestions({
