@@ -132,6 +132,13 @@ export interface Runtime {
    */
   promptAfterMcp: boolean;
   /**
+   * How long after a paste the CLI still takes Enter as a newline; the shim's Enter waits at
+   * least this long, beside waiting for the pane to show the paste (harness/cli-host/typist.ts).
+   * Gemini 0.61 makes Enter a newline for 40 ms after an untrusted paste, cleared only by a
+   * later re-render (late on a loaded machine). Default 0.
+   */
+  pasteGuardMs?: number;
+  /**
    * How to ask the CLI for the model catalogue compiled into it (harness/cli-host/model-catalog.ts
    * runs it): the upgrades it offers, for a CLI that shows a migration dialog for an older
    * model, and the catalogue the fleet gives it instead of its own (`forFleet`).

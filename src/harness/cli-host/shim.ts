@@ -16,24 +16,16 @@ import { agentEnvironment } from '../../fleet/agent-env.js';
 import { loadRuntime, type VendorRuntimeName } from '../../runtimes/index.js';
 import { shellCommand } from '../../tmux/quote.js';
 import { sleep } from '../../sleep.js';
-import { finishAgent } from '../finish.js';
 import { findRuntimeBinary } from '../../runtimes/binary.js';
 import { planLogin } from '../../runtimes/login.js';
-import { adoptUnread } from '../../inbox/adopt.js';
-import { carrySession } from './inherited.js';
 import { mirrorLogin, type LoginMirror } from './login-mirror.js';
-import { tendIdleCli, type Typist } from './idle.js';
+import type { Typist } from './idle.js';
 import { vendorCliEnvironment } from './cli-env.js';
 import { cliSandbox, containCli, startContained, type StartedCli } from './sandboxed-cli.js';
-import { cliFate } from './cli-fate.js';
 import { cliFolderTrusted, untrustedFolderSettings } from './folder-trust.js';
-import { openRestricted } from './restricted-open.js';
 import { DOOR_BUS_ENV, DOOR_ENV, VENDOR_DOOR_COMMANDS } from '../../inbox/door.js';
 import { busCredentials } from '../../tools/command-env.js';
 import { openAgentDoor, sendAs } from '../door-send.js';
-import { enforceLimits } from './limits.js';
-import { watchSession } from './session-watch.js';
-import { endVendorTask } from './task-end.js';
 import { traceMark } from '../../trace.js';
 
 /**
@@ -108,8 +100,11 @@ export async function runVendorAgent(opts: {
     const stopped = (ending as Ending | null)?.status === 'cancelled';
     const final =
       open || stopped ? status : now.lastTask?.status === 'completed' || status === 'completed' ? 'completed' : status;
-    const { stopHookOnce } = await import('../../hooks/stop-once.js');
-    const { runLifecycleHooks } = await import('../../hooks/run-hooks.js');
+    const [{ stopHookOnce }, { runLifecycleHooks }, { finishAgent }] = await Promise.all([
+      import('../../hooks/stop-once.js'),
+      import('../../hooks/run-hooks.js'),
+      import('../finish.js'),
+    ]);
     const hookContext = {
       agentId: now.id,
       agentName: definition.name,
@@ -161,6 +156,10 @@ export async function runVendorAgent(opts: {
   // `flotilla resume` (§8): the CLI continues the predecessor's own session, and its unread mail is this agent's.
   let resume: string | undefined;
   if (rec.resumedFrom) {
+    const [{ carrySession }, { adoptUnread }] = await Promise.all([
+      import('./inherited.js'),
+      import('../../inbox/adopt.js'),
+    ]);
     const carried = carrySession(layout, runtime, rec.resumedFrom, configDir);
     if ('error' in carried) {
       process.stderr.write(`flotilla: ${carried.error}\n`);
@@ -359,10 +358,20 @@ export async function runVendorAgent(opts: {
     return 1;
   }
   traceMark('shim: CLI started');
+  // What tends the running CLI loads only now, while the CLI itself starts: off the path to its first request.
+  const [{ tendIdleCli }, { openRestricted }, { enforceLimits }, { watchSession }, { endVendorTask }, { cliFate }] =
+    await Promise.all([
+      import('./idle.js'),
+      import('./restricted-open.js'),
+      import('./limits.js'),
+      import('./session-watch.js'),
+      import('./task-end.js'),
+      import('./cli-fate.js'),
+    ]);
   log.info({ bin, argv: launch.argv, runtime: runtime.name }, 'vendor CLI started');
 
   const pane = readRecord(layout, rec.id)?.tmux ?? null;
-  const typist = pane ? await (await import('./typist.js')).paneTypist(pane, configDir) : null;
+  const typist = pane ? await (await import('./typist.js')).paneTypist(pane, configDir, runtime.pasteGuardMs) : null;
   // An untrusted folder: the CLI's folder screen is answered "open restricted", never "trust" (until a turn begins).
   if (pane && !trusted)
     void openRestricted(runtime, pane, log, () => ending !== null || readRecord(layout, rec.id)?.status === 'working');

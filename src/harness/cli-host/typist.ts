@@ -4,21 +4,55 @@ import { sleep } from '../../sleep.js';
 import type { Typist } from './idle.js';
 
 /**
- * Types into a vendor CLI's pane as a person would: the text as one bracketed paste, then Enter
- * on its own, pressed again while the screen shows it was not taken.
+ * Enter follows a paste once the pane shows it, or after this long: a paste and its Enter in
+ * one read can land as a newline in the input box, so Enter waits until the CLI has read (and
+ * drawn) the paste — a few ms on a quiet machine, never more than the fixed pause it replaces.
  */
-export async function paneTypist(place: { socket: string | null; paneId: string }, configDir: string): Promise<Typist> {
+export const PASTE_SHOWN_MAX_MS = 300;
+
+/**
+ * How many times `screen` shows a paste of `text`: its first line's start as typed, or the
+ * CLI's own placeholder for a long paste (Claude's "[Pasted text #1 +12 lines]", Gemini's and
+ * Codex's alike). The count grows by one when the CLI draws the paste in its input box; an
+ * earlier notice still on the screen counts before and after alike.
+ */
+export function pastesShown(text: string, screen: string): number {
+  const head = text.trim().split('\n')[0]!.slice(0, 24);
+  return occurrences(screen, head) + occurrences(screen.toLowerCase(), '[pasted');
+}
+
+function occurrences(haystack: string, needle: string): number {
+  if (!needle) return 0;
+  let n = 0;
+  for (let at = haystack.indexOf(needle); at !== -1; at = haystack.indexOf(needle, at + needle.length)) n++;
+  return n;
+}
+
+/**
+ * Types into a vendor CLI's pane as a person would: the text as one bracketed paste, then Enter
+ * on its own once the pane shows the paste, pressed again while the screen shows it was not taken.
+ */
+export async function paneTypist(
+  place: { socket: string | null; paneId: string },
+  configDir: string,
+  /** At least this long between a paste and its Enter (Runtime.pasteGuardMs). */
+  guardMs = 0,
+): Promise<Typist> {
   const { Tmux } = await import('../../tmux/client.js');
   const tmux = new Tmux({ socket: place.socket });
   const buffer = `flotilla-${place.paneId.replace(/\W/g, '')}`;
+  const shown = async (text: string) => pastesShown(text, await tmux.capturePane(place.paneId).catch(() => ''));
   return {
     async submit(text) {
+      const before = await shown(text);
       const file = join(configDir, 'paste.txt');
       writeFileSync(file, text, { mode: 0o600 });
       await tmux.exec(['load-buffer', '-b', buffer, file]);
       await tmux.exec(['paste-buffer', '-p', '-d', '-b', buffer, '-t', place.paneId]);
-      // A paste and its Enter in one read can land as a newline in the input box.
-      await sleep(300);
+      const pasted = Date.now();
+      const end = pasted + Math.max(PASTE_SHOWN_MAX_MS, guardMs);
+      while (Date.now() < end && (await shown(text)) <= before) await sleep(10);
+      if (Date.now() < pasted + guardMs) await sleep(pasted + guardMs - Date.now());
       // On a busy machine the CLI can still be taking the paste in when Enter arrives, and the
       // Enter is lost: the text then sits in the input box and nothing happens. An Enter that was
       // taken changes the screen; one that left it as the paste did is pressed again.

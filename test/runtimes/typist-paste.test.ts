@@ -1,0 +1,64 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { paneTypist } from '../../src/harness/cli-host/typist.js';
+import { tmuxServer, type TmuxServer } from '../helpers/tmux.js';
+
+const INPUT_BOX = fileURLToPath(new URL('../fixtures/runtimes/input-box.mjs', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/**
+ * The shim types into a vendor CLI's pane as a person would (§13): a bracketed paste, then
+ * Enter once the pane shows the paste. A paste and its Enter in one read land as a newline in
+ * the input box, so what the CLI reads must be the paste and then, in a read of its own, Enter.
+ */
+describe('the pane typist', () => {
+  let server: TmuxServer | undefined;
+  let dir: string | undefined;
+  afterEach(async () => {
+    await server?.kill();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function typeInto(how: 'draws' | 'blind', text: string): Promise<{ reads: string[]; screen: string }> {
+    server = tmuxServer();
+    dir = mkdtempSync(join(ROOT, '.test-homes', 'typist-'));
+    const log = join(dir, 'reads.jsonl');
+    await server.tmux('new-session', '-d', '-s', 'cli', '-x', '120', '-y', '30', 'node', INPUT_BOX, log, how);
+    await server.waitFor('cli', /ready/);
+    const paneId = await server.tmux('display-message', '-p', '-t', 'cli', '#{pane_id}');
+    const typist = await paneTypist({ socket: server.socket, paneId }, dir);
+    await typist.submit(text);
+    const screen = await server.waitFor('cli', /submitted: /);
+    const reads = readFileSync(log, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as string);
+    return { reads, screen };
+  }
+
+  it('a one-line notice: the paste, then Enter in a read of its own', async () => {
+    const notice = '[flotilla] 1 new inbox message — they are attached below as data.';
+    const { reads, screen } = await typeInto('draws', notice);
+    expect(reads).toEqual([`\x1b[200~${notice}\x1b[201~`, '\r']);
+    expect(screen).toContain(`submitted: ${notice}`);
+  });
+
+  it('a long task the CLI draws as a placeholder: the paste, then Enter on its own', async () => {
+    const task = 'first line of the task\nsecond line\nthird line';
+    const { reads, screen } = await typeInto('draws', task);
+    expect(reads).toHaveLength(2);
+    expect(reads[0]!.startsWith('\x1b[200~first line of the task')).toBe(true);
+    expect(reads[0]!.endsWith('third line\x1b[201~')).toBe(true);
+    expect(reads[1]).toBe('\r');
+    expect(screen).toContain('[Pasted text +3 lines]');
+    expect(screen).toContain('submitted: first line of the task');
+  });
+
+  it('a CLI that never draws the paste still gets its Enter, on its own', async () => {
+    const { reads, screen } = await typeInto('blind', 'do the thing');
+    expect(reads).toEqual(['\x1b[200~do the thing\x1b[201~', '\r']);
+    expect(screen).toContain('submitted: do the thing');
+  });
+});
