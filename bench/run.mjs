@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 
 const parts = [
   ['cold_start', './cold-start.mjs', 'runColdStartBench'],
+  ['hot_commands', './hot-commands.mjs', 'runHotCommandsBench'],
   ['inbox', './inbox.mjs', 'runInboxBench'],
   ['spawn', './spawn.mjs', 'runSpawnBench'],
   ['idle_agents', './idle.mjs', 'runIdleBench'],

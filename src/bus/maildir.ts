@@ -1,5 +1,4 @@
 import { listRecords, readRecord } from '../fleet/registry.js';
-import { claim } from '../inbox/claim.js';
 import { deliver } from '../inbox/deliver.js';
 import type { Layout } from '../layout/layout.js';
 import { localCaps } from './local-caps.js';
@@ -17,7 +16,8 @@ export function maildirBus(layout: Layout): Bus {
     kind: 'maildir',
     mail: {
       deliver: (draft, opts) => deliver(layout, draft, opts),
-      claim: (owner, item) => claim(layout, owner, item),
+      // Loaded when first used: reading mail parses it (gray-matter), which `flotilla send` never needs (§14).
+      claim: async (owner, item) => (await import('../inbox/claim.js')).claim(layout, owner, item),
       receive: () => Promise.resolve(nothingToStop),
       collect: () => Promise.resolve(),
       waitingOnBus: () => Promise.resolve(new Map()),

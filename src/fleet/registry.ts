@@ -145,6 +145,19 @@ export function updateRecord(
   });
 }
 
+/** A short-lived writer of a live agent's record; a record that ended meanwhile stays ended. */
+export function updateQuietly(
+  layout: Layout,
+  id: string,
+  patch: Partial<AgentRecord> | ((rec: AgentRecord) => Partial<AgentRecord>),
+): AgentRecord | undefined {
+  try {
+    return updateRecord(layout, id, patch);
+  } catch {
+    return readRecord(layout, id);
+  }
+}
+
 /** Ends a record if it is not already terminal; returns the record and whether this call ended it. */
 export function endRecord(
   layout: Layout,

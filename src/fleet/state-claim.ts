@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import { readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isErrno } from '../errors.js';
@@ -70,10 +69,13 @@ function writeMark(path: string, id: string): void {
 
 /** Whether git tracks any file under `dir` (no git, or not a checkout: no). */
 function trackedByGit(project: string, dir: string): boolean {
-  const r = spawnSync('git', ['-C', project, 'ls-files', '-z', '--', dir], {
-    encoding: 'utf8',
-    timeout: 10_000,
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
+  // Loaded here, in the rare case it runs: every command passes claimState at start (§14).
+  const r = process
+    .getBuiltinModule('node:child_process')
+    .spawnSync('git', ['-C', project, 'ls-files', '-z', '--', dir], {
+      encoding: 'utf8',
+      timeout: 10_000,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
   return r.status === 0 && r.stdout.length > 0;
 }

@@ -15,7 +15,7 @@ import {
   type ShellVerdict,
 } from '../policy/index.js';
 import type { Tool, ToolCall } from '../tools/types.js';
-import type { Approvals } from './approvals.js';
+import type { Approvals } from '../approvals/ask.js';
 
 /**
  * The gate every tool call passes (§7, §9): one pure decision (src/policy/decide.ts: the

@@ -1,4 +1,4 @@
-import type { ApprovalAnswer } from '../policy/approval-types.js';
+import type { ApprovalAnswer } from '../approvals/types.js';
 
 /** Reason recorded when a person answers `n` without one. */
 export const DEFAULT_DENY_REASON = 'denied by a person in the pane';

@@ -2,7 +2,7 @@ import { createInterface, type Interface } from 'node:readline';
 import { errorMessage } from '../errors.js';
 import { isTerminal, statusWithReason } from '../fleet/record-status.js';
 import type { AgentRecord } from '../fleet/record.js';
-import type { ApprovalRequest } from '../policy/approval-types.js';
+import type { ApprovalRequest } from '../approvals/types.js';
 import type { ChatActions } from './chat/actions.js';
 import { parseChat } from './chat/parse.js';
 import { CHAT_ERROR_PREFIX, runChat } from './chat/run.js';

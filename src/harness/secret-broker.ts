@@ -7,7 +7,7 @@ import { readProvenAnswer } from '../fleet/answer-proof.js';
 import { readRecord } from '../fleet/registry.js';
 import { newSortableId } from '../fleet/ids.js';
 import type { Layout } from '../layout/layout.js';
-import type { ApprovalAnswer } from '../policy/approval-types.js';
+import type { ApprovalAnswer } from '../approvals/types.js';
 import { listenForAnswer, type HandoffHeader, type HandoffListener } from '../secrets/handoff.js';
 import { MIN_SECRET_CHARS, secretSource } from '../secrets/keys.js';
 import type { SecretRequestOutcome } from '../tools/request-secret.js';

@@ -4,7 +4,7 @@ import type { Config } from '../config/schema.js';
 import type { AgentRecord, TaskResult } from '../fleet/record.js';
 import type { Layout } from '../layout/layout.js';
 import type { GateDecision, Injection, ModelMessage } from '../loop/types.js';
-import type { ApprovalAnswer } from '../policy/approval-types.js';
+import type { ApprovalAnswer } from '../approvals/types.js';
 import type { Tool, ToolCall, ToolResult } from '../tools/types.js';
 import type { TranscriptWriter } from '../transcript/writer.js';
 

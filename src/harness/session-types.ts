@@ -1,6 +1,6 @@
 import type { LoopEvent } from '../loop/types.js';
 import type { AgentRecord, TaskResult } from '../fleet/record.js';
-import type { ApprovalAnswer, ApprovalRequest } from '../policy/approval-types.js';
+import type { ApprovalAnswer, ApprovalEvent } from '../approvals/types.js';
 
 /**
  * The contract between one agent's session (the engine: loop, tools, inbox, transcript,
@@ -13,14 +13,8 @@ export type SessionEvent =
   | { type: 'notice'; text: string; level?: 'info' | 'warn' | 'error' }
   /** The registry record changed (state, turns, tokens): redraw the status line. */
   | { type: 'status'; record: AgentRecord }
-  /** A person must answer this; answer with `session.answerApproval`. */
-  | { type: 'approval'; request: ApprovalRequest }
-  | {
-      type: 'approval_resolved';
-      requestId: string;
-      decision: 'approve' | 'deny';
-      by: 'pane' | 'cli' | 'dashboard' | 'chat' | 'timeout' | 'aborted';
-    }
+  /** A person must answer an approval, or one was answered. */
+  | ApprovalEvent
   | { type: 'task_start'; task: number; prompt: string }
   | { type: 'task_end'; result: TaskResult; text: string };
 

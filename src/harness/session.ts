@@ -1,7 +1,7 @@
 import { errorMessage } from '../errors.js';
 import type { AgentRecord, TaskResult } from '../fleet/record.js';
 import type { Injection, LoopEvent, ModelMessage, StopReason } from '../loop/types.js';
-import type { ApprovalAnswer } from '../policy/approval-types.js';
+import type { ApprovalAnswer } from '../approvals/types.js';
 import { keepLoopEvent } from './loop-events.js';
 import { RecordKeeper } from './record-keeper.js';
 import { BoardWork } from './session-board.js';

@@ -12,7 +12,7 @@ import type { ShellClassifier } from '../policy/shell/classify.js';
 import type { TranscriptEntry } from '../transcript/entries.js';
 import type { TranscriptWriter } from '../transcript/writer.js';
 import type { Tool } from '../tools/types.js';
-import { Approvals } from './approvals.js';
+import { Approvals } from '../approvals/ask.js';
 import { buildTools } from './build-tools.js';
 import { finishAgent } from './finish.js';
 import { createGate } from './gate.js';
@@ -21,6 +21,7 @@ import { agentReadScope, readScopeCheck } from './read-scope.js';
 import { ancestorLacking, SecretBroker } from './secret-broker.js';
 import { AgentSession } from './session.js';
 import type { SessionDeps } from './session-deps.js';
+import type { SessionEvent } from './session-types.js';
 import {
   agentMemory,
   loadModel,
@@ -159,7 +160,7 @@ export async function startAgent(opts: {
   };
 
   // The approvals need the session to show questions; the session needs the approvals' gate.
-  const emit: ConstructorParameters<typeof Approvals>[3] = (e) => ref.session?.emit(e);
+  const emit = (e: SessionEvent): void => ref.session?.emit(e);
   const setWaiting = (waiting: boolean) => {
     try {
       updateRecord(layout, rec.id, { status: waiting ? 'waiting_approval' : 'working' });

@@ -1,7 +1,11 @@
 import { accessSync, chmodSync, constants, mkdirSync, rmSync } from 'node:fs';
-import { connect, createServer, type Server, type Socket } from 'node:net';
+import type { Server, Socket } from 'node:net';
 import { dirname } from 'node:path';
 import { errorMessage, FlotillaError } from '../errors.js';
+
+// Loaded when a door is opened or called: `flotilla send` from a person's shell asks only
+// whether the fleet is writable and never needs sockets (§14).
+const net = (): typeof import('node:net') => process.getBuiltinModule('node:net');
 
 /**
  * An agent's door (§11, docs/security.md "The door"): a Unix socket its harness listens on,
@@ -138,7 +142,7 @@ export async function openDoor(path: string, maxBytes: number, handle: DoorHandl
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   chmodSync(dirname(path), 0o700);
   rmSync(path, { force: true });
-  const server: Server = createServer({ allowHalfOpen: true }, (sock) => {
+  const server: Server = net().createServer({ allowHalfOpen: true }, (sock) => {
     void readRequest(sock, maxBytes).then(async (req) => {
       if ('pipe' in req) {
         if (!pipe) return answer(sock, { ok: false, message: 'this door joins no command to its connection' });
@@ -259,7 +263,7 @@ function pipeRequest(line: string): DoorPipe | undefined {
  */
 export function sendThroughDoor(path: string, req: DoorRequest, timeoutMs = 60_000): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
-    const sock = connect({ path, allowHalfOpen: true });
+    const sock = net().connect({ path, allowHalfOpen: true });
     const chunks: Buffer[] = [];
     const timer =
       timeoutMs > 0
@@ -319,7 +323,7 @@ export function pipeThroughDoor(
   output: NodeJS.WritableStream,
 ): Promise<void> {
   return new Promise((resolve, reject) => {
-    const sock = connect({ path, allowHalfOpen: true });
+    const sock = net().connect({ path, allowHalfOpen: true });
     sock.on('connect', () => {
       sock.write(JSON.stringify(req) + '\n');
       input.pipe(sock);

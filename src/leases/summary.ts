@@ -47,7 +47,7 @@ function short(paths: string[]): string {
 }
 
 /** `views`: the leases as read (default: this host's files; on a bus, the fleet's, team-store/leases.ts). */
-export function leaseSummary(layout: Layout, views: LeaseView[] = listLeases(layout)): LeaseSummary {
+export function leaseSummary(layout: Layout, views: readonly LeaseView[] = listLeases(layout)): LeaseSummary {
   const lines: string[] = [];
   for (const v of views) {
     for (const l of v.leases) lines.push(`  ${l.holder}  ${v.checkout}/${l.path}  since ${l.taken_at}  ${l.why}`);

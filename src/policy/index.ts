@@ -3,7 +3,6 @@ export * from './tool-table.js';
 export * from './tool-names.js';
 export * from './tool-policy.js';
 export * from './permission-mode.js';
-export * from './approval-types.js';
 export * from './decide.js';
 export * from './shell/index.js';
 export * from './escalation.js';

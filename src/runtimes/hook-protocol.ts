@@ -4,12 +4,14 @@ import type { FleetHookEvent, HookReply, LaunchInput, Runtime } from './types.js
  * The hook protocol Claude Code defined and Codex follows: JSON on stdin with
  * `transcript_path`, `last_assistant_message` (turn end), `tool_name`/`tool_input` (pre-tool);
  * JSON on stdout with `decision: block` to continue a turn, `additionalContext` to add to
- * one, `permissionDecision: deny` to refuse a tool (`ask` to have the CLI ask its person). One copy, so both CLIs read the same answers.
+ * one, `continue: false` to stop one, `permissionDecision: deny` to refuse a tool (`ask` to have the CLI ask its person). One copy, so both CLIs read the same answers.
  */
 export type HookProtocol = Pick<
   Runtime,
   | 'continueWith'
   | 'addContext'
+  | 'stopTurn'
+  | 'turnPrompt'
   | 'denyTool'
   | 'askTool'
   | 'answerPermission'
@@ -39,6 +41,8 @@ export function claudeStyleHooks(
   return {
     continueWith: (text) => reply({ decision: 'block', reason: text }),
     addContext: (text) => reply({ hookSpecificOutput: { hookEventName: turnStartEvent, additionalContext: text } }),
+    stopTurn: (reason) => reply({ continue: false, stopReason: reason }),
+    turnPrompt: (p) => (typeof p.prompt === 'string' ? p.prompt : undefined),
     denyTool: (reason) =>
       reply({
         hookSpecificOutput: {

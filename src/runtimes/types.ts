@@ -173,6 +173,10 @@ export interface Runtime {
   continueWith(text: string): HookReply;
   /** What the turn-start hook prints to add `text` to the turn's context. */
   addContext(text: string): HookReply;
+  /** What the turn-start hook prints to stop the turn before the model is asked (`reason` shown in the pane). */
+  stopTurn(reason: string): HookReply;
+  /** The text a turn starts with, from a turn-start payload; `''` for a turn the CLI starts by itself (a tool's result, no one's message). */
+  turnPrompt(payload: Record<string, unknown>): string | undefined;
   /** What the pre-tool hook prints to refuse a call. */
   denyTool(reason: string): HookReply;
   /** What the pre-tool hook prints to have the CLI ask its person about a call (its own prompt, in its pane). */

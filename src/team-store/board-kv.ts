@@ -394,7 +394,22 @@ export async function listBoardKv(
 ): Promise<BoardListing> {
   const board = checkBoardName(boardName);
   const judge = fleetJudge(layout);
-  const all = await Promise.all((await readAll(kv, board)).map((t) => judged(judge, t)));
+  return listing(board, await Promise.all((await readAll(kv, board)).map((t) => judged(judge, t))), opts);
+}
+
+/** Every board's listing from one read of the bucket (the dashboard's tasks view), boards by name. */
+export async function listAllBoardsKv(layout: Layout, kv: SharedKv): Promise<BoardListing[]> {
+  const judge = fleetJudge(layout);
+  const byBoard = new Map<string, Task[]>();
+  for (const v of await kv.values('*.*')) {
+    const t = parseTask(v.value);
+    if (!t) continue;
+    byBoard.set(t.board, [...(byBoard.get(t.board) ?? []), await judged(judge, t)]);
+  }
+  return [...byBoard.keys()].sort().map((board) => listing(board, byBoard.get(board)!, {}));
+}
+
+function listing(board: string, all: Task[], opts: { all?: boolean; limit?: number }): BoardListing {
   const byId = new Map(all.map((t) => [t.id, t]));
   const listed = (t: Task): ListedTask => ({
     ...t,

@@ -69,6 +69,22 @@ export async function listBoard(
   return list(layout, board, opts);
 }
 
+/** Every board's listing, boards by name (the dashboard's tasks view): one read of the bus's bucket, or each board here. */
+export async function listAllBoards(layout: Layout): Promise<BoardListing[]> {
+  const s = await store(layout);
+  if (s) return kv.listAllBoardsKv(layout, s);
+  const [{ boardNames }, list] = await Promise.all([import('../tasks/store.js'), import('../tasks/list.js')]);
+  const out: BoardListing[] = [];
+  for (const board of boardNames(layout).sort()) {
+    try {
+      out.push(list.listBoard(layout, board));
+    } catch {
+      // A folder that is not a board (a bad name) is not the reader's to judge.
+    }
+  }
+  return out;
+}
+
 /** One task as it reads now (a gone claimant's claim reads open), or undefined. */
 export async function showTask(layout: Layout, board: string, id: string): Promise<Task | undefined> {
   const s = await store(layout);

@@ -3,7 +3,7 @@ import { errorMessage } from '../errors.js';
 import { recordLiveness } from '../fleet/liveness.js';
 import { readRecord } from '../fleet/registry.js';
 import type { Layout } from '../layout/layout.js';
-import type { Decision } from '../outputs/approve.js';
+import type { Decision } from '../approvals/answer.js';
 import type { PendingApproval, WatchRow } from './rows.js';
 
 /**
@@ -32,7 +32,7 @@ export function fleetActions(
   // The same checks and the same answer file as `flotilla approve` / `deny`.
   const answer = async (a: PendingApproval, decision: Decision, done: string): Promise<string> => {
     try {
-      const { answerRequest } = await import('../outputs/approve.js');
+      const { answerRequest } = await import('../approvals/answer.js');
       const r = await answerRequest(layout, config(), a.requestId, decision, { env, by: 'dashboard' });
       if (r.key && r.revoked) return `revoked ${a.requestId}: ${a.agentId} no longer holds '${r.key}'`;
       if (r.key && r.decision === 'approve')

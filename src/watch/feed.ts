@@ -4,6 +4,7 @@ import { formatElapsed } from './format.js';
 import { FleetReader } from './gather.js';
 import { withOtherHosts, type OtherHost } from './host-rows.js';
 import { sameSnapshot, type Snapshot } from './rows.js';
+import type { TeamSource } from './team-poll.js';
 
 /**
  * The dashboard's data source: a snapshot of the fleet, re-read when files change and on a
@@ -20,6 +21,8 @@ export interface FeedOptions {
   onDead?: () => Promise<unknown>;
   /** On a bus (§17.6): this host's name and the other hosts' agents as last read (hosts-poll.ts); call `refresh()` when they change. */
   hosts?: { self: string; current: () => readonly OtherHost[] | null };
+  /** On a bus: the fleet's boards and leases as last read (team-poll.ts); call `refresh()` when they change. */
+  team?: TeamSource;
 }
 
 export class FleetFeed {
@@ -36,7 +39,7 @@ export class FleetFeed {
   private readonly hosts: FeedOptions['hosts'];
 
   constructor(layout: Layout, opts: FeedOptions = {}) {
-    this.reader = new FleetReader(layout);
+    this.reader = new FleetReader(layout, opts.team);
     this.now = opts.now ?? Date.now;
     this.tickMs = opts.tickMs ?? 5_000;
     this.onDead = opts.onDead;

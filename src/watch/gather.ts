@@ -11,7 +11,8 @@ import type { Layout } from '../layout/layout.js';
 import { leaseMarks, leaseSummary } from '../leases/summary.js';
 import { formatScheduleSummary, scheduleSummary } from '../schedule/status-lines.js';
 import { readSeen } from './seen.js';
-import { gatherTasks } from './tasks.js';
+import { gatherTasks, taskRows } from './tasks.js';
+import type { TeamSource } from './team-poll.js';
 import { buildSnapshot, pendingApprovals, type PendingApproval, type Snapshot } from './rows.js';
 
 /**
@@ -42,7 +43,11 @@ export class FleetReader {
   /** The last snapshot skipped a file that may be a request because the parser was not loaded: `loadParser()`, then read again. */
   needsParser = false;
 
-  constructor(private readonly layout: Layout) {}
+  /** `team`: on a bus, the fleet's boards and leases as last read (team-poll.ts); else this host's files. */
+  constructor(
+    private readonly layout: Layout,
+    private readonly team?: TeamSource,
+  ) {}
 
   async loadParser(): Promise<void> {
     this.parse ??= (await import('../inbox/parse.js')).parseMessage;
@@ -62,7 +67,8 @@ export class FleetReader {
     const approvals = pendingApprovals(requests, (id) => status.get(id), answered);
     const humanNew = listNames(maildir(this.layout, 'human').new);
     const schedules = scheduleSummary(this.layout);
-    const tasks = gatherTasks(this.layout, now);
+    const tasks = this.team ? taskRows(this.team.listings() ?? [], now) : gatherTasks(this.layout, now);
+    const leases = this.team ? this.team.leases() : existsSync(this.layout.leasesDir) ? undefined : null;
     return {
       ...buildSnapshot({
         records,
@@ -74,7 +80,7 @@ export class FleetReader {
         queue: queueLine(this.layout),
         asks: this.asks(humanNew),
         seen: readSeen(this.layout),
-        ...(existsSync(this.layout.leasesDir) ? { leases: leaseMarks(leaseSummary(this.layout)) } : {}),
+        ...(leases === null ? {} : { leases: leaseMarks(leaseSummary(this.layout, leases)) }),
         ...(this.refreshWork(records, now) ? { work: this.work } : {}),
       }),
       ...(schedules ? { schedules: formatScheduleSummary(schedules) } : {}),

@@ -8,6 +8,7 @@ import { AttentionSignal } from './signal.js';
 import { liveSources, type LiveSources } from './live-sources.js';
 import type { OtherHost } from './host-rows.js';
 import type { HostsPoll } from './hosts-poll.js';
+import type { TeamPoll } from './team-poll.js';
 
 /**
  * `flotilla watch`: the live dashboard (§2). Loaded only by the watch command. With
@@ -36,7 +37,17 @@ export async function runWatch(opts: WatchOptions): Promise<number> {
   // On a bus, every other host's agents too (§17.6); on maildir none of the bus code loads.
   // (The poll starts after the feed exists: its first answer refreshes the feed.)
   const hosts = opts.config.fleet.bus === 'maildir' ? null : await hostsOnBus(opts, () => feed.refresh());
-  const feed = new FleetFeed(opts.layout, { tickMs: opts.tickMs, onDead, ...(hosts ? { hosts: hosts.source } : {}) });
+  // On a bus the boards and leases are the fleet's, in its buckets (team-poll.ts); read before the first frame.
+  // (Its first read comes before the feed exists: the feed reads it as it starts.)
+  let refresh = (): void => undefined;
+  const team = opts.config.fleet.bus === 'maildir' ? null : await teamOnBus(opts, () => refresh());
+  const feed = new FleetFeed(opts.layout, {
+    tickMs: opts.tickMs,
+    onDead,
+    ...(hosts ? { hosts: hosts.source } : {}),
+    ...(team ? { team } : {}),
+  });
+  refresh = () => feed.refresh();
   await feed.ready();
   let renders = 0;
   const onDraw = opts.statsFile
@@ -81,11 +92,13 @@ export async function runWatch(opts: WatchOptions): Promise<number> {
     const done = dashboard.start();
     feed.start();
     hosts?.poll.start();
+    team?.start();
     live = await liveSources(opts.layout, opts.config, (notice) => dashboard.setNotice(notice));
     await done;
   } finally {
     for (const s of signals) process.off(s, dashboard.stop);
     hosts?.poll.close();
+    team?.close();
     feed.close();
     await signal.close();
     live?.close();
@@ -112,4 +125,14 @@ async function hostsOnBus(
     Math.min(BEAT_MS, opts.tickMs ?? BEAT_MS),
   );
   return { poll, source: { self, current: () => poll.current } };
+}
+
+/** How often the dashboard reads the fleet's boards and leases on a bus: a dead claimant's task reads open within about this. */
+const TEAM_EVERY_MS = 1000;
+
+async function teamOnBus(opts: WatchOptions, changed: () => void): Promise<TeamPoll> {
+  const { TeamPoll } = await import('./team-poll.js');
+  const poll = new TeamPoll(opts.layout, changed, Math.min(TEAM_EVERY_MS, opts.tickMs ?? TEAM_EVERY_MS));
+  await poll.poll();
+  return poll;
 }

@@ -1,5 +1,5 @@
 import type { Layout } from '../layout/layout.js';
-import { listBoard } from '../tasks/list.js';
+import { listBoard, type BoardListing } from '../tasks/list.js';
 import { boardNames } from '../tasks/store.js';
 import type { Task, TaskStatus } from '../tasks/task.js';
 
@@ -21,18 +21,22 @@ export interface TaskRow {
   ageMs: number;
 }
 
+/** This host's boards, from their files (a `maildir` fleet); on a bus the listings come from team-poll.ts. */
 export function gatherTasks(layout: Layout, now = Date.now()): TaskRow[] {
-  const out: TaskRow[] = [];
+  const listings: BoardListing[] = [];
   for (const name of boardNames(layout).sort()) {
-    let listing;
     try {
-      listing = listBoard(layout, name);
+      listings.push(listBoard(layout, name));
     } catch {
-      continue; // a folder that is not a board (a bad name): not the dashboard's to judge
+      // A folder that is not a board (a bad name): not the dashboard's to judge.
     }
-    for (const t of [...listing.tasks, ...listing.recent]) out.push(toRow(t, t.waiting_on, now));
   }
-  return out;
+  return taskRows(listings, now);
+}
+
+/** The rows of boards' listings, in the order given. */
+export function taskRows(listings: readonly BoardListing[], now = Date.now()): TaskRow[] {
+  return listings.flatMap((l) => [...l.tasks, ...l.recent].map((t) => toRow(t, t.waiting_on, now)));
 }
 
 function toRow(t: Task, blockers: string[], now: number): TaskRow {

@@ -6,7 +6,7 @@ import { readAudit } from '../../src/audit/read.js';
 import { holdAnswer, readProvenAnswer } from '../../src/fleet/answer-proof.js';
 import { processStartTime } from '../../src/fleet/proc.js';
 import { createRecord } from '../../src/fleet/registry.js';
-import { Approvals } from '../../src/harness/approvals.js';
+import { Approvals } from '../../src/approvals/ask.js';
 import { tempFleet, type TempFleet } from '../helpers/fleet.js';
 import { recordInput } from '../helpers/records.js';
 import { eventually } from '../helpers/tmux.js';

@@ -3,7 +3,7 @@ import { readAudit } from '../../src/audit/read.js';
 import type { Definition } from '../../src/definitions/types.js';
 import { createRecord } from '../../src/fleet/registry.js';
 import { createGate } from '../../src/harness/gate.js';
-import type { Approvals, ApprovalOutcome } from '../../src/harness/approvals.js';
+import type { Approvals, ApprovalOutcome } from '../../src/approvals/ask.js';
 import type { ShellClassifier } from '../../src/policy/index.js';
 import type { Tool } from '../../src/tools/types.js';
 import { tempFleet, type TempFleet } from '../helpers/fleet.js';
@@ -13,7 +13,7 @@ import { recordInput } from '../helpers/records.js';
  * docs/security.md, the tool policy and "One decision per call": a call to a tool the agent was
  * not given is refused with a WARN log line and audit lines naming the list that withheld it;
  * a person's "no" and an unanswered question reach the audit as ask→denied and ask→timeout.
- * The person is stood in for by a fixed answer (test/outputs/approve.test.ts asks a real one).
+ * The person is stood in for by a fixed answer (test/approvals/answer.test.ts asks a real one).
  */
 let f: TempFleet | undefined;
 afterEach(() => {

@@ -319,17 +319,9 @@ function fleetProcesses(except: number): string[] {
 /** Goes to `agent` with the dashboard's n (next that needs you), answers with a, and waits for what the dashboard says. */
 async function answerOnDashboard(agent: string, said: RegExp): Promise<void> {
   const dash = pane('dashboard');
-  await eventually(
-    async () => {
-      // The selected row: `›`, then `!` when it needs the person.
-      if (new RegExp(`›[! ]${agent} `).test(await person.looks(dash))) return true;
-      await person.press(dash, 'n');
-      await new Promise((r) => setTimeout(r, 300));
-      return false;
-    },
-    60_000,
-    `the dashboard on ${agent}`,
-  );
+  // The selected row: `›`, then `!` when it needs the person.
+  const selected = new RegExp(`›[! ]${agent} `);
+  await person.pressUntil(dash, 'n', `${agent} is selected`, async () => selected.test(await person.looks(dash)));
   await person.press(dash, 'a');
   await person.sees(dash, said);
 }

@@ -1,5 +1,6 @@
 import { execa } from 'execa';
 import { CLI } from '../helpers/cli.js';
+import { eventually } from '../helpers/tmux.js';
 import type { World } from './world.js';
 
 /** What the person did and saw at one moment of the day, for docs/tour.md. */
@@ -46,7 +47,25 @@ export class Person {
   /** Presses keys (tmux key names) in a pane, as on a keyboard. */
   async press(pane: string, ...keys: string[]): Promise<void> {
     await this.world.tmux.tmux('send-keys', '-t', pane, ...keys);
-    this.note({ did: `# keys in the ${pane.replace(/^=[^:]*:/, '')} window: ${keys.join(' ')}` });
+    this.note({ did: `# keys in the ${windowOf(pane)} window: ${keys.join(' ')}` });
+  }
+
+  /**
+   * Presses `key` in a pane until `done` holds, as a person moving a selection does, and notes
+   * it once: how many presses it takes depends on the order the fleet's agents came in.
+   */
+  async pressUntil(pane: string, key: string, what: string, done: () => Promise<boolean>): Promise<void> {
+    await eventually(
+      async () => {
+        if (await done()) return true;
+        await this.world.tmux.tmux('send-keys', '-t', pane, key);
+        await new Promise((r) => setTimeout(r, 300));
+        return false;
+      },
+      60_000,
+      what,
+    );
+    this.note({ did: `# keys in the ${windowOf(pane)} window: ${key} until ${what}` });
   }
 
   /** Waits until the pane shows `pattern`; returns what it shows. */
@@ -85,6 +104,11 @@ export class Person {
     this.note({ did: `git ${args.join(' ')}`, saw: String(r.stdout) });
     return String(r.stdout);
   }
+}
+
+/** A pane's window name, as the person sees it in tmux's status line. */
+function windowOf(pane: string): string {
+  return pane.replace(/^=[^:]*:/, '');
 }
 
 /** A screen without its trailing blank lines. */

@@ -16,7 +16,7 @@ export function command(): Command {
     .action(async (requestId: string, opts: { always?: boolean; ttl?: string; json?: boolean }, cmd: Command) => {
       const { layout } = cliContext(cmd);
       const { config } = await cliConfig(layout);
-      const { answerRequest } = await import('../../outputs/approve.js');
+      const { answerRequest } = await import('../../approvals/answer.js');
       if (opts.ttl !== undefined) {
         const { UsageError } = await import('../../errors.js');
         if (!/^\d+$/.test(opts.ttl))

@@ -14,7 +14,7 @@ export function command(): Command {
     .action(async (requestId: string, opts: { reason?: string; json?: boolean }, cmd: Command) => {
       const { layout } = cliContext(cmd);
       const { config } = await cliConfig(layout);
-      const { answerRequest } = await import('../../outputs/approve.js');
+      const { answerRequest } = await import('../../approvals/answer.js');
       const reason = opts.reason?.trim() || 'denied by a person';
       const done = await answerRequest(layout, config, requestId, { decision: 'deny', reason });
       if (opts.json) printJson({ ...done, reason });

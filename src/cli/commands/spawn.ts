@@ -164,7 +164,7 @@ export function command(): Command {
           else process.stdout.write(rec.id + '\n');
           process.exit(0);
         }
-        const { approvalNotice } = await import('../../spawn/approval-notice.js');
+        const { approvalNotice } = await import('../../approvals/notice.js');
         // This spawn's task, not whatever task the agent is on when the wait looks (it may have had mail since).
         const { results } = await waitForAgents(layout, config, [rec.id], {
           tasks: { [rec.id]: rec.task },

@@ -49,7 +49,7 @@ export function command(): Command {
         process.exitCode = await passThrough(far.host, ['wait', ...far.records.map((r) => r.id), ...flags]);
         return;
       }
-      const { approvalNotice } = await import('../../spawn/approval-notice.js');
+      const { approvalNotice } = await import('../../approvals/notice.js');
       const out = await waitForAgents(layout, config, ids, {
         any: opts.any,
         ...(timeout !== undefined ? { timeoutMs: timeout * 1000 } : {}),

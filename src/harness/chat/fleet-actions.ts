@@ -86,8 +86,8 @@ function liveChatActions(
   rec: AgentRecord,
   loadedNow: () => LoadResult,
 ): ChatActions {
-  const answer = async (id: string, decision: import('../../outputs/approve.js').Decision): Promise<string> => {
-    const { answerRequest } = await import('../../outputs/approve.js');
+  const answer = async (id: string, decision: import('../../approvals/answer.js').Decision): Promise<string> => {
+    const { answerRequest } = await import('../../approvals/answer.js');
     const done = await answerRequest(layout, configNow(), id, decision, { pid: process.ppid, by: 'chat' });
     return `${decision.decision === 'approve' ? 'approved' : 'denied'} ${done.requestId} (${done.agentId})`;
   };

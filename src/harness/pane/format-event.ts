@@ -1,4 +1,4 @@
-import type { ApprovalRequest } from '../../policy/approval-types.js';
+import type { ApprovalRequest } from '../../approvals/types.js';
 import type { SessionEvent } from '../session-types.js';
 import { sanitize, truncate, type Style } from './ansi.js';
 import { inboxNoticeLines } from './format-inbox.js';

@@ -4,6 +4,7 @@ import { audit } from '../../audit/audit.js';
 import type { Config } from '../../config/schema.js';
 import { findParentAgent } from '../../fleet/lineage.js';
 import { toLastLine, type AgentRecord } from '../../fleet/record.js';
+import { readRecord } from '../../fleet/registry.js';
 import type { Layout } from '../../layout/layout.js';
 import { toolRow } from '../../policy/tool-table.js';
 import {
@@ -18,7 +19,8 @@ import { ownUsage } from './inherited.js';
 import { drainInbox } from './mail.js';
 import { sleep } from '../../sleep.js';
 import { lastTurnFailure, newestSessionFile } from './session-watch.js';
-import { endVendorTask, updateQuietly } from './task-end.js';
+import { endVendorTask } from './task-end.js';
+import { updateQuietly } from '../../fleet/registry.js';
 
 /**
  * `flotilla runtime-hook <event>`: what a vendor CLI's hooks run (§13). The hook process
@@ -34,7 +36,7 @@ import { endVendorTask, updateQuietly } from './task-end.js';
  *   read tools (vendor/read-scope.ts), the file lease for its file tools (vendor/lease-check.ts,
  *   §16), and the shell gate (§7) for shell commands.
  * - permission: the CLI would ask its person about a call; the question goes to the fleet's
- *   approval queue as well (vendor/approval.ts).
+ *   approval queue as well (approvals/hosted-cli.ts).
  */
 export const MAX_MAIL_CONTINUES = 5;
 
@@ -57,11 +59,11 @@ export async function runRuntimeHook(
     case 'pre-tool':
       return preTool(layout, config, runtime, self, payload);
     case 'turn-start':
-      return turnStart(layout, config, runtime, self);
+      return turnStart(layout, config, runtime, self, payload);
     case 'turn-end':
       return turnEnd(layout, config, runtime, self, payload);
     case 'permission': {
-      const { vendorApproval } = await import('./approval.js');
+      const { vendorApproval } = await import('../../approvals/hosted-cli.js');
       return vendorApproval(layout, config, runtime, self, payload);
     }
   }
@@ -190,7 +192,25 @@ async function turnStart(
   config: Config,
   runtime: Runtime,
   rec: AgentRecord,
+  payload: Record<string, unknown>,
 ): Promise<HookReply | null> {
+  // A turn no one asked for: the CLI sending a tool's result on by itself after its task ended
+  // (Gemini does, when the limit's Escape lands between a refused tool and its next request).
+  // It is not a new task, and the turn is stopped before the model is asked again.
+  if (runtime.turnPrompt(payload)?.trim() === '') {
+    const now = readRecord(layout, rec.id) ?? rec;
+    const stopped = limitRefusal(now);
+    if (now.lastTask && now.lastTask.task >= now.task) {
+      audit(layout, {
+        event: 'policy_denied',
+        agent: rec.id,
+        tool: 'turn',
+        rule: stopped?.rule ?? 'ended',
+        via: runtime.name,
+      });
+      return runtime.stopTurn(stopped?.reason ?? 'this task has ended — wait for the next message');
+    }
+  }
   // Decided on the record as it is now, not as this hook found it: a limit may have ended the
   // task while the hook process started.
   updateQuietly(layout, rec.id, (now) => {

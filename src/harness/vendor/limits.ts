@@ -4,7 +4,8 @@ import { readRecord } from '../../fleet/registry.js';
 import type { Layout } from '../../layout/layout.js';
 import type { Runtime } from '../../runtimes/index.js';
 import { ownUsage } from './inherited.js';
-import { endVendorTask, updateQuietly } from './task-end.js';
+import { endVendorTask } from './task-end.js';
+import { updateQuietly } from '../../fleet/registry.js';
 
 /**
  * The fleet's limits for a vendor CLI, with the harness's semantics (§5.9, §11;

@@ -8,7 +8,7 @@ import { readRecord } from '../../fleet/registry.js';
 import type { Layout } from '../../layout/layout.js';
 import type { Runtime } from '../../runtimes/index.js';
 import { sleep } from '../../sleep.js';
-import { openQuestions, settleRequest, type OpenQuestion, type Settled } from './approval.js';
+import { openQuestions, settleRequest, type OpenQuestion, type Settled } from '../../approvals/hosted-cli.js';
 import type { Typist } from './idle.js';
 
 const TICK_MS = 200;

@@ -103,8 +103,11 @@ export async function runVendorAgent(opts: {
   const finishOnce = onceAsync(async (status: TaskResult['status'], reason: string) => {
     const now = readRecord(layout, rec.id) ?? rec;
     const open = now.status !== 'idle' && !(now.lastTask && now.lastTask.task >= now.task);
-    // An agent whose last task completed ends `completed`; an open task ends with the CLI's fate.
-    const final = open ? status : now.lastTask?.status === 'completed' || status === 'completed' ? 'completed' : status;
+    // An open task ends with the CLI's fate; a cancel or a closed window ends the agent
+    // `cancelled` as it ends ours (§5.9); otherwise an agent whose last task completed ends `completed`.
+    const stopped = (ending as Ending | null)?.status === 'cancelled';
+    const final =
+      open || stopped ? status : now.lastTask?.status === 'completed' || status === 'completed' ? 'completed' : status;
     const { stopHookOnce } = await import('../../hooks/stop-once.js');
     const { runLifecycleHooks } = await import('../../hooks/run-hooks.js');
     const hookContext = {

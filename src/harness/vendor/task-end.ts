@@ -1,6 +1,6 @@
 import type { Config } from '../../config/schema.js';
 import { toLastLine, type AgentRecord, type TaskResult } from '../../fleet/record.js';
-import { readRecord, updateRecord } from '../../fleet/registry.js';
+import { readRecord, updateQuietly } from '../../fleet/registry.js';
 import type { Layout } from '../../layout/layout.js';
 
 /**
@@ -56,17 +56,4 @@ export async function endVendorTask(
   const { sendCompletionOnce } = await import('../../lifecycle/completion.js');
   await sendCompletionOnce(layout, done, result, { text: end.text, maxBodyBytes: config.inbox.max_body_bytes });
   return done;
-}
-
-/** A short-lived writer of a live agent's record; a record that ended meanwhile stays ended. */
-export function updateQuietly(
-  layout: Layout,
-  id: string,
-  patch: Partial<AgentRecord> | ((rec: AgentRecord) => Partial<AgentRecord>),
-): AgentRecord | undefined {
-  try {
-    return updateRecord(layout, id, patch);
-  } catch {
-    return readRecord(layout, id);
-  }
 }

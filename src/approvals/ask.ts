@@ -4,9 +4,8 @@ import { readProvenAnswer } from '../fleet/answer-proof.js';
 import { newSortableId } from '../fleet/ids.js';
 import { summarize } from '../inbox/message.js';
 import type { Layout } from '../layout/layout.js';
-import type { ApprovalAnswer, ApprovalRequest } from '../policy/approval-types.js';
+import type { ApprovalAnswer, ApprovalEvent, ApprovalRequest } from './types.js';
 import type { ToolCall } from '../tools/types.js';
-import type { SessionEvent } from './session-types.js';
 
 /**
  * Approvals (§7): a tool call that needs a person waits here. The question goes to the
@@ -39,7 +38,7 @@ export class Approvals {
     private readonly layout: Layout,
     private readonly agentId: string,
     private readonly timeoutSecs: number,
-    private readonly emit: (e: SessionEvent) => void,
+    private readonly emit: (e: ApprovalEvent) => void,
     private readonly setWaiting: (waiting: boolean) => void,
   ) {}
 

@@ -9,7 +9,7 @@ import { claim } from '../inbox/claim.js';
 import { list, type InboxItem } from '../inbox/read.js';
 import { holdAnswer, type AnswerRoute } from '../fleet/answer-proof.js';
 import type { Layout } from '../layout/layout.js';
-import type { ApprovalAnswer } from '../policy/approval-types.js';
+import type { ApprovalAnswer } from './types.js';
 
 export type Decision =
   { decision: 'approve'; scope: 'once' | 'always'; ttlSecs?: number } | { decision: 'deny'; reason: string };
@@ -56,7 +56,7 @@ export async function answerRequest(
   const item = await findRequest(layout, prefix);
   const m = item.message;
   if (m.kind === 'secret_request') {
-    const { answerSecretRequest } = await import('./approve-secret.js');
+    const { answerSecretRequest } = await import('./answer-secret.js');
     const d =
       decision.decision === 'approve'
         ? { decision: 'approve' as const, ...(decision.ttlSecs ? { ttlSecs: decision.ttlSecs } : {}) }

@@ -1,17 +1,16 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { audit } from '../../audit/audit.js';
-import type { Config } from '../../config/schema.js';
-import { readProvenAnswer } from '../../fleet/answer-proof.js';
-import { newSortableId } from '../../fleet/ids.js';
-import { isTerminal, toLastLine, type AgentRecord } from '../../fleet/record.js';
-import { readRecord } from '../../fleet/registry.js';
-import { summarize } from '../../inbox/message.js';
-import type { Layout } from '../../layout/layout.js';
-import type { HookReply, Runtime } from '../../runtimes/index.js';
-import { sleep } from '../../sleep.js';
-import { describeCall } from '../approvals.js';
-import { updateQuietly } from './task-end.js';
+import { audit } from '../audit/audit.js';
+import type { Config } from '../config/schema.js';
+import { readProvenAnswer } from '../fleet/answer-proof.js';
+import { newSortableId } from '../fleet/ids.js';
+import { isTerminal, toLastLine, type AgentRecord } from '../fleet/record.js';
+import { readRecord, updateQuietly } from '../fleet/registry.js';
+import { summarize } from '../inbox/message.js';
+import type { Layout } from '../layout/layout.js';
+import type { HookReply, Runtime } from '../runtimes/index.js';
+import { sleep } from '../sleep.js';
+import { describeCall } from './ask.js';
 
 /**
  * A vendor CLI's permission question in the fleet's approval queue (docs/runtimes.md,
@@ -101,7 +100,7 @@ async function fileRequest(
   const id = newSortableId();
   const summary = describeCall({ id, name: call.tool, input: call.input ?? {} });
   updateQuietly(layout, rec.id, { status: 'waiting_approval', lastLine: toLastLine(`asks: ${summary}`) });
-  const { deliver } = await import('../../inbox/deliver.js');
+  const { deliver } = await import('../inbox/deliver.js');
   const delivered = await deliver(layout, {
     from: rec.id,
     to: 'human',
@@ -147,9 +146,7 @@ export async function settleRequest(
   rmSync(layout.approvalAnswer(q.requestId), { force: true });
   rmSync(questionFile(layout, agentId, q.requestId), { force: true });
   if (q.inboxFile)
-    await import('../../inbox/claim.js')
-      .then(({ claim }) => claim(layout, 'human', q.inboxFile!))
-      .catch(() => undefined);
+    await import('../inbox/claim.js').then(({ claim }) => claim(layout, 'human', q.inboxFile!)).catch(() => undefined);
   const now = readRecord(layout, agentId);
   if (now && now.status === 'waiting_approval')
     updateQuietly(layout, agentId, { status: q.was === 'idle' ? 'idle' : 'working' });

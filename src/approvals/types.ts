@@ -36,3 +36,14 @@ export type ApprovalAnswer =
 
 /** Where a person answered from, so the agent's pane says so truly (`flotilla approve` or the dashboard). */
 export type AnsweredBy = 'cli' | 'dashboard';
+
+/** What an approval tells the session's listeners (the pane draws both): asked, then answered. */
+export type ApprovalEvent =
+  /** A person must answer this; answer with `session.answerApproval`. */
+  | { type: 'approval'; request: ApprovalRequest }
+  | {
+      type: 'approval_resolved';
+      requestId: string;
+      decision: 'approve' | 'deny';
+      by: 'pane' | 'cli' | 'dashboard' | 'chat' | 'timeout' | 'aborted';
+    };
