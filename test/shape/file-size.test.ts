@@ -17,7 +17,6 @@ const MAX_FUNCTION_LINES = 100;
 const LONG_FILES: readonly string[] = [
   'harness/start.ts',
   'harness/vendor/shim.ts',
-  'policy/shell/programs.ts',
   'team-store/board-kv.ts',
   'config/schema.ts',
   'cli/commands/doctor-checks.ts',
