@@ -14,7 +14,7 @@ const MAX_FILE_LINES = 400;
 const MAX_FUNCTION_LINES = 100;
 
 /** Files still over the limit: to be split by concept, then removed from here. */
-const LONG_FILES: readonly string[] = ['harness/start.ts', 'harness/vendor/shim.ts', 'team-store/board-kv.ts'];
+const LONG_FILES: readonly string[] = ['harness/start.ts', 'harness/vendor/shim.ts'];
 
 /** Functions still over the limit (`file name`): to be split, then removed from here. */
 const LONG_FUNCTIONS: readonly string[] = [
