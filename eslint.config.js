@@ -3,7 +3,18 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'bench/**', 'coverage/**', 'eslint.config.js', 'tools/**', 'inbox/**'] },
+  {
+    ignores: [
+      'dist/**',
+      'node_modules/**',
+      'bench/**',
+      'coverage/**',
+      'eslint.config.js',
+      'tools/**',
+      'inbox/**',
+      '.test-homes/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -40,7 +40,7 @@ async function leaseBench({ firstTakes = 200, heldEdits = 2000, hookCalls = 2000
     import(dist('fleet/registry.js')),
     import(dist('fleet/proc.js')),
     import(dist('team-store/leases.js')),
-    import(dist('harness/vendor/lease-check.js')),
+    import(dist('harness/cli-host/lease-check.js')),
     import(dist('runtimes/claude.js')),
     import(dist('at-exit.js')),
   ]);

@@ -73,7 +73,9 @@ export async function runReviewBench({ agents = 50, runs = 15 } = {}) {
         spawnedBy: 'human',
       });
     }
-    const review = () => {
+    const review = (cold = false) => {
+      // Cold: without the cache of worktrees' counts, so every worktree gets its `git status`.
+      if (cold) rmSync(layout.worktreeStatusCache, { force: true });
       const t0 = performance.now();
       const r = spawnSync(process.execPath, [CLI, 'review', '--json'], { cwd: dir, env, encoding: 'utf8' });
       const ms = performance.now() - t0;
@@ -109,11 +111,13 @@ export async function runReviewBench({ agents = 50, runs = 15 } = {}) {
     plainGit();
     await inProcess();
     const r = [];
+    const c = [];
     const g = [];
     const w = [];
     const v = [];
     for (let i = 0; i < runs; i++) {
       r.push(review());
+      c.push(review(true));
       g.push(plainGit());
       w.push(await inProcess());
       v.push(start());
@@ -126,6 +130,8 @@ export async function runReviewBench({ agents = 50, runs = 15 } = {}) {
       git_p50_ms: round(median(g)),
       git_p90_ms: round(percentile(g, 90)),
       ratio_p50: round(median(r) / median(g), 2),
+      review_cold_p50_ms: round(median(c)),
+      cold_ratio_p50: round(median(c) / median(g), 2),
       review_in_process_p50_ms: round(median(w)),
       in_process_ratio_p50: round(median(w) / median(g), 2),
       cli_version_p50_ms: round(median(v)),

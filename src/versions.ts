@@ -36,7 +36,7 @@ export const MINIMUM = {
  * The vendor CLI versions every runtime guarantee is proven on: package.json's pinned
  * devDependencies, which the runtime tests drive (test/shape/versions.test.ts keeps them equal).
  * A CLI at another version may open a dialog nobody answers, so `doctor` WARNs and a spawn
- * says so in its pane (harness/vendor/cli-version.ts). MINIMUM stays at or below these.
+ * says so in its pane (harness/cli-host/cli-version.ts). MINIMUM stays at or below these.
  */
 export const TESTED = {
   claude: '2.1.197',

@@ -5,9 +5,9 @@
 // - dist/cli/full.mjs plus lazily loaded chunks in dist/chunks/, ES modules: every other
 //   command, loaded by main.js. Heavy packages that only some commands need stay external.
 import { build } from 'esbuild';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 // gray-matter's js-yaml loads esprima (a JavaScript parser, ~25 ms of start-up) only for the
 // `!!js/function` type, which Flotilla never reads: mail and definitions are untrusted YAML.
@@ -28,6 +28,11 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 // The one version (src/versions.ts): package.json's, written into the bundles here.
 const { version } = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8'));
 const define = { __FLOTILLA_VERSION__: JSON.stringify(version) };
+
+// The fast path (src/cli/fast.ts) from each command's own `fast` flag (src/cli/spec.ts): the
+// commands are loaded here, once, so main.js routes by a constant and loads none of them.
+const routes = await readFastRoutes();
+define.__FLOTILLA_FAST_COMMANDS__ = JSON.stringify(routes);
 // A build names its chunks by content hash: clear the last build's, or they pile up; and a
 // fast command that is gone leaves no bundle behind.
 await rm(new URL('../dist/chunks', import.meta.url), { recursive: true, force: true });
@@ -49,12 +54,31 @@ await build({
   logLevel: 'warning',
   plugins: [noEsprima],
   define,
-  external: ['ai', '@ai-sdk/*', '@modelcontextprotocol/sdk', '@modelcontextprotocol/sdk/*', 'execa', 'web-tree-sitter'],
+  // The MCP SDK is bundled (into the chunk only `flotilla mcp` loads): from node_modules it was
+  // ~250 files resolved one by one (its own zod copy, ajv), ~0.5 s of every server start that
+  // a vendor CLI waits for before its first turn (docs/benchmarks-runtimes.md).
+  external: ['ai', '@ai-sdk/*', 'execa', 'web-tree-sitter'],
   // CommonJS dependencies (gray-matter) call require() for Node built-ins.
   banner: {
     js: "import { createRequire as __flotillaRequire } from 'node:module'; const require = __flotillaRequire(import.meta.url);",
   },
 });
+
+// A fast command's entry: its module run by fastRun (src/cli/fast.ts), nothing else.
+const fastEntry = {
+  name: 'fast-entry',
+  setup(b) {
+    b.onResolve({ filter: /^fast-entry:/ }, (args) => ({
+      path: args.path.slice('fast-entry:'.length),
+      namespace: 'fast-entry',
+    }));
+    b.onLoad({ filter: /.*/, namespace: 'fast-entry' }, (args) => ({
+      contents: `import * as command from './commands/${args.path}.js';\nimport { fastRun } from './fast.js';\nexport const run = (args) => fastRun(command, args);\n`,
+      resolveDir: fileURLToPath(new URL('../src/cli', import.meta.url)),
+      loader: 'ts',
+    }));
+  },
+};
 
 // main.ts loads the full CLI with import('./full.js'): at run time that is the ES module above.
 const fullIsExternal = {
@@ -65,14 +89,10 @@ const fullIsExternal = {
 };
 await build({
   absWorkingDir: root,
-  // Each its own bundle: `flotilla send` compiles only what sending needs. One per file in
-  // src/cli/fast/ (route.ts FAST_COMMANDS names them).
-  entryPoints: [
-    { in: 'src/cli/main.ts', out: 'main' },
-    ...readdirSync(new URL('../src/cli/fast', import.meta.url))
-      .filter((f) => f.endsWith('.ts'))
-      .map((f) => ({ in: `src/cli/fast/${f}`, out: `fast-${f.slice(0, -3)}` })),
-  ],
+  // Each its own bundle: `flotilla send` compiles only what sending needs. One per fast
+  // command: its own entry in src/cli/fast/ when it has one (task's subcommands), else
+  // fastRun over its module.
+  entryPoints: [{ in: 'src/cli/main.ts', out: 'main' }, ...fastEntries(routes)],
   outdir: 'dist/cli',
   bundle: true,
   format: 'cjs',
@@ -81,7 +101,7 @@ await build({
   sourcemap: true,
   logLevel: 'warning',
   packages: 'external',
-  plugins: [fullIsExternal],
+  plugins: [fullIsExternal, fastEntry],
   // Modules find files relative to themselves; main.js sits at the same depth as their sources.
   define: { ...define, 'import.meta.url': '__flotillaUrl' },
   banner: { js: "const __flotillaUrl = require('node:url').pathToFileURL(__filename).href;" },
@@ -89,3 +109,37 @@ await build({
 // dist/cli/main.js is CommonJS in an ES module package: this folder says so to Node.
 await mkdir(new URL('../dist/cli', import.meta.url), { recursive: true });
 await writeFile(new URL('../dist/cli/package.json', import.meta.url), JSON.stringify({ type: 'commonjs' }) + '\n');
+
+/** Each command's `fast` flag, read by loading the command registry (src/cli/registry.ts fastRoutes). */
+async function readFastRoutes() {
+  const out = new URL('../dist/.fast-routes.mjs', import.meta.url);
+  await build({
+    absWorkingDir: root,
+    entryPoints: ['src/cli/registry.ts'],
+    outfile: fileURLToPath(out),
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    logLevel: 'warning',
+    packages: 'external',
+    define,
+  });
+  try {
+    return await (await import(pathToFileURL(fileURLToPath(out)).href)).fastRoutes();
+  } finally {
+    await rm(out, { force: true });
+  }
+}
+
+/** The bundles' entry points: src/cli/fast/<bundle>.ts, or fastRun over the command's module (fastEntry). */
+function fastEntries(routes) {
+  const registry = readFileSync(new URL('../src/cli/registry.ts', import.meta.url), 'utf8');
+  return [...new Set(Object.values(routes))].map((bundle) => {
+    if (existsSync(new URL(`../src/cli/fast/${bundle}.ts`, import.meta.url)))
+      return { in: `src/cli/fast/${bundle}.ts`, out: `fast-${bundle}` };
+    const m = new RegExp(`^\\s*'?${bundle}'?: \\(\\) => import\\('\\./commands/([\\w-]+)\\.js'\\)`, 'm').exec(registry);
+    if (!m) throw new Error(`build-cli: the fast command '${bundle}' has no line in src/cli/registry.ts`);
+    return { in: `fast-entry:${m[1]}`, out: `fast-${bundle}` };
+  });
+}

@@ -25,12 +25,12 @@ import { describeCall } from './ask.js';
  * - a CLI that shows its prompt only once no hook decided (`runtime.paneQuestion`: Codex)
  *   gets no decision: the hook files the question and returns at once, the CLI asks in its
  *   pane, and the shim answers that prompt with keys if the queue answers first, or withdraws
- *   the request when the prompt went away (vendor/pane-question.ts);
+ *   the request when the prompt went away (cli-host/pane-question.ts);
  * - nobody within `agents.approval_timeout_secs`: a denial, as in the harness.
  */
 const POLL_MS = 150;
 
-/** A question the CLI asks in its own pane while it is also in the fleet's queue (vendor/pane-question.ts reads these). */
+/** A question the CLI asks in its own pane while it is also in the fleet's queue (cli-host/pane-question.ts reads these). */
 export interface OpenQuestion {
   requestId: string;
   tool: string;

@@ -1,5 +1,5 @@
 import type { Layout } from '../layout/layout.js';
-import type { CapsBus, ChildPlace, FleetSlot } from './types.js';
+import type { CapsBus, ChildPlace, FleetSlot } from '../fleet/caps-port.js';
 
 /** On one machine the host's own socket slot is the fleet's slot: nothing more to hold. */
 const HOST_SLOT: FleetSlot = { index: -1, lost: () => false, handOver: () => undefined, release: () => undefined };

@@ -3,8 +3,6 @@ import type { DeliverOptions, Delivered } from '../inbox/deliver.js';
 import type { MessageDraft } from '../inbox/message.js';
 import type { InboxItem } from '../inbox/read.js';
 import type { CapsBus } from '../fleet/caps-port.js';
-
-export type { CapsBus, ChildPlace, FleetSlot } from '../fleet/caps-port.js';
 import type { AgentRecord } from '../fleet/record.js';
 
 /**

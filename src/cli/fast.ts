@@ -5,7 +5,7 @@ import { commandIndex } from './route.js';
 import { parseBySpec } from './spec.js';
 
 /**
- * The commands agents and people run constantly (route.ts FAST_COMMANDS), run without
+ * The commands agents and people run constantly (a spec's `fast` flag), run without
  * commander (§14): `send` and `status` start at close to Node's own start-up, and `watch`
  * draws its first frame sooner. A command line is taken here only when the command's spec
  * parses it without doubt (spec.ts); for help and every mistake this returns null and

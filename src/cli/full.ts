@@ -3,7 +3,8 @@ import { runAtExit } from '../at-exit.js';
 import { commandOf } from './from-spec.js';
 import { COMMANDS, type CommandModule } from './registry.js';
 import { reportError } from './output.js';
-import { firstCommandName, VERSION } from './route.js';
+import { firstCommandName } from './route.js';
+import { VERSION } from '../versions.js';
 import { GLOBAL_OPTIONS } from './spec.js';
 
 /**

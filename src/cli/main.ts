@@ -3,7 +3,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { requireCached } from './compile-cache.js';
 import { guardStdout, guardStderr, reportError, writeOut } from './output.js';
-import { commandIndex, FAST_COMMANDS, firstCommandName, VERSION } from './route.js';
+import { commandIndex, FAST_COMMANDS, firstCommandName } from './route.js';
+import { VERSION } from '../versions.js';
 
 /**
  * The `flotilla` executable. Built as CommonJS (tools/build-cli.mjs): Node's ES module loader

@@ -3,10 +3,12 @@ import type { Globals } from './context.js';
 import type { CommandSpec, Parsed } from './spec.js';
 
 /**
- * A command file: builds its commander `Command`, or declares a spec and a `run` (the
- * commands on the fast path, fast.ts). Either way its action imports what it needs lazily.
+ * A command file: builds its commander `Command`, or declares a spec and a `run` (fast.ts
+ * runs it without commander when its spec says `fast`). Either way its action imports what it
+ * needs lazily. A commander command with subcommands of its own on the fast path (`task`)
+ * says `fast` here, and src/cli/fast/<name>.ts is the entry that parses them.
  */
-export type CommandModule = { command(): Command } | SpecCommandModule;
+export type CommandModule = { command(): Command; fast?: boolean } | SpecCommandModule;
 
 export interface SpecCommandModule {
   spec: CommandSpec;
@@ -53,3 +55,21 @@ export const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   trust: () => import('./commands/trust.js'),
   'runtime-hook': () => import('./commands/runtime-hook.js'),
 };
+
+/**
+ * Which bundle main.ts runs for each name a person types, from the commands' `fast` flags:
+ * a spec's name and aliases go to the bundle named for the spec. tools/build-cli.mjs calls
+ * this at build time and writes the answer into main.js, which loads no command to route.
+ */
+export async function fastRoutes(
+  commands: Record<string, () => Promise<CommandModule>> = COMMANDS,
+): Promise<Record<string, string>> {
+  const routes: Record<string, string> = {};
+  for (const [name, load] of Object.entries(commands)) {
+    const mod = await load();
+    if ('spec' in mod) {
+      if (mod.spec.fast) routes[name] = mod.spec.name;
+    } else if (mod.fast) routes[name] = name;
+  }
+  return routes;
+}

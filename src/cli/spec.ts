@@ -16,6 +16,12 @@ export interface CommandSpec {
   /** In order; only the last may be variadic (`[text...]`). */
   args: ArgSpec[];
   options: OptionSpec[];
+  /**
+   * Runs on the fast path (fast.ts): main.ts sends this command's name and aliases to its own
+   * CommonJS bundle, dist/cli/fast-<name>.js, which tools/build-cli.mjs builds from this flag
+   * (§14). Default false: the full CLI runs it.
+   */
+  fast?: boolean;
 }
 
 export interface ArgSpec {

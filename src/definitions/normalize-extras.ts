@@ -1,4 +1,5 @@
-import type { DefinitionHooks, FieldIssue, HookCommand, HookMatcher } from './types.js';
+import type { DefinitionHooks, HookCommand, HookMatcher } from '../hooks/schema.js';
+import type { FieldIssue } from './types.js';
 import { describe } from './frontmatter.js';
 
 /** `skills` (§7) and `hooks` (§9): the nested fields with shapes of their own. */

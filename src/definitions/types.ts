@@ -10,9 +10,6 @@ export type DefinitionScope = 'project' | 'claude-project' | 'user' | 'claude-us
 
 export type MemoryScope = 'user' | 'project' | 'local';
 
-/** Hooks (§9) are the hook runner's own shape: `{matcher, hooks: [{type, command, timeout_secs, fail_closed}]}`. */
-export type { DefinitionHooks, HookCommand, HookMatcher } from '../hooks/schema.js';
-
 /** A loaded, validated agent definition with every default applied. */
 export interface Definition {
   name: string;

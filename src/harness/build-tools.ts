@@ -36,7 +36,7 @@ import { createMergeWorkTool, type MergeWorkOperations } from '../tools/merge-wo
 import { DOOR_BUS_ENV, DOOR_ENV } from '../inbox/door.js';
 import { DEFAULT_BOARD } from '../tasks/task.js';
 import { openAgentDoor, sendAs } from './door-send.js';
-import { sentSummary } from '../lifecycle/broadcast.js';
+import { sentSummary } from '../lifecycle/send.js';
 
 /**
  * The tools one agent is shown (§6): the built-ins and the fleet tools, filtered to its

@@ -2,8 +2,7 @@ import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import type { Config } from '../config/schema.js';
 import type { AgentRecord } from '../fleet/record.js';
-import type { Sent } from '../lifecycle/broadcast.js';
-import { headerOf } from '../inbox/message.js';
+import { sentReply, type Sent } from '../lifecycle/send.js';
 import type { Layout } from '../layout/layout.js';
 import { FlotillaError } from '../errors.js';
 import { SYSTEM_KIND_REFUSAL } from '../inbox/address.js';
@@ -34,7 +33,7 @@ export interface OutgoingMessage {
  */
 export function sendAs(layout: Layout, config: Config, rec: AgentRecord): (m: OutgoingMessage) => Promise<Sent> {
   return async (m) => {
-    const { sendTo } = await import('../lifecycle/broadcast.js');
+    const { sendTo } = await import('../lifecycle/send.js');
     return sendTo(
       layout,
       m.to,
@@ -48,16 +47,6 @@ export function sendAs(layout: Layout, config: Config, rec: AgentRecord): (m: Ou
       },
       { maxBodyBytes: config.inbox.max_body_bytes, allWho: config.inbox.broadcast_all },
     );
-  };
-}
-
-/** What a door (or `send --json`) says of a send: the message's header, or the broadcast's copies. */
-export function sentReply(sent: Sent): Record<string, unknown> {
-  if (sent.kind === 'one') return { ...headerOf(sent.message) };
-  return {
-    broadcast_id: sent.result.broadcastId,
-    target: sent.result.target,
-    copies: sent.result.copies.map(headerOf),
   };
 }
 

@@ -95,7 +95,7 @@ export async function runHarness(opts: RunOptions): Promise<number> {
     const secretKeys = [...new Set(loaded.definitions.flatMap((d) => d.secrets))];
     if (record.runtime !== 'flotilla') {
       // A vendor CLI (§13): this process is its shim, the registered agent, the CLI its child.
-      const { runVendorAgent } = await import('./vendor/shim.js');
+      const { runVendorAgent } = await import('./cli-host/shim.js');
       return await runVendorAgent({ layout, config, record, definition, slot, secretKeys });
     }
     // Signals are caught from here on: one that comes while the agent starts is acted on once it has.

@@ -19,7 +19,7 @@ export interface BoardWorkHost {
 /**
  * An `auto_claim` agent's work from its board, inside its session (§15): when idle with no
  * mail, claim the next task and work it; when that task ends, write its ending onto the board.
- * The board port is the one a vendor CLI's host drives from outside (harness/vendor/board-work.ts).
+ * The board port is the one a vendor CLI's host drives from outside (harness/cli-host/board-work.ts).
  */
 export class BoardWork {
   /** The board task the open task is working, reported when the task ends. */

@@ -11,7 +11,7 @@ import type { TranscriptWriter } from '../transcript/writer.js';
 /**
  * What one agent's session (harness/session.ts) is given: the model, tools and callbacks that
  * end tasks and the agent, and its ports to the inbox, the board and the running slot — the
- * same ports a vendor CLI's host drives from outside its CLI (harness/vendor/board-work.ts).
+ * same ports a vendor CLI's host drives from outside its CLI (harness/cli-host/board-work.ts).
  */
 
 export interface InboxPort {

@@ -1,4 +1,4 @@
-import type { CapsBus } from '../bus/types.js';
+import type { CapsBus } from '../fleet/caps-port.js';
 import { inTurn } from '../fleet/slot-queue.js';
 import { acquireSlot, countHeld, type SlotHold } from '../fleet/slots.js';
 import type { Layout } from '../layout/layout.js';

@@ -116,7 +116,7 @@ export const DOOR_STDIN_COMMANDS: ReadonlySet<string> = new Set(['spawn', 'run',
 export const DOOR_PIPE_COMMANDS: ReadonlySet<string> = new Set(['mcp']);
 
 /**
- * What only a vendor CLI's shim forwards (harness/vendor/sandboxed-cli.ts): the CLI's hooks,
+ * What only a vendor CLI's shim forwards (harness/cli-host/sandboxed-cli.ts): the CLI's hooks,
  * which write the agent's record, audit and approvals. A harness's door refuses them.
  */
 export const VENDOR_DOOR_COMMANDS: ReadonlySet<string> = new Set(['runtime-hook']);

@@ -2,8 +2,6 @@ import { newSortableId } from '../fleet/ids.js';
 import type { MessageHeader, MessageHeaderInput } from './message-schema.js';
 import { parseMessageHeader } from './message-validate.generated.js';
 
-export type { MessageHeader, MessageHeaderInput } from './message-schema.js';
-
 /**
  * The inbox message (§4): YAML frontmatter + a free Markdown body. The frontmatter's zod
  * schema is in message-schema.ts (the source of truth); this file builds and checks messages

@@ -7,8 +7,6 @@ import { ensureMaildir, isCandidate } from './maildir.js';
 import { readItem, type InboxItem } from './read.js';
 import { watchDir } from './watch-dir.js';
 
-export { isWatchUnavailable } from './watch-dir.js';
-
 export interface WatchOptions {
   /** `inbox.poll`: 'always' polls instead of using inotify (network filesystems). Default 'auto'. */
   poll?: 'auto' | 'always';

@@ -52,6 +52,8 @@ export interface Layout {
   treeUsage(rootId: string): string;
   /** Cached effective config, keyed by the files and variables it came from. */
   readonly configCache: string;
+  /** Each worktree's `git status` count for `review`, keyed by what git reads (src/work/status-cache.ts). */
+  readonly worktreeStatusCache: string;
   inbox(id: string): string;
   /** Mail this host sent on a bus that has not acknowledged it yet (`state/outbox/{tmp,new}`; src/bus/outbox.ts). */
   readonly outbox: string;
@@ -81,7 +83,7 @@ export interface Layout {
   treeSpawns(rootId: string): string;
   /** Per-request handoff sockets and revoke markers of secret requests (§11); mode 0700. */
   readonly secretsDir: string;
-  /** A sandboxed vendor CLI's copy of the person's shared login, kept in step with it (harness/vendor/login-mirror.ts). */
+  /** A sandboxed vendor CLI's copy of the person's shared login, kept in step with it (harness/cli-host/login-mirror.ts). */
   loginMirror(agentId: string): string;
   /** The Unix socket a harness listens on for the answer to one secret request. */
   secretSocket(requestId: string): string;
@@ -191,6 +193,7 @@ export function layoutFor(root: string, project = dirname(resolve(root))): Layou
     endedLog: join(state, 'index', 'ended.log'),
     treeUsage: (rootId) => `${treesDir}/${rootId}.usage`,
     configCache: join(state, 'index', 'config-cache.json'),
+    worktreeStatusCache: join(state, 'index', 'worktree-status.json'),
     inbox: (id) => `${inboxRoot}/${id}`,
     outbox: join(state, 'outbox'),
     hostBeat: join(state, 'host-beat'),

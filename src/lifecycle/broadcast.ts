@@ -1,6 +1,6 @@
 import { audit } from '../audit/audit.js';
 import { FlotillaError, refusal, UsageError } from '../errors.js';
-import { parseBroadcastTarget, targetName, type BroadcastTarget } from '../inbox/address.js';
+import { targetName, type BroadcastTarget } from '../inbox/address.js';
 import { newSortableId } from '../fleet/ids.js';
 import { liveRecords } from '../fleet/live.js';
 import type { AgentRecord } from '../fleet/record.js';
@@ -152,32 +152,4 @@ export async function broadcast(
     );
   }
   return { broadcastId, target: name, copies };
-}
-
-/** One delivery, or a broadcast's copies. */
-export type Sent = { kind: 'one'; message: InboxMessage } | { kind: 'broadcast'; result: BroadcastResult };
-
-/**
- * `to` as any door takes it: a group is a broadcast, anything else one resolved delivery
- * (resolveRecipient). `draft.from` is the sender's identity, found by the caller.
- */
-export async function sendTo(
-  layout: Layout,
-  to: string,
-  draft: Omit<MessageDraft, 'to' | 'id'>,
-  opts: BroadcastOptions,
-): Promise<Sent> {
-  const group = parseBroadcastTarget(to);
-  if (group) return { kind: 'broadcast', result: await broadcast(layout, draft, group, opts) };
-  const bus = await fleetBus(layout);
-  // An agent only another host runs is resolved through the fleet's records (§18).
-  const recipient = await (await import('../bus/recipient.js')).resolveAcrossHosts(layout, bus, to, draft.from);
-  const d = await bus.mail.deliver({ ...draft, to: recipient } as MessageDraft, { maxBodyBytes: opts.maxBodyBytes });
-  return { kind: 'one', message: d.message };
-}
-
-/** What send_message reports: the message id and recipient, or the broadcast id and who got a copy. */
-export function sentSummary(sent: Sent): { id: string; to: string; copies?: string[] } {
-  if (sent.kind === 'one') return { id: sent.message.id, to: sent.message.to };
-  return { id: sent.result.broadcastId, to: sent.result.target, copies: sent.result.copies.map((c) => c.to) };
 }

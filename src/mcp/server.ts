@@ -80,7 +80,7 @@ export async function serveMcp(
     return { content: [{ type: 'text', text: result.output }], ...(result.isError ? { isError: true } : {}) };
   });
 
-  // A vendor CLI's first turn waits for this (harness/vendor/hook.ts): its fleet tools are offered from the start.
+  // A vendor CLI's first turn waits for this (harness/cli-host/hook.ts): its fleet tools are offered from the start.
   if (identity.kind === 'agent' && identity.record.runtime !== 'flotilla') {
     const ready = join(layout.runtimeDir(identity.record.id), 'mcp-ready');
     server.oninitialized = () => {

@@ -22,7 +22,7 @@ export async function mcpTools(layout: Layout, config: Config, identity: McpIden
   const me = actorId(identity);
   const [{ sendTo, sentSummary }, { list }, { claim }, { formatForModel, sortForReader }, { predecessors }] =
     await Promise.all([
-      import('../lifecycle/broadcast.js'),
+      import('../lifecycle/send.js'),
       import('../inbox/read.js'),
       import('../inbox/claim.js'),
       import('../inbox/surface.js'),

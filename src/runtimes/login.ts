@@ -7,7 +7,7 @@ import type { VendorRuntimeName } from './types.js';
  * How a vendor CLI authenticates, decided before it starts (docs/runtimes.md, "Logins"):
  * a key in the spawner's environment, or — with `runtimes.<name>.login: shared` — the
  * person's own login, used by reference where the CLI keeps it (in Flotilla's sandbox through a
- * copy the shim keeps in step with it: harness/vendor/login-mirror.ts).
+ * copy the shim keeps in step with it: harness/cli-host/login-mirror.ts).
  */
 export type LoginMode = 'shared' | 'isolated';
 

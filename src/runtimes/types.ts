@@ -6,7 +6,7 @@ import type { PermissionMode } from '../policy/permission-mode.js';
  * events, its MCP config, the names it gives tools) plus three functions: the definition's
  * policy compiled into the CLI's own permission settings, how a message wakes an idle CLI,
  * and how to read token usage from the CLI's own transcript. No I/O here: the shim
- * (harness/vendor/) writes the files and runs the process.
+ * (harness/cli-host/) writes the files and runs the process.
  */
 export const RUNTIME_NAMES = ['flotilla', 'claude', 'codex', 'gemini'] as const;
 export type RuntimeName = (typeof RUNTIME_NAMES)[number];
@@ -34,7 +34,7 @@ export interface LaunchInput {
   id: string;
   cwd: string;
   /**
-   * Whether the person trusted `cwd` (`flotilla trust`, harness/vendor/folder-trust.ts). Untrusted,
+   * Whether the person trusted `cwd` (`flotilla trust`, harness/cli-host/folder-trust.ts). Untrusted,
    * the CLI is never told the folder is trusted and loads none of its project-level settings.
    */
   trusted: boolean;
@@ -53,7 +53,7 @@ export interface LaunchInput {
   /**
    * The person's own login file, used by reference (`runtimes.<name>.login: shared` and no key
    * in env) — or, for a CLI in Flotilla's sandbox, the shim's copy of it kept in step with it
-   * (harness/vendor/login-mirror.ts), in a folder of its own the CLI may write.
+   * (harness/cli-host/login-mirror.ts), in a folder of its own the CLI may write.
    */
   loginFile?: string | undefined;
   /** How often a failed model request is retried (the fleet's `models.max_retries`), where the CLI lets us say. */
@@ -64,7 +64,7 @@ export interface LaunchInput {
   resume?: string | undefined;
   /** The upgrades the CLI's model catalogue offers (old model → new), when the agent names a model: the CLI is told they were seen. */
   modelUpgrades?: Readonly<Record<string, string>> | undefined;
-  /** The fleet's copy of the CLI's model catalogue (harness/vendor/model-catalog.ts), to use instead of its own. */
+  /** The fleet's copy of the CLI's model catalogue (harness/cli-host/model-catalog.ts), to use instead of its own. */
   modelCatalogFile?: string | undefined;
 }
 
@@ -132,7 +132,7 @@ export interface Runtime {
    */
   promptAfterMcp: boolean;
   /**
-   * How to ask the CLI for the model catalogue compiled into it (harness/vendor/model-catalog.ts
+   * How to ask the CLI for the model catalogue compiled into it (harness/cli-host/model-catalog.ts
    * runs it): the upgrades it offers, for a CLI that shows a migration dialog for an older
    * model, and the catalogue the fleet gives it instead of its own (`forFleet`).
    */
@@ -153,14 +153,14 @@ export interface Runtime {
    * the hook files the question in the fleet's queue and decides nothing, and the shim answers
    * the prompt with these keys if the queue answers first — `shows` is text only that prompt
    * has on screen, `approve` the key that runs the call once, `deny` the key that refuses it
-   * (harness/vendor/pane-question.ts). Without it the hook waits for the queue itself.
+   * (harness/cli-host/pane-question.ts). Without it the hook waits for the queue itself.
    */
   paneQuestion?: { shows: string; approve: string; deny: string };
   /**
    * The entries of a folder the CLI loads by itself whatever its flags say (Gemini's
    * `.gemini/`: hooks, tool discovery commands, policies): in a folder its person has not
    * trusted, those of the cwd and its parents are hidden from the CLI in the sandbox, and
-   * without one the CLI is not started while any exists (harness/vendor/folder-trust.ts).
+   * without one the CLI is not started while any exists (harness/cli-host/folder-trust.ts).
    */
   folderSettings?: readonly string[];
   compilePolicy(policy: PolicyInput): unknown;

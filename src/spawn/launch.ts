@@ -21,7 +21,7 @@ import type { PreparedSpawn } from './prepare.js';
 import { busCredentialVars, providerKeyVars } from '../tools/command-env.js';
 import { envWithout, withoutVars, writeHarnessKeys } from './harness-keys.js';
 import { writeRuntimeEnv } from './runtime-env.js';
-import { addWorktree } from './worktree.js';
+import { addWorktree } from '../work/worktree.js';
 import { traceMark } from '../trace.js';
 
 /**

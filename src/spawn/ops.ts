@@ -44,7 +44,7 @@ export function fleetOpsFor(layout: Layout, config: Config, rec: AgentRecord): F
           { code: 'not-yours' },
         );
       }
-      const { cancelAgent } = await import('./cancel.js');
+      const { cancelAgent } = await import('../lifecycle/cancel.js');
       return cancelAgent(layout, config, target, { by: rec.id });
     },
   };
@@ -69,7 +69,7 @@ export function personFleetOps(layout: Layout, config: Config): FleetOps {
     list: () => Promise.resolve(listRecords(layout).map(row)),
     wait: (ids, opts) => waitAs(layout, config, ids, opts),
     async cancel(prefix) {
-      const { cancelAgent } = await import('./cancel.js');
+      const { cancelAgent } = await import('../lifecycle/cancel.js');
       return cancelAgent(layout, config, resolveAgent(layout, prefix), { by: 'human' });
     },
   };
@@ -146,7 +146,7 @@ async function waitAs(
   ids: string[],
   opts: Parameters<FleetOps['wait']>[1],
 ): ReturnType<FleetOps['wait']> {
-  const { waitForAgents } = await import('./wait.js');
+  const { waitForAgents } = await import('../lifecycle/wait.js');
   return waitForAgents(layout, config, ids, {
     any: opts.any,
     signal: opts.signal,

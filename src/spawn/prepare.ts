@@ -19,7 +19,7 @@ import { isScripted, resolveModelSpec } from '../model/spec.js';
 // Not the policy index: it would load the shell analyser, which a spawn does not use.
 import { checkEscalation, fitToParent } from '../policy/escalation.js';
 import { effectivePolicy } from '../policy/tool-policy.js';
-import { applyFleetRetention } from '../outputs/retention.js';
+import { applyFleetRetention } from '../transcript/fleet-retention.js';
 import type { RuntimeName } from '../runtimes/types.js';
 import { keepLineage, treeLimits, type RemoteLineage } from '../hosts/lineage.js';
 import { fleetBudgetRefusal } from './budget.js';

@@ -48,13 +48,13 @@ export interface SandboxSpec {
    * The user (and group) id inside the user namespace (default: the caller's own). A
    * bubblewrap started inside maps that id to its own user, which the kernel allows for any id
    * but 0 (mapping root needs a capability the sandbox dropped): where the caller is root, a
-   * CLI that nests its own sandbox runs as `NESTING_ID` (harness/vendor/sandboxed-cli.ts).
+   * CLI that nests its own sandbox runs as `NESTING_ID` (harness/cli-host/sandboxed-cli.ts).
    */
   id?: number;
   /**
    * Run argv itself rather than under the namespace init (bwrap's own pid 1 still reaps): a
    * vendor CLI keeps its terminal as stdin, which the init's background start would replace
-   * with /dev/null (harness/vendor/sandboxed-cli.ts).
+   * with /dev/null (harness/cli-host/sandboxed-cli.ts).
    */
   direct?: boolean;
 }

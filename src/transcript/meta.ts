@@ -7,8 +7,6 @@ import type { Layout } from '../layout/layout.js';
 import type { TranscriptMeta, TranscriptMetaInput } from './meta-schema.js';
 import { parseTranscriptMeta } from './meta-validate.generated.js';
 
-export type { TranscriptMeta, TranscriptMetaInput } from './meta-schema.js';
-
 /**
  * The transcript's sidecar `transcripts/<id>.meta.json` (§8): what a person or `collect`
  * wants to know without reading the whole transcript. Written atomically, one writer (the

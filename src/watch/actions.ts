@@ -96,7 +96,7 @@ export function fleetActions(
       if (recordLiveness(rec) === 'ended') return `${row.id} already ended (${rec.status})`;
       try {
         // `flotilla cancel`'s own code: SIGTERM, its foreground children, SIGKILL after the grace.
-        const { cancelAgent } = await import('../spawn/cancel.js');
+        const { cancelAgent } = await import('../lifecycle/cancel.js');
         const hit = await cancelAgent(layout, config(), rec, { by: 'human' });
         return hit.length ? `cancelled ${hit.join(', ')}` : `${row.id} had already finished`;
       } catch (err) {

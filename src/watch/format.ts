@@ -1,4 +1,4 @@
-import { formatElapsedMs, formatTokens } from '../spawn/status-view.js';
+import { formatElapsedMs, formatTokens } from '../fleet/status-view.js';
 import type { WatchRow } from './rows.js';
 
 /**

@@ -2,7 +2,7 @@ import type { HostBeat } from '../bus/types.js';
 import type { AgentRecord } from '../fleet/record.js';
 import { RECENT_WINDOW } from '../fleet/live.js';
 import { hostHeading, windowed } from '../spawn/host-groups.js';
-import { treeOrder } from '../spawn/status-view.js';
+import { treeOrder } from '../fleet/status-view.js';
 import { stateOf, toRow, treeBranches, type HostSection, type Snapshot, type WatchRow } from './rows.js';
 
 /**

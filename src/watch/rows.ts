@@ -1,6 +1,6 @@
 import type { AgentRecord, AgentStatus } from '../fleet/record.js';
 import type { Liveness } from '../fleet/liveness.js';
-import { elapsedMs, secretGrantsText, treeOrder } from '../spawn/status-view.js';
+import { elapsedMs, secretGrantsText, treeOrder } from '../fleet/status-view.js';
 import { byCodeUnit } from '../compare.js';
 import { turnCounter } from '../fleet/turn-counter.js';
 import { attentionFirst, needCount, needOf, type Need } from './attention.js';
@@ -10,7 +10,7 @@ import type { TaskRow } from './tasks.js';
  * The dashboard's data (§2 `flotilla watch`): registry records plus unread counts and pending
  * approvals, turned into rows in tree order. Pure: everything it needs is passed in, so the
  * tests feed it plain objects and the clock. Order, elapsed time and token counts are
- * `flotilla status`'s own (src/spawn/status-view.ts), so both always agree.
+ * `flotilla status`'s own (src/fleet/status-view.ts), so both always agree.
  */
 
 /** An approval request a person has not answered yet (from the human inbox). */

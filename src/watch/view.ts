@@ -244,16 +244,17 @@ function details(row: WatchRow | undefined, width: number): Line[] {
     row.model +
     (row.scripted ? ' [scripted model]' : '') +
     (row.runtime !== 'flotilla' ? ` [runtime ${row.runtime}]` : '');
+  // What it holds or waits for comes before the long facts, so a narrow dashboard still shows it.
   const facts = [
     row.id,
     row.name,
     `depth ${row.depth}`,
+    row.leases ? `leases: ${row.leases}` : '',
+    row.secrets ? `secrets: ${row.secrets} left` : '',
     model,
     row.host ? `on host ${row.host}` : '',
     where,
     row.pid ? `pid ${row.pid}` : '',
-    row.secrets ? `secrets: ${row.secrets} left` : '',
-    row.leases ? `leases: ${row.leases}` : '',
   ]
     .filter(Boolean)
     .join(' · ');

@@ -31,8 +31,9 @@ export async function reviewWork(layout: Layout, records: readonly AgentRecord[]
   const done = records.filter((r) => r.worktree && (r.status === 'idle' || isTerminal(r.status)));
   if (done.length === 0) return [];
   const leases = listLeases(layout).flatMap((v) => v.leases);
-  // Per agent only its worktree's `git status` (run by a few shells); the branches are read all together.
-  const [tips, works] = await Promise.all([branchTips(layout), agentWorks(layout, done)]);
+  // Per agent only its worktree's `git status` (run by a few shells, skipped for a worktree
+  // unchanged since the last review); the branches are read all together.
+  const [tips, works] = await Promise.all([branchTips(layout), agentWorks(layout, done, true)]);
   const branches = works.flatMap((w, k) => (w.kind === 'branch' ? [{ rec: done[k]!, work: w }] : []));
   const states = await branchStates(
     layout,

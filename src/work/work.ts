@@ -3,6 +3,7 @@ import { availableParallelism } from 'node:os';
 import type { AgentRecord } from '../fleet/record.js';
 import type { Layout } from '../layout/layout.js';
 import { git, gitEach } from './git.js';
+import { statusCount, uncommittedCounts } from './status-cache.js';
 
 /**
  * Where an agent's work is (docs/design.md §12): on its branch `flotilla/<id>` in a worktree,
@@ -28,12 +29,19 @@ export async function agentWork(layout: Layout, rec: AgentRecord): Promise<Agent
   return (await agentWorks(layout, [rec]))[0]!;
 }
 
-/** `agentWork` for many agents: their worktrees' `git status` run together (`gitEach`). */
-export async function agentWorks(layout: Layout, recs: readonly AgentRecord[]): Promise<AgentWork[]> {
+/**
+ * `agentWork` for many agents: their worktrees' `git status` run together (`gitEach`). With
+ * `cached` (`review`), a worktree unchanged since the last count is not asked again
+ * (`uncommittedCounts`); `merge` and `gc` always ask git.
+ */
+export async function agentWorks(layout: Layout, recs: readonly AgentRecord[], cached = false): Promise<AgentWork[]> {
   const worktrees = recs.map((r) => (r.worktree && existsSync(r.worktree) ? r.worktree : null));
   const present = worktrees.filter((w): w is string => w !== null);
-  const statuses = await gitEach(present, STATUS, Math.min(4, availableParallelism()));
-  const changed = new Map(present.map((w, k) => [w, statuses[k]!.code === 0 ? statusCount(statuses[k]!.stdout) : 0]));
+  const shells = Math.min(4, availableParallelism());
+  const counts = cached
+    ? await uncommittedCounts(present, STATUS, shells, layout.worktreeStatusCache)
+    : (await gitEach(present, STATUS, shells)).map((r) => (r.code === 0 ? statusCount(r.stdout) : 0));
+  const changed = new Map(present.map((w, k) => [w, counts[k]!]));
   return Promise.all(
     recs.map(async (rec, k): Promise<AgentWork> => {
       if (!rec.worktree) return { kind: 'in-place', id: rec.id, cwd: rec.cwd };
@@ -53,7 +61,6 @@ export async function agentWorks(layout: Layout, recs: readonly AgentRecord[]): 
 }
 
 const STATUS = ['status', '--porcelain', '--untracked-files=all'];
-const statusCount = (out: string) => out.split('\n').filter(Boolean).length;
 
 /** For a record from before bases were kept: where its branch left the project's HEAD. */
 async function guessedBase(layout: Layout, branch: string): Promise<{ branch: string | null; commit: string }> {

@@ -6,7 +6,7 @@ import { DEFAULT_FLEET_SETTINGS } from '../../src/bus/settings.js';
 import { defaultConfig, type Config } from '../../src/config/schema.js';
 import { createRecord, overwriteRecord, readRecord } from '../../src/fleet/registry.js';
 import type { AgentRecord } from '../../src/fleet/record.js';
-import { gcFleet } from '../../src/spawn/gc.js';
+import { gcFleet } from '../../src/lifecycle/gc.js';
 import { recordInput } from '../helpers/records.js';
 import { natsServer, type NatsServer } from '../helpers/nats.js';
 import { eventually } from '../helpers/tmux.js';

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { mirrorLogin, type LoginMirror } from '../../src/harness/vendor/login-mirror.js';
+import { mirrorLogin, type LoginMirror } from '../../src/harness/cli-host/login-mirror.js';
 import { tempDir } from '../helpers/fleet.js';
 
 /**

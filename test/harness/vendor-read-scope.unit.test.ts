@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { vendorReadDecision } from '../../src/harness/vendor/read-scope.js';
+import { vendorReadDecision } from '../../src/harness/cli-host/read-scope.js';
 import { layoutFor } from '../../src/layout/layout.js';
 import { PERMISSION_MODES, type PermissionMode } from '../../src/policy/permission-mode.js';
 import { claude } from '../../src/runtimes/claude.js';

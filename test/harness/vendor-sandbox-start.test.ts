@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { markedArgv, startContained } from '../../src/harness/vendor/sandboxed-cli.js';
+import { markedArgv, startContained } from '../../src/harness/cli-host/sandboxed-cli.js';
 import { findBubblewrap } from '../../src/tools/sandbox.js';
 import { tempDir } from '../helpers/fleet.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { vendorWriteTargets } from '../../src/harness/vendor/lease-check.js';
+import { vendorWriteTargets } from '../../src/harness/cli-host/lease-check.js';
 
 /** The files a vendor CLI's file tool would change, as its pre-tool hook reads them (docs/design.md §16). */
 describe('vendorWriteTargets', () => {

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { applyFleetRetention } from '../../src/outputs/retention.js';
+import { applyFleetRetention } from '../../src/transcript/fleet-retention.js';
 import { readMeta } from '../../src/transcript/meta.js';
 import { fixture } from '../helpers/scripts.js';
 import { eventually } from '../helpers/tmux.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { toolRefusal } from '../../src/harness/vendor/hook.js';
+import { toolRefusal } from '../../src/harness/cli-host/hook.js';
 import { MCP_TOOL_NAMES } from '../../src/mcp/tools.js';
 import { effectivePolicy } from '../../src/policy/tool-policy.js';
 import { CANONICAL_TOOLS, canonicalToolName, TOOL_ALIASES } from '../../src/policy/tool-names.js';

@@ -1,14 +1,14 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readAudit } from '../../src/audit/read.js';
 import { list } from '../../src/inbox/read.js';
 import { CLI } from '../helpers/cli.js';
 import { eventually } from '../helpers/tmux.js';
 import { completionsFrom } from '../spawn/helpers.js';
-import { explain } from './suite.js';
-import { vendorFleet, type VendorFleet } from './helpers.js';
+import type { VendorFleet } from './helpers.js';
 import { TARGETS } from './targets.js';
+import { vendorFleets } from './vendor-suite.js';
 
 /**
  * A vendor CLI's permission question in the fleet's approval queue (docs/runtimes.md,
@@ -22,12 +22,7 @@ import { TARGETS } from './targets.js';
  * cannot answer at all, so their hook decides nothing and the shim answers the CLI's prompt
  * when the queue is first: an answer in either place wins, and the other is withdrawn.
  */
-let fleet: VendorFleet | undefined;
-afterEach(async (ctx) => {
-  if (fleet && ctx.task.result?.state === 'fail') await explain(fleet);
-  await fleet?.dispose();
-  fleet = undefined;
-});
+const fleets = vendorFleets();
 
 const DEFAULT_MODE = 'permissions:\n  permission_mode: default\n';
 
@@ -81,8 +76,7 @@ const CASES = [
 describe('an approval answered with `flotilla approve` / `deny` reaches the vendor CLI', { timeout: 900_000 }, () => {
   it.each(CASES)('$name: approve → the command runs', async ({ name, script }) => {
     const t = TARGETS[name]();
-    const f = await vendorFleet({ ...t, script, definitions: { a: DEFAULT_MODE } });
-    fleet = f;
+    const f = await fleets.open({ ...t, script, definitions: { a: DEFAULT_MODE } });
     const id = await f.spawnChild('a', `${name}-approve`, 'make the marker', t.spawnArgs);
     const req = await pendingRequest(f, id);
     expect(req.summary).toContain('touch approve-marker');
@@ -104,8 +98,7 @@ describe('an approval answered with `flotilla approve` / `deny` reaches the vend
 
   it.each(CASES)('$name: deny → the command never runs, the model reads the reason', async ({ name, script }) => {
     const t = TARGETS[name]();
-    const f = await vendorFleet({ ...t, script, definitions: { a: DEFAULT_MODE } });
-    fleet = f;
+    const f = await fleets.open({ ...t, script, definitions: { a: DEFAULT_MODE } });
     const id = await f.spawnChild('a', `${name}-deny`, 'make the marker', t.spawnArgs);
     const req = await pendingRequest(f, id);
     const denied = await asPerson(f, ['deny', req.requestId, '--reason', 'denied: no marker files today']);
@@ -122,8 +115,7 @@ describe('an approval answered with `flotilla approve` / `deny` reaches the vend
 describe("Claude Code: an answer typed in the CLI's own prompt wins", { timeout: 900_000 }, () => {
   it('Yes in the pane runs the command and withdraws the queued request; a late approve says so', async () => {
     const t = TARGETS.claude();
-    const f = await vendorFleet({ ...t, script: 'approve.yaml', definitions: { a: DEFAULT_MODE } });
-    fleet = f;
+    const f = await fleets.open({ ...t, script: 'approve.yaml', definitions: { a: DEFAULT_MODE } });
     const id = await f.spawnChild('a', 'claude-pane', 'make the marker', t.spawnArgs);
     const req = await pendingRequest(f, id);
     const pane = () => f.tmux.capture(f.record(id).tmux!.paneId).catch(() => '');
@@ -165,8 +157,7 @@ describe.each(PANE_CASES)(
   ({ name, script, append, prompt }) => {
     async function asking(fixture: string, agent: string) {
       const t = TARGETS[name]();
-      const f = await vendorFleet({ ...t, script: fixture, definitions: { a: DEFAULT_MODE } });
-      fleet = f;
+      const f = await fleets.open({ ...t, script: fixture, definitions: { a: DEFAULT_MODE } });
       const id = await f.spawnChild('a', agent, 'make the marker', t.spawnArgs);
       const req = await pendingRequest(f, id);
       const pane = () => f.tmux.capture(f.record(id).tmux!.paneId).catch(() => '');
@@ -241,8 +232,7 @@ describe.each(PANE_CASES)(
 
     it('nobody answers within agents.approval_timeout_secs: the shim refuses on the prompt, the model reads why', async () => {
       const t = TARGETS[name]();
-      const f = await vendorFleet({ ...t, script, definitions: { a: DEFAULT_MODE } });
-      fleet = f;
+      const f = await fleets.open({ ...t, script, definitions: { a: DEFAULT_MODE } });
       // A short timeout, so the test does not wait the default 300 s.
       writeFileSync(
         f.layout.configFile,

@@ -1,11 +1,10 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { countHeld } from '../../src/fleet/slots.js';
 import { eventually } from '../helpers/tmux.js';
 import { completionsFrom } from '../spawn/helpers.js';
-import { explain } from './suite.js';
-import { vendorFleet, type VendorFleet } from './helpers.js';
 import { TARGETS } from './targets.js';
+import { DONT_ASK, RUNTIMES, vendorFleets } from './vendor-suite.js';
 
 /**
  * Fail fast, never hang (docs/runtimes.md, "Logins"): a CLI that passed the preflight (a key
@@ -13,12 +12,7 @@ import { TARGETS } from './targets.js';
  * `failed` with the CLI's own reason, frees its running slot and sends exactly one completion,
  * instead of holding the slot at an error in its pane until the task timeout.
  */
-let fleet: VendorFleet | undefined;
-afterEach(async (ctx) => {
-  if (fleet && ctx.task.result?.state === 'fail') await explain(fleet);
-  await fleet?.dispose();
-  fleet = undefined;
-});
+const fleets = vendorFleets();
 
 /** What each CLI says when the vendor refuses its key (its own words, carried into the reason). */
 const REASONS: Record<keyof typeof TARGETS, RegExp> = {
@@ -28,37 +22,33 @@ const REASONS: Record<keyof typeof TARGETS, RegExp> = {
 };
 
 describe('an authentication error after the CLI started', { timeout: 600_000 }, () => {
-  it.each(Object.keys(TARGETS) as (keyof typeof TARGETS)[])(
-    "%s: the agent ends failed with the CLI's reason, its slot free, one completion",
-    async (name) => {
-      const t = TARGETS[name]();
-      const f = await vendorFleet({
-        ...t,
-        script: 'first.yaml',
-        definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' },
-      });
-      fleet = f;
-      // The default retry count (the test fleets use 0): the bound holds with the retries a person gets.
-      writeFileSync(
-        f.layout.configFile,
-        readFileSync(f.layout.configFile, 'utf8').replace('max_retries: 0', 'max_retries: 3'),
-      );
-      f.vendor.reject = 401;
-      const id = await f.spawnChild('a', `${name}-revoked`, 'first-task-marker-31', t.spawnArgs);
-      await eventually(() => f.vendor.rejected > 0, 240_000, 'the refused request');
-      // The issue's bound: failed within 30 s of the refusal, never the task timeout.
-      await eventually(() => f.record(id).status === 'failed', 30_000, 'the agent failed');
-      expect(f.record(id).exitReason).toMatch(REASONS[name]);
-      // The record ends first, then the shim lets go of its slot on its way out.
-      let held = -1;
-      await eventually(async () => (held = await countHeld(f.layout, 8)) === 0, 30_000, `the slot free (${held} held)`);
-      await eventually(() => completionsFrom(f, 'lead-parent', id).length > 0, 30_000, 'the completion');
-      await new Promise((r) => setTimeout(r, 1500));
-      const done = completionsFrom(f, 'lead-parent', id);
-      expect(done).toHaveLength(1);
-      expect(done[0]).toMatchObject({ status: 'failed' });
-      expect(done[0]!.body).toMatch(REASONS[name]);
-      expect(f.vendor.prompts).toHaveLength(0);
-    },
-  );
+  it.each(RUNTIMES)("%s: the agent ends failed with the CLI's reason, its slot free, one completion", async (name) => {
+    const t = TARGETS[name]();
+    const f = await fleets.open({
+      ...t,
+      script: 'first.yaml',
+      definitions: { a: DONT_ASK },
+    });
+    // The default retry count (the test fleets use 0): the bound holds with the retries a person gets.
+    writeFileSync(
+      f.layout.configFile,
+      readFileSync(f.layout.configFile, 'utf8').replace('max_retries: 0', 'max_retries: 3'),
+    );
+    f.vendor.reject = 401;
+    const id = await f.spawnChild('a', `${name}-revoked`, 'first-task-marker-31', t.spawnArgs);
+    await eventually(() => f.vendor.rejected > 0, 240_000, 'the refused request');
+    // The issue's bound: failed within 30 s of the refusal, never the task timeout.
+    await eventually(() => f.record(id).status === 'failed', 30_000, 'the agent failed');
+    expect(f.record(id).exitReason).toMatch(REASONS[name]);
+    // The record ends first, then the shim lets go of its slot on its way out.
+    let held = -1;
+    await eventually(async () => (held = await countHeld(f.layout, 8)) === 0, 30_000, `the slot free (${held} held)`);
+    await eventually(() => completionsFrom(f, 'lead-parent', id).length > 0, 30_000, 'the completion');
+    await new Promise((r) => setTimeout(r, 1500));
+    const done = completionsFrom(f, 'lead-parent', id);
+    expect(done).toHaveLength(1);
+    expect(done[0]).toMatchObject({ status: 'failed' });
+    expect(done[0]!.body).toMatch(REASONS[name]);
+    expect(f.vendor.prompts).toHaveLength(0);
+  });
 });

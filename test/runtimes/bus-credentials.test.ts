@@ -1,22 +1,17 @@
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { natsServer, type NatsServer } from '../helpers/nats.js';
 import { eventually } from '../helpers/tmux.js';
 import { fixture } from '../spawn/helpers.js';
-import { explain } from './suite.js';
-import { vendorFleet, type VendorFleet } from './helpers.js';
 import { TARGETS } from './targets.js';
+import { DONT_ASK, vendorFleets } from './vendor-suite.js';
 
 const TOKEN = 'shim-only-token-7c21';
 
-let fleet: VendorFleet | undefined;
 let server: NatsServer | undefined;
-afterEach(async (ctx) => {
-  if (fleet && ctx.task.result?.state === 'fail') await explain(fleet);
-  await fleet?.dispose();
+const fleets = vendorFleets(async () => {
   await server?.kill();
-  fleet = undefined;
   server = undefined;
 });
 
@@ -31,14 +26,13 @@ describe('a vendor CLI holds no bus credentials; its hooks still reach the bus',
   it.each(['none', 'bubblewrap'] as const)('claude, sandbox %s', async (sandbox) => {
     server = await natsServer({ token: TOKEN });
     const t = TARGETS.claude();
-    const f = await vendorFleet({
+    const f = await fleets.open({
       ...t,
       env: (url) => ({ ...t.env(url), FLOTILLA_NATS_TOKEN: TOKEN }),
       script: 'bus-probe.yaml',
       config: `security:\n  sandbox: ${sandbox}\n`,
-      definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' },
+      definitions: { a: DONT_ASK },
     });
-    fleet = f;
     mkdirSync(join(f.env.XDG_CONFIG_HOME!, 'flotilla'), { recursive: true });
     writeFileSync(join(f.env.XDG_CONFIG_HOME!, 'flotilla', 'config.yaml'), `fleet:\n  bus: ${server.url}\n`);
     // The child the CLI's command spawns: a scripted flotilla agent.

@@ -1,12 +1,11 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runtimeKeyVars } from '../../src/runtimes/login.js';
 import { eventually } from '../helpers/tmux.js';
 import { completionsFrom } from '../spawn/helpers.js';
-import { explain } from './suite.js';
-import { vendorFleet, type VendorFleet } from './helpers.js';
 import { TARGETS } from './targets.js';
+import { DONT_ASK, RUNTIMES, vendorFleets } from './vendor-suite.js';
 
 /**
  * What a vendor CLI hands the commands its shell tool runs (docs/security.md "Vendor
@@ -27,29 +26,23 @@ const OTHER_KEYS: Record<string, string> = {
 };
 const DEPLOY_TOKEN = 'dk-exported-in-the-tmux-environment-6';
 
-let fleet: VendorFleet | undefined;
-afterEach(async (ctx) => {
-  if (fleet && ctx.task.result?.state === 'fail') await explain(fleet);
-  await fleet?.dispose();
-  fleet = undefined;
-});
+const fleets = vendorFleets();
 
 describe("a vendor CLI's commands get no tmux and no other provider's key", { timeout: 600_000 }, () => {
-  it.each(['claude', 'codex', 'gemini'] as const)('%s', async (name) => {
+  it.each(RUNTIMES)('%s', async (name) => {
     const t = TARGETS[name]();
     // The target's own key wins over the stand-in of the same name.
     // Without the sandbox, where the environment is all that keeps tmux from the command (test/runtimes/sandboxed-cli.test.ts has the sandbox).
-    const f = await vendorFleet({
+    const f = await fleets.open({
       ...t,
       env: (url) => ({ ...OTHER_KEYS, DEPLOY_TOKEN, ...t.env(url) }),
       script: 'env-probe.yaml',
       config: 'security:\n  sandbox: none\n',
       definitions: {
-        a: 'permissions:\n  permission_mode: dont_ask\n',
-        deployer: 'permissions:\n  permission_mode: dont_ask\n  secrets: [deploy-token]\n',
+        a: DONT_ASK,
+        deployer: `${DONT_ASK}  secrets: [deploy-token]\n`,
       },
     });
-    fleet = f;
     // A configured provider's api_key_env is a provider key too.
     const config = readFileSync(f.layout.configFile, 'utf8');
     writeFileSync(

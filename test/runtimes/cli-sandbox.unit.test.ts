@@ -3,7 +3,7 @@ import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { configSchema } from '../../src/config/schema.js';
-import { cliSandbox } from '../../src/harness/vendor/sandboxed-cli.js';
+import { cliSandbox } from '../../src/harness/cli-host/sandboxed-cli.js';
 import { PERMISSION_MODES } from '../../src/policy/permission-mode.js';
 import { bubblewrapArgv, bubblewrapUserNamespace, NESTING_ID } from '../../src/tools/sandbox.js';
 import { tempDir } from '../helpers/fleet.js';

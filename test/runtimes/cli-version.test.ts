@@ -1,20 +1,14 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { listRecords } from '../../src/fleet/registry.js';
 import { TESTED } from '../../src/versions.js';
 import { eventually } from '../helpers/tmux.js';
 import { completionsFrom } from '../spawn/helpers.js';
-import { explain } from './suite.js';
-import { vendorFleet, type VendorFleet } from './helpers.js';
 import { TARGETS } from './targets.js';
+import { DONT_ASK, vendorFleets } from './vendor-suite.js';
 
-let fleet: VendorFleet | undefined;
-afterEach(async (ctx) => {
-  if (fleet && ctx.task.result?.state === 'fail') await explain(fleet);
-  await fleet?.dispose();
-  fleet = undefined;
-});
+const fleets = vendorFleets();
 
 const NOTICE = 'is not the version Flotilla was tested with';
 
@@ -27,12 +21,11 @@ const NOTICE = 'is not the version Flotilla was tested with';
 describe('a spawn on an untested CLI version', { timeout: 600_000 }, () => {
   it('says so once in its pane; the version is asked once per binary; the tested CLI says nothing', async () => {
     const t = TARGETS.claude();
-    const f = await vendorFleet({
+    const f = await fleets.open({
       ...t,
       script: 'first.yaml',
-      definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' },
+      definitions: { a: DONT_ASK },
     });
-    fleet = f;
     const pane = async (id: string) => {
       const rec = listRecords(f.layout).find((r) => r.id === id)!;
       return f.tmux.capture(rec.tmux!.paneId);

@@ -1,25 +1,18 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PERMISSION_MODES } from '../../src/policy/permission-mode.js';
 import { HIDDEN_PATHS_CONFIG, printingProbe, secretsIn, seedCredentials } from '../helpers/credentials.js';
 import { eventually } from '../helpers/tmux.js';
 import { completionsFrom } from '../spawn/helpers.js';
-import { explain } from './suite.js';
-import { vendorFleet, type VendorFleet } from './helpers.js';
 import { TARGETS } from './targets.js';
-
-let fleet: VendorFleet | undefined;
+import { vendorFleets } from './vendor-suite.js';
 
 /** How many pid namespaces a process is seen from (`NSpid:` in its status): 1 on the host's own. */
 function nsPids(pid: number): number {
   return (/^NSpid:\s*(.+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? '').trim().split(/\s+/).length;
 }
-afterEach(async (ctx) => {
-  if (fleet && ctx.task.result?.state === 'fail') await explain(fleet);
-  await fleet?.dispose();
-  fleet = undefined;
-});
+const fleets = vendorFleets();
 
 /**
  * Codex is contained in every mode (docs/security-fleet.md, "Vendor runtimes"): in `plan`,
@@ -34,13 +27,12 @@ afterEach(async (ctx) => {
 describe("Codex's shell tool reads no credential, in every mode", { timeout: 600_000 }, () => {
   it.each(PERMISSION_MODES)('%s', async (mode) => {
     const t = TARGETS.codex();
-    const f = await vendorFleet({
+    const f = await fleets.open({
       ...t,
       script: 'credentials-print.yaml',
       definitions: { a: `permissions:\n  permission_mode: ${mode}\n` },
       parentMode: mode === 'bypass_permissions' ? 'bypass_permissions' : 'dont_ask',
     });
-    fleet = f;
     // The person's credentials (what must not be read) and their own config's hidden_paths.
     seedCredentials(f.home, f.project);
     printingProbe(f.home, f.project);

@@ -1,10 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/tmux.js';
 import { completionsFrom } from '../spawn/helpers.js';
 import { modeSuite } from './modes.js';
-import { explain } from './suite.js';
-import { vendorFleet, type VendorFleet } from './helpers.js';
 import { TARGETS } from './targets.js';
+import { DONT_ASK, vendorFleets } from './vendor-suite.js';
 
 modeSuite(TARGETS.codex);
 
@@ -14,21 +13,15 @@ modeSuite(TARGETS.codex);
  * "First-run answers"). With nobody at the keyboard the agent must reach that model anyway.
  */
 describe('Codex: an older model of its catalogue reaches the model, no migration dialog', { timeout: 600_000 }, () => {
-  let fleet: VendorFleet | undefined;
-  afterEach(async (ctx) => {
-    if (fleet && ctx.task.result?.state === 'fail') await explain(fleet);
-    await fleet?.dispose();
-    fleet = undefined;
-  });
+  const fleets = vendorFleets();
 
   it.each(['gpt-5.5', 'gpt-5.6-sol'])('%s', async (model) => {
     const t = TARGETS.codex();
-    const f = await vendorFleet({
+    const f = await fleets.open({
       ...t,
       script: 'first.yaml',
-      definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' },
+      definitions: { a: DONT_ASK },
     });
-    fleet = f;
     const id = await f.spawnChild('a', `codex-${model.replace(/\./g, '-')}`, 'first-task-marker-31', [
       '--model',
       model,

@@ -1,9 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/tmux.js';
 import { completionsFrom } from '../spawn/helpers.js';
-import { explain } from './suite.js';
-import { vendorFleet, type VendorFleet } from './helpers.js';
 import { TARGETS } from './targets.js';
+import { vendorFleets } from './vendor-suite.js';
 
 /**
  * Codex 0.169's default model is marked `multi_agent_version = "v2"` in the catalogue compiled
@@ -16,24 +15,18 @@ import { TARGETS } from './targets.js';
  * (`dont_ask`) and one where Codex sandboxes its own commands (`default`), is offered no tool
  * of Codex's own team, and still works.
  */
-let fleet: VendorFleet | undefined;
-afterEach(async (ctx) => {
-  if (fleet && ctx.task.result?.state === 'fail') await explain(fleet);
-  await fleet?.dispose();
-  fleet = undefined;
-});
+const fleets = vendorFleets();
 
 const OWN_AGENT_TOOLS = /spawn_agent|followup_task|wait_agent|interrupt_agent|list_agents|collaboration__/;
 
 describe("a Codex agent on Codex's default model is not offered Codex's own sub-agents", { timeout: 600_000 }, () => {
   it.each(['dont_ask', 'default'] as const)('%s', async (mode) => {
     const t = { ...TARGETS.codex(), spawnArgs: [] };
-    const f = await vendorFleet({
+    const f = await fleets.open({
       ...t,
       script: 'first.yaml',
       definitions: { a: `permissions:\n  permission_mode: ${mode}\n` },
     });
-    fleet = f;
     const id = await f.spawnChild('a', `codex-own-agents-${mode.replace('_', '-')}`, 'hello', t.spawnArgs);
     await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 300_000, 'the completion');
     expect(completionsFrom(f, 'lead-parent', id)[0]!.body).toContain('Final answer: the first request arrived');

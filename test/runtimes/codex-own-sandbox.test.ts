@@ -1,11 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/tmux.js';
 import { completionsFrom } from '../spawn/helpers.js';
-import { explain } from './suite.js';
-import { vendorFleet, type VendorFleet } from './helpers.js';
 import { TARGETS } from './targets.js';
+import { vendorFleets } from './vendor-suite.js';
 
 /**
  * Codex in `default` and `accept_edits` runs each command in its own sandbox (docs/security.md,
@@ -14,12 +13,7 @@ import { TARGETS } from './targets.js';
  * test's) keeps its fleet root. What the person gets: the command runs and the model sees its
  * output, in a fresh folder under the temporary folder, started as a person's spawn starts it.
  */
-let fleet: VendorFleet | undefined;
-afterEach(async (ctx) => {
-  if (fleet && ctx.task.result?.state === 'fail') await explain(fleet);
-  await fleet?.dispose();
-  fleet = undefined;
-});
+const fleets = vendorFleets();
 
 describe(
   "a Codex command runs in Codex's own sandbox when the project is under the temporary folder",
@@ -30,12 +24,11 @@ describe(
       ['accept_edits', 'own-sandbox-write-42', 'wrote-in-sandbox-58'],
     ] as const)('%s', async (mode, prompt, output) => {
       const t = TARGETS.codex();
-      const f = await vendorFleet({
+      const f = await fleets.open({
         ...t,
         script: 'own-sandbox.yaml',
         definitions: { a: `permissions:\n  permission_mode: ${mode}\n` },
       });
-      fleet = f;
       const id = await f.spawnChild('a', `codex-${mode.replace('_', '-')}`, prompt, t.spawnArgs);
       await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 300_000, 'the completion');
       const body = completionsFrom(f, 'lead-parent', id)[0]!.body;

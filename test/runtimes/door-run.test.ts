@@ -1,19 +1,13 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { listRecords } from '../../src/fleet/registry.js';
 import { eventually } from '../helpers/tmux.js';
 import { completionsFrom, fixture } from '../spawn/helpers.js';
-import { explain } from './suite.js';
-import { vendorFleet, type VendorFleet } from './helpers.js';
 import { TARGETS } from './targets.js';
+import { DONT_ASK, RUNTIMES, vendorFleets } from './vendor-suite.js';
 
-let fleet: VendorFleet | undefined;
-afterEach(async (ctx) => {
-  if (fleet && ctx.task.result?.state === 'fail') await explain(fleet);
-  await fleet?.dispose();
-  fleet = undefined;
-});
+const fleets = vendorFleets();
 
 /**
  * `flotilla run` from a vendor CLI's shell in the default sandbox (docs/security.md "The
@@ -21,14 +15,13 @@ afterEach(async (ctx) => {
  * agent's child — the task on stdin goes along and the one-shot's answer is the output.
  */
 describe("flotilla run from a vendor agent's shell, through the door", { timeout: 600_000 }, () => {
-  it.each(['claude', 'codex', 'gemini'] as const)('%s', async (name) => {
+  it.each(RUNTIMES)('%s', async (name) => {
     const t = TARGETS[name]();
-    const f = await vendorFleet({
+    const f = await fleets.open({
       ...t,
       script: 'door-run.yaml',
-      definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' },
+      definitions: { a: DONT_ASK },
     });
-    fleet = f;
     // The one-shot runs on Flotilla's own harness with the scripted model: it answers with its shell's output.
     writeFileSync(
       join(f.layout.agentsDir, 'worker.md'),

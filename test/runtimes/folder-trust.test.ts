@@ -1,13 +1,13 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { shellCommand } from '../../src/tmux/quote.js';
 import { CLI } from '../helpers/cli.js';
 import { eventually } from '../helpers/tmux.js';
 import { completionsFrom } from '../spawn/helpers.js';
-import { explain } from './suite.js';
-import { vendorFleet, type VendorFleet } from './helpers.js';
+import { type VendorFleet } from './helpers.js';
 import { TARGETS } from './targets.js';
+import { RUNTIMES, vendorFleets } from './vendor-suite.js';
 
 /**
  * A cloned repository's own vendor-CLI settings (docs/security-trust.md, "Vendor CLIs and folder
@@ -89,21 +89,15 @@ async function asPerson(f: VendorFleet, args: string[]): Promise<string> {
   return readFileSync(out, 'utf8');
 }
 
-let fleet: VendorFleet | undefined;
-afterEach(async (ctx) => {
-  if (fleet && ctx.task.result?.state === 'fail') await explain(fleet);
-  await fleet?.dispose();
-  fleet = undefined;
-});
+const fleets = vendorFleets();
 
 describe(
   "a repository's own vendor-CLI hooks and MCP servers run nothing before flotilla trust",
   { timeout: 900_000 },
   () => {
-    it.each(['claude', 'codex', 'gemini'] as const)('%s', async (name) => {
+    it.each(RUNTIMES)('%s', async (name) => {
       const t = TARGETS[name]();
-      const f = await vendorFleet({ ...t, script: 'first.yaml', definitions: { a: '' } });
-      fleet = f;
+      const f = await fleets.open({ ...t, script: 'first.yaml', definitions: { a: '' } });
       for (const [path, text] of Object.entries(repoFiles(name, f.project))) {
         mkdirSync(dirname(join(f.project, path)), { recursive: true });
         writeFileSync(join(f.project, path), text);
@@ -136,13 +130,12 @@ describe('Gemini CLI outside a sandbox', { timeout: 900_000 }, () => {
   it('is not started in an untrusted folder that has a .gemini, and says so in one line; trusted, it answers', async () => {
     const t = TARGETS.gemini();
     // The person's own choice of no sandbox (an untrusted project cannot set security:).
-    const f = await vendorFleet({
+    const f = await fleets.open({
       ...t,
       env: (url) => ({ ...t.env(url), FLOTILLA_SECURITY_SANDBOX: 'none' }),
       script: 'first.yaml',
       definitions: { a: '' },
     });
-    fleet = f;
     for (const [path, text] of Object.entries(repoFiles('gemini', f.project))) {
       mkdirSync(dirname(join(f.project, path)), { recursive: true });
       writeFileSync(join(f.project, path), text);

@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { trustFolder } from '../../src/config/trust-store.js';
-import { cliFolderTrusted, untrustedFolderSettings } from '../../src/harness/vendor/folder-trust.js';
+import { cliFolderTrusted, untrustedFolderSettings } from '../../src/harness/cli-host/folder-trust.js';
 import { claude } from '../../src/runtimes/claude.js';
 import { codex } from '../../src/runtimes/codex.js';
 import { gemini } from '../../src/runtimes/gemini.js';

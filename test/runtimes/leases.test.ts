@@ -1,14 +1,13 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readAudit } from '../../src/audit/read.js';
 import { takeLeases } from '../../src/leases/leases.js';
 import { eventually } from '../helpers/tmux.js';
 import { completionsFrom } from '../spawn/helpers.js';
-import { explain } from './suite.js';
-import { vendorFleet, type VendorFleet } from './helpers.js';
 import { TARGETS } from './targets.js';
+import { DONT_ASK, vendorFleets } from './vendor-suite.js';
 
 /**
  * File leases in the vendor CLIs (docs/design.md §16): one of our agents (the registered
@@ -21,13 +20,7 @@ import { TARGETS } from './targets.js';
  * mode", docs/runtimes.md "Codex's file tool"); the fake server answers in that form.
  */
 
-let fleet: VendorFleet | undefined;
-afterEach(async (ctx) => {
-  if (fleet && ctx.task.result?.state === 'fail') await explain(fleet);
-  await fleet?.dispose();
-  fleet = undefined;
-  delete process.env.LW_PATH;
-});
+const fleets = vendorFleets(() => delete process.env.LW_PATH);
 
 describe(
   "a vendor CLI's edit of a file another agent leased is refused by its own pre-tool hook",
@@ -40,8 +33,7 @@ describe(
     ] as const)('%s (%s, its %s)', async (name, script, _tool) => {
       // Codex with no --model: its default model, whose only way to apply_patch is code mode.
       const t = name === 'codex' ? { ...TARGETS.codex(), spawnArgs: [] } : TARGETS[name]();
-      const f = await vendorFleet({ ...t, script, definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' } });
-      fleet = f;
+      const f = await fleets.open({ ...t, script, definitions: { a: DONT_ASK } });
       execFileSync('git', ['init', '-q'], { cwd: f.project });
       const file = join(f.project, 'shared.txt');
       writeFileSync(file, 'holder text\n');
@@ -72,12 +64,11 @@ describe(
 
     it('codex: with no other holder, its apply_patch takes the lease for its task and changes the file', async () => {
       const t = { ...TARGETS.codex(), spawnArgs: [] };
-      const f = await vendorFleet({
+      const f = await fleets.open({
         ...t,
         script: 'lease-patch.yaml',
-        definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' },
+        definitions: { a: DONT_ASK },
       });
-      fleet = f;
       execFileSync('git', ['init', '-q'], { cwd: f.project });
       const file = join(f.project, 'shared.txt');
       writeFileSync(file, 'holder text\n');

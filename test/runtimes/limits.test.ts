@@ -1,10 +1,10 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/tmux.js';
 import { completionsFrom } from '../spawn/helpers.js';
-import { explain } from './suite.js';
-import { vendorFleet, type VendorFleet } from './helpers.js';
+import type { VendorFleet } from './helpers.js';
 import { TARGETS } from './targets.js';
+import { DONT_ASK, RUNTIMES, vendorFleets } from './vendor-suite.js';
 
 /**
  * The fleet's limits for a vendor CLI (docs/runtimes.md, "Limits"), with the harness's
@@ -12,15 +12,7 @@ import { TARGETS } from './targets.js';
  * runs past timeout_secs ends `timed_out` (`timeout`). Each is exactly one completion, and the
  * agent stays, idle, with its CLI alive for the next message.
  */
-let fleet: VendorFleet | undefined;
-afterEach(async (ctx) => {
-  if (fleet && ctx.task.result?.state === 'fail') await explain(fleet);
-  await fleet?.dispose();
-  fleet = undefined;
-});
-
-const DONT_ASK = 'permissions:\n  permission_mode: dont_ask\n';
-const RUNTIMES = Object.keys(TARGETS) as (keyof typeof TARGETS)[];
+const fleets = vendorFleets();
 
 async function oneCompletion(f: VendorFleet, id: string) {
   await eventually(() => completionsFrom(f, 'lead-parent', id).length > 0, 240_000, 'the completion');
@@ -35,8 +27,7 @@ describe('max_turns and timeout_secs end a vendor task as they end ours', { time
     '%s: max_turns 2 ends a task that never stops on its own: failed (max_turns), the agent idle',
     async (name) => {
       const t = TARGETS[name]();
-      const f = await vendorFleet({ ...t, script: 'loop.yaml', definitions: { a: `max_turns: 2\n${DONT_ASK}` } });
-      fleet = f;
+      const f = await fleets.open({ ...t, script: 'loop.yaml', definitions: { a: `max_turns: 2\n${DONT_ASK}` } });
       const id = await f.spawnChild('a', `${name}-turns`, 'loop forever', t.spawnArgs);
       const done = await oneCompletion(f, id);
       expect(done).toMatchObject({ status: 'failed', exit_reason: 'max_turns' });
@@ -56,12 +47,11 @@ describe('max_turns and timeout_secs end a vendor task as they end ours', { time
     '%s: timeout_secs 5 ends a task still working: timed_out (timeout), the agent idle',
     async (name) => {
       const t = TARGETS[name]();
-      const f = await vendorFleet({
+      const f = await fleets.open({
         ...t,
         script: 'sleeper.yaml',
         definitions: { a: `${DONT_ASK}  timeout_secs: 5\n` },
       });
-      fleet = f;
       const id = await f.spawnChild('a', `${name}-timeout`, 'sleep', t.spawnArgs);
       const done = await oneCompletion(f, id);
       expect(done).toMatchObject({ status: 'timed_out', exit_reason: 'timeout' });
@@ -77,8 +67,7 @@ describe('max_turns and timeout_secs end a vendor task as they end ours', { time
     // Gemini CLI takes five identical tool calls in a row for a loop and asks a person whether to
     // keep its loop detection, a dialog no one answers; the fleet's own limits stop a loop.
     const t = TARGETS.gemini();
-    const f = await vendorFleet({ ...t, script: 'loop.yaml', definitions: { a: `max_turns: 8\n${DONT_ASK}` } });
-    fleet = f;
+    const f = await fleets.open({ ...t, script: 'loop.yaml', definitions: { a: `max_turns: 8\n${DONT_ASK}` } });
     const id = await f.spawnChild('a', 'gemini-repeats', 'loop forever', t.spawnArgs);
     const done = await oneCompletion(f, id);
     expect(done).toMatchObject({ status: 'failed', exit_reason: 'max_turns' });
@@ -88,8 +77,7 @@ describe('max_turns and timeout_secs end a vendor task as they end ours', { time
 
   it("codex: the tree budget, fed by the CLI's own token counts while it works, ends the task failed (budget)", async () => {
     const t = TARGETS.codex();
-    const f = await vendorFleet({ ...t, script: 'loop.yaml', definitions: { a: DONT_ASK } });
-    fleet = f;
+    const f = await fleets.open({ ...t, script: 'loop.yaml', definitions: { a: DONT_ASK } });
     writeFileSync(
       f.layout.configFile,
       `${readFileSync(f.layout.configFile, 'utf8')}budget:\n  max_tokens_per_tree: 50\n`,
@@ -103,8 +91,7 @@ describe('max_turns and timeout_secs end a vendor task as they end ours', { time
 
   it("codex: idle_timeout_secs ends an agent idle that long: completed (idle timeout), its CLI stopped, the task's one completion only", async () => {
     const t = TARGETS.codex();
-    const f = await vendorFleet({ ...t, script: 'first.yaml', definitions: { a: DONT_ASK } });
-    fleet = f;
+    const f = await fleets.open({ ...t, script: 'first.yaml', definitions: { a: DONT_ASK } });
     writeFileSync(f.layout.configFile, `${readFileSync(f.layout.configFile, 'utf8')}limits:\n  idle_timeout_secs: 5\n`);
     const id = await f.spawnChild('a', 'codex-idle', 'first-task-marker-31', t.spawnArgs);
     await oneCompletion(f, id);

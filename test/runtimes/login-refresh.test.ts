@@ -1,14 +1,13 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/tmux.js';
 import { completionsFrom } from '../spawn/helpers.js';
 import { fakeTokenService, unsignedJwt } from './fake-token-service.js';
 import { sendJson, startTlsStandIn } from './tls-stand-in.js';
 import { startFakeGoogle } from './fake-google.js';
-import { explain } from './suite.js';
-import { vendorFleet, type VendorFleet } from './helpers.js';
 import { TARGETS } from './targets.js';
+import { DONT_ASK, vendorFleets } from './vendor-suite.js';
 
 /**
  * A shared login refreshed during a run (docs/runtimes.md, "Logins"; docs/decisions.md, "A
@@ -19,13 +18,9 @@ import { TARGETS } from './targets.js';
  * `sandbox: auto` the CLI runs in Flotilla's sandbox (the shim writes the refresh back), with
  * `none` unwrapped (the CLI writes through the link or into the person's folder).
  */
-let fleet: VendorFleet | undefined;
 let standIn: { close(): Promise<void> } | undefined;
-afterEach(async (ctx) => {
-  if (fleet && ctx.task.result?.state === 'fail') await explain(fleet);
-  await fleet?.dispose();
+const fleets = vendorFleets(async () => {
   await standIn?.close();
-  fleet = undefined;
   standIn = undefined;
 });
 
@@ -50,7 +45,7 @@ describe('a shared login refreshed during a run', { timeout: 600_000 }, () => {
         (n) => ({ access: `ya29.refreshed-token-${n}`, refresh: first.refresh }),
       );
       // No key and no base URL: the person's Google login (docs/runtimes.md, "Logins").
-      const f = await vendorFleet({
+      const f = await fleets.open({
         ...t,
         env: () => ({}),
         script: 'first.yaml',
@@ -58,7 +53,6 @@ describe('a shared login refreshed during a run', { timeout: 600_000 }, () => {
         // Without the sandbox the CLI writes the person's file itself, with no copy between: the other path a refresh takes.
         ...(sandbox === 'none' ? { config: 'security:\n  sandbox: none\n' } : {}),
       });
-      fleet = f;
       const google = await startFakeGoogle(f.vendor, f.home, { tokens: s });
       standIn = google;
       Object.assign(f.env, {
@@ -140,15 +134,14 @@ describe('a shared Claude login refreshed during a run', { timeout: 600_000 }, (
         }),
         (n) => ({ access: `sk-ant-oat01-refreshed-${n}`, refresh: `sk-ant-ort01-rotated-${n}` }),
       );
-      const f = await vendorFleet({
+      const f = await fleets.open({
         ...t,
         env: (url) => ({ ANTHROPIC_BASE_URL: url }),
         script: 'first.yaml',
-        definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' },
+        definitions: { a: DONT_ASK },
         // Without the sandbox the CLI writes the person's file itself, with no copy between: the other path a refresh takes.
         ...(sandbox === 'none' ? { config: 'security:\n  sandbox: none\n' } : {}),
       });
-      fleet = f;
       // Anthropic's token service, at the host Claude Code refreshes with, stood in for over TLS.
       const anthropic = await startTlsStandIn(f.home, ['claude.com'], (req, res) => {
         if (req.host === 'platform.claude.com' && req.url === '/v1/oauth/token') {
@@ -246,15 +239,14 @@ describe('a shared ChatGPT login (Codex) refreshed during a run', { timeout: 600
         (n) => ({ id_token: chatgptIdToken(), access_token: n.access, refresh_token: n.refresh }),
         (n) => ({ access: `chatgpt-access-${n + 1}`, refresh: `chatgpt-refresh-${n + 1}` }),
       );
-      const f = await vendorFleet({
+      const f = await fleets.open({
         ...t,
         env: (url) => ({ OPENAI_BASE_URL: `${url}/v1` }),
         script: 'first.yaml',
-        definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' },
+        definitions: { a: DONT_ASK },
         // Without the sandbox the CLI writes the person's file itself, with no copy between: the other path a refresh takes.
         ...(sandbox === 'none' ? { config: 'security:\n  sandbox: none\n' } : {}),
       });
-      fleet = f;
       // OpenAI's side of a ChatGPT login, stood in for over TLS: its token service, and the
       // account service the interactive Codex asks which backend serves the person's workspace.
       const openai = await startTlsStandIn(f.home, ['openai.com', 'chatgpt.com'], (req, res) => {

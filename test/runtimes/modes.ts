@@ -1,12 +1,11 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PERMISSION_MODES } from '../../src/policy/permission-mode.js';
 import { HOME_KINDS } from '../helpers/home.js';
 import { eventually } from '../helpers/tmux.js';
 import { completionsFrom } from '../spawn/helpers.js';
-import { explain } from './suite.js';
-import { vendorFleet, type VendorFleet } from './helpers.js';
 import type { Target } from './targets.js';
+import { vendorFleets } from './vendor-suite.js';
 
 /**
  * Nobody at the keyboard (docs/runtimes.md, "First-run answers"): in every permission mode, a
@@ -17,12 +16,7 @@ import type { Target } from './targets.js';
  * and its answer comes back as one completion.
  */
 export function modeSuite(target: () => Target): void {
-  let fleet: VendorFleet | undefined;
-  afterEach(async (ctx) => {
-    if (fleet && ctx.task.result?.state === 'fail') await explain(fleet);
-    await fleet?.dispose();
-    fleet = undefined;
-  });
+  const fleets = vendorFleets();
 
   const t = target();
   // A new person's home, one whose dot-folders are links (a dotfiles manager), and one whose
@@ -32,14 +26,13 @@ export function modeSuite(target: () => Target): void {
     { timeout: 600_000 },
     (home) => {
       it.each(PERMISSION_MODES)('%s', async (mode) => {
-        const f = await vendorFleet({
+        const f = await fleets.open({
           ...t,
           script: 'first.yaml',
           home,
           definitions: { a: `permissions:\n  permission_mode: ${mode}\n` },
           parentMode: mode === 'bypass_permissions' ? 'bypass_permissions' : 'dont_ask',
         });
-        fleet = f;
         // The person's allowance, without which a bypass definition does not load.
         if (mode === 'bypass_permissions')
           writeFileSync(

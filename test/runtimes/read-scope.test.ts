@@ -1,12 +1,11 @@
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readAudit } from '../../src/audit/read.js';
 import { eventually } from '../helpers/tmux.js';
 import { completionsFrom } from '../spawn/helpers.js';
-import { explain } from './suite.js';
-import { vendorFleet, type VendorFleet } from './helpers.js';
 import { TARGETS } from './targets.js';
+import { DONT_ASK, vendorFleets } from './vendor-suite.js';
 
 /**
  * The read scope in a real vendor CLI (docs/security.md, "What reads may touch"): Claude Code
@@ -21,11 +20,7 @@ import { TARGETS } from './targets.js';
  */
 const KEY = 'FAKE-PRIVATE-KEY-4711';
 
-let fleet: VendorFleet | undefined;
-afterEach(async (ctx) => {
-  if (fleet && ctx.task.result?.state === 'fail') await explain(fleet);
-  await fleet?.dispose();
-  fleet = undefined;
+const fleets = vendorFleets(() => {
   delete process.env.RS_KEY_PATH;
   delete process.env.RS_SECRET_PATH;
   delete process.env.RS_OUTSIDE_PATH;
@@ -34,12 +29,11 @@ afterEach(async (ctx) => {
 describe("a vendor CLI's own read of a credentials folder is refused by the fleet's hook", { timeout: 600_000 }, () => {
   it.each(['claude', 'gemini'] as const)('%s', async (name) => {
     const t = TARGETS[name]();
-    const f = await vendorFleet({
+    const f = await fleets.open({
       ...t,
       script: 'read-key.yaml',
-      definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' },
+      definitions: { a: DONT_ASK },
     });
-    fleet = f;
     mkdirSync(join(f.home, '.ssh'), { recursive: true });
     writeFileSync(join(f.home, '.ssh', 'id_ed25519'), `${KEY}\n`);
     symlinkSync(join(f.home, '.ssh'), join(f.project, 'keys'));
@@ -69,12 +63,11 @@ describe(
   () => {
     it('claude, default mode: Claude Code asks in its pane (the hook said ask); the answer decides', async () => {
       const t = TARGETS.claude();
-      const f = await vendorFleet({
+      const f = await fleets.open({
         ...t,
         script: 'read-outside.yaml',
         definitions: { a: 'permissions:\n  permission_mode: default\n' },
       });
-      fleet = f;
       const outside = join(f.home, 'elsewhere');
       mkdirSync(outside, { recursive: true });
       writeFileSync(join(outside, 'notes.txt'), 'ELSEWHERE-TEXT-1\n');

@@ -1,11 +1,10 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createRecord } from '../../src/fleet/registry.js';
 import { recordInput } from '../helpers/records.js';
 import { eventually } from '../helpers/tmux.js';
 import { completionsFrom } from '../spawn/helpers.js';
-import { explain } from './suite.js';
-import { vendorFleet, type VendorFleet } from './helpers.js';
 import { TARGETS } from './targets.js';
+import { DONT_ASK, RUNTIMES, vendorFleets } from './vendor-suite.js';
 
 /**
  * `flotilla resume` of a vendor agent (docs/runtimes.md, "Resume and transcript"): a new agent
@@ -14,23 +13,14 @@ import { TARGETS } from './targets.js';
  * it ran and its own answer) followed by the new prompt; the old agent's unread mail is the
  * new agent's; its answer is one completion to the old agent's parent.
  */
-let fleet: VendorFleet | undefined;
-afterEach(async (ctx) => {
-  if (fleet && ctx.task.result?.state === 'fail') await explain(fleet);
-  await fleet?.dispose();
-  fleet = undefined;
-});
-
-const DONT_ASK = 'permissions:\n  permission_mode: dont_ask\n';
-const RUNTIMES = Object.keys(TARGETS) as (keyof typeof TARGETS)[];
+const fleets = vendorFleets();
 
 describe("flotilla resume continues a vendor agent's own session", { timeout: 600_000 }, () => {
   it.each(RUNTIMES)(
     "%s: the resumed CLI's next request carries the earlier turns; adopted mail and one completion",
     async (name) => {
       const t = TARGETS[name]();
-      const f = await vendorFleet({ ...t, script: 'resume.yaml', definitions: { a: DONT_ASK } });
-      fleet = f;
+      const f = await fleets.open({ ...t, script: 'resume.yaml', definitions: { a: DONT_ASK } });
       const old = await f.spawnChild('a', `${name}-first`, 'first-task-marker-12', t.spawnArgs);
       await eventually(
         () => completionsFrom(f, 'lead-parent', old).length === 1,
@@ -98,8 +88,7 @@ describe("flotilla resume continues a vendor agent's own session", { timeout: 60
 
   it('a vendor agent whose CLI left no session file is refused with what to do, and nothing is created', async () => {
     const t = TARGETS.claude();
-    const f = await vendorFleet({ ...t, script: 'resume.yaml', definitions: { a: DONT_ASK } });
-    fleet = f;
+    const f = await fleets.open({ ...t, script: 'resume.yaml', definitions: { a: DONT_ASK } });
     createRecord(
       f.layout,
       recordInput('claude-gone', {

@@ -1,19 +1,13 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectedProbe, HIDDEN_PATHS_CONFIG, probeResults, seedCredentials } from '../helpers/credentials.js';
 import { eventually } from '../helpers/tmux.js';
 import { completionsFrom } from '../spawn/helpers.js';
-import { explain } from './suite.js';
-import { vendorFleet, type VendorFleet } from './helpers.js';
 import { TARGETS } from './targets.js';
+import { DONT_ASK, RUNTIMES, vendorFleets } from './vendor-suite.js';
 
-let fleet: VendorFleet | undefined;
-afterEach(async (ctx) => {
-  if (fleet && ctx.task.result?.state === 'fail') await explain(fleet);
-  await fleet?.dispose();
-  fleet = undefined;
-});
+const fleets = vendorFleets();
 
 /** Each CLI's own login, which it alone of the three sees (it needs it to reach its model). */
 const OWN = { claude: ['claude', 'claude-json'], codex: ['codex'], gemini: ['gemini'] } as const;
@@ -26,15 +20,14 @@ const OWN = { claude: ['claude', 'claude-json'], codex: ['codex'], gemini: ['gem
  * person's `hidden_paths` names read as empty; its own login and the rest of the home do not.
  */
 describe("a vendor CLI's shell tool in the sandbox", { timeout: 600_000 }, () => {
-  it.each(['claude', 'codex', 'gemini'] as const)('%s reads no credential but its own login', async (name) => {
+  it.each(RUNTIMES)('%s reads no credential but its own login', async (name) => {
     const t = TARGETS[name]();
-    const f = await vendorFleet({
+    const f = await fleets.open({
       ...t,
       script: 'credentials-probe.yaml',
       config: 'security:\n  sandbox: bubblewrap\n',
-      definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' },
+      definitions: { a: DONT_ASK },
     });
-    fleet = f;
     seedCredentials(f.home, f.project);
     // The person's own config: hidden_paths is theirs alone to set.
     writeFileSync(join(f.env.XDG_CONFIG_HOME!, 'flotilla', 'config.yaml'), HIDDEN_PATHS_CONFIG);

@@ -1,14 +1,13 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { eventually, testSocketDir } from '../helpers/tmux.js';
 import { tempDir } from '../helpers/fleet.js';
 import { completionsFrom } from '../spawn/helpers.js';
-import { explain } from './suite.js';
-import { vendorFleet, type VendorFleet } from './helpers.js';
 import { TARGETS } from './targets.js';
 import { requireTool } from '../helpers/requires.js';
+import { vendorFleets } from './vendor-suite.js';
 
 /**
  * A vendor CLI inside Flotilla's bubblewrap (docs/security-fleet.md "Vendor runtimes"): each CLI,
@@ -20,13 +19,9 @@ import { requireTool } from '../helpers/requires.js';
  * fleet's MCP tool. Every probe fails and nothing changed on the host, and the agent still
  * reports and completes: its hooks and MCP server reach the fleet through its door.
  */
-let fleet: VendorFleet | undefined;
 let marks: { dir: string; cleanup(): void } | undefined;
 const ENV = ['SP_TMUX_TMPDIR', 'SP_TMUX_NAME', 'SP_TMUX_SOCKET', 'SP_MARKS'];
-afterEach(async (ctx) => {
-  if (fleet && ctx.task.result?.state === 'fail') await explain(fleet);
-  await fleet?.dispose();
-  fleet = undefined;
+const fleets = vendorFleets(() => {
   marks?.cleanup();
   marks = undefined;
   for (const k of ENV) delete process.env[k];
@@ -50,14 +45,13 @@ describe(
     ] as const)('%s in %s', async (name, mode) => {
       const t = TARGETS[name]();
       const tmuxTmpdir = testSocketDir();
-      const f = await vendorFleet({
+      const f = await fleets.open({
         ...t,
         script: 'sandbox-probe.yaml',
         tmuxTmpdir,
         config: 'security:\n  sandbox: bubblewrap\n',
         definitions: { a: `permissions:\n  permission_mode: ${mode}\n` },
       });
-      fleet = f;
       marks = tempDir('flotilla-host-marks-');
       await execa('git', ['init', '-q', f.project]);
       const socket = join(tmuxTmpdir, `tmux-${process.getuid?.() ?? 0}`, f.tmux.socket);

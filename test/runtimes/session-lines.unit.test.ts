@@ -1,7 +1,7 @@
 import { appendFileSync, mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { lastTurnFailure, newestSessionFile, watchSession } from '../../src/harness/vendor/session-watch.js';
+import { lastTurnFailure, newestSessionFile, watchSession } from '../../src/harness/cli-host/session-watch.js';
 import { claude, claudeSessionLine } from '../../src/runtimes/claude.js';
 import { codexSessionLine } from '../../src/runtimes/codex.js';
 import { geminiSessionLine } from '../../src/runtimes/gemini.js';

@@ -1,12 +1,11 @@
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/tmux.js';
 import { completionsFrom } from '../spawn/helpers.js';
 import { startFakeGoogle } from './fake-google.js';
-import { explain } from './suite.js';
-import { vendorFleet, type VendorFleet } from './helpers.js';
 import { TARGETS } from './targets.js';
+import { DONT_ASK, vendorFleets } from './vendor-suite.js';
 
 /**
  * The person's own login, by reference (docs/runtimes.md, "Logins"): with no key in the
@@ -15,13 +14,9 @@ import { TARGETS } from './targets.js';
  * the CLI uses the shim's copy of that file, hidden from every other agent and kept in step
  * with it (login-mirror.ts; a refresh: login-refresh.test.ts).
  */
-let fleet: VendorFleet | undefined;
 let closing: (() => Promise<void>) | undefined;
-afterEach(async (ctx) => {
-  if (fleet && ctx.task.result?.state === 'fail') await explain(fleet);
-  await fleet?.dispose();
+const fleets = vendorFleets(async () => {
   await closing?.();
-  fleet = undefined;
   closing = undefined;
 });
 
@@ -36,13 +31,12 @@ function filesUnder(dir: string, prefix = ''): string[] {
 describe('runtimes.<name>.login: shared (the default)', { timeout: 600_000 }, () => {
   it("Claude Code uses the person's ~/.claude/.credentials.json: the server sees its token; in the sandbox, through the shim's hidden copy", async () => {
     const t = TARGETS.claude();
-    const f = await vendorFleet({
+    const f = await fleets.open({
       ...t,
       env: (url) => ({ ANTHROPIC_BASE_URL: url }),
       script: 'first.yaml',
-      definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' },
+      definitions: { a: DONT_ASK },
     });
-    fleet = f;
     // The person's login, as `claude` and /login leave it: what this test shares.
     mkdirSync(join(f.home, '.claude'));
     const token = 'sk-ant-oat01-the-persons-own-login-token';
@@ -74,13 +68,12 @@ describe('runtimes.<name>.login: shared (the default)', { timeout: 600_000 }, ()
 
   it("Codex uses the person's ~/.codex/auth.json through a link: the server sees its key; in the sandbox the link leads to the shim's hidden copy", async () => {
     const t = TARGETS.codex();
-    const f = await vendorFleet({
+    const f = await fleets.open({
       ...t,
       env: (url) => ({ OPENAI_BASE_URL: `${url}/v1` }),
       script: 'first.yaml',
-      definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' },
+      definitions: { a: DONT_ASK },
     });
-    fleet = f;
     // The person's login, as `codex login` leaves it: what this test shares.
     mkdirSync(join(f.home, '.codex'));
     const key = 'sk-the-persons-own-codex-login-key';
@@ -99,13 +92,12 @@ describe('runtimes.<name>.login: shared (the default)', { timeout: 600_000 }, ()
   it("Gemini CLI uses the person's ~/.gemini/oauth_creds.json through a link and their selected auth type: Google's side sees its token", async () => {
     const t = TARGETS.gemini();
     // No key and no base URL: the person's Google login (docs/runtimes.md, "Logins").
-    const f = await vendorFleet({
+    const f = await fleets.open({
       ...t,
       env: () => ({}),
       script: 'first.yaml',
-      definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' },
+      definitions: { a: DONT_ASK },
     });
-    fleet = f;
     const google = await startFakeGoogle(f.vendor, f.home);
     closing = google.close;
     // The person reaches Google through a proxy that inspects TLS, with its authority trusted

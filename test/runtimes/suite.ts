@@ -1,12 +1,12 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { listRecords } from '../../src/fleet/registry.js';
+import { describe, expect, it } from 'vitest';
 import type { Runtime } from '../../src/runtimes/types.js';
 import { eventually } from '../helpers/tmux.js';
 import { completionsFrom } from '../spawn/helpers.js';
 import type { Wire } from './fake-vendor.js';
-import { vendorFleet, type VendorFleet } from './helpers.js';
+import type { VendorFleet } from './helpers.js';
+import { DONT_ASK, vendorFleets } from './vendor-suite.js';
 
 /**
  * One vendor CLI under the Flotilla shim (§13), in real tmux, against a fake vendor API on
@@ -27,21 +27,11 @@ export interface SuiteOptions {
   spawnArgs?: string[];
 }
 
-const DONT_ASK = 'permissions:\n  permission_mode: dont_ask\n';
-
 export function runtimeSuite(o: SuiteOptions): void {
   const name = o.runtime.name;
-  let fleet: VendorFleet | undefined;
-  afterEach(async (ctx) => {
-    if (fleet && ctx.task.result?.state === 'fail') await explain(fleet);
-    await fleet?.dispose();
-    fleet = undefined;
-  });
-  async function open(script: string, definitions: Record<string, string> = { a: DONT_ASK }): Promise<VendorFleet> {
-    const f = await vendorFleet({ runtime: o.runtime, wire: o.wire, script, bin: o.bin, definitions, env: o.env });
-    fleet = f;
-    return f;
-  }
+  const fleets = vendorFleets();
+  const open = (script: string, definitions: Record<string, string> = { a: DONT_ASK }): Promise<VendorFleet> =>
+    fleets.open({ runtime: o.runtime, wire: o.wire, script, bin: o.bin, definitions, env: o.env });
   /** Exactly one completion from `id`, still one a moment after the first arrived. */
   async function oneCompletion(f: VendorFleet, id: string) {
     await eventually(() => completionsFrom(f, 'lead-parent', id).length > 0, 240_000, 'completion');
@@ -136,29 +126,4 @@ export function runtimeSuite(o: SuiteOptions): void {
       expect(existsSync(join(f.project, 'denied-marker'))).toBe(false);
     });
   });
-}
-
-/** What a failing test prints: each agent's screen and log, and what the model was asked. */
-export async function explain(f: VendorFleet): Promise<void> {
-  for (const r of listRecords(f.layout)) {
-    if (r.id === 'lead-parent') continue;
-    const screen = r.tmux ? await f.tmux.capture(r.tmux.paneId).catch(() => '(pane gone)') : '(no pane)';
-    let log = '';
-    try {
-      log = readFileSync(f.layout.log(r.id), 'utf8').slice(-2000);
-    } catch {
-      /* none */
-    }
-    console.error(
-      `--- ${r.id} (${r.status}, ${r.exitReason ?? ''}) pane:\n${screen
-        .split('\n')
-        .filter((l) => l.trim())
-        .slice(-40)
-        .join('\n')}\n--- log:\n${log}`,
-    );
-  }
-  console.error(
-    `--- ${f.vendor.prompts.length} scripted model calls; tools offered: ${JSON.stringify(f.vendor.tools.at(-1) ?? [])}`,
-  );
-  console.error(`--- what the model saw:\n${f.vendor.seen().slice(-3000)}`);
 }

@@ -1,10 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readAudit } from '../../src/audit/read.js';
 import { eventually } from '../helpers/tmux.js';
 import { completionsFrom } from '../spawn/helpers.js';
-import { explain } from './suite.js';
-import { vendorFleet, type VendorFleet } from './helpers.js';
 import { TARGETS } from './targets.js';
+import { vendorFleets } from './vendor-suite.js';
 
 /**
  * The task board from a vendor CLI (docs/design.md §15): the parent (this test process, a
@@ -17,12 +16,7 @@ import { TARGETS } from './targets.js';
  * asked would never finish.
  */
 
-let fleet: VendorFleet | undefined;
-afterEach(async (ctx) => {
-  if (fleet && ctx.task.result?.state === 'fail') await explain(fleet);
-  await fleet?.dispose();
-  fleet = undefined;
-});
+const fleets = vendorFleets();
 
 interface ShownTask {
   id: string;
@@ -42,12 +36,11 @@ describe('a vendor agent claims and finishes a board task over MCP', { timeout: 
     ['gemini', 'default'],
   ] as const)('%s in %s', async (name, mode) => {
     const t = TARGETS[name]();
-    const f = await vendorFleet({
+    const f = await fleets.open({
       ...t,
       script: 'task-claim.yaml',
       definitions: { a: `permissions:\n  permission_mode: ${mode}\n` },
     });
-    fleet = f;
     const added = await f.flotilla([
       'task',
       'add',

@@ -1,13 +1,13 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readAudit } from '../../src/audit/read.js';
 import { readTask } from '../../src/tasks/store.js';
 import { eventually } from '../helpers/tmux.js';
 import { completionsFrom } from '../spawn/helpers.js';
-import { explain } from './suite.js';
-import { vendorFleet, type VendorFleet } from './helpers.js';
+import type { VendorFleet } from './helpers.js';
 import { TARGETS } from './targets.js';
+import { DONT_ASK, RUNTIMES, vendorFleets } from './vendor-suite.js';
 
 /**
  * Vendor teammates (docs/design.md §15, `auto_claim`; docs/hooks.md "Team hooks"): a Claude,
@@ -20,12 +20,7 @@ import { TARGETS } from './targets.js';
  * while it holds a task gives the task back.
  */
 
-let fleet: VendorFleet | undefined;
-afterEach(async (ctx) => {
-  if (fleet && ctx.task.result?.state === 'fail') await explain(fleet);
-  await fleet?.dispose();
-  fleet = undefined;
-});
+const fleets = vendorFleets();
 
 interface ShownTask {
   id: string;
@@ -37,7 +32,6 @@ interface ShownTask {
   notes: { text: string }[];
 }
 
-const DONT_ASK = 'permissions:\n  permission_mode: dont_ask\n';
 /** Records each run (its environment, its stdin); the first run exits 2 with words for the agent. */
 const IDLE_HOOK =
   'env > idle.env; { cat; echo; } >> idle.jsonl; if [ ! -e idle-once ]; then touch idle-once; echo "review docs/api.md next" >&2; exit 2; fi';
@@ -73,13 +67,12 @@ describe('a vendor teammate works its board', { timeout: 900_000 }, () => {
     '%s (auto_claim from its %s) works two tasks in turn; TeammateIdle once per idle spell',
     async (name, from) => {
       const t = TARGETS[name]();
-      const f = await vendorFleet({
+      const f = await fleets.open({
         ...t,
         script: 'teammate.yaml',
         definitions: { mate: `${DONT_ASK}${from === 'definition' ? 'auto_claim: true\n' : ''}` },
         config: `hooks:\n  teammate_idle:\n    - command: ${JSON.stringify(IDLE_HOOK)}\n`,
       });
-      fleet = f;
       for (const [id, title, body] of [
         ['vt1', 'weigh the widgets', 'There are 42 widgets in the crate.\nEach weighs 3 kg.\nReport the total weight.'],
         ['vt2', 'name the crate', 'The crate is labelled ZEBRA-7.\nIt sits in bay 4.'],
@@ -175,18 +168,17 @@ describe('a vendor teammate works its board', { timeout: 900_000 }, () => {
     },
   );
 
-  it.each(['claude', 'codex', 'gemini'] as const)(
+  it.each(RUNTIMES)(
     'a %s teammate whose answer the TaskCompleted hook refuses is told why and its next answer is the result',
     async (name) => {
       const t = TARGETS[name]();
       const gate = 'if [ ! -e gate-once ]; then touch gate-once; echo "add the units" >&2; exit 2; fi';
-      const f = await vendorFleet({
+      const f = await fleets.open({
         ...t,
         script: 'teammate-gate.yaml',
         definitions: { mate: `${DONT_ASK}auto_claim: true\n` },
         config: `hooks:\n  task_completed:\n    - command: ${JSON.stringify(gate)}\n`,
       });
-      fleet = f;
       const added = await f.flotilla([
         'task',
         'add',
@@ -216,42 +208,38 @@ describe('a vendor teammate works its board', { timeout: 900_000 }, () => {
     },
   );
 
-  it.each(['claude', 'codex', 'gemini'] as const)(
-    'a %s teammate whose CLI is SIGKILLed while it holds a task gives the task back',
-    async (name) => {
-      const t = TARGETS[name]();
-      const f = await vendorFleet({
-        ...t,
-        script: 'teammate-sleeper.yaml',
-        definitions: { mate: `${DONT_ASK}auto_claim: true\n` },
-      });
-      fleet = f;
-      const added = await f.flotilla(['task', 'add', 'sleep on it', '--id', 'vt1', '--body', 'Take your time.']);
-      expect(added.exitCode, added.stderr).toBe(0);
-      const id = (await f.spawnAgent(['--agent', 'mate', '--id', `${name}-kill`, ...t.spawnArgs])).stdout.trim();
-      await eventually(
-        () => statusOf(f, 'vt1') === 'claimed' && f.vendor.prompts.length >= 1 && !!f.cliPid(id),
-        300_000,
-        'the task claimed and worked',
-      );
-      process.kill(f.cliPid(id)!, 'SIGKILL');
+  it.each(RUNTIMES)('a %s teammate whose CLI is SIGKILLed while it holds a task gives the task back', async (name) => {
+    const t = TARGETS[name]();
+    const f = await fleets.open({
+      ...t,
+      script: 'teammate-sleeper.yaml',
+      definitions: { mate: `${DONT_ASK}auto_claim: true\n` },
+    });
+    const added = await f.flotilla(['task', 'add', 'sleep on it', '--id', 'vt1', '--body', 'Take your time.']);
+    expect(added.exitCode, added.stderr).toBe(0);
+    const id = (await f.spawnAgent(['--agent', 'mate', '--id', `${name}-kill`, ...t.spawnArgs])).stdout.trim();
+    await eventually(
+      () => statusOf(f, 'vt1') === 'claimed' && f.vendor.prompts.length >= 1 && !!f.cliPid(id),
+      300_000,
+      'the task claimed and worked',
+    );
+    process.kill(f.cliPid(id)!, 'SIGKILL');
 
-      await eventually(() => f.record(id).status === 'crashed', 120_000, 'the agent ended crashed');
-      await eventually(() => statusOf(f, 'vt1') === 'open', 120_000, 'the task reopened');
-      const task = await show(f, 'vt1');
-      expect(task).toMatchObject({ status: 'open', claimed_by: null, result: null });
-      expect(task.notes.map((n) => n.text)).toEqual([
-        expect.stringMatching(new RegExp(`^reopened: its claimant ${id} ended \\(.*killed \\(SIGKILL\\)`)),
-      ]);
-      expect(readAudit(f.layout, { event: 'task_reopened' }).lines).toEqual([
-        expect.objectContaining({ agent: id, task: 'vt1' }),
-      ]);
-      expect(readAudit(f.layout, { event: 'task_done' }).lines).toEqual([]);
-      // Still open a moment later: nobody holds it, and anyone may claim it.
-      await new Promise((r) => setTimeout(r, 1500));
-      expect(await show(f, 'vt1')).toMatchObject({ status: 'open', claimed_by: null });
-      const claimed = await f.flotilla(['task', 'claim', 'vt1']);
-      expect(claimed.exitCode, claimed.stderr).toBe(0);
-    },
-  );
+    await eventually(() => f.record(id).status === 'crashed', 120_000, 'the agent ended crashed');
+    await eventually(() => statusOf(f, 'vt1') === 'open', 120_000, 'the task reopened');
+    const task = await show(f, 'vt1');
+    expect(task).toMatchObject({ status: 'open', claimed_by: null, result: null });
+    expect(task.notes.map((n) => n.text)).toEqual([
+      expect.stringMatching(new RegExp(`^reopened: its claimant ${id} ended \\(.*killed \\(SIGKILL\\)`)),
+    ]);
+    expect(readAudit(f.layout, { event: 'task_reopened' }).lines).toEqual([
+      expect.objectContaining({ agent: id, task: 'vt1' }),
+    ]);
+    expect(readAudit(f.layout, { event: 'task_done' }).lines).toEqual([]);
+    // Still open a moment later: nobody holds it, and anyone may claim it.
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(await show(f, 'vt1')).toMatchObject({ status: 'open', claimed_by: null });
+    const claimed = await f.flotilla(['task', 'claim', 'vt1']);
+    expect(claimed.exitCode, claimed.stderr).toBe(0);
+  });
 });

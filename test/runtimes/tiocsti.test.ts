@@ -1,18 +1,12 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { listRecords } from '../../src/fleet/registry.js';
 import { eventually } from '../helpers/tmux.js';
-import { explain } from './suite.js';
-import { vendorFleet, type VendorFleet } from './helpers.js';
 import { TARGETS } from './targets.js';
+import { DONT_ASK, vendorFleets } from './vendor-suite.js';
 
-let fleet: VendorFleet | undefined;
-afterEach(async (ctx) => {
-  if (fleet && ctx.task.result?.state === 'fail') await explain(fleet);
-  await fleet?.dispose();
-  fleet = undefined;
-});
+const fleets = vendorFleets();
 
 /**
  * A vendor CLI in the sandbox reads its pane's terminal but cannot type into it
@@ -31,12 +25,11 @@ const PROBE = String.raw`perl -e '
 describe('a vendor CLI in the sandbox and its pane', { timeout: 600_000 }, () => {
   it('cannot push keystrokes into the pane (TIOCSTI) nor open its terminal by path; the same probe in a plain pane can', async () => {
     const t = TARGETS.claude();
-    const f = await vendorFleet({
+    const f = await fleets.open({
       ...t,
       script: 'first.yaml',
-      definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' },
+      definitions: { a: DONT_ASK },
     });
-    fleet = f;
     const dir = join(f.project, 'probe');
     mkdirSync(dir);
     const tty = join(dir, 'tty');

@@ -1,11 +1,10 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createRecord } from '../../src/fleet/registry.js';
 import { recordInput } from '../helpers/records.js';
 import { eventually } from '../helpers/tmux.js';
 import { completionsFrom } from '../spawn/helpers.js';
-import { explain } from './suite.js';
-import { vendorFleet, type VendorFleet } from './helpers.js';
 import { TARGETS } from './targets.js';
+import { DONT_ASK, RUNTIMES, vendorFleets } from './vendor-suite.js';
 
 /**
  * `flotilla transcript` of a vendor agent (docs/runtimes.md, "Resume and transcript"): its
@@ -14,21 +13,12 @@ import { TARGETS } from './targets.js';
  * as our own transcripts print them; `--json` gives the same as records; `--follow` ends with
  * the agent.
  */
-let fleet: VendorFleet | undefined;
-afterEach(async (ctx) => {
-  if (fleet && ctx.task.result?.state === 'fail') await explain(fleet);
-  await fleet?.dispose();
-  fleet = undefined;
-});
-
-const DONT_ASK = 'permissions:\n  permission_mode: dont_ask\n';
-const RUNTIMES = Object.keys(TARGETS) as (keyof typeof TARGETS)[];
+const fleets = vendorFleets();
 
 describe("flotilla transcript renders a vendor agent's turns from its CLI's session file", { timeout: 600_000 }, () => {
   it.each(RUNTIMES)('%s: the prompt, the tool call with its output, the final answer', async (name) => {
     const t = TARGETS[name]();
-    const f = await vendorFleet({ ...t, script: 'resume.yaml', definitions: { a: DONT_ASK } });
-    fleet = f;
+    const f = await fleets.open({ ...t, script: 'resume.yaml', definitions: { a: DONT_ASK } });
     const id = await f.spawnChild('a', `${name}-told`, 'first-task-marker-12', t.spawnArgs);
     await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 240_000, "the task's completion");
     await eventually(() => f.record(id).status === 'idle', 60_000, 'idle');
@@ -77,8 +67,7 @@ describe("flotilla transcript renders a vendor agent's turns from its CLI's sess
 
   it('a vendor agent whose CLI wrote no session file: a clear error, exit 1', async () => {
     const t = TARGETS.codex();
-    const f = await vendorFleet({ ...t, script: 'resume.yaml', definitions: { a: DONT_ASK } });
-    fleet = f;
+    const f = await fleets.open({ ...t, script: 'resume.yaml', definitions: { a: DONT_ASK } });
     createRecord(
       f.layout,
       recordInput('codex-never', {

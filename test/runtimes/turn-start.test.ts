@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { defaultConfig } from '../../src/config/schema.js';
 import { processStartTime } from '../../src/fleet/proc.js';
 import { createRecord, getRecord, updateRecord } from '../../src/fleet/registry.js';
-import { runRuntimeHook } from '../../src/harness/vendor/hook.js';
+import { runRuntimeHook } from '../../src/harness/cli-host/hook.js';
 import { tempFleet, type TempFleet } from '../helpers/fleet.js';
 import { recordInput } from '../helpers/records.js';
 

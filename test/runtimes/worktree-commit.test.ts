@@ -1,35 +1,28 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/tmux.js';
 import { completionsFrom } from '../spawn/helpers.js';
-import { explain } from './suite.js';
-import { vendorFleet, type VendorFleet } from './helpers.js';
 import { TARGETS } from './targets.js';
+import { DONT_ASK, RUNTIMES, vendorFleets } from './vendor-suite.js';
 
 /**
  * A vendor CLI member with `--worktree` commits from its own shell tool inside Flotilla's
  * bubblewrap (docs/security.md, "Commits in the sandbox"), on its branch `flotilla/<id>`,
  * authored by its id; the person's branch does not move.
  */
-let fleet: VendorFleet | undefined;
-afterEach(async (ctx) => {
-  if (fleet && ctx.task.result?.state === 'fail') await explain(fleet);
-  await fleet?.dispose();
-  fleet = undefined;
-});
+const fleets = vendorFleets();
 
 describe('a vendor CLI member commits in its worktree, in the sandbox', { timeout: 600_000 }, () => {
-  it.each(['claude', 'codex', 'gemini'] as const)('%s', async (name) => {
+  it.each(RUNTIMES)('%s', async (name) => {
     const t = TARGETS[name]();
-    const f = await vendorFleet({
+    const f = await fleets.open({
       ...t,
       script: 'commit.yaml',
       config: 'security:\n  sandbox: bubblewrap\n',
-      definitions: { a: 'permissions:\n  permission_mode: dont_ask\n' },
+      definitions: { a: DONT_ASK },
     });
-    fleet = f;
     const git = (...a: string[]) => execa('git', a, { cwd: f.project });
     await git('init', '-q', '-b', 'main');
     writeFileSync(join(f.project, 'a.txt'), 'a\n');

@@ -1,3 +1,4 @@
+import { execa } from 'execa';
 import { existsSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
@@ -15,6 +16,18 @@ import { filesContaining, openWorld, type World } from './world.js';
  * A person's day on the defaults, one step after another on one fleet: each step
  * asserts what the person sees — panes, `status --json`, the board, files, `git log`, the
  * audit. Nothing is prepared but the world (world.ts); the product makes everything else.
+ *
+ * Switched off by hand once each (the product broken in a build, the day run, the breakage
+ * never committed), the day fails at the step that needs it:
+ * - file leases (a take never sees another holder): steps 3 and 4 — mate never waits in line,
+ *   and the audit has no lease_queued;
+ * - secret redaction (`redact` returns the text as is): step 4 — the deploy task's result
+ *   carries the raw key;
+ * - crash reopening (a dead claimant never counts as gone, and its harness reopens nothing):
+ *   step 6 — the catalog stays claimed by gemini-mate.
+ * Switching off one layer alone is not enough, by design: with only the dead agent's own
+ * reopening off, the next claim's sweep reopens the task; with only the tool results'
+ * redaction off, the fleet's redactor still replaces the key.
  */
 
 let world: World;
@@ -88,12 +101,7 @@ describe('a day on the defaults', { timeout: 600_000 }, () => {
       });
     }
     expect(readTask(world.layout().board('fleet'), 'docs')).toMatchObject({ status: 'open', blocked_by: ['prices'] });
-    const st = JSON.parse((await person.flotilla(['status', '--json'], { quiet: true })).stdout) as {
-      id: string;
-      runtime?: string;
-      worktree?: string | null;
-      work?: { branch: string };
-    }[];
+    const st = await statusJson();
     for (const [id, runtime] of [
       ['claude-mate', 'claude'],
       ['codex-mate', 'codex'],
@@ -109,12 +117,12 @@ describe('a day on the defaults', { timeout: 600_000 }, () => {
     for (const id of ['claude-mate', 'codex-mate', 'gemini-mate', 'mate']) expect(tree.stdout).toContain(id);
   });
 
-  it("4. Claude's command waits for the person, who approves it from the dashboard; mate's secret is granted there too, expires, and its value is nowhere", async () => {
+  it('3. two teammates need README.md: mate, granted its key from the dashboard, waits in line behind claude-mate', async () => {
     person.begins(
-      'approvals and a secret, from the dashboard',
-      "claude-mate runs in `default` mode, so its commit command waits for a person; mate asks for the deploy key. Both show on the dashboard, first in line. `n` goes to the next agent that needs the person, `a` answers it. The key reaches only mate's command, for 15 seconds; everything anyone reads shows `[secret:deploy-token]`.",
+      'the dashboard, and two teammates who need one file',
+      'claude-mate leased `src/price.js` and `README.md` before changing them through its shell; it runs in `default` mode, so its command waits for a person, and it holds the files meanwhile. mate asks for the deploy key. Both show on the dashboard, first in line: `n` goes to the next agent that needs the person, `a` answers it. The person grants the key first. mate checks it, then wants to say in the README how the key is checked: its edit is refused, naming claude-mate, and it waits in line for the file: the dashboard line for mate says `⧗ README.md (held by claude-mate)`.',
     );
-    // The secret is answered once Codex holds its second task: mate, done with deploy, takes what is open.
+    // The key is granted once Codex holds its second task: mate, done with deploy, takes what is open.
     await eventually(() => status('changelog') === 'done' && taken('readme'), 300_000, 'codex-mate on its second task');
     const dash = await person.sees(
       pane('dashboard'),
@@ -123,8 +131,34 @@ describe('a day on the defaults', { timeout: 600_000 }, () => {
     expect(dash).toMatch(/claude-mate: \$ printf 'export function formatPrice/);
     expect(dash).toMatch(/ mate: wants secret 'deploy-token' for 15 s: check the deploy key works/);
     expect(dash).toMatch(/2 approvals waiting/);
-    await answerOnDashboard('claude-mate', /approved \S+: claude-mate may go on/);
     await answerOnDashboard('mate', /granted 'deploy-token' to mate until/);
+
+    // The selected agent's line on the dashboard names what it waits for and who holds it.
+    await person.sees(pane('dashboard'), /mate · mate · depth 1 · leases: ⧗ README\.md \(held by claude-mate\)/);
+    const st = await statusJson();
+    expect(st.find((a) => a.id === 'mate')?.waitingForLeases).toEqual([
+      expect.objectContaining({ checkout: world.project, paths: ['README.md'], heldBy: ['claude-mate'] }),
+    ]);
+    expect(st.find((a) => a.id === 'claude-mate')?.leases.map((l) => l.path)).toEqual(['src/price.js', 'README.md']);
+    const leases = await person.flotilla(['lease', 'list']);
+    expect(leases.stdout).toMatch(/README\.md\s+claude-mate\s.*prices show as dollars/);
+    expect(leases.stdout).toMatch(/waiting: mate for README\.md/);
+    // What mate's model was told: the holder, and how to wait.
+    expect(readAudit(world.layout(), { event: 'lease_refused' }).lines).toContainEqual(
+      expect.objectContaining({ agent: 'mate', path: 'README.md', holder: 'claude-mate' }),
+    );
+    expect(await person.sees(agentPane('mate'), /refused: README\.md is leased to agent claude-mate/, false)).toMatch(
+      /waiting for it/,
+    );
+    expect(readFileSync(join(worktree('mate'), 'README.md'), 'utf8')).not.toContain('## Deploying');
+  });
+
+  it("4. the person approves claude-mate's command from the dashboard; its lease goes to mate, which goes on; the key expires and its value is nowhere", async () => {
+    person.begins(
+      'an approval, and the file handed on',
+      "The person approves claude-mate's command from the dashboard. claude-mate commits, marks prices done and its task ends, so its leases go — `README.md` straight to mate, first in line, which edits it and goes on. The key reached only mate's command, for 15 seconds; everything anyone reads shows `[secret:deploy-token]`.",
+    );
+    await answerOnDashboard('claude-mate', /approved \S+: claude-mate may go on/);
 
     await eventually(
       () => status('prices') === 'done' && status('deploy') === 'done',
@@ -137,6 +171,23 @@ describe('a day on the defaults', { timeout: 600_000 }, () => {
     expect(readTask(world.layout().board('fleet'), 'deploy')!.result).toBe(
       'deploy: key=[secret:deploy-token] Check the deploy key [exit code 0]',
     );
+    // Handed on: claude-mate's task ended, and mate, next in line, got the file and went on.
+    const noted = await eventually(
+      async () => {
+        const log = await branchLog('mate');
+        return log.includes('Say how the deploy key is checked') ? log : undefined;
+      },
+      120_000,
+      "mate's README commit",
+    );
+    expect(noted).toContain('Check the deploy key');
+    const day = readAudit(world.layout(), {}).lines;
+    const at = (event: string, agent: string): number =>
+      day.findIndex((l) => l.event === event && l.agent === agent && l.path === 'README.md');
+    expect(at('lease_queued', 'mate')).toBeGreaterThanOrEqual(0);
+    expect(at('lease_queued', 'mate')).toBeLessThan(at('lease_released', 'claude-mate'));
+    expect(at('lease_released', 'claude-mate')).toBeLessThan(at('lease_taken', 'mate'));
+    expect(day[at('lease_taken', 'mate')]).toMatchObject({ via: 'queue' });
     expect(readAudit(world.layout(), { event: 'approval' }).lines).toContainEqual(
       expect.objectContaining({ agent: 'claude-mate', decision: 'approved', by: 'dashboard', via: 'claude' }),
     );
@@ -324,6 +375,36 @@ async function answerOnDashboard(agent: string, said: RegExp): Promise<void> {
   await person.pressUntil(dash, 'n', `${agent} is selected`, async () => selected.test(await person.looks(dash)));
   await person.press(dash, 'a');
   await person.sees(dash, said);
+}
+
+/** `flotilla status --json`, read quietly: the agents' records with their leases. */
+async function statusJson(): Promise<
+  {
+    id: string;
+    runtime?: string;
+    work?: { branch: string };
+    leases: { checkout: string; path: string }[];
+    waitingForLeases: { checkout: string; paths: string[]; heldBy: string[] }[];
+  }[]
+> {
+  return JSON.parse((await person.flotilla(['status', '--json'], { quiet: true })).stdout);
+}
+
+/** An agent's worktree. */
+function worktree(id: string): string {
+  return join(world.layout().root, 'state', 'worktrees', id);
+}
+
+/** The subjects of an agent's branch, newest first. */
+async function branchLog(id: string): Promise<string> {
+  return (await execa('git', ['log', '--format=%s', `flotilla/${id}`], { cwd: world.project })).stdout;
+}
+
+/** An agent's own pane. */
+function agentPane(id: string): string {
+  const pane = listRecords(world.layout()).find((r) => r.id === id)?.tmux?.paneId;
+  if (!pane) throw new Error(`${id} has no pane`);
+  return pane;
 }
 
 /** Every pane of the tmux server. */

@@ -15,7 +15,7 @@ const src = resolve(import.meta.dirname, '..', '..', 'src');
 const ENTRY_POINTS: readonly [RegExp, readonly string[], string][] = [
   [
     /^cli\/commands\/[^/]+\.ts$/,
-    ['command', 'spec', 'run'],
+    ['command', 'spec', 'run', 'fast'],
     'a command module, loaded by src/cli/registry.ts with import() and read as a CommandModule',
   ],
   [/^cli\/fast\/[^/]+\.ts$/, ['run'], 'a fast-path bundle entry (tools/build-cli.mjs), required by src/cli/main.ts'],
@@ -32,6 +32,8 @@ const KEPT: Readonly<Record<string, string>> = {
   'watch/format.ts rowText': 'dashboard tests read a row as text',
   'watch/paint.ts plainLine': 'dashboard tests read painted lines without colour',
   'transcript/format.ts formatTranscript': 'test/transcript checks the whole formatted transcript',
+  'cli/fast.ts fastRun': "tools/build-cli.mjs writes each fast command's bundle entry, which runs it",
+  'cli/registry.ts fastRoutes': "tools/build-cli.mjs reads the commands' fast flags through it, when it builds main.js",
 };
 
 function sourceFiles(dir: string, out: string[] = []): string[] {

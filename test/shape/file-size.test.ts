@@ -14,7 +14,7 @@ const MAX_FILE_LINES = 400;
 const MAX_FUNCTION_LINES = 100;
 
 /** Files still over the limit: to be split by concept, then removed from here. */
-const LONG_FILES: readonly string[] = ['harness/start.ts', 'harness/vendor/shim.ts'];
+const LONG_FILES: readonly string[] = ['harness/start.ts', 'harness/cli-host/shim.ts'];
 
 /** Functions still over the limit (`file name`): to be split, then removed from here. */
 const LONG_FUNCTIONS: readonly string[] = [
@@ -23,7 +23,6 @@ const LONG_FUNCTIONS: readonly string[] = [
   'bus/nats/mail.ts natsMail',
   'bus/nats/records.ts natsRecords',
   'cli/commands/lease.ts command',
-  'cli/commands/send.ts run',
   'cli/commands/spawn.ts command',
   'cli/commands/spawn.ts command .action()',
   'cli/commands/status.ts run',
@@ -33,9 +32,9 @@ const LONG_FUNCTIONS: readonly string[] = [
   'harness/inbox-port.ts openInboxPort',
   'harness/run.ts runHarness',
   'harness/start.ts startAgent',
-  'harness/vendor/idle.ts tendIdleCli',
-  'harness/vendor/pane-question.ts answerPaneQuestions',
-  'harness/vendor/shim.ts runVendorAgent',
+  'harness/cli-host/idle.ts tendIdleCli',
+  'harness/cli-host/pane-question.ts answerPaneQuestions',
+  'harness/cli-host/shim.ts runVendorAgent',
   'inbox/watch.ts watchInbox',
   'loop/run-loop.ts runLoop',
   'spawn/prepare.ts prepareFor',

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { layoutFor } from '../../src/layout/layout.js';
-import { addWorktree } from '../../src/spawn/worktree.js';
+import { addWorktree } from '../../src/work/worktree.js';
 import { commandEnvironment } from '../../src/tools/command-env.js';
 import {
   bubblewrapArgv,

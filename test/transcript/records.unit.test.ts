@@ -1,7 +1,8 @@
 import { existsSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { formatTranscript } from '../../src/transcript/format.js';
-import { readMeta, tryReadMeta, updateMeta, writeMeta, type TranscriptMetaInput } from '../../src/transcript/meta.js';
+import type { TranscriptMetaInput } from '../../src/transcript/meta-schema.js';
+import { readMeta, tryReadMeta, updateMeta, writeMeta } from '../../src/transcript/meta.js';
 import { readOutput, truncationMarker, utf8Prefix, writeOutput } from '../../src/transcript/output.js';
 import { parseTranscript } from '../../src/transcript/reader.js';
 import { applyRetention } from '../../src/transcript/retention.js';

@@ -71,6 +71,18 @@ describe('dashboardView', () => {
     for (const l of lines) expect([...l].length).toBeLessThan(80);
   });
 
+  it("the selected agent's leases come before its long facts, so an 80-column dashboard shows what it waits for", () => {
+    const waiting = row('mate', {
+      leases: '⧗ README.md (held by claude-mate)',
+      secrets: 'deploy-token 9s',
+      model: 'script:/a/long/checkout/path/test/scenarios/fixtures/model/mate.yaml',
+    });
+    const lines = text(snap([waiting]), { ...initialUi, selectedId: 'mate' });
+    expect(lines.find((l) => l.startsWith('mate · '))).toBe(
+      'mate · worker · depth 0 · leases: ⧗ README.md (held by claude-mate) · secrets:…',
+    );
+  });
+
   it('pending approvals, the message prompt and the cancel question', () => {
     const approval: PendingApproval = {
       requestId: 'req1',

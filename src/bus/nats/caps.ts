@@ -8,7 +8,8 @@ import { isProcessAlive, selfProcess } from '../../fleet/proc.js';
 import { selfHost } from '../../hosts/self.js';
 import type { Layout } from '../../layout/layout.js';
 import { busNames } from '../names.js';
-import type { CapsBus, FleetSlot, RecordsBus } from '../types.js';
+import type { CapsBus, FleetSlot } from '../../fleet/caps-port.js';
+import type { RecordsBus } from '../types.js';
 import { natsTreeCaps } from './children.js';
 import { connectNats } from './connect.js';
 

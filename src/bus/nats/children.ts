@@ -5,7 +5,8 @@ import { recordLiveness } from '../../fleet/liveness.js';
 import { isProcessAlive, selfProcess } from '../../fleet/proc.js';
 import { isTerminal } from '../../fleet/record-status.js';
 import type { AgentRecord } from '../../fleet/record.js';
-import type { CapsBus, ChildPlace, HostBeat, RecordsBus } from '../types.js';
+import type { CapsBus, ChildPlace } from '../../fleet/caps-port.js';
+import type { HostBeat, RecordsBus } from '../types.js';
 import { keepUsage, type KeptUsage } from './usage.js';
 
 /**

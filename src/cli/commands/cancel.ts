@@ -20,7 +20,7 @@ export function command(): Command {
         { printJson },
       ] = await Promise.all([
         import('../../fleet/registry.js'),
-        import('../../spawn/cancel.js'),
+        import('../../lifecycle/cancel.js'),
         import('../../inbox/address.js'),
         import('../../fleet/live.js'),
         import('../../errors.js'),

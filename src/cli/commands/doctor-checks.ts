@@ -179,7 +179,7 @@ function sandboxCheck(
         ? 'no user namespaces; as root every capability is dropped'
         : 'user + pid namespaces, no capabilities';
     const detail = `effective: bubblewrap (${effective.bwrap}: ${userns})`;
-    // Codex's own sandbox starts inside ours, or Codex in its sandboxed modes runs outside (harness/vendor/sandboxed-cli.ts).
+    // Codex's own sandbox starts inside ours, or Codex in its sandboxed modes runs outside (harness/cli-host/sandboxed-cli.ts).
     if (!bubblewrapNests(effective.bwrap)) {
       return {
         name,

@@ -16,7 +16,7 @@ export function command(): Command {
         const { layout } = cliContext(cmd);
         const { config } = await cliConfig(layout);
         const [{ gcFleet }, { UsageError }, { printJson }] = await Promise.all([
-          import('../../spawn/gc.js'),
+          import('../../lifecycle/gc.js'),
           import('../../errors.js'),
           import('../output.js'),
         ]);

@@ -102,7 +102,7 @@ export function command(): Command {
         process.stdout.write(`no ${opts.all ? '' : 'unread '}messages for ${owner}\n`);
         return;
       }
-      const { formatElapsedMs } = await import('../../spawn/status-view.js');
+      const { formatElapsedMs } = await import('../../fleet/status-view.js');
       process.stdout.write(table(shown, formatElapsedMs) + '\n');
     });
 }

@@ -5,6 +5,7 @@ import type { CommandSpec, Parsed } from '../spec.js';
 /** `flotilla review` (§12): the work finished and idle agents left on their branches. On the fast path (fast.ts). */
 export const spec: CommandSpec = {
   name: 'review',
+  fast: true,
   description:
     'list finished and idle agents with work on their branches: commits ahead, files changed, conflicts with the base branch, leases held',
   args: [],

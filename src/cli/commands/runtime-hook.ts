@@ -20,7 +20,7 @@ export function command(): Command {
       const { config } = await cliConfig(layout);
       const chunks: Buffer[] = [];
       if (!process.stdin.isTTY) for await (const c of process.stdin) chunks.push(c as Buffer);
-      const { runRuntimeHook } = await import('../../harness/vendor/hook.js');
+      const { runRuntimeHook } = await import('../../harness/cli-host/hook.js');
       const reply = await runRuntimeHook(layout, config, event, Buffer.concat(chunks).toString('utf8'));
       if (reply) {
         process.stdout.write(reply.stdout);

@@ -87,7 +87,7 @@ export function command(): Command {
         const [{ spawnAgent }, { waitForAgents }, { reconcileDead }, { UsageError }, { printJson }] = await Promise.all(
           [
             import('../../spawn/spawn.js'),
-            import('../../spawn/wait.js'),
+            import('../../lifecycle/wait.js'),
             import('../../lifecycle/reconcile.js'),
             import('../../errors.js'),
             import('../output.js'),

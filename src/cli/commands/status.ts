@@ -6,6 +6,7 @@ import type { CommandSpec, Parsed } from '../spec.js';
 /** `flotilla status` / `ls` (§2): the agent tree; dead harnesses are reaped first. On the fast path (fast.ts). */
 export const spec: CommandSpec = {
   name: 'status',
+  fast: true,
   aliases: ['ls'],
   description: 'the agent tree with state, depth, turns, tokens, cost, elapsed, unread mail and last line',
   args: [],
@@ -48,7 +49,7 @@ export async function run(parsed: Parsed, globals: Globals): Promise<void> {
     import('../../fleet/registry.js'),
     import('../../fleet/live.js'),
     import('../../inbox/maildir.js'),
-    import('../../spawn/status-view.js'),
+    import('../../fleet/status-view.js'),
     import('../../fleet/slot-queue.js'),
   ]);
   // Each record is read once: the live ones, reaped if dead, then the window of finished ones.

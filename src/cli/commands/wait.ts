@@ -14,7 +14,7 @@ export function command(): Command {
       const { layout } = cliContext(cmd);
       const { config } = await cliConfig(layout);
       const [{ waitForAgents }, { UsageError }, { printJson }] = await Promise.all([
-        import('../../spawn/wait.js'),
+        import('../../lifecycle/wait.js'),
         import('../../errors.js'),
         import('../output.js'),
       ]);

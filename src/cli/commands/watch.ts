@@ -4,6 +4,7 @@ import type { CommandSpec, Parsed } from '../spec.js';
 /** `flotilla watch` (§2): the live dashboard, loaded inside `run` only. On the fast path (fast.ts): its first frame has a 250 ms budget. */
 export const spec: CommandSpec = {
   name: 'watch',
+  fast: true,
   description: 'live dashboard of the agent tree, redrawn on change; keys to attach, message, cancel, approve/deny',
   args: [],
   options: [{ flags: '--tick <secs>', description: 'refresh elapsed times this often', default: '5', hidden: true }],

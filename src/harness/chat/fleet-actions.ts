@@ -114,7 +114,7 @@ function liveChatActions(
         import('../../fleet/registry.js'),
         import('../../lifecycle/signal.js'),
         import('../../inbox/maildir.js'),
-        import('../../spawn/status-view.js'),
+        import('../../fleet/status-view.js'),
       ]);
       const records = listRecords(layout);
       const mine = [rec.id, ...descendants(rec.id, records).map((r) => r.id)];
@@ -127,7 +127,7 @@ function liveChatActions(
     async cancel(prefix) {
       const [{ resolveAgent }, { cancelAgent }] = await Promise.all([
         import('../../fleet/registry.js'),
-        import('../../spawn/cancel.js'),
+        import('../../lifecycle/cancel.js'),
       ]);
       const target = resolveAgent(layout, prefix);
       const hit = await cancelAgent(layout, configNow(), target, { by: 'human' });

@@ -1,7 +1,7 @@
-import type { AgentRecord } from '../fleet/record.js';
-import { isTerminal } from '../fleet/record-status.js';
+import type { AgentRecord } from './record.js';
+import { isTerminal } from './record-status.js';
 import { byCodeUnit } from '../compare.js';
-import { formatTurns } from '../fleet/turn-counter.js';
+import { formatTurns } from './turn-counter.js';
 
 /**
  * The agent tree as text (§2 `flotilla status`): pure functions over records, shared with

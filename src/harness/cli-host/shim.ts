@@ -40,7 +40,7 @@ import { traceMark } from '../../trace.js';
  * The shim (§13): this process is the registered agent — it was admitted like any harness
  * (record, lineage, depth, slot) — and runs the vendor CLI as its child on the same
  * terminal, so a person types straight into the CLI. Tasks end in the CLI's own hooks
- * (harness/vendor/hook.ts); this process tends the CLI while it is idle (vendor/idle.ts: mail,
+ * (harness/cli-host/hook.ts); this process tends the CLI while it is idle (cli-host/idle.ts: mail,
  * board work, TeammateIdle) and, whichever way
  * the CLI ends (exit, SIGKILL, a closed window, a cancel), ends the agent exactly once.
  */
@@ -362,7 +362,7 @@ export async function runVendorAgent(opts: {
   log.info({ bin, argv: launch.argv, runtime: runtime.name }, 'vendor CLI started');
 
   const pane = readRecord(layout, rec.id)?.tmux ?? null;
-  const typist = pane ? await paneTypist(pane, configDir) : null;
+  const typist = pane ? await (await import('./typist.js')).paneTypist(pane, configDir) : null;
   // An untrusted folder: the CLI's folder screen is answered "open restricted", never "trust" (until a turn begins).
   if (pane && !trusted)
     void openRestricted(runtime, pane, log, () => ending !== null || readRecord(layout, rec.id)?.status === 'working');
@@ -387,7 +387,7 @@ export async function runVendorAgent(opts: {
       onWarn: (m: string) => log.warn({}, m),
     },
   });
-  // A question the CLI asks in its own pane is in the fleet's queue too: the first answer wins (vendor/pane-question.ts).
+  // A question the CLI asks in its own pane is in the fleet's queue too: the first answer wins (cli-host/pane-question.ts).
   const questions =
     runtime.paneQuestion && typist
       ? (await import('./pane-question.js')).answerPaneQuestions({
@@ -435,27 +435,6 @@ export async function runVendorAgent(opts: {
   const fate = ending ?? cliFate(runtime, code, signal, !!bwrap);
   await finishOnce(fate.status, fate.reason);
   return fate.status === 'completed' ? 0 : 1;
-}
-
-async function paneTypist(place: { socket: string | null; paneId: string }, configDir: string): Promise<Typist> {
-  const { Tmux } = await import('../../tmux/client.js');
-  const tmux = new Tmux({ socket: place.socket });
-  const buffer = `flotilla-${place.paneId.replace(/\W/g, '')}`;
-  return {
-    async submit(text) {
-      const file = join(configDir, 'paste.txt');
-      writeFileSync(file, text, { mode: 0o600 });
-      await tmux.exec(['load-buffer', '-b', buffer, file]);
-      await tmux.exec(['paste-buffer', '-p', '-d', '-b', buffer, '-t', place.paneId]);
-      // A paste and its Enter in one read can land as a newline in the input box.
-      await sleep(300);
-      await tmux.exec(['send-keys', '-t', place.paneId, 'Enter']);
-    },
-    async key(name) {
-      await tmux.exec(['send-keys', '-t', place.paneId, name]);
-    },
-    screen: () => tmux.capturePane(place.paneId),
-  };
 }
 
 /** The first task, typed once the CLI's fleet tools are connected (≤ 30 s), as a person would. */

@@ -47,7 +47,7 @@ const READY_ANYWAY_MS = 30_000;
  * A vendor agent between tasks (§13, §15; docs/hooks.md "Team hooks"). Whenever its CLI is
  * idle — on new mail, a change on its board, and every second or few — in this order:
  * 1. the board task a teammate's last task worked gets that task's ending, as a harness
- *    teammate's does: `done` with the final answer, `failed` with why (vendor/board-work.ts);
+ *    teammate's does: `done` with the final answer, `failed` with why (cli-host/board-work.ts);
  * 2. unread mail wakes it: a one-line notice pasted into the pane, then Enter on its own (a
  *    paste and its Enter in one write can land as a newline in the input box); the
  *    turn-start hook then hands the mail over as data, however many lines it has. While the

@@ -2,7 +2,7 @@ import type { Config } from '../config/schema.js';
 import { recordLiveness } from '../fleet/liveness.js';
 import { liveRecords } from '../fleet/live.js';
 import type { Layout } from '../layout/layout.js';
-import { applyRetention, type RetentionResult } from '../transcript/retention.js';
+import { applyRetention, type RetentionResult } from './retention.js';
 
 /**
  * Applies `transcripts.max_files` and `output.retention_secs` (§8) to the fleet: called on

@@ -25,7 +25,7 @@ export async function endVendorTask(
   const { writeOutput, writeTaskResult } = await import('../../transcript/output.js');
   let outputPath: string | null = null;
   // Each task's own answer file and ending, as the harness keeps them (§8): a waiter for task n,
-  // and a teammate's board task (vendor/board-work.ts), read task n's even after a later one.
+  // and a teammate's board task (cli-host/board-work.ts), read task n's even after a later one.
   if (end.text.trim() || end.status === 'completed') {
     try {
       outputPath = writeOutput(layout, id, end.text, config.output.max_bytes, rec.task).path;

@@ -4,7 +4,7 @@ import { isTerminal } from '../fleet/record-status.js';
 import type { AgentRecord } from '../fleet/record.js';
 import { readRecord, resolveAgent } from '../fleet/registry.js';
 import type { Layout } from '../layout/layout.js';
-import { reconcileDead } from '../lifecycle/reconcile.js';
+import { reconcileDead } from './reconcile.js';
 import { sleep } from '../sleep.js';
 import type { WaitResult } from '../tools/fleet-agents.js';
 import type { TaskResult } from '../fleet/record.js';

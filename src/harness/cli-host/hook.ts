@@ -33,7 +33,7 @@ import { updateQuietly } from '../../fleet/registry.js';
  *   final answer → output/<id>.md, the record idle with usage from the CLI's transcript,
  *   one completion to the parent.
  * - pre-tool: the audit line, the agent's tools (`toolRefusal`), the read scope for the CLI's
- *   read tools (vendor/read-scope.ts), the file lease for its file tools (vendor/lease-check.ts,
+ *   read tools (cli-host/read-scope.ts), the file lease for its file tools (cli-host/lease-check.ts,
  *   §16), and the shell gate (§7) for shell commands.
  * - permission: the CLI would ask its person about a call; the question goes to the fleet's
  *   approval queue as well (approvals/hosted-cli.ts).

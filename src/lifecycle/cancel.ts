@@ -5,9 +5,9 @@ import type { AgentRecord } from '../fleet/record.js';
 import { subtreeRecords } from '../fleet/live.js';
 import { endRecord, readRecord } from '../fleet/registry.js';
 import type { Layout } from '../layout/layout.js';
-import { sendCompletionOnce } from '../lifecycle/completion.js';
-import { reconcileDead } from '../lifecycle/reconcile.js';
-import { harnessRunning, signalAgent } from '../lifecycle/signal.js';
+import { sendCompletionOnce } from './completion.js';
+import { reconcileDead } from './reconcile.js';
+import { harnessRunning, signalAgent } from './signal.js';
 import { sleep } from '../sleep.js';
 
 /**

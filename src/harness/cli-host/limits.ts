@@ -55,7 +55,7 @@ export function enforceLimits(opts: {
 
   const open = () => {
     const rec = readRecord(layout, id);
-    // `starting`: the CLI has not begun the task's turn yet (vendor/shim.ts); its clock has not started.
+    // `starting`: the CLI has not begun the task's turn yet (cli-host/shim.ts); its clock has not started.
     return rec && rec.status !== 'idle' && rec.status !== 'starting' && !(rec.lastTask && rec.lastTask.task >= rec.task)
       ? rec
       : undefined;

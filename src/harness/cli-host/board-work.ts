@@ -87,7 +87,7 @@ export function vendorTeammate(d: {
   };
 }
 
-/** The number the agent's next task will have (the CLI's turn-start hook opens it, harness/vendor/hook.ts). */
+/** The number the agent's next task will have (the CLI's turn-start hook opens it, harness/cli-host/hook.ts). */
 function nextTask(now: AgentRecord): number {
   return now.lastTask !== null && now.lastTask.task >= now.task ? now.task + 1 : now.task;
 }

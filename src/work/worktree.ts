@@ -2,15 +2,13 @@ import { execFile } from 'node:child_process';
 import { resolve, sep } from 'node:path';
 import { FlotillaError } from '../errors.js';
 import type { Layout } from '../layout/layout.js';
-import { SAFE_GIT } from '../work/git.js';
+import { SAFE_GIT } from './git.js';
 
 /**
  * Git worktrees for agents (§12): `git worktree add state/worktrees/<id> -b flotilla/<id>`
  * in the project; teardown removes only a worktree under `state/worktrees/` and keeps the
  * branch, so the agent's commits stay reachable.
  */
-
-export { SAFE_GIT } from '../work/git.js';
 
 function git(cwd: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((done) => {

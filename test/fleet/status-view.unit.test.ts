@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { agentRecordSchema } from '../../src/fleet/record-schema.js';
-import { formatElapsedMs, formatStatus, formatTokens, statusCells, treeOrder } from '../../src/spawn/status-view.js';
+import { formatElapsedMs, formatStatus, formatTokens, statusCells, treeOrder } from '../../src/fleet/status-view.js';
 import { recordInput } from '../helpers/records.js';
 
 const T0 = Date.parse('2026-01-01T10:00:00.000Z');

@@ -1,0 +1,253 @@
+import { execFile } from 'node:child_process';
+import { createHash, type Hash } from 'node:crypto';
+import { lstatSync, mkdirSync, readFileSync, renameSync, writeFileSync, type Stats } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, isAbsolute, join } from 'node:path';
+import { gitEach } from './git.js';
+
+/**
+ * How many files of each worktree `git status` lists (`review`'s uncommitted count), with a
+ * worktree that has not changed since the last count answered from a cache instead of a git
+ * process (docs/benchmarks.md, "Review of 50 worktree agents"). The cache is keyed by what
+ * `git status` reads: HEAD and its branch, the index, the config and exclude files, and every
+ * file and folder of the worktree (identity: inode, size, mode, mtime and ctime, so any write,
+ * even one that restores the mtime, changes it). A worktree with anything written in the last
+ * `settleMs`, a submodule or nested repository, or more than `MAX_ENTRIES` entries is not
+ * cached: git runs, as it does on any doubt. The cache is never the truth: deleting it costs
+ * one review that runs git in every worktree.
+ */
+export async function uncommittedCounts(
+  worktrees: readonly string[],
+  args: readonly string[],
+  shells: number,
+  cacheFile: string,
+  settleMs = SETTLE_MS,
+): Promise<number[]> {
+  const cached = readCache(cacheFile);
+  const keys = await worktreeKeys(worktrees, settleMs);
+  const hit = worktrees.map((w, k) => {
+    const c = cached.get(w);
+    return keys[k] && c && c.key === keys[k]!.key ? c.count : null;
+  });
+  const missed = worktrees.flatMap((w, k) => (hit[k] === null ? [k] : []));
+  // Without optional locks git never rewrites the index it read (a stat refresh), which
+  // would make the key just taken stale and keep a worktree out of the cache.
+  const ran = await gitEach(
+    missed.map((k) => worktrees[k]!),
+    ['--no-optional-locks', ...args],
+    shells,
+  );
+  const counts = hit.slice();
+  const next = new Map<string, CacheEntry>();
+  worktrees.forEach((w, k) => {
+    if (hit[k] !== null) next.set(w, { key: keys[k]!.key, count: hit[k]! });
+  });
+  missed.forEach((k, n) => {
+    const r = ran[n]!;
+    counts[k] = r.code === 0 ? statusCount(r.stdout) : 0;
+    const key = keys[k];
+    // Someone changed the index meanwhile: the key is stale.
+    if (r.code === 0 && key && fileId(key.index) === key.indexId)
+      next.set(worktrees[k]!, { key: key.key, count: counts[k]! });
+  });
+  if (missed.length > 0 || next.size !== cached.size) writeCache(cacheFile, next);
+  return counts as number[];
+}
+
+/** The files `git status --porcelain` lists. */
+export const statusCount = (out: string) => out.split('\n').filter(Boolean).length;
+
+/** Anything written more recently than this may change again within one timestamp tick. */
+const SETTLE_MS = 2000;
+
+/** git variables no `git status` answer depends on. */
+const STATUS_BLIND = /^GIT_(AUTHOR_|COMMITTER_|SSL_|SSH|TRACE|ASKPASS$|EDITOR$|PAGER$|TERMINAL_PROMPT$)/;
+
+/** A worktree with more entries than this (an ignored dependency folder) is left to git. */
+const MAX_ENTRIES = 5000;
+
+interface CacheEntry {
+  key: string;
+  count: number;
+}
+
+interface Key {
+  key: string;
+  /** The worktree's index file and its identity when the key was made. */
+  index: string;
+  indexId: string | null;
+}
+
+/**
+ * What `git status` reads in each worktree, hashed; null for one where that cannot be said
+ * cheaply and surely. The worktrees' files are listed by one `find` (GNU `-printf`): stat
+ * calls from JavaScript cost a new process three times what git's own walk does, in
+ * allocation and unoptimized code. Where `find` has no `-printf`, every key is null.
+ */
+export async function worktreeKeys(worktrees: readonly string[], settleMs = SETTLE_MS): Promise<(Key | null)[]> {
+  const since = Date.now() - settleMs;
+  const shared = sharedFiles();
+  const heads = worktrees.map((w) => gitSide(w, shared, since));
+  const walked = await walk(
+    worktrees.filter((w, k) => heads[k] && isAbsolute(w)),
+    since / 1000,
+  );
+  return worktrees.map((w, k) => {
+    const head = heads[k];
+    const files = walked.get(w);
+    if (!head || !files) return null;
+    head.hash.update(files);
+    return { key: head.hash.digest('hex'), index: head.index, indexId: head.indexId };
+  });
+}
+
+/** The git files every worktree's status reads: the person's and the system's config and excludes. */
+function sharedFiles(): string[] {
+  const xdg = process.env.XDG_CONFIG_HOME || join(homedir(), '.config');
+  return [join(homedir(), '.gitconfig'), join(xdg, 'git', 'config'), join(xdg, 'git', 'ignore'), '/etc/gitconfig'];
+}
+
+/** HEAD, its branch, the index and the config and exclude files of a linked worktree, hashed so far. */
+function gitSide(
+  worktree: string,
+  shared: readonly string[],
+  since: number,
+): { hash: Hash; index: string; indexId: string } | null {
+  const h = createHash('sha1');
+  try {
+    // A linked worktree: `.git` is a file naming its git dir, whose `commondir` names the repository's.
+    const pointer = readFileSync(join(worktree, '.git'), 'utf8');
+    if (!pointer.startsWith('gitdir: ')) return null;
+    const gitDir = absolute(worktree, pointer.slice('gitdir: '.length).trim());
+    const common = absolute(gitDir, readFileSync(join(gitDir, 'commondir'), 'utf8').trim());
+    const head = readFileSync(join(gitDir, 'HEAD'), 'utf8');
+    h.update(`${pointer}\0${gitDir}\0${common}\0${head}\0`);
+    if (head.startsWith('ref: ')) h.update(`${read(join(common, head.slice(5).trim()))}\0`);
+    const index = join(gitDir, 'index');
+    const files = [
+      index,
+      join(gitDir, 'config.worktree'),
+      join(common, 'packed-refs'),
+      join(common, 'config'),
+      join(common, 'info', 'exclude'),
+      ...shared,
+    ];
+    let indexId = '';
+    for (const f of files) {
+      const s = stat(f);
+      if (s && !(s.mtimeMs < since && s.ctimeMs < since)) return null;
+      if (f === index) indexId = s ? identity(s) : '';
+      h.update(`${f}\0${s ? identity(s) : '-'}\0`);
+    }
+    if (!indexId) return null;
+    // The variables git reads (GIT_DIR, GIT_INDEX_FILE, …) change what it answers; identity,
+    // transport and tracing ones do not, and differ between a person's shell and an agent's.
+    for (const [name, value] of Object.entries(process.env)
+      .filter(([n]) => n.startsWith('GIT_') && !STATUS_BLIND.test(n))
+      .sort())
+      h.update(`${name}=${value}\0`);
+    return { hash: h, index, indexId };
+  } catch {
+    return null;
+  }
+}
+
+/** One `find` record: type, mode, inode, size, mtime, ctime, then the path (which may hold spaces). */
+const RECORD = /^\S+ \S+ \S+ \S+ (\S+) (\S+) ([^]*)$/;
+
+/**
+ * Each worktree's every file and folder with its identity (type, mode, inode, size, mtime and
+ * ctime), as one string per worktree; a worktree is left out when anything in it was written
+ * after `sinceSecs`, it holds a nested repository or submodule, or it has more than
+ * `MAX_ENTRIES` entries. A folder's identity changes when an entry in it is added, removed or
+ * renamed; a file's with any write, even one that sets its mtime back (ctime).
+ */
+async function walk(worktrees: readonly string[], sinceSecs: number): Promise<Map<string, string>> {
+  if (worktrees.length === 0) return new Map();
+  const line = '%y %m %i %s %T@ %C@ %p\\0';
+  // `.git` entries are printed, not entered: a nested one means a repository of its own.
+  const out = await new Promise<string>((done) => {
+    const child = execFile(
+      'find',
+      ['-P', ...worktrees, '(', '-name', '.git', '-printf', line, '-prune', ')', '-o', '-printf', line],
+      { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 },
+      (_err, stdout) => done(stdout),
+    );
+    child.stdin?.on('error', () => undefined).end();
+  });
+  const starts = new Set(worktrees);
+  const found = new Map<string, string[] | null>();
+  let at: string | null = null;
+  for (const rec of out.split('\0')) {
+    const m = RECORD.exec(rec);
+    if (!m) continue;
+    const [, mtime, ctime, path] = m as unknown as [string, string, string, string];
+    if (starts.has(path)) {
+      at = path;
+      found.set(at, []);
+    }
+    const lines = at === null ? null : found.get(at);
+    if (!lines) continue;
+    const name = path.slice(path.lastIndexOf('/') + 1);
+    const top = path === `${at}/${name}`;
+    if (name === '.git' && top) continue;
+    if (
+      name === '.git' ||
+      (name === '.gitmodules' && top) ||
+      !(Number(mtime) < sinceSecs && Number(ctime) < sinceSecs) ||
+      lines.length >= MAX_ENTRIES
+    )
+      found.set(at!, null);
+    else lines.push(rec);
+  }
+  return new Map([...found].flatMap(([w, lines]) => (lines ? [[w, lines.join('\0')] as [string, string]] : [])));
+}
+
+const absolute = (from: string, p: string) => (isAbsolute(p) ? p : join(from, p));
+const identity = (s: Stats) => `${s.mode}:${s.ino}:${s.size}:${s.mtimeMs}:${s.ctimeMs}`;
+
+function stat(path: string): Stats | null {
+  try {
+    return lstatSync(path);
+  } catch {
+    return null;
+  }
+}
+
+function fileId(path: string): string | null {
+  const s = stat(path);
+  return s ? identity(s) : null;
+}
+
+function read(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '-';
+  }
+}
+
+function readCache(file: string): Map<string, CacheEntry> {
+  try {
+    const parsed = JSON.parse(readFileSync(file, 'utf8')) as { v?: unknown; entries?: unknown };
+    if (parsed.v !== 1 || typeof parsed.entries !== 'object' || parsed.entries === null) return new Map();
+    return new Map(
+      Object.entries(parsed.entries as Record<string, CacheEntry>).filter(
+        ([, e]) => typeof e?.key === 'string' && Number.isInteger(e.count),
+      ),
+    );
+  } catch {
+    return new Map();
+  }
+}
+
+function writeCache(file: string, entries: Map<string, CacheEntry>): void {
+  const tmp = `${file}.${process.pid}.tmp`;
+  try {
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(tmp, JSON.stringify({ v: 1, entries: Object.fromEntries(entries) }));
+    renameSync(tmp, file);
+  } catch {
+    // A cache that cannot be written only costs the next review its git runs.
+  }
+}

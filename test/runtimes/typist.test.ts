@@ -1,0 +1,76 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { paneTypist } from '../../src/harness/cli-host/typist.js';
+import { tmuxServer, type TmuxServer } from '../helpers/tmux.js';
+
+/**
+ * The shim types a vendor CLI's task and mail notices into its pane (a paste, then Enter). On a
+ * busy machine the CLI can still be taking the paste in when the Enter arrives, and drop it: the
+ * text sat in the input box and the agent never started (resume.test.ts, once, under load). The
+ * pane here runs a stand-in input box that drops the first `LOSE` Enters without a trace on
+ * screen, as the CLI did, and prints what it was given.
+ */
+const INPUT_BOX = `
+const lose = Number(process.argv[2]);
+let text = '';
+let enters = 0;
+process.stdin.setRawMode(true);
+process.stdout.write('\\x1b[?2004h> ');
+process.stdin.on('data', (d) => {
+  for (const ch of d.toString().replace(/\\x1b\\[20[01]~/g, '')) {
+    if (ch !== '\\r') { text += ch; process.stdout.write(ch); continue; }
+    if (++enters <= lose) continue;
+    process.stdout.write(text ? '\\r\\nSUBMITTED:' + text + '\\r\\n> ' : '\\r\\nEMPTY-ENTER\\r\\n> ');
+    text = '';
+  }
+});
+`;
+
+let server: TmuxServer | undefined;
+let dir: string | undefined;
+afterEach(async () => {
+  await server?.kill();
+  server = undefined;
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  dir = undefined;
+});
+
+async function inputBox(lose: number): Promise<{ paneId: string; typist: Awaited<ReturnType<typeof paneTypist>> }> {
+  server = tmuxServer();
+  dir = mkdtempSync(join(tmpdir(), 'flotilla-typist-'));
+  const script = join(dir, 'box.cjs');
+  writeFileSync(script, INPUT_BOX);
+  const paneId = await server.tmux(
+    'new-session',
+    '-d',
+    '-P',
+    '-F',
+    '#{pane_id}',
+    '-x',
+    '100',
+    '-y',
+    '20',
+    `${process.execPath} ${script} ${lose}`,
+  );
+  await server.waitFor(paneId, /^> /m);
+  return { paneId, typist: await paneTypist({ socket: server.socket, paneId }, dir) };
+}
+
+describe('the pane typist', () => {
+  it('a dropped Enter is pressed again: the text is submitted, once', async () => {
+    const box = await inputBox(1);
+    await box.typist.submit('fix the tests');
+    const screen = await server!.waitFor(box.paneId, /SUBMITTED:fix the tests/);
+    expect(screen.match(/SUBMITTED:/g)).toHaveLength(1);
+  });
+
+  it('an Enter that was taken is not pressed again', async () => {
+    const box = await inputBox(0);
+    await box.typist.submit('fix the tests');
+    await server!.waitFor(box.paneId, /SUBMITTED:fix the tests/);
+    // submit() has returned: nothing it does comes later.
+    expect(await server!.capture(box.paneId)).not.toContain('EMPTY-ENTER');
+  });
+});
