@@ -3,7 +3,7 @@ import type { Config } from '../config/schema.js';
 import { userPaths, type Layout } from '../layout/layout.js';
 import type { Bus } from './types.js';
 
-/** Same values as the defaults in src/config/schema.ts (a test keeps them equal). */
+/** Same values as the defaults in src/config/fleet-schema.ts (a test keeps them equal). */
 export const DEFAULT_FLEET_SETTINGS: Readonly<Config['fleet']> = {
   bus: 'maildir',
   name: null,

@@ -1,6 +1,10 @@
 import { z } from 'zod';
 import { DEFAULT_DENY_COMMANDS } from './deny-commands.js';
+import { fleetSchema } from './fleet-schema.js';
+import { hooksSchema } from './hooks-schema.js';
 import { hostsSchema } from './hosts-schema.js';
+import { runtimesSchema } from './runtimes-schema.js';
+import { securitySchema } from './security-schema.js';
 
 export { DEFAULT_DENY_COMMANDS };
 
@@ -9,60 +13,6 @@ export { DEFAULT_DENY_COMMANDS };
  * schema and the `FLOTILLA_*` environment names are all derived from it. Every key has a
  * default and a description.
  */
-
-const hookCommand = z.object({
-  command: z.string().min(1).describe('Shell command run with sh -c'),
-  timeout_secs: z
-    .number()
-    .positive()
-    .default(30)
-    .describe('Kill the hook (and its process group) after this many seconds'),
-});
-
-/** One secret key's source (§11): exactly one of `env` / `command`, or neither for the default variable. */
-const secretSourceSchema = z
-  .object({
-    env: z
-      .string()
-      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/)
-      .optional()
-      .describe("Environment variable of the approving person's process holding the value"),
-    command: z
-      .string()
-      .min(1)
-      .optional()
-      .describe("Command run by the approving person's process (sh -c); its stdout is the value"),
-    var: z
-      .string()
-      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/)
-      .optional()
-      .describe('Variable name shell commands see the granted value as (default: the upper-cased key)'),
-  })
-  .strict()
-  .refine((s) => !(s.env && s.command), { message: 'give env or command, not both' });
-
-/** One vendor CLI's settings (docs/runtimes.md). */
-const runtimeSettings = (title: string) =>
-  z
-    .object({
-      command: z
-        .string()
-        .min(1)
-        .nullable()
-        .default(null)
-        .describe(
-          `Path of the ${title} CLI to run; null = PATH, then the project's node_modules/.bin, then the CLIs installed beside Flotilla`,
-        ),
-      login: z
-        .enum(['shared', 'isolated'])
-        .default('shared')
-        .describe(
-          `'shared': agents use the person's own ${title} login by reference (docs/runtimes.md lists the files read); 'isolated': only keys in the environment, or a login typed into the agent's window`,
-        ),
-    })
-    .strict()
-    .prefault({})
-    .describe(title);
 
 export const configSchema = z
   .object({
@@ -227,40 +177,7 @@ export const configSchema = z
       })
       .prefault({})
       .describe('Where agents may read without asking (docs/security.md)'),
-    security: z
-      .object({
-        deny_commands: z
-          .array(z.string())
-          .default([...DEFAULT_DENY_COMMANDS])
-          .describe('Shell gate deny list, matched per simple command'),
-        opaque_commands: z
-          .enum(['ask', 'deny', 'allow'])
-          .optional()
-          .describe(
-            "What a shell command the gate cannot decide statically (eval of a variable, text piped to a shell, inline interpreter code, find -exec…) means: 'ask' a person, 'deny' it, or 'allow' it like any command. Unset: the permission mode decides (default/accept_edits ask, dont_ask runs it and audits it as opaque; nobody to ask → deny)",
-          ),
-        sandbox: z
-          .enum(['auto', 'none', 'bubblewrap'])
-          .default('auto')
-          .describe(
-            "OS sandbox for shell commands: 'auto' is bubblewrap where it works here, else none with a warning",
-          ),
-        sandbox_network: z.boolean().default(false).describe('Allow network inside the sandbox'),
-        hidden_paths: z
-          .array(z.string())
-          .default([])
-          .describe(
-            "More of the person's paths no sandboxed command or vendor CLI sees, beside the credentials always hidden (~/.ssh, ~/.aws, …; docs/security.md). '~/' is the home. Only the person's own config sets it",
-          ),
-        secrets: z
-          .record(z.string(), secretSourceSchema)
-          .default({})
-          .describe(
-            "Per secret key: where the approving person's process reads the value ({env: NAME} or {command: '…'}, default the variable of the upper-cased key) and the variable shell commands see it as (var)",
-          ),
-      })
-      .prefault({})
-      .describe('Shell gate and sandbox'),
+    security: securitySchema,
     tools: z
       .object({
         shell_timeout_secs: z.number().positive().default(120).describe('Default timeout of one shell command'),
@@ -291,103 +208,9 @@ export const configSchema = z
       })
       .prefault({})
       .describe('Final answers'),
-    hooks: z
-      .object({
-        start: z.array(hookCommand).default([]).describe('Commands run when any agent starts'),
-        stop: z.array(hookCommand).default([]).describe('Commands run once when any agent reaches a terminal state'),
-        task_created: z
-          .array(hookCommand)
-          .default([])
-          .describe('TaskCreated: commands run when a task is added to a board'),
-        task_completed: z
-          .array(hookCommand)
-          .default([])
-          .describe(
-            'TaskCompleted: commands run before a task is marked done; exit 2 refuses it and stderr goes back to the claimant',
-          ),
-        teammate_idle: z
-          .array(hookCommand)
-          .default([])
-          .describe(
-            'TeammateIdle: commands run when a persistent agent goes idle; exit 2 sends stderr back to it as mail, so it keeps working',
-          ),
-      })
-      .prefault({})
-      .describe('Config-level lifecycle hooks'),
-    runtimes: z
-      .object({
-        claude: runtimeSettings('Claude Code'),
-        codex: runtimeSettings('Codex'),
-        gemini: runtimeSettings('Gemini CLI'),
-      })
-      .strict()
-      .prefault({})
-      .describe('Vendor CLIs run as agents (--runtime)'),
-    fleet: z
-      .object({
-        bus: z
-          .string()
-          .regex(
-            /^(maildir|(nats|tls):\/\/[^\s/]+)$/,
-            "expected 'maildir' or nats://host:port (tls://host:port for TLS)",
-          )
-          .default('maildir')
-          .describe(
-            "Where mail travels: 'maildir' (one machine) or a NATS JetStream server, nats://host:port (docs/scale-out.md)",
-          ),
-        name: z
-          .string()
-          .regex(/^[A-Za-z0-9_-]{1,64}$/)
-          .nullable()
-          .default(null)
-          .describe(
-            "The fleet's name on the bus (subjects and streams are named by it); null = derived from the fleet root, which only one machine shares",
-          ),
-        host: z
-          .string()
-          .regex(/^[a-z0-9_-]{1,64}$/, 'expected a host name: lowercase letters, digits, - and _')
-          .nullable()
-          .default(null)
-          .describe(
-            "This machine's name in the fleet (status groups agents by it); null = $FLOTILLA_HOST, else the hostname",
-          ),
-        lost_after_secs: z
-          .number()
-          .positive()
-          .default(30)
-          .describe(
-            "A host whose heartbeat is older than this has its live agents marked 'lost' (hosts.NAME.lost_after_secs overrides it per host)",
-          ),
-        audit_max_age_secs: z
-          .number()
-          .int()
-          .nonnegative()
-          .default(2_592_000)
-          .describe(
-            "On a nats:// bus, the fleet's audit stream drops lines older than this (default 30 days; 0 = keep every line); each host's state/audit.jsonl keeps them all. Set it alike on every host: the stream takes the setting of the last process that opened it",
-          ),
-        nats: z
-          .object({
-            token_env: z.string().default('FLOTILLA_NATS_TOKEN').describe('Environment variable holding a NATS token'),
-            user_env: z
-              .string()
-              .default('FLOTILLA_NATS_USER')
-              .describe('Environment variable holding a NATS user name'),
-            password_env: z
-              .string()
-              .default('FLOTILLA_NATS_PASSWORD')
-              .describe("Environment variable holding that user's password"),
-            ca_file: z
-              .string()
-              .nullable()
-              .default(null)
-              .describe("CA certificate (PEM) that signed the server's TLS certificate, for tls:// buses"),
-          })
-          .prefault({})
-          .describe('NATS credentials: read from the environment, never written into the fleet root'),
-      })
-      .prefault({})
-      .describe('The fleet across machines'),
+    hooks: hooksSchema,
+    runtimes: runtimesSchema,
+    fleet: fleetSchema,
     inbox: z
       .object({
         rescan_secs: z

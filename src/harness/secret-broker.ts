@@ -1,4 +1,3 @@
-import { existsSync, rmSync } from 'node:fs';
 import { audit } from '../audit/audit.js';
 import type { Log } from '../audit/logger.js';
 import type { Config } from '../config/schema.js';
@@ -6,24 +5,20 @@ import { errorMessage } from '../errors.js';
 import type { AgentRecord, SecretGrantView } from '../fleet/record.js';
 import { readProvenAnswer } from '../fleet/answer-proof.js';
 import { readRecord } from '../fleet/registry.js';
-import { startedByHarness } from '../lifecycle/tool-groups.js';
 import { newSortableId } from '../fleet/ids.js';
 import type { Layout } from '../layout/layout.js';
 import type { ApprovalAnswer } from '../approvals/types.js';
 import { listenForAnswer, type HandoffHeader, type HandoffListener } from '../secrets/handoff.js';
-import { MIN_SECRET_CHARS, secretSource, secretVarName } from '../secrets/keys.js';
-import { recordSecretDigests } from '../secrets/digests.js';
-import { holdForRedaction } from '../secrets/redact.js';
-import { endHolders } from '../secrets/holders.js';
+import { MIN_SECRET_CHARS, secretSource } from '../secrets/keys.js';
 import type { SecretRequestOutcome } from '../tools/request-secret.js';
+import { SecretGrants } from './secret-grants.js';
 import type { SessionEvent } from './session-types.js';
 
 /**
- * One harness's secrets (§11): asks a person for a key, takes the value from the handoff
- * socket (or resolves it here when the person answers in this pane), holds it in a Buffer for
- * the grant's TTL, lends it to shell commands as one environment variable, and wipes it on
- * expiry, on `flotilla deny`, or when the agent ends. Nothing about a value is written
- * anywhere; the audit trail gets key names only.
+ * One harness's secrets (§11): asks a person for a key and takes the value from the handoff
+ * socket (or resolves it here when the person answers in this pane); the grants it makes are
+ * held, lent and wiped by secret-grants.ts. Nothing about a value is written anywhere; the
+ * audit trail gets key names only.
  */
 
 export interface SecretBrokerOptions {
@@ -52,18 +47,6 @@ export interface SecretBrokerOptions {
 /** Said with every secret question of an unsandboxed agent (docs/security-trust.md "What this does not protect against"). */
 export const UNSANDBOXED_WARNING = 'no sandbox: sibling agents of the same user could read the value while it is held';
 
-interface Grant {
-  key: string;
-  requestId: string;
-  varName: string;
-  value: Buffer;
-  expiresAt: number;
-  timer: NodeJS.Timeout;
-  leases: number;
-  expired: boolean;
-  unhold: () => void;
-}
-
 type Answer =
   | { decision: 'approve'; value: Buffer; ttlSecs: number; by: string }
   | { decision: 'deny'; reason: string; by: string };
@@ -74,13 +57,22 @@ interface Pending {
 }
 
 export class SecretBroker {
-  private readonly grants = new Map<string, Grant>();
   private readonly pending = new Map<string, Pending>();
-  private revokePoll: NodeJS.Timeout | undefined;
+  private readonly grants: SecretGrants;
   private closed = false;
   private closedReason = '';
 
-  constructor(private readonly o: SecretBrokerOptions) {}
+  constructor(private readonly o: SecretBrokerOptions) {
+    this.grants = new SecretGrants(o);
+  }
+
+  /**
+   * The live grants as environment variables for one command. Release after the command
+   * and its output's redaction: an expired grant is wiped only when no command holds it.
+   */
+  lease(): { env: Record<string, string>; release: () => void } {
+    return this.grants.lease();
+  }
 
   /** request_secret: refuses at once, or asks a person and waits. */
   async request(key: string, reason: string | undefined, signal: AbortSignal): Promise<SecretRequestOutcome> {
@@ -108,9 +100,7 @@ export class SecretBroker {
         `${o.noApprover}: nobody can approve a secret request here, so it is denied at once`,
         'no-approver',
       );
-    const live = this.grants.get(key);
-    if (live && !live.expired) return this.outcome(live, true);
-    return this.ask(key, reason, signal);
+    return this.grants.live(key) ?? this.ask(key, reason, signal);
   }
 
   /** An answer typed in the pane (`y` / `n`). */
@@ -136,32 +126,6 @@ export class SecretBroker {
       );
   }
 
-  /**
-   * The live grants as environment variables for one command. Release after the command
-   * and its output's redaction: an expired grant is wiped only when no command holds it.
-   */
-  lease(): { env: Record<string, string>; release: () => void } {
-    const held = [...this.grants.values()].filter((g) => !g.expired);
-    if (held.length === 0) return { env: {}, release: () => undefined };
-    const env: Record<string, string> = {};
-    for (const g of held) {
-      g.leases++;
-      env[g.varName] = g.value.toString('utf8');
-    }
-    let done = false;
-    return {
-      env,
-      release: () => {
-        if (done) return;
-        done = true;
-        for (const g of held) {
-          g.leases--;
-          if (g.expired) this.wipe(g);
-        }
-      },
-    };
-  }
-
   /** The agent is ending: pending requests are denied, every grant is revoked and wiped. */
   close(reason: string): void {
     if (this.closed) return;
@@ -169,8 +133,7 @@ export class SecretBroker {
     this.closedReason = reason;
     for (const p of [...this.pending.values()])
       p.settle({ decision: 'deny', reason: `the agent ended (${reason})`, by: 'ended' });
-    for (const g of [...this.grants.values()]) this.end(g, 'secret_revoked', `agent ended (${reason})`);
-    clearInterval(this.revokePoll);
+    this.grants.revokeAll(`agent ended (${reason})`);
   }
 
   private async ask(key: string, reason: string | undefined, signal: AbortSignal): Promise<SecretRequestOutcome> {
@@ -336,150 +299,7 @@ export class SecretBroker {
           a.by === 'timeout' || a.by === 'aborted' || a.by === 'ended' ? a.reason : `a person denied it: ${a.reason}`,
       };
     }
-    const value = Buffer.alloc(a.value.length);
-    a.value.copy(value);
-    // Before any command sees it: the fleet redacts it by digest from now on, in every agent,
-    // after expiry and in a resumed agent (docs/security-trust.md "Redaction").
-    try {
-      recordSecretDigests(o.layout, key, value.toString('utf8'));
-    } catch (err) {
-      value.fill(0);
-      audit(o.layout, {
-        event: 'secret_denied',
-        agent: o.agentId,
-        key,
-        request: requestId,
-        rule: 'digest',
-        reason: errorMessage(err),
-      });
-      return { granted: false, key, reason: `the value could not be registered for redaction: ${errorMessage(err)}` };
-    }
-    const ttlMs = Math.round(a.ttlSecs * 1000);
-    const g: Grant = {
-      key,
-      requestId,
-      varName: secretVarName(key, o.config),
-      value,
-      expiresAt: Date.now() + ttlMs,
-      timer: setTimeout(() => this.end(g, 'secret_expired', `ttl of ${a.ttlSecs} s passed`), ttlMs),
-      leases: 0,
-      expired: false,
-      unhold: holdForRedaction(key, value.toString('utf8')),
-    };
-    g.timer.unref();
-    this.grants.set(key, g);
-    audit(o.layout, {
-      event: 'secret_granted',
-      agent: o.agentId,
-      key,
-      request: requestId,
-      by: a.by,
-      ttl_secs: a.ttlSecs,
-      var: g.varName,
-    });
-    o.emit({ type: 'notice', text: `secret '${key}' granted for ${a.ttlSecs} s as $${g.varName} (value hidden)` });
-    this.publish();
-    this.watchRevokes();
-    return this.outcome(g, false);
-  }
-
-  private outcome(g: Grant, already: boolean): SecretRequestOutcome {
-    return {
-      granted: true,
-      key: g.key,
-      varName: g.varName,
-      expiresAt: new Date(g.expiresAt).toISOString(),
-      ttlSecs: Math.max(0, Math.round((g.expiresAt - Date.now()) / 1000)),
-      ...(already ? { already: true } : {}),
-    };
-  }
-
-  /** Ends a grant: no later command gets it; the buffer is wiped once no running command holds it. */
-  private end(g: Grant, event: 'secret_expired' | 'secret_revoked', why: string): void {
-    if (g.expired) return;
-    g.expired = true;
-    clearTimeout(g.timer);
-    if (this.grants.get(g.key) === g) this.grants.delete(g.key);
-    // Expiry stops handing the value out. A process this agent started that still holds it
-    // in its environment (a server started during the grant, a command still running) is
-    // ended; anything else holding the same VAR=value (the person's own shells or tmux server
-    // when the value came from their environment, another agent) is reported, never signalled.
-    const { ended, left } = endHolders(g.varName, g.value, (pid) =>
-      startedByHarness(this.o.layout, this.o.agentId, pid),
-    );
-    for (const h of ended) {
-      audit(this.o.layout, {
-        event: 'secret_holder_ended',
-        agent: this.o.agentId,
-        key: g.key,
-        request: g.requestId,
-        holder_pid: h.pid,
-        command: h.command,
-      });
-      this.o.emit({
-        type: 'notice',
-        text: `secret '${g.key}': ended process ${h.pid} (${h.command}), which still held it in its environment`,
-      });
-    }
-    for (const h of left) {
-      audit(this.o.layout, {
-        event: 'secret_holder_left',
-        agent: this.o.agentId,
-        key: g.key,
-        request: g.requestId,
-        holder_pid: h.pid,
-        command: h.command,
-      });
-      this.o.emit({
-        type: 'notice',
-        text: `secret '${g.key}': process ${h.pid} (${h.command}) still holds it in its environment; not started by this agent, so left running`,
-      });
-    }
-    this.wipe(g);
-    // The record first: whoever reads the audit line finds the grant already gone.
-    this.publish();
-    audit(this.o.layout, { event, agent: this.o.agentId, key: g.key, request: g.requestId, reason: why });
-    this.o.emit({
-      type: 'notice',
-      text: `secret '${g.key}' ${event === 'secret_expired' ? 'expired' : 'revoked'}: ${why}`,
-    });
-  }
-
-  private wipe(g: Grant): void {
-    if (!g.expired || g.leases > 0) return;
-    g.value.fill(0);
-    g.unhold();
-  }
-
-  private publish(): void {
-    const views = [...this.grants.values()].map((g) => ({
-      key: g.key,
-      requestId: g.requestId,
-      expiresAt: new Date(g.expiresAt).toISOString(),
-    }));
-    try {
-      this.o.onGrants(views);
-    } catch (err) {
-      this.o.log.warn({ err: errorMessage(err) }, 'could not record secret grants');
-    }
-    if (views.length === 0) {
-      clearInterval(this.revokePoll);
-      this.revokePoll = undefined;
-    }
-  }
-
-  /** While a grant lives, `flotilla deny <request>` revokes it by leaving an empty marker file. */
-  private watchRevokes(): void {
-    if (this.revokePoll) return;
-    this.revokePoll = setInterval(() => {
-      for (const g of [...this.grants.values()]) {
-        const marker = this.o.layout.secretRevoke(g.requestId);
-        if (!existsSync(marker)) continue;
-        rmSync(marker, { force: true });
-        this.end(g, 'secret_revoked', 'revoked by a person (flotilla deny)');
-      }
-    }, 200);
-    this.revokePoll.unref();
+    return this.grants.add(requestId, key, a);
   }
 }
 

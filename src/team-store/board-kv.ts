@@ -6,7 +6,6 @@ import { redactValue } from '../secrets/redact.js';
 import type { Ending, NewTask } from '../tasks/board.js';
 import { findCycle } from '../tasks/graph.js';
 import { completionGate, taskCreatedHooks } from '../tasks/hooks.js';
-import type { BoardListing, Counts, ListedTask } from '../tasks/list.js';
 import {
   activeName,
   checkBoardName,
@@ -38,14 +37,14 @@ interface Read {
   revision: number;
 }
 
-async function readOne(kv: SharedKv, board: string, id: string): Promise<Read | null> {
+export async function readOne(kv: SharedKv, board: string, id: string): Promise<Read | null> {
   const e = await kv.get(taskKey(board, id));
   const task = e && parseTask(e.value);
   return task ? { task, revision: e.revision } : null;
 }
 
 /** Every task of a board, in no order. */
-async function readAll(kv: SharedKv, board: string): Promise<Task[]> {
+export async function readAll(kv: SharedKv, board: string): Promise<Task[]> {
   const all = await kv.values(`${board}.*`);
   return all
     .filter((v) => v.key !== seqKey(board))
@@ -76,7 +75,7 @@ function busy(board: string, id: string): FlotillaError {
 }
 
 /** The task as the next writer leaves it: a claim whose claimant is gone anywhere in the fleet reads open (judge.ts). */
-async function judged(judge: FleetJudge, task: Task): Promise<Task> {
+export async function judged(judge: FleetJudge, task: Task): Promise<Task> {
   const claimant = task.claimed_by;
   if (task.status !== 'claimed' || !claimant) return task;
   const gone = await judge.gone(claimant, task.claimed_at);
@@ -374,109 +373,4 @@ function mayAct(task: Task, by: string, what: string): void {
     task: task.id,
     ...(task.claimed_by ? { holder: task.claimed_by } : {}),
   });
-}
-
-/** One task as it reads now (a gone claimant's claim reads open), or undefined. */
-export async function showTaskKv(
-  layout: Layout,
-  kv: SharedKv,
-  boardName: string,
-  id: string,
-): Promise<Task | undefined> {
-  const board = checkBoardName(boardName);
-  const read = await readOne(kv, board, id);
-  return read ? judged(fleetJudge(layout), read.task) : undefined;
-}
-
-const RECENT = 10;
-
-/** What `task list` shows, from one read of the board's keys; claims judged as the next writer would. */
-export async function listBoardKv(
-  layout: Layout,
-  kv: SharedKv,
-  boardName: string,
-  opts: { all?: boolean; limit?: number } = {},
-): Promise<BoardListing> {
-  const board = checkBoardName(boardName);
-  const judge = fleetJudge(layout);
-  return listing(board, await Promise.all((await readAll(kv, board)).map((t) => judged(judge, t))), opts);
-}
-
-/** Every board's listing from one read of the bucket (the dashboard's tasks view), boards by name. */
-export async function listAllBoardsKv(layout: Layout, kv: SharedKv): Promise<BoardListing[]> {
-  const judge = fleetJudge(layout);
-  const byBoard = new Map<string, Task[]>();
-  for (const v of await kv.values('*.*')) {
-    const t = parseTask(v.value);
-    if (!t) continue;
-    byBoard.set(t.board, [...(byBoard.get(t.board) ?? []), await judged(judge, t)]);
-  }
-  return [...byBoard.keys()].sort().map((board) => listing(board, byBoard.get(board)!, {}));
-}
-
-function listing(board: string, all: Task[], opts: { all?: boolean; limit?: number }): BoardListing {
-  const byId = new Map(all.map((t) => [t.id, t]));
-  const listed = (t: Task): ListedTask => ({
-    ...t,
-    waiting_on:
-      t.status === 'open'
-        ? t.blocked_by.filter((b) => {
-            const d = byId.get(b);
-            return !d || !unblocks(d.status);
-          })
-        : [],
-  });
-  const counts: Counts = { open: 0, claimed: 0, done: 0, failed: 0, cancelled: 0 };
-  for (const t of all) counts[t.status]++;
-  if (opts.all) {
-    all.sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : 1));
-    return { board, counts, tasks: all.map(listed), more: 0, recent: [] };
-  }
-  const unfinished = all.filter((t) => !isFinished(t.status)).sort((a, b) => (activeName(a) < activeName(b) ? -1 : 1));
-  const limit = opts.limit ?? 100;
-  const finished = all
-    .filter((t) => isFinished(t.status))
-    .sort((a, b) => ((a.finished_at ?? '') < (b.finished_at ?? '') ? -1 : 1));
-  return {
-    board,
-    counts,
-    tasks: unfinished.slice(0, limit).map(listed),
-    more: Math.max(0, unfinished.length - limit),
-    recent: finished.slice(-RECENT).map(listed),
-  };
-}
-
-/** `task wait`'s look at a board: drained when nothing is claimed or claimable. */
-export async function boardStateKv(
-  layout: Layout,
-  kv: SharedKv,
-  boardName: string,
-): Promise<{ drained: boolean; counts: Counts; stuck: string[] }> {
-  const l = await listBoardKv(layout, kv, boardName, { all: true });
-  const stuck: string[] = [];
-  let busyNow = false;
-  for (const t of l.tasks) {
-    if (isFinished(t.status)) continue;
-    if (t.status === 'claimed' || t.waiting_on.length === 0) {
-      busyNow = true;
-      break;
-    }
-    stuck.push(t.id);
-  }
-  return { drained: !busyNow, counts: l.counts, stuck: busyNow ? [] : stuck };
-}
-
-/** Every board's counts from one read of the bucket, claims judged as the next writer would. */
-export async function allBoardCountsKv(layout: Layout, kv: SharedKv): Promise<{ board: string; counts: Counts }[]> {
-  const judge = fleetJudge(layout);
-  const byBoard = new Map<string, Counts>();
-  for (const v of await kv.values('*.*')) {
-    const t = parseTask(v.value);
-    if (!t) continue;
-    const seen = await judged(judge, t);
-    const counts = byBoard.get(t.board) ?? { open: 0, claimed: 0, done: 0, failed: 0, cancelled: 0 };
-    counts[seen.status]++;
-    byBoard.set(t.board, counts);
-  }
-  return [...byBoard.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([board, counts]) => ({ board, counts }));
 }

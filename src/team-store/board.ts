@@ -7,6 +7,7 @@ import type { Task } from '../tasks/task.js';
 import type { BoardWait } from '../tasks/wait.js';
 import { sleep } from '../sleep.js';
 import * as kv from './board-kv.js';
+import * as kvRead from './board-kv-read.js';
 
 /**
  * The board operations every door calls (docs/design.md §15), kept where `fleet.bus` says:
@@ -64,7 +65,7 @@ export async function listBoard(
   opts: { all?: boolean; limit?: number } = {},
 ): Promise<BoardListing> {
   const s = await store(layout);
-  if (s) return kv.listBoardKv(layout, s, board, opts);
+  if (s) return kvRead.listBoardKv(layout, s, board, opts);
   const { listBoard: list } = await import('../tasks/list.js');
   return list(layout, board, opts);
 }
@@ -72,7 +73,7 @@ export async function listBoard(
 /** Every board's listing, boards by name (the dashboard's tasks view): one read of the bus's bucket, or each board here. */
 export async function listAllBoards(layout: Layout): Promise<BoardListing[]> {
   const s = await store(layout);
-  if (s) return kv.listAllBoardsKv(layout, s);
+  if (s) return kvRead.listAllBoardsKv(layout, s);
   const [{ boardNames }, list] = await Promise.all([import('../tasks/store.js'), import('../tasks/list.js')]);
   const out: BoardListing[] = [];
   for (const board of boardNames(layout).sort()) {
@@ -97,7 +98,7 @@ export async function boardTasks(layout: Layout, board: string): Promise<Task[]>
 /** One task as it reads now (a gone claimant's claim reads open), or undefined. */
 export async function showTask(layout: Layout, board: string, id: string): Promise<Task | undefined> {
   const s = await store(layout);
-  if (s) return kv.showTaskKv(layout, s, board, id);
+  if (s) return kvRead.showTaskKv(layout, s, board, id);
   const [{ readTask }, { judgedClaim }] = await Promise.all([
     import('../tasks/store.js'),
     import('../tasks/claimant.js'),
@@ -118,7 +119,7 @@ export async function waitForBoard(
   if (!s) return (await import('../tasks/wait.js')).waitForBoard(layout, board, opts);
   const deadline = opts.timeoutMs === undefined ? Infinity : Date.now() + opts.timeoutMs;
   for (;;) {
-    const state = await kv.boardStateKv(layout, s, board);
+    const state = await kvRead.boardStateKv(layout, s, board);
     if (state.drained || Date.now() >= deadline || opts.signal?.aborted) return state;
     await sleep(POLL_MS, opts.signal);
   }
@@ -127,7 +128,7 @@ export async function waitForBoard(
 /** Every board's counts (status's lines, §15): one read of the bus's board bucket, or each board's indexes here. */
 export async function allBoardCounts(layout: Layout): Promise<{ board: string; counts: Counts }[]> {
   const s = await store(layout);
-  if (s) return kv.allBoardCountsKv(layout, s);
+  if (s) return kvRead.allBoardCountsKv(layout, s);
   const [{ boardNames }, list] = await Promise.all([import('../tasks/store.js'), import('../tasks/list.js')]);
   const out = [];
   for (const board of boardNames(layout).sort()) {

@@ -14,15 +14,7 @@ const MAX_FILE_LINES = 400;
 const MAX_FUNCTION_LINES = 100;
 
 /** Files still over the limit: to be split by concept, then removed from here. */
-const LONG_FILES: readonly string[] = [
-  'harness/secret-broker.ts',
-  'harness/start.ts',
-  'harness/cli-host/shim.ts',
-  'policy/shell/programs.ts',
-  'team-store/board-kv.ts',
-  'config/schema.ts',
-  'cli/commands/doctor-checks.ts',
-];
+const LONG_FILES: readonly string[] = ['harness/start.ts', 'harness/cli-host/shim.ts'];
 
 /** Functions still over the limit (`file name`): to be split, then removed from here. */
 const LONG_FUNCTIONS: readonly string[] = [

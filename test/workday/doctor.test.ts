@@ -2,7 +2,7 @@ import { existsSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TOOLS_DIR } from '../../src/layout/package.js';
-import { runtimeCheck, type RuntimeFacts } from '../../src/cli/commands/doctor-checks.js';
+import { runtimeCheck, type RuntimeFacts } from '../../src/cli/commands/doctor-vendor-clis.js';
 import { TESTED } from '../../src/versions.js';
 import { tempDir } from '../helpers/fleet.js';
 import { spawnFleet, type SpawnFleet } from '../spawn/helpers.js';

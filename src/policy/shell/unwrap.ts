@@ -1,5 +1,6 @@
 import { literalWord as literal, type Word } from './words.js';
-import { COMMAND_VARIABLES, MULTICALL, SHELLS, WRAPPERS, interpreterKey, type WrapperSpec } from './programs.js';
+import { COMMAND_VARIABLES, SHELLS, interpreterKey } from './programs.js';
+import { MULTICALL, WRAPPERS, type WrapperSpec } from './wrappers.js';
 import { expandGitAlias, gitOpaqueReason } from './git.js';
 import {
   awk,
