@@ -56,34 +56,7 @@ export async function runHarness(opts: RunOptions): Promise<number> {
       await refuse(layout, config, record, err);
       throw err;
     }
-  } else {
-    const interactive = !opts.prompt && opts.stdinIsTTY && opts.stdoutIsTTY && !opts.oneshot;
-    const prompt = opts.prompt ?? (interactive ? '' : await readStdin());
-    if (!interactive && !prompt.trim()) {
-      throw new UsageError(
-        "no instruction given — pass it as arguments, with --prompt, or on stdin (echo 'task' | flotilla run)",
-      );
-    }
-    const { prepareSpawn } = await import('../spawn/prepare.js');
-    const prepared = await prepareSpawn(layout, config, {
-      agent: opts.agent,
-      id: opts.id,
-      prompt,
-      model: opts.model,
-      mode: interactive ? 'interactive' : opts.stdinIsTTY || opts.stdoutIsTTY ? 'oneshot' : 'headless',
-      context: opts.context,
-      cwd: process.cwd(),
-      resumedFrom: opts.resumedFrom,
-    });
-    record = prepared.record;
-    // This process is both spawner and harness: hand the reservation to itself.
-    const [hold, handed] = await Promise.all([
-      holdOwnSlot(layout, config, prepared.slot.envValue, record.id),
-      prepared.slot.waitForHandoff(5_000),
-    ]);
-    if (!handed) throw new FlotillaError('could not take the running slot — try again');
-    slot = hold;
-  }
+  } else ({ record, slot } = await registerOwnRun(opts));
 
   let started: StartedAgent;
   let signals: ReturnType<typeof onSignals>;
@@ -272,4 +245,34 @@ async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const c of process.stdin) chunks.push(c as Buffer);
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/** `flotilla run` (no spawner): this process registers its own agent, then hands the running slot to itself. */
+async function registerOwnRun(opts: RunOptions): Promise<{ record: AgentRecord; slot: SlotHold }> {
+  const { layout, config } = opts;
+  const interactive = !opts.prompt && opts.stdinIsTTY && opts.stdoutIsTTY && !opts.oneshot;
+  const prompt = opts.prompt ?? (interactive ? '' : await readStdin());
+  if (!interactive && !prompt.trim()) {
+    throw new UsageError(
+      "no instruction given — pass it as arguments, with --prompt, or on stdin (echo 'task' | flotilla run)",
+    );
+  }
+  const { prepareSpawn } = await import('../spawn/prepare.js');
+  const prepared = await prepareSpawn(layout, config, {
+    agent: opts.agent,
+    id: opts.id,
+    prompt,
+    model: opts.model,
+    mode: interactive ? 'interactive' : opts.stdinIsTTY || opts.stdoutIsTTY ? 'oneshot' : 'headless',
+    context: opts.context,
+    cwd: process.cwd(),
+    resumedFrom: opts.resumedFrom,
+  });
+  // This process is both spawner and harness: hand the reservation to itself.
+  const [hold, handed] = await Promise.all([
+    holdOwnSlot(layout, config, prepared.slot.envValue, prepared.record.id),
+    prepared.slot.waitForHandoff(5_000),
+  ]);
+  if (!handed) throw new FlotillaError('could not take the running slot — try again');
+  return { record: prepared.record, slot: hold };
 }

@@ -30,7 +30,6 @@ const LONG_FUNCTIONS: readonly string[] = [
   'harness/build-tools.ts buildTools',
   'harness/chat/fleet-actions.ts liveChatActions',
   'harness/inbox-port.ts openInboxPort',
-  'harness/run.ts runHarness',
   'harness/start.ts startAgent',
   'harness/cli-host/idle.ts tendIdleCli',
   'harness/cli-host/pane-question.ts answerPaneQuestions',
