@@ -66,6 +66,16 @@ describe('the pane typist', () => {
     expect(screen.match(/SUBMITTED:/g)).toHaveLength(1);
   });
 
+  it('a pane closed while it types ends the typing quietly (the agent is ending; nothing is thrown)', async () => {
+    // The shim types its first task without waiting on it: a throw there would end the shim
+    // before the agent's one completion is sent (claude.test.ts, a window closed, once).
+    const box = await inputBox(99);
+    const typing = box.typist.submit('fix the tests');
+    await server!.waitFor(box.paneId, /fix the tests/);
+    await server!.tmux('kill-pane', '-t', box.paneId);
+    await expect(typing).resolves.toBeUndefined();
+  });
+
   it('an Enter that was taken is not pressed again', async () => {
     const box = await inputBox(0);
     await box.typist.submit('fix the tests');

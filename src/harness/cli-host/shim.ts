@@ -460,7 +460,8 @@ async function firstPrompt(
   if (!existsSync(ready)) log.warn({}, 'the fleet MCP server did not answer within 30 s; sending the task anyway');
   // The input box mounts a moment after the MCP connection.
   await sleep(500);
-  await typist.submit(prompt.trim());
+  // A window closed meanwhile: the agent is ending, and the shim's signal handler finishes it.
+  await typist.submit(prompt.trim()).catch((err: unknown) => log.warn({ err: String(err) }, 'could not type the task'));
 }
 
 function onceAsync<A extends unknown[]>(fn: (...args: A) => Promise<void>): (...args: A) => Promise<void> {

@@ -57,7 +57,8 @@ export async function paneTypist(
       // Enter is lost: the text then sits in the input box and nothing happens. An Enter that was
       // taken changes the screen; one that left it as the paste did is pressed again.
       for (let press = 0; press < 3; press++) {
-        const pasted = await tmux.capturePane(place.paneId);
+        const pasted = await tmux.capturePane(place.paneId).catch(() => null);
+        if (pasted === null) return;
         await tmux.exec(['send-keys', '-t', place.paneId, 'Enter']);
         if (await screenChanges(() => tmux.capturePane(place.paneId), pasted, 3_000)) return;
       }
@@ -73,7 +74,8 @@ export async function paneTypist(
 async function screenChanges(screen: () => Promise<string>, from: string, ms: number): Promise<boolean> {
   const end = Date.now() + ms;
   while (Date.now() < end) {
-    if ((await screen()) !== from) return true;
+    // A pane gone (its window closed) takes no more keys.
+    if ((await screen().catch(() => null)) !== from) return true;
     await sleep(200);
   }
   return false;
