@@ -44,9 +44,12 @@ export function gitWrites(worktree: string | null, id: string): GitWrites {
   } catch {
     return NONE;
   }
+  // A `.lock` is another agent's git mid-write: gone a moment later, and a held path that is
+  // gone when the mounts are made is made on the host as a folder, which would then block
+  // that agent's every commit ("cannot lock ref … File exists").
   const others = (dir: string) =>
     listNames(dir)
-      .filter((n) => n !== id)
+      .filter((n) => n !== id && !n.endsWith('.lock'))
       .map((n) => join(dir, n));
   return {
     writable: [join(common, 'objects'), gitDir, branches, logs],

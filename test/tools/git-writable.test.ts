@@ -64,7 +64,7 @@ beforeEach(async () => {
 });
 afterEach(() => tmp.cleanup());
 
-function sandboxFor(id: string): (argv: string[]) => string[] {
+function sandboxFor(id: string, writes = gitWrites(worktree, id)): (argv: string[]) => string[] {
   const bwrap = findBubblewrap();
   const home = join(tmp.dir, 'home');
   const readOnly = hostExecutedPaths({
@@ -82,7 +82,7 @@ function sandboxFor(id: string): (argv: string[]) => string[] {
     bwrap,
     userNamespace: bubblewrapUserNamespace(bwrap),
   };
-  return (argv) => bubblewrapArgv(withGitWrites(spec, gitWrites(worktree, id)), argv);
+  return (argv) => bubblewrapArgv(withGitWrites(spec, writes), argv);
 }
 
 const agentEnv = {
@@ -96,6 +96,22 @@ const inSandbox = (command: string) =>
   createShellTool({ timeoutSecs: 60, env: agentEnv, wrap: sandboxFor('w1') }).execute({ command }, ctxFor(worktree));
 
 describe('commits in the sandbox', () => {
+  it("another agent's commit in flight while a sandbox is made is left able to finish, and to commit again", async () => {
+    // w2 is committing: git holds its branch's lock file while w1's sandbox is worked out, and
+    // has renamed it into place by the time bubblewrap's mounts are made (spawns run at once).
+    const lock = join(project, '.git', 'refs', 'heads', 'flotilla', 'w2.lock');
+    mkdirSync(join(lock, '..'), { recursive: true });
+    writeFileSync(lock, '');
+    const writes = gitWrites(worktree, 'w1');
+    rmSync(lock);
+    const argv = sandboxFor('w1', writes)(['true']);
+    expect((await execa(argv[0]!, argv.slice(1), { reject: false })).exitCode).toBe(0);
+    const w2 = join(project, '.flotilla', 'state', 'worktrees', 'w2');
+    writeFileSync(join(w2, 'a.txt'), 'w2\n');
+    await host(w2, 'commit', '-q', '-am', 'w2 fixes a');
+    expect((await host(project, 'log', '-1', '--format=%s', 'flotilla/w2')).stdout).toBe('w2 fixes a');
+  });
+
   it('an agent in its worktree commits on its own branch, authored by its id, and the index and reflog follow', async () => {
     const r = await inSandbox('echo fixed > a.txt && git add a.txt && git commit -q -m "fix a" && echo COMMITTED');
     expect(r.output).toContain('COMMITTED');
