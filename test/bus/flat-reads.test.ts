@@ -109,6 +109,18 @@ describe('bus reads flat in the number of ended agents (real nats-server)', { ti
     expect((await findInFleet(a.records, 'old-0300'))?.status).toBe('completed');
   });
 
+  it("an agent's kept final usage counts over its live record, which may lag behind its end", async () => {
+    const b = hostBus('b');
+    const a = hostBus('a');
+    // On b: the spender's live record from before its model call (no usage yet), then its end
+    // told to the caps (its final usage kept) while the record's own move is still under way.
+    expect(
+      await b.records.publish(on('spender', { rootId: 'root2', parentId: 'root2', depth: 1, status: 'working' })),
+    ).toBe('published');
+    await b.caps.ended(ended('spender', 'root2', 2000));
+    expect(await a.caps.treeUsageElsewhere('root2')).toEqual({ tokens: 2000, costUsd: 0 });
+  });
+
   it("status --all's read of the other hosts fetches none of this host's own ended agents, however many", async () => {
     const { fleet: c, bus: cBus } = hostFleet('c', 'flat2');
     const { bus: dBus } = hostFleet('d', 'flat2');

@@ -182,8 +182,10 @@ function sumUsage(
   live: readonly AgentRecord[],
 ): { tokens: number; costUsd: number } {
   const each = new Map<string, Pick<KeptUsage, 'tokens' | 'costUsd'>>(kept);
+  // A kept usage is the agent's final one: its live record can still be one from before its
+  // end (its host keeps the usage and moves the record in two writes), and never counts over it.
   for (const r of live) {
-    if (isTerminal(r.status) && each.has(r.id)) continue;
+    if (each.has(r.id)) continue;
     each.set(r.id, { tokens: r.usage.inputTokens + r.usage.outputTokens, costUsd: r.usage.costUsd ?? 0 });
   }
   let tokens = 0;
