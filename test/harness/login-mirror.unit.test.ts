@@ -16,6 +16,7 @@ const login = (access: string) => JSON.stringify({ access_token: access, refresh
 
 beforeEach(() => {
   temp = tempDir('flotilla-login-mirror-');
+  // The person's login as `codex login` leaves it: the file this unit mirrors.
   mkdirSync(join(temp.dir, 'home', '.codex'), { recursive: true });
   person = join(temp.dir, 'home', '.codex', 'auth.json');
   writeFileSync(person, login('first'), { mode: 0o600 });

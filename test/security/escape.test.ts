@@ -46,6 +46,7 @@ const stage = (what: string) => {
 };
 const KEYS = { ANTHROPIC_API_KEY: 'sk-ant-escape-key-1', OPENAI_API_KEY: 'sk-oai-escape-key-2' };
 
+// `none` too: a person may choose it, and what still holds there (the fleet's own files, keys) must hold.
 const MODES = [
   { mode: 'none', contained: false, config: 'security:\n  sandbox: none\n' },
   { mode: 'bubblewrap', contained: true, config: 'security:\n  sandbox: bubblewrap\n  sandbox_network: true\n' },

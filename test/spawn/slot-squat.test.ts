@@ -18,6 +18,7 @@ afterEach(async () => {
  * person's spawns still get their slots, the cap stays exact, and status and doctor name
  * the squatter.
  */
+// `none` too: a person may choose it, and the slot cap must hold there as in the sandbox.
 const MODES = [
   { mode: 'none', config: 'security:\n  sandbox: none\n' },
   { mode: 'bubblewrap, network on', config: 'security:\n  sandbox: bubblewrap\n  sandbox_network: true\n' },

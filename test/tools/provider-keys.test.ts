@@ -24,6 +24,7 @@ const KEYS = {
 const SHOW =
   'for v in OPENAI_API_KEY ANTHROPIC_API_KEY GEMINI_API_KEY MY_LLM_KEY ORDINARY_VAR; do eval "echo $v=\\${$v:-unset}"; done | tr "\\n" " "';
 
+// Both modes: `none` is a person's own choice, where the command's environment is the only guard.
 describe.each([
   { mode: 'none', config: 'security:\n  sandbox: none\n' },
   { mode: 'bubblewrap', config: 'security:\n  sandbox: bubblewrap\n' },
