@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { nodeFileOperations, type FileOperations } from './file-operations.js';
 import { displayPath } from './tool-paths.js';
 import type { Tool } from './types.js';
+import type { ToolSpec } from './spec.js';
 
 /** glob {pattern}: file paths matching a pattern, newest first (§6). */
 
@@ -47,3 +48,9 @@ export function createGlobTool(options: GlobOptions = {}, ops: FileOperations = 
     },
   };
 }
+
+export const globTool: ToolSpec = {
+  name: 'glob',
+  paneLine: (i) => `glob ${i.text('pattern', '?')}`,
+  create: ({ workspace: w }) => w && (createGlobTool({}, w.fileOperations ?? nodeFileOperations) as Tool),
+};
