@@ -51,16 +51,6 @@ export function buildSystemPrompt(p: PromptParts): string {
   const canSpawn = me.depth + 1 <= me.maxDepth && p.tools.includes('spawn_agent');
   if (canSpawn) {
     lines.push('', '# Delegation');
-    lines.push(
-      'You may split work over child agents with the spawn_agent tool (or `spawn-agent "task"` in the shell). Each child is a full agent in its own tmux window.',
-    );
-    lines.push(
-      '- Give each child one clear, self-contained task; it does not see your conversation unless you pass context.',
-    );
-    lines.push(
-      '- spawn_agent returns the child id at once. Use wait_for_agents with the ids to block until they finish; their results also come back to you as completion messages in your inbox.',
-    );
-    lines.push('- list_agents shows your children and their state; cancel_agent stops one.');
     lines.push(...toolLines('delegation', p.tools));
   }
 

@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import { errorMessage, isErrno } from '../errors.js';
 import { looksBinary, nodeFileOperations, type FileOperations } from './file-operations.js';
-import { SEARCH_IGNORE } from './glob.js';
-import { displayPath, resolveToolPath } from './tool-paths.js';
+import { displayPath, resolveToolPath, SEARCH_IGNORE } from './tool-paths.js';
 import type { Tool } from './types.js';
 import type { ToolSpec } from './spec.js';
 

@@ -47,6 +47,15 @@ export const spawnAgentTool: ToolSpec = {
   paneLine: () => undefined,
   paneResult: (result, pane) =>
     result.isError ? undefined : [pane.cyan(pane.fit(`spawn_agent → ${spawnedId(result, pane.oneLine)}`))],
+  prompt: {
+    section: 'delegation',
+    text: [
+      'You may split work over child agents with the spawn_agent tool (or `spawn-agent "task"` in the shell). Each child is a full agent in its own tmux window.',
+      '- Give each child one clear, self-contained task; it does not see your conversation unless you pass context.',
+      '- spawn_agent returns the child id at once. Use wait_for_agents with the ids to block until they finish; their results also come back to you as completion messages in your inbox.',
+      '- list_agents shows your children and their state; cancel_agent stops one.',
+    ].join('\n'),
+  },
   create({ fleet: ops }) {
     if (!ops) return undefined;
     const tool: Tool<z.infer<typeof input>> = {

@@ -29,7 +29,7 @@ export interface ToolSpec {
     result: { output: string; isError?: boolean; meta?: Record<string, unknown> },
     pane: PaneStyle,
   ): string[] | undefined;
-  /** What the system prompt tells an agent that has this tool, and in which section. */
+  /** What the system prompt tells an agent that has this tool (lines joined by `\n`), and in which section. */
   prompt?: { section: 'delegation' | 'messages'; text: string };
   /** The tool, or undefined when its caller holds none of the operations it needs. */
   create(ops: ToolOps): Tool | undefined;
