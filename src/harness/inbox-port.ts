@@ -22,6 +22,13 @@ export interface RecordedMail {
   ids: ReadonlySet<string>;
 }
 
+/** The inbox port with what the harness's tools add: check_inbox's reads and wait_for_agents' completions. */
+export type HarnessInboxPort = InboxPort & {
+  takeForTool(peek: boolean): Promise<string>;
+  claimPending(): Promise<void>;
+  returned(completions: ReturnedCompletion[]): void;
+};
+
 /**
  * The harness's side of its Maildir (§4). Unread mail is state, not events: every `take()`
  * and `hasUnread()` re-reads new/ (one readdir) and compares it with what this agent has
@@ -43,13 +50,7 @@ export async function openInboxPort(
   recorded: RecordedMail = { files: new Set(), ids: new Set() },
   aliases: readonly string[] = [],
   recordTaken: RecordTaken = () => true,
-): Promise<
-  InboxPort & {
-    takeForTool(peek: boolean): Promise<string>;
-    claimPending(): Promise<void>;
-    returned(completions: ReturnedCompletion[]): void;
-  }
-> {
+): Promise<HarnessInboxPort> {
   const [
     { UnreadMail },
     { watchDir },

@@ -14,7 +14,7 @@ const MAX_FILE_LINES = 400;
 const MAX_FUNCTION_LINES = 100;
 
 /** Files still over the limit: to be split by concept, then removed from here. */
-const LONG_FILES: readonly string[] = ['harness/start.ts', 'harness/cli-host/shim.ts'];
+const LONG_FILES: readonly string[] = ['harness/cli-host/shim.ts'];
 
 /** Functions still over the limit (`file name`): to be split, then removed from here. */
 const LONG_FUNCTIONS: readonly string[] = [
@@ -29,7 +29,6 @@ const LONG_FUNCTIONS: readonly string[] = [
   'definitions/normalize.ts normalizeDefinition',
   'harness/chat/fleet-actions.ts liveChatActions',
   'harness/inbox-port.ts openInboxPort',
-  'harness/start.ts startAgent',
   'harness/cli-host/idle.ts tendIdleCli',
   'harness/cli-host/pane-question.ts answerPaneQuestions',
   'harness/cli-host/shim.ts runVendorAgent',
