@@ -23,7 +23,6 @@ const LONG_FUNCTIONS: readonly string[] = [
   'cli/commands/spawn.ts command .action()',
   'cli/commands/status.ts run',
   'definitions/normalize.ts normalizeDefinition',
-  'harness/build-tools.ts buildTools',
   'harness/chat/fleet-actions.ts liveChatActions',
   'harness/inbox-port.ts openInboxPort',
   'inbox/watch.ts watchInbox',
