@@ -29,7 +29,6 @@ const LONG_FUNCTIONS: readonly string[] = [
   'definitions/normalize.ts normalizeDefinition',
   'harness/build-tools.ts buildTools',
   'harness/chat/fleet-actions.ts liveChatActions',
-  'harness/inbox-port.ts openInboxPort',
   'harness/cli-host/idle.ts tendIdleCli',
   'harness/cli-host/pane-question.ts answerPaneQuestions',
   'harness/cli-host/shim.ts runVendorAgent',
