@@ -33,7 +33,6 @@ const LONG_FUNCTIONS: readonly string[] = [
   'harness/cli-host/pane-question.ts answerPaneQuestions',
   'harness/cli-host/shim.ts runVendorAgent',
   'inbox/watch.ts watchInbox',
-  'loop/run-loop.ts runLoop',
   'spawn/prepare.ts prepareFor',
   'tools/process-group.ts runInProcessGroup',
 ];
