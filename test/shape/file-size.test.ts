@@ -24,9 +24,7 @@ const LONG_FUNCTIONS: readonly string[] = [
   'cli/commands/status.ts run',
   'definitions/normalize.ts normalizeDefinition',
   'harness/chat/fleet-actions.ts liveChatActions',
-  'harness/inbox-port.ts openInboxPort',
   'inbox/watch.ts watchInbox',
-  'loop/run-loop.ts runLoop',
   'spawn/prepare.ts prepareFor',
   'tools/process-group.ts runInProcessGroup',
 ];
