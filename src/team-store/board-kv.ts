@@ -1,4 +1,5 @@
 import { audit } from '../audit/audit.js';
+import { fleetBus } from '../bus/settings.js';
 import type { SharedKv } from '../bus/shared.js';
 import { FlotillaError } from '../errors.js';
 import type { Layout } from '../layout/layout.js';
@@ -232,6 +233,7 @@ export async function finishTaskKv(
       const noted = decide.refusedNoted(read.task, refused);
       if ((await kv.update(taskKey(board, id), text(noted), read.revision)) === null) continue;
       audit(layout, { event: 'task_refused', agent: by, board, task: id, claimant: read.task.claimed_by });
+      if (decide.claimantToTell(read.task, by)) await tellClaimant(layout, read.task, by, refused);
       throw decide.completionRefused(id, refused);
     }
     const next = decide.ended(read.task, status, result);
@@ -240,6 +242,19 @@ export async function finishTaskKv(
     return next;
   }
   throw busy(board, id);
+}
+
+/**
+ * A completion refused while someone else (a person) marked the claimant's task done: the
+ * claimant hears the hook's feedback as mail on the bus, wherever its host (tasks/board.ts's
+ * `tellClaimant` on one machine).
+ */
+async function tellClaimant(layout: Layout, task: Task, by: string, feedback: string): Promise<void> {
+  try {
+    await (await fleetBus(layout)).mail.deliver(decide.refusalMail(task, by, feedback));
+  } catch {
+    // The refusal stands and is noted on the task; mail that cannot be sent is not a reason to hide it.
+  }
 }
 
 /** Reopens every task an agent holds, on every board of the fleet: called when it ends. */
