@@ -87,7 +87,20 @@ interface Key {
 export async function worktreeKeys(worktrees: readonly string[], settleMs = SETTLE_MS): Promise<(Key | null)[]> {
   const since = Date.now() - settleMs;
   const shared = sharedFiles();
-  const heads = worktrees.map((w) => gitSide(w, shared, since));
+  // The common dir's files and the person's are the same for every worktree: stat once.
+  const stats = new Map<string, Stats | null>();
+  const statOnce = (f: string) => {
+    if (!stats.has(f)) stats.set(f, stat(f));
+    return stats.get(f)!;
+  };
+  // The variables git reads (GIT_DIR, GIT_INDEX_FILE, …) change what it answers; identity,
+  // transport and tracing ones do not, and differ between a person's shell and an agent's.
+  const env = Object.entries(process.env)
+    .filter(([n]) => n.startsWith('GIT_') && !STATUS_BLIND.test(n))
+    .sort()
+    .map(([name, value]) => `${name}=${value}\0`)
+    .join('');
+  const heads = worktrees.map((w) => gitSide(w, shared, since, statOnce, env));
   const walked = await walk(
     worktrees.filter((w, k) => heads[k] && isAbsolute(w)),
     since / 1000,
@@ -112,6 +125,8 @@ function gitSide(
   worktree: string,
   shared: readonly string[],
   since: number,
+  statOf: (path: string) => Stats | null,
+  env: string,
 ): { hash: Hash; index: string; indexId: string } | null {
   const h = createHash('sha1');
   try {
@@ -134,18 +149,13 @@ function gitSide(
     ];
     let indexId = '';
     for (const f of files) {
-      const s = stat(f);
+      const s = f === index ? stat(f) : statOf(f);
       if (s && !(s.mtimeMs < since && s.ctimeMs < since)) return null;
       if (f === index) indexId = s ? identity(s) : '';
       h.update(`${f}\0${s ? identity(s) : '-'}\0`);
     }
     if (!indexId) return null;
-    // The variables git reads (GIT_DIR, GIT_INDEX_FILE, …) change what it answers; identity,
-    // transport and tracing ones do not, and differ between a person's shell and an agent's.
-    for (const [name, value] of Object.entries(process.env)
-      .filter(([n]) => n.startsWith('GIT_') && !STATUS_BLIND.test(n))
-      .sort())
-      h.update(`${name}=${value}\0`);
+    h.update(env);
     return { hash: h, index, indexId };
   } catch {
     return null;
