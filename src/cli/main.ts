@@ -33,10 +33,11 @@ async function start(argv: string[]): Promise<number> {
   const bundle = name === undefined ? undefined : FAST_COMMANDS[name];
   if (bundle) {
     const fast = requireCached(join(dirname(fileURLToPath(import.meta.url)), `fast-${bundle}.js`)) as {
-      run(args: string[]): Promise<number> | null;
+      run(args: string[]): Promise<number | null> | null;
     };
-    const done = fast.run(args);
-    if (done) return done;
+    // null: not this bundle's to run (help, a mistake, a path it leaves out): the full CLI's.
+    const code = await fast.run(args);
+    if (code !== null) return code;
   }
   // `send` and `status` never touch process.stdout (writeOut): it is made here, for the rest.
   guardStdout();
