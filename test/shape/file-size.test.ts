@@ -26,7 +26,6 @@ const LONG_FUNCTIONS: readonly string[] = [
   'cli/commands/spawn.ts command',
   'cli/commands/spawn.ts command .action()',
   'cli/commands/status.ts run',
-  'definitions/normalize.ts normalizeDefinition',
   'harness/build-tools.ts buildTools',
   'harness/chat/fleet-actions.ts liveChatActions',
   'harness/cli-host/idle.ts tendIdleCli',
