@@ -32,7 +32,6 @@ const LONG_FUNCTIONS: readonly string[] = [
   'harness/cli-host/pane-question.ts answerPaneQuestions',
   'harness/cli-host/shim.ts runVendorAgent',
   'inbox/watch.ts watchInbox',
-  'spawn/prepare.ts prepareFor',
   'tools/process-group.ts runInProcessGroup',
 ];
 
