@@ -22,10 +22,7 @@ const LONG_FUNCTIONS: readonly string[] = [
   'cli/commands/spawn.ts command',
   'cli/commands/spawn.ts command .action()',
   'cli/commands/status.ts run',
-  'definitions/normalize.ts normalizeDefinition',
   'harness/chat/fleet-actions.ts liveChatActions',
-  'inbox/watch.ts watchInbox',
-  'spawn/prepare.ts prepareFor',
   'tools/process-group.ts runInProcessGroup',
 ];
 
