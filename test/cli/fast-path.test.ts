@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { processStartTime } from '../../src/fleet/proc.js';
@@ -107,7 +107,7 @@ describe('the fast path', () => {
   });
 
   it('hands what its bundle leaves out (a group, an unseen config file) to the full CLI, stdin unread', async () => {
-    const { env } = setup();
+    const { env, cacheDir } = setup();
     // The bundle holds no broadcast code: that is what the hand-over is for.
     expect(readFileSync(CLI.replace(/main\.js$/, 'fast-send.js'), 'utf8')).not.toContain(
       '// src/lifecycle/broadcast.ts',
@@ -119,6 +119,8 @@ describe('the fast path', () => {
     const group = await flotilla(['send', '--to', 'all'], { env, input: 'to every agent' }).finally(() => agent.kill());
     expect(group.exitCode, String(group.stderr)).toBe(0);
     expect(group.stderr).toMatch(/broadcast \S+ to all: 1 copy \(w\)/);
+    // That run compiled only part of a send: it leaves no code cache for the next to reuse.
+    expect(existsSync(cacheDir) ? readdirSync(cacheDir).filter((n) => n.startsWith('fast-send-')) : []).toEqual([]);
     const box = maildir(fleet!.layout, 'w');
     expect(
       listNames(box.new).map((n) => readFileSync(join(box.new, n), 'utf8').split('\n---\n').at(-1)!.trim()),
@@ -130,6 +132,8 @@ describe('the fast path', () => {
     expect(long.stderr).toContain('over the 10 bytes limit (inbox.max_body_bytes)');
     expect((await flotilla(['send', 'human'], { env, input: 'short' })).exitCode).toBe(0);
     expect(humanBodies()).toEqual(['short']);
+    // A send done whole on the fast path writes it.
+    expect(readdirSync(cacheDir).filter((n) => n.startsWith('fast-send-'))).toHaveLength(1);
   });
 
   it('status lists the last 100 to finish and counts the rest, with thousands separated', async () => {
