@@ -31,7 +31,6 @@ const LONG_FUNCTIONS: readonly string[] = [
   'harness/cli-host/idle.ts tendIdleCli',
   'harness/cli-host/pane-question.ts answerPaneQuestions',
   'harness/cli-host/shim.ts runVendorAgent',
-  'tools/process-group.ts runInProcessGroup',
 ];
 
 function sourceFiles(dir: string, out: string[] = []): string[] {
