@@ -2,7 +2,8 @@ import type { AgentRecord } from '../fleet/record.js';
 import { isTerminal } from '../fleet/record-status.js';
 import type { Layout } from '../layout/layout.js';
 import { listLeases } from '../leases/list.js';
-import { branchStates, branchTips } from './branch-state.js';
+import { cachedBranchStates } from './branch-cache.js';
+import { branchTips } from './branch-state.js';
 import { type AgentWork, uncommittedOf, workPlaces } from './work.js';
 
 /** One agent's work waiting for the person (`flotilla review`, docs/design.md §12). */
@@ -36,7 +37,9 @@ export async function reviewWork(layout: Layout, records: readonly AgentRecord[]
   const places = workPlaces(layout, done);
   const [counts, states, works] = await Promise.all([
     uncommittedOf(layout, done, true),
-    Promise.all([branchTips(layout), places]).then(([tips, works]) => branchStates(layout, branchesOf(works), tips)),
+    Promise.all([branchTips(layout), places]).then(([tips, works]) =>
+      cachedBranchStates(layout, branchesOf(works), tips),
+    ),
     places,
   ]);
   // In the order of `branchesOf`, as the states are.

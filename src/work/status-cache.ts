@@ -93,13 +93,7 @@ export async function worktreeKeys(worktrees: readonly string[], settleMs = SETT
     if (!stats.has(f)) stats.set(f, stat(f));
     return stats.get(f)!;
   };
-  // The variables git reads (GIT_DIR, GIT_INDEX_FILE, …) change what it answers; identity,
-  // transport and tracing ones do not, and differ between a person's shell and an agent's.
-  const env = Object.entries(process.env)
-    .filter(([n]) => n.startsWith('GIT_') && !STATUS_BLIND.test(n))
-    .sort()
-    .map(([name, value]) => `${name}=${value}\0`)
-    .join('');
+  const env = gitEnv();
   const heads = worktrees.map((w) => gitSide(w, shared, since, statOnce, env));
   const walked = await walk(
     worktrees.filter((w, k) => heads[k] && isAbsolute(w)),
@@ -114,8 +108,21 @@ export async function worktreeKeys(worktrees: readonly string[], settleMs = SETT
   });
 }
 
+/**
+ * The git variables in this process that change what git answers (GIT_DIR, GIT_INDEX_FILE, …),
+ * as one string; identity, transport and tracing ones do not, and differ between a person's
+ * shell and an agent's.
+ */
+export function gitEnv(): string {
+  return Object.entries(process.env)
+    .filter(([n]) => n.startsWith('GIT_') && !STATUS_BLIND.test(n))
+    .sort()
+    .map(([name, value]) => `${name}=${value}\0`)
+    .join('');
+}
+
 /** The git files every worktree's status reads: the person's and the system's config and excludes. */
-function sharedFiles(): string[] {
+export function sharedFiles(): string[] {
   const xdg = process.env.XDG_CONFIG_HOME || join(homedir(), '.config');
   return [join(homedir(), '.gitconfig'), join(xdg, 'git', 'config'), join(xdg, 'git', 'ignore'), '/etc/gitconfig'];
 }
@@ -228,7 +235,7 @@ function stat(path: string): Stats | null {
   }
 }
 
-function fileId(path: string): string | null {
+export function fileId(path: string): string | null {
   const s = stat(path);
   return s ? identity(s) : null;
 }
