@@ -54,6 +54,8 @@ export interface Layout {
   readonly configCache: string;
   /** Each worktree's `git status` count for `review`, keyed by what git reads (src/work/status-cache.ts). */
   readonly worktreeStatusCache: string;
+  /** The last review's branch states, keyed by every tip and base (src/work/branch-cache.ts). */
+  readonly reviewBranchCache: string;
   inbox(id: string): string;
   /** Mail this host sent on a bus that has not acknowledged it yet (`state/outbox/{tmp,new}`; src/bus/outbox.ts). */
   readonly outbox: string;
@@ -194,6 +196,7 @@ export function layoutFor(root: string, project = dirname(resolve(root))): Layou
     treeUsage: (rootId) => `${treesDir}/${rootId}.usage`,
     configCache: join(state, 'index', 'config-cache.json'),
     worktreeStatusCache: join(state, 'index', 'worktree-status.json'),
+    reviewBranchCache: join(state, 'index', 'review-branches.json'),
     inbox: (id) => `${inboxRoot}/${id}`,
     outbox: join(state, 'outbox'),
     hostBeat: join(state, 'host-beat'),

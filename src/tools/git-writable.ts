@@ -4,12 +4,17 @@ import type { SandboxSpec } from './sandbox.js';
 
 /**
  * What of a repository's git dir a sandboxed agent in its own worktree may write, so that it
- * can commit (docs/security.md, "Commits in the sandbox"): the object store, its worktree's
- * private git dir (index, HEAD, logs) and the `flotilla/` branch folder with its reflogs.
- * Inside those, what git reads as instructions stays read-only: the worktree's `commondir`,
- * `gitdir` and `config.worktree`, `objects/info` (alternates), and every other agent's
- * `flotilla/*` branch and reflog. Hooks, config, `info/` and every other branch's refs lie
- * outside the writable parts and stay read-only with the rest of the git dir.
+ * can commit and stash (docs/security.md, "Commits in the sandbox"): the object store, its
+ * worktree's private git dir (index, HEAD, logs) and the `flotilla/` branch folder with its
+ * reflogs. Inside those, what git reads as instructions stays read-only: the worktree's
+ * `commondir`, `gitdir` and `config.worktree`, `objects/info` (alternates), and every other
+ * agent's `flotilla/*` branch and reflog. Hooks, config, `info/` and every other branch's refs
+ * lie outside the writable parts and stay read-only with the rest of the git dir.
+ *
+ * `refs/` and `logs/refs/` are stand-ins of the agent's own (in its worktree's git dir), with
+ * each of the repository's entries there but `stash` bound back read-only: `refs/stash` is
+ * shared by every worktree, so the agent's stash is kept in its stand-in, and the person's
+ * stash is neither seen nor changed from inside.
  *
  * An agent working in place (no worktree) gets nothing: the person's checkout keeps its
  * index and HEAD in the git dir itself, beside `config` and `hooks`, and writing them would
@@ -18,9 +23,10 @@ import type { SandboxSpec } from './sandbox.js';
 export interface GitWrites {
   writable: string[];
   readOnly: string[];
+  standIns: { from: string; at: string }[];
 }
 
-const NONE: GitWrites = { writable: [], readOnly: [] };
+const NONE: GitWrites = { writable: [], readOnly: [], standIns: [] };
 
 /**
  * The git writes for agent `id` whose worktree is `worktree` (null: none). Runs on the host
@@ -36,8 +42,12 @@ export function gitWrites(worktree: string | null, id: string): GitWrites {
   const branches = join(common, 'refs', 'heads', 'flotilla');
   const logs = join(common, 'logs', 'refs', 'heads', 'flotilla');
   const configWorktree = join(gitDir, 'config.worktree');
+  const refs = join(common, 'refs');
+  const logRefs = join(common, 'logs', 'refs');
+  const ownRefs = join(gitDir, 'flotilla-refs');
+  const ownLogRefs = join(gitDir, 'flotilla-logs');
   try {
-    for (const d of [branches, logs]) mkdirSync(d, { recursive: true });
+    for (const d of [branches, logs, ownRefs, ownLogRefs]) mkdirSync(d, { recursive: true });
     // Read only when the person turns on extensions.worktreeConfig; held now so it cannot be planted for then.
     if (!existsSync(configWorktree)) writeFileSync(configWorktree, '');
     looseFlotillaRefs(common);
@@ -51,9 +61,20 @@ export function gitWrites(worktree: string | null, id: string): GitWrites {
     listNames(dir)
       .filter((n) => n !== id && !n.endsWith('.lock'))
       .map((n) => join(dir, n));
+  // Everything in refs/ and logs/refs/ shows through its stand-in, read-only, but the shared stash.
+  const shared = (dir: string) =>
+    listNames(dir)
+      .filter((n) => n !== 'stash' && !n.endsWith('.lock'))
+      .map((n) => join(dir, n));
   return {
     writable: [join(common, 'objects'), gitDir, branches, logs],
+    standIns: [
+      { from: ownRefs, at: refs },
+      { from: ownLogRefs, at: logRefs },
+    ],
     readOnly: [
+      ...shared(refs),
+      ...shared(logRefs),
       join(common, 'objects', 'info'),
       join(gitDir, 'commondir'),
       join(gitDir, 'gitdir'),
@@ -75,6 +96,7 @@ export function withGitWrites(spec: SandboxSpec, writes: GitWrites): SandboxSpec
   return {
     ...spec,
     writable: [...spec.writable, ...writes.writable],
+    standIns: [...(spec.standIns ?? []), ...writes.standIns],
     readOnly: [...spec.readOnly.filter((p) => !granted.has(p)), ...writes.readOnly],
   };
 }

@@ -19,6 +19,11 @@ export interface SandboxSpec {
   /** Paths kept read-only even when inside a writable one (see `hostExecutedPaths`). */
   readOnly: readonly string[];
   /**
+   * Host folders bound writable in place of another path (`from` seen at `at`): an agent's
+   * own ref folders standing in for the repository's (tools/git-writable.ts).
+   */
+  standIns?: readonly { from: string; at: string }[];
+  /**
    * Paths that stay readable wherever they are (a home under /tmp, which the private /tmp
    * would cover): bound read-only, unless a writable dir holds them already.
    */
@@ -128,9 +133,10 @@ export function bubblewrapArgv(spec: SandboxSpec, argv: readonly string[]): stri
     '--new-session',
     '--die-with-parent',
   );
-  type How = 'rw' | 'ro' | 'hide' | 'socket' | 'cover';
-  const listed: { path: string; how: How }[] = [
+  type How = 'rw' | 'ro' | 'hide' | 'socket' | 'cover' | 'stand-in';
+  const listed: { path: string; how: How; from?: string }[] = [
     ...spec.writable.map((path) => ({ path, how: 'rw' as const })),
+    ...(spec.standIns ?? []).map(({ from, at }) => ({ path: at, how: 'stand-in' as const, from })),
     ...spec.readOnly.map((path) => ({ path, how: 'ro' as const })),
     ...(spec.visible ?? [])
       .filter((path) => !spec.writable.some((w) => within(mountPath(path), mountPath(w))))
@@ -140,9 +146,9 @@ export function bubblewrapArgv(spec: SandboxSpec, argv: readonly string[]): stri
     ...(spec.covered ?? []).map((path) => ({ path, how: 'cover' as const })),
   ];
   const unique = new Map(
-    listed.map(({ path, how }) => {
+    listed.map(({ path, how, from }) => {
       const at = mountPath(path);
-      return [`${how} ${at}`, { path: at, how, leaf: basename(path) }] as const;
+      return [`${how} ${at}`, { path: at, how, leaf: basename(path), from }] as const;
     }),
   );
   const mounts = [...unique.values()].sort((a, b) => a.path.length - b.path.length);
@@ -153,9 +159,11 @@ export function bubblewrapArgv(spec: SandboxSpec, argv: readonly string[]): stri
   ];
   const emptied: string[] = [];
   const enclosing = (path: string) => made.filter((m) => m.path === '/' || within(path, m.path)).at(-1)!.how;
-  for (const { path, how, leaf } of mounts) {
+  for (const { path, how, leaf, from } of mounts) {
     const kind = pathKind(path);
     if (how === 'rw' || how === 'socket') out.push('--bind', path, path);
+    // bwrap reads every source from the host's tree, so what is bound inside it later is the host's own.
+    else if (how === 'stand-in') out.push('--bind', from!, path);
     else if (how === 'hide' && kind === 'dir') {
       out.push('--tmpfs', path);
       emptied.push(path);

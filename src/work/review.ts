@@ -2,8 +2,9 @@ import type { AgentRecord } from '../fleet/record.js';
 import { isTerminal } from '../fleet/record-status.js';
 import type { Layout } from '../layout/layout.js';
 import { listLeases } from '../leases/list.js';
-import { branchStates, branchTips } from './branch-state.js';
-import { agentWorks } from './work.js';
+import { cachedBranchStates } from './branch-cache.js';
+import { branchTips } from './branch-state.js';
+import { type AgentWork, uncommittedOf, workPlaces } from './work.js';
 
 /** One agent's work waiting for the person (`flotilla review`, docs/design.md §12). */
 export interface ReviewRow {
@@ -32,13 +33,20 @@ export async function reviewWork(layout: Layout, records: readonly AgentRecord[]
   if (done.length === 0) return [];
   const leases = listLeases(layout).flatMap((v) => v.leases);
   // Per agent only its worktree's `git status` (run by a few shells, skipped for a worktree
-  // unchanged since the last review); the branches are read all together.
-  const [tips, works] = await Promise.all([branchTips(layout), agentWorks(layout, done, true)]);
-  const branches = works.flatMap((w, k) => (w.kind === 'branch' ? [{ rec: done[k]!, work: w }] : []));
-  const states = await branchStates(
-    layout,
-    branches.map((b) => b.work),
-    tips,
+  // unchanged since the last review), alongside the branches, which are read all together.
+  const places = workPlaces(layout, done);
+  const [counts, states, works] = await Promise.all([
+    uncommittedOf(layout, done, true),
+    Promise.all([branchTips(layout), places]).then(([tips, works]) =>
+      cachedBranchStates(layout, branchesOf(works), tips),
+    ),
+    places,
+  ]);
+  // In the order of `branchesOf`, as the states are.
+  const branches = works.flatMap((w, k) =>
+    w.kind === 'branch'
+      ? [{ rec: done[k]!, work: { ...w, uncommitted: (w.worktree && counts.get(w.worktree)) || 0 } }]
+      : [],
   );
   return branches.flatMap(({ rec, work }, k): ReviewRow[] => {
     const s = states[k]!;
@@ -59,3 +67,7 @@ export async function reviewWork(layout: Layout, records: readonly AgentRecord[]
     ];
   });
 }
+
+type BranchWork = Extract<AgentWork, { kind: 'branch' }>;
+const branchesOf = (works: readonly AgentWork[]): BranchWork[] =>
+  works.filter((w): w is BranchWork => w.kind === 'branch');

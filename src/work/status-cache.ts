@@ -87,7 +87,14 @@ interface Key {
 export async function worktreeKeys(worktrees: readonly string[], settleMs = SETTLE_MS): Promise<(Key | null)[]> {
   const since = Date.now() - settleMs;
   const shared = sharedFiles();
-  const heads = worktrees.map((w) => gitSide(w, shared, since));
+  // The common dir's files and the person's are the same for every worktree: stat once.
+  const stats = new Map<string, Stats | null>();
+  const statOnce = (f: string) => {
+    if (!stats.has(f)) stats.set(f, stat(f));
+    return stats.get(f)!;
+  };
+  const env = gitEnv();
+  const heads = worktrees.map((w) => gitSide(w, shared, since, statOnce, env));
   const walked = await walk(
     worktrees.filter((w, k) => heads[k] && isAbsolute(w)),
     since / 1000,
@@ -101,8 +108,21 @@ export async function worktreeKeys(worktrees: readonly string[], settleMs = SETT
   });
 }
 
+/**
+ * The git variables in this process that change what git answers (GIT_DIR, GIT_INDEX_FILE, …),
+ * as one string; identity, transport and tracing ones do not, and differ between a person's
+ * shell and an agent's.
+ */
+export function gitEnv(): string {
+  return Object.entries(process.env)
+    .filter(([n]) => n.startsWith('GIT_') && !STATUS_BLIND.test(n))
+    .sort()
+    .map(([name, value]) => `${name}=${value}\0`)
+    .join('');
+}
+
 /** The git files every worktree's status reads: the person's and the system's config and excludes. */
-function sharedFiles(): string[] {
+export function sharedFiles(): string[] {
   const xdg = process.env.XDG_CONFIG_HOME || join(homedir(), '.config');
   return [join(homedir(), '.gitconfig'), join(xdg, 'git', 'config'), join(xdg, 'git', 'ignore'), '/etc/gitconfig'];
 }
@@ -112,6 +132,8 @@ function gitSide(
   worktree: string,
   shared: readonly string[],
   since: number,
+  statOf: (path: string) => Stats | null,
+  env: string,
 ): { hash: Hash; index: string; indexId: string } | null {
   const h = createHash('sha1');
   try {
@@ -134,26 +156,18 @@ function gitSide(
     ];
     let indexId = '';
     for (const f of files) {
-      const s = stat(f);
+      const s = f === index ? stat(f) : statOf(f);
       if (s && !(s.mtimeMs < since && s.ctimeMs < since)) return null;
       if (f === index) indexId = s ? identity(s) : '';
       h.update(`${f}\0${s ? identity(s) : '-'}\0`);
     }
     if (!indexId) return null;
-    // The variables git reads (GIT_DIR, GIT_INDEX_FILE, …) change what it answers; identity,
-    // transport and tracing ones do not, and differ between a person's shell and an agent's.
-    for (const [name, value] of Object.entries(process.env)
-      .filter(([n]) => n.startsWith('GIT_') && !STATUS_BLIND.test(n))
-      .sort())
-      h.update(`${name}=${value}\0`);
+    h.update(env);
     return { hash: h, index, indexId };
   } catch {
     return null;
   }
 }
-
-/** One `find` record: type, mode, inode, size, mtime, ctime, then the path (which may hold spaces). */
-const RECORD = /^\S+ \S+ \S+ \S+ (\S+) (\S+) ([^]*)$/;
 
 /**
  * Each worktree's every file and folder with its identity (type, mode, inode, size, mtime and
@@ -161,46 +175,53 @@ const RECORD = /^\S+ \S+ \S+ \S+ (\S+) (\S+) ([^]*)$/;
  * after `sinceSecs`, it holds a nested repository or submodule, or it has more than
  * `MAX_ENTRIES` entries. A folder's identity changes when an entry in it is added, removed or
  * renamed; a file's with any write, even one that sets its mtime back (ctime).
+ *
+ * `find` prints two fields per entry, its path below the worktree (empty for the worktree
+ * itself, which starts the next worktree's run) and its identity, or `!` for an entry written
+ * since `sinceSecs` and `G` for a `.git`, which is printed, not entered. So each worktree's
+ * identity is one stretch of the output, read without parsing a record (docs/benchmarks.md,
+ * "Review of 50 worktree agents").
  */
 async function walk(worktrees: readonly string[], sinceSecs: number): Promise<Map<string, string>> {
   if (worktrees.length === 0) return new Map();
-  const line = '%y %m %i %s %T@ %C@ %p\\0';
-  // `.git` entries are printed, not entered: a nested one means a repository of its own.
-  const out = await new Promise<string>((done) => {
-    const child = execFile(
-      'find',
-      ['-P', ...worktrees, '(', '-name', '.git', '-printf', line, '-prune', ')', '-o', '-printf', line],
-      { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 },
-      (_err, stdout) => done(stdout),
+  // A millisecond early: an entry written at the very instant counts as recent.
+  const since = `@${(sinceSecs - 0.001).toFixed(3)}`;
+  const args = ['-P', ...worktrees, '(', '-name', '.git', '-printf', '%P\\0G\\0', '-prune', ')', '-o'];
+  args.push('(', '-newermt', since, '-o', '-newerct', since, ')', '-printf', '%P\\0!\\0', '-o');
+  args.push('-printf', '%P\\0%y %m %i %s %T@ %C@\\0');
+  const out = await new Promise<string | null>((done) => {
+    const child = execFile('find', args, { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 }, (err, stdout) =>
+      done(err ? null : stdout),
     );
     child.stdin?.on('error', () => undefined).end();
   });
-  const starts = new Set(worktrees);
-  const found = new Map<string, string[] | null>();
-  let at: string | null = null;
-  for (const rec of out.split('\0')) {
-    const m = RECORD.exec(rec);
-    if (!m) continue;
-    const [, mtime, ctime, path] = m as unknown as [string, string, string, string];
-    if (starts.has(path)) {
-      at = path;
-      found.set(at, []);
-    }
-    const lines = at === null ? null : found.get(at);
-    if (!lines) continue;
-    const name = path.slice(path.lastIndexOf('/') + 1);
-    const top = path === `${at}/${name}`;
-    if (name === '.git' && top) continue;
-    if (
-      name === '.git' ||
-      (name === '.gitmodules' && top) ||
-      !(Number(mtime) < sinceSecs && Number(ctime) < sinceSecs) ||
-      lines.length >= MAX_ENTRIES
-    )
-      found.set(at!, null);
-    else lines.push(rec);
+  // A worktree gone meanwhile (find's error) would shift every run after it: none is cached.
+  if (out === null) return new Map();
+  const fields = out.split('\0');
+  const found = new Map<string, string>();
+  let k = -1;
+  let from = 0;
+  let at = 0;
+  let ok = false;
+  let entries = 0;
+  const close = () => {
+    if (k >= 0 && ok) found.set(worktrees[k]!, out.slice(from, at));
+  };
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const path = fields[i]!;
+    const id = fields[i + 1]!;
+    if (path === '') {
+      close();
+      k++;
+      from = at;
+      ok = true;
+      entries = 0;
+    } else if (id === '!' || (id === 'G' && path !== '.git') || path === '.gitmodules' || ++entries > MAX_ENTRIES)
+      ok = false;
+    at += path.length + id.length + 2;
   }
-  return new Map([...found].flatMap(([w, lines]) => (lines ? [[w, lines.join('\0')] as [string, string]] : [])));
+  close();
+  return k === worktrees.length - 1 ? found : new Map();
 }
 
 const absolute = (from: string, p: string) => (isAbsolute(p) ? p : join(from, p));
@@ -214,7 +235,7 @@ function stat(path: string): Stats | null {
   }
 }
 
-function fileId(path: string): string | null {
+export function fileId(path: string): string | null {
   const s = stat(path);
   return s ? identity(s) : null;
 }

@@ -35,29 +35,35 @@ export async function agentWork(layout: Layout, rec: AgentRecord): Promise<Agent
  * (`uncommittedCounts`); `merge` and `gc` always ask git.
  */
 export async function agentWorks(layout: Layout, recs: readonly AgentRecord[], cached = false): Promise<AgentWork[]> {
-  const worktrees = recs.map((r) => (r.worktree && existsSync(r.worktree) ? r.worktree : null));
-  const present = worktrees.filter((w): w is string => w !== null);
+  const [works, counts] = await Promise.all([workPlaces(layout, recs), uncommittedOf(layout, recs, cached)]);
+  return works.map((w) => (w.kind === 'branch' && w.worktree ? { ...w, uncommitted: counts.get(w.worktree) ?? 0 } : w));
+}
+
+/** Where each agent's work is, its uncommitted count left 0: no worktree is looked into. */
+export async function workPlaces(layout: Layout, recs: readonly AgentRecord[]): Promise<AgentWork[]> {
+  return Promise.all(
+    recs.map(async (rec): Promise<AgentWork> => {
+      if (!rec.worktree) return { kind: 'in-place', id: rec.id, cwd: rec.cwd };
+      const branch = branchOf(rec.id);
+      const base = rec.base ?? (await guessedBase(layout, branch));
+      const worktree = existsSync(rec.worktree) ? rec.worktree : null;
+      return { kind: 'branch', id: rec.id, branch, base, worktree, uncommitted: 0 };
+    }),
+  );
+}
+
+/** The files not committed in each agent's worktree that is still there, by worktree. */
+export async function uncommittedOf(
+  layout: Layout,
+  recs: readonly AgentRecord[],
+  cached: boolean,
+): Promise<Map<string, number>> {
+  const present = recs.flatMap((r) => (r.worktree && existsSync(r.worktree) ? [r.worktree] : []));
   const shells = Math.min(4, availableParallelism());
   const counts = cached
     ? await uncommittedCounts(present, STATUS, shells, layout.worktreeStatusCache)
     : (await gitEach(present, STATUS, shells)).map((r) => (r.code === 0 ? statusCount(r.stdout) : 0));
-  const changed = new Map(present.map((w, k) => [w, counts[k]!]));
-  return Promise.all(
-    recs.map(async (rec, k): Promise<AgentWork> => {
-      if (!rec.worktree) return { kind: 'in-place', id: rec.id, cwd: rec.cwd };
-      const branch = branchOf(rec.id);
-      const base = rec.base ?? (await guessedBase(layout, branch));
-      const worktree = worktrees[k] ?? null;
-      return {
-        kind: 'branch',
-        id: rec.id,
-        branch,
-        base,
-        worktree,
-        uncommitted: worktree ? (changed.get(worktree) ?? 0) : 0,
-      };
-    }),
-  );
+  return new Map(present.map((w, k) => [w, counts[k]!]));
 }
 
 const STATUS = ['status', '--porcelain', '--untracked-files=all'];

@@ -64,19 +64,19 @@ beforeEach(async () => {
 });
 afterEach(() => tmp.cleanup());
 
-function sandboxFor(id: string, writes = gitWrites(worktree, id)): (argv: string[]) => string[] {
+function sandboxFor(id: string, writes = gitWrites(worktree, id), cwd = worktree): (argv: string[]) => string[] {
   const bwrap = findBubblewrap();
   const home = join(tmp.dir, 'home');
   const readOnly = hostExecutedPaths({
     fleetRoot: join(project, '.flotilla'),
     project,
-    cwd: worktree,
+    cwd,
     home,
     userConfigDir: join(home, '.config', 'flotilla'),
     userCacheDir: join(home, '.cache', 'flotilla'),
   });
   const spec: SandboxSpec = {
-    writable: [worktree],
+    writable: [cwd],
     readOnly,
     network: false,
     bwrap,
@@ -94,6 +94,12 @@ const agentEnv = {
 };
 const inSandbox = (command: string) =>
   createShellTool({ timeoutSecs: 60, env: agentEnv, wrap: sandboxFor('w1') }).execute({ command }, ctxFor(worktree));
+// An agent working in place, in the person's checkout: no git writes at all.
+const inPlace = (command: string) =>
+  createShellTool({ timeoutSecs: 60, env: agentEnv, wrap: sandboxFor('w1', gitWrites(null, 'w1'), project) }).execute(
+    { command },
+    ctxFor(project),
+  );
 
 describe('commits in the sandbox', () => {
   it("another agent's commit in flight while a sandbox is made is left able to finish, and to commit again", async () => {
@@ -173,5 +179,66 @@ describe('commits in the sandbox', () => {
     await host(worktree, 'status');
     expect(existsSync(marker)).toBe(false);
     expect((await host(project, 'log', '-1', '--format=%an', 'main')).stdout).toBe('person');
+  });
+
+  it('no ref but its own branch moves, in its worktree or in place, and its commit and stash still work', async () => {
+    // The person's own refs beside the agents': a feature branch and a tag, loose and packed, and a stash.
+    await host(project, 'branch', 'feature');
+    await host(project, 'tag', 'v1');
+    await host(project, 'branch', 'packed');
+    await host(project, 'pack-refs');
+    await host(project, 'tag', 'v0');
+    writeFileSync(join(project, 'a.txt'), 'person wip\n');
+    await host(project, 'stash', '-q');
+    const refsBefore = (await host(project, 'for-each-ref', '--format=%(refname) %(objectname)')).stdout;
+    const stashBefore = (await host(project, 'stash', 'list')).stdout;
+    const packedBefore = readFileSync(join(project, '.git', 'packed-refs'), 'utf8');
+    const evil = 'git commit-tree -m evil HEAD^{tree}';
+    const attacks: Record<string, string> = {
+      'branch -f main': 'git branch -f main HEAD',
+      'branch -f feature': 'git branch -f feature HEAD',
+      'update-ref main': `git update-ref refs/heads/main $(${evil})`,
+      'update-ref a packed branch': `git update-ref refs/heads/packed $(${evil})`,
+      'edit packed-refs': `sed -i 's/^[0-9a-f]* refs\\/heads\\/packed$/'$(${evil})' refs\\/heads\\/packed/' $(git rev-parse --git-common-dir)/packed-refs`,
+      'append to packed-refs': `echo "$(${evil}) refs/heads/planted" >> $(git rev-parse --git-common-dir)/packed-refs`,
+      tag: 'git tag v2',
+      'move a tag': 'git tag -f v1 $(git commit-tree -m evil HEAD^{tree})',
+      'delete a tag': 'git tag -d v0',
+      'delete a branch': 'git branch -D feature',
+      'delete a packed branch': 'git branch -D packed',
+      'delete another agent’s branch': 'git update-ref -d refs/heads/flotilla/w2',
+      'drop the person’s stash': 'git stash drop',
+      'make a branch': 'git branch other',
+    };
+    const script = Object.entries(attacks)
+      .map(([name, cmd], i) => `( ${cmd} ) >/dev/null 2>&1 && echo "WORKED ${i} ${name}"`)
+      .join('\n');
+    for (const run of [inSandbox, inPlace]) {
+      const r = await run(`${script}\necho end`);
+      expect(r.output).toContain('end');
+      expect(r.output.split('\n').filter((l) => l.startsWith('WORKED'))).toEqual([]);
+    }
+    expect((await host(project, 'for-each-ref', '--format=%(refname) %(objectname)')).stdout).toBe(refsBefore);
+    expect(readFileSync(join(project, '.git', 'packed-refs'), 'utf8')).toBe(packedBefore);
+    expect((await host(project, 'stash', 'list')).stdout).toBe(stashBefore);
+
+    // In its worktree it stashes, sees its own stash only, pops it, and commits on its branch.
+    const r = await inSandbox(
+      [
+        'echo first > a.txt && git stash -q && git stash list | wc -l',
+        'echo second > a.txt && git stash -q && git stash list | wc -l',
+        'git stash pop -q && cat a.txt && git checkout -q -- a.txt',
+        // The last pop cannot delete refs/stash (that takes the shared packed-refs.lock), so says so; the stash is empty.
+        'git stash pop -q 2>/dev/null && cat a.txt && git stash list | wc -l',
+        'echo mine > a.txt && git commit -q -am mine && echo COMMITTED',
+      ].join(' && '),
+    );
+    expect(r.output.split('\n').slice(0, 6)).toEqual(['1', '2', 'second', 'first', '0', 'COMMITTED']);
+    expect((await host(project, 'log', '-1', '--format=%s', 'flotilla/w1')).stdout).toBe('mine');
+    expect((await host(project, 'stash', 'list')).stdout).toBe(stashBefore);
+    const after = (await host(project, 'for-each-ref', '--format=%(refname) %(objectname)')).stdout;
+    expect(after.split('\n').filter((l) => !l.startsWith('refs/heads/flotilla/w1 '))).toEqual(
+      refsBefore.split('\n').filter((l) => !l.startsWith('refs/heads/flotilla/w1 ')),
+    );
   });
 });
