@@ -29,7 +29,7 @@ export function natsShared(
   let opening: ReturnType<typeof open> | null = null;
   async function open() {
     const l = await link.open();
-    const kv = await withTimeout(new Kvm(l.nc).create(bucket, { history: 1, timeout: TIMEOUT_MS }), TIMEOUT_MS);
+    const kv = await withTimeout(new Kvm(l.js).create(bucket, { history: 1, timeout: TIMEOUT_MS }), TIMEOUT_MS);
     return { l, kv };
   }
   const ready = () => {
