@@ -1,7 +1,9 @@
 // §14: the commands agents run constantly — `flotilla send`, `status`, `task list` — from a
 // shell, each taken side by side with `node -e 0` (the floor its ratio divides by): run i of
 // every case comes before run i+1 of any, so a burst of load from the machine's other work
-// hits every case alike. Reports wall and CPU medians, ratios and the load average.
+// hits every case alike. Reports wall and CPU medians, their ratios, the median of the per-pair
+// ratios (run i of a case over run i of `node -e 0`: the figure least moved by load that comes and
+// goes) and the load average.
 //   node bench/hot-commands.mjs [--pairs 15] [--compare /other/dist/cli/main.js,…]   (A/B: each built)
 import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
@@ -46,14 +48,22 @@ export function runHotCommandsBench({ pairs = 15, compare = [] } = {}) {
       );
     const wall = of((x) => x.wall);
     const cpu = of((x) => x.cpu);
+    const pairRatios = (pick) =>
+      Object.fromEntries(
+        Object.entries(samples)
+          .filter(([k]) => k !== 'node -e 0')
+          .map(([k, s]) => [k, round(median(s.map((x, i) => pick(x) / pick(samples['node -e 0'][i]))), 2)]),
+      );
     return {
       pairs,
       clis: Object.fromEntries(clis.map(([tag, cli]) => [tag.trim() || 'this', cli])),
       load_average_before_after: load,
       median_ms: wall,
       ratio_to_node: ratios(wall),
+      pair_ratio_p50: pairRatios((x) => x.wall),
       cpu_ms: cpu,
       cpu_ratio_to_node: ratios(cpu),
+      cpu_pair_ratio_p50: pairRatios((x) => x.cpu),
     };
   } finally {
     p.cleanup();

@@ -7,6 +7,7 @@
 import { build } from 'esbuild';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 // gray-matter's js-yaml loads esprima (a JavaScript parser, ~25 ms of start-up) only for the
@@ -31,7 +32,7 @@ const define = { __FLOTILLA_VERSION__: JSON.stringify(version) };
 
 // The fast path (src/cli/fast.ts) from each command's own `fast` flag (src/cli/spec.ts): the
 // commands are loaded here, once, so main.js routes by a constant and loads none of them.
-const routes = await readFastRoutes();
+const { routes, leftOut } = await readFastRoutes();
 define.__FLOTILLA_FAST_COMMANDS__ = JSON.stringify(routes);
 // A build names its chunks by content hash: clear the last build's, or they pile up; and a
 // fast command that is gone leaves no bundle behind.
@@ -80,6 +81,36 @@ const fastEntry = {
   },
 };
 
+// What a fast command's spec leaves out of its bundle (`fastLeavesOut`, src/cli/spec.ts): each
+// `import()` of such a module loads a stand-in that throws, and src/cli/fast.ts hands the command
+// line to the full CLI.
+function leaveOut(modules) {
+  const src = fileURLToPath(new URL('../src/', import.meta.url));
+  const met = new Map(modules.map((m) => [m, false]));
+  return {
+    name: 'leave-out',
+    setup(b) {
+      b.onResolve({ filter: /^\.\.?\// }, (args) => {
+        const mod = relative(src, join(args.resolveDir, args.path).replace(/\.js$/, '.ts'));
+        if (!met.has(mod)) return undefined;
+        if (args.kind !== 'dynamic-import')
+          return { errors: [{ text: `${mod} is left out of a fast bundle (fastLeavesOut) but imported statically` }] };
+        met.set(mod, true);
+        return { path: mod, namespace: 'left-out' };
+      });
+      // The error's code is the one src/cli/fast.ts looks for.
+      b.onLoad({ filter: /.*/, namespace: 'left-out' }, (args) => ({
+        contents: `const e = new Error('${args.path} is not in this fast bundle'); e.code = 'fast-bundle-left-out'; throw e;`,
+        loader: 'js',
+      }));
+      b.onEnd(() => {
+        const never = [...met].filter(([, m]) => !m).map(([k]) => k);
+        if (never.length) throw new Error(`build-cli: fastLeavesOut names modules never imported: ${never.join(', ')}`);
+      });
+    },
+  };
+}
+
 // main.ts loads the full CLI with import('./full.js'): at run time that is the ES module above.
 const fullIsExternal = {
   name: 'full-is-external',
@@ -87,12 +118,8 @@ const fullIsExternal = {
     b.onResolve({ filter: /^\.\/full\.js$/ }, () => ({ path: './full.mjs', external: true }));
   },
 };
-await build({
+const cjs = {
   absWorkingDir: root,
-  // Each its own bundle: `flotilla send` compiles only what sending needs. One per fast
-  // command: its own entry in src/cli/fast/ when it has one (task's subcommands), else
-  // fastRun over its module.
-  entryPoints: [{ in: 'src/cli/main.ts', out: 'main' }, ...fastEntries(routes)],
   outdir: 'dist/cli',
   bundle: true,
   format: 'cjs',
@@ -105,12 +132,20 @@ await build({
   // Modules find files relative to themselves; main.js sits at the same depth as their sources.
   define: { ...define, 'import.meta.url': '__flotillaUrl' },
   banner: { js: "const __flotillaUrl = require('node:url').pathToFileURL(__filename).href;" },
-});
+};
+// Each its own bundle: `flotilla send` compiles only what sending needs. One per fast command:
+// its own entry in src/cli/fast/ when it has one (task's subcommands), else fastRun over its
+// module; a bundle that leaves modules out is built on its own.
+const entries = fastEntries(routes);
+const plain = entries.filter((e) => !leftOut[e.bundle]);
+await build({ ...cjs, entryPoints: [{ in: 'src/cli/main.ts', out: 'main' }, ...plain.map(({ entry }) => entry)] });
+for (const { bundle, entry } of entries.filter((e) => leftOut[e.bundle]))
+  await build({ ...cjs, entryPoints: [entry], plugins: [...cjs.plugins, leaveOut(leftOut[bundle])] });
 // dist/cli/main.js is CommonJS in an ES module package: this folder says so to Node.
 await mkdir(new URL('../dist/cli', import.meta.url), { recursive: true });
 await writeFile(new URL('../dist/cli/package.json', import.meta.url), JSON.stringify({ type: 'commonjs' }) + '\n');
 
-/** Each command's `fast` flag, read by loading the command registry (src/cli/registry.ts fastRoutes). */
+/** Each command's `fast` flag and `fastLeavesOut`, read by loading the command registry (src/cli/registry.ts fastRoutes). */
 async function readFastRoutes() {
   const out = new URL('../dist/.fast-routes.mjs', import.meta.url);
   await build({
@@ -126,7 +161,13 @@ async function readFastRoutes() {
     define,
   });
   try {
-    return await (await import(pathToFileURL(fileURLToPath(out)).href)).fastRoutes();
+    const registry = await import(pathToFileURL(fileURLToPath(out)).href);
+    const leftOut = {};
+    for (const load of Object.values(registry.COMMANDS)) {
+      const { spec } = await load();
+      if (spec?.fast && spec.fastLeavesOut) leftOut[spec.name] = spec.fastLeavesOut;
+    }
+    return { routes: await registry.fastRoutes(), leftOut };
   } finally {
     await rm(out, { force: true });
   }
@@ -137,9 +178,9 @@ function fastEntries(routes) {
   const registry = readFileSync(new URL('../src/cli/registry.ts', import.meta.url), 'utf8');
   return [...new Set(Object.values(routes))].map((bundle) => {
     if (existsSync(new URL(`../src/cli/fast/${bundle}.ts`, import.meta.url)))
-      return { in: `src/cli/fast/${bundle}.ts`, out: `fast-${bundle}` };
+      return { bundle, entry: { in: `src/cli/fast/${bundle}.ts`, out: `fast-${bundle}` } };
     const m = new RegExp(`^\\s*'?${bundle}'?: \\(\\) => import\\('\\./commands/([\\w-]+)\\.js'\\)`, 'm').exec(registry);
     if (!m) throw new Error(`build-cli: the fast command '${bundle}' has no line in src/cli/registry.ts`);
-    return { in: `fast-entry:${m[1]}`, out: `fast-${bundle}` };
+    return { bundle, entry: { in: `fast-entry:${m[1]}`, out: `fast-${bundle}` } };
   });
 }

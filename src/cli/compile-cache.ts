@@ -17,8 +17,13 @@ import { userPaths } from '../layout/layout.js';
  * another Node never reads an old one, and V8 itself refuses a cache that does not fit (then
  * the bundle compiles as usual and the cache is written again). Nothing depends on it: a
  * cache that cannot be read or written costs one compile.
+ *
+ * The cache holds what the run that wrote it compiled, and is kept while V8 takes it: a run
+ * that failed, or handed its command line to the full CLI, compiled only part of what a
+ * command runs, and every later call would compile the rest again. `skip()` says so: that
+ * run writes nothing, and the next one does.
  */
-export function requireCached(file: string): unknown {
+export function requireCached(file: string): { exports: unknown; skip(): void } {
   const key = cacheFile(file);
   let cachedData: Buffer | undefined;
   if (key) {
@@ -33,12 +38,18 @@ export function requireCached(file: string): unknown {
     filename: file,
     ...(cachedData ? { cachedData } : {}),
   });
-  if (key && (!cachedData || script.cachedDataRejected)) process.once('exit', () => save(key, script));
+  let skipped = false;
+  if (key && (!cachedData || script.cachedDataRejected)) process.once('exit', () => skipped || save(key, script));
   const mod = new Module(file);
   mod.filename = file;
   const fn = script.runInThisContext() as (...args: unknown[]) => void;
   fn.call(mod.exports, mod.exports, createRequire(file), mod, file, dirname(file));
-  return mod.exports;
+  return {
+    exports: mod.exports,
+    skip: () => {
+      skipped = true;
+    },
+  };
 }
 
 interface CacheKey {

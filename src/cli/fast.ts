@@ -9,10 +9,11 @@ import { parseBySpec } from './spec.js';
  * commander (§14): `send` and `status` start at close to Node's own start-up, and `watch`
  * draws its first frame sooner. A command line is taken here only when the command's spec
  * parses it without doubt (spec.ts); for help and every mistake this returns null and
- * main.ts hands the line to the full CLI.
+ * main.ts hands the line to the full CLI. It resolves to null too when the command met a
+ * module its bundle leaves out (the spec's `fastLeavesOut`): the full CLI runs it instead.
  * Errors are reported here, by the same bundle that threw them (their classes are its own).
  */
-export function fastRun(module: SpecCommandModule, args: string[]): Promise<number> | null {
+export function fastRun(module: SpecCommandModule, args: string[]): Promise<number | null> | null {
   const at = commandIndex(args);
   if (at === -1) return null;
   const parsed = parseBySpec(
@@ -24,7 +25,12 @@ export function fastRun(module: SpecCommandModule, args: string[]): Promise<numb
     .run({ args: parsed.args, opts: parsed.opts }, parsed.globals)
     .then(
       () => (typeof process.exitCode === 'number' ? process.exitCode : 0),
-      (err: unknown) => reportError(err),
+      (err: unknown) => (leftOut(err) ? null : reportError(err)),
     )
     .finally(runAtExit);
+}
+
+/** The error a left-out module throws when loaded: tools/build-cli.mjs writes its stand-in with this code. */
+function leftOut(err: unknown): boolean {
+  return err instanceof Error && (err as Error & { code?: unknown }).code === 'fast-bundle-left-out';
 }

@@ -32,11 +32,12 @@ async function start(argv: string[]): Promise<number> {
   }
   const bundle = name === undefined ? undefined : FAST_COMMANDS[name];
   if (bundle) {
-    const fast = requireCached(join(dirname(fileURLToPath(import.meta.url)), `fast-${bundle}.js`)) as {
-      run(args: string[]): Promise<number> | null;
-    };
-    const done = fast.run(args);
-    if (done) return done;
+    const fast = requireCached(join(dirname(fileURLToPath(import.meta.url)), `fast-${bundle}.js`));
+    // null: not this bundle's to run (help, a mistake, a path it leaves out): the full CLI's.
+    const code = await (fast.exports as { run(args: string[]): Promise<number | null> | null }).run(args);
+    // Only a run that did the whole of a command leaves its compiled code for the next (compile-cache.ts).
+    if (code !== 0) fast.skip();
+    if (code !== null) return code;
   }
   // `send` and `status` never touch process.stdout (writeOut): it is made here, for the rest.
   guardStdout();

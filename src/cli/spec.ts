@@ -22,6 +22,14 @@ export interface CommandSpec {
    * (§14). Default false: the full CLI runs it.
    */
   fast?: boolean;
+  /**
+   * Modules (paths under src/, e.g. `lifecycle/broadcast.ts`) the fast bundle leaves out: code
+   * the command reaches only on a rarer path, which every call would otherwise read and load
+   * (§14). Meeting one hands the whole command line to the full CLI (fast.ts), so the command
+   * must meet each before it reads its input or writes anything. The build fails on a module
+   * the bundle never imports, or imports other than with `import()`.
+   */
+  fastLeavesOut?: string[];
 }
 
 export interface ArgSpec {

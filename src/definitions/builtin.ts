@@ -1,4 +1,4 @@
-import { bypassRefusal } from './normalize.js';
+import { bypassRefusal } from './normalize-permissions.js';
 import type { Definition, DefinitionConfig, DefinitionIssue } from './types.js';
 
 /**

@@ -3,7 +3,6 @@ import type { Log } from '../audit/logger.js';
 import type { Config } from '../config/schema.js';
 import type { AgentRecord } from '../fleet/record.js';
 import type { Layout } from '../layout/layout.js';
-import { createBuiltinTools } from '../tools/builtin.js';
 import { homedir } from 'node:os';
 import { isAbsolute, relative } from 'node:path';
 import { userPaths } from '../layout/layout.js';
@@ -22,29 +21,22 @@ import { gitWrites, withGitWrites } from '../tools/git-writable.js';
 import { busCredentialVars, commandEnvironment, holdsBusCredentials, providerKeyVars } from '../tools/command-env.js';
 import { PACKAGE_ROOT } from '../layout/package.js';
 import { trackToolGroups } from '../lifecycle/tool-groups.js';
-import { createCheckInboxTool } from '../tools/check-inbox.js';
-import { createSendMessageTool } from '../tools/send-message.js';
-import { createTaskTools } from '../tools/task-tools.js';
+import { TOOLS } from '../tools/registry.js';
+import type { ToolOps, WorkspaceOptions } from '../tools/spec.js';
 import type { Tool, ToolResult } from '../tools/types.js';
 import type { FileClaim } from '../tools/file-claim.js';
-import { createLeasePathsTool, type LeaseOperations } from '../tools/lease-paths.js';
-import { createRequestSecretTool } from '../tools/request-secret.js';
+import type { LeaseOperations } from '../tools/lease-paths.js';
 import { redact, redactValue } from '../secrets/redact.js';
 import type { SecretBroker } from './secret-broker.js';
-import { createFleetAgentTools, type FleetOps } from '../tools/fleet-agents.js';
-import { createMergeWorkTool, type MergeWorkOperations } from '../tools/merge-work.js';
+import type { FleetOps } from '../tools/fleet-ops.js';
+import type { MergeWorkOperations } from '../tools/merge-work.js';
 import { DOOR_BUS_ENV, DOOR_ENV } from '../inbox/door.js';
 import { DEFAULT_BOARD } from '../tasks/task.js';
 import { openAgentDoor, sendAs } from './door-send.js';
 import { sentSummary } from '../lifecycle/send.js';
 
-/**
- * The tools one agent is shown (§6): the built-ins and the fleet tools, filtered to its
- * effective policy (§7), with granted secrets redacted from every output (§11). The loop runs
- * each call through the one tool wrapper (`tools/run-tool.ts`), which cuts output only after
- * this redaction, so a cut never leaves half a value.
- */
-export async function buildTools(opts: {
+/** What buildTools needs of the agent's harness. */
+export interface BuildToolsOptions {
   layout: Layout;
   config: Config;
   record: AgentRecord;
@@ -56,7 +48,57 @@ export async function buildTools(opts: {
   passEnv?: readonly string[];
   /** The agent's secrets (§11), when its definition lists keys: adds request_secret and lends grants to shell commands. */
   secrets?: SecretBroker;
-}): Promise<Tool[]> {
+}
+
+/**
+ * The tools one agent is shown (§6): the registry's tools (tools/registry.ts), made from this
+ * agent's operations and filtered to its effective policy (§7), with granted secrets redacted
+ * from every output (§11). The loop runs each call through the one tool wrapper
+ * (`tools/run-tool.ts`), which cuts output only after this redaction, so a cut never leaves
+ * half a value.
+ */
+export async function buildTools(opts: BuildToolsOptions): Promise<Tool[]> {
+  const { layout, config, record: rec } = opts;
+  const send = sendAs(layout, config, rec);
+  const workspace = await workspaceOptions(opts, send);
+  const broker = opts.secrets;
+  const { taskToolOps } = await import('../team-store/tool-ops.js');
+  const ops: ToolOps = {
+    workspace,
+    send: {
+      async send(m) {
+        return sentSummary(
+          await send({ to: m.to, body: m.body, summary: m.summary, priority: m.priority, inReplyTo: m.inReplyTo }),
+        );
+      },
+    },
+    inbox: { read: (peek) => opts.inbox.takeForTool(peek) },
+    fleet: await fleetOps(layout, config, rec, opts.inbox),
+    merge: lazyMergeOperations(layout, rec, opts.env),
+    leases: lazyLeaseOperations(layout, rec.id, rec.cwd),
+    // The board it works from: the one it was spawned for, else the fleet's (§15).
+    tasks: taskToolOps(layout, rec.id, rec.board ?? DEFAULT_BOARD),
+    ...(broker
+      ? {
+          secrets: {
+            keys: rec.effectivePolicy.secrets,
+            request: (key: string, reason: string | undefined, signal: AbortSignal) =>
+              broker.request(key, reason, signal),
+          },
+        }
+      : {}),
+  };
+  const allowed = new Set(rec.effectivePolicy.tools);
+  return TOOLS.filter((t) => allowed.has(t.name))
+    .flatMap((t) => t.create(ops) ?? [])
+    .map((t) => (t.name === 'shell' && broker ? withSecretEnv(t, broker) : redacting(t)));
+}
+
+/**
+ * The workspace tools' settings for this agent: its folders, its command environment, and the
+ * sandbox or pid namespace every command runs in (§11).
+ */
+async function workspaceOptions(opts: BuildToolsOptions, send: ReturnType<typeof sendAs>): Promise<WorkspaceOptions> {
   const { layout, config, record: rec } = opts;
   // Asked for and missing is a refusal to start, never a silently unsandboxed agent; `auto`
   // without a working bwrap runs unsandboxed, as `up` and the spawn said (tools/sandbox-mode.ts).
@@ -77,7 +119,6 @@ export async function buildTools(opts: {
     userCacheDir: user.cacheDir,
     installed,
   });
-  const send = sendAs(layout, config, rec);
   // The bus's credentials are the harness's: the fleet commands it runs for its agent through
   // the door get them, the agent's own commands never (docs/security-fleet.md "Bus credentials").
   const doorEnv = commandEnvironment(opts.env, { keys: providerKeyVars(config), allow: opts.passEnv ?? [] });
@@ -119,7 +160,7 @@ export async function buildTools(opts: {
   // checkout (state/worktrees/<id>), which is its working folder.
   const ownWorktree = isWithin(rec.cwd, layout.worktreesDir) ? [rec.cwd] : [];
   const within = [...(opts.memoryDir ? [opts.memoryDir] : []), ...ownWorktree];
-  const builtins = createBuiltinTools({
+  return {
     cwd: rec.cwd,
     // With the sandbox on, the file tools write where a sandboxed command could, no more.
     ...(bwrap
@@ -131,43 +172,7 @@ export async function buildTools(opts: {
     wrap,
     track: trackToolGroups(layout, rec.id),
     claim: fileLease(layout, rec.id),
-  });
-  const messaging: Tool[] = [
-    createSendMessageTool({
-      async send(m) {
-        return sentSummary(
-          await send({ to: m.to, body: m.body, summary: m.summary, priority: m.priority, inReplyTo: m.inReplyTo }),
-        );
-      },
-    }),
-    createCheckInboxTool({ read: (peek) => opts.inbox.takeForTool(peek) }),
-  ];
-  const broker = opts.secrets;
-  const secretTools: Tool[] = broker
-    ? [
-        createRequestSecretTool({
-          keys: rec.effectivePolicy.secrets,
-          request: (key, reason, signal) => broker.request(key, reason, signal),
-        }) as Tool,
-      ]
-    : [];
-  const leaseTool = createLeasePathsTool(lazyLeaseOperations(layout, rec.id, rec.cwd)) as Tool;
-  const { taskToolOps } = await import('../team-store/tool-ops.js');
-  // The board it works from: the one it was spawned for, else the fleet's (§15).
-  const tasks = createTaskTools(taskToolOps(layout, rec.id, rec.board ?? DEFAULT_BOARD));
-  const all = [
-    ...builtins,
-    ...messaging,
-    ...createFleetAgentTools(await fleetOps(layout, config, rec, opts.inbox)),
-    createMergeWorkTool(lazyMergeOperations(layout, rec, opts.env)) as Tool,
-    leaseTool,
-    ...tasks,
-    ...secretTools,
-  ];
-  const allowed = new Set(rec.effectivePolicy.tools);
-  return all
-    .filter((t) => allowed.has(t.name))
-    .map((t) => (t.name === 'shell' && broker ? withSecretEnv(t, broker) : redacting(t)));
+  };
 }
 
 /** Every tool's output is redacted (§11) before truncation, so a cut never leaves half a value. */

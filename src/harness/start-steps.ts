@@ -14,12 +14,23 @@ import { holdReserve } from '../lifecycle/reserve.js';
 import type { ModelMessage } from '../loop/types.js';
 import type { TranscriptEntry } from '../transcript/entries.js';
 import type { TranscriptWriter } from '../transcript/writer.js';
+import type { HookContext } from '../hooks/run-hooks.js';
 import { memoryDir, readMemory } from './memory.js';
+import { buildSystemPrompt } from './system-prompt.js';
 
 /**
  * The steps of a harness's start-up (harness/start.ts runs them in order), each named for
  * what it sets up. None of them runs the model or a tool.
  */
+
+/** Every value the fleet was granted stays redacted in this process, whoever held it (docs/security-trust.md "Redaction"). */
+export async function redactFleetSecrets(layout: Layout): Promise<void> {
+  const [{ fleetRedactor }, { setFleetRedactor }] = await Promise.all([
+    import('../secrets/digests.js'),
+    import('../secrets/redact.js'),
+  ]);
+  setFleetRedactor(fleetRedactor(layout));
+}
 
 /** The record says `starting` with this process's pid; the audit has its start; the full-disk reserve is held. */
 export function markStarting(layout: Layout, id: string, log: Log): AgentRecord {
@@ -194,6 +205,58 @@ export function readRecordOrNull(layout: Layout, id: string, log?: Log): AgentRe
     log?.warn({ agent: id, err: errorMessage(err) }, 'record unreadable');
     return null;
   }
+}
+
+/** Who the hooks run for (§9): this agent, each run audited as `hook_run`, a failing one a WARN. */
+export function agentHookContext(layout: Layout, rec: AgentRecord, definition: Definition, log: Log): HookContext {
+  return {
+    agentId: rec.id,
+    agentName: definition.name,
+    parentId: rec.parentId,
+    cwd: rec.cwd,
+    onRun: (r) =>
+      audit(layout, {
+        event: 'hook_run',
+        agent: rec.id,
+        hook: r.hook,
+        command: r.command,
+        exit_code: r.exitCode,
+        duration_ms: Math.round(r.durationMs),
+        timed_out: r.timedOut,
+      }),
+    onWarn: (m: string) => log.warn({}, m),
+  };
+}
+
+/** The system prompt (§6): who the agent is and where it stands in its tree, its body, its tools and its memory. */
+export function agentSystemPrompt(opts: {
+  layout: Layout;
+  config: Config;
+  rec: AgentRecord;
+  definition: Definition;
+  tools: readonly string[];
+  memory: string | undefined;
+  log: Log;
+}): string {
+  const { layout, config, rec, definition, log } = opts;
+  const parent = rec.parentId ? readRecordOrNull(layout, rec.parentId, log) : null;
+  const root = rec.rootId !== rec.id ? readRecordOrNull(layout, rec.rootId, log) : null;
+  return buildSystemPrompt({
+    identity: {
+      id: rec.id,
+      name: definition.name,
+      description: definition.description,
+      depth: rec.depth,
+      maxDepth: config.limits.max_depth,
+      parent: parent ? { id: parent.id, name: parent.name } : null,
+      root: root ? { id: root.id, name: root.name } : null,
+      cwd: rec.cwd,
+      mode: rec.mode,
+    },
+    body: definition.body,
+    tools: opts.tools,
+    ...(opts.memory ? { memory: opts.memory } : {}),
+  });
 }
 
 export function readTask(layout: Layout, id: string): string {

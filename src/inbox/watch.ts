@@ -50,28 +50,9 @@ export function watchInbox(layout: Layout, owner: string, opts: WatchOptions = {
   const log = opts.log ?? nullLog;
   const box = ensureMaildir(layout, owner);
   const seen = new Set<string>();
-  const listeners = new Set<MessageListener>();
-  const queue: InboxItem[] = [];
-  const waiters: ((r: IteratorResult<InboxItem>) => void)[] = [];
+  const outlet = messageOutlet(owner, log);
   let closed = false;
   let timer: NodeJS.Timeout | undefined;
-
-  const emit = (item: InboxItem): void => {
-    if (closed) return;
-    if (listeners.size > 0) {
-      for (const fn of listeners) {
-        try {
-          fn(item);
-        } catch (err) {
-          log.error({ inbox: owner, err: errorMessage(err) }, 'inbox: a message listener threw');
-        }
-      }
-      return;
-    }
-    const waiter = waiters.shift();
-    if (waiter) waiter({ value: item, done: false });
-    else queue.push(item);
-  };
 
   const handle = async (name: string): Promise<void> => {
     if (closed || !isCandidate(name) || seen.has(name)) return;
@@ -79,7 +60,7 @@ export function watchInbox(layout: Layout, owner: string, opts: WatchOptions = {
     try {
       const item = await readItem(layout, owner, join(box.new, name), opts);
       // Gone (claimed, moved): forget it, so the name means nothing if it comes back.
-      if (item) emit(item);
+      if (item) outlet.emit(item);
       else seen.delete(name);
     } catch (err) {
       // Unreadable for a reason other than its content (EACCES, EIO): let the rescan retry it.
@@ -88,9 +69,6 @@ export function watchInbox(layout: Layout, owner: string, opts: WatchOptions = {
     }
   };
 
-  // One readdir at a time; hints that come in meanwhile fold into one more.
-  let scanning: Promise<void> | null = null;
-  let again = false;
   const scanOnce = async (): Promise<void> => {
     let names: string[];
     try {
@@ -104,22 +82,7 @@ export function watchInbox(layout: Layout, owner: string, opts: WatchOptions = {
     for (const n of seen) if (!present.has(n)) seen.delete(n);
     for (const n of names) if (!seen.has(n)) await handle(n);
   };
-  const rescan = (): Promise<void> => {
-    if (closed) return Promise.resolve();
-    if (scanning) {
-      again = true;
-      return scanning;
-    }
-    scanning = (async () => {
-      do {
-        again = false;
-        await scanOnce();
-      } while (again && !closed);
-    })().finally(() => {
-      scanning = null;
-    });
-    return scanning;
-  };
+  const rescan = oneAtATime(scanOnce, () => closed);
 
   let dirWatcher: ReturnType<typeof watchDir> | undefined;
   const ready = (async () => {
@@ -143,12 +106,11 @@ export function watchInbox(layout: Layout, owner: string, opts: WatchOptions = {
       return dirWatcher?.polling ?? opts.poll === 'always';
     },
     on(_event, listener) {
-      listeners.add(listener);
-      while (queue.length > 0 && listeners.size > 0) emit(queue.shift()!);
+      outlet.on(listener);
       return watcher;
     },
     off(_event, listener) {
-      listeners.delete(listener);
+      outlet.off(listener);
       return watcher;
     },
     rescan,
@@ -157,16 +119,11 @@ export function watchInbox(layout: Layout, owner: string, opts: WatchOptions = {
       closed = true;
       if (timer) clearInterval(timer);
       dirWatcher?.close();
-      for (const w of waiters.splice(0)) w({ value: undefined, done: true });
+      outlet.end();
     },
     [Symbol.asyncIterator](): AsyncIterator<InboxItem> {
       return {
-        next: () => {
-          const item = queue.shift();
-          if (item) return Promise.resolve({ value: item, done: false });
-          if (closed) return Promise.resolve({ value: undefined, done: true });
-          return new Promise((resolve) => waiters.push(resolve));
-        },
+        next: () => outlet.next(),
         return: async () => {
           await watcher.close();
           return { value: undefined, done: true };
@@ -175,4 +132,75 @@ export function watchInbox(layout: Layout, owner: string, opts: WatchOptions = {
     },
   };
   return watcher;
+}
+
+/**
+ * Where new mail goes: to every `message` listener, or, while there is none, queued for the
+ * first listener to come or for the async iterator. Once ended, nothing more goes out.
+ */
+function messageOutlet(owner: string, log: Log) {
+  const listeners = new Set<MessageListener>();
+  const queue: InboxItem[] = [];
+  const waiters: ((r: IteratorResult<InboxItem>) => void)[] = [];
+  let ended = false;
+  const emit = (item: InboxItem): void => {
+    if (ended) return;
+    if (listeners.size > 0) {
+      for (const fn of listeners) {
+        try {
+          fn(item);
+        } catch (err) {
+          log.error({ inbox: owner, err: errorMessage(err) }, 'inbox: a message listener threw');
+        }
+      }
+      return;
+    }
+    const waiter = waiters.shift();
+    if (waiter) waiter({ value: item, done: false });
+    else queue.push(item);
+  };
+  return {
+    emit,
+    on(listener: MessageListener): void {
+      listeners.add(listener);
+      while (queue.length > 0 && listeners.size > 0) emit(queue.shift()!);
+    },
+    off(listener: MessageListener): void {
+      listeners.delete(listener);
+    },
+    /** The iterator's next message: a queued one, the end, or the next to come. */
+    next(): Promise<IteratorResult<InboxItem>> {
+      const item = queue.shift();
+      if (item) return Promise.resolve({ value: item, done: false });
+      if (ended) return Promise.resolve({ value: undefined, done: true });
+      return new Promise((resolve) => waiters.push(resolve));
+    },
+    /** Ends a pending iterator; later mail is dropped. */
+    end(): void {
+      ended = true;
+      for (const w of waiters.splice(0)) w({ value: undefined, done: true });
+    },
+  };
+}
+
+/** One run of `task` at a time; calls that come in meanwhile fold into one more run after it. */
+function oneAtATime(task: () => Promise<void>, stopped: () => boolean): () => Promise<void> {
+  let running: Promise<void> | null = null;
+  let again = false;
+  return () => {
+    if (stopped()) return Promise.resolve();
+    if (running) {
+      again = true;
+      return running;
+    }
+    running = (async () => {
+      do {
+        again = false;
+        await task();
+      } while (again && !stopped());
+    })().finally(() => {
+      running = null;
+    });
+    return running;
+  };
 }

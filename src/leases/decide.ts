@@ -1,4 +1,5 @@
 import picomatch from 'picomatch';
+import { refusal } from '../errors.js';
 import type { Lease, LeaseFile } from './lease.js';
 import { isGlob, pathsOverlap } from './match.js';
 
@@ -59,4 +60,39 @@ export function takenEvent(file: LeaseFile, lease: Lease, via: string) {
 export function covers(leasePath: string, rel: string): boolean {
   if (isGlob(leasePath)) return picomatch(leasePath, { dot: true })(rel);
   return leasePath === '' || leasePath === rel || rel.startsWith(leasePath + '/');
+}
+
+/**
+ * The leases on `rel` that `by` gives back — its own, or any for a person — taken out of
+ * `file`; the refusal when nobody holds `rel`, or only another holder does.
+ */
+export function releaseIn(file: LeaseFile, rel: string, by: string): Lease[] {
+  const found = file.leases.filter((l) => l.path === rel);
+  if (found.length === 0)
+    throw refusal(
+      'lease-not-held',
+      `refused: nobody holds a lease on ${rel} in ${file.checkout} — 'flotilla lease list' shows the leases`,
+      { path: rel },
+    );
+  const theirs = found.filter((l) => l.holder === by || by === 'human');
+  if (theirs.length === 0)
+    throw refusal(
+      'lease-not-yours',
+      `refused: the lease on ${rel} is ${found[0]!.holder}'s — only its holder or a person may release it`,
+      { path: rel, holder: found[0]!.holder },
+    );
+  file.leases = file.leases.filter((l) => !theirs.includes(l));
+  return theirs;
+}
+
+/** The audit line of a lease given back by `by`. */
+export function releasedEvent(file: LeaseFile, lease: Lease, by: string, reason: string) {
+  return {
+    event: 'lease_released',
+    agent: lease.holder,
+    path: lease.path,
+    checkout: file.checkout,
+    by,
+    reason,
+  } as const;
 }

@@ -1,9 +1,9 @@
 import picomatch from 'picomatch';
 import { audit } from '../audit/audit.js';
-import { refusal, UsageError } from '../errors.js';
+import { UsageError } from '../errors.js';
 import type { Layout } from '../layout/layout.js';
 import { checkoutPath, type CheckoutPath } from './checkout.js';
-import { conflictIn, covers, placeLease, takenEvent, type LeaseAsked } from './decide.js';
+import { conflictIn, covers, placeLease, releasedEvent, releaseIn, takenEvent, type LeaseAsked } from './decide.js';
 import { leaseLapsed, waiterGone } from './lapse.js';
 import type { Lease, LeaseFile, Waiter } from './lease.js';
 import { isGlob, pathsOverlap } from './match.js';
@@ -225,30 +225,8 @@ export async function releaseLeases(
     const out: { checkout: string; lease: Lease }[] = [];
     for (const file of files) {
       for (const rel of groups.get(file.checkout)!) {
-        const found = file.leases.filter((l) => l.path === rel);
-        if (found.length === 0)
-          throw refusal(
-            'lease-not-held',
-            `refused: nobody holds a lease on ${rel} in ${file.checkout} — 'flotilla lease list' shows the leases`,
-            { path: rel },
-          );
-        const theirs = found.filter((l) => l.holder === by || by === 'human');
-        if (theirs.length === 0)
-          throw refusal(
-            'lease-not-yours',
-            `refused: the lease on ${rel} is ${found[0]!.holder}'s — only its holder or a person may release it`,
-            { path: rel, holder: found[0]!.holder },
-          );
-        file.leases = file.leases.filter((l) => !theirs.includes(l));
-        for (const l of theirs) {
-          audit(layout, {
-            event: 'lease_released',
-            agent: l.holder,
-            path: l.path,
-            checkout: file.checkout,
-            by,
-            reason,
-          });
+        for (const l of releaseIn(file, rel, by)) {
+          audit(layout, releasedEvent(file, l, by, reason));
           out.push({ checkout: file.checkout, lease: l });
         }
       }
@@ -275,14 +253,7 @@ export async function releaseAllOf(
       file.leases = file.leases.filter((l) => l.holder !== holder);
       file.waiting = file.waiting.filter((w) => w.holder !== holder);
       for (const l of mine) {
-        audit(layout, {
-          event: 'lease_released',
-          agent: holder,
-          path: l.path,
-          checkout: file.checkout,
-          by: holder,
-          reason,
-        });
+        audit(layout, releasedEvent(file, l, holder, reason));
         out.push({ checkout: file.checkout, lease: l });
       }
       sweep(layout, file, now);

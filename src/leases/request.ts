@@ -2,7 +2,8 @@ import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { readRecord } from '../fleet/registry.js';
 import type { Layout } from '../layout/layout.js';
-import { releaseLeases, takeLeases, type TakeOutcome } from './leases.js';
+import type { Lease } from './lease.js';
+import { releaseLeases, takeLeases, type TakeOutcome, type TakeSpec } from './leases.js';
 import { conflictMessage } from './view.js';
 import { takeWhenFree } from './wait.js';
 
@@ -40,15 +41,39 @@ export function taskOf(layout: Layout, by: string): number | null {
   return by === 'human' ? null : (readRecord(layout, by)?.task ?? null);
 }
 
-export async function takeByName(layout: Layout, ask: LeaseAsk): Promise<{ outcome: TakeOutcome; text: string }> {
-  const targets = ask.paths.map((p) => resolve(ask.cwd, p));
-  const spec = {
-    targets,
+/** What a take by name asks for: the paths resolved in the caller's folder, held for its task unless a ttl is given. */
+export function askedSpec(layout: Layout, ask: LeaseAsk): TakeSpec {
+  return {
+    targets: ask.paths.map((p) => resolve(ask.cwd, p)),
     holder: ask.by,
     why: ask.why?.trim() || 'explicit lease',
     ttlMs: ask.ttlMs ?? null,
     task: taskOf(layout, ask.by),
   };
+}
+
+/** The line a take by name prints: what was leased and until when, or the conflict that refused it. */
+export function takenText(ask: LeaseAsk, spec: TakeSpec, outcome: TakeOutcome): string {
+  if (!outcome.ok) {
+    const conflict = conflictMessage(outcome.conflict, 'nothing was leased');
+    return ask.wait ? `gave up waiting: ${conflict}` : conflict;
+  }
+  const until =
+    spec.ttlMs === null
+      ? ask.by === 'human'
+        ? 'until you release it'
+        : 'until your task ends'
+      : `until ${outcome.taken[0]?.lease.expires_at ?? '?'}`;
+  return `leased to ${ask.by} ${until}: ${outcome.taken.map((t) => t.lease.path).join(', ')}`;
+}
+
+/** The line a release by name prints. */
+export function releasedText(released: readonly { lease: Lease }[]): string {
+  return released.length === 0 ? 'no leases to release' : `released: ${released.map((r) => r.lease.path).join(', ')}`;
+}
+
+export async function takeByName(layout: Layout, ask: LeaseAsk): Promise<{ outcome: TakeOutcome; text: string }> {
+  const spec = askedSpec(layout, ask);
   const outcome = ask.wait
     ? await takeWhenFree(layout, spec, {
         ...(ask.signal ? { signal: ask.signal } : {}),
@@ -59,19 +84,7 @@ export async function takeByName(layout: Layout, ask: LeaseAsk): Promise<{ outco
         },
       })
     : await takeLeases(layout, spec);
-  if (!outcome.ok) {
-    const text = ask.wait
-      ? `gave up waiting: ${conflictMessage(outcome.conflict, 'nothing was leased')}`
-      : conflictMessage(outcome.conflict, 'nothing was leased');
-    return { outcome, text };
-  }
-  const until =
-    spec.ttlMs === null
-      ? ask.by === 'human'
-        ? 'until you release it'
-        : 'until your task ends'
-      : `until ${outcome.taken[0]?.lease.expires_at ?? '?'}`;
-  return { outcome, text: `leased to ${ask.by} ${until}: ${outcome.taken.map((t) => t.lease.path).join(', ')}` };
+  return { outcome, text: takenText(ask, spec, outcome) };
 }
 
 export async function releaseByName(
@@ -86,5 +99,5 @@ export async function releaseByName(
     paths?.map((p) => resolve(cwd, p)),
     `released by ${by}`,
   );
-  return released.length === 0 ? 'no leases to release' : `released: ${released.map((r) => r.lease.path).join(', ')}`;
+  return releasedText(released);
 }

@@ -29,19 +29,46 @@ export async function sendTo(
   draft: Omit<MessageDraft, 'to' | 'id'>,
   opts: BroadcastOptions,
 ): Promise<Sent> {
+  return (await sendPlan(layout, to, draft.from)).send(draft, opts);
+}
+
+/** A send made ready (sendPlan): everything it needs is loaded and the recipient resolved. */
+export interface SendPlan {
+  send(draft: Omit<MessageDraft, 'to' | 'id'>, opts: BroadcastOptions): Promise<Sent>;
+  /** Lets go of the bus connection (none on maildir), so a command can exit. */
+  close(): Promise<void>;
+}
+
+/**
+ * What a send to `to` from `from` needs, loaded and resolved before any text is read or
+ * anything written: the fast bundle of `flotilla send` leaves a group's and the nats bus's
+ * code out, and meeting them hands the whole command line to the full CLI (cli/fast.ts),
+ * which must find nothing done yet.
+ */
+export async function sendPlan(layout: Layout, to: string, from: string): Promise<SendPlan> {
   const group = parseBroadcastTarget(to);
   if (group) {
     const { broadcast } = await import('./broadcast.js');
-    return { kind: 'broadcast', result: await broadcast(layout, draft, group, opts) };
+    return {
+      send: async (draft, opts) => ({ kind: 'broadcast', result: await broadcast(layout, draft, group, opts) }),
+      close: () => Promise.resolve(),
+    };
   }
   const bus = await fleetBus(layout);
   // An agent only another host runs is resolved through the fleet's records (§18); maildir loads nothing more.
   const recipient =
     bus.kind === 'maildir'
-      ? resolveRecipient(layout, to, draft.from)
-      : await (await import('../bus/recipient.js')).resolveAcrossHosts(layout, bus, to, draft.from);
-  const d = await bus.mail.deliver({ ...draft, to: recipient } as MessageDraft, { maxBodyBytes: opts.maxBodyBytes });
-  return { kind: 'one', message: d.message, ...(d.queued ? { queuedOn: bus.url } : {}) };
+      ? resolveRecipient(layout, to, from)
+      : await (await import('../bus/recipient.js')).resolveAcrossHosts(layout, bus, to, from);
+  return {
+    send: async (draft, opts) => {
+      const d = await bus.mail.deliver({ ...draft, to: recipient } as MessageDraft, {
+        maxBodyBytes: opts.maxBodyBytes,
+      });
+      return { kind: 'one', message: d.message, ...(d.queued ? { queuedOn: bus.url } : {}) };
+    },
+    close: () => bus.close(),
+  };
 }
 
 /** What send_message reports: the message id and recipient, or the broadcast id and who got a copy. */
@@ -105,12 +132,12 @@ export async function sendFromCommand(layout: () => Layout, req: CommandSend): P
   }
   const settings = await inboxSettings(fleet);
   const max = settings.max_body_bytes;
-  const body = await bodyOf(req, max);
   // `kind: system` is Flotilla's own word, or a person's acting for it (docs/security-fleet.md "Framing").
   if (req.kind === 'system' && from !== 'human') throw new FlotillaError(SYSTEM_KIND_REFUSAL, { code: 'system-kind' });
-  const sent = await sendTo(
-    fleet,
-    req.to,
+  const plan = await sendPlan(fleet, req.to, from);
+  // From here on the text is read and the message written: nothing below loads what a fast bundle may leave out.
+  const body = await bodyOf(req, max);
+  const sent = await plan.send(
     {
       from,
       kind: req.kind,
@@ -121,9 +148,8 @@ export async function sendFromCommand(layout: () => Layout, req: CommandSend): P
     },
     { maxBodyBytes: max, allWho: settings.broadcast_all },
   );
+  await plan.close();
   if (sent.kind === 'broadcast') return { reply: sentReply(sent), notes: [] };
-  // Let go of the bus connection (none on maildir) so the command exits.
-  await (await fleetBus(fleet)).close();
   const notes: string[] = [];
   if (sent.queuedOn)
     notes.push(

@@ -6,7 +6,7 @@ import { readRecord, resolveAgent } from '../fleet/registry.js';
 import type { Layout } from '../layout/layout.js';
 import { reconcileDead } from './reconcile.js';
 import { sleep } from '../sleep.js';
-import type { WaitResult } from '../tools/fleet-agents.js';
+import type { WaitResult } from '../tools/fleet-ops.js';
 import type { TaskResult } from '../fleet/record.js';
 import { readTaskResult } from '../transcript/output.js';
 

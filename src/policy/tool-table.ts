@@ -5,7 +5,8 @@ import type { ToolClass } from './permission-mode.js';
  * from it: the canonical ids policy compares (tool-names.ts), the names a definition may use
  * for them, each vendor CLI's own tools that policy applies to (runtimes/), the fleet tools
  * a vendor CLI reaches through `flotilla mcp`, and what `flotilla mcp` offers (mcp/tools.ts).
- * A new tool is one row here plus its own file in src/tools/ (CONTRIBUTING.md, "A tool").
+ * A new tool is one row here, its own file in src/tools/ and its line in src/tools/registry.ts
+ * (CONTRIBUTING.md, "A tool").
  */
 
 /** Where a tool's work happens: the agent's folder, the fleet (other agents, mail), the secret broker. */

@@ -4,7 +4,7 @@ import type { AgentRecord } from '../fleet/record.js';
 import type { RecordsBus } from '../bus/types.js';
 import { descendsFrom, type Elsewhere } from '../hosts/elsewhere.js';
 import type { Layout } from '../layout/layout.js';
-import type { AgentSummary, FleetOps, WaitResult } from '../tools/fleet-agents.js';
+import type { AgentSummary, FleetOps, WaitResult } from '../tools/fleet-ops.js';
 
 /**
  * The fleet tools on agents another host runs (design §17.7), for an agent whose children

@@ -6,7 +6,7 @@ import { subtreeRecords } from '../fleet/live.js';
 import { isBelow } from '../fleet/lineage.js';
 import { listRecords, readRecord, resolveAgent } from '../fleet/registry.js';
 import type { Layout } from '../layout/layout.js';
-import type { FleetOps } from '../tools/fleet-agents.js';
+import type { FleetOps } from '../tools/fleet-ops.js';
 
 /** Answers handed to a model are cut here; the whole answer stays in the output file. */
 const MODEL_OUTPUT_CHARS = 20_000;

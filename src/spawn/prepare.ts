@@ -15,14 +15,12 @@ import { selfHost } from '../hosts/self.js';
 import type { SlotReservation } from '../fleet/slots.js';
 import type { Layout } from '../layout/layout.js';
 import { DEMO_SCRIPT } from '../layout/package.js';
-import { isScripted, resolveModelSpec } from '../model/spec.js';
-// Not the policy index: it would load the shell analyser, which a spawn does not use.
-import { checkEscalation, fitToParent } from '../policy/escalation.js';
-import { effectivePolicy } from '../policy/tool-policy.js';
+import { isScripted, resolveModelSpec, type ResolvedModel } from '../model/spec.js';
 import { applyFleetRetention } from '../transcript/fleet-retention.js';
 import type { RuntimeName } from '../runtimes/types.js';
 import { keepLineage, treeLimits, type RemoteLineage } from '../hosts/lineage.js';
 import { fleetBudgetRefusal } from './budget.js';
+import { childPolicy } from './child-policy.js';
 import { checkCwd, checkDemoReady, checkModel } from './preflight.js';
 import { checkBoardName, DEFAULT_BOARD } from '../tasks/task.js';
 import { contextFromParent, type ContextMode } from './context.js';
@@ -144,87 +142,11 @@ async function prepareFor(
   env: NodeJS.ProcessEnv,
   lineage?: RemoteLineage,
 ): Promise<PreparedSpawn> {
-  const { loadDefinitions, pickDefinition } = await import('../definitions/load.js');
-  const loaded = await loadDefinitions({ layout, config, env });
-  const name = req.agent ?? config.agents.default;
-  let definition: Definition;
-  try {
-    definition = pickDefinition(loaded, name);
-  } catch (err) {
-    const kind = err instanceof FlotillaError ? err.code : 'unknown-definition';
-    throw refusal(kind, `spawn refused: ${(err as Error).message}`, { definition: name });
-  }
-  // Its `host:` (§17) is followed by the command line's spawn; a spawn that came from another host opens where it arrived.
-  if (definition.host && !req.here && !lineage && definition.host !== selfHost(config.fleet, env)) {
-    throw new DefinitionElsewhere(definition.name, definition.host);
-  }
-
-  if (req.id !== undefined) {
-    assertValidId(req.id);
-    if (readRecord(layout, req.id))
-      throw new FlotillaError(`agent id '${req.id}' is already in use — choose another --id`, { code: 'id-taken' });
-  }
-  // tmux reads '.' as a separator: ids from dotted (Claude-compatible) names use '-'.
-  const id = req.id ?? newAgentId(agentIdBase(definition.name));
+  const { definition, loaded } = await chooseDefinition(layout, config, req, env, lineage);
+  const id = newChildId(layout, req, definition);
   const rootId = parent?.rootId ?? id;
-
-  // No escalation (§7): the child gets at most what its parent has left.
-  let policy = effectivePolicy(definition, config.agents.default_disallowed_tools);
-  // Turns are the child's own (its definition's or the default), never the parent's remainder.
-  const maxTurns = definition.maxTurns;
-  let timeoutSecs = req.timeoutSecs ?? definition.timeoutSecs;
-  if (parent) {
-    const parentPolicy = {
-      tools: parent.effectivePolicy.tools,
-      permissionMode: parent.effectivePolicy.permissionMode,
-      secrets: parent.effectivePolicy.secrets,
-      name: parent.id,
-      id: parent.id,
-    };
-    const elapsed = parent.startedAt ? (Date.now() - Date.parse(parent.startedAt)) / 1000 : 0;
-    // Turns are per agent (§7, "No escalation"): only the wall clock is shared down the tree.
-    const remaining = { secs: Math.max(0, parent.timeoutSecs - elapsed) };
-    const child = {
-      tools: policy.tools,
-      permissionMode: policy.permissionMode,
-      secrets: policy.secrets,
-      timeoutSecs,
-      name: definition.name,
-    };
-    const fitted = fitToParent(child, definition.declared, parentPolicy, remaining);
-    const verdict = checkEscalation(parentPolicy, fitted, remaining);
-    if (!verdict.ok)
-      throw refusal('escalation', verdict.message, { field: verdict.field, definition: definition.name });
-    policy = { ...policy, tools: fitted.tools, permissionMode: fitted.permissionMode };
-    timeoutSecs = Math.max(1, fitted.timeoutSecs);
-  }
-
-  const runtime = req.runtime ?? definition.runtime ?? 'flotilla';
-  if (runtime !== 'flotilla') {
-    const { runtimeRefusal } = await import('../runtimes/index.js');
-    const refused = await runtimeRefusal(runtime, env, config.runtimes[runtime], {
-      dir: layout.project,
-      trusted: loaded.trust.trusted,
-    });
-    if (refused) throw refused;
-  }
-  // A vendor CLI picks its own model unless one is named, by the flag or the definition
-  // (`claude:opus`; `inherit` names none); a harness resolves as §6 says.
-  const resolved =
-    runtime === 'flotilla'
-      ? resolveModelSpec({
-          flag: req.model,
-          definition: definition.model,
-          parent: parent?.runtime === 'flotilla' ? parent.model : undefined,
-          config,
-          env,
-          demoScript: DEMO_SCRIPT,
-        })
-      : undefined;
-  const vendorModel =
-    req.model ??
-    (definition.model?.trim() && definition.model.trim() !== 'inherit' ? definition.model.trim() : undefined);
-  const model = resolved ?? { spec: vendorModel ? `${runtime}:${vendorModel}` : runtime };
+  const { policy, maxTurns, timeoutSecs } = childPolicy(definition, config, parent, req.timeoutSecs);
+  const { runtime, resolved, model } = await chooseModel(layout, config, req, definition, parent, env, loaded);
   // Everything that would only fail once the window is open is refused here: a window that opens only to fail leaves a person a mess to clean up.
   // A parent on another host has its folder there: the child works where this host's spawn runs.
   const cwd = resolve(req.cwd ?? (lineage ? undefined : parent?.cwd) ?? process.cwd());
@@ -284,39 +206,136 @@ async function prepareFor(
       autoClaim: req.autoClaim ?? definition.autoClaim ?? false,
       host: selfHost(config.fleet, env),
     });
-    // On a bus the other hosts see it from its first state (§18); the CLI's exit waits for the put.
-    if (config.fleet.bus !== 'maildir')
-      void (await import('../bus/open.js')).busFor(layout, config).records.publish(record);
-    mkdirSync(dirname(layout.taskFile(id)), { recursive: true });
-    writeFileSync(layout.taskFile(id), task);
-    // Before its harness starts: it admits itself, and later addresses its completion, by it.
-    if (lineage) keepLineage(layout, id, lineage);
-    else if (parent) {
-      mkdirSync(layout.children(parent.id), { recursive: true });
-      writeFileSync(join(layout.children(parent.id), id), '');
-    }
-    audit(layout, {
-      event: 'spawn',
-      agent: id,
-      parent: parent?.id ?? (req.schedule ? 'cron' : 'human'),
-      ...(lineage ? { parent_host: lineage.host } : {}),
-      definition: definition.name,
-      depth: admission.depth,
-      model: model.spec,
-      mode: req.mode,
-      ...(req.schedule ? { spawn_site: 'cron', schedule: req.schedule.name, run_id: req.schedule.runId } : {}),
-    });
-    // Retention (§8) runs on each spawn; the new record is not terminal, so it is never pruned.
-    try {
-      applyFleetRetention(layout, config);
-    } catch {
-      /* retention never fails a spawn */
-    }
+    await announceSpawn(layout, config, { record, task, parent, lineage, req, definition });
     return { record, definition, slot: admission.slot };
   } catch (err) {
     admission.slot.release();
     admission.place.release();
     throw err;
+  }
+}
+
+/** The definition asked for (or config's default); one whose `host:` is another machine is opened there instead. */
+async function chooseDefinition(
+  layout: Layout,
+  config: Config,
+  req: SpawnRequest,
+  env: NodeJS.ProcessEnv,
+  lineage: RemoteLineage | undefined,
+) {
+  const { loadDefinitions, pickDefinition } = await import('../definitions/load.js');
+  const loaded = await loadDefinitions({ layout, config, env });
+  const name = req.agent ?? config.agents.default;
+  let definition: Definition;
+  try {
+    definition = pickDefinition(loaded, name);
+  } catch (err) {
+    const kind = err instanceof FlotillaError ? err.code : 'unknown-definition';
+    throw refusal(kind, `spawn refused: ${(err as Error).message}`, { definition: name });
+  }
+  // Its `host:` (§17) is followed by the command line's spawn; a spawn that came from another host opens where it arrived.
+  if (definition.host && !req.here && !lineage && definition.host !== selfHost(config.fleet, env)) {
+    throw new DefinitionElsewhere(definition.name, definition.host);
+  }
+  return { definition, loaded };
+}
+
+/** The `--id` asked for, when free and valid, or a new one from the definition's name. */
+function newChildId(layout: Layout, req: SpawnRequest, definition: Definition): string {
+  if (req.id !== undefined) {
+    assertValidId(req.id);
+    if (readRecord(layout, req.id))
+      throw new FlotillaError(`agent id '${req.id}' is already in use — choose another --id`, { code: 'id-taken' });
+  }
+  // tmux reads '.' as a separator: ids from dotted (Claude-compatible) names use '-'.
+  return req.id ?? newAgentId(agentIdBase(definition.name));
+}
+
+/**
+ * Who runs the agent (§13), refused here when that runtime cannot start, and its model. A
+ * vendor CLI picks its own model unless one is named, by the flag or the definition
+ * (`claude:opus`; `inherit` names none); a harness resolves as §6 says.
+ */
+async function chooseModel(
+  layout: Layout,
+  config: Config,
+  req: SpawnRequest,
+  definition: Definition,
+  parent: AgentRecord | null,
+  env: NodeJS.ProcessEnv,
+  loaded: { trust: { trusted: boolean } },
+): Promise<{ runtime: RuntimeName; resolved: ResolvedModel | undefined; model: { spec: string } }> {
+  const runtime = req.runtime ?? definition.runtime ?? 'flotilla';
+  if (runtime !== 'flotilla') {
+    const { runtimeRefusal } = await import('../runtimes/index.js');
+    const refused = await runtimeRefusal(runtime, env, config.runtimes[runtime], {
+      dir: layout.project,
+      trusted: loaded.trust.trusted,
+    });
+    if (refused) throw refused;
+  }
+  const resolved =
+    runtime === 'flotilla'
+      ? resolveModelSpec({
+          flag: req.model,
+          definition: definition.model,
+          parent: parent?.runtime === 'flotilla' ? parent.model : undefined,
+          config,
+          env,
+          demoScript: DEMO_SCRIPT,
+        })
+      : undefined;
+  const vendorModel =
+    req.model ??
+    (definition.model?.trim() && definition.model.trim() !== 'inherit' ? definition.model.trim() : undefined);
+  return { runtime, resolved, model: resolved ?? { spec: vendorModel ? `${runtime}:${vendorModel}` : runtime } };
+}
+
+/**
+ * A new record made known: on a bus to the other hosts, its task file written, its parent's
+ * children list (or a remote parent's lineage) kept, the `spawn` audit line, and retention run.
+ */
+async function announceSpawn(
+  layout: Layout,
+  config: Config,
+  s: {
+    record: AgentRecord;
+    task: string;
+    parent: AgentRecord | null;
+    lineage: RemoteLineage | undefined;
+    req: SpawnRequest;
+    definition: Definition;
+  },
+): Promise<void> {
+  const { record, parent, lineage, req } = s;
+  const id = record.id;
+  // On a bus the other hosts see it from its first state (§18); the CLI's exit waits for the put.
+  if (config.fleet.bus !== 'maildir')
+    void (await import('../bus/open.js')).busFor(layout, config).records.publish(record);
+  mkdirSync(dirname(layout.taskFile(id)), { recursive: true });
+  writeFileSync(layout.taskFile(id), s.task);
+  // Before its harness starts: it admits itself, and later addresses its completion, by it.
+  if (lineage) keepLineage(layout, id, lineage);
+  else if (parent) {
+    mkdirSync(layout.children(parent.id), { recursive: true });
+    writeFileSync(join(layout.children(parent.id), id), '');
+  }
+  audit(layout, {
+    event: 'spawn',
+    agent: id,
+    parent: parent?.id ?? (req.schedule ? 'cron' : 'human'),
+    ...(lineage ? { parent_host: lineage.host } : {}),
+    definition: s.definition.name,
+    depth: record.depth,
+    model: record.model,
+    mode: req.mode,
+    ...(req.schedule ? { spawn_site: 'cron', schedule: req.schedule.name, run_id: req.schedule.runId } : {}),
+  });
+  // Retention (§8) runs on each spawn; the new record is not terminal, so it is never pruned.
+  try {
+    applyFleetRetention(layout, config);
+  } catch {
+    /* retention never fails a spawn */
   }
 }
 

@@ -1,21 +1,13 @@
 import { audit } from '../audit/audit.js';
+import { fleetBus } from '../bus/settings.js';
 import type { SharedKv } from '../bus/shared.js';
-import { FlotillaError, refusal, UsageError } from '../errors.js';
+import { FlotillaError } from '../errors.js';
 import type { Layout } from '../layout/layout.js';
 import { redactValue } from '../secrets/redact.js';
-import type { Ending, NewTask } from '../tasks/board.js';
-import { findCycle } from '../tasks/graph.js';
+import * as decide from '../tasks/decide.js';
+import type { Ending, NewTask } from '../tasks/decide.js';
 import { completionGate, taskCreatedHooks } from '../tasks/hooks.js';
-import {
-  activeName,
-  checkBoardName,
-  checkTaskId,
-  isFinished,
-  parseTask,
-  reopened,
-  unblocks,
-  type Task,
-} from '../tasks/task.js';
+import { activeName, checkBoardName, checkTaskId, isFinished, parseTask, reopened, type Task } from '../tasks/task.js';
 import { fleetJudge, type FleetJudge } from './judge.js';
 
 /**
@@ -60,11 +52,7 @@ export function boardTasksKv(kv: SharedKv, boardName: string): Promise<Task[]> {
 const text = (task: Task): string => JSON.stringify(redactValue(task));
 
 function mustBe(found: Read | null, board: string, id: string): Read {
-  if (!found)
-    throw new FlotillaError(
-      `no task '${id}' on board '${board}' — run 'flotilla task list --board ${board}' to see its tasks`,
-      { code: 'not-found' },
-    );
+  if (!found) throw decide.noSuchTask(board, id);
   return found;
 }
 
@@ -105,49 +93,15 @@ export async function addTaskKv(
   by: string,
 ): Promise<Task> {
   const board = checkBoardName(boardName);
-  const title = spec.title.trim();
-  if (!title) throw new UsageError("a task needs a title, e.g. flotilla task add 'write the parser'");
-  if (spec.id !== undefined) checkTaskId(spec.id);
-  const blockedBy = [...new Set(spec.blockedBy ?? [])];
-  for (const b of blockedBy) checkTaskId(b);
+  const checked = decide.checkNewTask(spec);
   const existing =
-    blockedBy.length > 0 ? new Map((await readAll(kv, board)).map((t) => [t.id, t])) : new Map<string, Task>();
+    checked.blockedBy.length > 0 ? new Map((await readAll(kv, board)).map((t) => [t.id, t])) : new Map<string, Task>();
   for (let tries = 0; tries < MAX_TRIES; tries++) {
     const id = spec.id ?? (await nextId(kv, board));
-    if (blockedBy.includes(id))
-      throw refusal('task-cycle', `refused: task '${id}' cannot be blocked by itself`, { task: id });
-    const cycle = findCycle(id, blockedBy, (t) => existing.get(t)?.blocked_by ?? []);
-    if (cycle)
-      throw refusal(
-        'task-cycle',
-        `refused: blocked_by would make a cycle ${cycle.join(' → ')} — a task cannot wait on work that waits on it`,
-        { task: id },
-      );
-    const now = new Date().toISOString();
-    const task: Task = {
-      v: 1,
-      id,
-      board,
-      title,
-      body: spec.body ?? '',
-      status: 'open',
-      priority: spec.priority ?? 'normal',
-      labels: [...new Set(spec.labels ?? [])],
-      blocked_by: blockedBy,
-      created_by: by,
-      created_at: now,
-      updated_at: now,
-      claimed_by: null,
-      claimed_at: null,
-      finished_at: null,
-      result: null,
-      notes: [],
-    };
+    decide.checkNoCycle(id, checked.blockedBy, (t) => existing.get(t)?.blocked_by ?? []);
+    const task = decide.newTask(board, id, checked, spec, by);
     if ((await kv.create(taskKey(board, id), text(task))) === null) {
-      if (spec.id !== undefined)
-        throw new FlotillaError(`task '${id}' already exists on board '${board}' — choose another id`, {
-          code: 'task-exists',
-        });
+      if (spec.id !== undefined) throw decide.taskExists(board, id);
       // A task named by hand holds the number: take the next.
       continue;
     }
@@ -170,21 +124,10 @@ async function nextId(kv: SharedKv, board: string): Promise<string> {
   }
 }
 
-/** Why a task cannot be claimed now, or null; `blocker` reads a blocker's status. */
-async function claimBlocker(task: Task, blocker: (id: string) => Promise<Task | undefined>): Promise<string | null> {
-  if (task.status === 'claimed') return `it is claimed by ${task.claimed_by ?? '?'}`;
-  if (task.status !== 'open') return `it is ${task.status}`;
-  const waiting: string[] = [];
-  for (const b of task.blocked_by) {
-    const dep = await blocker(b);
-    if (!dep || !unblocks(dep.status)) waiting.push(b);
-  }
-  return waiting.length > 0 ? `it is blocked by unfinished ${waiting.join(', ')}` : null;
-}
-
-function claimed(task: Task, by: string): Task {
-  const now = new Date().toISOString();
-  return { ...task, status: 'claimed', claimed_by: by, claimed_at: now, updated_at: now };
+/** The blockers of `task` as the board holds them, read each by key. */
+async function blockersOf(kv: SharedKv, task: Task): Promise<Map<string, Task>> {
+  const read = await Promise.all(task.blocked_by.map((b) => readOne(kv, task.board, b)));
+  return new Map(read.filter((r): r is Read => r !== null).map((r) => [r.task.id, r.task]));
 }
 
 export async function claimTaskKv(
@@ -197,23 +140,11 @@ export async function claimTaskKv(
   const board = checkBoardName(boardName);
   checkTaskId(id);
   const judge = fleetJudge(layout);
-  const blocker = async (b: string) => (await readOne(kv, board, b))?.task;
   for (let tries = 0; tries < MAX_TRIES; tries++) {
     const read = mustBe(await readOne(kv, board, id), board, id);
     const current = await judged(judge, read.task);
-    const why = await claimBlocker(current, blocker);
-    if (why) {
-      const holder = current.status === 'claimed' ? current.claimed_by : null;
-      const text = holder
-        ? `task ${id} is already claimed by ${holder} (since ${current.claimed_at ?? '?'})`
-        : `task ${id} cannot be claimed: ${why}`;
-      throw refusal(
-        'task-not-claimable',
-        `refused: ${text} — 'flotilla task claim --next' takes the first claimable task`,
-        { task: id, ...(holder ? { holder } : {}) },
-      );
-    }
-    const next = claimed(current, by);
+    const deps = await blockersOf(kv, current);
+    const next = decide.claimed(current, by, (b) => deps.get(b));
     if (await write(layout, kv, read, current, next)) {
       audit(layout, { event: 'task_claimed', agent: by, board, task: id });
       return next;
@@ -236,13 +167,13 @@ export async function claimNextKv(layout: Layout, kv: SharedKv, boardName: strin
     let lost = false;
     for (const [, seen] of order) {
       const candidate = await judged(judge, seen);
-      if ((await claimBlocker(candidate, async (b) => byId.get(b))) !== null) continue;
+      if (decide.claimBlocker(candidate, (b) => byId.get(b)) !== null) continue;
       // Read with its revision: the listing may be a moment old.
       const read = await readOne(kv, board, seen.id);
       if (!read) continue;
       const current = await judged(judge, read.task);
-      if ((await claimBlocker(current, async (b) => byId.get(b))) !== null) continue;
-      const next = claimed(current, by);
+      if (decide.claimBlocker(current, (b) => byId.get(b)) !== null) continue;
+      const next = decide.claimed(current, by, (b) => byId.get(b));
       if (await write(layout, kv, read, current, next)) {
         audit(layout, { event: 'task_claimed', agent: by, board, task: next.id });
         return next;
@@ -269,12 +200,7 @@ export async function releaseTaskKv(
   for (let tries = 0; tries < MAX_TRIES; tries++) {
     const read = mustBe(await readOne(kv, board, id), board, id);
     const task = read.task;
-    if (task.status !== 'claimed')
-      throw refusal('task-not-claimed', `refused: task ${id} is ${task.status}, not claimed — nothing to release`, {
-        task: id,
-      });
-    mayAct(task, by, 'release');
-    const next = reopened(task, by, `released by ${by}${why ? `: ${why}` : ''}`);
+    const next = decide.released(task, by, why);
     if ((await kv.update(taskKey(board, id), text(next), read.revision)) !== null) {
       audit(layout, { event: 'task_released', agent: by, board, task: id, claimant: task.claimed_by });
       return next;
@@ -296,54 +222,39 @@ export async function finishTaskKv(
 ): Promise<Task> {
   const board = checkBoardName(boardName);
   checkTaskId(id);
-  const check = (task: Task): void => {
-    if (isFinished(task.status))
-      throw refusal('task-finished', `refused: task ${id} is already ${task.status}`, { task: id });
-    if (status === 'cancelled') {
-      if (by !== 'human' && by !== task.created_by)
-        throw refusal(
-          'task-not-yours',
-          `refused: only the task's creator (${task.created_by}) or a person may cancel task ${id}`,
-          { task: id },
-        );
-    } else {
-      mayAct(task, by, status === 'done' ? 'mark done' : 'mark failed');
-    }
-  };
-  const ending = (task: Task): Task => {
-    const now = new Date().toISOString();
-    return { ...task, status, finished_at: now, updated_at: now, result };
-  };
   const seen = mustBe(await readOne(kv, board, id), board, id);
-  check(seen.task);
-  const refused = status === 'done' ? await (gate ?? completionGate(layout, by))(ending(seen.task)) : null;
+  decide.checkEnding(seen.task, by, status);
+  const refused =
+    status === 'done' ? await (gate ?? completionGate(layout, by))(decide.ended(seen.task, status, result)) : null;
   for (let tries = 0; tries < MAX_TRIES; tries++) {
     const read = tries === 0 ? seen : mustBe(await readOne(kv, board, id), board, id);
-    check(read.task);
+    decide.checkEnding(read.task, by, status);
     if (refused !== null) {
-      const now = new Date().toISOString();
-      const noted = {
-        ...read.task,
-        updated_at: now,
-        notes: [...read.task.notes, { at: now, by: 'TaskCompleted hook', text: `completion refused: ${refused}` }],
-      };
+      const noted = decide.refusedNoted(read.task, refused);
       if ((await kv.update(taskKey(board, id), text(noted), read.revision)) === null) continue;
       audit(layout, { event: 'task_refused', agent: by, board, task: id, claimant: read.task.claimed_by });
-      throw refusal('task-completion-refused', `refused: the TaskCompleted hook kept task ${id} open: ${refused}`, {
-        task: id,
-      });
+      if (decide.claimantToTell(read.task, by)) await tellClaimant(layout, read.task, by, refused);
+      throw decide.completionRefused(id, refused);
     }
-    const next = ending(read.task);
+    const next = decide.ended(read.task, status, result);
     if ((await kv.update(taskKey(board, id), text(next), read.revision)) === null) continue;
-    audit(layout, {
-      event: status === 'done' ? 'task_done' : status === 'failed' ? 'task_failed' : 'task_cancelled',
-      agent: by,
-      board,
-      task: id,
-    });
+    audit(layout, { event: decide.endEvent(status), agent: by, board, task: id });
     return next;
   }
   throw busy(board, id);
+}
+
+/**
+ * A completion refused while someone else (a person) marked the claimant's task done: the
+ * claimant hears the hook's feedback as mail on the bus, wherever its host (tasks/board.ts's
+ * `tellClaimant` on one machine).
+ */
+async function tellClaimant(layout: Layout, task: Task, by: string, feedback: string): Promise<void> {
+  try {
+    await (await fleetBus(layout)).mail.deliver(decide.refusalMail(task, by, feedback));
+  } catch {
+    // The refusal stands and is noted on the task; mail that cannot be sent is not a reason to hide it.
+  }
 }
 
 /** Reopens every task an agent holds, on every board of the fleet: called when it ends. */
@@ -364,13 +275,4 @@ export async function reopenClaimsOfKv(layout: Layout, kv: SharedKv, agentId: st
     }
   }
   return out;
-}
-
-function mayAct(task: Task, by: string, what: string): void {
-  if (by === 'human' || task.claimed_by === by) return;
-  const holder = task.status === 'claimed' ? `its claimant (${task.claimed_by ?? '?'})` : 'whoever claims it';
-  throw refusal('task-not-yours', `refused: only ${holder} or a person may ${what} task ${task.id} — claim it first`, {
-    task: task.id,
-    ...(task.claimed_by ? { holder: task.claimed_by } : {}),
-  });
 }

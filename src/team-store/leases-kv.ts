@@ -1,7 +1,7 @@
 import { audit } from '../audit/audit.js';
 import type { SharedKv } from '../bus/shared.js';
 import type { Config } from '../config/schema.js';
-import { FlotillaError, refusal, UsageError } from '../errors.js';
+import { FlotillaError, UsageError } from '../errors.js';
 import { readRecord } from '../fleet/registry.js';
 import type { Layout } from '../layout/layout.js';
 import { checkoutPath } from '../leases/checkout.js';
@@ -9,7 +9,15 @@ import { leaseLapsed } from '../leases/lapse.js';
 import { emptyLeaseFile, parseLeaseFile, type Lease, type LeaseFile } from '../leases/lease.js';
 import { resolveTarget, type TakeOutcome, type TakeSpec } from '../leases/leases.js';
 import type { LeaseView } from '../leases/list.js';
-import { conflictIn, covers, placeLease, takenEvent, type LeaseAsked } from '../leases/decide.js';
+import {
+  conflictIn,
+  covers,
+  placeLease,
+  releasedEvent,
+  releaseIn,
+  takenEvent,
+  type LeaseAsked,
+} from '../leases/decide.js';
 import { pathsOverlap } from '../leases/match.js';
 import { fleetJudge, type FleetJudge } from './judge.js';
 import { repoIdentity } from './repo-id.js';
@@ -228,35 +236,10 @@ export async function releaseLeasesKv(
     for (let tries = 0; tries < MAX_TRIES; tries++) {
       const read = await readRepo(kv, id);
       await sweep(layout, fleetJudge(layout), read.file, Date.now());
-      const gone: Lease[] = [];
-      for (const rel of groups.get(id)!.rels) {
-        const found = read.file.leases.filter((l) => l.path === rel);
-        if (found.length === 0)
-          throw refusal(
-            'lease-not-held',
-            `refused: nobody holds a lease on ${rel} in ${read.file.checkout} — 'flotilla lease list' shows the leases`,
-            { path: rel },
-          );
-        const theirs = found.filter((l) => l.holder === by || by === 'human');
-        if (theirs.length === 0)
-          throw refusal(
-            'lease-not-yours',
-            `refused: the lease on ${rel} is ${found[0]!.holder}'s — only its holder or a person may release it`,
-            { path: rel, holder: found[0]!.holder },
-          );
-        gone.push(...theirs);
-      }
-      read.file.leases = read.file.leases.filter((l) => !gone.includes(l));
+      const gone = groups.get(id)!.rels.flatMap((rel) => releaseIn(read.file, rel, by));
       if (!(await writeRepo(kv, id, read))) continue;
       for (const l of gone) {
-        audit(layout, {
-          event: 'lease_released',
-          agent: l.holder,
-          path: l.path,
-          checkout: read.file.checkout,
-          by,
-          reason,
-        });
+        audit(layout, releasedEvent(read.file, l, by, reason));
         out.push({ checkout: read.file.checkout, lease: l });
       }
       break;
@@ -284,14 +267,7 @@ export async function releaseAllOfKv(
     kv,
     (l) => l.holder === holder,
     async (file, l) => {
-      audit(layout, {
-        event: 'lease_released',
-        agent: holder,
-        path: l.path,
-        checkout: file.checkout,
-        by: holder,
-        reason,
-      });
+      audit(layout, releasedEvent(file, l, holder, reason));
     },
   );
 }

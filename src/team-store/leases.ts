@@ -6,8 +6,7 @@ import type { Layout } from '../layout/layout.js';
 import type { Lease } from '../leases/lease.js';
 import type { TakeOutcome } from '../leases/leases.js';
 import type { LeaseView } from '../leases/list.js';
-import { taskOf, type LeaseAsk } from '../leases/request.js';
-import { conflictMessage } from '../leases/view.js';
+import { askedSpec, releasedText, takenText, type LeaseAsk } from '../leases/request.js';
 import { sleep } from '../sleep.js';
 import * as kv from './leases-kv.js';
 
@@ -29,14 +28,7 @@ const WAIT_POLL_MS = 500;
 export async function takeByName(layout: Layout, ask: LeaseAsk): Promise<{ outcome: TakeOutcome; text: string }> {
   const s = await store(layout);
   if (!s) return (await import('../leases/request.js')).takeByName(layout, ask);
-  const targets = ask.paths.map((p) => resolve(ask.cwd, p));
-  const spec = {
-    targets,
-    holder: ask.by,
-    why: ask.why?.trim() || 'explicit lease',
-    ttlMs: ask.ttlMs ?? null,
-    task: taskOf(layout, ask.by),
-  };
+  const spec = askedSpec(layout, ask);
   const deadline = ask.timeoutMs === undefined ? Infinity : Date.now() + ask.timeoutMs;
   let outcome = await kv.takeLeasesKv(layout, s.kv, s.fleet, spec);
   if (!outcome.ok && ask.wait) {
@@ -49,19 +41,7 @@ export async function takeByName(layout: Layout, ask: LeaseAsk): Promise<{ outco
       outcome = await kv.takeLeasesKv(layout, s.kv, s.fleet, spec);
     }
   }
-  if (!outcome.ok) {
-    const text = ask.wait
-      ? `gave up waiting: ${conflictMessage(outcome.conflict, 'nothing was leased')}`
-      : conflictMessage(outcome.conflict, 'nothing was leased');
-    return { outcome, text };
-  }
-  const until =
-    spec.ttlMs === null
-      ? ask.by === 'human'
-        ? 'until you release it'
-        : 'until your task ends'
-      : `until ${outcome.taken[0]?.lease.expires_at ?? '?'}`;
-  return { outcome, text: `leased to ${ask.by} ${until}: ${outcome.taken.map((t) => t.lease.path).join(', ')}` };
+  return { outcome, text: takenText(ask, spec, outcome) };
 }
 
 export async function releaseByName(
@@ -80,7 +60,7 @@ export async function releaseByName(
     paths?.map((p) => resolve(cwd, p)),
     `released by ${by}`,
   );
-  return released.length === 0 ? 'no leases to release' : `released: ${released.map((r) => r.lease.path).join(', ')}`;
+  return releasedText(released);
 }
 
 export async function listLeases(layout: Layout): Promise<LeaseView[]> {

@@ -1,5 +1,5 @@
 import type { Layout } from '../layout/layout.js';
-import type { TaskToolOps } from '../tools/task-tools.js';
+import type { TaskToolOps } from '../tools/task-board.js';
 import { countsLine, formatListing } from '../tasks/view.js';
 import { addTask, claimNext, claimTask, finishTask, listBoard, releaseTask, waitForBoard } from './board.js';
 

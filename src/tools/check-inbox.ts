@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Tool } from './types.js';
+import type { ToolSpec } from './spec.js';
 
 export interface InboxOperations {
   /** Unread messages, wrapped as data; without peek they count as read once recorded. */
@@ -22,3 +23,8 @@ export function createCheckInboxTool(ops: InboxOperations): Tool<z.infer<typeof 
     },
   };
 }
+
+export const checkInboxTool: ToolSpec = {
+  name: 'check_inbox',
+  create: ({ inbox }) => inbox && (createCheckInboxTool(inbox) as Tool),
+};

@@ -5,6 +5,7 @@ import type { FileClaim } from './file-claim.js';
 import { checkWritable, type WriteScope } from './protected-paths.js';
 import { displayPath, resolveToolPath } from './tool-paths.js';
 import type { Tool } from './types.js';
+import { writeScope, type ToolSpec } from './spec.js';
 
 /** edit {path, old, new, replace_all?}: exact string replacement in one file (§6). */
 
@@ -141,3 +142,9 @@ function snippet(text: string, firstLine: number, replacement: string): string {
     out.push(`${String(n).padStart(Math.max(6, width))}\t${(lines[n - 1] ?? '').replace(/\r$/, '')}`);
   return out.join('\n');
 }
+
+export const editTool: ToolSpec = {
+  name: 'edit',
+  paneLine: (i) => `edit ${i.text('path', '?')}`,
+  create: ({ workspace: w }) => w && (createEditTool(writeScope(w), w.fileOperations ?? nodeFileOperations) as Tool),
+};

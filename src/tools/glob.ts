@@ -1,12 +1,10 @@
 import { z } from 'zod';
 import { nodeFileOperations, type FileOperations } from './file-operations.js';
-import { displayPath } from './tool-paths.js';
+import { displayPath, SEARCH_IGNORE } from './tool-paths.js';
 import type { Tool } from './types.js';
+import type { ToolSpec } from './spec.js';
 
 /** glob {pattern}: file paths matching a pattern, newest first (§6). */
-
-/** Never listed: dependency trees and git internals drown every other result. */
-export const SEARCH_IGNORE = ['**/node_modules/**', '**/.git/**'] as const;
 
 export interface GlobOptions {
   /** Paths listed per call (default 200). */
@@ -47,3 +45,9 @@ export function createGlobTool(options: GlobOptions = {}, ops: FileOperations = 
     },
   };
 }
+
+export const globTool: ToolSpec = {
+  name: 'glob',
+  paneLine: (i) => `glob ${i.text('pattern', '?')}`,
+  create: ({ workspace: w }) => w && (createGlobTool({}, w.fileOperations ?? nodeFileOperations) as Tool),
+};

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { errorMessage, isErrno } from '../errors.js';
 import { looksBinary, nodeFileOperations, type FileOperations } from './file-operations.js';
-import { SEARCH_IGNORE } from './glob.js';
-import { displayPath, resolveToolPath } from './tool-paths.js';
+import { displayPath, resolveToolPath, SEARCH_IGNORE } from './tool-paths.js';
 import type { Tool } from './types.js';
+import type { ToolSpec } from './spec.js';
 
 /** grep {pattern, path?, glob?, ignore_case?}: regex search through files, `path:line:text` (§6). */
 
@@ -113,3 +113,12 @@ export function createGrepTool(options: GrepOptions = {}, ops: FileOperations = 
 function cut(line: string, max: number): string {
   return line.length <= max ? line : `${line.slice(0, max)}… [${line.length - max} more characters]`;
 }
+
+export const grepTool: ToolSpec = {
+  name: 'grep',
+  paneLine: (i) => {
+    const path = i.optional('path');
+    return `grep ${i.text('pattern', '?')}${path !== undefined ? ` in ${path}` : ''}`;
+  },
+  create: ({ workspace: w }) => w && (createGrepTool({}, w.fileOperations ?? nodeFileOperations) as Tool),
+};

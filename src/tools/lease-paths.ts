@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Tool } from './types.js';
+import type { ToolSpec } from './spec.js';
 
 /**
  * lease_paths (docs/design.md §16): an explicit file lease, for work that spans many files or
@@ -62,3 +63,8 @@ export function createLeasePathsTool(ops: LeaseOperations): Tool<LeasePathsInput
     },
   };
 }
+
+export const leasePathsTool: ToolSpec = {
+  name: 'lease_paths',
+  create: ({ leases }) => leases && (createLeasePathsTool(leases) as Tool),
+};

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Tool } from './types.js';
+import type { ToolSpec } from './spec.js';
 
 /**
  * merge_work (docs/design.md §12): a lead takes a descendant's work — its branch into the
@@ -65,3 +66,13 @@ export function createMergeWorkTool(ops: MergeWorkOperations): Tool<z.infer<type
 }
 
 const capitalized = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+
+export const mergeWorkTool: ToolSpec = {
+  name: 'merge_work',
+  paneLine: (i) => `merge_work ${i.text('id', '?')}`,
+  prompt: {
+    section: 'delegation',
+    text: '- A child spawned with worktree: true commits on its own branch; merge_work brings its branch into the branch its worktree was made from once it is done.',
+  },
+  create: ({ merge }) => merge && (createMergeWorkTool(merge) as Tool),
+};

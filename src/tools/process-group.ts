@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { constants } from 'node:os';
 import type { Readable } from 'node:stream';
@@ -86,36 +86,19 @@ export function runInProcessGroup(argv: readonly string[], opts: GroupRunOptions
   child.stderr!.on('data', (chunk: Buffer) => capture.push(chunk));
 
   return new Promise((resolve) => {
-    let timedOut = false;
-    let aborted = false;
     let exited = false;
     let openStreams = 2;
     let exitCode: number | null = null;
     let exitSignal: NodeJS.Signals | null = null;
-    let killing: Promise<void> | undefined;
     let drainTimer: NodeJS.Timeout | undefined;
     let done = false;
-    let statusSeen = false;
-
-    const kill = (): void => {
-      if (child.pid !== undefined) killing ??= killProcessGroup(child.pid, opts.killGraceMs ?? 2000);
-    };
-    const onAbort = (): void => {
-      aborted = true;
-      kill();
-    };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      kill();
-    }, opts.timeoutMs);
-    opts.signal.addEventListener('abort', onAbort, { once: true });
+    const stop = groupStopper(pgid, opts);
 
     const finish = (spawnError?: string, stopReading = false): void => {
       if (done) return;
       done = true;
-      clearTimeout(timer);
+      stop.dispose();
       clearTimeout(drainTimer);
-      opts.signal.removeEventListener('abort', onAbort);
       // Under a wrapper that outlives the command, the pipe may be held by the wrapper alone.
       const heldOpen =
         stopReading &&
@@ -125,7 +108,8 @@ export function runInProcessGroup(argv: readonly string[], opts: GroupRunOptions
         child.stderr!.destroy();
         if (opts.statusFd) (child.stdio[3] as Readable).destroy();
       }
-      void (killing ?? Promise.resolve()).then(() =>
+      void (stop.killing ?? Promise.resolve()).then(() => {
+        const { timedOut, aborted } = stop;
         resolve({
           output: capture.text(),
           outputBytes: capture.total,
@@ -135,25 +119,24 @@ export function runInProcessGroup(argv: readonly string[], opts: GroupRunOptions
           aborted,
           heldOpen,
           ...(spawnError === undefined ? {} : { spawnError }),
-          ...(opts.statusFd && !statusSeen && !timedOut && !aborted && spawnError === undefined
+          ...(opts.statusFd && !end.statusSeen() && !timedOut && !aborted && spawnError === undefined
             ? { wrapperFailed: true }
             : {}),
           durationMs: Date.now() - started,
-        }),
-      );
+        });
+      });
     };
 
-    // The command ended: by the init's status line or by the process itself, whichever is first.
     const onExit = (code: number | null, sig: NodeJS.Signals | null): void => {
       if (exited) return;
       exited = true;
       exitCode = code;
       exitSignal = sig;
-      clearTimeout(timer);
+      stop.stopClock();
       if (openStreams === 0) return finish();
       // Once killed, wait for the kill to finish; otherwise give background holders a moment.
-      const wait = killing
-        ? (killing.then(() => opts.drainMs ?? 300) as Promise<number>)
+      const wait = stop.killing
+        ? (stop.killing.then(() => opts.drainMs ?? 300) as Promise<number>)
         : Promise.resolve(opts.drainMs ?? 300);
       void wait.then((ms) => {
         if (!done) drainTimer = setTimeout(() => finish(undefined, true), ms);
@@ -164,27 +147,76 @@ export function runInProcessGroup(argv: readonly string[], opts: GroupRunOptions
     };
     child.stdout!.on('close', onStreamClosed);
     child.stderr!.on('close', onStreamClosed);
-    const fd3 = opts.statusFd ? (child.stdio[3] as Readable) : null;
-    let fd3Closed = false;
-    if (fd3) {
-      readStatusLine(fd3, (status) => {
-        statusSeen = true;
-        onExit(...fromShellStatus(status));
-      });
-      fd3.once('close', () => {
-        fd3Closed = true;
-      });
-    }
-
     child.on('error', (err) => finish(err.message));
-    child.on('exit', (code, sig) => {
+    child.on('exit', () => {
       if (pgid !== undefined) opts.track?.ended(pgid);
-      // The wrapper is gone: its status line, if any, is read by the time fd 3 closes, so
-      // whether the init ever reported (`wrapperFailed`) is known then, not before.
-      if (fd3 && !statusSeen && !fd3Closed) fd3.once('close', () => onExit(code, sig));
-      else onExit(code, sig);
     });
+    const end = watchCommandEnd(child, opts.statusFd ?? false, onExit);
   });
+}
+
+/**
+ * Kills the group when the caller aborts or the time is up, and says which it was.
+ * `killing` is the kill under way; `dispose` stops the clock and the listening.
+ */
+function groupStopper(
+  pgid: number | undefined,
+  opts: Pick<GroupRunOptions, 'signal' | 'timeoutMs' | 'killGraceMs'>,
+): { timedOut: boolean; aborted: boolean; killing?: Promise<void>; stopClock(): void; dispose(): void } {
+  const kill = (): void => {
+    if (pgid !== undefined) stop.killing ??= killProcessGroup(pgid, opts.killGraceMs ?? 2000);
+  };
+  const onAbort = (): void => {
+    stop.aborted = true;
+    kill();
+  };
+  const timer = setTimeout(() => {
+    stop.timedOut = true;
+    kill();
+  }, opts.timeoutMs);
+  const stop = {
+    timedOut: false,
+    aborted: false,
+    killing: undefined as Promise<void> | undefined,
+    stopClock: () => clearTimeout(timer),
+    dispose: () => {
+      clearTimeout(timer);
+      opts.signal.removeEventListener('abort', onAbort);
+    },
+  };
+  opts.signal.addEventListener('abort', onAbort, { once: true });
+  return stop;
+}
+
+/**
+ * Calls `onEnd` when the command ended: by the init's status line on fd 3 (with `statusFd`)
+ * or by the process itself, whichever is first (a later call is the caller's to ignore).
+ * `statusSeen` says whether the init ever reported.
+ */
+function watchCommandEnd(
+  child: ChildProcess,
+  statusFd: boolean,
+  onEnd: (code: number | null, sig: NodeJS.Signals | null) => void,
+): { statusSeen(): boolean } {
+  let statusSeen = false;
+  const fd3 = statusFd ? (child.stdio[3] as Readable) : null;
+  let fd3Closed = false;
+  if (fd3) {
+    readStatusLine(fd3, (status) => {
+      statusSeen = true;
+      onEnd(...fromShellStatus(status));
+    });
+    fd3.once('close', () => {
+      fd3Closed = true;
+    });
+  }
+  child.on('exit', (code, sig) => {
+    // The wrapper is gone: its status line, if any, is read by the time fd 3 closes, so
+    // whether the init ever reported (`wrapperFailed`) is known then, not before.
+    if (fd3 && !statusSeen && !fd3Closed) fd3.once('close', () => onEnd(code, sig));
+    else onEnd(code, sig);
+  });
+  return { statusSeen: () => statusSeen };
 }
 
 /** How often a kill looks whether the group is gone. */

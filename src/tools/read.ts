@@ -3,6 +3,7 @@ import { isErrno } from '../errors.js';
 import { looksBinary, nodeFileOperations, type FileOperations } from './file-operations.js';
 import type { Tool } from './types.js';
 import { displayPath, resolveToolPath } from './tool-paths.js';
+import type { ToolSpec } from './spec.js';
 
 /** read {path, offset?, limit?}: a text file with line numbers, a window at a time (§6). */
 
@@ -128,3 +129,16 @@ function globBase(dir: string): string {
   if (dir === '.' || dir === '') return '';
   return dir.endsWith('/') ? dir : `${dir}/`;
 }
+
+export const readTool: ToolSpec = {
+  name: 'read',
+  paneLine: (i) =>
+    `read ${i.text('path', '?')}${typeof i.raw.offset === 'number' ? ` (from line ${i.raw.offset})` : ''}`,
+  // Leave room for the hint line within the central cap, so read's own hint is never cut.
+  create: ({ workspace: w }) =>
+    w &&
+    (createReadTool(
+      w.maxOutputBytes ? { maxOutputBytes: Math.max(1000, w.maxOutputBytes - 200) } : {},
+      w.fileOperations ?? nodeFileOperations,
+    ) as Tool),
+};

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Tool } from './types.js';
+import type { ToolSpec } from './spec.js';
 
 /**
  * request_secret {key, reason?} (§11): asks a person for one of the secret keys the agent's
@@ -53,3 +54,8 @@ export function createRequestSecretTool(ops: SecretRequestOperations): Tool<Requ
     },
   };
 }
+
+export const requestSecretTool: ToolSpec = {
+  name: 'request_secret',
+  create: ({ secrets }) => secrets && (createRequestSecretTool(secrets) as Tool),
+};

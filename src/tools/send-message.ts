@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Tool } from './types.js';
+import type { ToolSpec } from './spec.js';
 
 /** What send_message needs from the fleet: delivery under the agent's own identity. */
 export interface SendOperations {
@@ -55,3 +56,16 @@ export function createSendMessageTool(ops: SendOperations): Tool<z.infer<typeof 
     },
   };
 }
+
+export const sendMessageTool: ToolSpec = {
+  name: 'send_message',
+  paneLine: (i) => {
+    const summary = i.optional('summary');
+    return `send_message → ${i.text('to', '?')}${summary !== undefined ? `: ${summary}` : ''}`;
+  },
+  prompt: {
+    section: 'messages',
+    text: "Use send_message to reach another agent by id, 'parent', 'root' or 'human', or every agent of a group at once ('children', 'tree', 'board:NAME'). Keep messages short; put large content in a file and send its path.",
+  },
+  create: ({ send }) => send && (createSendMessageTool(send) as Tool),
+};

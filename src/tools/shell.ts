@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { runInProcessGroup, type GroupRunOptions, type GroupRunResult } from './process-group.js';
 import type { Tool } from './types.js';
+import type { PaneStyle, ToolSpec } from './spec.js';
 
 /**
  * shell {command, timeout_secs?}: `sh -c` in its own process group, stdin closed, stdout and
@@ -123,3 +124,43 @@ function footer(r: GroupRunResult, timeoutSecs: number, maxSecs: number): string
   if (!r.heldOpen) return end;
   return `${end}\n[processes it started in the background still hold its output; what they print from now on is not captured. Redirect their output to a file to keep it.]`;
 }
+
+/** Output lines of a shell command shown in the pane before "… (N more lines)". */
+const PREVIEW_LINES = 5;
+
+// The footer above: `[exit code N]`, `[timed out …]`, `[cancelled …]`, `[killed …]`.
+const FOOTER = /^\[(exit code|timed out|cancelled|killed by signal|processes it started)/;
+
+/** The pane shows a command's first lines, then any footer but a clean exit's. */
+function paneResult(result: { output: string; isError?: boolean }, pane: PaneStyle): string[] {
+  const all = pane.sanitize(result.output).replace(/\n+$/, '').split('\n');
+  const footer: string[] = [];
+  while (all.length > 0 && FOOTER.test(all.at(-1) ?? '')) footer.unshift(all.pop()!);
+  const body = all.length === 1 && all[0] === '(no output)' ? [] : all;
+  const lines = body.slice(0, PREVIEW_LINES).map((l) => pane.dim(pane.fit(`  ${l}`)));
+  if (body.length > PREVIEW_LINES) lines.push(pane.dim(`  … (${body.length - PREVIEW_LINES} more lines)`));
+  for (const f of footer) {
+    // A clean exit needs no line; anything else is worth a person's attention.
+    if (f === '[exit code 0]') continue;
+    lines.push(pane.red(pane.fit(`  ${f}`)));
+  }
+  if (result.isError && footer.length === 0) lines.push(pane.red('  ✗ shell failed'));
+  return lines;
+}
+
+export const shellTool: ToolSpec = {
+  name: 'shell',
+  paneLine: (i) => `$ ${i.text('command', '')}`,
+  paneResult,
+  create: ({ workspace: w }) =>
+    w &&
+    (createShellTool(
+      {
+        timeoutSecs: w.shellTimeoutSecs,
+        env: w.env,
+        ...(w.wrap ? { wrap: w.wrap } : {}),
+        ...(w.track ? { track: w.track } : {}),
+      },
+      w.shellOperations ?? nodeShellOperations,
+    ) as Tool),
+};

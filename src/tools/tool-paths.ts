@@ -15,3 +15,6 @@ export function displayPath(cwd: string, path: string): string {
   if (rel.startsWith('..') || isAbsolute(rel)) return path;
   return rel;
 }
+
+/** Never listed by glob or searched by grep: dependency trees and git internals drown every other result. */
+export const SEARCH_IGNORE = ['**/node_modules/**', '**/.git/**'] as const;

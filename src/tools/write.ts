@@ -6,6 +6,7 @@ import type { FileClaim } from './file-claim.js';
 import { checkWritable, type WriteScope } from './protected-paths.js';
 import { displayPath, resolveToolPath } from './tool-paths.js';
 import type { Tool } from './types.js';
+import { writeScope, type ToolSpec } from './spec.js';
 
 /** write {path, content}: create or overwrite a whole file, making parent dirs (§6). */
 
@@ -54,3 +55,12 @@ export function createWriteTool(options: WriteOptions, ops: FileOperations = nod
     },
   };
 }
+
+export const writeTool: ToolSpec = {
+  name: 'write',
+  paneLine: (i) => {
+    const size = i.size('content');
+    return `write ${i.text('path', '?')}${size === undefined ? '' : ` (${size})`}`;
+  },
+  create: ({ workspace: w }) => w && (createWriteTool(writeScope(w), w.fileOperations ?? nodeFileOperations) as Tool),
+};

@@ -1,9 +1,11 @@
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { processStartTime } from '../../src/fleet/proc.js';
 import { createRecord, endRecord } from '../../src/fleet/registry.js';
 import { listNames, maildir } from '../../src/inbox/maildir.js';
-import { flotilla } from '../helpers/cli.js';
+import { CLI, flotilla } from '../helpers/cli.js';
 import { tempFleet, type TempFleet } from '../helpers/fleet.js';
 import { recordInput } from '../helpers/records.js';
 
@@ -102,6 +104,36 @@ describe('the fast path', () => {
       /^flotilla: option '--priority <level>' argument 'soon' is invalid\. Allowed choices are low, normal, high, urgent\. — run 'flotilla send --help' for usage$/,
     );
     expect(humanBodies()).toEqual([]);
+  });
+
+  it('hands what its bundle leaves out (a group, an unseen config file) to the full CLI, stdin unread', async () => {
+    const { env, cacheDir } = setup();
+    // The bundle holds no broadcast code: that is what the hand-over is for.
+    expect(readFileSync(CLI.replace(/main\.js$/, 'fast-send.js'), 'utf8')).not.toContain(
+      '// src/lifecycle/broadcast.ts',
+    );
+    // A live agent for the group: a real process, not among the sender's ancestors.
+    const agent = spawn('sleep', ['60'], { stdio: 'ignore' });
+    const pid = agent.pid!;
+    createRecord(fleet!.layout, recordInput('w', { status: 'working', pid, pidStartTime: processStartTime(pid) }));
+    const group = await flotilla(['send', '--to', 'all'], { env, input: 'to every agent' }).finally(() => agent.kill());
+    expect(group.exitCode, String(group.stderr)).toBe(0);
+    expect(group.stderr).toMatch(/broadcast \S+ to all: 1 copy \(w\)/);
+    // That run compiled only part of a send: it leaves no code cache for the next to reuse.
+    expect(existsSync(cacheDir) ? readdirSync(cacheDir).filter((n) => n.startsWith('fast-send-')) : []).toEqual([]);
+    const box = maildir(fleet!.layout, 'w');
+    expect(
+      listNames(box.new).map((n) => readFileSync(join(box.new, n), 'utf8').split('\n---\n').at(-1)!.trim()),
+    ).toEqual(['to every agent']);
+    // A config file the config cache has not seen yet: its limit holds for a body read from stdin.
+    writeFileSync(fleet!.layout.configFile, 'inbox:\n  max_body_bytes: 10\n');
+    const long = await flotilla(['send', 'human'], { env, input: 'longer than ten bytes' });
+    expect(long.exitCode).toBe(1);
+    expect(long.stderr).toContain('over the 10 bytes limit (inbox.max_body_bytes)');
+    expect((await flotilla(['send', 'human'], { env, input: 'short' })).exitCode).toBe(0);
+    expect(humanBodies()).toEqual(['short']);
+    // A send done whole on the fast path writes it.
+    expect(readdirSync(cacheDir).filter((n) => n.startsWith('fast-send-'))).toHaveLength(1);
   });
 
   it('status lists the last 100 to finish and counts the rest, with thousands separated', async () => {

@@ -118,7 +118,10 @@ describe('interactive agent in tmux', () => {
     expect(agentRecord().exitReason).toBe('window closed');
     expect(agentRecord().lastTask?.status).toBe('completed');
     const { readAudit } = await import('../../src/audit/read.js');
-    expect(readAudit(fleet.layout, { event: 'agent_end' }).lines).toEqual([
+    // The ending's audit line is its last step (harness/finish.ts), after the record, the claims and the stop hooks.
+    const ends = () => readAudit(fleet.layout, { event: 'agent_end' }).lines;
+    await eventually(() => ends().length > 0, 5_000, 'the agent_end audit line');
+    expect(ends()).toEqual([
       expect.objectContaining({ agent: agentRecord().id, status: 'cancelled', reason: 'window closed' }),
     ]);
   });

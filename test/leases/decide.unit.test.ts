@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { conflictIn, covers, placeLease } from '../../src/leases/decide.js';
+import { conflictIn, covers, placeLease, releaseIn } from '../../src/leases/decide.js';
 import { emptyLeaseFile } from '../../src/leases/lease.js';
 
 /** The lease decisions both stores share (files and the bus's bucket, docs/design.md §16). */
@@ -24,5 +24,16 @@ describe('lease decisions', () => {
     expect(covers('docs/**/*.md', 'docs/a/b.md')).toBe(true);
     expect(covers('docs/**/*.md', 'docs/a/b.ts')).toBe(false);
     expect(covers('', 'anything')).toBe(true);
+  });
+});
+
+describe('lease release decisions', () => {
+  it("a holder gives back its own lease; another's, or one nobody holds, is refused with what to do", () => {
+    const file = emptyLeaseFile('/repo');
+    placeLease(file, { path: 'src', holder: 'a', why: 'x', ttlMs: null, task: null }, 0);
+    expect(() => releaseIn(file, 'docs', 'a')).toThrow(/nobody holds a lease on docs/);
+    expect(() => releaseIn(file, 'src', 'b')).toThrow(/is a's — only its holder or a person/);
+    expect(releaseIn(file, 'src', 'a').map((l) => l.holder)).toEqual(['a']);
+    expect(file.leases).toEqual([]);
   });
 });

@@ -9,14 +9,8 @@ import { compileCodexPolicy } from '../../src/runtimes/codex.js';
 import { compileGeminiPolicy } from '../../src/runtimes/gemini.js';
 import { BUILT_RUNTIMES, loadRuntime, type Runtime } from '../../src/runtimes/index.js';
 import { PERMISSION_MODES } from '../../src/policy/permission-mode.js';
-import { createBuiltinTools } from '../../src/tools/builtin.js';
-import { createCheckInboxTool } from '../../src/tools/check-inbox.js';
-import { createFleetAgentTools, type FleetOps } from '../../src/tools/fleet-agents.js';
-import { createMergeWorkTool } from '../../src/tools/merge-work.js';
-import { createLeasePathsTool } from '../../src/tools/lease-paths.js';
-import { createRequestSecretTool } from '../../src/tools/request-secret.js';
-import { createTaskTools } from '../../src/tools/task-tools.js';
-import { createSendMessageTool } from '../../src/tools/send-message.js';
+import { TOOLS } from '../../src/tools/registry.js';
+import type { ToolOps } from '../../src/tools/spec.js';
 import type { Tool } from '../../src/tools/types.js';
 import { ALL_TOOLS } from '../runtimes/launch-input.js';
 
@@ -60,16 +54,15 @@ describe('the lists derived from the tool table', () => {
         },
       },
     );
-    const built: Tool[] = [
-      ...createBuiltinTools({ cwd: '/nowhere', protectedRoots: [], writableWithin: [], shellTimeoutSecs: 30, env: {} }),
-      createSendMessageTool(never as never) as Tool,
-      createCheckInboxTool(never as never) as Tool,
-      ...createFleetAgentTools(never as FleetOps),
-      createMergeWorkTool(never as never) as Tool,
-      createLeasePathsTool(never as never) as Tool,
-      ...createTaskTools(never as never),
-      createRequestSecretTool({ keys: ['github-token'], request: never } as never) as Tool,
-    ];
+    const ops = { fleet: never, send: never, inbox: never, merge: never, leases: never, tasks: never } as ToolOps;
+    const built: Tool[] = TOOLS.flatMap(
+      (t) =>
+        t.create({
+          ...ops,
+          workspace: { cwd: '/nowhere', protectedRoots: [], writableWithin: [], shellTimeoutSecs: 30, env: {} },
+          secrets: { keys: ['github-token'], request: never } as never,
+        }) ?? [],
+    );
     expect(built.map((t) => [t.name, t.klass])).toEqual(rows.map((r) => [r.name, r.class]));
   });
 

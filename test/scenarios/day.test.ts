@@ -1,15 +1,16 @@
 import { execa } from 'execa';
 import { existsSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { basename, join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { readAudit } from '../../src/audit/read.js';
 import { listRecords } from '../../src/fleet/registry.js';
 import { readTask } from '../../src/tasks/store.js';
 import { eventually } from '../helpers/tmux.js';
 import { vendorCliPid } from '../runtimes/helpers.js';
 import { Person } from './person.js';
-import { renderTour, tourCommands } from './tour.js';
+import { HEADS, renderTour, tourCommands } from './tour.js';
+import { openHostB, personConfigFile, shownConfig, type HostB } from './host-b.js';
 import { filesContaining, openWorld, type World } from './world.js';
 
 /**
@@ -24,7 +25,16 @@ import { filesContaining, openWorld, type World } from './world.js';
  * - secret redaction (`redact` returns the text as is): step 4 — the deploy task's result
  *   carries the raw key;
  * - crash reopening (a dead claimant never counts as gone, and its harness reopens nothing):
- *   step 6 — the catalog stays claimed by gemini-mate.
+ *   step 6 — the catalog stays claimed by gemini-mate;
+ * - folder trust (`y` prints "trusted" and trusts nothing): step 1 — the folder is not on
+ *   `trust --list` (before that check, step 3: codex-mate's commands waited for a person);
+ * - schedules (the scheduler's fire returns at once): step 5 — no checker run;
+ * - approvals from the dashboard (`a` says approved and answers nothing): step 3 — mate's key
+ *   is never granted;
+ * - secret expiry (the grant's timer ends nothing): step 4 — no secret_expired;
+ * - merge conflict refusal (the `merge-tree` check skipped): step 7 — git's own merge fails and
+ *   is aborted, so nothing is merged, but the refusal no longer names CHANGELOG.md;
+ * - gc (`gcFleet` returns at once): step 8 — claude-mate's merged worktree stays.
  * Switching off one layer alone is not enough, by design: with only the dead agent's own
  * reopening off, the next claim's sweep reopens the task; with only the tool results'
  * redaction off, the fleet's redactor still replaces the key.
@@ -35,13 +45,29 @@ let person: Person;
 let session = '';
 const DESK = 'desk:0';
 const TOUR = fileURLToPath(new URL('../../docs/tour.md', import.meta.url));
+const TOUR_HOSTS = fileURLToPath(new URL('../../docs/tour-hosts.md', import.meta.url));
 const pane = (window: string): string => `=${session}:${window}`;
 
+/** Each step's wall time, and the worlds' making: for the tour's "Where the time goes" (recorded, never asserted). */
+const timings: { what: string; ms: number }[] = [];
+let started = 0;
+/** Runs `make`, noting its wall time as `what`. */
+async function timed<T>(what: string, make: () => Promise<T>): Promise<T> {
+  const t0 = performance.now();
+  const out = await make();
+  timings.push({ what, ms: performance.now() - t0 });
+  return out;
+}
+
 beforeAll(async () => {
-  world = await openWorld();
+  world = await timed('making the world: a home, the forge, tmux, three fake providers', () => openWorld());
   person = new Person(world);
 });
+beforeEach(() => {
+  started = performance.now();
+});
 afterEach(async (ctx) => {
+  timings.push({ what: ctx.task.name, ms: performance.now() - started });
   if (ctx.task.result?.state === 'fail') await world.explain();
 });
 afterAll(async () => {
@@ -66,6 +92,9 @@ describe('a day on the defaults', { timeout: 600_000 }, () => {
     await person.type(DESK, 'y');
     const opened = await person.sees(DESK, /attach with: tmux/);
     expect(opened).toContain(`flotilla: trusted ${world.project}`);
+    // And trusted it is: the folder is on the person's list.
+    const trusted = await person.flotilla(['trust', '--list'], { quiet: true });
+    expect(trusted.stdout).toMatch(new RegExp(`^${world.project}  trusted `, 'm'));
     session = /opened session (\S+) with the dashboard and root agent/.exec(opened)?.[1] ?? '';
     expect(session).not.toBe('');
     await person.sees(pane('dashboard'), /lead-\w+/);
@@ -329,15 +358,216 @@ describe('a day on the defaults', { timeout: 600_000 }, () => {
     expect(at('task_reopened:catalog')).toBeLessThan(at('task_done:catalog'));
     expect(at('task_done:catalog')).toBeLessThan(day.lastIndexOf('gc'));
   });
+});
 
-  it('docs/tour.md walks this same day, command for command (npm run tour writes it)', () => {
-    const places = { home: world.home.dir, forge: world.forge, socket: world.tmux.socket };
-    const tour = renderTour(person.tour, places);
-    if (process.env.FLOTILLA_TOUR_WRITE) writeFileSync(TOUR, tour);
-    expect(existsSync(TOUR), 'docs/tour.md is missing: run npm run tour').toBe(true);
-    expect(tourCommands(readFileSync(TOUR, 'utf8')), 'docs/tour.md is stale: run npm run tour').toEqual(
-      tourCommands(tour),
+/**
+ * Step 9, the day again with half the team on a second machine: host a (this fleet, the
+ * person's) and host b (its own home, clone, fleet root and tmux server, reached only through
+ * a real sshd), one real nats-server between them as the fleet's bus. The lead on a puts the
+ * board on the bus and starts two teammates whose definitions say `host: b` and one on a.
+ */
+let far: World;
+let b: HostB;
+let person2: Person;
+let session2 = '';
+const pane2 = (window: string): string => `=${session2}:${window}`;
+
+describe('the same day again, half the team on host b over nats://', { timeout: 600_000 }, () => {
+  beforeAll(async () => {
+    far = await timed('making the second world: the same, and host b, its sshd and the nats-server', async () => {
+      const w = await openWorld({ scripts: { codex: 'far-codex.yaml' } });
+      b = await openHostB(w);
+      return w;
+    });
+    person2 = new Person(far);
+  });
+  afterEach(async (ctx) => {
+    if (ctx.task.result?.state === 'fail') {
+      await far.explain();
+      await explainB();
+    }
+  });
+  afterAll(async () => {
+    await b?.dispose();
+    await far?.dispose();
+  });
+
+  /** A task of the fleet's board (on the bus), as `flotilla task show --json` on host a gives it. */
+  const fleetTask = async (
+    id: string,
+  ): Promise<{ status: string; claimed_by?: string; result?: string } | undefined> => {
+    const r = await person2.flotilla(['task', 'show', id, '--json'], { quiet: true });
+    return r.exitCode === 0 ? JSON.parse(r.stdout) : undefined;
+  };
+
+  it('9a. the person names the bus and host b; the lead on a starts the team, half of it on b, and b claims from the board a made', async () => {
+    person2.begins(
+      'the same day, half the team on host b',
+      "The next day the shop's team spreads over two machines. The person names the fleet's bus (a NATS server) and host b in their own config on a, gives b the same bus in its config, clones the shop on b and trusts it there. Then `flotilla up` on a as before, with `far-lead`: it puts the board on the bus and starts `far-codex` (Codex) and `far-mate` (ours), whose definitions say `host: b`, so they open on b. A task far-lead added on a is claimed on b, and `status` on a shows b's agents under their host.",
     );
+    person2.writes(
+      personConfigFile(far.home.dir),
+      b.configOfA(),
+      'cat > ~/.config/flotilla/config.yaml',
+      shownConfig(b.configOfA()),
+    );
+    person2.writes(personConfigFile(b.home.dir), b.configOfB(), "ssh b 'cat > ~/.config/flotilla/config.yaml'");
+    const cloned = await person2.onHost(b, 'b', `git clone -q ${far.forge} shop && cd shop && flotilla trust`);
+    expect(cloned.exitCode, cloned.stderr).toBe(0);
+    expect(cloned.stdout).toContain(`trusted ${b.project}`);
+
+    await person2.type(DESK, `git clone -q ${far.forge} shop && cd shop`);
+    await person2.type(DESK, 'flotilla up --agent far-lead --detach');
+    await person2.sees(DESK, /Trust this folder and use them\? \[y\/N\]/);
+    await person2.type(DESK, 'y');
+    const opened = await person2.sees(DESK, /attach with: tmux/);
+    session2 = /opened session (\S+) with the dashboard and root agent/.exec(opened)?.[1] ?? '';
+    expect(session2).not.toBe('');
+    await person2.sees(pane2('root'), /›/, false);
+    await person2.type(pane2('root'), 'Ship 1.1 of the shop again, with half the team on host b.');
+
+    // Added on a by far-lead; claimed on b by far-codex.
+    await eventually(
+      async () => ['claimed', 'done'].includes((await fleetTask('changelog'))?.status ?? ''),
+      300_000,
+      'changelog claimed on b',
+    );
+    expect(await fleetTask('changelog')).toMatchObject({ claimed_by: 'far-codex' });
+    const onB = await eventually(
+      () => {
+        const rs = listRecords(b.layout()).filter((r) => ['far-codex', 'far-mate'].includes(r.id));
+        return rs.length === 2 ? rs : undefined;
+      },
+      120_000,
+      "b's two teammates",
+    );
+    const lead = listRecords(far.layout()).find((r) => r.name === 'far-lead')!;
+    for (const r of onB) expect(r).toMatchObject({ host: 'b', parentId: lead.id, depth: 1, spawnedBy: 'agent' });
+    expect(onB.find((r) => r.id === 'far-codex')).toMatchObject({ runtime: 'codex' });
+    // Host a runs none of them: it sees b's teammates through the bus.
+    expect(listRecords(far.layout()).filter((r) => ['far-codex', 'far-mate'].includes(r.id))).toEqual([]);
+    const st = await person2.flotilla(['status']);
+    expect(st.stdout).toMatch(/Host b — heartbeat/);
+    expect(st.stdout).toMatch(/far-codex/);
+    expect(st.stdout).toMatch(/far-mate/);
+    const board = await person2.flotilla(['task', 'list']);
+    expect(board.stdout).toMatch(/changelog\s.*far-codex/);
+  });
+
+  it("9b. far-mate's lease on b refuses near-mate's edit on a; near-mate asks for the file over the bus and goes on once far-mate lets go", async () => {
+    person2.begins(
+      'a lease across two machines',
+      "far-mate, on b, leased `src/price.js` for half an hour, changed it and marked prices done, keeping the file. far-lead's wait sees both finish on b and starts near-mate on a, which takes the cents task the prices task held back; its edit of `src/price.js` in its own clone is refused, naming far-mate: the lease is the fleet's, on the bus, and holds in every clone of the shop. near-mate asks far-mate for it by mail and waits in line; far-mate lets go, and near-mate goes on.",
+    );
+    const refused = await eventually(
+      () =>
+        readAudit(far.layout(), { event: 'lease_refused' }).lines.find(
+          (l) => l.agent === 'near-mate' && l.path === 'src/price.js',
+        ),
+      300_000,
+      "near-mate's edit refused",
+    );
+    expect(refused).toMatchObject({ holder: 'far-mate' });
+    expect(
+      await person2.sees(agentPaneOf(far, 'near-mate'), /refused: src\/price\.js is leased to agent far-mate/),
+    ).toMatch(/refused/);
+    await eventually(
+      async () => (await branchLogIn(far, 'near-mate')).includes('Round prices to whole cents'),
+      180_000,
+      "near-mate's commit",
+    );
+    const leases = await person2.flotilla(['lease', 'list']);
+    expect(leases.stdout).not.toMatch(/far-mate/);
+    expect(await fleetTask('prices')).toMatchObject({ status: 'done', claimed_by: 'far-mate' });
+  });
+
+  it("9c. the lead's wait sees b's teammates finish; review and merge on a see the work from b", async () => {
+    person2.begins(
+      'the board settles across both hosts',
+      "far-lead's wait on the board ends once every task is done, wherever it was done; its wait for the two on b had shown their answers. On a, `flotilla review` asks b for its agents' work and lists it under its host, and `flotilla merge` brings each branch from b over ssh and merges it into the person's checkout.",
+    );
+    await person2.sees(pane2('root'), /The board is settled/);
+    const listed = await person2.flotilla(['task', 'list', '--json'], { quiet: true });
+    expect(JSON.parse(listed.stdout).counts).toEqual({ open: 0, claimed: 0, done: 3, failed: 0, cancelled: 0 });
+    // Its wait for the two on b saw them finish there; their completions came over the bus.
+    const root = await person2.sees(pane2('root'), /Host b's teammates finished: ## far-codex: completed/);
+    expect(root).toMatch(/## far-mate: completed/);
+    expect(root).toMatch(/✉ from far-codex \(completion\)|✉ from far-mate \(completion\)/);
+    // The review on a asks b for its agents' work; merge brings each branch from b and merges it here.
+    const review = await person2.flotilla(['review']);
+    expect(review.exitCode, review.stderr).toBe(0);
+    expect(review.stdout).toMatch(/^near-mate \(idle\)\s+flotilla\/near-mate → main/m);
+    expect(review.stdout).toMatch(/^far-codex on b \(idle\)\s+flotilla\/far-codex → main\s+1 ahead/m);
+    expect(review.stdout).toMatch(/^far-mate on b \(idle\)\s+flotilla\/far-mate → main\s+1 ahead/m);
+    for (const id of ['far-codex', 'far-mate', 'near-mate']) {
+      const merged = await person2.flotilla(['merge', id]);
+      expect(merged.exitCode, merged.stderr).toBe(0);
+    }
+    const log = await person2.git('log', '--format=%s', 'main');
+    for (const subject of ['Open the 1.1 changelog', 'Format prices as dollars', 'Round prices to whole cents'])
+      expect(log).toContain(subject);
+    const price = readFileSync(join(far.project, 'src', 'price.js'), 'utf8');
+    expect(price).toContain('toFixed(2)');
+    expect(price).toContain('roundCents');
+    expect(await person2.git('status', '--porcelain')).toBe('');
+  });
+
+  it('9d. the end of the day on both hosts: gc, and the audit tells both hosts in order', async () => {
+    person2.begins(
+      'the end of the day, on both hosts',
+      "The person cancels far-lead's tree, which reaches its teammates on b, closes the fleet's session and runs `flotilla gc`. `flotilla audit` on a tells the day of both hosts, each line with the host that wrote it.",
+    );
+    const lead = listRecords(far.layout()).find((r) => r.name === 'far-lead')!;
+    const cancelled = await person2.flotilla(['cancel', lead.id, '--tree']);
+    expect(cancelled.exitCode, cancelled.stderr).toBe(0);
+    const audit = await person2.flotilla(['audit', '--json'], { quiet: true });
+    const lines = audit.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const hosts = new Set(lines.map((l) => l.host));
+    expect([...hosts].sort()).toEqual(['a', 'b']);
+    const at = (event: string, agent: string): number => lines.findIndex((l) => l.event === event && l.agent === agent);
+    expect(at('task_claimed', 'far-codex')).toBeGreaterThan(at('task_created', 'far-lead'));
+    expect(lines[at('task_claimed', 'far-codex')]).toMatchObject({ host: 'b' });
+    expect(at('lease_refused', 'near-mate')).toBeLessThan(
+      lines.findIndex((l) => l.event === 'lease_released' && l.agent === 'far-mate'),
+    );
+    await person2.flotilla(['audit']);
+    await person2.type(DESK, `tmux kill-session -t ${session2}`);
+    const gc = await person2.flotilla(['gc']);
+    expect(gc.exitCode, gc.stderr).toBe(0);
+  });
+});
+
+describe('the tour', () => {
+  it('docs/tour.md and docs/tour-hosts.md walk this same day, command for command (npm run tour writes them)', () => {
+    const places = {
+      home: world.home.dir,
+      forge: world.forge,
+      socket: world.tmux.socket,
+      also: [
+        [far.forge, world.forge],
+        [b.home.dir, '~'],
+        [far.home.dir, world.home.dir],
+        [b.bus.url, 'nats://bus.example:4222'],
+        [b.fleet, 'shop'],
+        [`port: ${b.sshd.port}`, 'port: 22'],
+        [far.tmux.socket, world.tmux.socket],
+      ] as const,
+    };
+    const pages = [
+      [TOUR, renderTour(person.tour, places, timings)],
+      [TOUR_HOSTS, renderTour(person2.tour, places, [], HEADS.hosts)],
+    ] as const;
+    for (const [file, tour] of pages) {
+      const name = `docs/${basename(file)}`;
+      if (process.env.FLOTILLA_TOUR_WRITE) writeFileSync(file, tour);
+      expect(existsSync(file), `${name} is missing: run npm run tour`).toBe(true);
+      expect(tourCommands(readFileSync(file, 'utf8')), `${name} is stale: run npm run tour`).toEqual(
+        tourCommands(tour),
+      );
+    }
   });
 });
 
@@ -410,4 +640,34 @@ function agentPane(id: string): string {
 /** Every pane of the tmux server. */
 async function allPanes(): Promise<string[]> {
   return (await world.tmux.tmux('list-panes', '-a', '-F', '#{pane_id}')).split('\n').filter(Boolean);
+}
+
+/** An agent's own pane in a world. */
+function agentPaneOf(w: World, id: string): string {
+  const pane = listRecords(w.layout()).find((r) => r.id === id)?.tmux?.paneId;
+  if (!pane) throw new Error(`${id} has no pane`);
+  return pane;
+}
+
+/** The subjects of an agent's branch in a world's clone, newest first ('' while it has none). */
+async function branchLogIn(w: World, id: string): Promise<string> {
+  const r = await execa('git', ['log', '--format=%s', `flotilla/${id}`], { cwd: w.project, reject: false });
+  return r.exitCode === 0 ? String(r.stdout) : '';
+}
+
+/** What host b shows when a step of the second half fails: its agents' screens and logs. */
+async function explainB(): Promise<void> {
+  const l = b.layout();
+  for (const r of listRecords(l)) {
+    const screen = r.tmux ? await b.tmux.capture(r.tmux.paneId).catch(() => '(pane gone)') : '(no pane)';
+    let log = '';
+    try {
+      log = readFileSync(l.log(r.id), 'utf8').slice(-1500);
+    } catch {
+      /* none */
+    }
+    console.error(
+      `--- b: ${r.id} (${r.status}, ${r.exitReason ?? ''}) pane:\n${screen.trim().split('\n').slice(-30).join('\n')}\n--- log:\n${log}`,
+    );
+  }
 }

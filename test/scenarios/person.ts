@@ -1,4 +1,5 @@
 import { execa } from 'execa';
+import { writeFileSync } from 'node:fs';
 import { CLI } from '../helpers/cli.js';
 import { eventually } from '../helpers/tmux.js';
 import type { World } from './world.js';
@@ -96,6 +97,25 @@ export class Person {
     if (!opts.quiet)
       this.note({ did: `flotilla ${args.join(' ')}`, saw: [out.stdout, out.stderr].filter(Boolean).join('\n') });
     return out;
+  }
+
+  /** Writes a file by hand (`did`: the command the tour shows for it; `text` shown as `shownText`, when given). */
+  writes(file: string, text: string, did: string, shownText = text): void {
+    writeFileSync(file, text);
+    this.note({ did, saw: shownText });
+  }
+
+  /** Runs a command on another host, as the person does through ssh (`name`: how the tour calls the host). */
+  async onHost(
+    host: { ssh(command: string): Promise<{ exitCode: number; stdout: string; stderr: string }> },
+    name: string,
+    command: string,
+    opts: { quiet?: boolean } = {},
+  ): Promise<{ exitCode: number; stdout: string; stderr: string }> {
+    const r = await host.ssh(command);
+    if (!opts.quiet)
+      this.note({ did: `ssh ${name} '${command}'`, saw: [r.stdout, r.stderr].filter(Boolean).join('\n') });
+    return r;
   }
 
   /** Runs git in the project, as the person. */

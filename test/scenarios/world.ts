@@ -39,7 +39,10 @@ export interface World {
   dispose(): Promise<void>;
 }
 
-export async function openWorld(): Promise<World> {
+/** `scripts`: a provider's script other than fixtures/model/<cli>.yaml (a file name there). */
+export async function openWorld(
+  opts: { scripts?: Partial<Record<'claude' | 'codex' | 'gemini', string>> } = {},
+): Promise<World> {
   requireTool('tmux');
   requireTool('git');
   requireTool('bwrap');
@@ -51,17 +54,17 @@ export async function openWorld(): Promise<World> {
   const providers = {
     claude: await startFakeVendor(
       'anthropic',
-      join(FIXTURES, 'model', 'claude.yaml'),
+      join(FIXTURES, 'model', opts.scripts?.claude ?? 'claude.yaml'),
       namingFor(TARGETS.claude().runtime),
     ),
     codex: await startFakeVendor(
       'responses',
-      join(FIXTURES, 'model', 'codex.yaml'),
+      join(FIXTURES, 'model', opts.scripts?.codex ?? 'codex.yaml'),
       namingFor(TARGETS.codex().runtime),
     ),
     gemini: await startFakeVendor(
       'gemini',
-      join(FIXTURES, 'model', 'gemini.yaml'),
+      join(FIXTURES, 'model', opts.scripts?.gemini ?? 'gemini.yaml'),
       namingFor(TARGETS.gemini().runtime),
     ),
   };

@@ -1,7 +1,8 @@
 import { execa } from 'execa';
-import { appendFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { maildir } from '../../src/inbox/maildir.js';
 import { FLOTILLA_COMMAND } from '../helpers/sshd.js';
 import { eventually } from '../helpers/tmux.js';
 import { trustProject } from '../helpers/trust.js';
@@ -132,6 +133,43 @@ describe('one board across hosts on nats://', { timeout: 600_000 }, () => {
     expect(runs.slice(4).some((r) => r.stdout.trim() !== '')).toBe(true);
     const listed = JSON.parse((await onR1(pair, `${F} task list --json`)).stdout) as { counts: Record<string, number> };
     expect(listed.counts).toEqual({ open: 0, claimed: 0, done: TASKS, failed: 0, cancelled: 0 });
+  });
+});
+
+describe('a refused completion on nats://', { timeout: 600_000 }, () => {
+  it("a person's done that the TaskCompleted hook refuses here reaches the claimant on r1 as mail", async () => {
+    const pair = await hosts.open({ remoteDefinitions: { holder: '../hosts/board-holder.yaml' } });
+    const { local, remote } = pair;
+    const gate = 'echo "2 tests fail in parser.test.ts" >&2; exit 2';
+    appendFileSync(local.layout.configFile, `hooks:\n  task_completed:\n    - command: ${JSON.stringify(gate)}\n`);
+    trustProject(local.project, local.env);
+    expect((await local.flotilla(['task', 'add', 'write the parser'])).stdout.trim()).toBe('t1');
+    const spawned = await remote.spawnAgent(['--agent', 'holder', 'take the task']);
+    expect(spawned.stderr).toBe('');
+    const id = spawned.stdout.trim();
+    await eventually(
+      async () => (await local.flotilla(['task', 'show', 't1', '--json'])).stdout.includes(`"claimed_by": "${id}"`),
+      120_000,
+      'the agent on r1 to claim t1',
+    );
+
+    const done = await local.flotilla(['task', 'done', 't1', 'looks fine']);
+    expect(done.exitCode).toBe(1);
+    expect(done.stderr).toContain('the TaskCompleted hook kept task t1 open: 2 tests fail in parser.test.ts');
+    // The agent's harness on r1 feeds its Maildir from the bus: the mail lands there.
+    const box = maildir(remote.layout, id);
+    const mail = () =>
+      [box.new, box.cur]
+        .flatMap((d) => (existsSync(d) ? readdirSync(d).map((n) => readFileSync(join(d, n), 'utf8')) : []))
+        .filter((t) => t.includes('marked task t1'));
+    await eventually(() => mail().length > 0, 60_000, 'the refusal mailed to the claimant on r1');
+    expect(mail()).toHaveLength(1);
+    expect(mail()[0]).toContain('2 tests fail in parser.test.ts');
+    const shown = JSON.parse((await local.flotilla(['task', 'show', 't1', '--json'])).stdout) as {
+      status: string;
+      claimed_by: string;
+    };
+    expect(shown).toMatchObject({ status: 'claimed', claimed_by: id });
   });
 });
 

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { tempFleet, type TempFleet } from '../helpers/fleet.js';
-import { createBuiltinTools } from '../../src/tools/builtin.js';
+import { TOOLS } from '../../src/tools/registry.js';
+import type { WorkspaceOptions } from '../../src/tools/spec.js';
 import { CANONICAL_TOOLS, canonicalToolName, isKnownTool, TOOL_ALIASES } from '../../src/policy/tool-names.js';
 import { runTool } from '../../src/tools/run-tool.js';
 import { ctxFor } from './process-helpers.js';
@@ -34,7 +35,10 @@ describe('tool names', () => {
   });
 });
 
-describe('createBuiltinTools', () => {
+/** The registry's tools made from workspace settings alone: the six built-ins, as the harness makes them. */
+const createBuiltinTools = (w: WorkspaceOptions) => TOOLS.flatMap((t) => t.create({ workspace: w }) ?? []);
+
+describe('the workspace tools', () => {
   let fleet: TempFleet;
   beforeEach(() => {
     fleet = tempFleet('flotilla-builtin-');

@@ -4,7 +4,7 @@ import { moveCursor, owedLines } from '../../audit/cursor.js';
 import type { Layout } from '../../layout/layout.js';
 import type { BusNames } from '../names.js';
 import type { AuditBus, HostAuditLine } from '../types.js';
-import type { Link, NatsLink } from './link.js';
+import { perLink, type Link, type NatsLink } from './link.js';
 import { ensureStream } from './streams.js';
 import { withTimeout } from './timeout.js';
 
@@ -37,63 +37,22 @@ export function natsAudit(
   self: string,
   maxAgeMs: number,
 ): NatsAudit {
-  const ready = new WeakMap<Link, Promise<void>>();
-  const open = async (): Promise<Link> => {
-    const link = await connection.open();
-    let made = ready.get(link);
-    if (!made) {
-      // Bounded by age, never by size: a busy host's lines never push a quiet host's out (docs/decisions-hosts.md "The audit log on the bus").
-      made = ensureStream(link.jsm, names.auditStream, names.auditSubject('>'), {
-        retention: RetentionPolicy.Limits,
-        duplicateWindowMs: DUPLICATE_WINDOW_MS,
-        maxAgeMs,
-      });
-      ready.set(link, made);
-      made.catch(() => ready.delete(link));
-    }
-    await made;
+  // Bounded by age, never by size: a busy host's lines never push a quiet host's out (docs/decisions-hosts.md "The audit log on the bus").
+  const open = perLink(connection, async (link) => {
+    await ensureStream(link.jsm, names.auditStream, names.auditSubject('>'), {
+      retention: RetentionPolicy.Limits,
+      duplicateWindowMs: DUPLICATE_WINDOW_MS,
+      maxAgeMs,
+    });
     return link;
-  };
+  });
 
   // Whether this process's last ship reached the bus: a close after one that did not waits for no second timeout.
   let reaching = true;
   const shipAll = async (): Promise<number> => {
-    let sent = 0;
-    reaching = false;
-    try {
-      const { js } = await withTimeout(open(), PUBLISH_TIMEOUT_MS);
-      const subject = names.auditSubject(self);
-      reaching = true;
-      for (;;) {
-        const owed = owedLines(layout);
-        if (!owed) return sent;
-        if (owed.lines.length === 0) {
-          if (owed.to === owed.from) return sent;
-          // Only lines that are not audit lines: step over them.
-          moveCursor(layout, owed.file, owed.to);
-          continue;
-        }
-        for (let i = 0; i < owed.lines.length; i += WINDOW) {
-          const chunk = owed.lines.slice(i, i + WINDOW);
-          const acks = await Promise.allSettled(
-            chunk.map((l) => js.publish(subject, l.text, { msgID: l.id, timeout: PUBLISH_TIMEOUT_MS })),
-          );
-          // The cursor moves over the lines the stream took, up to the first it did not.
-          const took = acks.findIndex((a) => a.status === 'rejected');
-          const upTo = took < 0 ? chunk.length : took;
-          sent += upTo;
-          const last = i + upTo === owed.lines.length ? owed.to : chunk[upTo - 1]?.end;
-          if (last !== undefined) moveCursor(layout, owed.file, last);
-          if (took >= 0) {
-            reaching = false;
-            return sent;
-          }
-        }
-      }
-    } catch {
-      // Away or slow: the cursor stays, and the next process of this host that reaches the bus sends them.
-      return sent;
-    }
+    const shipped = await shipOwed(layout, open, names.auditSubject(self));
+    reaching = shipped.reaching;
+    return shipped.sent;
   };
 
   // One ship at a time in a process; one asked for meanwhile runs once after it (lines written since).
@@ -118,47 +77,6 @@ export function natsAudit(
   // Every line id this process has handed out: a line the stream took twice (sent again after its window) shows once.
   const seen = new Set<string>();
 
-  /** One host's lines from stream position `from` on, in its order, through an ephemeral consumer of its subject. */
-  const readHost = async (link: Link, host: string, from: number): Promise<HostAuditLine[]> => {
-    const info = await withTimeout(
-      link.jsm.consumers.add(names.auditStream, {
-        ack_policy: AckPolicy.None,
-        ...(from > 0
-          ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: from }
-          : { deliver_policy: DeliverPolicy.All }),
-        filter_subject: names.auditSubject(host),
-        inactive_threshold: nanos(60_000),
-        mem_storage: true,
-      }),
-      READ_TIMEOUT_MS,
-    );
-    const lines: HostAuditLine[] = [];
-    try {
-      if (info.num_pending === 0) return lines;
-      const consumer = await link.js.consumers.get(names.auditStream, info.name);
-      for (let caughtUp = false; !caughtUp;) {
-        let got = 0;
-        for await (const m of await consumer.fetch({ max_messages: BATCH, expires: FETCH_EXPIRES_MS })) {
-          got++;
-          const id = `${host}.${m.headers?.get('Nats-Msg-Id') ?? m.seq}`;
-          if (!seen.has(id)) {
-            seen.add(id);
-            const line = parseLine(m.data, host);
-            if (line) lines.push(line);
-          }
-          if (m.info.pending === 0) {
-            caughtUp = true;
-            break;
-          }
-        }
-        if (got === 0) break;
-      }
-    } finally {
-      await link.jsm.consumers.delete(names.auditStream, info.name).catch(() => undefined);
-    }
-    return lines;
-  };
-
   // Each other host's subject is read by a consumer of its own, all at once: this host's lines
   // (read from its file, the writer's copy) never cross the wire. NATS 2.9 has one filter per consumer.
   const read: AuditBus['read'] = async (opts = {}) => {
@@ -175,7 +93,7 @@ export function natsAudit(
     // Everything up to the stream's end as it was before the reads is read by them; a later read
     // starts after it (a line that lands meanwhile may come twice, and `seen` drops it).
     const next = Math.max(from, info.state.last_seq + 1);
-    const lines = (await Promise.all(hosts.sort().map((h) => readHost(link, h, from)))).flat();
+    const lines = (await Promise.all(hosts.sort().map((h) => readHost(link, names, h, from, seen)))).flat();
     return { lines, next };
   };
 
@@ -189,6 +107,95 @@ export function natsAudit(
       if (reaching && connection.up()) await ship();
     },
   };
+}
+
+/**
+ * Publishes the lines this host owes the bus (src/audit/cursor.ts) on `subject`, a window at a
+ * time, moving the cursor over each line the stream took; `reaching` says whether the bus
+ * answered to the end.
+ */
+async function shipOwed(
+  layout: Layout,
+  open: () => Promise<Link>,
+  subject: string,
+): Promise<{ sent: number; reaching: boolean }> {
+  let sent = 0;
+  try {
+    const { js } = await withTimeout(open(), PUBLISH_TIMEOUT_MS);
+    for (;;) {
+      const owed = owedLines(layout);
+      if (!owed) return { sent, reaching: true };
+      if (owed.lines.length === 0) {
+        if (owed.to === owed.from) return { sent, reaching: true };
+        // Only lines that are not audit lines: step over them.
+        moveCursor(layout, owed.file, owed.to);
+        continue;
+      }
+      for (let i = 0; i < owed.lines.length; i += WINDOW) {
+        const chunk = owed.lines.slice(i, i + WINDOW);
+        const acks = await Promise.allSettled(
+          chunk.map((l) => js.publish(subject, l.text, { msgID: l.id, timeout: PUBLISH_TIMEOUT_MS })),
+        );
+        // The cursor moves over the lines the stream took, up to the first it did not.
+        const took = acks.findIndex((a) => a.status === 'rejected');
+        const upTo = took < 0 ? chunk.length : took;
+        sent += upTo;
+        const last = i + upTo === owed.lines.length ? owed.to : chunk[upTo - 1]?.end;
+        if (last !== undefined) moveCursor(layout, owed.file, last);
+        if (took >= 0) return { sent, reaching: false };
+      }
+    }
+  } catch {
+    // Away or slow: the cursor stays, and the next process of this host that reaches the bus sends them.
+    return { sent, reaching: false };
+  }
+}
+
+/** One host's lines from stream position `from` on, in its order, through an ephemeral consumer of its subject. */
+async function readHost(
+  link: Link,
+  names: BusNames,
+  host: string,
+  from: number,
+  seen: Set<string>,
+): Promise<HostAuditLine[]> {
+  const info = await withTimeout(
+    link.jsm.consumers.add(names.auditStream, {
+      ack_policy: AckPolicy.None,
+      ...(from > 0
+        ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: from }
+        : { deliver_policy: DeliverPolicy.All }),
+      filter_subject: names.auditSubject(host),
+      inactive_threshold: nanos(60_000),
+      mem_storage: true,
+    }),
+    READ_TIMEOUT_MS,
+  );
+  const lines: HostAuditLine[] = [];
+  try {
+    if (info.num_pending === 0) return lines;
+    const consumer = await link.js.consumers.get(names.auditStream, info.name);
+    for (let caughtUp = false; !caughtUp;) {
+      let got = 0;
+      for await (const m of await consumer.fetch({ max_messages: BATCH, expires: FETCH_EXPIRES_MS })) {
+        got++;
+        const id = `${host}.${m.headers?.get('Nats-Msg-Id') ?? m.seq}`;
+        if (!seen.has(id)) {
+          seen.add(id);
+          const line = parseLine(m.data, host);
+          if (line) lines.push(line);
+        }
+        if (m.info.pending === 0) {
+          caughtUp = true;
+          break;
+        }
+      }
+      if (got === 0) break;
+    }
+  } finally {
+    await link.jsm.consumers.delete(names.auditStream, info.name).catch(() => undefined);
+  }
+  return lines;
 }
 
 /** A line as its host wrote it, with `host` naming that host (a line's own `host` field, if any, kept as `agent_host`). */

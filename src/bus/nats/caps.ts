@@ -7,7 +7,7 @@ import { errorMessage, FlotillaError, refusal } from '../../errors.js';
 import { isProcessAlive, selfProcess } from '../../fleet/proc.js';
 import { selfHost } from '../../hosts/self.js';
 import type { Layout } from '../../layout/layout.js';
-import { busNames } from '../names.js';
+import { busNames, type BusNames } from '../names.js';
 import type { CapsBus, FleetSlot } from '../../fleet/caps-port.js';
 import type { RecordsBus } from '../types.js';
 import { natsTreeCaps } from './children.js';
@@ -121,28 +121,8 @@ export function natsCaps(
   let link: Promise<Buckets> | null = null;
   const releasing = new Set<Promise<unknown>>();
 
-  const unreachable = (err: unknown): FlotillaError =>
-    refusal(
-      'bus-unreachable',
-      `spawn refused: the bus ${url} is unreachable, so the fleet's caps cannot be checked (${errorMessage(err)}) — start it (nats-server -js) or check fleet.bus`,
-      { bus: url },
-    );
-
   const open = (): Promise<Buckets> => {
-    link ??= (async () => {
-      const nc = await connectNats(url, fleet.nats);
-      try {
-        const kvm = new Kvm(nc);
-        const [slots, trees] = await Promise.all([
-          kvm.create(names.slotsBucket, { history: 1, ttl: SLOT_TTL_MS, timeout: KV_TIMEOUT_MS }),
-          kvm.create(names.treesBucket, { history: 1, timeout: KV_TIMEOUT_MS }),
-        ]);
-        return { nc, slots, trees };
-      } catch (err) {
-        await nc.close().catch(() => undefined);
-        throw err;
-      }
-    })();
+    link ??= openBuckets(url, fleet, names);
     // A failed connect is forgotten, so the next try connects afresh.
     link.catch(() => {
       link = null;
@@ -156,13 +136,13 @@ export function natsCaps(
     try {
       b = await open();
     } catch (err) {
-      throw unreachable(err);
+      throw unreachable(url, err);
     }
     try {
       return await fn(b);
     } catch (err) {
       if (err instanceof FlotillaError || wrongRevision(err)) throw err;
-      throw unreachable(err);
+      throw unreachable(url, err);
     }
   };
 
@@ -171,127 +151,17 @@ export function natsCaps(
     releasing.add(settled);
   };
 
-  const slotOf = (kv: KV, index: number, value: Uint8Array, revision: number, regain: boolean): FleetSlot => {
-    let rev = revision;
-    let lost = false;
-    let done = false;
-    let renewing: Promise<void> = Promise.resolve();
-    const renew = async (): Promise<void> => {
-      try {
-        rev = await kv.update(slotKey(index), value, rev);
-      } catch (err) {
-        // Unreachable: try again on the next beat; the key lives SLOT_TTL_MS past the last one.
-        if (!wrongRevision(err)) return;
-        // Someone wrote the key since: it expired and was taken, or (a spawner's) the harness adopted it.
-        try {
-          if (!regain) throw err;
-          // Expired while this holder could not renew, and nobody took it: take it again.
-          rev = await kv.create(slotKey(index), value);
-        } catch {
-          lost = true;
-          stop();
-        }
-      }
-    };
-    const timer = setInterval(() => {
-      if (!done) renewing = renew();
-    }, RENEW_MS);
-    // A held slot never keeps a process alive; the spawner waits on its child, the harness on its work.
-    timer.unref();
-    const stop = (): void => {
-      done = true;
-      clearInterval(timer);
-    };
-    return {
-      index,
-      lost: () => lost,
-      handOver: stop,
-      release() {
-        if (done) return;
-        stop();
-        // After any renewal in flight, so the delete names the revision this holder wrote last.
-        track(renewing.then(() => (lost ? undefined : kv.delete(slotKey(index), { previousSeq: rev }))));
-      },
-    };
-  };
-
   return {
     fleetWide: true,
     ...natsTreeCaps((fn) => ask(({ trees }) => fn(trees)), selfHost(fleet), records, track),
-
-    takeSlot: (agentId, cap) =>
-      ask(async ({ slots }) => {
-        const value = holder(agentId);
-        const tried: number[] = [];
-        for (let index = 0; index < cap; index++) {
-          const rev = await create(slots, index, value);
-          if (rev !== null) return slotOf(slots, index, value, rev, false);
-          tried.push(index);
-        }
-        // All held: any whose holder died on this host comes back at once.
-        for (const index of tried) {
-          await freeIfDead(slots, index);
-          const rev = await create(slots, index, value);
-          if (rev !== null) return slotOf(slots, index, value, rev, false);
-        }
-        return null;
-      }),
-
-    adoptSlot: (index, agentId) =>
-      ask(async ({ slots }) => {
-        const value = holder(agentId);
-        // The spawner may renew it at the same moment: a lost race is retried while the key still names this agent.
-        for (let attempt = 0; ; attempt++) {
-          const entry = await slots.get(slotKey(index));
-          const held = entry && entry.operation === 'PUT' ? readHolder(entry.value) : null;
-          if (!entry || !held) {
-            throw new FlotillaError(
-              `fleet slot ${index} is free: the spawner gave it up or it expired (no renewal for ${SLOT_TTL_MS / 1000} s) — spawn the agent again`,
-              { code: 'slot-handoff' },
-            );
-          }
-          if (held.agent !== agentId) {
-            throw new FlotillaError(
-              `fleet slot ${index} is held by '${held.agent}' on ${held.host} — spawn the agent again`,
-              { code: 'slot-taken' },
-            );
-          }
-          try {
-            const rev = await slots.update(slotKey(index), value, entry.revision);
-            return slotOf(slots, index, value, rev, true);
-          } catch (err) {
-            if (!wrongRevision(err) || attempt >= 5) throw err;
-          }
-        }
-      }),
-
+    takeSlot: (agentId, cap) => ask(({ slots }) => takeSlotOn(slots, agentId, cap, track)),
+    adoptSlot: (index, agentId) => ask(({ slots }) => adoptSlotOn(slots, index, agentId, track)),
     countSlots: (cap) =>
       ask(async ({ slots }) => {
         const entries = await Promise.all(Array.from({ length: cap }, (_, k) => slots.get(slotKey(k))));
         return entries.filter((e) => e?.operation === 'PUT').length;
       }),
-
-    claimTreeSpawn: (rootId, max, agentId) =>
-      ask(async ({ trees }) => {
-        const taken = new Set<string>();
-        for await (const k of await trees.keys(`tree.${rootId}.*`)) taken.add(k);
-        // Skip the numbers already taken, but try every gap: a racing claim settles on create.
-        for (let n = 0; n < max; n++) {
-          if (taken.has(treeKey(rootId, n))) continue;
-          try {
-            await trees.create(treeKey(rootId, n), holder(agentId));
-            return n;
-          } catch (err) {
-            if (!wrongRevision(err)) throw err;
-          }
-        }
-        throw refusal(
-          'tree-limit',
-          `spawn refused: tree '${rootId}' has used all ${max} spawns (limits.max_spawns_per_tree ${max}) — finish with the agents you have, or raise limits.max_spawns_per_tree`,
-          { root: rootId, spawns: max, max },
-        );
-      }),
-
+    claimTreeSpawn: (rootId, max, agentId) => ask(({ trees }) => claimTreeSpawnOn(trees, rootId, max, agentId)),
     treeSpawnCount: (rootId) =>
       ask(async ({ trees }) => {
         let n = 0;
@@ -308,6 +178,158 @@ export function natsCaps(
           (b) => b.nc.close(),
           () => undefined,
         );
+    },
+  };
+}
+
+function unreachable(url: string, err: unknown): FlotillaError {
+  return refusal(
+    'bus-unreachable',
+    `spawn refused: the bus ${url} is unreachable, so the fleet's caps cannot be checked (${errorMessage(err)}) — start it (nats-server -js) or check fleet.bus`,
+    { bus: url },
+  );
+}
+
+/** Caps' own connection, with the slot and trees buckets made sure of (closed again if they cannot be). */
+async function openBuckets(url: string, fleet: Config['fleet'], names: BusNames): Promise<Buckets> {
+  const nc = await connectNats(url, fleet.nats);
+  try {
+    const kvm = new Kvm(nc);
+    const [slots, trees] = await Promise.all([
+      kvm.create(names.slotsBucket, { history: 1, ttl: SLOT_TTL_MS, timeout: KV_TIMEOUT_MS }),
+      kvm.create(names.treesBucket, { history: 1, timeout: KV_TIMEOUT_MS }),
+    ]);
+    return { nc, slots, trees };
+  } catch (err) {
+    await nc.close().catch(() => undefined);
+    throw err;
+  }
+}
+
+/** The first free slot below `cap` for `agentId`, freeing those whose holder died on this host if all are held; null when none. */
+async function takeSlotOn(slots: KV, agentId: string, cap: number, track: Track): Promise<FleetSlot | null> {
+  const value = holder(agentId);
+  const tried: number[] = [];
+  for (let index = 0; index < cap; index++) {
+    const rev = await create(slots, index, value);
+    if (rev !== null) return heldSlot(slots, index, value, rev, false, track);
+    tried.push(index);
+  }
+  // All held: any whose holder died on this host comes back at once.
+  for (const index of tried) {
+    await freeIfDead(slots, index);
+    const rev = await create(slots, index, value);
+    if (rev !== null) return heldSlot(slots, index, value, rev, false, track);
+  }
+  return null;
+}
+
+/** Slot `index`, taken by a spawner for `agentId`, taken over by the agent's own harness. */
+async function adoptSlotOn(slots: KV, index: number, agentId: string, track: Track): Promise<FleetSlot> {
+  const value = holder(agentId);
+  // The spawner may renew it at the same moment: a lost race is retried while the key still names this agent.
+  for (let attempt = 0; ; attempt++) {
+    const entry = await slots.get(slotKey(index));
+    const held = entry && entry.operation === 'PUT' ? readHolder(entry.value) : null;
+    if (!entry || !held) {
+      throw new FlotillaError(
+        `fleet slot ${index} is free: the spawner gave it up or it expired (no renewal for ${SLOT_TTL_MS / 1000} s) — spawn the agent again`,
+        { code: 'slot-handoff' },
+      );
+    }
+    if (held.agent !== agentId) {
+      throw new FlotillaError(
+        `fleet slot ${index} is held by '${held.agent}' on ${held.host} — spawn the agent again`,
+        {
+          code: 'slot-taken',
+        },
+      );
+    }
+    try {
+      const rev = await slots.update(slotKey(index), value, entry.revision);
+      return heldSlot(slots, index, value, rev, true, track);
+    } catch (err) {
+      if (!wrongRevision(err) || attempt >= 5) throw err;
+    }
+  }
+}
+
+/** The lowest spawn number of tree `rootId` still free, taken for `agentId`; the tree-limit refusal when all `max` are. */
+async function claimTreeSpawnOn(trees: KV, rootId: string, max: number, agentId: string): Promise<number> {
+  const taken = new Set<string>();
+  for await (const k of await trees.keys(`tree.${rootId}.*`)) taken.add(k);
+  // Skip the numbers already taken, but try every gap: a racing claim settles on create.
+  for (let n = 0; n < max; n++) {
+    if (taken.has(treeKey(rootId, n))) continue;
+    try {
+      await trees.create(treeKey(rootId, n), holder(agentId));
+      return n;
+    } catch (err) {
+      if (!wrongRevision(err)) throw err;
+    }
+  }
+  throw refusal(
+    'tree-limit',
+    `spawn refused: tree '${rootId}' has used all ${max} spawns (limits.max_spawns_per_tree ${max}) — finish with the agents you have, or raise limits.max_spawns_per_tree`,
+    { root: rootId, spawns: max, max },
+  );
+}
+
+/** Keeps a slot's release in flight, so the process's close waits for it. */
+type Track = (p: Promise<unknown>) => void;
+
+/**
+ * A slot held at `revision`: renewed every RENEW_MS by a revision-checked write until released
+ * or handed over. `regain`: one that expired while its holder could not renew, and that nobody
+ * took meanwhile, is taken again (the harness's; a spawner's is lost).
+ */
+function heldSlot(
+  kv: KV,
+  index: number,
+  value: Uint8Array,
+  revision: number,
+  regain: boolean,
+  track: Track,
+): FleetSlot {
+  let rev = revision;
+  let lost = false;
+  let done = false;
+  let renewing: Promise<void> = Promise.resolve();
+  const renew = async (): Promise<void> => {
+    try {
+      rev = await kv.update(slotKey(index), value, rev);
+    } catch (err) {
+      // Unreachable: try again on the next beat; the key lives SLOT_TTL_MS past the last one.
+      if (!wrongRevision(err)) return;
+      // Someone wrote the key since: it expired and was taken, or (a spawner's) the harness adopted it.
+      try {
+        if (!regain) throw err;
+        // Expired while this holder could not renew, and nobody took it: take it again.
+        rev = await kv.create(slotKey(index), value);
+      } catch {
+        lost = true;
+        stop();
+      }
+    }
+  };
+  const timer = setInterval(() => {
+    if (!done) renewing = renew();
+  }, RENEW_MS);
+  // A held slot never keeps a process alive; the spawner waits on its child, the harness on its work.
+  timer.unref();
+  const stop = (): void => {
+    done = true;
+    clearInterval(timer);
+  };
+  return {
+    index,
+    lost: () => lost,
+    handOver: stop,
+    release() {
+      if (done) return;
+      stop();
+      // After any renewal in flight, so the delete names the revision this holder wrote last.
+      track(renewing.then(() => (lost ? undefined : kv.delete(slotKey(index), { previousSeq: rev }))));
     },
   };
 }

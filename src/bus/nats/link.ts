@@ -70,3 +70,22 @@ export function natsLink(url: string, settings: Config['fleet']['nats']): NatsLi
     },
   };
 }
+
+/**
+ * What `make` builds on the process's connection (a stream made sure of, a bucket opened), built
+ * once per connection: a failure is forgotten, so the next call tries again, and a new connection
+ * after the last was closed builds it afresh.
+ */
+export function perLink<T>(connection: NatsLink, make: (link: Link) => Promise<T>): () => Promise<T> {
+  const made = new WeakMap<Link, Promise<T>>();
+  return async () => {
+    const link = await connection.open();
+    let ready = made.get(link);
+    if (!ready) {
+      ready = make(link);
+      made.set(link, ready);
+      ready.catch(() => made.delete(link));
+    }
+    return ready;
+  };
+}

@@ -9,7 +9,8 @@ import type { Layout } from '../../layout/layout.js';
 import { outboxName, parseOutboxName, spoolName, type BusNames } from '../names.js';
 import { keep, outboxOf, queued, readQueued, sent } from '../outbox.js';
 import type { MailBus } from '../types.js';
-import type { Link, NatsLink } from './link.js';
+import { perLink, type Link, type NatsLink } from './link.js';
+import { sleep } from '../../sleep.js';
 import { ensureStream } from './streams.js';
 import { withTimeout } from './timeout.js';
 
@@ -46,33 +47,89 @@ export interface NatsMail {
 export function natsMail(layout: Layout, names: BusNames, connection: NatsLink): NatsMail {
   const box = outboxOf(layout);
   let closed = false;
+  const stops: (() => Promise<void>)[] = [];
+  // Each recipient has one consumer on its own subject; a message leaves once its spool has it.
+  const open = perLink(connection, async (link) => {
+    await ensureStream(link.jsm, names.mailStream, `flotilla.${names.key}.mail.>`, {
+      retention: RetentionPolicy.Workqueue,
+      duplicateWindowMs: DUPLICATE_WINDOW_MS,
+    });
+    return link;
+  });
+  const sender = outboxSender(box, names, open, () => closed);
+  const { publish, flush, scheduleFlush } = sender;
+  // Back on the server after an outage: send what waited.
+  connection.onReconnect(sender.reconnected);
+
+  return {
+    mail: {
+      async deliver(draft, opts = {}) {
+        const now = opts.now ?? Date.now();
+        const { message, data } = prepareMessage(draft, opts.maxBodyBytes, now);
+        const file = outboxName(messageTime(message), message.id, message.to);
+        const path = await keep(box, file, data);
+        audit(layout, {
+          event: 'message_sent',
+          agent: message.from,
+          id: message.id,
+          from: message.from,
+          to: message.to,
+          kind: message.kind,
+          bus: 'nats',
+          ...(message.broadcast_id ? { broadcast_id: message.broadcast_id } : {}),
+        });
+        const ok = await publish(file, data, path);
+        return { message, file, path, ...(ok ? {} : { queued: true }) };
+      },
+      claim: (owner, item) => claim(layout, owner, item),
+      async collect(owners) {
+        const stop = await this.receive(owners);
+        try {
+          // What this host queued while the bus was away goes first, so the look sees it too.
+          await withTimeout(flush(), COLLECT_MS);
+          await handedOver(open, names, owners);
+        } catch {
+          // Unreachable: what waits on the bus stays there for the next look.
+        } finally {
+          await stop();
+        }
+      },
+      waitingOnBus: (owners) => waitingOn(open, names, owners),
+      async receive(owners) {
+        let stop = false;
+        const loops = owners.map((o) => feed(layout, names, open, o, () => stop || closed, stops));
+        // A process feeding a spool also sends what this host's senders left queued (they may have exited).
+        scheduleFlush(0);
+        const sweep = setInterval(() => scheduleFlush(0), 5 * RETRY_MS);
+        sweep.unref();
+        return async () => {
+          stop = true;
+          clearInterval(sweep);
+          for (const s of stops.splice(0)) await s().catch(() => undefined);
+          await Promise.all(loops);
+        };
+      },
+    },
+    flush: () => (connection.opened() ? flush().catch(() => undefined) : Promise.resolve()),
+    async stop() {
+      sender.cancel();
+      closed = true;
+      for (const s of stops.splice(0)) await s().catch(() => undefined);
+    },
+    waiting: async () => (await queued(box)).length,
+  };
+}
+
+type Opener = () => Promise<Link>;
+
+/**
+ * Publishes mail kept in the outbox `box` and sends again what the bus did not take: after a
+ * failed publish later sends go straight to the outbox (no timeout each) and one flush is
+ * scheduled, retried every RETRY_MS while the bus stays away.
+ */
+function outboxSender(box: ReturnType<typeof outboxOf>, names: BusNames, open: Opener, closed: () => boolean) {
   let flushing: Promise<void> | null = null;
   let retry: NodeJS.Timeout | undefined;
-  const stops: (() => Promise<void>)[] = [];
-  // The stream is made sure of once per connection.
-  const ready = new WeakMap<Link, Promise<void>>();
-
-  const open = async (): Promise<Link> => {
-    const link = await connection.open();
-    let made = ready.get(link);
-    if (!made) {
-      // Each recipient has one consumer on its own subject; a message leaves once its spool has it.
-      made = ensureStream(link.jsm, names.mailStream, `flotilla.${names.key}.mail.>`, {
-        retention: RetentionPolicy.Workqueue,
-        duplicateWindowMs: DUPLICATE_WINDOW_MS,
-      });
-      ready.set(link, made);
-      made.catch(() => ready.delete(link));
-    }
-    await made;
-    return link;
-  };
-  // Back on the server after an outage: send what waited.
-  connection.onReconnect(() => {
-    down = false;
-    scheduleFlush(0);
-  });
-
   // Set when a publish failed: later sends go straight to the outbox instead of each waiting out a timeout.
   let down = false;
   const publish = async (file: string, data: Buffer, path: string, flushing = false): Promise<boolean> => {
@@ -105,7 +162,7 @@ export function natsMail(layout: Layout, names: BusNames, connection: NatsLink):
   const flush = (): Promise<void> => {
     flushing ??= (async () => {
       for (const file of await queued(box)) {
-        if (closed) return;
+        if (closed()) return;
         const data = await readQueued(box, file);
         if (data && !(await publish(file, data, `${box.new}/${file}`, true))) return;
       }
@@ -116,7 +173,7 @@ export function natsMail(layout: Layout, names: BusNames, connection: NatsLink):
   };
 
   function scheduleFlush(ms: number): void {
-    if (closed || retry) return;
+    if (closed() || retry) return;
     retry = setTimeout(() => {
       retry = undefined;
       void flush().catch(() => scheduleFlush(RETRY_MS));
@@ -125,140 +182,112 @@ export function natsMail(layout: Layout, names: BusNames, connection: NatsLink):
     retry.unref();
   }
 
-  const feed = async (owner: string, stopped: () => boolean): Promise<void> => {
-    while (!stopped()) {
-      try {
-        const { js, jsm } = await open();
-        const durable = names.mailConsumer(owner);
-        await jsm.consumers.add(names.mailStream, {
-          durable_name: durable,
-          ack_policy: AckPolicy.Explicit,
-          deliver_policy: DeliverPolicy.All,
-          filter_subject: names.mailSubject(owner),
-        });
-        const consumer = await js.consumers.get(names.mailStream, durable);
-        const messages = await consumer.consume({ max_messages: 256 });
-        stops.push(async () => {
-          await messages.close();
-        });
-        // Stopped while connecting: the closer above came too late to be called. Not awaited
-        // here: close() settles only once its messages are iterated to the end, by the loop below.
-        if (stopped()) void messages.close();
-        // Spooled many at a time: each has its own fixed name, and the fsyncs of new/ are shared.
-        const inFlight = new Set<Promise<void>>();
-        for await (const m of messages) {
-          const p = spool(owner, m).finally(() => inFlight.delete(p));
-          inFlight.add(p);
-          if (inFlight.size >= SPOOL_WINDOW) await Promise.race(inFlight);
-          if (stopped()) break;
-        }
-        await Promise.allSettled(inFlight);
-      } catch {
-        // The server went away or the consumer was reset: try again, the stream keeps the mail.
-      }
-      if (!stopped()) await new Promise((r) => setTimeout(r, RETRY_MS));
-    }
-  };
-
-  const spool = async (owner: string, m: JsMsg): Promise<void> => {
-    const id = m.headers?.get('Nats-Msg-Id') ?? '';
-    const ms = Number(m.headers?.get('Flotilla-Time'));
-    const file =
-      SAFE_ID.test(id) && Number.isSafeInteger(ms)
-        ? spoolName(ms, id)
-        : spoolName(Math.floor(m.info.timestampNanos / 1e6), `seq${m.seq}`);
-    await writeMessageFile(maildir(layout, owner), file, Buffer.from(m.data), { fixed: true });
-    // Acked only once the spool holds it; a lost ack means a redelivery, which the fixed name absorbs.
-    m.ack();
-  };
-
   return {
-    mail: {
-      async deliver(draft, opts = {}) {
-        const now = opts.now ?? Date.now();
-        const { message, data } = prepareMessage(draft, opts.maxBodyBytes, now);
-        const file = outboxName(messageTime(message), message.id, message.to);
-        const path = await keep(box, file, data);
-        audit(layout, {
-          event: 'message_sent',
-          agent: message.from,
-          id: message.id,
-          from: message.from,
-          to: message.to,
-          kind: message.kind,
-          bus: 'nats',
-          ...(message.broadcast_id ? { broadcast_id: message.broadcast_id } : {}),
-        });
-        const ok = await publish(file, data, path);
-        return { message, file, path, ...(ok ? {} : { queued: true }) };
-      },
-      claim: (owner, item) => claim(layout, owner, item),
-      async collect(owners) {
-        const stop = await this.receive(owners);
-        try {
-          // What this host queued while the bus was away goes first, so the look sees it too.
-          await withTimeout(flush(), COLLECT_MS);
-          const { jsm } = await withTimeout(open(), COLLECT_MS);
-          const end = Date.now() + COLLECT_MS;
-          for (const owner of owners) {
-            // Done once the consumer has handed over everything and every ack is in.
-            for (;;) {
-              const info = await withTimeout(
-                jsm.consumers.info(names.mailStream, names.mailConsumer(owner)),
-                COLLECT_MS,
-              ).catch(() => null);
-              if (!info || (info.num_pending === 0 && info.num_ack_pending === 0) || Date.now() > end) break;
-              await new Promise((r) => setTimeout(r, 20));
-            }
-          }
-        } catch {
-          // Unreachable: what waits on the bus stays there for the next look.
-        } finally {
-          await stop();
-        }
-      },
-      async waitingOnBus(owners) {
-        const out = new Map<string, number>();
-        if (!owners.length) return out;
-        try {
-          const { jsm } = await withTimeout(open(), COLLECT_MS);
-          // One request for every recipient's count: the stream keeps a message until a spool acknowledged it (work-queue retention).
-          const info = await withTimeout(
-            jsm.streams.info(names.mailStream, { subjects_filter: names.mailSubject('>') }),
-            COLLECT_MS,
-          );
-          const counts = info.state.subjects ?? {};
-          for (const owner of owners) {
-            const n = counts[names.mailSubject(owner)] ?? 0;
-            if (n > 0) out.set(owner, n);
-          }
-        } catch {
-          // Unreachable or slow: the spools' own counts stand.
-        }
-        return out;
-      },
-      async receive(owners) {
-        let stop = false;
-        const loops = owners.map((o) => feed(o, () => stop || closed));
-        // A process feeding a spool also sends what this host's senders left queued (they may have exited).
-        scheduleFlush(0);
-        const sweep = setInterval(() => scheduleFlush(0), 5 * RETRY_MS);
-        sweep.unref();
-        return async () => {
-          stop = true;
-          clearInterval(sweep);
-          for (const s of stops.splice(0)) await s().catch(() => undefined);
-          await Promise.all(loops);
-        };
-      },
+    publish,
+    flush,
+    scheduleFlush,
+    reconnected() {
+      down = false;
+      scheduleFlush(0);
     },
-    flush: () => (connection.opened() ? flush().catch(() => undefined) : Promise.resolve()),
-    async stop() {
+    cancel() {
       if (retry) clearTimeout(retry);
       retry = undefined;
-      closed = true;
-      for (const s of stops.splice(0)) await s().catch(() => undefined);
     },
-    waiting: async () => (await queued(box)).length,
   };
+}
+
+/**
+ * Feeds `owner`'s spool from its durable consumer until `stopped`, connecting again after the
+ * server went away (the stream keeps the mail). Each consumer's closer goes into `stops`.
+ */
+async function feed(
+  layout: Layout,
+  names: BusNames,
+  open: Opener,
+  owner: string,
+  stopped: () => boolean,
+  stops: (() => Promise<void>)[],
+): Promise<void> {
+  while (!stopped()) {
+    try {
+      const { js, jsm } = await open();
+      const durable = names.mailConsumer(owner);
+      await jsm.consumers.add(names.mailStream, {
+        durable_name: durable,
+        ack_policy: AckPolicy.Explicit,
+        deliver_policy: DeliverPolicy.All,
+        filter_subject: names.mailSubject(owner),
+      });
+      const consumer = await js.consumers.get(names.mailStream, durable);
+      const messages = await consumer.consume({ max_messages: 256 });
+      stops.push(async () => {
+        await messages.close();
+      });
+      // Stopped while connecting: the closer above came too late to be called. Not awaited
+      // here: close() settles only once its messages are iterated to the end, by the loop below.
+      if (stopped()) void messages.close();
+      // Spooled many at a time: each has its own fixed name, and the fsyncs of new/ are shared.
+      const inFlight = new Set<Promise<void>>();
+      for await (const m of messages) {
+        const p = spool(layout, owner, m).finally(() => inFlight.delete(p));
+        inFlight.add(p);
+        if (inFlight.size >= SPOOL_WINDOW) await Promise.race(inFlight);
+        if (stopped()) break;
+      }
+      await Promise.allSettled(inFlight);
+    } catch {
+      // The server went away or the consumer was reset: try again, the stream keeps the mail.
+    }
+    if (!stopped()) await sleep(RETRY_MS);
+  }
+}
+
+async function spool(layout: Layout, owner: string, m: JsMsg): Promise<void> {
+  const id = m.headers?.get('Nats-Msg-Id') ?? '';
+  const ms = Number(m.headers?.get('Flotilla-Time'));
+  const file =
+    SAFE_ID.test(id) && Number.isSafeInteger(ms)
+      ? spoolName(ms, id)
+      : spoolName(Math.floor(m.info.timestampNanos / 1e6), `seq${m.seq}`);
+  await writeMessageFile(maildir(layout, owner), file, Buffer.from(m.data), { fixed: true });
+  // Acked only once the spool holds it; a lost ack means a redelivery, which the fixed name absorbs.
+  m.ack();
+}
+
+/** Waits (COLLECT_MS at most) until each owner's consumer has handed over everything and every ack is in. */
+async function handedOver(open: Opener, names: BusNames, owners: readonly string[]): Promise<void> {
+  const { jsm } = await withTimeout(open(), COLLECT_MS);
+  const end = Date.now() + COLLECT_MS;
+  for (const owner of owners) {
+    for (;;) {
+      const info = await withTimeout(jsm.consumers.info(names.mailStream, names.mailConsumer(owner)), COLLECT_MS).catch(
+        () => null,
+      );
+      if (!info || (info.num_pending === 0 && info.num_ack_pending === 0) || Date.now() > end) break;
+      await sleep(20);
+    }
+  }
+}
+
+/** How many messages wait on the bus for each of `owners` (those with none left out). */
+async function waitingOn(open: Opener, names: BusNames, owners: readonly string[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  if (!owners.length) return out;
+  try {
+    const { jsm } = await withTimeout(open(), COLLECT_MS);
+    // One request for every recipient's count: the stream keeps a message until a spool acknowledged it (work-queue retention).
+    const info = await withTimeout(
+      jsm.streams.info(names.mailStream, { subjects_filter: names.mailSubject('>') }),
+      COLLECT_MS,
+    );
+    const counts = info.state.subjects ?? {};
+    for (const owner of owners) {
+      const n = counts[names.mailSubject(owner)] ?? 0;
+      if (n > 0) out.set(owner, n);
+    }
+  } catch {
+    // Unreachable or slow: the spools' own counts stand.
+  }
+  return out;
 }

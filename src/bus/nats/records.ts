@@ -1,5 +1,4 @@
-import { closeSync, mkdirSync, openSync, readdirSync, statSync, unlinkSync, utimesSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, openSync, statSync, utimesSync } from 'node:fs';
 import { Kvm, type KV, type KvEntry } from '@nats-io/kv';
 import { isErrno } from '../../errors.js';
 import { isTerminal } from '../../fleet/record-status.js';
@@ -12,12 +11,13 @@ import type { HostBeat, RecordsBus } from '../types.js';
 import { BEAT_MS } from '../presence.js';
 import { lastValues, type LastValue } from './last-values.js';
 import { missed, reached } from '../steady.js';
-import type { Link, NatsLink } from './link.js';
+import { perLink, type NatsLink } from './link.js';
 import { isWrongRevision, markLostOn, takeDoneOn } from './lost.js';
 import { endedKey, moveEnded, recentKey } from './ended.js';
 import { getRecord, keyNames, othersOf, recentOf, recordsOf } from './record-reads.js';
 import { keepUsage, keptUsage } from './usage.js';
 import { withTimeout } from './timeout.js';
+import { owed, owedIds, settled } from './owed.js';
 
 /** The live records' keys: one token, an agent id (ended ones are `ended.<id>`, nats/ended.ts). */
 const LIVE_KEYS = '*';
@@ -59,23 +59,16 @@ export function natsRecords(
   connection: NatsLink,
   opts: { self: string; lostAfterMs: (host: string) => number },
 ): NatsRecords {
-  const ready = new WeakMap<Link, Promise<Buckets>>();
-  const buckets = async (): Promise<Buckets> => {
-    const link = await connection.open();
-    let made = ready.get(link);
-    if (!made) {
-      const kvm = new Kvm(link.js);
-      made = Promise.all([
-        kvm.create(names.recordsBucket, { history: 1 }),
-        kvm.create(names.hostsBucket, { history: 1 }),
-        kvm.create(names.doneBucket, { history: 1 }),
-        kvm.create(names.treesBucket, { history: 1 }),
-      ]).then(([records, hosts, done, trees]) => ({ records, hosts, done, trees }));
-      ready.set(link, made);
-      made.catch(() => ready.delete(link));
-    }
-    return made;
-  };
+  const buckets = perLink(connection, (link) => {
+    const kvm = new Kvm(link.js);
+    return Promise.all([
+      kvm.create(names.recordsBucket, { history: 1 }),
+      kvm.create(names.hostsBucket, { history: 1 }),
+      kvm.create(names.doneBucket, { history: 1 }),
+      kvm.create(names.treesBucket, { history: 1 }),
+    ]).then(([records, hosts, done, trees]) => ({ records, hosts, done, trees }));
+  });
+  const ctx: Ctx = { layout, names, connection, buckets, ...opts };
 
   // The JSON last put for each id by this process: an unchanged record costs no round trip.
   const published = new Map<string, string>();
@@ -84,75 +77,21 @@ export function natsRecords(
   const again = new Map<string, Promise<PublishResult>>();
   const inFlight = new Set<Promise<unknown>>();
 
-  const syncOne = async (fallback: AgentRecord, check: boolean): Promise<PublishResult> => {
-    const id = fallback.id;
-    try {
-      const unchanged = published.get(id);
-      if (!check && unchanged !== undefined && unchanged === JSON.stringify(localRecord(layout, id) ?? fallback))
-        return 'published';
-      const { records, trees } = await withTimeout(buckets(), PUT_TIMEOUT_MS);
-      for (let attempt = 0; attempt < 10; attempt++) {
-        const entry = await withTimeout(records.get(id), PUT_TIMEOUT_MS);
-        // The fleet ended it while this host was silent: terminal states never change (§3), and its harness ends itself (§17.8).
-        if (entry?.operation === 'PUT' && statusOf(entry) === 'lost') {
-          settled(layout, id);
-          return 'lost';
-        }
-        // Read after the bus's revision: a put that wins below carries a copy at least as new as any before it.
-        const local = localRecord(layout, id) ?? fallback;
-        const data = JSON.stringify(local);
-        if (published.get(id) === data && entry?.operation === (isTerminal(local.status) ? undefined : 'PUT'))
-          return 'published';
-        try {
-          // Ended here: out of the live keys, so readers of live agents never read the history (nats/ended.ts);
-          // its usage kept first, so a tree's live records plus its kept usage always count it (usage.ts).
-          if (isTerminal(local.status)) {
-            await withTimeout(
-              (async () => {
-                await keepUsage(trees, local, opts.self);
-                await moveEnded(await connection.open(), records, names.recordsBucket, entry, local, data, opts.self);
-              })(),
-              PUT_TIMEOUT_MS,
-            );
-          } else if (entry && entry.operation === 'PUT')
-            await withTimeout(records.update(id, data, entry.revision), PUT_TIMEOUT_MS);
-          else if (entry) await withTimeout(records.put(id, data, { previousSeq: entry.revision }), PUT_TIMEOUT_MS);
-          else await withTimeout(records.create(id, data), PUT_TIMEOUT_MS);
-          published.set(id, data);
-          settled(layout, id);
-          return 'published';
-        } catch (err) {
-          if (!isWrongRevision(err)) throw err;
-          // Another process of this host put it first: read both again.
-        }
-      }
-      return 'unreachable';
-    } catch {
-      // Down or slow: marked, so the next process of this host that reaches the bus publishes it.
-      published.delete(id);
-      owed(layout, id);
-      return 'unreachable';
-    }
-  };
-
   const publish = (rec: AgentRecord, opts: { check?: boolean } = {}): Promise<PublishResult> => {
-    const id = rec.id;
-    const current = running.get(id);
-    if (current) {
-      let next = again.get(id);
-      if (!next) {
-        next = current.then(() => {
-          again.delete(id);
-          return start(rec, opts.check ?? false);
-        });
-        again.set(id, next);
-      }
-      return next;
+    const current = running.get(rec.id);
+    if (!current) return start(rec, opts.check ?? false);
+    let next = again.get(rec.id);
+    if (!next) {
+      next = current.then(() => {
+        again.delete(rec.id);
+        return start(rec, opts.check ?? false);
+      });
+      again.set(rec.id, next);
     }
-    return start(rec, opts.check ?? false);
+    return next;
   };
   const start = (rec: AgentRecord, check: boolean): Promise<PublishResult> => {
-    const p = syncOne(rec, check).finally(() => {
+    const p = syncRecord(ctx, published, rec, check).finally(() => {
       if (running.get(rec.id) === p) running.delete(rec.id);
       inFlight.delete(p);
     });
@@ -170,92 +109,9 @@ export function natsRecords(
     }
   };
 
-  // Each key's last value (bus/nats/last-values.ts), once the buckets are made sure of.
-  const entries = async (bucket: string, keys?: string): Promise<LastValue[]> => {
-    await buckets();
-    return lastValues(await connection.open(), bucket, keys);
-  };
-
   const records: RecordsBus = {
     publish,
-    async get(id) {
-      const local = readRecord(layout, id);
-      if (local) return local;
-      try {
-        const { records: kv } = await withTimeout(buckets(), READ_TIMEOUT_MS);
-        return await withTimeout(getRecord(kv, id), READ_TIMEOUT_MS);
-      } catch {
-        return undefined;
-      }
-    },
-    async list(opts = {}) {
-      const wait = opts.timeoutMs ?? READ_TIMEOUT_MS;
-      catchUp();
-      const here = listRecords(layout);
-      const known = new Set(here.map((r) => r.id));
-      let remote: AgentRecord[] = [];
-      try {
-        remote = recordsOf(await withTimeout(entries(names.recordsBucket), wait)).filter((r) => !known.has(r.id));
-      } catch {
-        // The bus is away: this host's records are all there is to show (status says the bus is unreachable).
-      }
-      return [...here, ...remote].sort((a, b) => byCodeUnit(a.createdAt, b.createdAt) || byCodeUnit(a.id, b.id));
-    },
-    async others() {
-      return withTimeout(
-        (async () => {
-          const { records: kv } = await buckets();
-          return (await othersOf(await connection.open(), kv, names.recordsBucket, new Set(listIds(layout)))).filter(
-            (r) => r.host !== opts.self,
-          );
-        })(),
-        READ_TIMEOUT_MS,
-      );
-    },
-    async tree(rootId) {
-      return withTimeout(
-        (async () => {
-          // The live keys first: an agent that ends meanwhile had its usage kept before its live key went, so the read after finds it.
-          const live = recordsOf(await entries(names.recordsBucket, LIVE_KEYS)).filter(
-            (r) => r.host !== opts.self && r.rootId === rootId,
-          );
-          const kept = await keptUsage((await buckets()).trees, rootId);
-          for (const [id, u] of kept) if (u.host === opts.self) kept.delete(id);
-          return { live, ended: kept };
-        })(),
-        READ_TIMEOUT_MS,
-      );
-    },
-    async find(prefix) {
-      return withTimeout(
-        (async () => {
-          const { records: kv } = await buckets();
-          const ids = (await keyNames(await connection.open(), names.recordsBucket, [LIVE_KEYS, endedKey('*')]))
-            .map((k) => (k.startsWith('ended.') ? k.slice('ended.'.length) : k))
-            .filter((id) => id.startsWith(prefix));
-          const found = await Promise.all([...new Set(ids)].map((id) => getRecord(kv, id)));
-          return found.filter((r): r is AgentRecord => r !== undefined);
-        })(),
-        READ_TIMEOUT_MS,
-      );
-    },
-    async live() {
-      return recordsOf(await withTimeout(entries(names.recordsBucket, LIVE_KEYS), READ_TIMEOUT_MS)).filter(
-        (r) => r.host !== opts.self,
-      );
-    },
-    async recent(window) {
-      return withTimeout(
-        (async () => {
-          const [live, lists] = await Promise.all([
-            entries(names.recordsBucket, LIVE_KEYS),
-            entries(names.recordsBucket, recentKey('*')),
-          ]);
-          return recentOf((await buckets()).records, live, lists, opts.self, window);
-        })(),
-        READ_TIMEOUT_MS,
-      );
-    },
+    ...recordReads(ctx, catchUp),
     async beat() {
       if (!dueBeat(layout)) return false;
       catchUp();
@@ -287,23 +143,6 @@ export function natsRecords(
         return 'unreachable';
       }
     },
-    async hosts() {
-      const now = Date.now();
-      const beats: HostBeat[] = (await withTimeout(entries(names.hostsBucket), READ_TIMEOUT_MS)).map((e) => {
-        // The server's time of the put: the beating host's clock does not matter, only the reader's.
-        const ageMs = Math.max(0, now - e.created.getTime());
-        const lostAfterMs = opts.lostAfterMs(e.key);
-        return {
-          host: e.key,
-          at: e.created.toISOString(),
-          ageMs,
-          lost: ageMs > lostAfterMs,
-          lostAfterMs,
-          self: e.key === opts.self,
-        };
-      });
-      return beats.sort((a, b) => Number(b.self) - Number(a.self) || byCodeUnit(a.host, b.host));
-    },
   };
 
   return {
@@ -312,6 +151,190 @@ export function natsRecords(
       await Promise.allSettled([...inFlight, ...again.values()]);
     },
   };
+}
+
+/** What the records half works with: this host, the bus's buckets over the process's connection. */
+interface Ctx {
+  layout: Layout;
+  names: BusNames;
+  connection: NatsLink;
+  buckets: () => Promise<Buckets>;
+  self: string;
+  lostAfterMs: (host: string) => number;
+}
+
+/**
+ * Puts this host's copy of a record (`fallback` when it has none) on the bus: revision-checked,
+ * read again and retried when another process of this host put it first; an ended one is moved
+ * to its ended key with its usage kept. `check`: put even when this process put the same JSON last.
+ */
+async function syncRecord(
+  ctx: Ctx,
+  published: Map<string, string>,
+  fallback: AgentRecord,
+  check: boolean,
+): Promise<PublishResult> {
+  const { layout } = ctx;
+  const id = fallback.id;
+  try {
+    const unchanged = published.get(id);
+    if (!check && unchanged !== undefined && unchanged === JSON.stringify(localRecord(layout, id) ?? fallback))
+      return 'published';
+    const { records, trees } = await withTimeout(ctx.buckets(), PUT_TIMEOUT_MS);
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const entry = await withTimeout(records.get(id), PUT_TIMEOUT_MS);
+      // The fleet ended it while this host was silent: terminal states never change (§3), and its harness ends itself (§17.8).
+      if (entry?.operation === 'PUT' && statusOf(entry) === 'lost') {
+        settled(layout, id);
+        return 'lost';
+      }
+      // Read after the bus's revision: a put that wins below carries a copy at least as new as any before it.
+      const local = localRecord(layout, id) ?? fallback;
+      const data = JSON.stringify(local);
+      if (published.get(id) === data && entry?.operation === (isTerminal(local.status) ? undefined : 'PUT'))
+        return 'published';
+      try {
+        // Ended here: out of the live keys, so readers of live agents never read the history (nats/ended.ts);
+        // its usage kept first, so a tree's live records plus its kept usage always count it (usage.ts).
+        if (isTerminal(local.status)) {
+          await withTimeout(
+            (async () => {
+              await keepUsage(trees, local, ctx.self);
+              await moveEnded(
+                await ctx.connection.open(),
+                records,
+                ctx.names.recordsBucket,
+                entry,
+                local,
+                data,
+                ctx.self,
+              );
+            })(),
+            PUT_TIMEOUT_MS,
+          );
+        } else if (entry && entry.operation === 'PUT')
+          await withTimeout(records.update(id, data, entry.revision), PUT_TIMEOUT_MS);
+        else if (entry) await withTimeout(records.put(id, data, { previousSeq: entry.revision }), PUT_TIMEOUT_MS);
+        else await withTimeout(records.create(id, data), PUT_TIMEOUT_MS);
+        published.set(id, data);
+        settled(layout, id);
+        return 'published';
+      } catch (err) {
+        if (!isWrongRevision(err)) throw err;
+        // Another process of this host put it first: read both again.
+      }
+    }
+    return 'unreachable';
+  } catch {
+    // Down or slow: marked, so the next process of this host that reaches the bus publishes it.
+    published.delete(id);
+    owed(layout, id);
+    return 'unreachable';
+  }
+}
+
+type Reads = Pick<RecordsBus, 'get' | 'list' | 'others' | 'tree' | 'find' | 'live' | 'recent' | 'hosts'>;
+
+/** The reads of the records half: this host's own records from its registry, the others' from the bus. */
+function recordReads(ctx: Ctx, catchUp: () => void): Reads {
+  const { layout, names, self } = ctx;
+  // Each key's last value (bus/nats/last-values.ts), once the buckets are made sure of.
+  const entries = async (bucket: string, keys?: string): Promise<LastValue[]> => {
+    await ctx.buckets();
+    return lastValues(await ctx.connection.open(), bucket, keys);
+  };
+  const liveOthers = async (): Promise<AgentRecord[]> =>
+    recordsOf(await entries(names.recordsBucket, LIVE_KEYS)).filter((r) => r.host !== self);
+  return {
+    async get(id) {
+      const local = readRecord(layout, id);
+      if (local) return local;
+      try {
+        const { records: kv } = await withTimeout(ctx.buckets(), READ_TIMEOUT_MS);
+        return await withTimeout(getRecord(kv, id), READ_TIMEOUT_MS);
+      } catch {
+        return undefined;
+      }
+    },
+    async list(opts = {}) {
+      const wait = opts.timeoutMs ?? READ_TIMEOUT_MS;
+      catchUp();
+      const here = listRecords(layout);
+      const known = new Set(here.map((r) => r.id));
+      let remote: AgentRecord[] = [];
+      try {
+        remote = recordsOf(await withTimeout(entries(names.recordsBucket), wait)).filter((r) => !known.has(r.id));
+      } catch {
+        // The bus is away: this host's records are all there is to show (status says the bus is unreachable).
+      }
+      return [...here, ...remote].sort((a, b) => byCodeUnit(a.createdAt, b.createdAt) || byCodeUnit(a.id, b.id));
+    },
+    others: () =>
+      withTimeout(
+        (async () => {
+          const { records: kv } = await ctx.buckets();
+          const link = await ctx.connection.open();
+          const all = await othersOf(link, kv, names.recordsBucket, new Set(listIds(layout)));
+          return all.filter((r) => r.host !== self);
+        })(),
+        READ_TIMEOUT_MS,
+      ),
+    tree: (rootId) =>
+      withTimeout(
+        (async () => {
+          // The live keys first: an agent that ends meanwhile had its usage kept before its live key went, so the read after finds it.
+          const live = (await liveOthers()).filter((r) => r.rootId === rootId);
+          const kept = await keptUsage((await ctx.buckets()).trees, rootId);
+          for (const [id, u] of kept) if (u.host === self) kept.delete(id);
+          return { live, ended: kept };
+        })(),
+        READ_TIMEOUT_MS,
+      ),
+    find: (prefix) =>
+      withTimeout(
+        (async () => {
+          const { records: kv } = await ctx.buckets();
+          const ids = (await keyNames(await ctx.connection.open(), names.recordsBucket, [LIVE_KEYS, endedKey('*')]))
+            .map((k) => (k.startsWith('ended.') ? k.slice('ended.'.length) : k))
+            .filter((id) => id.startsWith(prefix));
+          const found = await Promise.all([...new Set(ids)].map((id) => getRecord(kv, id)));
+          return found.filter((r): r is AgentRecord => r !== undefined);
+        })(),
+        READ_TIMEOUT_MS,
+      ),
+    live: () => withTimeout(liveOthers(), READ_TIMEOUT_MS),
+    recent: (window) =>
+      withTimeout(
+        (async () => {
+          const [live, lists] = await Promise.all([
+            entries(names.recordsBucket, LIVE_KEYS),
+            entries(names.recordsBucket, recentKey('*')),
+          ]);
+          return recentOf((await ctx.buckets()).records, live, lists, self, window);
+        })(),
+        READ_TIMEOUT_MS,
+      ),
+    hosts: async () => beatsOf(await withTimeout(entries(names.hostsBucket), READ_TIMEOUT_MS), self, ctx.lostAfterMs),
+  };
+}
+
+/** Each host's heartbeat as readers judge it, this host first. */
+function beatsOf(values: readonly LastValue[], self: string, lostAfter: (host: string) => number): HostBeat[] {
+  const now = Date.now();
+  const beats = values.map((e) => {
+    // The server's time of the put: the beating host's clock does not matter, only the reader's.
+    const ageMs = Math.max(0, now - e.created.getTime());
+    const lostAfterMs = lostAfter(e.key);
+    return {
+      host: e.key,
+      at: e.created.toISOString(),
+      ageMs,
+      lost: ageMs > lostAfterMs,
+      lostAfterMs,
+      self: e.key === self,
+    };
+  });
+  return beats.sort((a, b) => Number(b.self) - Number(a.self) || byCodeUnit(a.host, b.host));
 }
 
 type PublishResult = Awaited<ReturnType<RecordsBus['publish']>>;
@@ -357,29 +380,4 @@ function dueBeat(layout: Layout): boolean {
     /* the beat goes out anyway */
   }
   return true;
-}
-
-function owed(layout: Layout, id: string): void {
-  try {
-    mkdirSync(layout.unpublished, { recursive: true });
-    closeSync(openSync(join(layout.unpublished, id), 'a'));
-  } catch {
-    // Only a later catch-up is lost; the agent's own next write publishes it again.
-  }
-}
-
-function settled(layout: Layout, id: string): void {
-  try {
-    unlinkSync(join(layout.unpublished, id));
-  } catch {
-    /* not owed */
-  }
-}
-
-function owedIds(layout: Layout): string[] {
-  try {
-    return readdirSync(layout.unpublished).filter((n) => !n.startsWith('.'));
-  } catch {
-    return [];
-  }
 }

@@ -10,8 +10,15 @@ export function command(): Command {
   const cmd = new Command('lease').description(
     'advisory file leases: say which files you are changing, so no other agent edits them meanwhile',
   );
-  cmd
-    .command('take')
+  cmd.addCommand(takeCommand());
+  cmd.addCommand(releaseCommand());
+  cmd.addCommand(listCommand());
+  cmd.addCommand(checkCommand());
+  return cmd;
+}
+
+function takeCommand(): Command {
+  return new Command('take')
     .description('lease paths or globs (relative to this folder); exit 1 naming the holder if another has one')
     .argument('<paths...>', "files, folders or globs, e.g. src/parser.ts 'docs/**'")
     .option('--why <text>', 'what you are doing, shown to whoever is refused')
@@ -55,8 +62,10 @@ export function command(): Command {
         }
       },
     );
-  cmd
-    .command('release')
+}
+
+function releaseCommand(): Command {
+  return new Command('release')
     .description("give leases back (yours; a person may release anyone's)")
     .argument('[paths...]', 'the leased paths as taken (default with --all: every lease of yours)')
     .option('--all', 'every lease you hold')
@@ -74,8 +83,10 @@ export function command(): Command {
       const text = await releaseByName(layout, by, process.cwd(), opts.all ? undefined : paths);
       process.stdout.write(opts.json ? JSON.stringify({ released: text }) + '\n' : text + '\n');
     });
-  cmd
-    .command('list')
+}
+
+function listCommand(): Command {
+  return new Command('list')
     .description('the leases that hold now, per repository, and who waits')
     .option('--json', 'print JSON')
     .action(async (opts: { json?: boolean }, c: Command) => {
@@ -87,8 +98,10 @@ export function command(): Command {
       const views = await listLeases(layout);
       process.stdout.write(opts.json ? JSON.stringify(views, null, 2) + '\n' : formatLeases(views) + '\n');
     });
-  cmd
-    .command('check')
+}
+
+function checkCommand(): Command {
+  return new Command('check')
     .description(
       'exit 1 naming the holder when a file you are committing is leased to someone else (a git pre-commit hook)',
     )
@@ -106,7 +119,6 @@ export function command(): Command {
       for (const line of found) process.stderr.write(`flotilla: ${line}\n`);
       process.exitCode = 1;
     });
-  return cmd;
 }
 
 async function identity(layout: import('../../layout/layout.js').Layout): Promise<string> {

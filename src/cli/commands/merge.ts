@@ -17,7 +17,8 @@ export function command(): Command {
         import('../../work/merge.js'),
         import('../output.js'),
       ]);
-      const r = await mergeWork(layout, resolveAgent(layout, prefix), { commit: opts.commit });
+      const rec = await farAgent(layout, prefix).then((far) => far ?? resolveAgent(layout, prefix));
+      const r = await mergeWork(layout, rec, { commit: opts.commit });
       if (!r.merged) process.exitCode = 1;
       if (opts.json) return printJson(r);
       if (r.merged) {
@@ -35,4 +36,30 @@ export function command(): Command {
       for (const c of r.conflicts)
         process.stderr.write(`  ${c.path}${c.holders.length ? `  (leased by ${c.holders.join(', ')})` : ''}\n`);
     });
+}
+
+/**
+ * An agent this host's registry does not know, run by another host of the fleet (§17.7):
+ * its branch brought here from that host, and its record from the bus. Undefined when it is
+ * this host's, or the bus is `maildir`.
+ */
+async function farAgent(
+  layout: import('../../layout/layout.js').Layout,
+  prefix: string,
+): Promise<import('../../fleet/record.js').AgentRecord | undefined> {
+  const { cliConfig } = await import('../context.js');
+  const { config } = await cliConfig(layout);
+  if (config.fleet.bus === 'maildir') return undefined;
+  const far = await (
+    await import('../../hosts/elsewhere.js')
+  ).agentsElsewhere(
+    layout,
+    config,
+    [prefix],
+    async () => (await import('../../bus/open.js')).busFor(layout, config).records,
+  );
+  if (!far) return undefined;
+  const rec = far.records[0]!;
+  await (await import('../../work/far-branch.js')).fetchFarBranch(layout, far.host, rec);
+  return rec;
 }

@@ -19,6 +19,22 @@ interface SendOpts {
 export const spec: CommandSpec = {
   name: 'send',
   fast: true,
+  // Met before the text is read (lifecycle/send.ts sendPlan): a group, the nats bus, a
+  // config file the config cache has not seen, an agent's send without a door.
+  fastLeavesOut: [
+    'lifecycle/broadcast.ts',
+    'bus/recipient.ts',
+    'bus/nats/bus.ts',
+    'bus/nats/caps.ts',
+    'config/load.ts',
+    'config/walk.ts',
+    'config/schema.ts',
+    'secrets/digests.ts',
+    // Never met by a send: the maildir bus's other parts.
+    'inbox/claim.ts',
+    'fleet/slots.ts',
+    'fleet/caps.ts',
+  ],
   description:
     "deliver a message to an agent (id or prefix), 'human', 'parent' or 'root', or one copy to each of a group (--to children|tree|board:NAME|all); reads stdin when no text is given",
   args: [

@@ -72,122 +72,141 @@ export function command(): Command {
       )
       // Written by another host's Flotilla over ssh for an agent's child (§17.5); refused from any agent.
       .addOption(new Option('--lineage <json>').hideHelp())
-      .action(async (words: string[], opts: SpawnOpts, cmd: Command) => {
-        traceMark('spawn: command runs');
-        const { layout } = cliContext(cmd);
-        // Asked before the config is read: a yes changes what it says (docs/security-trust.md "Folder trust").
-        await (await import('../trust-prompt.js')).settleTrust(layout);
-        const { config } = await cliConfig(layout);
-        traceMark('spawn: config read');
-        // A person's spawn says once when `auto` found no sandbox; an agent's model would only read it as noise.
-        if (!process.env.FLOTILLA_AGENT_ID) {
-          const warning = (await import('../../tools/sandbox-mode.js')).sandboxWarning(config);
-          if (warning) process.stderr.write(`${warning}\n`);
-        }
-        const [{ spawnAgent }, { waitForAgents }, { reconcileDead }, { UsageError }, { printJson }] = await Promise.all(
-          [
-            import('../../spawn/spawn.js'),
-            import('../../lifecycle/wait.js'),
-            import('../../lifecycle/reconcile.js'),
-            import('../../errors.js'),
-            import('../output.js'),
-          ],
-        );
-        const prompt = opts.prompt ?? (words.length ? words.join(' ') : await readStdin());
-        // An agent opened with nothing to do only sits there; refused before anything opens.
-        // A mistake in how it was called: exit 2, with --wait as without (§2).
-        // A teammate (--auto-claim, or a definition's auto_claim) may start with nothing: the board is its work (§15).
-        if (
-          !prompt.trim() &&
-          (opts.wait || !(opts.autoClaim || (await definesAutoClaim(layout, config, opts.agent))))
-        ) {
-          throw new UsageError(
-            "spawn refused: no task given — pass it as arguments, with --prompt, or on stdin (echo 'task' | spawn-agent); for an agent to talk to, use flotilla up or flotilla run; for a teammate that takes its work from the task board, --auto-claim",
-            { code: 'empty-prompt' },
-          );
-        }
-        if (opts.host && opts.host !== 'local') return spawnElsewhere(layout, config, opts.host, opts, prompt);
-        const lineage =
-          opts.lineage === undefined
-            ? undefined
-            : await (await import('../../hosts/remote-child.js')).acceptLineage(layout, config, opts.lineage);
-        await reconcileDead(layout, config);
-        traceMark('spawn: fleet reconciled');
-        const rec = await spawnAgent(
-          layout,
-          config,
-          {
-            ...(opts.host === 'local' ? { here: true } : {}),
-            prompt,
-            agent: opts.agent,
-            id: opts.id,
-            cwd: opts.cwd,
-            context: opts.context,
-            model: opts.model,
-            runtime: opts.runtime,
-            mode: opts.oneshot ? 'oneshot' : 'interactive',
-            board: opts.board,
-            ...(opts.autoClaim ? { autoClaim: true } : {}),
-            ...(opts.queue
-              ? {
-                  queue: {
-                    onWait: async () => {
-                      const max = config.limits.max_running;
-                      // The fleet's count on a bus with fleet-wide caps (§18), the host's own otherwise.
-                      const held =
-                        config.fleet.bus === 'maildir'
-                          ? (await import('../../fleet/slots.js')).countHeld(layout, max)
-                          : (await import('../../bus/open.js')).busFor(layout, config).caps.countSlots(max);
-                      process.stderr.write(
-                        `flotilla: waiting for a slot ${await held}/${max} (limits.max_running) — in line, first come first served\n`,
-                      );
-                    },
-                  },
-                }
-              : {}),
-          },
-          {
-            session: opts.session,
-            background: opts.background,
-            worktree: opts.worktree,
-            ...(lineage ? { lineage } : {}),
-          },
-        ).catch(async (err: unknown) => {
-          // Its definition's host: names another machine: the spawn goes there (§17).
-          const { DefinitionElsewhere } = await import('../../spawn/prepare.js');
-          if (err instanceof DefinitionElsewhere)
-            return spawnElsewhere(layout, config, err.host, { ...opts, agent: err.definition }, prompt);
-          throw err;
-        });
-        if (!opts.wait) {
-          if (opts.json) printJson(rec);
-          else process.stdout.write(rec.id + '\n');
-          process.exit(0);
-        }
-        const { approvalNotice } = await import('../../approvals/notice.js');
-        // This spawn's task, not whatever task the agent is on when the wait looks (it may have had mail since).
-        const { results } = await waitForAgents(layout, config, [rec.id], {
-          tasks: { [rec.id]: rec.task },
-          onApproval: (asking) => void approvalNotice(layout, asking).then((line) => process.stderr.write(line + '\n')),
-        });
-        const result = results[0]!;
-        await (await import('../../lifecycle/handed-on.js')).markHandedOn(layout, results);
-        if (opts.json) printJson(result);
-        else if (result.output)
-          process.stdout.write(result.output.endsWith('\n') ? result.output : result.output + '\n');
-        if (result.status !== 'completed')
-          process.stderr.write(
-            `flotilla: ${rec.id} ended ${statusWithReason(result.status, result.exitReason)} — its transcript: flotilla transcript ${rec.id}\n`,
-          );
-        process.exit(result.status === 'completed' ? 0 : 1);
-      })
+      .action(spawnAction)
   );
+}
+
+type Layout = import('../../layout/layout.js').Layout;
+type Config = import('../../config/schema.js').Config;
+
+async function spawnAction(words: string[], opts: SpawnOpts, cmd: Command): Promise<void> {
+  traceMark('spawn: command runs');
+  const { layout } = cliContext(cmd);
+  // Asked before the config is read: a yes changes what it says (docs/security-trust.md "Folder trust").
+  await (await import('../trust-prompt.js')).settleTrust(layout);
+  const { config } = await cliConfig(layout);
+  traceMark('spawn: config read');
+  // A person's spawn says once when `auto` found no sandbox; an agent's model would only read it as noise.
+  if (!process.env.FLOTILLA_AGENT_ID) {
+    const warning = (await import('../../tools/sandbox-mode.js')).sandboxWarning(config);
+    if (warning) process.stderr.write(`${warning}\n`);
+  }
+  const { UsageError } = await import('../../errors.js');
+  const prompt = opts.prompt ?? (words.length ? words.join(' ') : await readStdin());
+  // An agent opened with nothing to do only sits there; refused before anything opens.
+  // A mistake in how it was called: exit 2, with --wait as without (§2).
+  // A teammate (--auto-claim, or a definition's auto_claim) may start with nothing: the board is its work (§15).
+  if (!prompt.trim() && (opts.wait || !(opts.autoClaim || (await definesAutoClaim(layout, config, opts.agent))))) {
+    throw new UsageError(
+      "spawn refused: no task given — pass it as arguments, with --prompt, or on stdin (echo 'task' | spawn-agent); for an agent to talk to, use flotilla up or flotilla run; for a teammate that takes its work from the task board, --auto-claim",
+      { code: 'empty-prompt' },
+    );
+  }
+  if (opts.host && opts.host !== 'local') return spawnElsewhere(layout, config, opts.host, opts, prompt);
+  const rec = await spawnHere(layout, config, opts, prompt);
+  if (!opts.wait) {
+    const { printJson } = await import('../output.js');
+    if (opts.json) printJson(rec);
+    else process.stdout.write(rec.id + '\n');
+    process.exit(0);
+  }
+  await waitAndPrint(layout, config, rec, opts);
+}
+
+/** Opens the agent on this host (or where its definition's `host:` says) and returns its record. */
+async function spawnHere(
+  layout: Layout,
+  config: Config,
+  opts: SpawnOpts,
+  prompt: string,
+): Promise<import('../../fleet/record.js').AgentRecord> {
+  const [{ spawnAgent }, { reconcileDead }] = await Promise.all([
+    import('../../spawn/spawn.js'),
+    import('../../lifecycle/reconcile.js'),
+  ]);
+  const lineage =
+    opts.lineage === undefined
+      ? undefined
+      : await (await import('../../hosts/remote-child.js')).acceptLineage(layout, config, opts.lineage);
+  await reconcileDead(layout, config);
+  traceMark('spawn: fleet reconciled');
+  return spawnAgent(
+    layout,
+    config,
+    {
+      ...(opts.host === 'local' ? { here: true } : {}),
+      prompt,
+      agent: opts.agent,
+      id: opts.id,
+      cwd: opts.cwd,
+      context: opts.context,
+      model: opts.model,
+      runtime: opts.runtime,
+      mode: opts.oneshot ? 'oneshot' : 'interactive',
+      board: opts.board,
+      ...(opts.autoClaim ? { autoClaim: true } : {}),
+      ...(opts.queue ? { queue: { onWait: () => sayWaiting(layout, config) } } : {}),
+    },
+    {
+      session: opts.session,
+      background: opts.background,
+      worktree: opts.worktree,
+      ...(lineage ? { lineage } : {}),
+    },
+  ).catch(async (err: unknown) => {
+    // Its definition's host: names another machine: the spawn goes there (§17).
+    const { DefinitionElsewhere } = await import('../../spawn/prepare.js');
+    if (err instanceof DefinitionElsewhere)
+      return spawnElsewhere(layout, config, err.host, { ...opts, agent: err.definition }, prompt);
+    throw err;
+  });
+}
+
+/** `--queue`: the line a spawn waiting for a running slot prints. */
+async function sayWaiting(layout: Layout, config: Config): Promise<void> {
+  const max = config.limits.max_running;
+  // The fleet's count on a bus with fleet-wide caps (§18), the host's own otherwise.
+  const held =
+    config.fleet.bus === 'maildir'
+      ? (await import('../../fleet/slots.js')).countHeld(layout, max)
+      : (await import('../../bus/open.js')).busFor(layout, config).caps.countSlots(max);
+  process.stderr.write(
+    `flotilla: waiting for a slot ${await held}/${max} (limits.max_running) — in line, first come first served\n`,
+  );
+}
+
+/** `--wait`: waits for this spawn's task to end, prints its answer and exits 0 only if it completed. */
+async function waitAndPrint(
+  layout: Layout,
+  config: Config,
+  rec: import('../../fleet/record.js').AgentRecord,
+  opts: SpawnOpts,
+): Promise<never> {
+  const [{ waitForAgents }, { approvalNotice }, { printJson }] = await Promise.all([
+    import('../../lifecycle/wait.js'),
+    import('../../approvals/notice.js'),
+    import('../output.js'),
+  ]);
+  // This spawn's task, not whatever task the agent is on when the wait looks (it may have had mail since).
+  const { results } = await waitForAgents(layout, config, [rec.id], {
+    tasks: { [rec.id]: rec.task },
+    onApproval: (asking) => void approvalNotice(layout, asking).then((line) => process.stderr.write(line + '\n')),
+  });
+  const result = results[0]!;
+  await (await import('../../lifecycle/handed-on.js')).markHandedOn(layout, results);
+  if (opts.json) printJson(result);
+  else if (result.output) process.stdout.write(result.output.endsWith('\n') ? result.output : result.output + '\n');
+  if (result.status !== 'completed')
+    process.stderr.write(
+      `flotilla: ${rec.id} ended ${statusWithReason(result.status, result.exitReason)} — its transcript: flotilla transcript ${rec.id}\n`,
+    );
+  process.exit(result.status === 'completed' ? 0 : 1);
 }
 
 /** `--host NAME` or a definition's `host:` (§17): the spawn runs on that host; exits with its status. */
 async function spawnElsewhere(
-  layout: import('../../layout/layout.js').Layout,
-  config: import('../../config/schema.js').Config,
+  layout: Layout,
+  config: Config,
   host: string,
   opts: SpawnOpts,
   prompt: string,
@@ -207,11 +226,7 @@ async function spawnElsewhere(
 }
 
 /** Whether the definition a spawn names says `auto_claim: true` (asked only when no task is given). */
-async function definesAutoClaim(
-  layout: import('../../layout/layout.js').Layout,
-  config: import('../../config/schema.js').Config,
-  agent: string | undefined,
-): Promise<boolean> {
+async function definesAutoClaim(layout: Layout, config: Config, agent: string | undefined): Promise<boolean> {
   const { loadDefinitions, pickDefinition } = await import('../../definitions/load.js');
   try {
     return pickDefinition(await loadDefinitions({ layout, config }), agent ?? config.agents.default).autoClaim === true;

@@ -30,6 +30,41 @@ export async function run(parsed: Parsed, globals: Globals): Promise<void> {
     return;
   }
   const { config } = await cliConfig(layout);
+  const view = await gather(layout, config, opts.all === true);
+  if (opts.json) printJson(view);
+  else await printText(layout, config, view);
+}
+
+type Layout = import('../../layout/layout.js').Layout;
+type Config = import('../../config/schema.js').Config;
+type Bus = import('../../bus/types.js').Bus;
+type AgentRecord = import('../../fleet/record.js').AgentRecord;
+type Entry = Parameters<typeof import('../../fleet/status-view.js').formatStatus>[0][number] & {
+  standing?: import('../../work/standing.js').Standing;
+};
+
+/** What a look at the fleet found, before it is printed as text or JSON. */
+interface StatusView {
+  bus: Bus | null;
+  entries: Entry[];
+  /** Finished agents left out of the window (--all shows them). */
+  hidden: number;
+  /** spawn-agent --queue processes in line for a running slot, with no record yet. */
+  waiting: import('../../fleet/slot-queue.js').InLine[];
+  corrupt: Map<string, string>;
+  leases: import('../../leases/summary.js').LeaseSummary | null;
+  boards: { board: string; counts: import('../../tasks/list.js').Counts }[];
+  hostGroups: HostGroup[] | null;
+}
+
+interface HostGroup {
+  host: string;
+  beat: import('../../spawn/host-groups.js').HostGroup['beat'];
+  records: AgentRecord[];
+  hidden: number;
+}
+
+async function gather(layout: Layout, config: Config, all: boolean): Promise<StatusView> {
   // On a bus, mail for the person waits there until someone looks (§18): bring it in first.
   const bus = config.fleet.bus === 'maildir' ? null : (await import('../../bus/open.js')).busFor(layout, config);
   await bus?.mail.collect(['human']);
@@ -37,28 +72,21 @@ export async function run(parsed: Parsed, globals: Globals): Promise<void> {
   void bus?.audit.ship();
   // A host past its lost_after_secs has its live agents marked lost, each parent told once (§17.8).
   if (bus) await (await import('../../lifecycle/lost.js')).markLostHosts(layout, bus);
-  const [
-    { reconcileDead },
-    { listRecords },
-    { liveRecords, recentRecords },
-    { unreadCount },
-    { formatStatus },
-    { queueLine },
-  ] = await Promise.all([
-    import('../../lifecycle/reconcile.js'),
-    import('../../fleet/registry.js'),
-    import('../../fleet/live.js'),
-    import('../../inbox/maildir.js'),
-    import('../../fleet/status-view.js'),
-    import('../../fleet/slot-queue.js'),
-  ]);
+  const [{ reconcileDead }, { listRecords }, { liveRecords, recentRecords }, { unreadCount }, { queueLine }] =
+    await Promise.all([
+      import('../../lifecycle/reconcile.js'),
+      import('../../fleet/registry.js'),
+      import('../../fleet/live.js'),
+      import('../../inbox/maildir.js'),
+      import('../../fleet/slot-queue.js'),
+    ]);
   // Each record is read once: the live ones, reaped if dead, then the window of finished ones.
   // A damaged record hides nothing else; it is listed with what to do about it.
   const corrupt = new Map<string, string>();
   const onCorrupt = (c: { id: string; error: string }) => corrupt.set(c.id, c.error);
   const live = liveRecords(layout, undefined, onCorrupt);
   const reaped = new Map((await reconcileDead(layout, config, { records: live })).map((r) => [r.id, r]));
-  const { records, hidden } = opts.all
+  const { records, hidden } = all
     ? { records: listRecords(layout, onCorrupt), hidden: 0 }
     : recentRecords(
         layout,
@@ -99,87 +127,101 @@ export async function run(parsed: Parsed, globals: Globals): Promise<void> {
       : null;
   // Task boards (§15): counts from each board's indexes, loaded only when a fleet has a board.
   const boards = team ? team.boards : existsSync(layout.boardsDir) ? await boardCounts(layout) : [];
-  // On a bus, every other host's agents too, grouped by host (§17).
-  // Each other host shown as this one is: its live agents and the last to finish (only those read), unless --all.
-  const { RECENT_WINDOW } = bus ? await import('../../fleet/live.js') : { RECENT_WINDOW: 0 };
-  const fullGroups = bus
-    ? await (
-        await import('../../spawn/host-groups.js')
-      ).otherHosts(
-        bus,
-        (await import('../../hosts/self.js')).selfHost(config.fleet),
-        known,
-        opts.all ? undefined : RECENT_WINDOW,
-      )
-    : null;
-  const { windowed } = fullGroups ? await import('../../spawn/host-groups.js') : { windowed: null };
-  const hostGroups =
-    fullGroups?.map((g) => {
-      const w = opts.all ? { records: g.records, hidden: 0 } : windowed!(g.records, RECENT_WINDOW);
+  const hostGroups = bus ? await otherHostGroups(bus, config, known, all) : null;
+  return { bus, entries, hidden, waiting, corrupt, leases, boards, hostGroups };
+}
+
+/** On a bus, every other host's agents, grouped by host (§17): each shown as this one is, the last to finish unless --all. */
+async function otherHostGroups(
+  bus: Bus,
+  config: Config,
+  known: Set<string>,
+  all: boolean,
+): Promise<HostGroup[] | null> {
+  const { RECENT_WINDOW } = await import('../../fleet/live.js');
+  const { otherHosts, windowed } = await import('../../spawn/host-groups.js');
+  const groups = await otherHosts(
+    bus,
+    (await import('../../hosts/self.js')).selfHost(config.fleet),
+    known,
+    all ? undefined : RECENT_WINDOW,
+  );
+  // null: the bus did not answer, and no other host is shown.
+  return (
+    groups?.map((g) => {
+      const w = all ? { records: g.records, hidden: 0 } : windowed(g.records, RECENT_WINDOW);
       return { ...g, records: w.records, hidden: w.hidden + g.endedNotRead };
-    }) ?? null;
-  if (opts.json) {
-    const hostRows = (hostGroups ?? []).flatMap((g) => [
-      {
-        id: `host:${g.host}`,
-        status: 'host',
-        host: g.host,
-        heartbeatAgeMs: g.beat?.ageMs ?? null,
-        lost: g.beat ? g.beat.lost : true,
-      },
-      ...g.records.map((r) => ({ ...r, unread: null })),
-    ]);
-    const tasks = boards.map((b) => ({ id: `board:${b.board}`, status: 'board', board: b.board, counts: b.counts }));
-    const bad = [...corrupt].map(([id, error]) => ({ id, status: 'corrupt', error }));
-    const spawns = waiting.map((q) => ({
-      id: q.agentId,
-      status: 'queued',
-      queuePosition: q.position,
-      pid: q.pid,
-      started: false,
-    }));
-    const held = (id: string) =>
-      leases
-        ? { leases: leases.heldBy(id), waitingForLeases: leases.waitsOf(id) }
-        : { leases: [], waitingForLeases: [] };
-    writeOut(
-      JSON.stringify(
-        [
-          ...entries.map((e) => ({
-            ...e.record,
-            unread: e.unread,
-            ...(e.record.status === 'queued' ? { queuePosition: e.queuePosition } : {}),
-            ...held(e.record.id),
-            ...('standing' in e ? { work: e.standing } : {}),
-          })),
-          ...spawns,
-          ...bad,
-          ...tasks,
-          ...hostRows,
-        ],
-        null,
-        2,
-      ) + '\n',
-    );
-    return;
-  }
+    }) ?? null
+  );
+}
+
+function printJson({ entries, waiting, corrupt, leases, boards, hostGroups }: StatusView): void {
+  const hostRows = (hostGroups ?? []).flatMap((g) => [
+    {
+      id: `host:${g.host}`,
+      status: 'host',
+      host: g.host,
+      heartbeatAgeMs: g.beat?.ageMs ?? null,
+      lost: g.beat ? g.beat.lost : true,
+    },
+    ...g.records.map((r) => ({ ...r, unread: null })),
+  ]);
+  const tasks = boards.map((b) => ({ id: `board:${b.board}`, status: 'board', board: b.board, counts: b.counts }));
+  const bad = [...corrupt].map(([id, error]) => ({ id, status: 'corrupt', error }));
+  const spawns = waiting.map((q) => ({
+    id: q.agentId,
+    status: 'queued',
+    queuePosition: q.position,
+    pid: q.pid,
+    started: false,
+  }));
+  const held = (id: string) =>
+    leases ? { leases: leases.heldBy(id), waitingForLeases: leases.waitsOf(id) } : { leases: [], waitingForLeases: [] };
+  writeOut(
+    JSON.stringify(
+      [
+        ...entries.map((e) => ({
+          ...e.record,
+          unread: e.unread,
+          ...(e.record.status === 'queued' ? { queuePosition: e.queuePosition } : {}),
+          ...held(e.record.id),
+          ...(e.standing ? { work: e.standing } : {}),
+        })),
+        ...spawns,
+        ...bad,
+        ...tasks,
+        ...hostRows,
+      ],
+      null,
+      2,
+    ) + '\n',
+  );
+}
+
+async function printText(layout: Layout, config: Config, view: StatusView): Promise<void> {
+  const { bus, entries, hidden, waiting, corrupt, leases, boards, hostGroups } = view;
+  const [{ formatStatus }, { unreadCount }] = await Promise.all([
+    import('../../fleet/status-view.js'),
+    import('../../inbox/maildir.js'),
+  ]);
   const width = terminalColumns();
-  const { hostHeading } = hostGroups ? await import('../../spawn/host-groups.js') : { hostHeading: null };
-  if (hostGroups && hostHeading)
+  if (hostGroups) {
+    const { hostHeading } = await import('../../spawn/host-groups.js');
     writeOut(`${hostHeading((await import('../../hosts/self.js')).selfHost(config.fleet), null, true)}\n`);
-  writeOut(formatStatus(entries, width ? { width } : {}) + '\n');
-  for (const g of hostGroups ?? []) {
-    writeOut(`\n${hostHeading!(g.host, g.beat)}\n`);
-    writeOut(
-      g.records.length
-        ? formatStatus(
-            g.records.map((record) => ({ record, unread: 0, queuePosition: null })),
-            width ? { width } : {},
-          ) + '\n'
-        : '  no agents\n',
-    );
-    if (g.hidden > 0) writeOut(`… ${thousands(g.hidden)} finished on ${g.host} — flotilla status --all\n`);
-  }
+    writeOut(formatStatus(entries, width ? { width } : {}) + '\n');
+    for (const g of hostGroups) {
+      writeOut(`\n${hostHeading(g.host, g.beat)}\n`);
+      writeOut(
+        g.records.length
+          ? formatStatus(
+              g.records.map((record) => ({ record, unread: 0, queuePosition: null })),
+              width ? { width } : {},
+            ) + '\n'
+          : '  no agents\n',
+      );
+      if (g.hidden > 0) writeOut(`… ${thousands(g.hidden)} finished on ${g.host} — flotilla status --all\n`);
+    }
+  } else writeOut(formatStatus(entries, width ? { width } : {}) + '\n');
   if (waiting.length) {
     writeOut(`\nIn line for a running slot (limits.max_running ${config.limits.max_running}), not started yet:\n`);
     for (const q of waiting) writeOut(`  #${q.position}  ${q.agentId}  spawn-agent --queue, pid ${q.pid}\n`);

@@ -68,35 +68,11 @@ export async function tendIdleCli(d: IdleDeps): Promise<{ close(): Promise<void>
     rescanSecs: config.inbox.rescan_secs,
     maxBodyBytes: config.inbox.max_body_bytes,
   });
-  // On a bus, the spool is fed from it while the CLI runs (§18); its connection goes with the watcher.
-  const [{ busFor, closeBuses }, { keepPresence }] = await Promise.all([
-    import('../../bus/open.js'),
-    import('../../bus/presence.js'),
-  ]);
-  const bus = busFor(layout, config);
-  const stopFeeding = await bus.mail.receive([rec.id, ...predecessors(layout, rec)]);
-  // Its host's heartbeat and its record on the bus while it lives (§18). Beating, it also marks
-  // silent hosts' agents lost; marked lost itself while this host was silent, it ends (§17.8).
-  const lost = bus.kind === 'nats' ? await import('../../lifecycle/lost.js') : null;
-  const stopPresence = keepPresence(
-    layout,
-    bus,
-    rec.id,
-    lost
-      ? {
-          beat: () => lost.markLostHosts(layout, bus),
-          lost: () => {
-            log.warn({}, lost.MARKED_LOST_REASON);
-            d.onLost(lost.MARKED_LOST_REASON);
-          },
-        }
-      : {},
-  );
+  const bus = await feedFromBus(d);
   const closing = (close: () => Promise<void>) => async () => {
-    stopPresence();
+    bus.stopPresence();
     await close();
-    await stopFeeding();
-    await closeBuses();
+    await bus.close();
   };
   if (!typist) return { close: closing(() => watcher.close()) };
   const { teammateIdle } = await import('../teammate-idle.js');
@@ -121,13 +97,7 @@ export async function tendIdleCli(d: IdleDeps): Promise<{ close(): Promise<void>
   let busy = false;
   let again = false;
 
-  const ready = (): boolean => {
-    try {
-      return Date.now() - statSync(join(d.configDir, 'mcp-ready')).mtimeMs >= INPUT_SETTLE_MS;
-    } catch {
-      return Date.now() - startedAt >= READY_ANYWAY_MS;
-    }
-  };
+  const ready = () => inputReady(d.configDir, startedAt);
 
   const wake = async (now: AgentRecord, count: number): Promise<void> => {
     const mark = `${now.task}/${now.lastTask?.task ?? 0}`;
@@ -185,5 +155,51 @@ export async function tendIdleCli(d: IdleDeps): Promise<{ close(): Promise<void>
       stopWatch?.();
       await watcher.close();
     }),
+  };
+}
+
+/** Whether the CLI's input box takes a paste: its fleet tools connected a moment ago, or it never said so for long. */
+function inputReady(configDir: string, startedAt: number): boolean {
+  try {
+    return Date.now() - statSync(join(configDir, 'mcp-ready')).mtimeMs >= INPUT_SETTLE_MS;
+  } catch {
+    return Date.now() - startedAt >= READY_ANYWAY_MS;
+  }
+}
+
+/**
+ * On a bus, the spool is fed from it while the CLI runs (§18); its connection goes with the
+ * watcher. Its host's heartbeat and its record on the bus while it lives (§18). Beating, it also
+ * marks silent hosts' agents lost; marked lost itself while this host was silent, it ends (§17.8).
+ */
+async function feedFromBus(d: IdleDeps): Promise<{ stopPresence(): void; close(): Promise<void> }> {
+  const { layout, config, rec, log } = d;
+  const [{ busFor, closeBuses }, { keepPresence }] = await Promise.all([
+    import('../../bus/open.js'),
+    import('../../bus/presence.js'),
+  ]);
+  const bus = busFor(layout, config);
+  const stopFeeding = await bus.mail.receive([rec.id, ...predecessors(layout, rec)]);
+  const lost = bus.kind === 'nats' ? await import('../../lifecycle/lost.js') : null;
+  const stopPresence = keepPresence(
+    layout,
+    bus,
+    rec.id,
+    lost
+      ? {
+          beat: () => lost.markLostHosts(layout, bus),
+          lost: () => {
+            log.warn({}, lost.MARKED_LOST_REASON);
+            d.onLost(lost.MARKED_LOST_REASON);
+          },
+        }
+      : {},
+  );
+  return {
+    stopPresence,
+    close: async () => {
+      await stopFeeding();
+      await closeBuses();
+    },
   };
 }

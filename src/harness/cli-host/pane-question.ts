@@ -83,29 +83,12 @@ export function answerPaneQuestions(d: {
       await press(true, '');
       return;
     }
-    const answerFile = d.layout.approvalAnswer(q.requestId);
-    if (showing && existsSync(answerFile)) {
-      const proven = readProvenAnswer(d.layout, answerFile);
-      if (proven && !proven.ok) {
-        // Audited before the file goes, so whoever sees it gone finds the refusal written.
-        audit(d.layout, {
-          event: 'approval_refused',
-          agent: d.agentId,
-          request: q.requestId,
-          tool: q.tool,
-          route: proven.route,
-          reason: proven.reason,
-        });
-        rmSync(answerFile, { force: true });
-      } else if (proven?.ok) {
-        const body = proven.body as { decision?: string; scope?: string; reason?: string };
-        const approved = body.decision === 'approve';
-        const reason = approved ? '' : body.reason || 'denied by a person';
-        // Taken (the answering command returns) and settled before the keys: the request is answered now.
-        await settle(q, { approved, by: proven.route, reason, always: approved && body.scope === 'always' });
-        await press(approved, reason);
-        return;
-      }
+    const answer = showing ? queueAnswer(d, q) : null;
+    if (answer) {
+      // Taken (the answering command returns) and settled before the keys: the request is answered now.
+      await settle(q, answer);
+      await press(answer.approved, answer.reason);
+      return;
     }
     const age = Date.now() - q.at;
     if (age >= d.config.agents.approval_timeout_secs * 1000) {
@@ -144,4 +127,32 @@ export function answerPaneQuestions(d: {
         await settle(q, { approved: undefined, by: 'aborted', reason: '' });
     },
   };
+}
+
+/** The queue's answer to `q`, proven a person's (fleet/answer-proof.ts); one whose proof fails is audited and dropped. */
+function queueAnswer(
+  d: { layout: Layout; agentId: string },
+  q: OpenQuestion,
+): (Settled & { approved: boolean }) | null {
+  const answerFile = d.layout.approvalAnswer(q.requestId);
+  if (!existsSync(answerFile)) return null;
+  const proven = readProvenAnswer(d.layout, answerFile);
+  if (proven && !proven.ok) {
+    // Audited before the file goes, so whoever sees it gone finds the refusal written.
+    audit(d.layout, {
+      event: 'approval_refused',
+      agent: d.agentId,
+      request: q.requestId,
+      tool: q.tool,
+      route: proven.route,
+      reason: proven.reason,
+    });
+    rmSync(answerFile, { force: true });
+    return null;
+  }
+  if (!proven?.ok) return null;
+  const body = proven.body as { decision?: string; scope?: string; reason?: string };
+  const approved = body.decision === 'approve';
+  const reason = approved ? '' : body.reason || 'denied by a person';
+  return { approved, by: proven.route, reason, always: approved && body.scope === 'always' };
 }

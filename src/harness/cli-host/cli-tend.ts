@@ -1,0 +1,158 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Log } from '../../audit/logger.js';
+import type { Config } from '../../config/schema.js';
+import type { Definition } from '../../definitions/types.js';
+import type { AgentRecord } from '../../fleet/record.js';
+import { readRecord } from '../../fleet/registry.js';
+import type { Layout } from '../../layout/layout.js';
+import type { Runtime } from '../../runtimes/index.js';
+import { sleep } from '../../sleep.js';
+import type { AgentEnding } from './ending.js';
+import type { Typist } from './idle.js';
+
+/**
+ * Tends the running CLI (§13): the folder screen, the first task of a CLI that takes it only
+ * once its fleet tools are connected, mail and work while it is idle, questions in its pane,
+ * the fleet's limits and the API's failures. Loaded only once the CLI started: off the path to
+ * its first request.
+ */
+export async function tendCli(d: {
+  layout: Layout;
+  config: Config;
+  runtime: Runtime;
+  rec: AgentRecord;
+  definition: Definition;
+  log: Log;
+  configDir: string;
+  prompt: string;
+  trusted: boolean;
+  ending: AgentEnding;
+}): Promise<{ close(): Promise<void> }> {
+  const { layout, config, runtime, rec, log, configDir, ending } = d;
+  const [{ tendIdleCli }, { openRestricted }] = await Promise.all([
+    import('./idle.js'),
+    import('./restricted-open.js'),
+  ]);
+  const pane = readRecord(layout, rec.id)?.tmux ?? null;
+  const typist = pane ? await (await import('./typist.js')).paneTypist(pane, configDir, runtime.pasteGuardMs) : null;
+  // An untrusted folder: the CLI's folder screen is answered "open restricted", never "trust" (until a turn begins).
+  if (pane && !d.trusted)
+    void openRestricted(
+      runtime,
+      pane,
+      log,
+      () => ending.current() !== null || readRecord(layout, rec.id)?.status === 'working',
+    );
+  if (runtime.promptAfterMcp && d.prompt.trim()) {
+    // The CLI would send an argv prompt before its MCP servers are connected, without the fleet tools.
+    void firstPrompt(configDir, d.prompt, typist, log);
+  }
+  const waker = await tendIdleCli({
+    layout,
+    config,
+    runtime,
+    rec,
+    typist,
+    log,
+    configDir,
+    onLost: (reason) => ending.stop(reason),
+    hookContext: {
+      agentId: rec.id,
+      agentName: d.definition.name,
+      parentId: rec.parentId,
+      cwd: rec.cwd,
+      onWarn: (m: string) => log.warn({}, m),
+    },
+  });
+  // A question the CLI asks in its own pane is in the fleet's queue too: the first answer wins (cli-host/pane-question.ts).
+  const questions =
+    runtime.paneQuestion && typist
+      ? (await import('./pane-question.js')).answerPaneQuestions({
+          layout,
+          config,
+          runtime,
+          agentId: rec.id,
+          typist,
+          log,
+        })
+      : null;
+  const turns = await watchTurns({ ...d, typist });
+  return {
+    async close() {
+      turns.close();
+      await questions?.close();
+      await waker.close();
+    },
+  };
+}
+
+/**
+ * The fleet's limits (docs/runtimes.md, "Limits"): the CLI's answers counted from its session
+ * file. Fail fast (docs/runtimes.md): a refused credential ends the agent, any other API error the task.
+ */
+async function watchTurns(d: {
+  layout: Layout;
+  config: Config;
+  runtime: Runtime;
+  rec: AgentRecord;
+  log: Log;
+  configDir: string;
+  ending: AgentEnding;
+  typist: Typist | null;
+}): Promise<{ close(): void }> {
+  const { layout, config, runtime, rec, log, ending, typist } = d;
+  const [{ enforceLimits }, { watchSession }, { endVendorTask }] = await Promise.all([
+    import('./limits.js'),
+    import('./session-watch.js'),
+    import('./task-end.js'),
+  ]);
+  const limits = enforceLimits({
+    layout,
+    config,
+    runtime,
+    id: rec.id,
+    log,
+    sessionFile: () => session.file(),
+    interrupt: async () => {
+      await typist?.key('Escape');
+    },
+    endAgent: (reason) => ending.stop(reason, 'completed'),
+  });
+  const session = watchSession(runtime, d.configDir, {
+    onModel: () => limits.onModel(),
+    onFailure: (failure) => {
+      log.warn({ reason: failure.reason, auth: failure.auth }, 'the vendor API ended a turn with an error');
+      if (failure.auth) {
+        process.stderr.write(`\nflotilla: ${failure.reason} — the agent ends failed\n`);
+        ending.stop(failure.reason, 'failed');
+        return;
+      }
+      void endVendorTask(layout, config, rec.id, { status: 'failed', text: '', reason: failure.reason });
+    },
+  });
+  return {
+    close() {
+      session.close();
+      limits.close();
+    },
+  };
+}
+
+/** The first task, typed once the CLI's fleet tools are connected (≤ 30 s), as a person would. */
+async function firstPrompt(
+  configDir: string,
+  prompt: string,
+  typist: Typist | null,
+  log: { warn(o: object, m: string): void },
+): Promise<void> {
+  if (!typist) return;
+  const ready = join(configDir, 'mcp-ready');
+  const end = Date.now() + 30_000;
+  while (!existsSync(ready) && Date.now() < end) await sleep(50);
+  if (!existsSync(ready)) log.warn({}, 'the fleet MCP server did not answer within 30 s; sending the task anyway');
+  // The input box mounts a moment after the MCP connection.
+  await sleep(500);
+  // A window closed meanwhile: the agent is ending, and the shim's signal handler finishes it.
+  await typist.submit(prompt.trim()).catch((err: unknown) => log.warn({ err: String(err) }, 'could not type the task'));
+}

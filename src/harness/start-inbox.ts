@@ -1,0 +1,85 @@
+import type { Log } from '../audit/logger.js';
+import type { Config } from '../config/schema.js';
+import type { AgentRecord } from '../fleet/record.js';
+import type { Layout } from '../layout/layout.js';
+import type { TranscriptWriter } from '../transcript/writer.js';
+import { openInboxPort, type HarnessInboxPort } from './inbox-port.js';
+import type { AgentSession } from './session.js';
+import { predecessors } from './start-steps.js';
+
+/**
+ * The agent's inbox as its harness starts (§4, §18): its spool swept, mail a tool reads
+ * recorded in the transcript, the spool fed from the bus and the host's presence kept while it
+ * lives. Closing the inbox closes all of them.
+ */
+export async function openAgentInbox(opts: {
+  layout: Layout;
+  config: Config;
+  rec: AgentRecord;
+  log: Log;
+  transcript: TranscriptWriter | null;
+  /** Mail the resumed transcript already surfaced (harness/start-steps.ts openHistory). */
+  recorded: { files: Set<string>; ids: Set<string> };
+  /** The session once it is made: the one a `lost` mark ends. */
+  session: () => AgentSession | undefined;
+}): Promise<HarnessInboxPort> {
+  const { layout, config, rec, log, transcript } = opts;
+  const { sweepStaleTemp } = await import('../inbox/maildir.js');
+  sweepStaleTemp(layout, rec.id);
+  const inbox = await openInboxPort(
+    layout,
+    rec.id,
+    config,
+    log,
+    opts.recorded,
+    predecessors(layout, rec),
+    ({ ids, files }) =>
+      transcript
+        ? transcript.append({
+            type: 'surfaced',
+            source: 'inbox',
+            via: 'tool',
+            ids,
+            files,
+            text: `read through a tool: ${ids.join(', ')}`,
+          })
+        : true,
+  );
+  // On a bus, this harness keeps its spool (and its predecessors') fed from it until it closes (§18).
+  const [{ busFor, closeBuses }, { keepPresence }] = await Promise.all([
+    import('../bus/open.js'),
+    import('../bus/presence.js'),
+  ]);
+  const bus = busFor(layout, config);
+  const stopFeeding = await bus.mail.receive([rec.id, ...predecessors(layout, rec)]);
+  // Its host's heartbeat and its record on the bus while it lives (§18); the last write reaches it as the bus closes.
+  // Beating, it also marks silent hosts' agents lost; marked lost itself while this host was silent, it ends (§17.8).
+  const lost = bus.kind === 'nats' ? await import('../lifecycle/lost.js') : null;
+  const stopPresence = keepPresence(
+    layout,
+    bus,
+    rec.id,
+    lost
+      ? {
+          beat: () => lost.markLostHosts(layout, bus),
+          lost: () => {
+            const session = opts.session();
+            if (!session) return false;
+            log.warn({}, lost.MARKED_LOST_REASON);
+            void session.shutdown('cancelled', lost.MARKED_LOST_REASON);
+            return true;
+          },
+        }
+      : {},
+  );
+  const closeInbox = inbox.close.bind(inbox);
+  inbox.close = async () => {
+    stopPresence();
+    await closeInbox();
+    await stopFeeding();
+    await closeBuses();
+    // The board's and leases' connections (bus/shared.ts), opened by a task tool or an edit's lease.
+    await (await import('../bus/shared.js')).closeShared();
+  };
+  return inbox;
+}

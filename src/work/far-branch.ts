@@ -1,0 +1,46 @@
+import { FlotillaError } from '../errors.js';
+import type { AgentRecord } from '../fleet/record.js';
+import type { Host } from '../hosts/ssh.js';
+import type { Layout } from '../layout/layout.js';
+import { shellQuote } from '../tmux/quote.js';
+import { git, gitWhy } from './git.js';
+import { branchOf } from './work.js';
+
+/**
+ * The branch of an agent another host runs, brought into this checkout (docs/design.md
+ * §17.7, §12): `flotilla merge ID` of such an agent fetches `flotilla/ID` from its worktree
+ * there through git's own ssh transport — with the host's ssh options, BatchMode and port, as
+ * its one ssh line has them — into the branch of that name here; the merge is then the one
+ * an agent of this host gets. Throws one line when it has no branch or the fetch fails.
+ */
+export async function fetchFarBranch(layout: Layout, host: Host, rec: AgentRecord): Promise<void> {
+  if (!rec.worktree) {
+    throw new FlotillaError(
+      `${rec.id} worked in place on host '${host.name}' (${rec.cwd}): it has no branch to bring here — its changes are uncommitted in that checkout there`,
+      { code: 'no-branch' },
+    );
+  }
+  const ssh = [
+    'ssh',
+    '-o',
+    'BatchMode=yes',
+    '-o',
+    `ConnectTimeout=${host.connect_timeout_secs}`,
+    ...(host.port ? ['-p', String(host.port)] : []),
+    ...host.ssh_options,
+  ]
+    .map(shellQuote)
+    .join(' ');
+  const branch = branchOf(rec.id);
+  const r = await git(
+    layout.project,
+    ['fetch', '--quiet', '--no-tags', `${host.ssh}:${rec.worktree}`, `+refs/heads/${branch}:refs/heads/${branch}`],
+    { ...process.env, GIT_SSH_COMMAND: ssh },
+  );
+  if (r.code !== 0) {
+    throw new FlotillaError(
+      `cannot bring ${branch} of ${rec.id} from host '${host.name}': ${gitWhy(r)} — check that 'ssh -o BatchMode=yes ${host.ssh} true' works and git is installed there`,
+      { code: 'host-fetch' },
+    );
+  }
+}
