@@ -13,8 +13,6 @@ import { actorId, type McpIdentity } from './identity.js';
  * subtree, its inbox, mail from its id), or a person's (the whole fleet, the human inbox).
  * An agent is offered only the fleet tools its effective policy allows.
  */
-export const MCP_TOOL_NAMES = MCP_FLEET_TOOLS;
-
 export async function mcpTools(layout: Layout, config: Config, identity: McpIdentity): Promise<Tool[]> {
   const me = actorId(identity);
   const [{ sendTo, sentSummary }, { list }, { claim }, { formatForModel, sortForReader }, { predecessors }] =
@@ -71,7 +69,7 @@ export async function mcpTools(layout: Layout, config: Config, identity: McpIden
   const tasks = taskToolOps(layout, me, board ?? 'fleet');
   const { mergeWorkOps, personMergeWorkOps } = await import('../work/merge-ops.js');
   const merge = identity.kind === 'agent' ? mergeWorkOps(layout, identity.record) : personMergeWorkOps(layout);
-  const all = TOOLS.filter((t) => MCP_TOOL_NAMES.includes(t.name)).flatMap(
+  const all = TOOLS.filter((t) => MCP_FLEET_TOOLS.includes(t.name)).flatMap(
     (t) => t.create({ send, inbox, fleet: ops, merge, leases, tasks }) ?? [],
   );
   if (identity.kind === 'person') return all;

@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { toolRefusal } from '../../src/harness/cli-host/hook.js';
-import { MCP_TOOL_NAMES } from '../../src/mcp/tools.js';
 import { effectivePolicy } from '../../src/policy/tool-policy.js';
 import { CANONICAL_TOOLS, canonicalToolName, TOOL_ALIASES } from '../../src/policy/tool-names.js';
-import { TOOL_TABLE, VENDOR_CLIS, type ToolRow, type VendorCli } from '../../src/policy/tool-table.js';
+import { MCP_FLEET_TOOLS, TOOL_TABLE, VENDOR_CLIS, type ToolRow, type VendorCli } from '../../src/policy/tool-table.js';
 import { compileClaudePolicy } from '../../src/runtimes/claude.js';
 import { compileCodexPolicy } from '../../src/runtimes/codex.js';
 import { compileGeminiPolicy } from '../../src/runtimes/gemini.js';
@@ -23,7 +22,7 @@ const rows = TOOL_TABLE as readonly ToolRow[];
 describe('the lists derived from the tool table', () => {
   it("the canonical tools, the MCP tools and the vendor CLIs are the table's", () => {
     expect(CANONICAL_TOOLS).toEqual(rows.map((r) => r.name));
-    expect(MCP_TOOL_NAMES).toEqual(rows.filter((r) => r.mcp).map((r) => r.name));
+    expect(MCP_FLEET_TOOLS).toEqual(rows.filter((r) => r.mcp).map((r) => r.name));
     expect([...VENDOR_CLIS]).toEqual([...BUILT_RUNTIMES]);
   });
 

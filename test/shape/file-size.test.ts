@@ -17,7 +17,7 @@ const MAX_FUNCTION_LINES = 100;
 const LONG_FILES: readonly string[] = [];
 
 /** Functions still over the limit (`file name`): to be split, then removed from here. */
-const LONG_FUNCTIONS: readonly string[] = ['harness/chat/fleet-actions.ts liveChatActions'];
+const LONG_FUNCTIONS: readonly string[] = [];
 
 function sourceFiles(dir: string, out: string[] = []): string[] {
   for (const name of readdirSync(dir)) {

@@ -80,22 +80,47 @@ export function describeDefinitionsChange(c: DefinitionsChange): string[] {
   ];
 }
 
+/** What every chat action works on: this agent, its home, and the live config and definitions. */
+interface ChatContext {
+  layout: Layout;
+  configNow: () => Config;
+  rec: AgentRecord;
+  loadedNow: () => LoadResult;
+}
+
 function liveChatActions(
   layout: Layout,
   configNow: () => Config,
   rec: AgentRecord,
   loadedNow: () => LoadResult,
 ): ChatActions {
-  const answer = async (id: string, decision: import('../../approvals/answer.js').Decision): Promise<string> => {
-    const { answerRequest } = await import('../../approvals/answer.js');
-    const done = await answerRequest(layout, configNow(), id, decision, { pid: process.ppid, by: 'chat' });
-    return `${decision.decision === 'approve' ? 'approved' : 'denied'} ${done.requestId} (${done.agentId})`;
-  };
-  const names = (): string[] => loadedNow().definitions.map((d) => d.name);
+  const ctx: ChatContext = { layout, configNow, rec, loadedNow };
   return {
     ...unavailableChatActions(),
-    definitions: () => Promise.resolve(names()),
+    ...definitionActions(ctx),
+    ...agentActions(ctx),
+    ...approvalActions(ctx),
+    ...outputActions(ctx),
+    ...messageActions(ctx),
+    ...taskActions(ctx),
+  };
+}
+
+/** `@name` and `/agent list`: the definitions as loaded now. */
+function definitionActions({ loadedNow }: ChatContext): Pick<ChatActions, 'definitions' | 'list'> {
+  return {
+    definitions: () => Promise.resolve(loadedNow().definitions.map((d) => d.name)),
     list: () => Promise.resolve(formatDefinitionList(loadedNow())),
+  };
+}
+
+/** `/agent spawn|status|cancel|resume`: this agent's children, started, shown and ended from the pane. */
+function agentActions({
+  layout,
+  configNow,
+  rec,
+}: ChatContext): Pick<ChatActions, 'spawn' | 'status' | 'cancel' | 'resume'> {
+  return {
     async spawn(name, prompt, opts) {
       const { spawnAgent } = await import('../../spawn/spawn.js');
       const { readRecord } = await import('../../fleet/registry.js');
@@ -133,20 +158,6 @@ function liveChatActions(
       const hit = await cancelAgent(layout, configNow(), target, { by: 'human' });
       return hit.length ? `cancelled ${hit.join(', ')}` : `${target.id} had already ended (${target.status})`;
     },
-    async send(to, text) {
-      const [{ deliver }, { resolveRecipient }] = await Promise.all([
-        import('../../inbox/deliver.js'),
-        import('../../inbox/address.js'),
-      ]);
-      // A person typing in this pane sends as 'human'; 'parent' and 'root' are this agent's.
-      const recipient = resolveRecipient(layout, to, rec.id);
-      const { message } = await deliver(
-        layout,
-        { from: 'human', to: recipient, kind: 'message', body: text },
-        { maxBodyBytes: configNow().inbox.max_body_bytes },
-      );
-      return `sent ${message.id} to ${recipient}`;
-    },
     async resume(prefix, prompt) {
       const [{ planResume, resumingLine }, { spawnAgent }, { readRecord }] = await Promise.all([
         import('../../outputs/resume.js'),
@@ -171,8 +182,25 @@ function liveChatActions(
       );
       return resumingLine(plan, child.id);
     },
+  };
+}
+
+/** `/agent approve|deny`: a person answers a pending request (§11). */
+function approvalActions({ layout, configNow }: ChatContext): Pick<ChatActions, 'approve' | 'deny'> {
+  const answer = async (id: string, decision: import('../../approvals/answer.js').Decision): Promise<string> => {
+    const { answerRequest } = await import('../../approvals/answer.js');
+    const done = await answerRequest(layout, configNow(), id, decision, { pid: process.ppid, by: 'chat' });
+    return `${decision.decision === 'approve' ? 'approved' : 'denied'} ${done.requestId} (${done.agentId})`;
+  };
+  return {
     approve: (id) => answer(id, { decision: 'approve', scope: 'once' }),
     deny: (id, reason) => answer(id, { decision: 'deny', reason: reason ?? 'denied by a person' }),
+  };
+}
+
+/** `/agent output|collect`: finished agents' final answers. */
+function outputActions({ layout }: ChatContext): Pick<ChatActions, 'output' | 'collect'> {
+  return {
     async output(prefix) {
       const { agentOutput } = await import('../../outputs/output.js');
       const { id, text } = agentOutput(layout, prefix);
@@ -183,14 +211,26 @@ function liveChatActions(
       const results = collectFinished(layout);
       return results.length ? results.map(formatCollected).join('\n\n') : 'nothing new to collect';
     },
-    async tasks() {
-      const [{ listBoard }, { formatListing }] = await Promise.all([
-        import('../../team-store/board.js'),
-        import('../../tasks/view.js'),
+  };
+}
+
+/** `/send` and `/inbox`: mail, sent as the person typing, read from this agent's inbox. */
+function messageActions({ layout, configNow, rec }: ChatContext): Pick<ChatActions, 'send' | 'inbox'> {
+  return {
+    async send(to, text) {
+      const [{ deliver }, { resolveRecipient }] = await Promise.all([
+        import('../../inbox/deliver.js'),
+        import('../../inbox/address.js'),
       ]);
-      return formatListing(await listBoard(layout, rec.board ?? 'fleet'));
+      // A person typing in this pane sends as 'human'; 'parent' and 'root' are this agent's.
+      const recipient = resolveRecipient(layout, to, rec.id);
+      const { message } = await deliver(
+        layout,
+        { from: 'human', to: recipient, kind: 'message', body: text },
+        { maxBodyBytes: configNow().inbox.max_body_bytes },
+      );
+      return `sent ${message.id} to ${recipient}`;
     },
-    task: (action, arg, text) => taskAction(layout, rec.board ?? 'fleet', action, arg, text),
     async inbox() {
       const { list } = await import('../../inbox/read.js');
       const items = await list(layout, rec.id, { includeRead: true });
@@ -199,6 +239,20 @@ function liveChatActions(
         .map((i) => `${i.read ? ' ' : '●'} ${i.message.id}  ${i.message.from}  ${i.message.kind}  ${i.message.summary}`)
         .join('\n');
     },
+  };
+}
+
+/** `/tasks` and `/task …`: this agent's board (§15). */
+function taskActions({ layout, rec }: ChatContext): Pick<ChatActions, 'tasks' | 'task'> {
+  return {
+    async tasks() {
+      const [{ listBoard }, { formatListing }] = await Promise.all([
+        import('../../team-store/board.js'),
+        import('../../tasks/view.js'),
+      ]);
+      return formatListing(await listBoard(layout, rec.board ?? 'fleet'));
+    },
+    task: (action, arg, text) => taskAction(layout, rec.board ?? 'fleet', action, arg, text),
   };
 }
 
