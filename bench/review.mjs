@@ -74,8 +74,9 @@ export async function runReviewBench({ agents = 50, runs = 15 } = {}) {
       });
     }
     const review = (cold = false) => {
-      // Cold: without the cache of worktrees' counts, so every worktree gets its `git status`.
-      if (cold) rmSync(layout.worktreeStatusCache, { force: true });
+      // Cold: without the caches of worktrees' counts and branch states, as after agents
+      // finished: every worktree gets its `git status`, the branches their history reads.
+      if (cold) for (const f of [layout.worktreeStatusCache, layout.reviewBranchCache]) rmSync(f, { force: true });
       const t0 = performance.now();
       const r = spawnSync(process.execPath, [CLI, 'review', '--json'], { cwd: dir, env, encoding: 'utf8' });
       const ms = performance.now() - t0;

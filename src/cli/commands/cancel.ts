@@ -57,7 +57,12 @@ export function command(): Command {
           { code: 'not-yours' },
         );
       }
-      const hit = await cancelAgent(layout, config, target, { tree: opts.tree, by });
+      const here = await cancelAgent(layout, config, target, { tree: opts.tree, by });
+      // Its children on other hosts (§17.7) are theirs to end: asked there.
+      const { cancelElsewhere } = await import('../../lifecycle/far-cancel.js');
+      const there = await cancelElsewhere(layout, config, target, { tree: opts.tree });
+      for (const n of there.notes) process.stderr.write(`flotilla: ${n}\n`);
+      const hit = [...here, ...there.cancelled];
       if (opts.json) printJson({ cancelled: hit });
       else if (hit.length) process.stdout.write(`cancelled ${hit.join(', ')}\n`);
       else process.stdout.write(`${target.id} had already ended (${target.status})\n`);
