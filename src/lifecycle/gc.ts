@@ -13,9 +13,9 @@ import { reconcileDead } from './reconcile.js';
 import { applyFleetRetention } from '../transcript/fleet-retention.js';
 import type { RetentionResult } from '../transcript/retention.js';
 import { isFleetWorktree, removeWorktree } from '../work/worktree.js';
-import { branchState } from '../work/branch-state.js';
+import { branchStates } from '../work/branch-state.js';
 import { git, gitWhy } from '../work/git.js';
-import { agentWork, branchOf } from '../work/work.js';
+import { agentWorks, branchOf } from '../work/work.js';
 
 /**
  * `flotilla gc`: what finished agents leave behind. Dead panes of finished agents are killed;
@@ -71,30 +71,7 @@ export async function gcFleet(
 
   await killDeadPanes(finished, result);
 
-  const liveCwds = new Set(records.filter((r) => recordLiveness(r) !== 'ended').map((r) => r.cwd));
-  for (const r of finished) {
-    if (!r.worktree || !isFleetWorktree(layout, r.worktree) || liveCwds.has(r.worktree)) continue;
-    // Work not in its base branch yet stays, worktree and branch, unless forced (§12).
-    const work = await agentWork(layout, r);
-    const state = work.kind === 'branch' ? await branchState(layout, work.branch, work.base) : undefined;
-    const ahead = state?.exists ? state.ahead : 0;
-    const uncommitted = work.kind === 'branch' ? work.uncommitted : 0;
-    if ((ahead > 0 || uncommitted > 0) && !opts.force) {
-      result.unmerged.push({ id: r.id, branch: branchOf(r.id), ahead, uncommitted });
-      continue;
-    }
-    try {
-      await removeWorktree(layout, r.worktree);
-      result.worktrees.push(r.worktree);
-    } catch (err) {
-      if (!/is not a working tree|No such file/i.test(errorMessage(err))) result.problems.push(errorMessage(err));
-    }
-    if (state?.exists && !opts.keepBranches) {
-      const d = await git(layout.project, ['branch', '-D', branchOf(r.id)]);
-      if (d.code === 0) result.branches.push(branchOf(r.id));
-      else result.problems.push(`could not delete ${branchOf(r.id)}: ${gitWhy(d)}`);
-    }
-  }
+  await removeEndedWork(layout, records, finished, opts, result);
 
   // An unmerged agent's record stays too: `merge` and a later `gc --force` find its work through it.
   const kept = new Set(result.unmerged.map((u) => u.id));
@@ -141,6 +118,53 @@ export async function gcFleet(
       : {}),
   });
   return result;
+}
+
+/**
+ * Removes ended agents' worktrees (§12) and, unless kept, their branches once their work is
+ * merged; an unmerged one stays, worktree and branch, unless forced.
+ */
+async function removeEndedWork(
+  layout: Layout,
+  records: readonly AgentRecord[],
+  finished: readonly AgentRecord[],
+  opts: { keepBranches?: boolean; force?: boolean },
+  result: GcResult,
+): Promise<void> {
+  const liveCwds = new Set(records.filter((r) => recordLiveness(r) !== 'ended').map((r) => r.cwd));
+  const ended = finished.flatMap((r) =>
+    r.worktree && isFleetWorktree(layout, r.worktree) && !liveCwds.has(r.worktree) ? [{ r, worktree: r.worktree }] : [],
+  );
+  // Every branch read together: one ref read and one history read, whatever their number (work/branch-state.ts).
+  const works = await agentWorks(
+    layout,
+    ended.map((e) => e.r),
+  );
+  const onBranch = works.flatMap((w) => (w.kind === 'branch' ? [w] : []));
+  const read = onBranch.length ? await branchStates(layout, onBranch) : [];
+  const states = new Map(read.map((st, k) => [onBranch[k]!.id, st]));
+  for (const [k, { r, worktree }] of ended.entries()) {
+    // Work not in its base branch yet stays, worktree and branch, unless forced (§12).
+    const work = works[k]!;
+    const state = states.get(r.id);
+    const ahead = state?.exists ? state.ahead : 0;
+    const uncommitted = work.kind === 'branch' ? work.uncommitted : 0;
+    if ((ahead > 0 || uncommitted > 0) && !opts.force) {
+      result.unmerged.push({ id: r.id, branch: branchOf(r.id), ahead, uncommitted });
+      continue;
+    }
+    try {
+      await removeWorktree(layout, worktree);
+      result.worktrees.push(worktree);
+    } catch (err) {
+      if (!/is not a working tree|No such file/i.test(errorMessage(err))) result.problems.push(errorMessage(err));
+    }
+    if (state?.exists && !opts.keepBranches) {
+      const d = await git(layout.project, ['branch', '-D', branchOf(r.id)]);
+      if (d.code === 0) result.branches.push(branchOf(r.id));
+      else result.problems.push(`could not delete ${branchOf(r.id)}: ${gitWhy(d)}`);
+    }
+  }
 }
 
 /** The bus's part, after the registry's: the records removed here (this run's, and any a run without the bus left owed). Never throws. */
