@@ -86,6 +86,28 @@ describe('delivery, listing and claiming', () => {
     expect(existsSync(maildir(f.layout, 'human').tmp) ? readdirSync(maildir(f.layout, 'human').tmp) : []).toEqual([]);
   });
 
+  it("counts unread mail from new/'s names alone: a burst, a file that is no message, a dotfile", async () => {
+    const box = ensureMaildir(f.layout, 'human');
+    const burst = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        deliver(f.layout, { from: 'human', to: 'human', kind: 'message', body: `m${i}` }),
+      ),
+    );
+    expect(unreadCount(f.layout, 'human')).toBe(40);
+    // Not parsed: a damaged file is counted until a reader moves it to bad/; a dotfile never is.
+    writeFileSync(join(box.new, '100.bad-yaml.1.h.md'), '---\nid: [unclosed\n---\n');
+    writeFileSync(join(box.new, '.editor-swap'), 'not a candidate');
+    expect(unreadCount(f.layout, 'human')).toBe(41);
+    await list(f.layout, 'human', { log: recordingLog() });
+    expect(unreadCount(f.layout, 'human')).toBe(40);
+    await claim(
+      f.layout,
+      'human',
+      (await list(f.layout, 'human')).find((i) => i.message.id === burst[0]!.message.id)!,
+    );
+    expect(unreadCount(f.layout, 'human')).toBe(39);
+  });
+
   it('moves files that are not messages to bad/ with a WARN and an audit line, and keeps the rest flowing', async () => {
     const box = ensureMaildir(f.layout, 'human');
     const good1 = await deliver(f.layout, { from: 'human', to: 'human', kind: 'message', body: 'good 1' });
