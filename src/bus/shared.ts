@@ -1,5 +1,6 @@
 import { atExit } from '../at-exit.js';
 import type { Layout } from '../layout/layout.js';
+import { sleep } from '../sleep.js';
 import { fleetConfig } from './settings.js';
 
 /**
@@ -24,6 +25,21 @@ export interface SharedKv {
 export interface SharedEntry {
   value: string;
   revision: number;
+}
+
+/** The first retry's bound on its wait, doubled each retry up to CAS_BACKOFF_CAP_MS. */
+const CAS_BACKOFF_BASE_MS = 2;
+const CAS_BACKOFF_CAP_MS = 100;
+
+/**
+ * Waits before retry `attempt` (1, 2, …; 0 waits not at all) of a compare-and-set that lost the
+ * race for its key: a random time below a bound that doubles each retry up to 100 ms ("full
+ * jitter"). Without it twenty writers on one key read again all at once, and a writer on a
+ * slower host keeps losing to the quick ones until its tries run out.
+ */
+export function casBackoff(attempt: number): Promise<void> {
+  if (attempt <= 0) return Promise.resolve();
+  return sleep(Math.random() * Math.min(CAS_BACKOFF_CAP_MS, CAS_BACKOFF_BASE_MS * 2 ** (attempt - 1)));
 }
 
 /** The shared stores of a fleet: one for the task boards, one for the leases. */

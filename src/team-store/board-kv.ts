@@ -1,6 +1,6 @@
 import { audit } from '../audit/audit.js';
 import { fleetBus } from '../bus/settings.js';
-import type { SharedKv } from '../bus/shared.js';
+import { casBackoff, type SharedKv } from '../bus/shared.js';
 import { FlotillaError } from '../errors.js';
 import type { Layout } from '../layout/layout.js';
 import { redactValue } from '../secrets/redact.js';
@@ -97,6 +97,7 @@ export async function addTaskKv(
   const existing =
     checked.blockedBy.length > 0 ? new Map((await readAll(kv, board)).map((t) => [t.id, t])) : new Map<string, Task>();
   for (let tries = 0; tries < MAX_TRIES; tries++) {
+    await casBackoff(tries);
     const id = spec.id ?? (await nextId(kv, board));
     decide.checkNoCycle(id, checked.blockedBy, (t) => existing.get(t)?.blocked_by ?? []);
     const task = decide.newTask(board, id, checked, spec, by);
@@ -114,7 +115,8 @@ export async function addTaskKv(
 
 /** The next `t<n>`: the board's counter, moved on with compare-and-set. */
 async function nextId(kv: SharedKv, board: string): Promise<string> {
-  for (;;) {
+  for (let tries = 0; ; tries++) {
+    await casBackoff(tries);
     const seq = await kv.get(seqKey(board));
     const n = (seq ? Number(seq.value) || 0 : 0) + 1;
     const put = seq
@@ -141,6 +143,7 @@ export async function claimTaskKv(
   checkTaskId(id);
   const judge = fleetJudge(layout);
   for (let tries = 0; tries < MAX_TRIES; tries++) {
+    await casBackoff(tries);
     const read = mustBe(await readOne(kv, board, id), board, id);
     const current = await judged(judge, read.task);
     const deps = await blockersOf(kv, current);
@@ -158,6 +161,7 @@ export async function claimNextKv(layout: Layout, kv: SharedKv, boardName: strin
   const board = checkBoardName(boardName);
   const judge = fleetJudge(layout);
   for (let rounds = 0; rounds < MAX_TRIES; rounds++) {
+    await casBackoff(rounds);
     const all = await readAll(kv, board);
     const byId = new Map(all.map((t) => [t.id, t]));
     const order = all
@@ -198,6 +202,7 @@ export async function releaseTaskKv(
   const board = checkBoardName(boardName);
   checkTaskId(id);
   for (let tries = 0; tries < MAX_TRIES; tries++) {
+    await casBackoff(tries);
     const read = mustBe(await readOne(kv, board, id), board, id);
     const task = read.task;
     const next = decide.released(task, by, why);
@@ -227,6 +232,7 @@ export async function finishTaskKv(
   const refused =
     status === 'done' ? await (gate ?? completionGate(layout, by))(decide.ended(seen.task, status, result)) : null;
   for (let tries = 0; tries < MAX_TRIES; tries++) {
+    await casBackoff(tries);
     const read = tries === 0 ? seen : mustBe(await readOne(kv, board, id), board, id);
     decide.checkEnding(read.task, by, status);
     if (refused !== null) {
@@ -265,6 +271,7 @@ export async function reopenClaimsOfKv(layout: Layout, kv: SharedKv, agentId: st
     .filter((t): t is Task => t?.status === 'claimed' && t.claimed_by === agentId);
   for (const seen of mine) {
     for (let tries = 0; tries < MAX_TRIES; tries++) {
+      await casBackoff(tries);
       const read = await readOne(kv, seen.board, seen.id);
       if (!read || read.task.status !== 'claimed' || read.task.claimed_by !== agentId) break;
       const next = reopened(read.task, agentId, `reopened: its claimant ${agentId} ended (${reason})`);

@@ -1,5 +1,5 @@
 import { audit } from '../audit/audit.js';
-import type { SharedKv } from '../bus/shared.js';
+import { casBackoff, type SharedKv } from '../bus/shared.js';
 import type { Config } from '../config/schema.js';
 import { FlotillaError, UsageError } from '../errors.js';
 import { readRecord } from '../fleet/registry.js';
@@ -138,6 +138,7 @@ export async function takeLeasesKv(
     const rels = groups.get(id)!.rels;
     let done = false;
     for (let tries = 0; tries < MAX_TRIES && !done; tries++) {
+      await casBackoff(tries);
       const read = await readRepo(kv, id);
       const now = Date.now();
       const swept = await sweep(layout, judge, read.file, now);
@@ -189,6 +190,7 @@ async function giveBack(
 ): Promise<void> {
   for (const { id, paths } of added) {
     for (let tries = 0; tries < MAX_TRIES; tries++) {
+      await casBackoff(tries);
       const read = await readRepo(kv, id);
       read.file.leases = read.file.leases.filter((l) => !(l.holder === holder && paths.includes(l.path)));
       if (await writeRepo(kv, id, read)) break;
@@ -234,6 +236,7 @@ export async function releaseLeasesKv(
   const out: { checkout: string; lease: Lease }[] = [];
   for (const id of [...groups.keys()].sort()) {
     for (let tries = 0; tries < MAX_TRIES; tries++) {
+      await casBackoff(tries);
       const read = await readRepo(kv, id);
       await sweep(layout, fleetJudge(layout), read.file, Date.now());
       const gone = groups.get(id)!.rels.flatMap((rel) => releaseIn(read.file, rel, by));
@@ -284,6 +287,7 @@ export async function sweepHolderKv(layout: Layout, kv: SharedKv, holder: string
   const mine = (await eachRepo(kv)).filter((r) => r.file.leases.some((l) => l.holder === holder));
   for (const { id } of mine) {
     for (let tries = 0; tries < MAX_TRIES; tries++) {
+      await casBackoff(tries);
       const read = await readRepo(kv, id);
       const gone: { lease: Lease; event: 'lease_expired' | 'lease_released'; reason: string }[] = [];
       for (const l of read.file.leases) {
@@ -316,6 +320,7 @@ async function dropWhere(
   const out: { checkout: string; lease: Lease }[] = [];
   for (const { id } of (await eachRepo(kv)).filter((r) => r.file.leases.some(drop))) {
     for (let tries = 0; tries < MAX_TRIES; tries++) {
+      await casBackoff(tries);
       const read = await readRepo(kv, id);
       const gone = read.file.leases.filter(drop);
       if (gone.length === 0) break;

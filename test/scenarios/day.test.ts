@@ -515,11 +515,15 @@ describe('the same day again, half the team on host b over nats://', { timeout: 
   it('9d. the end of the day on both hosts: gc, and the audit tells both hosts in order', async () => {
     person2.begins(
       'the end of the day, on both hosts',
-      "The person cancels far-lead's tree, which reaches its teammates on b, closes the fleet's session and runs `flotilla gc`. `flotilla audit` on a tells the day of both hosts, each line with the host that wrote it.",
+      "The person cancels far-lead's tree, which ends its teammates on b there too, closes the fleet's session and runs `flotilla gc` on both hosts; b's checkout never saw the merges made on a, so its gc keeps b's two branches and says how to drop them. `flotilla audit` on a tells the day of both hosts, each line with the host that wrote it.",
     );
     const lead = listRecords(far.layout()).find((r) => r.name === 'far-lead')!;
     const cancelled = await person2.flotilla(['cancel', lead.id, '--tree']);
     expect(cancelled.exitCode, cancelled.stderr).toBe(0);
+    // The tree's teammates on b are ended there.
+    for (const id of ['near-mate', 'far-codex', 'far-mate']) expect(cancelled.stdout).toContain(id);
+    for (const r of listRecords(b.layout()).filter((x) => ['far-codex', 'far-mate'].includes(x.id)))
+      expect(r.status, r.id).toBe('cancelled');
     const audit = await person2.flotilla(['audit', '--json'], { quiet: true });
     const lines = audit.stdout
       .split('\n')
@@ -537,6 +541,13 @@ describe('the same day again, half the team on host b over nats://', { timeout: 
     await person2.type(DESK, `tmux kill-session -t ${session2}`);
     const gc = await person2.flotilla(['gc']);
     expect(gc.exitCode, gc.stderr).toBe(0);
+    const gcB = await person2.onHost(b, 'b', 'cd shop && flotilla gc');
+    expect(gcB.exitCode, gcB.stderr).toBe(0);
+    // b's own checkout never saw the merges on a: its gc keeps both branches, and says how to drop them.
+    for (const id of ['far-codex', 'far-mate'])
+      expect(gcB.stdout).toContain(
+        `kept flotilla/${id} and its worktree: 1 commit not merged — flotilla merge ${id}, or gc --force to drop it`,
+      );
   });
 });
 
