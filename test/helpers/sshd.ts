@@ -5,6 +5,7 @@ import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { tempDir } from './fleet.js';
+import { testHome } from './home.js';
 import { requireTool } from './requires.js';
 import { eventually } from './tmux.js';
 
@@ -14,12 +15,15 @@ export const FLOTILLA_COMMAND = fileURLToPath(new URL('../../tools/flotilla', im
 /**
  * A real second "host": OpenSSH's server on 127.0.0.1 at a free port, with its own host key,
  * one authorized key made for the test, and a client configuration that reads nothing of the
- * tester's ~/.ssh (`-F /dev/null`, its own known_hosts and identity). `kill()` stops it.
+ * tester's ~/.ssh (`-F /dev/null`, its own known_hosts and identity). Its logins get a pristine
+ * home of their own (`home`), never the login user's real one. `kill()` stops it.
  */
 export interface Sshd {
   port: number;
   /** ssh arguments (before the destination) that reach this server and nothing else. */
   clientOptions: string[];
+  /** HOME of every login on this host: a pristine test home, so the login shell reads no real dotfiles. */
+  home: string;
   /** The server's own log (sshd -e), for a failing test's message. */
   log(): string;
   kill(): Promise<void>;
@@ -36,11 +40,14 @@ async function freePort(): Promise<number> {
   });
 }
 
-export async function startSshd(): Promise<Sshd> {
+/** `home`: the logins' HOME, a test home the caller made and cleans up; a new pristine one if absent. */
+export async function startSshd(opts: { home?: string } = {}): Promise<Sshd> {
   const sshd = requireTool('sshd');
   requireTool('ssh');
   const dir = tempDir('flotilla-sshd-');
   const at = (name: string) => join(dir.dir, name);
+  const own = opts.home === undefined ? testHome('pristine') : undefined;
+  const home = opts.home ?? own!.dir;
   await execa('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'flotilla-test-host', '-f', at('host_key')]);
   await execa('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'flotilla-test-client', '-f', at('client_key')]);
   writeFileSync(at('authorized_keys'), readFileSync(at('client_key.pub')));
@@ -70,6 +77,9 @@ export async function startSshd(): Promise<Sshd> {
         'LogLevel ERROR',
         'MaxStartups 100:30:200',
         'MaxSessions 100',
+        // Logins are root's, but root's real ~/.bashrc (any dotfile of this machine) must not run:
+        // sshd sets HOME from passwd, then SetEnv overrides it, and bash reads $HOME/.bashrc.
+        `SetEnv HOME=${home}`,
       ].join('\n') + '\n',
     );
     const c = spawn(sshd, ['-D', '-e', '-f', at('sshd_config')], { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -81,7 +91,11 @@ export async function startSshd(): Promise<Sshd> {
     if (await Promise.race([exited, listening])) continue;
     child = c;
   }
-  if (!child) throw new Error(`sshd did not start: ${log}`);
+  if (!child) {
+    own?.cleanup();
+    dir.cleanup();
+    throw new Error(`sshd did not start: ${log}`);
+  }
   writeFileSync(
     at('known_hosts'),
     `[127.0.0.1]:${port} ${readFileSync(at('host_key.pub'), 'utf8').split(' ').slice(0, 2).join(' ')}\n`,
@@ -108,6 +122,7 @@ export async function startSshd(): Promise<Sshd> {
   return {
     port,
     clientOptions,
+    home,
     log: () => log,
     async kill() {
       if (running.exitCode === null) {
@@ -116,6 +131,7 @@ export async function startSshd(): Promise<Sshd> {
         await gone;
       }
       dir.cleanup();
+      own?.cleanup();
     },
   };
 }

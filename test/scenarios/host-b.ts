@@ -41,8 +41,8 @@ const quote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 
 export async function openHostB(a: World): Promise<HostB> {
   const bus = await natsServer();
-  const sshd = await startSshd();
   const home = testHome('pristine');
+  const sshd = await startSshd({ home: home.dir });
   const tmux = tmuxServer();
   const project = join(home.dir, 'shop');
   const env: Record<string, string> = { ...a.env, HOME: home.dir, FLOTILLA_TMUX_SOCKET: tmux.socket };
