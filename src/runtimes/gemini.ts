@@ -174,6 +174,13 @@ export const gemini: Runtime = {
     typeof p.prompt_response === 'string' && p.prompt_response !== '[no response text]' ? p.prompt_response : undefined,
   // Gemini's tool hooks read a top-level decision.
   denyTool: (reason): HookReply => ({ stdout: JSON.stringify({ decision: 'deny', reason }) + '\n', exitCode: 0 }),
+  // `continue: false` ends Gemini's turn at the refused call (its "Agent execution stopped"):
+  // a plain refusal is sent on to the model with the same prompt id, which runs no BeforeAgent
+  // hook, and the model is asked again until the limit's Escape lands.
+  denyToolAndStop: (reason): HookReply => ({
+    stdout: JSON.stringify({ decision: 'deny', reason, continue: false, stopReason: reason }) + '\n',
+    exitCode: 0,
+  }),
   // `ask` makes Gemini show its own confirmation whatever its approval mode.
   askTool: (reason): HookReply => ({
     stdout: JSON.stringify({ decision: 'ask', reason, systemMessage: reason }) + '\n',

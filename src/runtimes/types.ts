@@ -186,6 +186,12 @@ export interface Runtime {
   turnPrompt(payload: Record<string, unknown>): string | undefined;
   /** What the pre-tool hook prints to refuse a call. */
   denyTool(reason: string): HookReply;
+  /**
+   * What the pre-tool hook prints to refuse a call for a task a limit stopped and end the CLI's
+   * turn with it, so the refusal is not sent on to the model; without it the call is refused and
+   * the shim's Escape ends the turn.
+   */
+  denyToolAndStop?(reason: string): HookReply;
   /** What the pre-tool hook prints to have the CLI ask its person about a call (its own prompt, in its pane). */
   askTool(reason: string): HookReply;
   /** What the permission hook prints for the fleet's answer to the CLI's question (runtimes with a `permission` hook event). */

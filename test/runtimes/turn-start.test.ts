@@ -80,3 +80,34 @@ describe('turn-start: only a turn someone asked for opens a task', () => {
     expect(getRecord(s.fleet.layout, s.id)).toMatchObject({ task: 2, status: 'working', taskTurns: 1 });
   });
 });
+
+describe('pre-tool: a tool asked for after a limit stopped the task ends the turn', () => {
+  // Refused only, Gemini sends the refusal on to the model under the same prompt id (no
+  // BeforeAgent hook), and the model is asked again until the limit's Escape lands: under load
+  // that was two requests after the completion (CI, limits.test.ts). `continue: false` ends
+  // Gemini's turn at the refused call.
+  it('Gemini gets a refusal that also stops its turn, for a task a limit ended', async () => {
+    const s = stoppedAgent();
+    fleet = s.fleet;
+    const call = { tool_name: 'run_shell_command', tool_input: { command: 'echo still-working' } };
+    const reply = await runRuntimeHook(s.fleet.layout, defaultConfig(), 'pre-tool', JSON.stringify(call));
+    const out = JSON.parse(reply!.stdout);
+    expect(out).toMatchObject({ decision: 'deny', continue: false });
+    expect(out.stopReason).toMatch(/stopped by the fleet \(max_turns\)/);
+    expect(getRecord(s.fleet.layout, s.id)).toMatchObject({ task: 1, status: 'idle' });
+  });
+
+  it('Gemini gets a refusal that also stops its turn at the answer that reached max_turns, and the task ends', async () => {
+    const s = stoppedAgent();
+    fleet = s.fleet;
+    updateRecord(s.fleet.layout, s.id, { task: 2, taskTurns: 2, maxTurns: 2, status: 'working' });
+    const call = { tool_name: 'run_shell_command', tool_input: { command: 'echo still-working' } };
+    const reply = await runRuntimeHook(s.fleet.layout, defaultConfig(), 'pre-tool', JSON.stringify(call));
+    expect(JSON.parse(reply!.stdout)).toMatchObject({ decision: 'deny', continue: false });
+    expect(getRecord(s.fleet.layout, s.id)).toMatchObject({
+      task: 2,
+      status: 'idle',
+      lastTask: expect.objectContaining({ task: 2, status: 'failed', exitReason: 'max_turns' }),
+    });
+  });
+});

@@ -87,7 +87,8 @@ async function preTool(
     // A tool asked for after the limit's answer: that answer was not the last, so the task ends here (the shim stops the turn).
     if (stopped.rule === 'limit:max_turns')
       await endVendorTask(layout, config, rec.id, { status: 'failed', text: '', reason: 'max_turns' });
-    return runtime.denyTool(stopped.reason);
+    // The refusal ends the CLI's turn where it can: sent on to the model, it would be asked again.
+    return runtime.denyToolAndStop ? runtime.denyToolAndStop(stopped.reason) : runtime.denyTool(stopped.reason);
   }
   const refused = toolRefusal(call, rec);
   if (refused) {
