@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { closeBuses } from '../../src/bus/open.js';
 import { BUSES, natsServer, type BusKind, type NatsServer } from '../helpers/nats.js';
 import { fixture, spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
+import { eventually } from '../helpers/tmux.js';
 
 /**
  * `status` counts the mail an ended agent will never read (docs/design.md §4: "status counts
@@ -43,7 +44,8 @@ describe.each(BUSES)("status and an ended agent's unread mail on the $bus bus", 
       'x',
     ]);
     expect(one.exitCode, one.stderr).toBe(0);
-    expect(f.record('solo').status).toBe('completed');
+    // --wait returns on the task's completion, which a oneshot sends before its harness exits and ends its record.
+    await eventually(() => f!.record('solo').status === 'completed', 30_000, 'the record ended');
     expect(await unreadOf('solo')).toBe(0);
 
     for (const body of ['nobody reads this', 'nor this']) {
