@@ -77,16 +77,9 @@ export function childEnvironment(
   return { ...out, ...agentEnvironment(layout, rec, env.PATH), FLOTILLA_SLOT: slotEnv };
 }
 
-/**
- * The child's argv: never a shell string. A vendor agent's harness is the CLI's shim (§13),
- * which waits on its CLI for hours and computes little: without V8's optimizing and baseline
- * compilers, and sized for memory, it keeps ~6 MB of the node binary's compiler pages and of
- * compiled code out of its memory (docs/benchmarks-runtimes.md). What `--lite-mode` does,
- * without the warning it prints into the pane. A harness running our own loop keeps V8's defaults.
- */
-export function childArgv(id: string, runtime: string): string[] {
-  const v8 = runtime === 'flotilla' ? [] : ['--no-opt', '--no-sparkplug', '--optimize-for-size'];
-  return [process.execPath, ...v8, CLI_ENTRY, 'run', '--spawned', id];
+/** The child's argv: never a shell string. */
+export function childArgv(id: string): string[] {
+  return [process.execPath, CLI_ENTRY, 'run', '--spawned', id];
 }
 
 export async function launchAgent(
@@ -113,7 +106,7 @@ export async function launchAgent(
     const childEnv = childEnvironment(layout, rec, prepared.slot.envValue, env, bus);
     if (rec.runtime !== 'flotilla') writeRuntimeEnv(layout, rec.id, env);
     writeHarnessKeys(layout, rec.id, env, keys);
-    const argv = withoutVars(childArgv(rec.id, rec.runtime), keys);
+    const argv = withoutVars(childArgv(rec.id), keys);
     if (opts.background) {
       exited = openHeadless(layout, rec, { ...envWithout(env, keys), ...childEnv }, argv);
     } else {
