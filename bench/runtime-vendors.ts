@@ -183,14 +183,6 @@ const SPANS: [label: string, from: string, to: string][] = [
   ['  MCP initialized → turn-start hook starts', 'mcp: client initialized', 'hook turn-start: process started'],
   ['  turn-start hook: node start → answered', 'hook turn-start: process started', 'hook turn-start: answered'],
   ['  turn-start hook answered → first model request', 'hook turn-start: answered', 'first model request'],
-  // In the sandbox the turn hooks come through the door and the shim answers them itself (cli-host/hook-door.ts).
-  ['  MCP initialized → turn-start hook reaches the shim', 'mcp: client initialized', 'shim: turn-start hook asked'],
-  ['  turn-start hook: answered in the shim', 'shim: turn-start hook asked', 'shim: turn-start hook answered'],
-  [
-    '  turn-start hook answered in the shim → first model request',
-    'shim: turn-start hook answered',
-    'first model request',
-  ],
   ['spawn-agent returns (after the slot handoff)', 'bench: spawn-agent called', 'spawn: slot handed over'],
 ];
 

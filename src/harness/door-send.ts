@@ -67,11 +67,6 @@ export interface DoorRunContext {
    * first request; the server loads (~0.3–1 s) while the CLI itself starts instead of after.
    */
   warmMcp?: boolean;
-  /**
-   * Answers a forwarded command in this process instead of a `flotilla` child, or returns null
-   * to leave it to one (a vendor CLI's shim answers its turn hooks: cli-host/hook-door.ts).
-   */
-  answer?: (args: readonly string[], stdin: string, env: NodeJS.ProcessEnv) => Promise<DoorRunResult> | null;
 }
 
 /**
@@ -169,8 +164,6 @@ function runForAgent(
     );
   }
   const { cwd, env } = hostPlace(layout, rec, req.cwd, ctx);
-  const answered = ctx.answer?.(req.args, req.stdin ?? '', env);
-  if (answered) return answered;
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI_ENTRY, ...req.args], {
       cwd,

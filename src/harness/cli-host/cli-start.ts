@@ -8,7 +8,6 @@ import type { Runtime } from '../../runtimes/index.js';
 import { traceMark } from '../../trace.js';
 import { openAgentDoor, sendAs } from '../door-send.js';
 import { vendorCliEnvironment } from './cli-env.js';
-import { answerTurnHooks } from './hook-door.js';
 import { CliRefused, type PreparedCli } from './cli-launch.js';
 import type { AgentEnding } from './ending.js';
 import { containCli, startContained, type StartedCli } from './sandboxed-cli.js';
@@ -59,7 +58,6 @@ export async function cliEnvironment(d: {
       env: { ...childEnv, ...cli.busCreds },
       writable: [rec.cwd, cli.configDir],
       extra: VENDOR_DOOR_COMMANDS,
-      answer: answerTurnHooks(layout, config, rec.id),
     });
     if (!door)
       throw new CliRefused(

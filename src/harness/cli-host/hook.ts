@@ -45,10 +45,8 @@ export async function runRuntimeHook(
   config: Config,
   event: FleetHookEvent,
   stdin: string,
-  /** Answered in the shim itself (cli-host/hook-door.ts): the agent is the shim's, and the environment its CLI's. */
-  within?: { self: AgentRecord | undefined; env: NodeJS.ProcessEnv },
 ): Promise<HookReply | null> {
-  const self = within ? within.self : findParentAgent(layout).parent;
+  const self = findParentAgent(layout).parent;
   if (!self || self.runtime === 'flotilla') return null;
   const runtime = await loadRuntime(self.runtime as VendorRuntimeName);
   let payload: Record<string, unknown> = {};
@@ -59,7 +57,7 @@ export async function runRuntimeHook(
   }
   switch (event) {
     case 'pre-tool':
-      return preTool(layout, config, runtime, self, payload, within?.env ?? process.env);
+      return preTool(layout, config, runtime, self, payload);
     case 'turn-start':
       return turnStart(layout, config, runtime, self, payload);
     case 'turn-end':
@@ -77,7 +75,6 @@ async function preTool(
   runtime: Runtime,
   rec: AgentRecord,
   payload: Record<string, unknown>,
-  env: NodeJS.ProcessEnv,
 ): Promise<HookReply | null> {
   const call = runtime.toolCall(payload);
   if (!call) return null;
@@ -104,7 +101,7 @@ async function preTool(
   }
   // Reads outside the agent's folders ask through the CLI's own prompt, or are refused (docs/security.md, "What reads may touch").
   const { vendorReadDecision } = await import('./read-scope.js');
-  const scoped = vendorReadDecision(call, rec, layout, config, env, runtime.name);
+  const scoped = vendorReadDecision(call, rec, layout, config, process.env, runtime.name);
   if (scoped && scoped.decision !== 'allow') {
     audit(layout, {
       event: scoped.decision === 'deny' ? 'policy_denied' : 'tool_call',
@@ -118,11 +115,11 @@ async function preTool(
   }
   // A file another agent holds is not changed (docs/design.md §16, file leases).
   const { vendorLeaseCheck } = await import('./lease-check.js');
-  const leased = await vendorLeaseCheck(layout, runtime, rec, call, payload, env);
+  const leased = await vendorLeaseCheck(layout, runtime, rec, call, payload, process.env);
   if (leased) return leased;
   if (call.tool === 'shell' && call.command !== undefined) {
     const { loadShellClassifier } = await import('../shell-parser.js');
-    const verdict = (await loadShellClassifier(config.security.deny_commands, env))(call.command);
+    const verdict = (await loadShellClassifier(config.security.deny_commands, process.env))(call.command);
     // An opaque command is left to the CLI's own permission prompt: the fleet cannot ask from inside a hook.
     if (verdict.verdict === 'deny') {
       audit(layout, {

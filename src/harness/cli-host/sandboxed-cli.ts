@@ -24,7 +24,6 @@ import { credentialPaths } from '../../tools/sandbox-credentials.js';
 import { tmuxSocketPaths } from '../../tmux/sockets.js';
 import { gitWrites, withGitWrites } from '../../tools/git-writable.js';
 import { openAgentDoor, sendAs } from '../door-send.js';
-import { answerTurnHooks } from './hook-door.js';
 
 /**
  * A vendor CLI inside Flotilla's bubblewrap (docs/security-fleet.md "Vendor runtimes"), where the
@@ -126,7 +125,6 @@ export async function containCli(opts: {
     writable,
     extra: VENDOR_DOOR_COMMANDS,
     warmMcp: true,
-    answer: answerTurnHooks(layout, config, rec.id),
   });
   if (!door)
     throw new Error(
