@@ -14,6 +14,7 @@ import { holdReserve } from '../lifecycle/reserve.js';
 import type { ModelMessage } from '../loop/types.js';
 import type { TranscriptEntry } from '../transcript/entries.js';
 import type { TranscriptWriter } from '../transcript/writer.js';
+import { auditHookRun } from '../hooks/audit-run.js';
 import type { HookContext } from '../hooks/run-hooks.js';
 import { memoryDir, readMemory } from './memory.js';
 import { buildSystemPrompt } from './system-prompt.js';
@@ -214,16 +215,7 @@ export function agentHookContext(layout: Layout, rec: AgentRecord, definition: D
     agentName: definition.name,
     parentId: rec.parentId,
     cwd: rec.cwd,
-    onRun: (r) =>
-      audit(layout, {
-        event: 'hook_run',
-        agent: rec.id,
-        hook: r.hook,
-        command: r.command,
-        exit_code: r.exitCode,
-        duration_ms: Math.round(r.durationMs),
-        timed_out: r.timedOut,
-      }),
+    onRun: (r) => auditHookRun(layout, rec.id, r),
     onWarn: (m: string) => log.warn({}, m),
   };
 }
