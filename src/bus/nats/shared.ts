@@ -16,7 +16,7 @@ const decoder = new TextDecoder();
  * A shared store on the fleet's NATS server (bus/shared.ts): a JetStream KV bucket of one
  * value per key (history 1), written only with `create` (the key has no value) or `update`
  * (the key's revision is still the one read), which the server checks — the compare-and-set
- * the boards' claims and the leases' takes rest on. Its own connection, like the caps'.
+ * the boards' claims and the leases' takes rest on. Over the process's one connection to the bus (link.ts).
  */
 export function natsShared(
   layout: Layout,
