@@ -123,4 +123,3 @@ export async function cancelFarChildren(layout: Layout, config: Config, rec: Age
     return { cancelled: [], notes: [`could not cancel ${rec.id}'s children on other hosts: ${errorMessage(err)}`] };
   }
 }
-
