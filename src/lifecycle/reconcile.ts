@@ -251,6 +251,9 @@ export async function endDead(
     }),
   );
   terminateForegroundChildren(layout, rec.id, 'reaper');
+  // And the ones other hosts run (§5.8), asked there (an agent that never ran has none).
+  if (config.fleet.bus !== 'maildir' && status !== 'refused' && status !== 'failed')
+    await (await import('./far-cancel.js')).cancelFarChildren(layout, config, final);
   // Its running shell command lives on in its own process group unless we end it.
   killLeftoverGroups(layout, rec.id);
   clearFinishing(layout, rec.id);
