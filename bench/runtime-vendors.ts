@@ -239,6 +239,43 @@ const SPANS: [label: string, from: string, to: string][] = [
   ['spawn-agent returns (after the slot handoff)', 'bench: spawn-agent called', 'spawn: slot handed over'],
 ];
 
+/**
+ * Where an idle CLI's mail time goes: the same marks, from `flotilla send` called until the
+ * model request carrying the notice (the first of each mark after the send was called).
+ */
+const MAIL_SPANS: [label: string, from: string, to: string][] = [
+  ['flotilla send runs (to its exit)', 'bench: send called', 'bench: send returned'],
+  ['send called → the shim sees the mail (inotify)', 'bench: send called', 'shim: mail seen'],
+  ['shim: record, unread count, notice pasted (tmux)', 'shim: mail seen', 'shim: pasted'],
+  ['shim: pane shows the paste → Enter pressed', 'shim: pasted', 'shim: Enter pressed'],
+  [
+    'CLI takes Enter → turn-start hook node starts on the host',
+    'shim: Enter pressed',
+    'hook turn-start: process started',
+  ],
+  ['turn-start hook: node start → answered', 'hook turn-start: process started', 'hook turn-start: answered'],
+  ['turn-start hook answered → model request', 'hook turn-start: answered', 'model request'],
+];
+
+function mailSpansOf(traceFile: string, called: number, returned: number, request: number): Record<string, number> {
+  const at: Record<string, number> = {
+    'bench: send called': called,
+    'bench: send returned': returned,
+    'model request': request,
+  };
+  const lines = existsSync(traceFile) ? readFileSync(traceFile, 'utf8').split('\n').filter(Boolean) : [];
+  for (const line of lines) {
+    const m = JSON.parse(line) as { span: string; t: number; origin: number };
+    if (m.t >= called) at[m.span] ??= m.t;
+    if (m.span.startsWith('hook ') && m.origin >= called)
+      at[`${m.span.slice(0, m.span.indexOf(':'))}: process started`] ??= m.origin;
+  }
+  const out: Record<string, number> = {};
+  for (const [label, from, to] of MAIL_SPANS)
+    if (at[from] !== undefined && at[to] !== undefined) out[label] = at[to]! - at[from]!;
+  return out;
+}
+
 function spansOf(traceFile: string, called: number, firstRequest: number): Record<string, number> {
   const at: Record<string, number> = { 'bench: spawn-agent called': called, 'first model request': firstRequest };
   const lines = existsSync(traceFile) ? readFileSync(traceFile, 'utf8').split('\n').filter(Boolean) : [];
@@ -307,7 +344,16 @@ async function bareStart(r: Bench, bin: string, project: string, base: Record<st
     }
     return vendor.promptTimes[0]! - t0;
   } finally {
+    // The CLI and all it started end before its home goes (a CLI still writing there would fail the removal).
+    const pid = Number((await tmux(['display-message', '-p', '-t', 'bare', '#{pane_pid}'])).stdout);
+    if (pid > 1)
+      try {
+        process.kill(-pid, 'SIGKILL');
+      } catch {
+        /* ended */
+      }
     await tmux(['kill-server']);
+    await eventually(() => !existsSync(`/proc/${pid}`), 10_000, 'the bare CLI to end').catch(() => undefined);
     await vendor.close();
     home.cleanup();
   }
@@ -334,6 +380,7 @@ it('vendor runtime figures', async () => {
     const ready: number[] = [];
     const bare: number[] = [];
     const spans: Record<string, number>[] = [];
+    const mailSpans: Record<string, number>[] = [];
     const idleMail: number[] = [];
     const workingMail: number[] = [];
     const shimRss: number[] = [];
@@ -380,10 +427,20 @@ it('vendor runtime figures', async () => {
         if (cli) cliRss.push(rssMb(cli));
         treeRss.push(tree(shim).reduce((sum, p) => sum + rssMb(p), 0));
         const before = f.vendor.promptTimes.length;
+        const sendCalled = performance.timeOrigin + performance.now();
         await f.flotilla(['send', id, `wake-${i}`]);
         const sent = performance.now();
         await eventually(() => f.vendor.promptTimes.length > before, 300_000, 'woken model call');
         idleMail.push(f.vendor.promptTimes[before]! - sent);
+        // The shim and its hooks still trace into the spawn's file (their environment kept FLOTILLA_TRACE).
+        mailSpans.push(
+          mailSpansOf(
+            traceFile,
+            sendCalled,
+            performance.timeOrigin + sent,
+            performance.timeOrigin + f.vendor.promptTimes[before]!,
+          ),
+        );
       } finally {
         await f.dispose();
       }
@@ -413,6 +470,11 @@ it('vendor runtime figures', async () => {
       const v = spans.map((s) => s[label]).filter((x): x is number => x !== undefined);
       if (v.length) where[label] = { p50: ms(pct(v, 50)), p95: ms(pct(v, 95)) };
     }
+    const mailWhere: Record<string, { p50: number; p95: number }> = {};
+    for (const [label] of MAIL_SPANS) {
+      const v = mailSpans.map((s) => s[label]).filter((x): x is number => x !== undefined);
+      if (v.length) mailWhere[label] = { p50: ms(pct(v, 50)), p95: ms(pct(v, 95)) };
+    }
     results[r.runtime.name] = {
       version: r.version,
       runs: RUNS,
@@ -424,6 +486,7 @@ it('vendor runtime figures', async () => {
       fleet_over_bare: ratios(ready.map((x, i) => x / bare[i]!)),
       where_the_time_goes_ms: where,
       mail_into_idle_cli_ms: figure(idleMail),
+      where_the_mail_time_goes_ms: mailWhere,
       ...(WORKING
         ? {
             mail_into_working_cli_ms: {

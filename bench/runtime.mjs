@@ -47,5 +47,15 @@ export function formatRuntimeTables(r, machine = {}) {
     `|---|${names.map(() => '---').join('|')}|`,
   );
   for (const l of labels) out.push(`| ${l} | ${names.map((n) => pp(r[n].where_the_time_goes_ms?.[l])).join(' | ')} |`);
+  const mail = [...new Set(names.flatMap((n) => Object.keys(r[n].where_the_mail_time_goes_ms ?? {})))];
+  if (mail.length) {
+    out.push(
+      '',
+      `| where an idle CLI's mail time goes (ms, p50 / p95) | ${names.map((n) => TITLES[n] ?? n).join(' | ')} |`,
+      `|---|${names.map(() => '---').join('|')}|`,
+    );
+    for (const l of mail)
+      out.push(`| ${l} | ${names.map((n) => pp(r[n].where_the_mail_time_goes_ms?.[l])).join(' | ')} |`);
+  }
   return out.join('\n');
 }

@@ -10,6 +10,7 @@ import { predecessors } from '../../inbox/adopt.js';
 import type { Layout } from '../../layout/layout.js';
 import type { Runtime } from '../../runtimes/index.js';
 import { DEFAULT_BOARD } from '../../tasks/task.js';
+import { traceMark } from '../../trace.js';
 import type { VendorTeammate } from './board-work.js';
 import { feedFromBus } from '../bus-feed.js';
 import { unreadCount } from './mail.js';
@@ -142,7 +143,10 @@ export async function tendIdleCli(d: IdleDeps): Promise<{ close(): Promise<void>
       busy = false;
     }
   };
-  watcher.on('message', () => void tick());
+  watcher.on('message', () => {
+    traceMark('shim: mail seen');
+    void tick();
+  });
   const stopWatch = board?.watch(() => {
     teammate?.changed();
     void tick();
