@@ -1,16 +1,15 @@
 import { appendFileSync, readFileSync } from 'node:fs';
-import { audit } from '../audit/audit.js';
 import type { Log } from '../audit/logger.js';
 import type { Config } from '../config/schema.js';
 import type { Definition } from '../definitions/types.js';
 import { errorMessage, FlotillaError } from '../errors.js';
 import { agentEnvironment } from '../fleet/agent-env.js';
 import type { AgentRecord } from '../fleet/record.js';
-import { readRecord, updateRecord } from '../fleet/registry.js';
-import { selfProcess } from '../fleet/proc.js';
+import { readRecord } from '../fleet/registry.js';
 import { adoptUnread, predecessors } from '../inbox/adopt.js';
 import type { Layout } from '../layout/layout.js';
 import { holdReserve } from '../lifecycle/reserve.js';
+import { markStarting as markProcessStarting } from '../lifecycle/starting.js';
 import type { ModelMessage } from '../loop/types.js';
 import type { TranscriptEntry } from '../transcript/entries.js';
 import type { TranscriptWriter } from '../transcript/writer.js';
@@ -33,22 +32,9 @@ export async function redactFleetSecrets(layout: Layout): Promise<void> {
   setFleetRedactor(fleetRedactor(layout));
 }
 
-/** The record says `starting` with this process's pid; the audit has its start; the full-disk reserve is held. */
+/** The agent's process has begun (§5): the full-disk reserve is held, and its record says `starting`. */
 export function markStarting(layout: Layout, id: string, log: Log): AgentRecord {
-  const rec = updateRecord(layout, id, {
-    status: 'starting',
-    pid: selfProcess().pid,
-    pidStartTime: selfProcess().start,
-    startedAt: new Date().toISOString(),
-  });
-  audit(layout, {
-    event: 'agent_start',
-    agent: rec.id,
-    parent: rec.parentId ?? 'human',
-    depth: rec.depth,
-    model: rec.model,
-    mode: rec.mode,
-  });
+  const rec = markProcessStarting(layout, id);
   if (!holdReserve(layout, rec.id))
     log.warn({}, 'no room for the 64 KiB reserve that lets an agent end cleanly on a full disk');
   return rec;
