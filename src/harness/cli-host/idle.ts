@@ -10,7 +10,9 @@ import { predecessors } from '../../inbox/adopt.js';
 import type { Layout } from '../../layout/layout.js';
 import type { Runtime } from '../../runtimes/index.js';
 import { DEFAULT_BOARD } from '../../tasks/task.js';
+import { traceMark } from '../../trace.js';
 import type { VendorTeammate } from './board-work.js';
+import { feedFromBus } from '../bus-feed.js';
 import { unreadCount } from './mail.js';
 
 /** Types into the CLI's pane as a person would: a bracketed paste, then Enter on its own. */
@@ -68,7 +70,7 @@ export async function tendIdleCli(d: IdleDeps): Promise<{ close(): Promise<void>
     rescanSecs: config.inbox.rescan_secs,
     maxBodyBytes: config.inbox.max_body_bytes,
   });
-  const bus = await feedFromBus(d);
+  const bus = await feedFromBus(layout, config, rec, log, d.onLost);
   const closing = (close: () => Promise<void>) => async () => {
     bus.stopPresence();
     await close();
@@ -141,7 +143,10 @@ export async function tendIdleCli(d: IdleDeps): Promise<{ close(): Promise<void>
       busy = false;
     }
   };
-  watcher.on('message', () => void tick());
+  watcher.on('message', () => {
+    traceMark('shim: mail seen');
+    void tick();
+  });
   const stopWatch = board?.watch(() => {
     teammate?.changed();
     void tick();
@@ -165,41 +170,4 @@ function inputReady(configDir: string, startedAt: number): boolean {
   } catch {
     return Date.now() - startedAt >= READY_ANYWAY_MS;
   }
-}
-
-/**
- * On a bus, the spool is fed from it while the CLI runs (§18); its connection goes with the
- * watcher. Its host's heartbeat and its record on the bus while it lives (§18). Beating, it also
- * marks silent hosts' agents lost; marked lost itself while this host was silent, it ends (§17.8).
- */
-async function feedFromBus(d: IdleDeps): Promise<{ stopPresence(): void; close(): Promise<void> }> {
-  const { layout, config, rec, log } = d;
-  const [{ busFor, closeBuses }, { keepPresence }] = await Promise.all([
-    import('../../bus/open.js'),
-    import('../../bus/presence.js'),
-  ]);
-  const bus = busFor(layout, config);
-  const stopFeeding = await bus.mail.receive([rec.id, ...predecessors(layout, rec)]);
-  const lost = bus.kind === 'nats' ? await import('../../lifecycle/lost.js') : null;
-  const stopPresence = keepPresence(
-    layout,
-    bus,
-    rec.id,
-    lost
-      ? {
-          beat: () => lost.markLostHosts(layout, bus),
-          lost: () => {
-            log.warn({}, lost.MARKED_LOST_REASON);
-            d.onLost(lost.MARKED_LOST_REASON);
-          },
-        }
-      : {},
-  );
-  return {
-    stopPresence,
-    close: async () => {
-      await stopFeeding();
-      await closeBuses();
-    },
-  };
 }
