@@ -59,16 +59,7 @@ export function natsRecords(
   connection: NatsLink,
   opts: { self: string; lostAfterMs: (host: string) => number },
 ): NatsRecords {
-  // A writer makes sure of the buckets (created when missing), once per connection.
-  const buckets = perLink(connection, (link) => {
-    const kvm = new Kvm(link.js);
-    return Promise.all([
-      kvm.create(names.recordsBucket, { history: 1 }),
-      kvm.create(names.hostsBucket, { history: 1 }),
-      kvm.create(names.doneBucket, { history: 1 }),
-      kvm.create(names.treesBucket, { history: 1 }),
-    ]).then(([records, hosts, done, trees]) => ({ records, hosts, done, trees }));
-  });
+  const buckets = writerBuckets(connection, names);
   // A reader binds to them (no request): a bucket not made yet reads as empty (last-values.ts).
   const bound = perLink(connection, async (link) => ({ records: await new Kvm(link.js).open(names.recordsBucket) }));
   const ctx: Ctx = { layout, names, connection, buckets, bound, ...opts };
@@ -154,6 +145,19 @@ export function natsRecords(
       await Promise.allSettled([...inFlight, ...again.values()]);
     },
   };
+}
+
+/** A writer makes sure of the buckets (created when missing), once per connection. */
+function writerBuckets(connection: NatsLink, names: BusNames): () => Promise<Buckets> {
+  return perLink(connection, (link) => {
+    const kvm = new Kvm(link.js);
+    return Promise.all([
+      kvm.create(names.recordsBucket, { history: 1 }),
+      kvm.create(names.hostsBucket, { history: 1 }),
+      kvm.create(names.doneBucket, { history: 1 }),
+      kvm.create(names.treesBucket, { history: 1 }),
+    ]).then(([records, hosts, done, trees]) => ({ records, hosts, done, trees }));
+  });
 }
 
 /** What the records half works with: this host, the bus's buckets over the process's connection. */

@@ -11,6 +11,7 @@ import type { Layout } from '../../layout/layout.js';
 import type { Runtime } from '../../runtimes/index.js';
 import { DEFAULT_BOARD } from '../../tasks/task.js';
 import { traceMark } from '../../trace.js';
+import type { BoardPort } from '../session-deps.js';
 import type { VendorTeammate } from './board-work.js';
 import { feedFromBus } from '../bus-feed.js';
 import { unreadCount } from './mail.js';
@@ -79,18 +80,7 @@ export async function tendIdleCli(d: IdleDeps): Promise<{ close(): Promise<void>
   if (!typist) return { close: closing(() => watcher.close()) };
   const { teammateIdle } = await import('../teammate-idle.js');
   const onIdle = teammateIdle(layout, config, rec, d.hookContext);
-  const board = rec.autoClaim
-    ? (await import('../teammate.js')).boardPort(
-        layout,
-        rec.id,
-        rec.board ?? DEFAULT_BOARD,
-        log,
-        config.inbox.max_body_bytes,
-      )
-    : null;
-  const teammate: VendorTeammate | null = board
-    ? (await import('./board-work.js')).vendorTeammate({ layout, config, rec, log, board })
-    : null;
+  const { board, teammate } = await boardWork(d);
   const startedAt = Date.now();
   /** The last task whose ending the TeammateIdle hooks have seen. */
   let idleSeen = rec.lastTask?.task ?? 0;
@@ -161,6 +151,16 @@ export async function tendIdleCli(d: IdleDeps): Promise<{ close(): Promise<void>
       await watcher.close();
     }),
   };
+}
+
+/** A teammate's board (`auto_claim`) and its work there; neither for an agent without one. */
+async function boardWork(d: IdleDeps): Promise<{ board: BoardPort | null; teammate: VendorTeammate | null }> {
+  const { layout, config, rec, log } = d;
+  if (!rec.autoClaim) return { board: null, teammate: null };
+  const { boardPort } = await import('../teammate.js');
+  const board = boardPort(layout, rec.id, rec.board ?? DEFAULT_BOARD, log, config.inbox.max_body_bytes);
+  const { vendorTeammate } = await import('./board-work.js');
+  return { board, teammate: vendorTeammate({ layout, config, rec, log, board }) };
 }
 
 /** Whether the CLI's input box takes a paste: its fleet tools connected a moment ago, or it never said so for long. */
