@@ -283,7 +283,10 @@ async function batched(items, width, fn) {
   for (let i = 0; i < items.length; i += width) await Promise.all(items.slice(i, i + width).map(fn));
 }
 
-/** `count` unread messages: read (readItem) and claimed, 32 at a time; ms for each half. */
+/**
+ * `count` unread messages: read (readItem) and claimed, 32 at a time; wall and CPU ms (every
+ * thread of this process: the file calls run on libuv's) for each half.
+ */
 async function readAndClaim(m, count) {
   const f = tempFleet(m);
   const box = m.ensureMaildir(f.layout, 'bench');
@@ -293,19 +296,27 @@ async function readAndClaim(m, count) {
     (i) => m.deliver(f.layout, { from: 'bench', to: 'bench', kind: 'message', body: `message ${i}` }),
   );
   const names = readdirSync(box.new);
+  const cpu = (since) => {
+    const u = process.cpuUsage(since);
+    return (u.user + u.system) / 1000;
+  };
   const t0 = performance.now();
+  const c0 = process.cpuUsage();
   const items = [];
   await batched(names, 32, async (n) => items.push(await m.readItem(f.layout, 'bench', join(box.new, n))));
   const t1 = performance.now();
+  const readCpu = cpu(c0);
+  const c1 = process.cpuUsage();
   let claimed = 0;
   await batched(items, 32, async (item) => {
     if ((await m.claim(f.layout, 'bench', item)).status === 'claimed') claimed++;
   });
   const t2 = performance.now();
+  const claimCpu = cpu(c1);
   const left = readdirSync(box.new).length;
   f.cleanup();
   if (claimed !== count || left !== 0) throw new Error(`claimed ${claimed} of ${count}, ${left} left in new/`);
-  return { read_ms: t1 - t0, claim_ms: t2 - t1 };
+  return { read_ms: t1 - t0, claim_ms: t2 - t1, read_cpu_ms: readCpu, claim_cpu_ms: claimCpu };
 }
 
 /** The floor under a claim: a bare rename(new/x → cur/x:2,S) of `count` files, 32 at a time. */
@@ -327,10 +338,18 @@ async function renameFloor(count) {
 async function claimVsFloor(m, count, rounds = 5) {
   const runs = [];
   for (let r = 0; r < rounds; r++) {
-    const { read_ms, claim_ms } = await readAndClaim(m, count);
+    const { read_ms, claim_ms, read_cpu_ms, claim_cpu_ms } = await readAndClaim(m, count);
     const floor_ms = await renameFloor(count);
     // Speed as a share of the floor's (1 = as fast as a bare rename).
-    runs.push({ read_ms, claim_ms, floor_ms, claim_ratio: floor_ms / claim_ms, read_ratio: floor_ms / read_ms });
+    runs.push({
+      read_ms,
+      claim_ms,
+      floor_ms,
+      claim_ratio: floor_ms / claim_ms,
+      read_ratio: floor_ms / read_ms,
+      read_cpu_ms,
+      claim_cpu_ms,
+    });
   }
   const med = (k) => [...runs.map((x) => x[k])].sort((a, b) => a - b)[Math.floor(runs.length / 2)];
   const perSec = (ms) => Math.round((count / ms) * 1000);
@@ -345,6 +364,11 @@ async function claimVsFloor(m, count, rounds = 5) {
     // Each round's figure against its own floor, then the median: the floor moves with the machine's load.
     claim_to_floor: Math.round(med('claim_ratio') * 100) / 100,
     read_to_floor: Math.round(med('read_ratio') * 100) / 100,
+    // CPU per message hardly moves with the machine's load, where wall time does.
+    cpu_us_per_msg: {
+      read: Math.round((med('read_cpu_ms') / count) * 1000 * 10) / 10,
+      claim: Math.round((med('claim_cpu_ms') / count) * 1000 * 10) / 10,
+    },
     load_average: (await import('node:os')).loadavg().map((x) => Math.round(x * 10) / 10),
   };
 }
