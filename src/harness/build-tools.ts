@@ -17,7 +17,7 @@ import {
 } from '../tools/sandbox.js';
 import { credentialPaths } from '../tools/sandbox-credentials.js';
 import { tmuxSocketPaths } from '../tmux/sockets.js';
-import { gitWrites, withGitWrites } from '../tools/git-writable.js';
+import { gitWrites, inPlaceOf, withGitWrites } from '../tools/git-writable.js';
 import { busCredentialVars, commandEnvironment, holdsBusCredentials, providerKeyVars } from '../tools/command-env.js';
 import { PACKAGE_ROOT } from '../layout/package.js';
 import { trackToolGroups } from '../lifecycle/tool-groups.js';
@@ -150,7 +150,7 @@ async function workspaceOptions(opts: BuildToolsOptions, send: ReturnType<typeof
         return bubblewrapArgv(
           withGitWrites(
             { ...sandbox, hidden: [...sandbox.hidden, ...tmux.hidden], covered: tmux.covered },
-            gitWrites(rec.worktree, rec.id),
+            gitWrites(rec.worktree, rec.id, inPlaceOf(layout, rec)),
           ),
           argv,
         );

@@ -22,7 +22,7 @@ import {
 } from '../../tools/sandbox.js';
 import { credentialPaths } from '../../tools/sandbox-credentials.js';
 import { tmuxSocketPaths } from '../../tmux/sockets.js';
-import { gitWrites, withGitWrites } from '../../tools/git-writable.js';
+import { gitWrites, inPlaceOf, withGitWrites } from '../../tools/git-writable.js';
 import { openAgentDoor, sendAs } from '../door-send.js';
 
 /**
@@ -162,7 +162,7 @@ export async function containCli(opts: {
       return markedArgv(
         withGitWrites(
           { ...spec, hidden: [...spec.hidden!, ...tmux.hidden], covered: tmux.covered },
-          gitWrites(rec.worktree, rec.id),
+          gitWrites(rec.worktree, rec.id, inPlaceOf(layout, rec)),
         ),
         [opts.bin, ...opts.argv],
       );
