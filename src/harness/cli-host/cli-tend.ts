@@ -8,7 +8,6 @@ import { readRecord } from '../../fleet/registry.js';
 import type { Layout } from '../../layout/layout.js';
 import type { Runtime } from '../../runtimes/index.js';
 import { sleep } from '../../sleep.js';
-import { traceMark } from '../../trace.js';
 import type { AgentEnding } from './ending.js';
 import type { Typist } from './idle.js';
 
@@ -47,7 +46,7 @@ export async function tendCli(d: {
     );
   if (runtime.promptAfterMcp && d.prompt.trim()) {
     // The CLI would send an argv prompt before its MCP servers are connected, without the fleet tools.
-    void firstPrompt(configDir, d.prompt, typist, runtime.inputPrompt, log);
+    void firstPrompt(configDir, d.prompt, typist, log);
   }
   const waker = await tendIdleCli({
     layout,
@@ -140,15 +139,11 @@ async function watchTurns(d: {
   };
 }
 
-/** The longest the first task waits, after the MCP server is connected, for the CLI's input box to show. */
-const INPUT_MOUNT_MS = 500;
-
 /** The first task, typed once the CLI's fleet tools are connected (≤ 30 s), as a person would. */
 async function firstPrompt(
   configDir: string,
   prompt: string,
   typist: Typist | null,
-  inputPrompt: string | undefined,
   log: { warn(o: object, m: string): void },
 ): Promise<void> {
   if (!typist) return;
@@ -156,11 +151,8 @@ async function firstPrompt(
   const end = Date.now() + 30_000;
   while (!existsSync(ready) && Date.now() < end) await sleep(50);
   if (!existsSync(ready)) log.warn({}, 'the fleet MCP server did not answer within 30 s; sending the task anyway');
-  traceMark('shim: MCP ready seen');
-  // The input box may mount a moment after the MCP connection: typed once the pane shows it, or after INPUT_MOUNT_MS.
-  const mounted = Date.now() + INPUT_MOUNT_MS;
-  while (Date.now() < mounted && !(inputPrompt && (await typist.screen().catch(() => '')).includes(inputPrompt)))
-    await sleep(25);
+  // The input box mounts a moment after the MCP connection.
+  await sleep(500);
   // A window closed meanwhile: the agent is ending, and the shim's signal handler finishes it.
   await typist.submit(prompt.trim()).catch((err: unknown) => log.warn({ err: String(err) }, 'could not type the task'));
 }
