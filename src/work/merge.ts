@@ -7,27 +7,10 @@ import type { Layout } from '../layout/layout.js';
 import { FlotillaError } from '../errors.js';
 import { listLeases } from '../leases/list.js';
 import { pathsOverlap } from '../leases/match.js';
+import type { MergeWorkResult } from '../tools/merge-work.js';
 import { branchState } from './branch-state.js';
 import { git, gitWhy } from './git.js';
 import { agentWork } from './work.js';
-
-/** A file a merge would conflict on, and who else holds a lease on it now. */
-export interface ConflictedFile {
-  path: string;
-  holders: string[];
-}
-
-export type MergeOutcome =
-  | {
-      id: string;
-      merged: true;
-      how: 'fast-forward' | 'merge' | 'up-to-date';
-      branch: string;
-      into: string;
-      commit: string;
-      committedFirst: boolean;
-    }
-  | { id: string; merged: false; branch: string; into: string; conflicts: ConflictedFile[] };
 
 /**
  * `flotilla merge <id>` (docs/design.md §12): the agent's branch into the branch its worktree
@@ -40,7 +23,7 @@ export async function mergeWork(
   layout: Layout,
   rec: AgentRecord,
   opts: { commit?: boolean; env?: NodeJS.ProcessEnv } = {},
-): Promise<MergeOutcome> {
+): Promise<MergeWorkResult> {
   const id = rec.id;
   const work = await agentWork(layout, rec);
   if (work.kind === 'in-place') {
