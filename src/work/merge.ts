@@ -114,7 +114,7 @@ export async function mergeWork(
 }
 
 /** Each conflicting file with the other agents that hold a lease on it. */
-function withHolders(layout: Layout, id: string, paths: string[]): ConflictedFile[] {
+function withHolders(layout: Layout, id: string, paths: string[]): { path: string; holders: string[] }[] {
   const leases = listLeases(layout)
     .flatMap((v) => v.leases)
     .filter((l) => l.holder !== id);
