@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The fleet's bus, maildir next to nats:// (docs/design.md §18), against the built dist/:
-//   node bench/bus.mjs [--only delivery,throughput,status,reads,slots,server] [--messages 100] [--records 5000] [--runs 7]
+//   node bench/bus.mjs [--only delivery,throughput,status,reads,slots,server,side] [--messages 100] [--records 5000] [--runs 7]
 // With no nats-server to name (`--nats nats://host:port`) it starts one of its own (Debian's
 // `nats-server -js`) on a free port with a temporary store. Prints one JSON document.
 //  - delivery: an idle agent (real harness in tmux, scripted model, the bus named by
@@ -24,6 +24,9 @@
 //    prefix. On maildir the records are this host's (the budget's usage index, the children
 //    index, the registry's ids); on nats:// they are host b's on the bus (RecordsBus.tree,
 //    .find). Flat in N is the line (docs/design.md §18).
+//  - side (not in the default run): `status` and `status --all` on maildir and on nats:// with 100
+//    and --records finished agents, the two buses' commands timed in turn in each run (median of
+//    `runs`), and nats:// / maildir: the line is ≤ 1.5× (docs/design.md §18).
 //  - slots: a running slot taken and given back by one process, sequentially: on maildir the
 //    host's socket slot (fleet/slots.ts), on nats:// that and one of the fleet's KV slots
 //    (fleet/fleet-slot.ts), p50/p99 of the take, and take+release cycles/s.
@@ -279,7 +282,8 @@ async function throughput(bus, count) {
   }
 }
 
-async function status(bus, records, runs) {
+/** A fleet whose `status` shows N finished records: on maildir in this host's registry, on nats:// another host's on the bus. */
+async function statusFleet(bus, records) {
   const [{ layoutFor, ensureState }, { busFor, closeBuses }] = await Promise.all([
     load('layout/layout.js'),
     load('bus/open.js'),
@@ -325,7 +329,26 @@ async function status(bus, records, runs) {
       FLOTILLA_FLEET_NAME: FLEET,
       FLOTILLA_FLEET_HOST: 'a',
     };
-    const opts = { cwd: here.dir, env };
+    return {
+      here,
+      there,
+      env,
+      opts: { cwd: here.dir, env },
+      cleanup: () => {
+        here.cleanup();
+        there?.cleanup();
+      },
+    };
+  } catch (err) {
+    here.cleanup();
+    there?.cleanup();
+    throw err;
+  }
+}
+
+async function status(bus, records, runs) {
+  const { there, env, opts, cleanup } = await statusFleet(bus, records);
+  try {
     // A first run fills the config cache, as a person's second `status` finds it.
     const first = spawnSync(process.execPath, [CLI, 'status'], { ...opts, encoding: 'utf8' });
     if (first.status !== 0) throw new Error(`status failed: ${first.stderr}`);
@@ -366,8 +389,44 @@ async function status(bus, records, runs) {
       rows_after_gc: after.stdout.split('\n').filter((l) => /old\d{6}/.test(l)).length,
     };
   } finally {
-    here.cleanup();
-    there?.cleanup();
+    cleanup();
+  }
+}
+
+/**
+ * `status` and `status --all` on maildir and on nats:// side by side (`--only side`): both fleets
+ * made first (as `status` makes them), then each run times `node -e 0` and the four commands in
+ * turn, so a machine whose load moves moves all of them alike. Medians, and nats:// / maildir.
+ */
+async function statusSideBySide(nats, records, runs) {
+  const fleets = { maildir: await statusFleet('maildir', records), nats: await statusFleet(nats, records) };
+  try {
+    for (const f of Object.values(fleets)) {
+      // A first run fills the config and code caches, as a person's second `status` finds them.
+      const first = spawnSync(process.execPath, [CLI, 'status'], { ...f.opts, encoding: 'utf8' });
+      if (first.status !== 0) throw new Error(`status failed: ${first.stderr}`);
+    }
+    const t = { node: [], maildir: [], nats: [], maildir_all: [], nats_all: [] };
+    for (let r = 0; r < runs; r++) {
+      t.node.push(timeRun(process.execPath, ['-e', '0'], fleets.maildir.opts));
+      for (const bus of ['maildir', 'nats']) t[bus].push(timeRun(process.execPath, [CLI, 'status'], fleets[bus].opts));
+      for (const bus of ['maildir', 'nats'])
+        t[`${bus}_all`].push(timeRun(process.execPath, [CLI, 'status', '--all'], fleets[bus].opts));
+    }
+    const m = Object.fromEntries(Object.entries(t).map(([k, v]) => [k, median(v)]));
+    return {
+      records,
+      runs,
+      node_ms: round(m.node),
+      status_ms: { maildir: round(m.maildir), nats: round(m.nats), ratio: round(m.nats / m.maildir, 2) },
+      status_all_ms: {
+        maildir: round(m.maildir_all),
+        nats: round(m.nats_all),
+        ratio: round(m.nats_all / m.maildir_all, 2),
+      },
+    };
+  } finally {
+    for (const f of Object.values(fleets)) f.cleanup();
   }
 }
 
@@ -580,6 +639,11 @@ export async function runBusBench(opts = {}) {
       if (only.has('slots')) r.slots = await slots(bus, opts.cycles ?? 200);
     }
     if (only.has('server')) out.nats.server = await serverOps(nats, opts.ops ?? 5000);
+    if (only.has('side'))
+      out.status_side_by_side = [
+        await statusSideBySide(nats, 100, opts.runs ?? 7),
+        await statusSideBySide(nats, opts.records ?? 5000, opts.runs ?? 7),
+      ];
   } finally {
     server?.stop();
   }

@@ -21,17 +21,20 @@ export function lostReason(beat: Pick<HostBeat, 'host' | 'ageMs'>): string {
  * one of them win each agent, and only the winner tells the agent's parent — the completion
  * the parent would have got, taken under the fleet-wide once-marker of that task, so a real
  * completion from the agent's host and this notice never both go out. Returns the agents this
- * call marked. A bus that cannot be read marks nothing: the next beat looks again.
+ * call marked. A bus that cannot be read marks nothing: the next beat looks again. `beats`: the
+ * hosts' heartbeats when the caller has read them already (status reads them once).
  */
-export async function markLostHosts(layout: Layout, bus: Bus): Promise<AgentRecord[]> {
+export async function markLostHosts(
+  layout: Layout,
+  bus: Bus,
+  beats: Promise<HostBeat[]> = bus.records.hosts(),
+): Promise<AgentRecord[]> {
   if (bus.kind !== 'nats') return [];
   let silent: Map<string, HostBeat>;
   try {
     // Silent while this host heard the bus throughout (bus/steady.ts): a bus outage is no host's silence.
     const steady = steadyMs(layout);
-    silent = new Map(
-      (await bus.records.hosts()).filter((b) => b.lost && !b.self && steady >= b.lostAfterMs).map((b) => [b.host, b]),
-    );
+    silent = new Map((await beats).filter((b) => b.lost && !b.self && steady >= b.lostAfterMs).map((b) => [b.host, b]));
   } catch {
     return [];
   }

@@ -17,13 +17,15 @@ export interface HostGroup {
  * but runs nothing is shown too, and one with records but no heartbeat is lost. `localIds` are
  * this host's records, shown from its own registry. `window`: read each host's live agents
  * and only that many of the ones that ended last (the rest counted in `endedNotRead`); without it,
- * every other host's record. Null when the bus cannot be read.
+ * every other host's record. `beatsRead`: the hosts' heartbeats when the caller reads them
+ * already. Null when the bus cannot be read.
  */
 export async function otherHosts(
   bus: Pick<Bus, 'records'>,
   self: string,
   localIds: ReadonlySet<string>,
   window?: number,
+  beatsRead: Promise<HostBeat[]> = bus.records.hosts(),
 ): Promise<HostGroup[] | null> {
   let beats: HostBeat[];
   let all: AgentRecord[];
@@ -37,7 +39,7 @@ export async function otherHosts(
             more: {},
           }))
         : bus.records.recent(window);
-    [beats, { records: all, more }] = await Promise.all([bus.records.hosts(), read]);
+    [beats, { records: all, more }] = await Promise.all([beatsRead, read]);
   } catch {
     return null;
   }

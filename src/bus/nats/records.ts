@@ -59,10 +59,7 @@ export function natsRecords(
   connection: NatsLink,
   opts: { self: string; lostAfterMs: (host: string) => number },
 ): NatsRecords {
-  const buckets = writerBuckets(connection, names);
-  // A reader binds to them (no request): a bucket not made yet reads as empty (last-values.ts).
-  const bound = perLink(connection, async (link) => ({ records: await new Kvm(link.js).open(names.recordsBucket) }));
-  const ctx: Ctx = { layout, names, connection, buckets, bound, ...opts };
+  const ctx: Ctx = { layout, names, connection, ...bucketsOf(connection, names), ...opts };
 
   // The JSON last put for each id by this process: an unchanged record costs no round trip.
   const published = new Map<string, string>();
@@ -110,7 +107,7 @@ export function natsRecords(
       if (!dueBeat(layout)) return false;
       catchUp();
       try {
-        const { hosts } = await withTimeout(buckets(), PUT_TIMEOUT_MS);
+        const { hosts } = await withTimeout(ctx.buckets(), PUT_TIMEOUT_MS);
         const beat: Beat = { host: opts.self, pid: process.pid };
         await withTimeout(hosts.put(opts.self, JSON.stringify(beat)), PUT_TIMEOUT_MS);
         reached(layout);
@@ -123,7 +120,7 @@ export function natsRecords(
     },
     async markLost(id, reason) {
       try {
-        const { records: kv, done } = await withTimeout(buckets(), PUT_TIMEOUT_MS);
+        const { records: kv, done } = await withTimeout(ctx.buckets(), PUT_TIMEOUT_MS);
         return await markLostOn(kv, done, id, opts.self, reason);
       } catch {
         return null;
@@ -131,7 +128,7 @@ export function natsRecords(
     },
     async takeDone(id, task, by) {
       try {
-        const { done } = await withTimeout(buckets(), PUT_TIMEOUT_MS);
+        const { done } = await withTimeout(ctx.buckets(), PUT_TIMEOUT_MS);
         return await takeDoneOn(done, id, task, by, opts.self);
       } catch {
         return 'unreachable';
@@ -147,17 +144,24 @@ export function natsRecords(
   };
 }
 
-/** A writer makes sure of the buckets (created when missing), once per connection. */
-function writerBuckets(connection: NatsLink, names: BusNames): () => Promise<Buckets> {
-  return perLink(connection, (link) => {
-    const kvm = new Kvm(link.js);
-    return Promise.all([
-      kvm.create(names.recordsBucket, { history: 1 }),
-      kvm.create(names.hostsBucket, { history: 1 }),
-      kvm.create(names.doneBucket, { history: 1 }),
-      kvm.create(names.treesBucket, { history: 1 }),
-    ]).then(([records, hosts, done, trees]) => ({ records, hosts, done, trees }));
-  });
+/**
+ * The records half's buckets on the process's connection, each way once per connection: a writer
+ * makes sure of them (created when missing); a reader binds to them (no request), and a bucket
+ * not made yet reads as empty (last-values.ts).
+ */
+function bucketsOf(connection: NatsLink, names: BusNames): Pick<Ctx, 'buckets' | 'bound'> {
+  return {
+    buckets: perLink(connection, (link) => {
+      const kvm = new Kvm(link.js);
+      return Promise.all([
+        kvm.create(names.recordsBucket, { history: 1 }),
+        kvm.create(names.hostsBucket, { history: 1 }),
+        kvm.create(names.doneBucket, { history: 1 }),
+        kvm.create(names.treesBucket, { history: 1 }),
+      ]).then(([records, hosts, done, trees]) => ({ records, hosts, done, trees }));
+    }),
+    bound: perLink(connection, async (link) => ({ records: await new Kvm(link.js).open(names.recordsBucket) })),
+  };
 }
 
 /** What the records half works with: this host, the bus's buckets over the process's connection. */

@@ -67,11 +67,17 @@ interface HostGroup {
 async function gather(layout: Layout, config: Config, all: boolean): Promise<StatusView> {
   // On a bus, mail for the person waits there until someone looks (§18): bring it in first.
   const bus = config.fleet.bus === 'maildir' ? null : (await import('../../bus/open.js')).busFor(layout, config);
+  // The bus's reads that wait on nothing here go out together: the hosts' heartbeats (read
+  // once, for the lost marks and the host groups), the boards and leases, the person's mail.
+  const beats = bus?.records.hosts();
+  beats?.catch(() => undefined);
+  // On a bus the boards and leases are the fleet's, read there (§15, §16, §18); a bus that does not answer shows none.
+  const teamRead = bus ? fleetTeam(layout) : null;
   await bus?.mail.collect(['human']);
   // A look holds a connection anyway: this host's audit lines go with it (§9; sent as the bus closes).
   void bus?.audit.ship();
   // A host past its lost_after_secs has its live agents marked lost, each parent told once (§17.8).
-  if (bus) await (await import('../../lifecycle/lost.js')).markLostHosts(layout, bus);
+  if (bus) await (await import('../../lifecycle/lost.js')).markLostHosts(layout, bus, beats);
   const [{ reconcileDead }, { listRecords }, { liveRecords, recentRecords }, { unreadCount }, { queueLine }] =
     await Promise.all([
       import('../../lifecycle/reconcile.js'),
@@ -113,12 +119,12 @@ async function gather(layout: Layout, config: Config, all: boolean): Promise<Sta
       ...(work ? { work: standing!.mark(work), standing: work } : {}),
     };
   });
-  // On a bus, an ended agent's mail waits there (no harness feeds its spool): counted as on maildir, where it sits in its spool (§4, §18).
-  if (bus) await countWaitingOnBus(bus, entries);
   const known = new Set(records.map((r) => r.id));
   const waiting = line.filter((q) => q.agentId && !known.has(q.agentId) && !corrupt.has(q.agentId));
-  // On a bus the boards and leases are the fleet's, read there (§15, §16, §18); a bus that does not answer shows none.
-  const team = bus ? await fleetTeam(layout) : null;
+  // On a bus, an ended agent's mail waits there (no harness feeds its spool): counted as on maildir, where it sits in its spool (§4, §18).
+  const [, team, hostGroups] = bus
+    ? await Promise.all([countWaitingOnBus(bus, entries), teamRead, otherHostGroups(bus, config, known, all, beats)])
+    : [undefined, null, null];
   // File leases (§16), loaded only when a fleet has ever had one.
   const leases = team
     ? team.leases
@@ -131,7 +137,6 @@ async function gather(layout: Layout, config: Config, all: boolean): Promise<Sta
     : existsSync(layout.boardsDir)
       ? (await import('../../tasks/list.js')).everyBoardCounts(layout)
       : [];
-  const hostGroups = bus ? await otherHostGroups(bus, config, known, all) : null;
   return { bus, entries, hidden, waiting, corrupt, leases, boards, hostGroups };
 }
 
@@ -141,6 +146,7 @@ async function otherHostGroups(
   config: Config,
   known: Set<string>,
   all: boolean,
+  beats: Promise<import('../../bus/types.js').HostBeat[]> | undefined,
 ): Promise<HostGroup[] | null> {
   const { RECENT_WINDOW } = await import('../../fleet/live.js');
   const { otherHosts, windowed } = await import('../../spawn/host-groups.js');
@@ -149,6 +155,7 @@ async function otherHostGroups(
     (await import('../../hosts/self.js')).selfHost(config.fleet),
     known,
     all ? undefined : RECENT_WINDOW,
+    beats,
   );
   // null: the bus did not answer, and no other host is shown.
   return (
