@@ -1,7 +1,8 @@
 import { execa } from 'execa';
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { eventually } from '../helpers/tmux.js';
 import { fixture, spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
 
 // End-to-end: a worktree agent of our harness commits under the default sandbox (bubblewrap
@@ -167,5 +168,13 @@ describe('an agent in place', () => {
       'person init',
     ]);
     expect(await status()).toBe('');
+
+    // Merged and ended: gc takes its branch and its own git dir.
+    expect(existsSync(f.layout.inPlaceGitDir('here'))).toBe(true);
+    const fl = f;
+    await eventually(async () => (await fl.flotilla(['cancel', 'here'])).exitCode === 0, 10_000, 'cancel here');
+    expect((await f.flotilla(['gc'])).stdout).toContain('0 worktrees, 1 branches');
+    expect((await git('branch', '--list', 'flotilla/*')).stdout).toBe('');
+    expect(existsSync(f.layout.inPlaceGitDir('here'))).toBe(false);
   });
 });
