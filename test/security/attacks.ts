@@ -162,10 +162,8 @@ export function attackScript(t: Target): string {
   probe('git-config-append', `printf '[core]\\n\\tfsmonitor = touch ${t.marks}/fsmonitor2\\n' >> .git/config`);
   probe('gitdir-file', `mv .git .git-real 2>/dev/null; printf 'gitdir: %s\\n' "$PWD/evil-git" > .git`);
   probe('git-symlink', 'rm -rf .git 2>/dev/null; ln -s evil-git .git && test -L .git');
-  // In place, `.git` is the agent's own git dir (work/in-place.ts): these may land there, and
-  // are judged by the host's git dir, which must have neither (escape.test.ts).
-  fire('echo "$PWD/evil-git" > .git/commondir 2>/dev/null');
-  fire('mkdir -p .git/worktrees/evil 2>/dev/null && echo x > .git/worktrees/evil/commondir 2>/dev/null');
+  probe('git-commondir', 'echo "$PWD/evil-git" > .git/commondir');
+  probe('git-worktrees', 'mkdir -p .git/worktrees/evil && echo x > .git/worktrees/evil/commondir');
   probe('claude-mv', 'mv .claude .claude-old');
   probe('claude-settings', `echo '{"hooks":{}}' > .claude/settings.json`);
   probe('claude-agents', 'echo evil > .claude/agents/evil.md');
