@@ -13,7 +13,7 @@ import { killLeftoverGroups } from '../lifecycle/tool-groups.js';
 
 /**
  * Everything that happens once when an agent ends (§5.7-5.8), whichever way: its
- * foreground children are cancelled, its record gets the terminal state, the open task's
+ * foreground children are cancelled (on other hosts too), its record gets the terminal state, the open task's
  * transcript gets its end, the open task's completion goes out (once), stop hooks run (once).
  * `state/index/finishing/<id>` spans the ending: a harness killed half-way leaves it, and the
  * reaper finishes what is owed (completion, stop hooks) although the record is terminal.
@@ -71,6 +71,14 @@ export async function finishAgent(opts: {
     await sendCompletionOnce(layout, record, owed, { text, maxBodyBytes: opts.config.inbox.max_body_bytes });
   }
   await opts.runStopHooks(status, reason);
+  // Its foreground children on other hosts end with it too (§5.8): after its own end is out,
+  // so its parent hears of it first; a harness killed meanwhile leaves the finishing mark,
+  // and the reaper asks them.
+  if (opts.config.fleet.bus !== 'maildir') {
+    const { cancelFarChildren } = await import('../lifecycle/far-cancel.js');
+    for (const note of (await cancelFarChildren(layout, opts.config, record)).notes)
+      log.warn({ note }, 'children on other hosts');
+  }
   audit(layout, {
     event: 'agent_end',
     agent: rec.id,

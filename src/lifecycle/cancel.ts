@@ -5,6 +5,7 @@ import type { AgentRecord } from '../fleet/record.js';
 import { subtreeRecords } from '../fleet/live.js';
 import { endRecord, readRecord } from '../fleet/registry.js';
 import type { Layout } from '../layout/layout.js';
+import type { CancelResult } from './far-cancel.js';
 import { sendCompletionOnce } from './completion.js';
 import { reconcileDead } from './reconcile.js';
 import { harnessRunning, signalAgent } from './signal.js';
@@ -15,8 +16,11 @@ import { sleep } from '../sleep.js';
  * ends `cancelled`, cancels its foreground children, sends its completion and runs its stop
  * hooks. Whatever is still alive after `limits.cancel_grace_secs` gets SIGKILL and is then
  * ended `cancelled` by the reaper path. `tree` takes the whole subtree, background
- * children included.
+ * children included. When an agent ends, whichever way, its foreground children on other
+ * hosts are cancelled there as well (far-cancel.ts `cancelFarChildren`).
  */
+
+export type { CancelResult };
 
 export interface CancelOptions {
   tree?: boolean;
@@ -28,13 +32,30 @@ export interface CancelOptions {
 
 const POLL_MS = 50;
 
-/** Cancels `target` (and its foreground children, or with `tree` its whole subtree); returns the ids that were still running. */
+/**
+ * Cancels `target` and what a cancel of it reaches (its foreground descendants, or with `tree`
+ * its whole subtree) on every host: this host's by signal, on a `nats://` bus other hosts'
+ * through `flotilla cancel` there (far-cancel.ts). The one cancel of every path — the CLI, the
+ * dashboard's `c`, the pane's `/agent cancel`, `cancel_agent` and the MCP tool. Returns the
+ * ids that were still running, and one note per host or bus it could not reach.
+ */
 export async function cancelAgent(
   layout: Layout,
   config: Config,
   target: AgentRecord,
   opts: CancelOptions = {},
-): Promise<string[]> {
+): Promise<CancelResult> {
+  if (config.fleet.bus === 'maildir') return { cancelled: await cancelHere(layout, config, target, opts), notes: [] };
+  const far = await import('./far-cancel.js');
+  // Read before this host's part: the cascade of an ending may reach them first.
+  const found = await far.farDescendants(layout, config, target, opts);
+  const here = await cancelHere(layout, config, target, opts);
+  const there = await far.cancelFar(layout, config, found.records, { tree: opts.tree, by: opts.by ?? 'human' });
+  return { cancelled: [...new Set([...here, ...there.cancelled])], notes: [...found.notes, ...there.notes] };
+}
+
+/** This host's part of a cancel: the ids that were still running. */
+async function cancelHere(layout: Layout, config: Config, target: AgentRecord, opts: CancelOptions): Promise<string[]> {
   // The target's subtree only (children index): cost does not grow with the fleet's history.
   const below = subtreeRecords(layout, target.id);
   const records = [target, ...below];

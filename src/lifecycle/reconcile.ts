@@ -8,6 +8,7 @@ import type { AgentRecord, TaskResult } from '../fleet/record.js';
 import { liveRecords } from '../fleet/live.js';
 import { endRecord, readRecord } from '../fleet/registry.js';
 import { heldSlots } from '../fleet/slots.js';
+import { auditHookRun } from '../hooks/audit-run.js';
 import type { Layout } from '../layout/layout.js';
 import { sleep } from '../sleep.js';
 import { claimOnce } from './once.js';
@@ -246,19 +247,13 @@ export async function endDead(
       cwd: rec.cwd,
       status: final.status,
       exitReason: final.exitReason,
-      onRun: (r) =>
-        audit(layout, {
-          event: 'hook_run',
-          agent: rec.id,
-          hook: r.hook,
-          command: r.command,
-          exit_code: r.exitCode,
-          duration_ms: Math.round(r.durationMs),
-          timed_out: r.timedOut,
-        }),
+      onRun: (r) => auditHookRun(layout, rec.id, r),
     }),
   );
   terminateForegroundChildren(layout, rec.id, 'reaper');
+  // And the ones other hosts run (§5.8), asked there (an agent that never ran has none).
+  if (config.fleet.bus !== 'maildir' && status !== 'refused' && status !== 'failed')
+    await (await import('./far-cancel.js')).cancelFarChildren(layout, config, final);
   // Its running shell command lives on in its own process group unless we end it.
   killLeftoverGroups(layout, rec.id);
   clearFinishing(layout, rec.id);

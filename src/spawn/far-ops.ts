@@ -133,7 +133,12 @@ export function lostResult(r: AgentRecord): WaitResult {
 }
 
 /** cancel_agent there, once `by` may: the target must be in its own subtree, parents followed through the fleet's records. */
-export async function cancelThere(layout: Layout, config: Config, far: Elsewhere, by: string): Promise<string[]> {
+export async function cancelThere(
+  layout: Layout,
+  config: Config,
+  far: Elsewhere,
+  by: string,
+): Promise<{ cancelled: string[]; notes: string[] }> {
   const target = far.records[0]!;
   if (!(await descendsFrom(await fleetRecords(layout, config), target, by)) || target.id === by) {
     throw new FlotillaError(
@@ -148,7 +153,7 @@ export async function cancelThere(layout: Layout, config: Config, far: Elsewhere
       `cancel on host '${far.host.name}' failed: ${(r.stderr.trim() || `exit ${r.exitCode}`).split('\n').pop()}`,
       { code: 'host-command-failed' },
     );
-  return (JSON.parse(r.stdout) as { cancelled: string[] }).cancelled;
+  return { cancelled: (JSON.parse(r.stdout) as { cancelled: string[] }).cancelled, notes: [] };
 }
 
 /**

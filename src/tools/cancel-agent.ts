@@ -16,8 +16,9 @@ export const cancelAgentTool: ToolSpec = {
       inputSchema: input,
       klass: 'fleet',
       async execute(i) {
-        const hit = await ops.cancel(i.id);
-        return { output: hit.length ? `Cancelled ${hit.join(', ')}.` : `${i.id} had already finished.` };
+        const { cancelled, notes } = await ops.cancel(i.id);
+        const said = cancelled.length ? `Cancelled ${cancelled.join(', ')}.` : `${i.id} had already finished.`;
+        return { output: [said, ...notes].join('\n') };
       },
     };
     return tool as Tool;

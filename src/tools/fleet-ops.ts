@@ -44,7 +44,8 @@ export interface FleetOps {
     ids: string[],
     opts: { any: boolean; timeoutSecs?: number | undefined; signal: AbortSignal; tasks?: Record<string, number> },
   ): Promise<{ results: WaitResult[]; pending: string[] }>;
-  cancel(id: string): Promise<string[]>;
+  /** The ids it ended (on every host), and one note per host it could not reach. */
+  cancel(id: string): Promise<{ cancelled: string[]; notes: string[] }>;
 }
 
 /** Finished agents' answers as the model reads them, and who is still running. */

@@ -97,8 +97,9 @@ export function fleetActions(
       try {
         // `flotilla cancel`'s own code: SIGTERM, its foreground children, SIGKILL after the grace.
         const { cancelAgent } = await import('../lifecycle/cancel.js');
-        const hit = await cancelAgent(layout, config(), rec, { by: 'human' });
-        return hit.length ? `cancelled ${hit.join(', ')}` : `${row.id} had already finished`;
+        const { cancelled, notes } = await cancelAgent(layout, config(), rec, { by: 'human' });
+        const said = cancelled.length ? `cancelled ${cancelled.join(', ')}` : `${row.id} had already finished`;
+        return notes.length ? `${said}; ${notes[0]}` : said;
       } catch (err) {
         return `cannot cancel ${row.id}: ${errorMessage(err)}`;
       }

@@ -7,27 +7,10 @@ import type { Layout } from '../layout/layout.js';
 import { FlotillaError } from '../errors.js';
 import { listLeases } from '../leases/list.js';
 import { pathsOverlap } from '../leases/match.js';
+import type { MergeWorkResult } from '../tools/merge-work.js';
 import { branchState } from './branch-state.js';
 import { git, gitWhy } from './git.js';
 import { agentWork } from './work.js';
-
-/** A file a merge would conflict on, and who else holds a lease on it now. */
-export interface ConflictedFile {
-  path: string;
-  holders: string[];
-}
-
-export type MergeOutcome =
-  | {
-      id: string;
-      merged: true;
-      how: 'fast-forward' | 'merge' | 'up-to-date';
-      branch: string;
-      into: string;
-      commit: string;
-      committedFirst: boolean;
-    }
-  | { id: string; merged: false; branch: string; into: string; conflicts: ConflictedFile[] };
 
 /**
  * `flotilla merge <id>` (docs/design.md §12): the agent's branch into the branch its worktree
@@ -40,7 +23,7 @@ export async function mergeWork(
   layout: Layout,
   rec: AgentRecord,
   opts: { commit?: boolean; env?: NodeJS.ProcessEnv } = {},
-): Promise<MergeOutcome> {
+): Promise<MergeWorkResult> {
   const id = rec.id;
   const work = await agentWork(layout, rec);
   if (work.kind === 'in-place') {
@@ -86,27 +69,21 @@ export async function mergeWork(
     );
   if (s.ahead === 0)
     return { id, merged: true, how: 'up-to-date', branch: work.branch, into, commit: s.target, committedFirst };
-  if (s.conflicts.length > 0) {
-    const leases = listLeases(layout)
-      .flatMap((v) => v.leases)
-      .filter((l) => l.holder !== id);
-    const conflicts = s.conflicts.map((path) => ({
-      path,
-      holders: [...new Set(leases.filter((l) => pathsOverlap(l.path, path)).map((l) => l.holder))],
-    }));
-    return { id, merged: false, branch: work.branch, into, conflicts };
-  }
+  if (s.conflicts.length > 0)
+    return { id, merged: false, branch: work.branch, into, conflicts: withHolders(layout, id, s.conflicts) };
   const how = s.behind === 0 ? 'fast-forward' : 'merge';
   const message = `Merge ${work.branch} (agent ${id}) into ${into}`;
   const checkout = await checkedOutAt(layout, into);
   // In place, the agent's files are the checkout's already: a `git merge` would refuse them as local changes.
   const taken =
     checkout && work.checkout ? await takeAsItStands(checkout, into, s, work.branch, message, opts.env) : null;
-  if (taken?.ok === false)
-    throw new FlotillaError(`moving ${into} to ${work.branch} failed: ${taken.why} — retry flotilla merge ${id}`, {
-      code: 'merge',
-    });
-  if (!taken && checkout) {
+  if (taken) {
+    if (!taken.ok)
+      throw new FlotillaError(
+        `moving ${into} to ${work.branch} failed: ${taken.why} — did ${into} move meanwhile? retry flotilla merge ${id}`,
+        { code: 'merge' },
+      );
+  } else if (checkout) {
     const r = await git(checkout, ['merge', '--no-edit', '-m', message, work.branch], opts.env);
     if (r.code !== 0) {
       await git(checkout, ['merge', '--abort'], opts.env);
@@ -115,7 +92,7 @@ export async function mergeWork(
         { code: 'merge' },
       );
     }
-  } else if (!taken) {
+  } else {
     const made =
       how === 'fast-forward'
         ? await git(layout.project, ['rev-parse', `refs/heads/${work.branch}`])
@@ -134,6 +111,17 @@ export async function mergeWork(
   }
   const tip = (await git(layout.project, ['rev-parse', `refs/heads/${into}`])).stdout.trim();
   return { id, merged: true, how, branch: work.branch, into, commit: tip, committedFirst };
+}
+
+/** Each conflicting file with the other agents that hold a lease on it. */
+function withHolders(layout: Layout, id: string, paths: string[]): { path: string; holders: string[] }[] {
+  const leases = listLeases(layout)
+    .flatMap((v) => v.leases)
+    .filter((l) => l.holder !== id);
+  return paths.map((path) => ({
+    path,
+    holders: [...new Set(leases.filter((l) => pathsOverlap(l.path, path)).map((l) => l.holder))],
+  }));
 }
 
 /**

@@ -57,12 +57,9 @@ export function command(): Command {
           { code: 'not-yours' },
         );
       }
-      const here = await cancelAgent(layout, config, target, { tree: opts.tree, by });
-      // Its children on other hosts (§17.7) are theirs to end: asked there.
-      const { cancelElsewhere } = await import('../../lifecycle/far-cancel.js');
-      const there = await cancelElsewhere(layout, config, target, { tree: opts.tree });
-      for (const n of there.notes) process.stderr.write(`flotilla: ${n}\n`);
-      const hit = [...here, ...there.cancelled];
+      // Its descendants on other hosts (§17.7) are theirs to end: asked there.
+      const { cancelled: hit, notes } = await cancelAgent(layout, config, target, { tree: opts.tree, by });
+      for (const n of notes) process.stderr.write(`flotilla: ${n}\n`);
       if (opts.json) printJson({ cancelled: hit });
       else if (hit.length) process.stdout.write(`cancelled ${hit.join(', ')}\n`);
       else process.stdout.write(`${target.id} had already ended (${target.status})\n`);

@@ -155,8 +155,11 @@ function agentActions({
         import('../../lifecycle/cancel.js'),
       ]);
       const target = resolveAgent(layout, prefix);
-      const hit = await cancelAgent(layout, configNow(), target, { by: 'human' });
-      return hit.length ? `cancelled ${hit.join(', ')}` : `${target.id} had already ended (${target.status})`;
+      const { cancelled, notes } = await cancelAgent(layout, configNow(), target, { by: 'human' });
+      const said = cancelled.length
+        ? `cancelled ${cancelled.join(', ')}`
+        : `${target.id} had already ended (${target.status})`;
+      return [said, ...notes].join('\n');
     },
     async resume(prefix, prompt) {
       const [{ planResume, resumingLine }, { spawnAgent }, { readRecord }] = await Promise.all([
