@@ -132,9 +132,11 @@ async function removeEndedWork(
   result: GcResult,
 ): Promise<void> {
   const liveCwds = new Set(records.filter((r) => recordLiveness(r) !== 'ended').map((r) => r.cwd));
-  const ended = finished.flatMap((r) =>
-    r.worktree && isFleetWorktree(layout, r.worktree) && !liveCwds.has(r.worktree) ? [{ r, worktree: r.worktree }] : [],
-  );
+  // A worktree agent's worktree and branch; an in-place agent's branch and own git dir (work/in-place.ts).
+  const ended = finished.flatMap((r): { r: AgentRecord; worktree: string | null }[] => {
+    if (!r.worktree) return r.base ? [{ r, worktree: null }] : [];
+    return isFleetWorktree(layout, r.worktree) && !liveCwds.has(r.worktree) ? [{ r, worktree: r.worktree }] : [];
+  });
   // Every branch read together: one ref read and one history read, whatever their number (work/branch-state.ts).
   const works = await agentWorks(
     layout,
@@ -153,12 +155,14 @@ async function removeEndedWork(
       result.unmerged.push({ id: r.id, branch: branchOf(r.id), ahead, uncommitted });
       continue;
     }
-    try {
-      await removeWorktree(layout, worktree);
-      result.worktrees.push(worktree);
-    } catch (err) {
-      if (!/is not a working tree|No such file/i.test(errorMessage(err))) result.problems.push(errorMessage(err));
-    }
+    if (worktree) {
+      try {
+        await removeWorktree(layout, worktree);
+        result.worktrees.push(worktree);
+      } catch (err) {
+        if (!/is not a working tree|No such file/i.test(errorMessage(err))) result.problems.push(errorMessage(err));
+      }
+    } else rmSync(layout.inPlaceGitDir(r.id), { recursive: true, force: true });
     if (state?.exists && !opts.keepBranches) {
       const d = await git(layout.project, ['branch', '-D', branchOf(r.id)]);
       if (d.code === 0) result.branches.push(branchOf(r.id));

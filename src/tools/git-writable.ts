@@ -1,4 +1,13 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join, resolve, sep } from 'node:path';
 import type { Layout } from '../layout/layout.js';
 import type { SandboxSpec } from './sandbox.js';
@@ -49,6 +58,13 @@ export function gitWrites(
   const ownRefs = join(gitDir, 'flotilla-refs');
   const ownLogRefs = join(gitDir, 'flotilla-logs');
   try {
+    // The stand-ins and the mount points in them are never a link of the agent's (see `inPlaceGitWrites`).
+    dropLinks([
+      ownRefs,
+      ownLogRefs,
+      ...sharedNames(join(common, 'refs')).map((n) => join(ownRefs, n)),
+      ...sharedNames(join(common, 'logs', 'refs')).map((n) => join(ownLogRefs, n)),
+    ]);
     for (const d of [ownRefs, ownLogRefs]) mkdirSync(d, { recursive: true });
     // Read only when the person turns on extensions.worktreeConfig; held now so it cannot be planted for then.
     if (!existsSync(configWorktree)) writeFileSync(configWorktree, '');
@@ -78,17 +94,23 @@ export function gitWrites(
  */
 export function inPlaceGitWrites(checkout: string, gitDir: string, id: string): GitWrites {
   const common = join(checkout, '.git');
+  const heldNames = listNames(common).filter((n) => !OWN_ENTRIES.has(n) && !PER_CHECKOUT.test(n));
   try {
     if (!statSync(common).isDirectory() || !existsSync(join(gitDir, 'HEAD'))) return NONE;
+    // Where the mounts land in its git dir, never a link of the agent's: bwrap would follow it
+    // and make a missing mount point wherever it leads, on the host.
+    dropLinks([
+      ...['refs', 'logs', join('logs', 'refs'), 'objects', ...heldNames].map((n) => join(gitDir, n)),
+      ...sharedNames(join(common, 'refs')).map((n) => join(gitDir, 'refs', n)),
+      ...sharedNames(join(common, 'logs', 'refs')).map((n) => join(gitDir, 'logs', 'refs', n)),
+    ]);
     for (const d of ['refs', join('logs', 'refs')]) mkdirSync(join(gitDir, d), { recursive: true });
   } catch {
     return NONE;
   }
   const refWrites = branchWrites(common, id);
   if (!refWrites) return NONE;
-  const held = listNames(common)
-    .filter((n) => !OWN_ENTRIES.has(n) && !PER_CHECKOUT.test(n))
-    .map((n) => join(common, n));
+  const held = heldNames.map((n) => join(common, n));
   return {
     writable: refWrites.writable,
     standIns: [{ from: gitDir, at: common }],
@@ -132,11 +154,7 @@ function branchWrites(common: string, id: string): { writable: string[]; readOnl
     listNames(dir)
       .filter((n) => n !== id && !n.endsWith('.lock'))
       .map((n) => join(dir, n));
-  // Everything in refs/ and logs/refs/ shows through its stand-in, read-only, but the shared stash.
-  const shared = (dir: string) =>
-    listNames(dir)
-      .filter((n) => n !== 'stash' && !n.endsWith('.lock'))
-      .map((n) => join(dir, n));
+  const shared = (dir: string) => sharedNames(dir).map((n) => join(dir, n));
   return {
     writable: [join(common, 'objects'), branches, logs],
     readOnly: [
@@ -178,6 +196,22 @@ export function worktreeGitDirs(worktree: string): { gitDir: string; common: str
     return { gitDir, common };
   } catch {
     return undefined;
+  }
+}
+
+/** Everything in refs/ and logs/refs/ shows through the agent's stand-in, read-only, but the shared stash. */
+function sharedNames(dir: string): string[] {
+  return listNames(dir).filter((n) => n !== 'stash' && !n.endsWith('.lock'));
+}
+
+/** Removes each path that is a symbolic link (parents first: a removed link's children are gone with it). */
+function dropLinks(paths: readonly string[]): void {
+  for (const p of paths) {
+    try {
+      if (lstatSync(p).isSymbolicLink()) unlinkSync(p);
+    } catch {
+      /* missing: nothing to drop */
+    }
   }
 }
 

@@ -37,3 +37,33 @@ describe('a vendor CLI member commits in its worktree, in the sandbox', { timeou
     expect((await git('log', '-1', '--format=%s', 'main')).stdout).toBe('init');
   });
 });
+
+describe(
+  'a vendor CLI member commits in place, in the sandbox, with security.in_place_commits',
+  { timeout: 600_000 },
+  () => {
+    it.each(RUNTIMES)('%s', async (name) => {
+      const t = TARGETS[name]();
+      const f = await fleets.open({
+        ...t,
+        script: 'commit.yaml',
+        config: 'security:\n  sandbox: bubblewrap\n  in_place_commits: true\n',
+        definitions: { a: DONT_ASK },
+      });
+      const git = (...a: string[]) => execa('git', a, { cwd: f.project });
+      await git('init', '-q', '-b', 'main');
+      writeFileSync(join(f.project, 'a.txt'), 'a\n');
+      await git('add', 'a.txt');
+      await git('-c', 'user.email=p@example.com', '-c', 'user.name=person', 'commit', '-q', '-m', 'init');
+      const id = await f.spawnChild('a', `${name}-here`, 'fix a.txt and commit', t.spawnArgs);
+      await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 480_000, 'the completion');
+      expect(completionsFrom(f, 'lead-parent', id)[0]!.body).toContain('Final answer: committed');
+      expect((await git('log', '-1', '--format=%an <%ae> %s', `flotilla/${id}`)).stdout).toBe(
+        `${id} <${id}@flotilla> fix a`,
+      );
+      // The person's branch does not move; the fixed file is in their checkout, a change not yet theirs.
+      expect((await git('log', '-1', '--format=%s', 'main')).stdout).toBe('init');
+      expect((await git('status', '--porcelain', '--', 'a.txt')).stdout).toBe(' M a.txt');
+    });
+  },
+);

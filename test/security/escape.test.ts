@@ -149,7 +149,7 @@ describe.each(MODES)(
       expect(work.stdout).toContain('result-of-wk');
       stage('worker done');
       const wt = await f.spawnAgent(['--wait', '--worktree', '--agent', 'worker', '--id', 'wt1', 'work'], KEYS);
-      expect(wt.stdout).toContain('result-of-wt1');
+      expect(wt.stdout, wt.stderr).toContain('result-of-wt1');
       if (contained) {
         expect((await git(f.project, 'status', '--short')).exitCode).toBe(0);
         expect((await git(f.project, 'commit', '-q', '--allow-empty', '-m', 'person')).exitCode).toBe(0);

@@ -252,13 +252,16 @@ describe('commits in place, through a git dir of its own', () => {
     // The fleet root's own .gitignore, as `flotilla init` writes it: state/ is never the project's.
     ensureGitignore(layout());
     const base = await addInPlaceBranch(layout(), 'p1', project);
-    const writes = gitWrites(null, 'p1', { checkout: project, gitDir: layout().inPlaceGitDir('p1') });
     const env = { ...agentEnv, GIT_AUTHOR_NAME: 'p1', GIT_AUTHOR_EMAIL: 'p1@flotilla' };
+    // Worked out at each command, as the harness does.
+    const wrap = (argv: string[]) =>
+      sandboxFor(
+        'p1',
+        gitWrites(null, 'p1', { checkout: project, gitDir: layout().inPlaceGitDir('p1') }),
+        project,
+      )(argv);
     const run = (command: string) =>
-      createShellTool({ timeoutSecs: 60, env, wrap: sandboxFor('p1', writes, project) }).execute(
-        { command },
-        ctxFor(project),
-      );
+      createShellTool({ timeoutSecs: 60, env, wrap }).execute({ command }, ctxFor(project));
     return { base, run };
   };
 
@@ -357,6 +360,17 @@ describe('commits in place, through a git dir of its own', () => {
     await host(project, 'status');
     expect(existsSync(marker)).toBe(false);
     expect((await host(project, 'log', '-1', '--format=%an', 'main')).stdout).toBe('person');
+  });
+
+  it('a link it leaves in its git dir where a mount will land makes nothing on the host', async () => {
+    const { run } = await placed();
+    const elsewhere = join(tmp.dir, 'elsewhere');
+    await run(`ln -s ${elsewhere} .git/lfs && ln -s ${elsewhere} .git/refs/notes`);
+    // The person's git makes those entries later (git-lfs, git notes); the agent's next command mounts them.
+    mkdirSync(join(project, '.git', 'lfs', 'objects'), { recursive: true });
+    await host(project, 'notes', 'add', '-m', 'note');
+    expect((await run('ls .git/lfs && git notes list | wc -l')).output).toContain('objects\n1');
+    expect(existsSync(elsewhere)).toBe(false);
   });
 
   it('a spawn in place whose flotilla/<id> already exists is refused, naming it', async () => {

@@ -1,7 +1,8 @@
 import { execa } from 'execa';
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { eventually } from '../helpers/tmux.js';
 import { fixture, spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
 
 // End-to-end: a worktree agent of our harness commits under the default sandbox (bubblewrap
@@ -131,8 +132,8 @@ describe('an agent in place', () => {
     GIT_COMMITTER_EMAIL: 'p@example.com',
   };
 
-  it('commits inside the default sandbox on flotilla/<id>, leaving the person’s branch alone; review shows it and merge takes it as the checkout holds it', async () => {
-    f = spawnFleet();
+  it('with security.in_place_commits, commits inside the default sandbox on flotilla/<id>, leaving the person’s branch alone; review shows it and merge takes it as the checkout holds it', async () => {
+    f = spawnFleet({ config: 'security:\n  in_place_commits: true\n' });
     const git = await repo(f);
     const init = (await git('rev-parse', 'main')).stdout;
     const r = await f.spawnAgent(['--wait', '--id', 'here', '--model', `script:${fixture('committer.yaml')}`, 'fix a']);
@@ -167,5 +168,20 @@ describe('an agent in place', () => {
       'person init',
     ]);
     expect(await status()).toBe('');
+
+    // It committed nothing: merge says so rather than "up to date".
+    const none = await f.spawnAgent(['--wait', '--id', 'idle', '--model', `script:${fixture('editor.yaml')}`, 'edit']);
+    expect(none.exitCode).toBe(0);
+    expect((await f.flotilla(['merge', 'idle'], PERSON)).stderr.trim()).toBe(
+      `flotilla: idle worked in place in ${f.project} and committed nothing on flotilla/idle: its changes are uncommitted in that checkout (flotilla diff idle); commit them there yourself`,
+    );
+
+    // Merged and ended: gc takes its branch and its own git dir.
+    expect(existsSync(f.layout.inPlaceGitDir('here'))).toBe(true);
+    const fl = f;
+    await eventually(async () => (await fl.flotilla(['cancel', 'here'])).exitCode === 0, 10_000, 'cancel here');
+    expect((await f.flotilla(['gc'])).stdout).toContain('0 worktrees, 1 branches');
+    expect((await git('branch', '--list', 'flotilla/*')).stdout.trim()).toBe('flotilla/idle');
+    expect(existsSync(f.layout.inPlaceGitDir('here'))).toBe(false);
   });
 });
