@@ -9,6 +9,8 @@
 //  - throughput_vs_floor: msg/s into one inbox from one process (64 in flight, and one at a
 //    time), next to the same syscalls in a bare Node loop: `--throughput [N] [rounds]`
 //  - idle: CPU used by an open watcher over a quiet interval
+//  - claim_vs_floor: N unread messages read and claimed 32 at a time (as a harness does), next
+//    to a bare rename() of as many files: `--claim [N] [rounds]`
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, realpathSync, rmSync } from 'node:fs';
@@ -276,6 +278,101 @@ async function throughputVsFloor(m, count, rounds = 3) {
   };
 }
 
+/** Runs `fn` over `items` with `width` calls in flight, as the harness's UnreadMail does. */
+async function batched(items, width, fn) {
+  for (let i = 0; i < items.length; i += width) await Promise.all(items.slice(i, i + width).map(fn));
+}
+
+/**
+ * `count` unread messages: read (readItem) and claimed, 32 at a time; wall and CPU ms (every
+ * thread of this process: the file calls run on libuv's) for each half.
+ */
+async function readAndClaim(m, count) {
+  const f = tempFleet(m);
+  const box = m.ensureMaildir(f.layout, 'bench');
+  await batched(
+    Array.from({ length: count }, (_, i) => i),
+    64,
+    (i) => m.deliver(f.layout, { from: 'bench', to: 'bench', kind: 'message', body: `message ${i}` }),
+  );
+  const names = readdirSync(box.new);
+  const cpu = (since) => {
+    const u = process.cpuUsage(since);
+    return (u.user + u.system) / 1000;
+  };
+  const t0 = performance.now();
+  const c0 = process.cpuUsage();
+  const items = [];
+  await batched(names, 32, async (n) => items.push(await m.readItem(f.layout, 'bench', join(box.new, n))));
+  const t1 = performance.now();
+  const readCpu = cpu(c0);
+  const c1 = process.cpuUsage();
+  let claimed = 0;
+  await batched(items, 32, async (item) => {
+    if ((await m.claim(f.layout, 'bench', item)).status === 'claimed') claimed++;
+  });
+  const t2 = performance.now();
+  const claimCpu = cpu(c1);
+  const left = readdirSync(box.new).length;
+  f.cleanup();
+  if (claimed !== count || left !== 0) throw new Error(`claimed ${claimed} of ${count}, ${left} left in new/`);
+  return { read_ms: t1 - t0, claim_ms: t2 - t1, read_cpu_ms: readCpu, claim_cpu_ms: claimCpu };
+}
+
+/** The floor under a claim: a bare rename(new/x → cur/x:2,S) of `count` files, 32 at a time. */
+async function renameFloor(count) {
+  const { mkdir, rename, writeFile } = await import('node:fs/promises');
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'flotilla-bench-floor-')));
+  await mkdir(join(dir, 'new'));
+  await mkdir(join(dir, 'cur'));
+  const names = Array.from({ length: count }, (_, i) => `m${i}`);
+  await batched(names, 64, (n) => writeFile(join(dir, 'new', n), 'x'));
+  const t0 = performance.now();
+  await batched(names, 32, (n) => rename(join(dir, 'new', n), join(dir, 'cur', `${n}:2,S`)));
+  const ms = performance.now() - t0;
+  rmSync(dir, { recursive: true, force: true });
+  return ms;
+}
+
+/** Reading and claiming against the bare rename floor, interleaved `rounds` times (same disk, same load). */
+async function claimVsFloor(m, count, rounds = 5) {
+  const runs = [];
+  for (let r = 0; r < rounds; r++) {
+    const { read_ms, claim_ms, read_cpu_ms, claim_cpu_ms } = await readAndClaim(m, count);
+    const floor_ms = await renameFloor(count);
+    // Speed as a share of the floor's (1 = as fast as a bare rename).
+    runs.push({
+      read_ms,
+      claim_ms,
+      floor_ms,
+      claim_ratio: floor_ms / claim_ms,
+      read_ratio: floor_ms / read_ms,
+      read_cpu_ms,
+      claim_cpu_ms,
+    });
+  }
+  const med = (k) => [...runs.map((x) => x[k])].sort((a, b) => a - b)[Math.floor(runs.length / 2)];
+  const perSec = (ms) => Math.round((count / ms) * 1000);
+  return {
+    messages: count,
+    rounds,
+    median_msgs_per_sec: {
+      read: perSec(med('read_ms')),
+      claim: perSec(med('claim_ms')),
+      floor: perSec(med('floor_ms')),
+    },
+    // Each round's figure against its own floor, then the median: the floor moves with the machine's load.
+    claim_to_floor: Math.round(med('claim_ratio') * 100) / 100,
+    read_to_floor: Math.round(med('read_ratio') * 100) / 100,
+    // CPU per message hardly moves with the machine's load, where wall time does.
+    cpu_us_per_msg: {
+      read: Math.round((med('read_cpu_ms') / count) * 1000 * 10) / 10,
+      claim: Math.round((med('claim_cpu_ms') / count) * 1000 * 10) / 10,
+    },
+    load_average: (await import('node:os')).loadavg().map((x) => Math.round(x * 10) / 10),
+  };
+}
+
 /** CPU used by an open, quiet watcher (inotify): should be ~0. */
 async function idleCpu(m, secs) {
   const f = tempFleet(m);
@@ -299,6 +396,7 @@ export async function runInboxBench(opts = {}) {
     latency_inotify: await latencyInotify(m, messages),
     latency_polling: await latencyPolling(m, messages),
     throughput_vs_floor: await throughputVsFloor(m, opts.throughput ?? 2000),
+    claim_vs_floor: await claimVsFloor(m, opts.claim ?? 2000),
     load: await loadRun(m, opts.senders ?? 50, opts.each ?? 200),
     idle: await idleCpu(m, opts.idleSecs ?? 3),
   };
@@ -318,6 +416,10 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const args = process.argv.slice(2);
   if (args[0] === '--sender') {
     await sender(args.slice(1));
+  } else if (args[0] === '--claim') {
+    const m = await modules();
+    const n = Number(args[1] ?? 2000);
+    process.stdout.write(JSON.stringify(await claimVsFloor(m, n, Number(args[2] ?? 5)), null, 2) + '\n');
   } else if (args[0] === '--throughput') {
     const m = await modules();
     const n = Number(args[1] ?? 5000);

@@ -1,22 +1,25 @@
 // The vendor CLIs as fleet agents (§13), timed, each against the fake vendor API of
 // test/runtimes (real tmux, the pinned CLIs from node_modules, no network):
 // - ready: spawn-agent → the CLI's first model call (its task and the fleet tools in the request),
-//   beside the bare CLI started in the same run (its headless `-p`/`exec` start, the same pinned
-//   binary, a fake API of the same kind, a fresh home of the same shape), and where that time
-//   goes (FLOTILLA_TRACE spans, src/trace.ts);
+//   beside the bare CLI started the same way in the same run (interactive in a tmux pane, the
+//   task on its command line, the same pinned binary, a fake API of the same kind, a fresh home
+//   as a person's is after the CLI's first run), each run's ratio, and where that time goes
+//   (FLOTILLA_TRACE spans, src/trace.ts);
 // - idle mail: `flotilla send` returning → the model call carrying the mail (pasted notice, turn-start hook);
 // - working mail: mail sent while a 5 s shell command runs; from the command's end (it writes
 //   the time) → the model call carrying the mail (the task's answer, then the turn-end hook's hand-over);
 // - RSS of the shim and of the CLI (and of everything under the shim: the CLI's `flotilla mcp`
-//   and helpers), with the agent idle after its first task.
+//   and helpers), with the agent idle after its first task, beside an idle `node -e` timer's.
 // Run by bench/runtime.mjs with vitest (it reuses the TypeScript test helpers); writes bench/results/runtimes.json.
 // `npm run bench -- runtimes` runs only this and prints a table (bench/runtime.mjs). BENCH_RUNTIME_RUNS
 // (default 10), BENCH_RUNTIME_ONLY=claude,codex (default all three), BENCH_RUNTIME_WORKING=0 (skip
 // the working-mail figure, the slowest).
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { execa } from 'execa';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { it } from 'vitest';
 import { claude } from '../src/runtimes/claude.js';
@@ -35,62 +38,110 @@ const ONLY = (process.env.BENCH_RUNTIME_ONLY ?? '').split(',').filter(Boolean);
 const WORKING = process.env.BENCH_RUNTIME_WORKING !== '0';
 const DONT_ASK = 'permissions:\n  permission_mode: dont_ask\n';
 /**
- * `bare(prompt, url)`: the CLI's own headless start with a task, as a person runs it without
- * Flotilla (Codex given the fake API as a Responses provider over HTTP, as the fleet gives it:
- * with OPENAI_BASE_URL alone it first tries a WebSocket the fake does not serve).
+ * `bare(prompt)`: the CLI started the way the fleet starts it — interactive, in a tmux pane, its
+ * first task given as the fleet gives it (Claude and Codex: the prompt after `--`; Gemini:
+ * `--prompt-interactive`) — as a person runs it without Flotilla. `person(home, project, url)`
+ * writes what that person's home holds after the CLI's own first run with a key: onboarding
+ * done, the project trusted, the fake API as the endpoint (Codex: a Responses provider over
+ * HTTP, as the fleet gives it; with OPENAI_BASE_URL alone it first tries a WebSocket the fake
+ * does not serve), and the same quieting the fleet gives its CLI (no update check, no
+ * telemetry, no self-relaunch), so the gap measured is Flotilla's work, not the network's.
  */
 interface Bench {
   runtime: Runtime;
   version: string;
   wire: Wire;
   args: string[];
-  bare(prompt: string, url: string): string[];
+  bare(prompt: string): string[];
   env(url: string): Record<string, string>;
-  /** What the person's home holds after the CLI's own first run with a key (the fleet writes the same for its agent). */
-  seed?(home: string): void;
+  /** What the bare CLI's environment adds (the fleet's quieting variables for its CLI). */
+  bareEnv: Record<string, string>;
+  person(home: string, project: string, url: string): void;
 }
+const writeIn = (home: string, path: string, text: string) => {
+  mkdirSync(dirname(join(home, path)), { recursive: true });
+  writeFileSync(join(home, path), text);
+};
 const ALL: Bench[] = [
   {
     runtime: claude,
     version: '2.1.197',
     wire: 'anthropic',
     args: [],
-    bare: (p) => ['-p', p],
+    bare: (p) => ['--', p],
     env: (url) => ({ ANTHROPIC_BASE_URL: url, ANTHROPIC_AUTH_TOKEN: 'fake' }),
+    // src/runtimes/claude.ts's QUIET_ENV less MCP_CONNECTION_NONBLOCKING (the bare CLI has no MCP server).
+    bareEnv: {
+      DISABLE_AUTOUPDATER: '1',
+      DISABLE_TELEMETRY: '1',
+      DISABLE_ERROR_REPORTING: '1',
+      DISABLE_BUG_COMMAND: '1',
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY: '1',
+      CLAUDE_CODE_DISABLE_TERMINAL_TITLE: '1',
+    },
+    person: (home, project) =>
+      writeIn(
+        home,
+        '.claude.json',
+        JSON.stringify({
+          hasCompletedOnboarding: true,
+          projects: { [project]: { hasTrustDialogAccepted: true, hasCompletedProjectOnboarding: true } },
+        }),
+      ),
   },
   {
     runtime: codex,
     version: '0.169.0',
     wire: 'responses',
     args: ['--model', 'fake-responses-model'],
-    bare: (p, url) => [
-      'exec',
-      '--skip-git-repo-check',
-      '--model',
-      'fake-responses-model',
-      '-c',
-      'model_provider="fake"',
-      '-c',
-      `model_providers.fake={ name = "fake", base_url = "${url}/v1", wire_api = "responses", env_key = "OPENAI_API_KEY" }`,
-      p,
-    ],
+    // --no-daemon as the fleet gives it: by default Codex first starts (or joins) a shared
+    // background server, ~3 s more at load ~10, which the fleet's CLI never pays.
+    bare: (p) => ['--no-daemon', '--model', 'fake-responses-model', '--', p],
     env: (url) => ({ OPENAI_BASE_URL: `${url}/v1`, OPENAI_API_KEY: 'fake' }),
+    bareEnv: {},
+    person: (home, project, url) =>
+      writeIn(
+        home,
+        '.codex/config.toml',
+        [
+          'model_provider = "fake"',
+          'check_for_update_on_startup = false',
+          '[analytics]',
+          'enabled = false',
+          '[feedback]',
+          'enabled = false',
+          `[projects.${JSON.stringify(project)}]`,
+          'trust_level = "trusted"',
+          '[model_providers.fake]',
+          'name = "fake"',
+          `base_url = "${url}/v1"`,
+          'wire_api = "responses"',
+          'env_key = "OPENAI_API_KEY"',
+          '',
+        ].join('\n'),
+      ),
   },
   {
     runtime: gemini,
     version: '0.61.0',
     wire: 'gemini',
     args: ['--model', 'gemini-2.5-flash'],
-    bare: (p) => ['--skip-trust', '--model', 'gemini-2.5-flash', '-p', p],
+    bare: (p) => ['--skip-trust', '--model', 'gemini-2.5-flash', '--prompt-interactive', p],
     env: (url) => ({ GOOGLE_GEMINI_BASE_URL: url, GEMINI_API_KEY: 'fake' }),
+    bareEnv: { GEMINI_CLI_NO_RELAUNCH: 'true' },
     // Gemini's first run asks how to log in; with a key in the environment a person picks "Gemini API key".
-    seed: (home) => {
-      mkdirSync(join(home, '.gemini'), { recursive: true });
-      writeFileSync(
-        join(home, '.gemini', 'settings.json'),
-        JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } } }),
-      );
-    },
+    person: (home) =>
+      writeIn(
+        home,
+        '.gemini/settings.json',
+        JSON.stringify({
+          general: { disableAutoUpdate: true, disableUpdateNag: true },
+          privacy: { usageStatisticsEnabled: false },
+          telemetry: { enabled: false },
+          security: { auth: { selectedType: 'gemini-api-key' } },
+        }),
+      ),
   },
 ];
 const RUNTIMES = ALL.filter((r) => !ONLY.length || ONLY.includes(r.runtime.name));
@@ -150,6 +201,8 @@ const pct = (v: number[], p: number) =>
   [...v].sort((a, b) => a - b)[Math.max(0, Math.ceil((p / 100) * v.length) - 1)] ?? NaN;
 const figure = (v: number[]) => ({ p50: ms(pct(v, 50)), p95: ms(pct(v, 95)), all: v.map(ms) });
 const tenth = (x: number) => Math.round(x * 10) / 10;
+const hundredth = (x: number) => Math.round(x * 100) / 100;
+const ratios = (v: number[]) => ({ p50: hundredth(pct(v, 50)), p95: hundredth(pct(v, 95)), all: v.map(hundredth) });
 const mb = (v: number[]) => ({ p50: tenth(pct(v, 50)), p95: tenth(pct(v, 95)), all: v.map(tenth) });
 
 /**
@@ -186,6 +239,43 @@ const SPANS: [label: string, from: string, to: string][] = [
   ['spawn-agent returns (after the slot handoff)', 'bench: spawn-agent called', 'spawn: slot handed over'],
 ];
 
+/**
+ * Where an idle CLI's mail time goes: the same marks, from `flotilla send` called until the
+ * model request carrying the notice (the first of each mark after the send was called).
+ */
+const MAIL_SPANS: [label: string, from: string, to: string][] = [
+  ['flotilla send runs (to its exit)', 'bench: send called', 'bench: send returned'],
+  ['send called → the shim sees the mail (inotify)', 'bench: send called', 'shim: mail seen'],
+  ['shim: record, unread count, notice pasted (tmux)', 'shim: mail seen', 'shim: pasted'],
+  ['shim: pane shows the paste → Enter pressed', 'shim: pasted', 'shim: Enter pressed'],
+  [
+    'CLI takes Enter → turn-start hook node starts on the host',
+    'shim: Enter pressed',
+    'hook turn-start: process started',
+  ],
+  ['turn-start hook: node start → answered', 'hook turn-start: process started', 'hook turn-start: answered'],
+  ['turn-start hook answered → model request', 'hook turn-start: answered', 'model request'],
+];
+
+function mailSpansOf(traceFile: string, called: number, returned: number, request: number): Record<string, number> {
+  const at: Record<string, number> = {
+    'bench: send called': called,
+    'bench: send returned': returned,
+    'model request': request,
+  };
+  const lines = existsSync(traceFile) ? readFileSync(traceFile, 'utf8').split('\n').filter(Boolean) : [];
+  for (const line of lines) {
+    const m = JSON.parse(line) as { span: string; t: number; origin: number };
+    if (m.t >= called) at[m.span] ??= m.t;
+    if (m.span.startsWith('hook ') && m.origin >= called)
+      at[`${m.span.slice(0, m.span.indexOf(':'))}: process started`] ??= m.origin;
+  }
+  const out: Record<string, number> = {};
+  for (const [label, from, to] of MAIL_SPANS)
+    if (at[from] !== undefined && at[to] !== undefined) out[label] = at[to]! - at[from]!;
+  return out;
+}
+
 function spansOf(traceFile: string, called: number, firstRequest: number): Record<string, number> {
   const at: Record<string, number> = { 'bench: spawn-agent called': called, 'first model request': firstRequest };
   const lines = existsSync(traceFile) ? readFileSync(traceFile, 'utf8').split('\n').filter(Boolean) : [];
@@ -203,53 +293,67 @@ function spansOf(traceFile: string, called: number, firstRequest: number): Recor
 }
 
 /**
- * The bare CLI: the same pinned binary, started by this process with a task, in the same
- * project, against a fake API of the same kind and a fresh home of the same shape; the time
- * from its start to its first model request.
+ * The bare CLI, started as the fleet starts it: the same pinned binary, interactive, in a pane
+ * of a tmux server of its own (as the bench's fleet starts its own with its first spawn), its
+ * task on the command line, in the same project, against a fake API of the same kind, in a
+ * fresh home holding what a person's does after the CLI's first run (Bench.person); the time
+ * from `tmux new-session` called to its first model request (the CLI's TUI start included).
  */
 async function bareStart(r: Bench, bin: string, project: string, base: Record<string, string>): Promise<number> {
   const vendor = await startFakeVendor(r.wire, join(RUNTIME_FIXTURES, 'idle.yaml'), namingFor(r.runtime));
   const home = testHome();
-  r.seed?.(home.dir);
+  r.person(home.dir, project, vendor.url);
+  const socket = `flotilla-bench-bare-${randomBytes(6).toString('hex')}`;
   const env: Record<string, string> = {
-    ...base,
+    PATH: base.PATH ?? '/usr/bin:/bin',
+    LANG: base.LANG ?? 'C.UTF-8',
+    ...(base.TMUX_TMPDIR ? { TMUX_TMPDIR: base.TMUX_TMPDIR } : {}),
     HOME: home.dir,
     XDG_CONFIG_HOME: join(home.dir, '.config'),
     ...r.env(vendor.url),
+    ...r.bareEnv,
   };
-  delete env.FLOTILLA_TRACE;
+  const tmux = (args: string[]) => execa('tmux', ['-L', socket, ...args], { env, extendEnv: false, reject: false });
   const t0 = performance.now();
-  const child = spawn(bin, r.bare('get ready', vendor.url), {
-    cwd: project,
-    env,
-    stdio: ['ignore', 'ignore', 'pipe'],
-    detached: true,
-  });
-  let stderr = '';
-  let ended = false;
-  child.stderr!.on('data', (d: Buffer) => {
-    stderr += d.toString();
-  });
-  child.once('exit', () => {
-    ended = true;
-  });
+  // The server takes this environment as its own (a fresh server: nothing else in it).
+  const opened = await tmux([
+    'new-session',
+    '-d',
+    '-x',
+    '200',
+    '-y',
+    '50',
+    '-s',
+    'bare',
+    '-c',
+    project,
+    '--',
+    bin,
+    ...r.bare('get ready'),
+  ]);
   try {
-    await eventually(
-      () => vendor.promptTimes.length >= 1 || ended,
-      60_000,
-      `bare ${r.runtime.name}'s first model call`,
-    ).catch(() => undefined);
-    if (!vendor.promptTimes.length)
+    if (opened.exitCode !== 0) throw new Error(`tmux new-session for the bare ${r.runtime.name}: ${opened.stderr}`);
+    await eventually(() => vendor.promptTimes.length >= 1, 60_000, `bare ${r.runtime.name}'s first model call`).catch(
+      () => undefined,
+    );
+    if (!vendor.promptTimes.length) {
+      const screen = (await tmux(['capture-pane', '-p', '-t', 'bare'])).stdout;
       throw new Error(
-        `bare ${r.runtime.name} made no model call (${r.bare('<task>', vendor.url).join(' ')}); its stderr: ${stderr.slice(-2000)}`,
+        `bare ${r.runtime.name} made no model call (${r.bare('<task>').join(' ')}); its pane:\n${screen}`,
       );
+    }
     return vendor.promptTimes[0]! - t0;
   } finally {
-    try {
-      process.kill(-child.pid!, 'SIGKILL');
-    } catch {
-      /* ended */
-    }
+    // The CLI and all it started end before its home goes (a CLI still writing there would fail the removal).
+    const pid = Number((await tmux(['display-message', '-p', '-t', 'bare', '#{pane_pid}'])).stdout);
+    if (pid > 1)
+      try {
+        process.kill(-pid, 'SIGKILL');
+      } catch {
+        /* ended */
+      }
+    await tmux(['kill-server']);
+    await eventually(() => !existsSync(`/proc/${pid}`), 10_000, 'the bare CLI to end').catch(() => undefined);
     await vendor.close();
     home.cleanup();
   }
@@ -276,6 +380,7 @@ it('vendor runtime figures', async () => {
     const ready: number[] = [];
     const bare: number[] = [];
     const spans: Record<string, number>[] = [];
+    const mailSpans: Record<string, number>[] = [];
     const idleMail: number[] = [];
     const workingMail: number[] = [];
     const shimRss: number[] = [];
@@ -283,6 +388,9 @@ it('vendor runtime figures', async () => {
     const shimPss: number[] = [];
     const cliRss: number[] = [];
     const treeRss: number[] = [];
+    const nodeRss: number[] = [];
+    const nodeAnon: number[] = [];
+    const loadBefore = loadavg().map(tenth);
     for (let i = 0; i < RUNS; i++) {
       const f = await open('idle.yaml');
       try {
@@ -302,8 +410,14 @@ it('vendor runtime figures', async () => {
           300_000,
           'idle',
         );
-        // Let the CLI settle at its prompt, as a person would find it.
+        // Let the CLI settle at its prompt, as a person would find it; beside it, the least a
+        // Node process holds: an idle timer, started the same way (the shim's floor).
+        const idleNode = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
         await new Promise((res) => setTimeout(res, 2000));
+        const floor = memoryMb(idleNode.pid!);
+        idleNode.kill('SIGKILL');
+        nodeRss.push(floor.rss);
+        nodeAnon.push(floor.anon);
         const shim = f.record(id).pid!;
         const cli = f.cliPid(id);
         const mem = memoryMb(shim);
@@ -313,10 +427,20 @@ it('vendor runtime figures', async () => {
         if (cli) cliRss.push(rssMb(cli));
         treeRss.push(tree(shim).reduce((sum, p) => sum + rssMb(p), 0));
         const before = f.vendor.promptTimes.length;
+        const sendCalled = performance.timeOrigin + performance.now();
         await f.flotilla(['send', id, `wake-${i}`]);
         const sent = performance.now();
         await eventually(() => f.vendor.promptTimes.length > before, 300_000, 'woken model call');
         idleMail.push(f.vendor.promptTimes[before]! - sent);
+        // The shim and its hooks still trace into the spawn's file (their environment kept FLOTILLA_TRACE).
+        mailSpans.push(
+          mailSpansOf(
+            traceFile,
+            sendCalled,
+            performance.timeOrigin + sent,
+            performance.timeOrigin + f.vendor.promptTimes[before]!,
+          ),
+        );
       } finally {
         await f.dispose();
       }
@@ -346,13 +470,23 @@ it('vendor runtime figures', async () => {
       const v = spans.map((s) => s[label]).filter((x): x is number => x !== undefined);
       if (v.length) where[label] = { p50: ms(pct(v, 50)), p95: ms(pct(v, 95)) };
     }
+    const mailWhere: Record<string, { p50: number; p95: number }> = {};
+    for (const [label] of MAIL_SPANS) {
+      const v = mailSpans.map((s) => s[label]).filter((x): x is number => x !== undefined);
+      if (v.length) mailWhere[label] = { p50: ms(pct(v, 50)), p95: ms(pct(v, 95)) };
+    }
     results[r.runtime.name] = {
       version: r.version,
       runs: RUNS,
+      load_average: { before: loadBefore, after: loadavg().map(tenth) },
       spawn_to_first_model_call_ms: figure(ready),
-      bare_cli_to_first_model_call_ms: { ...figure(bare), argv: r.bare('<task>', '<fake API>').join(' ') },
+      bare_cli_to_first_model_call_ms: { ...figure(bare), argv: r.bare('<task>').join(' ') },
+      // Each run's fleet start against the bare start of the same minute: the figures that survive a loaded machine.
+      fleet_minus_bare_ms: figure(ready.map((x, i) => x - bare[i]!)),
+      fleet_over_bare: ratios(ready.map((x, i) => x / bare[i]!)),
       where_the_time_goes_ms: where,
       mail_into_idle_cli_ms: figure(idleMail),
+      where_the_mail_time_goes_ms: mailWhere,
       ...(WORKING
         ? {
             mail_into_working_cli_ms: {
@@ -367,6 +501,8 @@ it('vendor runtime figures', async () => {
         shim_pss: mb(shimPss),
         cli: mb(cliRss),
         shim_and_everything_below: mb(treeRss),
+        idle_node: mb(nodeRss),
+        idle_node_private: mb(nodeAnon),
       },
     };
     // Written after each runtime: a long run cut short keeps what it measured.

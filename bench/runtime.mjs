@@ -28,15 +28,16 @@ export function formatRuntimeTables(r, machine = {}) {
   const out = [
     `${names.map((n) => r[n].runs)[0] ?? '?'} runs per runtime, ${machine.date ?? new Date().toISOString()}, ${m.cpus ?? '?'} cores, Node ${m.node ?? process.version}, load average before ${(m.load_before ?? []).join(' ')}, after ${(m.load_after ?? []).join(' ')}. ms as p50 / p95; MB as p50.`,
     '',
-    "| runtime | spawn-agent → first model request | bare CLI start → first model request | fleet − bare (p50) | mail → idle CLI's model request | shim RSS (private, PSS) | CLI RSS |",
-    '|---|---|---|---|---|---|---|',
+    "| runtime | load avg | spawn-agent → first model request | bare CLI, interactive in tmux → first model request | fleet − bare, per run | fleet ÷ bare, per run | mail → idle CLI's model request | shim RSS (private) | idle `node -e` RSS (private) | CLI RSS |",
+    '|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const n of names) {
     const x = r[n];
-    const gap = x.spawn_to_first_model_call_ms.p50 - x.bare_cli_to_first_model_call_ms.p50;
     const s = x.rss_mb;
+    const load = x.load_average ? `${x.load_average.before[0]}–${x.load_average.after[0]}` : '—';
+    const ratio = x.fleet_over_bare ? `${x.fleet_over_bare.p50} / ${x.fleet_over_bare.p95}` : '—';
     out.push(
-      `| ${TITLES[n] ?? n} ${x.version} | ${pp(x.spawn_to_first_model_call_ms)} | ${pp(x.bare_cli_to_first_model_call_ms)} (\`${x.bare_cli_to_first_model_call_ms.argv}\`) | ${gap.toLocaleString('en')} | ${pp(x.mail_into_idle_cli_ms)} | ${s.shim.p50} (${s.shim_private.p50}, ${s.shim_pss.p50}) | ${s.cli.p50} |`,
+      `| ${TITLES[n] ?? n} ${x.version} | ${load} | ${pp(x.spawn_to_first_model_call_ms)} | ${pp(x.bare_cli_to_first_model_call_ms)} (\`${x.bare_cli_to_first_model_call_ms.argv}\`) | ${pp(x.fleet_minus_bare_ms)} | ${ratio} | ${pp(x.mail_into_idle_cli_ms)} | ${s.shim.p50} (${s.shim_private.p50}) | ${s.idle_node?.p50 ?? '—'} (${s.idle_node_private?.p50 ?? '—'}) | ${s.cli.p50} |`,
     );
   }
   const labels = [...new Set(names.flatMap((n) => Object.keys(r[n].where_the_time_goes_ms ?? {})))];
@@ -46,5 +47,15 @@ export function formatRuntimeTables(r, machine = {}) {
     `|---|${names.map(() => '---').join('|')}|`,
   );
   for (const l of labels) out.push(`| ${l} | ${names.map((n) => pp(r[n].where_the_time_goes_ms?.[l])).join(' | ')} |`);
+  const mail = [...new Set(names.flatMap((n) => Object.keys(r[n].where_the_mail_time_goes_ms ?? {})))];
+  if (mail.length) {
+    out.push(
+      '',
+      `| where an idle CLI's mail time goes (ms, p50 / p95) | ${names.map((n) => TITLES[n] ?? n).join(' | ')} |`,
+      `|---|${names.map(() => '---').join('|')}|`,
+    );
+    for (const l of mail)
+      out.push(`| ${l} | ${names.map((n) => pp(r[n].where_the_mail_time_goes_ms?.[l])).join(' | ')} |`);
+  }
   return out.join('\n');
 }

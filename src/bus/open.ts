@@ -60,8 +60,8 @@ export function busFor(layout: Layout, config: BusConfig): Bus {
 function lazyNats(layout: Layout, url: string, config: BusConfig): Bus {
   let impl: Promise<Omit<Bus, 'caps'>> | undefined;
   const load = () => (impl ??= import('./nats/bus.js').then((m) => m.natsBus(layout, url, config)));
-  // Caps have their own connection: a spawner checks caps without loading the mail code, and a
-  // harness's slot renewals never wait behind a burst of mail.
+  // Caps load on their own (a spawner checks caps without loading the mail code), over the
+  // process's one connection to the bus (nats/link.ts).
   let caps: Promise<NatsCaps> | undefined;
   // Ends told to the bus that the close waits for (they may start before the caps' code is loaded).
   const ending = new Set<Promise<unknown>>();

@@ -50,7 +50,7 @@ export interface MailBus {
    * bus is unreachable, on `nats` (`queued` says which).
    */
   deliver(draft: MessageDraft, opts?: DeliverOptions): Promise<Delivered & { queued?: boolean }>;
-  /** Claims a message in `owner`'s spool: `rename(new/x → cur/x:2,S)`, exactly one claimer wins. */
+  /** Claims a message in `owner`'s spool: `link(new/x → cur/x:2,S)` then unlink, exactly one claimer wins. */
   claim(owner: string, item: InboxItem | string): Promise<ClaimResult>;
   /**
    * Keeps `owners`' spools fed from the bus until the returned function is called; on

@@ -3,23 +3,16 @@ import type { Log } from '../audit/logger.js';
 import type { Config } from '../config/schema.js';
 import type { AgentRecord } from '../fleet/record.js';
 import type { Layout } from '../layout/layout.js';
-import { homedir } from 'node:os';
 import { isAbsolute, relative } from 'node:path';
 import { userPaths } from '../layout/layout.js';
 import { effectiveSandbox } from '../tools/sandbox-mode.js';
-import {
-  bubblewrapArgv,
-  bubblewrapUserNamespace,
-  hostExecutedPaths,
-  installedPaths,
-  pidNamespaceArgv,
-  tmuxHiding,
-} from '../tools/sandbox.js';
+import { bubblewrapArgv, bubblewrapUserNamespace, pidNamespaceArgv, tmuxHiding } from '../tools/sandbox.js';
 import { credentialPaths } from '../tools/sandbox-credentials.js';
 import { tmuxSocketPaths } from '../tmux/sockets.js';
-import { gitWrites, withGitWrites } from '../tools/git-writable.js';
+import { gitWrites, inPlaceOf, withGitWrites } from '../tools/git-writable.js';
 import { busCredentialVars, commandEnvironment, holdsBusCredentials, providerKeyVars } from '../tools/command-env.js';
 import { PACKAGE_ROOT } from '../layout/package.js';
+import { agentHostPaths } from './host-paths.js';
 import { trackToolGroups } from '../lifecycle/tool-groups.js';
 import { TOOLS } from '../tools/registry.js';
 import type { ToolOps, WorkspaceOptions } from '../tools/spec.js';
@@ -105,20 +98,9 @@ async function workspaceOptions(opts: BuildToolsOptions, send: ReturnType<typeof
   const effective = effectiveSandbox(config, opts.env);
   const bwrap = effective.kind === 'bubblewrap' ? effective.bwrap : undefined;
   const writable = [rec.cwd, ...(opts.memoryDir ? [opts.memoryDir] : [])];
-  const user = userPaths(opts.env);
+  const { home, installed, readOnly } = agentHostPaths(layout, rec.cwd, opts.env);
   // The compile cache is ours: made now, it is held read-only below even when ~/.cache did not exist.
-  if (bwrap) ensureDirQuietly(user.cacheDir);
-  const home = opts.env.HOME ?? homedir();
-  const installed = installedPaths(PACKAGE_ROOT, process.execPath);
-  const readOnly = hostExecutedPaths({
-    fleetRoot: layout.root,
-    project: layout.project,
-    cwd: rec.cwd,
-    home,
-    userConfigDir: user.configDir,
-    userCacheDir: user.cacheDir,
-    installed,
-  });
+  if (bwrap) ensureDirQuietly(userPaths(opts.env).cacheDir);
   // The bus's credentials are the harness's: the fleet commands it runs for its agent through
   // the door get them, the agent's own commands never (docs/security-fleet.md "Bus credentials").
   const doorEnv = commandEnvironment(opts.env, { keys: providerKeyVars(config), allow: opts.passEnv ?? [] });
@@ -150,7 +132,7 @@ async function workspaceOptions(opts: BuildToolsOptions, send: ReturnType<typeof
         return bubblewrapArgv(
           withGitWrites(
             { ...sandbox, hidden: [...sandbox.hidden, ...tmux.hidden], covered: tmux.covered },
-            gitWrites(rec.worktree, rec.id),
+            gitWrites(rec.worktree, rec.id, inPlaceOf(layout, rec)),
           ),
           argv,
         );

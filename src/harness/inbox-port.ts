@@ -1,9 +1,10 @@
-import { mkdirSync, readdirSync, renameSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Log } from '../audit/logger.js';
 import type { Config } from '../config/schema.js';
 import type { Layout } from '../layout/layout.js';
 import type { Injection } from '../loop/types.js';
+import { moveUnread } from '../inbox/adopt.js';
 import type { DirWatcher } from '../inbox/watch-dir.js';
 import { InboxLedger } from './inbox-ledger.js';
 import type { InboxPort } from './session-deps.js';
@@ -153,22 +154,7 @@ function forwardPredecessorMail(
   watch: (dir: string, onChange: () => void, label: string) => DirWatcher,
 ): { forward: () => void; close: () => void } {
   const forward = () => {
-    for (const from of aliases) {
-      const dir = join(layout.inbox(from), 'new');
-      let names: string[];
-      try {
-        names = readdirSync(dir);
-      } catch {
-        continue;
-      }
-      for (const name of names) {
-        try {
-          renameSync(join(dir, name), join(into, name));
-        } catch {
-          /* claimed or moved meanwhile */
-        }
-      }
-    }
+    for (const from of aliases) moveUnread(layout, from, into);
   };
   const forwarders = aliases.map((from) => {
     const dir = join(layout.inbox(from), 'new');

@@ -3,6 +3,7 @@ import type { Config } from '../config/schema.js';
 import type { AgentRecord } from '../fleet/record.js';
 import type { Layout } from '../layout/layout.js';
 import type { TranscriptWriter } from '../transcript/writer.js';
+import { feedFromBus } from './bus-feed.js';
 import { openInboxPort, type HarnessInboxPort } from './inbox-port.js';
 import type { AgentSession } from './session.js';
 import { predecessors } from './start-steps.js';
@@ -45,39 +46,18 @@ export async function openAgentInbox(opts: {
           })
         : true,
   );
-  // On a bus, this harness keeps its spool (and its predecessors') fed from it until it closes (§18).
-  const [{ busFor, closeBuses }, { keepPresence }] = await Promise.all([
-    import('../bus/open.js'),
-    import('../bus/presence.js'),
-  ]);
-  const bus = busFor(layout, config);
-  const stopFeeding = await bus.mail.receive([rec.id, ...predecessors(layout, rec)]);
-  // Its host's heartbeat and its record on the bus while it lives (§18); the last write reaches it as the bus closes.
-  // Beating, it also marks silent hosts' agents lost; marked lost itself while this host was silent, it ends (§17.8).
-  const lost = bus.kind === 'nats' ? await import('../lifecycle/lost.js') : null;
-  const stopPresence = keepPresence(
-    layout,
-    bus,
-    rec.id,
-    lost
-      ? {
-          beat: () => lost.markLostHosts(layout, bus),
-          lost: () => {
-            const session = opts.session();
-            if (!session) return false;
-            log.warn({}, lost.MARKED_LOST_REASON);
-            void session.shutdown('cancelled', lost.MARKED_LOST_REASON);
-            return true;
-          },
-        }
-      : {},
-  );
+  // On a bus, this harness keeps its spool fed and its presence kept until it closes (§18, §17.8).
+  const feed = await feedFromBus(layout, config, rec, log, (reason) => {
+    const session = opts.session();
+    if (!session) return false;
+    void session.shutdown('cancelled', reason);
+    return true;
+  });
   const closeInbox = inbox.close.bind(inbox);
   inbox.close = async () => {
-    stopPresence();
+    feed.stopPresence();
     await closeInbox();
-    await stopFeeding();
-    await closeBuses();
+    await feed.close();
     // The board's and leases' connections (bus/shared.ts), opened by a task tool or an edit's lease.
     await (await import('../bus/shared.js')).closeShared();
   };

@@ -1,19 +1,19 @@
 import { appendFileSync, readFileSync } from 'node:fs';
-import { audit } from '../audit/audit.js';
 import type { Log } from '../audit/logger.js';
 import type { Config } from '../config/schema.js';
 import type { Definition } from '../definitions/types.js';
 import { errorMessage, FlotillaError } from '../errors.js';
 import { agentEnvironment } from '../fleet/agent-env.js';
 import type { AgentRecord } from '../fleet/record.js';
-import { readRecord, updateRecord } from '../fleet/registry.js';
-import { selfProcess } from '../fleet/proc.js';
+import { readRecord } from '../fleet/registry.js';
 import { adoptUnread, predecessors } from '../inbox/adopt.js';
 import type { Layout } from '../layout/layout.js';
 import { holdReserve } from '../lifecycle/reserve.js';
+import { markStarting as markProcessStarting } from '../lifecycle/starting.js';
 import type { ModelMessage } from '../loop/types.js';
 import type { TranscriptEntry } from '../transcript/entries.js';
 import type { TranscriptWriter } from '../transcript/writer.js';
+import { auditHookRun } from '../hooks/audit-run.js';
 import type { HookContext } from '../hooks/run-hooks.js';
 import { memoryDir, readMemory } from './memory.js';
 import { buildSystemPrompt } from './system-prompt.js';
@@ -32,22 +32,9 @@ export async function redactFleetSecrets(layout: Layout): Promise<void> {
   setFleetRedactor(fleetRedactor(layout));
 }
 
-/** The record says `starting` with this process's pid; the audit has its start; the full-disk reserve is held. */
+/** The agent's process has begun (§5): the full-disk reserve is held, and its record says `starting`. */
 export function markStarting(layout: Layout, id: string, log: Log): AgentRecord {
-  const rec = updateRecord(layout, id, {
-    status: 'starting',
-    pid: selfProcess().pid,
-    pidStartTime: selfProcess().start,
-    startedAt: new Date().toISOString(),
-  });
-  audit(layout, {
-    event: 'agent_start',
-    agent: rec.id,
-    parent: rec.parentId ?? 'human',
-    depth: rec.depth,
-    model: rec.model,
-    mode: rec.mode,
-  });
+  const rec = markProcessStarting(layout, id);
   if (!holdReserve(layout, rec.id))
     log.warn({}, 'no room for the 64 KiB reserve that lets an agent end cleanly on a full disk');
   return rec;
@@ -214,16 +201,7 @@ export function agentHookContext(layout: Layout, rec: AgentRecord, definition: D
     agentName: definition.name,
     parentId: rec.parentId,
     cwd: rec.cwd,
-    onRun: (r) =>
-      audit(layout, {
-        event: 'hook_run',
-        agent: rec.id,
-        hook: r.hook,
-        command: r.command,
-        exit_code: r.exitCode,
-        duration_ms: Math.round(r.durationMs),
-        timed_out: r.timedOut,
-      }),
+    onRun: (r) => auditHookRun(layout, rec.id, r),
     onWarn: (m: string) => log.warn({}, m),
   };
 }

@@ -1,9 +1,9 @@
-import { mkdirSync, readdirSync, renameSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AgentRecord } from '../fleet/record.js';
 import { readRecord } from '../fleet/registry.js';
 import type { Layout } from '../layout/layout.js';
-import { maildir } from './maildir.js';
+import { maildir, READ_SUFFIX } from './maildir.js';
 
 /**
  * A resumed agent's mail (§8): the successor adopts its predecessor's unread messages and
@@ -12,20 +12,31 @@ import { maildir } from './maildir.js';
 
 /** Moves the unread messages of a resumed agent into its successor's new/ (same names, atomic renames). */
 export function adoptUnread(layout: Layout, fromId: string, toId: string): void {
-  const from = maildir(layout, fromId).new;
   const to = maildir(layout, toId).new;
+  mkdirSync(to, { recursive: true });
+  moveUnread(layout, fromId, to);
+}
+
+/**
+ * Moves `fromId`'s unread messages into the new/ folder `into`, same names, atomic renames.
+ * A name `fromId` has already claimed is a second copy (a bus handed it over again): it is
+ * dropped, not moved, since in another inbox no reader could tell it was read.
+ */
+export function moveUnread(layout: Layout, fromId: string, into: string): void {
+  const box = maildir(layout, fromId);
   let names: string[];
   try {
-    names = readdirSync(from);
+    names = readdirSync(box.new);
   } catch {
     return;
   }
-  mkdirSync(to, { recursive: true });
   for (const name of names) {
+    const path = join(box.new, name);
     try {
-      renameSync(join(from, name), join(to, name));
+      if (existsSync(join(box.cur, name + READ_SUFFIX))) unlinkSync(path);
+      else renameSync(path, join(into, name));
     } catch {
-      /* claimed meanwhile */
+      /* claimed or moved meanwhile */
     }
   }
 }

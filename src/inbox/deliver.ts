@@ -90,7 +90,9 @@ export function prepareMessage(
 /**
  * Writes a message file into a Maildir's new/ the Maildir way (§4) and returns its path.
  * `fixed`: the name may be written again (a retried completion, mail a bus hands over twice),
- * so a name already in new/ or cur/ is left alone: delivered once.
+ * so a name already in new/ or cur/ is left alone: delivered once. A copy linked while the
+ * first is being claimed (after the look in cur/) stays in new/ until a reader removes it
+ * (readItem drops a name already claimed), and a claim never takes it twice (claim.ts).
  */
 export async function writeMessageFile(
   box: Maildir,

@@ -1,7 +1,17 @@
-import { access, close, fsync, link as fsLink, mkdir, open, unlink as fsUnlink, write } from 'node:fs';
+import {
+  access,
+  close,
+  fsync,
+  link as fsLink,
+  mkdir,
+  open,
+  rename as fsRename,
+  unlink as fsUnlink,
+  write,
+} from 'node:fs';
 
 /**
- * The file calls delivery makes, through fs's callback API rather than fs/promises:
+ * The file calls delivery and claiming make, through fs's callback API rather than fs/promises:
  * a FileHandle costs an fstat and extra promise hops per message, which at thousands of
  * messages a second is most of the user-space time; and loading fs/promises costs every
  * `flotilla send` ~2 ms of its start (§14).
@@ -19,6 +29,7 @@ export const fsyncFd = (fd: number): Promise<void> => call((done) => fsync(fd, d
 export const closeFd = (fd: number): Promise<void> => call((done) => close(fd, done));
 export const link = (from: string, to: string): Promise<void> => call((done) => fsLink(from, to, done));
 export const unlink = (path: string): Promise<void> => call((done) => fsUnlink(path, done));
+export const rename = (from: string, to: string): Promise<void> => call((done) => fsRename(from, to, done));
 export const mkdirp = (path: string): Promise<void> =>
   call((done) => mkdir(path, { recursive: true }, (err) => done(err)));
 export const exists = (path: string): Promise<boolean> =>

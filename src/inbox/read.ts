@@ -1,9 +1,10 @@
 import { mkdir, readFile, rename, stat } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { audit } from '../audit/audit.js';
 import { nullLog, type Log } from '../audit/logger.js';
 import { FlotillaError, isErrno } from '../errors.js';
 import type { Layout } from '../layout/layout.js';
+import { exists, unlink } from './fs-calls.js';
 import { baseName, listNames, maildir, READ_SUFFIX } from './maildir.js';
 import { DEFAULT_MAX_BODY_BYTES, type InboxMessage } from './message.js';
 import { BadMessageError, parseMessage } from './parse.js';
@@ -34,7 +35,9 @@ const HEADER_ALLOWANCE = 64 * 1024;
 /**
  * Reads one file of `owner`'s Maildir. Returns undefined when the file is gone (another
  * reader claimed it) or was not a message — which is moved to bad/ with a WARN and a
- * `message_rejected` audit line, so one bad file never stops the rest.
+ * `message_rejected` audit line, so one bad file never stops the rest. A file in new/ whose
+ * name is already claimed in cur/ is a second copy of a read message (a bus handed it over
+ * again, or a claimer died between its link and its unlink): it is removed, never shown again.
  */
 export async function readItem(
   layout: Layout,
@@ -46,7 +49,13 @@ export async function readItem(
   const read = name.includes(':');
   const max = (opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES) + HEADER_ALLOWANCE;
   try {
-    const st = await stat(path);
+    // The twin's check rides beside the stat: one more syscall per message, no more latency.
+    const [st, claimed] = await Promise.all([stat(path), !read && exists(claimedTwin(path))]);
+    if (claimed) {
+      await unlink(path).catch(() => undefined);
+      (opts.log ?? nullLog).debug({ inbox: owner, file: name }, 'inbox: dropped a copy of a message already claimed');
+      return undefined;
+    }
     if (!st.isFile()) throw new BadMessageError('not a regular file');
     if (st.size > max) throw new BadMessageError(`file is ${st.size} bytes, over the ${max}-byte limit`);
     const message = parseMessage(await readFile(path, 'utf8'));
@@ -126,6 +135,11 @@ export async function peek(
       .join(', ')} — give more characters`,
     { code: 'ambiguous' },
   );
+}
+
+/** Where the message at `newPath` (in some Maildir's new/) lives once claimed. */
+function claimedTwin(newPath: string): string {
+  return join(dirname(dirname(newPath)), 'cur', readName(basename(newPath)));
 }
 
 /** The cur/ name of a claimed message. */

@@ -75,6 +75,8 @@ export interface Layout {
   taskResult(id: string, task: number): string;
   log(id: string): string;
   worktree(id: string): string;
+  /** An in-place agent's own git dir: its HEAD and index, seen as the checkout's `.git` in its sandbox (tools/git-writable.ts). */
+  inPlaceGitDir(id: string): string;
   projectMemory(name: string): string;
   localMemory(name: string): string;
   /** The answer `flotilla approve`/`deny` writes for a waiting harness. */
@@ -210,6 +212,7 @@ export function layoutFor(root: string, project = dirname(resolve(root))): Layou
     taskResult: (id, task) => join(outputDir, `${id}.tasks`, `${task}.json`),
     log: (id) => join(logsDir, `${id}.log`),
     worktree: (id) => join(worktreesDir, id),
+    inPlaceGitDir: (id) => join(state, 'git-dirs', id),
     projectMemory: (name) => join(r, 'agent-memory', name),
     localMemory: (name) => join(r, 'agent-memory-local', name),
     approvalAnswer: (requestId) => join(state, 'approvals', `${requestId}.answer`),

@@ -8,6 +8,7 @@ import type { AgentRecord, TaskResult } from '../fleet/record.js';
 import { liveRecords } from '../fleet/live.js';
 import { endRecord, readRecord } from '../fleet/registry.js';
 import { heldSlots } from '../fleet/slots.js';
+import { auditHookRun } from '../hooks/audit-run.js';
 import type { Layout } from '../layout/layout.js';
 import { sleep } from '../sleep.js';
 import { claimOnce } from './once.js';
@@ -246,16 +247,7 @@ export async function endDead(
       cwd: rec.cwd,
       status: final.status,
       exitReason: final.exitReason,
-      onRun: (r) =>
-        audit(layout, {
-          event: 'hook_run',
-          agent: rec.id,
-          hook: r.hook,
-          command: r.command,
-          exit_code: r.exitCode,
-          duration_ms: Math.round(r.durationMs),
-          timed_out: r.timedOut,
-        }),
+      onRun: (r) => auditHookRun(layout, rec.id, r),
     }),
   );
   terminateForegroundChildren(layout, rec.id, 'reaper');

@@ -21,6 +21,7 @@ import type { PreparedSpawn } from './prepare.js';
 import { busCredentialVars, providerKeyVars } from '../tools/command-env.js';
 import { envWithout, withoutVars, writeHarnessKeys } from './harness-keys.js';
 import { writeRuntimeEnv } from './runtime-env.js';
+import { addInPlaceBranch } from '../work/in-place.js';
 import { addWorktree } from '../work/worktree.js';
 import { traceMark } from '../trace.js';
 
@@ -98,6 +99,10 @@ export async function launchAgent(
     if (opts.worktree) {
       const { path, base } = await addWorktree(layout, rec.id);
       rec = updateRecord(layout, rec.id, { cwd: path, worktree: path, base });
+    } else {
+      // In place in the project: a branch and a git dir of its own, to commit on (work/in-place.ts).
+      const base = await addInPlaceBranch(layout, rec.id, rec.cwd);
+      if (base) rec = updateRecord(layout, rec.id, { base });
     }
     // The harness's provider keys and the bus's credentials go through a 0600 file, never tmux
     // (spawn/harness-keys.ts); a vendor CLI's shim takes its CLI's keys its own way (runtime-env.ts).

@@ -1,4 +1,4 @@
-import { audit } from '../audit/audit.js';
+import { auditHookRun } from '../hooks/audit-run.js';
 import type { LifecycleHook } from '../hooks/schema.js';
 import { readRecord } from '../fleet/registry.js';
 import type { Layout } from '../layout/layout.js';
@@ -48,14 +48,7 @@ async function run(layout: Layout, which: Which, task: Task, by: string): Promis
       board: task.board,
       taskId: task.id,
       onRun: (r) =>
-        audit(layout, {
-          event: 'hook_run',
-          agent: by,
-          hook: r.hook,
-          command: r.command,
-          exit_code: r.exitCode,
-          duration_ms: Math.round(r.durationMs),
-          timed_out: r.timedOut,
+        auditHookRun(layout, by, r, {
           board: task.board,
           task: task.id,
           ...(r.blocked ? { blocked: true } : {}),

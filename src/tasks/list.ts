@@ -1,7 +1,7 @@
 import type { Layout } from '../layout/layout.js';
 import { judgedClaim } from './claimant.js';
 import { readEnded } from './ended-log.js';
-import { activeNames, allIds, claimedIds, readTask } from './store.js';
+import { activeNames, allIds, boardNames, claimedIds, readTask } from './store.js';
 import { activeName, checkBoardName, idOfActive, isFinished, unblocks, type Task, type TaskStatus } from './task.js';
 
 /**
@@ -111,4 +111,17 @@ function waitingOn(layout: Layout, name: string, task: Task): string[] {
 /** Counts only (status's line, `task wait`): two readdirs and the ended log. */
 export function boardCounts(layout: Layout, name: string): Counts {
   return listBoard(layout, name, { limit: 0 }).counts;
+}
+
+/** Every board's counts here, by name (status's lines, §15); a folder that is not a board is left out, not judged. */
+export function everyBoardCounts(layout: Layout): { board: string; counts: Counts }[] {
+  const out = [];
+  for (const board of boardNames(layout).sort()) {
+    try {
+      out.push({ board, counts: boardCounts(layout, board) });
+    } catch {
+      // A folder that is not a board (a bad name) is not status's to judge.
+    }
+  }
+  return out;
 }

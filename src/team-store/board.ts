@@ -129,14 +129,5 @@ export async function waitForBoard(
 export async function allBoardCounts(layout: Layout): Promise<{ board: string; counts: Counts }[]> {
   const s = await store(layout);
   if (s) return kvRead.allBoardCountsKv(layout, s);
-  const [{ boardNames }, list] = await Promise.all([import('../tasks/store.js'), import('../tasks/list.js')]);
-  const out = [];
-  for (const board of boardNames(layout).sort()) {
-    try {
-      out.push({ board, counts: list.boardCounts(layout, board) });
-    } catch {
-      // A folder that is not a board (a bad name) is not status's to judge.
-    }
-  }
-  return out;
+  return (await import('../tasks/list.js')).everyBoardCounts(layout);
 }

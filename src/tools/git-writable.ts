@@ -1,5 +1,6 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
+import type { Layout } from '../layout/layout.js';
 import type { SandboxSpec } from './sandbox.js';
 
 /**
@@ -16,9 +17,10 @@ import type { SandboxSpec } from './sandbox.js';
  * shared by every worktree, so the agent's stash is kept in its stand-in, and the person's
  * stash is neither seen nor changed from inside.
  *
- * An agent working in place (no worktree) gets nothing: the person's checkout keeps its
- * index and HEAD in the git dir itself, beside `config` and `hooks`, and writing them would
- * let the agent move the person's branch (docs/decisions.md, "Agents commit in worktrees").
+ * An agent working in place (no worktree) gets the same writes through a git dir of its own
+ * (`inPlaceGitWrites`): the person's checkout keeps its index and HEAD in the git dir itself,
+ * beside `config` and `hooks`, so those are never the agent's (docs/decisions.md, "Agents
+ * commit in place through a git dir of their own").
  */
 export interface GitWrites {
   writable: string[];
@@ -34,25 +36,94 @@ const NONE: GitWrites = { writable: [], readOnly: [], standIns: [] };
  * cannot be held), and writes other agents' packed `flotilla/` branches out as loose refs so
  * that each is a file held read-only, never one the agent could create over the packed one.
  */
-export function gitWrites(worktree: string | null, id: string): GitWrites {
-  if (!worktree) return NONE;
+export function gitWrites(
+  worktree: string | null,
+  id: string,
+  inPlace?: { checkout: string; gitDir: string },
+): GitWrites {
+  if (!worktree) return inPlace ? inPlaceGitWrites(inPlace.checkout, inPlace.gitDir, id) : NONE;
   const dirs = worktreeGitDirs(worktree);
   if (!dirs) return NONE;
   const { gitDir, common } = dirs;
-  const branches = join(common, 'refs', 'heads', 'flotilla');
-  const logs = join(common, 'logs', 'refs', 'heads', 'flotilla');
   const configWorktree = join(gitDir, 'config.worktree');
-  const refs = join(common, 'refs');
-  const logRefs = join(common, 'logs', 'refs');
   const ownRefs = join(gitDir, 'flotilla-refs');
   const ownLogRefs = join(gitDir, 'flotilla-logs');
   try {
-    for (const d of [branches, logs, ownRefs, ownLogRefs]) mkdirSync(d, { recursive: true });
+    for (const d of [ownRefs, ownLogRefs]) mkdirSync(d, { recursive: true });
     // Read only when the person turns on extensions.worktreeConfig; held now so it cannot be planted for then.
     if (!existsSync(configWorktree)) writeFileSync(configWorktree, '');
-    looseFlotillaRefs(common);
   } catch {
     return NONE;
+  }
+  const refWrites = branchWrites(common, id);
+  if (!refWrites) return NONE;
+  return {
+    writable: [gitDir, ...refWrites.writable],
+    standIns: [
+      { from: ownRefs, at: join(common, 'refs') },
+      { from: ownLogRefs, at: join(common, 'logs', 'refs') },
+    ],
+    readOnly: [...refWrites.readOnly, join(gitDir, 'commondir'), join(gitDir, 'gitdir'), configWorktree],
+  };
+}
+
+/**
+ * The writes of an agent working in place in `checkout`, whose `.git` is the repository's own
+ * folder: its own git dir `gitDir` (HEAD on `flotilla/<id>`, its index, its reflog and
+ * stash; made at spawn, `work/in-place.ts`) stands in for `.git`, and every entry of the
+ * repository's git dir but those a worktree keeps for itself is bound back read-only into it
+ * (config, hooks, info/, packed-refs, worktrees/, …). Then the object store and the
+ * `flotilla/` branch folder are written through as for a worktree. The person's HEAD and
+ * index are never in the agent's view: its commits move its branch, never the person's.
+ */
+export function inPlaceGitWrites(checkout: string, gitDir: string, id: string): GitWrites {
+  const common = join(checkout, '.git');
+  try {
+    if (!statSync(common).isDirectory() || !existsSync(join(gitDir, 'HEAD'))) return NONE;
+    for (const d of ['refs', join('logs', 'refs')]) mkdirSync(join(gitDir, d), { recursive: true });
+  } catch {
+    return NONE;
+  }
+  const refWrites = branchWrites(common, id);
+  if (!refWrites) return NONE;
+  const held = listNames(common)
+    .filter((n) => !OWN_ENTRIES.has(n) && !PER_CHECKOUT.test(n))
+    .map((n) => join(common, n));
+  return {
+    writable: refWrites.writable,
+    standIns: [{ from: gitDir, at: common }],
+    readOnly: [...held, ...refWrites.readOnly],
+  };
+}
+
+/** Where an agent made to work in place with a branch (its record has a base and no worktree) commits from. */
+export function inPlaceOf(
+  layout: Layout,
+  rec: { id: string; worktree: string | null; base?: unknown },
+): { checkout: string; gitDir: string } | undefined {
+  return !rec.worktree && rec.base ? { checkout: layout.project, gitDir: layout.inPlaceGitDir(rec.id) } : undefined;
+}
+
+/** What a git dir holds for its own checkout, which the agent's own git dir has instead of the person's. */
+const OWN_ENTRIES = new Set(['HEAD', 'index', 'logs', 'refs', 'objects', 'sequencer', 'rebase-merge', 'rebase-apply']);
+// ORIG_HEAD, MERGE_HEAD, COMMIT_EDITMSG, …; a `.lock` (the person's git mid-write); a split index's parts.
+const PER_CHECKOUT = /^[A-Z_]+$|\.lock$|^sharedindex\.|^fsmonitor--daemon/;
+
+/**
+ * What a commit, its own branch and a stash need in the common dir, for a worktree or in
+ * place: the objects and the `flotilla/` branch folder with its reflogs writable, and held
+ * inside them `objects/info` (alternates) and every other agent's branch and reflog. `refs/`
+ * and `logs/refs/` are stand-ins of the agent's own; every entry of the repository's there
+ * but `stash` is bound back read-only. Undefined where the folders cannot be made.
+ */
+function branchWrites(common: string, id: string): { writable: string[]; readOnly: string[] } | undefined {
+  const branches = join(common, 'refs', 'heads', 'flotilla');
+  const logs = join(common, 'logs', 'refs', 'heads', 'flotilla');
+  try {
+    for (const d of [branches, logs]) mkdirSync(d, { recursive: true });
+    looseFlotillaRefs(common);
+  } catch {
+    return undefined;
   }
   // A `.lock` is another agent's git mid-write: gone a moment later, and a held path that is
   // gone when the mounts are made is made on the host as a folder, which would then block
@@ -67,18 +138,11 @@ export function gitWrites(worktree: string | null, id: string): GitWrites {
       .filter((n) => n !== 'stash' && !n.endsWith('.lock'))
       .map((n) => join(dir, n));
   return {
-    writable: [join(common, 'objects'), gitDir, branches, logs],
-    standIns: [
-      { from: ownRefs, at: refs },
-      { from: ownLogRefs, at: logRefs },
-    ],
+    writable: [join(common, 'objects'), branches, logs],
     readOnly: [
-      ...shared(refs),
-      ...shared(logRefs),
+      ...shared(join(common, 'refs')),
+      ...shared(join(common, 'logs', 'refs')),
       join(common, 'objects', 'info'),
-      join(gitDir, 'commondir'),
-      join(gitDir, 'gitdir'),
-      configWorktree,
       ...others(branches),
       ...others(logs),
     ],
@@ -86,13 +150,14 @@ export function gitWrites(worktree: string | null, id: string): GitWrites {
 }
 
 /**
- * A sandbox spec with the git writes added: the worktree's git dir leaves the read-only list
+ * A sandbox spec with the git writes added: the worktree's git dir (in place: the checkout's
+ * `.git`, which the agent's own stands in for) leaves the read-only list
  * (bind order would otherwise hold it), the rest is appended. The one hook the sandbox's
  * argument builder needs (tools/sandbox.ts).
  */
 export function withGitWrites(spec: SandboxSpec, writes: GitWrites): SandboxSpec {
   if (!writes.writable.length) return spec;
-  const granted = new Set(writes.writable);
+  const granted = new Set([...writes.writable, ...writes.standIns.map((s) => s.at)]);
   return {
     ...spec,
     writable: [...spec.writable, ...writes.writable],

@@ -14,8 +14,9 @@ export interface FileChange {
 
 /**
  * `flotilla diff <id>` (docs/design.md §12): a worktree agent's branch against the commit its
- * worktree was made from — what it committed, whatever the base branch did since; an in-place
- * agent's uncommitted changes in its checkout (the person's own changes there among them).
+ * worktree was made from — what it committed, whatever the base branch did since (so too an
+ * in-place agent's branch once it has committed); else an in-place agent's uncommitted changes
+ * in its checkout (the person's own changes there among them).
  */
 export interface WorkDiff {
   id: string;
@@ -36,7 +37,8 @@ export interface WorkDiff {
 export async function agentDiff(layout: Layout, rec: AgentRecord, opts: { stat?: boolean } = {}): Promise<WorkDiff> {
   const work = await agentWork(layout, rec);
   const format = opts.stat ? ['--stat'] : ['--patch'];
-  if (work.kind === 'branch') {
+  // An in-place agent that committed nothing: its work is the checkout's uncommitted changes.
+  if (work.kind === 'branch' && !(work.checkout && !(await committed(layout, work.branch, work.base.commit)))) {
     const range = [work.base.commit, work.branch];
     const [num, text] = await Promise.all([
       git(layout.project, ['diff', '--numstat', '-z', ...range]),
@@ -58,19 +60,20 @@ export async function agentDiff(layout: Layout, rec: AgentRecord, opts: { stat?:
       text: text.stdout,
     };
   }
-  const head = await git(work.cwd, ['rev-parse', '--verify', '-q', 'HEAD']);
+  const cwd = work.kind === 'branch' ? work.checkout! : work.cwd;
+  const head = await git(cwd, ['rev-parse', '--verify', '-q', 'HEAD']);
   if (head.code !== 0)
     throw new FlotillaError(
-      `${rec.id} worked in place in ${work.cwd}, which is not a git checkout with a commit — nothing to diff against`,
+      `${rec.id} worked in place in ${cwd}, which is not a git checkout with a commit — nothing to diff against`,
       { code: 'diff' },
     );
   // The fleet root is Flotilla's, not the agent's work.
-  const root = relative(work.cwd, layout.root);
+  const root = relative(cwd, layout.root);
   const paths = root && !root.startsWith('..') && !isAbsolute(root) ? ['--', '.', `:(exclude)${root}`] : [];
   const [num, text, others] = await Promise.all([
-    git(work.cwd, ['diff', '--numstat', '-z', 'HEAD', ...paths]),
-    git(work.cwd, ['diff', ...format, 'HEAD', ...paths]),
-    git(work.cwd, ['ls-files', '--others', '--exclude-standard', '-z', ...paths]),
+    git(cwd, ['diff', '--numstat', '-z', 'HEAD', ...paths]),
+    git(cwd, ['diff', ...format, 'HEAD', ...paths]),
+    git(cwd, ['ls-files', '--others', '--exclude-standard', '-z', ...paths]),
   ]);
   return {
     id: rec.id,
@@ -82,6 +85,12 @@ export async function agentDiff(layout: Layout, rec: AgentRecord, opts: { stat?:
     uncommitted: 0,
     text: text.stdout,
   };
+}
+
+/** Whether `branch` has moved from the commit it was made at (false when it is gone). */
+async function committed(layout: Layout, branch: string, base: string): Promise<boolean> {
+  const tip = await git(layout.project, ['rev-parse', '--verify', '-q', `refs/heads/${branch}`]);
+  return tip.code === 0 && tip.stdout.trim() !== base;
 }
 
 /** `git diff --numstat -z`: `added\tdeleted\tpath\0`, or `\t\0old\0new\0` for a rename. */

@@ -25,11 +25,12 @@ export interface ReviewRow {
 
 /**
  * The finished and idle agents with work: a worktree agent whose branch has commits the base
- * branch lacks, or files not committed in its worktree. In-place agents have no branch; their
- * work is the checkout's own changes (`flotilla diff <id>`).
+ * branch lacks, or files not committed in its worktree; an in-place agent whose branch has
+ * commits. What an in-place agent left uncommitted is the checkout's own changes (`flotilla diff <id>`).
  */
 export async function reviewWork(layout: Layout, records: readonly AgentRecord[]): Promise<ReviewRow[]> {
-  const done = records.filter((r) => r.worktree && (r.status === 'idle' || isTerminal(r.status)));
+  // A worktree agent's, or an in-place agent's branch (its record keeps the base it was made from).
+  const done = records.filter((r) => (r.worktree || r.base) && (r.status === 'idle' || isTerminal(r.status)));
   if (done.length === 0) return [];
   const leases = listLeases(layout).flatMap((v) => v.leases);
   // Per agent only its worktree's `git status` (run by a few shells, skipped for a worktree

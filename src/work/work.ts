@@ -6,9 +6,10 @@ import { git, gitEach } from './git.js';
 import { statusCount, uncommittedCounts } from './status-cache.js';
 
 /**
- * Where an agent's work is (docs/design.md §12): on its branch `flotilla/<id>` in a worktree,
- * measured from the commit the worktree was made from; or, for an agent that worked in
- * place, uncommitted in the checkout it shares with the person.
+ * Where an agent's work is (docs/design.md §12): on its branch `flotilla/<id>`, measured from
+ * the commit its worktree (or, in place, its own git dir) was made from; or, for an agent
+ * that worked in place with no branch (outside the project, or before it had a commit),
+ * uncommitted in the checkout it shares with the person.
  */
 export type AgentWork =
   | {
@@ -18,7 +19,12 @@ export type AgentWork =
       /** The branch its worktree was made from (null: a detached HEAD) and that commit. */
       base: { branch: string | null; commit: string };
       worktree: string | null;
-      /** Files changed in the worktree and not committed; 0 when the worktree is gone. */
+      /**
+       * An in-place agent's checkout, the person's own (its files there are shared; its HEAD and
+       * index are its own, work/in-place.ts); null for a worktree agent.
+       */
+      checkout: string | null;
+      /** Files changed in the worktree and not committed; 0 when the worktree is gone, and in place. */
       uncommitted: number;
     }
   | { kind: 'in-place'; id: string; cwd: string };
@@ -43,11 +49,22 @@ export async function agentWorks(layout: Layout, recs: readonly AgentRecord[], c
 export async function workPlaces(layout: Layout, recs: readonly AgentRecord[]): Promise<AgentWork[]> {
   return Promise.all(
     recs.map(async (rec): Promise<AgentWork> => {
-      if (!rec.worktree) return { kind: 'in-place', id: rec.id, cwd: rec.cwd };
       const branch = branchOf(rec.id);
+      if (!rec.worktree) {
+        if (!rec.base) return { kind: 'in-place', id: rec.id, cwd: rec.cwd };
+        return {
+          kind: 'branch',
+          id: rec.id,
+          branch,
+          base: rec.base,
+          worktree: null,
+          checkout: rec.cwd,
+          uncommitted: 0,
+        };
+      }
       const base = rec.base ?? (await guessedBase(layout, branch));
       const worktree = existsSync(rec.worktree) ? rec.worktree : null;
-      return { kind: 'branch', id: rec.id, branch, base, worktree, uncommitted: 0 };
+      return { kind: 'branch', id: rec.id, branch, base, worktree, checkout: null, uncommitted: 0 };
     }),
   );
 }

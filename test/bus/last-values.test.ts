@@ -2,7 +2,7 @@ import { jetstream, JetStreamError, jetstreamManager, type JetStreamClient } fro
 import { Kvm } from '@nats-io/kv';
 import { connect } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { lastValues } from '../../src/bus/nats/last-values.js';
+import { FEW_KEYS, lastValues } from '../../src/bus/nats/last-values.js';
 import { natsServer, type NatsServer } from '../helpers/nats.js';
 
 /**
@@ -16,6 +16,46 @@ describe('last values of a KV bucket under puts (real nats-server)', { timeout: 
   }, 120_000);
   afterAll(async () => {
     await server.kill();
+  });
+
+  it('a bucket with few keys: 40 reads under puts each give the keys once with a value put; a deleted key is absent; no bucket reads empty and makes none', async () => {
+    const nc = await connect({ servers: server.url });
+    try {
+      const link = { js: jetstream(nc), jsm: await jetstreamManager(nc) };
+      const kv = await new Kvm(link.js).create('LASTVALUES_FEW', { history: 1 });
+      const n = FEW_KEYS - 1;
+      for (let i = 0; i < n; i++) await kv.put(`k${i}`, 'v0');
+      await kv.put('gone', 'x');
+      await kv.delete('gone');
+      let stop = false;
+      let puts = 0;
+      const putter = (async () => {
+        while (!stop) {
+          puts++;
+          await kv.put(`k${puts % n}`, `v${puts}`);
+          await new Promise((r) => setTimeout(r, 10));
+        }
+      })();
+      try {
+        for (let read = 0; read < 40; read++) {
+          const got = await lastValues(link, 'LASTVALUES_FEW');
+          expect(got.map((e) => e.key).sort()).toEqual(Array.from({ length: n }, (_, i) => `k${i}`).sort());
+          for (const e of got) expect(new TextDecoder().decode(e.value)).toMatch(/^v\d+$/);
+        }
+      } finally {
+        stop = true;
+        await putter;
+      }
+      const last = new Map(
+        (await lastValues(link, 'LASTVALUES_FEW')).map((e) => [e.key, new TextDecoder().decode(e.value)]),
+      );
+      for (let i = 0; i < n; i++)
+        expect(last.get(`k${i}`)).toBe(new TextDecoder().decode((await kv.get(`k${i}`))!.value));
+      expect(await lastValues(link, 'LASTVALUES_NEVER')).toEqual([]);
+      await expect(link.jsm.streams.info('KV_LASTVALUES_NEVER')).rejects.toThrow(/not found/);
+    } finally {
+      await nc.close();
+    }
   });
 
   it('40 reads of a 20-key bucket, put to every 10 ms meanwhile, each end with the 20 keys once; a deleted key is absent', async () => {
@@ -62,7 +102,9 @@ describe('last values of a KV bucket under puts (real nats-server)', { timeout: 
       const js = jetstream(nc);
       const jsm = await jetstreamManager(nc);
       const kv = await new Kvm(js).create('LASTVALUES_FLAKY', { history: 1 });
-      for (let i = 0; i < 5; i++) await kv.put(`k${i}`, `v${i}`);
+      // More keys than are got one by one: the read goes through the consumer.
+      const n = FEW_KEYS + 4;
+      for (let i = 0; i < n; i++) await kv.put(`k${i}`, `v${i}`);
       // The consumer's fetch as the client gives it when its heartbeat monitor gives up: it throws while being read.
       const failing = {
         consumers: {
@@ -79,7 +121,7 @@ describe('last values of a KV bucket under puts (real nats-server)', { timeout: 
       } as unknown as JetStreamClient;
       const got = await lastValues({ js: failing, jsm }, 'LASTVALUES_FLAKY');
       expect(got.map((e) => [e.key, new TextDecoder().decode(e.value)]).sort()).toEqual(
-        Array.from({ length: 5 }, (_, i) => [`k${i}`, `v${i}`]),
+        Array.from({ length: n }, (_, i) => [`k${i}`, `v${i}`]).sort(),
       );
     } finally {
       await nc.close();

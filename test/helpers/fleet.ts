@@ -1,9 +1,10 @@
-import { mkdtempSync, rmSync, realpathSync } from 'node:fs';
+import { mkdtempSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isProcessAlive } from '../../src/fleet/proc.js';
 import { listRecords } from '../../src/fleet/registry.js';
 import { ensureState, layoutFor, type Layout } from '../../src/layout/layout.js';
+import { removePatiently } from './home.js';
 
 /** A real temporary project with a fleet root; `cleanup()` removes it. */
 export interface TempFleet {
@@ -21,25 +22,6 @@ export function tempFleet(prefix = 'flotilla-test-'): TempFleet {
     layout,
     cleanup: () => removePatiently(project, () => stopHarnesses(layout)),
   };
-}
-
-/**
- * Removes a directory that processes of the fleet may still be writing into (a harness
- * finishing after tmux was killed, a reaper run by a pane-died hook): stop them, retry for
- * up to 10 s.
- */
-export function removePatiently(dir: string, stop: () => void): void {
-  const end = Date.now() + 10_000;
-  for (;;) {
-    stop();
-    try {
-      rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
-      return;
-    } catch (err) {
-      if (Date.now() > end) throw err;
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
-    }
-  }
 }
 
 /** SIGKILLs every live harness process of a fleet (pid and start time from the registry). */
@@ -63,7 +45,7 @@ export function stopHarnesses(layout: Layout): void {
 
 export function tempDir(prefix = 'flotilla-tmp-'): { dir: string; cleanup(): void } {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
-  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }) };
+  return { dir, cleanup: () => removePatiently(dir, () => undefined) };
 }
 
 /**

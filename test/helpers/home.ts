@@ -53,7 +53,27 @@ export function testHome(
     cleanup() {
       if (kind === 'read-only')
         for (const d of readdirSync(dir)) if (DOT_FOLDERS.includes(d)) chmodSync(join(dir, d), 0o755);
-      rmSync(base, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+      removePatiently(base, () => undefined);
     },
   };
+}
+
+/**
+ * Removes a directory that processes of the fleet may still be writing into (a harness
+ * finishing after tmux was killed, a reaper run by a pane-died hook, a CLI writing its code
+ * cache as it exits): stop them, retry for up to 10 s. `rmSync`'s own `maxRetries` retries
+ * only the last `rmdir`, never listing again, so a file made after the listing fails it.
+ */
+export function removePatiently(dir: string, stop: () => void): void {
+  const end = Date.now() + 10_000;
+  for (;;) {
+    stop();
+    try {
+      rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+      return;
+    } catch (err) {
+      if (Date.now() > end) throw err;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
+    }
+  }
 }

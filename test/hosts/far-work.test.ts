@@ -32,25 +32,30 @@ async function sameRepository(here: string, there: string): Promise<void> {
   await git(there, 'reset', '-q', '--hard', 'FETCH_HEAD');
 }
 
+/** The committer on r1 as `id`, in its own worktree or in place, finished there. */
+async function finishedOnR1(id: string, worktree: boolean) {
+  const pair = await hosts.open({ remoteDefinitions: { committer: 'committer.yaml' } });
+  await sameRepository(pair.local.project, pair.remote.project);
+  const where = worktree ? ['--worktree'] : [];
+  const spawned = await pair.local.spawnAgent([
+    '--host',
+    'r1',
+    '--agent',
+    'committer',
+    '--id',
+    id,
+    ...where,
+    '--oneshot',
+    'fix a',
+  ]);
+  expect(spawned.exitCode, spawned.stderr).toBe(0);
+  await eventually(() => pair.remote.record(id).status === 'completed', 120_000, `${id} to finish on r1`);
+  return pair;
+}
+
 describe("another host's agent's work, reviewed and merged here", { timeout: 300_000 }, () => {
   it('review lists it under its host; merge brings its branch here and merges it', async () => {
-    const pair = await hosts.open({ remoteDefinitions: { committer: 'committer.yaml' } });
-    const { local, remote } = pair;
-    await sameRepository(local.project, remote.project);
-
-    const spawned = await local.spawnAgent([
-      '--host',
-      'r1',
-      '--agent',
-      'committer',
-      '--id',
-      'c1',
-      '--worktree',
-      '--oneshot',
-      'fix a',
-    ]);
-    expect(spawned.exitCode, spawned.stderr).toBe(0);
-    await eventually(() => remote.record('c1').status === 'completed', 120_000, 'c1 to finish on r1');
+    const { local, remote } = await finishedOnR1('c1', true);
 
     const review = await local.flotilla(['review']);
     expect(review.stderr).toBe('');
@@ -81,21 +86,7 @@ describe("another host's agent's work, reviewed and merged here", { timeout: 300
   });
 
   it('an agent of another host that worked in place: merge says it has no branch to bring, and changes nothing', async () => {
-    const pair = await hosts.open({ remoteDefinitions: { committer: 'committer.yaml' } });
-    const { local, remote } = pair;
-    await sameRepository(local.project, remote.project);
-    const spawned = await local.spawnAgent([
-      '--host',
-      'r1',
-      '--agent',
-      'committer',
-      '--id',
-      'p1',
-      '--oneshot',
-      'fix a',
-    ]);
-    expect(spawned.exitCode, spawned.stderr).toBe(0);
-    await eventually(() => remote.record('p1').status === 'completed', 120_000, 'p1 to finish on r1');
+    const { local } = await finishedOnR1('p1', false);
     const before = (await execa('git', ['rev-parse', 'HEAD'], { cwd: local.project })).stdout;
     const merged = await local.flotilla(['merge', 'p1']);
     expect(merged.exitCode).toBe(1);

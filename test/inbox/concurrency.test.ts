@@ -1,14 +1,16 @@
 import { execa, type ResultPromise } from 'execa';
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { busFor, closeBuses, type Bus } from '../../src/bus/open.js';
 import { defaultConfig } from '../../src/config/schema.js';
 import { claim } from '../../src/inbox/claim.js';
-import { ensureMaildir, maildir, sweepStaleTemp } from '../../src/inbox/maildir.js';
-import { readItem } from '../../src/inbox/read.js';
+import { deliver } from '../../src/inbox/deliver.js';
+import { ensureMaildir, maildir, sweepStaleTemp, unreadCount } from '../../src/inbox/maildir.js';
+import { list, readItem } from '../../src/inbox/read.js';
+import { UnreadMail } from '../../src/inbox/unread.js';
 import { tempFleet, type TempFleet } from '../helpers/fleet.js';
 import { eventually } from '../helpers/tmux.js';
 import { natsServer, type NatsServer } from '../helpers/nats.js';
@@ -151,6 +153,56 @@ describe('a sender killed before link()', () => {
     utimesSync(tmpPath, old, old);
     expect(sweepStaleTemp(f.layout, 'lead-1')).toEqual([basename(tmpPath)]);
     expect(readdirSync(box.tmp)).toEqual([]);
+  });
+});
+
+describe('a claimer killed between its link into cur/ and its unlink of new/', () => {
+  let f: TempFleet;
+  beforeEach(() => {
+    f = tempFleet();
+  });
+  afterEach(() => f.cleanup());
+
+  it('leaves the message claimed: a restarted reader neither shows it again nor loses it', async () => {
+    const box = ensureMaildir(f.layout, 'lead-1');
+    const d = await deliver(f.layout, { from: 'human', to: 'lead-1', kind: 'message', body: 'claimed once\n' });
+    const child = execa(process.execPath, [fixture('stalled-claimer.mjs'), f.layout.root, 'lead-1', d.file], {
+      reject: false,
+      buffer: false,
+    });
+    const claimedPath = await firstLine(child);
+    child.kill('SIGKILL');
+    expect((await child).signal).toBe('SIGKILL');
+    // The crash left the message in both folders, one file under two names.
+    expect(statSync(claimedPath).ino).toBe(statSync(join(box.new, d.file)).ino);
+
+    // The harness starts again and reads its inbox as it does at start.
+    const shown: string[] = [];
+    const reader = new UnreadMail(f.layout, 'lead-1', { onNew: (i) => shown.push(i.file) });
+    await reader.sync();
+    expect(shown).toEqual([]);
+    expect(readdirSync(box.new)).toEqual([]);
+    expect(unreadCount(f.layout, 'lead-1')).toBe(0);
+    // Not lost: it is read, once, with its content.
+    const all = await list(f.layout, 'lead-1', { includeRead: true });
+    expect(all.map((i) => [i.file, i.read, i.message.body])).toEqual([[d.file, true, 'claimed once\n']]);
+    expect(await claim(f.layout, 'lead-1', d.file)).toEqual({ status: 'already_claimed' });
+  });
+
+  it('a claimer that read it before the crash gets already_claimed, and the new/ name is gone', async () => {
+    const box = ensureMaildir(f.layout, 'lead-1');
+    const d = await deliver(f.layout, { from: 'human', to: 'lead-1', kind: 'message', body: 'one winner\n' });
+    const item = await readItem(f.layout, 'lead-1', join(box.new, d.file));
+    const child = execa(process.execPath, [fixture('stalled-claimer.mjs'), f.layout.root, 'lead-1', d.file], {
+      reject: false,
+      buffer: false,
+    });
+    await firstLine(child);
+    child.kill('SIGKILL');
+    await child;
+    expect(await claim(f.layout, 'lead-1', item!)).toEqual({ status: 'already_claimed' });
+    expect(readdirSync(box.new)).toEqual([]);
+    expect(readdirSync(box.cur)).toEqual([`${d.file}:2,S`]);
   });
 });
 

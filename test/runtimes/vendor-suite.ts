@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterEach } from 'vitest';
+import { readAudit } from '../../src/audit/read.js';
 import { listRecords } from '../../src/fleet/registry.js';
 import { vendorFleet, type VendorFleet } from './helpers.js';
 import { TARGETS } from './targets.js';
@@ -21,7 +22,11 @@ export type VendorFleetOptions = Parameters<typeof vendorFleet>[0];
 export function vendorFleets(after?: () => unknown): { open(o: VendorFleetOptions): Promise<VendorFleet> } {
   const opened: VendorFleet[] = [];
   afterEach(async (ctx) => {
-    if (ctx.task.result?.state === 'fail') for (const f of opened) await explain(f);
+    if (ctx.task.result?.state === 'fail') {
+      // In the failure's own message: a CI log keeps the summary at its end, not what ran before it.
+      const why = (await Promise.all(opened.map(explain))).join('\n');
+      for (const e of ctx.task.result.errors ?? []) e.message += `\n${why}`;
+    }
     for (const f of opened.splice(0)) await f.dispose();
     await after?.();
   });
@@ -34,8 +39,9 @@ export function vendorFleets(after?: () => unknown): { open(o: VendorFleetOption
   };
 }
 
-/** What a failing test prints: each agent's screen and log, and what the model was asked. */
-export async function explain(f: VendorFleet): Promise<void> {
+/** What a failing test is told: each agent's screen and log, and what the model was asked. */
+export async function explain(f: VendorFleet): Promise<string> {
+  const parts: string[] = [];
   for (const r of listRecords(f.layout)) {
     if (r.id === 'lead-parent') continue;
     const screen = r.tmux ? await f.tmux.capture(r.tmux.paneId).catch(() => '(pane gone)') : '(no pane)';
@@ -45,7 +51,7 @@ export async function explain(f: VendorFleet): Promise<void> {
     } catch {
       /* none */
     }
-    console.error(
+    parts.push(
       `--- ${r.id} (${r.status}, ${r.exitReason ?? ''}) pane:\n${screen
         .split('\n')
         .filter((l) => l.trim())
@@ -53,8 +59,11 @@ export async function explain(f: VendorFleet): Promise<void> {
         .join('\n')}\n--- log:\n${log}`,
     );
   }
-  console.error(
+  const audit = readAudit(f.layout, {}).lines.slice(-15);
+  parts.push(
+    `--- the last audit lines:\n${audit.map((l) => JSON.stringify(l)).join('\n')}`,
     `--- ${f.vendor.prompts.length} scripted model calls; tools offered: ${JSON.stringify(f.vendor.tools.at(-1) ?? [])}`,
+    `--- what the model saw:\n${f.vendor.seen().slice(-3000)}`,
   );
-  console.error(`--- what the model saw:\n${f.vendor.seen().slice(-3000)}`);
+  return parts.join('\n');
 }

@@ -64,10 +64,10 @@ describe('secrets on request (§11), end to end in a real tmux pane', () => {
     p.cleanup();
   });
 
-  /** Starts vault-user in a pane (a TTY: a person can answer) and types its task; resolves with the pending request. */
-  async function requestInPane(script = ASKS): Promise<{ requestId: string; agentId: string }> {
-    const env = Object.entries(
-      p.env({ FLOTILLA_TMUX_SOCKET: tmux.socket, FLOTILLA_SCRIPT_LOG: log, NO_COLOR: '1' }),
+  /** Starts vault-user in a pane (a TTY: a person can answer), `env` added to the pane's own, and types its task. */
+  async function startInPane(script: string, env: Record<string, string> = {}): Promise<void> {
+    const vars = Object.entries(
+      p.env({ FLOTILLA_TMUX_SOCKET: tmux.socket, FLOTILLA_SCRIPT_LOG: log, NO_COLOR: '1', ...env }),
     ).map(([k, v]) => `${k}=${v}`);
     await tmux.tmux(
       'new-session',
@@ -83,7 +83,7 @@ describe('secrets on request (§11), end to end in a real tmux pane', () => {
       '--',
       'env',
       '-i',
-      ...env,
+      ...vars,
       process.execPath,
       CLI,
       'run',
@@ -94,6 +94,11 @@ describe('secrets on request (§11), end to end in a real tmux pane', () => {
     );
     await tmux.waitFor('vault', /›/, 20_000);
     await tmux.tmux('send-keys', '-t', 'vault', 'release it', 'Enter');
+  }
+
+  /** Starts vault-user in a pane and types its task; resolves with the pending request. */
+  async function requestInPane(script = ASKS): Promise<{ requestId: string; agentId: string }> {
+    await startInPane(script);
     const item = await eventually(
       async () => (await list(p.layout, 'human')).find((i) => i.message.kind === 'secret_request'),
       20_000,
@@ -305,36 +310,9 @@ describe('secrets on request (§11), end to end in a real tmux pane', () => {
   });
 
   it('y typed in the pane reads the value in that pane and grants it', async () => {
-    // The pane's own environment is where a pane answer reads the value.
-    const env = Object.entries(
-      p.env({ FLOTILLA_TMUX_SOCKET: tmux.socket, FLOTILLA_SCRIPT_LOG: log, NO_COLOR: '1', GITHUB_TOKEN: VALUE }),
-    ).map(([k, v]) => `${k}=${v}`);
-    await tmux.tmux(
-      'new-session',
-      '-d',
-      '-s',
-      'vault',
-      '-x',
-      '200',
-      '-y',
-      '50',
-      '-c',
-      p.project,
-      '--',
-      'env',
-      '-i',
-      ...env,
-      process.execPath,
-      CLI,
-      'run',
-      '--agent',
-      'vault-user',
-      '--model',
-      `script:${ASKS}`,
-    );
-    await tmux.waitFor('vault', /›/, 20_000);
-    // The variable in the harness's own environment is not passed to its commands.
-    await tmux.tmux('send-keys', '-t', 'vault', 'release it', 'Enter');
+    // The pane's own environment is where a pane answer reads the value; the variable in the
+    // harness's own environment is not passed to its commands.
+    await startInPane(ASKS, { GITHUB_TOKEN: VALUE });
     await tmux.waitFor('vault', /\[y\]es, give it/, 20_000);
     await tmux.tmux('send-keys', '-t', 'vault', 'y', 'Enter');
     await tmux.waitFor('vault', /Saw: token=\[secret:github-token\]/, 20_000);

@@ -2,6 +2,7 @@ import { execa } from 'execa';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ensureGitignore, layoutFor } from '../../src/layout/layout.js';
 import { gitWrites, withGitWrites, worktreeGitDirs } from '../../src/tools/git-writable.js';
 import {
   bubblewrapArgv,
@@ -11,6 +12,7 @@ import {
   type SandboxSpec,
 } from '../../src/tools/sandbox.js';
 import { createShellTool } from '../../src/tools/shell.js';
+import { addInPlaceBranch } from '../../src/work/in-place.js';
 import { tempDir } from '../helpers/fleet.js';
 import { ctxFor } from './process-helpers.js';
 
@@ -240,5 +242,125 @@ describe('commits in the sandbox', () => {
     expect(after.split('\n').filter((l) => !l.startsWith('refs/heads/flotilla/w1 '))).toEqual(
       refsBefore.split('\n').filter((l) => !l.startsWith('refs/heads/flotilla/w1 ')),
     );
+  });
+});
+
+describe('commits in place, through a git dir of its own', () => {
+  // The agent p1 spawned in place: its branch and git dir, as spawn makes them.
+  const layout = () => layoutFor(join(project, '.flotilla'), project);
+  const placed = async () => {
+    // The fleet root's own .gitignore, as `flotilla init` writes it: state/ is never the project's.
+    ensureGitignore(layout());
+    const base = await addInPlaceBranch(layout(), 'p1', project);
+    const writes = gitWrites(null, 'p1', { checkout: project, gitDir: layout().inPlaceGitDir('p1') });
+    const env = { ...agentEnv, GIT_AUTHOR_NAME: 'p1', GIT_AUTHOR_EMAIL: 'p1@flotilla' };
+    const run = (command: string) =>
+      createShellTool({ timeoutSecs: 60, env, wrap: sandboxFor('p1', writes, project) }).execute(
+        { command },
+        ctxFor(project),
+      );
+    return { base, run };
+  };
+
+  it('commits on flotilla/<id> from the person’s HEAD; the person’s branch, index and staged work stay theirs', async () => {
+    // The person has work of their own: one file staged, one changed.
+    writeFileSync(join(project, 'staged.txt'), 'person staged\n');
+    await host(project, 'add', 'staged.txt');
+    writeFileSync(join(project, 'a.txt'), 'person edit\n');
+    const { base, run } = await placed();
+    expect(base).toEqual({ branch: 'main', commit: (await host(project, 'rev-parse', 'main')).stdout });
+    const r = await run(
+      [
+        'git branch --show-current',
+        'echo agent > b.txt && git add b.txt && git commit -q -m "add b" && echo COMMITTED',
+        'git stash list | wc -l',
+      ].join(' && '),
+    );
+    expect(r.output.split('\n').slice(0, 3)).toEqual(['flotilla/p1', 'COMMITTED', '0']);
+    expect((await host(project, 'log', '-1', '--format=%an <%ae> %s', 'flotilla/p1')).stdout).toBe(
+      'p1 <p1@flotilla> add b',
+    );
+    // Its commit holds its file only: the person's staged file and edit are not in it.
+    expect((await host(project, 'show', '--name-only', '--format=', 'flotilla/p1')).stdout).toBe('b.txt');
+    expect((await host(project, 'log', '-1', '--format=%s', 'main')).stdout).toBe('init');
+    expect((await host(project, 'symbolic-ref', '--short', 'HEAD')).stdout).toBe('main');
+    // The person's index is untouched: staged.txt still staged, a.txt still only changed, b.txt new to them.
+    expect((await host(project, 'status', '--porcelain')).stdout.split('\n').sort()).toEqual([
+      ' M a.txt',
+      '?? b.txt',
+      'A  staged.txt',
+    ]);
+  });
+
+  it('every attempt on what the host runs or on refs not its own fails, and the person’s own commit afterwards runs nothing of the agent’s', async () => {
+    await host(project, 'branch', 'feature');
+    const { run } = await placed();
+    const common = join(project, '.git');
+    const hook = `printf '#!/bin/sh\\ntouch ${marker}\\n'`;
+    const attacks: Record<string, string> = {
+      'plant a hook': `${hook} > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit`,
+      'plant a hook in a new hooks folder': `mkdir -p .git/hooks && ${hook} > .git/hooks/post-commit && chmod +x .git/hooks/post-commit`,
+      'core.hooksPath': `mkdir -p h && ${hook} > h/pre-commit && chmod +x h/pre-commit && git config core.hooksPath $PWD/h`,
+      'core.fsmonitor': `git config core.fsmonitor "touch ${marker}"`,
+      'a filter through .gitattributes and config': `echo '* filter=evil' > .gitattributes && git config filter.evil.clean "touch ${marker}; cat"`,
+      'info/attributes': `echo '* filter=evil' > .git/info/attributes`,
+      'move the person’s current branch': 'git update-ref refs/heads/main $(git commit-tree -m evil HEAD^{tree})',
+      'branch -f main': 'git branch -f main HEAD',
+      'move another branch': 'git branch -f feature HEAD',
+      'move another agent’s packed branch':
+        'git update-ref refs/heads/flotilla/w2 $(git commit-tree -m evil HEAD^{tree})',
+      'point its HEAD at main and commit':
+        'git symbolic-ref HEAD refs/heads/main && git commit -q --allow-empty -m evil',
+      'switch to main and commit': 'git switch -q main && git commit -q --allow-empty -m evil',
+      'make a branch outside flotilla/': 'git branch other',
+      'plant alternates': `echo ${tmp.dir} > .git/objects/info/alternates`,
+      'replace .git': 'mv .git .git-old',
+    };
+    const mainBefore = (await host(project, 'rev-parse', 'main')).stdout;
+    const refsBefore = (await host(project, 'for-each-ref', '--format=%(refname) %(objectname)')).stdout;
+    const configBefore = readFileSync(join(common, 'config'), 'utf8');
+    const script = Object.entries(attacks)
+      .map(([name, cmd], i) => `( ${cmd} ) >/dev/null 2>&1 && echo "WORKED ${i} ${name}"`)
+      .join('\n');
+    const r = await run(`${script}\necho end`);
+    expect(r.output).toContain('end');
+    expect(r.output.split('\n').filter((l) => l.startsWith('WORKED'))).toEqual([]);
+    expect((await host(project, 'rev-parse', 'main')).stdout).toBe(mainBefore);
+    expect((await host(project, 'symbolic-ref', 'HEAD')).stdout).toBe('refs/heads/main');
+    expect((await host(project, 'for-each-ref', '--format=%(refname) %(objectname)')).stdout).toBe(refsBefore);
+    expect(readFileSync(join(common, 'config'), 'utf8')).toBe(configBefore);
+    for (const planted of [
+      join(common, 'hooks', 'pre-commit'),
+      join(common, 'hooks', 'post-commit'),
+      join(common, 'commondir'),
+      join(common, 'objects', 'info', 'alternates'),
+      join(common, 'info', 'attributes'),
+    ]) {
+      expect(existsSync(planted), planted).toBe(false);
+    }
+    // Its HEAD is its own to point anywhere (only its commits there fail); back on its branch it
+    // commits what it could write (its .gitattributes); the person merges it and commits on the host.
+    expect(
+      (
+        await run(
+          'git symbolic-ref HEAD refs/heads/flotilla/p1 && git add -A && git commit -q -m work && echo COMMITTED',
+        )
+      ).output,
+    ).toContain('COMMITTED');
+    expect((await host(project, 'log', '-1', '--format=%an %s', 'flotilla/p1')).stdout).toBe('p1 work');
+    // Its own git dir is its to spoil: a commondir there points its own git elsewhere, never the host's.
+    await run(`echo ${tmp.dir} > .git/commondir; git config core.hooksPath $PWD/h`);
+    await host(project, 'stash', '-q', '-u');
+    await host(project, 'merge', '-q', '--no-edit', 'flotilla/p1');
+    writeFileSync(join(project, 'a.txt'), 'person\n');
+    await host(project, 'commit', '-q', '-am', 'person');
+    await host(project, 'status');
+    expect(existsSync(marker)).toBe(false);
+    expect((await host(project, 'log', '-1', '--format=%an', 'main')).stdout).toBe('person');
+  });
+
+  it('a spawn in place whose flotilla/<id> already exists is refused, naming it', async () => {
+    await host(project, 'branch', 'flotilla/p1');
+    await expect(addInPlaceBranch(layout(), 'p1', project)).rejects.toThrow(/a branch flotilla\/p1 already exists/);
   });
 });

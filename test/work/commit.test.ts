@@ -121,3 +121,51 @@ describe('an agent in its worktree', () => {
     expect((await git('rev-parse', 'flotilla/next')).stdout).toBe(planted);
   });
 });
+
+describe('an agent in place', () => {
+  // The person's identity for the merge commit (a fresh HOME has none).
+  const PERSON = {
+    GIT_AUTHOR_NAME: 'person',
+    GIT_AUTHOR_EMAIL: 'p@example.com',
+    GIT_COMMITTER_NAME: 'person',
+    GIT_COMMITTER_EMAIL: 'p@example.com',
+  };
+
+  it('commits inside the default sandbox on flotilla/<id>, leaving the person’s branch alone; review shows it and merge takes it as the checkout holds it', async () => {
+    f = spawnFleet();
+    const git = await repo(f);
+    const init = (await git('rev-parse', 'main')).stdout;
+    const r = await f.spawnAgent(['--wait', '--id', 'here', '--model', `script:${fixture('committer.yaml')}`, 'fix a']);
+    expect(r.stdout).toContain('Answer: here <here@flotilla> fix a');
+    expect(r.exitCode).toBe(0);
+    expect(f.record('here')).toMatchObject({ worktree: null, base: { branch: 'main', commit: init } });
+    expect((await git('log', '-1', '--format=%an <%ae> %s', 'flotilla/here')).stdout).toBe(
+      'here <here@flotilla> fix a',
+    );
+    // The person's branch and index are as they were; the agent's file is in their checkout, new to them.
+    expect((await git('log', '-1', '--format=%s', 'main')).stdout).toBe('init');
+    expect((await git('symbolic-ref', '--short', 'HEAD')).stdout).toBe('main');
+    // (The fleet root's own files, not the agent's, left aside.)
+    const status = async () => (await git('status', '--porcelain', '--', '.', ':(exclude).flotilla')).stdout;
+    expect(await status()).toBe('?? a.txt');
+
+    const review = JSON.parse((await f.flotilla(['review', '--json'])).stdout);
+    expect(review).toMatchObject([{ id: 'here', branch: 'flotilla/here', base: 'main', ahead: 1, files: ['a.txt'] }]);
+    const d = await f.flotilla(['diff', 'here', '--json']);
+    expect(JSON.parse(d.stdout)).toMatchObject({ kind: 'branch', branch: 'flotilla/here', from: init });
+
+    // The person commits meanwhile; the merge is a merge commit and the checkout's files stay as they are.
+    writeFileSync(join(f.project, 'README'), 'changed by the person\n');
+    await git('commit', '-q', '-am', 'person');
+    const m = await f.flotilla(['merge', 'here'], PERSON);
+    expect(m.stderr).toBe('');
+    expect(m.stdout).toContain('merged flotilla/here into main (merge)');
+    expect((await git('log', '--format=%an %s', 'main')).stdout.split('\n')).toEqual([
+      'person Merge flotilla/here (agent here) into main',
+      'person person',
+      'here fix a',
+      'person init',
+    ]);
+    expect(await status()).toBe('');
+  });
+});

@@ -139,7 +139,7 @@ describe('review and merge', () => {
     const none = await fl.flotilla(['merge', 'here'], PERSON);
     expect(none.exitCode).toBe(1);
     expect(none.stderr.trim()).toBe(
-      `flotilla: here worked in place in ${fl.project}: it has no branch to merge — its changes are uncommitted in that checkout (flotilla diff here); commit them there yourself`,
+      `flotilla: here worked in place in ${fl.project} and committed nothing on flotilla/here: its changes are uncommitted in that checkout (flotilla diff here); commit them there yourself`,
     );
 
     const busy = await fl.spawnAgent([

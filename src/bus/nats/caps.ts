@@ -1,5 +1,4 @@
 import { hostname } from 'node:os';
-import type { NatsConnection } from '@nats-io/transport-node';
 import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { Config } from '../../config/schema.js';
@@ -11,7 +10,7 @@ import { busNames, type BusNames } from '../names.js';
 import type { CapsBus, FleetSlot } from '../../fleet/caps-port.js';
 import type { RecordsBus } from '../types.js';
 import { natsTreeCaps } from './children.js';
-import { connectNats } from './connect.js';
+import { natsLink, type NatsLink } from './link.js';
 
 /**
  * Caps on a `nats://` bus (§5.2, §18; docs/decisions-hosts.md "Caps on the bus"). A running slot
@@ -38,7 +37,6 @@ const RENEW_MS = 5_000;
 const KV_TIMEOUT_MS = 5_000;
 
 interface Buckets {
-  nc: NatsConnection;
   slots: KV;
   trees: KV;
 }
@@ -118,11 +116,12 @@ export function natsCaps(
   records: () => Promise<RecordsBus>,
 ): NatsCaps {
   const names = busNames(layout, fleet.name);
+  const connection = natsLink(url, fleet.nats);
   let link: Promise<Buckets> | null = null;
   const releasing = new Set<Promise<unknown>>();
 
   const open = (): Promise<Buckets> => {
-    link ??= openBuckets(url, fleet, names);
+    link ??= openBuckets(connection, names);
     // A failed connect is forgotten, so the next try connects afresh.
     link.catch(() => {
       link = null;
@@ -171,13 +170,8 @@ export function natsCaps(
 
     async close() {
       await Promise.all(releasing);
-      const current = link;
       link = null;
-      if (current)
-        await current.then(
-          (b) => b.nc.close(),
-          () => undefined,
-        );
+      await connection.close();
     },
   };
 }
@@ -190,20 +184,14 @@ function unreachable(url: string, err: unknown): FlotillaError {
   );
 }
 
-/** Caps' own connection, with the slot and trees buckets made sure of (closed again if they cannot be). */
-async function openBuckets(url: string, fleet: Config['fleet'], names: BusNames): Promise<Buckets> {
-  const nc = await connectNats(url, fleet.nats);
-  try {
-    const kvm = new Kvm(nc);
-    const [slots, trees] = await Promise.all([
-      kvm.create(names.slotsBucket, { history: 1, ttl: SLOT_TTL_MS, timeout: KV_TIMEOUT_MS }),
-      kvm.create(names.treesBucket, { history: 1, timeout: KV_TIMEOUT_MS }),
-    ]);
-    return { nc, slots, trees };
-  } catch (err) {
-    await nc.close().catch(() => undefined);
-    throw err;
-  }
+/** The slot and trees buckets made sure of, on the process's connection to the bus. */
+async function openBuckets(connection: NatsLink, names: BusNames): Promise<Buckets> {
+  const kvm = new Kvm((await connection.open()).js);
+  const [slots, trees] = await Promise.all([
+    kvm.create(names.slotsBucket, { history: 1, ttl: SLOT_TTL_MS, timeout: KV_TIMEOUT_MS }),
+    kvm.create(names.treesBucket, { history: 1, timeout: KV_TIMEOUT_MS }),
+  ]);
+  return { slots, trees };
 }
 
 /** The first free slot below `cap` for `agentId`, freeing those whose holder died on this host if all are held; null when none. */

@@ -41,7 +41,8 @@ export interface NatsMail {
  * (Nats-Msg-Id, de-duplicated by the stream) after it is kept in this host's outbox. The
  * recipient's harness feeds its Maildir from a durable consumer and acknowledges a message
  * only once the spool holds it under a name fixed by its id, so a redelivery finds it there:
- * the claim stays the Maildir rename, after the transcript has recorded it (§4).
+ * the claim stays the Maildir one (link into cur/, which a second copy cannot pass), after the
+ * transcript has recorded it (§4).
  */
 export function natsMail(layout: Layout, names: BusNames, connection: NatsLink): NatsMail {
   const box = outboxOf(layout);

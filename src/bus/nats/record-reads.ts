@@ -1,4 +1,4 @@
-import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import { JetStreamApiCodes, JetStreamApiError, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { KV, KvEntry } from '@nats-io/kv';
 import { parseAgentRecord } from '../../fleet/record-validate.generated.js';
 import type { AgentRecord } from '../../fleet/record.js';
@@ -41,7 +41,14 @@ export async function keyNames(
   const prefix = `$KV.${bucket}.`;
   const out: string[] = [];
   for (const p of patterns) {
-    const info = await link.jsm.streams.info(stream, { subjects_filter: `${prefix}${p}` });
+    let info;
+    try {
+      info = await link.jsm.streams.info(stream, { subjects_filter: `${prefix}${p}` });
+    } catch (err) {
+      // A bucket nobody has written yet holds no keys.
+      if (err instanceof JetStreamApiError && err.code === JetStreamApiCodes.StreamNotFound) return [];
+      throw err;
+    }
     out.push(...Object.keys(info.state.subjects ?? {}).map((s) => s.slice(prefix.length)));
   }
   return out;

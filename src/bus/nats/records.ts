@@ -59,16 +59,10 @@ export function natsRecords(
   connection: NatsLink,
   opts: { self: string; lostAfterMs: (host: string) => number },
 ): NatsRecords {
-  const buckets = perLink(connection, (link) => {
-    const kvm = new Kvm(link.js);
-    return Promise.all([
-      kvm.create(names.recordsBucket, { history: 1 }),
-      kvm.create(names.hostsBucket, { history: 1 }),
-      kvm.create(names.doneBucket, { history: 1 }),
-      kvm.create(names.treesBucket, { history: 1 }),
-    ]).then(([records, hosts, done, trees]) => ({ records, hosts, done, trees }));
-  });
-  const ctx: Ctx = { layout, names, connection, buckets, ...opts };
+  const buckets = writerBuckets(connection, names);
+  // A reader binds to them (no request): a bucket not made yet reads as empty (last-values.ts).
+  const bound = perLink(connection, async (link) => ({ records: await new Kvm(link.js).open(names.recordsBucket) }));
+  const ctx: Ctx = { layout, names, connection, buckets, bound, ...opts };
 
   // The JSON last put for each id by this process: an unchanged record costs no round trip.
   const published = new Map<string, string>();
@@ -153,12 +147,27 @@ export function natsRecords(
   };
 }
 
+/** A writer makes sure of the buckets (created when missing), once per connection. */
+function writerBuckets(connection: NatsLink, names: BusNames): () => Promise<Buckets> {
+  return perLink(connection, (link) => {
+    const kvm = new Kvm(link.js);
+    return Promise.all([
+      kvm.create(names.recordsBucket, { history: 1 }),
+      kvm.create(names.hostsBucket, { history: 1 }),
+      kvm.create(names.doneBucket, { history: 1 }),
+      kvm.create(names.treesBucket, { history: 1 }),
+    ]).then(([records, hosts, done, trees]) => ({ records, hosts, done, trees }));
+  });
+}
+
 /** What the records half works with: this host, the bus's buckets over the process's connection. */
 interface Ctx {
   layout: Layout;
   names: BusNames;
   connection: NatsLink;
   buckets: () => Promise<Buckets>;
+  /** The records bucket bound for reads, never made by them. */
+  bound: () => Promise<{ records: KV }>;
   self: string;
   lostAfterMs: (host: string) => number;
 }
@@ -239,10 +248,8 @@ type Reads = Pick<RecordsBus, 'get' | 'list' | 'others' | 'tree' | 'find' | 'liv
 function recordReads(ctx: Ctx, catchUp: () => void): Reads {
   const { layout, names, self } = ctx;
   // Each key's last value (bus/nats/last-values.ts), once the buckets are made sure of.
-  const entries = async (bucket: string, keys?: string): Promise<LastValue[]> => {
-    await ctx.buckets();
-    return lastValues(await ctx.connection.open(), bucket, keys);
-  };
+  const entries = async (bucket: string, keys?: string): Promise<LastValue[]> =>
+    lastValues(await ctx.connection.open(), bucket, keys);
   const liveOthers = async (): Promise<AgentRecord[]> =>
     recordsOf(await entries(names.recordsBucket, LIVE_KEYS)).filter((r) => r.host !== self);
   return {
@@ -250,7 +257,7 @@ function recordReads(ctx: Ctx, catchUp: () => void): Reads {
       const local = readRecord(layout, id);
       if (local) return local;
       try {
-        const { records: kv } = await withTimeout(ctx.buckets(), READ_TIMEOUT_MS);
+        const { records: kv } = await withTimeout(ctx.bound(), READ_TIMEOUT_MS);
         return await withTimeout(getRecord(kv, id), READ_TIMEOUT_MS);
       } catch {
         return undefined;
@@ -272,7 +279,7 @@ function recordReads(ctx: Ctx, catchUp: () => void): Reads {
     others: () =>
       withTimeout(
         (async () => {
-          const { records: kv } = await ctx.buckets();
+          const { records: kv } = await ctx.bound();
           const link = await ctx.connection.open();
           const all = await othersOf(link, kv, names.recordsBucket, new Set(listIds(layout)));
           return all.filter((r) => r.host !== self);
@@ -284,7 +291,7 @@ function recordReads(ctx: Ctx, catchUp: () => void): Reads {
         (async () => {
           // The live keys first: an agent that ends meanwhile had its usage kept before its live key went, so the read after finds it.
           const live = (await liveOthers()).filter((r) => r.rootId === rootId);
-          const kept = await keptUsage((await ctx.buckets()).trees, rootId);
+          const kept = await keptUsage(await ctx.connection.open(), names.treesBucket, rootId);
           for (const [id, u] of kept) if (u.host === self) kept.delete(id);
           return { live, ended: kept };
         })(),
@@ -293,7 +300,7 @@ function recordReads(ctx: Ctx, catchUp: () => void): Reads {
     find: (prefix) =>
       withTimeout(
         (async () => {
-          const { records: kv } = await ctx.buckets();
+          const { records: kv } = await ctx.bound();
           const ids = (await keyNames(await ctx.connection.open(), names.recordsBucket, [LIVE_KEYS, endedKey('*')]))
             .map((k) => (k.startsWith('ended.') ? k.slice('ended.'.length) : k))
             .filter((id) => id.startsWith(prefix));
@@ -310,7 +317,7 @@ function recordReads(ctx: Ctx, catchUp: () => void): Reads {
             entries(names.recordsBucket, LIVE_KEYS),
             entries(names.recordsBucket, recentKey('*')),
           ]);
-          return recentOf((await ctx.buckets()).records, live, lists, self, window);
+          return recentOf((await ctx.bound()).records, live, lists, self, window);
         })(),
         READ_TIMEOUT_MS,
       ),

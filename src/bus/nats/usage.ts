@@ -1,6 +1,7 @@
 import type { KV } from '@nats-io/kv';
-import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
+import { JetStreamApiCodes, JetStreamApiError, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { AgentRecord } from '../../fleet/record.js';
+import { lastValues } from './last-values.js';
 
 /**
  * An ended agent's final usage kept in the fleet's trees bucket (§11, §18): the key
@@ -41,15 +42,15 @@ export async function keepUsage(
   }
 }
 
-/** The usage kept for one tree's ended agents, by agent id: one message per ended agent of that tree. */
-export async function keptUsage(kv: KV, rootId: string): Promise<Map<string, KeptUsage>> {
+/** The usage kept for one tree's ended agents, by agent id: one value per ended agent of that tree (a bucket not made yet: none). */
+export async function keptUsage(
+  link: { js: JetStreamClient; jsm: JetStreamManager },
+  treesBucket: string,
+  rootId: string,
+): Promise<Map<string, KeptUsage>> {
   const out = new Map<string, KeptUsage>();
   const prefix = `usage.${rootId}.`;
-  for await (const e of await kv.history({ key: `${prefix}>` })) {
-    if (e.operation !== 'PUT') {
-      out.delete(e.key.slice(prefix.length));
-      continue;
-    }
+  for (const e of await lastValues(link, treesBucket, `${prefix}>`)) {
     try {
       out.set(e.key.slice(prefix.length), JSON.parse(new TextDecoder().decode(e.value)) as KeptUsage);
     } catch {

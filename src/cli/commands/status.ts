@@ -126,7 +126,11 @@ async function gather(layout: Layout, config: Config, all: boolean): Promise<Sta
       ? await import('../../leases/summary.js').then((m) => m.leaseSummary(layout))
       : null;
   // Task boards (§15): counts from each board's indexes, loaded only when a fleet has a board.
-  const boards = team ? team.boards : existsSync(layout.boardsDir) ? await boardCounts(layout) : [];
+  const boards = team
+    ? team.boards
+    : existsSync(layout.boardsDir)
+      ? (await import('../../tasks/list.js')).everyBoardCounts(layout)
+      : [];
   const hostGroups = bus ? await otherHostGroups(bus, config, known, all) : null;
   return { bus, entries, hidden, waiting, corrupt, leases, boards, hostGroups };
 }
@@ -283,21 +287,6 @@ async function fleetTeam(layout: import('../../layout/layout.js').Layout): Promi
   } finally {
     clearTimeout(timer);
   }
-}
-
-async function boardCounts(
-  layout: import('../../layout/layout.js').Layout,
-): Promise<{ board: string; counts: import('../../tasks/list.js').Counts }[]> {
-  const [{ boardNames }, list] = await Promise.all([import('../../tasks/store.js'), import('../../tasks/list.js')]);
-  const out = [];
-  for (const board of boardNames(layout).sort()) {
-    try {
-      out.push({ board, counts: list.boardCounts(layout, board) });
-    } catch {
-      // A folder that is not a board (a bad name) is not status's to judge.
-    }
-  }
-  return out;
 }
 
 /** 4890 → `4,890`. Not toLocaleString: its first call loads ICU's number formatting, ~35 ms (§14). */

@@ -10,7 +10,10 @@ import { predecessors } from '../../inbox/adopt.js';
 import type { Layout } from '../../layout/layout.js';
 import type { Runtime } from '../../runtimes/index.js';
 import { DEFAULT_BOARD } from '../../tasks/task.js';
+import { traceMark } from '../../trace.js';
+import type { BoardPort } from '../session-deps.js';
 import type { VendorTeammate } from './board-work.js';
+import { feedFromBus } from '../bus-feed.js';
 import { unreadCount } from './mail.js';
 
 /** Types into the CLI's pane as a person would: a bracketed paste, then Enter on its own. */
@@ -68,7 +71,7 @@ export async function tendIdleCli(d: IdleDeps): Promise<{ close(): Promise<void>
     rescanSecs: config.inbox.rescan_secs,
     maxBodyBytes: config.inbox.max_body_bytes,
   });
-  const bus = await feedFromBus(d);
+  const bus = await feedFromBus(layout, config, rec, log, d.onLost);
   const closing = (close: () => Promise<void>) => async () => {
     bus.stopPresence();
     await close();
@@ -77,18 +80,7 @@ export async function tendIdleCli(d: IdleDeps): Promise<{ close(): Promise<void>
   if (!typist) return { close: closing(() => watcher.close()) };
   const { teammateIdle } = await import('../teammate-idle.js');
   const onIdle = teammateIdle(layout, config, rec, d.hookContext);
-  const board = rec.autoClaim
-    ? (await import('../teammate.js')).boardPort(
-        layout,
-        rec.id,
-        rec.board ?? DEFAULT_BOARD,
-        log,
-        config.inbox.max_body_bytes,
-      )
-    : null;
-  const teammate: VendorTeammate | null = board
-    ? (await import('./board-work.js')).vendorTeammate({ layout, config, rec, log, board })
-    : null;
+  const { board, teammate } = await boardWork(d);
   const startedAt = Date.now();
   /** The last task whose ending the TeammateIdle hooks have seen. */
   let idleSeen = rec.lastTask?.task ?? 0;
@@ -141,7 +133,7 @@ export async function tendIdleCli(d: IdleDeps): Promise<{ close(): Promise<void>
       busy = false;
     }
   };
-  watcher.on('message', () => void tick());
+  watcher.on('message', mailSeen(tick));
   const stopWatch = board?.watch(() => {
     teammate?.changed();
     void tick();
@@ -158,6 +150,24 @@ export async function tendIdleCli(d: IdleDeps): Promise<{ close(): Promise<void>
   };
 }
 
+/** The inbox watcher's listener, marked for bench/ (FLOTILLA_TRACE, src/trace.ts): the shim saw new mail. */
+function mailSeen(then: () => Promise<void>): () => void {
+  return () => {
+    traceMark('shim: mail seen');
+    void then();
+  };
+}
+
+/** A teammate's board (`auto_claim`) and its work there; neither for an agent without one. */
+async function boardWork(d: IdleDeps): Promise<{ board: BoardPort | null; teammate: VendorTeammate | null }> {
+  const { layout, config, rec, log } = d;
+  if (!rec.autoClaim) return { board: null, teammate: null };
+  const { boardPort } = await import('../teammate.js');
+  const board = boardPort(layout, rec.id, rec.board ?? DEFAULT_BOARD, log, config.inbox.max_body_bytes);
+  const { vendorTeammate } = await import('./board-work.js');
+  return { board, teammate: vendorTeammate({ layout, config, rec, log, board }) };
+}
+
 /** Whether the CLI's input box takes a paste: its fleet tools connected a moment ago, or it never said so for long. */
 function inputReady(configDir: string, startedAt: number): boolean {
   try {
@@ -165,41 +175,4 @@ function inputReady(configDir: string, startedAt: number): boolean {
   } catch {
     return Date.now() - startedAt >= READY_ANYWAY_MS;
   }
-}
-
-/**
- * On a bus, the spool is fed from it while the CLI runs (§18); its connection goes with the
- * watcher. Its host's heartbeat and its record on the bus while it lives (§18). Beating, it also
- * marks silent hosts' agents lost; marked lost itself while this host was silent, it ends (§17.8).
- */
-async function feedFromBus(d: IdleDeps): Promise<{ stopPresence(): void; close(): Promise<void> }> {
-  const { layout, config, rec, log } = d;
-  const [{ busFor, closeBuses }, { keepPresence }] = await Promise.all([
-    import('../../bus/open.js'),
-    import('../../bus/presence.js'),
-  ]);
-  const bus = busFor(layout, config);
-  const stopFeeding = await bus.mail.receive([rec.id, ...predecessors(layout, rec)]);
-  const lost = bus.kind === 'nats' ? await import('../../lifecycle/lost.js') : null;
-  const stopPresence = keepPresence(
-    layout,
-    bus,
-    rec.id,
-    lost
-      ? {
-          beat: () => lost.markLostHosts(layout, bus),
-          lost: () => {
-            log.warn({}, lost.MARKED_LOST_REASON);
-            d.onLost(lost.MARKED_LOST_REASON);
-          },
-        }
-      : {},
-  );
-  return {
-    stopPresence,
-    close: async () => {
-      await stopFeeding();
-      await closeBuses();
-    },
-  };
 }

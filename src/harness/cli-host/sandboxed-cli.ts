@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { homedir } from 'node:os';
 import type { Readable } from 'node:stream';
 import type { Config } from '../../config/schema.js';
 import type { AgentRecord } from '../../fleet/record.js';
@@ -7,22 +6,21 @@ import type { PermissionMode } from '../../policy/permission-mode.js';
 import type { VendorRuntimeName } from '../../runtimes/types.js';
 import { DOOR_BUS_ENV, DOOR_ENV, VENDOR_DOOR_COMMANDS } from '../../inbox/door.js';
 import { busCredentials } from '../../tools/command-env.js';
-import { userPaths, type Layout } from '../../layout/layout.js';
+import type { Layout } from '../../layout/layout.js';
 import { PACKAGE_ROOT } from '../../layout/package.js';
+import { agentHostPaths } from '../host-paths.js';
 import { effectiveSandbox } from '../../tools/sandbox-mode.js';
 import {
   bubblewrapArgv,
   bubblewrapNests,
   bubblewrapUserNamespace,
-  hostExecutedPaths,
-  installedPaths,
   NESTING_ID,
   tmuxHiding,
   type SandboxSpec,
 } from '../../tools/sandbox.js';
 import { credentialPaths } from '../../tools/sandbox-credentials.js';
 import { tmuxSocketPaths } from '../../tmux/sockets.js';
-import { gitWrites, withGitWrites } from '../../tools/git-writable.js';
+import { gitWrites, inPlaceOf, withGitWrites } from '../../tools/git-writable.js';
 import { openAgentDoor, sendAs } from '../door-send.js';
 
 /**
@@ -106,18 +104,7 @@ export async function containCli(opts: {
 }): Promise<ContainedCli> {
   const { layout, config, rec } = opts;
   const writable = [rec.cwd, opts.configDir];
-  const home = opts.cliEnv.HOME ?? homedir();
-  const user = userPaths(opts.cliEnv);
-  const installed = installedPaths(PACKAGE_ROOT, process.execPath);
-  const readOnly = hostExecutedPaths({
-    fleetRoot: layout.root,
-    project: layout.project,
-    cwd: rec.cwd,
-    home,
-    userConfigDir: user.configDir,
-    userCacheDir: user.cacheDir,
-    installed,
-  });
+  const { home, installed, readOnly } = agentHostPaths(layout, rec.cwd, opts.cliEnv);
   // The fleet commands the door runs for the CLI get the bus's credentials, which the CLI has not (cli-env.ts).
   const bus = busCredentials(config, opts.shimEnv);
   const door = await openAgentDoor(layout, config, rec, sendAs(layout, config, rec), {
@@ -162,7 +149,7 @@ export async function containCli(opts: {
       return markedArgv(
         withGitWrites(
           { ...spec, hidden: [...spec.hidden!, ...tmux.hidden], covered: tmux.covered },
-          gitWrites(rec.worktree, rec.id),
+          gitWrites(rec.worktree, rec.id, inPlaceOf(layout, rec)),
         ),
         [opts.bin, ...opts.argv],
       );

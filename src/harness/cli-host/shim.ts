@@ -1,13 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { audit } from '../../audit/audit.js';
 import { createAgentLogger } from '../../audit/logger.js';
 import type { Config } from '../../config/schema.js';
 import type { Definition } from '../../definitions/types.js';
 import type { AgentRecord } from '../../fleet/record.js';
-import { selfProcess } from '../../fleet/proc.js';
 import { updateRecord } from '../../fleet/registry.js';
 import type { SlotHold } from '../../fleet/slots.js';
 import type { Layout } from '../../layout/layout.js';
+import { markStarting } from '../../lifecycle/starting.js';
 import { loadRuntime, type VendorRuntimeName } from '../../runtimes/index.js';
 import { traceMark } from '../../trace.js';
 import { CliRefused, prepareCli, type PreparedCli } from './cli-launch.js';
@@ -39,21 +38,7 @@ export async function runVendorAgent(opts: {
   const log = await createAgentLogger(layout, opts.record.id);
   // Taken from the first moment: a window closed while the CLI starts must still end the agent.
   const ending = takeSignals();
-  let rec = updateRecord(layout, opts.record.id, {
-    status: 'starting',
-    pid: selfProcess().pid,
-    pidStartTime: selfProcess().start,
-    startedAt: new Date().toISOString(),
-  });
-  audit(layout, {
-    event: 'agent_start',
-    agent: rec.id,
-    parent: rec.parentId ?? 'human',
-    depth: rec.depth,
-    model: rec.model,
-    mode: rec.mode,
-    runtime: rec.runtime,
-  });
+  let rec = markStarting(layout, opts.record.id);
   const runtime = await loadRuntime(rec.runtime as VendorRuntimeName);
   const prompt = readTask(layout, rec.id);
   const finishOnce = agentFinisher({ layout, config, definition, log, slot: opts.slot, ending, record: () => rec });

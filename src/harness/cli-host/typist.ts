@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sleep } from '../../sleep.js';
+import { traceMark } from '../../trace.js';
 import type { Typist } from './idle.js';
 
 /**
@@ -49,6 +50,7 @@ export async function paneTypist(
       writeFileSync(file, text, { mode: 0o600 });
       await tmux.exec(['load-buffer', '-b', buffer, file]);
       await tmux.exec(['paste-buffer', '-p', '-d', '-b', buffer, '-t', place.paneId]);
+      traceMark('shim: pasted');
       const pasted = Date.now();
       const end = pasted + Math.max(PASTE_SHOWN_MAX_MS, guardMs);
       while (Date.now() < end && (await shown(text)) <= before) await sleep(10);
@@ -60,6 +62,7 @@ export async function paneTypist(
         const pasted = await tmux.capturePane(place.paneId).catch(() => null);
         if (pasted === null) return;
         await tmux.exec(['send-keys', '-t', place.paneId, 'Enter']);
+        traceMark('shim: Enter pressed');
         if (await screenChanges(() => tmux.capturePane(place.paneId), pasted, 3_000)) return;
       }
     },
