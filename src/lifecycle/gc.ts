@@ -13,6 +13,7 @@ import { reconcileDead } from './reconcile.js';
 import { applyFleetRetention } from '../transcript/fleet-retention.js';
 import type { RetentionResult } from '../transcript/retention.js';
 import { isFleetWorktree, removeWorktree } from '../work/worktree.js';
+import { mergedRef } from '../work/far-branch.js';
 import { branchStates } from '../work/branch-state.js';
 import { git, gitWhy } from '../work/git.js';
 import { agentWorks, branchOf } from '../work/work.js';
@@ -149,8 +150,10 @@ async function removeEndedWork(
     // Work not in its base branch yet stays, worktree and branch, unless forced (§12).
     const work = works[k]!;
     const state = states.get(r.id);
-    const ahead = state?.exists ? state.ahead : 0;
     const uncommitted = work.kind === 'branch' ? work.uncommitted : 0;
+    // Merged on another host (its merge told this repository, far-branch.ts): merged, unless the branch moved on since.
+    const mergedThere = state?.exists && state.ahead > 0 && !uncommitted && (await mergedElsewhere(layout, r.id));
+    const ahead = state?.exists && !mergedThere ? state.ahead : 0;
     if ((ahead > 0 || uncommitted > 0) && !opts.force) {
       result.unmerged.push({ id: r.id, branch: branchOf(r.id), ahead, uncommitted });
       continue;
@@ -168,7 +171,14 @@ async function removeEndedWork(
       if (d.code === 0) result.branches.push(branchOf(r.id));
       else result.problems.push(`could not delete ${branchOf(r.id)}: ${gitWhy(d)}`);
     }
+    if (mergedThere) await git(layout.project, ['update-ref', '-d', mergedRef(r.id)]);
   }
+}
+
+/** Whether another host merged agent `id`'s branch as it is now: its tip is in the commit that host said it merged. */
+async function mergedElsewhere(layout: Layout, id: string): Promise<boolean> {
+  const r = await git(layout.project, ['merge-base', '--is-ancestor', branchOf(id), mergedRef(id)]);
+  return r.code === 0;
 }
 
 /** The bus's part, after the registry's: the records removed here (this run's, and any a run without the bus left owed). Never throws. */

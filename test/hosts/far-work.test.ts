@@ -55,7 +55,7 @@ async function finishedOnR1(id: string, worktree: boolean) {
 
 describe("another host's agent's work, reviewed and merged here", { timeout: 300_000 }, () => {
   it('review lists it under its host; merge brings its branch here and merges it', async () => {
-    const { local } = await finishedOnR1('c1', true);
+    const { local, remote } = await finishedOnR1('c1', true);
 
     const review = await local.flotilla(['review']);
     expect(review.stderr).toBe('');
@@ -72,6 +72,17 @@ describe("another host's agent's work, reviewed and merged here", { timeout: 300
     expect(readFileSync(join(local.project, 'a.txt'), 'utf8')).toBe('fixed\n');
     const log = await execa('git', ['log', '-1', '--format=%s', 'main'], { cwd: local.project });
     expect(log.stdout).toBe('fix a');
+
+    // r1's gc knows the work was merged here: its worktree and branch go, as a merged one's do.
+    const worktree = remote.record('c1').worktree;
+    const gc = await remote.flotilla(['gc', '--json']);
+    expect(gc.exitCode, gc.stderr).toBe(0);
+    const swept = JSON.parse(gc.stdout) as { worktrees: string[]; branches: string[]; unmerged: unknown[] };
+    expect(swept).toMatchObject({ worktrees: [worktree], branches: ['flotilla/c1'], unmerged: [] });
+    const left = await execa('git', ['for-each-ref', '--format=%(refname)', 'refs/heads/flotilla', 'refs/flotilla'], {
+      cwd: remote.project,
+    });
+    expect(left.stdout).toBe('');
   });
 
   it('an agent of another host that worked in place: merge says it has no branch to bring, and changes nothing', async () => {

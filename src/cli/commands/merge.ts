@@ -17,9 +17,15 @@ export function command(): Command {
         import('../../work/merge.js'),
         import('../output.js'),
       ]);
-      const rec = await farAgent(layout, prefix).then((far) => far ?? resolveAgent(layout, prefix));
+      const far = await farAgent(layout, prefix);
+      const rec = far?.rec ?? resolveAgent(layout, prefix);
       const r = await mergeWork(layout, rec, { commit: opts.commit });
       if (!r.merged) process.exitCode = 1;
+      // Its host's gc then knows the work is merged (§17.7).
+      if (far && r.merged) {
+        const note = await (await import('../../work/far-branch.js')).markMergedThere(layout, far.host, far.rec);
+        if (note) process.stderr.write(`flotilla: ${note}\n`);
+      }
       if (opts.json) return printJson(r);
       if (r.merged) {
         const what =
@@ -46,7 +52,7 @@ export function command(): Command {
 async function farAgent(
   layout: import('../../layout/layout.js').Layout,
   prefix: string,
-): Promise<import('../../fleet/record.js').AgentRecord | undefined> {
+): Promise<{ rec: import('../../fleet/record.js').AgentRecord; host: import('../../hosts/ssh.js').Host } | undefined> {
   const { cliConfig } = await import('../context.js');
   const { config } = await cliConfig(layout);
   if (config.fleet.bus === 'maildir') return undefined;
@@ -61,5 +67,5 @@ async function farAgent(
   if (!far) return undefined;
   const rec = far.records[0]!;
   await (await import('../../work/far-branch.js')).fetchFarBranch(layout, far.host, rec);
-  return rec;
+  return { rec, host: far.host };
 }

@@ -194,6 +194,16 @@ async function waitAndPrint(
   });
   const result = results[0]!;
   await (await import('../../lifecycle/handed-on.js')).markHandedOn(layout, results);
+  // A one-shot's answer comes just before its harness ends its record: return once it has, so
+  // `status` right after says how it ended — within a bound, never hanging on a stuck harness.
+  if (rec.mode !== 'interactive' && !rec.autoClaim && result.status !== 'lost') {
+    const { awaitRecordEnd, RECORD_END_BOUND_MS } = await import('../../lifecycle/record-end.js');
+    const { ended, record } = await awaitRecordEnd(layout, config, rec.id);
+    if (!ended && record)
+      process.stderr.write(
+        `flotilla: ${rec.id} answered, but its harness (pid ${record.pid}) has not ended it after ${RECORD_END_BOUND_MS / 1000} s — status shows it ${record.status} until it does; flotilla cancel ${rec.id} ends it\n`,
+      );
+  }
   if (opts.json) printJson(result);
   else if (result.output) process.stdout.write(result.output.endsWith('\n') ? result.output : result.output + '\n');
   if (result.status !== 'completed')
