@@ -47,11 +47,9 @@ export async function cancelAgent(
 ): Promise<CancelResult> {
   if (config.fleet.bus === 'maildir') return { cancelled: await cancelHere(layout, config, target, opts), notes: [] };
   const far = await import('./far-cancel.js');
-  // Read as this host's part begins (the cascade of an ending may reach them first), without
-  // holding it up when the bus is slow to answer.
-  const finding = far.farDescendants(layout, config, target, opts);
+  // Read before this host's part: the cascade of an ending may reach them first.
+  const found = await far.farDescendants(layout, config, target, opts);
   const here = await cancelHere(layout, config, target, opts);
-  const found = await finding;
   const there = await far.cancelFar(layout, config, found.records, { tree: opts.tree, by: opts.by ?? 'human' });
   return { cancelled: [...new Set([...here, ...there.cancelled])], notes: [...found.notes, ...there.notes] };
 }
