@@ -11,7 +11,7 @@ import { harnessRunning } from './signal.js';
  * How long `spawn-agent --wait` waits, after a one-shot agent's answer, for its harness to end
  * its record (§5.5): the harness sends the completion first, then ends — a moment's work.
  */
-export const RECORD_END_BOUND_MS = 10_000;
+export const RECORD_END_BOUND_MS = 60_000;
 
 const POLL_MS = 25;
 
