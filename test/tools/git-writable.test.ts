@@ -367,6 +367,7 @@ describe('commits in place, through a git dir of its own', () => {
     const elsewhere = join(tmp.dir, 'elsewhere');
     await run(`ln -s ${elsewhere} .git/lfs && ln -s ${elsewhere} .git/refs/notes`);
     // The person's git makes those entries later (git-lfs, git notes); the agent's next command mounts them.
+    // The lfs one by hand, as git-lfs would make it: git-lfs is not among what the tests install.
     mkdirSync(join(project, '.git', 'lfs', 'objects'), { recursive: true });
     await host(project, 'notes', 'add', '-m', 'note');
     expect((await run('ls .git/lfs && git notes list | wc -l')).output).toContain('objects\n1');
