@@ -33,3 +33,12 @@ export function userTexts(call: LoggedCall): string[] {
         : (m.content as { type: string; text?: string }[]).map((p) => p.text ?? '').join(''),
     );
 }
+
+/** What a tool returned to the model, as the last call it logged shows it. */
+export function toolOutput(call: LoggedCall, tool: string): string | undefined {
+  const result = call.prompt
+    .filter((m) => m.role === 'tool')
+    .flatMap((m) => m.content as { toolName: string; output: { value: unknown } }[])
+    .find((p) => p.toolName === tool);
+  return result ? JSON.stringify(result.output.value) : undefined;
+}

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { scriptCalls, userTexts, type LoggedCall } from '../helpers/scripts.js';
+import { scriptCalls, toolOutput, userTexts } from '../helpers/scripts.js';
 import { eventually } from '../helpers/tmux.js';
 import { hostsOnBus } from './helpers.js';
 
@@ -12,15 +12,6 @@ import { hostsOnBus } from './helpers.js';
  * between them), then calls wait_for_agents, list_agents and cancel_agent on it.
  */
 const hosts = hostsOnBus();
-
-/** What a tool returned to the model, as the last call it logged shows it. */
-function toolOutput(call: LoggedCall, tool: string): string | undefined {
-  const result = call.prompt
-    .filter((m) => m.role === 'tool')
-    .flatMap((m) => m.content as { toolName: string; output: { value: unknown } }[])
-    .find((p) => p.toolName === tool);
-  return result ? JSON.stringify(result.output.value) : undefined;
-}
 
 describe("a model's fleet tools on its child on another host", { timeout: 300_000 }, () => {
   it('wait_for_agents returns its answer once, list_agents shows it, cancel_agent ends it there', async () => {

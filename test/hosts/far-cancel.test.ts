@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { defaultConfig } from '../../src/config/schema.js';
 import { encodeLineage } from '../../src/hosts/lineage.js';
 import { CLI } from '../helpers/cli.js';
-import { scriptCalls, type LoggedCall } from '../helpers/scripts.js';
+import { scriptCalls, toolOutput } from '../helpers/scripts.js';
 import { eventually } from '../helpers/tmux.js';
 import type { SpawnFleet } from '../spawn/helpers.js';
 import { hostsOnBus } from './helpers.js';
@@ -66,15 +66,6 @@ async function farChild(
     60_000,
     `${id} ${until} in this host's status`,
   );
-}
-
-/** What a tool returned to the model, as the last call it logged shows it. */
-function toolOutput(call: LoggedCall, tool: string): string | undefined {
-  const result = call.prompt
-    .filter((m) => m.role === 'tool')
-    .flatMap((m) => m.content as { toolName: string; output: { value: unknown } }[])
-    .find((p) => p.toolName === tool);
-  return result ? JSON.stringify(result.output.value) : undefined;
 }
 
 describe('cancels across hosts', { timeout: 300_000 }, () => {
