@@ -11,6 +11,7 @@ import { heldSlots } from '../fleet/slots.js';
 import { auditHookRun } from '../hooks/audit-run.js';
 import type { Layout } from '../layout/layout.js';
 import { sleep } from '../sleep.js';
+import { cancelKillReason } from './cancel-kill.js';
 import { claimOnce } from './once.js';
 import { reopenClaims } from './reopen-claims.js';
 import { clearFinishing, finishingIds, markFinishing, releaseReserve } from './reserve.js';
@@ -62,6 +63,7 @@ export async function reconcileDead(
   const records = filter.ids
     ? filter.ids.map((id) => readRecordSafe(layout, id)).filter((r): r is AgentRecord => r !== undefined)
     : (filter.records ?? liveRecords(layout));
+  const exitStatus = filter.pane?.exitStatus;
   for (const rec of records) {
     if (isTerminal(rec.status)) continue;
     if (filter.ids && !filter.ids.includes(rec.id)) continue;
@@ -71,9 +73,14 @@ export async function reconcileDead(
       rec.tmux?.paneId === filter.pane.paneId &&
       (!filter.pane.socket || !rec.tmux.socket || filter.pane.socket === rec.tmux.socket);
     if (filter.pane && !paneDied) continue;
-    const why = await deathOf(layout, rec, paneDied, filter.pane?.exitStatus);
+    // A cancel's SIGKILL ends it cancelled, whoever reaps it first (cancel-kill.ts).
+    const cancelled = opts.cancelled ?? cancelKillReason(layout, rec.id);
+    // How it ended, when known here, is not asked of tmux: a cancel's SIGKILL, or the status the
+    // pane's sh saw (tmux marks that pane dead only once this reaper is done).
+    const known = cancelled ?? (exitStatus === undefined ? undefined : statusEnd(exitStatus));
+    const why = await deathOf(layout, rec, paneDied, known);
     if (why === null) continue;
-    const ended = await endDead(layout, config, rec, opts.cancelled ?? why, opts.cancelled ? 'cancelled' : 'crashed');
+    const ended = await endDead(layout, config, rec, cancelled ?? why, cancelled ? 'cancelled' : 'crashed');
     if (ended) out.push(ended);
   }
   await finishAbandoned(layout, config, filter);
@@ -107,13 +114,8 @@ function readRecordSafe(layout: Layout, id: string): AgentRecord | undefined {
   }
 }
 
-/** Why the agent is dead, or null while it runs (or may still be starting). */
-async function deathOf(
-  layout: Layout,
-  rec: AgentRecord,
-  paneDied: boolean,
-  exitStatus?: number,
-): Promise<string | null> {
+/** Why the agent is dead (`known`, else how its pane ended), or null while it runs (or may still be starting). */
+async function deathOf(layout: Layout, rec: AgentRecord, paneDied: boolean, known?: string): Promise<string | null> {
   let live = recordLiveness(rec);
   // tmux fires pane-died at the terminal's EOF, which a killed process reaches while it is
   // still exiting (not yet a zombie): give it a moment to be seen dead.
@@ -129,9 +131,9 @@ async function deathOf(
       if (rec.slot !== null && (await heldSlots(layout, rec.slot + 1)).includes(rec.slot)) return null;
       return 'never started (its spawner is gone)';
     }
-    return `exited before starting (${exitStatus === undefined ? await paneEnd(rec) : statusEnd(exitStatus)})`;
+    return `exited before starting (${known ?? (await paneEnd(rec))})`;
   }
-  if (exitStatus !== undefined) return statusEnd(exitStatus);
+  if (known !== undefined) return known;
   return rec.tmux ? await paneEnd(rec) : 'process died';
 }
 

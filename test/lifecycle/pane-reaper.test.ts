@@ -53,6 +53,30 @@ it('a root agent SIGKILLed with nobody reading: its record ends, the person gets
   }
 });
 
+it("a cancel that needs SIGKILL still ends the agent cancelled, once: the pane's sh reaps it no sooner", async () => {
+  f = spawnFleet({ config: 'limits:\n  cancel_grace_secs: 1\n', definitions: { sleeper: 'sleeper.yaml' } });
+  const s = await f.flotilla(['spawn', '--agent', 'sleeper', '--id', 'stuck-1', 'sleep']);
+  expect(s.exitCode, s.stderr).toBe(0);
+  await eventually(() => f!.record('stuck-1').status === 'working', 60_000, 'stuck-1 working');
+  // Stopped, it cannot act on SIGTERM: only the SIGKILL after the grace ends it.
+  process.kill(f.record('stuck-1').pid!, 'SIGSTOP');
+  const c = await f.flotilla(['cancel', 'stuck-1']);
+  expect(c.exitCode, c.stderr).toBe(0);
+  expect(f.record('stuck-1')).toMatchObject({ status: 'cancelled', exitReason: 'cancelled (SIGKILL after 1 s grace)' });
+  // The pane's own reaper has run by now too (its sh saw status 137): still one ending.
+  await eventually(
+    () =>
+      f!.tmux
+        .tmux('display-message', '-p', '-t', f!.record('stuck-1').tmux!.paneId, '#{pane_dead}')
+        .then((d) => d === '1'),
+    30_000,
+    'the pane dead',
+  );
+  const mail = completionsFrom(f, 'human', 'stuck-1');
+  expect(mail.map((m) => m.status)).toEqual(['cancelled']);
+  expect(f.record('stuck-1').status).toBe('cancelled');
+});
+
 /** Waits, reading only files (no CLI, no tmux: nothing that reaps), until root-1 is reaped, then checks it was reaped once. */
 async function reaped(fleet: SpawnFleet): Promise<void> {
   const audit = () =>
