@@ -132,8 +132,8 @@ describe('an agent in place', () => {
     GIT_COMMITTER_EMAIL: 'p@example.com',
   };
 
-  it('with security.in_place_commits, commits inside the default sandbox on flotilla/<id>, leaving the person’s branch alone; review shows it and merge takes it as the checkout holds it', async () => {
-    f = spawnFleet({ config: 'security:\n  in_place_commits: true\n' });
+  it('commits inside the default sandbox on flotilla/<id>, leaving the person’s branch alone; review shows it and merge takes it as the checkout holds it', async () => {
+    f = spawnFleet();
     const git = await repo(f);
     const init = (await git('rev-parse', 'main')).stdout;
     const r = await f.spawnAgent(['--wait', '--id', 'here', '--model', `script:${fixture('committer.yaml')}`, 'fix a']);
