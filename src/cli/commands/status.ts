@@ -103,10 +103,10 @@ async function gather(layout: Layout, config: Config, all: boolean): Promise<Sta
   // The line for running slots: agents waiting for new work to start, and spawn-agent --queue not started yet.
   const line = queueLine(layout);
   const place = new Map(line.flatMap((q) => (q.agentId ? [[q.agentId, q.position] as const] : [])));
-  // Worktree agents' branches against their bases (§12), read only when some agent has one.
-  const standing = records.some((r) => r.worktree)
+  // Agents' branches against their bases, in worktrees and in place (§12), read only when some agent has one.
+  const standing = records.some((r) => r.base)
     ? await import('../../work/standing.js').then(async (m) => ({
-        of: await m.worktreeStanding(layout, records),
+        of: await m.branchStanding(layout, records),
         mark: m.standingMark,
       }))
     : null;
