@@ -132,6 +132,12 @@ export interface Runtime {
    */
   promptAfterMcp: boolean;
   /**
+   * What the CLI's pane shows once its input box is drawn (Claude 2.1: its `❯` prompt): with
+   * `promptAfterMcp`, the first task is typed as soon as the box shows after the fleet's MCP
+   * server is connected, instead of after a fixed pause (harness/cli-host/cli-tend.ts).
+   */
+  inputPrompt?: string;
+  /**
    * How long after a paste the CLI still takes Enter as a newline; the shim's Enter waits at
    * least this long, beside waiting for the pane to show the paste (harness/cli-host/typist.ts).
    * Gemini 0.61 makes Enter a newline for 40 ms after an untrusted paste, cleared only by a

@@ -101,7 +101,7 @@ export async function launchAgent(
     if (opts.worktree) {
       const { path, base } = await addWorktree(layout, rec.id);
       rec = updateRecord(layout, rec.id, { cwd: path, worktree: path, base });
-    } else if (config.security.in_place_commits) {
+    } else {
       // In place in the project: a branch and a git dir of its own, to commit on (work/in-place.ts).
       const base = await addInPlaceBranch(layout, rec.id, rec.cwd);
       if (base) rec = updateRecord(layout, rec.id, { base });

@@ -4,11 +4,11 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { defaultConfig } from '../../src/config/schema.js';
 import { encodeLineage } from '../../src/hosts/lineage.js';
-import { CLI } from '../helpers/cli.js';
 import { scriptCalls, toolOutput } from '../helpers/scripts.js';
 import { eventually } from '../helpers/tmux.js';
 import type { SpawnFleet } from '../spawn/helpers.js';
 import { hostsOnBus } from './helpers.js';
+import { openDashboard } from '../helpers/dashboard.js';
 
 /**
  * Cancels that reach a tree's children on another host (docs/design.md §5.8, §17.7): two hosts
@@ -122,25 +122,7 @@ describe('cancels across hosts', { timeout: 300_000 }, () => {
     await idleRoot(local, 'R');
     await farChild(local, remote, 'R', 'K');
     const tmux = local.tmux;
-    const env = Object.entries(local.env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
-    await tmux.tmux(
-      'new-session',
-      '-d',
-      '-s',
-      'dash',
-      '-x',
-      '120',
-      '-y',
-      '30',
-      '-c',
-      local.project,
-      ...env,
-      process.execPath,
-      CLI,
-      'watch',
-      '--tick',
-      '0.5',
-    );
+    await openDashboard(tmux, { session: 'dash', width: 120, height: 30, cwd: local.project, env: local.env });
     await tmux.waitFor('dash:0', /Host r1 — [^\n]*\n.{0,3}K \*?\s*idle/, 90_000);
     await tmux.tmux('send-keys', '-t', 'dash:0', 'c');
     await tmux.waitFor('dash:0', /cancel R\? \(y\/n\)/, 30_000);
