@@ -280,9 +280,11 @@ describe('commits in place, through a git dir of its own', () => {
         'git branch --show-current',
         'echo agent > b.txt && git add b.txt && git commit -q -m "add b" && echo COMMITTED',
         'git stash list | wc -l',
+        // Its objects packed, as its `git gc` would (-n: info/ is the repository's, read-only): the import takes packs too.
+        'git repack -q -d -l -n && ls .git/objects/pack/*.pack | wc -l',
       ].join(' && '),
     );
-    expect(r.output.split('\n').slice(0, 3)).toEqual(['flotilla/p1', 'COMMITTED', '0']);
+    expect(r.output.split('\n').slice(0, 4)).toEqual(['flotilla/p1', 'COMMITTED', '0', '1']);
     // Its commit is in its own objects and branch until the host brings it in.
     expect((await host(project, 'rev-parse', 'flotilla/p1')).stdout).toBe(base!.commit);
     expect(await bring()).toBeUndefined();
