@@ -11,7 +11,7 @@
 //   node bench/board.mjs [--sizes 10,1000,10000] [--finished 0,300,1000,5000] [--runs 11] [--workers 20]
 //     [--tasks 400] [--only list|claims|next]
 //     [--buses maildir,nats] [--nats nats://host:port]
-//     [--compare /other/dist/cli/main.js,…]   (task list of other builds too, interleaved: an A/B)
+//     [--compare /other/dist/cli/main.js,…]   (task list and claim --next of other builds too, interleaved: an A/B)
 // The claims run once per bus (`fleet.bus`, given to every process as FLOTILLA_FLEET_BUS): on
 // `nats` against its own nats-server (bench/bus.mjs ownNats) unless --nats names one, through
 // the board operations every door calls (team-store/board.ts), so it measures whatever store
@@ -153,7 +153,7 @@ async function listBench({ sizes, runs, compare = [] }) {
  * tasks (and enough open ones for every run to claim the next), interleaved with `node -e 0`,
  * on `bus`: what one claim costs as a board's history grows.
  */
-async function claimNextBench({ finished, runs, bus }) {
+async function claimNextBench({ finished, runs, bus, compare = [] }) {
   const [{ layoutFor, ensureState }, { runAtExit }] = await Promise.all([
     import(dist('layout/layout.js')),
     import(dist('at-exit.js')),
@@ -164,7 +164,10 @@ async function claimNextBench({ finished, runs, bus }) {
   try {
     const layout = layoutFor(p.root, p.dir);
     ensureState(layout);
-    const shapes = Object.fromEntries(finished.map((n, i) => [`b${i}`, { finished: n, claimed: 0, open: runs + 6 }]));
+    const claimers = 1 + compare.length;
+    const shapes = Object.fromEntries(
+      finished.map((n, i) => [`b${i}`, { finished: n, claimed: 0, open: claimers * (runs + 1) + 5 }]),
+    );
     if (bus === 'maildir') for (const [name, s] of Object.entries(shapes)) await populateBoard(layout, name, s);
     else await populateKvBoards(layout, shapes);
     const env = { ...process.env, FLOTILLA_ROOT: p.root, ...busEnv(bus) };
@@ -173,11 +176,16 @@ async function claimNextBench({ finished, runs, bus }) {
     delete env.FLOTILLA_BOARD;
     delete env.NODE_EXTRA_CA_CERTS;
     const opts = { cwd: p.dir, env };
-    const claim = (i) => timeCpu(process.execPath, [CLI, 'task', 'claim', '--next', '--board', `b${i}`], opts);
+    const claim = (i, cli = CLI) =>
+      timeCpu(process.execPath, [cli, 'task', 'claim', '--next', '--board', `b${i}`], opts);
     // One claim each to warm the file cache (and the config cache), as for the other cold starts.
-    finished.forEach((_, i) => claim(i));
+    finished.forEach((_, i) => [CLI, ...compare].forEach((cli) => claim(i, cli)));
     const cases = { 'node -e 0': () => timeCpu(process.execPath, ['-e', '0'], opts) };
-    finished.forEach((n, i) => (cases[`claim --next, ${n} finished`] = () => claim(i)));
+    finished.forEach((n, i) => {
+      cases[`claim --next, ${n} finished`] = () => claim(i);
+      // Another build's CLI on the same boards (an A/B): `[1] …`.
+      compare.forEach((cli, j) => (cases[`[${j + 1}] claim --next, ${n} finished`] = () => claim(i, cli)));
+    });
     const samples = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
     for (let r = 0; r < runs; r++) for (const [k, fn] of Object.entries(cases)) samples[k].push(fn());
     const wall = Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, round(median(v.map((x) => x.wall)))]));
@@ -385,7 +393,7 @@ export async function runBoardBench({
 } = {}) {
   const out = { load_average: (await import('node:os')).loadavg().map((x) => round(x, 1)) };
   if (!only || only === 'next')
-    out.claim_next = await withBuses({ buses, nats }, (bus) => claimNextBench({ finished, runs, bus }));
+    out.claim_next = await withBuses({ buses, nats }, (bus) => claimNextBench({ finished, runs, bus, compare }));
   if (!only || only === 'claims')
     out.claims = await withBuses({ buses, nats }, (bus) => claimsBench({ workers, tasks, bus }));
   if (!only || only === 'list') out.task_list = await listBench({ sizes, runs, compare });
