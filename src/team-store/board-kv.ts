@@ -118,7 +118,9 @@ export async function addTaskKv(
     // Its open entry first: an add killed in between leaves an entry too many, never a task too few.
     await openEntryFor(kv, task);
     if ((await kv.create(taskKey(board, id), text(task))) === null) {
-      await kv.drop(openKey(board, activeName(task)));
+      // The entry goes unless it is the holder's own (made in the same millisecond: the same name).
+      const holder = await readOne(kv, board, id);
+      if (!holder || activeName(holder.task) !== activeName(task)) await kv.drop(openKey(board, activeName(task)));
       if (spec.id !== undefined) throw decide.taskExists(board, id);
       // A task named by hand holds the number: take the next.
       continue;

@@ -1,11 +1,16 @@
+import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
+import { isProcessAlive, processStartTime } from '../../src/fleet/proc.js';
+import { createRecord } from '../../src/fleet/registry.js';
 import { natsShared } from '../../src/bus/nats/shared.js';
 import { DEFAULT_FLEET_SETTINGS } from '../../src/bus/settings.js';
 import type { SharedKv } from '../../src/bus/shared.js';
 import * as decide from '../../src/tasks/decide.js';
 import type { Task } from '../../src/tasks/task.js';
-import { addTaskKv, claimTaskKv, finishTaskKv } from '../../src/team-store/board-kv.js';
+import { addTaskKv, claimNextKv, claimTaskKv, finishTaskKv } from '../../src/team-store/board-kv.js';
 import { natsServer, personBus, type NatsServer } from '../helpers/nats.js';
+import { recordInput } from '../helpers/records.js';
+import { eventually } from '../helpers/tmux.js';
 import { spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
 
 /**
@@ -185,5 +190,28 @@ describe('the board on nats:// reads its unfinished tasks only', { timeout: 600_
     // Repaired on the way: t1 has its end entry and no open one, the orphan entry is gone.
     expect((await kv.keys('b.=open.*')).map((k) => k.split('-').at(-1)).sort()).toEqual(['t2', 't3']);
     expect((await kv.keys('b.=end.*')).map((k) => k.split('-').at(-1))).toEqual(['t1']);
+  });
+
+  it('a claimant SIGKILLed holding the first task: claim --next reads its task open and takes it, the index unchanged', async () => {
+    const { f, kv } = await fleetOnBus();
+    await fill(f, kv, 'b', 2, 2);
+    // The claimant: a real process registered as a live agent of this host, as a harness is.
+    const holder = execa('sleep', ['600'], { reject: false });
+    createRecord(
+      f.layout,
+      recordInput('cl-1', { status: 'working', pid: holder.pid!, pidStartTime: processStartTime(holder.pid!) }),
+    );
+    expect((await claimNextKv(f.layout, kv, 'b', 'cl-1'))?.id).toBe('t3');
+    holder.kill('SIGKILL');
+    await holder;
+    await eventually(() => !isProcessAlive(holder.pid!), 10_000, 'the claimant to be gone');
+
+    const listed = JSON.parse((await f.flotilla(['task', 'list', '--board', 'b', '--json'])).stdout) as Listing;
+    expect(listed.counts).toEqual({ open: 2, claimed: 0, done: 2, failed: 0, cancelled: 0 });
+    expect((await f.flotilla(['task', 'claim', '--next', '--board', 'b'])).stdout.trim()).toBe('t3');
+    const shown = JSON.parse((await f.flotilla(['task', 'show', 't3', '--board', 'b', '--json'])).stdout) as Task;
+    expect(shown.claimed_by).toBe('human');
+    expect(shown.notes.map((n) => n.text)).toEqual([expect.stringMatching(/^reopened: its claimant cl-1 /)]);
+    expect((await kv.keys('b.=open.*')).map((k) => k.split('-').at(-1)).sort()).toEqual(['t3', 't4']);
   });
 });
