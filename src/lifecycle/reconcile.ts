@@ -28,8 +28,12 @@ export interface ReconcileFilter {
   ids?: readonly string[];
   /** Only the children of this agent (a parent's check). */
   parentId?: string;
-  /** The tmux pane that died (`reap --pane`): its agent is dead even if it never wrote a pid. */
-  pane?: { paneId: string; socket?: string | null | undefined };
+  /**
+   * The tmux pane that died (`reap --pane`): its agent is dead even if it never wrote a pid.
+   * `exitStatus` is the harness's, from the pane's own sh (spawn/pane-command.ts), which
+   * runs the reaper before tmux has marked the pane dead.
+   */
+  pane?: { paneId: string; socket?: string | null | undefined; exitStatus?: number | undefined };
   /** The non-terminal records, when the caller has read them already (status). */
   records?: readonly AgentRecord[];
 }
@@ -67,7 +71,7 @@ export async function reconcileDead(
       rec.tmux?.paneId === filter.pane.paneId &&
       (!filter.pane.socket || !rec.tmux.socket || filter.pane.socket === rec.tmux.socket);
     if (filter.pane && !paneDied) continue;
-    const why = await deathOf(layout, rec, paneDied);
+    const why = await deathOf(layout, rec, paneDied, filter.pane?.exitStatus);
     if (why === null) continue;
     const ended = await endDead(layout, config, rec, opts.cancelled ?? why, opts.cancelled ? 'cancelled' : 'crashed');
     if (ended) out.push(ended);
@@ -104,7 +108,12 @@ function readRecordSafe(layout: Layout, id: string): AgentRecord | undefined {
 }
 
 /** Why the agent is dead, or null while it runs (or may still be starting). */
-async function deathOf(layout: Layout, rec: AgentRecord, paneDied: boolean): Promise<string | null> {
+async function deathOf(
+  layout: Layout,
+  rec: AgentRecord,
+  paneDied: boolean,
+  exitStatus?: number,
+): Promise<string | null> {
   let live = recordLiveness(rec);
   // tmux fires pane-died at the terminal's EOF, which a killed process reaches while it is
   // still exiting (not yet a zombie): give it a moment to be seen dead.
@@ -120,8 +129,9 @@ async function deathOf(layout: Layout, rec: AgentRecord, paneDied: boolean): Pro
       if (rec.slot !== null && (await heldSlots(layout, rec.slot + 1)).includes(rec.slot)) return null;
       return 'never started (its spawner is gone)';
     }
-    return `exited before starting (${await paneEnd(rec)})`;
+    return `exited before starting (${exitStatus === undefined ? await paneEnd(rec) : statusEnd(exitStatus)})`;
   }
+  if (exitStatus !== undefined) return statusEnd(exitStatus);
   return rec.tmux ? await paneEnd(rec) : 'process died';
 }
 
@@ -152,10 +162,13 @@ async function paneEnd(rec: AgentRecord): Promise<string> {
   const [dead, status, signal] = fields;
   if (dead !== '1') return 'process died';
   if (signal) return killedBy(Number(signal));
-  // A signal death seen through a shell in between reads as status 128+N.
-  const code = Number(status);
+  return status ? statusEnd(Number(status)) : 'process died';
+}
+
+/** An exit status as a reason; a signal death seen through a shell (the pane's sh) reads as 128+N. */
+function statusEnd(code: number): string {
   if (code > 128 && code < 128 + 65) return killedBy(code - 128);
-  return status ? `exited with status ${status}` : 'process died';
+  return `exited with status ${code}`;
 }
 
 /**

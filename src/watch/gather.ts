@@ -89,19 +89,19 @@ export class FleetReader {
   }
 
   /**
-   * Worktree agents' branch marks (§12), from git in the background at most every
-   * WORK_EVERY_MS: a snapshot shows the last ones read, never waits for git. False when no
-   * agent shown has a worktree.
+   * Branch marks of agents on a branch, in a worktree or in place (§12), from git in the
+   * background at most every WORK_EVERY_MS: a snapshot shows the last ones read, never waits
+   * for git. False when no agent shown has a branch.
    */
   private refreshWork(records: readonly AgentRecord[], now: number): boolean {
-    const shown = records.filter((r) => r.worktree);
+    const shown = records.filter((r) => r.base);
     if (shown.length === 0) return false;
     if (!this.workBusy && now - this.workAt >= WORK_EVERY_MS) {
       this.workBusy = true;
       this.workAt = now;
       void import('../work/standing.js')
         .then(async (m) => {
-          const of = await m.worktreeStanding(this.layout, shown);
+          const of = await m.branchStanding(this.layout, shown);
           this.work = new Map([...of].map(([id, s]) => [id, m.standingMark(s)]));
         })
         .catch(() => undefined)
