@@ -64,7 +64,7 @@ export interface LaunchInput {
   resume?: string | undefined;
   /** The upgrades the CLI's model catalogue offers (old model → new), when the agent names a model: the CLI is told they were seen. */
   modelUpgrades?: Readonly<Record<string, string>> | undefined;
-  /** The fleet's copy of the CLI's model catalogue (harness/cli-host/model-catalog.ts), to use instead of its own. */
+  /** The fleet's copy of the CLI's model catalogue (runtimes/model-catalog.ts), to use instead of its own. */
   modelCatalogFile?: string | undefined;
 }
 
@@ -145,7 +145,7 @@ export interface Runtime {
    */
   pasteGuardMs?: number;
   /**
-   * How to ask the CLI for the model catalogue compiled into it (harness/cli-host/model-catalog.ts
+   * How to ask the CLI for the model catalogue compiled into it (runtimes/model-catalog.ts
    * runs it): the upgrades it offers, for a CLI that shows a migration dialog for an older
    * model, and the catalogue the fleet gives it instead of its own (`forFleet`).
    */

@@ -97,6 +97,14 @@ export async function launchAgent(
   let place: TmuxPlace | null = null;
   let tmux: Tmux | null = null;
   let exited: (() => Promise<string | null>) | null = null;
+  // A vendor CLI's model catalogue, asked for beside the window's opening and the child's start.
+  const catalog =
+    rec.runtime === 'flotilla'
+      ? undefined
+      : import('./catalog-ahead.js').then(
+          ({ catalogAhead }) => catalogAhead(layout, config, rec, env),
+          () => undefined,
+        );
   try {
     if (opts.worktree) {
       const { path, base } = await addWorktree(layout, rec.id);
@@ -137,6 +145,8 @@ export async function launchAgent(
 
   const outcome = await awaitHandoff(layout, prepared, exited, HANDOFF_TIMEOUT_MS);
   traceMark('spawn: slot handed over');
+  // Kept before this process may exit (the shim waits for this answer rather than ask again).
+  await catalog;
   if (outcome.ok) return readRecord(layout, rec.id) ?? rec;
   prepared.slot.release();
   if (outcome.ended) {

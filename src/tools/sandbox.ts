@@ -79,11 +79,14 @@ export function findBubblewrap(env: NodeJS.ProcessEnv = process.env): string {
 
 const usernsProbe = new Map<string, boolean>();
 
+/** What bwrap runs to show it can make a user namespace here. */
+export const USERNS_PROBE: readonly string[] = ['--unshare-user', '--ro-bind', '/', '/', 'true'];
+
 /** Whether bwrap can make a user namespace here (probed once per binary). */
 export function bubblewrapUserNamespace(bwrap: string): boolean {
   let ok = usernsProbe.get(bwrap);
   if (ok === undefined) {
-    ok = spawnSync(bwrap, ['--unshare-user', '--ro-bind', '/', '/', 'true'], { timeout: 10_000 }).status === 0;
+    ok = spawnSync(bwrap, USERNS_PROBE, { timeout: 10_000 }).status === 0;
     usernsProbe.set(bwrap, ok);
   }
   return ok;
