@@ -1,7 +1,8 @@
 // Bundles the CLI (§14 start-up budget) into
 // - dist/cli/main.js, CommonJS: the entry, and dist/cli/fast-<name>.js, one CommonJS bundle
 //   per fast command (src/cli/fast.ts), so that `flotilla send` reads two files of ours and
-//   never starts Node's ES module loader; packages load from node_modules, only when needed;
+//   never starts Node's ES module loader; packages load from node_modules, only when needed,
+//   but the NATS client, which is dist/cli/nats-client.js, read only by a command on a bus;
 // - dist/cli/full.mjs plus lazily loaded chunks in dist/chunks/, ES modules: every other
 //   command, loaded by main.js. Heavy packages that only some commands need stay external.
 import { build } from 'esbuild';
@@ -112,14 +113,72 @@ function leaveOut(modules) {
 }
 
 // Packages load from node_modules, but the NATS client's: on a `nats://` fleet every fast command
-// (`status`, `send`, `task`) loads it, 68 files resolved and compiled one by one (~90 ms, more
-// than the rest of `status`); bundled, V8's code cache holds it (src/cli/compile-cache.ts).
-// Unevaluated on a maildir fleet: the bus's code is reached only by a dynamic import.
-const packagesExternalButNats = {
-  name: 'packages-external-but-nats',
+// (`status`, `task`, `watch`) loads it, 68 files resolved and compiled one by one (~90 ms, more
+// than the rest of `status`). It is bundled once, into dist/cli/nats-client.js with its own V8
+// code cache, and each fast bundle's `@nats-io/*` import asks src/cli/nats-chunk.ts for it: read
+// the first time a bus module loads, so a maildir command never reads it (compiled into every
+// bundle, it was half of `status`'s code cache, 776 KB against 351 KB).
+const NATS_PACKAGES = ['@nats-io/transport-node', '@nats-io/jetstream', '@nats-io/kv'];
+// Bundled like our own code, so the code cache holds it: picomatch, which the leases' modules
+// import and `status` loads on every bus (7 files compiled from node_modules were ~6 ms of CPU).
+const BUNDLED_IN_FAST = ['picomatch'];
+const natsInItsOwnChunk = {
+  name: 'nats-in-its-own-chunk',
   setup(b) {
+    b.onResolve({ filter: /^[^./]/ }, (args) => {
+      if (args.path.startsWith('node:') || BUNDLED_IN_FAST.includes(args.path)) return undefined;
+      if (!args.path.startsWith('@nats-io/')) return { path: args.path, external: true };
+      if (!NATS_PACKAGES.includes(args.path))
+        return { errors: [{ text: `build-cli: ${args.path} is not in NATS_PACKAGES (dist/cli/nats-client.js)` }] };
+      return { path: args.path, namespace: 'nats-chunk' };
+    });
+    b.onLoad({ filter: /.*/, namespace: 'nats-chunk' }, (args) => ({
+      contents: `module.exports = require('./nats-chunk.ts').natsPackage(${JSON.stringify(args.path)});\n`,
+      resolveDir: fileURLToPath(new URL('../src/cli', import.meta.url)),
+      loader: 'js',
+    }));
+  },
+};
+// Within the chunk, two modules a plain connection never uses load on first use: node:tls (its
+// `isEncrypted()` asks `instanceof TLSSocket`, which no socket is before node:tls loads) and
+// tweetnacl (nkey signatures; 62 KB compiled from node_modules on every connect) — ~10 ms of CPU
+// of every nats:// command. Each is an exact edit; the build fails when the client changed.
+const NATS_LAZY = [
+  {
+    file: /@nats-io[\\/]transport-node[\\/]lib[\\/]node_transport\.js$/,
+    from: 'const node_tls_1 = require("node:tls");',
+    to: 'let tlsLoaded; const node_tls_1 = { get connect() { return (tlsLoaded ??= require("node:tls")).connect; }, get TLSSocket() { return tlsLoaded ? tlsLoaded.TLSSocket : class NotLoaded {}; } };',
+  },
+  {
+    file: /@nats-io[\\/]nkeys[\\/]lib[\\/]nacl\.js$/,
+    from: 'const tweetnacl_1 = __importDefault(require("tweetnacl"));\nexports.default = tweetnacl_1.default;',
+    to: 'let nacl; Object.defineProperty(exports, "default", { get: () => (nacl ??= __importDefault(require("tweetnacl")).default) });',
+  },
+];
+const natsLazy = {
+  name: 'nats-lazy',
+  setup(b) {
+    for (const { file, from, to } of NATS_LAZY)
+      b.onLoad({ filter: file }, async (args) => {
+        const text = await readFile(args.path, 'utf8');
+        const out = text.replace(from, to);
+        if (out === text) throw new Error(`build-cli: ${args.path} changed; update NATS_LAZY`);
+        return { contents: out, loader: 'js' };
+      });
+  },
+};
+// The chunk itself: the three packages (and the NATS packages they import), tweetnacl, nothing else.
+const natsClientEntry = {
+  name: 'nats-client-entry',
+  setup(b) {
+    b.onResolve({ filter: /^nats-client-entry$/ }, () => ({ path: 'nats-client', namespace: 'nats-client-entry' }));
+    b.onLoad({ filter: /.*/, namespace: 'nats-client-entry' }, () => ({
+      contents: `module.exports = {\n${NATS_PACKAGES.map((p) => `  '${p}': require('${p}'),`).join('\n')}\n};\n`,
+      resolveDir: root,
+      loader: 'js',
+    }));
     b.onResolve({ filter: /^[^./]/ }, (args) =>
-      args.path.startsWith('@nats-io/') || args.path.startsWith('node:')
+      args.path.startsWith('@nats-io/') || args.path.startsWith('node:') || args.path === 'tweetnacl'
         ? undefined
         : { path: args.path, external: true },
     );
@@ -142,7 +201,7 @@ const cjs = {
   target: 'node20',
   sourcemap: true,
   logLevel: 'warning',
-  plugins: [fullIsExternal, fastEntry, packagesExternalButNats],
+  plugins: [fullIsExternal, fastEntry, natsInItsOwnChunk],
   // Modules find files relative to themselves; main.js sits at the same depth as their sources.
   define: { ...define, 'import.meta.url': '__flotillaUrl' },
   banner: { js: "const __flotillaUrl = require('node:url').pathToFileURL(__filename).href;" },
@@ -155,6 +214,13 @@ const plain = entries.filter((e) => !leftOut[e.bundle]);
 await build({ ...cjs, entryPoints: [{ in: 'src/cli/main.ts', out: 'main' }, ...plain.map(({ entry }) => entry)] });
 for (const { bundle, entry } of entries.filter((e) => leftOut[e.bundle]))
   await build({ ...cjs, entryPoints: [entry], plugins: [...cjs.plugins, leaveOut(leftOut[bundle])] });
+await build({
+  ...cjs,
+  entryPoints: [{ in: 'nats-client-entry', out: 'nats-client' }],
+  plugins: [natsClientEntry, natsLazy],
+  define: {},
+  banner: {},
+});
 // dist/cli/main.js is CommonJS in an ES module package: this folder says so to Node.
 await mkdir(new URL('../dist/cli', import.meta.url), { recursive: true });
 await writeFile(new URL('../dist/cli/package.json', import.meta.url), JSON.stringify({ type: 'commonjs' }) + '\n');

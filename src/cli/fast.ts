@@ -1,4 +1,5 @@
 import { runAtExit } from '../at-exit.js';
+import { natsCacheSkip } from './nats-chunk.js';
 import { reportError } from './output.js';
 import type { SpecCommandModule } from './registry.js';
 import { commandIndex } from './route.js';
@@ -27,6 +28,11 @@ export function fastRun(module: SpecCommandModule, args: string[]): Promise<numb
       () => (typeof process.exitCode === 'number' ? process.exitCode : 0),
       (err: unknown) => (leftOut(err) ? null : reportError(err)),
     )
+    .then((code) => {
+      // As for the bundle (main.ts): only a run that did its whole command leaves its compiled code.
+      if (code !== 0) natsCacheSkip();
+      return code;
+    })
     .finally(runAtExit);
 }
 

@@ -75,6 +75,20 @@ describe('flotilla send and status on a nats:// bus (built CLI, real nats-server
     ]);
   });
 
+  it('status and task list read the NATS client from its own file, through one code cache of its own', async () => {
+    const cache = join(f.project, 'cache');
+    for (const args of [['status'], ['task', 'list'], ['status']]) {
+      const r = await cli(args, { XDG_CACHE_HOME: cache });
+      expect(r.exitCode, `${args.join(' ')}: ${String(r.stderr)}`).toBe(0);
+    }
+    expect(String((await cli(['status'], { XDG_CACHE_HOME: cache })).stdout)).toMatch(/Bus: reachable — nats:/);
+    // One cache for the client, whichever fast command read it first.
+    const caches = readdirSync(join(cache, 'flotilla', 'v8')).map((n) =>
+      n.replace(/-[^-]+-\d+-\d+-v[\d.]+-\w+\.cache$/, ''),
+    );
+    expect(caches.sort()).toEqual(['fast-status', 'fast-task', 'nats-client']);
+  });
+
   it('bus down: send still succeeds and says the mail waits in the outbox; status says UNREACHABLE; once the bus is back it arrives once', async () => {
     await server.stop();
     try {

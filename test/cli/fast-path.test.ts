@@ -136,6 +136,18 @@ describe('the fast path', () => {
     expect(readdirSync(cacheDir).filter((n) => n.startsWith('fast-send-'))).toHaveLength(1);
   });
 
+  it('on a maildir fleet no fast command reads the NATS client, which is its own file', async () => {
+    const { env, cacheDir } = setup();
+    for (const args of [['status'], ['task', 'list'], ['review'], ['send', 'human', 'hi']]) {
+      const r = await flotilla(args, { env });
+      expect(r.exitCode, `${args.join(' ')}: ${String(r.stderr)}`).toBe(0);
+    }
+    // Each bundle that ran wrote its code cache; the client's file, had any run read it, would have one too.
+    const caches = readdirSync(cacheDir).map((n) => n.replace(/-[^-]+-\d+-\d+-v[\d.]+-\w+\.cache$/, ''));
+    expect(caches.sort()).toEqual(['fast-review', 'fast-send', 'fast-status', 'fast-task']);
+    expect(readFileSync(CLI.replace(/main\.js$/, 'fast-status.js'), 'utf8')).not.toContain('node_modules/@nats-io/');
+  });
+
   it('status lists the last 100 to finish and counts the rest, with thousands separated', async () => {
     const { env } = setup();
     for (let i = 0; i < 1_105; i++) {

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { scriptCalls, userTexts, type LoggedCall } from '../helpers/scripts.js';
+import { scriptCalls, toolOutput, userTexts, type LoggedCall } from '../helpers/scripts.js';
 import { trustProject } from '../helpers/trust.js';
 import { eventually } from '../helpers/tmux.js';
 import { fixture } from '../spawn/helpers.js';
@@ -28,15 +28,11 @@ function farDefinition(pair: TwoHosts): void {
 }
 
 /** What a tool returned to the model, in the last call that shows it. */
-function toolOutput(calls: LoggedCall[], tool: string): string | undefined {
-  for (const call of [...calls].reverse()) {
-    const result = call.prompt
-      .filter((m) => m.role === 'tool')
-      .flatMap((m) => m.content as { toolName: string; output: { value: unknown } }[])
-      .find((p) => p.toolName === tool);
-    if (result) return JSON.stringify(result.output.value);
-  }
-  return undefined;
+function lastToolOutput(calls: LoggedCall[], tool: string): string | undefined {
+  return [...calls]
+    .reverse()
+    .map((call) => toolOutput(call, tool))
+    .find((output) => output !== undefined);
 }
 
 /** The `<inbox-message …>` blocks the last call of process `pid` was shown (the whole conversation). */
@@ -65,11 +61,11 @@ describe("the model's spawn_agent for a definition on another host", { timeout: 
 
     // The tool returned the id r1 gave, and the child is the parent's, on r1 only.
     await eventually(
-      () => toolOutput(scriptCalls(parentLog), 'spawn_agent'),
+      () => lastToolOutput(scriptCalls(parentLog), 'spawn_agent'),
       120_000,
       'the spawn_agent result shown to the model',
     );
-    expect(toolOutput(scriptCalls(parentLog), 'spawn_agent')).toBe(
+    expect(lastToolOutput(scriptCalls(parentLog), 'spawn_agent')).toBe(
       JSON.stringify(
         'Started far1. Its result will arrive as a completion message; or call wait_for_agents with ["far1"].',
       ),
@@ -102,11 +98,11 @@ describe("the model's spawn_agent for a definition on another host", { timeout: 
 
     // Its second answer shown, the parent cancels it: it ends on r1.
     await eventually(
-      () => toolOutput(scriptCalls(parentLog), 'cancel_agent'),
+      () => lastToolOutput(scriptCalls(parentLog), 'cancel_agent'),
       180_000,
       'the cancel_agent result shown to the model',
     );
-    expect(toolOutput(scriptCalls(parentLog), 'cancel_agent')).toBe(JSON.stringify('Cancelled far1.'));
+    expect(lastToolOutput(scriptCalls(parentLog), 'cancel_agent')).toBe(JSON.stringify('Cancelled far1.'));
     await eventually(() => remote.record('far1').status === 'cancelled', 60_000, 'far1 cancelled on r1');
     await eventually(() => local.record(parentId).status === 'idle', 60_000, 'the parent idle');
 

@@ -1,9 +1,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { CLI } from '../helpers/cli.js';
 import { eventually } from '../helpers/tmux.js';
 import { trustProject } from '../helpers/trust.js';
 import { hostsOnBus } from './helpers.js';
+import { openDashboard } from '../helpers/dashboard.js';
 
 /**
  * `flotilla watch` on a fleet whose two hosts share a real nats-server (docs/design.md §17.6):
@@ -35,25 +35,7 @@ describe("the dashboard shows every host's agents", { timeout: 300_000 }, () => 
 
     // The person's dashboard on this host, in a window of this host's tmux server.
     const tmux = local.tmux;
-    const env = Object.entries(local.env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
-    await tmux.tmux(
-      'new-session',
-      '-d',
-      '-s',
-      'dash',
-      '-x',
-      '120',
-      '-y',
-      '30',
-      '-c',
-      local.project,
-      ...env,
-      process.execPath,
-      CLI,
-      'watch',
-      '--tick',
-      '0.5',
-    );
+    await openDashboard(tmux, { session: 'dash', width: 120, height: 30, cwd: local.project, env: local.env });
     // Windows the dashboard opens get the person's environment (a fresh HOME here), as their own windows do.
     for (const [k, v] of Object.entries(local.env)) await tmux.tmux('set-environment', '-g', k, v);
 
@@ -95,24 +77,7 @@ describe("the dashboard shows every host's agents", { timeout: 300_000 }, () => 
     // A person whose config has no r1 under hosts: sees it all the same; Enter says to add it, in one line.
     writeFileSync(local.layout.configFile, config.slice(0, config.indexOf('hosts:\n')));
     trustProject(local.project, local.env);
-    await tmux.tmux(
-      'new-session',
-      '-d',
-      '-s',
-      'bare',
-      '-x',
-      '120',
-      '-y',
-      '30',
-      '-c',
-      local.project,
-      ...env,
-      process.execPath,
-      CLI,
-      'watch',
-      '--tick',
-      '0.5',
-    );
+    await openDashboard(tmux, { session: 'bare', width: 120, height: 30, cwd: local.project, env: local.env });
     await tmux.waitFor('bare:0', /Host r1 — LOST[^\n]*\n.{0,3}far-1 \*\s+cancelled/, 90_000);
     const refused = await eventually(
       async () => {

@@ -33,6 +33,7 @@ const KEPT: Readonly<Record<string, string>> = {
   'watch/paint.ts plainLine': 'dashboard tests read painted lines without colour',
   'transcript/format.ts formatTranscript': 'test/transcript checks the whole formatted transcript',
   'cli/fast.ts fastRun': "tools/build-cli.mjs writes each fast command's bundle entry, which runs it",
+  'cli/nats-chunk.ts natsPackage': "tools/build-cli.mjs points each fast bundle's @nats-io/* imports at it",
   'cli/registry.ts fastRoutes': "tools/build-cli.mjs reads the commands' fast flags through it, when it builds main.js",
 };
 

@@ -7,10 +7,10 @@ import { processStartTime } from '../../src/fleet/proc.js';
 import { createRecord, updateRecord } from '../../src/fleet/registry.js';
 import { deliver } from '../../src/inbox/deliver.js';
 import { listNames, maildir } from '../../src/inbox/maildir.js';
-import { CLI } from '../helpers/cli.js';
 import { tempFleet, type TempFleet } from '../helpers/fleet.js';
 import { recordInput } from '../helpers/records.js';
 import { eventually, tmuxServer, type TmuxServer } from '../helpers/tmux.js';
+import { openDashboard } from '../helpers/dashboard.js';
 
 let fleet: TempFleet | undefined;
 let tmux: TmuxServer | undefined;
@@ -36,24 +36,14 @@ async function startDashboard(extraArgs: string[] = []): Promise<{ renders: () =
     FLOTILLA_TMUX_SOCKET: tmux.socket,
     XDG_CONFIG_HOME: join(fleet.project, 'xdg'),
   };
-  const envArgs = Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
-  await tmux.tmux(
-    'new-session',
-    '-d',
-    '-s',
-    'dash',
-    '-x',
-    '80',
-    '-y',
-    '24',
-    '-c',
-    fleet.project,
-    ...envArgs,
-    process.execPath,
-    CLI,
-    'watch',
-    ...extraArgs,
-  );
+  await openDashboard(tmux, {
+    session: 'dash',
+    width: 80,
+    height: 24,
+    cwd: fleet.project,
+    env: env,
+    args: [...extraArgs],
+  });
   await tmux.waitFor(DASH, /No agents yet/);
   const renders = (): number =>
     existsSync(stats) ? (JSON.parse(readFileSync(stats, 'utf8')) as { renders: number }).renders : 0;

@@ -3,10 +3,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { processStartTime } from '../../src/fleet/proc.js';
 import { createRecord } from '../../src/fleet/registry.js';
 import { addTask, claimTask } from '../../src/tasks/board.js';
-import { CLI } from '../helpers/cli.js';
 import { tempFleet, type TempFleet } from '../helpers/fleet.js';
 import { recordInput } from '../helpers/records.js';
 import { eventually, tmuxServer, type TmuxServer } from '../helpers/tmux.js';
+import { openDashboard } from '../helpers/dashboard.js';
 
 /**
  * The dashboard's tasks view (`t`, README "The dashboard"): `flotilla watch` in a private tmux
@@ -32,25 +32,7 @@ describe('the tasks view', () => {
       FLOTILLA_TMUX_SOCKET: tmux.socket,
       XDG_CONFIG_HOME: join(fleet.project, 'xdg'),
     };
-    const envArgs = Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
-    await tmux.tmux(
-      'new-session',
-      '-d',
-      '-s',
-      'dash',
-      '-x',
-      '110',
-      '-y',
-      '24',
-      '-c',
-      fleet.project,
-      ...envArgs,
-      process.execPath,
-      CLI,
-      'watch',
-      '--tick',
-      '0.5',
-    );
+    await openDashboard(tmux, { session: 'dash', width: 110, height: 24, cwd: fleet.project, env: env });
     await tmux.waitFor(DASH, /No agents yet/);
 
     // The claimant: a live process in its own window of the same server, registered as an agent.

@@ -10,6 +10,7 @@ import { natsServer, personBus, type NatsServer } from '../helpers/nats.js';
 import { recordInput } from '../helpers/records.js';
 import { eventually } from '../helpers/tmux.js';
 import { spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
+import { openDashboard } from '../helpers/dashboard.js';
 
 /**
  * The dashboard on a `nats://` fleet (docs/design.md §15, §16, §18): the boards and leases are
@@ -70,26 +71,7 @@ describe('the dashboard on nats://', () => {
     // Kept on the bus: this host's fleet root has no board and no lease file.
     expect(existsSync(f.layout.leasesDir)).toBe(false);
     expect(existsSync(f.layout.board('fleet').dir)).toBe(false);
-
-    const envArgs = Object.entries(f.env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
-    await f.tmux.tmux(
-      'new-session',
-      '-d',
-      '-s',
-      'dash',
-      '-x',
-      '160',
-      '-y',
-      '24',
-      '-c',
-      f.project,
-      ...envArgs,
-      process.execPath,
-      CLI,
-      'watch',
-      '--tick',
-      '0.5',
-    );
+    await openDashboard(f.tmux, { session: 'dash', width: 160, height: 24, cwd: f.project, env: f.env });
     await f.tmux.waitFor(DASH, /a-0.*⚿ shared\.txt/);
     await f.tmux.tmux('send-keys', '-t', DASH, 't');
     const screen = await f.tmux.waitFor(DASH, /claimed\s+fleet\/t1\s+a-0\s+-\s+\d+s\s+write the parser/);
