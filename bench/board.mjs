@@ -6,9 +6,12 @@
 // - `flotilla task list` cold start against boards of 10, 1,000 and 10,000 tasks (all but 50
 //   finished, as a long-lived board is) and a backlog of 10,000 open tasks, against `node -e 0`
 //   in the same run (§14's `status` bar: flat with N, ≤ 1.5×).
-//   node bench/board.mjs [--sizes 10,1000,10000] [--runs 11] [--workers 20] [--tasks 400] [--only list|claims]
+// - `flotilla task claim --next` cold start against boards of 0, 300, 1,000 and 5,000 finished
+//   tasks, once per bus (`--only next`): flat with a board's history.
+//   node bench/board.mjs [--sizes 10,1000,10000] [--finished 0,300,1000,5000] [--runs 11] [--workers 20]
+//     [--tasks 400] [--only list|claims|next]
 //     [--buses maildir,nats] [--nats nats://host:port]
-//     [--compare /other/dist/cli/main.js,…]   (task list of other builds too, interleaved: an A/B)
+//     [--compare /other/dist/cli/main.js,…]   (task list and claim --next of other builds too, interleaved: an A/B)
 // The claims run once per bus (`fleet.bus`, given to every process as FLOTILLA_FLEET_BUS): on
 // `nats` against its own nats-server (bench/bus.mjs ownNats) unless --nats names one, through
 // the board operations every door calls (team-store/board.ts), so it measures whatever store
@@ -35,40 +38,65 @@ export async function populateBoard(layout, name, { finished, claimed, open }) {
   ]);
   const board = layout.board(name);
   for (const d of [board.tasksDir, board.activeDir, board.claimedDir]) mkdirSync(d, { recursive: true });
-  const t0 = Date.now() - 86_400_000;
   const ended = [];
   const n = finished + claimed + open;
   for (let i = 1; i <= n; i++) {
-    const id = `t${i}`;
-    const at = new Date(t0 + i * 10).toISOString();
-    const status = i <= finished ? 'done' : i <= finished + claimed ? 'claimed' : 'open';
-    const task = {
-      v: 1,
-      id,
-      board: name,
-      title: `task number ${i} of the backlog`,
-      body: `what task ${i} is about, in a sentence or two`,
-      status,
-      priority: 'normal',
-      labels: [],
-      blocked_by: [],
-      created_by: 'human',
-      created_at: at,
-      updated_at: at,
-      claimed_by: status === 'open' ? null : 'human',
-      claimed_at: status === 'open' ? null : at,
-      finished_at: status === 'done' ? at : null,
-      result: status === 'done' ? `result of task ${i}` : null,
-      notes: [],
-    };
-    writeFileSync(board.task(id), JSON.stringify(task, null, 2) + '\n');
-    if (status === 'done') ended.push(id);
+    const task = benchTask(name, i, { finished, claimed });
+    writeFileSync(board.task(task.id), JSON.stringify(task, null, 2) + '\n');
+    if (task.status === 'done') ended.push(task.id);
     else writeFileSync(join(board.activeDir, activeName(task)), '');
-    if (status === 'claimed') writeFileSync(board.claimed(id), '');
+    if (task.status === 'claimed') writeFileSync(board.claimed(task.id), '');
   }
   // The board's own appends (ended-log.ts), checkpoint included.
   for (const id of ended) appendEnded(board, 'done', id);
   writeFileSync(board.seqFile, `${n}\n`);
+}
+
+/** Task `i` of a bench board: the first `finished` done, the next `claimed` claimed by a person, the rest open. */
+function benchTask(name, i, { finished, claimed }) {
+  const at = new Date(Date.now() - 86_400_000 + i * 10).toISOString();
+  const status = i <= finished ? 'done' : i <= finished + claimed ? 'claimed' : 'open';
+  return {
+    v: 1,
+    id: `t${i}`,
+    board: name,
+    title: `task number ${i} of the backlog`,
+    body: `what task ${i} is about, in a sentence or two`,
+    status,
+    priority: 'normal',
+    labels: [],
+    blocked_by: [],
+    created_by: 'human',
+    created_at: at,
+    updated_at: at,
+    claimed_by: status === 'open' ? null : 'human',
+    claimed_at: status === 'open' ? null : at,
+    finished_at: status === 'done' ? at : null,
+    result: status === 'done' ? `result of task ${i}` : null,
+    notes: [],
+  };
+}
+
+/**
+ * Boards on the fleet's BOARD bucket, each as the previous version's writes left it (a key per
+ * task and the counter), then indexed by the board's own first write (board-kv-index.ts), so
+ * they read as the board's writes leave them without 5,000 claim → done round trips each.
+ */
+async function populateKvBoards(layout, boards) {
+  const [{ sharedKvFor }, { ensureIndexed }] = await Promise.all([
+    import(dist('bus/shared.js')),
+    import(dist('team-store/board-kv-index.js')),
+  ]);
+  const kv = await sharedKvFor(layout, 'board');
+  for (const [name, shape] of Object.entries(boards)) {
+    const n = shape.finished + shape.claimed + shape.open;
+    for (let i = 1; i <= n; i += 128) {
+      const batch = Array.from({ length: Math.min(128, n - i + 1) }, (_, k) => benchTask(name, i + k, shape));
+      await Promise.all(batch.map((t) => kv.create(`${name}.${t.id}`, JSON.stringify(t))));
+    }
+    await kv.create(`${name}.=seq`, String(n));
+  }
+  await ensureIndexed(kv);
 }
 
 /** `task list` and `node -e 0`, interleaved, for each board shape (and each other build's CLI in `compare`). */
@@ -116,6 +144,71 @@ async function listBench({ sizes, runs, compare = [] }) {
       );
     return { runs, median_ms: wall, ratio_to_node: ratio(wall), cpu_ms: cpu, cpu_ratio_to_node: ratio(cpu) };
   } finally {
+    p.cleanup();
+  }
+}
+
+/**
+ * `flotilla task claim --next` from a shell against boards of 0, 300, 1,000 and 5,000 finished
+ * tasks (and enough open ones for every run to claim the next), interleaved with `node -e 0`,
+ * on `bus`: what one claim costs as a board's history grows.
+ */
+async function claimNextBench({ finished, runs, bus, compare = [] }) {
+  const [{ layoutFor, ensureState }, { runAtExit }] = await Promise.all([
+    import(dist('layout/layout.js')),
+    import(dist('at-exit.js')),
+  ]);
+  const p = tempProject('flotilla-bench-next-');
+  const saved = { ...process.env };
+  Object.assign(process.env, busEnv(bus));
+  try {
+    const layout = layoutFor(p.root, p.dir);
+    ensureState(layout);
+    const claimers = 1 + compare.length;
+    const shapes = Object.fromEntries(
+      finished.map((n, i) => [`b${i}`, { finished: n, claimed: 0, open: claimers * (runs + 1) + 5 }]),
+    );
+    if (bus === 'maildir') for (const [name, s] of Object.entries(shapes)) await populateBoard(layout, name, s);
+    else await populateKvBoards(layout, shapes);
+    const env = { ...process.env, FLOTILLA_ROOT: p.root, ...busEnv(bus) };
+    delete env.TMUX;
+    delete env.FLOTILLA_AGENT_ID;
+    delete env.FLOTILLA_BOARD;
+    delete env.NODE_EXTRA_CA_CERTS;
+    const opts = { cwd: p.dir, env };
+    const claim = (i, cli = CLI) =>
+      timeCpu(process.execPath, [cli, 'task', 'claim', '--next', '--board', `b${i}`], opts);
+    // One claim each to warm the file cache (and the config cache), as for the other cold starts.
+    finished.forEach((_, i) => [CLI, ...compare].forEach((cli) => claim(i, cli)));
+    const cases = { 'node -e 0': () => timeCpu(process.execPath, ['-e', '0'], opts) };
+    finished.forEach((n, i) => {
+      cases[`claim --next, ${n} finished`] = () => claim(i);
+      // Another build's CLI on the same boards (an A/B): `[1] …`.
+      compare.forEach((cli, j) => (cases[`[${j + 1}] claim --next, ${n} finished`] = () => claim(i, cli)));
+    });
+    const samples = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
+    for (let r = 0; r < runs; r++) for (const [k, fn] of Object.entries(cases)) samples[k].push(fn());
+    const wall = Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, round(median(v.map((x) => x.wall)))]));
+    const cpu = Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, round(median(v.map((x) => x.cpu)))]));
+    const first = `claim --next, ${finished[0]} finished`;
+    const ratio = (t, to) =>
+      Object.fromEntries(
+        Object.entries(t)
+          .filter(([k]) => k !== 'node -e 0')
+          .map(([k, v]) => [k, round(v / t[to], 2)]),
+      );
+    return {
+      runs,
+      median_ms: wall,
+      ratio_to_fewest_finished: ratio(wall, first),
+      ratio_to_node: ratio(wall, 'node -e 0'),
+      cpu_ms: cpu,
+    };
+  } finally {
+    await runAtExit();
+    for (const k of Object.keys(busEnv(bus)))
+      if (saved[k] === undefined) delete process.env[k];
+      else process.env[k] = saved[k];
     p.cleanup();
   }
 }
@@ -288,6 +381,7 @@ async function claimsBench({ workers, tasks, bus }) {
 }
 
 export async function runBoardBench({
+  finished = [0, 300, 1000, 5000],
   sizes = [10, 1000, 10_000],
   runs = 11,
   workers = 20,
@@ -298,8 +392,11 @@ export async function runBoardBench({
   nats,
 } = {}) {
   const out = { load_average: (await import('node:os')).loadavg().map((x) => round(x, 1)) };
-  if (only !== 'list') out.claims = await withBuses({ buses, nats }, (bus) => claimsBench({ workers, tasks, bus }));
-  if (only !== 'claims') out.task_list = await listBench({ sizes, runs, compare });
+  if (!only || only === 'next')
+    out.claim_next = await withBuses({ buses, nats }, (bus) => claimNextBench({ finished, runs, bus, compare }));
+  if (!only || only === 'claims')
+    out.claims = await withBuses({ buses, nats }, (bus) => claimsBench({ workers, tasks, bus }));
+  if (!only || only === 'list') out.task_list = await listBench({ sizes, runs, compare });
   out.load_average_after = (await import('node:os')).loadavg().map((x) => round(x, 1));
   return out;
 }
@@ -314,6 +411,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     JSON.stringify(
       await runBoardBench({
         ...(arg('--sizes') ? { sizes: arg('--sizes').split(',').map(Number) } : {}),
+        ...(arg('--finished') ? { finished: arg('--finished').split(',').map(Number) } : {}),
         ...(arg('--runs') ? { runs: Number(arg('--runs')) } : {}),
         ...(arg('--workers') ? { workers: Number(arg('--workers')) } : {}),
         ...(arg('--tasks') ? { tasks: Number(arg('--tasks')) } : {}),

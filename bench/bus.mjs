@@ -20,8 +20,8 @@
 //  - reads: what an agent's process reads of the fleet's records with N ended agents (for N =
 //    100 and --records), in process, median and p99 of `runs` × 10 calls after one warm call:
 //    the budget check before each model call (spawn/budget.ts fleetBudgetRefusal, a budget set),
-//    list_agents's rows of a tree of 5 ended agents elsewhere, and an id lookup by a unique
-//    prefix. On maildir the records are this host's (the budget's usage index, the children
+//    list_agents's rows of a tree of 5 ended agents elsewhere, and an id lookup, exact and by a
+//    unique prefix. On maildir the records are this host's (the budget's usage index, the children
 //    index, the registry's ids); on nats:// they are host b's on the bus (RecordsBus.tree,
 //    .find). Flat in N is the line (docs/design.md §18).
 //  - side (not in the default run): `status` and `status --all` on maildir and on nats:// with 100
@@ -63,11 +63,15 @@ const stats = (samples) => ({
 });
 
 /** The config a process of the benchmark's fleet uses for `bus`; `host` names the machine it plays. */
-async function fleetConfig(bus, host) {
+async function fleetConfig(bus, host, name = FLEET) {
   const { defaultConfig } = await load('config/schema.js');
   const d = defaultConfig();
-  return { fleet: { ...d.fleet, bus, name: FLEET, ...(host ? { host } : {}) } };
+  return { fleet: { ...d.fleet, bus, name, ...(host ? { host } : {}) } };
 }
+
+// Each status fleet is a fleet of its own on the server: another section's records (reads, or
+// the last size) would otherwise be read by its `status --all`.
+let fleets = 0;
 
 /** A nats-server of our own: free port, temporary store; `stop()` ends it. */
 export async function ownNats() {
@@ -290,6 +294,7 @@ async function statusFleet(bus, records) {
   ]);
   const here = tempProject('flotilla-bench-bus-st-');
   const there = bus === 'maildir' ? null : tempProject('flotilla-bench-bus-b-');
+  const name = `${FLEET}-st${++fleets}`;
   try {
     ensureState(layoutFor(here.root, here.dir));
     if (!there) populate(here.root, records);
@@ -306,7 +311,7 @@ async function statusFleet(bus, records) {
       const layoutB = layoutFor(there.root, there.dir);
       ensureState(layoutB);
       const { listRecords } = await load('fleet/registry.js');
-      const pub = busFor(layoutB, await fleetConfig(bus, 'b')).records;
+      const pub = busFor(layoutB, await fleetConfig(bus, 'b', name)).records;
       const all = listRecords(layoutB);
       let i = 0;
       await Promise.all(
@@ -326,7 +331,7 @@ async function statusFleet(bus, records) {
       HOME: here.dir,
       FLOTILLA_ROOT: here.root,
       FLOTILLA_FLEET_BUS: bus,
-      FLOTILLA_FLEET_NAME: FLEET,
+      FLOTILLA_FLEET_NAME: name,
       FLOTILLA_FLEET_HOST: 'a',
     };
     return {
@@ -438,7 +443,7 @@ async function reads(bus, records, runs) {
     { defaultConfig },
     { fleetBudgetRefusal },
     { subtreeRecords },
-    { resolveAgent, listRecords },
+    { resolveAgent, listRecords, readRecord },
     { findInFleet },
     { subtreeElsewhere },
   ] = await Promise.all([
@@ -507,6 +512,10 @@ async function reads(bus, records, runs) {
           ? await subtreeElsewhere(layout, config, root, new Set())
           : subtreeRecords(layout, 'old000000');
         if (rows.length !== 4) throw new Error(`list_agents: ${rows.length} rows, expected 4`);
+      },
+      lookup_by_id: async () => {
+        const found = there ? await fleet.get('lead-zk7q2m') : readRecord(layout, 'lead-zk7q2m');
+        if (found?.id !== 'lead-zk7q2m') throw new Error('lookup by id missed');
       },
       lookup_by_prefix: async () => {
         const found = there ? await findInFleet(fleet, 'lead-zk') : resolveAgent(layout, 'lead-zk');

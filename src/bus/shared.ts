@@ -20,6 +20,10 @@ export interface SharedKv {
   update(key: string, value: string, revision: number): Promise<number | null>;
   /** Each live key's last value under `pattern` (`board.>`, NATS subject wildcards). */
   values(pattern: string): Promise<{ key: string; value: string }[]>;
+  /** The live keys under `pattern`, names only: one request however many values they hold. */
+  keys(pattern: string): Promise<string[]>;
+  /** Removes a key and every trace of it (no tombstone left to list), whatever its revision. */
+  drop(key: string): Promise<void>;
 }
 
 export interface SharedEntry {

@@ -42,12 +42,6 @@ export const securitySchema = z
       .default('auto')
       .describe("OS sandbox for shell commands: 'auto' is bubblewrap where it works here, else none with a warning"),
     sandbox_network: z.boolean().default(false).describe('Allow network inside the sandbox'),
-    in_place_commits: z
-      .boolean()
-      .default(false)
-      .describe(
-        "Let an agent working in place in the project commit on its own branch flotilla/<id> inside the sandbox (a git dir of its own at state/git-dirs/<id>). Off by default: it makes the repository's object store writable from inside, so a hostile agent could delete the person's objects, as a --worktree agent can (docs/security.md, 'Commits in the sandbox')",
-      ),
     hidden_paths: z
       .array(z.string())
       .default([])

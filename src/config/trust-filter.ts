@@ -172,11 +172,6 @@ export const UNTRUSTED_KEYS: Readonly<Record<string, UntrustedRule>> = {
     keeps: (v) => v !== 'none',
   },
   'security.sandbox_network': { tier: 'tighten', reason: 'may only keep the network out', keeps: (v) => v === false },
-  'security.in_place_commits': {
-    tier: 'tighten',
-    reason: "may only keep the repository's object store out of an in-place agent's reach",
-    keeps: (v) => v === false,
-  },
   'security.secrets': {
     tier: 'never',
     reason: "a secret's source is a variable or a command the person's process runs",

@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, statSync, unlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statSync, unlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { isErrno } from '../errors.js';
@@ -71,12 +71,29 @@ export function listNames(dir: string): string[] {
  * normalizes it character by character, ~10 µs in a fresh process) and sorts nothing.
  */
 export function unreadCount(layout: Layout, owner: string): number {
+  return unclaimed(layout.inbox(owner), false).length;
+}
+
+/** The names of unread messages in new/, sorted (the dashboard reads the person's). */
+export function unreadNames(layout: Layout, owner: string): string[] {
+  return unclaimed(layout.inbox(owner), true);
+}
+
+/**
+ * new/'s names less the second copies of read messages: a file whose name is claimed in cur/
+ * already is dropped by the next reader (read.ts), never shown, so it is not unread mail. One
+ * existence check per unread file, none when new/ is empty.
+ */
+function unclaimed(dir: string, sorted: boolean): string[] {
+  let names: string[];
   try {
-    return readdirSync(`${layout.inbox(owner)}/new`).filter(isCandidate).length;
+    names = readdirSync(`${dir}/new`).filter(isCandidate);
   } catch (err) {
-    if (isErrno(err, 'ENOENT')) return 0;
+    if (isErrno(err, 'ENOENT')) return [];
     throw err;
   }
+  const out = names.filter((n) => !existsSync(`${dir}/cur/${baseName(n)}${READ_SUFFIX}`));
+  return sorted ? out.sort() : out;
 }
 
 export const STALE_TEMP_MS = 24 * 60 * 60 * 1000;

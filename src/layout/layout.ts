@@ -75,7 +75,7 @@ export interface Layout {
   taskResult(id: string, task: number): string;
   log(id: string): string;
   worktree(id: string): string;
-  /** An in-place agent's own git dir: its HEAD and index, seen as the checkout's `.git` in its sandbox (tools/git-writable.ts). */
+  /** An in-place agent's own git dir: its HEAD, index, branch and objects, seen as the checkout's `.git` in its sandbox (tools/git-writable.ts). */
   inPlaceGitDir(id: string): string;
   projectMemory(name: string): string;
   localMemory(name: string): string;

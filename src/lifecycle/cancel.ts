@@ -6,6 +6,7 @@ import { subtreeRecords } from '../fleet/live.js';
 import { endRecord, readRecord } from '../fleet/registry.js';
 import type { Layout } from '../layout/layout.js';
 import type { CancelResult } from './far-cancel.js';
+import { markCancelKill } from './cancel-kill.js';
 import { sendCompletionOnce } from './completion.js';
 import { reconcileDead } from './reconcile.js';
 import { harnessRunning, signalAgent } from './signal.js';
@@ -84,15 +85,12 @@ async function cancelHere(layout: Layout, config: Config, target: AgentRecord, o
     await sleep(POLL_MS);
     alive = stillAlive(layout, ids);
   }
+  const reason = `cancelled (SIGKILL after ${Math.round(graceMs / 1000)} s grace)`;
+  for (const r of alive) markCancelKill(layout, r.id, reason);
   const killed = alive.filter((r) => signalAgent(r, 'SIGKILL')).map((r) => r.id);
   if (killed.length) {
     await waitDead(layout, killed);
-    await reconcileDead(
-      layout,
-      config,
-      { ids: killed },
-      { cancelled: `cancelled (SIGKILL after ${Math.round(graceMs / 1000)} s grace)` },
-    );
+    await reconcileDead(layout, config, { ids: killed }, { cancelled: reason });
   }
   await reconcileDead(layout, config, { ids });
   return hit;

@@ -143,8 +143,16 @@ export async function sendCompletionOnce(
   result: TaskResult,
   opts: { text?: string; maxBodyBytes?: number } = {},
 ): Promise<boolean> {
-  // Every task's end passes here (ours, a vendor CLI's, a cancel, the reaper's): its file leases go (§16).
+  // Every task's end passes here (ours, a vendor CLI's, a cancel, the reaper's): its file leases go (§16),
+  // and an in-place agent's commits come into the repository, so its branch there is its work as it ended (§12).
   await releaseTaskLeases(layout, rec.id);
+  if (!rec.worktree && rec.base) {
+    const [{ importInPlaceBranches }, { inPlaceBranches }] = await Promise.all([
+      import('../work/import-branch.js'),
+      import('../work/work.js'),
+    ]);
+    await importInPlaceBranches(layout, inPlaceBranches([rec])).catch(() => undefined);
+  }
   if (completionSent(layout, rec.id, result.task)) return false;
   // On a bus the completion travels to the parent's host under its fixed id (§18).
   const { mail, records, kind } = await (await import('../bus/settings.js')).fleetBus(layout);

@@ -34,7 +34,15 @@ export interface GcResult {
   /** Branches `flotilla/<id>` deleted with their merged worktrees (none with `keepBranches`). */
   branches: string[];
   /** Finished agents whose work is not in their base branch: worktree and branch kept (`force` removes them). */
-  unmerged: { id: string; branch: string; ahead: number; uncommitted: number }[];
+  /** Kept work: its branch and its worktree (`inPlace`: its own git dir); `unimported`, commits only there. */
+  unmerged: {
+    id: string;
+    branch: string;
+    ahead: number;
+    uncommitted: number;
+    inPlace: boolean;
+    unimported?: string;
+  }[];
   records: string[];
   markers: number;
   /** Corrupt records set aside in state/agents/corrupt/ (ids). */
@@ -154,8 +162,11 @@ async function removeEndedWork(
     // Merged on another host (its merge told this repository, far-branch.ts): merged, unless the branch moved on since.
     const mergedThere = state?.exists && state.ahead > 0 && !uncommitted && (await mergedElsewhere(layout, r.id));
     const ahead = state?.exists && !mergedThere ? state.ahead : 0;
-    if ((ahead > 0 || uncommitted > 0) && !opts.force) {
-      result.unmerged.push({ id: r.id, branch: branchOf(r.id), ahead, uncommitted });
+    // In place, commits not brought into the repository (work/import-branch.ts) are only in its git dir.
+    const unimported = work.kind === 'branch' ? work.unimported : undefined;
+    if ((ahead > 0 || uncommitted > 0 || unimported) && !opts.force) {
+      const kept = { id: r.id, branch: branchOf(r.id), ahead, uncommitted, inPlace: !worktree };
+      result.unmerged.push(unimported ? { ...kept, unimported } : kept);
       continue;
     }
     if (worktree) {

@@ -11,6 +11,7 @@ import { heldSlots } from '../fleet/slots.js';
 import { auditHookRun } from '../hooks/audit-run.js';
 import type { Layout } from '../layout/layout.js';
 import { sleep } from '../sleep.js';
+import { cancelKillReason } from './cancel-kill.js';
 import { claimOnce } from './once.js';
 import { reopenClaims } from './reopen-claims.js';
 import { clearFinishing, finishingIds, markFinishing, releaseReserve } from './reserve.js';
@@ -28,8 +29,12 @@ export interface ReconcileFilter {
   ids?: readonly string[];
   /** Only the children of this agent (a parent's check). */
   parentId?: string;
-  /** The tmux pane that died (`reap --pane`): its agent is dead even if it never wrote a pid. */
-  pane?: { paneId: string; socket?: string | null | undefined };
+  /**
+   * The tmux pane that died (`reap --pane`): its agent is dead even if it never wrote a pid.
+   * `exitStatus` is the harness's, from the pane's own sh (spawn/pane-command.ts), which
+   * runs the reaper before tmux has marked the pane dead.
+   */
+  pane?: { paneId: string; socket?: string | null | undefined; exitStatus?: number | undefined };
   /** The non-terminal records, when the caller has read them already (status). */
   records?: readonly AgentRecord[];
 }
@@ -58,6 +63,7 @@ export async function reconcileDead(
   const records = filter.ids
     ? filter.ids.map((id) => readRecordSafe(layout, id)).filter((r): r is AgentRecord => r !== undefined)
     : (filter.records ?? liveRecords(layout));
+  const exitStatus = filter.pane?.exitStatus;
   for (const rec of records) {
     if (isTerminal(rec.status)) continue;
     if (filter.ids && !filter.ids.includes(rec.id)) continue;
@@ -67,9 +73,14 @@ export async function reconcileDead(
       rec.tmux?.paneId === filter.pane.paneId &&
       (!filter.pane.socket || !rec.tmux.socket || filter.pane.socket === rec.tmux.socket);
     if (filter.pane && !paneDied) continue;
-    const why = await deathOf(layout, rec, paneDied);
+    // A cancel's SIGKILL ends it cancelled, whoever reaps it first (cancel-kill.ts).
+    const cancelled = opts.cancelled ?? cancelKillReason(layout, rec.id);
+    // How it ended, when known here, is not asked of tmux: a cancel's SIGKILL, or the status the
+    // pane's sh saw (tmux marks that pane dead only once this reaper is done).
+    const known = cancelled ?? (exitStatus === undefined ? undefined : statusEnd(exitStatus));
+    const why = await deathOf(layout, rec, paneDied, known);
     if (why === null) continue;
-    const ended = await endDead(layout, config, rec, opts.cancelled ?? why, opts.cancelled ? 'cancelled' : 'crashed');
+    const ended = await endDead(layout, config, rec, cancelled ?? why, cancelled ? 'cancelled' : 'crashed');
     if (ended) out.push(ended);
   }
   await finishAbandoned(layout, config, filter);
@@ -103,8 +114,8 @@ function readRecordSafe(layout: Layout, id: string): AgentRecord | undefined {
   }
 }
 
-/** Why the agent is dead, or null while it runs (or may still be starting). */
-async function deathOf(layout: Layout, rec: AgentRecord, paneDied: boolean): Promise<string | null> {
+/** Why the agent is dead (`known`, else how its pane ended), or null while it runs (or may still be starting). */
+async function deathOf(layout: Layout, rec: AgentRecord, paneDied: boolean, known?: string): Promise<string | null> {
   let live = recordLiveness(rec);
   // tmux fires pane-died at the terminal's EOF, which a killed process reaches while it is
   // still exiting (not yet a zombie): give it a moment to be seen dead.
@@ -120,8 +131,9 @@ async function deathOf(layout: Layout, rec: AgentRecord, paneDied: boolean): Pro
       if (rec.slot !== null && (await heldSlots(layout, rec.slot + 1)).includes(rec.slot)) return null;
       return 'never started (its spawner is gone)';
     }
-    return `exited before starting (${await paneEnd(rec)})`;
+    return `exited before starting (${known ?? (await paneEnd(rec))})`;
   }
+  if (known !== undefined) return known;
   return rec.tmux ? await paneEnd(rec) : 'process died';
 }
 
@@ -152,10 +164,13 @@ async function paneEnd(rec: AgentRecord): Promise<string> {
   const [dead, status, signal] = fields;
   if (dead !== '1') return 'process died';
   if (signal) return killedBy(Number(signal));
-  // A signal death seen through a shell in between reads as status 128+N.
-  const code = Number(status);
+  return status ? statusEnd(Number(status)) : 'process died';
+}
+
+/** An exit status as a reason; a signal death seen through a shell (the pane's sh) reads as 128+N. */
+function statusEnd(code: number): string {
   if (code > 128 && code < 128 + 65) return killedBy(code - 128);
-  return status ? `exited with status ${status}` : 'process died';
+  return `exited with status ${code}`;
 }
 
 /**

@@ -74,6 +74,8 @@ export const claude: Runtime = {
   toolNames: vendorPrimaryNames('claude'),
   extraTools: EXTRA,
   promptAfterMcp: true,
+  // Drawn before its MCP servers are connected; the first task is typed once both are (cli-host/cli-tend.ts).
+  inputPrompt: '❯',
   compilePolicy: compileClaudePolicy,
 
   launch(input: LaunchInput, policy: PolicyInput): Launch {

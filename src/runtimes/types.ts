@@ -64,7 +64,7 @@ export interface LaunchInput {
   resume?: string | undefined;
   /** The upgrades the CLI's model catalogue offers (old model → new), when the agent names a model: the CLI is told they were seen. */
   modelUpgrades?: Readonly<Record<string, string>> | undefined;
-  /** The fleet's copy of the CLI's model catalogue (harness/cli-host/model-catalog.ts), to use instead of its own. */
+  /** The fleet's copy of the CLI's model catalogue (runtimes/model-catalog.ts), to use instead of its own. */
   modelCatalogFile?: string | undefined;
 }
 
@@ -132,6 +132,12 @@ export interface Runtime {
    */
   promptAfterMcp: boolean;
   /**
+   * What the CLI's pane shows once its input box is drawn (Claude 2.1: its `❯` prompt): with
+   * `promptAfterMcp`, the first task is typed as soon as the box shows after the fleet's MCP
+   * server is connected, instead of after a fixed pause (harness/cli-host/cli-tend.ts).
+   */
+  inputPrompt?: string;
+  /**
    * How long after a paste the CLI still takes Enter as a newline; the shim's Enter waits at
    * least this long, beside waiting for the pane to show the paste (harness/cli-host/typist.ts).
    * Gemini 0.61 makes Enter a newline for 40 ms after an untrusted paste, cleared only by a
@@ -139,7 +145,7 @@ export interface Runtime {
    */
   pasteGuardMs?: number;
   /**
-   * How to ask the CLI for the model catalogue compiled into it (harness/cli-host/model-catalog.ts
+   * How to ask the CLI for the model catalogue compiled into it (runtimes/model-catalog.ts
    * runs it): the upgrades it offers, for a CLI that shows a migration dialog for an older
    * model, and the catalogue the fleet gives it instead of its own (`forFleet`).
    */

@@ -15,7 +15,8 @@ export interface HostGroup {
 /**
  * Every other host's agents on a `nats://` bus, grouped by host (§17, §18): a host that beats
  * but runs nothing is shown too, and one with records but no heartbeat is lost. `localIds` are
- * this host's records, shown from its own registry. `window`: read each host's live agents
+ * this host's records, shown from its own registry (a promise of them: the bus is read while the
+ * caller reads its files). `window`: read each host's live agents
  * and only that many of the ones that ended last (the rest counted in `endedNotRead`); without it,
  * every other host's record. `beatsRead`: the hosts' heartbeats when the caller reads them
  * already. Null when the bus cannot be read.
@@ -23,13 +24,14 @@ export interface HostGroup {
 export async function otherHosts(
   bus: Pick<Bus, 'records'>,
   self: string,
-  localIds: ReadonlySet<string>,
+  localIds: ReadonlySet<string> | Promise<ReadonlySet<string>>,
   window?: number,
   beatsRead: Promise<HostBeat[]> = bus.records.hosts(),
 ): Promise<HostGroup[] | null> {
   let beats: HostBeat[];
   let all: AgentRecord[];
   let more: Record<string, number> = {};
+  let local: ReadonlySet<string>;
   try {
     // Without a window (`status --all`): every other host's record, from the bus alone (this host's are the caller's).
     const read =
@@ -39,7 +41,7 @@ export async function otherHosts(
             more: {},
           }))
         : bus.records.recent(window);
-    [beats, { records: all, more }] = await Promise.all([beatsRead, read]);
+    [beats, { records: all, more }, local] = await Promise.all([beatsRead, read, localIds]);
   } catch {
     return null;
   }
@@ -51,7 +53,7 @@ export async function otherHosts(
   };
   for (const b of beats) if (b.host !== self) group(b.host, b);
   for (const r of all) {
-    if (localIds.has(r.id) || !r.host || r.host === self) continue;
+    if (local.has(r.id) || !r.host || r.host === self) continue;
     group(r.host, null).records.push(r);
   }
   for (const host of Object.keys(more)) if (host !== self && more[host]) group(host, null);

@@ -17,6 +17,7 @@ import { prepareFleetSession } from '../tmux/fleet-session.js';
 import { runShellCommand, tmuxFormat } from '../tmux/quote.js';
 import { fleetSessionName } from '../tmux/session-name.js';
 import { tmuxVersionRefusal } from '../tmux/version.js';
+import { paneCommand } from './pane-command.js';
 import type { PreparedSpawn } from './prepare.js';
 import { busCredentialVars, providerKeyVars } from '../tools/command-env.js';
 import { envWithout, withoutVars, writeHarnessKeys } from './harness-keys.js';
@@ -27,9 +28,10 @@ import { traceMark } from '../trace.js';
 
 /**
  * Opens a prepared agent (§5.4): a tmux window (or session, or a headless process) running
- * `<node> <cli> run --spawned <id>` as an argv, with the child's environment, then waits
- * until the child holds its running slot. Whatever fails after the record exists ends the
- * record (`failed`, with the reason) so nothing is left `spawning`.
+ * `<node> <cli> run --spawned <id>` as an argv (in a pane, under the sh of pane-command.ts),
+ * with the child's environment, then waits until the child holds its running slot. Whatever
+ * fails after the record exists ends the record (`failed`, with the reason) so nothing is
+ * left `spawning`.
  */
 
 export interface LaunchOptions {
@@ -95,11 +97,19 @@ export async function launchAgent(
   let place: TmuxPlace | null = null;
   let tmux: Tmux | null = null;
   let exited: (() => Promise<string | null>) | null = null;
+  // A vendor CLI's model catalogue, asked for beside the window's opening and the child's start.
+  const catalog =
+    rec.runtime === 'flotilla'
+      ? undefined
+      : import('./catalog-ahead.js').then(
+          ({ catalogAhead }) => catalogAhead(layout, config, rec, env),
+          () => undefined,
+        );
   try {
     if (opts.worktree) {
       const { path, base } = await addWorktree(layout, rec.id);
       rec = updateRecord(layout, rec.id, { cwd: path, worktree: path, base });
-    } else if (config.security.in_place_commits) {
+    } else {
       // In place in the project: a branch and a git dir of its own, to commit on (work/in-place.ts).
       const base = await addInPlaceBranch(layout, rec.id, rec.cwd);
       if (base) rec = updateRecord(layout, rec.id, { base });
@@ -135,6 +145,8 @@ export async function launchAgent(
 
   const outcome = await awaitHandoff(layout, prepared, exited, HANDOFF_TIMEOUT_MS);
   traceMark('spawn: slot handed over');
+  // Kept before this process may exit (the shim waits for this answer rather than ask again).
+  await catalog;
   if (outcome.ok) return readRecord(layout, rec.id) ?? rec;
   prepared.slot.release();
   if (outcome.ended) {
@@ -165,22 +177,13 @@ async function openInTmux(
   const current = (await currentTmux(env)) ?? (await parentTmux(layout, rec));
   const socket = current ? current.socketPath : tmuxSocket(config.tmux.socket, env);
   const tmux = new Tmux({ socket, hideEnv: [...providerKeyVars(config), ...keys] });
-  const reap = [
-    process.execPath,
-    CLI_ENTRY,
-    '--root',
-    layout.root,
-    'reap',
-    '--pane',
-    tmuxFormat('pane_id'),
-    ...(socket ? ['--socket', socket] : []),
-  ];
+  const reap = [process.execPath, CLI_ENTRY, '--root', layout.root, 'reap', ...(socket ? ['--socket', socket] : [])];
   const common = {
-    command: argv,
+    command: paneCommand(argv, reap),
     cwd: rec.cwd,
     env: childEnv,
     remainOnExit: true,
-    paneDiedHook: runShellCommand(reap),
+    paneDiedHook: runShellCommand([...reap, '--pane', tmuxFormat('pane_id')]),
   };
   let ref;
   if (ownSession) {

@@ -7,7 +7,18 @@ import { redactValue } from '../secrets/redact.js';
 import * as decide from '../tasks/decide.js';
 import type { Ending, NewTask } from '../tasks/decide.js';
 import { completionGate, taskCreatedHooks } from '../tasks/hooks.js';
-import { activeName, checkBoardName, checkTaskId, isFinished, parseTask, reopened, type Task } from '../tasks/task.js';
+import { activeName, checkBoardName, checkTaskId, parseTask, reopened, type Task } from '../tasks/task.js';
+import {
+  ensureIndexed,
+  entryIsLive,
+  isIndexed,
+  openEntries,
+  openEntryFor,
+  openKey,
+  READ_BATCH,
+  repairEntry,
+  settleFinished,
+} from './board-kv-index.js';
 import { fleetJudge, type FleetJudge } from './judge.js';
 
 /**
@@ -17,6 +28,8 @@ import { fleetJudge, type FleetJudge } from './judge.js';
  * with its revision, decides as the file board does, and writes it back only if its revision
  * is still the one read (bus/shared.ts), so of twenty claimants on any hosts exactly one
  * wins; a loser reads again and is refused with the holder's name, or moves to the next task.
+ * Beside the tasks, the indexes of what is unfinished and what finished (board-kv-index.ts),
+ * which every write here keeps, so `claim --next` reads the unfinished tasks alone.
  */
 
 const seqKey = (board: string): string => `${board}.=seq`;
@@ -94,6 +107,7 @@ export async function addTaskKv(
 ): Promise<Task> {
   const board = checkBoardName(boardName);
   const checked = decide.checkNewTask(spec);
+  await ensureIndexed(kv);
   const existing =
     checked.blockedBy.length > 0 ? new Map((await readAll(kv, board)).map((t) => [t.id, t])) : new Map<string, Task>();
   for (let tries = 0; tries < MAX_TRIES; tries++) {
@@ -101,7 +115,12 @@ export async function addTaskKv(
     const id = spec.id ?? (await nextId(kv, board));
     decide.checkNoCycle(id, checked.blockedBy, (t) => existing.get(t)?.blocked_by ?? []);
     const task = decide.newTask(board, id, checked, spec, by);
+    // Its open entry first: an add killed in between leaves an entry too many, never a task too few.
+    await openEntryFor(kv, task);
     if ((await kv.create(taskKey(board, id), text(task))) === null) {
+      // The entry goes unless it is the holder's own (made in the same millisecond: the same name).
+      const holder = await readOne(kv, board, id);
+      if (!holder || activeName(holder.task) !== activeName(task)) await kv.drop(openKey(board, activeName(task)));
       if (spec.id !== undefined) throw decide.taskExists(board, id);
       // A task named by hand holds the number: take the next.
       continue;
@@ -156,34 +175,47 @@ export async function claimTaskKv(
   throw busy(board, id);
 }
 
-/** Claims the first claimable task by priority, then age; null when none is. */
+/**
+ * Claims the first claimable task by priority, then age; null when none is. Walks the open
+ * index in claim order, reading a few tasks at a time with their revisions, so finished tasks
+ * cost nothing; an entry that stands for no unfinished task is repaired on the way.
+ */
 export async function claimNextKv(layout: Layout, kv: SharedKv, boardName: string, by: string): Promise<Task | null> {
   const board = checkBoardName(boardName);
+  await ensureIndexed(kv);
   const judge = fleetJudge(layout);
   for (let rounds = 0; rounds < MAX_TRIES; rounds++) {
     await casBackoff(rounds);
-    const all = await readAll(kv, board);
-    const byId = new Map(all.map((t) => [t.id, t]));
-    const order = all
-      .filter((t) => !isFinished(t.status))
-      .map((t) => [activeName(t), t] as const)
-      .sort((a, b) => (a[0] < b[0] ? -1 : 1));
+    const order = await openEntries(kv, board);
+    const blockers = new Map<string, Promise<Task | undefined>>();
+    const blocker = (id: string): Promise<Task | undefined> => {
+      let b = blockers.get(id);
+      if (!b) blockers.set(id, (b = readOne(kv, board, id).then((r) => r?.task)));
+      return b;
+    };
     let lost = false;
-    for (const [, seen] of order) {
-      const candidate = await judged(judge, seen);
-      if (decide.claimBlocker(candidate, (b) => byId.get(b)) !== null) continue;
-      // Read with its revision: the listing may be a moment old.
-      const read = await readOne(kv, board, seen.id);
-      if (!read) continue;
-      const current = await judged(judge, read.task);
-      if (decide.claimBlocker(current, (b) => byId.get(b)) !== null) continue;
-      const next = decide.claimed(current, by, (b) => byId.get(b));
-      if (await write(layout, kv, read, current, next)) {
-        audit(layout, { event: 'task_claimed', agent: by, board, task: next.id });
-        return next;
+    for (let i = 0; i < order.length; i += READ_BATCH) {
+      const batch = order.slice(i, i + READ_BATCH);
+      const reads = await Promise.all(batch.map((e) => readOne(kv, board, e.id)));
+      for (const [j, entry] of batch.entries()) {
+        const read = reads[j] ?? null;
+        if (!entryIsLive(entry, read?.task)) {
+          await repairEntry(kv, entry, read?.task);
+          continue;
+        }
+        const current = await judged(judge, read!.task);
+        if (current.status !== 'open') continue;
+        const deps = new Map<string, Task | undefined>();
+        for (const b of current.blocked_by) deps.set(b, await blocker(b));
+        if (decide.claimBlocker(current, (b) => deps.get(b)) !== null) continue;
+        const next = decide.claimed(current, by, (b) => deps.get(b));
+        if (await write(layout, kv, read!, current, next)) {
+          audit(layout, { event: 'task_claimed', agent: by, board, task: next.id });
+          return next;
+        }
+        // Another claimant took it between the read and the write: on to the next one.
+        lost = true;
       }
-      // Another claimant took it between the read and the write: on to the next one.
-      lost = true;
     }
     if (!lost) return null;
   }
@@ -245,6 +277,11 @@ export async function finishTaskKv(
     const next = decide.ended(read.task, status, result);
     if ((await kv.update(taskKey(board, id), text(next), read.revision)) === null) continue;
     audit(layout, { event: decide.endEvent(status), agent: by, board, task: id });
+    try {
+      await settleFinished(kv, next);
+    } catch {
+      // The task is finished either way; its open entry stays, which readers check and `claim --next` repairs.
+    }
     return next;
   }
   throw busy(board, id);
@@ -266,9 +303,7 @@ async function tellClaimant(layout: Layout, task: Task, by: string, feedback: st
 /** Reopens every task an agent holds, on every board of the fleet: called when it ends. */
 export async function reopenClaimsOfKv(layout: Layout, kv: SharedKv, agentId: string, reason: string): Promise<Task[]> {
   const out: Task[] = [];
-  const mine = (await kv.values('*.*'))
-    .map((v) => parseTask(v.value))
-    .filter((t): t is Task => t?.status === 'claimed' && t.claimed_by === agentId);
+  const mine = (await unfinishedEverywhere(kv)).filter((t) => t.status === 'claimed' && t.claimed_by === agentId);
   for (const seen of mine) {
     for (let tries = 0; tries < MAX_TRIES; tries++) {
       await casBackoff(tries);
@@ -280,6 +315,18 @@ export async function reopenClaimsOfKv(layout: Layout, kv: SharedKv, agentId: st
       out.push(next);
       break;
     }
+  }
+  return out;
+}
+
+/** Every board's unfinished tasks (and a few just finished, behind an entry not yet dropped): through the open index once it is there. */
+async function unfinishedEverywhere(kv: SharedKv): Promise<Task[]> {
+  if (!(await isIndexed(kv))) return (await kv.values('*.*')).map((v) => parseTask(v.value)).filter((t) => t !== null);
+  const out: Task[] = [];
+  const entries = await openEntries(kv, '*');
+  for (let i = 0; i < entries.length; i += 4 * READ_BATCH) {
+    const reads = await Promise.all(entries.slice(i, i + 4 * READ_BATCH).map((e) => readOne(kv, e.board, e.id)));
+    for (const r of reads) if (r) out.push(r.task);
   }
   return out;
 }

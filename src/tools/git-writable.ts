@@ -26,15 +26,16 @@ import type { SandboxSpec } from './sandbox.js';
  * shared by every worktree, so the agent's stash is kept in its stand-in, and the person's
  * stash is neither seen nor changed from inside.
  *
- * An agent working in place (no worktree) gets the same writes through a git dir of its own
- * (`inPlaceGitWrites`): the person's checkout keeps its index and HEAD in the git dir itself,
- * beside `config` and `hooks`, so those are never the agent's (docs/decisions.md, "Agents
- * commit in place through a git dir of their own").
+ * An agent working in place (no worktree) commits through a git dir of its own, objects
+ * and branch included (`inPlaceGitWrites`): the person's checkout keeps its index and HEAD in
+ * the git dir itself, beside `config` and `hooks`, so those are never the agent's, and nothing
+ * of the repository is writable (docs/decisions.md, "Agents commit in place through a git dir
+ * of their own").
  */
 export interface GitWrites {
   writable: string[];
   readOnly: string[];
-  standIns: { from: string; at: string }[];
+  standIns: { from: string; at: string; readOnly?: boolean }[];
 }
 
 const NONE: GitWrites = { writable: [], readOnly: [], standIns: [] };
@@ -50,7 +51,7 @@ export function gitWrites(
   id: string,
   inPlace?: { checkout: string; gitDir: string },
 ): GitWrites {
-  if (!worktree) return inPlace ? inPlaceGitWrites(inPlace.checkout, inPlace.gitDir, id) : NONE;
+  if (!worktree) return inPlace ? inPlaceGitWrites(inPlace.checkout, inPlace.gitDir) : NONE;
   const dirs = worktreeGitDirs(worktree);
   if (!dirs) return NONE;
   const { gitDir, common } = dirs;
@@ -85,37 +86,78 @@ export function gitWrites(
 
 /**
  * The writes of an agent working in place in `checkout`, whose `.git` is the repository's own
- * folder: its own git dir `gitDir` (HEAD on `flotilla/<id>`, its index, its reflog and
- * stash; made at spawn, `work/in-place.ts`) stands in for `.git`, and every entry of the
- * repository's git dir but those a worktree keeps for itself is bound back read-only into it
- * (config, hooks, info/, packed-refs, worktrees/, …). Then the object store and the
- * `flotilla/` branch folder are written through as for a worktree. The person's HEAD and
- * index are never in the agent's view: its commits move its branch, never the person's.
+ * folder: its own git dir `gitDir` (HEAD on `flotilla/<id>`, its index, refs, reflogs, stash
+ * and objects; made at spawn, `work/in-place.ts`) stands in for `.git`. Bound back read-only
+ * into it: every entry of the repository's git dir but those a checkout keeps for itself
+ * (config, hooks, info/, packed-refs, worktrees/, …), every ref folder and branch but
+ * `refs/heads/flotilla/`, and the repository's objects at `REPO_OBJECTS`, which its own
+ * `objects/info/alternates` names (held read-only too). Nothing of the repository is
+ * writable: its commits land in its own objects and branch, and the host imports them before
+ * its git reads `flotilla/<id>` (work/import-branch.ts).
  */
-export function inPlaceGitWrites(checkout: string, gitDir: string, id: string): GitWrites {
+export function inPlaceGitWrites(checkout: string, gitDir: string): GitWrites {
   const common = join(checkout, '.git');
   const heldNames = listNames(common).filter((n) => !OWN_ENTRIES.has(n) && !PER_CHECKOUT.test(n));
+  const refNames = sharedNames(join(common, 'refs')).filter((n) => n !== 'heads');
+  const branchNames = sharedNames(join(common, 'refs', 'heads')).filter((n) => n !== 'flotilla');
+  const info = join(gitDir, 'objects', 'info');
   try {
     if (!statSync(common).isDirectory() || !existsSync(join(gitDir, 'HEAD'))) return NONE;
-    // Where the mounts land in its git dir, never a link of the agent's: bwrap would follow it
-    // and make a missing mount point wherever it leads, on the host.
+    // Where the mounts land in its git dir, and what the host writes there, never a link of
+    // the agent's: bwrap would follow it and make a missing mount point wherever it leads.
     dropLinks([
-      ...['refs', 'logs', join('logs', 'refs'), 'objects', ...heldNames].map((n) => join(gitDir, n)),
-      ...sharedNames(join(common, 'refs')).map((n) => join(gitDir, 'refs', n)),
-      ...sharedNames(join(common, 'logs', 'refs')).map((n) => join(gitDir, 'logs', 'refs', n)),
+      ...['refs', join('refs', 'heads'), join('refs', 'heads', 'flotilla'), 'objects', REPO_OBJECTS].map((n) =>
+        join(gitDir, n),
+      ),
+      info,
+      join(info, 'alternates'),
+      ...heldNames.map((n) => join(gitDir, n)),
+      ...refNames.map((n) => join(gitDir, 'refs', n)),
+      ...branchNames.map((n) => join(gitDir, 'refs', 'heads', n)),
     ]);
-    for (const d of ['refs', join('logs', 'refs')]) mkdirSync(join(gitDir, d), { recursive: true });
+    for (const d of [join(gitDir, 'refs', 'heads', 'flotilla'), info, join(gitDir, REPO_OBJECTS)])
+      mkdirSync(d, { recursive: true });
+    writeFileSync(join(info, 'alternates'), `../${REPO_OBJECTS}\n`);
+    dropStaleBranches(join(gitDir, 'refs', 'heads'), new Set([...branchNames, 'flotilla']));
   } catch {
     return NONE;
   }
-  const refWrites = branchWrites(common, id);
-  if (!refWrites) return NONE;
-  const held = heldNames.map((n) => join(common, n));
   return {
-    writable: refWrites.writable,
-    standIns: [{ from: gitDir, at: common }],
-    readOnly: [...held, ...refWrites.readOnly],
+    writable: [],
+    standIns: [
+      { from: gitDir, at: common },
+      { from: info, at: join(common, 'objects', 'info'), readOnly: true },
+      { from: join(common, 'objects'), at: join(common, REPO_OBJECTS), readOnly: true },
+    ],
+    readOnly: [
+      ...heldNames.map((n) => join(common, n)),
+      ...refNames.map((n) => join(common, 'refs', n)),
+      ...branchNames.map((n) => join(common, 'refs', 'heads', n)),
+    ],
   };
+}
+
+/** Where an in-place agent's git dir shows the repository's objects, read-only (its alternate). */
+export const REPO_OBJECTS = 'repository-objects';
+
+/** The file an in-place agent's branch `flotilla/<id>` is kept in, in its own git dir. */
+export const ownBranchFile = (gitDir: string, id: string): string => join(gitDir, 'refs', 'heads', 'flotilla', id);
+
+/**
+ * The empty files a branch of the person's left in the agent's `refs/heads/` as its mount
+ * point, once that branch is gone: git would read each as a broken ref. A branch the agent
+ * made there itself holds an id and stays.
+ */
+function dropStaleBranches(dir: string, bound: ReadonlySet<string>): void {
+  for (const n of listNames(dir)) {
+    if (bound.has(n)) continue;
+    try {
+      const st = lstatSync(join(dir, n));
+      if (st.isFile() && st.size === 0) unlinkSync(join(dir, n));
+    } catch {
+      /* gone meanwhile */
+    }
+  }
 }
 
 /** Where an agent made to work in place with a branch (its record has a base and no worktree) commits from. */
@@ -132,8 +174,7 @@ const OWN_ENTRIES = new Set(['HEAD', 'index', 'logs', 'refs', 'objects', 'sequen
 const PER_CHECKOUT = /^[A-Z_]+$|\.lock$|^sharedindex\.|^fsmonitor--daemon/;
 
 /**
- * What a commit, its own branch and a stash need in the common dir, for a worktree or in
- * place: the objects and the `flotilla/` branch folder with its reflogs writable, and held
+ * What a commit, its own branch and a stash need in the common dir, for a worktree: the objects and the `flotilla/` branch folder with its reflogs writable, and held
  * inside them `objects/info` (alternates) and every other agent's branch and reflog. `refs/`
  * and `logs/refs/` are stand-ins of the agent's own; every entry of the repository's there
  * but `stash` is bound back read-only. Undefined where the folders cannot be made.
@@ -174,7 +215,7 @@ function branchWrites(common: string, id: string): { writable: string[]; readOnl
  * argument builder needs (tools/sandbox.ts).
  */
 export function withGitWrites(spec: SandboxSpec, writes: GitWrites): SandboxSpec {
-  if (!writes.writable.length) return spec;
+  if (!writes.writable.length && !writes.standIns.length) return spec;
   const granted = new Set([...writes.writable, ...writes.standIns.map((s) => s.at)]);
   return {
     ...spec,

@@ -1,6 +1,6 @@
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import type { Config } from '../config/schema.js';
-import { bubblewrapUserNamespace, findBubblewrap } from './sandbox.js';
+import { bubblewrapUserNamespace, findBubblewrap, USERNS_PROBE } from './sandbox.js';
 
 /**
  * The sandbox an agent's commands really get (docs/security.md "The default: auto").
@@ -12,13 +12,16 @@ export type EffectiveSandbox = { kind: 'bubblewrap'; bwrap: string } | { kind: '
 
 const works = new Map<string, boolean>();
 
+/** What bwrap runs, as root, to show it works here. */
+const ROOT_PROBE: readonly string[] = ['--ro-bind', '/', '/', '--unshare-pid', 'true'];
+
 /** Whether bwrap runs a command here, as this user (probed once per binary and process). */
 function bubblewrapWorks(bwrap: string): boolean {
   let ok = works.get(bwrap);
   if (ok === undefined) {
     ok =
       process.geteuid?.() === 0
-        ? spawnSync(bwrap, ['--ro-bind', '/', '/', '--unshare-pid', 'true'], { timeout: 10_000 }).status === 0
+        ? spawnSync(bwrap, ROOT_PROBE, { timeout: 10_000 }).status === 0
         : bubblewrapUserNamespace(bwrap);
     works.set(bwrap, ok);
   }
@@ -48,5 +51,37 @@ export function effectiveSandbox(
 export function sandboxWarning(config: Pick<Config, 'security'>, env: NodeJS.ProcessEnv = process.env): string | null {
   const s = effectiveSandbox(config, env);
   if (s.kind !== 'none' || s.chosen) return null;
-  return `flotilla: no sandbox (security.sandbox: auto, but ${s.why}) — agents' commands run as you, with your files and network; install bubblewrap (apt-get install bubblewrap), or set security.sandbox: none to say so`;
+  return noSandboxLine(s.why);
+}
+
+function noSandboxLine(why: string): string {
+  return `flotilla: no sandbox (security.sandbox: auto, but ${why}) — agents' commands run as you, with your files and network; install bubblewrap (apt-get install bubblewrap), or set security.sandbox: none to say so`;
+}
+
+/**
+ * `sandboxWarning` for a caller that goes on meanwhile (a person's spawn, §14): with `auto` the
+ * look for bwrap and its probe run as child processes beside the caller's own work instead of
+ * holding it up; any other setting is decided at once, as by `sandboxWarning` (`bubblewrap`
+ * without bwrap throws its refusal here, before anything starts).
+ */
+export function sandboxWarningSoon(
+  config: Pick<Config, 'security'>,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<string | null> {
+  if (config.security.sandbox !== 'auto') return Promise.resolve(sandboxWarning(config, env));
+  const run = (file: string, args: readonly string[]) =>
+    new Promise<{ ok: boolean; stdout: string }>((resolve) =>
+      execFile(file, args, { env, timeout: 10_000, encoding: 'utf8' }, (err, stdout) => resolve({ ok: !err, stdout })),
+    );
+  return (async () => {
+    const found = await run('sh', ['-c', 'command -v bwrap']);
+    const bwrap = found.stdout.trim();
+    if (!found.ok || !bwrap) return noSandboxLine('bwrap is not installed');
+    let ok = works.get(bwrap);
+    if (ok === undefined) {
+      ok = (await run(bwrap, process.geteuid?.() === 0 ? ROOT_PROBE : USERNS_PROBE)).ok;
+      works.set(bwrap, ok);
+    }
+    return ok ? null : noSandboxLine(`${bwrap} cannot make a user namespace here`);
+  })();
 }

@@ -19,10 +19,11 @@ export interface SandboxSpec {
   /** Paths kept read-only even when inside a writable one (see `hostExecutedPaths`). */
   readOnly: readonly string[];
   /**
-   * Host folders bound writable in place of another path (`from` seen at `at`): an agent's
-   * own ref folders standing in for the repository's (tools/git-writable.ts).
+   * Host folders bound in place of another path (`from` seen at `at`), writable unless
+   * `readOnly`: an agent's own git dir standing in for the repository's, and the repository's
+   * objects seen read-only inside it (tools/git-writable.ts).
    */
-  standIns?: readonly { from: string; at: string }[];
+  standIns?: readonly { from: string; at: string; readOnly?: boolean }[];
   /**
    * Paths that stay readable wherever they are (a home under /tmp, which the private /tmp
    * would cover): bound read-only, unless a writable dir holds them already.
@@ -78,11 +79,14 @@ export function findBubblewrap(env: NodeJS.ProcessEnv = process.env): string {
 
 const usernsProbe = new Map<string, boolean>();
 
+/** What bwrap runs to show it can make a user namespace here. */
+export const USERNS_PROBE: readonly string[] = ['--unshare-user', '--ro-bind', '/', '/', 'true'];
+
 /** Whether bwrap can make a user namespace here (probed once per binary). */
 export function bubblewrapUserNamespace(bwrap: string): boolean {
   let ok = usernsProbe.get(bwrap);
   if (ok === undefined) {
-    ok = spawnSync(bwrap, ['--unshare-user', '--ro-bind', '/', '/', 'true'], { timeout: 10_000 }).status === 0;
+    ok = spawnSync(bwrap, USERNS_PROBE, { timeout: 10_000 }).status === 0;
     usernsProbe.set(bwrap, ok);
   }
   return ok;
@@ -133,10 +137,14 @@ export function bubblewrapArgv(spec: SandboxSpec, argv: readonly string[]): stri
     '--new-session',
     '--die-with-parent',
   );
-  type How = 'rw' | 'ro' | 'hide' | 'socket' | 'cover' | 'stand-in';
+  type How = 'rw' | 'ro' | 'hide' | 'socket' | 'cover' | 'stand-in' | 'ro-stand-in';
   const listed: { path: string; how: How; from?: string }[] = [
     ...spec.writable.map((path) => ({ path, how: 'rw' as const })),
-    ...(spec.standIns ?? []).map(({ from, at }) => ({ path: at, how: 'stand-in' as const, from })),
+    ...(spec.standIns ?? []).map(({ from, at, readOnly }) => ({
+      path: at,
+      how: readOnly ? ('ro-stand-in' as const) : ('stand-in' as const),
+      from,
+    })),
     ...spec.readOnly.map((path) => ({ path, how: 'ro' as const })),
     ...(spec.visible ?? [])
       .filter((path) => !spec.writable.some((w) => within(mountPath(path), mountPath(w))))
@@ -164,6 +172,7 @@ export function bubblewrapArgv(spec: SandboxSpec, argv: readonly string[]): stri
     if (how === 'rw' || how === 'socket') out.push('--bind', path, path);
     // bwrap reads every source from the host's tree, so what is bound inside it later is the host's own.
     else if (how === 'stand-in') out.push('--bind', from!, path);
+    else if (how === 'ro-stand-in') out.push('--ro-bind', from!, path);
     else if (how === 'hide' && kind === 'dir') {
       out.push('--tmpfs', path);
       emptied.push(path);

@@ -4,7 +4,7 @@ import { isErrno } from '../errors.js';
 import { recordLiveness } from '../fleet/liveness.js';
 import { recentRecords } from '../fleet/live.js';
 import { queueLine } from '../fleet/slot-queue.js';
-import { baseName, listNames, maildir } from '../inbox/maildir.js';
+import { baseName, listNames, maildir, unreadCount, unreadNames } from '../inbox/maildir.js';
 import type { InboxMessage } from '../inbox/message.js';
 import type { AgentRecord } from '../fleet/record.js';
 import type { Layout } from '../layout/layout.js';
@@ -57,7 +57,7 @@ export class FleetReader {
     // Live agents and the last ones to finish: a long history costs the dashboard nothing.
     const { records } = recentRecords(this.layout);
     const unread = new Map<string, number>();
-    for (const rec of records) unread.set(rec.id, listNames(maildir(this.layout, rec.id).new).length);
+    for (const rec of records) unread.set(rec.id, unreadCount(this.layout, rec.id));
     const status = new Map(records.map((r) => [r.id, r.status]));
     // A secret request is answered once its handoff socket is gone (§11); a tool approval once its answer file exists.
     const requests = this.approvalRequests();
@@ -65,7 +65,7 @@ export class FleetReader {
     const answered = (req: string) =>
       secret.has(req) ? !existsSync(this.layout.secretSocket(req)) : existsSync(this.layout.approvalAnswer(req));
     const approvals = pendingApprovals(requests, (id) => status.get(id), answered);
-    const humanNew = listNames(maildir(this.layout, 'human').new);
+    const humanNew = unreadNames(this.layout, 'human');
     const schedules = scheduleSummary(this.layout);
     const tasks = this.team ? taskRows(this.team.listings() ?? [], now) : gatherTasks(this.layout, now);
     const leases = this.team ? this.team.leases() : existsSync(this.layout.leasesDir) ? undefined : null;
@@ -89,19 +89,19 @@ export class FleetReader {
   }
 
   /**
-   * Worktree agents' branch marks (§12), from git in the background at most every
-   * WORK_EVERY_MS: a snapshot shows the last ones read, never waits for git. False when no
-   * agent shown has a worktree.
+   * Branch marks of agents on a branch, in a worktree or in place (§12), from git in the
+   * background at most every WORK_EVERY_MS: a snapshot shows the last ones read, never waits
+   * for git. False when no agent shown has a branch.
    */
   private refreshWork(records: readonly AgentRecord[], now: number): boolean {
-    const shown = records.filter((r) => r.worktree);
+    const shown = records.filter((r) => r.base);
     if (shown.length === 0) return false;
     if (!this.workBusy && now - this.workAt >= WORK_EVERY_MS) {
       this.workBusy = true;
       this.workAt = now;
       void import('../work/standing.js')
         .then(async (m) => {
-          const of = await m.worktreeStanding(this.layout, shown);
+          const of = await m.branchStanding(this.layout, shown);
           this.work = new Map([...of].map(([id, s]) => [id, m.standingMark(s)]));
         })
         .catch(() => undefined)

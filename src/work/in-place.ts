@@ -2,13 +2,15 @@ import { copyFileSync, existsSync, mkdirSync, rmSync, statSync, writeFileSync } 
 import { join } from 'node:path';
 import { FlotillaError } from '../errors.js';
 import type { Layout } from '../layout/layout.js';
+import { ownBranchFile, REPO_OBJECTS } from '../tools/git-writable.js';
 import { git, gitWhy } from './git.js';
 import { branchOf } from './work.js';
 
 /**
  * An agent working in place commits through a git dir of its own (§12, docs/decisions.md
  * "Agents commit in place through a git dir of their own"): made here at spawn, with HEAD on
- * a new branch `flotilla/<id>` at the checkout's HEAD and an index of that commit. In its
+ * a new branch `flotilla/<id>` at the checkout's HEAD (in it, and in the repository), an index
+ * of that commit and an objects folder of its own. In its
  * sandbox it is seen as the checkout's `.git` (tools/git-writable.ts `inPlaceGitWrites`);
  * the person's HEAD, index and branch are never the agent's.
  *
@@ -52,8 +54,18 @@ export async function addInPlaceBranch(
   }
   const own = layout.inPlaceGitDir(id);
   rmSync(own, { recursive: true, force: true });
-  mkdirSync(join(own, 'refs'), { recursive: true });
-  mkdirSync(join(own, 'logs', 'refs'), { recursive: true });
+  // Its branch and objects are its own: the repository's are seen read-only as its alternate
+  // (tools/git-writable.ts), and its commits reach flotilla/<id> here through an import (import-branch.ts).
+  for (const d of [
+    join('refs', 'heads', 'flotilla'),
+    join('logs', 'refs'),
+    join('objects', 'pack'),
+    join('objects', 'info'),
+    REPO_OBJECTS,
+  ])
+    mkdirSync(join(own, d), { recursive: true });
+  writeFileSync(join(own, 'objects', 'info', 'alternates'), `../${REPO_OBJECTS}\n`);
+  writeFileSync(ownBranchFile(own, id), `${commit}\n`);
   writeFileSync(join(own, 'HEAD'), `ref: refs/heads/${branch}\n`);
   // The person's index copied, then reset to the commit: what the person staged is not the
   // agent's, and the files' stat data is kept, so its first `git status` need not read them all.

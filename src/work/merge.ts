@@ -38,6 +38,11 @@ export async function mergeWork(
       { code: 'busy' },
     );
   }
+  if (work.kind === 'branch' && work.unimported)
+    throw new FlotillaError(
+      `${id}'s latest commits could not be brought into the repository (${work.unimported}) — nothing merged; look at them with git -C ${layout.inPlaceGitDir(id)} log, or merge ${work.branch} as it stands yourself`,
+      { code: 'merge' },
+    );
   let committedFirst = false;
   if (work.uncommitted > 0 && work.worktree) {
     if (!opts.commit) {

@@ -38,9 +38,8 @@ export async function reviewWork(layout: Layout, records: readonly AgentRecord[]
   const places = workPlaces(layout, done);
   const [counts, states, works] = await Promise.all([
     uncommittedOf(layout, done, true),
-    Promise.all([branchTips(layout), places]).then(([tips, works]) =>
-      cachedBranchStates(layout, branchesOf(works), tips),
-    ),
+    // The tips once in-place agents' commits are in (workPlaces imports them).
+    places.then(async (works) => cachedBranchStates(layout, branchesOf(works), await branchTips(layout))),
     places,
   ]);
   // In the order of `branchesOf`, as the states are.

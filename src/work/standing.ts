@@ -2,9 +2,10 @@ import type { AgentRecord } from '../fleet/record.js';
 import type { Layout } from '../layout/layout.js';
 import { standings } from './ahead-behind.js';
 import { branchTips } from './branch-state.js';
-import { branchOf } from './work.js';
+import { importInPlaceBranches } from './import-branch.js';
+import { branchOf, inPlaceBranches } from './work.js';
 
-/** A worktree agent's branch against its base branch now (`status`, the dashboard). */
+/** An agent's branch against its base branch now (`status`, the dashboard). */
 export interface Standing {
   branch: string;
   /** The branch its worktree was made from (null: a detached HEAD). */
@@ -14,17 +15,16 @@ export interface Standing {
 }
 
 /**
- * The standing of each worktree agent among `records`, from one ref read and one history
- * read for them all (`standings`), not a `rev-list` per branch. An agent whose branch is
- * gone is left out.
+ * The standing of each agent on a branch among `records` (in its worktree, or in place),
+ * from one ref read and one history read for them all (`standings`), not a `rev-list` per
+ * branch; in-place agents' commits are brought in first (import-branch.ts). An agent whose
+ * branch is gone is left out.
  */
-export async function worktreeStanding(
-  layout: Layout,
-  records: readonly AgentRecord[],
-): Promise<Map<string, Standing>> {
+export async function branchStanding(layout: Layout, records: readonly AgentRecord[]): Promise<Map<string, Standing>> {
   const out = new Map<string, Standing>();
-  const withBase = records.filter((r) => r.worktree && r.base);
+  const withBase = records.filter((r) => r.base);
   if (withBase.length === 0) return out;
+  await importInPlaceBranches(layout, inPlaceBranches(withBase));
   const tips = await branchTips(layout);
   const mine = withBase.flatMap((r) => {
     const own = tips.get(`refs/heads/${branchOf(r.id)}`);

@@ -3,6 +3,7 @@ import { availableParallelism } from 'node:os';
 import type { AgentRecord } from '../fleet/record.js';
 import type { Layout } from '../layout/layout.js';
 import { git, gitEach } from './git.js';
+import { importInPlaceBranches } from './import-branch.js';
 import { statusCount, uncommittedCounts } from './status-cache.js';
 
 /**
@@ -26,10 +27,16 @@ export type AgentWork =
       checkout: string | null;
       /** Files changed in the worktree and not committed; 0 when the worktree is gone, and in place. */
       uncommitted: number;
+      /** In place: why its latest commits could not be brought into the repository (import-branch.ts). */
+      unimported?: string;
     }
   | { kind: 'in-place'; id: string; cwd: string };
 
 export const branchOf = (id: string) => `flotilla/${id}`;
+
+/** The agents among `recs` working in place on a branch (their records keep a base and no worktree). */
+export const inPlaceBranches = (recs: readonly AgentRecord[]): { id: string; branch: string }[] =>
+  recs.flatMap((r) => (!r.worktree && r.base ? [{ id: r.id, branch: branchOf(r.id) }] : []));
 
 export async function agentWork(layout: Layout, rec: AgentRecord): Promise<AgentWork> {
   return (await agentWorks(layout, [rec]))[0]!;
@@ -45,8 +52,13 @@ export async function agentWorks(layout: Layout, recs: readonly AgentRecord[], c
   return works.map((w) => (w.kind === 'branch' && w.worktree ? { ...w, uncommitted: counts.get(w.worktree) ?? 0 } : w));
 }
 
-/** Where each agent's work is, its uncommitted count left 0: no worktree is looked into. */
+/**
+ * Where each agent's work is, its uncommitted count left 0: no worktree is looked into. An
+ * in-place agent's commits are brought into the repository first, so its branch there is
+ * what every reader of it sees (import-branch.ts).
+ */
 export async function workPlaces(layout: Layout, recs: readonly AgentRecord[]): Promise<AgentWork[]> {
+  const unimported = await importInPlaceBranches(layout, inPlaceBranches(recs));
   return Promise.all(
     recs.map(async (rec): Promise<AgentWork> => {
       const branch = branchOf(rec.id);
@@ -60,6 +72,7 @@ export async function workPlaces(layout: Layout, recs: readonly AgentRecord[]): 
           worktree: null,
           checkout: rec.cwd,
           uncommitted: 0,
+          ...(unimported.has(rec.id) ? { unimported: unimported.get(rec.id)! } : {}),
         };
       }
       const base = rec.base ?? (await guessedBase(layout, branch));

@@ -64,7 +64,6 @@ describe('UNTRUSTED_KEYS', () => {
       'runtimes.gemini.login': 'isolated only',
       'models.prices': 'dearer prices only',
       'security.sandbox': 'may never be none',
-      'security.in_place_commits': 'false only: a project may keep the object store out of reach',
       'output.max_bytes': 'a cap, lowered only',
     };
     const loose = leaves(configSchema)

@@ -73,6 +73,19 @@ describe('a message handed over again while its first copy is claimed', () => {
     expect(all.map((i) => [i.file, i.read])).toEqual([[file, true]]);
   });
 
+  it("status's unread count agrees with the reader: the second copy is no unread mail, before any reader drops it", async () => {
+    await writeMessageFile(box, file, data, {
+      fixed: true,
+      beforeLink: async () => void (await claim(f.layout, 'lead-1', file)),
+    });
+    // A new message beside it is unread, and counted.
+    await deliver(f.layout, { from: 'human', to: 'lead-1', kind: 'message', body: 'unread one\n' });
+    expect(readdirSync(box.new)).toHaveLength(2);
+    expect(unreadCount(f.layout, 'lead-1')).toBe(1);
+    expect((await list(f.layout, 'lead-1')).map((i) => i.message.body)).toEqual(['unread one\n']);
+    expect(unreadCount(f.layout, 'lead-1')).toBe(1);
+  });
+
   it('a claim of the second copy itself is already_claimed and removes it, leaving the claimed file as it was', async () => {
     await writeMessageFile(box, file, data, {
       fixed: true,

@@ -14,25 +14,20 @@ import { DONT_ASK, RUNTIMES, vendorFleets } from './vendor-suite.js';
  */
 const fleets = vendorFleets();
 
-/** Where the member works: its own worktree, or in place with the opt-in key. */
+/** Where the member works: its own worktree, or in place. */
 const PLACES = [
-  { where: 'in its worktree', config: '', spawn: ['--worktree'], suffix: 'commit' },
-  {
-    where: 'in place, with security.in_place_commits',
-    config: '  in_place_commits: true\n',
-    spawn: [],
-    suffix: 'here',
-  },
+  { where: 'in its worktree', spawn: ['--worktree'], suffix: 'commit' },
+  { where: 'in place', spawn: [], suffix: 'here' },
 ];
 
-describe.each(PLACES)('a vendor CLI member commits $where, in the sandbox', ({ where, config, spawn, suffix }) => {
+describe.each(PLACES)('a vendor CLI member commits $where, in the sandbox', ({ where, spawn, suffix }) => {
   it.each(RUNTIMES)('%s', { timeout: 600_000 }, async (name) => {
     const t = TARGETS[name]();
     const f = await fleets.open({
       ...t,
       script: 'commit.yaml',
       // bubblewrap, not `auto`: a machine without it would pass here unsandboxed, proving nothing.
-      config: `security:\n  sandbox: bubblewrap\n${config}`,
+      config: 'security:\n  sandbox: bubblewrap\n',
       definitions: { a: DONT_ASK },
     });
     const git = (...a: string[]) => execa('git', a, { cwd: f.project });

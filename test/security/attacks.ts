@@ -153,6 +153,14 @@ export function attackScript(t: Target): string {
 
   // The .git swap, and its cousins: everything that later runs on the host.
   probe('git-mv', 'mv .git .git-old');
+  // The person's objects, as its alternate: deleted, replaced, planted beside (judged by `git fsck` on the host too).
+  const objects = 'find .git/repository-objects -type f | wc -l';
+  probe(
+    'git-objects-delete',
+    `n=$(${objects}); find .git/repository-objects -type f -delete; test $(${objects}) -lt $n`,
+  );
+  probe('git-objects-replace', 'for o in .git/repository-objects/??/*; do printf x > "$o" || exit 1; done');
+  probe('git-objects-plant', 'touch .git/repository-objects/planted');
   probe('git-rm', 'rm -rf .git 2>/dev/null; test ! -d .git/objects');
   probe('git-hooks-mv', 'mv .git/hooks .git/hooks-old');
   probe('git-hook-pre-commit', `printf '#!/bin/sh\\ntouch ${t.marks}/pre-commit\\n' > .git/hooks/pre-commit`);
@@ -162,8 +170,10 @@ export function attackScript(t: Target): string {
   probe('git-config-append', `printf '[core]\\n\\tfsmonitor = touch ${t.marks}/fsmonitor2\\n' >> .git/config`);
   probe('gitdir-file', `mv .git .git-real 2>/dev/null; printf 'gitdir: %s\\n' "$PWD/evil-git" > .git`);
   probe('git-symlink', 'rm -rf .git 2>/dev/null; ln -s evil-git .git && test -L .git');
-  probe('git-commondir', 'echo "$PWD/evil-git" > .git/commondir');
-  probe('git-worktrees', 'mkdir -p .git/worktrees/evil && echo x > .git/worktrees/evil/commondir');
+  // In place `.git` is the agent's own git dir (tools/git-writable.ts): these land there, and the
+  // test judges them by the person's git dir on the host.
+  fire('echo "$PWD/evil-git" > .git/commondir');
+  fire('mkdir -p .git/worktrees/evil && echo x > .git/worktrees/evil/commondir');
   probe('claude-mv', 'mv .claude .claude-old');
   probe('claude-settings', `echo '{"hooks":{}}' > .claude/settings.json`);
   probe('claude-agents', 'echo evil > .claude/agents/evil.md');

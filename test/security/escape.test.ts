@@ -1,5 +1,5 @@
 import { execa } from 'execa';
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { readAudit } from '../../src/audit/read.js';
@@ -151,6 +151,12 @@ describe.each(MODES)(
       const wt = await f.spawnAgent(['--wait', '--worktree', '--agent', 'worker', '--id', 'wt1', 'work'], KEYS);
       expect(wt.stdout, wt.stderr).toContain('result-of-wt1');
       if (contained) {
+        // What it wrote into its own git dir is not in the person's.
+        expect(existsSync(join(f.project, '.git', 'commondir'))).toBe(false);
+        expect(existsSync(join(f.project, '.git', 'worktrees', 'evil'))).toBe(false);
+        // Its rm -rf .git and its tries at the objects harmed nothing of the person's history.
+        expect((await git(f.project, 'fsck', '--full', '--no-dangling')).exitCode).toBe(0);
+        expect((await git(f.project, 'log', '--format=%s')).stdout).toBe('first');
         expect((await git(f.project, 'status', '--short')).exitCode).toBe(0);
         expect((await git(f.project, 'commit', '-q', '--allow-empty', '-m', 'person')).exitCode).toBe(0);
         expect((await git(f.record('wt1').cwd, 'status', '--short')).exitCode).toBe(0);

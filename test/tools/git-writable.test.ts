@@ -12,6 +12,7 @@ import {
   type SandboxSpec,
 } from '../../src/tools/sandbox.js';
 import { createShellTool } from '../../src/tools/shell.js';
+import { importInPlaceBranches } from '../../src/work/import-branch.js';
 import { addInPlaceBranch } from '../../src/work/in-place.js';
 import { tempDir } from '../helpers/fleet.js';
 import { ctxFor } from './process-helpers.js';
@@ -262,7 +263,9 @@ describe('commits in place, through a git dir of its own', () => {
       )(argv);
     const run = (command: string) =>
       createShellTool({ timeoutSecs: 60, env, wrap }).execute({ command }, ctxFor(project));
-    return { base, run };
+    // What the host does before its git reads flotilla/p1 (review, diff, merge, gc, status).
+    const bring = async () => (await importInPlaceBranches(layout(), [{ id: 'p1', branch: 'flotilla/p1' }])).get('p1');
+    return { base, run, bring };
   };
 
   it('commits on flotilla/<id> from the person’s HEAD; the person’s branch, index and staged work stay theirs', async () => {
@@ -270,16 +273,22 @@ describe('commits in place, through a git dir of its own', () => {
     writeFileSync(join(project, 'staged.txt'), 'person staged\n');
     await host(project, 'add', 'staged.txt');
     writeFileSync(join(project, 'a.txt'), 'person edit\n');
-    const { base, run } = await placed();
+    const { base, run, bring } = await placed();
     expect(base).toEqual({ branch: 'main', commit: (await host(project, 'rev-parse', 'main')).stdout });
     const r = await run(
       [
         'git branch --show-current',
         'echo agent > b.txt && git add b.txt && git commit -q -m "add b" && echo COMMITTED',
         'git stash list | wc -l',
+        // Its objects packed, as its `git gc` would (-n: info/ is the repository's, read-only): the import takes packs too.
+        'git repack -q -d -l -n && ls .git/objects/pack/*.pack | wc -l',
       ].join(' && '),
     );
-    expect(r.output.split('\n').slice(0, 3)).toEqual(['flotilla/p1', 'COMMITTED', '0']);
+    expect(r.output.split('\n').slice(0, 4)).toEqual(['flotilla/p1', 'COMMITTED', '0', '1']);
+    // Its commit is in its own objects and branch until the host brings it in.
+    expect((await host(project, 'rev-parse', 'flotilla/p1')).stdout).toBe(base!.commit);
+    expect(await bring()).toBeUndefined();
+    expect((await host(project, 'fsck', '--no-dangling')).exitCode).toBe(0);
     expect((await host(project, 'log', '-1', '--format=%an <%ae> %s', 'flotilla/p1')).stdout).toBe(
       'p1 <p1@flotilla> add b',
     );
@@ -295,9 +304,9 @@ describe('commits in place, through a git dir of its own', () => {
     ]);
   });
 
-  it('every attempt on what the host runs or on refs not its own fails, and the person’s own commit afterwards runs nothing of the agent’s', async () => {
+  it('every attempt on what the host runs fails, one on refs lands only in its own git dir, and the person’s own commit afterwards runs nothing of the agent’s', async () => {
     await host(project, 'branch', 'feature');
-    const { run } = await placed();
+    const { run, bring } = await placed();
     const common = join(project, '.git');
     const hook = `printf '#!/bin/sh\\ntouch ${marker}\\n'`;
     const attacks: Record<string, string> = {
@@ -307,17 +316,19 @@ describe('commits in place, through a git dir of its own', () => {
       'core.fsmonitor': `git config core.fsmonitor "touch ${marker}"`,
       'a filter through .gitattributes and config': `echo '* filter=evil' > .gitattributes && git config filter.evil.clean "touch ${marker}; cat"`,
       'info/attributes': `echo '* filter=evil' > .git/info/attributes`,
+      'move another branch': 'git branch -f feature $(git commit-tree -m evil HEAD^{tree})',
+      'plant alternates': `echo ${tmp.dir} > .git/objects/info/alternates`,
+      'write into the repository’s objects': 'touch .git/repository-objects/planted',
+      'replace .git': 'mv .git .git-old',
+    };
+    // Its refs are its own: these move only what its own git sees.
+    const ownView: Record<string, string> = {
       'move the person’s current branch': 'git update-ref refs/heads/main $(git commit-tree -m evil HEAD^{tree})',
-      'branch -f main': 'git branch -f main HEAD',
-      'move another branch': 'git branch -f feature HEAD',
       'move another agent’s packed branch':
         'git update-ref refs/heads/flotilla/w2 $(git commit-tree -m evil HEAD^{tree})',
       'point its HEAD at main and commit':
         'git symbolic-ref HEAD refs/heads/main && git commit -q --allow-empty -m evil',
-      'switch to main and commit': 'git switch -q main && git commit -q --allow-empty -m evil',
       'make a branch outside flotilla/': 'git branch other',
-      'plant alternates': `echo ${tmp.dir} > .git/objects/info/alternates`,
-      'replace .git': 'mv .git .git-old',
     };
     const mainBefore = (await host(project, 'rev-parse', 'main')).stdout;
     const refsBefore = (await host(project, 'for-each-ref', '--format=%(refname) %(objectname)')).stdout;
@@ -325,9 +336,10 @@ describe('commits in place, through a git dir of its own', () => {
     const script = Object.entries(attacks)
       .map(([name, cmd], i) => `( ${cmd} ) >/dev/null 2>&1 && echo "WORKED ${i} ${name}"`)
       .join('\n');
-    const r = await run(`${script}\necho end`);
+    const r = await run(`${script}\n${Object.values(ownView).join(' ; ')} >/dev/null 2>&1\necho end`);
     expect(r.output).toContain('end');
     expect(r.output.split('\n').filter((l) => l.startsWith('WORKED'))).toEqual([]);
+    expect(await bring()).toBeUndefined();
     expect((await host(project, 'rev-parse', 'main')).stdout).toBe(mainBefore);
     expect((await host(project, 'symbolic-ref', 'HEAD')).stdout).toBe('refs/heads/main');
     expect((await host(project, 'for-each-ref', '--format=%(refname) %(objectname)')).stdout).toBe(refsBefore);
@@ -337,12 +349,13 @@ describe('commits in place, through a git dir of its own', () => {
       join(common, 'hooks', 'post-commit'),
       join(common, 'commondir'),
       join(common, 'objects', 'info', 'alternates'),
+      join(common, 'objects', 'planted'),
       join(common, 'info', 'attributes'),
     ]) {
       expect(existsSync(planted), planted).toBe(false);
     }
-    // Its HEAD is its own to point anywhere (only its commits there fail); back on its branch it
-    // commits what it could write (its .gitattributes); the person merges it and commits on the host.
+    // Back on its branch it commits what it could write (its .gitattributes); the host brings
+    // that in, and the person merges it and commits on the host.
     expect(
       (
         await run(
@@ -350,6 +363,7 @@ describe('commits in place, through a git dir of its own', () => {
         )
       ).output,
     ).toContain('COMMITTED');
+    expect(await bring()).toBeUndefined();
     expect((await host(project, 'log', '-1', '--format=%an %s', 'flotilla/p1')).stdout).toBe('p1 work');
     // Its own git dir is its to spoil: a commondir there points its own git elsewhere, never the host's.
     await run(`echo ${tmp.dir} > .git/commondir; git config core.hooksPath $PWD/h`);
@@ -360,6 +374,79 @@ describe('commits in place, through a git dir of its own', () => {
     await host(project, 'status');
     expect(existsSync(marker)).toBe(false);
     expect((await host(project, 'log', '-1', '--format=%an', 'main')).stdout).toBe('person');
+  });
+
+  it('its rm -rf .git and its tampering with objects harm nothing of the person’s; what it planted in its own is never taken', async () => {
+    const { run, bring } = await placed();
+    const common = join(project, '.git');
+    const p1Before = (await host(project, 'rev-parse', 'flotilla/p1')).stdout;
+    const historyBefore = (await host(project, 'log', '--all', '--format=%H %an %s')).stdout;
+    const looseBefore = (await host(project, 'rev-list', '--all', '--objects')).stdout;
+    // Another repository's commit: the agent links its objects into its own and names it as its tip.
+    const other = join(tmp.dir, 'other');
+    mkdirSync(other);
+    await host(other, 'init', '-q');
+    writeFileSync(join(other, 'secret.txt'), 'secret\n');
+    await host(other, 'add', '.');
+    await host(other, 'commit', '-q', '-m', 'secret');
+    const secret = (await host(other, 'rev-parse', 'HEAD')).stdout;
+    const [some] = looseBefore.split('\n');
+    const file = (id: string) => `${id.slice(0, 2)}/${id.slice(2)}`;
+    const tip = '.git/refs/heads/flotilla/p1';
+    const attacks: Record<string, string> = {
+      'delete the repository’s objects': 'find .git/repository-objects -type f -delete',
+      'replace one of them': `printf x > .git/repository-objects/${file(some!)}`,
+      'plant one beside them': 'touch .git/repository-objects/planted',
+      'name another folder as its alternate': `echo ${join(other, '.git', 'objects')} > .git/objects/info/alternates`,
+    };
+    const script = Object.entries(attacks)
+      .map(([name, cmd], i) => `( ${cmd} ) >/dev/null 2>&1 && echo "WORKED ${i} ${name}"`)
+      .join('\n');
+    const links = (await host(other, 'rev-list', '--objects', 'HEAD')).stdout
+      .split('\n')
+      .map((l) => l.split(' ')[0]!)
+      .map(
+        (id) =>
+          `mkdir -p .git/objects/${id.slice(0, 2)} && ln -s ${join(other, '.git', 'objects', file(id))} .git/objects/${file(id)}`,
+      );
+    const r = await run(`${script}\n${links.join(' && ')} && echo ${secret} > ${tip} && echo LINKED`);
+    expect(r.output.split('\n').filter((l) => l.startsWith('WORKED'))).toEqual([]);
+    expect(r.output).toContain('LINKED');
+    // A link is never followed: the other repository's commit is not whole here, and is not taken.
+    expect(await bring()).toMatch(/flotilla\/p1: its commit .* is not whole/);
+    expect((await host(project, 'cat-file', '-e', secret).catch((e: { exitCode: number }) => e)).exitCode).toBe(1);
+    // A commit of its own whose object file it then fills with another object: index-pack refuses it.
+    const forged = await run(
+      [
+        `echo ${p1Before} > ${tip}`,
+        'c=$(git commit-tree -m forged HEAD^{tree})',
+        'b=$(echo other | git hash-object -w --stdin)',
+        'f=.git/objects/$(echo $c | cut -c1-2)/$(echo $c | cut -c3-)',
+        'chmod u+w $f && cp .git/objects/$(echo $b | cut -c1-2)/$(echo $b | cut -c3-) $f',
+        `echo $c > ${tip} && echo FORGED`,
+      ].join(' && '),
+    );
+    expect(forged.output).toContain('FORGED');
+    expect(await bring()).toMatch(/flotilla\/p1: /);
+    // A tip that is no id, and a tip that is a link, are no tip at all.
+    await run(`echo 'ref: refs/heads/main' > ${tip}`);
+    expect(await bring()).toBeUndefined();
+    await run(`rm ${tip} && ln -s ${join(other, '.git', 'refs', 'heads', 'master')} ${tip}`);
+    expect(await bring()).toBeUndefined();
+    expect((await host(project, 'rev-parse', 'flotilla/p1')).stdout).toBe(p1Before);
+    // Then it deletes its git dir, and tries the hooks folder it might have freed.
+    const hook = `printf '#!/bin/sh\\ntouch ${marker}\\n'`;
+    await run(`rm -rf .git; ${hook} > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; true`);
+    expect(await bring()).toBeUndefined();
+    // The person's repository is whole, its history and objects as they were, and their commit runs nothing.
+    expect((await host(project, 'fsck', '--full', '--no-dangling')).exitCode).toBe(0);
+    expect((await host(project, 'log', '--all', '--format=%H %an %s')).stdout).toBe(historyBefore);
+    expect((await host(project, 'rev-list', '--all', '--objects')).stdout).toBe(looseBefore);
+    expect(existsSync(join(common, 'objects', 'planted'))).toBe(false);
+    writeFileSync(join(project, 'a.txt'), 'person\n');
+    await host(project, 'commit', '-q', '-am', 'person');
+    expect(existsSync(marker)).toBe(false);
+    expect((await host(project, 'log', '-1', '--format=%an %s', 'main')).stdout).toBe('person person');
   });
 
   it('a link it leaves in its git dir where a mount will land makes nothing on the host', async () => {

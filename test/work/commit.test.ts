@@ -132,8 +132,8 @@ describe('an agent in place', () => {
     GIT_COMMITTER_EMAIL: 'p@example.com',
   };
 
-  it('with security.in_place_commits, commits inside the default sandbox on flotilla/<id>, leaving the person’s branch alone; review shows it and merge takes it as the checkout holds it', async () => {
-    f = spawnFleet({ config: 'security:\n  in_place_commits: true\n' });
+  it('commits inside the default sandbox on flotilla/<id>, leaving the person’s branch alone; review shows it and merge takes it as the checkout holds it', async () => {
+    f = spawnFleet();
     const git = await repo(f);
     const init = (await git('rev-parse', 'main')).stdout;
     const r = await f.spawnAgent(['--wait', '--id', 'here', '--model', `script:${fixture('committer.yaml')}`, 'fix a']);
@@ -154,6 +154,20 @@ describe('an agent in place', () => {
     expect(review).toMatchObject([{ id: 'here', branch: 'flotilla/here', base: 'main', ahead: 1, files: ['a.txt'] }]);
     const d = await f.flotilla(['diff', 'here', '--json']);
     expect(JSON.parse(d.stdout)).toMatchObject({ kind: 'branch', branch: 'flotilla/here', from: init });
+    // status shows its standing as for a worktree agent.
+    const rows = JSON.parse((await f.flotilla(['status', '--json'])).stdout) as { id: string; work?: unknown }[];
+    expect(rows.find((r) => r.id === 'here')?.work).toEqual({
+      branch: 'flotilla/here',
+      base: 'main',
+      ahead: 1,
+      behind: 0,
+    });
+    // Ended and not merged: gc keeps its branch and its git dir, and says so.
+    const fl = f;
+    await eventually(async () => (await fl.flotilla(['cancel', 'here'])).exitCode === 0, 10_000, 'cancel here');
+    expect((await f.flotilla(['gc'])).stdout).toContain(
+      'kept flotilla/here and its git dir (it worked in place): 1 commit not merged — flotilla merge here, or gc --force to drop it',
+    );
 
     // The person commits meanwhile; the merge is a merge commit and the checkout's files stay as they are.
     writeFileSync(join(f.project, 'README'), 'changed by the person\n');
@@ -178,8 +192,6 @@ describe('an agent in place', () => {
 
     // Merged and ended: gc takes its branch and its own git dir.
     expect(existsSync(f.layout.inPlaceGitDir('here'))).toBe(true);
-    const fl = f;
-    await eventually(async () => (await fl.flotilla(['cancel', 'here'])).exitCode === 0, 10_000, 'cancel here');
     expect((await f.flotilla(['gc'])).stdout).toContain('0 worktrees, 1 branches');
     expect((await git('branch', '--list', 'flotilla/*')).stdout.trim()).toBe('flotilla/idle');
     expect(existsSync(f.layout.inPlaceGitDir('here'))).toBe(false);

@@ -79,7 +79,13 @@ describe('merge_work', () => {
         ahead: 1,
         behind: 1,
       });
-      expect(rows.find((r) => r.id === 'lead')?.work).toBeUndefined();
+      // The lead worked in place: its own branch, with nothing committed, behind main by kid's merge.
+      expect(rows.find((r) => r.id === 'lead')?.work).toEqual({
+        branch: 'flotilla/lead',
+        base: 'main',
+        ahead: 0,
+        behind: 1,
+      });
       // The dashboard's row: read from git in the background, shown on a later frame.
       const reader = new FleetReader(fl.layout);
       let row = reader.snapshot().rows.find((r) => r.id === 'other');

@@ -108,7 +108,7 @@ describe('review and merge', () => {
     expect((await git('branch', '--list', 'flotilla/*')).stdout).toBe('');
   });
 
-  it('bad input: still working, uncommitted work, an agent with no branch — each says what to do and merges nothing', async () => {
+  it('bad input: still working, uncommitted work, an agent in place that committed nothing — each says what to do and merges nothing', async () => {
     const { fl, git } = await setUp();
     f = fl;
     await worker(fl, 'wc', 'committer-c.yaml');
@@ -139,7 +139,7 @@ describe('review and merge', () => {
     const none = await fl.flotilla(['merge', 'here'], PERSON);
     expect(none.exitCode).toBe(1);
     expect(none.stderr.trim()).toBe(
-      `flotilla: here worked in place in ${fl.project}: it has no branch to merge — its changes are uncommitted in that checkout (flotilla diff here); commit them there yourself`,
+      `flotilla: here worked in place in ${fl.project} and committed nothing on flotilla/here: its changes are uncommitted in that checkout (flotilla diff here); commit them there yourself`,
     );
 
     const busy = await fl.spawnAgent([

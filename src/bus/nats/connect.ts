@@ -27,6 +27,8 @@ export async function connectNats(
       reconnectTimeWait: 250,
       // A dead server should queue mail at once, not after the default 20 s.
       timeout: 2_000,
+      // No async stack kept per request (an Error made for each, ~100 of them a `status`): our messages never show it.
+      noAsyncTraces: true,
       ...(token ? { token } : {}),
       ...(user ? { user, pass: pass ?? '' } : {}),
       ...(tls ? { tls: settings.ca_file ? { caFile: settings.ca_file } : {} } : {}),

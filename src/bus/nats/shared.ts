@@ -6,7 +6,7 @@ import type { Layout } from '../../layout/layout.js';
 import { busNames } from '../names.js';
 import type { SharedKv, SharedStore } from '../shared.js';
 import { lastValues } from './last-values.js';
-import { natsLink, perLink } from './link.js';
+import { natsLink, perLink, type Link } from './link.js';
 import { isWrongRevision } from './lost.js';
 import { withTimeout } from './timeout.js';
 
@@ -64,6 +64,36 @@ export function natsShared(
       const all = await withTimeout(lastValues(await link.open(), bucket, pattern), 4 * TIMEOUT_MS);
       return all.map((v) => ({ key: v.key, value: decoder.decode(v.value) }));
     },
+    async keys(pattern) {
+      return withTimeout(keyNames(await link.open(), bucket, pattern), TIMEOUT_MS);
+    },
+    async drop(key) {
+      const l = await link.open();
+      try {
+        await withTimeout(l.jsm.streams.purge(`KV_${bucket}`, { filter: `$KV.${bucket}.${key}` }), TIMEOUT_MS);
+      } catch (err) {
+        // A bucket nobody has written yet holds nothing to drop.
+        if (!(err instanceof JetStreamApiError && err.code === JetStreamApiCodes.StreamNotFound)) throw err;
+      }
+    },
   };
   return { kv, close: () => link.close() };
+}
+
+/**
+ * The keys under `pattern` that hold a message, from the stream's subject counts: one request
+ * that carries names, not values (a key deleted through the KV library keeps its tombstone and
+ * is listed; the board drops its index keys whole, `drop`).
+ */
+async function keyNames(l: Link, bucket: string, pattern: string): Promise<string[]> {
+  const prefix = `$KV.${bucket}.`;
+  let info;
+  try {
+    info = await l.jsm.streams.info(`KV_${bucket}`, { subjects_filter: `${prefix}${pattern}` });
+  } catch (err) {
+    // A bucket nobody has written yet holds no keys: a reader never makes it.
+    if (err instanceof JetStreamApiError && err.code === JetStreamApiCodes.StreamNotFound) return [];
+    throw err;
+  }
+  return Object.keys(info.state.subjects ?? {}).map((s) => s.slice(prefix.length));
 }

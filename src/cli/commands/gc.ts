@@ -34,10 +34,16 @@ export function command(): Command {
         process.stdout.write(
           `removed ${r.records.length} records, ${r.panes.length} dead panes, ${r.worktrees.length} worktrees, ${r.branches.length} branches, ${r.retention.transcripts.length} transcripts, ${r.retention.outputs.length} outputs\n`,
         );
-        for (const u of r.unmerged)
+        for (const u of r.unmerged) {
+          const why = [
+            u.ahead ? `${u.ahead} commit${u.ahead === 1 ? '' : 's'} not merged` : '',
+            u.uncommitted ? `${u.uncommitted} uncommitted file${u.uncommitted === 1 ? '' : 's'}` : '',
+            u.unimported ? `commits not brought into the repository (${u.unimported})` : '',
+          ];
           process.stdout.write(
-            `kept ${u.branch} and its worktree: ${[u.ahead ? `${u.ahead} commit${u.ahead === 1 ? '' : 's'} not merged` : '', u.uncommitted ? `${u.uncommitted} uncommitted file${u.uncommitted === 1 ? '' : 's'}` : ''].filter(Boolean).join(', ')} — flotilla merge ${u.id}, or gc --force to drop it\n`,
+            `kept ${u.branch} and ${u.inPlace ? 'its git dir (it worked in place)' : 'its worktree'}: ${why.filter(Boolean).join(', ')} — flotilla merge ${u.id}, or gc --force to drop it\n`,
           );
+        }
         if (r.corrupt.length > 0)
           process.stdout.write(
             `set aside ${r.corrupt.length} corrupt record${r.corrupt.length === 1 ? '' : 's'} (${r.corrupt.join(', ')}) in state/agents/corrupt/\n`,

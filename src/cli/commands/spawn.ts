@@ -87,10 +87,28 @@ async function spawnAction(words: string[], opts: SpawnOpts, cmd: Command): Prom
   const { config } = await cliConfig(layout);
   traceMark('spawn: config read');
   // A person's spawn says once when `auto` found no sandbox; an agent's model would only read it as noise.
-  if (!process.env.FLOTILLA_AGENT_ID) {
-    const warning = (await import('../../tools/sandbox-mode.js')).sandboxWarning(config);
-    if (warning) process.stderr.write(`${warning}\n`);
+  // Probed beside the spawn's own work; said before the spawn's answer or its error.
+  const warning = process.env.FLOTILLA_AGENT_ID
+    ? Promise.resolve(null)
+    : (await import('../../tools/sandbox-mode.js')).sandboxWarningSoon(config);
+  const warned = warning.then((line) => {
+    if (line) process.stderr.write(`${line}\n`);
+  });
+  try {
+    await spawnOn(layout, config, words, opts, warned);
+  } catch (err) {
+    await warned;
+    throw err;
   }
+}
+
+async function spawnOn(
+  layout: Layout,
+  config: Config,
+  words: string[],
+  opts: SpawnOpts,
+  warned: Promise<void>,
+): Promise<void> {
   const { UsageError } = await import('../../errors.js');
   const prompt = opts.prompt ?? (words.length ? words.join(' ') : await readStdin());
   // An agent opened with nothing to do only sits there; refused before anything opens.
@@ -102,8 +120,12 @@ async function spawnAction(words: string[], opts: SpawnOpts, cmd: Command): Prom
       { code: 'empty-prompt' },
     );
   }
-  if (opts.host && opts.host !== 'local') return spawnElsewhere(layout, config, opts.host, opts, prompt);
-  const rec = await spawnHere(layout, config, opts, prompt);
+  if (opts.host && opts.host !== 'local') {
+    await warned;
+    return spawnElsewhere(layout, config, opts.host, opts, prompt);
+  }
+  const rec = await spawnHere(layout, config, opts, prompt, warned);
+  await warned;
   if (!opts.wait) {
     const { printJson } = await import('../output.js');
     if (opts.json) printJson(rec);
@@ -119,6 +141,7 @@ async function spawnHere(
   config: Config,
   opts: SpawnOpts,
   prompt: string,
+  warned: Promise<void>,
 ): Promise<import('../../fleet/record.js').AgentRecord> {
   const [{ spawnAgent }, { reconcileDead }] = await Promise.all([
     import('../../spawn/spawn.js'),
@@ -156,8 +179,10 @@ async function spawnHere(
   ).catch(async (err: unknown) => {
     // Its definition's host: names another machine: the spawn goes there (§17).
     const { DefinitionElsewhere } = await import('../../spawn/prepare.js');
-    if (err instanceof DefinitionElsewhere)
+    if (err instanceof DefinitionElsewhere) {
+      await warned;
       return spawnElsewhere(layout, config, err.host, { ...opts, agent: err.definition }, prompt);
+    }
     throw err;
   });
 }

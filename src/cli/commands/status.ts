@@ -73,11 +73,17 @@ async function gather(layout: Layout, config: Config, all: boolean): Promise<Sta
   beats?.catch(() => undefined);
   // On a bus the boards and leases are the fleet's, read there (§15, §16, §18); a bus that does not answer shows none.
   const teamRead = bus ? fleetTeam(layout) : null;
-  await bus?.mail.collect(['human']);
+  // A host past its lost_after_secs has its live agents marked lost, each parent told once (§17.8).
+  const lost = bus ? import('../../lifecycle/lost.js').then((m) => m.markLostHosts(layout, bus, beats)) : null;
+  await Promise.all([bus?.mail.collect(['human']), lost]);
   // A look holds a connection anyway: this host's audit lines go with it (§9; sent as the bus closes).
   void bus?.audit.ship();
-  // A host past its lost_after_secs has its live agents marked lost, each parent told once (§17.8).
-  if (bus) await (await import('../../lifecycle/lost.js')).markLostHosts(layout, bus, beats);
+  // The other hosts' records, read as they stand after the lost marks, while this host's files
+  // are read below; grouped once those say which ids are this host's.
+  let localIds: (ids: Set<string>) => void = () => undefined;
+  const known = new Promise<Set<string>>((resolve) => (localIds = resolve));
+  const hostGroupsRead = bus ? otherHostGroups(bus, config, known, all, beats) : null;
+  hostGroupsRead?.catch(() => undefined);
   const [{ reconcileDead }, { listRecords }, { liveRecords, recentRecords }, { unreadCount }, { queueLine }] =
     await Promise.all([
       import('../../lifecycle/reconcile.js'),
@@ -103,10 +109,10 @@ async function gather(layout: Layout, config: Config, all: boolean): Promise<Sta
   // The line for running slots: agents waiting for new work to start, and spawn-agent --queue not started yet.
   const line = queueLine(layout);
   const place = new Map(line.flatMap((q) => (q.agentId ? [[q.agentId, q.position] as const] : [])));
-  // Worktree agents' branches against their bases (§12), read only when some agent has one.
-  const standing = records.some((r) => r.worktree)
+  // Agents' branches against their bases, in worktrees and in place (§12), read only when some agent has one.
+  const standing = records.some((r) => r.base)
     ? await import('../../work/standing.js').then(async (m) => ({
-        of: await m.worktreeStanding(layout, records),
+        of: await m.branchStanding(layout, records),
         mark: m.standingMark,
       }))
     : null;
@@ -119,11 +125,12 @@ async function gather(layout: Layout, config: Config, all: boolean): Promise<Sta
       ...(work ? { work: standing!.mark(work), standing: work } : {}),
     };
   });
-  const known = new Set(records.map((r) => r.id));
-  const waiting = line.filter((q) => q.agentId && !known.has(q.agentId) && !corrupt.has(q.agentId));
+  const ids = new Set(records.map((r) => r.id));
+  localIds(ids);
+  const waiting = line.filter((q) => q.agentId && !ids.has(q.agentId) && !corrupt.has(q.agentId));
   // On a bus, an ended agent's mail waits there (no harness feeds its spool): counted as on maildir, where it sits in its spool (§4, §18).
   const [, team, hostGroups] = bus
-    ? await Promise.all([countWaitingOnBus(bus, entries), teamRead, otherHostGroups(bus, config, known, all, beats)])
+    ? await Promise.all([countWaitingOnBus(bus, entries), teamRead, hostGroupsRead])
     : [undefined, null, null];
   // File leases (§16), loaded only when a fleet has ever had one.
   const leases = team
@@ -144,7 +151,7 @@ async function gather(layout: Layout, config: Config, all: boolean): Promise<Sta
 async function otherHostGroups(
   bus: Bus,
   config: Config,
-  known: Set<string>,
+  known: Promise<ReadonlySet<string>>,
   all: boolean,
   beats: Promise<import('../../bus/types.js').HostBeat[]> | undefined,
 ): Promise<HostGroup[] | null> {

@@ -68,7 +68,7 @@ export async function prepareCli(d: {
   // own sub-agents are turned off in the catalogue it is given (docs/runtimes.md, "First-run answers").
   traceMark('shim: login and binary checked');
   const [catalog, untested] = await Promise.all([
-    (await import('./model-catalog.js')).fleetCatalog(layout, runtime, bin, env, configDir),
+    (await import('../../runtimes/model-catalog.js')).fleetCatalog(layout, runtime, bin, env, configDir),
     (await import('./cli-version.js')).untestedVersionNotice(layout, runtime, bin, env),
   ]);
   // Said once, in the pane, before the CLI draws: a new prompt of an untested CLI looks like a hung agent.

@@ -4,7 +4,7 @@ import type { Layout } from '../../layout/layout.js';
 import { packagedVersion, runtimeVersion } from '../../runtimes/binary.js';
 import type { Runtime } from '../../runtimes/types.js';
 import { isTestedVersion, parseVersion, TESTED } from '../../versions.js';
-import { binaryId } from './model-catalog.js';
+import { binaryId } from '../../runtimes/model-catalog.js';
 
 /**
  * The line a spawn prints in its pane when its CLI is not at the version Flotilla was tested

@@ -31,6 +31,5 @@ export async function drainInbox(
 
 /** Unread messages waiting in `owner`'s new/ (not claimed). */
 export async function unreadCount(layout: Layout, owner: string): Promise<number> {
-  const { listNames, maildir } = await import('../../inbox/maildir.js');
-  return listNames(maildir(layout, owner).new).length;
+  return (await import('../../inbox/maildir.js')).unreadCount(layout, owner);
 }

@@ -1,0 +1,28 @@
+import { AGENT_IDENTITY_VARS } from '../fleet/agent-env.js';
+import { shellCommand } from '../tmux/quote.js';
+
+/**
+ * What an agent's tmux pane runs (§5.7): the harness under a POSIX sh that waits for it, and
+ * when the harness was killed by a signal (SIGKILL, the OOM killer, a crash: status 128+N)
+ * runs the reaper for its pane with that status. tmux's pane-died hook stays, but tmux can
+ * lose a pane process's SIGCHLD (its libutempter swaps the handler out while it closes a
+ * pane: github.com/tmux/tmux/issues/311) and then never runs the hook; the sh is the
+ * harness's parent and cannot miss it.
+ *
+ * The harness's own exits (any status: done, cancelled, refused, failed) ended its record
+ * itself, and cost no reaper here. The sh catches Ctrl-C's SIGINT and SIGQUIT so that only the
+ * harness acts on them (a caught signal is default again in the harness it runs). A closed
+ * window's SIGHUP ends the sh, and the kernel then sends the harness SIGHUP as before.
+ */
+export function paneCommand(harness: readonly string[], reaper: readonly string[]): string[] {
+  // The reaper is no agent: the identity the pane's environment gives the harness is dropped.
+  const reap = shellCommand(['env', ...[...AGENT_IDENTITY_VARS].flatMap((v) => ['-u', v]), ...reaper]);
+  const script = [
+    'trap : INT QUIT',
+    '"$@"',
+    's=$?',
+    `if [ "$s" -gt 128 ]; then ${reap} --pane "$TMUX_PANE" --exit-status "$s" >/dev/null; fi`,
+    'exit "$s"',
+  ].join('\n');
+  return ['/bin/sh', '-c', script, 'flotilla-pane', ...harness];
+}
