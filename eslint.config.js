@@ -32,7 +32,7 @@ export default tseslint.config(
           code: 120,
           ignoreStrings: true,
           ignoreTemplateLiterals: true,
-          ignoreComments: true,
+          ignoreComments: false,
           ignoreUrls: true,
           ignoreRegExpLiterals: true,
         },

@@ -276,7 +276,8 @@ async function claimsBench({ workers, tasks, bus }) {
   // This process adds the tasks and reads the counts as the fleet's person would: on the bus's store.
   const saved = { ...process.env };
   Object.assign(process.env, busEnv(bus));
-  // The board's tasks, added as that store keeps them: files written at once on maildir, each through the board on nats://.
+  // The board's tasks, added as that store keeps them: files written at once on maildir, each through the board on
+  // nats://.
   const fill = async (layout, name, n) => {
     if (bus === 'maildir') return populateBoard(layout, name, { finished: 0, claimed: 0, open: n });
     for (let i = 1; i <= n; i++)
@@ -352,7 +353,8 @@ async function claimsBench({ workers, tasks, bus }) {
     const counts = (await Promise.all(shells.map((s) => s.done))).map((o) => Number(o.trim()));
     const cliSeconds = (Date.now() - s0) / 1000;
     const counted = (await listBoard(layout, 'shell', { limit: 0 })).counts;
-    // Each shell stops at its first refused claim: the last ones say the board is empty; any other says why it stopped early.
+    // Each shell stops at its first refused claim: the last ones say the board is empty; any other says why it stopped
+    // early.
     const stops = [
       ...new Set(
         readdirSync(p.dir)

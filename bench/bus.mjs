@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The fleet's bus, maildir next to nats:// (docs/design.md §18), against the built dist/:
-//   node bench/bus.mjs [--only delivery,throughput,status,reads,slots,server,side] [--messages 100] [--records 5000] [--runs 7]
+// node bench/bus.mjs [--only delivery,throughput,status,reads,slots,server,side] [--messages 100] [--records 5000]
+// [--runs 7]
 // With no nats-server to name (`--nats nats://host:port`) it starts one of its own (Debian's
 // `nats-server -js`) on a free port with a temporary store. Prints one JSON document.
 //  - delivery: an idle agent (real harness in tmux, scripted model, the bus named by
@@ -286,7 +287,10 @@ async function throughput(bus, count) {
   }
 }
 
-/** A fleet whose `status` shows N finished records: on maildir in this host's registry, on nats:// another host's on the bus. */
+/**
+ * A fleet whose `status` shows N finished records: on maildir in this host's registry, on nats:// another host's on the
+ * bus.
+ */
 async function statusFleet(bus, records) {
   const [{ layoutFor, ensureState }, { busFor, closeBuses }] = await Promise.all([
     load('layout/layout.js'),

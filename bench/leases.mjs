@@ -26,7 +26,8 @@ async function leaseBench({ firstTakes = 200, heldEdits = 2000, hookCalls = 2000
   // This process is the fleet's holder: its config (the bus) is what a harness's would be.
   const saved = { ...process.env };
   Object.assign(process.env, busEnv(bus));
-  // The lease operations every door calls (team-store/leases.ts): files on maildir, the fleet's LEASES bucket on nats://.
+  // The lease operations every door calls (team-store/leases.ts): files on maildir, the fleet's LEASES bucket on
+  // nats://.
   const [
     { layoutFor, ensureState },
     { createRecord },

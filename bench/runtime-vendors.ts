@@ -229,12 +229,14 @@ const SPANS: [label: string, from: string, to: string][] = [
   ['shim: sandbox planned, door opened', 'shim: CLI settings written', 'shim: sandbox planned, door open'],
   ["shim: bwrap made the sandbox, CLI exec'd", 'shim: sandbox planned, door open', 'shim: CLI started'],
   ['CLI: start → first model request', 'shim: CLI started', 'first model request'],
-  // Within the CLI's start: its fleet MCP server (in the sandbox: through the door, started by the shim) and its turn-start hook.
+  // Within the CLI's start: its fleet MCP server (in the sandbox: through the door, started by the shim) and its
+  // turn-start hook.
   ['  CLI starts its fleet MCP server (node on the host starts)', 'shim: CLI started', 'mcp: process started'],
   ['  MCP server: modules load', 'mcp: process started', 'mcp: command runs'],
   ['  MCP server: config, identity, SDK load', 'mcp: command runs', 'mcp: serving'],
   ['  MCP server serving → CLI initialized it', 'mcp: serving', 'mcp: client initialized'],
-  // The hook's process was started ahead by the door (harness/door-send.ts, warmHook): from the CLI running its hook command to the door.
+  // The hook's process was started ahead by the door (harness/door-send.ts, warmHook): from the CLI running its hook
+  // command to the door.
   ['  MCP initialized → turn-start hook reaches the door', 'mcp: client initialized', 'shim: turn-start hook asked'],
   ['  turn-start hook: the door asks the spare → answered', 'shim: turn-start hook asked', 'hook turn-start: answered'],
   ['  turn-start hook answered → first model request', 'hook turn-start: answered', 'first model request'],

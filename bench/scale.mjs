@@ -181,7 +181,9 @@ async function watchFirstFrame(p, socket, env, i, cli = CLI) {
   return ms;
 }
 
-/** The floor under the first frame: ms from `tmux new-window` until a bare `node -e` has written the same stats file. */
+/**
+ * The floor under the first frame: ms from `tmux new-window` until a bare `node -e` has written the same stats file.
+ */
 async function nodeInWindow(p, socket, env, i) {
   const stats = join(p.dir, `floor-${i}-${Math.random().toString(36).slice(2)}.json`);
   const script =

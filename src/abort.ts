@@ -1,4 +1,7 @@
-/** The one abort helper (CONTRIBUTING.md, "How the code reads" 11: no abort plumbing hand-written at every call site): the loop and the tool wrapper race their work against a signal with it. */
+/**
+ * The one abort helper (CONTRIBUTING.md, "How the code reads" 11: no abort plumbing hand-written at every call site):
+ * the loop and the tool wrapper race their work against a signal with it.
+ */
 
 /** Resolves or rejects with `p`, or rejects with the signal's reason as soon as it aborts. */
 export function abortable<T>(p: PromiseLike<T>, signal: AbortSignal): Promise<T> {
@@ -19,7 +22,9 @@ export function abortable<T>(p: PromiseLike<T>, signal: AbortSignal): Promise<T>
   });
 }
 
-/** Throws the signal's reason, as an Error, once it has aborted (after the one `sleep`, a retry delay ends the turn). */
+/**
+ * Throws the signal's reason, as an Error, once it has aborted (after the one `sleep`, a retry delay ends the turn).
+ */
 export function throwIfAborted(signal: AbortSignal): void {
   if (signal.aborted) throw reasonOf(signal);
 }

@@ -225,7 +225,10 @@ await build({
 await mkdir(new URL('../dist/cli', import.meta.url), { recursive: true });
 await writeFile(new URL('../dist/cli/package.json', import.meta.url), JSON.stringify({ type: 'commonjs' }) + '\n');
 
-/** Each command's `fast` flag and `fastLeavesOut`, read by loading the command registry (src/cli/registry.ts fastRoutes). */
+/**
+ * Each command's `fast` flag and `fastLeavesOut`, read by loading the command registry (src/cli/registry.ts
+ * fastRoutes).
+ */
 async function readFastRoutes() {
   const out = new URL('../dist/.fast-routes.mjs', import.meta.url);
   await build({

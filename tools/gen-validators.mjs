@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Generates zod-free validators for the hot records from their zod schemas (docs/decisions.md, "Cost against the fleet's history"):
+// Generates zod-free validators for the hot records from their zod schemas (docs/decisions.md, "Cost against the
+// fleet's history"):
 // building zod's schemas at import was ~30 ms of every `flotilla status`. zod stays the single
 // source of truth: this walks the schema's definition and writes plain checks with zod's
 // meaning (unknown keys stripped, defaults filled, the same constraints). A kind of schema it

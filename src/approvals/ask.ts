@@ -42,7 +42,9 @@ export class Approvals {
     private readonly setWaiting: (waiting: boolean) => void,
   ) {}
 
-  /** Asks a person about one call; resolves with the decision. A stopped turn (Ctrl-C, timeout) withdraws the question. */
+  /**
+   * Asks a person about one call; resolves with the decision. A stopped turn (Ctrl-C, timeout) withdraws the question.
+   */
   async ask(
     call: ToolCall,
     mode: string,

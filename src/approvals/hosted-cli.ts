@@ -30,7 +30,10 @@ import { describeCall } from './ask.js';
  */
 const POLL_MS = 150;
 
-/** A question the CLI asks in its own pane while it is also in the fleet's queue (cli-host/pane-question.ts reads these). */
+/**
+ * A question the CLI asks in its own pane while it is also in the fleet's queue (cli-host/pane-question.ts reads
+ * these).
+ */
 export interface OpenQuestion {
   requestId: string;
   tool: string;
@@ -41,7 +44,9 @@ export interface OpenQuestion {
   was: string;
   /** When it was asked (ms since the epoch): the timeout counts from here. */
   at: number;
-  /** The tool was approved for the agent's life (`flotilla approve --always`): not in the queue, the shim approves it. */
+  /**
+   * The tool was approved for the agent's life (`flotilla approve --always`): not in the queue, the shim approves it.
+   */
   always?: boolean;
 }
 
@@ -90,7 +95,10 @@ export async function vendorApproval(
   return runtime.answerPermission(settled.approved, settled.reason);
 }
 
-/** The request in the human inbox, the agent `waiting_approval` first: whoever reads the request finds the agent waiting. */
+/**
+ * The request in the human inbox, the agent `waiting_approval` first: whoever reads the request finds the agent
+ * waiting.
+ */
 async function fileRequest(
   layout: Layout,
   runtime: Runtime,

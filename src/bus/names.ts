@@ -21,7 +21,10 @@ export interface BusNames {
   hostsBucket: string;
   /** KV bucket: `<agent id>.task-<n>` → who sent that task's completion, the fleet-wide once-marker (§5.7, §17.8). */
   doneBucket: string;
-  /** KV bucket: `<board>.<task id>` → the task, the fleet's one set of boards (docs/decisions-hosts.md "One board and one set of leases on the bus"). */
+  /**
+   * KV bucket: `<board>.<task id>` → the task, the fleet's one set of boards (docs/decisions-hosts.md "One board and
+   * one set of leases on the bus").
+   */
   boardBucket: string;
   /** KV bucket: `repo.<repository identity>` → that repository's leases and queue. */
   leasesBucket: string;

@@ -45,7 +45,8 @@ export function busFor(layout: Layout, config: BusConfig): Bus {
         void records.publish(rec);
         if (!isTerminal(rec.status) || ended.has(rec.id)) return;
         ended.add(rec.id);
-        // An unreachable bus: the place is freed by the next spawner that finds the record ended; the usage is on the record.
+        // An unreachable bus: the place is freed by the next spawner that finds the record ended; the usage is on the
+        // record.
         caps.ended(rec).catch(() => undefined);
       });
     }

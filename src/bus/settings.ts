@@ -29,7 +29,10 @@ export async function fleetBus(layout: Layout, env: NodeJS.ProcessEnv = process.
   return busFor(layout, config);
 }
 
-/** The `fleet` and `hosts` settings, read as fleetBus reads them: without the config loader when nothing overrides the defaults. */
+/**
+ * The `fleet` and `hosts` settings, read as fleetBus reads them: without the config loader when nothing overrides the
+ * defaults.
+ */
 export async function fleetConfig(
   layout: Layout,
   env: NodeJS.ProcessEnv = process.env,

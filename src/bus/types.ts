@@ -196,7 +196,10 @@ export interface RecentRecords {
   more: Record<string, number>;
 }
 
-/** An agent the fleet marked lost: its record as the bus now holds it, and the claim on the once-marker of the task it ends. */
+/**
+ * An agent the fleet marked lost: its record as the bus now holds it, and the claim on the once-marker of the task it
+ * ends.
+ */
 export interface LostMark {
   rec: AgentRecord;
   claim: DoneClaim;
@@ -209,7 +212,10 @@ export interface HostBeat {
   at: string | null;
   /** Milliseconds since its last heartbeat (never negative). */
   ageMs: number | null;
-  /** Older than its `lost_after_secs` (shown LOST; its live agents are marked lost by a reader that heard the bus meanwhile). */
+  /**
+   * Older than its `lost_after_secs` (shown LOST; its live agents are marked lost by a reader that heard the bus
+   * meanwhile).
+   */
   lost: boolean;
   /** Its `lost_after_secs`, in milliseconds. */
   lostAfterMs: number;

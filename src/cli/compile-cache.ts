@@ -75,7 +75,10 @@ function cacheFile(file: string): CacheKey | null {
   };
 }
 
-/** Writes the cache (temp name, then rename: readers see all of it or none) and drops older builds' caches of the same bundle. */
+/**
+ * Writes the cache (temp name, then rename: readers see all of it or none) and drops older builds' caches of the same
+ * bundle.
+ */
 function save(key: CacheKey, script: Script): void {
   try {
     mkdirSync(key.dir, { recursive: true, mode: 0o700 });

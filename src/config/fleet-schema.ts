@@ -1,6 +1,9 @@
 import { z } from 'zod';
 
-/** The config's `fleet` section (docs/scale-out.md): the bus mail travels on, the fleet's and this machine's names, NATS credentials. */
+/**
+ * The config's `fleet` section (docs/scale-out.md): the bus mail travels on, the fleet's and this machine's names, NATS
+ * credentials.
+ */
 
 export const fleetSchema = z
   .object({

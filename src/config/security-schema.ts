@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { DEFAULT_DENY_COMMANDS } from './deny-commands.js';
 
-/** The config's `security` section (docs/security.md): the shell gate, the OS sandbox and where secrets come from (§11). */
+/**
+ * The config's `security` section (docs/security.md): the shell gate, the OS sandbox and where secrets come from (§11).
+ */
 
 /** One secret key's source (§11): exactly one of `env` / `command`, or neither for the default variable. */
 const secretSourceSchema = z

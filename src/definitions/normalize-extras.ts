@@ -28,7 +28,9 @@ export function normalizeSkills(v: unknown, issues: Issues): { include: string[]
 const HOOK_EXAMPLE =
   "hooks: {PreToolUse: [{matcher: 'Edit|Write', hooks: [{type: command, command: 'npm run lint'}]}]}";
 
-/** `hooks: {PreToolUse: [{matcher, hooks: [{type: command, command, timeout_secs, fail_closed}]}], PostToolUse: [...]}` */
+/**
+ * `hooks: {PreToolUse: [{matcher, hooks: [{type: command, command, timeout_secs, fail_closed}]}], PostToolUse: [...]}`
+ */
 export function normalizeHooks(v: unknown, issues: Issues): DefinitionHooks | undefined {
   const hooks: DefinitionHooks = { PreToolUse: [], PostToolUse: [] };
   if (v === undefined || v === null) return hooks;

@@ -45,7 +45,9 @@ export interface Definition {
   autoClaim?: true;
   /** `board:` (§15): the task board it works from, unless its spawn names another. */
   board?: string;
-  /** `host:` (§17): the host of `hosts:` it opens on unless its spawn names one (`local`, this machine, is left out). */
+  /**
+   * `host:` (§17): the host of `hosts:` it opens on unless its spawn names one (`local`, this machine, is left out).
+   */
   host?: string;
   /** The Markdown body: the agent's system prompt. */
   body: string;

@@ -49,7 +49,9 @@ export const AGENT_IDENTITY_VARS: ReadonlySet<string> = new Set([
   PID_NAMESPACE_ENV,
 ]);
 
-/** `PATH` with Flotilla's tools first and every directory once (a chain of agents would otherwise grow it each level). */
+/**
+ * `PATH` with Flotilla's tools first and every directory once (a chain of agents would otherwise grow it each level).
+ */
 export function pathWithTools(path: string | undefined): string {
   return [...new Set([TOOLS_DIR, ...(path ?? '').split(':').filter(Boolean)])].join(':');
 }

@@ -146,7 +146,10 @@ export interface SpawnAdmission {
   slot: SlotReservation;
   /** The tree spawn number claimed (never given back). */
   spawnNumber: number;
-  /** The parent's place taken for the child on a bus with fleet-wide caps: release it if the spawn fails before the child's record exists. */
+  /**
+   * The parent's place taken for the child on a bus with fleet-wide caps: release it if the spawn fails before the
+   * child's record exists.
+   */
   place: ChildPlace;
 }
 

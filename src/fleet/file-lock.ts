@@ -144,7 +144,9 @@ function release(path: string): void {
   }
 }
 
-/** Whether the lock's holder may still be working ('gone' when the lock went meanwhile), and the name it holds it by. */
+/**
+ * Whether the lock's holder may still be working ('gone' when the lock went meanwhile), and the name it holds it by.
+ */
 function holderOf(path: string): { state: 'alive' | 'dead' | 'gone'; name: string | null } {
   const name = nameOf(path);
   // Freed between the failed take and now: try again at once, and break nothing.

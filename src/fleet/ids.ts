@@ -21,7 +21,10 @@ function randomBase36(length: number): string {
   }
   return out;
 }
-/** Fills `buf` from /dev/urandom (cryptographically strong, never blocks once the system has booted); node:crypto where there is none. */
+/**
+ * Fills `buf` from /dev/urandom (cryptographically strong, never blocks once the system has booted); node:crypto where
+ * there is none.
+ */
 function randomBytes(buf: Buffer): void {
   let fd: number;
   try {

@@ -34,7 +34,10 @@ function entryAgeMs(layout: Layout, id: string): number {
   }
 }
 
-/** Every non-terminal record (running, starting, or dead but not yet reaped), oldest first; a damaged one goes to `onCorrupt`. */
+/**
+ * Every non-terminal record (running, starting, or dead but not yet reaped), oldest first; a damaged one goes to
+ * `onCorrupt`.
+ */
 export function liveRecords(
   layout: Layout,
   io: FleetIo = nodeIo,

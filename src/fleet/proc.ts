@@ -38,7 +38,9 @@ export function parseProcStat(text: string): Stat | null {
   return { state, ppid, pgrp, startTime };
 }
 
-/** The process's stat; 'gone' when /proc has no entry for it, 'unknown' when it could not be read (no proof either way). */
+/**
+ * The process's stat; 'gone' when /proc has no entry for it, 'unknown' when it could not be read (no proof either way).
+ */
 function readStat(pid: number): Stat | 'gone' | 'unknown' {
   let text: string;
   try {
@@ -140,7 +142,10 @@ export function procShowsFleet(): boolean {
   }
 }
 
-/** The process's start time as an opaque string (Linux: clock ticks since boot; macOS: `ps lstart`), or null if it does not exist. */
+/**
+ * The process's start time as an opaque string (Linux: clock ticks since boot; macOS: `ps lstart`), or null if it does
+ * not exist.
+ */
 export function processStartTime(pid: number): string | null {
   if (!validPid(pid)) return null;
   if (LINUX) return statOf(pid)?.startTime ?? null;

@@ -22,7 +22,9 @@ export type TmuxPlace = z.infer<typeof tmuxPlaceSchema>;
 /** What an agent may do, fixed at spawn (§7). */
 export const effectivePolicySchema = z.object({
   tools: z.array(z.string()),
-  /** Parsed once here: a record with an unknown mode is refused as corrupt, naming its file, never read as `default`. */
+  /**
+   * Parsed once here: a record with an unknown mode is refused as corrupt, naming its file, never read as `default`.
+   */
   permissionMode: z.enum(PERMISSION_MODES),
   secrets: z.array(z.string()).default([]),
 });
@@ -59,7 +61,10 @@ export const agentRecordSchema = z.object({
   tmux: tmuxPlaceSchema.nullable(),
   cwd: z.string(),
   worktree: z.string().nullable(),
-  /** A --worktree agent's base: the branch (null: a detached HEAD) and commit its worktree was made from; `diff` and `merge` start from it. */
+  /**
+   * A --worktree agent's base: the branch (null: a detached HEAD) and commit its worktree was made from; `diff` and
+   * `merge` start from it.
+   */
   base: z.object({ branch: z.string().nullable(), commit: z.string() }).nullable().optional(),
   mode: z.enum(['interactive', 'oneshot', 'headless']),
   status: z.enum(AGENT_STATUSES),
@@ -85,7 +90,10 @@ export const agentRecordSchema = z.object({
   /** The task counter: 1 for the first task, +1 for each new one a persistent agent takes. */
   task: z.number().int().positive().default(1),
   lastTask: taskResultSchema.nullable().default(null),
-  /** Model turns of the current task (the last one while idle): what the pane, status and the dashboard show against maxTurns. */
+  /**
+   * Model turns of the current task (the last one while idle): what the pane, status and the dashboard show against
+   * maxTurns.
+   */
   taskTurns: z.number().int().nonnegative().default(0),
   /** Concurrency slot index held by this agent (§5.3), when slots are in use. */
   slot: z.number().int().nonnegative().nullable().default(null),
@@ -94,7 +102,10 @@ export const agentRecordSchema = z.object({
   secretGrants: z.array(secretGrantSchema).default([]),
   /** What runs the agent (§13): Flotilla's own harness, or a vendor CLI under a Flotilla shim. */
   runtime: z.enum(['flotilla', 'claude', 'codex', 'gemini']).default('flotilla'),
-  /** A scheduled run (§5.10): its schedule, the run's id, the slot it fired for, and who gets its completion (null: the person). */
+  /**
+   * A scheduled run (§5.10): its schedule, the run's id, the slot it fired for, and who gets its completion (null: the
+   * person).
+   */
   schedule: z
     .object({ name: z.string(), runId: z.string(), slot: z.string(), notify: z.string().nullable().default(null) })
     .nullable()

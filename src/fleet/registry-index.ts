@@ -55,7 +55,9 @@ export function unmarkLive(layout: Layout, id: string): void {
   }
 }
 
-/** Appends an ending agent's final usage to its tree (fsync'd: the budget depends on it) and its id to the ended log. */
+/**
+ * Appends an ending agent's final usage to its tree (fsync'd: the budget depends on it) and its id to the ended log.
+ */
 export function noteEnded(layout: Layout, rec: Pick<AgentRecord, 'id' | 'rootId' | 'usage'>): void {
   const file = layout.treeUsage(rec.rootId);
   const line = `${rec.id} ${rec.usage.inputTokens + rec.usage.outputTokens} ${rec.usage.costUsd ?? '-'}\n`;

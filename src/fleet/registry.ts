@@ -96,7 +96,10 @@ export function countIds(layout: Layout, io: FleetIo = nodeIo): number {
   return n;
 }
 
-/** Every readable record, oldest first; an unreadable file is skipped and handed to `onCorrupt` (status shows it, gc sets it aside). */
+/**
+ * Every readable record, oldest first; an unreadable file is skipped and handed to `onCorrupt` (status shows it, gc
+ * sets it aside).
+ */
 export function listRecords(layout: Layout, onCorrupt?: (c: CorruptRecord) => void): AgentRecord[] {
   const out: AgentRecord[] = [];
   for (const id of listIds(layout)) {

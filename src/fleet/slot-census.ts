@@ -139,7 +139,10 @@ function mountNs(pid: number | 'self'): string | null {
   }
 }
 
-/** Flotilla's own code from this installation: the script Node runs is under its dist/, with no option that runs other code first. */
+/**
+ * Flotilla's own code from this installation: the script Node runs is under its dist/, with no option that runs other
+ * code first.
+ */
 function runsFlotilla(pid: number): boolean {
   const dist = join(PACKAGE_ROOT, 'dist') + sep;
   for (const arg of commandLine(pid).slice(1)) {

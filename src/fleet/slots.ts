@@ -342,7 +342,10 @@ export async function holdSlot(layout: Layout, index: number, token: string): Pr
   return hold;
 }
 
-/** Takes a slot for this very process (e.g. `flotilla run` in a terminal): reserve, hold, drop the reservation. Null when all are taken. */
+/**
+ * Takes a slot for this very process (e.g. `flotilla run` in a terminal): reserve, hold, drop the reservation. Null
+ * when all are taken.
+ */
 export async function acquireSlot(layout: Layout, cap: number): Promise<SlotHold | null> {
   // Bounded: a k-b busy after a free probe is a passing late harness, not a steady state.
   for (let attempt = 0; attempt <= cap + 2; attempt++) {

@@ -52,7 +52,8 @@ export async function admitSelf(
       refusal('depth-limit', 'refused: too deep', { depth: rec.depth, max: maxDepth })
     );
   }
-  // Every host's agents of the tree (§11); its spawner checked the bus moments ago, so an unreachable one leaves this host's count.
+  // Every host's agents of the tree (§11); its spawner checked the bus moments ago, so an unreachable one leaves this
+  // host's count.
   const broke = await fleetBudgetRefusal(layout, config, rec.rootId, { unreachable: 'local', io });
   if (broke) throw broke;
   const slot = parseSlotEnv(slotEnv);

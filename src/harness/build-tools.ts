@@ -39,7 +39,9 @@ export interface BuildToolsOptions {
   log: Log;
   /** `permissions.env` of the definition: provider keys its commands may see. */
   passEnv?: readonly string[];
-  /** The agent's secrets (§11), when its definition lists keys: adds request_secret and lends grants to shell commands. */
+  /**
+   * The agent's secrets (§11), when its definition lists keys: adds request_secret and lends grants to shell commands.
+   */
   secrets?: SecretBroker;
 }
 

@@ -58,7 +58,9 @@ export interface DoorRunContext {
    * only), with the bus's credentials the commands themselves do not get.
    */
   env: NodeJS.ProcessEnv;
-  /** Directories the agent may work in; a caller's cwd elsewhere (the sandbox's private /tmp) becomes the agent's cwd. */
+  /**
+   * Directories the agent may work in; a caller's cwd elsewhere (the sandbox's private /tmp) becomes the agent's cwd.
+   */
   writable: readonly string[];
   /** Commands this door runs beyond DOOR_COMMANDS (a vendor CLI's shim: its hooks, VENDOR_DOOR_COMMANDS). */
   extra?: ReadonlySet<string>;
@@ -111,7 +113,8 @@ export async function openAgentDoor(
       async (req, closed) => {
         if (req.op === 'whoami') return { id: rec.id };
         if (req.op === 'run') return { ...(await runForAgent(layout, rec, req, runCtx, closed, spare)) };
-        // `kind: system` is Flotilla's own word (docs/security-fleet.md "Framing"): an agent's command never gets to say it.
+        // `kind: system` is Flotilla's own word (docs/security-fleet.md "Framing"): an agent's command never gets to
+        // say it.
         if (req.kind === 'system') throw new FlotillaError(SYSTEM_KIND_REFUSAL, { code: 'system-kind', exitCode: 1 });
         return sentReply(
           await send({

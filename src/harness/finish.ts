@@ -27,7 +27,10 @@ export async function finishAgent(opts: {
   openTask: { text: string; outputPath: string | null } | null;
   log: Log;
   runStopHooks: (status: string, reason: string) => Promise<void>;
-  /** The transcript's end line and sidecar: written before the completion, so a parent that reads the transcript on it sees the end. */
+  /**
+   * The transcript's end line and sidecar: written before the completion, so a parent that reads the transcript on it
+   * sees the end.
+   */
   closeTranscript: (ended: AgentRecord) => void;
 }): Promise<AgentRecord> {
   const { layout, record: rec, status, reason, log } = opts;
@@ -92,7 +95,10 @@ export async function finishAgent(opts: {
   return record;
 }
 
-/** Ends this agent's own record; a file that can no longer be read is replaced from memory, so the end is still recorded. */
+/**
+ * Ends this agent's own record; a file that can no longer be read is replaced from memory, so the end is still
+ * recorded.
+ */
 function endOwnRecord(
   layout: Layout,
   rec: AgentRecord,

@@ -43,7 +43,10 @@ export function agentReadScope(opts: {
   };
 }
 
-/** The files or folders a `read`, `glob` or `grep` call would look at (absolute, symlinks resolved); undefined for any other tool. */
+/**
+ * The files or folders a `read`, `glob` or `grep` call would look at (absolute, symlinks resolved); undefined for any
+ * other tool.
+ */
 export function readTargets(tool: string, input: unknown, cwd: string, home: string | undefined): string[] | undefined {
   const i = (input ?? {}) as Record<string, unknown>;
   const str = (v: unknown) => (typeof v === 'string' && v.length > 0 ? v : undefined);

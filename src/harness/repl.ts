@@ -21,7 +21,10 @@ export interface ReplOptions {
   /** What chat commands (`/agent …`, `@name …`, `/send`, `/inbox`) do. */
   chat: ChatActions;
   header: PaneHeader;
-  /** One-line notices for the pane that come from outside the session (definitions or config reloaded, or broken); `✗ ` lines are errors. */
+  /**
+   * One-line notices for the pane that come from outside the session (definitions or config reloaded, or broken); `✗ `
+   * lines are errors.
+   */
   notices?: { subscribe(fn: (line: string) => void): () => void };
   /** Read for `NO_COLOR`; default `process.env`. */
   env?: NodeJS.ProcessEnv;

@@ -64,7 +64,8 @@ export async function runHarness(opts: RunOptions): Promise<number> {
     const { loadDefinitions, pickDefinition } = await import('../definitions/load.js');
     const loaded = await loadDefinitions({ layout, config });
     const definition = pickDefinition(loaded, record.name);
-    // Every key any definition may request: its variable, come from a tmux server started with it exported, is nobody's to inherit (§11).
+    // Every key any definition may request: its variable, come from a tmux server started with it exported, is nobody's
+    // to inherit (§11).
     const secretKeys = [...new Set(loaded.definitions.flatMap((d) => d.secrets))];
     if (record.runtime !== 'flotilla') {
       // A vendor CLI (§13): this process is its shim, the registered agent, the CLI its child.
@@ -112,7 +113,9 @@ export async function runHarness(opts: RunOptions): Promise<number> {
   return runOneShot(started);
 }
 
-/** Takes the slot this process reserved for itself: the host's, and on a bus with fleet-wide caps the fleet's too (§18). */
+/**
+ * Takes the slot this process reserved for itself: the host's, and on a bus with fleet-wide caps the fleet's too (§18).
+ */
 async function holdOwnSlot(layout: Layout, config: Config, envValue: string, agentId: string): Promise<SlotHold> {
   const slot = parseSlotEnv(envValue)!;
   if (config.fleet.bus === 'maildir') return holdSlot(layout, slot.index, slot.token);
@@ -184,7 +187,10 @@ async function runInteractive(started: StartedAgent, config: Config, layout: Lay
   return session.record().status === 'completed' ? 0 : 1;
 }
 
-/** A harness that could not start: record `failed` with the reason, its parent told (once), its stop hooks run, the log written. */
+/**
+ * A harness that could not start: record `failed` with the reason, its parent told (once), its stop hooks run, the log
+ * written.
+ */
 async function failStart(layout: Layout, config: Config, record: AgentRecord, err: unknown): Promise<void> {
   const reason = errorMessage(err);
   try {

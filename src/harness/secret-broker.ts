@@ -40,11 +40,16 @@ export interface SecretBrokerOptions {
   /** The live grants changed (for the registry record). */
   onGrants: (grants: SecretGrantView[]) => void;
   log: Log;
-  /** Whether this agent's commands run in the OS sandbox; without it, the question says who else could read the value. */
+  /**
+   * Whether this agent's commands run in the OS sandbox; without it, the question says who else could read the value.
+   */
   sandboxed: boolean;
 }
 
-/** Said with every secret question of an unsandboxed agent (docs/security-trust.md "What this does not protect against"). */
+/**
+ * Said with every secret question of an unsandboxed agent (docs/security-trust.md "What this does not protect
+ * against").
+ */
 export const UNSANDBOXED_WARNING = 'no sandbox: sibling agents of the same user could read the value while it is held';
 
 type Answer =

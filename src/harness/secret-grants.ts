@@ -53,7 +53,9 @@ export class SecretGrants {
     return g && !g.expired ? this.outcome(g, true) : undefined;
   }
 
-  /** A person approved: holds a copy of the value for `ttlSecs`, or denies when it cannot be registered for redaction. */
+  /**
+   * A person approved: holds a copy of the value for `ttlSecs`, or denies when it cannot be registered for redaction.
+   */
   add(requestId: string, key: string, a: { value: Buffer; ttlSecs: number; by: string }): SecretRequestOutcome {
     const { o } = this;
     const value = Buffer.alloc(a.value.length);

@@ -83,7 +83,10 @@ export class BoardWork {
     this.host.work(work.prompt);
   }
 
-  /** The board task this task worked gets its result (§15); a refusal (cancelled meanwhile, a hook) is shown, never fatal. */
+  /**
+   * The board task this task worked gets its result (§15); a refusal (cancelled meanwhile, a hook) is shown, never
+   * fatal.
+   */
   async report(status: TaskResult['status'], text: string, reason: string | null): Promise<void> {
     const id = this.held;
     if (!id) return;

@@ -61,7 +61,9 @@ export interface SessionDeps {
   oneshot: boolean;
   /** A persistent agent went idle after work (no mail left): the TeammateIdle hooks (docs/hooks.md "Team hooks"). */
   onIdle?: () => Promise<void>;
-  /** The running slot: taken before work runs, given back while idle (§5.2: slots count work). None: always free to run. */
+  /**
+   * The running slot: taken before work runs, given back while idle (§5.2: slots count work). None: always free to run.
+   */
   slot?: WorkSlotPort;
   /** `auto_claim` (§15): when idle with no mail, claim the next task on this board and work it. */
   board?: BoardPort;

@@ -205,7 +205,10 @@ export class AgentSession implements Session {
     }
   }
 
-  /** Start-up is over: the record says `working`, written through this session's own keeper so its later statuses (an `idle` at once, for an agent with no task) are not taken for someone else's. */
+  /**
+   * Start-up is over: the record says `working`, written through this session's own keeper so its later statuses (an
+   * `idle` at once, for an agent with no task) are not taken for someone else's.
+   */
   started(): void {
     this.keeper.set({ status: 'working' });
     this.keeper.flush();
@@ -243,7 +246,10 @@ export class AgentSession implements Session {
     this.emit({ type: 'status', record: rec });
   }
 
-  /** Writes what the record keeper holds; a record that cannot be written now (ENOSPC, corrupt) is the ending's to settle. */
+  /**
+   * Writes what the record keeper holds; a record that cannot be written now (ENOSPC, corrupt) is the ending's to
+   * settle.
+   */
   private flushQuietly(): void {
     try {
       this.keeper.flush();

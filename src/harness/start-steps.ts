@@ -23,7 +23,10 @@ import { buildSystemPrompt } from './system-prompt.js';
  * what it sets up. None of them runs the model or a tool.
  */
 
-/** Every value the fleet was granted stays redacted in this process, whoever held it (docs/security-trust.md "Redaction"). */
+/**
+ * Every value the fleet was granted stays redacted in this process, whoever held it (docs/security-trust.md
+ * "Redaction").
+ */
 export async function redactFleetSecrets(layout: Layout): Promise<void> {
   const [{ fleetRedactor }, { setFleetRedactor }] = await Promise.all([
     import('../secrets/digests.js'),

@@ -12,7 +12,10 @@ import type { BoardPort } from './session-deps.js';
  * announces (a claimant that died without the reaper having reopened its claim yet).
  */
 
-/** The safety net's period: only for claims whose claimant died silently (docs/decisions.md "Teammates watch their board"). */
+/**
+ * The safety net's period: only for claims whose claimant died silently (docs/decisions.md "Teammates watch their
+ * board").
+ */
 const RECHECK_MS = 10_000;
 
 export function boardPort(

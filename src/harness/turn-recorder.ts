@@ -63,7 +63,9 @@ export class TurnRecorder {
     this.recorded += messages.length;
   }
 
-  /** Transcript writes fail (disk full): the agent goes on, but claims nothing it could not record, and says so once. */
+  /**
+   * Transcript writes fail (disk full): the agent goes on, but claims nothing it could not record, and says so once.
+   */
   private failed(): void {
     if (this.broken) return;
     this.broken = true;

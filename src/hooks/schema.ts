@@ -52,7 +52,9 @@ export interface HookRunRecord {
   timedOut: boolean;
   /** The tool the hook ran for (tool hooks). */
   tool?: string;
-  /** True when this run blocked the tool call (fail_closed PreToolUse) or refused a completion (TaskCompleted, exit 2). */
+  /**
+   * True when this run blocked the tool call (fail_closed PreToolUse) or refused a completion (TaskCompleted, exit 2).
+   */
   blocked?: boolean;
   /** Task hooks: the board and task. */
   board?: string;

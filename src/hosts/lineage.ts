@@ -23,7 +23,10 @@ export interface RemoteLineage {
   limits: Pick<Config['limits'], 'max_depth' | 'max_children' | 'max_spawns_per_tree'>;
 }
 
-/** A host's name (config/hosts-schema.ts HOST_NAME, with a machine's own name's length); not imported: that file loads zod. */
+/**
+ * A host's name (config/hosts-schema.ts HOST_NAME, with a machine's own name's length); not imported: that file loads
+ * zod.
+ */
 const HOST_NAME = /^[a-z0-9_-]{1,64}$/;
 
 /** The `--lineage` value for a child of `parent`, spawned from host `host`. */

@@ -109,10 +109,16 @@ export const DOOR_COMMANDS: ReadonlySet<string> = new Set([
   'lease',
 ]);
 
-/** The commands whose task may come on stdin (`echo task | spawn-agent`, `… | flotilla run`): it goes through the door with them. */
+/**
+ * The commands whose task may come on stdin (`echo task | spawn-agent`, `… | flotilla run`): it goes through the door
+ * with them.
+ */
 export const DOOR_STDIN_COMMANDS: ReadonlySet<string> = new Set(['spawn', 'run', 'runtime-hook']);
 
-/** The commands a door joins to its connection (`pipe`): `flotilla mcp`, whose writing tools must act on the host as the agent. */
+/**
+ * The commands a door joins to its connection (`pipe`): `flotilla mcp`, whose writing tools must act on the host as the
+ * agent.
+ */
 export const DOOR_PIPE_COMMANDS: ReadonlySet<string> = new Set(['mcp']);
 
 /**

@@ -41,7 +41,10 @@ export interface Layout {
   /** One empty file per agent whose record may not be terminal yet. */
   readonly liveIndexDir: string;
   liveIndex(id: string): string;
-  /** One file per agent whose ending is under way (`state/index/finishing/<id>`): a dead harness leaving one owes the rest. */
+  /**
+   * One file per agent whose ending is under way (`state/index/finishing/<id>`): a dead harness leaving one owes the
+   * rest.
+   */
   readonly finishingDir: string;
   finishing(id: string): string;
   /** Present once the indexes were built from the records (absent: rebuild). */
@@ -70,12 +73,18 @@ export interface Layout {
   transcript(id: string): string;
   transcriptMeta(id: string): string;
   output(id: string): string;
-  /** One task's final answer (`output/<id>.tasks/<n>.md`) and how it ended (`<n>.json`): never overwritten by a later task. */
+  /**
+   * One task's final answer (`output/<id>.tasks/<n>.md`) and how it ended (`<n>.json`): never overwritten by a later
+   * task.
+   */
   taskOutput(id: string, task: number): string;
   taskResult(id: string, task: number): string;
   log(id: string): string;
   worktree(id: string): string;
-  /** An in-place agent's own git dir: its HEAD, index, branch and objects, seen as the checkout's `.git` in its sandbox (tools/git-writable.ts). */
+  /**
+   * An in-place agent's own git dir: its HEAD, index, branch and objects, seen as the checkout's `.git` in its sandbox
+   * (tools/git-writable.ts).
+   */
   inPlaceGitDir(id: string): string;
   projectMemory(name: string): string;
   localMemory(name: string): string;
@@ -87,7 +96,10 @@ export interface Layout {
   treeSpawns(rootId: string): string;
   /** Per-request handoff sockets and revoke markers of secret requests (§11); mode 0700. */
   readonly secretsDir: string;
-  /** A sandboxed vendor CLI's copy of the person's shared login, kept in step with it (harness/cli-host/login-mirror.ts). */
+  /**
+   * A sandboxed vendor CLI's copy of the person's shared login, kept in step with it
+   * (harness/cli-host/login-mirror.ts).
+   */
   loginMirror(agentId: string): string;
   /** The Unix socket a harness listens on for the answer to one secret request. */
   secretSocket(requestId: string): string;
@@ -97,7 +109,10 @@ export interface Layout {
   readonly doorsDir: string;
   /** The Unix socket a sandboxed agent's harness listens on for its commands' `flotilla send`. */
   door(agentId: string): string;
-  /** One empty file per ended agent a person has looked at since it failed: it no longer needs them (`flotilla next`, the dashboard). */
+  /**
+   * One empty file per ended agent a person has looked at since it failed: it no longer needs them (`flotilla next`,
+   * the dashboard).
+   */
   readonly seenDir: string;
   seen(agentId: string): string;
   /** Schedules added with `flotilla schedule add` (`state/schedules/<name>.json`; src/schedule/). */
@@ -165,7 +180,8 @@ export function layoutFor(root: string, project = dirname(resolve(root))): Layou
   const treesDir = join(state, 'index', 'trees');
   // The paths `status`, the budget check and delivery build once per agent are joined by hand:
   // path.join normalizes character by character, ~10 µs a call in a fresh process, and 100
-  // rows of status built hundreds of them (docs/decisions.md, "Cost against the fleet's history"). Ids never hold '/' (ID_PATTERN).
+  // rows of status built hundreds of them (docs/decisions.md, "Cost against the fleet's history"). Ids never hold '/'
+  // (ID_PATTERN).
   return {
     root: r,
     project: resolve(project),
@@ -318,7 +334,9 @@ const OLD_GITIGNORE = 'state/\nagent-memory-local/\n';
 const GITIGNORE =
   '# Made by Flotilla: runtime state is never committed. This file ignores itself.\n.gitignore\nstate/\nagent-memory-local/\n';
 
-/** Writes `.flotilla/.gitignore` when missing, or when it is the older one Flotilla wrote; a person's own is left alone. */
+/**
+ * Writes `.flotilla/.gitignore` when missing, or when it is the older one Flotilla wrote; a person's own is left alone.
+ */
 export function ensureGitignore(layout: Pick<Layout, 'root'>): void {
   const ignore = join(layout.root, '.gitignore');
   let current: string | undefined;

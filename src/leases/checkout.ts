@@ -15,7 +15,9 @@ import { isCheckoutTop } from '../layout/git-top.js';
 
 const tops = new Map<string, string>();
 
-/** The checkout's top folder for an absolute folder path (cached per process: a `.git` rarely comes or goes mid-run). */
+/**
+ * The checkout's top folder for an absolute folder path (cached per process: a `.git` rarely comes or goes mid-run).
+ */
 export function checkoutTop(dir: string): string {
   const hit = tops.get(dir);
   if (hit !== undefined) return hit;

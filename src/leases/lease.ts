@@ -45,7 +45,9 @@ export function emptyLeaseFile(checkout: string): LeaseFile {
 
 const isStr = (v: unknown): v is string => typeof v === 'string';
 
-/** The file's content, or null for one that is not a lease file (a torn write cannot happen: it is renamed into place). */
+/**
+ * The file's content, or null for one that is not a lease file (a torn write cannot happen: it is renamed into place).
+ */
 export function parseLeaseFile(text: string): LeaseFile | null {
   let raw: unknown;
   try {

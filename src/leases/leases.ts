@@ -58,7 +58,10 @@ async function underLocks<T>(layout: Layout, checkouts: string[], fn: () => T | 
   return withLeaseLock(layout, first, () => underLocks(layout, rest, fn));
 }
 
-/** Lock held: drops lapsed leases and dead waiters, then hands freed paths to the queue in order. True if it changed anything. */
+/**
+ * Lock held: drops lapsed leases and dead waiters, then hands freed paths to the queue in order. True if it changed
+ * anything.
+ */
 function sweep(layout: Layout, file: LeaseFile, now = Date.now()): boolean {
   let changed = false;
   file.leases = file.leases.filter((l) => {
@@ -237,7 +240,9 @@ export async function releaseLeases(
   });
 }
 
-/** Every lease and place in line of one holder goes, in every checkout: called when the holder ends, however it ends. */
+/**
+ * Every lease and place in line of one holder goes, in every checkout: called when the holder ends, however it ends.
+ */
 export async function releaseAllOf(
   layout: Layout,
   holder: string,

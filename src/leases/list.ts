@@ -10,7 +10,10 @@ export interface LeaseView {
   waiting: Waiter[];
 }
 
-/** Lapsed leases and dead waiters left out, nothing written: `lease list`, status, the dashboard. No glob matcher is loaded. */
+/**
+ * Lapsed leases and dead waiters left out, nothing written: `lease list`, status, the dashboard. No glob matcher is
+ * loaded.
+ */
 export function listLeases(layout: Layout): LeaseView[] {
   const now = Date.now();
   return allLeaseFiles(layout)

@@ -75,7 +75,8 @@ export function leaseSummary(layout: Layout, views: readonly LeaseView[] = listL
             checkout: v.checkout,
             paths: w.paths,
             since: w.since,
-            // Who holds what it waits for: the same overlap rule as a take, without loading the glob matcher (a plain prefix test).
+            // Who holds what it waits for: the same overlap rule as a take, without loading the glob matcher (a plain
+            // prefix test).
             heldBy: [
               ...new Set(
                 v.leases.filter((l) => l.holder !== id && w.paths.some((p) => near(l.path, p))).map((l) => l.holder),

@@ -14,7 +14,10 @@ import type { Layout } from '../layout/layout.js';
  * `flotilla cancel ID` (`--tree` with `tree`) through its `hosts:` entry. Loaded only on a bus.
  */
 
-/** What a cancel reached, and one line per part it could not reach (a host not under `hosts:`, a bus that did not answer). */
+/**
+ * What a cancel reached, and one line per part it could not reach (a host not under `hosts:`, a bus that did not
+ * answer).
+ */
 export interface CancelResult {
   cancelled: string[];
   notes: string[];

@@ -21,7 +21,8 @@ import { agentWorks, branchOf } from '../work/work.js';
 /**
  * `flotilla gc`: what finished agents leave behind. Dead panes of finished agents are killed;
  * worktrees under state/worktrees/ that no live agent works in are removed with their
- * branches once their work is merged (§12; an unmerged one only when forced); records of agents finished at least `olderThanMs` ago go, with their task file and
+ * branches once their work is merged (§12; an unmerged one only when forced); records of agents finished at least
+ * `olderThanMs` ago go, with their task file and
  * once-markers; spawn counters of trees with no record left go; transcript and output
  * retention (§8) runs. Inboxes stay: unread mail is for a person to read or delete. On a
  * `nats://` bus the same records, their once-markers and the trees nothing belongs to any more
@@ -192,7 +193,10 @@ async function mergedElsewhere(layout: Layout, id: string): Promise<boolean> {
   return r.code === 0;
 }
 
-/** The bus's part, after the registry's: the records removed here (this run's, and any a run without the bus left owed). Never throws. */
+/**
+ * The bus's part, after the registry's: the records removed here (this run's, and any a run without the bus left owed).
+ * Never throws.
+ */
 async function gcBus(layout: Layout, config: Config, now: number): Promise<BusGcPart> {
   const url = config.fleet.bus;
   try {

@@ -58,7 +58,10 @@ export async function markLostHosts(
   return marked;
 }
 
-/** The winner's notice: one completion with status `lost` to the parent (the person's inbox for a root), and the audit line. */
+/**
+ * The winner's notice: one completion with status `lost` to the parent (the person's inbox for a root), and the audit
+ * line.
+ */
 async function tellLost(layout: Layout, bus: Bus, { rec, claim }: LostMark): Promise<void> {
   const result = rec.lastTask!;
   const to = rec.parentId ?? 'human';

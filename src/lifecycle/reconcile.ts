@@ -272,7 +272,8 @@ export async function endDead(
   // Its running shell command lives on in its own process group unless we end it.
   killLeftoverGroups(layout, rec.id);
   clearFinishing(layout, rec.id);
-  // A harness that ended itself just as it died (seen here as dead) is no reaping; a refusal or failed start is none either.
+  // A harness that ended itself just as it died (seen here as dead) is no reaping; a refusal or failed start is none
+  // either.
   if (!ended.ended || status === 'refused' || status === 'failed' || !claimOnce(layout.marker(`${rec.id}.reaped`)))
     return null;
   audit(layout, { event: 'reap', agent: rec.id, status: final.status, reason: final.exitReason });

@@ -145,7 +145,9 @@ function runStop(signal: AbortSignal | undefined, timeoutMs: number): RunStop {
   return stop;
 }
 
-/** The model's reply to the conversation so far, its text streamed as `text_delta` events; throws when the call fails. */
+/**
+ * The model's reply to the conversation so far, its text streamed as `text_delta` events; throws when the call fails.
+ */
 async function* streamReply(
   opts: LoopOptions,
   messages: ModelMessage[],

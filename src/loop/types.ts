@@ -3,7 +3,8 @@ import type { ModelMessage } from 'ai';
 import type { Tool, ToolCall, ToolResult } from '../tools/types.js';
 
 /**
- * The agent loop's contract (§6; CONTRIBUTING.md, "How the code reads" 2-3): messages, a model, tools and callbacks in; one
+ * The agent loop's contract (§6; CONTRIBUTING.md, "How the code reads" 2-3): messages, a model, tools and callbacks in;
+ * one
  * union of events out. Every consumer (pane, transcript, registry, audit) reads these events.
  */
 
@@ -79,7 +80,10 @@ export interface LoopOptions {
   signal?: AbortSignal;
   /** Retries of a model call that failed with a retryable error (HTTP 408/409/429/5xx, network). Default 2. */
   maxRetries?: number;
-  /** First retry delay in ms, doubled each retry; a provider's retry-after header wins when shorter than 60 s. Default 2000. */
+  /**
+   * First retry delay in ms, doubled each retry; a provider's retry-after header wins when shorter than 60 s. Default
+   * 2000.
+   */
   retryDelayMs?: number;
   /**
    * Policy, approvals and PreToolUse hooks. A denial becomes an error result for the model.

@@ -132,7 +132,10 @@ async function planVendorResume(
   };
 }
 
-/** The old agent's parent while it lives; else the agent the caller runs inside (no minted roots); else none (a person's root). */
+/**
+ * The old agent's parent while it lives; else the agent the caller runs inside (no minted roots); else none (a person's
+ * root).
+ */
 function resumeParent(
   layout: Layout,
   old: AgentRecord | undefined,

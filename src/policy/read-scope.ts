@@ -11,7 +11,10 @@ import type { PermissionMode } from './permission-mode.js';
 export interface ReadScope {
   /** Folders reads may use without asking. */
   inside: readonly string[];
-  /** Files and folders no read may touch: the person's credentials (tools/sandbox-credentials.ts) and the fleet's secrets. */
+  /**
+   * Files and folders no read may touch: the person's credentials (tools/sandbox-credentials.ts) and the fleet's
+   * secrets.
+   */
   credentials: readonly string[];
 }
 

@@ -23,7 +23,9 @@ export const TOOL_ALIASES: Readonly<Record<string, CanonicalTool>> = aliasMap((r
   ...r.otherAliases,
 ]);
 
-/** Claude Code's names → canonical ids (`Bash` → shell, `MultiEdit` → edit): what a Claude-style hook matcher may say. */
+/**
+ * Claude Code's names → canonical ids (`Bash` → shell, `MultiEdit` → edit): what a Claude-style hook matcher may say.
+ */
 export const CLAUDE_TOOL_NAMES: Readonly<Record<string, CanonicalTool>> = aliasMap((r) => [
   ...r.vendor.claude,
   ...r.claudeAliases,

@@ -12,7 +12,9 @@ import type { ToolClass } from './permission-mode.js';
 /** Where a tool's work happens: the agent's folder, the fleet (other agents, mail), the secret broker. */
 export type ToolGroup = 'workspace' | 'fleet' | 'secrets';
 
-/** The vendor CLIs with tool names of their own (runtimes/; test/policy/tool-table.test.ts keeps the two lists equal). */
+/**
+ * The vendor CLIs with tool names of their own (runtimes/; test/policy/tool-table.test.ts keeps the two lists equal).
+ */
 export const VENDOR_CLIS = ['claude', 'codex', 'gemini'] as const;
 export type VendorCli = (typeof VENDOR_CLIS)[number];
 
@@ -28,9 +30,14 @@ export interface ToolRow {
    * (the fleet tools reach it through `flotilla mcp` when `mcp` is true).
    */
   vendor: Readonly<Record<VendorCli, readonly string[]>>;
-  /** Claude Code's names for it beyond its current tools (older `MultiEdit`, `LS`; sub-agent `Task`): definitions and hook matchers use them. */
+  /**
+   * Claude Code's names for it beyond its current tools (older `MultiEdit`, `LS`; sub-agent `Task`): definitions and
+   * hook matchers use them.
+   */
   claudeAliases: readonly string[];
-  /** Other agent tools' names for it (OpenCode's `bash`, Gemini's older `search_file_content`): definitions use them. */
+  /**
+   * Other agent tools' names for it (OpenCode's `bash`, Gemini's older `search_file_content`): definitions use them.
+   */
   otherAliases: readonly string[];
   /** Offered over MCP by `flotilla mcp`: to any MCP client, and to vendor CLIs as the fleet tools. */
   mcp: boolean;
@@ -111,7 +118,8 @@ export const TOOL_TABLE = [
     otherAliases: [],
   },
   { name: 'check_inbox', class: 'read', group: 'fleet', mcp: true, vendor: none, claudeAliases: [], otherAliases: [] },
-  // Claude Code's sub-agent tools start an agent: here that is `spawn_agent` (in a vendor CLI they stay denied, runtimes/).
+  // Claude Code's sub-agent tools start an agent: here that is `spawn_agent` (in a vendor CLI they stay denied,
+  // runtimes/).
   {
     name: 'spawn_agent',
     class: 'fleet',
@@ -145,7 +153,8 @@ export const TOOL_TABLE = [
   { name: 'merge_work', class: 'write', group: 'fleet', mcp: true, vendor: none, claudeAliases: [], otherAliases: [] },
   // File leases (docs/design.md §16): write and edit take them on their own; this one is for many files or the shell.
   { name: 'lease_paths', class: 'fleet', group: 'fleet', mcp: true, vendor: none, claudeAliases: [], otherAliases: [] },
-  // The task board (§15). Claude Code's agent-team tools are the same operations: a Claude-style definition listing them gets these.
+  // The task board (§15). Claude Code's agent-team tools are the same operations: a Claude-style definition listing
+  // them gets these.
   {
     name: 'task_create',
     class: 'fleet',

@@ -36,7 +36,8 @@ export interface ClaudePermissions {
  */
 export function compileClaudePolicy(policy: PolicyInput): ClaudePermissions {
   const allowed = new Set(policy.tools);
-  // The tool table (policy/tool-table.ts) names Claude's own tools for each canonical one; the fleet tools are MCP tools.
+  // The tool table (policy/tool-table.ts) names Claude's own tools for each canonical one; the fleet tools are MCP
+  // tools.
   const names = (t: string): readonly string[] =>
     MCP_FLEET_TOOLS.includes(t) ? [MCP_PREFIX + t] : vendorToolNames('claude', t);
   const tools = TOOL_TABLE.map((r) => r.name as string);

@@ -5,7 +5,8 @@ import type { SessionTurn } from './types.js';
  * Codex's rollout file (`CODEX_HOME/sessions/…/rollout-<time>-<thread>.jsonl`) as turns: its
  * `response_item` lines are what the model was sent and answered — `message` (user,
  * assistant, and `developer` for text a hook added; Codex's own instructions, tagged blocks
- * such as `<environment_context>`, are not a turn), `function_call` / `custom_tool_call` and their `…_output`. The `event_msg` lines
+ * such as `<environment_context>`, are not a turn), `function_call` / `custom_tool_call` and their `…_output`. The
+ * `event_msg` lines
  * repeat them for Codex's screen and are left out.
  */
 export function codexSessionTurns(text: string): SessionTurn[] {
@@ -21,7 +22,8 @@ export function codexSessionTurns(text: string): SessionTurn[] {
           : '';
         if (p.role === 'assistant') list.assistantText(ts, words);
         else if (p.role === 'user' && !words.trimStart().startsWith('<environment_context>')) list.user(ts, words);
-        // Text a turn-start hook added (the mail handed over) is a developer message; Codex's own instructions are tagged blocks.
+        // Text a turn-start hook added (the mail handed over) is a developer message; Codex's own instructions are
+        // tagged blocks.
         else if (p.role === 'developer' && !words.trimStart().startsWith('<')) list.user(ts, words);
         break;
       }

@@ -15,7 +15,10 @@ import type { Launch, LaunchInput, PolicyInput, Runtime, SessionLine } from './t
  * its shell is `exec_command` (`Bash` in hook payloads).
  */
 const MCP_PREFIX = 'mcp__flotilla__';
-/** Codex's own features with no Flotilla equivalent (sub-agents, goals, apps, browsers, images), off so they cannot escape the policy. */
+/**
+ * Codex's own features with no Flotilla equivalent (sub-agents, goals, apps, browsers, images), off so they cannot
+ * escape the policy.
+ */
 const EXTRA_FEATURES = [
   'multi_agent',
   'multi_agent_v2',
@@ -32,7 +35,9 @@ const EXTRA_FEATURES = [
 export interface CodexPermissions {
   approvalPolicy: 'on-request' | 'never';
   sandboxMode: 'read-only' | 'workspace-write' | 'danger-full-access';
-  /** `[features]`: the shell tools off when the policy withholds the shell (or in plan mode), Codex's extras always off. */
+  /**
+   * `[features]`: the shell tools off when the policy withholds the shell (or in plan mode), Codex's extras always off.
+   */
   features: Record<string, boolean>;
   /** The fleet tools offered (`enabled_tools` of the flotilla MCP server). */
   fleetTools: string[];
@@ -297,7 +302,8 @@ export const codex: Runtime = {
 
   // CODEX_HOME/sessions/<yyyy>/<mm>/<dd>/rollout-<time>-<thread>.jsonl
   sessionFiles: { under: 'sessions', name: /^rollout-.*\.jsonl$/ },
-  // Not its state databases: they hold each rollout's absolute path, and `codex resume` would append to the old agent's file.
+  // Not its state databases: they hold each rollout's absolute path, and `codex resume` would append to the old agent's
+  // file.
   sessionState: ['sessions'],
   sessionLine: codexSessionLine,
   sessionId: (_file, text) => codexSessionId(text),
@@ -343,7 +349,8 @@ export function codexFleetCatalog(stdout: string): string | undefined {
 }
 
 /**
- * Codex's rollout lines: `task_started` opens a turn, a `token_count` ends each model response; a turn the API ended with an error is a
+ * Codex's rollout lines: `task_started` opens a turn, a `token_count` ends each model response; a turn the API ended
+ * with an error is a
  * `task_complete` carrying `error` (its message, and the HTTP status in `codex_error_info`) —
  * Codex runs no Stop hook for it. A refused credential (401, 403) is an authentication failure.
  */

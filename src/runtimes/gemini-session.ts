@@ -46,7 +46,10 @@ export function geminiSessionId(text: string): string | undefined {
   return typeof first?.sessionId === 'string' ? first.sessionId : undefined;
 }
 
-/** A message's content: a string, or parts of which the `text` ones are words (function responses are the tool calls' results). */
+/**
+ * A message's content: a string, or parts of which the `text` ones are words (function responses are the tool calls'
+ * results).
+ */
 function partsText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';

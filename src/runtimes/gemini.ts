@@ -38,7 +38,8 @@ export interface GeminiPermissions {
  */
 export function compileGeminiPolicy(policy: PolicyInput): GeminiPermissions {
   const allowed = new Set(policy.tools);
-  // Every Gemini tool the tool table (policy/tool-table.ts) files under a withheld canonical one: `glob` takes `list_directory` with it.
+  // Every Gemini tool the tool table (policy/tool-table.ts) files under a withheld canonical one: `glob` takes
+  // `list_directory` with it.
   const deny = [...TOOL_TABLE.filter((r) => !allowed.has(r.name)).flatMap((r) => r.vendor.gemini), ...EXTRA];
   const fleetTools = MCP_FLEET_TOOLS.filter((t) => allowed.has(t));
   const approvalMode = (
@@ -234,7 +235,8 @@ export function geminiQuestion(
 }
 
 /**
- * Gemini's session lines: a `user` message opens a turn, a `gemini` message is a model answer; an API error is an `error` entry
+ * Gemini's session lines: a `user` message opens a turn, a `gemini` message is a model answer; an API error is an
+ * `error` entry
  * (`[API Error: {"error":{"code":401,…}}]`). Gemini still runs its AfterAgent hook for that
  * turn, with no answer: the turn-end hook leaves such a turn to the shim, which reads this.
  */

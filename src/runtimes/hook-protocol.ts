@@ -4,7 +4,8 @@ import type { FleetHookEvent, HookReply, LaunchInput, Runtime } from './types.js
  * The hook protocol Claude Code defined and Codex follows: JSON on stdin with
  * `transcript_path`, `last_assistant_message` (turn end), `tool_name`/`tool_input` (pre-tool);
  * JSON on stdout with `decision: block` to continue a turn, `additionalContext` to add to
- * one, `continue: false` to stop one, `permissionDecision: deny` to refuse a tool (`ask` to have the CLI ask its person). One copy, so both CLIs read the same answers.
+ * one, `continue: false` to stop one, `permissionDecision: deny` to refuse a tool (`ask` to have the CLI ask its
+ * person). One copy, so both CLIs read the same answers.
  */
 export type HookProtocol = Pick<
   Runtime,
@@ -32,7 +33,10 @@ function reply(obj: unknown, exitCode = 0): HookReply {
   return { stdout: JSON.stringify(obj) + '\n', exitCode };
 }
 
-/** The protocol for a CLI whose own tool names `canonicalOf` maps to Flotilla's (the tool table), and MCP tools `mcpPrefix` + name. */
+/**
+ * The protocol for a CLI whose own tool names `canonicalOf` maps to Flotilla's (the tool table), and MCP tools
+ * `mcpPrefix` + name.
+ */
 export function claudeStyleHooks(
   canonicalOf: (vendorName: string) => string | undefined,
   mcpPrefix: string,

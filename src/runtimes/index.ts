@@ -56,7 +56,8 @@ export async function runtimeRefusal(
     const how = settings?.command
       ? `runtimes.${name}.command (${settings.command}) is not an executable file — fix the path`
       : `npm install -g ${runtime.npmPackage}, or set runtimes.${name}.command (or ${runtime.binEnv}) to its path`;
-    // A CLI inside a folder nobody trusted is the repository's program, not the person's (docs/security-trust.md "Folder trust").
+    // A CLI inside a folder nobody trusted is the repository's program, not the person's (docs/security-trust.md
+    // "Folder trust").
     const untrusted = skipped.length
       ? ` (${skipped.join(', ')} is inside this untrusted folder and is not run; 'flotilla trust' if it is yours)`
       : '';

@@ -31,7 +31,10 @@ const KEY_VARS: Record<VendorRuntimeName, readonly string[]> = {
   gemini: ['GEMINI_API_KEY', 'GOOGLE_API_KEY', 'GOOGLE_GENAI_USE_VERTEXAI', 'GOOGLE_APPLICATION_CREDENTIALS'],
 };
 
-/** The variables that authenticate `runtime`'s CLI: the only provider keys its process is given (docs/security-fleet.md "Vendor runtimes"). */
+/**
+ * The variables that authenticate `runtime`'s CLI: the only provider keys its process is given (docs/security-fleet.md
+ * "Vendor runtimes").
+ */
 export function runtimeKeyVars(runtime: VendorRuntimeName): readonly string[] {
   return KEY_VARS[runtime];
 }

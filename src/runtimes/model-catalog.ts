@@ -9,7 +9,10 @@ import type { Runtime } from './types.js';
 export interface FleetCatalog {
   /** Old model → its upgrade: the CLI is told the "meet the new model" dialog was seen. */
   upgrades: Record<string, string>;
-  /** The catalogue the CLI is given instead of its own, with its own sub-agents off; undefined when it could not be made. */
+  /**
+   * The catalogue the CLI is given instead of its own, with its own sub-agents off; undefined when it could not be
+   * made.
+   */
   file?: string;
 }
 
@@ -101,7 +104,8 @@ async function takeTurn(asking: string): Promise<boolean> {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') return false;
     }
     const holder = readText(asking);
-    // Held by a process that ended without letting go (or past every bound): taken over. Empty: its holder is writing it.
+    // Held by a process that ended without letting go (or past every bound): taken over. Empty: its holder is writing
+    // it.
     if ((holder !== '' && !alive(Number(holder))) || Date.now() > end) {
       try {
         unlinkSync(asking);

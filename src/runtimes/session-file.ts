@@ -38,7 +38,9 @@ export function wakeNotice(count: number): string {
   return `[flotilla] ${count} new inbox message${count === 1 ? '' : 's'} — they are attached below as data.`;
 }
 
-/** Each line of a session file that parses as a JSON object (a half-written last line, or a damaged one, is left out). */
+/**
+ * Each line of a session file that parses as a JSON object (a half-written last line, or a damaged one, is left out).
+ */
 export function jsonLines(text: string): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = [];
   for (const line of text.split('\n')) {
@@ -106,7 +108,10 @@ export function toolInput(v: unknown): unknown {
   }
 }
 
-/** The newest file named like the CLI's session files under its folder in `configDir` (undefined before the CLI wrote one). */
+/**
+ * The newest file named like the CLI's session files under its folder in `configDir` (undefined before the CLI wrote
+ * one).
+ */
 export function newestSessionFile(runtime: Pick<Runtime, 'sessionFiles'>, configDir: string): string | undefined {
   let best: { path: string; mtime: number } | undefined;
   const walk = (dir: string, depth: number): void => {

@@ -58,11 +58,20 @@ export interface LaunchInput {
   loginFile?: string | undefined;
   /** How often a failed model request is retried (the fleet's `models.max_retries`), where the CLI lets us say. */
   maxRetries: number;
-  /** `agents.approval_timeout_secs`: how long the permission hook waits for the fleet's answer (its own timeout is longer). */
+  /**
+   * `agents.approval_timeout_secs`: how long the permission hook waits for the fleet's answer (its own timeout is
+   * longer).
+   */
   approvalTimeoutSecs: number;
-  /** The CLI's own session id to continue with its resume command (`flotilla resume`; its session files are already in configDir). */
+  /**
+   * The CLI's own session id to continue with its resume command (`flotilla resume`; its session files are already in
+   * configDir).
+   */
   resume?: string | undefined;
-  /** The upgrades the CLI's model catalogue offers (old model → new), when the agent names a model: the CLI is told they were seen. */
+  /**
+   * The upgrades the CLI's model catalogue offers (old model → new), when the agent names a model: the CLI is told they
+   * were seen.
+   */
   modelUpgrades?: Readonly<Record<string, string>> | undefined;
   /** The fleet's copy of the CLI's model catalogue (runtimes/model-catalog.ts), to use instead of its own. */
   modelCatalogFile?: string | undefined;
@@ -188,7 +197,10 @@ export interface Runtime {
   addContext(text: string): HookReply;
   /** What the turn-start hook prints to stop the turn before the model is asked (`reason` shown in the pane). */
   stopTurn(reason: string): HookReply;
-  /** The text a turn starts with, from a turn-start payload; `''` for a turn the CLI starts by itself (a tool's result, no one's message). */
+  /**
+   * The text a turn starts with, from a turn-start payload; `''` for a turn the CLI starts by itself (a tool's result,
+   * no one's message).
+   */
   turnPrompt(payload: Record<string, unknown>): string | undefined;
   /** What the pre-tool hook prints to refuse a call. */
   denyTool(reason: string): HookReply;
@@ -200,11 +212,17 @@ export interface Runtime {
   denyToolAndStop?(reason: string): HookReply;
   /** What the pre-tool hook prints to have the CLI ask its person about a call (its own prompt, in its pane). */
   askTool(reason: string): HookReply;
-  /** What the permission hook prints for the fleet's answer to the CLI's question (runtimes with a `permission` hook event). */
+  /**
+   * What the permission hook prints for the fleet's answer to the CLI's question (runtimes with a `permission` hook
+   * event).
+   */
   answerPermission(approved: boolean, reason: string): HookReply;
   /** The final answer in a turn-end payload, when the payload carries it. */
   finalAnswer(payload: Record<string, unknown>): string | undefined;
-  /** Where the CLI keeps its session files in the agent's own config folder: a folder (searched downwards) and the file name; the newest is the current one. */
+  /**
+   * Where the CLI keeps its session files in the agent's own config folder: a folder (searched downwards) and the file
+   * name; the newest is the current one.
+   */
   sessionFiles: { under: string; name: RegExp };
   /**
    * What a resumed agent copies from its predecessor's config folder for the CLI to find the
@@ -216,7 +234,9 @@ export interface Runtime {
   sessionLine(line: string): SessionLine;
   /** The CLI's own id for the session a session file holds (what its resume command takes). */
   sessionId(file: string, text: string): string | undefined;
-  /** The session's prompts, model text, tool calls and results, in order (docs/runtimes.md, "Resume and transcript"). */
+  /**
+   * The session's prompts, model text, tool calls and results, in order (docs/runtimes.md, "Resume and transcript").
+   */
   sessionTurns(text: string): SessionTurn[];
   /** The CLI's transcript path in a hook payload, when it has one. */
   transcriptPath(payload: Record<string, unknown>): string | undefined;
@@ -224,7 +244,9 @@ export interface Runtime {
   toolCall(
     payload: Record<string, unknown>,
   ): { tool: string; command?: string; input?: Record<string, unknown> } | undefined;
-  /** The call a permission hook's payload asks about, when its shape is not a pre-tool payload's (default: `toolCall`). */
+  /**
+   * The call a permission hook's payload asks about, when its shape is not a pre-tool payload's (default: `toolCall`).
+   */
   questionCall?(
     payload: Record<string, unknown>,
   ): { tool: string; command?: string; input?: Record<string, unknown> } | undefined;

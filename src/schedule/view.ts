@@ -23,7 +23,10 @@ export interface ScheduleViewEntry {
 export interface ScheduleView {
   /** The scheduler's pid, so a reader can tell a view left by one that died; 0 once it stopped. */
   pid: number;
-  /** That pid's start time (fleet/proc.ts selfProcess), so a reused pid reads as gone; absent in views written before it. */
+  /**
+   * That pid's start time (fleet/proc.ts selfProcess), so a reused pid reads as gone; absent in views written before
+   * it.
+   */
   start?: string | null;
   schedules: ScheduleViewEntry[];
   errors: string[];

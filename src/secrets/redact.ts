@@ -88,7 +88,9 @@ export function setFleetRedactor(fn: ((text: string) => string) | undefined): vo
   fleetRedactor = fn;
 }
 
-/** `text` with every secret this process holds, and every one the fleet knows by digest, replaced by `[secret:<key>]`. */
+/**
+ * `text` with every secret this process holds, and every one the fleet knows by digest, replaced by `[secret:<key>]`.
+ */
 export function redact(text: string): string {
   const held = heldNow.size === 0 ? text : redactText(text, heldNow.values());
   return fleetRedactor ? fleetRedactor(held) : held;

@@ -132,7 +132,10 @@ export function lostResult(r: AgentRecord): WaitResult {
   };
 }
 
-/** cancel_agent there, once `by` may: the target must be in its own subtree, parents followed through the fleet's records. */
+/**
+ * cancel_agent there, once `by` may: the target must be in its own subtree, parents followed through the fleet's
+ * records.
+ */
 export async function cancelThere(
   layout: Layout,
   config: Config,

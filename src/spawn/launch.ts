@@ -35,7 +35,10 @@ import { traceMark } from '../trace.js';
  */
 
 export interface LaunchOptions {
-  /** The caller's environment: `$TMUX` decides where the window opens; PATH and FLOTILLA_* settings pass on. Default process.env. */
+  /**
+   * The caller's environment: `$TMUX` decides where the window opens; PATH and FLOTILLA_* settings pass on. Default
+   * process.env.
+   */
   env?: NodeJS.ProcessEnv;
   /** Its own detached session instead of a window. */
   session?: boolean;
@@ -212,7 +215,10 @@ async function parentTmux(
   }
 }
 
-/** A window in the fleet session, creating the session (detached) when missing; two spawners racing to create it both end up with a window. */
+/**
+ * A window in the fleet session, creating the session (detached) when missing; two spawners racing to create it both
+ * end up with a window.
+ */
 async function openInFleetSession(
   tmux: Tmux,
   session: string,

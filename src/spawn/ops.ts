@@ -50,7 +50,9 @@ export function fleetOpsFor(layout: Layout, config: Config, rec: AgentRecord): F
   };
 }
 
-/** On a bus, the agents of another host that `ids` name and the operations there (§17.7); far-ops.ts loads only then. */
+/**
+ * On a bus, the agents of another host that `ids` name and the operations there (§17.7); far-ops.ts loads only then.
+ */
 async function farOps(layout: Layout, config: Config, ids: readonly string[]) {
   if (config.fleet.bus === 'maildir') return undefined;
   const ops = await import('./far-ops.js');

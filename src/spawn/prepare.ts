@@ -147,7 +147,8 @@ async function prepareFor(
   const rootId = parent?.rootId ?? id;
   const { policy, maxTurns, timeoutSecs } = childPolicy(definition, config, parent, req.timeoutSecs);
   const { runtime, resolved, model } = await chooseModel(layout, config, req, definition, parent, env, loaded);
-  // Everything that would only fail once the window is open is refused here: a window that opens only to fail leaves a person a mess to clean up.
+  // Everything that would only fail once the window is open is refused here: a window that opens only to fail leaves a
+  // person a mess to clean up.
   // A parent on another host has its folder there: the child works where this host's spawn runs.
   const cwd = resolve(req.cwd ?? (lineage ? undefined : parent?.cwd) ?? process.cwd());
   checkCwd(cwd);
@@ -160,7 +161,8 @@ async function prepareFor(
   // The tree's agents on every host (§11); on maildir this host's index only, and no bus code loads.
   const broke = await fleetBudgetRefusal(layout, config, rootId, { unreachable: 'refuse', live });
   if (broke) throw broke;
-  // On a bus with fleet-wide caps (§18) the slot and the tree's spawn are also the fleet's; a maildir fleet loads no bus code here (§14).
+  // On a bus with fleet-wide caps (§18) the slot and the tree's spawn are also the fleet's; a maildir fleet loads no
+  // bus code here (§14).
   const caps =
     config.fleet.bus === 'maildir' ? undefined : (await import('../bus/open.js')).busFor(layout, config).caps;
   const admission = await admitSpawn(layout, config.limits, { id, parent, rootId }, live, req.queue, caps);
@@ -233,7 +235,8 @@ async function chooseDefinition(
     const kind = err instanceof FlotillaError ? err.code : 'unknown-definition';
     throw refusal(kind, `spawn refused: ${(err as Error).message}`, { definition: name });
   }
-  // Its `host:` (§17) is followed by the command line's spawn; a spawn that came from another host opens where it arrived.
+  // Its `host:` (§17) is followed by the command line's spawn; a spawn that came from another host opens where it
+  // arrived.
   if (definition.host && !req.here && !lineage && definition.host !== selfHost(config.fleet, env)) {
     throw new DefinitionElsewhere(definition.name, definition.host);
   }

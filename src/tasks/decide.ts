@@ -126,7 +126,10 @@ export function released(task: Task, by: string, why?: string): Task {
   return reopened(task, by, `released by ${by}${why ? `: ${why}` : ''}`);
 }
 
-/** Refuses an ending `by` may not make: a finished task, a cancel by other than its creator, done or failed by other than its claimant. */
+/**
+ * Refuses an ending `by` may not make: a finished task, a cancel by other than its creator, done or failed by other
+ * than its claimant.
+ */
 export function checkEnding(task: Task, by: string, status: Ending): void {
   if (isFinished(task.status))
     throw refusal('task-finished', `refused: task ${task.id} is already ${task.status}`, { task: task.id });

@@ -75,7 +75,9 @@ function busy(board: string, id: string): FlotillaError {
   });
 }
 
-/** The task as the next writer leaves it: a claim whose claimant is gone anywhere in the fleet reads open (judge.ts). */
+/**
+ * The task as the next writer leaves it: a claim whose claimant is gone anywhere in the fleet reads open (judge.ts).
+ */
 export async function judged(judge: FleetJudge, task: Task): Promise<Task> {
   const claimant = task.claimed_by;
   if (task.status !== 'claimed' || !claimant) return task;
@@ -319,7 +321,10 @@ export async function reopenClaimsOfKv(layout: Layout, kv: SharedKv, agentId: st
   return out;
 }
 
-/** Every board's unfinished tasks (and a few just finished, behind an entry not yet dropped): through the open index once it is there. */
+/**
+ * Every board's unfinished tasks (and a few just finished, behind an entry not yet dropped): through the open index
+ * once it is there.
+ */
 async function unfinishedEverywhere(kv: SharedKv): Promise<Task[]> {
   if (!(await isIndexed(kv))) return (await kv.values('*.*')).map((v) => parseTask(v.value)).filter((t) => t !== null);
   const out: Task[] = [];

@@ -70,7 +70,9 @@ export async function listBoard(
   return list(layout, board, opts);
 }
 
-/** Every board's listing, boards by name (the dashboard's tasks view): one read of the bus's bucket, or each board here. */
+/**
+ * Every board's listing, boards by name (the dashboard's tasks view): one read of the bus's bucket, or each board here.
+ */
 export async function listAllBoards(layout: Layout): Promise<BoardListing[]> {
   const s = await store(layout);
   if (s) return kvRead.listAllBoardsKv(layout, s);

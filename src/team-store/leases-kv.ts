@@ -57,7 +57,10 @@ async function writeRepo(kv: SharedKv, id: string, read: Read): Promise<boolean>
   );
 }
 
-/** Why a lease no longer holds: this host's holder as on one machine (leases/lapse.ts); another host's by the fleet judge. */
+/**
+ * Why a lease no longer holds: this host's holder as on one machine (leases/lapse.ts); another host's by the fleet
+ * judge.
+ */
 async function lapsed(
   layout: Layout,
   judge: FleetJudge,
@@ -198,7 +201,10 @@ async function giveBack(
   }
 }
 
-/** The lease an edit needs (leases/leases.ts `leaseForEdit`): one read when the holder's own lease already covers the file. */
+/**
+ * The lease an edit needs (leases/leases.ts `leaseForEdit`): one read when the holder's own lease already covers the
+ * file.
+ */
 export async function leaseForEditKv(
   layout: Layout,
   kv: SharedKv,

@@ -16,7 +16,10 @@ export interface CurrentTmux extends TmuxEnv {
   sessionId: string;
 }
 
-/** Parses `$TMUX`; null outside tmux or when malformed. The socket path may hold commas, so fields are taken from the right. */
+/**
+ * Parses `$TMUX`; null outside tmux or when malformed. The socket path may hold commas, so fields are taken from the
+ * right.
+ */
 export function parseTmuxEnv(env: NodeJS.ProcessEnv = process.env): TmuxEnv | null {
   const value = env.TMUX;
   if (!value) return null;

@@ -26,7 +26,9 @@ const IDENTITY = [
   'FLOTILLA_DEMO',
 ];
 
-/** Sets the fleet session's default-command and clears agent identity from its environment; idempotent, one tmux call. */
+/**
+ * Sets the fleet session's default-command and clears agent identity from its environment; idempotent, one tmux call.
+ */
 export async function prepareFleetSession(tmux: Tmux, session: string): Promise<void> {
   const target = `=${session}:`;
   const cmds: string[][] = [['set-option', '-t', target, 'default-command', shellQuote(FLEET_SHELL)]];

@@ -174,7 +174,8 @@ const OWN_ENTRIES = new Set(['HEAD', 'index', 'logs', 'refs', 'objects', 'sequen
 const PER_CHECKOUT = /^[A-Z_]+$|\.lock$|^sharedindex\.|^fsmonitor--daemon/;
 
 /**
- * What a commit, its own branch and a stash need in the common dir, for a worktree: the objects and the `flotilla/` branch folder with its reflogs writable, and held
+ * What a commit, its own branch and a stash need in the common dir, for a worktree: the objects and the `flotilla/`
+ * branch folder with its reflogs writable, and held
  * inside them `objects/info` (alternates) and every other agent's branch and reflog. `refs/`
  * and `logs/refs/` are stand-ins of the agent's own; every entry of the repository's there
  * but `stash` is bound back read-only. Undefined where the folders cannot be made.

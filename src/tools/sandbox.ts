@@ -92,7 +92,10 @@ export function bubblewrapUserNamespace(bwrap: string): boolean {
   return ok;
 }
 
-/** The sandbox's own user and group id where root's would keep a nested bubblewrap from mapping its user (`SandboxSpec.id`). */
+/**
+ * The sandbox's own user and group id where root's would keep a nested bubblewrap from mapping its user
+ * (`SandboxSpec.id`).
+ */
 export const NESTING_ID = 1000;
 
 const nestingProbe = new Map<string, boolean>();

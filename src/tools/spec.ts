@@ -24,7 +24,9 @@ export interface ToolSpec {
    * undefined when the line needs the result. Without it the pane shows the name and arguments.
    */
   paneLine?(input: PaneInput): string | undefined;
-  /** Lines the pane shows when a call finishes; without them (or undefined), nothing for a success and the error in red. */
+  /**
+   * Lines the pane shows when a call finishes; without them (or undefined), nothing for a success and the error in red.
+   */
   paneResult?(
     result: { output: string; isError?: boolean; meta?: Record<string, unknown> },
     pane: PaneStyle,
@@ -76,7 +78,9 @@ export interface ToolOps {
 
 /** The six workspace tools' settings for one agent, from config and its place in the fleet. */
 export interface WorkspaceOptions {
-  /** The agent's working directory. Each call resolves paths against `ToolContext.cwd`, which the harness sets to this. */
+  /**
+   * The agent's working directory. Each call resolves paths against `ToolContext.cwd`, which the harness sets to this.
+   */
   cwd: string;
   /** No file tool writes inside these (the fleet root `.flotilla/`). */
   protectedRoots: readonly string[];

@@ -3,7 +3,8 @@ import { FlotillaError } from '../errors.js';
 import type { ToolResult } from './types.js';
 
 /**
- * What the task board's tools (docs/design.md §15) do to the board. Their operations are injected, bound to the caller's identity
+ * What the task board's tools (docs/design.md §15) do to the board. Their operations are injected, bound to the
+ * caller's identity
  * by whoever builds the tools (the harness: its agent; `flotilla mcp`: the client's identity),
  * so a model never says who it is. A refusal (taken, blocked, not yours) comes back as an
  * error result the model can act on: who holds the task, what it waits on.

@@ -1,5 +1,6 @@
 /**
- * Head-and-tail truncation of tool output (§6; CONTRIBUTING.md, "How the code reads" 5). The start of an output says what ran
+ * Head-and-tail truncation of tool output (§6; CONTRIBUTING.md, "How the code reads" 5). The start of an output says
+ * what ran
  * and the end says how it finished, so both are kept and the middle is replaced by one marked
  * line that tells the model how much was cut and how to see it.
  */

@@ -50,7 +50,10 @@ export interface UpResult {
   created: boolean;
   dashboard: { windowId: string; created: boolean };
   root: { windowId: string; id: string | null; created: boolean };
-  /** The offline demo runs (no model configured); `removed`: demo files an older version had installed into `.flotilla/agents/`. */
+  /**
+   * The offline demo runs (no model configured); `removed`: demo files an older version had installed into
+   * `.flotilla/agents/`.
+   */
   demo: { removed: string[] } | null;
   /** How a person attaches from a shell. */
   attachCommand: string;
@@ -139,7 +142,9 @@ async function hasSchedules(layout: Layout, config: Config): Promise<boolean> {
   return (await loadDefinitions({ layout, config })).definitions.some((d) => (d.schedules?.length ?? 0) > 0);
 }
 
-/** Attaches this terminal to the session, or moves the tmux client there when already inside tmux on the same server. */
+/**
+ * Attaches this terminal to the session, or moves the tmux client there when already inside tmux on the same server.
+ */
 export async function attachFleet(
   result: UpResult,
   env: NodeJS.ProcessEnv = process.env,

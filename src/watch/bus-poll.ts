@@ -11,7 +11,9 @@ export class BusPoll<T> {
   private running: Promise<void> | null = null;
   private closed = false;
 
-  /** `read` answers what it could read (its own failures folded in, e.g. as null); `key` is what the screen shows of it. */
+  /**
+   * `read` answers what it could read (its own failures folded in, e.g. as null); `key` is what the screen shows of it.
+   */
   constructor(
     initial: T,
     private readonly read: () => Promise<T>,

@@ -19,7 +19,10 @@ export interface FeedOptions {
   now?: () => number;
   /** Called when a row's harness is dead but its record is not ended yet (the reaper's work, §5.7). */
   onDead?: () => Promise<unknown>;
-  /** On a bus (§17.6): this host's name and the other hosts' agents as last read (hosts-poll.ts); call `refresh()` when they change. */
+  /**
+   * On a bus (§17.6): this host's name and the other hosts' agents as last read (hosts-poll.ts); call `refresh()` when
+   * they change.
+   */
   hosts?: { self: string; current: () => readonly OtherHost[] | null };
   /** On a bus: the fleet's boards and leases as last read (team-poll.ts); call `refresh()` when they change. */
   team?: TeamSource;
@@ -52,7 +55,9 @@ export class FleetFeed {
     return this.snap;
   }
 
-  /** Loads the message parser if the first read met an approval request, and reads again, so the first frame shows it. */
+  /**
+   * Loads the message parser if the first read met an approval request, and reads again, so the first frame shows it.
+   */
   async ready(): Promise<void> {
     if (!this.reader.needsParser) return;
     await this.reader.loadParser();

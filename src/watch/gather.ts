@@ -40,7 +40,10 @@ export class FleetReader {
   private work: ReadonlyMap<string, string> = new Map();
   private workAt = -Infinity;
   private workBusy = false;
-  /** The last snapshot skipped a file that may be a request because the parser was not loaded: `loadParser()`, then read again. */
+  /**
+   * The last snapshot skipped a file that may be a request because the parser was not loaded: `loadParser()`, then read
+   * again.
+   */
   needsParser = false;
 
   /** `team`: on a bus, the fleet's boards and leases as last read (team-poll.ts); else this host's files. */

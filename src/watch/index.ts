@@ -127,7 +127,10 @@ async function hostsOnBus(
   return { poll, source: { self, current: () => poll.current } };
 }
 
-/** How often the dashboard reads the fleet's boards and leases on a bus: a dead claimant's task reads open within about this. */
+/**
+ * How often the dashboard reads the fleet's boards and leases on a bus: a dead claimant's task reads open within about
+ * this.
+ */
 const TEAM_EVERY_MS = 1000;
 
 async function teamOnBus(opts: WatchOptions, changed: () => void): Promise<TeamPoll> {

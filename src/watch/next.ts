@@ -95,7 +95,8 @@ async function findClient(opts: NextOptions): Promise<Client | null> {
 /** Shows the row's window in the client; an error line, or null when done. */
 async function switchTo(client: Client, row: WatchRow): Promise<string | null> {
   const win = row.tmux!;
-  // The agent's window may live on another server (its record says which); a client can only show its own server's windows.
+  // The agent's window may live on another server (its record says which); a client can only show its own server's
+  // windows.
   const tmux = win.socket ? new Tmux({ socket: win.socket }) : client.tmux;
   // The window first (switch-client alone may leave its session on another window), then the client.
   await tmux.exec(['select-window', '-t', win.windowId]);

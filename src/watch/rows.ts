@@ -21,7 +21,9 @@ export interface PendingApproval {
   /** One line a person can judge: `lead-3kd9p1 asks to run $ npm publish`. */
   summary: string;
   timestamp: string;
-  /** `secret` for a secret request (§11): answered over its socket, so `a` reads the value in the dashboard's process. */
+  /**
+   * `secret` for a secret request (§11): answered over its socket, so `a` reads the value in the dashboard's process.
+   */
   kind?: 'secret';
   key?: string;
   ttlSecs?: number;
@@ -41,7 +43,9 @@ export interface WatchRow {
   tone: 'live' | 'waiting' | 'idle' | 'ok' | 'bad' | 'muted';
   /** The harness process is gone but the record is not terminal (not reaped yet). */
   dead: boolean;
-  /** The current task's turns, against maxTurns (per task); 0 maxTurns: a vendor CLI, no limit (fleet/turn-counter.ts). */
+  /**
+   * The current task's turns, against maxTurns (per task); 0 maxTurns: a vendor CLI, no limit (fleet/turn-counter.ts).
+   */
   turns: number;
   maxTurns: number;
   tokens: number;
@@ -84,7 +88,9 @@ export interface Snapshot {
   schedules?: string[];
   /** The boards' tasks for the tasks view (`t`, watch/tasks.ts); absent without a board. */
   tasks?: TaskRow[];
-  /** On a bus (§17.6): each host's heading, this host's first, each before its rows (host-rows.ts); absent on `maildir`. */
+  /**
+   * On a bus (§17.6): each host's heading, this host's first, each before its rows (host-rows.ts); absent on `maildir`.
+   */
   hosts?: HostSection[];
 }
 

@@ -55,7 +55,8 @@ export class FrameScreen {
     if (!clear && key === this.shown) return false;
     this.shown = key;
     const body = visible.map((l) => ERASE_LINE + l).join('\r\n');
-    // Below the frame: erased from the start of the next line (erasing from the end of a full-width last line would take its last character).
+    // Below the frame: erased from the start of the next line (erasing from the end of a full-width last line would
+    // take its last character).
     const below = visible.length === 0 ? ERASE_BELOW : visible.length < rows ? `\r\n${ERASE_BELOW}` : '';
     this.out.write((clear ? ERASE_SCREEN : '') + HOME + body + below);
     return true;

@@ -45,7 +45,10 @@ export class AttentionSignal {
 
   constructor(private readonly opts: SignalOptions) {}
 
-  /** Called with each new snapshot. The needs present when the dashboard starts do not ring: only ones that appear while it runs. */
+  /**
+   * Called with each new snapshot. The needs present when the dashboard starts do not ring: only ones that appear while
+   * it runs.
+   */
   update(snap: Snapshot): void {
     const stamps = new Set(snap.rows.flatMap((r) => (r.need ? [r.need.stamp] : [])));
     if (this.known && this.opts.ring && [...stamps].some((s) => !this.known!.has(s))) this.opts.ring();

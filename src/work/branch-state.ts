@@ -7,7 +7,9 @@ import { git } from './git.js';
 export interface BranchState {
   /** Whether `flotilla/<id>` still exists. */
   exists: boolean;
-  /** The base branch's tip now (the base commit when the worktree was made from a detached HEAD, or the branch is gone). */
+  /**
+   * The base branch's tip now (the base commit when the worktree was made from a detached HEAD, or the branch is gone).
+   */
   target: string;
   /** Commits on the agent's branch not on the base branch, and the reverse. */
   ahead: number;

@@ -19,7 +19,10 @@ function git(cwd: string, args: string[]): Promise<{ code: number; stdout: strin
   });
 }
 
-/** Creates the agent's worktree and branch from the project's HEAD; returns its path and that base (the record keeps it for `diff` and `merge`). */
+/**
+ * Creates the agent's worktree and branch from the project's HEAD; returns its path and that base (the record keeps it
+ * for `diff` and `merge`).
+ */
 export async function addWorktree(
   layout: Layout,
   id: string,

@@ -72,7 +72,8 @@ describe('the audit stream is bounded by age (real nats-server, two hosts by nam
     const a = host('aged', 'a', '  audit_max_age_secs: 1\n');
     const b = host('aged', 'b', '  audit_max_age_secs: 1\n');
     expect((await b.flotilla(['task', 'add', 'first', '--id', 'first'])).exitCode).toBe(0);
-    // b's status ships its lines, opening the stream with b's setting (looked at again should one ship time out on a loaded machine).
+    // b's status ships its lines, opening the stream with b's setting (looked at again should one ship time out on a
+    // loaded machine).
     const bounded = await eventually(
       async () => {
         expect((await b.flotilla(['status'])).exitCode).toBe(0);

@@ -81,7 +81,8 @@ describe('bus reads flat in the number of ended agents (real nats-server)', { ti
       tree: () => a.records.tree('lead'),
       lookup: () => findInFleet(a.records, 'lead-k'),
     };
-    // What each gives: the tree's usage on b, its live record and kept ended ones, the id the prefix names (two match: ambiguous).
+    // What each gives: the tree's usage on b, its live record and kept ended ones, the id the prefix names (two match:
+    // ambiguous).
     expect(await reads.budget()).toEqual({ tokens: 130, costUsd: 0 });
     const tree = await reads.tree();
     expect(tree.live.map((r) => r.id)).toEqual(['lead']);
@@ -101,7 +102,8 @@ describe('bus reads flat in the number of ended agents (real nats-server)', { ti
     await endMany(b, 20, 320);
     const many = await count();
     for (const k of Object.keys(reads) as (keyof typeof reads)[]) {
-      // A handful of messages may differ (a consumer's info, a fetch that ended on its expiry); 300 records never fit in that.
+      // A handful of messages may differ (a consumer's info, a fetch that ended on its expiry); 300 records never fit
+      // in that.
       expect(many[k], `${k}: ${few[k]} messages with 20 ended agents, ${many[k]} with 320`).toBeLessThan(few[k] + 20);
     }
     // And they still tell the truth.

@@ -99,7 +99,8 @@ describe('gc on the bus (real nats-server, two hosts by name)', { timeout: 300_0
     await eventually(() => b.record('gc-live').status === 'idle', 90_000, "b's agent idle");
     await ended(b, fromB, 'gc-old', 'b', 2 * 3600_000);
     await ended(b, fromB, 'gc-young', 'b', 60_000);
-    // a's own ended record is a's gc's to remove, never b's; so is one of another project's fleet root on b (same host name).
+    // a's own ended record is a's gc's to remove, never b's; so is one of another project's fleet root on b (same host
+    // name).
     await ended(a, busOf(a, 'gc-one', 'a'), 'gc-mine', 'a', 2 * 3600_000);
     const b2 = host('gc-one');
     await ended(b2, busOf(b2, 'gc-one', 'b'), 'gc-beside', 'b', 2 * 3600_000);
@@ -138,7 +139,8 @@ describe('gc on the bus (real nats-server, two hosts by name)', { timeout: 300_0
         .map((e) => e.id)
         .sort(),
     ).toEqual(['gc-beside', 'gc-live', 'gc-young']);
-    // Read back: no key and no tombstone of it; b's list of ended records names the younger one alone, and counts it alone.
+    // Read back: no key and no tombstone of it; b's list of ended records names the younger one alone, and counts it
+    // alone.
     const keys = await subjects('FLOTILLA_gc-one_RECORDS');
     expect(keys.filter((k) => k.includes('gc-old'))).toEqual([]);
     expect(keys).toEqual(expect.arrayContaining(['ended.gc-young', 'ended.gc-mine', 'ended.gc-beside', 'gc-live']));
@@ -152,7 +154,8 @@ describe('gc on the bus (real nats-server, two hosts by name)', { timeout: 300_0
     const b = host('gc-two');
     const fromA = busOf(a, 'gc-two', 'a');
     const fromB = busOf(b, 'gc-two', 'b');
-    // The root ended on b long ago; its child, on a, a moment ago. Each spawn took a number of the tree; each end kept its usage.
+    // The root ended on b long ago; its child, on a, a moment ago. Each spawn took a number of the tree; each end kept
+    // its usage.
     const root = await ended(b, fromB, 't-root', 'b', 2 * 3600_000);
     const kid = await ended(a, fromA, 't-kid', 'a', 1_000, { rootId: 't-root', parentId: 't-root', depth: 1 });
     expect(await fromB.caps.claimTreeSpawn('t-root', 10, 't-root')).toBe(0);

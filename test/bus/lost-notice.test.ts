@@ -73,7 +73,8 @@ describe(
       expect(readAudit(a.layout, { event: 'agent_lost' }).lines.filter((l) => l.agent === 'far-child')).toEqual([
         expect.objectContaining({ to: 'far-parent', told: true, task: 2 }),
       ]);
-      // b's own end of task 2 (its harness healed, or its reaper) finds the marker the notice holds: nothing more goes out.
+      // b's own end of task 2 (its harness healed, or its reaper) finds the marker the notice holds: nothing more goes
+      // out.
       expect(await fromB.takeDone('far-child', 2, 'host')).toBe('lost');
     });
   },

@@ -111,7 +111,8 @@ describe('records on the bus (real nats-server, two hosts by name)', { timeout: 
     });
     expect(text.startsWith('Host a (this machine)\nNo agents.')).toBe(true);
     expect(text).toMatch(/Bus: reachable/);
-    // Each status is one read of the bus, with its 5 s limit: on a loaded machine one may come back with this host's alone.
+    // Each status is one read of the bus, with its 5 s limit: on a loaded machine one may come back with this host's
+    // alone.
     type Row = { id: string; status: string; host?: string; lost?: boolean };
     const json = await eventually(
       async () => {
@@ -156,7 +157,8 @@ describe('records on the bus (real nats-server, two hosts by name)', { timeout: 
     // Published all at once, as many of b's processes ending agents together would: each counted once.
     expect(new Set(await Promise.all(b.records().map((rec) => fromB.publish(rec))))).toEqual(new Set(['published']));
     await fromB.beat();
-    // What a reader of live agents reads: b's one live record, never its history (docs/decisions-hosts.md "Records on the bus").
+    // What a reader of live agents reads: b's one live record, never its history (docs/decisions-hosts.md "Records on
+    // the bus").
     const fromA = viewFrom(a, 'window').records;
     expect((await fromA.live()).map((r) => r.id)).toEqual(['live-one']);
     const recent = await fromA.recent(100);
@@ -236,7 +238,8 @@ describe('records on the bus (real nats-server, two hosts by name)', { timeout: 
         60_000,
         'a beating again',
       );
-      // a's harness has beaten (and looked) at least once since the bus returned, with b's last beat older than the limit.
+      // a's harness has beaten (and looked) at least once since the bus returned, with b's last beat older than the
+      // limit.
       await new Promise((r) => setTimeout(r, 2_500));
     } finally {
       process.kill(bPid, 'SIGCONT');

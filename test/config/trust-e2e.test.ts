@@ -33,7 +33,10 @@ afterEach(async () => {
   c = undefined;
 });
 
-/** A stranger's repository: a `general.md` that would replace the built-in, a hook-running helper, a config that would run a start hook. */
+/**
+ * A stranger's repository: a `general.md` that would replace the built-in, a hook-running helper, a config that would
+ * run a start hook.
+ */
 function clone(): Clone {
   const fleet = tempFleet('flotilla-clone-');
   const home = tempDir('flotilla-home-');

@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { buildSystemPrompt, type PromptIdentity } from '../../src/harness/system-prompt.js';
 
-/** The system prompt's tool lines come from the tools' own files (src/tools/, `prompt`): shown only for tools the agent has. */
+/**
+ * The system prompt's tool lines come from the tools' own files (src/tools/, `prompt`): shown only for tools the agent
+ * has.
+ */
 const me: PromptIdentity = { id: 'lead-3kd9p1', name: 'lead', depth: 0, maxDepth: 2, cwd: '/w', mode: 'headless' };
 
 describe('the system prompt names only the tools the agent has', () => {

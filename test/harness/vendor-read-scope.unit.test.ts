@@ -56,7 +56,10 @@ function decide(
   );
 }
 
-/** Each CLI's read tools as its model calls them: [tool name, input reaching outside, input reaching ~/.ssh through the project's link]. */
+/**
+ * Each CLI's read tools as its model calls them: [tool name, input reaching outside, input reaching ~/.ssh through the
+ * project's link].
+ */
 const CALLS: [Runtime, string, Record<string, unknown>, Record<string, unknown>][] = [
   [claude, 'Read', { file_path: '../elsewhere/notes.txt' }, { file_path: 'keys/id_ed25519' }],
   [claude, 'Glob', { pattern: '*.txt', path: '../elsewhere' }, { pattern: 'keys/*' }],

@@ -21,7 +21,10 @@ const PERSON = {
   GIT_COMMITTER_EMAIL: 'p@example.com',
 };
 
-/** This project made a repository with one commit, and r1's project its clone (its main this main), as two machines' checkouts are. */
+/**
+ * This project made a repository with one commit, and r1's project its clone (its main this main), as two machines'
+ * checkouts are.
+ */
 async function sameRepository(here: string, there: string): Promise<void> {
   const git = (cwd: string, ...a: string[]) => execa('git', a, { cwd, env: PERSON });
   await git(here, 'init', '-q', '-b', 'main');

@@ -27,7 +27,10 @@ export interface TwoHostsOptions {
   port?: number;
   /** Reuse a running sshd. */
   sshd?: Sshd;
-  /** Both hosts on this nats-server as one fleet (`fleet.bus`, the same `fleet.name`, design §18), called `here` and `r1`. */
+  /**
+   * Both hosts on this nats-server as one fleet (`fleet.bus`, the same `fleet.name`, design §18), called `here` and
+   * `r1`.
+   */
   bus?: NatsServer;
 }
 

@@ -28,7 +28,10 @@ afterEach(async () => {
 const WORD = 'tree-broadcast-6621';
 const MEMBERS = ['m-1', 'm-2', 'm-3', 'm-4', 'm-5', 'm-6', 'm-7', 'm-8', 'h-0'];
 
-/** How many framed messages holding the broadcast the conversation of an agent's last model call has (by its harness pid). */
+/**
+ * How many framed messages holding the broadcast the conversation of an agent's last model call has (by its harness
+ * pid).
+ */
 function seenInLastCall(log: string, pid: number | null): number {
   const calls = scriptCalls(log).filter((c: LoggedCall) => c.pid === pid);
   const last = calls.at(-1);
@@ -61,7 +64,8 @@ describe.each(BUSES)('broadcast to a tree (§4) on the $bus bus', ({ bus: kind }
       const env = { FLOTILLA_SCRIPT_LOG: log };
       const lead = await f.spawnAgent(['--agent', 'lead', '--id', 'lead', 'build the team'], env);
       expect(lead.exitCode, lead.stderr).toBe(0);
-      // Every member has answered its first task (the holder is in its shell call), so all are idle or busy, none starting.
+      // Every member has answered its first task (the holder is in its shell call), so all are idle or busy, none
+      // starting.
       await eventually(
         () => MEMBERS.every((id) => existsSync(f!.layout.registryFile(id))),
         300_000,
@@ -76,7 +80,8 @@ describe.each(BUSES)('broadcast to a tree (§4) on the $bus bus', ({ bus: kind }
       expect(f.record('h-0').rootId).toBe('lead');
 
       writeFileSync(join(f.project, 'go'), '');
-      // The broadcast's copies: messages holding the word (a member's completion to the lead quotes it once that member has answered).
+      // The broadcast's copies: messages holding the word (a member's completion to the lead quotes it once that member
+      // has answered).
       const copiesOf = (id: string) => f!.mail(id).filter((m) => m.kind === 'message' && (m.body ?? '').includes(WORD));
       await eventually(() => MEMBERS.every((id) => copiesOf(id).length === 1), 120_000, 'a copy in each inbox');
       const ids = new Set(MEMBERS.map((id) => copiesOf(id)[0]!.broadcast_id));

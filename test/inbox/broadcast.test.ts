@@ -93,7 +93,10 @@ async function send(
   return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) };
 }
 
-/** `flotilla <args>` run by agent `as` as `send` runs it; its record names its idle sh again afterwards, so it stays live. */
+/**
+ * `flotilla <args>` run by agent `as` as `send` runs it; its record names its idle sh again afterwards, so it stays
+ * live.
+ */
 async function asAgent(as: string, args: string[]): Promise<{ exitCode: number; stdout: string; stderr: string }> {
   const { readRecord, overwriteRecord } = await import('../../src/fleet/registry.js');
   const idle = readRecord(f!.layout, as)!;

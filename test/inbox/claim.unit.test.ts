@@ -45,7 +45,8 @@ describe('a message handed over again while its first copy is claimed', () => {
     const other = await readItem(f.layout, 'lead-1', join(box.new, file));
     expect(other).toBeDefined();
 
-    // The redelivery: after its look in cur/ (nothing there yet) and before its link, the harness claims the first copy.
+    // The redelivery: after its look in cur/ (nothing there yet) and before its link, the harness claims the first
+    // copy.
     await writeMessageFile(box, file, data, { fixed: true, beforeLink: () => harness.claim([file]) });
     expect(readdirSync(box.cur)).toEqual([`${file}:2,S`]);
 

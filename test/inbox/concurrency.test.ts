@@ -68,7 +68,9 @@ describe.each(BUSES)('concurrent delivery and claiming on the $bus bus (real pro
     expect(readdirSync(box.cur)).toHaveLength(10_000);
     expect(readdirSync(box.new)).toEqual([]);
     expect(readdirSync(box.tmp)).toEqual([]);
-  }, 900_000); // 10,000 fsync'd deliveries (twice on nats: outbox and spool): minutes on a loaded 2-core machine (its speed is in npm run bench)
+    // 10,000 fsync'd deliveries (twice on nats: outbox and spool): minutes on a loaded 2-core machine
+    // (its speed is in npm run bench).
+  }, 900_000);
 
   it('two processes claiming from one inbox at once: every message claimed exactly once', async () => {
     const N = 2000;

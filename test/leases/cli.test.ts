@@ -55,7 +55,10 @@ function agent(id: string, script: string): ResultPromise {
   return sh;
 }
 
-/** A file the agents' shells write, or undefined while it is not there or still empty: `echo $? > rc` creates the file before it writes. */
+/**
+ * A file the agents' shells write, or undefined while it is not there or still empty: `echo $? > rc` creates the file
+ * before it writes.
+ */
 function read(name: string): string | undefined {
   const path = join(f!.project, name);
   const text = existsSync(path) ? readFileSync(path, 'utf8') : '';

@@ -88,7 +88,10 @@ async function startWorking(
   return { id, pid: p.record(id).pid!, proc };
 }
 
-/** Every ending leaves exactly this: a terminal record, one completion, one stop-hook run — also after the reaper looked. */
+/**
+ * Every ending leaves exactly this: a terminal record, one completion, one stop-hook run — also after the reaper
+ * looked.
+ */
 async function expectOneEnding(id: string, status: string, to = 'human'): Promise<void> {
   expect(p.record(id).status).toBe(status);
   await p.run(['reap']);

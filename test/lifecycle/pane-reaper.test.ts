@@ -77,7 +77,10 @@ it("a cancel that needs SIGKILL still ends the agent cancelled, once: the pane's
   expect(f.record('stuck-1').status).toBe('cancelled');
 });
 
-/** Waits, reading only files (no CLI, no tmux: nothing that reaps), until root-1 is reaped, then checks it was reaped once. */
+/**
+ * Waits, reading only files (no CLI, no tmux: nothing that reaps), until root-1 is reaped, then checks it was reaped
+ * once.
+ */
 async function reaped(fleet: SpawnFleet): Promise<void> {
   const audit = () =>
     existsSync(fleet.layout.auditFile) ? readFileSync(fleet.layout.auditFile, 'utf8').split('\n') : [];

@@ -53,7 +53,8 @@ describe('startedByHarness', () => {
     const harness = start(['sleep', '72']);
     const stranger = start(['sleep', '73']);
     const file = join(fleet.project, 'orphan.pid');
-    // A tool command's group: its leader lives on; the subshell's sleep is orphaned (no longer under the leader) but stays in the group.
+    // A tool command's group: its leader lives on; the subshell's sleep is orphaned (no longer under the leader) but
+    // stays in the group.
     const leader = start(['sh', '-c', `(sleep 74 & echo $! > ${file}); exec sleep 75`], true);
     const orphan = await eventually(
       () => (existsSync(file) && Number(readFileSync(file, 'utf8'))) || undefined,

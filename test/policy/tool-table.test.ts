@@ -80,7 +80,8 @@ describe('the lists derived from the tool table', () => {
 const settingsRefuse: Record<VendorCli, (tools: string[], vendorName: string, row: ToolRow) => boolean> = {
   claude: (tools, name) => compileClaudePolicy({ tools, permissionMode: 'dont_ask' }).deny.includes(name),
   gemini: (tools, name) => compileGeminiPolicy({ tools, permissionMode: 'dont_ask' }).deny.includes(name),
-  // Codex has no per-tool deny rules: a withheld shell is a shell it does not offer; its other tools are refused by the hook.
+  // Codex has no per-tool deny rules: a withheld shell is a shell it does not offer; its other tools are refused by the
+  // hook.
   codex: (tools, _name, row) =>
     row.name === 'shell'
       ? compileCodexPolicy({ tools, permissionMode: 'dont_ask' }).features.shell_tool === false

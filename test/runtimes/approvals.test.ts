@@ -138,7 +138,10 @@ describe("Claude Code: an answer typed in the CLI's own prompt wins", { timeout:
   });
 });
 
-/** The CLIs that ask in their own pane only once no hook decided (Codex) or whose hooks cannot answer (Gemini): the shim answers their prompt. */
+/**
+ * The CLIs that ask in their own pane only once no hook decided (Codex) or whose hooks cannot answer (Gemini): the shim
+ * answers their prompt.
+ */
 const PANE_CASES = [
   // Codex's prompt footer; its first choice, highlighted, is "Yes, proceed".
   {

@@ -32,7 +32,8 @@ describe("a vendor CLI's commands get no tmux and no other provider's key", { ti
   it.each(RUNTIMES)('%s', async (name) => {
     const t = TARGETS[name]();
     // The target's own key wins over the stand-in of the same name.
-    // Without the sandbox, where the environment is all that keeps tmux from the command (test/runtimes/sandboxed-cli.test.ts has the sandbox).
+    // Without the sandbox, where the environment is all that keeps tmux from the command
+    // (test/runtimes/sandboxed-cli.test.ts has the sandbox).
     const f = await fleets.open({
       ...t,
       env: (url) => ({ ...OTHER_KEYS, DEPLOY_TOKEN, ...t.env(url) }),
@@ -62,7 +63,8 @@ describe("a vendor CLI's commands get no tmux and no other provider's key", { ti
     expect(env).toContain(`FLOTILLA_AGENT_ID=${id}`);
     expect(names).not.toContain('TMUX');
     expect(names).not.toContain('TMUX_PANE');
-    // Its own CLI's credentials (Gemini CLI's are GEMINI_API_KEY and GOOGLE_API_KEY) stay: the CLI is their model client.
+    // Its own CLI's credentials (Gemini CLI's are GEMINI_API_KEY and GOOGLE_API_KEY) stay: the CLI is their model
+    // client.
     const own = runtimeKeyVars(name);
     for (const [k, v] of Object.entries(OTHER_KEYS)) {
       if (own.includes(k)) continue;

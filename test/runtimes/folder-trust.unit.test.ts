@@ -11,7 +11,10 @@ import { bubblewrapArgv, bubblewrapUserNamespace, findBubblewrap } from '../../s
 import { tempDir } from '../helpers/fleet.js';
 import { ALL_TOOLS, launchInput } from './launch-input.js';
 
-/** What each runtime is told about its folder, trusted or not (docs/security-trust.md, "Vendor CLIs and folder trust"); the CLIs themselves: folder-trust.test.ts. */
+/**
+ * What each runtime is told about its folder, trusted or not (docs/security-trust.md, "Vendor CLIs and folder trust");
+ * the CLIs themselves: folder-trust.test.ts.
+ */
 const POLICY = { tools: ALL_TOOLS, permissionMode: 'dont_ask' } as const;
 const file = (l: ReturnType<typeof claude.launch>, path: string) => l.files.find((f) => f.path === path)!.content;
 

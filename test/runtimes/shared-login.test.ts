@@ -57,7 +57,8 @@ describe('runtimes.<name>.login: shared (the default)', { timeout: 600_000 }, ()
     await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 240_000, 'the completion');
     expect(f.vendor.auth.length).toBeGreaterThan(0);
     expect(new Set(f.vendor.auth)).toEqual(new Set([`Bearer ${token}`]));
-    // In the sandbox Claude writes its login in a folder of its own: the shim's copy, hidden from every other agent (login-mirror.ts).
+    // In the sandbox Claude writes its login in a folder of its own: the shim's copy, hidden from every other agent
+    // (login-mirror.ts).
     expect(filesUnder(f.layout.root).filter((p) => p.endsWith('.credentials.json'))).toEqual([
       'state/secrets/logins/claude-shared/.credentials.json',
     ]);
@@ -132,7 +133,8 @@ describe('runtimes.<name>.login: shared (the default)', { timeout: 600_000 }, ()
     // The model calls carried the person's token, through Code Assist, as Gemini does for a Google login.
     expect(f.vendor.auth.length).toBeGreaterThan(0);
     expect(new Set(f.vendor.auth)).toEqual(new Set([`Bearer ${token}`]));
-    // Gemini checked the login with Google before use and spoke Code Assist with it: every request to Google's side carried it.
+    // Gemini checked the login with Google before use and spoke Code Assist with it: every request to Google's side
+    // carried it.
     expect(google.requests.map((r) => r.url)).toEqual(
       expect.arrayContaining([
         'oauth2.googleapis.com/tokeninfo',

@@ -35,7 +35,10 @@ interface Item {
   output?: string | { type: string; text?: string }[];
 }
 
-/** Codex names each thread it starts with a side request that carries the same tools (code mode's); it is not the agent's turn. */
+/**
+ * Codex names each thread it starts with a side request that carries the same tools (code mode's); it is not the
+ * agent's turn.
+ */
 function isTitleRequest(b: Record<string, unknown>): boolean {
   const meta = (b.client_metadata ?? {}) as Record<string, unknown>;
   return String(meta['x-codex-turn-metadata'] ?? '').includes('"thread_source":"thread_title"');
@@ -47,7 +50,10 @@ interface Tool {
   tools?: Tool[];
 }
 
-/** Every tool a request offers, top-level and in `additional_tools` items, namespaces opened (`functions` is the default one). */
+/**
+ * Every tool a request offers, top-level and in `additional_tools` items, namespaces opened (`functions` is the default
+ * one).
+ */
 function offered(b: Record<string, unknown>): { name: string; type: string }[] {
   const out: { name: string; type: string }[] = [];
   const add = (ts: Tool[]) => {

@@ -583,7 +583,10 @@ describe('the tour', () => {
   });
 });
 
-/** Live processes whose working folder is in the shop (the fleet's agents, their CLIs and commands), but the person's own shell (`except`) and what it runs. */
+/**
+ * Live processes whose working folder is in the shop (the fleet's agents, their CLIs and commands), but the person's
+ * own shell (`except`) and what it runs.
+ */
 function fleetProcesses(except: number): string[] {
   const parentOf = (pid: string): string => {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -609,7 +612,9 @@ function fleetProcesses(except: number): string[] {
   return out;
 }
 
-/** Goes to `agent` with the dashboard's n (next that needs you), answers with a, and waits for what the dashboard says. */
+/**
+ * Goes to `agent` with the dashboard's n (next that needs you), answers with a, and waits for what the dashboard says.
+ */
 async function answerOnDashboard(agent: string, said: RegExp): Promise<void> {
   const dash = pane('dashboard');
   // The selected row: `›`, then `!` when it needs the person.

@@ -48,7 +48,8 @@ export function normalize(text: string, places: Places): string {
       .replaceAll(places.forge, 'https://forge.example/shop.git')
       .replaceAll(places.home, '~')
       .replaceAll(`tmux -L ${places.socket} `, 'tmux ')
-      // A path the dashboard cut short (a scripted model's, wherever it was cut), or a scripted model's file in this checkout.
+      // A path the dashboard cut short (a scripted model's, wherever it was cut), or a scripted model's file in this
+      // checkout.
       .replaceAll(`${REPO}/test/scenarios/fixtures/model/`, '')
       .replace(/\S*\.test-home\S*…/g, '~/shop…')
       .replace(/script:\S*…/g, 'script:…')

@@ -50,7 +50,8 @@ export async function openWorld(
   const base = dirname(home.dir);
   const forge = await makeForge(join(base, 'forge'));
   const tmux = tmuxServer();
-  // Stand-in for the vendors' APIs and logins: local fake servers, reached by the CLIs' documented key and base-URL variables.
+  // Stand-in for the vendors' APIs and logins: local fake servers, reached by the CLIs' documented key and base-URL
+  // variables.
   const providers = {
     claude: await startFakeVendor(
       'anthropic',
@@ -167,7 +168,10 @@ export async function openWorld(
   };
 }
 
-/** The shop repository on a "forge": a bare repository made from fixtures/shop, its definitions naming the scripted models. */
+/**
+ * The shop repository on a "forge": a bare repository made from fixtures/shop, its definitions naming the scripted
+ * models.
+ */
 async function makeForge(dir: string): Promise<string> {
   const work = join(dir, 'shop-src');
   cpSync(join(FIXTURES, 'shop'), work, { recursive: true });

@@ -103,7 +103,8 @@ describe("a definition's schedule: block", () => {
     await holds(() => expect(runsOf(fleet, 'later').length).toBeGreaterThanOrEqual(laterRuns + 3), 90_000);
     expect(runsOf(fleet, 'ticker')).toHaveLength(tickerRuns);
 
-    // Seen like every other agent: the dashboard and status list the schedules, audit --schedule shows one schedule's runs and nothing else.
+    // Seen like every other agent: the dashboard and status list the schedules, audit --schedule shows one schedule's
+    // runs and nothing else.
     const panes = (await fleet.tmux.tmux('list-panes', '-a', '-F', '#{window_name} #{pane_id}')).split('\n');
     const dashboard = panes.find((l) => l.startsWith('dashboard '))!.split(' ')[1]!;
     await fleet.tmux.waitFor(

@@ -2,7 +2,9 @@ import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-/** docs/README.md says what to read for what (CONTRIBUTING.md, "Commits and docs"): one line per page, no dead links. */
+/**
+ * docs/README.md says what to read for what (CONTRIBUTING.md, "Commits and docs"): one line per page, no dead links.
+ */
 const docs = resolve(import.meta.dirname, '..', '..', 'docs');
 
 describe('docs/architecture.md, the folder map', () => {

@@ -33,7 +33,10 @@ async function description(load: () => Promise<CommandModule>): Promise<string> 
   return 'spec' in mod ? mod.spec.description : mod.command().description();
 }
 
-/** The names in backticks after `lead` in `markdown`, up to `until` (default: the paragraph's end); `a, b` in one pair of backticks is two names. */
+/**
+ * The names in backticks after `lead` in `markdown`, up to `until` (default: the paragraph's end); `a, b` in one pair
+ * of backticks is two names.
+ */
 function namesAfter(markdown: string, lead: string, until = '\n\n'): string[] {
   const at = markdown.indexOf(lead);
   if (at === -1) return [];

@@ -12,7 +12,9 @@ import { describe, expect, it } from 'vitest';
 const repo = resolve(import.meta.dirname, '..', '..');
 const src = join(repo, 'src');
 
-/** Folder → floor, from the table's rows (`| 14 (top) | \`cli/\` | … |`); the files directly in src/ are floor 0, `.`. */
+/**
+ * Folder → floor, from the table's rows (`| 14 (top) | \`cli/\` | … |`); the files directly in src/ are floor 0, `.`.
+ */
 export function floorsFrom(markdown: string): Map<string, number> {
   const floors = new Map<string, number>();
   for (const line of markdown.split('\n')) {

@@ -175,7 +175,10 @@ function valueImporters(file: string): string[] {
     .map((f) => f.rel);
 }
 
-/** Where code names a tool: any text for a fleet tool's own word; a comparison for a workspace tool, whose name is also a plain word. */
+/**
+ * Where code names a tool: any text for a fleet tool's own word; a comparison for a workspace tool, whose name is also
+ * a plain word.
+ */
 function namingFiles(name: string): string[] {
   if (name.includes('_')) {
     const word = new RegExp(`\\b${name}\\b`);

@@ -3,7 +3,9 @@ import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { requireTool, TEST_TOOLS } from '../helpers/requires.js';
 
-/** The packages a newcomer installs (README.md), CI installs (.ci/run) and the tests name when a tool is missing agree. */
+/**
+ * The packages a newcomer installs (README.md), CI installs (.ci/run) and the tests name when a tool is missing agree.
+ */
 const repo = resolve(import.meta.dirname, '..', '..');
 const packages = [...new Set(Object.values(TEST_TOOLS))].sort();
 

@@ -88,7 +88,8 @@ describe('fleet commands from a sandboxed command, through the door', () => {
     expect(f.mail('pr').find((m) => m.id === sent.stdout.trim())).toBeDefined();
     expect(existsSync(join(f.layout.inbox('pr'), 'cur'))).toBe(true);
 
-    // Children of the prober, one level down, under its caps: a third live child is refused as it would be from the harness.
+    // Children of the prober, one level down, under its caps: a third live child is refused as it would be from the
+    // harness.
     expect(out('kid')).toContain('result-of-kid');
     expect(f.record('kid')).toMatchObject({ parentId: 'pr', rootId: 'pr', depth: 1 });
     expect(f.record('sl')).toMatchObject({ parentId: 'pr', depth: 1 });

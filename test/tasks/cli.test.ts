@@ -95,7 +95,8 @@ describe('flotilla task (§15)', () => {
     'agents drain a board with claim --next: every task done exactly once, by the agent that claimed it',
     { timeout: 600_000 },
     async () => {
-      // Five CLI agents and 40 tasks: each step is two node starts. The 20 × 200 crowd runs as real harnesses (harness-team.test.ts).
+      // Five CLI agents and 40 tasks: each step is two node starts. The 20 × 200 crowd runs as real harnesses
+      // (harness-team.test.ts).
       f = spawnFleet();
       const board = f.layout.board('drain');
       // Added in-process to keep the test to the crowd it is about.

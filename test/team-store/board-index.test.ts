@@ -41,7 +41,8 @@ async function fleetOnBus(): Promise<{ f: SpawnFleet; kv: SharedKv; server: Nats
   server = await natsServer({ monitor: true });
   f = spawnFleet();
   personBus(f.env.XDG_CONFIG_HOME!, 'nats', server);
-  // The board's code runs in this process too (to fill boards fast), as the fleet's person: their HOME, not the runner's.
+  // The board's code runs in this process too (to fill boards fast), as the fleet's person: their HOME, not the
+  // runner's.
   process.env.HOME = f.env.HOME;
   process.env.XDG_CONFIG_HOME = f.env.XDG_CONFIG_HOME;
   store = natsShared(f.layout, { ...DEFAULT_FLEET_SETTINGS, bus: server.url }, 'board');
@@ -50,7 +51,10 @@ async function fleetOnBus(): Promise<{ f: SpawnFleet; kv: SharedKv; server: Nats
 
 const noGate = async (): Promise<null> => null;
 
-/** Adds `finished` tasks to `board`, each claimed and done by a person through the board's own writes, then `open` open ones. */
+/**
+ * Adds `finished` tasks to `board`, each claimed and done by a person through the board's own writes, then `open` open
+ * ones.
+ */
 async function fill(fleet: SpawnFleet, kv: SharedKv, board: string, finished: number, open: number): Promise<void> {
   for (let i = 0; i < finished; i++) {
     const t = await addTaskKv(fleet.layout, kv, board, { title: `finished ${i}` }, 'human');
@@ -165,7 +169,8 @@ describe('the board on nats:// reads its unfinished tasks only', { timeout: 600_
   it('entries a killed writer left are checked against their tasks: a finished task reads finished, and the next claim repairs it', async () => {
     const { f, kv } = await fleetOnBus();
     await fill(f, kv, 'b', 0, 3);
-    // A writer killed after its finishing write, before its index work: the task says done, its open entry is still there.
+    // A writer killed after its finishing write, before its index work: the task says done, its open entry is still
+    // there.
     const t1 = (await kv.get('b.t1'))!;
     const task = JSON.parse(t1.value) as Task;
     await kv.update(

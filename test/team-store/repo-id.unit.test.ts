@@ -15,7 +15,10 @@ function git(cwd: string, ...args: string[]): string {
   return execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd, encoding: 'utf8' }).trim();
 }
 
-/** A repository whose first commit holds `content`: two made in the same second with the same content would have one root commit. */
+/**
+ * A repository whose first commit holds `content`: two made in the same second with the same content would have one
+ * root commit.
+ */
 function repo(content = 'a\n'): string {
   const d = tempDir('flotilla-repo-id-');
   dirs.push(d);

@@ -231,7 +231,8 @@ describe('commits in the sandbox', () => {
         'echo first > a.txt && git stash -q && git stash list | wc -l',
         'echo second > a.txt && git stash -q && git stash list | wc -l',
         'git stash pop -q && cat a.txt && git checkout -q -- a.txt',
-        // The last pop cannot delete refs/stash (that takes the shared packed-refs.lock), so says so; the stash is empty.
+        // The last pop cannot delete refs/stash (that takes the shared packed-refs.lock), so says so; the stash is
+        // empty.
         'git stash pop -q 2>/dev/null && cat a.txt && git stash list | wc -l',
         'echo mine > a.txt && git commit -q -am mine && echo COMMITTED',
       ].join(' && '),
@@ -280,7 +281,8 @@ describe('commits in place, through a git dir of its own', () => {
         'git branch --show-current',
         'echo agent > b.txt && git add b.txt && git commit -q -m "add b" && echo COMMITTED',
         'git stash list | wc -l',
-        // Its objects packed, as its `git gc` would (-n: info/ is the repository's, read-only): the import takes packs too.
+        // Its objects packed, as its `git gc` would (-n: info/ is the repository's, read-only): the import takes packs
+        // too.
         'git repack -q -d -l -n && ls .git/objects/pack/*.pack | wc -l',
       ].join(' && '),
     );

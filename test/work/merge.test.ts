@@ -92,7 +92,8 @@ describe('review and merge', () => {
       'wb',
     ]);
 
-    // gc removes the merged worktrees and their branches once the agents have ended; the unmerged one stays until --force.
+    // gc removes the merged worktrees and their branches once the agents have ended; the unmerged one stays until
+    // --force.
     for (const id of ['wa', 'wb', 'wc'])
       await eventually(async () => (await fl.flotilla(['cancel', id])).exitCode === 0, 10_000, `cancel ${id}`);
     const gc = await fl.flotilla(['gc']);

@@ -66,7 +66,8 @@ describe('dashboard keys and redraws', () => {
   it('after each tmux resize the screen holds one whole frame that fits, and nothing of the old one', async () => {
     await dashboardWithFour();
     const ids = ['alpha-aaaaaa', 'bravo-bbbbbb', 'charl-cccccc', 'delta-dddddd'];
-    // Shrink, grow, height only, width only, very small, back: each leaves a different old frame behind without the fix.
+    // Shrink, grow, height only, width only, very small, back: each leaves a different old frame behind without the
+    // fix.
     for (const [w, h] of [
       [60, 16],
       [120, 40],

@@ -76,7 +76,8 @@ describe('flotilla doctor and the settings', { timeout: 300_000 }, () => {
     expect(line((await f.flotilla(['doctor'])).stdout, 'sandbox (security.sandbox: auto)')).toMatch(
       /^ok +sandbox \(security\.sandbox: auto\): effective: bubblewrap \(\S*bwrap: user \+ pid namespaces, no capabilities\)$/,
     );
-    // A bwrap that cannot start another inside it (stands in for a security module's rule): Codex's sandboxed modes run outside, said so.
+    // A bwrap that cannot start another inside it (stands in for a security module's rule): Codex's sandboxed modes run
+    // outside, said so.
     writeFileSync(
       join(PATH, 'bwrap'),
       '#!/bin/sh\ncase "$*" in *--unshare-net*) echo "bwrap: setting up uid map: Operation not permitted" >&2; exit 1;; esac\nexit 0\n',

@@ -72,7 +72,8 @@ describe('live definitions and config', () => {
       pane,
       /keeping the last good 'helper'[\s\S]*› \/agent list\n[\s\S]*helper\s+test agent helper[\s\S]*✗ [^\n]*helper\.md/,
     );
-    // A spawn starts a child that reads its definition itself: it is refused with the file's error, not started from an old copy.
+    // A spawn starts a child that reads its definition itself: it is refused with the file's error, not started from an
+    // old copy.
     await type(f, pane, '@helper again');
     await f.tmux.waitFor(pane, /✗ spawn refused: definition 'helper' did not load: [^\n]*helper\.md: max_turns/);
 

@@ -37,7 +37,8 @@ export function natsAudit(
   self: string,
   maxAgeMs: number,
 ): NatsAudit {
-  // Bounded by age, never by size: a busy host's lines never push a quiet host's out (docs/decisions-hosts.md "The audit log on the bus").
+  // Bounded by age, never by size: a busy host's lines never push a quiet host's out (docs/decisions-hosts.md "The
+  // audit log on the bus").
   const open = perLink(connection, async (link) => {
     await ensureStream(link.jsm, names.auditStream, names.auditSubject('>'), {
       retention: RetentionPolicy.Limits,
@@ -198,7 +199,9 @@ async function readHost(
   return lines;
 }
 
-/** A line as its host wrote it, with `host` naming that host (a line's own `host` field, if any, kept as `agent_host`). */
+/**
+ * A line as its host wrote it, with `host` naming that host (a line's own `host` field, if any, kept as `agent_host`).
+ */
 function parseLine(data: Uint8Array, host: string): HostAuditLine | null {
   try {
     const v = JSON.parse(new TextDecoder().decode(data)) as unknown;

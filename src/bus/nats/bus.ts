@@ -11,7 +11,8 @@ import { natsRecords } from './records.js';
 
 /**
  * `fleet.bus: nats://host:port` (§18): mail on the fleet's stream, records in its KV
- * buckets and each host's audit lines on its audit stream, over one connection per process. Loaded only for a `nats://` bus (bus/open.ts).
+ * buckets and each host's audit lines on its audit stream, over one connection per process. Loaded only for a `nats://`
+ * bus (bus/open.ts).
  */
 export function natsBus(
   layout: Layout,

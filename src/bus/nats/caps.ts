@@ -194,7 +194,10 @@ async function openBuckets(connection: NatsLink, names: BusNames): Promise<Bucke
   return { slots, trees };
 }
 
-/** The first free slot below `cap` for `agentId`, freeing those whose holder died on this host if all are held; null when none. */
+/**
+ * The first free slot below `cap` for `agentId`, freeing those whose holder died on this host if all are held; null
+ * when none.
+ */
 async function takeSlotOn(slots: KV, agentId: string, cap: number, track: Track): Promise<FleetSlot | null> {
   const value = holder(agentId);
   const tried: number[] = [];
@@ -242,7 +245,9 @@ async function adoptSlotOn(slots: KV, index: number, agentId: string, track: Tra
   }
 }
 
-/** The lowest spawn number of tree `rootId` still free, taken for `agentId`; the tree-limit refusal when all `max` are. */
+/**
+ * The lowest spawn number of tree `rootId` still free, taken for `agentId`; the tree-limit refusal when all `max` are.
+ */
 async function claimTreeSpawnOn(trees: KV, rootId: string, max: number, agentId: string): Promise<number> {
   const taken = new Set<string>();
   for await (const k of await trees.keys(`tree.${rootId}.*`)) taken.add(k);

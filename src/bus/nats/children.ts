@@ -166,7 +166,8 @@ export function natsTreeCaps(
     });
   };
 
-  // The tree's live records on other hosts and its ended agents' kept usage (RecordsBus.tree): flat in the fleet's history.
+  // The tree's live records on other hosts and its ended agents' kept usage (RecordsBus.tree): flat in the fleet's
+  // history.
   const treeUsageElsewhere: TreeCaps['treeUsageElsewhere'] = (rootId) =>
     ask(async () => {
       const tree = await (await records()).tree(rootId);
@@ -176,7 +177,10 @@ export function natsTreeCaps(
   return { claimChild, ended, treeUsageElsewhere };
 }
 
-/** Each agent of the tree once, on other hosts: a live record's usage is current; an ended one's is its final usage as kept. */
+/**
+ * Each agent of the tree once, on other hosts: a live record's usage is current; an ended one's is its final usage as
+ * kept.
+ */
 function sumUsage(
   kept: ReadonlyMap<string, KeptUsage>,
   live: readonly AgentRecord[],

@@ -19,7 +19,10 @@ export const endedKey = (id: string): string => `ended.${id}`;
 /** The key listing a host's ended records, newest first. */
 export const recentKey = (host: string): string => `recent.${host}`;
 
-/** How many ended records a host's list names: status's window (fleet/live.ts RECENT_WINDOW) and room for the lost ones beside it. */
+/**
+ * How many ended records a host's list names: status's window (fleet/live.ts RECENT_WINDOW) and room for the lost ones
+ * beside it.
+ */
 export const RECENT_KEPT = 100;
 
 /** A host's list of its ended records (`recent.<host>`). */
@@ -47,7 +50,8 @@ export function parseRecent(value: Uint8Array): Recent | null {
  * revision), named in `recent.<host>`, then its live key deleted with a check against the
  * revision `live` had — so a lost mark put meanwhile stays, and the caller reads again (a
  * wrong revision throws) — and the delete's marker purged (it alone: a lost mark put after
- * it stays), so the live keys do not grow with the history. Each step may be repeated: a process killed halfway leaves it owed,
+ * it stays), so the live keys do not grow with the history. Each step may be repeated: a process killed halfway leaves
+ * it owed,
  * and the next publish of the record completes it.
  */
 export async function moveEnded(

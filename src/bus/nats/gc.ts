@@ -35,7 +35,10 @@ import { removeAt } from './remove-at.js';
  * put by another process meanwhile is never removed (removeAt).
  */
 
-/** Longer than a spawner takes from taking a tree number or a place to putting the child's record on the bus (as children.ts). */
+/**
+ * Longer than a spawner takes from taking a tree number or a place to putting the child's record on the bus (as
+ * children.ts).
+ */
 const SPAWN_WRITE_GRACE_MS = 60_000;
 /** Records handled at once. */
 const BATCH = 32;

@@ -15,7 +15,10 @@ export interface LastValue {
   created: Date;
 }
 
-/** What a fetch waits when nothing more comes (the consumer's count included a message the stream dropped for a newer put). */
+/**
+ * What a fetch waits when nothing more comes (the consumer's count included a message the stream dropped for a newer
+ * put).
+ */
 const FETCH_EXPIRES_MS = 2_000;
 const BATCH = 256;
 /** Up to this many keys, each is got on its own (all at once); past it, one consumer reads them all. */

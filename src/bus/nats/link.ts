@@ -62,7 +62,8 @@ export function natsLink(url: string, settings: Config['fleet']['nats']): NatsLi
           }
         }
       })().catch(() => undefined);
-      // No account check per handle: every request fails on its own when JetStream is off, and a look pays one round trip less.
+      // No account check per handle: every request fails on its own when JetStream is off, and a look pays one round
+      // trip less.
       return { nc, js: jetstream(nc, { checkAPI: false }), jsm: await jetstreamManager(nc, { checkAPI: false }) };
     })();
     link.catch(() => {

@@ -281,7 +281,8 @@ async function waitingOn(open: Opener, names: BusNames, owners: readonly string[
   if (!owners.length) return out;
   try {
     const { jsm } = await withTimeout(open(), COLLECT_MS);
-    // One request for every recipient's count: the stream keeps a message until a spool acknowledged it (work-queue retention).
+    // One request for every recipient's count: the stream keeps a message until a spool acknowledged it (work-queue
+    // retention).
     const info = await withTimeout(
       jsm.streams.info(names.mailStream, { subjects_filter: names.mailSubject('>') }),
       COLLECT_MS,

@@ -196,7 +196,8 @@ async function syncRecord(
     const { records, trees } = await withTimeout(ctx.buckets(), PUT_TIMEOUT_MS);
     for (let attempt = 0; attempt < 10; attempt++) {
       const entry = await withTimeout(records.get(id), PUT_TIMEOUT_MS);
-      // The fleet ended it while this host was silent: terminal states never change (§3), and its harness ends itself (§17.8).
+      // The fleet ended it while this host was silent: terminal states never change (§3), and its harness ends itself
+      // (§17.8).
       if (entry?.operation === 'PUT' && statusOf(entry) === 'lost') {
         settled(layout, id);
         return 'lost';
@@ -293,7 +294,8 @@ function recordReads(ctx: Ctx, catchUp: () => void): Reads {
     tree: (rootId) =>
       withTimeout(
         (async () => {
-          // The live keys first: an agent that ends meanwhile had its usage kept before its live key went, so the read after finds it.
+          // The live keys first: an agent that ends meanwhile had its usage kept before its live key went, so the read
+          // after finds it.
           const live = (await liveOthers()).filter((r) => r.rootId === rootId);
           const kept = await keptUsage(await ctx.connection.open(), names.treesBucket, rootId);
           for (const [id, u] of kept) if (u.host === self) kept.delete(id);

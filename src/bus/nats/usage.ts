@@ -42,7 +42,10 @@ export async function keepUsage(
   }
 }
 
-/** The usage kept for one tree's ended agents, by agent id: one value per ended agent of that tree (a bucket not made yet: none). */
+/**
+ * The usage kept for one tree's ended agents, by agent id: one value per ended agent of that tree (a bucket not made
+ * yet: none).
+ */
 export async function keptUsage(
   link: { js: JetStreamClient; jsm: JetStreamManager },
   treesBucket: string,

@@ -42,7 +42,8 @@ export async function listAgents(cmd: Command, opts: { json?: boolean; verbose?:
   };
   process.stdout.write(line(['NAME', 'SCOPE', 'MODEL', 'DESCRIPTION']) + '\n');
   for (const r of rows) process.stdout.write(line(r) + '\n');
-  // Which file hides which, in words: a name that resolves elsewhere than a person expects is how a stranger's file takes over.
+  // Which file hides which, in words: a name that resolves elsewhere than a person expects is how a stranger's file
+  // takes over.
   for (const s of result.shadowed) {
     process.stdout.write(
       `${s.name}: ${s.by === '<builtin>' ? 'the built-in' : s.by} shadows ${s.path === '<builtin>' ? 'the built-in' : s.path} (${s.scope})\n`,
@@ -91,7 +92,9 @@ export async function showAgent(cmd: Command, name: string, opts: { json?: boole
   for (const w of warnings) process.stderr.write(`flotilla: warning: ${formatIssue(w)}\n`);
 }
 
-/** `github-token (as $GITHUB_TOKEN, value from $GITHUB_TOKEN)`: what a grant looks like and where the approver reads it. */
+/**
+ * `github-token (as $GITHUB_TOKEN, value from $GITHUB_TOKEN)`: what a grant looks like and where the approver reads it.
+ */
 function secretLine(key: string, config: Config): string {
   const src = secretSource(key, config);
   return `${key} (as $${secretVarName(key, config)}, value from ${'command' in src ? `command '${src.command}'` : `$${src.env}`})`;

@@ -179,7 +179,8 @@ function sandboxCheck(
         ? 'no user namespaces; as root every capability is dropped'
         : 'user + pid namespaces, no capabilities';
     const detail = `effective: bubblewrap (${effective.bwrap}: ${userns})`;
-    // Codex's own sandbox starts inside ours, or Codex in its sandboxed modes runs outside (harness/cli-host/sandboxed-cli.ts).
+    // Codex's own sandbox starts inside ours, or Codex in its sandboxed modes runs outside
+    // (harness/cli-host/sandboxed-cli.ts).
     if (!bubblewrapNests(effective.bwrap)) {
       return {
         name,
@@ -202,7 +203,10 @@ function sandboxCheck(
   };
 }
 
-/** What runs commands without asking: the configured default mode or a definition in dont_ask/bypass_permissions; null when nothing does. */
+/**
+ * What runs commands without asking: the configured default mode or a definition in dont_ask/bypass_permissions; null
+ * when nothing does.
+ */
 async function runsWithoutAsking(
   layout: Layout,
   config: Config | undefined,
@@ -221,7 +225,10 @@ async function runsWithoutAsking(
   }
 }
 
-/** Slot names held by something that is not Flotilla (docs/security-fleet.md "Slots belong to harnesses"): ignored, but worth a look. */
+/**
+ * Slot names held by something that is not Flotilla (docs/security-fleet.md "Slots belong to harnesses"): ignored, but
+ * worth a look.
+ */
 async function slotCheck(layout: Layout): Promise<Check> {
   const { slotImpostors, impostorLines } = await import('../../fleet/slots.js');
   const found = existsSync(layout.root) ? slotImpostors(layout) : [];

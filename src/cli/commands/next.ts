@@ -2,7 +2,10 @@ import { cliConfig, contextOf, noFleetLine, type Globals } from '../context.js';
 import { writeOut } from '../output.js';
 import type { CommandSpec, Parsed } from '../spec.js';
 
-/** `flotilla next` (§2): switch the tmux client to the next agent that needs a person — the dashboard's `n` from any terminal. */
+/**
+ * `flotilla next` (§2): switch the tmux client to the next agent that needs a person — the dashboard's `n` from any
+ * terminal.
+ */
 export const spec: CommandSpec = {
   name: 'next',
   description:

@@ -1,7 +1,9 @@
 import { Command } from 'commander';
 import { cliConfig, cliContext } from '../context.js';
 
-/** `flotilla reap` (§5.7, internal): run by an agent's pane and tmux's pane-died hook; ends agents whose harness died. */
+/**
+ * `flotilla reap` (§5.7, internal): run by an agent's pane and tmux's pane-died hook; ends agents whose harness died.
+ */
 export function command(): Command {
   return new Command('reap')
     .description(

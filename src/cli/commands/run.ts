@@ -35,7 +35,8 @@ export function command(): Command {
         cmd: Command,
       ) => {
         const { layout } = cliContext(cmd);
-        // A person's own run asks about an untrusted folder first; a spawned harness never asks (docs/security-trust.md "Folder trust").
+        // A person's own run asks about an untrusted folder first; a spawned harness never asks (docs/security-trust.md
+        // "Folder trust").
         if (!opts.spawned) await (await import('../trust-prompt.js')).settleTrust(layout);
         const { config } = await cliConfig(layout);
         const { runHarness } = await import('../../harness/run.js');

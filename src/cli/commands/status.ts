@@ -128,7 +128,8 @@ async function gather(layout: Layout, config: Config, all: boolean): Promise<Sta
   const ids = new Set(records.map((r) => r.id));
   localIds(ids);
   const waiting = line.filter((q) => q.agentId && !ids.has(q.agentId) && !corrupt.has(q.agentId));
-  // On a bus, an ended agent's mail waits there (no harness feeds its spool): counted as on maildir, where it sits in its spool (§4, §18).
+  // On a bus, an ended agent's mail waits there (no harness feeds its spool): counted as on maildir, where it sits in
+  // its spool (§4, §18).
   const [, team, hostGroups] = bus
     ? await Promise.all([countWaitingOnBus(bus, entries), teamRead, hostGroupsRead])
     : [undefined, null, null];
@@ -147,7 +148,10 @@ async function gather(layout: Layout, config: Config, all: boolean): Promise<Sta
   return { bus, entries, hidden, waiting, corrupt, leases, boards, hostGroups };
 }
 
-/** On a bus, every other host's agents, grouped by host (§17): each shown as this one is, the last to finish unless --all. */
+/**
+ * On a bus, every other host's agents, grouped by host (§17): each shown as this one is, the last to finish unless
+ * --all.
+ */
 async function otherHostGroups(
   bus: Bus,
   config: Config,

@@ -1,7 +1,10 @@
 import { cliConfig, contextOf, noFleetLine, type Globals } from '../context.js';
 import type { CommandSpec, Parsed } from '../spec.js';
 
-/** `flotilla watch` (§2): the live dashboard, loaded inside `run` only. On the fast path (fast.ts): its first frame has a 250 ms budget. */
+/**
+ * `flotilla watch` (§2): the live dashboard, loaded inside `run` only. On the fast path (fast.ts): its first frame has
+ * a 250 ms budget.
+ */
 export const spec: CommandSpec = {
   name: 'watch',
   fast: true,

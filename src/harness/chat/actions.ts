@@ -33,7 +33,9 @@ export interface ChatActions {
   inbox(): Promise<string>;
   /** `/tasks`: this agent's board (§15). */
   tasks(): Promise<string>;
-  /** `/task add <title>` (arg: the title), `/task <show|done|fail|cancel|release> <id> [text]`, as the person typing. */
+  /**
+   * `/task add <title>` (arg: the title), `/task <show|done|fail|cancel|release> <id> [text]`, as the person typing.
+   */
   task(action: TaskChatAction, arg: string, text: string): Promise<string>;
 }
 

@@ -67,7 +67,10 @@ export async function chatActionsFor(layout: Layout, initialConfig: Config, rec:
   };
 }
 
-/** The pane's lines for a reload: one for what was added, changed or removed, one per file kept at its last good version. */
+/**
+ * The pane's lines for a reload: one for what was added, changed or removed, one per file kept at its last good
+ * version.
+ */
 export function describeDefinitionsChange(c: DefinitionsChange): string[] {
   const parts = [
     ...(c.added.length ? [`added ${c.added.join(', ')}`] : []),

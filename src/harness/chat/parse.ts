@@ -27,7 +27,10 @@ export type ChatCommand =
 export type TaskChatAction = 'add' | 'show' | 'done' | 'fail' | 'cancel' | 'release';
 const TASK_ACTIONS: readonly TaskChatAction[] = ['add', 'show', 'done', 'fail', 'cancel', 'release'];
 
-/** `error`: a command that cannot run as typed (an unknown definition), printed as one `✗` line; never given to the model. */
+/**
+ * `error`: a command that cannot run as typed (an unknown definition), printed as one `✗` line; never given to the
+ * model.
+ */
 export type ChatParse =
   ChatCommand | { type: 'not_chat' } | { type: 'usage'; message: string } | { type: 'error'; message: string };
 

@@ -131,7 +131,10 @@ export async function prepareCli(d: {
   return { bin, login, configDir, ...place, trusted, folderSettings, mirror, launch };
 }
 
-/** The CLI's binary and its login, checked at spawn too: the environment may have changed since (docs/runtimes.md, "Logins"). */
+/**
+ * The CLI's binary and its login, checked at spawn too: the environment may have changed since (docs/runtimes.md,
+ * "Logins").
+ */
 async function binaryAndLogin(
   layout: Layout,
   config: Config,
@@ -217,7 +220,10 @@ export function doorHookCommand(cli: readonly string[], event: string): string {
   return `command -v perl >/dev/null 2>&1 && exec perl ${shellCommand([join(TOOLS_DIR, 'door-hook'), event, ...cli])} || exec ${node}`;
 }
 
-/** The CLI's settings into its config folder, and the person's login by reference: a link, so a token the CLI refreshes is refreshed for everyone. */
+/**
+ * The CLI's settings into its config folder, and the person's login by reference: a link, so a token the CLI refreshes
+ * is refreshed for everyone.
+ */
 function writeLaunchFiles(configDir: string, launch: Launch): void {
   for (const f of launch.files) {
     mkdirSync(dirname(join(configDir, f.path)), { recursive: true });

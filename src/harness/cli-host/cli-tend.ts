@@ -69,7 +69,8 @@ export async function tendCli(d: {
       onWarn: (m: string) => log.warn({}, m),
     },
   });
-  // A question the CLI asks in its own pane is in the fleet's queue too: the first answer wins (cli-host/pane-question.ts).
+  // A question the CLI asks in its own pane is in the fleet's queue too: the first answer wins
+  // (cli-host/pane-question.ts).
   const questions =
     runtime.paneQuestion && typist
       ? (await import('./pane-question.js')).answerPaneQuestions({

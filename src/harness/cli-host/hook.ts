@@ -104,7 +104,8 @@ async function preTool(
   const stopped = limitRefusal(rec);
   if (stopped) {
     audit(layout, { event: 'policy_denied', agent: rec.id, tool: call.tool, rule: stopped.rule, via: runtime.name });
-    // A tool asked for after the limit's answer: that answer was not the last, so the task ends here (the shim stops the turn).
+    // A tool asked for after the limit's answer: that answer was not the last, so the task ends here (the shim stops
+    // the turn).
     if (stopped.rule === 'limit:max_turns')
       await endVendorTask(layout, config, rec.id, { status: 'failed', text: '', reason: 'max_turns' });
     // The refusal ends the CLI's turn where it can: sent on to the model, it would be asked again.
@@ -122,7 +123,8 @@ async function preTool(
     });
     return runtime.denyTool(refused.reason);
   }
-  // Reads outside the agent's folders ask through the CLI's own prompt, or are refused (docs/security.md, "What reads may touch").
+  // Reads outside the agent's folders ask through the CLI's own prompt, or are refused (docs/security.md, "What reads
+  // may touch").
   const { vendorReadDecision } = await import('./read-scope.js');
   const scoped = vendorReadDecision(call, rec, layout, config, process.env, runtime.name);
   if (scoped && scoped.decision !== 'allow') {

@@ -129,7 +129,9 @@ export function answerPaneQuestions(d: {
   };
 }
 
-/** The queue's answer to `q`, proven a person's (fleet/answer-proof.ts); one whose proof fails is audited and dropped. */
+/**
+ * The queue's answer to `q`, proven a person's (fleet/answer-proof.ts); one whose proof fails is audited and dropped.
+ */
 function queueAnswer(
   d: { layout: Layout; agentId: string },
   q: OpenQuestion,

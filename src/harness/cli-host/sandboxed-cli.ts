@@ -99,7 +99,10 @@ export async function containCli(opts: {
   argv: readonly string[];
   /** An untrusted folder's own CLI settings, hidden from the CLI (folder-trust.ts). */
   folderSettings?: readonly string[];
-  /** The shim's copy of the person's shared login, in a folder of its own (login-mirror.ts): the one writable spot among the secrets. */
+  /**
+   * The shim's copy of the person's shared login, in a folder of its own (login-mirror.ts): the one writable spot among
+   * the secrets.
+   */
   loginDir?: string | undefined;
 }): Promise<ContainedCli> {
   const { layout, config, rec } = opts;

@@ -46,7 +46,9 @@ function paneInput(raw: Input): PaneInput {
   };
 }
 
-/** Lines shown when a tool finishes: the tool's own (shell's output preview, the new agent's id), else an error in red. */
+/**
+ * Lines shown when a tool finishes: the tool's own (shell's output preview, the new agent's id), else an error in red.
+ */
 export function formatToolResult(call: ToolCall, result: ToolResult, style: Style, width: number): string[] {
   const max = Math.max(20, width - 1);
   const pane: PaneStyle = {

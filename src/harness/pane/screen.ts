@@ -3,7 +3,9 @@ import { redact } from '../../secrets/redact.js';
 import { displayWidth } from './ansi.js';
 import type { PaneOutput } from './format-event.js';
 
-/** Streamed text longer than this many rows is committed up to a word break, so a redraw never scrolls off a small pane. */
+/**
+ * Streamed text longer than this many rows is committed up to a word break, so a redraw never scrolls off a small pane.
+ */
 const MAX_LIVE_ROWS = 3;
 
 /**

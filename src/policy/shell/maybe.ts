@@ -14,7 +14,10 @@ type Token = { kind: 'star' } | { kind: 'char'; test: (c: string) => boolean; ch
 const STAR: Token = { kind: 'star' };
 const ANY: Token = { kind: 'char', test: () => true, char: undefined };
 
-/** A glob source (backslash-escaped literals) as tokens; `[…]` is any one character (close enough, and on the side of caution). */
+/**
+ * A glob source (backslash-escaped literals) as tokens; `[…]` is any one character (close enough, and on the side of
+ * caution).
+ */
 function tokens(glob: string): Token[] {
   const out: Token[] = [];
   for (let k = 0; k < glob.length; k++) {

@@ -147,7 +147,10 @@ function doubleQuoted(node: SyntaxNode, source: string): string {
   return out;
 }
 
-/** Where bash ends the `$'…'` string that `text` starts with (the index after its closing quote); -1 when it does not end. */
+/**
+ * Where bash ends the `$'…'` string that `text` starts with (the index after its closing quote); -1 when it does not
+ * end.
+ */
 export function ansiCEnd(text: string): number {
   for (let k = 2; k < text.length; k++) {
     if (text[k] === '\\') k++;
@@ -172,7 +175,10 @@ const ANSI_ESCAPES: Record<string, string> = {
   '?': '?',
 };
 
-/** bash's `$'…'`: `\xHH`, `\uHHHH`, `\UHHHHHHHH`, octal `\NNN`, `\cX` (X's low five bits; `\c?` is DEL) and the C escapes. */
+/**
+ * bash's `$'…'`: `\xHH`, `\uHHHH`, `\UHHHHHHHH`, octal `\NNN`, `\cX` (X's low five bits; `\c?` is DEL) and the C
+ * escapes.
+ */
 export function decodeAnsiC(body: string): string {
   let out = '';
   for (let k = 0; k < body.length; k++) {

@@ -160,7 +160,10 @@ const O_IS_NOT_OUTPUT = new Set([
   'set',
 ]);
 
-/** `-o FILE`, `-oFILE` (absolute), `-out FILE` (openssl), `--output[=]FILE`, `--out[=]FILE`, `--outfile`, `--output-file`: whatever the program, FILE is written. */
+/**
+ * `-o FILE`, `-oFILE` (absolute), `-out FILE` (openssl), `--output[=]FILE`, `--out[=]FILE`, `--outfile`,
+ * `--output-file`: whatever the program, FILE is written.
+ */
 function outputOptions(name: string, args: readonly Word[]): Word[] {
   const out: Word[] = [];
   args.forEach((w, k) => {
@@ -305,7 +308,9 @@ function split(args: readonly Word[], spec: OperandSpec): Operands {
   return { operands, target, letters };
 }
 
-/** The files `name args…` writes by its own arguments (`dd of=`, `tee F`, `cp … DEST`, `curl -o F`, `fdisk /dev/sda`). */
+/**
+ * The files `name args…` writes by its own arguments (`dd of=`, `tee F`, `cp … DEST`, `curl -o F`, `fdisk /dev/sda`).
+ */
 export function writtenBy(name: string, args: readonly Word[]): Word[] {
   return [...ownWrites(name, args), ...outputOptions(name, args)];
 }

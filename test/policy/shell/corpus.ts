@@ -1,5 +1,6 @@
 /**
- * The shell gate's corpus (docs/security-shell.md, "The shell gate"): ways a model can spell a denied command, grouped by
+ * The shell gate's corpus (docs/security-shell.md, "The shell gate"): ways a model can spell a denied command, grouped
+ * by
  * family, and ordinary commands that must not be refused. Shared by the verdict test and
  * the differential test against bash.
  */

@@ -13,7 +13,8 @@ import { evaluateWord, type Word } from '../../../src/policy/shell/words.js';
 import { EVASIONS, ORDINARY, ORDINARY_OPAQUE } from './corpus.js';
 
 /**
- * Differential test (docs/decisions-agents.md, "The shell gate on a real bash grammar"): for every corpus input, what bash really executes must be
+ * Differential test (docs/decisions-agents.md, "The shell gate on a real bash grammar"): for every corpus input, what
+ * bash really executes must be
  * among the simple commands the gate's parser found. bash runs each input traced (`set -x`)
  * in restricted mode with an empty PATH, so nothing real runs: every external command lands
  * in `command_not_found_handle` (which records nothing but lets `&&` chains go on), `kill`

@@ -370,7 +370,8 @@ describe('the default deny list covers effects, not names', () => {
 });
 
 describe('parser differentials: where the grammar reads words or commands other than bash, the gate reads as bash or calls it opaque', () => {
-  // bash ends `$'…'` at the first quote no backslash escapes; the grammar's pattern can run on to a later quote and hide what lies between.
+  // bash ends `$'…'` at the first quote no backslash escapes; the grammar's pattern can run on to a later quote and
+  // hide what lies between.
   const ansi = ["$'a\\\\'", "$'\\\\'", "$'x\\\\\\\\'", "$'\\c\\\\'"];
   it.each(
     cross(ansi, ['; sudo id ', ' && sudo id ', ' | sudo id ', '\nsudo id ']).map(([s, rest]) => [

@@ -161,7 +161,10 @@ function gateRuns(line: string, parser: ShellParser): (string | undefined)[][] {
     .map((argv) => argv.map((w) => w.value));
 }
 
-/** The gate's argv matches bash's; a word it cannot know (undefined) stands for any number of words, none included (`$(…)` may print nothing). */
+/**
+ * The gate's argv matches bash's; a word it cannot know (undefined) stands for any number of words, none included
+ * (`$(…)` may print nothing).
+ */
 function sameArgv(gate: (string | undefined)[], argv: string[]): boolean {
   const go = (i: number, j: number): boolean => {
     if (i === gate.length) return j === argv.length;
