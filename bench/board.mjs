@@ -24,6 +24,17 @@ import { CLI, median, percentile, round, tempProject } from './lib.mjs';
 import { busEnv, withBuses } from './buses.mjs';
 import { timeCpu } from './scale.mjs';
 
+/** Points this process at `bus`; the function returned puts its environment back. */
+function useBusEnv(bus) {
+  const saved = { ...process.env };
+  Object.assign(process.env, busEnv(bus));
+  return () => {
+    for (const k of Object.keys(busEnv(bus)))
+      if (saved[k] === undefined) delete process.env[k];
+      else process.env[k] = saved[k];
+  };
+}
+
 const dist = (p) => new URL(`../dist/${p}`, import.meta.url).href;
 
 /**
@@ -159,8 +170,7 @@ async function claimNextBench({ finished, runs, bus, compare = [] }) {
     import(dist('at-exit.js')),
   ]);
   const p = tempProject('flotilla-bench-next-');
-  const saved = { ...process.env };
-  Object.assign(process.env, busEnv(bus));
+  const restoreEnv = useBusEnv(bus);
   try {
     const layout = layoutFor(p.root, p.dir);
     ensureState(layout);
@@ -206,9 +216,7 @@ async function claimNextBench({ finished, runs, bus, compare = [] }) {
     };
   } finally {
     await runAtExit();
-    for (const k of Object.keys(busEnv(bus)))
-      if (saved[k] === undefined) delete process.env[k];
-      else process.env[k] = saved[k];
+    restoreEnv();
     p.cleanup();
   }
 }
@@ -274,8 +282,7 @@ async function claimsBench({ workers, tasks, bus }) {
   ]);
   const p = tempProject('flotilla-bench-claims-');
   // This process adds the tasks and reads the counts as the fleet's person would: on the bus's store.
-  const saved = { ...process.env };
-  Object.assign(process.env, busEnv(bus));
+  const restoreEnv = useBusEnv(bus);
   // The board's tasks, added as that store keeps them: files written at once on maildir, each through the board on
   // nats://.
   const fill = async (layout, name, n) => {
@@ -375,9 +382,7 @@ async function claimsBench({ workers, tasks, bus }) {
     return { in_process: inProcess, cli_claim_next: shell };
   } finally {
     await runAtExit();
-    for (const k of Object.keys(busEnv(bus)))
-      if (saved[k] === undefined) delete process.env[k];
-      else process.env[k] = saved[k];
+    restoreEnv();
     p.cleanup();
   }
 }

@@ -1,11 +1,10 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, expect, it } from 'vitest';
 import { readTask } from '../../src/tasks/store.js';
 import { eventually } from '../helpers/tmux.js';
 import { completionsFrom, spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
+import { holderFleet } from '../tasks/holder.js';
 
 /**
  * A root agent's harness SIGKILLed with nobody reading the fleet (§5.7): no parent agent checks
@@ -24,13 +23,7 @@ afterEach(async () => {
 });
 
 it('a root agent SIGKILLed with nobody reading: its record ends, the person gets one completion, its claim and lease go', async () => {
-  f = spawnFleet();
-  execFileSync('git', ['init', '-q'], { cwd: f.project });
-  const script = fileURLToPath(new URL('../fixtures/tasks/claim-and-lease.yaml', import.meta.url));
-  writeFileSync(
-    join(f.layout.agentsDir, 'holder.md'),
-    `---\nname: holder\ndescription: claims t1, leases notes.md\nmodel: script:${script}\n---\nYou claim.\n`,
-  );
+  f = holderFleet();
   expect((await f.flotilla(['task', 'add', 'held work'])).exitCode).toBe(0);
   const s = await f.flotilla(['spawn', '--agent', 'holder', '--id', 'root-1', 'claim it']);
   expect(s.exitCode, s.stderr).toBe(0);

@@ -1,5 +1,4 @@
 import { execa, type ResultPromise } from 'execa';
-import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,6 +11,7 @@ import { CLI } from '../helpers/cli.js';
 import { recordInput } from '../helpers/records.js';
 import { eventually } from '../helpers/tmux.js';
 import { spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
+import { holderFleet } from './holder.js';
 
 /**
  * `flotilla task …` as agents and people run it (§15): real CLI processes, each acting as the
@@ -177,13 +177,7 @@ describe('flotilla task (§15)', () => {
   });
 
   it('a background claimant SIGKILLed: task list, task show, lease list and claim --next see it gone at once, with no writer', async () => {
-    f = spawnFleet();
-    execFileSync('git', ['init', '-q'], { cwd: f.project });
-    const script = fileURLToPath(new URL('../fixtures/tasks/claim-and-lease.yaml', import.meta.url));
-    writeFileSync(
-      join(f.layout.agentsDir, 'holder.md'),
-      `---\nname: holder\ndescription: claims t1, leases notes.md\nmodel: script:${script}\n---\nYou claim.\n`,
-    );
+    f = holderFleet();
     await f.flotilla(['task', 'add', 'held work']);
     expect((await f.spawnAgent(['--agent', 'holder', '--id', 'bg-1', '--background', 'claim it'])).exitCode).toBe(0);
     const leaseOut = join(f.project, 'lease.bg-1');
