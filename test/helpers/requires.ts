@@ -17,7 +17,6 @@ export const TEST_TOOLS = {
   ssh: 'openssh-client',
   'nats-server': 'nats-server',
   openssl: 'openssl',
-  perl: 'perl-base',
 } as const;
 
 export type TestTool = keyof typeof TEST_TOOLS;

@@ -115,7 +115,6 @@ export async function containCli(opts: {
     writable,
     extra: VENDOR_DOOR_COMMANDS,
     warmMcp: true,
-    warmHook: true,
   });
   if (!door)
     throw new Error(
