@@ -157,6 +157,12 @@ export function isAlive(pid: number): boolean {
 
 function readMail(box: string): Record<string, string>[] {
   const out: Record<string, string>[] = [];
+  let claimedNames = new Set<string>();
+  try {
+    claimedNames = new Set(readdirSync(join(box, 'cur')).map((n) => n.replace(/:2,.*$/, '')));
+  } catch {
+    /* no cur/ yet */
+  }
   for (const sub of ['new', 'cur']) {
     let names: string[] = [];
     try {
@@ -165,6 +171,9 @@ function readMail(box: string): Record<string, string>[] {
       continue;
     }
     for (const n of names.filter((x) => !x.startsWith('.'))) {
+      // A new/ copy of a message already claimed into cur/ (a redelivery, or a claim between its link and its unlink)
+      // is the same message: the product's readers drop it and status does not count it (src/inbox/read.ts).
+      if (sub === 'new' && claimedNames.has(n)) continue;
       const text = readFileSync(join(box, sub, n), 'utf8');
       const m = /^---\n([\s\S]*?)\n---\n?([\s\S]*)$/.exec(text);
       if (!m) continue;
