@@ -141,9 +141,10 @@ export interface Runtime {
    */
   promptAfterMcp: boolean;
   /**
-   * What the CLI's pane shows once its input box is drawn (Claude 2.1: its `❯` prompt): with
-   * `promptAfterMcp`, the first task is typed as soon as the box shows after the fleet's MCP
-   * server is connected, instead of after a fixed pause (harness/cli-host/cli-tend.ts).
+   * The mark that starts the CLI's input line (Claude 2.1 `❯`, Codex 0.169 `›`, Gemini 0.61
+   * ` > `). The shim's typist presses Enter again while the line still holds what it typed
+   * (harness/cli-host/typist.ts); with `promptAfterMcp`, the first task is typed as soon as the
+   * line shows after the fleet's MCP server is connected, not after a fixed pause (cli-tend.ts).
    */
   inputPrompt?: string;
   /**

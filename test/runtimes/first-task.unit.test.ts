@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { inputHolds } from '../../src/harness/cli-host/cli-tend.js';
+import { inputHolds } from '../../src/harness/cli-host/typist.js';
 
 // Claude Code 2.1's pane as captured while its first task was typed, and once it took it.
 const RULE = '─'.repeat(40);
@@ -7,7 +7,25 @@ const typed = ['', '❯ get ready now please', RULE, "  ⏵⏵ don't ask on"].jo
 const taken = ['❯ get ready now please', '', '✢ Topsy-turvying…', '', RULE, '❯ ', RULE, "  ⏵⏵ don't ask on"].join('\n');
 const longPaste = ['❯ earlier task', '', RULE, '❯ [Pasted text #1 +12 lines]', RULE].join('\n');
 
-/** The first task is typed again (Enter) only while the CLI's input line still holds it (§13). */
+// Gemini CLI 0.61 and Codex 0.169, captured in approvals.test.ts: the refusal typed after a timeout, and taken.
+const GEMINI_FOOT = [' workspace (/directory)     sandbox     /model', ' /tmp/p     no sandbox     gemini-2.5-flash'];
+const geminiTyped = [' > make the marker', 'ℹ Request cancelled.', RULE, ' Shift+Tab to accept edits']
+  .concat([' > The fleet refused that call: nobody answered within 8s', '   (agents.approval_timeout_secs)'])
+  .concat(GEMINI_FOOT)
+  .join('\n');
+const geminiTaken = [' > make the marker', ' > The fleet refused that call: nobody', RULE, ' >   Type your message']
+  .concat(GEMINI_FOOT)
+  .join('\n');
+/** Gemini asking right after it took the text: no input line below, its own question instead. */
+const geminiAsks = [' > make the marker', '╭──╮', '│ ? Shell  touch marker │']
+  .concat(['│ Allow execution of [Shell]? │', '│ ● 1. Allow once │', '│   2. Allow for this session │'])
+  .concat(['│   3. No, suggest changes (esc) │', '╰──╯', '⚠  Warning: True color', '   color enabled'])
+  .join('\n');
+const codexTaken = ['› make the marker', '• Creating the marker.', '› Ask Codex to do anything', '  fake-model default']
+  .concat(['  ← for agents · ? for shortcuts'])
+  .join('\n');
+
+/** Enter is pressed again only while the CLI's input line still holds what was typed (§13). */
 describe('whether the input line still holds the first task', () => {
   it('says yes while the task sits in the input box', () => {
     expect(inputHolds(typed, '❯', 'get ready now please')).toBe(true);
@@ -17,6 +35,14 @@ describe('whether the input line still holds the first task', () => {
   });
   it("takes the CLI's placeholder for a long paste", () => {
     expect(inputHolds(longPaste, '❯', 'line one\nline two')).toBe(true);
+  });
+  it("reads Gemini's and Codex's input lines by their own marks", () => {
+    expect(inputHolds(geminiTyped, ' > ', 'The fleet refused that call: nobody answered')).toBe(true);
+    expect(inputHolds(geminiTaken, ' > ', 'The fleet refused that call: nobody answered')).toBe(false);
+    expect(inputHolds(codexTaken, '›', 'make the marker')).toBe(false);
+  });
+  it('says no when the last marked line is the conversation, far above a question the CLI shows', () => {
+    expect(inputHolds(geminiAsks, ' > ', 'make the marker')).toBe(false);
   });
   it('says no when the pane shows no input line at all', () => {
     expect(inputHolds('Loading…', '❯', 'get ready')).toBe(false);

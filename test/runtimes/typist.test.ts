@@ -14,14 +14,27 @@ import { tmuxServer, type TmuxServer } from '../helpers/tmux.js';
  */
 const INPUT_BOX = `
 const lose = Number(process.argv[2]);
+const mode = process.argv[3] ?? '';
 let text = '';
 let enters = 0;
+let asking = false;
 process.stdin.setRawMode(true);
 process.stdout.write('\\x1b[?2004h> ');
 process.stdin.on('data', (d) => {
   for (const ch of d.toString().replace(/\\x1b\\[20[01]~/g, '')) {
     if (ch !== '\\r') { text += ch; process.stdout.write(ch); continue; }
-    if (++enters <= lose) continue;
+    if (asking) { process.stdout.write('\\r\\nQUESTION-ANSWERED\\r\\n'); continue; }
+    if (++enters <= lose) {
+      // 'noise': the screen changes for a reason of its own while the Enter is lost.
+      if (mode === 'noise') process.stdout.write('\\r\\ni Request cancelled.\\r\\n> ' + text);
+      continue;
+    }
+    if (mode === 'question' && text) {
+      // The turn asks at once: a question of the CLI's own, with no input line below it.
+      process.stdout.write('\\r\\nSUBMITTED:' + text + '\\r\\n  1. Allow once\\r\\n');
+      asking = true;
+      continue;
+    }
     process.stdout.write(text ? '\\r\\nSUBMITTED:' + text + '\\r\\n> ' : '\\r\\nEMPTY-ENTER\\r\\n> ');
     text = '';
   }
@@ -37,7 +50,11 @@ afterEach(async () => {
   dir = undefined;
 });
 
-async function inputBox(lose: number): Promise<{ paneId: string; typist: Awaited<ReturnType<typeof paneTypist>> }> {
+async function inputBox(
+  lose: number,
+  mode = '',
+  cli: { inputPrompt?: string; question?: string } = {},
+): Promise<{ paneId: string; typist: Awaited<ReturnType<typeof paneTypist>> }> {
   server = tmuxServer();
   dir = mkdtempSync(join(tmpdir(), 'flotilla-typist-'));
   const script = join(dir, 'box.cjs');
@@ -52,10 +69,10 @@ async function inputBox(lose: number): Promise<{ paneId: string; typist: Awaited
     '100',
     '-y',
     '20',
-    `${process.execPath} ${script} ${lose}`,
+    `${process.execPath} ${script} ${lose} ${mode}`,
   );
   await server.waitFor(paneId, /^> /m);
-  return { paneId, typist: await paneTypist({ socket: server.socket, paneId }, dir) };
+  return { paneId, typist: await paneTypist({ socket: server.socket, paneId }, dir, cli) };
 }
 
 describe('the pane typist', () => {
@@ -82,5 +99,24 @@ describe('the pane typist', () => {
     await server!.waitFor(box.paneId, /SUBMITTED:fix the tests/);
     // submit() has returned: nothing it does comes later.
     expect(await server!.capture(box.paneId)).not.toContain('EMPTY-ENTER');
+  });
+
+  it('an Enter lost while the screen changed for a reason of its own is pressed again: submitted, once', async () => {
+    // Gemini under load drew "Request cancelled" as the shim's Enter went missing (approvals.test.ts, CI).
+    const box = await inputBox(1, 'noise', { inputPrompt: '> ' });
+    await box.typist.submit('The fleet refused that call');
+    const screen = await server!.waitFor(box.paneId, /SUBMITTED:The fleet refused that call/);
+    expect(screen.match(/SUBMITTED:/g)).toHaveLength(1);
+    expect(screen).not.toContain('EMPTY-ENTER');
+  });
+
+  it('a question the CLI asks right after it took the text is never answered by a second Enter', async () => {
+    const box = await inputBox(0, 'question', { inputPrompt: '> ', question: 'Allow once' });
+    await box.typist.submit('make the marker');
+    // A key after submit() returned: once the box echoes it, every key the typist sent was read.
+    await server!.tmux('send-keys', '-t', box.paneId, 'Z');
+    const screen = await server!.waitFor(box.paneId, /Allow once\s*\n\s*Z/);
+    expect(screen).toContain('SUBMITTED:make the marker');
+    expect(screen).not.toContain('QUESTION-ANSWERED');
   });
 });

@@ -11,6 +11,7 @@ import { sleep } from '../../sleep.js';
 import { traceMark } from '../../trace.js';
 import type { AgentEnding } from './ending.js';
 import type { Typist } from './idle.js';
+import { inputHolds, paneTypist } from './typist.js';
 
 /**
  * Tends the running CLI (§13): the folder screen, the first task of a CLI that takes it only
@@ -36,7 +37,13 @@ export async function tendCli(d: {
     import('./restricted-open.js'),
   ]);
   const pane = readRecord(layout, rec.id)?.tmux ?? null;
-  const typist = pane ? await (await import('./typist.js')).paneTypist(pane, configDir, runtime.pasteGuardMs) : null;
+  const typist = pane
+    ? await paneTypist(pane, configDir, {
+        guardMs: runtime.pasteGuardMs,
+        inputPrompt: runtime.inputPrompt,
+        question: runtime.paneQuestion?.shows,
+      })
+    : null;
   // An untrusted folder: the CLI's folder screen is answered "open restricted", never "trust" (until a turn begins).
   if (pane && !d.trusted)
     void openRestricted(
@@ -191,18 +198,4 @@ async function firstPrompt(
     log.warn({}, 'the first task is still in the input box: Enter again');
     await typist.key('Enter').catch(() => undefined);
   }
-}
-
-/**
- * Whether the CLI's input line shows the task (or its placeholder for a long paste): the last
- * line its prompt marks, below the conversation, where Claude also marks the tasks it took.
- */
-export function inputHolds(screen: string, inputPrompt: string, task: string): boolean {
-  const line = screen
-    .split('\n')
-    .filter((l) => l.includes(inputPrompt))
-    .at(-1);
-  if (line === undefined) return false;
-  const head = task.split('\n')[0]!.trim().slice(0, 24);
-  return (head !== '' && line.includes(head)) || line.toLowerCase().includes('[pasted');
 }

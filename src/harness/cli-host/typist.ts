@@ -36,9 +36,16 @@ function occurrences(haystack: string, needle: string): number {
 export async function paneTypist(
   place: { socket: string | null; paneId: string },
   configDir: string,
-  /** At least this long between a paste and its Enter (Runtime.pasteGuardMs). */
-  guardMs = 0,
+  cli: {
+    /** At least this long between a paste and its Enter (Runtime.pasteGuardMs). */
+    guardMs?: number;
+    /** The mark that starts the CLI's input line (Runtime.inputPrompt). */
+    inputPrompt?: string;
+    /** What the pane shows while the CLI asks a question of its own (Runtime.paneQuestion.shows). */
+    question?: string;
+  } = {},
 ): Promise<Typist> {
+  const guardMs = cli.guardMs ?? 0;
   const { Tmux } = await import('../../tmux/client.js');
   const tmux = new Tmux({ socket: place.socket });
   const buffer = `flotilla-${place.paneId.replace(/\W/g, '')}`;
@@ -57,13 +64,17 @@ export async function paneTypist(
       if (Date.now() < pasted + guardMs) await sleep(pasted + guardMs - Date.now());
       // On a busy machine the CLI can still be taking the paste in when Enter arrives, and the
       // Enter is lost: the text then sits in the input box and nothing happens. An Enter that was
-      // taken changes the screen; one that left it as the paste did is pressed again.
+      // taken changes the screen and empties the input line; one that left the screen as it was,
+      // or the text on the input line (the screen changed for a reason of its own: Gemini drawing
+      // "Request cancelled" late), is pressed again — never into a question the CLI shows.
+      const capture = () => tmux.capturePane(place.paneId);
       for (let press = 0; press < 3; press++) {
-        const pasted = await tmux.capturePane(place.paneId).catch(() => null);
+        const pasted = await capture().catch(() => null);
         if (pasted === null) return;
         await tmux.exec(['send-keys', '-t', place.paneId, 'Enter']);
         traceMark('shim: Enter pressed');
-        if (await screenChanges(() => tmux.capturePane(place.paneId), pasted, 3_000)) return;
+        if (!(await screenChanges(capture, pasted, 3_000))) continue;
+        if (!cli.inputPrompt || !(await stillHeld(capture, cli.inputPrompt, text, cli.question))) return;
       }
     },
     async key(name) {
@@ -71,6 +82,46 @@ export async function paneTypist(
     },
     screen: () => tmux.capturePane(place.paneId),
   };
+}
+
+/** How long an input line may go on holding the text after the screen changed before Enter is pressed again. */
+const HELD_MS = 1_000;
+
+/**
+ * Whether the input line still holds `text` for `HELD_MS` after an Enter changed the screen;
+ * no once it lets go, or once the CLI shows a question of its own (an Enter there answers it).
+ */
+async function stillHeld(
+  screen: () => Promise<string>,
+  inputPrompt: string,
+  text: string,
+  question: string | undefined,
+): Promise<boolean> {
+  const end = Date.now() + HELD_MS;
+  for (;;) {
+    const now = await screen().catch(() => null);
+    if (now === null || (question && now.includes(question)) || !inputHolds(now, inputPrompt, text)) return false;
+    if (Date.now() >= end) return true;
+    await sleep(100);
+  }
+}
+
+/** Lines an input line may have below it: its own wrapped rest, the box's border, the CLI's footer. */
+const BELOW_INPUT_LINES = 8;
+
+/**
+ * Whether the CLI's input line shows `text` (or its placeholder for a long paste): the last line
+ * its prompt marks, at the foot of the screen below the conversation, where the CLI also marks
+ * the messages it took. Far above the foot it is the conversation's (a question drawn below).
+ */
+export function inputHolds(screen: string, inputPrompt: string, text: string): boolean {
+  const lines = screen.split('\n');
+  const at = lines.findLastIndex((l) => l.includes(inputPrompt));
+  if (at === -1) return false;
+  if (lines.slice(at + 1).filter((l) => l.trim() !== '').length > BELOW_INPUT_LINES) return false;
+  const line = lines[at]!;
+  const head = text.split('\n')[0]!.trim().slice(0, 24);
+  return (head !== '' && line.includes(head)) || line.toLowerCase().includes('[pasted');
 }
 
 /** Whether the screen differs from `from` within `ms`. */
