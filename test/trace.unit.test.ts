@@ -23,11 +23,14 @@ describe('start-up trace marks (bench/runtime-vendors.ts reads them)', () => {
     const lines = readFileSync(file, 'utf8')
       .trim()
       .split('\n')
-      .map((l) => JSON.parse(l) as { span: string; t: number; origin: number; pid: number });
+      .map((l) => JSON.parse(l) as { span: string; t: number; origin: number; pid: number; cpu: number });
     expect(lines.map((l) => l.span)).toEqual(['a', 'b']);
     expect(lines[0]!.pid).toBe(process.pid);
     expect(lines[0]!.origin).toBe(performance.timeOrigin);
     expect(lines[1]!.t).toBeGreaterThanOrEqual(lines[0]!.t);
+    // This process's CPU time so far, in ms: never less than it already was.
+    expect(lines[0]!.cpu).toBeGreaterThan(0);
+    expect(lines[1]!.cpu).toBeGreaterThanOrEqual(lines[0]!.cpu);
     rmSync(dir, { recursive: true, force: true });
   });
 
