@@ -143,15 +143,16 @@ async function spawnHere(
   prompt: string,
   warned: Promise<void>,
 ): Promise<import('../../fleet/record.js').AgentRecord> {
-  const [{ spawnAgent }, { reconcileDead }] = await Promise.all([
+  const [{ spawnAgent }, { deadPossible }] = await Promise.all([
     import('../../spawn/spawn.js'),
-    import('../../lifecycle/reconcile.js'),
+    import('../../lifecycle/dead-possible.js'),
   ]);
   const lineage =
     opts.lineage === undefined
       ? undefined
       : await (await import('../../hosts/remote-child.js')).acceptLineage(layout, config, opts.lineage);
-  await reconcileDead(layout, config);
+  // Dead agents give back their slots before this one asks for one; with none, the reaper is not loaded.
+  if (deadPossible(layout)) await (await import('../../lifecycle/reconcile.js')).reconcileDead(layout, config);
   traceMark('spawn: fleet reconciled');
   return spawnAgent(
     layout,
