@@ -1,4 +1,4 @@
-import { parse as parseToml } from 'smol-toml';
+import { createRequire } from 'node:module';
 import { parse as parseYaml } from 'yaml';
 import { errorMessage } from '../errors.js';
 import type { FieldIssue } from './types.js';
@@ -23,6 +23,16 @@ export type FrontmatterResult = ({ ok: true } & ParsedFrontmatter) | { ok: false
 const FREE_TEXT: ReadonlySet<string> = new Set(['description']);
 
 const EXAMPLE = "'---' / 'name: reviewer' / 'description: Reviews diffs for bugs' / '---'";
+
+/**
+ * The deprecated TOML reader, loaded only for a `+++` file: every spawn and every harness
+ * reads definitions, and loading it up front cost each of them ~10 ms of CPU for a form
+ * hardly anyone writes (§14 start-up).
+ */
+function parseToml(raw: string): unknown {
+  const toml = createRequire(import.meta.url)('smol-toml') as typeof import('smol-toml');
+  return toml.parse(raw);
+}
 
 export function parseFrontmatter(text: string): FrontmatterResult {
   const src = text.replace(/^\uFEFF/, '').replace(/\r\n?/g, '\n');
