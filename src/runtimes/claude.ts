@@ -76,7 +76,7 @@ export const claude: Runtime = {
   extraTools: EXTRA,
   promptAfterMcp: true,
   // Drawn before its MCP servers are connected; the first task is typed once both are (cli-host/cli-tend.ts).
-  inputPrompt: '❯',
+  inputPrompt: ['❯'],
   compilePolicy: compileClaudePolicy,
 
   launch(input: LaunchInput, policy: PolicyInput): Launch {

@@ -220,7 +220,7 @@ export const codex: Runtime = {
   extraTools: EXTRA_FEATURES,
   // Codex connects its MCP servers (required = true) before the first turn.
   promptAfterMcp: false,
-  inputPrompt: '›',
+  inputPrompt: ['›'],
   compilePolicy: compileCodexPolicy,
   // Codex 0.169's screen for a folder whose trust_level is untrusted: option 1, highlighted, opens it restricted.
   restrictedOpen: { shows: 'Open restricted', unless: 'Trust and continue', key: 'Enter' },

@@ -76,7 +76,9 @@ export const gemini: Runtime = {
   extraTools: EXTRA,
   // `-i` holds the first prompt until the CLI (its MCP servers included) is initialised.
   promptAfterMcp: false,
-  inputPrompt: ' > ',
+  // ` > `, or ` * ` in yolo mode (dont_ask, bypass_permissions): the ` > ` above it is then the
+  // conversation's, a message it took.
+  inputPrompt: [' > ', ' * '],
   // Its 40 ms guard after a paste, with the re-render that clears it late under load: the 300 ms that held before.
   pasteGuardMs: 300,
   // A later settings read (after `--skip-trust` took effect) would bring a folder's .gemini/

@@ -141,12 +141,13 @@ export interface Runtime {
    */
   promptAfterMcp: boolean;
   /**
-   * The mark that starts the CLI's input line (Claude 2.1 `❯`, Codex 0.169 `›`, Gemini 0.61
-   * ` > `). The shim's typist presses Enter again while the line still holds what it typed
+   * The marks that start the CLI's input line (Claude 2.1 `❯`, Codex 0.169 `›`, Gemini 0.61
+   * ` > `, or ` * ` in its yolo mode, whose conversation still marks a person's words ` > `).
+   * The shim's typist presses Enter again while the line still holds what it typed
    * (harness/cli-host/typist.ts); with `promptAfterMcp`, the first task is typed as soon as the
    * line shows after the fleet's MCP server is connected, not after a fixed pause (cli-tend.ts).
    */
-  inputPrompt?: string;
+  inputPrompt?: readonly string[];
   /**
    * How long after a paste the CLI still takes Enter as a newline; the shim's Enter waits at
    * least this long, beside waiting for the pane to show the paste (harness/cli-host/typist.ts).

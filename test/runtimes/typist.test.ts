@@ -18,8 +18,10 @@ const mode = process.argv[3] ?? '';
 let text = '';
 let enters = 0;
 let asking = false;
+// 'yolo': the input line is marked '* ', and a message taken shows above it marked '> ' (Gemini's yolo mode, with its placeholder).
+const mark = mode === 'yolo' ? '* ' : '> ';
 process.stdin.setRawMode(true);
-process.stdout.write('\\x1b[?2004h> ');
+process.stdout.write('\\x1b[?2004h' + mark);
 process.stdin.on('data', (d) => {
   for (const ch of d.toString().replace(/\\x1b\\[20[01]~/g, '')) {
     if (ch !== '\\r') { text += ch; process.stdout.write(ch); continue; }
@@ -35,7 +37,9 @@ process.stdin.on('data', (d) => {
       asking = true;
       continue;
     }
-    process.stdout.write(text ? '\\r\\nSUBMITTED:' + text + '\\r\\n> ' : '\\r\\nEMPTY-ENTER\\r\\n> ');
+    if (text && mode === 'yolo')
+      process.stdout.write('\\r\\nSUBMITTED:' + text + '\\r\\n> ' + text + '\\r\\n' + mark + '  Type your message');
+    else process.stdout.write(text ? '\\r\\nSUBMITTED:' + text + '\\r\\n' + mark : '\\r\\nEMPTY-ENTER\\r\\n' + mark);
     text = '';
   }
 });
@@ -53,7 +57,7 @@ afterEach(async () => {
 async function inputBox(
   lose: number,
   mode = '',
-  cli: { inputPrompt?: string; question?: string } = {},
+  cli: { inputPrompt?: readonly string[]; question?: string } = {},
 ): Promise<{ paneId: string; typist: Awaited<ReturnType<typeof paneTypist>> }> {
   server = tmuxServer();
   dir = mkdtempSync(join(tmpdir(), 'flotilla-typist-'));
@@ -71,7 +75,7 @@ async function inputBox(
     '20',
     `${process.execPath} ${script} ${lose} ${mode}`,
   );
-  await server.waitFor(paneId, /^> /m);
+  await server.waitFor(paneId, mode === 'yolo' ? /^\* /m : /^> /m);
   return { paneId, typist: await paneTypist({ socket: server.socket, paneId }, dir, cli) };
 }
 
@@ -103,7 +107,7 @@ describe('the pane typist', () => {
 
   it('an Enter lost while the screen changed for a reason of its own is pressed again: submitted, once', async () => {
     // Gemini under load drew "Request cancelled" as the shim's Enter went missing (approvals.test.ts, CI).
-    const box = await inputBox(1, 'noise', { inputPrompt: '> ' });
+    const box = await inputBox(1, 'noise', { inputPrompt: ['> '] });
     await box.typist.submit('The fleet refused that call');
     const screen = await server!.waitFor(box.paneId, /SUBMITTED:The fleet refused that call/);
     expect(screen.match(/SUBMITTED:/g)).toHaveLength(1);
@@ -111,12 +115,22 @@ describe('the pane typist', () => {
   });
 
   it('a question the CLI asks right after it took the text is never answered by a second Enter', async () => {
-    const box = await inputBox(0, 'question', { inputPrompt: '> ', question: 'Allow once' });
+    const box = await inputBox(0, 'question', { inputPrompt: ['> '], question: 'Allow once' });
     await box.typist.submit('make the marker');
     // A key after submit() returned: once the box echoes it, every key the typist sent was read.
     await server!.tmux('send-keys', '-t', box.paneId, 'Z');
     const screen = await server!.waitFor(box.paneId, /Allow once\s*\n\s*Z/);
     expect(screen).toContain('SUBMITTED:make the marker');
     expect(screen).not.toContain('QUESTION-ANSWERED');
+  });
+
+  it('a text taken under a message mark of its own (Gemini yolo) is not pressed again', async () => {
+    // Gemini's yolo input line is '* ', while the message it took shows above it as '> ' (runtime.inputPrompt).
+    const box = await inputBox(0, 'yolo', { inputPrompt: ['> ', '* '] });
+    await box.typist.submit('You have 1 new message');
+    await server!.tmux('send-keys', '-t', box.paneId, 'Z');
+    const screen = await server!.waitFor(box.paneId, /Type your messageZ/);
+    expect(screen.match(/SUBMITTED:/g)).toHaveLength(1);
+    expect(screen).not.toContain('EMPTY-ENTER');
   });
 });

@@ -79,6 +79,8 @@ export function spawnFleet(opts: FleetOptions = {}): SpawnFleet {
     FLOTILLA_TMUX_SOCKET: tmux.socket,
     LANG: 'C.UTF-8',
     ...(opts.tmuxTmpdir ? { TMUX_TMPDIR: opts.tmuxTmpdir } : {}),
+    // Start-up and typing spans (src/trace.ts) of every agent, when the person running the tests asks for them.
+    ...(process.env.FLOTILLA_TRACE ? { FLOTILLA_TRACE: process.env.FLOTILLA_TRACE } : {}),
   };
   // The base config raises the default mode, which only a trusted folder may (docs/security-trust.md "Folder trust").
   trustProject(fleet.project, env);

@@ -163,7 +163,7 @@ async function firstPrompt(
   configDir: string,
   prompt: string,
   typist: Typist | null,
-  inputPrompt: string | undefined,
+  inputPrompt: readonly string[] | undefined,
   log: { warn(o: object, m: string): void },
   /** Whether the task's turn began (its turn-start hook marked the record) or the agent is ending. */
   turnStarted: () => boolean,
@@ -176,8 +176,8 @@ async function firstPrompt(
   traceMark('shim: MCP ready seen');
   // The input box may mount a moment after the MCP connection: typed once the pane shows it, or after INPUT_MOUNT_MS.
   const mounted = Date.now() + INPUT_MOUNT_MS;
-  while (Date.now() < mounted && !(inputPrompt && (await typist.screen().catch(() => '')).includes(inputPrompt)))
-    await sleep(25);
+  const shows = (screen: string) => inputPrompt?.some((mark) => screen.includes(mark)) ?? false;
+  while (Date.now() < mounted && !shows(await typist.screen().catch(() => ''))) await sleep(25);
   const task = prompt.trim();
   // A window closed meanwhile: the agent is ending, and the shim's signal handler finishes it.
   try {

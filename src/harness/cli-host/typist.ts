@@ -39,8 +39,8 @@ export async function paneTypist(
   cli: {
     /** At least this long between a paste and its Enter (Runtime.pasteGuardMs). */
     guardMs?: number;
-    /** The mark that starts the CLI's input line (Runtime.inputPrompt). */
-    inputPrompt?: string;
+    /** The marks that start the CLI's input line (Runtime.inputPrompt). */
+    inputPrompt?: readonly string[];
     /** What the pane shows while the CLI asks a question of its own (Runtime.paneQuestion.shows). */
     question?: string;
   } = {},
@@ -93,7 +93,7 @@ const HELD_MS = 1_000;
  */
 async function stillHeld(
   screen: () => Promise<string>,
-  inputPrompt: string,
+  inputPrompt: readonly string[],
   text: string,
   question: string | undefined,
 ): Promise<boolean> {
@@ -111,12 +111,12 @@ const BELOW_INPUT_LINES = 8;
 
 /**
  * Whether the CLI's input line shows `text` (or its placeholder for a long paste): the last line
- * its prompt marks, at the foot of the screen below the conversation, where the CLI also marks
- * the messages it took. Far above the foot it is the conversation's (a question drawn below).
+ * one of its marks starts, at the foot of the screen below the conversation, where the CLI also
+ * marks the messages it took. Far above the foot it is the conversation's (a question drawn below).
  */
-export function inputHolds(screen: string, inputPrompt: string, text: string): boolean {
+export function inputHolds(screen: string, inputPrompt: readonly string[], text: string): boolean {
   const lines = screen.split('\n');
-  const at = lines.findLastIndex((l) => l.includes(inputPrompt));
+  const at = lines.findLastIndex((l) => inputPrompt.some((mark) => l.includes(mark)));
   if (at === -1) return false;
   if (lines.slice(at + 1).filter((l) => l.trim() !== '').length > BELOW_INPUT_LINES) return false;
   const line = lines[at]!;
