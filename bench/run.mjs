@@ -23,6 +23,7 @@ const parts = [
   ['audit_bus', './audit-bus.mjs', 'runAuditBusBench'],
   ['status_unread_bus', './status-unread-bus.mjs', 'runStatusUnreadBusBench'],
   ['review', './review.mjs', 'runReviewBench'],
+  ['in_place_status', './in-place-status.mjs', 'runInPlaceStatusBench'],
 ];
 
 const only = process.argv.slice(2);

@@ -37,6 +37,7 @@ export type AuditEventName =
   | 'secret_holder_left'
   | 'completion'
   | 'completion_withheld'
+  | 'import_failed'
   | 'agent_lost'
   | 'cancel'
   | 'reap'

@@ -151,7 +151,12 @@ export async function sendCompletionOnce(
       import('../work/import-branch.js'),
       import('../work/work.js'),
     ]);
-    await importInPlaceBranches(layout, inPlaceBranches([rec])).catch(() => undefined);
+    // A failed import leaves the branch as it was and the completion still goes; the person can find why.
+    const failed = await importInPlaceBranches(layout, inPlaceBranches([rec])).catch(
+      (err: unknown) => new Map([[rec.id, err instanceof Error ? err.message : String(err)]]),
+    );
+    const why = failed.get(rec.id);
+    if (why) audit(layout, { event: 'import_failed', agent: rec.id, task: result.task, reason: why });
   }
   if (completionSent(layout, rec.id, result.task)) return false;
   // On a bus the completion travels to the parent's host under its fixed id (§18).

@@ -21,13 +21,18 @@ export interface Divergence {
  * (`rev-list --parents --boundary`) and each pair is counted in that graph here. git ≥ 2.41
  * does the counting in `for-each-ref %(ahead-behind:…)`; this works with older git too.
  * A pair the graph cannot settle (tips with no common history, several candidate bases
- * below the shared commit) gets one `rev-list --count` and `merge-base` of its own.
+ * below the shared commit) gets one `rev-list --count` and `merge-base` of its own. `env`:
+ * git's environment, for objects read through an alternate (standing.ts).
  */
-export async function standings(cwd: string, pairs: readonly TipPair[]): Promise<Divergence[]> {
+export async function standings(
+  cwd: string,
+  pairs: readonly TipPair[],
+  env?: NodeJS.ProcessEnv,
+): Promise<Divergence[]> {
   const tips = [...new Set(pairs.flatMap((p) => [p.own, p.target]))];
   if (tips.length === 0) return [];
-  const graph = await historyAbove(cwd, tips);
-  return Promise.all(pairs.map((p) => (graph && inGraph(graph, p)) ?? alone(cwd, p)));
+  const graph = await historyAbove(cwd, tips, env);
+  return Promise.all(pairs.map((p) => (graph && inGraph(graph, p)) ?? alone(cwd, p, env)));
 }
 
 /** Included commits with their parents; boundary commits (shared by every tip) have none listed. */
@@ -36,12 +41,12 @@ interface Graph {
   boundary: Set<string>;
 }
 
-async function historyAbove(cwd: string, tips: string[]): Promise<Graph | null> {
+async function historyAbove(cwd: string, tips: string[], env?: NodeJS.ProcessEnv): Promise<Graph | null> {
   const shared =
-    tips.length === 1 ? { code: 0, stdout: tips[0]! } : await git(cwd, ['merge-base', '--octopus', ...tips]);
+    tips.length === 1 ? { code: 0, stdout: tips[0]! } : await git(cwd, ['merge-base', '--octopus', ...tips], env);
   const floor = shared.stdout.trim().split('\n')[0];
   if (shared.code !== 0 || !floor) return null;
-  const r = await git(cwd, ['rev-list', '--parents', '--boundary', ...tips, `^${floor}`]);
+  const r = await git(cwd, ['rev-list', '--parents', '--boundary', ...tips, `^${floor}`], env);
   if (r.code !== 0) return null;
   const g: Graph = { parents: new Map(), boundary: new Set() };
   for (const line of r.stdout.split('\n')) {
@@ -93,10 +98,10 @@ function inGraph(g: Graph, p: TipPair): Divergence | null {
   return { ahead, behind, base: best.find((c) => g.parents.has(c)) ?? best[0] ?? null };
 }
 
-async function alone(cwd: string, p: TipPair): Promise<Divergence> {
+async function alone(cwd: string, p: TipPair, env?: NodeJS.ProcessEnv): Promise<Divergence> {
   const [counts, base] = await Promise.all([
-    git(cwd, ['rev-list', '--left-right', '--count', `${p.target}...${p.own}`]),
-    git(cwd, ['merge-base', p.target, p.own]),
+    git(cwd, ['rev-list', '--left-right', '--count', `${p.target}...${p.own}`], env),
+    git(cwd, ['merge-base', p.target, p.own], env),
   ]);
   const [behind, ahead] = counts.stdout.trim().split(/\s+/).map(Number);
   return { ahead: ahead || 0, behind: behind || 0, base: base.code === 0 ? base.stdout.trim() || null : null };

@@ -24,7 +24,8 @@ import { git, gitWhy, SAFE_GIT, type GitResult } from './git.js';
  * Brings in-place agents' commits into the repository (docs/security.md, "Commits in the
  * sandbox"): an agent working in place writes its objects into a folder of its own and moves
  * its branch in its own git dir, so the host copies them in before any of its git reads
- * `flotilla/<id>` (`review`, `diff`, `merge`, `gc`, `status`).
+ * `flotilla/<id>` (`review`, `diff`, `merge`, `gc`, and at the end of each task); `status`
+ * only counts them, reading them where they are staged (`stagedObjects`, standing.ts).
  *
  * Nothing the agent wrote is run or taken as git's instructions: no git runs with the agent's
  * git dir, config or hooks. Its branch tip is read as text (not through a link) and must be a
@@ -66,12 +67,9 @@ export async function importInPlaceBranches(
 }
 
 async function importOne(layout: Layout, id: string, branch: string, tip: string, was: string): Promise<string | null> {
-  const own = layout.inPlaceGitDir(id);
-  const staging = mkdtempSync(join(dirname(own), `.import-${id}-`));
+  const staged = stagedObjects(layout, id);
   try {
-    const objects = join(staging, 'objects');
-    stageObjects(join(own, 'objects'), objects, own);
-    const reading = { ...process.env, GIT_ALTERNATE_OBJECT_DIRECTORIES: objects };
+    const reading = { ...process.env, GIT_ALTERNATE_OBJECT_DIRECTORIES: staged.objects };
     const list = await git(layout.project, ['rev-list', '--objects', tip, '--not', '--all'], reading);
     if (list.code !== 0) return `its commit ${tip.slice(0, 12)} is not whole (${gitWhy(list)})`;
     if (list.stdout.trim()) {
@@ -82,8 +80,22 @@ async function importOne(layout: Layout, id: string, branch: string, tip: string
     const moved = await git(layout.project, ['update-ref', '-m', `flotilla: ${id}'s commits`, ref, tip, was]);
     return moved.code === 0 ? null : gitWhy(moved);
   } finally {
-    rmSync(staging, { recursive: true, force: true });
+    staged.drop();
   }
+}
+
+/**
+ * The agent's objects staged into a folder of the host's (`stageObjects`), for the host's git
+ * to read as an alternate (`GIT_ALTERNATE_OBJECT_DIRECTORIES`) without ever reading the agent's
+ * own folder; `drop` removes the folder. The import reads through it, and so does `status`
+ * (standing.ts), which counts an agent's new commits without bringing them in.
+ */
+export function stagedObjects(layout: Layout, id: string): { objects: string; drop(): void } {
+  const own = layout.inPlaceGitDir(id);
+  const staging = mkdtempSync(join(dirname(own), `.import-${id}-`));
+  const objects = join(staging, 'objects');
+  stageObjects(join(own, 'objects'), objects, own);
+  return { objects, drop: () => rmSync(staging, { recursive: true, force: true }) };
 }
 
 /**

@@ -2,8 +2,9 @@ import type { AgentRecord } from '../fleet/record.js';
 import type { Layout } from '../layout/layout.js';
 import { standings } from './ahead-behind.js';
 import { branchTips } from './branch-state.js';
-import { importInPlaceBranches } from './import-branch.js';
-import { branchOf, inPlaceBranches } from './work.js';
+import { git } from './git.js';
+import { readTip, stagedObjects } from './import-branch.js';
+import { branchOf } from './work.js';
 
 /** An agent's branch against its base branch now (`status`, the dashboard). */
 export interface Standing {
@@ -17,24 +18,58 @@ export interface Standing {
 /**
  * The standing of each agent on a branch among `records` (in its worktree, or in place),
  * from one ref read and one history read for them all (`standings`), not a `rev-list` per
- * branch; in-place agents' commits are brought in first (import-branch.ts). An agent whose
- * branch is gone is left out.
+ * branch. An agent whose branch is gone is left out.
+ *
+ * An in-place agent's commits are counted, not brought in (docs/security.md, "Commits in the
+ * sandbox"): `status` runs often, an import is several git processes per agent. Its tip is read
+ * from its own git dir as the import reads it (`readTip`), its objects staged into a folder of
+ * the host's and read through it as an alternate; a tip the host's git cannot read as a
+ * commit there counts as the branch in the repository.
  */
 export async function branchStanding(layout: Layout, records: readonly AgentRecord[]): Promise<Map<string, Standing>> {
   const out = new Map<string, Standing>();
   const withBase = records.filter((r) => r.base);
   if (withBase.length === 0) return out;
-  await importInPlaceBranches(layout, inPlaceBranches(withBase));
   const tips = await branchTips(layout);
   const mine = withBase.flatMap((r) => {
     const own = tips.get(`refs/heads/${branchOf(r.id)}`);
     const target = (r.base!.branch ? tips.get(`refs/heads/${r.base!.branch}`) : undefined) ?? r.base!.commit;
-    return own ? [{ r, own, target }] : [];
+    // Gone (gc removed it, or the person deleted it): its own git dir's tip is not shown either.
+    if (!own) return [];
+    const newer = r.worktree ? null : readTip(layout.inPlaceGitDir(r.id), r.id);
+    return [{ r, own, target, newer: newer !== own ? newer : null }];
   });
-  const counts = await standings(layout.project, mine);
-  mine.forEach(({ r }, k) =>
-    out.set(r.id, { branch: branchOf(r.id), base: r.base!.branch, ahead: counts[k]!.ahead, behind: counts[k]!.behind }),
-  );
+  const staged = mine.flatMap(({ r, newer }) => (newer ? [stagedObjects(layout, r.id)] : []));
+  try {
+    const env = staged.length
+      ? { ...process.env, GIT_ALTERNATE_OBJECT_DIRECTORIES: staged.map((s) => s.objects).join(':') }
+      : undefined;
+    const fresh = mine.filter((m) => m.newer);
+    if (fresh.length) {
+      // One read for them all: a tip whose object is not there (a link left out, another repository's) is no tip.
+      const kinds = await git(
+        layout.project,
+        ['cat-file', '--batch-check=%(objecttype)'],
+        env,
+        fresh.map((m) => `${m.newer}\n`).join(''),
+      );
+      const types = kinds.stdout.split('\n');
+      fresh.forEach((m, k) => {
+        if (types[k] === 'commit') m.own = m.newer!;
+      });
+    }
+    const counts = await standings(layout.project, mine, env);
+    mine.forEach(({ r }, k) =>
+      out.set(r.id, {
+        branch: branchOf(r.id),
+        base: r.base!.branch,
+        ahead: counts[k]!.ahead,
+        behind: counts[k]!.behind,
+      }),
+    );
+  } finally {
+    for (const s of staged) s.drop();
+  }
   return out;
 }
 

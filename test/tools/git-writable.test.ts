@@ -1,5 +1,5 @@
 import { execa } from 'execa';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ensureGitignore, layoutFor } from '../../src/layout/layout.js';
@@ -12,9 +12,12 @@ import {
   type SandboxSpec,
 } from '../../src/tools/sandbox.js';
 import { createShellTool } from '../../src/tools/shell.js';
+import type { AgentRecord } from '../../src/fleet/record.js';
 import { importInPlaceBranches } from '../../src/work/import-branch.js';
 import { addInPlaceBranch } from '../../src/work/in-place.js';
+import { branchStanding, standingMark } from '../../src/work/standing.js';
 import { tempDir } from '../helpers/fleet.js';
+import { recordInput } from '../helpers/records.js';
 import { ctxFor } from './process-helpers.js';
 
 /**
@@ -449,6 +452,41 @@ describe('commits in place, through a git dir of its own', () => {
     await host(project, 'commit', '-q', '-am', 'person');
     expect(existsSync(marker)).toBe(false);
     expect((await host(project, 'log', '-1', '--format=%an %s', 'main')).stdout).toBe('person person');
+  });
+
+  it('status counts its new commits without bringing them in; a tip that is a link or no id is not followed', async () => {
+    const { base, run, bring } = await placed();
+    const rec = { ...recordInput('p1'), cwd: project, base: base! } as AgentRecord;
+    // What `flotilla status` and the dashboard row show for it.
+    const mark = async () => standingMark((await branchStanding(layout(), [rec])).get('p1')!);
+    const tip = '.git/refs/heads/flotilla/p1';
+    const r = await run(
+      'for n in 1 2; do echo $n > c$n.txt && git add c$n.txt && git commit -q -m c$n; done && echo OK',
+    );
+    expect(r.output).toContain('OK');
+    await host(project, 'commit', '-q', '--allow-empty', '-m', 'person moves on');
+    expect(await mark()).toBe('⎇ flotilla/p1 ↑2 ↓1');
+    // Counted where it is: the repository's branch and objects are as they were, and nothing staged is left.
+    const newer = (await run(`cat ${tip}`)).output.split('\n')[0]!;
+    expect((await host(project, 'rev-parse', 'flotilla/p1')).stdout).toBe(base!.commit);
+    expect((await host(project, 'cat-file', '-e', newer).catch((e: { exitCode: number }) => e)).exitCode).toBe(1);
+    expect(readdirSync(join(project, '.flotilla', 'state', 'git-dirs'))).toEqual(['p1']);
+    // A tip that is a link (to a file naming its own commit), more than one id, or an id it has no object for: the
+    // branch as the repository holds it.
+    const hostile = [
+      `cp ${tip} ${join(project, 'tip-copy')} && rm ${tip} && ln -s ${join(project, 'tip-copy')} ${tip}`,
+      `rm ${tip} && echo "${newer} ${newer}" > ${tip}`,
+      `echo ${'1234abcd'.repeat(5)} > ${tip}`,
+    ];
+    for (const attack of hostile) {
+      expect((await run(`${attack} && echo OK`)).output).toContain('OK');
+      expect(await mark()).toBe('⎇ flotilla/p1 ↑0 ↓1');
+    }
+    // Its tip back: the end of its task brings its commits in, and the count is the same.
+    await run(`echo ${newer} > ${tip}`);
+    expect(await bring()).toBeUndefined();
+    expect((await host(project, 'rev-parse', 'flotilla/p1')).stdout).toBe(newer);
+    expect(await mark()).toBe('⎇ flotilla/p1 ↑2 ↓1');
   });
 
   it('a link it leaves in its git dir where a mount will land makes nothing on the host', async () => {

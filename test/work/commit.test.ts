@@ -1,9 +1,9 @@
 import { execa } from 'execa';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/tmux.js';
-import { fixture, spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
+import { completionsFrom, fixture, spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
 
 // End-to-end: a worktree agent of our harness commits under the default sandbox (bubblewrap
 // here), and `flotilla diff` shows what it did.
@@ -195,5 +195,27 @@ describe('an agent in place', () => {
     expect((await f.flotilla(['gc'])).stdout).toContain('0 worktrees, 1 branches');
     expect((await git('branch', '--list', 'flotilla/*')).stdout.trim()).toBe('flotilla/idle');
     expect(existsSync(f.layout.inPlaceGitDir('here'))).toBe(false);
+  });
+
+  it('a tip it makes unimportable at its task’s end: one completion still goes, and the audit says why', async () => {
+    f = spawnFleet();
+    const git = await repo(f);
+    const init = (await git('rev-parse', 'main')).stdout;
+    const r = await f.spawnAgent(['--wait', '--id', 'bad', '--model', `script:${fixture('hostile-tip.yaml')}`, 'x']);
+    expect(r.stdout).toContain('Answer: POINTED');
+    expect(r.exitCode).toBe(0);
+    const fl = f;
+    await eventually(async () => completionsFrom(fl, 'human', 'bad').length === 1, 10_000, 'completion of bad');
+    const lines = readFileSync(f.layout.auditFile, 'utf8').split('\n').filter(Boolean);
+    const failed = lines
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((a) => a.event === 'import_failed');
+    expect(failed).toMatchObject([
+      { agent: 'bad', task: 1, reason: expect.stringMatching(/^flotilla\/bad: its commit 1234abcd1234 is not whole/) },
+    ]);
+    // The person finds it with `flotilla audit`, and the repository's branch is as it was.
+    expect((await f.flotilla(['audit', '--event', 'import_failed'])).stdout).toContain('bad');
+    expect((await git('rev-parse', 'flotilla/bad')).stdout).toBe(init);
+    expect(completionsFrom(f, 'human', 'bad')).toHaveLength(1);
   });
 });
