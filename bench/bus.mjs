@@ -291,7 +291,7 @@ async function throughput(bus, count) {
  * A fleet whose `status` shows N finished records: on maildir in this host's registry, on nats:// another host's on the
  * bus.
  */
-async function statusFleet(bus, records) {
+export async function statusFleet(bus, records) {
   const [{ layoutFor, ensureState }, { busFor, closeBuses }] = await Promise.all([
     load('layout/layout.js'),
     load('bus/open.js'),
@@ -416,27 +416,61 @@ async function statusSideBySide(nats, records, runs) {
       if (first.status !== 0) throw new Error(`status failed: ${first.stderr}`);
     }
     const t = { node: [], maildir: [], nats: [], maildir_all: [], nats_all: [] };
+    const cpu = { node: [], maildir: [], nats: [], maildir_all: [], nats_all: [] };
+    const run = (key, args, opts) => {
+      const r = cpuRun(args, opts);
+      t[key].push(r.wall);
+      cpu[key].push(r.cpu);
+    };
     for (let r = 0; r < runs; r++) {
-      t.node.push(timeRun(process.execPath, ['-e', '0'], fleets.maildir.opts));
-      for (const bus of ['maildir', 'nats']) t[bus].push(timeRun(process.execPath, [CLI, 'status'], fleets[bus].opts));
-      for (const bus of ['maildir', 'nats'])
-        t[`${bus}_all`].push(timeRun(process.execPath, [CLI, 'status', '--all'], fleets[bus].opts));
+      run('node', ['-e', '0'], fleets.maildir.opts);
+      for (const bus of ['maildir', 'nats']) run(bus, [CLI, 'status'], fleets[bus].opts);
+      for (const bus of ['maildir', 'nats']) run(`${bus}_all`, [CLI, 'status', '--all'], fleets[bus].opts);
     }
     const m = Object.fromEntries(Object.entries(t).map(([k, v]) => [k, median(v)]));
+    const c = Object.fromEntries(Object.entries(cpu).map(([k, v]) => [k, median(v)]));
+    const pair = (x, key) => ({
+      maildir: round(x[key === '' ? 'maildir' : 'maildir_all']),
+      nats: round(x[key === '' ? 'nats' : 'nats_all']),
+      ratio: round(x[key === '' ? 'nats' : 'nats_all'] / x[key === '' ? 'maildir' : 'maildir_all'], 2),
+    });
     return {
       records,
       runs,
       node_ms: round(m.node),
-      status_ms: { maildir: round(m.maildir), nats: round(m.nats), ratio: round(m.nats / m.maildir, 2) },
-      status_all_ms: {
-        maildir: round(m.maildir_all),
-        nats: round(m.nats_all),
-        ratio: round(m.nats_all / m.maildir_all, 2),
-      },
+      node_cpu_ms: round(c.node),
+      status_ms: pair(m, ''),
+      status_all_ms: pair(m, 'all'),
+      status_cpu_ms: pair(c, ''),
+      status_all_cpu_ms: pair(c, 'all'),
     };
   } finally {
     for (const f of Object.values(fleets)) f.cleanup();
   }
+}
+
+// Runs argv[1:] and prints its CPU (user + sys, µs resolution: wait4's rusage) and wall seconds (fork to exit, without
+// python's own start) on stderr's last line.
+const CPU_OF = [
+  'import os, sys, time',
+  't0 = time.monotonic()',
+  'pid = os.fork()',
+  'if pid == 0: os.execv(sys.argv[1], sys.argv[1:])',
+  '_, st, ru = os.wait4(pid, 0)',
+  'sys.stderr.write("cpu %f %f %f\\n" % (ru.ru_utime, ru.ru_stime, time.monotonic() - t0))',
+  'sys.exit(os.waitstatus_to_exitcode(st))',
+].join('\n');
+
+/** Wall and CPU (user + sys) ms of one run of `node args`. */
+function cpuRun(args, opts) {
+  const r = spawnSync('python3', ['-c', CPU_OF, process.execPath, ...args], {
+    ...opts,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    encoding: 'utf8',
+  });
+  if (r.status !== 0) throw new Error(`${args.join(' ')} failed (${r.status}): ${r.stderr}`);
+  const [, user, sys, wall] = r.stderr.trim().split('\n').at(-1).split(' ');
+  return { wall: Number(wall) * 1000, cpu: (Number(user) + Number(sys)) * 1000 };
 }
 
 /** The record reads of an agent's process against N ended agents (see the header). */

@@ -25,12 +25,27 @@ export const recentKey = (host: string): string => `recent.${host}`;
  */
 export const RECENT_KEPT = 100;
 
+/**
+ * The records a host's list carries beside their names, newest first, up to this many bytes of JSON: `status` on
+ * another host reads its window in one get instead of one per record. Past it (records with long tasks), the older
+ * ones are named only, and a reader gets those by their ended keys.
+ */
+export const RECENT_RECORD_BYTES = 256 * 1024;
+
+/** One ended record in a host's list: its id, when it ended, and (within RECENT_RECORD_BYTES) its ended key's value. */
+export interface RecentItem {
+  id: string;
+  at: string;
+  /** The record as its ended key holds it, parsed; absent past the byte budget (or from an older writer). */
+  record?: unknown;
+}
+
 /** A host's list of its ended records (`recent.<host>`). */
 export interface Recent {
   /** How many of its records have ended under `ended.` (each counted once). */
   ended: number;
   /** The last RECENT_KEPT to end, newest first. */
-  last: { id: string; at: string }[];
+  last: RecentItem[];
 }
 
 const decoder = new TextDecoder();
@@ -68,7 +83,7 @@ export async function moveEnded(
   if (!kept) await kv.create(key, data);
   else if (kept.operation !== 'PUT') await kv.put(key, data, { previousSeq: kept.revision });
   else if (decoder.decode(kept.value) !== data) await kv.update(key, data, kept.revision);
-  await listRecent(kv, self, rec);
+  await listRecent(kv, self, rec, data);
   if (live?.operation === 'PUT') {
     if (!(await removeAt(link, bucket, rec.id, live.revision)))
       throw new Error(`wrong last sequence: the live record of ${rec.id} changed meanwhile`);
@@ -81,9 +96,12 @@ export async function moveEnded(
 // One update of the list at a time in this process: its own ends never race each other.
 let listing: Promise<unknown> = Promise.resolve();
 
-/** Names `rec` in this host's list of ended records (once: a repeated move finds it there). */
-function listRecent(kv: KV, self: string, rec: AgentRecord): Promise<void> {
-  const next = listing.then(() => listOnce(kv, self, rec));
+/**
+ * Names `rec` in this host's list of ended records with its ended key's value (once: a repeated move finds it there,
+ * and puts the value again only when it changed).
+ */
+function listRecent(kv: KV, self: string, rec: AgentRecord, data: string): Promise<void> {
+  const next = listing.then(() => listOnce(kv, self, rec, data));
   listing = next.catch(() => undefined);
   return next;
 }
@@ -91,18 +109,31 @@ function listRecent(kv: KV, self: string, rec: AgentRecord): Promise<void> {
 /** Attempts against other processes of this host ending agents at the same moment. */
 const LIST_ATTEMPTS = 50;
 
-async function listOnce(kv: KV, self: string, rec: AgentRecord): Promise<void> {
+async function listOnce(kv: KV, self: string, rec: AgentRecord, data: string): Promise<void> {
   const key = recentKey(self);
   const at = rec.finishedAt ?? new Date().toISOString();
   for (let attempt = 0; attempt < LIST_ATTEMPTS; attempt++) {
     const entry = await kv.get(key);
     const now =
       entry?.operation === 'PUT' ? (parseRecent(entry.value) ?? { ended: 0, last: [] }) : { ended: 0, last: [] };
-    if (now.last.some((x) => x.id === rec.id)) return;
-    const last = [{ id: rec.id, at }, ...now.last]
-      .sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0))
-      .slice(0, RECENT_KEPT);
-    const next = JSON.stringify({ ended: now.ended + 1, last } satisfies Recent);
+    // The ended key read after the list: a process that put a newer copy there since lists it after this read, so
+    // either its update of the list fails this one's revision check or it comes after and carries the newer copy.
+    const kept = await kv.get(endedKey(rec.id));
+    const value = kept?.operation === 'PUT' ? decoder.decode(kept.value) : data;
+    let record: unknown;
+    try {
+      record = JSON.parse(value);
+    } catch {
+      record = undefined;
+    }
+    const listed = now.last.some((x) => x.id === rec.id);
+    const last = withinBytes(
+      [{ id: rec.id, at, ...(record === undefined ? {} : { record }) }, ...now.last.filter((x) => x.id !== rec.id)]
+        .sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0))
+        .slice(0, RECENT_KEPT),
+    );
+    const next = JSON.stringify({ ended: now.ended + (listed ? 0 : 1), last } satisfies Recent);
+    if (entry && listed && decoder.decode(entry.value) === next) return;
     try {
       if (entry) await kv.update(key, next, entry.revision);
       else await kv.create(key, next);
@@ -114,4 +145,14 @@ async function listOnce(kv: KV, self: string, rec: AgentRecord): Promise<void> {
     }
   }
   // Still taken: the record is under its ended key all the same; only the count and window miss it.
+}
+
+/** The list with records carried while they fit RECENT_RECORD_BYTES, newest first; the rest named only. */
+function withinBytes(last: RecentItem[]): RecentItem[] {
+  let bytes = 0;
+  return last.map((x) => {
+    if (x.record === undefined) return x;
+    bytes += JSON.stringify(x.record).length;
+    return bytes <= RECENT_RECORD_BYTES ? x : { id: x.id, at: x.at };
+  });
 }

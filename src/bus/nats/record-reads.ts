@@ -60,7 +60,8 @@ const FEW = 256;
 /**
  * Every record on the bus but this host's own ended ones (`status --all` on a bus): the live
  * keys' values, and the ended keys whose id this host's registry (`localIds`) does not hold —
- * each got by key while they are few, else all `ended.*` read at once. This host's history is
+ * those the hosts' `recent.<host>` lists carry taken from there, the rest each got by key while
+ * they are few, else all `ended.*` read at once. This host's history is
  * then read once, from its files, not a second time from the bus.
  */
 export async function othersOf(
@@ -69,8 +70,20 @@ export async function othersOf(
   bucket: string,
   localIds: ReadonlySet<string>,
 ): Promise<AgentRecord[]> {
-  const [live, names] = await Promise.all([lastValues(link, bucket, '*'), keyNames(link, bucket, [endedKey('*')])]);
-  const foreign = names.map((k) => k.slice(endedKey('').length)).filter((id) => !localIds.has(id));
+  const [live, names, lists] = await Promise.all([
+    lastValues(link, bucket, '*'),
+    keyNames(link, bucket, [endedKey('*')]),
+    lastValues(link, bucket, recentKey('*')),
+  ]);
+  // The records the hosts' lists carry (their last to end) need no get of their own.
+  const carried = new Map<string, AgentRecord>();
+  for (const l of lists)
+    for (const x of parseRecent(l.value)?.last ?? []) {
+      const rec = x.record === undefined || localIds.has(x.id) ? undefined : fromValue(x.record);
+      if (rec?.id === x.id) carried.set(x.id, rec);
+    }
+  const endedIds = new Set(names.map((k) => k.slice(endedKey('').length)));
+  const foreign = [...endedIds].filter((id) => !localIds.has(id) && !carried.has(id));
   let ended: LastValue[] = [];
   if (foreign.length > FEW) ended = await lastValues(link, bucket, endedKey('*'));
   else {
@@ -79,7 +92,11 @@ export async function othersOf(
       .filter((e): e is KvEntry => e?.operation === 'PUT')
       .map((e) => ({ key: e.key, value: e.value, created: e.created }));
   }
-  return recordsOf([...live, ...ended]);
+  const records = recordsOf([...live, ...ended]);
+  // A live key's record wins over a carried copy (recordsOf's rule for ended keys), as a bulk read's does; a carried
+  // one whose ended key is gone (gc) is not shown.
+  const read = new Set(records.map((r) => r.id));
+  return [...records, ...[...carried.values()].filter((r) => !read.has(r.id) && endedIds.has(r.id))];
 }
 
 /** A record by id: its live key, else its ended key. */
@@ -93,7 +110,7 @@ export async function getRecord(kv: KV, id: string): Promise<AgentRecord | undef
 /**
  * The other hosts' records as `status` and the dashboard show them (§17.6): `live` (every
  * live key's last value) and, for each other host, the ended records its `recent.<host>`
- * list names, read one by one — `window` of them at most — and how many more ended there.
+ * list names — carried in the list, else got by key — `window` of them at most, and how many more ended there.
  */
 export async function recentOf(
   kv: KV,
@@ -110,16 +127,18 @@ export async function recentOf(
       const host = l.key.slice(recentKey('').length);
       const list = parseRecent(l.value);
       if (host === self || !list) return;
-      const ids = list.last
-        .slice(0, window)
-        .map((x) => x.id)
-        .filter((id) => !shown.has(id));
+      // The records the list carries come with it (one get for the whole window); the rest one get each.
       const read = (
         await Promise.all(
-          ids.map(async (id) => {
-            const e = await kv.get(endedKey(id));
-            return e?.operation === 'PUT' ? fromEntry(e) : undefined;
-          }),
+          list.last
+            .slice(0, window)
+            .filter((x) => !shown.has(x.id))
+            .map(async (x) => {
+              const carried = x.record === undefined ? undefined : fromValue(x.record);
+              if (carried?.id === x.id) return carried;
+              const e = await kv.get(endedKey(x.id));
+              return e?.operation === 'PUT' ? fromEntry(e) : undefined;
+            }),
         )
       ).filter((r): r is AgentRecord => r !== undefined);
       records.push(...read);
@@ -131,9 +150,14 @@ export async function recentOf(
 
 export function fromEntry(e: Pick<KvEntry, 'value'>): AgentRecord | undefined {
   try {
-    const parsed = parseAgentRecord(JSON.parse(new TextDecoder().decode(e.value)));
-    return parsed.success ? parsed.data : undefined;
+    return fromValue(JSON.parse(new TextDecoder().decode(e.value)));
   } catch {
     return undefined;
   }
+}
+
+/** A record from its parsed JSON, or undefined when it is not one. */
+function fromValue(value: unknown): AgentRecord | undefined {
+  const parsed = parseAgentRecord(value);
+  return parsed.success ? parsed.data : undefined;
 }
