@@ -168,6 +168,11 @@ export const gemini: Runtime = {
   sessionFiles: { under: '.gemini/tmp', name: /^session-.*\.jsonl$/ },
   // The project map names each folder's chats directory (`tmp/<project>/chats`).
   sessionState: ['.gemini/projects.json', '.gemini/tmp'],
+  // Its resumed chat, once read, marks the file with this update (ChatRecordingService) just
+  // before it replaces the chat `-i`'s turn may already have begun with. The chat it started
+  // with can write into the same file (its name is the minute and the session id): a header
+  // line and a `messages` update, never this.
+  resumeLoaded: (appended) => appended.includes('{"$set":{"sessionId":'),
   sessionLine: geminiSessionLine,
   sessionId: (_file, text) => geminiSessionId(text),
   sessionTurns: geminiSessionTurns,

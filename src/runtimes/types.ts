@@ -232,6 +232,14 @@ export interface Runtime {
    * never a database that records the old folder's absolute paths (the CLI would write on there).
    */
   sessionState: readonly string[];
+  /**
+   * For a CLI that resumes a session while it already runs the first prompt — it reads the
+   * session and only then swaps it in for the chat it started with, so a turn that took the chat
+   * before has none of the earlier turns (Gemini 0.61 with `--resume` and `-i`): whether what it
+   * appended to the resumed session file shows the swap. The first turn-start hook is asked
+   * before the turn takes the chat, and answers once it does (cli-host/inherited.ts).
+   */
+  resumeLoaded?: (appended: string) => boolean;
   /** What one session-file line says about the turn (docs/runtimes.md, "Fail fast"). */
   sessionLine(line: string): SessionLine;
   /** The CLI's own id for the session a session file holds (what its resume command takes). */

@@ -15,9 +15,10 @@ import {
   type VendorRuntimeName,
 } from '../../runtimes/index.js';
 import { predecessors } from '../../inbox/adopt.js';
-import { ownUsage } from './inherited.js';
+import { ownUsage, resumedSessionLoaded } from './inherited.js';
 import { drainInbox } from './mail.js';
 import { sleep } from '../../sleep.js';
+import { traceMark } from '../../trace.js';
 import { lastTurnFailure, newestSessionFile } from './session-watch.js';
 import { endVendorTask } from './task-end.js';
 import { updateQuietly } from '../../fleet/registry.js';
@@ -39,6 +40,9 @@ import { updateQuietly } from '../../fleet/registry.js';
  *   approval queue as well (approvals/hosted-cli.ts).
  */
 export const MAX_MAIL_CONTINUES = 5;
+
+/** How long a resumed CLI's first turn-start waits for it to load the session (within Gemini's 60 s hook timeout). */
+const RESUME_LOAD_MS = 10_000;
 
 export async function runRuntimeHook(
   layout: Layout,
@@ -213,6 +217,14 @@ async function turnStart(
       });
       return runtime.stopTurn(stopped?.reason ?? 'this task has ended — wait for the next message');
     }
+  }
+  // A resumed CLI that loads the session while its first turn starts (Runtime.resumeLoaded):
+  // the turn takes the CLI's chat once this hook has answered, so the answer waits for the
+  // session, or the model is asked without the earlier turns.
+  if (runtime.resumeLoaded && rec.resumedFrom && rec.lastTask === null) {
+    const asked = Date.now();
+    const loaded = await resumedSessionLoaded(layout.runtimeDir(rec.id), runtime.resumeLoaded, RESUME_LOAD_MS);
+    traceMark(`hook turn-start: resumed session ${loaded ? 'loaded' : 'not loaded'} after ${Date.now() - asked} ms`);
   }
   // Decided on the record as it is now, not as this hook found it: a limit may have ended the
   // task while the hook process started.

@@ -3,6 +3,7 @@ import { dirname, join, relative } from 'node:path';
 import type { Layout } from '../../layout/layout.js';
 import type { Runtime } from '../../runtimes/index.js';
 import { newestSessionFile } from '../../runtimes/session-file.js';
+import { sleep } from '../../sleep.js';
 
 /**
  * A resumed vendor agent continues its predecessor's own session (§8; docs/runtimes.md,
@@ -75,6 +76,34 @@ function inheritedOf(file: string): Inherited | undefined {
     return found.file === file ? found : undefined;
   }
   return undefined;
+}
+
+/**
+ * Whether the CLI has loaded the session this agent inherited (Runtime.resumeLoaded): what it
+ * appended to the copied session file shows it. Waits up to `waitMs`; true at once for an
+ * agent that inherited none.
+ */
+export async function resumedSessionLoaded(
+  configDir: string,
+  loaded: (appended: string) => boolean,
+  waitMs: number,
+): Promise<boolean> {
+  let inherited: Inherited;
+  try {
+    inherited = JSON.parse(readFileSync(join(configDir, INHERITED), 'utf8')) as Inherited;
+  } catch {
+    return true;
+  }
+  const end = Date.now() + waitMs;
+  for (;;) {
+    try {
+      if (loaded(readFileSync(inherited.file).subarray(inherited.bytes).toString('utf8'))) return true;
+    } catch {
+      /* not there: nothing loaded it yet */
+    }
+    if (Date.now() >= end) return false;
+    await sleep(20);
+  }
 }
 
 /** Where this agent's own part of a session file begins (0 unless it was inherited). */
