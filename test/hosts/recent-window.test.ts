@@ -1,15 +1,15 @@
 import { jetstream } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { connect } from '@nats-io/transport-node';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { endedKey, parseRecent, recentKey } from '../../src/bus/nats/ended.js';
-import { busFor, closeBuses } from '../../src/bus/open.js';
+import { busFor } from '../../src/bus/open.js';
 import { DEFAULT_FLEET_SETTINGS } from '../../src/bus/settings.js';
 import type { AgentRecord } from '../../src/fleet/record.js';
 import { createRecord, readRecord, updateRecord } from '../../src/fleet/registry.js';
 import { recordInput } from '../helpers/records.js';
-import { natsServer, type NatsServer } from '../helpers/nats.js';
-import { spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
+import { natsFleets } from '../helpers/nats-fleets.js';
+import type { SpawnFleet } from '../spawn/helpers.js';
 
 /**
  * `status` on a many-host `nats://` fleet reads each other host's window of ended agents from
@@ -18,26 +18,10 @@ import { spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
  * never a torn window while a host ends agents as another reads.
  */
 describe("other hosts' recent agents on a nats:// bus (real nats-server, four hosts)", { timeout: 300_000 }, () => {
-  let server: NatsServer;
-  const fleets: SpawnFleet[] = [];
-  beforeAll(async () => {
-    server = await natsServer();
-  }, 120_000);
-  afterAll(async () => {
-    await server.kill();
-  });
-  afterEach(async () => {
-    await closeBuses();
-    for (const f of fleets.splice(0)) await f.close();
-  });
-
-  const host = (fleet: string): SpawnFleet => {
-    const f = spawnFleet({ config: `fleet:\n  bus: ${server.url}\n  name: ${fleet}\n` });
-    fleets.push(f);
-    return f;
-  };
+  const nats = natsFleets();
+  const host = (fleet: string): SpawnFleet => nats.open(`fleet:\n  bus: ${nats.url()}\n  name: ${fleet}\n`);
   const busOf = (f: SpawnFleet, fleet: string, name: string) =>
-    busFor(f.layout, { fleet: { ...DEFAULT_FLEET_SETTINGS, bus: server.url, name: fleet, host: name } }).records;
+    busFor(f.layout, { fleet: { ...DEFAULT_FLEET_SETTINGS, bus: nats.url(), name: fleet, host: name } }).records;
   const t0 = Date.parse('2026-11-20T10:00:00.000Z');
   const ended = (f: SpawnFleet, h: string, i: number): AgentRecord => {
     const at = new Date(t0 + i * 1_000).toISOString();
@@ -55,7 +39,7 @@ describe("other hosts' recent agents on a nats:// bus (real nats-server, four ho
   };
   /** The bucket as the old reader read it: each id the host's list names, got from its ended key. */
   const byEndedKeys = async (fleet: string, h: string, window: number): Promise<unknown[]> => {
-    const nc = await connect({ servers: server.url });
+    const nc = await connect({ servers: nats.url() });
     try {
       const kv = await new Kvm(jetstream(nc)).open(`FLOTILLA_${fleet}_RECORDS`);
       const list = parseRecent((await kv.get(recentKey(h)))!.value)!;
