@@ -158,34 +158,45 @@ export function isAlive(pid: number): boolean {
 }
 
 function readMail(box: string): Record<string, string>[] {
-  const out: Record<string, string>[] = [];
-  let claimedNames = new Set<string>();
-  try {
-    claimedNames = new Set(readdirSync(join(box, 'cur')).map((n) => n.replace(/:2,.*$/, '')));
-  } catch {
-    /* no cur/ yet */
-  }
-  for (const sub of ['new', 'cur']) {
-    let names: string[] = [];
+  const list = (sub: string) => {
     try {
-      names = readdirSync(join(box, sub));
+      return readdirSync(join(box, sub)).filter((x) => !x.startsWith('.'));
     } catch {
-      continue;
+      return [];
     }
-    for (const n of names.filter((x) => !x.startsWith('.'))) {
-      // A new/ copy of a message already claimed into cur/ (a redelivery, or a claim between its link and its unlink)
-      // is the same message: the product's readers drop it and status does not count it (src/inbox/read.ts).
-      if (sub === 'new' && claimedNames.has(n)) continue;
-      const text = readFileSync(join(box, sub, n), 'utf8');
-      const m = /^---\n([\s\S]*?)\n---\n?([\s\S]*)$/.exec(text);
-      if (!m) continue;
-      const fields: Record<string, string> = { body: m[2]!, file: join(sub, n) };
-      for (const line of m[1]!.split('\n')) {
-        const kv = /^([a-z_]+):\s*(.*)$/.exec(line);
-        if (kv) fields[kv[1]!] = kv[2]!.replace(/^['"]|['"]$/g, '');
+  };
+  // new/ listed before cur/: a claim links new/x to cur/x:2,S and then unlinks new/x, so a message
+  // claimed meanwhile shows in cur/'s listing, or in new/'s alone, and once here either way. A new/
+  // copy of a message already in cur/ (a redelivery, or a claim between its link and its unlink) is
+  // the same message: the product's readers drop it and status does not count it (src/inbox/read.ts).
+  const fresh = list('new');
+  const claimed = list('cur');
+  const claimedNames = new Set(claimed.map((n) => n.replace(/:2,.*$/, '')));
+  const files = [
+    ...fresh.filter((n) => !claimedNames.has(n)).map((n) => join('new', n)),
+    ...claimed.map((n) => join('cur', n)),
+  ];
+  const out: Record<string, string>[] = [];
+  for (const file of files) {
+    let text: string;
+    try {
+      text = readFileSync(join(box, file), 'utf8');
+    } catch {
+      // Claimed since the listing: it is in cur/ now.
+      try {
+        text = readFileSync(join(box, file.replace(/^new/, 'cur') + ':2,S'), 'utf8');
+      } catch {
+        continue;
       }
-      out.push(fields);
     }
+    const m = /^---\n([\s\S]*?)\n---\n?([\s\S]*)$/.exec(text);
+    if (!m) continue;
+    const fields: Record<string, string> = { body: m[2]!, file };
+    for (const line of m[1]!.split('\n')) {
+      const kv = /^([a-z_]+):\s*(.*)$/.exec(line);
+      if (kv) fields[kv[1]!] = kv[2]!.replace(/^['"]|['"]$/g, '');
+    }
+    out.push(fields);
   }
   return out;
 }
