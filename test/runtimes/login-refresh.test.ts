@@ -50,8 +50,7 @@ describe('a shared login refreshed during a run', { timeout: 600_000 }, () => {
         env: () => ({}),
         script: 'first.yaml',
         definitions: { a: `permissions:\n  permission_mode: ${mode}\n` },
-        // Without the sandbox the CLI writes the person's file itself, with no copy between: the other path a refresh
-        // takes.
+        // Sandbox off in the 'none' case only: the CLI writes the person's file itself, the other way a refresh lands.
         ...(sandbox === 'none' ? { config: 'security:\n  sandbox: none\n' } : {}),
       });
       const google = await startFakeGoogle(f.vendor, f.home, { tokens: s });
@@ -64,8 +63,7 @@ describe('a shared login refreshed during a run', { timeout: 600_000 }, () => {
       // The person's access token has expired: Google's API takes only the one its token service issued last.
       f.vendor.accepts = (credential) =>
         credential !== `Bearer ${first.access}` && credential === `Bearer ${s.current}`;
-      // The person's Google login, as Gemini's sign-in leaves it (its access token since expired): what this test
-      // shares.
+      // Made first: the person's Google login as Gemini's sign-in leaves it (access token expired), what is shared.
       mkdirSync(join(f.home, '.gemini'));
       const credsFile = join(f.home, '.gemini', 'oauth_creds.json');
       writeFileSync(
@@ -141,8 +139,7 @@ describe('a shared Claude login refreshed during a run', { timeout: 600_000 }, (
         env: (url) => ({ ANTHROPIC_BASE_URL: url }),
         script: 'first.yaml',
         definitions: { a: DONT_ASK },
-        // Without the sandbox the CLI writes the person's file itself, with no copy between: the other path a refresh
-        // takes.
+        // Sandbox off in the 'none' case only: the CLI writes the person's file itself, the other way a refresh lands.
         ...(sandbox === 'none' ? { config: 'security:\n  sandbox: none\n' } : {}),
       });
       // Anthropic's token service, at the host Claude Code refreshes with, stood in for over TLS.
@@ -247,8 +244,7 @@ describe('a shared ChatGPT login (Codex) refreshed during a run', { timeout: 600
         env: (url) => ({ OPENAI_BASE_URL: `${url}/v1` }),
         script: 'first.yaml',
         definitions: { a: DONT_ASK },
-        // Without the sandbox the CLI writes the person's file itself, with no copy between: the other path a refresh
-        // takes.
+        // Sandbox off in the 'none' case only: the CLI writes the person's file itself, the other way a refresh lands.
         ...(sandbox === 'none' ? { config: 'security:\n  sandbox: none\n' } : {}),
       });
       // OpenAI's side of a ChatGPT login, stood in for over TLS: its token service, and the
