@@ -11,6 +11,7 @@ import { releaseTaskLeases } from './reopen-claims.js';
 import { remoteLineage } from '../hosts/lineage.js';
 import type { DoneClaim, RecordsBus } from '../bus/types.js';
 import { sleep } from '../sleep.js';
+import { errorMessage } from '../errors.js';
 
 /** How long a completion waits for an unreachable bus to answer for its fleet-wide marker. */
 const MARKER_PATIENCE_MS = 10_000;
@@ -153,7 +154,7 @@ export async function sendCompletionOnce(
     ]);
     // A failed import leaves the branch as it was and the completion still goes; the person can find why.
     const failed = await importInPlaceBranches(layout, inPlaceBranches([rec])).catch(
-      (err: unknown) => new Map([[rec.id, err instanceof Error ? err.message : String(err)]]),
+      (err: unknown) => new Map([[rec.id, errorMessage(err)]]),
     );
     const why = failed.get(rec.id);
     if (why) audit(layout, { event: 'import_failed', agent: rec.id, task: result.task, reason: why });
