@@ -1,6 +1,5 @@
 #!/usr/bin/env node
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { requireCached } from './compile-cache.js';
 import { guardStdout, guardStderr, reportError, writeOut } from './output.js';
 import { commandIndex, FAST_COMMANDS, firstCommandName } from './route.js';
@@ -32,7 +31,7 @@ async function start(argv: string[]): Promise<number> {
   }
   const bundle = name === undefined ? undefined : FAST_COMMANDS[name];
   if (bundle) {
-    const fast = requireCached(join(dirname(fileURLToPath(import.meta.url)), `fast-${bundle}.js`));
+    const fast = requireCached(join(import.meta.dirname, `fast-${bundle}.js`));
     // null: not this bundle's to run (help, a mistake, a path it leaves out): the full CLI's.
     const code = await (fast.exports as { run(args: string[]): Promise<number | null> | null }).run(args);
     // Only a run that did the whole of a command leaves its compiled code for the next (compile-cache.ts).
