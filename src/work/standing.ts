@@ -2,7 +2,7 @@ import type { AgentRecord } from '../fleet/record.js';
 import type { Layout } from '../layout/layout.js';
 import { standings } from './ahead-behind.js';
 import { branchTips } from './branch-state.js';
-import { git } from './git.js';
+import { alternateObjects, git } from './git.js';
 import { readTip, stagedObjects } from './import-branch.js';
 import { branchOf } from './work.js';
 
@@ -41,9 +41,7 @@ export async function branchStanding(layout: Layout, records: readonly AgentReco
   });
   const staged = mine.flatMap(({ r, newer }) => (newer ? [stagedObjects(layout, r.id)] : []));
   try {
-    const env = staged.length
-      ? { ...process.env, GIT_ALTERNATE_OBJECT_DIRECTORIES: staged.map((s) => s.objects).join(':') }
-      : undefined;
+    const env = staged.length ? { ...process.env, ...alternateObjects(staged.map((s) => s.objects)) } : undefined;
     const fresh = mine.filter((m) => m.newer);
     if (fresh.length) {
       // One read for them all: a tip whose object is not there (a link left out, another repository's) is no tip.
