@@ -59,6 +59,8 @@ export interface Layout {
   readonly worktreeStatusCache: string;
   /** The last review's branch states, keyed by every tip and base (src/work/branch-cache.ts). */
   readonly reviewBranchCache: string;
+  /** In-place agents' tips not yet imported, counted against their bases (src/work/standing-cache.ts). */
+  readonly inPlaceStandingCache: string;
   inbox(id: string): string;
   /** Mail this host sent on a bus that has not acknowledged it yet (`state/outbox/{tmp,new}`; src/bus/outbox.ts). */
   readonly outbox: string;
@@ -215,6 +217,7 @@ export function layoutFor(root: string, project = dirname(resolve(root))): Layou
     configCache: join(state, 'index', 'config-cache.json'),
     worktreeStatusCache: join(state, 'index', 'worktree-status.json'),
     reviewBranchCache: join(state, 'index', 'review-branches.json'),
+    inPlaceStandingCache: join(state, 'index', 'in-place-standing.json'),
     inbox: (id) => `${inboxRoot}/${id}`,
     outbox: join(state, 'outbox'),
     hostBeat: join(state, 'host-beat'),
