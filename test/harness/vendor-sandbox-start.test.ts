@@ -1,9 +1,11 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { agentEnding } from '../../src/harness/cli-host/ending.js';
 import { markedArgv, startContained } from '../../src/harness/cli-host/sandboxed-cli.js';
 import { findBubblewrap } from '../../src/tools/sandbox.js';
 import { tempDir } from '../helpers/fleet.js';
+import { eventually } from '../helpers/tmux.js';
 
 let tmp: { dir: string; cleanup(): void } | undefined;
 afterEach(() => tmp?.cleanup());
@@ -48,5 +50,21 @@ describe('a vendor CLI started in the sandbox', () => {
     const started = await startContained(cli, dir, () => undefined);
     expect(await started.exited).toEqual({ code: 1, signal: null });
     expect(readFileSync(join(dir, 'runs.txt'), 'utf8')).toBe('ran\n');
+  });
+
+  it('a stop reaches the CLI itself, not only bwrap: it writes what it still had to and ends with its own status', async () => {
+    tmp = tempDir();
+    const dir = tmp.dir;
+    const spec = { writable: [dir], readOnly: [], network: false, bwrap: findBubblewrap() };
+    // A CLI that writes its last lines when asked to end, as Claude Code writes its session file.
+    const script = 'trap "echo written >> end.txt; exit 7" TERM; echo up > up.txt; while :; do sleep 0.05; done';
+    const cli = { env: process.env, argv: () => markedArgv(spec, ['sh', '-c', script]) };
+    const ending = agentEnding();
+    const started = await startContained(cli, dir, (c) => ending.setChild(c, true));
+    await eventually(() => existsSync(join(dir, 'up.txt')), 20_000, 'the CLI running');
+    ending.stop('cancelled (SIGTERM)');
+    expect(await started.exited).toEqual({ code: 7, signal: null });
+    expect(readFileSync(join(dir, 'end.txt'), 'utf8')).toBe('written\n');
+    expect(ending.current()).toEqual({ status: 'cancelled', reason: 'cancelled (SIGTERM)' });
   });
 });

@@ -82,7 +82,7 @@ export async function startCli(d: {
   const { cli, rec } = d;
   // Each process started is what a stop ends; ended while a refused start was made again, the new one ends too.
   const onChild = (c: ChildProcess) => {
-    d.ending.setChild(c);
+    d.ending.setChild(c, !!cli.bwrap);
     if (d.ending.current()) c.kill('SIGTERM');
   };
   if (cli.bwrap) {

@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import type { Log } from '../../audit/logger.js';
 import type { Config } from '../../config/schema.js';
 import type { Definition } from '../../definitions/types.js';
@@ -19,8 +20,8 @@ export interface AgentEnding {
   stop(reason: string, status?: TaskResult['status']): void;
   /** Why the agent is ending, once something asked it to; null until then. */
   current(): Ending | null;
-  /** The CLI's process once started: what `stop` ends. */
-  setChild(child: ChildProcess): void;
+  /** The CLI's process once started, or the bubblewrap it runs in (`contained`): what `stop` ends. */
+  setChild(child: ChildProcess, contained?: boolean): void;
 }
 
 /**
@@ -29,30 +30,82 @@ export interface AgentEnding {
  */
 export function takeSignals(): AgentEnding {
   process.on('SIGINT', () => undefined);
+  const ending = agentEnding();
+  process.on('SIGTERM', () => ending.stop('cancelled (SIGTERM)'));
+  process.on('SIGHUP', () => ending.stop('window closed'));
+  return ending;
+}
+
+/**
+ * How the CLI is ended, whoever asks: SIGTERM to the CLI itself, which may still write its
+ * session's last lines (Claude Code writes its session file every 100 ms and at its exit),
+ * then SIGKILL 3 s later to what runs it.
+ */
+export function agentEnding(): AgentEnding {
   let child: ChildProcess | undefined;
+  let inBwrap = false;
   let ending: Ending | null = null;
   const kill = (signal: NodeJS.Signals) => {
     try {
+      if (signal === 'SIGTERM' && inBwrap && child?.pid !== undefined && signalInside(child.pid, signal)) return;
       child?.kill(signal);
     } catch {
       /* gone */
     }
   };
-  const stop = (reason: string, status: TaskResult['status'] = 'cancelled') => {
-    if (ending) return;
-    ending = { status, reason };
-    kill('SIGTERM');
-    setTimeout(() => kill('SIGKILL'), 3_000).unref();
-  };
-  process.on('SIGTERM', () => stop('cancelled (SIGTERM)'));
-  process.on('SIGHUP', () => stop('window closed'));
   return {
-    stop,
+    stop: (reason, status = 'cancelled') => {
+      if (ending) return;
+      ending = { status, reason };
+      kill('SIGTERM');
+      setTimeout(() => kill('SIGKILL'), 3_000).unref();
+    },
     current: () => ending,
-    setChild: (c) => {
+    setChild: (c, contained = false) => {
       child = c;
+      inBwrap = contained;
     },
   };
+}
+
+/**
+ * Signals the CLI inside bubblewrap (the processes under its namespace init) rather than bwrap:
+ * bwrap does not pass a signal on, it dies of it, and its `--die-with-parent` then SIGKILLs
+ * the CLI — which loses what it had still to write: Claude Code's session file lacked the
+ * turn it had just answered, so a resume of a cancelled agent lacked it too. False when no
+ * CLI runs inside yet (bwrap is then signalled itself).
+ */
+function signalInside(bwrapPid: number, signal: NodeJS.Signals): boolean {
+  const cli = childPids(bwrapPid).flatMap(childPids);
+  for (const pid of cli) {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      /* ended meanwhile */
+    }
+  }
+  return cli.length > 0;
+}
+
+/** A process's children, from /proc (the kernel's list, or every process's parent where it keeps none). */
+function childPids(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean).map(Number);
+  } catch {
+    /* a kernel without the list */
+  }
+  const out: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // `pid (comm) state ppid …`: the name may hold spaces and parentheses, so read after the last `)`.
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) out.push(Number(entry));
+    } catch {
+      /* ended meanwhile */
+    }
+  }
+  return out;
 }
 
 /**
