@@ -142,12 +142,19 @@ const natsInItsOwnChunk = {
 // Within the chunk, two modules a plain connection never uses load on first use: node:tls (its
 // `isEncrypted()` asks `instanceof TLSSocket`, which no socket is before node:tls loads) and
 // tweetnacl (nkey signatures; 62 KB compiled from node_modules on every connect) — ~10 ms of CPU
-// of every nats:// command. Each is an exact edit; the build fails when the client changed.
+// of every nats:// command. And nuid's random prefix comes from node:crypto's randomFillSync,
+// which every command has loaded, not from `globalThis.crypto`, whose first touch loads Node's
+// Web Crypto (~1 ms). Each is an exact edit; the build fails when the client changed.
 const NATS_LAZY = [
   {
     file: /@nats-io[\\/]transport-node[\\/]lib[\\/]node_transport\.js$/,
     from: 'const node_tls_1 = require("node:tls");',
     to: 'let tlsLoaded; const node_tls_1 = { get connect() { return (tlsLoaded ??= require("node:tls")).connect; }, get TLSSocket() { return tlsLoaded ? tlsLoaded.TLSSocket : class NotLoaded {}; } };',
+  },
+  {
+    file: /@nats-io[\\/]nuid[\\/]lib[\\/]nuid\.js$/,
+    from: 'if (globalThis?.crypto?.getRandomValues) {\n        globalThis.crypto.getRandomValues(a);\n    }\n    else {\n        _getRandomValues(a);\n    }',
+    to: 'require("node:crypto").randomFillSync(a);',
   },
   {
     file: /@nats-io[\\/]nkeys[\\/]lib[\\/]nacl\.js$/,
@@ -221,6 +228,7 @@ await build({
   ...cjs,
   entryPoints: [{ in: 'nats-client-entry', out: 'nats-client' }],
   plugins: [natsClientEntry, natsLazy],
+  minify: true,
   define: {},
   banner: {},
 });

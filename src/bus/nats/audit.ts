@@ -122,7 +122,8 @@ async function shipOwed(
 ): Promise<{ sent: number; reaching: boolean }> {
   let sent = 0;
   try {
-    const { js } = await withTimeout(open(), PUBLISH_TIMEOUT_MS);
+    // The stream is made sure of once there is a line to send: a look that owes none (most) asks the bus nothing.
+    let js: Link['js'] | undefined;
     for (;;) {
       const owed = owedLines(layout);
       if (!owed) return { sent, reaching: true };
@@ -132,10 +133,11 @@ async function shipOwed(
         moveCursor(layout, owed.file, owed.to);
         continue;
       }
+      const bus = (js ??= (await withTimeout(open(), PUBLISH_TIMEOUT_MS)).js);
       for (let i = 0; i < owed.lines.length; i += WINDOW) {
         const chunk = owed.lines.slice(i, i + WINDOW);
         const acks = await Promise.allSettled(
-          chunk.map((l) => js.publish(subject, l.text, { msgID: l.id, timeout: PUBLISH_TIMEOUT_MS })),
+          chunk.map((l) => bus.publish(subject, l.text, { msgID: l.id, timeout: PUBLISH_TIMEOUT_MS })),
         );
         // The cursor moves over the lines the stream took, up to the first it did not.
         const took = acks.findIndex((a) => a.status === 'rejected');

@@ -128,10 +128,10 @@ export async function recentOf(
       const list = parseRecent(l.value);
       if (host === self || !list) return;
       // The records the list carries come with it (one get for the whole window); the rest one get each.
+      const listed = list.last.slice(0, window);
       const read = (
         await Promise.all(
-          list.last
-            .slice(0, window)
+          listed
             .filter((x) => !shown.has(x.id))
             .map(async (x) => {
               const carried = x.record === undefined ? undefined : fromValue(x.record);
@@ -142,7 +142,8 @@ export async function recentOf(
         )
       ).filter((r): r is AgentRecord => r !== undefined);
       records.push(...read);
-      more[host] = Math.max(0, list.ended - read.length);
+      // One listed but read from its live key (moved as this read ran) is shown all the same.
+      more[host] = Math.max(0, list.ended - read.length - listed.filter((x) => shown.has(x.id)).length);
     }),
   );
   return { records, more };

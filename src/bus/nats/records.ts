@@ -319,10 +319,11 @@ function recordReads(ctx: Ctx, catchUp: () => void): Reads {
     recent: (window) =>
       withTimeout(
         (async () => {
-          const [live, lists] = await Promise.all([
-            entries(names.recordsBucket, LIVE_KEYS),
-            entries(names.recordsBucket, recentKey('*')),
-          ]);
+          // The lists first, then the live keys: a live read (bounded at the stream's end when it begins,
+          // last-values.ts) is then never older than the lists, so an agent moved to its list meanwhile is read
+          // there, not as the live record it was before.
+          const lists = await entries(names.recordsBucket, recentKey('*'));
+          const live = await entries(names.recordsBucket, LIVE_KEYS);
           return recentOf((await ctx.bound()).records, live, lists, self, window);
         })(),
         READ_TIMEOUT_MS,
