@@ -232,8 +232,15 @@ function hookSpare(place: { cwd: string; env: NodeJS.ProcessEnv }): HookSpare {
     return child;
   };
   let spare: ChildProcessWithoutNullStreams | undefined = start();
+  let next: NodeJS.Timeout | undefined;
   return {
     take() {
+      // A hook before the next spare was due: that one starts now and takes it.
+      if (next) {
+        clearTimeout(next);
+        next = undefined;
+        spare = start();
+      }
       const s = spare;
       spare = undefined;
       if (!s || s.exitCode !== null || s.signalCode !== null) {
@@ -241,14 +248,23 @@ function hookSpare(place: { cwd: string; env: NodeJS.ProcessEnv }): HookSpare {
         spare = start();
         return undefined;
       }
-      // Started beside the hook it would take the CPU the answer needs: it starts once that answer is given.
+      // Not at once: right after a hook's answer the CLI makes its model request, and a Node
+      // start beside it took that CPU (Claude's request came ~0.4 s later at load 18).
       s.once('close', () => {
-        spare ??= start();
+        if (spare || next) return;
+        next = setTimeout(() => {
+          next = undefined;
+          spare = start();
+        }, SPARE_AFTER_MS);
+        next.unref();
       });
       return s;
     },
   };
 }
+
+/** How long after a hook's answer the door starts the next spare. */
+const SPARE_AFTER_MS = 1_500;
 
 function refuseRoot(args: readonly string[]): void {
   if (args.some((a) => a === '--root' || a.startsWith('--root='))) {
