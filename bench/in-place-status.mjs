@@ -1,7 +1,8 @@
 // `flotilla status` with N in-place agents that committed (docs/benchmarks.md, "status with
 // in-place agents"), CPU and wall, each case side by side with `node -e 0` in interleaved rounds
 // (run i of every case before run i+1 of any), as bench/hot-commands.mjs. Cases: `new` — every
-// agent has two commits not yet in the repository (its branch reset before each run, untimed);
+// agent has two commits not yet in the repository (its branch reset before each run, untimed),
+// counted for the first time (the counts kept by an earlier refresh deleted) or counted before;
 // `steady` — nothing new since the last import. With `--compare <other dist/cli/main.js>` the
 // same cases run with that build too (A/B: each built).
 //   node bench/in-place-status.mjs [--agents 1,10] [--pairs 10] [--compare /other/dist/cli/main.js]
@@ -83,7 +84,13 @@ export async function runInPlaceStatusBench({ agents = 1, pairs = 10, compare = 
     if (failed.size) throw new Error(`import failed: ${[...failed.values()].join('; ')}`);
     const cases = { 'node -e 0': () => timeCpu(process.execPath, ['-e', '0'], opts) };
     for (const [tag, cli] of clis) {
-      cases[`${tag}status, new commits`] = () => {
+      // The first refresh to see the agents' tips counts them; the next ones find the counts kept.
+      cases[`${tag}status, new commits, first count`] = () => {
+        setRefs(() => base.commit);
+        rmSync(layout.inPlaceStandingCache, { force: true });
+        return status(cli)();
+      };
+      cases[`${tag}status, new commits, counted before`] = () => {
         setRefs(() => base.commit);
         return status(cli)();
       };

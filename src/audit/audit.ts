@@ -1,6 +1,7 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
 import type { Layout } from '../layout/layout.js';
 import { redactValue } from '../secrets/redact.js';
+import { isoTime } from '../iso-time.js';
 
 /**
  * The shared audit trail (§9): `state/audit.jsonl`, one JSON object per line, each line
@@ -82,7 +83,7 @@ export interface AuditLine extends AuditEvent {
 
 /** Serializes an event as one line under 4 KiB, truncating long fields and marking them. */
 export function auditLine(event: AuditEvent, now = new Date()): string {
-  const base: AuditLine = { ts: now.toISOString(), pid: process.pid, ...event };
+  const base: AuditLine = { ts: isoTime(now), pid: process.pid, ...event };
   let line = JSON.stringify(base);
   if (Buffer.byteLength(line) < AUDIT_LINE_MAX) return line + '\n';
   const truncated: string[] = [];

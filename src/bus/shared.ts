@@ -24,6 +24,8 @@ export interface SharedKv {
   keys(pattern: string): Promise<string[]>;
   /** Removes a key and every trace of it (no tombstone left to list), whatever its revision. */
   drop(key: string): Promise<void>;
+  /** Whether it holds nothing at all (nobody has written it yet, or all went): one request, no keys or values. */
+  empty(): Promise<boolean>;
 }
 
 export interface SharedEntry {

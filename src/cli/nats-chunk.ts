@@ -1,5 +1,4 @@
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { requireCached } from './compile-cache.js';
 
 /**
@@ -13,7 +12,7 @@ let client: ReturnType<typeof requireCached> | undefined;
 
 /** A `@nats-io/*` package's exports, from the chunk (loaded on the first call). */
 export function natsPackage(name: string): unknown {
-  client ??= requireCached(join(dirname(fileURLToPath(import.meta.url)), 'nats-client.js'));
+  client ??= requireCached(join(import.meta.dirname, 'nats-client.js'));
   const pkg = (client.exports as Record<string, unknown>)[name];
   if (!pkg) throw new Error(`${name} is not in dist/cli/nats-client.js: add it to tools/build-cli.mjs NATS_PACKAGES`);
   return pkg;

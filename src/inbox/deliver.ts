@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { audit } from '../audit/audit.js';
 import { FlotillaError, UsageError, isErrno } from '../errors.js';
-import { closeFd, exists, fsyncFd, link, mkdirp, openExcl, openRead, unlink, writeAll } from './fs-calls.js';
+import { poolCalls, type FileCalls } from './fs-calls.js';
 import type { Layout } from '../layout/layout.js';
 import { maildir, messageFileName, READ_SUFFIX, type Maildir } from './maildir.js';
 import {
@@ -29,6 +29,8 @@ export interface DeliverOptions {
    * when that name is already in new/ or cur/ nothing is written. Give `draft.id` too.
    */
   fixedName?: string;
+  /** The file calls: libuv's pool (default), or blocking ones for a process that does nothing else meanwhile. */
+  calls?: FileCalls;
 }
 
 export interface Delivered {
@@ -52,6 +54,7 @@ export async function deliver(layout: Layout, given: MessageDraft, opts: Deliver
   const path = await writeMessageFile(maildir(layout, message.to), file, data, {
     fixed: opts.fixedName !== undefined,
     beforeLink: opts.beforeLink,
+    ...(opts.calls ? { calls: opts.calls } : {}),
   });
   audit(layout, {
     event: 'message_sent',
@@ -98,8 +101,9 @@ export async function writeMessageFile(
   box: Maildir,
   file: string,
   data: Buffer,
-  opts: { fixed?: boolean; beforeLink?: (tmpPath: string) => void | Promise<void> } = {},
+  opts: { fixed?: boolean; beforeLink?: (tmpPath: string) => void | Promise<void>; calls?: FileCalls } = {},
 ): Promise<string> {
+  const { closeFd, exists, fsyncFd, link, mkdirp, unlink, writeAll } = opts.calls ?? poolCalls;
   // A fixed name may be retried by several processes: each writes its own temp file.
   const tmpPath = join(box.tmp, opts.fixed ? `${file}.${process.pid}.tmp` : file);
   const newPath = join(box.new, file);
@@ -110,7 +114,7 @@ export async function writeMessageFile(
     if (await exists(read)) return read;
     await unlink(tmpPath).catch(() => undefined);
   }
-  const fd = await openTemp(tmpPath, box);
+  const fd = await openTemp(tmpPath, box, opts.calls ?? poolCalls);
   try {
     try {
       await writeAll(fd, data);
@@ -133,7 +137,7 @@ export async function writeMessageFile(
     await unlink(tmpPath).catch(() => undefined);
   }
   // Resolves only once an fsync of new/ that began after our link() has finished.
-  await syncDirShared(box.new);
+  await syncDirShared(box.new, opts.calls ?? poolCalls);
   return newPath;
 }
 
@@ -152,7 +156,11 @@ function compose(draft: MessageDraft, now: number): InboxMessage {
 const knownBoxes = new Set<string>();
 
 /** Creates the temp file with O_EXCL, making the Maildir first if this process has not seen it (or it was removed). */
-async function openTemp(tmpPath: string, box: { tmp: string; new: string; cur: string }): Promise<number> {
+async function openTemp(
+  tmpPath: string,
+  box: { tmp: string; new: string; cur: string },
+  { mkdirp, openExcl }: FileCalls,
+): Promise<number> {
   if (knownBoxes.has(box.tmp)) {
     try {
       return await openExcl(tmpPath);
@@ -173,15 +181,15 @@ async function openTemp(tmpPath: string, box: { tmp: string; new: string; cur: s
  */
 const dirSyncs = new Map<string, { running: Promise<void>; next: Promise<void> | null }>();
 
-function syncDirShared(dir: string): Promise<void> {
+function syncDirShared(dir: string, calls: FileCalls): Promise<void> {
   const state = dirSyncs.get(dir);
   if (!state) {
-    const running = syncDir(dir).finally(() => advance(dir));
+    const running = syncDir(dir, calls).finally(() => advance(dir));
     dirSyncs.set(dir, { running, next: null });
     return running;
   }
   // One is running and may have begun before our link(): ride on the one after it.
-  state.next ??= state.running.catch(() => undefined).then(() => syncDir(dir));
+  state.next ??= state.running.catch(() => undefined).then(() => syncDir(dir, calls));
   return state.next;
 }
 
@@ -199,7 +207,7 @@ function advance(dir: string): void {
 }
 
 /** fsync a directory so the new entry survives a power cut; some platforms refuse, which is fine. */
-async function syncDir(dir: string): Promise<void> {
+async function syncDir(dir: string, { closeFd, fsyncFd, openRead }: FileCalls): Promise<void> {
   const fd = await openRead(dir);
   try {
     await fsyncFd(fd);

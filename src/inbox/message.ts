@@ -1,4 +1,5 @@
 import { newSortableId } from '../fleet/ids.js';
+import { isoTime } from '../iso-time.js';
 import type { MessageHeader, MessageHeaderInput } from './message-schema.js';
 import { parseMessageHeader } from './message-validate.generated.js';
 
@@ -69,7 +70,7 @@ export function composeMessage(draft: MessageDraft, now = Date.now()): InboxMess
   const header = checkHeader({
     ...fields,
     id: draft.id ?? newSortableId(now),
-    timestamp: draft.timestamp ?? new Date(now).toISOString(),
+    timestamp: draft.timestamp ?? isoTime(new Date(now)),
     summary: draft.summary ?? summarize(body),
   });
   return { ...header, body };

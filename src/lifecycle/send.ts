@@ -3,6 +3,7 @@ import { fleetBus } from '../bus/settings.js';
 import { FlotillaError, UsageError } from '../errors.js';
 import { parseBroadcastTarget, resolveRecipient, senderIdentity, SYSTEM_KIND_REFUSAL } from '../inbox/address.js';
 import { fleetWritable, sendThroughDoor } from '../inbox/door.js';
+import { blockingCalls, type FileCalls } from '../inbox/fs-calls.js';
 import { headerOf, type InboxMessage, type MessageDraft } from '../inbox/message.js';
 import { inboxSettings } from '../inbox/settings.js';
 import type { Layout } from '../layout/layout.js';
@@ -32,9 +33,12 @@ export async function sendTo(
   return (await sendPlan(layout, to, draft.from)).send(draft, opts);
 }
 
+/** A send's options: a broadcast's, and for one delivery on maildir its file calls (inbox/fs-calls.ts). */
+export type SendOptions = BroadcastOptions & { calls?: FileCalls };
+
 /** A send made ready (sendPlan): everything it needs is loaded and the recipient resolved. */
 export interface SendPlan {
-  send(draft: Omit<MessageDraft, 'to' | 'id'>, opts: BroadcastOptions): Promise<Sent>;
+  send(draft: Omit<MessageDraft, 'to' | 'id'>, opts: SendOptions): Promise<Sent>;
   /** Lets go of the bus connection (none on maildir), so a command can exit. */
   close(): Promise<void>;
 }
@@ -64,6 +68,7 @@ export async function sendPlan(layout: Layout, to: string, from: string): Promis
     send: async (draft, opts) => {
       const d = await bus.mail.deliver({ ...draft, to: recipient } as MessageDraft, {
         maxBodyBytes: opts.maxBodyBytes,
+        ...(opts.calls ? { calls: opts.calls } : {}),
       });
       return { kind: 'one', message: d.message, ...(d.queued ? { queuedOn: bus.url } : {}) };
     },
@@ -146,7 +151,8 @@ export async function sendFromCommand(layout: () => Layout, req: CommandSend): P
       ...(req.summary !== undefined ? { summary: req.summary } : {}),
       ...(req.inReplyTo !== undefined ? { in_reply_to: req.inReplyTo } : {}),
     },
-    { maxBodyBytes: max, allWho: settings.broadcast_all },
+    // A command's process waits for its send and does nothing else: its file calls block (inbox/fs-calls.ts).
+    { maxBodyBytes: max, allWho: settings.broadcast_all, calls: blockingCalls },
   );
   await plan.close();
   if (sent.kind === 'broadcast') return { reply: sentReply(sent), notes: [] };

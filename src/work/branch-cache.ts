@@ -34,6 +34,21 @@ interface Entry {
 
 /** The key; null where the project's git dir is not a folder of its own (the project is a worktree). */
 function branchKey(layout: Layout, items: readonly BranchOf[], tips: ReadonlyMap<string, string>): string | null {
+  const history = historyIdentity(layout);
+  if (history === null) return null;
+  const h = createHash('sha1');
+  h.update(JSON.stringify([[...tips].sort(), items.map((i) => [i.branch, i.base.branch, i.base.commit]), history]));
+  return h.digest('hex');
+}
+
+/**
+ * What git reads, beside the commits themselves, to walk history and merge: the repository's
+ * config, packed and replace refs, grafts, a shallow clone's list, the person's config files
+ * and the git variables, as one string of identities. The same commits with the same identity
+ * give the same counts, files and conflicts. Null where the project's git dir is not a folder
+ * of its own (the project is a worktree).
+ */
+export function historyIdentity(layout: Layout): string | null {
   const dotGit = join(layout.project, '.git');
   try {
     if (!statSync(dotGit).isDirectory()) return null;
@@ -43,11 +58,7 @@ function branchKey(layout: Layout, items: readonly BranchOf[], tips: ReadonlyMap
   const read = ['config', 'packed-refs', join('refs', 'replace'), join('info', 'grafts'), 'shallow'].map((f) =>
     join(dotGit, f),
   );
-  const files = [...read, ...sharedFiles()].map((f) => `${f}\0${fileId(f) ?? '-'}`);
-  const h = createHash('sha1');
-  h.update(JSON.stringify([[...tips].sort(), items.map((i) => [i.branch, i.base.branch, i.base.commit]), files]));
-  h.update(gitEnv());
-  return h.digest('hex');
+  return [...read, ...sharedFiles()].map((f) => `${f}\0${fileId(f) ?? '-'}\0`).join('') + gitEnv();
 }
 
 function readEntry(file: string): Entry | null {

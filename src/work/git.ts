@@ -33,6 +33,17 @@ export function git(cwd: string, args: readonly string[], env?: NodeJS.ProcessEn
   });
 }
 
+/**
+ * `GIT_ALTERNATE_OBJECT_DIRECTORIES` naming `dirs`. git splits the list at `:`; an entry that
+ * starts with `"` is read as a C-quoted path, so a folder whose path holds `:` (a project in
+ * `~/work/a:b`) or starts with `"` is written quoted, and the rest as they are.
+ */
+export function alternateObjects(dirs: readonly string[]): { GIT_ALTERNATE_OBJECT_DIRECTORIES: string } {
+  const entry = (d: string) =>
+    /[:"\\\n]/.test(d) ? `"${d.replace(/[\\"]/g, (c) => `\\${c}`).replace(/\n/g, '\\n')}"` : d;
+  return { GIT_ALTERNATE_OBJECT_DIRECTORIES: dirs.map(entry).join(':') };
+}
+
 /** The first line git wrote to stderr, for a one-line error. */
 export function gitWhy(r: GitResult): string {
   return (

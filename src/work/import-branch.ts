@@ -18,7 +18,7 @@ import {
 import { dirname, join } from 'node:path';
 import type { Layout } from '../layout/layout.js';
 import { ownBranchFile } from '../tools/git-writable.js';
-import { git, gitWhy, SAFE_GIT, type GitResult } from './git.js';
+import { alternateObjects, git, gitWhy, SAFE_GIT, type GitResult } from './git.js';
 
 /**
  * Brings in-place agents' commits into the repository (docs/security.md, "Commits in the
@@ -69,7 +69,7 @@ export async function importInPlaceBranches(
 async function importOne(layout: Layout, id: string, branch: string, tip: string, was: string): Promise<string | null> {
   const staged = stagedObjects(layout, id);
   try {
-    const reading = { ...process.env, GIT_ALTERNATE_OBJECT_DIRECTORIES: staged.objects };
+    const reading = { ...process.env, ...alternateObjects([staged.objects]) };
     const list = await git(layout.project, ['rev-list', '--objects', tip, '--not', '--all'], reading);
     if (list.code !== 0) return `its commit ${tip.slice(0, 12)} is not whole (${gitWhy(list)})`;
     if (list.stdout.trim()) {

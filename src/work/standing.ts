@@ -2,8 +2,10 @@ import type { AgentRecord } from '../fleet/record.js';
 import type { Layout } from '../layout/layout.js';
 import { standings } from './ahead-behind.js';
 import { branchTips } from './branch-state.js';
-import { git } from './git.js';
+import { historyIdentity } from './branch-cache.js';
+import { alternateObjects, git } from './git.js';
 import { readTip, stagedObjects } from './import-branch.js';
+import { type Counted, readStandings, standingKey, writeStandings } from './standing-cache.js';
 import { branchOf } from './work.js';
 
 /** An agent's branch against its base branch now (`status`, the dashboard). */
@@ -39,12 +41,22 @@ export async function branchStanding(layout: Layout, records: readonly AgentReco
     const newer = r.worktree ? null : readTip(layout.inPlaceGitDir(r.id), r.id);
     return [{ r, own, target, newer: newer !== own ? newer : null }];
   });
-  const staged = mine.flatMap(({ r, newer }) => (newer ? [stagedObjects(layout, r.id)] : []));
+  // Tips counted at an earlier refresh need neither their objects staged nor a git process.
+  const history = historyIdentity(layout);
+  const known = history === null ? new Map<string, Counted>() : readStandings(layout.inPlaceStandingCache, history);
+  const kept = new Map<string, Counted>();
+  const counted = new Map<(typeof mine)[number], Counted>();
+  for (const m of mine) {
+    const hit = m.newer ? known.get(standingKey(m.r.id, m.newer, m.target)) : undefined;
+    if (!hit) continue;
+    counted.set(m, hit);
+    kept.set(standingKey(m.r.id, m.newer!, m.target), hit);
+  }
+  const asked = mine.filter((m) => !counted.has(m));
+  const staged = asked.flatMap(({ r, newer }) => (newer ? [stagedObjects(layout, r.id)] : []));
   try {
-    const env = staged.length
-      ? { ...process.env, GIT_ALTERNATE_OBJECT_DIRECTORIES: staged.map((s) => s.objects).join(':') }
-      : undefined;
-    const fresh = mine.filter((m) => m.newer);
+    const env = staged.length ? { ...process.env, ...alternateObjects(staged.map((s) => s.objects)) } : undefined;
+    const fresh = asked.filter((m) => m.newer);
     if (fresh.length) {
       // One read for them all: a tip whose object is not there (a link left out, another repository's) is no tip.
       const kinds = await git(
@@ -58,15 +70,15 @@ export async function branchStanding(layout: Layout, records: readonly AgentReco
         if (types[k] === 'commit') m.own = m.newer!;
       });
     }
-    const counts = await standings(layout.project, mine, env);
-    mine.forEach(({ r }, k) =>
-      out.set(r.id, {
-        branch: branchOf(r.id),
-        base: r.base!.branch,
-        ahead: counts[k]!.ahead,
-        behind: counts[k]!.behind,
-      }),
-    );
+    const counts = asked.length ? await standings(layout.project, asked, env) : [];
+    asked.forEach((m, k) => {
+      const c = { ahead: counts[k]!.ahead, behind: counts[k]!.behind };
+      counted.set(m, c);
+      if (m.newer && m.own === m.newer) kept.set(standingKey(m.r.id, m.newer, m.target), c);
+    });
+    for (const m of mine) out.set(m.r.id, { branch: branchOf(m.r.id), base: m.r.base!.branch, ...counted.get(m)! });
+    if (history !== null && (kept.size !== known.size || [...kept.keys()].some((k) => !known.has(k))))
+      writeStandings(layout.inPlaceStandingCache, history, kept);
   } finally {
     for (const s of staged) s.drop();
   }

@@ -2,7 +2,8 @@ import { execFile } from 'node:child_process';
 import { createHash, type Hash } from 'node:crypto';
 import { lstatSync, mkdirSync, readFileSync, renameSync, writeFileSync, type Stats } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, isAbsolute, join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
+import { sleep } from '../sleep.js';
 import { gitEach } from './git.js';
 
 /**
@@ -12,21 +13,22 @@ import { gitEach } from './git.js';
  * `git status` reads: HEAD and its branch, the index, the config and exclude files, and every
  * file and folder of the worktree (identity: inode, size, mode, mtime and ctime, so any write,
  * even one that restores the mtime, changes it). A worktree with anything written in the last
- * `settleMs`, a submodule or nested repository, or more than `MAX_ENTRIES` entries is not
- * cached: git runs, as it does on any doubt. The cache is never the truth: deleting it costs
- * one review that runs git in every worktree.
+ * the settle window (`settleOf`), a submodule or nested repository, or more than `MAX_ENTRIES`
+ * entries is not cached: git runs, as it does on any doubt. One file per worktree in `cacheDir`,
+ * so a harness recording its own worktree's count at its end (`recordCount`) and a review
+ * never undo each other's writes. The cache is never the truth: deleting it costs one review
+ * that runs git in every worktree. `settleMs`: one window for every file (tests).
  */
 export async function uncommittedCounts(
   worktrees: readonly string[],
   args: readonly string[],
   shells: number,
-  cacheFile: string,
-  settleMs = SETTLE_MS,
+  cacheDir: string,
+  settleMs?: number,
 ): Promise<number[]> {
-  const cached = readCache(cacheFile);
   const keys = await worktreeKeys(worktrees, settleMs);
   const hit = worktrees.map((w, k) => {
-    const c = cached.get(w);
+    const c = keys[k] ? readEntry(cacheDir, w) : null;
     return keys[k] && c && c.key === keys[k]!.key ? c.count : null;
   });
   const missed = worktrees.flatMap((w, k) => (hit[k] === null ? [k] : []));
@@ -38,27 +40,56 @@ export async function uncommittedCounts(
     shells,
   );
   const counts = hit.slice();
-  const next = new Map<string, CacheEntry>();
-  worktrees.forEach((w, k) => {
-    if (hit[k] !== null) next.set(w, { key: keys[k]!.key, count: hit[k]! });
-  });
   missed.forEach((k, n) => {
     const r = ran[n]!;
     counts[k] = r.code === 0 ? statusCount(r.stdout) : 0;
     const key = keys[k];
     // Someone changed the index meanwhile: the key is stale.
     if (r.code === 0 && key && fileId(key.index) === key.indexId)
-      next.set(worktrees[k]!, { key: key.key, count: counts[k]! });
+      writeEntry(cacheDir, worktrees[k]!, { key: key.key, count: counts[k]! });
   });
-  if (missed.length > 0 || next.size !== cached.size) writeCache(cacheFile, next);
   return counts as number[];
+}
+
+/**
+ * One worktree's count into the cache at its agent's end (harness/finish.ts), so the first
+ * review after agents finish finds it, as the review after it would: the `git status` a review
+ * would run per worktree is run by each agent's harness as it ends, off the person's path
+ * (docs/benchmarks.md, "Review of 50 worktree agents"). The agent's last write (its commit) is
+ * usually just made: on a filesystem with fine timestamps this waits out the short settle
+ * window once; otherwise, or on any other doubt, nothing is recorded and review asks git.
+ * True when the count was recorded.
+ */
+export async function recordCount(worktree: string, args: readonly string[], cacheDir: string): Promise<boolean> {
+  let keys = await worktreeKeys([worktree]);
+  const dir = stat(worktree);
+  if (!keys[0] && dir && subSecond(dir)) {
+    await sleep(FINE_SETTLE_MS + 20);
+    keys = await worktreeKeys([worktree]);
+  }
+  if (!keys[0]) return false;
+  await uncommittedCounts([worktree], args, 1, cacheDir);
+  return readEntry(cacheDir, worktree) !== null;
 }
 
 /** The files `git status --porcelain` lists. */
 export const statusCount = (out: string) => out.split('\n').filter(Boolean).length;
 
-/** Anything written more recently than this may change again within one timestamp tick. */
+/**
+ * Anything written more recently than this may change again within one timestamp tick, and
+ * keep its identity: a filesystem that keeps whole seconds (or a file whose times have no
+ * fraction, which is how such a filesystem shows) gets 2 s.
+ */
 const SETTLE_MS = 2000;
+/**
+ * The same where timestamps keep fractions (ext4, xfs, btrfs, tmpfs): Linux stamps a write
+ * with its coarse clock, one tick (1–10 ms) behind at most, so a write after the key is taken
+ * gets a later stamp than any entry older than this.
+ */
+const FINE_SETTLE_MS = 100;
+
+/** Whether a file's times keep fractions of a second (its filesystem stamps finer than seconds). */
+const subSecond = (s: Stats) => s.mtimeMs % 1000 !== 0 || s.ctimeMs % 1000 !== 0;
 
 /** git variables no `git status` answer depends on. */
 const STATUS_BLIND = /^GIT_(AUTHOR_|COMMITTER_|SSL_|SSH|TRACE|ASKPASS$|EDITOR$|PAGER$|TERMINAL_PROMPT$)/;
@@ -84,8 +115,14 @@ interface Key {
  * calls from JavaScript cost a new process three times what git's own walk does, in
  * allocation and unoptimized code. Where `find` has no `-printf`, every key is null.
  */
-export async function worktreeKeys(worktrees: readonly string[], settleMs = SETTLE_MS): Promise<(Key | null)[]> {
-  const since = Date.now() - settleMs;
+export async function worktreeKeys(worktrees: readonly string[], settleMs?: number): Promise<(Key | null)[]> {
+  const now = Date.now();
+  const since = (fine: boolean) => now - (settleMs ?? (fine ? FINE_SETTLE_MS : SETTLE_MS));
+  // Each file against its own filesystem's window.
+  const recent = (s: Stats) => {
+    const t = since(subSecond(s));
+    return !(s.mtimeMs < t && s.ctimeMs < t);
+  };
   const shared = sharedFiles();
   // The common dir's files and the person's are the same for every worktree: stat once.
   const stats = new Map<string, Stats | null>();
@@ -94,11 +131,12 @@ export async function worktreeKeys(worktrees: readonly string[], settleMs = SETT
     return stats.get(f)!;
   };
   const env = gitEnv();
-  const heads = worktrees.map((w) => gitSide(w, shared, since, statOnce, env));
-  const walked = await walk(
-    worktrees.filter((w, k) => heads[k] && isAbsolute(w)),
-    since / 1000,
-  );
+  const heads = worktrees.map((w) => gitSide(w, shared, recent, statOnce, env));
+  const walkable = worktrees.filter((w, k) => heads[k] && isAbsolute(w));
+  // One `find` for them all, so one window: the short one only where every worktree's own
+  // folder shows fine timestamps (its files are on its filesystem).
+  const fine = heads.every((h) => !h || h.fine);
+  const walked = await walk(walkable, since(fine) / 1000);
   return worktrees.map((w, k) => {
     const head = heads[k];
     const files = walked.get(w);
@@ -131,12 +169,14 @@ export function sharedFiles(): string[] {
 function gitSide(
   worktree: string,
   shared: readonly string[],
-  since: number,
+  recent: (s: Stats) => boolean,
   statOf: (path: string) => Stats | null,
   env: string,
-): { hash: Hash; index: string; indexId: string } | null {
+): { hash: Hash; index: string; indexId: string; fine: boolean } | null {
   const h = createHash('sha1');
   try {
+    const top = stat(worktree);
+    if (!top) return null;
     // A linked worktree: `.git` is a file naming its git dir, whose `commondir` names the repository's.
     const pointer = readFileSync(join(worktree, '.git'), 'utf8');
     if (!pointer.startsWith('gitdir: ')) return null;
@@ -157,13 +197,13 @@ function gitSide(
     let indexId = '';
     for (const f of files) {
       const s = f === index ? stat(f) : statOf(f);
-      if (s && !(s.mtimeMs < since && s.ctimeMs < since)) return null;
+      if (s && recent(s)) return null;
       if (f === index) indexId = s ? identity(s) : '';
       h.update(`${f}\0${s ? identity(s) : '-'}\0`);
     }
     if (!indexId) return null;
     h.update(env);
-    return { hash: h, index, indexId };
+    return { hash: h, index, indexId, fine: subSecond(top) };
   } catch {
     return null;
   }
@@ -248,25 +288,29 @@ function read(path: string): string {
   }
 }
 
-function readCache(file: string): Map<string, CacheEntry> {
+/** A worktree's entry: one file named by its path's hash. */
+const entryFile = (dir: string, worktree: string) =>
+  join(dir, `${createHash('sha1').update(worktree).digest('hex').slice(0, 24)}.json`);
+
+function readEntry(dir: string, worktree: string): CacheEntry | null {
   try {
-    const parsed = JSON.parse(readFileSync(file, 'utf8')) as { v?: unknown; entries?: unknown };
-    if (parsed.v !== 1 || typeof parsed.entries !== 'object' || parsed.entries === null) return new Map();
-    return new Map(
-      Object.entries(parsed.entries as Record<string, CacheEntry>).filter(
-        ([, e]) => typeof e?.key === 'string' && Number.isInteger(e.count),
-      ),
-    );
+    const e = JSON.parse(readFileSync(entryFile(dir, worktree), 'utf8')) as Partial<CacheEntry> & {
+      v?: unknown;
+      worktree?: unknown;
+    };
+    if (e.v !== 1 || e.worktree !== worktree || typeof e.key !== 'string' || !Number.isInteger(e.count)) return null;
+    return { key: e.key, count: e.count! };
   } catch {
-    return new Map();
+    return null;
   }
 }
 
-function writeCache(file: string, entries: Map<string, CacheEntry>): void {
+function writeEntry(dir: string, worktree: string, entry: CacheEntry): void {
+  const file = entryFile(dir, worktree);
   const tmp = `${file}.${process.pid}.tmp`;
   try {
-    mkdirSync(dirname(file), { recursive: true });
-    writeFileSync(tmp, JSON.stringify({ v: 1, entries: Object.fromEntries(entries) }));
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(tmp, JSON.stringify({ v: 1, worktree, ...entry }));
     renameSync(tmp, file);
   } catch {
     // A cache that cannot be written only costs the next review its git runs.

@@ -49,6 +49,8 @@ export interface FleetOptions {
   tmuxTmpdir?: string;
   /** The shape of the fresh HOME (test/helpers/home.ts); pristine unless $FLOTILLA_TEST_HOME says. */
   home?: HomeKind;
+  /** How the project folder's name starts (a temp folder's prefix). */
+  prefix?: string;
 }
 
 const BASE_CONFIG = `agents:
@@ -58,7 +60,7 @@ models:
 `;
 
 export function spawnFleet(opts: FleetOptions = {}): SpawnFleet {
-  const fleet = tempFleet('flotilla-spawn-');
+  const fleet = tempFleet(opts.prefix ?? 'flotilla-spawn-');
   const home = testHome(opts.home);
   const tmux = tmuxServer({ tmpdir: opts.tmuxTmpdir });
   writeFileSync(join(fleet.project, 'README'), 'test project\n');

@@ -487,6 +487,14 @@ describe('commits in place, through a git dir of its own', () => {
     expect(await bring()).toBeUndefined();
     expect((await host(project, 'rev-parse', 'flotilla/p1')).stdout).toBe(newer);
     expect(await mark()).toBe('⎇ flotilla/p1 ↑2 ↓1');
+    // A refresh counts again what an earlier one counted: the same; a new commit of its own or the base moving, anew.
+    expect((await run('echo 3 > c3.txt && git add c3.txt && git commit -q -m c3 && echo OK')).output).toContain('OK');
+    expect(await mark()).toBe('⎇ flotilla/p1 ↑3 ↓1');
+    expect(await mark()).toBe('⎇ flotilla/p1 ↑3 ↓1');
+    await host(project, 'commit', '-q', '--allow-empty', '-m', 'person moves on again');
+    expect(await mark()).toBe('⎇ flotilla/p1 ↑3 ↓2');
+    expect((await run(`echo ${newer} > ${tip} && echo OK`)).output).toContain('OK');
+    expect(await mark()).toBe('⎇ flotilla/p1 ↑2 ↓2');
   });
 
   it('a link it leaves in its git dir where a mount will land makes nothing on the host', async () => {

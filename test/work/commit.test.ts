@@ -197,6 +197,32 @@ describe('an agent in place', () => {
     expect(existsSync(f.layout.inPlaceGitDir('here'))).toBe(false);
   });
 
+  it('in a folder whose path holds a colon: status and review count its commit, and merge takes it', async () => {
+    // git's list of alternate object folders is split at ':', so the path is what is tested.
+    f = spawnFleet({ prefix: 'flotilla-a:b-' });
+    const git = await repo(f);
+    const r = await f.spawnAgent([
+      '--wait',
+      '--id',
+      'colon',
+      '--model',
+      `script:${fixture('committer.yaml')}`,
+      'fix a',
+    ]);
+    expect(r.stdout).toContain('Answer: colon <colon@flotilla> fix a');
+    const rows = JSON.parse((await f.flotilla(['status', '--json'])).stdout) as { id: string; work?: unknown }[];
+    expect(rows.find((row) => row.id === 'colon')?.work).toEqual({
+      branch: 'flotilla/colon',
+      base: 'main',
+      ahead: 1,
+      behind: 0,
+    });
+    const review = JSON.parse((await f.flotilla(['review', '--json'])).stdout);
+    expect(review).toMatchObject([{ id: 'colon', ahead: 1, files: ['a.txt'] }]);
+    expect((await f.flotilla(['merge', 'colon'], PERSON)).stdout).toContain('merged flotilla/colon into main');
+    expect((await git('log', '-1', '--format=%an %s', 'main')).stdout).toBe('colon fix a');
+  });
+
   it('a tip it makes unimportable at its task’s end: one completion still goes, and the audit says why', async () => {
     f = spawnFleet();
     const git = await repo(f);

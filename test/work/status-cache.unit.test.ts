@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sleep } from '../../src/sleep.js';
-import { uncommittedCounts } from '../../src/work/status-cache.js';
+import { recordCount, uncommittedCounts } from '../../src/work/status-cache.js';
 
 // review's uncommitted count per worktree skips `git status` for a worktree unchanged since the
 // last count. Each change below is made after the cache holds a wrong count (99) for the old
@@ -19,25 +19,29 @@ const STATUS = ['status', '--porcelain', '--untracked-files=all'];
 // Short, so the test need not wait the default; any window longer than a timestamp tick is sound.
 const SETTLE = 150;
 const settle = () => sleep(SETTLE + 100);
-const cacheFile = join(dir, 'cache.json');
+const cacheDir = join(dir, 'cache');
 const project = join(dir, 'project');
 const wt = join(dir, 'wt');
-const counts = () => uncommittedCounts([wt], STATUS, 1, cacheFile, SETTLE).then((c) => c[0]);
+const counts = () => uncommittedCounts([wt], STATUS, 1, cacheDir, SETTLE).then((c) => c[0]);
 const gitCount = () =>
   git(wt, ...STATUS)
     .split('\n')
     .filter(Boolean).length;
 
+/** The worktree's entry (the only one): makes it say 99; false when there is none. */
+function poisonEntry(): boolean {
+  const files = readdirSync(cacheDir, { withFileTypes: true }).filter((e) => e.name.endsWith('.json'));
+  if (files.length === 0) return false;
+  const file = join(cacheDir, files[0]!.name);
+  writeFileSync(file, JSON.stringify({ ...JSON.parse(readFileSync(file, 'utf8')), count: 99 }));
+  return true;
+}
+
 /** Counts until the cache holds this worktree, then makes its entry say 99 and sees the cache answer. */
 async function poison(): Promise<void> {
   for (let i = 0; i < 6; i++) {
     await counts();
-    const file = JSON.parse(readFileSync(cacheFile, 'utf8')) as { entries: Record<string, { count: number }> };
-    if (file.entries[wt]) {
-      file.entries[wt].count = 99;
-      writeFileSync(cacheFile, JSON.stringify(file));
-      if ((await counts()) === 99) return;
-    }
+    if (poisonEntry() && (await counts()) === 99) return;
     await settle();
   }
   throw new Error('the worktree never entered the cache');
@@ -88,5 +92,19 @@ describe('uncommittedCounts', () => {
     } finally {
       delete process.env.GIT_AUTHOR_NAME;
     }
+  });
+
+  it('records a worktree written just now at its agent’s end, and a later change still gets git’s answer', async () => {
+    // The agent's last write, an instant before its end.
+    writeFileSync(join(wt, 'late.txt'), 'late');
+    rmSync(cacheDir, { recursive: true, force: true });
+    expect(await recordCount(wt, STATUS, cacheDir)).toBe(true);
+    expect(poisonEntry()).toBe(true);
+    expect(await counts()).toBe(99);
+    // Written after the record: git's answer, not the recorded one.
+    writeFileSync(join(wt, 'later.txt'), 'later');
+    await settle();
+    expect(await counts()).toBe(gitCount());
+    expect(gitCount()).toBe(2);
   });
 });

@@ -76,6 +76,16 @@ export function natsShared(
         if (!(err instanceof JetStreamApiError && err.code === JetStreamApiCodes.StreamNotFound)) throw err;
       }
     },
+    async empty() {
+      const l = await link.open();
+      try {
+        return (await withTimeout(l.jsm.streams.info(`KV_${bucket}`), TIMEOUT_MS)).state.messages === 0;
+      } catch (err) {
+        // A bucket nobody has written yet holds nothing.
+        if (err instanceof JetStreamApiError && err.code === JetStreamApiCodes.StreamNotFound) return true;
+        throw err;
+      }
+    },
   };
   return { kv, close: () => link.close() };
 }

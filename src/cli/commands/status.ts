@@ -285,17 +285,23 @@ async function countWaitingOnBus(
 /** The fleet's boards and leases from the bus, or null when it does not answer within 5 s (status must answer). */
 async function fleetTeam(layout: import('../../layout/layout.js').Layout): Promise<{
   boards: { board: string; counts: import('../../tasks/list.js').Counts }[];
-  leases: import('../../leases/summary.js').LeaseSummary;
+  leases: import('../../leases/summary.js').LeaseSummary | null;
 } | null> {
-  const [{ allBoardCounts }, { listLeases }, { leaseSummary }] = await Promise.all([
-    import('../../team-store/board.js'),
-    import('../../team-store/leases.js'),
-    import('../../leases/summary.js'),
-  ]);
-  const read = Promise.all([allBoardCounts(layout), listLeases(layout)]).then(([boards, views]) => ({
-    boards,
-    leases: leaseSummary(layout, views),
-  }));
+  const { sharedKvFor } = await import('../../bus/shared.js');
+  // A store nobody has written loads none of its code (as a maildir fleet with no boards or leases directory).
+  const used = async (which: 'board' | 'leases') => !(await (await sharedKvFor(layout, which))?.empty());
+  const read = (async () => {
+    const [board, leases] = await Promise.all([used('board'), used('leases')]);
+    const [boards, summary] = await Promise.all([
+      board ? import('../../team-store/board.js').then((m) => m.allBoardCounts(layout)) : [],
+      leases
+        ? Promise.all([import('../../team-store/leases.js'), import('../../leases/summary.js')]).then(async ([l, s]) =>
+            s.leaseSummary(layout, await l.listLeases(layout)),
+          )
+        : null,
+    ]);
+    return { boards, leases: summary };
+  })();
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<null>((resolve) => {
     timer = setTimeout(() => resolve(null), 5_000);
