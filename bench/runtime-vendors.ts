@@ -5,7 +5,8 @@
 //   task on its command line, the same pinned binary, a fake API of the same kind, a fresh home
 //   as a person's is after the CLI's first run), each run's ratio, and where that time goes
 //   (FLOTILLA_TRACE spans, src/trace.ts);
-// - idle mail: `flotilla send` returning → the model call carrying the mail (pasted notice, turn-start hook);
+// - idle mail: `flotilla send` returning → the model call carrying the mail (pasted notice, turn-start hook),
+//   span by span (the shim's marks: mail seen, pasted, Enter, its door asked for the hook; the hook's answer);
 // - working mail: mail sent while a 5 s shell command runs; from the command's end (it writes
 //   the time) → the model call carrying the mail (the task's answer, then the turn-end hook's hand-over);
 // - RSS of the shim and of the CLI (and of everything under the shim: the CLI's `flotilla mcp`
@@ -234,8 +235,10 @@ const SPANS: [label: string, from: string, to: string][] = [
   ['  MCP server: modules load', 'mcp: process started', 'mcp: command runs'],
   ['  MCP server: config, identity, SDK load', 'mcp: command runs', 'mcp: serving'],
   ['  MCP server serving → CLI initialized it', 'mcp: serving', 'mcp: client initialized'],
-  ['  MCP initialized → turn-start hook starts', 'mcp: client initialized', 'hook turn-start: process started'],
-  ['  turn-start hook: node start → answered', 'hook turn-start: process started', 'hook turn-start: answered'],
+  // The hook's process was started ahead by the door (harness/door-send.ts, warmHook): from the CLI running its hook
+  // command to the door.
+  ['  MCP initialized → turn-start hook reaches the door', 'mcp: client initialized', 'shim: turn-start hook asked'],
+  ['  turn-start hook: the door asks the spare → answered', 'shim: turn-start hook asked', 'hook turn-start: answered'],
   ['  turn-start hook answered → first model request', 'hook turn-start: answered', 'first model request'],
   ['spawn-agent returns (after the slot handoff)', 'bench: spawn-agent called', 'spawn: slot handed over'],
 ];
@@ -249,12 +252,19 @@ const MAIL_SPANS: [label: string, from: string, to: string][] = [
   ['send called → the shim sees the mail (inotify)', 'bench: send called', 'shim: mail seen'],
   ['shim: record, unread count, notice pasted (tmux)', 'shim: mail seen', 'shim: pasted'],
   ['shim: pane shows the paste → Enter pressed', 'shim: pasted', 'shim: Enter pressed'],
+  // The CLI's own turn start, then its hook command (tools/door-hook in the sandbox) connecting to the door.
+  ['CLI takes Enter → its turn-start hook reaches the door', 'shim: Enter pressed', 'shim: turn-start hook asked'],
   [
-    'CLI takes Enter → turn-start hook node starts on the host',
-    'shim: Enter pressed',
-    'hook turn-start: process started',
+    'turn-start hook: the spare (started ahead) answers: config, record, mail',
+    'shim: turn-start hook asked',
+    'hook turn-start: answered',
   ],
-  ['turn-start hook: node start → answered', 'hook turn-start: process started', 'hook turn-start: answered'],
+  [
+    'turn-start hook: its process ends, the door answers',
+    'hook turn-start: answered',
+    'shim: turn-start hook answered',
+  ],
+  ['the door answered → model request', 'shim: turn-start hook answered', 'model request'],
   ['turn-start hook answered → model request', 'hook turn-start: answered', 'model request'],
 ];
 

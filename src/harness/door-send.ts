@@ -1,4 +1,4 @@
-import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { spawn, type ChildProcessByStdio, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import type { Config } from '../config/schema.js';
 import type { AgentRecord } from '../fleet/record.js';
@@ -17,6 +17,7 @@ import {
   type DoorRunResult,
 } from '../inbox/door.js';
 import { CLI_ENTRY } from '../layout/package.js';
+import { traceMark } from '../trace.js';
 
 export interface OutgoingMessage {
   to: string;
@@ -69,6 +70,13 @@ export interface DoorRunContext {
    * first request; the server loads (~0.3–1 s) while the CLI itself starts instead of after.
    */
   warmMcp?: boolean;
+  /**
+   * Keep a `flotilla runtime-hook --warm` started ahead (a vendor CLI's shim): each hook the
+   * door runs is given to it, its modules already loaded, and the next is started once it has
+   * answered. A hook is on the path of every turn (a task, a wake-up for mail, each tool call);
+   * its own process, a child of the harness, is what it was: the agent by ancestry.
+   */
+  warmHook?: boolean;
 }
 
 /**
@@ -97,13 +105,14 @@ export async function openAgentDoor(
     w.child.kill('SIGTERM');
     return undefined;
   };
+  const spare = runCtx.warmHook ? hookSpare(hostPlace(layout, rec, rec.cwd, runCtx)) : undefined;
   try {
     const door = await openDoor(
       layout.door(rec.id),
       config.inbox.max_body_bytes + 64 * 1024,
       async (req, closed) => {
         if (req.op === 'whoami') return { id: rec.id };
-        if (req.op === 'run') return { ...(await runForAgent(layout, rec, req, runCtx, closed)) };
+        if (req.op === 'run') return { ...(await runForAgent(layout, rec, req, runCtx, closed, spare)) };
         // `kind: system` is Flotilla's own word (docs/security-fleet.md "Framing"): an agent's command never gets to
         // say it.
         if (req.kind === 'system') throw new FlotillaError(SYSTEM_KIND_REFUSAL, { code: 'system-kind', exitCode: 1 });
@@ -141,6 +150,7 @@ function runForAgent(
   req: DoorRun,
   ctx: DoorRunContext,
   closed: AbortSignal,
+  spare?: HookSpare,
 ): Promise<DoorRunResult> {
   // The command's name comes first: the program's one option of its own is --root, refused below.
   const name = req.args[0];
@@ -167,24 +177,33 @@ function runForAgent(
     );
   }
   const { cwd, env } = hostPlace(layout, rec, req.cwd, ctx);
+  const warm = name === 'runtime-hook' && req.args.length === 2 ? spare?.take() : undefined;
+  if (warm) traceMark(`shim: ${req.args[1]} hook asked`);
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI_ENTRY, ...req.args], {
-      cwd,
-      env,
-      stdio: ['pipe', 'pipe', 'pipe'],
-      signal: closed,
-      killSignal: 'SIGTERM',
-    });
+    const child =
+      warm ??
+      spawn(process.execPath, [CLI_ENTRY, ...req.args], {
+        cwd,
+        env,
+        stdio: ['pipe', 'pipe', 'pipe'],
+        signal: closed,
+        killSignal: 'SIGTERM',
+      });
+    // The caller hung up: the spare ends as a hook started for it would (spawn's `signal`).
+    if (warm && closed.aborted) warm.kill('SIGTERM');
+    else if (warm) closed.addEventListener('abort', () => warm.kill('SIGTERM'), { once: true });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on('data', (c: Buffer) => out.push(c));
     child.stderr.on('data', (c: Buffer) => err.push(c));
     child.stdin.on('error', () => undefined);
+    if (warm) child.stdin.write(JSON.stringify({ event: req.args[1], cwd }) + '\n');
     child.stdin.end(req.stdin ?? '');
     child.on('error', (e) => {
       if (!closed.aborted) reject(e);
     });
     child.on('close', (code, signal) => {
+      if (warm) traceMark(`shim: ${req.args[1]} hook answered`);
       resolve({
         stdout: Buffer.concat(out).toString('utf8'),
         stderr: Buffer.concat(err).toString('utf8'),
@@ -193,6 +212,59 @@ function runForAgent(
     });
   });
 }
+
+interface HookSpare {
+  /** The spare, if one is running, for one hook; the next is started once it has ended. */
+  take(): ChildProcessWithoutNullStreams | undefined;
+}
+
+/** One `flotilla runtime-hook --warm` on the host, kept started ahead (DoorRunContext.warmHook). */
+function hookSpare(place: { cwd: string; env: NodeJS.ProcessEnv }): HookSpare {
+  const start = (): ChildProcessWithoutNullStreams => {
+    const child = spawn(process.execPath, [CLI_ENTRY, 'runtime-hook', '--warm'], {
+      cwd: place.cwd,
+      env: place.env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    child.stdin.on('error', () => undefined);
+    // Unused, it ends with this process: its input closes.
+    child.on('error', () => undefined);
+    return child;
+  };
+  let spare: ChildProcessWithoutNullStreams | undefined = start();
+  let next: NodeJS.Timeout | undefined;
+  return {
+    take() {
+      // A hook before the next spare was due: that one starts now and takes it.
+      if (next) {
+        clearTimeout(next);
+        next = undefined;
+        spare = start();
+      }
+      const s = spare;
+      spare = undefined;
+      if (!s || s.exitCode !== null || s.signalCode !== null) {
+        // One that could not start is tried again for the next hook; this one runs as it always did.
+        spare = start();
+        return undefined;
+      }
+      // Not at once: right after a hook's answer the CLI makes its model request, and a Node
+      // start beside it took that CPU (Claude's request came ~0.4 s later at load 18).
+      s.once('close', () => {
+        if (spare || next) return;
+        next = setTimeout(() => {
+          next = undefined;
+          spare = start();
+        }, SPARE_AFTER_MS);
+        next.unref();
+      });
+      return s;
+    },
+  };
+}
+
+/** How long after a hook's answer the door starts the next spare. */
+const SPARE_AFTER_MS = 1_500;
 
 function refuseRoot(args: readonly string[]): void {
   if (args.some((a) => a === '--root' || a.startsWith('--root='))) {

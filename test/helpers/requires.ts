@@ -17,6 +17,7 @@ export const TEST_TOOLS = {
   ssh: 'openssh-client',
   'nats-server': 'nats-server',
   openssl: 'openssl',
+  perl: 'perl-base',
 } as const;
 
 export type TestTool = keyof typeof TEST_TOOLS;

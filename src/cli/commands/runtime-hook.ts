@@ -6,22 +6,46 @@ import { traceMark } from '../../trace.js';
  * `flotilla runtime-hook <event>` (internal): run by a vendor CLI's hooks (§13) with the
  * hook payload on stdin. Prints the CLI's own hook answer (continue with mail, add context,
  * refuse a tool, answer a permission question) and exits with the code it expects.
+ *
+ * `--warm`: started ahead by the agent's door (harness/door-send.ts) with its modules loaded
+ * before anyone asks; stdin's first line is `{"event", "cwd"}` of the hook it is given, the
+ * rest that hook's payload. It then does exactly what `runtime-hook <event>` would, once.
  */
 export function command(): Command {
   return new Command('runtime-hook')
     .description('internal: called by a vendor CLI hook (Claude Code, Codex, Gemini CLI) of a fleet agent')
-    .argument('<event>', 'turn-start | turn-end | pre-tool | permission')
-    .action(async (event: string, _opts: unknown, cmd: Command) => {
-      traceMark(`hook ${event}: command runs`);
+    .argument('[event]', 'turn-start | turn-end | pre-tool | permission')
+    .option('--warm', "internal: the door's spare; the event and cwd come as stdin's first line")
+    .action(async (given: string | undefined, opts: { warm?: boolean }, cmd: Command) => {
       const { UsageError } = await import('../../errors.js');
-      if (event !== 'turn-start' && event !== 'turn-end' && event !== 'pre-tool' && event !== 'permission')
-        throw new UsageError(`unknown hook event '${event}' — use turn-start, turn-end, pre-tool or permission`);
-      const { layout } = cliContext(cmd);
-      const { config } = await cliConfig(layout);
+      const known = (e: string | undefined): e is 'turn-start' | 'turn-end' | 'pre-tool' | 'permission' =>
+        e === 'turn-start' || e === 'turn-end' || e === 'pre-tool' || e === 'permission';
+      const unknown = (e: string | undefined) =>
+        new UsageError(`unknown hook event '${e ?? ''}' — use turn-start, turn-end, pre-tool or permission`);
+      if (!opts.warm && !known(given)) throw unknown(given);
+      // The spare loads what every hook needs while it waits (the modules, not the config: that is read when asked).
+      const hookModule = opts.warm ? import('../../harness/cli-host/hook.js') : undefined;
+      if (opts.warm)
+        await Promise.all([hookModule!.then((m) => m.preloadRuntimeHook()), import('../../config/cached.js')]);
       const chunks: Buffer[] = [];
       if (!process.stdin.isTTY) for await (const c of process.stdin) chunks.push(c as Buffer);
-      const { runRuntimeHook } = await import('../../harness/cli-host/hook.js');
-      const reply = await runRuntimeHook(layout, config, event, Buffer.concat(chunks).toString('utf8'));
+      let input = Buffer.concat(chunks).toString('utf8');
+      let event = given;
+      if (opts.warm) {
+        // No request: the door closed before handing this spare a hook (its harness ended).
+        if (!input) return;
+        const nl = input.indexOf('\n');
+        const head = JSON.parse(nl === -1 ? input : input.slice(0, nl)) as { event?: string; cwd?: string };
+        input = nl === -1 ? '' : input.slice(nl + 1);
+        event = head.event;
+        if (head.cwd) process.chdir(head.cwd);
+      }
+      if (!known(event)) throw unknown(event);
+      traceMark(`hook ${event}: command runs`);
+      const { layout } = cliContext(cmd);
+      const { config } = await cliConfig(layout);
+      const { runRuntimeHook } = await (hookModule ?? import('../../harness/cli-host/hook.js'));
+      const reply = await runRuntimeHook(layout, config, event, input);
       if (reply) {
         process.stdout.write(reply.stdout);
         process.exitCode = reply.exitCode;

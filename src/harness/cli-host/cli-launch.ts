@@ -6,7 +6,7 @@ import type { Config } from '../../config/schema.js';
 import type { AgentRecord } from '../../fleet/record.js';
 import { DOOR_BUS_ENV, DOOR_ENV } from '../../inbox/door.js';
 import type { Layout } from '../../layout/layout.js';
-import { CLI_ENTRY } from '../../layout/package.js';
+import { CLI_ENTRY, TOOLS_DIR } from '../../layout/package.js';
 import { findRuntimeBinary } from '../../runtimes/binary.js';
 import type { Runtime } from '../../runtimes/index.js';
 import { planLogin, type LoginPlan } from '../../runtimes/login.js';
@@ -110,7 +110,10 @@ export async function prepareCli(d: {
       configDir,
       prompt: runtime.promptAfterMcp ? '' : d.prompt,
       mcp: { command: process.execPath, args: [...place.cli.slice(1), 'mcp'], ...place.mcpEnv },
-      hookCommand: (event) => shellCommand([...place.cli, 'runtime-hook', event]),
+      hookCommand: (event) =>
+        place.bwrap || place.viaDoor
+          ? doorHookCommand(place.cli, event)
+          : shellCommand([...place.cli, 'runtime-hook', event]),
       model,
       modelUpgrades: catalog.upgrades,
       modelCatalogFile: catalog.file,
@@ -204,6 +207,17 @@ function fleetPlace(
     ...(viaDoor ? { [DOOR_BUS_ENV]: '1' } : {}),
   };
   return { bwrap, viaDoor, busCreds, doorEnv, cli, mcpEnv: bwrap || viaDoor ? { env: doorEnv } : {} };
+}
+
+/**
+ * The CLI's hook command where its hooks go through the agent's door (in the sandbox, or on a
+ * bus whose credentials are the shim's): tools/door-hook forwards the hook as the Node client
+ * does (cli/door-forward.ts) without a Node start on every hook — in perl, which every Debian
+ * and Ubuntu has (perl-base); with no perl, the Node client itself.
+ */
+export function doorHookCommand(cli: readonly string[], event: string): string {
+  const node = shellCommand([...cli, 'runtime-hook', event]);
+  return `command -v perl >/dev/null 2>&1 && exec perl ${shellCommand([join(TOOLS_DIR, 'door-hook'), event, ...cli])} || exec ${node}`;
 }
 
 /**

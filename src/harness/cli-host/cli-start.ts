@@ -58,6 +58,7 @@ export async function cliEnvironment(d: {
       env: { ...childEnv, ...cli.busCreds },
       writable: [rec.cwd, cli.configDir],
       extra: VENDOR_DOOR_COMMANDS,
+      warmHook: true,
     });
     if (!door)
       throw new CliRefused(

@@ -115,6 +115,7 @@ export async function containCli(opts: {
     writable,
     extra: VENDOR_DOOR_COMMANDS,
     warmMcp: true,
+    warmHook: true,
   });
   if (!door)
     throw new Error(
