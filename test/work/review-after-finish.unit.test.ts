@@ -35,7 +35,8 @@ describe('review after agents finish', () => {
     const base = git(dir, 'rev-parse', 'HEAD').trim();
     ensureState(layout);
     // wa: ahead only; wb: edits a.txt, which main edits too (conflict); wc: edits c.txt (main
-    // moves past it, clean); wd: commits, then leaves a change and a new file uncommitted.
+    // moves past it, clean); wd: commits, then leaves a change and a new file uncommitted; we:
+    // merges main back in once main moved (its merge base is no longer the worktrees' base).
     const work: Record<string, (wt: string) => void> = {
       wa: (wt) => (writeFileSync(join(wt, 'b.txt'), 'from wa\n'), git(wt, 'commit', '-q', '-am', 'wa')),
       wb: (wt) => (writeFileSync(join(wt, 'a.txt'), 'from wb\n'), git(wt, 'commit', '-q', '-am', 'wb')),
@@ -46,6 +47,11 @@ describe('review after agents finish', () => {
         writeFileSync(join(wt, 'b.txt'), 'wd, not committed\n');
         writeFileSync(join(wt, 'new.txt'), 'new\n');
       },
+      we: (wt) => (
+        writeFileSync(join(wt, 'e.txt'), 'from we\n'),
+        git(wt, 'add', 'e.txt'),
+        git(wt, 'commit', '-q', '-m', 'we')
+      ),
     };
     for (const [id, act] of Object.entries(work)) {
       const wt = layout.worktree(id);
@@ -60,6 +66,8 @@ describe('review after agents finish', () => {
     }
     writeFileSync(join(dir, 'a.txt'), 'main moved\n');
     git(dir, 'commit', '-q', '-am', 'main moves');
+    git(layout.worktree('we'), 'merge', '-q', '--no-edit', 'main');
+    expect(await recordUncommitted(layout, layout.worktree('we'))).toBe(true);
     // After wd's record: another file (git's count, not the recorded one, must show).
     writeFileSync(join(layout.worktree('wd'), 'newer.txt'), 'newer\n');
 
@@ -95,6 +103,7 @@ describe('review after agents finish', () => {
     expect(want.find((w) => w.id === 'wb')).toMatchObject({ behind: 1, conflicts: ['a.txt'] });
     expect(want.find((w) => w.id === 'wc')).toMatchObject({ behind: 1, conflicts: [] });
     expect(want.find((w) => w.id === 'wd')!.uncommitted).toBe(3);
+    expect(want.find((w) => w.id === 'we')).toMatchObject({ ahead: 2, behind: 0, files: ['e.txt'] });
 
     // The same review with nothing recorded or kept.
     for (const f of [layout.worktreeStatusCache, layout.reviewBranchCache]) rmSync(f, { recursive: true, force: true });
