@@ -6,13 +6,14 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createRecord, listRecords } from '../../src/fleet/registry.js';
 import { ensureState, layoutFor } from '../../src/layout/layout.js';
 import { reviewWork } from '../../src/work/review.js';
-import { recordUncommitted } from '../../src/work/work.js';
+import { sleep } from '../../src/sleep.js';
 import { recordInput } from '../helpers/records.js';
 
-// The first review after agents finish reads each worktree's count recorded by its agent's
-// harness at its end, and the branches from the batched reads: every row must be what git says
-// for that branch alone — a conflicting branch, one its base moved past, uncommitted files
-// (changed again after the record) — and the same as a review with no cache at all.
+// review reads the branches in batches (one history read from the worktrees' shared base, the
+// file lists beside it) and keeps worktrees' counts: every row must be what git says for that
+// branch alone — a conflicting branch, one its base moved past, uncommitted files (changed
+// again after a review kept the count), a merge base other than the shared base — and the
+// same as a review with no cache at all.
 const dir = realpathSync(mkdtempSync(join(tmpdir(), 'flotilla-review-finish-')));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const ID = {
@@ -25,7 +26,7 @@ const ID = {
 const git = (cwd: string, ...a: string[]) => execFileSync('git', ['-C', cwd, ...a], { env: ID, encoding: 'utf8' });
 const layout = layoutFor(join(dir, '.flotilla'), dir);
 
-describe('review after agents finish', () => {
+describe('review, batched and cached', () => {
   it('gives git’s answer for each branch and worktree, as a review with no cache does', async () => {
     git(dir, 'init', '-q', '-b', 'main');
     writeFileSync(join(dir, '.gitignore'), '.flotilla/\n');
@@ -61,14 +62,14 @@ describe('review after agents finish', () => {
         layout,
         recordInput(id, { cwd: wt, worktree: wt, base: { branch: 'main', commit: base }, status: 'completed' }),
       );
-      // Its harness at its end, just after its last write.
-      expect(await recordUncommitted(layout, wt), id).toBe(true);
     }
     writeFileSync(join(dir, 'a.txt'), 'main moved\n');
     git(dir, 'commit', '-q', '-am', 'main moves');
     git(layout.worktree('we'), 'merge', '-q', '--no-edit', 'main');
-    expect(await recordUncommitted(layout, layout.worktree('we'))).toBe(true);
-    // After wd's record: another file (git's count, not the recorded one, must show).
+    // A review keeps every count once the worktrees are still (past the settle window).
+    await sleep(2_100);
+    await reviewWork(layout, listRecords(layout));
+    // After that review: another file in wd (git's count, not the kept one, must show).
     writeFileSync(join(layout.worktree('wd'), 'newer.txt'), 'newer\n');
 
     const rows = await reviewWork(layout, listRecords(layout));
