@@ -16,13 +16,11 @@ const ID = {
 };
 
 export async function runReviewBench({ agents = 50, runs = 15 } = {}) {
-  const [{ layoutFor, ensureState }, { createRecord, listRecords }, { reviewWork }, { recordUncommitted }] =
-    await Promise.all([
-      import(dist('layout/layout.js')),
-      import(dist('fleet/registry.js')),
-      import(dist('work/review.js')),
-      import(dist('work/work.js')),
-    ]);
+  const [{ layoutFor, ensureState }, { createRecord, listRecords }, { reviewWork }] = await Promise.all([
+    import(dist('layout/layout.js')),
+    import(dist('fleet/registry.js')),
+    import(dist('work/review.js')),
+  ]);
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'flotilla-bench-review-')));
   const env = { ...process.env, ...ID };
   const git = (cwd, ...a) => execFileSync('git', ['-C', cwd, ...a], { env, encoding: 'utf8' }).trim();
@@ -80,13 +78,9 @@ export async function runReviewBench({ agents = 50, runs = 15 } = {}) {
         rmSync(f, { recursive: true, force: true });
     };
     const review = async (mode = 'warm') => {
-      // Cold: without the caches of worktrees' counts and branch states: every worktree gets
-      // its `git status`, the branches their history reads.
+      // Cold: without the caches of worktrees' counts and branch states, as after agents
+      // finished: every worktree gets its `git status`, the branches their history reads.
       if (mode !== 'warm') forget();
-      // Finished: the first review after agents finish. The branch states are unknown (every
-      // tip moved); each worktree's count was recorded by its agent's harness as it ended
-      // (harness/finish.ts, the same call), off the person's path and not timed here.
-      if (mode === 'finished') for (const rec of listRecords(layout)) await recordUncommitted(layout, rec.worktree);
       const t0 = performance.now();
       const r = spawnSync(process.execPath, [CLI, 'review', '--json'], { cwd: dir, env, encoding: 'utf8' });
       const ms = performance.now() - t0;
@@ -122,14 +116,12 @@ export async function runReviewBench({ agents = 50, runs = 15 } = {}) {
     plainGit();
     await inProcess();
     const r = [];
-    const f = [];
     const c = [];
     const g = [];
     const w = [];
     const v = [];
     for (let i = 0; i < runs; i++) {
       r.push(await review());
-      f.push(await review('finished'));
       c.push(await review('cold'));
       g.push(plainGit());
       w.push(await inProcess());
@@ -143,8 +135,6 @@ export async function runReviewBench({ agents = 50, runs = 15 } = {}) {
       git_p50_ms: round(median(g)),
       git_p90_ms: round(percentile(g, 90)),
       ratio_p50: round(median(r) / median(g), 2),
-      review_after_finish_p50_ms: round(median(f)),
-      after_finish_ratio_p50: round(median(f) / median(g), 2),
       review_cold_p50_ms: round(median(c)),
       cold_ratio_p50: round(median(c) / median(g), 2),
       review_in_process_p50_ms: round(median(w)),

@@ -82,9 +82,6 @@ export async function finishAgent(opts: {
     for (const note of (await cancelFarChildren(layout, opts.config, record)).notes)
       log.warn({ note }, 'children on other hosts');
   }
-  // Its worktree's uncommitted count for the person's next `review`, taken here, where nothing
-  // of the agent's runs any more, and not on the person's path (src/work/status-cache.ts).
-  if (rec.worktree) await (await import('../work/work.js')).recordUncommitted(layout, rec.worktree);
   audit(layout, {
     event: 'agent_end',
     agent: rec.id,

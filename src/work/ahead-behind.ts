@@ -22,16 +22,20 @@ export interface Divergence {
  * does the counting in `for-each-ref %(ahead-behind:…)`; this works with older git too.
  * A pair the graph cannot settle (tips with no common history, several candidate bases
  * below the shared commit) gets one `rev-list --count` and `merge-base` of its own. `env`:
- * git's environment, for objects read through an alternate (standing.ts).
+ * git's environment, for objects read through an alternate (standing.ts). `floor`: a commit
+ * every tip likely descends from (the base all agents' worktrees were made from), tried
+ * instead of `merge-base --octopus`, one git process fewer; the read shows whether every tip
+ * does descend from it, and where one does not, the octopus read is made after all.
  */
 export async function standings(
   cwd: string,
   pairs: readonly TipPair[],
   env?: NodeJS.ProcessEnv,
+  floor?: string,
 ): Promise<Divergence[]> {
   const tips = [...new Set(pairs.flatMap((p) => [p.own, p.target]))];
   if (tips.length === 0) return [];
-  const graph = await historyAbove(cwd, tips, env);
+  const graph = (floor && (await historyOver(cwd, tips, floor, env))) || (await historyAbove(cwd, tips, env));
   return Promise.all(pairs.map((p) => (graph && inGraph(graph, p)) ?? alone(cwd, p, env)));
 }
 
@@ -46,6 +50,23 @@ async function historyAbove(cwd: string, tips: string[], env?: NodeJS.ProcessEnv
     tips.length === 1 ? { code: 0, stdout: tips[0]! } : await git(cwd, ['merge-base', '--octopus', ...tips], env);
   const floor = shared.stdout.trim().split('\n')[0];
   if (shared.code !== 0 || !floor) return null;
+  return historyFrom(cwd, tips, floor, env);
+}
+
+/**
+ * The history above `floor`, when every tip descends from it (is it, or reaches it in the
+ * read); null otherwise. Everything below a commit every tip reaches is shared by every tip,
+ * which is all the count needs of the octopus merge base.
+ */
+async function historyOver(cwd: string, tips: string[], floor: string, env?: NodeJS.ProcessEnv): Promise<Graph | null> {
+  if (!/^[0-9a-f]{40,64}$/.test(floor)) return null;
+  const g = await historyFrom(cwd, tips, floor, env);
+  if (!g) return null;
+  for (const t of tips) if (t !== floor && !reach(g, t).has(floor)) return null;
+  return g;
+}
+
+async function historyFrom(cwd: string, tips: string[], floor: string, env?: NodeJS.ProcessEnv): Promise<Graph | null> {
   const r = await git(cwd, ['rev-list', '--parents', '--boundary', ...tips, `^${floor}`], env);
   if (r.code !== 0) return null;
   const g: Graph = { parents: new Map(), boundary: new Set() };
@@ -113,6 +134,14 @@ async function alone(cwd: string, p: TipPair, env?: NodeJS.ProcessEnv): Promise<
  * own's only parent, so each answer is the diff from base to own.
  */
 export async function changedSince(cwd: string, pairs: readonly { own: string; base: string }[]): Promise<string[][]> {
+  return (await readChanged(cwd, pairs)) ?? pairs.map(() => []);
+}
+
+/** `changedSince`, or null when git could not answer (a guess read beside the counts is then read again). */
+export async function readChanged(
+  cwd: string,
+  pairs: readonly { own: string; base: string }[],
+): Promise<string[][] | null> {
   if (pairs.length === 0) return [];
   const r = await git(
     cwd,
@@ -120,6 +149,7 @@ export async function changedSince(cwd: string, pairs: readonly { own: string; b
     undefined,
     pairs.map((p) => `${p.own} ${p.base}\n`).join(''),
   );
+  if (r.code !== 0) return null;
   // -z: each answer is its first commit id, then its paths, all NUL-terminated.
   const out = pairs.map((): string[] => []);
   let i = -1;

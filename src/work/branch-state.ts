@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import type { Layout } from '../layout/layout.js';
-import { changedSince, standings } from './ahead-behind.js';
+import { changedSince, readChanged, standings } from './ahead-behind.js';
 import { git } from './git.js';
 
 /** How an agent's branch stands against its base branch now (`review`, `merge`). */
@@ -48,8 +48,9 @@ export async function branchState(layout: Layout, branch: string, base: BranchOf
  * Many branches' states from a fixed number of git processes, whatever their number
  * (docs/benchmarks.md, "Review of 50 worktree agents"): one ref read (`tips`, when not given),
  * ahead, behind and merge bases from one history read (`standings`), every file list from one
- * `diff-tree --stdin`. Only `merge-tree` runs per branch, and only for a branch the base has
- * moved past: one the base has not moved past merges as a fast-forward and cannot conflict.
+ * `diff-tree --stdin` (beside the history read when the worktrees share their base commit).
+ * Only `merge-tree` runs per branch, and only for a branch the base has moved past: one the
+ * base has not moved past merges as a fast-forward and cannot conflict.
  */
 export async function branchStates(
   layout: Layout,
@@ -63,17 +64,41 @@ export async function branchStates(
   );
   const owns = items.map((i) => refs.get(`refs/heads/${i.branch}`));
   const live = items.flatMap((_, k) => (owns[k] ? [k] : []));
-  const counts = await standings(
-    p,
-    live.map((k) => ({ own: owns[k]!, target: targets[k]! })),
-  );
+  // Worktrees made from one commit (a lead's fan-out, a person's batch): that commit is where
+  // the history read starts, and most likely each branch's merge base, so the file lists are
+  // read beside the counts from it, and read again only for a branch whose base is another.
+  const bases = new Set(live.map((k) => items[k]!.base.commit));
+  const only = [...bases][0];
+  const floor = bases.size === 1 && only && /^[0-9a-f]{40,64}$/.test(only) ? only : undefined;
+  const early = live.filter((k) => owns[k] !== items[k]!.base.commit);
+  const [counts, guessed] = await Promise.all([
+    standings(
+      p,
+      live.map((k) => ({ own: owns[k]!, target: targets[k]! })),
+      undefined,
+      floor,
+    ),
+    floor
+      ? readChanged(
+          p,
+          early.map((k) => ({ own: owns[k]!, base: floor })),
+        )
+      : null,
+  ]);
   const at = new Map(live.map((k, n) => [k, counts[n]!]));
+  const guessOf = new Map(guessed ? early.map((k, n) => [k, guessed[n]!]) : []);
   const moved = live.filter((k) => at.get(k)!.ahead > 0);
+  const baseOf = (k: number) => at.get(k)!.base ?? targets[k]!;
+  const guess = (k: number) => (baseOf(k) === floor ? guessOf.get(k) : undefined);
+  const rest = moved.filter((k) => !guess(k));
   const files = await changedSince(
     p,
-    moved.map((k) => ({ own: owns[k]!, base: at.get(k)!.base ?? targets[k]! })),
+    rest.map((k) => ({ own: owns[k]!, base: baseOf(k) })),
   );
-  const filesOf = new Map(moved.map((k, n) => [k, files[n]!]));
+  const filesOf = new Map([
+    ...moved.flatMap((k) => (guess(k) ? [[k, guess(k)!] as const] : [])),
+    ...rest.map((k, n) => [k, files[n]!] as const),
+  ]);
   return inBatches(
     items.map((_, k) => k),
     GIT_AT_ONCE,

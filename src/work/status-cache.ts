@@ -3,7 +3,6 @@ import { createHash, type Hash } from 'node:crypto';
 import { lstatSync, mkdirSync, readFileSync, renameSync, writeFileSync, type Stats } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
-import { sleep } from '../sleep.js';
 import { gitEach } from './git.js';
 
 /**
@@ -15,8 +14,7 @@ import { gitEach } from './git.js';
  * even one that restores the mtime, changes it). A worktree with anything written in the last
  * the settle window (`settleOf`), a submodule or nested repository, or more than `MAX_ENTRIES`
  * entries is not cached: git runs, as it does on any doubt. One file per worktree in `cacheDir`,
- * so a harness recording its own worktree's count at its end (`recordCount`) and a review
- * never undo each other's writes. The cache is never the truth: deleting it costs one review
+ * so reviews run together never undo each other's entries. The cache is never the truth: deleting it costs one review
  * that runs git in every worktree. `settleMs`: one window for every file (tests).
  */
 export async function uncommittedCounts(
@@ -49,27 +47,6 @@ export async function uncommittedCounts(
       writeEntry(cacheDir, worktrees[k]!, { key: key.key, count: counts[k]! });
   });
   return counts as number[];
-}
-
-/**
- * One worktree's count into the cache at its agent's end (harness/finish.ts), so the first
- * review after agents finish finds it, as the review after it would: the `git status` a review
- * would run per worktree is run by each agent's harness as it ends, off the person's path
- * (docs/benchmarks.md, "Review of 50 worktree agents"). The agent's last write (its commit) is
- * usually just made: on a filesystem with fine timestamps this waits out the short settle
- * window once; otherwise, or on any other doubt, nothing is recorded and review asks git.
- * True when the count was recorded.
- */
-export async function recordCount(worktree: string, args: readonly string[], cacheDir: string): Promise<boolean> {
-  let keys = await worktreeKeys([worktree]);
-  const dir = stat(worktree);
-  if (!keys[0] && dir && subSecond(dir)) {
-    await sleep(FINE_SETTLE_MS + 20);
-    keys = await worktreeKeys([worktree]);
-  }
-  if (!keys[0]) return false;
-  await uncommittedCounts([worktree], args, 1, cacheDir);
-  return readEntry(cacheDir, worktree) !== null;
 }
 
 /** The files `git status --porcelain` lists. */

@@ -4,7 +4,7 @@ import type { AgentRecord } from '../fleet/record.js';
 import type { Layout } from '../layout/layout.js';
 import { git, gitEach } from './git.js';
 import { importInPlaceBranches } from './import-branch.js';
-import { recordCount, statusCount, uncommittedCounts } from './status-cache.js';
+import { statusCount, uncommittedCounts } from './status-cache.js';
 
 /**
  * Where an agent's work is (docs/design.md §12): on its branch `flotilla/<id>`, measured from
@@ -97,20 +97,6 @@ export async function uncommittedOf(
 }
 
 const STATUS = ['status', '--porcelain', '--untracked-files=all'];
-
-/**
- * At a worktree agent's end (harness/finish.ts): its worktree's uncommitted count into the
- * cache `review` reads, so the first review after agents finish does not run a `git status` per
- * worktree (status-cache.ts, `recordCount`). Never throws; a worktree gone records nothing.
- */
-export async function recordUncommitted(layout: Layout, worktree: string): Promise<boolean> {
-  if (!existsSync(worktree)) return false;
-  try {
-    return await recordCount(worktree, STATUS, layout.worktreeStatusCache);
-  } catch {
-    return false;
-  }
-}
 
 /** For a record from before bases were kept: where its branch left the project's HEAD. */
 async function guessedBase(layout: Layout, branch: string): Promise<{ branch: string | null; commit: string }> {

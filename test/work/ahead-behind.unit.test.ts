@@ -123,4 +123,19 @@ describe('standings and changedSince', () => {
     const b = withBase.findIndex((p) => p.name === 'b against main');
     if (b >= 0) expect(files[b]).toEqual(['b.txt', 'b2.txt']);
   });
+
+  // The worktrees' shared base tried as the floor instead of `merge-base --octopus`: where every
+  // tip descends from it (the root, mainOld for these) and where some do not (a, main, alone),
+  // the counts are those read without it.
+  it.each(['root', 'mainOld', 'a', 'main', 'alone'])('give the same answer with the floor %s', async (floor) => {
+    const named = [
+      ['a', 'main'],
+      ['b', 'main'],
+      ['x', 'y'],
+      ['y', 'main'],
+      ['root', 'main'],
+    ];
+    const pairs = named.map(([own, target]) => ({ own: tips[own!]!, target: tips[target!]! }));
+    expect(await standings(dir, pairs, undefined, tips[floor]!)).toEqual(await standings(dir, pairs));
+  });
 });

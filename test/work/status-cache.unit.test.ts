@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sleep } from '../../src/sleep.js';
-import { recordCount, uncommittedCounts } from '../../src/work/status-cache.js';
+import { uncommittedCounts } from '../../src/work/status-cache.js';
 
 // review's uncommitted count per worktree skips `git status` for a worktree unchanged since the
 // last count. Each change below is made after the cache holds a wrong count (99) for the old
@@ -92,19 +92,5 @@ describe('uncommittedCounts', () => {
     } finally {
       delete process.env.GIT_AUTHOR_NAME;
     }
-  });
-
-  it('records a worktree written just now at its agent’s end, and a later change still gets git’s answer', async () => {
-    // The agent's last write, an instant before its end.
-    writeFileSync(join(wt, 'late.txt'), 'late');
-    rmSync(cacheDir, { recursive: true, force: true });
-    expect(await recordCount(wt, STATUS, cacheDir)).toBe(true);
-    expect(poisonEntry()).toBe(true);
-    expect(await counts()).toBe(99);
-    // Written after the record: git's answer, not the recorded one.
-    writeFileSync(join(wt, 'later.txt'), 'later');
-    await settle();
-    expect(await counts()).toBe(gitCount());
-    expect(gitCount()).toBe(2);
   });
 });

@@ -6,13 +6,14 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createRecord, listRecords } from '../../src/fleet/registry.js';
 import { ensureState, layoutFor } from '../../src/layout/layout.js';
 import { reviewWork } from '../../src/work/review.js';
-import { recordUncommitted } from '../../src/work/work.js';
+import { sleep } from '../../src/sleep.js';
 import { recordInput } from '../helpers/records.js';
 
-// The first review after agents finish reads each worktree's count recorded by its agent's
-// harness at its end, and the branches from the batched reads: every row must be what git says
-// for that branch alone — a conflicting branch, one its base moved past, uncommitted files
-// (changed again after the record) — and the same as a review with no cache at all.
+// review reads the branches in batches (one history read from the worktrees' shared base, the
+// file lists beside it) and keeps worktrees' counts: every row must be what git says for that
+// branch alone — a conflicting branch, one its base moved past, uncommitted files (changed
+// again after a review kept the count), a merge base other than the shared base — and the
+// same as a review with no cache at all.
 const dir = realpathSync(mkdtempSync(join(tmpdir(), 'flotilla-review-finish-')));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const ID = {
@@ -25,7 +26,7 @@ const ID = {
 const git = (cwd: string, ...a: string[]) => execFileSync('git', ['-C', cwd, ...a], { env: ID, encoding: 'utf8' });
 const layout = layoutFor(join(dir, '.flotilla'), dir);
 
-describe('review after agents finish', () => {
+describe('review, batched and cached', () => {
   it('gives git’s answer for each branch and worktree, as a review with no cache does', async () => {
     git(dir, 'init', '-q', '-b', 'main');
     writeFileSync(join(dir, '.gitignore'), '.flotilla/\n');
@@ -35,7 +36,8 @@ describe('review after agents finish', () => {
     const base = git(dir, 'rev-parse', 'HEAD').trim();
     ensureState(layout);
     // wa: ahead only; wb: edits a.txt, which main edits too (conflict); wc: edits c.txt (main
-    // moves past it, clean); wd: commits, then leaves a change and a new file uncommitted.
+    // moves past it, clean); wd: commits, then leaves a change and a new file uncommitted; we:
+    // merges main back in once main moved (its merge base is no longer the worktrees' base).
     const work: Record<string, (wt: string) => void> = {
       wa: (wt) => (writeFileSync(join(wt, 'b.txt'), 'from wa\n'), git(wt, 'commit', '-q', '-am', 'wa')),
       wb: (wt) => (writeFileSync(join(wt, 'a.txt'), 'from wb\n'), git(wt, 'commit', '-q', '-am', 'wb')),
@@ -46,6 +48,11 @@ describe('review after agents finish', () => {
         writeFileSync(join(wt, 'b.txt'), 'wd, not committed\n');
         writeFileSync(join(wt, 'new.txt'), 'new\n');
       },
+      we: (wt) => (
+        writeFileSync(join(wt, 'e.txt'), 'from we\n'),
+        git(wt, 'add', 'e.txt'),
+        git(wt, 'commit', '-q', '-m', 'we')
+      ),
     };
     for (const [id, act] of Object.entries(work)) {
       const wt = layout.worktree(id);
@@ -55,12 +62,14 @@ describe('review after agents finish', () => {
         layout,
         recordInput(id, { cwd: wt, worktree: wt, base: { branch: 'main', commit: base }, status: 'completed' }),
       );
-      // Its harness at its end, just after its last write.
-      expect(await recordUncommitted(layout, wt), id).toBe(true);
     }
     writeFileSync(join(dir, 'a.txt'), 'main moved\n');
     git(dir, 'commit', '-q', '-am', 'main moves');
-    // After wd's record: another file (git's count, not the recorded one, must show).
+    git(layout.worktree('we'), 'merge', '-q', '--no-edit', 'main');
+    // A review keeps every count once the worktrees are still (past the settle window).
+    await sleep(2_100);
+    await reviewWork(layout, listRecords(layout));
+    // After that review: another file in wd (git's count, not the kept one, must show).
     writeFileSync(join(layout.worktree('wd'), 'newer.txt'), 'newer\n');
 
     const rows = await reviewWork(layout, listRecords(layout));
@@ -95,6 +104,7 @@ describe('review after agents finish', () => {
     expect(want.find((w) => w.id === 'wb')).toMatchObject({ behind: 1, conflicts: ['a.txt'] });
     expect(want.find((w) => w.id === 'wc')).toMatchObject({ behind: 1, conflicts: [] });
     expect(want.find((w) => w.id === 'wd')!.uncommitted).toBe(3);
+    expect(want.find((w) => w.id === 'we')).toMatchObject({ ahead: 2, behind: 0, files: ['e.txt'] });
 
     // The same review with nothing recorded or kept.
     for (const f of [layout.worktreeStatusCache, layout.reviewBranchCache]) rmSync(f, { recursive: true, force: true });
