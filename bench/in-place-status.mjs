@@ -1,4 +1,4 @@
-// `flotilla status` with N in-place agents that committed (docs/benchmarks.md, "status with
+// `flotilla status` with N in-place agents that committed (docs/benchmarks-work.md, "status with
 // in-place agents"), CPU and wall, each case side by side with `node -e 0` in interleaved rounds
 // (run i of every case before run i+1 of any), as bench/hot-commands.mjs. Cases: `new` — every
 // agent has two commits not yet in the repository (its branch reset before each run, untimed),

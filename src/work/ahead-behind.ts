@@ -16,7 +16,7 @@ export interface Divergence {
 
 /**
  * Ahead, behind and merge base for many pairs from two git processes, not one per pair
- * (`review`, `status` with fifty worktree agents, docs/benchmarks.md): the commits every tip
+ * (`review`, `status` with fifty worktree agents, docs/benchmarks-work.md): the commits every tip
  * shares are found once (`merge-base --octopus`), the history above them is read once
  * (`rev-list --parents --boundary`) and each pair is counted in that graph here. git ≥ 2.41
  * does the counting in `for-each-ref %(ahead-behind:…)`; this works with older git too.

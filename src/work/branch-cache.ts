@@ -10,7 +10,7 @@ import { fileId, gitEnv, sharedFiles } from './status-cache.js';
  * agent's base and what git reads to walk history and merge (config, packed and replace refs,
  * grafts, a shallow clone's list, the git variables) are what they were then: a commit never
  * changes, so the same tips give the same counts, files and conflicts, and the three git
- * processes of a review's branch read are skipped (docs/benchmarks.md, "Review of 50 worktree
+ * processes of a review's branch read are skipped (docs/benchmarks-work.md, "Review of 50 worktree
  * agents"). One entry, the last review's; `merge` and `gc` always ask git.
  */
 export async function cachedBranchStates(

@@ -46,7 +46,7 @@ export async function branchState(layout: Layout, branch: string, base: BranchOf
 
 /**
  * Many branches' states from a fixed number of git processes, whatever their number
- * (docs/benchmarks.md, "Review of 50 worktree agents"): one ref read (`tips`, when not given),
+ * (docs/benchmarks-work.md, "Review of 50 worktree agents"): one ref read (`tips`, when not given),
  * ahead, behind and merge bases from one history read (`standings`), every file list from one
  * `diff-tree --stdin` (beside the history read when the worktrees share their base commit).
  * Only `merge-tree` runs per branch, and only for a branch the base has moved past: one the

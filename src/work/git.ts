@@ -57,7 +57,7 @@ export function gitWhy(r: GitResult): string {
 /**
  * The same git command in each of `cwds` (a `git status` per worktree for `review`), run by a
  * few `sh` processes instead of one child of Node's each: Node forks its whole process for a
- * child, which for fifty short git calls costs more than the calls (docs/benchmarks.md).
+ * child, which for fifty short git calls costs more than the calls (docs/benchmarks-work.md).
  * Results in the order of `cwds`; each cwd is an argument, never part of the script.
  */
 export async function gitEach(cwds: readonly string[], args: readonly string[], shells = 2): Promise<GitResult[]> {

@@ -8,7 +8,7 @@ import { gitEach } from './git.js';
 /**
  * How many files of each worktree `git status` lists (`review`'s uncommitted count), with a
  * worktree that has not changed since the last count answered from a cache instead of a git
- * process (docs/benchmarks.md, "Review of 50 worktree agents"). The cache is keyed by what
+ * process (docs/benchmarks-work.md, "Review of 50 worktree agents"). The cache is keyed by what
  * `git status` reads: HEAD and its branch, the index, the config and exclude files, and every
  * file and folder of the worktree (identity: inode, size, mode, mtime and ctime, so any write,
  * even one that restores the mtime, changes it). A worktree with anything written in the last
@@ -196,7 +196,7 @@ function gitSide(
  * `find` prints two fields per entry, its path below the worktree (empty for the worktree
  * itself, which starts the next worktree's run) and its identity, or `!` for an entry written
  * since `sinceSecs` and `G` for a `.git`, which is printed, not entered. So each worktree's
- * identity is one stretch of the output, read without parsing a record (docs/benchmarks.md,
+ * identity is one stretch of the output, read without parsing a record (docs/benchmarks-work.md,
  * "Review of 50 worktree agents").
  */
 async function walk(worktrees: readonly string[], sinceSecs: number): Promise<Map<string, string>> {
