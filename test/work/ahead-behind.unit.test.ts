@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { gitAt } from '../helpers/git.js';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,14 +10,7 @@ import { changedSince, standings } from '../../src/work/ahead-behind.js';
 // `diff --name-only base...own` — on a history with a moved base, a branch that merged its
 // base back in, a criss-cross, a branch at the base and one with no common history.
 let dir: string;
-const ID = {
-  ...process.env,
-  GIT_AUTHOR_NAME: 't',
-  GIT_AUTHOR_EMAIL: 't@t',
-  GIT_COMMITTER_NAME: 't',
-  GIT_COMMITTER_EMAIL: 't@t',
-};
-const git = (...a: string[]) => execFileSync('git', ['-C', dir, ...a], { env: ID, encoding: 'utf8' }).trim();
+const git = (...a: string[]) => gitAt(dir, ...a).trim();
 const commit = (file: string, text = file) => {
   writeFileSync(join(dir, file), `${text}\n`);
   git('add', file);

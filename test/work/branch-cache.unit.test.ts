@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { gitAt } from '../helpers/git.js';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,14 +12,7 @@ import { branchStates, branchTips, type BranchOf } from '../../src/work/branch-s
 // a fresh one as what `branchStates` itself says.
 const dir = mkdtempSync(join(tmpdir(), 'flotilla-branch-cache-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const ID = {
-  ...process.env,
-  GIT_AUTHOR_NAME: 't',
-  GIT_AUTHOR_EMAIL: 't@t',
-  GIT_COMMITTER_NAME: 't',
-  GIT_COMMITTER_EMAIL: 't@t',
-};
-const git = (...a: string[]) => execFileSync('git', ['-C', dir, ...a], { env: ID, encoding: 'utf8' }).trim();
+const git = (...a: string[]) => gitAt(dir, ...a).trim();
 const commit = (file: string) => {
   writeFileSync(join(dir, file), `${file}\n`);
   git('add', file);

@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { gitAt } from '../helpers/git.js';
 import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,14 +16,7 @@ import { recordInput } from '../helpers/records.js';
 // same as a review with no cache at all.
 const dir = realpathSync(mkdtempSync(join(tmpdir(), 'flotilla-review-finish-')));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const ID = {
-  ...process.env,
-  GIT_AUTHOR_NAME: 't',
-  GIT_AUTHOR_EMAIL: 't@t',
-  GIT_COMMITTER_NAME: 't',
-  GIT_COMMITTER_EMAIL: 't@t',
-};
-const git = (cwd: string, ...a: string[]) => execFileSync('git', ['-C', cwd, ...a], { env: ID, encoding: 'utf8' });
+const git = gitAt;
 const layout = layoutFor(join(dir, '.flotilla'), dir);
 
 describe('review, batched and cached', () => {

@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { gitAt } from '../helpers/git.js';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,9 +12,7 @@ import { uncommittedCounts } from '../../src/work/status-cache.js';
 const dir = mkdtempSync(join(tmpdir(), 'flotilla-status-cache-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const ID = { GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' };
-const git = (cwd: string, ...a: string[]) =>
-  execFileSync('git', ['-C', cwd, ...a], { env: { ...process.env, ...ID }, encoding: 'utf8' });
+const git = gitAt;
 const STATUS = ['status', '--porcelain', '--untracked-files=all'];
 // Short, so the test need not wait the default; any window longer than a timestamp tick is sound.
 const SETTLE = 150;
