@@ -111,6 +111,8 @@ describe('the audit stream is bounded by age (real nats-server, two hosts by nam
 
   it('a new stream gets 30 days by default; 0 keeps every line', async () => {
     const a = host('dflt', 'a');
+    // A line to ship: the stream is made with the first line a host sends, not by a look that owes none.
+    expect((await a.flotilla(['task', 'add', 'first', '--id', 'first'])).exitCode).toBe(0);
     const made = await eventually(
       async () => {
         expect((await a.flotilla(['status'])).exitCode).toBe(0);
@@ -121,6 +123,7 @@ describe('the audit stream is bounded by age (real nats-server, two hosts by nam
     );
     expect(made.config.max_age).toBe(nanos(30 * 86_400_000));
     const b = host('dflt', 'b', '  audit_max_age_secs: 0\n');
+    expect((await b.flotilla(['task', 'add', 'second', '--id', 'second'])).exitCode).toBe(0);
     const unbounded = await eventually(
       async () => {
         expect((await b.flotilla(['status'])).exitCode).toBe(0);
