@@ -50,7 +50,7 @@ describe('a shared login refreshed during a run', { timeout: 600_000 }, () => {
         env: () => ({}),
         script: 'first.yaml',
         definitions: { a: `permissions:\n  permission_mode: ${mode}\n` },
-        // Sandbox off in the 'none' case only: the CLI writes the person's file itself, the other way a refresh lands.
+        // Sandbox off in 'none' only, unlike a user's default: the CLI then writes the login file itself.
         ...(sandbox === 'none' ? { config: 'security:\n  sandbox: none\n' } : {}),
       });
       const google = await startFakeGoogle(f.vendor, f.home, { tokens: s });
@@ -63,7 +63,7 @@ describe('a shared login refreshed during a run', { timeout: 600_000 }, () => {
       // The person's access token has expired: Google's API takes only the one its token service issued last.
       f.vendor.accepts = (credential) =>
         credential !== `Bearer ${first.access}` && credential === `Bearer ${s.current}`;
-      // Made first: the person's Google login as Gemini's sign-in leaves it (access token expired), what is shared.
+      // Pre-seeded: the Google login Gemini's sign-in leaves (token expired); a test cannot run that sign-in.
       mkdirSync(join(f.home, '.gemini'));
       const credsFile = join(f.home, '.gemini', 'oauth_creds.json');
       writeFileSync(
@@ -139,7 +139,7 @@ describe('a shared Claude login refreshed during a run', { timeout: 600_000 }, (
         env: (url) => ({ ANTHROPIC_BASE_URL: url }),
         script: 'first.yaml',
         definitions: { a: DONT_ASK },
-        // Sandbox off in the 'none' case only: the CLI writes the person's file itself, the other way a refresh lands.
+        // Sandbox off in 'none' only, unlike a user's default: the CLI then writes the login file itself.
         ...(sandbox === 'none' ? { config: 'security:\n  sandbox: none\n' } : {}),
       });
       // Anthropic's token service, at the host Claude Code refreshes with, stood in for over TLS.
@@ -159,7 +159,7 @@ describe('a shared Claude login refreshed during a run', { timeout: 600_000 }, (
       // The person's access token has expired: the API takes only the one the token service issued last.
       f.vendor.accepts = (credential) =>
         credential !== `Bearer ${first.access}` && credential === `Bearer ${s.current}`;
-      // The person's login, as `claude` and /login leave it (its access token since expired): what this test shares.
+      // Pre-seeded: the login Claude's /login leaves (token expired); a test cannot run that browser sign-in.
       mkdirSync(join(f.home, '.claude'));
       const credsFile = join(f.home, '.claude', '.credentials.json');
       writeFileSync(
@@ -244,7 +244,7 @@ describe('a shared ChatGPT login (Codex) refreshed during a run', { timeout: 600
         env: (url) => ({ OPENAI_BASE_URL: `${url}/v1` }),
         script: 'first.yaml',
         definitions: { a: DONT_ASK },
-        // Sandbox off in the 'none' case only: the CLI writes the person's file itself, the other way a refresh lands.
+        // Sandbox off in 'none' only, unlike a user's default: the CLI then writes the login file itself.
         ...(sandbox === 'none' ? { config: 'security:\n  sandbox: none\n' } : {}),
       });
       // OpenAI's side of a ChatGPT login, stood in for over TLS: its token service, and the
@@ -281,7 +281,7 @@ describe('a shared ChatGPT login (Codex) refreshed during a run', { timeout: 600
       // The person's access token has expired: the API takes only the one the token service issued last.
       f.vendor.accepts = (credential) =>
         credential !== `Bearer ${first.access}` && credential === `Bearer ${s.current}`;
-      // The person's ChatGPT login, as `codex login` leaves it: what this test shares.
+      // Pre-seeded: the ChatGPT login `codex login` leaves; a test cannot run that browser sign-in.
       mkdirSync(join(f.home, '.codex'));
       const authFile = join(f.home, '.codex', 'auth.json');
       writeFileSync(
