@@ -1,11 +1,13 @@
 // §14: the commands agents run constantly — `flotilla send`, `status`, `task list` — from a
 // shell, each taken side by side with `node -e 0` (the floor its ratio divides by): run i of
 // every case comes before run i+1 of any, so a burst of load from the machine's other work
-// hits every case alike. Reports wall and CPU medians, their ratios, the median of the per-pair
+// hits every case alike. `send` is taken twice: `node main.js send`, and `tools/flotilla send`,
+// the sh wrapper a shell finds on PATH (it execs the `node` on PATH). Reports wall and CPU medians, their ratios, the median of the per-pair
 // ratios (run i of a case over run i of `node -e 0`: the figure least moved by load that comes and
 // goes) and the load average.
 //   node bench/hot-commands.mjs [--pairs 15] [--compare /other/dist/cli/main.js,…]   (A/B: each built)
 import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CLI, median, round, tempProject, timeRun } from './lib.mjs';
 import { timeCpu } from './scale.mjs';
@@ -32,6 +34,9 @@ export function runHotCommandsBench({ pairs = 15, compare = [] } = {}) {
       timeRun(process.execPath, [cli, 'status'], opts);
       timeRun(process.execPath, [cli, 'task', 'list'], opts);
       cases[`${tag}flotilla send`] = () => timeCpu(process.execPath, [cli, 'send', 'human', 'hello'], sendOpts);
+      // The checkout's wrapper beside its dist/.
+      const wrapper = join(dirname(cli), '..', '..', 'tools', 'flotilla');
+      cases[`${tag}tools/flotilla send`] = () => timeCpu(wrapper, ['send', 'human', 'hello'], sendOpts);
       cases[`${tag}flotilla status`] = () => timeCpu(process.execPath, [cli, 'status'], opts);
       cases[`${tag}flotilla task list`] = () => timeCpu(process.execPath, [cli, 'task', 'list'], opts);
     }
