@@ -36,12 +36,17 @@ interface Candidate {
   pidStartTime: string;
 }
 
-/** The caller's pid chain, nearest first, with start times read lazily and once. */
+/**
+ * The caller's pid chain, nearest first, walked (/proc, up to init) only when first asked for: a fleet with no
+ * running agent and no hint needs none of it (`flotilla send` from a person's shell, §14). Start times read lazily
+ * and once.
+ */
 class Chain {
-  readonly pids: number[];
+  private walked: number[] | undefined;
   private readonly starts = new Map<number, string | null>();
-  constructor(pid: number) {
-    this.pids = [pid, ...ancestors(pid)];
+  constructor(private readonly pid: number) {}
+  get pids(): number[] {
+    return (this.walked ??= [this.pid, ...ancestors(this.pid)]);
   }
   startTime(pid: number): string | null {
     if (!this.starts.has(pid)) this.starts.set(pid, processStartTime(pid));
@@ -103,6 +108,8 @@ export function findParentAgent(layout: Layout, opts: FindParentOptions = {}): L
   // A forged hint still walks the whole chain: the caller's real agent is reported with it,
   // so a refusal can name it and `approve` can refuse an agent that lies about its name.
   const byPid = liveCandidatesByPid(layout);
+  // No running agent: nobody's process can be an ancestor, and the chain is never walked.
+  if (byPid.size === 0) return { parent: null, ...forged };
   const end = hintAt >= 0 && hinted && !isTerminal(hinted.status) ? hintAt + 1 : chain.pids.length;
   for (let i = 0; i < end; i++) {
     for (const c of byPid.get(chain.pids[i]!) ?? []) {
