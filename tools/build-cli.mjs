@@ -6,6 +6,7 @@
 // - dist/cli/full.mjs plus lazily loaded chunks in dist/chunks/, ES modules: every other
 //   command, loaded by main.js. Heavy packages that only some commands need stay external.
 import { build } from 'esbuild';
+import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
@@ -221,9 +222,24 @@ const cjs = {
 // module; a bundle that leaves modules out is built on its own.
 const entries = fastEntries(routes);
 const plain = entries.filter((e) => !leftOut[e.bundle]);
-await build({ ...cjs, entryPoints: [{ in: 'src/cli/main.ts', out: 'main' }, ...plain.map(({ entry }) => entry)] });
+if (plain.length) await build({ ...cjs, entryPoints: plain.map(({ entry }) => entry) });
 for (const { bundle, entry } of entries.filter((e) => leftOut[e.bundle]))
   await build({ ...cjs, entryPoints: [entry], plugins: [...cjs.plugins, leaveOut(leftOut[bundle])] });
+// main.js last, with each fast bundle's content hash: the key of its code cache, so that main.js
+// need not `stat` the bundle to tell one build from another (src/cli/compile-cache.ts, §14).
+const bundleIds = Object.fromEntries(
+  await Promise.all(
+    entries.map(async ({ bundle }) => {
+      const text = await readFile(new URL(`../dist/cli/fast-${bundle}.js`, import.meta.url));
+      return [bundle, createHash('sha256').update(text).digest('hex').slice(0, 16)];
+    }),
+  ),
+);
+await build({
+  ...cjs,
+  entryPoints: [{ in: 'src/cli/main.ts', out: 'main' }],
+  define: { ...cjs.define, __FLOTILLA_BUNDLE_IDS__: JSON.stringify(bundleIds) },
+});
 await build({
   ...cjs,
   entryPoints: [{ in: 'nats-client-entry', out: 'nats-client' }],

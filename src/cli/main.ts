@@ -2,7 +2,7 @@
 import { join } from 'node:path';
 import { requireCached } from './compile-cache.js';
 import { guardStdout, guardStderr, reportError, writeOut } from './output.js';
-import { commandIndex, FAST_COMMANDS, firstCommandName } from './route.js';
+import { BUNDLE_IDS, commandIndex, FAST_COMMANDS, firstCommandName } from './route.js';
 import { VERSION } from '../versions.js';
 
 /**
@@ -31,7 +31,7 @@ async function start(argv: string[]): Promise<number> {
   }
   const bundle = name === undefined ? undefined : FAST_COMMANDS[name];
   if (bundle) {
-    const fast = requireCached(join(import.meta.dirname, `fast-${bundle}.js`));
+    const fast = requireCached(join(import.meta.dirname, `fast-${bundle}.js`), BUNDLE_IDS[bundle]);
     // null: not this bundle's to run (help, a mistake, a path it leaves out): the full CLI's.
     const code = await (fast.exports as { run(args: string[]): Promise<number | null> | null }).run(args);
     // Only a run that did the whole of a command leaves its compiled code for the next (compile-cache.ts).

@@ -30,3 +30,10 @@ declare const __FLOTILLA_FAST_COMMANDS__: Record<string, string> | undefined;
  */
 export const FAST_COMMANDS: Record<string, string> =
   typeof __FLOTILLA_FAST_COMMANDS__ === 'object' ? __FLOTILLA_FAST_COMMANDS__ : {};
+
+// tools/build-cli.mjs writes each fast bundle's content hash here, once the bundles are built; undefined as above.
+declare const __FLOTILLA_BUNDLE_IDS__: Record<string, string> | undefined;
+
+/** Each fast bundle's build, by bundle name: its code cache's key (compile-cache.ts), known without a `stat`. */
+export const BUNDLE_IDS: Record<string, string> =
+  typeof __FLOTILLA_BUNDLE_IDS__ === 'object' ? __FLOTILLA_BUNDLE_IDS__ : {};

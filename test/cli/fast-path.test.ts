@@ -143,7 +143,10 @@ describe('the fast path', () => {
       expect(r.exitCode, `${args.join(' ')}: ${String(r.stderr)}`).toBe(0);
     }
     // Each bundle that ran wrote its code cache; the client's file, had any run read it, would have one too.
-    const caches = readdirSync(cacheDir).map((n) => n.replace(/-[^-]+-\d+-\d+-v[\d.]+-\w+\.cache$/, ''));
+    // A cache's name: the bundle, its path's hash, its build (a fast bundle's content hash, else size and mtime), Node.
+    const caches = readdirSync(cacheDir).map((n) =>
+      n.replace(/-[^-]+-(?:[0-9a-f]{16}|\d+-\d+)-v[\d.]+-\w+\.cache$/, ''),
+    );
     expect(caches.sort()).toEqual(['fast-review', 'fast-send', 'fast-status', 'fast-task']);
     expect(readFileSync(CLI.replace(/main\.js$/, 'fast-status.js'), 'utf8')).not.toContain('node_modules/@nats-io/');
   });
