@@ -1,6 +1,7 @@
 // Bundles the CLI (§14 start-up budget) into
-// - dist/cli/main.js, CommonJS: the entry, and dist/cli/fast-<name>.js, one CommonJS bundle
-//   per fast command (src/cli/fast.ts), so that `flotilla send` reads two files of ours and
+// - dist/cli/main.js, CommonJS: the entry, a few lines that load dist/cli/start.js (the router)
+//   through V8's code cache, and dist/cli/fast-<name>.js, one CommonJS bundle per fast command
+//   (src/cli/fast.ts), so that `flotilla send` reads three files of ours (and two caches) and
 //   never starts Node's ES module loader; packages load from node_modules, only when needed,
 //   but the NATS client, which is dist/cli/nats-client.js, read only by a command on a bus;
 // - dist/cli/full.mjs plus lazily loaded chunks in dist/chunks/, ES modules: every other
@@ -225,20 +226,25 @@ const plain = entries.filter((e) => !leftOut[e.bundle]);
 if (plain.length) await build({ ...cjs, entryPoints: plain.map(({ entry }) => entry) });
 for (const { bundle, entry } of entries.filter((e) => leftOut[e.bundle]))
   await build({ ...cjs, entryPoints: [entry], plugins: [...cjs.plugins, leaveOut(leftOut[bundle])] });
-// main.js last, with each fast bundle's content hash: the key of its code cache, so that main.js
-// need not `stat` the bundle to tell one build from another (src/cli/compile-cache.ts, §14).
-const bundleIds = Object.fromEntries(
-  await Promise.all(
-    entries.map(async ({ bundle }) => {
-      const text = await readFile(new URL(`../dist/cli/fast-${bundle}.js`, import.meta.url));
-      return [bundle, createHash('sha256').update(text).digest('hex').slice(0, 16)];
-    }),
-  ),
-);
+// Then start.js, which routes commands, with each fast bundle's content hash: the key of its code
+// cache, so that it need not `stat` a bundle to tell one build from another (src/cli/compile-cache.ts,
+// §14); and main.js, the entry, with start.js's.
+const contentId = async (name) =>
+  createHash('sha256')
+    .update(await readFile(new URL(`../dist/cli/${name}`, import.meta.url)))
+    .digest('hex')
+    .slice(0, 16);
+const bundleIds = {};
+for (const { bundle } of entries) bundleIds[bundle] = await contentId(`fast-${bundle}.js`);
+await build({
+  ...cjs,
+  entryPoints: [{ in: 'src/cli/start.ts', out: 'start' }],
+  define: { ...cjs.define, __FLOTILLA_BUNDLE_IDS__: JSON.stringify(bundleIds) },
+});
 await build({
   ...cjs,
   entryPoints: [{ in: 'src/cli/main.ts', out: 'main' }],
-  define: { ...cjs.define, __FLOTILLA_BUNDLE_IDS__: JSON.stringify(bundleIds) },
+  define: { ...cjs.define, __FLOTILLA_START_ID__: JSON.stringify(await contentId('start.js')) },
 });
 await build({
   ...cjs,

@@ -1,69 +1,20 @@
 #!/usr/bin/env node
 import { join } from 'node:path';
 import { requireCached } from './compile-cache.js';
-import { guardStdout, guardStderr, reportError, writeOut } from './output.js';
-import { BUNDLE_IDS, commandIndex, FAST_COMMANDS, firstCommandName } from './route.js';
-import { VERSION } from '../versions.js';
+
+// tools/build-cli.mjs writes start.js's content hash here (its code cache's key); under vitest and in tsc's per-file
+// output it is not defined, and the cache is keyed by the file's size and mtime.
+declare const __FLOTILLA_START_ID__: string | undefined;
 
 /**
- * The `flotilla` executable. Built as CommonJS (tools/build-cli.mjs): Node's ES module loader
- * alone costs ~8 ms of a ~40 ms start, and agents call `flotilla send` constantly (§14).
- * `send`, `status` and `watch` run from their own small CommonJS bundles (fast.ts), loaded through
- * V8's code cache (compile-cache.ts); everything else, and any command line those do not
- * take, loads the full CLI (full.ts: commander and the command's own module) as ES modules.
+ * The `flotilla` executable, kept to this: Node compiles an entry file from its source on every
+ * call, ~1 ms of a `flotilla send` for the ~16 KB that routed commands here (§14). That code is
+ * dist/cli/start.js (start.ts), read through V8's code cache like the fast bundles it loads
+ * (compile-cache.ts). The full CLI is an ES module, imported from here: code that node:vm
+ * compiled cannot `import()`.
  */
-async function start(argv: string[]): Promise<number> {
-  const args = argv.slice(2);
-  if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
-    writeOut(VERSION + '\n');
-    return 0;
-  }
-  const name = firstCommandName(args);
-  // Where the fleet root is read-only (an agent's sandbox), or the bus's credentials are its
-  // harness's (FLOTILLA_DOOR_BUS), fleet commands are run by the agent's harness through its
-  // door (cli/door-forward.ts); nothing is loaded for anyone else.
-  const door = process.env.FLOTILLA_DOOR;
-  const viaBus = process.env.FLOTILLA_DOOR_BUS === '1';
-  if (door && name !== undefined && name !== 'send' && (name !== 'status' || viaBus)) {
-    const { forwardThroughDoor } = await import('./door-forward.js');
-    const code = await forwardThroughDoor(door, args, commandIndex(args), viaBus);
-    if (code !== null) return code;
-  }
-  const bundle = name === undefined ? undefined : FAST_COMMANDS[name];
-  if (bundle) {
-    const fast = requireCached(join(import.meta.dirname, `fast-${bundle}.js`), BUNDLE_IDS[bundle]);
-    // null: not this bundle's to run (help, a mistake, a path it leaves out): the full CLI's.
-    const code = await (fast.exports as { run(args: string[]): Promise<number | null> | null }).run(args);
-    // Only a run that did the whole of a command leaves its compiled code for the next (compile-cache.ts).
-    if (code !== 0) fast.skip();
-    if (code !== null) return code;
-  }
-  // `send` and `status` never touch process.stdout (writeOut): it is made here, for the rest.
-  guardStdout();
-  guardStderr();
-  const { main } = await import('./full.js');
-  return main(argv);
-}
-
-// A command's closers (src/at-exit.ts) are run by the bundle that ran it: fast.ts, full.ts.
-void start(process.argv).then(
-  (code) => {
-    process.exitCode = code;
-    exitWhenIdle();
-  },
-  (err: unknown) => {
-    process.exitCode = reportError(err);
-  },
+const start = requireCached(
+  join(import.meta.dirname, 'start.js'),
+  typeof __FLOTILLA_START_ID__ === 'string' ? __FLOTILLA_START_ID__ : undefined,
 );
-
-/**
- * Ends the process once its command has left nothing running (no timer, socket, child or file
- * call: the event loop would end now anyway) rather than after Node's own teardown of the loop
- * and the heap, ~1 ms of every `flotilla send` (§14). 'exit' listeners run either way
- * (compile-cache.ts writes its cache in one); with anything still running, Node ends as usual.
- */
-function exitWhenIdle(): void {
-  setImmediate(() => {
-    if (process.getActiveResourcesInfo().length === 0 && process.listenerCount('beforeExit') === 0) process.exit();
-  });
-}
+(start.exports as typeof import('./start.js')).run(process.argv, start.skip, () => import('./full.js'));
