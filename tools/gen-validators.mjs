@@ -75,8 +75,14 @@ export function generateValidator(
     return `  if (!${pattern(cd.pattern)}.test(v as string)) bad.push({ path: p, message: ${lit(message)} });`;
   };
   const lit = (v) => JSON.stringify(v);
+  // One function per distinct body: a union's branches repeat the same fields, and each copy was
+  // source and code cache that every `flotilla send` read (§14). Bodies name only functions
+  // emitted before them, so equal bodies check the same.
+  const byBody = new Map();
   const emit = (body) => {
+    if (byBody.has(body)) return byBody.get(body);
     const name = `v${n++}`;
+    byBody.set(body, name);
     fns.push(`function ${name}(v: unknown, p: string, bad: Issue[]): unknown {\n${body}\n}`);
     return name;
   };

@@ -22,604 +22,287 @@ function v2(v: unknown, p: string, bad: Issue[]): unknown {
 }
 
 function v3(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  return v;
+  return v === null ? null : v2(v, p, bad);
 }
 
 function v4(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  return v;
-}
-
-function v5(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === null ? null : v4(v, p, bad);
-}
-
-function v6(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  return v;
-}
-
-function v7(v: unknown, p: string, bad: Issue[]): unknown {
   if (typeof v !== 'number' || !Number.isFinite(v)) { bad.push({ path: p, message: 'expected a number' }); return v; }
   if (!Number.isSafeInteger(v)) bad.push({ path: p, message: 'expected an integer' });
   if (!((v as number) >= 0)) bad.push({ path: p, message: 'too small: expected >=0' });
   return v;
 }
 
-function v8(v: unknown, p: string, bad: Issue[]): unknown {
+function v5(v: unknown, p: string, bad: Issue[]): unknown {
   if (typeof v !== 'number' || !Number.isFinite(v)) { bad.push({ path: p, message: 'expected a number' }); return v; }
   if (!Number.isSafeInteger(v)) bad.push({ path: p, message: 'expected an integer' });
   if (!((v as number) > 0)) bad.push({ path: p, message: 'too small: expected >0' });
   return v;
 }
 
+function v6(v: unknown, p: string, bad: Issue[]): unknown {
+  return v === null ? null : v5(v, p, bad);
+}
+
+function v7(v: unknown, p: string, bad: Issue[]): unknown {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) { bad.push({ path: p, message: 'expected an object' }); return v; }
+  const o = v as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  { const r = v3(o["socket"], p + ".socket", bad); if (r !== undefined) out["socket"] = r; }
+  { const r = v2(o["sessionId"], p + ".sessionId", bad); if (r !== undefined) out["sessionId"] = r; }
+  { const r = v2(o["windowId"], p + ".windowId", bad); if (r !== undefined) out["windowId"] = r; }
+  { const r = v2(o["paneId"], p + ".paneId", bad); if (r !== undefined) out["paneId"] = r; }
+  return out;
+}
+
+function v8(v: unknown, p: string, bad: Issue[]): unknown {
+  return v === null ? null : v7(v, p, bad);
+}
+
 function v9(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === null ? null : v8(v, p, bad);
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) { bad.push({ path: p, message: 'expected an object' }); return v; }
+  const o = v as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  { const r = v3(o["branch"], p + ".branch", bad); if (r !== undefined) out["branch"] = r; }
+  { const r = v2(o["commit"], p + ".commit", bad); if (r !== undefined) out["commit"] = r; }
+  return out;
 }
 
 function v10(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  return v;
+  return v === null ? null : v9(v, p, bad);
 }
 
 function v11(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === null ? null : v10(v, p, bad);
+  return v === undefined ? undefined : v10(v, p, bad);
 }
 
 function v12(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
+  if (!(["interactive","oneshot","headless"] as unknown[]).includes(v)) bad.push({ path: p, message: "expected one of interactive, oneshot, headless" });
   return v;
 }
 
 function v13(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === null ? null : v12(v, p, bad);
+  if (!(["spawning","starting","working","idle","waiting_approval","queued","completed","failed","cancelled","timed_out","crashed","refused","lost"] as unknown[]).includes(v)) bad.push({ path: p, message: "expected one of spawning, starting, working, idle, waiting_approval, queued, completed, failed, cancelled, timed_out, crashed, refused, lost" });
+  return v;
 }
 
 function v14(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
+  if (typeof v !== 'number' || !Number.isFinite(v)) { bad.push({ path: p, message: 'expected a number' }); return v; }
+  if (!((v as number) > 0)) bad.push({ path: p, message: 'too small: expected >0' });
   return v;
 }
 
 function v15(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  return v;
+  return v === undefined ? structuredClone(0) : v4(v, p, bad);
 }
 
 function v16(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
+  if (typeof v !== 'number' || !Number.isFinite(v)) { bad.push({ path: p, message: 'expected a number' }); return v; }
+  if (!((v as number) >= 0)) bad.push({ path: p, message: 'too small: expected >=0' });
   return v;
 }
 
 function v17(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) { bad.push({ path: p, message: 'expected an object' }); return v; }
-  const o = v as Record<string, unknown>;
-  const out: Record<string, unknown> = {};
-  { const r = v13(o["socket"], p + ".socket", bad); if (r !== undefined) out["socket"] = r; }
-  { const r = v14(o["sessionId"], p + ".sessionId", bad); if (r !== undefined) out["sessionId"] = r; }
-  { const r = v15(o["windowId"], p + ".windowId", bad); if (r !== undefined) out["windowId"] = r; }
-  { const r = v16(o["paneId"], p + ".paneId", bad); if (r !== undefined) out["paneId"] = r; }
-  return out;
+  return v === null ? null : v16(v, p, bad);
 }
 
 function v18(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === null ? null : v17(v, p, bad);
+  return v === undefined ? structuredClone(null) : v17(v, p, bad);
 }
 
 function v19(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  return v;
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) { bad.push({ path: p, message: 'expected an object' }); return v; }
+  const o = v as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  { const r = v15(o["inputTokens"], p + ".inputTokens", bad); if (r !== undefined) out["inputTokens"] = r; }
+  { const r = v15(o["outputTokens"], p + ".outputTokens", bad); if (r !== undefined) out["outputTokens"] = r; }
+  { const r = v18(o["costUsd"], p + ".costUsd", bad); if (r !== undefined) out["costUsd"] = r; }
+  return out;
 }
 
 function v20(v: unknown, p: string, bad: Issue[]): unknown {
   if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
+  if ((v as string).length > 500) bad.push({ path: p, message: 'too long: at most 500 characters' });
   return v;
 }
 
 function v21(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === null ? null : v20(v, p, bad);
+  if (typeof v !== 'boolean') bad.push({ path: p, message: 'expected a boolean' });
+  return v;
 }
 
 function v22(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
+  if (!(["plan","default","accept_edits","dont_ask","bypass_permissions"] as unknown[]).includes(v)) bad.push({ path: p, message: "expected one of plan, default, accept_edits, dont_ask, bypass_permissions" });
   return v;
 }
 
 function v23(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === null ? null : v22(v, p, bad);
+  if (!Array.isArray(v)) { bad.push({ path: p, message: 'expected an array' }); return v; }
+  return v.map((x, i) => v2(x, p + '.' + i, bad));
 }
 
 function v24(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  return v;
+  return v === undefined ? structuredClone([]) : v23(v, p, bad);
 }
 
 function v25(v: unknown, p: string, bad: Issue[]): unknown {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) { bad.push({ path: p, message: 'expected an object' }); return v; }
   const o = v as Record<string, unknown>;
   const out: Record<string, unknown> = {};
-  { const r = v23(o["branch"], p + ".branch", bad); if (r !== undefined) out["branch"] = r; }
-  { const r = v24(o["commit"], p + ".commit", bad); if (r !== undefined) out["commit"] = r; }
+  { const r = v23(o["tools"], p + ".tools", bad); if (r !== undefined) out["tools"] = r; }
+  { const r = v22(o["permissionMode"], p + ".permissionMode", bad); if (r !== undefined) out["permissionMode"] = r; }
+  { const r = v24(o["secrets"], p + ".secrets", bad); if (r !== undefined) out["secrets"] = r; }
   return out;
 }
 
 function v26(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === null ? null : v25(v, p, bad);
-}
-
-function v27(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === undefined ? undefined : v26(v, p, bad);
-}
-
-function v28(v: unknown, p: string, bad: Issue[]): unknown {
-  if (!(["interactive","oneshot","headless"] as unknown[]).includes(v)) bad.push({ path: p, message: "expected one of interactive, oneshot, headless" });
-  return v;
-}
-
-function v29(v: unknown, p: string, bad: Issue[]): unknown {
-  if (!(["spawning","starting","working","idle","waiting_approval","queued","completed","failed","cancelled","timed_out","crashed","refused","lost"] as unknown[]).includes(v)) bad.push({ path: p, message: "expected one of spawning, starting, working, idle, waiting_approval, queued, completed, failed, cancelled, timed_out, crashed, refused, lost" });
-  return v;
-}
-
-function v30(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  return v;
-}
-
-function v31(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === null ? null : v30(v, p, bad);
-}
-
-function v32(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  return v;
-}
-
-function v33(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  return v;
-}
-
-function v34(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === null ? null : v33(v, p, bad);
-}
-
-function v35(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  return v;
-}
-
-function v36(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === null ? null : v35(v, p, bad);
-}
-
-function v37(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'number' || !Number.isFinite(v)) { bad.push({ path: p, message: 'expected a number' }); return v; }
-  if (!Number.isSafeInteger(v)) bad.push({ path: p, message: 'expected an integer' });
-  if (!((v as number) >= 0)) bad.push({ path: p, message: 'too small: expected >=0' });
-  return v;
-}
-
-function v38(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'number' || !Number.isFinite(v)) { bad.push({ path: p, message: 'expected a number' }); return v; }
-  if (!Number.isSafeInteger(v)) bad.push({ path: p, message: 'expected an integer' });
-  if (!((v as number) > 0)) bad.push({ path: p, message: 'too small: expected >0' });
-  return v;
-}
-
-function v39(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'number' || !Number.isFinite(v)) { bad.push({ path: p, message: 'expected a number' }); return v; }
-  if (!((v as number) > 0)) bad.push({ path: p, message: 'too small: expected >0' });
-  return v;
-}
-
-function v40(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'number' || !Number.isFinite(v)) { bad.push({ path: p, message: 'expected a number' }); return v; }
-  if (!Number.isSafeInteger(v)) bad.push({ path: p, message: 'expected an integer' });
-  if (!((v as number) >= 0)) bad.push({ path: p, message: 'too small: expected >=0' });
-  return v;
-}
-
-function v41(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === undefined ? structuredClone(0) : v40(v, p, bad);
-}
-
-function v42(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'number' || !Number.isFinite(v)) { bad.push({ path: p, message: 'expected a number' }); return v; }
-  if (!Number.isSafeInteger(v)) bad.push({ path: p, message: 'expected an integer' });
-  if (!((v as number) >= 0)) bad.push({ path: p, message: 'too small: expected >=0' });
-  return v;
-}
-
-function v43(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === undefined ? structuredClone(0) : v42(v, p, bad);
-}
-
-function v44(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'number' || !Number.isFinite(v)) { bad.push({ path: p, message: 'expected a number' }); return v; }
-  if (!((v as number) >= 0)) bad.push({ path: p, message: 'too small: expected >=0' });
-  return v;
-}
-
-function v45(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === null ? null : v44(v, p, bad);
-}
-
-function v46(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === undefined ? structuredClone(null) : v45(v, p, bad);
-}
-
-function v47(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) { bad.push({ path: p, message: 'expected an object' }); return v; }
-  const o = v as Record<string, unknown>;
-  const out: Record<string, unknown> = {};
-  { const r = v41(o["inputTokens"], p + ".inputTokens", bad); if (r !== undefined) out["inputTokens"] = r; }
-  { const r = v43(o["outputTokens"], p + ".outputTokens", bad); if (r !== undefined) out["outputTokens"] = r; }
-  { const r = v46(o["costUsd"], p + ".costUsd", bad); if (r !== undefined) out["costUsd"] = r; }
-  return out;
-}
-
-function v48(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  if ((v as string).length > 500) bad.push({ path: p, message: 'too long: at most 500 characters' });
-  return v;
-}
-
-function v49(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  return v;
-}
-
-function v50(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'boolean') bad.push({ path: p, message: 'expected a boolean' });
-  return v;
-}
-
-function v51(v: unknown, p: string, bad: Issue[]): unknown {
-  if (!(["plan","default","accept_edits","dont_ask","bypass_permissions"] as unknown[]).includes(v)) bad.push({ path: p, message: "expected one of plan, default, accept_edits, dont_ask, bypass_permissions" });
-  return v;
-}
-
-function v52(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  return v;
-}
-
-function v53(v: unknown, p: string, bad: Issue[]): unknown {
-  if (!Array.isArray(v)) { bad.push({ path: p, message: 'expected an array' }); return v; }
-  return v.map((x, i) => v52(x, p + '.' + i, bad));
-}
-
-function v54(v: unknown, p: string, bad: Issue[]): unknown {
-  if (!(["plan","default","accept_edits","dont_ask","bypass_permissions"] as unknown[]).includes(v)) bad.push({ path: p, message: "expected one of plan, default, accept_edits, dont_ask, bypass_permissions" });
-  return v;
-}
-
-function v55(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  return v;
-}
-
-function v56(v: unknown, p: string, bad: Issue[]): unknown {
-  if (!Array.isArray(v)) { bad.push({ path: p, message: 'expected an array' }); return v; }
-  return v.map((x, i) => v55(x, p + '.' + i, bad));
-}
-
-function v57(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === undefined ? structuredClone([]) : v56(v, p, bad);
-}
-
-function v58(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) { bad.push({ path: p, message: 'expected an object' }); return v; }
-  const o = v as Record<string, unknown>;
-  const out: Record<string, unknown> = {};
-  { const r = v53(o["tools"], p + ".tools", bad); if (r !== undefined) out["tools"] = r; }
-  { const r = v54(o["permissionMode"], p + ".permissionMode", bad); if (r !== undefined) out["permissionMode"] = r; }
-  { const r = v57(o["secrets"], p + ".secrets", bad); if (r !== undefined) out["secrets"] = r; }
-  return out;
-}
-
-function v59(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'boolean') bad.push({ path: p, message: 'expected a boolean' });
-  return v;
-}
-
-function v60(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  return v;
-}
-
-function v61(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === null ? null : v60(v, p, bad);
-}
-
-function v62(v: unknown, p: string, bad: Issue[]): unknown {
   if (!(["agent","human","cron"] as unknown[]).includes(v)) bad.push({ path: p, message: "expected one of agent, human, cron" });
   return v;
 }
 
-function v63(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'number' || !Number.isFinite(v)) { bad.push({ path: p, message: 'expected a number' }); return v; }
-  if (!Number.isSafeInteger(v)) bad.push({ path: p, message: 'expected an integer' });
-  if (!((v as number) > 0)) bad.push({ path: p, message: 'too small: expected >0' });
-  return v;
+function v27(v: unknown, p: string, bad: Issue[]): unknown {
+  return v === undefined ? structuredClone(1) : v5(v, p, bad);
 }
 
-function v64(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === undefined ? structuredClone(1) : v63(v, p, bad);
-}
-
-function v65(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'number' || !Number.isFinite(v)) { bad.push({ path: p, message: 'expected a number' }); return v; }
-  if (!Number.isSafeInteger(v)) bad.push({ path: p, message: 'expected an integer' });
-  if (!((v as number) > 0)) bad.push({ path: p, message: 'too small: expected >0' });
-  return v;
-}
-
-function v66(v: unknown, p: string, bad: Issue[]): unknown {
+function v28(v: unknown, p: string, bad: Issue[]): unknown {
   if (!(["completed","failed","cancelled","timed_out","crashed","refused","lost"] as unknown[]).includes(v)) bad.push({ path: p, message: "expected one of completed, failed, cancelled, timed_out, crashed, refused, lost" });
   return v;
 }
 
-function v67(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  return v;
-}
-
-function v68(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === null ? null : v67(v, p, bad);
-}
-
-function v69(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  return v;
-}
-
-function v70(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  return v;
-}
-
-function v71(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === null ? null : v70(v, p, bad);
-}
-
-function v72(v: unknown, p: string, bad: Issue[]): unknown {
+function v29(v: unknown, p: string, bad: Issue[]): unknown {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) { bad.push({ path: p, message: 'expected an object' }); return v; }
   const o = v as Record<string, unknown>;
   const out: Record<string, unknown> = {};
-  { const r = v65(o["task"], p + ".task", bad); if (r !== undefined) out["task"] = r; }
-  { const r = v66(o["status"], p + ".status", bad); if (r !== undefined) out["status"] = r; }
-  { const r = v68(o["exitReason"], p + ".exitReason", bad); if (r !== undefined) out["exitReason"] = r; }
-  { const r = v69(o["finishedAt"], p + ".finishedAt", bad); if (r !== undefined) out["finishedAt"] = r; }
-  { const r = v71(o["outputPath"], p + ".outputPath", bad); if (r !== undefined) out["outputPath"] = r; }
+  { const r = v5(o["task"], p + ".task", bad); if (r !== undefined) out["task"] = r; }
+  { const r = v28(o["status"], p + ".status", bad); if (r !== undefined) out["status"] = r; }
+  { const r = v3(o["exitReason"], p + ".exitReason", bad); if (r !== undefined) out["exitReason"] = r; }
+  { const r = v2(o["finishedAt"], p + ".finishedAt", bad); if (r !== undefined) out["finishedAt"] = r; }
+  { const r = v3(o["outputPath"], p + ".outputPath", bad); if (r !== undefined) out["outputPath"] = r; }
   return out;
 }
 
-function v73(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === null ? null : v72(v, p, bad);
+function v30(v: unknown, p: string, bad: Issue[]): unknown {
+  return v === null ? null : v29(v, p, bad);
 }
 
-function v74(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === undefined ? structuredClone(null) : v73(v, p, bad);
+function v31(v: unknown, p: string, bad: Issue[]): unknown {
+  return v === undefined ? structuredClone(null) : v30(v, p, bad);
 }
 
-function v75(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'number' || !Number.isFinite(v)) { bad.push({ path: p, message: 'expected a number' }); return v; }
-  if (!Number.isSafeInteger(v)) bad.push({ path: p, message: 'expected an integer' });
-  if (!((v as number) >= 0)) bad.push({ path: p, message: 'too small: expected >=0' });
-  return v;
+function v32(v: unknown, p: string, bad: Issue[]): unknown {
+  return v === null ? null : v4(v, p, bad);
 }
 
-function v76(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === undefined ? structuredClone(0) : v75(v, p, bad);
+function v33(v: unknown, p: string, bad: Issue[]): unknown {
+  return v === undefined ? structuredClone(null) : v32(v, p, bad);
 }
 
-function v77(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'number' || !Number.isFinite(v)) { bad.push({ path: p, message: 'expected a number' }); return v; }
-  if (!Number.isSafeInteger(v)) bad.push({ path: p, message: 'expected an integer' });
-  if (!((v as number) >= 0)) bad.push({ path: p, message: 'too small: expected >=0' });
-  return v;
+function v34(v: unknown, p: string, bad: Issue[]): unknown {
+  return v === undefined ? structuredClone(null) : v3(v, p, bad);
 }
 
-function v78(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === null ? null : v77(v, p, bad);
-}
-
-function v79(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === undefined ? structuredClone(null) : v78(v, p, bad);
-}
-
-function v80(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  return v;
-}
-
-function v81(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === null ? null : v80(v, p, bad);
-}
-
-function v82(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === undefined ? structuredClone(null) : v81(v, p, bad);
-}
-
-function v83(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  return v;
-}
-
-function v84(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  return v;
-}
-
-function v85(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  return v;
-}
-
-function v86(v: unknown, p: string, bad: Issue[]): unknown {
+function v35(v: unknown, p: string, bad: Issue[]): unknown {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) { bad.push({ path: p, message: 'expected an object' }); return v; }
   const o = v as Record<string, unknown>;
   const out: Record<string, unknown> = {};
-  { const r = v83(o["key"], p + ".key", bad); if (r !== undefined) out["key"] = r; }
-  { const r = v84(o["requestId"], p + ".requestId", bad); if (r !== undefined) out["requestId"] = r; }
-  { const r = v85(o["expiresAt"], p + ".expiresAt", bad); if (r !== undefined) out["expiresAt"] = r; }
+  { const r = v2(o["key"], p + ".key", bad); if (r !== undefined) out["key"] = r; }
+  { const r = v2(o["requestId"], p + ".requestId", bad); if (r !== undefined) out["requestId"] = r; }
+  { const r = v2(o["expiresAt"], p + ".expiresAt", bad); if (r !== undefined) out["expiresAt"] = r; }
   return out;
 }
 
-function v87(v: unknown, p: string, bad: Issue[]): unknown {
+function v36(v: unknown, p: string, bad: Issue[]): unknown {
   if (!Array.isArray(v)) { bad.push({ path: p, message: 'expected an array' }); return v; }
-  return v.map((x, i) => v86(x, p + '.' + i, bad));
+  return v.map((x, i) => v35(x, p + '.' + i, bad));
 }
 
-function v88(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === undefined ? structuredClone([]) : v87(v, p, bad);
+function v37(v: unknown, p: string, bad: Issue[]): unknown {
+  return v === undefined ? structuredClone([]) : v36(v, p, bad);
 }
 
-function v89(v: unknown, p: string, bad: Issue[]): unknown {
+function v38(v: unknown, p: string, bad: Issue[]): unknown {
   if (!(["flotilla","claude","codex","gemini"] as unknown[]).includes(v)) bad.push({ path: p, message: "expected one of flotilla, claude, codex, gemini" });
   return v;
 }
 
-function v90(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === undefined ? structuredClone("flotilla") : v89(v, p, bad);
+function v39(v: unknown, p: string, bad: Issue[]): unknown {
+  return v === undefined ? structuredClone("flotilla") : v38(v, p, bad);
 }
 
-function v91(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  return v;
-}
-
-function v92(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  return v;
-}
-
-function v93(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  return v;
-}
-
-function v94(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  return v;
-}
-
-function v95(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === null ? null : v94(v, p, bad);
-}
-
-function v96(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === undefined ? structuredClone(null) : v95(v, p, bad);
-}
-
-function v97(v: unknown, p: string, bad: Issue[]): unknown {
+function v40(v: unknown, p: string, bad: Issue[]): unknown {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) { bad.push({ path: p, message: 'expected an object' }); return v; }
   const o = v as Record<string, unknown>;
   const out: Record<string, unknown> = {};
-  { const r = v91(o["name"], p + ".name", bad); if (r !== undefined) out["name"] = r; }
-  { const r = v92(o["runId"], p + ".runId", bad); if (r !== undefined) out["runId"] = r; }
-  { const r = v93(o["slot"], p + ".slot", bad); if (r !== undefined) out["slot"] = r; }
-  { const r = v96(o["notify"], p + ".notify", bad); if (r !== undefined) out["notify"] = r; }
+  { const r = v2(o["name"], p + ".name", bad); if (r !== undefined) out["name"] = r; }
+  { const r = v2(o["runId"], p + ".runId", bad); if (r !== undefined) out["runId"] = r; }
+  { const r = v2(o["slot"], p + ".slot", bad); if (r !== undefined) out["slot"] = r; }
+  { const r = v34(o["notify"], p + ".notify", bad); if (r !== undefined) out["notify"] = r; }
   return out;
 }
 
-function v98(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === null ? null : v97(v, p, bad);
+function v41(v: unknown, p: string, bad: Issue[]): unknown {
+  return v === null ? null : v40(v, p, bad);
 }
 
-function v99(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === undefined ? structuredClone(null) : v98(v, p, bad);
+function v42(v: unknown, p: string, bad: Issue[]): unknown {
+  return v === undefined ? structuredClone(null) : v41(v, p, bad);
 }
 
-function v100(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  return v;
+function v43(v: unknown, p: string, bad: Issue[]): unknown {
+  return v === undefined ? structuredClone(false) : v21(v, p, bad);
 }
 
-function v101(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === null ? null : v100(v, p, bad);
-}
-
-function v102(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === undefined ? structuredClone(null) : v101(v, p, bad);
-}
-
-function v103(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'boolean') bad.push({ path: p, message: 'expected a boolean' });
-  return v;
-}
-
-function v104(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === undefined ? structuredClone(false) : v103(v, p, bad);
-}
-
-function v105(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  return v;
-}
-
-function v106(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === null ? null : v105(v, p, bad);
-}
-
-function v107(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === undefined ? structuredClone(null) : v106(v, p, bad);
-}
-
-function v108(v: unknown, p: string, bad: Issue[]): unknown {
+function v44(v: unknown, p: string, bad: Issue[]): unknown {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) { bad.push({ path: p, message: 'expected an object' }); return v; }
   const o = v as Record<string, unknown>;
   const out: Record<string, unknown> = {};
   { const r = v1(o["version"], p + ".version", bad); if (r !== undefined) out["version"] = r; }
   { const r = v2(o["id"], p + ".id", bad); if (r !== undefined) out["id"] = r; }
-  { const r = v3(o["name"], p + ".name", bad); if (r !== undefined) out["name"] = r; }
-  { const r = v5(o["parentId"], p + ".parentId", bad); if (r !== undefined) out["parentId"] = r; }
-  { const r = v6(o["rootId"], p + ".rootId", bad); if (r !== undefined) out["rootId"] = r; }
-  { const r = v7(o["depth"], p + ".depth", bad); if (r !== undefined) out["depth"] = r; }
-  { const r = v9(o["pid"], p + ".pid", bad); if (r !== undefined) out["pid"] = r; }
-  { const r = v11(o["pidStartTime"], p + ".pidStartTime", bad); if (r !== undefined) out["pidStartTime"] = r; }
-  { const r = v18(o["tmux"], p + ".tmux", bad); if (r !== undefined) out["tmux"] = r; }
-  { const r = v19(o["cwd"], p + ".cwd", bad); if (r !== undefined) out["cwd"] = r; }
-  { const r = v21(o["worktree"], p + ".worktree", bad); if (r !== undefined) out["worktree"] = r; }
-  { const r = v27(o["base"], p + ".base", bad); if (r !== undefined) out["base"] = r; }
-  { const r = v28(o["mode"], p + ".mode", bad); if (r !== undefined) out["mode"] = r; }
-  { const r = v29(o["status"], p + ".status", bad); if (r !== undefined) out["status"] = r; }
-  { const r = v31(o["exitReason"], p + ".exitReason", bad); if (r !== undefined) out["exitReason"] = r; }
-  { const r = v32(o["createdAt"], p + ".createdAt", bad); if (r !== undefined) out["createdAt"] = r; }
-  { const r = v34(o["startedAt"], p + ".startedAt", bad); if (r !== undefined) out["startedAt"] = r; }
-  { const r = v36(o["finishedAt"], p + ".finishedAt", bad); if (r !== undefined) out["finishedAt"] = r; }
-  { const r = v37(o["turns"], p + ".turns", bad); if (r !== undefined) out["turns"] = r; }
-  { const r = v38(o["maxTurns"], p + ".maxTurns", bad); if (r !== undefined) out["maxTurns"] = r; }
-  { const r = v39(o["timeoutSecs"], p + ".timeoutSecs", bad); if (r !== undefined) out["timeoutSecs"] = r; }
-  { const r = v47(o["usage"], p + ".usage", bad); if (r !== undefined) out["usage"] = r; }
-  { const r = v48(o["lastLine"], p + ".lastLine", bad); if (r !== undefined) out["lastLine"] = r; }
-  { const r = v49(o["model"], p + ".model", bad); if (r !== undefined) out["model"] = r; }
-  { const r = v50(o["scripted"], p + ".scripted", bad); if (r !== undefined) out["scripted"] = r; }
-  { const r = v51(o["permissionMode"], p + ".permissionMode", bad); if (r !== undefined) out["permissionMode"] = r; }
-  { const r = v58(o["effectivePolicy"], p + ".effectivePolicy", bad); if (r !== undefined) out["effectivePolicy"] = r; }
-  { const r = v59(o["background"], p + ".background", bad); if (r !== undefined) out["background"] = r; }
-  { const r = v61(o["resumedFrom"], p + ".resumedFrom", bad); if (r !== undefined) out["resumedFrom"] = r; }
-  { const r = v62(o["spawnedBy"], p + ".spawnedBy", bad); if (r !== undefined) out["spawnedBy"] = r; }
-  { const r = v64(o["task"], p + ".task", bad); if (r !== undefined) out["task"] = r; }
-  { const r = v74(o["lastTask"], p + ".lastTask", bad); if (r !== undefined) out["lastTask"] = r; }
-  { const r = v76(o["taskTurns"], p + ".taskTurns", bad); if (r !== undefined) out["taskTurns"] = r; }
-  { const r = v79(o["slot"], p + ".slot", bad); if (r !== undefined) out["slot"] = r; }
-  { const r = v82(o["collectedAt"], p + ".collectedAt", bad); if (r !== undefined) out["collectedAt"] = r; }
-  { const r = v88(o["secretGrants"], p + ".secretGrants", bad); if (r !== undefined) out["secretGrants"] = r; }
-  { const r = v90(o["runtime"], p + ".runtime", bad); if (r !== undefined) out["runtime"] = r; }
-  { const r = v99(o["schedule"], p + ".schedule", bad); if (r !== undefined) out["schedule"] = r; }
-  { const r = v102(o["board"], p + ".board", bad); if (r !== undefined) out["board"] = r; }
-  { const r = v104(o["autoClaim"], p + ".autoClaim", bad); if (r !== undefined) out["autoClaim"] = r; }
-  { const r = v107(o["host"], p + ".host", bad); if (r !== undefined) out["host"] = r; }
+  { const r = v2(o["name"], p + ".name", bad); if (r !== undefined) out["name"] = r; }
+  { const r = v3(o["parentId"], p + ".parentId", bad); if (r !== undefined) out["parentId"] = r; }
+  { const r = v2(o["rootId"], p + ".rootId", bad); if (r !== undefined) out["rootId"] = r; }
+  { const r = v4(o["depth"], p + ".depth", bad); if (r !== undefined) out["depth"] = r; }
+  { const r = v6(o["pid"], p + ".pid", bad); if (r !== undefined) out["pid"] = r; }
+  { const r = v3(o["pidStartTime"], p + ".pidStartTime", bad); if (r !== undefined) out["pidStartTime"] = r; }
+  { const r = v8(o["tmux"], p + ".tmux", bad); if (r !== undefined) out["tmux"] = r; }
+  { const r = v2(o["cwd"], p + ".cwd", bad); if (r !== undefined) out["cwd"] = r; }
+  { const r = v3(o["worktree"], p + ".worktree", bad); if (r !== undefined) out["worktree"] = r; }
+  { const r = v11(o["base"], p + ".base", bad); if (r !== undefined) out["base"] = r; }
+  { const r = v12(o["mode"], p + ".mode", bad); if (r !== undefined) out["mode"] = r; }
+  { const r = v13(o["status"], p + ".status", bad); if (r !== undefined) out["status"] = r; }
+  { const r = v3(o["exitReason"], p + ".exitReason", bad); if (r !== undefined) out["exitReason"] = r; }
+  { const r = v2(o["createdAt"], p + ".createdAt", bad); if (r !== undefined) out["createdAt"] = r; }
+  { const r = v3(o["startedAt"], p + ".startedAt", bad); if (r !== undefined) out["startedAt"] = r; }
+  { const r = v3(o["finishedAt"], p + ".finishedAt", bad); if (r !== undefined) out["finishedAt"] = r; }
+  { const r = v4(o["turns"], p + ".turns", bad); if (r !== undefined) out["turns"] = r; }
+  { const r = v5(o["maxTurns"], p + ".maxTurns", bad); if (r !== undefined) out["maxTurns"] = r; }
+  { const r = v14(o["timeoutSecs"], p + ".timeoutSecs", bad); if (r !== undefined) out["timeoutSecs"] = r; }
+  { const r = v19(o["usage"], p + ".usage", bad); if (r !== undefined) out["usage"] = r; }
+  { const r = v20(o["lastLine"], p + ".lastLine", bad); if (r !== undefined) out["lastLine"] = r; }
+  { const r = v2(o["model"], p + ".model", bad); if (r !== undefined) out["model"] = r; }
+  { const r = v21(o["scripted"], p + ".scripted", bad); if (r !== undefined) out["scripted"] = r; }
+  { const r = v22(o["permissionMode"], p + ".permissionMode", bad); if (r !== undefined) out["permissionMode"] = r; }
+  { const r = v25(o["effectivePolicy"], p + ".effectivePolicy", bad); if (r !== undefined) out["effectivePolicy"] = r; }
+  { const r = v21(o["background"], p + ".background", bad); if (r !== undefined) out["background"] = r; }
+  { const r = v3(o["resumedFrom"], p + ".resumedFrom", bad); if (r !== undefined) out["resumedFrom"] = r; }
+  { const r = v26(o["spawnedBy"], p + ".spawnedBy", bad); if (r !== undefined) out["spawnedBy"] = r; }
+  { const r = v27(o["task"], p + ".task", bad); if (r !== undefined) out["task"] = r; }
+  { const r = v31(o["lastTask"], p + ".lastTask", bad); if (r !== undefined) out["lastTask"] = r; }
+  { const r = v15(o["taskTurns"], p + ".taskTurns", bad); if (r !== undefined) out["taskTurns"] = r; }
+  { const r = v33(o["slot"], p + ".slot", bad); if (r !== undefined) out["slot"] = r; }
+  { const r = v34(o["collectedAt"], p + ".collectedAt", bad); if (r !== undefined) out["collectedAt"] = r; }
+  { const r = v37(o["secretGrants"], p + ".secretGrants", bad); if (r !== undefined) out["secretGrants"] = r; }
+  { const r = v39(o["runtime"], p + ".runtime", bad); if (r !== undefined) out["runtime"] = r; }
+  { const r = v42(o["schedule"], p + ".schedule", bad); if (r !== undefined) out["schedule"] = r; }
+  { const r = v34(o["board"], p + ".board", bad); if (r !== undefined) out["board"] = r; }
+  { const r = v43(o["autoClaim"], p + ".autoClaim", bad); if (r !== undefined) out["autoClaim"] = r; }
+  { const r = v34(o["host"], p + ".host", bad); if (r !== undefined) out["host"] = r; }
   return out;
 }
 
 /** Same result as `safeParse` of the zod schema, without loading zod. */
 export function parseAgentRecord(input: unknown): { success: true; data: AgentRecord } | { success: false; error: { issues: Issue[] } } {
   const bad: Issue[] = [];
-  const data = v108(input, '', bad);
+  const data = v44(input, '', bad);
   if (bad.length > 0) return { success: false, error: { issues: bad.map((i) => ({ path: i.path.slice(1), message: i.message })) } };
   return { success: true, data: data as AgentRecord };
 }

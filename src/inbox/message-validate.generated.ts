@@ -30,137 +30,163 @@ function v1(v: unknown, p: string, bad: Issue[]): unknown {
 
 function v2(v: unknown, p: string, bad: Issue[]): unknown {
   if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  if (!re1.test(v as string)) bad.push({ path: p, message: "an address is an agent id or 'human'" });
-  return v;
-}
-
-function v3(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
   if ((v as string).length < 1) bad.push({ path: p, message: 'too short: at least 1 characters' });
   if ((v as string).length > 200) bad.push({ path: p, message: 'too long: at most 200 characters' });
   if (!re2.test(v as string)) bad.push({ path: p, message: "the summary must be one line without control characters" });
   return v;
 }
 
-function v4(v: unknown, p: string, bad: Issue[]): unknown {
+function v3(v: unknown, p: string, bad: Issue[]): unknown {
   if (!(["urgent","high","normal","low"] as unknown[]).includes(v)) bad.push({ path: p, message: "expected one of urgent, high, normal, low" });
   return v;
 }
 
-function v5(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === undefined ? structuredClone("normal") : v4(v, p, bad);
+function v4(v: unknown, p: string, bad: Issue[]): unknown {
+  return v === undefined ? structuredClone("normal") : v3(v, p, bad);
 }
 
-function v6(v: unknown, p: string, bad: Issue[]): unknown {
+function v5(v: unknown, p: string, bad: Issue[]): unknown {
   if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
   if (!re3.test(v as string)) bad.push({ path: p, message: "expected an ISO datetime" });
   return v;
 }
 
+function v6(v: unknown, p: string, bad: Issue[]): unknown {
+  return v === undefined ? undefined : v0(v, p, bad);
+}
+
 function v7(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  if (!re0.test(v as string)) bad.push({ path: p, message: "a message id is 8-64 letters, digits, _ or -, time-sortable" });
-  return v;
-}
-
-function v8(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === undefined ? undefined : v7(v, p, bad);
-}
-
-function v9(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  if (!re0.test(v as string)) bad.push({ path: p, message: "a message id is 8-64 letters, digits, _ or -, time-sortable" });
-  return v;
-}
-
-function v10(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === undefined ? undefined : v9(v, p, bad);
-}
-
-function v11(v: unknown, p: string, bad: Issue[]): unknown {
   if (!(["message"] as unknown[]).includes(v)) bad.push({ path: p, message: "expected \"message\"" });
   return v;
 }
 
-function v12(v: unknown, p: string, bad: Issue[]): unknown {
+function v8(v: unknown, p: string, bad: Issue[]): unknown {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) { bad.push({ path: p, message: 'expected an object' }); return v; }
   const o = v as Record<string, unknown>;
   const out: Record<string, unknown> = {};
   { const r = v0(o["id"], p + ".id", bad); if (r !== undefined) out["id"] = r; }
   { const r = v1(o["from"], p + ".from", bad); if (r !== undefined) out["from"] = r; }
-  { const r = v2(o["to"], p + ".to", bad); if (r !== undefined) out["to"] = r; }
-  { const r = v3(o["summary"], p + ".summary", bad); if (r !== undefined) out["summary"] = r; }
-  { const r = v5(o["priority"], p + ".priority", bad); if (r !== undefined) out["priority"] = r; }
-  { const r = v6(o["timestamp"], p + ".timestamp", bad); if (r !== undefined) out["timestamp"] = r; }
-  { const r = v8(o["in_reply_to"], p + ".in_reply_to", bad); if (r !== undefined) out["in_reply_to"] = r; }
-  { const r = v10(o["broadcast_id"], p + ".broadcast_id", bad); if (r !== undefined) out["broadcast_id"] = r; }
-  { const r = v11(o["kind"], p + ".kind", bad); if (r !== undefined) out["kind"] = r; }
+  { const r = v1(o["to"], p + ".to", bad); if (r !== undefined) out["to"] = r; }
+  { const r = v2(o["summary"], p + ".summary", bad); if (r !== undefined) out["summary"] = r; }
+  { const r = v4(o["priority"], p + ".priority", bad); if (r !== undefined) out["priority"] = r; }
+  { const r = v5(o["timestamp"], p + ".timestamp", bad); if (r !== undefined) out["timestamp"] = r; }
+  { const r = v6(o["in_reply_to"], p + ".in_reply_to", bad); if (r !== undefined) out["in_reply_to"] = r; }
+  { const r = v6(o["broadcast_id"], p + ".broadcast_id", bad); if (r !== undefined) out["broadcast_id"] = r; }
+  { const r = v7(o["kind"], p + ".kind", bad); if (r !== undefined) out["kind"] = r; }
   return out;
+}
+
+function v9(v: unknown, p: string, bad: Issue[]): unknown {
+  if (!(["system"] as unknown[]).includes(v)) bad.push({ path: p, message: "expected \"system\"" });
+  return v;
+}
+
+function v10(v: unknown, p: string, bad: Issue[]): unknown {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) { bad.push({ path: p, message: 'expected an object' }); return v; }
+  const o = v as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  { const r = v0(o["id"], p + ".id", bad); if (r !== undefined) out["id"] = r; }
+  { const r = v1(o["from"], p + ".from", bad); if (r !== undefined) out["from"] = r; }
+  { const r = v1(o["to"], p + ".to", bad); if (r !== undefined) out["to"] = r; }
+  { const r = v2(o["summary"], p + ".summary", bad); if (r !== undefined) out["summary"] = r; }
+  { const r = v4(o["priority"], p + ".priority", bad); if (r !== undefined) out["priority"] = r; }
+  { const r = v5(o["timestamp"], p + ".timestamp", bad); if (r !== undefined) out["timestamp"] = r; }
+  { const r = v6(o["in_reply_to"], p + ".in_reply_to", bad); if (r !== undefined) out["in_reply_to"] = r; }
+  { const r = v6(o["broadcast_id"], p + ".broadcast_id", bad); if (r !== undefined) out["broadcast_id"] = r; }
+  { const r = v9(o["kind"], p + ".kind", bad); if (r !== undefined) out["kind"] = r; }
+  return out;
+}
+
+function v11(v: unknown, p: string, bad: Issue[]): unknown {
+  if (!(["completion"] as unknown[]).includes(v)) bad.push({ path: p, message: "expected \"completion\"" });
+  return v;
+}
+
+function v12(v: unknown, p: string, bad: Issue[]): unknown {
+  if (!(["completed","failed","cancelled","timed_out","crashed","refused","lost"] as unknown[]).includes(v)) bad.push({ path: p, message: "expected one of completed, failed, cancelled, timed_out, crashed, refused, lost" });
+  return v;
 }
 
 function v13(v: unknown, p: string, bad: Issue[]): unknown {
   if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  if (!re0.test(v as string)) bad.push({ path: p, message: "a message id is 8-64 letters, digits, _ or -, time-sortable" });
+  if ((v as string).length > 500) bad.push({ path: p, message: 'too long: at most 500 characters' });
   return v;
 }
 
 function v14(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  if (!re1.test(v as string)) bad.push({ path: p, message: "an address is an agent id or 'human'" });
-  return v;
+  return v === null ? null : v13(v, p, bad);
 }
 
 function v15(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  if (!re1.test(v as string)) bad.push({ path: p, message: "an address is an agent id or 'human'" });
+  if (typeof v !== 'number' || !Number.isFinite(v)) { bad.push({ path: p, message: 'expected a number' }); return v; }
+  if (!Number.isSafeInteger(v)) bad.push({ path: p, message: 'expected an integer' });
+  if (!((v as number) >= 0)) bad.push({ path: p, message: 'too small: expected >=0' });
   return v;
 }
 
 function v16(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  if ((v as string).length < 1) bad.push({ path: p, message: 'too short: at least 1 characters' });
-  if ((v as string).length > 200) bad.push({ path: p, message: 'too long: at most 200 characters' });
-  if (!re2.test(v as string)) bad.push({ path: p, message: "the summary must be one line without control characters" });
+  if (typeof v !== 'number' || !Number.isFinite(v)) { bad.push({ path: p, message: 'expected a number' }); return v; }
+  if (!((v as number) >= 0)) bad.push({ path: p, message: 'too small: expected >=0' });
   return v;
 }
 
 function v17(v: unknown, p: string, bad: Issue[]): unknown {
-  if (!(["urgent","high","normal","low"] as unknown[]).includes(v)) bad.push({ path: p, message: "expected one of urgent, high, normal, low" });
-  return v;
+  return v === null ? null : v16(v, p, bad);
 }
 
 function v18(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === undefined ? structuredClone("normal") : v17(v, p, bad);
+  return v === undefined ? undefined : v17(v, p, bad);
 }
 
 function v19(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  if (!re3.test(v as string)) bad.push({ path: p, message: "expected an ISO datetime" });
-  return v;
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) { bad.push({ path: p, message: 'expected an object' }); return v; }
+  const o = v as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  { const r = v15(o["input_tokens"], p + ".input_tokens", bad); if (r !== undefined) out["input_tokens"] = r; }
+  { const r = v15(o["output_tokens"], p + ".output_tokens", bad); if (r !== undefined) out["output_tokens"] = r; }
+  { const r = v18(o["cost_usd"], p + ".cost_usd", bad); if (r !== undefined) out["cost_usd"] = r; }
+  return out;
 }
 
 function v20(v: unknown, p: string, bad: Issue[]): unknown {
   if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  if (!re0.test(v as string)) bad.push({ path: p, message: "a message id is 8-64 letters, digits, _ or -, time-sortable" });
   return v;
 }
 
 function v21(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === undefined ? undefined : v20(v, p, bad);
+  return v === null ? null : v20(v, p, bad);
 }
 
 function v22(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  if (!re0.test(v as string)) bad.push({ path: p, message: "a message id is 8-64 letters, digits, _ or -, time-sortable" });
-  return v;
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) { bad.push({ path: p, message: 'expected an object' }); return v; }
+  const o = v as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  { const r = v0(o["id"], p + ".id", bad); if (r !== undefined) out["id"] = r; }
+  { const r = v1(o["from"], p + ".from", bad); if (r !== undefined) out["from"] = r; }
+  { const r = v1(o["to"], p + ".to", bad); if (r !== undefined) out["to"] = r; }
+  { const r = v2(o["summary"], p + ".summary", bad); if (r !== undefined) out["summary"] = r; }
+  { const r = v4(o["priority"], p + ".priority", bad); if (r !== undefined) out["priority"] = r; }
+  { const r = v5(o["timestamp"], p + ".timestamp", bad); if (r !== undefined) out["timestamp"] = r; }
+  { const r = v6(o["in_reply_to"], p + ".in_reply_to", bad); if (r !== undefined) out["in_reply_to"] = r; }
+  { const r = v6(o["broadcast_id"], p + ".broadcast_id", bad); if (r !== undefined) out["broadcast_id"] = r; }
+  { const r = v11(o["kind"], p + ".kind", bad); if (r !== undefined) out["kind"] = r; }
+  { const r = v12(o["status"], p + ".status", bad); if (r !== undefined) out["status"] = r; }
+  { const r = v14(o["exit_reason"], p + ".exit_reason", bad); if (r !== undefined) out["exit_reason"] = r; }
+  { const r = v15(o["turns"], p + ".turns", bad); if (r !== undefined) out["turns"] = r; }
+  { const r = v19(o["usage"], p + ".usage", bad); if (r !== undefined) out["usage"] = r; }
+  { const r = v21(o["output_path"], p + ".output_path", bad); if (r !== undefined) out["output_path"] = r; }
+  return out;
 }
 
 function v23(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === undefined ? undefined : v22(v, p, bad);
+  if (!(["approval_request"] as unknown[]).includes(v)) bad.push({ path: p, message: "expected \"approval_request\"" });
+  return v;
 }
 
 function v24(v: unknown, p: string, bad: Issue[]): unknown {
-  if (!(["system"] as unknown[]).includes(v)) bad.push({ path: p, message: "expected \"system\"" });
+  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
+  if ((v as string).length < 1) bad.push({ path: p, message: 'too short: at least 1 characters' });
+  if ((v as string).length > 200) bad.push({ path: p, message: 'too long: at most 200 characters' });
   return v;
 }
 
@@ -168,386 +194,68 @@ function v25(v: unknown, p: string, bad: Issue[]): unknown {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) { bad.push({ path: p, message: 'expected an object' }); return v; }
   const o = v as Record<string, unknown>;
   const out: Record<string, unknown> = {};
-  { const r = v13(o["id"], p + ".id", bad); if (r !== undefined) out["id"] = r; }
-  { const r = v14(o["from"], p + ".from", bad); if (r !== undefined) out["from"] = r; }
-  { const r = v15(o["to"], p + ".to", bad); if (r !== undefined) out["to"] = r; }
-  { const r = v16(o["summary"], p + ".summary", bad); if (r !== undefined) out["summary"] = r; }
-  { const r = v18(o["priority"], p + ".priority", bad); if (r !== undefined) out["priority"] = r; }
-  { const r = v19(o["timestamp"], p + ".timestamp", bad); if (r !== undefined) out["timestamp"] = r; }
-  { const r = v21(o["in_reply_to"], p + ".in_reply_to", bad); if (r !== undefined) out["in_reply_to"] = r; }
-  { const r = v23(o["broadcast_id"], p + ".broadcast_id", bad); if (r !== undefined) out["broadcast_id"] = r; }
-  { const r = v24(o["kind"], p + ".kind", bad); if (r !== undefined) out["kind"] = r; }
+  { const r = v0(o["id"], p + ".id", bad); if (r !== undefined) out["id"] = r; }
+  { const r = v1(o["from"], p + ".from", bad); if (r !== undefined) out["from"] = r; }
+  { const r = v1(o["to"], p + ".to", bad); if (r !== undefined) out["to"] = r; }
+  { const r = v2(o["summary"], p + ".summary", bad); if (r !== undefined) out["summary"] = r; }
+  { const r = v4(o["priority"], p + ".priority", bad); if (r !== undefined) out["priority"] = r; }
+  { const r = v5(o["timestamp"], p + ".timestamp", bad); if (r !== undefined) out["timestamp"] = r; }
+  { const r = v6(o["in_reply_to"], p + ".in_reply_to", bad); if (r !== undefined) out["in_reply_to"] = r; }
+  { const r = v6(o["broadcast_id"], p + ".broadcast_id", bad); if (r !== undefined) out["broadcast_id"] = r; }
+  { const r = v23(o["kind"], p + ".kind", bad); if (r !== undefined) out["kind"] = r; }
+  { const r = v0(o["request_id"], p + ".request_id", bad); if (r !== undefined) out["request_id"] = r; }
+  { const r = v24(o["tool"], p + ".tool", bad); if (r !== undefined) out["tool"] = r; }
   return out;
 }
 
 function v26(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  if (!re0.test(v as string)) bad.push({ path: p, message: "a message id is 8-64 letters, digits, _ or -, time-sortable" });
+  if (!(["secret_request"] as unknown[]).includes(v)) bad.push({ path: p, message: "expected \"secret_request\"" });
   return v;
 }
 
 function v27(v: unknown, p: string, bad: Issue[]): unknown {
   if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  if (!re1.test(v as string)) bad.push({ path: p, message: "an address is an agent id or 'human'" });
-  return v;
-}
-
-function v28(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  if (!re1.test(v as string)) bad.push({ path: p, message: "an address is an agent id or 'human'" });
-  return v;
-}
-
-function v29(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  if ((v as string).length < 1) bad.push({ path: p, message: 'too short: at least 1 characters' });
-  if ((v as string).length > 200) bad.push({ path: p, message: 'too long: at most 200 characters' });
-  if (!re2.test(v as string)) bad.push({ path: p, message: "the summary must be one line without control characters" });
-  return v;
-}
-
-function v30(v: unknown, p: string, bad: Issue[]): unknown {
-  if (!(["urgent","high","normal","low"] as unknown[]).includes(v)) bad.push({ path: p, message: "expected one of urgent, high, normal, low" });
-  return v;
-}
-
-function v31(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === undefined ? structuredClone("normal") : v30(v, p, bad);
-}
-
-function v32(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  if (!re3.test(v as string)) bad.push({ path: p, message: "expected an ISO datetime" });
-  return v;
-}
-
-function v33(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  if (!re0.test(v as string)) bad.push({ path: p, message: "a message id is 8-64 letters, digits, _ or -, time-sortable" });
-  return v;
-}
-
-function v34(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === undefined ? undefined : v33(v, p, bad);
-}
-
-function v35(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  if (!re0.test(v as string)) bad.push({ path: p, message: "a message id is 8-64 letters, digits, _ or -, time-sortable" });
-  return v;
-}
-
-function v36(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === undefined ? undefined : v35(v, p, bad);
-}
-
-function v37(v: unknown, p: string, bad: Issue[]): unknown {
-  if (!(["completion"] as unknown[]).includes(v)) bad.push({ path: p, message: "expected \"completion\"" });
-  return v;
-}
-
-function v38(v: unknown, p: string, bad: Issue[]): unknown {
-  if (!(["completed","failed","cancelled","timed_out","crashed","refused","lost"] as unknown[]).includes(v)) bad.push({ path: p, message: "expected one of completed, failed, cancelled, timed_out, crashed, refused, lost" });
-  return v;
-}
-
-function v39(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  if ((v as string).length > 500) bad.push({ path: p, message: 'too long: at most 500 characters' });
-  return v;
-}
-
-function v40(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === null ? null : v39(v, p, bad);
-}
-
-function v41(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'number' || !Number.isFinite(v)) { bad.push({ path: p, message: 'expected a number' }); return v; }
-  if (!Number.isSafeInteger(v)) bad.push({ path: p, message: 'expected an integer' });
-  if (!((v as number) >= 0)) bad.push({ path: p, message: 'too small: expected >=0' });
-  return v;
-}
-
-function v42(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'number' || !Number.isFinite(v)) { bad.push({ path: p, message: 'expected a number' }); return v; }
-  if (!Number.isSafeInteger(v)) bad.push({ path: p, message: 'expected an integer' });
-  if (!((v as number) >= 0)) bad.push({ path: p, message: 'too small: expected >=0' });
-  return v;
-}
-
-function v43(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'number' || !Number.isFinite(v)) { bad.push({ path: p, message: 'expected a number' }); return v; }
-  if (!Number.isSafeInteger(v)) bad.push({ path: p, message: 'expected an integer' });
-  if (!((v as number) >= 0)) bad.push({ path: p, message: 'too small: expected >=0' });
-  return v;
-}
-
-function v44(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'number' || !Number.isFinite(v)) { bad.push({ path: p, message: 'expected a number' }); return v; }
-  if (!((v as number) >= 0)) bad.push({ path: p, message: 'too small: expected >=0' });
-  return v;
-}
-
-function v45(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === null ? null : v44(v, p, bad);
-}
-
-function v46(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === undefined ? undefined : v45(v, p, bad);
-}
-
-function v47(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) { bad.push({ path: p, message: 'expected an object' }); return v; }
-  const o = v as Record<string, unknown>;
-  const out: Record<string, unknown> = {};
-  { const r = v42(o["input_tokens"], p + ".input_tokens", bad); if (r !== undefined) out["input_tokens"] = r; }
-  { const r = v43(o["output_tokens"], p + ".output_tokens", bad); if (r !== undefined) out["output_tokens"] = r; }
-  { const r = v46(o["cost_usd"], p + ".cost_usd", bad); if (r !== undefined) out["cost_usd"] = r; }
-  return out;
-}
-
-function v48(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  return v;
-}
-
-function v49(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === null ? null : v48(v, p, bad);
-}
-
-function v50(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) { bad.push({ path: p, message: 'expected an object' }); return v; }
-  const o = v as Record<string, unknown>;
-  const out: Record<string, unknown> = {};
-  { const r = v26(o["id"], p + ".id", bad); if (r !== undefined) out["id"] = r; }
-  { const r = v27(o["from"], p + ".from", bad); if (r !== undefined) out["from"] = r; }
-  { const r = v28(o["to"], p + ".to", bad); if (r !== undefined) out["to"] = r; }
-  { const r = v29(o["summary"], p + ".summary", bad); if (r !== undefined) out["summary"] = r; }
-  { const r = v31(o["priority"], p + ".priority", bad); if (r !== undefined) out["priority"] = r; }
-  { const r = v32(o["timestamp"], p + ".timestamp", bad); if (r !== undefined) out["timestamp"] = r; }
-  { const r = v34(o["in_reply_to"], p + ".in_reply_to", bad); if (r !== undefined) out["in_reply_to"] = r; }
-  { const r = v36(o["broadcast_id"], p + ".broadcast_id", bad); if (r !== undefined) out["broadcast_id"] = r; }
-  { const r = v37(o["kind"], p + ".kind", bad); if (r !== undefined) out["kind"] = r; }
-  { const r = v38(o["status"], p + ".status", bad); if (r !== undefined) out["status"] = r; }
-  { const r = v40(o["exit_reason"], p + ".exit_reason", bad); if (r !== undefined) out["exit_reason"] = r; }
-  { const r = v41(o["turns"], p + ".turns", bad); if (r !== undefined) out["turns"] = r; }
-  { const r = v47(o["usage"], p + ".usage", bad); if (r !== undefined) out["usage"] = r; }
-  { const r = v49(o["output_path"], p + ".output_path", bad); if (r !== undefined) out["output_path"] = r; }
-  return out;
-}
-
-function v51(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  if (!re0.test(v as string)) bad.push({ path: p, message: "a message id is 8-64 letters, digits, _ or -, time-sortable" });
-  return v;
-}
-
-function v52(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  if (!re1.test(v as string)) bad.push({ path: p, message: "an address is an agent id or 'human'" });
-  return v;
-}
-
-function v53(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  if (!re1.test(v as string)) bad.push({ path: p, message: "an address is an agent id or 'human'" });
-  return v;
-}
-
-function v54(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  if ((v as string).length < 1) bad.push({ path: p, message: 'too short: at least 1 characters' });
-  if ((v as string).length > 200) bad.push({ path: p, message: 'too long: at most 200 characters' });
-  if (!re2.test(v as string)) bad.push({ path: p, message: "the summary must be one line without control characters" });
-  return v;
-}
-
-function v55(v: unknown, p: string, bad: Issue[]): unknown {
-  if (!(["urgent","high","normal","low"] as unknown[]).includes(v)) bad.push({ path: p, message: "expected one of urgent, high, normal, low" });
-  return v;
-}
-
-function v56(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === undefined ? structuredClone("normal") : v55(v, p, bad);
-}
-
-function v57(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  if (!re3.test(v as string)) bad.push({ path: p, message: "expected an ISO datetime" });
-  return v;
-}
-
-function v58(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  if (!re0.test(v as string)) bad.push({ path: p, message: "a message id is 8-64 letters, digits, _ or -, time-sortable" });
-  return v;
-}
-
-function v59(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === undefined ? undefined : v58(v, p, bad);
-}
-
-function v60(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  if (!re0.test(v as string)) bad.push({ path: p, message: "a message id is 8-64 letters, digits, _ or -, time-sortable" });
-  return v;
-}
-
-function v61(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === undefined ? undefined : v60(v, p, bad);
-}
-
-function v62(v: unknown, p: string, bad: Issue[]): unknown {
-  if (!(["approval_request"] as unknown[]).includes(v)) bad.push({ path: p, message: "expected \"approval_request\"" });
-  return v;
-}
-
-function v63(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  if (!re0.test(v as string)) bad.push({ path: p, message: "a message id is 8-64 letters, digits, _ or -, time-sortable" });
-  return v;
-}
-
-function v64(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  if ((v as string).length < 1) bad.push({ path: p, message: 'too short: at least 1 characters' });
-  if ((v as string).length > 200) bad.push({ path: p, message: 'too long: at most 200 characters' });
-  return v;
-}
-
-function v65(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) { bad.push({ path: p, message: 'expected an object' }); return v; }
-  const o = v as Record<string, unknown>;
-  const out: Record<string, unknown> = {};
-  { const r = v51(o["id"], p + ".id", bad); if (r !== undefined) out["id"] = r; }
-  { const r = v52(o["from"], p + ".from", bad); if (r !== undefined) out["from"] = r; }
-  { const r = v53(o["to"], p + ".to", bad); if (r !== undefined) out["to"] = r; }
-  { const r = v54(o["summary"], p + ".summary", bad); if (r !== undefined) out["summary"] = r; }
-  { const r = v56(o["priority"], p + ".priority", bad); if (r !== undefined) out["priority"] = r; }
-  { const r = v57(o["timestamp"], p + ".timestamp", bad); if (r !== undefined) out["timestamp"] = r; }
-  { const r = v59(o["in_reply_to"], p + ".in_reply_to", bad); if (r !== undefined) out["in_reply_to"] = r; }
-  { const r = v61(o["broadcast_id"], p + ".broadcast_id", bad); if (r !== undefined) out["broadcast_id"] = r; }
-  { const r = v62(o["kind"], p + ".kind", bad); if (r !== undefined) out["kind"] = r; }
-  { const r = v63(o["request_id"], p + ".request_id", bad); if (r !== undefined) out["request_id"] = r; }
-  { const r = v64(o["tool"], p + ".tool", bad); if (r !== undefined) out["tool"] = r; }
-  return out;
-}
-
-function v66(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  if (!re0.test(v as string)) bad.push({ path: p, message: "a message id is 8-64 letters, digits, _ or -, time-sortable" });
-  return v;
-}
-
-function v67(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  if (!re1.test(v as string)) bad.push({ path: p, message: "an address is an agent id or 'human'" });
-  return v;
-}
-
-function v68(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  if (!re1.test(v as string)) bad.push({ path: p, message: "an address is an agent id or 'human'" });
-  return v;
-}
-
-function v69(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  if ((v as string).length < 1) bad.push({ path: p, message: 'too short: at least 1 characters' });
-  if ((v as string).length > 200) bad.push({ path: p, message: 'too long: at most 200 characters' });
-  if (!re2.test(v as string)) bad.push({ path: p, message: "the summary must be one line without control characters" });
-  return v;
-}
-
-function v70(v: unknown, p: string, bad: Issue[]): unknown {
-  if (!(["urgent","high","normal","low"] as unknown[]).includes(v)) bad.push({ path: p, message: "expected one of urgent, high, normal, low" });
-  return v;
-}
-
-function v71(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === undefined ? structuredClone("normal") : v70(v, p, bad);
-}
-
-function v72(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  if (!re3.test(v as string)) bad.push({ path: p, message: "expected an ISO datetime" });
-  return v;
-}
-
-function v73(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  if (!re0.test(v as string)) bad.push({ path: p, message: "a message id is 8-64 letters, digits, _ or -, time-sortable" });
-  return v;
-}
-
-function v74(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === undefined ? undefined : v73(v, p, bad);
-}
-
-function v75(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  if (!re0.test(v as string)) bad.push({ path: p, message: "a message id is 8-64 letters, digits, _ or -, time-sortable" });
-  return v;
-}
-
-function v76(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === undefined ? undefined : v75(v, p, bad);
-}
-
-function v77(v: unknown, p: string, bad: Issue[]): unknown {
-  if (!(["secret_request"] as unknown[]).includes(v)) bad.push({ path: p, message: "expected \"secret_request\"" });
-  return v;
-}
-
-function v78(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  if (!re0.test(v as string)) bad.push({ path: p, message: "a message id is 8-64 letters, digits, _ or -, time-sortable" });
-  return v;
-}
-
-function v79(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
   if (!re4.test(v as string)) bad.push({ path: p, message: "a secret key is 1-64 letters, digits, _ . or -" });
   return v;
 }
 
-function v80(v: unknown, p: string, bad: Issue[]): unknown {
+function v28(v: unknown, p: string, bad: Issue[]): unknown {
   if (typeof v !== 'number' || !Number.isFinite(v)) { bad.push({ path: p, message: 'expected a number' }); return v; }
   if (!((v as number) > 0)) bad.push({ path: p, message: 'too small: expected >0' });
   return v;
 }
 
-function v81(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === undefined ? undefined : v80(v, p, bad);
+function v29(v: unknown, p: string, bad: Issue[]): unknown {
+  return v === undefined ? undefined : v28(v, p, bad);
 }
 
-function v82(v: unknown, p: string, bad: Issue[]): unknown {
+function v30(v: unknown, p: string, bad: Issue[]): unknown {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) { bad.push({ path: p, message: 'expected an object' }); return v; }
   const o = v as Record<string, unknown>;
   const out: Record<string, unknown> = {};
-  { const r = v66(o["id"], p + ".id", bad); if (r !== undefined) out["id"] = r; }
-  { const r = v67(o["from"], p + ".from", bad); if (r !== undefined) out["from"] = r; }
-  { const r = v68(o["to"], p + ".to", bad); if (r !== undefined) out["to"] = r; }
-  { const r = v69(o["summary"], p + ".summary", bad); if (r !== undefined) out["summary"] = r; }
-  { const r = v71(o["priority"], p + ".priority", bad); if (r !== undefined) out["priority"] = r; }
-  { const r = v72(o["timestamp"], p + ".timestamp", bad); if (r !== undefined) out["timestamp"] = r; }
-  { const r = v74(o["in_reply_to"], p + ".in_reply_to", bad); if (r !== undefined) out["in_reply_to"] = r; }
-  { const r = v76(o["broadcast_id"], p + ".broadcast_id", bad); if (r !== undefined) out["broadcast_id"] = r; }
-  { const r = v77(o["kind"], p + ".kind", bad); if (r !== undefined) out["kind"] = r; }
-  { const r = v78(o["request_id"], p + ".request_id", bad); if (r !== undefined) out["request_id"] = r; }
-  { const r = v79(o["key"], p + ".key", bad); if (r !== undefined) out["key"] = r; }
-  { const r = v81(o["ttl_secs"], p + ".ttl_secs", bad); if (r !== undefined) out["ttl_secs"] = r; }
+  { const r = v0(o["id"], p + ".id", bad); if (r !== undefined) out["id"] = r; }
+  { const r = v1(o["from"], p + ".from", bad); if (r !== undefined) out["from"] = r; }
+  { const r = v1(o["to"], p + ".to", bad); if (r !== undefined) out["to"] = r; }
+  { const r = v2(o["summary"], p + ".summary", bad); if (r !== undefined) out["summary"] = r; }
+  { const r = v4(o["priority"], p + ".priority", bad); if (r !== undefined) out["priority"] = r; }
+  { const r = v5(o["timestamp"], p + ".timestamp", bad); if (r !== undefined) out["timestamp"] = r; }
+  { const r = v6(o["in_reply_to"], p + ".in_reply_to", bad); if (r !== undefined) out["in_reply_to"] = r; }
+  { const r = v6(o["broadcast_id"], p + ".broadcast_id", bad); if (r !== undefined) out["broadcast_id"] = r; }
+  { const r = v26(o["kind"], p + ".kind", bad); if (r !== undefined) out["kind"] = r; }
+  { const r = v0(o["request_id"], p + ".request_id", bad); if (r !== undefined) out["request_id"] = r; }
+  { const r = v27(o["key"], p + ".key", bad); if (r !== undefined) out["key"] = r; }
+  { const r = v29(o["ttl_secs"], p + ".ttl_secs", bad); if (r !== undefined) out["ttl_secs"] = r; }
   return out;
 }
 
-function v83(v: unknown, p: string, bad: Issue[]): unknown {
+function v31(v: unknown, p: string, bad: Issue[]): unknown {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) { bad.push({ path: p, message: 'expected an object' }); return v; }
   switch ((v as Record<string, unknown>)["kind"]) {
-    case "message": return v12(v, p, bad);
-    case "system": return v25(v, p, bad);
-    case "completion": return v50(v, p, bad);
-    case "approval_request": return v65(v, p, bad);
-    case "secret_request": return v82(v, p, bad);
+    case "message": return v8(v, p, bad);
+    case "system": return v10(v, p, bad);
+    case "completion": return v22(v, p, bad);
+    case "approval_request": return v25(v, p, bad);
+    case "secret_request": return v30(v, p, bad);
     default: bad.push({ path: p + ".kind", message: "expected one of message, system, completion, approval_request, secret_request" }); return v;
   }
 }
@@ -555,7 +263,7 @@ function v83(v: unknown, p: string, bad: Issue[]): unknown {
 /** Same result as `safeParse` of the zod schema, without loading zod. */
 export function parseMessageHeader(input: unknown): { success: true; data: MessageHeader } | { success: false; error: { issues: Issue[] } } {
   const bad: Issue[] = [];
-  const data = v83(input, '', bad);
+  const data = v31(input, '', bad);
   if (bad.length > 0) return { success: false, error: { issues: bad.map((i) => ({ path: i.path.slice(1), message: i.message })) } };
   return { success: true, data: data as MessageHeader };
 }

@@ -13,174 +13,80 @@ function v0(v: unknown, p: string, bad: Issue[]): unknown {
 }
 
 function v1(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  return v;
-}
-
-function v2(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  return v;
-}
-
-function v3(v: unknown, p: string, bad: Issue[]): unknown {
   if (!(["spawning","starting","working","idle","waiting_approval","queued","completed","failed","cancelled","timed_out","crashed","refused","lost"] as unknown[]).includes(v)) bad.push({ path: p, message: "expected one of spawning, starting, working, idle, waiting_approval, queued, completed, failed, cancelled, timed_out, crashed, refused, lost" });
   return v;
 }
 
+function v2(v: unknown, p: string, bad: Issue[]): unknown {
+  return v === null ? null : v0(v, p, bad);
+}
+
+function v3(v: unknown, p: string, bad: Issue[]): unknown {
+  return v === undefined ? structuredClone(null) : v2(v, p, bad);
+}
+
 function v4(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
+  if (typeof v !== 'number' || !Number.isFinite(v)) { bad.push({ path: p, message: 'expected a number' }); return v; }
+  if (!Number.isSafeInteger(v)) bad.push({ path: p, message: 'expected an integer' });
+  if (!((v as number) >= 0)) bad.push({ path: p, message: 'too small: expected >=0' });
   return v;
 }
 
 function v5(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === null ? null : v4(v, p, bad);
+  return v === undefined ? structuredClone(0) : v4(v, p, bad);
 }
 
 function v6(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === undefined ? structuredClone(null) : v5(v, p, bad);
+  if (typeof v !== 'number' || !Number.isFinite(v)) { bad.push({ path: p, message: 'expected a number' }); return v; }
+  if (!((v as number) >= 0)) bad.push({ path: p, message: 'too small: expected >=0' });
+  return v;
 }
 
 function v7(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  return v;
+  return v === null ? null : v6(v, p, bad);
 }
 
 function v8(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  return v;
+  return v === undefined ? structuredClone(null) : v7(v, p, bad);
 }
 
 function v9(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === null ? null : v8(v, p, bad);
-}
-
-function v10(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === undefined ? structuredClone(null) : v9(v, p, bad);
-}
-
-function v11(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  return v;
-}
-
-function v12(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === null ? null : v11(v, p, bad);
-}
-
-function v13(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === undefined ? structuredClone(null) : v12(v, p, bad);
-}
-
-function v14(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'number' || !Number.isFinite(v)) { bad.push({ path: p, message: 'expected a number' }); return v; }
-  if (!Number.isSafeInteger(v)) bad.push({ path: p, message: 'expected an integer' });
-  if (!((v as number) >= 0)) bad.push({ path: p, message: 'too small: expected >=0' });
-  return v;
-}
-
-function v15(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === undefined ? structuredClone(0) : v14(v, p, bad);
-}
-
-function v16(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  return v;
-}
-
-function v17(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === null ? null : v16(v, p, bad);
-}
-
-function v18(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === undefined ? structuredClone(null) : v17(v, p, bad);
-}
-
-function v19(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'number' || !Number.isFinite(v)) { bad.push({ path: p, message: 'expected a number' }); return v; }
-  if (!Number.isSafeInteger(v)) bad.push({ path: p, message: 'expected an integer' });
-  if (!((v as number) >= 0)) bad.push({ path: p, message: 'too small: expected >=0' });
-  return v;
-}
-
-function v20(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === undefined ? structuredClone(0) : v19(v, p, bad);
-}
-
-function v21(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'number' || !Number.isFinite(v)) { bad.push({ path: p, message: 'expected a number' }); return v; }
-  if (!Number.isSafeInteger(v)) bad.push({ path: p, message: 'expected an integer' });
-  if (!((v as number) >= 0)) bad.push({ path: p, message: 'too small: expected >=0' });
-  return v;
-}
-
-function v22(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === undefined ? structuredClone(0) : v21(v, p, bad);
-}
-
-function v23(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'number' || !Number.isFinite(v)) { bad.push({ path: p, message: 'expected a number' }); return v; }
-  if (!((v as number) >= 0)) bad.push({ path: p, message: 'too small: expected >=0' });
-  return v;
-}
-
-function v24(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === null ? null : v23(v, p, bad);
-}
-
-function v25(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === undefined ? structuredClone(null) : v24(v, p, bad);
-}
-
-function v26(v: unknown, p: string, bad: Issue[]): unknown {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) { bad.push({ path: p, message: 'expected an object' }); return v; }
   const o = v as Record<string, unknown>;
   const out: Record<string, unknown> = {};
-  { const r = v20(o["inputTokens"], p + ".inputTokens", bad); if (r !== undefined) out["inputTokens"] = r; }
-  { const r = v22(o["outputTokens"], p + ".outputTokens", bad); if (r !== undefined) out["outputTokens"] = r; }
-  { const r = v25(o["costUsd"], p + ".costUsd", bad); if (r !== undefined) out["costUsd"] = r; }
+  { const r = v5(o["inputTokens"], p + ".inputTokens", bad); if (r !== undefined) out["inputTokens"] = r; }
+  { const r = v5(o["outputTokens"], p + ".outputTokens", bad); if (r !== undefined) out["outputTokens"] = r; }
+  { const r = v8(o["costUsd"], p + ".costUsd", bad); if (r !== undefined) out["costUsd"] = r; }
   return out;
 }
 
-function v27(v: unknown, p: string, bad: Issue[]): unknown {
-  return v26(v === undefined ? structuredClone({}) : v, p, bad);
+function v10(v: unknown, p: string, bad: Issue[]): unknown {
+  return v9(v === undefined ? structuredClone({}) : v, p, bad);
 }
 
-function v28(v: unknown, p: string, bad: Issue[]): unknown {
-  if (typeof v !== 'string') { bad.push({ path: p, message: 'expected a string' }); return v; }
-  return v;
-}
-
-function v29(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === null ? null : v28(v, p, bad);
-}
-
-function v30(v: unknown, p: string, bad: Issue[]): unknown {
-  return v === undefined ? structuredClone(null) : v29(v, p, bad);
-}
-
-function v31(v: unknown, p: string, bad: Issue[]): unknown {
+function v11(v: unknown, p: string, bad: Issue[]): unknown {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) { bad.push({ path: p, message: 'expected an object' }); return v; }
   const o = v as Record<string, unknown>;
   const out: Record<string, unknown> = {};
   { const r = v0(o["agent_id"], p + ".agent_id", bad); if (r !== undefined) out["agent_id"] = r; }
-  { const r = v1(o["agent_name"], p + ".agent_name", bad); if (r !== undefined) out["agent_name"] = r; }
-  { const r = v2(o["def_name"], p + ".def_name", bad); if (r !== undefined) out["def_name"] = r; }
-  { const r = v3(o["status"], p + ".status", bad); if (r !== undefined) out["status"] = r; }
-  { const r = v6(o["exit_reason"], p + ".exit_reason", bad); if (r !== undefined) out["exit_reason"] = r; }
-  { const r = v7(o["started_at"], p + ".started_at", bad); if (r !== undefined) out["started_at"] = r; }
-  { const r = v10(o["finished_at"], p + ".finished_at", bad); if (r !== undefined) out["finished_at"] = r; }
-  { const r = v13(o["resumed_from"], p + ".resumed_from", bad); if (r !== undefined) out["resumed_from"] = r; }
-  { const r = v15(o["turns_used"], p + ".turns_used", bad); if (r !== undefined) out["turns_used"] = r; }
-  { const r = v18(o["model"], p + ".model", bad); if (r !== undefined) out["model"] = r; }
-  { const r = v27(o["usage"], p + ".usage", bad); if (r !== undefined) out["usage"] = r; }
-  { const r = v30(o["collected_at"], p + ".collected_at", bad); if (r !== undefined) out["collected_at"] = r; }
+  { const r = v0(o["agent_name"], p + ".agent_name", bad); if (r !== undefined) out["agent_name"] = r; }
+  { const r = v0(o["def_name"], p + ".def_name", bad); if (r !== undefined) out["def_name"] = r; }
+  { const r = v1(o["status"], p + ".status", bad); if (r !== undefined) out["status"] = r; }
+  { const r = v3(o["exit_reason"], p + ".exit_reason", bad); if (r !== undefined) out["exit_reason"] = r; }
+  { const r = v0(o["started_at"], p + ".started_at", bad); if (r !== undefined) out["started_at"] = r; }
+  { const r = v3(o["finished_at"], p + ".finished_at", bad); if (r !== undefined) out["finished_at"] = r; }
+  { const r = v3(o["resumed_from"], p + ".resumed_from", bad); if (r !== undefined) out["resumed_from"] = r; }
+  { const r = v5(o["turns_used"], p + ".turns_used", bad); if (r !== undefined) out["turns_used"] = r; }
+  { const r = v3(o["model"], p + ".model", bad); if (r !== undefined) out["model"] = r; }
+  { const r = v10(o["usage"], p + ".usage", bad); if (r !== undefined) out["usage"] = r; }
+  { const r = v3(o["collected_at"], p + ".collected_at", bad); if (r !== undefined) out["collected_at"] = r; }
   return out;
 }
 
 /** Same result as `safeParse` of the zod schema, without loading zod. */
 export function parseTranscriptMeta(input: unknown): { success: true; data: TranscriptMeta } | { success: false; error: { issues: Issue[] } } {
   const bad: Issue[] = [];
-  const data = v31(input, '', bad);
+  const data = v11(input, '', bad);
   if (bad.length > 0) return { success: false, error: { issues: bad.map((i) => ({ path: i.path.slice(1), message: i.message })) } };
   return { success: true, data: data as TranscriptMeta };
 }
