@@ -1,7 +1,7 @@
 import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { Script } from 'node:vm';
-import { userPaths } from '../layout/layout.js';
+import { userCacheDir } from '../layout/layout.js';
 
 /**
  * Loads a CommonJS bundle (the fast commands' own, main.ts) with V8's code cache, so that a
@@ -86,7 +86,7 @@ function cacheFile(file: string, id: string | undefined): CacheKey | null {
       return null;
     }
   }
-  const dir = join(userPaths().cacheDir, 'v8');
+  const dir = join(userCacheDir(), 'v8');
   const prefix = `${basename(file, '.js')}-${fnv1a(file)}-`;
   return {
     dir,
