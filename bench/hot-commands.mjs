@@ -2,9 +2,9 @@
 // shell, each taken side by side with `node -e 0` (the floor its ratio divides by): run i of
 // every case comes before run i+1 of any, so a burst of load from the machine's other work
 // hits every case alike. `send` is taken twice: `node main.js send`, and `tools/flotilla send`,
-// the sh wrapper a shell finds on PATH (it execs the `node` on PATH). Reports wall and CPU medians, their ratios, the median of the per-pair
-// ratios (run i of a case over run i of `node -e 0`: the figure least moved by load that comes and
-// goes) and the load average.
+// the sh wrapper a shell finds on PATH (it execs the `node` on PATH). Reports wall and CPU
+// medians, their ratios, the median of the per-pair ratios (run i of a case over run i of
+// `node -e 0`: the figure least moved by load that comes and goes) and the load average.
 //   node bench/hot-commands.mjs [--pairs 15] [--compare /other/dist/cli/main.js,…]   (A/B: each built)
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
