@@ -17,7 +17,8 @@ import { userCacheDir } from '../layout/layout.js';
  * another Node never reads an old one, and V8 itself refuses a cache that does not fit (then
  * the bundle compiles as usual and the cache is written again). Nothing depends on it: a
  * cache that cannot be read or written costs one compile. The id spares a `statSync`, whose
- * first call in a process was ~0.4 ms of every `flotilla send` (§14).
+ * first call in a process was ~0.4 ms of every `flotilla send` (§14); dist/ is written only by
+ * the build, so a bundle's content and its id change together (V8 checks the source's length).
  *
  * The cache holds what the run that wrote it compiled, and is kept while V8 takes it: a run
  * that failed, or handed its command line to the full CLI, compiled only part of what a
