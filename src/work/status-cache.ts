@@ -4,7 +4,6 @@ import { lstatSync, mkdirSync, readFileSync, renameSync, writeFileSync, type Sta
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { gitEach } from './git.js';
-import { type CleanCheck, cleanWithoutGit, identity } from './index-clean.js';
 
 /**
  * How many files of each worktree `git status` lists (`review`'s uncommitted count), with a
@@ -30,22 +29,7 @@ export async function uncommittedCounts(
     const c = keys[k] ? readEntry(cacheDir, w) : null;
     return keys[k] && c && c.key === keys[k]!.key ? c.count : null;
   });
-  const unknown = worktrees.flatMap((w, k) => (hit[k] === null ? [k] : []));
-  // A worktree whose index and files say "nothing uncommitted" as git's own check would, answered
-  // without git (index-clean.ts); the rest, and any doubt, go to `git status`.
-  const keyed = unknown.filter((k) => keys[k]);
-  const clean = await cleanWithoutGit(
-    keyed.map((k) => keys[k]!.check),
-    gitEnv(),
-    sharedFiles(),
-    cacheDir,
-  );
-  keyed.forEach((k, n) => {
-    if (!clean[n]) return;
-    hit[k] = 0;
-    writeEntry(cacheDir, worktrees[k]!, { key: keys[k]!.key, count: 0 });
-  });
-  const missed = unknown.filter((k) => hit[k] === null);
+  const missed = worktrees.flatMap((w, k) => (hit[k] === null ? [k] : []));
   // Without optional locks git never rewrites the index it read (a stat refresh), which
   // would make the key just taken stale and keep a worktree out of the cache.
   const ran = await gitEach(
@@ -100,8 +84,6 @@ interface Key {
   /** The worktree's index file and its identity when the key was made. */
   index: string;
   indexId: string | null;
-  /** What answering without git reads: its git dir, HEAD and walk. */
-  check: CleanCheck;
 }
 
 /**
@@ -137,9 +119,7 @@ export async function worktreeKeys(worktrees: readonly string[], settleMs?: numb
     const files = walked.get(w);
     if (!head || !files) return null;
     head.hash.update(files);
-    const { gitDir, common, indexId } = head;
-    const check = { worktree: w, gitDir, common, head: head.head, walk: files, indexId };
-    return { key: head.hash.digest('hex'), index: head.index, indexId, check };
+    return { key: head.hash.digest('hex'), index: head.index, indexId: head.indexId };
   });
 }
 
@@ -169,7 +149,7 @@ function gitSide(
   recent: (s: Stats) => boolean,
   statOf: (path: string) => Stats | null,
   env: string,
-): { hash: Hash; index: string; indexId: string; fine: boolean; gitDir: string; common: string; head: string } | null {
+): { hash: Hash; index: string; indexId: string; fine: boolean } | null {
   const h = createHash('sha1');
   try {
     const top = stat(worktree);
@@ -200,7 +180,7 @@ function gitSide(
     }
     if (!indexId) return null;
     h.update(env);
-    return { hash: h, index, indexId, fine: subSecond(top), gitDir, common, head };
+    return { hash: h, index, indexId, fine: subSecond(top) };
   } catch {
     return null;
   }
@@ -225,7 +205,7 @@ async function walk(worktrees: readonly string[], sinceSecs: number): Promise<Ma
   const since = `@${(sinceSecs - 0.001).toFixed(3)}`;
   const args = ['-P', ...worktrees, '(', '-name', '.git', '-printf', '%P\\0G\\0', '-prune', ')', '-o'];
   args.push('(', '-newermt', since, '-o', '-newerct', since, ')', '-printf', '%P\\0!\\0', '-o');
-  args.push('-printf', '%P\\0%y %m %i %s %T@ %C@ %U %G\\0');
+  args.push('-printf', '%P\\0%y %m %i %s %T@ %C@\\0');
   const out = await new Promise<string | null>((done) => {
     const child = execFile('find', args, { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 }, (err, stdout) =>
       done(err ? null : stdout),
@@ -262,6 +242,7 @@ async function walk(worktrees: readonly string[], sinceSecs: number): Promise<Ma
 }
 
 const absolute = (from: string, p: string) => (isAbsolute(p) ? p : join(from, p));
+const identity = (s: Stats) => `${s.mode}:${s.ino}:${s.size}:${s.mtimeMs}:${s.ctimeMs}`;
 
 function stat(path: string): Stats | null {
   try {
