@@ -3,7 +3,7 @@ import { createHash, type Hash } from 'node:crypto';
 import { lstatSync, mkdirSync, readFileSync, renameSync, writeFileSync, type Stats } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
-import { gitEach } from './git.js';
+import { gitEach, type GitResult } from './git.js';
 
 /**
  * How many files of each worktree `git status` lists (`review`'s uncommitted count), with a
@@ -15,7 +15,9 @@ import { gitEach } from './git.js';
  * the settle window (`settleOf`), a submodule or nested repository, or more than `MAX_ENTRIES`
  * entries is not cached: git runs, as it does on any doubt. One file per worktree in `cacheDir`,
  * so reviews run together never undo each other's entries. The cache is never the truth: deleting it costs one review
- * that runs git in every worktree. `settleMs`: one window for every file (tests).
+ * that runs git in every worktree. A worktree sure to miss (no entry, or an index other than the
+ * one its count was kept with) has its `git status` started before the walk, beside it.
+ * `settleMs`: one window for every file (tests).
  */
 export async function uncommittedCounts(
   worktrees: readonly string[],
@@ -24,29 +26,56 @@ export async function uncommittedCounts(
   cacheDir: string,
   settleMs?: number,
 ): Promise<number[]> {
-  const keys = await worktreeKeys(worktrees, settleMs);
-  const hit = worktrees.map((w, k) => {
-    const c = keys[k] ? readEntry(cacheDir, w) : null;
-    return keys[k] && c && c.key === keys[k]!.key ? c.count : null;
-  });
-  const missed = worktrees.flatMap((w, k) => (hit[k] === null ? [k] : []));
   // Without optional locks git never rewrites the index it read (a stat refresh), which
   // would make the key just taken stale and keep a worktree out of the cache.
-  const ran = await gitEach(
-    missed.map((k) => worktrees[k]!),
-    ['--no-optional-locks', ...args],
-    shells,
-  );
+  const status = (ks: readonly number[]) =>
+    gitEach(
+      ks.map((k) => worktrees[k]!),
+      ['--no-optional-locks', ...args],
+      shells,
+    );
+  // The walk's window is counted from here, before any `git status` starts: whatever is written
+  // once one has started is recent to the walk, so no count is kept under a key it does not fit.
+  const now = Date.now();
+  const entries = worktrees.map((w) => readEntry(cacheDir, w));
+  // A worktree with no entry, or whose index is not the one its count was kept with (an agent
+  // committed), misses for sure: its `git status` runs beside the walk, not after it.
+  const sure = worktrees.flatMap((w, k) => {
+    const e = entries[k];
+    return !e || (e.indexId !== undefined && e.indexId !== indexIdOf(w)) ? [k] : [];
+  });
+  const early = status(sure);
+  const keys = await worktreeKeys(worktrees, settleMs, now);
+  const hit = worktrees.map((w, k) => {
+    const c = keys[k] ? entries[k] : null;
+    return keys[k] && c && c.key === keys[k]!.key ? c.count : null;
+  });
+  const started = new Set(sure);
+  const late = worktrees.flatMap((w, k) => (hit[k] === null && !started.has(k) ? [k] : []));
+  const [first, then] = await Promise.all([early, status(late)]);
   const counts = hit.slice();
-  missed.forEach((k, n) => {
-    const r = ran[n]!;
+  const take = (k: number, r: GitResult) => {
+    if (hit[k] !== null) return;
     counts[k] = r.code === 0 ? statusCount(r.stdout) : 0;
     const key = keys[k];
     // Someone changed the index meanwhile: the key is stale.
     if (r.code === 0 && key && fileId(key.index) === key.indexId)
-      writeEntry(cacheDir, worktrees[k]!, { key: key.key, count: counts[k]! });
-  });
+      writeEntry(cacheDir, worktrees[k]!, { key: key.key, count: counts[k]!, indexId: key.indexId! });
+  };
+  sure.forEach((k, n) => take(k, first[n]!));
+  late.forEach((k, n) => take(k, then[n]!));
   return counts as number[];
+}
+
+/** The identity of a linked worktree's index now (the key's `indexId`), or null. */
+function indexIdOf(worktree: string): string | null {
+  try {
+    const pointer = readFileSync(join(worktree, '.git'), 'utf8');
+    if (!pointer.startsWith('gitdir: ')) return null;
+    return fileId(join(absolute(worktree, pointer.slice('gitdir: '.length).trim()), 'index'));
+  } catch {
+    return null;
+  }
 }
 
 /** The files `git status --porcelain` lists. */
@@ -77,6 +106,8 @@ const MAX_ENTRIES = 5000;
 interface CacheEntry {
   key: string;
   count: number;
+  /** The index's identity when counted; absent in entries from before it was kept. */
+  indexId?: string;
 }
 
 interface Key {
@@ -92,8 +123,11 @@ interface Key {
  * calls from JavaScript cost a new process three times what git's own walk does, in
  * allocation and unoptimized code. Where `find` has no `-printf`, every key is null.
  */
-export async function worktreeKeys(worktrees: readonly string[], settleMs?: number): Promise<(Key | null)[]> {
-  const now = Date.now();
+export async function worktreeKeys(
+  worktrees: readonly string[],
+  settleMs?: number,
+  now = Date.now(),
+): Promise<(Key | null)[]> {
   const since = (fine: boolean) => now - (settleMs ?? (fine ? FINE_SETTLE_MS : SETTLE_MS));
   // Each file against its own filesystem's window.
   const recent = (s: Stats) => {
@@ -163,8 +197,12 @@ function gitSide(
     h.update(`${pointer}\0${gitDir}\0${common}\0${head}\0`);
     if (head.startsWith('ref: ')) h.update(`${read(join(common, head.slice(5).trim()))}\0`);
     const index = join(gitDir, 'index');
+    // HEAD and its branch's file by their times too: a commit made, or a branch moved, in the
+    // window is recent, as any file of the worktree is.
     const files = [
       index,
+      join(gitDir, 'HEAD'),
+      ...(head.startsWith('ref: ') ? [join(common, head.slice(5).trim())] : []),
       join(gitDir, 'config.worktree'),
       join(common, 'packed-refs'),
       join(common, 'config'),
@@ -276,7 +314,7 @@ function readEntry(dir: string, worktree: string): CacheEntry | null {
       worktree?: unknown;
     };
     if (e.v !== 1 || e.worktree !== worktree || typeof e.key !== 'string' || !Number.isInteger(e.count)) return null;
-    return { key: e.key, count: e.count! };
+    return { key: e.key, count: e.count!, ...(typeof e.indexId === 'string' ? { indexId: e.indexId } : {}) };
   } catch {
     return null;
   }
