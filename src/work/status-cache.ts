@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { createHash, type Hash } from 'node:crypto';
 import { lstatSync, mkdirSync, readFileSync, renameSync, writeFileSync, type Stats } from 'node:fs';
 import { homedir } from 'node:os';
-import { isAbsolute, join } from 'node:path';
+import { dirname, isAbsolute, join } from 'node:path';
 import { gitEach, type GitResult } from './git.js';
 
 /**
@@ -135,6 +135,7 @@ export async function worktreeKeys(
     return !(s.mtimeMs < t && s.ctimeMs < t);
   };
   const shared = sharedFiles();
+  const named = new Map<string, string[]>();
   // The common dir's files and the person's are the same for every worktree: stat once.
   const stats = new Map<string, Stats | null>();
   const statOnce = (f: string) => {
@@ -142,7 +143,7 @@ export async function worktreeKeys(
     return stats.get(f)!;
   };
   const env = gitEnv();
-  const heads = worktrees.map((w) => gitSide(w, shared, recent, statOnce, env));
+  const heads = worktrees.map((w) => gitSide(w, shared, recent, statOnce, env, named));
   const walkable = worktrees.filter((w, k) => heads[k] && isAbsolute(w));
   // One `find` for them all, so one window: the short one only where every worktree's own
   // folder shows fine timestamps (its files are on its filesystem).
@@ -173,7 +174,47 @@ export function gitEnv(): string {
 /** The git files every worktree's status reads: the person's and the system's config and excludes. */
 export function sharedFiles(): string[] {
   const xdg = process.env.XDG_CONFIG_HOME || join(homedir(), '.config');
-  return [join(homedir(), '.gitconfig'), join(xdg, 'git', 'config'), join(xdg, 'git', 'ignore'), '/etc/gitconfig'];
+  const configs = [join(homedir(), '.gitconfig'), join(xdg, 'git', 'config'), '/etc/gitconfig'];
+  // Where these name the person's or the system's config instead.
+  for (const v of ['GIT_CONFIG_GLOBAL', 'GIT_CONFIG_SYSTEM']) if (process.env[v]) configs.push(process.env[v]!);
+  return [...configs, join(xdg, 'git', 'ignore'), ...namedFiles(configs)];
+}
+
+/**
+ * The files config files name that git reads beside them: an excludes file (`core.excludesFile`)
+ * and included config (`include.path`, `includeIf.*.path`), and what those name in turn. Read
+ * as text, so any `excludesFile` or `path` line counts (more files in a key only make it change
+ * more often); a relative path is taken from the naming file's folder. `memo`: texts read already.
+ */
+export function namedFiles(configs: readonly string[], memo = new Map<string, string[]>()): string[] {
+  const out = new Set<string>();
+  const visit = (file: string, depth: number) => {
+    if (depth > 10) return;
+    if (!memo.has(file)) memo.set(file, namesIn(file));
+    for (const named of memo.get(file)!) {
+      if (out.has(named)) continue;
+      out.add(named);
+      visit(named, depth + 1);
+    }
+  };
+  configs.forEach((f) => visit(f, 0));
+  return [...out];
+}
+
+function namesIn(file: string): string[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return [];
+  }
+  return [...text.matchAll(/^\s*(?:excludesfile|path)\s*=\s*(.*)$/gim)].flatMap((m) => {
+    const raw = m[1]!.trim();
+    const v = raw.startsWith('"') ? raw.slice(1, raw.indexOf('"', 1)) : raw.replace(/\s*[;#].*$/, '');
+    if (!v) return [];
+    if (v === '~' || v.startsWith('~/')) return [join(homedir(), v.slice(1))];
+    return [isAbsolute(v) ? v : join(dirname(file), v)];
+  });
 }
 
 /** HEAD, its branch, the index and the config and exclude files of a linked worktree, hashed so far. */
@@ -183,6 +224,7 @@ function gitSide(
   recent: (s: Stats) => boolean,
   statOf: (path: string) => Stats | null,
   env: string,
+  named: Map<string, string[]>,
 ): { hash: Hash; index: string; indexId: string; fine: boolean } | null {
   const h = createHash('sha1');
   try {
@@ -208,6 +250,7 @@ function gitSide(
       join(common, 'config'),
       join(common, 'info', 'exclude'),
       ...shared,
+      ...namedFiles([join(common, 'config'), join(gitDir, 'config.worktree')], named),
     ];
     let indexId = '';
     for (const f of files) {
