@@ -1,8 +1,11 @@
 // `flotilla review` with N agents' worktrees (docs/design.md §12), side by side with what git
 // alone needs for the same answer's core: one `git for-each-ref` plus one `git diff
 // --shortstat` per branch. Both run as processes, alternately, on the same repository.
+// `--timeline`: each worktree made, then its agent's edit and commit after a pause, the edit
+// written seconds before the commit, as a real agent's are (without it every worktree's
+// files and index are written in one second, so git re-hashes each file to be sure).
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, realpathSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CLI, median, percentile, round } from './lib.mjs';
@@ -15,7 +18,7 @@ const ID = {
   GIT_COMMITTER_EMAIL: 'b@bench',
 };
 
-export async function runReviewBench({ agents = 50, runs = 15 } = {}) {
+export async function runReviewBench({ agents = 50, runs = 15, timeline = false } = {}) {
   const [{ layoutFor, ensureState }, { createRecord, listRecords }, { reviewWork }] = await Promise.all([
     import(dist('layout/layout.js')),
     import(dist('fleet/registry.js')),
@@ -35,11 +38,17 @@ export async function runReviewBench({ agents = 50, runs = 15 } = {}) {
     const layout = layoutFor(join(dir, '.flotilla'), dir);
     ensureState(layout);
     const now = new Date().toISOString();
+    const ids = Array.from({ length: agents }, (_, k) => `w${k}`);
+    for (const id of ids) git(dir, 'worktree', 'add', '-q', '-b', `flotilla/${id}`, layout.worktree(id), 'main');
+    if (timeline) await new Promise((r) => setTimeout(r, 2100));
     for (let k = 0; k < agents; k++) {
-      const id = `w${k}`;
+      const id = ids[k];
       const wt = layout.worktree(id);
-      git(dir, 'worktree', 'add', '-q', '-b', `flotilla/${id}`, wt, 'main');
       writeFileSync(join(wt, `f${k}.txt`), `changed by ${id}\n`);
+      if (timeline) {
+        const t = Date.now() / 1000 - 5;
+        utimesSync(join(wt, `f${k}.txt`), t, t);
+      }
       git(wt, 'commit', '-q', '-am', `work ${id}`);
       createRecord(layout, {
         id,
@@ -140,6 +149,7 @@ export async function runReviewBench({ agents = 50, runs = 15 } = {}) {
       review_in_process_p50_ms: round(median(w)),
       in_process_ratio_p50: round(median(w) / median(g), 2),
       cli_version_p50_ms: round(median(v)),
+      timeline,
       load_average: loadavg().map((x) => round(x, 1)),
     };
   } finally {
@@ -147,4 +157,5 @@ export async function runReviewBench({ agents = 50, runs = 15 } = {}) {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) console.log(JSON.stringify(await runReviewBench(), null, 2));
+if (import.meta.url === `file://${process.argv[1]}`)
+  console.log(JSON.stringify(await runReviewBench({ timeline: process.argv.includes('--timeline') }), null, 2));

@@ -2,8 +2,8 @@ import { execFile } from 'node:child_process';
 import { createHash, type Hash } from 'node:crypto';
 import { lstatSync, mkdirSync, readFileSync, renameSync, writeFileSync, type Stats } from 'node:fs';
 import { homedir } from 'node:os';
-import { isAbsolute, join } from 'node:path';
-import { gitEach } from './git.js';
+import { dirname, isAbsolute, join } from 'node:path';
+import { gitEach, type GitResult } from './git.js';
 
 /**
  * How many files of each worktree `git status` lists (`review`'s uncommitted count), with a
@@ -15,7 +15,9 @@ import { gitEach } from './git.js';
  * the settle window (`settleOf`), a submodule or nested repository, or more than `MAX_ENTRIES`
  * entries is not cached: git runs, as it does on any doubt. One file per worktree in `cacheDir`,
  * so reviews run together never undo each other's entries. The cache is never the truth: deleting it costs one review
- * that runs git in every worktree. `settleMs`: one window for every file (tests).
+ * that runs git in every worktree. A worktree sure to miss (no entry, or an index other than the
+ * one its count was kept with) has its `git status` started before the walk, beside it.
+ * `settleMs`: one window for every file (tests).
  */
 export async function uncommittedCounts(
   worktrees: readonly string[],
@@ -24,29 +26,56 @@ export async function uncommittedCounts(
   cacheDir: string,
   settleMs?: number,
 ): Promise<number[]> {
-  const keys = await worktreeKeys(worktrees, settleMs);
-  const hit = worktrees.map((w, k) => {
-    const c = keys[k] ? readEntry(cacheDir, w) : null;
-    return keys[k] && c && c.key === keys[k]!.key ? c.count : null;
-  });
-  const missed = worktrees.flatMap((w, k) => (hit[k] === null ? [k] : []));
   // Without optional locks git never rewrites the index it read (a stat refresh), which
   // would make the key just taken stale and keep a worktree out of the cache.
-  const ran = await gitEach(
-    missed.map((k) => worktrees[k]!),
-    ['--no-optional-locks', ...args],
-    shells,
-  );
+  const status = (ks: readonly number[]) =>
+    gitEach(
+      ks.map((k) => worktrees[k]!),
+      ['--no-optional-locks', ...args],
+      shells,
+    );
+  // The walk's window is counted from here, before any `git status` starts: whatever is written
+  // once one has started is recent to the walk, so no count is kept under a key it does not fit.
+  const now = Date.now();
+  const entries = worktrees.map((w) => readEntry(cacheDir, w));
+  // A worktree with no entry, or whose index is not the one its count was kept with (an agent
+  // committed), misses for sure: its `git status` runs beside the walk, not after it.
+  const sure = worktrees.flatMap((w, k) => {
+    const e = entries[k];
+    return !e || (e.indexId !== undefined && e.indexId !== indexIdOf(w)) ? [k] : [];
+  });
+  const early = status(sure);
+  const keys = await worktreeKeys(worktrees, settleMs, now);
+  const hit = worktrees.map((w, k) => {
+    const c = keys[k] ? entries[k] : null;
+    return keys[k] && c && c.key === keys[k]!.key ? c.count : null;
+  });
+  const started = new Set(sure);
+  const late = worktrees.flatMap((w, k) => (hit[k] === null && !started.has(k) ? [k] : []));
+  const [first, then] = await Promise.all([early, status(late)]);
   const counts = hit.slice();
-  missed.forEach((k, n) => {
-    const r = ran[n]!;
+  const take = (k: number, r: GitResult) => {
+    if (hit[k] !== null) return;
     counts[k] = r.code === 0 ? statusCount(r.stdout) : 0;
     const key = keys[k];
     // Someone changed the index meanwhile: the key is stale.
     if (r.code === 0 && key && fileId(key.index) === key.indexId)
-      writeEntry(cacheDir, worktrees[k]!, { key: key.key, count: counts[k]! });
-  });
+      writeEntry(cacheDir, worktrees[k]!, { key: key.key, count: counts[k]!, indexId: key.indexId! });
+  };
+  sure.forEach((k, n) => take(k, first[n]!));
+  late.forEach((k, n) => take(k, then[n]!));
   return counts as number[];
+}
+
+/** The identity of a linked worktree's index now (the key's `indexId`), or null. */
+function indexIdOf(worktree: string): string | null {
+  try {
+    const pointer = readFileSync(join(worktree, '.git'), 'utf8');
+    if (!pointer.startsWith('gitdir: ')) return null;
+    return fileId(join(absolute(worktree, pointer.slice('gitdir: '.length).trim()), 'index'));
+  } catch {
+    return null;
+  }
 }
 
 /** The files `git status --porcelain` lists. */
@@ -77,6 +106,8 @@ const MAX_ENTRIES = 5000;
 interface CacheEntry {
   key: string;
   count: number;
+  /** The index's identity when counted; absent in entries from before it was kept. */
+  indexId?: string;
 }
 
 interface Key {
@@ -92,8 +123,11 @@ interface Key {
  * calls from JavaScript cost a new process three times what git's own walk does, in
  * allocation and unoptimized code. Where `find` has no `-printf`, every key is null.
  */
-export async function worktreeKeys(worktrees: readonly string[], settleMs?: number): Promise<(Key | null)[]> {
-  const now = Date.now();
+export async function worktreeKeys(
+  worktrees: readonly string[],
+  settleMs?: number,
+  now = Date.now(),
+): Promise<(Key | null)[]> {
   const since = (fine: boolean) => now - (settleMs ?? (fine ? FINE_SETTLE_MS : SETTLE_MS));
   // Each file against its own filesystem's window.
   const recent = (s: Stats) => {
@@ -101,6 +135,7 @@ export async function worktreeKeys(worktrees: readonly string[], settleMs?: numb
     return !(s.mtimeMs < t && s.ctimeMs < t);
   };
   const shared = sharedFiles();
+  const named = new Map<string, string[]>();
   // The common dir's files and the person's are the same for every worktree: stat once.
   const stats = new Map<string, Stats | null>();
   const statOnce = (f: string) => {
@@ -108,7 +143,7 @@ export async function worktreeKeys(worktrees: readonly string[], settleMs?: numb
     return stats.get(f)!;
   };
   const env = gitEnv();
-  const heads = worktrees.map((w) => gitSide(w, shared, recent, statOnce, env));
+  const heads = worktrees.map((w) => gitSide(w, shared, recent, statOnce, env, named));
   const walkable = worktrees.filter((w, k) => heads[k] && isAbsolute(w));
   // One `find` for them all, so one window: the short one only where every worktree's own
   // folder shows fine timestamps (its files are on its filesystem).
@@ -139,7 +174,47 @@ export function gitEnv(): string {
 /** The git files every worktree's status reads: the person's and the system's config and excludes. */
 export function sharedFiles(): string[] {
   const xdg = process.env.XDG_CONFIG_HOME || join(homedir(), '.config');
-  return [join(homedir(), '.gitconfig'), join(xdg, 'git', 'config'), join(xdg, 'git', 'ignore'), '/etc/gitconfig'];
+  const configs = [join(homedir(), '.gitconfig'), join(xdg, 'git', 'config'), '/etc/gitconfig'];
+  // Where these name the person's or the system's config instead.
+  for (const v of ['GIT_CONFIG_GLOBAL', 'GIT_CONFIG_SYSTEM']) if (process.env[v]) configs.push(process.env[v]!);
+  return [...configs, join(xdg, 'git', 'ignore'), ...namedFiles(configs)];
+}
+
+/**
+ * The files config files name that git reads beside them: an excludes file (`core.excludesFile`)
+ * and included config (`include.path`, `includeIf.*.path`), and what those name in turn. Read
+ * as text, so any `excludesFile` or `path` line counts (more files in a key only make it change
+ * more often); a relative path is taken from the naming file's folder. `memo`: texts read already.
+ */
+export function namedFiles(configs: readonly string[], memo = new Map<string, string[]>()): string[] {
+  const out = new Set<string>();
+  const visit = (file: string, depth: number) => {
+    if (depth > 10) return;
+    if (!memo.has(file)) memo.set(file, namesIn(file));
+    for (const named of memo.get(file)!) {
+      if (out.has(named)) continue;
+      out.add(named);
+      visit(named, depth + 1);
+    }
+  };
+  configs.forEach((f) => visit(f, 0));
+  return [...out];
+}
+
+function namesIn(file: string): string[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return [];
+  }
+  return [...text.matchAll(/^\s*(?:excludesfile|path)\s*=\s*(.*)$/gim)].flatMap((m) => {
+    const raw = m[1]!.trim();
+    const v = raw.startsWith('"') ? raw.slice(1, raw.indexOf('"', 1)) : raw.replace(/\s*[;#].*$/, '');
+    if (!v) return [];
+    if (v === '~' || v.startsWith('~/')) return [join(homedir(), v.slice(1))];
+    return [isAbsolute(v) ? v : join(dirname(file), v)];
+  });
 }
 
 /** HEAD, its branch, the index and the config and exclude files of a linked worktree, hashed so far. */
@@ -149,6 +224,7 @@ function gitSide(
   recent: (s: Stats) => boolean,
   statOf: (path: string) => Stats | null,
   env: string,
+  named: Map<string, string[]>,
 ): { hash: Hash; index: string; indexId: string; fine: boolean } | null {
   const h = createHash('sha1');
   try {
@@ -163,13 +239,18 @@ function gitSide(
     h.update(`${pointer}\0${gitDir}\0${common}\0${head}\0`);
     if (head.startsWith('ref: ')) h.update(`${read(join(common, head.slice(5).trim()))}\0`);
     const index = join(gitDir, 'index');
+    // HEAD and its branch's file by their times too: a commit made, or a branch moved, in the
+    // window is recent, as any file of the worktree is.
     const files = [
       index,
+      join(gitDir, 'HEAD'),
+      ...(head.startsWith('ref: ') ? [join(common, head.slice(5).trim())] : []),
       join(gitDir, 'config.worktree'),
       join(common, 'packed-refs'),
       join(common, 'config'),
       join(common, 'info', 'exclude'),
       ...shared,
+      ...namedFiles([join(common, 'config'), join(gitDir, 'config.worktree')], named),
     ];
     let indexId = '';
     for (const f of files) {
@@ -276,7 +357,7 @@ function readEntry(dir: string, worktree: string): CacheEntry | null {
       worktree?: unknown;
     };
     if (e.v !== 1 || e.worktree !== worktree || typeof e.key !== 'string' || !Number.isInteger(e.count)) return null;
-    return { key: e.key, count: e.count! };
+    return { key: e.key, count: e.count!, ...(typeof e.indexId === 'string' ? { indexId: e.indexId } : {}) };
   } catch {
     return null;
   }

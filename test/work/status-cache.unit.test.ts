@@ -1,4 +1,5 @@
 import { gitAt } from '../helpers/git.js';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -69,6 +70,8 @@ describe('uncommittedCounts', () => {
       ['a second new file in that folder', () => writeFileSync(join(wt, 'new', 'd.txt'), 'd')],
       ['files staged', () => git(wt, 'add', '-A')],
       ['a commit', () => git(wt, 'commit', '-q', '-m', 'work')],
+      ['the branch moved back, index and files kept', () => git(wt, 'reset', '-q', '--soft', 'HEAD~1')],
+      ['that commit made again', () => git(wt, 'commit', '-q', '-m', 'work again')],
       ['a file removed', () => rmSync(join(wt, 'b.txt'))],
       ['an untracked file', () => writeFileSync(join(wt, 'e.log'), 'e')],
       ['an ignore rule for it', () => writeFileSync(join(project, '.git', 'info', 'exclude'), '*.log\n')],
@@ -89,6 +92,26 @@ describe('uncommittedCounts', () => {
       expect(await counts()).toBe(99);
     } finally {
       delete process.env.GIT_AUTHOR_NAME;
+    }
+    // A rule added to the excludes file the person's config names (here through GIT_CONFIG_GLOBAL).
+    const ignore = join(dir, 'global-ignore');
+    writeFileSync(ignore, '');
+    writeFileSync(join(dir, 'gitconfig'), `[core]\n\texcludesFile = ${ignore}\n`);
+    process.env.GIT_CONFIG_GLOBAL = join(dir, 'gitconfig');
+    const gitNow = () =>
+      execFileSync('git', ['-C', wt, ...STATUS], { encoding: 'utf8' })
+        .split('\n')
+        .filter(Boolean).length;
+    try {
+      writeFileSync(join(wt, 'f.tmp'), 'f');
+      await settle();
+      await poison();
+      writeFileSync(ignore, '*.tmp\n');
+      await settle();
+      expect(gitNow()).toBe(0);
+      expect(await counts()).toBe(0);
+    } finally {
+      delete process.env.GIT_CONFIG_GLOBAL;
     }
   });
 });
