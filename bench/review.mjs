@@ -4,6 +4,8 @@
 // `--timeline`: each worktree made, then its agent's edit and commit after a pause, the edit
 // written seconds before the commit, as a real agent's are (without it every worktree's
 // files and index are written in one second, so git re-hashes each file to be sure).
+// Three reviews each run: warm (every cache kept), cold (the counts' and branches' caches removed) and after the
+// agents' ends (the caches removed, then each agent's count kept as its end keeps it; the branch reads cold).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, realpathSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -19,11 +21,13 @@ const ID = {
 };
 
 export async function runReviewBench({ agents = 50, runs = 15, timeline = false } = {}) {
-  const [{ layoutFor, ensureState }, { createRecord, listRecords }, { reviewWork }] = await Promise.all([
-    import(dist('layout/layout.js')),
-    import(dist('fleet/registry.js')),
-    import(dist('work/review.js')),
-  ]);
+  const [{ layoutFor, ensureState }, { createRecord, listRecords }, { reviewWork }, { keepCountAtEnd }] =
+    await Promise.all([
+      import(dist('layout/layout.js')),
+      import(dist('fleet/registry.js')),
+      import(dist('work/review.js')),
+      import(dist('work/work.js')),
+    ]);
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'flotilla-bench-review-')));
   const env = { ...process.env, ...ID };
   const git = (cwd, ...a) => execFileSync('git', ['-C', cwd, ...a], { env, encoding: 'utf8' }).trim();
@@ -90,6 +94,9 @@ export async function runReviewBench({ agents = 50, runs = 15, timeline = false 
       // Cold: without the caches of worktrees' counts and branch states, as after agents
       // finished: every worktree gets its `git status`, the branches their history reads.
       if (mode !== 'warm') forget();
+      // After agents ended: each agent's end kept its worktree's count (lifecycle/completion.ts), untimed here as
+      // it is paid by the agent, not the person; the branch states are still cold (their tips moved).
+      if (mode === 'ended') for (const rec of listRecords(layout)) await keepCountAtEnd(layout, rec);
       const t0 = performance.now();
       const r = spawnSync(process.execPath, [CLI, 'review', '--json'], { cwd: dir, env, encoding: 'utf8' });
       const ms = performance.now() - t0;
@@ -126,12 +133,14 @@ export async function runReviewBench({ agents = 50, runs = 15, timeline = false 
     await inProcess();
     const r = [];
     const c = [];
+    const e = [];
     const g = [];
     const w = [];
     const v = [];
     for (let i = 0; i < runs; i++) {
       r.push(await review());
       c.push(await review('cold'));
+      e.push(await review('ended'));
       g.push(plainGit());
       w.push(await inProcess());
       v.push(start());
@@ -146,6 +155,8 @@ export async function runReviewBench({ agents = 50, runs = 15, timeline = false 
       ratio_p50: round(median(r) / median(g), 2),
       review_cold_p50_ms: round(median(c)),
       cold_ratio_p50: round(median(c) / median(g), 2),
+      review_after_ends_p50_ms: round(median(e)),
+      after_ends_ratio_p50: round(median(e) / median(g), 2),
       review_in_process_p50_ms: round(median(w)),
       in_process_ratio_p50: round(median(w) / median(g), 2),
       cli_version_p50_ms: round(median(v)),

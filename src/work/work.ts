@@ -98,6 +98,18 @@ export async function uncommittedOf(
 
 const STATUS = ['status', '--porcelain', '--untracked-files=all'];
 
+/**
+ * A worktree agent's uncommitted count, taken on the host as its task ends and kept as `review`
+ * keeps one (status-cache.ts), so the person's first review after agents finish asks git nothing
+ * of a worktree unchanged since (docs/benchmarks-work.md, "Seventh round"). A worktree written in
+ * the settle window (an agent whose last command wrote just before its end) is not kept; the
+ * count is never the truth (review checks its key), and one that fails costs that review one
+ * `git status`, nothing else.
+ */
+export async function keepCountAtEnd(layout: Layout, rec: AgentRecord): Promise<void> {
+  await uncommittedOf(layout, [rec], true).catch(() => undefined);
+}
+
 /** For a record from before bases were kept: where its branch left the project's HEAD. */
 async function guessedBase(layout: Layout, branch: string): Promise<{ branch: string | null; commit: string }> {
   const [head, mb] = await Promise.all([

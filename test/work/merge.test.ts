@@ -1,7 +1,8 @@
 import { execa } from 'execa';
-import { existsSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { eventually } from '../helpers/tmux.js';
 import { fixture, spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
 
@@ -158,5 +159,35 @@ describe('review and merge', () => {
     expect(refused.stderr).toContain(
       'busy is still working (working) — retry when it is idle or has finished: flotilla wait busy, then flotilla merge busy',
     );
+  });
+
+  it('the first review after an agent ends asks git nothing of its worktree: the count was kept at its end', async () => {
+    const { fl } = await setUp();
+    f = fl;
+    await worker(fl, 'wl', 'leaves-uncommitted.yaml');
+    // A git in front of the person's, logging each call: the only way to see which git calls review makes.
+    const bin = mkdtempSync(join(tmpdir(), 'flotilla-logging-git-'));
+    onTestFinished(() => rmSync(bin, { recursive: true, force: true }));
+    const calls = join(bin, 'calls');
+    const real = (await execa('sh', ['-c', 'command -v git'])).stdout;
+    writeFileSync(join(bin, 'git'), `#!/bin/sh\necho "$*" >> '${calls}'\nexec '${real}' "$@"\n`);
+    chmodSync(join(bin, 'git'), 0o755);
+    const review = async () => {
+      writeFileSync(calls, '');
+      const r = await fl.flotilla(['review', '--json'], { PATH: `${bin}:${process.env.PATH}` });
+      expect(r.exitCode, r.stderr).toBe(0);
+      const row = (JSON.parse(r.stdout) as { id: string; uncommitted: number }[]).find((x) => x.id === 'wl');
+      const statuses = readFileSync(calls, 'utf8')
+        .split('\n')
+        .filter((l) => l.includes(fl.layout.worktree('wl')) && / status /.test(l));
+      return { uncommitted: row?.uncommitted, statuses };
+    };
+    expect(await review()).toEqual({ uncommitted: 1, statuses: [] });
+    // The worktree changed after the agent's end: git is asked, and its answer shown.
+    writeFileSync(join(fl.layout.worktree('wl'), 'later.txt'), 'later\n');
+    await new Promise((r) => setTimeout(r, 300));
+    const after = await review();
+    expect(after.uncommitted).toBe(2);
+    expect(after.statuses).toHaveLength(1);
   });
 });
