@@ -18,7 +18,8 @@ export interface WireMsg {
  * look at the fleet (`status`) asks JetStream — stream infos, direct gets, a pull consumer's
  * batches — without loading the NATS client (~10 ms of CPU, and ~1 ms of it per request): a
  * command that writes uses the client (link.ts). No TLS and no reconnects: a `tls://` bus, or
- * a server that asks for TLS, is read through the client, and a read that fails fails.
+ * a server that asks for TLS, is read through the client; a read that fails fails, and a
+ * connection lost or left unanswered is closed, so the next read connects afresh (link.ts).
  */
 export interface Wire {
   /** The server's version, from its INFO. */
@@ -124,7 +125,10 @@ export function wireConnect(server: string, auth: WireAuth, name: string, ms: nu
         sid: own ? n : 0,
         timer: setTimeout(() => {
           done(key, w);
-          reject(new Error(`no answer from the bus within ${ms} ms`));
+          const err = new Error(`no answer from the bus within ${ms} ms`);
+          reject(err);
+          // A connection that stopped answering (no PINGs of ours to tell): the next read connects afresh (link.ts).
+          fail(err);
         }, ms),
       };
       waiters.set(key, w);
