@@ -123,13 +123,8 @@ export function wireConnect(server: string, auth: WireAuth, name: string, ms: nu
         resolve,
         reject,
         sid: own ? n : 0,
-        timer: setTimeout(() => {
-          done(key, w);
-          const err = new Error(`no answer from the bus within ${ms} ms`);
-          reject(err);
-          // A connection that stopped answering (no PINGs of ours to tell): the next read connects afresh (link.ts).
-          fail(err);
-        }, ms),
+        // A connection that stopped answering (no PINGs of ours to tell) is closed: the next read connects afresh.
+        timer: setTimeout(() => fail(new Error(`no answer from the bus within ${ms} ms`)), ms),
       };
       waiters.set(key, w);
       const sub = own ? `SUB ${reply} ${n}\r\n` : '';
