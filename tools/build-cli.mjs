@@ -114,12 +114,13 @@ function leaveOut(modules) {
   };
 }
 
-// Packages load from node_modules, but the NATS client's: on a `nats://` fleet every fast command
-// (`status`, `task`, `watch`) loads it, 68 files resolved and compiled one by one (~90 ms, more
-// than the rest of `status`). It is bundled once, into dist/cli/nats-client.js with its own V8
-// code cache, and each fast bundle's `@nats-io/*` import asks src/cli/nats-chunk.ts for it: read
-// the first time a bus module loads, so a maildir command never reads it (compiled into every
-// bundle, it was half of `status`'s code cache, 776 KB against 351 KB).
+// Packages load from node_modules, but the NATS client's: on a `nats://` fleet the fast commands
+// (`task`, `watch`, and a `status` that writes; one that only looks reads over src/bus/nats/wire.ts)
+// load it, 68 files resolved and compiled one by one (~90 ms, more than the rest of `status`). It is
+// bundled once, into dist/cli/nats-client.js with its own V8 code cache, and each fast bundle's
+// `@nats-io/*` import asks src/cli/nats-chunk.ts for it: read the first time a bus module uses the
+// client, so a maildir command never reads it (compiled into every bundle, it was half of
+// `status`'s code cache, 776 KB against 351 KB).
 const NATS_PACKAGES = ['@nats-io/transport-node', '@nats-io/jetstream', '@nats-io/kv'];
 // Bundled like our own code, so the code cache holds it: picomatch, which the leases' modules
 // import and `status` loads on every bus (7 files compiled from node_modules were ~6 ms of CPU).

@@ -1,12 +1,10 @@
-import { nanos } from '@nats-io/transport-node';
-import { AckPolicy, DeliverPolicy, RetentionPolicy } from '@nats-io/jetstream';
 import { moveCursor, owedLines } from '../../audit/cursor.js';
 import type { Layout } from '../../layout/layout.js';
 import type { BusNames } from '../names.js';
 import type { AuditBus, HostAuditLine } from '../types.js';
 import { perLink, type Link, type NatsLink } from './link.js';
 import { ensureStream } from './streams.js';
-import { withTimeout } from './timeout.js';
+import { nanos, withTimeout } from './timeout.js';
 
 /** How long a line id is remembered by the stream: far past any cursor moved back by a race. */
 const DUPLICATE_WINDOW_MS = 60 * 60 * 1000;
@@ -41,7 +39,7 @@ export function natsAudit(
   // audit log on the bus").
   const open = perLink(connection, async (link) => {
     await ensureStream(link.jsm, names.auditStream, names.auditSubject('>'), {
-      retention: RetentionPolicy.Limits,
+      retention: 'limits',
       duplicateWindowMs: DUPLICATE_WINDOW_MS,
       maxAgeMs,
     });
@@ -164,10 +162,10 @@ async function readHost(
 ): Promise<HostAuditLine[]> {
   const info = await withTimeout(
     link.jsm.consumers.add(names.auditStream, {
-      ack_policy: AckPolicy.None,
+      ack_policy: 'none',
       ...(from > 0
-        ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: from }
-        : { deliver_policy: DeliverPolicy.All }),
+        ? { deliver_policy: 'by_start_sequence' as const, opt_start_seq: from }
+        : { deliver_policy: 'all' as const }),
       filter_subject: names.auditSubject(host),
       inactive_threshold: nanos(60_000),
       mem_storage: true,

@@ -42,9 +42,8 @@ export function natsBus(
       const waiting = await mail.waiting();
       const held = waiting > 0 ? `; ${waiting} message(s) waiting in the outbox` : '';
       try {
-        const { nc, jsm } = await connection.open();
-        await jsm.getAccountInfo();
-        return { ok: true, detail: `${url} (nats-server ${nc.info?.version ?? '?'}, fleet ${names.key})${held}` };
+        const version = await (await connection.reads()).account();
+        return { ok: true, detail: `${url} (nats-server ${version}, fleet ${names.key})${held}` };
       } catch (err) {
         return { ok: false, detail: `${url} unreachable: ${errorMessage(err)}${held}` };
       }

@@ -70,7 +70,7 @@ export function parseRecent(value: Uint8Array): Recent | null {
  * and the next publish of the record completes it.
  */
 export async function moveEnded(
-  link: Link,
+  link: Pick<Link, 'js' | 'jsm'>,
   kv: KV,
   bucket: string,
   live: KvEntry | null,

@@ -1,13 +1,17 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { Config } from '../../config/schema.js';
-import { connectNats } from './connect.js';
+import { FlotillaError, errorMessage } from '../../errors.js';
+import { clientReads, wireReads, type Reads } from './reads.js';
+import { WireUnsupported, wireConnect, type Wire } from './wire.js';
 
 /** One connection to the fleet's NATS server with its JetStream handles. */
 export interface Link {
   nc: NatsConnection;
   js: JetStreamClient;
   jsm: JetStreamManager;
+  /** A look's reads over this connection. */
+  reader: Reads;
 }
 
 /**
@@ -19,6 +23,11 @@ export interface Link {
  */
 export interface NatsLink {
   open(): Promise<Link>;
+  /**
+   * A look's reads (reads.ts): over the client's connection when this process holds one, else over a bare reader
+   * (wire.ts), which does not load the NATS client: a `status` that writes nothing never loads it.
+   */
+  reads(): Promise<Reads>;
   /** Called each time the client reconnects after the server went away. */
   onReconnect(fn: () => void): void;
   /** Whether this handle ever asked for the connection, and it is open (close has something to flush). */
@@ -32,6 +41,10 @@ export interface NatsLink {
 /** A connection shared by the handles of one server and its credentials. */
 interface Shared {
   link: Promise<Link> | null;
+  /** The bare reader, while no client connection is held; null inside: this server is read through the client. */
+  wire: Promise<{ wire: Wire; reads: Reads } | null> | null;
+  /** The bare reader once connected. */
+  bare: Wire | null;
   connected: boolean;
   /** The handles that asked for the connection and have not let go. */
   users: Set<object>;
@@ -44,13 +57,22 @@ export function natsLink(url: string, settings: Config['fleet']['nats']): NatsLi
   const key = JSON.stringify([url, settings]);
   const shared = (): Shared => {
     let s = connections.get(key);
-    if (!s) connections.set(key, (s = { link: null, connected: false, users: new Set(), reconnected: new Set() }));
+    if (!s)
+      connections.set(
+        key,
+        (s = { link: null, wire: null, bare: null, connected: false, users: new Set(), reconnected: new Set() }),
+      );
     return s;
   };
   const self = {};
   const mine: (() => void)[] = [];
   const connect = (s: Shared): Promise<Link> => {
     const link = (async () => {
+      // The client loads here, on a process's first write (or read the bare reader cannot make).
+      const [{ connectNats }, { jetstream, jetstreamManager }] = await Promise.all([
+        import('./connect.js'),
+        import('./client.js'),
+      ]);
       const nc = await connectNats(url, settings);
       s.connected = true;
       void (async () => {
@@ -64,34 +86,56 @@ export function natsLink(url: string, settings: Config['fleet']['nats']): NatsLi
       })().catch(() => undefined);
       // No account check per handle: every request fails on its own when JetStream is off, and a look pays one round
       // trip less.
-      return { nc, js: jetstream(nc, { checkAPI: false }), jsm: await jetstreamManager(nc, { checkAPI: false }) };
+      const jsm = await jetstreamManager(nc, { checkAPI: false });
+      const js = jetstream(nc, { checkAPI: false });
+      return { nc, js, jsm, reader: clientReads(js, jsm, () => nc.info?.version) };
     })();
     link.catch(() => {
       if (s.link === link) s.link = null;
     });
     return link;
   };
+  const open = (): Promise<Link> => {
+    const s = shared();
+    s.users.add(self);
+    for (const fn of mine) s.reconnected.add(fn);
+    s.link ??= connect(s);
+    return s.link;
+  };
   return {
-    open() {
+    open,
+    async reads() {
       const s = shared();
       s.users.add(self);
-      for (const fn of mine) s.reconnected.add(fn);
-      s.link ??= connect(s);
-      return s.link;
+      if (!s.link) {
+        // One that lost its server connects again (the client would reconnect by itself).
+        if (s.bare && !s.bare.up()) s.wire = s.bare = null;
+        s.wire ??= bareReader(url, settings, s);
+        const bare = await s.wire;
+        if (bare) return bare.reads;
+      }
+      return (await open()).reader;
     },
     onReconnect(fn) {
       mine.push(fn);
       shared().reconnected.add(fn);
     },
     opened: () => shared().users.has(self) && shared().link !== null,
-    up: () => shared().users.has(self) && shared().link !== null && shared().connected,
+    up: () => shared().users.has(self) && ((shared().link !== null && shared().connected) || wireUp(shared())),
     async close() {
       const s = shared();
       for (const fn of mine) s.reconnected.delete(fn);
       if (!s.users.delete(self) || s.users.size > 0) return;
       const current = s.link;
+      const wire = s.wire;
       s.link = null;
+      s.wire = null;
+      s.bare = null;
       s.connected = false;
+      void wire?.then(
+        (w) => w?.wire.close(),
+        () => undefined,
+      );
       if (current)
         await current.then(
           (l) => l.nc.close(),
@@ -99,6 +143,47 @@ export function natsLink(url: string, settings: Config['fleet']['nats']): NatsLi
         );
     },
   };
+}
+
+/**
+ * A bare reader of the server (wire.ts), or null when this server is read through the client: it asks for TLS (or the
+ * URL says tls://), or it refused the reader's hello (credentials: the client's own error says it). A server that does
+ * not answer is unreachable, as the client would find it. Forgotten when it fails, so the next read connects afresh.
+ */
+function bareReader(
+  url: string,
+  settings: Config['fleet']['nats'],
+  s: Shared,
+): Promise<{ wire: Wire; reads: Reads } | null> {
+  const p = (async () => {
+    if (url.startsWith('tls://')) return null;
+    const env = process.env;
+    const auth = {
+      token: env[settings.token_env],
+      user: env[settings.user_env],
+      pass: env[settings.password_env],
+    };
+    try {
+      const wire = await wireConnect(url.replace(/^nats:\/\//, ''), auth, `flotilla-${process.pid}`, 2_000);
+      s.bare = wire;
+      return { wire, reads: wireReads(wire) };
+    } catch (err) {
+      if (err instanceof WireUnsupported || /^nats: /.test(errorMessage(err))) return null;
+      throw new FlotillaError(
+        `cannot reach the bus ${url}: ${errorMessage(err)} — start it (nats-server -js) or check fleet.bus`,
+        { code: 'bus-unreachable', cause: err },
+      );
+    }
+  })();
+  p.catch(() => {
+    if (s.wire === p) s.wire = null;
+  });
+  return p;
+}
+
+/** Whether the bare reader is connected (a look's close ships its audit lines only to a bus it reached). */
+function wireUp(s: Shared): boolean {
+  return s.bare?.up() ?? false;
 }
 
 /**

@@ -1,5 +1,4 @@
-import { headers } from '@nats-io/transport-node';
-import { AckPolicy, DeliverPolicy, RetentionPolicy, type JsMsg } from '@nats-io/jetstream';
+import type { JsMsg } from '@nats-io/jetstream';
 import { audit } from '../../audit/audit.js';
 import { prepareMessage, writeMessageFile } from '../../inbox/deliver.js';
 import { maildir } from '../../inbox/maildir.js';
@@ -9,6 +8,7 @@ import { outboxName, parseOutboxName, spoolName, type BusNames } from '../names.
 import { keep, outboxOf, queued, readQueued, sent } from '../outbox.js';
 import type { MailBus } from '../types.js';
 import { perLink, type Link, type NatsLink } from './link.js';
+import type { Reads } from './reads.js';
 import { sleep } from '../../sleep.js';
 import { ensureStream } from './streams.js';
 import { withTimeout } from './timeout.js';
@@ -51,13 +51,13 @@ export function natsMail(layout: Layout, names: BusNames, connection: NatsLink):
   // Each recipient has one consumer on its own subject; a message leaves once its spool has it.
   const open = perLink(connection, async (link) => {
     await ensureStream(link.jsm, names.mailStream, `flotilla.${names.key}.mail.>`, {
-      retention: RetentionPolicy.Workqueue,
+      retention: 'workqueue',
       duplicateWindowMs: DUPLICATE_WINDOW_MS,
     });
     return link;
   });
   // A count needs no stream made: one that is missing holds nothing.
-  const bare = () => connection.open();
+  const bare = () => connection.reads();
   const sender = outboxSender(box, names, open, () => closed);
   const { publish, flush, scheduleFlush } = sender;
   // Back on the server after an outage: send what waited.
@@ -146,7 +146,7 @@ function outboxSender(box: ReturnType<typeof outboxOf>, names: BusNames, open: O
     }
     try {
       const { js } = await open();
-      const h = headers();
+      const h = (await import('./client.js')).headers();
       h.set('Flotilla-Time', file.slice(0, file.indexOf('.')));
       await js.publish(names.mailSubject(parsed.to), data, {
         msgID: parsed.id,
@@ -220,8 +220,8 @@ async function feed(
       const durable = names.mailConsumer(owner);
       await jsm.consumers.add(names.mailStream, {
         durable_name: durable,
-        ack_policy: AckPolicy.Explicit,
-        deliver_policy: DeliverPolicy.All,
+        ack_policy: 'explicit',
+        deliver_policy: 'all',
         filter_subject: names.mailSubject(owner),
       });
       const consumer = await js.consumers.get(names.mailStream, durable);
@@ -276,18 +276,19 @@ async function handedOver(open: Opener, names: BusNames, owners: readonly string
 }
 
 /** How many messages wait on the bus for each of `owners` (those with none left out). */
-async function waitingOn(open: Opener, names: BusNames, owners: readonly string[]): Promise<Map<string, number>> {
+async function waitingOn(
+  reads: () => Promise<Reads>,
+  names: BusNames,
+  owners: readonly string[],
+): Promise<Map<string, number>> {
   const out = new Map<string, number>();
   if (!owners.length) return out;
   try {
-    const { jsm } = await withTimeout(open(), COLLECT_MS);
+    const r = await withTimeout(reads(), COLLECT_MS);
     // One request for every recipient's count: the stream keeps a message until a spool acknowledged it (work-queue
-    // retention).
-    const info = await withTimeout(
-      jsm.streams.info(names.mailStream, { subjects_filter: names.mailSubject('>') }),
-      COLLECT_MS,
-    );
-    const counts = info.state.subjects ?? {};
+    // retention). A stream not made yet holds none.
+    const state = await withTimeout(r.streamState(names.mailStream, names.mailSubject('>')), COLLECT_MS);
+    const counts = state?.subjects ?? {};
     for (const owner of owners) {
       const n = counts[names.mailSubject(owner)] ?? 0;
       if (n > 0) out.set(owner, n);

@@ -1,10 +1,9 @@
-import { JetStreamApiCodes, JetStreamApiError, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { KV, KvEntry } from '@nats-io/kv';
 import { parseAgentRecord } from '../../fleet/record-validate.generated.js';
 import type { AgentRecord } from '../../fleet/record.js';
 import type { RecentRecords } from '../types.js';
 import { endedKey, parseRecent, recentKey } from './ended.js';
-import { lastValues, type LastValue } from './last-values.js';
+import { lastValues, readsOf, type LastValue, type ReadSource } from './last-values.js';
 
 /**
  * Reading the RECORDS bucket (§18) with its ended keys (nats/ended.ts): a record is under its
@@ -32,24 +31,16 @@ export function recordsOf(values: readonly LastValue[]): AgentRecord[] {
  * The keys of a bucket under each pattern, from the stream's subject counts (one request,
  * names only): an id lookup by prefix reads no record but the ones that match.
  */
-export async function keyNames(
-  link: { jsm: JetStreamManager },
-  bucket: string,
-  patterns: readonly string[],
-): Promise<string[]> {
+export async function keyNames(source: ReadSource, bucket: string, patterns: readonly string[]): Promise<string[]> {
   const stream = `KV_${bucket}`;
   const prefix = `$KV.${bucket}.`;
+  const reads = await readsOf(source);
   const out: string[] = [];
   for (const p of patterns) {
-    let info;
-    try {
-      info = await link.jsm.streams.info(stream, { subjects_filter: `${prefix}${p}` });
-    } catch (err) {
-      // A bucket nobody has written yet holds no keys.
-      if (err instanceof JetStreamApiError && err.code === JetStreamApiCodes.StreamNotFound) return [];
-      throw err;
-    }
-    out.push(...Object.keys(info.state.subjects ?? {}).map((s) => s.slice(prefix.length)));
+    const state = await reads.streamState(stream, `${prefix}${p}`);
+    // A bucket nobody has written yet holds no keys.
+    if (!state) return [];
+    out.push(...Object.keys(state.subjects ?? {}).map((s) => s.slice(prefix.length)));
   }
   return out;
 }
@@ -65,8 +56,8 @@ const FEW = 256;
  * then read once, from its files, not a second time from the bus.
  */
 export async function othersOf(
-  link: { js: JetStreamClient; jsm: JetStreamManager },
-  kv: KV,
+  link: ReadSource,
+  kv: () => Promise<KV>,
   bucket: string,
   localIds: ReadonlySet<string>,
 ): Promise<AgentRecord[]> {
@@ -87,7 +78,8 @@ export async function othersOf(
   let ended: LastValue[] = [];
   if (foreign.length > FEW) ended = await lastValues(link, bucket, endedKey('*'));
   else {
-    const got = await Promise.all(foreign.map((id) => kv.get(endedKey(id))));
+    const bucketKv = foreign.length ? await kv() : undefined;
+    const got = await Promise.all(foreign.map((id) => bucketKv!.get(endedKey(id))));
     ended = got
       .filter((e): e is KvEntry => e?.operation === 'PUT')
       .map((e) => ({ key: e.key, value: e.value, created: e.created }));
@@ -113,7 +105,7 @@ export async function getRecord(kv: KV, id: string): Promise<AgentRecord | undef
  * list names — carried in the list, else got by key — `window` of them at most, and how many more ended there.
  */
 export async function recentOf(
-  kv: KV,
+  kv: () => Promise<KV>,
   live: readonly LastValue[],
   lists: readonly LastValue[],
   self: string,
@@ -136,7 +128,8 @@ export async function recentOf(
             .map(async (x) => {
               const carried = x.record === undefined ? undefined : fromValue(x.record);
               if (carried?.id === x.id) return carried;
-              const e = await kv.get(endedKey(x.id));
+              // Bound only when some record is not carried (a list written before they were).
+              const e = await (await kv()).get(endedKey(x.id));
               return e?.operation === 'PUT' ? fromEntry(e) : undefined;
             }),
         )

@@ -1,5 +1,5 @@
 import { closeSync, openSync, statSync, utimesSync } from 'node:fs';
-import { Kvm, type KV, type KvEntry } from '@nats-io/kv';
+import type { KV, KvEntry } from '@nats-io/kv';
 import { isErrno } from '../../errors.js';
 import { isTerminal } from '../../fleet/record-status.js';
 import type { AgentRecord } from '../../fleet/record.js';
@@ -151,8 +151,8 @@ export function natsRecords(
  */
 function bucketsOf(connection: NatsLink, names: BusNames): Pick<Ctx, 'buckets' | 'bound'> {
   return {
-    buckets: perLink(connection, (link) => {
-      const kvm = new Kvm(link.js);
+    buckets: perLink(connection, async (link) => {
+      const kvm = new (await import('./client.js')).Kvm(link.js);
       return Promise.all([
         kvm.create(names.recordsBucket, { history: 1 }),
         kvm.create(names.hostsBucket, { history: 1 }),
@@ -160,7 +160,9 @@ function bucketsOf(connection: NatsLink, names: BusNames): Pick<Ctx, 'buckets' |
         kvm.create(names.treesBucket, { history: 1 }),
       ]).then(([records, hosts, done, trees]) => ({ records, hosts, done, trees }));
     }),
-    bound: perLink(connection, async (link) => ({ records: await new Kvm(link.js).open(names.recordsBucket) })),
+    bound: perLink(connection, async (link) => ({
+      records: await new (await import('./client.js')).Kvm(link.js).open(names.recordsBucket),
+    })),
   };
 }
 
@@ -253,8 +255,9 @@ type Reads = Pick<RecordsBus, 'get' | 'list' | 'others' | 'tree' | 'find' | 'liv
 function recordReads(ctx: Ctx, catchUp: () => void): Reads {
   const { layout, names, self } = ctx;
   // Each key's last value (bus/nats/last-values.ts), once the buckets are made sure of.
-  const entries = async (bucket: string, keys?: string): Promise<LastValue[]> =>
-    lastValues(await ctx.connection.open(), bucket, keys);
+  const entries = (bucket: string, keys?: string): Promise<LastValue[]> => lastValues(ctx.connection, bucket, keys);
+  // The records bucket, bound (on the client's connection) only for a get by key.
+  const kv = async () => (await ctx.bound()).records;
   const liveOthers = async (): Promise<AgentRecord[]> =>
     recordsOf(await entries(names.recordsBucket, LIVE_KEYS)).filter((r) => r.host !== self);
   return {
@@ -284,9 +287,7 @@ function recordReads(ctx: Ctx, catchUp: () => void): Reads {
     others: () =>
       withTimeout(
         (async () => {
-          const { records: kv } = await ctx.bound();
-          const link = await ctx.connection.open();
-          const all = await othersOf(link, kv, names.recordsBucket, new Set(listIds(layout)));
+          const all = await othersOf(ctx.connection, kv, names.recordsBucket, new Set(listIds(layout)));
           return all.filter((r) => r.host !== self);
         })(),
         READ_TIMEOUT_MS,
@@ -297,7 +298,7 @@ function recordReads(ctx: Ctx, catchUp: () => void): Reads {
           // The live keys first: an agent that ends meanwhile had its usage kept before its live key went, so the read
           // after finds it.
           const live = (await liveOthers()).filter((r) => r.rootId === rootId);
-          const kept = await keptUsage(await ctx.connection.open(), names.treesBucket, rootId);
+          const kept = await keptUsage(ctx.connection, names.treesBucket, rootId);
           for (const [id, u] of kept) if (u.host === self) kept.delete(id);
           return { live, ended: kept };
         })(),
@@ -306,11 +307,11 @@ function recordReads(ctx: Ctx, catchUp: () => void): Reads {
     find: (prefix) =>
       withTimeout(
         (async () => {
-          const { records: kv } = await ctx.bound();
-          const ids = (await keyNames(await ctx.connection.open(), names.recordsBucket, [LIVE_KEYS, endedKey('*')]))
+          const ids = (await keyNames(ctx.connection, names.recordsBucket, [LIVE_KEYS, endedKey('*')]))
             .map((k) => (k.startsWith('ended.') ? k.slice('ended.'.length) : k))
             .filter((id) => id.startsWith(prefix));
-          const found = await Promise.all([...new Set(ids)].map((id) => getRecord(kv, id)));
+          const bucket = ids.length ? await kv() : undefined;
+          const found = await Promise.all([...new Set(ids)].map((id) => getRecord(bucket!, id)));
           return found.filter((r): r is AgentRecord => r !== undefined);
         })(),
         READ_TIMEOUT_MS,
@@ -324,7 +325,7 @@ function recordReads(ctx: Ctx, catchUp: () => void): Reads {
           // there, not as the live record it was before.
           const lists = await entries(names.recordsBucket, recentKey('*'));
           const live = await entries(names.recordsBucket, LIVE_KEYS);
-          return recentOf((await ctx.bound()).records, live, lists, self, window);
+          return recentOf(kv, live, lists, self, window);
         })(),
         READ_TIMEOUT_MS,
       ),

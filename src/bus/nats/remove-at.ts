@@ -1,4 +1,3 @@
-import { headers } from '@nats-io/transport-node';
 import type { Link } from './link.js';
 import { isWrongRevision } from './lost.js';
 
@@ -7,9 +6,14 @@ import { isWrongRevision } from './lost.js';
  * since: theirs stays), then purges the delete's marker — only messages up to the marker, so
  * a put that lands between the two is kept — and the bucket keeps no tombstone.
  */
-export async function removeAt(link: Link, bucket: string, key: string, revision: number): Promise<boolean> {
+export async function removeAt(
+  link: Pick<Link, 'js' | 'jsm'>,
+  bucket: string,
+  key: string,
+  revision: number,
+): Promise<boolean> {
   const subject = `$KV.${bucket}.${key}`;
-  const h = headers();
+  const h = (await import('./client.js')).headers();
   h.set('KV-Operation', 'DEL');
   let seq: number;
   try {

@@ -1,13 +1,13 @@
-import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
-import { Kvm } from '@nats-io/kv';
 import type { Config } from '../../config/schema.js';
 import { selfHost } from '../../hosts/self.js';
 import type { Layout } from '../../layout/layout.js';
 import { busNames } from '../names.js';
 import type { SharedKv, SharedStore } from '../shared.js';
 import { lastValues } from './last-values.js';
-import { natsLink, perLink, type Link } from './link.js';
+import { natsLink, perLink } from './link.js';
 import { isWrongRevision } from './lost.js';
+import { isStreamNotFound } from './reads.js';
+import { keyNames as keysOf } from './record-reads.js';
 import { withTimeout } from './timeout.js';
 
 const TIMEOUT_MS = 5_000;
@@ -29,10 +29,12 @@ export function natsShared(
   const link = natsLink(fleet.bus, fleet.nats);
   // A writer makes sure of the bucket (created when missing); a reader binds to it (no request),
   // and a bucket nobody has written yet reads as empty.
+  const kvm = async (l: { js: import('@nats-io/jetstream').JetStreamClient }) =>
+    new (await import('./client.js')).Kvm(l.js);
   const made = perLink(link, async (l) =>
-    withTimeout(new Kvm(l.js).create(bucket, { history: 1, timeout: TIMEOUT_MS }), TIMEOUT_MS),
+    withTimeout((await kvm(l)).create(bucket, { history: 1, timeout: TIMEOUT_MS }), TIMEOUT_MS),
   );
-  const bound = perLink(link, (l) => new Kvm(l.js).open(bucket));
+  const bound = perLink(link, async (l) => (await kvm(l)).open(bucket));
   /** A write the server refused because the key moved on: null; anything else throws. */
   const checked = async (write: Promise<number>): Promise<number | null> => {
     try {
@@ -49,7 +51,7 @@ export function natsShared(
       try {
         e = await withTimeout(b.get(key), TIMEOUT_MS);
       } catch (err) {
-        if (err instanceof JetStreamApiError && err.code === JetStreamApiCodes.StreamNotFound) return null;
+        if (isStreamNotFound(err)) return null;
         throw err;
       }
       return e && e.operation === 'PUT' ? { value: decoder.decode(e.value), revision: e.revision } : null;
@@ -61,11 +63,13 @@ export function natsShared(
       return checked((await made()).update(key, value, revision));
     },
     async values(pattern) {
-      const all = await withTimeout(lastValues(await link.open(), bucket, pattern), 4 * TIMEOUT_MS);
+      const all = await withTimeout(lastValues(link, bucket, pattern), 4 * TIMEOUT_MS);
       return all.map((v) => ({ key: v.key, value: decoder.decode(v.value) }));
     },
     async keys(pattern) {
-      return withTimeout(keyNames(await link.open(), bucket, pattern), TIMEOUT_MS);
+      // Names only, from the stream's subject counts: a key deleted through the KV library keeps its tombstone and is
+      // listed (the board drops its index keys whole, `drop`).
+      return withTimeout(keysOf(link, bucket, [pattern]), TIMEOUT_MS);
     },
     async drop(key) {
       const l = await link.open();
@@ -73,37 +77,14 @@ export function natsShared(
         await withTimeout(l.jsm.streams.purge(`KV_${bucket}`, { filter: `$KV.${bucket}.${key}` }), TIMEOUT_MS);
       } catch (err) {
         // A bucket nobody has written yet holds nothing to drop.
-        if (!(err instanceof JetStreamApiError && err.code === JetStreamApiCodes.StreamNotFound)) throw err;
+        if (!isStreamNotFound(err)) throw err;
       }
     },
     async empty() {
-      const l = await link.open();
-      try {
-        return (await withTimeout(l.jsm.streams.info(`KV_${bucket}`), TIMEOUT_MS)).state.messages === 0;
-      } catch (err) {
-        // A bucket nobody has written yet holds nothing.
-        if (err instanceof JetStreamApiError && err.code === JetStreamApiCodes.StreamNotFound) return true;
-        throw err;
-      }
+      const reads = await link.reads();
+      // A bucket nobody has written yet holds nothing.
+      return ((await withTimeout(reads.streamState(`KV_${bucket}`), TIMEOUT_MS))?.messages ?? 0) === 0;
     },
   };
   return { kv, close: () => link.close() };
-}
-
-/**
- * The keys under `pattern` that hold a message, from the stream's subject counts: one request
- * that carries names, not values (a key deleted through the KV library keeps its tombstone and
- * is listed; the board drops its index keys whole, `drop`).
- */
-async function keyNames(l: Link, bucket: string, pattern: string): Promise<string[]> {
-  const prefix = `$KV.${bucket}.`;
-  let info;
-  try {
-    info = await l.jsm.streams.info(`KV_${bucket}`, { subjects_filter: `${prefix}${pattern}` });
-  } catch (err) {
-    // A bucket nobody has written yet holds no keys: a reader never makes it.
-    if (err instanceof JetStreamApiError && err.code === JetStreamApiCodes.StreamNotFound) return [];
-    throw err;
-  }
-  return Object.keys(info.state.subjects ?? {}).map((s) => s.slice(prefix.length));
 }

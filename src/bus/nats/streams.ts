@@ -1,5 +1,5 @@
-import { nanos } from '@nats-io/transport-node';
-import { StorageType, type JetStreamManager, type RetentionPolicy, type StreamInfo } from '@nats-io/jetstream';
+import type { JetStreamManager, RetentionPolicy, StreamInfo } from '@nats-io/jetstream';
+import { nanos } from './timeout.js';
 
 /**
  * Makes sure the fleet's stream `name` exists on `subject` (§18): looked up first, created
@@ -32,7 +32,7 @@ export async function ensureStream(
     await jsm.streams.add({
       name,
       subjects: [subject],
-      storage: StorageType.File,
+      storage: 'file',
       retention: opts.retention,
       duplicate_window: window,
       ...(maxAge === undefined ? {} : { max_age: maxAge }),

@@ -14,3 +14,6 @@ export function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
     );
   });
 }
+
+/** Milliseconds as the nanoseconds JetStream's API counts in (the client's `nanos`, without loading it). */
+export const nanos = (ms: number): number => ms * 1_000_000;

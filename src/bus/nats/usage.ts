@@ -1,7 +1,7 @@
 import type { KV } from '@nats-io/kv';
-import { JetStreamApiCodes, JetStreamApiError, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+
 import type { AgentRecord } from '../../fleet/record.js';
-import { lastValues } from './last-values.js';
+import { lastValues, type ReadSource } from './last-values.js';
 
 /**
  * An ended agent's final usage kept in the fleet's trees bucket (§11, §18): the key
@@ -34,10 +34,9 @@ export async function keepUsage(
   try {
     await kv.create(usageKey(rec.rootId, rec.id), JSON.stringify(usage));
   } catch (err) {
-    const taken =
-      err instanceof JetStreamApiError &&
-      (err.code === JetStreamApiCodes.StreamWrongLastSequence ||
-        err.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown);
+    // JetStream's "wrong last sequence" (10071) or its "unknown" form (10164): the key has a value.
+    const code = (err as { code?: unknown }).code;
+    const taken = err instanceof Error && (code === 10071 || code === 10164);
     if (!taken) throw err;
   }
 }
@@ -47,7 +46,7 @@ export async function keepUsage(
  * yet: none).
  */
 export async function keptUsage(
-  link: { js: JetStreamClient; jsm: JetStreamManager },
+  link: ReadSource,
   treesBucket: string,
   rootId: string,
 ): Promise<Map<string, KeptUsage>> {
