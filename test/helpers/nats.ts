@@ -56,7 +56,19 @@ export async function natsServer(auth: NatsAuth = {}): Promise<NatsServer> {
   );
   let proc: ResultPromise | undefined;
   const up = async () => {
-    proc = execa(bin, ['-c', confFile], { reject: false, stdout: 'ignore', stderr: 'pipe', buffer: true });
+    // Already up: a second server on the port would only die of it, and leave this one unowned.
+    if (proc && proc.exitCode === null) return;
+    const started = execa(bin, ['-c', confFile], { reject: false, stdout: 'ignore', stderr: 'pipe', buffer: true });
+    proc = started;
+    // A server that dies on its own once up (not by stop/kill) fails the tests after it with "connection refused"
+    // only: what it said last goes to the test output, so a failure shows why.
+    let ready = false;
+    void started.then((r) => {
+      if (ready && proc === started)
+        process.stderr.write(
+          `nats-server on port ${port} exited unexpectedly (${r.signal ?? r.exitCode}): ${String(r.stderr).slice(-3000)}\n`,
+        );
+    });
     // Ready once it accepts connections; a server that died says why.
     await eventually(
       async () => {
@@ -67,12 +79,14 @@ export async function natsServer(auth: NatsAuth = {}): Promise<NatsServer> {
       30_000,
       'nats-server accepting connections',
     );
+    ready = true;
   };
   const down = async () => {
     if (!proc) return;
-    proc.kill('SIGKILL');
-    await proc;
+    const stopping = proc;
     proc = undefined;
+    stopping.kill('SIGKILL');
+    await stopping;
   };
   await up();
   return {
