@@ -41,8 +41,8 @@ describe('fleet commands from a sandboxed command, through the door', () => {
     );
 
     const command = [
-      // Waits for the id of a message the test puts in its inbox.
-      'until [ -s go ]; do sleep 0.2; done; M=$(cat go)',
+      // Says it runs, then waits for the id of a message the test puts in its inbox.
+      ': > started; until [ -s go ]; do sleep 0.2; done; M=$(cat go)',
       step('claim', `${CLI} inbox pr --read "$M" --json`),
       step('kid', "spawn-agent --agent worker --id kid --wait 'work'"),
       step('sl', "spawn-agent --agent victim --id sl 'sleep'"),
@@ -56,7 +56,9 @@ describe('fleet commands from a sandboxed command, through the door', () => {
       'echo probes-done',
     ].join('\n');
     const prober = f.spawnAgent(['--wait', '--agent', 'prober', '--id', 'pr', command]);
-    await eventually(() => f!.records().find((x) => x.id === 'pr')?.status === 'working', 60_000, 'the prober to work');
+    // Mail sent before its first model call would be in that call, and the fixture runs the last user text: the
+    // mail goes once the command runs.
+    await eventually(() => existsSync(join(f!.project, 'started')), 60_000, 'the prober to run its command');
     const sent = await f.flotilla(['send', 'pr', 'hello-pr']);
     expect(sent.exitCode, sent.stderr).toBe(0);
     writeFileSync(join(f.project, 'go'), sent.stdout.trim());
