@@ -159,9 +159,10 @@ export async function sendCompletionOnce(
     const why = failed.get(rec.id);
     if (why) audit(layout, { event: 'import_failed', agent: rec.id, task: result.task, reason: why });
   }
-  // A worktree agent's work is ready to review when its completion arrives: its count kept (§12).
-  if (rec.worktree) await (await import('../work/work.js')).keepCountAtEnd(layout, rec);
   if (completionSent(layout, rec.id, result.task)) return false;
+  // A worktree agent's work is ready to review when its completion arrives: its count kept (§12). Once per task end,
+  // not again on each later path that finds the completion sent.
+  if (rec.worktree) await (await import('../work/work.js')).keepCountAtEnd(layout, rec);
   // On a bus the completion travels to the parent's host under its fixed id (§18).
   const { mail, records, kind } = await (await import('../bus/settings.js')).fleetBus(layout);
   const to = recipient(layout, rec);
