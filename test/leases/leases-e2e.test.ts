@@ -49,6 +49,13 @@ function fleetWith(defs: Record<string, string>): SpawnFleet {
   return fleet;
 }
 
+/** The agents whose model has called the shell tool (each fixture's step after its lease). */
+const atShell = (fl: SpawnFleet) =>
+  new Set(
+    readAudit(fl.layout, { event: 'tool_call' })
+      .lines.filter((l) => l.tool === 'shell')
+      .map((l) => l.agent),
+  );
 const holders = (fl: SpawnFleet) => listLeases(fl.layout).flatMap((v) => v.leases.map((l) => l.holder));
 
 describe('file leases between agents', () => {
@@ -60,13 +67,7 @@ describe('file leases between agents', () => {
       expect(r.exitCode, r.stderr).toBe(0);
     }
     // Every racer is at its shell's wait before the start.
-    const atShell = () =>
-      new Set(
-        readAudit(f!.layout, { event: 'tool_call' })
-          .lines.filter((l) => l.tool === 'shell')
-          .map((l) => l.agent),
-      );
-    await eventually(() => ids.every((id) => atShell().has(id)), 300_000, 'every racer waiting for go');
+    await eventually(() => ids.every((id) => atShell(f!).has(id)), 300_000, 'every racer waiting for go');
     writeFileSync(join(f.project, 'go'), '');
     await eventually(
       () => ids.every((id) => completionsFrom(f!, 'human', id).length === 1),
@@ -88,7 +89,9 @@ describe('file leases between agents', () => {
     f = fleetWith({ holder: 'holder.yaml', editor: 'editor.yaml' });
     const log = join(f.project, 'calls.jsonl');
     expect((await f.spawnAgent(['--agent', 'holder', '--id', 'hold-1', 'write it'])).exitCode).toBe(0);
-    await eventually(() => holders(f!).includes('hold-1'), 120_000, 'the holder to lease shared.txt by writing it');
+    // The write tool takes the lease before it writes: wait for its result (the holder's next call is its shell).
+    await eventually(() => atShell(f!).has('hold-1'), 120_000, 'the holder to write shared.txt');
+    expect(holders(f)).toContain('hold-1');
     const file = join(f.project, 'shared.txt');
     expect(readFileSync(file, 'utf8')).toBe("holder's text\n");
 
@@ -174,7 +177,8 @@ describe('file leases between agents', () => {
   it("lease_paths with wait queues the agent, shown as waiting; closing the holder's window frees the lease and the waiter is told it is its own", async () => {
     f = fleetWith({ holder: 'holder.yaml', waiter: 'waiter.yaml' });
     expect((await f.spawnAgent(['--agent', 'holder', '--id', 'hold-2', 'write it'])).exitCode).toBe(0);
-    await eventually(() => holders(f!).includes('hold-2'), 120_000, 'the holder to lease shared.txt by writing it');
+    await eventually(() => atShell(f!).has('hold-2'), 120_000, 'the holder to write shared.txt');
+    expect(holders(f)).toContain('hold-2');
     expect((await f.spawnAgent(['--agent', 'waiter', '--id', 'wait-2', 'lease it'])).exitCode).toBe(0);
     await eventually(
       () => listLeases(f!.layout)[0]?.waiting.some((w) => w.holder === 'wait-2') === true,
