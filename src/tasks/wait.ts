@@ -1,6 +1,8 @@
+import { existsSync } from 'node:fs';
 import type { Layout } from '../layout/layout.js';
 import { sleep } from '../sleep.js';
 import { claimBlocker, boardOf, reopenStale } from './board.js';
+import { withBoardLock } from './lock.js';
 import { boardCounts, type Counts } from './list.js';
 import { activeIds, readTask } from './store.js';
 
@@ -27,7 +29,12 @@ export async function waitForBoard(
   const deadline = opts.timeoutMs === undefined ? Infinity : Date.now() + opts.timeoutMs;
   for (;;) {
     await reopenStale(layout, name);
-    const state = boardState(layout, name);
+    let state = boardState(layout, name);
+    // A writer changes a task's index entries, its file and the ended log one after another (store.ts), so a
+    // read while one is midway can say "drained" beside "1 claimed": that answer is read again under the
+    // board's lock, where no writer is midway. A board with no folder has no writer (and gets none made).
+    if (state.drained && existsSync(boardOf(layout, name).dir))
+      state = await withBoardLock(layout, name, () => boardState(layout, name));
     if (state.drained || Date.now() >= deadline || opts.signal?.aborted) return state;
     await sleep(POLL_MS, opts.signal);
   }

@@ -5,11 +5,14 @@ import { processStartTime } from '../../src/fleet/proc.js';
 import { createRecord } from '../../src/fleet/registry.js';
 import { addTask, claimNext, claimTask, finishTask, releaseTask, reopenClaimsOf } from '../../src/tasks/board.js';
 import { listBoard } from '../../src/tasks/list.js';
-import { readTask } from '../../src/tasks/store.js';
+import { readTask, writeTask } from '../../src/tasks/store.js';
 import { activeName } from '../../src/tasks/task.js';
-import { boardState } from '../../src/tasks/wait.js';
+import { withBoardLock } from '../../src/tasks/lock.js';
+import { boardState, waitForBoard } from '../../src/tasks/wait.js';
 import { tempFleet, type TempFleet } from '../helpers/fleet.js';
 import { recordInput } from '../helpers/records.js';
+import { writeFileAtomic } from '../../src/layout/atomic.js';
+import { sleep } from '../../src/sleep.js';
 
 let f: TempFleet;
 beforeEach(() => {
@@ -218,6 +221,26 @@ describe('a task board (§15)', () => {
     expect(l.recent.map((t) => t.id)).toEqual(['t3', 't4', 't5', 't6', 't7', 't8', 't9', 't10', 't11', 't12']);
     expect(l.tasks.map((t) => t.id)).toEqual(['t13', 't14', 't15']);
     expect(readFileSync(board.endedLog, 'utf8').trim().split('\n')).toHaveLength(12);
+  });
+
+  it('a wait that finds the board drained while a writer is midway answers with the board as that writer leaves it', async () => {
+    await addTask(f.layout, B, { title: 'the last part' }, 'human');
+    const a = await liveAgent('ag-a');
+    const claimed = await claimTask(f.layout, B, 't1', 'ag-a');
+    const done = { ...claimed, status: 'done' as const, result: 'parsed' };
+    const board = f.layout.board(B);
+    let waited: ReturnType<typeof waitForBoard> | undefined;
+    await withBoardLock(f.layout, B, async () => {
+      // The finishing writer's first step: the task file says done; its claimed entry and ended line are to come.
+      writeFileAtomic(board.task('t1'), JSON.stringify(done, null, 2) + '\n');
+      waited = waitForBoard(f.layout, B, { timeoutMs: 10_000 });
+      await sleep(700);
+      writeTask(board, done, claimed);
+    });
+    const w = await waited!;
+    expect(w.drained).toBe(true);
+    expect(w.counts).toEqual({ open: 0, claimed: 0, done: 1, failed: 0, cancelled: 0 });
+    await a.kill();
   });
 
   it('refuses bad input with a usage error that says what to do', async () => {
