@@ -2,12 +2,13 @@ import { audit } from '../audit/audit.js';
 import type { Config } from '../config/schema.js';
 import { recordLiveness } from '../fleet/liveness.js';
 import type { AgentRecord } from '../fleet/record.js';
+import { isTerminal } from '../fleet/record-status.js';
 import { subtreeRecords } from '../fleet/live.js';
 import { endRecord, readRecord } from '../fleet/registry.js';
 import type { Layout } from '../layout/layout.js';
 import type { CancelResult } from './far-cancel.js';
 import { markCancelKill } from './cancel-kill.js';
-import { sendCompletionOnce } from './completion.js';
+import { completionSent, sendCompletionOnce } from './completion.js';
 import { reconcileDead } from './reconcile.js';
 import { harnessRunning, signalAgent } from './signal.js';
 import { sleep } from '../sleep.js';
@@ -93,7 +94,27 @@ async function cancelHere(layout: Layout, config: Config, target: AgentRecord, o
     await reconcileDead(layout, config, { ids: killed }, { cancelled: reason });
   }
   await reconcileDead(layout, config, { ids });
+  await completionsDelivered(layout, hit);
   return hit;
+}
+
+/** How long a cancel waits for a completion another process is still delivering. */
+const COMPLETION_WAIT_MS = 15_000;
+
+/**
+ * Returns once each ended agent of `ids` has its task's completion delivered (or after
+ * COMPLETION_WAIT_MS): another process may hold the delivery's turn as the cancel ends (the
+ * pane's reaper, a parent's harness), and the reconcile above then leaves it to them. So what
+ * the person reads right after `flotilla cancel` holds every completion (§5.7).
+ */
+async function completionsDelivered(layout: Layout, ids: readonly string[]): Promise<void> {
+  const owed = () =>
+    ids.filter((id) => {
+      const rec = readRecord(layout, id);
+      return !!rec && isTerminal(rec.status) && !completionSent(layout, id, rec.lastTask?.task ?? rec.task);
+    });
+  const end = Date.now() + COMPLETION_WAIT_MS;
+  while (owed().length > 0 && Date.now() < end) await sleep(POLL_MS);
 }
 
 /** Foreground descendants: the ones a cancel cascades to. */
