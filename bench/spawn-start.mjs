@@ -4,7 +4,8 @@
 // vendor CLI exec'd) or `harness: agent started` (the in-process harness), wall and CPU. Real tmux
 // on a private server per build, a warm fleet per build (one spawn first: caches written), runs
 // interleaved (run i of every build before run i+1 of any), the load average of each run.
-//   node bench/spawn-start.mjs [--pairs 6] [--runtime flotilla|claude] [--compare /other/dist/cli/main.js]
+//   node bench/spawn-start.mjs [--pairs 6] [--runtime flotilla|claude] [--warm flotilla|claude] [--compare <main.js>]
+// --warm: the runtime of the first spawn, whose harness writes the code cache the others read.
 // A `claude` agent gets an unreachable API address: its CLI is exec'd, then cancelled.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -23,15 +24,19 @@ const loadAverage = () => Number(readFileSync('/proc/loadavg', 'utf8').split(' '
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** One build's fleet: a project, a tmux server, the environment its spawns get. */
-function fleetFor(cli, k, runtime) {
+function fleetFor(cli, k, runtime, warm) {
   const p = tempProject('flotilla-bench-start-');
   const socket = `flotilla-bench-start-${process.pid}-${k}`;
   mkdirSync(join(p.root, 'agents'), { recursive: true });
-  const def = runtime === 'claude' ? 'runtime: claude\n' : `model: script:${WORKER}\n`;
-  writeFileSync(
-    join(p.root, 'agents', 'bench.md'),
-    `---\nname: bench\ndescription: bench\n${def}---\nYou are bench.\n`,
-  );
+  const def = (r) => (r === 'claude' ? 'runtime: claude\n' : `model: script:${WORKER}\n`);
+  for (const [name, r] of [
+    ['bench', runtime],
+    ['warm', warm],
+  ])
+    writeFileSync(
+      join(p.root, 'agents', `${name}.md`),
+      `---\nname: ${name}\ndescription: bench\n${def(r)}---\nYou are ${name}.\n`,
+    );
   const bin = join(dirname(cli), '..', '..', 'node_modules', '.bin');
   const env = {
     PATH: `${bin}:${process.env.PATH}`,
@@ -60,12 +65,12 @@ function harnessStart(traceFile, end) {
   return done ? { wall: done.t - done.origin, cpu: done.cpu } : null;
 }
 
-async function oneSpawn(f, i, end) {
+async function oneSpawn(f, i, end, agent = 'bench') {
   const trace = join(f.p.dir, `trace-${i}.jsonl`);
   const id = `b${i}`;
   const env = { ...f.env, FLOTILLA_TRACE: trace };
   const load = loadAverage();
-  const spawn = timeCpu(process.execPath, [f.cli, 'spawn', '--oneshot', '--agent', 'bench', '--id', id, 'do it'], {
+  const spawn = timeCpu(process.execPath, [f.cli, 'spawn', '--oneshot', '--agent', agent, '--id', id, 'do it'], {
     cwd: f.p.dir,
     env,
   });
@@ -83,10 +88,13 @@ async function main() {
   const runtime = arg('runtime', 'flotilla');
   const end = runtime === 'claude' ? 'shim: CLI started' : 'harness: agent started';
   const clis = [CLI, ...(arg('compare', '') ? arg('compare', '').split(',') : [])];
-  const fleets = clis.map((cli, k) => fleetFor(cli, k, runtime));
+  // The first spawn's runtime (default: the same): its harness writes the code cache the others read.
+  const warm = arg('warm', runtime);
+  const fleets = clis.map((cli, k) => fleetFor(cli, k, runtime, warm));
   const samples = clis.map(() => []);
   try {
-    for (const f of fleets) await oneSpawn(f, 'warm', end);
+    for (const f of fleets)
+      await oneSpawn(f, 'warm', warm === 'claude' ? 'shim: CLI started' : 'harness: agent started', 'warm');
     for (let i = 0; i < pairs; i++) for (const [k, f] of fleets.entries()) samples[k].push(await oneSpawn(f, i, end));
   } finally {
     for (const f of fleets) {
@@ -118,7 +126,7 @@ async function main() {
       'harness wall': r((x) => x.harness?.wall ?? NaN),
     };
   });
-  console.log(JSON.stringify({ runtime, pairs, rows, 'pair ratios (compare / first)': ratios }, null, 2));
+  console.log(JSON.stringify({ runtime, warm, pairs, rows, 'pair ratios (compare / first)': ratios }, null, 2));
 }
 
 await main();
