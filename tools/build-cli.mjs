@@ -77,7 +77,7 @@ const fastEntry = {
       namespace: 'fast-entry',
     }));
     b.onLoad({ filter: /.*/, namespace: 'fast-entry' }, (args) => ({
-      contents: `import * as command from './commands/${args.path}.js';\nimport { fastRun } from './fast.js';\nexport const run = (args) => fastRun(command, args);\n`,
+      contents: `import * as command from './commands/${args.path}.js';\nimport { fastRun } from './fast.js';\nexport const run = (args, cache) => fastRun(command, args, cache);\n`,
       resolveDir: fileURLToPath(new URL('../src/cli', import.meta.url)),
       loader: 'ts',
     }));
@@ -222,11 +222,16 @@ const cjs = {
 // Each its own bundle: `flotilla send` compiles only what sending needs. One per fast command:
 // its own entry in src/cli/fast/ when it has one (task's subcommands), else fastRun over its
 // module; a bundle that leaves modules out is built on its own.
+// A package a fast bundle imports with `import()` (the AI SDK's providers, web-tree-sitter: what
+// `flotilla run` loads for an agent's model and shell gate) is `require`d instead: code compiled
+// by node:vm (src/cli/compile-cache.ts) cannot `import()`. Each has a CommonJS build; an ES-only
+// package left as an `import()` fails test/cli/fast-bundles.test.ts.
+const fastCjs = { ...cjs, supported: { 'dynamic-import': false } };
 const entries = fastEntries(routes);
 const plain = entries.filter((e) => !leftOut[e.bundle]);
-if (plain.length) await build({ ...cjs, entryPoints: plain.map(({ entry }) => entry) });
+if (plain.length) await build({ ...fastCjs, entryPoints: plain.map(({ entry }) => entry) });
 for (const { bundle, entry } of entries.filter((e) => leftOut[e.bundle]))
-  await build({ ...cjs, entryPoints: [entry], plugins: [...cjs.plugins, leaveOut(leftOut[bundle])] });
+  await build({ ...fastCjs, entryPoints: [entry], plugins: [...cjs.plugins, leaveOut(leftOut[bundle])] });
 // Then start.js, which routes commands, with each fast bundle's content hash: the key of its code
 // cache, so that it need not `stat` a bundle to tell one build from another (src/cli/compile-cache.ts,
 // §14); and main.js, the entry, with start.js's.

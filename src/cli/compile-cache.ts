@@ -23,9 +23,11 @@ import { userCacheDir } from '../layout/layout.js';
  * The cache holds what the run that wrote it compiled, and is kept while V8 takes it: a run
  * that failed, or handed its command line to the full CLI, compiled only part of what a
  * command runs, and every later call would compile the rest again. `skip()` says so: that
- * run writes nothing, and the next one does.
+ * run writes nothing, and the next one does. A process that lives on once its start is done
+ * (`flotilla run`, an agent's harness, often ended by a signal) writes it then instead:
+ * `save()` writes it at once, when it was missing or refused, and never again (src/start-done.ts).
  */
-export function requireCached(file: string, id?: string): { exports: unknown; skip(): void } {
+export function requireCached(file: string, id?: string): { exports: unknown; skip(): void; save(): void } {
   const key = cacheFile(file, id);
   let cachedData: Buffer | undefined;
   if (key) {
@@ -41,7 +43,9 @@ export function requireCached(file: string, id?: string): { exports: unknown; sk
     ...(cachedData ? { cachedData } : {}),
   });
   let skipped = false;
-  if (key && (!cachedData || script.cachedDataRejected)) process.once('exit', () => skipped || save(key, script));
+  let saved = false;
+  const wanted = key && (!cachedData || script.cachedDataRejected) ? key : null;
+  if (wanted) process.once('exit', () => skipped || save(wanted, script));
   const mod = { exports: {} };
   const fn = script.runInThisContext() as (...args: unknown[]) => void;
   fn.call(mod.exports, mod.exports, requireBeside(file), mod, file, dirname(file));
@@ -49,6 +53,10 @@ export function requireCached(file: string, id?: string): { exports: unknown; sk
     exports: mod.exports,
     skip: () => {
       skipped = true;
+    },
+    save: () => {
+      if (wanted && !saved) save(wanted, script);
+      saved = skipped = true;
     },
   };
 }

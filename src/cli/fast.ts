@@ -1,4 +1,5 @@
 import { runAtExit } from '../at-exit.js';
+import { useCacheHooks, type CacheHooks } from '../start-done.js';
 import { natsCacheSkip } from './nats-chunk.js';
 import { reportError } from './output.js';
 import type { SpecCommandModule } from './registry.js';
@@ -14,7 +15,7 @@ import { parseBySpec } from './spec.js';
  * module its bundle leaves out (the spec's `fastLeavesOut`): the full CLI runs it instead.
  * Errors are reported here, by the same bundle that threw them (their classes are its own).
  */
-export function fastRun(module: SpecCommandModule, args: string[]): Promise<number | null> | null {
+export function fastRun(module: SpecCommandModule, args: string[], cache?: CacheHooks): Promise<number | null> | null {
   const at = commandIndex(args);
   if (at === -1) return null;
   const parsed = parseBySpec(
@@ -22,6 +23,8 @@ export function fastRun(module: SpecCommandModule, args: string[]): Promise<numb
     args.filter((_, i) => i !== at),
   );
   if (!parsed) return null;
+  // `cache`: this bundle's code cache, for a command that writes it once its start is done (start-done.ts).
+  useCacheHooks(cache);
   return module
     .run({ args: parsed.args, opts: parsed.opts }, parsed.globals)
     .then(

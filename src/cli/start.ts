@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { requireCached } from './compile-cache.js';
 import { guardStdout, guardStderr, reportError, writeOut } from './output.js';
 import { BUNDLE_IDS, commandIndex, FAST_COMMANDS, firstCommandName } from './route.js';
+import type { CacheHooks } from '../start-done.js';
 import { VERSION } from '../versions.js';
 
 type FullCli = typeof import('./full.js');
@@ -54,7 +55,12 @@ async function start(argv: string[], loadFull: () => Promise<FullCli>): Promise<
   if (bundle) {
     const fast = requireCached(join(import.meta.dirname, `fast-${bundle}.js`), BUNDLE_IDS[bundle]);
     // null: not this bundle's to run (help, a mistake, a path it leaves out): the full CLI's.
-    const code = await (fast.exports as { run(args: string[]): Promise<number | null> | null }).run(args);
+    // Its hooks: a long-lived command (`run`) writes its cache once its start is done (src/start-done.ts).
+    const hooks: CacheHooks = { skip: () => fast.skip(), save: () => fast.save() };
+    const code = await (fast.exports as { run(args: string[], cache: CacheHooks): Promise<number | null> | null }).run(
+      args,
+      hooks,
+    );
     // Only a run that did the whole of a command leaves its compiled code for the next (compile-cache.ts).
     if (code !== 0) fast.skip();
     if (code !== null) return { code, whole: code === 0 };

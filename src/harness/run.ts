@@ -12,6 +12,7 @@ import type { TranscriptEntry } from '../transcript/entries.js';
 import { admitSelf } from './admit.js';
 import type { StartedAgent } from './start.js';
 import { WorkSlot } from './work-slot.js';
+import { startDone } from '../start-done.js';
 import { traceMark } from '../trace.js';
 
 /**
@@ -101,6 +102,9 @@ export async function runHarness(opts: RunOptions): Promise<number> {
     await failStart(layout, config, record, err);
     throw err;
   }
+  // What the start compiled goes to the code cache now, however this agent ends (src/start-done.ts).
+  traceMark('harness: agent started');
+  startDone();
   const { session } = started;
   // A cancel that comes before the run begins still ends a task the agent was given.
   if (started.prompt.trim()) session.openTask();

@@ -3,12 +3,12 @@ import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 /**
- * The fast commands (`send`, `status`, `watch`, `task`) run from bundles loaded through V8's
- * compile cache (src/cli/compile-cache.ts), where a dynamic `import()` left in the bundle
- * throws "A dynamic import callback was not specified" — the dashboard once could not cancel an
- * agent for that. esbuild inlines every dynamic import of our own modules; one of a Node
- * built-in (`await import('node:fs')`) stays, so code those bundles include imports built-ins
- * statically.
+ * The fast commands (`send`, `status`, `watch`, `task`, `spawn`, `run`, …) run from bundles loaded
+ * through V8's compile cache (src/cli/compile-cache.ts), where a dynamic `import()` left in the
+ * bundle throws "A dynamic import callback was not specified" — the dashboard once could not
+ * cancel an agent for that. esbuild inlines every dynamic import of our own modules, and the
+ * build turns one of a package or a Node built-in (the AI SDK's providers, web-tree-sitter, which
+ * `run` loads for an agent's model and shell gate) into a `require` (tools/build-cli.mjs).
  */
 // An integration test: its global setup rebuilds dist/ first when a source is newer.
 const dist = resolve(import.meta.dirname, '..', '..', 'dist', 'cli');

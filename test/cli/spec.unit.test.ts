@@ -2,7 +2,9 @@ import { Command, CommanderError } from 'commander';
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import * as review from '../../src/cli/commands/review.js';
+import * as run from '../../src/cli/commands/run.js';
 import * as send from '../../src/cli/commands/send.js';
+import * as spawn from '../../src/cli/commands/spawn.js';
 import * as status from '../../src/cli/commands/status.js';
 import * as watch from '../../src/cli/commands/watch.js';
 import { commandFromSpec } from '../../src/cli/from-spec.js';
@@ -75,6 +77,14 @@ const taken: [SpecCommandModule, string[]][] = [
   [status, ['status', '--root', '/x']],
   [watch, ['watch']],
   [watch, ['--root', '/x', 'watch', '--tick', '0.5']],
+  [spawn, ['spawn', 'fix', 'the', 'bug']],
+  [spawn, ['spawn', '--wait', '--agent', 'lead', '--id', 'lead-root', 'split the work', '--json']],
+  [spawn, ['spawn', '--oneshot', '--context', 'summary', '--runtime', 'claude', '--auto-claim', '--board=api']],
+  [spawn, ['spawn', '--background', '--queue', '--worktree', '--cwd', '/w', '--', '--literally', '-x']],
+  [spawn, ['spawn', '--lineage', '{"a":1}', '--host', 'local', '--prompt', 'p']],
+  [run, ['run', '--spawned', 'worker-ab12']],
+  [run, ['--root', '/r', 'run', '--oneshot', '--model', 'script:/s.yaml', 'hello', 'there']],
+  [run, ['run', '--agent', 'x', '--id', 'y', '--context', 'last_turn', '--prompt', 'p']],
 ];
 
 const refused: [SpecCommandModule, string[]][] = [
@@ -92,6 +102,13 @@ const refused: [SpecCommandModule, string[]][] = [
   [status, ['status', '--help']],
   [watch, ['watch', '--tick']],
   [watch, ['watch', 'now']],
+  [spawn, ['spawn', '--runtime', 'bogus', 'x']],
+  [spawn, ['spawn', '-h']],
+  [spawn, ['spawn', '--wait=1', 'x']],
+  [spawn, ['spawn', '--prompt']],
+  [run, ['run', '--context', 'everything']],
+  [run, ['run', '--help']],
+  [run, ['run', '--spawned']],
 ];
 
 describe('the fast path parses like commander', () => {
@@ -118,7 +135,7 @@ describe('the fast path parses like commander', () => {
   it('routes each command its spec flags fast, by name and alias, to the bundle named for it', async () => {
     const routes = await fastRoutes();
     const byName: Record<string, string> = {};
-    for (const mod of [send, status, watch, review]) {
+    for (const mod of [send, status, watch, review, spawn, run]) {
       expect(mod.spec.fast, mod.spec.name).toBe(true);
       for (const name of [mod.spec.name, ...(mod.spec.aliases ?? [])]) byName[name] = mod.spec.name;
     }

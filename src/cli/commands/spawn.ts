@@ -1,5 +1,6 @@
-import { Command, Option } from 'commander';
-import { cliConfig, cliContext } from '../context.js';
+import { cliConfig, contextOf, type Globals } from '../context.js';
+import { guardStderr, guardStdout } from '../output.js';
+import type { CommandSpec, Parsed } from '../spec.js';
 import { statusWithReason } from '../../fleet/record-status.js';
 import { traceMark } from '../../trace.js';
 
@@ -26,62 +27,77 @@ interface SpawnOpts {
 
 /**
  * `flotilla spawn` = `spawn-agent` (§5): open an agent and print its id. Called by agents'
- * shells all the time, so the top imports only commander (§14).
+ * shells all the time, so it runs on the fast path (fast.ts: its own bundle, read through V8's
+ * code cache, no commander) and the top of this file imports nothing heavy (§14).
  */
-export function command(): Command {
-  return (
-    new Command('spawn')
-      .description('open an agent in its own tmux window (or --background) and print its id; the same as spawn-agent')
-      .argument('[prompt...]', 'the task (default: stdin when it is not a terminal)')
-      .option('--agent <name>', 'definition to run (default: agents.default)')
-      .option('--id <id>', 'choose the agent id')
-      .option('--prompt <text>', 'the task, instead of arguments')
-      .option('--cwd <dir>', "the agent's working directory (default: the parent's, or here)")
-      .option('--worktree', 'give the agent its own git worktree and branch flotilla/<id>')
-      .option('--oneshot', 'exit after the task (the dead pane stays readable)')
-      .option('--wait', "block until the agent's task ends, print its answer; exit 0 only if it completed")
-      .option('--session', 'open in its own detached tmux session')
-      .option('--background', 'no tmux: a detached headless process writing to its log')
-      .option('--queue', 'when every running slot is busy, wait in line for one instead of being refused')
-      .addOption(
-        new Option('--context <mode>', "what of the parent's conversation the child gets").choices([
-          'none',
-          'last_turn',
-          'summary',
-        ]),
-      )
-      .option('--model <spec>', 'model as provider:model-id, an alias, or script:<file.yaml>')
-      .addOption(
-        new Option(
-          '--runtime <name>',
-          "what runs the agent: Flotilla's harness, or Claude Code / Codex / Gemini CLI under a Flotilla shim (default: the definition's runtime:, else flotilla)",
-        ).choices(['flotilla', 'claude', 'codex', 'gemini']),
-      )
-      .option(
-        '--board <name>',
+export const spec: CommandSpec = {
+  name: 'spawn',
+  fast: true,
+  description: 'open an agent in its own tmux window (or --background) and print its id; the same as spawn-agent',
+  args: [{ name: '[prompt...]', description: 'the task (default: stdin when it is not a terminal)' }],
+  options: [
+    { flags: '--agent <name>', description: 'definition to run (default: agents.default)' },
+    { flags: '--id <id>', description: 'choose the agent id' },
+    { flags: '--prompt <text>', description: 'the task, instead of arguments' },
+    { flags: '--cwd <dir>', description: "the agent's working directory (default: the parent's, or here)" },
+    { flags: '--worktree', description: 'give the agent its own git worktree and branch flotilla/<id>' },
+    { flags: '--oneshot', description: 'exit after the task (the dead pane stays readable)' },
+    {
+      flags: '--wait',
+      description: "block until the agent's task ends, print its answer; exit 0 only if it completed",
+    },
+    { flags: '--session', description: 'open in its own detached tmux session' },
+    { flags: '--background', description: 'no tmux: a detached headless process writing to its log' },
+    {
+      flags: '--queue',
+      description: 'when every running slot is busy, wait in line for one instead of being refused',
+    },
+    {
+      flags: '--context <mode>',
+      description: "what of the parent's conversation the child gets",
+      choices: ['none', 'last_turn', 'summary'],
+    },
+    { flags: '--model <spec>', description: 'model as provider:model-id, an alias, or script:<file.yaml>' },
+    {
+      flags: '--runtime <name>',
+      description:
+        "what runs the agent: Flotilla's harness, or Claude Code / Codex / Gemini CLI under a Flotilla shim (default: the definition's runtime:, else flotilla)",
+      choices: ['flotilla', 'claude', 'codex', 'gemini'],
+    },
+    {
+      flags: '--board <name>',
+      description:
         "the task board it works from (default: the definition's, its parent's, $FLOTILLA_BOARD, else 'fleet')",
-      )
-      .option(
-        '--auto-claim',
+    },
+    {
+      flags: '--auto-claim',
+      description:
         'a teammate: whenever idle it claims the next task on its board and works it (the prompt is then optional)',
-      )
-      .option('--json', 'print the registry record (with --wait: the result) as JSON')
-      .option(
-        '--host <name>',
+    },
+    { flags: '--json', description: 'print the registry record (with --wait: the result) as JSON' },
+    {
+      flags: '--host <name>',
+      description:
         "open it on a remote host from hosts: in the config, through ssh (default: the definition's host:; local: here)",
-      )
-      // Written by another host's Flotilla over ssh for an agent's child (§17.5); refused from any agent.
-      .addOption(new Option('--lineage <json>').hideHelp())
-      .action(spawnAction)
-  );
+    },
+    // Written by another host's Flotilla over ssh for an agent's child (§17.5); refused from any agent.
+    { flags: '--lineage <json>', description: '', hidden: true },
+  ],
+};
+
+export async function run(parsed: Parsed, globals: Globals): Promise<void> {
+  // As the full CLI's start does (start.ts): a spawn detached from the shell that started it still spawns.
+  guardStdout();
+  guardStderr();
+  await spawnAction((parsed.args[0] as string[] | undefined) ?? [], parsed.opts as unknown as SpawnOpts, globals);
 }
 
 type Layout = import('../../layout/layout.js').Layout;
 type Config = import('../../config/schema.js').Config;
 
-async function spawnAction(words: string[], opts: SpawnOpts, cmd: Command): Promise<void> {
+async function spawnAction(words: string[], opts: SpawnOpts, globals: Globals): Promise<void> {
   traceMark('spawn: command runs');
-  const { layout } = cliContext(cmd);
+  const { layout } = contextOf(globals);
   // Asked before the config is read: a yes changes what it says (docs/security-trust.md "Folder trust").
   await (await import('../trust-prompt.js')).settleTrust(layout);
   const { config } = await cliConfig(layout);

@@ -8,6 +8,7 @@ import type { SlotHold } from '../../fleet/slots.js';
 import type { Layout } from '../../layout/layout.js';
 import { markStarting } from '../../lifecycle/starting.js';
 import { loadRuntime, type VendorRuntimeName } from '../../runtimes/index.js';
+import { startDone } from '../../start-done.js';
 import { traceMark } from '../../trace.js';
 import { CliRefused, prepareCli, type PreparedCli } from './cli-launch.js';
 import { cliEnvironment, startCli } from './cli-start.js';
@@ -92,6 +93,8 @@ export async function runVendorAgent(opts: {
     trusted: cli.trusted,
     ending,
   });
+  // The CLI is started and tended: what this start compiled goes to the code cache now (src/start-done.ts).
+  startDone();
   const { code, signal } = await exited;
   cli.mirror?.close();
   await tending.close();

@@ -1,0 +1,76 @@
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { fixture, spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
+
+/**
+ * `spawn` (spawn-agent) and `run` (the harness it starts) run from their own bundles, through
+ * V8's code cache (src/cli/fast.ts, compile-cache.ts, src/start-done.ts). A spawn writes its
+ * cache when it did its whole command; a harness once its agent has started, since it may live
+ * for hours and end by a signal. Whatever state the caches are in, the user gets the same results.
+ */
+
+let f: SpawnFleet | undefined;
+afterEach(async () => {
+  await f?.close();
+  f = undefined;
+});
+
+function setup(): { env: Record<string, string>; cacheDir: string; caches: (prefix: string) => string[] } {
+  f = spawnFleet();
+  const cacheHome = join(f.project, 'cache');
+  const cacheDir = join(cacheHome, 'flotilla', 'v8');
+  return {
+    env: { XDG_CACHE_HOME: cacheHome },
+    cacheDir,
+    caches: (prefix) => (existsSync(cacheDir) ? readdirSync(cacheDir).filter((n) => n.startsWith(prefix)) : []),
+  };
+}
+
+const spawnArgs = (id: string) => ['--background', '--wait', '--id', id, '--model', `script:${fixture('worker.yaml')}`];
+
+describe('spawn and run through the code cache', () => {
+  it('spawn with no cache writes one for itself and for the harness, and spawns the same through them', async () => {
+    const { env, cacheDir, caches } = setup();
+    const first = await f!.spawnAgent([...spawnArgs('one'), 'do it'], env);
+    expect(first.stderr).toBe('');
+    expect([first.exitCode, first.stdout]).toEqual([0, 'Answer: result-of-one']);
+    const written = [...caches('fast-spawn-'), ...caches('fast-run-')];
+    expect(written).toHaveLength(2);
+    const before = written.map((n) => statSync(join(cacheDir, n)));
+
+    const second = await f!.spawnAgent([...spawnArgs('two'), 'do it'], env);
+    expect(second.stderr).toBe('');
+    expect([second.exitCode, second.stdout]).toEqual([0, 'Answer: result-of-two']);
+    expect(f!.record('two').lastTask?.status).toBe('completed');
+    // V8 took both caches: neither is written again (a refused one would be, under a new inode).
+    expect([...caches('fast-spawn-'), ...caches('fast-run-')]).toEqual(written);
+    const after = written.map((n) => statSync(join(cacheDir, n)));
+    expect(after.map((s) => [s.ino, s.mtimeMs])).toEqual(before.map((s) => [s.ino, s.mtimeMs]));
+  });
+
+  it('a spawn refused and a harness that could not start write no cache, and say why as before', async () => {
+    const { env, caches } = setup();
+    const refused = await f!.spawnAgent(['--wait'], env);
+    expect(refused.exitCode).toBe(2);
+    expect(refused.stderr).toContain('flotilla: spawn refused: no task given — pass it as arguments');
+    expect(caches('fast-spawn-')).toEqual([]);
+
+    const lost = await f!.flotilla(['run', '--spawned', 'nobody-here'], env);
+    expect(lost.exitCode).toBe(1);
+    expect(lost.stderr).toContain('nobody-here');
+    expect(caches('fast-run-')).toEqual([]);
+  });
+
+  it('help and a mistake go to the full CLI, as for every fast command', async () => {
+    const { env, caches } = setup();
+    const help = await f!.flotilla(['spawn', '--help'], env);
+    expect(help.exitCode).toBe(0);
+    expect(help.stdout).toContain('--runtime <name>');
+    expect(help.stdout).not.toContain('--lineage');
+    const wrong = await f!.flotilla(['run', '--context', 'everything', 'x'], env);
+    expect(wrong.exitCode).toBe(2);
+    expect(wrong.stderr).toMatch(/^flotilla: option '--context <mode>' argument 'everything' is invalid/);
+    expect([...caches('fast-spawn-'), ...caches('fast-run-')]).toEqual([]);
+  });
+});
