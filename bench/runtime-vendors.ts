@@ -252,6 +252,10 @@ const MAIL_SPANS: [label: string, from: string, to: string][] = [
   ['send called → the shim sees the mail (inotify)', 'bench: send called', 'shim: mail seen'],
   ['shim: record, unread count, notice pasted (tmux)', 'shim: mail seen', 'shim: pasted'],
   ['shim: pane shows the paste → Enter pressed', 'shim: pasted', 'shim: Enter pressed'],
+  ['  notice pasted → the pane shows it', 'shim: pasted', 'shim: paste shown'],
+  ["  the pane shows it → Enter pressed (the CLI's paste guard)", 'shim: paste shown', 'shim: Enter pressed'],
+  // Only in the runs where the CLI still took the Enter as a newline (typist.ts undoes it and presses again).
+  ['  Enter taken as a newline → undone', 'shim: Enter pressed', 'shim: newline undone'],
   // The CLI's own turn start, then its hook command (tools/door-hook in the sandbox) connecting to the door.
   ['CLI takes Enter → its turn-start hook reaches the door', 'shim: Enter pressed', 'shim: turn-start hook asked'],
   [
@@ -481,10 +485,10 @@ it('vendor runtime figures', async () => {
       const v = spans.map((s) => s[label]).filter((x): x is number => x !== undefined);
       if (v.length) where[label] = { p50: ms(pct(v, 50)), p95: ms(pct(v, 95)) };
     }
-    const mailWhere: Record<string, { p50: number; p95: number }> = {};
+    const mailWhere: Record<string, { p50: number; p95: number; runs: number }> = {};
     for (const [label] of MAIL_SPANS) {
       const v = mailSpans.map((s) => s[label]).filter((x): x is number => x !== undefined);
-      if (v.length) mailWhere[label] = { p50: ms(pct(v, 50)), p95: ms(pct(v, 95)) };
+      if (v.length) mailWhere[label] = { p50: ms(pct(v, 50)), p95: ms(pct(v, 95)), runs: v.length };
     }
     results[r.runtime.name] = {
       version: r.version,

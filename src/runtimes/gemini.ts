@@ -79,8 +79,11 @@ export const gemini: Runtime = {
   // ` > `, or ` * ` in yolo mode (dont_ask, bypass_permissions): the ` > ` above it is then the
   // conversation's, a message it took.
   inputPrompt: [' > ', ' * '],
-  // Its 40 ms guard after a paste, with the re-render that clears it late under load: the 300 ms that held before.
-  pasteGuardMs: 300,
+  // Gemini 0.61 takes Enter as a newline within 30 ms of reading a paste (bufferFastReturn), and
+  // until 40 ms after it (InputPrompt's recentUnsafePasteTime: a timer, then a re-render); it
+  // draws the paste ~33 ms after reading it (Ink's 30 fps). Its 40 ms again once the pane shows
+  // it: no newline in 16 presses at load 8 (10 ms: 3 in 20); one that lands is undone (typist.ts).
+  pasteGuardMs: 40,
   // A later settings read (after `--skip-trust` took effect) would bring a folder's .gemini/
   // (its .env, policies, commands, settings): hidden unless trusted.
   folderSettings: ['.gemini'],

@@ -149,10 +149,10 @@ export interface Runtime {
    */
   inputPrompt?: readonly string[];
   /**
-   * How long after a paste the CLI still takes Enter as a newline; the shim's Enter waits at
-   * least this long, beside waiting for the pane to show the paste (harness/cli-host/typist.ts).
-   * Gemini 0.61 makes Enter a newline for 40 ms after an untrusted paste, cleared only by a
-   * later re-render (late on a loaded machine). Default 0.
+   * How long after the pane shows a paste the CLI may still take Enter as a newline; the shim's
+   * Enter waits this long once the pane shows the paste, and undoes a newline that still lands
+   * (harness/cli-host/typist.ts). Gemini 0.61 makes Enter a newline for 40 ms after it read an
+   * untrusted paste, cleared by a timer and a re-render (later on a loaded machine). Default 0.
    */
   pasteGuardMs?: number;
   /**

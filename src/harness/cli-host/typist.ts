@@ -29,27 +29,34 @@ function occurrences(haystack: string, needle: string): number {
   return n;
 }
 
+/** What paneTypist needs to know of the CLI (its Runtime's fields). */
+interface TypedCli {
+  /** How long after the pane shows a paste the CLI still takes Enter as a newline (Runtime.pasteGuardMs). */
+  guardMs?: number;
+  /** The marks that start the CLI's input line (Runtime.inputPrompt). */
+  inputPrompt?: readonly string[];
+  /** What the pane shows while the CLI asks a question of its own (Runtime.paneQuestion.shows). */
+  question?: string;
+}
+
 /**
  * Types into a vendor CLI's pane as a person would: the text as one bracketed paste, then Enter
- * on its own once the pane shows the paste, pressed again while the screen shows it was not taken.
+ * on its own once the pane shows the paste and the CLI's paste guard has passed, pressed again
+ * while the screen shows it was not taken.
  */
 export async function paneTypist(
   place: { socket: string | null; paneId: string },
   configDir: string,
-  cli: {
-    /** At least this long between a paste and its Enter (Runtime.pasteGuardMs). */
-    guardMs?: number;
-    /** The marks that start the CLI's input line (Runtime.inputPrompt). */
-    inputPrompt?: readonly string[];
-    /** What the pane shows while the CLI asks a question of its own (Runtime.paneQuestion.shows). */
-    question?: string;
-  } = {},
+  cli: TypedCli = {},
 ): Promise<Typist> {
-  const guardMs = cli.guardMs ?? 0;
   const { Tmux } = await import('../../tmux/client.js');
   const tmux = new Tmux({ socket: place.socket });
   const buffer = `flotilla-${place.paneId.replace(/\W/g, '')}`;
-  const shown = async (text: string) => pastesShown(text, await tmux.capturePane(place.paneId).catch(() => ''));
+  const pane: Pane = {
+    capture: () => tmux.capturePane(place.paneId),
+    keys: (...keys) => tmux.exec(['send-keys', '-t', place.paneId, ...keys]).then(() => undefined),
+  };
+  const shown = async (text: string) => pastesShown(text, await pane.capture().catch(() => ''));
   return {
     async submit(text) {
       const before = await shown(text);
@@ -58,51 +65,95 @@ export async function paneTypist(
       await tmux.exec(['load-buffer', '-b', buffer, file]);
       await tmux.exec(['paste-buffer', '-p', '-d', '-b', buffer, '-t', place.paneId]);
       traceMark('shim: pasted');
-      const pasted = Date.now();
-      const end = pasted + Math.max(PASTE_SHOWN_MAX_MS, guardMs);
+      const end = Date.now() + PASTE_SHOWN_MAX_MS;
       while (Date.now() < end && (await shown(text)) <= before) await sleep(10);
-      if (Date.now() < pasted + guardMs) await sleep(pasted + guardMs - Date.now());
-      // On a busy machine the CLI can still be taking the paste in when Enter arrives, and the
-      // Enter is lost: the text then sits in the input box and nothing happens. An Enter that was
-      // taken changes the screen and empties the input line; one that left the screen as it was,
-      // or the text on the input line (the screen changed for a reason of its own: Gemini drawing
-      // "Request cancelled" late), is pressed again — never into a question the CLI shows.
-      const capture = () => tmux.capturePane(place.paneId);
-      for (let press = 0; press < 3; press++) {
-        const pasted = await capture().catch(() => null);
-        if (pasted === null) return;
-        await tmux.exec(['send-keys', '-t', place.paneId, 'Enter']);
-        traceMark('shim: Enter pressed');
-        if (!(await screenChanges(capture, pasted, 3_000))) continue;
-        if (!cli.inputPrompt || !(await stillHeld(capture, cli.inputPrompt, text, cli.question))) return;
-      }
+      traceMark('shim: paste shown');
+      // The CLI's guard runs from the moment it read the paste, which is before it drew it.
+      if (cli.guardMs) await sleep(cli.guardMs);
+      await pressEnter(pane, text, cli);
     },
     async key(name) {
-      await tmux.exec(['send-keys', '-t', place.paneId, name]);
+      await pane.keys(name);
     },
-    screen: () => tmux.capturePane(place.paneId),
+    screen: () => pane.capture(),
   };
 }
 
+/** The CLI's pane: its screen, and keys pressed in it. */
+interface Pane {
+  capture(): Promise<string>;
+  keys(...names: string[]): Promise<void>;
+}
+
+/** How long an unchanged screen means the Enter was lost (pressed again). */
+const LOST_MS = 3_000;
 /** How long an input line may go on holding the text after the screen changed before Enter is pressed again. */
 const HELD_MS = 1_000;
+/** How long after its first Enter a newline the CLI took it as is undone and Enter pressed again at once. */
+const UNDO_MS = 5_000;
 
 /**
- * Whether the input line still holds `text` for `HELD_MS` after an Enter changed the screen;
- * no once it lets go, or once the CLI shows a question of its own (an Enter there answers it).
+ * Enter for `text` in the input line, until the CLI took it. On a busy machine the CLI can still
+ * be taking the paste in when Enter arrives, and the Enter is lost: the text then sits in the
+ * input box and nothing happens. An Enter that was taken changes the screen and empties the
+ * input line; one that left the screen as it was is pressed again. One the CLI took as a newline
+ * (Gemini's paste guard outlasted the wait: its input box grew a blank row and still holds the
+ * text) is undone with Backspace and, once the pane shows that, pressed again — one key at a time,
+ * each drawn before the next, so a taken Enter is never followed by another into a stale box. One
+ * that left the text there while the screen changed for a reason of its own (Gemini drawing
+ * "Request cancelled" late) is pressed again once the line held it for HELD_MS. Never into a
+ * question the CLI shows.
  */
-async function stillHeld(
-  screen: () => Promise<string>,
-  inputPrompt: readonly string[],
+async function pressEnter(pane: Pane, text: string, cli: TypedCli): Promise<void> {
+  const undoUntil = Date.now() + UNDO_MS;
+  let screen = await pane.capture().catch(() => null);
+  let presses = 0;
+  while (screen !== null && presses < 3) {
+    await pane.keys('Enter');
+    traceMark('shim: Enter pressed');
+    const did = await afterEnter(pane, screen, text, cli, Date.now() < undoUntil);
+    if (did.took) return;
+    screen = did.screen;
+    if (!did.newline) {
+      presses++;
+      continue;
+    }
+    await pane.keys('BSpace');
+    traceMark('shim: newline undone');
+    const undone = await changeOf(pane, did.screen, LOST_MS);
+    if (undone === null) return;
+    screen = undone ?? did.screen;
+    if (cli.question && screen.includes(cli.question)) return;
+    if (cli.inputPrompt && !inputHolds(screen, cli.inputPrompt, text)) return;
+  }
+}
+
+/**
+ * What an Enter did, from the screen it was pressed on: `took` once the input line lets the text
+ * go (or the pane is gone, or the CLI asks a question); else the screen now, and whether the Enter
+ * was taken as a newline (told only while `undoable`): a newline, an unchanged screen for
+ * LOST_MS, or the text still held HELD_MS after the screen first changed are pressed again.
+ */
+async function afterEnter(
+  pane: Pane,
+  from: string,
   text: string,
-  question: string | undefined,
-): Promise<boolean> {
-  const end = Date.now() + HELD_MS;
+  cli: TypedCli,
+  undoable: boolean,
+): Promise<{ took: true } | { took: false; newline: boolean; screen: string }> {
+  let screen = from;
+  let until = Date.now() + LOST_MS;
+  let changed = false;
   for (;;) {
-    const now = await screen().catch(() => null);
-    if (now === null || (question && now.includes(question)) || !inputHolds(now, inputPrompt, text)) return false;
-    if (Date.now() >= end) return true;
-    await sleep(100);
+    const now = await changeOf(pane, screen, until - Date.now());
+    if (now === null) return { took: true };
+    if (now === undefined) return { took: false, newline: false, screen };
+    if (!cli.inputPrompt || (cli.question && now.includes(cli.question))) return { took: true };
+    if (!inputHolds(now, cli.inputPrompt, text)) return { took: true };
+    if (undoable && newlineAdded(screen, now, cli.inputPrompt)) return { took: false, newline: true, screen: now };
+    if (!changed) until = Date.now() + HELD_MS;
+    changed = true;
+    screen = now;
   }
 }
 
@@ -124,13 +175,39 @@ export function inputHolds(screen: string, inputPrompt: readonly string[], text:
   return (head !== '' && line.includes(head)) || line.toLowerCase().includes('[pasted');
 }
 
-/** Whether the screen differs from `from` within `ms`. */
-async function screenChanges(screen: () => Promise<string>, from: string, ms: number): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
+/** How often the screen is read after a key, while the CLI's answer to it is soon; later, how often. */
+const SOON_POLL_MS = 15;
+const LATE_POLL_MS = 200;
+const SOON_MS = 600;
+
+/** The screen once it differs from `from` within `ms`; undefined if it does not, null once the pane is gone. */
+async function changeOf(pane: Pane, from: string, ms: number): Promise<string | null | undefined> {
+  const start = Date.now();
+  while (Date.now() - start < ms) {
     // A pane gone (its window closed) takes no more keys.
-    if ((await screen().catch(() => null)) !== from) return true;
-    await sleep(200);
+    const now = await pane.capture().catch(() => null);
+    if (now !== from) return now;
+    await sleep(Date.now() - start < SOON_MS ? SOON_POLL_MS : LATE_POLL_MS);
   }
-  return false;
+  return undefined;
+}
+
+/**
+ * Whether `after` shows the input line as in `before` with one blank row added below the text:
+ * an Enter the CLI took as a newline (the cursor on a row of its own). The rows below the input
+ * line are compared: the first that differs is blank now and was not, and the rest is as it was.
+ */
+export function newlineAdded(before: string, after: string, inputPrompt: readonly string[]): boolean {
+  const rowsBelow = (screen: string) => {
+    const lines = screen.split('\n').map((l) => l.trimEnd());
+    const at = lines.findLastIndex((l) => inputPrompt.some((mark) => l.includes(mark)));
+    return at === -1 ? null : lines.slice(at + 1);
+  };
+  const was = rowsBelow(before);
+  const now = rowsBelow(after);
+  if (!was || !now) return false;
+  const k = now.findIndex((l, i) => l !== was[i]);
+  if (k === -1 || now[k]!.trim() !== '' || !was[k]?.trim()) return false;
+  const filled = (rows: string[]) => rows.filter((l) => l.trim() !== '').join('\n');
+  return filled(now.slice(k)) === filled(was.slice(k));
 }
