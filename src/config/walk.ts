@@ -71,6 +71,9 @@ export function leaves(schema: z.ZodType, prefix = ''): Leaf[] {
   return out;
 }
 
+/** What reading the config needs of a key: a `Leaf` without the words `config show` prints. */
+export type KeyLeaf = Pick<Leaf, 'path' | 'kind' | 'nullable' | 'envName'>;
+
 /** Keys in `value` that the schema does not know, as dotted paths (records accept any key). */
 export function unknownKeys(schema: z.ZodType, value: unknown, prefix = ''): string[] {
   const { inner } = unwrap(schema);
