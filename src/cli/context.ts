@@ -51,7 +51,7 @@ export function noFleetLine(layout: Layout): string | undefined {
 
 /** Loads the effective config for a command, printing unknown-key warnings to stderr. */
 export async function cliConfig(layout: Layout, flags: Record<string, unknown> = {}): Promise<LoadedConfig> {
-  // Cached by the files and variables it comes from: a hit loads neither zod nor YAML (§14).
+  // Cached by the files and variables it comes from: a hit loads neither zod nor YAML, a miss no zod (§14).
   const { loadConfigCached } = await import('../config/cached.js');
   const loaded = await loadConfigCached(layout, flags);
   for (const w of loaded.warnings) process.stderr.write(`flotilla: warning: ${w}\n`);

@@ -42,7 +42,7 @@ export async function untrustedIgnores(layout: Layout, env: NodeJS.ProcessEnv): 
     import('../definitions/load.js'),
     import('../runtimes/index.js'),
   ]);
-  const loaded = loadConfig({ layout, env, trusted: false });
+  const loaded = await loadConfig({ layout, env, trusted: false });
   const defs = await loadDefinitions({ layout, config: loaded.config, env, trusted: false });
   const clis = await skippedProjectClis(layout.project, env, loaded.config.runtimes);
   return [...loaded.trust.ignored.map((k) => `${k} in ${layout.configFile}`), ...defs.trust.ignored, ...clis];

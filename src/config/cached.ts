@@ -7,10 +7,11 @@ import { byCodeUnit } from '../compare.js';
 import { trustFile } from './trust-store.js';
 
 /**
- * The effective config without loading the loader (§14 start-up). Building it means the zod
- * schema, a YAML parser and a walk over every key — most of what a `flotilla status` spent
- * before doing its work. The result depends only on the two config files, the `FLOTILLA_*`
- * variables that name config keys, the flags and this build, so it is kept in
+ * The effective config without loading the loader (§14 start-up). Building it means the
+ * generated validator, a YAML parser for each file and a walk over every key — most of what a
+ * `flotilla status` spent before doing its work, when the validator was zod's schema. The
+ * result depends only on the two config files, the `FLOTILLA_*` variables that name config
+ * keys, the flags and this build, so it is kept in
  * `state/index/config-cache.json` keyed by exactly those (file identity = inode, size and
  * mtime in ns) and reused while they are unchanged; a few entries side by side, one per set
  * of variables and flags in use. A miss, or any doubt, loads for real.
@@ -122,13 +123,9 @@ export async function loadConfigCached(
   const files = filesOf(layout, env);
   const hit = entriesIn(layout).find((e) => matches(e, build, files, env, flagKey));
   if (hit) return hit.loaded;
-  const [{ loadConfig }, { leaves }, { configSchema }] = await Promise.all([
-    import('./load.js'),
-    import('./walk.js'),
-    import('./schema.js'),
-  ]);
-  const loaded = loadConfig({ layout, flags, env });
-  const envNames = leaves(configSchema).map((l) => l.envName);
+  const { loadConfig, configEnvNames } = await import('./load.js');
+  const loaded = await loadConfig({ layout, flags, env });
+  const envNames = configEnvNames();
   const values: Record<string, string> = {};
   for (const name of envNames) if (env[name] !== undefined) values[name] = env[name];
   // Keyed by the files as they were *before* reading them: an edit during the load is a miss next time.

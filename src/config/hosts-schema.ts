@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CONFIG_REFINEMENTS } from './refinements.js';
 
 /**
  * One remote host of the fleet (docs/design.md §17): where ssh reaches it and how Flotilla is
@@ -82,7 +83,7 @@ export const hostsSchema = z
       .regex(HOST_NAME, {
         message: "is not a host name (lowercase letters, digits, - and _, at most 32; 'local' is this machine)",
       })
-      .refine((n) => n !== 'local', { message: "is reserved: 'local' is this machine" }),
+      .refine(CONFIG_REFINEMENTS.notLocalHost, { message: "is reserved: 'local' is this machine" }),
     hostSchema,
   )
   .default({})

@@ -67,12 +67,12 @@ export class LiveConfig {
 
   /** Loads the files again; tells `onChange` when the config or its error changed. */
   async reload(): Promise<void> {
-    // The loader (zod, YAML) is imported on the first change only: a dashboard that never sees one never loads it.
+    // The loader (and YAML) is imported on the first change only: a dashboard that never sees one never loads it.
     const { loadConfig } = await import('./load.js');
     let next = this.value;
     let problem: string | undefined;
     try {
-      next = loadConfig({ layout: this.layout, ...(this.opts.env ? { env: this.opts.env } : {}) }).config;
+      next = (await loadConfig({ layout: this.layout, ...(this.opts.env ? { env: this.opts.env } : {}) })).config;
     } catch (err) {
       problem = `${err instanceof Error ? err.message : String(err)} — keeping the last good config`;
     }

@@ -1,15 +1,18 @@
 import { readFileSync } from 'node:fs';
-import { parseDocument } from 'yaml';
 import { FlotillaError, isErrno } from '../errors.js';
 import { userPaths, type Layout } from '../layout/layout.js';
-import { configSchema, type Config } from './schema.js';
+import { CONFIG_LEAVES, parseConfig } from './config-validate.generated.js';
+import type { Config } from './schema.js';
 import { stripUntrusted } from './trust-filter.js';
 import { isTrusted } from './trust-store.js';
-import { deletePath, getPath, leaves, setPath, unknownKeys, type Leaf } from './walk.js';
+import { deletePath, getPath, setPath, unknownKeys, type KeyLeaf } from './walk.js';
 
 /**
  * Loads the effective config (§2): defaults < user file < project file < `FLOTILLA_*`
  * environment < command-line flags, remembering where each value came from.
+ * A good config is checked by the validator generated from the zod schema and a missing file is
+ * never parsed, so reading a new fleet's config loads neither zod nor `yaml` (§14); zod is
+ * loaded only to word what is wrong with a bad one (docs/decisions.md, "The config read without zod").
  */
 
 export interface LoadedConfig {
@@ -42,19 +45,22 @@ export interface LoadOptions {
 
 const BYPASS_KEY = 'agents.allow_bypass_permissions';
 
-export function loadConfig(opts: LoadOptions): LoadedConfig {
+/** The `FLOTILLA_*` variable of every key: what the config cache keys an entry by. */
+export const configEnvNames = (): string[] => CONFIG_LEAVES.map((l) => l.envName);
+
+export async function loadConfig(opts: LoadOptions): Promise<LoadedConfig> {
   const env = opts.env ?? process.env;
   const warnings: string[] = [];
   const userFile = opts.userFile === undefined ? userPaths(env).configFile : opts.userFile;
   const layers: Layer[] = [];
   const trusted = opts.trusted ?? isTrusted(opts.layout, env);
   let ignored: string[] = [];
-  const allLeaves = leaves(configSchema);
+  const allLeaves = CONFIG_LEAVES;
   for (const file of [userFile, opts.layout.configFile]) {
     if (!file) continue;
-    const values = readConfigFile(file);
+    const values = await readConfigFile(file);
     if (!values) continue;
-    for (const key of unknownKeys(configSchema, values)) {
+    for (const key of unknownKeys(allLeaves, values)) {
       warnings.push(`${file}: unknown key '${key}' is ignored — see 'flotilla config schema' for the keys`);
       deletePath(values, key);
     }
@@ -62,10 +68,10 @@ export function loadConfig(opts: LoadOptions): LoadedConfig {
       // Judged against what the person's own layers make, so "tighter" means tighter than theirs.
       const lower: Record<string, unknown> = {};
       for (const layer of layers) deepMerge(lower, layer.values);
-      const lowerParsed = configSchema.safeParse(lower);
+      const lowerParsed = parseConfig(lower);
       ignored = stripUntrusted(
         values,
-        lowerParsed.success ? lowerParsed.data : configSchema.parse({}),
+        lowerParsed.success ? lowerParsed.data : defaults(),
         allLeaves.map((l) => l.path),
       );
     }
@@ -78,27 +84,14 @@ export function loadConfig(opts: LoadOptions): LoadedConfig {
 
   const merged: Record<string, unknown> = {};
   for (const layer of layers) deepMerge(merged, layer.values);
-  const parsed = configSchema.safeParse(merged);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const key = issue.path.join('.');
-    const from = [...layers].reverse().find((l) => getPath(l.values, key) !== undefined);
-    const where = from ? describeSource(from.source, key, allLeaves) : 'config';
-    const found = JSON.stringify(getPath(merged, key));
-    // A record's bad key (a host name) carries the reason in its own nested issue.
-    const message = issue.code === 'invalid_key' && issue.issues[0] ? issue.issues[0].message : issue.message;
-    throw new FlotillaError(
-      `${where}: '${key}' ${message.replace(/^Invalid input: /, '')}, found ${found} — fix the value or remove the key`,
-      { code: 'config-invalid' },
-    );
-  }
+  const parsed = parseConfig(merged);
+  const config = parsed.success ? parsed.data : await invalidConfig(merged, layers, allLeaves);
 
   const sources: Record<string, string> = {};
   for (const leaf of allLeaves) {
     const from = [...layers].reverse().find((l) => getPath(l.values, leaf.path) !== undefined);
     sources[leaf.path] = from ? describeSource(from.source, leaf.path, allLeaves) : 'default';
   }
-  const config = parsed.data;
   // Running without approvals is a person's decision, written in a config file: an agent
   // can set environment variables and flags for the commands it runs, so those cannot allow it.
   const allowFrom = [...layers].reverse().find((l) => getPath(l.values, BYPASS_KEY) !== undefined)?.source;
@@ -112,13 +105,46 @@ export function loadConfig(opts: LoadOptions): LoadedConfig {
   return { config, sources, warnings, trust: { trusted, ignored } };
 }
 
-function describeSource(source: string, key: string, allLeaves: Leaf[]): string {
+/** The defaults alone, from the generated validator (no zod). */
+function defaults(): Config {
+  const parsed = parseConfig({});
+  if (!parsed.success) throw new Error('the config schema rejects its own defaults');
+  return parsed.data;
+}
+
+/**
+ * A config the generated validator refused: zod, loaded only now, words the first thing wrong, with the
+ * file or variable it came from. Should zod accept what the validator refused (they agree on
+ * thousands of generated configs: test/config/validate.unit.test.ts), zod is the truth and its config is used.
+ */
+async function invalidConfig(
+  merged: Record<string, unknown>,
+  layers: Layer[],
+  allLeaves: readonly KeyLeaf[],
+): Promise<Config> {
+  const { configSchema } = await import('./schema.js');
+  const parsed = configSchema.safeParse(merged);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  const key = issue.path.join('.');
+  const from = [...layers].reverse().find((l) => getPath(l.values, key) !== undefined);
+  const where = from ? describeSource(from.source, key, allLeaves) : 'config';
+  const found = JSON.stringify(getPath(merged, key));
+  // A record's bad key (a host name) carries the reason in its own nested issue.
+  const message = issue.code === 'invalid_key' && issue.issues[0] ? issue.issues[0].message : issue.message;
+  throw new FlotillaError(
+    `${where}: '${key}' ${message.replace(/^Invalid input: /, '')}, found ${found} — fix the value or remove the key`,
+    { code: 'config-invalid' },
+  );
+}
+
+function describeSource(source: string, key: string, allLeaves: readonly KeyLeaf[]): string {
   if (source === 'env') return `env ${allLeaves.find((l) => l.path === key)?.envName ?? 'FLOTILLA_*'}`;
   if (source === 'flag') return 'flag';
   return source;
 }
 
-function readConfigFile(file: string): Record<string, unknown> | undefined {
+async function readConfigFile(file: string): Promise<Record<string, unknown> | undefined> {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -126,32 +152,12 @@ function readConfigFile(file: string): Record<string, unknown> | undefined {
     if (isErrno(err, 'ENOENT')) return undefined;
     throw new FlotillaError(`cannot read config file ${file}: ${(err as Error).message}`, { cause: err });
   }
+  // The YAML parser (~37 ms to load) only for a file that exists.
+  const { parseConfigYaml } = await import('./yaml-file.js');
   return parseConfigYaml(text, file);
 }
 
-/** Parses a config file's YAML; invalid YAML is an error with the file and line. */
-export function parseConfigYaml(text: string, file: string): Record<string, unknown> {
-  const doc = parseDocument(text);
-  const err = doc.errors[0];
-  if (err) {
-    const line = err.linePos?.[0]?.line;
-    throw new FlotillaError(
-      `${file}${line ? `:${line}` : ''}: invalid YAML: ${err.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')} — fix the syntax at that line`,
-      { code: 'config-invalid' },
-    );
-  }
-  const value: unknown = doc.toJS();
-  if (value === null || value === undefined) return {};
-  if (typeof value !== 'object' || Array.isArray(value)) {
-    throw new FlotillaError(
-      `${file}: expected a mapping of keys (e.g. 'limits:'), found ${Array.isArray(value) ? 'a list' : typeof value}`,
-      { code: 'config-invalid' },
-    );
-  }
-  return value as Record<string, unknown>;
-}
-
-function envLayer(allLeaves: Leaf[], env: NodeJS.ProcessEnv): Record<string, unknown> {
+function envLayer(allLeaves: readonly KeyLeaf[], env: NodeJS.ProcessEnv): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const leaf of allLeaves) {
     const raw = env[leaf.envName];
@@ -162,7 +168,7 @@ function envLayer(allLeaves: Leaf[], env: NodeJS.ProcessEnv): Record<string, unk
 }
 
 /** Env values are strings: read them as the key's type, leaving bad ones for the schema to reject. */
-function parseEnvValue(raw: string, leaf: Leaf): unknown {
+function parseEnvValue(raw: string, leaf: KeyLeaf): unknown {
   const s = raw.trim();
   if (leaf.nullable && (s === '' || s === 'null')) return null;
   switch (leaf.kind) {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DEFAULT_DENY_COMMANDS } from './deny-commands.js';
+import { CONFIG_REFINEMENTS } from './refinements.js';
 
 /**
  * The config's `security` section (docs/security.md): the shell gate, the OS sandbox and where secrets come from (§11).
@@ -25,7 +26,7 @@ const secretSourceSchema = z
       .describe('Variable name shell commands see the granted value as (default: the upper-cased key)'),
   })
   .strict()
-  .refine((s) => !(s.env && s.command), { message: 'give env or command, not both' });
+  .refine(CONFIG_REFINEMENTS.oneSecretSource, { message: 'give env or command, not both' });
 
 export const securitySchema = z
   .object({

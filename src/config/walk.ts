@@ -71,17 +71,23 @@ export function leaves(schema: z.ZodType, prefix = ''): Leaf[] {
   return out;
 }
 
-/** Keys in `value` that the schema does not know, as dotted paths (records accept any key). */
-export function unknownKeys(schema: z.ZodType, value: unknown, prefix = ''): string[] {
-  const { inner } = unwrap(schema);
-  const d = defOf(inner);
-  if (d.type !== 'object' || !d.shape || typeof value !== 'object' || value === null || Array.isArray(value)) return [];
+/** What reading the config needs of a key: a `Leaf` without the words `config show` prints. */
+export type KeyLeaf = Pick<Leaf, 'path' | 'kind' | 'nullable' | 'envName'>;
+
+/**
+ * Keys in `value` that the schema does not know, as dotted paths, from its leaves: a section is
+ * a prefix of a leaf and is looked into; a leaf (a record, a list) takes any value.
+ */
+export function unknownKeys(allLeaves: readonly KeyLeaf[], value: unknown, prefix = ''): string[] {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return [];
   const out: string[] = [];
   for (const [key, v] of Object.entries(value)) {
     const path = prefix ? `${prefix}.${key}` : key;
-    const child = d.shape[key];
-    if (!child) out.push(path);
-    else out.push(...unknownKeys(child, v, path));
+    // No key of the schema holds a dot: one that does is unknown, whatever its dotted path spells.
+    if (key.includes('.')) out.push(path);
+    else if (allLeaves.some((l) => l.path === path)) continue;
+    else if (allLeaves.some((l) => l.path.startsWith(`${path}.`))) out.push(...unknownKeys(allLeaves, v, path));
+    else out.push(path);
   }
   return out;
 }

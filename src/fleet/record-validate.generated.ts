@@ -137,7 +137,7 @@ function v22(v: unknown, p: string, bad: Issue[]): unknown {
 
 function v23(v: unknown, p: string, bad: Issue[]): unknown {
   if (!Array.isArray(v)) { bad.push({ path: p, message: 'expected an array' }); return v; }
-  return v.map((x, i) => v2(x, p + '.' + i, bad));
+  return Array.from(v, (x, i) => v2(x, p + '.' + i, bad));
 }
 
 function v24(v: unknown, p: string, bad: Issue[]): unknown {
@@ -212,7 +212,7 @@ function v35(v: unknown, p: string, bad: Issue[]): unknown {
 
 function v36(v: unknown, p: string, bad: Issue[]): unknown {
   if (!Array.isArray(v)) { bad.push({ path: p, message: 'expected an array' }); return v; }
-  return v.map((x, i) => v35(x, p + '.' + i, bad));
+  return Array.from(v, (x, i) => v35(x, p + '.' + i, bad));
 }
 
 function v37(v: unknown, p: string, bad: Issue[]): unknown {

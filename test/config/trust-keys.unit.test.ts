@@ -98,16 +98,16 @@ describe("a stranger's runtimes.claude.command and agents.default", () => {
   });
   afterEach(() => fleet.cleanup());
 
-  it('are dropped and reported while the folder is untrusted', () => {
-    const { config, trust } = loadConfig({ layout: fleet.layout, env });
+  it('are dropped and reported while the folder is untrusted', async () => {
+    const { config, trust } = await loadConfig({ layout: fleet.layout, env });
     expect(config.runtimes.claude.command).toBeNull();
     expect(config.agents.default).toBe('general');
     expect(trust).toEqual({ trusted: false, ignored: ['agents.default', 'runtimes.claude.command'] });
   });
 
-  it('are honoured once the folder is trusted', () => {
+  it('are honoured once the folder is trusted', async () => {
     trustFolder(fleet.layout, env);
-    const { config, trust } = loadConfig({ layout: fleet.layout, env });
+    const { config, trust } = await loadConfig({ layout: fleet.layout, env });
     expect(config.runtimes.claude.command).toBe('./evil.sh');
     expect(config.agents.default).toBe('evil');
     expect(trust).toEqual({ trusted: true, ignored: [] });
@@ -129,7 +129,7 @@ describe('limits an untrusted project may only lower', () => {
   });
   afterEach(() => fleet.cleanup());
 
-  it('keeps a lower limit and drops a higher one, a null budget, a cheaper price and a script: model', () => {
+  it('keeps a lower limit and drops a higher one, a null budget, a cheaper price and a script: model', async () => {
     writeFileSync(
       fleet.layout.configFile,
       [
@@ -141,7 +141,7 @@ describe('limits an untrusted project may only lower', () => {
         'transcripts:\n  enabled: false',
       ].join('\n') + '\n',
     );
-    const { config, trust } = loadConfig({ layout: fleet.layout, env });
+    const { config, trust } = await loadConfig({ layout: fleet.layout, env });
     expect(config.limits).toMatchObject({ max_turns: 5, timeout_secs: 600, max_running: 2, max_depth: 3 });
     expect(config.budget).toEqual({ max_tokens_per_tree: 1000, max_cost_usd_per_tree: 2 });
     expect(config.models.prices['anthropic:x']).toEqual({ input_per_mtok: 3, output_per_mtok: 15 });

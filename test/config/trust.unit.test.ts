@@ -39,7 +39,7 @@ afterEach(() => fleet.cleanup());
 
 const config = (trusted?: boolean) =>
   loadConfig({ layout: fleet.layout, env, ...(trusted === undefined ? {} : { trusted }) });
-const definitions = async () => loadDefinitions({ layout: fleet.layout, config: config().config, env });
+const definitions = async () => loadDefinitions({ layout: fleet.layout, config: (await config()).config, env });
 
 describe('the trust list', () => {
   it('records, lists and forgets a folder in the user config dir', () => {
@@ -74,7 +74,7 @@ describe('the trust list', () => {
 });
 
 describe("an untrusted project's config", () => {
-  it('runs no hook, keeps its secret sources and endpoints out, and cannot loosen a limit', () => {
+  it('runs no hook, keeps its secret sources and endpoints out, and cannot loosen a limit', async () => {
     writeFileSync(
       fleet.layout.configFile,
       [
@@ -85,7 +85,7 @@ describe("an untrusted project's config", () => {
         'limits:\n  max_depth: 2',
       ].join('\n') + '\n',
     );
-    const { config: c, trust } = config();
+    const { config: c, trust } = await config();
     expect(trust.trusted).toBe(false);
     expect(c.hooks).toEqual({ start: [], stop: [], task_created: [], task_completed: [], teammate_idle: [] });
     expect(c.agents).toMatchObject({
@@ -117,7 +117,7 @@ describe("an untrusted project's config", () => {
     ]);
   });
 
-  it('may tighten: a sandbox, a longer deny list, more disallowed tools, plan mode', () => {
+  it('may tighten: a sandbox, a longer deny list, more disallowed tools, plan mode', async () => {
     writeFileSync(
       join(env.XDG_CONFIG_HOME!, 'flotilla', 'config.yaml'),
       'agents:\n  default_disallowed_tools: [write]\n',
@@ -130,7 +130,7 @@ describe("an untrusted project's config", () => {
       ].join('\n') + '\n',
     );
     // The defaults' deny list is longer than this one: replacing it would loosen, so it is ignored.
-    const { config: c, trust } = config();
+    const { config: c, trust } = await config();
     expect(c.security.sandbox).toBe('bubblewrap');
     expect(c.security.opaque_commands).toBe('deny');
     expect(c.agents.default_permission_mode).toBe('plan');
@@ -138,33 +138,33 @@ describe("an untrusted project's config", () => {
     expect(trust.ignored).toEqual(['security.deny_commands']);
   });
 
-  it('drops a disallowed-tools list that forgets one the person set', () => {
+  it('drops a disallowed-tools list that forgets one the person set', async () => {
     writeFileSync(
       join(env.XDG_CONFIG_HOME!, 'flotilla', 'config.yaml'),
       'agents:\n  default_disallowed_tools: [write]\n',
     );
     writeFileSync(fleet.layout.configFile, 'agents:\n  default_disallowed_tools: [shell]\n');
-    expect(config().config.agents.default_disallowed_tools).toEqual(['write']);
+    expect((await config()).config.agents.default_disallowed_tools).toEqual(['write']);
   });
 
-  it("cannot open a folder to reads (permissions.read_dirs) beyond the person's own list", () => {
+  it("cannot open a folder to reads (permissions.read_dirs) beyond the person's own list", async () => {
     writeFileSync(join(env.XDG_CONFIG_HOME!, 'flotilla', 'config.yaml'), 'permissions:\n  read_dirs: [~/docs]\n');
     writeFileSync(fleet.layout.configFile, 'permissions:\n  read_dirs: [~/docs, ~/.]\n');
-    const { config: c, trust } = config();
+    const { config: c, trust } = await config();
     expect(c.permissions.read_dirs).toEqual(['~/docs']);
     expect(trust.ignored).toEqual(['permissions.read_dirs']);
     // Repeating (or narrowing) the person's own list is kept.
     writeFileSync(fleet.layout.configFile, 'permissions:\n  read_dirs: []\n');
-    expect(config().config.permissions.read_dirs).toEqual([]);
+    expect((await config()).config.permissions.read_dirs).toEqual([]);
   });
 
-  it('counts in full once the folder is trusted', () => {
+  it('counts in full once the folder is trusted', async () => {
     writeFileSync(
       fleet.layout.configFile,
       'hooks:\n  start: [{command: "true"}]\nagents:\n  default_permission_mode: dont_ask\n',
     );
     trustFolder(fleet.layout, env);
-    const { config: c, trust } = config();
+    const { config: c, trust } = await config();
     expect(trust).toEqual({ trusted: true, ignored: [] });
     expect(c.hooks.start).toHaveLength(1);
     expect(c.agents.default_permission_mode).toBe('dont_ask');

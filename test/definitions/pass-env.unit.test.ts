@@ -25,7 +25,7 @@ beforeEach(() => {
 afterEach(() => fleet.cleanup());
 
 const load = async () =>
-  loadDefinitions({ layout: fleet.layout, config: loadConfig({ layout: fleet.layout, env }).config, env });
+  loadDefinitions({ layout: fleet.layout, config: (await loadConfig({ layout: fleet.layout, env })).config, env });
 
 describe('permissions.env', () => {
   it('lists variable names, once each; a trusted folder keeps them', async () => {

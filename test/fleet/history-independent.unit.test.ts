@@ -93,7 +93,7 @@ describe('hot paths independent of the fleet history', () => {
   it('spawn admission and the harness self-check read no finished record', async () => {
     fleet = tempFleet();
     historyAndLead(fleet.layout);
-    const config = loadConfig({ layout: fleet.layout, env: {}, userFile: null }).config;
+    const config = (await loadConfig({ layout: fleet.layout, env: {}, userFile: null })).config;
     const io = countingIo();
     const lead = readRecord(fleet.layout, 'lead')!;
     const admission = await admitSpawn(
@@ -194,7 +194,7 @@ describe('hot paths independent of the fleet history', () => {
     expect(io.reads.filter((p) => /\/old-\d+\.json$/.test(p))).toEqual([]);
     expect(io.reads).not.toContain(fleet.layout.registryDir);
 
-    const config = loadConfig({ layout: fleet.layout, env: {}, userFile: null }).config;
+    const config = (await loadConfig({ layout: fleet.layout, env: {}, userFile: null })).config;
     const ops = fleetOpsFor(fleet.layout, config, readRecord(fleet.layout, 'lead')!);
     expect((await ops.list()).map((r) => [r.id, r.status])).toEqual([
       ['kid-a', 'completed'],

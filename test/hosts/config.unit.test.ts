@@ -13,7 +13,7 @@ import { tempFleet, type TempFleet } from '../helpers/fleet.js';
 let fleet: TempFleet | undefined;
 afterEach(() => fleet?.cleanup());
 
-function load(project: string, trusted = true) {
+async function load(project: string, trusted = true) {
   fleet = tempFleet();
   mkdirSync(fleet.layout.root, { recursive: true });
   writeFileSync(fleet.layout.configFile, project);
@@ -21,8 +21,8 @@ function load(project: string, trusted = true) {
 }
 
 describe('hosts: in config', () => {
-  it('reads a host with defaults for what it leaves out', () => {
-    const { config } = load('hosts:\n  gpu1:\n    ssh: me@gpu1.example\n');
+  it('reads a host with defaults for what it leaves out', async () => {
+    const { config } = await load('hosts:\n  gpu1:\n    ssh: me@gpu1.example\n');
     expect(hostNamed(config, 'gpu1')).toEqual({
       name: 'gpu1',
       ssh: 'me@gpu1.example',
@@ -58,10 +58,10 @@ describe('hosts: in config', () => {
       'hosts:\n  gpu1:\n    ssh: gpu1\n    env: {"A B": x}\n',
       'is not an environment variable name',
     ],
-  ])('refuses %s with one line saying what to fix', (_what, yaml, expected) => {
+  ])('refuses %s with one line saying what to fix', async (_what, yaml, expected) => {
     let message = '';
     try {
-      load(yaml);
+      await load(yaml);
     } catch (err) {
       message = (err as Error).message;
     }
@@ -70,8 +70,8 @@ describe('hosts: in config', () => {
     expect(message).not.toContain('\n');
   });
 
-  it('ignores hosts in an untrusted project: an ssh option can run a command here', () => {
-    const { config, trust } = load(
+  it('ignores hosts in an untrusted project: an ssh option can run a command here', async () => {
+    const { config, trust } = await load(
       'hosts:\n  gpu1:\n    ssh: gpu1\n    ssh_options: [-o, ProxyCommand=touch /tmp/pwned]\n',
       false,
     );
@@ -79,8 +79,8 @@ describe('hosts: in config', () => {
     expect(trust.ignored).toContain('hosts.gpu1');
   });
 
-  it('refuses an unknown host with the names there are', () => {
-    const { config } = load('hosts:\n  gpu1:\n    ssh: gpu1\n  gpu2:\n    ssh: gpu2\n');
+  it('refuses an unknown host with the names there are', async () => {
+    const { config } = await load('hosts:\n  gpu1:\n    ssh: gpu1\n  gpu2:\n    ssh: gpu2\n');
     expect(() => hostNamed(config, 'gpu3')).toThrow(
       "no host 'gpu3' in the config — known hosts: gpu1, gpu2; add it under hosts: in config.yaml",
     );
@@ -139,11 +139,11 @@ describe("this host's name (selfHost)", () => {
     expect(machineName('Build.Box_7.example.COM')).toBe('build-box_7-example-com');
   });
 
-  it('fleet.host is checked as a host name, with one line naming the key', () => {
-    expect(load('fleet:\n  host: gpu-2\n').config.fleet.host).toBe('gpu-2');
-    expect(() => load('fleet:\n  host: GPU 2\n')).toThrow(/fleet\.host.*expected a host name/);
+  it('fleet.host is checked as a host name, with one line naming the key', async () => {
+    expect((await load('fleet:\n  host: gpu-2\n')).config.fleet.host).toBe('gpu-2');
+    await expect(load('fleet:\n  host: GPU 2\n')).rejects.toThrow(/fleet\.host.*expected a host name/);
     expect(
-      load('fleet:\n  lost_after_secs: 7\nhosts:\n  g:\n    ssh: g\n    lost_after_secs: 3\n').config.hosts.g
+      (await load('fleet:\n  lost_after_secs: 7\nhosts:\n  g:\n    ssh: g\n    lost_after_secs: 3\n')).config.hosts.g
         ?.lost_after_secs,
     ).toBe(3);
   });

@@ -50,7 +50,7 @@ describe('crashes (§5.7)', () => {
     proc.kill('SIGKILL');
     await proc.catch(() => undefined);
     expect(isAlive(pid)).toBe(false);
-    const { config } = loadConfig({ layout: f.layout, env: f.env, userFile: null });
+    const { config } = await loadConfig({ layout: f.layout, env: f.env, userFile: null });
     const cli = Array.from({ length: 5 }, () =>
       execa(process.execPath, [CLI, 'reap'], { cwd: f!.project, env: f!.env, extendEnv: false, reject: false }),
     );
@@ -106,7 +106,7 @@ describe('crashes (§5.7)', () => {
 
   it('a record left pending by a spawner that died is ended after the grace period, not before', async () => {
     f = spawnFleet();
-    const { config } = loadConfig({ layout: f.layout, env: f.env, userFile: null });
+    const { config } = await loadConfig({ layout: f.layout, env: f.env, userFile: null });
     createRecord(f.layout, recordInput('fresh-aaaa', { status: 'spawning', cwd: f.project }));
     createRecord(
       f.layout,

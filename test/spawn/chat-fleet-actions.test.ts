@@ -48,7 +48,7 @@ describe('pane chat commands backed by the fleet', () => {
         permissionMode: 'dont_ask',
       }),
     );
-    const { config } = loadConfig({ layout: f.layout, env: f.env, userFile: null });
+    const { config } = await loadConfig({ layout: f.layout, env: f.env, userFile: null });
     // The spawner's environment is this test's: point it at the private tmux server.
     process.env.FLOTILLA_TMUX_SOCKET = f.tmux.socket;
     delete process.env.TMUX;
@@ -79,7 +79,7 @@ describe('pane chat commands backed by the fleet', () => {
 
   it('/agent output, /agent collect, /agent approve and /agent deny answer for the person at the pane', async () => {
     f = spawnFleet();
-    const { config } = loadConfig({ layout: f.layout, env: f.env, userFile: null });
+    const { config } = await loadConfig({ layout: f.layout, env: f.env, userFile: null });
     const me = createRecord(f.layout, recordInput('pane-bbbbbb', { status: 'idle', cwd: f.project }));
     const done = createRecord(f.layout, recordInput('done-cccccc', { status: 'completed', cwd: f.project }));
     const { writeOutput } = await import('../../src/transcript/output.js');

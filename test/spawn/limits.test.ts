@@ -57,7 +57,7 @@ describe('limits at spawn', () => {
       }),
     );
     // The spawner was told a deeper limit than the child will read from the project config.
-    const { config } = loadConfig({ layout, env: f.env, userFile: null });
+    const { config } = await loadConfig({ layout, env: f.env, userFile: null });
     const loose = { ...config, limits: { ...config.limits, max_depth: 5 } };
     const prepared = await prepareSpawn(
       layout,

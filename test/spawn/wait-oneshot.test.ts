@@ -35,7 +35,7 @@ describe('spawn-agent --wait --oneshot', () => {
 
   it('waits for the harness to end the record, gives up after the bound on one that does not, and reaps one that died', async () => {
     f = spawnFleet();
-    const { config } = loadConfig({ layout: f.layout, env: f.env, userFile: null });
+    const { config } = await loadConfig({ layout: f.layout, env: f.env, userFile: null });
     // A real process standing in for a harness that answered and then hangs: its pid and start
     // time are what a harness registers; its task is answered, its record still `working`.
     const stuck = execa('sleep', ['60']);

@@ -87,7 +87,7 @@ describe('check before opening', () => {
 
   it('a failure after the window opened ends the record failed with the message, which wait, status and the log show', async () => {
     f = spawnFleet({ definitions: { echo: ECHO } });
-    const { config } = loadConfig({ layout: f.layout, env: f.env, userFile: null });
+    const { config } = await loadConfig({ layout: f.layout, env: f.env, userFile: null });
     createRecord(f.layout, recordInput('anchor', { status: 'idle', cwd: f.project }));
     const prepared = await prepareSpawn(
       f.layout,

@@ -114,7 +114,7 @@ export async function runChecks(layout: Layout, env: NodeJS.ProcessEnv = process
   // An invalid config is reported by its own commands; the checks then judge the defaults.
   let config: Config | undefined;
   try {
-    config = loadConfig({ layout, env }).config;
+    config = (await loadConfig({ layout, env })).config;
   } catch {
     /* defaults */
   }

@@ -27,8 +27,6 @@ export const spec: CommandSpec = {
     'bus/nats/bus.ts',
     'bus/nats/caps.ts',
     'config/load.ts',
-    'config/walk.ts',
-    'config/schema.ts',
     'secrets/digests.ts',
     // Never met by a send: the maildir bus's other parts.
     'inbox/claim.ts',
