@@ -7,9 +7,11 @@ import { listRecords } from '../../src/fleet/registry.js';
 import { resolveLayout } from '../../src/layout/layout.js';
 import { CLI } from '../helpers/cli.js';
 import { tempDir } from '../helpers/fleet.js';
+import { testHome, type TestHome } from '../helpers/home.js';
 import { eventually, tmuxServer, type TmuxServer } from '../helpers/tmux.js';
 
 let project: { dir: string; cleanup(): void } | undefined;
+let home: TestHome | undefined;
 let tmux: TmuxServer | undefined;
 afterEach(async () => {
   // Harnesses end themselves when tmux goes (SIGHUP) and write their last records: wait for
@@ -37,6 +39,8 @@ afterEach(async () => {
       `removal of ${dir}`,
     );
   }
+  home?.cleanup();
+  home = undefined;
 });
 
 /** A small git project with TODOs and an uncommitted change, for the demo to look at. */
@@ -55,10 +59,12 @@ async function demoProject(): Promise<string> {
 
 /** `flotilla up` as a person would run it, on the private server, with no model configured. */
 function up(dir: string, socket: string, ...args: string[]) {
+  // A home of its own beside the project, as a person has: what Flotilla keeps there (code cache) stays out of git.
+  home ??= testHome();
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',
-    HOME: dir,
-    XDG_CONFIG_HOME: join(dir, '.xdg'),
+    HOME: home.dir,
+    XDG_CONFIG_HOME: join(home.dir, '.config'),
     FLOTILLA_TMUX_SOCKET: socket,
     LANG: 'C.UTF-8',
   };
