@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BUSES, natsServer, personBus, type BusKind, type NatsServer } from '../helpers/nats.js';
+import { readAudit } from '../../src/audit/read.js';
 import { eventually } from '../helpers/tmux.js';
 import { isAlive, spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
 
@@ -23,6 +24,31 @@ async function completionsFrom(f: SpawnFleet, owner: string, from: string): Prom
   return (JSON.parse(r.stdout) as { kind: string; from: string; status: string }[]).filter(
     (m) => m.kind === 'completion' && m.from === from,
   );
+}
+
+/**
+ * The statuses of the completions from `from` in `owner`'s inbox once one is there: on nats:// a
+ * completion sent as its parent's harness ended waits on the bus until a read brings it in, and
+ * a read on a loaded machine can end before the bus answers (the next one brings it).
+ */
+async function statusesOnce(f: SpawnFleet, owner: string, from: string): Promise<string[]> {
+  return eventually(
+    async () => {
+      const got = (await completionsFrom(f, owner, from)).map((m) => m.status);
+      return got.length > 0 ? got : undefined;
+    },
+    30_000,
+    `${from}'s completion in ${owner}'s inbox`,
+  ).catch(() => []);
+}
+
+/** What the audit trail says of `id`'s completion, for a failure's message. */
+function auditOf(f: SpawnFleet, id: string): string {
+  const events = ['completion', 'completion_withheld', 'message_sent', 'cancel', 'agent_end'];
+  return readAudit(f.layout)
+    .lines.filter((l) => (l.agent === id || l.from === id) && events.includes(String(l.event)))
+    .map((l) => JSON.stringify(l))
+    .join('\n');
 }
 
 // Every exit path by cancel holds on every bus (docs/design.md §5.8, §18): on nats:// the
@@ -80,9 +106,12 @@ describe.each(BUSES)('flotilla cancel (§5.8) on the $bus bus', ({ bus: kind }: 
       p.ns === hostNs || left.some((q) => q.ns === hostNs && q.ppid === p.pid);
     expect(left.filter((p) => ['lead-c', 'fg-one', 'fg-two'].includes(p.agent) && !hosting(p))).toEqual([]);
     expect(left.filter((p) => p.agent === 'bg-one').length).toBeGreaterThanOrEqual(2);
-    expect((await completionsFrom(f, 'human', 'lead-c')).map((m) => m.status)).toEqual(['cancelled']);
-    expect((await completionsFrom(f, 'lead-c', 'fg-one')).map((m) => m.status)).toEqual(['cancelled']);
-    expect((await completionsFrom(f, 'lead-c', 'fg-two')).map((m) => m.status)).toEqual(['cancelled']);
+    for (const [owner, from] of [
+      ['human', 'lead-c'],
+      ['lead-c', 'fg-one'],
+      ['lead-c', 'fg-two'],
+    ] as const)
+      expect(await statusesOnce(f, owner, from), auditOf(f, from)).toEqual(['cancelled']);
     // The background child is untouched…
     expect(isAlive(pids['bg-one']!)).toBe(true);
     expect(f.record('bg-one').status).toBe('working');

@@ -87,7 +87,8 @@ export function natsMail(layout: Layout, names: BusNames, connection: NatsLink):
       claim: async (owner, item) => (await import('../../inbox/claim.js')).claim(layout, owner, item),
       async collect(owners) {
         // The common look: nothing queued here and nothing on the bus for them — one request, no consumer made.
-        if ((await queued(box)).length === 0 && (await waitingOn(bare, names, owners)).size === 0) return;
+        // Unknown (the count's request failed or was slow) is not "nothing": the look goes on to the consumer.
+        if ((await queued(box)).length === 0 && (await waitingOn(bare, names, owners))?.size === 0) return;
         const stop = await this.receive(owners);
         try {
           // What this host queued while the bus was away goes first, so the look sees it too.
@@ -99,7 +100,7 @@ export function natsMail(layout: Layout, names: BusNames, connection: NatsLink):
           await stop();
         }
       },
-      waitingOnBus: (owners) => waitingOn(bare, names, owners),
+      waitingOnBus: async (owners) => (await waitingOn(bare, names, owners)) ?? new Map<string, number>(),
       async receive(owners) {
         let stop = false;
         const loops = owners.map((o) => feed(layout, names, open, o, () => stop || closed, stops));
@@ -275,12 +276,12 @@ async function handedOver(open: Opener, names: BusNames, owners: readonly string
   }
 }
 
-/** How many messages wait on the bus for each of `owners` (those with none left out). */
+/** How many messages wait on the bus for each of `owners` (those with none left out); null when the bus did not say. */
 async function waitingOn(
   reads: () => Promise<Reads>,
   names: BusNames,
   owners: readonly string[],
-): Promise<Map<string, number>> {
+): Promise<Map<string, number> | null> {
   const out = new Map<string, number>();
   if (!owners.length) return out;
   try {
@@ -294,7 +295,8 @@ async function waitingOn(
       if (n > 0) out.set(owner, n);
     }
   } catch {
-    // Unreachable or slow: the spools' own counts stand.
+    // Unreachable or slow: unknown (a count shows the spools' own; a look goes on to the consumer).
+    return null;
   }
   return out;
 }
