@@ -16,12 +16,11 @@ afterEach(async () => {
   f = undefined;
 });
 
-function setup(): { env: Record<string, string>; cacheDir: string; caches: (prefix: string) => string[] } {
+function setup(): { cacheDir: string; caches: (prefix: string) => string[] } {
   f = spawnFleet();
-  const cacheHome = join(f.project, 'cache');
-  const cacheDir = join(cacheHome, 'flotilla', 'v8');
+  // Where a person's caches go by default: the fleet's pristine HOME, as nothing set XDG_CACHE_HOME.
+  const cacheDir = join(f.env.HOME!, '.cache', 'flotilla', 'v8');
   return {
-    env: { XDG_CACHE_HOME: cacheHome },
     cacheDir,
     caches: (prefix) => (existsSync(cacheDir) ? readdirSync(cacheDir).filter((n) => n.startsWith(prefix)) : []),
   };
@@ -31,15 +30,15 @@ const spawnArgs = (id: string) => ['--background', '--wait', '--id', id, '--mode
 
 describe('spawn and run through the code cache', () => {
   it('spawn with no cache writes one for itself and for the harness, and spawns the same through them', async () => {
-    const { env, cacheDir, caches } = setup();
-    const first = await f!.spawnAgent([...spawnArgs('one'), 'do it'], env);
+    const { cacheDir, caches } = setup();
+    const first = await f!.spawnAgent([...spawnArgs('one'), 'do it']);
     expect(first.stderr).toBe('');
     expect([first.exitCode, first.stdout]).toEqual([0, 'Answer: result-of-one']);
     const written = [...caches('fast-spawn-'), ...caches('fast-run-')];
     expect(written).toHaveLength(2);
     const before = written.map((n) => statSync(join(cacheDir, n)));
 
-    const second = await f!.spawnAgent([...spawnArgs('two'), 'do it'], env);
+    const second = await f!.spawnAgent([...spawnArgs('two'), 'do it']);
     expect(second.stderr).toBe('');
     expect([second.exitCode, second.stdout]).toEqual([0, 'Answer: result-of-two']);
     expect(f!.record('two').lastTask?.status).toBe('completed');
@@ -50,25 +49,25 @@ describe('spawn and run through the code cache', () => {
   });
 
   it('a spawn refused and a harness that could not start write no cache, and say why as before', async () => {
-    const { env, caches } = setup();
-    const refused = await f!.spawnAgent(['--wait'], env);
+    const { caches } = setup();
+    const refused = await f!.spawnAgent(['--wait']);
     expect(refused.exitCode).toBe(2);
     expect(refused.stderr).toContain('flotilla: spawn refused: no task given — pass it as arguments');
     expect(caches('fast-spawn-')).toEqual([]);
 
-    const lost = await f!.flotilla(['run', '--spawned', 'nobody-here'], env);
+    const lost = await f!.flotilla(['run', '--spawned', 'nobody-here']);
     expect(lost.exitCode).toBe(1);
     expect(lost.stderr).toContain('nobody-here');
     expect(caches('fast-run-')).toEqual([]);
   });
 
   it('help and a mistake go to the full CLI, as for every fast command', async () => {
-    const { env, caches } = setup();
-    const help = await f!.flotilla(['spawn', '--help'], env);
+    const { caches } = setup();
+    const help = await f!.flotilla(['spawn', '--help']);
     expect(help.exitCode).toBe(0);
     expect(help.stdout).toContain('--runtime <name>');
     expect(help.stdout).not.toContain('--lineage');
-    const wrong = await f!.flotilla(['run', '--context', 'everything', 'x'], env);
+    const wrong = await f!.flotilla(['run', '--context', 'everything', 'x']);
     expect(wrong.exitCode).toBe(2);
     expect(wrong.stderr).toMatch(/^flotilla: option '--context <mode>' argument 'everything' is invalid/);
     expect([...caches('fast-spawn-'), ...caches('fast-run-')]).toEqual([]);

@@ -33,6 +33,7 @@ function firstRead(projectConfig: string | null): {
   fleet = tempFleet();
   home = testHome('pristine');
   if (projectConfig !== null) {
+    // The config file a person writes is what the read is about (none: a new user's fleet).
     mkdirSync(fleet.layout.root, { recursive: true });
     writeFileSync(fleet.layout.configFile, projectConfig);
   }

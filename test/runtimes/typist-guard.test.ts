@@ -27,6 +27,7 @@ describe('the pane typist and a paste guard', () => {
 
   async function typeInto(guardMs: number, text: string): Promise<string> {
     server = tmuxServer();
+    // The typist's own folder for its paste file (a shim's CLI config folder), not a home: no CLI runs here.
     dir = mkdtempSync(join(ROOT, '.test-homes', 'typist-guard-'));
     const paneId = await server.tmux(
       ...['new-session', '-d', '-P', '-F', '#{pane_id}', '-x', '120', '-y', '30'],
