@@ -4,7 +4,8 @@
 //   beside the bare CLI started the same way in the same run (interactive in a tmux pane, the
 //   task on its command line, the same pinned binary, a fake API of the same kind, a fresh home
 //   as a person's is after the CLI's first run), each run's ratio, and where that time goes
-//   (FLOTILLA_TRACE spans, src/trace.ts);
+//   (FLOTILLA_TRACE spans, src/trace.ts); then a second start in the same run: the bare CLI again in
+//   the home its first start made, and a second agent spawned into the fleet (its caches warm);
 // - idle mail: `flotilla send` returning → the model call carrying the mail (pasted notice, turn-start hook),
 //   span by span (the shim's marks: mail seen, pasted, Enter, its door asked for the hook; the hook's answer);
 // - working mail: mail sent while a 5 s shell command runs; from the command's end (it writes
@@ -32,7 +33,7 @@ import { completionsFrom } from '../test/spawn/helpers.js';
 import type { Wire } from '../test/runtimes/fake-vendor.js';
 import { startFakeVendor, namingFor } from '../test/runtimes/fake-vendor.js';
 import { pinnedRuntimeBinary, RUNTIME_FIXTURES, vendorFleet, type VendorFleet } from '../test/runtimes/helpers.js';
-import { testHome } from '../test/helpers/home.js';
+import { testHome, type TestHome } from '../test/helpers/home.js';
 
 const RUNS = Number(process.env.BENCH_RUNTIME_RUNS ?? 10);
 const ONLY = (process.env.BENCH_RUNTIME_ONLY ?? '').split(',').filter(Boolean);
@@ -311,12 +312,18 @@ function spansOf(traceFile: string, called: number, firstRequest: number): Recor
  * The bare CLI, started as the fleet starts it: the same pinned binary, interactive, in a pane
  * of a tmux server of its own (as the bench's fleet starts its own with its first spawn), its
  * task on the command line, in the same project, against a fake API of the same kind, in a
- * fresh home holding what a person's does after the CLI's first run (Bench.person); the time
+ * home holding what a person's does after the CLI's first run (Bench.person); the time
  * from `tmux new-session` called to its first model request (the CLI's TUI start included).
+ * Twice per run in one home: first fresh, then with what its first start left there.
  */
-async function bareStart(r: Bench, bin: string, project: string, base: Record<string, string>): Promise<number> {
+async function bareStart(
+  r: Bench,
+  bin: string,
+  project: string,
+  base: Record<string, string>,
+  home: TestHome,
+): Promise<number> {
   const vendor = await startFakeVendor(r.wire, join(RUNTIME_FIXTURES, 'idle.yaml'), namingFor(r.runtime));
-  const home = testHome();
   r.person(home.dir, project, vendor.url);
   const socket = `flotilla-bench-bare-${randomBytes(6).toString('hex')}`;
   const env: Record<string, string> = {
@@ -370,8 +377,29 @@ async function bareStart(r: Bench, bin: string, project: string, base: Record<st
     await tmux(['kill-server']);
     await eventually(() => !existsSync(`/proc/${pid}`), 10_000, 'the bare CLI to end').catch(() => undefined);
     await vendor.close();
-    home.cleanup();
   }
+}
+
+/**
+ * A second agent spawned into the fleet whose first agent is idle: the time from spawn-agent
+ * called to the first model request carrying its own task, and its spans.
+ */
+async function secondSpawn(
+  f: VendorFleet,
+  r: Bench,
+  i: number,
+  traceFile: string,
+): Promise<{ ready: number; spans: Record<string, number> }> {
+  const task = `get ready again ${i}`;
+  const asked = (p: unknown) => JSON.stringify(p).includes(task);
+  f.env.FLOTILLA_TRACE = traceFile;
+  const called = performance.timeOrigin + performance.now();
+  const t0 = performance.now();
+  await f.spawnChild('a', `bench-again-${i}`, task, r.args);
+  await eventually(() => f.vendor.prompts.some(asked), 300_000, "the second agent's first model call");
+  delete f.env.FLOTILLA_TRACE;
+  const at = f.vendor.promptTimes[f.vendor.prompts.findIndex(asked)]!;
+  return { ready: at - t0, spans: spansOf(traceFile, called, performance.timeOrigin + at) };
 }
 
 function save(results: Record<string, unknown>): void {
@@ -394,6 +422,11 @@ it('vendor runtime figures', async () => {
       vendorFleet({ runtime: r.runtime, wire: r.wire, script, bin, definitions: { a: DONT_ASK }, env: r.env });
     const ready: number[] = [];
     const bare: number[] = [];
+    // The second start of each run: the CLI again in the home its first start made, and a
+    // second agent in the fleet its first spawn made (config, model catalogue and code caches warm).
+    const readyAgain: number[] = [];
+    const bareAgain: number[] = [];
+    const spansAgain: Record<string, number>[] = [];
     const spans: Record<string, number>[] = [];
     const mailSpans: Record<string, number>[] = [];
     const idleMail: number[] = [];
@@ -408,9 +441,10 @@ it('vendor runtime figures', async () => {
     const loadBefore = loadavg().map(tenth);
     for (let i = 0; i < RUNS; i++) {
       const f = await open('idle.yaml');
+      const bareHome = testHome();
       try {
         // The bare CLI first, in the same minute as the fleet's start: the same load for both.
-        bare.push(await bareStart(r, bin, f.project, f.env));
+        bare.push(await bareStart(r, bin, f.project, f.env, bareHome));
         const traceFile = join(traces, `${r.runtime.name}-${i}.jsonl`);
         f.env.FLOTILLA_TRACE = traceFile;
         const called = performance.timeOrigin + performance.now();
@@ -456,8 +490,14 @@ it('vendor runtime figures', async () => {
             performance.timeOrigin + f.vendor.promptTimes[before]!,
           ),
         );
+        await eventually(() => f.record(id).status === 'idle', 300_000, 'idle after the mail');
+        bareAgain.push(await bareStart(r, bin, f.project, f.env, bareHome));
+        const again = await secondSpawn(f, r, i, join(traces, `${r.runtime.name}-${i}-again.jsonl`));
+        readyAgain.push(again.ready);
+        spansAgain.push(again.spans);
       } finally {
         await f.dispose();
+        bareHome.cleanup();
       }
       if (!WORKING) continue;
       const w = await open('bench-working.yaml');
@@ -485,6 +525,11 @@ it('vendor runtime figures', async () => {
       const v = spans.map((s) => s[label]).filter((x): x is number => x !== undefined);
       if (v.length) where[label] = { p50: ms(pct(v, 50)), p95: ms(pct(v, 95)) };
     }
+    const whereAgain: Record<string, { p50: number; p95: number }> = {};
+    for (const [label] of SPANS) {
+      const v = spansAgain.map((s) => s[label]).filter((x): x is number => x !== undefined);
+      if (v.length) whereAgain[label] = { p50: ms(pct(v, 50)), p95: ms(pct(v, 95)) };
+    }
     const mailWhere: Record<string, { p50: number; p95: number; runs: number }> = {};
     for (const [label] of MAIL_SPANS) {
       const v = mailSpans.map((s) => s[label]).filter((x): x is number => x !== undefined);
@@ -500,6 +545,13 @@ it('vendor runtime figures', async () => {
       fleet_minus_bare_ms: figure(ready.map((x, i) => x - bare[i]!)),
       fleet_over_bare: ratios(ready.map((x, i) => x / bare[i]!)),
       where_the_time_goes_ms: where,
+      second_start: {
+        spawn_to_first_model_call_ms: figure(readyAgain),
+        bare_cli_to_first_model_call_ms: figure(bareAgain),
+        fleet_minus_bare_ms: figure(readyAgain.map((x, i) => x - bareAgain[i]!)),
+        fleet_over_bare: ratios(readyAgain.map((x, i) => x / bareAgain[i]!)),
+        where_the_time_goes_ms: whereAgain,
+      },
       mail_into_idle_cli_ms: figure(idleMail),
       where_the_mail_time_goes_ms: mailWhere,
       ...(WORKING

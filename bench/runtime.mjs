@@ -40,6 +40,20 @@ export function formatRuntimeTables(r, machine = {}) {
       `| ${TITLES[n] ?? n} ${x.version} | ${load} | ${pp(x.spawn_to_first_model_call_ms)} | ${pp(x.bare_cli_to_first_model_call_ms)} (\`${x.bare_cli_to_first_model_call_ms.argv}\`) | ${pp(x.fleet_minus_bare_ms)} | ${ratio} | ${pp(x.mail_into_idle_cli_ms)} | ${s.shim.p50} (${s.shim_private.p50}) | ${s.idle_node?.p50 ?? '—'} (${s.idle_node_private?.p50 ?? '—'}) | ${s.cli.p50} |`,
     );
   }
+  const again = names.filter((n) => r[n].second_start);
+  if (again.length) {
+    out.push(
+      '',
+      '| second start of each run (the bare CLI in the home its first start made; a second agent in the fleet) | spawn-agent → first model request | bare CLI → first model request | fleet − bare, per run | fleet ÷ bare, per run |',
+      '|---|---|---|---|---|',
+    );
+    for (const n of again) {
+      const x = r[n].second_start;
+      out.push(
+        `| ${TITLES[n] ?? n} ${r[n].version} | ${pp(x.spawn_to_first_model_call_ms)} | ${pp(x.bare_cli_to_first_model_call_ms)} | ${pp(x.fleet_minus_bare_ms)} | ${x.fleet_over_bare.p50} / ${x.fleet_over_bare.p95} |`,
+      );
+    }
+  }
   const labels = [...new Set(names.flatMap((n) => Object.keys(r[n].where_the_time_goes_ms ?? {})))];
   out.push(
     '',
@@ -47,6 +61,15 @@ export function formatRuntimeTables(r, machine = {}) {
     `|---|${names.map(() => '---').join('|')}|`,
   );
   for (const l of labels) out.push(`| ${l} | ${names.map((n) => pp(r[n].where_the_time_goes_ms?.[l])).join(' | ')} |`);
+  if (again.length) {
+    out.push(
+      '',
+      `| where the second agent's start goes (ms, p50 / p95) | ${again.map((n) => TITLES[n] ?? n).join(' | ')} |`,
+      `|---|${again.map(() => '---').join('|')}|`,
+    );
+    for (const l of labels)
+      out.push(`| ${l} | ${again.map((n) => pp(r[n].second_start.where_the_time_goes_ms?.[l])).join(' | ')} |`);
+  }
   const mail = [...new Set(names.flatMap((n) => Object.keys(r[n].where_the_mail_time_goes_ms ?? {})))];
   if (mail.length) {
     out.push(
