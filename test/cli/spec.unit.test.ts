@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import * as review from '../../src/cli/commands/review.js';
 import * as run from '../../src/cli/commands/run.js';
+import * as runtimeHook from '../../src/cli/commands/runtime-hook.js';
 import * as send from '../../src/cli/commands/send.js';
 import * as spawn from '../../src/cli/commands/spawn.js';
 import * as status from '../../src/cli/commands/status.js';
@@ -85,6 +86,8 @@ const taken: [SpecCommandModule, string[]][] = [
   [run, ['run', '--spawned', 'worker-ab12']],
   [run, ['--root', '/r', 'run', '--oneshot', '--model', 'script:/s.yaml', 'hello', 'there']],
   [run, ['run', '--agent', 'x', '--id', 'y', '--context', 'last_turn', '--prompt', 'p']],
+  [runtimeHook, ['runtime-hook', 'turn-start']],
+  [runtimeHook, ['runtime-hook', '--warm']],
 ];
 
 const refused: [SpecCommandModule, string[]][] = [
@@ -109,6 +112,8 @@ const refused: [SpecCommandModule, string[]][] = [
   [run, ['run', '--context', 'everything']],
   [run, ['run', '--help']],
   [run, ['run', '--spawned']],
+  [runtimeHook, ['runtime-hook', 'turn-start', 'extra']],
+  [runtimeHook, ['runtime-hook', '--warm=1']],
 ];
 
 describe('the fast path parses like commander', () => {
@@ -135,7 +140,7 @@ describe('the fast path parses like commander', () => {
   it('routes each command its spec flags fast, by name and alias, to the bundle named for it', async () => {
     const routes = await fastRoutes();
     const byName: Record<string, string> = {};
-    for (const mod of [send, status, watch, review, spawn, run]) {
+    for (const mod of [send, status, watch, review, spawn, run, runtimeHook]) {
       expect(mod.spec.fast, mod.spec.name).toBe(true);
       for (const name of [mod.spec.name, ...(mod.spec.aliases ?? [])]) byName[name] = mod.spec.name;
     }
