@@ -122,14 +122,23 @@ function leaveOut(modules) {
 // client, so a maildir command never reads it (compiled into every bundle, it was half of
 // `status`'s code cache, 776 KB against 351 KB).
 const NATS_PACKAGES = ['@nats-io/transport-node', '@nats-io/jetstream', '@nats-io/kv'];
-// Bundled like our own code, so the code cache holds it: picomatch, which the leases' modules
-// import and `status` loads on every bus (7 files compiled from node_modules were ~6 ms of CPU).
-const BUNDLED_IN_FAST = ['picomatch'];
+// Bundled like our own code, so the code cache holds it (and whatever it imports in turn):
+// picomatch, which the leases' modules import and `status` loads on every bus (7 files compiled
+// from node_modules were ~6 ms of CPU); yaml, which every spawn and every harness loads to read a
+// definition's frontmatter (~50 ms of CPU from node_modules, on a vendor agent's start twice);
+// gray-matter, which reads mail (a harness, a vendor CLI's hook).
+const BUNDLED_IN_FAST = ['picomatch', 'yaml', 'gray-matter'];
 const natsInItsOwnChunk = {
   name: 'nats-in-its-own-chunk',
   setup(b) {
     b.onResolve({ filter: /^[^./]/ }, (args) => {
-      if (args.path.startsWith('node:') || BUNDLED_IN_FAST.includes(args.path)) return undefined;
+      // A package bundled brings what it imports (only a bundled package's files are read from node_modules).
+      if (
+        args.path.startsWith('node:') ||
+        BUNDLED_IN_FAST.includes(args.path) ||
+        /[\\/]node_modules[\\/]/.test(args.importer)
+      )
+        return undefined;
       if (!args.path.startsWith('@nats-io/')) return { path: args.path, external: true };
       if (!NATS_PACKAGES.includes(args.path))
         return { errors: [{ text: `build-cli: ${args.path} is not in NATS_PACKAGES (dist/cli/nats-client.js)` }] };
@@ -211,7 +220,7 @@ const cjs = {
   target: 'node20',
   sourcemap: true,
   logLevel: 'warning',
-  plugins: [fullIsExternal, fastEntry, natsInItsOwnChunk],
+  plugins: [fullIsExternal, fastEntry, natsInItsOwnChunk, noEsprima],
   // Modules find files relative to themselves; main.js sits at the same depth as their sources. The URL is made only
   // when asked for: pathToFileURL was ~0.2 ms of every fast command's start (§14).
   define: { ...define, 'import.meta.url': '__flotillaMeta.url', 'import.meta.dirname': '__dirname' },
