@@ -8,6 +8,7 @@ import { configSchema, defaultConfig } from '../../src/config/schema.js';
 import { leaves } from '../../src/config/walk.js';
 // @ts-expect-error a plain .mjs build tool without types
 import { generateValidator, TARGETS } from '../../tools/gen-validators.mjs';
+import { rng } from '../helpers/seeded.js';
 
 /**
  * Reading the config checks it with a validator generated from the zod schema, so a spawn in a
@@ -16,18 +17,6 @@ import { generateValidator, TARGETS } from '../../tools/gen-validators.mjs';
  */
 
 const repo = (p: string): string => fileURLToPath(new URL(`../../${p}`, import.meta.url));
-
-/** A small seeded PRNG (mulberry32): the same cases on every run, so a failure reproduces. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A config that sets something in every section, records and lists included. */
 const BASE = {

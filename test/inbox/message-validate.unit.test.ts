@@ -6,6 +6,7 @@ import { messageHeaderSchema } from '../../src/inbox/message-schema.js';
 import { parseMessageHeader } from '../../src/inbox/message-validate.generated.js';
 // @ts-expect-error a plain .mjs build tool without types
 import { generateValidator, TARGETS } from '../../tools/gen-validators.mjs';
+import { rng } from '../helpers/seeded.js';
 
 /**
  * `flotilla send` and the inbox readers check messages with a validator generated from the zod
@@ -14,18 +15,6 @@ import { generateValidator, TARGETS } from '../../tools/gen-validators.mjs';
  */
 
 const repo = (p: string): string => fileURLToPath(new URL(`../../${p}`, import.meta.url));
-
-/** A small seeded PRNG (mulberry32): the same cases on every run, so a failure reproduces. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const VALID: Record<string, Record<string, unknown>> = {
   message: { kind: 'message' },

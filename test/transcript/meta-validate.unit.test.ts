@@ -6,6 +6,7 @@ import { transcriptMetaSchema } from '../../src/transcript/meta-schema.js';
 import { parseTranscriptMeta } from '../../src/transcript/meta-validate.generated.js';
 // @ts-expect-error a plain .mjs build tool without types
 import { generateValidator, TARGETS } from '../../tools/gen-validators.mjs';
+import { rng } from '../helpers/seeded.js';
 
 /** `spawn` and `gc` read sidecars with a validator generated from the zod schema. */
 
@@ -49,13 +50,7 @@ const POOL: unknown[] = [
 ];
 
 function* cases(count: number): Generator<unknown> {
-  let a = 15;
-  const r = (): number => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const r = rng(15);
   const keys = [...Object.keys(BASE), 'extra'];
   for (let i = 0; i < count; i++) {
     const m: Record<string, unknown> = structuredClone(BASE);

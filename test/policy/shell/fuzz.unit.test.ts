@@ -8,6 +8,7 @@ import { loadShellParser } from '../../../src/harness/shell-parser.js';
 import { analyzeShell } from '../../../src/policy/shell/analyze.js';
 import { createShellClassifier, type ShellClassifier } from '../../../src/policy/shell/classify.js';
 import type { ShellParser } from '../../../src/policy/shell/syntax.js';
+import { rng } from '../../helpers/seeded.js';
 
 /**
  * Differential fuzz test of the gate's reading of word and command boundaries against bash's
@@ -23,18 +24,6 @@ const BASH = '/bin/bash';
 const SEED = 0x5eed31;
 const CASES = 400;
 const NAMES = ['a', 'b', 'c'];
-
-/** mulberry32: a small seeded generator, so every run tests the same lines. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function generator(seed: number): () => string {
   const r = rng(seed);
