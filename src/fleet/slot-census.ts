@@ -192,11 +192,17 @@ export class SlotCensus {
     const inodes = new Set([...names.values()].flat());
     const agents = inodes.size ? this.harnessPids() : new Set<number>();
     const pids = inodes.size ? holdersOf(inodes, [...agents]) : new Map<number, number>();
+    // A name whose holder was not found may have been let go during the look (a harness going
+    // idle): only one still listening after it is another user's. Taken for an impostor, a
+    // slot given back and taken again at once was stepped over: one agent more than the cap.
+    const still = [...names.values()].flat().some((n) => !pids.has(n)) ? listeningNames(this.prefix) : names;
     const out = new Map<string, SlotHolder>();
     for (const [name, nodes] of names) {
       const where = parseName(name, this.prefix);
       if (!where) continue;
       const pid = nodes.map((n) => pids.get(n)).find((p) => p !== undefined) ?? null;
+      // Gone, or listening on a new socket since the first read: not known, so counted as held.
+      if (pid === null && !nodes.some((n) => still.get(name)?.includes(n))) continue;
       // A holder this user cannot see is another user's (abstract names are open to every uid).
       const kind: HolderKind = pid !== null && holderCounts(pid, agents) ? 'flotilla' : 'impostor';
       out.set(name, {
