@@ -92,6 +92,9 @@ export function bubblewrapUserNamespace(bwrap: string): boolean {
   return ok;
 }
 
+/** An answer to the probe above that a caller got beside its own work (sandbox-mode.ts probeSandboxSoon). */
+export const knowUserNamespace = (bwrap: string, ok: boolean): void => void usernsProbe.set(bwrap, ok);
+
 /**
  * The sandbox's own user and group id where root's would keep a nested bubblewrap from mapping its user
  * (`SandboxSpec.id`).

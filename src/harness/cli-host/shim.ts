@@ -30,6 +30,8 @@ export async function runVendorAgent(opts: {
   definition: Definition;
   slot: SlotHold;
   secretKeys?: readonly string[];
+  /** The sandbox's probes, started ahead (tools/sandbox-mode.ts probeSandboxSoon): waited for before they are asked. */
+  sandboxProbed?: Promise<void> | undefined;
 }): Promise<number> {
   const { layout, config, definition } = opts;
   traceMark('shim: start');
@@ -50,6 +52,7 @@ export async function runVendorAgent(opts: {
   let execed!: (started: boolean) => void;
   const cliExeced = new Promise<boolean>((resolve) => (execed = resolve));
   try {
+    await opts.sandboxProbed;
     cli = await prepareCli({ layout, config, rec, runtime, env, log, prompt });
     const childEnv = await cliEnvironment({
       layout,
