@@ -1,4 +1,5 @@
 import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { isAscii } from 'node:buffer';
 import { basename, dirname, join } from 'node:path';
 import { Script } from 'node:vm';
 import { userCacheDir } from '../layout/layout.js';
@@ -37,11 +38,7 @@ export function requireCached(file: string, id?: string): { exports: unknown; sk
       // No cache yet.
     }
   }
-  const source = readFileSync(file, 'utf8');
-  const script = new Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
-    filename: file,
-    ...(cachedData ? { cachedData } : {}),
-  });
+  const script = new Script(wrappedSource(file), { filename: file, ...(cachedData ? { cachedData } : {}) });
   let skipped = false;
   let saved = false;
   const wanted = key && (!cachedData || script.cachedDataRejected) ? key : null;
@@ -59,6 +56,19 @@ export function requireCached(file: string, id?: string): { exports: unknown; sk
       saved = skipped = true;
     },
   };
+}
+
+const HEAD = Buffer.from('(function (exports, require, module, __filename, __dirname) {');
+const TAIL = Buffer.from('\n})');
+
+/**
+ * The bundle as the CommonJS function V8 compiles. The bundles are ASCII (tools/build-cli.mjs): decoded as Latin-1,
+ * the source is one one-byte string, which Node keeps outside V8's heap. Read as UTF-8 and wrapped by concatenation,
+ * an idle shim held ~2.7 MB more private memory (§14). Any other file is UTF-8, as before.
+ */
+function wrappedSource(file: string): string {
+  const text = Buffer.concat([HEAD, readFileSync(file), TAIL]);
+  return isAscii(text) ? text.toString('latin1') : text.toString('utf8');
 }
 
 /**
