@@ -28,8 +28,12 @@ import { userCacheDir } from '../layout/layout.js';
  * (`flotilla run`, an agent's harness, often ended by a signal) writes it then instead:
  * `save()` writes it at once, when it was missing or refused, and never again (src/start-done.ts).
  */
-export function requireCached(file: string, id?: string): { exports: unknown; skip(): void; save(): void } {
-  const key = cacheFile(file, id);
+export function requireCached(
+  file: string,
+  id?: string,
+  kind?: string,
+): { exports: unknown; skip(): void; save(): void } {
+  const key = cacheFile(file, id, kind);
   let cachedData: Buffer | undefined;
   if (key) {
     try {
@@ -95,7 +99,8 @@ interface CacheKey {
   path: string;
 }
 
-function cacheFile(file: string, id: string | undefined): CacheKey | null {
+/** `kind`: a cache of its own, beside the bundle's others (a spawned harness's runtime, cli/start.ts). */
+function cacheFile(file: string, id: string | undefined, kind?: string): CacheKey | null {
   let build = id;
   if (build === undefined) {
     try {
@@ -106,7 +111,7 @@ function cacheFile(file: string, id: string | undefined): CacheKey | null {
     }
   }
   const dir = join(userCacheDir(), 'v8');
-  const prefix = `${basename(file, '.js')}-${fnv1a(file)}-`;
+  const prefix = `${basename(file, '.js')}${kind ? `.${kind}` : ''}-${fnv1a(file)}-`;
   return {
     dir,
     prefix,
