@@ -9,6 +9,7 @@ import { holdSlot, parseSlotEnv, type SlotHold } from '../fleet/slots.js';
 import type { Layout } from '../layout/layout.js';
 import type { ContextMode } from '../spawn/context.js';
 import type { TranscriptEntry } from '../transcript/entries.js';
+import type { VendorRuntimeName } from '../runtimes/types.js';
 import { admitSelf } from './admit.js';
 import type { StartedAgent } from './start.js';
 import { WorkSlot } from './work-slot.js';
@@ -126,7 +127,15 @@ export async function runHarness(opts: RunOptions): Promise<number> {
  */
 function probeVendorSandbox(config: Config, record: AgentRecord): Promise<void> | undefined {
   if (record.runtime === 'flotilla') return undefined;
-  return import('../tools/sandbox-mode.js').then((m) => m.probeSandboxSoon(config, process.env));
+  return Promise.all([import('../tools/sandbox-mode.js'), import('./cli-host/sandboxed-cli.js')])
+    .then(([{ probeSandboxSoon }, { nestsOwnSandbox }]) =>
+      probeSandboxSoon(
+        config,
+        process.env,
+        nestsOwnSandbox(record.runtime as VendorRuntimeName, record.permissionMode),
+      ),
+    )
+    .catch(() => undefined); // the questions are asked again when needed
 }
 
 /**

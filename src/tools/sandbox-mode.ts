@@ -1,6 +1,6 @@
 import { execFile, spawnSync } from 'node:child_process';
 import type { Config } from '../config/schema.js';
-import { bubblewrapUserNamespace, findBubblewrap, knowUserNamespace, USERNS_PROBE } from './sandbox.js';
+import { bubblewrapUserNamespace, findBubblewrap, knowProbe, nestingProbeArgv, USERNS_PROBE } from './sandbox.js';
 
 /**
  * The sandbox an agent's commands really get (docs/security.md "The default: auto").
@@ -97,12 +97,17 @@ function runSoon(
 }
 
 /**
- * Asks now what `effectiveSandbox`, then a vendor CLI's sandbox (`bubblewrapUserNamespace`), will ask of bwrap, as
- * child processes beside the caller's own work: a vendor agent's harness starts this once it knows its runtime, so
- * its CLI's exec no longer waits for `command -v bwrap` and one or two probes in turn (~35 ms, §14). Each answer is
- * kept as theirs; one still out when they ask is asked again by them.
+ * Asks now what `effectiveSandbox`, then a vendor CLI's sandbox (`bubblewrapUserNamespace`, and with `nests`
+ * `bubblewrapNests`: Codex's own sandbox inside), will ask of bwrap, as child processes beside the caller's own work:
+ * a vendor agent's harness starts this once it knows its runtime, so its CLI's exec no longer waits for `command -v
+ * bwrap` and up to three probes in turn (~35 ms, §14). Each answer is kept as theirs; one still out when they ask is
+ * asked again by them.
  */
-export async function probeSandboxSoon(config: Pick<Config, 'security'>, env: NodeJS.ProcessEnv): Promise<void> {
+export async function probeSandboxSoon(
+  config: Pick<Config, 'security'>,
+  env: NodeJS.ProcessEnv,
+  nests = false,
+): Promise<void> {
   const setting = config.security.sandbox;
   if (setting === 'none' || found.has(env.PATH)) return;
   const where = await runSoon('sh', ['-c', 'command -v bwrap'], env);
@@ -114,8 +119,11 @@ export async function probeSandboxSoon(config: Pick<Config, 'security'>, env: No
     asRoot ? runSoon(bwrap, ROOT_PROBE, env) : undefined,
     runSoon(bwrap, USERNS_PROBE, env),
   ]);
-  knowUserNamespace(bwrap, userns.ok);
+  knowProbe('userns', bwrap, userns.ok);
   // As bubblewrapWorks asks: as root, whether bwrap runs at all; as anyone else, whether it makes a user namespace.
   if (rootProbe) works.set(bwrap, rootProbe.ok);
   else if (process.geteuid?.() !== 0) works.set(bwrap, userns.ok);
+  if (!nests) return;
+  const [file, ...args] = nestingProbeArgv(bwrap, userns.ok);
+  knowProbe('nests', bwrap, (await runSoon(file!, args, env)).ok);
 }

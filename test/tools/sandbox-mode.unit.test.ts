@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { effectiveSandbox, probeSandboxSoon } from '../../src/tools/sandbox-mode.js';
-import { bubblewrapUserNamespace } from '../../src/tools/sandbox.js';
+import { bubblewrapNests, bubblewrapUserNamespace } from '../../src/tools/sandbox.js';
 
 /**
  * docs/security.md, the OS sandbox: `security.sandbox: bubblewrap` on a machine without bwrap
@@ -58,7 +58,8 @@ describe('the sandbox probed ahead', () => {
     [1, 'none'],
   ])('a bwrap answering %i: the same sandbox as asked in turn, and no question asked twice', async (code, kind) => {
     const ahead = fakeBwrap(code);
-    await probeSandboxSoon(auto, ahead.env);
+    // With Codex's own sandbox inside Flotilla's to ask about too.
+    await probeSandboxSoon(auto, ahead.env, true);
     const asked = ahead.calls();
     expect(asked.length).toBeGreaterThan(0);
     const inTurn = fakeBwrap(code);
@@ -69,6 +70,7 @@ describe('the sandbox probed ahead', () => {
       JSON.stringify(expected).replaceAll(inTurn.bwrap, 'BWRAP'),
     );
     expect(bubblewrapUserNamespace(ahead.bwrap)).toBe(bubblewrapUserNamespace(inTurn.bwrap));
+    expect(bubblewrapNests(ahead.bwrap)).toBe(bubblewrapNests(inTurn.bwrap));
     expect(ahead.calls()).toEqual(asked);
   });
 });
