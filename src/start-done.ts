@@ -16,6 +16,13 @@ export interface CacheHooks {
   save(): void;
 }
 
+/**
+ * The runtime of the agent a spawned harness runs (`flotilla run --spawned`), set by its spawner (spawn/launch.ts):
+ * the harness's code cache is its runtime's (cli/start.ts), as a Claude shim and an in-process harness compile
+ * different code.
+ */
+export const HARNESS_KIND_ENV = 'FLOTILLA_HARNESS_KIND';
+
 let hooks: CacheHooks | undefined;
 
 /** The hooks of the bundle this code runs in (cli/fast.ts). */

@@ -6,7 +6,7 @@
 //   but the NATS client, which is dist/cli/nats-client.js, read only by a command on a bus;
 // - dist/cli/full.mjs plus lazily loaded chunks in dist/chunks/, ES modules: every other
 //   command, loaded by main.js. Heavy packages that only some commands need stay external.
-import { build } from 'esbuild';
+import { build, transform } from 'esbuild';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -122,23 +122,17 @@ function leaveOut(modules) {
 // client, so a maildir command never reads it (compiled into every bundle, it was half of
 // `status`'s code cache, 776 KB against 351 KB).
 const NATS_PACKAGES = ['@nats-io/transport-node', '@nats-io/jetstream', '@nats-io/kv'];
-// Bundled like our own code, so the code cache holds it (and whatever it imports in turn):
-// picomatch, which the leases' modules import and `status` loads on every bus (7 files compiled
-// from node_modules were ~6 ms of CPU); yaml, which every spawn and every harness loads to read a
-// definition's frontmatter (~50 ms of CPU from node_modules, on a vendor agent's start twice);
-// gray-matter, which reads mail (a harness, a vendor CLI's hook).
+// Bundled like our own code, so the code cache holds them, with the packages they import: picomatch, which the
+// leases' modules import and `status` loads on every bus (7 files compiled from node_modules were ~6 ms of CPU); yaml,
+// which reads the definitions before every vendor CLI starts (~40 files, ~25 ms of a shim's CPU before the CLI's exec);
+// gray-matter, which reads mail (with js-yaml, less esprima: noEsprima; ~40 ms of a shim's CPU as its CLI starts).
 const BUNDLED_IN_FAST = ['picomatch', 'yaml', 'gray-matter'];
 const natsInItsOwnChunk = {
   name: 'nats-in-its-own-chunk',
   setup(b) {
     b.onResolve({ filter: /^[^./]/ }, (args) => {
-      // A package bundled brings what it imports (only a bundled package's files are read from node_modules).
-      if (
-        args.path.startsWith('node:') ||
-        BUNDLED_IN_FAST.includes(args.path) ||
-        /[\\/]node_modules[\\/]/.test(args.importer)
-      )
-        return undefined;
+      if (args.path.startsWith('node:') || BUNDLED_IN_FAST.includes(args.path)) return undefined;
+      if (/[\\/]node_modules[\\/](?!@nats-io[\\/])/.test(args.importer)) return undefined;
       if (!args.path.startsWith('@nats-io/')) return { path: args.path, external: true };
       if (!NATS_PACKAGES.includes(args.path))
         return { errors: [{ text: `build-cli: ${args.path} is not in NATS_PACKAGES (dist/cli/nats-client.js)` }] };
@@ -241,6 +235,7 @@ const plain = entries.filter((e) => !leftOut[e.bundle]);
 if (plain.length) await build({ ...fastCjs, entryPoints: plain.map(({ entry }) => entry) });
 for (const { bundle, entry } of entries.filter((e) => leftOut[e.bundle]))
   await build({ ...fastCjs, entryPoints: [entry], plugins: [...cjs.plugins, leaveOut(leftOut[bundle])] });
+for (const { bundle } of entries) await asciiOnly(new URL(`../dist/cli/fast-${bundle}.js`, import.meta.url));
 // Then start.js, which routes commands, with each fast bundle's content hash: the key of its code
 // cache, so that it need not `stat` a bundle to tell one build from another (src/cli/compile-cache.ts,
 // §14); and main.js, the entry, with start.js's.
@@ -272,6 +267,22 @@ await build({
 // dist/cli/main.js is CommonJS in an ES module package: this folder says so to Node.
 await mkdir(new URL('../dist/cli', import.meta.url), { recursive: true });
 await writeFile(new URL('../dist/cli/package.json', import.meta.url), JSON.stringify({ type: 'commonjs' }) + '\n');
+
+/**
+ * A bundle in ASCII only. esbuild escapes every other character but in the comments it keeps, and one such character
+ * makes V8 hold the whole bundle as a two-byte string (src/cli/compile-cache.ts), twice its size in every process that
+ * loads it (2.8 MB more of a vendor agent's shim). Each is replaced by as many `?` as its UTF-16 length, so the source
+ * map's columns still hold; the build fails if that changed anything but comments.
+ */
+async function asciiOnly(url) {
+  const text = await readFile(url, 'utf8');
+  const ascii = text.replace(/[^\x00-\x7f]/g, '?');
+  if (ascii === text) return;
+  const code = async (js) => (await transform(js, { minifyWhitespace: true, legalComments: 'none' })).code;
+  if ((await code(ascii)) !== (await code(text)))
+    throw new Error(`build-cli: ${fileURLToPath(url)} has characters outside ASCII beyond its comments`);
+  await writeFile(url, ascii);
+}
 
 /**
  * Each command's `fast` flag and `fastLeavesOut`, read by loading the command registry (src/cli/registry.ts

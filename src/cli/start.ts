@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { requireCached } from './compile-cache.js';
 import { guardStdout, guardStderr, reportError, writeOut } from './output.js';
 import { BUNDLE_IDS, commandIndex, FAST_COMMANDS, firstCommandName } from './route.js';
-import type { CacheHooks } from '../start-done.js';
+import { HARNESS_KIND_ENV, type CacheHooks } from '../start-done.js';
 import { VERSION } from '../versions.js';
 
 type FullCli = typeof import('./full.js');
@@ -53,7 +53,7 @@ async function start(argv: string[], loadFull: () => Promise<FullCli>): Promise<
   }
   const bundle = name === undefined ? undefined : FAST_COMMANDS[name];
   if (bundle) {
-    const fast = requireCached(join(import.meta.dirname, `fast-${bundle}.js`), BUNDLE_IDS[bundle]);
+    const fast = requireCached(join(import.meta.dirname, `fast-${bundle}.js`), BUNDLE_IDS[bundle], cacheKind(args));
     // null: not this bundle's to run (help, a mistake, a path it leaves out): the full CLI's.
     // Its hooks: a long-lived command (`run`) writes its cache once its start is done (src/start-done.ts).
     const hooks: CacheHooks = { skip: () => fast.skip(), save: () => fast.save() };
@@ -70,6 +70,16 @@ async function start(argv: string[], loadFull: () => Promise<FullCli>): Promise<
   guardStderr();
   const { main } = await loadFull();
   return { code: await main(argv), whole: false };
+}
+
+/**
+ * A spawned harness (`run --spawned`) keeps a code cache per runtime, named by its spawner (HARNESS_KIND_ENV): a
+ * cache holds what the start that wrote it compiled, and a Claude shim reading one an in-process harness wrote gained
+ * little from it (docs/benchmarks-starts.md). Every other command has one cache per bundle.
+ */
+function cacheKind(args: string[]): string | undefined {
+  const kind = process.env[HARNESS_KIND_ENV];
+  return kind && /^[a-z]+$/.test(kind) && args.includes('--spawned') ? kind : undefined;
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { Layout } from '../layout/layout.js';
 import { CLI_ENTRY, TOOLS_DIR } from '../layout/package.js';
+import { HARNESS_KIND_ENV } from '../start-done.js';
 import { pidNamespaceId, PID_NAMESPACE_ENV } from './proc.js';
 import type { AgentRecord } from './record.js';
 
@@ -45,6 +46,7 @@ export const AGENT_IDENTITY_VARS: ReadonlySet<string> = new Set([
   'FLOTILLA_NODE',
   'FLOTILLA_CLI',
   'FLOTILLA_SLOT',
+  HARNESS_KIND_ENV,
   'FLOTILLA_BOARD',
   PID_NAMESPACE_ENV,
 ]);

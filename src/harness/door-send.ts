@@ -77,6 +77,12 @@ export interface DoorRunContext {
    * its own process, a child of the harness, is what it was: the agent by ancestry.
    */
   warmHook?: boolean;
+  /**
+   * The warm MCP server and hook start once this resolves true (a vendor CLI's shim: its CLI was exec'd), never if
+   * false: started before, their two forks were on the path to the CLI's exec. They still load while the CLI starts,
+   * before it can ask the door for either.
+   */
+  warmAfter?: Promise<boolean>;
 }
 
 /**
@@ -94,8 +100,13 @@ export async function openAgentDoor(
 ): Promise<string | undefined> {
   mkdirSync(layout.secretsDir, { recursive: true, mode: 0o700 });
   const { openDoor } = await import('../inbox/door.js');
-  // Unused, it ends with this process: its input closes.
-  let warm = runCtx.warmMcp ? startPiped(['mcp'], hostPlace(layout, rec, rec.cwd, runCtx)) : undefined;
+  let warm: ReturnType<typeof startPiped> | undefined;
+  let spare: HookSpare | undefined;
+  const startWarm = () => {
+    // Unused, it ends with this process: its input closes.
+    if (runCtx.warmMcp) warm = startPiped(['mcp'], hostPlace(layout, rec, rec.cwd, runCtx));
+    if (runCtx.warmHook) spare = hookSpare(hostPlace(layout, rec, rec.cwd, runCtx));
+  };
   // The first `mcp` asked for takes it, if it fits; one that does not ends it (only ever one is kept warm).
   const take = (args: readonly string[], cwd: string): ChildProcessByStdio<Writable, Readable, null> | undefined => {
     const w = warm;
@@ -105,7 +116,8 @@ export async function openAgentDoor(
     w.child.kill('SIGTERM');
     return undefined;
   };
-  const spare = runCtx.warmHook ? hookSpare(hostPlace(layout, rec, rec.cwd, runCtx)) : undefined;
+  if (runCtx.warmAfter) void runCtx.warmAfter.then((started) => started && startWarm());
+  else startWarm();
   try {
     const door = await openDoor(
       layout.door(rec.id),

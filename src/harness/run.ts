@@ -9,6 +9,7 @@ import { holdSlot, parseSlotEnv, type SlotHold } from '../fleet/slots.js';
 import type { Layout } from '../layout/layout.js';
 import type { ContextMode } from '../spawn/context.js';
 import type { TranscriptEntry } from '../transcript/entries.js';
+import type { VendorRuntimeName } from '../runtimes/types.js';
 import { admitSelf } from './admit.js';
 import type { StartedAgent } from './start.js';
 import { WorkSlot } from './work-slot.js';
@@ -43,8 +44,10 @@ export async function runHarness(opts: RunOptions): Promise<number> {
   const { layout, config } = opts;
   let record: AgentRecord;
   let slot: SlotHold;
+  let sandboxProbed: Promise<void> | undefined;
   if (opts.spawnedId) {
     record = getRecord(layout, opts.spawnedId);
+    sandboxProbed = probeVendorSandbox(config, record);
     // The model's keys and the bus's credentials, left by the spawner in a file read once
     // (spawn/harness-keys.ts): in this process's memory only, never in its /proc environ or
     // tmux's environment. Taken first: the admission below may ask the bus.
@@ -59,6 +62,7 @@ export async function runHarness(opts: RunOptions): Promise<number> {
     }
   } else ({ record, slot } = await registerOwnRun(opts));
 
+  sandboxProbed ??= probeVendorSandbox(config, record);
   let started: StartedAgent;
   let signals: ReturnType<typeof onSignals>;
   try {
@@ -71,7 +75,7 @@ export async function runHarness(opts: RunOptions): Promise<number> {
     if (record.runtime !== 'flotilla') {
       // A vendor CLI (§13): this process is its shim, the registered agent, the CLI its child.
       const { runVendorAgent } = await import('./cli-host/shim.js');
-      return await runVendorAgent({ layout, config, record, definition, slot, secretKeys });
+      return await runVendorAgent({ layout, config, record, definition, slot, secretKeys, sandboxProbed });
     }
     // Signals are caught from here on: one that comes while the agent starts is acted on once it has.
     signals = onSignals();
@@ -115,6 +119,23 @@ export async function runHarness(opts: RunOptions): Promise<number> {
 
   if (record.mode === 'interactive' && opts.stdinIsTTY) return runInteractive(started, config, layout);
   return runOneShot(started);
+}
+
+/**
+ * A vendor CLI's sandbox, probed from now on beside the admission and the definitions' load (its CLI's exec waited
+ * for the probes in turn); nothing for the in-process harness.
+ */
+function probeVendorSandbox(config: Config, record: AgentRecord): Promise<void> | undefined {
+  if (record.runtime === 'flotilla') return undefined;
+  return Promise.all([import('../tools/sandbox-mode.js'), import('./cli-host/sandboxed-cli.js')])
+    .then(([{ probeSandboxSoon }, { nestsOwnSandbox }]) =>
+      probeSandboxSoon(
+        config,
+        process.env,
+        nestsOwnSandbox(record.runtime as VendorRuntimeName, record.permissionMode),
+      ),
+    )
+    .catch(() => undefined); // the questions are asked again when needed
 }
 
 /**

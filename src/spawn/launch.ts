@@ -24,6 +24,7 @@ import { envWithout, withoutVars, writeHarnessKeys } from './harness-keys.js';
 import { writeRuntimeEnv } from './runtime-env.js';
 import { addInPlaceBranch } from '../work/in-place.js';
 import { addWorktree } from '../work/worktree.js';
+import { HARNESS_KIND_ENV } from '../start-done.js';
 import { traceMark } from '../trace.js';
 
 /**
@@ -80,7 +81,12 @@ export function childEnvironment(
     if (k.startsWith('FLOTILLA_') && !AGENT_IDENTITY_VARS.has(k) && !skip.has(k) && v !== undefined) out[k] = v;
   }
   if (env.XDG_CONFIG_HOME) out.XDG_CONFIG_HOME = env.XDG_CONFIG_HOME;
-  return { ...out, ...agentEnvironment(layout, rec, env.PATH), FLOTILLA_SLOT: slotEnv };
+  return {
+    ...out,
+    ...agentEnvironment(layout, rec, env.PATH),
+    FLOTILLA_SLOT: slotEnv,
+    [HARNESS_KIND_ENV]: rec.runtime,
+  };
 }
 
 /** The child's argv: never a shell string. */

@@ -1,6 +1,6 @@
 import { execFile, spawnSync } from 'node:child_process';
 import type { Config } from '../config/schema.js';
-import { bubblewrapUserNamespace, findBubblewrap, USERNS_PROBE } from './sandbox.js';
+import { bubblewrapUserNamespace, findBubblewrap, knowProbe, nestingProbeArgv, USERNS_PROBE } from './sandbox.js';
 
 /**
  * The sandbox an agent's commands really get (docs/security.md "The default: auto").
@@ -11,6 +11,8 @@ import { bubblewrapUserNamespace, findBubblewrap, USERNS_PROBE } from './sandbox
 export type EffectiveSandbox = { kind: 'bubblewrap'; bwrap: string } | { kind: 'none'; chosen: boolean; why: string };
 
 const works = new Map<string, boolean>();
+/** Where `command -v bwrap` found it, by the PATH it looked in (probeSandboxSoon); null: not found. */
+const found = new Map<string | undefined, string | null>();
 
 /** What bwrap runs, as root, to show it works here. */
 const ROOT_PROBE: readonly string[] = ['--ro-bind', '/', '/', '--unshare-pid', 'true'];
@@ -35,10 +37,11 @@ export function effectiveSandbox(
 ): EffectiveSandbox {
   const setting = config.security.sandbox;
   if (setting === 'none') return { kind: 'none', chosen: true, why: 'security.sandbox: none' };
-  if (setting === 'bubblewrap') return { kind: 'bubblewrap', bwrap: findBubblewrap(env) };
+  const where = () => found.get(env.PATH) ?? findBubblewrap(env);
+  if (setting === 'bubblewrap') return { kind: 'bubblewrap', bwrap: where() };
   let bwrap: string;
   try {
-    bwrap = findBubblewrap(env);
+    bwrap = where();
   } catch {
     return { kind: 'none', chosen: false, why: 'bwrap is not installed' };
   }
@@ -69,10 +72,7 @@ export function sandboxWarningSoon(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<string | null> {
   if (config.security.sandbox !== 'auto') return Promise.resolve(sandboxWarning(config, env));
-  const run = (file: string, args: readonly string[]) =>
-    new Promise<{ ok: boolean; stdout: string }>((resolve) =>
-      execFile(file, args, { env, timeout: 10_000, encoding: 'utf8' }, (err, stdout) => resolve({ ok: !err, stdout })),
-    );
+  const run = (file: string, args: readonly string[]) => runSoon(file, args, env);
   return (async () => {
     const found = await run('sh', ['-c', 'command -v bwrap']);
     const bwrap = found.stdout.trim();
@@ -84,4 +84,46 @@ export function sandboxWarningSoon(
     }
     return ok ? null : noSandboxLine(`${bwrap} cannot make a user namespace here`);
   })();
+}
+
+function runSoon(
+  file: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ ok: boolean; stdout: string }> {
+  return new Promise((resolve) =>
+    execFile(file, args, { env, timeout: 10_000, encoding: 'utf8' }, (err, stdout) => resolve({ ok: !err, stdout })),
+  );
+}
+
+/**
+ * Asks now what `effectiveSandbox`, then a vendor CLI's sandbox (`bubblewrapUserNamespace`, and with `nests`
+ * `bubblewrapNests`: Codex's own sandbox inside), will ask of bwrap, as child processes beside the caller's own work:
+ * a vendor agent's harness starts this once it knows its runtime, so its CLI's exec no longer waits for `command -v
+ * bwrap` and up to three probes in turn (~35 ms, §14). Each answer is kept as theirs; one still out when they ask is
+ * asked again by them.
+ */
+export async function probeSandboxSoon(
+  config: Pick<Config, 'security'>,
+  env: NodeJS.ProcessEnv,
+  nests = false,
+): Promise<void> {
+  const setting = config.security.sandbox;
+  if (setting === 'none' || found.has(env.PATH)) return;
+  const where = await runSoon('sh', ['-c', 'command -v bwrap'], env);
+  const bwrap = where.ok ? where.stdout.trim() : '';
+  found.set(env.PATH, bwrap || null);
+  if (!bwrap) return;
+  const asRoot = setting === 'auto' && process.geteuid?.() === 0 && !works.has(bwrap);
+  const [rootProbe, userns] = await Promise.all([
+    asRoot ? runSoon(bwrap, ROOT_PROBE, env) : undefined,
+    runSoon(bwrap, USERNS_PROBE, env),
+  ]);
+  knowProbe('userns', bwrap, userns.ok);
+  // As bubblewrapWorks asks: as root, whether bwrap runs at all; as anyone else, whether it makes a user namespace.
+  if (rootProbe) works.set(bwrap, rootProbe.ok);
+  else if (process.geteuid?.() !== 0) works.set(bwrap, userns.ok);
+  if (!nests) return;
+  const [file, ...args] = nestingProbeArgv(bwrap, userns.ok);
+  knowProbe('nests', bwrap, (await runSoon(file!, args, env)).ok);
 }

@@ -92,33 +92,36 @@ export function bubblewrapUserNamespace(bwrap: string): boolean {
   return ok;
 }
 
-/**
- * The sandbox's own user and group id where root's would keep a nested bubblewrap from mapping its user
- * (`SandboxSpec.id`).
- */
+/** An answer to a probe here that a caller got beside its own work (sandbox-mode.ts probeSandboxSoon). */
+export function knowProbe(probe: 'userns' | 'nests', bwrap: string, ok: boolean): void {
+  (probe === 'userns' ? usernsProbe : nestingProbe).set(bwrap, ok);
+}
+
+/** The sandbox's own user and group id where root's would keep a nested bubblewrap from mapping its user. */
 export const NESTING_ID = 1000;
 
 const nestingProbe = new Map<string, boolean>();
 
 /**
- * Whether a bubblewrap started inside Flotilla's can make its own sandbox here: a user
- * namespace, with the network cut, as Codex's commands get theirs (probed once per binary).
- * It cannot where the kernel or a security module forbids a user namespace inside another,
- * or where bwrap is setuid (no user namespace of its own to nest in).
+ * Whether a bubblewrap started inside Flotilla's can make its own sandbox here: a user namespace, with the network
+ * cut, as Codex's commands get theirs (probed once per binary). It cannot where the kernel or a security module
+ * forbids a user namespace inside another, or where bwrap is setuid (no user namespace of its own to nest in).
  */
 export function bubblewrapNests(bwrap: string): boolean {
   let ok = nestingProbe.get(bwrap);
   if (ok === undefined) {
-    const userNamespace = bubblewrapUserNamespace(bwrap);
-    const id = process.geteuid?.() === 0 ? NESTING_ID : undefined;
-    const [file, ...args] = bubblewrapArgv(
-      { writable: [], readOnly: [], network: true, bwrap, userNamespace, id, direct: true },
-      [bwrap, '--unshare-user', '--unshare-net', '--ro-bind', '/', '/', 'true'],
-    );
+    const [file, ...args] = nestingProbeArgv(bwrap, bubblewrapUserNamespace(bwrap));
     ok = spawnSync(file!, args, { timeout: 10_000 }).status === 0;
     nestingProbe.set(bwrap, ok);
   }
   return ok;
+}
+
+/** What `bubblewrapNests` runs: a bubblewrap in Flotilla's that makes its own user namespace, the network cut. */
+export function nestingProbeArgv(bwrap: string, userNamespace: boolean): string[] {
+  const id = process.geteuid?.() === 0 ? NESTING_ID : undefined;
+  const spec = { writable: [], readOnly: [], network: true, bwrap, userNamespace, id, direct: true };
+  return bubblewrapArgv(spec, [bwrap, '--unshare-user', '--unshare-net', '--ro-bind', '/', '/', 'true']);
 }
 
 /**

@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { eventually } from '../helpers/tmux.js';
 import { fixture, spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
 
 /**
@@ -34,7 +35,8 @@ describe('spawn and run through the code cache', () => {
     const first = await f!.spawnAgent([...spawnArgs('one'), 'do it']);
     expect(first.stderr).toBe('');
     expect([first.exitCode, first.stdout]).toEqual([0, 'Answer: result-of-one']);
-    const written = [...caches('fast-spawn-'), ...caches('fast-run-')];
+    // The harness's cache is its runtime's: an in-process harness and a vendor CLI's shim compile different code.
+    const written = [...caches('fast-spawn-'), ...caches('fast-run.flotilla-')];
     expect(written).toHaveLength(2);
     const before = written.map((n) => statSync(join(cacheDir, n)));
 
@@ -43,9 +45,26 @@ describe('spawn and run through the code cache', () => {
     expect([second.exitCode, second.stdout]).toEqual([0, 'Answer: result-of-two']);
     expect(f!.record('two').lastTask?.status).toBe('completed');
     // V8 took both caches: neither is written again (a refused one would be, under a new inode).
-    expect([...caches('fast-spawn-'), ...caches('fast-run-')]).toEqual(written);
+    expect([...caches('fast-spawn-'), ...caches('fast-run.flotilla-')]).toEqual(written);
     const after = written.map((n) => statSync(join(cacheDir, n)));
     expect(after.map((s) => [s.ino, s.mtimeMs])).toEqual(before.map((s) => [s.ino, s.mtimeMs]));
+  });
+
+  it("a vendor CLI's shim keeps a cache of its own beside the in-process harness's", { timeout: 300_000 }, async () => {
+    const { cacheDir, caches } = setup();
+    const first = await f!.spawnAgent([...spawnArgs('one'), 'do it']);
+    expect([first.exitCode, first.stdout]).toEqual([0, 'Answer: result-of-one']);
+    const inProcess = caches('fast-run.flotilla-');
+    expect(inProcess).toHaveLength(1);
+    const before = statSync(join(cacheDir, inProcess[0]!));
+    // The key and base URL only let the spawn pass its login check; the CLI's requests go nowhere.
+    const keys = { ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' };
+    expect((await f!.spawnAgent(['--runtime', 'claude', '--id', 'c1', 'summarize'], keys)).exitCode).toBe(0);
+    // Its start done, the shim writes what it compiled: the in-process harness's cache would have served it poorly.
+    await eventually(() => caches('fast-run.claude-').length === 1, 120_000, "the shim's own cache");
+    await f!.flotilla(['cancel', 'c1']);
+    const after = statSync(join(cacheDir, inProcess[0]!));
+    expect([after.ino, after.mtimeMs]).toEqual([before.ino, before.mtimeMs]);
   });
 
   it('a spawn refused and a harness that could not start write no cache, and say why as before', async () => {
@@ -58,7 +77,7 @@ describe('spawn and run through the code cache', () => {
     const lost = await f!.flotilla(['run', '--spawned', 'nobody-here']);
     expect(lost.exitCode).toBe(1);
     expect(lost.stderr).toContain('nobody-here');
-    expect(caches('fast-run-')).toEqual([]);
+    expect(caches('fast-run')).toEqual([]);
   });
 
   it('help and a mistake go to the full CLI, as for every fast command', async () => {
@@ -70,6 +89,6 @@ describe('spawn and run through the code cache', () => {
     const wrong = await f!.flotilla(['run', '--context', 'everything', 'x']);
     expect(wrong.exitCode).toBe(2);
     expect(wrong.stderr).toMatch(/^flotilla: option '--context <mode>' argument 'everything' is invalid/);
-    expect([...caches('fast-spawn-'), ...caches('fast-run-')]).toEqual([]);
+    expect([...caches('fast-spawn-'), ...caches('fast-run')]).toEqual([]);
   });
 });

@@ -1,5 +1,9 @@
-import { describe, expect, it } from 'vitest';
-import { effectiveSandbox } from '../../src/tools/sandbox-mode.js';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { effectiveSandbox, probeSandboxSoon } from '../../src/tools/sandbox-mode.js';
+import { bubblewrapNests, bubblewrapUserNamespace } from '../../src/tools/sandbox.js';
 
 /**
  * docs/security.md, the OS sandbox: `security.sandbox: bubblewrap` on a machine without bwrap
@@ -25,5 +29,48 @@ describe('security.sandbox without bwrap on PATH', () => {
       kind: 'none',
       chosen: true,
     });
+  });
+});
+
+/**
+ * A vendor agent's harness asks bwrap its questions ahead, beside its own start (probeSandboxSoon, §14): the sandbox
+ * its CLI then gets is the one the questions asked in turn would give, and they are not asked again.
+ */
+describe('the sandbox probed ahead', () => {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+  /** A bwrap on PATH that logs each call and answers every probe with `code`. */
+  function fakeBwrap(code: number): { env: NodeJS.ProcessEnv; bwrap: string; calls: () => string[] } {
+    const dir = mkdtempSync(join(tmpdir(), 'flotilla-probe-'));
+    dirs.push(dir);
+    const bwrap = join(dir, 'bwrap');
+    writeFileSync(bwrap, `#!/bin/sh\necho "$*" >> "${dir}/calls"\nexit ${code}\n`, { mode: 0o755 });
+    const calls = () =>
+      existsSync(join(dir, 'calls')) ? readFileSync(join(dir, 'calls'), 'utf8').trim().split('\n') : [];
+    return { env: { PATH: `${dir}:/usr/bin:/bin` }, bwrap, calls };
+  }
+  const auto = { security: { sandbox: 'auto' } } as never;
+
+  it.each([
+    [0, 'bubblewrap'],
+    [1, 'none'],
+  ])('a bwrap answering %i: the same sandbox as asked in turn, and no question asked twice', async (code, kind) => {
+    const ahead = fakeBwrap(code);
+    // With Codex's own sandbox inside Flotilla's to ask about too.
+    await probeSandboxSoon(auto, ahead.env, true);
+    const asked = ahead.calls();
+    expect(asked.length).toBeGreaterThan(0);
+    const inTurn = fakeBwrap(code);
+    const expected = effectiveSandbox(auto, inTurn.env);
+    expect(expected.kind).toBe(kind);
+    const got = effectiveSandbox(auto, ahead.env);
+    expect(JSON.stringify(got).replaceAll(ahead.bwrap, 'BWRAP')).toBe(
+      JSON.stringify(expected).replaceAll(inTurn.bwrap, 'BWRAP'),
+    );
+    expect(bubblewrapUserNamespace(ahead.bwrap)).toBe(bubblewrapUserNamespace(inTurn.bwrap));
+    expect(bubblewrapNests(ahead.bwrap)).toBe(bubblewrapNests(inTurn.bwrap));
+    expect(ahead.calls()).toEqual(asked);
   });
 });

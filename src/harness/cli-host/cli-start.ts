@@ -28,6 +28,8 @@ export async function cliEnvironment(d: {
   /** Every secret key the spawner's environment named; only the agent's own reach the CLI. */
   secretKeys: readonly string[];
   cli: PreparedCli;
+  /** Whether the CLI was exec'd, once it is known: the door's warm hook starts then (door-send.ts `warmAfter`). */
+  execed: Promise<boolean>;
 }): Promise<NodeJS.ProcessEnv> {
   const { layout, config, rec, cli } = d;
   const childEnv = vendorCliEnvironment(
@@ -59,6 +61,7 @@ export async function cliEnvironment(d: {
       writable: [rec.cwd, cli.configDir],
       extra: VENDOR_DOOR_COMMANDS,
       warmHook: true,
+      warmAfter: d.execed,
     });
     if (!door)
       throw new CliRefused(
@@ -79,6 +82,7 @@ export async function startCli(d: {
   childEnv: NodeJS.ProcessEnv;
   cli: PreparedCli;
   ending: AgentEnding;
+  execed: Promise<boolean>;
 }): Promise<Pick<StartedCli, 'exited'>> {
   const { cli, rec } = d;
   // Each process started is what a stop ends; ended while a refused start was made again, the new one ends too.
@@ -100,6 +104,7 @@ export async function startCli(d: {
       argv: cli.launch.argv,
       folderSettings: cli.folderSettings,
       loginDir: cli.mirror?.dir,
+      execed: d.execed,
     });
     traceMark('shim: sandbox planned, door open');
     return startContained(contained, rec.cwd, onChild);

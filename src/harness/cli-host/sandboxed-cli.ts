@@ -104,6 +104,8 @@ export async function containCli(opts: {
    * the secrets.
    */
   loginDir?: string | undefined;
+  /** Whether the CLI was exec'd, once known: the door's warm MCP server and hook start then (door-send.ts). */
+  execed?: Promise<boolean>;
 }): Promise<ContainedCli> {
   const { layout, config, rec } = opts;
   const writable = [rec.cwd, opts.configDir];
@@ -116,6 +118,7 @@ export async function containCli(opts: {
     extra: VENDOR_DOOR_COMMANDS,
     warmMcp: true,
     warmHook: true,
+    ...(opts.execed ? { warmAfter: opts.execed } : {}),
   });
   if (!door)
     throw new Error(

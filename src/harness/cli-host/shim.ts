@@ -30,6 +30,8 @@ export async function runVendorAgent(opts: {
   definition: Definition;
   slot: SlotHold;
   secretKeys?: readonly string[];
+  /** The sandbox's probes, started ahead (tools/sandbox-mode.ts probeSandboxSoon): waited for before they are asked. */
+  sandboxProbed?: Promise<void> | undefined;
 }): Promise<number> {
   const { layout, config, definition } = opts;
   traceMark('shim: start');
@@ -46,7 +48,11 @@ export async function runVendorAgent(opts: {
 
   let cli: PreparedCli | undefined;
   let exited: StartedCli['exited'];
+  // What the door starts ahead for the CLI (its MCP server, a hook) starts once the CLI is exec'd, off its path.
+  let execed!: (started: boolean) => void;
+  const cliExeced = new Promise<boolean>((resolve) => (execed = resolve));
   try {
+    await opts.sandboxProbed;
     cli = await prepareCli({ layout, config, rec, runtime, env, log, prompt });
     const childEnv = await cliEnvironment({
       layout,
@@ -57,18 +63,21 @@ export async function runVendorAgent(opts: {
       passEnv: definition.passEnv ?? [],
       secretKeys: opts.secretKeys ?? [],
       cli,
+      execed: cliExeced,
     });
     // With a task the record stays `starting` until the CLI's turn-start hook marks it `working`:
     // the task's clock (timeout_secs) runs from then, never from the CLI's own start-up.
     if (!prompt.trim()) rec = updateRecord(layout, rec.id, { status: 'idle' });
     const early = ending.current(); // set by a signal during the awaits above
     if (early) {
+      execed(false);
       cli.mirror?.close();
       await finishOnce(early.status, early.reason);
       return 1;
     }
-    ({ exited } = await startCli({ layout, config, rec, runtime, env, childEnv, cli, ending }));
+    ({ exited } = await startCli({ layout, config, rec, runtime, env, childEnv, cli, ending, execed: cliExeced }));
   } catch (err) {
+    execed(false);
     cli?.mirror?.close();
     if (!(err instanceof CliRefused) && !cli) throw err;
     const why = err instanceof CliRefused ? err.message : `could not start ${runtime.title}: ${(err as Error).message}`;
@@ -77,6 +86,7 @@ export async function runVendorAgent(opts: {
     return 1;
   }
   traceMark('shim: CLI started');
+  execed(true);
   log.info({ bin: cli.bin, argv: cli.launch.argv, runtime: runtime.name }, 'vendor CLI started');
   // What tends the running CLI loads only now, while the CLI itself starts: off the path to its first request.
   const tending = await (
