@@ -127,12 +127,17 @@ const NATS_PACKAGES = ['@nats-io/transport-node', '@nats-io/jetstream', '@nats-i
 // which reads the definitions before every vendor CLI starts (~40 files, ~25 ms of a shim's CPU before the CLI's exec);
 // gray-matter, which reads mail (with js-yaml, less esprima: noEsprima; ~40 ms of a shim's CPU as its CLI starts).
 const BUNDLED_IN_FAST = ['picomatch', 'yaml', 'gray-matter'];
-const natsInItsOwnChunk = {
+// The fast bundles that take in every package they import but the NATS client's: `flotilla mcp`, which a vendor
+// CLI waits for before its first turn. The MCP SDK and the zod and ajv it builds its schemas with were ~100 files
+// compiled from node_modules on every start; in the bundle they are compiled once, into its code cache.
+const TAKES_ALL_PACKAGES = ['mcp'];
+const natsInItsOwnChunk = (takesAll = false) => ({
   name: 'nats-in-its-own-chunk',
   setup(b) {
     b.onResolve({ filter: /^[^./]/ }, (args) => {
       if (args.path.startsWith('node:') || BUNDLED_IN_FAST.includes(args.path)) return undefined;
       if (/[\\/]node_modules[\\/](?!@nats-io[\\/])/.test(args.importer)) return undefined;
+      if (takesAll && !args.path.startsWith('@nats-io/')) return undefined;
       if (!args.path.startsWith('@nats-io/')) return { path: args.path, external: true };
       if (!NATS_PACKAGES.includes(args.path))
         return { errors: [{ text: `build-cli: ${args.path} is not in NATS_PACKAGES (dist/cli/nats-client.js)` }] };
@@ -144,7 +149,7 @@ const natsInItsOwnChunk = {
       loader: 'js',
     }));
   },
-};
+});
 // Within the chunk, two modules a plain connection never uses load on first use: node:tls (its
 // `isEncrypted()` asks `instanceof TLSSocket`, which no socket is before node:tls loads) and
 // tweetnacl (nkey signatures; 62 KB compiled from node_modules on every connect) — ~10 ms of CPU
@@ -214,7 +219,7 @@ const cjs = {
   target: 'node20',
   sourcemap: true,
   logLevel: 'warning',
-  plugins: [fullIsExternal, fastEntry, natsInItsOwnChunk, noEsprima],
+  plugins: [fullIsExternal, fastEntry, natsInItsOwnChunk(), noEsprima],
   // Modules find files relative to themselves; main.js sits at the same depth as their sources. The URL is made only
   // when asked for: pathToFileURL was ~0.2 ms of every fast command's start (§14).
   define: { ...define, 'import.meta.url': '__flotillaMeta.url', 'import.meta.dirname': '__dirname' },
@@ -231,10 +236,16 @@ const cjs = {
 // package left as an `import()` fails test/cli/fast-bundles.test.ts.
 const fastCjs = { ...cjs, supported: { 'dynamic-import': false } };
 const entries = fastEntries(routes);
-const plain = entries.filter((e) => !leftOut[e.bundle]);
+const ownBuild = (e) => leftOut[e.bundle] || TAKES_ALL_PACKAGES.includes(e.bundle);
+const plain = entries.filter((e) => !ownBuild(e));
 if (plain.length) await build({ ...fastCjs, entryPoints: plain.map(({ entry }) => entry) });
-for (const { bundle, entry } of entries.filter((e) => leftOut[e.bundle]))
-  await build({ ...fastCjs, entryPoints: [entry], plugins: [...cjs.plugins, leaveOut(leftOut[bundle])] });
+for (const { bundle, entry } of entries.filter(ownBuild)) {
+  const plugins = TAKES_ALL_PACKAGES.includes(bundle)
+    ? [fullIsExternal, fastEntry, natsInItsOwnChunk(true), noEsprima]
+    : [...cjs.plugins];
+  if (leftOut[bundle]) plugins.push(leaveOut(leftOut[bundle]));
+  await build({ ...fastCjs, entryPoints: [entry], plugins });
+}
 for (const { bundle } of entries) await asciiOnly(new URL(`../dist/cli/fast-${bundle}.js`, import.meta.url));
 // Then start.js, which routes commands, with each fast bundle's content hash: the key of its code
 // cache, so that it need not `stat` a bundle to tell one build from another (src/cli/compile-cache.ts,

@@ -24,7 +24,13 @@ export async function serveMcp(
   layout: Layout,
   config: Config,
   identity: McpIdentity,
-  io: { stdin?: NodeJS.ReadableStream; stdout?: NodeJS.WritableStream; version: string },
+  io: {
+    stdin?: NodeJS.ReadableStream;
+    stdout?: NodeJS.WritableStream;
+    version: string;
+    /** Called once, after the first tools/list is answered: a client's start is done (start-done.ts). */
+    listed?: () => void;
+  },
 ): Promise<{ closed: Promise<void> }> {
   const tools = await mcpTools(layout, config, identity);
   const byName = new Map(tools.map((t) => [t.name, t]));
@@ -41,9 +47,12 @@ export async function serveMcp(
           : 'You act for a person (human) in this Flotilla fleet.',
     },
   );
-  server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: tools.map((t) => ({ name: t.name, description: t.description, inputSchema: jsonSchema(t) })),
-  }));
+  let listed = io.listed;
+  server.setRequestHandler(ListToolsRequestSchema, () => {
+    if (listed) setImmediate(listed);
+    listed = undefined;
+    return { tools: tools.map((t) => ({ name: t.name, description: t.description, inputSchema: jsonSchema(t) })) };
+  });
   server.setRequestHandler(CallToolRequestSchema, async (req, extra): Promise<CallToolResult> => {
     const name = req.params.name;
     const tool = byName.get(name);

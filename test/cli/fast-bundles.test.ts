@@ -25,7 +25,10 @@ describe('fast bundles', () => {
       readFileSync(join(dist, f), 'utf8')
         .split('\n')
         .flatMap((line, i) =>
-          /\bimport\s*\(/.test(line) ? [`dist/cli/${f}:${i + 1}: ${line.trim().slice(0, 120)}`] : [],
+          // A comment that mentions one (zod's, in `mcp`'s bundle, which takes its packages in) runs nothing.
+          /\bimport\s*\(/.test(line) && !line.trimStart().startsWith('//')
+            ? [`dist/cli/${f}:${i + 1}: ${line.trim().slice(0, 120)}`]
+            : [],
         ),
     );
     expect(found).toEqual([]);
