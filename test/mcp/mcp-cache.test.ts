@@ -22,7 +22,12 @@ afterEach(async () => {
   f = undefined;
 });
 
-/** The server's tools as a client lists them, and the process closed again. */
+/** The bundle's caches in `dir`, written whole (a write in progress is a `.tmp` beside them). */
+function caches(dir: string): string[] {
+  return existsSync(dir) ? readdirSync(dir).filter((n) => n.startsWith('fast-mcp-') && n.endsWith('.cache')) : [];
+}
+
+/** The server's tools as a client lists them, and what it said on stderr. */
 async function listed(fleet: SpawnFleet): Promise<unknown> {
   session = await connectMcp(fleet.layout.root, fleet.env, fleet.project);
   const { tools } = await session.client.listTools();
@@ -34,12 +39,11 @@ describe('flotilla mcp through the code cache', { timeout: 120_000 }, () => {
     f = spawnFleet();
     // Where a person's caches go by default: the fleet's pristine HOME, as nothing set XDG_CACHE_HOME.
     const cacheDir = join(f.env.HOME!, '.cache', 'flotilla', 'v8');
-    const caches = () => (existsSync(cacheDir) ? readdirSync(cacheDir).filter((n) => n.startsWith('fast-mcp-')) : []);
 
     const first = await listed(f);
     // Written while the server still runs: a client that ends it by a signal has not lost it.
-    await eventually(() => caches().length === 1, 30_000, 'the cache written');
-    const [name] = caches();
+    await eventually(() => caches(cacheDir).length === 1, 30_000, 'the cache written');
+    const [name] = caches(cacheDir);
     const written = statSync(join(cacheDir, name!));
     await session!.close();
 
@@ -47,7 +51,7 @@ describe('flotilla mcp through the code cache', { timeout: 120_000 }, () => {
     expect(second).toEqual(first);
     await session!.close();
     // V8 took it: not written again (a refused one would be, under a new inode).
-    expect(caches()).toEqual([name]);
+    expect(caches(cacheDir)).toEqual([name]);
     const after = statSync(join(cacheDir, name!));
     expect([after.ino, after.mtimeMs]).toEqual([written.ino, written.mtimeMs]);
   });
@@ -55,11 +59,10 @@ describe('flotilla mcp through the code cache', { timeout: 120_000 }, () => {
   it('serves the same over a cache V8 refuses, and writes a good one in its place', async () => {
     f = spawnFleet();
     const cacheDir = join(f.env.HOME!, '.cache', 'flotilla', 'v8');
-    const caches = () => (existsSync(cacheDir) ? readdirSync(cacheDir).filter((n) => n.startsWith('fast-mcp-')) : []);
     const first = await listed(f);
-    await eventually(() => caches().length === 1, 30_000, 'the cache written');
+    await eventually(() => caches(cacheDir).length === 1, 30_000, 'the cache written');
     await session!.close();
-    const path = join(cacheDir, caches()[0]!);
+    const path = join(cacheDir, caches(cacheDir)[0]!);
     const garbage = Buffer.alloc(statSync(path).size, 7);
     writeFileSync(path, garbage);
 
@@ -70,7 +73,7 @@ describe('flotilla mcp through the code cache', { timeout: 120_000 }, () => {
     // The new one is good: V8 takes it, and the next server does not write it again.
     expect(await listed(f)).toEqual(first);
     await session!.close();
-    expect(caches()).toEqual([basename(path)]);
+    expect(caches(cacheDir)).toEqual([basename(path)]);
     expect([statSync(path).ino, statSync(path).mtimeMs]).toEqual([rewritten.ino, rewritten.mtimeMs]);
   });
 });
