@@ -32,7 +32,7 @@ export async function serveMcp(
     listed?: () => void;
   },
 ): Promise<{ closed: Promise<void> }> {
-  const tools = await mcpTools(layout, config, identity);
+  const tools = mcpTools(layout, config, identity);
   const byName = new Map(tools.map((t) => [t.name, t]));
   const me = actorId(identity);
   const cwd = identity.kind === 'agent' ? identity.record.cwd : process.cwd();

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { constants } from 'node:os';
 import type { Readable } from 'node:stream';
@@ -79,7 +79,10 @@ export function runInProcessGroup(argv: readonly string[], opts: GroupRunOptions
 
   const capture = new OutputCapture(opts.maxCaptureBytes ?? 1024 * 1024);
   const stdio = opts.statusFd ? (['ignore', 'pipe', 'pipe', 'pipe'] as const) : (['ignore', 'pipe', 'pipe'] as const);
-  const child = spawn(file, args, { cwd: opts.cwd, env: opts.env, detached: true, stdio: [...stdio] });
+  // node:child_process on first use: the tools' modules load where no tool runs yet (`flotilla mcp`'s start, §14).
+  const child = process
+    .getBuiltinModule('node:child_process')
+    .spawn(file, args, { cwd: opts.cwd, env: opts.env, detached: true, stdio: [...stdio] });
   const pgid = child.pid;
   if (pgid !== undefined) opts.track?.started(pgid);
   child.stdout!.on('data', (chunk: Buffer) => capture.push(chunk));

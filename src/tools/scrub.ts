@@ -20,10 +20,14 @@ const MARKER_NAMES = ['inbox-message', 'agent-memory', 'system-reminder', 'paren
 // letters: `< inbox_message`, `<in-box-message`, `<i n b o x - m e s s a g e` all read as
 // the tag to a model, so all are escaped.
 const SEP = '[^\\p{L}\\p{N}>]{0,3}';
-const MARKER_RE = new RegExp(
-  `<(?=${SEP}/?${SEP}(?:${MARKER_NAMES.map((n) => [...n.replace(/-/g, '')].join(SEP)).join('|')}))`,
-  'giu',
-);
+// Made on first use: building its Unicode classes was ~5 ms of every start that loads the tools
+// and runs none (`flotilla mcp`'s, before its client's first turn, §14).
+let markerRe: RegExp | undefined;
+const markerPattern = (): RegExp =>
+  (markerRe ??= new RegExp(
+    `<(?=${SEP}/?${SEP}(?:${MARKER_NAMES.map((n) => [...n.replace(/-/g, '')].join(SEP)).join('|')}))`,
+    'giu',
+  ));
 
 /** Brackets and dashes a reader takes for `<` and `-` that NFKC leaves alone. */
 const FOLD: Record<string, string> = {
@@ -56,7 +60,7 @@ export function scrubHarnessMarkers(text: string): string {
   // Fast path: plain ASCII text can only hold the plain spellings, each opened by a `<`; with
   // none, the marker pattern is never run (its first runs compile it twice: ~0.1 s each on a busy machine).
   // eslint-disable-next-line no-control-regex
-  if (/^[\x00-\x7f]*$/.test(text)) return text.includes('<') ? text.replace(MARKER_RE, '&lt;') : text;
+  if (/^[\x00-\x7f]*$/.test(text)) return text.includes('<') ? text.replace(markerPattern(), '&lt;') : text;
   let skeleton = '';
   const origin: number[] = [];
   let i = 0;
@@ -67,7 +71,7 @@ export function scrubHarnessMarkers(text: string): string {
     i += ch.length;
   }
   const at = new Set<number>();
-  for (const m of skeleton.matchAll(MARKER_RE)) at.add(origin[m.index]!);
+  for (const m of skeleton.matchAll(markerPattern())) at.add(origin[m.index]!);
   if (at.size === 0) return text;
   let out = '';
   let last = 0;
