@@ -150,6 +150,40 @@ const natsInItsOwnChunk = (takesAll = false) => ({
     }));
   },
 });
+// In `flotilla mcp`'s bundle, the MCP SDK's Server loads ajv and ajv-formats and makes an ajv
+// instance when constructed, for the elicitation answers it checks, and the fleet server asks for
+// none: ~7 ms of CPU of every start a vendor CLI waits for. It is made on first use instead, and
+// ajv loaded then. Exact edits, as NATS_LAZY's; the build fails when the SDK changed.
+const SDK_LAZY = [
+  {
+    file: /@modelcontextprotocol[\\/]sdk[\\/]dist[\\/]esm[\\/]validation[\\/]ajv-provider\.js$/,
+    edits: [
+      {
+        from: "import Ajv from 'ajv';\nimport _addFormats from 'ajv-formats';",
+        to: "const Ajv = function (options) { return new (require('ajv').default)(options); };\nconst _addFormats = (ajv) => require('ajv-formats').default(ajv);",
+      },
+      {
+        from: 'this._ajv = ajv ?? createDefaultAjvInstance();',
+        to: "let made = ajv; Object.defineProperty(this, '_ajv', { get: () => (made ??= createDefaultAjvInstance()) });",
+      },
+    ],
+  },
+];
+const lazyEdits = (name, list) => ({
+  name,
+  setup(b) {
+    for (const { file, edits } of list)
+      b.onLoad({ filter: file }, async (args) => {
+        let text = await readFile(args.path, 'utf8');
+        for (const { from, to } of edits) {
+          const out = text.replace(from, to);
+          if (out === text) throw new Error(`build-cli: ${args.path} changed; update ${name}`);
+          text = out;
+        }
+        return { contents: text, loader: 'js' };
+      });
+  },
+});
 // Within the chunk, two modules a plain connection never uses load on first use: node:tls (its
 // `isEncrypted()` asks `instanceof TLSSocket`, which no socket is before node:tls loads) and
 // tweetnacl (nkey signatures; 62 KB compiled from node_modules on every connect) — ~10 ms of CPU
@@ -241,7 +275,7 @@ const plain = entries.filter((e) => !ownBuild(e));
 if (plain.length) await build({ ...fastCjs, entryPoints: plain.map(({ entry }) => entry) });
 for (const { bundle, entry } of entries.filter(ownBuild)) {
   const plugins = TAKES_ALL_PACKAGES.includes(bundle)
-    ? [fullIsExternal, fastEntry, natsInItsOwnChunk(true), noEsprima]
+    ? [fullIsExternal, fastEntry, natsInItsOwnChunk(true), noEsprima, lazyEdits('SDK_LAZY', SDK_LAZY)]
     : [...cjs.plugins];
   if (leftOut[bundle]) plugins.push(leaveOut(leftOut[bundle]));
   await build({ ...fastCjs, entryPoints: [entry], plugins });
