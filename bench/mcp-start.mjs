@@ -6,7 +6,8 @@
 // answer's wall. One start per build first (its code cache written), then runs interleaved (run i
 // of every build before run i+1 of any), each with the load average; medians, and the median of
 // the per-run ratios against the first build. The tools listed must be the same for every build.
-//   node bench/mcp-start.mjs [--runs 10] [--compare <main.js>]…   (this build's dist/cli/main.js last)
+// --cold: every start with an empty cache folder (a fresh home's first start; the vendor bench's fleets have one).
+//   node bench/mcp-start.mjs [--runs 10] [--cold] [--compare <main.js>]…   (this build's dist/cli/main.js last)
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,6 +16,8 @@ import { CLI, median, round, tempProject } from './lib.mjs';
 const args = process.argv.slice(2);
 const runs = Number(args[args.indexOf('--runs') + 1] || 10);
 const builds = [...args.flatMap((a, i) => (a === '--compare' ? [args[i + 1]] : [])), CLI];
+const cold = args.includes('--cold');
+let starts = 0;
 const loadAverage = () => Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0]);
 
 const REQUESTS = [
@@ -40,7 +43,8 @@ function cpuMs(pid) {
 function start(cli, cwd, env) {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
-    const child = spawn(process.execPath, [cli, 'mcp'], { cwd, env, stdio: ['pipe', 'pipe', 'inherit'] });
+    const own = cold ? { ...env, XDG_CACHE_HOME: join(env.XDG_CACHE_HOME, String(starts++)) } : env;
+    const child = spawn(process.execPath, [cli, 'mcp'], { cwd, env: own, stdio: ['pipe', 'pipe', 'inherit'] });
     child.on('error', reject);
     child.stdin.write(REQUESTS.map((m) => JSON.stringify(m) + '\n').join(''));
     let buf = '';
@@ -83,7 +87,9 @@ try {
     );
   }
   const loads = rows[0].map((x) => x.load);
-  console.log(`${runs} runs each, load average ${Math.min(...loads)}–${Math.max(...loads)}`);
+  console.log(
+    `${runs} runs each${cold ? ', each with no code cache' : ''}, load average ${Math.min(...loads)}–${Math.max(...loads)}`,
+  );
 } finally {
   p.cleanup();
 }
