@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import * as mcp from '../../src/cli/commands/mcp.js';
 import * as review from '../../src/cli/commands/review.js';
 import * as run from '../../src/cli/commands/run.js';
 import * as runtimeHook from '../../src/cli/commands/runtime-hook.js';
@@ -88,6 +89,8 @@ const taken: [SpecCommandModule, string[]][] = [
   [run, ['run', '--agent', 'x', '--id', 'y', '--context', 'last_turn', '--prompt', 'p']],
   [runtimeHook, ['runtime-hook', 'turn-start']],
   [runtimeHook, ['runtime-hook', '--warm']],
+  [mcp, ['mcp']],
+  [mcp, ['--root', '/f', 'mcp']],
 ];
 
 const refused: [SpecCommandModule, string[]][] = [
@@ -114,6 +117,8 @@ const refused: [SpecCommandModule, string[]][] = [
   [run, ['run', '--spawned']],
   [runtimeHook, ['runtime-hook', 'turn-start', 'extra']],
   [runtimeHook, ['runtime-hook', '--warm=1']],
+  [mcp, ['mcp', 'extra']],
+  [mcp, ['mcp', '--help']],
 ];
 
 describe('the fast path parses like commander', () => {
@@ -140,7 +145,7 @@ describe('the fast path parses like commander', () => {
   it('routes each command its spec flags fast, by name and alias, to the bundle named for it', async () => {
     const routes = await fastRoutes();
     const byName: Record<string, string> = {};
-    for (const mod of [send, status, watch, review, spawn, run, runtimeHook]) {
+    for (const mod of [send, status, watch, review, spawn, run, runtimeHook, mcp]) {
       expect(mod.spec.fast, mod.spec.name).toBe(true);
       for (const name of [mod.spec.name, ...(mod.spec.aliases ?? [])]) byName[name] = mod.spec.name;
     }
