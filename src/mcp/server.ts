@@ -41,9 +41,12 @@ export async function serveMcp(
           : 'You act for a person (human) in this Flotilla fleet.',
     },
   );
-  server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: tools.map((t) => ({ name: t.name, description: t.description, inputSchema: jsonSchema(t) })),
-  }));
+  const listed = toolsListed(layout, identity);
+  server.setRequestHandler(ListToolsRequestSchema, () => {
+    // After this handler the SDK writes the answer within the same turn of the event loop: marked after it.
+    setImmediate(listed);
+    return { tools: tools.map((t) => ({ name: t.name, description: t.description, inputSchema: jsonSchema(t) })) };
+  });
   server.setRequestHandler(CallToolRequestSchema, async (req, extra): Promise<CallToolResult> => {
     const name = req.params.name;
     const tool = byName.get(name);
@@ -80,24 +83,35 @@ export async function serveMcp(
     return { content: [{ type: 'text', text: result.output }], ...(result.isError ? { isError: true } : {}) };
   });
 
-  // A vendor CLI's first turn waits for this (harness/cli-host/hook.ts): its fleet tools are offered from the start.
-  if (identity.kind === 'agent' && identity.record.runtime !== 'flotilla') {
-    const ready = join(layout.runtimeDir(identity.record.id), 'mcp-ready');
-    server.oninitialized = () => {
-      traceMark('mcp: client initialized');
-      try {
-        writeFileSync(ready, String(process.pid));
-      } catch {
-        /* only a wait is shortened */
-      }
-    };
-  }
+  server.oninitialized = () => traceMark('mcp: client initialized');
   const transport = new StdioServerTransport(io.stdin as never, io.stdout as never);
   const closed = new Promise<void>((resolve) => {
     server.onclose = () => resolve();
   });
   await server.connect(transport);
   return { closed };
+}
+
+/**
+ * A vendor CLI's `mcp-ready`, written once this server has answered the CLI's first tools/list:
+ * the CLI has the fleet tools from then on. Claude's session-start hook waits for it before the
+ * CLI takes its task (harness/door-send.ts, cli-host/hook.ts), and the shim types mail only after
+ * it (cli-host/idle.ts).
+ */
+function toolsListed(layout: Layout, identity: McpIdentity): () => void {
+  if (identity.kind !== 'agent' || identity.record.runtime === 'flotilla') return () => undefined;
+  const ready = join(layout.runtimeDir(identity.record.id), 'mcp-ready');
+  let done = false;
+  return () => {
+    if (done) return;
+    done = true;
+    traceMark('mcp: tools listed');
+    try {
+      writeFileSync(ready, String(process.pid));
+    } catch {
+      /* a waiter gives up after its own deadline */
+    }
+  };
 }
 
 /** Why a call is refused before it runs (same rules as the harness's gate), or null. */
