@@ -41,10 +41,11 @@ export async function serveMcp(
           : 'You act for a person (human) in this Flotilla fleet.',
     },
   );
-  const listed = toolsListed(layout, identity);
+  // Once, after the first tools/list: the SDK writes the answer within this turn of the event loop.
+  let listed = toolsListed(layout, identity);
   server.setRequestHandler(ListToolsRequestSchema, () => {
-    // After this handler the SDK writes the answer within the same turn of the event loop: marked after it.
-    setImmediate(listed);
+    if (listed) setImmediate(listed);
+    listed = undefined;
     return { tools: tools.map((t) => ({ name: t.name, description: t.description, inputSchema: jsonSchema(t) })) };
   });
   server.setRequestHandler(CallToolRequestSchema, async (req, extra): Promise<CallToolResult> => {
@@ -98,13 +99,10 @@ export async function serveMcp(
  * CLI takes its task (harness/door-send.ts, cli-host/hook.ts), and the shim types mail only after
  * it (cli-host/idle.ts).
  */
-function toolsListed(layout: Layout, identity: McpIdentity): () => void {
-  if (identity.kind !== 'agent' || identity.record.runtime === 'flotilla') return () => undefined;
+function toolsListed(layout: Layout, identity: McpIdentity): (() => void) | undefined {
+  if (identity.kind !== 'agent' || identity.record.runtime === 'flotilla') return undefined;
   const ready = join(layout.runtimeDir(identity.record.id), 'mcp-ready');
-  let done = false;
   return () => {
-    if (done) return;
-    done = true;
     traceMark('mcp: tools listed');
     try {
       writeFileSync(ready, String(process.pid));
