@@ -18,7 +18,7 @@ import {
 } from '../inbox/door.js';
 import { CLI_ENTRY } from '../layout/package.js';
 import { traceMark } from '../trace.js';
-import { fleetToolsListed } from './cli-host/mcp-ready.js';
+import { fleetToolsTakenIn } from './cli-host/mcp-ready.js';
 
 export interface OutgoingMessage {
   to: string;
@@ -192,7 +192,7 @@ function runForAgent(
   // Claude's SessionStart (Runtime.firstTurnWaitsForMcp) is answered here, once `flotilla mcp` has listed the fleet
   // tools: the spare stays for the turn-start hook that follows it at once.
   if (name === 'runtime-hook' && req.args[1] === 'session-start' && req.args.length === 2)
-    return fleetToolsListed(layout.runtimeDir(rec.id)).then(() => {
+    return fleetToolsTakenIn(layout.runtimeDir(rec.id), rec.runtime).then(() => {
       traceMark('shim: session-start hook answered');
       return { stdout: '', stderr: '', exitCode: 0 };
     });

@@ -17,7 +17,7 @@ import {
 import { predecessors } from '../../inbox/adopt.js';
 import { ownUsage, resumedSessionLoaded } from './inherited.js';
 import { drainInbox } from './mail.js';
-import { fleetToolsListed } from './mcp-ready.js';
+import { fleetToolsListed, fleetToolsTakenIn } from './mcp-ready.js';
 import { sleep } from '../../sleep.js';
 import { traceMark } from '../../trace.js';
 import { lastTurnFailure, newestSessionFile } from './session-watch.js';
@@ -88,7 +88,7 @@ export async function runRuntimeHook(
   switch (event) {
     case 'session-start':
       // Runtime.firstTurnWaitsForMcp: the CLI takes its task once this has answered.
-      if (runtime.firstTurnWaitsForMcp) await fleetToolsListed(layout.runtimeDir(self.id));
+      if (runtime.firstTurnWaitsForMcp) await fleetToolsTakenIn(layout.runtimeDir(self.id), runtime.name);
       return null;
     case 'pre-tool':
       return preTool(layout, config, runtime, self, payload);

@@ -1,5 +1,7 @@
 import { existsSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
+import { loadRuntime, type VendorRuntimeName } from '../../runtimes/index.js';
+import { sleep } from '../../sleep.js';
 
 /** How long a hook waits for the fleet tools to be listed (within Claude's 60 s hook timeout). */
 const TOOLS_LISTED_MS = 30_000;
@@ -37,4 +39,17 @@ export function fleetToolsListed(runtimeDir: string, waitMs = TOOLS_LISTED_MS): 
     // Written between the first look and the watch.
     look();
   });
+}
+
+/**
+ * The fleet tools listed, and then Runtime.firstTurnWaitsForMcp's `settleMs` for the CLI to take
+ * them into the state its request is built from (Claude: a 16 ms batch) when they were not listed yet.
+ */
+export async function fleetToolsTakenIn(runtimeDir: string, runtimeName: string): Promise<void> {
+  if (existsSync(join(runtimeDir, 'mcp-ready'))) return;
+  const [runtime, listed] = await Promise.all([
+    loadRuntime(runtimeName as VendorRuntimeName).catch(() => undefined),
+    fleetToolsListed(runtimeDir),
+  ]);
+  if (listed && runtime?.firstTurnWaitsForMcp) await sleep(runtime.firstTurnWaitsForMcp.settleMs);
 }
