@@ -99,7 +99,6 @@ export async function runVendorAgent(opts: {
     definition,
     log,
     configDir: cli.configDir,
-    prompt,
     trusted: cli.trusted,
     ending,
   });
