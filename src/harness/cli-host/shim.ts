@@ -107,8 +107,8 @@ export async function runVendorAgent(opts: {
   const { code, signal } = await exited;
   cli.mirror?.close();
   await tending.close();
-  const { cliFate } = await import('./cli-fate.js');
-  const fate = ending.current() ?? cliFate(runtime, code, signal, !!cli.bwrap);
+  const { fateOfExit } = await import('./cli-fate.js');
+  const fate = await fateOfExit(ending, runtime, code, signal, !!cli.bwrap);
   await finishOnce(fate.status, fate.reason);
   return fate.status === 'completed' ? 0 : 1;
 }
