@@ -47,16 +47,7 @@ export async function serveMcp(
           : 'You act for a person (human) in this Flotilla fleet.',
     },
   );
-  // Once, after the first tools/list (the SDK writes the answer within this turn of the event loop):
-  // the CLI's fleet tools are listed (mcp-ready), and a client's start is done (start-done.ts).
-  const ready = toolsListed(layout, identity);
-  let listed: (() => void) | undefined =
-    ready || io.listed
-      ? () => {
-          ready?.();
-          io.listed?.();
-        }
-      : undefined;
+  let listed = io.listed;
   server.setRequestHandler(ListToolsRequestSchema, () => {
     if (listed) setImmediate(listed);
     listed = undefined;
@@ -98,32 +89,24 @@ export async function serveMcp(
     return { content: [{ type: 'text', text: result.output }], ...(result.isError ? { isError: true } : {}) };
   });
 
-  server.oninitialized = () => traceMark('mcp: client initialized');
+  // A vendor CLI's first turn waits for this (harness/cli-host/hook.ts): its fleet tools are offered from the start.
+  if (identity.kind === 'agent' && identity.record.runtime !== 'flotilla') {
+    const ready = join(layout.runtimeDir(identity.record.id), 'mcp-ready');
+    server.oninitialized = () => {
+      traceMark('mcp: client initialized');
+      try {
+        writeFileSync(ready, String(process.pid));
+      } catch {
+        /* only a wait is shortened */
+      }
+    };
+  }
   const transport = new StdioServerTransport(io.stdin as never, io.stdout as never);
   const closed = new Promise<void>((resolve) => {
     server.onclose = () => resolve();
   });
   await server.connect(transport);
   return { closed };
-}
-
-/**
- * A vendor CLI's `mcp-ready`, written once this server has answered the CLI's first tools/list:
- * the CLI has the fleet tools from then on. Claude's session-start hook waits for it before the
- * CLI takes its task (harness/door-send.ts, cli-host/hook.ts), and the shim types mail only after
- * it (cli-host/idle.ts).
- */
-function toolsListed(layout: Layout, identity: McpIdentity): (() => void) | undefined {
-  if (identity.kind !== 'agent' || identity.record.runtime === 'flotilla') return undefined;
-  const ready = join(layout.runtimeDir(identity.record.id), 'mcp-ready');
-  return () => {
-    traceMark('mcp: tools listed');
-    try {
-      writeFileSync(ready, String(process.pid));
-    } catch {
-      /* a waiter gives up after its own deadline */
-    }
-  };
 }
 
 /** Why a call is refused before it runs (same rules as the harness's gate), or null. */

@@ -70,16 +70,12 @@ export const claude: Runtime = {
   npmPackage: '@anthropic-ai/claude-code',
   binary: 'claude',
   binEnv: 'FLOTILLA_CLAUDE_BIN',
-  // SessionStart: held until the fleet tools are listed (firstTurnWaitsForMcp).
-  hookEvents: { ...CLAUDE_HOOK_EVENTS, 'session-start': 'SessionStart' },
+  hookEvents: CLAUDE_HOOK_EVENTS,
   mcpToolPrefix: MCP_PREFIX,
   toolNames: vendorPrimaryNames('claude'),
   extraTools: EXTRA,
-  // Claude 2.1.197 starts a command-line task's turn before its MCP servers are connected, MCP_CONNECTION_NONBLOCKING
-  // or not (that waits in --print mode only), but only once its SessionStart hooks have answered; it builds the
-  // request after its UserPromptSubmit hook from the tools in its state, where a server's listed tools land on a
-  // 16 ms timer (useManageMCPConnections' batch).
-  firstTurnWaitsForMcp: { settleMs: 50 },
+  promptAfterMcp: true,
+  // Drawn before its MCP servers are connected; the first task is typed once both are (cli-host/cli-tend.ts).
   inputPrompt: ['❯'],
   compilePolicy: compileClaudePolicy,
 
@@ -233,8 +229,7 @@ function firstRunAnswers(input: LaunchInput): Record<string, unknown> {
 }
 
 const QUIET_ENV: Record<string, string> = {
-  // Claude 2.1.197 waits for its MCP servers with this in --print mode only; an interactive first turn is held
-  // by its turn-start hook instead (firstTurnWaitsForMcp).
+  // Wait for the fleet's MCP server before the first model call: its tools are the agent's link to the fleet.
   MCP_CONNECTION_NONBLOCKING: 'false',
   DISABLE_AUTOUPDATER: '1',
   DISABLE_TELEMETRY: '1',

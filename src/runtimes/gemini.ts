@@ -74,7 +74,8 @@ export const gemini: Runtime = {
   mcpToolPrefix: MCP_PREFIX,
   toolNames: vendorPrimaryNames('gemini'),
   extraTools: EXTRA,
-  // `-i` holds the first prompt until the CLI (its MCP servers included) is initialised: no firstTurnWaitsForMcp.
+  // `-i` holds the first prompt until the CLI (its MCP servers included) is initialised.
+  promptAfterMcp: false,
   // ` > `, or ` * ` in yolo mode (dont_ask, bypass_permissions): the ` > ` above it is then the
   // conversation's, a message it took.
   inputPrompt: [' > ', ' * '],

@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Log } from '../../audit/logger.js';
 import type { Config } from '../../config/schema.js';
 import type { Definition } from '../../definitions/types.js';
@@ -5,12 +7,15 @@ import type { AgentRecord } from '../../fleet/record.js';
 import { readRecord } from '../../fleet/registry.js';
 import type { Layout } from '../../layout/layout.js';
 import type { Runtime } from '../../runtimes/index.js';
+import { sleep } from '../../sleep.js';
+import { traceMark } from '../../trace.js';
 import type { AgentEnding } from './ending.js';
 import type { Typist } from './idle.js';
-import { paneTypist } from './typist.js';
+import { inputHolds, paneTypist } from './typist.js';
 
 /**
- * Tends the running CLI (§13): the folder screen, mail and work while it is idle, questions in its pane,
+ * Tends the running CLI (§13): the folder screen, the first task of a CLI that takes it only
+ * once its fleet tools are connected, mail and work while it is idle, questions in its pane,
  * the fleet's limits and the API's failures. Loaded only once the CLI started: off the path to
  * its first request.
  */
@@ -22,6 +27,7 @@ export async function tendCli(d: {
   definition: Definition;
   log: Log;
   configDir: string;
+  prompt: string;
   trusted: boolean;
   ending: AgentEnding;
 }): Promise<{ close(): Promise<void> }> {
@@ -46,6 +52,13 @@ export async function tendCli(d: {
       log,
       () => ending.current() !== null || readRecord(layout, rec.id)?.status === 'working',
     );
+  if (runtime.promptAfterMcp && d.prompt.trim()) {
+    // The CLI would send an argv prompt before its MCP servers are connected, without the fleet tools.
+    void firstPrompt(configDir, d.prompt, typist, runtime.inputPrompt, log, () => {
+      const status = readRecord(layout, rec.id)?.status;
+      return ending.current() !== null || status === undefined || status !== 'starting';
+    });
+  }
   const waker = await tendIdleCli({
     layout,
     config,
@@ -136,4 +149,53 @@ async function watchTurns(d: {
       limits.close();
     },
   };
+}
+
+/** The longest the first task waits, after the MCP server is connected, for the CLI's input box to show. */
+const INPUT_MOUNT_MS = 500;
+
+/** How long a typed first task may go without its turn starting before Enter is pressed again, and how often. */
+const TURN_START_MS = 5_000;
+const RE_ENTERS = 3;
+
+/** The first task, typed once the CLI's fleet tools are connected (≤ 30 s), as a person would. */
+async function firstPrompt(
+  configDir: string,
+  prompt: string,
+  typist: Typist | null,
+  inputPrompt: readonly string[] | undefined,
+  log: { warn(o: object, m: string): void },
+  /** Whether the task's turn began (its turn-start hook marked the record) or the agent is ending. */
+  turnStarted: () => boolean,
+): Promise<void> {
+  if (!typist) return;
+  const ready = join(configDir, 'mcp-ready');
+  const end = Date.now() + 30_000;
+  while (!existsSync(ready) && Date.now() < end) await sleep(50);
+  if (!existsSync(ready)) log.warn({}, 'the fleet MCP server did not answer within 30 s; sending the task anyway');
+  traceMark('shim: MCP ready seen');
+  // The input box may mount a moment after the MCP connection: typed once the pane shows it, or after INPUT_MOUNT_MS.
+  const mounted = Date.now() + INPUT_MOUNT_MS;
+  const shows = (screen: string) => inputPrompt?.some((mark) => screen.includes(mark)) ?? false;
+  while (Date.now() < mounted && !shows(await typist.screen().catch(() => ''))) await sleep(25);
+  const task = prompt.trim();
+  // A window closed meanwhile: the agent is ending, and the shim's signal handler finishes it.
+  try {
+    await typist.submit(task);
+  } catch (err) {
+    log.warn({ err: String(err) }, 'could not type the task');
+    return;
+  }
+  // A busy CLI can drop the Enter while it redraws for a reason of its own (the typist then saw
+  // the screen change): the task sits in its input box and no turn starts. Enter is pressed
+  // again while the input line still holds the task and the turn has not begun.
+  for (let i = 0; i < RE_ENTERS && inputPrompt; i++) {
+    const until = Date.now() + TURN_START_MS;
+    while (Date.now() < until && !turnStarted()) await sleep(100);
+    if (turnStarted()) return;
+    const screen = await typist.screen().catch(() => null);
+    if (screen === null || !inputHolds(screen, inputPrompt, task)) return;
+    log.warn({}, 'the first task is still in the input box: Enter again');
+    await typist.key('Enter').catch(() => undefined);
+  }
 }

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { audit } from '../../audit/audit.js';
 import type { Config } from '../../config/schema.js';
@@ -17,7 +17,6 @@ import {
 import { predecessors } from '../../inbox/adopt.js';
 import { ownUsage, resumedSessionLoaded } from './inherited.js';
 import { drainInbox } from './mail.js';
-import { fleetToolsListed, fleetToolsTakenIn } from './mcp-ready.js';
 import { sleep } from '../../sleep.js';
 import { traceMark } from '../../trace.js';
 import { lastTurnFailure, newestSessionFile } from './session-watch.js';
@@ -30,8 +29,6 @@ import { updateQuietly } from '../../fleet/registry.js';
  * agent is found by the same ancestry walk as every identity (fleet/lineage.ts); a hook run
  * outside any vendor agent does nothing.
  *
- * - session-start: the CLI's session begins; a CLI that takes its task only after this hook
- *   (Runtime.firstTurnWaitsForMcp) is answered once `flotilla mcp` has listed the fleet tools.
  * - turn-start: a task begins (a person's prompt or a wake-up paste); unread mail joins it.
  * - turn-end: unread mail continues the turn (capped per task); otherwise the task ends: its
  *   final answer → output/<id>.md, the record idle with usage from the CLI's transcript,
@@ -86,10 +83,6 @@ export async function runRuntimeHook(
     /* an empty or odd payload is still an event */
   }
   switch (event) {
-    case 'session-start':
-      // Runtime.firstTurnWaitsForMcp: the CLI takes its task once this has answered.
-      if (runtime.firstTurnWaitsForMcp) await fleetToolsTakenIn(layout.runtimeDir(self.id), runtime.name);
-      return null;
     case 'pre-tool':
       return preTool(layout, config, runtime, self, payload);
     case 'turn-start':
@@ -255,15 +248,6 @@ async function turnStart(
     const asked = Date.now();
     const loaded = await resumedSessionLoaded(layout.runtimeDir(rec.id), runtime.resumeLoaded, RESUME_LOAD_MS);
     traceMark(`hook turn-start: resumed session ${loaded ? 'loaded' : 'not loaded'} after ${Date.now() - asked} ms`);
-  }
-  // A CLI that starts its first turn before its MCP servers are connected (Runtime.firstTurnWaitsForMcp) builds
-  // the turn's request once this hook has answered, with the tools it has by then. Its session-start hook held the
-  // task until they were listed; a turn that came without it (a path that ran no such hook) waits here.
-  const runtimeDir = layout.runtimeDir(rec.id);
-  if (runtime.firstTurnWaitsForMcp && rec.lastTask === null && !existsSync(join(runtimeDir, 'mcp-ready'))) {
-    const listed = await fleetToolsListed(runtimeDir);
-    traceMark('hook turn-start: fleet tools listed');
-    if (listed) await sleep(runtime.firstTurnWaitsForMcp.settleMs);
   }
   // Decided on the record as it is now, not as this hook found it: a limit may have ended the
   // task while the hook process started.

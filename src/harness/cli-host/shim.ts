@@ -99,6 +99,7 @@ export async function runVendorAgent(opts: {
     definition,
     log,
     configDir: cli.configDir,
+    prompt,
     trusted: cli.trusted,
     ending,
   });
