@@ -229,7 +229,8 @@ function firstRunAnswers(input: LaunchInput): Record<string, unknown> {
 }
 
 const QUIET_ENV: Record<string, string> = {
-  // Wait for the fleet's MCP server before the first model call: its tools are the agent's link to the fleet.
+  // Claude 2.1.197 reads this in --print mode only: an interactive first turn does not wait for MCP servers, which
+  // is why the shim types the first task once the fleet's server is connected (promptAfterMcp).
   MCP_CONNECTION_NONBLOCKING: 'false',
   DISABLE_AUTOUPDATER: '1',
   DISABLE_TELEMETRY: '1',
