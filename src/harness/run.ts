@@ -47,6 +47,7 @@ export async function runHarness(opts: RunOptions): Promise<number> {
   let sandboxProbed: Promise<void> | undefined;
   if (opts.spawnedId) {
     record = getRecord(layout, opts.spawnedId);
+    // Probed from now on, beside the keys and the admission (a person's own run: once it is registered).
     sandboxProbed = probeVendorSandbox(config, record);
     // The model's keys and the bus's credentials, left by the spawner in a file read once
     // (spawn/harness-keys.ts): in this process's memory only, never in its /proc environ or
@@ -60,9 +61,11 @@ export async function runHarness(opts: RunOptions): Promise<number> {
       await refuse(layout, config, record, err);
       throw err;
     }
-  } else ({ record, slot } = await registerOwnRun(opts));
+  } else {
+    ({ record, slot } = await registerOwnRun(opts));
+    sandboxProbed = probeVendorSandbox(config, record);
+  }
 
-  sandboxProbed ??= probeVendorSandbox(config, record);
   let started: StartedAgent;
   let signals: ReturnType<typeof onSignals>;
   try {

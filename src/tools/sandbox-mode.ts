@@ -63,27 +63,16 @@ function noSandboxLine(why: string): string {
 
 /**
  * `sandboxWarning` for a caller that goes on meanwhile (a person's spawn, §14): with `auto` the
- * look for bwrap and its probe run as child processes beside the caller's own work instead of
- * holding it up; any other setting is decided at once, as by `sandboxWarning` (`bubblewrap`
- * without bwrap throws its refusal here, before anything starts).
+ * look for bwrap and its probes run as child processes beside the caller's own work
+ * (`probeSandboxSoon`) instead of holding it up; any other setting is decided at once, as by
+ * `sandboxWarning` (`bubblewrap` without bwrap throws its refusal here, before anything starts).
  */
 export function sandboxWarningSoon(
   config: Pick<Config, 'security'>,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<string | null> {
   if (config.security.sandbox !== 'auto') return Promise.resolve(sandboxWarning(config, env));
-  const run = (file: string, args: readonly string[]) => runSoon(file, args, env);
-  return (async () => {
-    const found = await run('sh', ['-c', 'command -v bwrap']);
-    const bwrap = found.stdout.trim();
-    if (!found.ok || !bwrap) return noSandboxLine('bwrap is not installed');
-    let ok = works.get(bwrap);
-    if (ok === undefined) {
-      ok = (await run(bwrap, process.geteuid?.() === 0 ? ROOT_PROBE : USERNS_PROBE)).ok;
-      works.set(bwrap, ok);
-    }
-    return ok ? null : noSandboxLine(`${bwrap} cannot make a user namespace here`);
-  })();
+  return probeSandboxSoon(config, env).then(() => sandboxWarning(config, env));
 }
 
 function runSoon(
