@@ -55,6 +55,19 @@ async function startAgent(
   return { log };
 }
 
+/**
+ * A pane's sh that runs its arguments on the pane's terminal, passes its SIGHUP on (a trap interrupts `wait`, not a
+ * command in the foreground), and writes their exit status to `exit-status`.
+ */
+const PASS_HUP_ON = [
+  'exec 3<&0',
+  '"$@" <&3 3<&- &',
+  'pid=$!',
+  'trap \'kill -HUP "$pid"\' HUP',
+  'while :; do wait "$pid"; s=$?; kill -0 "$pid" 2>/dev/null || break; done',
+  'echo "$s" > exit-status',
+].join('\n');
+
 function agentRecord() {
   const [rec] = listRecords(fleet.layout);
   return rec!;
@@ -135,16 +148,13 @@ describe('interactive agent in tmux', () => {
   });
 
   it('closing the window: the harness exits with its own status 1, not an abort of Node on the terminal gone', async () => {
-    // The pane's sh outlives the window (it ignores SIGHUP) to write down how the harness ended.
-    await startAgent('harness/mail.yaml', {}, ['/bin/sh', '-c', 'trap "" HUP; "$@"; echo "$?" > exit-status', 'sh']);
+    // The pane's sh outlives the window to write down how the harness ended, and passes the window's SIGHUP on to it
+    // as the kernel does when an agent pane's sh dies with its window (src/spawn/pane-command.ts).
+    await startAgent('harness/mail.yaml', {}, ['/bin/sh', '-c', PASS_HUP_ON, 'sh']);
     await tmux.tmux('send-keys', '-t', 'agent', 'hello', 'Enter');
     await tmux.waitFor('agent', /Ready for mail\./);
-    const sh = await tmux.tmux('display-message', '-p', '-t', 'agent', '#{pane_pid}');
-    const harness = Number((await execa('pgrep', ['-P', sh])).stdout.trim());
     await tmux.tmux('new-session', '-d', '-s', 'keep');
     await tmux.tmux('kill-session', '-t', 'agent');
-    // The SIGHUP the kernel sends the harness when its pane's sh dies with the window (src/spawn/pane-command.ts).
-    process.kill(harness, 'SIGHUP');
     const status = join(fleet.project, 'exit-status');
     await eventually(() => existsSync(status), 30_000, 'the harness to exit');
     // Node 20 aborted here as it reset the terminal gone: 134 (SIGABRT), at times 139 (SIGSEGV).
