@@ -1,4 +1,4 @@
-import { fstatSync, statSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, statSync, writeSync } from 'node:fs';
 import { FlotillaError, errorMessage, isErrno } from '../errors.js';
 
 /**
@@ -55,13 +55,45 @@ let stderrGuarded = false;
 
 /** The terminal's width when stdout is one, without loading streams when it is a pipe, a file or /dev/null. */
 export function terminalColumns(): number | undefined {
+  return onDevice(1) && process.stdout.isTTY ? process.stdout.columns : undefined;
+}
+
+/** Whether a descriptor is a device other than /dev/null (a terminal, most likely), without loading streams. */
+function onDevice(fd: number): boolean {
   try {
-    const st = fstatSync(1);
-    if (!st.isCharacterDevice() || st.rdev === statSync('/dev/null').rdev) return undefined;
+    const st = fstatSync(fd);
+    return st.isCharacterDevice() && st.rdev !== statSync('/dev/null').rdev;
   } catch {
-    return undefined;
+    return false;
   }
-  return process.stdout.isTTY ? process.stdout.columns : undefined;
+}
+
+/**
+ * Lets a process whose terminal has gone (its tmux window closed, its tmux server killed) end
+ * with its own exit status. Node 20 resets, as it exits, each of descriptors 0–2 that was a
+ * terminal at its start, and aborts when the terminal refuses (EIO; later Nodes ignore it,
+ * nodejs/node#58200): SIGABRT, or SIGSEGV when its crash report crashes in turn (a core dump, a
+ * "segfault … in libgcc_s" line in the kernel's log), where a harness ended by its closed window
+ * exits 1. Such a descriptor is pointed at /dev/null first: Node leaves alone one that is no
+ * longer the file it started with. Its cost before the exit: an fstat of each of 0–2.
+ */
+export function releaseLostTerminalAtExit(): void {
+  const devices = [0, 1, 2].filter(onDevice);
+  if (devices.length === 0) return;
+  process.once('exit', () => {
+    // Loaded only now: node:tty loads node:net (~3 ms), and a live terminal costs nothing here.
+    const { isatty } = process.getBuiltinModule('node:tty');
+    for (const fd of devices) {
+      if (isatty(fd)) continue;
+      try {
+        closeSync(fd);
+        // The lowest free descriptor: this one, as 0–2 are taken in order.
+        openSync('/dev/null', 'r+');
+      } catch {
+        // Closed or not, Node finds no terminal of its start there to reset.
+      }
+    }
+  });
 }
 
 /** Prints data as one JSON document on stdout. */

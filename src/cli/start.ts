@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { requireCached } from './compile-cache.js';
-import { guardStdout, guardStderr, reportError, writeOut } from './output.js';
+import { guardStdout, guardStderr, releaseLostTerminalAtExit, reportError, writeOut } from './output.js';
 import { BUNDLE_IDS, commandIndex, FAST_COMMANDS, firstCommandName } from './route.js';
 import { HARNESS_KIND_ENV, type CacheHooks } from '../start-done.js';
 import { VERSION } from '../versions.js';
@@ -19,6 +19,8 @@ type FullCli = typeof import('./full.js');
  * full CLI: code compiled by node:vm, as this module is, cannot load an ES module itself.
  */
 export function run(argv: string[], ranPart: () => void, loadFull: () => Promise<FullCli>): void {
+  // A harness or a `watch` whose window is closed must exit with its own status, not abort.
+  releaseLostTerminalAtExit();
   // A command's closers (src/at-exit.ts) are run by the bundle that ran it: fast.ts, full.ts.
   void start(argv, loadFull).then(
     ({ code, whole }) => {

@@ -209,9 +209,8 @@ async function runInteractive(started: StartedAgent, config: Config, layout: Lay
   await Promise.race([repl, session.whenFinished()]);
   await session.whenFinished();
   chat.close();
-  // The window was closed: everything is written, and Node's exit would abort restoring a
-  // terminal that no longer exists (ResetStdio asserts on EIO), so end without it.
-  if (process.stdin.readableEnded) process.kill(process.pid, 'SIGKILL');
+  // A closed window ends here too: its terminal is let go at exit (cli/output.ts), so the process exits with this
+  // status, not Node's abort on the terminal gone.
   return session.record().status === 'completed' ? 0 : 1;
 }
 

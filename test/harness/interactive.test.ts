@@ -12,8 +12,15 @@ let fleet: TempFleet;
 let tmux: TmuxServer;
 afterEach(() => closeTmuxFleet(tmux, fleet));
 
-/** Starts an interactive agent (`flotilla run` on a TTY) in a pane of a private tmux server. */
-async function startAgent(script: string, extraEnv: Record<string, string> = {}): Promise<{ log: string }> {
+/**
+ * Starts an interactive agent (`flotilla run` on a TTY) in a pane of a private tmux server;
+ * `around`: a command the harness runs under, its command line appended.
+ */
+async function startAgent(
+  script: string,
+  extraEnv: Record<string, string> = {},
+  around: string[] = [],
+): Promise<{ log: string }> {
   fleet = tempFleet();
   tmux = tmuxServer();
   const log = join(fleet.project, 'calls.jsonl');
@@ -37,6 +44,7 @@ async function startAgent(script: string, extraEnv: Record<string, string> = {})
     '-c',
     fleet.project,
     ...envArgs,
+    ...around,
     process.execPath,
     CLI,
     'run',
@@ -46,6 +54,19 @@ async function startAgent(script: string, extraEnv: Record<string, string> = {})
   await tmux.waitFor('agent', /›/);
   return { log };
 }
+
+/**
+ * A pane's sh that runs its arguments on the pane's terminal, passes its SIGHUP on (a trap interrupts `wait`, not a
+ * command in the foreground), and writes their exit status to `exit-status`.
+ */
+const PASS_HUP_ON = [
+  'exec 3<&0',
+  '"$@" <&3 3<&- &',
+  'pid=$!',
+  'trap \'kill -HUP "$pid"\' HUP',
+  'while :; do wait "$pid"; s=$?; kill -0 "$pid" 2>/dev/null || break; done',
+  'echo "$s" > exit-status',
+].join('\n');
 
 function agentRecord() {
   const [rec] = listRecords(fleet.layout);
@@ -124,6 +145,21 @@ describe('interactive agent in tmux', () => {
     expect(ends()).toEqual([
       expect.objectContaining({ agent: agentRecord().id, status: 'cancelled', reason: 'window closed' }),
     ]);
+  });
+
+  it('closing the window: the harness exits with its own status 1, not an abort of Node on the terminal gone', async () => {
+    // The pane's sh outlives the window to write down how the harness ended, and passes the window's SIGHUP on to it
+    // as the kernel does when an agent pane's sh dies with its window (src/spawn/pane-command.ts).
+    await startAgent('harness/mail.yaml', {}, ['/bin/sh', '-c', PASS_HUP_ON, 'sh']);
+    await tmux.tmux('send-keys', '-t', 'agent', 'hello', 'Enter');
+    await tmux.waitFor('agent', /Ready for mail\./);
+    await tmux.tmux('new-session', '-d', '-s', 'keep');
+    await tmux.tmux('kill-session', '-t', 'agent');
+    const status = join(fleet.project, 'exit-status');
+    await eventually(() => existsSync(status), 30_000, 'the harness to exit');
+    // Node 20 aborted here as it reset the terminal gone: 134 (SIGABRT), at times 139 (SIGSEGV).
+    expect(readFileSync(status, 'utf8').trim()).toBe('1');
+    expect(agentRecord().exitReason).toBe('window closed');
   });
 
   it('default mode: the pane asks before a shell command, and y typed there runs it', async () => {

@@ -1,3 +1,4 @@
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRecord } from '../../src/fleet/registry.js';
@@ -17,7 +18,8 @@ afterEach(async () => {
 
 const DASH = 'dash:0';
 
-async function dashboardWithFour(): Promise<void> {
+/** `around`: a command `flotilla watch` runs under, its command line appended. */
+async function dashboardWithFour(around: string[] = []): Promise<void> {
   fleet = tempFleet();
   tmux = tmuxServer();
   const t0 = Date.now();
@@ -46,6 +48,7 @@ async function dashboardWithFour(): Promise<void> {
     '-c',
     fleet.project,
     ...envArgs,
+    ...around,
     process.execPath,
     CLI,
     'watch',
@@ -61,6 +64,18 @@ describe('dashboard keys and redraws', () => {
     expect(screen).not.toMatch(/› (alpha|bravo|delta)/);
     await tmux!.tmux('send-keys', '-t', DASH, 'kk');
     await tmux!.waitFor(DASH, /› alpha-aaaaaa/, 5_000);
+  });
+
+  it('closing its window ends the dashboard with status 0, not an abort of Node on the terminal gone', async () => {
+    // The pane's sh outlives the window (it ignores SIGHUP) to write down how the dashboard ended.
+    await dashboardWithFour(['/bin/sh', '-c', 'trap "" HUP; "$@"; echo "$?" > exit-status', 'sh']);
+    await tmux!.tmux('new-session', '-d', '-s', 'keep');
+    // Its terminal's end (EIO on its input) ends the dashboard, as would the SIGHUP it gets outside this sh.
+    await tmux!.tmux('kill-session', '-t', 'dash');
+    const status = join(fleet!.project, 'exit-status');
+    await eventually(() => existsSync(status), 30_000, 'the dashboard to exit');
+    // Node 20 aborted here as it reset the terminal gone: 134 (SIGABRT), at times 139 (SIGSEGV).
+    expect(readFileSync(status, 'utf8').trim()).toBe('0');
   });
 
   it('after each tmux resize the screen holds one whole frame that fits, and nothing of the old one', async () => {
