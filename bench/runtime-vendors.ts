@@ -239,6 +239,17 @@ const SPANS: [label: string, from: string, to: string][] = [
   // The hook's process was started ahead by the door (harness/door-send.ts, warmHook): from the CLI running its hook
   // command to the door.
   ['  MCP initialized → turn-start hook reaches the door', 'mcp: client initialized', 'shim: turn-start hook asked'],
+  // Claude (Runtime.firstTurnWaitsForMcp): its SessionStart hook, answered by the shim once `flotilla mcp` has
+  // answered tools/list and then Claude its ping, holds the task on its command line; then Claude takes the task and
+  // runs its turn-start hook.
+  ['  MCP initialized → tools listed', 'mcp: client initialized', 'mcp: tools listed'],
+  ['  tools listed → the CLI answered the ping', 'mcp: tools listed', 'mcp: ping answered'],
+  ['  ping answered → session-start hook answered', 'mcp: ping answered', 'shim: session-start hook answered'],
+  [
+    '  session-start answered → turn-start hook reaches the door',
+    'shim: session-start hook answered',
+    'shim: turn-start hook asked',
+  ],
   ['  turn-start hook: the door asks the spare → answered', 'shim: turn-start hook asked', 'hook turn-start: answered'],
   ['  turn-start hook answered → first model request', 'hook turn-start: answered', 'first model request'],
   ['spawn-agent returns (after the slot handoff)', 'bench: spawn-agent called', 'spawn: slot handed over'],

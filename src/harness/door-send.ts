@@ -18,6 +18,7 @@ import {
 } from '../inbox/door.js';
 import { CLI_ENTRY } from '../layout/package.js';
 import { traceMark } from '../trace.js';
+import { fleetToolsTakenIn } from './cli-host/mcp-ready.js';
 
 export interface OutgoingMessage {
   to: string;
@@ -188,6 +189,13 @@ function runForAgent(
       { code: 'door-lineage', exitCode: 2 },
     );
   }
+  // Claude's SessionStart (Runtime.firstTurnWaitsForMcp) is answered here, once `flotilla mcp` has listed the fleet
+  // tools: the spare stays for the turn-start hook that follows it at once.
+  if (name === 'runtime-hook' && req.args[1] === 'session-start' && req.args.length === 2)
+    return fleetToolsTakenIn(layout, rec).then(() => {
+      traceMark('shim: session-start hook answered');
+      return { stdout: '', stderr: '', exitCode: 0 };
+    });
   const { cwd, env } = hostPlace(layout, rec, req.cwd, ctx);
   const warm = name === 'runtime-hook' && req.args.length === 2 ? spare?.take() : undefined;
   if (warm) traceMark(`shim: ${req.args[1]} hook asked`);

@@ -1,6 +1,11 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  EmptyResultSchema,
+  ListToolsRequestSchema,
+  type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -47,7 +52,16 @@ export async function serveMcp(
           : 'You act for a person (human) in this Flotilla fleet.',
     },
   );
-  let listed = io.listed;
+  // Once, after the first tools/list (the SDK writes the answer within this turn of the event loop):
+  // the CLI's fleet tools are listed (mcp-ready), and a client's start is done (start-done.ts).
+  const ready = toolsListed(layout, identity, server);
+  let listed: (() => void) | undefined =
+    ready || io.listed
+      ? () => {
+          ready?.();
+          io.listed?.();
+        }
+      : undefined;
   server.setRequestHandler(ListToolsRequestSchema, () => {
     if (listed) setImmediate(listed);
     listed = undefined;
@@ -89,24 +103,43 @@ export async function serveMcp(
     return { content: [{ type: 'text', text: result.output }], ...(result.isError ? { isError: true } : {}) };
   });
 
-  // A vendor CLI's first turn waits for this (harness/cli-host/hook.ts): its fleet tools are offered from the start.
-  if (identity.kind === 'agent' && identity.record.runtime !== 'flotilla') {
-    const ready = join(layout.runtimeDir(identity.record.id), 'mcp-ready');
-    server.oninitialized = () => {
-      traceMark('mcp: client initialized');
-      try {
-        writeFileSync(ready, String(process.pid));
-      } catch {
-        /* only a wait is shortened */
-      }
-    };
-  }
+  server.oninitialized = () => traceMark('mcp: client initialized');
   const transport = new StdioServerTransport(io.stdin as never, io.stdout as never);
   const closed = new Promise<void>((resolve) => {
     server.onclose = () => resolve();
   });
   await server.connect(transport);
   return { closed };
+}
+
+/** How long the CLI may take to answer the ping after its first tools/list before `mcp-ready` is written anyway. */
+const PING_MS = 10_000;
+
+/**
+ * A vendor CLI's `mcp-ready`, written once this server has answered the CLI's first tools/list and
+ * then the CLI has answered a ping: the CLI has read the tools, not just been sent them (a busy CLI
+ * reads its pipe late), and has them from then on. Claude's session-start hook waits for it before
+ * the CLI takes its task (harness/door-send.ts, cli-host/hook.ts); the shim types a resumed Claude's
+ * task and mail only after it (cli-host/cli-tend.ts, idle.ts).
+ */
+function toolsListed(layout: Layout, identity: McpIdentity, server: Server): (() => void) | undefined {
+  if (identity.kind !== 'agent' || identity.record.runtime === 'flotilla') return undefined;
+  const ready = join(layout.runtimeDir(identity.record.id), 'mcp-ready');
+  return () => {
+    traceMark('mcp: tools listed');
+    // An error answer, or none, still ends the wait: every waiter has a deadline of its own too.
+    void server
+      .request({ method: 'ping' }, EmptyResultSchema, { timeout: PING_MS })
+      .catch(() => undefined)
+      .then(() => {
+        traceMark('mcp: ping answered');
+        try {
+          writeFileSync(ready, String(process.pid));
+        } catch {
+          /* a waiter gives up after its own deadline */
+        }
+      });
+  };
 }
 
 /** Why a call is refused before it runs (same rules as the harness's gate), or null. */

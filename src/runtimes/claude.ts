@@ -70,12 +70,16 @@ export const claude: Runtime = {
   npmPackage: '@anthropic-ai/claude-code',
   binary: 'claude',
   binEnv: 'FLOTILLA_CLAUDE_BIN',
-  hookEvents: CLAUDE_HOOK_EVENTS,
+  // SessionStart: held until the fleet tools are listed (firstTurnWaitsForMcp).
+  hookEvents: { ...CLAUDE_HOOK_EVENTS, 'session-start': 'SessionStart' },
   mcpToolPrefix: MCP_PREFIX,
   toolNames: vendorPrimaryNames('claude'),
   extraTools: EXTRA,
-  promptAfterMcp: true,
-  // Drawn before its MCP servers are connected; the first task is typed once both are (cli-host/cli-tend.ts).
+  // Claude 2.1.197 starts a command-line task's turn before its MCP servers are connected, MCP_CONNECTION_NONBLOCKING
+  // or not (that waits in --print mode only), but only once its SessionStart hooks have answered; it builds the
+  // request from the tools in its state, where a server's listed tools land on a 16 ms timer (its MCP batch).
+  // A resumed session's task is typed instead (cli-host/cli-tend.ts).
+  firstTurnWaitsForMcp: { settleMs: 50 },
   inputPrompt: ['❯'],
   compilePolicy: compileClaudePolicy,
 
@@ -230,7 +234,7 @@ function firstRunAnswers(input: LaunchInput): Record<string, unknown> {
 
 const QUIET_ENV: Record<string, string> = {
   // Claude 2.1.197 reads this in --print mode only: an interactive first turn does not wait for MCP servers, which
-  // is why the shim types the first task once the fleet's server is connected (promptAfterMcp).
+  // is why a new session's task is held by its SessionStart hook, and a resumed one's typed (firstTurnWaitsForMcp).
   MCP_CONNECTION_NONBLOCKING: 'false',
   DISABLE_AUTOUPDATER: '1',
   DISABLE_TELEMETRY: '1',

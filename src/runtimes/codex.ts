@@ -218,8 +218,7 @@ export const codex: Runtime = {
   mcpToolPrefix: MCP_PREFIX,
   toolNames: vendorPrimaryNames('codex'),
   extraTools: EXTRA_FEATURES,
-  // Codex connects its MCP servers (required = true) before the first turn.
-  promptAfterMcp: false,
+  // Codex connects its MCP servers (required = true) before the first turn: no firstTurnWaitsForMcp.
   inputPrompt: ['›'],
   compilePolicy: compileCodexPolicy,
   // Codex 0.169's screen for a folder whose trust_level is untrusted: option 1, highlighted, opens it restricted.

@@ -74,8 +74,7 @@ export const gemini: Runtime = {
   mcpToolPrefix: MCP_PREFIX,
   toolNames: vendorPrimaryNames('gemini'),
   extraTools: EXTRA,
-  // `-i` holds the first prompt until the CLI (its MCP servers included) is initialised.
-  promptAfterMcp: false,
+  // `-i` holds the first prompt until the CLI (its MCP servers included) is initialised: no firstTurnWaitsForMcp.
   // ` > `, or ` * ` in yolo mode (dont_ask, bypass_permissions): the ` > ` above it is then the
   // conversation's, a message it took.
   inputPrompt: [' > ', ' * '],

@@ -21,7 +21,7 @@ export function isRuntimeName(s: string): s is RuntimeName {
  * `permission`: the CLI is about to ask its person about a tool call (Claude Code and Codex
  * `PermissionRequest`); the hook files it in the fleet's approval queue too (docs/runtimes.md, "Approvals").
  */
-export type FleetHookEvent = 'turn-start' | 'turn-end' | 'pre-tool' | 'permission';
+export type FleetHookEvent = 'session-start' | 'turn-start' | 'turn-end' | 'pre-tool' | 'permission';
 
 /** What a policy compiles to, before a runtime writes it into its settings. */
 export interface PolicyInput {
@@ -136,16 +136,21 @@ export interface Runtime {
   /** The vendor's own tools with no Flotilla equivalent, denied so they cannot escape the policy. */
   extraTools: readonly string[];
   /**
-   * The CLI sends a prompt given on its command line before its MCP servers connect: the
-   * shim types the first task into the pane once `flotilla mcp` has answered instead.
+   * The CLI starts its first turn (the task on its command line) before its MCP servers are
+   * connected, and builds the turn's request from the tools in its state. Its `session-start`
+   * hook, which the CLI waits for before it takes the task, answers once `flotilla mcp` has
+   * listed the fleet tools and the CLI has read them (`mcp-ready`), then `settleMs` for the CLI to
+   * take them in (harness/cli-host/mcp-ready.ts). A resumed session's task is typed into the pane
+   * once they are listed instead (cli-host/cli-tend.ts). Unset: the CLI connects its MCP servers
+   * before its first turn.
    */
-  promptAfterMcp: boolean;
+  firstTurnWaitsForMcp?: { settleMs: number };
   /**
    * The marks that start the CLI's input line (Claude 2.1 `❯`, Codex 0.169 `›`, Gemini 0.61
    * ` > `, or ` * ` in its yolo mode, whose conversation still marks a person's words ` > `).
    * The shim's typist presses Enter again while the line still holds what it typed
-   * (harness/cli-host/typist.ts); with `promptAfterMcp`, the first task is typed as soon as the
-   * line shows after the fleet's MCP server is connected, not after a fixed pause (cli-tend.ts).
+   * (harness/cli-host/typist.ts); a resumed session's task (`firstTurnWaitsForMcp`) is typed as soon
+   * as the line shows after the fleet tools are listed, not after a fixed pause (cli-tend.ts).
    */
   inputPrompt?: readonly string[];
   /**

@@ -70,6 +70,9 @@ describe("flotilla resume continues a vendor agent's own session", { timeout: 60
       expect(next).toContain('tool-output-marker-81');
       expect(next).toContain('first-answer-marker-53');
       expect(next!.indexOf('first-task-marker-12')).toBeLessThan(next!.indexOf('second-task-marker-34'));
+      // Asked once, with the fleet tools offered in that request.
+      expect(next!.split('second-task-marker-34')).toHaveLength(2);
+      expect(f.vendor.tools[before + asked.indexOf(next!)]).toContain(`${t.runtime.mcpToolPrefix}send_message`);
       // The old agent's unread mail was adopted and handed to the resumed CLI.
       expect(f.mail(old).some((m) => m.body?.includes('adopted-mail-marker-56'))).toBe(false);
       expect(f.mail(id).some((m) => m.body?.includes('adopted-mail-marker-56'))).toBe(true);

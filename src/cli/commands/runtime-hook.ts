@@ -1,8 +1,7 @@
 import { cliConfig, contextOf, type Globals } from '../context.js';
 import type { CommandSpec, Parsed } from '../spec.js';
 import { traceMark } from '../../trace.js';
-
-type HookEvent = 'turn-start' | 'turn-end' | 'pre-tool' | 'permission';
+import type { FleetHookEvent } from '../../runtimes/types.js';
 
 /**
  * `flotilla runtime-hook <event>` (internal): run by a vendor CLI's hooks (§13) with the
@@ -20,7 +19,7 @@ export const spec: CommandSpec = {
   name: 'runtime-hook',
   fast: true,
   description: 'internal: called by a vendor CLI hook (Claude Code, Codex, Gemini CLI) of a fleet agent',
-  args: [{ name: '[event]', description: 'turn-start | turn-end | pre-tool | permission' }],
+  args: [{ name: '[event]', description: 'session-start | turn-start | turn-end | pre-tool | permission' }],
   options: [
     { flags: '--warm', description: "internal: the door's spare; the event and cwd come as stdin's first line" },
   ],
@@ -59,11 +58,13 @@ export async function run(parsed: Parsed, globals: Globals): Promise<void> {
   traceMark(`hook ${event}: answered`);
 }
 
-function known(e: string | undefined): e is HookEvent {
-  return e === 'turn-start' || e === 'turn-end' || e === 'pre-tool' || e === 'permission';
+function known(e: string | undefined): e is FleetHookEvent {
+  return ['session-start', 'turn-start', 'turn-end', 'pre-tool', 'permission'].includes(e ?? '');
 }
 
 async function unknown(e: string | undefined): Promise<Error> {
   const { UsageError } = await import('../../errors.js');
-  return new UsageError(`unknown hook event '${e ?? ''}' — use turn-start, turn-end, pre-tool or permission`);
+  return new UsageError(
+    `unknown hook event '${e ?? ''}' — use session-start, turn-start, turn-end, pre-tool or permission`,
+  );
 }

@@ -108,7 +108,8 @@ export async function prepareCli(d: {
       cwd: rec.cwd,
       trusted,
       configDir,
-      prompt: runtime.promptAfterMcp ? '' : d.prompt,
+      // A resumed Claude's task is typed once its fleet tools are listed (cli-tend.ts, Runtime.firstTurnWaitsForMcp).
+      prompt: runtime.firstTurnWaitsForMcp && rec.resumedFrom ? '' : d.prompt,
       mcp: { command: process.execPath, args: [...place.cli.slice(1), 'mcp'], ...place.mcpEnv },
       hookCommand: (event) =>
         place.bwrap || place.viaDoor
@@ -225,6 +226,8 @@ export function doorHookCommand(cli: readonly string[], event: string): string {
  * is refreshed for everyone.
  */
 function writeLaunchFiles(configDir: string, launch: Launch): void {
+  // An earlier CLI's word that the fleet tools were listed (mcp/server.ts): this one's hooks wait for its own.
+  rmSync(join(configDir, 'mcp-ready'), { force: true });
   for (const f of launch.files) {
     mkdirSync(dirname(join(configDir, f.path)), { recursive: true });
     writeFileSync(join(configDir, f.path), f.content, { mode: 0o600 });

@@ -14,7 +14,7 @@ import type { Typist } from './idle.js';
 import { inputHolds, paneTypist } from './typist.js';
 
 /**
- * Tends the running CLI (§13): the folder screen, the first task of a CLI that takes it only
+ * Tends the running CLI (§13): the folder screen, the task of a resumed CLI that takes it only
  * once its fleet tools are connected, mail and work while it is idle, questions in its pane,
  * the fleet's limits and the API's failures. Loaded only once the CLI started: off the path to
  * its first request.
@@ -52,8 +52,8 @@ export async function tendCli(d: {
       log,
       () => ending.current() !== null || readRecord(layout, rec.id)?.status === 'working',
     );
-  if (runtime.promptAfterMcp && d.prompt.trim()) {
-    // The CLI would send an argv prompt before its MCP servers are connected, without the fleet tools.
+  if (runtime.firstTurnWaitsForMcp && rec.resumedFrom && d.prompt.trim()) {
+    // A resumed CLI would send an argv prompt before its MCP servers are connected, without the fleet tools.
     void firstPrompt(configDir, d.prompt, typist, runtime.inputPrompt, log, () => {
       const status = readRecord(layout, rec.id)?.status;
       return ending.current() !== null || status === undefined || status !== 'starting';
@@ -151,14 +151,14 @@ async function watchTurns(d: {
   };
 }
 
-/** The longest the first task waits, after the MCP server is connected, for the CLI's input box to show. */
+/** The longest the first task waits, after the fleet tools are listed, for the CLI's input box to show. */
 const INPUT_MOUNT_MS = 500;
 
 /** How long a typed first task may go without its turn starting before Enter is pressed again, and how often. */
 const TURN_START_MS = 5_000;
 const RE_ENTERS = 3;
 
-/** The first task, typed once the CLI's fleet tools are connected (≤ 30 s), as a person would. */
+/** A resumed CLI's first task, typed once its fleet tools are listed (≤ 30 s), as a person would. */
 async function firstPrompt(
   configDir: string,
   prompt: string,

@@ -17,6 +17,7 @@ import {
 import { predecessors } from '../../inbox/adopt.js';
 import { ownUsage, resumedSessionLoaded } from './inherited.js';
 import { drainInbox } from './mail.js';
+import { fleetToolsTakenIn } from './mcp-ready.js';
 import { sleep } from '../../sleep.js';
 import { traceMark } from '../../trace.js';
 import { lastTurnFailure, newestSessionFile } from './session-watch.js';
@@ -29,6 +30,8 @@ import { updateQuietly } from '../../fleet/registry.js';
  * agent is found by the same ancestry walk as every identity (fleet/lineage.ts); a hook run
  * outside any vendor agent does nothing.
  *
+ * - session-start: the CLI's session begins; a CLI that takes its task only after this hook
+ *   (Runtime.firstTurnWaitsForMcp) is answered once `flotilla mcp` has listed it the fleet tools.
  * - turn-start: a task begins (a person's prompt or a wake-up paste); unread mail joins it.
  * - turn-end: unread mail continues the turn (capped per task); otherwise the task ends: its
  *   final answer → output/<id>.md, the record idle with usage from the CLI's transcript,
@@ -83,6 +86,10 @@ export async function runRuntimeHook(
     /* an empty or odd payload is still an event */
   }
   switch (event) {
+    case 'session-start':
+      // Runtime.firstTurnWaitsForMcp: the CLI takes its task once this has answered.
+      await fleetToolsTakenIn(layout, self);
+      return null;
     case 'pre-tool':
       return preTool(layout, config, runtime, self, payload);
     case 'turn-start':

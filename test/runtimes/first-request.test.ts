@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import type { LanguageModelV3Prompt } from '@ai-sdk/provider';
+import { eventually } from '../helpers/tmux.js';
+import { completionsFrom } from '../spawn/helpers.js';
+import { TARGETS } from './targets.js';
+import { DONT_ASK, RUNTIMES, vendorFleets } from './vendor-suite.js';
+
+/**
+ * The first task reaches the model as its first request, once, with the fleet tools offered in
+ * that request (§13): Codex and Gemini CLI get it on their command line and connect their MCP
+ * servers first; Claude 2.1, which would send a command-line task before its MCP servers are
+ * connected, gets it once `flotilla mcp` has listed the fleet tools. Asserted on what the fake
+ * vendor API received.
+ */
+const fleets = vendorFleets();
+
+const TASK = 'report to your parent, first-task-7319';
+
+/** How many times the task's words are in the user turns of one request. */
+function timesAsked(prompt: LanguageModelV3Prompt | undefined): number {
+  const texts = (prompt ?? [])
+    .filter((m) => m.role === 'user')
+    .flatMap((m) => m.content)
+    .map((c) => (c.type === 'text' ? c.text : ''));
+  return texts.join('\n').split('first-task-7319').length - 1;
+}
+
+describe('the first task and the first model request', { timeout: 600_000 }, () => {
+  it.each(RUNTIMES)('%s: the first request asks the task once, with the fleet tools', async (name) => {
+    const t = TARGETS[name]();
+    const f = await fleets.open({
+      runtime: t.runtime,
+      wire: t.wire,
+      script: 'report.yaml',
+      bin: t.bin,
+      definitions: { a: DONT_ASK },
+      env: t.env,
+    });
+    const id = await f.spawnChild('a', `${name}-first`, TASK, t.spawnArgs);
+    await eventually(() => completionsFrom(f, 'lead-parent', id).length > 0, 240_000, 'completion');
+    expect(f.vendor.tools[0]).toContain(`${t.runtime.mcpToolPrefix}send_message`);
+    expect(timesAsked(f.vendor.prompts[0])).toBe(1);
+    // The whole conversation, as the last request carries it: the task was never given a second time.
+    expect(timesAsked(f.vendor.prompts.at(-1))).toBe(1);
+    expect(f.mail('lead-parent').filter((m) => m.kind === 'message')).toEqual([
+      expect.objectContaining({ from: id, summary: 'progress' }),
+    ]);
+    expect(completionsFrom(f, 'lead-parent', id)).toEqual([expect.objectContaining({ status: 'completed' })]);
+    expect(f.record(id)).toMatchObject({ task: 1 });
+  });
+});
