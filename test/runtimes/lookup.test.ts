@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { pathWithout, VENDOR_CLIS } from '../helpers/path.js';
@@ -44,6 +44,21 @@ describe('vendor CLI lookup', { timeout: 300_000 }, () => {
     expect(line('claude')).toMatch(
       /Claude Code 2\.1\.197 \(Claude Code\) at \S+\/node_modules\/\.bin\/claude \(via beside Flotilla\)/,
     );
+  });
+
+  it("doctor asks each pinned CLI its version without writing into the person's home", async () => {
+    f = spawnFleet();
+    const home = f.env.HOME!;
+    const listing = () =>
+      readdirSync(home, { recursive: true, encoding: 'utf8' })
+        .filter((p) => !p.startsWith(join('.cache', 'flotilla')))
+        .sort();
+    const before = listing();
+    // The real CLIs, as npm ci pins them: Codex made ~/.codex/tmp/ and Gemini ~/.gemini/ to print a version.
+    const r = await f.flotilla(['doctor']);
+    expect(r.stdout).toMatch(/runtime codex: Codex codex-cli 0\.169\.0 at /);
+    expect(r.stdout).toMatch(/runtime gemini: Gemini CLI 0\.61\.0 at /);
+    expect(listing()).toEqual(before);
   });
 
   it('a configured command that is not executable refuses the spawn and names the setting', async () => {
