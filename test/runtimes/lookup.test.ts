@@ -71,6 +71,19 @@ describe('vendor CLI lookup', { timeout: 300_000 }, () => {
     expect(f.records()).toEqual([]);
   });
 
+  it('a variable naming a CLI that is not there refuses the spawn and names the variable', async () => {
+    f = spawnFleet();
+    const r = await f.spawnAgent(['--runtime', 'codex', '--id', 'c', 'do it'], {
+      OPENAI_API_KEY: 'k',
+      FLOTILLA_CODEX_BIN: '/nonexistent/codex',
+    });
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toContain(
+      'spawn refused: Codex is not installed — FLOTILLA_CODEX_BIN (/nonexistent/codex) is not an executable file — fix the path, or unset it and npm install -g @openai/codex',
+    );
+    expect(f.records()).toEqual([]);
+  });
+
   it('a CLI found only beside Flotilla is the one a spawn runs', async () => {
     f = spawnFleet();
     const r = await f.spawnAgent(['--runtime', 'codex', '--id', 'beside', 'do it'], {
