@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { accessSync, constants, readFileSync, realpathSync } from 'node:fs';
+import { accessSync, constants, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { basename, delimiter, dirname, join, resolve, sep } from 'node:path';
 import { PACKAGE_ROOT } from '../layout/package.js';
 import type { Runtime } from './types.js';
@@ -124,24 +125,35 @@ function executable(p: string): boolean {
   }
 }
 
-/** `<bin> --version`'s first line, or undefined when it does not answer within 10 s. */
+/** The variables that name a CLI's own folders: `--version` gets none of the person's. */
+const OWN_FOLDERS = /^(HOME|CLAUDE_CONFIG_DIR|CODEX_HOME|GEMINI_CLI_HOME|XDG_[A-Z]+_HOME)$/;
+
+/**
+ * `<bin> --version`'s first line, or undefined when it does not answer within 10 s. The CLI
+ * runs with a throwaway HOME, removed after: Codex makes `~/.codex/tmp/` and Gemini
+ * `~/.gemini/` even to print a version, and doctor (or a spawn) must not write the person's home.
+ */
 export function runtimeVersion(bin: string, env: NodeJS.ProcessEnv = process.env): Promise<string | undefined> {
+  let home: string;
+  try {
+    home = mkdtempSync(join(tmpdir(), 'flotilla-version-'));
+  } catch {
+    return Promise.resolve(undefined); // no temporary folder: the version is unknown, as when it does not answer
+  }
+  const own: NodeJS.ProcessEnv = { HOME: home, DISABLE_AUTOUPDATER: '1', NO_UPDATE_NOTIFIER: '1' };
+  for (const [k, v] of Object.entries(env)) if (!OWN_FOLDERS.test(k)) own[k] = v;
   return new Promise((resolve) => {
-    execFile(
-      bin,
-      ['--version'],
-      { timeout: 10_000, env: { ...env, DISABLE_AUTOUPDATER: '1', NO_UPDATE_NOTIFIER: '1' } },
-      (err, stdout) => {
-        resolve(
-          err
-            ? undefined
-            : stdout
-                .split('\n')
-                .find((l) => l.trim())
-                ?.trim(),
-        );
-      },
-    );
+    execFile(bin, ['--version'], { timeout: 10_000, env: own }, (err, stdout) => {
+      rmSync(home, { recursive: true, force: true });
+      resolve(
+        err
+          ? undefined
+          : stdout
+              .split('\n')
+              .find((l) => l.trim())
+              ?.trim(),
+      );
+    });
   });
 }
 

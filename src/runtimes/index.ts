@@ -53,9 +53,13 @@ export async function runtimeRefusal(
   const places: LookupPlaces = { command: settings?.command, project: project?.dir, projectTrusted: project?.trusted };
   const { found, skipped } = lookupRuntimeBinary(runtime, env, places);
   if (!found) {
-    const how = settings?.command
-      ? `runtimes.${name}.command (${settings.command}) is not an executable file — fix the path`
-      : `npm install -g ${runtime.npmPackage}, or set runtimes.${name}.command (or ${runtime.binEnv}) to its path`;
+    // The first place looked in names what is wrong: the variable, then the setting.
+    const named = env[runtime.binEnv]?.trim();
+    const how = named
+      ? `${runtime.binEnv} (${named}) is not an executable file — fix the path, or unset it and npm install -g ${runtime.npmPackage}`
+      : settings?.command
+        ? `runtimes.${name}.command (${settings.command}) is not an executable file — fix the path`
+        : `npm install -g ${runtime.npmPackage}, or set runtimes.${name}.command (or ${runtime.binEnv}) to its path`;
     // A CLI inside a folder nobody trusted is the repository's program, not the person's (docs/security-trust.md
     // "Folder trust").
     const untrusted = skipped.length

@@ -1,4 +1,3 @@
-import { execa } from 'execa';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -7,6 +6,7 @@ import { CLI, flotilla } from '../helpers/cli.js';
 import { closeTmuxFleet, tempFleet, type TempFleet } from '../helpers/fleet.js';
 import { fixture, scriptCalls, userTexts } from '../helpers/scripts.js';
 import { eventually, tmuxServer, type TmuxServer } from '../helpers/tmux.js';
+import { runsWith } from '../tools/process-helpers.js';
 
 let fleet: TempFleet;
 let tmux: TmuxServer;
@@ -94,17 +94,9 @@ describe('interactive agent in tmux', () => {
     const mark = `m${process.pid}${Date.now()}`;
     await startAgent('harness/sleep-forever.yaml', { MARK: mark });
     await tmux.tmux('send-keys', '-t', 'agent', 'sleep please', 'Enter');
-    await eventually(
-      async () => (await execa('pgrep', ['-f', `never-${mark}`], { reject: false })).exitCode === 0,
-      10_000,
-      'the sleep to start',
-    );
+    await eventually(() => runsWith(`never-${mark}`), 10_000, 'the sleep to start');
     await tmux.tmux('send-keys', '-t', 'agent', 'C-c');
-    await eventually(
-      async () => (await execa('pgrep', ['-f', `never-${mark}`], { reject: false })).exitCode === 1,
-      2_000,
-      'the sleep to be killed',
-    );
+    await eventually(() => !runsWith(`never-${mark}`), 2_000, 'the sleep to be killed');
     await eventually(() => agentRecord().status === 'idle', 5_000, 'the agent to go idle');
     expect(agentRecord().lastTask).toBeNull();
   });

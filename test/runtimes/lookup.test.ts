@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { pathWithout, VENDOR_CLIS } from '../helpers/path.js';
@@ -46,12 +46,40 @@ describe('vendor CLI lookup', { timeout: 300_000 }, () => {
     );
   });
 
+  it("doctor asks each pinned CLI its version without writing into the person's home", async () => {
+    f = spawnFleet();
+    const home = f.env.HOME!;
+    const listing = () =>
+      readdirSync(home, { recursive: true, encoding: 'utf8' })
+        .filter((p) => !p.startsWith(join('.cache', 'flotilla')))
+        .sort();
+    const before = listing();
+    // The real CLIs, as npm ci pins them: Codex made ~/.codex/tmp/ and Gemini ~/.gemini/ to print a version.
+    const r = await f.flotilla(['doctor']);
+    expect(r.stdout).toMatch(/runtime codex: Codex codex-cli 0\.169\.0 at /);
+    expect(r.stdout).toMatch(/runtime gemini: Gemini CLI 0\.61\.0 at /);
+    expect(listing()).toEqual(before);
+  });
+
   it('a configured command that is not executable refuses the spawn and names the setting', async () => {
     f = spawnFleet({ config: 'runtimes:\n  claude:\n    command: /nonexistent/claude\n' });
     const r = await f.spawnAgent(['--runtime', 'claude', '--id', 'c', 'do it'], { ANTHROPIC_API_KEY: 'k' });
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toContain(
       'spawn refused: Claude Code is not installed — runtimes.claude.command (/nonexistent/claude) is not an executable file — fix the path',
+    );
+    expect(f.records()).toEqual([]);
+  });
+
+  it('a variable naming a CLI that is not there refuses the spawn and names the variable', async () => {
+    f = spawnFleet();
+    const r = await f.spawnAgent(['--runtime', 'codex', '--id', 'c', 'do it'], {
+      OPENAI_API_KEY: 'k',
+      FLOTILLA_CODEX_BIN: '/nonexistent/codex',
+    });
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toContain(
+      'spawn refused: Codex is not installed — FLOTILLA_CODEX_BIN (/nonexistent/codex) is not an executable file — fix the path, or unset it and npm install -g @openai/codex',
     );
     expect(f.records()).toEqual([]);
   });

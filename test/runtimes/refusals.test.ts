@@ -53,8 +53,9 @@ describe('spawn on a runtime that cannot run here', { timeout: 300_000 }, () => 
       [binEnv]: join(f.project, `no-such-${name}`),
     });
     expect(r.exitCode).not.toBe(0);
+    // The variable stands in for a missing install here (the CLIs beside Flotilla would be found): it is named.
     expect(r.stderr).toContain(
-      `spawn refused: ${title} is not installed — npm install -g ${pkg}, or set runtimes.${name}.command (or ${binEnv}) to its path`,
+      `spawn refused: ${title} is not installed — ${binEnv} (${join(f.project, `no-such-${name}`)}) is not an executable file — fix the path, or unset it and npm install -g ${pkg}`,
     );
     expect(listRecords(f.layout)).toEqual([]);
   });

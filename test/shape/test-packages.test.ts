@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { requireTool, TEST_TOOLS } from '../helpers/requires.js';
@@ -21,6 +21,33 @@ describe('the packages the tests need', () => {
       (m) => m[1]!,
     );
     expect(installed.sort()).toEqual(packages);
+  });
+
+  it('every command a test runs by name is one of them, or in every Debian (procps is not)', () => {
+    // Essential or required in Debian (coreutils, bash, dash, mount, util-linux, libc-bin), Node's own, or
+    // openssh-client's: nothing to install beyond the line above.
+    const everywhere = new Set([
+      'sh',
+      'bash',
+      'sleep',
+      'cat',
+      'node',
+      'npx',
+      'mount',
+      'umount',
+      'unshare',
+      'getconf',
+      'ssh-keygen',
+    ]);
+    const run = /(?<![.\w])(?:execa|execaSync|execFile|execFileSync|spawn|spawnSync)\(\s*'([\w.-]+)'/g;
+    const strays: string[] = [];
+    for (const file of readdirSync(join(repo, 'test'), { recursive: true, encoding: 'utf8' })) {
+      if (!file.endsWith('.ts')) continue;
+      for (const m of readFileSync(join(repo, 'test', file), 'utf8').matchAll(run))
+        if (!(m[1]! in TEST_TOOLS) && !everywhere.has(m[1]!) && !m[1]!.endsWith('.mjs'))
+          strays.push(`${file}: ${m[1]!}`);
+    }
+    expect(strays).toEqual([]);
   });
 
   it('a missing tool fails in one line naming its package', () => {

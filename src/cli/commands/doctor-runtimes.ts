@@ -46,6 +46,9 @@ export async function probeRuntimes(env: NodeJS.ProcessEnv = process.env): Promi
   const dir = mkdtempSync(join(tmpdir(), 'flotilla-probe-'));
   const server = await startProbeServer();
   const sockets: string[] = [];
+  // Where the probe's tmux servers live: the person's TMUX_TMPDIR, for the spawns and the kill alike.
+  const tmuxEnv: NodeJS.ProcessEnv = { ...env };
+  delete tmuxEnv.TMUX;
   try {
     const project = join(dir, 'project');
     const home = join(dir, 'home');
@@ -67,7 +70,7 @@ export async function probeRuntimes(env: NodeJS.ProcessEnv = process.env): Promi
     // Only the probe's own: no identity of a calling agent, no provider keys of the person's.
     const base: NodeJS.ProcessEnv = {};
     for (const [k, v] of Object.entries(env))
-      if (!/^(FLOTILLA_|TMUX|ANTHROPIC_|OPENAI_|CODEX_|GEMINI_|GOOGLE_)/.test(k)) base[k] = v;
+      if (!/^(FLOTILLA_|TMUX$|TMUX_PANE$|ANTHROPIC_|OPENAI_|CODEX_|GEMINI_|GOOGLE_)/.test(k)) base[k] = v;
     Object.assign(base, {
       HOME: home,
       XDG_CONFIG_HOME: join(home, '.config'),
@@ -94,7 +97,7 @@ export async function probeRuntimes(env: NodeJS.ProcessEnv = process.env): Promi
       const end = Date.now() + PROBE_SECS * 1000;
       while (Date.now() < end && starts.some((s, i) => refused[i] === '' && !server.reached.has(s.key)))
         await new Promise((r) => setTimeout(r, 250));
-      spawnSync('tmux', ['-L', socket, 'kill-server'], { stdio: 'ignore' });
+      endServer(socket, tmuxEnv);
       const ok = starts.filter((s) => server.reached.has(s.key)).map((s) => s.mode);
       const bad = starts
         .map((s, i) => ({ s, err: refused[i]! }))
@@ -109,12 +112,22 @@ export async function probeRuntimes(env: NodeJS.ProcessEnv = process.env): Promi
     }
     return out;
   } finally {
-    for (const socket of sockets) spawnSync('tmux', ['-L', socket, 'kill-server'], { stdio: 'ignore' });
+    for (const socket of sockets) endServer(socket, tmuxEnv);
     await server.close();
     // Harnesses finish their last writes after their panes go.
     await new Promise((r) => setTimeout(r, 1000));
     rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
   }
+}
+
+/**
+ * Ends a probe's tmux server and removes its socket file, which tmux 3.3 leaves behind: each
+ * run left three in the person's tmux folder.
+ */
+function endServer(socket: string, env: NodeJS.ProcessEnv): void {
+  spawnSync('tmux', ['-L', socket, 'kill-server'], { env, stdio: 'ignore' });
+  const dir = join(env.TMUX_TMPDIR || '/tmp', `tmux-${process.getuid?.() ?? 0}`);
+  for (const f of [socket, `${socket}.lock`]) rmSync(join(dir, f), { force: true });
 }
 
 /** Spawns one probe agent; '' when the spawn was accepted, else its one-line refusal. */
