@@ -125,13 +125,12 @@ function executable(p: string): boolean {
   }
 }
 
-/** The variables that name a CLI's own folders: `--version` gets none of the person's. */
-const OWN_FOLDERS = /^(HOME|CLAUDE_CONFIG_DIR|CODEX_HOME|GEMINI_CLI_HOME|XDG_[A-Z]+_HOME)$/;
-
 /**
- * `<bin> --version`'s first line, or undefined when it does not answer within 10 s. The CLI
- * runs with a throwaway HOME, removed after: Codex makes `~/.codex/tmp/` and Gemini
- * `~/.gemini/` even to print a version, and doctor (or a spawn) must not write the person's home.
+ * `<bin> --version`'s first line, or undefined when it does not answer within 10 s. The CLI's
+ * own folders (Claude's config, `~/.codex`, `~/.gemini`) are a throwaway one, removed after:
+ * Codex makes `tmp/` there and Gemini its whole folder even to print a version, and doctor (or a
+ * spawn) must not write the person's home. HOME itself stays: a version manager's shim (Volta,
+ * asdf, mise) finds its own install through it.
  */
 export function runtimeVersion(bin: string, env: NodeJS.ProcessEnv = process.env): Promise<string | undefined> {
   let home: string;
@@ -140,8 +139,14 @@ export function runtimeVersion(bin: string, env: NodeJS.ProcessEnv = process.env
   } catch {
     return Promise.resolve(undefined); // no temporary folder: the version is unknown, as when it does not answer
   }
-  const own: NodeJS.ProcessEnv = { HOME: home, DISABLE_AUTOUPDATER: '1', NO_UPDATE_NOTIFIER: '1' };
-  for (const [k, v] of Object.entries(env)) if (!OWN_FOLDERS.test(k)) own[k] = v;
+  const own: NodeJS.ProcessEnv = {
+    ...env,
+    CLAUDE_CONFIG_DIR: home,
+    CODEX_HOME: home,
+    GEMINI_CLI_HOME: home,
+    DISABLE_AUTOUPDATER: '1',
+    NO_UPDATE_NOTIFIER: '1',
+  };
   return new Promise((resolve) => {
     execFile(bin, ['--version'], { timeout: 10_000, env: own }, (err, stdout) => {
       rmSync(home, { recursive: true, force: true });
