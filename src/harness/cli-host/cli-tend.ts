@@ -1,5 +1,3 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Log } from '../../audit/logger.js';
 import type { Config } from '../../config/schema.js';
 import type { Definition } from '../../definitions/types.js';
@@ -11,6 +9,7 @@ import { sleep } from '../../sleep.js';
 import { traceMark } from '../../trace.js';
 import type { AgentEnding } from './ending.js';
 import type { Typist } from './idle.js';
+import { fleetToolsListed } from './mcp-ready.js';
 import { inputHolds, paneTypist } from './typist.js';
 
 /**
@@ -169,10 +168,9 @@ async function firstPrompt(
   turnStarted: () => boolean,
 ): Promise<void> {
   if (!typist) return;
-  const ready = join(configDir, 'mcp-ready');
-  const end = Date.now() + 30_000;
-  while (!existsSync(ready) && Date.now() < end) await sleep(50);
-  if (!existsSync(ready)) log.warn({}, 'the fleet MCP server did not answer within 30 s; sending the task anyway');
+  // Seen by inotify (mcp-ready.ts), not by a look every 50 ms: ~25 ms sooner on average.
+  if (!(await fleetToolsListed(configDir)))
+    log.warn({}, 'the fleet MCP server did not answer within 30 s; sending the task anyway');
   traceMark('shim: MCP ready seen');
   // The input box may mount a moment after the MCP connection: typed once the pane shows it, or after INPUT_MOUNT_MS.
   const mounted = Date.now() + INPUT_MOUNT_MS;
