@@ -58,11 +58,14 @@ export function terminalColumns(): number | undefined {
   return onDevice(1) && process.stdout.isTTY ? process.stdout.columns : undefined;
 }
 
+/** /dev/null's device number, looked up once: every command asks of three descriptors at its start. */
+let devNull: number | undefined;
+
 /** Whether a descriptor is a device other than /dev/null (a terminal, most likely), without loading streams. */
 function onDevice(fd: number): boolean {
   try {
     const st = fstatSync(fd);
-    return st.isCharacterDevice() && st.rdev !== statSync('/dev/null').rdev;
+    return st.isCharacterDevice() && st.rdev !== (devNull ??= statSync('/dev/null').rdev);
   } catch {
     return false;
   }
