@@ -18,7 +18,8 @@ describe('flotilla doctor --runtimes', { timeout: 300_000 }, () => {
   it('reports, per CLI, every mode whose start reached the model', async () => {
     const cwd = tempDir('flotilla-doctor-runtimes-');
     const home = testHome();
-    // The person's own tmux folder (TMUX_TMPDIR): the probe's servers run there and leave nothing.
+    // Made first: a person who sets TMUX_TMPDIR has that folder (tmux makes only tmux-<uid> in it); the probe's
+    // servers must run there and leave nothing.
     const tmux = tempDir('flotilla-doctor-tmux-');
     made.push(cwd, home, tmux);
     // tmux's default folder, where the probe's servers ran while the kill went to TMUX_TMPDIR.
