@@ -312,6 +312,38 @@ await build({
 // dist/cli/main.js is CommonJS in an ES module package: this folder says so to Node.
 await mkdir(new URL('../dist/cli', import.meta.url), { recursive: true });
 await writeFile(new URL('../dist/cli/package.json', import.meta.url), JSON.stringify({ type: 'commonjs' }) + '\n');
+await writeSeeds({
+  start: await contentId('start.js'),
+  ...Object.fromEntries(entries.map((e) => [`fast-${e.bundle}`, bundleIds[e.bundle]])),
+});
+
+/**
+ * Each bundle's code cache seed, by this Node (src/cli/compile-cache.ts `writeSeed`): a home's first `flotilla` call
+ * reads it instead of parsing the whole bundle. compile-cache.ts is bundled here for the call, as readFastRoutes does
+ * with the registry: dist/cli's own copy is tsc's ES module in a CommonJS folder.
+ */
+async function writeSeeds(ids) {
+  await rm(new URL('../dist/cli/v8', import.meta.url), { recursive: true, force: true });
+  const out = new URL('../dist/.seed.mjs', import.meta.url);
+  await build({
+    absWorkingDir: root,
+    entryPoints: ['src/cli/compile-cache.ts'],
+    outfile: fileURLToPath(out),
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    logLevel: 'warning',
+    packages: 'external',
+  });
+  try {
+    const { writeSeed } = await import(pathToFileURL(fileURLToPath(out)).href);
+    for (const [name, id] of Object.entries(ids))
+      writeSeed(fileURLToPath(new URL(`../dist/cli/${name}.js`, import.meta.url)), id);
+  } finally {
+    await rm(out, { force: true });
+  }
+}
 
 /**
  * A bundle in ASCII only. esbuild escapes every other character but in the comments it keeps, and one such character

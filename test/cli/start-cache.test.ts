@@ -1,6 +1,8 @@
-import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { cpSync, existsSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { testHome } from '../helpers/home.js';
 import { eventually } from '../helpers/tmux.js';
 import { fixture, spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
 
@@ -90,5 +92,54 @@ describe('spawn and run through the code cache', () => {
     expect(wrong.exitCode).toBe(2);
     expect(wrong.stderr).toMatch(/^flotilla: option '--context <mode>' argument 'everything' is invalid/);
     expect([...caches('fast-spawn-'), ...caches('fast-run')]).toEqual([]);
+  });
+});
+
+describe("the build's code cache seeds", () => {
+  const repo = resolve(import.meta.dirname, '..', '..');
+  const dist = join(repo, 'dist', 'cli');
+
+  it('are written for the router and every fast bundle, and V8 under a plain node takes each', () => {
+    const seeds = readdirSync(join(dist, 'v8'));
+    const bundles = ['start.js', ...readdirSync(dist).filter((f) => /^fast-.*\.js$/.test(f))];
+    const suffix = `-${process.version}-${process.arch}.cache`;
+    expect(
+      bundles.map((b) => seeds.filter((s) => s.startsWith(b.replace(/\.js$/, '-')) && s.endsWith(suffix)).length),
+    ).toEqual(bundles.map(() => 1));
+    // As src/cli/compile-cache.ts reads a bundle (its CommonJS wrapper, Latin-1): a seed of other text is refused.
+    const check = `
+      const { Script } = require('node:vm'); const fs = require('node:fs'); const path = require('node:path');
+      const dir = ${JSON.stringify(dist)};
+      for (const seed of fs.readdirSync(path.join(dir, 'v8'))) {
+        const bundle = seed.replace(/-[0-9a-f]{16}-v[0-9.]+-[a-z0-9]+\.cache$/, '.js');
+        const text = '(function (exports, require, module, __filename, __dirname) {' + fs.readFileSync(path.join(dir, bundle), 'latin1') + '\\n})';
+        const script = new Script(text, { filename: path.join(dir, bundle), cachedData: fs.readFileSync(path.join(dir, 'v8', seed)) });
+        console.log(bundle + ' ' + (script.cachedDataRejected ? 'refused' : 'taken'));
+      }`;
+    const verdicts = execFileSync(process.execPath, ['-e', check], { encoding: 'utf8' }).trim().split('\n');
+    expect(verdicts.sort()).toEqual(bundles.map((b) => `${b} taken`).sort());
+  });
+
+  it('a corrupt seed costs a compile, nothing else: the command runs and the home gets its own cache', () => {
+    // Pristine whatever FLOTILLA_TEST_HOME says: the home's cache being written is what is checked.
+    const home = testHome('pristine');
+    const pkg = join(dirname(home.dir), 'pkg');
+    try {
+      // A copy of the built CLI beside the repository's packages, whose seeds are then broken on purpose.
+      cpSync(dist, join(pkg, 'dist', 'cli'), { recursive: true });
+      symlinkSync(join(repo, 'node_modules'), join(pkg, 'node_modules'));
+      writeFileSync(join(pkg, 'package.json'), '{"type":"module"}\n');
+      for (const seed of readdirSync(join(pkg, 'dist', 'cli', 'v8')))
+        writeFileSync(join(pkg, 'dist', 'cli', 'v8', seed), 'not a code cache');
+      const out = execFileSync(process.execPath, [join(pkg, 'dist', 'cli', 'main.js'), 'status'], {
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH, HOME: home.dir, FLOTILLA_ROOT: join(pkg, 'root') },
+      });
+      expect(out).toContain('no fleet here');
+      const written = readdirSync(join(home.dir, '.cache', 'flotilla', 'v8'));
+      expect(written.filter((n) => n.startsWith('fast-status-'))).toHaveLength(1);
+    } finally {
+      home.cleanup();
+    }
   });
 });
