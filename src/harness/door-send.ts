@@ -191,11 +191,13 @@ function runForAgent(
   }
   // Claude's SessionStart (Runtime.firstTurnWaitsForMcp) is answered here, once `flotilla mcp` has listed the fleet
   // tools: the spare stays for the turn-start hook that follows it at once.
-  if (name === 'runtime-hook' && req.args[1] === 'session-start' && req.args.length === 2)
+  if (name === 'runtime-hook' && req.args[1] === 'session-start' && req.args.length === 2) {
+    traceMark('shim: session-start hook asked');
     return fleetToolsTakenIn(layout, rec).then(() => {
       traceMark('shim: session-start hook answered');
       return { stdout: '', stderr: '', exitCode: 0 };
     });
+  }
   const { cwd, env } = hostPlace(layout, rec, req.cwd, ctx);
   const warm = name === 'runtime-hook' && req.args.length === 2 ? spare?.take() : undefined;
   if (warm) traceMark(`shim: ${req.args[1]} hook asked`);
@@ -353,6 +355,7 @@ function pipeForAgent(
   } catch (err) {
     return refuse((err as Error).message);
   }
+  traceMark(`shim: ${name} joined`);
   const place = hostPlace(layout, rec, req.cwd, ctx);
   const child = take(req.args, place.cwd) ?? startPiped(req.args, place).child;
   sock.on('error', () => undefined);

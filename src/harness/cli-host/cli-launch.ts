@@ -110,7 +110,10 @@ export async function prepareCli(d: {
       configDir,
       // A resumed Claude's task is typed once its fleet tools are listed (cli-tend.ts, Runtime.firstTurnWaitsForMcp).
       prompt: runtime.firstTurnWaitsForMcp && rec.resumedFrom ? '' : d.prompt,
-      mcp: { command: process.execPath, args: [...place.cli.slice(1), 'mcp'], ...place.mcpEnv },
+      mcp:
+        place.bwrap || place.viaDoor
+          ? { command: 'sh', args: ['-c', perlOrNode('door-pipe', 'mcp', place.cli, ['mcp'])], env: place.doorEnv }
+          : { command: process.execPath, args: [...place.cli.slice(1), 'mcp'] },
       hookCommand: (event) =>
         place.bwrap || place.viaDoor
           ? doorHookCommand(place.cli, event)
@@ -184,10 +187,7 @@ function fleetPlace(
   env: NodeJS.ProcessEnv,
   runtime: Runtime,
   log: Log,
-): Pick<PreparedCli, 'bwrap' | 'viaDoor' | 'busCreds' | 'doorEnv'> & {
-  cli: string[];
-  mcpEnv: { env?: Record<string, string> };
-} {
+): Pick<PreparedCli, 'bwrap' | 'viaDoor' | 'busCreds' | 'doorEnv'> & { cli: string[] } {
   let bwrap: string | undefined;
   try {
     const sandbox = cliSandbox(config, env, runtime.name, rec.permissionMode);
@@ -207,18 +207,26 @@ function fleetPlace(
     [DOOR_ENV]: layout.door(rec.id),
     ...(viaDoor ? { [DOOR_BUS_ENV]: '1' } : {}),
   };
-  return { bwrap, viaDoor, busCreds, doorEnv, cli, mcpEnv: bwrap || viaDoor ? { env: doorEnv } : {} };
+  return { bwrap, viaDoor, busCreds, doorEnv, cli };
 }
 
 /**
  * The CLI's hook command where its hooks go through the agent's door (in the sandbox, or on a
  * bus whose credentials are the shim's): tools/door-hook forwards the hook as the Node client
- * does (cli/door-forward.ts) without a Node start on every hook — in perl, which every Debian
- * and Ubuntu has (perl-base); with no perl, the Node client itself.
+ * does (cli/door-forward.ts) without a Node start on every hook.
  */
 export function doorHookCommand(cli: readonly string[], event: string): string {
-  const node = shellCommand([...cli, 'runtime-hook', event]);
-  return `command -v perl >/dev/null 2>&1 && exec perl ${shellCommand([join(TOOLS_DIR, 'door-hook'), event, ...cli])} || exec ${node}`;
+  return perlOrNode('door-hook', event, cli, ['runtime-hook', event]);
+}
+
+/**
+ * A door client in perl, which every Debian and Ubuntu has (perl-base): `tools/<tool> <first> <node> <cli>`; with no
+ * perl, the Node client itself, `<node> <cli> <nodeArgs>`. The MCP server's (tools/door-pipe) lives as long as the
+ * agent: in Node it was one more ~45 MB process per vendor agent, started as the CLI starts (§14).
+ */
+function perlOrNode(tool: string, first: string, cli: readonly string[], nodeArgs: readonly string[]): string {
+  const node = shellCommand([...cli, ...nodeArgs]);
+  return `command -v perl >/dev/null 2>&1 && exec perl ${shellCommand([join(TOOLS_DIR, tool), first, ...cli])} || exec ${node}`;
 }
 
 /**
