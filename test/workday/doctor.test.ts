@@ -136,8 +136,10 @@ describe('flotilla doctor and the settings', { timeout: 300_000 }, () => {
     // A WARN is not a failure: doctor exits 0 unless a check failed.
     expect(r.stdout.split('\n').filter((l) => l.startsWith('FAIL'))).toEqual([]);
     expect(r.exitCode).toBe(0);
-    // The runtime left alone is found where it always is.
-    expect(line(r.stdout, 'runtime claude')).toMatch(/^ok +runtime claude: Claude Code \S+/);
+    // The runtime left alone is found where it always is; with no login in this pristine home, that is a WARN saying so.
+    expect(line(r.stdout, 'runtime claude')).toMatch(
+      /^WARN {2}runtime claude: Claude Code \S+ .*; login: none — Claude Code has no login here — run `claude` once/,
+    );
   });
 });
 
@@ -155,9 +157,10 @@ describe('flotilla doctor and the vendor CLI versions', { timeout: 300_000 }, ()
         `WARN  runtime claude: Claude Code 2.1.300 (Claude Code) at ${join(bin.dir, 'claude')} (via $FLOTILLA_CLAUDE_BIN); login: `,
       ),
     ).toBe(true);
+    expect(claude).toContain(`; Flotilla was tested with ${TESTED.claude} — `);
     expect(
       claude.endsWith(
-        `; Flotilla was tested with ${TESTED.claude} — a version it was not tested with may stop an agent at a new prompt; pin the tested one: npm install -g @anthropic-ai/claude-code@${TESTED.claude}`,
+        `a version it was not tested with may stop an agent at a new prompt; pin the tested one: npm install -g @anthropic-ai/claude-code@${TESTED.claude}`,
       ),
     ).toBe(true);
     // A WARN, not a failure: the CLI may well work.
@@ -214,6 +217,24 @@ describe('runtimeCheck', () => {
     });
     expect(runtimeCheck(found('0.61.5')).warn).toBe(true);
     expect(runtimeCheck(found(undefined))).toMatchObject({ ok: true, fix: '' });
+  });
+
+  it('WARNs a CLI with no login an agent could use, saying how to give it one, beside a version WARN', () => {
+    const loginFix = 'set GEMINI_API_KEY, or run gemini once and log in';
+    const found = (version: string): RuntimeFacts => ({
+      ...facts,
+      found: { path: '/x/gemini', via: 'PATH', version, login: 'none', loginFix },
+    });
+    expect(runtimeCheck(found('0.62.0'))).toEqual({
+      name: 'runtime gemini',
+      ok: true,
+      warn: true,
+      detail: 'Gemini CLI 0.62.0 at /x/gemini (via PATH); login: none',
+      fix: loginFix,
+    });
+    expect(runtimeCheck(found('0.63.1')).fix).toBe(
+      `${loginFix}; a version it was not tested with may stop an agent at a new prompt; pin the tested one: npm install -g @google/gemini-cli@0.62.0`,
+    );
   });
 
   it('names a CLI inside the untrusted project that was passed over, found elsewhere or not at all', () => {

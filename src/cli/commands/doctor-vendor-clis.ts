@@ -40,7 +40,11 @@ export async function runtimeChecks(
         npmPackage: rt.npmPackage,
         minimum: MINIMUM[rt.name],
         tested: TESTED[rt.name],
-        found: found && { ...found, version, login: 'fix' in login ? `none — ${login.fix}` : login.via },
+        found: found && {
+          ...found,
+          version,
+          ...('fix' in login ? { login: 'none', loginFix: login.fix } : { login: login.via }),
+        },
         env: env[rt.binEnv]?.trim() ? { name: rt.binEnv, value: env[rt.binEnv]!.trim() } : undefined,
         command: s?.command?.trim() || undefined,
         wantedBy: wanted.get(rt.name) ?? [],
@@ -58,7 +62,8 @@ export interface RuntimeFacts {
   minimum: string;
   /** The version the runtime tests drive (TESTED); any other is a WARN. */
   tested: string;
-  found: { path: string; via: string; version: string | undefined; login: string } | undefined;
+  /** `loginFix`: the CLI has no login an agent could use (`login` is then 'none'), and what gives it one. */
+  found: { path: string; via: string; version: string | undefined; login: string; loginFix?: string } | undefined;
   /** `$FLOTILLA_<NAME>_BIN` when set: it replaces every other place. */
   env: { name: string; value: string } | undefined;
   /** `runtimes.<name>.command` when set. */
@@ -92,7 +97,13 @@ export function runtimeCheck(f: RuntimeFacts): Check {
   if (f.found) {
     const { version } = f.found;
     const detail = `${f.title} ${version ?? '(version unknown)'} at ${f.found.path} (via ${via(f.found.via, f.name)}); login: ${f.found.login}${skipped}`;
-    const fine = skipped ? { name, ok: true, warn: true, detail, fix: trustFix } : { name, ok: true, detail, fix: '' };
+    // No login: each agent of this runtime would stop at its first request.
+    const loginFix = f.found.loginFix;
+    const fixes = (...more: string[]) => [loginFix, ...more].filter(Boolean).join('; ');
+    const fine =
+      skipped || loginFix
+        ? { name, ok: true, warn: true, detail, fix: fixes(skipped ? trustFix : '') }
+        : { name, ok: true, detail, fix: '' };
     // A version we cannot read is not held against it: the CLI may print it differently.
     if (version === undefined || parseVersion(version) === null) return fine;
     if (!versionAtLeast(version, f.minimum))
@@ -104,7 +115,9 @@ export function runtimeCheck(f: RuntimeFacts): Check {
       ok: true,
       warn: true,
       detail: `${detail}; Flotilla was tested with ${f.tested}`,
-      fix: `a version it was not tested with may stop an agent at a new prompt; pin the tested one: ${install}@${f.tested}`,
+      fix: fixes(
+        `a version it was not tested with may stop an agent at a new prompt; pin the tested one: ${install}@${f.tested}`,
+      ),
     };
   }
   if (skipped) {
