@@ -1,4 +1,4 @@
-import { spawn, type ChildProcessByStdio, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import type { Config } from '../config/schema.js';
 import type { AgentRecord } from '../fleet/record.js';
@@ -18,7 +18,7 @@ import {
 } from '../inbox/door.js';
 import { CLI_ENTRY } from '../layout/package.js';
 import { traceMark } from '../trace.js';
-import { fleetToolsTakenIn } from './cli-host/mcp-ready.js';
+import type { FleetHookEvent } from '../runtimes/types.js';
 
 export interface OutgoingMessage {
   to: string;
@@ -72,16 +72,16 @@ export interface DoorRunContext {
    */
   warmMcp?: boolean;
   /**
-   * Keep a `flotilla runtime-hook --warm` started ahead (a vendor CLI's shim): each hook the
-   * door runs is given to it, its modules already loaded, and the next is started once it has
-   * answered. A hook is on the path of every turn (a task, a wake-up for mail, each tool call);
-   * its own process, a child of the harness, is what it was: the agent by ancestry.
+   * Answer the CLI's hooks (`runtime-hook <event>`, a vendor CLI's shim) in this process, the agent's own: a hook is on
+   * the path of every turn (a task, a wake-up for mail, each tool call), and a process per hook was a Node start each
+   * time, or a ~48 MB spare kept started ahead. A `permission` hook, which waits for a person and stops when its CLI
+   * stops it, still runs as its own child (approvals/hosted-cli.ts).
    */
-  warmHook?: boolean;
+  hooksHere?: boolean;
   /**
-   * The warm MCP server and hook start once this resolves true (a vendor CLI's shim: its CLI was exec'd), never if
-   * false: started before, their two forks were on the path to the CLI's exec. They still load while the CLI starts,
-   * before it can ask the door for either.
+   * The warm MCP server starts, and the hooks' modules load, once this resolves true (a vendor CLI's shim: its CLI was
+   * exec'd), never if false: started before, the server's fork was on the path to the CLI's exec. Both still load while
+   * the CLI starts, before it can ask the door for either.
    */
   warmAfter?: Promise<boolean>;
 }
@@ -102,11 +102,10 @@ export async function openAgentDoor(
   mkdirSync(layout.secretsDir, { recursive: true, mode: 0o700 });
   const { openDoor } = await import('../inbox/door.js');
   let warm: ReturnType<typeof startPiped> | undefined;
-  let spare: HookSpare | undefined;
   const startWarm = () => {
     // Unused, it ends with this process: its input closes.
     if (runCtx.warmMcp) warm = startPiped(['mcp'], hostPlace(layout, rec, rec.cwd, runCtx));
-    if (runCtx.warmHook) spare = hookSpare(hostPlace(layout, rec, rec.cwd, runCtx));
+    if (runCtx.hooksHere) void import('./cli-host/hook.js').then((m) => m.preloadRuntimeHook());
   };
   // The first `mcp` asked for takes it, if it fits; one that does not ends it (only ever one is kept warm).
   const take = (args: readonly string[], cwd: string): ChildProcessByStdio<Writable, Readable, null> | undefined => {
@@ -125,7 +124,7 @@ export async function openAgentDoor(
       config.inbox.max_body_bytes + 64 * 1024,
       async (req, closed) => {
         if (req.op === 'whoami') return { id: rec.id };
-        if (req.op === 'run') return { ...(await runForAgent(layout, rec, req, runCtx, closed, spare)) };
+        if (req.op === 'run') return { ...(await runForAgent(layout, rec, req, runCtx, closed)) };
         // `kind: system` is Flotilla's own word (docs/security-fleet.md "Framing"): an agent's command never gets to
         // say it.
         if (req.kind === 'system') throw new FlotillaError(SYSTEM_KIND_REFUSAL, { code: 'system-kind', exitCode: 1 });
@@ -163,7 +162,6 @@ function runForAgent(
   req: DoorRun,
   ctx: DoorRunContext,
   closed: AbortSignal,
-  spare?: HookSpare,
 ): Promise<DoorRunResult> {
   // The command's name comes first: the program's one option of its own is --root, refused below.
   const name = req.args[0];
@@ -189,43 +187,27 @@ function runForAgent(
       { code: 'door-lineage', exitCode: 2 },
     );
   }
-  // Claude's SessionStart (Runtime.firstTurnWaitsForMcp) is answered here, once `flotilla mcp` has listed the fleet
-  // tools: the spare stays for the turn-start hook that follows it at once.
-  if (name === 'runtime-hook' && req.args[1] === 'session-start' && req.args.length === 2) {
-    traceMark('shim: session-start hook asked');
-    return fleetToolsTakenIn(layout, rec).then(() => {
-      traceMark('shim: session-start hook answered');
-      return { stdout: '', stderr: '', exitCode: 0 };
-    });
-  }
   const { cwd, env } = hostPlace(layout, rec, req.cwd, ctx);
-  const warm = name === 'runtime-hook' && req.args.length === 2 ? spare?.take() : undefined;
-  if (warm) traceMark(`shim: ${req.args[1]} hook asked`);
+  const event = name === 'runtime-hook' && req.args.length === 2 ? req.args[1] : undefined;
+  if (event !== undefined && event !== 'permission' && ctx.hooksHere) return answerHook(layout, rec, event, req, env);
   return new Promise((resolve, reject) => {
-    const child =
-      warm ??
-      spawn(process.execPath, [CLI_ENTRY, ...req.args], {
-        cwd,
-        env,
-        stdio: ['pipe', 'pipe', 'pipe'],
-        signal: closed,
-        killSignal: 'SIGTERM',
-      });
-    // The caller hung up: the spare ends as a hook started for it would (spawn's `signal`).
-    if (warm && closed.aborted) warm.kill('SIGTERM');
-    else if (warm) closed.addEventListener('abort', () => warm.kill('SIGTERM'), { once: true });
+    const child = spawn(process.execPath, [CLI_ENTRY, ...req.args], {
+      cwd,
+      env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      signal: closed,
+      killSignal: 'SIGTERM',
+    });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on('data', (c: Buffer) => out.push(c));
     child.stderr.on('data', (c: Buffer) => err.push(c));
     child.stdin.on('error', () => undefined);
-    if (warm) child.stdin.write(JSON.stringify({ event: req.args[1], cwd }) + '\n');
     child.stdin.end(req.stdin ?? '');
     child.on('error', (e) => {
       if (!closed.aborted) reject(e);
     });
     child.on('close', (code, signal) => {
-      if (warm) traceMark(`shim: ${req.args[1]} hook answered`);
       resolve({
         stdout: Buffer.concat(out).toString('utf8'),
         stderr: Buffer.concat(err).toString('utf8'),
@@ -235,58 +217,37 @@ function runForAgent(
   });
 }
 
-interface HookSpare {
-  /** The spare, if one is running, for one hook; the next is started once it has ended. */
-  take(): ChildProcessWithoutNullStreams | undefined;
+/**
+ * The CLI's hook, answered here (DoorRunContext.hooksHere): what `flotilla runtime-hook <event>` answers, for this
+ * agent, with the environment its commands get — the config read as the command reads it. Claude's SessionStart
+ * (Runtime.firstTurnWaitsForMcp) is held until `flotilla mcp` has listed the fleet tools. A hook that fails says so
+ * on stderr with exit 1, as the command would; it never throws into the door.
+ */
+async function answerHook(
+  layout: Layout,
+  rec: AgentRecord,
+  event: string,
+  req: DoorRun,
+  env: NodeJS.ProcessEnv,
+): Promise<DoorRunResult> {
+  traceMark(`shim: ${event} hook asked`);
+  try {
+    const [{ runRuntimeHook, hookEventRefusal }, { loadConfigCached }] = await Promise.all([
+      import('./cli-host/hook.js'),
+      import('../config/cached.js'),
+    ]);
+    const refused = hookEventRefusal(event);
+    if (refused) return { stdout: '', stderr: `flotilla: ${refused}\n`, exitCode: 2 };
+    const { config } = await loadConfigCached(layout, {});
+    const reply = await runRuntimeHook(layout, config, event as FleetHookEvent, req.stdin ?? '', { id: rec.id, env });
+    return { stdout: reply?.stdout ?? '', stderr: '', exitCode: reply?.exitCode ?? 0 };
+  } catch (err) {
+    const code = err instanceof FlotillaError ? err.exitCode : 1;
+    return { stdout: '', stderr: `flotilla: ${(err as Error).message}\n`, exitCode: code };
+  } finally {
+    traceMark(`shim: ${event} hook answered`);
+  }
 }
-
-/** One `flotilla runtime-hook --warm` on the host, kept started ahead (DoorRunContext.warmHook). */
-function hookSpare(place: { cwd: string; env: NodeJS.ProcessEnv }): HookSpare {
-  const start = (): ChildProcessWithoutNullStreams => {
-    const child = spawn(process.execPath, [CLI_ENTRY, 'runtime-hook', '--warm'], {
-      cwd: place.cwd,
-      env: place.env,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    child.stdin.on('error', () => undefined);
-    // Unused, it ends with this process: its input closes.
-    child.on('error', () => undefined);
-    return child;
-  };
-  let spare: ChildProcessWithoutNullStreams | undefined = start();
-  let next: NodeJS.Timeout | undefined;
-  return {
-    take() {
-      // A hook before the next spare was due: that one starts now and takes it.
-      if (next) {
-        clearTimeout(next);
-        next = undefined;
-        spare = start();
-      }
-      const s = spare;
-      spare = undefined;
-      if (!s || s.exitCode !== null || s.signalCode !== null) {
-        // One that could not start is tried again for the next hook; this one runs as it always did.
-        spare = start();
-        return undefined;
-      }
-      // Not at once: right after a hook's answer the CLI makes its model request, and a Node
-      // start beside it took that CPU (Claude's request came ~0.4 s later at load 18).
-      s.once('close', () => {
-        if (spare || next) return;
-        next = setTimeout(() => {
-          next = undefined;
-          spare = start();
-        }, SPARE_AFTER_MS);
-        next.unref();
-      });
-      return s;
-    },
-  };
-}
-
-/** How long after a hook's answer the door starts the next spare. */
-const SPARE_AFTER_MS = 1_500;
 
 function refuseRoot(args: readonly string[]): void {
   if (args.some((a) => a === '--root' || a.startsWith('--root='))) {

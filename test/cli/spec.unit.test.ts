@@ -88,7 +88,7 @@ const taken: [SpecCommandModule, string[]][] = [
   [run, ['--root', '/r', 'run', '--oneshot', '--model', 'script:/s.yaml', 'hello', 'there']],
   [run, ['run', '--agent', 'x', '--id', 'y', '--context', 'last_turn', '--prompt', 'p']],
   [runtimeHook, ['runtime-hook', 'turn-start']],
-  [runtimeHook, ['runtime-hook', '--warm']],
+  [runtimeHook, ['--root', '/r', 'runtime-hook', 'pre-tool']],
   [mcp, ['mcp']],
   [mcp, ['--root', '/f', 'mcp']],
 ];
@@ -116,7 +116,8 @@ const refused: [SpecCommandModule, string[]][] = [
   [run, ['run', '--help']],
   [run, ['run', '--spawned']],
   [runtimeHook, ['runtime-hook', 'turn-start', 'extra']],
-  [runtimeHook, ['runtime-hook', '--warm=1']],
+  [runtimeHook, ['runtime-hook', '--warm']],
+  [runtimeHook, ['runtime-hook']],
   [mcp, ['mcp', 'extra']],
   [mcp, ['mcp', '--help']],
 ];

@@ -111,7 +111,7 @@ describe("the build's code cache seeds", () => {
       const { Script } = require('node:vm'); const fs = require('node:fs'); const path = require('node:path');
       const dir = ${JSON.stringify(dist)};
       for (const seed of fs.readdirSync(path.join(dir, 'v8'))) {
-        const bundle = seed.replace(/-[0-9a-f]{16}-v[0-9.]+-[a-z0-9]+\.cache$/, '.js');
+        const bundle = seed.replace(/-[0-9a-f]{16}-v[0-9.]+-[a-z0-9]+[.]cache$/, '.js');
         const text = '(function (exports, require, module, __filename, __dirname) {' + fs.readFileSync(path.join(dir, bundle), 'latin1') + '\\n})';
         const script = new Script(text, { filename: path.join(dir, bundle), cachedData: fs.readFileSync(path.join(dir, 'v8', seed)) });
         console.log(bundle + ' ' + (script.cachedDataRejected ? 'refused' : 'taken'));

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { LanguageModelV3Prompt } from '@ai-sdk/provider';
 import { eventually } from '../helpers/tmux.js';
 import { completionsFrom } from '../spawn/helpers.js';
+import { CLI_ENTRY } from '../../src/layout/package.js';
+import { agentProcesses } from './helpers.js';
 import { TARGETS } from './targets.js';
 import { DONT_ASK, RUNTIMES, vendorFleets } from './vendor-suite.js';
 
@@ -47,5 +49,10 @@ describe('the first task and the first model request', { timeout: 600_000 }, () 
     ]);
     expect(completionsFrom(f, 'lead-parent', id)).toEqual([expect.objectContaining({ status: 'completed' })]);
     expect(f.record(id)).toMatchObject({ task: 1 });
+    // Idle, the agent keeps one Flotilla process beside its shim: the MCP server. Its hooks are answered by the shim,
+    // and a sandboxed CLI joins the server through the door in perl (tools/door-pipe), not in a Node of its own.
+    const ours = agentProcesses(f.layout, id).filter((c) => c[1] === CLI_ENTRY);
+    const args = ours.map((c) => c.slice(2).filter((a) => a && a !== '--root' && a !== f.layout.root));
+    expect(args).toEqual([['mcp']]);
   });
 });

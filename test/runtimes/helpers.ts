@@ -176,6 +176,16 @@ export function vendorCliPid(layout: Layout, runtime: string, bin: string, id: s
   return undefined;
 }
 
+/** The command lines of every process below an agent's shim (its CLI, the CLI's children, the shim's). */
+export function agentProcesses(layout: Layout, id: string): string[][] {
+  const rec = listRecords(layout).find((r) => r.id === id);
+  if (!rec?.pid) return [];
+  const out: string[][] = [];
+  for (let level = childrenOf(rec.pid); level.length; level = level.flatMap(childrenOf))
+    out.push(...level.map(cmdline).filter((c) => c.length > 1));
+  return out;
+}
+
 function cmdline(pid: number): string[] {
   try {
     return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');

@@ -60,7 +60,7 @@ export async function cliEnvironment(d: {
       env: { ...childEnv, ...cli.busCreds },
       writable: [rec.cwd, cli.configDir],
       extra: VENDOR_DOOR_COMMANDS,
-      warmHook: true,
+      hooksHere: true,
       warmAfter: d.execed,
     });
     if (!door)

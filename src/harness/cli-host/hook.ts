@@ -49,8 +49,8 @@ const RESUME_LOAD_MS = 10_000;
 
 /**
  * Loads what the hooks load when asked (the CLIs' hook protocols, the inbox reader and claim,
- * the read scope and lease checks): the door's spare (`runtime-hook --warm`) does it while it
- * waits. The shell gate's parser is left out: only a shell command's pre-tool loads it.
+ * the read scope and lease checks): the shim does it while its CLI starts (door-send.ts). The
+ * shell gate's parser is left out: only a shell command's pre-tool loads it.
  */
 export async function preloadRuntimeHook(): Promise<void> {
   const [{ scrubHarnessMarkers }] = await Promise.all([
@@ -70,14 +70,40 @@ export async function preloadRuntimeHook(): Promise<void> {
   scrubHarnessMarkers('<');
 }
 
+const HOOK_EVENTS: readonly string[] = ['session-start', 'turn-start', 'turn-end', 'pre-tool', 'permission'];
+
+/** Why `event` is no hook event a vendor CLI's hooks send; undefined when it is one. */
+export function hookEventRefusal(event: string | undefined): string | undefined {
+  return HOOK_EVENTS.includes(event ?? '')
+    ? undefined
+    : `unknown hook event '${event ?? ''}' — use session-start, turn-start, turn-end, pre-tool or permission`;
+}
+
+/**
+ * Answers one hook of a vendor agent: the agent the hook process descends from, with that process's environment; or,
+ * from the agent's own shim (`self`: door-send.ts answers its CLI's hooks in-process), that agent, with the
+ * environment its commands get.
+ */
 export async function runRuntimeHook(
   layout: Layout,
   config: Config,
   event: FleetHookEvent,
   stdin: string,
+  self?: { id: string; env: NodeJS.ProcessEnv },
 ): Promise<HookReply | null> {
-  const self = findParentAgent(layout).parent;
-  if (!self || self.runtime === 'flotilla') return null;
+  const rec = self ? readRecord(layout, self.id) : findParentAgent(layout).parent;
+  if (!rec || rec.runtime === 'flotilla') return null;
+  return answer(layout, config, event, rec, stdin, self?.env ?? process.env);
+}
+
+async function answer(
+  layout: Layout,
+  config: Config,
+  event: FleetHookEvent,
+  self: AgentRecord,
+  stdin: string,
+  env: NodeJS.ProcessEnv,
+): Promise<HookReply | null> {
   const runtime = await loadRuntime(self.runtime as VendorRuntimeName);
   let payload: Record<string, unknown> = {};
   try {
@@ -91,7 +117,7 @@ export async function runRuntimeHook(
       await fleetToolsTakenIn(layout, self);
       return null;
     case 'pre-tool':
-      return preTool(layout, config, runtime, self, payload);
+      return preTool(layout, config, runtime, self, payload, env);
     case 'turn-start':
       return turnStart(layout, config, runtime, self, payload);
     case 'turn-end':
@@ -109,6 +135,7 @@ async function preTool(
   runtime: Runtime,
   rec: AgentRecord,
   payload: Record<string, unknown>,
+  env: NodeJS.ProcessEnv,
 ): Promise<HookReply | null> {
   const call = runtime.toolCall(payload);
   if (!call) return null;
@@ -137,7 +164,7 @@ async function preTool(
   // Reads outside the agent's folders ask through the CLI's own prompt, or are refused (docs/security.md, "What reads
   // may touch").
   const { vendorReadDecision } = await import('./read-scope.js');
-  const scoped = vendorReadDecision(call, rec, layout, config, process.env, runtime.name);
+  const scoped = vendorReadDecision(call, rec, layout, config, env, runtime.name);
   if (scoped && scoped.decision !== 'allow') {
     audit(layout, {
       event: scoped.decision === 'deny' ? 'policy_denied' : 'tool_call',
@@ -151,11 +178,11 @@ async function preTool(
   }
   // A file another agent holds is not changed (docs/design.md §16, file leases).
   const { vendorLeaseCheck } = await import('./lease-check.js');
-  const leased = await vendorLeaseCheck(layout, runtime, rec, call, payload, process.env);
+  const leased = await vendorLeaseCheck(layout, runtime, rec, call, payload, env);
   if (leased) return leased;
   if (call.tool === 'shell' && call.command !== undefined) {
     const { loadShellClassifier } = await import('../shell-parser.js');
-    const verdict = (await loadShellClassifier(config.security.deny_commands, process.env))(call.command);
+    const verdict = (await loadShellClassifier(config.security.deny_commands, env))(call.command);
     // An opaque command is left to the CLI's own permission prompt: the fleet cannot ask from inside a hook.
     if (verdict.verdict === 'deny') {
       audit(layout, {
@@ -273,7 +300,8 @@ async function turnEnd(
   rec: AgentRecord,
   payload: Record<string, unknown>,
 ): Promise<HookReply | null> {
-  const usage = readUsage(runtime, payload);
+  const answer = runtime.finalAnswer(payload);
+  const usage = await usageWithAnswer(runtime, payload, rec, !!answer?.trim());
   if (continues(layout, rec) < MAX_MAIL_CONTINUES) {
     const mail = await drainInbox(layout, rec.id, config.inbox.max_body_bytes, predecessors(layout, rec));
     if (mail.count) {
@@ -286,7 +314,6 @@ async function turnEnd(
   // A turn the vendor API ended with an error is the shim's to end, from the CLI's session
   // file: failed, never completed. Gemini runs this hook for such a turn too, with no answer,
   // and may record the error a moment after: a turn without an answer is looked at for 3 s.
-  const answer = runtime.finalAnswer(payload);
   if (await turnFailed(layout, runtime, rec, payload, answer?.trim() ? 0 : 3_000)) {
     if (usage) updateQuietly(layout, rec.id, usage);
     return null;
@@ -317,6 +344,25 @@ async function turnFailed(
     }
     if (Date.now() >= end) return false;
     await sleep(200);
+  }
+}
+
+/**
+ * The agent's own usage once its session file holds this turn's answer (`answered`): Claude 2.1 runs its turn-end hook
+ * before it has written the answer's line there, and a hook answered at once in the shim (door-send.ts) read the turn
+ * without it — a resumed agent's first turn counted none. Looked at every 25 ms, for 1 s at most.
+ */
+async function usageWithAnswer(
+  runtime: Runtime,
+  payload: Record<string, unknown>,
+  rec: AgentRecord,
+  answered: boolean,
+): Promise<Pick<AgentRecord, 'usage' | 'turns'> | undefined> {
+  const end = Date.now() + 1_000;
+  for (;;) {
+    const usage = readUsage(runtime, payload);
+    if (!answered || (usage && usage.turns > rec.turns) || Date.now() >= end) return usage;
+    await sleep(25);
   }
 }
 

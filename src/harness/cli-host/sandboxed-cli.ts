@@ -117,7 +117,7 @@ export async function containCli(opts: {
     writable,
     extra: VENDOR_DOOR_COMMANDS,
     warmMcp: true,
-    warmHook: true,
+    hooksHere: true,
     ...(opts.execed ? { warmAfter: opts.execed } : {}),
   });
   if (!door)
