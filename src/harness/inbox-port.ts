@@ -5,6 +5,7 @@ import type { Config } from '../config/schema.js';
 import type { Layout } from '../layout/layout.js';
 import type { Injection } from '../loop/types.js';
 import { moveUnread } from '../inbox/adopt.js';
+import type { InboxItem } from '../inbox/read.js';
 import type { DirWatcher } from '../inbox/watch-dir.js';
 import { InboxLedger } from './inbox-ledger.js';
 import type { InboxPort } from './session-deps.js';
@@ -60,6 +61,7 @@ export async function openInboxPort(
     { list },
     { ensureMaildir },
     { isCompletionOf },
+    { handedOn },
   ] = await Promise.all([
     import('../inbox/unread.js'),
     import('../inbox/watch-dir.js'),
@@ -67,6 +69,7 @@ export async function openInboxPort(
     import('../inbox/read.js'),
     import('../inbox/maildir.js'),
     import('../lifecycle/completion.js'),
+    import('../lifecycle/handed-on.js'),
   ]);
   const box = ensureMaildir(layout, owner);
   const arrivals = new Set<(notice: string) => void>();
@@ -76,7 +79,7 @@ export async function openInboxPort(
     aliases,
     log,
     onNew: (item) => {
-      if (ledger.known(item)) return;
+      if (ledger.known(item) || readElsewhere(item)) return;
       for (const l of arrivals) l(noticeLine(item.message));
     },
   });
@@ -91,11 +94,20 @@ export async function openInboxPort(
   }, config.inbox.rescan_secs * 1000);
   rescan.unref();
 
+  // A completion whose answer this agent's own command printed (spawn-agent --wait, flotilla wait, …) is read:
+  // claimed, never shown (docs/decisions.md "Handed on is read"). Asked again at each look, not only on arrival: the
+  // command may mark it after the watcher picked it up.
+  const readElsewhere = (item: InboxItem): boolean => {
+    if (!handedOn(layout, item.message)) return false;
+    ledger.surfaced.add(item.file);
+    void mail.claim([item.file]);
+    return true;
+  };
   const fresh = () =>
     sortForReader(
       mail
         .items()
-        .filter((i) => !ledger.surfaced.has(i.file))
+        .filter((i) => !ledger.surfaced.has(i.file) && !readElsewhere(i))
         .map((i) => ({ ...i.message, item: i })),
     ).map((m) => m.item);
   await mail.sync();
@@ -116,13 +128,15 @@ export async function openInboxPort(
     async hasUnread(): Promise<boolean> {
       predecessors.forward();
       await mail.sync();
-      return mail.items().some((i) => !ledger.surfaced.has(i.file));
+      return fresh().length > 0;
     },
     claim: (files) => ledger.claim(files),
     /** check_inbox: unread mail as text; without peek it is claimed once the turn is recorded. */
     async takeForTool(peek: boolean): Promise<string> {
       if (!peek) await mail.sync();
-      const items = peek ? (await list(layout, owner, { log, aliases })).filter((i) => !i.read) : fresh();
+      const items = peek
+        ? (await list(layout, owner, { log, aliases })).filter((i) => !i.read && !handedOn(layout, i.message))
+        : fresh();
       if (items.length === 0) return 'No unread messages.';
       if (!peek) ledger.handOver(items);
       return formatForModel(items.map((i) => i.message));
