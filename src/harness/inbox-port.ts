@@ -5,7 +5,7 @@ import type { Config } from '../config/schema.js';
 import type { Layout } from '../layout/layout.js';
 import type { Injection } from '../loop/types.js';
 import { moveUnread } from '../inbox/adopt.js';
-import type { InboxItem } from '../inbox/read.js';
+import type { InboxMessage } from '../inbox/message.js';
 import type { DirWatcher } from '../inbox/watch-dir.js';
 import { InboxLedger } from './inbox-ledger.js';
 import type { InboxPort } from './session-deps.js';
@@ -73,13 +73,15 @@ export async function openInboxPort(
   ]);
   const box = ensureMaildir(layout, owner);
   const arrivals = new Set<(notice: string) => void>();
-  const ledger = new InboxLedger({ mail: () => mail, recorded, recordTaken, isCompletionOf });
+  // Completions whose answers its own commands printed: read, never shown (docs/decisions.md "Handed on is read").
+  const read = (message: InboxMessage) => handedOn(layout, message);
+  const ledger = new InboxLedger({ mail: () => mail, recorded, recordTaken, isCompletionOf, handedOn: read });
   const mail = new UnreadMail(layout, owner, {
     maxBodyBytes: config.inbox.max_body_bytes,
     aliases,
     log,
     onNew: (item) => {
-      if (ledger.known(item) || readElsewhere(item)) return;
+      if (ledger.known(item)) return;
       for (const l of arrivals) l(noticeLine(item.message));
     },
   });
@@ -94,22 +96,8 @@ export async function openInboxPort(
   }, config.inbox.rescan_secs * 1000);
   rescan.unref();
 
-  // A completion whose answer this agent's own command printed (spawn-agent --wait, flotilla wait, …) is read:
-  // claimed, never shown (docs/decisions.md "Handed on is read"). Asked again at each look, not only on arrival: the
-  // command may mark it after the watcher picked it up.
-  const readElsewhere = (item: InboxItem): boolean => {
-    if (!handedOn(layout, item.message)) return false;
-    ledger.surfaced.add(item.file);
-    void mail.claim([item.file]);
-    return true;
-  };
   const fresh = () =>
-    sortForReader(
-      mail
-        .items()
-        .filter((i) => !ledger.surfaced.has(i.file) && !readElsewhere(i))
-        .map((i) => ({ ...i.message, item: i })),
-    ).map((m) => m.item);
+    sortForReader(ledger.unshown(mail.items()).map((i) => ({ ...i.message, item: i }))).map((m) => m.item);
   await mail.sync();
 
   return {
@@ -135,7 +123,7 @@ export async function openInboxPort(
     async takeForTool(peek: boolean): Promise<string> {
       if (!peek) await mail.sync();
       const items = peek
-        ? (await list(layout, owner, { log, aliases })).filter((i) => !i.read && !handedOn(layout, i.message))
+        ? (await list(layout, owner, { log, aliases })).filter((i) => !i.read && !read(i.message))
         : fresh();
       if (items.length === 0) return 'No unread messages.';
       if (!peek) ledger.handOver(items);
