@@ -27,13 +27,15 @@ export class InboxLedger {
       recorded: RecordedMail;
       recordTaken: RecordTaken;
       isCompletionOf: typeof isCompletionOf;
+      /** Whether a message is a completion handed on to this agent (lifecycle/handed-on.ts). */
+      handedOn: (message: InboxItem['message']) => boolean;
     },
   ) {}
 
   /**
    * A new message the model already has: one the resumed transcript recorded before a crash
    * stopped its claim (the claim is finished), or a completion wait_for_agents returned
-   * (claimed with its turn). True when it is not to be announced as new mail.
+   * (claimed with its turn), or one handed on (`readElsewhere`). True when it is not to be announced as new mail.
    */
   known(item: InboxItem): boolean {
     if (this.wasRecorded(item)) {
@@ -45,7 +47,24 @@ export class InboxLedger {
       if (!this.turnOpen) void this.claimPending();
       return true;
     }
-    return false;
+    return this.readElsewhere(item);
+  }
+
+  /** The unread items a look may show: neither shown yet nor read elsewhere. */
+  unshown(items: InboxItem[]): InboxItem[] {
+    return items.filter((i) => !this.surfaced.has(i.file) && !this.readElsewhere(i));
+  }
+
+  /**
+   * A completion whose answer this agent's own command printed (spawn-agent --wait, flotilla run, …) is read:
+   * claimed, never shown (docs/decisions.md "Handed on is read"). Asked at each look, not only on arrival: the
+   * command may mark it after the watcher picked it up.
+   */
+  private readElsewhere(item: InboxItem): boolean {
+    if (!this.o.handedOn(item.message)) return false;
+    this.surfaced.add(item.file);
+    void this.o.mail().claim([item.file]);
+    return true;
   }
 
   /** check_inbox (without peek) gave these to the model: claimed once the turn is recorded. */

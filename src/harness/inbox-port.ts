@@ -5,6 +5,7 @@ import type { Config } from '../config/schema.js';
 import type { Layout } from '../layout/layout.js';
 import type { Injection } from '../loop/types.js';
 import { moveUnread } from '../inbox/adopt.js';
+import type { InboxMessage } from '../inbox/message.js';
 import type { DirWatcher } from '../inbox/watch-dir.js';
 import { InboxLedger } from './inbox-ledger.js';
 import type { InboxPort } from './session-deps.js';
@@ -60,6 +61,7 @@ export async function openInboxPort(
     { list },
     { ensureMaildir },
     { isCompletionOf },
+    { handedOn },
   ] = await Promise.all([
     import('../inbox/unread.js'),
     import('../inbox/watch-dir.js'),
@@ -67,10 +69,13 @@ export async function openInboxPort(
     import('../inbox/read.js'),
     import('../inbox/maildir.js'),
     import('../lifecycle/completion.js'),
+    import('../lifecycle/handed-on.js'),
   ]);
   const box = ensureMaildir(layout, owner);
   const arrivals = new Set<(notice: string) => void>();
-  const ledger = new InboxLedger({ mail: () => mail, recorded, recordTaken, isCompletionOf });
+  // Completions whose answers its own commands printed: read, never shown (docs/decisions.md "Handed on is read").
+  const read = (message: InboxMessage) => handedOn(layout, message);
+  const ledger = new InboxLedger({ mail: () => mail, recorded, recordTaken, isCompletionOf, handedOn: read });
   const mail = new UnreadMail(layout, owner, {
     maxBodyBytes: config.inbox.max_body_bytes,
     aliases,
@@ -92,12 +97,7 @@ export async function openInboxPort(
   rescan.unref();
 
   const fresh = () =>
-    sortForReader(
-      mail
-        .items()
-        .filter((i) => !ledger.surfaced.has(i.file))
-        .map((i) => ({ ...i.message, item: i })),
-    ).map((m) => m.item);
+    sortForReader(ledger.unshown(mail.items()).map((i) => ({ ...i.message, item: i }))).map((m) => m.item);
   await mail.sync();
 
   return {
@@ -116,13 +116,15 @@ export async function openInboxPort(
     async hasUnread(): Promise<boolean> {
       predecessors.forward();
       await mail.sync();
-      return mail.items().some((i) => !ledger.surfaced.has(i.file));
+      return fresh().length > 0;
     },
     claim: (files) => ledger.claim(files),
     /** check_inbox: unread mail as text; without peek it is claimed once the turn is recorded. */
     async takeForTool(peek: boolean): Promise<string> {
       if (!peek) await mail.sync();
-      const items = peek ? (await list(layout, owner, { log, aliases })).filter((i) => !i.read) : fresh();
+      const items = peek
+        ? (await list(layout, owner, { log, aliases })).filter((i) => !i.read && !read(i.message))
+        : fresh();
       if (items.length === 0) return 'No unread messages.';
       if (!peek) ledger.handOver(items);
       return formatForModel(items.map((i) => i.message));

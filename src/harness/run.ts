@@ -121,7 +121,7 @@ export async function runHarness(opts: RunOptions): Promise<number> {
   if (signals.pending) stop(signals.pending);
 
   if (record.mode === 'interactive' && opts.stdinIsTTY) return runInteractive(started, config, layout);
-  return runOneShot(started);
+  return runOneShot(started, opts.spawnedId ? null : layout);
 }
 
 /**
@@ -152,7 +152,8 @@ async function holdOwnSlot(layout: Layout, config: Config, envValue: string, age
   return holdRunning(layout, busFor(layout, config).caps, slot, agentId);
 }
 
-async function runOneShot(started: StartedAgent): Promise<number> {
+/** `ownRun`: the fleet of a run in its caller's own process (not a spawned harness): its answer goes to stdout. */
+async function runOneShot(started: StartedAgent, ownRun: Layout | null): Promise<number> {
   const { session, record, prompt } = started;
   process.stderr.write(
     `[flotilla:agent id=${record.id} pid=${selfPid()} depth=${record.depth}${started.scripted ? ' model=scripted' : ''}]\n`,
@@ -175,6 +176,12 @@ async function runOneShot(started: StartedAgent): Promise<number> {
   await session.whenFinished();
   const final = session.record();
   if (answer) process.stdout.write(answer.endsWith('\n') ? answer : answer + '\n');
+  // An agent's `flotilla run` hands the answer to that agent on its stdout: read there, not mail to show it again
+  // (docs/decisions.md "Handed on is read"). A person's run leaves it as their mail, as before.
+  if (ownRun && final.parentId && final.lastTask)
+    await (
+      await import('../lifecycle/handed-on.js')
+    ).markHandedOn(ownRun, final.parentId, [{ id: final.id, task: final.lastTask.task }]);
   return final.lastTask?.status === 'completed' || final.status === 'completed' ? 0 : 1;
 }
 

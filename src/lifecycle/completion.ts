@@ -199,7 +199,8 @@ export async function sendCompletionOnce(
     exit_reason: result.exitReason,
     task: result.task,
   });
-  // A person's `wait` may have printed this answer before it was delivered: then it is read.
-  if (to === 'human') await (await import('./handed-on.js')).claimIfHandedOn(layout, rec.id, result.task);
+  // The reader's `wait` (a person's, or the parent agent's own shell's) may have printed this answer before it was
+  // delivered: then it is read.
+  await (await import('./handed-on.js')).claimIfHandedOn(layout, rec.id, result.task, to);
   return true;
 }

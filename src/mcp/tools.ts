@@ -68,7 +68,18 @@ export function mcpTools(layout: Layout, config: Config, identity: McpIdentity):
   const fleet = onFirstCall<NonNullable<ToolOps['fleet']>>(
     async () => {
       const { fleetOpsFor, personFleetOps } = await import('../spawn/ops.js');
-      return agent ? fleetOpsFor(layout, config, agent) : personFleetOps(layout, config);
+      if (!agent) return personFleetOps(layout, config);
+      const ops = fleetOpsFor(layout, config, agent);
+      // The answers wait_for_agents returns are the agent's model's: their completions are read, never typed
+      // into its CLI again as mail (docs/decisions.md "Handed on is read").
+      return {
+        ...ops,
+        async wait(ids, opts) {
+          const r = await ops.wait(ids, opts);
+          await (await import('../lifecycle/handed-on.js')).markHandedOn(layout, agent.id, r.results);
+          return r;
+        },
+      };
     },
     { spawn: true, list: true, wait: true, cancel: true },
   );

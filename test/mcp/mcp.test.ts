@@ -190,13 +190,14 @@ describe('flotilla mcp inside an agent (a registered harness among its ancestors
       depth: 2,
       spawnedBy: 'agent',
     });
+    // The child's completion comes to my inbox, read: the wait gave my model its answer (handed on is read).
     await eventually(
-      () => completionsFrom(f, 'me-cccccc', 'kid-mcp').length === 1,
+      () => completionsFrom(f, 'me-cccccc', 'kid-mcp').filter((m) => m.file!.startsWith('cur/')).length === 1,
       120_000,
-      "the child's completion in my inbox",
+      "the child's completion in my inbox, read",
     );
-    const inbox = await s.call('check_inbox');
-    expect(inbox.text).toMatch(/inbox-message [^>]*from="kid-mcp" kind="completion"/);
+    expect(completionsFrom(f, 'me-cccccc', 'kid-mcp')).toHaveLength(1);
+    expect((await s.call('check_inbox')).text).toBe('No unread messages.');
 
     const listed = (await s.call('list_agents')).text;
     expect(listed).toContain('kid-mcp');

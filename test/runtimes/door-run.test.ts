@@ -40,5 +40,12 @@ describe("flotilla run from a vendor agent's shell, through the door", { timeout
     // The one-shot was the agent's child, and it was given the task from stdin.
     expect(listRecords(f.layout).find((r) => r.id === 'rp')).toMatchObject({ parentId: id, status: 'completed' });
     expect(readFileSync(f.layout.taskFile('rp'), 'utf8')).toContain('the task from stdin');
+    // Its answer came back as the run's output: its completion is read, never handed to the CLI as mail too.
+    await eventually(
+      () => completionsFrom(f, id, 'rp').filter((m) => m.file!.startsWith('cur/')).length === 1,
+      60_000,
+      "the one-shot's completion read",
+    );
+    expect(f.vendor.seen()).not.toMatch(/<inbox-message[^>]*from="rp"/);
   });
 });

@@ -4,12 +4,12 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { readTranscript } from '../../src/transcript/reader.js';
 import { CLI, SPAWN_AGENT } from '../helpers/cli.js';
-import { scriptCalls, userTexts } from '../helpers/scripts.js';
+import { scriptCalls, toolOutput, userTexts } from '../helpers/scripts.js';
 import { eventually } from '../helpers/tmux.js';
 import { completionsFrom, fixture, spawnFleet, type SpawnFleet } from './helpers.js';
 
-// A result the model already has from a tool is never shown to it again as mail,
-// and `spawn-agent --wait` gives back the answer of the task it started, whatever came after.
+// A result the model already has from a tool (or from its own shell's spawn-agent --wait) is never shown to it
+// again as mail, and `spawn-agent --wait` gives back the answer of the task it started, whatever came after.
 beforeAll(() => {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build first`);
 });
@@ -65,6 +65,45 @@ describe('results handed over by a tool are claimed', () => {
     expect(taken.flatMap((e) => (e.type === 'surfaced' && e.source === 'inbox' ? (e.files ?? []) : []))).toContain(
       file,
     );
+  }, 180_000);
+
+  it("the parent's shell runs spawn-agent --wait: the child's answer reaches its model once, in the shell's output, and never again as mail", async () => {
+    f = spawnFleet({ definitions: { lead: 'lead-shell-wait.yaml', worker: 'worker.yaml' } });
+    const log = join(f.project, 'calls.jsonl');
+    const r = await f.spawnAgent(['--wait', '--agent', 'lead', '--id', 'lead-sh', 'delegate'], {
+      FLOTILLA_SCRIPT_LOG: log,
+    });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout).toContain('Got it. Answer: result-of-w-sh');
+    // The child's completion reaches the parent's inbox (maybe after the wait returned) and is read there.
+    await eventually(() => inCur(f!, 'lead-sh', 'w-sh').length === 1, 60_000, "the child's completion read");
+
+    // A person's follow-up: the turn it starts carries any mail still unread, and is answered.
+    expect((await f.flotilla(['send', 'lead-sh', 'follow-up-5512'])).exitCode).toBe(0);
+    const pid = f.record('lead-sh').pid;
+    const calls = () => scriptCalls(log).filter((c) => c.pid === pid);
+    await eventually(
+      () => calls().some((c) => userTexts(c).some((t) => t.includes('follow-up-5512'))),
+      60_000,
+      'the follow-up seen',
+    );
+    await eventually(() => completionsFrom(f!, 'human', 'lead-sh').length >= 2, 60_000, 'the follow-up answered');
+
+    const inbox = calls()
+      .flatMap((c) => userTexts(c))
+      .filter((t) => t.includes('<inbox-message'));
+    expect(inbox.filter((t) => /<inbox-message[^>]*from="w-sh"/.test(t))).toEqual([]);
+    // The whole conversation, as the last call sent it: the answer once, as the shell's output.
+    const last = calls().at(-1)!;
+    const shown = last.prompt
+      .filter((m) => m.role !== 'assistant')
+      .map((m) => JSON.stringify(m.content))
+      .join('\n');
+    expect(shown.split('result-of-w-sh').length - 1).toBe(1);
+    expect(toolOutput(last, 'shell')).toContain('result-of-w-sh');
+    // One answer per task: the delegated one and the follow-up; the completion started none.
+    expect(completionsFrom(f, 'human', 'lead-sh')).toHaveLength(2);
+    expect(completionsFrom(f, 'lead-sh', 'w-sh')).toHaveLength(1);
   }, 180_000);
 
   it("a persistent agent given a follow-up right after its first task: spawn-agent --wait still prints the first task's answer", async () => {

@@ -19,12 +19,14 @@ export function command(): Command {
       const results = collectFinished(layout, { warn: (m) => process.stderr.write(`flotilla: warning: ${m}\n`) });
       // An agent that ended hands out its last task's answer.
       const last = new Map(results.length ? listRecords(layout).map((x) => [x.id, x.lastTask?.task]) : []);
-      await (
-        await import('../../lifecycle/handed-on.js')
-      ).markHandedOn(
-        layout,
-        results.map((r) => ({ id: r.id, task: r.task ?? last.get(r.id) })),
-      );
+      const { commandReader, markHandedOn } = await import('../../lifecycle/handed-on.js');
+      const reader = results.length ? await commandReader(layout) : null;
+      if (reader)
+        await markHandedOn(
+          layout,
+          reader,
+          results.map((r) => ({ id: r.id, task: r.task ?? last.get(r.id) })),
+        );
       if (opts.json) printJson(results);
       else process.stdout.write(results.map(formatCollected).join('\n'));
       // Idle agents were handed out above; what is skipped is work still under way.

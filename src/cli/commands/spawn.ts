@@ -235,7 +235,8 @@ async function waitAndPrint(
     onApproval: (asking) => void approvalNotice(layout, asking).then((line) => process.stderr.write(line + '\n')),
   });
   const result = results[0]!;
-  await (await import('../../lifecycle/handed-on.js')).markHandedOn(layout, results);
+  // Handed on to whoever spawned it: the agent whose shell ran this (its parent), or a person.
+  await (await import('../../lifecycle/handed-on.js')).markHandedOn(layout, rec.parentId ?? 'human', results);
   // A one-shot's answer comes just before its harness ends its record: return once it has, so
   // `status` right after says how it ended — within a bound, never hanging on a stuck harness.
   if (rec.mode !== 'interactive' && !rec.autoClaim && result.status !== 'lost') {

@@ -55,7 +55,9 @@ export function command(): Command {
         ...(timeout !== undefined ? { timeoutMs: timeout * 1000 } : {}),
         onApproval: (asking) => void approvalNotice(layout, asking).then((line) => process.stderr.write(line + '\n')),
       });
-      await (await import('../../lifecycle/handed-on.js')).markHandedOn(layout, out.results);
+      const { commandReader, markHandedOn } = await import('../../lifecycle/handed-on.js');
+      const reader = await commandReader(layout);
+      if (reader) await markHandedOn(layout, reader, out.results);
       if (opts.json) printJson(out);
       else {
         for (const r of out.results) {

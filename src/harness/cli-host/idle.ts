@@ -112,7 +112,7 @@ export async function tendIdleCli(d: IdleDeps): Promise<{ close(): Promise<void>
         const now = readRecord(layout, rec.id);
         if (!now || now.status !== 'idle') break;
         await teammate?.report(now);
-        const count = await unreadCount(layout, rec.id);
+        const count = await unreadCount(layout, rec.id, config.inbox.max_body_bytes);
         if (count > 0) {
           await wake(now, count);
           break;
