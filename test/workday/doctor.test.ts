@@ -136,7 +136,7 @@ describe('flotilla doctor and the settings', { timeout: 300_000 }, () => {
     // A WARN is not a failure: doctor exits 0 unless a check failed.
     expect(r.stdout.split('\n').filter((l) => l.startsWith('FAIL'))).toEqual([]);
     expect(r.exitCode).toBe(0);
-    // The runtime left alone is found where it always is; with no login in this pristine home, that is a WARN saying so.
+    // The runtime left alone is found where it always is; with no login in this pristine home, a WARN says so.
     expect(line(r.stdout, 'runtime claude')).toMatch(
       /^WARN {2}runtime claude: Claude Code \S+ .*; login: none — Claude Code has no login here — run `claude` once/,
     );
