@@ -319,15 +319,23 @@ await writeSeeds({
 
 /**
  * Each bundle's code cache seed, by this Node (src/cli/compile-cache.ts `writeSeed`): a home's first `flotilla` call
- * reads it instead of parsing the whole bundle. compile-cache.ts is bundled here for the call, as readFastRoutes does
- * with the registry: dist/cli's own copy is tsc's ES module in a CommonJS folder.
+ * reads it instead of parsing the whole bundle. compile-cache.ts is bundled here for the call (withSource): dist/cli's
+ * own copy is tsc's ES module in a CommonJS folder.
  */
 async function writeSeeds(ids) {
   await rm(new URL('../dist/cli/v8', import.meta.url), { recursive: true, force: true });
-  const out = new URL('../dist/.seed.mjs', import.meta.url);
+  await withSource('src/cli/compile-cache.ts', ({ writeSeed }) => {
+    for (const [name, id] of Object.entries(ids))
+      writeSeed(fileURLToPath(new URL(`../dist/cli/${name}.js`, import.meta.url)), id);
+  });
+}
+
+/** Runs `use` with a module of src/ bundled for this build (its packages left to node_modules), then drops the bundle. */
+async function withSource(entry, use) {
+  const out = new URL(`../dist/.${entry.replace(/\W/g, '-')}.mjs`, import.meta.url);
   await build({
     absWorkingDir: root,
-    entryPoints: ['src/cli/compile-cache.ts'],
+    entryPoints: [entry],
     outfile: fileURLToPath(out),
     bundle: true,
     format: 'esm',
@@ -335,11 +343,10 @@ async function writeSeeds(ids) {
     target: 'node20',
     logLevel: 'warning',
     packages: 'external',
+    define,
   });
   try {
-    const { writeSeed } = await import(pathToFileURL(fileURLToPath(out)).href);
-    for (const [name, id] of Object.entries(ids))
-      writeSeed(fileURLToPath(new URL(`../dist/cli/${name}.js`, import.meta.url)), id);
+    return await use(await import(pathToFileURL(fileURLToPath(out)).href));
   } finally {
     await rm(out, { force: true });
   }
@@ -366,30 +373,14 @@ async function asciiOnly(url) {
  * fastRoutes).
  */
 async function readFastRoutes() {
-  const out = new URL('../dist/.fast-routes.mjs', import.meta.url);
-  await build({
-    absWorkingDir: root,
-    entryPoints: ['src/cli/registry.ts'],
-    outfile: fileURLToPath(out),
-    bundle: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    logLevel: 'warning',
-    packages: 'external',
-    define,
-  });
-  try {
-    const registry = await import(pathToFileURL(fileURLToPath(out)).href);
+  return withSource('src/cli/registry.ts', async (registry) => {
     const leftOut = {};
     for (const load of Object.values(registry.COMMANDS)) {
       const { spec } = await load();
       if (spec?.fast && spec.fastLeavesOut) leftOut[spec.name] = spec.fastLeavesOut;
     }
     return { routes: await registry.fastRoutes(), leftOut };
-  } finally {
-    await rm(out, { force: true });
-  }
+  });
 }
 
 /** The bundles' entry points: src/cli/fast/<bundle>.ts, or fastRun over the command's module (fastEntry). */

@@ -1,12 +1,10 @@
-import { execa } from 'execa';
 import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FlotillaError } from '../../src/errors.js';
 import { openDoor, type Door, type DoorRequest } from '../../src/inbox/door.js';
-import { TOOLS_DIR } from '../../src/layout/package.js';
-import { requireTool } from '../helpers/requires.js';
+import { doorClient } from '../helpers/door-client.js';
 
 /**
  * tools/door-hook: a sandboxed vendor CLI's hook command (harness/cli-host/cli-launch.ts). It
@@ -15,7 +13,6 @@ import { requireTool } from '../helpers/requires.js';
  * harness's answer exactly: stdout, stderr, exit code (2 is "block" to Claude and Codex).
  * A real door on a real socket; the harness's side is a handler that records what it got.
  */
-const HOOK = join(TOOLS_DIR, 'door-hook');
 // What a payload or an answer may hold: quotes, backslashes, newlines, control bytes, non-ASCII, a marker.
 const AWKWARD = 'say "hi" \\ back\\slash\nline two\ttab \u0001\u001f é ✉ 🚀 </inbox-message> {"exitCode":9} \\u0041 /';
 
@@ -39,16 +36,8 @@ async function doorAnswering(
   return { path: door.path, got };
 }
 
-function hook(event: string, path: string | undefined, input: string, fallback = ['/nonexistent-node', '/x.js']) {
-  const perl = requireTool('perl');
-  return execa(perl, [HOOK, event, ...fallback], {
-    input,
-    cwd: dir,
-    reject: false,
-    stripFinalNewline: false,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...(path ? { FLOTILLA_DOOR: path } : {}) },
-    extendEnv: false,
-  });
+function hook(event: string, path: string | undefined, input: string, fallback?: string[]) {
+  return doorClient('door-hook', event, { cwd: dir, door: path, input, ...(fallback ? { fallback } : {}) });
 }
 
 describe('tools/door-hook, the hook client without a Node start', () => {

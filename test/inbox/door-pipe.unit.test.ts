@@ -1,12 +1,10 @@
-import { execa } from 'execa';
 import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDoor, type Door, type DoorPipe } from '../../src/inbox/door.js';
-import { TOOLS_DIR } from '../../src/layout/package.js';
-import { requireTool } from '../helpers/requires.js';
+import { doorClient } from '../helpers/door-client.js';
 
 /**
  * tools/door-pipe: a sandboxed vendor CLI's `flotilla mcp` (harness/cli-host/cli-launch.ts). It
@@ -15,7 +13,6 @@ import { requireTool } from '../helpers/requires.js';
  * end of input reaches the server as its end, and the server's end ends the client.
  * A real door on a real socket; the harness's side is a piper that echoes, then hangs up.
  */
-const PIPE = join(TOOLS_DIR, 'door-pipe');
 const AWKWARD = 'say "hi" \\ back\\slash\nline two\ttab \u0001\u001f é ✉ 🚀 {"jsonrpc":"2.0"}\n';
 
 let dir: string;
@@ -45,16 +42,8 @@ async function echoDoor(): Promise<{ path: string; got: DoorPipe[] }> {
   return { path: door.path, got };
 }
 
-function pipe(path: string | undefined, input: string, fallback = ['/nonexistent-node', '/x.js']) {
-  const perl = requireTool('perl');
-  return execa(perl, [PIPE, 'mcp', ...fallback], {
-    input,
-    cwd: dir,
-    reject: false,
-    stripFinalNewline: false,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...(path ? { FLOTILLA_DOOR: path } : {}) },
-    extendEnv: false,
-  });
+function pipe(path: string | undefined, input: string, fallback?: string[]) {
+  return doorClient('door-pipe', 'mcp', { cwd: dir, door: path, input, ...(fallback ? { fallback } : {}) });
 }
 
 describe('tools/door-pipe, the MCP client without a Node process', () => {
