@@ -47,6 +47,12 @@ export class AgentSession implements Session {
   private interrupted = false;
   /** Work ran since the agent last went idle: TeammateIdle is owed once it rests. */
   private worked = false;
+  /**
+   * Whether the agent's start has said what it begins with (`runTask`, `idleWithoutTask`): until then neither mail nor
+   * a board change starts a run, so a teammate spawned with a task of its own works that first and never a board task
+   * claimed while it loaded (seen under load: an auto_claim agent took the next board task instead of its own).
+   */
+  private opened = false;
   /** The record's turn count when the open task began: `max_turns` is per task (§6). */
   private taskTurnsStart = 0;
   private finished: Promise<void> | null = null;
@@ -82,7 +88,7 @@ export class AgentSession implements Session {
     deps.inbox.onArrival((notice) => {
       this.emit({ type: 'notice', text: notice });
       // Idle agents react at once (§4); one-shot agents only between their own steps.
-      if (!this.running && !this.ending && !deps.oneshot) this.startRun(null);
+      if (this.opened && !this.running && !this.ending && !deps.oneshot) this.startRun(null);
     });
     this.board =
       deps.board &&
@@ -115,6 +121,7 @@ export class AgentSession implements Session {
 
   /** Starts the first task (the spawn prompt) and returns when it ends. */
   async runTask(prompt: string): Promise<void> {
+    this.opened = true;
     this.startRun(prompt);
     await this.running;
   }
@@ -138,7 +145,7 @@ export class AgentSession implements Session {
    * surfacing (start, run end, a resumed agent's adopted mail). Events only make it sooner.
    */
   async wake(): Promise<void> {
-    if (this.running || this.ending || this.deps.oneshot) return;
+    if (!this.opened || this.running || this.ending || this.deps.oneshot) return;
     let unread = false;
     try {
       unread = await this.deps.inbox.hasUnread();
@@ -216,6 +223,7 @@ export class AgentSession implements Session {
 
   /** An interactive agent opened with no task: it gives its slot back until work arrives. */
   idleWithoutTask(): void {
+    this.opened = true;
     if (this.running || this.deps.oneshot) return;
     this.rest.idleWithoutTask();
   }
