@@ -54,6 +54,8 @@ export interface LaunchOptions {
 // over 10 s to load a harness (seen in CI).
 const HANDOFF_TIMEOUT_MS = 60_000;
 const POLL_MS = 100;
+/** A variable name a POSIX sh can `unset`. */
+const SH_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** The refusal for a missing or too old tmux, checked before anything opens (§5.2). */
 export async function tmuxPreflight(config: Config, env: NodeJS.ProcessEnv = process.env): Promise<void> {
@@ -130,12 +132,16 @@ export async function launchAgent(
     const childEnv = childEnvironment(layout, rec, prepared.slot.envValue, env, bus);
     if (rec.runtime !== 'flotilla') writeRuntimeEnv(layout, rec.id, env);
     writeHarnessKeys(layout, rec.id, env, keys);
-    const argv = withoutVars(childArgv(rec.id), keys);
     if (opts.background) {
-      exited = openHeadless(layout, rec, { ...envWithout(env, keys), ...childEnv }, argv);
+      exited = openHeadless(
+        layout,
+        rec,
+        { ...envWithout(env, keys), ...childEnv },
+        withoutVars(childArgv(rec.id), keys),
+      );
     } else {
       traceMark('spawn: opening window');
-      ({ tmux, place } = await openInTmux(layout, config, rec, childEnv, env, opts.session ?? false, argv, keys));
+      ({ tmux, place } = await openInTmux(layout, config, rec, childEnv, env, opts.session ?? false, keys));
       traceMark('spawn: window open');
       // Written before the child can write: its first write comes after the slot handoff,
       // which this process answers only once it waits for it (awaitHandoff, below). The child
@@ -179,7 +185,6 @@ async function openInTmux(
   childEnv: Record<string, string>,
   env: NodeJS.ProcessEnv,
   ownSession: boolean,
-  argv: string[],
   keys: readonly string[],
 ): Promise<{ tmux: Tmux; place: TmuxPlace }> {
   // A tool command has no $TMUX (tools/command-env.ts): its agent's child opens beside the agent.
@@ -188,7 +193,15 @@ async function openInTmux(
   const tmux = new Tmux({ socket, hideEnv: [...providerKeyVars(config), ...keys] });
   const reap = [process.execPath, CLI_ENTRY, '--root', layout.root, 'reap', ...(socket ? ['--socket', socket] : [])];
   const common = {
-    command: paneCommand(argv, reap),
+    // The keys the tmux server's environment may hold are unset by the pane's sh (pane-command.ts).
+    command: paneCommand(
+      withoutVars(
+        childArgv(rec.id),
+        keys.filter((k) => !SH_NAME.test(k)),
+      ),
+      reap,
+      keys.filter((k) => SH_NAME.test(k)),
+    ),
     cwd: rec.cwd,
     env: childEnv,
     remainOnExit: true,
