@@ -236,27 +236,31 @@ async function parentTmux(
 
 /**
  * A window in the fleet session, creating the session (detached) when missing; two spawners racing to create it both
- * end up with a window.
+ * end up with a window. The window is tried first: with the session there (every spawn but a fleet's first) that is
+ * the one tmux run, where asking `has-session` first cost one more (§14).
  */
 async function openInFleetSession(
   tmux: Tmux,
   session: string,
   opts: Omit<NewWindowOptions, 'target'>,
 ): Promise<PaneRef> {
-  if (!(await tmux.hasSession(session))) {
-    let ref: PaneRef | undefined;
-    try {
-      ref = await tmux.newSession({ ...opts, name: session, windowName: opts.name });
-    } catch (err) {
-      if (!(await tmux.hasSession(session))) throw err;
-    }
-    if (ref) {
-      // A window a person opens there later finds flotilla and spawn-agent, and is not this agent.
-      await prepareFleetSession(tmux, session).catch(() => undefined);
-      return ref;
-    }
+  const window = () => tmux.newWindow({ ...opts, target: `=${session}` });
+  try {
+    return await window();
+  } catch {
+    // There now: another spawner made it meanwhile, or the window failed for another reason, said by its retry.
+    if (await tmux.hasSession(session)) return window();
   }
-  return tmux.newWindow({ ...opts, target: `=${session}` });
+  let ref: PaneRef | undefined;
+  try {
+    ref = await tmux.newSession({ ...opts, name: session, windowName: opts.name });
+  } catch (err) {
+    if (!(await tmux.hasSession(session))) throw err;
+  }
+  if (!ref) return window();
+  // A window a person opens there later finds flotilla and spawn-agent, and is not this agent.
+  await prepareFleetSession(tmux, session).catch(() => undefined);
+  return ref;
 }
 
 function openHeadless(
