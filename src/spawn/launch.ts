@@ -17,6 +17,7 @@ import { prepareFleetSession } from '../tmux/fleet-session.js';
 import { runShellCommand, tmuxFormat } from '../tmux/quote.js';
 import { fleetSessionName } from '../tmux/session-name.js';
 import { tmuxVersionRefusal } from '../tmux/version.js';
+import { cachedTmuxVersion } from '../tmux/version-cache.js';
 import { paneCommand } from './pane-command.js';
 import type { PreparedSpawn } from './prepare.js';
 import { busCredentialVars, providerKeyVars } from '../tools/command-env.js';
@@ -57,9 +58,13 @@ const POLL_MS = 100;
 /** A variable name a POSIX sh can `unset`. */
 const SH_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-/** The refusal for a missing or too old tmux, checked before anything opens (§5.2). */
+/**
+ * The refusal for a missing or too old tmux, checked before anything opens (§5.2); the version is kept per tmux
+ * binary (tmux/version-cache.ts).
+ */
 export async function tmuxPreflight(config: Config, env: NodeJS.ProcessEnv = process.env): Promise<void> {
-  const err = tmuxVersionRefusal(await new Tmux({ socket: tmuxSocket(config.tmux.socket, env) }).version());
+  const tmux = new Tmux({ socket: tmuxSocket(config.tmux.socket, env) });
+  const err = tmuxVersionRefusal(await cachedTmuxVersion(() => tmux.version(), env));
   if (err) throw err;
 }
 
