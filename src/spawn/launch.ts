@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Config } from '../config/schema.js';
 import { errorMessage, FlotillaError } from '../errors.js';
@@ -146,7 +146,8 @@ export async function launchAgent(
       );
     } else {
       traceMark('spawn: opening window');
-      ({ tmux, place } = await openInTmux(layout, config, rec, childEnv, env, opts.session ?? false, keys));
+      let pid: number;
+      ({ tmux, place, pid } = await openInTmux(layout, config, rec, childEnv, env, opts.session ?? false, keys));
       traceMark('spawn: window open');
       // Written before the child can write: its first write comes after the slot handoff,
       // which this process answers only once it waits for it (awaitHandoff, below). The child
@@ -155,7 +156,8 @@ export async function launchAgent(
       rec = updateRecord(layout, rec.id, { tmux: place });
       const t = tmux;
       const pane = place.paneId;
-      exited = () => paneExit(t, pane);
+      const id = rec.id;
+      exited = () => paneExit(t, pane, pid, id);
     }
   } catch (err) {
     prepared.slot.release();
@@ -191,7 +193,7 @@ async function openInTmux(
   env: NodeJS.ProcessEnv,
   ownSession: boolean,
   keys: readonly string[],
-): Promise<{ tmux: Tmux; place: TmuxPlace }> {
+): Promise<{ tmux: Tmux; place: TmuxPlace; pid: number }> {
   // A tool command has no $TMUX (tools/command-env.ts): its agent's child opens beside the agent.
   const current = (await currentTmux(env)) ?? (await parentTmux(layout, rec));
   const socket = current ? current.socketPath : tmuxSocket(config.tmux.socket, env);
@@ -221,7 +223,8 @@ async function openInTmux(
     const session = fleetSessionName(config.tmux.session_prefix, layout.project);
     ref = await openInFleetSession(tmux, session, { ...common, name: rec.id });
   }
-  return { tmux, place: { socket, sessionId: ref.sessionId, windowId: ref.windowId, paneId: ref.paneId } };
+  const place = { socket, sessionId: ref.sessionId, windowId: ref.windowId, paneId: ref.paneId };
+  return { tmux, place, pid: ref.panePid };
 }
 
 /** The parent agent's tmux server and session, while that session lives; null for a root or a headless parent. */
@@ -289,8 +292,14 @@ function openHeadless(
   return () => Promise.resolve(exit);
 }
 
-/** Why a pane's process has ended (its last line of output), or null while it runs. */
-async function paneExit(tmux: Tmux, pane: string): Promise<string | null> {
+/**
+ * Why a pane's process has ended (its last line of output), or null while it runs. While /proc shows its process (the
+ * sh of pane-command.ts, `pid`) running this agent, tmux is not asked: a `display-message` every poll cost the
+ * spawner a fork each (§14). Anything else (the sh gone or a zombie, a pid namespace or a system without /proc) is
+ * asked of tmux as before.
+ */
+async function paneExit(tmux: Tmux, pane: string, pid: number, id: string): Promise<string | null> {
+  if (paneShRuns(pid, id)) return null;
   const r = await tmux.exec(['display-message', '-p', '-t', pane, '#{pane_dead} #{pane_dead_status}']);
   if (r.code !== 0) return 'its window was closed';
   const [dead, status] = r.stdout.trim().split(' ');
@@ -302,6 +311,16 @@ async function paneExit(tmux: Tmux, pane: string): Promise<string | null> {
     .filter((l) => l && !/^Pane is dead/.test(l))
     .at(-1);
   return `exited with status ${status || '?'}${last ? `: ${last}` : ''}`;
+}
+
+/** True while `pid` is this agent's pane sh, running: its argv (pane-command.ts) read from /proc, with no fork. */
+function paneShRuns(pid: number, id: string): boolean {
+  try {
+    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    return argv.includes('\0flotilla-pane\0') && argv.endsWith(`\0--spawned\0${id}\0`);
+  } catch {
+    return false;
+  }
 }
 
 type Outcome =
