@@ -5,9 +5,12 @@
 // on a private server per build, a warm fleet per build (one spawn first: caches written), runs
 // interleaved (run i of every build before run i+1 of any), the load average of each run.
 //   node bench/spawn-start.mjs [--pairs 6] [--runtime flotilla|claude] [--warm flotilla|claude] [--compare <main.js>]
+//     [--repo 1]
+// --repo: the project is a git repository with a commit (each spawn then makes its in-place branch).
 // --warm: the runtime of the first spawn, whose harness writes the code cache the others read.
 // A `claude` agent gets an unreachable API address: its CLI is exec'd, then cancelled.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CLI, median, round, tempProject, timeRun, tmuxKill } from './lib.mjs';
@@ -26,6 +29,13 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 /** One build's fleet: a project, a tmux server, the environment its spawns get. */
 function fleetFor(cli, k, runtime, warm) {
   const p = tempProject('flotilla-bench-start-');
+  // --repo: the project a git repository with a commit, so each spawn makes its in-place branch (work/in-place.ts).
+  if (arg('repo', null) !== null) {
+    rmSync(join(p.dir, '.git'), { recursive: true });
+    const g = (...a) => execFileSync('git', ['-c', 'user.name=b', '-c', 'user.email=b@b', ...a], { cwd: p.dir });
+    g('init', '-q');
+    g('commit', '-q', '--allow-empty', '-m', 'bench');
+  }
   const socket = `flotilla-bench-start-${process.pid}-${k}`;
   mkdirSync(join(p.root, 'agents'), { recursive: true });
   const def = (r) => (r === 'claude' ? 'runtime: claude\n' : `model: script:${WORKER}\n`);

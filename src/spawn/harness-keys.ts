@@ -6,7 +6,8 @@ import type { Layout } from '../layout/layout.js';
  * How a spawned harness gets its model provider keys (docs/security-shell.md "Keys on request
  * only", docs/decisions.md "Harness keys through a file, never tmux"): the spawner writes
  * the keys it has into a 0600 file in the agent's runtime folder, the harness reads it once
- * at start and removes it, and the harness's argv starts with `env -u` for each key, so
+ * at start and removes it, and each key is unset before the harness starts (by the pane's sh,
+ * spawn/pane-command.ts, or `env -u`), so
  * neither tmux's environment nor `/proc/<harness>/environ` holds one — whether the tmux
  * server is the fleet's (started without them, tmux/client.ts) or a person's that has them.
  */

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Config } from '../config/schema.js';
 import { errorMessage, FlotillaError } from '../errors.js';
@@ -17,6 +17,7 @@ import { prepareFleetSession } from '../tmux/fleet-session.js';
 import { runShellCommand, tmuxFormat } from '../tmux/quote.js';
 import { fleetSessionName } from '../tmux/session-name.js';
 import { tmuxVersionRefusal } from '../tmux/version.js';
+import { cachedTmuxVersion } from '../tmux/version-cache.js';
 import { paneCommand } from './pane-command.js';
 import type { PreparedSpawn } from './prepare.js';
 import { busCredentialVars, providerKeyVars } from '../tools/command-env.js';
@@ -54,10 +55,16 @@ export interface LaunchOptions {
 // over 10 s to load a harness (seen in CI).
 const HANDOFF_TIMEOUT_MS = 60_000;
 const POLL_MS = 100;
+/** A variable name a POSIX sh can `unset`. */
+const SH_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-/** The refusal for a missing or too old tmux, checked before anything opens (§5.2). */
+/**
+ * The refusal for a missing or too old tmux, checked before anything opens (§5.2); the version is kept per tmux
+ * binary (tmux/version-cache.ts).
+ */
 export async function tmuxPreflight(config: Config, env: NodeJS.ProcessEnv = process.env): Promise<void> {
-  const err = tmuxVersionRefusal(await new Tmux({ socket: tmuxSocket(config.tmux.socket, env) }).version());
+  const tmux = new Tmux({ socket: tmuxSocket(config.tmux.socket, env) });
+  const err = tmuxVersionRefusal(await cachedTmuxVersion(() => tmux.version(), env));
   if (err) throw err;
 }
 
@@ -130,12 +137,17 @@ export async function launchAgent(
     const childEnv = childEnvironment(layout, rec, prepared.slot.envValue, env, bus);
     if (rec.runtime !== 'flotilla') writeRuntimeEnv(layout, rec.id, env);
     writeHarnessKeys(layout, rec.id, env, keys);
-    const argv = withoutVars(childArgv(rec.id), keys);
     if (opts.background) {
-      exited = openHeadless(layout, rec, { ...envWithout(env, keys), ...childEnv }, argv);
+      exited = openHeadless(
+        layout,
+        rec,
+        { ...envWithout(env, keys), ...childEnv },
+        withoutVars(childArgv(rec.id), keys),
+      );
     } else {
       traceMark('spawn: opening window');
-      ({ tmux, place } = await openInTmux(layout, config, rec, childEnv, env, opts.session ?? false, argv, keys));
+      let pid: number;
+      ({ tmux, place, pid } = await openInTmux(layout, config, rec, childEnv, env, opts.session ?? false, keys));
       traceMark('spawn: window open');
       // Written before the child can write: its first write comes after the slot handoff,
       // which this process answers only once it waits for it (awaitHandoff, below). The child
@@ -144,7 +156,8 @@ export async function launchAgent(
       rec = updateRecord(layout, rec.id, { tmux: place });
       const t = tmux;
       const pane = place.paneId;
-      exited = () => paneExit(t, pane);
+      const id = rec.id;
+      exited = () => paneExit(t, pane, pid, id);
     }
   } catch (err) {
     prepared.slot.release();
@@ -179,16 +192,23 @@ async function openInTmux(
   childEnv: Record<string, string>,
   env: NodeJS.ProcessEnv,
   ownSession: boolean,
-  argv: string[],
   keys: readonly string[],
-): Promise<{ tmux: Tmux; place: TmuxPlace }> {
+): Promise<{ tmux: Tmux; place: TmuxPlace; pid: number }> {
   // A tool command has no $TMUX (tools/command-env.ts): its agent's child opens beside the agent.
   const current = (await currentTmux(env)) ?? (await parentTmux(layout, rec));
   const socket = current ? current.socketPath : tmuxSocket(config.tmux.socket, env);
   const tmux = new Tmux({ socket, hideEnv: [...providerKeyVars(config), ...keys] });
   const reap = [process.execPath, CLI_ENTRY, '--root', layout.root, 'reap', ...(socket ? ['--socket', socket] : [])];
   const common = {
-    command: paneCommand(argv, reap),
+    // The keys the tmux server's environment may hold are unset by the pane's sh (pane-command.ts).
+    command: paneCommand(
+      withoutVars(
+        childArgv(rec.id),
+        keys.filter((k) => !SH_NAME.test(k)),
+      ),
+      reap,
+      keys.filter((k) => SH_NAME.test(k)),
+    ),
     cwd: rec.cwd,
     env: childEnv,
     remainOnExit: true,
@@ -203,7 +223,8 @@ async function openInTmux(
     const session = fleetSessionName(config.tmux.session_prefix, layout.project);
     ref = await openInFleetSession(tmux, session, { ...common, name: rec.id });
   }
-  return { tmux, place: { socket, sessionId: ref.sessionId, windowId: ref.windowId, paneId: ref.paneId } };
+  const place = { socket, sessionId: ref.sessionId, windowId: ref.windowId, paneId: ref.paneId };
+  return { tmux, place, pid: ref.panePid };
 }
 
 /** The parent agent's tmux server and session, while that session lives; null for a root or a headless parent. */
@@ -223,27 +244,31 @@ async function parentTmux(
 
 /**
  * A window in the fleet session, creating the session (detached) when missing; two spawners racing to create it both
- * end up with a window.
+ * end up with a window. The window is tried first: with the session there (every spawn but a fleet's first) that is
+ * the one tmux run, where asking `has-session` first cost one more (§14).
  */
 async function openInFleetSession(
   tmux: Tmux,
   session: string,
   opts: Omit<NewWindowOptions, 'target'>,
 ): Promise<PaneRef> {
-  if (!(await tmux.hasSession(session))) {
-    let ref: PaneRef | undefined;
-    try {
-      ref = await tmux.newSession({ ...opts, name: session, windowName: opts.name });
-    } catch (err) {
-      if (!(await tmux.hasSession(session))) throw err;
-    }
-    if (ref) {
-      // A window a person opens there later finds flotilla and spawn-agent, and is not this agent.
-      await prepareFleetSession(tmux, session).catch(() => undefined);
-      return ref;
-    }
+  const window = () => tmux.newWindow({ ...opts, target: `=${session}` });
+  try {
+    return await window();
+  } catch {
+    // There now: another spawner made it meanwhile, or the window failed for another reason, said by its retry.
+    if (await tmux.hasSession(session)) return window();
   }
-  return tmux.newWindow({ ...opts, target: `=${session}` });
+  let ref: PaneRef | undefined;
+  try {
+    ref = await tmux.newSession({ ...opts, name: session, windowName: opts.name });
+  } catch (err) {
+    if (!(await tmux.hasSession(session))) throw err;
+  }
+  if (!ref) return window();
+  // A window a person opens there later finds flotilla and spawn-agent, and is not this agent.
+  await prepareFleetSession(tmux, session).catch(() => undefined);
+  return ref;
 }
 
 function openHeadless(
@@ -267,8 +292,14 @@ function openHeadless(
   return () => Promise.resolve(exit);
 }
 
-/** Why a pane's process has ended (its last line of output), or null while it runs. */
-async function paneExit(tmux: Tmux, pane: string): Promise<string | null> {
+/**
+ * Why a pane's process has ended (its last line of output), or null while it runs. While /proc shows its process (the
+ * sh of pane-command.ts, `pid`) running this agent, tmux is not asked: a `display-message` every poll cost the
+ * spawner a fork each (§14). Anything else (the sh gone or a zombie, a pid namespace or a system without /proc) is
+ * asked of tmux as before.
+ */
+async function paneExit(tmux: Tmux, pane: string, pid: number, id: string): Promise<string | null> {
+  if (paneShRuns(pid, id)) return null;
   const r = await tmux.exec(['display-message', '-p', '-t', pane, '#{pane_dead} #{pane_dead_status}']);
   if (r.code !== 0) return 'its window was closed';
   const [dead, status] = r.stdout.trim().split(' ');
@@ -280,6 +311,16 @@ async function paneExit(tmux: Tmux, pane: string): Promise<string | null> {
     .filter((l) => l && !/^Pane is dead/.test(l))
     .at(-1);
   return `exited with status ${status || '?'}${last ? `: ${last}` : ''}`;
+}
+
+/** True while `pid` is this agent's pane sh, running: its argv (pane-command.ts) read from /proc, with no fork. */
+function paneShRuns(pid: number, id: string): boolean {
+  try {
+    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    return argv.includes('\0flotilla-pane\0') && argv.endsWith(`\0--spawned\0${id}\0`);
+  } catch {
+    return false;
+  }
 }
 
 type Outcome =

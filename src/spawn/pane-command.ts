@@ -13,11 +13,21 @@ import { shellCommand } from '../tmux/quote.js';
  * itself, and cost no reaper here. The sh catches Ctrl-C's SIGINT and SIGQUIT so that only the
  * harness acts on them (a caught signal is default again in the harness it runs). A closed
  * window's SIGHUP ends the sh, and the kernel then sends the harness SIGHUP as before.
+ *
+ * `unset`: variables the pane's environment may hold (from the tmux server's) that neither the
+ * harness nor the reaper may see (spawn/harness-keys.ts): the sh drops them itself, where an
+ * `env -u` before the harness would cost one more exec on the way to its node (§14). Only names
+ * sh can unset: the caller keeps `env -u` for any other (harness-keys.ts `withoutVars`).
  */
-export function paneCommand(harness: readonly string[], reaper: readonly string[]): string[] {
+export function paneCommand(
+  harness: readonly string[],
+  reaper: readonly string[],
+  unset: readonly string[] = [],
+): string[] {
   // The reaper is no agent: the identity the pane's environment gives the harness is dropped.
   const reap = shellCommand(['env', ...[...AGENT_IDENTITY_VARS].flatMap((v) => ['-u', v]), ...reaper]);
   const script = [
+    ...(unset.length ? [`unset ${unset.join(' ')}`] : []),
     'trap : INT QUIT',
     '"$@"',
     's=$?',

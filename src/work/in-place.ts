@@ -27,12 +27,10 @@ export async function addInPlaceBranch(
   const within = cwd === project || cwd.startsWith(project.replace(/\/+$/, '') + '/');
   const common = join(project, '.git');
   if (!within || !isDir(common)) return null;
-  const [head, current] = await Promise.all([
-    git(project, ['rev-parse', '--verify', '-q', 'HEAD^{commit}']),
-    git(project, ['symbolic-ref', '--short', '-q', 'HEAD']),
-  ]);
-  const commit = head.stdout.trim();
-  if (head.code !== 0 || !commit) return null;
+  // One git run for both: HEAD's commit, and the branch HEAD names (`HEAD` when detached).
+  const head = await git(project, ['rev-parse', 'HEAD^{commit}', '--symbolic-full-name', 'HEAD']);
+  const [commit = '', named = ''] = head.stdout.split('\n').map((l) => l.trim());
+  if (head.code !== 0 || !/^[0-9a-f]{40,64}$/.test(commit)) return null;
   const branch = branchOf(id);
   // Never taken over: it may hold commits another agent made to pass off as this one's (docs/security.md).
   const made = await git(project, [
@@ -76,7 +74,7 @@ export async function addInPlaceBranch(
     rmSync(index, { force: true });
     await git(project, ['read-tree', commit], { ...process.env, GIT_INDEX_FILE: index });
   }
-  return { branch: current.code === 0 ? current.stdout.trim() || null : null, commit };
+  return { branch: named.startsWith('refs/heads/') ? named.slice('refs/heads/'.length) || null : null, commit };
 }
 
 function isDir(path: string): boolean {

@@ -50,6 +50,22 @@ describe("an agent pane's sh", () => {
     expect(reaped()).toBeNull();
   });
 
+  it('the keys it is told to unset reach neither the harness nor the reaper; other variables do', async () => {
+    const [file, ...args] = paneCommand(
+      ['sh', '-c', 'echo "key=${FLOTILLA_NATS_TOKEN-unset} other=${OTHER-unset}"; kill -KILL $$'],
+      ['sh', '-c', `echo "key=\${FLOTILLA_NATS_TOKEN-unset}" > ${join(dir, 'reaped')}`],
+      ['FLOTILLA_NATS_TOKEN', 'ANTHROPIC_API_KEY'],
+    );
+    const r = await execa(file!, args, {
+      reject: false,
+      env: { FLOTILLA_NATS_TOKEN: 'secret', OTHER: 'kept', PATH: process.env.PATH },
+      extendEnv: false,
+    });
+    expect(r.stdout).toBe('key=unset other=kept');
+    expect(r.exitCode).toBe(137);
+    expect(reaped()).toBe('key=unset');
+  });
+
   it("the harness's words reach it as they were, never through a shell's parsing", async () => {
     const [file, ...args] = paneCommand(['printf', '%s|', 'a b', '$HOME', "it's", '; exit 9'], [reaper]);
     const r = await execa(file!, args, { reject: false });
