@@ -76,10 +76,13 @@ export const claude: Runtime = {
   toolNames: vendorPrimaryNames('claude'),
   extraTools: EXTRA,
   // Claude 2.1.197 starts a command-line task's turn before its MCP servers are connected, MCP_CONNECTION_NONBLOCKING
-  // or not (that waits in --print mode only), but only once its SessionStart hooks have answered; it builds the
-  // request from the tools in its state, where a server's listed tools land on a 16 ms timer (its MCP batch).
+  // or not (that waits in --print mode only), but only once its SessionStart hooks have answered. A server's listed
+  // tools and instructions land in its state on a 16 ms timer (its MCP batch), set as it reads the tools/list answer,
+  // before it answers the ping after it. The turn's attachments (the servers' instructions) are taken from that state
+  // as it takes the task, the request's tools after its UserPromptSubmit hook: 20 ms is the timer and a margin
+  // (answered at once, 2 of 4 first requests at load ~7 lacked the instructions, never the tools).
   // A resumed session's task is typed instead (cli-host/cli-tend.ts).
-  firstTurnWaitsForMcp: { settleMs: 50 },
+  firstTurnWaitsForMcp: { settleMs: 20 },
   inputPrompt: ['❯'],
   compilePolicy: compileClaudePolicy,
 

@@ -11,8 +11,8 @@ import { DONT_ASK, RUNTIMES, vendorFleets } from './vendor-suite.js';
  * The first task reaches the model as its first request, once, with the fleet tools offered in
  * that request (§13): Codex and Gemini CLI get it on their command line and connect their MCP
  * servers first; Claude 2.1, which would send a command-line task before its MCP servers are
- * connected, gets it once `flotilla mcp` has listed the fleet tools. Asserted on what the fake
- * vendor API received.
+ * connected, gets it once `flotilla mcp` has listed the fleet tools and Claude has taken them (and
+ * the server's instructions) into its state. Asserted on what the fake vendor API received.
  */
 const fleets = vendorFleets();
 
@@ -41,6 +41,8 @@ describe('the first task and the first model request', { timeout: 600_000 }, () 
     const id = await f.spawnChild('a', `${name}-first`, TASK, t.spawnArgs);
     await eventually(() => completionsFrom(f, 'lead-parent', id).length > 0, 240_000, 'completion');
     expect(f.vendor.tools[0]).toContain(`${t.runtime.mcpToolPrefix}send_message`);
+    // The fleet server's instructions (who the agent is) too: Claude takes them from its state when it takes the task.
+    expect(JSON.stringify(f.vendor.bodies[0])).toContain(`You are fleet agent ${id} (depth 1)`);
     expect(timesAsked(f.vendor.prompts[0])).toBe(1);
     // The whole conversation, as the last request carries it: the task was never given a second time.
     expect(timesAsked(f.vendor.prompts.at(-1))).toBe(1);

@@ -45,7 +45,7 @@ export function fleetToolsListed(runtimeDir: string, waitMs = TOOLS_LISTED_MS): 
 
 /**
  * A new session's SessionStart hook (Runtime.firstTurnWaitsForMcp): answered once the fleet tools are
- * listed, and then `settleMs` for the CLI to take them into the state its request is built from
+ * listed, and then `settleMs` for the CLI to take them into the state its first turn is built from
  * (Claude: a 16 ms batch) when they were not listed yet; at once for a resumed agent, whose task is
  * typed once they are (cli-tend.ts), and for a runtime that connects its MCP servers first.
  */
