@@ -47,11 +47,7 @@ export class AgentSession implements Session {
   private interrupted = false;
   /** Work ran since the agent last went idle: TeammateIdle is owed once it rests. */
   private worked = false;
-  /**
-   * Whether the agent's start has said what it begins with (`runTask`, `idleWithoutTask`): until then neither mail nor
-   * a board change starts a run, so a teammate spawned with a task of its own works that first and never a board task
-   * claimed while it loaded (seen under load: an auto_claim agent took the next board task instead of its own).
-   */
+  /** Said what it begins with (runTask, idleWithoutTask): before, no mail or board change starts a run over its task. */
   private opened = false;
   /** The record's turn count when the open task began: `max_turns` is per task (§6). */
   private taskTurnsStart = 0;
@@ -254,10 +250,7 @@ export class AgentSession implements Session {
     this.emit({ type: 'status', record: rec });
   }
 
-  /**
-   * Writes what the record keeper holds; a record that cannot be written now (ENOSPC, corrupt) is the ending's to
-   * settle.
-   */
+  /** Writes what the record keeper holds; a record that cannot be written now (ENOSPC, corrupt) is the ending's. */
   private flushQuietly(): void {
     try {
       this.keeper.flush();
