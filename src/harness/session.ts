@@ -47,7 +47,7 @@ export class AgentSession implements Session {
   private interrupted = false;
   /** Work ran since the agent last went idle: TeammateIdle is owed once it rests. */
   private worked = false;
-  /** Said what it begins with (runTask, idleWithoutTask): before, no mail or board change starts a run over its task. */
+  /** Said what it begins with (runTask, idleWithoutTask): before, no mail or board change starts a run over it. */
   private opened = false;
   /** The record's turn count when the open task began: `max_turns` is per task (§6). */
   private taskTurnsStart = 0;
