@@ -350,7 +350,8 @@ async function turnFailed(
 /**
  * The agent's own usage once its session file holds this turn's answer (`answered`): Claude 2.1 runs its turn-end hook
  * before it has written the answer's line there, and a hook answered at once in the shim (door-send.ts) read the turn
- * without it — a resumed agent's first turn counted none. Looked at every 25 ms, for 1 s at most.
+ * without it — a resumed agent's first turn counted none. Looked at every 25 ms, for 1 s at most; a CLI with no
+ * session file to read is not waited for.
  */
 async function usageWithAnswer(
   runtime: Runtime,
@@ -361,7 +362,7 @@ async function usageWithAnswer(
   const end = Date.now() + 1_000;
   for (;;) {
     const usage = readUsage(runtime, payload);
-    if (!answered || (usage && usage.turns > rec.turns) || Date.now() >= end) return usage;
+    if (!answered || !usage || usage.turns > rec.turns || Date.now() >= end) return usage;
     await sleep(25);
   }
 }
