@@ -68,20 +68,35 @@ describe('tools/door-hook, the hook client without a Node start', () => {
     expect(r.exitCode).toBe(2);
   });
 
-  it('with no door to reach it says where it looked and fails', async () => {
-    dir = realpathSync(mkdtempSync(join(tmpdir(), 'flotilla-door-hook-')));
-    const r = await hook('turn-start', join(dir, 'gone.sock'), '{}');
+  // Both perl clients, the hook's and the MCP pipe's (tools/door-pipe), fail and fall back alike.
+  it.each([
+    ['door-hook', 'turn-start'],
+    ['door-pipe', 'mcp'],
+  ] as const)('%s: with no door to reach it says where it looked and fails', async (tool, first) => {
+    dir = realpathSync(mkdtempSync(join(tmpdir(), 'flotilla-door-client-')));
+    const r = await doorClient(tool, first, { cwd: dir, door: join(dir, 'gone.sock'), input: '{}' });
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toMatch(/^flotilla: cannot reach this agent's harness at .*gone\.sock/);
   });
 
-  it('without FLOTILLA_DOOR it runs the Node client instead, its stdin untouched', async () => {
-    dir = realpathSync(mkdtempSync(join(tmpdir(), 'flotilla-door-hook-')));
-    // A stand-in for `node <cli>`: sh runs the script, which shows its arguments and input.
-    const script = join(dir, 'cli.sh');
-    writeFileSync(script, 'echo "args: $*"; cat\n');
-    const r = await hook('turn-start', undefined, 'the payload', ['/bin/sh', script]);
-    expect(r.stdout).toBe('args: runtime-hook turn-start\nthe payload');
-    expect(r.exitCode).toBe(0);
-  });
+  it.each([
+    ['door-hook', 'turn-start', 'runtime-hook turn-start'],
+    ['door-pipe', 'mcp', 'mcp'],
+  ] as const)(
+    '%s: without FLOTILLA_DOOR it runs the Node client instead, its stdin untouched',
+    async (tool, first, args) => {
+      dir = realpathSync(mkdtempSync(join(tmpdir(), 'flotilla-door-client-')));
+      // A stand-in for `node <cli>`: sh runs the script, which shows its arguments and input.
+      const script = join(dir, 'cli.sh');
+      writeFileSync(script, 'echo "args: $*"; cat\n');
+      const r = await doorClient(tool, first, {
+        cwd: dir,
+        door: undefined,
+        input: 'the input',
+        fallback: ['/bin/sh', script],
+      });
+      expect(r.stdout).toBe(`args: ${args}\nthe input`);
+      expect(r.exitCode).toBe(0);
+    },
+  );
 });
