@@ -236,8 +236,7 @@ const SPANS: [label: string, from: string, to: string][] = [
   ['  MCP server: modules load', 'mcp: process started', 'mcp: command runs'],
   ['  MCP server: config, identity, SDK load', 'mcp: command runs', 'mcp: serving'],
   ['  MCP server serving → CLI initialized it', 'mcp: serving', 'mcp: client initialized'],
-  // The hook's process was started ahead by the door (harness/door-send.ts, warmHook): from the CLI running its hook
-  // command to the door.
+  // From the CLI's MCP handshake to its hook command (tools/door-hook) reaching the door, answered in the shim.
   ['  MCP initialized → turn-start hook reaches the door', 'mcp: client initialized', 'shim: turn-start hook asked'],
   // Claude (Runtime.firstTurnWaitsForMcp): its SessionStart hook, answered by the shim once `flotilla mcp` has
   // answered tools/list and then Claude its ping, holds the task on its command line; then Claude takes the task and
@@ -250,8 +249,8 @@ const SPANS: [label: string, from: string, to: string][] = [
     'shim: session-start hook answered',
     'shim: turn-start hook asked',
   ],
-  ['  turn-start hook: the door asks the spare → answered', 'shim: turn-start hook asked', 'hook turn-start: answered'],
-  ['  turn-start hook answered → first model request', 'hook turn-start: answered', 'first model request'],
+  ['  turn-start hook: the shim answers it', 'shim: turn-start hook asked', 'shim: turn-start hook answered'],
+  ['  turn-start hook answered → first model request', 'shim: turn-start hook answered', 'first model request'],
   ['spawn-agent returns (after the slot handoff)', 'bench: spawn-agent called', 'spawn: slot handed over'],
 ];
 
@@ -271,17 +270,11 @@ const MAIL_SPANS: [label: string, from: string, to: string][] = [
   // The CLI's own turn start, then its hook command (tools/door-hook in the sandbox) connecting to the door.
   ['CLI takes Enter → its turn-start hook reaches the door', 'shim: Enter pressed', 'shim: turn-start hook asked'],
   [
-    'turn-start hook: the spare (started ahead) answers: config, record, mail',
+    'turn-start hook: the shim answers: config, record, mail',
     'shim: turn-start hook asked',
-    'hook turn-start: answered',
-  ],
-  [
-    'turn-start hook: its process ends, the door answers',
-    'hook turn-start: answered',
     'shim: turn-start hook answered',
   ],
   ['the door answered → model request', 'shim: turn-start hook answered', 'model request'],
-  ['turn-start hook answered → model request', 'hook turn-start: answered', 'model request'],
 ];
 
 function mailSpansOf(traceFile: string, called: number, returned: number, request: number): Record<string, number> {
