@@ -10,8 +10,8 @@
 //   span by span (the shim's marks: mail seen, pasted, Enter, its door asked for the hook; the hook's answer);
 // - working mail: mail sent while a 5 s shell command runs; from the command's end (it writes
 //   the time) → the model call carrying the mail (the task's answer, then the turn-end hook's hand-over);
-// - RSS of the shim and of the CLI (and of everything under the shim: the CLI's `flotilla mcp`
-//   and helpers), with the agent idle after its first task, beside an idle `node -e` timer's.
+// - RSS of the shim (which serves the CLI's fleet MCP server) and of the CLI (and of everything under the shim: the
+//   CLI's door-pipe and helpers), with the agent idle after its first task, beside an idle `node -e` timer's.
 // Run by bench/runtime.mjs with vitest (it reuses the TypeScript test helpers); writes bench/results/runtimes.json.
 // `npm run bench -- runtimes` runs only this and prints a table (bench/runtime.mjs). BENCH_RUNTIME_RUNS
 // (default 10), BENCH_RUNTIME_ONLY=claude,codex (default all three), BENCH_RUNTIME_WORKING=0 (skip
@@ -230,15 +230,14 @@ const SPANS: [label: string, from: string, to: string][] = [
   ['shim: sandbox planned, door opened', 'shim: CLI settings written', 'shim: sandbox planned, door open'],
   ["shim: bwrap made the sandbox, CLI exec'd", 'shim: sandbox planned, door open', 'shim: CLI started'],
   ['CLI: start → first model request', 'shim: CLI started', 'first model request'],
-  // Within the CLI's start: its fleet MCP server (in the sandbox: through the door, started by the shim) and its
+  // Within the CLI's start: its fleet MCP server (served by the shim itself; from the sandbox through the door) and its
   // turn-start hook.
-  ['  CLI starts its fleet MCP server (node on the host starts)', 'shim: CLI started', 'mcp: process started'],
-  ['  MCP server: modules load', 'mcp: process started', 'mcp: command runs'],
-  ['  MCP server: config, identity, SDK load', 'mcp: command runs', 'mcp: serving'],
+  ['  CLI starts its MCP client (tools/door-pipe reaches the door)', 'shim: CLI started', 'shim: mcp joined'],
+  ['  the shim serves it (its modules loaded as the CLI started)', 'shim: mcp joined', 'mcp: serving'],
   ['  MCP server serving → CLI initialized it', 'mcp: serving', 'mcp: client initialized'],
   // From the CLI's MCP handshake to its hook command (tools/door-hook) reaching the door, answered in the shim.
   ['  MCP initialized → turn-start hook reaches the door', 'mcp: client initialized', 'shim: turn-start hook asked'],
-  // Claude (Runtime.firstTurnWaitsForMcp): its SessionStart hook, answered by the shim once `flotilla mcp` has
+  // Claude (Runtime.firstTurnWaitsForMcp): its SessionStart hook, answered by the shim once its MCP server has
   // answered tools/list and then Claude its ping, holds the task on its command line; then Claude takes the task and
   // runs its turn-start hook.
   ['  MCP initialized → tools listed', 'mcp: client initialized', 'mcp: tools listed'],

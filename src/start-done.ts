@@ -40,3 +40,18 @@ export function startDone(): void {
   hooks?.save();
   hooks = undefined;
 }
+
+const chunkSaves: (() => void)[] = [];
+
+/**
+ * A chunk loaded after the start (the MCP SDK's in a vendor CLI's shim, cli/mcp-chunk.ts) writes its code cache when
+ * `chunksUsed()` says it has run through once, not at exit, which a shim ended by a signal never reaches.
+ */
+export function chunkCacheLater(save: () => void): void {
+  chunkSaves.push(save);
+}
+
+/** What was loaded after the start has run through once: the chunks' code caches are written now. */
+export function chunksUsed(): void {
+  for (const save of chunkSaves.splice(0)) save();
+}

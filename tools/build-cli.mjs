@@ -131,11 +131,24 @@ const BUNDLED_IN_FAST = ['picomatch', 'yaml', 'gray-matter'];
 // CLI waits for before its first turn. The MCP SDK and the zod and ajv it builds its schemas with were ~100 files
 // compiled from node_modules on every start; in the bundle they are compiled once, into its code cache.
 const TAKES_ALL_PACKAGES = ['mcp'];
+// The MCP SDK in every other fast bundle (`flotilla run`: a vendor CLI's shim serves its fleet tools in its own process,
+// harness/door-send.ts): dist/cli/mcp-sdk.js, loaded through its own code cache when the CLI first connects
+// (src/cli/mcp-chunk.ts). From node_modules it was ~110 ms of CPU and ~17 MB of the shim's memory.
+const MCP_SDK_MODULES = [
+  '@modelcontextprotocol/sdk/server/index.js',
+  '@modelcontextprotocol/sdk/server/stdio.js',
+  '@modelcontextprotocol/sdk/types.js',
+];
 const natsInItsOwnChunk = (takesAll = false) => ({
   name: 'nats-in-its-own-chunk',
   setup(b) {
     b.onResolve({ filter: /^[^./]/ }, (args) => {
       if (args.path.startsWith('node:') || BUNDLED_IN_FAST.includes(args.path)) return undefined;
+      if (!takesAll && args.path.startsWith('@modelcontextprotocol/sdk/')) {
+        if (!MCP_SDK_MODULES.includes(args.path))
+          return { errors: [{ text: `build-cli: ${args.path} is not in MCP_SDK_MODULES (dist/cli/mcp-sdk.js)` }] };
+        return { path: args.path, namespace: 'mcp-chunk' };
+      }
       if (/[\\/]node_modules[\\/](?!@nats-io[\\/])/.test(args.importer)) return undefined;
       if (takesAll && !args.path.startsWith('@nats-io/')) return undefined;
       if (!args.path.startsWith('@nats-io/')) return { path: args.path, external: true };
@@ -145,6 +158,11 @@ const natsInItsOwnChunk = (takesAll = false) => ({
     });
     b.onLoad({ filter: /.*/, namespace: 'nats-chunk' }, (args) => ({
       contents: `module.exports = require('./nats-chunk.ts').natsPackage(${JSON.stringify(args.path)});\n`,
+      resolveDir: fileURLToPath(new URL('../src/cli', import.meta.url)),
+      loader: 'js',
+    }));
+    b.onLoad({ filter: /.*/, namespace: 'mcp-chunk' }, (args) => ({
+      contents: `module.exports = require('./mcp-chunk.ts').mcpSdkModule(${JSON.stringify(args.path)});\n`,
       resolveDir: fileURLToPath(new URL('../src/cli', import.meta.url)),
       loader: 'js',
     }));
@@ -237,6 +255,19 @@ const natsClientEntry = {
   },
 };
 
+// The MCP SDK's chunk: its modules and everything they import (its zod copy, ajv made on first use: SDK_LAZY).
+const mcpSdkEntry = {
+  name: 'mcp-sdk-entry',
+  setup(b) {
+    b.onResolve({ filter: /^mcp-sdk-entry$/ }, () => ({ path: 'mcp-sdk', namespace: 'mcp-sdk-entry' }));
+    b.onLoad({ filter: /.*/, namespace: 'mcp-sdk-entry' }, () => ({
+      contents: `module.exports = {\n${MCP_SDK_MODULES.map((p) => `  '${p}': require('${p}'),`).join('\n')}\n};\n`,
+      resolveDir: root,
+      loader: 'js',
+    }));
+  },
+};
+
 // main.ts loads the full CLI with import('./full.js'): at run time that is the ES module above.
 const fullIsExternal = {
   name: 'full-is-external',
@@ -309,6 +340,15 @@ await build({
   define: {},
   banner: {},
 });
+await build({
+  ...cjs,
+  entryPoints: [{ in: 'mcp-sdk-entry', out: 'mcp-sdk' }],
+  plugins: [mcpSdkEntry, noEsprima, lazyEdits('SDK_LAZY', SDK_LAZY)],
+  minify: true,
+  define: {},
+  banner: {},
+});
+await asciiOnly(new URL('../dist/cli/mcp-sdk.js', import.meta.url));
 // dist/cli/main.js is CommonJS in an ES module package: this folder says so to Node.
 await mkdir(new URL('../dist/cli', import.meta.url), { recursive: true });
 await writeFile(new URL('../dist/cli/package.json', import.meta.url), JSON.stringify({ type: 'commonjs' }) + '\n');

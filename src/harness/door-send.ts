@@ -1,4 +1,4 @@
-import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import type { Config } from '../config/schema.js';
 import type { AgentRecord } from '../fleet/record.js';
@@ -7,7 +7,6 @@ import type { Layout } from '../layout/layout.js';
 import { FlotillaError } from '../errors.js';
 import { SYSTEM_KIND_REFUSAL } from '../inbox/address.js';
 import type { Socket } from 'node:net';
-import type { Readable, Writable } from 'node:stream';
 import {
   DOOR_BUS_COMMANDS,
   DOOR_COMMANDS,
@@ -18,6 +17,7 @@ import {
 } from '../inbox/door.js';
 import { CLI_ENTRY } from '../layout/package.js';
 import { traceMark } from '../trace.js';
+import { chunksUsed } from '../start-done.js';
 import type { FleetHookEvent } from '../runtimes/types.js';
 
 export interface OutgoingMessage {
@@ -66,12 +66,6 @@ export interface DoorRunContext {
   /** Commands this door runs beyond DOOR_COMMANDS (a vendor CLI's shim: its hooks, VENDOR_DOOR_COMMANDS). */
   extra?: ReadonlySet<string>;
   /**
-   * Start the agent's `flotilla mcp` now, before anyone asks: the first `pipe` of `mcp` from
-   * the agent's cwd is joined to it. A vendor CLI waits for its fleet MCP server before its
-   * first request; the server loads (~0.3–1 s) while the CLI itself starts instead of after.
-   */
-  warmMcp?: boolean;
-  /**
    * Answer the CLI's hooks (`runtime-hook <event>`, a vendor CLI's shim) in this process, the agent's own: a hook is on
    * the path of every turn (a task, a wake-up for mail, each tool call), and a process per hook was a Node start each
    * time, or a ~48 MB spare kept started ahead. A `permission` hook, which waits for a person and stops when its CLI
@@ -79,9 +73,9 @@ export interface DoorRunContext {
    */
   hooksHere?: boolean;
   /**
-   * The warm MCP server starts, and the hooks' modules load, once this resolves true (a vendor CLI's shim: its CLI was
-   * exec'd), never if false: started before, the server's fork was on the path to the CLI's exec. Both still load while
-   * the CLI starts, before it can ask the door for either.
+   * The MCP server's and the hooks' modules load once this resolves true (a vendor CLI's shim: its CLI was exec'd),
+   * never if false: loaded before, they were on the path to the CLI's exec. They still load while the CLI starts,
+   * before it can ask the door for either.
    */
   warmAfter?: Promise<boolean>;
 }
@@ -101,23 +95,14 @@ export async function openAgentDoor(
 ): Promise<string | undefined> {
   mkdirSync(layout.secretsDir, { recursive: true, mode: 0o700 });
   const { openDoor } = await import('../inbox/door.js');
-  let warm: ReturnType<typeof startPiped> | undefined;
-  const startWarm = () => {
-    // Unused, it ends with this process: its input closes.
-    if (runCtx.warmMcp) warm = startPiped(['mcp'], hostPlace(layout, rec, rec.cwd, runCtx));
-    if (runCtx.hooksHere) void import('./cli-host/hook.js').then((m) => m.preloadRuntimeHook());
+  // A vendor CLI's shim: what its CLI asks the door for first.
+  const warm = () => {
+    if (!runCtx.hooksHere) return;
+    void import('../mcp/server.js');
+    void import('./cli-host/hook.js').then((m) => m.preloadRuntimeHook());
   };
-  // The first `mcp` asked for takes it, if it fits; one that does not ends it (only ever one is kept warm).
-  const take = (args: readonly string[], cwd: string): ChildProcessByStdio<Writable, Readable, null> | undefined => {
-    const w = warm;
-    if (!w || args[0] !== 'mcp') return undefined;
-    warm = undefined;
-    if (args.length === 1 && cwd === w.cwd && w.child.exitCode === null && w.child.signalCode === null) return w.child;
-    w.child.kill('SIGTERM');
-    return undefined;
-  };
-  if (runCtx.warmAfter) void runCtx.warmAfter.then((started) => started && startWarm());
-  else startWarm();
+  if (runCtx.warmAfter) void runCtx.warmAfter.then((started) => started && warm());
+  else warm();
   try {
     const door = await openDoor(
       layout.door(rec.id),
@@ -139,7 +124,7 @@ export async function openAgentDoor(
           }),
         );
       },
-      (req, sock, rest) => pipeForAgent(layout, rec, req, runCtx, sock, rest, take),
+      (req, sock, rest) => void pipeForAgent(layout, config, rec, req, runCtx, sock, rest),
     );
     return door.path;
   } catch {
@@ -258,22 +243,6 @@ function refuseRoot(args: readonly string[]): void {
   }
 }
 
-/** `flotilla <args>` on the host as this process's child, its stdin and stdout piped. */
-function startPiped(
-  args: readonly string[],
-  place: { cwd: string; env: NodeJS.ProcessEnv },
-): { child: ChildProcessByStdio<Writable, Readable, null>; cwd: string } {
-  const child = spawn(process.execPath, [CLI_ENTRY, ...args], {
-    cwd: place.cwd,
-    env: place.env,
-    stdio: ['pipe', 'pipe', 'ignore'],
-  });
-  child.stdin.on('error', () => undefined);
-  // A server that could not start says so to the connection that takes it (it closes).
-  child.on('error', () => undefined);
-  return { child, cwd: place.cwd };
-}
-
 /** Where and with what environment a forwarded command runs: the caller's cwd only inside the agent's writable dirs. */
 function hostPlace(
   layout: Layout,
@@ -291,23 +260,27 @@ function hostPlace(
   return { cwd, env };
 }
 
+const CHUNK_SAVE_MS = 2_000;
+
 /**
- * `flotilla mcp` for the agent, on the host as the harness's child, its stdio joined to the
- * connection (inbox/door.ts `pipe`): the MCP server is the agent by ancestry, so its writing
- * tools (send_message, spawn_agent, …) work from inside the sandbox, where the fleet root is read-only.
+ * `flotilla mcp` for the agent, served in this process, the agent's own, on the connection (inbox/door.ts `pipe`): its
+ * writing tools (send_message, spawn_agent, …) act on the host as this agent, from inside the sandbox, where the fleet
+ * root is read-only; with the environment the agent's commands get (a spawn's keys, definitions and board come from
+ * it). In a process of its own it was one more Node per vendor agent (~60 MB), started while the CLI starts (§14).
  */
-function pipeForAgent(
+async function pipeForAgent(
   layout: Layout,
+  config: Config,
   rec: AgentRecord,
   req: DoorPipe,
   ctx: DoorRunContext,
   sock: Socket,
   rest: Buffer,
-  take: (args: readonly string[], cwd: string) => ChildProcessByStdio<Writable, Readable, null> | undefined,
-): void {
+): Promise<void> {
   const refuse = (message: string) => {
     if (!sock.destroyed) sock.end(JSON.stringify({ ok: false, message }) + '\n');
   };
+  sock.on('error', () => undefined);
   const name = req.args[0];
   if (!name || !DOOR_PIPE_COMMANDS.has(name))
     return refuse(`the door joins only ${[...DOOR_PIPE_COMMANDS].join(', ')} to a connection`);
@@ -316,21 +289,37 @@ function pipeForAgent(
   } catch (err) {
     return refuse((err as Error).message);
   }
+  if (req.args.length > 1) return refuse(`flotilla mcp takes no arguments — got ${req.args.slice(1).join(' ')}`);
   traceMark(`shim: ${name} joined`);
-  const place = hostPlace(layout, rec, req.cwd, ctx);
-  const child = take(req.args, place.cwd) ?? startPiped(req.args, place).child;
-  sock.on('error', () => undefined);
-  if (rest.length) child.stdin.write(rest);
-  sock.pipe(child.stdin);
-  child.stdout.pipe(sock);
-  sock.resume();
-  // The caller hung up: the server ends with its input; a server that ended closes the connection.
-  sock.on('close', () => {
-    try {
-      child.kill('SIGTERM');
-    } catch {
-      /* gone */
-    }
-  });
-  child.on('error', () => sock.destroy());
+  try {
+    const [{ serveMcp }, { readRecord }, { VERSION }] = await Promise.all([
+      import('../mcp/server.js'),
+      import('../fleet/registry.js'),
+      import('../versions.js'),
+    ]);
+    if (rest.length) sock.unshift(rest);
+    const record = readRecord(layout, rec.id) ?? rec;
+    const { close } = await serveMcp(
+      layout,
+      config,
+      { kind: 'agent', record },
+      {
+        stdin: sock,
+        stdout: sock,
+        version: VERSION,
+        env: hostPlace(layout, rec, rec.cwd, ctx).env,
+        // The SDK's code cache (cli/mcp-chunk.ts) holds what a connection compiles: written once the first has listed
+        // the tools, after the CLI's first request rather than beside it.
+        listed: () => setTimeout(chunksUsed, CHUNK_SAVE_MS).unref(),
+      },
+    );
+    traceMark('mcp: serving');
+    // The client's end of input ends the server, which then ends the connection; a lost connection ends it too.
+    sock.once('end', () => void close().finally(() => sock.end()));
+    sock.once('close', () => void close());
+    if (sock.destroyed) void close();
+    sock.resume();
+  } catch (err) {
+    refuse(`flotilla mcp could not start: ${(err as Error).message}`);
+  }
 }

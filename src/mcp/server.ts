@@ -35,9 +35,11 @@ export async function serveMcp(
     version: string;
     /** Called once, after the first tools/list is answered: a client's start is done (start-done.ts). */
     listed?: () => void;
+    /** The environment an agent's spawns and merges take (its commands' own); default process.env. */
+    env?: NodeJS.ProcessEnv;
   },
-): Promise<{ closed: Promise<void> }> {
-  const tools = mcpTools(layout, config, identity);
+): Promise<{ closed: Promise<void>; close: () => Promise<void> }> {
+  const tools = mcpTools(layout, config, identity, io.env);
   const byName = new Map(tools.map((t) => [t.name, t]));
   const me = actorId(identity);
   const cwd = identity.kind === 'agent' ? identity.record.cwd : process.cwd();
@@ -109,7 +111,7 @@ export async function serveMcp(
     server.onclose = () => resolve();
   });
   await server.connect(transport);
-  return { closed };
+  return { closed, close: () => server.close() };
 }
 
 /** How long the CLI may take to answer the ping after its first tools/list before `mcp-ready` is written anyway. */

@@ -12,13 +12,19 @@ import { actorId, type McpIdentity } from './identity.js';
  * (policy/tool-table.ts; the task board's among them, §15), the registry's tools (tools/registry.ts)
  * made as the harness makes them, with operations bound to the client's identity — an agent's own fleet ops (its
  * subtree, its inbox, mail from its id), or a person's (the whole fleet, the human inbox).
- * An agent is offered only the fleet tools its effective policy allows.
+ * An agent is offered only the fleet tools its effective policy allows. `env` is what its spawns and merges take
+ * (definitions, keys, the board): the agent's commands' own where the shim serves it (harness/door-send.ts).
  *
  * A vendor CLI waits for this server before its first turn, and a tool is called seldom: each
  * operation's modules (spawning, mail, leases, the board, merging) load on its first call, not
  * before the server answers (§14). The tools themselves, which tools/list describes, are made now.
  */
-export function mcpTools(layout: Layout, config: Config, identity: McpIdentity): Tool[] {
+export function mcpTools(
+  layout: Layout,
+  config: Config,
+  identity: McpIdentity,
+  env: NodeJS.ProcessEnv = process.env,
+): Tool[] {
   const me = actorId(identity);
   const agent = identity.kind === 'agent' ? identity.record : undefined;
   const cwd = agent ? agent.cwd : process.cwd();
@@ -69,7 +75,7 @@ export function mcpTools(layout: Layout, config: Config, identity: McpIdentity):
     async () => {
       const { fleetOpsFor, personFleetOps } = await import('../spawn/ops.js');
       if (!agent) return personFleetOps(layout, config);
-      const ops = fleetOpsFor(layout, config, agent);
+      const ops = fleetOpsFor(layout, config, agent, env);
       // The answers wait_for_agents returns are the agent's model's: their completions are read, never typed
       // into its CLI again as mail (docs/decisions.md "Handed on is read").
       return {
@@ -99,7 +105,7 @@ export function mcpTools(layout: Layout, config: Config, identity: McpIdentity):
   const merge = onFirstCall<NonNullable<ToolOps['merge']>>(
     async () => {
       const { mergeWorkOps, personMergeWorkOps } = await import('../work/merge-ops.js');
-      return agent ? mergeWorkOps(layout, agent) : personMergeWorkOps(layout);
+      return agent ? mergeWorkOps(layout, agent, env) : personMergeWorkOps(layout, env);
     },
     { merge: true },
   );

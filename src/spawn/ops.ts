@@ -14,13 +14,13 @@ const MODEL_OUTPUT_CHARS = 20_000;
 /**
  * The fleet tools' operations bound to one agent as parent (§6): the same functions the CLI
  * uses, with `rec` forced as the parent (no ancestry walk), listing and cancelling only its
- * own subtree.
+ * own subtree; a spawn takes `env` (default process.env) as the spawner's environment.
  */
-export function fleetOpsFor(layout: Layout, config: Config, rec: AgentRecord): FleetOps {
+export function fleetOpsFor(layout: Layout, config: Config, rec: AgentRecord, env?: NodeJS.ProcessEnv): FleetOps {
   // The parent's latest record: turns used so far bound the child's (§7 no escalation).
   const self = (): AgentRecord => readRecord(layout, rec.id) ?? rec;
   return {
-    spawn: (req, signal) => spawnAs(layout, config, req, self(), signal),
+    spawn: (req, signal) => spawnAs(layout, config, req, self(), signal, env),
     // Its own subtree, from the children index: the rest of the fleet's history is never read.
     // On a bus, its children on other hosts too (§17.7), from the fleet's records.
     async list() {
@@ -84,6 +84,7 @@ async function spawnAs(
   req: Parameters<FleetOps['spawn']>[0],
   parent: AgentRecord | null,
   signal: AbortSignal,
+  env?: NodeJS.ProcessEnv,
 ): ReturnType<FleetOps['spawn']> {
   const { spawnAgent } = await import('./spawn.js');
   const max = config.limits.max_running;
@@ -119,7 +120,7 @@ async function spawnAs(
             }
           : {}),
       },
-      { parent, worktree: req.worktree },
+      { parent, worktree: req.worktree, ...(env ? { env } : {}) },
     );
     return { id: child.id, waited };
   } catch (caught) {

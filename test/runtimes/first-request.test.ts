@@ -51,10 +51,9 @@ describe('the first task and the first model request', { timeout: 600_000 }, () 
     ]);
     expect(completionsFrom(f, 'lead-parent', id)).toEqual([expect.objectContaining({ status: 'completed' })]);
     expect(f.record(id)).toMatchObject({ task: 1 });
-    // Idle, the agent keeps one Flotilla process beside its shim: the MCP server. Its hooks are answered by the shim,
-    // and a sandboxed CLI joins the server through the door in perl (tools/door-pipe), not in a Node of its own.
+    // Idle, the agent keeps no Flotilla process beside its shim: the shim answers its hooks and serves its MCP server,
+    // which a sandboxed CLI reaches through the door in perl (tools/door-pipe), not in a Node of its own.
     const ours = agentProcesses(f.layout, id).filter((c) => c[1] === CLI_ENTRY);
-    const args = ours.map((c) => c.slice(2).filter((a) => a && a !== '--root' && a !== f.layout.root));
-    expect(args).toEqual([['mcp']]);
+    expect(ours.map((c) => c.slice(2).filter((a) => a && a !== '--root' && a !== f.layout.root))).toEqual([]);
   });
 });

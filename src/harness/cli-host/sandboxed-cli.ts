@@ -104,7 +104,7 @@ export async function containCli(opts: {
    * the secrets.
    */
   loginDir?: string | undefined;
-  /** Whether the CLI was exec'd, once known: the door's warm MCP server and hook start then (door-send.ts). */
+  /** Whether the CLI was exec'd, once known: the door's MCP server and hooks load then (door-send.ts). */
   execed?: Promise<boolean>;
 }): Promise<ContainedCli> {
   const { layout, config, rec } = opts;
@@ -116,7 +116,6 @@ export async function containCli(opts: {
     env: { ...opts.cliEnv, ...bus },
     writable,
     extra: VENDOR_DOOR_COMMANDS,
-    warmMcp: true,
     hooksHere: true,
     ...(opts.execed ? { warmAfter: opts.execed } : {}),
   });
