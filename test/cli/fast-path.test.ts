@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { processStartTime } from '../../src/fleet/proc.js';
 import { createRecord, endRecord } from '../../src/fleet/registry.js';
 import { listNames, maildir } from '../../src/inbox/maildir.js';
+import { recordSecretDigests } from '../../src/secrets/digests.js';
 import { CLI, flotilla } from '../helpers/cli.js';
 import { tempFleet, type TempFleet } from '../helpers/fleet.js';
 import { recordInput } from '../helpers/records.js';
@@ -133,6 +134,26 @@ describe('the fast path', () => {
     expect((await flotilla(['send', 'human'], { env, input: 'short' })).exitCode).toBe(0);
     expect(humanBodies()).toEqual(['short']);
     // A send done whole on the fast path writes it.
+    expect(readdirSync(cacheDir).filter((n) => n.startsWith('fast-send-'))).toHaveLength(1);
+  });
+
+  it("an agent with no door sends on the fast path, as itself, the fleet's secrets redacted", async () => {
+    const { env, cacheDir } = setup();
+    // This test's process registered as an agent (no harness, so no door): the send's ancestry finds it.
+    createRecord(
+      fleet!.layout,
+      recordInput('lead-4f8k2p', { status: 'working', pid: process.pid, pidStartTime: processStartTime(process.pid) }),
+    );
+    recordSecretDigests(fleet!.layout, 'DEPLOY_TOKEN', 'tok-93kd8s7f6g5h');
+    const r = await flotilla(['send', 'human', 'the token is tok-93kd8s7f6g5h'], { env });
+    expect(r.exitCode, String(r.stderr)).toBe(0);
+    const box = maildir(fleet!.layout, 'human');
+    const [name] = listNames(box.new);
+    const text = readFileSync(join(box.new, name!), 'utf8');
+    expect(text).toMatch(/^from: lead-4f8k2p$/m);
+    expect(text).not.toContain('tok-93kd8s7f6g5h');
+    expect(humanBodies()).toEqual(['the token is [secret:DEPLOY_TOKEN]']);
+    // The fast bundle did the whole send (one handed to the full CLI leaves no code cache, above).
     expect(readdirSync(cacheDir).filter((n) => n.startsWith('fast-send-'))).toHaveLength(1);
   });
 
