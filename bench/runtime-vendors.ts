@@ -6,7 +6,8 @@
 //   as a person's is after the CLI's first run), each run's ratio, and where that time goes
 //   (FLOTILLA_TRACE spans, src/trace.ts); then a second start in the same run: the bare CLI again in
 //   the home its first start made, and a second agent spawned into the fleet (its caches warm);
-// - idle mail: `flotilla send` returning → the model call carrying the mail (pasted notice, turn-start hook),
+// - idle mail: `flotilla send` returning → the model call carrying the mail (pasted notice, turn-start hook), and
+//   from the send called (the send's own run included: what a person waits from Enter in their shell),
 //   span by span (the shim's marks: mail seen, pasted, Enter, its door asked for the hook; the hook's answer);
 // - working mail: mail sent while a 5 s shell command runs; from the command's end (it writes
 //   the time) → the model call carrying the mail (the task's answer, then the turn-end hook's hand-over);
@@ -433,6 +434,7 @@ it('vendor runtime figures', async () => {
     const spans: Record<string, number>[] = [];
     const mailSpans: Record<string, number>[] = [];
     const idleMail: number[] = [];
+    const idleMailFromCalled: number[] = [];
     const workingMail: number[] = [];
     const shimRss: number[] = [];
     const shimAnon: number[] = [];
@@ -484,6 +486,7 @@ it('vendor runtime figures', async () => {
         const sent = performance.now();
         await eventually(() => f.vendor.promptTimes.length > before, 300_000, 'woken model call');
         idleMail.push(f.vendor.promptTimes[before]! - sent);
+        idleMailFromCalled.push(performance.timeOrigin + f.vendor.promptTimes[before]! - sendCalled);
         // The shim and its hooks still trace into the spawn's file (their environment kept FLOTILLA_TRACE).
         mailSpans.push(
           mailSpansOf(
@@ -556,6 +559,8 @@ it('vendor runtime figures', async () => {
         where_the_time_goes_ms: whereAgain,
       },
       mail_into_idle_cli_ms: figure(idleMail),
+      // A send that lingers after its delivery shortens the figure above; this one counts the whole send.
+      mail_from_send_called_ms: figure(idleMailFromCalled),
       where_the_mail_time_goes_ms: mailWhere,
       ...(WORKING
         ? {
