@@ -83,6 +83,9 @@ export const gemini: Runtime = {
   // draws the paste ~33 ms after reading it (Ink's 30 fps). Its 40 ms again once the pane shows
   // it: no newline in 16 presses at load 8 (10 ms: 3 in 20); one that lands is undone (typist.ts).
   pasteGuardMs: 40,
+  // The wake notice as keys: no paste guard, only bufferFastReturn's 30 ms after the last key, which the 40 outlast.
+  // At load ~6 the first Enter after a pasted notice was a newline in 5 runs of 5, after a typed one in none of 10.
+  typesNotice: true,
   // A later settings read (after `--skip-trust` took effect) would bring a folder's .gemini/
   // (its .env, policies, commands, settings): hidden unless trusted.
   folderSettings: ['.gemini'],

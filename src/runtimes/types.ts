@@ -161,6 +161,13 @@ export interface Runtime {
    */
   pasteGuardMs?: number;
   /**
+   * The wake notice (one line of plain words, `deliver`) is typed as keys, not pasted: Gemini 0.61 guards Enter after
+   * a paste by a timer and a re-render, late on a loaded machine, where the first Enter lands as a newline to be undone
+   * (~200–400 ms); after typed keys only by the time since the last key (30 ms, its bufferFastReturn), which the shim's
+   * wait once the pane shows them (`pasteGuardMs`) outlasts. Anything else is still pasted.
+   */
+  typesNotice?: boolean;
+  /**
    * How to ask the CLI for the model catalogue compiled into it (runtimes/model-catalog.ts
    * runs it): the upgrades it offers, for a CLI that shows a migration dialog for an older
    * model, and the catalogue the fleet gives it instead of its own (`forFleet`).

@@ -21,14 +21,18 @@ describe('the pane typist', () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  async function typeInto(how: 'draws' | 'blind', text: string): Promise<{ reads: string[]; screen: string }> {
+  async function typeInto(
+    how: 'draws' | 'blind',
+    text: string,
+    cli: { typesNotice?: boolean } = {},
+  ): Promise<{ reads: string[]; screen: string }> {
     server = tmuxServer();
     dir = mkdtempSync(join(ROOT, '.test-homes', 'typist-'));
     const log = join(dir, 'reads.jsonl');
     await server.tmux('new-session', '-d', '-s', 'cli', '-x', '120', '-y', '30', 'node', INPUT_BOX, log, how);
     await server.waitFor('cli', /ready/);
     const paneId = await server.tmux('display-message', '-p', '-t', 'cli', '#{pane_id}');
-    const typist = await paneTypist({ socket: server.socket, paneId }, dir);
+    const typist = await paneTypist({ socket: server.socket, paneId }, dir, cli);
     await typist.submit(text);
     const screen = await server.waitFor('cli', /submitted: /);
     const reads = readFileSync(log, 'utf8')
@@ -60,5 +64,20 @@ describe('the pane typist', () => {
     const { reads, screen } = await typeInto('blind', 'do the thing');
     expect(reads).toEqual(['\x1b[200~do the thing\x1b[201~', '\r']);
     expect(screen).toContain('submitted: do the thing');
+  });
+
+  it('a CLI that types its notice (Gemini) gets it as keys, then Enter in a read of its own', async () => {
+    const notice = '[flotilla] 2 new inbox messages — they are attached below as data.';
+    const { reads, screen } = await typeInto('draws', notice, { typesNotice: true });
+    expect(reads).toEqual([notice, '\r']);
+    expect(screen).toContain(`submitted: ${notice}`);
+  });
+
+  it('a CLI that types its notice still gets a paste for text with a mark that opens a menu', async () => {
+    // `@` opens Gemini's file picker, which an Enter would answer instead of submitting.
+    const refusal = 'A person refused that call: it reads @secrets';
+    const { reads, screen } = await typeInto('draws', refusal, { typesNotice: true });
+    expect(reads).toEqual([`\x1b[200~${refusal}\x1b[201~`, '\r']);
+    expect(screen).toContain(`submitted: ${refusal}`);
   });
 });

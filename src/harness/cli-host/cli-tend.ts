@@ -39,6 +39,7 @@ export async function tendCli(d: {
   const typist = pane
     ? await paneTypist(pane, configDir, {
         guardMs: runtime.pasteGuardMs,
+        typesNotice: runtime.typesNotice,
         inputPrompt: runtime.inputPrompt,
         question: runtime.paneQuestion?.shows,
       })

@@ -29,10 +29,20 @@ function occurrences(haystack: string, needle: string): number {
   return n;
 }
 
+/**
+ * Text a CLI that types its notice (TypedCli.typesNotice) gets as keys: one short line of words and plain punctuation
+ * (dashes too), none of the marks that open a CLI's menus (`/`, `@`, `!`, `?`, a backslash), no control character,
+ * no `;` (an argument of tmux's that ends in one ends its command). A longer text is pasted: a key event a character
+ * is the CLI's work.
+ */
+const PLAIN_LINE = /^[\p{L}\p{N} [\]().,:'"\u2013\u2014-]{1,200}$/u;
+
 /** What paneTypist needs to know of the CLI (its Runtime's fields). */
 interface TypedCli {
   /** How long after the pane shows a paste the CLI still takes Enter as a newline (Runtime.pasteGuardMs). */
   guardMs?: number;
+  /** One line of plain words is typed as keys, not pasted (Runtime.typesNotice). */
+  typesNotice?: boolean;
   /** The marks that start the CLI's input line (Runtime.inputPrompt). */
   inputPrompt?: readonly string[];
   /** What the pane shows while the CLI asks a question of its own (Runtime.paneQuestion.shows). */
@@ -40,9 +50,9 @@ interface TypedCli {
 }
 
 /**
- * Types into a vendor CLI's pane as a person would: the text as one bracketed paste, then Enter
- * on its own once the pane shows the paste and the CLI's paste guard has passed, pressed again
- * while the screen shows it was not taken.
+ * Types into a vendor CLI's pane as a person would: the text as one bracketed paste (a short plain
+ * line as keys, for a CLI that types its notice), then Enter on its own once the pane shows the
+ * text and the CLI's paste guard has passed, pressed again while the screen shows it was not taken.
  */
 export async function paneTypist(
   place: { socket: string | null; paneId: string },
@@ -64,16 +74,17 @@ export async function paneTypist(
   const shown = async (text: string) => pastesShown(text, await pane.capture().catch(() => ''));
   return {
     async submit(text) {
+      const typed = cli.typesNotice === true && PLAIN_LINE.test(text);
       const file = join(configDir, 'paste.txt');
-      writeFileSync(file, text, { mode: 0o600 });
-      // The screen before the paste (an earlier notice still on it counts before and after alike), then the paste.
-      const before = pastesShown(
-        text,
-        await captureThen(
-          ['load-buffer', '-b', buffer, file],
-          ['paste-buffer', '-p', '-d', '-b', buffer, '-t', place.paneId],
-        ).catch(() => ''),
-      );
+      if (!typed) writeFileSync(file, text, { mode: 0o600 });
+      const put = typed
+        ? [['send-keys', '-t', place.paneId, '-l', '--', text]]
+        : [
+            ['load-buffer', '-b', buffer, file],
+            ['paste-buffer', '-p', '-d', '-b', buffer, '-t', place.paneId],
+          ];
+      // The screen before the text (an earlier notice still on it counts before and after alike), then the text.
+      const before = pastesShown(text, await captureThen(...put).catch(() => ''));
       traceMark('shim: pasted');
       const end = Date.now() + PASTE_SHOWN_MAX_MS;
       while (Date.now() < end && (await shown(text)) <= before) await sleep(10);
