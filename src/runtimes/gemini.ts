@@ -85,7 +85,8 @@ export const gemini: Runtime = {
   pasteGuardMs: 40,
   // The wake notice as keys: no paste guard, only bufferFastReturn's 30 ms after the last key, which the 40 outlast.
   // At load ~6 the first Enter after a pasted notice was a newline in 5 runs of 5, after a typed one in none of 10.
-  typesNotice: true,
+  // In vim mode (a trusted folder's settings) its NORMAL mode takes keys as commands; its empty input box says so.
+  typesNotice: { unlessShown: "Press 'i' for INSERT mode" },
   // A later settings read (after `--skip-trust` took effect) would bring a folder's .gemini/
   // (its .env, policies, commands, settings): hidden unless trusted.
   folderSettings: ['.gemini'],

@@ -164,9 +164,10 @@ export interface Runtime {
    * The wake notice (one line of plain words, `deliver`) is typed as keys, not pasted: Gemini 0.61 guards Enter after
    * a paste by a timer and a re-render, late on a loaded machine, where the first Enter lands as a newline to be undone
    * (~200–400 ms); after typed keys only by the time since the last key (30 ms, its bufferFastReturn), which the shim's
-   * wait once the pane shows them (`pasteGuardMs`) outlasts. Anything else is still pasted.
+   * wait once the pane shows them (`pasteGuardMs`) outlasts. Anything else is still pasted, and so is the notice
+   * while the screen shows `unlessShown`: the CLI takes keys as commands then (Gemini's vim mode, NORMAL).
    */
-  typesNotice?: boolean;
+  typesNotice?: { unlessShown: string };
   /**
    * How to ask the CLI for the model catalogue compiled into it (runtimes/model-catalog.ts
    * runs it): the upgrades it offers, for a CLI that shows a migration dialog for an older

@@ -13,6 +13,9 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
  * Enter once the pane shows the paste. A paste and its Enter in one read land as a newline in
  * the input box, so what the CLI reads must be the paste and then, in a read of its own, Enter.
  */
+/** A CLI that types its notice, unless its screen shows a mark this stand-in never draws. */
+const TYPES = { typesNotice: { unlessShown: 'keys are commands' } };
+
 describe('the pane typist', () => {
   let server: TmuxServer | undefined;
   let dir: string | undefined;
@@ -24,7 +27,7 @@ describe('the pane typist', () => {
   async function typeInto(
     how: 'draws' | 'blind',
     text: string,
-    cli: { typesNotice?: boolean } = {},
+    cli: { typesNotice?: { unlessShown: string } } = {},
   ): Promise<{ reads: string[]; screen: string }> {
     server = tmuxServer();
     dir = mkdtempSync(join(ROOT, '.test-homes', 'typist-'));
@@ -68,7 +71,7 @@ describe('the pane typist', () => {
 
   it('a CLI that types its notice (Gemini) gets it as keys, then Enter in a read of its own', async () => {
     const notice = '[flotilla] 2 new inbox messages — they are attached below as data.';
-    const { reads, screen } = await typeInto('draws', notice, { typesNotice: true });
+    const { reads, screen } = await typeInto('draws', notice, TYPES);
     expect(reads).toEqual([notice, '\r']);
     expect(screen).toContain(`submitted: ${notice}`);
   });
@@ -76,8 +79,16 @@ describe('the pane typist', () => {
   it('a CLI that types its notice still gets a paste for text with a mark that opens a menu', async () => {
     // `@` opens Gemini's file picker, which an Enter would answer instead of submitting.
     const refusal = 'A person refused that call: it reads @secrets';
-    const { reads, screen } = await typeInto('draws', refusal, { typesNotice: true });
+    const { reads, screen } = await typeInto('draws', refusal, TYPES);
     expect(reads).toEqual([`\x1b[200~${refusal}\x1b[201~`, '\r']);
     expect(screen).toContain(`submitted: ${refusal}`);
+  });
+
+  it('a CLI that types its notice gets it pasted while its screen says keys are commands', async () => {
+    // The stand-in draws "ready" at start: here that is the mark (Gemini's vim mode shows one in NORMAL).
+    const notice = '[flotilla] 1 new inbox message — they are attached below as data.';
+    const { reads, screen } = await typeInto('draws', notice, { typesNotice: { unlessShown: 'ready' } });
+    expect(reads).toEqual([`\x1b[200~${notice}\x1b[201~`, '\r']);
+    expect(screen).toContain(`submitted: ${notice}`);
   });
 });

@@ -41,8 +41,8 @@ const PLAIN_LINE = /^[\p{L}\p{N} [\]().,:'"\u2013\u2014-]{1,200}$/u;
 interface TypedCli {
   /** How long after the pane shows a paste the CLI still takes Enter as a newline (Runtime.pasteGuardMs). */
   guardMs?: number;
-  /** One line of plain words is typed as keys, not pasted (Runtime.typesNotice). */
-  typesNotice?: boolean;
+  /** One line of plain words is typed as keys, not pasted, unless the screen shows this (Runtime.typesNotice). */
+  typesNotice?: { unlessShown: string };
   /** The marks that start the CLI's input line (Runtime.inputPrompt). */
   inputPrompt?: readonly string[];
   /** What the pane shows while the CLI asks a question of its own (Runtime.paneQuestion.shows). */
@@ -74,17 +74,23 @@ export async function paneTypist(
   const shown = async (text: string) => pastesShown(text, await pane.capture().catch(() => ''));
   return {
     async submit(text) {
-      const typed = cli.typesNotice === true && PLAIN_LINE.test(text);
-      const file = join(configDir, 'paste.txt');
-      if (!typed) writeFileSync(file, text, { mode: 0o600 });
-      const put = typed
-        ? [['send-keys', '-t', place.paneId, '-l', '--', text]]
-        : [
-            ['load-buffer', '-b', buffer, file],
-            ['paste-buffer', '-p', '-d', '-b', buffer, '-t', place.paneId],
-          ];
-      // The screen before the text (an earlier notice still on it counts before and after alike), then the text.
-      const before = pastesShown(text, await captureThen(...put).catch(() => ''));
+      // The screen before the text (an earlier notice still on it counts before and after alike), then the text: read
+      // first for a CLI that may type it (what it shows says whether keys are text), else in the call that pastes.
+      const typing = cli.typesNotice && PLAIN_LINE.test(text) ? cli.typesNotice : null;
+      const first = typing ? await pane.capture().catch(() => null) : undefined;
+      let before: number;
+      if (typing && first && !first.includes(typing.unlessShown)) {
+        before = pastesShown(text, first);
+        await pane.keys('-l', '--', text);
+      } else {
+        const file = join(configDir, 'paste.txt');
+        writeFileSync(file, text, { mode: 0o600 });
+        const paste = [
+          ['load-buffer', '-b', buffer, file],
+          ['paste-buffer', '-p', '-d', '-b', buffer, '-t', place.paneId],
+        ];
+        before = pastesShown(text, await captureThen(...paste).catch(() => ''));
+      }
       traceMark('shim: pasted');
       const end = Date.now() + PASTE_SHOWN_MAX_MS;
       while (Date.now() < end && (await shown(text)) <= before) await sleep(10);
