@@ -58,7 +58,11 @@ export interface TrustIo {
 function processIo(): TrustIo {
   return {
     env: process.env,
-    canAsk: !!process.stdin.isTTY && !!process.stderr.isTTY,
+    // Asked only when the folder is untrusted: `process.stdin`'s first touch makes its stream, ~5 ms of every spawn's
+    // CPU (§14) that an agent's spawn or a trusted folder never needs.
+    get canAsk() {
+      return !!process.stdin.isTTY && !!process.stderr.isTTY;
+    },
     write: (text) => void process.stderr.write(text),
     ask: async (question) => (await import('./ask.js')).ask(question),
   };
