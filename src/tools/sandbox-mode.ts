@@ -1,4 +1,5 @@
 import { execFile, spawnSync } from 'node:child_process';
+import { accessSync, constants, statSync } from 'node:fs';
 import type { Config } from '../config/schema.js';
 import { bubblewrapUserNamespace, findBubblewrap, knowProbe, nestingProbeArgv, USERNS_PROBE } from './sandbox.js';
 
@@ -37,7 +38,7 @@ export function effectiveSandbox(
 ): EffectiveSandbox {
   const setting = config.security.sandbox;
   if (setting === 'none') return { kind: 'none', chosen: true, why: 'security.sandbox: none' };
-  const where = () => found.get(env.PATH) ?? findBubblewrap(env);
+  const where = () => found.get(env.PATH) ?? bwrapOnPath(env) ?? findBubblewrap(env);
   if (setting === 'bubblewrap') return { kind: 'bubblewrap', bwrap: where() };
   let bwrap: string;
   try {
@@ -99,8 +100,11 @@ export async function probeSandboxSoon(
 ): Promise<void> {
   const setting = config.security.sandbox;
   if (setting === 'none' || found.has(env.PATH)) return;
-  const where = await runSoon('sh', ['-c', 'command -v bwrap'], env);
-  const bwrap = where.ok ? where.stdout.trim() : '';
+  let bwrap = bwrapOnPath(env);
+  if (bwrap === undefined) {
+    const where = await runSoon('sh', ['-c', 'command -v bwrap'], env);
+    bwrap = where.ok ? where.stdout.trim() : '';
+  }
   found.set(env.PATH, bwrap || null);
   if (!bwrap) return;
   const asRoot = setting === 'auto' && process.geteuid?.() === 0 && !works.has(bwrap);
@@ -115,4 +119,24 @@ export async function probeSandboxSoon(
   if (!nests) return;
   const [file, ...args] = nestingProbeArgv(bwrap, userns.ok);
   knowProbe('nests', bwrap, (await runSoon(file!, args, env)).ok);
+}
+
+/**
+ * What `command -v bwrap` answers, found here: the first executable file named bwrap in PATH's folders, as the path
+ * sh prints. Asking a sh of its own was a process more before a vendor CLI's sandbox probes could start (§14).
+ * Undefined without a PATH (each sh then has its own default: one is asked); null when none is there.
+ */
+function bwrapOnPath(env: NodeJS.ProcessEnv): string | null | undefined {
+  if (env.PATH === undefined) return undefined;
+  for (const dir of env.PATH.split(':')) {
+    const file = dir ? `${dir}/bwrap` : './bwrap';
+    try {
+      if (!statSync(file).isFile()) continue;
+      accessSync(file, constants.X_OK);
+      return file;
+    } catch {
+      // Not there, or not executable: the next folder.
+    }
+  }
+  return null;
 }

@@ -1,4 +1,5 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -72,5 +73,37 @@ describe('the sandbox probed ahead', () => {
     expect(bubblewrapUserNamespace(ahead.bwrap)).toBe(bubblewrapUserNamespace(inTurn.bwrap));
     expect(bubblewrapNests(ahead.bwrap)).toBe(bubblewrapNests(inTurn.bwrap));
     expect(ahead.calls()).toEqual(asked);
+  });
+});
+
+/**
+ * bwrap is looked for in PATH's folders by the process itself, not by a sh of its own (§14): it finds the one
+ * `command -v bwrap` finds, stepping over a folder named bwrap and a file that cannot run.
+ */
+describe('bwrap found on PATH', () => {
+  it('is the bwrap sh finds, and the sandbox runs that one', async () => {
+    const top = mkdtempSync(join(tmpdir(), 'flotilla-path-'));
+    try {
+      mkdirSync(join(top, 'a', 'bwrap'), { recursive: true });
+      mkdirSync(join(top, 'b'));
+      writeFileSync(join(top, 'b', 'bwrap'), '#!/bin/sh\nexit 0\n', { mode: 0o644 });
+      mkdirSync(join(top, 'c'));
+      writeFileSync(join(top, 'c', 'bwrap'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+      const env = { PATH: ['a', 'b', 'c'].map((d) => join(top, d)).join(':') + ':/usr/bin:/bin' };
+      const bySh = execFileSync('sh', ['-c', 'command -v bwrap'], { env, encoding: 'utf8' }).trim();
+      expect(bySh).toBe(join(top, 'c', 'bwrap'));
+      expect(effectiveSandbox({ security: { sandbox: 'bubblewrap' } } as never, env)).toEqual({
+        kind: 'bubblewrap',
+        bwrap: bySh,
+      });
+      // The probes ahead ask that one too (it answers yes to each).
+      await probeSandboxSoon({ security: { sandbox: 'auto' } } as never, env);
+      expect(effectiveSandbox({ security: { sandbox: 'auto' } } as never, env)).toEqual({
+        kind: 'bubblewrap',
+        bwrap: bySh,
+      });
+    } finally {
+      rmSync(top, { recursive: true, force: true });
+    }
   });
 });
