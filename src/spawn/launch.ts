@@ -13,7 +13,7 @@ import { sendCompletionOnce } from '../lifecycle/completion.js';
 import { sleep } from '../sleep.js';
 import { Tmux, tmuxSocket, type NewWindowOptions, type PaneRef } from '../tmux/client.js';
 import { currentTmux } from '../tmux/current.js';
-import { prepareFleetSession } from '../tmux/fleet-session.js';
+import { fleetSessionCommands } from '../tmux/fleet-session.js';
 import { runShellCommand, tmuxFormat } from '../tmux/quote.js';
 import { fleetSessionName } from '../tmux/session-name.js';
 import { tmuxVersionRefusal } from '../tmux/version.js';
@@ -245,7 +245,8 @@ async function parentTmux(
 /**
  * A window in the fleet session, creating the session (detached) when missing; two spawners racing to create it both
  * end up with a window. The window is tried first: with the session there (every spawn but a fleet's first) that is
- * the one tmux run, where asking `has-session` first cost one more (§14).
+ * the one tmux run, where asking `has-session` first cost one more (§14). With no server running at all (a fleet's
+ * first spawn, mostly) the session is made at once, prepared in the same tmux call.
  */
 async function openInFleetSession(
   tmux: Tmux,
@@ -253,22 +254,25 @@ async function openInFleetSession(
   opts: Omit<NewWindowOptions, 'target'>,
 ): Promise<PaneRef> {
   const window = () => tmux.newWindow({ ...opts, target: `=${session}` });
+  if (!tmux.serverAbsent())
+    try {
+      return await window();
+    } catch {
+      // There now: another spawner made it meanwhile, or the window failed for another reason, said by its retry.
+      if (await tmux.hasSession(session)) return window();
+    }
   try {
-    return await window();
-  } catch {
-    // There now: another spawner made it meanwhile, or the window failed for another reason, said by its retry.
-    if (await tmux.hasSession(session)) return window();
-  }
-  let ref: PaneRef | undefined;
-  try {
-    ref = await tmux.newSession({ ...opts, name: session, windowName: opts.name });
+    // A window a person opens there later finds flotilla and spawn-agent, and is not this agent.
+    return await tmux.newSession({
+      ...opts,
+      name: session,
+      windowName: opts.name,
+      then: fleetSessionCommands(session),
+    });
   } catch (err) {
     if (!(await tmux.hasSession(session))) throw err;
   }
-  if (!ref) return window();
-  // A window a person opens there later finds flotilla and spawn-agent, and is not this agent.
-  await prepareFleetSession(tmux, session).catch(() => undefined);
-  return ref;
+  return window();
 }
 
 function openHeadless(

@@ -1,5 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
-import { isAbsolute } from 'node:path';
+import { existsSync } from 'node:fs';
+import { isAbsolute, join } from 'node:path';
 import { FlotillaError, isErrno } from '../errors.js';
 import { parseTmuxVersion, type TmuxVersion } from './version.js';
 
@@ -39,6 +40,8 @@ interface SpawnCommon {
 export interface NewSessionOptions extends SpawnCommon {
   name: string;
   windowName?: string;
+  /** tmux commands run in the same call once the session is made (each is tried again alone should one fail). */
+  then?: readonly (readonly string[])[];
 }
 
 export interface NewWindowOptions extends SpawnCommon {
@@ -188,7 +191,7 @@ export class Tmux {
   newSession(opts: NewSessionOptions): Promise<PaneRef> {
     const args = ['new-session', '-d', '-P', '-F', PANE_FORMAT, '-s', opts.name];
     if (opts.windowName) args.push('-n', opts.windowName);
-    return this.open(args, opts, `=${opts.name}:`);
+    return this.open(args, opts, `=${opts.name}:`, opts.then);
   }
 
   /** Opens a window in a session running `command`; returns its ids. */
@@ -204,14 +207,19 @@ export class Tmux {
    * that exits at once still dies with the option and the hook in place. `-d` leaves the
    * new pane out of the queue's current target, so the window is addressed by name.
    */
-  private async open(args: string[], opts: SpawnCommon, windowTarget: string): Promise<PaneRef> {
+  private async open(
+    args: string[],
+    opts: SpawnCommon,
+    windowTarget: string,
+    then: readonly (readonly string[])[] = [],
+  ): Promise<PaneRef> {
     if (opts.cwd) args.push('-c', opts.cwd);
     for (const [k, v] of Object.entries(opts.env ?? {})) args.push('-e', `${k}=${v}`);
     args.push('--', ...opts.command);
-    const after: string[][] = [];
+    const after: (readonly string[])[] = [];
     if (opts.remainOnExit) after.push(['set-option', '-p', '-t', windowTarget, 'remain-on-exit', 'on']);
     if (opts.paneDiedHook) after.push(['set-hook', '-p', '-t', windowTarget, 'pane-died', opts.paneDiedHook]);
-    const chained = after.flatMap((cmd) => [';', ...cmd]);
+    const chained = [...after, ...then].flatMap((cmd) => [';', ...cmd]);
     const r = await this.exec([...args, ...chained]);
     const first = r.stdout.split('\n').find((l) => l.trim() !== '');
     if (!first) throw this.failure(args, r.stderr);
@@ -220,8 +228,23 @@ export class Tmux {
       // The pane exists but the window name was not unique: set the rest by pane id.
       if (opts.remainOnExit) await this.setPaneOption(ref.paneId, 'remain-on-exit', 'on');
       if (opts.paneDiedHook) await this.setHook(ref.paneId, 'pane-died', opts.paneDiedHook);
+      for (const cmd of then) await this.exec(cmd);
     }
     return ref;
+  }
+
+  /**
+   * True only when no server can be listening: its socket file is not there. A spawn into a fleet whose tmux server
+   * is not running yet then opens the session at once rather than first trying a window and asking for the session,
+   * two tmux calls that could only fail (§14). False whenever unsure (no socket named and $TMUX set: tmux chooses).
+   */
+  serverAbsent(): boolean {
+    if (!this.socket && process.env.TMUX) return false;
+    const path =
+      this.socket && isAbsolute(this.socket)
+        ? this.socket
+        : join(process.env.TMUX_TMPDIR || '/tmp', `tmux-${process.getuid?.() ?? 0}`, this.socket ?? 'default');
+    return !existsSync(path);
   }
 
   /** A per-pane option (`set-option -p`, tmux ≥ 3.0). */

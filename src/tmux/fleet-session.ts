@@ -30,8 +30,13 @@ const IDENTITY = [
  * Sets the fleet session's default-command and clears agent identity from its environment; idempotent, one tmux call.
  */
 export async function prepareFleetSession(tmux: Tmux, session: string): Promise<void> {
+  await tmux.run(fleetSessionCommands(session).flatMap((c, i) => (i === 0 ? c : [';', ...c])));
+}
+
+/** `prepareFleetSession`'s tmux commands, for a spawn making the session to run them in the same call (launch.ts). */
+export function fleetSessionCommands(session: string): string[][] {
   const target = `=${session}:`;
   const cmds: string[][] = [['set-option', '-t', target, 'default-command', shellQuote(FLEET_SHELL)]];
   for (const name of IDENTITY) cmds.push(['set-environment', '-t', target, '-u', name]);
-  await tmux.run(cmds.flatMap((c, i) => (i === 0 ? c : [';', ...c])));
+  return cmds;
 }

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { FLEET_SHELL } from '../../src/tmux/fleet-session.js';
 import { CLI } from '../helpers/cli.js';
 import { eventually } from '../helpers/tmux.js';
 import { completionsFrom, fixture, spawnFleet, type SpawnFleet } from './helpers.js';
@@ -144,6 +145,11 @@ describe('spawn-agent', () => {
         '#{session_name} #{window_name} #{remain-on-exit}',
       ),
     ).toBe(`${sessions[0]!.split(' ')[0]} first on`);
+    // Made by the spawn, the session is the fleet's for a person (tmux/fleet-session.ts): their windows run the fleet
+    // shell and are not this agent.
+    const session = `=${sessions[0]!.split(' ')[0]}:`;
+    expect(await f.tmux.tmux('show-options', '-v', '-t', session, 'default-command')).toContain(FLEET_SHELL);
+    expect(await f.tmux.tmux('show-environment', '-t', session)).not.toMatch(/^FLOTILLA_AGENT_ID=/m);
     // A second spawn joins the same session.
     await f.spawnAgent(['--oneshot', '--id', 'second', '--model', `script:${fixture('worker.yaml')}`, 'do it']);
     expect(f.record('second').tmux?.sessionId).toBe(rec.tmux?.sessionId);
