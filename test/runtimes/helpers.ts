@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { processStartTime } from '../../src/fleet/proc.js';
 import { createRecord, listRecords, updateRecord } from '../../src/fleet/registry.js';
+import { markState } from '../../src/fleet/state-claim.js';
 import type { AgentRecord } from '../../src/fleet/record.js';
 import type { Layout } from '../../src/layout/layout.js';
 import type { Runtime } from '../../src/runtimes/types.js';
@@ -113,6 +114,9 @@ export async function vendorFleet(opts: {
     ...(opts.tmuxTmpdir ? { tmuxTmpdir: opts.tmuxTmpdir } : {}),
     ...(opts.home ? { home: opts.home } : {}),
   });
+  // The state folder as Flotilla makes it (cli/context.ts: made and marked by a fleet's first command), so the first
+  // spawn does not take it for one that came with a clone and ask git (fleet/state-claim.ts), as no real fleet's does.
+  markState(fleet.layout);
   for (const [name, extra] of Object.entries(opts.definitions)) {
     writeFileSync(
       join(fleet.layout.agentsDir, `${name}.md`),
