@@ -99,7 +99,7 @@ export async function openAgentDoor(
   const warm = () => {
     if (!runCtx.hooksHere) return;
     void import('../mcp/server.js');
-    void import('./cli-host/hook.js').then((m) => m.preloadRuntimeHook());
+    void import('./cli-host/hook-warm.js').then((m) => m.preloadRuntimeHook());
   };
   if (runCtx.warmAfter) void runCtx.warmAfter.then((started) => started && warm());
   else warm();
@@ -231,6 +231,7 @@ async function answerHook(
     return { stdout: '', stderr: `flotilla: ${(err as Error).message}\n`, exitCode: code };
   } finally {
     traceMark(`shim: ${event} hook answered`);
+    if (event === 'turn-start') void import('./cli-host/hook-warm.js').then((m) => m.warmMarkerScrub());
   }
 }
 

@@ -47,29 +47,6 @@ export const MAX_MAIL_CONTINUES = 5;
 /** How long a resumed CLI's first turn-start waits for it to load the session (within Gemini's 60 s hook timeout). */
 const RESUME_LOAD_MS = 10_000;
 
-/**
- * Loads what the hooks load when asked (the CLIs' hook protocols, the inbox reader and claim,
- * the read scope and lease checks): the shim does it while its CLI starts (door-send.ts). The
- * shell gate's parser is left out: only a shell command's pre-tool loads it.
- */
-export async function preloadRuntimeHook(): Promise<void> {
-  const [{ scrubHarnessMarkers }] = await Promise.all([
-    import('../../tools/scrub.js'),
-    loadRuntime('claude'),
-    loadRuntime('codex'),
-    loadRuntime('gemini'),
-    import('../../inbox/read.js'),
-    import('../../inbox/claim.js'),
-    import('../../inbox/surface.js'),
-    import('./read-scope.js'),
-    import('./lease-check.js'),
-  ]);
-  // V8 compiles the marker pattern at its first run and again at its second (~0.1 s each under
-  // load): mail with a `<` in it would pay that on the way to the model.
-  scrubHarnessMarkers('<');
-  scrubHarnessMarkers('<');
-}
-
 const HOOK_EVENTS: readonly string[] = ['session-start', 'turn-start', 'turn-end', 'pre-tool', 'permission'];
 
 /** Why `event` is no hook event a vendor CLI's hooks send; undefined when it is one. */
