@@ -1,6 +1,6 @@
 import { execFile, spawnSync } from 'node:child_process';
-import { accessSync, constants, statSync } from 'node:fs';
 import type { Config } from '../config/schema.js';
+import { whichOnPath } from '../on-path.js';
 import { bubblewrapUserNamespace, findBubblewrap, knowProbe, nestingProbeArgv, USERNS_PROBE } from './sandbox.js';
 
 /**
@@ -121,22 +121,7 @@ export async function probeSandboxSoon(
   knowProbe('nests', bwrap, (await runSoon(file!, args, env)).ok);
 }
 
-/**
- * What `command -v bwrap` answers, found here: the first executable file named bwrap in PATH's folders, as the path
- * sh prints. Asking a sh of its own was a process more before a vendor CLI's sandbox probes could start (§14).
- * Undefined without a PATH (each sh then has its own default: one is asked); null when none is there.
- */
+/** `command -v bwrap`, found here (on-path.ts); undefined without a PATH, where each sh has a default of its own. */
 function bwrapOnPath(env: NodeJS.ProcessEnv): string | null | undefined {
-  if (env.PATH === undefined) return undefined;
-  for (const dir of env.PATH.split(':')) {
-    const file = dir ? `${dir}/bwrap` : './bwrap';
-    try {
-      if (!statSync(file).isFile()) continue;
-      accessSync(file, constants.X_OK);
-      return file;
-    } catch {
-      // Not there, or not executable: the next folder.
-    }
-  }
-  return null;
+  return env.PATH === undefined ? undefined : whichOnPath('bwrap', env.PATH);
 }

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
-import { delimiter, dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import type { Config } from '../../config/schema.js';
 import type { Layout } from '../../layout/layout.js';
 import { TOOLS_DIR } from '../../layout/package.js';
@@ -9,6 +9,7 @@ import { parseTmuxVersion, tmuxNewEnough } from '../../tmux/version.js';
 import { bubblewrapNests, bubblewrapUserNamespace, pidNamespace } from '../../tools/sandbox.js';
 import { effectiveSandbox, type EffectiveSandbox } from '../../tools/sandbox-mode.js';
 import { MINIMUM, VERSION, versionAtLeast } from '../../versions.js';
+import { whichOnPath } from '../../on-path.js';
 import { runtimeChecks } from './doctor-vendor-clis.js';
 
 export interface Check {
@@ -18,21 +19,6 @@ export interface Check {
   warn?: boolean;
   detail: string;
   fix: string;
-}
-
-/** The first executable file called `name` on a PATH, or null. */
-export function whichOnPath(name: string, path: string | undefined): string | null {
-  for (const dir of (path ?? '').split(delimiter)) {
-    if (!dir) continue;
-    const file = join(dir, name);
-    try {
-      accessSync(file, constants.X_OK);
-      return file;
-    } catch {
-      // Not here.
-    }
-  }
-  return null;
 }
 
 /** Whether a shell here finds `flotilla` and `spawn-agent` (README quick start, §2). */
