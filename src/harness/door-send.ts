@@ -95,11 +95,14 @@ export async function openAgentDoor(
 ): Promise<string | undefined> {
   mkdirSync(layout.secretsDir, { recursive: true, mode: 0o700 });
   const { openDoor } = await import('../inbox/door.js');
-  // A vendor CLI's shim: what its CLI asks the door for first.
+  // A vendor CLI's shim: what its CLI asks the door for first. Only ahead of time: what fails to load here fails
+  // again, and says so, when the CLI asks (a rejection left unhandled would end the shim).
   const warm = () => {
     if (!runCtx.hooksHere) return;
-    void import('../mcp/server.js');
-    void import('./cli-host/hook-warm.js').then((m) => m.preloadRuntimeHook());
+    Promise.all([
+      import('../mcp/server.js'),
+      import('./cli-host/hook-warm.js').then((m) => m.preloadRuntimeHook()),
+    ]).catch(() => undefined);
   };
   if (runCtx.warmAfter) void runCtx.warmAfter.then((started) => started && warm());
   else warm();
@@ -231,7 +234,11 @@ async function answerHook(
     return { stdout: '', stderr: `flotilla: ${(err as Error).message}\n`, exitCode: code };
   } finally {
     traceMark(`shim: ${event} hook answered`);
-    if (event === 'turn-start') void import('./cli-host/hook-warm.js').then((m) => m.warmMarkerScrub());
+    if (event === 'turn-start')
+      void import('./cli-host/hook-warm.js').then(
+        (m) => m.warmMarkerScrub(),
+        () => undefined,
+      );
   }
 }
 

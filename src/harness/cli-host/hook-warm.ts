@@ -31,9 +31,13 @@ let scrubWarm: NodeJS.Timeout | undefined;
  */
 export function warmMarkerScrub(): void {
   scrubWarm ??= setTimeout(() => {
-    void import('../../tools/scrub.js').then(({ scrubHarnessMarkers }) => {
-      scrubHarnessMarkers('<');
-      scrubHarnessMarkers('<');
-    });
+    import('../../tools/scrub.js').then(
+      ({ scrubHarnessMarkers }) => {
+        scrubHarnessMarkers('<');
+        scrubHarnessMarkers('<');
+      },
+      // Only ahead of time: a first mail pays it instead.
+      () => undefined,
+    );
   }, SCRUB_WARM_MS).unref();
 }
