@@ -1,9 +1,9 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { listRecords } from '../../src/fleet/registry.js';
 import { eventually } from '../helpers/tmux.js';
-import { completionsFrom, fixture } from '../spawn/helpers.js';
+import { completionsFrom, scriptedDefinition } from '../spawn/helpers.js';
 import { TARGETS } from './targets.js';
 import { DONT_ASK, RUNTIMES, vendorFleets } from './vendor-suite.js';
 
@@ -23,10 +23,7 @@ describe("flotilla run from a vendor agent's shell, through the door", { timeout
       definitions: { a: DONT_ASK },
     });
     // The one-shot runs on Flotilla's own harness with the scripted model: it answers with its shell's output.
-    writeFileSync(
-      join(f.layout.agentsDir, 'worker.md'),
-      `---\nname: worker\ndescription: test agent worker\nmodel: script:${fixture('worker.yaml')}\n---\nYou are worker.\n`,
-    );
+    scriptedDefinition(f.layout, 'worker', 'worker.yaml');
     const id = await f.spawnChild('a', `${name}-runs`, 'run a one-shot', t.spawnArgs);
     await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 480_000, 'the completion');
     expect(completionsFrom(f, 'lead-parent', id)[0]!.body).toContain('the one-shot ran');

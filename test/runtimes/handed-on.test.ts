@@ -1,8 +1,6 @@
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/tmux.js';
-import { completionsFrom, fixture } from '../spawn/helpers.js';
+import { completionsFrom, scriptedDefinition } from '../spawn/helpers.js';
 import { TARGETS } from './targets.js';
 import { DONT_ASK, vendorFleets } from './vendor-suite.js';
 
@@ -18,10 +16,7 @@ describe("spawn-agent --wait from Claude Code's shell", { timeout: 600_000 }, ()
     const t = TARGETS.claude();
     const f = await fleets.open({ ...t, script: 'shell-wait.yaml', definitions: { a: DONT_ASK } });
     // The child runs on Flotilla's own harness with the scripted model: it answers with its shell's output.
-    writeFileSync(
-      join(f.layout.agentsDir, 'worker.md'),
-      `---\nname: worker\ndescription: test agent worker\nmodel: script:${fixture('worker.yaml')}\n---\nYou are worker.\n`,
-    );
+    scriptedDefinition(f.layout, 'worker', 'worker.yaml');
     const id = await f.spawnChild('a', 'claude-waits', 'delegate', t.spawnArgs);
     await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 480_000, 'the first answer');
     expect(completionsFrom(f, 'lead-parent', id)[0]!.body).toContain('Final answer: waited, Answer: result-of-sw');

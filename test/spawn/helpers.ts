@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AgentRecord } from '../../src/fleet/record.js';
 import { listRecords, readRecord } from '../../src/fleet/registry.js';
+import type { Layout } from '../../src/layout/layout.js';
 import { CLI, SPAWN_AGENT } from '../helpers/cli.js';
 import { tempFleet, type TempFleet } from '../helpers/fleet.js';
 import { testHome, type HomeKind } from '../helpers/home.js';
@@ -59,6 +60,14 @@ models:
   max_retries: 0
 `;
 
+/** A definition `name` in the project, run on Flotilla's own harness by the scripted model `script` (a fixture). */
+export function scriptedDefinition(layout: Layout, name: string, script: string): void {
+  writeFileSync(
+    join(layout.agentsDir, `${name}.md`),
+    `---\nname: ${name}\ndescription: test agent ${name}\nmodel: script:${fixture(script)}\n---\nYou are ${name}.\n`,
+  );
+}
+
 export function spawnFleet(opts: FleetOptions = {}): SpawnFleet {
   const fleet = tempFleet(opts.prefix ?? 'flotilla-spawn-');
   const home = testHome(opts.home);
@@ -66,12 +75,7 @@ export function spawnFleet(opts: FleetOptions = {}): SpawnFleet {
   writeFileSync(join(fleet.project, 'README'), 'test project\n');
   mkdirSync(fleet.layout.agentsDir, { recursive: true });
   writeFileSync(fleet.layout.configFile, BASE_CONFIG + (opts.config ?? ''));
-  for (const [name, script] of Object.entries(opts.definitions ?? {})) {
-    writeFileSync(
-      join(fleet.layout.agentsDir, `${name}.md`),
-      `---\nname: ${name}\ndescription: test agent ${name}\nmodel: script:${fixture(script)}\n---\nYou are ${name}.\n`,
-    );
-  }
+  for (const [name, script] of Object.entries(opts.definitions ?? {})) scriptedDefinition(fleet.layout, name, script);
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     // A fresh HOME, as on a new machine: nothing of the person running the tests is read.
