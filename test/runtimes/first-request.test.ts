@@ -1,8 +1,11 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { LanguageModelV3Prompt } from '@ai-sdk/provider';
 import { eventually } from '../helpers/tmux.js';
 import { completionsFrom } from '../spawn/helpers.js';
 import { CLI_ENTRY } from '../../src/layout/package.js';
+import { userCacheDir } from '../../src/layout/layout.js';
 import { agentProcesses } from './helpers.js';
 import { TARGETS } from './targets.js';
 import { DONT_ASK, RUNTIMES, vendorFleets } from './vendor-suite.js';
@@ -55,5 +58,13 @@ describe('the first task and the first model request', { timeout: 600_000 }, () 
     // which a sandboxed CLI reaches through the door in perl (tools/door-pipe), not in a Node of its own.
     const ours = agentProcesses(f.layout, id).filter((c) => c[1] === CLI_ENTRY);
     expect(ours.map((c) => c.slice(2).filter((a) => a && a !== '--root' && a !== f.layout.root))).toEqual([]);
+    // The SDK it serves with came from its own chunk (cli/mcp-chunk.ts), whose code cache the shim writes once the
+    // CLI has listed the tools: the next agent's shim reads it.
+    const cacheDir = join(userCacheDir(f.env), 'v8');
+    await eventually(
+      () => existsSync(cacheDir) && readdirSync(cacheDir).some((n) => n.startsWith('mcp-sdk-') && n.endsWith('.cache')),
+      30_000,
+      "the MCP SDK chunk's code cache",
+    );
   });
 });
