@@ -139,6 +139,14 @@ const MCP_SDK_MODULES = [
   '@modelcontextprotocol/sdk/server/stdio.js',
   '@modelcontextprotocol/sdk/types.js',
 ];
+// zod in every other fast bundle and in the MCP SDK's chunk: dist/cli/zod.js, loaded through its own code cache
+// (src/cli/zod-chunk.ts), one copy per process. From node_modules it was ~65 ms of CPU compiled on every start of a
+// vendor CLI's shim (its fleet tools' schemas), beside the SDK's own copy, and ~12 MB of the shim's memory.
+const ZOD_MODULES = ['zod', 'zod/v4', 'zod/v3', 'zod/v4-mini', 'zod/v4/core'];
+const isZod = (path) => path === 'zod' || path.startsWith('zod/');
+const notInZodChunk = (path) => ({
+  errors: [{ text: `build-cli: ${path} is not in ZOD_MODULES (dist/cli/zod.js)` }],
+});
 const natsInItsOwnChunk = (takesAll = false) => ({
   name: 'nats-in-its-own-chunk',
   setup(b) {
@@ -149,6 +157,8 @@ const natsInItsOwnChunk = (takesAll = false) => ({
           return { errors: [{ text: `build-cli: ${args.path} is not in MCP_SDK_MODULES (dist/cli/mcp-sdk.js)` }] };
         return { path: args.path, namespace: 'mcp-chunk' };
       }
+      if (!takesAll && isZod(args.path))
+        return ZOD_MODULES.includes(args.path) ? { path: args.path, namespace: 'zod-chunk' } : notInZodChunk(args.path);
       if (/[\\/]node_modules[\\/](?!@nats-io[\\/])/.test(args.importer)) return undefined;
       if (takesAll && !args.path.startsWith('@nats-io/')) return undefined;
       if (!args.path.startsWith('@nats-io/')) return { path: args.path, external: true };
@@ -158,6 +168,11 @@ const natsInItsOwnChunk = (takesAll = false) => ({
     });
     b.onLoad({ filter: /.*/, namespace: 'nats-chunk' }, (args) => ({
       contents: `module.exports = require('./nats-chunk.ts').natsPackage(${JSON.stringify(args.path)});\n`,
+      resolveDir: fileURLToPath(new URL('../src/cli', import.meta.url)),
+      loader: 'js',
+    }));
+    b.onLoad({ filter: /.*/, namespace: 'zod-chunk' }, (args) => ({
+      contents: `module.exports = require('./zod-chunk.ts').zodModule(${JSON.stringify(args.path)});\n`,
       resolveDir: fileURLToPath(new URL('../src/cli', import.meta.url)),
       loader: 'js',
     }));
@@ -238,15 +253,9 @@ const natsLazy = {
   },
 };
 // The chunk itself: the three packages (and the NATS packages they import), tweetnacl, nothing else.
-const natsClientEntry = {
-  name: 'nats-client-entry',
+const natsOnly = {
+  name: 'nats-only',
   setup(b) {
-    b.onResolve({ filter: /^nats-client-entry$/ }, () => ({ path: 'nats-client', namespace: 'nats-client-entry' }));
-    b.onLoad({ filter: /.*/, namespace: 'nats-client-entry' }, () => ({
-      contents: `module.exports = {\n${NATS_PACKAGES.map((p) => `  '${p}': require('${p}'),`).join('\n')}\n};\n`,
-      resolveDir: root,
-      loader: 'js',
-    }));
     b.onResolve({ filter: /^[^./]/ }, (args) =>
       args.path.startsWith('@nats-io/') || args.path.startsWith('node:') || args.path === 'tweetnacl'
         ? undefined
@@ -255,16 +264,26 @@ const natsClientEntry = {
   },
 };
 
-// The MCP SDK's chunk: its modules and everything they import (its zod copy, ajv made on first use: SDK_LAZY).
-const mcpSdkEntry = {
-  name: 'mcp-sdk-entry',
+// A chunk's entry: `module.exports` maps each module it holds to its exports.
+const chunkEntry = (name, modules) => ({
+  name: `${name}-entry`,
   setup(b) {
-    b.onResolve({ filter: /^mcp-sdk-entry$/ }, () => ({ path: 'mcp-sdk', namespace: 'mcp-sdk-entry' }));
-    b.onLoad({ filter: /.*/, namespace: 'mcp-sdk-entry' }, () => ({
-      contents: `module.exports = {\n${MCP_SDK_MODULES.map((p) => `  '${p}': require('${p}'),`).join('\n')}\n};\n`,
+    b.onResolve({ filter: new RegExp(`^${name}-entry$`) }, () => ({ path: name, namespace: `${name}-entry` }));
+    b.onLoad({ filter: /.*/, namespace: `${name}-entry` }, () => ({
+      contents: `module.exports = {\n${modules.map((p) => `  '${p}': require('${p}'),`).join('\n')}\n};\n`,
       resolveDir: root,
       loader: 'js',
     }));
+  },
+});
+// The MCP SDK's chunk: its modules and everything they import (ajv made on first use: SDK_LAZY) but zod, which its
+// loader gives it from the zod chunk (src/cli/mcp-chunk.ts).
+const zodFromLoader = {
+  name: 'zod-from-loader',
+  setup(b) {
+    b.onResolve({ filter: /^zod(\/|$)/ }, (args) =>
+      ZOD_MODULES.includes(args.path) ? { path: args.path, external: true } : notInZodChunk(args.path),
+    );
   },
 };
 
@@ -335,7 +354,7 @@ await build({
 await build({
   ...cjs,
   entryPoints: [{ in: 'nats-client-entry', out: 'nats-client' }],
-  plugins: [natsClientEntry, natsLazy],
+  plugins: [chunkEntry('nats-client', NATS_PACKAGES), natsOnly, natsLazy],
   minify: true,
   define: {},
   banner: {},
@@ -343,12 +362,21 @@ await build({
 await build({
   ...cjs,
   entryPoints: [{ in: 'mcp-sdk-entry', out: 'mcp-sdk' }],
-  plugins: [mcpSdkEntry, noEsprima, lazyEdits('SDK_LAZY', SDK_LAZY)],
+  plugins: [chunkEntry('mcp-sdk', MCP_SDK_MODULES), zodFromLoader, noEsprima, lazyEdits('SDK_LAZY', SDK_LAZY)],
   minify: true,
   define: {},
   banner: {},
 });
 await asciiOnly(new URL('../dist/cli/mcp-sdk.js', import.meta.url));
+await build({
+  ...cjs,
+  entryPoints: [{ in: 'zod-entry', out: 'zod' }],
+  plugins: [chunkEntry('zod', ZOD_MODULES)],
+  minify: true,
+  define: {},
+  banner: {},
+});
+await asciiOnly(new URL('../dist/cli/zod.js', import.meta.url));
 // dist/cli/main.js is CommonJS in an ES module package: this folder says so to Node.
 await mkdir(new URL('../dist/cli', import.meta.url), { recursive: true });
 await writeFile(new URL('../dist/cli/package.json', import.meta.url), JSON.stringify({ type: 'commonjs' }) + '\n');

@@ -4,6 +4,7 @@ import { natsCacheSkip } from './nats-chunk.js';
 import { reportError } from './output.js';
 import type { SpecCommandModule } from './registry.js';
 import { commandIndex } from './route.js';
+import { zodCacheSkip } from './zod-chunk.js';
 import { parseBySpec } from './spec.js';
 
 /**
@@ -33,7 +34,10 @@ export function fastRun(module: SpecCommandModule, args: string[], cache?: Cache
     )
     .then((code) => {
       // As for the bundle (main.ts): only a run that did its whole command leaves its compiled code.
-      if (code !== 0) natsCacheSkip();
+      if (code !== 0) {
+        natsCacheSkip();
+        zodCacheSkip();
+      }
       return code;
     })
     .finally(runAtExit);
