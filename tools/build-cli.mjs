@@ -58,9 +58,6 @@ await build({
   logLevel: 'warning',
   plugins: [noEsprima],
   define,
-  // The MCP SDK is bundled (into the chunk only `flotilla mcp` loads): from node_modules it was
-  // ~250 files resolved one by one (its own zod copy, ajv), ~0.5 s of every server start that
-  // a vendor CLI waits for before its first turn (docs/benchmarks-runtimes.md).
   external: ['ai', '@ai-sdk/*', 'execa', 'web-tree-sitter'],
   // CommonJS dependencies (gray-matter) call require() for Node built-ins.
   banner: {
@@ -127,40 +124,21 @@ const NATS_PACKAGES = ['@nats-io/transport-node', '@nats-io/jetstream', '@nats-i
 // which reads the definitions before every vendor CLI starts (~40 files, ~25 ms of a shim's CPU before the CLI's exec);
 // gray-matter, which reads mail (with js-yaml, less esprima: noEsprima; ~40 ms of a shim's CPU as its CLI starts).
 const BUNDLED_IN_FAST = ['picomatch', 'yaml', 'gray-matter'];
-// The fast bundles that take in every package they import but the NATS client's: `flotilla mcp`, which a vendor
-// CLI waits for before its first turn. The MCP SDK and the zod and ajv it builds its schemas with were ~100 files
-// compiled from node_modules on every start; in the bundle they are compiled once, into its code cache.
-const TAKES_ALL_PACKAGES = ['mcp'];
-// The MCP SDK in every other fast bundle (`flotilla run`: a vendor CLI's shim serves its fleet tools in its own process,
-// harness/door-send.ts): dist/cli/mcp-sdk.js, loaded through its own code cache when the CLI first connects
-// (src/cli/mcp-chunk.ts). From node_modules it was ~110 ms of CPU and ~17 MB of the shim's memory.
-const MCP_SDK_MODULES = [
-  '@modelcontextprotocol/sdk/server/index.js',
-  '@modelcontextprotocol/sdk/server/stdio.js',
-  '@modelcontextprotocol/sdk/types.js',
-];
-// zod in every other fast bundle and in the MCP SDK's chunk: dist/cli/zod.js, loaded through its own code cache
-// (src/cli/zod-chunk.ts), one copy per process. From node_modules it was ~65 ms of CPU compiled on every start of a
-// vendor CLI's shim (its fleet tools' schemas), beside the SDK's own copy, and ~12 MB of the shim's memory.
-const ZOD_MODULES = ['zod', 'zod/v4', 'zod/v3', 'zod/v4-mini', 'zod/v4/core'];
-const isZod = (path) => path === 'zod' || path.startsWith('zod/');
-const notInZodChunk = (path) => ({
-  errors: [{ text: `build-cli: ${path} is not in ZOD_MODULES (dist/cli/zod.js)` }],
-});
-const natsInItsOwnChunk = (takesAll = false) => ({
+// zod in every fast bundle: dist/cli/zod.js, loaded through its own code cache (src/cli/zod-chunk.ts). From
+// node_modules it was ~65 ms of CPU compiled on every start that loads it: a vendor CLI's shim (its fleet tools'
+// schemas), a spawn whose definitions fail, a config the validator refuses.
+const ZOD_MODULES = ['zod'];
+const natsInItsOwnChunk = {
   name: 'nats-in-its-own-chunk',
   setup(b) {
     b.onResolve({ filter: /^[^./]/ }, (args) => {
       if (args.path.startsWith('node:') || BUNDLED_IN_FAST.includes(args.path)) return undefined;
-      if (!takesAll && args.path.startsWith('@modelcontextprotocol/sdk/')) {
-        if (!MCP_SDK_MODULES.includes(args.path))
-          return { errors: [{ text: `build-cli: ${args.path} is not in MCP_SDK_MODULES (dist/cli/mcp-sdk.js)` }] };
-        return { path: args.path, namespace: 'mcp-chunk' };
+      if (args.path === 'zod' || args.path.startsWith('zod/')) {
+        if (!ZOD_MODULES.includes(args.path))
+          return { errors: [{ text: `build-cli: ${args.path} is not in ZOD_MODULES (dist/cli/zod.js)` }] };
+        return { path: args.path, namespace: 'zod-chunk' };
       }
-      if (!takesAll && isZod(args.path))
-        return ZOD_MODULES.includes(args.path) ? { path: args.path, namespace: 'zod-chunk' } : notInZodChunk(args.path);
       if (/[\\/]node_modules[\\/](?!@nats-io[\\/])/.test(args.importer)) return undefined;
-      if (takesAll && !args.path.startsWith('@nats-io/')) return undefined;
       if (!args.path.startsWith('@nats-io/')) return { path: args.path, external: true };
       if (!NATS_PACKAGES.includes(args.path))
         return { errors: [{ text: `build-cli: ${args.path} is not in NATS_PACKAGES (dist/cli/nats-client.js)` }] };
@@ -176,47 +154,8 @@ const natsInItsOwnChunk = (takesAll = false) => ({
       resolveDir: fileURLToPath(new URL('../src/cli', import.meta.url)),
       loader: 'js',
     }));
-    b.onLoad({ filter: /.*/, namespace: 'mcp-chunk' }, (args) => ({
-      contents: `module.exports = require('./mcp-chunk.ts').mcpSdkModule(${JSON.stringify(args.path)});\n`,
-      resolveDir: fileURLToPath(new URL('../src/cli', import.meta.url)),
-      loader: 'js',
-    }));
   },
-});
-// In `flotilla mcp`'s bundle, the MCP SDK's Server loads ajv and ajv-formats and makes an ajv
-// instance when constructed, for the elicitation answers it checks, and the fleet server asks for
-// none: ~7 ms of CPU of every start a vendor CLI waits for. It is made on first use instead, and
-// ajv loaded then. Exact edits, as NATS_LAZY's; the build fails when the SDK changed.
-const SDK_LAZY = [
-  {
-    file: /@modelcontextprotocol[\\/]sdk[\\/]dist[\\/]esm[\\/]validation[\\/]ajv-provider\.js$/,
-    edits: [
-      {
-        from: "import Ajv from 'ajv';\nimport _addFormats from 'ajv-formats';",
-        to: "const Ajv = function (options) { return new (require('ajv').default)(options); };\nconst _addFormats = (ajv) => require('ajv-formats').default(ajv);",
-      },
-      {
-        from: 'this._ajv = ajv ?? createDefaultAjvInstance();',
-        to: "let made = ajv; Object.defineProperty(this, '_ajv', { get: () => (made ??= createDefaultAjvInstance()) });",
-      },
-    ],
-  },
-];
-const lazyEdits = (name, list) => ({
-  name,
-  setup(b) {
-    for (const { file, edits } of list)
-      b.onLoad({ filter: file }, async (args) => {
-        let text = await readFile(args.path, 'utf8');
-        for (const { from, to } of edits) {
-          const out = text.replace(from, to);
-          if (out === text) throw new Error(`build-cli: ${args.path} changed; update ${name}`);
-          text = out;
-        }
-        return { contents: text, loader: 'js' };
-      });
-  },
-});
+};
 // Within the chunk, two modules a plain connection never uses load on first use: node:tls (its
 // `isEncrypted()` asks `instanceof TLSSocket`, which no socket is before node:tls loads) and
 // tweetnacl (nkey signatures; 62 KB compiled from node_modules on every connect) — ~10 ms of CPU
@@ -276,17 +215,6 @@ const chunkEntry = (name, modules) => ({
     }));
   },
 });
-// The MCP SDK's chunk: its modules and everything they import (ajv made on first use: SDK_LAZY) but zod, which its
-// loader gives it from the zod chunk (src/cli/mcp-chunk.ts).
-const zodFromLoader = {
-  name: 'zod-from-loader',
-  setup(b) {
-    b.onResolve({ filter: /^zod(\/|$)/ }, (args) =>
-      ZOD_MODULES.includes(args.path) ? { path: args.path, external: true } : notInZodChunk(args.path),
-    );
-  },
-};
-
 // main.ts loads the full CLI with import('./full.js'): at run time that is the ES module above.
 const fullIsExternal = {
   name: 'full-is-external',
@@ -303,7 +231,7 @@ const cjs = {
   target: 'node20',
   sourcemap: true,
   logLevel: 'warning',
-  plugins: [fullIsExternal, fastEntry, natsInItsOwnChunk(), noEsprima],
+  plugins: [fullIsExternal, fastEntry, natsInItsOwnChunk, noEsprima],
   // Modules find files relative to themselves; main.js sits at the same depth as their sources. The URL is made only
   // when asked for: pathToFileURL was ~0.2 ms of every fast command's start (§14).
   define: { ...define, 'import.meta.url': '__flotillaMeta.url', 'import.meta.dirname': '__dirname' },
@@ -320,16 +248,10 @@ const cjs = {
 // package left as an `import()` fails test/cli/fast-bundles.test.ts.
 const fastCjs = { ...cjs, supported: { 'dynamic-import': false } };
 const entries = fastEntries(routes);
-const ownBuild = (e) => leftOut[e.bundle] || TAKES_ALL_PACKAGES.includes(e.bundle);
-const plain = entries.filter((e) => !ownBuild(e));
+const plain = entries.filter((e) => !leftOut[e.bundle]);
 if (plain.length) await build({ ...fastCjs, entryPoints: plain.map(({ entry }) => entry) });
-for (const { bundle, entry } of entries.filter(ownBuild)) {
-  const plugins = TAKES_ALL_PACKAGES.includes(bundle)
-    ? [fullIsExternal, fastEntry, natsInItsOwnChunk(true), noEsprima, lazyEdits('SDK_LAZY', SDK_LAZY)]
-    : [...cjs.plugins];
-  if (leftOut[bundle]) plugins.push(leaveOut(leftOut[bundle]));
-  await build({ ...fastCjs, entryPoints: [entry], plugins });
-}
+for (const { bundle, entry } of entries.filter((e) => leftOut[e.bundle]))
+  await build({ ...fastCjs, entryPoints: [entry], plugins: [...cjs.plugins, leaveOut(leftOut[bundle])] });
 for (const { bundle } of entries) await asciiOnly(new URL(`../dist/cli/fast-${bundle}.js`, import.meta.url));
 // Then start.js, which routes commands, with each fast bundle's content hash: the key of its code
 // cache, so that it need not `stat` a bundle to tell one build from another (src/cli/compile-cache.ts,
@@ -359,15 +281,6 @@ await build({
   define: {},
   banner: {},
 });
-await build({
-  ...cjs,
-  entryPoints: [{ in: 'mcp-sdk-entry', out: 'mcp-sdk' }],
-  plugins: [chunkEntry('mcp-sdk', MCP_SDK_MODULES), zodFromLoader, noEsprima, lazyEdits('SDK_LAZY', SDK_LAZY)],
-  minify: true,
-  define: {},
-  banner: {},
-});
-await asciiOnly(new URL('../dist/cli/mcp-sdk.js', import.meta.url));
 await build({
   ...cjs,
   entryPoints: [{ in: 'zod-entry', out: 'zod' }],

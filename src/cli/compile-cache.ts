@@ -32,7 +32,6 @@ export function requireCached(
   file: string,
   id?: string,
   kind?: string,
-  provided?: (id: string) => unknown,
 ): { exports: unknown; skip(): void; save(): void } {
   const key = cacheFile(file, id, kind);
   let cachedData: Buffer | undefined;
@@ -60,7 +59,7 @@ export function requireCached(
   if (wanted) process.once('exit', () => skipped || save(wanted, script));
   const mod = { exports: {} };
   const fn = script.runInThisContext() as (...args: unknown[]) => void;
-  fn.call(mod.exports, mod.exports, requireBeside(file, provided), mod, file, dirname(file));
+  fn.call(mod.exports, mod.exports, requireBeside(file), mod, file, dirname(file));
   return {
     exports: mod.exports,
     skip: () => {
@@ -92,16 +91,14 @@ function wrappedSource(file: string): string {
  * by node:module, whose load is ~0.3 ms of every `flotilla send` that needs none (§14).
  * Node's built-ins come from `process.getBuiltinModule`, the same objects: a `require('node:fs')`
  * also builds and refreshes the module's ES module facade (~0.1 ms the first time, µs each
- * after, and a bundle asks for node:fs and node:path once per module of ours). `provided`: the modules its caller
- * answers itself (a chunk's zod, cli/mcp-chunk.ts); it returns undefined for the rest.
+ * after, and a bundle asks for node:fs and node:path once per module of ours).
  */
-function requireBeside(file: string, provided?: (id: string) => unknown): NodeJS.Require {
+function requireBeside(file: string): NodeJS.Require {
   const own =
     typeof require === 'function' && typeof __dirname === 'string' && __dirname === dirname(file)
       ? require
       : process.getBuiltinModule('node:module').createRequire(file);
-  const req = (id: string): unknown =>
-    provided?.(id) ?? (id.startsWith('node:') ? (process.getBuiltinModule(id) ?? own(id)) : own(id));
+  const req = (id: string): unknown => (id.startsWith('node:') ? (process.getBuiltinModule(id) ?? own(id)) : own(id));
   return Object.assign(req, own) as NodeJS.Require;
 }
 

@@ -4,9 +4,8 @@ import { chunkCacheLater } from '../start-done.js';
 
 /**
  * zod in a fast bundle (§14): `dist/cli/zod.js` (tools/build-cli.mjs), loaded through its own code cache the first time
- * a module asks for it. The MCP SDK's chunk takes its zod from here too (cli/mcp-chunk.ts), so a vendor CLI's shim,
- * which serves the fleet tools with both, holds one zod: from node_modules ours was ~65 ms of CPU compiled on every
- * start, beside the SDK's own copy, and ~12 MB of the shim's memory.
+ * a module asks for it: a vendor CLI's shim, whose fleet tools check their input with it. From node_modules it was
+ * ~65 ms of CPU compiled on every such start.
  */
 let chunk: ReturnType<typeof requireCached> | undefined;
 

@@ -34,19 +34,16 @@ describe('fast bundles', () => {
     expect(found).toEqual([]);
   });
 
-  // One zod per process, compiled once into its code cache (src/cli/zod-chunk.ts): from node_modules it was compiled on
-  // every start of a vendor CLI's shim, beside the MCP SDK's own copy.
-  it('take zod from its chunk, as the MCP SDK chunk does: none from node_modules, no second copy', () => {
-    const fromPackages = bundles
-      .filter((f) => f !== 'fast-mcp.js' && /\brequire\("zod[/"]/.test(readFileSync(join(dist, f), 'utf8')))
-      .map((f) => `dist/cli/${f}`);
-    expect(fromPackages).toEqual([]);
-    expect(bundles.filter((f) => readFileSync(join(dist, f), 'utf8').includes('zod.js'))).toContain('fast-run.js');
-    const sdk = readFileSync(join(dist, 'mcp-sdk.js'), 'utf8');
-    const sdkZod = [...new Set([...sdk.matchAll(/\brequire\("(zod[^"]*)"\)/g)].map((m) => m[1]))].sort();
-    expect(sdkZod).toEqual(['zod/v3', 'zod/v4', 'zod/v4-mini']);
+  // zod compiled once into its code cache (src/cli/zod-chunk.ts): from node_modules it was compiled on every start of a
+  // vendor CLI's shim, which checks its fleet tools' input with it.
+  it('take zod from its chunk: none from node_modules, no copy of their own', () => {
+    const text = (f: string) => readFileSync(join(dist, f), 'utf8');
+    expect(bundles.filter((f) => /\brequire\("zod[/"]/.test(text(f)))).toEqual([]);
     // zod's own error text, which only a copy of zod holds.
-    expect(sdk).not.toContain('Invalid input: expected');
-    expect(readFileSync(join(dist, 'zod.js'), 'utf8')).toContain('Invalid input: expected');
+    expect(bundles.filter((f) => text(f).includes('Invalid input: expected'))).toEqual([]);
+    expect(text('zod.js')).toContain('Invalid input: expected');
+    expect(bundles.filter((f) => text(f).includes('zod.js'))).toEqual(
+      expect.arrayContaining(['fast-run.js', 'fast-mcp.js']),
+    );
   });
 });
