@@ -236,6 +236,7 @@ const SPANS: [label: string, from: string, to: string][] = [
   ['  CLI starts its MCP client (tools/door-pipe reaches the door)', 'shim: CLI started', 'shim: mcp joined'],
   ['  the shim serves it (its modules loaded as the CLI started)', 'shim: mcp joined', 'mcp: serving'],
   ['  MCP server serving → CLI initialized it', 'mcp: serving', 'mcp: client initialized'],
+  ['    serving → the CLI asks to initialize (its own start goes on)', 'mcp: serving', 'mcp: initialize asked'],
   // From the CLI's MCP handshake to its hook command (tools/door-hook) reaching the door, answered in the shim.
   ['  MCP initialized → turn-start hook reaches the door', 'mcp: client initialized', 'shim: turn-start hook asked'],
   // Claude (Runtime.firstTurnWaitsForMcp): its SessionStart hook, answered by the shim once its MCP server has

@@ -18,7 +18,7 @@ import {
 import { CLI_ENTRY } from '../layout/package.js';
 import { traceMark } from '../trace.js';
 import { chunksUsed } from '../start-done.js';
-import type { FleetHookEvent } from '../runtimes/types.js';
+import type { FleetHookEvent, VendorRuntimeName } from '../runtimes/types.js';
 
 export interface OutgoingMessage {
   to: string;
@@ -101,7 +101,7 @@ export async function openAgentDoor(
     if (!runCtx.hooksHere) return;
     Promise.all([
       import('../mcp/server.js'),
-      import('./cli-host/hook-warm.js').then((m) => m.preloadRuntimeHook()),
+      import('./cli-host/hook-warm.js').then((m) => m.preloadRuntimeHook(rec.runtime as VendorRuntimeName)),
     ]).catch(() => undefined);
   };
   if (runCtx.warmAfter) void runCtx.warmAfter.then((started) => started && warm());

@@ -91,12 +91,15 @@ export async function serveMcp(
   const peer = serveJsonRpc(
     { stdin: io.stdin ?? process.stdin, stdout: io.stdout ?? process.stdout },
     {
-      initialize: (params) => ({
-        protocolVersion: protocolVersion(params.protocolVersion),
-        capabilities: { tools: {} },
-        serverInfo: { name: 'flotilla', version: io.version },
-        instructions,
-      }),
+      initialize: (params) => {
+        traceMark('mcp: initialize asked');
+        return {
+          protocolVersion: protocolVersion(params.protocolVersion),
+          capabilities: { tools: {} },
+          serverInfo: { name: 'flotilla', version: io.version },
+          instructions,
+        };
+      },
       ping: () => ({}),
       'tools/list': () => {
         if (listed) setImmediate(listed);

@@ -1,17 +1,15 @@
-import { loadRuntime } from '../../runtimes/index.js';
+import { loadRuntime, type VendorRuntimeName } from '../../runtimes/index.js';
 
 /**
- * Loads what the hooks load when asked (hook.ts itself, the CLIs' hook protocols, the inbox reader and claim, the read
+ * Loads what the hooks load when asked (hook.ts itself, its CLI's hook protocol, the inbox reader and claim, the read
  * scope and lease checks): a vendor CLI's shim does it while its CLI starts (door-send.ts). The shell gate's parser is
  * left out: only a shell command's pre-tool loads it.
  */
-export async function preloadRuntimeHook(): Promise<void> {
+export async function preloadRuntimeHook(runtime: VendorRuntimeName): Promise<void> {
   await Promise.all([
     import('./hook.js'),
     import('../../tools/scrub.js'),
-    loadRuntime('claude'),
-    loadRuntime('codex'),
-    loadRuntime('gemini'),
+    loadRuntime(runtime),
     import('../../inbox/read.js'),
     import('../../inbox/claim.js'),
     import('../../inbox/surface.js'),
