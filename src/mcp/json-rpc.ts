@@ -1,3 +1,5 @@
+import { StringDecoder } from 'node:string_decoder';
+
 /**
  * MCP's stdio wire (§13): JSON-RPC 2.0, one message per line, both ways. The fleet server answers the client's
  * requests with `handlers`, hears its notifications, and sends requests of its own (a ping), matched to their answers
@@ -94,9 +96,11 @@ export function serveJsonRpc(
     if (m.error) waiting.reject(new Error(String(m.error.message ?? 'the client answered with an error')));
     else waiting.resolve(m.result);
   };
+  // A character split between two reads is decoded whole, once its last byte has come.
+  const utf8 = new StringDecoder('utf8');
   let rest = '';
   const onData = (chunk: Buffer | string) => {
-    const lines = (rest + chunk.toString()).split('\n');
+    const lines = (rest + (typeof chunk === 'string' ? chunk : utf8.write(chunk))).split('\n');
     rest = lines.pop()!;
     for (const line of lines) if (line.trim()) take(line);
   };

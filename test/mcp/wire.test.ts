@@ -29,6 +29,7 @@ type Reply = { id?: unknown; result?: Record<string, unknown>; error?: { code: n
 
 function rawMcp(f: SpawnFleet): {
   send(line: string | object): void;
+  write(bytes: Buffer): void;
   reply(id: unknown): Promise<Reply>;
   all(): Reply[];
   end(): Promise<number | null>;
@@ -45,6 +46,7 @@ function rawMcp(f: SpawnFleet): {
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return {
     send: (line) => child.stdin.write(`${typeof line === 'string' ? line : JSON.stringify(line)}\n`),
+    write: (bytes) => child.stdin.write(bytes),
     reply: async (id) => {
       await eventually(() => got.some((m) => m.id === id), 30_000, `the answer to ${String(id)}`);
       return got.find((m) => m.id === id)!;
@@ -65,7 +67,7 @@ const rpc = (id: number, method: string, params?: object) => ({
 });
 
 describe('flotilla mcp on the wire', () => {
-  it('answers a line that is not JSON, an unknown method and a call without a tool, then serves on and ends with its input', async () => {
+  it('answers a line that is not JSON, an unknown method, a call without a tool; reads a character split in two; ends with its input', async () => {
     fleet = await spawnFleet();
     const c = rawMcp(fleet);
     c.send('this is not json');
@@ -89,6 +91,16 @@ describe('flotilla mcp on the wire', () => {
     expect((await c.reply(2)).error).toMatchObject({
       code: -32601,
       message: expect.stringContaining('resources/list'),
+    });
+    // A name in two reads, split inside its first character's bytes: the server reads it whole.
+    const split = Buffer.from(`${JSON.stringify(rpc(9, 'tools/call', { name: 'étoile', arguments: {} }))}\n`);
+    const at = split.indexOf(Buffer.from('é')) + 1;
+    c.write(split.subarray(0, at));
+    await new Promise((r) => setTimeout(r, 300));
+    c.write(split.subarray(at));
+    expect((await c.reply(9)).result).toMatchObject({
+      isError: true,
+      content: [{ type: 'text', text: expect.stringContaining("'étoile' is not a Flotilla fleet tool") }],
     });
     c.send(rpc(3, 'tools/call', { arguments: {} }));
     expect((await c.reply(3)).error).toMatchObject({ code: -32602, message: expect.stringContaining('params.name') });
