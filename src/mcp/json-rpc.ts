@@ -48,7 +48,7 @@ export function serveJsonRpc(
   notifications: Record<string, (params: Record<string, unknown>) => void>,
 ): RpcPeer {
   const running = new Map<Id, AbortController>();
-  const asked = new Map<Id, { resolve(v: unknown): void; reject(e: Error): void }>();
+  const asked = new Map<Id, Waiting>();
   let nextId = 0;
   let ended = false;
   let endNow!: () => void;
@@ -120,26 +120,38 @@ export function serveJsonRpc(
   io.stdin.once('error', end);
   return {
     request: (method, params, timeoutMs) =>
-      new Promise((resolve, reject) => {
-        if (ended) return reject(new Error('the connection ended'));
-        const id = `flotilla-${nextId++}`;
-        const timer = setTimeout(() => {
-          asked.delete(id);
-          reject(new Error(`no answer to ${method} within ${timeoutMs} ms`));
-        }, timeoutMs);
-        const settle =
-          <T>(then: (v: T) => void) =>
-          (v: T) => {
-            clearTimeout(timer);
-            then(v);
-          };
-        asked.set(id, { resolve: settle(resolve), reject: settle(reject) });
-        send({ id, method, ...(params ? { params } : {}) });
-      }),
+      ended
+        ? Promise.reject(new Error('the connection ended'))
+        : ask(asked, send, { id: `flotilla-${nextId++}`, method, params }, timeoutMs),
     closed,
     close: () => {
       end();
       return closed;
     },
   };
+}
+
+type Waiting = { resolve(v: unknown): void; reject(e: Error): void };
+
+/** Sends a request of the server's own; its answer (or none within `timeoutMs`) settles the promise. */
+function ask(
+  asked: Map<Id, Waiting>,
+  send: (m: object) => void,
+  req: { id: string; method: string; params: Record<string, unknown> | undefined },
+  timeoutMs: number,
+): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      asked.delete(req.id);
+      reject(new Error(`no answer to ${req.method} within ${timeoutMs} ms`));
+    }, timeoutMs);
+    const settle =
+      <T>(then: (v: T) => void) =>
+      (v: T) => {
+        clearTimeout(timer);
+        then(v);
+      };
+    asked.set(req.id, { resolve: settle(resolve), reject: settle(reject) });
+    send({ id: req.id, method: req.method, ...(req.params ? { params: req.params } : {}) });
+  });
 }

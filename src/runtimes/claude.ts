@@ -80,9 +80,14 @@ export const claude: Runtime = {
   // tools and instructions land in its state on a 16 ms timer (its MCP batch), set as it reads the tools/list answer,
   // before it answers the ping after it. The turn's attachments (the servers' instructions) are taken from that state
   // as it takes the task, the request's tools after its UserPromptSubmit hook: 20 ms is the timer and a margin
-  // (answered at once, 2 of 4 first requests at load ~7 lacked the instructions, never the tools).
+  // (answered at once, 2 of 4 first requests at load ~7 lacked the instructions, never the tools). Even so 2 of 10 on a
+  // quiet machine did: who the agent is comes in the SessionStart hook's own context too (sessionContext).
   // A resumed session's task is typed instead (cli-host/cli-tend.ts).
   firstTurnWaitsForMcp: { settleMs: 20 },
+  sessionContext: (text) => ({
+    stdout: `${JSON.stringify({ hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: text } })}\n`,
+    exitCode: 0,
+  }),
   inputPrompt: ['❯'],
   compilePolicy: compileClaudePolicy,
 

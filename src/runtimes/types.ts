@@ -210,6 +210,12 @@ export interface Runtime {
   continueWith(text: string): HookReply;
   /** What the turn-start hook prints to add `text` to the turn's context. */
   addContext(text: string): HookReply;
+  /**
+   * What the session-start hook prints to add `text` to a new session's context: who the agent is, for a CLI that may
+   * build its first request before its fleet MCP server's instructions (which say so too) reach its state
+   * (cli-host/hook.ts). Unset: the session-start hook prints nothing.
+   */
+  sessionContext?(text: string): HookReply;
   /** What the turn-start hook prints to stop the turn before the model is asked (`reason` shown in the pane). */
   stopTurn(reason: string): HookReply;
   /**

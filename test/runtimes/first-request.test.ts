@@ -44,8 +44,13 @@ describe('the first task and the first model request', { timeout: 600_000 }, () 
     const id = await f.spawnChild('a', `${name}-first`, TASK, t.spawnArgs);
     await eventually(() => completionsFrom(f, 'lead-parent', id).length > 0, 240_000, 'completion');
     expect(f.vendor.tools[0]).toContain(`${t.runtime.mcpToolPrefix}send_message`);
-    // The fleet server's instructions (who the agent is) too: Claude takes them from its state when it takes the task.
+    // Who the agent is: the fleet server's instructions say it, and Claude's SessionStart context too (Claude may
+    // build its first request before the instructions reach its state).
     expect(JSON.stringify(f.vendor.bodies[0])).toContain(`You are fleet agent ${id} (depth 1)`);
+    if (t.runtime.sessionContext)
+      expect(JSON.stringify(f.vendor.bodies[0])).toContain(
+        `SessionStart hook additional context: You are fleet agent ${id} (depth 1)`,
+      );
     expect(timesAsked(f.vendor.prompts[0])).toBe(1);
     // The whole conversation, as the last request carries it: the task was never given a second time.
     expect(timesAsked(f.vendor.prompts.at(-1))).toBe(1);

@@ -18,6 +18,7 @@ import { predecessors } from '../../inbox/adopt.js';
 import { ownUsage, resumedSessionLoaded } from './inherited.js';
 import { drainInbox } from './mail.js';
 import { fleetToolsTakenIn } from './mcp-ready.js';
+import { fleetInstructions } from '../../mcp/identity.js';
 import { sleep } from '../../sleep.js';
 import { traceMark } from '../../trace.js';
 import { lastTurnFailure, newestSessionFile } from './session-watch.js';
@@ -92,7 +93,7 @@ async function answer(
     case 'session-start':
       // Runtime.firstTurnWaitsForMcp: the CLI takes its task once this has answered.
       await fleetToolsTakenIn(layout, self);
-      return null;
+      return runtime.sessionContext?.(fleetInstructions({ kind: 'agent', record: self })) ?? null;
     case 'pre-tool':
       return preTool(layout, config, runtime, self, payload, env);
     case 'turn-start':
