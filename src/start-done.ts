@@ -44,7 +44,7 @@ export function startDone(): void {
 const chunkSaves: (() => void)[] = [];
 
 /**
- * A chunk loaded after the start (zod's in a vendor CLI's shim, cli/zod-chunk.ts) writes its code cache when
+ * A chunk loaded after the start (zod's in a vendor CLI's shim, cli/chunk.ts) writes its code cache when
  * `chunksUsed()` says it has run through once, not at exit, which a shim ended by a signal never reaches.
  */
 export function chunkCacheLater(save: () => void): void {

@@ -115,7 +115,7 @@ function leaveOut(modules) {
 // (`task`, `watch`, and a `status` that writes; one that only looks reads over src/bus/nats/wire.ts)
 // load it, 68 files resolved and compiled one by one (~90 ms, more than the rest of `status`). It is
 // bundled once, into dist/cli/nats-client.js with its own V8 code cache, and each fast bundle's
-// `@nats-io/*` import asks src/cli/nats-chunk.ts for it: read the first time a bus module uses the
+// `@nats-io/*` import asks src/cli/chunk.ts for it: read the first time a bus module uses the
 // client, so a maildir command never reads it (compiled into every bundle, it was half of
 // `status`'s code cache, 776 KB against 351 KB).
 const NATS_PACKAGES = ['@nats-io/transport-node', '@nats-io/jetstream', '@nats-io/kv'];
@@ -124,36 +124,37 @@ const NATS_PACKAGES = ['@nats-io/transport-node', '@nats-io/jetstream', '@nats-i
 // which reads the definitions before every vendor CLI starts (~40 files, ~25 ms of a shim's CPU before the CLI's exec);
 // gray-matter, which reads mail (with js-yaml, less esprima: noEsprima; ~40 ms of a shim's CPU as its CLI starts).
 const BUNDLED_IN_FAST = ['picomatch', 'yaml', 'gray-matter'];
-// zod in every fast bundle: dist/cli/zod.js, loaded through its own code cache (src/cli/zod-chunk.ts). From
-// node_modules it was ~65 ms of CPU compiled on every start that loads it: a vendor CLI's shim (its fleet tools'
-// schemas), a spawn whose definitions fail, a config the validator refuses.
+// zod in every fast bundle: dist/cli/zod.js, loaded through its own code cache (src/cli/chunk.ts). From node_modules
+// it was ~65 ms of CPU compiled on every start that loads it: a vendor CLI's shim (its fleet tools' schemas), a spawn
+// whose definitions fail, a config the validator refuses.
 const ZOD_MODULES = ['zod'];
-const natsInItsOwnChunk = {
-  name: 'nats-in-its-own-chunk',
+// Each chunk of dist/cli: the package family it serves and the entry points it holds. A fast bundle's import of one
+// asks src/cli/chunk.ts for it; one the list lacks fails the build.
+const CHUNKS = [
+  { file: 'nats-client.js', family: /^@nats-io\//, modules: NATS_PACKAGES },
+  { file: 'zod.js', family: /^zod(\/|$)/, modules: ZOD_MODULES },
+];
+const packagesInChunks = {
+  name: 'packages-in-chunks',
   setup(b) {
     b.onResolve({ filter: /^[^./]/ }, (args) => {
       if (args.path.startsWith('node:') || BUNDLED_IN_FAST.includes(args.path)) return undefined;
-      if (args.path === 'zod' || args.path.startsWith('zod/')) {
-        if (!ZOD_MODULES.includes(args.path))
-          return { errors: [{ text: `build-cli: ${args.path} is not in ZOD_MODULES (dist/cli/zod.js)` }] };
-        return { path: args.path, namespace: 'zod-chunk' };
-      }
-      if (/[\\/]node_modules[\\/](?!@nats-io[\\/])/.test(args.importer)) return undefined;
-      if (!args.path.startsWith('@nats-io/')) return { path: args.path, external: true };
-      if (!NATS_PACKAGES.includes(args.path))
-        return { errors: [{ text: `build-cli: ${args.path} is not in NATS_PACKAGES (dist/cli/nats-client.js)` }] };
-      return { path: args.path, namespace: 'nats-chunk' };
+      const chunk = CHUNKS.find((c) => c.family.test(args.path));
+      if (chunk && !chunk.modules.includes(args.path))
+        return { errors: [{ text: `build-cli: ${args.path} is not in dist/cli/${chunk.file}'s list (CHUNKS)` }] };
+      if (chunk) return { path: `${chunk.file}:${args.path}`, namespace: 'chunk' };
+      if (/[\\/]node_modules[\\/]/.test(args.importer)) return undefined;
+      return { path: args.path, external: true };
     });
-    b.onLoad({ filter: /.*/, namespace: 'nats-chunk' }, (args) => ({
-      contents: `module.exports = require('./nats-chunk.ts').natsPackage(${JSON.stringify(args.path)});\n`,
-      resolveDir: fileURLToPath(new URL('../src/cli', import.meta.url)),
-      loader: 'js',
-    }));
-    b.onLoad({ filter: /.*/, namespace: 'zod-chunk' }, (args) => ({
-      contents: `module.exports = require('./zod-chunk.ts').zodModule(${JSON.stringify(args.path)});\n`,
-      resolveDir: fileURLToPath(new URL('../src/cli', import.meta.url)),
-      loader: 'js',
-    }));
+    b.onLoad({ filter: /.*/, namespace: 'chunk' }, (args) => {
+      const at = args.path.indexOf(':');
+      const [file, name] = [args.path.slice(0, at), args.path.slice(at + 1)];
+      return {
+        contents: `module.exports = require('./chunk.ts').chunkModule(${JSON.stringify(file)}, ${JSON.stringify(name)});\n`,
+        resolveDir: fileURLToPath(new URL('../src/cli', import.meta.url)),
+        loader: 'js',
+      };
+    });
   },
 };
 // Within the chunk, two modules a plain connection never uses load on first use: node:tls (its
@@ -231,7 +232,7 @@ const cjs = {
   target: 'node20',
   sourcemap: true,
   logLevel: 'warning',
-  plugins: [fullIsExternal, fastEntry, natsInItsOwnChunk, noEsprima],
+  plugins: [fullIsExternal, fastEntry, packagesInChunks, noEsprima],
   // Modules find files relative to themselves; main.js sits at the same depth as their sources. The URL is made only
   // when asked for: pathToFileURL was ~0.2 ms of every fast command's start (§14).
   define: { ...define, 'import.meta.url': '__flotillaMeta.url', 'import.meta.dirname': '__dirname' },

@@ -1,10 +1,9 @@
 import { runAtExit } from '../at-exit.js';
 import { useCacheHooks, type CacheHooks } from '../start-done.js';
-import { natsCacheSkip } from './nats-chunk.js';
+import { chunksSkip } from './chunk.js';
 import { reportError } from './output.js';
 import type { SpecCommandModule } from './registry.js';
 import { commandIndex } from './route.js';
-import { zodCacheSkip } from './zod-chunk.js';
 import { parseBySpec } from './spec.js';
 
 /**
@@ -34,10 +33,7 @@ export function fastRun(module: SpecCommandModule, args: string[], cache?: Cache
     )
     .then((code) => {
       // As for the bundle (main.ts): only a run that did its whole command leaves its compiled code.
-      if (code !== 0) {
-        natsCacheSkip();
-        zodCacheSkip();
-      }
+      if (code !== 0) chunksSkip();
       return code;
     })
     .finally(runAtExit);

@@ -316,7 +316,7 @@ async function pipeForAgent(
         stdout: sock,
         version: VERSION,
         env: hostPlace(layout, rec, rec.cwd, ctx).env,
-        // zod's code cache (cli/zod-chunk.ts) holds what a connection compiles: written once the first has listed
+        // zod's code cache (cli/chunk.ts) holds what a connection compiles: written once the first has listed
         // the tools, after the CLI's first request rather than beside it.
         listed: () => setTimeout(chunksUsed, CHUNK_SAVE_MS).unref(),
       },

@@ -34,7 +34,7 @@ describe('fast bundles', () => {
     expect(found).toEqual([]);
   });
 
-  // zod compiled once into its code cache (src/cli/zod-chunk.ts): from node_modules it was compiled on every start of a
+  // zod compiled once into its code cache (src/cli/chunk.ts): from node_modules it was compiled on every start of a
   // vendor CLI's shim, which checks its fleet tools' input with it.
   it('take zod from its chunk: none from node_modules, no copy of their own', () => {
     const text = (f: string) => readFileSync(join(dist, f), 'utf8');

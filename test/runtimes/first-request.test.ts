@@ -63,7 +63,7 @@ describe('the first task and the first model request', { timeout: 600_000 }, () 
     // which a sandboxed CLI reaches through the door in perl (tools/door-pipe), not in a Node of its own.
     const ours = agentProcesses(f.layout, id).filter((c) => c[1] === CLI_ENTRY);
     expect(ours.map((c) => c.slice(2).filter((a) => a && a !== '--root' && a !== f.layout.root))).toEqual([]);
-    // The zod its fleet tools are checked with came from its own chunk (cli/zod-chunk.ts), whose code cache the shim
+    // The zod its fleet tools are checked with came from its own chunk (cli/chunk.ts), whose code cache the shim
     // writes once the CLI has listed the tools: the next agent's shim reads it.
     const cacheDir = join(userCacheDir(f.env), 'v8');
     await eventually(

@@ -33,8 +33,7 @@ const KEPT: Readonly<Record<string, string>> = {
   'watch/paint.ts plainLine': 'dashboard tests read painted lines without colour',
   'transcript/format.ts formatTranscript': 'test/transcript checks the whole formatted transcript',
   'cli/fast.ts fastRun': "tools/build-cli.mjs writes each fast command's bundle entry, which runs it",
-  'cli/nats-chunk.ts natsPackage': "tools/build-cli.mjs points each fast bundle's @nats-io/* imports at it",
-  'cli/zod-chunk.ts zodModule': "tools/build-cli.mjs points each fast bundle's zod imports at it",
+  'cli/chunk.ts chunkModule': "tools/build-cli.mjs points each fast bundle's @nats-io/* and zod imports at it",
   'cli/compile-cache.ts writeSeed': "tools/build-cli.mjs writes each bundle's code cache seed with it",
   'cli/registry.ts fastRoutes': "tools/build-cli.mjs reads the commands' fast flags through it, when it builds main.js",
 };
