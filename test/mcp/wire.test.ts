@@ -148,7 +148,6 @@ describe('flotilla mcp on the wire', () => {
     await c.reply(1);
     c.send(rpc(7, 'tools/call', { name: 'wait_for_agents', arguments: { ids: ['busy-one'] } }));
     const audit = (event: string) => () =>
-      readFileSync(f.layout.auditFile, 'utf8').includes(`"event":"${event}"`) &&
       readFileSync(f.layout.auditFile, 'utf8')
         .split('\n')
         .some((l) => l.includes(`"event":"${event}"`) && l.includes('"tool":"wait_for_agents"'));
