@@ -77,13 +77,12 @@ export const claude: Runtime = {
   extraTools: EXTRA,
   // Claude 2.1.197 starts a command-line task's turn before its MCP servers are connected, MCP_CONNECTION_NONBLOCKING
   // or not (that waits in --print mode only), but only once its SessionStart hooks have answered. A server's listed
-  // tools and instructions land in its state on a 16 ms timer (its MCP batch), set as it reads the tools/list answer,
-  // before it answers the ping after it. The turn's attachments (the servers' instructions) are taken from that state
-  // as it takes the task, the request's tools after its UserPromptSubmit hook: 20 ms is the timer and a margin
-  // (answered at once, 2 of 4 first requests at load ~7 lacked the instructions, never the tools). Even so 2 of 10 on a
-  // quiet machine did: who the agent is comes in the SessionStart hook's own context too (sessionContext).
-  // A resumed session's task is typed instead (cli-host/cli-tend.ts).
-  firstTurnWaitsForMcp: { settleMs: 20 },
+  // tools land in its state (a 16 ms batch timer, set as it reads the tools/list answer) before it answers the ping
+  // after it, and the request's tools are taken after its UserPromptSubmit hook: answered once the ping is, 20 of 20
+  // first requests offered the fleet tools (12 quiet, 8 at load 4). The turn's attachments (the server's instructions)
+  // are taken as it takes the task, and may still be missing then: who the agent is comes in the SessionStart hook's
+  // own context (sessionContext). A resumed session's task is typed instead (cli-host/cli-tend.ts).
+  firstTurnWaitsForMcp: true,
   sessionContext: (text) => ({
     stdout: `${JSON.stringify({ hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: text } })}\n`,
     exitCode: 0,

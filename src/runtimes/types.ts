@@ -139,12 +139,12 @@ export interface Runtime {
    * The CLI starts its first turn (the task on its command line) before its MCP servers are
    * connected, and builds the turn's request from the tools in its state. Its `session-start`
    * hook, which the CLI waits for before it takes the task, answers once `flotilla mcp` has
-   * listed the fleet tools and the CLI has read them (`mcp-ready`), then `settleMs` for the CLI to
-   * take them in (harness/cli-host/mcp-ready.ts). A resumed session's task is typed into the pane
+   * listed the fleet tools and the CLI has read them (`mcp-ready`: it answered the server's ping
+   * after the list; harness/cli-host/mcp-ready.ts). A resumed session's task is typed into the pane
    * once they are listed instead (cli-host/cli-tend.ts). Unset: the CLI connects its MCP servers
    * before its first turn.
    */
-  firstTurnWaitsForMcp?: { settleMs: number };
+  firstTurnWaitsForMcp?: boolean;
   /**
    * The marks that start the CLI's input line (Claude 2.1 `❯`, Codex 0.169 `›`, Gemini 0.61
    * ` > `, or ` * ` in its yolo mode, whose conversation still marks a person's words ` > `).

@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import type { AgentRecord } from '../../fleet/record.js';
 import type { Layout } from '../../layout/layout.js';
 import { loadRuntime, type VendorRuntimeName } from '../../runtimes/index.js';
-import { sleep } from '../../sleep.js';
 
 /** How long a hook waits for the fleet tools to be listed (within Claude's 60 s hook timeout). */
 const TOOLS_LISTED_MS = 30_000;
@@ -44,15 +43,13 @@ export function fleetToolsListed(runtimeDir: string, waitMs = TOOLS_LISTED_MS): 
 }
 
 /**
- * A new session's SessionStart hook (Runtime.firstTurnWaitsForMcp): answered once the fleet tools are
- * listed, and then `settleMs` for the CLI to take them into the state its first turn is built from
- * (Claude: a 16 ms batch) when they were not listed yet; at once for a resumed agent, whose task is
- * typed once they are (cli-tend.ts), and for a runtime that connects its MCP servers first.
+ * A new session's SessionStart hook (Runtime.firstTurnWaitsForMcp): answered once the fleet tools are listed and the
+ * CLI has read them; at once for a resumed agent, whose task is typed once they are (cli-tend.ts), and for a runtime
+ * that connects its MCP servers first.
  */
 export async function fleetToolsTakenIn(layout: Layout, rec: AgentRecord): Promise<void> {
   const runtimeDir = layout.runtimeDir(rec.id);
   if (rec.resumedFrom || existsSync(join(runtimeDir, 'mcp-ready'))) return;
   const runtime = await loadRuntime(rec.runtime as VendorRuntimeName).catch(() => undefined);
-  if (!runtime?.firstTurnWaitsForMcp) return;
-  if (await fleetToolsListed(runtimeDir)) await sleep(runtime.firstTurnWaitsForMcp.settleMs);
+  if (runtime?.firstTurnWaitsForMcp) await fleetToolsListed(runtimeDir);
 }
