@@ -42,10 +42,15 @@ export interface RpcPeer {
   close(): Promise<void>;
 }
 
+/**
+ * `maxLine`: the most characters a message may have; the rest of a longer line is dropped unread (not held until its
+ * newline comes, which a client may never send), and the client is told so once.
+ */
 export function serveJsonRpc(
   io: { stdin: NodeJS.ReadableStream; stdout: NodeJS.WritableStream },
   handlers: Record<string, RequestHandler>,
   notifications: Record<string, (params: Record<string, unknown>) => void>,
+  maxLine: number,
 ): RpcPeer {
   const running = new Map<Id, AbortController>();
   const asked = new Map<Id, Waiting>();
@@ -96,14 +101,10 @@ export function serveJsonRpc(
     if (m.error) waiting.reject(new Error(String(m.error.message ?? 'the client answered with an error')));
     else waiting.resolve(m.result);
   };
-  // A character split between two reads is decoded whole, once its last byte has come.
-  const utf8 = new StringDecoder('utf8');
-  let rest = '';
-  const onData = (chunk: Buffer | string) => {
-    const lines = (rest + (typeof chunk === 'string' ? chunk : utf8.write(chunk))).split('\n');
-    rest = lines.pop()!;
-    for (const line of lines) if (line.trim()) take(line);
-  };
+  const onData = lineReader(maxLine, take, () => {
+    const message = `Invalid Request: a message over ${maxLine} characters, dropped — send less in one message`;
+    send({ id: null, error: { code: INVALID_REQUEST, message } });
+  });
   const end = () => {
     if (ended) return;
     ended = true;
@@ -128,6 +129,36 @@ export function serveJsonRpc(
       end();
       return closed;
     },
+  };
+}
+
+/**
+ * The wire's lines, each given to `take` whole: a character split between two reads is decoded once its last byte
+ * has come, and a line over `maxLine` characters is dropped as it comes, up to its newline (`tooLong` once per line).
+ */
+function lineReader(
+  maxLine: number,
+  take: (line: string) => void,
+  tooLong: () => void,
+): (chunk: Buffer | string) => void {
+  const utf8 = new StringDecoder('utf8');
+  let rest = '';
+  let dropping = false;
+  return (chunk) => {
+    let text = typeof chunk === 'string' ? chunk : utf8.write(chunk);
+    if (dropping) {
+      const newline = text.indexOf('\n');
+      if (newline === -1) return;
+      dropping = false;
+      text = text.slice(newline + 1);
+    }
+    const lines = (rest + text).split('\n');
+    rest = lines.pop()!;
+    for (const line of lines) if (line.trim()) take(line);
+    if (rest.length <= maxLine) return;
+    rest = '';
+    dropping = true;
+    tooLong();
   };
 }
 

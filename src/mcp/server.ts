@@ -106,6 +106,7 @@ export async function serveMcp(
       'tools/call': callTool,
     },
     { 'notifications/initialized': () => traceMark('mcp: client initialized') },
+    maxMessage(config),
   );
   return { closed: peer.closed, close: () => peer.close() };
 }
@@ -121,6 +122,14 @@ function protocolVersion(asked: unknown): string {
 interface CallToolResult {
   content: { type: 'text'; text: string }[];
   isError?: boolean;
+}
+
+/**
+ * The longest line the server reads: room for the largest message body the inbox takes, escaped as JSON (a control
+ * character is six), and never less than 16 Mi characters.
+ */
+function maxMessage(config: Config): number {
+  return Math.max(16 * 2 ** 20, 6 * config.inbox.max_body_bytes + 65_536);
 }
 
 /** How long the CLI may take to answer the ping after its first tools/list before `mcp-ready` is written anyway. */

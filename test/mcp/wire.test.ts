@@ -121,6 +121,28 @@ describe('flotilla mcp on the wire', () => {
     expect(await c.end()).toBe(0);
   });
 
+  it('drops a line over its bound, says so once, and reads the next line', async () => {
+    fleet = await spawnFleet();
+    const c = rawMcp(fleet);
+    // 17 Mi characters with no newline: over the 16 Mi bound (the inbox's 1 MiB body, escaped, is far less).
+    const mib = 'x'.repeat(2 ** 20);
+    for (let i = 0; i < 17; i++) c.write(Buffer.from(mib));
+    await eventually(() => c.all().some((m) => m.error?.code === -32600), 30_000, 'the bound said');
+    // The line's end, a request in it: read as the rest of the dropped line, never answered.
+    c.write(Buffer.from(`${mib}${JSON.stringify(rpc(77, 'ping'))}\n`));
+    c.send(rpc(8, 'ping'));
+    expect((await c.reply(8)).result).toEqual({});
+    expect(c.all().filter((m) => m.id === 77)).toEqual([]);
+    expect(c.all().filter((m) => m.error)).toEqual([
+      {
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32600, message: expect.stringMatching(/over 16777216 characters, dropped — send less/) },
+      },
+    ]);
+    expect(await c.end()).toBe(0);
+  });
+
   it('stops a call the client cancels and sends no answer to it', async () => {
     fleet = await spawnFleet();
     const f = fleet;
