@@ -1,7 +1,18 @@
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execa } from 'execa';
+import {
+  appendFileSync,
+  cpSync,
+  existsSync,
+  readFileSync,
+  readdirSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { CLI } from '../helpers/cli.js';
 import { testHome } from '../helpers/home.js';
 import { eventually } from '../helpers/tmux.js';
 import { fixture, spawnFleet, type SpawnFleet } from '../spawn/helpers.js';
@@ -80,6 +91,31 @@ describe('spawn and run through the code cache', () => {
     expect(lost.exitCode).toBe(1);
     expect(lost.stderr).toContain('nobody-here');
     expect(caches('fast-run')).toEqual([]);
+  });
+
+  it("a command that loads a package's chunk and fails writes no cache of it; one that finishes does", async () => {
+    const { caches } = setup();
+    const good = readFileSync(f!.layout.configFile, 'utf8');
+    // A config the validator refuses: its message is zod's, from dist/cli/zod.js (src/cli/chunk.ts).
+    appendFileSync(f!.layout.configFile, 'limits:\n  max_depth: "deep"\n');
+    const refused = await f!.spawnAgent(['--background', 'do it']);
+    expect(refused.exitCode).not.toBe(0);
+    expect(refused.stderr).toContain("'limits.max_depth' expected number, received string");
+    expect(caches('zod-')).toEqual([]);
+    // The fleet's MCP server lists its tools' schemas with zod, and ends with its input.
+    writeFileSync(f!.layout.configFile, good);
+    const rpc = (id: number, method: string, params: object) => JSON.stringify({ jsonrpc: '2.0', id, method, params });
+    const init = { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } };
+    const mcp = await execa(process.execPath, [CLI, '--root', f!.layout.root, 'mcp'], {
+      env: f!.env,
+      extendEnv: false,
+      cwd: f!.project,
+      input: `${rpc(1, 'initialize', init)}\n${rpc(2, 'tools/list', {})}\n`,
+      reject: false,
+    });
+    expect(mcp.exitCode).toBe(0);
+    expect(mcp.stdout).toContain('"send_message"');
+    expect(caches('zod-')).toHaveLength(1);
   });
 
   it('help and a mistake go to the full CLI, as for every fast command', async () => {
