@@ -208,6 +208,7 @@ async function openInTmux(
       ),
       reap,
       keys.filter((k) => SH_NAME.test(k)),
+      { caCertsAside: rec.runtime !== 'flotilla' },
     ),
     cwd: rec.cwd,
     env: childEnv,

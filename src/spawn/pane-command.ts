@@ -1,5 +1,9 @@
 import { AGENT_IDENTITY_VARS } from '../fleet/agent-env.js';
 import { shellCommand } from '../tmux/quote.js';
+import { EXTRA_CA_CERTS_ASIDE } from '../extra-ca-certs.js';
+
+/** NODE_EXTRA_CA_CERTS aside, for a vendor CLI's shim (src/extra-ca-certs.ts). */
+const CA_CERTS_ASIDE = `[ -z "\${NODE_EXTRA_CA_CERTS-}" ] || { ${EXTRA_CA_CERTS_ASIDE}=$NODE_EXTRA_CA_CERTS; export ${EXTRA_CA_CERTS_ASIDE}; unset NODE_EXTRA_CA_CERTS; }`;
 
 /**
  * What an agent's tmux pane runs (§5.7): the harness under a POSIX sh that waits for it, and
@@ -18,16 +22,19 @@ import { shellCommand } from '../tmux/quote.js';
  * harness nor the reaper may see (spawn/harness-keys.ts): the sh drops them itself, where an
  * `env -u` before the harness would cost one more exec on the way to its node (§14). Only names
  * sh can unset: the caller keeps `env -u` for any other (harness-keys.ts `withoutVars`).
+ * `caCertsAside`: a vendor CLI's shim starts without NODE_EXTRA_CA_CERTS (src/extra-ca-certs.ts).
  */
 export function paneCommand(
   harness: readonly string[],
   reaper: readonly string[],
   unset: readonly string[] = [],
+  opts: { caCertsAside?: boolean } = {},
 ): string[] {
   // The reaper is no agent: the identity the pane's environment gives the harness is dropped.
   const reap = shellCommand(['env', ...[...AGENT_IDENTITY_VARS].flatMap((v) => ['-u', v]), ...reaper]);
   const script = [
     ...(unset.length ? [`unset ${unset.join(' ')}`] : []),
+    ...(opts.caCertsAside ? [CA_CERTS_ASIDE] : []),
     'trap : INT QUIT',
     '"$@"',
     's=$?',

@@ -79,3 +79,24 @@ describe.each(MODES)('a nats bus with $name (real nats-server)', ({ auth, creds 
     expect(st.stdout).toContain('w-auth');
   }, 180_000);
 });
+
+describe('a tls:// bus whose CA a vendor shim kept aside from Node (src/extra-ca-certs.ts)', () => {
+  it('is reached with the CA from FLOTILLA_EXTRA_CA_CERTS and no ca_file; without it the certificate is refused', async () => {
+    server = await natsServer({ tls: true, token: 'tls-token' });
+    f = spawnFleet();
+    mkdirSync(join(f.env.XDG_CONFIG_HOME!, 'flotilla'), { recursive: true });
+    writeFileSync(join(f.env.XDG_CONFIG_HOME!, 'flotilla', 'config.yaml'), `fleet:\n  bus: ${server.url}\n`);
+    const token = { FLOTILLA_NATS_TOKEN: 'tls-token' };
+    expect((await f.flotilla(['status'], token)).stdout).toMatch(/Bus: UNREACHABLE — /);
+    const st = await f.flotilla(['status'], { ...token, FLOTILLA_EXTRA_CA_CERTS: server.caFile! });
+    expect(st.exitCode, st.stderr).toBe(0);
+    expect(st.stdout).toMatch(/Bus: reachable — tls:\/\//);
+    // With Node's own variable set too, Node's store holds the CA: what was kept aside is not read again.
+    const both = await f.flotilla(['status'], {
+      ...token,
+      NODE_EXTRA_CA_CERTS: server.caFile!,
+      FLOTILLA_EXTRA_CA_CERTS: '/nonexistent/ca.pem',
+    });
+    expect(both.stdout).toMatch(/Bus: reachable — tls:\/\//);
+  }, 120_000);
+});

@@ -1,5 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { runtimeKeyVars } from '../../src/runtimes/login.js';
 import { eventually } from '../helpers/tmux.js';
@@ -25,6 +26,8 @@ const OTHER_KEYS: Record<string, string> = {
   MY_PROVIDER_KEY: 'configured-provider-key-5',
 };
 const DEPLOY_TOKEN = 'dk-exported-in-the-tmux-environment-6';
+// A person's extra certificate authorities (a proxy's), as a corporate shell exports them.
+const EXTRA_CA = fileURLToPath(new URL('../fixtures/tls/extra-ca.pem', import.meta.url));
 
 const fleets = vendorFleets();
 
@@ -36,7 +39,7 @@ describe("a vendor CLI's commands get no tmux and no other provider's key", { ti
     // (test/runtimes/sandboxed-cli.test.ts has the sandbox).
     const f = await fleets.open({
       ...t,
-      env: (url) => ({ ...OTHER_KEYS, DEPLOY_TOKEN, ...t.env(url) }),
+      env: (url) => ({ ...OTHER_KEYS, DEPLOY_TOKEN, NODE_EXTRA_CA_CERTS: EXTRA_CA, ...t.env(url) }),
       script: 'env-probe.yaml',
       config: 'security:\n  sandbox: none\n',
       definitions: {
@@ -70,6 +73,12 @@ describe("a vendor CLI's commands get no tmux and no other provider's key", { ti
       if (own.includes(k)) continue;
       expect(env.join('\n'), k).not.toContain(v);
     }
+    // The CLI and its commands trust what the person's shell told Node to; the shim, which makes no TLS connection of
+    // its own, started without reading them (~60 ms of a Node start: src/extra-ca-certs.ts).
+    expect(env).toContain(`NODE_EXTRA_CA_CERTS=${EXTRA_CA}`);
+    expect(names).not.toContain('FLOTILLA_EXTRA_CA_CERTS');
+    const shimEnv = readFileSync(`/proc/${f.record(id).pid}/environ`, 'utf8').split('\0');
+    expect(shimEnv.filter((l) => l.includes('EXTRA_CA_CERTS'))).toEqual([`FLOTILLA_EXTRA_CA_CERTS=${EXTRA_CA}`]);
     // Another definition's secret reaches a command only through a grant to that agent.
     expect(names).not.toContain('DEPLOY_TOKEN');
     // Its pane does run in tmux, and a bare tmux finds no server from the command.

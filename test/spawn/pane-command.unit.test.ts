@@ -66,6 +66,19 @@ describe("an agent pane's sh", () => {
     expect(reaped()).toBe('key=unset');
   });
 
+  it("a vendor CLI's shim gets NODE_EXTRA_CA_CERTS aside, under its own name; without one, neither is set", async () => {
+    const show = 'echo "node=${NODE_EXTRA_CA_CERTS-unset} aside=${FLOTILLA_EXTRA_CA_CERTS-unset}"';
+    const pane = (caCertsAside: boolean, env: Record<string, string>) => {
+      const [file, ...args] = paneCommand(['sh', '-c', show], [reaper], [], { caCertsAside });
+      return execa(file!, args, { reject: false, env: { PATH: process.env.PATH!, ...env }, extendEnv: false });
+    };
+    const ca = { NODE_EXTRA_CA_CERTS: '/etc/a proxy/ca.pem' };
+    expect((await pane(true, ca)).stdout).toBe('node=unset aside=/etc/a proxy/ca.pem');
+    expect((await pane(true, {})).stdout).toBe('node=unset aside=unset');
+    // The in-process harness makes its model's TLS connections: it keeps the variable.
+    expect((await pane(false, ca)).stdout).toBe('node=/etc/a proxy/ca.pem aside=unset');
+  });
+
   it("the harness's words reach it as they were, never through a shell's parsing", async () => {
     const [file, ...args] = paneCommand(['printf', '%s|', 'a b', '$HOME', "it's", '; exit 9'], [reaper]);
     const r = await execa(file!, args, { reject: false });

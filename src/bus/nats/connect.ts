@@ -1,6 +1,7 @@
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { Config } from '../../config/schema.js';
 import { FlotillaError, errorMessage } from '../../errors.js';
+import { extraCaCertsAside } from '../../extra-ca-certs.js';
 
 /**
  * Connects to the fleet's NATS server (§18). Credentials and TLS come from the environment
@@ -31,7 +32,7 @@ export async function connectNats(
       noAsyncTraces: true,
       ...(token ? { token } : {}),
       ...(user ? { user, pass: pass ?? '' } : {}),
-      ...(tls ? { tls: settings.ca_file ? { caFile: settings.ca_file } : {} } : {}),
+      ...(tls ? { tls: tlsOptions(settings, env) } : {}),
     });
   } catch (err) {
     throw new FlotillaError(
@@ -39,4 +40,15 @@ export async function connectNats(
       { code: 'bus-unreachable', cause: err },
     );
   }
+}
+
+/**
+ * The CA that signed the bus's certificate: `ca_file`'s alone, or the default ones and those a vendor CLI's shim had
+ * kept aside from Node (src/extra-ca-certs.ts), or Node's own (its defaults and NODE_EXTRA_CA_CERTS).
+ */
+function tlsOptions(settings: Config['fleet']['nats'], env: NodeJS.ProcessEnv): { caFile?: string; ca?: string } {
+  if (settings.ca_file) return { caFile: settings.ca_file };
+  const aside = extraCaCertsAside(env);
+  // node:tls only here: a plain connection never loads it.
+  return aside ? { ca: [...process.getBuiltinModule('node:tls').rootCertificates, aside].join('\n') } : {};
 }
