@@ -16,7 +16,7 @@
 // Run by bench/runtime.mjs with vitest (it reuses the TypeScript test helpers); writes bench/results/runtimes.json.
 // `npm run bench -- runtimes` runs only this and prints a table (bench/runtime.mjs). BENCH_RUNTIME_RUNS
 // (default 10), BENCH_RUNTIME_ONLY=claude,codex (default all three), BENCH_RUNTIME_WORKING=0 (skip
-// the working-mail figure, the slowest).
+// the working-mail figure, the slowest), BENCH_RUNTIME_CA (below).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { execa } from 'execa';
@@ -39,6 +39,9 @@ import { testHome, type TestHome } from '../test/helpers/home.js';
 const RUNS = Number(process.env.BENCH_RUNTIME_RUNS ?? 10);
 const ONLY = (process.env.BENCH_RUNTIME_ONLY ?? '').split(',').filter(Boolean);
 const WORKING = process.env.BENCH_RUNTIME_WORKING !== '0';
+// BENCH_RUNTIME_CA=<pem file>: the person's shell exports NODE_EXTRA_CA_CERTS (a proxy's CA), for the bare CLI and the
+// fleet alike.
+const CA = process.env.BENCH_RUNTIME_CA;
 const DONT_ASK = 'permissions:\n  permission_mode: dont_ask\n';
 /**
  * `bare(prompt)`: the CLI started the way the fleet starts it — interactive, in a tmux pane, its
@@ -147,7 +150,9 @@ const ALL: Bench[] = [
       ),
   },
 ];
-const RUNTIMES = ALL.filter((r) => !ONLY.length || ONLY.includes(r.runtime.name));
+const RUNTIMES = ALL.filter((r) => !ONLY.length || ONLY.includes(r.runtime.name)).map((r) =>
+  CA ? { ...r, env: (url: string) => ({ ...r.env(url), NODE_EXTRA_CA_CERTS: CA }) } : r,
+);
 
 const ms = (n: number) => Math.round(n);
 
