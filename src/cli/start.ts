@@ -4,6 +4,7 @@ import { guardStdout, guardStderr, releaseLostTerminalAtExit, reportError, write
 import { BUNDLE_IDS, commandIndex, FAST_COMMANDS, firstCommandName } from './route.js';
 import { HARNESS_KIND_ENV, type CacheHooks } from '../start-done.js';
 import { VERSION } from '../versions.js';
+import { extraCaCertsBack } from '../extra-ca-certs.js';
 
 type FullCli = typeof import('./full.js');
 
@@ -19,6 +20,8 @@ type FullCli = typeof import('./full.js');
  * full CLI: code compiled by node:vm, as this module is, cannot load an ES module itself.
  */
 export function run(argv: string[], ranPart: () => void, loadFull: () => Promise<FullCli>): void {
+  // What this process starts gets NODE_EXTRA_CA_CERTS, though its sh kept it from this Node's start.
+  extraCaCertsBack();
   // A harness or a `watch` whose window is closed must exit with its own status, not abort.
   releaseLostTerminalAtExit();
   // A command's closers (src/at-exit.ts) are run by the bundle that ran it: fast.ts, full.ts.

@@ -3,7 +3,7 @@ import { shellCommand } from '../tmux/quote.js';
 import { EXTRA_CA_CERTS_ASIDE } from '../extra-ca-certs.js';
 
 /** NODE_EXTRA_CA_CERTS aside, for a vendor CLI's shim (src/extra-ca-certs.ts). */
-const CA_CERTS_ASIDE = `[ -z "\${NODE_EXTRA_CA_CERTS-}" ] || { ${EXTRA_CA_CERTS_ASIDE}=$NODE_EXTRA_CA_CERTS; export ${EXTRA_CA_CERTS_ASIDE}; unset NODE_EXTRA_CA_CERTS; }`;
+const CA_CERTS_ASIDE = `[ -z "\${NODE_EXTRA_CA_CERTS-}" ] || [ ! -r /proc/self/environ ] || { ${EXTRA_CA_CERTS_ASIDE}=$NODE_EXTRA_CA_CERTS; export ${EXTRA_CA_CERTS_ASIDE}; unset NODE_EXTRA_CA_CERTS; }`;
 
 /**
  * What an agent's tmux pane runs (§5.7): the harness under a POSIX sh that waits for it, and

@@ -32,7 +32,7 @@ export async function connectNats(
       noAsyncTraces: true,
       ...(token ? { token } : {}),
       ...(user ? { user, pass: pass ?? '' } : {}),
-      ...(tls ? { tls: tlsOptions(settings, env) } : {}),
+      ...(tls ? { tls: tlsOptions(settings) } : {}),
     });
   } catch (err) {
     throw new FlotillaError(
@@ -43,12 +43,12 @@ export async function connectNats(
 }
 
 /**
- * The CA that signed the bus's certificate: `ca_file`'s alone, or the default ones and those a vendor CLI's shim had
- * kept aside from Node (src/extra-ca-certs.ts), or Node's own (its defaults and NODE_EXTRA_CA_CERTS).
+ * The CA that signed the bus's certificate: `ca_file`'s alone, or the default ones and those this process started
+ * without (src/extra-ca-certs.ts), or Node's own (its defaults and NODE_EXTRA_CA_CERTS).
  */
-function tlsOptions(settings: Config['fleet']['nats'], env: NodeJS.ProcessEnv): { caFile?: string; ca?: string } {
+function tlsOptions(settings: Config['fleet']['nats']): { caFile?: string; ca?: string } {
   if (settings.ca_file) return { caFile: settings.ca_file };
-  const aside = extraCaCertsAside(env);
+  const aside = extraCaCertsAside();
   // node:tls only here: a plain connection never loads it.
   return aside ? { ca: [...process.getBuiltinModule('node:tls').rootCertificates, aside].join('\n') } : {};
 }

@@ -10,7 +10,6 @@ import { markStarting } from '../../lifecycle/starting.js';
 import { loadRuntime, type VendorRuntimeName } from '../../runtimes/index.js';
 import { startDone } from '../../start-done.js';
 import { traceMark } from '../../trace.js';
-import { withExtraCaCertsBack } from '../../extra-ca-certs.js';
 import { CliRefused, prepareCli, type PreparedCli } from './cli-launch.js';
 import { cliEnvironment, startCli } from './cli-start.js';
 import { agentFinisher, takeSignals } from './ending.js';
@@ -38,8 +37,7 @@ export async function runVendorAgent(opts: {
   traceMark('shim: start');
   // The spawner's vendor settings (base URLs, keys) win over the tmux server's older environment.
   const { takeRuntimeEnv } = await import('../../spawn/runtime-env.js');
-  // NODE_EXTRA_CA_CERTS back for the CLI and all else this process starts (its pane kept it aside: extra-ca-certs.ts).
-  const env = withExtraCaCertsBack({ ...process.env, ...takeRuntimeEnv(layout, opts.record.id) });
+  const env: NodeJS.ProcessEnv = { ...process.env, ...takeRuntimeEnv(layout, opts.record.id) };
   const log = await createAgentLogger(layout, opts.record.id);
   // Taken from the first moment: a window closed while the CLI starts must still end the agent.
   const ending = takeSignals();
