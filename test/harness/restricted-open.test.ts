@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { openRestricted } from '../../src/harness/cli-host/restricted-open.js';
 import { codex } from '../../src/runtimes/codex.js';
+import { shellCommand } from '../../src/tmux/quote.js';
 import { tmuxServer, type TmuxServer } from '../helpers/tmux.js';
 
 /**
@@ -18,20 +19,7 @@ async function folderScreen(lost: number): Promise<{ paneId: string; socket: str
   server = tmuxServer();
   const drop = Array.from({ length: lost }, () => 'read ignored').join('; ');
   const script = `printf '  Folder access\\n> 1. Open restricted\\n  2. Back\\n'; ${drop}${lost ? '; ' : ''}read chosen; clear; echo opened-restricted; sleep 600`;
-  const paneId = await server.tmux(
-    'new-session',
-    '-d',
-    '-P',
-    '-F',
-    '#{pane_id}',
-    '-x',
-    '80',
-    '-y',
-    '20',
-    'sh',
-    '-c',
-    script,
-  );
+  const paneId = await server.newPane(shellCommand(['sh', '-c', script]), 80, 20);
   await server.waitFor(paneId, /Open restricted/);
   return { paneId, socket: server.socket };
 }

@@ -21,6 +21,8 @@ export interface TmuxServer {
    * the deadline is never shorter than 30 s: it only bounds how long a failing test waits.
    */
   waitFor(target: string, pattern: RegExp, timeoutMs?: number): Promise<string>;
+  /** A detached session of `width` × `height` running `command` (a shell string); its pane's id. */
+  newPane(command: string, width: number, height: number): Promise<string>;
   kill(): Promise<void>;
 }
 
@@ -66,6 +68,8 @@ export function tmuxServer(opts: { outsideTmp?: boolean; tmpdir?: string } = {})
       }
       throw new Error(`timed out waiting for ${pattern} in ${target}; last screen:\n${last}`);
     },
+    newPane: (command, width, height) =>
+      tmux('new-session', '-d', '-P', '-F', '#{pane_id}', '-x', String(width), '-y', String(height), command),
     async kill() {
       await execa('tmux', [dir ? '-S' : '-L', socket, 'kill-server'], { reject: false, env });
       if (dir) return rmSync(dir, { recursive: true, force: true });

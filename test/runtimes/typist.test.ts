@@ -63,18 +63,7 @@ async function inputBox(
   dir = mkdtempSync(join(tmpdir(), 'flotilla-typist-'));
   const script = join(dir, 'box.cjs');
   writeFileSync(script, INPUT_BOX);
-  const paneId = await server.tmux(
-    'new-session',
-    '-d',
-    '-P',
-    '-F',
-    '#{pane_id}',
-    '-x',
-    '100',
-    '-y',
-    '20',
-    `${process.execPath} ${script} ${lose} ${mode}`,
-  );
+  const paneId = await server.newPane(`${process.execPath} ${script} ${lose} ${mode}`, 100, 20);
   await server.waitFor(paneId, mode === 'yolo' ? /^\* /m : /^> /m);
   return { paneId, typist: await paneTypist({ socket: server.socket, paneId }, dir, cli) };
 }
