@@ -5,8 +5,9 @@ import { readFileSync } from 'node:fs';
  * builds its whole certificate store then: ~60 ms of every Node start on a 2-core machine with one certificate in the
  * file, ~100 with a system bundle (docs/benchmarks-starts.md). A command that makes no TLS connection of its own but
  * to a `tls://` bus is started with the variable moved here by its sh (a vendor CLI's shim by its pane,
- * spawn/pane-command.ts; `spawn-agent` and `flotilla send`, `status`, `watch`, `wait`, `inbox`, `spawn` by tools/); it puts
- * the variable back at once for everything it starts (`extraCaCertsBack`), and reads the file itself for the bus.
+ * spawn/pane-command.ts; `spawn-agent` and `flotilla send`, `status`, `watch`, `wait`, `inbox`, `spawn` by tools/);
+ * it puts the variable back at once for everything it starts (`extraCaCertsBack`), and reads the file itself for the
+ * bus.
  */
 export const EXTRA_CA_CERTS_ASIDE = 'FLOTILLA_EXTRA_CA_CERTS';
 
