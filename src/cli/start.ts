@@ -5,6 +5,7 @@ import { BUNDLE_IDS, commandIndex, FAST_COMMANDS, firstCommandName } from './rou
 import { HARNESS_KIND_ENV, type CacheHooks } from '../start-done.js';
 import { VERSION } from '../versions.js';
 import { extraCaCertsBack } from '../extra-ca-certs.js';
+import { mallocTunablesBack } from '../malloc-tunables.js';
 
 type FullCli = typeof import('./full.js');
 
@@ -22,6 +23,8 @@ type FullCli = typeof import('./full.js');
 export function run(argv: string[], ranPart: () => void, loadFull: () => Promise<FullCli>): void {
   // What this process starts gets NODE_EXTRA_CA_CERTS, though its sh kept it from this Node's start.
   extraCaCertsBack();
+  // Nor glibc's malloc thresholds its pane's sh set for this harness alone.
+  mallocTunablesBack();
   // A harness or a `watch` whose window is closed must exit with its own status, not abort.
   releaseLostTerminalAtExit();
   // A command's closers (src/at-exit.ts) are run by the bundle that ran it: fast.ts, full.ts.

@@ -1,9 +1,12 @@
 import { AGENT_IDENTITY_VARS } from '../fleet/agent-env.js';
 import { shellCommand } from '../tmux/quote.js';
 import { EXTRA_CA_CERTS_ASIDE } from '../extra-ca-certs.js';
+import { HARNESS_MALLOC_TUNABLES } from '../malloc-tunables.js';
 
 /** NODE_EXTRA_CA_CERTS aside, for a vendor CLI's shim (src/extra-ca-certs.ts). */
 const CA_CERTS_ASIDE = `[ -z "\${NODE_EXTRA_CA_CERTS-}" ] || [ ! -r /proc/self/environ ] || { ${EXTRA_CA_CERTS_ASIDE}=$NODE_EXTRA_CA_CERTS; export ${EXTRA_CA_CERTS_ASIDE}; unset NODE_EXTRA_CA_CERTS; }`;
+/** glibc's malloc thresholds for the harness, unless the person set tunables of their own (src/malloc-tunables.ts). */
+const MALLOC_TUNABLES = `[ -n "\${GLIBC_TUNABLES-}" ] || { GLIBC_TUNABLES=${HARNESS_MALLOC_TUNABLES}; export GLIBC_TUNABLES; }`;
 
 /**
  * What an agent's tmux pane runs (§5.7): the harness under a POSIX sh that waits for it, and
@@ -22,7 +25,8 @@ const CA_CERTS_ASIDE = `[ -z "\${NODE_EXTRA_CA_CERTS-}" ] || [ ! -r /proc/self/e
  * harness nor the reaper may see (spawn/harness-keys.ts): the sh drops them itself, where an
  * `env -u` before the harness would cost one more exec on the way to its node (§14). Only names
  * sh can unset: the caller keeps `env -u` for any other (harness-keys.ts `withoutVars`).
- * `caCertsAside`: a vendor CLI's shim starts without NODE_EXTRA_CA_CERTS (src/extra-ca-certs.ts).
+ * `caCertsAside`: a vendor CLI's shim starts without NODE_EXTRA_CA_CERTS (src/extra-ca-certs.ts). Every harness starts
+ * with glibc's malloc told to give memory back (src/malloc-tunables.ts).
  */
 export function paneCommand(
   harness: readonly string[],
@@ -35,6 +39,7 @@ export function paneCommand(
   const script = [
     ...(unset.length ? [`unset ${unset.join(' ')}`] : []),
     ...(opts.caCertsAside ? [CA_CERTS_ASIDE] : []),
+    MALLOC_TUNABLES,
     'trap : INT QUIT',
     '"$@"',
     's=$?',

@@ -2,6 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { HARNESS_MALLOC_TUNABLES } from '../../src/malloc-tunables.js';
 import { runtimeKeyVars } from '../../src/runtimes/login.js';
 import { eventually } from '../helpers/tmux.js';
 import { completionsFrom } from '../spawn/helpers.js';
@@ -79,6 +80,10 @@ describe("a vendor CLI's commands get no tmux and no other provider's key", { ti
     expect(names).not.toContain('FLOTILLA_EXTRA_CA_CERTS');
     const shimEnv = readFileSync(`/proc/${f.record(id).pid}/environ`, 'utf8').split('\0');
     expect(shimEnv.filter((l) => l.includes('EXTRA_CA_CERTS'))).toEqual([`FLOTILLA_EXTRA_CA_CERTS=${EXTRA_CA}`]);
+    // The shim started with glibc's malloc told to give memory back; the CLI and its commands run with glibc's
+    // defaults (src/malloc-tunables.ts). glibc cuts the string at its first ':' where it lies as it reads it.
+    expect(shimEnv).toContain(`GLIBC_TUNABLES=${HARNESS_MALLOC_TUNABLES.split(':')[0]!}`);
+    expect(names).not.toContain('GLIBC_TUNABLES');
     // Another definition's secret reaches a command only through a grant to that agent.
     expect(names).not.toContain('DEPLOY_TOKEN');
     // Its pane does run in tmux, and a bare tmux finds no server from the command.

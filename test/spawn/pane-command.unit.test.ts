@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, existsSync, writeFileSync, chmodSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { HARNESS_MALLOC_TUNABLES } from '../../src/malloc-tunables.js';
 import { paneCommand } from '../../src/spawn/pane-command.js';
 
 /**
@@ -64,6 +65,15 @@ describe("an agent pane's sh", () => {
     expect(r.stdout).toBe('key=unset other=kept');
     expect(r.exitCode).toBe(137);
     expect(reaped()).toBe('key=unset');
+  });
+
+  it("every harness gets glibc's malloc thresholds, but a person's own GLIBC_TUNABLES is kept as it is", async () => {
+    const pane = (env: Record<string, string>) => {
+      const [file, ...args] = paneCommand(['sh', '-c', 'echo "${GLIBC_TUNABLES-unset}"'], [reaper]);
+      return execa(file!, args, { reject: false, env: { PATH: process.env.PATH!, ...env }, extendEnv: false });
+    };
+    expect((await pane({})).stdout).toBe(HARNESS_MALLOC_TUNABLES);
+    expect((await pane({ GLIBC_TUNABLES: 'glibc.malloc.arena_max=2' })).stdout).toBe('glibc.malloc.arena_max=2');
   });
 
   it("a vendor CLI's shim gets NODE_EXTRA_CA_CERTS aside, under its own name; without one, neither is set", async () => {
