@@ -1,5 +1,6 @@
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import { clientLastPerSubject, kvOperation, wireLastPerSubject, type EachLast } from './consumer-read.js';
+import { storeMayBeMissing, whenStored } from './store-window.js';
 import type { Wire, WireMsg } from './wire.js';
 
 /** JetStream's code for "stream not found" (a bucket nobody has written yet). */
@@ -65,27 +66,29 @@ export function wireReads(wire: Wire): Reads {
     if (error) throw new ApiError(error.description ?? 'JetStream API error', error.err_code ?? error.code ?? 0);
     return reply;
   };
-  return {
-    async streamState(stream, subjectsFilter) {
-      const subjects: Record<string, number> = {};
-      let state: StreamState | undefined;
-      // A long list of subjects comes in pages (the client's streams.info does the same).
-      for (let offset = 0; ;) {
-        let r;
-        try {
-          r = await api(`STREAM.INFO.${stream}`, subjectsFilter ? { subjects_filter: subjectsFilter, offset } : null);
-        } catch (err) {
-          if (isStreamNotFound(err)) return null;
-          throw err;
-        }
-        state = r.state as StreamState;
-        const page = Object.keys(state.subjects ?? {});
-        Object.assign(subjects, state.subjects);
-        offset += page.length;
-        if (!subjectsFilter || !page.length || offset >= Number(r.total ?? 0)) break;
+  const stored = new Set<string>();
+  const streamState = async (stream: string, subjectsFilter?: string): Promise<StreamState | null> => {
+    const subjects: Record<string, number> = {};
+    let state: StreamState | undefined;
+    // A long list of subjects comes in pages (the client's streams.info does the same).
+    for (let offset = 0; ;) {
+      let r;
+      try {
+        r = await api(`STREAM.INFO.${stream}`, subjectsFilter ? { subjects_filter: subjectsFilter, offset } : null);
+      } catch (err) {
+        if (isStreamNotFound(err)) return null;
+        throw err;
       }
-      return subjectsFilter ? { ...state!, subjects } : state!;
-    },
+      state = r.state as StreamState;
+      const page = Object.keys(state.subjects ?? {});
+      Object.assign(subjects, state.subjects);
+      offset += page.length;
+      if (!subjectsFilter || !page.length || offset >= Number(r.total ?? 0)) break;
+    }
+    return subjectsFilter ? { ...state!, subjects } : state!;
+  };
+  return {
+    streamState: (stream, subjectsFilter) => filteredSafely(streamState, stream, subjectsFilter, wire.version, stored),
     async last(stream, subject) {
       const m = await wire.request(`$JS.API.DIRECT.GET.${stream}.${subject}`, '', API_TIMEOUT_MS);
       const code = status(m);
@@ -107,15 +110,17 @@ export function wireReads(wire: Wire): Reads {
 
 /** The reads over the NATS client's connection. */
 export function clientReads(js: JetStreamClient, jsm: JetStreamManager, version: () => string | undefined): Reads {
+  const stored = new Set<string>();
+  const streamState = async (stream: string, subjectsFilter?: string): Promise<StreamState | null> => {
+    try {
+      return (await jsm.streams.info(stream, subjectsFilter ? { subjects_filter: subjectsFilter } : undefined)).state;
+    } catch (err) {
+      if (isStreamNotFound(err)) return null;
+      throw err;
+    }
+  };
   return {
-    async streamState(stream, subjectsFilter) {
-      try {
-        return (await jsm.streams.info(stream, subjectsFilter ? { subjects_filter: subjectsFilter } : undefined)).state;
-      } catch (err) {
-        if (isStreamNotFound(err)) return null;
-        throw err;
-      }
-    },
+    streamState: (stream, subjectsFilter) => filteredSafely(streamState, stream, subjectsFilter, version(), stored),
     async last(stream, subject) {
       let m;
       try {
@@ -135,6 +140,29 @@ export function clientReads(js: JetStreamClient, jsm: JetStreamManager, version:
     },
     lastPerSubject: (stream, filter, lastSeq, each) => clientLastPerSubject({ js, jsm }, stream, filter, lastSeq, each),
   };
+}
+
+/**
+ * A stream's state under a subjects filter, which reads the stream's store: on a server that may list a stream before
+ * its store is made (store-window.ts), asked only once its plain state shows messages. A stream seen holding messages
+ * has its store for good: `stored` (the reads' own) spares that first request from then on.
+ */
+async function filteredSafely(
+  streamState: (stream: string, subjectsFilter?: string) => Promise<StreamState | null>,
+  stream: string,
+  subjectsFilter: string | undefined,
+  version: string | undefined,
+  stored: Set<string>,
+): Promise<StreamState | null> {
+  if (!subjectsFilter || stored.has(stream) || !storeMayBeMissing(version)) return streamState(stream, subjectsFilter);
+  return whenStored(
+    () => streamState(stream),
+    () => {
+      stored.add(stream);
+      return streamState(stream, subjectsFilter);
+    },
+    (state) => state && { ...state, subjects: {} },
+  );
 }
 
 /** A subject's last message by the stream's message get (JSON, the payload and headers in base64). */

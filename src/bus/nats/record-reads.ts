@@ -1,4 +1,5 @@
-import type { KV, KvEntry } from '@nats-io/kv';
+import type { KvEntry } from '@nats-io/kv';
+import type { BoundBucket } from './bound-bucket.js';
 import { parseAgentRecord } from '../../fleet/record-validate.generated.js';
 import type { AgentRecord } from '../../fleet/record.js';
 import type { RecentRecords } from '../types.js';
@@ -57,7 +58,7 @@ const FEW = 256;
  */
 export async function othersOf(
   link: ReadSource,
-  kv: () => Promise<KV>,
+  kv: () => Promise<BoundBucket>,
   bucket: string,
   localIds: ReadonlySet<string>,
 ): Promise<AgentRecord[]> {
@@ -92,7 +93,7 @@ export async function othersOf(
 }
 
 /** A record by id: its live key, else its ended key. */
-export async function getRecord(kv: KV, id: string): Promise<AgentRecord | undefined> {
+export async function getRecord(kv: BoundBucket, id: string): Promise<AgentRecord | undefined> {
   const live = await kv.get(id);
   if (live?.operation === 'PUT') return fromEntry(live);
   const ended = await kv.get(endedKey(id));
@@ -105,7 +106,7 @@ export async function getRecord(kv: KV, id: string): Promise<AgentRecord | undef
  * list names — carried in the list, else got by key — `window` of them at most, and how many more ended there.
  */
 export async function recentOf(
-  kv: () => Promise<KV>,
+  kv: () => Promise<BoundBucket>,
   live: readonly LastValue[],
   lists: readonly LastValue[],
   self: string,

@@ -11,6 +11,7 @@ import type { HostBeat, RecordsBus } from '../types.js';
 import { BEAT_MS } from '../presence.js';
 import { lastValues, type LastValue } from './last-values.js';
 import { missed, reached } from '../steady.js';
+import { boundBucket, type BoundBucket } from './bound-bucket.js';
 import { perLink, type NatsLink } from './link.js';
 import { isWrongRevision, markLostOn, takeDoneOn } from './lost.js';
 import { endedKey, moveEnded, recentKey } from './ended.js';
@@ -161,7 +162,7 @@ function bucketsOf(connection: NatsLink, names: BusNames): Pick<Ctx, 'buckets' |
       ]).then(([records, hosts, done, trees]) => ({ records, hosts, done, trees }));
     }),
     bound: perLink(connection, async (link) => ({
-      records: await new (await import('./client.js')).Kvm(link.js).open(names.recordsBucket),
+      records: boundBucket(link.js, link.jsm, names.recordsBucket),
     })),
   };
 }
@@ -173,7 +174,7 @@ interface Ctx {
   connection: NatsLink;
   buckets: () => Promise<Buckets>;
   /** The records bucket bound for reads, never made by them. */
-  bound: () => Promise<{ records: KV }>;
+  bound: () => Promise<{ records: BoundBucket }>;
   self: string;
   lostAfterMs: (host: string) => number;
 }

@@ -4,6 +4,7 @@ import type { Layout } from '../../layout/layout.js';
 import { busNames } from '../names.js';
 import type { SharedKv, SharedStore } from '../shared.js';
 import { lastValues } from './last-values.js';
+import { boundBucket } from './bound-bucket.js';
 import { natsLink, perLink } from './link.js';
 import { isWrongRevision } from './lost.js';
 import { isStreamNotFound } from './reads.js';
@@ -34,7 +35,7 @@ export function natsShared(
   const made = perLink(link, async (l) =>
     withTimeout((await kvm(l)).create(bucket, { history: 1, timeout: TIMEOUT_MS }), TIMEOUT_MS),
   );
-  const bound = perLink(link, async (l) => (await kvm(l)).open(bucket));
+  const bound = perLink(link, async (l) => boundBucket(l.js, l.jsm, bucket));
   /** A write the server refused because the key moved on: null; anything else throws. */
   const checked = async (write: Promise<number>): Promise<number | null> => {
     try {
