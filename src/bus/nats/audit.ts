@@ -3,6 +3,7 @@ import type { Layout } from '../../layout/layout.js';
 import type { BusNames } from '../names.js';
 import type { AuditBus, HostAuditLine } from '../types.js';
 import { perLink, type Link, type NatsLink } from './link.js';
+import { readsOf } from './last-values.js';
 import { ensureStream } from './streams.js';
 import { nanos, withTimeout } from './timeout.js';
 
@@ -82,16 +83,17 @@ export function natsAudit(
     const link = await withTimeout(open(), READ_TIMEOUT_MS);
     const from = opts.from ?? 0;
     const prefix = names.auditSubject('');
-    const info = await withTimeout(
-      link.jsm.streams.info(names.auditStream, { subjects_filter: names.auditSubject(opts.host ?? '>') }),
+    // Through the reads, which never ask a filtered info of a stream that may lack its store (store-window.ts).
+    const state = await withTimeout(
+      (await readsOf(link)).streamState(names.auditStream, names.auditSubject(opts.host ?? '>')),
       READ_TIMEOUT_MS,
     );
-    const hosts = Object.keys(info.state.subjects ?? {})
+    const hosts = Object.keys(state?.subjects ?? {})
       .map((s) => s.slice(prefix.length))
       .filter((h) => h !== self || opts.host === self);
     // Everything up to the stream's end as it was before the reads is read by them; a later read
     // starts after it (a line that lands meanwhile may come twice, and `seen` drops it).
-    const next = Math.max(from, info.state.last_seq + 1);
+    const next = Math.max(from, (state?.last_seq ?? 0) + 1);
     const lines = (await Promise.all(hosts.sort().map((h) => readHost(link, names, h, from, seen)))).flat();
     return { lines, next };
   };
