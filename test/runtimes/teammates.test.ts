@@ -112,6 +112,8 @@ describe('a vendor teammate works its board', { timeout: 900_000 }, () => {
         expect.objectContaining({ agent: id, task: 'vt1' }),
         expect.objectContaining({ agent: id, task: 'vt2' }),
       ]);
+      // The board is written, then the audit line: the test can read between the two.
+      await eventually(() => readAudit(f.layout, { event: 'task_done' }).lines.length >= 2, 30_000, 'both audited');
       expect(readAudit(f.layout, { event: 'task_done' }).lines).toEqual([
         expect.objectContaining({ agent: id, task: 'vt1' }),
         expect.objectContaining({ agent: id, task: 'vt2' }),
@@ -201,6 +203,7 @@ describe('a vendor teammate works its board', { timeout: 900_000 }, () => {
       expect(readAudit(f.layout, { event: 'task_refused' }).lines).toEqual([
         expect.objectContaining({ agent: id, task: 'vt1' }),
       ]);
+      await eventually(() => readAudit(f.layout, { event: 'task_done' }).lines.length > 0, 30_000, 'the done audited');
       expect(readAudit(f.layout, { event: 'task_done' }).lines).toEqual([
         expect.objectContaining({ agent: id, task: 'vt1' }),
       ]);

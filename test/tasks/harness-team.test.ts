@@ -68,7 +68,9 @@ describe('teammates that claim work (§15)', () => {
         // The model's answer to this task, word for word: it saw this task's title.
         expect(t.result).toBe(`done: Task t${i} from the board 'drain' (you have claimed it): job ${i}`);
       }
-      // Exactly once: one claim and one completion per task, nothing reopened.
+      // Exactly once: one claim and one completion per task, nothing reopened. Each harness writes the board, then the
+      // audit line: the last task's can come after the wait has returned.
+      await eventually(() => auditEvents('task_done').length >= n, 30_000, 'every completion audited');
       expect(
         auditEvents('task_claimed')
           .map((e) => e.task)
@@ -109,6 +111,8 @@ describe('teammates that claim work (§15)', () => {
         1,
       );
       expect(auditEvents('task_refused')).toHaveLength(1);
+      // The harness writes the board, then the audit line: the test can read between the two.
+      await eventually(() => auditEvents('task_done').length > 0, 30_000, 'the completion audited');
       expect(auditEvents('task_done')).toHaveLength(1);
     },
   );
