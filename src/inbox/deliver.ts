@@ -90,6 +90,9 @@ export function prepareMessage(
   return { message, data: Buffer.from(serializeMessage(message)) };
 }
 
+/** Counts this process's tries at fixed names, so no two tries share a temp file. */
+let fixedTries = 0;
+
 /**
  * Writes a message file into a Maildir's new/ the Maildir way (§4) and returns its path.
  * `fixed`: the name may be written again (a retried completion, mail a bus hands over twice),
@@ -104,14 +107,16 @@ export async function writeMessageFile(
   opts: { fixed?: boolean; beforeLink?: (tmpPath: string) => void | Promise<void>; calls?: FileCalls } = {},
 ): Promise<string> {
   const { closeFd, exists, fsyncFd, link, mkdirp, unlink, writeAll } = opts.calls ?? poolCalls;
-  // A fixed name may be retried by several processes: each writes its own temp file.
-  const tmpPath = join(box.tmp, opts.fixed ? `${file}.${process.pid}.tmp` : file);
+  // A fixed name may be retried by several processes, or twice at once by one (a redelivery while the first
+  // copy is still being written): each try writes its own temp file.
+  const tmpPath = join(box.tmp, opts.fixed ? `${file}.${process.pid}.${++fixedTries}.tmp` : file);
   const newPath = join(box.new, file);
 
   if (opts.fixed) {
     const read = join(box.cur, `${file}${READ_SUFFIX}`);
     // Delivered and already claimed by an earlier try: nothing to do.
     if (await exists(read)) return read;
+    // Left by a process that had this pid before (and died between open and unlink): ours now.
     await unlink(tmpPath).catch(() => undefined);
   }
   const fd = await openTemp(tmpPath, box, opts.calls ?? poolCalls);

@@ -110,3 +110,26 @@ describe('a message handed over again while its first copy is claimed', () => {
     expect(readdirSync(box.new)).toEqual([]);
   });
 });
+
+// A bus may hand a message over again while this process still writes its first copy (a redelivery after the
+// server came back, with the first copy waiting on its fsync).
+describe('a message handed over twice at once to one process', () => {
+  let f: TempFleet;
+  beforeEach(() => {
+    f = tempFleet();
+  });
+  afterEach(() => f.cleanup());
+
+  it('both hand-overs succeed and the reader shows it once', async () => {
+    const box = ensureMaildir(f.layout, 'lead-1');
+    const prepared = prepareMessage({ from: 'human', to: 'lead-1', kind: 'message', body: 'twice at once\n' });
+    const file = spoolName(Date.now(), prepared.message.id);
+    const copies = Array.from({ length: 8 }, () => writeMessageFile(box, file, prepared.data, { fixed: true }));
+    expect(await Promise.all(copies)).toEqual(Array.from({ length: 8 }, () => join(box.new, file)));
+    expect(readdirSync(box.new)).toEqual([file]);
+    expect(readdirSync(box.tmp)).toEqual([]);
+    const shown: string[] = [];
+    await new UnreadMail(f.layout, 'lead-1', { onNew: (i) => shown.push(i.message.body) }).sync();
+    expect(shown).toEqual(['twice at once\n']);
+  });
+});
