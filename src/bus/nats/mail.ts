@@ -236,7 +236,11 @@ async function feed(
       // Spooled many at a time: each has its own fixed name, and the fsyncs of new/ are shared.
       const inFlight = new Set<Promise<void>>();
       for await (const m of messages) {
-        const p = spool(layout, owner, m).finally(() => inFlight.delete(p));
+        // One that cannot be spooled now (a full disk, a Maildir being remade) comes back in RETRY_MS, and the
+        // feed goes on: ending it would leave what it had buffered unacknowledged for the consumer's ack wait.
+        const p = spool(layout, owner, m)
+          .catch(() => nakQuietly(m))
+          .finally(() => inFlight.delete(p));
         inFlight.add(p);
         if (inFlight.size >= SPOOL_WINDOW) await Promise.race(inFlight);
         if (stopped()) break;
@@ -246,6 +250,15 @@ async function feed(
       // The server went away or the consumer was reset: try again, the stream keeps the mail.
     }
     if (!stopped()) await sleep(RETRY_MS);
+  }
+}
+
+/** Asks for `m` again in RETRY_MS; a connection closed meanwhile hands it over again by itself. */
+function nakQuietly(m: JsMsg): void {
+  try {
+    m.nak(RETRY_MS);
+  } catch {
+    // Closed: unacknowledged, it comes back after the consumer's ack wait.
   }
 }
 
