@@ -41,6 +41,8 @@ export interface BusReach {
   ok: boolean;
   /** One line: what was reached, or why not and what to do. */
   detail: string;
+  /** The server's version, when one was reached (nats-server's, on `nats`). */
+  version?: string;
 }
 
 export interface MailBus {

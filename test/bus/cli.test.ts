@@ -131,4 +131,24 @@ describe('flotilla send and status on a nats:// bus (built CLI, real nats-server
     expect(String(r.stderr)).toMatch(/fleet\.bus.*expected 'maildir' or nats:\/\/host:port/);
     expect(unreadCount(f.layout, 'human')).toBe(0);
   });
+
+  it("doctor names the bus and its server's version, WARNs on a nats-server before 2.9.15, and FAILs on a bus it cannot reach", async () => {
+    const r = await cli(['doctor']);
+    const bus = String(r.stdout)
+      .split('\n')
+      .find((l) => l.includes(` bus (fleet.bus: ${server.url}):`));
+    const version = /\(nats-server (\d+)\.(\d+)\.(\d+),/.exec(bus ?? '');
+    expect(version, String(r.stdout)).not.toBeNull();
+    const [major, minor, patch] = version!.slice(1).map(Number) as [number, number, number];
+    // 2.9.15 is the first release that makes a stream's store before listing the stream (src/bus/nats/store-window.ts).
+    const before = major * 1e6 + minor * 1e3 + patch < 2_009_015;
+    if (before) expect(bus).toMatch(/^WARN {2}bus .* — upgrade nats-server to 2\.9\.15 or newer/);
+    else expect(bus).toMatch(/^ok {4}bus /);
+
+    const down = await cli(['doctor'], { FLOTILLA_FLEET_BUS: 'nats://127.0.0.1:1' });
+    expect(down.exitCode).not.toBe(0);
+    expect(String(down.stdout)).toMatch(
+      /^FAIL {2}bus \(fleet\.bus: nats:\/\/127\.0\.0\.1:1\): .*unreachable.* — start it \(nats-server -js\) or check fleet\.bus$/m,
+    );
+  }, 120_000);
 });

@@ -43,7 +43,7 @@ export function natsBus(
       const held = waiting > 0 ? `; ${waiting} message(s) waiting in the outbox` : '';
       try {
         const version = await (await connection.reads()).account();
-        return { ok: true, detail: `${url} (nats-server ${version}, fleet ${names.key})${held}` };
+        return { ok: true, detail: `${url} (nats-server ${version}, fleet ${names.key})${held}`, version };
       } catch (err) {
         return { ok: false, detail: `${url} unreachable: ${errorMessage(err)}${held}` };
       }

@@ -108,6 +108,8 @@ export async function runChecks(layout: Layout, env: NodeJS.ProcessEnv = process
     ...containmentChecks(config?.security.sandbox ?? 'auto', env, await runsWithoutAsking(layout, config, env)),
   );
   checks.push(await slotCheck(layout));
+  const bus = await (await import('./doctor-bus.js')).busCheck(layout, config);
+  if (bus) checks.push(bus);
   checks.push(...(await runtimeChecks(layout, config, env)));
   return checks;
 }

@@ -27,7 +27,7 @@ export function command(): Command {
       else
         for (const c of checks)
           process.stdout.write(
-            `${!c.ok ? 'FAIL' : c.warn ? 'WARN' : 'ok  '}  ${c.name}: ${c.detail}${c.ok && !c.warn ? '' : ` — ${c.fix}`}\n`,
+            `${!c.ok ? 'FAIL' : c.warn ? 'WARN' : 'ok  '}  ${c.name}: ${c.detail}${(c.ok && !c.warn) || !c.fix ? '' : ` — ${c.fix}`}\n`,
           );
       if (checks.some((c) => !c.ok)) process.exitCode = 1;
     });
