@@ -12,7 +12,9 @@
 // - working mail: mail sent while a 5 s shell command runs; from the command's end (it writes
 //   the time) → the model call carrying the mail (the task's answer, then the turn-end hook's hand-over);
 // - RSS of the shim (which serves the CLI's fleet MCP server) and of the CLI (and of everything under the shim: the
-//   CLI's door-pipe and helpers), with the agent idle after its first task, beside an idle `node -e` timer's.
+//   CLI's door-pipe and helpers), with the agent idle after its first task, beside an idle `node -e` timer's; and in
+//   the first BENCH_RUNTIME_SETTLED runs (default 3) the shim's again once it has been idle 30 s, after V8's memory
+//   reducer has run (it starts ~8 s after the last collection of a process that stopped allocating).
 // Run by bench/runtime.mjs with vitest (it reuses the TypeScript test helpers); writes bench/results/runtimes.json.
 // `npm run bench -- runtimes` runs only this and prints a table (bench/runtime.mjs). BENCH_RUNTIME_RUNS
 // (default 10), BENCH_RUNTIME_ONLY=claude,codex (default all three), BENCH_RUNTIME_WORKING=0 (skip
@@ -39,6 +41,8 @@ import { testHome, type TestHome } from '../test/helpers/home.js';
 const RUNS = Number(process.env.BENCH_RUNTIME_RUNS ?? 10);
 const ONLY = (process.env.BENCH_RUNTIME_ONLY ?? '').split(',').filter(Boolean);
 const WORKING = process.env.BENCH_RUNTIME_WORKING !== '0';
+const SETTLED = Number(process.env.BENCH_RUNTIME_SETTLED ?? 3);
+const SETTLED_MS = 30_000;
 // BENCH_RUNTIME_CA=<pem file>: the person's shell exports NODE_EXTRA_CA_CERTS (a proxy's CA), for the bare CLI and the
 // fleet alike.
 const CA = process.env.BENCH_RUNTIME_CA;
@@ -445,6 +449,8 @@ it('vendor runtime figures', async () => {
     const shimRss: number[] = [];
     const shimAnon: number[] = [];
     const shimPss: number[] = [];
+    const settledRss: number[] = [];
+    const settledAnon: number[] = [];
     const cliRss: number[] = [];
     const treeRss: number[] = [];
     const nodeRss: number[] = [];
@@ -470,6 +476,7 @@ it('vendor runtime figures', async () => {
           300_000,
           'idle',
         );
+        const idleAt = performance.now();
         // Let the CLI settle at its prompt, as a person would find it; beside it, the least a
         // Node process holds: an idle timer, started the same way (the shim's floor).
         const idleNode = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
@@ -507,6 +514,14 @@ it('vendor runtime figures', async () => {
         const again = await secondSpawn(f, r, i, join(traces, `${r.runtime.name}-${i}-again.jsonl`));
         readyAgain.push(again.ready);
         spansAgain.push(again.spans);
+        if (i < SETTLED) {
+          // The first agent has been idle since its mail's turn ended; its shim's memory once it has settled.
+          await eventually(() => f.record(id).status === 'idle', 300_000, 'idle before settling');
+          await new Promise((res) => setTimeout(res, Math.max(0, idleAt + SETTLED_MS - performance.now())));
+          const settled = memoryMb(f.record(id).pid!);
+          settledRss.push(settled.rss);
+          settledAnon.push(settled.anon);
+        }
       } finally {
         await f.dispose();
         bareHome.cleanup();
@@ -580,6 +595,8 @@ it('vendor runtime figures', async () => {
         shim: mb(shimRss),
         shim_private: mb(shimAnon),
         shim_pss: mb(shimPss),
+        shim_settled_30s: mb(settledRss),
+        shim_settled_30s_private: mb(settledAnon),
         cli: mb(cliRss),
         shim_and_everything_below: mb(treeRss),
         idle_node: mb(nodeRss),

@@ -28,8 +28,8 @@ export function formatRuntimeTables(r, machine = {}) {
   const out = [
     `${names.map((n) => r[n].runs)[0] ?? '?'} runs per runtime, ${machine.date ?? new Date().toISOString()}, ${m.cpus ?? '?'} cores, Node ${m.node ?? process.version}, load average before ${(m.load_before ?? []).join(' ')}, after ${(m.load_after ?? []).join(' ')}. ms as p50 / p95; MB as p50.`,
     '',
-    "| runtime | load avg | spawn-agent → first model request | bare CLI, interactive in tmux → first model request | fleet − bare, per run | fleet ÷ bare, per run | mail → idle CLI's model request (from send called) | shim RSS (private) | idle `node -e` RSS (private) | CLI RSS |",
-    '|---|---|---|---|---|---|---|---|---|---|',
+    "| runtime | load avg | spawn-agent → first model request | bare CLI, interactive in tmux → first model request | fleet − bare, per run | fleet ÷ bare, per run | mail → idle CLI's model request (from send called) | shim RSS (private) | shim RSS (private), idle 30 s | idle `node -e` RSS (private) | CLI RSS |",
+    '|---|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const n of names) {
     const x = r[n];
@@ -37,7 +37,7 @@ export function formatRuntimeTables(r, machine = {}) {
     const load = x.load_average ? `${x.load_average.before[0]}–${x.load_average.after[0]}` : '—';
     const ratio = x.fleet_over_bare ? `${x.fleet_over_bare.p50} / ${x.fleet_over_bare.p95}` : '—';
     out.push(
-      `| ${TITLES[n] ?? n} ${x.version} | ${load} | ${pp(x.spawn_to_first_model_call_ms)} | ${pp(x.bare_cli_to_first_model_call_ms)} (\`${x.bare_cli_to_first_model_call_ms.argv}\`) | ${pp(x.fleet_minus_bare_ms)} | ${ratio} | ${pp(x.mail_into_idle_cli_ms)}${x.mail_from_send_called_ms ? ` (${pp(x.mail_from_send_called_ms)})` : ''} | ${s.shim.p50} (${s.shim_private.p50}) | ${s.idle_node?.p50 ?? '—'} (${s.idle_node_private?.p50 ?? '—'}) | ${s.cli.p50} |`,
+      `| ${TITLES[n] ?? n} ${x.version} | ${load} | ${pp(x.spawn_to_first_model_call_ms)} | ${pp(x.bare_cli_to_first_model_call_ms)} (\`${x.bare_cli_to_first_model_call_ms.argv}\`) | ${pp(x.fleet_minus_bare_ms)} | ${ratio} | ${pp(x.mail_into_idle_cli_ms)}${x.mail_from_send_called_ms ? ` (${pp(x.mail_from_send_called_ms)})` : ''} | ${s.shim.p50} (${s.shim_private.p50}) | ${s.shim_settled_30s?.all.length ? `${s.shim_settled_30s.p50} (${s.shim_settled_30s_private.p50})` : '—'} | ${s.idle_node?.p50 ?? '—'} (${s.idle_node_private?.p50 ?? '—'}) | ${s.cli.p50} |`,
     );
   }
   const again = names.filter((n) => r[n].second_start);
