@@ -240,40 +240,8 @@ const cjs = {
     js: "const __flotillaMeta = { get url() { return require('node:url').pathToFileURL(__filename).href; } };",
   },
 };
-// Each its own bundle: `flotilla send` compiles only what sending needs. One per fast command:
-// its own entry in src/cli/fast/ when it has one (task's subcommands), else fastRun over its
-// module; a bundle that leaves modules out is built on its own.
-// A package a fast bundle imports with `import()` (the AI SDK's providers, web-tree-sitter: what
-// `flotilla run` loads for an agent's model and shell gate) is `require`d instead: code compiled
-// by node:vm (src/cli/compile-cache.ts) cannot `import()`. Each has a CommonJS build; an ES-only
-// package left as an `import()` fails test/cli/fast-bundles.test.ts.
-const fastCjs = { ...cjs, supported: { 'dynamic-import': false } };
-const entries = fastEntries(routes);
-const plain = entries.filter((e) => !leftOut[e.bundle]);
-if (plain.length) await build({ ...fastCjs, entryPoints: plain.map(({ entry }) => entry) });
-for (const { bundle, entry } of entries.filter((e) => leftOut[e.bundle]))
-  await build({ ...fastCjs, entryPoints: [entry], plugins: [...cjs.plugins, leaveOut(leftOut[bundle])] });
-for (const { bundle } of entries) await asciiOnly(new URL(`../dist/cli/fast-${bundle}.js`, import.meta.url));
-// Then start.js, which routes commands, with each fast bundle's content hash: the key of its code
-// cache, so that it need not `stat` a bundle to tell one build from another (src/cli/compile-cache.ts,
-// §14); and main.js, the entry, with start.js's.
-const contentId = async (name) =>
-  createHash('sha256')
-    .update(await readFile(new URL(`../dist/cli/${name}`, import.meta.url)))
-    .digest('hex')
-    .slice(0, 16);
-const bundleIds = {};
-for (const { bundle } of entries) bundleIds[bundle] = await contentId(`fast-${bundle}.js`);
-await build({
-  ...cjs,
-  entryPoints: [{ in: 'src/cli/start.ts', out: 'start' }],
-  define: { ...cjs.define, __FLOTILLA_BUNDLE_IDS__: JSON.stringify(bundleIds) },
-});
-await build({
-  ...cjs,
-  entryPoints: [{ in: 'src/cli/main.ts', out: 'main' }],
-  define: { ...cjs.define, __FLOTILLA_START_ID__: JSON.stringify(await contentId('start.js')) },
-});
+// The chunks first: each one's content hash goes into the fast bundles, the key of its code cache and of its seed
+// (src/cli/chunk.ts), as the bundles' own go into start.js below.
 await build({
   ...cjs,
   entryPoints: [{ in: 'nats-client-entry', out: 'nats-client' }],
@@ -291,12 +259,52 @@ await build({
   banner: {},
 });
 await asciiOnly(new URL('../dist/cli/zod.js', import.meta.url));
+const contentId = async (name) =>
+  createHash('sha256')
+    .update(await readFile(new URL(`../dist/cli/${name}`, import.meta.url)))
+    .digest('hex')
+    .slice(0, 16);
+const chunkIds = Object.fromEntries(await Promise.all(CHUNKS.map(async (c) => [c.file, await contentId(c.file)])));
+const fastCjs = {
+  ...cjs,
+  supported: { 'dynamic-import': false },
+  define: { ...cjs.define, __FLOTILLA_CHUNK_IDS__: JSON.stringify(chunkIds) },
+};
+// Each its own bundle: `flotilla send` compiles only what sending needs. One per fast command:
+// its own entry in src/cli/fast/ when it has one (task's subcommands), else fastRun over its
+// module; a bundle that leaves modules out is built on its own.
+// A package a fast bundle imports with `import()` (the AI SDK's providers, web-tree-sitter: what
+// `flotilla run` loads for an agent's model and shell gate) is `require`d instead: code compiled
+// by node:vm (src/cli/compile-cache.ts) cannot `import()`. Each has a CommonJS build; an ES-only
+// package left as an `import()` fails test/cli/fast-bundles.test.ts.
+const entries = fastEntries(routes);
+const plain = entries.filter((e) => !leftOut[e.bundle]);
+if (plain.length) await build({ ...fastCjs, entryPoints: plain.map(({ entry }) => entry) });
+for (const { bundle, entry } of entries.filter((e) => leftOut[e.bundle]))
+  await build({ ...fastCjs, entryPoints: [entry], plugins: [...cjs.plugins, leaveOut(leftOut[bundle])] });
+for (const { bundle } of entries) await asciiOnly(new URL(`../dist/cli/fast-${bundle}.js`, import.meta.url));
+// Then start.js, which routes commands, with each fast bundle's content hash: the key of its code
+// cache, so that it need not `stat` a bundle to tell one build from another (src/cli/compile-cache.ts,
+// §14); and main.js, the entry, with start.js's.
+const bundleIds = {};
+for (const { bundle } of entries) bundleIds[bundle] = await contentId(`fast-${bundle}.js`);
+await build({
+  ...cjs,
+  entryPoints: [{ in: 'src/cli/start.ts', out: 'start' }],
+  define: { ...cjs.define, __FLOTILLA_BUNDLE_IDS__: JSON.stringify(bundleIds) },
+});
+await build({
+  ...cjs,
+  entryPoints: [{ in: 'src/cli/main.ts', out: 'main' }],
+  define: { ...cjs.define, __FLOTILLA_START_ID__: JSON.stringify(await contentId('start.js')) },
+});
 // dist/cli/main.js is CommonJS in an ES module package: this folder says so to Node.
 await mkdir(new URL('../dist/cli', import.meta.url), { recursive: true });
 await writeFile(new URL('../dist/cli/package.json', import.meta.url), JSON.stringify({ type: 'commonjs' }) + '\n');
 await writeSeeds({
   start: await contentId('start.js'),
   ...Object.fromEntries(entries.map((e) => [`fast-${e.bundle}`, bundleIds[e.bundle]])),
+  ...Object.fromEntries(CHUNKS.map((c) => [c.file.replace(/\.js$/, ''), chunkIds[c.file]])),
 });
 
 /**

@@ -135,20 +135,28 @@ describe("the build's code cache seeds", () => {
   const repo = resolve(import.meta.dirname, '..', '..');
   const dist = join(repo, 'dist', 'cli');
 
-  it('are written for the router and every fast bundle, and V8 under a plain node takes each', () => {
+  it('are written for the router, every fast bundle and every chunk, and V8 under a plain node takes each', () => {
     const seeds = readdirSync(join(dist, 'v8'));
-    const bundles = ['start.js', ...readdirSync(dist).filter((f) => /^fast-.*\.js$/.test(f))];
+    // The chunks (src/cli/chunk.ts): zod's is read by every vendor CLI's shim, the NATS client's by every bus command.
+    const bundles = [
+      'start.js',
+      'zod.js',
+      'nats-client.js',
+      ...readdirSync(dist).filter((f) => /^fast-.*\.js$/.test(f)),
+    ];
     const suffix = `-${process.version}-${process.arch}.cache`;
     expect(
       bundles.map((b) => seeds.filter((s) => s.startsWith(b.replace(/\.js$/, '-')) && s.endsWith(suffix)).length),
     ).toEqual(bundles.map(() => 1));
-    // As src/cli/compile-cache.ts reads a bundle (its CommonJS wrapper, Latin-1): a seed of other text is refused.
+    // As src/cli/compile-cache.ts reads a bundle (its CommonJS wrapper; Latin-1 when ASCII, as every bundle but the NATS
+    // client is, else UTF-8): a seed of other text is refused.
     const check = `
       const { Script } = require('node:vm'); const fs = require('node:fs'); const path = require('node:path');
       const dir = ${JSON.stringify(dist)};
       for (const seed of fs.readdirSync(path.join(dir, 'v8'))) {
         const bundle = seed.replace(/-[0-9a-f]{16}-v[0-9.]+-[a-z0-9]+[.]cache$/, '.js');
-        const text = '(function (exports, require, module, __filename, __dirname) {' + fs.readFileSync(path.join(dir, bundle), 'latin1') + '\\n})';
+        const bytes = Buffer.concat([Buffer.from('(function (exports, require, module, __filename, __dirname) {'), fs.readFileSync(path.join(dir, bundle)), Buffer.from('\\n})')]);
+        const text = bytes.toString(require('node:buffer').isAscii(bytes) ? 'latin1' : 'utf8');
         const script = new Script(text, { filename: path.join(dir, bundle), cachedData: fs.readFileSync(path.join(dir, 'v8', seed)) });
         console.log(bundle + ' ' + (script.cachedDataRejected ? 'refused' : 'taken'));
       }`;
