@@ -234,11 +234,6 @@ async function answerHook(
     return { stdout: '', stderr: `flotilla: ${(err as Error).message}\n`, exitCode: code };
   } finally {
     traceMark(`shim: ${event} hook answered`);
-    if (event === 'turn-start')
-      void import('./cli-host/hook-warm.js').then(
-        (m) => m.warmMarkerScrub(),
-        () => undefined,
-      );
   }
 }
 

@@ -16,18 +16,72 @@
 const MARKER_NAMES = ['inbox-message', 'agent-memory', 'system-reminder', 'parent-context'] as const;
 
 // In the skeleton: `<`, then up to three separators (anything but a letter, a digit or `>`),
-// optional `/`, then a marker name with up to three separators between *any* two of its
-// letters: `< inbox_message`, `<in-box-message`, `<i n b o x - m e s s a g e` all read as
-// the tag to a model, so all are escaped.
-const SEP = '[^\\p{L}\\p{N}>]{0,3}';
-// Made on first use: building its Unicode classes was ~5 ms of every start that loads the tools
-// and runs none (`flotilla mcp`'s, before its client's first turn, §14).
-let markerRe: RegExp | undefined;
-const markerPattern = (): RegExp =>
-  (markerRe ??= new RegExp(
-    `<(?=${SEP}/?${SEP}(?:${MARKER_NAMES.map((n) => [...n.replace(/-/g, '')].join(SEP)).join('|')}))`,
-    'giu',
-  ));
+// optional `/`, then up to three more, then a marker name with up to three separators between
+// *any* two of its letters: `< inbox_message`, `<in-box-message`, `<i n b o x - m e s s a g e`
+// all read as the tag to a model, so all are escaped. Matched by hand (markerAt), not by a
+// regular expression: the one this was (its Unicode classes, case-insensitive) cost V8 ~60 ms of
+// CPU to compile at its first two runs, in every agent that scrubbed one `<`.
+const NAMES: readonly string[] = MARKER_NAMES.map((n) => n.replace(/-/g, ''));
+const MAX_SEPARATORS = 3;
+let letterOrDigit: RegExp | undefined;
+
+/** Whether the code point `cp` (one character of `ch`) is a separator: neither a letter, a digit nor `>`. */
+function isSeparator(cp: number, ch: string): boolean {
+  if (cp < 0x80)
+    return !((cp >= 0x30 && cp <= 0x39) || (cp >= 0x41 && cp <= 0x5a) || (cp >= 0x61 && cp <= 0x7a) || cp === 0x3e);
+  return !(letterOrDigit ??= /^[\p{L}\p{N}]$/u).test(ch);
+}
+
+/**
+ * Whether the `<` at `at` in `s` opens a marker. Letters match case-insensitively; in a skeleton
+ * (NFKC) the only characters that fold to an ASCII letter are ASCII ones.
+ */
+function markerAt(s: string, at: number): boolean {
+  // The run of separators after `<`: two runs of up to three, or seven with the `/` between them.
+  let k = at + 1;
+  let run = 0;
+  let fourth = -1;
+  for (
+    let cp = s.codePointAt(k);
+    cp !== undefined && isSeparator(cp, String.fromCodePoint(cp));
+    cp = s.codePointAt(k)
+  ) {
+    if (run === 3) fourth = cp;
+    run++;
+    k += cp > 0xffff ? 2 : 1;
+    if (run > 2 * MAX_SEPARATORS + 1) return false;
+  }
+  if (run === 2 * MAX_SEPARATORS + 1 && fourth !== 0x2f) return false;
+  return NAMES.some((name) => nameAt(s, k, name));
+}
+
+/** Whether `name` starts at `k` in `s`, up to three separators between any two of its letters. */
+function nameAt(s: string, k: number, name: string): boolean {
+  for (let i = 0; i < name.length; i++) {
+    if (i > 0) {
+      let run = 0;
+      for (
+        let cp = s.codePointAt(k);
+        cp !== undefined && isSeparator(cp, String.fromCodePoint(cp));
+        cp = s.codePointAt(k)
+      ) {
+        if (++run > MAX_SEPARATORS) return false;
+        k += cp > 0xffff ? 2 : 1;
+      }
+    }
+    const c = s.charCodeAt(k);
+    if ((c >= 0x41 && c <= 0x5a ? c | 0x20 : c) !== name.charCodeAt(i)) return false;
+    k++;
+  }
+  return true;
+}
+
+/** Where each `<` that opens a marker is in `s`. */
+function markers(s: string): number[] {
+  const found: number[] = [];
+  for (let at = s.indexOf('<'); at !== -1; at = s.indexOf('<', at + 1)) if (markerAt(s, at)) found.push(at);
+  return found;
+}
 
 /** Brackets and dashes a reader takes for `<` and `-` that NFKC leaves alone. */
 const FOLD: Record<string, string> = {
@@ -57,10 +111,9 @@ const FORMAT = /^\p{Cf}$/u;
 
 /** Returns `text` with every harness marker tag escaped (`<` → `&lt;`), look-alikes included. */
 export function scrubHarnessMarkers(text: string): string {
-  // Fast path: plain ASCII text can only hold the plain spellings, each opened by a `<`; with
-  // none, the marker pattern is never run (its first runs compile it twice: ~0.1 s each on a busy machine).
+  // Plain ASCII text is its own skeleton.
   // eslint-disable-next-line no-control-regex
-  if (/^[\x00-\x7f]*$/.test(text)) return text.includes('<') ? text.replace(markerPattern(), '&lt;') : text;
+  if (/^[\x00-\x7f]*$/.test(text)) return escapeAt(text, markers(text));
   let skeleton = '';
   const origin: number[] = [];
   let i = 0;
@@ -70,12 +123,15 @@ export function scrubHarnessMarkers(text: string): string {
     skeleton += mapped;
     i += ch.length;
   }
-  const at = new Set<number>();
-  for (const m of skeleton.matchAll(markerPattern())) at.add(origin[m.index]!);
-  if (at.size === 0) return text;
+  return escapeAt(text, [...new Set(markers(skeleton).map((k) => origin[k]!))]);
+}
+
+/** `text` with the `<` at each of `positions` (ascending) escaped; a look-alike `<` outside the BMP is one. */
+function escapeAt(text: string, positions: number[]): string {
+  if (positions.length === 0) return text;
   let out = '';
   let last = 0;
-  for (const pos of [...at].sort((a, b) => a - b)) {
+  for (const pos of positions) {
     const len = text.codePointAt(pos)! > 0xffff ? 2 : 1;
     out += text.slice(last, pos) + '&lt;';
     last = pos + len;

@@ -17,25 +17,3 @@ export async function preloadRuntimeHook(runtime: VendorRuntimeName): Promise<vo
     import('./lease-check.js'),
   ]);
 }
-
-/** How long after the CLI's first turn started the marker pattern is compiled: after its first request is out. */
-const SCRUB_WARM_MS = 1_500;
-let scrubWarm: NodeJS.Timeout | undefined;
-
-/**
- * V8 compiles the marker pattern (tools/scrub.ts) at its first run and again at its second, ~57 ms of CPU on a quiet
- * machine: mail with a `<` in it would pay that on the way to the model. Done once, after the CLI's first turn has
- * started (its first request out), not as the CLI starts, where it was CPU taken from the CLI's own start.
- */
-export function warmMarkerScrub(): void {
-  scrubWarm ??= setTimeout(() => {
-    import('../../tools/scrub.js').then(
-      ({ scrubHarnessMarkers }) => {
-        scrubHarnessMarkers('<');
-        scrubHarnessMarkers('<');
-      },
-      // Only ahead of time: a first mail pays it instead.
-      () => undefined,
-    );
-  }, SCRUB_WARM_MS).unref();
-}
