@@ -148,8 +148,8 @@ describe("the build's code cache seeds", () => {
     expect(
       bundles.map((b) => seeds.filter((s) => s.startsWith(b.replace(/\.js$/, '-')) && s.endsWith(suffix)).length),
     ).toEqual(bundles.map(() => 1));
-    // As src/cli/compile-cache.ts reads a bundle (its CommonJS wrapper; Latin-1 when ASCII, as every bundle but the NATS
-    // client is, else UTF-8): a seed of other text is refused.
+    // As src/cli/compile-cache.ts reads a bundle (its CommonJS wrapper; Latin-1 when ASCII, as every bundle but the
+    // NATS client is, else UTF-8): a seed of other text is refused.
     const check = `
       const { Script } = require('node:vm'); const fs = require('node:fs'); const path = require('node:path');
       const dir = ${JSON.stringify(dist)};
