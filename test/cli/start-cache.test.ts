@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { isAscii } from 'node:buffer';
 import { execa } from 'execa';
 import {
   appendFileSync,
@@ -148,8 +149,11 @@ describe("the build's code cache seeds", () => {
     expect(
       bundles.map((b) => seeds.filter((s) => s.startsWith(b.replace(/\.js$/, '-')) && s.endsWith(suffix)).length),
     ).toEqual(bundles.map(() => 1));
-    // As src/cli/compile-cache.ts reads a bundle (its CommonJS wrapper; Latin-1 when ASCII, as every bundle but the
-    // NATS client is, else UTF-8): a seed of other text is refused.
+    // Each is ASCII, so V8 holds its source as a one-byte string outside its heap (src/cli/compile-cache.ts), not as a
+    // two-byte one twice its size in every process that loads it (tools/build-cli.mjs asciiOnly).
+    expect(bundles.filter((b) => !isAscii(readFileSync(join(dist, b))))).toEqual([]);
+    // As src/cli/compile-cache.ts reads a bundle (its CommonJS wrapper; Latin-1 when ASCII, else UTF-8): a seed of
+    // other text is refused.
     const check = `
       const { Script } = require('node:vm'); const fs = require('node:fs'); const path = require('node:path');
       const dir = ${JSON.stringify(dist)};
