@@ -25,49 +25,42 @@ const NAMES: readonly string[] = MARKER_NAMES.map((n) => n.replace(/-/g, ''));
 const MAX_SEPARATORS = 3;
 let letterOrDigit: RegExp | undefined;
 
-/** Whether the code point `cp` (one character of `ch`) is a separator: neither a letter, a digit nor `>`. */
-function isSeparator(cp: number, ch: string): boolean {
+/** Whether the code point `cp` is a separator: neither a letter, a digit nor `>`. */
+function isSeparator(cp: number): boolean {
   if (cp < 0x80)
     return !((cp >= 0x30 && cp <= 0x39) || (cp >= 0x41 && cp <= 0x5a) || (cp >= 0x61 && cp <= 0x7a) || cp === 0x3e);
-  return !(letterOrDigit ??= /^[\p{L}\p{N}]$/u).test(ch);
+  return !(letterOrDigit ??= /^[\p{L}\p{N}]$/u).test(String.fromCodePoint(cp));
+}
+
+/** The run of separators at `k` in `s` (code points; `max + 1` at most, enough to tell it is too long), and its end. */
+function separatorsAt(s: string, k: number, max: number): { run: number[]; end: number } {
+  const run: number[] = [];
+  for (let cp = s.codePointAt(k); cp !== undefined && run.length <= max && isSeparator(cp); cp = s.codePointAt(k)) {
+    run.push(cp);
+    k += cp > 0xffff ? 2 : 1;
+  }
+  return { run, end: k };
 }
 
 /**
- * Whether the `<` at `at` in `s` opens a marker. Letters match case-insensitively; in a skeleton
- * (NFKC) the only characters that fold to an ASCII letter are ASCII ones.
+ * Whether the `<` at `at` in `s` opens a marker: after it two runs of up to three separators, or seven with the `/`
+ * between them, then a name. Letters match case-insensitively; in a skeleton (NFKC) the only characters that fold to
+ * an ASCII letter are ASCII ones.
  */
 function markerAt(s: string, at: number): boolean {
-  // The run of separators after `<`: two runs of up to three, or seven with the `/` between them.
-  let k = at + 1;
-  let run = 0;
-  let fourth = -1;
-  for (
-    let cp = s.codePointAt(k);
-    cp !== undefined && isSeparator(cp, String.fromCodePoint(cp));
-    cp = s.codePointAt(k)
-  ) {
-    if (run === 3) fourth = cp;
-    run++;
-    k += cp > 0xffff ? 2 : 1;
-    if (run > 2 * MAX_SEPARATORS + 1) return false;
-  }
-  if (run === 2 * MAX_SEPARATORS + 1 && fourth !== 0x2f) return false;
-  return NAMES.some((name) => nameAt(s, k, name));
+  const { run, end } = separatorsAt(s, at + 1, 2 * MAX_SEPARATORS + 1);
+  if (run.length > 2 * MAX_SEPARATORS && (run.length > 2 * MAX_SEPARATORS + 1 || run[MAX_SEPARATORS] !== 0x2f))
+    return false;
+  return NAMES.some((name) => nameAt(s, end, name));
 }
 
 /** Whether `name` starts at `k` in `s`, up to three separators between any two of its letters. */
 function nameAt(s: string, k: number, name: string): boolean {
   for (let i = 0; i < name.length; i++) {
     if (i > 0) {
-      let run = 0;
-      for (
-        let cp = s.codePointAt(k);
-        cp !== undefined && isSeparator(cp, String.fromCodePoint(cp));
-        cp = s.codePointAt(k)
-      ) {
-        if (++run > MAX_SEPARATORS) return false;
-        k += cp > 0xffff ? 2 : 1;
-      }
+      const gap = separatorsAt(s, k, MAX_SEPARATORS);
+      if (gap.run.length > MAX_SEPARATORS) return false;
+      k = gap.end;
     }
     const c = s.charCodeAt(k);
     if ((c >= 0x41 && c <= 0x5a ? c | 0x20 : c) !== name.charCodeAt(i)) return false;
@@ -114,6 +107,15 @@ export function scrubHarnessMarkers(text: string): string {
   // Plain ASCII text is its own skeleton.
   // eslint-disable-next-line no-control-regex
   if (/^[\x00-\x7f]*$/.test(text)) return escapeAt(text, markers(text));
+  const { skeleton, origin } = skeletonOf(text);
+  return escapeAt(text, [...new Set(markers(skeleton).map((k) => origin[k]!))]);
+}
+
+/**
+ * The text as a reader takes it: NFKC, format characters dropped, look-alike brackets and dashes folded (above); and
+ * for each of its UTF-16 units, where in `text` the character it came from starts.
+ */
+export function skeletonOf(text: string): { skeleton: string; origin: number[] } {
   let skeleton = '';
   const origin: number[] = [];
   let i = 0;
@@ -123,7 +125,7 @@ export function scrubHarnessMarkers(text: string): string {
     skeleton += mapped;
     i += ch.length;
   }
-  return escapeAt(text, [...new Set(markers(skeleton).map((k) => origin[k]!))]);
+  return { skeleton, origin };
 }
 
 /** `text` with the `<` at each of `positions` (ascending) escaped; a look-alike `<` outside the BMP is one. */

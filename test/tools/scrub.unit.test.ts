@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { scrubHarnessMarkers } from '../../src/tools/scrub.js';
+import { scrubHarnessMarkers, skeletonOf } from '../../src/tools/scrub.js';
 
 /**
  * The marker scan (src/tools/scrub.ts) is matched by hand; what it must match is this regular expression over the
- * skeleton, the definition it replaced (too slow to compile in every agent: ~60 ms of CPU). The reference below builds
- * the same skeleton and runs the expression; random texts made of what matters (separators, `/`, `>`, the names'
- * letters in both cases, digits, look-alikes, format characters, astral characters) must come out identical.
+ * skeleton, the definition it replaced (too slow to compile in every agent: ~60 ms of CPU). The reference below runs
+ * the expression over the same skeleton (skeletonOf); random texts made of what matters (separators, `/`, `>`, the
+ * names' letters in both cases, digits, look-alikes, format characters, astral characters) must come out identical.
  */
 const SEP = '[^\\p{L}\\p{N}>]{0,3}';
 const NAMES = ['inbox-message', 'agent-memory', 'system-reminder', 'parent-context'];
@@ -13,19 +13,9 @@ const MARKER = new RegExp(
   `<(?=${SEP}/?${SEP}(?:${NAMES.map((n) => [...n.replace(/-/g, '')].join(SEP)).join('|')}))`,
   'giu',
 );
-const FOLD: Record<string, string> = { '\u2039': '<', '\u27e8': '<', '\u2010': '-', '\u2014': '-', '\u2212': '-' };
-const FORMAT = /^\p{Cf}$/u;
 
 function reference(text: string): string {
-  let skeleton = '';
-  const origin: number[] = [];
-  let i = 0;
-  for (const ch of text) {
-    const mapped = FORMAT.test(ch) ? '' : (FOLD[ch] ?? ch.normalize('NFKC'));
-    for (let k = 0; k < mapped.length; k++) origin.push(i);
-    skeleton += mapped;
-    i += ch.length;
-  }
+  const { skeleton, origin } = skeletonOf(text);
   const at = new Set<number>();
   for (const m of skeleton.matchAll(MARKER)) at.add(origin[m.index]!);
   let out = '';
