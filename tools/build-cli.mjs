@@ -162,8 +162,10 @@ const packagesInChunks = {
 // tweetnacl (nkey signatures; 62 KB compiled from node_modules on every connect) — ~10 ms of CPU
 // of every nats:// command. And nuid's random prefix comes from node:crypto's randomFillSync,
 // which every command has loaded, not from `globalThis.crypto`, whose first touch loads Node's
-// Web Crypto (~1 ms). Each is an exact edit; the build fails when the client changed.
-const NATS_LAZY = [
+// Web Crypto (~1 ms). And its one character outside ASCII (a `µs` in a regular expression) is written as an escape:
+// with it the chunk was a two-byte string, twice its 240 KB, in every process on a bus (src/cli/compile-cache.ts).
+// Each is an exact edit; the build fails when the client changed.
+const NATS_EDITS = [
   {
     file: /@nats-io[\\/]transport-node[\\/]lib[\\/]node_transport\.js$/,
     from: 'const node_tls_1 = require("node:tls");',
@@ -174,8 +176,6 @@ const NATS_LAZY = [
     from: 'if (globalThis?.crypto?.getRandomValues) {\n        globalThis.crypto.getRandomValues(a);\n    }\n    else {\n        _getRandomValues(a);\n    }',
     to: 'require("node:crypto").randomFillSync(a);',
   },
-  // Not lazy, but the one character outside ASCII in the client's code (a `µs` in a regular expression): with it the
-  // chunk is a two-byte string, twice its 240 KB, in every process on a bus (src/cli/compile-cache.ts).
   {
     file: /@nats-io[\\/]jetstream[\\/]lib[\\/]jsclient\.js$/,
     from: 'const re = /(\\d+(?:\\.\\d+)?)(ns|us|µs|ms|s|m|h)/g;',
@@ -187,14 +187,14 @@ const NATS_LAZY = [
     to: 'let nacl; Object.defineProperty(exports, "default", { get: () => (nacl ??= __importDefault(require("tweetnacl")).default) });',
   },
 ];
-const natsLazy = {
-  name: 'nats-lazy',
+const natsEdits = {
+  name: 'nats-edits',
   setup(b) {
-    for (const { file, from, to } of NATS_LAZY)
+    for (const { file, from, to } of NATS_EDITS)
       b.onLoad({ filter: file }, async (args) => {
         const text = await readFile(args.path, 'utf8');
         const out = text.replace(from, to);
-        if (out === text) throw new Error(`build-cli: ${args.path} changed; update NATS_LAZY`);
+        if (out === text) throw new Error(`build-cli: ${args.path} changed; update NATS_EDITS`);
         return { contents: out, loader: 'js' };
       });
   },
@@ -252,7 +252,7 @@ const cjs = {
 await build({
   ...cjs,
   entryPoints: [{ in: 'nats-client-entry', out: 'nats-client' }],
-  plugins: [chunkEntry('nats-client', NATS_PACKAGES), natsOnly, natsLazy],
+  plugins: [chunkEntry('nats-client', NATS_PACKAGES), natsOnly, natsEdits],
   minify: true,
   define: {},
   banner: {},
