@@ -1,7 +1,7 @@
 import { runAtExit } from '../at-exit.js';
 import { useCacheHooks, type CacheHooks } from '../start-done.js';
 import { chunksSkip } from './chunk.js';
-import { reportError } from './output.js';
+import { reportError } from '../error-report.js';
 import type { SpecCommandModule } from './registry.js';
 import { commandIndex } from './route.js';
 import { parseBySpec } from './spec.js';

@@ -2,7 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { runAtExit } from '../at-exit.js';
 import { commandOf } from './from-spec.js';
 import { COMMANDS, type CommandModule } from './registry.js';
-import { reportError } from './output.js';
+import { reportError } from '../error-report.js';
 import { firstCommandName } from './route.js';
 import { VERSION } from '../versions.js';
 import { GLOBAL_OPTIONS } from './spec.js';

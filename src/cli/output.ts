@@ -1,5 +1,5 @@
 import { closeSync, fstatSync, openSync, statSync, writeSync } from 'node:fs';
-import { FlotillaError, errorMessage, isErrno } from '../errors.js';
+import { isErrno } from '../errors.js';
 
 /**
  * Writes a command's output straight to descriptor 1. `process.stdout` loads Node's stream
@@ -102,42 +102,4 @@ export function releaseLostTerminalAtExit(): void {
 /** Prints data as one JSON document on stdout. */
 export function printJson(value: unknown): void {
   process.stdout.write(JSON.stringify(value, null, 2) + '\n');
-}
-
-/** Prints an error as one line on stderr (plus the bracketed refusal line) and returns the exit code. */
-export function reportError(err: unknown): number {
-  if (err instanceof FlotillaError) {
-    process.stderr.write(`flotilla: ${oneLine(err.message)}\n`);
-    if (err.bracket) process.stderr.write(err.bracket + '\n');
-    return err.exitCode;
-  }
-  const io = ioHint(err);
-  if (io) {
-    // The machine said no (a full disk, a read-only or failing device): data, not a bug.
-    process.stderr.write(`flotilla: ${oneLine(errorMessage(err))} — ${io}\n`);
-    return 1;
-  }
-  process.stderr.write(
-    `flotilla: ${oneLine(errorMessage(err))} — this is a bug; please report it with 'flotilla doctor' output\n`,
-  );
-  if (process.env.FLOTILLA_DEBUG && err instanceof Error && err.stack) process.stderr.write(err.stack + '\n');
-  return 1;
-}
-
-const IO_HINTS: Record<string, string> = {
-  ENOSPC: 'the disk is full: free space and try again',
-  EDQUOT: 'the disk quota is used up: free space and try again',
-  EIO: 'the device reported an I/O error: check the disk',
-  EROFS: 'the file system is read-only: check the mount',
-  EMFILE: 'too many open files: raise ulimit -n or close other programs',
-  ENFILE: 'too many open files on this machine: close other programs',
-};
-
-function ioHint(err: unknown): string | undefined {
-  const code = (err as NodeJS.ErrnoException | null)?.code;
-  return typeof code === 'string' ? IO_HINTS[code] : undefined;
-}
-
-function oneLine(s: string): string {
-  return s.replace(/\s*\n\s*/g, ' ').trim();
 }

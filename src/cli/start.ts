@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { requireCached } from './compile-cache.js';
-import { guardStdout, guardStderr, releaseLostTerminalAtExit, reportError, writeOut } from './output.js';
+import { reportError } from '../error-report.js';
+import { guardStdout, guardStderr, releaseLostTerminalAtExit, writeOut } from './output.js';
 import { BUNDLE_IDS, commandIndex, FAST_COMMANDS, firstCommandName } from './route.js';
 import { HARNESS_KIND_ENV, type CacheHooks } from '../start-done.js';
 import { VERSION } from '../versions.js';

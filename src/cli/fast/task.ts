@@ -1,6 +1,6 @@
 import { runAtExit } from '../../at-exit.js';
 import { runSub, SUBCOMMANDS } from '../commands/task-ops.js';
-import { reportError } from '../output.js';
+import { reportError } from '../../error-report.js';
 import { commandIndex } from '../route.js';
 import { parseBySpec } from '../spec.js';
 
