@@ -100,6 +100,11 @@ export function findParentAgent(layout: Layout, opts: FindParentOptions = {}): L
     }
     hintAt = hinted ? chain.indexOf(hinted) : -1;
   }
+  if (hint && hintAt < 0) {
+    // A door's command or a hook the shim host runs for a vendor agent: the host's word names the agent.
+    const hosted = hostedCaller(layout, chain, hinted);
+    if (hosted?.parent) return hosted;
+  }
   const forged = hint && hintAt < 0 ? { forged: hint } : {};
 
   // The nearest registered harness wins, even over a farther hinted one: otherwise an agent
@@ -119,7 +124,29 @@ export function findParentAgent(layout: Layout, opts: FindParentOptions = {}): L
       if (rec && !isTerminal(rec.status) && chain.indexOf(rec) === i) return { parent: rec, ...forged };
     }
   }
+  // The shim host's child that names no live agent is no one's: never a person's.
+  if (!hint && hostedCaller(layout, chain, undefined)) return { parent: null, forged: 'shim-host' };
   return { parent: null, ...forged };
+}
+
+/**
+ * The caller as the shim host (shim-host/server.ts) made it: a process that descends from the host, which runs every
+ * spawned vendor agent's shim and starts their doors' commands and their hooks with the agent's `FLOTILLA_AGENT_ID`
+ * (nothing an agent's own process can descend from: its CLI is its pane process's child). Only a live agent's id
+ * counts; a host's child naming none is no one's, not a person's.
+ */
+function hostedCaller(layout: Layout, chain: Chain, hinted: AgentRecord | undefined): Lineage | undefined {
+  let pid: number;
+  let start: string | undefined;
+  try {
+    const [p, s] = readFileSync(layout.shimHostPid, 'utf8').trim().split(' ');
+    pid = Number(p);
+    start = s;
+  } catch {
+    return undefined;
+  }
+  if (!start || chain.indexOf({ pid, pidStartTime: start }) < 0) return undefined;
+  return { parent: hinted && !isTerminal(hinted.status) ? hinted : null };
 }
 
 /** The refusal for a forged `FLOTILLA_AGENT_ID` (§5.1). */

@@ -10,6 +10,8 @@ export interface BusFeed {
   stopPresence(): void;
   /** Stops feeding the spool and closes the bus; the last write reaches it as it closes. */
   close(): Promise<void>;
+  /** Stops feeding the spool only: the bus stays the process's (a shim host's other agents use it). */
+  stopFeed(): Promise<void>;
 }
 
 /**
@@ -49,6 +51,7 @@ export async function feedFromBus(
   );
   return {
     stopPresence,
+    stopFeed: stopFeeding,
     close: async () => {
       await stopFeeding();
       await closeBuses();

@@ -80,6 +80,16 @@ export interface DoorRunContext {
   warmAfter?: Promise<boolean>;
 }
 
+/** The doors this process opened, by path: a shim host closes each as its agent ends (`closeAgentDoor`). */
+const openDoors = new Map<string, () => void>();
+
+/** Closes the agent's door, if this process opened it: its socket goes, its open connections stay theirs. */
+export function closeAgentDoor(layout: Layout, agentId: string): void {
+  const path = layout.door(agentId);
+  openDoors.get(path)?.();
+  openDoors.delete(path);
+}
+
 /**
  * Opens the agent's door (inbox/door.ts) for its commands, in every sandbox mode, and makes
  * the secrets folder exist so every sandbox can hide it (a handoff socket answers whoever
@@ -129,6 +139,7 @@ export async function openAgentDoor(
       },
       (req, sock, rest) => void pipeForAgent(layout, config, rec, req, runCtx, sock, rest),
     );
+    openDoors.set(door.path, door.close);
     return door.path;
   } catch {
     return undefined;
@@ -162,9 +173,10 @@ function runForAgent(
   }
   refuseRoot(req.args);
   // `run --spawned <id>` is how a spawn starts a registered agent's harness: a person's spawn's, never a command's.
-  if (name === 'run' && req.args.some((a) => a === '--spawned' || a.startsWith('--spawned='))) {
+  const internal = name === 'run' && req.args.find((a) => /^--(spawned|shim-host|shim-host-start)(=|$)/.test(a));
+  if (internal) {
     throw new FlotillaError(
-      '--spawned is internal to spawn-agent and is refused through the door — use flotilla run "<task>" or spawn-agent',
+      `${internal.split('=')[0]} is internal to spawn-agent and is refused through the door — use flotilla run "<task>" or spawn-agent`,
       { code: 'door-spawned', exitCode: 2 },
     );
   }

@@ -10,6 +10,7 @@ import type { Layout } from '../layout/layout.js';
 import type { ContextMode } from '../spawn/context.js';
 import type { TranscriptEntry } from '../transcript/entries.js';
 import type { VendorRuntimeName } from '../runtimes/types.js';
+import type { CliPane } from './cli-host/cli-pane.js';
 import { admitSelf } from './admit.js';
 import type { StartedAgent } from './start.js';
 import { WorkSlot } from './work-slot.js';
@@ -36,6 +37,8 @@ export interface RunOptions {
   resumedFrom?: string | undefined;
   stdinIsTTY: boolean;
   stdoutIsTTY: boolean;
+  /** A spawned vendor agent's pane, for its shim in the shim host (shim-host/): its environment is the pane's. */
+  pane?: CliPane | undefined;
 }
 
 /** Returns the process exit code. */
@@ -45,17 +48,23 @@ export async function runHarness(opts: RunOptions): Promise<number> {
   let record: AgentRecord;
   let slot: SlotHold;
   let sandboxProbed: Promise<void> | undefined;
+  const env = opts.pane?.env ?? process.env;
   if (opts.spawnedId) {
     record = getRecord(layout, opts.spawnedId);
     // Probed from now on, beside the keys and the admission (a person's own run: once it is registered).
-    sandboxProbed = probeVendorSandbox(config, record);
+    sandboxProbed = probeVendorSandbox(config, record, env);
     // The model's keys and the bus's credentials, left by the spawner in a file read once
     // (spawn/harness-keys.ts): in this process's memory only, never in its /proc environ or
     // tmux's environment. Taken first: the admission below may ask the bus.
     const { takeHarnessKeys } = await import('../spawn/harness-keys.js');
-    Object.assign(process.env, takeHarnessKeys(layout, record.id));
+    const keys = takeHarnessKeys(layout, record.id);
+    Object.assign(env, keys);
+    // The bus's credentials are the fleet's, the same for every agent a shim host runs: its connections are its own.
+    if (opts.pane)
+      for (const k of (await import('../tools/command-env.js')).busCredentialVars(config))
+        if (keys[k] !== undefined) process.env[k] = keys[k];
     try {
-      slot = await admitSelf(layout, config, record, process.env.FLOTILLA_SLOT);
+      slot = await admitSelf(layout, config, record, env.FLOTILLA_SLOT);
       traceMark('harness: admitted');
     } catch (err) {
       await refuse(layout, config, record, err);
@@ -63,7 +72,7 @@ export async function runHarness(opts: RunOptions): Promise<number> {
     }
   } else {
     ({ record, slot } = await registerOwnRun(opts));
-    sandboxProbed = probeVendorSandbox(config, record);
+    sandboxProbed = probeVendorSandbox(config, record, env);
   }
 
   let started: StartedAgent;
@@ -78,8 +87,18 @@ export async function runHarness(opts: RunOptions): Promise<number> {
     if (record.runtime !== 'flotilla') {
       // A vendor CLI (§13): this process is its shim, the registered agent, the CLI its child.
       const { runVendorAgent } = await import('./cli-host/shim.js');
-      return await runVendorAgent({ layout, config, record, definition, slot, secretKeys, sandboxProbed });
+      return await runVendorAgent({
+        layout,
+        config,
+        record,
+        definition,
+        slot,
+        secretKeys,
+        sandboxProbed,
+        pane: opts.pane,
+      });
     }
+    if (opts.pane) throw new FlotillaError(`agent '${record.id}' runs Flotilla's own harness, not in the shim host`);
     // Signals are caught from here on: one that comes while the agent starts is acted on once it has.
     signals = onSignals();
     let previous: TranscriptEntry[] | undefined;
@@ -128,15 +147,11 @@ export async function runHarness(opts: RunOptions): Promise<number> {
  * A vendor CLI's sandbox, probed from now on beside the admission and the definitions' load (its CLI's exec waited
  * for the probes in turn); nothing for the in-process harness.
  */
-function probeVendorSandbox(config: Config, record: AgentRecord): Promise<void> | undefined {
+function probeVendorSandbox(config: Config, record: AgentRecord, env: NodeJS.ProcessEnv): Promise<void> | undefined {
   if (record.runtime === 'flotilla') return undefined;
   return Promise.all([import('../tools/sandbox-mode.js'), import('./cli-host/sandboxed-cli.js')])
     .then(([{ probeSandboxSoon }, { nestsOwnSandbox }]) =>
-      probeSandboxSoon(
-        config,
-        process.env,
-        nestsOwnSandbox(record.runtime as VendorRuntimeName, record.permissionMode),
-      ),
+      probeSandboxSoon(config, env, nestsOwnSandbox(record.runtime as VendorRuntimeName, record.permissionMode)),
     )
     .catch(() => undefined); // the questions are asked again when needed
 }

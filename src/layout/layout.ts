@@ -110,6 +110,10 @@ export interface Layout {
   readonly doorsDir: string;
   /** The Unix socket a sandboxed agent's harness listens on for its commands' `flotilla send`. */
   door(agentId: string): string;
+  /** The shim host's socket (shim-host/server.ts), among the doors: hidden in every sandbox. No agent id begins `_`. */
+  readonly shimHostSocket: string;
+  /** The running shim host's pid and its start time (`<pid> <start>`): its children act as the agent they are for. */
+  readonly shimHostPid: string;
   /**
    * One empty file per ended agent a person has looked at since it failed: it no longer needs them (`flotilla next`,
    * the dashboard).
@@ -242,6 +246,8 @@ export function layoutFor(root: string, project = dirname(resolve(root))): Layou
     secretRevoke: (requestId) => join(state, 'secrets', `${requestId}.revoke`),
     doorsDir: `${state}/doors`,
     door: (agentId) => join(state, 'doors', `${agentId}.sock`),
+    shimHostSocket: `${state}/doors/_shim-host.sock`,
+    shimHostPid: `${state}/doors/_shim-host.pid`,
     seenDir: `${state}/seen`,
     seen: (agentId) => join(state, 'seen', agentId),
     schedulesDir: `${state}/schedules`,

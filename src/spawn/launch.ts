@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Config } from '../config/schema.js';
 import { errorMessage, FlotillaError } from '../errors.js';
 import { AGENT_IDENTITY_VARS, agentEnvironment } from '../fleet/agent-env.js';
@@ -8,7 +8,7 @@ import { isTerminal } from '../fleet/record-status.js';
 import type { AgentRecord, TmuxPlace } from '../fleet/record.js';
 import { endRecord, readRecord, updateRecord } from '../fleet/registry.js';
 import type { Layout } from '../layout/layout.js';
-import { CLI_ENTRY } from '../layout/package.js';
+import { CLI_ENTRY, TOOLS_DIR } from '../layout/package.js';
 import { sendCompletionOnce } from '../lifecycle/completion.js';
 import { sleep } from '../sleep.js';
 import { Tmux, tmuxSocket, type NewWindowOptions, type PaneRef } from '../tmux/client.js';
@@ -96,9 +96,17 @@ export function childEnvironment(
   };
 }
 
-/** The child's argv: never a shell string. */
-export function childArgv(id: string): string[] {
-  return [process.execPath, CLI_ENTRY, 'run', '--spawned', id];
+/** The longest socket path Linux takes (sun_path, its NUL included). */
+const SOCKET_PATH_MAX = 107;
+
+/**
+ * The child's argv: never a shell string. A vendor agent's is `tools/shim-pane`, its shim in the fleet's shim host
+ * (shim-host/server.ts), unless the host's socket path is too long for one: then its own `run --spawned` harness.
+ */
+export function childArgv(layout: Layout, rec: Pick<AgentRecord, 'id' | 'runtime'>): string[] {
+  if (rec.runtime !== 'flotilla' && Buffer.byteLength(layout.shimHostSocket) <= SOCKET_PATH_MAX)
+    return [join(TOOLS_DIR, 'shim-pane'), layout.shimHostSocket, process.execPath, CLI_ENTRY, rec.id];
+  return [process.execPath, CLI_ENTRY, 'run', '--spawned', rec.id];
 }
 
 export async function launchAgent(
@@ -142,7 +150,7 @@ export async function launchAgent(
         layout,
         rec,
         { ...envWithout(env, keys), ...childEnv },
-        withoutVars(childArgv(rec.id), keys),
+        withoutVars(childArgv(layout, rec), keys),
       );
     } else {
       traceMark('spawn: opening window');
@@ -203,7 +211,7 @@ async function openInTmux(
     // The keys the tmux server's environment may hold are unset by the pane's sh (pane-command.ts).
     command: paneCommand(
       withoutVars(
-        childArgv(rec.id),
+        childArgv(layout, rec),
         keys.filter((k) => !SH_NAME.test(k)),
       ),
       reap,
@@ -322,7 +330,8 @@ async function paneExit(tmux: Tmux, pane: string, pid: number, id: string): Prom
 function paneShRuns(pid: number, id: string): boolean {
   try {
     const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-    return argv.includes('\0flotilla-pane\0') && argv.endsWith(`\0--spawned\0${id}\0`);
+    const ours = argv.endsWith(`\0--spawned\0${id}\0`) || (argv.includes('/shim-pane\0') && argv.endsWith(`\0${id}\0`));
+    return argv.includes('\0flotilla-pane\0') && ours;
   } catch {
     return false;
   }

@@ -1,3 +1,5 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { childDepth, findParentAgent, forgedParentRefusal } from '../../src/fleet/lineage.js';
 import { processStartTime } from '../../src/fleet/proc.js';
@@ -95,6 +97,34 @@ describe('lineage', () => {
       updateRecord(fleet.layout, 'done-eeeeee', { status: 'completed' });
     });
     expect(ended).toMatchObject({ parent: null, forged: null });
+  });
+
+  it("a process of the shim host is the agent its FLOTILLA_AGENT_ID names; naming none or an ended one, it is no one's, never a person", async () => {
+    fleet = tempFleet();
+    // The agent's pane process (tools/shim-pane): its record's pid, no ancestor of what the host starts for it.
+    const pane = startFixture('lineage-outer.mjs', [fleet.layout.root], env());
+    started.push(pane);
+    await pane.waitLine(/^ready /);
+    registerLive('hosted-ffffff', pane.pid);
+    const asHost = (pid: number) => {
+      mkdirSync(dirname(fleet.layout.shimHostPid), { recursive: true });
+      writeFileSync(fleet.layout.shimHostPid, `${pid} ${processStartTime(pid)}\n`);
+    };
+    expect(await chain({ FLOTILLA_AGENT_ID: 'hosted-ffffff' }, asHost)).toMatchObject({
+      parent: 'hosted-ffffff',
+      forged: null,
+    });
+    expect(await chain({ FLOTILLA_AGENT_ID: undefined }, asHost)).toMatchObject({ parent: null, forged: 'shim-host' });
+    // Not the host's child: naming that agent is a forgery, as it always was.
+    expect(await chain({ FLOTILLA_AGENT_ID: 'hosted-ffffff' }, () => {})).toMatchObject({
+      parent: null,
+      forged: 'hosted-ffffff',
+    });
+    updateRecord(fleet.layout, 'hosted-ffffff', { status: 'completed' });
+    expect(await chain({ FLOTILLA_AGENT_ID: 'hosted-ffffff' }, asHost)).toMatchObject({
+      parent: null,
+      forged: 'hosted-ffffff',
+    });
   });
 
   it('the nearest agent wins over a farther one named in FLOTILLA_AGENT_ID (no escaping the depth limit)', async () => {

@@ -1,6 +1,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startHere } from '../../src/harness/cli-host/cli-pane.js';
 import { agentEnding } from '../../src/harness/cli-host/ending.js';
 import { markedArgv, startContained } from '../../src/harness/cli-host/sandboxed-cli.js';
 import { findBubblewrap } from '../../src/tools/sandbox.js';
@@ -8,6 +9,8 @@ import { tempDir } from '../helpers/fleet.js';
 import { eventually } from '../helpers/tmux.js';
 
 let tmp: { dir: string; cleanup(): void } | undefined;
+// The CLI as this process's child, as a person's own `flotilla run` starts it.
+const here = { start: startHere, say: () => undefined };
 afterEach(() => tmp?.cleanup());
 
 describe('a vendor CLI started in the sandbox', () => {
@@ -32,7 +35,7 @@ describe('a vendor CLI started in the sandbox', () => {
         },
       };
       const children: number[] = [];
-      const started = await startContained(cli, dir, (c) => children.push(c.pid ?? -1));
+      const started = await startContained(here, cli, dir, (c) => children.push(c.pid ?? -1));
       expect(await started.exited).toEqual({ code: 0, signal: null });
       // Once, and without the marker's fd.
       expect(readFileSync(join(dir, 'runs.txt'), 'utf8')).toBe('ran\n');
@@ -47,7 +50,7 @@ describe('a vendor CLI started in the sandbox', () => {
     const dir = tmp.dir;
     const spec = { writable: [dir], readOnly: [], network: false, bwrap: findBubblewrap() };
     const cli = { env: process.env, argv: () => markedArgv(spec, ['sh', '-c', 'echo ran >> runs.txt; exit 1']) };
-    const started = await startContained(cli, dir, () => undefined);
+    const started = await startContained(here, cli, dir, () => undefined);
     expect(await started.exited).toEqual({ code: 1, signal: null });
     expect(readFileSync(join(dir, 'runs.txt'), 'utf8')).toBe('ran\n');
   });
@@ -60,7 +63,7 @@ describe('a vendor CLI started in the sandbox', () => {
     const script = 'trap "echo written >> end.txt; exit 7" TERM; echo up > up.txt; while :; do sleep 0.05; done';
     const cli = { env: process.env, argv: () => markedArgv(spec, ['sh', '-c', script]) };
     const ending = agentEnding();
-    const started = await startContained(cli, dir, (c) => ending.setChild(c, true));
+    const started = await startContained(here, cli, dir, (c) => ending.setChild(c, true));
     await eventually(() => existsSync(join(dir, 'up.txt')), 20_000, 'the CLI running');
     ending.stop('cancelled (SIGTERM)');
     expect(await started.exited).toEqual({ code: 7, signal: null });

@@ -3,6 +3,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AgentRecord } from '../../src/fleet/record.js';
+import { processStartTime } from '../../src/fleet/proc.js';
 import { listRecords, readRecord } from '../../src/fleet/registry.js';
 import type { Layout } from '../../src/layout/layout.js';
 import { CLI, SPAWN_AGENT } from '../helpers/cli.js';
@@ -136,6 +137,8 @@ export function spawnFleet(opts: FleetOptions = {}): SpawnFleet {
           } catch {
             /* gone */
           }
+      // The fleet's shim host would stay its idle while after its agents (shim-host/server.ts): it goes with them.
+      killShimHost(fleet.layout);
       // A reaper started by a pane-died hook may still be writing: retry the removal briefly.
       await eventually(
         () => {
@@ -210,4 +213,14 @@ function readMail(box: string): Record<string, string>[] {
 /** Completion messages from `from` in `owner`'s inbox. */
 export function completionsFrom(f: SpawnFleet, owner: string, from: string): Record<string, string>[] {
   return f.mail(owner).filter((m) => m.kind === 'completion' && m.from === from);
+}
+
+/** Kills the fleet's shim host, if one runs (its pid and start time beside its socket: never a reused pid). */
+export function killShimHost(layout: Layout): void {
+  try {
+    const [pid, start] = readFileSync(layout.shimHostPid, 'utf8').trim().split(' ');
+    if (Number(pid) > 1 && processStartTime(Number(pid)) === start) process.kill(Number(pid), 'SIGKILL');
+  } catch {
+    /* none */
+  }
 }

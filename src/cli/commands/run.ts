@@ -1,7 +1,9 @@
 import { cliConfig, contextOf, type Globals } from '../context.js';
-import { guardStderr, guardStdout, reportError } from '../output.js';
+import { reportError } from '../../error-report.js';
+import { guardStderr, guardStdout } from '../output.js';
 import type { CommandSpec, Parsed } from '../spec.js';
 import { cacheAtStart } from '../../start-done.js';
+import { runAtExit } from '../../at-exit.js';
 
 interface RunOpts {
   agent?: string;
@@ -11,6 +13,8 @@ interface RunOpts {
   oneshot?: boolean;
   context?: 'none' | 'last_turn' | 'summary';
   spawned?: string;
+  shimHost?: string;
+  shimHostStart?: string;
 }
 
 /**
@@ -41,6 +45,16 @@ export const spec: CommandSpec = {
       description: 'internal: run the registered agent <id> (used by spawn-agent)',
       hidden: true,
     },
+    {
+      flags: '--shim-host <socket>',
+      description: "internal: be the fleet's shim host at <socket> (started by tools/shim-pane)",
+      hidden: true,
+    },
+    {
+      flags: '--shim-host-start <socket>',
+      description: "internal: start the fleet's shim host at <socket> unless one answers there",
+      hidden: true,
+    },
   ],
 };
 
@@ -53,6 +67,18 @@ export async function run(parsed: Parsed, globals: Globals): Promise<void> {
   const opts = parsed.opts as unknown as RunOpts;
   const words = (parsed.args[0] as string[] | undefined) ?? [];
   const { layout } = contextOf(globals);
+  if (opts.shimHost || opts.shimHostStart) {
+    const { ensureShimHost, runShimHost } = await import('../../shim-host/start.js');
+    try {
+      process.exit(
+        opts.shimHost
+          ? await runShimHost(layout, opts.shimHost)
+          : (await ensureShimHost(layout, opts.shimHostStart!), 0),
+      );
+    } catch (err) {
+      process.exit(reportError(err));
+    }
+  }
   // A person's own run asks about an untrusted folder first; a spawned harness never asks (docs/security-trust.md
   // "Folder trust").
   if (!opts.spawned) await (await import('../trust-prompt.js')).settleTrust(layout);
@@ -81,6 +107,8 @@ export async function run(parsed: Parsed, globals: Globals): Promise<void> {
     code = reportError(err);
     await closeBuses();
   }
-  // Watchers, sockets and timers must not keep a finished agent alive.
+  // What it opened lets go (a bus flushes its last writes); watchers, sockets and timers must not keep a finished
+  // agent alive.
+  await runAtExit();
   process.exit(code);
 }

@@ -54,13 +54,15 @@ export async function prepareCli(d: {
   env: NodeJS.ProcessEnv;
   log: Log;
   prompt: string;
+  /** One line in the agent's pane (CliPane.say). */
+  say: (line: string) => void;
 }): Promise<PreparedCli> {
   const { layout, config, rec, runtime, env, log } = d;
   const { bin, login } = await binaryAndLogin(layout, config, runtime, env);
   const configDir = layout.runtimeDir(rec.id);
   mkdirSync(configDir, { recursive: true, mode: 0o700 });
   const resume = rec.resumedFrom ? await carryOver(layout, runtime, rec, configDir) : undefined;
-  const place = fleetPlace(layout, config, rec, env, runtime, log);
+  const place = fleetPlace(layout, config, rec, env, runtime, log, d.say);
   const model = rec.model.startsWith(`${rec.runtime}:`)
     ? rec.model.slice(rec.runtime.length + 1) || undefined
     : undefined;
@@ -73,7 +75,7 @@ export async function prepareCli(d: {
   ]);
   // Said once, in the pane, before the CLI draws: a new prompt of an untested CLI looks like a hung agent.
   if (untested) {
-    process.stderr.write(`flotilla: ${untested}\n`);
+    d.say(`flotilla: ${untested}`);
     log.warn({ bin }, untested);
   }
   if (runtime.modelCatalog && !catalog.file)
@@ -187,13 +189,14 @@ function fleetPlace(
   env: NodeJS.ProcessEnv,
   runtime: Runtime,
   log: Log,
+  say: (line: string) => void,
 ): Pick<PreparedCli, 'bwrap' | 'viaDoor' | 'busCreds' | 'doorEnv'> & { cli: string[] } {
   let bwrap: string | undefined;
   try {
     const sandbox = cliSandbox(config, env, runtime.name, rec.permissionMode);
     bwrap = sandbox.bwrap;
     if (sandbox.outside) {
-      process.stderr.write(`${sandbox.outside}\n`);
+      say(sandbox.outside);
       log.warn({}, sandbox.outside);
     }
   } catch (err) {

@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import type { Config } from '../../config/schema.js';
 import { agentEnvironment } from '../../fleet/agent-env.js';
 import type { AgentRecord } from '../../fleet/record.js';
@@ -10,7 +9,8 @@ import { openAgentDoor, sendAs } from '../door-send.js';
 import { vendorCliEnvironment } from './cli-env.js';
 import { CliRefused, type PreparedCli } from './cli-launch.js';
 import type { AgentEnding } from './ending.js';
-import { containCli, startContained, type StartedCli } from './sandboxed-cli.js';
+import type { CliPane, CliProcess, StartedCli } from './cli-pane.js';
+import { containCli, startContained } from './sandboxed-cli.js';
 
 /**
  * The CLI's environment. The CLI, its hooks and its MCP server find their agent by ancestry;
@@ -72,8 +72,9 @@ export async function cliEnvironment(d: {
   return childEnv;
 }
 
-/** Starts the CLI on the shim's terminal: in its sandbox, or as the shim's plain child. */
+/** Starts the CLI on its pane's terminal: in its sandbox, or plain. */
 export async function startCli(d: {
+  pane: CliPane;
   layout: Layout;
   config: Config;
   rec: AgentRecord;
@@ -86,7 +87,7 @@ export async function startCli(d: {
 }): Promise<Pick<StartedCli, 'exited'>> {
   const { cli, rec } = d;
   // Each process started is what a stop ends; ended while a refused start was made again, the new one ends too.
-  const onChild = (c: ChildProcess) => {
+  const onChild = (c: CliProcess) => {
     d.ending.setChild(c, !!cli.bwrap);
     if (d.ending.current()) c.kill('SIGTERM');
   };
@@ -107,14 +108,9 @@ export async function startCli(d: {
       execed: d.execed,
     });
     traceMark('shim: sandbox planned, door open');
-    return startContained(contained, rec.cwd, onChild);
+    return startContained(d.pane, contained, rec.cwd, onChild);
   }
-  const c = spawn(cli.bin, cli.launch.argv, { stdio: 'inherit', cwd: rec.cwd, env: d.childEnv });
-  onChild(c);
-  return {
-    exited: new Promise((resolve) => {
-      c.once('exit', (code, signal) => resolve({ code, signal }));
-      c.once('error', () => resolve({ code: 127, signal: null }));
-    }),
-  };
+  const started = d.pane.start({ argv: [cli.bin, ...cli.launch.argv], env: d.childEnv, cwd: rec.cwd, marked: false });
+  onChild(started.child);
+  return started;
 }

@@ -29,6 +29,8 @@ export async function tendCli(d: {
   prompt: string;
   trusted: boolean;
   ending: AgentEnding;
+  /** One line in the agent's pane (CliPane.say). */
+  say: (line: string) => void;
 }): Promise<{ close(): Promise<void> }> {
   const { layout, config, runtime, rec, log, configDir, ending } = d;
   const [{ tendIdleCli }, { openRestricted }] = await Promise.all([
@@ -51,13 +53,13 @@ export async function tendCli(d: {
       pane,
       log,
       () => ending.current() !== null || readRecord(layout, rec.id)?.status === 'working',
-    );
+    ).catch((err: unknown) => log.warn({ err: String(err) }, "could not answer the CLI's folder screen"));
   if (runtime.firstTurnWaitsForMcp && rec.resumedFrom && d.prompt.trim()) {
     // A resumed CLI would send an argv prompt before its MCP servers are connected, without the fleet tools.
     void firstPrompt(configDir, d.prompt, typist, runtime.inputPrompt, log, () => {
       const status = readRecord(layout, rec.id)?.status;
       return ending.current() !== null || status === undefined || status !== 'starting';
-    });
+    }).catch((err: unknown) => log.warn({ err: String(err) }, 'could not type the task'));
   }
   const waker = await tendIdleCli({
     layout,
@@ -112,6 +114,7 @@ async function watchTurns(d: {
   configDir: string;
   ending: AgentEnding;
   typist: Typist | null;
+  say: (line: string) => void;
 }): Promise<{ close(): void }> {
   const { layout, config, runtime, rec, log, ending, typist } = d;
   const [{ enforceLimits }, { watchSession }, { endVendorTask }] = await Promise.all([
@@ -136,11 +139,13 @@ async function watchTurns(d: {
     onFailure: (failure) => {
       log.warn({ reason: failure.reason, auth: failure.auth }, 'the vendor API ended a turn with an error');
       if (failure.auth) {
-        process.stderr.write(`\nflotilla: ${failure.reason} — the agent ends failed\n`);
+        d.say(`\nflotilla: ${failure.reason} — the agent ends failed`);
         ending.stop(failure.reason, 'failed');
         return;
       }
-      void endVendorTask(layout, config, rec.id, { status: 'failed', text: '', reason: failure.reason });
+      void endVendorTask(layout, config, rec.id, { status: 'failed', text: '', reason: failure.reason }).catch(
+        (err: unknown) => log.warn({ err: String(err) }, 'could not end the failed task'),
+      );
     },
   });
   return {

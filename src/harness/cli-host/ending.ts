@@ -1,4 +1,3 @@
-import type { ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Log } from '../../audit/logger.js';
 import type { Config } from '../../config/schema.js';
@@ -7,6 +6,7 @@ import type { AgentRecord, TaskResult } from '../../fleet/record.js';
 import { readRecord } from '../../fleet/registry.js';
 import type { SlotHold } from '../../fleet/slots.js';
 import type { Layout } from '../../layout/layout.js';
+import type { CliPane, CliProcess } from './cli-pane.js';
 
 /** Why the agent ends: its status and the reason it gives. */
 export interface Ending {
@@ -21,18 +21,13 @@ export interface AgentEnding {
   /** Why the agent is ending, once something asked it to; null until then. */
   current(): Ending | null;
   /** The CLI's process once started, or the bubblewrap it runs in (`contained`): what `stop` ends. */
-  setChild(child: ChildProcess, contained?: boolean): void;
+  setChild(child: CliProcess, contained?: boolean): void;
 }
 
-/**
- * Takes the shim's signals from its first moment: the terminal's Ctrl-C is the CLI's to handle;
- * a cancel or a closed window ends both — even one closed while the CLI starts.
- */
-export function takeSignals(): AgentEnding {
-  process.on('SIGINT', () => undefined);
+/** An ending its pane asks for too (a cancel, a closed window), from its first moment: one while the CLI starts too. */
+export function paneEnding(pane: CliPane): AgentEnding {
   const ending = agentEnding();
-  process.on('SIGTERM', () => ending.stop('cancelled (SIGTERM)'));
-  process.on('SIGHUP', () => ending.stop('window closed'));
+  pane.onEnd((reason) => ending.stop(reason));
   return ending;
 }
 
@@ -42,7 +37,7 @@ export function takeSignals(): AgentEnding {
  * then SIGKILL 3 s later to what runs it.
  */
 export function agentEnding(): AgentEnding {
-  let child: ChildProcess | undefined;
+  let child: CliProcess | undefined;
   let inBwrap = false;
   let ending: Ending | null = null;
   const kill = (signal: NodeJS.Signals) => {
@@ -122,9 +117,14 @@ export function agentFinisher(d: {
   ending: AgentEnding;
   /** The record as the shim last wrote it: the fallback when the registry has none. */
   record: () => AgentRecord;
+  /** A pane whose process was killed (CliPane.lost) leaves the agent to its reaper, as a killed shim did. */
+  pane: Pick<CliPane, 'lost'>;
 }): (status: TaskResult['status'], reason: string) => Promise<void> {
   const { layout, config, definition, log } = d;
   return onceAsync(async (status, reason) => {
+    // Its door closes with it: a shim host goes on without it.
+    (await import('../door-send.js')).closeAgentDoor(layout, d.record().id);
+    if (d.pane.lost?.()) return d.slot.release();
     const now = readRecord(layout, d.record().id) ?? d.record();
     const open = now.status !== 'idle' && !(now.lastTask && now.lastTask.task >= now.task);
     const stopped = d.ending.current()?.status === 'cancelled';

@@ -72,10 +72,12 @@ export async function tendIdleCli(d: IdleDeps): Promise<{ close(): Promise<void>
     maxBodyBytes: config.inbox.max_body_bytes,
   });
   const bus = await feedFromBus(layout, config, rec, log, d.onLost);
+  // Only this agent's feed: the buses are the process's, which a shim host shares among its agents (they close at
+  // its exit, src/at-exit.ts).
   const closing = (close: () => Promise<void>) => async () => {
     bus.stopPresence();
     await close();
-    await bus.close();
+    await bus.stopFeed();
   };
   if (!typist) return { close: closing(() => watcher.close()) };
   const { teammateIdle } = await import('../teammate-idle.js');

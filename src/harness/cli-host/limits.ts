@@ -79,6 +79,9 @@ export function enforceLimits(opts: {
         interrupted = ended.task;
         await opts.interrupt().catch(() => undefined);
       }
+    } catch (err) {
+      // A full disk, a record gone: said in the log, and the next tick tries again.
+      opts.log.warn({ err: String(err), task, reason }, 'could not end the task at its limit');
     } finally {
       stopping = false;
     }
@@ -121,10 +124,12 @@ export function enforceLimits(opts: {
         }, MAX_TURNS_GRACE_MS).unref();
         return;
       }
-      void import('../../spawn/budget.js').then(async ({ fleetBudgetRefusal }) => {
-        const over = await fleetBudgetRefusal(layout, config, now.rootId, { unreachable: 'local' });
-        if (over) void stop('failed', 'budget', over.message);
-      });
+      void import('../../spawn/budget.js')
+        .then(async ({ fleetBudgetRefusal }) => {
+          const over = await fleetBudgetRefusal(layout, config, now.rootId, { unreachable: 'local' });
+          if (over) await stop('failed', 'budget', over.message);
+        })
+        .catch((err: unknown) => opts.log.warn({ err: String(err) }, 'could not check the budget'));
     },
     close: () => clearInterval(timer),
   };

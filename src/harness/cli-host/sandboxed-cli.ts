@@ -1,5 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import type { Readable } from 'node:stream';
 import type { Config } from '../../config/schema.js';
 import type { AgentRecord } from '../../fleet/record.js';
 import type { PermissionMode } from '../../policy/permission-mode.js';
@@ -22,6 +20,7 @@ import { credentialPaths } from '../../tools/sandbox-credentials.js';
 import { tmuxSocketPaths } from '../../tmux/sockets.js';
 import { gitWrites, inPlaceOf, withGitWrites } from '../../tools/git-writable.js';
 import { openAgentDoor, sendAs } from '../door-send.js';
+import type { CliPane, CliProcess, StartedCli } from './cli-pane.js';
 
 /**
  * A vendor CLI inside Flotilla's bubblewrap (docs/security-fleet.md "Vendor runtimes"), where the
@@ -178,11 +177,6 @@ export function markedArgv(spec: SandboxSpec, argv: readonly string[]): string[]
   ]);
 }
 
-export interface StartedCli {
-  child: ChildProcess;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
 /**
  * Starts a contained CLI on the pane's terminal. bubblewrap can refuse its mounts before
  * anything runs — a directory it was to hide removed meanwhile (a tmux server ending takes
@@ -190,27 +184,15 @@ export interface StartedCli {
  * once more with a fresh argv. `onChild` hears each process, so a signal reaches the current one.
  */
 export async function startContained(
+  pane: Pick<CliPane, 'start' | 'say'>,
   cli: ContainedCli,
   cwd: string,
-  onChild: (child: ChildProcess) => void,
+  onChild: (child: CliProcess) => void,
 ): Promise<StartedCli> {
   for (let attempt = 1; ; attempt++) {
-    const [file, ...args] = cli.argv();
-    const child = spawn(file!, args, { stdio: ['inherit', 'inherit', 'inherit', 'pipe'], cwd, env: cli.env });
-    onChild(child);
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-      child.once('exit', (code, signal) => resolve({ code, signal }));
-      child.once('error', () => resolve({ code: 127, signal: null }));
-    });
-    const mark = child.stdio[3] as Readable;
-    // The byte comes before bwrap exits; with none, the pipe closes only when bwrap has exited.
-    const began = await new Promise<boolean>((resolve) => {
-      mark.once('data', () => resolve(true));
-      mark.once('close', () => resolve(false));
-      mark.once('error', () => resolve(false));
-    });
-    mark.destroy();
-    if (began || attempt > 1 || (await exited).code !== 1) return { child, exited };
-    process.stderr.write('flotilla: the sandbox could not be made (see above); starting the CLI again\n');
+    const started = pane.start({ argv: cli.argv(), env: cli.env, cwd, marked: true });
+    onChild(started.child);
+    if ((await started.began) || attempt > 1 || (await started.exited).code !== 1) return started;
+    pane.say('flotilla: the sandbox could not be made (see above); starting the CLI again');
   }
 }

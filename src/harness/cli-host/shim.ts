@@ -12,13 +12,14 @@ import { startDone } from '../../start-done.js';
 import { traceMark } from '../../trace.js';
 import { CliRefused, prepareCli, type PreparedCli } from './cli-launch.js';
 import { cliEnvironment, startCli } from './cli-start.js';
-import { agentFinisher, takeSignals } from './ending.js';
-import type { StartedCli } from './sandboxed-cli.js';
+import { localPane, type CliPane, type StartedCli } from './cli-pane.js';
+import { agentFinisher, paneEnding } from './ending.js';
 
 /**
- * The shim (§13): this process is the registered agent — it was admitted like any harness
- * (record, lineage, depth, slot) — and runs the vendor CLI as its child on the same
- * terminal, so a person types straight into the CLI. Tasks end in the CLI's own hooks
+ * The shim (§13): the registered agent — admitted like any harness (record, lineage, depth,
+ * slot) — runs the vendor CLI on its pane's terminal, so a person types straight into the CLI:
+ * in the pane's own process (`localPane`, a person's `flotilla run`), or in the shim host for a
+ * spawned agent, whose pane's process starts the CLI when asked (shim-host/). Tasks end in the CLI's own hooks
  * (harness/cli-host/hook.ts); this process tends the CLI while it is idle (cli-host/idle.ts: mail,
  * board work, TeammateIdle) and, whichever way
  * the CLI ends (exit, SIGKILL, a closed window, a cancel), ends the agent exactly once.
@@ -32,19 +33,31 @@ export async function runVendorAgent(opts: {
   secretKeys?: readonly string[];
   /** The sandbox's probes, started ahead (tools/sandbox-mode.ts probeSandboxSoon): waited for before they are asked. */
   sandboxProbed?: Promise<void> | undefined;
+  /** Where the CLI runs: this process's own terminal unless the shim host passes the pane's. */
+  pane?: CliPane;
 }): Promise<number> {
   const { layout, config, definition } = opts;
   traceMark('shim: start');
+  // Taken from the first moment: a window closed while the CLI starts must still end the agent.
+  const pane = opts.pane ?? localPane();
+  const ending = paneEnding(pane);
   // The spawner's vendor settings (base URLs, keys) win over the tmux server's older environment.
   const { takeRuntimeEnv } = await import('../../spawn/runtime-env.js');
-  const env: NodeJS.ProcessEnv = { ...process.env, ...takeRuntimeEnv(layout, opts.record.id) };
+  const env: NodeJS.ProcessEnv = { ...pane.env, ...takeRuntimeEnv(layout, opts.record.id) };
   const log = await createAgentLogger(layout, opts.record.id);
-  // Taken from the first moment: a window closed while the CLI starts must still end the agent.
-  const ending = takeSignals();
-  let rec = markStarting(layout, opts.record.id);
+  let rec = markStarting(layout, opts.record.id, pane.process);
   const runtime = await loadRuntime(rec.runtime as VendorRuntimeName);
   const prompt = readTask(layout, rec.id);
-  const finishOnce = agentFinisher({ layout, config, definition, log, slot: opts.slot, ending, record: () => rec });
+  const finishOnce = agentFinisher({
+    layout,
+    config,
+    definition,
+    log,
+    slot: opts.slot,
+    ending,
+    record: () => rec,
+    pane,
+  });
 
   let cli: PreparedCli | undefined;
   let exited: StartedCli['exited'];
@@ -53,13 +66,11 @@ export async function runVendorAgent(opts: {
   const cliExeced = new Promise<boolean>((resolve) => (execed = resolve));
   try {
     await opts.sandboxProbed;
-    cli = await prepareCli({ layout, config, rec, runtime, env, log, prompt });
+    cli = await prepareCli({ layout, config, rec, runtime, env, log, prompt, say: pane.say });
+    const base = { layout, config, runtime, env };
     const childEnv = await cliEnvironment({
-      layout,
-      config,
+      ...base,
       rec,
-      runtime,
-      env,
       passEnv: definition.passEnv ?? [],
       secretKeys: opts.secretKeys ?? [],
       cli,
@@ -75,13 +86,13 @@ export async function runVendorAgent(opts: {
       await finishOnce(early.status, early.reason);
       return 1;
     }
-    ({ exited } = await startCli({ layout, config, rec, runtime, env, childEnv, cli, ending, execed: cliExeced }));
+    ({ exited } = await startCli({ ...base, rec, pane, childEnv, cli, ending, execed: cliExeced }));
   } catch (err) {
     execed(false);
     cli?.mirror?.close();
     if (!(err instanceof CliRefused) && !cli) throw err;
     const why = err instanceof CliRefused ? err.message : `could not start ${runtime.title}: ${(err as Error).message}`;
-    if (err instanceof CliRefused) process.stderr.write(`flotilla: ${why}\n`);
+    if (err instanceof CliRefused) pane.say(`flotilla: ${why}`);
     await finishOnce('failed', why);
     return 1;
   }
@@ -89,9 +100,8 @@ export async function runVendorAgent(opts: {
   execed(true);
   log.info({ bin: cli.bin, argv: cli.launch.argv, runtime: runtime.name }, 'vendor CLI started');
   // What tends the running CLI loads only now, while the CLI itself starts: off the path to its first request.
-  const tending = await (
-    await import('./cli-tend.js')
-  ).tendCli({
+  const { tendCli } = await import('./cli-tend.js');
+  const tending = await tendCli({
     layout,
     config,
     runtime,
@@ -102,6 +112,7 @@ export async function runVendorAgent(opts: {
     prompt,
     trusted: cli.trusted,
     ending,
+    say: pane.say,
   });
   // The CLI is started and tended: what this start compiled goes to the code cache now (src/start-done.ts).
   startDone();
