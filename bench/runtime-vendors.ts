@@ -11,10 +11,12 @@
 //   span by span (the shim's marks: mail seen, pasted, Enter, its door asked for the hook; the hook's answer);
 // - working mail: mail sent while a 5 s shell command runs; from the command's end (it writes
 //   the time) → the model call carrying the mail (the task's answer, then the turn-end hook's hand-over);
-// - RSS of the shim (which serves the CLI's fleet MCP server) and of the CLI (and of everything under the shim: the
-//   CLI's door-pipe and helpers), with the agent idle after its first task, beside an idle `node -e` timer's; and in
-//   the first BENCH_RUNTIME_SETTLED runs (default 3) the shim's again once it has been idle 30 s, after V8's memory
-//   reducer has run (it starts ~8 s after the last collection of a process that stopped allocating).
+// - RSS of the agent's pane process (tools/shim-pane, the CLI's parent: its record's pid), of the shim host (which runs
+//   every vendor agent's shim: it serves the CLI's fleet MCP server) with one agent and with two (what one more vendor
+//   agent costs it), and of the CLI (and of everything under the pane process: the CLI's door-pipe and helpers), with
+//   the agent idle after its first task, beside an idle `node -e` timer's; and in the first BENCH_RUNTIME_SETTLED runs
+//   (default 3) the host's again once it has been idle 30 s, after V8's memory reducer has run (it starts ~8 s after
+//   the last collection of a process that stopped allocating).
 // Run by bench/runtime.mjs with vitest (it reuses the TypeScript test helpers); writes bench/results/runtimes.json.
 // `npm run bench -- runtimes` runs only this and prints a table (bench/runtime.mjs). BENCH_RUNTIME_RUNS
 // (default 10), BENCH_RUNTIME_ONLY=claude,codex (default all three), BENCH_RUNTIME_WORKING=0 (skip
@@ -231,6 +233,9 @@ const SPANS: [label: string, from: string, to: string][] = [
   ['spawn-agent: keys and env files written', 'spawn: prepared', 'spawn: opening window'],
   ['tmux new-window returns', 'spawn: opening window', 'spawn: window open'],
   ['tmux starts the harness node', 'spawn: opening window', 'harness: process started'],
+  // A vendor agent's pane runs tools/shim-pane, which hands it to the fleet's shim host (src/shim-host/).
+  ['tmux starts the pane, which reaches the shim host', 'spawn: opening window', 'shim host: pane connected'],
+  ['shim host: config read', 'shim host: pane connected', 'harness: start'],
   ['harness: modules load', 'harness: process started', 'harness: start'],
   ['harness: admitted (slot handoff)', 'harness: start', 'harness: admitted'],
   ['harness: definitions, shim loads', 'harness: admitted', 'shim: start'],
@@ -416,6 +421,16 @@ async function secondSpawn(
   return { ready: at - t0, spans: spansOf(traceFile, called, performance.timeOrigin + at) };
 }
 
+/** The fleet's shim host, from its pid file beside its socket (src/shim-host/start.ts). */
+function shimHostPid(f: VendorFleet): number | undefined {
+  try {
+    const pid = Number(readFileSync(f.layout.shimHostPid, 'utf8').split(' ')[0]);
+    return pid > 1 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function save(results: Record<string, unknown>): void {
   (results.machine as Record<string, unknown>).load_after = loadavg().map(tenth);
   writeFileSync(new URL('./results/runtimes.json', import.meta.url), JSON.stringify(results, null, 2) + '\n');
@@ -449,6 +464,8 @@ it('vendor runtime figures', async () => {
     const shimRss: number[] = [];
     const shimAnon: number[] = [];
     const shimPss: number[] = [];
+    const hostOne: ReturnType<typeof memoryMb>[] = [];
+    const hostTwo: ReturnType<typeof memoryMb>[] = [];
     const settledRss: number[] = [];
     const settledAnon: number[] = [];
     const cliRss: number[] = [];
@@ -493,6 +510,8 @@ it('vendor runtime figures', async () => {
         shimPss.push(mem.pss);
         if (cli) cliRss.push(rssMb(cli));
         treeRss.push(tree(shim).reduce((sum, p) => sum + rssMb(p), 0));
+        const host = shimHostPid(f);
+        if (host) hostOne.push(memoryMb(host));
         const before = f.vendor.promptTimes.length;
         const sendCalled = performance.timeOrigin + performance.now();
         await f.flotilla(['send', id, `wake-${i}`]);
@@ -514,11 +533,21 @@ it('vendor runtime figures', async () => {
         const again = await secondSpawn(f, r, i, join(traces, `${r.runtime.name}-${i}-again.jsonl`));
         readyAgain.push(again.ready);
         spansAgain.push(again.spans);
+        if (host) {
+          // Both agents idle, each after its first task: the host's growth is what one more vendor agent costs.
+          await eventually(
+            () => f.records().every((x) => x.status === 'idle' || x.id === 'lead-parent'),
+            300_000,
+            'both idle',
+          );
+          await new Promise((res) => setTimeout(res, 2000));
+          hostTwo.push(memoryMb(host));
+        }
         if (i < SETTLED) {
           // The first agent has been idle since its mail's turn ended; its shim's memory once it has settled.
           await eventually(() => f.record(id).status === 'idle', 300_000, 'idle before settling');
           await new Promise((res) => setTimeout(res, Math.max(0, idleAt + SETTLED_MS - performance.now())));
-          const settled = memoryMb(f.record(id).pid!);
+          const settled = memoryMb(shimHostPid(f) ?? f.record(id).pid!);
           settledRss.push(settled.rss);
           settledAnon.push(settled.anon);
         }
@@ -592,11 +621,16 @@ it('vendor runtime figures', async () => {
           }
         : {}),
       rss_mb: {
-        shim: mb(shimRss),
-        shim_private: mb(shimAnon),
-        shim_pss: mb(shimPss),
-        shim_settled_30s: mb(settledRss),
-        shim_settled_30s_private: mb(settledAnon),
+        pane_process: mb(shimRss),
+        pane_process_private: mb(shimAnon),
+        pane_process_pss: mb(shimPss),
+        shim_host_one_agent: mb(hostOne.map((m) => m.rss)),
+        shim_host_one_agent_private: mb(hostOne.map((m) => m.anon)),
+        shim_host_two_agents: mb(hostTwo.map((m) => m.rss)),
+        shim_host_two_agents_private: mb(hostTwo.map((m) => m.anon)),
+        shim_host_per_agent: mb(hostTwo.map((m, j) => m.rss - hostOne[j]!.rss)),
+        shim_host_settled_30s: mb(settledRss),
+        shim_host_settled_30s_private: mb(settledAnon),
         cli: mb(cliRss),
         shim_and_everything_below: mb(treeRss),
         idle_node: mb(nodeRss),

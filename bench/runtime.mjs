@@ -22,14 +22,23 @@ const pp = (f) => (f && Number.isFinite(f.p50) ? `${f.p50.toLocaleString('en')} 
  * start against the bare CLI's, mail to an idle CLI and the shim's memory,
  * then where the fleet's start-up time goes, span by span.
  */
+/** The shim host's memory with one idle agent, with two, and the difference: what one more vendor agent costs. */
+function hostCell(s) {
+  if (!s.shim_host_one_agent?.all.length) return '—';
+  const two = s.shim_host_two_agents?.all.length
+    ? `; ${s.shim_host_two_agents.p50} (${s.shim_host_two_agents_private.p50}); +${s.shim_host_per_agent.p50}`
+    : '';
+  return `${s.shim_host_one_agent.p50} (${s.shim_host_one_agent_private.p50})${two}`;
+}
+
 export function formatRuntimeTables(r, machine = {}) {
   const names = Object.keys(r).filter((k) => k !== 'machine');
   const m = r.machine ?? {};
   const out = [
     `${names.map((n) => r[n].runs)[0] ?? '?'} runs per runtime, ${machine.date ?? new Date().toISOString()}, ${m.cpus ?? '?'} cores, Node ${m.node ?? process.version}, load average before ${(m.load_before ?? []).join(' ')}, after ${(m.load_after ?? []).join(' ')}. ms as p50 / p95; MB as p50.`,
     '',
-    "| runtime | load avg | spawn-agent → first model request | bare CLI, interactive in tmux → first model request | fleet − bare, per run | fleet ÷ bare, per run | mail → idle CLI's model request (from send called) | shim RSS (private) | shim RSS (private), idle 30 s | idle `node -e` RSS (private) | CLI RSS |",
-    '|---|---|---|---|---|---|---|---|---|---|---|',
+    "| runtime | load avg | spawn-agent → first model request | bare CLI, interactive in tmux → first model request | fleet − bare, per run | fleet ÷ bare, per run | mail → idle CLI's model request (from send called) | pane process RSS (private) | shim host RSS (private): one agent; two; per agent | shim host, idle 30 s | idle `node -e` RSS (private) | CLI RSS |",
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const n of names) {
     const x = r[n];
@@ -37,7 +46,7 @@ export function formatRuntimeTables(r, machine = {}) {
     const load = x.load_average ? `${x.load_average.before[0]}–${x.load_average.after[0]}` : '—';
     const ratio = x.fleet_over_bare ? `${x.fleet_over_bare.p50} / ${x.fleet_over_bare.p95}` : '—';
     out.push(
-      `| ${TITLES[n] ?? n} ${x.version} | ${load} | ${pp(x.spawn_to_first_model_call_ms)} | ${pp(x.bare_cli_to_first_model_call_ms)} (\`${x.bare_cli_to_first_model_call_ms.argv}\`) | ${pp(x.fleet_minus_bare_ms)} | ${ratio} | ${pp(x.mail_into_idle_cli_ms)}${x.mail_from_send_called_ms ? ` (${pp(x.mail_from_send_called_ms)})` : ''} | ${s.shim.p50} (${s.shim_private.p50}) | ${s.shim_settled_30s?.all.length ? `${s.shim_settled_30s.p50} (${s.shim_settled_30s_private.p50})` : '—'} | ${s.idle_node?.p50 ?? '—'} (${s.idle_node_private?.p50 ?? '—'}) | ${s.cli.p50} |`,
+      `| ${TITLES[n] ?? n} ${x.version} | ${load} | ${pp(x.spawn_to_first_model_call_ms)} | ${pp(x.bare_cli_to_first_model_call_ms)} (\`${x.bare_cli_to_first_model_call_ms.argv}\`) | ${pp(x.fleet_minus_bare_ms)} | ${ratio} | ${pp(x.mail_into_idle_cli_ms)}${x.mail_from_send_called_ms ? ` (${pp(x.mail_from_send_called_ms)})` : ''} | ${s.pane_process.p50} (${s.pane_process_private.p50}) | ${hostCell(s)} | ${s.shim_host_settled_30s?.all.length ? `${s.shim_host_settled_30s.p50} (${s.shim_host_settled_30s_private.p50})` : '—'} | ${s.idle_node?.p50 ?? '—'} (${s.idle_node_private?.p50 ?? '—'}) | ${s.cli.p50} |`,
     );
   }
   const again = names.filter((n) => r[n].second_start);
