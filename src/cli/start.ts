@@ -82,11 +82,13 @@ async function start(argv: string[], loadFull: () => Promise<FullCli>): Promise<
 }
 
 /**
- * A spawned harness (`run --spawned`) keeps a code cache per runtime, named by its spawner (HARNESS_KIND_ENV): a
- * cache holds what the start that wrote it compiled, and a Claude shim reading one an in-process harness wrote gained
- * little from it (docs/benchmarks-starts.md). Every other command has one cache per bundle.
+ * A spawned harness (`run --spawned`) keeps a code cache per runtime, named by its spawner (HARNESS_KIND_ENV), and the
+ * shim host one of its own: a cache holds what the start that wrote it compiled, and a Claude shim reading one an
+ * in-process harness wrote gained little from it (docs/benchmarks-starts.md). Every other command has one per bundle.
  */
 function cacheKind(args: string[]): string | undefined {
+  // The shim host runs vendor agents' shims only: its cache is theirs (src/shim-host/).
+  if (args.includes('--shim-host')) return 'host';
   const kind = process.env[HARNESS_KIND_ENV];
   return kind && /^[a-z]+$/.test(kind) && args.includes('--spawned') ? kind : undefined;
 }

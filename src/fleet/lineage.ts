@@ -8,6 +8,7 @@ import { ensureIndex } from './live.js';
 import { liveIndexIds } from './registry-index.js';
 import { readRecord } from './registry.js';
 import { nodeIo } from './fleet-io.js';
+import { shimHosts } from './shim-hosts.js';
 
 /**
  * Who is the parent (§5.1). The caller's agent is the nearest process in its own ancestry
@@ -133,19 +134,10 @@ export function findParentAgent(layout: Layout, opts: FindParentOptions = {}): L
  * The caller as the shim host (shim-host/server.ts) made it: a process that descends from the host, which runs every
  * spawned vendor agent's shim and starts their doors' commands and their hooks with the agent's `FLOTILLA_AGENT_ID`
  * (nothing an agent's own process can descend from: its CLI is its pane process's child). Only a live agent's id
- * counts; a host's child naming none is no one's, not a person's.
+ * counts; a host's child naming none is no one's, not a person's. Each running host keeps its pid among the doors.
  */
 function hostedCaller(layout: Layout, chain: Chain, hinted: AgentRecord | undefined): Lineage | undefined {
-  let pid: number;
-  let start: string | undefined;
-  try {
-    const [p, s] = readFileSync(layout.shimHostPid, 'utf8').trim().split(' ');
-    pid = Number(p);
-    start = s;
-  } catch {
-    return undefined;
-  }
-  if (!start || chain.indexOf({ pid, pidStartTime: start }) < 0) return undefined;
+  if (!shimHosts(layout).some((h) => chain.indexOf({ pid: h.pid, pidStartTime: h.start }) >= 0)) return undefined;
   return { parent: hinted && !isTerminal(hinted.status) ? hinted : null };
 }
 

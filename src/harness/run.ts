@@ -85,7 +85,7 @@ export async function runHarness(opts: RunOptions): Promise<number> {
     // to inherit (§11).
     const secretKeys = [...new Set(loaded.definitions.flatMap((d) => d.secrets))];
     if (record.runtime !== 'flotilla') {
-      // A vendor CLI (§13): this process is its shim, the registered agent, the CLI its child.
+      // A vendor CLI (§13): its shim is the registered agent, here or in the shim host (`opts.pane`).
       const { runVendorAgent } = await import('./cli-host/shim.js');
       return await runVendorAgent({
         layout,

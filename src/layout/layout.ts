@@ -112,8 +112,8 @@ export interface Layout {
   door(agentId: string): string;
   /** The shim host's socket (shim-host/server.ts), among the doors: hidden in every sandbox. No agent id begins `_`. */
   readonly shimHostSocket: string;
-  /** The running shim host's pid and its start time (`<pid> <start>`): its children act as the agent they are for. */
-  readonly shimHostPid: string;
+  /** A running shim host's start time, named by its pid (fleet/shim-hosts.ts): its children act as their agent. */
+  shimHostPid(pid: number): string;
   /**
    * One empty file per ended agent a person has looked at since it failed: it no longer needs them (`flotilla next`,
    * the dashboard).
@@ -247,7 +247,7 @@ export function layoutFor(root: string, project = dirname(resolve(root))): Layou
     doorsDir: `${state}/doors`,
     door: (agentId) => join(state, 'doors', `${agentId}.sock`),
     shimHostSocket: `${state}/doors/_shim-host.sock`,
-    shimHostPid: `${state}/doors/_shim-host.pid`,
+    shimHostPid: (pid) => join(state, 'doors', `_shim-host.${pid}.pid`),
     seenDir: `${state}/seen`,
     seen: (agentId) => join(state, 'seen', agentId),
     schedulesDir: `${state}/schedules`,

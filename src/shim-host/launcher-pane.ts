@@ -55,6 +55,8 @@ export function launcherPane(
     }
     if (!current?.done) {
       lost = true;
+      // What tends the agent stops as for any end; the agent itself is its pane's reaper's to end.
+      end('its pane process ended');
       await current?.orphaned();
     }
   })();

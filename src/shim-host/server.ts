@@ -1,8 +1,9 @@
-import { chmodSync, unlinkSync } from 'node:fs';
+import { chmodSync, statSync, unlinkSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { createInterface } from 'node:readline';
 import { loadConfigCached } from '../config/cached.js';
 import { resolveLayout, type Layout } from '../layout/layout.js';
+import { CLI_ENTRY } from '../layout/package.js';
 import { extraCaCertsBack } from '../extra-ca-certs.js';
 import { mallocTunablesBack } from '../malloc-tunables.js';
 import { traceMark } from '../trace.js';
@@ -21,30 +22,53 @@ export const SHIM_HOST_IDLE_MS = 30_000;
 export async function serveShimHost(
   layout: Layout,
   socketPath: string,
-  idleMs = SHIM_HOST_IDLE_MS,
+  opts: { idleMs?: number; log?: (line: string) => void } = {},
 ): Promise<{ closed: Promise<void> }> {
+  const idleMs = opts.idleMs ?? SHIM_HOST_IDLE_MS;
   let agents = 0;
   let idle: NodeJS.Timeout | undefined;
+  let retired = false;
   let closed!: () => void;
   const done = new Promise<void>((resolve) => (closed = resolve));
+  const builtAt = buildStamp();
   const server = createServer((sock) => {
+    // Rebuilt or upgraded since it started: its agents stay, a new host with the new code takes the next ones.
+    if (buildStamp() !== builtAt) {
+      if (!retired) opts.log?.('its code changed on disk: it takes no new agent and ends with its last');
+      retire();
+      sock.on('error', () => undefined);
+      return void sock.end('RETRY 0\n');
+    }
     agents++;
     if (idle) clearTimeout(idle);
     void hostPane(layout, sock).finally(() => {
-      if (--agents === 0) idle = setTimeout(stop, idleMs);
+      if (--agents === 0) idle = setTimeout(retire, retired ? 0 : idleMs);
     });
   });
-  const stop = () => {
-    server.close(() => closed());
-    try {
-      unlinkSync(socketPath);
-    } catch {
-      /* gone */
+  const retire = () => {
+    if (!retired) {
+      retired = true;
+      try {
+        unlinkSync(socketPath);
+      } catch {
+        /* gone */
+      }
     }
+    server.close();
+    if (agents === 0) closed();
   };
   await listenOnce(server, socketPath);
-  idle = setTimeout(stop, idleMs);
+  idle = setTimeout(retire, idleMs);
   return { closed: done };
+}
+
+/** When the CLI this host runs was built: a rebuild or an upgrade changes it. */
+function buildStamp(): number {
+  try {
+    return statSync(CLI_ENTRY).mtimeMs;
+  } catch {
+    return 0;
+  }
 }
 
 /** Binds `path`, taking over a socket file left by a host that died; refuses when a live host answers there. */

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, openSync, readFileSync, closeSync, writeFileSync, rmSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FlotillaError } from '../errors.js';
 import { AGENT_IDENTITY_VARS } from '../fleet/agent-env.js';
@@ -68,17 +68,19 @@ export async function runShimHost(layout: Layout, socketPath: string): Promise<n
   process.on('unhandledRejection', (err) => logLine(`an unhandled rejection: ${describe(err)}`));
   process.on('uncaughtException', (err) => logLine(`an uncaught exception: ${describe(err)}`));
   process.on('SIGHUP', () => undefined);
-  const { closed } = await serveShimHost(layout, socketPath);
   const me = selfProcess();
-  writeFileSync(layout.shimHostPid, `${me.pid} ${me.start ?? ''}\n`, { mode: 0o600 });
-  logLine(`serving ${layout.root} at ${socketPath}`);
-  await closed;
+  const pidFile = layout.shimHostPid(me.pid);
+  mkdirSync(layout.doorsDir, { recursive: true, mode: 0o700 });
+  // Written before it listens: no pane reaches it, and so none of its commands runs, before it can be named.
+  writeFileSync(pidFile, `${me.start ?? ''}\n`, { mode: 0o600 });
   try {
-    if (readFileSync(layout.shimHostPid, 'utf8').startsWith(`${me.pid} `)) rmSync(layout.shimHostPid);
-  } catch {
-    /* gone */
+    const { closed } = await serveShimHost(layout, socketPath, { log: logLine });
+    logLine(`serving ${layout.root} at ${socketPath}`);
+    await closed;
+  } finally {
+    rmSync(pidFile, { force: true });
   }
-  logLine('no agent for a while: ending');
+  logLine('no agent left: ending');
   return 0;
 }
 

@@ -64,7 +64,7 @@ describe('spawn and run through the code cache', () => {
     expect(after.map((s) => [s.ino, s.mtimeMs])).toEqual(before.map((s) => [s.ino, s.mtimeMs]));
   });
 
-  it("a vendor CLI's shim keeps a cache of its own beside the in-process harness's", { timeout: 300_000 }, async () => {
+  it("the shim host keeps a cache of its own beside the in-process harness's", { timeout: 300_000 }, async () => {
     const { cacheDir, caches } = setup();
     const first = await f!.spawnAgent([...spawnArgs('one'), 'do it']);
     expect([first.exitCode, first.stdout]).toEqual([0, 'Answer: result-of-one']);
@@ -74,8 +74,9 @@ describe('spawn and run through the code cache', () => {
     // The key and base URL only let the spawn pass its login check; the CLI's requests go nowhere.
     const keys = { ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' };
     expect((await f!.spawnAgent(['--runtime', 'claude', '--id', 'c1', 'summarize'], keys)).exitCode).toBe(0);
-    // Its start done, the shim writes what it compiled: the in-process harness's cache would have served it poorly.
-    await eventually(() => caches('fast-run.claude-').length === 1, 120_000, "the shim's own cache");
+    // Its first agent's start done, the shim host writes what it compiled: the in-process harness's cache would have
+    // served it poorly.
+    await eventually(() => caches('fast-run.host-').length === 1, 120_000, "the shim host's own cache");
     await f!.flotilla(['cancel', 'c1']);
     const after = statSync(join(cacheDir, inProcess[0]!));
     expect([after.ino, after.mtimeMs]).toEqual([before.ino, before.mtimeMs]);

@@ -1,5 +1,4 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { childDepth, findParentAgent, forgedParentRefusal } from '../../src/fleet/lineage.js';
 import { processStartTime } from '../../src/fleet/proc.js';
@@ -107,8 +106,8 @@ describe('lineage', () => {
     await pane.waitLine(/^ready /);
     registerLive('hosted-ffffff', pane.pid);
     const asHost = (pid: number) => {
-      mkdirSync(dirname(fleet.layout.shimHostPid), { recursive: true });
-      writeFileSync(fleet.layout.shimHostPid, `${pid} ${processStartTime(pid)}\n`);
+      mkdirSync(fleet.layout.doorsDir, { recursive: true });
+      writeFileSync(fleet.layout.shimHostPid(pid), `${processStartTime(pid)}\n`);
     };
     expect(await chain({ FLOTILLA_AGENT_ID: 'hosted-ffffff' }, asHost)).toMatchObject({
       parent: 'hosted-ffffff',

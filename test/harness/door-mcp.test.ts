@@ -78,12 +78,12 @@ function children(): string[][] {
   return out;
 }
 
-/** One raw `pipe` request to the door and what it answers before it hangs up. */
-function rawPipe(door: string, args: string[]): Promise<string> {
+/** One raw `pipe` (or `run`) request to the door and what it answers before it hangs up. */
+function rawPipe(door: string, args: string[], op: 'pipe' | 'run' = 'pipe'): Promise<string> {
   return new Promise((resolve, reject) => {
     const sock = connect({ path: door, allowHalfOpen: true });
     let got = '';
-    sock.on('connect', () => sock.end(JSON.stringify({ op: 'pipe', args }) + '\n'));
+    sock.on('connect', () => sock.end(JSON.stringify({ op, args }) + '\n'));
     sock.on('data', (c: Buffer) => (got += c.toString('utf8')));
     sock.on('close', () => resolve(got));
     sock.on('error', reject);
@@ -128,5 +128,21 @@ describe("a vendor CLI's fleet MCP server, served by its shim through the door",
       ok: false,
       message: 'the door joins only mcp to a connection',
     });
+  });
+
+  it("refuses a `run` with the harness's own flags: an agent cannot start a harness or a shim host from its sandbox", async () => {
+    const { door } = await agentDoor();
+    for (const args of [
+      ['run', '--spawned', 'va'],
+      ['run', '--shim-host', '/tmp/flotilla-host.sock'],
+      ['run', '--shim-host-start=/tmp/flotilla-host.sock'],
+    ]) {
+      const flag = args[1]!.split('=')[0]!;
+      expect(JSON.parse(await rawPipe(door, args, 'run'))).toMatchObject({
+        ok: false,
+        message: expect.stringContaining(`${flag} is internal to spawn-agent and is refused through the door`),
+      });
+    }
+    expect(children().some((c) => c.includes('--shim-host'))).toBe(false);
   });
 });

@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { readAudit } from '../../src/audit/read.js';
 import { closeBuses } from '../../src/bus/open.js';
 import { MARKED_LOST_REASON } from '../../src/lifecycle/lost.js';
+import { shimHosts } from '../../src/fleet/shim-hosts.js';
 import { claude } from '../../src/runtimes/claude.js';
 import { natsServer, type NatsServer } from '../helpers/nats.js';
 import { eventually } from '../helpers/tmux.js';
@@ -63,11 +64,13 @@ describe(
         'the first task answered, the agent idle',
       );
 
-      // b falls silent: the shim and b's tmux server (which would wake a stopped pane) stopped.
+      // b falls silent: the shim host (which beats for b's agents), the agent's pane process and b's tmux server
+      // (which would wake a stopped pane) stopped.
       const tmuxPid = Number((await b.tmux.tmux('display-message', '-p', '#{pid}')).trim());
-      const shim = b.record(id).pid!;
-      process.kill(tmuxPid, 'SIGSTOP');
-      process.kill(shim, 'SIGSTOP');
+      const [host] = shimHosts(b.layout).map((h) => h.pid);
+      expect(host).toBeDefined();
+      const stopped = [tmuxPid, b.record(id).pid!, host!];
+      for (const pid of stopped) process.kill(pid, 'SIGSTOP');
       try {
         await eventually(
           async () => (await notices()).some((m) => m.status === 'lost'),
@@ -78,8 +81,7 @@ describe(
           throw new Error(`${String(err)}\nagent_lost on a: ${JSON.stringify(marks)}`);
         });
       } finally {
-        process.kill(shim, 'SIGCONT');
-        process.kill(tmuxPid, 'SIGCONT');
+        for (const pid of stopped.reverse()) process.kill(pid, 'SIGCONT');
       }
       // Heard again, it ends itself; its own ending is not told a second time.
       // (An idle vendor agent ends `completed`, as when its window closes: its last task completed.)

@@ -1,6 +1,10 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { execa } from 'execa';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ancestors } from '../../src/fleet/proc.js';
+import { shimHosts } from '../../src/fleet/shim-hosts.js';
 import { claude } from '../../src/runtimes/claude.js';
 import { eventually } from '../helpers/tmux.js';
 import { pinnedRuntimeBinary, type VendorFleet } from '../runtimes/helpers.js';
@@ -13,6 +17,7 @@ import { completionsFrom } from '../spawn/helpers.js';
  * Code against a fake Anthropic API, a fresh HOME.
  */
 const fleets = vendorFleets();
+const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const open = (): Promise<VendorFleet> =>
   fleets.open({
     runtime: claude,
@@ -36,7 +41,9 @@ function rssKb(pid: number): number {
 }
 
 function hostPid(f: VendorFleet): number {
-  return Number(readFileSync(f.layout.shimHostPid, 'utf8').split(' ')[0]);
+  const hosts = shimHosts(f.layout);
+  expect(hosts).toHaveLength(1);
+  return hosts[0]!.pid;
 }
 
 async function twoIdleAgents(f: VendorFleet): Promise<[string, string]> {
@@ -90,7 +97,7 @@ describe('the shim host', { timeout: 600_000 }, () => {
     await f.tmux.tmux('kill-window', '-t', f.record(b).tmux!.windowId);
     await eventually(() => !existsSync(`/proc/${host}`), 90_000, 'the idle host to end');
     expect(existsSync(f.layout.shimHostSocket)).toBe(false);
-    expect(existsSync(f.layout.shimHostPid)).toBe(false);
+    expect(shimHosts(f.layout)).toEqual([]);
   });
 
   it('the host SIGKILLed: each pane says so, its CLI ends, and each idle agent ends with its one completion', async () => {
@@ -107,5 +114,44 @@ describe('the shim host', { timeout: 600_000 }, () => {
     }
     await new Promise((r) => setTimeout(r, 1500));
     for (const id of ids) expect(completionsFrom(f, 'lead-parent', id)).toHaveLength(1);
+  });
+
+  it("a host whose code was rebuilt takes no new agent: the next spawn's pane starts a host of the new code, and the old one serves its agent until it ends", async () => {
+    const f = await open();
+    // A copy of the package, whose build this test may change under its host without touching the one other tests run.
+    const pkg = mkdtempSync(join(f.home, '..', 'flotilla-pkg-'));
+    try {
+      cpSync(join(REPO, 'dist'), join(pkg, 'dist'), { recursive: true });
+      cpSync(join(REPO, 'tools'), join(pkg, 'tools'), { recursive: true });
+      cpSync(join(REPO, 'package.json'), join(pkg, 'package.json'));
+      symlinkSync(join(REPO, 'node_modules'), join(pkg, 'node_modules'));
+      const spawnFromCopy = async (id: string) => {
+        const r = await execa(join(pkg, 'tools', 'spawn-agent'), ['--agent', 'a', '--id', id, 'get ready'], {
+          cwd: f.project,
+          env: f.env,
+          extendEnv: false,
+          reject: false,
+        });
+        expect(r.exitCode, r.stderr).toBe(0);
+        await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 240_000, `${id}'s completion`);
+      };
+      await spawnFromCopy('before-build');
+      const old = hostPid(f);
+      const later = new Date(Date.now() + 5_000);
+      utimesSync(join(pkg, 'dist', 'cli', 'main.js'), later, later);
+      await spawnFromCopy('after-build');
+      const hosts = shimHosts(f.layout).map((h) => h.pid);
+      expect(hosts).toHaveLength(2);
+      expect(hosts).toContain(old);
+      // The old host still serves its agent: mail wakes it.
+      await eventually(() => f.record('before-build').status === 'idle', 60_000, 'idle');
+      await f.flotilla(['send', 'before-build', 'wake-up-call-77']);
+      await eventually(() => completionsFrom(f, 'lead-parent', 'before-build').length === 2, 240_000, 'woken');
+      await f.tmux.tmux('kill-window', '-t', f.record('before-build').tmux!.windowId);
+      await eventually(() => !existsSync(`/proc/${old}`), 60_000, 'the old host to end with its last agent');
+      expect(shimHosts(f.layout).map((h) => h.pid)).toEqual(hosts.filter((p) => p !== old));
+    } finally {
+      rmSync(pkg, { recursive: true, force: true });
+    }
   });
 });

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AgentRecord } from '../../src/fleet/record.js';
 import { processStartTime } from '../../src/fleet/proc.js';
+import { shimHosts } from '../../src/fleet/shim-hosts.js';
 import { listRecords, readRecord } from '../../src/fleet/registry.js';
 import type { Layout } from '../../src/layout/layout.js';
 import { CLI, SPAWN_AGENT } from '../helpers/cli.js';
@@ -215,12 +216,12 @@ export function completionsFrom(f: SpawnFleet, owner: string, from: string): Rec
   return f.mail(owner).filter((m) => m.kind === 'completion' && m.from === from);
 }
 
-/** Kills the fleet's shim host, if one runs (its pid and start time beside its socket: never a reused pid). */
+/** Kills the fleet's shim hosts, if any runs (each by its pid and start time: never a reused pid). */
 export function killShimHost(layout: Layout): void {
-  try {
-    const [pid, start] = readFileSync(layout.shimHostPid, 'utf8').trim().split(' ');
-    if (Number(pid) > 1 && processStartTime(Number(pid)) === start) process.kill(Number(pid), 'SIGKILL');
-  } catch {
-    /* none */
-  }
+  for (const h of shimHosts(layout))
+    try {
+      if (processStartTime(h.pid) === h.start) process.kill(h.pid, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
 }

@@ -16,13 +16,12 @@ import { localPane, type CliPane, type StartedCli } from './cli-pane.js';
 import { agentFinisher, paneEnding } from './ending.js';
 
 /**
- * The shim (§13): the registered agent — admitted like any harness (record, lineage, depth,
- * slot) — runs the vendor CLI on its pane's terminal, so a person types straight into the CLI:
- * in the pane's own process (`localPane`, a person's `flotilla run`), or in the shim host for a
- * spawned agent, whose pane's process starts the CLI when asked (shim-host/). Tasks end in the CLI's own hooks
- * (harness/cli-host/hook.ts); this process tends the CLI while it is idle (cli-host/idle.ts: mail,
- * board work, TeammateIdle) and, whichever way
- * the CLI ends (exit, SIGKILL, a closed window, a cancel), ends the agent exactly once.
+ * The shim (§13): the registered agent — admitted like any harness (record, lineage, depth, slot) — runs the vendor
+ * CLI on its pane's terminal, so a person types straight into the CLI: in the pane's own process (`localPane`, a
+ * person's `flotilla run`), or in the shim host for a spawned agent, whose pane's process starts the CLI when asked
+ * (shim-host/). Tasks end in the CLI's own hooks (harness/cli-host/hook.ts); the shim tends the CLI while it is idle
+ * (cli-host/idle.ts: mail, board work, TeammateIdle) and, whichever way the CLI ends (exit, SIGKILL, a closed window,
+ * a cancel), ends the agent exactly once.
  */
 export async function runVendorAgent(opts: {
   layout: Layout;
