@@ -29,6 +29,7 @@ import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { it } from 'vitest';
+import { shimHosts } from '../src/fleet/shim-hosts.js';
 import { claude } from '../src/runtimes/claude.js';
 import { codex } from '../src/runtimes/codex.js';
 import { gemini } from '../src/runtimes/gemini.js';
@@ -421,14 +422,9 @@ async function secondSpawn(
   return { ready: at - t0, spans: spansOf(traceFile, called, performance.timeOrigin + at) };
 }
 
-/** The fleet's shim host, from its pid file beside its socket (src/shim-host/start.ts). */
+/** The fleet's shim host, from the pid file it keeps among the doors (src/fleet/shim-hosts.ts). */
 function shimHostPid(f: VendorFleet): number | undefined {
-  try {
-    const pid = Number(readFileSync(f.layout.shimHostPid, 'utf8').split(' ')[0]);
-    return pid > 1 ? pid : undefined;
-  } catch {
-    return undefined;
-  }
+  return shimHosts(f.layout)[0]?.pid;
 }
 
 function save(results: Record<string, unknown>): void {
