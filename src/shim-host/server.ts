@@ -1,5 +1,5 @@
-import { chmodSync, statSync, unlinkSync } from 'node:fs';
-import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { chmodSync, rmSync, statSync, unlinkSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
 import { createInterface } from 'node:readline';
 import { loadConfigCached } from '../config/cached.js';
 import { resolveLayout, type Layout } from '../layout/layout.js';
@@ -7,7 +7,9 @@ import { CLI_ENTRY } from '../layout/package.js';
 import { extraCaCertsBack } from '../extra-ca-certs.js';
 import { mallocTunablesBack } from '../malloc-tunables.js';
 import { traceMark } from '../trace.js';
+import { answers, startClaim } from '../spawn/shim-host-process.js';
 import { launcherPane, type PaneHello } from './launcher-pane.js';
+import { warmAgentStart } from './warm.js';
 
 /** How long the host stays with no agent: a parent's next spawn finds it started. */
 export const SHIM_HOST_IDLE_MS = 30_000;
@@ -58,7 +60,9 @@ export async function serveShimHost(
     if (agents === 0) closed();
   };
   await listenOnce(server, socketPath);
+  rmSync(startClaim(layout), { force: true });
   idle = setTimeout(retire, idleMs);
+  void warmAgentStart();
   return { closed: done };
 }
 
@@ -89,18 +93,6 @@ async function listenOnce(server: Server, path: string): Promise<void> {
       unlinkSync(path);
     }
   }
-}
-
-/** Whether a process listens at the socket `path`. */
-export function answers(path: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const c = createConnection(path);
-    c.once('connect', () => {
-      c.destroy();
-      resolve(true);
-    });
-    c.once('error', () => resolve(false));
-  });
 }
 
 /** One pane's agent, from its hello to its end: its exit status goes back to the pane's process. */

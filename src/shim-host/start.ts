@@ -1,62 +1,27 @@
-import { spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { FlotillaError } from '../errors.js';
-import { AGENT_IDENTITY_VARS } from '../fleet/agent-env.js';
 import { selfProcess } from '../fleet/proc.js';
 import type { Layout } from '../layout/layout.js';
-import { CLI_ENTRY } from '../layout/package.js';
-import { HARNESS_MALLOC_TUNABLES } from '../malloc-tunables.js';
 import { sleep } from '../sleep.js';
-import { answers, serveShimHost } from './server.js';
+import { answers, startShimHost } from '../spawn/shim-host-process.js';
+import { serveShimHost } from './server.js';
 
 /** How long a pane's process waits for a host it started to answer. */
 const START_WAIT_MS = 20_000;
 
 /**
- * `flotilla run --shim-host-start <socket>`, run by `tools/shim-pane` when no host answers: starts one, detached
- * from the pane (its own session, its output in the fleet's logs), and returns once it answers — or once another
- * pane's start won the race and that one answers.
+ * `flotilla run --shim-host-start <socket>`, run by `tools/shim-pane` when no host answers and its spawn started
+ * none: starts one and returns once it answers — or once another pane's start won the race and that one answers.
  */
 export async function ensureShimHost(layout: Layout, socketPath: string): Promise<void> {
   if (await answers(socketPath)) return;
-  mkdirSync(layout.doorsDir, { recursive: true, mode: 0o700 });
-  mkdirSync(layout.logsDir, { recursive: true });
-  const logPath = join(layout.logsDir, 'shim-host.log');
-  const out = openSync(logPath, 'a');
-  let ended = false;
-  try {
-    const child = spawn(process.execPath, [CLI_ENTRY, '--root', layout.root, 'run', '--shim-host', socketPath], {
-      detached: true,
-      stdio: ['ignore', out, out],
-      cwd: '/',
-      env: hostEnvironment(process.env),
-    });
-    child.once('exit', () => (ended = true));
-    child.once('error', () => (ended = true));
-    child.unref();
-  } finally {
-    closeSync(out);
-  }
+  const host = startShimHost(layout, socketPath, process.env);
   for (const until = Date.now() + START_WAIT_MS; Date.now() < until; await sleep(10)) {
     if (await answers(socketPath)) return;
-    if (ended) break;
+    if (host.ended()) break;
   }
   if (await answers(socketPath)) return;
-  throw new FlotillaError(`the fleet's shim host did not start — see ${logPath}`, { code: 'shim-host' });
-}
-
-/**
- * The host's own environment: the first pane's, without what names an agent or its window. Every agent's work takes
- * its pane's environment (CliPane.env); this one is what is common to them (PATH, HOME, the tmux and temp folders).
- * glibc's malloc hands memory back in it as in every harness's (src/malloc-tunables.ts), unless the person set
- * tunables of their own.
- */
-function hostEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const out: NodeJS.ProcessEnv = { GLIBC_TUNABLES: HARNESS_MALLOC_TUNABLES, ...env };
-  for (const k of [...AGENT_IDENTITY_VARS, 'TMUX', 'TMUX_PANE', 'FLOTILLA_SLOT', 'FLOTILLA_HARNESS_KIND'])
-    delete out[k];
-  return out;
+  throw new FlotillaError(`the fleet's shim host did not start — see ${host.logPath}`, { code: 'shim-host' });
 }
 
 /**

@@ -1,14 +1,13 @@
 import { spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import type { Config } from '../config/schema.js';
 import { errorMessage, FlotillaError } from '../errors.js';
-import { AGENT_IDENTITY_VARS, agentEnvironment } from '../fleet/agent-env.js';
 import { isTerminal } from '../fleet/record-status.js';
 import type { AgentRecord, TmuxPlace } from '../fleet/record.js';
 import { endRecord, readRecord, updateRecord } from '../fleet/registry.js';
 import type { Layout } from '../layout/layout.js';
-import { CLI_ENTRY, TOOLS_DIR } from '../layout/package.js';
+import { CLI_ENTRY } from '../layout/package.js';
 import { sendCompletionOnce } from '../lifecycle/completion.js';
 import { sleep } from '../sleep.js';
 import { Tmux, tmuxSocket, type NewWindowOptions, type PaneRef } from '../tmux/client.js';
@@ -22,10 +21,11 @@ import { paneCommand } from './pane-command.js';
 import type { PreparedSpawn } from './prepare.js';
 import { busCredentialVars, providerKeyVars } from '../tools/command-env.js';
 import { envWithout, withoutVars, writeHarnessKeys } from './harness-keys.js';
-import { writeRuntimeEnv } from './runtime-env.js';
+import { isVendorVar, writeRuntimeEnv } from './runtime-env.js';
+import { SHIM_HOST_PID_ENV, shimHostAhead } from './shim-host-process.js';
+import { childArgv, childEnvironment, inShimHost } from './child-command.js';
 import { addInPlaceBranch } from '../work/in-place.js';
 import { addWorktree } from '../work/worktree.js';
-import { HARNESS_KIND_ENV } from '../start-done.js';
 import { traceMark } from '../trace.js';
 
 /**
@@ -68,47 +68,6 @@ export async function tmuxPreflight(config: Config, env: NodeJS.ProcessEnv = pro
   if (err) throw err;
 }
 
-/**
- * The child's environment (§5): identity, the slot token, the same Node, PATH with
- * spawn-agent first, and the spawner's FLOTILLA_* settings (so config from the environment
- * means the same to the child, whose tmux server may have an older environment) — less
- * `hidden`, the keys the child gets through a file (spawn/harness-keys.ts): this environment
- * goes to tmux (`new-window -e`), where every pane of the server could read it.
- */
-export function childEnvironment(
-  layout: Layout,
-  rec: AgentRecord,
-  slotEnv: string,
-  env: NodeJS.ProcessEnv,
-  hidden: readonly string[] = [],
-): Record<string, string> {
-  const out: Record<string, string> = {};
-  const skip = new Set(hidden);
-  for (const [k, v] of Object.entries(env)) {
-    if (k.startsWith('FLOTILLA_') && !AGENT_IDENTITY_VARS.has(k) && !skip.has(k) && v !== undefined) out[k] = v;
-  }
-  if (env.XDG_CONFIG_HOME) out.XDG_CONFIG_HOME = env.XDG_CONFIG_HOME;
-  return {
-    ...out,
-    ...agentEnvironment(layout, rec, env.PATH),
-    FLOTILLA_SLOT: slotEnv,
-    [HARNESS_KIND_ENV]: rec.runtime,
-  };
-}
-
-/** The longest socket path Linux takes (sun_path, its NUL included). */
-const SOCKET_PATH_MAX = 107;
-
-/**
- * The child's argv: never a shell string. A vendor agent's is `tools/shim-pane`, its shim in the fleet's shim host
- * (shim-host/server.ts), unless the host's socket path is too long for one: then its own `run --spawned` harness.
- */
-export function childArgv(layout: Layout, rec: Pick<AgentRecord, 'id' | 'runtime'>): string[] {
-  if (rec.runtime !== 'flotilla' && Buffer.byteLength(layout.shimHostSocket) <= SOCKET_PATH_MAX)
-    return [join(TOOLS_DIR, 'shim-pane'), layout.shimHostSocket, process.execPath, CLI_ENTRY, rec.id];
-  return [process.execPath, CLI_ENTRY, 'run', '--spawned', rec.id];
-}
-
 export async function launchAgent(
   layout: Layout,
   config: Config,
@@ -129,6 +88,9 @@ export async function launchAgent(
           ({ catalogAhead }) => catalogAhead(layout, config, rec, env),
           () => undefined,
         );
+  // The fleet's shim host, started now when none answers, loads beside the window's opening (§14).
+  const hidden = new Set([...providerKeyVars(config), ...busCredentialVars(config)]);
+  const host = inShimHost(layout, rec) ? shimHostAhead(layout, env, (k) => hidden.has(k) || isVendorVar(k)) : undefined;
   try {
     if (opts.worktree) {
       const { path, base } = await addWorktree(layout, rec.id);
@@ -143,6 +105,8 @@ export async function launchAgent(
     const bus = busCredentialVars(config);
     const keys = rec.runtime === 'flotilla' ? [...providerKeyVars(config), ...bus] : bus;
     const childEnv = childEnvironment(layout, rec, prepared.slot.envValue, env, bus);
+    const hostPid = await host;
+    if (hostPid) childEnv[SHIM_HOST_PID_ENV] = String(hostPid);
     if (rec.runtime !== 'flotilla') writeRuntimeEnv(layout, rec.id, env);
     writeHarnessKeys(layout, rec.id, env, keys);
     if (opts.background) {

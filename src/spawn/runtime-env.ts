@@ -15,10 +15,14 @@ const PREFIXES = ['ANTHROPIC_', 'CLAUDE_', 'OPENAI_', 'CODEX_', 'GEMINI_', 'GOOG
  */
 const EXACT = ['HOME'];
 
+/** A vendor CLI's own setting (a key among them): kept out of every environment but its CLI's. */
+export function isVendorVar(name: string): boolean {
+  return PREFIXES.some((p) => name.startsWith(p));
+}
+
 export function writeRuntimeEnv(layout: Layout, id: string, env: NodeJS.ProcessEnv): void {
   const picked: Record<string, string> = {};
-  for (const [k, v] of Object.entries(env))
-    if (v !== undefined && (EXACT.includes(k) || PREFIXES.some((p) => k.startsWith(p)))) picked[k] = v;
+  for (const [k, v] of Object.entries(env)) if (v !== undefined && (EXACT.includes(k) || isVendorVar(k))) picked[k] = v;
   const dir = layout.runtimeDir(id);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   writeFileSync(join(dir, 'spawner-env.json'), JSON.stringify(picked), { mode: 0o600 });

@@ -4,7 +4,7 @@ import { agentEnvironment, pathWithTools } from '../../src/fleet/agent-env.js';
 import type { AgentRecord } from '../../src/fleet/record.js';
 import { layoutFor } from '../../src/layout/layout.js';
 import { CLI_ENTRY, TOOLS_DIR } from '../../src/layout/package.js';
-import { childEnvironment } from '../../src/spawn/launch.js';
+import { childEnvironment } from '../../src/spawn/child-command.js';
 import { recordInput } from '../helpers/records.js';
 
 const layout = layoutFor('/tmp/flotilla-env-test/.flotilla');

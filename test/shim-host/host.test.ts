@@ -46,9 +46,12 @@ function hostPid(f: VendorFleet): number {
   return hosts[0]!.pid;
 }
 
+/** Spawned at once: the first spawn starts the host beside its window, the second waits for that one. */
 async function twoIdleAgents(f: VendorFleet): Promise<[string, string]> {
-  const a = await f.spawnChild('a', 'hosted-a', 'get ready');
-  const b = await f.spawnChild('a', 'hosted-b', 'get ready');
+  const [a, b] = await Promise.all([
+    f.spawnChild('a', 'hosted-a', 'get ready'),
+    f.spawnChild('a', 'hosted-b', 'get ready'),
+  ]);
   for (const id of [a, b]) {
     await eventually(() => completionsFrom(f, 'lead-parent', id).length === 1, 240_000, `${id}'s first completion`);
     await eventually(() => f.record(id).status === 'idle', 60_000, `${id} idle`);
@@ -62,6 +65,9 @@ describe('the shim host', { timeout: 600_000 }, () => {
     const [a, b] = await twoIdleAgents(f);
     const host = hostPid(f);
     expect(cmdline(host)).toContain('--shim-host');
+    // One host started for the burst, and no pane's own fallback start.
+    const log = readFileSync(join(f.layout.logsDir, 'shim-host.log'), 'utf8');
+    expect(log.match(/: serving /g)).toHaveLength(1);
     for (const id of [a, b]) {
       const pane = f.record(id).pid!;
       expect(cmdline(pane)).toContain('tools/shim-pane');
@@ -69,6 +75,7 @@ describe('the shim host', { timeout: 600_000 }, () => {
       const cli = f.cliPid(id)!;
       expect(ancestors(cli)).toContain(pane);
       expect(ancestors(cli)).not.toContain(host);
+      expect(readFileSync(`/proc/${cli}/environ`, 'utf8')).not.toContain('FLOTILLA_SHIM_HOST_PID=');
     }
     await f.tmux.tmux('kill-window', '-t', f.record(a).tmux!.windowId);
     await eventually(() => f.record(a).status === 'cancelled', 60_000, `${a} cancelled`);
