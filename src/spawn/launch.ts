@@ -21,7 +21,7 @@ import { paneCommand } from './pane-command.js';
 import type { PreparedSpawn } from './prepare.js';
 import { busCredentialVars, providerKeyVars } from '../tools/command-env.js';
 import { envWithout, withoutVars, writeHarnessKeys } from './harness-keys.js';
-import { isVendorVar, writeRuntimeEnv } from './runtime-env.js';
+import { writeRuntimeEnv } from './runtime-env.js';
 import { SHIM_HOST_PID_ENV, shimHostAhead } from './shim-host-process.js';
 import { childArgv, childEnvironment, inShimHost } from './child-command.js';
 import { addInPlaceBranch } from '../work/in-place.js';
@@ -90,7 +90,7 @@ export async function launchAgent(
         );
   // The fleet's shim host, started now when none answers, loads beside the window's opening (§14).
   const hidden = new Set([...providerKeyVars(config), ...busCredentialVars(config)]);
-  const host = inShimHost(layout, rec) ? shimHostAhead(layout, env, (k) => hidden.has(k) || isVendorVar(k)) : undefined;
+  const host = inShimHost(layout, rec) ? shimHostAhead(layout, env, (k) => hidden.has(k)) : undefined;
   try {
     if (opts.worktree) {
       const { path, base } = await addWorktree(layout, rec.id);

@@ -7,6 +7,7 @@ import type { Layout } from '../layout/layout.js';
 import { CLI_ENTRY } from '../layout/package.js';
 import { HARNESS_MALLOC_TUNABLES } from '../malloc-tunables.js';
 import { sleep } from '../sleep.js';
+import { isVendorVar } from './runtime-env.js';
 
 /**
  * Set in a vendor agent's pane when its spawn started the fleet's shim host beside the window's opening: the host's
@@ -59,10 +60,10 @@ export function startShimHost(
 }
 
 /**
- * The host's own environment: the starter's, without what names an agent or its window. Every agent's work takes
- * its pane's environment (CliPane.env); this one is what is common to them (PATH, HOME, the tmux and temp folders).
- * glibc's malloc hands memory back in it as in every harness's (src/malloc-tunables.ts), unless the person set
- * tunables of their own.
+ * The host's own environment: the starter's, without what names an agent or its window, or a vendor CLI's login.
+ * Every agent's work takes its pane's environment (CliPane.env); this one is what is common to them (PATH, HOME, the
+ * tmux and temp folders). glibc's malloc hands memory back in it as in every harness's (src/malloc-tunables.ts),
+ * unless the person set tunables of their own.
  */
 function hostEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const out: NodeJS.ProcessEnv = { GLIBC_TUNABLES: HARNESS_MALLOC_TUNABLES, ...env };
@@ -75,6 +76,8 @@ function hostEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
     SHIM_HOST_PID_ENV,
   ])
     delete out[k];
+  // A vendor CLI's login and settings reach each agent's CLI from its own pane and files, never from the host.
+  for (const k of Object.keys(out)) if (isVendorVar(k)) delete out[k];
   return out;
 }
 

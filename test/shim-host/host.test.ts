@@ -150,6 +150,8 @@ describe('the shim host', { timeout: 600_000 }, () => {
       const hosts = shimHosts(f.layout).map((h) => h.pid);
       expect(hosts).toHaveLength(2);
       expect(hosts).toContain(old);
+      // The new host, started by its pane's process as no spawn started one, holds no vendor login either.
+      for (const pid of hosts) expect(readFileSync(`/proc/${pid}/environ`, 'utf8')).not.toContain('ANTHROPIC_');
       // The old host still serves its agent: mail wakes it.
       await eventually(() => f.record('before-build').status === 'idle', 60_000, 'idle');
       await f.flotilla(['send', 'before-build', 'wake-up-call-77']);
