@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, realpathSync, unlinkSync } from 'node:fs';
-import { createConnection, createServer, type Server } from 'node:net';
+import { createServer, type Server } from 'node:net';
 import { hostname } from 'node:os';
 import { isErrno } from '../errors.js';
 import { isProcessAlive, selfProcess } from '../fleet/proc.js';
 import { writeFileAtomic } from '../layout/atomic.js';
 import type { Layout } from '../layout/layout.js';
 import { sleep } from '../sleep.js';
+import { answers } from '../socket-answers.js';
 
 /**
  * One scheduler per fleet root. The lock is a listening Unix socket in the fleet's state
@@ -43,17 +44,6 @@ function listen(address: string): Promise<Server | 'in-use'> {
     const server = createServer((s) => s.end());
     server.once('error', (err) => (isErrno(err, 'EADDRINUSE') ? resolve('in-use') : reject(err)));
     server.listen(address, () => resolve(server));
-  });
-}
-
-function answers(address: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = createConnection(address);
-    s.once('connect', () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.once('error', () => resolve(false));
   });
 }
 

@@ -7,7 +7,8 @@ import { CLI_ENTRY } from '../layout/package.js';
 import { extraCaCertsBack } from '../extra-ca-certs.js';
 import { mallocTunablesBack } from '../malloc-tunables.js';
 import { traceMark } from '../trace.js';
-import { answers, startClaim } from '../spawn/shim-host-process.js';
+import { answers } from '../socket-answers.js';
+import { startClaim } from '../spawn/shim-host-process.js';
 import { launcherPane, type PaneHello } from './launcher-pane.js';
 import { warmAgentStart } from './warm.js';
 

@@ -3,7 +3,8 @@ import { FlotillaError } from '../errors.js';
 import { selfProcess } from '../fleet/proc.js';
 import type { Layout } from '../layout/layout.js';
 import { sleep } from '../sleep.js';
-import { answers, startShimHost } from '../spawn/shim-host-process.js';
+import { answers } from '../socket-answers.js';
+import { startShimHost } from '../spawn/shim-host-process.js';
 import { serveShimHost } from './server.js';
 
 /** How long a pane's process waits for a host it started to answer. */

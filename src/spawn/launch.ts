@@ -89,8 +89,9 @@ export async function launchAgent(
           () => undefined,
         );
   // The fleet's shim host, started now when none answers, loads beside the window's opening (§14).
-  const hidden = new Set([...providerKeyVars(config), ...busCredentialVars(config)]);
-  const host = inShimHost(layout, rec) ? shimHostAhead(layout, env, (k) => hidden.has(k)) : undefined;
+  const providerKeys = providerKeyVars(config);
+  const bus = busCredentialVars(config);
+  const host = inShimHost(layout, rec) ? shimHostAhead(layout, env, [...providerKeys, ...bus]) : undefined;
   try {
     if (opts.worktree) {
       const { path, base } = await addWorktree(layout, rec.id);
@@ -102,8 +103,7 @@ export async function launchAgent(
     }
     // The harness's provider keys and the bus's credentials go through a 0600 file, never tmux
     // (spawn/harness-keys.ts); a vendor CLI's shim takes its CLI's keys its own way (runtime-env.ts).
-    const bus = busCredentialVars(config);
-    const keys = rec.runtime === 'flotilla' ? [...providerKeyVars(config), ...bus] : bus;
+    const keys = rec.runtime === 'flotilla' ? [...providerKeys, ...bus] : bus;
     const childEnv = childEnvironment(layout, rec, prepared.slot.envValue, env, bus);
     const hostPid = await host;
     if (hostPid) childEnv[SHIM_HOST_PID_ENV] = String(hostPid);

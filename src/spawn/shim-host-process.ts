@@ -1,12 +1,13 @@
 import { spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
-import { createConnection } from 'node:net';
 import { dirname, join } from 'node:path';
 import { AGENT_IDENTITY_VARS } from '../fleet/agent-env.js';
+import { isProcessAlive } from '../fleet/proc.js';
 import type { Layout } from '../layout/layout.js';
 import { CLI_ENTRY } from '../layout/package.js';
 import { HARNESS_MALLOC_TUNABLES } from '../malloc-tunables.js';
 import { sleep } from '../sleep.js';
+import { answers } from '../socket-answers.js';
 import { isVendorVar } from './runtime-env.js';
 
 /**
@@ -15,18 +16,6 @@ import { isVendorVar } from './runtime-env.js';
  * variable out of the agent's environment).
  */
 export const SHIM_HOST_PID_ENV = 'FLOTILLA_SHIM_HOST_PID';
-
-/** Whether a process listens at the socket `path`. */
-export function answers(path: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const c = createConnection(path);
-    c.once('connect', () => {
-      c.destroy();
-      resolve(true);
-    });
-    c.once('error', () => resolve(false));
-  });
-}
 
 /**
  * Starts the fleet's shim host (`flotilla run --shim-host <socket>`), detached: its own session, its output in the
@@ -91,7 +80,7 @@ function hostEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 export async function shimHostAhead(
   layout: Layout,
   env: NodeJS.ProcessEnv,
-  hidden: (name: string) => boolean,
+  hidden: readonly string[],
 ): Promise<number | undefined> {
   try {
     if (await answers(layout.shimHostSocket)) return undefined;
@@ -99,7 +88,7 @@ export async function shimHostAhead(
     const starting = await startingHost(claim);
     if (starting !== 'none') return starting;
     const own: NodeJS.ProcessEnv = {};
-    for (const [k, v] of Object.entries(env)) if (!hidden(k)) own[k] = v;
+    for (const [k, v] of Object.entries(env)) if (!hidden.includes(k)) own[k] = v;
     let pid: number | undefined;
     try {
       pid = startShimHost(layout, layout.shimHostSocket, own).pid;
@@ -156,18 +145,9 @@ async function startingHost(claim: string): Promise<number | 'none' | undefined>
     } catch {
       continue; // cleared meanwhile: claim it again
     }
-    if (pid > 0 && alive(pid)) return pid;
+    if (pid > 0 && isProcessAlive(pid)) return pid;
     if (Date.now() > until) return undefined;
     // A host that ended without listening, or a spawn that died claiming: cleared, and claimed again.
     if (pid > 0 || Date.now() > until - CLAIM_WRITE_MS / 2) rmSync(claim, { force: true });
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

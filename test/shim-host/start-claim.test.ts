@@ -2,7 +2,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { shimHosts } from '../../src/fleet/shim-hosts.js';
-import { answers, shimHostAhead, startClaim } from '../../src/spawn/shim-host-process.js';
+import { shimHostAhead, startClaim } from '../../src/spawn/shim-host-process.js';
+import { answers } from '../../src/socket-answers.js';
 import { tempFleet, type TempFleet } from '../helpers/fleet.js';
 import { testHome, type TestHome } from '../helpers/home.js';
 import { eventually } from '../helpers/tmux.js';
@@ -28,9 +29,17 @@ afterEach(() => {
 });
 
 const KEY = 'sk-ant-spawner-key-never-in-the-host';
+/** A key only the config names (an openai-compatible provider's): the spawn passes it as hidden. */
+const CONFIG_KEY = 'tg-config-named-key-never-in-the-host';
 
 function envFor(h: TestHome): NodeJS.ProcessEnv {
-  return { PATH: process.env.PATH, HOME: h.dir, ANTHROPIC_API_KEY: KEY, FLOTILLA_AGENT_ID: 'a-parent' };
+  return {
+    PATH: process.env.PATH,
+    HOME: h.dir,
+    ANTHROPIC_API_KEY: KEY,
+    TOGETHER_API_KEY: CONFIG_KEY,
+    FLOTILLA_AGENT_ID: 'a-parent',
+  };
 }
 
 /** A SIGKILLed host leaves its pid file: only a live one counts. */
@@ -41,7 +50,7 @@ function liveHosts(): number[] {
 }
 
 async function ahead(): Promise<number | undefined> {
-  const pid = await shimHostAhead(fleet.layout, envFor(home), (k) => k.startsWith('ANTHROPIC_'));
+  const pid = await shimHostAhead(fleet.layout, envFor(home), ['TOGETHER_API_KEY']);
   if (pid) started.push(pid);
   return pid;
 }
@@ -60,6 +69,7 @@ describe("a spawn starts the fleet's shim host", { timeout: 60_000 }, () => {
     const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
     expect(environ).toContain(`HOME=${home.dir}`);
     expect(environ.join('\n')).not.toContain(KEY);
+    expect(environ.join('\n')).not.toContain(CONFIG_KEY);
     expect(environ.some((e) => e.startsWith('FLOTILLA_AGENT_ID='))).toBe(false);
     // One answering: the next spawn starts none.
     expect(await ahead()).toBeUndefined();
@@ -95,7 +105,7 @@ describe("a spawn starts the fleet's shim host", { timeout: 60_000 }, () => {
     mkdirSync(dirname(startClaim(fleet.layout)), { recursive: true });
     writeFileSync(startClaim(fleet.layout), `${process.pid}\n`);
     // Not ahead(): its pid is this test's own process, which afterEach must not kill.
-    expect(await shimHostAhead(fleet.layout, envFor(home), () => false)).toBe(process.pid);
+    expect(await shimHostAhead(fleet.layout, envFor(home), [])).toBe(process.pid);
     expect(await answers(fleet.layout.shimHostSocket)).toBe(false);
     expect(shimHosts(fleet.layout)).toEqual([]);
   });
